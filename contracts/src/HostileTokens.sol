@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: MIT
+pragma solidity ^0.8.24;
+
+import {ERC20} from "./ERC20.sol";
+import {Owned} from "./Owned.sol";
+
+/// Screening fixture: buys work, sells revert. A sale into a v4 pool is a transfer to the
+/// PoolManager; only the owner (who seeds liquidity) may make one.
+contract HoneypotToken is ERC20, Owned {
+    address public immutable poolManager;
+
+    constructor(string memory name_, string memory symbol_, address poolManager_) {
+        _initToken(name_, symbol_, 18);
+        _initOwner(msg.sender);
+        poolManager = poolManager_;
+    }
+
+    function mint(address to, uint256 value) external onlyOwner { _mint(to, value); }
+
+    function _update(address from, address to, uint256 value) internal override {
+        if (to == poolManager && from != owner) revert("TRANSFER_FAILED");
+        _move(from, to, value);
+    }
+}
+
+/// Screening fixture: every transfer not touching the owner pays `taxBps` to the owner.
+contract FeeOnTransferToken is ERC20, Owned {
+    uint256 public immutable taxBps;
+
+    constructor(string memory name_, string memory symbol_, uint256 taxBps_) {
+        _initToken(name_, symbol_, 18);
+        _initOwner(msg.sender);
+        taxBps = taxBps_;
+    }
+
+    function mint(address to, uint256 value) external onlyOwner { _mint(to, value); }
+
+    function _update(address from, address to, uint256 value) internal override {
+        if (from == address(0) || from == owner || to == owner) return _move(from, to, value);
+        uint256 tax = value * taxBps / 10_000;
+        _move(from, owner, tax);
+        _move(from, to, value - tax);
+    }
+}
+
+/// ERC-1967 proxy whose admin can swap the implementation (screening: TOKEN_CHANGED).
+contract UpgradeableProxy {
+    event Upgraded(address indexed implementation);
+    event AdminChanged(address previousAdmin, address newAdmin);
+
+    // bytes32(uint256(keccak256("eip1967.proxy.implementation")) - 1)
+    bytes32 internal constant IMPLEMENTATION_SLOT = 0x360894a13ba1a3210667c828492db98dca3e2076cc3735a920a3ca505d382bbc;
+    // bytes32(uint256(keccak256("eip1967.proxy.admin")) - 1)
+    bytes32 internal constant ADMIN_SLOT = 0xb53127684a568b3173ae13b9f8a6016e243e63b6e8ee1178d6a717850b5d6103;
+
+    constructor(address implementation, address admin, bytes memory data) {
+        assembly {
+            sstore(IMPLEMENTATION_SLOT, implementation)
+            sstore(ADMIN_SLOT, admin)
+        }
+        emit Upgraded(implementation);
+        emit AdminChanged(address(0), admin);
+        if (data.length > 0) {
+            (bool ok, bytes memory ret) = implementation.delegatecall(data);
+            if (!ok) assembly { revert(add(ret, 32), mload(ret)) }
+        }
+    }
+
+    /// Selector-clashing with the implementation is the usual transparent-proxy concern; the
+    /// fixture keeps one admin entry point and forwards everything else.
+    function upgradeProxyTo(address implementation) external {
+        address admin;
+        assembly { admin := sload(ADMIN_SLOT) }
+        require(msg.sender == admin, "NOT_ADMIN");
+        assembly { sstore(IMPLEMENTATION_SLOT, implementation) }
+        emit Upgraded(implementation);
+    }
+
+    fallback() external payable {
+        assembly {
+            let impl := sload(IMPLEMENTATION_SLOT)
+            calldatacopy(0, 0, calldatasize())
+            let ok := delegatecall(gas(), impl, 0, calldatasize(), 0, 0)
+            returndatacopy(0, 0, returndatasize())
+            switch ok
+            case 0 { revert(0, returndatasize()) }
+            default { return(0, returndatasize()) }
+        }
+    }
+}
+
+/// First implementation behind UpgradeableProxy: a plain token.
+contract ProxyTokenV1 is ERC20, Owned {
+    bool internal initialized;
+
+    function initialize(string calldata name_, string calldata symbol_, address owner_) external {
+        require(!initialized, "INITIALIZED");
+        initialized = true;
+        _initToken(name_, symbol_, 18);
+        _initOwner(owner_);
+    }
+
+    function mint(address to, uint256 value) external onlyOwner { _mint(to, value); }
+
+    function version() external pure virtual returns (uint256) { return 1; }
+}
+
+/// Second implementation: the owner can now freeze any holder (what screening must notice).
+contract ProxyTokenV2 is ProxyTokenV1 {
+    mapping(address => bool) public frozen;
+
+    function setFrozen(address account, bool value) external onlyOwner { frozen[account] = value; }
+
+    function version() external pure override returns (uint256) { return 2; }
+
+    function _update(address from, address to, uint256 value) internal override {
+        require(!frozen[from], "FROZEN");
+        _move(from, to, value);
+    }
+}

@@ -1,0 +1,97 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { createServer } from "node:net";
+import { foundryBin } from "./foundry.js";
+
+export const CHAIN_ID = 4663;
+
+export type AnvilOptions = {
+  port?: number;
+  /** Load this state file at start (a pristine snapshot). */
+  loadState?: string;
+  /** Load and keep writing this state file (the user's persistent devnet). */
+  state?: string;
+  /** Write state here at exit. */
+  dumpState?: string;
+  /** Seconds between blocks; omitted = automine (one block per transaction). */
+  blockTime?: number;
+  forkUrl?: string;
+  /** Print anvil's own output (port clashes only show there). */
+  inheritStdio?: boolean;
+};
+
+export type Anvil = {
+  rpcUrl: string;
+  port: number;
+  process: ChildProcess;
+  stop(): Promise<void>;
+};
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const addr = srv.address();
+      const port = typeof addr === "object" && addr ? addr.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+async function rpcReady(url: string): Promise<boolean> {
+  try {
+    const res = await fetch(url, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_chainId", params: [] }),
+    });
+    const body = (await res.json()) as { result?: string };
+    return Number(body.result) === CHAIN_ID;
+  } catch {
+    return false;
+  }
+}
+
+/** Starts anvil for chain 4663 and resolves once it answers eth_chainId. */
+export async function startAnvil(opts: AnvilOptions = {}): Promise<Anvil> {
+  const port = opts.port ?? (await freePort());
+  const args = ["--chain-id", String(CHAIN_ID), "--port", String(port), "--host", "127.0.0.1", "--hardfork", "prague"];
+  if (opts.state) args.push("--state", opts.state);
+  else if (opts.loadState) args.push("--load-state", opts.loadState);
+  if (opts.dumpState) args.push("--dump-state", opts.dumpState);
+  if (opts.blockTime) args.push("--block-time", String(opts.blockTime));
+  if (opts.forkUrl) args.push("--fork-url", opts.forkUrl);
+  const child = spawn(foundryBin("anvil"), args, {
+    stdio: opts.inheritStdio ? "inherit" : ["ignore", "ignore", "pipe"],
+  });
+  let stderr = "";
+  child.stderr?.on("data", (d: Buffer) => {
+    stderr = (stderr + d.toString()).slice(-4000);
+  });
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  const rpcUrl = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`anvil exited with code ${child.exitCode}: ${stderr.trim()}`);
+    if (await rpcReady(rpcUrl)) break;
+    if (Date.now() > deadline) {
+      child.kill("SIGKILL");
+      throw new Error(`anvil did not answer on ${rpcUrl} within 30 s: ${stderr.trim()}`);
+    }
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  return {
+    rpcUrl,
+    port,
+    process: child,
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      // SIGTERM lets anvil write --state / --dump-state before it exits.
+      child.kill("SIGTERM");
+      const timer = setTimeout(() => child.kill("SIGKILL"), 15_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}

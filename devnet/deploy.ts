@@ -1,0 +1,307 @@
+/**
+ * Deploys the chain-4663 contract set onto a fresh anvil and writes devnet/universe.json.
+ * Real contracts come from their npm packages' bytecode; our fixtures from contracts/out.
+ * Run directly (`npm run devnet:deploy`) it also builds the fixtures and snapshots the chain.
+ */
+import {
+  createPublicClient,
+  createWalletClient,
+  defineChain,
+  encodeAbiParameters,
+  encodeFunctionData,
+  http,
+  maxUint160,
+  maxUint256,
+  parseAbi,
+  parseEther,
+  parseUnits,
+  zeroAddress,
+  type Abi,
+  type Address,
+  type Hex,
+  type PublicClient,
+  type WalletClient,
+  type Account,
+  type Chain,
+} from "viem";
+import { mnemonicToAccount } from "viem/accounts";
+import { deploySmartAccountsEnvironment } from "@metamask/smart-accounts-kit/utils";
+import { erc20Abi, mintableAbi } from "../abis/erc20.js";
+import { poolManagerAbi, positionManagerAbi, V4Action, poolKeyParam } from "../abis/uniswapV4.js";
+import { universalRouterAbi } from "../abis/universalRouter.js";
+import { PERMIT2_ADDRESS, permit2Abi } from "../abis/permit2.js";
+import { MULTICALL3_ADDRESS } from "../abis/multicall3.js";
+import { launchpadAbi, partnerAgentVaultAbi, proxyTokenAbi, sanctionsListAbi, stockTokenAbi } from "../abis/fixtures.js";
+import { fixtureBytecode, realBytecode } from "./artifacts.js";
+import { CHAIN_ID } from "./anvil.js";
+import { fullRangeLiquidity, fullRangeTicks, poolId, sortCurrencies, sqrtPriceX96FromAmounts, type PoolKey } from "../lib/v4.js";
+import type { Universe } from "../lib/universe.js";
+
+/** anvil's well-known development mnemonic: its accounts start with 10,000 ETH each. */
+export const DEV_MNEMONIC = "test test test test test test test test test test test junk";
+export const devAccount = (index: number) => mnemonicToAccount(DEV_MNEMONIC, { addressIndex: index });
+
+/** Roles of anvil's ten accounts on the devnet. */
+export const ACCOUNT_ROLES = {
+  deployer: 0, // deploys everything; issuer of the stock tokens; owner of the fixtures
+  platform: 1, // platform fee recipient (the treasury's platform wallet)
+  cosigner: 2,
+  operations: 3,
+  traderA: 5,
+  traderB: 6,
+  partnerOwner: 7,
+  partnerAgentWallet: 8,
+  sanctioned: 9,
+} as const;
+
+export function devnetChain(rpcUrl: string): Chain {
+  return defineChain({
+    id: CHAIN_ID,
+    name: "Robinhood Chain (devnet)",
+    nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
+    rpcUrls: { default: { http: [rpcUrl] } },
+    contracts: { multicall3: { address: MULTICALL3_ADDRESS } },
+  });
+}
+
+/** Symbols standing for SPEC.md's <BTC_ASSET>, <PARTNER_TOKEN>, <STOCK_A>, <STOCK_B>. */
+export const CORE = { btc: "WBTC", partner: "ORBIO", stockA: "TSLA", stockB: "NVDA" } as const;
+
+/** Seeded prices in USD and pool depth per side in USD. */
+const PRICES = { ETH: 3_000, [CORE.btc]: 60_000, [CORE.partner]: 0.5, [CORE.stockA]: 250, [CORE.stockB]: 130 } as const;
+const DEPTH_USD = { ETH: 3_000_000, [CORE.btc]: 2_000_000, [CORE.partner]: 500_000, [CORE.stockA]: 1_000_000, [CORE.stockB]: 1_000_000 } as const;
+
+type Ctx = { wallet: WalletClient; pub: PublicClient; account: Account; chain: Chain };
+
+async function deploy(ctx: Ctx, abi: Abi, bytecode: Hex, args: readonly unknown[] = []): Promise<Address> {
+  const hash = await ctx.wallet.deployContract({ abi, bytecode, args, account: ctx.account, chain: ctx.chain });
+  const receipt = await ctx.pub.waitForTransactionReceipt({ hash });
+  if (receipt.status !== "success" || !receipt.contractAddress) throw new Error(`deploy failed (${hash})`);
+  return receipt.contractAddress;
+}
+
+async function send(ctx: Ctx, to: Address, data: Hex, value = 0n, from: Account = ctx.account): Promise<void> {
+  const hash = await ctx.wallet.sendTransaction({ to, data, value, account: from, chain: ctx.chain });
+  const receipt = await ctx.pub.waitForTransactionReceipt({ hash });
+  if (receipt.status !== "success") throw new Error(`transaction to ${to} reverted (${hash})`);
+}
+
+const fixtureAbi = parseAbi(["constructor(string, string, uint8)"]);
+
+export async function deployUniverse(rpcUrl: string): Promise<Universe> {
+  const started = Date.now();
+  const chain = devnetChain(rpcUrl);
+  const account = devAccount(ACCOUNT_ROLES.deployer);
+  const transport = http(rpcUrl);
+  const pub = createPublicClient({ chain, transport, pollingInterval: 20 }) as PublicClient;
+  const wallet = createWalletClient({ chain, transport, account });
+  const ctx: Ctx = { wallet, pub, account, chain };
+  const real = realBytecode();
+  const accounts = Object.fromEntries(
+    Object.entries(ACCOUNT_ROLES).map(([role, i]) => [role, devAccount(i).address]),
+  ) as Record<keyof typeof ACCOUNT_ROLES, Address>;
+  const rpc = (method: string, params: unknown[]) => pub.request({ method: method as never, params: params as never });
+  const startBlock = Number(await pub.getBlockNumber()) + 1;
+
+  // Canonical-address contracts, placed as runtime code.
+  await rpc("anvil_setCode", [PERMIT2_ADDRESS, real.permit2Runtime]);
+  await rpc("anvil_setCode", [MULTICALL3_ADDRESS, real.multicall3Runtime]);
+
+  // Fixture tokens first: the routers need WETH9.
+  const weth9 = await deploy(ctx, parseAbi(["constructor()"]), fixtureBytecode("WETH9", "WETH9"));
+  const token = (name: string, symbol: string, decimals: number) =>
+    deploy(ctx, fixtureAbi, fixtureBytecode("TestToken", "TestToken"), [name, symbol, decimals]);
+  const usdg = await token("Global Dollar", "USDG", 6);
+  const btc = await token("Wrapped BTC", CORE.btc, 8);
+  const partner = await token("Orbio", CORE.partner, 18);
+
+  // Uniswap v4 + Universal Router from npm bytecode.
+  const poolManager = await deploy(ctx, poolManagerAbi, real.poolManager, [account.address]);
+  const positionManager = await deploy(ctx, positionManagerAbi, real.positionManager, [poolManager, PERMIT2_ADDRESS, 300_000n, zeroAddress, weth9]);
+  const v4Quoter = await deploy(ctx, parseAbi(["constructor(address)"]), real.v4Quoter, [poolManager]);
+  const stateView = await deploy(ctx, parseAbi(["constructor(address)"]), real.stateView, [poolManager]);
+  const zero32 = `0x${"00".repeat(32)}` as Hex;
+  const universalRouter = await deploy(ctx, universalRouterAbi, real.universalRouter, [
+    {
+      permit2: PERMIT2_ADDRESS,
+      weth9,
+      v2Factory: zeroAddress,
+      v3Factory: zeroAddress,
+      pairInitCodeHash: zero32,
+      poolInitCodeHash: zero32,
+      v4PoolManager: poolManager,
+      v3NFTPositionManager: zeroAddress,
+      v4PositionManager: positionManager,
+      spokePool: zeroAddress,
+    },
+  ]);
+
+  // MetaMask Delegation Framework (DelegationManager, deleGators, caveat enforcers).
+  const env = await deploySmartAccountsEnvironment(wallet as never, pub as never, chain);
+  const statelessDelegator = env.implementations.EIP7702StatelessDeleGatorImpl as Address;
+
+  // Stock tokens behind one issuer beacon.
+  const stockRegistry = await deploy(ctx, parseAbi(["constructor()"]), fixtureBytecode("Stocks", "StockRegistry"));
+  const stockImpl = await deploy(ctx, parseAbi(["constructor()"]), fixtureBytecode("Stocks", "StockToken"));
+  const stockBeacon = await deploy(ctx, parseAbi(["constructor(address)"]), fixtureBytecode("Stocks", "UpgradeableBeacon"), [stockImpl]);
+  const stock = (name: string, symbol: string) =>
+    deploy(ctx, parseAbi(["constructor(address, bytes)"]), fixtureBytecode("Stocks", "BeaconProxy"), [
+      stockBeacon,
+      encodeFunctionData({ abi: stockTokenAbi, functionName: "initialize", args: [name, symbol, stockRegistry] }),
+    ]);
+  const stockA = await stock("Tesla Inc. (tokenised)", CORE.stockA);
+  const stockB = await stock("NVIDIA Corp. (tokenised)", CORE.stockB);
+
+  // Price feeds, 8 decimals like Chainlink's USD feeds.
+  const feed = (desc: string, usd: number) =>
+    deploy(ctx, parseAbi(["constructor(uint8, string, int256)"]), fixtureBytecode("PriceFeed", "PriceFeed"), [8, desc, BigInt(Math.round(usd * 1e8))]);
+  const feeds = {
+    ETH: await feed("ETH / USD", PRICES.ETH),
+    [CORE.btc]: await feed("BTC / USD", PRICES[CORE.btc]),
+    [CORE.stockA]: await feed(`${CORE.stockA} / USD`, PRICES[CORE.stockA]),
+    [CORE.stockB]: await feed(`${CORE.stockB} / USD`, PRICES[CORE.stockB]),
+    USDG: await feed("USDG / USD", 1),
+  } as Record<string, Address>;
+
+  const sanctionsList = await deploy(ctx, parseAbi(["constructor()"]), fixtureBytecode("SanctionsList", "SanctionsList"));
+  await send(ctx, sanctionsList, encodeFunctionData({ abi: sanctionsListAbi, functionName: "addToSanctionsList", args: [[accounts.sanctioned]] }));
+
+  // Launchpad curve with one live token, launched by trader B with creator fee mode.
+  const launchpad = await deploy(ctx, parseAbi(["constructor(uint256, address)"]), fixtureBytecode("LaunchpadCurve", "LaunchpadCurve"), [parseEther("85"), account.address]);
+  const creator = devAccount(ACCOUNT_ROLES.traderB);
+  await send(ctx, launchpad, encodeFunctionData({ abi: launchpadAbi, functionName: "launch", args: ["Pit Launch Demo", "PLD", 1] }), 0n, creator);
+  const launchToken = (await pub.readContract({ address: launchpad, abi: launchpadAbi, functionName: "tokens", args: [0n] })) as Address;
+
+  const partnerAgentVault = await deploy(ctx, parseAbi(["constructor()"]), fixtureBytecode("PartnerAgentVault", "PartnerAgentVault"));
+  await send(ctx, partnerAgentVault, encodeFunctionData({
+    abi: partnerAgentVaultAbi,
+    functionName: "register",
+    args: [launchToken, "PLD", "Demo Agent", accounts.partnerOwner, accounts.partnerAgentWallet],
+  }));
+
+  // Hostile tokens for screening, and one token with no pool at all.
+  const honeypot = await deploy(ctx, parseAbi(["constructor(string, string, address)"]), fixtureBytecode("HostileTokens", "HoneypotToken"), ["Honey Pot", "HONEY", poolManager]);
+  const feeOnTransfer = await deploy(ctx, parseAbi(["constructor(string, string, uint256)"]), fixtureBytecode("HostileTokens", "FeeOnTransferToken"), ["Taxed Token", "TAX", 500n]);
+  const proxyImplV1 = await deploy(ctx, parseAbi(["constructor()"]), fixtureBytecode("HostileTokens", "ProxyTokenV1"));
+  const proxyImplV2 = await deploy(ctx, parseAbi(["constructor()"]), fixtureBytecode("HostileTokens", "ProxyTokenV2"));
+  const proxyToken = await deploy(ctx, parseAbi(["constructor(address, address, bytes)"]), fixtureBytecode("HostileTokens", "UpgradeableProxy"), [
+    proxyImplV1,
+    account.address,
+    encodeFunctionData({ abi: proxyTokenAbi, functionName: "initialize", args: ["Shifty Proxy", "SHIFT", account.address] }),
+  ]);
+  const noPoolToken = await token("Lonely Token", "LONE", 18);
+  const markupToken = await token('<img src=x onerror="alert(1)">\u0007Evil\u202e', "<b>EVIL</b>\n", 18);
+
+  // Balances: liquidity for the pools plus trading money for the test traders.
+  const mint = (tokenAddr: Address, to: Address, amount: bigint) =>
+    send(ctx, tokenAddr, encodeFunctionData({ abi: mintableAbi, functionName: "mint", args: [to, amount] }));
+  const big = {
+    [usdg]: parseUnits("100000000", 6),
+    [btc]: parseUnits("1000", 8),
+    [partner]: parseUnits("100000000", 18),
+    [stockA]: parseUnits("100000", 18),
+    [stockB]: parseUnits("100000", 18),
+    [honeypot]: parseUnits("10000000", 18),
+    [feeOnTransfer]: parseUnits("10000000", 18),
+    [proxyToken]: parseUnits("10000000", 18),
+    [noPoolToken]: parseUnits("10000000", 18),
+    [markupToken]: parseUnits("10000000", 18),
+  } as Record<Address, bigint>;
+  for (const [tokenAddr, amount] of Object.entries(big) as [Address, bigint][]) {
+    await mint(tokenAddr, account.address, amount);
+    for (const trader of [accounts.traderA, accounts.traderB, accounts.partnerAgentWallet]) await mint(tokenAddr, trader, amount / 1000n);
+  }
+
+  // Permit2 approvals for the PositionManager, which settles through Permit2.
+  for (const tokenAddr of Object.keys(big) as Address[]) {
+    await send(ctx, tokenAddr, encodeFunctionData({ abi: erc20Abi, functionName: "approve", args: [PERMIT2_ADDRESS, maxUint256] }));
+    await send(ctx, PERMIT2_ADDRESS, encodeFunctionData({ abi: permit2Abi, functionName: "approve", args: [tokenAddr, positionManager, maxUint160, 2 ** 48 - 1] }));
+  }
+
+  // Pools: every core asset against USDG, full range at the seeded price.
+  const decimalsOf: Record<Address, number> = { [zeroAddress]: 18, [usdg]: 6, [btc]: 8, [partner]: 18, [stockA]: 18, [stockB]: 18, [honeypot]: 18, [feeOnTransfer]: 18, [proxyToken]: 18, [markupToken]: 18 };
+  const symbolOf: Record<Address, string> = {
+    [zeroAddress]: "ETH", [usdg]: "USDG", [btc]: CORE.btc, [partner]: CORE.partner, [stockA]: CORE.stockA, [stockB]: CORE.stockB,
+    [honeypot]: "HONEY", [feeOnTransfer]: "TAX", [proxyToken]: "SHIFT", [markupToken]: "EVIL",
+  };
+  const pools: Universe["pools"] = [];
+  const seedPool = async (asset: Address, priceUsd: number, depthUsd: number, fee: number, tickSpacing: number) => {
+    const assetAmount = parseUnits((depthUsd / priceUsd).toFixed(decimalsOf[asset]!), decimalsOf[asset]!);
+    const usdAmount = parseUnits(String(depthUsd), 6);
+    const [currency0, currency1] = sortCurrencies(asset, usdg);
+    const [amount0, amount1] = currency0 === asset ? [assetAmount, usdAmount] : [usdAmount, assetAmount];
+    const key: PoolKey = { currency0, currency1, fee, tickSpacing, hooks: zeroAddress };
+    const sqrtPriceX96 = sqrtPriceX96FromAmounts(amount0, amount1);
+    await send(ctx, poolManager, encodeFunctionData({ abi: poolManagerAbi, functionName: "initialize", args: [key, sqrtPriceX96] }));
+    // 1% headroom under the amounts so rounding never asks for more than we allow.
+    const liquidity = (fullRangeLiquidity(sqrtPriceX96, tickSpacing, amount0, amount1) * 99n) / 100n;
+    const [tickLower, tickUpper] = fullRangeTicks(tickSpacing);
+    const native = currency0 === zeroAddress;
+    const actions: number[] = [V4Action.MINT_POSITION, V4Action.SETTLE_PAIR];
+    const params: Hex[] = [
+      encodeAbiParameters(
+        [poolKeyParam, { type: "int24" }, { type: "int24" }, { type: "uint256" }, { type: "uint128" }, { type: "uint128" }, { type: "address" }, { type: "bytes" }],
+        [key, tickLower, tickUpper, liquidity, amount0, amount1, account.address, "0x"],
+      ),
+      encodeAbiParameters([{ type: "address" }, { type: "address" }], [currency0, currency1]),
+    ];
+    if (native) {
+      actions.push(V4Action.SWEEP);
+      params.push(encodeAbiParameters([{ type: "address" }, { type: "address" }], [zeroAddress, account.address]));
+    }
+    const unlockData = encodeAbiParameters([{ type: "bytes" }, { type: "bytes[]" }], [`0x${actions.map((a) => a.toString(16).padStart(2, "0")).join("")}`, params]);
+    const deadline = BigInt(Math.floor(Date.now() / 1000) + 3600);
+    await send(ctx, positionManager, encodeFunctionData({ abi: positionManagerAbi, functionName: "modifyLiquidities", args: [unlockData, deadline] }), native ? amount0 : 0n);
+    pools.push({ id: poolId(key), ...key, symbol0: symbolOf[currency0]!, symbol1: symbolOf[currency1]! });
+  };
+  await seedPool(zeroAddress, PRICES.ETH, DEPTH_USD.ETH, 500, 10);
+  await seedPool(btc, PRICES[CORE.btc], DEPTH_USD[CORE.btc], 500, 10);
+  await seedPool(partner, PRICES[CORE.partner], DEPTH_USD[CORE.partner], 3000, 60);
+  await seedPool(stockA, PRICES[CORE.stockA], DEPTH_USD[CORE.stockA], 3000, 60);
+  await seedPool(stockB, PRICES[CORE.stockB], DEPTH_USD[CORE.stockB], 3000, 60);
+  await seedPool(honeypot, 1, 50_000, 3000, 60);
+  await seedPool(feeOnTransfer, 1, 50_000, 3000, 60);
+  await seedPool(proxyToken, 1, 50_000, 3000, 60);
+  await seedPool(markupToken, 1, 20_000, 3000, 60);
+
+  const tokens: Universe["tokens"] = {
+    ETH: { address: zeroAddress, decimals: 18, kind: "native", native: true, name: "Ether", feed: feeds.ETH },
+    WETH: { address: weth9, decimals: 18, kind: "wrapped", native: false, name: "Wrapped Ether", feed: feeds.ETH },
+    USDG: { address: usdg, decimals: 6, kind: "stable", native: false, name: "Global Dollar", feed: feeds.USDG },
+    [CORE.btc]: { address: btc, decimals: 8, kind: "crypto", native: false, name: "Wrapped BTC", feed: feeds[CORE.btc] },
+    [CORE.partner]: { address: partner, decimals: 18, kind: "partner", native: false, name: "Orbio" },
+    [CORE.stockA]: { address: stockA, decimals: 18, kind: "stock", native: false, name: "Tesla Inc. (tokenised)", feed: feeds[CORE.stockA] },
+    [CORE.stockB]: { address: stockB, decimals: 18, kind: "stock", native: false, name: "NVIDIA Corp. (tokenised)", feed: feeds[CORE.stockB] },
+  };
+
+  return {
+    chainId: CHAIN_ID,
+    startBlock,
+    contracts: {
+      poolManager,
+      positionManager,
+      v4Quoter,
+      stateView,
+      universalRouter,
+      permit2: PERMIT2_ADDRESS,
+      multicall3: MULTICALL3_ADDRESS,
+      weth9,
+      delegationManager: env.DelegationManager as Address,
+      statelessDelegator,
+      enforcers: env.caveatEnforcers as Record<string, Address>,
+      stockRegistry,
+      stockBeacon,
+      launchpad,
+      partnerAgentVault,
+      sanctionsList,
+    },
+    tokens,
+    pools,
+    devnet: {
+      accounts,
+      fixtures: { honeypot, feeOnTransfer, proxyToken, proxyImplV1, proxyImplV2, noPoolToken, markupToken, launchToken, stockImplementation: stockImpl, ...Object.fromEntries(Object.entries(feeds).map(([s, a]) => [`feed${s}`, a])) },
+      deployedAt: Math.floor(Date.now() / 1000),
+      deployMs: Date.now() - started,
+    },
+  };
+}

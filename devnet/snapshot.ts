@@ -1,0 +1,91 @@
+/**
+ * The pristine devnet: fixtures built, contracts deployed, chain state dumped to
+ * devnet/snapshot.json and addresses to devnet/universe.json. Rebuilt only when its inputs change
+ * (fixture sources, deploy code, contract package versions), so later starts load it in ~0.5 s.
+ */
+import { createHash } from "node:crypto";
+import { execFileSync } from "node:child_process";
+import { existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { ROOT } from "./artifacts.js";
+import { startAnvil } from "./anvil.js";
+import { foundryBin } from "./foundry.js";
+
+export const SNAPSHOT_FILE = join(ROOT, "devnet", "snapshot.json");
+export const UNIVERSE_FILE = join(ROOT, "devnet", "universe.json");
+const META_FILE = join(ROOT, "devnet", "snapshot.meta.json");
+
+function inputsHash(): string {
+  const h = createHash("sha256");
+  const files = [
+    ...readdirSync(join(ROOT, "contracts", "src")).sort().map((f) => join(ROOT, "contracts", "src", f)),
+    ...["deploy.ts", "snapshot.ts", "artifacts.ts", "multicall3.runtime.hex"].map((f) => join(ROOT, "devnet", f)),
+    join(ROOT, "lib", "v4.ts"),
+    join(ROOT, "foundry.toml"),
+  ];
+  for (const f of files) h.update(f.slice(ROOT.length)).update(readFileSync(f));
+  for (const pkg of ["@uniswap/v4-core", "@uniswap/v4-periphery", "@uniswap/universal-router", "@metamask/delegation-abis", "@metamask/smart-accounts-kit", "@foundry-rs/anvil", "solc"]) {
+    h.update(pkg).update(JSON.parse(readFileSync(join(ROOT, "node_modules", pkg, "package.json"), "utf8")).version);
+  }
+  return h.digest("hex");
+}
+
+export function snapshotIsFresh(): boolean {
+  if (!existsSync(SNAPSHOT_FILE) || !existsSync(UNIVERSE_FILE) || !existsSync(META_FILE)) return false;
+  try {
+    return JSON.parse(readFileSync(META_FILE, "utf8")).inputs === inputsHash();
+  } catch {
+    return false;
+  }
+}
+
+export function buildFixtures(): void {
+  execFileSync(foundryBin("forge"), ["build", "--offline", "--root", ROOT], { cwd: ROOT, stdio: ["ignore", "ignore", "inherit"] });
+}
+
+export type SnapshotTimings = { buildMs: number; deployMs: number; dumpMs: number; totalMs: number };
+
+/** Builds the snapshot from scratch: forge build, fresh anvil, deploy, dump. */
+export async function buildSnapshot(): Promise<SnapshotTimings> {
+  const t0 = Date.now();
+  buildFixtures();
+  const t1 = Date.now();
+  const tmp = `${SNAPSHOT_FILE}.tmp`;
+  rmSync(tmp, { force: true });
+  const anvil = await startAnvil({ dumpState: tmp });
+  let deployMs = 0;
+  try {
+    // Imported late: deploy.ts reads contract artifacts that forge build just wrote.
+    const { deployUniverse } = await import("./deploy.js");
+    const t2 = Date.now();
+    const universe = await deployUniverse(anvil.rpcUrl);
+    deployMs = Date.now() - t2;
+    writeFileSync(`${UNIVERSE_FILE}.tmp`, JSON.stringify(universe, null, 2) + "\n");
+  } finally {
+    await anvil.stop();
+  }
+  const t3 = Date.now();
+  if (!existsSync(tmp)) throw new Error("anvil did not write the state dump");
+  renameSync(tmp, SNAPSHOT_FILE);
+  renameSync(`${UNIVERSE_FILE}.tmp`, UNIVERSE_FILE);
+  writeFileSync(META_FILE, JSON.stringify({ inputs: inputsHash(), builtAt: new Date().toISOString() }) + "\n");
+  return { buildMs: t1 - t0, deployMs, dumpMs: Date.now() - t3, totalMs: Date.now() - t0 };
+}
+
+/** Makes sure a fresh snapshot exists; builds it once if not. */
+export async function ensureSnapshot(log: (msg: string) => void = () => {}): Promise<void> {
+  if (snapshotIsFresh()) return;
+  log("devnet: building the pristine snapshot (forge build + deploy, first run only)...");
+  const t = await buildSnapshot();
+  log(`devnet: snapshot ready in ${(t.totalMs / 1000).toFixed(1)} s (build ${t.buildMs} ms, deploy ${t.deployMs} ms)`);
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const force = process.argv.includes("--force");
+  if (force || !snapshotIsFresh()) {
+    const t = await buildSnapshot();
+    console.log(JSON.stringify(t));
+  } else {
+    console.log("snapshot is fresh");
+  }
+}
