@@ -64,7 +64,13 @@ export async function startAnvil(opts: AnvilOptions = {}): Promise<Anvil> {
   if (opts.forkUrl) args.push("--fork-url", opts.forkUrl);
   const child = spawn(foundryBin("anvil"), args, {
     stdio: opts.inheritStdio ? "inherit" : ["ignore", "ignore", "pipe"],
+    // Own process group: Ctrl-C must not stop the chain before the indexer has shut down.
+    detached: true,
   });
+  // Never outlive the process that started it.
+  const killOnExit = () => child.kill("SIGKILL");
+  process.once("exit", killOnExit);
+  child.once("exit", () => process.off("exit", killOnExit));
   let stderr = "";
   child.stderr?.on("data", (d: Buffer) => {
     stderr = (stderr + d.toString()).slice(-4000);

@@ -1,9 +1,9 @@
 import { readFileSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import type { Hex } from "viem";
 
-export const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
+export { ROOT } from "../lib/root.js";
+import { ROOT } from "../lib/root.js";
 const nm = (p: string) => join(ROOT, "node_modules", p);
 const readJson = (p: string) => JSON.parse(readFileSync(p, "utf8"));
 

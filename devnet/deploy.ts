@@ -9,6 +9,7 @@ import {
   defineChain,
   encodeAbiParameters,
   encodeFunctionData,
+  getAddress,
   http,
   maxUint160,
   maxUint256,
@@ -77,7 +78,7 @@ async function deploy(ctx: Ctx, abi: Abi, bytecode: Hex, args: readonly unknown[
   const hash = await ctx.wallet.deployContract({ abi, bytecode, args, account: ctx.account, chain: ctx.chain });
   const receipt = await ctx.pub.waitForTransactionReceipt({ hash });
   if (receipt.status !== "success" || !receipt.contractAddress) throw new Error(`deploy failed (${hash})`);
-  return receipt.contractAddress;
+  return getAddress(receipt.contractAddress);
 }
 
 async function send(ctx: Ctx, to: Address, data: Hex, value = 0n, from: Account = ctx.account): Promise<void> {
@@ -138,7 +139,7 @@ export async function deployUniverse(rpcUrl: string): Promise<Universe> {
 
   // MetaMask Delegation Framework (DelegationManager, deleGators, caveat enforcers).
   const env = await deploySmartAccountsEnvironment(wallet as never, pub as never, chain);
-  const statelessDelegator = env.implementations.EIP7702StatelessDeleGatorImpl as Address;
+  const statelessDelegator = getAddress(env.implementations.EIP7702StatelessDeleGatorImpl!);
 
   // Stock tokens behind one issuer beacon.
   const stockRegistry = await deploy(ctx, parseAbi(["constructor()"]), fixtureBytecode("Stocks", "StockRegistry"));
@@ -286,9 +287,9 @@ export async function deployUniverse(rpcUrl: string): Promise<Universe> {
       permit2: PERMIT2_ADDRESS,
       multicall3: MULTICALL3_ADDRESS,
       weth9,
-      delegationManager: env.DelegationManager as Address,
+      delegationManager: getAddress(env.DelegationManager),
       statelessDelegator,
-      enforcers: env.caveatEnforcers as Record<string, Address>,
+      enforcers: Object.fromEntries(Object.entries(env.caveatEnforcers).map(([name, a]) => [name, getAddress(a)])),
       stockRegistry,
       stockBeacon,
       launchpad,

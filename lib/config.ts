@@ -1,0 +1,164 @@
+import { existsSync } from "node:fs";
+import { isAbsolute, join } from "node:path";
+import { getAddress, isAddress, type Address } from "viem";
+import { z } from "zod";
+import { readUniverse, type Universe } from "./universe.js";
+import { ROOT } from "./root.js";
+
+export const CHAIN_ID = 4663;
+
+/** Bad configuration: the message names the variable, so a failed start says what to fix. */
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    message: string,
+  ) {
+    super(`config: ${variable}: ${message}`);
+    this.name = "ConfigError";
+  }
+}
+
+const port = z.coerce.number({ invalid_type_error: "must be a number" }).int("must be an integer").min(1, "must be 1-65535").max(65535, "must be 1-65535");
+const url = z.string().url("must be a URL (http://host:port)").refine((u) => /^(https?|wss?):/.test(u), "must be an http(s) or ws(s) URL");
+const bool = z.enum(["true", "false", "1", "0", ""]).transform((v) => v === "true" || v === "1");
+const addr = z.string().refine(isAddress, "must be a 0x address (40 hex digits)").transform((a) => getAddress(a));
+const hostList = z
+  .string()
+  .transform((s) => s.split(",").map((h) => h.trim().toLowerCase()).filter(Boolean))
+  .refine((hs) => hs.every((h) => /^[a-z0-9.\-[\]:]+$/.test(h)), "must be a comma-separated list of host[:port]");
+
+/** Every environment variable the service reads, with its rule. Unset = undefined. */
+const envSchema = {
+  PORT: port.default(42069),
+  ANVIL_PORT: port.default(8545),
+  CHAIN_RPC_URL: url.optional(),
+  SEQUENCER_URL: url.optional(),
+  UNIVERSE_FILE: z.string().min(1).optional(),
+  DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, "must be a postgres:// or postgresql:// URL").optional(),
+  AUTH_DOMAIN: z.string().regex(/^[a-zA-Z0-9.\-]+(:\d+)?$/, "must be a host name with an optional port, like api.example.com").optional(),
+  ALLOWED_HOSTS: hostList.optional(),
+  PLATFORM_FEE_RECIPIENT: addr.optional(),
+  COSIGNER_ADDRESS: addr.optional(),
+  REQUIRE_PARTNER_AGENT: bool.default("false"),
+  SUBMIT_ENABLED: bool.default("true"),
+  DATA_DIR: z.string().min(1).optional(),
+} as const;
+
+type EnvKey = keyof typeof envSchema;
+type Env = { [K in EnvKey]: z.infer<(typeof envSchema)[K]> };
+
+function parseEnv(source: Record<string, string | undefined>): Env {
+  const out: Record<string, unknown> = {};
+  for (const [key, schema] of Object.entries(envSchema)) {
+    const raw = source[key];
+    const value = raw === undefined || raw === "" ? undefined : raw;
+    const parsed = (schema as z.ZodTypeAny).safeParse(value);
+    if (!parsed.success) throw new ConfigError(key, `${parsed.error.issues[0]!.message} (got ${JSON.stringify(raw)})`);
+    out[key] = parsed.data;
+  }
+  return out as Env;
+}
+
+export type TokenEntry = {
+  symbol: string;
+  address: Address;
+  decimals: number;
+  kind: Universe["tokens"][string]["kind"];
+  native: boolean;
+  name: string;
+  feed: Address | null;
+};
+
+export type Config = {
+  chainId: number;
+  /** True when we run our own anvil (no CHAIN_RPC_URL). */
+  devnet: boolean;
+  rpcUrl: string;
+  sequencerUrl: string;
+  anvilPort: number;
+  port: number;
+  databaseUrl: string | null;
+  dataDir: string;
+  universeFile: string;
+  startBlock: number;
+  contracts: Universe["contracts"];
+  tokens: Record<string, TokenEntry>;
+  pools: Universe["pools"];
+  feeRecipient: Address;
+  cosigner: Address | null;
+  authDomain: string | null;
+  allowedHosts: string[];
+  requirePartnerAgent: boolean;
+  submitEnabled: boolean;
+  version: string;
+  devnetInfo: Universe["devnet"] | null;
+};
+
+/**
+ * Reads the environment and the universe file into one validated Config. Throws ConfigError
+ * naming the first bad variable. Pure apart from reading the universe file.
+ */
+export function loadConfig(source: Record<string, string | undefined> = process.env): Config {
+  const env = parseEnv(source);
+  const devnet = env.CHAIN_RPC_URL === undefined;
+  const universeFile = env.UNIVERSE_FILE
+    ? isAbsolute(env.UNIVERSE_FILE) ? env.UNIVERSE_FILE : join(ROOT, env.UNIVERSE_FILE)
+    : join(ROOT, "devnet", "universe.json");
+  if (!existsSync(universeFile)) {
+    throw new ConfigError("UNIVERSE_FILE", `${universeFile} does not exist${devnet ? " (npm start builds it on first run)" : ""}`);
+  }
+  let universe: Universe;
+  try {
+    universe = readUniverse(universeFile);
+  } catch (err) {
+    throw new ConfigError("UNIVERSE_FILE", (err as Error).message);
+  }
+  if (universe.chainId !== CHAIN_ID) throw new ConfigError("UNIVERSE_FILE", `chainId is ${universe.chainId}, this service runs chain ${CHAIN_ID}`);
+
+  const rpcUrl = env.CHAIN_RPC_URL ?? `http://127.0.0.1:${env.ANVIL_PORT}`;
+  const feeRecipient = env.PLATFORM_FEE_RECIPIENT ?? (universe.devnet?.accounts.platform ? getAddress(universe.devnet.accounts.platform) : undefined);
+  if (!feeRecipient) throw new ConfigError("PLATFORM_FEE_RECIPIENT", "required outside the devnet");
+  const cosigner = env.COSIGNER_ADDRESS ?? (universe.devnet?.accounts.cosigner ? getAddress(universe.devnet.accounts.cosigner) : null);
+  // The sign-in domain is never taken from a Host header; on the devnet it defaults to localhost.
+  const authDomain = env.AUTH_DOMAIN ?? (devnet ? `localhost:${env.PORT}` : null);
+  const allowedHosts = env.ALLOWED_HOSTS ?? [
+    `localhost:${env.PORT}`,
+    `127.0.0.1:${env.PORT}`,
+    `[::1]:${env.PORT}`,
+    ...(authDomain ? [authDomain.toLowerCase()] : []),
+  ];
+
+  const tokens: Record<string, TokenEntry> = {};
+  for (const [symbol, t] of Object.entries(universe.tokens)) {
+    tokens[symbol] = { symbol, address: getAddress(t.address), decimals: t.decimals, kind: t.kind, native: t.native, name: t.name, feed: t.feed ? getAddress(t.feed) : null };
+  }
+  for (const required of ["ETH", "WETH", "USDG"]) {
+    if (!tokens[required]) throw new ConfigError("UNIVERSE_FILE", `tokens.${required} is missing`);
+  }
+
+  return {
+    chainId: CHAIN_ID,
+    devnet,
+    rpcUrl,
+    sequencerUrl: env.SEQUENCER_URL ?? rpcUrl,
+    anvilPort: env.ANVIL_PORT,
+    port: env.PORT,
+    databaseUrl: env.DATABASE_URL ?? null,
+    dataDir: env.DATA_DIR ? (isAbsolute(env.DATA_DIR) ? env.DATA_DIR : join(ROOT, env.DATA_DIR)) : join(ROOT, ".data"),
+    universeFile,
+    startBlock: universe.startBlock,
+    contracts: universe.contracts,
+    tokens,
+    pools: universe.pools,
+    feeRecipient,
+    cosigner,
+    authDomain,
+    allowedHosts,
+    requirePartnerAgent: env.REQUIRE_PARTNER_AGENT,
+    submitEnabled: env.SUBMIT_ENABLED,
+    version: SERVICE_VERSION,
+    devnetInfo: universe.devnet ?? null,
+  };
+}
+
+export const SERVICE_VERSION = "0.1.0";
