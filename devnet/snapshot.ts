@@ -45,12 +45,15 @@ export function buildFixtures(): void {
 
 export type SnapshotTimings = { buildMs: number; deployMs: number; dumpMs: number; totalMs: number };
 
-/** Builds the snapshot from scratch: forge build, fresh anvil, deploy, dump. */
-export async function buildSnapshot(): Promise<SnapshotTimings> {
+/**
+ * Builds the snapshot from scratch: forge build, fresh anvil, deploy, dump. `out` redirects the
+ * files (benchmarks); by default it writes the pristine snapshot everything else starts from.
+ */
+export async function buildSnapshot(out: { snapshot: string; universe: string; meta: string | null } = { snapshot: SNAPSHOT_FILE, universe: UNIVERSE_FILE, meta: META_FILE }): Promise<SnapshotTimings> {
   const t0 = Date.now();
   buildFixtures();
   const t1 = Date.now();
-  const tmp = `${SNAPSHOT_FILE}.tmp`;
+  const tmp = `${out.snapshot}.tmp`;
   rmSync(tmp, { force: true });
   const anvil = await startAnvil({ dumpState: tmp });
   let deployMs = 0;
@@ -60,15 +63,15 @@ export async function buildSnapshot(): Promise<SnapshotTimings> {
     const t2 = Date.now();
     const universe = await deployUniverse(anvil.rpcUrl);
     deployMs = Date.now() - t2;
-    writeFileSync(`${UNIVERSE_FILE}.tmp`, JSON.stringify(universe, null, 2) + "\n");
+    writeFileSync(`${out.universe}.tmp`, JSON.stringify(universe, null, 2) + "\n");
   } finally {
     await anvil.stop();
   }
   const t3 = Date.now();
   if (!existsSync(tmp)) throw new Error("anvil did not write the state dump");
-  renameSync(tmp, SNAPSHOT_FILE);
-  renameSync(`${UNIVERSE_FILE}.tmp`, UNIVERSE_FILE);
-  writeFileSync(META_FILE, JSON.stringify({ inputs: inputsHash(), builtAt: new Date().toISOString() }) + "\n");
+  renameSync(tmp, out.snapshot);
+  renameSync(`${out.universe}.tmp`, out.universe);
+  if (out.meta) writeFileSync(out.meta, JSON.stringify({ inputs: inputsHash(), builtAt: new Date().toISOString() }) + "\n");
   return { buildMs: t1 - t0, deployMs, dumpMs: Date.now() - t3, totalMs: Date.now() - t0 };
 }
 
