@@ -1,10 +1,14 @@
 import { join } from "node:path";
 import { createConfig } from "ponder";
-import { loadConfig } from "./lib/config";
+import { erc20Abi } from "./abis/erc20";
+import { launchpadAbi, priceFeedAbi } from "./abis/fixtures";
 import { poolManagerAbi } from "./abis/uniswapV4";
+import { loadConfig } from "./lib/config";
 
 // Same config as the API: chain, RPC and addresses from env + universe file.
 const config = loadConfig();
+const startBlock = config.startBlock;
+const feeds = [...new Set(Object.values(config.tokens).flatMap((t) => (t.feed ? [t.feed] : [])))];
 
 export default createConfig({
   database: config.databaseUrl
@@ -21,11 +25,21 @@ export default createConfig({
     },
   },
   contracts: {
-    PoolManager: {
-      chain: "robinhood",
-      abi: poolManagerAbi,
-      address: config.contracts.poolManager,
-      startBlock: config.startBlock,
-    },
+    PoolManager: { chain: "robinhood", abi: poolManagerAbi, address: config.contracts.poolManager, startBlock },
+    Feed: { chain: "robinhood", abi: priceFeedAbi, address: feeds, startBlock },
+    Launchpad: { chain: "robinhood", abi: launchpadAbi, address: config.contracts.launchpad, startBlock },
+    // ERC-20 transfers into and out of the platform fee wallet, on any token. Two sources: Ponder
+    // 0.16 keeps only one filter per event name when given a list.
+    PlatformTokenIn: { chain: "robinhood", abi: erc20Abi, filter: { event: "Transfer", args: { to: config.feeRecipient } }, startBlock },
+    PlatformTokenOut: { chain: "robinhood", abi: erc20Abi, filter: { event: "Transfer", args: { from: config.feeRecipient } }, startBlock },
+  },
+  accounts: {
+    // Top-level ETH sent to or by the platform wallet (fees paid inside trades come from traces).
+    Platform: { chain: "robinhood", address: config.feeRecipient, startBlock },
+  },
+  blocks: {
+    // Every block's receipts, for trades through the router or the DelegationManager, reverted
+    // ones included (Ponder's transaction events carry only successful transactions).
+    Trades: { chain: "robinhood", interval: 1, startBlock },
   },
 });

@@ -1,6 +1,9 @@
-import { onchainTable } from "ponder";
+import { index, onchainTable, primaryKey } from "ponder";
 
-/** Every v4 pool and its latest state. The indexer issue adds history, TWAPs, marks, fees, trades. */
+// Every table here is written only by the indexing functions in src/ and is reorg-safe: Ponder
+// removes rows of dropped blocks. Readers (api/indexed.ts) tolerate rows vanishing that way.
+
+/** Every v4 pool: its key, its state after the last event, and the TWAP accumulator's head. */
 export const pool = onchainTable("pool", (t) => ({
   id: t.hex().primaryKey(),
   currency0: t.hex().notNull(),
@@ -11,6 +14,151 @@ export const pool = onchainTable("pool", (t) => ({
   sqrtPriceX96: t.bigint().notNull(),
   tick: t.integer().notNull(),
   liquidity: t.bigint().notNull(),
+  /** priceX96 = sqrtPriceX96² / 2^96: currency1 atoms per currency0 atom, times 2^96. */
+  priceX96: t.bigint().notNull(),
+  /** Σ priceX96 × seconds from the pool's first observation up to `timestamp`. */
+  cumulativeX96: t.bigint().notNull(),
+  swaps: t.integer().notNull(),
   block: t.bigint().notNull(),
   timestamp: t.bigint().notNull(),
 }));
+
+/**
+ * One row per pool event (initialize, swap, liquidity), in chain order. `cumulativeX96` is the
+ * accumulator at this row's timestamp using the price before it, so the time-weighted mean over
+ * [a, b] is (cum(b) - cum(a)) / (b - a) with cum(x) = cum_row + price_row × (x - ts_row) of the
+ * last row at or before x: one query, exact in integers, unaffected by rows sharing a timestamp.
+ */
+export const poolObservation = onchainTable(
+  "pool_observation",
+  (t) => ({
+    id: t.text().primaryKey(),
+    poolId: t.hex().notNull(),
+    kind: t.text().notNull(),
+    block: t.bigint().notNull(),
+    logIndex: t.integer().notNull(),
+    timestamp: t.bigint().notNull(),
+    sqrtPriceX96: t.bigint().notNull(),
+    tick: t.integer().notNull(),
+    liquidity: t.bigint().notNull(),
+    priceX96: t.bigint().notNull(),
+    cumulativeX96: t.bigint().notNull(),
+    amount0: t.bigint(),
+    amount1: t.bigint(),
+    txHash: t.hex().notNull(),
+  }),
+  (table) => ({ byPoolTime: index().on(table.poolId, table.timestamp, table.block, table.logIndex) }),
+);
+
+/** Launchpad curve tokens and their state after the last trade. */
+export const curveToken = onchainTable("curve_token", (t) => ({
+  token: t.hex().primaryKey(),
+  creator: t.hex().notNull(),
+  name: t.text().notNull(),
+  symbol: t.text().notNull(),
+  feeMode: t.integer().notNull(),
+  virtualEth: t.bigint().notNull(),
+  virtualToken: t.bigint().notNull(),
+  graduated: t.boolean().notNull(),
+  trades: t.integer().notNull(),
+  launchedAt: t.bigint().notNull(),
+  block: t.bigint().notNull(),
+  timestamp: t.bigint().notNull(),
+}));
+
+export const curveTrade = onchainTable(
+  "curve_trade",
+  (t) => ({
+    id: t.text().primaryKey(),
+    token: t.hex().notNull(),
+    trader: t.hex().notNull(),
+    isBuy: t.boolean().notNull(),
+    ethAmount: t.bigint().notNull(),
+    tokenAmount: t.bigint().notNull(),
+    fee: t.bigint().notNull(),
+    virtualEth: t.bigint().notNull(),
+    virtualToken: t.bigint().notNull(),
+    block: t.bigint().notNull(),
+    timestamp: t.bigint().notNull(),
+    txHash: t.hex().notNull(),
+  }),
+  (table) => ({ byToken: index().on(table.token, table.timestamp) }),
+);
+
+/** Oracle feeds: the latest round (mark and its age are one row). */
+export const feed = onchainTable("feed", (t) => ({
+  address: t.hex().primaryKey(),
+  roundId: t.bigint().notNull(),
+  answer: t.bigint().notNull(),
+  updatedAt: t.bigint().notNull(),
+  block: t.bigint().notNull(),
+}));
+
+export const feedRound = onchainTable(
+  "feed_round",
+  (t) => ({
+    feed: t.hex().notNull(),
+    roundId: t.bigint().notNull(),
+    answer: t.bigint().notNull(),
+    updatedAt: t.bigint().notNull(),
+    block: t.bigint().notNull(),
+    timestamp: t.bigint().notNull(),
+    txHash: t.hex().notNull(),
+  }),
+  (table) => ({ pk: primaryKey({ columns: [table.feed, table.roundId] }), byFeedTime: index().on(table.feed, table.updatedAt) }),
+);
+
+/**
+ * Value moving into (`in`) or out of (`out`) the platform fee wallet. token 0x0…0 is ETH.
+ * source: `trade` when paid inside a router or delegation execution, else `outside`.
+ * method: how it was seen: `log` (ERC-20 Transfer), `trace` (call trace of a trade), `balance`
+ * (balance delta of a trade when tracing is unavailable), `transaction` (top-level ETH transfer).
+ */
+export const feeTransfer = onchainTable(
+  "fee_transfer",
+  (t) => ({
+    id: t.text().primaryKey(),
+    direction: t.text().notNull(),
+    token: t.hex().notNull(),
+    amount: t.bigint().notNull(),
+    from: t.hex().notNull(),
+    to: t.hex().notNull(),
+    source: t.text().notNull(),
+    method: t.text().notNull(),
+    txHash: t.hex().notNull(),
+    block: t.bigint().notNull(),
+    timestamp: t.bigint().notNull(),
+  }),
+  (table) => ({ byTime: index().on(table.timestamp), byTx: index().on(table.txHash) }),
+);
+
+/**
+ * Every transaction executing the Universal Router, directly or through
+ * DelegationManager.redeemDelegations, successful or reverted. wallet = the sender, or the root
+ * delegator for delegated trades. Amounts are what left and reached the wallet; ETH as 0x0…0.
+ */
+export const trade = onchainTable(
+  "trade",
+  (t) => ({
+    txHash: t.hex().primaryKey(),
+    wallet: t.hex().notNull(),
+    sender: t.hex().notNull(),
+    via: t.text().notNull(),
+    status: t.text().notNull(),
+    block: t.bigint().notNull(),
+    txIndex: t.integer().notNull(),
+    timestamp: t.bigint().notNull(),
+    gasUsed: t.bigint().notNull(),
+    effectiveGasPrice: t.bigint().notNull(),
+    tokenIn: t.hex(),
+    amountIn: t.bigint(),
+    tokenOut: t.hex(),
+    amountOut: t.bigint(),
+    feeToken: t.hex(),
+    feeAmount: t.bigint(),
+    /** How native ETH movements were measured: `trace`, `balance` or `none`. */
+    ethMethod: t.text().notNull(),
+    legs: t.json().notNull(),
+  }),
+  (table) => ({ byWalletBlock: index().on(table.wallet, table.block), byTime: index().on(table.timestamp) }),
+);

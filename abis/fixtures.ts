@@ -50,7 +50,7 @@ export const launchpadAbi = parseAbi([
   "function tokenCount() view returns (uint256)",
   "function tokens(uint256) view returns (address)",
   "function graduationWei() view returns (uint256)",
-  "event TokenLaunched(address indexed token, address indexed creator, string name, string symbol, uint8 feeMode)",
+  "event TokenLaunched(address indexed token, address indexed creator, string name, string symbol, uint8 feeMode, uint256 virtualEth, uint256 virtualToken)",
   "event Trade(address indexed token, address indexed trader, bool isBuy, uint256 ethAmount, uint256 tokenAmount, uint256 fee, uint256 virtualEth, uint256 virtualToken)",
   "event FeeSplit(address indexed token, uint256 protocolFee, uint256 creatorFee, uint256 snipeTax)",
   "event Graduated(address indexed token, uint256 realEth)",

@@ -1,3 +1,4 @@
+import type { Address, Hex } from "viem";
 import type { IndexedReads, IndexerStatus } from "./deps.js";
 
 /**
@@ -9,15 +10,204 @@ export function decodeCheckpointHead(checkpoint: string): IndexerStatus {
   return { timestamp: Number(checkpoint.slice(0, 10)), block: Number(checkpoint.slice(26, 42)) };
 }
 
-type Query = (sql: string) => Promise<Record<string, unknown>[]>;
+/** Runs one parameterised SELECT ($1, $2 ...) and gives its rows. */
+export type Query = (text: string, params?: unknown[]) => Promise<Record<string, unknown>[]>;
 
-/** Indexed reads over SQL: `query` runs against Ponder's schema (embedded db or a pg views schema). */
-export function sqlIndexedReads(query: Query): IndexedReads {
+export type PoolState = {
+  id: Hex;
+  currency0: Address;
+  currency1: Address;
+  fee: number;
+  tickSpacing: number;
+  hooks: Address;
+  sqrtPriceX96: bigint;
+  priceX96: bigint;
+  tick: number;
+  liquidity: bigint;
+  swaps: number;
+  block: number;
+  timestamp: number;
+};
+
+export type Mark = { feed: Address; roundId: bigint; answer: bigint; updatedAt: number; ageS: number; block: number };
+
+export type TradeRow = {
+  txHash: Hex;
+  wallet: Address;
+  sender: Address;
+  via: "router" | "delegation";
+  status: "success" | "reverted";
+  block: number;
+  txIndex: number;
+  timestamp: number;
+  gasUsed: bigint;
+  effectiveGasPrice: bigint;
+  tokenIn: Address | null;
+  amountIn: bigint | null;
+  tokenOut: Address | null;
+  amountOut: bigint | null;
+  feeToken: Address | null;
+  feeAmount: bigint | null;
+  ethMethod: "trace" | "balance" | "none";
+  legs: { token: Address; from: Address; to: Address; amount: string }[];
+};
+
+export type FeeTransferRow = {
+  id: string;
+  direction: "in" | "out";
+  token: Address;
+  amount: bigint;
+  from: Address;
+  to: Address;
+  source: "trade" | "outside";
+  method: "log" | "trace" | "balance" | "transaction";
+  txHash: Hex;
+  block: number;
+  timestamp: number;
+};
+
+const big = (v: unknown): bigint => BigInt(String(v));
+const bigOrNull = (v: unknown): bigint | null => (v === null || v === undefined ? null : big(v));
+const num = (v: unknown): number => Number(v);
+
+function poolFrom(r: Record<string, unknown>): PoolState {
   return {
-    async head() {
-      const rows = await query("SELECT latest_checkpoint FROM _ponder_checkpoint LIMIT 1");
+    id: r.id as Hex,
+    currency0: r.currency0 as Address,
+    currency1: r.currency1 as Address,
+    fee: num(r.fee),
+    tickSpacing: num(r.tick_spacing),
+    hooks: r.hooks as Address,
+    sqrtPriceX96: big(r.sqrt_price_x_96),
+    priceX96: big(r.price_x_96),
+    tick: num(r.tick),
+    liquidity: big(r.liquidity),
+    swaps: num(r.swaps),
+    block: num(r.block),
+    timestamp: num(r.timestamp),
+  };
+}
+
+function tradeFrom(r: Record<string, unknown>): TradeRow {
+  return {
+    txHash: r.tx_hash as Hex,
+    wallet: r.wallet as Address,
+    sender: r.sender as Address,
+    via: r.via as TradeRow["via"],
+    status: r.status as TradeRow["status"],
+    block: num(r.block),
+    txIndex: num(r.tx_index),
+    timestamp: num(r.timestamp),
+    gasUsed: big(r.gas_used),
+    effectiveGasPrice: big(r.effective_gas_price),
+    tokenIn: (r.token_in as Address) ?? null,
+    amountIn: bigOrNull(r.amount_in),
+    tokenOut: (r.token_out as Address) ?? null,
+    amountOut: bigOrNull(r.amount_out),
+    feeToken: (r.fee_token as Address) ?? null,
+    feeAmount: bigOrNull(r.fee_amount),
+    ethMethod: r.eth_method as TradeRow["ethMethod"],
+    legs: (typeof r.legs === "string" ? JSON.parse(r.legs) : r.legs) as TradeRow["legs"],
+  };
+}
+
+function feeTransferFrom(r: Record<string, unknown>): FeeTransferRow {
+  return {
+    id: r.id as string,
+    direction: r.direction as FeeTransferRow["direction"],
+    token: r.token as Address,
+    amount: big(r.amount),
+    from: r.from as Address,
+    to: r.to as Address,
+    source: r.source as FeeTransferRow["source"],
+    method: r.method as FeeTransferRow["method"],
+    txHash: r.tx_hash as Hex,
+    block: num(r.block),
+    timestamp: num(r.timestamp),
+  };
+}
+
+const ident = (s: string) => {
+  if (!/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(s)) throw new Error(`bad schema name ${s}`);
+  return `"${s}"`;
+};
+
+/** Hex stored by Ponder is lower-case. */
+const lc = (h: string) => h.toLowerCase();
+
+/**
+ * Typed reads over Ponder's tables. `schema` is Ponder's schema (embedded) or the views schema
+ * (PostgreSQL with --views-schema); the same SQL serves both. Rows of unfinalised blocks can
+ * vanish on a reorg, so nothing here assumes a row read once stays.
+ */
+export function sqlIndexedReads(query: Query, schema?: string) {
+  const t = (name: string) => (schema ? `${ident(schema)}.${name}` : name);
+  return {
+    async head(): Promise<IndexerStatus> {
+      const rows = await query(`SELECT latest_checkpoint FROM ${t("_ponder_checkpoint")} LIMIT 1`);
       const cp = rows[0]?.latest_checkpoint;
       return typeof cp === "string" ? decodeCheckpointHead(cp) : null;
     },
-  };
+
+    async pool(id: Hex): Promise<PoolState | null> {
+      const rows = await query(`SELECT * FROM ${t("pool")} WHERE id = $1`, [lc(id)]);
+      return rows[0] ? poolFrom(rows[0]) : null;
+    },
+
+    async pools(): Promise<PoolState[]> {
+      return (await query(`SELECT * FROM ${t("pool")} ORDER BY block, id`)).map(poolFrom);
+    },
+
+    /**
+     * Time-weighted arithmetic mean of priceX96 over [from, to] (unix seconds), or null when the
+     * pool has no observation at or before `from` (not enough history to say).
+     */
+    async twapX96(poolId: Hex, from: number, to: number): Promise<bigint | null> {
+      if (!(to > from)) throw new RangeError("twap window must have to > from");
+      const rows = await query(
+        `WITH a AS (
+           SELECT price_x_96, cumulative_x_96, timestamp FROM ${t("pool_observation")}
+           WHERE pool_id = $1 AND timestamp <= $2 ORDER BY timestamp DESC, block DESC, log_index DESC LIMIT 1
+         ), b AS (
+           SELECT price_x_96, cumulative_x_96, timestamp FROM ${t("pool_observation")}
+           WHERE pool_id = $1 AND timestamp <= $3 ORDER BY timestamp DESC, block DESC, log_index DESC LIMIT 1
+         )
+         SELECT ((b.cumulative_x_96 + b.price_x_96 * ($3 - b.timestamp)) - (a.cumulative_x_96 + a.price_x_96 * ($2 - a.timestamp)))::text AS diff
+         FROM a, b`,
+        [lc(poolId), from, to],
+      );
+      const diff = rows[0]?.diff;
+      return diff === undefined || diff === null ? null : big(String(diff).split(".")[0]) / BigInt(to - from);
+    },
+
+    async latestMark(feed: Address, now: number): Promise<Mark | null> {
+      const rows = await query(`SELECT * FROM ${t("feed")} WHERE address = $1`, [lc(feed)]);
+      const r = rows[0];
+      if (!r) return null;
+      const updatedAt = num(r.updated_at);
+      return { feed: r.address as Address, roundId: big(r.round_id), answer: big(r.answer), updatedAt, ageS: Math.max(0, now - updatedAt), block: num(r.block) };
+    },
+
+    async tradeByHash(hash: Hex): Promise<TradeRow | null> {
+      const rows = await query(`SELECT * FROM ${t("trade")} WHERE tx_hash = $1`, [lc(hash)]);
+      return rows[0] ? tradeFrom(rows[0]) : null;
+    },
+
+    /** A wallet's trades with from <= timestamp < to, newest first. */
+    async tradesOfWallet(wallet: Address, from: number, to: number, limit = 100): Promise<TradeRow[]> {
+      const rows = await query(
+        `SELECT * FROM ${t("trade")} WHERE wallet = $1 AND timestamp >= $2 AND timestamp < $3 ORDER BY block DESC, tx_index DESC LIMIT $4`,
+        [lc(wallet), from, to, limit],
+      );
+      return rows.map(tradeFrom);
+    },
+
+    /** Fee-wallet transfers with from <= timestamp < to (a treasury week), in chain order. */
+    async feeTransfersBetween(from: number, to: number): Promise<FeeTransferRow[]> {
+      const rows = await query(`SELECT * FROM ${t("fee_transfer")} WHERE timestamp >= $1 AND timestamp < $2 ORDER BY block, id`, [from, to]);
+      return rows.map(feeTransferFrom);
+    },
+  } satisfies IndexedReads & Record<string, unknown>;
 }
+
+export type SqlIndexedReads = ReturnType<typeof sqlIndexedReads>;

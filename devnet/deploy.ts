@@ -72,7 +72,7 @@ export const CORE = { btc: "WBTC", partner: "ORBIO", stockA: "TSLA", stockB: "NV
 const PRICES = { ETH: 3_000, [CORE.btc]: 60_000, [CORE.partner]: 0.5, [CORE.stockA]: 250, [CORE.stockB]: 130 } as const;
 const DEPTH_USD = { ETH: 3_000_000, [CORE.btc]: 2_000_000, [CORE.partner]: 500_000, [CORE.stockA]: 1_000_000, [CORE.stockB]: 1_000_000 } as const;
 
-type Ctx = { wallet: WalletClient; pub: PublicClient; account: Account; chain: Chain };
+export type Ctx = { wallet: WalletClient; pub: PublicClient; account: Account; chain: Chain };
 
 async function deploy(ctx: Ctx, abi: Abi, bytecode: Hex, args: readonly unknown[] = []): Promise<Address> {
   const hash = await ctx.wallet.deployContract({ abi, bytecode, args, account: ctx.account, chain: ctx.chain });
@@ -88,6 +88,32 @@ async function send(ctx: Ctx, to: Address, data: Hex, value = 0n, from: Account 
 }
 
 const fixtureAbi = parseAbi(["constructor(string, string, uint8)"]);
+
+/**
+ * Adds a full-range position through the real PositionManager (MINT_POSITION + SETTLE_PAIR, and
+ * SWEEP of unused ETH for native pools), paying with the caller's Permit2 allowance.
+ */
+export async function mintFullRange(ctx: Ctx, positionManager: Address, key: PoolKey, sqrtPriceX96: bigint, amount0: bigint, amount1: bigint): Promise<void> {
+  // 1% headroom under the amounts so rounding never asks for more than we allow.
+  const liquidity = (fullRangeLiquidity(sqrtPriceX96, key.tickSpacing, amount0, amount1) * 99n) / 100n;
+  const [tickLower, tickUpper] = fullRangeTicks(key.tickSpacing);
+  const native = key.currency0 === zeroAddress;
+  const actions: number[] = [V4Action.MINT_POSITION, V4Action.SETTLE_PAIR];
+  const params: Hex[] = [
+    encodeAbiParameters(
+      [poolKeyParam, { type: "int24" }, { type: "int24" }, { type: "uint256" }, { type: "uint128" }, { type: "uint128" }, { type: "address" }, { type: "bytes" }],
+      [key, tickLower, tickUpper, liquidity, amount0, amount1, ctx.account.address, "0x"],
+    ),
+    encodeAbiParameters([{ type: "address" }, { type: "address" }], [key.currency0, key.currency1]),
+  ];
+  if (native) {
+    actions.push(V4Action.SWEEP);
+    params.push(encodeAbiParameters([{ type: "address" }, { type: "address" }], [zeroAddress, ctx.account.address]));
+  }
+  const unlockData = encodeAbiParameters([{ type: "bytes" }, { type: "bytes[]" }], [`0x${actions.map((a) => a.toString(16).padStart(2, "0")).join("")}`, params]);
+  const deadline = BigInt(Math.floor(Date.now() / 1000) + 365 * 86400);
+  await send(ctx, positionManager, encodeFunctionData({ abi: positionManagerAbi, functionName: "modifyLiquidities", args: [unlockData, deadline] }), native ? amount0 : 0n);
+}
 
 export async function deployUniverse(rpcUrl: string): Promise<Universe> {
   const started = Date.now();
@@ -234,25 +260,7 @@ export async function deployUniverse(rpcUrl: string): Promise<Universe> {
     const key: PoolKey = { currency0, currency1, fee, tickSpacing, hooks: zeroAddress };
     const sqrtPriceX96 = sqrtPriceX96FromAmounts(amount0, amount1);
     await send(ctx, poolManager, encodeFunctionData({ abi: poolManagerAbi, functionName: "initialize", args: [key, sqrtPriceX96] }));
-    // 1% headroom under the amounts so rounding never asks for more than we allow.
-    const liquidity = (fullRangeLiquidity(sqrtPriceX96, tickSpacing, amount0, amount1) * 99n) / 100n;
-    const [tickLower, tickUpper] = fullRangeTicks(tickSpacing);
-    const native = currency0 === zeroAddress;
-    const actions: number[] = [V4Action.MINT_POSITION, V4Action.SETTLE_PAIR];
-    const params: Hex[] = [
-      encodeAbiParameters(
-        [poolKeyParam, { type: "int24" }, { type: "int24" }, { type: "uint256" }, { type: "uint128" }, { type: "uint128" }, { type: "address" }, { type: "bytes" }],
-        [key, tickLower, tickUpper, liquidity, amount0, amount1, account.address, "0x"],
-      ),
-      encodeAbiParameters([{ type: "address" }, { type: "address" }], [currency0, currency1]),
-    ];
-    if (native) {
-      actions.push(V4Action.SWEEP);
-      params.push(encodeAbiParameters([{ type: "address" }, { type: "address" }], [zeroAddress, account.address]));
-    }
-    const unlockData = encodeAbiParameters([{ type: "bytes" }, { type: "bytes[]" }], [`0x${actions.map((a) => a.toString(16).padStart(2, "0")).join("")}`, params]);
-    const deadline = BigInt(Math.floor(Date.now() / 1000) + 3600);
-    await send(ctx, positionManager, encodeFunctionData({ abi: positionManagerAbi, functionName: "modifyLiquidities", args: [unlockData, deadline] }), native ? amount0 : 0n);
+    await mintFullRange(ctx, positionManager, key, sqrtPriceX96, amount0, amount1);
     pools.push({ id: poolId(key), ...key, symbol0: symbolOf[currency0]!, symbol1: symbolOf[currency1]! });
   };
   await seedPool(zeroAddress, PRICES.ETH, DEPTH_USD.ETH, 500, 10);

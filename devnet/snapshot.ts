@@ -19,7 +19,7 @@ function inputsHash(): string {
   const h = createHash("sha256");
   const files = [
     ...readdirSync(join(ROOT, "contracts", "src")).sort().map((f) => join(ROOT, "contracts", "src", f)),
-    ...["deploy.ts", "snapshot.ts", "artifacts.ts", "multicall3.runtime.hex"].map((f) => join(ROOT, "devnet", f)),
+    ...["deploy.ts", "snapshot.ts", "artifacts.ts", "anvil.ts", "multicall3.runtime.hex"].map((f) => join(ROOT, "devnet", f)),
     join(ROOT, "lib", "v4.ts"),
     join(ROOT, "foundry.toml"),
   ];

@@ -84,13 +84,13 @@ async function main() {
 
   const schema = indexerSchema(config);
   const ponderBin = join(ROOT, "node_modules", "ponder", "dist", "esm", "bin", "ponder.js");
-  ponder = spawn(process.execPath, [ponderBin, "start", "--schema", schema, "--port", String(config.port), "--log-format", "json", "--log-level", process.env.PONDER_LOG_LEVEL ?? "warn"], {
+  ponder = spawn(process.execPath, [ponderBin, "start", "--port", String(config.port), "--log-format", "json", "--log-level", process.env.PONDER_LOG_LEVEL ?? "warn"], {
     cwd: ROOT,
     stdio: ["ignore", "inherit", "inherit"],
     // Own process group: a terminal's Ctrl-C reaches only this script, which then stops the
     // indexer once and waits for it (a second signal would make Ponder skip releasing its lock).
     detached: true,
-    env: { ...process.env, ANVIL_PORT: String(config.anvilPort), PORT: String(config.port) },
+    env: { ...process.env, ANVIL_PORT: String(config.anvilPort), PORT: String(config.port), DATABASE_SCHEMA: schema },
   });
   ponder.once("exit", (code) => {
     if (!stopping) {

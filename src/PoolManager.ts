@@ -1,28 +1,93 @@
 import { ponder } from "ponder:registry";
-import { pool } from "ponder:schema";
+import { pool, poolObservation } from "ponder:schema";
+import { accumulate, priceX96FromSqrt } from "../lib/twap";
 
 ponder.on("PoolManager:Initialize", async ({ event, context }) => {
+  const { id, sqrtPriceX96, tick } = event.args;
+  const priceX96 = priceX96FromSqrt(sqrtPriceX96);
+  const ts = event.block.timestamp;
   await context.db.insert(pool).values({
-    id: event.args.id,
+    id,
     currency0: event.args.currency0,
     currency1: event.args.currency1,
     fee: event.args.fee,
     tickSpacing: event.args.tickSpacing,
     hooks: event.args.hooks,
-    sqrtPriceX96: event.args.sqrtPriceX96,
-    tick: event.args.tick,
+    sqrtPriceX96,
+    tick,
     liquidity: 0n,
+    priceX96,
+    cumulativeX96: 0n,
+    swaps: 0,
     block: event.block.number,
-    timestamp: event.block.timestamp,
+    timestamp: ts,
+  });
+  await context.db.insert(poolObservation).values({
+    id: `${id}-${event.block.number}-${event.log.logIndex}`,
+    poolId: id,
+    kind: "initialize",
+    block: event.block.number,
+    logIndex: event.log.logIndex,
+    timestamp: ts,
+    sqrtPriceX96,
+    tick,
+    liquidity: 0n,
+    priceX96,
+    cumulativeX96: 0n,
+    txHash: event.transaction.hash,
   });
 });
 
 ponder.on("PoolManager:Swap", async ({ event, context }) => {
-  await context.db.update(pool, { id: event.args.id }).set({
-    sqrtPriceX96: event.args.sqrtPriceX96,
-    tick: event.args.tick,
-    liquidity: event.args.liquidity,
+  const { id, sqrtPriceX96, tick, liquidity, amount0, amount1 } = event.args;
+  const prev = await context.db.find(pool, { id });
+  if (!prev) return; // a pool initialised before our start block: not ours to follow
+  const ts = event.block.timestamp;
+  const cumulativeX96 = accumulate(prev, ts);
+  const priceX96 = priceX96FromSqrt(sqrtPriceX96);
+  await context.db
+    .update(pool, { id })
+    .set({ sqrtPriceX96, tick, liquidity, priceX96, cumulativeX96, swaps: prev.swaps + 1, block: event.block.number, timestamp: ts });
+  await context.db.insert(poolObservation).values({
+    id: `${id}-${event.block.number}-${event.log.logIndex}`,
+    poolId: id,
+    kind: "swap",
     block: event.block.number,
-    timestamp: event.block.timestamp,
+    logIndex: event.log.logIndex,
+    timestamp: ts,
+    sqrtPriceX96,
+    tick,
+    liquidity,
+    priceX96,
+    cumulativeX96,
+    amount0,
+    amount1,
+    txHash: event.transaction.hash,
+  });
+});
+
+ponder.on("PoolManager:ModifyLiquidity", async ({ event, context }) => {
+  const { id, tickLower, tickUpper, liquidityDelta } = event.args;
+  const prev = await context.db.find(pool, { id });
+  if (!prev) return;
+  const ts = event.block.timestamp;
+  // In-range positions change the active liquidity; the price does not move.
+  const inRange = tickLower <= prev.tick && prev.tick < tickUpper;
+  const liquidity = inRange ? prev.liquidity + liquidityDelta : prev.liquidity;
+  const cumulativeX96 = accumulate(prev, ts);
+  await context.db.update(pool, { id }).set({ liquidity, cumulativeX96, block: event.block.number, timestamp: ts });
+  await context.db.insert(poolObservation).values({
+    id: `${id}-${event.block.number}-${event.log.logIndex}`,
+    poolId: id,
+    kind: "liquidity",
+    block: event.block.number,
+    logIndex: event.log.logIndex,
+    timestamp: ts,
+    sqrtPriceX96: prev.sqrtPriceX96,
+    tick: prev.tick,
+    liquidity,
+    priceX96: prev.priceX96,
+    cumulativeX96,
+    txHash: event.transaction.hash,
   });
 });

@@ -22,7 +22,9 @@ contract LaunchToken is ERC20 {
 /// `SNIPE_TAX_START_BPS` and falls linearly to zero over `SNIPE_WINDOW_S` after launch. The token
 /// graduates (curve trading stops) once the curve holds `graduationWei` of real ETH.
 contract LaunchpadCurve is Owned {
-    event TokenLaunched(address indexed token, address indexed creator, string name, string symbol, uint8 feeMode);
+    event TokenLaunched(
+        address indexed token, address indexed creator, string name, string symbol, uint8 feeMode, uint256 virtualEth, uint256 virtualToken
+    );
     event Trade(
         address indexed token, address indexed trader, bool isBuy, uint256 ethAmount, uint256 tokenAmount,
         uint256 fee, uint256 virtualEth, uint256 virtualToken
@@ -66,7 +68,7 @@ contract LaunchpadCurve is Owned {
         token = address(new LaunchToken(name_, symbol_, msg.sender, SUPPLY));
         curves[token] = Curve(msg.sender, feeMode, false, uint64(block.timestamp), INITIAL_VIRTUAL_ETH, INITIAL_VIRTUAL_TOKEN, 0);
         tokens.push(token);
-        emit TokenLaunched(token, msg.sender, name_, symbol_, feeMode);
+        emit TokenLaunched(token, msg.sender, name_, symbol_, feeMode, INITIAL_VIRTUAL_ETH, INITIAL_VIRTUAL_TOKEN);
     }
 
     /// Fee in bps of the ETH side for a trade now: protocol + creator + snipe tax.

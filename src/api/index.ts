@@ -7,8 +7,13 @@ import { loadConfig } from "../../lib/config";
 import { createLogger } from "../../lib/logger";
 
 // The embedded default: the API runs inside Ponder's process and reads its tables directly.
-const query = async (text: string) => {
-  const result = (await db.execute(sql.raw(text))) as unknown as { rows: Record<string, unknown>[] };
+// $n placeholders become bound parameters of one drizzle statement.
+const query = async (text: string, params: unknown[] = []) => {
+  const chunks = text.split(/(\$\d+)/).map((part) => {
+    const m = /^\$(\d+)$/.exec(part);
+    return m ? sql`${params[Number(m[1]) - 1]}` : sql.raw(part);
+  });
+  const result = (await db.execute(sql.join(chunks))) as unknown as { rows: Record<string, unknown>[] };
   return result.rows;
 };
 
@@ -18,7 +23,7 @@ export default createApp({
   config,
   logger: createLogger(),
   chain: createChainClient(config),
-  indexed: sqlIndexedReads(query),
+  indexed: sqlIndexedReads(query, process.env.DATABASE_SCHEMA),
   pingDatabase: async () => {
     await query("SELECT 1");
   },

@@ -25,7 +25,7 @@ async function setIndexerHead(block: number | null) {
 
 function appFor(rpcUrl: string, db = pg) {
   const config = { ...loadConfig({ ANVIL_PORT: new URL(rpcUrl).port }) };
-  const query = async (sql: string) => (await db.query<Record<string, unknown>>(sql)).rows;
+  const query = async (sql: string, params?: unknown[]) => (await db.query<Record<string, unknown>>(sql, params)).rows;
   return createApp({ config, logger, chain: createChainClient(config), indexed: sqlIndexedReads(query), pingDatabase: async () => void (await query("SELECT 1")) });
 }
 

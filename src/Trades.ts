@@ -1,0 +1,132 @@
+import { ponder } from "ponder:registry";
+import { feeTransfer, trade } from "ponder:schema";
+import { createPublicClient, getAddress, http, toHex, zeroAddress, type Address, type Hex } from "viem";
+import { loadConfig } from "../lib/config";
+import { ethMovesOf, rootDelegator, tradeOutcome, transfersOf, WITHDRAWAL_TOPIC, type CallFrame, type Leg, type RawLog } from "../lib/tradeOutcome";
+
+const config = loadConfig();
+const router = config.contracts.universalRouter.toLowerCase();
+const delegationManager = config.contracts.delegationManager.toLowerCase();
+const platform = config.feeRecipient;
+
+// Traces go straight to the node, without Ponder's retries: a node that cannot trace a
+// transaction (pruned history, a devnet loaded from a state file) answers at once and we fall
+// back to balances.
+const direct = createPublicClient({ transport: http(config.rpcUrl, { retryCount: 0, timeout: 10_000 }) });
+
+type Receipt = {
+  transactionHash: Hex;
+  transactionIndex: Hex;
+  from: Address;
+  to: Address | null;
+  status: Hex;
+  gasUsed: Hex;
+  effectiveGasPrice: Hex;
+  logs: RawLog[];
+};
+
+async function traceOf(hash: Hex): Promise<CallFrame | null> {
+  try {
+    return (await direct.request({ method: "debug_traceTransaction" as never, params: [hash, { tracer: "callTracer" }] as never })) as CallFrame;
+  } catch {
+    return null;
+  }
+}
+
+/** The platform's ETH balance change over one block, or null when the node has no state for it. */
+async function platformEthDelta(block: bigint): Promise<bigint | null> {
+  try {
+    const [before, after] = await Promise.all([
+      direct.getBalance({ address: platform, blockNumber: block - 1n }),
+      direct.getBalance({ address: platform, blockNumber: block }),
+    ]);
+    return after - before;
+  } catch {
+    return null;
+  }
+}
+
+ponder.on("Trades:block", async ({ event, context }) => {
+  const receipts = (await context.client.request({
+    method: "eth_getBlockReceipts" as never,
+    params: [toHex(event.block.number)] as never,
+  })) as Receipt[] | null;
+  const trades = (receipts ?? []).filter((r) => r.to && (r.to.toLowerCase() === router || r.to.toLowerCase() === delegationManager));
+  let balanceDeltaUsed = false;
+  for (const r of trades) {
+    const via = r.to!.toLowerCase() === router ? "router" : "delegation";
+    const success = BigInt(r.status) === 1n;
+    const trace = await traceOf(r.transactionHash);
+    let input: Hex | null = trace ? ((trace as CallFrame & { input?: Hex }).input ?? null) : null;
+    let txValue = trace?.value ? BigInt(trace.value) : 0n;
+    if (!trace) {
+      const tx = await context.client.getTransaction({ hash: r.transactionHash });
+      input = tx.input;
+      txValue = tx.value;
+    }
+    const sender = getAddress(r.from);
+    const wallet = via === "router" ? sender : (input ? rootDelegator(input) : null) ?? sender;
+
+    let moves: Leg[] = success ? transfersOf(r.logs) : [];
+    let ethMethod = "none";
+    if (success && trace) {
+      moves = [...moves, ...ethMovesOf(trace)];
+      ethMethod = "trace";
+    } else if (success) {
+      // Without a trace: ETH the sender attached, ETH the router unwrapped for the wallet, and the
+      // platform's ETH balance change over the block for the first trade of the block.
+      if (txValue > 0n) moves.push({ token: zeroAddress, from: sender, to: r.to!, amount: txValue.toString() });
+      for (const l of r.logs) {
+        if (l.topics[0] === WITHDRAWAL_TOPIC && l.address.toLowerCase() === config.contracts.weth9.toLowerCase()) {
+          moves.push({ token: zeroAddress, from: getAddress(r.to!), to: wallet, amount: BigInt(l.data).toString() });
+        }
+      }
+      ethMethod = "none";
+      if (!balanceDeltaUsed) {
+        balanceDeltaUsed = true;
+        const delta = await platformEthDelta(event.block.number);
+        if (delta !== null) {
+          ethMethod = "balance";
+          if (delta > 0n) moves.push({ token: zeroAddress, from: getAddress(r.to!), to: platform, amount: delta.toString() });
+        }
+      }
+    }
+    const outcome = tradeOutcome(wallet, platform, moves);
+    await context.db.insert(trade).values({
+      txHash: r.transactionHash,
+      wallet,
+      sender,
+      via,
+      status: success ? "success" : "reverted",
+      block: event.block.number,
+      txIndex: Number(BigInt(r.transactionIndex)),
+      timestamp: event.block.timestamp,
+      gasUsed: BigInt(r.gasUsed),
+      effectiveGasPrice: BigInt(r.effectiveGasPrice),
+      tokenIn: outcome.tokenIn,
+      amountIn: outcome.amountIn,
+      tokenOut: outcome.tokenOut,
+      amountOut: outcome.amountOut,
+      feeToken: outcome.feeToken,
+      feeAmount: outcome.feeAmount,
+      ethMethod,
+      legs: outcome.legs,
+    });
+    // ETH fees leave no log: book them here (ERC-20 fees come from PlatformToken:Transfer).
+    if (outcome.feeToken === zeroAddress && outcome.feeAmount) {
+      await context.db.insert(feeTransfer).values({
+        id: `${r.transactionHash}-eth-in`,
+        direction: "in",
+        token: zeroAddress,
+        amount: outcome.feeAmount,
+        from: getAddress(r.to!),
+        to: platform,
+        source: "trade",
+        method: ethMethod,
+        txHash: r.transactionHash,
+        block: event.block.number,
+        timestamp: event.block.timestamp,
+      }).onConflictDoNothing();
+    }
+  }
+});

@@ -1,0 +1,126 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { PGlite } from "@electric-sql/pglite";
+import pg from "pg";
+import { freePort } from "../../devnet/anvil.js";
+import { ROOT } from "../../lib/root.js";
+import { sqlIndexedReads, type Query } from "../../api/indexed.js";
+
+export const PG_URL = process.env.TEST_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/test";
+
+export type IndexerBackend = "postgres" | "pglite";
+
+/**
+ * The real indexer (`ponder start`) against a test's devnet, on PostgreSQL (own schema + views
+ * schema, read live) or PGlite (own directory, read after the indexer stops: PGlite has one
+ * process). The API is mounted in it as in production, so /api/v1/health reports its head.
+ */
+export async function startIndexer(opts: { anvilPort: number; backend: IndexerBackend }) {
+  const id = Math.random().toString(36).slice(2, 10);
+  const schema = `t_${id}`;
+  const viewsSchema = `v_${id}`;
+  const dataDir = mkdtempSync(join(tmpdir(), "pit-indexer-"));
+  const port = await freePort();
+  const env: Record<string, string> = {
+    ...(process.env as Record<string, string>),
+    ANVIL_PORT: String(opts.anvilPort),
+    PORT: String(port),
+    DATA_DIR: dataDir,
+    DATABASE_SCHEMA: schema,
+    LOG_LEVEL: "warn",
+  };
+  const args = ["node_modules/ponder/dist/esm/bin/ponder.js", "start", "--port", String(port), "--log-format", "json", "--log-level", "warn"];
+  if (opts.backend === "postgres") {
+    env.DATABASE_URL = PG_URL;
+    args.push("--views-schema", viewsSchema);
+  } else {
+    delete env.DATABASE_URL;
+  }
+  const child: ChildProcess = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
+  let log = "";
+  child.stdout!.on("data", (d) => (log = (log + d.toString()).slice(-20_000)));
+  child.stderr!.on("data", (d) => (log = (log + d.toString()).slice(-20_000)));
+  const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
+  const base = `http://127.0.0.1:${port}`;
+
+  let pool: pg.Pool | null = null;
+  const pgQuery: Query = async (text, params) => {
+    pool ??= new pg.Pool({ connectionString: PG_URL, max: 2 });
+    return (await pool.query(text, params)).rows;
+  };
+
+  /** Indexer's head block as its own API reports it. */
+  async function head(): Promise<number | null> {
+    try {
+      const res = await fetch(`${base}/api/v1/health`);
+      const body = (await res.json()) as { checks?: { indexer?: { block?: number | null } } };
+      return body.checks?.indexer?.block ?? null;
+    } catch {
+      return null;
+    }
+  }
+
+  return {
+    backend: opts.backend,
+    schema,
+    viewsSchema,
+    dataDir,
+    base,
+    log: () => log,
+    head,
+    /** Waits until every block up to `block` is indexed (and, on PostgreSQL, visible in the views). */
+    async waitFor(block: bigint | number, timeoutMs = 90_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        if (child.exitCode !== null) throw new Error(`indexer exited (${child.exitCode}):\n${log}`);
+        const h = await head();
+        if (h !== null && h >= Number(block)) {
+          if (opts.backend === "pglite") return;
+          try {
+            const reads = sqlIndexedReads(pgQuery, viewsSchema);
+            const vh = await reads.head();
+            if (vh && vh.block >= Number(block)) return;
+          } catch {
+            // views not created yet (they appear when the backfill is done)
+          }
+        }
+        if (Date.now() > deadline) throw new Error(`indexer did not reach block ${block} (at ${h}):\n${log}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    },
+    /** Live reads (PostgreSQL views). */
+    liveReads() {
+      if (opts.backend !== "postgres") throw new Error("live reads need PostgreSQL");
+      return { reads: sqlIndexedReads(pgQuery, viewsSchema), query: pgQuery };
+    },
+    /** Stops the indexer; on PGlite, opens its directory and gives reads over it. */
+    async stop(): Promise<{ reads: ReturnType<typeof sqlIndexedReads>; query: Query; close: () => Promise<void> }> {
+      if (child.exitCode === null) {
+        child.kill("SIGTERM");
+        await exited;
+      }
+      if (opts.backend === "postgres") {
+        return { reads: sqlIndexedReads(pgQuery, viewsSchema), query: pgQuery, close: async () => void (await pool?.end()) };
+      }
+      const db = new PGlite(join(dataDir, "ponder"));
+      const q: Query = async (text, params) => (await db.query<Record<string, unknown>>(text, params)).rows;
+      return { reads: sqlIndexedReads(q, schema), query: q, close: () => db.close() };
+    },
+    /** Drops what the test created in PostgreSQL. */
+    async cleanup() {
+      if (child.exitCode === null) child.kill("SIGKILL");
+      if (opts.backend === "postgres") {
+        const p = new pg.Pool({ connectionString: PG_URL, max: 1 });
+        await p.query(`DROP SCHEMA IF EXISTS "${viewsSchema}" CASCADE`).catch(() => {});
+        await p.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => {});
+        await p.end();
+      }
+      await pool?.end().catch(() => {});
+      pool = null;
+    },
+  };
+}
+
+export type Indexer = Awaited<ReturnType<typeof startIndexer>>;
