@@ -40,14 +40,18 @@ ponder.on("PoolManager:Initialize", async ({ event, context }) => {
 
 ponder.on("PoolManager:Swap", async ({ event, context }) => {
   const { id, sqrtPriceX96, tick, liquidity, amount0, amount1 } = event.args;
-  const prev = await context.db.find(pool, { id });
-  if (!prev) return; // a pool initialised before our start block: not ours to follow
   const ts = event.block.timestamp;
-  const cumulativeX96 = accumulate(prev, ts);
   const priceX96 = priceX96FromSqrt(sqrtPriceX96);
-  await context.db
+  // One read-modify-write of the pool row; its result carries the accumulator for the observation.
+  const updated = await context.db
     .update(pool, { id })
-    .set({ sqrtPriceX96, tick, liquidity, priceX96, cumulativeX96, swaps: prev.swaps + 1, block: event.block.number, timestamp: ts });
+    .set((prev) => ({ sqrtPriceX96, tick, liquidity, priceX96, cumulativeX96: accumulate(prev, ts), swaps: prev.swaps + 1, block: event.block.number, timestamp: ts }))
+    .catch((err: Error) => {
+      // A pool initialised before our start block is not ours to follow; anything else is fatal.
+      if (err.name === "RecordNotFoundError") return null;
+      throw err;
+    });
+  if (!updated) return;
   await context.db.insert(poolObservation).values({
     id: `${id}-${event.block.number}-${event.log.logIndex}`,
     poolId: id,
@@ -59,7 +63,7 @@ ponder.on("PoolManager:Swap", async ({ event, context }) => {
     tick,
     liquidity,
     priceX96,
-    cumulativeX96,
+    cumulativeX96: updated.cumulativeX96,
     amount0,
     amount1,
     txHash: event.transaction.hash,

@@ -1,0 +1,176 @@
+/**
+ * Indexer benchmark. Backfill: tens of thousands of real v4 Swap events (SwapBatcher) plus
+ * platform transfers on a private devnet, indexed by the service's Ponder app and by a bare Ponder
+ * app with the same sources and empty handlers, one after the other on PostgreSQL; each timed from
+ * process start to Ponder's /ready, minus the same app's time on the pristine devnet (startup and
+ * the snapshot's own blocks). Realtime: a swap's receipt to its row readable in the views.
+ */
+import { spawn } from "node:child_process";
+import { join } from "node:path";
+import { createPublicClient, createWalletClient, encodeFunctionData, getAddress, http, parseAbi, parseEther, parseUnits, zeroAddress, type Address, type Hex } from "viem";
+import pg from "pg";
+import { freePort, startAnvil, type Anvil } from "../devnet/anvil.js";
+import { devAccount, devnetChain } from "../devnet/deploy.js";
+import { fixtureBytecode } from "../devnet/artifacts.js";
+import { SNAPSHOT_FILE, UNIVERSE_FILE, ensureSnapshot, buildFixtures } from "../devnet/snapshot.js";
+import { readUniverse } from "../lib/universe.js";
+import { ROOT } from "../lib/root.js";
+import { erc20Abi, mintableAbi } from "../abis/erc20.js";
+import { swapCalldata } from "../test/helpers/trades.js";
+import { summarize, type Row } from "./stats.js";
+
+const PG_URL = process.env.BENCH_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/test";
+const batcherAbi = parseAbi([
+  "constructor(address poolManager)",
+  "function run((address currency0, address currency1, uint24 fee, int24 tickSpacing, address hooks) key, uint256 count, uint256 amount0, uint256 amount1)",
+]);
+
+type App = "service" | "bare";
+
+async function seedEvents(anvil: Anvil, swapsWanted: number): Promise<{ swaps: number; transfers: number; blocks: number }> {
+  const u = readUniverse(UNIVERSE_FILE);
+  const chain = devnetChain(anvil.rpcUrl);
+  const pub = createPublicClient({ chain, transport: http(anvil.rpcUrl), pollingInterval: 20 });
+  const deployer = devAccount(0);
+  const wallet = createWalletClient({ chain, transport: http(anvil.rpcUrl), account: deployer });
+  const pool = u.pools.find((p) => p.symbol0 === "TSLA" || p.symbol1 === "TSLA")!;
+  const key = { currency0: pool.currency0, currency1: pool.currency1, fee: pool.fee, tickSpacing: pool.tickSpacing, hooks: pool.hooks };
+  const hash = await wallet.deployContract({ abi: batcherAbi, bytecode: fixtureBytecode("SwapBatcher", "SwapBatcher"), args: [u.contracts.poolManager] });
+  const batcher = (await pub.waitForTransactionReceipt({ hash })).contractAddress!;
+  for (const token of [pool.currency0, pool.currency1]) {
+    const amount = token === u.tokens.USDG!.address ? parseUnits("1000000", 6) : parseEther("10000");
+    await pub.waitForTransactionReceipt({ hash: await wallet.writeContract({ address: token, abi: mintableAbi, functionName: "mint", args: [batcher, amount] }) });
+  }
+  const perTx = 400;
+  const txs = Math.ceil(swapsWanted / perTx);
+  const perBlock = 3;
+  await pub.request({ method: "evm_setAutomine" as never, params: [false] as never });
+  let nonce = await pub.getTransactionCount({ address: deployer.address });
+  const platform = getAddress(u.devnet!.accounts.platform!);
+  let blocks = 0;
+  let transfers = 0;
+  const gasPrice = 2_000_000_000n;
+  const hashes: Hex[] = [];
+  for (let i = 0; i < txs; i += perBlock) {
+    for (let j = i; j < Math.min(txs, i + perBlock); j++) {
+      // Tiny exact-input swaps in alternating directions keep the price where it is.
+      const [amount0, amount1] = key.currency0 === u.tokens.USDG!.address ? [25_000n, 10n ** 14n] : [10n ** 14n, 25_000n];
+      hashes.push(await wallet.sendTransaction({ to: batcher, data: encodeFunctionData({ abi: batcherAbi, functionName: "run", args: [key, BigInt(perTx), amount0, amount1] }), nonce: nonce++, gas: 9_500_000n, gasPrice }));
+    }
+    await wallet.sendTransaction({ to: u.tokens.USDG!.address, data: encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [platform, 1n] }), nonce: nonce++, gas: 100_000n, gasPrice });
+    transfers++;
+    await pub.request({ method: "evm_mine" as never, params: [] as never });
+    blocks++;
+  }
+  await pub.request({ method: "evm_setAutomine" as never, params: [true] as never });
+  let swaps = 0;
+  for (const hash of hashes) {
+    const r = await pub.getTransactionReceipt({ hash });
+    if (r.status !== "success") throw new Error(`seed transaction ${hash} reverted`);
+    swaps += r.logs.filter((l) => l.address.toLowerCase() === u.contracts.poolManager.toLowerCase()).length;
+  }
+  return { swaps, transfers, blocks };
+}
+
+async function runApp(app: App, anvilPort: number) {
+  const id = Math.random().toString(36).slice(2, 8);
+  const schema = `b_${app}_${id}`;
+  const views = `bv_${app}_${id}`;
+  const port = await freePort();
+  const args = [join(ROOT, "node_modules/ponder/dist/esm/bin/ponder.js"), "start", "--port", String(port), "--views-schema", views, "--log-level", "error"];
+  if (app === "bare") args.splice(1, 0, "--root", join(ROOT, "bench", "bare"));
+  const t0 = performance.now();
+  const child = spawn(process.execPath, args, {
+    cwd: app === "bare" ? join(ROOT, "bench", "bare") : ROOT,
+    env: { ...process.env, ANVIL_PORT: String(anvilPort), DATABASE_URL: PG_URL, DATABASE_SCHEMA: schema, LOG_LEVEL: "error" },
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`${app} indexer exited ${child.exitCode}`);
+    try {
+      if ((await fetch(`http://127.0.0.1:${port}/ready`)).status === 200) break;
+    } catch {
+      // starting
+    }
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  const readyMs = performance.now() - t0;
+  return {
+    readyMs,
+    views,
+    async stop() {
+      const exited = new Promise((r) => child.once("exit", r));
+      child.kill("SIGTERM");
+      await exited;
+      const p = new pg.Pool({ connectionString: PG_URL, max: 1 });
+      await p.query(`DROP SCHEMA IF EXISTS "${views}" CASCADE`);
+      await p.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      await p.end();
+    },
+  };
+}
+
+async function latency(anvil: Anvil, views: string, samples: number): Promise<number[]> {
+  const u = readUniverse(UNIVERSE_FILE);
+  const chain = devnetChain(anvil.rpcUrl);
+  const pub = createPublicClient({ chain, transport: http(anvil.rpcUrl), pollingInterval: 5 });
+  const trader = devAccount(5);
+  const wallet = createWalletClient({ chain, transport: http(anvil.rpcUrl), account: trader });
+  const pool = u.pools.find((p) => p.symbol0 === "ETH" && p.symbol1 === "USDG")!;
+  const key = { currency0: pool.currency0, currency1: pool.currency1, fee: pool.fee, tickSpacing: pool.tickSpacing, hooks: pool.hooks };
+  const db = new pg.Pool({ connectionString: PG_URL, max: 2 });
+  const out: number[] = [];
+  // Two warm-up swaps are not counted: the first blocks after /ready also settle the realtime sync.
+  for (let i = -2; i < samples; i++) {
+    const data = swapCalldata({ poolKey: key, tokenIn: zeroAddress, tokenOut: u.tokens.USDG!.address, amountIn: parseEther("0.01"), minOut: 0n, feeBips: 25n, feeRecipient: u.devnet!.accounts.platform! as Address });
+    const hash: Hex = await wallet.sendTransaction({ to: u.contracts.universalRouter, data, value: parseEther("0.01"), gas: 400_000n });
+    await pub.waitForTransactionReceipt({ hash, pollingInterval: 5 });
+    const mined = performance.now();
+    for (;;) {
+      const r = await db.query(`SELECT 1 FROM "${views}".pool_observation WHERE tx_hash = $1`, [hash]);
+      if (r.rowCount) break;
+      await new Promise((res) => setTimeout(res, 5));
+    }
+    if (i >= 0) out.push(performance.now() - mined);
+    // Stagger so samples fall at different points of the 100 ms polling cycle.
+    await new Promise((res) => setTimeout(res, 37 + ((i * 53) % 100)));
+  }
+  await db.end();
+  return out;
+}
+
+export async function benchIndexer(opts: { swaps: number; latencySamples: number; runs: number }): Promise<Row[]> {
+  await ensureSnapshot();
+  buildFixtures();
+  const pristine = await startAnvil({ loadState: SNAPSHOT_FILE });
+  const anvil = await startAnvil({ loadState: SNAPSHOT_FILE });
+  const seeded = await seedEvents(anvil, opts.swaps);
+  const events = seeded.swaps + seeded.transfers;
+  const rates: Record<App, number[]> = { service: [], bare: [] };
+  const startups: Record<App, number[]> = { service: [], bare: [] };
+  let latencies: number[] = [];
+  // Interleaved runs; each rate is net of the same app's start on the pristine devnet (build,
+  // startup, the snapshot's own blocks) measured right before it.
+  for (let run = 0; run < opts.runs; run++) {
+    for (const app of ["bare", "service"] as App[]) {
+      const b = await runApp(app, pristine.port);
+      await b.stop();
+      const r = await runApp(app, anvil.port);
+      startups[app].push(b.readyMs);
+      rates[app].push(events / (Math.max(1, r.readyMs - b.readyMs) / 1000));
+      if (app === "service" && run === 0) latencies = await latency(anvil, r.views, opts.latencySamples);
+      await r.stop();
+    }
+  }
+  await pristine.stop();
+  await anvil.stop();
+  const median = (xs: number[]) => summarize("", xs, "").p50;
+  return [
+    summarize(`backfill, bare Ponder (empty handlers): ${events} events in ${seeded.blocks} blocks`, rates.bare, "events/s"),
+    summarize(`backfill, service indexer: ${events} events in ${seeded.blocks} blocks`, rates.service, "events/s"),
+    summarize("service / bare backfill throughput (medians)", [(median(rates.service) / median(rates.bare)) * 100], "%"),
+    summarize("start to ready on the pristine devnet, bare", startups.bare, "ms"),
+    summarize("start to ready on the pristine devnet, service", startups.service, "ms"),
+    summarize("realtime block-to-readable (PostgreSQL views, 100 ms polling)", latencies, "ms"),
+  ];
+}
