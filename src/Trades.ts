@@ -1,6 +1,6 @@
 import { ponder } from "ponder:registry";
 import { feeTransfer, trade } from "ponder:schema";
-import { createPublicClient, getAddress, http, toHex, zeroAddress, type Address, type Hex } from "viem";
+import { createPublicClient, getAddress, http, zeroAddress, type Address, type Hex } from "viem";
 import { loadConfig } from "../lib/config";
 import { ethMovesOf, rootDelegator, tradeOutcome, transfersOf, WITHDRAWAL_TOPIC, type CallFrame, type Leg, type RawLog } from "../lib/tradeOutcome";
 
@@ -9,10 +9,11 @@ const router = config.contracts.universalRouter.toLowerCase();
 const delegationManager = config.contracts.delegationManager.toLowerCase();
 const platform = config.feeRecipient;
 
-// Traces go straight to the node, without Ponder's retries: a node that cannot trace a
-// transaction (pruned history, a devnet loaded from a state file) answers at once and we fall
+// Receipts and traces go straight to the node. Traces without retries: a node that cannot trace
+// a transaction (pruned history, a devnet loaded from a state file) answers at once and we fall
 // back to balances.
-const direct = createPublicClient({ transport: http(config.rpcUrl, { retryCount: 0, timeout: 10_000 }) });
+const direct = createPublicClient({ transport: http(config.rpcUrl, { retryCount: 2, timeout: 10_000 }) });
+const tracer = createPublicClient({ transport: http(config.rpcUrl, { retryCount: 0, timeout: 10_000 }) });
 
 type Receipt = {
   transactionHash: Hex;
@@ -27,7 +28,7 @@ type Receipt = {
 
 async function traceOf(hash: Hex): Promise<CallFrame | null> {
   try {
-    return (await direct.request({ method: "debug_traceTransaction" as never, params: [hash, { tracer: "callTracer" }] as never })) as CallFrame;
+    return (await tracer.request({ method: "debug_traceTransaction" as never, params: [hash, { tracer: "callTracer" }] as never })) as CallFrame;
   } catch {
     return null;
   }
@@ -37,8 +38,8 @@ async function traceOf(hash: Hex): Promise<CallFrame | null> {
 async function platformEthDelta(block: bigint): Promise<bigint | null> {
   try {
     const [before, after] = await Promise.all([
-      direct.getBalance({ address: platform, blockNumber: block - 1n }),
-      direct.getBalance({ address: platform, blockNumber: block }),
+      tracer.getBalance({ address: platform, blockNumber: block - 1n }),
+      tracer.getBalance({ address: platform, blockNumber: block }),
     ]);
     return after - before;
   } catch {
@@ -47,9 +48,11 @@ async function platformEthDelta(block: bigint): Promise<bigint | null> {
 }
 
 ponder.on("Trades:block", async ({ event, context }) => {
-  const receipts = (await context.client.request({
+  // Straight to the node (Ponder's client queues uncached methods behind its sync); by hash, so a
+  // reorged-away block can never lend us another block's receipts.
+  const receipts = (await direct.request({
     method: "eth_getBlockReceipts" as never,
-    params: [toHex(event.block.number)] as never,
+    params: [event.block.hash] as never,
   })) as Receipt[] | null;
   const trades = (receipts ?? []).filter((r) => r.to && (r.to.toLowerCase() === router || r.to.toLowerCase() === delegationManager));
   let balanceDeltaUsed = false;
