@@ -1,4 +1,5 @@
 import type { Address, Hex } from "viem";
+import { priceFromX96 } from "../lib/twap.js";
 import type { IndexedReads, IndexerStatus } from "./deps.js";
 
 /**
@@ -25,6 +26,20 @@ export type PoolState = {
   tick: number;
   liquidity: bigint;
   swaps: number;
+  block: number;
+  timestamp: number;
+};
+
+export type CurveTokenRow = {
+  token: Address;
+  creator: Address;
+  name: string;
+  symbol: string;
+  feeMode: number;
+  virtualEth: bigint;
+  virtualToken: bigint;
+  graduated: boolean;
+  trades: number;
   block: number;
   timestamp: number;
 };
@@ -142,16 +157,47 @@ const lc = (h: string) => h.toLowerCase();
  */
 export function sqlIndexedReads(query: Query, schema?: string) {
   const t = (name: string) => (schema ? `${ident(schema)}.${name}` : name);
+  async function head(): Promise<IndexerStatus> {
+    const rows = await query(`SELECT latest_checkpoint FROM ${t("_ponder_checkpoint")} LIMIT 1`);
+    const cp = rows[0]?.latest_checkpoint;
+    return typeof cp === "string" ? decodeCheckpointHead(cp) : null;
+  }
+  async function pool(id: Hex): Promise<PoolState | null> {
+    const rows = await query(`SELECT * FROM ${t("pool")} WHERE id = $1`, [lc(id)]);
+    return rows[0] ? poolFrom(rows[0]) : null;
+  }
   return {
-    async head(): Promise<IndexerStatus> {
-      const rows = await query(`SELECT latest_checkpoint FROM ${t("_ponder_checkpoint")} LIMIT 1`);
-      const cp = rows[0]?.latest_checkpoint;
-      return typeof cp === "string" ? decodeCheckpointHead(cp) : null;
+    head,
+    pool,
+
+    /** Blocks the indexer is behind `chainHead`, or null before its first checkpoint. */
+    async lagBlocks(chainHead: number): Promise<number | null> {
+      const h = await head();
+      return h ? Math.max(0, chainHead - h.block) : null;
     },
 
-    async pool(id: Hex): Promise<PoolState | null> {
-      const rows = await query(`SELECT * FROM ${t("pool")} WHERE id = $1`, [lc(id)]);
-      return rows[0] ? poolFrom(rows[0]) : null;
+    /** Mid price of currency0 in currency1 (human units) from the pool's latest state. */
+    async poolMid(id: Hex, decimals0: number, decimals1: number): Promise<{ mid: number; block: number; timestamp: number } | null> {
+      const p = await pool(id);
+      return p ? { mid: priceFromX96(p.priceX96, decimals0, decimals1), block: p.block, timestamp: p.timestamp } : null;
+    },
+
+    async curveToken(token: Address): Promise<CurveTokenRow | null> {
+      const r = (await query(`SELECT * FROM ${t("curve_token")} WHERE token = $1`, [lc(token)]))[0];
+      if (!r) return null;
+      return {
+        token: r.token as Address,
+        creator: r.creator as Address,
+        name: r.name as string,
+        symbol: r.symbol as string,
+        feeMode: num(r.fee_mode),
+        virtualEth: big(r.virtual_eth),
+        virtualToken: big(r.virtual_token),
+        graduated: Boolean(r.graduated),
+        trades: num(r.trades),
+        block: num(r.block),
+        timestamp: num(r.timestamp),
+      };
     },
 
     async pools(): Promise<PoolState[]> {

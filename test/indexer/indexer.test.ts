@@ -4,7 +4,7 @@ import { startDevnet, type Devnet } from "../helpers/devnet.js";
 import { startIndexer, type Indexer, type IndexerBackend } from "../helpers/indexer.js";
 import { approveForRouter, poolKeyOf, quoteExactIn, routerSwap, swapCalldata } from "../helpers/trades.js";
 import { erc20Abi } from "../../abis/erc20.js";
-import { priceFeedAbi } from "../../abis/fixtures.js";
+import { launchpadAbi, priceFeedAbi } from "../../abis/fixtures.js";
 import { stateViewAbi } from "../../abis/uniswapV4.js";
 import { delegationArrayParam, delegationManagerAbi, delegationTypes, ROOT_AUTHORITY, SINGLE_DEFAULT_MODE } from "../../abis/delegation.js";
 import { mintFullRange, type Ctx } from "../../devnet/deploy.js";
@@ -107,6 +107,13 @@ describe.each<IndexerBackend>(["postgres", "pglite"])("indexer on %s", (backend)
     const operations = getAddress(u.devnet!.accounts.operations!);
     await dn.mined(await dn.walletFor(platformAccount).writeContract({ address: usdg, abi: erc20Abi, functionName: "transfer", args: [operations, parseUnits("1", 6)] }));
     await dn.mined(await dn.walletFor(platformAccount).sendTransaction({ to: operations, value: parseEther("1") }));
+    // 6) A buy on the launchpad curve.
+    const launchToken = u.devnet!.fixtures.launchToken!;
+    const [tokensOut] = await dn.pub.readContract({ address: u.contracts.launchpad, abi: launchpadAbi, functionName: "quoteBuy", args: [launchToken, parseEther("0.5")] });
+    await dn.mined(await dn.walletFor(trader).writeContract({ address: u.contracts.launchpad, abi: launchpadAbi, functionName: "buy", args: [launchToken, tokensOut, trader.address], value: parseEther("0.5") }));
+    const curve = await dn.pub.readContract({ address: u.contracts.launchpad, abi: launchpadAbi, functionName: "curves", args: [launchToken] });
+    facts.curve = { token: launchToken, virtualEth: curve[4], virtualToken: curve[5] };
+
     facts.lastBlock = await dn.pub.getBlockNumber();
     facts.lastTimestamp = Number((await dn.pub.getBlock()).timestamp);
 
@@ -208,7 +215,20 @@ describe.each<IndexerBackend>(["postgres", "pglite"])("indexer on %s", (backend)
     expect(await reads.latestMark("0x0000000000000000000000000000000000000001", 0)).toBeNull();
   });
 
-  it("reports its head", async () => {
+  it("follows the launchpad curve", async () => {
+    const row = (await reads.curveToken(facts.curve.token))!;
+    expect(row).toMatchObject({ symbol: "PLD", feeMode: 1, graduated: false, trades: 1 });
+    expect(row.virtualEth).toBe(facts.curve.virtualEth);
+    expect(row.virtualToken).toBe(facts.curve.virtualToken);
+    expect(await reads.curveToken(zeroAddress)).toBeNull();
+  });
+
+  it("gives the pool mid in human units and reports its head and lag", async () => {
+    const mid = (await reads.poolMid(poolKeyOf(dn, "ETH", "USDG").id, 18, 6))!;
+    expect(mid.mid).toBeGreaterThan(2900);
+    expect(mid.mid).toBeLessThan(3100);
     expect((await reads.head())!.block).toBeGreaterThanOrEqual(Number(facts.lastBlock));
+    expect(await reads.lagBlocks(Number(facts.lastBlock))).toBe(0);
+    expect(await reads.lagBlocks(Number(facts.lastBlock) + 7)).toBeLessThanOrEqual(7);
   });
 });
