@@ -1,6 +1,9 @@
 import type { Logger } from "pino";
 import type { PublicClient } from "viem";
 import type { Config } from "../lib/config.js";
+import type { RateLimiter } from "./rateLimit.js";
+import type { KeyRecord } from "./signin.js";
+import type { Db } from "./store/db.js";
 
 /** What the indexer tells the API about itself (Ponder's checkpoint). */
 export type IndexerStatus = { block: number; timestamp: number } | null;
@@ -18,6 +21,9 @@ export type AppDeps = {
   indexed: IndexedReads;
   /** Database behind indexed reads and the app store; resolves when reachable. */
   pingDatabase(): Promise<void>;
+  /** The app store (migrated). */
+  db: Db;
+  limiter?: RateLimiter;
   clock?: () => number;
 };
 
@@ -26,5 +32,8 @@ export type AppEnv = {
     log: Logger;
     requestId: string;
     errorCode: string | undefined;
+    clientAddr: string;
+    body: Record<string, unknown>;
+    key: KeyRecord;
   };
 };

@@ -42,6 +42,19 @@ const envSchema = {
   REQUIRE_PARTNER_AGENT: bool.default("false"),
   SUBMIT_ENABLED: bool.default("true"),
   DATA_DIR: z.string().min(1).optional(),
+  /** Header a trusted reverse proxy sets to the client address (its last entry is used). */
+  TRUSTED_PROXY_HEADER: z.string().regex(/^[A-Za-z0-9-]+$/, "must be a header name").optional(),
+  /** Header a trusted edge sets to the client's ISO country code (e.g. cf-ipcountry). */
+  COUNTRY_HEADER: z.string().regex(/^[A-Za-z0-9-]+$/, "must be a header name").optional(),
+  BLOCKED_COUNTRIES: z
+    .string()
+    .transform((s) => s.split(",").map((c) => c.trim().toUpperCase()).filter(Boolean))
+    .refine((cs) => cs.every((c) => /^[A-Z]{2}(-[A-Z0-9]{1,3})?$/.test(c)), "must be ISO 3166 codes like CU,IR,KP,SY,UA-43")
+    .optional(),
+  /** `off` only for benchmarks of the bare request path. */
+  RATE_LIMITS: z.enum(["on", "off"]).default("on"),
+  /** PostgreSQL views schema of the indexer, for API processes outside Ponder's. */
+  INDEXER_SCHEMA: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,44}$/, "must be a schema name").optional(),
 } as const;
 
 type EnvKey = keyof typeof envSchema;
@@ -92,7 +105,15 @@ export type Config = {
   submitEnabled: boolean;
   version: string;
   devnetInfo: Universe["devnet"] | null;
+  trustedProxyHeader: string | null;
+  countryHeader: string | null;
+  blockedCountries: string[];
+  rateLimits: boolean;
+  indexerSchema: string | null;
 };
+
+/** Comprehensively sanctioned countries and regions (Crimea, Donetsk, Luhansk as ISO subdivisions). */
+export const DEFAULT_BLOCKED_COUNTRIES = ["CU", "IR", "KP", "SY", "UA-43", "UA-14", "UA-09"];
 
 /**
  * Reads the environment and the universe file into one validated Config. Throws ConfigError
@@ -158,6 +179,11 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     submitEnabled: env.SUBMIT_ENABLED,
     version: SERVICE_VERSION,
     devnetInfo: universe.devnet ?? null,
+    trustedProxyHeader: env.TRUSTED_PROXY_HEADER?.toLowerCase() ?? null,
+    countryHeader: env.COUNTRY_HEADER?.toLowerCase() ?? null,
+    blockedCountries: env.BLOCKED_COUNTRIES ?? DEFAULT_BLOCKED_COUNTRIES,
+    rateLimits: env.RATE_LIMITS === "on",
+    indexerSchema: env.INDEXER_SCHEMA ?? null,
   };
 }
 

@@ -2,13 +2,18 @@ import { Hono } from "hono";
 import type { AppDeps, AppEnv } from "../deps.js";
 import { checkHealth } from "../health.js";
 import { publicConfig } from "../publicConfig.js";
+import { limit } from "../middleware/limits.js";
+import { PUBLIC_OVERALL, RATE_RULES, type RateLimiter } from "../rateLimit.js";
 
 export const SERVICE_NAME = "pit-trading-service";
 
 /** SPEC.md "Server": config, health (stats and treasury come with their issues). */
-export function serverRoutes(deps: AppDeps) {
+export function serverRoutes(deps: AppDeps, limiter: RateLimiter) {
   const config = publicConfig(deps.config);
   const app = new Hono<AppEnv>();
+  for (const path of ["/config", "/health", "/stats", "/treasury"]) {
+    app.use(path, limit(limiter, "public", RATE_RULES.public, "client"), limit(limiter, "public", PUBLIC_OVERALL, "overall"));
+  }
   app.get("/config", (c) => c.json(config));
   app.get("/health", async (c) => {
     const health = await checkHealth(deps);

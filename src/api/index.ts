@@ -2,6 +2,7 @@ import { sql } from "ponder";
 import { db } from "ponder:api";
 import { createApp } from "../../api/app";
 import { sqlIndexedReads } from "../../api/indexed";
+import { openAppStore } from "../../api/store/open";
 import { createChainClient } from "../../lib/chain";
 import { loadConfig } from "../../lib/config";
 import { createLogger } from "../../lib/logger";
@@ -18,13 +19,16 @@ const query = async (text: string, params: unknown[] = []) => {
 };
 
 const config = loadConfig();
+const store = await openAppStore(config);
 
 export default createApp({
   config,
   logger: createLogger(),
   chain: createChainClient(config),
   indexed: sqlIndexedReads(query, process.env.DATABASE_SCHEMA),
+  db: store,
   pingDatabase: async () => {
     await query("SELECT 1");
+    await store.query("SELECT 1");
   },
 });

@@ -1,0 +1,64 @@
+import type { Db } from "./db.js";
+
+/**
+ * Versioned migrations of the app store (schema `app`). Append only: a shipped step never
+ * changes; each runs once, in order, inside one transaction holding an advisory lock so that
+ * API instances starting together migrate once.
+ */
+export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
+  {
+    version: 1,
+    name: "accounts, keys, challenges",
+    sql: `
+      CREATE TABLE app.accounts (
+        id bigserial PRIMARY KEY,
+        wallet text NOT NULL UNIQUE,
+        name text NOT NULL,
+        client_addr text,
+        created_at bigint NOT NULL
+      );
+      CREATE INDEX accounts_client_created ON app.accounts (client_addr, created_at);
+      CREATE INDEX accounts_created ON app.accounts (created_at);
+      CREATE TABLE app.api_keys (
+        id bigserial PRIMARY KEY,
+        key_hash text NOT NULL UNIQUE,
+        wallet text NOT NULL,
+        account_id bigint NOT NULL REFERENCES app.accounts (id),
+        client_addr text,
+        created_at bigint NOT NULL,
+        expires_at bigint NOT NULL,
+        revoked_at bigint
+      );
+      CREATE INDEX api_keys_wallet ON app.api_keys (wallet);
+      CREATE INDEX api_keys_client_created ON app.api_keys (client_addr, created_at);
+      CREATE INDEX api_keys_created ON app.api_keys (created_at);
+      CREATE TABLE app.challenges (
+        nonce text PRIMARY KEY,
+        wallet text NOT NULL,
+        purpose text NOT NULL,
+        message text NOT NULL,
+        issued_at bigint NOT NULL,
+        expires_at bigint NOT NULL,
+        used_at bigint
+      );
+      CREATE INDEX challenges_wallet ON app.challenges (wallet, issued_at);
+    `,
+  },
+];
+
+export async function migrate(db: Db, now = () => Math.floor(Date.now() / 1000)): Promise<number[]> {
+  return db.tx(async (tx) => {
+    await tx.query("CREATE SCHEMA IF NOT EXISTS app");
+    await tx.query("SELECT pg_advisory_xact_lock(4663001)");
+    await tx.query("CREATE TABLE IF NOT EXISTS app.schema_migrations (version int PRIMARY KEY, name text NOT NULL, applied_at bigint NOT NULL)");
+    const done = new Set((await tx.query<{ version: number }>("SELECT version FROM app.schema_migrations")).map((r) => Number(r.version)));
+    const applied: number[] = [];
+    for (const m of MIGRATIONS) {
+      if (done.has(m.version)) continue;
+      await tx.exec(m.sql);
+      await tx.query("INSERT INTO app.schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)", [m.version, m.name, now()]);
+      applied.push(m.version);
+    }
+    return applied;
+  });
+}

@@ -1,0 +1,93 @@
+import { serve } from "@hono/node-server";
+import pino from "pino";
+import pg from "pg";
+import { createApp } from "../../api/app.js";
+import { sqlIndexedReads } from "../../api/indexed.js";
+import { RateLimiter } from "../../api/rateLimit.js";
+import { openPglite, openPostgres, type Db } from "../../api/store/db.js";
+import { migrate } from "../../api/store/migrations.js";
+import { createChainClient } from "../../lib/chain.js";
+import { loadConfig, type Config } from "../../lib/config.js";
+import { freePort } from "../../devnet/anvil.js";
+
+export type StoreKind = "pglite" | "postgres";
+const PG_ADMIN = process.env.TEST_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/test";
+
+/** A fresh app store: in-memory PGlite, or a PostgreSQL database of its own (dropped by drop()). */
+export async function freshStore(kind: StoreKind): Promise<{ db: Db; reopen: () => Promise<Db>; drop: () => Promise<void> }> {
+  if (kind === "pglite") {
+    const dir = `memory://${Math.random().toString(36).slice(2)}`;
+    const db = await openPglite(dir);
+    await migrate(db);
+    // In-memory PGlite dies with its handle: "reopen" hands back the same live store.
+    return { db, reopen: async () => db, drop: () => db.close() };
+  }
+  const name = `pit_test_${Math.random().toString(36).slice(2, 10)}`;
+  const admin = new pg.Pool({ connectionString: PG_ADMIN, max: 1 });
+  await admin.query(`CREATE DATABASE ${name}`);
+  const url = PG_ADMIN.replace(/\/[^/]*$/, `/${name}`);
+  const open = async () => {
+    const db = await openPostgres(url, 4);
+    await migrate(db);
+    return db;
+  };
+  const db = await open();
+  const opened: Db[] = [db];
+  return {
+    db,
+    reopen: async () => {
+      const d = await open();
+      opened.push(d);
+      return d;
+    },
+    drop: async () => {
+      for (const d of opened) await d.close().catch(() => {});
+      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await admin.end();
+    },
+  };
+}
+
+/** The real app on a real HTTP port, against a devnet and a store. */
+export async function serveApi(opts: { rpcUrl: string; db: Db; config?: Partial<Config>; clock?: () => number; limiter?: RateLimiter }) {
+  const port = await freePort();
+  const base = loadConfig({ ANVIL_PORT: new URL(opts.rpcUrl).port, PORT: String(port) });
+  const config: Config = { ...base, allowedHosts: [`127.0.0.1:${port}`, `localhost:${port}`], ...opts.config };
+  const app = createApp({
+    config,
+    logger: pino({ level: "silent" }),
+    chain: createChainClient(config),
+    indexed: sqlIndexedReads((t, p) => opts.db.query(t, p)),
+    db: opts.db,
+    clock: opts.clock,
+    limiter: opts.limiter,
+    pingDatabase: async () => void (await opts.db.query("SELECT 1")),
+  });
+  const server = serve({ fetch: app.fetch, port, hostname: "127.0.0.1" });
+  await new Promise<void>((r) => server.once("listening", () => r()));
+  const url = `http://127.0.0.1:${port}`;
+  return {
+    url,
+    port,
+    config,
+    app,
+    async call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
+      const res = await fetch(`${url}${path}`, {
+        method,
+        headers: { ...(body !== undefined ? { "content-type": "application/json" } : {}), ...headers },
+        body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body),
+      });
+      const text = await res.text();
+      let json: any;
+      try {
+        json = JSON.parse(text);
+      } catch {
+        json = undefined;
+      }
+      return { status: res.status, headers: res.headers, json, text };
+    },
+    close: () => new Promise<void>((r) => server.close(() => r())),
+  };
+}
+
+export type Api = Awaited<ReturnType<typeof serveApi>>;
