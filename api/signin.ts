@@ -105,7 +105,7 @@ export async function createChallenge(d: SignInDeps, body: Record<string, unknow
  * BAD_SIGNATURE when none matches (the challenges stay open for the real wallet).
  */
 async function consumeChallenge(d: SignInDeps, address: Address, signature: Hex, purpose: Purpose, nonce: unknown): Promise<void> {
-  if (nonce !== undefined && (typeof nonce !== "string" || !/^[A-Za-z0-9]{8,64}$/.test(nonce))) throw new ApiError(400, "BAD_REQUEST", "nonce must be the challenge's nonce");
+  if (nonce !== undefined && (typeof nonce !== "string" || !/^[A-Za-z0-9]{8,128}$/.test(nonce))) throw new ApiError(400, "BAD_REQUEST", "nonce must be the challenge's nonce");
   const t = now(d);
   const open = await d.db.query<{ nonce: string; message: string }>(
     `SELECT nonce, message FROM app.challenges WHERE wallet = $1 AND purpose = $2 AND used_at IS NULL AND expires_at > $3
