@@ -1,0 +1,146 @@
+import { request } from "node:http";
+import { Writable } from "node:stream";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import pino from "pino";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { startDevnet, type Devnet } from "../helpers/devnet.js";
+import { freshStore, serveApi, type Api } from "../helpers/api.js";
+import { RateLimiter, RATE_RULES } from "../../api/rateLimit.js";
+import { requestLog } from "../../api/middleware/requestLog.js";
+import { Hono } from "hono";
+
+let dn: Devnet;
+let store: Awaited<ReturnType<typeof freshStore>>;
+let api: Api;
+let now = Date.now();
+const clock = () => now;
+
+beforeAll(async () => {
+  dn = await startDevnet();
+  store = await freshStore("pglite");
+  api = await serveApi({ rpcUrl: dn.anvil.rpcUrl, db: store.db, clock, limiter: new RateLimiter(clock) });
+});
+afterAll(async () => {
+  await api?.close();
+  await store?.drop();
+  await dn?.stop();
+});
+
+/** A raw HTTP request (fetch cannot send chunked bodies on demand or a forged Host). */
+function raw(opts: { method: string; path: string; headers: Record<string, string>; body?: string; chunked?: boolean }): Promise<{ status: number; body: any; headers: Record<string, unknown> }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: "127.0.0.1", port: api.port, method: opts.method, path: opts.path, headers: opts.headers }, (res) => {
+      let data = "";
+      res.on("data", (d) => (data += d));
+      res.on("end", () => resolve({ status: res.statusCode!, body: JSON.parse(data), headers: res.headers }));
+    });
+    req.on("error", reject);
+    if (opts.chunked) {
+      req.write(opts.body ?? "{}");
+      req.end();
+    } else req.end(opts.body);
+  });
+}
+
+describe("host and browser rules", () => {
+  it("answers 421 UNKNOWN_HOST for a host it does not serve", async () => {
+    const r = await raw({ method: "GET", path: "/api/v1/config", headers: { host: "evil.example" } });
+    expect([r.status, r.body.error.code]).toEqual([421, "UNKNOWN_HOST"]);
+  });
+
+  it("refuses cross-origin POSTs and cookie POSTs without JSON and X-Pit-Client", async () => {
+    const address = privateKeyToAccount(generatePrivateKey()).address;
+    let r = await api.call("POST", "/api/v1/auth/challenge", { address }, { origin: "https://evil.example" });
+    expect([r.status, r.json.error.code]).toEqual([403, "CSRF_REFUSED"]);
+    r = await api.call("POST", "/api/v1/auth/challenge", { address }, { cookie: "s=1" });
+    expect([r.status, r.json.error.code]).toEqual([403, "CSRF_REFUSED"]);
+    r = await api.call("POST", "/api/v1/auth/challenge", JSON.stringify({ address }), { cookie: "s=1", "x-pit-client": "web", "content-type": "text/plain" });
+    expect([r.status, r.json.error.code]).toEqual([403, "CSRF_REFUSED"]);
+    r = await api.call("POST", "/api/v1/auth/challenge", { address }, { cookie: "s=1", "x-pit-client": "web" });
+    expect(r.status).toBe(200);
+    r = await api.call("POST", "/api/v1/auth/challenge", { address }, { origin: `http://127.0.0.1:${api.port}` });
+    expect(r.status).toBe(200);
+  });
+});
+
+describe("request bodies", () => {
+  const host = () => `127.0.0.1:${api.port}`;
+  it("refuses chunked bodies with 411 LENGTH_REQUIRED", async () => {
+    const r = await raw({ method: "POST", path: "/api/v1/auth/challenge", headers: { host: host(), "content-type": "application/json", "transfer-encoding": "chunked" }, body: "{}", chunked: true });
+    expect([r.status, r.body.error.code]).toEqual([411, "LENGTH_REQUIRED"]);
+  });
+  it("refuses bodies over 64 KB with 413, and non-objects and broken JSON with 400", async () => {
+    const big = JSON.stringify({ address: "0x" + "a".repeat(40), pad: "x".repeat(70_000) });
+    let r = await api.call("POST", "/api/v1/auth/challenge", big);
+    expect([r.status, r.json.error.code]).toEqual([413, "BAD_REQUEST"]);
+    for (const body of ["[1,2]", "null", "42", '"s"', "{broken", "{\"a\":"]) {
+      r = await api.call("POST", "/api/v1/auth/challenge", body);
+      expect([body, r.status, r.json.error.code]).toEqual([body, 400, "BAD_REQUEST"]);
+    }
+  });
+});
+
+describe("rate limits", () => {
+  it("spends the sign-in bucket (10, then one per 10 s) with Retry-After, and refills", async () => {
+    const address = privateKeyToAccount(generatePrivateKey()).address;
+    now += 200_000; // full buckets
+    let statuses: number[] = [];
+    for (let i = 0; i < 11; i++) statuses.push((await api.call("POST", "/api/v1/auth/challenge", { address })).status);
+    expect(statuses.slice(0, 10).every((s) => s === 200)).toBe(true);
+    const limited = await api.call("POST", "/api/v1/auth/challenge", { address });
+    expect([limited.status, limited.json.error.code]).toEqual([429, "RATE_LIMITED"]);
+    expect(Number(limited.headers.get("retry-after"))).toBe(10);
+    now += 10_000;
+    expect((await api.call("POST", "/api/v1/auth/challenge", { address })).status).toBe(200);
+    expect((await api.call("POST", "/api/v1/auth/challenge", { address })).status).toBe(429);
+  });
+
+  it("locks out an address after 20 failed authentications (then one per 5 s)", async () => {
+    now += 1_000_000;
+    for (let i = 0; i < 20; i++) expect((await api.call("GET", "/api/v1/auth/me", undefined, { authorization: `Bearer pit_w_wrong${i}` })).status).toBe(401);
+    const locked = await api.call("GET", "/api/v1/auth/me", undefined, { authorization: "Bearer pit_w_wrong" });
+    expect([locked.status, locked.json.error.code]).toEqual([429, "RATE_LIMITED"]);
+    expect(Number(locked.headers.get("retry-after"))).toBe(5);
+    now += 5_000;
+    expect((await api.call("GET", "/api/v1/auth/me")).status).toBe(401);
+  });
+
+  it("limits a key to 30, then 10 per second, and public reads per client", async () => {
+    now += 1_000_000;
+    const a = privateKeyToAccount(generatePrivateKey());
+    const ch = (await api.call("POST", "/api/v1/auth/challenge", { address: a.address })).json;
+    const key = (await api.call("POST", "/api/v1/auth/verify", { address: a.address, signature: await a.signMessage({ message: ch.message }) })).json.api_key;
+    const codes: number[] = [];
+    for (let i = 0; i < 31; i++) codes.push((await api.call("GET", "/api/v1/auth/me", undefined, { authorization: `Bearer ${key}` })).status);
+    expect(codes.filter((s) => s === 200)).toHaveLength(30);
+    expect(codes[30]).toBe(429);
+    now += 1000;
+    expect((await api.call("GET", "/api/v1/auth/me", undefined, { authorization: `Bearer ${key}` })).status).toBe(200);
+
+    const pub: number[] = [];
+    for (let i = 0; i < 61; i++) pub.push((await api.call("GET", "/api/v1/config")).status);
+    expect(pub.filter((s) => s === 200)).toHaveLength(60);
+    expect(pub[60]).toBe(429);
+  });
+
+  it("keeps memory bounded under a flood of distinct client addresses", () => {
+    const limiter = new RateLimiter(() => 0, 1000);
+    for (let i = 0; i < 50_000; i++) limiter.take(`public:client:10.${i >> 16}.${(i >> 8) & 255}.${i & 255}`, RATE_RULES.public);
+    expect(limiter.size).toBeLessThanOrEqual(1000);
+  });
+});
+
+describe("logs", () => {
+  it("writes one JSON line per request with id, route, status, code and ms, never the key", async () => {
+    const lines: any[] = [];
+    const sink = new Writable({ write(chunk, _e, cb) { lines.push(JSON.parse(chunk.toString())); cb(); } });
+    const app = new Hono();
+    app.use("*", requestLog(pino({ level: "info" }, sink)));
+    app.get("/x", (c) => c.json({ ok: true }));
+    await app.request("/x", { headers: { authorization: "Bearer pit_w_secretsecret", "x-request-id": "abc-123" } });
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({ req_id: "abc-123", method: "GET", route: "/x", status: 200 });
+    expect(typeof lines[0].ms).toBe("number");
+    expect(JSON.stringify(lines)).not.toContain("secret");
+  });
+});
