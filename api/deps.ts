@@ -4,21 +4,15 @@ import type { Config } from "../lib/config.js";
 import type { RateLimiter } from "./rateLimit.js";
 import type { KeyRecord } from "./signin.js";
 import type { Db } from "./store/db.js";
-
-/** What the indexer tells the API about itself (Ponder's checkpoint). */
-export type IndexerStatus = { block: number; timestamp: number } | null;
-
-/** Reads over Ponder's tables. Grows with the indexer issue; here just the head. */
-export interface IndexedReads {
-  head(): Promise<IndexerStatus>;
-}
+import type { SqlIndexedReads } from "./indexed.js";
 
 /** Everything the app touches outside itself, passed in so tests build it directly. */
 export type AppDeps = {
   config: Config;
   logger: Logger;
   chain: PublicClient;
-  indexed: IndexedReads;
+  /** Typed reads over the indexer's tables (api/indexed.ts). */
+  indexed: SqlIndexedReads;
   /** Database behind indexed reads and the app store; resolves when reachable. */
   pingDatabase(): Promise<void>;
   /** The app store (migrated). */

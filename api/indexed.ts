@@ -1,6 +1,8 @@
 import type { Address, Hex } from "viem";
 import { priceFromX96 } from "../lib/twap.js";
-import type { IndexedReads, IndexerStatus } from "./deps.js";
+
+/** What the indexer tells the API about itself (Ponder's checkpoint). */
+export type IndexerStatus = { block: number; timestamp: number } | null;
 
 /**
  * Ponder checkpoints are 75 digits: block timestamp (10), chain id (16), block number (16),
@@ -253,7 +255,7 @@ export function sqlIndexedReads(query: Query, schema?: string) {
       const rows = await query(`SELECT * FROM ${t("fee_transfer")} WHERE timestamp >= $1 AND timestamp < $2 ORDER BY block, id`, [from, to]);
       return rows.map(feeTransferFrom);
     },
-  } satisfies IndexedReads & Record<string, unknown>;
+  };
 }
 
 export type SqlIndexedReads = ReturnType<typeof sqlIndexedReads>;

@@ -2,7 +2,7 @@ import { serve } from "@hono/node-server";
 import pino from "pino";
 import pg from "pg";
 import { createApp } from "../../api/app.js";
-import { sqlIndexedReads } from "../../api/indexed.js";
+import { sqlIndexedReads, type SqlIndexedReads } from "../../api/indexed.js";
 import { RateLimiter } from "../../api/rateLimit.js";
 import { openPglite, openPostgres, type Db } from "../../api/store/db.js";
 import { migrate } from "../../api/store/migrations.js";
@@ -49,7 +49,7 @@ export async function freshStore(kind: StoreKind): Promise<{ db: Db; reopen: () 
 }
 
 /** The real app on a real HTTP port, against a devnet and a store. */
-export async function serveApi(opts: { rpcUrl: string; db: Db; config?: Partial<Config>; clock?: () => number; limiter?: RateLimiter }) {
+export async function serveApi(opts: { rpcUrl: string; db: Db; config?: Partial<Config>; clock?: () => number; limiter?: RateLimiter; indexed?: SqlIndexedReads }) {
   const port = await freePort();
   const base = loadConfig({ ANVIL_PORT: new URL(opts.rpcUrl).port, PORT: String(port) });
   const config: Config = { ...base, allowedHosts: [`127.0.0.1:${port}`, `localhost:${port}`], ...opts.config };
@@ -57,7 +57,7 @@ export async function serveApi(opts: { rpcUrl: string; db: Db; config?: Partial<
     config,
     logger: pino({ level: "silent" }),
     chain: createChainClient(config),
-    indexed: sqlIndexedReads((t, p) => opts.db.query(t, p)),
+    indexed: opts.indexed ?? sqlIndexedReads((t, p) => opts.db.query(t, p)),
     db: opts.db,
     clock: opts.clock,
     limiter: opts.limiter,

@@ -1,0 +1,136 @@
+import { parseUnits, type Address, type PublicClient } from "viem";
+import { v4QuoterAbi } from "../abis/uniswapV4.js";
+import type { Config, TokenEntry } from "../lib/config.js";
+import { MAJOR_TIERS, OTHER_BPS, SHIELD_ADD_BPS } from "../lib/fees.js";
+import { priceFromX96 } from "../lib/twap.js";
+import type { SqlIndexedReads } from "./indexed.js";
+
+export const STATS_TTL_MS = 5_000;
+export const REF_SIZE_USD = 1_000;
+/** Feeds beat every 24 h; an older mark is stale (stock feeds keep Friday's price all weekend). */
+export const MARK_HEARTBEAT_S = 86_400;
+
+type Side = { venue: string; fee: number; price: number; vs_mark_bps: number | null } | null;
+
+const timed = async <T>(fn: () => Promise<T>): Promise<{ value: T | null; ms: number | null }> => {
+  const t0 = performance.now();
+  try {
+    const value = await fn();
+    return { value, ms: Math.round((performance.now() - t0) * 10) / 10 };
+  } catch {
+    return { value: null, ms: null };
+  }
+};
+
+/**
+ * GET /stats: one answer shared by every caller, rebuilt at most every 5 s (concurrent callers
+ * wait for the same rebuild). Any part that cannot be read is null; the answer is still 200.
+ */
+export function createStats(deps: { config: Config; chain: PublicClient; indexed: SqlIndexedReads; clock: () => number }) {
+  const { config, chain, indexed } = deps;
+  const usdg = config.tokens.USDG!;
+  let cached: { at: number; body: Record<string, unknown> } | null = null;
+  let building: Promise<{ at: number; body: Record<string, unknown> }> | null = null;
+
+  const poolFor = (asset: TokenEntry) =>
+    config.pools.find(
+      (p) =>
+        (p.currency0.toLowerCase() === asset.address.toLowerCase() && p.currency1.toLowerCase() === usdg.address.toLowerCase()) ||
+        (p.currency1.toLowerCase() === asset.address.toLowerCase() && p.currency0.toLowerCase() === usdg.address.toLowerCase()),
+    );
+
+  async function quote(pool: NonNullable<ReturnType<typeof poolFor>>, zeroForOne: boolean, exactAmount: bigint): Promise<bigint> {
+    const { result } = await chain.simulateContract({
+      address: config.contracts.v4Quoter,
+      abi: v4QuoterAbi,
+      functionName: "quoteExactInputSingle",
+      args: [{ poolKey: { currency0: pool.currency0, currency1: pool.currency1, fee: pool.fee, tickSpacing: pool.tickSpacing, hooks: pool.hooks }, zeroForOne, exactAmount, hookData: "0x" }],
+    });
+    return result[0];
+  }
+
+  async function assetRow(asset: TokenEntry, nowS: number) {
+    const pool = poolFor(asset);
+    const markRow = asset.feed ? await indexed.latestMark(asset.feed as Address, nowS).catch(() => null) : null;
+    const state = pool ? await indexed.pool(pool.id).catch(() => null) : null;
+    const assetIs0 = pool ? pool.currency0.toLowerCase() === asset.address.toLowerCase() : true;
+    let mid: number | null = null;
+    if (state) {
+      const p = priceFromX96(state.priceX96, assetIs0 ? asset.decimals : usdg.decimals, assetIs0 ? usdg.decimals : asset.decimals);
+      mid = assetIs0 ? p : 1 / p;
+    }
+    const mark = markRow ? Number(markRow.answer) / 1e8 : mid;
+    const vsMark = (price: number) => (mark ? Math.round(((price - mark) / mark) * 10_000) : null);
+    let buy: Side = null;
+    let sell: Side = null;
+    if (pool && mark) {
+      const venue = `uniswap-v4:${pool.fee}`;
+      const fee = pool.fee / 100; // pips -> bps
+      const usdIn = parseUnits(String(REF_SIZE_USD), usdg.decimals);
+      const got = await quote(pool, !assetIs0, usdIn).catch(() => null);
+      if (got) {
+        const price = REF_SIZE_USD / (Number(got) / 10 ** asset.decimals);
+        buy = { venue, fee, price, vs_mark_bps: vsMark(price) };
+      }
+      const assetIn = parseUnits((REF_SIZE_USD / mark).toFixed(asset.decimals), asset.decimals);
+      const out = await quote(pool, assetIs0, assetIn).catch(() => null);
+      if (out) {
+        const price = Number(out) / 10 ** usdg.decimals / (Number(assetIn) / 10 ** asset.decimals);
+        sell = { venue, fee, price, vs_mark_bps: vsMark(price) };
+      }
+    }
+    return {
+      symbol: asset.symbol,
+      kind: asset.kind === "stock" ? "stock" : "crypto",
+      mark,
+      mark_source: markRow ? "oracle" : mid !== null ? "pool-mid" : null,
+      mid,
+      spread_bps: buy && sell && mid ? Math.round(((buy.price - sell.price) / mid) * 10_000) : null,
+      stale: markRow ? markRow.ageS > MARK_HEARTBEAT_S : mid === null,
+      routes: pool ? 1 : 0,
+      buy,
+      sell,
+    };
+  }
+
+  async function build() {
+    const at = deps.clock();
+    const nowS = Math.floor(at / 1000);
+    const assets = Object.values(config.tokens).filter((t) => !t.native && t.kind !== "stable" && t.kind !== "wrapped");
+    const eth = config.tokens.ETH!;
+    const [block, head, sequencer] = await Promise.all([
+      timed(() => chain.getBlock()),
+      indexed.head().catch(() => null),
+      timed(() => fetch(config.sequencerUrl, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_chainId", params: [] }), signal: AbortSignal.timeout(2000) }).then((r) => r.json())),
+    ]);
+    const quotes = await timed(() => Promise.all([eth, ...assets].map((a) => assetRow(a, nowS))));
+    const rows = quotes.value;
+    const body = {
+      status: block.value && head ? "ok" : "degraded",
+      generated_at: nowS,
+      cached_s: 0,
+      block: block.value ? { number: Number(block.value.number), age_s: Math.max(0, nowS - Number(block.value.timestamp)) } : null,
+      prices: head ? { block: head.block, age_s: Math.max(0, nowS - head.timestamp), ref_size_usd: REF_SIZE_USD } : null,
+      assets: rows,
+      routes: rows ? rows.reduce((n, r) => n + r.routes, 0) : null,
+      latency_ms: { ref_quotes: quotes.ms, rpc: block.ms, sequencer: sequencer.ms },
+      relay: config.submitEnabled && sequencer.value !== null,
+      fee_bps: { major_max: MAJOR_TIERS[0]!.bps, major_min: MAJOR_TIERS.at(-1)!.bps, other: OTHER_BPS, shield_add: SHIELD_ADD_BPS },
+      // Filled by the token registry (its own issue) and the hosted agents' AI pool.
+      tokens: null,
+      ai_pool: null,
+    };
+    return { at, body };
+  }
+
+  return {
+    async get(): Promise<Record<string, unknown>> {
+      const now = deps.clock();
+      if (!cached || now - cached.at >= STATS_TTL_MS) {
+        building ??= build().finally(() => (building = null));
+        cached = await building;
+      }
+      return { ...cached.body, cached_s: Math.floor((deps.clock() - cached.at) / 1000) };
+    },
+  };
+}
