@@ -84,7 +84,10 @@ async function main() {
 
   const schema = indexerSchema(config);
   const ponderBin = join(ROOT, "node_modules", "ponder", "dist", "esm", "bin", "ponder.js");
-  ponder = spawn(process.execPath, [ponderBin, "start", "--port", String(config.port), "--log-format", "json", "--log-level", process.env.PONDER_LOG_LEVEL ?? "warn"], {
+  const args = [ponderBin, "start", "--port", String(config.port), "--log-format", "json", "--log-level", process.env.PONDER_LOG_LEVEL ?? "warn"];
+  // On PostgreSQL the tables are also published as views, for separate API processes (npm run api).
+  if (config.databaseUrl) args.push("--views-schema", config.indexerSchema ?? "pit");
+  ponder = spawn(process.execPath, args, {
     cwd: ROOT,
     stdio: ["ignore", "inherit", "inherit"],
     // Own process group: a terminal's Ctrl-C reaches only this script, which then stops the

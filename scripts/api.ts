@@ -1,0 +1,42 @@
+/**
+ * `npm run api`: the API as its own process (any number side by side) against PostgreSQL: the
+ * app store in DATABASE_URL's `app` schema, indexed tables through the views schema that
+ * `ponder start --views-schema` publishes (INDEXER_SCHEMA, default `pit`).
+ */
+import { serve } from "@hono/node-server";
+import pg from "pg";
+import { createApp } from "../api/app.js";
+import { sqlIndexedReads } from "../api/indexed.js";
+import { openAppStore } from "../api/store/open.js";
+import { createChainClient } from "../lib/chain.js";
+import { ConfigError, loadConfig } from "../lib/config.js";
+import { createLogger } from "../lib/logger.js";
+
+let config;
+try {
+  config = loadConfig();
+  if (!config.databaseUrl) throw new ConfigError("DATABASE_URL", "required for a separate API process (PGlite lives inside the indexer's process: use npm start)");
+} catch (err) {
+  console.error((err as Error).message);
+  process.exit(2);
+}
+const logger = createLogger();
+const views = config.indexerSchema ?? "pit";
+const pool = new pg.Pool({ connectionString: config.databaseUrl!, max: 10 });
+pool.on("error", () => {});
+const query = async (text: string, params?: unknown[]) => (await pool.query(text, params)).rows;
+const store = await openAppStore(config);
+const app = createApp({
+  config,
+  logger,
+  chain: createChainClient(config),
+  indexed: sqlIndexedReads(query, views),
+  db: store,
+  pingDatabase: async () => void (await query("SELECT 1")),
+});
+const server = serve({ fetch: app.fetch, port: config.port, hostname: process.env.HOST ?? "0.0.0.0" }, (info) =>
+  console.log(`[api] http://localhost:${info.port}/api/v1 (indexer views ${views}, app store PostgreSQL)`),
+);
+const stop = () => server.close(() => void Promise.all([pool.end(), store.close()]).then(() => process.exit(0)));
+process.on("SIGINT", stop);
+process.on("SIGTERM", stop);
