@@ -15,7 +15,7 @@ export const onError: ErrorHandler = (err, c) => {
   if (err instanceof HTTPException && err.status < 500) {
     return respondError(c, new ApiError(err.status as 400, "BAD_REQUEST", err.message || "bad request"));
   }
-  c.get("log")?.error({ err }, "unhandled error");
+  c.get("log")?.error({ req_id: c.get("requestId"), err }, "unhandled error");
   return respondError(c, new ApiError(500, "INTERNAL", "internal error"));
 };
 

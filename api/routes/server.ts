@@ -16,7 +16,9 @@ export function serverRoutes(deps: AppDeps, limiter: RateLimiter) {
     app.use(path, limit(limiter, "public", RATE_RULES.public, "client"), limit(limiter, "public", PUBLIC_OVERALL, "overall"));
   }
   const stats = createStats({ config: deps.config, chain: deps.chain, indexed: deps.indexed, clock: deps.clock ?? Date.now });
-  app.get("/config", (c) => c.json(config));
+  // Immutable for the life of the process: serialised once, not per request.
+  const configJson = JSON.stringify(config);
+  app.get("/config", (c) => c.body(configJson, 200, { "Content-Type": "application/json" }));
   app.get("/stats", async (c) => c.json(await stats.get()));
   app.get("/health", async (c) => {
     const health = await checkHealth(deps);

@@ -1,0 +1,44 @@
+/**
+ * The HTTP benchmark's server process: the service app (all middleware, JSON logs to /dev/null,
+ * rate limits off so the load generator measures the request path, not 429s) or a plain Hono app
+ * answering the same /config JSON (the anchor). Prints READY when listening.
+ */
+import { serve } from "@hono/node-server";
+import { Hono } from "hono";
+import { createApp } from "../api/app.js";
+import { CAPS } from "../api/signin.js";
+import { sqlIndexedReads } from "../api/indexed.js";
+import { publicConfig } from "../api/publicConfig.js";
+import { openPglite } from "../api/store/db.js";
+import { migrate } from "../api/store/migrations.js";
+import { createChainClient } from "../lib/chain.js";
+import { loadConfig } from "../lib/config.js";
+import { createLogger } from "../lib/logger.js";
+
+const mode = process.argv[2] as "app" | "plain";
+const port = Number(process.argv[3]);
+const anvilPort = process.argv[4]!;
+const config = { ...loadConfig({ ANVIL_PORT: anvilPort, PORT: String(port), RATE_LIMITS: "off" }), allowedHosts: [`127.0.0.1:${port}`, `localhost:${port}`] };
+
+let fetchFn: (req: Request) => Response | Promise<Response>;
+if (mode === "plain") {
+  const body = publicConfig(config);
+  const plain = new Hono();
+  plain.get("/api/v1/config", (c) => c.json(body));
+  fetchFn = plain.fetch;
+} else {
+  // Thousands of sign-ins from one loopback address: lift the per-address sign-up and key caps.
+  Object.assign(CAPS, { accountsPerAddressDay: 1e9, accountsServiceHour: 1e9, keysPerAddressDay: 1e9, keysServiceHour: 1e9 });
+  const db = await openPglite();
+  await migrate(db);
+  const app = createApp({
+    config,
+    logger: createLogger("info", "/dev/null"),
+    chain: createChainClient(config),
+    indexed: sqlIndexedReads((t, p) => db.query(t, p)),
+    db,
+    pingDatabase: async () => void (await db.query("SELECT 1")),
+  });
+  fetchFn = app.fetch;
+}
+serve({ fetch: fetchFn, port, hostname: "127.0.0.1" }, () => console.log("READY"));
