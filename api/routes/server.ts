@@ -22,6 +22,7 @@ export function serverRoutes(deps: AppDeps, limiter: RateLimiter) {
   app.get("/stats", async (c) => c.json(await stats.get()));
   app.get("/health", async (c) => {
     const health = await checkHealth(deps);
+    if (health.status === "down") c.header("Retry-After", "5");
     return c.json({ status: health.status, service: SERVICE_NAME, version: deps.config.version, checks: health.checks }, health.status === "down" ? 503 : 200);
   });
   return app;

@@ -7,6 +7,7 @@ import { freshStore, serveApi, type Api, type StoreKind } from "../helpers/api.j
 import { CAPS } from "../../api/signin.js";
 import { RateLimiter } from "../../api/rateLimit.js";
 import { devAccount } from "../../devnet/deploy.js";
+import { sanctionsListAbi } from "../../abis/fixtures.js";
 
 type Account = ReturnType<typeof privateKeyToAccount>;
 
@@ -199,6 +200,17 @@ describe.each<StoreKind>(["pglite", "postgres"])("sign-in and keys on %s", (kind
     expect([d.status, d.json.error.code]).toEqual([503, "AUTH_DOMAIN_UNSET"]);
     await noDomain.close();
     void zeroAddress;
+  });
+
+  it("lets a key whose wallet became sanctioned revoke itself, and nothing else", async () => {
+    const a = privateKeyToAccount(generatePrivateKey());
+    const key = (await signIn(a)).json.api_key;
+    const list = dn.universe.contracts.sanctionsList;
+    await dn.mined(await dn.walletFor(dn.deployer).writeContract({ address: list, abi: sanctionsListAbi, functionName: "addToSanctionsList", args: [[a.address]] }));
+    const me = await api.call("GET", "/api/v1/auth/me", undefined, { authorization: `Bearer ${key}` });
+    expect([me.status, me.json.error.code]).toEqual([451, "SANCTIONED"]);
+    const revoke = await api.call("POST", "/api/v1/auth/revoke", undefined, { authorization: `Bearer ${key}` });
+    expect(revoke.status).toBe(200);
   });
 
   it("caps new accounts and new keys per address", async () => {

@@ -130,6 +130,33 @@ describe("rate limits", () => {
   });
 });
 
+describe("client address and chain reads", () => {
+  it("takes the client address from a configured trusted proxy header only", async () => {
+    const proxied = await serveApi({ rpcUrl: dn.anvil.rpcUrl, db: store.db, clock, limiter: new RateLimiter(clock), config: { trustedProxyHeader: "x-forwarded-for" } });
+    // Two clients behind the proxy have separate buckets; spoofed leading entries are ignored.
+    const hit = (ip: string) => proxied.call("GET", "/api/v1/config", undefined, { "x-forwarded-for": `6.6.6.6, ${ip}` });
+    for (let i = 0; i < 60; i++) expect((await hit("203.0.113.1")).status).toBe(200);
+    expect((await hit("203.0.113.1")).status).toBe(429);
+    expect((await hit("203.0.113.2")).status).toBe(200);
+    await proxied.close();
+    // Without the setting the header means nothing: every request is the socket's address.
+    now += 100_000;
+    const direct = await serveApi({ rpcUrl: dn.anvil.rpcUrl, db: store.db, clock, limiter: new RateLimiter(clock) });
+    for (let i = 0; i < 60; i++) await direct.call("GET", "/api/v1/config", undefined, { "x-forwarded-for": `10.0.0.${i}` });
+    expect((await direct.call("GET", "/api/v1/config", undefined, { "x-forwarded-for": "10.9.9.9" })).status).toBe(429);
+    await direct.close();
+  });
+
+  it("fails closed with 503 ENGINE_UNAVAILABLE and Retry-After when the sanctions list cannot be read", async () => {
+    const contracts = { ...dn.universe.contracts, sanctionsList: "0x000000000000000000000000000000000000dEaD" as const };
+    const blind = await serveApi({ rpcUrl: dn.anvil.rpcUrl, db: store.db, clock, limiter: new RateLimiter(clock, 100, false), config: { contracts } });
+    const r = await blind.call("POST", "/api/v1/auth/challenge", { address: privateKeyToAccount(generatePrivateKey()).address });
+    await blind.close();
+    expect([r.status, r.json.error.code]).toEqual([503, "ENGINE_UNAVAILABLE"]);
+    expect(Number(r.headers.get("retry-after"))).toBeGreaterThan(0);
+  });
+});
+
 describe("logs", () => {
   it("writes one JSON line per request with id, route, status, code and ms, never the key", async () => {
     const lines: any[] = [];

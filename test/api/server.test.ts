@@ -107,6 +107,7 @@ describe("GET /api/v1/health", () => {
     let res = await noChain.call("GET", "/api/v1/health");
     await noChain.close();
     expect(res.status).toBe(503);
+    expect(res.headers.get("retry-after")).toBe("5");
     expect(res.json).toMatchObject({ status: "down", checks: { chain: { ok: false } } });
 
     const closed = await openPglite();
