@@ -1,5 +1,6 @@
 import type { Address, Hex } from "viem";
 import { priceFromX96 } from "../lib/twap.js";
+import type { Leg, Outcome } from "../lib/tradeOutcome.js";
 
 /** What the indexer tells the API about itself (Ponder's checkpoint). */
 export type IndexerStatus = { block: number; timestamp: number } | null;
@@ -48,7 +49,8 @@ export type CurveTokenRow = {
 
 export type Mark = { feed: Address; roundId: bigint; answer: bigint; updatedAt: number; ageS: number; block: number };
 
-export type TradeRow = {
+/** A trade row: the outcome fields of lib/tradeOutcome plus what the receipt says. */
+export type TradeRow = Omit<Outcome, "legs"> & {
   txHash: Hex;
   wallet: Address;
   sender: Address;
@@ -59,14 +61,8 @@ export type TradeRow = {
   timestamp: number;
   gasUsed: bigint;
   effectiveGasPrice: bigint;
-  tokenIn: Address | null;
-  amountIn: bigint | null;
-  tokenOut: Address | null;
-  amountOut: bigint | null;
-  feeToken: Address | null;
-  feeAmount: bigint | null;
   ethMethod: "trace" | "balance" | "none";
-  legs: { token: Address; from: Address; to: Address; amount: string }[];
+  legs: Leg[];
 };
 
 export type FeeTransferRow = {

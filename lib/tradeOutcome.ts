@@ -67,11 +67,9 @@ export function tradeOutcome(wallet: Address, platform: Address, moves: Leg[]): 
   let feeToken: Address | null = null;
   let feeAmount: bigint | null = null;
   for (const m of moves) {
-    if (same(m.to, platform) && !same(m.from, wallet) && feeToken === null) {
-      feeToken = m.token;
-      feeAmount = BigInt(m.amount);
-    } else if (same(m.to, platform) && same(m.from, wallet) && feeToken === null) {
-      // A fee the wallet pays straight to the platform (Permit2 transfer) is still the fee.
+    // The first value reaching the platform is the fee, from the router or (a Permit2
+    // transfer) straight from the wallet.
+    if (feeToken === null && same(m.to, platform)) {
       feeToken = m.token;
       feeAmount = BigInt(m.amount);
     }

@@ -34,38 +34,28 @@ ponder.on("PlatformTokenOut:Transfer", bookTransfer("out"));
 
 // Top-level ETH transfers: someone sends ETH to the platform wallet (outside any trade), or the
 // platform wallet pays out (to the operations / buybacks / treasury buckets).
-ponder.on("Platform:transaction:to", async ({ event, context }) => {
-  const { value, hash, from, to } = event.transaction;
-  if (value === 0n || !to) return;
-  await context.db.insert(feeTransfer).values({
-    id: `${hash}-tx-in`,
-    direction: "in",
-    token: zeroAddress,
-    amount: value,
-    from,
-    to,
-    source: "outside",
-    method: "transaction",
-    txHash: hash,
-    block: event.block.number,
-    timestamp: event.block.timestamp,
-  });
-});
+function bookEth(direction: "in" | "out") {
+  return async ({ event, context }: IndexingFunctionArgs<"Platform:transaction:to">) => {
+    const { value, hash, from, to } = event.transaction;
+    if (value === 0n || !to) return;
+    await context.db
+      .insert(feeTransfer)
+      .values({
+        id: `${hash}-tx-${direction}`,
+        direction,
+        token: zeroAddress,
+        amount: value,
+        from,
+        to,
+        source: direction === "in" ? "outside" : sourceOf(to),
+        method: "transaction",
+        txHash: hash,
+        block: event.block.number,
+        timestamp: event.block.timestamp,
+      })
+      .onConflictDoNothing();
+  };
+}
 
-ponder.on("Platform:transaction:from", async ({ event, context }) => {
-  const { value, hash, from, to } = event.transaction;
-  if (value === 0n || !to) return;
-  await context.db.insert(feeTransfer).values({
-    id: `${hash}-tx-out`,
-    direction: "out",
-    token: zeroAddress,
-    amount: value,
-    from,
-    to,
-    source: sourceOf(to),
-    method: "transaction",
-    txHash: hash,
-    block: event.block.number,
-    timestamp: event.block.timestamp,
-  }).onConflictDoNothing();
-});
+ponder.on("Platform:transaction:to", bookEth("in"));
+ponder.on("Platform:transaction:from", bookEth("out"));

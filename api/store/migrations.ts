@@ -48,8 +48,9 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
 
 export async function migrate(db: Db, now = () => Math.floor(Date.now() / 1000)): Promise<number[]> {
   return db.tx(async (tx) => {
-    await tx.query("CREATE SCHEMA IF NOT EXISTS app");
+    // Lock first: two instances racing on CREATE SCHEMA IF NOT EXISTS can both try to create it.
     await tx.query("SELECT pg_advisory_xact_lock(4663001)");
+    await tx.query("CREATE SCHEMA IF NOT EXISTS app");
     await tx.query("CREATE TABLE IF NOT EXISTS app.schema_migrations (version int PRIMARY KEY, name text NOT NULL, applied_at bigint NOT NULL)");
     const done = new Set((await tx.query<{ version: number }>("SELECT version FROM app.schema_migrations")).map((r) => Number(r.version)));
     const applied: number[] = [];

@@ -26,12 +26,18 @@ afterAll(async () => {
   await admin.end();
 });
 
+const children: import("node:child_process").ChildProcess[] = [];
+afterAll(() => {
+  for (const c of children) if (c.exitCode === null) c.kill("SIGKILL");
+});
+
 function startApi(port: number) {
   const child = spawn(join(ROOT, "node_modules", ".bin", "tsx"), ["scripts/api.ts"], {
     cwd: ROOT,
     env: { ...process.env, PORT: String(port), ANVIL_PORT: String(dn.anvil.port), DATABASE_URL: PG_URL, INDEXER_SCHEMA: ix.viewsSchema, LOG_LEVEL: "warn" },
     stdio: ["ignore", "pipe", "pipe"],
   });
+  children.push(child);
   let out = "";
   child.stdout!.on("data", (d) => (out += d));
   child.stderr!.on("data", (d) => (out += d));
@@ -78,5 +84,19 @@ describe("npm run api (separate API processes over PostgreSQL)", () => {
     b.child.kill("SIGTERM");
     expect(await a.exited).toBe(0);
     expect(await b.exited).toBe(0);
+  });
+});
+
+describe("app store migrations", () => {
+  it("migrates once when several instances start together", async () => {
+    const { openPostgres } = await import("../../api/store/db.js");
+    const { migrate } = await import("../../api/store/migrations.js");
+    await admin.query("DROP SCHEMA IF EXISTS app CASCADE");
+    const dbs = await Promise.all(Array.from({ length: 4 }, () => openPostgres(PG_URL, 2)));
+    const applied = await Promise.all(dbs.map((d) => migrate(d)));
+    expect(applied.flat()).toEqual([1]);
+    const rows = await dbs[0]!.query<{ version: number }>("SELECT version FROM app.schema_migrations");
+    expect(rows.map((r) => Number(r.version))).toEqual([1]);
+    await Promise.all(dbs.map((d) => d.close()));
   });
 });
