@@ -8,6 +8,7 @@ import { requestLog } from "./middleware/requestLog.js";
 import { RateLimiter } from "./rateLimit.js";
 import { authRoutes } from "./routes/auth.js";
 import { serverRoutes } from "./routes/server.js";
+import { tokenRoutes } from "./routes/tokens.js";
 
 /**
  * The Hono service. Built from explicit dependencies so tests, Ponder's embedded server
@@ -20,6 +21,7 @@ export function createApp(deps: AppDeps) {
   const v1 = new Hono<AppEnv>();
   v1.route("/", serverRoutes(deps, limiter));
   v1.route("/auth", authRoutes(deps, limiter));
+  v1.route("/tokens", tokenRoutes(deps, limiter));
 
   const app = new Hono<AppEnv>();
   app.use("*", requestLog(deps.logger));

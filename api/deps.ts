@@ -5,6 +5,7 @@ import type { RateLimiter } from "./rateLimit.js";
 import type { KeyRecord } from "./signin.js";
 import type { Db } from "./store/db.js";
 import type { SqlIndexedReads } from "./indexed.js";
+import type { ShieldProvider } from "./shield.js";
 
 /** Everything the app touches outside itself, passed in so tests build it directly. */
 export type AppDeps = {
@@ -18,6 +19,8 @@ export type AppDeps = {
   /** The app store (migrated). */
   db: Db;
   limiter?: RateLimiter;
+  /** The Shield verdict provider; null when none is configured (shield=1 then answers 503). */
+  shield?: ShieldProvider | null;
   clock?: () => number;
 };
 

@@ -198,6 +198,11 @@ export function sqlIndexedReads(query: Query, schema?: string) {
       };
     },
 
+    /** Every pool trading `token` (either side). */
+    async poolsOf(token: Address): Promise<PoolState[]> {
+      return (await query(`SELECT * FROM ${t("pool")} WHERE currency0 = $1 OR currency1 = $1 ORDER BY liquidity DESC`, [lc(token)])).map(poolFrom);
+    },
+
     async pools(): Promise<PoolState[]> {
       return (await query(`SELECT * FROM ${t("pool")} ORDER BY block, id`)).map(poolFrom);
     },

@@ -53,6 +53,8 @@ const envSchema = {
     .optional(),
   /** `off` only for benchmarks of the bare request path. */
   RATE_LIMITS: z.enum(["on", "off"]).default("on"),
+  /** Shield verdict provider (GET /v1/verdicts/:chainId/:address). */
+  SHIELD_URL: url.optional(),
   /** PostgreSQL views schema of the indexer, for API processes outside Ponder's. */
   INDEXER_SCHEMA: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,44}$/, "must be a schema name").optional(),
 } as const;
@@ -110,6 +112,7 @@ export type Config = {
   blockedCountries: string[];
   rateLimits: boolean;
   indexerSchema: string | null;
+  shieldUrl: string | null;
 };
 
 /** Comprehensively sanctioned countries and regions (Crimea, Donetsk, Luhansk as ISO subdivisions). */
@@ -184,6 +187,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     blockedCountries: env.BLOCKED_COUNTRIES ?? DEFAULT_BLOCKED_COUNTRIES,
     rateLimits: env.RATE_LIMITS === "on",
     indexerSchema: env.INDEXER_SCHEMA ?? null,
+    shieldUrl: env.SHIELD_URL ?? null,
   };
 }
 

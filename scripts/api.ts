@@ -8,6 +8,7 @@ import pg from "pg";
 import { createApp } from "../api/app.js";
 import { sqlIndexedReads } from "../api/indexed.js";
 import { openAppStore } from "../api/store/open.js";
+import { httpShield } from "../api/shield.js";
 import { createChainClient } from "../lib/chain.js";
 import { ConfigError, loadConfig } from "../lib/config.js";
 import { createLogger } from "../lib/logger.js";
@@ -32,6 +33,7 @@ const app = createApp({
   chain: createChainClient(config),
   indexed: sqlIndexedReads(query, views),
   db: store,
+  shield: config.shieldUrl ? httpShield(config.shieldUrl) : null,
   pingDatabase: async () => void (await query("SELECT 1")),
 });
 const server = serve({ fetch: app.fetch, port: config.port, hostname: process.env.HOST ?? "0.0.0.0" }, (info) =>

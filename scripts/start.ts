@@ -11,6 +11,7 @@ import { ensureSnapshot, SNAPSHOT_FILE } from "../devnet/snapshot.js";
 import { ConfigError, loadConfig, type Config } from "../lib/config.js";
 import { ROOT } from "../lib/root.js";
 import { indexerSchema } from "./indexerSchema.js";
+import { startShieldStandIn } from "../devnet/shieldStandIn.js";
 
 const say = (msg: string) => console.log(`[start] ${msg}`);
 
@@ -82,6 +83,13 @@ async function main() {
     say(`chain: ${config.rpcUrl}`);
   }
 
+  // The devnet has no real Shield provider: a local stand-in speaks its protocol.
+  let shieldUrl = config.shieldUrl;
+  if (config.devnet && !shieldUrl) {
+    const standIn = await startShieldStandIn();
+    shieldUrl = standIn.url;
+    say(`devnet: Shield stand-in on ${shieldUrl}`);
+  }
   const schema = indexerSchema(config);
   const ponderBin = join(ROOT, "node_modules", "ponder", "dist", "esm", "bin", "ponder.js");
   const args = [ponderBin, "start", "--port", String(config.port), "--log-format", "json", "--log-level", process.env.PONDER_LOG_LEVEL ?? "warn"];
@@ -93,7 +101,7 @@ async function main() {
     // Own process group: a terminal's Ctrl-C reaches only this script, which then stops the
     // indexer once and waits for it (a second signal would make Ponder skip releasing its lock).
     detached: true,
-    env: { ...process.env, ANVIL_PORT: String(config.anvilPort), PORT: String(config.port), DATABASE_SCHEMA: schema },
+    env: { ...process.env, ANVIL_PORT: String(config.anvilPort), PORT: String(config.port), DATABASE_SCHEMA: schema, ...(shieldUrl ? { SHIELD_URL: shieldUrl } : {}) },
   });
   ponder.once("exit", (code) => {
     if (!stopping) {

@@ -44,6 +44,28 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
       CREATE INDEX challenges_wallet ON app.challenges (wallet, issued_at);
     `,
   },
+  {
+    version: 2,
+    name: "token registry",
+    sql: `
+      CREATE TABLE app.tokens (
+        address text PRIMARY KEY,
+        symbol text NOT NULL,
+        name text NOT NULL,
+        kind text NOT NULL,
+        tier text NOT NULL,
+        tradable boolean NOT NULL,
+        blocked_reason text,
+        risk_codes text[] NOT NULL DEFAULT '{}',
+        implementation text,
+        record text NOT NULL,
+        screened_at bigint NOT NULL
+      );
+      CREATE INDEX tokens_symbol ON app.tokens (lower(symbol));
+      CREATE INDEX tokens_name ON app.tokens (lower(name));
+      CREATE INDEX tokens_tier_kind ON app.tokens (tier, kind);
+    `,
+  },
 ];
 
 export async function migrate(db: Db, now = () => Math.floor(Date.now() / 1000)): Promise<number[]> {

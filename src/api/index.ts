@@ -3,6 +3,7 @@ import { db } from "ponder:api";
 import { createApp } from "../../api/app";
 import { sqlIndexedReads } from "../../api/indexed";
 import { openAppStore } from "../../api/store/open";
+import { httpShield } from "../../api/shield";
 import { createChainClient } from "../../lib/chain";
 import { loadConfig } from "../../lib/config";
 import { createLogger } from "../../lib/logger";
@@ -27,6 +28,7 @@ export default createApp({
   chain: createChainClient(config),
   indexed: sqlIndexedReads(query, process.env.DATABASE_SCHEMA),
   db: store,
+  shield: config.shieldUrl ? httpShield(config.shieldUrl) : null,
   pingDatabase: async () => {
     await query("SELECT 1");
     await store.query("SELECT 1");

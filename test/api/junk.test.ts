@@ -25,7 +25,7 @@ function prng(seed: number) {
   return () => ((s = (s * 1664525 + 1013904223) >>> 0) / 2 ** 32);
 }
 
-const ROUTES = ["/api/v1/config", "/api/v1/health", "/api/v1/auth/challenge", "/api/v1/auth/verify", "/api/v1/auth/me", "/api/v1/auth/revoke", "/api/v1/auth/revoke-all"];
+const ROUTES = ["/api/v1/config", "/api/v1/health", "/api/v1/stats", "/api/v1/auth/challenge", "/api/v1/auth/verify", "/api/v1/auth/me", "/api/v1/auth/revoke", "/api/v1/auth/revoke-all", "/api/v1/tokens", "/api/v1/tokens/stats", "/api/v1/tokens/USDG", "/api/v1/tokens/PEPE", "/api/v1/tokens/0x0000000000000000000000000000000000000001", "/api/v1/tokens?q=%00%ff", "/api/v1/tokens?limit=-1"];
 const PATHS = [...ROUTES, "/api/v1/", "/api/v1", "/", "/api/v2/config", "/api/v1/auth/../config", "/api/v1/%00", "/api/v1/auth/me?x=%ff", "/api/v1/" + "a".repeat(5000), "/api/v1/tökens", "/api/v1/auth//verify"];
 const METHODS = ["GET", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "HEAD"];
 

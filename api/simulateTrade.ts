@@ -1,0 +1,142 @@
+import { encodeAbiParameters, encodeFunctionData, hexToBigInt, keccak256, maxUint160, maxUint256, numberToHex, pad, zeroAddress, type Address, type Hex, type PublicClient } from "viem";
+import { erc20Abi } from "../abis/erc20.js";
+import { PERMIT2_ADDRESS, permit2Abi } from "../abis/permit2.js";
+import { v4QuoterAbi } from "../abis/uniswapV4.js";
+import { CONTRACT_BALANCE, Command, PERMIT2_TRANSFER_FROM, ROUTER_ADDRESS_THIS, universalRouterAbi } from "../abis/universalRouter.js";
+import { inputs, routerProgram, v4, v4SwapInput } from "../lib/router.js";
+import type { PoolKey } from "../lib/v4.js";
+
+/**
+ * A real buy-then-sell through the Universal Router in one eth_simulateV1 block, funded by state
+ * overrides (no money needed). Tokens go through the router first and are settled from its actual
+ * balance, so fee-on-transfer tokens are measured rather than mistaken for honeypots.
+ */
+export type Probe = {
+  ok: boolean;
+  buyTaxBps: number | null;
+  sellTaxBps: number | null;
+  honeypot: boolean;
+  reason: string | null;
+  funded_by_overrides: true;
+};
+
+const balanceSlots = new Map<string, bigint | null>();
+
+/** The storage slot of `balanceOf` for Solidity-mapping tokens (probed with overrides, cached). */
+export async function findBalanceSlot(chain: PublicClient, token: Address): Promise<bigint | null> {
+  const cached = balanceSlots.get(token.toLowerCase());
+  if (cached !== undefined) return cached;
+  const probe = "0x00000000000000000000000000000000000b0b01" as Address;
+  let found: bigint | null = null;
+  for (let slot = 0n; slot < 12n && found === null; slot++) {
+    const key = keccak256(encodeAbiParameters([{ type: "address" }, { type: "uint256" }], [probe, slot]));
+    try {
+      const bal = await chain.readContract({ address: token, abi: erc20Abi, functionName: "balanceOf", args: [probe], stateOverride: [{ address: token, stateDiff: [{ slot: key, value: pad(numberToHex(424242n)) }] }] });
+      if (bal === 424242n) found = slot;
+    } catch {
+      break;
+    }
+  }
+  balanceSlots.set(token.toLowerCase(), found);
+  return found;
+}
+
+const deadline = () => BigInt(Math.floor(Date.now() / 1000) + 600);
+const execute = (steps: Parameters<typeof routerProgram>[0]) => {
+  const { commands, inputs: ins } = routerProgram(steps);
+  return encodeFunctionData({ abi: universalRouterAbi, functionName: "execute", args: [commands, ins, deadline()] });
+};
+
+/** Swap program: pull `amount` of `tokenIn` into the router (ETH: sent as value), settle its whole balance, swap the full credit, take all out. */
+function swapProgram(poolKey: PoolKey, tokenIn: Address, tokenOut: Address, amount: bigint): Hex {
+  const steps: Parameters<typeof routerProgram>[0] = [];
+  if (tokenIn !== zeroAddress) steps.push({ command: PERMIT2_TRANSFER_FROM, input: inputs.permit2TransferFrom(tokenIn, ROUTER_ADDRESS_THIS, amount) });
+  steps.push({
+    command: Command.V4_SWAP,
+    input: v4SwapInput([
+      v4.settle(tokenIn, CONTRACT_BALANCE, false),
+      v4.swapExactInSingle({ poolKey, zeroForOne: tokenIn.toLowerCase() === poolKey.currency0.toLowerCase(), amountIn: 0n, amountOutMinimum: 0n }),
+      v4.takeAll(tokenOut, 0n),
+    ]),
+  });
+  return execute(steps);
+}
+
+export async function quoteIn(chain: PublicClient, quoter: Address, poolKey: PoolKey, tokenIn: Address, amount: bigint): Promise<bigint> {
+  const { result } = await chain.simulateContract({
+    address: quoter,
+    abi: v4QuoterAbi,
+    functionName: "quoteExactInputSingle",
+    args: [{ poolKey, zeroForOne: tokenIn.toLowerCase() === poolKey.currency0.toLowerCase(), exactAmount: amount, hookData: "0x" }],
+  });
+  return result[0];
+}
+
+export async function probeBuySell(p: {
+  chain: PublicClient;
+  router: Address;
+  quoter: Address;
+  poolKey: PoolKey;
+  token: Address;
+  /** The pool's other side: USDG (or any mapping-balance token) or ETH (0x0). */
+  quote: Address;
+  quoteAmount: bigint;
+}): Promise<Probe> {
+  const { chain, router, poolKey, token, quote, quoteAmount } = p;
+  const wallet = "0x00000000000000000000000000000000005C4EE1" as Address;
+  const stateOverride: { address: Address; balance?: bigint; stateDiff?: { slot: Hex; value: Hex }[] }[] = [{ address: wallet, balance: 10n ** 24n }];
+  if (quote !== zeroAddress) {
+    const slot = await findBalanceSlot(chain, quote);
+    if (slot === null) return { ok: false, buyTaxBps: null, sellTaxBps: null, honeypot: false, reason: "quote token balance cannot be funded by overrides", funded_by_overrides: true };
+    const key = keccak256(encodeAbiParameters([{ type: "address" }, { type: "uint256" }], [wallet, slot]));
+    stateOverride.push({ address: quote, stateDiff: [{ slot: key, value: pad(numberToHex(quoteAmount)) }] });
+  }
+  const approvals = (t: Address) => [
+    { to: t, data: encodeFunctionData({ abi: erc20Abi, functionName: "approve", args: [PERMIT2_ADDRESS, maxUint256] }) },
+    { to: PERMIT2_ADDRESS, data: encodeFunctionData({ abi: permit2Abi, functionName: "approve", args: [t, router, maxUint160, 2 ** 47] }) },
+  ];
+  const balanceCall = (t: Address) =>
+    t === zeroAddress
+      ? { to: "0xcA11bde05977b3631167028862bE2a173976CA11" as Address, data: encodeFunctionData({ abi: [{ type: "function", name: "getEthBalance", stateMutability: "view", inputs: [{ type: "address" }], outputs: [{ type: "uint256" }] }] as const, functionName: "getEthBalance", args: [wallet] }) }
+      : { to: t, data: encodeFunctionData({ abi: erc20Abi, functionName: "balanceOf", args: [wallet] }) };
+  const buy = [
+    ...(quote === zeroAddress ? [] : approvals(quote)),
+    { to: router, data: swapProgram(poolKey, quote, token, quoteAmount), value: quote === zeroAddress ? quoteAmount : 0n },
+    balanceCall(token),
+  ];
+  const run = async (calls: { to: Address; data: Hex; value?: bigint }[]) => {
+    const res = await chain.request({
+      method: "eth_simulateV1" as never,
+      params: [
+        {
+          blockStateCalls: [
+            {
+              stateOverrides: Object.fromEntries(stateOverride.map((o) => [o.address, { ...(o.balance !== undefined ? { balance: numberToHex(o.balance) } : {}), ...(o.stateDiff ? { stateDiff: Object.fromEntries(o.stateDiff.map((d) => [d.slot, d.value])) } : {}) }])),
+              calls: calls.map((c) => ({ from: wallet, to: c.to, data: c.data, value: numberToHex(c.value ?? 0n), gas: numberToHex(3_000_000n) })),
+            },
+          ],
+          validation: false,
+        },
+        "latest",
+      ] as never,
+    });
+    return (res as { calls: { status: Hex; returnData: Hex; error?: { message?: string } }[] }[])[0]!.calls;
+  };
+  const expectedBuy = await quoteIn(chain, p.quoter, poolKey, quote, quoteAmount);
+  const first = await run(buy);
+  const buyCall = first[first.length - 2]!;
+  if (hexToBigInt(buyCall.status) !== 1n) return { ok: false, buyTaxBps: null, sellTaxBps: null, honeypot: false, reason: `buy reverted${buyCall.error?.message ? `: ${buyCall.error.message}` : ""}`, funded_by_overrides: true };
+  const received = hexToBigInt(first[first.length - 1]!.returnData);
+  const buyTaxBps = expectedBuy > 0n ? Math.max(0, Number(((expectedBuy - received) * 10_000n) / expectedBuy)) : null;
+  if (received === 0n) return { ok: false, buyTaxBps, sellTaxBps: null, honeypot: true, reason: "the buy delivered nothing", funded_by_overrides: true };
+
+  const expectedSell = await quoteIn(chain, p.quoter, poolKey, token, received);
+  const second = await run([...buy, ...approvals(token), balanceCall(quote), { to: router, data: swapProgram(poolKey, token, quote, received) }, balanceCall(quote)]);
+  const sellCall = second[second.length - 2]!;
+  if (hexToBigInt(sellCall.status) !== 1n) return { ok: true, buyTaxBps, sellTaxBps: null, honeypot: true, reason: `sell reverted${sellCall.error?.message ? `: ${sellCall.error.message}` : ""}`, funded_by_overrides: true };
+  const before = hexToBigInt(second[second.length - 3]!.returnData);
+  const after = hexToBigInt(second[second.length - 1]!.returnData);
+  const got = after - before;
+  const sellTaxBps = expectedSell > 0n ? Math.max(0, Number(((expectedSell - got) * 10_000n) / expectedSell)) : null;
+  return { ok: true, buyTaxBps, sellTaxBps, honeypot: got === 0n, reason: null, funded_by_overrides: true };
+}

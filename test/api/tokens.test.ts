@@ -1,0 +1,215 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parseAbi, parseEther, type Address } from "viem";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { startDevnet, type Devnet } from "../helpers/devnet.js";
+import { startIndexer, type Indexer } from "../helpers/indexer.js";
+import { freshStore, serveApi, type Api } from "../helpers/api.js";
+import { startShieldStandIn } from "../../devnet/shieldStandIn.js";
+import { httpShield } from "../../api/shield.js";
+import { SCREEN } from "../../api/tokens.js";
+import { RateLimiter } from "../../api/rateLimit.js";
+import { erc20Abi } from "../../abis/erc20.js";
+import { proxyTokenAbi, stockTokenAbi } from "../../abis/fixtures.js";
+import { fixtureBytecode } from "../../devnet/artifacts.js";
+
+let dn: Devnet;
+let ix: Indexer;
+let store: Awaited<ReturnType<typeof freshStore>>;
+let api: Api;
+let shield: Awaited<ReturnType<typeof startShieldStandIn>>;
+let key: string;
+const fx = () => dn.universe.devnet!.fixtures as Record<string, Address>;
+
+async function signIn(): Promise<string> {
+  const a = privateKeyToAccount(generatePrivateKey());
+  const ch = (await api.call("POST", "/api/v1/auth/challenge", { address: a.address })).json;
+  return (await api.call("POST", "/api/v1/auth/verify", { address: a.address, signature: await a.signMessage({ message: ch.message }) })).json.api_key;
+}
+const get = (path: string, k = key) => api.call("GET", `/api/v1${path}`, undefined, { authorization: `Bearer ${k}` });
+
+beforeAll(async () => {
+  dn = await startDevnet();
+  // NVDA paused before anything screens it.
+  await dn.mined(await dn.walletFor(dn.deployer).writeContract({ address: dn.token("NVDA"), abi: stockTokenAbi, functionName: "setTokenPaused", args: [true] }));
+  // A second token calling itself USDG.
+  const fakeHash = await dn.walletFor(dn.deployer).deployContract({ abi: parseAbi(["constructor(string, string, uint8)"]), bytecode: fixtureBytecode("TestToken", "TestToken"), args: ["Global Dollar", "USDG", 6] });
+  (globalThis as any).fakeUsdg = (await dn.mined(fakeHash)).contractAddress;
+  ix = await startIndexer({ anvilPort: dn.anvil.port, backend: "postgres" });
+  await ix.waitFor(await dn.pub.getBlockNumber());
+  store = await freshStore("pglite");
+  shield = await startShieldStandIn();
+  api = await serveApi({ rpcUrl: dn.anvil.rpcUrl, db: store.db, indexed: ix.liveReads().reads, shield: httpShield(shield.url), limiter: new RateLimiter(Date.now, 10_000, false) });
+  key = await signIn();
+}, 120_000);
+afterAll(async () => {
+  await api?.close();
+  await shield?.close();
+  await store?.drop();
+  await ix?.cleanup();
+  await dn?.stop();
+});
+
+describe("GET /tokens/<address>", () => {
+  it("answers each core asset by symbol", async () => {
+    for (const [symbol, t] of Object.entries(dn.universe.tokens)) {
+      const r = await get(`/tokens/${symbol}`);
+      expect(r.status, symbol).toBe(200);
+      expect(r.json).toMatchObject({ address: t.address, symbol, decimals: t.decimals, tier: symbol === "NVDA" ? "blocked" : "A", screen_status: "SCREENED", shield: false, shield_available: true });
+      expect(r.json.kind, symbol).toBe(t.kind === "stock" ? "stock" : "core");
+      if (symbol !== "NVDA") expect(r.json.tradable, symbol).toBe(true);
+      expect(r.json.fee_bps, symbol).toBe(symbol === "ORBIO" ? 25 : 25);
+      expect(r.json.venues.length, symbol).toBeGreaterThan(0);
+      expect(r.json.reference.source, symbol).toBe(t.feed ? "oracle" : "twap");
+    }
+  });
+
+  it("reads stock tokens from the issuer's beacon, with their pause", async () => {
+    const tsla = (await get("/tokens/TSLA")).json;
+    expect(tsla).toMatchObject({ kind: "stock", stock_beacon: true, multiplier: 1, flags: { paused: false } });
+    const nvda = (await get(`/tokens/${dn.token("NVDA")}`)).json;
+    expect(nvda).toMatchObject({ kind: "stock", stock_beacon: true, tier: "blocked", tradable: false, blocked_reason: "STOCK_PAUSED", flags: { paused: true } });
+    expect(nvda.risks[0]).toMatchObject({ code: "STOCK_PAUSED", severity: "severe" });
+  });
+
+  it("finds the honeypot by a real buy-then-sell simulation", async () => {
+    const r = (await get(`/tokens/${fx().honeypot}`)).json;
+    expect(r).toMatchObject({ kind: "erc20", tier: "blocked", tradable: false, blocked_reason: "HONEYPOT", simulation: { honeypot: true, funded_by_overrides: true } });
+    expect(r.risks[0]).toMatchObject({ code: "HONEYPOT", severity: "severe" });
+    expect(r.fee_bps).toBe(50);
+    const severities = r.risks.map((x: any) => x.severity);
+    expect(severities).toEqual([...severities].sort((a: string, b: string) => (a === b ? 0 : a === "severe" ? -1 : 1)));
+  });
+
+  it("measures a fee-on-transfer token's tax", async () => {
+    const r = (await get(`/tokens/${fx().feeOnTransfer}`)).json;
+    expect(r.simulation.buy_tax_bps).toBeGreaterThanOrEqual(495);
+    expect(r.simulation.buy_tax_bps).toBeLessThanOrEqual(505);
+    expect(r.simulation.sell_tax_bps).toBeGreaterThan(900); // two taxed transfers on the way in
+    expect(r.creator_tax_bps).toBe(r.simulation.sell_tax_bps);
+    expect(r.risks.map((x: any) => x.code)).toContain("TRANSFER_TAX");
+    expect(r.tier).toBe("C");
+  });
+
+  it("blocks a token with no pool (NO_ROUTE) and refuses an address with no code", async () => {
+    const r = (await get(`/tokens/${fx().noPoolToken}`)).json;
+    expect(r).toMatchObject({ tier: "blocked", tradable: false, blocked_reason: "NO_ROUTE", venues: [] });
+    const none = await get("/tokens/0x00000000000000000000000000000000000a11ce");
+    expect([none.status, none.json.error.code]).toEqual([404, "NOT_A_TOKEN"]);
+    const notErc20 = await get(`/tokens/${dn.universe.contracts.poolManager}`);
+    expect([notErc20.status, notErc20.json.error.code]).toEqual([404, "NOT_A_TOKEN"]);
+  });
+
+  it("returns hostile names exactly as read, as JSON strings", async () => {
+    const t = fx().markupToken!;
+    const [name, symbol] = await Promise.all([
+      dn.pub.readContract({ address: t, abi: erc20Abi, functionName: "name" }),
+      dn.pub.readContract({ address: t, abi: erc20Abi, functionName: "symbol" }),
+    ]);
+    const r = await get(`/tokens/${t}`);
+    expect(r.json.name).toBe(name);
+    expect(r.json.symbol).toBe(symbol);
+    expect(r.text).toContain("\\u0007"); // a control character travels escaped inside a JSON string
+    expect(r.headers.get("content-type")).toMatch(/application\/json/);
+  });
+
+  it("answers 409 TOKEN_CHANGED when a proxy's implementation changes, then the fresh screen", async () => {
+    const proxy = fx().proxyToken!;
+    const first = (await get(`/tokens/${proxy}`)).json;
+    expect(first.flags.implementation).toBe(fx().proxyImplV1);
+    expect(first.risks.map((x: any) => x.code)).toContain("UPGRADEABLE");
+    await dn.mined(await dn.walletFor(dn.deployer).writeContract({ address: proxy, abi: proxyTokenAbi, functionName: "upgradeProxyTo", args: [fx().proxyImplV2!] }));
+    await new Promise((r) => setTimeout(r, SCREEN.implCheckTtlMs + 100));
+    const changed = await get(`/tokens/${proxy}`);
+    expect([changed.status, changed.json.error.code]).toEqual([409, "TOKEN_CHANGED"]);
+    let fresh: any;
+    for (let i = 0; i < 50; i++) {
+      fresh = await get(`/tokens/${proxy}`);
+      if (fresh.status === 200) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(fresh.status).toBe(200);
+    expect(fresh.json.flags.implementation).toBe(fx().proxyImplV2);
+  });
+
+  it("adds the Shield report with shield=1, and 503 REPORT_UNAVAILABLE when the provider is down", async () => {
+    shield.set(dn.token("USDG"), "verified");
+    const r = (await get("/tokens/USDG?shield=1")).json;
+    expect(r.report).toMatchObject({ verdict: "verified", source: "shield-stand-in", url: expect.stringMatching(/^https:\/\//) });
+    expect(typeof r.report.checked_at).toBe("number");
+    expect(r.shield).toBe(true);
+    expect(r.fee_bps).toBe(35);
+    expect(r.shield_available).toBeUndefined();
+    shield.down(true);
+    const down = await get("/tokens/USDG?shield=1");
+    shield.down(false);
+    expect([down.status, down.json.error.code]).toEqual([503, "REPORT_UNAVAILABLE"]);
+    expect(down.headers.get("retry-after")).toBe("15");
+  });
+
+  it("refuses bare non-core symbols, bad queries, spent budgets and a full screening queue", async () => {
+    const sym = await get("/tokens/PEPE");
+    expect([sym.status, sym.json.error.code]).toEqual([400, "ADDRESS_REQUIRED"]);
+    expect((await get("/tokens/USDG?other=1")).status).toBe(400);
+    expect((await get("/tokens/USDG?shield=yes")).status).toBe(400);
+
+    const saved = { ...SCREEN };
+    try {
+      SCREEN.maxWaiting = 0;
+      const fresh = (await dn.mined(await dn.walletFor(dn.deployer).deployContract({ abi: parseAbi(["constructor(string, string, uint8)"]), bytecode: fixtureBytecode("TestToken", "TestToken"), args: ["Queue Test", "QT", 18] }))).contractAddress!;
+      const full = await get(`/tokens/${fresh}`);
+      expect([full.status, full.json.error.code]).toEqual([503, "SCREEN_UNAVAILABLE"]);
+      expect(Number(full.headers.get("retry-after"))).toBeGreaterThan(0);
+      SCREEN.maxWaiting = saved.maxWaiting;
+
+      SCREEN.newPerCallerBurst = 1;
+      const other = await signIn();
+      expect((await get(`/tokens/${fresh}`, other)).status).toBe(200);
+      const another = (await dn.mined(await dn.walletFor(dn.deployer).deployContract({ abi: parseAbi(["constructor(string, string, uint8)"]), bytecode: fixtureBytecode("TestToken", "TestToken"), args: ["Budget Test", "BT", 18] }))).contractAddress!;
+      // Budget is per caller and only for tokens not yet seen: cached reads stay free.
+      const spent = await get(`/tokens/${another}`, other);
+      expect([spent.status, spent.json.error.code]).toEqual([429, "RATE_LIMITED"]);
+      expect(spent.headers.get("retry-after")).toBe("60");
+      expect((await get(`/tokens/${fresh}`, other)).status).toBe(200);
+    } finally {
+      Object.assign(SCREEN, saved);
+    }
+    void parseEther;
+  });
+});
+
+describe("GET /tokens (search) and /tokens/stats", () => {
+  it("finds the core asset exactly by symbol and says how many others use it; never screens", async () => {
+    // Screen the impostor first, so the registry holds it.
+    await get(`/tokens/${(globalThis as any).fakeUsdg}`);
+    const r = (await get("/tokens?q=usdg")).json;
+    expect(r.tokens.map((t: any) => t.address)).toEqual([dn.token("USDG")]);
+    expect(r.query).toMatchObject({ core_symbol: "USDG", others_with_symbol: 1 });
+    expect(r.warnings[0]).toMatch(/1 other token/);
+    const byPrefix = (await get(`/tokens?q=${fx().honeypot!.slice(0, 8)}`)).json;
+    expect(byPrefix.tokens.some((t: any) => t.address === fx().honeypot)).toBe(true);
+    const byName = (await get("/tokens?q=taxed")).json;
+    expect(byName.tokens.map((t: any) => t.symbol)).toContain("TAX");
+    const blocked = (await get("/tokens?tier=blocked&limit=100")).json;
+    expect(blocked.tokens.every((t: any) => t.tier === "blocked")).toBe(true);
+    expect(blocked.count).toBe(blocked.tokens.length);
+    const stocks = (await get("/tokens?kind=stock")).json;
+    expect(stocks.tokens.map((t: any) => t.symbol).sort()).toEqual(["NVDA", "TSLA"]);
+    expect((await get("/tokens?limit=1")).json.tokens).toHaveLength(1);
+    const neverScreened = (await get("/tokens?q=0x00000000000000000000000000000000000b0b")).json;
+    expect(neverScreened.count).toBe(0);
+    for (const bad of ["limit=0", "limit=101", "limit=x", "tier=Z", "kind=meme", `q=${"a".repeat(65)}`, "q="]) {
+      expect((await get(`/tokens?${bad}`)).status, bad).toBe(400);
+    }
+  });
+
+  it("counts the registry", async () => {
+    const s = (await get("/tokens/stats")).json;
+    expect(s.total).toBeGreaterThanOrEqual(12);
+    expect(s.tradable).toBeLessThan(s.total);
+    expect(s.by_tier.A).toBeGreaterThanOrEqual(6);
+    expect(s.by_kind.stock).toBe(2);
+    expect(s.by_risk.HONEYPOT).toBe(1);
+    expect(s.blocked_by_reason).toMatchObject({ HONEYPOT: 1, NO_ROUTE: expect.any(Number), STOCK_PAUSED: 1 });
+    expect(s.cached_s).toBe(0);
+  });
+});
