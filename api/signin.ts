@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { getAddress, isAddress, recoverMessageAddress, type Address, type Hex, type PublicClient } from "viem";
 import { createSiweMessage, generateSiweNonce } from "viem/siwe";
+import { LRUCache } from "lru-cache";
 import { partnerAgentVaultAbi, sanctionsListAbi } from "../abis/fixtures.js";
 import type { Config } from "../lib/config.js";
 import { ApiError } from "./errors.js";
@@ -193,19 +194,36 @@ export async function verifySignIn(d: SignInDeps, body: Record<string, unknown>,
   };
 }
 
+/**
+ * Live keys seen in the last 2 s, by hash. A revocation clears this instance's entries at once;
+ * other instances (npm run api side by side) stop honouring a revoked key within 2 s.
+ */
+export const KEY_CACHE_TTL_MS = 2_000;
+const keyCache = new LRUCache<string, KeyRecord>({ max: 50_000, ttl: KEY_CACHE_TTL_MS });
+
+function forgetKeys(match: (k: KeyRecord) => boolean) {
+  for (const [hash, k] of keyCache.entries()) if (match(k)) keyCache.delete(hash);
+}
+
 /** The live key behind a bearer token, or null (unknown, expired or revoked). */
 export async function authenticate(d: Pick<SignInDeps, "db" | "clock">, apiKey: string): Promise<KeyRecord | null> {
   if (!apiKey.startsWith(KEY_PREFIX) || apiKey.length > 128) return null;
+  const hash = hashKey(apiKey);
+  const hit = keyCache.get(hash);
+  if (hit && hit.expiresAt > Math.floor(d.clock() / 1000)) return hit;
   const [r] = await d.db.query<{ id: string; wallet: string; account_id: string; name: string; expires_at: string }>(
     `SELECT k.id::text, k.wallet, k.account_id::text, a.name, k.expires_at::text FROM app.api_keys k JOIN app.accounts a ON a.id = k.account_id
      WHERE k.key_hash = $1 AND k.revoked_at IS NULL AND k.expires_at > $2`,
-    [hashKey(apiKey), Math.floor(d.clock() / 1000)],
+    [hash, Math.floor(d.clock() / 1000)],
   );
   if (!r) return null;
-  return { keyId: Number(r.id), wallet: r.wallet as Address, account: { id: Number(r.account_id), name: r.name }, expiresAt: Number(r.expires_at) };
+  const key = { keyId: Number(r.id), wallet: r.wallet as Address, account: { id: Number(r.account_id), name: r.name }, expiresAt: Number(r.expires_at) };
+  keyCache.set(hash, key);
+  return key;
 }
 
 export async function revokeKey(d: Pick<SignInDeps, "db" | "clock">, keyId: number): Promise<void> {
+  forgetKeys((k) => k.keyId === keyId);
   await d.db.query("UPDATE app.api_keys SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL", [keyId, Math.floor(d.clock() / 1000)]);
 }
 
@@ -216,5 +234,6 @@ export async function revokeAll(d: SignInDeps, body: Record<string, unknown>) {
   await consumeChallenge(d, address, signature, "revoke-all", body.nonce);
   const t = now(d);
   const rows = await d.db.query("UPDATE app.api_keys SET revoked_at = $2 WHERE wallet = $1 AND revoked_at IS NULL AND expires_at > $2 RETURNING id", [address.toLowerCase(), t]);
+  forgetKeys((k) => k.wallet === address.toLowerCase());
   return { wallet: address.toLowerCase(), revoked: rows.length, note: "Every live key of this wallet is revoked; sessions are separate and stay as they are." };
 }

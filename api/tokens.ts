@@ -43,6 +43,9 @@ export function createTokens(d: Deps) {
   const queue = new PQueue({ concurrency: SCREEN.concurrency });
   const inflight = new Map<string, Promise<TokenRecord>>();
   const implChecked = new LRUCache<string, Address | "none">({ max: 50_000, ttl: SCREEN.implCheckTtlMs });
+  // Screened records in memory (a re-screen here replaces its entry; other instances see it
+  // within the TTL, the same window as the implementation check).
+  const records = new LRUCache<string, TokenRecord>({ max: 20_000, ttl: SCREEN.implCheckTtlMs });
   // The new-token screening budget guards the chain and the queue: on even when request limits are off.
   const budget = new RateLimiter(d.clock, 100_000, true);
   const now = () => Math.floor(d.clock() / 1000);
@@ -232,6 +235,7 @@ export function createTokens(d: Deps) {
       [rec.address.toLowerCase(), clean(rec.symbol), clean(rec.name), rec.kind, rec.tier, rec.tradable, rec.blocked_reason, rec.risks.map((r) => r.code), (rec.flags as { implementation: string | null }).implementation?.toLowerCase() ?? null, JSON.stringify(rec), rec.screened_at],
     );
     implChecked.set(rec.address.toLowerCase(), ((rec.flags as { implementation: Address | null }).implementation ?? "none") as Address | "none");
+    records.set(rec.address.toLowerCase(), rec);
   }
 
   function startScreen(address: Address): Promise<TokenRecord> {
@@ -252,13 +256,18 @@ export function createTokens(d: Deps) {
   }
 
   async function cached(address: Address): Promise<TokenRecord | null> {
+    const hit = records.get(address.toLowerCase());
+    if (hit) return hit;
     let rows: { record: string }[];
     try {
       rows = await d.db.query<{ record: string }>("SELECT record FROM app.tokens WHERE address = $1", [address.toLowerCase()]);
     } catch {
       throw new ApiError(503, "REGISTRY_UNAVAILABLE", "the token registry did not answer", {}, 5);
     }
-    return rows[0] ? (JSON.parse(rows[0].record) as TokenRecord) : null;
+    if (!rows[0]) return null;
+    const rec = JSON.parse(rows[0].record) as TokenRecord;
+    records.set(address.toLowerCase(), rec);
+    return rec;
   }
 
   /** TOKEN_CHANGED when a proxy's implementation moved since the screen (checked at most every 5 s). */

@@ -4,9 +4,11 @@
  * answering the same /config JSON (the anchor). Prints READY when listening.
  */
 import { serve } from "@hono/node-server";
+import pg from "pg";
 import { Hono } from "hono";
 import { createApp } from "../api/app.js";
 import { CAPS } from "../api/signin.js";
+import { SCREEN } from "../api/tokens.js";
 import { sqlIndexedReads } from "../api/indexed.js";
 import { publicConfig } from "../api/publicConfig.js";
 import { openPglite } from "../api/store/db.js";
@@ -29,13 +31,19 @@ if (mode === "plain") {
 } else {
   // Thousands of sign-ins from one loopback address: lift the per-address sign-up and key caps.
   Object.assign(CAPS, { accountsPerAddressDay: 1e9, accountsServiceHour: 1e9, keysPerAddressDay: 1e9, keysServiceHour: 1e9 });
+  // Likewise the per-caller budget of new-token screens (the benchmark screens dozens with one key).
+  SCREEN.newPerCallerBurst = 1e9;
+  const viewsPool = process.env.BENCH_VIEWS ? new pg.Pool({ connectionString: process.env.BENCH_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/test", max: 8 }) : null;
   const db = await openPglite();
   await migrate(db);
   const app = createApp({
     config,
     logger: createLogger("info", "/dev/null"),
     chain: createChainClient(config),
-    indexed: sqlIndexedReads((t, p) => db.query(t, p)),
+    // With BENCH_VIEWS the indexer's PostgreSQL views serve indexed reads (token venues), else none.
+    indexed: process.env.BENCH_VIEWS
+      ? sqlIndexedReads(async (t, p) => (await viewsPool!.query(t, p)).rows, process.env.BENCH_VIEWS)
+      : sqlIndexedReads((t, p) => db.query(t, p)),
     db,
     pingDatabase: async () => void (await db.query("SELECT 1")),
   });

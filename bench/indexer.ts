@@ -18,8 +18,8 @@ import { ROOT } from "../lib/root.js";
 import { erc20Abi, mintableAbi } from "../abis/erc20.js";
 import { swapCalldata } from "../test/helpers/trades.js";
 import { summarize, type Row } from "./stats.js";
+import { createDatabase, dropDatabase } from "../test/helpers/indexer.js";
 
-const PG_URL = process.env.BENCH_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/test";
 const batcherAbi = parseAbi([
   "constructor(address poolManager)",
   "function run((address currency0, address currency1, uint24 fee, int24 tickSpacing, address hooks) key, uint256 count, uint256 amount0, uint256 amount1)",
@@ -77,12 +77,16 @@ async function runApp(app: App, anvilPort: number) {
   const schema = `b_${app}_${id}`;
   const views = `bv_${app}_${id}`;
   const port = await freePort();
+  // Its own database: a shared ponder_sync would serve the next run from cache (and chain 4663's
+  // cache from an earlier devnet), which is no backfill at all.
+  const dbName = `pit_bench_${app}_${id}`;
+  const dbUrl = await createDatabase(dbName);
   const args = [join(ROOT, "node_modules/ponder/dist/esm/bin/ponder.js"), "start", "--port", String(port), "--views-schema", views, "--log-level", "error"];
   if (app === "bare") args.splice(1, 0, "--root", join(ROOT, "bench", "bare"));
   const t0 = performance.now();
   const child = spawn(process.execPath, args, {
     cwd: app === "bare" ? join(ROOT, "bench", "bare") : ROOT,
-    env: { ...process.env, ANVIL_PORT: String(anvilPort), DATABASE_URL: PG_URL, DATABASE_SCHEMA: schema, LOG_LEVEL: "error" },
+    env: { ...process.env, ANVIL_PORT: String(anvilPort), DATABASE_URL: dbUrl, DATABASE_SCHEMA: schema, LOG_LEVEL: "error" },
     stdio: ["ignore", "ignore", "inherit"],
   });
   for (;;) {
@@ -102,20 +106,18 @@ async function runApp(app: App, anvilPort: number) {
   return {
     readyMs,
     historicalS,
+    dbUrl,
     views,
     async stop() {
       const exited = new Promise((r) => child.once("exit", r));
       child.kill("SIGTERM");
       await exited;
-      const p = new pg.Pool({ connectionString: PG_URL, max: 1 });
-      await p.query(`DROP SCHEMA IF EXISTS "${views}" CASCADE`);
-      await p.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-      await p.end();
+      await dropDatabase(dbName);
     },
   };
 }
 
-async function latency(anvil: Anvil, views: string, samples: number): Promise<number[]> {
+async function latency(anvil: Anvil, views: string, dbUrl: string, samples: number): Promise<number[]> {
   const u = readUniverse(UNIVERSE_FILE);
   const chain = devnetChain(anvil.rpcUrl);
   const pub = createPublicClient({ chain, transport: http(anvil.rpcUrl), pollingInterval: 5 });
@@ -123,7 +125,7 @@ async function latency(anvil: Anvil, views: string, samples: number): Promise<nu
   const wallet = createWalletClient({ chain, transport: http(anvil.rpcUrl), account: trader });
   const pool = u.pools.find((p) => p.symbol0 === "ETH" && p.symbol1 === "USDG")!;
   const key = { currency0: pool.currency0, currency1: pool.currency1, fee: pool.fee, tickSpacing: pool.tickSpacing, hooks: pool.hooks };
-  const db = new pg.Pool({ connectionString: PG_URL, max: 2 });
+  const db = new pg.Pool({ connectionString: dbUrl, max: 2 });
   const out: number[] = [];
   // Two warm-up swaps are not counted: the first blocks after /ready also settle the realtime sync.
   for (let i = -2; i < samples; i++) {
@@ -158,7 +160,7 @@ export async function benchIndexer(opts: { swaps: number; latencySamples: number
       const r = await runApp(app, anvil.port);
       rates[app].push((seeded.swaps + seeded.transfers) / r.historicalS);
       ready[app].push(r.readyMs);
-      if (app === "service" && run === 0) latencies = await latency(anvil, r.views, opts.latencySamples);
+      if (app === "service" && run === 0) latencies = await latency(anvil, r.views, r.dbUrl, opts.latencySamples);
       await r.stop();
     }
   }

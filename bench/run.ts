@@ -9,6 +9,7 @@ import { ROOT } from "../lib/root.js";
 import { benchDevnet } from "./devnet.js";
 import { benchIndexer } from "./indexer.js";
 import { benchHttp } from "./http.js";
+import { benchTokens } from "./tokens.js";
 import { table, type Row } from "./stats.js";
 
 const quick = process.argv.includes("--quick");
@@ -16,6 +17,7 @@ const rows: Row[] = [];
 const only = process.argv.find((a) => a.startsWith("--only="))?.slice(7);
 if (!only || only === "devnet") rows.push(...(await benchDevnet({ coldRuns: quick ? 1 : 3, startRuns: quick ? 3 : 10 })));
 if (!only || only === "http") rows.push(...(await benchHttp({ seconds: quick ? 3 : 10, signIns: quick ? 200 : 1000 })));
+if (!only || only === "tokens") rows.push(...(await benchTokens({ newTokens: quick ? 5 : 30, seconds: quick ? 3 : 10 })));
 if (!only || only === "indexer") rows.push(...(await benchIndexer({ swaps: quick ? 5_000 : 50_000, latencySamples: quick ? 10 : 40, runs: quick ? 1 : 3 })));
 
 const machine = `${cpus().length} cores (${cpus()[0]?.model ?? "?"}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB, node ${process.version}`;

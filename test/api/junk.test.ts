@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startDevnet, type Devnet } from "../helpers/devnet.js";
 import { freshStore, serveApi, type Api } from "../helpers/api.js";
 import { RateLimiter } from "../../api/rateLimit.js";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 
 let dn: Devnet;
 let store: Awaited<ReturnType<typeof freshStore>>;
@@ -12,7 +13,11 @@ beforeAll(async () => {
   dn = await startDevnet();
   store = await freshStore("pglite");
   api = await serveApi({ rpcUrl: dn.anvil.rpcUrl, db: store.db, limiter: new RateLimiter(Date.now, 10_000, false) });
+  const a = privateKeyToAccount(generatePrivateKey());
+  const ch = (await api.call("POST", "/api/v1/auth/challenge", { address: a.address })).json;
+  validKey = (await api.call("POST", "/api/v1/auth/verify", { address: a.address, signature: await a.signMessage({ message: ch.message }) })).json.api_key;
 });
+let validKey = "";
 afterAll(async () => {
   await api?.close();
   await store?.drop();
@@ -52,7 +57,7 @@ describe("junk input over every route", () => {
       const path = pick(PATHS);
       const headers: Record<string, string> = {};
       if (r() < 0.5) headers["content-type"] = pick(["application/json", "text/plain", "application/x-www-form-urlencoded", "application/json; charset=utf-16", "multipart/form-data; boundary=x"]);
-      if (r() < 0.4) headers.authorization = pick(["Bearer ", "Bearer pit_w_" + "A".repeat(43), "Basic abc", "Bearer " + "x".repeat(500), "bearer pit_w_x", "Bearer pit_w_../../etc"]);
+      if (r() < 0.6) headers.authorization = pick([`Bearer ${validKey}`, `Bearer ${validKey}`, "Bearer ", "Bearer pit_w_" + "A".repeat(43), "Basic abc", "Bearer " + "x".repeat(500), "bearer pit_w_x", "Bearer pit_w_../../etc"]);
       if (r() < 0.2) headers.cookie = "a=b";
       if (r() < 0.2) headers.origin = pick(["null", "https://evil.example", `http://127.0.0.1:${api.port}`]);
       if (r() < 0.2) headers["x-pit-client"] = "fuzz";

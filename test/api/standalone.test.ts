@@ -16,13 +16,10 @@ beforeAll(async () => {
   dn = await startDevnet();
   ix = await startIndexer({ anvilPort: dn.anvil.port, backend: "postgres" });
   await ix.waitFor(await dn.pub.getBlockNumber());
-  // Production shape: one database, the indexer's views next to the app store's `app` schema.
-  await admin.query("DROP SCHEMA IF EXISTS app CASCADE");
 }, 120_000);
 afterAll(async () => {
   await ix?.cleanup();
   await dn?.stop();
-  await admin.query("DROP SCHEMA IF EXISTS app CASCADE");
   await admin.end();
 });
 
@@ -34,7 +31,7 @@ afterAll(() => {
 function startApi(port: number) {
   const child = spawn(join(ROOT, "node_modules", ".bin", "tsx"), ["scripts/api.ts"], {
     cwd: ROOT,
-    env: { ...process.env, PORT: String(port), ANVIL_PORT: String(dn.anvil.port), DATABASE_URL: PG_URL, INDEXER_SCHEMA: ix.viewsSchema, LOG_LEVEL: "warn" },
+    env: { ...process.env, PORT: String(port), ANVIL_PORT: String(dn.anvil.port), DATABASE_URL: ix.databaseUrl!, INDEXER_SCHEMA: ix.viewsSchema, LOG_LEVEL: "warn" },
     stdio: ["ignore", "pipe", "pipe"],
   });
   children.push(child);

@@ -12,6 +12,20 @@ export const PG_URL = process.env.TEST_DATABASE_URL ?? "postgresql://postgres@12
 
 export type IndexerBackend = "postgres" | "pglite";
 
+/** A fresh PostgreSQL database next to the test one; its URL. */
+export async function createDatabase(name: string): Promise<string> {
+  const admin = new pg.Pool({ connectionString: PG_URL, max: 1 });
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  return PG_URL.replace(/\/[^/]*$/, `/${name}`);
+}
+
+export async function dropDatabase(name: string): Promise<void> {
+  const admin = new pg.Pool({ connectionString: PG_URL, max: 1 });
+  await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => {});
+  await admin.end();
+}
+
 /**
  * The real indexer (`ponder start`) against a test's devnet, on PostgreSQL (own schema + views
  * schema, read live) or PGlite (own directory, read after the indexer stops: PGlite has one
@@ -19,6 +33,9 @@ export type IndexerBackend = "postgres" | "pglite";
  */
 export async function startIndexer(opts: { anvilPort: number; backend: IndexerBackend }) {
   const id = Math.random().toString(36).slice(2, 10);
+  // A database of its own: Ponder's sync cache (schema ponder_sync) is keyed by chain id, and every
+  // devnet is chain 4663 with the same addresses, so a shared one would replay another chain's logs.
+  const dbUrl = opts.backend === "postgres" ? await createDatabase(`pit_ix_${id}`) : null;
   const schema = `t_${id}`;
   const viewsSchema = `v_${id}`;
   const dataDir = mkdtempSync(join(tmpdir(), "pit-indexer-"));
@@ -33,7 +50,7 @@ export async function startIndexer(opts: { anvilPort: number; backend: IndexerBa
   };
   const args = ["node_modules/ponder/dist/esm/bin/ponder.js", "start", "--port", String(port), "--log-format", "json", "--log-level", "warn"];
   if (opts.backend === "postgres") {
-    env.DATABASE_URL = PG_URL;
+    env.DATABASE_URL = dbUrl!;
     args.push("--views-schema", viewsSchema);
   } else {
     delete env.DATABASE_URL;
@@ -47,7 +64,7 @@ export async function startIndexer(opts: { anvilPort: number; backend: IndexerBa
 
   let pool: pg.Pool | null = null;
   const pgQuery: Query = async (text, params) => {
-    pool ??= new pg.Pool({ connectionString: PG_URL, max: 2 });
+    pool ??= new pg.Pool({ connectionString: dbUrl!, max: 2 });
     return (await pool.query(text, params)).rows;
   };
 
@@ -90,6 +107,8 @@ export async function startIndexer(opts: { anvilPort: number; backend: IndexerBa
         await new Promise((r) => setTimeout(r, 100));
       }
     },
+    /** The indexer's own PostgreSQL database (null on PGlite). */
+    databaseUrl: dbUrl,
     /** Live reads (PostgreSQL views). */
     liveReads() {
       if (opts.backend !== "postgres") throw new Error("live reads need PostgreSQL");
@@ -111,14 +130,9 @@ export async function startIndexer(opts: { anvilPort: number; backend: IndexerBa
     /** Drops what the test created in PostgreSQL. */
     async cleanup() {
       if (child.exitCode === null) child.kill("SIGKILL");
-      if (opts.backend === "postgres") {
-        const p = new pg.Pool({ connectionString: PG_URL, max: 1 });
-        await p.query(`DROP SCHEMA IF EXISTS "${viewsSchema}" CASCADE`).catch(() => {});
-        await p.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => {});
-        await p.end();
-      }
       await pool?.end().catch(() => {});
       pool = null;
+      if (opts.backend === "postgres") await dropDatabase(`pit_ix_${id}`);
     },
   };
 }
