@@ -87,13 +87,15 @@ describe("npm run api (separate API processes over PostgreSQL)", () => {
 describe("app store migrations", () => {
   it("migrates once when several instances start together", async () => {
     const { openPostgres } = await import("../../api/store/db.js");
-    const { migrate } = await import("../../api/store/migrations.js");
+    const { migrate, MIGRATIONS } = await import("../../api/store/migrations.js");
+    const versions = MIGRATIONS.map((m) => m.version);
     await admin.query("DROP SCHEMA IF EXISTS app CASCADE");
     const dbs = await Promise.all(Array.from({ length: 4 }, () => openPostgres(PG_URL, 2)));
     const applied = await Promise.all(dbs.map((d) => migrate(d)));
-    expect(applied.flat()).toEqual([1]);
+    expect(applied.flat()).toEqual(versions);
     const rows = await dbs[0]!.query<{ version: number }>("SELECT version FROM app.schema_migrations");
-    expect(rows.map((r) => Number(r.version))).toEqual([1]);
+    expect(rows.map((r) => Number(r.version)).sort()).toEqual(versions);
     await Promise.all(dbs.map((d) => d.close()));
+    await admin.query("DROP SCHEMA IF EXISTS app CASCADE");
   });
 });

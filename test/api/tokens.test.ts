@@ -213,3 +213,40 @@ describe("GET /tokens (search) and /tokens/stats", () => {
     expect(s.cached_s).toBe(0);
   });
 });
+
+describe("slow screens and an unreachable registry", () => {
+  it("answers UNSCREENED while a screen outlasts the answer window, then the record", async () => {
+    const saved = { ...SCREEN };
+    const token = (await dn.mined(await dn.walletFor(dn.deployer).deployContract({ abi: parseAbi(["constructor(string, string, uint8)"]), bytecode: fixtureBytecode("TestToken", "TestToken"), args: ["Slow Token", "SLOW", 18] }))).contractAddress!;
+    try {
+      SCREEN.answerWithinMs = 0;
+      const first = await get(`/tokens/${token}`);
+      expect(first.status).toBe(200);
+      expect(first.json).toMatchObject({ screen_status: "UNSCREENED", tradable: false, shield_available: true });
+      expect(first.json.address.toLowerCase()).toBe(token.toLowerCase());
+    } finally {
+      Object.assign(SCREEN, saved);
+    }
+    let later: any;
+    for (let i = 0; i < 50; i++) {
+      later = await get(`/tokens/${token}`);
+      if (later.json.screen_status === "SCREENED") break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(later.json).toMatchObject({ screen_status: "SCREENED", symbol: "SLOW", tier: "blocked", blocked_reason: "NO_ROUTE" });
+  });
+
+  it("answers 503 REGISTRY_UNAVAILABLE when the app store does not answer", async () => {
+    const { openPglite } = await import("../../api/store/db.js");
+    const closed = await openPglite();
+    await closed.close();
+    // Keys live in the same store, so the key check fails first unless it is cached: sign in on
+    // the live store, then serve the same key from an app whose registry store is closed.
+    const broken = await serveApi({ rpcUrl: dn.anvil.rpcUrl, db: closed, indexed: ix.liveReads().reads, limiter: new RateLimiter(Date.now, 100, false) });
+    await api.call("GET", "/api/v1/auth/me", undefined, { authorization: `Bearer ${key}` }); // warm the key cache
+    const r = await broken.call("GET", `/api/v1/tokens/${fx().honeypot}`, undefined, { authorization: `Bearer ${key}` });
+    await broken.close();
+    expect([r.status, r.json.error.code]).toEqual([503, "REGISTRY_UNAVAILABLE"]);
+    expect(r.headers.get("retry-after")).toBeTruthy();
+  });
+});
