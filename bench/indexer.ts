@@ -77,7 +77,7 @@ async function seedEvents(anvil: Anvil, swapsWanted: number): Promise<{ swaps: n
   return { swaps, transfers, blocks, fromBlock, toBlock: seededTo };
 }
 
-async function runApp(app: App, anvilPort: number, fromBlock: number, toBlock: number) {
+async function runApp(app: App, anvilPort: number, toBlock: number) {
   const id = Math.random().toString(36).slice(2, 8);
   const schema = `b_${app}_${id}`;
   const views = `bv_${app}_${id}`;
@@ -96,14 +96,12 @@ async function runApp(app: App, anvilPort: number, fromBlock: number, toBlock: n
   });
   // Wait until the checkpoint covers the seed (Ponder backfills to the finalized block, then follows
   // the rest in realtime).
-  let tFrom: number | null = null;
   let readyMs = 0;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`${app} indexer exited ${child.exitCode}`);
     try {
       const status = (await (await fetch(`http://127.0.0.1:${port}/status`)).json()) as Record<string, { block: { number: number } }>;
       const block = Object.values(status)[0]?.block.number ?? 0;
-      if (tFrom === null && block >= fromBlock) tFrom = performance.now();
       if (block >= toBlock) {
         readyMs = performance.now() - t0;
         break;
@@ -113,7 +111,6 @@ async function runApp(app: App, anvilPort: number, fromBlock: number, toBlock: n
     }
     await new Promise((r) => setTimeout(r, 10));
   }
-  void tFrom;
   for (;;) {
     if ((await fetch(`http://127.0.0.1:${port}/ready`).catch(() => null))?.status === 200) break;
     await new Promise((r) => setTimeout(r, 20));
@@ -177,7 +174,7 @@ export async function benchIndexer(opts: { swaps: number; latencySamples: number
   // Interleaved runs of the two apps over the same seeded chain; each a fresh schema.
   for (let run = 0; run < opts.runs; run++) {
     for (const app of ["bare", "service"] as App[]) {
-      const r = await runApp(app, anvil.port, seeded.fromBlock, seeded.toBlock);
+      const r = await runApp(app, anvil.port, seeded.toBlock);
       rates[app].push((seeded.swaps + seeded.transfers) / r.seededS);
       ready[app].push(r.readyMs);
       if (app === "service") {
