@@ -11,6 +11,7 @@ export const universalRouterAbi = parseAbi([
 
 /** Universal Router command bytes (Commands.sol, 2.1). */
 export const Command = {
+  PERMIT2_TRANSFER_FROM: 0x02,
   SWEEP: 0x04,
   TRANSFER: 0x05,
   PAY_PORTION: 0x06,
@@ -24,6 +25,3 @@ export const Command = {
 export const ROUTER_MSG_SENDER = "0x0000000000000000000000000000000000000001" as const;
 export const ROUTER_ADDRESS_THIS = "0x0000000000000000000000000000000000000002" as const;
 export const CONTRACT_BALANCE = 1n << 255n;
-
-/** Extra commands used when the input fee is pulled first. */
-export const PERMIT2_TRANSFER_FROM = 0x02;

@@ -1,8 +1,8 @@
 import { encodeAbiParameters, encodeFunctionData, hexToBigInt, keccak256, maxUint160, maxUint256, numberToHex, pad, zeroAddress, type Address, type Hex, type PublicClient } from "viem";
 import { erc20Abi } from "../abis/erc20.js";
 import { PERMIT2_ADDRESS, permit2Abi } from "../abis/permit2.js";
-import { v4QuoterAbi } from "../abis/uniswapV4.js";
-import { CONTRACT_BALANCE, Command, PERMIT2_TRANSFER_FROM, ROUTER_ADDRESS_THIS, universalRouterAbi } from "../abis/universalRouter.js";
+import { CONTRACT_BALANCE, Command, ROUTER_ADDRESS_THIS, universalRouterAbi } from "../abis/universalRouter.js";
+import { quoteExactInputSingle } from "../lib/quoter.js";
 import { inputs, routerProgram, v4, v4SwapInput } from "../lib/router.js";
 import type { PoolKey } from "../lib/v4.js";
 
@@ -50,7 +50,7 @@ const execute = (steps: Parameters<typeof routerProgram>[0]) => {
 /** Swap program: pull `amount` of `tokenIn` into the router (ETH: sent as value), settle its whole balance, swap the full credit, take all out. */
 function swapProgram(poolKey: PoolKey, tokenIn: Address, tokenOut: Address, amount: bigint): Hex {
   const steps: Parameters<typeof routerProgram>[0] = [];
-  if (tokenIn !== zeroAddress) steps.push({ command: PERMIT2_TRANSFER_FROM, input: inputs.permit2TransferFrom(tokenIn, ROUTER_ADDRESS_THIS, amount) });
+  if (tokenIn !== zeroAddress) steps.push({ command: Command.PERMIT2_TRANSFER_FROM, input: inputs.permit2TransferFrom(tokenIn, ROUTER_ADDRESS_THIS, amount) });
   steps.push({
     command: Command.V4_SWAP,
     input: v4SwapInput([
@@ -62,15 +62,8 @@ function swapProgram(poolKey: PoolKey, tokenIn: Address, tokenOut: Address, amou
   return execute(steps);
 }
 
-export async function quoteIn(chain: PublicClient, quoter: Address, poolKey: PoolKey, tokenIn: Address, amount: bigint): Promise<bigint> {
-  const { result } = await chain.simulateContract({
-    address: quoter,
-    abi: v4QuoterAbi,
-    functionName: "quoteExactInputSingle",
-    args: [{ poolKey, zeroForOne: tokenIn.toLowerCase() === poolKey.currency0.toLowerCase(), exactAmount: amount, hookData: "0x" }],
-  });
-  return result[0];
-}
+const quoteIn = (chain: PublicClient, quoter: Address, poolKey: PoolKey, tokenIn: Address, amount: bigint) =>
+  quoteExactInputSingle(chain, quoter, poolKey, tokenIn.toLowerCase() === poolKey.currency0.toLowerCase(), amount);
 
 export async function probeBuySell(p: {
   chain: PublicClient;

@@ -1,5 +1,5 @@
 import { parseUnits, type Address, type PublicClient } from "viem";
-import { v4QuoterAbi } from "../abis/uniswapV4.js";
+import { quoteExactInputSingle } from "../lib/quoter.js";
 import type { Config, TokenEntry } from "../lib/config.js";
 import { MAJOR_TIERS, OTHER_BPS, SHIELD_ADD_BPS } from "../lib/fees.js";
 import { priceFromX96 } from "../lib/twap.js";
@@ -39,15 +39,8 @@ export function createStats(deps: { config: Config; chain: PublicClient; indexed
         (p.currency1.toLowerCase() === asset.address.toLowerCase() && p.currency0.toLowerCase() === usdg.address.toLowerCase()),
     );
 
-  async function quote(pool: NonNullable<ReturnType<typeof poolFor>>, zeroForOne: boolean, exactAmount: bigint): Promise<bigint> {
-    const { result } = await chain.simulateContract({
-      address: config.contracts.v4Quoter,
-      abi: v4QuoterAbi,
-      functionName: "quoteExactInputSingle",
-      args: [{ poolKey: { currency0: pool.currency0, currency1: pool.currency1, fee: pool.fee, tickSpacing: pool.tickSpacing, hooks: pool.hooks }, zeroForOne, exactAmount, hookData: "0x" }],
-    });
-    return result[0];
-  }
+  const quote = (pool: NonNullable<ReturnType<typeof poolFor>>, zeroForOne: boolean, exactAmount: bigint) =>
+    quoteExactInputSingle(chain, config.contracts.v4Quoter, pool, zeroForOne, exactAmount);
 
   async function assetRow(asset: TokenEntry, nowS: number) {
     const pool = poolFor(asset);

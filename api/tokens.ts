@@ -26,6 +26,8 @@ export type TokenRecord = Record<string, unknown> & { address: Address; symbol: 
 
 type Deps = { db: Db; config: Config; chain: PublicClient; indexed: SqlIndexedReads; shield: ShieldProvider | null; limiter: RateLimiter; clock: () => number };
 
+const poolVenue = (p: PoolState) => ({ type: "v4-pool", pool_id: p.id, currency0: p.currency0, currency1: p.currency1, fee: p.fee, tick_spacing: p.tickSpacing, hooks: p.hooks });
+
 const asAddress = (slotValue: Hex | undefined): Address | null => {
   if (!slotValue || /^0x0*$/.test(slotValue)) return null;
   return getAddress(`0x${slotValue.slice(-40)}`);
@@ -81,7 +83,7 @@ export function createTokens(d: Deps) {
     const pools = await d.indexed.poolsOf(t.address).catch(() => [] as PoolState[]);
     return {
       address: t.address, symbol: t.symbol, name: t.name, decimals: t.decimals, kind: "core", stock_beacon: false, tier: "A", tradable: true, blocked_reason: null,
-      venues: pools.map((p) => ({ type: "v4-pool", pool_id: p.id, currency0: p.currency0, currency1: p.currency1, fee: p.fee, tick_spacing: p.tickSpacing, hooks: p.hooks })),
+      venues: pools.map(poolVenue),
       reference: t.feed ? { source: "oracle", feed: t.feed } : { source: "none" },
       liquidity_usd: null, creator_tax_bps: 0, curve_fee_bps: null, multiplier: null,
       flags: { core: true, proxy: false, implementation: null, paused: false, on_curve: false, native: true },
@@ -134,7 +136,7 @@ export function createTokens(d: Deps) {
     }
 
     const pools = await d.indexed.poolsOf(address).catch(() => [] as PoolState[]);
-    const venues: Record<string, unknown>[] = pools.map((p) => ({ type: "v4-pool", pool_id: p.id, currency0: p.currency0, currency1: p.currency1, fee: p.fee, tick_spacing: p.tickSpacing, hooks: p.hooks }));
+    const venues: Record<string, unknown>[] = pools.map(poolVenue);
     if (onCurve) venues.push({ type: "curve", curve: config.contracts.launchpad, graduated: curve![2] });
     // WETH trades as ETH: the router wraps and unwraps.
     if (core?.kind === "wrapped") venues.push({ type: "wrap", with: "ETH", via: config.contracts.universalRouter });

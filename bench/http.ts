@@ -13,9 +13,10 @@ import { ensureSnapshot, SNAPSHOT_FILE } from "../devnet/snapshot.js";
 import { ROOT } from "../lib/root.js";
 import { summarize, type Row } from "./stats.js";
 
-async function server(mode: "app" | "plain", anvilPort: number): Promise<{ port: number; child: ChildProcess }> {
+/** bench/httpServer.ts in its own process, resolved once it listens. */
+export async function server(mode: "app" | "plain", anvilPort: number, env: Record<string, string> = {}): Promise<{ port: number; child: ChildProcess }> {
   const port = await freePort();
-  const child = spawn(join(ROOT, "node_modules", ".bin", "tsx"), ["bench/httpServer.ts", mode, String(port), String(anvilPort)], { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] });
+  const child = spawn(join(ROOT, "node_modules", ".bin", "tsx"), ["bench/httpServer.ts", mode, String(port), String(anvilPort)], { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"], env: { ...process.env, ...env } });
   await new Promise<void>((resolve, reject) => {
     child.stdout!.on("data", (d) => d.toString().includes("READY") && resolve());
     child.once("exit", (code) => reject(new Error(`${mode} server exited ${code}`)));

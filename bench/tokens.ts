@@ -3,23 +3,22 @@
  * real indexer on PostgreSQL) screened on demand through GET /tokens/<address>, then cached reads
  * of one screened token under autocannon. Server in its own process (bench/httpServer.ts).
  */
-import { spawn, type ChildProcess } from "node:child_process";
-import { join } from "node:path";
+import type { ChildProcess } from "node:child_process";
 import autocannon from "autocannon";
 import { createPublicClient, createWalletClient, encodeFunctionData, http, maxUint160, maxUint256, parseAbi, parseUnits, zeroAddress, type Address } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { freePort, startAnvil } from "../devnet/anvil.js";
+import { startAnvil } from "../devnet/anvil.js";
 import { devAccount, devnetChain, mintFullRange } from "../devnet/deploy.js";
 import { fixtureBytecode } from "../devnet/artifacts.js";
 import { ensureSnapshot, SNAPSHOT_FILE, UNIVERSE_FILE } from "../devnet/snapshot.js";
 import { readUniverse } from "../lib/universe.js";
-import { ROOT } from "../lib/root.js";
 import { erc20Abi, mintableAbi } from "../abis/erc20.js";
 import { PERMIT2_ADDRESS, permit2Abi } from "../abis/permit2.js";
 import { poolManagerAbi } from "../abis/uniswapV4.js";
 import { sortCurrencies, sqrtPriceX96FromAmounts } from "../lib/v4.js";
 import { startIndexer } from "../test/helpers/indexer.js";
 import { summarize, type Row } from "./stats.js";
+import { server } from "./http.js";
 
 export async function benchTokens(opts: { newTokens: number; seconds: number }): Promise<Row[]> {
   await ensureSnapshot();
@@ -52,12 +51,9 @@ export async function benchTokens(opts: { newTokens: number; seconds: number }):
     await ix.waitFor(await pub.getBlockNumber(), 180_000);
     const indexedPools = await ix.liveReads().reads.poolsOf(tokens[0]!);
     if (indexedPools.length !== 1) throw new Error(`the indexer has ${indexedPools.length} pools for ${tokens[0]}`);
-    const port = await freePort();
-    child = spawn(join(ROOT, "node_modules", ".bin", "tsx"), ["bench/httpServer.ts", "app", String(port), String(anvil.port)], { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"], env: { ...process.env, BENCH_VIEWS: ix.viewsSchema, BENCH_DATABASE_URL: ix.databaseUrl! } });
-    await new Promise<void>((resolve, reject) => {
-      child!.stdout!.on("data", (d) => d.toString().includes("READY") && resolve());
-      child!.once("exit", (code) => reject(new Error(`server exited ${code}`)));
-    });
+    const s = await server("app", anvil.port, { BENCH_VIEWS: ix.viewsSchema, BENCH_DATABASE_URL: ix.databaseUrl! });
+    child = s.child;
+    const port = s.port;
     const base = `http://127.0.0.1:${port}/api/v1`;
     const a = privateKeyToAccount(generatePrivateKey());
     const post = (path: string, body: unknown) => fetch(`${base}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) }).then((r) => r.json() as any);

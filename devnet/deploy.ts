@@ -6,7 +6,6 @@
 import {
   createPublicClient,
   createWalletClient,
-  defineChain,
   encodeAbiParameters,
   encodeFunctionData,
   getAddress,
@@ -37,6 +36,7 @@ import { fixtureBytecode, realBytecode } from "./artifacts.js";
 import { CHAIN_ID } from "./anvil.js";
 import { fullRangeLiquidity, fullRangeTicks, poolId, sortCurrencies, sqrtPriceX96FromAmounts, type PoolKey } from "../lib/v4.js";
 import type { Universe } from "../lib/universe.js";
+import { chain4663 } from "../lib/chain.js";
 
 /** anvil's well-known development mnemonic: its accounts start with 10,000 ETH each. */
 export const DEV_MNEMONIC = "test test test test test test test test test test test junk";
@@ -55,15 +55,7 @@ export const ACCOUNT_ROLES = {
   sanctioned: 9,
 } as const;
 
-export function devnetChain(rpcUrl: string): Chain {
-  return defineChain({
-    id: CHAIN_ID,
-    name: "Robinhood Chain (devnet)",
-    nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
-    rpcUrls: { default: { http: [rpcUrl] } },
-    contracts: { multicall3: { address: MULTICALL3_ADDRESS } },
-  });
-}
+export const devnetChain = (rpcUrl: string): Chain => chain4663({ chainId: CHAIN_ID, rpcUrl, contracts: { multicall3: MULTICALL3_ADDRESS } });
 
 /** Symbols standing for SPEC.md's <BTC_ASSET>, <PARTNER_TOKEN>, <STOCK_A>, <STOCK_B>. */
 export const CORE = { btc: "WBTC", partner: "ORBIO", stockA: "TSLA", stockB: "NVDA" } as const;

@@ -1,7 +1,7 @@
 import { createPublicClient, defineChain, http, type Chain, type PublicClient } from "viem";
 import type { Config } from "./config.js";
 
-export function chain4663(config: Pick<Config, "chainId" | "rpcUrl" | "contracts">): Chain {
+export function chain4663(config: Pick<Config, "chainId" | "rpcUrl"> & { contracts: Pick<Config["contracts"], "multicall3"> }): Chain {
   return defineChain({
     id: config.chainId,
     name: "Robinhood Chain",

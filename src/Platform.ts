@@ -4,7 +4,6 @@ import { zeroAddress, type Address } from "viem";
 import { loadConfig } from "../lib/config";
 
 const config = loadConfig();
-const platform = config.feeRecipient.toLowerCase();
 const tradeTargets = new Set([config.contracts.universalRouter, config.contracts.delegationManager].map((a) => a.toLowerCase()));
 /** A transfer inside a router or delegation execution is a trade's fee; anything else is outside. */
 const sourceOf = (txTo: Address | null) => (txTo && tradeTargets.has(txTo.toLowerCase()) ? "trade" : "outside");

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { getAddress, zeroAddress } from "viem";
+import { getAddress } from "viem";
 import { startDevnet, type Devnet } from "../helpers/devnet.js";
 import { freshStore, serveApi, type Api, type StoreKind } from "../helpers/api.js";
 import { CAPS } from "../../api/signin.js";
@@ -199,7 +199,6 @@ describe.each<StoreKind>(["pglite", "postgres"])("sign-in and keys on %s", (kind
     const d = await noDomain.call("POST", "/api/v1/auth/challenge", { address: a.address });
     expect([d.status, d.json.error.code]).toEqual([503, "AUTH_DOMAIN_UNSET"]);
     await noDomain.close();
-    void zeroAddress;
   });
 
   it("lets a key whose wallet became sanctioned revoke itself, and nothing else", async () => {

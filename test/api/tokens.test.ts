@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseAbi, parseEther, type Address } from "viem";
+import { parseAbi, type Address } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { startDevnet, type Devnet } from "../helpers/devnet.js";
 import { startIndexer, type Indexer } from "../helpers/indexer.js";
@@ -173,7 +173,6 @@ describe("GET /tokens/<address>", () => {
     } finally {
       Object.assign(SCREEN, saved);
     }
-    void parseEther;
   });
 });
 

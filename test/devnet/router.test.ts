@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { encodeFunctionData, maxUint256, parseEther, parseUnits, zeroAddress, type Address } from "viem";
 import { startDevnet, type Devnet } from "../helpers/devnet.js";
 import { erc20Abi } from "../../abis/erc20.js";
-import { v4QuoterAbi } from "../../abis/uniswapV4.js";
-import { Command, PERMIT2_TRANSFER_FROM, ROUTER_ADDRESS_THIS, ROUTER_MSG_SENDER, universalRouterAbi } from "../../abis/universalRouter.js";
+import { quoteExactIn } from "../helpers/trades.js";
+import { Command, ROUTER_ADDRESS_THIS, ROUTER_MSG_SENDER, universalRouterAbi } from "../../abis/universalRouter.js";
 import { PERMIT2_ADDRESS, permit2Abi, permitSingleTypes } from "../../abis/permit2.js";
 import { inputs, routerProgram, v4, v4SwapInput } from "../../lib/router.js";
 import type { PoolKey } from "../../lib/v4.js";
@@ -19,15 +19,7 @@ function ethUsdgPool(): PoolKey {
   return { currency0: p.currency0, currency1: p.currency1, fee: p.fee, tickSpacing: p.tickSpacing, hooks: p.hooks };
 }
 
-async function quote(poolKey: PoolKey, zeroForOne: boolean, exactAmount: bigint): Promise<bigint> {
-  const { result } = await dn.pub.simulateContract({
-    address: dn.universe.contracts.v4Quoter,
-    abi: v4QuoterAbi,
-    functionName: "quoteExactInputSingle",
-    args: [{ poolKey, zeroForOne, exactAmount, hookData: "0x" }],
-  });
-  return result[0];
-}
+const quote = (poolKey: PoolKey, zeroForOne: boolean, exactAmount: bigint) => quoteExactIn(dn, poolKey, zeroForOne, exactAmount);
 
 const balanceOf = (token: Address, who: Address) =>
   token === zeroAddress ? dn.pub.getBalance({ address: who }) : dn.pub.readContract({ address: token, abi: erc20Abi, functionName: "balanceOf", args: [who] });
@@ -99,7 +91,7 @@ describe("Universal Router on the devnet", () => {
 
     const { commands, inputs: ins } = routerProgram([
       { command: Command.PERMIT2_PERMIT, input: inputs.permit2Permit(permit, signature) },
-      { command: PERMIT2_TRANSFER_FROM, input: inputs.permit2TransferFrom(usdg, ROUTER_ADDRESS_THIS, amountIn) },
+      { command: Command.PERMIT2_TRANSFER_FROM, input: inputs.permit2TransferFrom(usdg, ROUTER_ADDRESS_THIS, amountIn) },
       { command: Command.TRANSFER, input: inputs.transfer(usdg, platform, fee) },
       {
         command: Command.V4_SWAP,

@@ -1,6 +1,5 @@
 import { serve } from "@hono/node-server";
 import pino from "pino";
-import pg from "pg";
 import { createApp } from "../../api/app.js";
 import { sqlIndexedReads, type SqlIndexedReads } from "../../api/indexed.js";
 import { RateLimiter } from "../../api/rateLimit.js";
@@ -10,9 +9,9 @@ import { migrate } from "../../api/store/migrations.js";
 import { createChainClient } from "../../lib/chain.js";
 import { loadConfig, type Config } from "../../lib/config.js";
 import { freePort } from "../../devnet/anvil.js";
+import { createDatabase, dropDatabase } from "./indexer.js";
 
 export type StoreKind = "pglite" | "postgres";
-const PG_ADMIN = process.env.TEST_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/test";
 
 /** A fresh app store: in-memory PGlite, or a PostgreSQL database of its own (dropped by drop()). */
 export async function freshStore(kind: StoreKind): Promise<{ db: Db; reopen: () => Promise<Db>; drop: () => Promise<void> }> {
@@ -24,9 +23,7 @@ export async function freshStore(kind: StoreKind): Promise<{ db: Db; reopen: () 
     return { db, reopen: async () => db, drop: () => db.close() };
   }
   const name = `pit_test_${Math.random().toString(36).slice(2, 10)}`;
-  const admin = new pg.Pool({ connectionString: PG_ADMIN, max: 1 });
-  await admin.query(`CREATE DATABASE ${name}`);
-  const url = PG_ADMIN.replace(/\/[^/]*$/, `/${name}`);
+  const url = await createDatabase(name);
   const open = async () => {
     const db = await openPostgres(url, 4);
     await migrate(db);
@@ -43,8 +40,7 @@ export async function freshStore(kind: StoreKind): Promise<{ db: Db; reopen: () 
     },
     drop: async () => {
       for (const d of opened) await d.close().catch(() => {});
-      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await admin.end();
+      await dropDatabase(name);
     },
   };
 }

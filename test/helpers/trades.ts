@@ -2,7 +2,7 @@ import { encodeFunctionData, maxUint160, maxUint256, zeroAddress, type Address, 
 import type { privateKeyToAccount } from "viem/accounts";
 import { erc20Abi } from "../../abis/erc20.js";
 import { PERMIT2_ADDRESS, permit2Abi } from "../../abis/permit2.js";
-import { v4QuoterAbi } from "../../abis/uniswapV4.js";
+import { quoteExactInputSingle } from "../../lib/quoter.js";
 import { Command, ROUTER_ADDRESS_THIS, ROUTER_MSG_SENDER, universalRouterAbi } from "../../abis/universalRouter.js";
 import { inputs, routerProgram, v4, v4SwapInput } from "../../lib/router.js";
 import type { PoolKey } from "../../lib/v4.js";
@@ -16,15 +16,8 @@ export function poolKeyOf(dn: Devnet, a: string, b: string): PoolKey & { id: Hex
   return { id: p.id, currency0: p.currency0, currency1: p.currency1, fee: p.fee, tickSpacing: p.tickSpacing, hooks: p.hooks };
 }
 
-export async function quoteExactIn(dn: Devnet, poolKey: PoolKey, zeroForOne: boolean, exactAmount: bigint): Promise<bigint> {
-  const { result } = await dn.pub.simulateContract({
-    address: dn.universe.contracts.v4Quoter,
-    abi: v4QuoterAbi,
-    functionName: "quoteExactInputSingle",
-    args: [{ poolKey: { currency0: poolKey.currency0, currency1: poolKey.currency1, fee: poolKey.fee, tickSpacing: poolKey.tickSpacing, hooks: poolKey.hooks }, zeroForOne, exactAmount, hookData: "0x" }],
-  });
-  return result[0];
-}
+export const quoteExactIn = (dn: Devnet, poolKey: PoolKey, zeroForOne: boolean, exactAmount: bigint) =>
+  quoteExactInputSingle(dn.pub, dn.universe.contracts.v4Quoter, poolKey, zeroForOne, exactAmount);
 
 const deadline = () => BigInt(Math.floor(Date.now() / 1000) + 3600 * 24 * 365);
 
