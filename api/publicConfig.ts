@@ -1,5 +1,5 @@
 import type { Config } from "../lib/config.js";
-import { FEE_SCHEDULE, MAJOR_TIERS, MAX_FEE_BPS, OTHER_BPS, SHIELD_ADD_BPS } from "../lib/fees.js";
+import { FEE_SCHEDULE, MAJOR_TIERS, MAX_FEE_BPS, OTHER_BPS, SHIELD_ADD_BPS, majorSymbols } from "../lib/fees.js";
 import { RISKS } from "../lib/risks.js";
 
 export const KEY_PREFIX = "pit_w_";
@@ -15,9 +15,6 @@ export const SIGN_IN_STATEMENT = "Sign in to the trading service. Signing accept
  */
 export function publicConfig(config: Config) {
   const c = config.contracts;
-  const majorSymbols = Object.values(config.tokens)
-    .filter((t) => t.kind !== "partner")
-    .map((t) => t.symbol);
   return {
     chain_id: config.chainId,
     version: config.version,
@@ -39,7 +36,7 @@ export function publicConfig(config: Config) {
     ),
     fee: {
       schedule: FEE_SCHEDULE,
-      major_symbols: majorSymbols,
+      major_symbols: majorSymbols(config.tokens),
       major_tiers: MAJOR_TIERS,
       other_bps: OTHER_BPS,
       shield_add_bps: SHIELD_ADD_BPS,

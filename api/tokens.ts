@@ -4,7 +4,7 @@ import { getAddress, isAddress, parseUnits, zeroAddress, type Address, type Hex,
 import { erc20Abi } from "../abis/erc20.js";
 import { beaconAbi, launchpadAbi, partnerAgentVaultAbi, stockTokenAbi } from "../abis/fixtures.js";
 import type { Config, TokenEntry } from "../lib/config.js";
-import { OTHER_BPS, MAJOR_TIERS, SHIELD_ADD_BPS } from "../lib/fees.js";
+import { OTHER_BPS, MAJOR_TIERS, SHIELD_ADD_BPS, majorSymbols } from "../lib/fees.js";
 import { RISKS, type RiskCode } from "../lib/risks.js";
 import { Q96 } from "../lib/v4.js";
 import { ApiError } from "./errors.js";
@@ -42,6 +42,7 @@ export function createTokens(d: Deps) {
   const { config, chain } = d;
   const coreByAddress = new Map(Object.values(config.tokens).map((t) => [t.address.toLowerCase(), t] as const));
   const usdg = config.tokens.USDG!;
+  const majors = new Set(majorSymbols(config.tokens));
   const queue = new PQueue({ concurrency: SCREEN.concurrency });
   const inflight = new Map<string, Promise<TokenRecord>>();
   const implChecked = new LRUCache<string, Address | "none">({ max: 50_000, ttl: SCREEN.implCheckTtlMs });
@@ -289,8 +290,9 @@ export function createTokens(d: Deps) {
   }
 
   function decorate(rec: TokenRecord, shield: boolean, report: ShieldReport | null) {
-    const major = rec.kind === "core" || rec.kind === "stock" || rec.stock_beacon;
-    const base = major && rec.kind !== "partner" ? MAJOR_TIERS[0]!.bps : OTHER_BPS;
+    const core = coreByAddress.get(rec.address.toLowerCase());
+    const major = (core !== undefined && majors.has(core.symbol)) || rec.stock_beacon;
+    const base = major ? MAJOR_TIERS[0]!.bps : OTHER_BPS;
     return { ...rec, fee_bps: base + (shield ? SHIELD_ADD_BPS : 0), fee_class: major ? "major" : "other", shield, ...(shield ? { report } : { shield_available: true }) };
   }
 

@@ -49,6 +49,7 @@ describe("GET /api/v1/config", () => {
     expect(body.auth.domain).toBe(api.config.authDomain);
     expect(body.fee).toMatchObject({ schedule: 2, other_bps: 50, shield_add_bps: 10, max_bps: 100, recipient: u.devnet!.accounts.platform });
     expect(body.fee.major_tiers[0]).toEqual({ min_30d_volume_usd: 0, bps: 25 });
+    expect(body.fee.major_symbols.sort()).toEqual(["ETH", "NVDA", "TSLA", "USDG", "WBTC", "WETH"]);
     expect(body.fee.major_tiers.at(-1).bps).toBe(10);
     expect(body.risks.HONEYPOT).toBe("severe");
     expect(body.high_price_impact_bps).toBe(1000);

@@ -57,7 +57,9 @@ describe("GET /tokens/<address>", () => {
       expect(r.json).toMatchObject({ address: t.address, symbol, decimals: t.decimals, tier: symbol === "NVDA" ? "blocked" : "A", screen_status: "SCREENED", shield: false, shield_available: true });
       expect(r.json.kind, symbol).toBe(t.kind === "stock" ? "stock" : "core");
       if (symbol !== "NVDA") expect(r.json.tradable, symbol).toBe(true);
-      expect(r.json.fee_bps, symbol).toBe(symbol === "ORBIO" ? 25 : 25);
+      // The partner token is the one core symbol outside the major class (as /config says).
+      expect(r.json.fee_bps, symbol).toBe(symbol === "ORBIO" ? 50 : 25);
+      expect(r.json.fee_class, symbol).toBe(symbol === "ORBIO" ? "other" : "major");
       expect(r.json.venues.length, symbol).toBeGreaterThan(0);
       expect(r.json.reference.source, symbol).toBe(t.feed ? "oracle" : "twap");
     }
