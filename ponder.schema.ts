@@ -134,7 +134,8 @@ export const feeTransfer = onchainTable(
 
 /**
  * Every transaction executing the Universal Router, directly or through
- * DelegationManager.redeemDelegations, successful or reverted. wallet = the sender, or the root
+ * DelegationManager.redeemDelegations, or trading on the launchpad curve (directly or inside a
+ * 7702 batch; via `curve`), successful or reverted. wallet = the sender, or the root
  * delegator for delegated trades. Amounts are what left and reached the wallet; ETH as 0x0…0.
  */
 export const trade = onchainTable(

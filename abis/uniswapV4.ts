@@ -19,6 +19,7 @@ export const positionManagerAbi = parseAbi([
 export const v4QuoterAbi = parseAbi([
   "constructor(address poolManager)",
   `function quoteExactInputSingle((${poolKey} poolKey, bool zeroForOne, uint128 exactAmount, bytes hookData) params) returns (uint256 amountOut, uint256 gasEstimate)`,
+  `function quoteExactInput((address exactCurrency, (address intermediateCurrency, uint24 fee, int24 tickSpacing, address hooks, bytes hookData)[] path, uint128 exactAmount) params) returns (uint256 amountOut, uint256 gasEstimate)`,
   `function quoteExactOutputSingle((${poolKey} poolKey, bool zeroForOne, uint128 exactAmount, bytes hookData) params) returns (uint256 amountIn, uint256 gasEstimate)`,
 ]);
 

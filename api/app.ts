@@ -9,6 +9,9 @@ import { RateLimiter } from "./rateLimit.js";
 import { authRoutes } from "./routes/auth.js";
 import { serverRoutes } from "./routes/server.js";
 import { tokenRoutes } from "./routes/tokens.js";
+import { liveRoutes } from "./routes/live.js";
+import { meRoutes } from "./routes/me.js";
+import { createTokens } from "./tokens.js";
 
 /**
  * The Hono service. Built from explicit dependencies so tests, Ponder's embedded server
@@ -21,7 +24,13 @@ export function createApp(deps: AppDeps) {
   const v1 = new Hono<AppEnv>();
   v1.route("/", serverRoutes(deps, limiter));
   v1.route("/auth", authRoutes(deps, limiter));
-  v1.route("/tokens", tokenRoutes(deps, limiter));
+  // One registry for tokens and trading: screens and their caches are shared.
+  const tokens = deps.tokens ?? createTokens({ db: deps.db, config: deps.config, chain: deps.chain, indexed: deps.indexed, shield: deps.shield ?? null, limiter, clock: deps.clock ?? Date.now });
+  const shared = { ...deps, tokens };
+  v1.route("/tokens", tokenRoutes(shared, limiter));
+  const live = liveRoutes(shared, limiter);
+  v1.route("/live", live.app);
+  v1.route("/me", meRoutes(shared, limiter, live.trading.ledger));
 
   const app = new Hono<AppEnv>();
   app.use("*", requestLog(deps.logger));

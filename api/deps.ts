@@ -6,6 +6,8 @@ import type { KeyRecord } from "./signin.js";
 import type { Db } from "./store/db.js";
 import type { SqlIndexedReads } from "./indexed.js";
 import type { ShieldProvider } from "./shield.js";
+import type { Sequencer } from "./relay.js";
+import type { Tokens } from "./tokens.js";
 
 /** Everything the app touches outside itself, passed in so tests build it directly. */
 export type AppDeps = {
@@ -22,6 +24,10 @@ export type AppDeps = {
   /** The Shield verdict provider; null when none is configured (shield=1 then answers 503). */
   shield?: ShieldProvider | null;
   clock?: () => number;
+  /** Where live/submit relays (default: JSON-RPC to config.sequencerUrl). */
+  sequencer?: Sequencer;
+  /** One token registry shared by the routes (built from the other deps when absent). */
+  tokens?: Tokens;
 };
 
 export type AppEnv = {

@@ -54,7 +54,7 @@ export type TradeRow = Omit<Outcome, "legs"> & {
   txHash: Hex;
   wallet: Address;
   sender: Address;
-  via: "router" | "delegation";
+  via: "router" | "delegation" | "curve";
   status: "success" | "reverted";
   block: number;
   txIndex: number;
@@ -240,6 +240,14 @@ export function sqlIndexedReads(query: Query, schema?: string) {
     async tradeByHash(hash: Hex): Promise<TradeRow | null> {
       const rows = await query(`SELECT * FROM ${t("trade")} WHERE tx_hash = $1`, [lc(hash)]);
       return rows[0] ? tradeFrom(rows[0]) : null;
+    },
+
+    /** Trades by transaction hash (any order); hashes not indexed are absent. */
+    async tradesByHashes(hashes: Hex[]): Promise<TradeRow[]> {
+      if (hashes.length === 0) return [];
+      // One placeholder per hash: array parameters do not survive every driver (drizzle expands them).
+      const rows = await query(`SELECT * FROM ${t("trade")} WHERE tx_hash IN (${hashes.map((_, i) => `$${i + 1}`).join(", ")})`, hashes.map(lc));
+      return rows.map(tradeFrom);
     },
 
     /** A wallet's trades with from <= timestamp < to, newest first. */

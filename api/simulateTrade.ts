@@ -22,6 +22,38 @@ export type Probe = {
 
 const balanceSlots = new Map<string, bigint | null>();
 
+export type SimCall = { to: Address; data: Hex; value?: bigint };
+export type Override = { address: Address; balance?: bigint; stateDiff?: { slot: Hex; value: Hex }[] };
+export type SimResult = { status: Hex; returnData: Hex; gasUsed: Hex; error?: { message?: string } };
+
+/** One eth_simulateV1 block of calls from `from`, with state overrides; no signatures, no fees. */
+export async function simulateCalls(chain: PublicClient, from: Address, overrides: Override[], calls: SimCall[]): Promise<SimResult[]> {
+  const res = await chain.request({
+    method: "eth_simulateV1" as never,
+    params: [
+      {
+        blockStateCalls: [
+          {
+            stateOverrides: Object.fromEntries(
+              overrides.map((o) => [o.address, { ...(o.balance !== undefined ? { balance: numberToHex(o.balance) } : {}), ...(o.stateDiff ? { stateDiff: Object.fromEntries(o.stateDiff.map((d) => [d.slot, d.value])) } : {}) }]),
+            ),
+            calls: calls.map((c) => ({ from, to: c.to, data: c.data, value: numberToHex(c.value ?? 0n), gas: numberToHex(3_000_000n) })),
+          },
+        ],
+        validation: false,
+      },
+      "latest",
+    ] as never,
+  });
+  return (res as { calls: SimResult[] }[])[0]!.calls;
+}
+
+/** The storage write that gives `holder` `amount` of a mapping-balance token at `slot`. */
+export const balanceOverride = (token: Address, holder: Address, slot: bigint, amount: bigint): Override => ({
+  address: token,
+  stateDiff: [{ slot: keccak256(encodeAbiParameters([{ type: "address" }, { type: "uint256" }], [holder, slot])), value: pad(numberToHex(amount)) }],
+});
+
 /** The storage slot of `balanceOf` for Solidity-mapping tokens (probed with overrides, cached). */
 export async function findBalanceSlot(chain: PublicClient, token: Address): Promise<bigint | null> {
   const cached = balanceSlots.get(token.toLowerCase());
@@ -77,12 +109,11 @@ export async function probeBuySell(p: {
 }): Promise<Probe> {
   const { chain, router, poolKey, token, quote, quoteAmount } = p;
   const wallet = "0x00000000000000000000000000000000005C4EE1" as Address;
-  const stateOverride: { address: Address; balance?: bigint; stateDiff?: { slot: Hex; value: Hex }[] }[] = [{ address: wallet, balance: 10n ** 24n }];
+  const stateOverride: Override[] = [{ address: wallet, balance: 10n ** 24n }];
   if (quote !== zeroAddress) {
     const slot = await findBalanceSlot(chain, quote);
     if (slot === null) return { ok: false, buyTaxBps: null, sellTaxBps: null, honeypot: false, reason: "quote token balance cannot be funded by overrides", funded_by_overrides: true };
-    const key = keccak256(encodeAbiParameters([{ type: "address" }, { type: "uint256" }], [wallet, slot]));
-    stateOverride.push({ address: quote, stateDiff: [{ slot: key, value: pad(numberToHex(quoteAmount)) }] });
+    stateOverride.push(balanceOverride(quote, wallet, slot, quoteAmount));
   }
   const approvals = (t: Address) => [
     { to: t, data: encodeFunctionData({ abi: erc20Abi, functionName: "approve", args: [PERMIT2_ADDRESS, maxUint256] }) },
@@ -97,24 +128,7 @@ export async function probeBuySell(p: {
     { to: router, data: swapProgram(poolKey, quote, token, quoteAmount), value: quote === zeroAddress ? quoteAmount : 0n },
     balanceCall(token),
   ];
-  const run = async (calls: { to: Address; data: Hex; value?: bigint }[]) => {
-    const res = await chain.request({
-      method: "eth_simulateV1" as never,
-      params: [
-        {
-          blockStateCalls: [
-            {
-              stateOverrides: Object.fromEntries(stateOverride.map((o) => [o.address, { ...(o.balance !== undefined ? { balance: numberToHex(o.balance) } : {}), ...(o.stateDiff ? { stateDiff: Object.fromEntries(o.stateDiff.map((d) => [d.slot, d.value])) } : {}) }])),
-              calls: calls.map((c) => ({ from: wallet, to: c.to, data: c.data, value: numberToHex(c.value ?? 0n), gas: numberToHex(3_000_000n) })),
-            },
-          ],
-          validation: false,
-        },
-        "latest",
-      ] as never,
-    });
-    return (res as { calls: { status: Hex; returnData: Hex; error?: { message?: string } }[] }[])[0]!.calls;
-  };
+  const run = (calls: SimCall[]) => simulateCalls(chain, wallet, stateOverride, calls);
   const expectedBuy = await quoteIn(chain, p.quoter, poolKey, quote, quoteAmount);
   const first = await run(buy);
   const buyCall = first[first.length - 2]!;
@@ -132,4 +146,66 @@ export async function probeBuySell(p: {
   const got = after - before;
   const sellTaxBps = expectedSell > 0n ? Math.max(0, Number(((expectedSell - got) * 10_000n) / expectedSell)) : null;
   return { ok: true, buyTaxBps, sellTaxBps, honeypot: got === 0n, reason: null, funded_by_overrides: true };
+}
+
+const getEthBalanceAbi = [{ type: "function", name: "getEthBalance", stateMutability: "view", inputs: [{ type: "address" }], outputs: [{ type: "uint256" }] }] as const;
+
+/** A balance read as a call (ETH through Multicall3's getEthBalance). */
+function balanceRead(multicall3: Address, token: Address, holder: Address): SimCall {
+  return token === zeroAddress
+    ? { to: multicall3, data: encodeFunctionData({ abi: getEthBalanceAbi, functionName: "getEthBalance", args: [holder] }) }
+    : { to: token, data: encodeFunctionData({ abi: erc20Abi, functionName: "balanceOf", args: [holder] }) };
+}
+
+export type PlanSimulation = {
+  ok: boolean;
+  error: string | null;
+  amount_out: string | null;
+  fee_transfer: { token: Address; to: Address; amount: string } | null;
+  gas_total: number;
+  gas: number[];
+  funded_by_overrides: boolean;
+};
+
+/**
+ * Runs a plan's transactions in order from `wallet` in one simulated block and measures what
+ * reached the wallet (output token) and the fee recipient (fee token). `overrides` lend balances;
+ * a call that reverts stops the reading there.
+ */
+export async function simulatePlan(p: {
+  chain: PublicClient;
+  multicall3: Address;
+  wallet: Address;
+  txs: SimCall[];
+  tokenOut: Address;
+  feeToken: Address;
+  feeRecipient: Address;
+  overrides: Override[];
+}): Promise<PlanSimulation> {
+  const reads = [balanceRead(p.multicall3, p.tokenOut, p.wallet), balanceRead(p.multicall3, p.feeToken, p.feeRecipient)];
+  const res = await simulateCalls(p.chain, p.wallet, p.overrides, [...reads, ...p.txs, ...reads]);
+  const funded = p.overrides.length > 0;
+  const txRes = res.slice(2, 2 + p.txs.length);
+  const gas = txRes.map((r) => Number(hexToBigInt(r.gasUsed)));
+  const gasTotal = gas.reduce((a, b) => a + b, 0);
+  const failed = txRes.findIndex((r) => hexToBigInt(r.status) !== 1n);
+  if (failed >= 0) {
+    const why = txRes[failed]!.error?.message ?? "reverted";
+    return { ok: false, error: `transaction ${failed + 1} of ${p.txs.length} reverted: ${why.slice(0, 200)}`, amount_out: null, fee_transfer: null, gas_total: gasTotal, gas, funded_by_overrides: funded };
+  }
+  const n = 2 + p.txs.length;
+  const big = (r: SimResult) => hexToBigInt(r.returnData);
+  let out = big(res[n]!) - big(res[0]!);
+  // ETH out: the wallet also sent ETH with its transactions (value); add it back.
+  if (p.tokenOut === zeroAddress) out += p.txs.reduce((s, t) => s + (t.value ?? 0n), 0n);
+  const fee = big(res[n + 1]!) - big(res[1]!);
+  return {
+    ok: true,
+    error: null,
+    amount_out: out.toString(),
+    fee_transfer: fee > 0n ? { token: p.feeToken, to: p.feeRecipient, amount: fee.toString() } : null,
+    gas_total: gasTotal,
+    gas,
+    funded_by_overrides: funded,
+  };
 }

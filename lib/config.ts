@@ -55,6 +55,12 @@ const envSchema = {
   RATE_LIMITS: z.enum(["on", "off"]).default("on"),
   /** Shield verdict provider (GET /v1/verdicts/:chainId/:address). */
   SHIELD_URL: url.optional(),
+  /** Aggregators quoted for comparison only: `zeroex=https://…,oneinch=https://…,odos=https://…`. */
+  AGGREGATOR_URLS: z
+    .string()
+    .transform((s) => Object.fromEntries(s.split(",").map((kv) => kv.trim()).filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)])))
+    .refine((m) => Object.entries(m).every(([k, v]) => ["zeroex", "oneinch", "odos"].includes(k) && /^https?:\/\//.test(v)), "must be name=url pairs for zeroex, oneinch, odos")
+    .optional(),
   /** PostgreSQL views schema of the indexer, for API processes outside Ponder's. */
   INDEXER_SCHEMA: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,44}$/, "must be a schema name").optional(),
 } as const;
@@ -113,6 +119,7 @@ export type Config = {
   rateLimits: boolean;
   indexerSchema: string | null;
   shieldUrl: string | null;
+  aggregatorUrls: Record<string, string>;
 };
 
 /** Comprehensively sanctioned countries and regions (Crimea, Donetsk, Luhansk as ISO subdivisions). */
@@ -188,6 +195,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     rateLimits: env.RATE_LIMITS === "on",
     indexerSchema: env.INDEXER_SCHEMA ?? null,
     shieldUrl: env.SHIELD_URL ?? null,
+    aggregatorUrls: env.AGGREGATOR_URLS ?? {},
   };
 }
 

@@ -17,3 +17,21 @@ export const MAX_FEE_BPS = 100;
 /** The major fee class: every core symbol but the partner token (stock tokens named by address join via their beacon). */
 export const majorSymbols = (tokens: Record<string, { symbol: string; kind: string }>): string[] =>
   Object.values(tokens).filter((t) => t.kind !== "partner").map((t) => t.symbol);
+
+export type FeeClass = "major" | "other";
+
+/** The volume tier's major rate: the highest threshold the 30-day volume reaches. */
+export function majorTierBps(volume30dUsd: number): number {
+  let bps: number = MAJOR_TIERS[0]!.bps;
+  for (const t of MAJOR_TIERS) if (volume30dUsd >= t.min_30d_volume_usd) bps = t.bps;
+  return bps;
+}
+
+/**
+ * A trade's fee under schedule 2: `tier` is the rate before Shield (the class rate, for major
+ * from the wallet's volume tier), `bps` adds Shield and is capped at the maximum.
+ */
+export function feeFor(p: { feeClass: FeeClass; volume30dUsd: number; shield: boolean }): { bps: number; tier: number } {
+  const tier = p.feeClass === "major" ? majorTierBps(p.volume30dUsd) : OTHER_BPS;
+  return { tier, bps: Math.min(MAX_FEE_BPS, tier + (p.shield ? SHIELD_ADD_BPS : 0)) };
+}

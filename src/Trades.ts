@@ -7,6 +7,9 @@ import { ethMovesOf, rootDelegator, tradeOutcome, transfersOf, WITHDRAWAL_TOPIC,
 const config = loadConfig();
 const router = config.contracts.universalRouter.toLowerCase();
 const delegationManager = config.contracts.delegationManager.toLowerCase();
+const launchpad = config.contracts.launchpad.toLowerCase();
+/** keccak256 of the launchpad's Trade event: a curve trade inside any transaction (7702 batches). */
+const CURVE_TRADE_TOPIC = "0x2c76e7a47fd53e2854856ac3f0a5f3ee40d15cfaa82266357ea9779c486ab9c3";
 const platform = config.feeRecipient;
 
 // Receipts and traces go straight to the node. Traces without retries: a node that cannot trace
@@ -54,10 +57,17 @@ ponder.on("Trades:block", async ({ event, context }) => {
     method: "eth_getBlockReceipts" as never,
     params: [event.block.hash] as never,
   })) as Receipt[] | null;
-  const trades = (receipts ?? []).filter((r) => r.to && (r.to.toLowerCase() === router || r.to.toLowerCase() === delegationManager));
+  const viaOf = (r: Receipt): "router" | "delegation" | "curve" | null => {
+    const to = r.to?.toLowerCase();
+    if (to === router) return "router";
+    if (to === delegationManager) return "delegation";
+    if (to === launchpad || r.logs.some((l) => l.address.toLowerCase() === launchpad && l.topics[0] === CURVE_TRADE_TOPIC)) return "curve";
+    return null;
+  };
+  const trades = (receipts ?? []).filter((r) => r.to && viaOf(r) !== null);
   let balanceDeltaUsed = false;
   for (const r of trades) {
-    const via = r.to!.toLowerCase() === router ? "router" : "delegation";
+    const via = viaOf(r)!;
     const success = BigInt(r.status) === 1n;
     const trace = await traceOf(r.transactionHash);
     let input: Hex | null = trace ? ((trace as CallFrame & { input?: Hex }).input ?? null) : null;
@@ -68,7 +78,7 @@ ponder.on("Trades:block", async ({ event, context }) => {
       txValue = tx.value;
     }
     const sender = getAddress(r.from);
-    const wallet = via === "router" ? sender : (input ? rootDelegator(input) : null) ?? sender;
+    const wallet = via !== "delegation" ? sender : (input ? rootDelegator(input) : null) ?? sender;
 
     let moves: Leg[] = success ? transfersOf(r.logs) : [];
     let ethMethod = "none";

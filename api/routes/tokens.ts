@@ -24,7 +24,7 @@ function shieldParam(v: string | undefined): boolean {
 /** SPEC.md "Tokens (key)". */
 export function tokenRoutes(deps: AppDeps, limiter: RateLimiter) {
   const clock = deps.clock ?? Date.now;
-  const tokens = createTokens({ db: deps.db, config: deps.config, chain: deps.chain, indexed: deps.indexed, shield: deps.shield ?? null, limiter, clock });
+  const tokens = deps.tokens ?? createTokens({ db: deps.db, config: deps.config, chain: deps.chain, indexed: deps.indexed, shield: deps.shield ?? null, limiter, clock });
   const keyed = requireKey({ db: deps.db, clock }, limiter);
   const app = new Hono<AppEnv>();
 

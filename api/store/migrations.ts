@@ -66,6 +66,55 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
       CREATE INDEX tokens_tier_kind ON app.tokens (tier, kind);
     `,
   },
+  {
+    version: 3,
+    name: "plans and trades",
+    sql: `
+      CREATE TABLE app.plans (
+        id bigserial PRIMARY KEY,
+        key_id bigint NOT NULL,
+        wallet text NOT NULL,
+        kind text NOT NULL,
+        execution text NOT NULL,
+        token_in text NOT NULL,
+        token_out text NOT NULL,
+        amount_in text NOT NULL,
+        amount_out_min text NOT NULL,
+        fee_bps int NOT NULL,
+        deadline bigint NOT NULL,
+        txs text NOT NULL,
+        summary text NOT NULL,
+        created_at bigint NOT NULL,
+        used_at bigint
+      );
+      CREATE INDEX plans_key_created ON app.plans (key_id, created_at DESC);
+      CREATE TABLE app.plan_txs (
+        fingerprint text NOT NULL,
+        plan_id bigint NOT NULL REFERENCES app.plans (id),
+        idx int NOT NULL,
+        kind text NOT NULL,
+        PRIMARY KEY (fingerprint, plan_id)
+      );
+      CREATE TABLE app.trades (
+        id bigserial PRIMARY KEY,
+        wallet text NOT NULL,
+        key_id bigint,
+        plan_id bigint,
+        path text NOT NULL,
+        status text NOT NULL,
+        token_in text,
+        token_out text,
+        amount_in text,
+        amount_out_min text,
+        tx_hash text UNIQUE,
+        fee_tx_hash text,
+        code text,
+        session_id text,
+        created_at bigint NOT NULL
+      );
+      CREATE INDEX trades_wallet_id ON app.trades (wallet, id DESC);
+    `,
+  },
 ];
 
 export async function migrate(db: Db, now = () => Math.floor(Date.now() / 1000)): Promise<number[]> {

@@ -1,0 +1,834 @@
+import { encodeFunctionData, getAddress, maxUint160, maxUint256, parseUnits, verifyTypedData, zeroAddress, type Address, type Hex, type PublicClient } from "viem";
+import { z } from "zod";
+import { erc20Abi } from "../abis/erc20.js";
+import { launchpadAbi, sanctionsListAbi, stockRegistryAbi, stockTokenAbi } from "../abis/fixtures.js";
+import { multicall3Abi } from "../abis/multicall3.js";
+import { permit2Abi } from "../abis/permit2.js";
+import type { Config } from "../lib/config.js";
+import { feeFor, majorSymbols, type FeeClass } from "../lib/fees.js";
+import { ApiError } from "./errors.js";
+import type { PoolState, SqlIndexedReads } from "./indexed.js";
+import { createMarket, type Mark } from "./market.js";
+import {
+  buildApprove,
+  buildBatch,
+  buildCurveSwap,
+  buildFeeTransfer,
+  buildLockdown,
+  buildPermit2Approve,
+  buildRouterSwap,
+  describeCurveCall,
+  describeRouterCall,
+  permitTypedData,
+  type FeeSpec,
+  type PermitSingle,
+  type PlanTx,
+  type Step,
+} from "./plans.js";
+import { APPROVAL_MODES, evaluatePolicy, LIMITS, risk, SHIELD_POLICIES, slippageCapBps, type PolicyResult, type Risk } from "./policy.js";
+import { BUILDABLE_VENUES, candidateRoutes, CURVE_VENUE, GAS, quoteCall, readQuote, routeFeeBps, routeMidAtoms, type Route, type RouteQuote } from "./routing.js";
+import type { ShieldProvider, ShieldReport } from "./shield.js";
+import { ShieldUnavailable } from "./shield.js";
+import { balanceOverride, findBalanceSlot, simulateCalls, simulatePlan, type Override, type PlanSimulation } from "./simulateTrade.js";
+import type { Tokens, TokenRecord } from "./tokens.js";
+import { createLedger, type TokenRef } from "./trades.js";
+import type { Db } from "./store/db.js";
+import type { KeyRecord } from "./signin.js";
+
+/** Aggregators quoted for comparison only (never built: QUOTE_ONLY). */
+export const AGGREGATOR_VENUES = ["zeroex", "oneinch", "odos"] as const;
+const EIP7702_PREFIX = "0xef0100";
+
+const atoms = z.string().regex(/^\d{1,78}$/, "must be a decimal string of atoms");
+const bps = z.number().int().min(0).max(10_000);
+const hex = z.string().regex(/^0x[0-9a-fA-F]*$/);
+const tradeFields = {
+  wallet: z.string().regex(/^0x[0-9a-fA-F]{40}$/, "must be a 0x address").optional(),
+  token_in: z.string().min(1).max(64),
+  token_out: z.string().min(1).max(64),
+  notional_usd: z.number().positive().finite().optional(),
+  amount_in: atoms.optional(),
+  slippage_bps: bps.optional(),
+  min_amount_out: atoms.optional(),
+  accept_risks: z.array(z.string().max(64)).max(32).default([]),
+  shield: z.boolean().default(false),
+  policies: z.array(z.string().max(64)).max(8).default([]),
+  approval_mode: z.string().max(32).default("budget"),
+  approval_budget_usd: z.number().finite().default(LIMITS.defaultApprovalBudgetUsd),
+  allow_unlimited_approval: z.boolean().default(false),
+  permit_mode: z.enum(["signature", "transaction"]).default("signature"),
+  permit_scope: z.enum(["trade", "30d"]).default("trade"),
+  permit_signature: hex.optional(),
+  permit_now: z.number().int().positive().optional(),
+  route_id: z.string().max(400).optional(),
+  venues: z.array(z.string().max(32)).max(8).optional(),
+  fund: z.union([z.literal("auto"), z.boolean()]).default("auto"),
+  curve_fee_mode: z.enum(["auto", "batch", "two_step"]).default("auto"),
+  owner_attests_non_us: z.boolean().default(false),
+  action: z.enum(["trade", "revoke"]).default("trade"),
+  max_fee_bps: bps.optional(),
+  mode: z.enum(["later", "first"]).default("later"),
+  fast: z.boolean().default(false),
+};
+export const tradeRequest = z.object(tradeFields).strict();
+export type TradeRequest = z.infer<typeof tradeRequest>;
+
+/** Parses a trading body: FEE_FIXED before anything else, then every field's rule. */
+export function parseTradeRequest(body: Record<string, unknown>): TradeRequest {
+  if ("fee_bps" in body) throw new ApiError(422, "FEE_FIXED", "the server sets the fee; send max_fee_bps to cap it");
+  const parsed = tradeRequest.safeParse(body);
+  if (!parsed.success) {
+    const i = parsed.error.issues[0]!;
+    const field = i.path.join(".") || (i.code === "unrecognized_keys" ? i.keys.join(", ") : "body");
+    throw new ApiError(400, "BAD_REQUEST", i.code === "unrecognized_keys" ? `unknown field ${i.keys.join(", ")}` : `${field}: ${i.message}`);
+  }
+  const r = parsed.data;
+  if ((r.notional_usd === undefined) === (r.amount_in === undefined)) throw new ApiError(400, "BAD_REQUEST", "send exactly one of notional_usd or amount_in");
+  if (r.amount_in !== undefined && BigInt(r.amount_in) === 0n) throw new ApiError(400, "BAD_REQUEST", "amount_in must be above 0");
+  for (const pol of r.policies) if (!(SHIELD_POLICIES as readonly string[]).includes(pol)) throw new ApiError(400, "BAD_REQUEST", `unknown policy ${pol}; known: ${SHIELD_POLICIES.join(", ")}`);
+  if (r.policies.length && !r.shield) throw new ApiError(400, "BAD_REQUEST", "policies apply with shield true");
+  if ((r.permit_signature === undefined) !== (r.permit_now === undefined)) throw new ApiError(400, "BAD_REQUEST", "permit_signature and permit_now come together (the second call of the permit round trip)");
+  const known = [...BUILDABLE_VENUES, ...AGGREGATOR_VENUES] as readonly string[];
+  for (const v of r.venues ?? []) if (!known.includes(v)) throw new ApiError(400, "BAD_REQUEST", `unknown venue ${v}; known: ${known.join(", ")}`);
+  return r;
+}
+
+/** A side of the trade as the service sees it. */
+export type TokenInfo = {
+  param: string;
+  /** As named (ETH = 0x0, WETH its contract). */
+  address: Address;
+  /** As pools hold it (WETH trades as native ETH). */
+  currency: Address;
+  symbol: string;
+  name: string;
+  decimals: number;
+  core: boolean;
+  major: boolean;
+  stock: boolean;
+  feed: boolean;
+  record: TokenRecord | null;
+  tierLimitUsd: number;
+};
+
+type Deps = {
+  config: Config;
+  chain: PublicClient;
+  indexed: SqlIndexedReads;
+  db: Db;
+  tokens: Tokens;
+  shield: ShieldProvider | null;
+  clock: () => number;
+  aggregators?: Partial<Record<(typeof AGGREGATOR_VENUES)[number], string>>;
+};
+
+type Who = { key: KeyRecord; clientAddr: string };
+type Kind = "quote" | "build" | "prepare" | "simulate";
+
+const lc = (a: string) => a.toLowerCase();
+const bpsOf = (a: bigint, b: bps) => (a * BigInt(b)) / 10_000n;
+type bps = number;
+
+async function rpc<T>(p: Promise<T>): Promise<T> {
+  try {
+    return await p;
+  } catch (err) {
+    if (err instanceof ApiError) throw err;
+    throw new ApiError(502, "RPC_UNAVAILABLE", `the chain RPC did not answer: ${(err as Error).message.split("\n")[0]!.slice(0, 160)}`, {}, 2);
+  }
+}
+
+/**
+ * Quote, build, prepare and simulate: one pipeline with clear stages (tokens, fee, routes and
+ * quotes, policy, plan, simulation) whose reads of the chain go out as one multicall.
+ */
+export function createTrading(d: Deps) {
+  const { config, chain } = d;
+  const market = createMarket({ config, indexed: d.indexed, clock: d.clock });
+  const ledger = createLedger({ db: d.db, indexed: d.indexed, clock: d.clock });
+  const majors = new Set(majorSymbols(config.tokens));
+  const now = () => Math.floor(d.clock() / 1000);
+  const c = config.contracts;
+  const weth = config.tokens.WETH!.address;
+  const volumes = new Map<string, { at: number; usd: number }>();
+
+  async function tokenInfo(param: string, who: Who | null): Promise<TokenInfo> {
+    let address: Address;
+    try {
+      address = d.tokens.resolve(param);
+    } catch (err) {
+      if (err instanceof ApiError && err.code === "ADDRESS_REQUIRED") throw new ApiError(422, "TOKEN_NOT_ALLOWED", `${param} is not a core symbol: name the token by its 0x address`);
+      throw err;
+    }
+    const core = market.core(address);
+    let record: TokenRecord | null = null;
+    if (!core?.native) {
+      try {
+        record = (await d.tokens.get(address, { shield: false, keyId: who?.key.keyId ?? 0, clientAddr: who?.clientAddr ?? "quote" })) as TokenRecord;
+      } catch (err) {
+        if (err instanceof ApiError && err.status === 404) throw new ApiError(422, "TOKEN_UNKNOWN", `${param}: ${err.message}`);
+        throw err;
+      }
+      if (record.screen_status === "UNSCREENED") throw new ApiError(503, "SCREEN_UNAVAILABLE", `${address} is still being screened; retry in a few seconds`, {}, 5);
+    }
+    const limit = (record?.limits as { max_trade_usd?: number } | undefined)?.max_trade_usd;
+    return {
+      param,
+      address: core ? core.address : address,
+      currency: core && (core.native || core.kind === "wrapped") ? zeroAddress : address,
+      symbol: core?.symbol ?? record?.symbol ?? "",
+      name: core?.name ?? record?.name ?? "",
+      decimals: core?.decimals ?? (record?.decimals as number),
+      core: !!core,
+      major: (core !== undefined && majors.has(core.symbol)) || record?.stock_beacon === true,
+      stock: core?.kind === "stock" || record?.stock_beacon === true,
+      feed: !!core?.feed,
+      record,
+      tierLimitUsd: limit && limit > 0 ? limit : record && record.tier === "blocked" ? LIMITS.maxNotionalUsd : LIMITS.maxNotionalUsd,
+    };
+  }
+
+  const ref = (t: TokenInfo): TokenRef => ({ token: t.core ? t.symbol : lc(t.address), address: t.address, symbol: t.symbol, name: t.name, decimals: t.decimals });
+
+  /** 30-day volume through the service, major side of each mined trade, at today's marks. */
+  async function volume30d(wallet: Address): Promise<number> {
+    const hit = volumes.get(lc(wallet));
+    if (hit && d.clock() - hit.at < 60_000) return hit.usd;
+    const since = now() - 30 * 86_400;
+    const ours = await d.db.query<{ tx_hash: string }>("SELECT tx_hash FROM app.trades WHERE wallet = $1 AND status = 'pending' AND created_at >= $2 AND tx_hash IS NOT NULL", [lc(wallet), since]);
+    let usd = 0;
+    if (ours.length) {
+      const rows = await d.indexed.tradesByHashes(ours.map((r) => r.tx_hash as Hex));
+      for (const t of rows) {
+        if (t.status !== "success") continue;
+        for (const [token, amount] of [[t.tokenIn, t.amountIn], [t.tokenOut, t.amountOut]] as const) {
+          const core = token ? market.core(token) : undefined;
+          if (!core || !majors.has(core.symbol) || amount === null) continue;
+          const m = await market.mark(core.address);
+          if (m) {
+            usd += (Number(amount) / 10 ** core.decimals) * m.usd;
+            break;
+          }
+        }
+      }
+    }
+    volumes.set(lc(wallet), { at: d.clock(), usd });
+    return usd;
+  }
+
+  /** The fee side: the more liquid, marked token of the pair (ETH/WETH/USDG, then oracle-marked majors, then other core, then the rest); input on a tie. */
+  const rank = (t: TokenInfo) => (t.currency === zeroAddress || t.symbol === "USDG" && t.core ? 3 : t.core && t.feed ? 2 : t.core ? 1 : 0);
+
+  async function shieldReports(tokens: TokenInfo[]): Promise<Record<string, ShieldReport>> {
+    const out: Record<string, ShieldReport> = {};
+    for (const t of tokens.filter((x) => !x.core)) {
+      if (!d.shield) throw new ApiError(503, "REPORT_UNAVAILABLE", "no Shield provider is configured; trade without Shield", {}, 15);
+      try {
+        out[lc(t.address)] = await d.shield.verdict(config.chainId, t.address);
+      } catch (err) {
+        if (err instanceof ShieldUnavailable) throw new ApiError(503, "REPORT_UNAVAILABLE", `${err.message}; retry after 15 s or trade without Shield`, {}, 15);
+        throw err;
+      }
+    }
+    return out;
+  }
+
+  async function aggregatorRow(venue: (typeof AGGREGATOR_VENUES)[number], tin: TokenInfo, tout: TokenInfo, amountIn: bigint) {
+    const base = { id: venue, venue, label: `${venue} (comparison only)`, quote_only: true };
+    const url = d.aggregators?.[venue];
+    if (!url) return { ...base, ok: false, amount_out: null, error: "not configured on this server" };
+    try {
+      const res = await fetch(`${url.replace(/\/$/, "")}/quote?chainId=${config.chainId}&sellToken=${tin.address}&buyToken=${tout.address}&sellAmount=${amountIn}`, { signal: AbortSignal.timeout(1_500) });
+      const body = (await res.json()) as { buyAmount?: string; gas?: string };
+      if (res.status !== 200 || !body.buyAmount || !/^\d+$/.test(body.buyAmount)) throw new Error(`answered ${res.status}`);
+      return { ...base, ok: true, amount_out: body.buyAmount, gas: body.gas ? Number(body.gas) : null, error: null };
+    } catch (err) {
+      return { ...base, ok: false, amount_out: null, error: `unavailable: ${(err as Error).message.slice(0, 120)}` };
+    }
+  }
+
+  /** Stages shared by every kind: tokens, size, fee, candidate routes, one multicall, ranking, policy. */
+  async function evaluate(r: TradeRequest, kind: Kind, who: Who | null, wallet: Address | null) {
+    const t0 = performance.now();
+    const timings: Record<string, number> = {};
+    const mark = (name: string, from: number) => (timings[name] = Math.round((performance.now() - from) * 100) / 100);
+    const [tin, tout] = await Promise.all([tokenInfo(r.token_in, who), tokenInfo(r.token_out, who)]);
+    if (lc(tin.address) === lc(tout.address)) throw new ApiError(422, "SAME_TOKEN", "token_in and token_out are the same token");
+    if (tin.currency === zeroAddress && tout.currency === zeroAddress) throw new ApiError(422, "NO_ROUTE", "ETH and WETH are the same asset: wrap or unwrap with WETH9 directly");
+    mark("tokens_ms", t0);
+
+    const t1 = performance.now();
+    const venues = (r.venues ?? [...BUILDABLE_VENUES]).filter((v) => (BUILDABLE_VENUES as readonly string[]).includes(v));
+    const aggregators = (r.venues ?? []).filter((v): v is (typeof AGGREGATOR_VENUES)[number] => (AGGREGATOR_VENUES as readonly string[]).includes(v));
+    const indexedPools = await rpc(market.pools());
+    // Pools the universe names but the indexer has not seen yet: quotable, mid unknown.
+    const pools: PoolState[] = [...indexedPools];
+    for (const p of config.pools) {
+      if (!pools.some((x) => lc(x.id) === lc(p.id))) pools.push({ id: p.id, currency0: p.currency0, currency1: p.currency1, fee: p.fee, tickSpacing: p.tickSpacing, hooks: p.hooks, sqrtPriceX96: 0n, priceX96: 0n, tick: 0, liquidity: 1n, swaps: 0, block: 0, timestamp: 0 });
+    }
+    const curveSide = [tin, tout].find((t) => !t.core && (t.record?.flags as { on_curve?: boolean } | undefined)?.on_curve);
+    const curveRow = curveSide ? await d.indexed.curveToken(curveSide.address).catch(() => null) : null;
+    let routes = candidateRoutes({
+      pools,
+      currencyIn: tin.currency,
+      currencyOut: tout.currency,
+      connectors: [config.tokens.USDG!.address, zeroAddress],
+      venues,
+      curveToken: curveSide && curveRow && !curveRow.graduated ? curveSide.address : null,
+    });
+    if (curveSide && routes.length === 0) {
+      if (curveRow?.graduated) throw new ApiError(422, "CURVE_GRADUATED", `${curveSide.symbol} has graduated from the launchpad curve and has no pool yet`);
+      if (tin.currency !== zeroAddress && tout.currency !== zeroAddress) throw new ApiError(422, "CURVE_PAIR", `${curveSide.symbol} trades on its launchpad curve only against ETH`);
+    }
+    if (r.route_id !== undefined) {
+      if ((AGGREGATOR_VENUES as readonly string[]).includes(r.route_id) && kind !== "quote") throw new ApiError(422, "QUOTE_ONLY", `${r.route_id} is quoted for comparison only; it is never built`);
+      routes = routes.filter((x) => x.id === r.route_id);
+      if (!routes.length) throw new ApiError(422, "NO_ROUTE", `route ${r.route_id} is not among the current routes for this pair`);
+    }
+    if (!routes.length) throw new ApiError(422, "NO_ROUTE", `no venue trades ${tin.symbol || tin.address} for ${tout.symbol || tout.address}`);
+
+    // Marks, size, fee.
+    const [markIn, markOut, markEth] = await rpc(Promise.all([market.mark(tin.address, tin.decimals), market.mark(tout.address, tout.decimals), market.mark(zeroAddress)]));
+    let amountIn: bigint;
+    if (r.amount_in !== undefined) amountIn = BigInt(r.amount_in);
+    else {
+      if (!markIn) throw new ApiError(503, "NO_MARK", `no price for ${tin.symbol || tin.address}: send amount_in instead of notional_usd`, {}, 5);
+      amountIn = parseUnits((r.notional_usd! / markIn.usd).toFixed(tin.decimals), tin.decimals);
+      if (amountIn === 0n) throw new ApiError(422, "MIN_NOTIONAL", "the trade rounds to zero atoms");
+    }
+    const feeClass: FeeClass = tin.major && tout.major ? "major" : "other";
+    const volume = wallet && feeClass === "major" ? await volume30d(wallet) : 0;
+    const fee = feeFor({ feeClass, volume30dUsd: volume, shield: r.shield });
+    const isCurve = (x: Route) => x.venue === CURVE_VENUE;
+    const feeSide: "input" | "output" = routes.every(isCurve) ? (tin.currency === zeroAddress ? "input" : "output") : rank(tin) >= rank(tout) ? "input" : "output";
+    const feeToken = feeSide === "input" ? tin : tout;
+    const inputFee = feeSide === "input" ? bpsOf(amountIn, fee.bps) : 0n;
+    const swapIn = amountIn - inputFee;
+    mark("routes_ms", t1);
+
+    // One multicall: every route's quote, the base fee, and the wallet's state.
+    const t2 = performance.now();
+    const calls: { key: string; call: any }[] = routes.map((x) => ({ key: `q:${x.id}`, call: quoteCall(x, swapIn, { v4Quoter: c.v4Quoter, launchpad: c.launchpad }) }));
+    calls.push({ key: "basefee", call: { address: c.multicall3, abi: multicall3Abi, functionName: "getBasefee" } });
+    calls.push({ key: "time", call: { address: c.multicall3, abi: multicall3Abi, functionName: "getCurrentBlockTimestamp" } });
+    if (curveSide) {
+      calls.push({ key: "curve", call: { address: c.launchpad, abi: launchpadAbi, functionName: "curves", args: [curveSide.address] } });
+      calls.push({ key: "curveFees", call: { address: c.launchpad, abi: launchpadAbi, functionName: "feeBps", args: [curveSide.address] } });
+      calls.push({ key: "graduation", call: { address: c.launchpad, abi: launchpadAbi, functionName: "graduationWei" } });
+    }
+    const stocks = [tin, tout].filter((t) => t.stock);
+    for (const s of stocks) calls.push({ key: `paused:${lc(s.address)}`, call: { address: s.address, abi: stockTokenAbi, functionName: "paused" } });
+    if (stocks.length) calls.push({ key: "registryPaused", call: { address: c.stockRegistry, abi: stockRegistryAbi, functionName: "paused" } });
+    if (wallet) {
+      calls.push({ key: "sanctioned", call: { address: c.sanctionsList, abi: sanctionsListAbi, functionName: "isSanctioned", args: [wallet] } });
+      calls.push({ key: "eth", call: { address: c.multicall3, abi: multicall3Abi, functionName: "getEthBalance", args: [wallet] } });
+      for (const t of [tin, tout]) if (t.address !== zeroAddress) calls.push({ key: `bal:${lc(t.address)}`, call: { address: t.address, abi: erc20Abi, functionName: "balanceOf", args: [wallet] } });
+      if (tin.address !== zeroAddress) {
+        calls.push({ key: "allowPermit2", call: { address: tin.address, abi: erc20Abi, functionName: "allowance", args: [wallet, c.permit2] } });
+        calls.push({ key: "allowCurve", call: { address: tin.address, abi: erc20Abi, functionName: "allowance", args: [wallet, c.launchpad] } });
+        calls.push({ key: "permit2", call: { address: c.permit2, abi: permit2Abi, functionName: "allowance", args: [wallet, tin.address, c.universalRouter] } });
+      }
+      if (stocks.length) calls.push({ key: "walletBlocked", call: { address: c.stockRegistry, abi: stockRegistryAbi, functionName: "isBlocked", args: [wallet] } });
+    }
+    const [results, walletCode, aggRows] = await Promise.all([
+      rpc(chain.multicall({ contracts: calls.map((x) => x.call), allowFailure: true })),
+      wallet && curveSide ? rpc(chain.getCode({ address: wallet })) : Promise.resolve(undefined),
+      Promise.all(aggregators.map((v) => aggregatorRow(v, tin, tout, amountIn))),
+    ]);
+    const got = new Map(calls.map((x, i) => [x.key, results[i]!] as const));
+    const val = <T>(k: string): T | undefined => {
+      const res = got.get(k);
+      return res && res.status === "success" ? (res.result as T) : undefined;
+    };
+    mark("chain_ms", t2);
+    if (wallet && val<boolean>("sanctioned")) throw new ApiError(451, "SANCTIONED", `wallet ${wallet} is on the sanctions list`, { address: wallet, field: "wallet" });
+    if (wallet && val<boolean>("sanctioned") === undefined) throw new ApiError(502, "RPC_UNAVAILABLE", "the sanctions list could not be read", {}, 2);
+
+    const baseFee = val<bigint>("basefee") ?? 0n;
+    const gasPrice = baseFee > 0n ? baseFee : 1n;
+    const ethUsd = markEth?.usd ?? null;
+    const blockTime = Number(val<bigint>("time") ?? BigInt(now()));
+    const curveState = val<readonly [Address, number, boolean, bigint, bigint, bigint, bigint]>("curve");
+    const curveFees = val<readonly [bigint, bigint, bigint]>("curveFees");
+
+    const rows = routes.map((route) => {
+      const q: RouteQuote = readQuote(route, got.get(`q:${route.id}`)!);
+      const gross = q.amountOut;
+      let amountOut = feeSide === "output" && route.venue !== CURVE_VENUE ? gross - bpsOf(gross, fee.bps) : gross;
+      if (route.venue === CURVE_VENUE && !route.buy) amountOut = gross - bpsOf(gross, fee.bps);
+      const midAtoms = routeMidAtoms(route, curveState ? { virtualEth: curveState[4], virtualToken: curveState[5] } : undefined);
+      const vsMid = q.ok && midAtoms ? Math.round((Number(gross) / (Number(swapIn) * midAtoms) - 1) * 10_000) : null;
+      const venueFeeBps = route.venue === CURVE_VENUE ? (curveFees ? Number(curveFees[0] + curveFees[1] + curveFees[2]) : 0) : routeFeeBps(route);
+      const extraGas = GAS.tx + (route.venue === CURVE_VENUE ? 0n : GAS.router + GAS.fee + (tin.address !== zeroAddress ? GAS.pullErc20 : 0n) + (tin.currency !== tin.address || tout.currency !== tout.address ? GAS.wrap : 0n));
+      const gas = q.ok ? q.gas + extraGas : 0n;
+      const gasUsd = ethUsd !== null ? (Number(gas * gasPrice) / 1e18) * ethUsd : null;
+      const outUnitUsd = markOut ? markOut.usd / 10 ** tout.decimals : null;
+      const ideal = midAtoms ? Number(amountIn) * midAtoms : null;
+      const net = Number(amountOut) - (gasUsd !== null && outUnitUsd ? gasUsd / outUnitUsd : 0);
+      const totalBps = q.ok && ideal ? Math.round((1 - net / ideal) * 10_000) : null;
+      const impact = vsMid !== null ? Math.max(0, -vsMid - Math.round(venueFeeBps)) : null;
+      return {
+        quote: q,
+        midAtoms,
+        venueFeeBps,
+        row: {
+          id: route.id,
+          venue: route.venue,
+          label: route.label,
+          ok: q.ok,
+          amount_out: q.ok ? amountOut.toString() : null,
+          vs_mid_bps: vsMid,
+          gas: Number(gas),
+          gas_usd: gasUsd === null ? null : Math.round(gasUsd * 1e6) / 1e6,
+          total_bps: totalBps,
+          ...(!tin.core || !tout.core ? { impact_bps: impact, guard_bps: LIMITS.maxVsMidBps } : {}),
+          ...(q.error ? { error: q.error } : {}),
+        },
+      };
+    });
+    const ranked = rows.filter((x) => x.quote.ok).sort((a, b) => (a.row.total_bps ?? 1e9) - (b.row.total_bps ?? 1e9) || (BigInt(b.row.amount_out!) > BigInt(a.row.amount_out!) ? 1 : -1));
+    const best = ranked[0] ?? null;
+    if (!best) {
+      if (curveSide && curveState?.[2]) throw new ApiError(422, "CURVE_GRADUATED", `${curveSide.symbol} has graduated from the launchpad curve`);
+      throw new ApiError(kind === "quote" ? 422 : 422, "NO_ROUTE", `no route answers for this size: ${rows.map((x) => x.quote.error).filter(Boolean).join("; ") || "no output"}`);
+    }
+    const expectedOut = BigInt(best.row.amount_out!);
+
+    // Notional (fee included): the input at its mark, else the output at its mark.
+    let notional: number | null = null;
+    if (r.notional_usd !== undefined) notional = r.notional_usd;
+    else if (markIn) notional = (Number(amountIn) / 10 ** tin.decimals) * markIn.usd;
+    else if (markOut) notional = (Number(expectedOut) / 10 ** tout.decimals) * markOut.usd;
+    if (notional === null) throw new ApiError(503, "NO_MARK", "neither token has a price: the trade's dollar size cannot be checked", {}, 5);
+
+    // Curve refusals that are facts of the chain, not policy.
+    if (best.quote.route.venue === CURVE_VENUE && kind !== "quote") {
+      if (curveState?.[2]) throw new ApiError(422, "CURVE_GRADUATED", `${curveSide!.symbol} has graduated from the launchpad curve`);
+      if (curveFees && curveFees[2] > 0n) throw new ApiError(422, "SNIPE_TAX", `the launch snipe tax (${curveFees[2]} bps) is still on; retry in about ${Math.max(1, 60 - (blockTime - Number(curveState?.[3] ?? 0n)))} s`, {}, 60);
+      const graduation = val<bigint>("graduation");
+      if (best.quote.route.venue === CURVE_VENUE && (best.quote.route as { buy: boolean }).buy && curveState && graduation !== undefined && curveFees) {
+        const curveFee = bpsOf(swapIn, Number(curveFees[0] + curveFees[1] + curveFees[2]));
+        if (curveState[6] + swapIn - curveFee >= graduation) throw new ApiError(422, "CURVE_GRADUATED", "this buy would graduate the curve with a partial fill; buy less");
+      }
+    }
+
+    // Risks: both tokens' screens, the route's impact, stale marks, Shield's verdicts.
+    const risks: Risk[] = [];
+    for (const t of [tin, tout]) for (const x of ((t.record?.risks as Risk[] | undefined) ?? [])) risks.push({ ...x, token: t.core ? t.symbol : lc(t.address) });
+    const impact = best.row.vs_mid_bps !== null ? Math.max(0, -best.row.vs_mid_bps - Math.round(best.venueFeeBps)) : 0;
+    if (impact >= LIMITS.highPriceImpactBps) risks.push(risk("HIGH_PRICE_IMPACT", `this size moves the price about ${impact} bps`));
+    else if (impact >= LIMITS.priceImpactBps) risks.push(risk("PRICE_IMPACT", `this size moves the price about ${impact} bps`));
+    for (const [t, m] of [[tin, markIn], [tout, markOut]] as const) if (m?.stale) risks.push(risk("STALE_MARK", `the oracle mark is ${m.age_s} s old`, t.symbol));
+    const reports = r.shield ? await shieldReports([tin, tout]) : {};
+    for (const [addr, rep] of Object.entries(reports)) if (rep.verdict !== "verified") risks.push(risk("UNVERIFIED", `Shield verdict: ${rep.verdict}`, addr));
+    risks.sort((a, b) => (a.severity === b.severity ? 0 : a.severity === "severe" ? -1 : 1));
+
+    // Reference check against oracles when both sides have one (pool fees taken out).
+    let vsRef: number | null = null;
+    if (tin.feed && tout.feed && markIn && markOut && best.quote.route.venue !== CURVE_VENUE) {
+      const refAtoms = (markIn.usd / markOut.usd) * 10 ** (tout.decimals - tin.decimals);
+      vsRef = Math.round((Number(best.quote.amountOut) / (Number(swapIn) * refAtoms) - 1) * 10_000 + best.venueFeeBps);
+    }
+
+    const permit2Allowance = val<readonly [bigint, number, number]>("permit2");
+    const allowPermit2 = val<bigint>("allowPermit2");
+    const slippage = r.slippage_bps ?? LIMITS.defaultSlippageBps;
+    const policy: PolicyResult = evaluatePolicy({
+      notionalUsd: notional,
+      tierLimitUsd: Math.min(tin.tierLimitUsd, tout.tierLimitUsd),
+      slippageBps: slippage,
+      feeBps: fee.bps,
+      maxFeeBps: r.max_fee_bps ?? null,
+      approval: tin.address !== zeroAddress ? { mode: r.approval_mode, budgetUsd: r.approval_budget_usd, allowUnlimited: r.allow_unlimited_approval, unlimitedInPlace: allowPermit2 !== undefined && allowPermit2 >= maxUint160 } : null,
+      stock: stocks.length
+        ? {
+            attests: r.owner_attests_non_us,
+            paused: val<boolean>("registryPaused") === true || stocks.some((s) => val<boolean>(`paused:${lc(s.address)}`) === true),
+            walletBlocked: val<boolean>("walletBlocked") === true,
+            symbols: stocks.map((s) => s.symbol),
+          }
+        : null,
+      risks,
+      acceptRisks: r.accept_risks,
+      shield: { on: r.shield, policies: r.policies },
+      vsMidBps: best.row.vs_mid_bps,
+      midRequired: true,
+      vsRefBps: vsRef,
+      minAmountOut: r.min_amount_out !== undefined ? BigInt(r.min_amount_out) : null,
+      expectedOut,
+    });
+    timings.total_ms = Math.round((performance.now() - t0) * 100) / 100;
+
+    const fees = {
+      fee_bps: fee.bps,
+      fee_class: feeClass,
+      fee_tier: fee.tier,
+      fee_side: feeSide,
+      fee_token: feeToken.address,
+      shield: r.shield,
+      ...(r.shield ? { report: Object.keys(reports).length ? reports : null } : { shield_available: true }),
+    };
+    return {
+      tin, tout, amountIn, swapIn, inputFee, fee, feeSide, feeToken, feeClass, notional, slippage, expectedOut, best, rows, aggRows, markIn, markOut, markEth, ethUsd, gasPrice,
+      risks, policy, fees, timings, val, walletCode, curveState, curveFees, permit2Allowance, allowPermit2, blockTime,
+    };
+  }
+
+  const markView = (m: Mark | null) => (m ? { usd: m.usd, source: m.source, age_s: m.age_s, stale: m.stale } : null);
+
+  async function quote(body: Record<string, unknown>, who: Who) {
+    const r = parseTradeRequest(body);
+    const e = await evaluate(r, "quote", who, null);
+    const mid = e.best.midAtoms !== null ? e.best.midAtoms * 10 ** (e.tin.decimals - e.tout.decimals) : null;
+    return {
+      token_in: ref(e.tin),
+      token_out: ref(e.tout),
+      amount_in: e.amountIn.toString(),
+      notional_usd: round2(e.notional),
+      slippage_bps: e.slippage,
+      best: e.best.row,
+      routes: [...e.rows.map((x) => x.row).sort((a, b) => (a.ok === b.ok ? (a.total_bps ?? 1e9) - (b.total_bps ?? 1e9) : a.ok ? -1 : 1)), ...e.aggRows],
+      candidates: e.rows.length + e.aggRows.length,
+      mid: mid === null ? null : { price: mid, route: e.best.row.id, source: e.best.quote.route.venue === CURVE_VENUE ? "curve" : "pool-mid" },
+      marks: { token_in: markView(e.markIn), token_out: markView(e.markOut), ETH: markView(e.markEth) },
+      gas_price_wei: e.gasPrice.toString(),
+      eth_usd: e.ethUsd,
+      policy: { ok: e.policy.ok, code: e.policy.code, message: e.policy.message, checks: e.policy.checks, unaccepted: e.policy.unaccepted },
+      policy_ok: e.policy.ok,
+      timings: e.timings,
+      risks: e.risks,
+      ...e.fees,
+    };
+  }
+
+  /** Build (and for prepare, simulate): the plan of SPEC.md "Plan". */
+  async function plan(body: Record<string, unknown>, who: Who, kind: "build" | "prepare") {
+    const r = parseTradeRequest(body);
+    const wallet = walletOf(r, who);
+    const e = await evaluate(r, kind, who, wallet);
+    if (e.policy.refusal) throw e.policy.refusal;
+    const t3 = performance.now();
+    const deadline = Math.max(e.blockTime, now()) + LIMITS.deadlineS;
+    const minOut = maxBig(bpsOf(e.expectedOut, 10_000 - e.slippage), r.min_amount_out !== undefined ? BigInt(r.min_amount_out) : 0n);
+    const steps: Step[] = [];
+    const route = e.best.quote.route;
+    const feeAmountOut = e.feeSide === "output" ? bpsOf(BigInt(e.best.row.amount_out!) * 10_000n / BigInt(10_000 - e.fee.bps), e.fee.bps) : 0n;
+    let execution: "router" | "curve" | "batch" = "router";
+    let approval: Record<string, unknown> | null = null;
+    let permit: Record<string, unknown> | null = null;
+    let permitNow: number | null = null;
+    let feeBlock: Record<string, unknown>;
+    let swapTx: PlanTx | null = null;
+    const usdPerAtomIn = e.markIn ? e.markIn.usd / 10 ** e.tin.decimals : null;
+
+    if (route.venue === CURVE_VENUE) {
+      const curveFee = route.buy ? e.inputFee : bpsOf(BigInt(e.best.quote.amountOut), e.fee.bps);
+      if (curveFee === 0n) throw new ApiError(422, "FEE_TOO_SMALL", "the fee rounds to zero at this size; trade more");
+      const delegated = typeof e.walletCode === "string" && lc(e.walletCode) === lc(`${EIP7702_PREFIX}${c.statelessDelegator.slice(2)}`);
+      const mode = r.curve_fee_mode === "auto" ? (delegated ? "batch" : "two_step") : r.curve_fee_mode;
+      if (mode === "batch" && !delegated) throw new ApiError(422, "FEE_MODE", "fee mode batch needs a wallet delegated (EIP-7702) to the pinned stateless delegator 1.3.0; use two_step");
+      const curveMin = route.buy ? minOut : bpsOf(BigInt(e.best.quote.amountOut), 10_000 - e.slippage);
+      const swap = buildCurveSwap({ chainId: config.chainId, launchpad: c.launchpad, route, wallet, amountIn: route.buy ? e.swapIn : e.amountIn, amountOutMin: curveMin });
+      const feeTx = buildFeeTransfer(config.chainId, config.feeRecipient, curveFee);
+      if (!route.buy && (e.allowPermit2 === undefined || (e.val<bigint>("allowCurve") ?? 0n) < e.amountIn)) {
+        steps.push({ kind: "approve", why: `let the launchpad curve take ${e.amountIn} of ${e.tin.symbol}`, tx: buildApprove(config.chainId, e.tin.address, c.launchpad, e.amountIn), decoded: { function: "approve", spender: c.launchpad, amount: e.amountIn.toString() } });
+      }
+      if (mode === "batch") {
+        execution = "batch";
+        swapTx = buildBatch(config.chainId, wallet, [feeTx, swap]);
+        steps.push({ kind: "swap", why: "fee and curve trade in one transaction from your delegated wallet", tx: swapTx, decoded: { function: "execute", mode: "batch", calls: [{ kind: "fee_transfer", to: config.feeRecipient, value: curveFee.toString() }, { kind: "swap", ...describeCurveCall(swap.data) }] } });
+      } else {
+        execution = "curve";
+        swapTx = swap;
+        steps.push({ kind: "fee_transfer", why: "the service fee, sent first (raw_txs in order)", tx: feeTx, decoded: { to: config.feeRecipient, value: curveFee.toString() } });
+        steps.push({ kind: "swap", why: "the curve trade", tx: swap, decoded: describeCurveCall(swap.data) });
+      }
+      feeBlock = { bps: e.fee.bps, side: e.feeSide, recipient: config.feeRecipient, token: zeroAddress, command: mode === "batch" ? "BATCH_TRANSFER" : "FEE_TRANSFER", amount: curveFee.toString() };
+    } else {
+      // ERC-20 input: approval to the permit contract, then the router's permit allowance.
+      let permitArg: { permit: PermitSingle; signature: Hex } | null = null;
+      if (e.tin.address !== zeroAddress) {
+        const have = e.allowPermit2 ?? 0n;
+        const budgetAtoms = usdPerAtomIn ? BigInt(Math.floor(r.approval_budget_usd / usdPerAtomIn)) : 0n;
+        const approveAmount = r.approval_mode === "unlimited" ? maxUint256 : r.approval_mode === "exact" ? e.amountIn : maxBig(e.amountIn, budgetAtoms);
+        approval = { mode: r.approval_mode, budget_usd: r.approval_mode === "budget" ? r.approval_budget_usd : null, allowance: have.toString(), allowance_left: have.toString(), reason: null as string | null, left_after_trade: null as string | null };
+        if (have < e.amountIn) {
+          steps.push({ kind: "approve", why: `let the permit contract move ${r.approval_mode === "unlimited" ? "any amount" : approveAmount.toString()} of ${e.tin.symbol}`, tx: buildApprove(config.chainId, e.tin.address, c.permit2, approveAmount), decoded: { function: "approve", spender: c.permit2, amount: approveAmount.toString() } });
+          approval.reason = have === 0n ? "no allowance yet" : "allowance below this trade";
+          approval.left_after_trade = (approveAmount - e.amountIn).toString();
+        } else {
+          approval.left_after_trade = have >= maxUint160 ? have.toString() : (have - e.amountIn).toString();
+        }
+        const [pAmount, pExpiration, pNonce] = e.permit2Allowance ?? [0n, 0, 0];
+        const permitLive = pAmount >= e.amountIn && pExpiration > deadline;
+        if (!permitLive) {
+          const at = r.permit_now ?? Math.max(e.blockTime, now());
+          if (r.permit_now !== undefined && (r.permit_now > now() + 60 || r.permit_now < now() - LIMITS.permitTradeExpiryS)) throw new ApiError(400, "BAD_REQUEST", "permit_now is not the time of a live permit round trip; ask again without the signature");
+          const scopeAmount = r.permit_scope === "trade" ? e.amountIn : minBig(maxUint160, approveAmount);
+          const single: PermitSingle = {
+            details: { token: e.tin.address, amount: scopeAmount, expiration: at + (r.permit_scope === "trade" ? LIMITS.permitTradeExpiryS : LIMITS.permit30dS), nonce: Number(pNonce) },
+            spender: c.universalRouter,
+            sigDeadline: BigInt(at + LIMITS.permitTradeExpiryS),
+          };
+          if (r.permit_mode === "transaction") {
+            steps.push({ kind: "approve", why: "give the router a permit allowance (Permit2 approve by transaction)", tx: buildPermit2Approve(config.chainId, c.permit2, e.tin.address, c.universalRouter, single.details.amount, single.details.expiration), decoded: { function: "approve", token: e.tin.address, spender: c.universalRouter, amount: single.details.amount.toString(), expiration: single.details.expiration } });
+          } else {
+            const typed = permitTypedData(config.chainId, c.permit2, single);
+            permitNow = at;
+            permit = { mode: "signature", scope: r.permit_scope, typed_data: jsonSafe(typed), signed: r.permit_signature !== undefined };
+            if (r.permit_signature) {
+              const okSig = await verifyTypedData({ address: wallet, ...typed, signature: r.permit_signature as Hex }).catch(() => false);
+              if (!okSig) throw new ApiError(422, "BAD_SIGNATURE", "permit_signature does not recover to the wallet for this permit (same permit_now as the first call?)");
+              permitArg = { permit: single, signature: r.permit_signature as Hex };
+            } else {
+              steps.push({ kind: "sign_permit", why: "sign this Permit2 typed data, then call again with permit_signature and permit_now", tx: null, decoded: jsonSafe(typed) });
+            }
+          }
+        }
+      }
+      const feeSpec: FeeSpec = { side: e.feeSide, bps: e.fee.bps, recipient: config.feeRecipient, amount: e.inputFee };
+      if (!steps.some((s) => s.kind === "sign_permit")) {
+        swapTx = buildRouterSwap({ chainId: config.chainId, router: c.universalRouter, route, tokenIn: e.tin.address, tokenOut: e.tout.address, weth, amountIn: e.amountIn, amountOutMin: minOut, fee: feeSpec, deadline, permit: permitArg });
+        steps.push({ kind: "swap", why: "the trade through the Universal Router", tx: swapTx, decoded: describeRouterCall(swapTx.data) });
+      }
+      feeBlock = { bps: e.fee.bps, side: e.feeSide, recipient: config.feeRecipient, token: e.feeToken.address, command: e.feeSide === "input" ? "TRANSFER" : "PAY_PORTION", amount: e.feeSide === "input" ? e.inputFee.toString() : feeAmountOut.toString() };
+    }
+    const ready = steps.every((s) => s.tx !== null);
+    const timings: Record<string, number> = { ...e.timings, build_ms: Math.round((performance.now() - t3) * 100) / 100 };
+
+    let simulation: (PlanSimulation & { block_time: number }) | null = null;
+    if (kind === "prepare" && ready) {
+      const t4 = performance.now();
+      simulation = { ...(await simulateSteps(e, steps, wallet, r.fund)), block_time: e.blockTime };
+      timings.simulate_ms = Math.round((performance.now() - t4) * 100) / 100;
+      if (!simulation.ok) throw new ApiError(422, "SIMULATION_FAILED", `the plan does not go through: ${simulation.error}`, { simulation });
+      if (simulation.amount_out !== null && BigInt(simulation.amount_out) < e.expectedOut - e.expectedOut / 10_000n) {
+        throw new ApiError(422, "QUOTE_SIM_MISMATCH", `the simulation delivers ${simulation.amount_out}, less than the quoted ${e.expectedOut}; ask for a fresh plan`, { simulation, quoted: e.expectedOut.toString() });
+      }
+    }
+
+    const txs = steps.filter((s) => s.tx).map((s) => ({ kind: s.kind, tx: s.tx! }));
+    const answer: Record<string, unknown> = {
+      ready,
+      tx: swapTx && ready ? swapTx : null,
+      steps,
+      execution,
+      route: e.best.row,
+      quote: { amount_out: e.best.row.amount_out, vs_mid_bps: e.best.row.vs_mid_bps, gas: e.best.row.gas, gas_usd: e.best.row.gas_usd },
+      amount_in: e.amountIn.toString(),
+      notional_usd: round2(e.notional),
+      amount_out_min: minOut.toString(),
+      amount_out_expected: e.expectedOut.toString(),
+      deadline,
+      fee: feeBlock,
+      ...(kind === "prepare" ? { simulation } : {}),
+      checks: e.policy.checks,
+      policy_ok: true,
+      permit,
+      permit_now: permitNow,
+      approval,
+      wallet_state: {
+        wallet,
+        eth: (e.val<bigint>("eth") ?? 0n).toString(),
+        token_in: e.tin.address === zeroAddress ? (e.val<bigint>("eth") ?? 0n).toString() : (e.val<bigint>(`bal:${lc(e.tin.address)}`) ?? 0n).toString(),
+        token_out: e.tout.address === zeroAddress ? (e.val<bigint>("eth") ?? 0n).toString() : (e.val<bigint>(`bal:${lc(e.tout.address)}`) ?? 0n).toString(),
+        permit2_allowance: e.allowPermit2?.toString() ?? null,
+        router_permit: e.permit2Allowance ? { amount: e.permit2Allowance[0].toString(), expiration: Number(e.permit2Allowance[1]), nonce: Number(e.permit2Allowance[2]) } : null,
+        delegated: typeof e.walletCode === "string" && e.walletCode.startsWith(EIP7702_PREFIX),
+      },
+      tokens: { token_in: ref(e.tin), token_out: ref(e.tout) },
+      risks: e.risks,
+      accepted_risks: e.policy.accepted,
+      ...e.fees,
+      timings,
+    };
+    if (txs.length) {
+      answer.plan_id = await ledger.savePlan({
+        keyId: who.key.keyId,
+        wallet,
+        kind,
+        execution,
+        tokenIn: ref(e.tin),
+        tokenOut: ref(e.tout),
+        amountIn: e.amountIn.toString(),
+        amountOutMin: minOut.toString(),
+        feeBps: e.fee.bps,
+        deadline,
+        txs,
+        summary: { route: e.best.row.id, fee: feeBlock },
+      });
+    } else answer.plan_id = null;
+    return answer;
+  }
+
+  /** Lends the input when asked (fund true, or auto and the wallet lacks it), then simulates the plan's transactions. */
+  async function simulateSteps(e: Awaited<ReturnType<typeof evaluate>>, steps: Step[], wallet: Address, fund: "auto" | boolean) {
+    const overrides: Override[] = [];
+    const have = e.tin.address === zeroAddress ? (e.val<bigint>("eth") ?? 0n) : (e.val<bigint>(`bal:${lc(e.tin.address)}`) ?? 0n);
+    const lend = fund === true || (fund === "auto" && have < e.amountIn);
+    const eth = e.val<bigint>("eth") ?? 0n;
+    const txValue = steps.reduce((s, x) => s + BigInt(x.tx?.value ?? "0"), 0n);
+    if (lend) {
+      if (e.tin.address === zeroAddress) overrides.push({ address: wallet, balance: eth + e.amountIn + txValue + 10n ** 17n });
+      else {
+        const slot = await rpc(findBalanceSlot(chain, e.tin.address));
+        if (slot === null) throw new ApiError(422, "DRY_RUN_UNFUNDABLE", `${e.tin.symbol || e.tin.address} keeps balances where overrides cannot fake them; simulate with fund false from a wallet that holds it, or trade small`);
+        overrides.push(balanceOverride(e.tin.address, wallet, slot, have + e.amountIn));
+        if (eth < txValue + 10n ** 16n) overrides.push({ address: wallet, balance: eth + txValue + 10n ** 17n });
+      }
+    }
+    return rpc(
+      simulatePlan({
+        chain,
+        multicall3: c.multicall3,
+        wallet,
+        txs: steps.filter((s) => s.tx).map((s) => ({ to: s.tx!.to, data: s.tx!.data, value: BigInt(s.tx!.value) })),
+        tokenOut: e.tout.address,
+        feeToken: e.best.quote.route.venue === CURVE_VENUE ? zeroAddress : e.feeToken.address,
+        feeRecipient: config.feeRecipient,
+        overrides,
+      }),
+    );
+  }
+
+  function walletOf(r: TradeRequest, who: Who): Address {
+    if (!r.wallet) throw new ApiError(400, "BAD_REQUEST", "wallet is required");
+    if (lc(r.wallet) !== lc(who.key.wallet)) throw new ApiError(403, "WALLET_MISMATCH", "this key is bound to another wallet");
+    return getAddress(r.wallet);
+  }
+
+  /**
+   * live/simulate: with a wallet, that wallet's plan (fund false: its real balances); without, a
+   * synthetic funded wallet that discloses only. mode `first` adds the approvals a fresh wallet needs.
+   */
+  async function simulate(body: Record<string, unknown>, who: Who) {
+    const r = parseTradeRequest(body);
+    const synthetic = !r.wallet;
+    if (!synthetic) walletOf(r, who);
+    const wallet = synthetic ? ("0x00000000000000000000000000000000005139a7" as Address) : getAddress(r.wallet!);
+    const e = await evaluate(r, "simulate", who, wallet);
+    if (!synthetic && e.policy.refusal) throw e.policy.refusal;
+    const route = e.best.quote.route;
+    const deadline = Math.max(e.blockTime, now()) + LIMITS.deadlineS;
+    const minOut = maxBig(bpsOf(e.expectedOut, 10_000 - e.slippage), r.min_amount_out !== undefined ? BigInt(r.min_amount_out) : 0n);
+    const steps: Step[] = [];
+    if (route.venue === CURVE_VENUE) {
+      const curveFee = route.buy ? e.inputFee : bpsOf(BigInt(e.best.quote.amountOut), e.fee.bps);
+      if (!route.buy) steps.push({ kind: "approve", why: "curve allowance", tx: buildApprove(config.chainId, e.tin.address, c.launchpad, e.amountIn), decoded: {} });
+      steps.push({ kind: "fee_transfer", why: "the service fee", tx: buildFeeTransfer(config.chainId, config.feeRecipient, curveFee), decoded: {} });
+      steps.push({ kind: "swap", why: "the curve trade", tx: buildCurveSwap({ chainId: config.chainId, launchpad: c.launchpad, route, wallet, amountIn: route.buy ? e.swapIn : e.amountIn, amountOutMin: route.buy ? minOut : 0n }), decoded: {} });
+    } else {
+      const needApprovals = e.tin.address !== zeroAddress && (synthetic || r.mode === "first" || (e.allowPermit2 ?? 0n) < e.amountIn || !e.permit2Allowance || e.permit2Allowance[0] < e.amountIn || e.permit2Allowance[1] <= deadline);
+      if (needApprovals) {
+        steps.push({ kind: "approve", why: "approval to the permit contract", tx: buildApprove(config.chainId, e.tin.address, c.permit2, e.amountIn), decoded: {} });
+        steps.push({ kind: "approve", why: "permit allowance for the router", tx: buildPermit2Approve(config.chainId, c.permit2, e.tin.address, c.universalRouter, e.amountIn, e.blockTime + LIMITS.permitTradeExpiryS), decoded: {} });
+      }
+      const tx = buildRouterSwap({ chainId: config.chainId, router: c.universalRouter, route, tokenIn: e.tin.address, tokenOut: e.tout.address, weth, amountIn: e.amountIn, amountOutMin: minOut, fee: { side: e.feeSide, bps: e.fee.bps, recipient: config.feeRecipient, amount: e.inputFee }, deadline });
+      steps.push({ kind: "swap", why: "the trade", tx, decoded: describeRouterCall(tx.data) });
+    }
+    const t = performance.now();
+    const sim = await simulateSteps(e, steps, wallet, synthetic ? true : r.fund);
+    const gasUsd = e.ethUsd !== null ? (sim.gas_total * Number(e.gasPrice) / 1e18) * e.ethUsd : null;
+    return {
+      ok: sim.ok,
+      error: sim.error,
+      block: { timestamp: e.blockTime },
+      transactions: steps.map((s, i) => ({ kind: s.kind, to: s.tx!.to, value: s.tx!.value, gas: sim.gas[i] ?? null })),
+      amount_out: sim.amount_out,
+      amount_out_min: minOut.toString(),
+      fee_paid: sim.fee_transfer?.amount ?? null,
+      fee_transfer: sim.fee_transfer,
+      gas_total: sim.gas_total,
+      gas_usd: gasUsd === null ? null : Math.round(gasUsd * 1e6) / 1e6,
+      funded_by_overrides: sim.funded_by_overrides,
+      synthetic,
+      mode: r.mode,
+      build: { route: e.best.row, amount_in: e.amountIn.toString(), amount_out_expected: e.expectedOut.toString(), deadline, steps: steps.map((s) => ({ kind: s.kind, tx: s.tx })) },
+      policy: { ok: e.policy.ok, code: e.policy.code, message: e.policy.message, checks: e.policy.checks },
+      risks: e.risks,
+      ...e.fees,
+      timings: { ...e.timings, simulate_ms: Math.round((performance.now() - t) * 100) / 100 },
+    };
+  }
+
+  /** live/revoke: approve(spender, 0) where an allowance remains, and Permit2 lockdown where the router holds a live permit. */
+  async function revoke(body: Record<string, unknown>, who: Who) {
+    const parsed = z
+      .object({ wallet: z.string().regex(/^0x[0-9a-fA-F]{40}$/, "must be a 0x address"), tokens: z.array(z.string().min(1).max(64)).min(1).max(20).default(["USDG"]), spender: z.string().regex(/^0x[0-9a-fA-F]{40}$/, "must be a 0x address").optional(), action: z.literal("revoke").optional() })
+      .strict()
+      .safeParse(body);
+    if (!parsed.success) {
+      const i = parsed.error.issues[0]!;
+      throw new ApiError(400, "BAD_REQUEST", i.code === "unrecognized_keys" ? `unknown field ${i.keys.join(", ")}` : `${i.path.join(".") || "body"}: ${i.message}`);
+    }
+    const q = parsed.data;
+    if (lc(q.wallet) !== lc(who.key.wallet)) throw new ApiError(403, "WALLET_MISMATCH", "this key is bound to another wallet");
+    const wallet = getAddress(q.wallet);
+    const spender = q.spender ? getAddress(q.spender) : c.permit2;
+    const tokens: Address[] = [];
+    for (const t of q.tokens) {
+      let a: Address;
+      try {
+        a = d.tokens.resolve(t);
+      } catch (err) {
+        if (err instanceof ApiError && err.code === "ADDRESS_REQUIRED") throw new ApiError(422, "TOKEN_NOT_ALLOWED", `${t} is not a core symbol: name the token by its 0x address`);
+        throw err;
+      }
+      if (a === zeroAddress) throw new ApiError(400, "BAD_REQUEST", "ETH has no allowance to revoke");
+      tokens.push(a);
+    }
+    const calls = tokens.flatMap((t) => [
+      { address: t, abi: erc20Abi, functionName: "allowance", args: [wallet, spender] } as const,
+      { address: c.permit2, abi: permit2Abi, functionName: "allowance", args: [wallet, t, c.universalRouter] } as const,
+    ]);
+    const [res, time] = await rpc(Promise.all([chain.multicall({ contracts: calls, allowFailure: true }), chain.readContract({ address: c.multicall3, abi: multicall3Abi, functionName: "getCurrentBlockTimestamp" })]));
+    const steps: Step[] = [];
+    const lockdown: { token: Address; spender: Address }[] = [];
+    const before = tokens.map((t, i) => {
+      const allowance = res[2 * i]!.status === "success" ? (res[2 * i]!.result as bigint) : null;
+      const p = res[2 * i + 1]!.status === "success" ? (res[2 * i + 1]!.result as readonly [bigint, number, number]) : null;
+      if (allowance === null) throw new ApiError(422, "TOKEN_UNKNOWN", `${t} does not answer allowance() like an ERC-20`);
+      if (allowance > 0n) steps.push({ kind: "approve", why: `set ${t}'s allowance to ${spender} to zero`, tx: buildApprove(config.chainId, t, spender, 0n), decoded: { function: "approve", token: t, spender, amount: "0" } });
+      const live = p !== null && p[0] > 0n && BigInt(p[1]) > time;
+      if (live) lockdown.push({ token: t, spender: c.universalRouter });
+      return { token: t, spender, allowance: allowance.toString(), router_permit: p ? { amount: p[0].toString(), expiration: Number(p[1]), live } : null };
+    });
+    if (lockdown.length) steps.push({ kind: "approve", why: "lock down the router's permit allowances", tx: buildLockdown(config.chainId, c.permit2, lockdown), decoded: { function: "lockdown", approvals: lockdown } });
+    let simulation: Record<string, unknown> | null = null;
+    if (steps.length) {
+      const reads = tokens.flatMap((t) => [
+        { to: t, data: encodeCall(erc20Abi, "allowance", [wallet, spender]) },
+        { to: c.permit2, data: encodeCall(permit2Abi, "allowance", [wallet, t, c.universalRouter]) },
+      ]);
+      const out = await rpc(simulateCalls(chain, wallet, [], [...steps.map((s) => ({ to: s.tx!.to, data: s.tx!.data })), ...reads]));
+      const stepRes = out.slice(0, steps.length);
+      const ok = stepRes.every((x) => BigInt(x.status) === 1n);
+      const after = tokens.map((t, i) => {
+        const a = out[steps.length + 2 * i]!;
+        const p = out[steps.length + 2 * i + 1]!;
+        return { token: t, allowance: BigInt(a.returnData.slice(0, 66)).toString(), router_permit_amount: BigInt(`0x${p.returnData.slice(2, 66)}`).toString() };
+      });
+      simulation = { ok, after };
+    }
+    return {
+      steps,
+      before,
+      simulation,
+      ready: steps.length > 0,
+      nothing_to_revoke: steps.length === 0,
+      note: steps.length ? "send the steps in order from the wallet; nothing moves funds" : "no allowance remains for these tokens",
+    };
+  }
+
+  return { quote, plan, simulate, revoke, ledger, market, evaluate };
+}
+
+const encodeCall = (abi: any, functionName: string, args: unknown[]) => encodeFunctionData({ abi, functionName, args } as never);
+const round2 = (x: number) => Math.round(x * 100) / 100;
+const maxBig = (a: bigint, b: bigint) => (a > b ? a : b);
+const minBig = (a: bigint, b: bigint) => (a < b ? a : b);
+/** Typed data with bigints as decimal strings (JSON answers). */
+function jsonSafe<T>(v: T): any {
+  return JSON.parse(JSON.stringify(v, (_, x) => (typeof x === "bigint" ? x.toString() : x)));
+}
+export type Trading = ReturnType<typeof createTrading>;
