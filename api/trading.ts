@@ -405,6 +405,8 @@ export function createTrading(d: Deps) {
     if (best.quote.route.venue === CURVE_VENUE && kind !== "quote") {
       if (curveState?.[2]) throw new ApiError(422, "CURVE_GRADUATED", `${curveSide!.symbol} has graduated from the launchpad curve`);
       if (curveFees && curveFees[2] > 0n) throw new ApiError(422, "SNIPE_TAX", `the launch snipe tax (${curveFees[2]} bps) is still on; retry in about ${Math.max(1, 60 - (blockTime - Number(curveState?.[3] ?? 0n)))} s`, {}, 60);
+      const ourFee = (best.quote.route as { buy: boolean }).buy ? inputFee : bpsOf(best.quote.amountOut, fee.bps);
+      if (ourFee === 0n) throw new ApiError(422, "FEE_TOO_SMALL", "the service fee rounds to zero at this size; trade more");
       const graduation = val<bigint>("graduation");
       if (best.quote.route.venue === CURVE_VENUE && (best.quote.route as { buy: boolean }).buy && curveState && graduation !== undefined && curveFees) {
         const curveFee = bpsOf(swapIn, Number(curveFees[0] + curveFees[1] + curveFees[2]));
@@ -523,7 +525,6 @@ export function createTrading(d: Deps) {
 
     if (route.venue === CURVE_VENUE) {
       const curveFee = route.buy ? e.inputFee : bpsOf(BigInt(e.best.quote.amountOut), e.fee.bps);
-      if (curveFee === 0n) throw new ApiError(422, "FEE_TOO_SMALL", "the fee rounds to zero at this size; trade more");
       const delegated = typeof e.walletCode === "string" && lc(e.walletCode) === lc(`${EIP7702_PREFIX}${c.statelessDelegator.slice(2)}`);
       const mode = r.curve_fee_mode === "auto" ? (delegated ? "batch" : "two_step") : r.curve_fee_mode;
       if (mode === "batch" && !delegated) throw new ApiError(422, "FEE_MODE", "fee mode batch needs a wallet delegated (EIP-7702) to the pinned stateless delegator 1.3.0; use two_step");
@@ -562,8 +563,9 @@ export function createTrading(d: Deps) {
         const [pAmount, pExpiration, pNonce] = e.permit2Allowance ?? [0n, 0, 0];
         const permitLive = pAmount >= e.amountIn && pExpiration > deadline;
         if (!permitLive) {
-          const at = r.permit_now ?? Math.max(e.blockTime, now());
-          if (r.permit_now !== undefined && (r.permit_now > now() + 60 || r.permit_now < now() - LIMITS.permitTradeExpiryS)) throw new ApiError(400, "BAD_REQUEST", "permit_now is not the time of a live permit round trip; ask again without the signature");
+          const chainNow = Math.max(e.blockTime, now());
+          const at = r.permit_now ?? chainNow;
+          if (r.permit_now !== undefined && (r.permit_now > chainNow + 60 || r.permit_now < chainNow - LIMITS.permitTradeExpiryS)) throw new ApiError(400, "BAD_REQUEST", "permit_now is not the time of a live permit round trip; ask again without the signature");
           const scopeAmount = r.permit_scope === "trade" ? e.amountIn : minBig(maxUint160, approveAmount);
           const single: PermitSingle = {
             details: { token: e.tin.address, amount: scopeAmount, expiration: at + (r.permit_scope === "trade" ? LIMITS.permitTradeExpiryS : LIMITS.permit30dS), nonce: Number(pNonce) },
