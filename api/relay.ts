@@ -86,17 +86,16 @@ export function createRelay(d: { config: Config; chain: PublicClient; ledger: Le
   }
 
   async function notAsBuilt(key: KeyRecord, signed: PlanTx): Promise<never> {
-    const plans = await d.ledger.recentPlansTo(key.keyId, signed.to);
-    const fallback = plans.length ? plans : [];
+    const plans = await d.ledger.recentPlans(key.keyId);
     let best: { diffs: Diff[]; plan: StoredPlan } | null = null;
-    for (const p of fallback) {
+    for (const p of plans) {
       for (const t of p.txs) {
         const diffs = diffTx(t.tx, signed);
         if (!best || diffs.length < best.diffs.length) best = { diffs, plan: p };
       }
     }
     const diffs = best?.diffs ?? [{ field: "plan", built: null, signed: signed.to.toLowerCase() }];
-    throw new ApiError(422, "NOT_AS_BUILT", best ? `the transaction differs from plan ${best.plan.id} built for this key: ${diffs.map((x) => x.field).join(", ")}` : "no plan built for this key sends to this address", { diffs, ...(best ? { plan_id: best.plan.id } : {}) });
+    throw new ApiError(422, "NOT_AS_BUILT", best ? `the transaction differs from plan ${best.plan.id} built for this key: ${diffs.map((x) => x.field).join(", ")}` : "no plan was built for this key", { diffs, ...(best ? { plan_id: best.plan.id } : {}) });
   }
 
   async function relay(raw: Hex): Promise<Hex> {

@@ -83,9 +83,9 @@ export function createLedger(d: { db: Db; indexed: SqlIndexedReads; clock: () =>
       return r ? { plan: planFrom(r), idx: Number(r.tx_idx), kind: r.tx_kind as string } : null;
     },
 
-    /** This key's newest plans sending to `to` (the candidates a tampered transaction is compared with). */
-    async recentPlansTo(keyId: number, to: Address, limit = 5): Promise<StoredPlan[]> {
-      const rows = await d.db.query(`SELECT * FROM app.plans WHERE key_id = $1 AND txs LIKE $2 ORDER BY id DESC LIMIT $3`, [keyId, `%"to":"${to}"%`, limit]);
+    /** This key's newest plans (the candidates a tampered transaction is compared with). */
+    async recentPlans(keyId: number, limit = 5): Promise<StoredPlan[]> {
+      const rows = await d.db.query(`SELECT * FROM app.plans WHERE key_id = $1 ORDER BY id DESC LIMIT $2`, [keyId, limit]);
       return rows.map(planFrom);
     },
 

@@ -167,7 +167,8 @@ export function createTrading(d: Deps) {
         record = (await d.tokens.get(address, { shield: false, keyId: who?.key.keyId ?? 0, clientAddr: who?.clientAddr ?? "quote" })) as TokenRecord;
       } catch (err) {
         if (err instanceof ApiError && err.status === 404) throw new ApiError(422, "TOKEN_UNKNOWN", `${param}: ${err.message}`);
-        throw err;
+        if (err instanceof ApiError) throw err;
+        throw new ApiError(502, "RPC_UNAVAILABLE", `the chain RPC did not answer while screening ${param}`, {}, 2);
       }
       if (record.screen_status === "UNSCREENED") throw new ApiError(503, "SCREEN_UNAVAILABLE", `${address} is still being screened; retry in a few seconds`, {}, 5);
     }

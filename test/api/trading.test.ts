@@ -4,10 +4,10 @@ import { privateKeyToAccount } from "viem/accounts";
 import { startDevnet, type Devnet } from "../helpers/devnet.js";
 import { startIndexer, type Indexer } from "../helpers/indexer.js";
 import { freshStore, serveApi, type Api } from "../helpers/api.js";
+import { agentOf, type PlanTx } from "../helpers/agent.js";
 import { RateLimiter } from "../../api/rateLimit.js";
 import { erc20Abi } from "../../abis/erc20.js";
 import { PERMIT2_ADDRESS, permit2Abi } from "../../abis/permit2.js";
-import { universalRouterAbi } from "../../abis/universalRouter.js";
 
 /** Agents end to end: sign in, prepare, sign locally, submit, receipt, me/trades from the indexer. */
 let dn: Devnet;
@@ -15,21 +15,12 @@ let ix: Indexer;
 let store: Awaited<ReturnType<typeof freshStore>>;
 let api: Api;
 type Account = ReturnType<typeof privateKeyToAccount>;
-const fx = () => dn.universe.devnet!.fixtures as Record<string, Address>;
+const fx = () => dn.universe.devnet!.fixtures as Record<string, Address> & { proxyToken: Address; launchToken: Address };
 
-export async function signIn(api: Api, a: Account): Promise<string> {
-  const ch = (await api.call("POST", "/api/v1/auth/challenge", { address: a.address })).json;
-  return (await api.call("POST", "/api/v1/auth/verify", { address: a.address, signature: await a.signMessage({ message: ch.message }) })).json.api_key;
-}
-const post = (path: string, body: unknown, key: string) => api.call("POST", `/api/v1${path}`, body, { authorization: `Bearer ${key}` });
-const get = (path: string, key: string) => api.call("GET", `/api/v1${path}`, undefined, { authorization: `Bearer ${key}` });
-
-/** Signs a plan transaction the way an agent does: its own nonce, gas and fees; our to/data/value. */
-async function sign(a: Account, tx: { to: Address; data: Hex; value: string; chain_id: number }, nonceOffset = 0) {
-  const nonce = (await dn.pub.getTransactionCount({ address: a.address, blockTag: "pending" })) + nonceOffset;
-  const fees = await dn.pub.estimateFeesPerGas();
-  return a.signTransaction({ chainId: tx.chain_id, to: tx.to, data: tx.data, value: BigInt(tx.value), nonce, gas: 1_000_000n, maxFeePerGas: fees.maxFeePerGas * 2n, maxPriorityFeePerGas: fees.maxPriorityFeePerGas });
-}
+let signIn: (api: Api, a: Account) => Promise<string>;
+let post: ReturnType<typeof agentOf>["post"];
+let get: ReturnType<typeof agentOf>["get"];
+let sign: (a: Account, tx: PlanTx, nonceOffset?: number) => Promise<Hex>;
 
 /** Sends a plan's approve steps from the wallet itself (an agent may also relay them through submit). */
 async function sendSteps(a: Account, steps: any[], kind = "approve") {
@@ -62,6 +53,10 @@ beforeAll(async () => {
   await ix.waitFor(await dn.pub.getBlockNumber());
   store = await freshStore("pglite");
   api = await serveApi({ rpcUrl: dn.anvil.rpcUrl, db: store.db, indexed: ix.liveReads().reads, limiter: new RateLimiter(Date.now, 10_000, false) });
+  const agent = agentOf(api, dn);
+  signIn = (_api, a) => agent.signIn(a);
+  ({ post, get } = agent);
+  sign = (a, tx, nonceOffset = 0) => agent.sign(a, tx, { nonceOffset });
 }, 120_000);
 afterAll(async () => {
   await api?.close();
