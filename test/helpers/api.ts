@@ -4,6 +4,7 @@ import { createApp } from "../../api/app.js";
 import { sqlIndexedReads, type SqlIndexedReads } from "../../api/indexed.js";
 import { RateLimiter } from "../../api/rateLimit.js";
 import type { ShieldProvider } from "../../api/shield.js";
+import type { Sequencer } from "../../api/relay.js";
 import { openPglite, openPostgres, type Db } from "../../api/store/db.js";
 import { migrate } from "../../api/store/migrations.js";
 import { createChainClient } from "../../lib/chain.js";
@@ -46,7 +47,7 @@ export async function freshStore(kind: StoreKind): Promise<{ db: Db; reopen: () 
 }
 
 /** The real app on a real HTTP port, against a devnet and a store. */
-export async function serveApi(opts: { rpcUrl: string; db: Db; config?: Partial<Config>; clock?: () => number; limiter?: RateLimiter; indexed?: SqlIndexedReads; shield?: ShieldProvider | null }) {
+export async function serveApi(opts: { rpcUrl: string; db: Db; config?: Partial<Config>; clock?: () => number; limiter?: RateLimiter; indexed?: SqlIndexedReads; shield?: ShieldProvider | null; sequencer?: Sequencer }) {
   const port = await freePort();
   const base = loadConfig({ ANVIL_PORT: new URL(opts.rpcUrl).port, PORT: String(port) });
   const config: Config = { ...base, allowedHosts: [`127.0.0.1:${port}`, `localhost:${port}`], ...opts.config };
@@ -59,6 +60,7 @@ export async function serveApi(opts: { rpcUrl: string; db: Db; config?: Partial<
     clock: opts.clock,
     limiter: opts.limiter,
     shield: opts.shield ?? null,
+    sequencer: opts.sequencer,
     pingDatabase: async () => void (await opts.db.query("SELECT 1")),
   });
   const server = serve({ fetch: app.fetch, port, hostname: "127.0.0.1" });
