@@ -10,6 +10,7 @@ import { benchDevnet } from "./devnet.js";
 import { benchIndexer } from "./indexer.js";
 import { benchHttp } from "./http.js";
 import { benchTokens } from "./tokens.js";
+import { benchTrading } from "./trading.js";
 import { table, type Row } from "./stats.js";
 
 const quick = process.argv.includes("--quick");
@@ -18,6 +19,7 @@ const only = process.argv.find((a) => a.startsWith("--only="))?.slice(7);
 if (!only || only === "devnet") rows.push(...(await benchDevnet({ coldRuns: quick ? 1 : 3, startRuns: quick ? 3 : 10 })));
 if (!only || only === "http") rows.push(...(await benchHttp({ seconds: quick ? 3 : 10, signIns: quick ? 200 : 1000 })));
 if (!only || only === "tokens") rows.push(...(await benchTokens({ newTokens: quick ? 5 : 30, seconds: quick ? 3 : 10 })));
+if (!only || only === "trading") rows.push(...(await benchTrading({ requests: quick ? 50 : 300, seconds: quick ? 3 : 10, agents: 16 })));
 if (!only || only === "indexer") rows.push(...(await benchIndexer({ swaps: quick ? 5_000 : 50_000, latencySamples: quick ? 10 : 40, runs: quick ? 1 : 3 })));
 
 const machine = `${cpus().length} cores (${cpus()[0]?.model ?? "?"}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB, node ${process.version}`;

@@ -110,7 +110,8 @@ describe.each<IndexerBackend>(["postgres", "pglite"])("indexer on %s", (backend)
     // 6) A buy on the launchpad curve.
     const launchToken = u.devnet!.fixtures.launchToken!;
     const [tokensOut] = await dn.pub.readContract({ address: u.contracts.launchpad, abi: launchpadAbi, functionName: "quoteBuy", args: [launchToken, parseEther("0.5")] });
-    await dn.mined(await dn.walletFor(trader).writeContract({ address: u.contracts.launchpad, abi: launchpadAbi, functionName: "buy", args: [launchToken, tokensOut, trader.address], value: parseEther("0.5") }));
+    facts.curveBuy = { hash: await dn.walletFor(trader).writeContract({ address: u.contracts.launchpad, abi: launchpadAbi, functionName: "buy", args: [launchToken, tokensOut, trader.address], value: parseEther("0.5") }), tokensOut };
+    await dn.mined(facts.curveBuy.hash);
     const curve = await dn.pub.readContract({ address: u.contracts.launchpad, abi: launchpadAbi, functionName: "curves", args: [launchToken] });
     facts.curve = { token: launchToken, virtualEth: curve[4], virtualToken: curve[5] };
 
@@ -182,8 +183,10 @@ describe.each<IndexerBackend>(["postgres", "pglite"])("indexer on %s", (backend)
     expect(t4.amountOut).toBe(facts.delegated.quote - facts.delegated.fee);
 
     const mine = await reads.tradesOfWallet(facts.trader, 0, facts.lastTimestamp + 1);
-    expect(mine.map((t) => t.txHash)).toEqual([facts.reverted, facts.ethFeeTrade.hash, facts.erc20FeeTrade.hash]);
-    expect(await reads.tradesOfWallet(facts.trader, facts.T + 1, facts.lastTimestamp + 1)).toHaveLength(1);
+    expect(mine.map((t) => t.txHash)).toEqual([facts.curveBuy.hash, facts.reverted, facts.ethFeeTrade.hash, facts.erc20FeeTrade.hash]);
+    // A curve trade is a trade too: ETH in, the launch token out.
+    expect(mine[0]).toMatchObject({ via: "curve", status: "success", tokenIn: zeroAddress, amountIn: parseEther("0.5"), tokenOut: facts.curve.token.toLowerCase(), amountOut: facts.curveBuy.tokensOut });
+    expect(await reads.tradesOfWallet(facts.trader, facts.T + 1, facts.lastTimestamp + 1)).toHaveLength(2);
   });
 
   it("books fee transfers in and out of the platform wallet, ETH and ERC-20, trade or outside", async () => {

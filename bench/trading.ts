@@ -1,0 +1,125 @@
+/**
+ * Trading benchmark: live/quote and live/prepare (ETH -> USDG through the real Universal Router
+ * and V4Quoter) against the service in its own process (bench/httpServer.ts), with the real
+ * indexer on PostgreSQL. A counting proxy between the service and anvil measures the chain RPC
+ * round trips each request costs. Then 16 agents prepare concurrently for a while.
+ */
+import type { ChildProcess } from "node:child_process";
+import { createServer } from "node:http";
+import { createTestClient, http, parseEther, type Address } from "viem";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { freePort, startAnvil } from "../devnet/anvil.js";
+import { devnetChain } from "../devnet/deploy.js";
+import { ensureSnapshot, SNAPSHOT_FILE } from "../devnet/snapshot.js";
+import { startIndexer } from "../test/helpers/indexer.js";
+import { summarize, type Row } from "./stats.js";
+import { server } from "./http.js";
+
+/** A loopback JSON-RPC proxy that counts round trips (HTTP requests) and the calls inside them. */
+async function countingProxy(upstream: string) {
+  const counts = { trips: 0, calls: 0, methods: {} as Record<string, number> };
+  const port = await freePort();
+  const srv = createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const body = Buffer.concat(chunks).toString();
+    counts.trips++;
+    try {
+      const parsed = JSON.parse(body);
+      for (const m of Array.isArray(parsed) ? parsed : [parsed]) {
+        counts.calls++;
+        counts.methods[m.method] = (counts.methods[m.method] ?? 0) + 1;
+      }
+    } catch {
+      // not JSON: forwarded as is
+    }
+    const up = await fetch(upstream, { method: "POST", headers: { "content-type": "application/json" }, body });
+    res.writeHead(up.status, { "content-type": "application/json" });
+    res.end(await up.text());
+  });
+  await new Promise<void>((r) => srv.listen(port, "127.0.0.1", () => r()));
+  return { port, counts, reset: () => Object.assign(counts, { trips: 0, calls: 0, methods: {} }), close: () => new Promise<void>((r) => srv.close(() => r())) };
+}
+
+export async function benchTrading(opts: { requests: number; seconds: number; agents: number }): Promise<Row[]> {
+  await ensureSnapshot();
+  const anvil = await startAnvil({ loadState: SNAPSHOT_FILE });
+  const test = createTestClient({ chain: devnetChain(anvil.rpcUrl), transport: http(anvil.rpcUrl), mode: "anvil" });
+  const ix = await startIndexer({ anvilPort: anvil.port, backend: "postgres" });
+  const proxy = await countingProxy(anvil.rpcUrl);
+  let child: ChildProcess | null = null;
+  try {
+    await ix.waitFor(Number(await fetch(anvil.rpcUrl, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_blockNumber", params: [] }) }).then(async (r) => ((await r.json()) as { result: string }).result)), 180_000);
+    const s = await server("app", proxy.port, { BENCH_VIEWS: ix.viewsSchema, BENCH_DATABASE_URL: ix.databaseUrl! });
+    child = s.child;
+    const base = `http://127.0.0.1:${s.port}/api/v1`;
+    const post = async (path: string, body: unknown, key?: string) => {
+      const res = await fetch(`${base}${path}`, { method: "POST", headers: { "content-type": "application/json", ...(key ? { authorization: `Bearer ${key}` } : {}) }, body: JSON.stringify(body) });
+      return { status: res.status, json: (await res.json()) as any };
+    };
+    const agents: { address: Address; key: string }[] = [];
+    for (let i = 0; i < opts.agents; i++) {
+      const a = privateKeyToAccount(generatePrivateKey());
+      await test.setBalance({ address: a.address, value: parseEther("100") });
+      const ch = await post("/auth/challenge", { address: a.address });
+      const v = await post("/auth/verify", { address: a.address, signature: await a.signMessage({ message: ch.json.message }) });
+      agents.push({ address: a.address, key: v.json.api_key });
+    }
+    const quoteBody = { token_in: "ETH", token_out: "USDG", amount_in: parseEther("0.05").toString() };
+    const prepareBody = (a: { address: Address }) => ({ wallet: a.address, ...quoteBody });
+    const timed = async (n: number, f: () => Promise<{ status: number; json: any }>) => {
+      const ms: number[] = [];
+      for (let i = 0; i < n; i++) {
+        const t0 = performance.now();
+        const r = await f();
+        ms.push(performance.now() - t0);
+        if (r.status !== 200) throw new Error(`${r.status} ${JSON.stringify(r.json).slice(0, 300)}`);
+      }
+      return ms;
+    };
+    const a0 = agents[0]!;
+    // Warm caches (token records, marks, pools, key) before measuring.
+    await timed(20, () => post("/live/quote", quoteBody, a0.key));
+    proxy.reset();
+    const quoteMs = await timed(opts.requests, () => post("/live/quote", quoteBody, a0.key));
+    const quoteTrips = proxy.counts.trips / opts.requests;
+    const quoteCalls = proxy.counts.calls / opts.requests;
+    await timed(20, () => post("/live/prepare", prepareBody(a0), a0.key));
+    proxy.reset();
+    const prepareMs = await timed(opts.requests, () => post("/live/prepare", prepareBody(a0), a0.key));
+    const prepareTrips = proxy.counts.trips / opts.requests;
+    const prepareCalls = proxy.counts.calls / opts.requests;
+    const methods = Object.entries(proxy.counts.methods).map(([m, n]) => `${m} ${(n / opts.requests).toFixed(2)}`).join(", ");
+
+    // 16 agents, each preparing back to back.
+    const until = performance.now() + opts.seconds * 1000;
+    const concurrentMs: number[] = [];
+    let failures = 0;
+    await Promise.all(
+      agents.map(async (a) => {
+        while (performance.now() < until) {
+          const t0 = performance.now();
+          const r = await post("/live/prepare", prepareBody(a), a.key);
+          if (r.status !== 200) failures++;
+          else concurrentMs.push(performance.now() - t0);
+        }
+      }),
+    );
+    if (failures) throw new Error(`${failures} concurrent prepares failed`);
+    const perSecond = concurrentMs.length / opts.seconds;
+    const one = (name: string, unit: string, v: number, n = 1): Row => ({ name, unit, n, p50: v, p99: v, min: v, max: v, mean: v });
+    return [
+      summarize("live/quote ETH->USDG, warm caches, one agent (latency)", quoteMs, "ms"),
+      one("live/quote: chain RPC round trips per request (calls inside them)", `trips (${quoteCalls.toFixed(2)} calls)`, quoteTrips, opts.requests),
+      summarize("live/prepare ETH->USDG incl. simulation and stored plan, one agent (latency)", prepareMs, "ms"),
+      one(`live/prepare: chain RPC round trips per request [${methods}]`, `trips (${prepareCalls.toFixed(2)} calls)`, prepareTrips, opts.requests),
+      summarize(`live/prepare, ${opts.agents} concurrent agents (latency)`, concurrentMs, "ms"),
+      one(`live/prepare, ${opts.agents} concurrent agents: throughput over ${opts.seconds} s`, "prepares/s", perSecond, concurrentMs.length),
+    ];
+  } finally {
+    if (child) await new Promise((res) => (child!.once("exit", res), child!.kill("SIGTERM")));
+    await proxy.close();
+    await ix.cleanup();
+    await anvil.stop();
+  }
+}
