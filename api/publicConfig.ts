@@ -1,6 +1,7 @@
 import type { Config } from "../lib/config.js";
 import { FEE_SCHEDULE, MAJOR_TIERS, MAX_FEE_BPS, OTHER_BPS, SHIELD_ADD_BPS, majorSymbols } from "../lib/fees.js";
 import { RISKS } from "../lib/risks.js";
+import { APPROVAL_MODES, LIMITS, SHIELD_POLICIES } from "./policy.js";
 
 export const KEY_PREFIX = "pit_w_";
 export const CHALLENGE_TTL_S = 300;
@@ -47,28 +48,25 @@ export function publicConfig(config: Config) {
       how: "Set by the server from the trade's class (major when both tokens are major symbols or stock tokens, else other), the wallet's 30-day volume tier and Shield; paid to the recipient inside the router call, input side by TRANSFER or output side by PAY_PORTION.",
     },
     risks: RISKS,
-    high_price_impact_bps: 1000,
-    price_impact_bps: 300,
+    high_price_impact_bps: LIMITS.highPriceImpactBps,
+    price_impact_bps: LIMITS.priceImpactBps,
     shield: {
-      policies: ["block_severe", "verified_only"],
+      policies: SHIELD_POLICIES,
       shield_only_risks: ["UNVERIFIED"],
     },
     limits: {
-      max_notional_usd: 10_000,
-      min_notional_usd: 1,
-      max_slippage_bps: 500,
-      default_slippage_bps: 50,
-      slippage_tolerance_by_size: [
-        { max_notional_usd: 1_000, max_slippage_bps: 500 },
-        { max_notional_usd: 5_000, max_slippage_bps: 300 },
-        { max_notional_usd: 10_000, max_slippage_bps: 200 },
-      ],
-      max_vs_mid_bps: 300,
-      deadline_s: 120,
-      permit_trade_expiry_s: 1800,
-      approval_modes: ["budget", "exact", "unlimited"],
-      default_approval_budget_usd: 25,
-      max_approval_budget_usd: 10_000,
+      max_notional_usd: LIMITS.maxNotionalUsd,
+      min_notional_usd: LIMITS.minNotionalUsd,
+      max_slippage_bps: LIMITS.slippageBySize[0]!.max_slippage_bps,
+      default_slippage_bps: LIMITS.defaultSlippageBps,
+      slippage_tolerance_by_size: LIMITS.slippageBySize,
+      max_vs_mid_bps: LIMITS.maxVsMidBps,
+      max_vs_ref_bps: LIMITS.maxVsRefBps,
+      deadline_s: LIMITS.deadlineS,
+      permit_trade_expiry_s: LIMITS.permitTradeExpiryS,
+      approval_modes: APPROVAL_MODES,
+      default_approval_budget_usd: LIMITS.defaultApprovalBudgetUsd,
+      max_approval_budget_usd: LIMITS.maxApprovalBudgetUsd,
     },
     session: {
       cosigner: config.cosigner,

@@ -1,4 +1,5 @@
 import { encodeFunctionData, getAddress, maxUint160, maxUint256, parseUnits, verifyTypedData, zeroAddress, type Address, type Hex, type PublicClient } from "viem";
+import { LRUCache } from "lru-cache";
 import { z } from "zod";
 import { erc20Abi } from "../abis/erc20.js";
 import { launchpadAbi, sanctionsListAbi, stockRegistryAbi, stockTokenAbi } from "../abis/fixtures.js";
@@ -38,6 +39,8 @@ import type { KeyRecord } from "./signin.js";
 /** Aggregators quoted for comparison only (never built: QUOTE_ONLY). */
 export const AGGREGATOR_VENUES = ["zeroex", "oneinch", "odos"] as const;
 const EIP7702_PREFIX = "0xef0100";
+/** A pair's winning route is tried alone by `fast` quotes for this long. */
+const WINNER_TTL_MS = 60_000;
 
 const atoms = z.string().regex(/^\d{1,78}$/, "must be a decimal string of atoms");
 const bps = z.number().int().min(0).max(10_000);
@@ -150,7 +153,9 @@ export function createTrading(d: Deps) {
   const now = () => Math.floor(d.clock() / 1000);
   const c = config.contracts;
   const weth = config.tokens.WETH!.address;
-  const volumes = new Map<string, { at: number; usd: number }>();
+  const volumes = new LRUCache<string, { at: number; usd: number }>({ max: 50_000 });
+  /** The last winning route per pair (quote `fast`). */
+  const winners = new LRUCache<string, { id: string; at: number }>({ max: 10_000 });
 
   async function tokenInfo(param: string, who: Who | null): Promise<TokenInfo> {
     let address: Address;
@@ -286,6 +291,11 @@ export function createTrading(d: Deps) {
       routes = routes.filter((x) => x.id === r.route_id);
       if (!routes.length) throw new ApiError(422, "NO_ROUTE", `route ${r.route_id} is not among the current routes for this pair`);
     }
+    // fast: quote the pair's recent winner alone when it is still a candidate (one quote, not all).
+    const pair = `${lc(tin.address)}>${lc(tout.address)}`;
+    const recent = winners.get(pair);
+    const fastHit = r.fast && r.route_id === undefined && recent !== undefined && d.clock() - recent.at < WINNER_TTL_MS && routes.some((x) => x.id === recent.id);
+    if (fastHit) routes = routes.filter((x) => x.id === recent!.id);
     if (!routes.length) throw new ApiError(422, "NO_ROUTE", `no venue trades ${tin.symbol || tin.address} for ${tout.symbol || tout.address}`);
 
     // Marks, size, fee.
@@ -394,6 +404,7 @@ export function createTrading(d: Deps) {
       throw new ApiError(kind === "quote" ? 422 : 422, "NO_ROUTE", `no route answers for this size: ${rows.map((x) => x.quote.error).filter(Boolean).join("; ") || "no output"}`);
     }
     const expectedOut = BigInt(best.row.amount_out!);
+    winners.set(pair, { id: best.row.id, at: d.clock() });
 
     // Notional (fee included): the input at its mark, else the output at its mark.
     let notional: number | null = null;
@@ -473,7 +484,7 @@ export function createTrading(d: Deps) {
     };
     return {
       tin, tout, amountIn, swapIn, inputFee, fee, feeSide, feeToken, feeClass, notional, slippage, expectedOut, best, rows, aggRows, markIn, markOut, markEth, ethUsd, gasPrice,
-      risks, policy, fees, timings, val, walletCode, curveState, curveFees, permit2Allowance, allowPermit2, blockTime,
+      risks, policy, fees, timings, val, fastHit, walletCode, curveState, curveFees, permit2Allowance, allowPermit2, blockTime,
     };
   }
 
@@ -492,6 +503,7 @@ export function createTrading(d: Deps) {
       best: e.best.row,
       routes: [...e.rows.map((x) => x.row).sort((a, b) => (a.ok === b.ok ? (a.total_bps ?? 1e9) - (b.total_bps ?? 1e9) : a.ok ? -1 : 1)), ...e.aggRows],
       candidates: e.rows.length + e.aggRows.length,
+      fast: r.fast ? { used_recent_winner: e.fastHit } : undefined,
       mid: mid === null ? null : { price: mid, route: e.best.row.id, source: e.best.quote.route.venue === CURVE_VENUE ? "curve" : "pool-mid" },
       marks: { token_in: markView(e.markIn), token_out: markView(e.markOut), ETH: markView(e.markEth) },
       gas_price_wei: e.gasPrice.toString(),

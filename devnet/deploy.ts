@@ -210,6 +210,7 @@ export async function deployUniverse(rpcUrl: string): Promise<Universe> {
   ]);
   const noPoolToken = await token("Lonely Token", "LONE", 18);
   const markupToken = await token('<img src=x onerror="alert(1)">\u0007Evil\u202e', "<b>EVIL</b>\n", 18);
+  const namespacedToken = await deploy(ctx, parseAbi(["constructor(string, string)"]), fixtureBytecode("HostileTokens", "NamespacedToken"), ["Namespaced Token", "NSPC"]);
 
   // Balances: liquidity for the pools plus trading money for the test traders.
   const mint = (tokenAddr: Address, to: Address, amount: bigint) =>
@@ -225,6 +226,7 @@ export async function deployUniverse(rpcUrl: string): Promise<Universe> {
     [proxyToken]: parseUnits("10000000", 18),
     [noPoolToken]: parseUnits("10000000", 18),
     [markupToken]: parseUnits("10000000", 18),
+    [namespacedToken]: parseUnits("10000000", 18),
   } as Record<Address, bigint>;
   for (const [tokenAddr, amount] of Object.entries(big) as [Address, bigint][]) {
     await mint(tokenAddr, account.address, amount);
@@ -238,10 +240,10 @@ export async function deployUniverse(rpcUrl: string): Promise<Universe> {
   }
 
   // Pools: every core asset against USDG, full range at the seeded price.
-  const decimalsOf: Record<Address, number> = { [zeroAddress]: 18, [usdg]: 6, [btc]: 8, [partner]: 18, [stockA]: 18, [stockB]: 18, [honeypot]: 18, [feeOnTransfer]: 18, [proxyToken]: 18, [markupToken]: 18 };
+  const decimalsOf: Record<Address, number> = { [zeroAddress]: 18, [usdg]: 6, [btc]: 8, [partner]: 18, [stockA]: 18, [stockB]: 18, [honeypot]: 18, [feeOnTransfer]: 18, [proxyToken]: 18, [markupToken]: 18, [namespacedToken]: 18 };
   const symbolOf: Record<Address, string> = {
     [zeroAddress]: "ETH", [usdg]: "USDG", [btc]: CORE.btc, [partner]: CORE.partner, [stockA]: CORE.stockA, [stockB]: CORE.stockB,
-    [honeypot]: "HONEY", [feeOnTransfer]: "TAX", [proxyToken]: "SHIFT", [markupToken]: "EVIL",
+    [honeypot]: "HONEY", [feeOnTransfer]: "TAX", [proxyToken]: "SHIFT", [markupToken]: "EVIL", [namespacedToken]: "NSPC",
   };
   const pools: Universe["pools"] = [];
   const seedPool = async (asset: Address, priceUsd: number, depthUsd: number, fee: number, tickSpacing: number) => {
@@ -264,6 +266,7 @@ export async function deployUniverse(rpcUrl: string): Promise<Universe> {
   await seedPool(feeOnTransfer, 1, 50_000, 3000, 60);
   await seedPool(proxyToken, 1, 50_000, 3000, 60);
   await seedPool(markupToken, 1, 20_000, 3000, 60);
+  await seedPool(namespacedToken, 1, 50_000, 3000, 60);
 
   const tokens: Universe["tokens"] = {
     ETH: { address: zeroAddress, decimals: 18, kind: "native", native: true, name: "Ether", feed: feeds.ETH },
@@ -300,7 +303,7 @@ export async function deployUniverse(rpcUrl: string): Promise<Universe> {
     pools,
     devnet: {
       accounts,
-      fixtures: { honeypot, feeOnTransfer, proxyToken, proxyImplV1, proxyImplV2, noPoolToken, markupToken, launchToken, stockImplementation: stockImpl, ...Object.fromEntries(Object.entries(feeds).map(([s, a]) => [`feed${s}`, a])) },
+      fixtures: { honeypot, feeOnTransfer, proxyToken, proxyImplV1, proxyImplV2, noPoolToken, markupToken, namespacedToken, launchToken, stockImplementation: stockImpl, ...Object.fromEntries(Object.entries(feeds).map(([s, a]) => [`feed${s}`, a])) },
       deployedAt: Math.floor(Date.now() / 1000),
       deployMs: Date.now() - started,
     },

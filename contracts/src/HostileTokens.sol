@@ -118,3 +118,73 @@ contract ProxyTokenV2 is ProxyTokenV1 {
         _move(from, to, value);
     }
 }
+
+/// Screening fixture: an ERC-20 whose balances live in a namespaced struct (ERC-7201 style), not in a
+/// mapping at a low slot, so state overrides cannot fake a balance (DRY_RUN_UNFUNDABLE).
+contract NamespacedToken is Owned {
+    event Transfer(address indexed from, address indexed to, uint256 value);
+    event Approval(address indexed owner, address indexed spender, uint256 value);
+
+    struct Layout {
+        mapping(address => uint256) balances;
+        mapping(address => mapping(address => uint256)) allowances;
+        uint256 supply;
+        string name;
+        string symbol;
+    }
+
+    // keccak256("pit.devnet.namespaced-token") - 1
+    bytes32 private constant LAYOUT = bytes32(uint256(keccak256("pit.devnet.namespaced-token")) - 1);
+
+    function _l() private pure returns (Layout storage l) {
+        bytes32 slot = LAYOUT;
+        assembly { l.slot := slot }
+    }
+
+    constructor(string memory name_, string memory symbol_) {
+        _initOwner(msg.sender);
+        _l().name = name_;
+        _l().symbol = symbol_;
+    }
+
+    function name() external view returns (string memory) { return _l().name; }
+    function symbol() external view returns (string memory) { return _l().symbol; }
+    function decimals() external pure returns (uint8) { return 18; }
+    function totalSupply() external view returns (uint256) { return _l().supply; }
+    function balanceOf(address a) external view returns (uint256) { return _l().balances[a]; }
+    function allowance(address o, address s) external view returns (uint256) { return _l().allowances[o][s]; }
+
+    function mint(address to, uint256 value) external onlyOwner {
+        _l().supply += value;
+        _l().balances[to] += value;
+        emit Transfer(address(0), to, value);
+    }
+
+    function approve(address spender, uint256 value) external returns (bool) {
+        _l().allowances[msg.sender][spender] = value;
+        emit Approval(msg.sender, spender, value);
+        return true;
+    }
+
+    function transfer(address to, uint256 value) external returns (bool) {
+        _move(msg.sender, to, value);
+        return true;
+    }
+
+    function transferFrom(address from, address to, uint256 value) external returns (bool) {
+        uint256 allowed = _l().allowances[from][msg.sender];
+        if (allowed != type(uint256).max) {
+            require(allowed >= value, "ALLOWANCE");
+            _l().allowances[from][msg.sender] = allowed - value;
+        }
+        _move(from, to, value);
+        return true;
+    }
+
+    function _move(address from, address to, uint256 value) private {
+        require(_l().balances[from] >= value, "BALANCE");
+        _l().balances[from] -= value;
+        _l().balances[to] += value;
+        emit Transfer(from, to, value);
+    }
+}

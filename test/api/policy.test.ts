@@ -22,7 +22,7 @@ let shield: Awaited<ReturnType<typeof startShieldStandIn>>;
 let agent: ReturnType<typeof agentOf>;
 let wallet: ReturnType<typeof privateKeyToAccount>;
 let key: string;
-const fx = () => dn.universe.devnet!.fixtures as Record<string, Address> & { proxyToken: Address; launchToken: Address };
+const fx = () => dn.universe.devnet!.fixtures as Record<string, Address> & { proxyToken: Address; launchToken: Address; namespacedToken: Address };
 
 const prepare = (body: Record<string, unknown>, k = key, a = api) => a.call("POST", "/api/v1/live/prepare", { wallet: wallet.address, ...body }, { authorization: `Bearer ${k}` });
 async function refused(body: Record<string, unknown>, code: string, status = 422) {
@@ -36,6 +36,9 @@ const usdg = (n: string) => parseUnits(n, 6).toString();
 
 beforeAll(async () => {
   dn = await startDevnet();
+  // Past the demo launch token's snipe-tax window, however fresh the snapshot is.
+  await dn.test.increaseTime({ seconds: 120 });
+  await dn.test.mine({ blocks: 1 });
   ix = await startIndexer({ anvilPort: dn.anvil.port, backend: "postgres" });
   await ix.waitFor(await dn.pub.getBlockNumber());
   store = await freshStore("pglite");
@@ -173,7 +176,7 @@ describe("policy", () => {
 });
 
 describe("simulation", () => {
-  it("QUOTE_SIM_MISMATCH when a transfer tax eats the output; SIMULATION_FAILED when the sale reverts", async () => {
+  it("QUOTE_SIM_MISMATCH when a transfer tax eats the output; DRY_RUN_UNFUNDABLE; SIMULATION_FAILED when the sale reverts", async () => {
     // A 5% tax on each transfer: within 500 bps of slippage the router's minimum passes, but the
     // wallet receives about 90% of the quote.
     const body = { token_in: "USDG", token_out: fx().feeOnTransfer, notional_usd: 20, accept_risks: ["NO_INDEPENDENT_MARK"], permit_mode: "transaction" };
@@ -183,6 +186,9 @@ describe("simulation", () => {
     const f = await refused(body, "SIMULATION_FAILED");
     expect(f.simulation.ok).toBe(false);
     // Selling a honeypot: the wallet has none, the simulation lends it, and the transfer reverts.
+    // A token whose balances overrides cannot reach: lending it for the dry run is impossible.
+    const u = await refused({ token_in: fx().namespacedToken, token_out: "USDG", amount_in: parseEther("10").toString(), accept_risks: ["NO_INDEPENDENT_MARK"], permit_mode: "transaction" }, "DRY_RUN_UNFUNDABLE");
+    expect(u.message).toMatch(/fund false/);
     await refused({ token_in: fx().honeypot, token_out: "USDG", amount_in: parseEther("5").toString(), accept_risks: ["NO_INDEPENDENT_MARK", "HONEYPOT"], permit_mode: "transaction" }, "SIMULATION_FAILED");
   });
 });

@@ -87,6 +87,10 @@ describe("live/quote", () => {
     expect(q.json.policy.code).toBe("GEOFENCE");
     expect(q.json).toMatchObject({ fee_class: "major", fee_bps: 25, fee_tier: 25, fee_side: "input", fee_token: zeroAddress, shield: false, shield_available: true });
     expect(q.json.risks).toEqual([]);
+    // fast: the pair's recent winner is quoted alone.
+    const f = await post("/live/quote", { token_in: "ETH", token_out: "TSLA", notional_usd: 100, fast: true }, key);
+    expect(f.json.fast).toEqual({ used_recent_winner: true });
+    expect(f.json.routes.map((r: any) => r.id)).toEqual([q.json.best.id]);
   });
 
   it("quotes an address-named token with impact and guard, and discloses its severe risks", async () => {
