@@ -1,7 +1,7 @@
 import { decodeAbiParameters, decodeFunctionData, encodeAbiParameters, encodeFunctionData, getAddress, parseAbi, zeroAddress, type Address, type Hex } from "viem";
 import { erc20Abi } from "../abis/erc20.js";
 import { launchpadAbi } from "../abis/fixtures.js";
-import { permit2Abi, permitSingleParams } from "../abis/permit2.js";
+import { permit2Abi, permitSingleParams, permitSingleTypes } from "../abis/permit2.js";
 import { exactInputSingleParams, V4Action } from "../abis/uniswapV4.js";
 import { CONTRACT_BALANCE, Command, ROUTER_ADDRESS_THIS, ROUTER_MSG_SENDER, universalRouterAbi } from "../abis/universalRouter.js";
 import { inputs, routerProgram, v4, v4SwapInput, type RouterStep } from "../lib/router.js";
@@ -105,19 +105,7 @@ export const buildLockdown = (chainId: number, permit2: Address, pairs: { token:
 export function permitTypedData(chainId: number, permit2: Address, permit: PermitSingle) {
   return {
     domain: { name: "Permit2", chainId, verifyingContract: permit2 },
-    types: {
-      PermitDetails: [
-        { name: "token", type: "address" },
-        { name: "amount", type: "uint160" },
-        { name: "expiration", type: "uint48" },
-        { name: "nonce", type: "uint48" },
-      ],
-      PermitSingle: [
-        { name: "details", type: "PermitDetails" },
-        { name: "spender", type: "address" },
-        { name: "sigDeadline", type: "uint256" },
-      ],
-    },
+    types: permitSingleTypes,
     primaryType: "PermitSingle" as const,
     message: permit,
   };

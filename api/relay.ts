@@ -1,7 +1,7 @@
 import { keccak256, parseTransaction, recoverTransactionAddress, type Address, type Hex, type PublicClient, type TransactionSerialized } from "viem";
 import { z } from "zod";
 import type { Config } from "../lib/config.js";
-import { ApiError } from "./errors.js";
+import { ApiError, parseBody } from "./errors.js";
 import { describeCurveCall, describeRouterCall, type PlanTx } from "./plans.js";
 import { fingerprint, type Ledger, type StoredPlan } from "./trades.js";
 import type { KeyRecord } from "./signin.js";
@@ -110,12 +110,7 @@ export function createRelay(d: { config: Config; chain: PublicClient; ledger: Le
   return {
     async submit(body: Record<string, unknown>, key: KeyRecord) {
       if (!d.config.submitEnabled) throw new ApiError(403, "SUBMIT_DISABLED", "this server does not relay; send the signed transaction to the chain yourself");
-      const parsed = submitRequest.safeParse(body);
-      if (!parsed.success) {
-        const i = parsed.error.issues[0]!;
-        throw new ApiError(400, "BAD_REQUEST", i.code === "unrecognized_keys" ? `unknown field ${i.keys.join(", ")}` : `${i.path.join(".") || "body"}: ${i.message}`);
-      }
-      const q = parsed.data;
+      const q = parseBody(submitRequest, body);
       if ((q.raw_tx === undefined) === (q.raw_txs === undefined)) throw new ApiError(400, "BAD_REQUEST", "send raw_tx or raw_txs");
       const t0 = performance.now();
       const raws = (q.raw_txs ?? [q.raw_tx!]) as Hex[];

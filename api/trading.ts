@@ -7,7 +7,7 @@ import { multicall3Abi } from "../abis/multicall3.js";
 import { permit2Abi } from "../abis/permit2.js";
 import type { Config } from "../lib/config.js";
 import { feeFor, majorSymbols, type FeeClass } from "../lib/fees.js";
-import { ApiError } from "./errors.js";
+import { ApiError, parseBody } from "./errors.js";
 import type { PoolState, SqlIndexedReads } from "./indexed.js";
 import { createMarket, type Mark } from "./market.js";
 import {
@@ -75,17 +75,19 @@ const tradeFields = {
 };
 export const tradeRequest = z.object(tradeFields).strict();
 export type TradeRequest = z.infer<typeof tradeRequest>;
+const revokeRequest = z
+  .object({
+    wallet: tradeFields.wallet.unwrap(),
+    tokens: z.array(z.string().min(1).max(64)).min(1).max(20).default(["USDG"]),
+    spender: tradeFields.wallet,
+    action: z.literal("revoke").optional(),
+  })
+  .strict();
 
 /** Parses a trading body: FEE_FIXED before anything else, then every field's rule. */
 export function parseTradeRequest(body: Record<string, unknown>): TradeRequest {
   if ("fee_bps" in body) throw new ApiError(422, "FEE_FIXED", "the server sets the fee; send max_fee_bps to cap it");
-  const parsed = tradeRequest.safeParse(body);
-  if (!parsed.success) {
-    const i = parsed.error.issues[0]!;
-    const field = i.path.join(".") || (i.code === "unrecognized_keys" ? i.keys.join(", ") : "body");
-    throw new ApiError(400, "BAD_REQUEST", i.code === "unrecognized_keys" ? `unknown field ${i.keys.join(", ")}` : `${field}: ${i.message}`);
-  }
-  const r = parsed.data;
+  const r = parseBody(tradeRequest, body);
   if ((r.notional_usd === undefined) === (r.amount_in === undefined)) throw new ApiError(400, "BAD_REQUEST", "send exactly one of notional_usd or amount_in");
   if (r.amount_in !== undefined && BigInt(r.amount_in) === 0n) throw new ApiError(400, "BAD_REQUEST", "amount_in must be above 0");
   for (const pol of r.policies) if (!(SHIELD_POLICIES as readonly string[]).includes(pol)) throw new ApiError(400, "BAD_REQUEST", `unknown policy ${pol}; known: ${SHIELD_POLICIES.join(", ")}`);
@@ -157,14 +159,18 @@ export function createTrading(d: Deps) {
   /** The last winning route per pair (quote `fast`). */
   const winners = new LRUCache<string, { id: string; at: number }>({ max: 10_000 });
 
-  async function tokenInfo(param: string, who: Who | null): Promise<TokenInfo> {
-    let address: Address;
+  /** A core symbol or an address; a trade naming another symbol is TOKEN_NOT_ALLOWED. */
+  function resolveTradeToken(param: string): Address {
     try {
-      address = d.tokens.resolve(param);
+      return d.tokens.resolve(param);
     } catch (err) {
       if (err instanceof ApiError && err.code === "ADDRESS_REQUIRED") throw new ApiError(422, "TOKEN_NOT_ALLOWED", `${param} is not a core symbol: name the token by its 0x address`);
       throw err;
     }
+  }
+
+  async function tokenInfo(param: string, who: Who | null): Promise<TokenInfo> {
+    const address = resolveTradeToken(param);
     const core = market.core(address);
     let record: TokenRecord | null = null;
     if (!core?.native) {
@@ -190,7 +196,8 @@ export function createTrading(d: Deps) {
       stock: core?.kind === "stock" || record?.stock_beacon === true,
       feed: !!core?.feed,
       record,
-      tierLimitUsd: limit && limit > 0 ? limit : record && record.tier === "blocked" ? LIMITS.maxNotionalUsd : LIMITS.maxNotionalUsd,
+      // A blocked tier has no size limit of its own: its severe risks or NO_ROUTE refuse it.
+      tierLimitUsd: limit && limit > 0 ? limit : LIMITS.maxNotionalUsd,
     };
   }
 
@@ -401,7 +408,7 @@ export function createTrading(d: Deps) {
     const best = ranked[0] ?? null;
     if (!best) {
       if (curveSide && curveState?.[2]) throw new ApiError(422, "CURVE_GRADUATED", `${curveSide.symbol} has graduated from the launchpad curve`);
-      throw new ApiError(kind === "quote" ? 422 : 422, "NO_ROUTE", `no route answers for this size: ${rows.map((x) => x.quote.error).filter(Boolean).join("; ") || "no output"}`);
+      throw new ApiError(422, "NO_ROUTE", `no route answers for this size: ${rows.map((x) => x.quote.error).filter(Boolean).join("; ") || "no output"}`);
     }
     const expectedOut = BigInt(best.row.amount_out!);
     winners.set(pair, { id: best.row.id, at: d.clock() });
@@ -544,7 +551,7 @@ export function createTrading(d: Deps) {
       const curveMin = route.buy ? minOut : bpsOf(BigInt(e.best.quote.amountOut), 10_000 - e.slippage);
       const swap = buildCurveSwap({ chainId: config.chainId, launchpad: c.launchpad, route, wallet, amountIn: route.buy ? e.swapIn : e.amountIn, amountOutMin: curveMin });
       const feeTx = buildFeeTransfer(config.chainId, config.feeRecipient, curveFee);
-      if (!route.buy && (e.allowPermit2 === undefined || (e.val<bigint>("allowCurve") ?? 0n) < e.amountIn)) {
+      if (!route.buy && (e.val<bigint>("allowCurve") ?? 0n) < e.amountIn) {
         steps.push({ kind: "approve", why: `let the launchpad curve take ${e.amountIn} of ${e.tin.symbol}`, tx: buildApprove(config.chainId, e.tin.address, c.launchpad, e.amountIn), decoded: { function: "approve", spender: c.launchpad, amount: e.amountIn.toString() } });
       }
       if (mode === "batch") {
@@ -768,27 +775,13 @@ export function createTrading(d: Deps) {
 
   /** live/revoke: approve(spender, 0) where an allowance remains, and Permit2 lockdown where the router holds a live permit. */
   async function revoke(body: Record<string, unknown>, who: Who) {
-    const parsed = z
-      .object({ wallet: z.string().regex(/^0x[0-9a-fA-F]{40}$/, "must be a 0x address"), tokens: z.array(z.string().min(1).max(64)).min(1).max(20).default(["USDG"]), spender: z.string().regex(/^0x[0-9a-fA-F]{40}$/, "must be a 0x address").optional(), action: z.literal("revoke").optional() })
-      .strict()
-      .safeParse(body);
-    if (!parsed.success) {
-      const i = parsed.error.issues[0]!;
-      throw new ApiError(400, "BAD_REQUEST", i.code === "unrecognized_keys" ? `unknown field ${i.keys.join(", ")}` : `${i.path.join(".") || "body"}: ${i.message}`);
-    }
-    const q = parsed.data;
+    const q = parseBody(revokeRequest, body);
     if (lc(q.wallet) !== lc(who.key.wallet)) throw new ApiError(403, "WALLET_MISMATCH", "this key is bound to another wallet");
     const wallet = getAddress(q.wallet);
     const spender = q.spender ? getAddress(q.spender) : c.permit2;
     const tokens: Address[] = [];
     for (const t of q.tokens) {
-      let a: Address;
-      try {
-        a = d.tokens.resolve(t);
-      } catch (err) {
-        if (err instanceof ApiError && err.code === "ADDRESS_REQUIRED") throw new ApiError(422, "TOKEN_NOT_ALLOWED", `${t} is not a core symbol: name the token by its 0x address`);
-        throw err;
-      }
+      const a = resolveTradeToken(t);
       if (a === zeroAddress) throw new ApiError(400, "BAD_REQUEST", "ETH has no allowance to revoke");
       tokens.push(a);
     }

@@ -95,7 +95,7 @@ describe("npm start", () => {
     second.child.kill("SIGINT");
     expect(await second.exited).toBe(0);
     expect(await closed(anvilPort)).toBe(true);
-  });
+  }, 150_000);
 
   it("fails at once on bad config, naming the variable", async () => {
     const run = start({ PORT: "not-a-port", ANVIL_PORT: String(await freePort()) });

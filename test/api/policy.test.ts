@@ -1,14 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseAbi, parseEther, parseUnits, zeroAddress, type Address } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import { startDevnet, type Devnet } from "../helpers/devnet.js";
-import { startIndexer, type Indexer } from "../helpers/indexer.js";
-import { freshStore, serveApi, type Api } from "../helpers/api.js";
+import type { Devnet } from "../helpers/devnet.js";
+import type { Indexer } from "../helpers/indexer.js";
+import { serveApi, type Api } from "../helpers/api.js";
+import { pastLaunchWindow, startStack, type Stack } from "../helpers/stack.js";
 import { agentOf } from "../helpers/agent.js";
 import { approveForRouter, poolKeyOf, routerSwap } from "../helpers/trades.js";
 import { RateLimiter } from "../../api/rateLimit.js";
-import { httpShield } from "../../api/shield.js";
-import { startShieldStandIn } from "../../devnet/shieldStandIn.js";
 import { freePort } from "../../devnet/anvil.js";
 import { launchpadAbi, priceFeedAbi, stockRegistryAbi, stockTokenAbi } from "../../abis/fixtures.js";
 import type { SqlIndexedReads } from "../../api/indexed.js";
@@ -16,9 +15,9 @@ import type { SqlIndexedReads } from "../../api/indexed.js";
 /** Every refusal of SPEC.md "Risk and policy" and "Curve trades" that a plan can meet, with its status. */
 let dn: Devnet;
 let ix: Indexer;
-let store: Awaited<ReturnType<typeof freshStore>>;
+let store: Stack["store"];
 let api: Api;
-let shield: Awaited<ReturnType<typeof startShieldStandIn>>;
+let shield: NonNullable<Stack["shield"]>;
 let agent: ReturnType<typeof agentOf>;
 let wallet: ReturnType<typeof privateKeyToAccount>;
 let key: string;
@@ -34,27 +33,15 @@ async function refused(body: Record<string, unknown>, code: string, status = 422
 }
 const usdg = (n: string) => parseUnits(n, 6).toString();
 
+let stack: Stack;
 beforeAll(async () => {
-  dn = await startDevnet();
-  // Past the demo launch token's snipe-tax window, however fresh the snapshot is.
-  await dn.test.increaseTime({ seconds: 120 });
-  await dn.test.mine({ blocks: 1 });
-  ix = await startIndexer({ anvilPort: dn.anvil.port, backend: "postgres" });
-  await ix.waitFor(await dn.pub.getBlockNumber());
-  store = await freshStore("pglite");
-  shield = await startShieldStandIn();
-  api = await serveApi({ rpcUrl: dn.anvil.rpcUrl, db: store.db, indexed: ix.liveReads().reads, shield: httpShield(shield.url), limiter: new RateLimiter(Date.now, 10_000, false) });
-  agent = agentOf(api, dn);
+  stack = await startStack({ shield: true, before: pastLaunchWindow });
+  ({ dn, ix, store, api, agent } = stack);
+  shield = stack.shield!;
   wallet = await dn.freshWallet(parseEther("100"), [[dn.token("USDG"), parseUnits("100000", 6)]]);
   key = await agent.signIn(wallet);
 }, 120_000);
-afterAll(async () => {
-  await api?.close();
-  await shield?.close();
-  await store?.drop();
-  await ix?.cleanup();
-  await dn?.stop();
-});
+afterAll(() => stack?.stop());
 
 describe("request rules", () => {
   it("400 BAD_REQUEST for malformed bodies; 422 FEE_FIXED for fee_bps; 403 WALLET_MISMATCH for another wallet", async () => {
@@ -205,7 +192,6 @@ describe("curve trades", () => {
     await ix.waitFor(await dn.pub.getBlockNumber());
     const count = await dn.pub.readContract({ address: dn.universe.contracts.launchpad, abi: launchpadAbi, functionName: "tokenCount" });
     const token = await dn.pub.readContract({ address: dn.universe.contracts.launchpad, abi: launchpadAbi, functionName: "tokens", args: [count - 1n] });
-    console.log(JSON.stringify((await prepare({ token_in: "ETH", token_out: token, amount_in: parseEther("0.01").toString(), accept_risks: ["NO_INDEPENDENT_MARK"] })).json), JSON.stringify((await agent.get(`/tokens/${token}`, key)).json));
     const e = await refused({ token_in: "ETH", token_out: token, amount_in: parseEther("0.01").toString(), accept_risks: ["NO_INDEPENDENT_MARK"] }, "SNIPE_TAX");
     expect(e.message).toMatch(/snipe/);
   });

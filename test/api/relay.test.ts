@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { decodeAbiParameters, decodeFunctionData, encodeFunctionData, keccak256, parseEther, type Address, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { startDevnet, type Devnet } from "../helpers/devnet.js";
-import { startIndexer, type Indexer } from "../helpers/indexer.js";
-import { freshStore, serveApi, type Api } from "../helpers/api.js";
+import type { Devnet } from "../helpers/devnet.js";
+import type { Indexer } from "../helpers/indexer.js";
+import { serveApi, type Api } from "../helpers/api.js";
+import { startStack, type Stack } from "../helpers/stack.js";
 import { agentOf, type PlanTx } from "../helpers/agent.js";
 import { RateLimiter } from "../../api/rateLimit.js";
 import { httpSequencer } from "../../api/relay.js";
@@ -15,7 +16,7 @@ import { inputs } from "../../lib/router.js";
 /** live/submit: only what was built for this key, signed by its wallet, relayed once. */
 let dn: Devnet;
 let ix: Indexer;
-let store: Awaited<ReturnType<typeof freshStore>>;
+let store: Stack["store"];
 let api: Api;
 let agent: ReturnType<typeof agentOf>;
 type Account = ReturnType<typeof privateKeyToAccount>;
@@ -42,20 +43,12 @@ function inputOf(data: Hex, command: number): Hex {
 }
 const submit = (body: unknown, key: string, a = api) => a.call("POST", "/api/v1/live/submit", body, { authorization: `Bearer ${key}` });
 
+let stack: Stack;
 beforeAll(async () => {
-  dn = await startDevnet();
-  ix = await startIndexer({ anvilPort: dn.anvil.port, backend: "postgres" });
-  await ix.waitFor(await dn.pub.getBlockNumber());
-  store = await freshStore("postgres");
-  api = await serveApi({ rpcUrl: dn.anvil.rpcUrl, db: store.db, indexed: ix.liveReads().reads, limiter: new RateLimiter(Date.now, 10_000, false) });
-  agent = agentOf(api, dn);
+  stack = await startStack({ store: "postgres" });
+  ({ dn, ix, store, api, agent } = stack);
 }, 120_000);
-afterAll(async () => {
-  await api?.close();
-  await store?.drop();
-  await ix?.cleanup();
-  await dn?.stop();
-});
+afterAll(() => stack?.stop());
 
 describe("NOT_AS_BUILT", () => {
   it("names the changed field: recipient, amount, fee, router, value", async () => {

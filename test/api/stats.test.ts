@@ -1,31 +1,25 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startDevnet, type Devnet } from "../helpers/devnet.js";
-import { startIndexer, type Indexer } from "../helpers/indexer.js";
-import { freshStore, serveApi, type Api } from "../helpers/api.js";
+import type { Devnet } from "../helpers/devnet.js";
+import type { Indexer } from "../helpers/indexer.js";
+import { serveApi, type Api } from "../helpers/api.js";
+import { startStack, type Stack } from "../helpers/stack.js";
 import { RateLimiter } from "../../api/rateLimit.js";
 import { sqlIndexedReads } from "../../api/indexed.js";
 import { freePort } from "../../devnet/anvil.js";
 
 let dn: Devnet;
 let ix: Indexer;
-let store: Awaited<ReturnType<typeof freshStore>>;
+let store: Stack["store"];
 let api: Api;
 let now = Date.now();
 const clock = () => now;
 
+let stack: Stack;
 beforeAll(async () => {
-  dn = await startDevnet();
-  ix = await startIndexer({ anvilPort: dn.anvil.port, backend: "postgres" });
-  await ix.waitFor(await dn.pub.getBlockNumber());
-  store = await freshStore("pglite");
-  api = await serveApi({ rpcUrl: dn.anvil.rpcUrl, db: store.db, clock, indexed: ix.liveReads().reads, limiter: new RateLimiter(clock, 1000, false) });
+  stack = await startStack({ clock, limiter: new RateLimiter(clock, 1000, false) });
+  ({ dn, ix, store, api } = stack);
 }, 120_000);
-afterAll(async () => {
-  await api?.close();
-  await store?.drop();
-  await ix?.cleanup();
-  await dn?.stop();
-});
+afterAll(() => stack?.stop());
 
 describe("GET /api/v1/stats", () => {
   it("reports marks, mids, spreads and $1,000 buy/sell prices for the core assets", async () => {

@@ -1,11 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseAbi, type Address } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { startDevnet, type Devnet } from "../helpers/devnet.js";
-import { startIndexer, type Indexer } from "../helpers/indexer.js";
-import { freshStore, serveApi, type Api } from "../helpers/api.js";
-import { startShieldStandIn } from "../../devnet/shieldStandIn.js";
-import { httpShield } from "../../api/shield.js";
+import type { Devnet } from "../helpers/devnet.js";
+import type { Indexer } from "../helpers/indexer.js";
+import { serveApi, type Api } from "../helpers/api.js";
+import { startStack, type Stack } from "../helpers/stack.js";
 import { SCREEN } from "../../api/tokens.js";
 import { RateLimiter } from "../../api/rateLimit.js";
 import { erc20Abi } from "../../abis/erc20.js";
@@ -14,9 +13,9 @@ import { fixtureBytecode } from "../../devnet/artifacts.js";
 
 let dn: Devnet;
 let ix: Indexer;
-let store: Awaited<ReturnType<typeof freshStore>>;
+let store: Stack["store"];
 let api: Api;
-let shield: Awaited<ReturnType<typeof startShieldStandIn>>;
+let shield: NonNullable<Stack["shield"]>;
 let key: string;
 const fx = () => dn.universe.devnet!.fixtures as Record<string, Address>;
 
@@ -27,27 +26,23 @@ async function signIn(): Promise<string> {
 }
 const get = (path: string, k = key) => api.call("GET", `/api/v1${path}`, undefined, { authorization: `Bearer ${k}` });
 
+let stack: Stack;
 beforeAll(async () => {
-  dn = await startDevnet();
-  // NVDA paused before anything screens it.
-  await dn.mined(await dn.walletFor(dn.deployer).writeContract({ address: dn.token("NVDA"), abi: stockTokenAbi, functionName: "setTokenPaused", args: [true] }));
-  // A second token calling itself USDG.
-  const fakeHash = await dn.walletFor(dn.deployer).deployContract({ abi: parseAbi(["constructor(string, string, uint8)"]), bytecode: fixtureBytecode("TestToken", "TestToken"), args: ["Global Dollar", "USDG", 6] });
-  (globalThis as any).fakeUsdg = (await dn.mined(fakeHash)).contractAddress;
-  ix = await startIndexer({ anvilPort: dn.anvil.port, backend: "postgres" });
-  await ix.waitFor(await dn.pub.getBlockNumber());
-  store = await freshStore("pglite");
-  shield = await startShieldStandIn();
-  api = await serveApi({ rpcUrl: dn.anvil.rpcUrl, db: store.db, indexed: ix.liveReads().reads, shield: httpShield(shield.url), limiter: new RateLimiter(Date.now, 10_000, false) });
+  stack = await startStack({
+    shield: true,
+    before: async (d) => {
+      // NVDA paused before anything screens it.
+      await d.mined(await d.walletFor(d.deployer).writeContract({ address: d.token("NVDA"), abi: stockTokenAbi, functionName: "setTokenPaused", args: [true] }));
+      // A second token calling itself USDG.
+      const fakeHash = await d.walletFor(d.deployer).deployContract({ abi: parseAbi(["constructor(string, string, uint8)"]), bytecode: fixtureBytecode("TestToken", "TestToken"), args: ["Global Dollar", "USDG", 6] });
+      (globalThis as any).fakeUsdg = (await d.mined(fakeHash)).contractAddress;
+    },
+  });
+  ({ dn, ix, store, api } = stack);
+  shield = stack.shield!;
   key = await signIn();
 }, 120_000);
-afterAll(async () => {
-  await api?.close();
-  await shield?.close();
-  await store?.drop();
-  await ix?.cleanup();
-  await dn?.stop();
-});
+afterAll(() => stack?.stop());
 
 describe("GET /tokens/<address>", () => {
   it("answers each core asset by symbol", async () => {

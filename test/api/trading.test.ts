@@ -1,18 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { decodeFunctionData, parseEther, parseUnits, zeroAddress, type Address, type Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import { startDevnet, type Devnet } from "../helpers/devnet.js";
-import { startIndexer, type Indexer } from "../helpers/indexer.js";
-import { freshStore, serveApi, type Api } from "../helpers/api.js";
+import type { Devnet } from "../helpers/devnet.js";
+import type { Indexer } from "../helpers/indexer.js";
+import type { Api } from "../helpers/api.js";
 import { agentOf, type PlanTx } from "../helpers/agent.js";
-import { RateLimiter } from "../../api/rateLimit.js";
+import { pastLaunchWindow, startStack, type Stack } from "../helpers/stack.js";
 import { erc20Abi } from "../../abis/erc20.js";
 import { PERMIT2_ADDRESS, permit2Abi } from "../../abis/permit2.js";
 
 /** Agents end to end: sign in, prepare, sign locally, submit, receipt, me/trades from the indexer. */
 let dn: Devnet;
 let ix: Indexer;
-let store: Awaited<ReturnType<typeof freshStore>>;
 let api: Api;
 type Account = ReturnType<typeof privateKeyToAccount>;
 const fx = () => dn.universe.devnet!.fixtures as Record<string, Address> & { proxyToken: Address; launchToken: Address };
@@ -44,26 +43,16 @@ async function prepare(key: string, body: Record<string, unknown>) {
   return p.json;
 }
 
+let stack: Stack;
 beforeAll(async () => {
-  dn = await startDevnet();
-  // Past the launch curve's snipe-tax window, whenever the snapshot was built.
-  await dn.test.increaseTime({ seconds: 120 });
-  await dn.test.mine({ blocks: 1 });
-  ix = await startIndexer({ anvilPort: dn.anvil.port, backend: "postgres" });
-  await ix.waitFor(await dn.pub.getBlockNumber());
-  store = await freshStore("pglite");
-  api = await serveApi({ rpcUrl: dn.anvil.rpcUrl, db: store.db, indexed: ix.liveReads().reads, limiter: new RateLimiter(Date.now, 10_000, false) });
-  const agent = agentOf(api, dn);
+  stack = await startStack({ before: pastLaunchWindow });
+  ({ dn, ix, api } = stack);
+  const agent = stack.agent;
   signIn = (_api, a) => agent.signIn(a);
   ({ post, get } = agent);
   sign = (a, tx, nonceOffset = 0) => agent.sign(a, tx, { nonceOffset });
 }, 120_000);
-afterAll(async () => {
-  await api?.close();
-  await store?.drop();
-  await ix?.cleanup();
-  await dn?.stop();
-});
+afterAll(() => stack?.stop());
 
 describe("live/quote", () => {
   it("ranks routes with mid, marks, gas and the fee disclosures, and never refuses for risk", async () => {
@@ -303,6 +292,29 @@ describe("launchpad curve buys", () => {
     expect(BigInt(t.amount_out)).toBeGreaterThan(0n);
     const indexed = await ix.liveReads().reads.tradeByHash(s.json.tx_hash);
     expect(indexed).toMatchObject({ via: "curve", feeToken: zeroAddress, feeAmount: BigInt(p.fee.amount) });
+  });
+});
+
+describe("launchpad curve sells", () => {
+  it("two_step with an approval: raw_txs [approve, fee_transfer, swap], fee paid first in ETH", async () => {
+    const a = await dn.freshWallet(parseEther("5"));
+    const key = await signIn(api, a);
+    // Buy some first (two_step), then sell half.
+    const buy = await prepare(key, { wallet: a.address, token_in: "ETH", token_out: fx().launchToken, amount_in: parseEther("0.1").toString(), accept_risks: ["NO_INDEPENDENT_MARK"] });
+    const b = await post("/live/submit", { raw_txs: [await sign(a, buy.steps[0].tx), await sign(a, buy.steps[1].tx, 1)] }, key);
+    await waitSettled(key, b.json.tx_hash);
+    const held = await dn.pub.readContract({ address: fx().launchToken, abi: erc20Abi, functionName: "balanceOf", args: [a.address] });
+    const p = await prepare(key, { wallet: a.address, token_in: fx().launchToken, token_out: "ETH", amount_in: (held / 2n).toString(), accept_risks: ["NO_INDEPENDENT_MARK"] });
+    expect(p).toMatchObject({ execution: "curve", fee_side: "output", fee_token: zeroAddress });
+    expect(p.steps.map((s: any) => s.kind)).toEqual(["approve", "fee_transfer", "swap"]);
+    expect(p.simulation.ok).toBe(true);
+    const raws = [await sign(a, p.steps[0].tx), await sign(a, p.steps[1].tx, 1), await sign(a, p.steps[2].tx, 2)];
+    const s = await post("/live/submit", { raw_txs: raws }, key);
+    expect(s.status, JSON.stringify(s.json)).toBe(200);
+    expect(s.json.tx_hashes).toHaveLength(3);
+    const t = await waitSettled(key, s.json.tx_hash);
+    expect(t).toMatchObject({ status: "mined", amount_out_kind: "actual", token_out: { token: "ETH" } });
+    expect(BigInt(t.amount_out)).toBeGreaterThanOrEqual(BigInt(p.amount_out_min));
   });
 });
 

@@ -40,6 +40,8 @@ describe.each<IndexerBackend>(["postgres", "pglite"])("indexer on %s", (backend)
     // 1) ETH -> USDG with an output-side ERC-20 fee (PAY_PORTION), at T.
     const trader = await dn.freshWallet(parseEther("100"), [[usdg, parseUnits("50000", 6)]]);
     facts.trader = trader.address;
+    // Approvals for trade 2 first: nothing may mine between trades 1 and 2 (same second).
+    await approveForRouter(dn, trader, usdg);
     const q1 = await quoteExactIn(dn, ethPool, true, parseEther("2"));
     await setTime(T);
     const r1 = await routerSwap(dn, trader, { poolKey: ethPool, tokenIn: zeroAddress, tokenOut: usdg, amountIn: parseEther("2"), minOut: q1, feeBips: 25n, feeRecipient: platform });
@@ -47,7 +49,6 @@ describe.each<IndexerBackend>(["postgres", "pglite"])("indexer on %s", (backend)
     facts.p1 = priceX96FromSqrt(await slot0());
 
     // 2) USDG -> ETH with an output-side ETH fee, in the next block but the same second.
-    await approveForRouter(dn, trader, usdg);
     const q2 = await quoteExactIn(dn, ethPool, false, parseUnits("3000", 6));
     await setTime(T);
     const r2 = await routerSwap(dn, trader, { poolKey: ethPool, tokenIn: usdg, tokenOut: zeroAddress, amountIn: parseUnits("3000", 6), minOut: q2, feeBips: 50n, feeRecipient: platform });
