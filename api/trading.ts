@@ -315,7 +315,9 @@ export function createTrading(d: Deps) {
       if (amountIn === 0n) throw new ApiError(422, "MIN_NOTIONAL", "the trade rounds to zero atoms");
     }
     const feeClass: FeeClass = tin.major && tout.major ? "major" : "other";
-    const volume = wallet && feeClass === "major" ? await volume30d(wallet) : 0;
+    // The tier is the key's wallet's, for quotes too (a quote's fee is the fee its prepare gets).
+    const tierWallet = wallet ?? who?.key.wallet ?? null;
+    const volume = tierWallet && feeClass === "major" ? await volume30d(tierWallet) : 0;
     const fee = feeFor({ feeClass, volume30dUsd: volume, shield: r.shield });
     const isCurve = (x: Route) => x.venue === CURVE_VENUE;
     const feeSide: "input" | "output" = routes.every(isCurve) ? (tin.currency === zeroAddress ? "input" : "output") : rank(tin) >= rank(tout) ? "input" : "output";

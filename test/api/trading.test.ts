@@ -6,6 +6,9 @@ import type { Indexer } from "../helpers/indexer.js";
 import type { Api } from "../helpers/api.js";
 import { agentOf, type PlanTx } from "../helpers/agent.js";
 import { pastLaunchWindow, startStack, type Stack } from "../helpers/stack.js";
+import { serveApi } from "../helpers/api.js";
+import { approveForRouter } from "../helpers/trades.js";
+import { RateLimiter } from "../../api/rateLimit.js";
 import { erc20Abi } from "../../abis/erc20.js";
 import { PERMIT2_ADDRESS, permit2Abi } from "../../abis/permit2.js";
 
@@ -292,6 +295,38 @@ describe("launchpad curve buys", () => {
     expect(BigInt(t.amount_out)).toBeGreaterThan(0n);
     const indexed = await ix.liveReads().reads.tradeByHash(s.json.tx_hash);
     expect(indexed).toMatchObject({ via: "curve", feeToken: zeroAddress, feeAmount: BigInt(p.fee.amount) });
+  });
+});
+
+describe("fee schedule 2: the volume tier", () => {
+  it("a wallet past $100,000 of major volume through the service pays 20 bps; build answers without simulation", async () => {
+    const a = await dn.freshWallet(parseEther("200"), [[dn.token("USDG"), parseUnits("200000", 6)]]);
+    await approveForRouter(dn, a, dn.token("USDG"));
+    const key = await signIn(api, a);
+    const first = await prepare(key, { wallet: a.address, token_in: "ETH", token_out: "USDG", notional_usd: 9_500 });
+    expect(first).toMatchObject({ fee_tier: 25, fee_bps: 25 });
+    // Eleven trades of $9,500, alternating directions so the pool stays near its oracle.
+    for (let i = 0; i < 11; i++) {
+      const [tin, tout] = i % 2 === 0 ? ["ETH", "USDG"] : ["USDG", "ETH"];
+      const p = await prepare(key, { wallet: a.address, token_in: tin, token_out: tout, notional_usd: 9_500 });
+      const s = await post("/live/submit", { raw_tx: await sign(a, p.tx) }, key);
+      expect(s.status, JSON.stringify(s.json)).toBe(200);
+      await dn.mined(s.json.tx_hash);
+    }
+    await ix.waitFor(await dn.pub.getBlockNumber());
+    // A fresh instance (volume is cached 60 s per wallet per instance) sees the new tier.
+    const other = await serveApi({ rpcUrl: dn.anvil.rpcUrl, db: stack.store.db, indexed: ix.liveReads().reads, limiter: new RateLimiter(Date.now, 10_000, false) });
+    try {
+      const r = await other.call("POST", "/api/v1/live/build", { wallet: a.address, token_in: "ETH", token_out: "USDG", notional_usd: 100 }, { authorization: `Bearer ${key}` });
+      expect(r.status, JSON.stringify(r.json)).toBe(200);
+      expect(r.json).toMatchObject({ fee_class: "major", fee_tier: 20, fee_bps: 20 });
+      expect("simulation" in r.json).toBe(false);
+      // A quote for the same key carries the same tier; Shield adds 10 on top.
+      const shielded = await other.call("POST", "/api/v1/live/quote", { token_in: "ETH", token_out: "USDG", notional_usd: 100, shield: true }, { authorization: `Bearer ${key}` });
+      expect(shielded.json).toMatchObject({ fee_tier: 20, fee_bps: 30 });
+    } finally {
+      await other.close();
+    }
   });
 });
 
