@@ -497,6 +497,18 @@ export function createTrading(d: Deps) {
     };
   }
 
+  /** An aggregator's row in the same terms as ours: against the best route's mid, gas at today's price (its output carries no fee of ours). */
+  function compareRow(e: Awaited<ReturnType<typeof evaluate>>, row: Awaited<ReturnType<typeof aggregatorRow>>) {
+    if (!row.ok || !row.amount_out || !e.best.midAtoms) return row;
+    const out = Number(row.amount_out);
+    const ideal = Number(e.amountIn) * e.best.midAtoms;
+    const gas = "gas" in row && typeof row.gas === "number" ? row.gas : null;
+    const gasUsd = gas !== null && e.ethUsd !== null ? (gas * Number(e.gasPrice) / 1e18) * e.ethUsd : null;
+    const outUnitUsd = e.markOut ? e.markOut.usd / 10 ** e.tout.decimals : null;
+    const net = out - (gasUsd !== null && outUnitUsd ? gasUsd / outUnitUsd : 0);
+    return { ...row, vs_mid_bps: Math.round((out / ideal - 1) * 10_000), gas_usd: gasUsd === null ? null : Math.round(gasUsd * 1e6) / 1e6, total_bps: Math.round((1 - net / ideal) * 10_000) };
+  }
+
   const markView = (m: Mark | null) => (m ? { usd: m.usd, source: m.source, age_s: m.age_s, stale: m.stale } : null);
 
   async function quote(body: Record<string, unknown>, who: Who) {
@@ -510,7 +522,7 @@ export function createTrading(d: Deps) {
       notional_usd: round2(e.notional),
       slippage_bps: e.slippage,
       best: e.best.row,
-      routes: [...e.rows.map((x) => x.row).sort((a, b) => (a.ok === b.ok ? (a.total_bps ?? 1e9) - (b.total_bps ?? 1e9) : a.ok ? -1 : 1)), ...e.aggRows],
+      routes: [...e.rows.map((x) => x.row).sort((a, b) => (a.ok === b.ok ? (a.total_bps ?? 1e9) - (b.total_bps ?? 1e9) : a.ok ? -1 : 1)), ...e.aggRows.map((row) => compareRow(e, row))],
       candidates: e.rows.length + e.aggRows.length,
       fast: r.fast ? { used_recent_winner: e.fastHit } : undefined,
       mid: mid === null ? null : { price: mid, route: e.best.row.id, source: e.best.quote.route.venue === CURVE_VENUE ? "curve" : "pool-mid" },

@@ -9,6 +9,7 @@ import { pastLaunchWindow, startStack, type Stack } from "../helpers/stack.js";
 import { serveApi } from "../helpers/api.js";
 import { approveForRouter } from "../helpers/trades.js";
 import { RateLimiter } from "../../api/rateLimit.js";
+import { startAggregatorStandIn } from "../../devnet/aggregatorStandIn.js";
 import { erc20Abi } from "../../abis/erc20.js";
 import { PERMIT2_ADDRESS, permit2Abi } from "../../abis/permit2.js";
 
@@ -83,6 +84,33 @@ describe("live/quote", () => {
     const f = await post("/live/quote", { token_in: "ETH", token_out: "TSLA", notional_usd: 100, fast: true }, key);
     expect(f.json.fast).toEqual({ used_recent_winner: true });
     expect(f.json.routes.map((r: any) => r.id)).toEqual([q.json.best.id]);
+  });
+
+  it("quotes configured aggregators for comparison (never built), and marks an unavailable one", async () => {
+    const zeroex = await startAggregatorStandIn();
+    const oneinch = await startAggregatorStandIn();
+    zeroex.price(2_990n * 10n ** 6n, 10n ** 18n); // 2,990 USDG per ETH
+    oneinch.down();
+    const withAggs = await serveApi({ rpcUrl: dn.anvil.rpcUrl, db: stack.store.db, indexed: ix.liveReads().reads, limiter: new RateLimiter(Date.now, 10_000, false), config: { aggregatorUrls: { zeroex: zeroex.url, oneinch: oneinch.url } } });
+    try {
+      const a = await dn.freshWallet();
+      const key = await agentOf(withAggs, dn).signIn(a);
+      const q = await withAggs.call("POST", "/api/v1/live/quote", { token_in: "ETH", token_out: "USDG", amount_in: parseEther("1").toString(), venues: ["v4", "zeroex", "oneinch", "odos"] }, { authorization: `Bearer ${key}` });
+      expect(q.status, JSON.stringify(q.json)).toBe(200);
+      const rows = Object.fromEntries(q.json.routes.map((r: any) => [r.venue, r]));
+      expect(rows.zeroex).toMatchObject({ ok: true, quote_only: true, amount_out: (2_990n * 10n ** 6n).toString() });
+      expect(rows.zeroex.vs_mid_bps).toBe(-33); // 2,990 against the pool's 3,000
+      expect(rows.oneinch).toMatchObject({ ok: false, quote_only: true });
+      expect(rows.odos).toMatchObject({ ok: false, error: "not configured on this server" });
+      expect(q.json.best.venue).toBe("v4");
+      const p = await withAggs.call("POST", "/api/v1/live/prepare", { wallet: a.address, token_in: "ETH", token_out: "USDG", amount_in: parseEther("1").toString(), route_id: "zeroex" }, { authorization: `Bearer ${key}` });
+      expect(p.status).toBe(422);
+      expect(p.json.error.code).toBe("QUOTE_ONLY");
+    } finally {
+      await withAggs.close();
+      await zeroex.close();
+      await oneinch.close();
+    }
   });
 
   it("quotes an address-named token with impact and guard, and discloses its severe risks", async () => {
