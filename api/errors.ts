@@ -29,3 +29,13 @@ export function parseBody<S extends z.ZodTypeAny>(schema: S, body: unknown): z.i
   const i = parsed.error.issues[0]!;
   throw new ApiError(400, "BAD_REQUEST", i.code === "unrecognized_keys" ? `unknown field ${i.keys.join(", ")}` : `${i.path.join(".") || "body"}: ${i.message}`);
 }
+
+/** A chain read: anything but our own refusal becomes 502 RPC_UNAVAILABLE (retryable). */
+export async function rpc<T>(p: Promise<T>): Promise<T> {
+  try {
+    return await p;
+  } catch (err) {
+    if (err instanceof ApiError) throw err;
+    throw new ApiError(502, "RPC_UNAVAILABLE", `the chain RPC did not answer: ${(err as Error).message.split("\n")[0]!.slice(0, 160)}`, {}, 2);
+  }
+}

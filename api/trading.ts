@@ -1,4 +1,4 @@
-import { encodeFunctionData, getAddress, maxUint160, maxUint256, parseUnits, verifyTypedData, zeroAddress, type Address, type Hex, type PublicClient } from "viem";
+import { getAddress, maxUint160, parseUnits, zeroAddress, type Address, type Hex, type PublicClient } from "viem";
 import { LRUCache } from "lru-cache";
 import { z } from "zod";
 import { erc20Abi } from "../abis/erc20.js";
@@ -7,7 +7,9 @@ import { multicall3Abi } from "../abis/multicall3.js";
 import { permit2Abi } from "../abis/permit2.js";
 import type { Config } from "../lib/config.js";
 import { feeFor, majorSymbols, type FeeClass } from "../lib/fees.js";
-import { ApiError, parseBody } from "./errors.js";
+import { ApiError, parseBody, rpc } from "./errors.js";
+import { createRevoke } from "./revoke.js";
+import { approvalPlan } from "./approvals.js";
 import type { PoolState, SqlIndexedReads } from "./indexed.js";
 import { createMarket, type Mark } from "./market.js";
 import {
@@ -15,22 +17,20 @@ import {
   buildBatch,
   buildCurveSwap,
   buildFeeTransfer,
-  buildLockdown,
   buildPermit2Approve,
   buildRouterSwap,
   describeCurveCall,
   describeRouterCall,
-  permitTypedData,
   type FeeSpec,
   type PermitSingle,
   type PlanTx,
   type Step,
 } from "./plans.js";
-import { APPROVAL_MODES, evaluatePolicy, LIMITS, risk, SHIELD_POLICIES, slippageCapBps, type PolicyResult, type Risk } from "./policy.js";
+import { evaluatePolicy, LIMITS, risk, SHIELD_POLICIES, type PolicyResult, type Risk } from "./policy.js";
 import { BUILDABLE_VENUES, candidateRoutes, CURVE_VENUE, GAS, quoteCall, readQuote, routeFeeBps, routeMidAtoms, type Route, type RouteQuote } from "./routing.js";
 import type { ShieldProvider, ShieldReport } from "./shield.js";
 import { ShieldUnavailable } from "./shield.js";
-import { balanceOverride, findBalanceSlot, simulateCalls, simulatePlan, type Override, type PlanSimulation } from "./simulateTrade.js";
+import { balanceOverride, findBalanceSlot, simulatePlan, type Override, type PlanSimulation } from "./simulateTrade.js";
 import type { Tokens, TokenRecord } from "./tokens.js";
 import { createLedger, type TokenRef } from "./trades.js";
 import type { Db } from "./store/db.js";
@@ -75,14 +75,6 @@ const tradeFields = {
 };
 export const tradeRequest = z.object(tradeFields).strict();
 export type TradeRequest = z.infer<typeof tradeRequest>;
-const revokeRequest = z
-  .object({
-    wallet: tradeFields.wallet.unwrap(),
-    tokens: z.array(z.string().min(1).max(64)).min(1).max(20).default(["USDG"]),
-    spender: tradeFields.wallet,
-    action: z.literal("revoke").optional(),
-  })
-  .strict();
 
 /** Parses a trading body: FEE_FIXED before anything else, then every field's rule. */
 export function parseTradeRequest(body: Record<string, unknown>): TradeRequest {
@@ -133,15 +125,6 @@ type Kind = "quote" | "build" | "prepare" | "simulate";
 const lc = (a: string) => a.toLowerCase();
 const bpsOf = (a: bigint, b: bps) => (a * BigInt(b)) / 10_000n;
 type bps = number;
-
-async function rpc<T>(p: Promise<T>): Promise<T> {
-  try {
-    return await p;
-  } catch (err) {
-    if (err instanceof ApiError) throw err;
-    throw new ApiError(502, "RPC_UNAVAILABLE", `the chain RPC did not answer: ${(err as Error).message.split("\n")[0]!.slice(0, 160)}`, {}, 2);
-  }
-}
 
 /**
  * Quote, build, prepare and simulate: one pipeline with clear stages (tokens, fee, routes and
@@ -583,44 +566,23 @@ export function createTrading(d: Deps) {
       // ERC-20 input: approval to the permit contract, then the router's permit allowance.
       let permitArg: { permit: PermitSingle; signature: Hex } | null = null;
       if (e.tin.address !== zeroAddress) {
-        const have = e.allowPermit2 ?? 0n;
-        const budgetAtoms = usdPerAtomIn ? BigInt(Math.floor(r.approval_budget_usd / usdPerAtomIn)) : 0n;
-        const approveAmount = r.approval_mode === "unlimited" ? maxUint256 : r.approval_mode === "exact" ? e.amountIn : maxBig(e.amountIn, budgetAtoms);
-        approval = { mode: r.approval_mode, budget_usd: r.approval_mode === "budget" ? r.approval_budget_usd : null, allowance: have.toString(), allowance_left: have.toString(), reason: null as string | null, left_after_trade: null as string | null };
-        if (have < e.amountIn) {
-          steps.push({ kind: "approve", why: `let the permit contract move ${r.approval_mode === "unlimited" ? "any amount" : approveAmount.toString()} of ${e.tin.symbol}`, tx: buildApprove(config.chainId, e.tin.address, c.permit2, approveAmount), decoded: { function: "approve", spender: c.permit2, amount: approveAmount.toString() } });
-          approval.reason = have === 0n ? "no allowance yet" : "allowance below this trade";
-          approval.left_after_trade = (approveAmount - e.amountIn).toString();
-        } else {
-          approval.left_after_trade = have >= maxUint160 ? have.toString() : (have - e.amountIn).toString();
-        }
-        const [pAmount, pExpiration, pNonce] = e.permit2Allowance ?? [0n, 0, 0];
-        const permitLive = pAmount >= e.amountIn && pExpiration > deadline;
-        if (!permitLive) {
-          const chainNow = Math.max(e.blockTime, now());
-          const at = r.permit_now ?? chainNow;
-          if (r.permit_now !== undefined && (r.permit_now > chainNow + 60 || r.permit_now < chainNow - LIMITS.permitTradeExpiryS)) throw new ApiError(400, "BAD_REQUEST", "permit_now is not the time of a live permit round trip; ask again without the signature");
-          const scopeAmount = r.permit_scope === "trade" ? e.amountIn : minBig(maxUint160, approveAmount);
-          const single: PermitSingle = {
-            details: { token: e.tin.address, amount: scopeAmount, expiration: at + (r.permit_scope === "trade" ? LIMITS.permitTradeExpiryS : LIMITS.permit30dS), nonce: Number(pNonce) },
-            spender: c.universalRouter,
-            sigDeadline: BigInt(at + LIMITS.permitTradeExpiryS),
-          };
-          if (r.permit_mode === "transaction") {
-            steps.push({ kind: "approve", why: "give the router a permit allowance (Permit2 approve by transaction)", tx: buildPermit2Approve(config.chainId, c.permit2, e.tin.address, c.universalRouter, single.details.amount, single.details.expiration), decoded: { function: "approve", token: e.tin.address, spender: c.universalRouter, amount: single.details.amount.toString(), expiration: single.details.expiration } });
-          } else {
-            const typed = permitTypedData(config.chainId, c.permit2, single);
-            permitNow = at;
-            permit = { mode: "signature", scope: r.permit_scope, typed_data: jsonSafe(typed), signed: r.permit_signature !== undefined };
-            if (r.permit_signature) {
-              const okSig = await verifyTypedData({ address: wallet, ...typed, signature: r.permit_signature as Hex }).catch(() => false);
-              if (!okSig) throw new ApiError(422, "BAD_SIGNATURE", "permit_signature does not recover to the wallet for this permit (same permit_now as the first call?)");
-              permitArg = { permit: single, signature: r.permit_signature as Hex };
-            } else {
-              steps.push({ kind: "sign_permit", why: "sign this Permit2 typed data, then call again with permit_signature and permit_now", tx: null, decoded: jsonSafe(typed) });
-            }
-          }
-        }
+        const a = await approvalPlan({
+          chainId: config.chainId,
+          permit2: c.permit2,
+          router: c.universalRouter,
+          wallet,
+          token: e.tin.address,
+          symbol: e.tin.symbol,
+          amountIn: e.amountIn,
+          atomsPerUsd: usdPerAtomIn ? 1 / usdPerAtomIn : null,
+          deadline,
+          chainNow: Math.max(e.blockTime, now()),
+          state: { toPermit2: e.allowPermit2 ?? 0n, router: e.permit2Allowance ?? [0n, 0, 0] },
+          req: { mode: r.approval_mode, budgetUsd: r.approval_budget_usd, permitMode: r.permit_mode, permitScope: r.permit_scope, permitSignature: r.permit_signature, permitNow: r.permit_now },
+        });
+        steps.push(...a.steps);
+        ({ approval, permit, permitNow } = a);
+        permitArg = a.signedPermit;
       }
       const feeSpec: FeeSpec = { side: e.feeSide, bps: e.fee.bps, recipient: config.feeRecipient, amount: e.inputFee };
       if (!steps.some((s) => s.kind === "sign_permit")) {
@@ -787,70 +749,10 @@ export function createTrading(d: Deps) {
     };
   }
 
-  /** live/revoke: approve(spender, 0) where an allowance remains, and Permit2 lockdown where the router holds a live permit. */
-  async function revoke(body: Record<string, unknown>, who: Who) {
-    const q = parseBody(revokeRequest, body);
-    if (lc(q.wallet) !== lc(who.key.wallet)) throw new ApiError(403, "WALLET_MISMATCH", "this key is bound to another wallet");
-    const wallet = getAddress(q.wallet);
-    const spender = q.spender ? getAddress(q.spender) : c.permit2;
-    const tokens: Address[] = [];
-    for (const t of q.tokens) {
-      const a = resolveTradeToken(t);
-      if (a === zeroAddress) throw new ApiError(400, "BAD_REQUEST", "ETH has no allowance to revoke");
-      tokens.push(a);
-    }
-    const calls = tokens.flatMap((t) => [
-      { address: t, abi: erc20Abi, functionName: "allowance", args: [wallet, spender] } as const,
-      { address: c.permit2, abi: permit2Abi, functionName: "allowance", args: [wallet, t, c.universalRouter] } as const,
-    ]);
-    const [res, time] = await rpc(Promise.all([chain.multicall({ contracts: calls, allowFailure: true }), chain.readContract({ address: c.multicall3, abi: multicall3Abi, functionName: "getCurrentBlockTimestamp" })]));
-    const steps: Step[] = [];
-    const lockdown: { token: Address; spender: Address }[] = [];
-    const before = tokens.map((t, i) => {
-      const allowance = res[2 * i]!.status === "success" ? (res[2 * i]!.result as bigint) : null;
-      const p = res[2 * i + 1]!.status === "success" ? (res[2 * i + 1]!.result as readonly [bigint, number, number]) : null;
-      if (allowance === null) throw new ApiError(422, "TOKEN_UNKNOWN", `${t} does not answer allowance() like an ERC-20`);
-      if (allowance > 0n) steps.push({ kind: "approve", why: `set ${t}'s allowance to ${spender} to zero`, tx: buildApprove(config.chainId, t, spender, 0n), decoded: { function: "approve", token: t, spender, amount: "0" } });
-      const live = p !== null && p[0] > 0n && BigInt(p[1]) > time;
-      if (live) lockdown.push({ token: t, spender: c.universalRouter });
-      return { token: t, spender, allowance: allowance.toString(), router_permit: p ? { amount: p[0].toString(), expiration: Number(p[1]), live } : null };
-    });
-    if (lockdown.length) steps.push({ kind: "approve", why: "lock down the router's permit allowances", tx: buildLockdown(config.chainId, c.permit2, lockdown), decoded: { function: "lockdown", approvals: lockdown } });
-    let simulation: Record<string, unknown> | null = null;
-    if (steps.length) {
-      const reads = tokens.flatMap((t) => [
-        { to: t, data: encodeCall(erc20Abi, "allowance", [wallet, spender]) },
-        { to: c.permit2, data: encodeCall(permit2Abi, "allowance", [wallet, t, c.universalRouter]) },
-      ]);
-      const out = await rpc(simulateCalls(chain, wallet, [], [...steps.map((s) => ({ to: s.tx!.to, data: s.tx!.data })), ...reads]));
-      const stepRes = out.slice(0, steps.length);
-      const ok = stepRes.every((x) => BigInt(x.status) === 1n);
-      const after = tokens.map((t, i) => {
-        const a = out[steps.length + 2 * i]!;
-        const p = out[steps.length + 2 * i + 1]!;
-        return { token: t, allowance: BigInt(a.returnData.slice(0, 66)).toString(), router_permit_amount: BigInt(`0x${p.returnData.slice(2, 66)}`).toString() };
-      });
-      simulation = { ok, after };
-    }
-    return {
-      steps,
-      before,
-      simulation,
-      ready: steps.length > 0,
-      nothing_to_revoke: steps.length === 0,
-      note: steps.length ? "send the steps in order from the wallet; nothing moves funds" : "no allowance remains for these tokens",
-    };
-  }
-
+  const revoke = createRevoke({ config, chain, resolveToken: resolveTradeToken });
   return { quote, plan, simulate, revoke, ledger, market, evaluate };
 }
 
-const encodeCall = (abi: any, functionName: string, args: unknown[]) => encodeFunctionData({ abi, functionName, args } as never);
 const round2 = (x: number) => Math.round(x * 100) / 100;
 const maxBig = (a: bigint, b: bigint) => (a > b ? a : b);
-const minBig = (a: bigint, b: bigint) => (a < b ? a : b);
-/** Typed data with bigints as decimal strings (JSON answers). */
-function jsonSafe<T>(v: T): any {
-  return JSON.parse(JSON.stringify(v, (_, x) => (typeof x === "bigint" ? x.toString() : x)));
-}
 export type Trading = ReturnType<typeof createTrading>;

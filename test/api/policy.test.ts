@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseAbi, parseEther, parseUnits, zeroAddress, type Address } from "viem";
+import { parseEther, parseUnits, type Address } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import type { Devnet } from "../helpers/devnet.js";
 import type { Indexer } from "../helpers/indexer.js";

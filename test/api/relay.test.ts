@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { decodeAbiParameters, decodeFunctionData, encodeFunctionData, keccak256, parseEther, type Address, type Hex } from "viem";
+import { decodeAbiParameters, decodeFunctionData, encodeFunctionData, keccak256, parseEther, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import type { Devnet } from "../helpers/devnet.js";
 import type { Indexer } from "../helpers/indexer.js";

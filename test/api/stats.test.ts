@@ -1,14 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Devnet } from "../helpers/devnet.js";
-import type { Indexer } from "../helpers/indexer.js";
 import { serveApi, type Api } from "../helpers/api.js";
 import { startStack, type Stack } from "../helpers/stack.js";
 import { RateLimiter } from "../../api/rateLimit.js";
 import { sqlIndexedReads } from "../../api/indexed.js";
 import { freePort } from "../../devnet/anvil.js";
 
-let dn: Devnet;
-let ix: Indexer;
 let store: Stack["store"];
 let api: Api;
 let now = Date.now();
@@ -17,7 +13,7 @@ const clock = () => now;
 let stack: Stack;
 beforeAll(async () => {
   stack = await startStack({ clock, limiter: new RateLimiter(clock, 1000, false) });
-  ({ dn, ix, store, api } = stack);
+  ({ store, api } = stack);
 }, 120_000);
 afterAll(() => stack?.stop());
 

@@ -13,7 +13,6 @@ import { fixtureBytecode } from "../../devnet/artifacts.js";
 
 let dn: Devnet;
 let ix: Indexer;
-let store: Stack["store"];
 let api: Api;
 let shield: NonNullable<Stack["shield"]>;
 let key: string;
@@ -38,7 +37,7 @@ beforeAll(async () => {
       (globalThis as any).fakeUsdg = (await d.mined(fakeHash)).contractAddress;
     },
   });
-  ({ dn, ix, store, api } = stack);
+  ({ dn, ix, api } = stack);
   shield = stack.shield!;
   key = await signIn();
 }, 120_000);
