@@ -1,248 +1,66 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseEther, parseUnits, type Address } from "viem";
-import { privateKeyToAccount } from "viem/accounts";
-import type { Devnet } from "../helpers/devnet.js";
-import type { Indexer } from "../helpers/indexer.js";
-import { serveApi, type Api } from "../helpers/api.js";
-import { pastLaunchWindow, startStack, type Stack } from "../helpers/stack.js";
-import { agentOf } from "../helpers/agent.js";
-import { approveForRouter, poolKeyOf, routerSwap } from "../helpers/trades.js";
-import { RateLimiter } from "../../api/rateLimit.js";
-import { freePort } from "../../devnet/anvil.js";
-import { launchpadAbi, priceFeedAbi, stockRegistryAbi, stockTokenAbi } from "../../abis/fixtures.js";
-import type { SqlIndexedReads } from "../../api/indexed.js";
+import { describe, expect, it } from "vitest";
+import { evaluatePolicy, risk, slippageCapBps, type PolicyInput } from "../../api/policy.js";
 
-/** Every refusal of SPEC.md "Risk and policy" and "Curve trades" that a plan can meet, with its status. */
-let dn: Devnet;
-let ix: Indexer;
-let store: Stack["store"];
-let api: Api;
-let shield: NonNullable<Stack["shield"]>;
-let agent: ReturnType<typeof agentOf>;
-let wallet: ReturnType<typeof privateKeyToAccount>;
-let key: string;
-const fx = () => dn.universe.devnet!.fixtures as Record<string, Address> & { proxyToken: Address; launchToken: Address; namespacedToken: Address };
+const ok: PolicyInput = {
+  notionalUsd: 100,
+  tierLimitUsd: 10_000,
+  slippageBps: 50,
+  feeBps: 25,
+  maxFeeBps: null,
+  approval: null,
+  stock: null,
+  risks: [],
+  acceptRisks: [],
+  shield: { on: false, policies: [] },
+  vsMidBps: -10,
+  midRequired: true,
+  vsRefBps: 5,
+  minAmountOut: null,
+  expectedOut: 1000n,
+};
 
-const prepare = (body: Record<string, unknown>, k = key, a = api) => a.call("POST", "/api/v1/live/prepare", { wallet: wallet.address, ...body }, { authorization: `Bearer ${k}` });
-async function refused(body: Record<string, unknown>, code: string, status = 422) {
-  const r = await prepare(body);
-  expect(r.status, `${code}: ${JSON.stringify(r.json)}`).toBe(status);
-  expect(r.json.error.code).toBe(code);
-  expect(typeof r.json.error.message).toBe("string");
-  return r.json.error;
-}
-const usdg = (n: string) => parseUnits(n, 6).toString();
-
-let stack: Stack;
-beforeAll(async () => {
-  stack = await startStack({ shield: true, before: pastLaunchWindow });
-  ({ dn, ix, store, api, agent } = stack);
-  shield = stack.shield!;
-  wallet = await dn.freshWallet(parseEther("100"), [[dn.token("USDG"), parseUnits("100000", 6)]]);
-  key = await agent.signIn(wallet);
-}, 120_000);
-afterAll(() => stack?.stop());
-
-describe("request rules", () => {
-  it("400 BAD_REQUEST for malformed bodies; 422 FEE_FIXED for fee_bps; 403 WALLET_MISMATCH for another wallet", async () => {
-    await refused({ token_in: "ETH" }, "BAD_REQUEST", 400);
-    await refused({ token_in: "ETH", token_out: "USDG", amount_in: "1", notional_usd: 5 }, "BAD_REQUEST", 400);
-    await refused({ token_in: "ETH", token_out: "USDG", amount_in: "0x10" }, "BAD_REQUEST", 400);
-    await refused({ token_in: "ETH", token_out: "USDG", notional_usd: 10, slipage_bps: 10 }, "BAD_REQUEST", 400);
-    await refused({ token_in: "ETH", token_out: "USDG", notional_usd: 10, policies: ["block_severe"] }, "BAD_REQUEST", 400);
-    await refused({ token_in: "ETH", token_out: "USDG", notional_usd: 10, venues: ["sushi"] }, "BAD_REQUEST", 400);
-    await refused({ token_in: "ETH", token_out: "USDG", notional_usd: 10, fee_bps: 0 }, "FEE_FIXED");
-    await refused({ token_in: "ETH", token_out: "USDG", notional_usd: 10, wallet: dn.universe.devnet!.accounts.traderA }, "WALLET_MISMATCH", 403);
-    const noWallet = await api.call("POST", "/api/v1/live/prepare", { token_in: "ETH", token_out: "USDG", notional_usd: 10 }, { authorization: `Bearer ${key}` });
-    expect(noWallet.status).toBe(400);
+describe("evaluatePolicy", () => {
+  it("passes a plain trade and names every check that ran", () => {
+    const r = evaluatePolicy(ok);
+    expect(r.ok).toBe(true);
+    expect(r.checks).toEqual(["FEE_BPS", "MIN_NOTIONAL", "MAX_NOTIONAL", "MAX_SLIPPAGE", "TOKEN_TIER", "RISKS", "ROUTE_VS_MID", "ROUTE_VS_REF"]);
   });
 
-  it("tokens: TOKEN_NOT_ALLOWED, SAME_TOKEN, NO_ROUTE, TOKEN_UNKNOWN", async () => {
-    await refused({ token_in: "DOGE", token_out: "USDG", notional_usd: 10 }, "TOKEN_NOT_ALLOWED");
-    await refused({ token_in: "USDG", token_out: "usdg", notional_usd: 10 }, "SAME_TOKEN");
-    await refused({ token_in: "USDG", token_out: fx().noPoolToken, notional_usd: 10 }, "NO_ROUTE");
-    await refused({ token_in: "ETH", token_out: "USDG", notional_usd: 10, route_id: "v4:0xdead" }, "NO_ROUTE");
-    await refused({ token_in: "ETH", token_out: "USDG", notional_usd: 10, venues: ["curve"] }, "NO_ROUTE");
-    await refused({ token_in: "USDG", token_out: dn.universe.devnet!.accounts.traderB, notional_usd: 10 }, "TOKEN_UNKNOWN");
-    await refused({ token_in: "ETH", token_out: "USDG", notional_usd: 10, route_id: "zeroex" }, "QUOTE_ONLY");
-  });
-});
-
-describe("policy", () => {
-  it("fees: FEE_BPS when the fee is above max_fee_bps; the same request under the cap passes", async () => {
-    await refused({ token_in: "ETH", token_out: "USDG", notional_usd: 10, max_fee_bps: 20 }, "FEE_BPS");
-    expect((await prepare({ token_in: "ETH", token_out: "USDG", notional_usd: 10, max_fee_bps: 25 })).status).toBe(200);
-    // Shield adds 10 bps: 35 > 30.
-    await refused({ token_in: "ETH", token_out: "USDG", notional_usd: 10, max_fee_bps: 30, shield: true }, "FEE_BPS");
+  it("answers the first failure in order, whatever else fails", () => {
+    const bad = { ...ok, notionalUsd: 0.5, slippageBps: 9_000, vsMidBps: -900, maxFeeBps: 10 };
+    expect(evaluatePolicy(bad).code).toBe("FEE_BPS");
+    expect(evaluatePolicy({ ...bad, maxFeeBps: null }).code).toBe("MIN_NOTIONAL");
+    expect(evaluatePolicy({ ...bad, maxFeeBps: null, notionalUsd: 50 }).code).toBe("MAX_SLIPPAGE");
+    expect(evaluatePolicy({ ...bad, maxFeeBps: null, notionalUsd: 50, slippageBps: 50 }).code).toBe("ROUTE_VS_MID");
   });
 
-  it("size: MIN_NOTIONAL, MAX_NOTIONAL (service and tier), MAX_SLIPPAGE by size, LIMIT_NOT_REACHABLE", async () => {
-    await refused({ token_in: "ETH", token_out: "USDG", notional_usd: 0.5 }, "MIN_NOTIONAL");
-    await refused({ token_in: "ETH", token_out: "USDG", notional_usd: 10_001 }, "MAX_NOTIONAL");
-    await refused({ token_in: "ETH", token_out: "USDG", amount_in: parseEther("4").toString() }, "MAX_NOTIONAL");
-    // A tier-C token allows $500.
-    await refused({ token_in: "USDG", token_out: fx().markupToken, notional_usd: 600, accept_risks: ["NO_INDEPENDENT_MARK"] }, "MAX_NOTIONAL");
-    expect((await prepare({ token_in: "ETH", token_out: "USDG", notional_usd: 900, slippage_bps: 500 })).status).toBe(200);
-    await refused({ token_in: "ETH", token_out: "USDG", notional_usd: 2_000, slippage_bps: 400 }, "MAX_SLIPPAGE");
-    await refused({ token_in: "ETH", token_out: "USDG", notional_usd: 10, min_amount_out: usdg("11") }, "LIMIT_NOT_REACHABLE");
+  it("slippage caps shrink with size", () => {
+    expect([500, 1_000, 1_001, 5_000, 5_001, 10_000].map(slippageCapBps)).toEqual([500, 500, 300, 300, 200, 200]);
   });
 
-  it("approvals: APPROVAL_MODE, APPROVAL_BUDGET, UNLIMITED_APPROVAL; UNLIMITED_APPROVAL_IN_PLACE is a check", async () => {
-    const base = { token_in: "USDG", token_out: "ETH", notional_usd: 10 };
-    await refused({ ...base, approval_mode: "forever" }, "APPROVAL_MODE");
-    await refused({ ...base, approval_budget_usd: 0 }, "APPROVAL_BUDGET");
-    await refused({ ...base, approval_budget_usd: 10_001 }, "APPROVAL_BUDGET");
-    await refused({ ...base, approval_mode: "unlimited" }, "UNLIMITED_APPROVAL");
-    const p = await prepare({ ...base, approval_mode: "unlimited", allow_unlimited_approval: true, permit_mode: "transaction" });
-    expect(p.status, JSON.stringify(p.json)).toBe(200);
-    for (const s of p.json.steps.filter((x: any) => x.kind === "approve")) await dn.mined(await dn.pub.sendRawTransaction({ serializedTransaction: await agent.sign(wallet, s.tx) }));
-    const again = await prepare(base);
-    expect(again.json.checks).toContain("UNLIMITED_APPROVAL_IN_PLACE");
-    expect(again.json.steps.map((s: any) => s.kind)).toEqual(["swap"]);
+  it("severe risks must be accepted; Shield policies block even accepted ones", () => {
+    const risks = [risk("NO_INDEPENDENT_MARK", "pool only"), risk("UPGRADEABLE", "proxy"), risk("UNVERIFIED", "Shield: unverified")];
+    const r = evaluatePolicy({ ...ok, risks });
+    expect(r).toMatchObject({ code: "RISK_NOT_ACCEPTED", unaccepted: ["NO_INDEPENDENT_MARK"] });
+    expect(evaluatePolicy({ ...ok, risks, acceptRisks: ["NO_INDEPENDENT_MARK"] }).ok).toBe(true);
+    const blocked = evaluatePolicy({ ...ok, risks, acceptRisks: ["NO_INDEPENDENT_MARK"], shield: { on: true, policies: ["block_severe", "verified_only"] } });
+    expect(blocked.code).toBe("RISK_BLOCKED");
+    expect(blocked.refusal!.extra).toMatchObject({ blocked: ["NO_INDEPENDENT_MARK", "UNVERIFIED"], policy: ["block_severe", "verified_only"] });
   });
 
-  it("risks: RISK_NOT_ACCEPTED lists what is unaccepted; Shield policies give RISK_BLOCKED; an unreadable verdict is 503", async () => {
-    const e = await refused({ token_in: "USDG", token_out: fx().proxyToken, notional_usd: 20 }, "RISK_NOT_ACCEPTED");
-    expect(e.unaccepted).toEqual(["NO_INDEPENDENT_MARK"]);
-    const body = { token_in: "USDG", token_out: fx().proxyToken, notional_usd: 20, accept_risks: ["NO_INDEPENDENT_MARK"], shield: true };
-    const b1 = await refused({ ...body, policies: ["verified_only"] }, "RISK_BLOCKED");
-    expect(b1).toMatchObject({ blocked: ["UNVERIFIED"], policy: ["verified_only"] });
-    const b2 = await refused({ ...body, policies: ["block_severe"] }, "RISK_BLOCKED");
-    expect(b2.blocked).toEqual(["NO_INDEPENDENT_MARK"]);
-    shield.set(fx().proxyToken, "verified");
-    const ok = await prepare({ ...body, policies: ["verified_only"], permit_mode: "transaction" });
-    expect(ok.status, JSON.stringify(ok.json)).toBe(200);
-    expect(ok.json).toMatchObject({ shield: true, fee_bps: 60, fee_tier: 50 });
-    expect(ok.json.report[fx().proxyToken.toLowerCase()].verdict).toBe("verified");
-    shield.down();
-    await refused(body, "REPORT_UNAVAILABLE", 503);
-    shield.down(false);
-  });
-
-  it("price: ROUTE_VS_MID for a size far under the pool mid, ROUTE_VS_REF when the oracle disagrees with the pool", async () => {
-    // The indexer's mid of the BTC pool is frozen (an indexer that is behind) while a whale sells
-    // several percent off the pool on chain: the route now pays far under the mid the service knows.
-    const real = ix.liveReads().reads;
-    const frozenPools = await real.pools();
-    const behind = await serveApi({ rpcUrl: dn.anvil.rpcUrl, db: store.db, indexed: { ...real, pools: async () => frozenPools }, limiter: new RateLimiter(Date.now, 10_000, false) });
-    const whale = await dn.freshWallet(parseEther("1"), [[dn.token("WBTC"), parseUnits("20", 8)]]);
-    await approveForRouter(dn, whale, dn.token("WBTC"));
-    await routerSwap(dn, whale, { poolKey: poolKeyOf(dn, "WBTC", "USDG"), tokenIn: dn.token("WBTC"), tokenOut: dn.token("USDG"), amountIn: parseUnits("15", 8), minOut: 0n, feeBips: 0n, feeRecipient: whale.address });
-    try {
-      const r = await prepare({ token_in: "WBTC", token_out: "USDG", notional_usd: 100, accept_risks: ["HIGH_PRICE_IMPACT"] }, key, behind);
-      expect(r.status, JSON.stringify(r.json)).toBe(422);
-      expect(r.json.error.code).toBe("ROUTE_VS_MID");
-      expect(r.json.error.message).toMatch(/under the pool mid/);
-    } finally {
-      await behind.close();
-    }
-    // A size that moves a real pool shows in the quote as distance from the mid.
-    const q = await api.call("POST", "/api/v1/live/quote", { token_in: "USDG", token_out: "ORBIO", notional_usd: 9_900 }, { authorization: `Bearer ${key}` });
-    expect(q.json.best.vs_mid_bps).toBeLessThan(-200);
-    // TSLA's oracle doubles; its pool does not move.
-    const feed = fx().feedTSLA!;
-    const [, answer] = await dn.pub.readContract({ address: feed, abi: priceFeedAbi, functionName: "latestRoundData" });
-    await dn.mined(await dn.walletFor(dn.deployer).writeContract({ address: feed, abi: priceFeedAbi, functionName: "setAnswer", args: [answer * 2n] }));
-    await ix.waitFor(await dn.pub.getBlockNumber());
-    await new Promise((r) => setTimeout(r, 1_100));
-    const e = await refused({ token_in: "USDG", token_out: "TSLA", notional_usd: 100, owner_attests_non_us: true }, "ROUTE_VS_REF");
-    expect(e.message).toMatch(/oracle/);
-    await dn.mined(await dn.walletFor(dn.deployer).writeContract({ address: feed, abi: priceFeedAbi, functionName: "setAnswer", args: [answer] }));
-  });
-
-  it("stock tokens: GEOFENCE, STOCK_PAUSED, WALLET_BLOCKED", async () => {
-    await refused({ token_in: "USDG", token_out: "NVDA", notional_usd: 50 }, "GEOFENCE");
-    const deployer = dn.walletFor(dn.deployer);
-    await dn.mined(await deployer.writeContract({ address: dn.universe.contracts.stockRegistry, abi: stockRegistryAbi, functionName: "setBlocked", args: [wallet.address, true] }));
-    await refused({ token_in: "USDG", token_out: "NVDA", notional_usd: 50, owner_attests_non_us: true }, "WALLET_BLOCKED");
-    await dn.mined(await deployer.writeContract({ address: dn.universe.contracts.stockRegistry, abi: stockRegistryAbi, functionName: "setBlocked", args: [wallet.address, false] }));
-    await dn.mined(await deployer.writeContract({ address: dn.token("NVDA"), abi: stockTokenAbi, functionName: "setTokenPaused", args: [true] }));
-    await refused({ token_in: "USDG", token_out: "NVDA", notional_usd: 50, owner_attests_non_us: true }, "STOCK_PAUSED");
-    await dn.mined(await deployer.writeContract({ address: dn.token("NVDA"), abi: stockTokenAbi, functionName: "setTokenPaused", args: [false] }));
-  });
-});
-
-describe("simulation", () => {
-  it("QUOTE_SIM_MISMATCH when a transfer tax eats the output; DRY_RUN_UNFUNDABLE; SIMULATION_FAILED when the sale reverts", async () => {
-    // A 5% tax on each transfer: within 500 bps of slippage the router's minimum passes, but the
-    // wallet receives about 90% of the quote.
-    const body = { token_in: "USDG", token_out: fx().feeOnTransfer, notional_usd: 20, accept_risks: ["NO_INDEPENDENT_MARK"], permit_mode: "transaction" };
-    const e = await refused({ ...body, slippage_bps: 500 }, "QUOTE_SIM_MISMATCH");
-    expect(BigInt(e.simulation.amount_out)).toBeLessThan(BigInt(e.quoted));
-    // With the default 50 bps the router's own minimum stops it.
-    const f = await refused(body, "SIMULATION_FAILED");
-    expect(f.simulation.ok).toBe(false);
-    // Selling a honeypot: the wallet has none, the simulation lends it, and the transfer reverts.
-    // A token whose balances overrides cannot reach: lending it for the dry run is impossible.
-    const u = await refused({ token_in: fx().namespacedToken, token_out: "USDG", amount_in: parseEther("10").toString(), accept_risks: ["NO_INDEPENDENT_MARK"], permit_mode: "transaction" }, "DRY_RUN_UNFUNDABLE");
-    expect(u.message).toMatch(/fund false/);
-    await refused({ token_in: fx().honeypot, token_out: "USDG", amount_in: parseEther("5").toString(), accept_risks: ["NO_INDEPENDENT_MARK", "HONEYPOT"], permit_mode: "transaction" }, "SIMULATION_FAILED");
-  });
-});
-
-describe("curve trades", () => {
-  it("CURVE_PAIR, CURVE_GRADUATED, FEE_TOO_SMALL, SNIPE_TAX", async () => {
-    await refused({ token_in: "USDG", token_out: fx().launchToken, notional_usd: 20 }, "CURVE_PAIR");
-    await refused({ token_in: "ETH", token_out: fx().launchToken, amount_in: parseEther("90").toString(), accept_risks: ["NO_INDEPENDENT_MARK"] }, "CURVE_GRADUATED");
-    await refused({ token_in: "ETH", token_out: fx().launchToken, amount_in: "100", accept_risks: ["NO_INDEPENDENT_MARK"] }, "FEE_TOO_SMALL");
-    // A token launched this block is inside its snipe-tax window.
-    const creator = await dn.freshWallet(parseEther("1"));
-    const hash = await dn.walletFor(creator).writeContract({ address: dn.universe.contracts.launchpad, abi: launchpadAbi, functionName: "launch", args: ["Fresh", "FRSH", 0] });
-    await dn.mined(hash);
-    await ix.waitFor(await dn.pub.getBlockNumber());
-    const count = await dn.pub.readContract({ address: dn.universe.contracts.launchpad, abi: launchpadAbi, functionName: "tokenCount" });
-    const token = await dn.pub.readContract({ address: dn.universe.contracts.launchpad, abi: launchpadAbi, functionName: "tokens", args: [count - 1n] });
-    const e = await refused({ token_in: "ETH", token_out: token, amount_in: parseEther("0.01").toString(), accept_risks: ["NO_INDEPENDENT_MARK"] }, "SNIPE_TAX");
-    expect(e.message).toMatch(/snipe/);
-  });
-});
-
-describe("outside the happy path of the service itself", () => {
-  it("NO_REFERENCE_MID while the indexer has not seen the pool; NO_MARK with no price to size by", async () => {
-    const real = ix.liveReads().reads;
-    let marks = true;
-    // An indexer that is behind: no pool states yet (and, second, no oracle rounds).
-    const lagging: SqlIndexedReads = { ...real, pools: async () => [], latestMark: async (feed, now) => (marks ? real.latestMark(feed, now) : null) };
-    const lag = await serveApi({ rpcUrl: dn.anvil.rpcUrl, db: store.db, indexed: lagging, limiter: new RateLimiter(Date.now, 10_000, false) });
-    try {
-      const r = await prepare({ token_in: "ETH", token_out: "USDG", amount_in: parseEther("0.01").toString() }, key, lag);
-      expect(r.status).toBe(422);
-      expect(r.json.error.code).toBe("NO_REFERENCE_MID");
-      marks = false;
-      await new Promise((r) => setTimeout(r, 1_100));
-      const m = await prepare({ token_in: "ETH", token_out: "USDG", notional_usd: 10 }, key, lag);
-      expect(m.status).toBe(503);
-      expect(m.json.error.code).toBe("NO_MARK");
-      expect(m.headers.get("retry-after")).toBeTruthy();
-    } finally {
-      await lag.close();
-    }
-  });
-
-  it("502 RPC_UNAVAILABLE when the chain does not answer", async () => {
-    const deadRpc = `http://127.0.0.1:${await freePort()}`;
-    const dead = await serveApi({ rpcUrl: deadRpc, db: store.db, indexed: ix.liveReads().reads, limiter: new RateLimiter(Date.now, 10_000, false) });
-    try {
-      const r = await prepare({ token_in: "ETH", token_out: fx().proxyToken, notional_usd: 10 }, key, dead);
-      expect(r.status, JSON.stringify(r.json)).toBe(502);
-      expect(r.json.error.code).toBe("RPC_UNAVAILABLE");
-    } finally {
-      await dead.close();
-    }
-  });
-
-  it("429 RATE_LIMITED past a key's quote bucket (6, then one per 2 s), with Retry-After", async () => {
-    const limited = await serveApi({ rpcUrl: dn.anvil.rpcUrl, db: store.db, indexed: ix.liveReads().reads });
-    try {
-      const codes: number[] = [];
-      for (let i = 0; i < 7; i++) codes.push((await limited.call("POST", "/api/v1/live/quote", { token_in: "ETH", token_out: "USDG", notional_usd: 10 }, { authorization: `Bearer ${key}` })).status);
-      expect(codes.slice(0, 6).every((c) => c === 200)).toBe(true);
-      const last = await limited.call("POST", "/api/v1/live/quote", { token_in: "ETH", token_out: "USDG", notional_usd: 10 }, { authorization: `Bearer ${key}` });
-      expect(last.status).toBe(429);
-      expect(last.json.error.code).toBe("RATE_LIMITED");
-      expect(Number(last.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
-    } finally {
-      await limited.close();
-    }
+  it("stock tokens: geofence before pause before wallet block; approvals; references; limits", () => {
+    const stock = { attests: false, paused: true, walletBlocked: true, symbols: ["TSLA"] };
+    expect(evaluatePolicy({ ...ok, stock }).code).toBe("GEOFENCE");
+    expect(evaluatePolicy({ ...ok, stock: { ...stock, attests: true } }).code).toBe("STOCK_PAUSED");
+    expect(evaluatePolicy({ ...ok, stock: { ...stock, attests: true, paused: false } }).code).toBe("WALLET_BLOCKED");
+    const approval = { mode: "budget", budgetUsd: 25, allowUnlimited: false, unlimitedInPlace: true };
+    expect(evaluatePolicy({ ...ok, approval }).checks).toContain("UNLIMITED_APPROVAL_IN_PLACE");
+    expect(evaluatePolicy({ ...ok, approval: { ...approval, mode: "unlimited" } }).code).toBe("UNLIMITED_APPROVAL");
+    expect(evaluatePolicy({ ...ok, approval: { ...approval, budgetUsd: -1 } }).code).toBe("APPROVAL_BUDGET");
+    expect(evaluatePolicy({ ...ok, vsMidBps: null }).code).toBe("NO_REFERENCE_MID");
+    expect(evaluatePolicy({ ...ok, vsRefBps: -301 }).code).toBe("ROUTE_VS_REF");
+    expect(evaluatePolicy({ ...ok, vsRefBps: null }).checks).not.toContain("ROUTE_VS_REF");
+    expect(evaluatePolicy({ ...ok, minAmountOut: 1001n }).code).toBe("LIMIT_NOT_REACHABLE");
+    expect(evaluatePolicy({ ...ok, notionalUsd: 600, tierLimitUsd: 500 }).code).toBe("MAX_NOTIONAL");
   });
 });
