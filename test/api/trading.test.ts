@@ -7,7 +7,7 @@ import type { Api } from "../helpers/api.js";
 import { agentOf, type PlanTx } from "../helpers/agent.js";
 import { pastLaunchWindow, startStack, type Stack } from "../helpers/stack.js";
 import { serveApi } from "../helpers/api.js";
-import { approveForRouter } from "../helpers/trades.js";
+import { approveForRouter, poolKeyOf, routerSwap } from "../helpers/trades.js";
 import { RateLimiter } from "../../api/rateLimit.js";
 import { startAggregatorStandIn } from "../../devnet/aggregatorStandIn.js";
 import { erc20Abi } from "../../abis/erc20.js";
@@ -323,6 +323,27 @@ describe("launchpad curve buys", () => {
     expect(BigInt(t.amount_out)).toBeGreaterThan(0n);
     const indexed = await ix.liveReads().reads.tradeByHash(s.json.tx_hash);
     expect(indexed).toMatchObject({ via: "curve", feeToken: zeroAddress, feeAmount: BigInt(p.fee.amount) });
+  });
+});
+
+describe("a trade the chain reverts", () => {
+  it("is listed as reverted with nothing out when the price moved past its minimum", async () => {
+    const a = await dn.freshWallet(parseEther("5"));
+    const key = await signIn(api, a);
+    const p = await prepare(key, { wallet: a.address, token_in: "ETH", token_out: "USDG", amount_in: parseEther("0.5").toString() });
+    // A whale sells ETH first: the plan's 50 bps minimum can no longer be met.
+    const whale = await dn.freshWallet(parseEther("200"));
+    await routerSwap(dn, whale, { poolKey: poolKeyOf(dn, "ETH", "USDG"), tokenIn: zeroAddress, tokenOut: dn.token("USDG"), amountIn: parseEther("100"), minOut: 0n, feeBips: 0n, feeRecipient: whale.address });
+    const s = await post("/live/submit", { raw_tx: await sign(a, p.tx) }, key);
+    expect(s.status, JSON.stringify(s.json)).toBe(200);
+    const t = await waitSettled(key, s.json.tx_hash);
+    expect(t).toMatchObject({ status: "reverted", amount_out: null, amount_out_kind: null, amount_out_min: p.amount_out_min });
+    // Put the pool back for the tests that follow.
+    const usdg = await dn.pub.readContract({ address: dn.token("USDG"), abi: erc20Abi, functionName: "balanceOf", args: [whale.address] });
+    await approveForRouter(dn, whale, dn.token("USDG"));
+    await routerSwap(dn, whale, { poolKey: poolKeyOf(dn, "ETH", "USDG"), tokenIn: dn.token("USDG"), tokenOut: zeroAddress, amountIn: usdg, minOut: 0n, feeBips: 0n, feeRecipient: whale.address });
+    // Mids come from the indexer: let it see the pool back where it was.
+    await ix.waitFor(await dn.pub.getBlockNumber());
   });
 });
 
