@@ -270,7 +270,9 @@ export function createTrading(d: Deps) {
       currencyOut: tout.currency,
       connectors: [config.tokens.USDG!.address, zeroAddress],
       venues,
-      curveToken: curveSide && curveRow && !curveRow.graduated ? curveSide.address : null,
+      // The indexer may not have seen a brand-new curve yet: the chain's own reading (in the
+      // multicall) decides graduation and the snipe window.
+      curveToken: curveSide && !curveRow?.graduated ? curveSide.address : null,
     });
     if (curveSide && routes.length === 0) {
       if (curveRow?.graduated) throw new ApiError(422, "CURVE_GRADUATED", `${curveSide.symbol} has graduated from the launchpad curve and has no pool yet`);
