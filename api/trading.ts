@@ -346,13 +346,15 @@ export function createTrading(d: Deps) {
       return res && res.status === "success" ? (res.result as T) : undefined;
     };
     mark("chain_ms", t2);
+    // viem folds a failed multicall into per-call failures: the block time never fails on its own.
+    if (val<bigint>("time") === undefined) throw new ApiError(502, "RPC_UNAVAILABLE", "the chain RPC did not answer the batched reads", {}, 2);
     if (wallet && val<boolean>("sanctioned")) throw new ApiError(451, "SANCTIONED", `wallet ${wallet} is on the sanctions list`, { address: wallet, field: "wallet" });
     if (wallet && val<boolean>("sanctioned") === undefined) throw new ApiError(502, "RPC_UNAVAILABLE", "the sanctions list could not be read", {}, 2);
 
     const baseFee = val<bigint>("basefee") ?? 0n;
     const gasPrice = baseFee > 0n ? baseFee : 1n;
     const ethUsd = markEth?.usd ?? null;
-    const blockTime = Number(val<bigint>("time") ?? BigInt(now()));
+    const blockTime = Number(val<bigint>("time")!);
     const curveState = val<readonly [Address, number, boolean, bigint, bigint, bigint, bigint]>("curve");
     const curveFees = val<readonly [bigint, bigint, bigint]>("curveFees");
 

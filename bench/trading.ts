@@ -5,48 +5,22 @@
  * round trips each request costs. Then 16 agents prepare concurrently for a while.
  */
 import type { ChildProcess } from "node:child_process";
-import { createServer } from "node:http";
 import { createTestClient, http, parseEther, type Address } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { freePort, startAnvil } from "../devnet/anvil.js";
+import { startAnvil } from "../devnet/anvil.js";
+import { startRpcProxy } from "../devnet/rpcProxy.js";
 import { devnetChain } from "../devnet/deploy.js";
 import { ensureSnapshot, SNAPSHOT_FILE } from "../devnet/snapshot.js";
 import { startIndexer } from "../test/helpers/indexer.js";
 import { summarize, type Row } from "./stats.js";
 import { server } from "./http.js";
 
-/** A loopback JSON-RPC proxy that counts round trips (HTTP requests) and the calls inside them. */
-async function countingProxy(upstream: string) {
-  const counts = { trips: 0, calls: 0, methods: {} as Record<string, number> };
-  const port = await freePort();
-  const srv = createServer(async (req, res) => {
-    const chunks: Buffer[] = [];
-    for await (const c of req) chunks.push(c as Buffer);
-    const body = Buffer.concat(chunks).toString();
-    counts.trips++;
-    try {
-      const parsed = JSON.parse(body);
-      for (const m of Array.isArray(parsed) ? parsed : [parsed]) {
-        counts.calls++;
-        counts.methods[m.method] = (counts.methods[m.method] ?? 0) + 1;
-      }
-    } catch {
-      // not JSON: forwarded as is
-    }
-    const up = await fetch(upstream, { method: "POST", headers: { "content-type": "application/json" }, body });
-    res.writeHead(up.status, { "content-type": "application/json" });
-    res.end(await up.text());
-  });
-  await new Promise<void>((r) => srv.listen(port, "127.0.0.1", () => r()));
-  return { port, counts, reset: () => Object.assign(counts, { trips: 0, calls: 0, methods: {} }), close: () => new Promise<void>((r) => srv.close(() => r())) };
-}
-
 export async function benchTrading(opts: { requests: number; seconds: number; agents: number }): Promise<Row[]> {
   await ensureSnapshot();
   const anvil = await startAnvil({ loadState: SNAPSHOT_FILE });
   const test = createTestClient({ chain: devnetChain(anvil.rpcUrl), transport: http(anvil.rpcUrl), mode: "anvil" });
   const ix = await startIndexer({ anvilPort: anvil.port, backend: "postgres" });
-  const proxy = await countingProxy(anvil.rpcUrl);
+  const proxy = await startRpcProxy(anvil.rpcUrl);
   let child: ChildProcess | null = null;
   try {
     await ix.waitFor(Number(await fetch(anvil.rpcUrl, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_blockNumber", params: [] }) }).then(async (r) => ((await r.json()) as { result: string }).result)), 180_000);

@@ -1,12 +1,10 @@
 import { Hono } from "hono";
-import { LRUCache } from "lru-cache";
-import type { Address } from "viem";
 import type { AppDeps, AppEnv } from "../deps.js";
 import { ApiError } from "../errors.js";
-import { requireKey } from "../middleware/auth.js";
+import { keyWalletNotSanctioned, requireKey } from "../middleware/auth.js";
 import { limit } from "../middleware/limits.js";
 import { AUTH_OVERALL, RATE_RULES, type RateLimiter } from "../rateLimit.js";
-import { assertNotSanctioned, createChallenge, partnerAgentOf, revokeAll, revokeKey, verifySignIn, type SignInDeps } from "../signin.js";
+import { createChallenge, partnerAgentOf, revokeAll, revokeKey, verifySignIn, type SignInDeps } from "../signin.js";
 
 /** SPEC.md "Sign-in and keys". */
 export function authRoutes(deps: AppDeps, limiter: RateLimiter) {
@@ -22,14 +20,6 @@ export function authRoutes(deps: AppDeps, limiter: RateLimiter) {
     const wait = limiter.peek(`failedAuth:client:${clientAddr}`, RATE_RULES.failedAuth);
     if (wait > 0) throw new ApiError(429, "RATE_LIMITED", "too many failed authentications from this address", { retry_after_s: Math.ceil(wait) }, wait);
   };
-  // A sanctioned wallet's key may still revoke itself; everything else it asks is refused.
-  const sanctionsCache = new LRUCache<string, true>({ max: 10_000, ttl: 60_000 });
-  const keyNotSanctioned = async (wallet: Address) => {
-    if (sanctionsCache.get(wallet)) return;
-    await assertNotSanctioned(d, wallet, "wallet");
-    sanctionsCache.set(wallet, true);
-  };
-
   app.post("/challenge", ...signInLimits, async (c) => c.json(await createChallenge(d, c.get("body"))));
 
   app.post("/verify", ...signInLimits, async (c) => {
@@ -43,9 +33,9 @@ export function authRoutes(deps: AppDeps, limiter: RateLimiter) {
   });
 
   const keyed = requireKey(d, limiter);
-  app.get("/me", keyed, async (c) => {
+  // A sanctioned wallet's key may still revoke itself; everything else it asks is refused.
+  app.get("/me", keyed, keyWalletNotSanctioned(d), async (c) => {
     const key = c.get("key");
-    await keyNotSanctioned(key.wallet);
     const partner = await partnerAgentOf(d, key.wallet);
     return c.json({ wallet: key.wallet, account: key.account, key_id: key.keyId, expires_at: key.expiresAt, partner_agent: partner.agent });
   });

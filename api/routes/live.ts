@@ -1,7 +1,8 @@
+import { every } from "hono/combine";
 import { Hono, type Context } from "hono";
 import type { AppDeps, AppEnv } from "../deps.js";
 import { ApiError } from "../errors.js";
-import { requireKey } from "../middleware/auth.js";
+import { keyWalletNotSanctioned, requireKey } from "../middleware/auth.js";
 import { limit } from "../middleware/limits.js";
 import { RATE_RULES, type RateLimiter } from "../rateLimit.js";
 import { createRelay, httpSequencer } from "../relay.js";
@@ -15,7 +16,7 @@ export function liveRoutes(deps: AppDeps, limiter: RateLimiter) {
   const tokens = deps.tokens ?? createTokens({ db: deps.db, config: deps.config, chain: deps.chain, indexed: deps.indexed, shield: deps.shield ?? null, limiter, clock });
   const trading = createTrading({ config: deps.config, chain: deps.chain, indexed: deps.indexed, db: deps.db, tokens, shield: deps.shield ?? null, clock, aggregators: deps.config.aggregatorUrls });
   const relay = createRelay({ config: deps.config, chain: deps.chain, ledger: trading.ledger, sequencer: deps.sequencer ?? httpSequencer(deps.config.sequencerUrl), clock });
-  const keyed = requireKey({ db: deps.db, clock }, limiter);
+  const keyed = every(requireKey({ db: deps.db, clock }, limiter), keyWalletNotSanctioned(deps));
   const quoteLimit = limit(limiter, "liveQuote", RATE_RULES.liveQuote, "key");
   const prepareLimit = limit(limiter, "livePrepare", RATE_RULES.livePrepare, "key");
   const who = (c: Context<AppEnv>) => ({ key: c.get("key"), clientAddr: c.get("clientAddr") });

@@ -1,7 +1,7 @@
 import { Hono } from "hono";
 import type { AppDeps, AppEnv } from "../deps.js";
 import { ApiError } from "../errors.js";
-import { requireKey } from "../middleware/auth.js";
+import { keyWalletNotSanctioned, requireKey } from "../middleware/auth.js";
 import { limit } from "../middleware/limits.js";
 import { RATE_RULES, type RateLimiter } from "../rateLimit.js";
 import type { Ledger } from "../trades.js";
@@ -10,7 +10,7 @@ import type { Ledger } from "../trades.js";
 export function meRoutes(deps: AppDeps, limiter: RateLimiter, ledger: Ledger) {
   const clock = deps.clock ?? Date.now;
   const app = new Hono<AppEnv>();
-  app.get("/trades", requireKey({ db: deps.db, clock }, limiter), limit(limiter, "meList", RATE_RULES.meList, "key"), async (c) => {
+  app.get("/trades", requireKey({ db: deps.db, clock }, limiter), keyWalletNotSanctioned(deps), limit(limiter, "meList", RATE_RULES.meList, "key"), async (c) => {
     const q = c.req.query();
     const extra = Object.keys(q).filter((k) => !["limit", "before", "refused"].includes(k));
     if (extra.length) throw new ApiError(400, "BAD_REQUEST", `unknown query parameter ${extra[0]}; this route takes limit, before, refused`);

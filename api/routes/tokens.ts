@@ -1,7 +1,8 @@
+import { every } from "hono/combine";
 import { Hono } from "hono";
 import type { AppDeps, AppEnv } from "../deps.js";
 import { ApiError } from "../errors.js";
-import { requireKey } from "../middleware/auth.js";
+import { keyWalletNotSanctioned, requireKey } from "../middleware/auth.js";
 import { limit } from "../middleware/limits.js";
 import { RATE_RULES, type RateLimiter } from "../rateLimit.js";
 import { createTokens } from "../tokens.js";
@@ -25,7 +26,7 @@ function shieldParam(v: string | undefined): boolean {
 export function tokenRoutes(deps: AppDeps, limiter: RateLimiter) {
   const clock = deps.clock ?? Date.now;
   const tokens = deps.tokens ?? createTokens({ db: deps.db, config: deps.config, chain: deps.chain, indexed: deps.indexed, shield: deps.shield ?? null, limiter, clock });
-  const keyed = requireKey({ db: deps.db, clock }, limiter);
+  const keyed = every(requireKey({ db: deps.db, clock }, limiter), keyWalletNotSanctioned(deps));
   const app = new Hono<AppEnv>();
 
   let stats: { at: number; body: Record<string, unknown> } | null = null;

@@ -8,8 +8,8 @@ import { pastLaunchWindow, startStack, type Stack } from "../helpers/stack.js";
 import { agentOf } from "../helpers/agent.js";
 import { approveForRouter, poolKeyOf, routerSwap } from "../helpers/trades.js";
 import { RateLimiter } from "../../api/rateLimit.js";
-import { freePort } from "../../devnet/anvil.js";
-import { launchpadAbi, priceFeedAbi, stockRegistryAbi, stockTokenAbi } from "../../abis/fixtures.js";
+import { startRpcProxy } from "../../devnet/rpcProxy.js";
+import { launchpadAbi, priceFeedAbi, proxyTokenAbi, sanctionsListAbi, stockRegistryAbi, stockTokenAbi } from "../../abis/fixtures.js";
 import type { SqlIndexedReads } from "../../api/indexed.js";
 
 /** live/prepare over HTTP: every refusal of SPEC.md "Risk and policy" and "Curve trades" that a plan can meet, with its status. */
@@ -55,6 +55,19 @@ describe("request rules", () => {
     await refused({ token_in: "ETH", token_out: "USDG", notional_usd: 10, wallet: dn.universe.devnet!.accounts.traderA }, "WALLET_MISMATCH", 403);
     const noWallet = await api.call("POST", "/api/v1/live/prepare", { token_in: "ETH", token_out: "USDG", notional_usd: 10 }, { authorization: `Bearer ${key}` });
     expect(noWallet.status).toBe(400);
+  });
+
+  it("451 SANCTIONED when the trading wallet joins the sanctions list after signing in", async () => {
+    const w = await dn.freshWallet(parseEther("1"));
+    const k = await agent.signIn(w);
+    await dn.mined(await dn.walletFor(dn.deployer).writeContract({ address: dn.universe.contracts.sanctionsList, abi: sanctionsListAbi, functionName: "addToSanctionsList", args: [[w.address]] }));
+    const r = await api.call("POST", "/api/v1/live/prepare", { wallet: w.address, token_in: "ETH", token_out: "USDG", notional_usd: 10 }, { authorization: `Bearer ${k}` });
+    expect(r.status).toBe(451);
+    expect(r.json.error).toMatchObject({ code: "SANCTIONED", field: "wallet" });
+    // Every keyed route refuses it; it may still revoke its own key.
+    for (const path of ["/tokens/USDG", "/me/trades", "/auth/me"]) expect((await agent.get(path, k)).status, path).toBe(451);
+    expect((await agent.post("/live/quote", { token_in: "ETH", token_out: "USDG", notional_usd: 10 }, k)).status).toBe(451);
+    expect((await api.call("POST", "/api/v1/auth/revoke", undefined, { authorization: `Bearer ${k}` })).status).toBe(200);
   });
 
   it("tokens: TOKEN_NOT_ALLOWED, SAME_TOKEN, NO_ROUTE, TOKEN_UNKNOWN", async () => {
@@ -197,6 +210,17 @@ describe("curve trades", () => {
   });
 });
 
+describe("a token that changed under the registry", () => {
+  it("409 TOKEN_CHANGED when a proxy token's implementation moved since its screen", async () => {
+    const body = { token_in: "USDG", token_out: fx().proxyToken, notional_usd: 20, accept_risks: ["NO_INDEPENDENT_MARK"], permit_mode: "transaction" };
+    expect((await prepare(body)).status).toBe(200);
+    await dn.mined(await dn.walletFor(dn.deployer).writeContract({ address: fx().proxyToken, abi: proxyTokenAbi, functionName: "upgradeProxyTo", args: [fx().proxyImplV2!] }));
+    // The implementation is re-read at most every 5 s.
+    await new Promise((r) => setTimeout(r, 5_100));
+    await refused(body, "TOKEN_CHANGED", 409);
+  });
+});
+
 describe("outside the happy path of the service itself", () => {
   it("NO_REFERENCE_MID while the indexer has not seen the pool; NO_MARK with no price to size by", async () => {
     const real = ix.liveReads().reads;
@@ -219,15 +243,22 @@ describe("outside the happy path of the service itself", () => {
     }
   });
 
-  it("502 RPC_UNAVAILABLE when the chain does not answer", async () => {
-    const deadRpc = `http://127.0.0.1:${await freePort()}`;
-    const dead = await serveApi({ rpcUrl: deadRpc, db: store.db, indexed: ix.liveReads().reads, limiter: new RateLimiter(Date.now, 10_000, false) });
+  it("502 RPC_UNAVAILABLE when the chain stops answering mid-session (prepare and quote)", async () => {
+    const proxy = await startRpcProxy(dn.anvil.rpcUrl);
+    const flaky = await serveApi({ rpcUrl: proxy.url, db: store.db, indexed: ix.liveReads().reads, limiter: new RateLimiter(Date.now, 10_000, false) });
     try {
-      const r = await prepare({ token_in: "ETH", token_out: fx().proxyToken, notional_usd: 10 }, key, dead);
+      const body = { token_in: "ETH", token_out: fx().proxyToken, notional_usd: 10 };
+      expect((await prepare({ token_in: "ETH", token_out: "USDG", notional_usd: 10 }, key, flaky)).status).toBe(200);
+      proxy.down();
+      const r = await prepare(body, key, flaky);
       expect(r.status, JSON.stringify(r.json)).toBe(502);
       expect(r.json.error.code).toBe("RPC_UNAVAILABLE");
+      expect(r.headers.get("retry-after")).toBeTruthy();
+      const q = await flaky.call("POST", "/api/v1/live/quote", { token_in: "ETH", token_out: "USDG", notional_usd: 10 }, { authorization: `Bearer ${key}` });
+      expect([q.status, q.json.error.code]).toEqual([502, "RPC_UNAVAILABLE"]);
     } finally {
-      await dead.close();
+      await flaky.close();
+      await proxy.close();
     }
   });
 

@@ -255,6 +255,7 @@ describe("trades through the Universal Router", () => {
     expect(t).toMatchObject({ status: "mined", amount_out_kind: "actual" });
     expect(BigInt(t.amount_out)).toBeGreaterThanOrEqual(BigInt(p.amount_out_min));
     expect(t.amount_out).toBe((await dn.pub.readContract({ address: dn.token("TSLA"), abi: erc20Abi, functionName: "balanceOf", args: [a.address] })).toString());
+    expect(await ix.liveReads().reads.tradeByHash(s.json.tx_hash)).toMatchObject({ feeToken: dn.token("USDG").toLowerCase(), feeAmount: BigInt(p.fee.amount) });
   });
 
   it("an address-named token (other class, 50 bps) with its severe risk accepted", async () => {
@@ -270,6 +271,7 @@ describe("trades through the Universal Router", () => {
     const t = await waitSettled(key, s.json.tx_hash);
     expect(t).toMatchObject({ status: "mined", amount_out_kind: "actual" });
     expect(t.token_out.address.toLowerCase()).toBe(fx().proxyToken.toLowerCase());
+    expect(await ix.liveReads().reads.tradeByHash(s.json.tx_hash)).toMatchObject({ feeToken: dn.token("USDG").toLowerCase(), feeAmount: BigInt(p.fee.amount) });
   });
 });
 
