@@ -675,7 +675,9 @@ export function createTrading(d: Deps) {
       else {
         const slot = await rpc(findBalanceSlot(chain, e.tin.address));
         if (slot === null) throw new ApiError(422, "DRY_RUN_UNFUNDABLE", `${e.tin.symbol || e.tin.address} keeps balances where overrides cannot fake them; simulate with fund false from a wallet that holds it, or trade small`);
-        overrides.push(balanceOverride(e.tin.address, wallet, slot, have + e.amountIn));
+        const lent = balanceOverride(e.tin.address, wallet, slot, have + e.amountIn);
+        // Lent WETH must be backed by ETH in WETH9, or the router's unwrap fails.
+        overrides.push(lc(e.tin.address) === lc(weth) ? { ...lent, balance: 10n ** 30n } : lent);
         if (eth < txValue + 10n ** 16n) overrides.push({ address: wallet, balance: eth + txValue + 10n ** 17n });
       }
     }

@@ -423,6 +423,21 @@ describe("live/simulate", () => {
   });
 });
 
+describe("WETH trades as ETH", () => {
+  it("the router unwraps WETH in and wraps WETH out (synthetic simulations on the real router)", async () => {
+    const a = await dn.freshWallet();
+    const key = await signIn(api, a);
+    for (const [tin, tout] of [["WETH", "USDG"], ["USDG", "WETH"], ["WETH", "TSLA"]]) {
+      const r = await post("/live/simulate", { token_in: tin, token_out: tout, notional_usd: 200 }, key);
+      expect(r.status, JSON.stringify(r.json)).toBe(200);
+      expect(r.json, `${tin}->${tout}: ${r.json.error}`).toMatchObject({ ok: true, synthetic: true });
+      expect(BigInt(r.json.amount_out)).toBeGreaterThanOrEqual(BigInt(r.json.amount_out_min));
+    }
+    const p = await post("/live/quote", { token_in: "WETH", token_out: "ETH", notional_usd: 10 }, key);
+    expect([p.status, p.json.error.code]).toEqual([422, "NO_ROUTE"]);
+  });
+});
+
 describe("GET /me/trades", () => {
   it("lists newest first, pages by before, and shows refused calls only with refused=1", async () => {
     const a = await dn.freshWallet(parseEther("5"));
