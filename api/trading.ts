@@ -244,7 +244,7 @@ export function createTrading(d: Deps) {
   }
 
   /** Stages shared by every kind: tokens, size, fee, candidate routes, one multicall, ranking, policy. */
-  async function evaluate(r: TradeRequest, kind: Kind, who: Who | null, wallet: Address | null) {
+  async function evaluate(r: TradeRequest, kind: Kind, who: Who | null, wallet: Address | null, synthetic = false) {
     const t0 = performance.now();
     const timings: Record<string, number> = {};
     const mark = (name: string, from: number) => (timings[name] = Math.round((performance.now() - from) * 100) / 100);
@@ -301,7 +301,7 @@ export function createTrading(d: Deps) {
     }
     const feeClass: FeeClass = tin.major && tout.major ? "major" : "other";
     // The tier is the key's wallet's, for quotes too (a quote's fee is the fee its prepare gets).
-    const tierWallet = wallet ?? who?.key.wallet ?? null;
+    const tierWallet = (synthetic ? null : wallet) ?? who?.key.wallet ?? null;
     const volume = tierWallet && feeClass === "major" ? await volume30d(tierWallet) : 0;
     const fee = feeFor({ feeClass, volume30dUsd: volume, shield: r.shield });
     const isCurve = (x: Route) => x.venue === CURVE_VENUE;
@@ -710,7 +710,7 @@ export function createTrading(d: Deps) {
     const synthetic = !r.wallet;
     if (!synthetic) walletOf(r, who);
     const wallet = synthetic ? ("0x00000000000000000000000000000000005139a7" as Address) : getAddress(r.wallet!);
-    const e = await evaluate(r, "simulate", who, wallet);
+    const e = await evaluate(r, "simulate", who, wallet, synthetic);
     if (!synthetic && e.policy.refusal) throw e.policy.refusal;
     const route = e.best.quote.route;
     const deadline = Math.max(e.blockTime, now()) + LIMITS.deadlineS;
