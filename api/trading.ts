@@ -476,7 +476,7 @@ export function createTrading(d: Deps) {
       fee_side: feeSide,
       fee_token: feeToken.address,
       shield: r.shield,
-      ...(r.shield ? { report: Object.keys(reports).length ? reports : null } : { shield_available: true }),
+      ...(r.shield ? { report: tradeReport(reports, now()) } : { shield_available: true }),
     };
     return {
       tin, tout, amountIn, swapIn, inputFee, fee, feeSide, feeToken, feeClass, notional, slippage, expectedOut, best, rows, aggRows, markIn, markOut, markEth, ethUsd, gasPrice,
@@ -759,6 +759,16 @@ export function createTrading(d: Deps) {
   return { quote, plan, simulate, revoke, ledger, market, evaluate };
 }
 
+const VERDICT_ORDER = { flagged: 0, unverified: 1, verified: 2 } as const;
+/**
+ * A trade's Shield report: the token record's fields ({verdict, url, source, checked_at}) of its
+ * worst verdict, plus every token's own under `tokens`. Core assets get no verdict; a trade of
+ * core assets only reports verdict null (never "verified" without a verdict).
+ */
+function tradeReport(reports: Record<string, ShieldReport>, now: number) {
+  const worst = Object.values(reports).sort((a, b) => VERDICT_ORDER[a.verdict] - VERDICT_ORDER[b.verdict])[0];
+  return worst ? { ...worst, tokens: reports } : { verdict: null, url: null, source: "core assets only", checked_at: now, tokens: {} };
+}
 const round2 = (x: number) => Math.round(x * 100) / 100;
 const maxBig = (a: bigint, b: bigint) => (a > b ? a : b);
 export type Trading = ReturnType<typeof createTrading>;

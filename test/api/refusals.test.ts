@@ -126,7 +126,10 @@ describe("policy", () => {
     const ok = await prepare({ ...body, policies: ["verified_only"], permit_mode: "transaction" });
     expect(ok.status, JSON.stringify(ok.json)).toBe(200);
     expect(ok.json).toMatchObject({ shield: true, fee_bps: 60, fee_tier: 50 });
-    expect(ok.json.report[fx().proxyToken.toLowerCase()].verdict).toBe("verified");
+    expect(ok.json.report).toMatchObject({ verdict: "verified", source: "shield-stand-in" });
+    expect(ok.json.report.tokens[fx().proxyToken.toLowerCase()].verdict).toBe("verified");
+    const core = await agent.post("/live/quote", { token_in: "ETH", token_out: "USDG", notional_usd: 10, shield: true }, key);
+    expect(core.json.report).toMatchObject({ verdict: null, tokens: {} });
     shield.down();
     await refused(body, "REPORT_UNAVAILABLE", 503);
     shield.down(false);
