@@ -17,7 +17,6 @@ import {
   buildBatch,
   buildCurveSwap,
   buildFeeTransfer,
-  buildPermit2Approve,
   buildRouterSwap,
   describeCurveCall,
   describeRouterCall,
@@ -485,7 +484,7 @@ export function createTrading(d: Deps) {
   }
 
   /** An aggregator's row in the same terms as ours: against the best route's mid, gas at today's price (its output carries no fee of ours). */
-  function compareRow(e: Awaited<ReturnType<typeof evaluate>>, row: Awaited<ReturnType<typeof aggregatorRow>>) {
+  function compareRow(e: Evaluation, row: Awaited<ReturnType<typeof aggregatorRow>>) {
     if (!row.ok || !row.amount_out || !e.best.midAtoms) return row;
     const out = Number(row.amount_out);
     const ideal = Number(e.amountIn) * e.best.midAtoms;
@@ -524,35 +523,31 @@ export function createTrading(d: Deps) {
     };
   }
 
-  /** Build (and for prepare, simulate): the plan of SPEC.md "Plan". */
-  async function plan(body: Record<string, unknown>, who: Who, kind: "build" | "prepare") {
-    const r = parseTradeRequest(body);
-    const wallet = walletOf(r, who);
-    const e = await evaluate(r, kind, who, wallet);
-    if (e.policy.refusal) throw e.policy.refusal;
-    const t3 = performance.now();
+  /**
+   * The transactions of a plan for `wallet`: approvals by mode and permit (or, `fresh`, as if the
+   * wallet had none), then the router swap, or the curve trade with its fee (two_step or batch).
+   */
+  async function buildSteps(e: Evaluation, r: TradeRequest, wallet: Address, fresh: boolean) {
     const deadline = Math.max(e.blockTime, now()) + LIMITS.deadlineS;
     const minOut = maxBig(bpsOf(e.expectedOut, 10_000 - e.slippage), r.min_amount_out !== undefined ? BigInt(r.min_amount_out) : 0n);
     const steps: Step[] = [];
     const route = e.best.quote.route;
-    const feeAmountOut = e.feeSide === "output" ? bpsOf(BigInt(e.best.row.amount_out!) * 10_000n / BigInt(10_000 - e.fee.bps), e.fee.bps) : 0n;
     let execution: "router" | "curve" | "batch" = "router";
     let approval: Record<string, unknown> | null = null;
     let permit: Record<string, unknown> | null = null;
     let permitNow: number | null = null;
     let feeBlock: Record<string, unknown>;
     let swapTx: PlanTx | null = null;
-    const usdPerAtomIn = e.markIn ? e.markIn.usd / 10 ** e.tin.decimals : null;
 
     if (route.venue === CURVE_VENUE) {
-      const curveFee = route.buy ? e.inputFee : bpsOf(BigInt(e.best.quote.amountOut), e.fee.bps);
+      const curveFee = route.buy ? e.inputFee : bpsOf(e.best.quote.amountOut, e.fee.bps);
       const delegated = typeof e.walletCode === "string" && lc(e.walletCode) === lc(`${EIP7702_PREFIX}${c.statelessDelegator.slice(2)}`);
       const mode = r.curve_fee_mode === "auto" ? (delegated ? "batch" : "two_step") : r.curve_fee_mode;
       if (mode === "batch" && !delegated) throw new ApiError(422, "FEE_MODE", "fee mode batch needs a wallet delegated (EIP-7702) to the pinned stateless delegator 1.3.0; use two_step");
-      const curveMin = route.buy ? minOut : bpsOf(BigInt(e.best.quote.amountOut), 10_000 - e.slippage);
+      const curveMin = route.buy ? minOut : bpsOf(e.best.quote.amountOut, 10_000 - e.slippage);
       const swap = buildCurveSwap({ chainId: config.chainId, launchpad: c.launchpad, route, wallet, amountIn: route.buy ? e.swapIn : e.amountIn, amountOutMin: curveMin });
       const feeTx = buildFeeTransfer(config.chainId, config.feeRecipient, curveFee);
-      if (!route.buy && (e.val<bigint>("allowCurve") ?? 0n) < e.amountIn) {
+      if (!route.buy && (fresh || (e.val<bigint>("allowCurve") ?? 0n) < e.amountIn)) {
         steps.push({ kind: "approve", why: `let the launchpad curve take ${e.amountIn} of ${e.tin.symbol}`, tx: buildApprove(config.chainId, e.tin.address, c.launchpad, e.amountIn), decoded: { function: "approve", spender: c.launchpad, amount: e.amountIn.toString() } });
       }
       if (mode === "batch") {
@@ -570,6 +565,7 @@ export function createTrading(d: Deps) {
       // ERC-20 input: approval to the permit contract, then the router's permit allowance.
       let permitArg: { permit: PermitSingle; signature: Hex } | null = null;
       if (e.tin.address !== zeroAddress) {
+        const current = e.permit2Allowance ?? [0n, 0, 0];
         const a = await approvalPlan({
           chainId: config.chainId,
           permit2: c.permit2,
@@ -578,11 +574,12 @@ export function createTrading(d: Deps) {
           token: e.tin.address,
           symbol: e.tin.symbol,
           amountIn: e.amountIn,
-          atomsPerUsd: usdPerAtomIn ? 1 / usdPerAtomIn : null,
+          atomsPerUsd: e.markIn ? 10 ** e.tin.decimals / e.markIn.usd : null,
           deadline,
           chainNow: Math.max(e.blockTime, now()),
-          state: { toPermit2: e.allowPermit2 ?? 0n, router: e.permit2Allowance ?? [0n, 0, 0] },
-          req: { mode: r.approval_mode, budgetUsd: r.approval_budget_usd, permitMode: r.permit_mode, permitScope: r.permit_scope, permitSignature: r.permit_signature, permitNow: r.permit_now },
+          state: fresh ? { toPermit2: 0n, router: [0n, 0, current[2]] } : { toPermit2: e.allowPermit2 ?? 0n, router: current },
+          // A fresh wallet's simulation cannot carry a signature it has not made: its permit goes by transaction.
+          req: { mode: r.approval_mode, budgetUsd: r.approval_budget_usd, permitMode: fresh && !r.permit_signature ? "transaction" : r.permit_mode, permitScope: r.permit_scope, permitSignature: r.permit_signature, permitNow: r.permit_now },
         });
         steps.push(...a.steps);
         ({ approval, permit, permitNow } = a);
@@ -593,8 +590,21 @@ export function createTrading(d: Deps) {
         swapTx = buildRouterSwap({ chainId: config.chainId, router: c.universalRouter, route, tokenIn: e.tin.address, tokenOut: e.tout.address, weth, amountIn: e.amountIn, amountOutMin: minOut, fee: feeSpec, deadline, permit: permitArg });
         steps.push({ kind: "swap", why: "the trade through the Universal Router", tx: swapTx, decoded: describeRouterCall(swapTx.data) });
       }
+      // Output side: PAY_PORTION takes bps of the actual output; this is the amount at the quote.
+      const feeAmountOut = e.feeSide === "output" ? bpsOf((BigInt(e.best.row.amount_out!) * 10_000n) / BigInt(10_000 - e.fee.bps), e.fee.bps) : 0n;
       feeBlock = { bps: e.fee.bps, side: e.feeSide, recipient: config.feeRecipient, token: e.feeToken.address, command: e.feeSide === "input" ? "TRANSFER" : "PAY_PORTION", amount: e.feeSide === "input" ? e.inputFee.toString() : feeAmountOut.toString() };
     }
+    return { steps, execution, swapTx, approval, permit, permitNow, feeBlock, deadline, minOut };
+  }
+
+  /** Build (and for prepare, simulate): the plan of SPEC.md "Plan". */
+  async function plan(body: Record<string, unknown>, who: Who, kind: "build" | "prepare") {
+    const r = parseTradeRequest(body);
+    const wallet = walletOf(r, who);
+    const e = await evaluate(r, kind, who, wallet);
+    if (e.policy.refusal) throw e.policy.refusal;
+    const t3 = performance.now();
+    const { steps, execution, swapTx, approval, permit, permitNow, feeBlock, deadline, minOut } = await buildSteps(e, r, wallet, false);
     const ready = steps.every((s) => s.tx !== null);
     const timings: Record<string, number> = { ...e.timings, build_ms: Math.round((performance.now() - t3) * 100) / 100 };
 
@@ -664,7 +674,7 @@ export function createTrading(d: Deps) {
   }
 
   /** Lends the input when asked (fund true, or auto and the wallet lacks it), then simulates the plan's transactions. */
-  async function simulateSteps(e: Awaited<ReturnType<typeof evaluate>>, steps: Step[], wallet: Address, fund: "auto" | boolean) {
+  async function simulateSteps(e: Evaluation, steps: Step[], wallet: Address, fund: "auto" | boolean) {
     const overrides: Override[] = [];
     const have = e.tin.address === zeroAddress ? (e.val<bigint>("eth") ?? 0n) : (e.val<bigint>(`bal:${lc(e.tin.address)}`) ?? 0n);
     const lend = fund === true || (fund === "auto" && have < e.amountIn);
@@ -712,24 +722,7 @@ export function createTrading(d: Deps) {
     const wallet = synthetic ? ("0x00000000000000000000000000000000005139a7" as Address) : getAddress(r.wallet!);
     const e = await evaluate(r, "simulate", who, wallet, synthetic);
     if (!synthetic && e.policy.refusal) throw e.policy.refusal;
-    const route = e.best.quote.route;
-    const deadline = Math.max(e.blockTime, now()) + LIMITS.deadlineS;
-    const minOut = maxBig(bpsOf(e.expectedOut, 10_000 - e.slippage), r.min_amount_out !== undefined ? BigInt(r.min_amount_out) : 0n);
-    const steps: Step[] = [];
-    if (route.venue === CURVE_VENUE) {
-      const curveFee = route.buy ? e.inputFee : bpsOf(BigInt(e.best.quote.amountOut), e.fee.bps);
-      if (!route.buy) steps.push({ kind: "approve", why: "curve allowance", tx: buildApprove(config.chainId, e.tin.address, c.launchpad, e.amountIn), decoded: {} });
-      steps.push({ kind: "fee_transfer", why: "the service fee", tx: buildFeeTransfer(config.chainId, config.feeRecipient, curveFee), decoded: {} });
-      steps.push({ kind: "swap", why: "the curve trade", tx: buildCurveSwap({ chainId: config.chainId, launchpad: c.launchpad, route, wallet, amountIn: route.buy ? e.swapIn : e.amountIn, amountOutMin: route.buy ? minOut : 0n }), decoded: {} });
-    } else {
-      const needApprovals = e.tin.address !== zeroAddress && (synthetic || r.mode === "first" || (e.allowPermit2 ?? 0n) < e.amountIn || !e.permit2Allowance || e.permit2Allowance[0] < e.amountIn || e.permit2Allowance[1] <= deadline);
-      if (needApprovals) {
-        steps.push({ kind: "approve", why: "approval to the permit contract", tx: buildApprove(config.chainId, e.tin.address, c.permit2, e.amountIn), decoded: {} });
-        steps.push({ kind: "approve", why: "permit allowance for the router", tx: buildPermit2Approve(config.chainId, c.permit2, e.tin.address, c.universalRouter, e.amountIn, e.blockTime + LIMITS.permitTradeExpiryS), decoded: {} });
-      }
-      const tx = buildRouterSwap({ chainId: config.chainId, router: c.universalRouter, route, tokenIn: e.tin.address, tokenOut: e.tout.address, weth, amountIn: e.amountIn, amountOutMin: minOut, fee: { side: e.feeSide, bps: e.fee.bps, recipient: config.feeRecipient, amount: e.inputFee }, deadline });
-      steps.push({ kind: "swap", why: "the trade", tx, decoded: describeRouterCall(tx.data) });
-    }
+    const { steps, deadline, minOut } = await buildSteps(e, r, wallet, synthetic || r.mode === "first");
     const t = performance.now();
     const sim = await simulateSteps(e, steps, wallet, synthetic ? true : r.fund);
     const gasUsd = e.ethUsd !== null ? (sim.gas_total * Number(e.gasPrice) / 1e18) * e.ethUsd : null;
@@ -755,6 +748,7 @@ export function createTrading(d: Deps) {
     };
   }
 
+  type Evaluation = Awaited<ReturnType<typeof evaluate>>;
   const revoke = createRevoke({ config, chain, resolveToken: resolveTradeToken });
   return { quote, plan, simulate, revoke, ledger, market, evaluate };
 }
