@@ -25,12 +25,11 @@ export function createApp(deps: AppDeps) {
   v1.route("/", serverRoutes(deps, limiter));
   v1.route("/auth", authRoutes(deps, limiter));
   // One registry for tokens and trading: screens and their caches are shared.
-  const tokens = deps.tokens ?? createTokens({ db: deps.db, config: deps.config, chain: deps.chain, indexed: deps.indexed, shield: deps.shield ?? null, limiter, clock: deps.clock ?? Date.now });
-  const shared = { ...deps, tokens };
-  v1.route("/tokens", tokenRoutes(shared, limiter));
-  const live = liveRoutes(shared, limiter);
+  const tokens = createTokens({ db: deps.db, config: deps.config, chain: deps.chain, indexed: deps.indexed, shield: deps.shield ?? null, limiter, clock: deps.clock ?? Date.now });
+  v1.route("/tokens", tokenRoutes(deps, limiter, tokens));
+  const live = liveRoutes(deps, limiter, tokens);
   v1.route("/live", live.app);
-  v1.route("/me", meRoutes(shared, limiter, live.trading.ledger));
+  v1.route("/me", meRoutes(deps, limiter, live.trading.ledger));
 
   const app = new Hono<AppEnv>();
   app.use("*", requestLog(deps.logger));

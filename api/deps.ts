@@ -7,7 +7,6 @@ import type { Db } from "./store/db.js";
 import type { SqlIndexedReads } from "./indexed.js";
 import type { ShieldProvider } from "./shield.js";
 import type { Sequencer } from "./relay.js";
-import type { Tokens } from "./tokens.js";
 
 /** Everything the app touches outside itself, passed in so tests build it directly. */
 export type AppDeps = {
@@ -26,8 +25,6 @@ export type AppDeps = {
   clock?: () => number;
   /** Where live/submit relays (default: JSON-RPC to config.sequencerUrl). */
   sequencer?: Sequencer;
-  /** One token registry shared by the routes (built from the other deps when absent). */
-  tokens?: Tokens;
 };
 
 export type AppEnv = {

@@ -309,6 +309,8 @@ export function createTokens(d: Deps) {
   return {
     resolve,
     queue,
+    /** Shield's verdict on a token; 503 REPORT_UNAVAILABLE without a provider or when unreadable. */
+    report: shieldReport,
     async get(param: string, opts: { shield: boolean; keyId: number; clientAddr: string }) {
       const address = resolve(param);
       let rec = await cached(address);

@@ -27,8 +27,7 @@ import {
 } from "./plans.js";
 import { evaluatePolicy, LIMITS, risk, SHIELD_POLICIES, type PolicyResult, type Risk } from "./policy.js";
 import { BUILDABLE_VENUES, candidateRoutes, CURVE_VENUE, GAS, quoteCall, readQuote, routeFeeBps, routeMidAtoms, type Route, type RouteQuote } from "./routing.js";
-import type { ShieldProvider, ShieldReport } from "./shield.js";
-import { ShieldUnavailable } from "./shield.js";
+import type { ShieldReport } from "./shield.js";
 import { balanceOverride, findBalanceSlot, simulatePlan, type Override, type PlanSimulation } from "./simulateTrade.js";
 import type { Tokens, TokenRecord } from "./tokens.js";
 import { createLedger, type TokenRef } from "./trades.js";
@@ -113,7 +112,6 @@ type Deps = {
   indexed: SqlIndexedReads;
   db: Db;
   tokens: Tokens;
-  shield: ShieldProvider | null;
   clock: () => number;
   aggregators?: Partial<Record<(typeof AGGREGATOR_VENUES)[number], string>>;
 };
@@ -137,9 +135,10 @@ export function createTrading(d: Deps) {
   const now = () => Math.floor(d.clock() / 1000);
   const c = config.contracts;
   const weth = config.tokens.WETH!.address;
-  const volumes = new LRUCache<string, { at: number; usd: number }>({ max: 50_000 });
+  /** 30-day volume per wallet, reused for a minute. */
+  const volumes = new LRUCache<string, number>({ max: 50_000, ttl: 60_000, perf: { now: d.clock } });
   /** The last winning route per pair (quote `fast`). */
-  const winners = new LRUCache<string, { id: string; at: number }>({ max: 10_000 });
+  const winners = new LRUCache<string, string>({ max: 10_000, ttl: WINNER_TTL_MS, perf: { now: d.clock } });
 
   /** A core symbol or an address; a trade naming another symbol is TOKEN_NOT_ALLOWED. */
   function resolveTradeToken(param: string): Address {
@@ -188,7 +187,7 @@ export function createTrading(d: Deps) {
   /** 30-day volume through the service, major side of each mined trade, at today's marks. */
   async function volume30d(wallet: Address): Promise<number> {
     const hit = volumes.get(lc(wallet));
-    if (hit && d.clock() - hit.at < 60_000) return hit.usd;
+    if (hit !== undefined) return hit;
     const since = now() - 30 * 86_400;
     const ours = await d.db.query<{ tx_hash: string }>("SELECT tx_hash FROM app.trades WHERE wallet = $1 AND status = 'pending' AND created_at >= $2 AND tx_hash IS NOT NULL", [lc(wallet), since]);
     let usd = 0;
@@ -207,24 +206,17 @@ export function createTrading(d: Deps) {
         }
       }
     }
-    volumes.set(lc(wallet), { at: d.clock(), usd });
+    volumes.set(lc(wallet), usd);
     return usd;
   }
 
   /** The fee side: the more liquid, marked token of the pair (ETH/WETH/USDG, then oracle-marked majors, then other core, then the rest); input on a tie. */
   const rank = (t: TokenInfo) => (t.currency === zeroAddress || t.symbol === "USDG" && t.core ? 3 : t.core && t.feed ? 2 : t.core ? 1 : 0);
 
+  /** Shield's verdicts on the address-named sides (core assets get none). */
   async function shieldReports(tokens: TokenInfo[]): Promise<Record<string, ShieldReport>> {
     const out: Record<string, ShieldReport> = {};
-    for (const t of tokens.filter((x) => !x.core)) {
-      if (!d.shield) throw new ApiError(503, "REPORT_UNAVAILABLE", "no Shield provider is configured; trade without Shield", {}, 15);
-      try {
-        out[lc(t.address)] = await d.shield.verdict(config.chainId, t.address);
-      } catch (err) {
-        if (err instanceof ShieldUnavailable) throw new ApiError(503, "REPORT_UNAVAILABLE", `${err.message}; retry after 15 s or trade without Shield`, {}, 15);
-        throw err;
-      }
-    }
+    for (const t of tokens.filter((x) => !x.core)) out[lc(t.address)] = await d.tokens.report(t.address);
     return out;
   }
 
@@ -285,8 +277,8 @@ export function createTrading(d: Deps) {
     // fast: quote the pair's recent winner alone when it is still a candidate (one quote, not all).
     const pair = `${lc(tin.address)}>${lc(tout.address)}`;
     const recent = winners.get(pair);
-    const fastHit = r.fast && r.route_id === undefined && recent !== undefined && d.clock() - recent.at < WINNER_TTL_MS && routes.some((x) => x.id === recent.id);
-    if (fastHit) routes = routes.filter((x) => x.id === recent!.id);
+    const fastHit = r.fast && r.route_id === undefined && recent !== undefined && routes.some((x) => x.id === recent);
+    if (fastHit) routes = routes.filter((x) => x.id === recent);
     if (!routes.length) throw new ApiError(422, "NO_ROUTE", `no venue trades ${tin.symbol || tin.address} for ${tout.symbol || tout.address}`);
 
     // Marks, size, fee.
@@ -367,11 +359,7 @@ export function createTrading(d: Deps) {
       const venueFeeBps = route.venue === CURVE_VENUE ? (curveFees ? Number(curveFees[0] + curveFees[1] + curveFees[2]) : 0) : routeFeeBps(route);
       const extraGas = GAS.tx + (route.venue === CURVE_VENUE ? 0n : GAS.router + GAS.fee + (tin.address !== zeroAddress ? GAS.pullErc20 : 0n) + (tin.currency !== tin.address || tout.currency !== tout.address ? GAS.wrap : 0n));
       const gas = q.ok ? q.gas + extraGas : 0n;
-      const gasUsd = ethUsd !== null ? (Number(gas * gasPrice) / 1e18) * ethUsd : null;
-      const outUnitUsd = markOut ? markOut.usd / 10 ** tout.decimals : null;
-      const ideal = midAtoms ? Number(amountIn) * midAtoms : null;
-      const net = Number(amountOut) - (gasUsd !== null && outUnitUsd ? gasUsd / outUnitUsd : 0);
-      const totalBps = q.ok && ideal ? Math.round((1 - net / ideal) * 10_000) : null;
+      const { gasUsd, totalBps } = costVsMid({ amountOut: Number(amountOut), gas: Number(gas), amountIn, midAtoms, gasPrice, ethUsd, markOut, outDecimals: tout.decimals });
       const impact = vsMid !== null ? Math.max(0, -vsMid - Math.round(venueFeeBps)) : null;
       return {
         quote: q,
@@ -385,8 +373,8 @@ export function createTrading(d: Deps) {
           amount_out: q.ok ? amountOut.toString() : null,
           vs_mid_bps: vsMid,
           gas: Number(gas),
-          gas_usd: gasUsd === null ? null : Math.round(gasUsd * 1e6) / 1e6,
-          total_bps: totalBps,
+          gas_usd: gasUsd,
+          total_bps: q.ok ? totalBps : null,
           ...(!tin.core || !tout.core ? { impact_bps: impact, guard_bps: LIMITS.maxVsMidBps } : {}),
           ...(q.error ? { error: q.error } : {}),
         },
@@ -399,7 +387,7 @@ export function createTrading(d: Deps) {
       throw new ApiError(422, "NO_ROUTE", `no route answers for this size: ${rows.map((x) => x.quote.error).filter(Boolean).join("; ") || "no output"}`);
     }
     const expectedOut = BigInt(best.row.amount_out!);
-    winners.set(pair, { id: best.row.id, at: d.clock() });
+    winners.set(pair, best.row.id);
 
     // Notional (fee included): the input at its mark, else the output at its mark.
     let notional: number | null = null;
@@ -483,16 +471,13 @@ export function createTrading(d: Deps) {
     };
   }
 
-  /** An aggregator's row in the same terms as ours: against the best route's mid, gas at today's price (its output carries no fee of ours). */
+  /** An aggregator's row in the same terms as ours: against the best route's mid (its output carries no fee of ours). */
   function compareRow(e: Evaluation, row: Awaited<ReturnType<typeof aggregatorRow>>) {
     if (!row.ok || !row.amount_out || !e.best.midAtoms) return row;
     const out = Number(row.amount_out);
-    const ideal = Number(e.amountIn) * e.best.midAtoms;
     const gas = "gas" in row && typeof row.gas === "number" ? row.gas : null;
-    const gasUsd = gas !== null && e.ethUsd !== null ? (gas * Number(e.gasPrice) / 1e18) * e.ethUsd : null;
-    const outUnitUsd = e.markOut ? e.markOut.usd / 10 ** e.tout.decimals : null;
-    const net = out - (gasUsd !== null && outUnitUsd ? gasUsd / outUnitUsd : 0);
-    return { ...row, vs_mid_bps: Math.round((out / ideal - 1) * 10_000), gas_usd: gasUsd === null ? null : Math.round(gasUsd * 1e6) / 1e6, total_bps: Math.round((1 - net / ideal) * 10_000) };
+    const { gasUsd, totalBps } = costVsMid({ amountOut: out, gas, amountIn: e.amountIn, midAtoms: e.best.midAtoms, gasPrice: e.gasPrice, ethUsd: e.ethUsd, markOut: e.markOut, outDecimals: e.tout.decimals });
+    return { ...row, vs_mid_bps: Math.round((out / (Number(e.amountIn) * e.best.midAtoms) - 1) * 10_000), gas_usd: gasUsd, total_bps: totalBps };
   }
 
   const markView = (m: Mark | null) => (m ? { usd: m.usd, source: m.source, age_s: m.age_s, stale: m.stale } : null);
@@ -751,6 +736,18 @@ export function createTrading(d: Deps) {
   type Evaluation = Awaited<ReturnType<typeof evaluate>>;
   const revoke = createRevoke({ config, chain, resolveToken: resolveTradeToken });
   return { quote, plan, simulate, revoke, ledger, market, evaluate };
+}
+
+/**
+ * A route's gas in USD and its cost against the mid in bps: what the whole input would buy at the
+ * mid, against the output net of gas (our fee is already out of `amountOut`). Ranks routes.
+ */
+function costVsMid(p: { amountOut: number; gas: number | null; amountIn: bigint; midAtoms: number | null; gasPrice: bigint; ethUsd: number | null; markOut: Mark | null; outDecimals: number }) {
+  const gasUsd = p.gas !== null && p.ethUsd !== null ? ((p.gas * Number(p.gasPrice)) / 1e18) * p.ethUsd : null;
+  const outUnitUsd = p.markOut ? p.markOut.usd / 10 ** p.outDecimals : null;
+  const net = p.amountOut - (gasUsd !== null && outUnitUsd ? gasUsd / outUnitUsd : 0);
+  const ideal = p.midAtoms ? Number(p.amountIn) * p.midAtoms : null;
+  return { gasUsd: gasUsd === null ? null : Math.round(gasUsd * 1e6) / 1e6, totalBps: ideal ? Math.round((1 - net / ideal) * 10_000) : null };
 }
 
 const VERDICT_ORDER = { flagged: 0, unverified: 1, verified: 2 } as const;

@@ -6,15 +6,14 @@ import { keyWalletNotSanctioned, requireKey } from "../middleware/auth.js";
 import { limit } from "../middleware/limits.js";
 import { RATE_RULES, type RateLimiter } from "../rateLimit.js";
 import { createRelay, httpSequencer } from "../relay.js";
-import { createTokens } from "../tokens.js";
+import type { Tokens } from "../tokens.js";
 import { createTrading } from "../trading.js";
 import type { TokenRef } from "../trades.js";
 
 /** SPEC.md "Trading" (fast mode comes with its own issue). */
-export function liveRoutes(deps: AppDeps, limiter: RateLimiter) {
+export function liveRoutes(deps: AppDeps, limiter: RateLimiter, tokens: Tokens) {
   const clock = deps.clock ?? Date.now;
-  const tokens = deps.tokens ?? createTokens({ db: deps.db, config: deps.config, chain: deps.chain, indexed: deps.indexed, shield: deps.shield ?? null, limiter, clock });
-  const trading = createTrading({ config: deps.config, chain: deps.chain, indexed: deps.indexed, db: deps.db, tokens, shield: deps.shield ?? null, clock, aggregators: deps.config.aggregatorUrls });
+  const trading = createTrading({ config: deps.config, chain: deps.chain, indexed: deps.indexed, db: deps.db, tokens, clock, aggregators: deps.config.aggregatorUrls });
   const relay = createRelay({ config: deps.config, chain: deps.chain, ledger: trading.ledger, sequencer: deps.sequencer ?? httpSequencer(deps.config.sequencerUrl), clock });
   const keyed = every(requireKey({ db: deps.db, clock }, limiter), keyWalletNotSanctioned(deps));
   const quoteLimit = limit(limiter, "liveQuote", RATE_RULES.liveQuote, "key");

@@ -5,7 +5,7 @@ import { ApiError } from "../errors.js";
 import { keyWalletNotSanctioned, requireKey } from "../middleware/auth.js";
 import { limit } from "../middleware/limits.js";
 import { RATE_RULES, type RateLimiter } from "../rateLimit.js";
-import { createTokens } from "../tokens.js";
+import type { Tokens } from "../tokens.js";
 
 export const TOKEN_STATS_TTL_MS = 30_000;
 const KINDS = ["core", "stock", "partner_agent", "launchpad", "bridged", "erc20"];
@@ -23,9 +23,8 @@ function shieldParam(v: string | undefined): boolean {
 }
 
 /** SPEC.md "Tokens (key)". */
-export function tokenRoutes(deps: AppDeps, limiter: RateLimiter) {
+export function tokenRoutes(deps: AppDeps, limiter: RateLimiter, tokens: Tokens) {
   const clock = deps.clock ?? Date.now;
-  const tokens = deps.tokens ?? createTokens({ db: deps.db, config: deps.config, chain: deps.chain, indexed: deps.indexed, shield: deps.shield ?? null, limiter, clock });
   const keyed = every(requireKey({ db: deps.db, clock }, limiter), keyWalletNotSanctioned(deps));
   const app = new Hono<AppEnv>();
 
