@@ -1,5 +1,6 @@
 import { encodeAbiParameters, encodeFunctionData, hexToBigInt, keccak256, maxUint160, maxUint256, numberToHex, pad, zeroAddress, type Address, type Hex, type PublicClient } from "viem";
 import { erc20Abi } from "../abis/erc20.js";
+import { MULTICALL3_ADDRESS, multicall3Abi } from "../abis/multicall3.js";
 import { PERMIT2_ADDRESS, permit2Abi } from "../abis/permit2.js";
 import { CONTRACT_BALANCE, Command, ROUTER_ADDRESS_THIS, universalRouterAbi } from "../abis/universalRouter.js";
 import { quoteExactInputSingle } from "../lib/quoter.js";
@@ -119,10 +120,7 @@ export async function probeBuySell(p: {
     { to: t, data: encodeFunctionData({ abi: erc20Abi, functionName: "approve", args: [PERMIT2_ADDRESS, maxUint256] }) },
     { to: PERMIT2_ADDRESS, data: encodeFunctionData({ abi: permit2Abi, functionName: "approve", args: [t, router, maxUint160, 2 ** 47] }) },
   ];
-  const balanceCall = (t: Address) =>
-    t === zeroAddress
-      ? { to: "0xcA11bde05977b3631167028862bE2a173976CA11" as Address, data: encodeFunctionData({ abi: [{ type: "function", name: "getEthBalance", stateMutability: "view", inputs: [{ type: "address" }], outputs: [{ type: "uint256" }] }] as const, functionName: "getEthBalance", args: [wallet] }) }
-      : { to: t, data: encodeFunctionData({ abi: erc20Abi, functionName: "balanceOf", args: [wallet] }) };
+  const balanceCall = (t: Address) => balanceRead(MULTICALL3_ADDRESS, t, wallet);
   const buy = [
     ...(quote === zeroAddress ? [] : approvals(quote)),
     { to: router, data: swapProgram(poolKey, quote, token, quoteAmount), value: quote === zeroAddress ? quoteAmount : 0n },
@@ -148,12 +146,11 @@ export async function probeBuySell(p: {
   return { ok: true, buyTaxBps, sellTaxBps, honeypot: got === 0n, reason: null, funded_by_overrides: true };
 }
 
-const getEthBalanceAbi = [{ type: "function", name: "getEthBalance", stateMutability: "view", inputs: [{ type: "address" }], outputs: [{ type: "uint256" }] }] as const;
 
 /** A balance read as a call (ETH through Multicall3's getEthBalance). */
 function balanceRead(multicall3: Address, token: Address, holder: Address): SimCall {
   return token === zeroAddress
-    ? { to: multicall3, data: encodeFunctionData({ abi: getEthBalanceAbi, functionName: "getEthBalance", args: [holder] }) }
+    ? { to: multicall3, data: encodeFunctionData({ abi: multicall3Abi, functionName: "getEthBalance", args: [holder] }) }
     : { to: token, data: encodeFunctionData({ abi: erc20Abi, functionName: "balanceOf", args: [holder] }) };
 }
 

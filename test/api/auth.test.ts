@@ -2,10 +2,10 @@ import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { getAddress } from "viem";
-import { startDevnet, type Devnet } from "../helpers/devnet.js";
-import { freshStore, serveApi, type Api, type StoreKind } from "../helpers/api.js";
+import type { Devnet } from "../helpers/devnet.js";
+import { serveApi, type Api, type StoreKind } from "../helpers/api.js";
+import { startServedDevnet, type Served } from "../helpers/stack.js";
 import { CAPS } from "../../api/signin.js";
-import { RateLimiter } from "../../api/rateLimit.js";
 import { devAccount } from "../../devnet/deploy.js";
 import { sanctionsListAbi } from "../../abis/fixtures.js";
 
@@ -13,21 +13,17 @@ type Account = ReturnType<typeof privateKeyToAccount>;
 
 describe.each<StoreKind>(["pglite", "postgres"])("sign-in and keys on %s", (kind) => {
   let dn: Devnet;
-  let store: Awaited<ReturnType<typeof freshStore>>;
+  let store: Served["store"];
   let api: Api;
+  let served: Served;
   let now = Date.now();
   const clock = () => now;
 
   beforeAll(async () => {
-    dn = await startDevnet();
-    store = await freshStore(kind);
-    api = await serveApi({ rpcUrl: dn.anvil.rpcUrl, db: store.db, clock, limiter: new RateLimiter(clock, 10_000, false) });
+    served = await startServedDevnet({ store: kind, clock });
+    ({ dn, store, api } = served);
   });
-  afterAll(async () => {
-    await api?.close();
-    await store?.drop();
-    await dn?.stop();
-  });
+  afterAll(() => served?.stop());
 
   async function signIn(a: Account, target: Api = api) {
     const ch = await target.call("POST", "/api/v1/auth/challenge", { address: a.address });

@@ -3,28 +3,26 @@ import { Writable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import pino from "pino";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { startDevnet, type Devnet } from "../helpers/devnet.js";
-import { freshStore, serveApi, type Api } from "../helpers/api.js";
+import type { Devnet } from "../helpers/devnet.js";
+import { serveApi, type Api } from "../helpers/api.js";
+import { startServedDevnet, type Served } from "../helpers/stack.js";
 import { RateLimiter, RATE_RULES } from "../../api/rateLimit.js";
 import { requestLog } from "../../api/middleware/requestLog.js";
 import { Hono } from "hono";
 
 let dn: Devnet;
-let store: Awaited<ReturnType<typeof freshStore>>;
+let store: Served["store"];
 let api: Api;
+let served: Served;
 let now = Date.now();
 const clock = () => now;
 
 beforeAll(async () => {
-  dn = await startDevnet();
-  store = await freshStore("pglite");
-  api = await serveApi({ rpcUrl: dn.anvil.rpcUrl, db: store.db, clock, limiter: new RateLimiter(clock) });
+  // Rate limits on: this file pins them.
+  served = await startServedDevnet({ clock, limiter: new RateLimiter(clock) });
+  ({ dn, store, api } = served);
 });
-afterAll(async () => {
-  await api?.close();
-  await store?.drop();
-  await dn?.stop();
-});
+afterAll(() => served?.stop());
 
 /** A raw HTTP request (fetch cannot send chunked bodies on demand or a forged Host). */
 function raw(opts: { method: string; path: string; headers: Record<string, string>; body?: string; chunked?: boolean }): Promise<{ status: number; body: any; headers: Record<string, unknown> }> {

@@ -3,23 +3,23 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import pg from "pg";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { startDevnet, type Devnet } from "../helpers/devnet.js";
-import { PG_URL, startIndexer, type Indexer } from "../helpers/indexer.js";
+import type { Devnet } from "../helpers/devnet.js";
+import { PG_URL, type Indexer } from "../helpers/indexer.js";
+import { startIndexedDevnet } from "../helpers/stack.js";
 import { freePort } from "../../devnet/anvil.js";
 import { ROOT } from "../../lib/root.js";
 
 let dn: Devnet;
 let ix: Indexer;
+let chain: Awaited<ReturnType<typeof startIndexedDevnet>>;
 const admin = new pg.Pool({ connectionString: PG_URL, max: 1 });
 
 beforeAll(async () => {
-  dn = await startDevnet();
-  ix = await startIndexer({ anvilPort: dn.anvil.port, backend: "postgres" });
-  await ix.waitFor(await dn.pub.getBlockNumber());
+  chain = await startIndexedDevnet();
+  ({ dn, ix } = chain);
 }, 120_000);
 afterAll(async () => {
-  await ix?.cleanup();
-  await dn?.stop();
+  await chain?.stop();
   await admin.end();
 });
 

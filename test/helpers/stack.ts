@@ -1,28 +1,37 @@
 import { RateLimiter } from "../../api/rateLimit.js";
 import { httpShield } from "../../api/shield.js";
+import type { SqlIndexedReads } from "../../api/indexed.js";
 import { startShieldStandIn } from "../../devnet/shieldStandIn.js";
 import { agentOf } from "./agent.js";
 import { freshStore, serveApi, type StoreKind } from "./api.js";
 import { startDevnet, type Devnet } from "./devnet.js";
 import { startIndexer } from "./indexer.js";
 
-/**
- * The whole service for one test file: a private devnet, the real indexer on PostgreSQL, a fresh
- * app store, the API on a real port (rate limits off unless given a limiter), optionally the Shield
- * stand-in. `before` runs on the chain before the indexer starts.
- */
-export async function startStack(opts: { store?: StoreKind; shield?: boolean; clock?: () => number; limiter?: RateLimiter; before?: (dn: Devnet) => Promise<void> } = {}) {
-  const clock = opts.clock ?? Date.now;
+type ServeOpts = { store?: StoreKind; shield?: boolean; clock?: () => number; limiter?: RateLimiter };
+
+/** A private devnet with the real indexer on PostgreSQL caught up to it. `before` runs on the chain first. */
+export async function startIndexedDevnet(opts: { before?: (dn: Devnet) => Promise<void> } = {}) {
   const dn = await startDevnet();
   if (opts.before) await opts.before(dn);
   const ix = await startIndexer({ anvilPort: dn.anvil.port, backend: "postgres" });
   await ix.waitFor(await dn.pub.getBlockNumber());
-  const store = await freshStore(opts.store ?? "pglite");
-  const shield = opts.shield ? await startShieldStandIn() : null;
-  const api = await serveApi({ rpcUrl: dn.anvil.rpcUrl, db: store.db, clock, indexed: ix.liveReads().reads, shield: shield ? httpShield(shield.url) : null, limiter: opts.limiter ?? new RateLimiter(clock, 10_000, false) });
   return {
     dn,
     ix,
+    async stop() {
+      await ix.cleanup();
+      await dn.stop();
+    },
+  };
+}
+
+/** A fresh app store and the API on a real port over `dn` (rate limits off unless given a limiter). */
+async function serve(dn: Devnet, indexed: SqlIndexedReads | undefined, opts: ServeOpts) {
+  const clock = opts.clock ?? Date.now;
+  const store = await freshStore(opts.store ?? "pglite");
+  const shield = opts.shield ? await startShieldStandIn() : null;
+  const api = await serveApi({ rpcUrl: dn.anvil.rpcUrl, db: store.db, clock, indexed, shield: shield ? httpShield(shield.url) : null, limiter: opts.limiter ?? new RateLimiter(clock, 10_000, false) });
+  return {
     store,
     api,
     shield,
@@ -31,10 +40,25 @@ export async function startStack(opts: { store?: StoreKind; shield?: boolean; cl
       await api.close();
       await shield?.close();
       await store.drop();
-      await ix.cleanup();
-      await dn.stop();
     },
   };
+}
+
+/** The API over a private devnet without an indexer (indexed reads see nothing). */
+export async function startServedDevnet(opts: ServeOpts = {}) {
+  const dn = await startDevnet();
+  const s = await serve(dn, undefined, opts);
+  return { dn, ...s, stop: async () => (await s.stop(), await dn.stop()) };
+}
+
+/**
+ * The whole service for one test file: a private devnet, the real indexer on PostgreSQL, a fresh
+ * app store, the API on a real port, optionally the Shield stand-in.
+ */
+export async function startStack(opts: ServeOpts & { before?: (dn: Devnet) => Promise<void> } = {}) {
+  const chain = await startIndexedDevnet(opts);
+  const s = await serve(chain.dn, chain.ix.liveReads().reads, opts);
+  return { dn: chain.dn, ix: chain.ix, ...s, stop: async () => (await s.stop(), await chain.stop()) };
 }
 
 /** Moves the chain past the demo launch token's snipe-tax window, however fresh the snapshot is. */
@@ -44,3 +68,4 @@ export async function pastLaunchWindow(dn: Devnet) {
 }
 
 export type Stack = Awaited<ReturnType<typeof startStack>>;
+export type Served = Awaited<ReturnType<typeof startServedDevnet>>;

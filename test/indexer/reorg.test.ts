@@ -1,20 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getAddress, parseEther, zeroAddress, type Hex } from "viem";
-import { startDevnet, type Devnet } from "../helpers/devnet.js";
-import { startIndexer, type Indexer } from "../helpers/indexer.js";
+import type { Devnet } from "../helpers/devnet.js";
+import type { Indexer } from "../helpers/indexer.js";
+import { startIndexedDevnet } from "../helpers/stack.js";
 import { poolKeyOf, swapCalldata } from "../helpers/trades.js";
 
 let dn: Devnet;
 let ix: Indexer;
+let chain: Awaited<ReturnType<typeof startIndexedDevnet>>;
 beforeAll(async () => {
-  dn = await startDevnet();
-  ix = await startIndexer({ anvilPort: dn.anvil.port, backend: "postgres" });
-  await ix.waitFor(await dn.pub.getBlockNumber());
+  chain = await startIndexedDevnet();
+  ({ dn, ix } = chain);
 }, 120_000);
-afterAll(async () => {
-  await ix?.cleanup();
-  await dn?.stop();
-});
+afterAll(() => chain?.stop());
 
 const until = async <T>(what: string, fn: () => Promise<T | null | undefined | false>, ms = 30_000): Promise<T> => {
   const deadline = Date.now() + ms;
