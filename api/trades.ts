@@ -1,4 +1,4 @@
-import { concat, keccak256, numberToHex, pad, toHex, zeroAddress, type Address, type Hex } from "viem";
+import { concat, keccak256, numberToHex, pad, toHex, type Address, type Hex } from "viem";
 import type { SqlIndexedReads, TradeRow } from "./indexed.js";
 import type { PlanTx } from "./plans.js";
 import type { Db } from "./store/db.js";
@@ -10,7 +10,8 @@ export const DROP_AFTER_S = 3_600;
 export const fingerprint = (t: Pick<PlanTx, "to" | "data" | "value" | "chain_id">): Hex =>
   keccak256(concat([t.to.toLowerCase() as Hex, t.data, pad(numberToHex(BigInt(t.value))), pad(toHex(t.chain_id))]));
 
-export type TokenRef = { token: string; address: Address; symbol: string; name: string; decimals: number };
+/** A trade's side; a refused call whose token never resolved has nulls beyond what it named. */
+export type TokenRef = { token: string; address: Address | null; symbol: string | null; name: string | null; decimals: number | null };
 export type StoredPlan = {
   id: number;
   keyId: number;
@@ -163,7 +164,7 @@ function tradeRecord(r: Record<string, unknown>) {
   let kind: "actual" | "minimum" | null = amountOut === null ? null : "minimum";
   if (r.status === "mined" || r.status === "reverted") {
     // Actual: what of the output token reached the wallet (ETH: the unwrap or curve payment).
-    const got = o && tokenOut && o.tokenOut && o.tokenOut.toLowerCase() === (tokenOut.address === zeroAddress ? zeroAddress : tokenOut.address.toLowerCase()) ? o.amountOut : null;
+    const got = o?.tokenOut && tokenOut?.address && o.tokenOut.toLowerCase() === tokenOut.address.toLowerCase() ? o.amountOut : null;
     amountOut = r.status === "mined" && got !== null ? got.toString() : null;
     kind = amountOut === null ? null : "actual";
   }

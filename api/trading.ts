@@ -184,6 +184,14 @@ export function createTrading(d: Deps) {
 
   const ref = (t: TokenInfo): TokenRef => ({ token: t.core ? t.symbol : lc(t.address), address: t.address, symbol: t.symbol, name: t.name, decimals: t.decimals });
 
+  /** A refused call's side as the request named it: complete for core assets, the address otherwise. */
+  function refOfParam(param: unknown): TokenRef | null {
+    if (typeof param !== "string") return null;
+    const core = config.tokens[param.toUpperCase()] ?? market.core(param as Address);
+    if (core && (!/^0x/i.test(param) || /^0x[0-9a-fA-F]{40}$/.test(param))) return { token: core.symbol, address: core.address, symbol: core.symbol, name: core.name, decimals: core.decimals };
+    return /^0x[0-9a-fA-F]{40}$/.test(param) ? { token: lc(param), address: getAddress(param), symbol: null, name: null, decimals: null } : { token: param, address: null, symbol: null, name: null, decimals: null };
+  }
+
   /** 30-day volume through the service, major side of each mined trade, at today's marks. */
   async function volume30d(wallet: Address): Promise<number> {
     const hit = volumes.get(lc(wallet));
@@ -307,6 +315,7 @@ export function createTrading(d: Deps) {
     const calls: { key: string; call: any }[] = routes.map((x) => ({ key: `q:${x.id}`, call: quoteCall(x, swapIn, { v4Quoter: c.v4Quoter, launchpad: c.launchpad }) }));
     calls.push({ key: "basefee", call: { address: c.multicall3, abi: multicall3Abi, functionName: "getBasefee" } });
     calls.push({ key: "time", call: { address: c.multicall3, abi: multicall3Abi, functionName: "getCurrentBlockTimestamp" } });
+    calls.push({ key: "block", call: { address: c.multicall3, abi: multicall3Abi, functionName: "getBlockNumber" } });
     if (curveSide) {
       calls.push({ key: "curve", call: { address: c.launchpad, abi: launchpadAbi, functionName: "curves", args: [curveSide.address] } });
       calls.push({ key: "curveFees", call: { address: c.launchpad, abi: launchpadAbi, functionName: "feeBps", args: [curveSide.address] } });
@@ -714,7 +723,7 @@ export function createTrading(d: Deps) {
     return {
       ok: sim.ok,
       error: sim.error,
-      block: { timestamp: e.blockTime },
+      block: { number: Number(e.val<bigint>("block") ?? 0n), timestamp: e.blockTime },
       transactions: steps.map((s, i) => ({ kind: s.kind, to: s.tx!.to, value: s.tx!.value, gas: sim.gas[i] ?? null })),
       amount_out: sim.amount_out,
       amount_out_min: minOut.toString(),
@@ -735,7 +744,7 @@ export function createTrading(d: Deps) {
 
   type Evaluation = Awaited<ReturnType<typeof evaluate>>;
   const revoke = createRevoke({ config, chain, resolveToken: resolveTradeToken });
-  return { quote, plan, simulate, revoke, ledger, market, evaluate };
+  return { quote, plan, simulate, revoke, ledger, market, evaluate, refOfParam };
 }
 
 /**

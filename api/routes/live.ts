@@ -8,7 +8,6 @@ import { RATE_RULES, type RateLimiter } from "../rateLimit.js";
 import { createRelay, httpSequencer } from "../relay.js";
 import type { Tokens } from "../tokens.js";
 import { createTrading } from "../trading.js";
-import type { TokenRef } from "../trades.js";
 
 /** SPEC.md "Trading" (fast mode comes with its own issue). */
 export function liveRoutes(deps: AppDeps, limiter: RateLimiter, tokens: Tokens) {
@@ -27,9 +26,8 @@ export function liveRoutes(deps: AppDeps, limiter: RateLimiter, tokens: Tokens) 
     } catch (err) {
       if (err instanceof ApiError && err.status === 422) {
         const b = c.get("body") ?? {};
-        const side = (v: unknown) => (typeof v === "string" ? ({ token: v } as TokenRef) : null);
         await trading.ledger
-          .recordRefused({ wallet: c.get("key").wallet, keyId: c.get("key").keyId, path, code: err.code, tokenIn: side(b.token_in), tokenOut: side(b.token_out), amountIn: typeof b.amount_in === "string" ? b.amount_in : null })
+          .recordRefused({ wallet: c.get("key").wallet, keyId: c.get("key").keyId, path, code: err.code, tokenIn: trading.refOfParam(b.token_in), tokenOut: trading.refOfParam(b.token_out), amountIn: typeof b.amount_in === "string" ? b.amount_in : null })
           .catch((e) => c.get("log")?.warn({ err: e }, "refused trade not recorded"));
       }
       throw err;

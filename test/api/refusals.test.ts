@@ -4,7 +4,7 @@ import { privateKeyToAccount } from "viem/accounts";
 import type { Devnet } from "../helpers/devnet.js";
 import type { Indexer } from "../helpers/indexer.js";
 import { serveApi, type Api } from "../helpers/api.js";
-import { pastLaunchWindow, startStack, type Stack } from "../helpers/stack.js";
+import { freshenMarket, startStack, type Stack } from "../helpers/stack.js";
 import { agentOf } from "../helpers/agent.js";
 import { approveForRouter, poolKeyOf, routerSwap } from "../helpers/trades.js";
 import { RateLimiter } from "../../api/rateLimit.js";
@@ -35,7 +35,7 @@ const usdg = (n: string) => parseUnits(n, 6).toString();
 
 let stack: Stack;
 beforeAll(async () => {
-  stack = await startStack({ shield: true, before: pastLaunchWindow });
+  stack = await startStack({ shield: true, before: freshenMarket });
   ({ dn, ix, store, api, agent } = stack);
   shield = stack.shield!;
   wallet = await dn.freshWallet(parseEther("100"), [[dn.token("USDG"), parseUnits("100000", 6)]]);

@@ -5,7 +5,7 @@ import type { Devnet } from "../helpers/devnet.js";
 import type { Indexer } from "../helpers/indexer.js";
 import type { Api } from "../helpers/api.js";
 import { agentOf, type PlanTx } from "../helpers/agent.js";
-import { pastLaunchWindow, startStack, type Stack } from "../helpers/stack.js";
+import { freshenMarket, startStack, type Stack } from "../helpers/stack.js";
 import { serveApi } from "../helpers/api.js";
 import { approveForRouter, poolKeyOf, routerSwap } from "../helpers/trades.js";
 import { RateLimiter } from "../../api/rateLimit.js";
@@ -49,7 +49,7 @@ async function prepare(key: string, body: Record<string, unknown>) {
 
 let stack: Stack;
 beforeAll(async () => {
-  stack = await startStack({ before: pastLaunchWindow });
+  stack = await startStack({ before: freshenMarket });
   ({ dn, ix, api } = stack);
   const agent = stack.agent;
   signIn = (_api, a) => agent.signIn(a);
@@ -411,6 +411,7 @@ describe("live/simulate", () => {
     const syn = await post("/live/simulate", { token_in: "USDG", token_out: "ETH", notional_usd: 50 }, key);
     expect(syn.status, JSON.stringify(syn.json)).toBe(200);
     expect(syn.json).toMatchObject({ ok: true, synthetic: true, funded_by_overrides: true, fee_bps: 25, fee_side: "input" });
+    expect(syn.json.block.number).toBeGreaterThan(0);
     expect(syn.json.transactions.map((t: any) => t.kind)).toEqual(["approve", "approve", "swap"]);
     expect(BigInt(syn.json.fee_paid)).toBeGreaterThan(0n);
     // The wallet holds no USDG: fund false fails honestly, fund true lends it.
@@ -460,7 +461,7 @@ describe("GET /me/trades", () => {
     expect(page2.json.trades.map((t: any) => t.tx_hash)).toEqual([hashes[0]]);
     expect(page2.json.next_before).toBeNull();
     const all = await get("/me/trades?refused=1", key);
-    expect(all.json.trades[0]).toMatchObject({ status: "refused", code: "MAX_NOTIONAL", tx_hash: null });
+    expect(all.json.trades[0]).toMatchObject({ status: "refused", code: "MAX_NOTIONAL", tx_hash: null, token_in: { token: "ETH", address: zeroAddress, decimals: 18 }, token_out: { token: "USDG", symbol: "USDG", decimals: 6 } });
     expect(all.json.refused_included).toBe(true);
     for (const bad of ["limit=0", "limit=101", "before=x", "refused=2", "wallet=0x1"]) expect((await get(`/me/trades?${bad}`, key)).status, bad).toBe(400);
   });

@@ -2,6 +2,7 @@ import { RateLimiter } from "../../api/rateLimit.js";
 import { httpShield } from "../../api/shield.js";
 import type { SqlIndexedReads } from "../../api/indexed.js";
 import { startShieldStandIn } from "../../devnet/shieldStandIn.js";
+import { priceFeedAbi } from "../../abis/fixtures.js";
 import { agentOf } from "./agent.js";
 import { freshStore, serveApi, type StoreKind } from "./api.js";
 import { startDevnet, type Devnet } from "./devnet.js";
@@ -61,10 +62,18 @@ export async function startStack(opts: ServeOpts & { before?: (dn: Devnet) => Pr
   return { dn: chain.dn, ix: chain.ix, ...s, stop: async () => (await s.stop(), await chain.stop()) };
 }
 
-/** Moves the chain past the demo launch token's snipe-tax window, however fresh the snapshot is. */
-export async function pastLaunchWindow(dn: Devnet) {
+/**
+ * Moves the chain past the demo launch token's snipe-tax window, however fresh the snapshot is,
+ * and posts every oracle's answer again so marks are fresh (not STALE_MARK), however old it is.
+ */
+export async function freshenMarket(dn: Devnet) {
   await dn.test.increaseTime({ seconds: 120 });
   await dn.test.mine({ blocks: 1 });
+  const feeds = [...new Set(Object.values(dn.universe.tokens).flatMap((t) => (t.feed ? [t.feed] : [])))];
+  for (const feed of feeds) {
+    const [, answer] = await dn.pub.readContract({ address: feed, abi: priceFeedAbi, functionName: "latestRoundData" });
+    await dn.mined(await dn.walletFor(dn.deployer).writeContract({ address: feed, abi: priceFeedAbi, functionName: "setAnswer", args: [answer] }));
+  }
 }
 
 export type Stack = Awaited<ReturnType<typeof startStack>>;
