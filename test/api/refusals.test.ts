@@ -136,22 +136,23 @@ describe("policy", () => {
   });
 
   it("price: ROUTE_VS_MID for a size far under the pool mid, ROUTE_VS_REF when the oracle disagrees with the pool", async () => {
-    // The indexer's mid of the BTC pool is frozen (an indexer that is behind) while a whale sells
-    // several percent off the pool on chain: the route now pays far under the mid the service knows.
-    const real = ix.liveReads().reads;
-    const frozenPools = await real.pools();
-    const behind = await serveApi({ rpcUrl: dn.anvil.rpcUrl, db: store.db, indexed: { ...real, pools: async () => frozenPools }, limiter: new RateLimiter(Date.now, 10_000, false) });
-    const whale = await dn.freshWallet(parseEther("1"), [[dn.token("WBTC"), parseUnits("20", 8)]]);
-    await approveForRouter(dn, whale, dn.token("WBTC"));
-    await routerSwap(dn, whale, { poolKey: poolKeyOf(dn, "WBTC", "USDG"), tokenIn: dn.token("WBTC"), tokenOut: dn.token("USDG"), amountIn: parseUnits("15", 8), minOut: 0n, feeBips: 0n, feeRecipient: whale.address });
+    // The indexer stalls (a real process, frozen) while a whale sells several percent off the
+    // BTC pool on chain: the route now pays far under the mid the service knows.
+    const resume = ix.pause();
     try {
-      const r = await prepare({ token_in: "WBTC", token_out: "USDG", notional_usd: 100, accept_risks: ["HIGH_PRICE_IMPACT"] }, key, behind);
+      const whale = await dn.freshWallet(parseEther("1"), [[dn.token("WBTC"), parseUnits("20", 8)]]);
+      await approveForRouter(dn, whale, dn.token("WBTC"));
+      await routerSwap(dn, whale, { poolKey: poolKeyOf(dn, "WBTC", "USDG"), tokenIn: dn.token("WBTC"), tokenOut: dn.token("USDG"), amountIn: parseUnits("15", 8), minOut: 0n, feeBips: 0n, feeRecipient: whale.address });
+      // Pool states are re-read at most once a second.
+      await new Promise((r) => setTimeout(r, 1_100));
+      const r = await prepare({ token_in: "WBTC", token_out: "USDG", notional_usd: 100, accept_risks: ["HIGH_PRICE_IMPACT"] });
       expect(r.status, JSON.stringify(r.json)).toBe(422);
       expect(r.json.error.code).toBe("ROUTE_VS_MID");
       expect(r.json.error.message).toMatch(/under the pool mid/);
     } finally {
-      await behind.close();
+      resume();
     }
+    await ix.waitFor(await dn.pub.getBlockNumber());
     // A size that moves a real pool shows in the quote as distance from the mid.
     const q = await api.call("POST", "/api/v1/live/quote", { token_in: "USDG", token_out: "ORBIO", notional_usd: 9_900 }, { authorization: `Bearer ${key}` });
     expect(q.json.best.vs_mid_bps).toBeLessThan(-200);
@@ -228,7 +229,9 @@ describe("outside the happy path of the service itself", () => {
   it("NO_REFERENCE_MID while the indexer has not seen the pool; NO_MARK with no price to size by", async () => {
     const real = ix.liveReads().reads;
     let marks = true;
-    // An indexer that is behind: no pool states yet (and, second, no oracle rounds).
+    // An indexer that has not yet read the universe's pools (and, second, no oracle round). A real
+    // Ponder cannot be held there: its PostgreSQL views appear only once the backfill is done, so
+    // the reads are the real ones with those two tables seen empty.
     const lagging: SqlIndexedReads = { ...real, pools: async () => [], latestMark: async (feed, now) => (marks ? real.latestMark(feed, now) : null) };
     const lag = await serveApi({ rpcUrl: dn.anvil.rpcUrl, db: store.db, indexed: lagging, limiter: new RateLimiter(Date.now, 10_000, false) });
     try {

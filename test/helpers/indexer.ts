@@ -127,6 +127,11 @@ export async function startIndexer(opts: { anvilPort: number; backend: IndexerBa
       const q: Query = async (text, params) => (await db.query<Record<string, unknown>>(text, params)).rows;
       return { reads: sqlIndexedReads(q, schema), query: q, close: () => db.close() };
     },
+    /** Freezes the indexer process (SIGSTOP) until the returned function resumes it: an indexer that falls behind. */
+    pause(): () => void {
+      child.kill("SIGSTOP");
+      return () => void child.kill("SIGCONT");
+    },
     /** Drops what the test created in PostgreSQL. */
     async cleanup() {
       if (child.exitCode === null) child.kill("SIGKILL");
