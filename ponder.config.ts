@@ -30,16 +30,9 @@ export default createConfig({
     Launchpad: { chain: "robinhood", abi: launchpadAbi, address: config.contracts.launchpad, startBlock },
     // ERC-20 transfers into and out of the platform fee wallet, on any token. Two sources: Ponder
     // 0.16 keeps only one filter per event name when given a list.
+    // Log sources only: a block or account source makes Ponder fetch every block (~10 a second on
+    // chain 4663). Outcomes of the trades we relay come from the relay watcher's receipts.
     PlatformTokenIn: { chain: "robinhood", abi: erc20Abi, filter: { event: "Transfer", args: { to: config.feeRecipient } }, startBlock },
     PlatformTokenOut: { chain: "robinhood", abi: erc20Abi, filter: { event: "Transfer", args: { from: config.feeRecipient } }, startBlock },
-  },
-  accounts: {
-    // Top-level ETH sent to or by the platform wallet (fees paid inside trades come from traces).
-    Platform: { chain: "robinhood", address: config.feeRecipient, startBlock },
-  },
-  blocks: {
-    // Every block's receipts, for trades through the router or the DelegationManager, reverted
-    // ones included (Ponder's transaction events carry only successful transactions).
-    Trades: { chain: "robinhood", interval: 1, startBlock },
   },
 });

@@ -109,10 +109,10 @@ export const feedRound = onchainTable(
 );
 
 /**
- * Value moving into (`in`) or out of (`out`) the platform fee wallet. token 0x0…0 is ETH.
- * source: `trade` when paid inside a router or delegation execution, else `outside`.
- * method: how it was seen: `log` (ERC-20 Transfer), `trace` (call trace of a trade), `balance`
- * (balance delta of a trade when tracing is unavailable), `transaction` (top-level ETH transfer).
+ * ERC-20 value moving into (`in`) or out of (`out`) the platform fee wallet, from Transfer logs.
+ * source: `trade` when paid inside a router or delegation execution, else `outside`; method `log`.
+ * Native ETH has no log: ETH fees of our trades are in the relay watcher's outcomes (app store),
+ * other ETH reaching the wallet is found by the treasury's weekly balance reconciliation.
  */
 export const feeTransfer = onchainTable(
   "fee_transfer",
@@ -130,36 +130,4 @@ export const feeTransfer = onchainTable(
     timestamp: t.bigint().notNull(),
   }),
   (table) => ({ byTime: index().on(table.timestamp), byTx: index().on(table.txHash) }),
-);
-
-/**
- * Every transaction executing the Universal Router, directly or through
- * DelegationManager.redeemDelegations, or trading on the launchpad curve (directly or inside a
- * 7702 batch; via `curve`), successful or reverted. wallet = the sender, or the root
- * delegator for delegated trades. Amounts are what left and reached the wallet; ETH as 0x0…0.
- */
-export const trade = onchainTable(
-  "trade",
-  (t) => ({
-    txHash: t.hex().primaryKey(),
-    wallet: t.hex().notNull(),
-    sender: t.hex().notNull(),
-    via: t.text().notNull(),
-    status: t.text().notNull(),
-    block: t.bigint().notNull(),
-    txIndex: t.integer().notNull(),
-    timestamp: t.bigint().notNull(),
-    gasUsed: t.bigint().notNull(),
-    effectiveGasPrice: t.bigint().notNull(),
-    tokenIn: t.hex(),
-    amountIn: t.bigint(),
-    tokenOut: t.hex(),
-    amountOut: t.bigint(),
-    feeToken: t.hex(),
-    feeAmount: t.bigint(),
-    /** How native ETH movements were measured: `trace`, `balance` or `none`. */
-    ethMethod: t.text().notNull(),
-    legs: t.json().notNull(),
-  }),
-  (table) => ({ byWalletBlock: index().on(table.wallet, table.block), byTime: index().on(table.timestamp) }),
 );

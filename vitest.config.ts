@@ -2,7 +2,7 @@ import { defineConfig } from "vitest/config";
 
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
+    include: ["test/**/*.test.ts", "api/**/*.test.ts", "lib/**/*.test.ts"],
     globalSetup: ["test/globalSetup.ts"],
     // Each file starts its own anvil; two cores means two files at a time is the sweet spot.
     pool: "forks",

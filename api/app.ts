@@ -1,35 +1,39 @@
 import { Hono } from "hono";
 import type { AppDeps, AppEnv } from "./deps.js";
-import { ApiError } from "./errors.js";
-import { notFound, onError, respondError } from "./middleware/errors.js";
-import { clientAddress, countryGuard, csrfGuard, hostGuard, jsonBody } from "./middleware/guards.js";
-import { noStore } from "./middleware/noStore.js";
-import { requestLog } from "./middleware/requestLog.js";
-import { RateLimiter } from "./rateLimit.js";
-import { authRoutes } from "./routes/auth.js";
-import { serverRoutes } from "./routes/server.js";
-import { tokenRoutes } from "./routes/tokens.js";
-import { liveRoutes } from "./routes/live.js";
-import { meRoutes } from "./routes/me.js";
-import { createTokens } from "./tokens.js";
+import { notFound, onError, wrongMethodOrNotFound } from "./http/errors.js";
+import { clientAddress, countryGuard, csrfGuard, hostGuard, jsonBody } from "./http/guards.js";
+import { noStore } from "./http/noStore.js";
+import { requestLog } from "./http/requestLog.js";
+import { RateLimiter } from "./http/rateLimit.js";
+import { RedisLimiter } from "./http/redisLimiter.js";
+import { authRoutes } from "./auth/routes.js";
+import { serverRoutes } from "./server/routes.js";
+import { tokenRoutes } from "./tokens/routes.js";
+import { tradingRoutes } from "./trading/routes.js";
+import { accountRoutes } from "./account/routes.js";
+import { httpKit } from "./http/kit.js";
+import { buildServices } from "./services.js";
 
 /**
  * The Hono service. Built from explicit dependencies so tests, Ponder's embedded server
  * (src/api/index.ts) and the standalone API process (scripts/api.ts) all run the same app.
  * Order matters: log and no-store wrap everything; then host, client address, country, browser
  * rules and the JSON body, so that routes only ever see a vetted request.
+ * The relay watcher (api/trading/watcher.ts) starts with the app; `stop()` ends it (the server's
+ * close should call it).
  */
 export function createApp(deps: AppDeps) {
-  const limiter = deps.limiter ?? new RateLimiter(deps.clock ?? Date.now, 100_000, deps.config.rateLimits);
+  // With REDIS_URL the buckets are shared by every instance; otherwise this instance's memory.
+  const ownLimiter = deps.limiter ? null : deps.config.redisUrl ? new RedisLimiter(deps.config.redisUrl, "pit:rl:", deps.config.rateLimits) : null;
+  const limiter = deps.limiter ?? ownLimiter ?? new RateLimiter(deps.clock ?? Date.now, 100_000, deps.config.rateLimits);
+  const services = buildServices(deps);
+  const http = httpKit(services, limiter);
   const v1 = new Hono<AppEnv>();
-  v1.route("/", serverRoutes(deps, limiter));
-  v1.route("/auth", authRoutes(deps, limiter));
-  // One registry for tokens and trading: screens and their caches are shared.
-  const tokens = createTokens({ db: deps.db, config: deps.config, chain: deps.chain, indexed: deps.indexed, shield: deps.shield ?? null, limiter, clock: deps.clock ?? Date.now });
-  v1.route("/tokens", tokenRoutes(deps, limiter, tokens));
-  const live = liveRoutes(deps, limiter, tokens);
-  v1.route("/live", live.app);
-  v1.route("/me", meRoutes(deps, limiter, live.trading.ledger));
+  v1.route("/", serverRoutes(services, http));
+  v1.route("/auth", authRoutes(services, http));
+  v1.route("/tokens", tokenRoutes(services, http));
+  v1.route("/live", tradingRoutes(services, http));
+  v1.route("/me", accountRoutes(services, http));
 
   const app = new Hono<AppEnv>();
   app.use("*", requestLog(deps.logger));
@@ -40,16 +44,17 @@ export function createApp(deps: AppDeps) {
   app.use("*", csrfGuard(deps.config));
   app.use("*", jsonBody);
   app.route("/api/v1", v1);
-  // A known path with the wrong method is 405, not 404.
-  const known = new Set(v1.routes.filter((r) => r.method !== "ALL").map((r) => r.path));
-  app.all("/api/v1/*", (c) =>
-    known.has(c.req.path.slice("/api/v1".length))
-      ? respondError(c, new ApiError(405, "METHOD_NOT_ALLOWED", `${c.req.method} is not allowed on ${c.req.path}`))
-      : respondError(c, new ApiError(404, "NOT_FOUND", `no route ${c.req.method} ${c.req.path}`)),
-  );
+  // A known route (parameterised ones too) with the wrong method is 405 with Allow; other paths 404.
+  app.all("/api/v1/*", wrongMethodOrNotFound(app.routes));
   // Mounted inside Ponder, the parent's notFound would answer plain text: catch the rest here.
   app.all("*", notFound);
   app.notFound(notFound);
   app.onError(onError);
-  return app;
+  services.watcher.start();
+  const stop = async () => {
+    await services.watcher.stop();
+    await services.signIn.revocations?.close();
+    await ownLimiter?.close();
+  };
+  return Object.assign(app, { services, stop });
 }

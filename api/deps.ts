@@ -1,12 +1,12 @@
 import type { Logger } from "pino";
 import type { PublicClient } from "viem";
 import type { Config } from "../lib/config.js";
-import type { RateLimiter } from "./rateLimit.js";
-import type { KeyRecord } from "./signin.js";
-import type { Db } from "./store/db.js";
-import type { SqlIndexedReads } from "./indexed.js";
-import type { ShieldProvider } from "./shield.js";
-import type { Sequencer } from "./relay.js";
+import type { Limiter } from "./http/rateLimit.js";
+import type { KeyRecord } from "./auth/signin.js";
+import type { Db } from "./ports/store/db.js";
+import type { SqlIndexedReads } from "./ports/indexed.js";
+import type { ShieldProvider } from "./ports/shield.js";
+import type { Sequencer } from "./ports/sequencer.js";
 
 /** Everything the app touches outside itself, passed in so tests build it directly. */
 export type AppDeps = {
@@ -19,7 +19,7 @@ export type AppDeps = {
   pingDatabase(): Promise<void>;
   /** The app store (migrated). */
   db: Db;
-  limiter?: RateLimiter;
+  limiter?: Limiter;
   /** The Shield verdict provider; null when none is configured (shield=1 then answers 503). */
   shield?: ShieldProvider | null;
   clock?: () => number;

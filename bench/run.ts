@@ -8,6 +8,9 @@ import { join } from "node:path";
 import { ROOT } from "../lib/root.js";
 import { benchDevnet } from "./devnet.js";
 import { benchIndexer } from "./indexer.js";
+import { benchIndexerBlocks } from "./indexerBlocks.js";
+import { benchRestart } from "./restart.js";
+import { benchRateLimit } from "./rateLimit.js";
 import { benchHttp } from "./http.js";
 import { benchTokens } from "./tokens.js";
 import { benchTrading } from "./trading.js";
@@ -21,6 +24,25 @@ if (!only || only === "http") rows.push(...(await benchHttp({ seconds: quick ? 3
 if (!only || only === "tokens") rows.push(...(await benchTokens({ newTokens: quick ? 5 : 30, seconds: quick ? 3 : 10 })));
 if (!only || only === "trading") rows.push(...(await benchTrading({ requests: quick ? 50 : 300, seconds: quick ? 3 : 10, agents: 16 })));
 if (!only || only === "indexer") rows.push(...(await benchIndexer({ swaps: quick ? 5_000 : 50_000, latencySamples: quick ? 10 : 40, runs: quick ? 1 : 3 })));
+// Issue 12: restart after kill -9 and recovery after a node stall; `--only=restart`.
+// Issue 12: the limiter's cost per request, in memory and in Redis; `--only=rate-limit`.
+if (!only || only === "rate-limit") rows.push(...(await benchRateLimit({ requests: quick ? 1_000 : 5_000 })));
+if (!only || only === "restart") rows.push(...(await benchRestart({ runs: quick ? 1 : 3, stallMs: 60_000 })));
+// The empty-blocks curve (issue 11); `--only=indexer-blocks` runs it alone. `--blocks=0,5000`,
+// `--apps=bare` and `--backends=pglite` narrow it; `--service-root=DIR` runs another
+// checkout's service (e.g. `git archive` of an older commit with node_modules linked); `--cap-s=600` is the per-run cap.
+const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+if (!only || only === "indexer" || only === "indexer-blocks") {
+  rows.push(
+    ...(await benchIndexerBlocks({
+      points: arg("blocks")?.split(",").map(Number) ?? (quick ? [0, 20_000] : [0, 20_000, 100_000]),
+      capMs: Number(arg("cap-s") ?? 600) * 1000,
+      apps: arg("apps")?.split(",") as ("service" | "bare")[] | undefined,
+      backends: arg("backends")?.split(",") as ("postgres" | "pglite")[] | undefined,
+      serviceRoot: arg("service-root"),
+    })),
+  );
+}
 
 const machine = `${cpus().length} cores (${cpus()[0]?.model ?? "?"}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB, node ${process.version}`;
 const report = `# Benchmark run ${new Date().toISOString()}\n\nMachine: ${machine}\n\n${table(rows)}\n`;

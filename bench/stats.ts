@@ -13,7 +13,7 @@ export function summarize(name: string, samples: number[], unit: string): Row {
 }
 
 export function table(rows: Row[]): string {
-  const f = (x: number) => (x >= 100 ? x.toFixed(0) : x.toFixed(1));
+  const f = (x: number) => (Number.isNaN(x) ? "-" : x >= 100 ? x.toFixed(0) : x.toFixed(1));
   return [
     "| measurement | n | p50 | p99 | min | max | mean | unit |",
     "|---|---|---|---|---|---|---|---|",

@@ -1,4 +1,5 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn, type ChildProcess, type SpawnOptions } from "node:child_process";
+import { existsSync } from "node:fs";
 import { createServer } from "node:net";
 import { foundryBin } from "./foundry.js";
 
@@ -17,7 +18,24 @@ export type AnvilOptions = {
   forkUrl?: string;
   /** Print anvil's own output (port clashes only show there). */
   inheritStdio?: boolean;
+  /** Seconds between state writes to `state` (anvil's default is 60). */
+  stateInterval?: number;
+  /** SIGTERM anvil when the process that started it dies, even by kill -9 (Linux). */
+  dieWithParent?: boolean;
 };
+
+const SETPRIV = "/usr/bin/setpriv";
+
+/**
+ * Spawns `cmd` so the kernel sends it SIGTERM when this process dies, however it dies
+ * (PR_SET_PDEATHSIG through util-linux's setpriv, which then execs `cmd`: same pid). Where setpriv
+ * is missing the child is spawned plainly and other means apply (the indexer's parent watch, the
+ * pid file the next start checks).
+ */
+export function spawnDyingWithParent(cmd: string, args: string[], opts: SpawnOptions): ChildProcess {
+  if (process.platform === "linux" && existsSync(SETPRIV)) return spawn(SETPRIV, ["--pdeathsig", "SIGTERM", "--", cmd, ...args], opts);
+  return spawn(cmd, args, opts);
+}
 
 export type Anvil = {
   rpcUrl: string;
@@ -61,12 +79,14 @@ export async function startAnvil(opts: AnvilOptions = {}): Promise<Anvil> {
   else if (opts.loadState) args.push("--load-state", opts.loadState);
   if (opts.dumpState) args.push("--dump-state", opts.dumpState);
   if (opts.blockTime) args.push("--block-time", String(opts.blockTime));
+  if (opts.stateInterval) args.push("--state-interval", String(opts.stateInterval));
   if (opts.forkUrl) args.push("--fork-url", opts.forkUrl);
-  const child = spawn(foundryBin("anvil"), args, {
+  const spawnOpts: SpawnOptions = {
     stdio: opts.inheritStdio ? "inherit" : ["ignore", "ignore", "pipe"],
     // Own process group: Ctrl-C must not stop the chain before the indexer has shut down.
     detached: true,
-  });
+  };
+  const child = opts.dieWithParent ? spawnDyingWithParent(foundryBin("anvil"), args, spawnOpts) : spawn(foundryBin("anvil"), args, spawnOpts);
   // Never outlive the process that started it.
   const killOnExit = () => child.kill("SIGKILL");
   process.once("exit", killOnExit);

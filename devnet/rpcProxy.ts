@@ -3,9 +3,11 @@ import { freePort } from "./anvil.js";
 
 /**
  * A loopback JSON-RPC proxy in front of a node: counts round trips (HTTP requests) and the calls
- * inside them (benchmarks), and can stop answering like a dead RPC (tests).
+ * inside them (benchmarks), and can stop answering like a dead RPC (tests). `refuse` lists methods
+ * answered with JSON-RPC error -32601 like a node without them (e.g. debug_traceTransaction).
  */
-export async function startRpcProxy(upstream: string) {
+export async function startRpcProxy(upstream: string, opts: { refuse?: string[] } = {}) {
+  const refuse = new Set(opts.refuse ?? []);
   const counts = { trips: 0, calls: 0, methods: {} as Record<string, number> };
   let down = false;
   const port = await freePort();
@@ -13,20 +15,32 @@ export async function startRpcProxy(upstream: string) {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     if (down) return void req.socket.destroy();
-    const body = Buffer.concat(chunks).toString();
+    let body = Buffer.concat(chunks).toString();
     counts.trips++;
+    let refused: { jsonrpc: "2.0"; id: unknown; error: { code: number; message: string } }[] = [];
+    let single = false;
     try {
       const parsed = JSON.parse(body);
-      for (const m of Array.isArray(parsed) ? parsed : [parsed]) {
+      single = !Array.isArray(parsed);
+      const calls: { id: unknown; method: string }[] = single ? [parsed] : parsed;
+      for (const m of calls) {
         counts.calls++;
         counts.methods[m.method] = (counts.methods[m.method] ?? 0) + 1;
+      }
+      refused = calls.filter((m) => refuse.has(m.method)).map((m) => ({ jsonrpc: "2.0", id: m.id, error: { code: -32601, message: `the method ${m.method} does not exist/is not available` } }));
+      if (refused.length && single) return void res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(refused[0]));
+      if (refused.length) {
+        const rest = calls.filter((m) => !refuse.has(m.method));
+        if (!rest.length) return void res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(refused));
+        body = JSON.stringify(rest);
       }
     } catch {
       // not JSON: forwarded as is
     }
     const up = await fetch(upstream, { method: "POST", headers: { "content-type": "application/json" }, body });
+    const text = await up.text();
     res.writeHead(up.status, { "content-type": "application/json" });
-    res.end(await up.text());
+    res.end(refused.length && !single ? JSON.stringify([...JSON.parse(text), ...refused]) : text);
   });
   await new Promise<void>((r) => srv.listen(port, "127.0.0.1", () => r()));
   return {

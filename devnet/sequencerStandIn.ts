@@ -5,10 +5,11 @@ import { keccak256, type Hex } from "viem";
 /**
  * Local stand-in for the real chain's sequencer, speaking its JSON-RPC (eth_sendRawTransaction).
  * `forward` passes transactions to an RPC (anvil); `blackhole` answers the hash and drops the
- * transaction (it never mines); `silent` never answers (the relay must time out).
+ * transaction (it never mines); `silent` never answers (the relay must time out); `lost` passes
+ * the transaction on and then never answers (it mines, but the relay cannot know).
  */
 export async function startSequencerStandIn(upstream: string, port = 0) {
-  let mode: "forward" | "blackhole" | "silent" = "forward";
+  let mode: "forward" | "blackhole" | "silent" | "lost" = "forward";
   const received: Hex[] = [];
   const app = new Hono();
   app.post("/", async (c) => {
@@ -19,6 +20,7 @@ export async function startSequencerStandIn(upstream: string, port = 0) {
     if (mode === "silent") return new Promise<Response>(() => {});
     if (mode === "blackhole") return c.json({ jsonrpc: "2.0", id: body.id, result: keccak256(raw) });
     const res = await fetch(upstream, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+    if (mode === "lost") return new Promise<Response>(() => {});
     return c.json(await res.json());
   });
   const server: ServerType = await new Promise((resolve) => {

@@ -4,15 +4,16 @@ import { Hono } from "hono";
 /**
  * Local stand-in for the Shield verdict provider, speaking the same protocol as the real one
  * (GET /v1/verdicts/:chainId/:address). Verdicts are set by tests; unknown tokens are
- * "unverified". `down()` makes it answer 503 like an outage.
+ * "unverified". `down()` makes it answer 503 like an outage; `downFor(address)` for one token only.
  */
 export async function startShieldStandIn(port = 0) {
   const verdicts = new Map<string, "verified" | "unverified" | "flagged">();
   let isDown = false;
+  const downFor = new Set<string>();
   const app = new Hono();
   app.get("/v1/verdicts/:chainId/:address", (c) => {
-    if (isDown) return c.json({ error: "maintenance" }, 503);
     const address = c.req.param("address").toLowerCase();
+    if (isDown || downFor.has(address)) return c.json({ error: "maintenance" }, 503);
     return c.json({
       verdict: verdicts.get(address) ?? "unverified",
       url: `https://shield.example/reports/${c.req.param("chainId")}/${address}`,
@@ -29,6 +30,7 @@ export async function startShieldStandIn(port = 0) {
     url,
     set: (address: string, v: "verified" | "unverified" | "flagged") => verdicts.set(address.toLowerCase(), v),
     down: (value = true) => (isDown = value),
+    downFor: (address: string, value = true) => void (value ? downFor.add(address.toLowerCase()) : downFor.delete(address.toLowerCase())),
     close: () => new Promise<void>((r) => server.close(() => r())),
   };
 }

@@ -44,6 +44,19 @@ const envSchema = {
   DATA_DIR: z.string().min(1).optional(),
   /** Header a trusted reverse proxy sets to the client address (its last entry is used). */
   TRUSTED_PROXY_HEADER: z.string().regex(/^[A-Za-z0-9-]+$/, "must be a header name").optional(),
+  /**
+   * Peer addresses (IPs or CIDRs) whose TRUSTED_PROXY_HEADER is believed; from any other peer the
+   * header is ignored and the socket address counts. Default: loopback only.
+   */
+  TRUSTED_PROXIES: z
+    .string()
+    .transform((s) => s.split(",").map((p) => p.trim().toLowerCase()).filter(Boolean))
+    .refine((ps) => ps.length > 0 && ps.every((p) => /^[0-9a-f.:]+(\/\d{1,3})?$/.test(p)), "must be a comma-separated list of IP addresses or CIDRs")
+    .optional(),
+  /** Redis for limits shared by API instances (rate buckets, failed-auth counters, key revocations). */
+  REDIS_URL: z.string().regex(/^rediss?:\/\//, "must be a redis:// or rediss:// URL").optional(),
+  /** Port of Ponder's own routes (/metrics, /status, /ready, /health), on 127.0.0.1 only. */
+  OPS_PORT: port.optional(),
   /** Header a trusted edge sets to the client's ISO country code (e.g. cf-ipcountry). */
   COUNTRY_HEADER: z.string().regex(/^[A-Za-z0-9-]+$/, "must be a header name").optional(),
   BLOCKED_COUNTRIES: z
@@ -114,6 +127,10 @@ export type Config = {
   version: string;
   devnetInfo: Universe["devnet"] | null;
   trustedProxyHeader: string | null;
+  trustedProxies: string[];
+  redisUrl: string | null;
+  /** Ponder's own routes listen here (127.0.0.1), never on the API's port. */
+  opsPort: number;
   countryHeader: string | null;
   blockedCountries: string[];
   rateLimits: boolean;
@@ -190,6 +207,9 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     version: SERVICE_VERSION,
     devnetInfo: universe.devnet ?? null,
     trustedProxyHeader: env.TRUSTED_PROXY_HEADER?.toLowerCase() ?? null,
+    trustedProxies: env.TRUSTED_PROXIES ?? ["127.0.0.1", "::1", "::ffff:127.0.0.1"],
+    redisUrl: env.REDIS_URL ?? null,
+    opsPort: env.OPS_PORT ?? (env.PORT === 65535 ? 65534 : env.PORT + 1),
     countryHeader: env.COUNTRY_HEADER?.toLowerCase() ?? null,
     blockedCountries: env.BLOCKED_COUNTRIES ?? DEFAULT_BLOCKED_COUNTRIES,
     rateLimits: env.RATE_LIMITS === "on",

@@ -20,10 +20,14 @@ export const majorSymbols = (tokens: Record<string, { symbol: string; kind: stri
 
 export type FeeClass = "major" | "other";
 
+/** A schedule's numbers; schedule 2 is the one served. Tests pass others to reach the cap. */
+export type FeeSchedule = { majorTiers: readonly { min_30d_volume_usd: number; bps: number }[]; otherBps: number; shieldAddBps: number; maxBps: number };
+export const SCHEDULE_2: FeeSchedule = { majorTiers: MAJOR_TIERS, otherBps: OTHER_BPS, shieldAddBps: SHIELD_ADD_BPS, maxBps: MAX_FEE_BPS };
+
 /** The volume tier's major rate: the highest threshold the 30-day volume reaches. */
-export function majorTierBps(volume30dUsd: number): number {
-  let bps: number = MAJOR_TIERS[0]!.bps;
-  for (const t of MAJOR_TIERS) if (volume30dUsd >= t.min_30d_volume_usd) bps = t.bps;
+export function majorTierBps(volume30dUsd: number, tiers: FeeSchedule["majorTiers"] = MAJOR_TIERS): number {
+  let bps: number = tiers[0]!.bps;
+  for (const t of tiers) if (volume30dUsd >= t.min_30d_volume_usd) bps = t.bps;
   return bps;
 }
 
@@ -31,7 +35,10 @@ export function majorTierBps(volume30dUsd: number): number {
  * A trade's fee under schedule 2: `tier` is the rate before Shield (the class rate, for major
  * from the wallet's volume tier), `bps` adds Shield and is capped at the maximum.
  */
-export function feeFor(p: { feeClass: FeeClass; volume30dUsd: number; shield: boolean }): { bps: number; tier: number } {
-  const tier = p.feeClass === "major" ? majorTierBps(p.volume30dUsd) : OTHER_BPS;
-  return { tier, bps: Math.min(MAX_FEE_BPS, tier + (p.shield ? SHIELD_ADD_BPS : 0)) };
+export function feeFor(p: { feeClass: FeeClass; volume30dUsd: number; shield: boolean }, schedule: FeeSchedule = SCHEDULE_2): { bps: number; tier: number } {
+  const tier = p.feeClass === "major" ? majorTierBps(p.volume30dUsd, schedule.majorTiers) : schedule.otherBps;
+  return { tier, bps: Math.min(schedule.maxBps, tier + (p.shield ? schedule.shieldAddBps : 0)) };
 }
+
+/** `bps` of `amount`, rounded down: the fee the router's TRANSFER carries and PAY_PORTION pays. */
+export const bpsOf = (amount: bigint, bps: number | bigint): bigint => (amount * BigInt(bps)) / 10_000n;

@@ -1,5 +1,5 @@
-import { decodeAbiParameters, decodeFunctionData, getAddress, zeroAddress, type Address, type Hex } from "viem";
-import { delegationArrayParam, delegationManagerAbi } from "../abis/delegation.js";
+import { bpsOf } from "./fees.js";
+import { decodeAbiParameters, getAddress, toEventSelector, zeroAddress, type Address, type Hex } from "viem";
 
 /** keccak256("Transfer(address,address,uint256)") */
 export const TRANSFER_TOPIC = "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef";
@@ -7,7 +7,6 @@ export const TRANSFER_TOPIC = "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11
 export const WITHDRAWAL_TOPIC = "0x7fcf532c15f0a6db0bd6d0e038bea71d30d808c7d98cb3bf7268a95bf5081b65";
 
 export type RawLog = { address: Address; topics: Hex[]; data: Hex; logIndex: Hex | number };
-export type CallFrame = { from: Address; to?: Address; value?: Hex; type?: string; error?: string; calls?: CallFrame[] };
 export type Leg = { token: Address; from: Address; to: Address; amount: string };
 
 const topicAddress = (t: Hex | undefined): Address => getAddress(`0x${(t ?? "0x").slice(-40)}`);
@@ -18,32 +17,6 @@ export function transfersOf(logs: RawLog[]): Leg[] {
   return logs
     .filter((l) => l.topics[0] === TRANSFER_TOPIC && l.topics.length === 3)
     .map((l) => ({ token: getAddress(l.address), from: topicAddress(l.topics[1]), to: topicAddress(l.topics[2]), amount: BigInt(l.data).toString() }));
-}
-
-/** Native ETH moved by successful calls of a callTracer frame tree (reverted subtrees skipped). */
-export function ethMovesOf(frame: CallFrame): Leg[] {
-  const out: Leg[] = [];
-  const walk = (f: CallFrame) => {
-    if (f.error) return;
-    const value = f.value ? BigInt(f.value) : 0n;
-    if (value > 0n && f.to && (f.type ?? "CALL") !== "DELEGATECALL") out.push({ token: zeroAddress, from: getAddress(f.from), to: getAddress(f.to), amount: value.toString() });
-    for (const c of f.calls ?? []) walk(c);
-  };
-  walk(frame);
-  return out;
-}
-
-/** The root delegator of redeemDelegations calldata: the last delegation of the first context. */
-export function rootDelegator(input: Hex): Address | null {
-  try {
-    const { functionName, args } = decodeFunctionData({ abi: delegationManagerAbi, data: input });
-    if (functionName !== "redeemDelegations") return null;
-    const [contexts] = args as readonly [readonly Hex[], readonly Hex[], readonly Hex[]];
-    const [chain] = decodeAbiParameters([delegationArrayParam], contexts[0]!);
-    return chain.length ? getAddress(chain[chain.length - 1]!.delegator) : null;
-  } catch {
-    return null;
-  }
 }
 
 export type Outcome = {
@@ -87,4 +60,109 @@ export function tradeOutcome(wallet: Address, platform: Address, moves: Leg[]): 
     if (v > 0n && (amountOut === null || v > amountOut)) [tokenOut, amountOut] = [token, v];
   }
   return { tokenIn, amountIn, tokenOut, amountOut, feeToken, feeAmount, legs };
+}
+
+/** keccak256("Swap(bytes32,address,int128,int128,uint160,uint128,int24,uint24)") (V4 PoolManager) */
+export const V4_SWAP_TOPIC = toEventSelector("Swap(bytes32,address,int128,int128,uint160,uint128,int24,uint24)");
+/** keccak256 of the launchpad's Trade(address,address,bool,uint256,uint256,uint256,uint256,uint256) */
+export const CURVE_TRADE_TOPIC = toEventSelector("Trade(address,address,bool,uint256,uint256,uint256,uint256,uint256)");
+
+/** What the service built and relayed: the only input besides the receipt (no trace). */
+export type RelayedPlan = {
+  wallet: Address;
+  execution: "router" | "curve" | "batch";
+  /** zeroAddress for native ETH. */
+  tokenIn: Address;
+  tokenOut: Address;
+  /** Value of the relayed swap transaction (ETH the wallet attached). */
+  txValue: bigint;
+  /** The plan's fee as built (summary.fee): input side is an exact amount, output side bps of the output. */
+  fee: { side: "input" | "output"; bps: number; token: Address; recipient: Address; amount: bigint };
+};
+export type RelayedContracts = { poolManager: Address; router: Address; launchpad: Address };
+/** eth_getTransactionReceipt as JSON (status "0x1"/"0x0") or as viem parses it. */
+export type ReceiptLike = { status: string; logs: RawLog[] };
+/** Where the ETH amount came from: the last hop's PoolManager Swap, the curve's Trade event, the transaction value, or the plan. */
+export type EthSource = "v4_swap" | "curve_trade" | "tx_value";
+export type RelayedOutcome = {
+  status: "mined" | "reverted";
+  tokenIn: Address;
+  amountIn: bigint | null;
+  tokenOut: Address;
+  amountOut: bigint | null;
+  feeToken: Address | null;
+  feeAmount: bigint | null;
+  eth: EthSource[];
+};
+
+const succeeded = (status: string) => status === "success" || status === "0x1" || status === "1";
+
+/**
+ * The outcome of a trade the service relayed, from its receipt and its plan alone (no trace):
+ * - ERC-20 legs from Transfer logs (WETH in and out included: Permit2 pull, SWEEP).
+ * - ETH in: the swap transaction's value (a 7702 batch: the value the wallet spends through itself).
+ * - ETH out of a router trade: amount0 of the last PoolManager Swap the router made (ETH is always
+ *   currency0; positive = paid to the router); an output-side ETH fee is PAY_PORTION's
+ *   `out * bps / 10_000` and the SWEEP sends the rest to the wallet.
+ * - ETH out of a curve sale: the Trade event's ethAmount, paid straight to the wallet (less the fee
+ *   when a batch pays it inside the same transaction: the amount is the wallet's gain in the trade's
+ *   own transaction, as it always was).
+ * - ETH fees: an input-side TRANSFER is the exact amount of our calldata; a two_step curve fee is
+ *   its own transaction (`feeTx`), paid when that one mined; a batch carries it inside.
+ * A reverted transaction moved nothing (a two_step fee sent before it is still reported as paid).
+ */
+export function relayedOutcome(receipt: ReceiptLike, plan: RelayedPlan, contracts: RelayedContracts, feeTx?: { status: string } | null): RelayedOutcome {
+  const ethFee = plan.fee.token === zeroAddress && plan.fee.amount >= 0n;
+  const twoStepFee = plan.execution === "curve" && ethFee && feeTx ? (succeeded(feeTx.status) ? plan.fee.amount : null) : null;
+  const base = { tokenIn: plan.tokenIn, tokenOut: plan.tokenOut };
+  if (!succeeded(receipt.status)) {
+    return { status: "reverted", ...base, amountIn: null, amountOut: null, feeToken: twoStepFee !== null ? zeroAddress : null, feeAmount: twoStepFee, eth: [] };
+  }
+  const eth: EthSource[] = [];
+  const legs = transfersOf(receipt.logs);
+  const sum = (token: Address, pick: (l: Leg) => boolean) => legs.filter((l) => same(l.token, token) && pick(l)).reduce((s, l) => s + BigInt(l.amount), 0n);
+  const wallet = plan.wallet;
+
+  let amountIn: bigint;
+  if (plan.tokenIn === zeroAddress) {
+    amountIn = plan.txValue;
+    eth.push("tx_value");
+  } else amountIn = sum(plan.tokenIn, (l) => same(l.from, wallet) && !same(l.to, wallet));
+
+  let feeToken: Address | null = null;
+  let feeAmount: bigint | null = null;
+  let amountOut: bigint;
+  if (plan.tokenOut !== zeroAddress) {
+    amountOut = sum(plan.tokenOut, (l) => same(l.to, wallet) && !same(l.from, wallet));
+  } else if (plan.execution === "router") {
+    const swaps = receipt.logs.filter((l) => same(l.address, contracts.poolManager) && l.topics[0] === V4_SWAP_TOPIC && same(topicAddress(l.topics[2]), contracts.router));
+    const last = swaps[swaps.length - 1];
+    const amount0 = last ? (decodeAbiParameters([{ type: "int128" }], last.data.slice(0, 66) as Hex)[0] as bigint) : 0n;
+    const gross = amount0 > 0n ? amount0 : 0n;
+    eth.push("v4_swap");
+    if (plan.fee.side === "output" && plan.fee.token === zeroAddress) {
+      feeToken = zeroAddress;
+      feeAmount = bpsOf(gross, plan.fee.bps);
+      amountOut = gross - feeAmount;
+    } else amountOut = gross;
+  } else {
+    const trade = receipt.logs.find((l) => same(l.address, contracts.launchpad) && l.topics[0] === CURVE_TRADE_TOPIC && same(topicAddress(l.topics[1]), plan.tokenIn));
+    const [isBuy, ethAmount] = trade ? (decodeAbiParameters([{ type: "bool" }, { type: "uint256" }], trade.data.slice(0, 130) as Hex) as [boolean, bigint]) : [true, 0n];
+    amountOut = isBuy ? 0n : ethAmount;
+    eth.push("curve_trade");
+    if (plan.execution === "batch" && ethFee) amountOut -= plan.fee.amount;
+  }
+
+  if (feeToken === null) {
+    if (plan.fee.token !== zeroAddress) {
+      const paid = legs.find((l) => same(l.token, plan.fee.token) && same(l.to, plan.fee.recipient));
+      if (paid) [feeToken, feeAmount] = [paid.token, BigInt(paid.amount)];
+    } else if (plan.execution === "curve") {
+      if (twoStepFee !== null) [feeToken, feeAmount] = [zeroAddress, twoStepFee];
+    } else if (plan.execution === "batch" || plan.fee.side === "input") {
+      // A batch runs its fee call or reverts whole; the router's TRANSFER moves exactly its amount.
+      [feeToken, feeAmount] = [zeroAddress, plan.fee.amount];
+    }
+  }
+  return { status: "mined", ...base, amountIn, amountOut, feeToken, feeAmount, eth };
 }

@@ -3,12 +3,12 @@
  * app store in DATABASE_URL's `app` schema, indexed tables through the views schema that
  * `ponder start --views-schema` publishes (INDEXER_SCHEMA, default `pit`).
  */
-import { serve } from "@hono/node-server";
 import pg from "pg";
 import { createApp } from "../api/app.js";
-import { sqlIndexedReads } from "../api/indexed.js";
-import { openAppStore } from "../api/store/open.js";
-import { httpShield } from "../api/shield.js";
+import { serveApp } from "../api/http/serve.js";
+import { sqlIndexedReads } from "../api/ports/indexed.js";
+import { openAppStore } from "../api/ports/store/open.js";
+import { httpShield } from "../api/ports/shield.js";
 import { createChainClient } from "../lib/chain.js";
 import { ConfigError, loadConfig } from "../lib/config.js";
 import { createLogger } from "../lib/logger.js";
@@ -36,9 +36,11 @@ const app = createApp({
   shield: config.shieldUrl ? httpShield(config.shieldUrl) : null,
   pingDatabase: async () => void (await query("SELECT 1")),
 });
-const server = serve({ fetch: app.fetch, port: config.port, hostname: process.env.HOST ?? "0.0.0.0" }, (info) =>
-  console.log(`[api] http://localhost:${info.port}/api/v1 (indexer views ${views}, app store PostgreSQL)`),
-);
-const stop = () => server.close(() => void Promise.all([pool.end(), store.close()]).then(() => process.exit(0)));
+const server = await serveApp(app, { port: config.port, hostname: process.env.HOST ?? "0.0.0.0", trustedProxies: config.trustedProxies });
+console.log(`[api] http://localhost:${config.port}/api/v1 (indexer views ${views}, app store PostgreSQL)`);
+const stop = () => {
+  server.close(() => void Promise.all([app.stop(), pool.end(), store.close()]).then(() => process.exit(0)));
+  server.closeAllConnections();
+};
 process.on("SIGINT", stop);
 process.on("SIGTERM", stop);

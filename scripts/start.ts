@@ -1,42 +1,170 @@
 /**
- * `npm start`: the devnet (unless CHAIN_RPC_URL is set), the Ponder indexer with the API mounted
- * in it (embedded PGlite unless DATABASE_URL is set), on PORT. Ctrl-C or SIGTERM stops every
- * child; the devnet's state is written on the way out so the next start continues the same chain.
+ * `npm start`: the devnet (unless CHAIN_RPC_URL is set), the Ponder indexer with the API inside it
+ * (embedded PGlite unless DATABASE_URL is set). The API answers on PORT; Ponder's own routes
+ * (/status, /ready, /metrics) on 127.0.0.1:OPS_PORT. Ctrl-C or SIGTERM stops every child; the
+ * devnet's state is written on the way out so the next start continues the same chain.
+ *
+ * Built to come back at the first attempt after kill -9 at any moment:
+ * - anvil writes its state every second, and a state file cut by the kill is repaired from its
+ *   last complete copy (devnet/chainState.ts);
+ * - an indexer that saw blocks the restored chain lost is reconciled before Ponder starts
+ *   (scripts/indexerCheckpoint.ts): missing unfinalized blocks are mined, lost finalized ones
+ *   mean a re-index; on a real chain the start refuses, naming the blocks;
+ * - children die with this script (kernel parent-death signal, the indexer's parent watch) and
+ *   whatever a killed start left behind is found through DATA_DIR/start.pid and stopped;
+ * - the indexer is supervised: restarted when it exits or stalls (scripts/supervisor.ts).
  */
-import { spawn, type ChildProcess } from "node:child_process";
-import { copyFileSync, existsSync, mkdirSync } from "node:fs";
+import type { ChildProcess } from "node:child_process";
+import { mkdirSync } from "node:fs";
+import { get as httpGet } from "node:http";
 import { join } from "node:path";
-import { startAnvil, type Anvil } from "../devnet/anvil.js";
+import { spawnDyingWithParent, startAnvil, type Anvil } from "../devnet/anvil.js";
+import { keepGoodState, repairState } from "../devnet/chainState.js";
 import { ensureSnapshot, SNAPSHOT_FILE } from "../devnet/snapshot.js";
 import { ConfigError, loadConfig, type Config } from "../lib/config.js";
 import { ROOT } from "../lib/root.js";
-import { indexerSchema } from "./indexerSchema.js";
 import { startShieldStandIn } from "../devnet/shieldStandIn.js";
+import { dropIndexerBuild, judge, openIndexerDb, readCheckpoint, releaseDeadLock } from "./indexerCheckpoint.js";
+import { indexerSchema } from "./indexerSchema.js";
+import { cleanLeftovers, removePids, writePids, type StackPids } from "./pidFile.js";
+import { IndexerSupervisor } from "./supervisor.js";
 
+/** Human lines for the terminal. */
 const say = (msg: string) => console.log(`[start] ${msg}`);
+/** Structured events (restarts, repairs, re-index) for whoever reads the logs. */
+const event = (level: "info" | "warn" | "error", fields: Record<string, unknown>) =>
+  console.error(JSON.stringify({ level: { info: 30, warn: 40, error: 50 }[level], time: Date.now(), service: "start", ...fields }));
 
-async function waitHealthy(url: string, child: ChildProcess, timeoutMs = 120_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`the indexer exited with code ${child.exitCode} before answering`);
-    try {
-      const res = await fetch(url);
-      if (res.status === 200) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`no healthy answer from ${url} within ${timeoutMs / 1000} s`);
+/** Anvil's state is written this often (s): kill -9 loses at most about this much chain. */
+const STATE_INTERVAL_S = 1;
+/** How often the last complete copy of the state file is refreshed. */
+const GOOD_STATE_EVERY_MS = 5_000;
+
+/** GET with an explicit Host header (the API's host guard refuses other hosts with 421). */
+function statusOf(url: string, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = httpGet(url, { headers: { host }, timeout: 2_000 }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on("timeout", () => req.destroy(new Error("timeout")));
+    req.on("error", reject);
+  });
 }
 
-async function main() {
-  // Config is checked before anything starts, so a bad variable fails at once with its name.
-  // The universe file may not exist yet on a first devnet start: build it, then load config.
-  if (!process.env.CHAIN_RPC_URL) await ensureSnapshot(say);
-  let config: Config;
+/** Waits until the API answers health 200 on its own port (served by src/api/index.ts). */
+async function waitHealthy(config: Config, gaveUp: () => string | null, timeoutMs = 180_000): Promise<void> {
+  const url = `http://127.0.0.1:${config.port}/api/v1/health`;
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const reason = gaveUp();
+    if (reason) throw new Error(reason);
+    if ((await statusOf(url, `localhost:${config.port}`).catch(() => 0)) === 200) return;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`no healthy answer on port ${config.port} within ${timeoutMs / 1000} s`);
+}
+
+async function rpc<T>(url: string, method: string, params: unknown[] = [], timeoutMs = 2_000): Promise<T> {
+  const res = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
+    signal: AbortSignal.timeout(timeoutMs),
+  });
+  const body = (await res.json()) as { result?: T; error?: { message: string } };
+  if (body.error) throw new Error(`${method}: ${body.error.message}`);
+  return body.result as T;
+}
+
+/** Set once children may be running: a failed start stops them the orderly way. */
+let stopStack: ((code: number) => Promise<void>) | null = null;
+
+const chainHead = (url: string) => rpc<string>(url, "eth_blockNumber").then(Number);
+
+/** Starts the devnet on the data directory's chain file, repaired first if a kill cut it. */
+async function startDevnet(config: Config): Promise<{ anvil: Anvil; stateFile: string }> {
+  const chainDir = join(config.dataDir, "devnet");
+  mkdirSync(chainDir, { recursive: true });
+  const stateFile = join(chainDir, "chain.json");
+  const repaired = repairState(stateFile, SNAPSHOT_FILE);
+  if (repaired) event("warn", { msg: repaired });
+  const anvil = await startAnvil({ port: config.anvilPort, state: stateFile, blockTime: 1, stateInterval: STATE_INTERVAL_S, dieWithParent: true });
+  return { anvil, stateFile };
+}
+
+/**
+ * Makes the indexer's saved progress fit the chain before Ponder starts (see
+ * indexerCheckpoint.ts), and releases the lock of our previous indexer when it is known dead.
+ */
+async function reconcileIndexer(config: Config, schema: string, deadIndexerSchema: string | null): Promise<void> {
+  const db = await openIndexerDb(config);
+  if (!db) return;
+  let verdict;
   try {
-    config = loadConfig();
+    if (deadIndexerSchema === schema && (await releaseDeadLock(db, schema))) event("info", { msg: "released the lock of the previous indexer (it is dead)", schema });
+    const cp = await readCheckpoint(db, schema, config.chainId);
+    if (!cp) return;
+    const head = await chainHead(config.rpcUrl);
+    const timestampAt = async (n: number) => {
+      const block = await rpc<{ timestamp: string } | null>(config.rpcUrl, "eth_getBlockByNumber", [`0x${n.toString(16)}`, false]);
+      return block ? Number(block.timestamp) : null;
+    };
+    verdict = await judge(cp, { head, timestampAt }, config.devnet);
+  } finally {
+    await db.close();
+  }
+  switch (verdict.action) {
+    case "none":
+      return;
+    case "mine":
+      event("warn", { msg: "the devnet came back behind the indexer; mining the missing blocks (Ponder treats them as a reorg)", reason: verdict.reason, blocks: verdict.blocks });
+      await rpc(config.rpcUrl, "anvil_mine", [`0x${verdict.blocks.toString(16)}`]);
+      return;
+    case "reindex":
+      event("warn", { msg: `re-indexing from scratch: ${verdict.reason}; dropping the indexer's build ${schema} (the app store is kept)` });
+      await dropIndexerBuild(config, schema);
+      return;
+    case "refuse":
+      throw new Error(`the indexer's saved progress does not fit the chain: ${verdict.reason}. Point CHAIN_RPC_URL at a node that has these blocks, or drop schema ${schema} to re-index`);
+  }
+}
+
+function ponderArgs(config: Config): string[] {
+  const ponderBin = join(ROOT, "node_modules", "ponder", "dist", "esm", "bin", "ponder.js");
+  // Ponder's own routes (/metrics, /status, /ready) on 127.0.0.1:OPS_PORT only; the API has its own
+  // server on PORT. Ponder prefers env PORT over --port, so its env says the ops port and the public
+  // port travels as PIT_API_PORT (scripts/parentWatch.ts puts it back before the API reads config).
+  const args = [ponderBin, "start", "--port", String(config.opsPort), "--hostname", "127.0.0.1", "--log-format", "json", "--log-level", process.env.PONDER_LOG_LEVEL ?? "warn"];
+  // On PostgreSQL the tables are also published as views, for separate API processes (npm run api).
+  if (config.databaseUrl) args.push("--views-schema", config.indexerSchema ?? "pit");
+  return args;
+}
+
+function spawnPonder(config: Config, schema: string, anvil: Anvil | null, shieldUrl: string | null): ChildProcess {
+  return spawnDyingWithParent(process.execPath, ponderArgs(config), {
+    cwd: ROOT,
+    stdio: ["ignore", "inherit", "inherit"],
+    // Own process group: a terminal's Ctrl-C reaches only this script, which then stops the
+    // indexer once and waits for it (a second signal would make Ponder skip releasing its lock).
+    detached: true,
+    env: {
+      ...process.env,
+      ANVIL_PORT: String(config.anvilPort),
+      PORT: String(config.opsPort),
+      OPS_PORT: String(config.opsPort),
+      PIT_API_PORT: String(config.port),
+      PIT_PARENT_PID: String(process.pid),
+      ...(anvil?.process.pid ? { PIT_ANVIL_PID: String(anvil.process.pid) } : {}),
+      DATABASE_SCHEMA: schema,
+      ...(shieldUrl ? { SHIELD_URL: shieldUrl } : {}),
+    },
+  });
+}
+
+function loadConfigOrExit(): Config {
+  try {
+    return loadConfig();
   } catch (err) {
     if (err instanceof ConfigError) {
       console.error(err.message);
@@ -44,41 +172,54 @@ async function main() {
     }
     throw err;
   }
+}
+
+async function main() {
+  // Config is checked before anything starts, so a bad variable fails at once with its name.
+  // The universe file may not exist yet on a first devnet start: build it, then load config.
+  if (!process.env.CHAIN_RPC_URL) await ensureSnapshot(say);
+  const config = loadConfigOrExit();
+  mkdirSync(config.dataDir, { recursive: true });
+
+  // A start killed with -9 may have left its chain or indexer running: stop them first.
+  const leftovers = await cleanLeftovers(config.dataDir, (e) => event("warn", e));
+  const pids: StackPids = { start: process.pid };
+  writePids(config.dataDir, pids);
 
   let anvil: Anvil | null = null;
-  let ponder: ChildProcess | null = null;
+  let supervisor: IndexerSupervisor | null = null;
+  let goodStateTimer: NodeJS.Timeout | null = null;
+  let gaveUp: string | null = null;
   let stopping = false;
   const stop = async (code: number) => {
     if (stopping) return;
     stopping = true;
     say("stopping...");
-    if (ponder && ponder.exitCode === null && ponder.signalCode === null) {
-      const exited = new Promise((r) => ponder!.once("exit", r));
-      ponder.kill("SIGTERM");
-      const t = setTimeout(() => ponder?.kill("SIGKILL"), 10_000);
-      await exited;
-      clearTimeout(t);
-    }
+    if (goodStateTimer) clearInterval(goodStateTimer);
+    await supervisor?.stop();
     await anvil?.stop();
+    removePids(config.dataDir);
     say("stopped");
     process.exit(code);
   };
+  stopStack = stop;
   process.on("SIGINT", () => void stop(0));
   process.on("SIGTERM", () => void stop(0));
 
   if (config.devnet) {
-    const chainDir = join(config.dataDir, "devnet");
-    mkdirSync(chainDir, { recursive: true });
-    const stateFile = join(chainDir, "chain.json");
-    if (!existsSync(stateFile)) copyFileSync(SNAPSHOT_FILE, stateFile);
-    anvil = await startAnvil({ port: config.anvilPort, state: stateFile, blockTime: 1 });
+    const devnet = await startDevnet(config);
+    anvil = devnet.anvil;
+    pids.anvil = anvil.process.pid;
+    writePids(config.dataDir, pids);
     anvil.process.once("exit", (code) => {
       if (!stopping) {
-        console.error(`[start] anvil exited unexpectedly (code ${code})`);
+        event("error", { msg: "anvil exited unexpectedly", code });
         void stop(1);
       }
     });
-    say(`devnet: chain 4663 on ${anvil.rpcUrl} (state ${stateFile})`);
+    let goodMtime = 0;
+    goodStateTimer = setInterval(() => (goodMtime = keepGoodState(devnet.stateFile, goodMtime)), GOOD_STATE_EVERY_MS);
+    say(`devnet: chain 4663 on ${anvil.rpcUrl} (state ${devnet.stateFile}, written every ${STATE_INTERVAL_S} s)`);
   } else {
     say(`chain: ${config.rpcUrl}`);
   }
@@ -90,31 +231,47 @@ async function main() {
     shieldUrl = standIn.url;
     say(`devnet: Shield stand-in on ${shieldUrl}`);
   }
+
   const schema = indexerSchema(config);
-  const ponderBin = join(ROOT, "node_modules", "ponder", "dist", "esm", "bin", "ponder.js");
-  const args = [ponderBin, "start", "--port", String(config.port), "--log-format", "json", "--log-level", process.env.PONDER_LOG_LEVEL ?? "warn"];
-  // On PostgreSQL the tables are also published as views, for separate API processes (npm run api).
-  if (config.databaseUrl) args.push("--views-schema", config.indexerSchema ?? "pit");
-  ponder = spawn(process.execPath, args, {
-    cwd: ROOT,
-    stdio: ["ignore", "inherit", "inherit"],
-    // Own process group: a terminal's Ctrl-C reaches only this script, which then stops the
-    // indexer once and waits for it (a second signal would make Ponder skip releasing its lock).
-    detached: true,
-    env: { ...process.env, ANVIL_PORT: String(config.anvilPort), PORT: String(config.port), DATABASE_SCHEMA: schema, ...(shieldUrl ? { SHIELD_URL: shieldUrl } : {}) },
-  });
-  ponder.once("exit", (code) => {
-    if (!stopping) {
-      console.error(`[start] the indexer exited unexpectedly (code ${code})`);
+  await reconcileIndexer(config, schema, leftovers.deadIndexerSchema);
+  pids.schema = schema;
+
+  supervisor = new IndexerSupervisor({
+    spawnIndexer: () => {
+      const child = spawnPonder(config, schema, anvil, shieldUrl);
+      pids.indexer = child.pid;
+      writePids(config.dataDir, pids);
+      return child;
+    },
+    opsUrl: `http://127.0.0.1:${config.opsPort}`,
+    chainHead: () => chainHead(config.rpcUrl).catch(() => null),
+    // The indexer is dead here (exited or killed): its lock would only make the next one wait.
+    beforeRestart: async () => {
+      const db = await openIndexerDb(config);
+      if (!db) return;
+      try {
+        await releaseDeadLock(db, schema);
+      } finally {
+        await db.close();
+      }
+    },
+    log: (e) => event("warn", e),
+    onGiveUp: (reason) => {
+      gaveUp = reason;
+      event("error", { msg: "giving up on the indexer", reason });
       void stop(1);
-    }
+    },
   });
+  supervisor.start();
+
   const base = `http://localhost:${config.port}`;
-  await waitHealthy(`${base}/api/v1/health`, ponder);
+  await waitHealthy(config, () => gaveUp);
   say(`ready: ${base}/api/v1 (indexer schema ${schema}, ${config.databaseUrl ? "PostgreSQL" : "embedded PGlite"})`);
 }
 
-main().catch((err) => {
+main().catch(async (err) => {
   console.error(`[start] ${(err as Error).message}`);
+  if (stopStack) await stopStack(1);
   process.exit(1);
 });
+

@@ -1,6 +1,6 @@
 import { ponder, type IndexingFunctionArgs } from "ponder:registry";
 import { feeTransfer } from "ponder:schema";
-import { zeroAddress, type Address } from "viem";
+import type { Address } from "viem";
 import { loadConfig } from "../lib/config";
 
 const config = loadConfig();
@@ -30,31 +30,3 @@ function bookTransfer(direction: "in" | "out") {
 
 ponder.on("PlatformTokenIn:Transfer", bookTransfer("in"));
 ponder.on("PlatformTokenOut:Transfer", bookTransfer("out"));
-
-// Top-level ETH transfers: someone sends ETH to the platform wallet (outside any trade), or the
-// platform wallet pays out (to the operations / buybacks / treasury buckets).
-function bookEth(direction: "in" | "out") {
-  return async ({ event, context }: IndexingFunctionArgs<"Platform:transaction:to">) => {
-    const { value, hash, from, to } = event.transaction;
-    if (value === 0n || !to) return;
-    await context.db
-      .insert(feeTransfer)
-      .values({
-        id: `${hash}-tx-${direction}`,
-        direction,
-        token: zeroAddress,
-        amount: value,
-        from,
-        to,
-        source: direction === "in" ? "outside" : sourceOf(to),
-        method: "transaction",
-        txHash: hash,
-        block: event.block.number,
-        timestamp: event.block.timestamp,
-      })
-      .onConflictDoNothing();
-  };
-}
-
-ponder.on("Platform:transaction:to", bookEth("in"));
-ponder.on("Platform:transaction:from", bookEth("out"));

@@ -4,8 +4,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { createPublicClient, http } from "viem";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { freePort } from "../devnet/anvil.js";
 import { ROOT } from "../lib/root.js";
+import { decodeCheckpoint, judge, type IndexerCheckpoint } from "../scripts/indexerCheckpoint.js";
+import { StallWatch } from "../scripts/supervisor.js";
+import { call, indexerBlock } from "./helpers/npmStart.js";
 
 /**
  * `npm start` as a newcomer runs it: the real script, its own anvil, Ponder on PGlite and the API,
@@ -15,7 +19,7 @@ type Run = { child: ChildProcess; out: () => string; exited: Promise<number | nu
 const runs: Run[] = [];
 
 function start(env: Record<string, string>): Run {
-  const child = spawn(join(ROOT, "node_modules", ".bin", "tsx"), ["scripts/start.ts"], {
+  const child = spawn(process.execPath, ["--import", "tsx", "scripts/start.ts"], {
     cwd: ROOT,
     env: { ...process.env, ...env, LOG_LEVEL: "warn" },
     stdio: ["ignore", "pipe", "pipe"],
@@ -39,6 +43,14 @@ async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutM
   }
 }
 
+async function signIn(env: Parameters<typeof call>[0]): Promise<{ api_key: string; key_id: number }> {
+  const wallet = privateKeyToAccount(generatePrivateKey());
+  const ch = (await call(env, "POST", "/api/v1/auth/challenge", { address: wallet.address })).json;
+  const key = await call(env, "POST", "/api/v1/auth/verify", { address: wallet.address, signature: await wallet.signMessage({ message: ch.message }) });
+  expect(key.status, JSON.stringify(key.json)).toBe(200);
+  return key.json;
+}
+
 const closed = async (port: number) => {
   try {
     await fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(1000) });
@@ -56,8 +68,8 @@ describe("npm start", () => {
   it("brings up devnet, indexer and API, answers health and config, stops on SIGTERM and continues the chain on restart", async () => {
     const port = await freePort();
     const anvilPort = await freePort();
-    const env = { PORT: String(port), ANVIL_PORT: String(anvilPort), DATA_DIR: mkdtempSync(join(tmpdir(), "pit-start-")) };
-    const base = `http://localhost:${port}/api/v1`;
+    const opsPort = await freePort();
+    const env = { PORT: String(port), ANVIL_PORT: String(anvilPort), OPS_PORT: String(opsPort), DATA_DIR: mkdtempSync(join(tmpdir(), "pit-start-")) };
 
     const first = start(env);
     await until("ready line", async () => (first.out().includes("[start] ready") ? true : undefined), 120_000, first);
@@ -65,15 +77,22 @@ describe("npm start", () => {
     const health = await until(
       "health ok",
       async () => {
-        const res = await fetch(`${base}/health`);
-        const body = (await res.json()) as any;
+        const body = (await call(env, "GET", "/api/v1/health")).json;
         return body.status === "ok" ? body : undefined;
       },
       60_000,
       first,
     );
     expect(health).toMatchObject({ status: "ok", service: "pit-trading-service" });
-    const config = (await (await fetch(`${base}/config`)).json()) as any;
+    // Ponder's own routes answer on 127.0.0.1:OPS_PORT, not on the API's port.
+    expect(await indexerBlock(env)).toBeGreaterThan(0);
+    for (const path of ["/status", "/ready", "/metrics", "/health"]) {
+      const onApi = await call(env, "GET", path);
+      expect([onApi.status, onApi.json?.error?.code], path).toEqual([404, "NOT_FOUND"]);
+      expect((await fetch(`http://127.0.0.1:${opsPort}${path}`)).status, path).toBeLessThan(500);
+    }
+    const firstKey = await signIn(env);
+    const config = (await call(env, "GET", "/api/v1/config")).json;
     expect(config.chain_id).toBe(4663);
     expect(config.tokens.USDG.decimals).toBe(6);
 
@@ -84,14 +103,20 @@ describe("npm start", () => {
     first.child.kill("SIGTERM");
     expect(await first.exited).toBe(0);
     expect(await closed(port)).toBe(true);
+    expect(await closed(opsPort)).toBe(true);
     expect(await closed(anvilPort)).toBe(true);
+    expect(existsSync(join(env.DATA_DIR, "start.pid"))).toBe(false);
     expect(existsSync(join(env.DATA_DIR, "devnet", "chain.json"))).toBe(true);
 
     // Restart: same data directory, so the chain continues where it stopped.
     const second = start(env);
     await until("second ready line", async () => (second.out().includes("[start] ready") ? true : undefined), 120_000, second);
     expect(await chain.getBlockNumber()).toBeGreaterThanOrEqual(blockBefore);
-    expect((await fetch(`${base}/health`)).status).toBe(200);
+    expect((await call(env, "GET", "/api/v1/health")).status).toBe(200);
+    // The app store was closed cleanly: the key issued before the stop still works, and the next
+    // key's id follows it (an unclosed PGlite jumps its sequences by 32).
+    expect((await call(env, "GET", "/api/v1/auth/me", undefined, { authorization: `Bearer ${firstKey.api_key}` })).status).toBe(200);
+    expect((await signIn(env)).key_id).toBe(firstKey.key_id + 1);
     second.child.kill("SIGINT");
     expect(await second.exited).toBe(0);
     expect(await closed(anvilPort)).toBe(true);
@@ -101,5 +126,49 @@ describe("npm start", () => {
     const run = start({ PORT: "not-a-port", ANVIL_PORT: String(await freePort()) });
     expect(await run.exited).toBe(2);
     expect(run.out()).toMatch(/PORT: must be a number/);
+  });
+});
+
+describe("npm start's decisions", () => {
+  // Ponder 0.16's checkpoint layout: timestamp (10), chain id (16), block number (16), then the rest.
+  it("reads Ponder's checkpoint string", () => {
+    const cp = "1795476029" + "4663".padStart(16, "0") + "138".padStart(16, "0") + "0".repeat(16) + "5" + "0".repeat(16);
+    expect(decodeCheckpoint(cp)).toEqual({ timestamp: 1795476029, chainId: 4663, blockNumber: 138 });
+  });
+
+  const cp: IndexerCheckpoint = { latestBlock: 200, latestTimestamp: 2200, finalizedBlock: 170, finalizedTimestamp: 2170 };
+  const chain = (head: number, ts: (n: number) => number = (n) => n + 2000) => ({ head, timestampAt: async (n: number) => (n <= head ? ts(n) : null) });
+
+  it("lets Ponder start when the chain has everything the indexer saw", async () => {
+    expect(await judge(cp, chain(205), true)).toEqual({ action: "none" });
+  });
+  it("mines the missing blocks when the devnet lost only unfinalized ones", async () => {
+    expect(await judge(cp, chain(195), true)).toMatchObject({ action: "mine", blocks: 5 });
+  });
+  it("re-indexes when the devnet lost a finalized block, refuses on a real chain", async () => {
+    expect(await judge(cp, chain(150), true)).toMatchObject({ action: "reindex" });
+    expect(await judge(cp, chain(300, (n) => n + 9000), true)).toMatchObject({ action: "reindex" });
+    const refused = await judge(cp, chain(195), false);
+    expect(refused.action).toBe("refuse");
+    expect("reason" in refused && refused.reason).toMatch(/block 200 .*finalized 170.*head is 195/);
+  });
+
+  it("calls a stall only when the chain answers and moves ahead of an indexer that does not", () => {
+    const w = new StallWatch(10_000, 120_000, 3_000);
+    const ready = (block: number | null) => ({ block, ready: true });
+    expect(w.observe(0, ready(100), 100)).toBeNull();
+    expect(w.observe(5_000, ready(100), 100)).toBeNull(); // at the head: quiet, not stalled
+    expect(w.observe(6_000, ready(100), 105)).toBeNull();
+    expect(w.observe(15_000, ready(100), 110)).toBeNull();
+    expect(w.observe(16_500, ready(100), 112)).toMatch(/stalled: block 100/);
+    // The node away for 60 s: no verdict meanwhile, then a short budget once it answers again.
+    const v = new StallWatch(10_000, 120_000, 3_000);
+    expect(v.observe(0, ready(100), 100)).toBeNull();
+    for (let t = 1_000; t <= 60_000; t += 1_000) expect(v.observe(t, ready(100), null)).toBeNull();
+    expect(v.observe(61_000, ready(100), 130)).toBeNull();
+    expect(v.observe(64_500, ready(100), 134)).toMatch(/after a node outage/);
+    // An indexer that moves is never stalled.
+    const m = new StallWatch(10_000, 120_000, 3_000);
+    for (let t = 0; t < 60_000; t += 1_000) expect(m.observe(t, ready(100 + t / 1_000), 101 + t / 1_000)).toBeNull();
   });
 });

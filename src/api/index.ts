@@ -1,12 +1,15 @@
+import { Hono } from "hono";
 import { sql } from "ponder";
 import { db } from "ponder:api";
 import { createApp } from "../../api/app";
-import { sqlIndexedReads } from "../../api/indexed";
-import { openAppStore } from "../../api/store/open";
-import { httpShield } from "../../api/shield";
+import { serveApp } from "../../api/http/serve";
+import { sqlIndexedReads } from "../../api/ports/indexed";
+import { openAppStore } from "../../api/ports/store/open";
+import { httpShield } from "../../api/ports/shield";
 import { createChainClient } from "../../lib/chain";
 import { loadConfig } from "../../lib/config";
 import { createLogger } from "../../lib/logger";
+import { followParent } from "../../scripts/parentWatch";
 
 // The embedded default: the API runs inside Ponder's process and reads its tables directly.
 // $n placeholders become bound parameters of one drizzle statement.
@@ -19,10 +22,18 @@ const query = async (text: string, params: unknown[] = []) => {
   return result.rows;
 };
 
+followParent(); // under npm start: the public port back in PORT, and exit with start.ts
 const config = loadConfig();
+
+// A hot reload (ponder dev re-imports this file) or a stop must not leave an old server, relay
+// watcher or store handle; the app store is closed last so its sequences do not jump next start.
+type Running = { stop(): Promise<void> };
+const running = globalThis as { pitApi?: Running };
+await running.pitApi?.stop();
+
 const store = await openAppStore(config);
 
-export default createApp({
+const app = createApp({
   config,
   logger: createLogger(),
   chain: createChainClient(config),
@@ -34,3 +45,31 @@ export default createApp({
     await store.query("SELECT 1");
   },
 });
+
+// The API is served by its own capped server on PORT (api/http/serve.ts); Ponder's server keeps
+// only Ponder's routes, on 127.0.0.1:OPS_PORT under npm start, so nothing of ours is served
+// without the edge's caps and host guard.
+const server = await serveApp(app, { port: config.port, hostname: process.env.HOST ?? "0.0.0.0", trustedProxies: config.trustedProxies });
+let stopping: Promise<void> | null = null;
+running.pitApi = {
+  stop: () =>
+    (stopping ??= (async () => {
+      const closed = new Promise<void>((r) => server.close(() => r()));
+      server.closeAllConnections();
+      await closed;
+      await app.stop();
+      await store.close();
+    })()),
+};
+for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => void running.pitApi?.stop());
+
+// Ponder's own signal handler ends with process.exit() once its parts are down, without waiting
+// for ours: an app store PGlite cut off mid-close loses its sequence state (ids jump by 32 on the
+// next start). So the exit waits for our stop, at most 3 s.
+const exitNow = process.exit.bind(process);
+process.exit = ((code?: number) => {
+  const stopped = running.pitApi?.stop() ?? Promise.resolve();
+  void Promise.race([stopped, new Promise((r) => setTimeout(r, 3_000))]).finally(() => exitNow(code));
+}) as typeof process.exit;
+
+export default new Hono();

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { concat, encodeAbiParameters, encodeFunctionData, encodePacked, parseUnits, type Address, type Hex } from "viem";
+import { getDelegation } from "viem/actions";
 import { startDevnet, type Devnet } from "../helpers/devnet.js";
 import { erc20Abi } from "../../abis/erc20.js";
 import {
@@ -37,6 +38,9 @@ describe("EIP-7702 wallet + MetaMask Delegation Framework", () => {
     expect((await dn.mined(upgrade)).status).toBe("success");
     const code = await dn.pub.getCode({ address: wallet.address });
     expect(code?.toLowerCase()).toBe(concat(["0xef0100", contracts.statelessDelegator]).toLowerCase());
+    // viem's getDelegation reads the same designator on anvil (a plain EOA has none).
+    expect((await getDelegation(dn.pub, { address: wallet.address }))?.toLowerCase()).toBe(contracts.statelessDelegator.toLowerCase());
+    expect(await getDelegation(dn.pub, { address: executor.address })).toBeUndefined();
 
     // Root delegation: the executor may move at most 100 USDG of the wallet's.
     const budget = parseUnits("100", 6);
@@ -86,14 +90,21 @@ describe("EIP-7702 wallet + MetaMask Delegation Framework", () => {
       primaryType: "Delegation",
       message: unsigned,
     });
-    const context = encodeAbiParameters([delegationArrayParam], [[{ ...unsigned, signature: forged }]]);
     const call = encodePacked(["address", "uint256", "bytes"], [usdg, 0n, encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [executor.address as Address, 1n] })]);
-    await expect(
+    const redeem = (signature: Hex) =>
       dn.pub.call({
         account: executor.address,
         to: contracts.delegationManager,
-        data: encodeFunctionData({ abi: delegationManagerAbi, functionName: "redeemDelegations", args: [[context], [SINGLE_DEFAULT_MODE], [call]] }),
-      }),
-    ).rejects.toThrow();
+        data: encodeFunctionData({ abi: delegationManagerAbi, functionName: "redeemDelegations", args: [[encodeAbiParameters([delegationArrayParam], [[{ ...unsigned, signature }]])], [SINGLE_DEFAULT_MODE], [call]] }),
+      });
+    await expect(redeem(forged)).rejects.toThrow();
+    // The same delegation signed by the wallet goes through: the refusal above is the signer, not the call.
+    const genuine = await wallet.signTypedData({
+      domain: { name: "DelegationManager", version: "1", chainId: 4663, verifyingContract: contracts.delegationManager },
+      types: delegationTypes,
+      primaryType: "Delegation",
+      message: unsigned,
+    });
+    await expect(redeem(genuine)).resolves.toBeDefined();
   });
 });

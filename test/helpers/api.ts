@@ -1,12 +1,12 @@
-import { serve } from "@hono/node-server";
+import { serveApp } from "../../api/http/serve.js";
 import pino from "pino";
 import { createApp } from "../../api/app.js";
-import { sqlIndexedReads, type SqlIndexedReads } from "../../api/indexed.js";
-import { RateLimiter } from "../../api/rateLimit.js";
-import type { ShieldProvider } from "../../api/shield.js";
-import type { Sequencer } from "../../api/relay.js";
-import { openPglite, openPostgres, type Db } from "../../api/store/db.js";
-import { migrate } from "../../api/store/migrations.js";
+import { sqlIndexedReads, type SqlIndexedReads } from "../../api/ports/indexed.js";
+import type { Limiter } from "../../api/http/rateLimit.js";
+import type { ShieldProvider } from "../../api/ports/shield.js";
+import type { Sequencer } from "../../api/ports/sequencer.js";
+import { openPglite, openPostgres, type Db } from "../../api/ports/store/db.js";
+import { migrate } from "../../api/ports/store/migrations.js";
 import { createChainClient } from "../../lib/chain.js";
 import { loadConfig, type Config } from "../../lib/config.js";
 import { freePort } from "../../devnet/anvil.js";
@@ -47,7 +47,7 @@ export async function freshStore(kind: StoreKind): Promise<{ db: Db; reopen: () 
 }
 
 /** The real app on a real HTTP port, against a devnet and a store. */
-export async function serveApi(opts: { rpcUrl: string; db: Db; config?: Partial<Config>; clock?: () => number; limiter?: RateLimiter; indexed?: SqlIndexedReads; shield?: ShieldProvider | null; sequencer?: Sequencer }) {
+export async function serveApi(opts: { rpcUrl: string; db: Db; config?: Partial<Config>; clock?: () => number; limiter?: Limiter; indexed?: SqlIndexedReads; shield?: ShieldProvider | null; sequencer?: Sequencer }) {
   const port = await freePort();
   const base = loadConfig({ ANVIL_PORT: new URL(opts.rpcUrl).port, PORT: String(port) });
   const config: Config = { ...base, allowedHosts: [`127.0.0.1:${port}`, `localhost:${port}`], ...opts.config };
@@ -55,7 +55,8 @@ export async function serveApi(opts: { rpcUrl: string; db: Db; config?: Partial<
     config,
     logger: pino({ level: "silent" }),
     chain: createChainClient(config),
-    indexed: opts.indexed ?? sqlIndexedReads((t, p) => opts.db.query(t, p)),
+    // No indexer given: one that has indexed nothing yet (every read finds no rows).
+    indexed: opts.indexed ?? sqlIndexedReads(async () => []),
     db: opts.db,
     clock: opts.clock,
     limiter: opts.limiter,
@@ -63,8 +64,8 @@ export async function serveApi(opts: { rpcUrl: string; db: Db; config?: Partial<
     sequencer: opts.sequencer,
     pingDatabase: async () => void (await opts.db.query("SELECT 1")),
   });
-  const server = serve({ fetch: app.fetch, port, hostname: "127.0.0.1" });
-  await new Promise<void>((r) => server.once("listening", () => r()));
+  // The same capped edge as npm start and npm run api.
+  const server = await serveApp(app, { port, hostname: "127.0.0.1", trustedProxies: config.trustedProxies });
   const url = `http://127.0.0.1:${port}`;
   return {
     url,
@@ -86,7 +87,12 @@ export async function serveApi(opts: { rpcUrl: string; db: Db; config?: Partial<
       }
       return { status: res.status, headers: res.headers, json, text };
     },
-    close: () => new Promise<void>((r) => server.close(() => r())),
+    close: async () => {
+      await app.stop();
+      const closed = new Promise<void>((r) => server.close(() => r()));
+      server.closeAllConnections();
+      await closed;
+    },
   };
 }
 

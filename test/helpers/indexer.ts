@@ -6,7 +6,7 @@ import { PGlite } from "@electric-sql/pglite";
 import pg from "pg";
 import { freePort } from "../../devnet/anvil.js";
 import { ROOT } from "../../lib/root.js";
-import { sqlIndexedReads, type Query } from "../../api/indexed.js";
+import { sqlIndexedReads, type Query } from "../../api/ports/indexed.js";
 
 export const PG_URL = process.env.TEST_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/test";
 
@@ -31,24 +31,31 @@ export async function dropDatabase(name: string): Promise<void> {
  * schema, read live) or PGlite (own directory, read after the indexer stops: PGlite has one
  * process). The API is mounted in it as in production, so /api/v1/health reports its head.
  */
-export async function startIndexer(opts: { anvilPort: number; backend: IndexerBackend }) {
+export async function startIndexer(opts: { anvilPort: number; backend: IndexerBackend; deployInto?: { databaseUrl: string; viewsSchema: string } }) {
   const id = Math.random().toString(36).slice(2, 10);
   // A database of its own: Ponder's sync cache (schema ponder_sync) is keyed by chain id, and every
   // devnet is chain 4663 with the same addresses, so a shared one would replay another chain's logs.
-  const dbUrl = opts.backend === "postgres" ? await createDatabase(`pit_ix_${id}`) : null;
+  // `deployInto`: a new build beside a running one (same database and views schema, its own schema).
+  const ownsDb = opts.backend === "postgres" && !opts.deployInto;
+  const dbUrl = opts.backend === "postgres" ? (opts.deployInto?.databaseUrl ?? (await createDatabase(`pit_ix_${id}`))) : null;
   const schema = `t_${id}`;
-  const viewsSchema = `v_${id}`;
+  const viewsSchema = opts.deployInto?.viewsSchema ?? `v_${id}`;
   const dataDir = mkdtempSync(join(tmpdir(), "pit-indexer-"));
+  // As npm start does: Ponder's own routes on the ops port (Ponder binds env PORT), the API on its
+  // own port, passed as PIT_API_PORT and put back into PORT by scripts/parentWatch.ts.
   const port = await freePort();
+  const opsPort = await freePort();
   const env: Record<string, string> = {
     ...(process.env as Record<string, string>),
     ANVIL_PORT: String(opts.anvilPort),
-    PORT: String(port),
+    PORT: String(opsPort),
+    OPS_PORT: String(opsPort),
+    PIT_API_PORT: String(port),
     DATA_DIR: dataDir,
     DATABASE_SCHEMA: schema,
     LOG_LEVEL: "warn",
   };
-  const args = ["node_modules/ponder/dist/esm/bin/ponder.js", "start", "--port", String(port), "--log-format", "json", "--log-level", "warn"];
+  const args = ["node_modules/ponder/dist/esm/bin/ponder.js", "start", "--port", String(opsPort), "--hostname", "127.0.0.1", "--log-format", "json", "--log-level", "warn"];
   if (opts.backend === "postgres") {
     env.DATABASE_URL = dbUrl!;
     args.push("--views-schema", viewsSchema);
@@ -64,7 +71,11 @@ export async function startIndexer(opts: { anvilPort: number; backend: IndexerBa
 
   let pool: pg.Pool | null = null;
   const pgQuery: Query = async (text, params) => {
-    pool ??= new pg.Pool({ connectionString: dbUrl!, max: 2 });
+    if (!pool) {
+      pool = new pg.Pool({ connectionString: dbUrl!, max: 2 });
+      // cleanup() drops the database WITH (FORCE): idle clients then see 57P01, which is expected.
+      pool.on("error", () => {});
+    }
     return (await pool.query(text, params)).rows;
   };
 
@@ -85,6 +96,8 @@ export async function startIndexer(opts: { anvilPort: number; backend: IndexerBa
     viewsSchema,
     dataDir,
     base,
+    /** Ponder's own routes (/status, /ready, /metrics, /health). */
+    opsBase: `http://127.0.0.1:${opsPort}`,
     log: () => log,
     head,
     /** Waits until every block up to `block` is indexed (and, on PostgreSQL, visible in the views). */
@@ -94,7 +107,9 @@ export async function startIndexer(opts: { anvilPort: number; backend: IndexerBa
         if (child.exitCode !== null) throw new Error(`indexer exited (${child.exitCode}):\n${log}`);
         const h = await head();
         if (h !== null && h >= Number(block)) {
-          if (opts.backend === "pglite") return;
+          // PGlite is read after the indexer stops: give the block's rows a moment to land with its
+          // checkpoint (under load, a stop right at the checkpoint lost the last block's rows).
+          if (opts.backend === "pglite") return void (await new Promise((r) => setTimeout(r, 1_000)));
           try {
             const reads = sqlIndexedReads(pgQuery, viewsSchema);
             const vh = await reads.head();
@@ -137,7 +152,7 @@ export async function startIndexer(opts: { anvilPort: number; backend: IndexerBa
       if (child.exitCode === null) child.kill("SIGKILL");
       await pool?.end().catch(() => {});
       pool = null;
-      if (opts.backend === "postgres") await dropDatabase(`pit_ix_${id}`);
+      if (ownsDb) await dropDatabase(`pit_ix_${id}`);
     },
   };
 }

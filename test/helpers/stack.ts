@@ -1,6 +1,6 @@
-import { RateLimiter } from "../../api/rateLimit.js";
-import { httpShield } from "../../api/shield.js";
-import type { SqlIndexedReads } from "../../api/indexed.js";
+import { RateLimiter, type Limiter } from "../../api/http/rateLimit.js";
+import { httpShield } from "../../api/ports/shield.js";
+import type { SqlIndexedReads } from "../../api/ports/indexed.js";
 import { startShieldStandIn } from "../../devnet/shieldStandIn.js";
 import { priceFeedAbi } from "../../abis/fixtures.js";
 import { agentOf } from "./agent.js";
@@ -78,3 +78,13 @@ export async function freshenMarket(dn: Devnet) {
 
 export type Stack = Awaited<ReturnType<typeof startStack>>;
 export type Served = Awaited<ReturnType<typeof startServedDevnet>>;
+
+/**
+ * An hour of chain history past the pools' creation (so a 30-minute TWAP window has a start),
+ * then fresh oracle answers: a `before` for stacks that read the partner token's TWAP.
+ */
+export async function withTwapHistory(dn: Devnet) {
+  await dn.test.increaseTime({ seconds: 3_600 });
+  await dn.test.mine({ blocks: 1 });
+  await freshenMarket(dn);
+}

@@ -1,6 +1,6 @@
 import { ponder } from "ponder:registry";
 
-// Every event the service indexes, handled by doing nothing.
+// Every log event of the bare config (../ponder.config.ts), handled by doing nothing.
 const names = [
   "PoolManager:Initialize",
   "PoolManager:Swap",
@@ -11,8 +11,5 @@ const names = [
   "Launchpad:Graduated",
   "PlatformTokenIn:Transfer",
   "PlatformTokenOut:Transfer",
-  "Platform:transaction:to",
-  "Platform:transaction:from",
-  "Trades:block",
 ] as const;
 for (const name of names) ponder.on(name as never, async () => {});

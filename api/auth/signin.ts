@@ -1,0 +1,269 @@
+import { createHash, randomBytes } from "node:crypto";
+import { getAddress, isAddress, recoverMessageAddress, type Address, type Hex, type PublicClient } from "viem";
+import { createSiweMessage, generateSiweNonce } from "viem/siwe";
+import { LRUCache } from "lru-cache";
+import { partnerAgentVaultAbi, sanctionsListAbi } from "../../abis/fixtures.js";
+import type { Config } from "../../lib/config.js";
+import { Refusal } from "../errors/index.js";
+import type { Revocations, Revoked } from "./revocations.js";
+import type { Db } from "../ports/store/db.js";
+
+export const KEY_PREFIX = "pit_w_";
+export const CHALLENGE_TTL_S = 300;
+export const KEY_TTL_S = 2_592_000;
+export const SIGN_IN_STATEMENT = "Sign in to the trading service. Signing accepts the Terms of Use.";
+export const MAX_OPEN_CHALLENGES = 5;
+export const REVOKE_ALL_STATEMENT = "Revoke every API key of this wallet. This cannot sign in.";
+/** New accounts / keys per client address per day, and for the whole service per hour. */
+export const CAPS = { accountsPerAddressDay: 20, accountsServiceHour: 1000, keysPerAddressDay: 100, keysServiceHour: 5000 };
+
+export type Purpose = "sign-in" | "revoke-all";
+/** `revocations`: where revoked keys are announced to other instances (Redis), if anywhere. */
+export type SignInDeps = { db: Db; config: Config; chain: PublicClient; clock: () => number; revocations?: Revocations | null };
+export type KeyRecord = { keyId: number; wallet: Address; account: { id: number; name: string }; expiresAt: number };
+export type PartnerAgent = { agent_id: number; token: Address; symbol: string; role: "agentWallet" | "owner"; name: string };
+
+const now = (d: SignInDeps) => Math.floor(d.clock() / 1000);
+export const hashKey = (apiKey: string) => createHash("sha256").update(apiKey).digest("hex");
+
+export function parseWallet(value: unknown, field = "address"): Address {
+  if (typeof value !== "string" || !/^0x[0-9a-fA-F]{40}$/.test(value) || !isAddress(value, { strict: false })) {
+    throw new Refusal("BAD_REQUEST", `${field} must be a 0x address (40 hex digits)`);
+  }
+  return getAddress(value);
+}
+
+export function parseSignature(value: unknown): Hex {
+  if (typeof value !== "string" || !/^0x[0-9a-fA-F]{130}$/.test(value)) {
+    throw new Refusal("BAD_REQUEST", "signature must be 0x followed by 130 hex digits (personal_sign)");
+  }
+  return value as Hex;
+}
+
+/** 451 SANCTIONED when the sanctions list names the address; unreadable list fails closed. */
+export async function assertNotSanctioned(d: Pick<SignInDeps, "chain" | "config">, address: Address, field = "address"): Promise<void> {
+  let sanctioned: boolean;
+  try {
+    sanctioned = await d.chain.readContract({ address: d.config.contracts.sanctionsList, abi: sanctionsListAbi, functionName: "isSanctioned", args: [address] });
+  } catch {
+    throw new Refusal("ENGINE_UNAVAILABLE", "the sanctions list could not be read; try again shortly", {}, { retryAfterS: 5 });
+  }
+  if (sanctioned) throw new Refusal("SANCTIONED", `${field} ${address} is on the sanctions list`, { address, field });
+}
+
+/** `host`: the Host the challenge was asked on (one the server answers for); a revoke-all challenge is good only there. */
+export async function createChallenge(d: SignInDeps, body: Record<string, unknown>, host: string) {
+  if (!d.config.authDomain) throw new Refusal("AUTH_DOMAIN_UNSET", "this server has no sign-in domain configured");
+  const address = parseWallet(body.address);
+  if (body.purpose !== undefined && body.purpose !== "revoke-all") throw new Refusal("BAD_REQUEST", "purpose may only be revoke-all");
+  const purpose: Purpose = body.purpose === "revoke-all" ? "revoke-all" : "sign-in";
+  await assertNotSanctioned(d, address);
+  const issuedAt = now(d);
+  const expiresAt = issuedAt + CHALLENGE_TTL_S;
+  const nonce = generateSiweNonce();
+  const statement = purpose === "revoke-all" ? REVOKE_ALL_STATEMENT : SIGN_IN_STATEMENT;
+  const uri = `https://${d.config.authDomain}`;
+  const message = createSiweMessage({
+    domain: d.config.authDomain,
+    address,
+    statement,
+    uri,
+    version: "1",
+    chainId: d.config.chainId,
+    nonce,
+    issuedAt: new Date(issuedAt * 1000),
+    expirationTime: new Date(expiresAt * 1000),
+    ...(purpose === "revoke-all" ? { requestId: "revoke-all" } : {}),
+  });
+  await d.db.tx(async (tx) => {
+    await tx.query("INSERT INTO app.challenges (nonce, wallet, purpose, message, issued_at, expires_at, host) VALUES ($1, $2, $3, $4, $5, $6, $7)", [
+      nonce, address.toLowerCase(), purpose, message, issuedAt, expiresAt, host.toLowerCase(),
+    ]);
+    // At most five open per wallet: a sixth retires the oldest open one.
+    await tx.query(
+      `UPDATE app.challenges SET used_at = $2 WHERE nonce IN (
+         SELECT nonce FROM app.challenges WHERE wallet = $1 AND used_at IS NULL AND expires_at > $2
+         ORDER BY issued_at DESC, nonce OFFSET ${MAX_OPEN_CHALLENGES})`,
+      [address.toLowerCase(), issuedAt],
+    );
+  });
+  return {
+    address,
+    message,
+    nonce,
+    domain: d.config.authDomain,
+    chain_id: d.config.chainId,
+    issued_at: issuedAt,
+    expires_at: expiresAt,
+    then:
+      purpose === "revoke-all"
+        ? "Sign message with personal_sign and POST /api/v1/auth/revoke-all {address, signature, nonce} within 300 s."
+        : "Check the domain, chain id 4663 and your address in message, sign it with personal_sign and POST /api/v1/auth/verify {address, signature} within 300 s.",
+    uri,
+    version: "1",
+    statement,
+    purpose,
+  };
+}
+
+/**
+ * Finds the open challenge (newest first, or the one named) whose message the signature recovers
+ * to `address`, and uses it up atomically. 401 CHALLENGE_EXPIRED when none is open, 401
+ * BAD_SIGNATURE when none matches (the challenges stay open for the real wallet).
+ *
+ * A revoke-all challenge is open only on the host that issued it (SPEC "Authentication" 4).
+ * Asked on another served host it is CHALLENGE_EXPIRED, SPEC's "no open challenge for the
+ * address": none is open there. Not BAD_SIGNATURE (the signature is good) nor UNKNOWN_HOST (421
+ * is for a host the server does not answer for; this one it does).
+ */
+async function consumeChallenge(d: SignInDeps, address: Address, signature: Hex, purpose: Purpose, nonce: unknown, host: string): Promise<void> {
+  if (nonce !== undefined && (typeof nonce !== "string" || !/^[A-Za-z0-9]{8,128}$/.test(nonce))) throw new Refusal("BAD_REQUEST", "nonce must be the challenge's nonce");
+  const t = now(d);
+  const params: unknown[] = [address.toLowerCase(), purpose, t];
+  const named = nonce === undefined ? "" : `AND nonce = $${params.push(nonce)}`;
+  const onHost = purpose === "revoke-all" ? `AND host = $${params.push(host.toLowerCase())}` : "";
+  const open = await d.db.query<{ nonce: string; message: string }>(
+    `SELECT nonce, message FROM app.challenges WHERE wallet = $1 AND purpose = $2 AND used_at IS NULL AND expires_at > $3
+     ${named} ${onHost} ORDER BY issued_at DESC, nonce LIMIT ${MAX_OPEN_CHALLENGES}`,
+    params,
+  );
+  if (open.length === 0) {
+    throw new Refusal("CHALLENGE_EXPIRED", `no open ${purpose} challenge for ${address}${onHost ? " on this host" : ""} (expired or used${onHost ? ", or issued on another host" : ""}): ask for a new one`);
+  }
+  for (const c of open) {
+    let signer: Address;
+    try {
+      signer = await recoverMessageAddress({ message: c.message, signature });
+    } catch {
+      break;
+    }
+    if (signer !== address) continue;
+    const used = await d.db.query("UPDATE app.challenges SET used_at = $2 WHERE nonce = $1 AND used_at IS NULL RETURNING nonce", [c.nonce, t]);
+    if (used.length === 1) return;
+    throw new Refusal("CHALLENGE_EXPIRED", "that challenge was just used: ask for a new one");
+  }
+  throw new Refusal("BAD_SIGNATURE", "the signature does not recover to this address for any open challenge");
+}
+
+/** Partner agent lookup in the vault; `check` says why it could not be read. */
+export async function partnerAgentOf(d: Pick<SignInDeps, "chain" | "config">, wallet: Address): Promise<{ agent: PartnerAgent | null; check: string }> {
+  try {
+    const vault = d.config.contracts.partnerAgentVault;
+    const id = await d.chain.readContract({ address: vault, abi: partnerAgentVaultAbi, functionName: "agentIdOf", args: [wallet] });
+    if (id === 0n) return { agent: null, check: "ok" };
+    const a = await d.chain.readContract({ address: vault, abi: partnerAgentVaultAbi, functionName: "getAgent", args: [id] });
+    return {
+      agent: { agent_id: Number(id), token: getAddress(a.token), symbol: a.symbol, role: getAddress(a.agentWallet) === wallet ? "agentWallet" : "owner", name: a.name },
+      check: "ok",
+    };
+  } catch {
+    return { agent: null, check: "partner list unreadable (chain read failed)" };
+  }
+}
+
+async function enforceCap(d: SignInDeps, table: "accounts" | "api_keys", clientAddr: string, perAddressDay: number, serviceHour: number, code: "SIGNUP_CAPPED" | "KEYS_CAPPED") {
+  const t = now(d);
+  const [{ n: perAddress }] = await d.db.query<{ n: string }>(`SELECT count(*)::text AS n FROM app.${table} WHERE client_addr = $1 AND created_at > $2`, [clientAddr, t - 86_400]) as [{ n: string }];
+  if (Number(perAddress) >= perAddressDay) throw new Refusal(code, `this address reached its daily cap (${perAddressDay})`, {}, { retryAfterS: 3600 });
+  const [{ n: service }] = await d.db.query<{ n: string }>(`SELECT count(*)::text AS n FROM app.${table} WHERE created_at > $1`, [t - 3600]) as [{ n: string }];
+  if (Number(service) >= serviceHour) throw new Refusal(code, `the service reached its hourly cap (${serviceHour})`, {}, { retryAfterS: 600 });
+}
+
+export async function verifySignIn(d: SignInDeps, body: Record<string, unknown>, clientAddr: string, host: string) {
+  const address = parseWallet(body.address);
+  const signature = parseSignature(body.signature);
+  await assertNotSanctioned(d, address);
+  await consumeChallenge(d, address, signature, "sign-in", body.nonce, host);
+  const partner = await partnerAgentOf(d, address);
+  if (d.config.requirePartnerAgent) {
+    if (partner.check !== "ok") throw new Refusal("PARTNER_UNAVAILABLE", "the partner agent list could not be read; try again shortly", {}, { retryAfterS: 10 });
+    if (!partner.agent) throw new Refusal("NOT_PARTNER_AGENT", "this server signs in only partner agents' wallets and owners");
+  }
+  const wallet = address.toLowerCase();
+  const t = now(d);
+  const apiKey = KEY_PREFIX + randomBytes(32).toString("base64url");
+  const row = await d.db.tx(async (tx) => {
+    let [account] = await tx.query<{ id: string; name: string }>("SELECT id::text, name FROM app.accounts WHERE wallet = $1", [wallet]);
+    if (!account) {
+      await enforceCap({ ...d, db: tx }, "accounts", clientAddr, CAPS.accountsPerAddressDay, CAPS.accountsServiceHour, "SIGNUP_CAPPED");
+      [account] = await tx.query<{ id: string; name: string }>(
+        "INSERT INTO app.accounts (wallet, name, client_addr, created_at) VALUES ($1, $2, $3, $4) RETURNING id::text, name",
+        [wallet, `wallet ${address.slice(0, 6)}…${address.slice(-4)}`, clientAddr, t],
+      );
+    }
+    await enforceCap({ ...d, db: tx }, "api_keys", clientAddr, CAPS.keysPerAddressDay, CAPS.keysServiceHour, "KEYS_CAPPED");
+    const [key] = await tx.query<{ id: string }>(
+      "INSERT INTO app.api_keys (key_hash, wallet, account_id, client_addr, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id::text",
+      [hashKey(apiKey), wallet, account!.id, clientAddr, t, t + KEY_TTL_S],
+    );
+    return { keyId: Number(key!.id), account: { id: Number(account!.id), name: account!.name } };
+  });
+  return {
+    api_key: apiKey,
+    key_id: row.keyId,
+    expires_at: t + KEY_TTL_S,
+    wallet,
+    account: row.account,
+    partner_agent: partner.agent,
+    partner_check: partner.check,
+    note: "Shown once: only its SHA-256 is stored. Send it as Authorization: Bearer <api_key>. It lasts 30 days; POST /api/v1/auth/revoke ends it sooner.",
+  };
+}
+
+/**
+ * Live keys seen in the last 2 s, by hash. A revocation clears this instance's entries at once;
+ * other instances (npm run api side by side) stop honouring a revoked key within 2 s.
+ */
+export const KEY_CACHE_TTL_MS = 2_000;
+const keyCache = new LRUCache<string, KeyRecord>({ max: 50_000, ttl: KEY_CACHE_TTL_MS });
+
+function forgetKeys(match: (k: KeyRecord) => boolean) {
+  for (const [hash, k] of keyCache.entries()) if (match(k)) keyCache.delete(hash);
+}
+
+/** Drops revoked keys from this instance's cache (here, or as announced by another instance). */
+export function forgetRevoked(r: Revoked): void {
+  if ("keyId" in r) forgetKeys((k) => k.keyId === r.keyId);
+  else forgetKeys((k) => k.wallet.toLowerCase() === r.wallet.toLowerCase());
+}
+
+/** Forgets here, then tells the other instances; the revocation itself is already stored. */
+async function announce(d: Pick<SignInDeps, "revocations">, r: Revoked) {
+  forgetRevoked(r);
+  // Stored already: a Redis that does not answer leaves other instances the cache's 2 s, no worse.
+  await d.revocations?.publish(r).catch(() => {});
+}
+
+/** The live key behind a bearer token, or null (unknown, expired or revoked). */
+export async function authenticate(d: Pick<SignInDeps, "db" | "clock">, apiKey: string): Promise<KeyRecord | null> {
+  if (!apiKey.startsWith(KEY_PREFIX) || apiKey.length > 128) return null;
+  const hash = hashKey(apiKey);
+  const hit = keyCache.get(hash);
+  if (hit && hit.expiresAt > Math.floor(d.clock() / 1000)) return hit;
+  const [r] = await d.db.query<{ id: string; wallet: string; account_id: string; name: string; expires_at: string }>(
+    `SELECT k.id::text, k.wallet, k.account_id::text, a.name, k.expires_at::text FROM app.api_keys k JOIN app.accounts a ON a.id = k.account_id
+     WHERE k.key_hash = $1 AND k.revoked_at IS NULL AND k.expires_at > $2`,
+    [hash, Math.floor(d.clock() / 1000)],
+  );
+  if (!r) return null;
+  const key = { keyId: Number(r.id), wallet: r.wallet as Address, account: { id: Number(r.account_id), name: r.name }, expiresAt: Number(r.expires_at) };
+  keyCache.set(hash, key);
+  return key;
+}
+
+export async function revokeKey(d: Pick<SignInDeps, "db" | "clock" | "revocations">, keyId: number): Promise<void> {
+  await d.db.query("UPDATE app.api_keys SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL", [keyId, Math.floor(d.clock() / 1000)]);
+  await announce(d, { keyId });
+}
+
+/** `host`: the Host revoke-all arrived on; only a revoke-all challenge issued there is open to it. */
+export async function revokeAll(d: SignInDeps, body: Record<string, unknown>, host: string) {
+  const address = parseWallet(body.address);
+  const signature = parseSignature(body.signature);
+  if (body.nonce === undefined) throw new Refusal("BAD_REQUEST", "nonce is required: the revoke-all challenge's nonce");
+  await consumeChallenge(d, address, signature, "revoke-all", body.nonce, host);
+  const t = now(d);
+  const rows = await d.db.query("UPDATE app.api_keys SET revoked_at = $2 WHERE wallet = $1 AND revoked_at IS NULL AND expires_at > $2 RETURNING id", [address.toLowerCase(), t]);
+  await announce(d, { wallet: address.toLowerCase() });
+  return { wallet: address.toLowerCase(), revoked: rows.length, note: "Every live key of this wallet is revoked; sessions are separate and stay as they are." };
+}

@@ -1,0 +1,66 @@
+import type { z } from "zod";
+import { CATALOGUE, statusOf, type Code, type Status } from "./catalogue.js";
+
+export type RefusalOptions = {
+  cause?: unknown;
+  /** Seconds a client should wait before retrying (Retry-After). */
+  retryAfterS?: number;
+  /** For codes SPEC.md gives several statuses: which one (a key of the catalogue's `when`). */
+  context?: string;
+};
+
+/**
+ * A refusal in SPEC.md's words: a stable code, a message that may change, extra fields of the
+ * error object. Status-free: the HTTP edge maps the code through the catalogue.
+ */
+export class Refusal extends Error {
+  readonly extra: Record<string, unknown>;
+  readonly retryAfterS: number | undefined;
+  readonly context: string | undefined;
+
+  constructor(
+    readonly code: Code,
+    message: string,
+    extra: Record<string, unknown> = {},
+    options: RefusalOptions = {},
+  ) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = "Refusal";
+    this.extra = extra;
+    this.retryAfterS = options.retryAfterS;
+    this.context = options.context;
+  }
+
+  get status(): Status {
+    return statusOf(this.code, this.context);
+  }
+
+  /** The same refusal with more extra fields (and this one as its cause). */
+  with(extra: Record<string, unknown>): Refusal {
+    return new Refusal(this.code, this.message, { ...this.extra, ...extra }, { cause: this, retryAfterS: this.retryAfterS, context: this.context });
+  }
+
+  body() {
+    return { error: { code: this.code, message: this.message, ...this.extra } };
+  }
+}
+
+export const isCode = (code: string): code is Code => Object.hasOwn(CATALOGUE, code);
+
+/** Parses a request body with a zod schema; the first problem is a 400 BAD_REQUEST naming the field. */
+export function parseBody<S extends z.ZodTypeAny>(schema: S, body: unknown): z.infer<S> {
+  const parsed = schema.safeParse(body);
+  if (parsed.success) return parsed.data;
+  const i = parsed.error.issues[0]!;
+  throw new Refusal("BAD_REQUEST", i.code === "unrecognized_keys" ? `unknown field ${i.keys.join(", ")}` : `${i.path.join(".") || "body"}: ${i.message}`);
+}
+
+/** A chain read: anything but our own refusal becomes 502 RPC_UNAVAILABLE (retryable). */
+export async function rpc<T>(p: Promise<T>): Promise<T> {
+  try {
+    return await p;
+  } catch (err) {
+    if (err instanceof Refusal) throw err;
+    throw new Refusal("RPC_UNAVAILABLE", `the chain RPC did not answer: ${(err as Error).message.split("\n")[0]!.slice(0, 160)}`, {}, { cause: err, retryAfterS: 2 });
+  }
+}

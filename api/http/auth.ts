@@ -1,0 +1,67 @@
+import type { MiddlewareHandler } from "hono";
+import type { AppEnv } from "../deps.js";
+import { Refusal } from "../errors/index.js";
+import { RATE_RULES, type Limiter } from "./rateLimit.js";
+import { rateLimited } from "./limits.js";
+import { LRUCache } from "lru-cache";
+import { assertNotSanctioned, authenticate, type SignInDeps } from "../auth/index.js";
+
+/**
+ * `Authorization: Bearer <api_key>`: 401 UNAUTHORIZED for no, unknown, expired or revoked keys.
+ * Failed attempts drain the client address's failed-authentication bucket; once it is empty the
+ * address's failed attempts are 429. The lockout is for authentication attempts only: a live key
+ * passes even from a locked address (its users may share the address with whoever failed), and
+ * spends from its own bucket (30, then 10 per second).
+ */
+export function requireKey(deps: Pick<SignInDeps, "db" | "clock">, limiter: Limiter): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const header = c.req.header("authorization") ?? "";
+    // Auth schemes are case-insensitive (RFC 9110 11.1): bearer, Bearer, BEARER.
+    const m = /^bearer +([A-Za-z0-9_\-]{1,200})$/i.exec(header);
+    const key = m ? await authenticate(deps, m[1]!) : null;
+    if (!key) {
+      await failedAuthentication(limiter, c.get("clientAddr"));
+      throw new Refusal("UNAUTHORIZED", header ? "unknown, expired or revoked API key" : "send Authorization: Bearer <api_key>");
+    }
+    c.set("key", key);
+    const wait = await limiter.spend([{ key: `key:key:${key.keyId}`, rule: RATE_RULES.key }]);
+    if (wait > 0) throw rateLimited(wait, "requests for this key");
+    await next();
+  };
+}
+
+const failKeyOf = (clientAddr: string) => `failedAuth:client:${clientAddr}`;
+
+/** 429 while the address's failed-authentication bucket is empty (checked before any work). */
+export async function notLockedOut(limiter: Limiter, clientAddr: string): Promise<void> {
+  const wait = await limiter.wait(failKeyOf(clientAddr), RATE_RULES.failedAuth);
+  if (wait > 0) throw rateLimited(wait, "failed authentications from this address");
+}
+
+/** Counts one failed authentication against the address. */
+export async function countFailedAuth(limiter: Limiter, clientAddr: string): Promise<void> {
+  await limiter.spend([{ key: failKeyOf(clientAddr), rule: RATE_RULES.failedAuth }]);
+}
+
+/** One failed key authentication: 429 once the address's bucket is empty, else counted. */
+async function failedAuthentication(limiter: Limiter, clientAddr: string): Promise<void> {
+  await notLockedOut(limiter, clientAddr);
+  await countFailedAuth(limiter, clientAddr);
+}
+
+/**
+ * 451 SANCTIONED when the key's wallet is on the sanctions list (a clean answer is trusted 60 s;
+ * an unreadable list fails closed). Routes that let a sanctioned key end what it started (revoke)
+ * leave it out.
+ */
+export function keyWalletNotSanctioned(deps: Pick<SignInDeps, "chain" | "config">): MiddlewareHandler<AppEnv> {
+  const clean = new LRUCache<string, true>({ max: 10_000, ttl: 60_000 });
+  return async (c, next) => {
+    const wallet = c.get("key").wallet;
+    if (!clean.get(wallet)) {
+      await assertNotSanctioned(deps, wallet, "wallet");
+      clean.set(wallet, true);
+    }
+    await next();
+  };
+}

@@ -1,0 +1,100 @@
+import type { MiddlewareHandler } from "hono";
+import { getConnInfo } from "@hono/node-server/conninfo";
+import type { Config } from "../../lib/config.js";
+import type { AppEnv } from "../deps.js";
+import { blockListOf, isTrusted } from "./serve.js";
+import { Refusal } from "../errors/index.js";
+
+/** 421 UNKNOWN_HOST for a Host this server does not answer for. */
+export function hostGuard(config: Pick<Config, "allowedHosts">): MiddlewareHandler<AppEnv> {
+  const allowed = new Set(config.allowedHosts);
+  return async (c, next) => {
+    const host = c.req.header("host")?.toLowerCase();
+    if (!host || !allowed.has(host)) throw new Refusal("UNKNOWN_HOST", `this server does not answer for host ${JSON.stringify(host ?? "")}`);
+    await next();
+  };
+}
+
+/**
+ * The client address: the socket's, or, when the socket's peer is one of TRUSTED_PROXIES, the
+ * last entry of the configured proxy header (the address that proxy saw). A peer that is not a
+ * configured proxy cannot choose its address by sending the header itself.
+ */
+export function clientAddress(config: Pick<Config, "trustedProxyHeader" | "trustedProxies">): MiddlewareHandler<AppEnv> {
+  const proxies = blockListOf(config.trustedProxies);
+  return async (c, next) => {
+    let peer: string | undefined;
+    try {
+      peer = getConnInfo(c).remote.address;
+    } catch {
+      peer = undefined;
+    }
+    let addr = peer;
+    if (config.trustedProxyHeader && peer && isTrusted(proxies, peer)) addr = c.req.header(config.trustedProxyHeader)?.split(",").pop()?.trim() || peer;
+    c.set("clientAddr", addr || "unknown");
+    await next();
+  };
+}
+
+/** 451 COUNTRY_BLOCKED from a trusted edge's country header (only when one is configured). */
+export function countryGuard(config: Pick<Config, "countryHeader" | "blockedCountries">): MiddlewareHandler<AppEnv> {
+  const blocked = new Set(config.blockedCountries);
+  return async (c, next) => {
+    if (config.countryHeader) {
+      const code = c.req.header(config.countryHeader)?.trim().toUpperCase();
+      // "IR" and "IR-07" are blocked by IR; "UA-43" (Crimea) by itself, not all of UA.
+      if (code && (blocked.has(code) || blocked.has(code.split("-")[0]!))) {
+        throw new Refusal("COUNTRY_BLOCKED", "requests from this country or region are not served");
+      }
+    }
+    await next();
+  };
+}
+
+export const MAX_BODY_BYTES = 64 * 1024;
+const BODY_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
+
+/**
+ * Request bodies: plain Content-Length only (411 LENGTH_REQUIRED for chunked), at most 64 KB
+ * (413 BAD_REQUEST), a JSON object (400 BAD_REQUEST). An absent body is `{}`.
+ */
+export const jsonBody: MiddlewareHandler<AppEnv> = async (c, next) => {
+  if (!BODY_METHODS.has(c.req.method)) return next();
+  const te = c.req.header("transfer-encoding");
+  const cl = c.req.header("content-length");
+  if (te && te.toLowerCase() !== "identity") throw new Refusal("LENGTH_REQUIRED", "send the body with a plain Content-Length (chunked bodies are refused)");
+  if (cl !== undefined && !/^\d{1,10}$/.test(cl)) throw new Refusal("BAD_REQUEST", "Content-Length must be a number");
+  if (cl !== undefined && Number(cl) > MAX_BODY_BYTES) throw new Refusal("BAD_REQUEST", `body over ${MAX_BODY_BYTES} bytes`, {}, { context: "too_large" });
+  const raw = cl === undefined || cl === "0" ? "" : await c.req.text();
+  if (Buffer.byteLength(raw) > MAX_BODY_BYTES) throw new Refusal("BAD_REQUEST", `body over ${MAX_BODY_BYTES} bytes`, {}, { context: "too_large" });
+  let body: unknown = {};
+  if (raw.trim() !== "") {
+    try {
+      body = JSON.parse(raw);
+    } catch {
+      throw new Refusal("BAD_REQUEST", "body is not valid JSON");
+    }
+  }
+  if (typeof body !== "object" || body === null || Array.isArray(body)) throw new Refusal("BAD_REQUEST", "body must be a JSON object");
+  c.set("body", body as Record<string, unknown>);
+  await next();
+};
+
+/**
+ * Browser rules: a POST with an Origin must come from our own origin; a POST with cookies must
+ * be JSON and carry X-Pit-Client. Agents send neither and are unaffected.
+ */
+export function csrfGuard(config: Pick<Config, "allowedHosts">): MiddlewareHandler<AppEnv> {
+  const origins = new Set(config.allowedHosts.flatMap((h) => [`https://${h}`, `http://${h}`]));
+  return async (c, next) => {
+    if (BODY_METHODS.has(c.req.method)) {
+      const origin = c.req.header("origin");
+      if (origin !== undefined && !origins.has(origin.toLowerCase())) throw new Refusal("CSRF_REFUSED", "cross-origin request refused");
+      if (c.req.header("cookie") !== undefined) {
+        const json = /^application\/json\b/i.test(c.req.header("content-type") ?? "");
+        if (!json || c.req.header("x-pit-client") === undefined) throw new Refusal("CSRF_REFUSED", "a request with cookies must be JSON and carry X-Pit-Client");
+      }
+    }
+    await next();
+  };
+}

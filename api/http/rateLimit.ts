@@ -1,0 +1,106 @@
+import { LRUCache } from "lru-cache";
+
+/** A token bucket: `burst` tokens, refilled at `perSecond`. */
+export type BucketRule = { burst: number; perSecond: number };
+
+/**
+ * SPEC.md "Rate limits" (numbers may change; clients honour Retry-After). Scopes: per client
+ * address, per key, and overall (one bucket for the whole instance).
+ */
+export const RATE_RULES = {
+  public: { burst: 60, perSecond: 2 },
+  auth: { burst: 10, perSecond: 0.1 },
+  key: { burst: 30, perSecond: 10 },
+  failedAuth: { burst: 20, perSecond: 0.2 },
+  liveQuote: { burst: 6, perSecond: 0.5 },
+  livePrepare: { burst: 20, perSecond: 4 },
+  tokenScreen: { burst: 20, perSecond: 0.5 },
+  tokenScreenClient: { burst: 40, perSecond: 1 },
+  tokenSearch: { burst: 30, perSecond: 2 },
+  tokenSearchClient: { burst: 40, perSecond: 1 },
+  hostedClient: { burst: 60, perSecond: 5 },
+  hostedKey: { burst: 20, perSecond: 2 },
+  meList: { burst: 20, perSecond: 2 },
+  portfolio: { burst: 6, perSecond: 0.5 },
+} as const satisfies Record<string, BucketRule>;
+
+/**
+ * SPEC.md gives "client address, and overall" one line of numbers. Read literally, one busy
+ * client would shut config, health and sign-in for everyone, so the overall buckets are the
+ * per-client numbers times 100: a ceiling for the instance, not a second per-client limit.
+ */
+export const PUBLIC_OVERALL: BucketRule = { burst: RATE_RULES.public.burst * 100, perSecond: RATE_RULES.public.perSecond * 100 };
+export const AUTH_OVERALL: BucketRule = { burst: RATE_RULES.auth.burst * 100, perSecond: RATE_RULES.auth.perSecond * 100 };
+
+type Bucket = { tokens: number; at: number };
+
+/** One bucket a request spends from: its key (rule name, scope, who) and its rule. */
+export type BucketTake = { key: string; rule: BucketRule };
+
+/**
+ * Where rate buckets live: in memory (one instance; the embedded default) or in Redis (shared by
+ * every instance, api/http/redisLimiter.ts). Both spend all of a request's buckets or none.
+ */
+export interface Limiter {
+  readonly enabled: boolean;
+  /** Takes one token from each bucket, all or none: 0 when allowed, else seconds until all could pass. */
+  spend(buckets: BucketTake[]): Promise<number>;
+  /** Seconds until this bucket has a token (0: now), without taking one. */
+  wait(key: string, rule: BucketRule): Promise<number>;
+  close?(): Promise<void>;
+}
+
+/**
+ * Buckets in an LRU so a flood of distinct client addresses costs bounded memory: an evicted
+ * bucket comes back full, which only ever errs towards letting a long-quiet client in.
+ */
+export class RateLimiter implements Limiter {
+  private readonly buckets: LRUCache<string, Bucket>;
+
+  constructor(
+    private readonly clock: () => number = () => Date.now(),
+    maxBuckets = 100_000,
+    readonly enabled = true,
+  ) {
+    this.buckets = new LRUCache({ max: maxBuckets });
+  }
+
+  /** Takes one token; returns 0 when allowed, else the seconds until one is available. */
+  take(key: string, rule: BucketRule): number {
+    if (!this.enabled) return 0;
+    const now = this.clock() / 1000;
+    const b = this.buckets.get(key) ?? { tokens: rule.burst, at: now };
+    const tokens = Math.min(rule.burst, b.tokens + (now - b.at) * rule.perSecond);
+    if (tokens >= 1) {
+      this.buckets.set(key, { tokens: tokens - 1, at: now });
+      return 0;
+    }
+    this.buckets.set(key, { tokens, at: now });
+    return (1 - tokens) / rule.perSecond;
+  }
+
+  async spend(buckets: BucketTake[]): Promise<number> {
+    const waits = buckets.map((b) => this.peek(b.key, b.rule));
+    const wait = Math.max(0, ...waits);
+    if (wait > 0) return wait;
+    for (const b of buckets) this.take(b.key, b.rule);
+    return 0;
+  }
+
+  async wait(key: string, rule: BucketRule): Promise<number> {
+    return this.peek(key, rule);
+  }
+
+  /** Whether a take would pass, without taking (for failed-auth lockouts checked before work). */
+  peek(key: string, rule: BucketRule): number {
+    if (!this.enabled) return 0;
+    const b = this.buckets.get(key);
+    if (!b) return 0;
+    const tokens = Math.min(rule.burst, b.tokens + (this.clock() / 1000 - b.at) * rule.perSecond);
+    return tokens >= 1 ? 0 : (1 - tokens) / rule.perSecond;
+  }
+
+  get size() {
+    return this.buckets.size;
+  }
+}

@@ -1,0 +1,157 @@
+import { onClock } from "../../lib/cacheClock.js";
+import { LRUCache } from "lru-cache";
+import { zeroAddress, type Address, type Hex } from "viem";
+import type { Config, TokenEntry } from "../../lib/config.js";
+import { priceFromX96 } from "../../lib/twap.js";
+import type { PoolState, SqlIndexedReads } from "../ports/indexed.js";
+import { markStale } from "./stale.js";
+
+/** Where a mark comes from: the independent ones (oracle, twap, fixed) and the trading-only ones. */
+export type MarkSource = "oracle" | "twap" | "fixed" | "pool-mid" | "curve";
+/** A USD price for one whole token, and where it came from. */
+export type Mark = { usd: number; source: MarkSource; age_s: number | null; stale: boolean };
+
+/** Why a token has no independent price (SPEC.md Holding `unpriced`). */
+export type Unpriced = "NO_INDEPENDENT_MARK" | "MARK_UNAVAILABLE";
+/** A token's independent mark, or the reason it has none. */
+export type IndependentMark = { mark: Mark; unpriced: null } | { mark: null; unpriced: Unpriced };
+/** How SPEC prices a core asset independently, decided by config alone. */
+export type IndependentBasis = "fixed" | "oracle" | "twap";
+
+/** The partner token is valued at its USDG pool's time-weighted mean over this window. */
+export const TWAP_WINDOW_S = 1_800;
+/** Pools, feeds and TWAPs are re-read from the indexer at most this often. */
+const TTL_MS = 1_000;
+
+const lc = (a: string) => a.toLowerCase();
+
+/**
+ * SPEC.md's independent marks: USDG at $1, an oracle feed (ETH, WETH, the BTC asset, stock tokens
+ * with one), the partner token at its pool's 30-minute TWAP. Anything else has none.
+ */
+export function independentBasis(t: TokenEntry | undefined): IndependentBasis | null {
+  if (!t) return null;
+  if (t.symbol === "USDG") return "fixed";
+  if (t.feed) return "oracle";
+  if (t.kind === "partner") return "twap";
+  return null;
+}
+
+/** The deepest pool holding exactly `a` and `b` (by in-range liquidity), or null. */
+export function deepestPool<P extends Pick<PoolState, "currency0" | "currency1" | "liquidity">>(pools: P[], a: Address, b: Address): P | null {
+  const pair = pools.filter((x) => (lc(x.currency0) === lc(a) && lc(x.currency1) === lc(b)) || (lc(x.currency1) === lc(a) && lc(x.currency0) === lc(b)));
+  return pair.sort((x, y) => (y.liquidity > x.liquidity ? 1 : y.liquidity < x.liquidity ? -1 : 0))[0] ?? null;
+}
+
+const priced = (mark: Mark): IndependentMark => ({ mark, unpriced: null });
+const unavailableUnlessPriced = (mark: Mark | null): IndependentMark => (mark ? priced(mark) : { mark: null, unpriced: "MARK_UNAVAILABLE" });
+
+/**
+ * Market reads from the indexer's tables: pool states (for routes and mids) and USD marks. One
+ * short-lived copy per instance (lru-cache fetches, shared by concurrent callers), so a burst of
+ * quotes costs one read of each.
+ */
+export function createMarket(d: { config: Config; indexed: SqlIndexedReads; clock: () => number }) {
+  const { config, indexed } = d;
+  const coreByAddress = new Map(Object.values(config.tokens).map((t) => [lc(t.address), t] as const));
+  const stockFeeds = new Set(Object.values(config.tokens).flatMap((t) => (t.kind === "stock" && t.feed ? [lc(t.feed)] : [])));
+  const usdg = config.tokens.USDG!;
+  const now = () => Math.floor(d.clock() / 1000);
+  const fresh = { ttl: TTL_MS, ...onClock(d.clock) };
+
+  const poolCache = new LRUCache<"pools", PoolState[]>({ max: 1, ...fresh, fetchMethod: () => indexed.pools() });
+  // Values are boxed: a feed without an answer (or a pool without history) is a cached null.
+  const feedCache = new LRUCache<string, { mark: Mark | null }>({ max: 1_000, ...fresh, fetchMethod: async (feed) => ({ mark: await readFeed(feed as Address) }) });
+  const twapCache = new LRUCache<string, { x96: bigint | null }>({
+    max: 1_000,
+    ...fresh,
+    fetchMethod: async (poolId) => {
+      const to = now();
+      return { x96: await indexed.twapX96(poolId as Hex, to - TWAP_WINDOW_S, to) };
+    },
+  });
+
+  async function pools(): Promise<PoolState[]> {
+    return (await poolCache.fetch("pools"))!;
+  }
+
+  async function readFeed(feed: Address): Promise<Mark | null> {
+    const m = await indexed.latestMark(feed, now());
+    if (!m || m.answer <= 0n) return null;
+    return { usd: Number(m.answer) / 1e8, source: "oracle", age_s: m.ageS, stale: markStale({ updatedAt: m.updatedAt, now: now(), stock: stockFeeds.has(lc(feed)) }) };
+  }
+
+  async function oracleMark(feed: Address): Promise<Mark | null> {
+    return (await feedCache.fetch(lc(feed)))!.mark;
+  }
+
+  /** The partner token at its deepest USDG pool's 30-minute TWAP; null while the pool has no such history. */
+  async function twapMark(t: TokenEntry): Promise<Mark | null> {
+    const pool = deepestPool(await pools(), t.address, usdg.address);
+    if (!pool) return null;
+    const x96 = (await twapCache.fetch(lc(pool.id)))!.x96;
+    if (x96 === null || x96 <= 0n) return null;
+    const tokenIs0 = lc(pool.currency0) === lc(t.address);
+    const price = priceFromX96(x96, tokenIs0 ? t.decimals : usdg.decimals, tokenIs0 ? usdg.decimals : t.decimals);
+    return { usd: tokenIs0 ? price : 1 / price, source: "twap", age_s: null, stale: false };
+  }
+
+  /**
+   * A token's independent mark (portfolio valuation, league): NO_INDEPENDENT_MARK when SPEC gives
+   * it none, MARK_UNAVAILABLE when its source has nothing to say now. Indexer errors throw.
+   */
+  async function independentMark(token: Address): Promise<IndependentMark> {
+    const core = coreByAddress.get(lc(token));
+    const basis = independentBasis(core);
+    if (basis === "fixed") return priced({ usd: 1, source: "fixed", age_s: null, stale: false });
+    if (basis === "oracle") return unavailableUnlessPriced(await oracleMark(core!.feed!));
+    if (basis === "twap") return unavailableUnlessPriced(await twapMark(core!));
+    return { mark: null, unpriced: "NO_INDEPENDENT_MARK" };
+  }
+
+  /** Mid of `token` in `quote` (whole units) from the deepest pool holding both, or null. */
+  async function midOf(token: Address, quote: Address, decimals?: number): Promise<number | null> {
+    const p = deepestPool(await pools(), token, quote);
+    if (!p || p.liquidity === 0n) return null;
+    // Tokens outside config hold raw atoms in the pool: scale by the token's own decimals.
+    const dec = (a: Address) => (a === zeroAddress ? 18 : (coreByAddress.get(lc(a))?.decimals ?? (lc(a) === lc(token) ? decimals : undefined)));
+    const d0 = dec(p.currency0);
+    const d1 = dec(p.currency1);
+    if (d0 === undefined || d1 === undefined) return null;
+    const mid = priceFromX96(p.priceX96, d0, d1);
+    return lc(p.currency0) === lc(token) ? mid : 1 / mid;
+  }
+
+  /**
+   * The USD mark trading sizes, charges and counts volume by: its oracle feed; USDG at $1 without
+   * one; the partner token at its TWAP (its spot mid only while the pool is younger than the
+   * window, so a fresh deployment can still size trades); else its pool mid against USDG (or ETH
+   * times ETH's mark); else its launchpad curve's spot. `decimals` is needed only for tokens
+   * outside config.
+   */
+  async function mark(token: Address, decimals?: number): Promise<Mark | null> {
+    const core = coreByAddress.get(lc(token));
+    const basis = independentBasis(core);
+    if (core?.feed) return oracleMark(core.feed);
+    if (basis === "fixed") return { usd: 1, source: "fixed", age_s: null, stale: false };
+    if (basis === "twap") {
+      const twap = await twapMark(core!);
+      if (twap) return twap;
+    }
+    const viaUsdg = await midOf(token, usdg.address, decimals);
+    if (viaUsdg !== null) return { usd: viaUsdg, source: "pool-mid", age_s: null, stale: false };
+    const eth = config.tokens.ETH?.feed ? await oracleMark(config.tokens.ETH.feed) : null;
+    if (!eth) return null;
+    const viaEth = await midOf(token, zeroAddress, decimals);
+    if (viaEth !== null) return { usd: viaEth * eth.usd, source: "pool-mid", age_s: null, stale: eth.stale };
+    const curve = await indexed.curveToken(token);
+    if (curve && !curve.graduated && curve.virtualToken > 0n) {
+      return { usd: (Number(curve.virtualEth) / Number(curve.virtualToken)) * eth.usd, source: "curve", age_s: null, stale: eth.stale };
+    }
+    return null;
+  }
+
+  return { pools, mark, independentMark, midOf, oracleMark, core: (a: Address): TokenEntry | undefined => coreByAddress.get(lc(a)) };
+}
+
+export type Market = ReturnType<typeof createMarket>;

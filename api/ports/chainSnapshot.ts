@@ -1,0 +1,156 @@
+import { zeroAddress, type Address, type ContractFunctionParameters, type PublicClient } from "viem";
+import { getDelegation } from "viem/actions";
+import { erc20Abi } from "../../abis/erc20.js";
+import { launchpadAbi, sanctionsListAbi, stockRegistryAbi, stockTokenAbi } from "../../abis/fixtures.js";
+import { multicall3Abi } from "../../abis/multicall3.js";
+import { permit2Abi } from "../../abis/permit2.js";
+import type { Config } from "../../lib/config.js";
+import { Refusal, rpc } from "../errors/index.js";
+
+/** One call's outcome inside the batch: its result, or why it failed (a revert, a bad answer). */
+export type CallOutcome<T = unknown> = { ok: true; result: T } | { ok: false; error: string };
+
+/** The launchpad curve of one token: `curves(token)` and `feeBps(token)`, plus the graduation level. */
+export type CurveSnapshot = {
+  state: { creator: Address; feeMode: number; graduated: boolean; launchedAt: bigint; virtualEth: bigint; virtualToken: bigint; realEth: bigint } | null;
+  /** Protocol, creator and snipe-tax fees in bps. */
+  fees: { protocol: bigint; creator: bigint; snipe: bigint } | null;
+  graduationWei: bigint | null;
+};
+
+/** The wallet's side of a trade: what it holds and what it has allowed. */
+export type WalletSnapshot = {
+  address: Address;
+  sanctioned: boolean | null;
+  eth: bigint | null;
+  /** balanceOf per ERC-20 asked (lower-case address). */
+  balances: Record<string, bigint | null>;
+  /** ERC-20 allowance of the input token to Permit2 and to the launchpad (null: not asked or unreadable). */
+  allowanceToPermit2: bigint | null;
+  allowanceToCurve: bigint | null;
+  /** Permit2's allowance of the router for the input token: amount, expiration, nonce. */
+  routerPermit: readonly [bigint, number, number] | null;
+  /** The stock registry's block of this wallet, when a stock token is involved. */
+  stockBlocked: boolean | null;
+  /** The EIP-7702 delegate the wallet's code designates (null: none), when asked; undefined when not. */
+  delegation: Address | null | undefined;
+};
+
+export type ChainSnapshot = {
+  block: bigint;
+  /** The block's timestamp (unix s). */
+  time: number;
+  baseFee: bigint;
+  /** Extra calls in the order given (route quotes). */
+  calls: CallOutcome[];
+  curve: CurveSnapshot | null;
+  /** Per stock token asked (lower-case address): its own pause; plus the registry's global pause. */
+  stock: { paused: Record<string, boolean | null>; registryPaused: boolean | null } | null;
+  wallet: WalletSnapshot | null;
+};
+
+export type SnapshotRequest = {
+  /** Calls the caller decodes itself (route quotes), answered in order in `calls`. */
+  calls: ContractFunctionParameters[];
+  curveToken: Address | null;
+  stockTokens: Address[];
+  wallet: { address: Address; tokens: Address[]; inputToken: Address | null; withDelegation: boolean } | null;
+};
+
+const lc = (a: string) => a.toLowerCase();
+
+/**
+ * Everything a trade needs from the chain, read in one multicall at one block and decoded once
+ * into named fields. A call that fails inside the batch is null (or `ok: false` for the caller's
+ * own calls); a batch the RPC cannot answer at all is 502 RPC_UNAVAILABLE.
+ */
+export async function readChainSnapshot(chain: PublicClient, config: Pick<Config, "contracts">, req: SnapshotRequest): Promise<ChainSnapshot> {
+  const c = config.contracts;
+  const batch: ContractFunctionParameters[] = [...req.calls];
+  const at = (call: ContractFunctionParameters) => batch.push(call) - 1;
+  const head = {
+    baseFee: at({ address: c.multicall3, abi: multicall3Abi, functionName: "getBasefee" }),
+    time: at({ address: c.multicall3, abi: multicall3Abi, functionName: "getCurrentBlockTimestamp" }),
+    block: at({ address: c.multicall3, abi: multicall3Abi, functionName: "getBlockNumber" }),
+  };
+  const curveAt = req.curveToken
+    ? {
+        state: at({ address: c.launchpad, abi: launchpadAbi, functionName: "curves", args: [req.curveToken] }),
+        fees: at({ address: c.launchpad, abi: launchpadAbi, functionName: "feeBps", args: [req.curveToken] }),
+        graduation: at({ address: c.launchpad, abi: launchpadAbi, functionName: "graduationWei" }),
+      }
+    : null;
+  const stockAt = req.stockTokens.length
+    ? {
+        paused: req.stockTokens.map((t) => [lc(t), at({ address: t, abi: stockTokenAbi, functionName: "paused" })] as const),
+        registry: at({ address: c.stockRegistry, abi: stockRegistryAbi, functionName: "paused" }),
+      }
+    : null;
+  const w = req.wallet;
+  const walletAt = w
+    ? {
+        sanctioned: at({ address: c.sanctionsList, abi: sanctionsListAbi, functionName: "isSanctioned", args: [w.address] }),
+        eth: at({ address: c.multicall3, abi: multicall3Abi, functionName: "getEthBalance", args: [w.address] }),
+        balances: w.tokens.filter((t) => t !== zeroAddress).map((t) => [lc(t), at({ address: t, abi: erc20Abi, functionName: "balanceOf", args: [w.address] })] as const),
+        toPermit2: w.inputToken ? at({ address: w.inputToken, abi: erc20Abi, functionName: "allowance", args: [w.address, c.permit2] }) : null,
+        toCurve: w.inputToken ? at({ address: w.inputToken, abi: erc20Abi, functionName: "allowance", args: [w.address, c.launchpad] }) : null,
+        routerPermit: w.inputToken ? at({ address: c.permit2, abi: permit2Abi, functionName: "allowance", args: [w.address, w.inputToken, c.universalRouter] }) : null,
+        stockBlocked: req.stockTokens.length ? at({ address: c.stockRegistry, abi: stockRegistryAbi, functionName: "isBlocked", args: [w.address] }) : null,
+      }
+    : null;
+
+  const [results, delegation] = await Promise.all([
+    rpc(chain.multicall({ contracts: batch, allowFailure: true })),
+    w?.withDelegation ? rpc(getDelegation(chain, { address: w.address })).then((a) => a ?? null) : Promise.resolve(undefined),
+  ]);
+  const outcome = (i: number): CallOutcome => {
+    const r = results[i]!;
+    return r.status === "success" ? { ok: true, result: r.result } : { ok: false, error: (r.error?.message ?? "reverted").split("\n")[0]!.slice(0, 160) };
+  };
+  const value = <T>(i: number | null): T | null => {
+    if (i === null) return null;
+    const o = outcome(i);
+    return o.ok ? (o.result as T) : null;
+  };
+  // viem folds a failed batch into per-call failures: the block time never fails on its own.
+  const time = value<bigint>(head.time);
+  if (time === null) throw new Refusal("RPC_UNAVAILABLE", "the chain RPC did not answer the batched reads", {}, { retryAfterS: 2 });
+
+  return {
+    block: value<bigint>(head.block) ?? 0n,
+    time: Number(time),
+    baseFee: value<bigint>(head.baseFee) ?? 0n,
+    calls: req.calls.map((_, i) => outcome(i)),
+    curve: curveAt ? decodeCurve(value(curveAt.state), value(curveAt.fees), value<bigint>(curveAt.graduation)) : null,
+    stock: stockAt ? { paused: Object.fromEntries(stockAt.paused.map(([t, i]) => [t, value<boolean>(i)])), registryPaused: value<boolean>(stockAt.registry) } : null,
+    wallet:
+      w && walletAt
+        ? {
+            address: w.address,
+            sanctioned: value<boolean>(walletAt.sanctioned),
+            eth: value<bigint>(walletAt.eth),
+            balances: Object.fromEntries(walletAt.balances.map(([t, i]) => [t, value<bigint>(i)])),
+            allowanceToPermit2: value<bigint>(walletAt.toPermit2),
+            allowanceToCurve: value<bigint>(walletAt.toCurve),
+            routerPermit: value<readonly [bigint, number, number]>(walletAt.routerPermit),
+            stockBlocked: value<boolean>(walletAt.stockBlocked),
+            delegation,
+          }
+        : null,
+  };
+}
+
+function decodeCurve(state: unknown, fees: unknown, graduationWei: bigint | null): CurveSnapshot {
+  const s = state as readonly [Address, number, boolean, bigint, bigint, bigint, bigint] | null;
+  const f = fees as readonly [bigint, bigint, bigint] | null;
+  return {
+    state: s ? { creator: s[0], feeMode: s[1], graduated: s[2], launchedAt: s[3], virtualEth: s[4], virtualToken: s[5], realEth: s[6] } : null,
+    fees: f ? { protocol: f[0], creator: f[1], snipe: f[2] } : null,
+    graduationWei,
+  };
+}
+
+/** A wallet's balance of `token` in the snapshot (ETH as 0x0), 0 when unread. */
+export function balanceIn(w: WalletSnapshot, token: Address): bigint {
+  return (token === zeroAddress ? w.eth : w.balances[lc(token)]) ?? 0n;
+}

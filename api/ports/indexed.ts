@@ -1,0 +1,217 @@
+import type { Address, Hex } from "viem";
+import { priceFromX96 } from "../../lib/twap.js";
+import { Refusal } from "../errors/index.js";
+
+/** What the indexer tells the API about itself (Ponder's checkpoint). */
+export type IndexerStatus = { block: number; timestamp: number } | null;
+
+/**
+ * Ponder checkpoints are 75 digits: block timestamp (10), chain id (16), block number (16),
+ * transaction index (16), event type (1), event index (16).
+ */
+export function decodeCheckpointHead(checkpoint: string): IndexerStatus {
+  if (!/^\d{75}$/.test(checkpoint)) return null;
+  return { timestamp: Number(checkpoint.slice(0, 10)), block: Number(checkpoint.slice(26, 42)) };
+}
+
+/** Runs one parameterised SELECT ($1, $2 ...) and gives its rows. */
+export type Query = (text: string, params?: unknown[]) => Promise<Record<string, unknown>[]>;
+
+export type PoolState = {
+  id: Hex;
+  currency0: Address;
+  currency1: Address;
+  fee: number;
+  tickSpacing: number;
+  hooks: Address;
+  sqrtPriceX96: bigint;
+  priceX96: bigint;
+  tick: number;
+  liquidity: bigint;
+  swaps: number;
+  block: number;
+  timestamp: number;
+};
+
+export type CurveTokenRow = {
+  token: Address;
+  creator: Address;
+  name: string;
+  symbol: string;
+  feeMode: number;
+  virtualEth: bigint;
+  virtualToken: bigint;
+  graduated: boolean;
+  trades: number;
+  block: number;
+  timestamp: number;
+};
+
+export type Mark = { feed: Address; roundId: bigint; answer: bigint; updatedAt: number; ageS: number; block: number };
+
+export type FeeTransferRow = {
+  id: string;
+  direction: "in" | "out";
+  token: Address;
+  amount: bigint;
+  from: Address;
+  to: Address;
+  source: "trade" | "outside";
+  method: "log" | "trace" | "balance" | "transaction";
+  txHash: Hex;
+  block: number;
+  timestamp: number;
+};
+
+const big = (v: unknown): bigint => BigInt(String(v));
+const bigOrNull = (v: unknown): bigint | null => (v === null || v === undefined ? null : big(v));
+const num = (v: unknown): number => Number(v);
+
+function poolFrom(r: Record<string, unknown>): PoolState {
+  return {
+    id: r.id as Hex,
+    currency0: r.currency0 as Address,
+    currency1: r.currency1 as Address,
+    fee: num(r.fee),
+    tickSpacing: num(r.tick_spacing),
+    hooks: r.hooks as Address,
+    sqrtPriceX96: big(r.sqrt_price_x_96),
+    priceX96: big(r.price_x_96),
+    tick: num(r.tick),
+    liquidity: big(r.liquidity),
+    swaps: num(r.swaps),
+    block: num(r.block),
+    timestamp: num(r.timestamp),
+  };
+}
+
+function feeTransferFrom(r: Record<string, unknown>): FeeTransferRow {
+  return {
+    id: r.id as string,
+    direction: r.direction as FeeTransferRow["direction"],
+    token: r.token as Address,
+    amount: big(r.amount),
+    from: r.from as Address,
+    to: r.to as Address,
+    source: r.source as FeeTransferRow["source"],
+    method: r.method as FeeTransferRow["method"],
+    txHash: r.tx_hash as Hex,
+    block: num(r.block),
+    timestamp: num(r.timestamp),
+  };
+}
+
+const ident = (s: string) => {
+  if (!/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(s)) throw new Error(`bad schema name ${s}`);
+  return `"${s}"`;
+};
+
+/** Hex stored by Ponder is lower-case. */
+const lc = (h: string) => h.toLowerCase();
+
+/**
+ * Typed reads over Ponder's tables. `schema` is Ponder's schema (embedded) or the views schema
+ * (PostgreSQL with --views-schema); the same SQL serves both. Rows of unfinalised blocks can
+ * vanish on a reorg, so nothing here assumes a row read once stays.
+ */
+export function sqlIndexedReads(read: Query, schema?: string) {
+  // Fails closed: an indexed store that cannot answer is 503 ENGINE_UNAVAILABLE, never "no rows".
+  const query: Query = async (text, params) => {
+    try {
+      return await read(text, params);
+    } catch (err) {
+      throw new Refusal("ENGINE_UNAVAILABLE", "the indexer's store did not answer; try again shortly", {}, { cause: err, retryAfterS: 2 });
+    }
+  };
+  const t = (name: string) => (schema ? `${ident(schema)}.${name}` : name);
+  async function head(): Promise<IndexerStatus> {
+    const rows = await query(`SELECT latest_checkpoint FROM ${t("_ponder_checkpoint")} LIMIT 1`);
+    const cp = rows[0]?.latest_checkpoint;
+    return typeof cp === "string" ? decodeCheckpointHead(cp) : null;
+  }
+  async function pool(id: Hex): Promise<PoolState | null> {
+    const rows = await query(`SELECT * FROM ${t("pool")} WHERE id = $1`, [lc(id)]);
+    return rows[0] ? poolFrom(rows[0]) : null;
+  }
+  return {
+    head,
+    pool,
+
+    /** Blocks the indexer is behind `chainHead`, or null before its first checkpoint. */
+    async lagBlocks(chainHead: number): Promise<number | null> {
+      const h = await head();
+      return h ? Math.max(0, chainHead - h.block) : null;
+    },
+
+    /** Mid price of currency0 in currency1 (human units) from the pool's latest state. */
+    async poolMid(id: Hex, decimals0: number, decimals1: number): Promise<{ mid: number; block: number; timestamp: number } | null> {
+      const p = await pool(id);
+      return p ? { mid: priceFromX96(p.priceX96, decimals0, decimals1), block: p.block, timestamp: p.timestamp } : null;
+    },
+
+    async curveToken(token: Address): Promise<CurveTokenRow | null> {
+      const r = (await query(`SELECT * FROM ${t("curve_token")} WHERE token = $1`, [lc(token)]))[0];
+      if (!r) return null;
+      return {
+        token: r.token as Address,
+        creator: r.creator as Address,
+        name: r.name as string,
+        symbol: r.symbol as string,
+        feeMode: num(r.fee_mode),
+        virtualEth: big(r.virtual_eth),
+        virtualToken: big(r.virtual_token),
+        graduated: Boolean(r.graduated),
+        trades: num(r.trades),
+        block: num(r.block),
+        timestamp: num(r.timestamp),
+      };
+    },
+
+    /** Every pool trading `token` (either side). */
+    async poolsOf(token: Address): Promise<PoolState[]> {
+      return (await query(`SELECT * FROM ${t("pool")} WHERE currency0 = $1 OR currency1 = $1 ORDER BY liquidity DESC`, [lc(token)])).map(poolFrom);
+    },
+
+    async pools(): Promise<PoolState[]> {
+      return (await query(`SELECT * FROM ${t("pool")} ORDER BY block, id`)).map(poolFrom);
+    },
+
+    /**
+     * Time-weighted arithmetic mean of priceX96 over [from, to] (unix seconds), or null when the
+     * pool has no observation at or before `from` (not enough history to say).
+     */
+    async twapX96(poolId: Hex, from: number, to: number): Promise<bigint | null> {
+      if (!(to > from)) throw new RangeError("twap window must have to > from");
+      const rows = await query(
+        `WITH a AS (
+           SELECT price_x_96, cumulative_x_96, timestamp FROM ${t("pool_observation")}
+           WHERE pool_id = $1 AND timestamp <= $2 ORDER BY timestamp DESC, block DESC, log_index DESC LIMIT 1
+         ), b AS (
+           SELECT price_x_96, cumulative_x_96, timestamp FROM ${t("pool_observation")}
+           WHERE pool_id = $1 AND timestamp <= $3 ORDER BY timestamp DESC, block DESC, log_index DESC LIMIT 1
+         )
+         SELECT ((b.cumulative_x_96 + b.price_x_96 * ($3 - b.timestamp)) - (a.cumulative_x_96 + a.price_x_96 * ($2 - a.timestamp)))::text AS diff
+         FROM a, b`,
+        [lc(poolId), from, to],
+      );
+      const diff = rows[0]?.diff;
+      return diff === undefined || diff === null ? null : big(String(diff).split(".")[0]) / BigInt(to - from);
+    },
+
+    async latestMark(feed: Address, now: number): Promise<Mark | null> {
+      const rows = await query(`SELECT * FROM ${t("feed")} WHERE address = $1`, [lc(feed)]);
+      const r = rows[0];
+      if (!r) return null;
+      const updatedAt = num(r.updated_at);
+      return { feed: r.address as Address, roundId: big(r.round_id), answer: big(r.answer), updatedAt, ageS: Math.max(0, now - updatedAt), block: num(r.block) };
+    },
+
+    /** Fee-wallet transfers with from <= timestamp < to (a treasury week), in chain order. */
+    async feeTransfersBetween(from: number, to: number): Promise<FeeTransferRow[]> {
+      const rows = await query(`SELECT * FROM ${t("fee_transfer")} WHERE timestamp >= $1 AND timestamp < $2 ORDER BY block, id`, [from, to]);
+      return rows.map(feeTransferFrom);
+    },
+  };
+}
+
+export type SqlIndexedReads = ReturnType<typeof sqlIndexedReads>;

@@ -1,0 +1,29 @@
+import type { Hex } from "viem";
+
+/** The sequencer's answer to a relay: a hash, a refusal, or nothing (unreachable). */
+export class SequencerRefused extends Error {}
+export class SequencerUnreachable extends Error {}
+
+export interface Sequencer {
+  sendRawTransaction(raw: Hex): Promise<Hex>;
+}
+
+/** JSON-RPC eth_sendRawTransaction to the configured sequencer URL (anvil on the devnet). */
+/** 4 s: with the request's own work, a submit whose sequencer hangs still answers within 5 s. */
+export function httpSequencer(url: string, timeoutMs = 4_000): Sequencer {
+  return {
+    async sendRawTransaction(raw) {
+      let res: Response;
+      try {
+        res = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_sendRawTransaction", params: [raw] }), signal: AbortSignal.timeout(timeoutMs) });
+      } catch (err) {
+        throw new SequencerUnreachable(`no answer from the sequencer (${(err as Error).name})`);
+      }
+      const body = (await res.json().catch(() => null)) as { result?: Hex; error?: { message?: string } } | null;
+      if (body?.result && /^0x[0-9a-fA-F]{64}$/.test(body.result)) return body.result;
+      if (body?.error) throw new SequencerRefused(body.error.message ?? "refused");
+      if (res.status >= 500 || !body) throw new SequencerUnreachable(`the sequencer answered ${res.status} without a result`);
+      throw new SequencerRefused(`the sequencer answered ${res.status}`);
+    },
+  };
+}

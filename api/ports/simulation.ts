@@ -1,0 +1,213 @@
+import { LRUCache } from "lru-cache";
+import { encodeAbiParameters, encodeFunctionData, hexToBigInt, keccak256, maxUint160, maxUint256, numberToHex, pad, zeroAddress, type Address, type Hex, type PublicClient } from "viem";
+import { erc20Abi } from "../../abis/erc20.js";
+import { MULTICALL3_ADDRESS, multicall3Abi } from "../../abis/multicall3.js";
+import { PERMIT2_ADDRESS, permit2Abi } from "../../abis/permit2.js";
+import { CONTRACT_BALANCE, Command, ROUTER_ADDRESS_THIS, universalRouterAbi } from "../../abis/universalRouter.js";
+import { quoteExactInputSingle } from "../../lib/quoter.js";
+import { inputs, routerProgram, v4, v4SwapInput } from "../../lib/router.js";
+import type { PoolKey } from "../../lib/v4.js";
+
+/**
+ * A real buy-then-sell through the Universal Router in one eth_simulateV1 block, funded by state
+ * overrides (no money needed). Tokens go through the router first and are settled from its actual
+ * balance, so fee-on-transfer tokens are measured rather than mistaken for honeypots.
+ */
+export type Probe = {
+  ok: boolean;
+  buyTaxBps: number | null;
+  sellTaxBps: number | null;
+  honeypot: boolean;
+  reason: string | null;
+  funded_by_overrides: true;
+};
+
+// Bounded: any address can be asked about; a slot never moves, so no ttl.
+const balanceSlots = new LRUCache<string, { slot: bigint | null }>({ max: 20_000 });
+
+export type SimCall = { to: Address; data: Hex; value?: bigint };
+export type Override = { address: Address; balance?: bigint; stateDiff?: { slot: Hex; value: Hex }[] };
+export type SimResult = { status: Hex; returnData: Hex; gasUsed: Hex; error?: { message?: string } };
+
+/**
+ * One eth_simulateV1 block of calls from `from` (viem's simulateBlocks), with state overrides; no
+ * signatures, no fees. Overrides of one address: the last one counts. A reverted call's error is
+ * viem's decoding of its revert data (anvil's own message is only "execution failed").
+ */
+export async function simulateCalls(chain: PublicClient, from: Address, overrides: Override[], calls: SimCall[]): Promise<SimResult[]> {
+  const byAddress = new Map(overrides.map((o) => [o.address.toLowerCase(), o]));
+  const [block] = await chain.simulateBlocks({
+    blocks: [
+      {
+        stateOverrides: [...byAddress.values()].map((o) => ({ address: o.address, ...(o.balance !== undefined ? { balance: o.balance } : {}), ...(o.stateDiff ? { stateDiff: o.stateDiff } : {}) })),
+        calls: calls.map((c) => ({ from, to: c.to, data: c.data, value: c.value ?? 0n, gas: 3_000_000n })),
+      },
+    ],
+    validation: false,
+    blockTag: "latest",
+  });
+  return block!.calls.map((r) => ({
+    status: r.status === "success" ? "0x1" : "0x0",
+    returnData: r.data,
+    gasUsed: numberToHex(r.gasUsed),
+    ...(r.status === "failure" ? { error: { message: (r.error as { shortMessage?: string }).shortMessage?.replace(/\s*\n\s*/g, " ") ?? r.error.message } } : {}),
+  }));
+}
+
+/** The storage write that gives `holder` `amount` of a mapping-balance token at `slot`. */
+export const balanceOverride = (token: Address, holder: Address, slot: bigint, amount: bigint): Override => ({
+  address: token,
+  stateDiff: [{ slot: keccak256(encodeAbiParameters([{ type: "address" }, { type: "uint256" }], [holder, slot])), value: pad(numberToHex(amount)) }],
+});
+
+/** The storage slot of `balanceOf` for Solidity-mapping tokens (probed with overrides, cached). */
+export async function findBalanceSlot(chain: PublicClient, token: Address): Promise<bigint | null> {
+  const cached = balanceSlots.get(token.toLowerCase());
+  if (cached !== undefined) return cached.slot;
+  const probe = "0x00000000000000000000000000000000000b0b01" as Address;
+  let found: bigint | null = null;
+  for (let slot = 0n; slot < 12n && found === null; slot++) {
+    const key = keccak256(encodeAbiParameters([{ type: "address" }, { type: "uint256" }], [probe, slot]));
+    try {
+      const bal = await chain.readContract({ address: token, abi: erc20Abi, functionName: "balanceOf", args: [probe], stateOverride: [{ address: token, stateDiff: [{ slot: key, value: pad(numberToHex(424242n)) }] }] });
+      if (bal === 424242n) found = slot;
+    } catch {
+      break;
+    }
+  }
+  balanceSlots.set(token.toLowerCase(), { slot: found });
+  return found;
+}
+
+const deadline = () => BigInt(Math.floor(Date.now() / 1000) + 600);
+const execute = (steps: Parameters<typeof routerProgram>[0]) => {
+  const { commands, inputs: ins } = routerProgram(steps);
+  return encodeFunctionData({ abi: universalRouterAbi, functionName: "execute", args: [commands, ins, deadline()] });
+};
+
+/** Swap program: pull `amount` of `tokenIn` into the router (ETH: sent as value), settle its whole balance, swap the full credit, take all out. */
+function swapProgram(poolKey: PoolKey, tokenIn: Address, tokenOut: Address, amount: bigint): Hex {
+  const steps: Parameters<typeof routerProgram>[0] = [];
+  if (tokenIn !== zeroAddress) steps.push({ command: Command.PERMIT2_TRANSFER_FROM, input: inputs.permit2TransferFrom(tokenIn, ROUTER_ADDRESS_THIS, amount) });
+  steps.push({
+    command: Command.V4_SWAP,
+    input: v4SwapInput([
+      v4.settle(tokenIn, CONTRACT_BALANCE, false),
+      v4.swapExactInSingle({ poolKey, zeroForOne: tokenIn.toLowerCase() === poolKey.currency0.toLowerCase(), amountIn: 0n, amountOutMinimum: 0n }),
+      v4.takeAll(tokenOut, 0n),
+    ]),
+  });
+  return execute(steps);
+}
+
+const quoteIn = (chain: PublicClient, quoter: Address, poolKey: PoolKey, tokenIn: Address, amount: bigint) =>
+  quoteExactInputSingle(chain, quoter, poolKey, tokenIn.toLowerCase() === poolKey.currency0.toLowerCase(), amount);
+
+export async function probeBuySell(p: {
+  chain: PublicClient;
+  router: Address;
+  quoter: Address;
+  poolKey: PoolKey;
+  token: Address;
+  /** The pool's other side: USDG (or any mapping-balance token) or ETH (0x0). */
+  quote: Address;
+  quoteAmount: bigint;
+}): Promise<Probe> {
+  const { chain, router, poolKey, token, quote, quoteAmount } = p;
+  const wallet = "0x00000000000000000000000000000000005C4EE1" as Address;
+  const stateOverride: Override[] = [{ address: wallet, balance: 10n ** 24n }];
+  if (quote !== zeroAddress) {
+    const slot = await findBalanceSlot(chain, quote);
+    if (slot === null) return { ok: false, buyTaxBps: null, sellTaxBps: null, honeypot: false, reason: "quote token balance cannot be funded by overrides", funded_by_overrides: true };
+    stateOverride.push(balanceOverride(quote, wallet, slot, quoteAmount));
+  }
+  const approvals = (t: Address) => [
+    { to: t, data: encodeFunctionData({ abi: erc20Abi, functionName: "approve", args: [PERMIT2_ADDRESS, maxUint256] }) },
+    { to: PERMIT2_ADDRESS, data: encodeFunctionData({ abi: permit2Abi, functionName: "approve", args: [t, router, maxUint160, 2 ** 47] }) },
+  ];
+  const balanceCall = (t: Address) => balanceRead(MULTICALL3_ADDRESS, t, wallet);
+  const buy = [
+    ...(quote === zeroAddress ? [] : approvals(quote)),
+    { to: router, data: swapProgram(poolKey, quote, token, quoteAmount), value: quote === zeroAddress ? quoteAmount : 0n },
+    balanceCall(token),
+  ];
+  const run = (calls: SimCall[]) => simulateCalls(chain, wallet, stateOverride, calls);
+  const expectedBuy = await quoteIn(chain, p.quoter, poolKey, quote, quoteAmount);
+  const first = await run(buy);
+  const buyCall = first[first.length - 2]!;
+  if (hexToBigInt(buyCall.status) !== 1n) return { ok: false, buyTaxBps: null, sellTaxBps: null, honeypot: false, reason: `buy reverted${buyCall.error?.message ? `: ${buyCall.error.message}` : ""}`, funded_by_overrides: true };
+  const received = hexToBigInt(first[first.length - 1]!.returnData);
+  const buyTaxBps = expectedBuy > 0n ? Math.max(0, Number(((expectedBuy - received) * 10_000n) / expectedBuy)) : null;
+  if (received === 0n) return { ok: false, buyTaxBps, sellTaxBps: null, honeypot: true, reason: "the buy delivered nothing", funded_by_overrides: true };
+
+  const expectedSell = await quoteIn(chain, p.quoter, poolKey, token, received);
+  const second = await run([...buy, ...approvals(token), balanceCall(quote), { to: router, data: swapProgram(poolKey, token, quote, received) }, balanceCall(quote)]);
+  const sellCall = second[second.length - 2]!;
+  if (hexToBigInt(sellCall.status) !== 1n) return { ok: true, buyTaxBps, sellTaxBps: null, honeypot: true, reason: `sell reverted${sellCall.error?.message ? `: ${sellCall.error.message}` : ""}`, funded_by_overrides: true };
+  const before = hexToBigInt(second[second.length - 3]!.returnData);
+  const after = hexToBigInt(second[second.length - 1]!.returnData);
+  const got = after - before;
+  const sellTaxBps = expectedSell > 0n ? Math.max(0, Number(((expectedSell - got) * 10_000n) / expectedSell)) : null;
+  return { ok: true, buyTaxBps, sellTaxBps, honeypot: got === 0n, reason: null, funded_by_overrides: true };
+}
+
+
+/** A balance read as a call (ETH through Multicall3's getEthBalance). */
+function balanceRead(multicall3: Address, token: Address, holder: Address): SimCall {
+  return token === zeroAddress
+    ? { to: multicall3, data: encodeFunctionData({ abi: multicall3Abi, functionName: "getEthBalance", args: [holder] }) }
+    : { to: token, data: encodeFunctionData({ abi: erc20Abi, functionName: "balanceOf", args: [holder] }) };
+}
+
+export type PlanSimulation = {
+  ok: boolean;
+  error: string | null;
+  amount_out: string | null;
+  fee_transfer: { token: Address; to: Address; amount: string } | null;
+  gas_total: number;
+  gas: number[];
+  funded_by_overrides: boolean;
+};
+
+/**
+ * Runs a plan's transactions in order from `wallet` in one simulated block and measures what
+ * reached the wallet (output token) and the fee recipient (fee token). `overrides` lend balances;
+ * a call that reverts stops the reading there.
+ */
+export async function simulatePlan(p: {
+  chain: PublicClient;
+  multicall3: Address;
+  wallet: Address;
+  txs: SimCall[];
+  tokenOut: Address;
+  feeToken: Address;
+  feeRecipient: Address;
+  overrides: Override[];
+}): Promise<PlanSimulation> {
+  const reads = [balanceRead(p.multicall3, p.tokenOut, p.wallet), balanceRead(p.multicall3, p.feeToken, p.feeRecipient)];
+  const res = await simulateCalls(p.chain, p.wallet, p.overrides, [...reads, ...p.txs, ...reads]);
+  const funded = p.overrides.length > 0;
+  const txRes = res.slice(2, 2 + p.txs.length);
+  const gas = txRes.map((r) => Number(hexToBigInt(r.gasUsed)));
+  const gasTotal = gas.reduce((a, b) => a + b, 0);
+  const failed = txRes.findIndex((r) => hexToBigInt(r.status) !== 1n);
+  if (failed >= 0) {
+    const why = txRes[failed]!.error?.message ?? "reverted";
+    return { ok: false, error: `transaction ${failed + 1} of ${p.txs.length} reverted: ${why.slice(0, 200)}`, amount_out: null, fee_transfer: null, gas_total: gasTotal, gas, funded_by_overrides: funded };
+  }
+  const n = 2 + p.txs.length;
+  const big = (r: SimResult) => hexToBigInt(r.returnData);
+  let out = big(res[n]!) - big(res[0]!);
+  // ETH out: the wallet also sent ETH with its transactions (value); add it back.
+  if (p.tokenOut === zeroAddress) out += p.txs.reduce((s, t) => s + (t.value ?? 0n), 0n);
+  const fee = big(res[n + 1]!) - big(res[1]!);
+  return {
+    ok: true,
+    error: null,
+    amount_out: out.toString(),
+    fee_transfer: fee > 0n ? { token: p.feeToken, to: p.feeRecipient, amount: fee.toString() } : null,
+    gas_total: gasTotal,
+    gas,
+    funded_by_overrides: funded,
+  };
+}

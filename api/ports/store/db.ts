@@ -1,0 +1,99 @@
+import { PGlite } from "@electric-sql/pglite";
+import pg from "pg";
+import { Refusal } from "../../errors/index.js";
+
+/**
+ * The app store's connection: the same SQL on PGlite (embedded default, its own directory next to
+ * Ponder's) and PostgreSQL (DATABASE_URL; shared by any number of API instances).
+ *
+ * Fails closed: a store that cannot answer (connection lost or terminated, out of connections or
+ * file descriptors) throws 503 ENGINE_UNAVAILABLE, never an empty result; SQL errors of the
+ * statement itself (data, constraint, syntax, raised exceptions) pass through unchanged, so a
+ * caller can still branch on a unique violation.
+ */
+export interface Db {
+  readonly kind: "pglite" | "postgres";
+  query<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<T[]>;
+  /** Runs a script of several statements (no parameters). */
+  exec(text: string): Promise<void>;
+  /** Runs fn in one transaction; the Db passed to fn is bound to it. */
+  tx<T>(fn: (db: Db) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+/** SQLSTATE classes that are about the statement, not the store: 22 data, 23 constraint, 42 syntax/access, P0 raise. */
+const STATEMENT_ERROR = /^(22|23|42|P0)/;
+
+/** The store's own failure as 503 ENGINE_UNAVAILABLE; the statement's errors and our refusals as they are. */
+export function storeFailure(err: unknown): unknown {
+  if (err instanceof Refusal) return err;
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code === "string" && STATEMENT_ERROR.test(code)) return err;
+  return new Refusal("ENGINE_UNAVAILABLE", "the service's store did not answer; try again shortly", {}, { cause: err, retryAfterS: 2 });
+}
+
+const failClosed = async <T>(run: () => Promise<T>): Promise<T> => {
+  try {
+    return await run();
+  } catch (err) {
+    throw storeFailure(err);
+  }
+};
+
+export async function openPglite(dataDir?: string): Promise<Db> {
+  const lite = new PGlite(dataDir);
+  await lite.waitReady;
+  const bound = (q: Pick<PGlite, "query" | "exec">): Db => ({
+    kind: "pglite",
+    query: <T>(text: string, params?: unknown[]) => failClosed(async () => (await q.query<T>(text, params)).rows),
+    exec: (text: string) => failClosed(async () => void (await q.exec(text))),
+    tx: (fn) => failClosed(async () => (await lite.transaction((t) => fn(bound(t))))!),
+    close: () => lite.close(),
+  });
+  return bound(lite);
+}
+
+export async function openPostgres(connectionString: string, max = 10): Promise<Db> {
+  const pool = new pg.Pool({ connectionString, max, application_name: "pit-app-store", connectionTimeoutMillis: 5_000 });
+  // A connection lost while idle must not crash the process: the pool drops it and the next
+  // query opens a new one.
+  pool.on("error", () => {});
+  const onClient = (client: pg.PoolClient): Db => ({
+    kind: "postgres",
+    query: <T>(text: string, params?: unknown[]) => failClosed(async () => (await client.query(text, params)).rows as T[]),
+    exec: (text: string) => failClosed(async () => void (await client.query(text))),
+    tx: (fn) => fn(onClient(client)),
+    close: async () => {},
+  });
+  return {
+    kind: "postgres",
+    query: <T>(text: string, params?: unknown[]) => failClosed(async () => (await pool.query(text, params)).rows as T[]),
+    exec: (text: string) => failClosed(async () => void (await pool.query(text))),
+    tx: (fn) => failClosed(() => inTransaction(pool, (client) => fn(onClient(client)))),
+    close: () => pool.end(),
+  };
+}
+
+/**
+ * BEGIN ... COMMIT on one client. A checked-out client has no pool 'error' listener: a backend
+ * terminated mid-transaction emits 'error' on the client, which would kill the process if nobody
+ * listened. The broken client is destroyed on release instead of going back to the pool.
+ */
+async function inTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  const onError = (err: Error) => void (broken = err);
+  client.on("error", onError);
+  try {
+    await client.query("BEGIN");
+    const out = await fn(client);
+    await client.query("COMMIT");
+    return out;
+  } catch (err) {
+    broken ??= await client.query("ROLLBACK").then(() => undefined, (e: Error) => e);
+    throw err;
+  } finally {
+    client.off("error", onError);
+    client.release(broken);
+  }
+}

@@ -1,0 +1,178 @@
+import type { Db } from "./db.js";
+
+/**
+ * Versioned migrations of the app store (schema `app`). Append only: a shipped step never
+ * changes; each runs once, in order, inside one transaction holding an advisory lock so that
+ * API instances starting together migrate once.
+ */
+export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
+  {
+    version: 1,
+    name: "accounts, keys, challenges",
+    sql: `
+      CREATE TABLE app.accounts (
+        id bigserial PRIMARY KEY,
+        wallet text NOT NULL UNIQUE,
+        name text NOT NULL,
+        client_addr text,
+        created_at bigint NOT NULL
+      );
+      CREATE INDEX accounts_client_created ON app.accounts (client_addr, created_at);
+      CREATE INDEX accounts_created ON app.accounts (created_at);
+      CREATE TABLE app.api_keys (
+        id bigserial PRIMARY KEY,
+        key_hash text NOT NULL UNIQUE,
+        wallet text NOT NULL,
+        account_id bigint NOT NULL REFERENCES app.accounts (id),
+        client_addr text,
+        created_at bigint NOT NULL,
+        expires_at bigint NOT NULL,
+        revoked_at bigint
+      );
+      CREATE INDEX api_keys_wallet ON app.api_keys (wallet);
+      CREATE INDEX api_keys_client_created ON app.api_keys (client_addr, created_at);
+      CREATE INDEX api_keys_created ON app.api_keys (created_at);
+      CREATE TABLE app.challenges (
+        nonce text PRIMARY KEY,
+        wallet text NOT NULL,
+        purpose text NOT NULL,
+        message text NOT NULL,
+        issued_at bigint NOT NULL,
+        expires_at bigint NOT NULL,
+        used_at bigint
+      );
+      CREATE INDEX challenges_wallet ON app.challenges (wallet, issued_at);
+    `,
+  },
+  {
+    version: 2,
+    name: "token registry",
+    sql: `
+      CREATE TABLE app.tokens (
+        address text PRIMARY KEY,
+        symbol text NOT NULL,
+        name text NOT NULL,
+        kind text NOT NULL,
+        tier text NOT NULL,
+        tradable boolean NOT NULL,
+        blocked_reason text,
+        risk_codes text[] NOT NULL DEFAULT '{}',
+        implementation text,
+        record text NOT NULL,
+        screened_at bigint NOT NULL
+      );
+      CREATE INDEX tokens_symbol ON app.tokens (lower(symbol));
+      CREATE INDEX tokens_name ON app.tokens (lower(name));
+      CREATE INDEX tokens_tier_kind ON app.tokens (tier, kind);
+    `,
+  },
+  {
+    version: 3,
+    name: "plans and trades",
+    sql: `
+      CREATE TABLE app.plans (
+        id bigserial PRIMARY KEY,
+        key_id bigint NOT NULL,
+        wallet text NOT NULL,
+        kind text NOT NULL,
+        execution text NOT NULL,
+        token_in text NOT NULL,
+        token_out text NOT NULL,
+        amount_in text NOT NULL,
+        amount_out_min text NOT NULL,
+        fee_bps int NOT NULL,
+        deadline bigint NOT NULL,
+        txs text NOT NULL,
+        summary text NOT NULL,
+        created_at bigint NOT NULL,
+        used_at bigint
+      );
+      CREATE INDEX plans_key_created ON app.plans (key_id, created_at DESC);
+      CREATE TABLE app.plan_txs (
+        fingerprint text NOT NULL,
+        plan_id bigint NOT NULL REFERENCES app.plans (id),
+        idx int NOT NULL,
+        kind text NOT NULL,
+        PRIMARY KEY (fingerprint, plan_id)
+      );
+      CREATE TABLE app.trades (
+        id bigserial PRIMARY KEY,
+        wallet text NOT NULL,
+        key_id bigint,
+        plan_id bigint,
+        path text NOT NULL,
+        status text NOT NULL,
+        token_in text,
+        token_out text,
+        amount_in text,
+        amount_out_min text,
+        tx_hash text UNIQUE,
+        fee_tx_hash text,
+        code text,
+        session_id text,
+        created_at bigint NOT NULL
+      );
+      CREATE INDEX trades_wallet_id ON app.trades (wallet, id DESC);
+    `,
+  },
+  {
+    version: 4,
+    name: "challenges remember the issuing host",
+    // SPEC "Authentication" 4: a revoke-all challenge is good only on the host that issued it.
+    // Challenges issued before this step have no host: they cannot revoke-all (they lapse in 5 minutes).
+    sql: `ALTER TABLE app.challenges ADD COLUMN host text;`,
+  },
+  {
+    version: 5,
+    name: "trade outcomes from the relay watcher",
+    // The relay watcher (api/trading/watcher.ts) reads each relayed hash's receipt and records
+    // mined/reverted here with the block and the outcome (lib/tradeOutcome relayedOutcome, JSON);
+    // an outcome stays re-checked until its block is final. Rows relayed before this step are
+    // pending and never checked: the watcher looks each up once.
+    sql: `
+      ALTER TABLE app.trades
+        ADD COLUMN block_number bigint,
+        ADD COLUMN block_hash text,
+        ADD COLUMN block_time bigint,
+        ADD COLUMN outcome text,
+        ADD COLUMN final boolean NOT NULL DEFAULT false,
+        ADD COLUMN checked_at bigint;
+      CREATE INDEX trades_watch ON app.trades (id) WHERE tx_hash IS NOT NULL AND NOT final AND status IN ('pending', 'mined', 'reverted');
+      CREATE INDEX trades_wallet_mined ON app.trades (wallet, created_at) WHERE status = 'mined';
+    `,
+  },
+  {
+    version: 6,
+    name: "relayed bytes kept before sending; leases for once-per-store workers",
+    // A relayed trade is written with its signed bytes before they go to the sequencer (relay
+    // state: sending, sent, lost, refused), so an answer lost, a crash between write and send, or
+    // a node that forgot the transaction can be healed by sending the same bytes again.
+    // app.leases: a named worker (the relay watcher) runs in one instance per store at a time.
+    sql: `
+      ALTER TABLE app.trades
+        ADD COLUMN raw_tx text,
+        ADD COLUMN relay text,
+        ADD COLUMN sent_at bigint,
+        ADD COLUMN sends int NOT NULL DEFAULT 0;
+      CREATE TABLE app.leases (name text PRIMARY KEY, holder text NOT NULL, until_ms bigint NOT NULL);
+    `,
+  },
+];
+
+export async function migrate(db: Db, now = () => Math.floor(Date.now() / 1000)): Promise<number[]> {
+  return db.tx(async (tx) => {
+    // Lock first: two instances racing on CREATE SCHEMA IF NOT EXISTS can both try to create it.
+    await tx.query("SELECT pg_advisory_xact_lock(4663001)");
+    await tx.query("CREATE SCHEMA IF NOT EXISTS app");
+    await tx.query("CREATE TABLE IF NOT EXISTS app.schema_migrations (version int PRIMARY KEY, name text NOT NULL, applied_at bigint NOT NULL)");
+    const done = new Set((await tx.query<{ version: number }>("SELECT version FROM app.schema_migrations")).map((r) => Number(r.version)));
+    const applied: number[] = [];
+    for (const m of MIGRATIONS) {
+      if (done.has(m.version)) continue;
+      await tx.exec(m.sql);
+      await tx.query("INSERT INTO app.schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)", [m.version, m.name, now()]);
+      applied.push(m.version);
+    }
+    return applied;
+  });
+}

@@ -1,0 +1,85 @@
+import type { Config } from "../../lib/config.js";
+import { FEE_SCHEDULE, MAJOR_TIERS, MAX_FEE_BPS, OTHER_BPS, SHIELD_ADD_BPS, majorSymbols } from "../../lib/fees.js";
+import { RISKS } from "../../lib/risks.js";
+import { CHALLENGE_TTL_S, KEY_PREFIX, KEY_TTL_S, SIGN_IN_STATEMENT } from "../auth/index.js";
+import { APPROVAL_MODES, LIMITS, SHIELD_POLICIES } from "../trading/index.js";
+
+export const LEAF_TTL_S = 120;
+
+/**
+ * The GET /config answer. Built once from Config: it depends on nothing that changes while the
+ * process runs, so clients can pin it and it is identical across restarts with the same config.
+ * Fields not yet served by later capabilities keep their SPEC.md names with what exists now.
+ */
+export function publicConfig(config: Config) {
+  const c = config.contracts;
+  return {
+    chain_id: config.chainId,
+    version: config.version,
+    auth: {
+      challenge_ttl_s: CHALLENGE_TTL_S,
+      key_ttl_s: KEY_TTL_S,
+      domain: config.authDomain,
+      require_partner_agent: config.requirePartnerAgent,
+      key_prefix: KEY_PREFIX,
+      uri: config.authDomain ? `https://${config.authDomain}` : null,
+      version: "1",
+      statement: SIGN_IN_STATEMENT,
+    },
+    router: c.universalRouter,
+    permit_contract: c.permit2,
+    multicall: c.multicall3,
+    tokens: Object.fromEntries(
+      Object.values(config.tokens).map((t) => [t.symbol, { address: t.address, decimals: t.decimals, kind: t.kind, native: t.native }]),
+    ),
+    fee: {
+      schedule: FEE_SCHEDULE,
+      major_symbols: majorSymbols(config.tokens),
+      major_tiers: MAJOR_TIERS,
+      other_bps: OTHER_BPS,
+      shield_add_bps: SHIELD_ADD_BPS,
+      max_bps: MAX_FEE_BPS,
+      recipient: config.feeRecipient,
+      to_self_allowed: false,
+      placeholder: "0x0000000000000000000000000000000000000000",
+      how: "Set by the server from the trade's class (major when both tokens are major symbols or stock tokens, else other), the wallet's 30-day volume tier and Shield; paid to the recipient inside the router call, input side by TRANSFER or output side by PAY_PORTION.",
+    },
+    risks: RISKS,
+    high_price_impact_bps: LIMITS.highPriceImpactBps,
+    price_impact_bps: LIMITS.priceImpactBps,
+    shield: {
+      policies: SHIELD_POLICIES,
+      shield_only_risks: ["UNVERIFIED"],
+    },
+    limits: {
+      max_notional_usd: LIMITS.maxNotionalUsd,
+      min_notional_usd: LIMITS.minNotionalUsd,
+      max_slippage_bps: LIMITS.slippageBySize[0]!.max_slippage_bps,
+      default_slippage_bps: LIMITS.defaultSlippageBps,
+      slippage_tolerance_by_size: LIMITS.slippageBySize,
+      max_vs_mid_bps: LIMITS.maxVsMidBps,
+      max_vs_ref_bps: LIMITS.maxVsRefBps,
+      deadline_s: LIMITS.deadlineS,
+      permit_trade_expiry_s: LIMITS.permitTradeExpiryS,
+      approval_modes: APPROVAL_MODES,
+      default_approval_budget_usd: LIMITS.defaultApprovalBudgetUsd,
+      max_approval_budget_usd: LIMITS.maxApprovalBudgetUsd,
+    },
+    session: {
+      cosigner: config.cosigner,
+      delegation_manager: c.delegationManager,
+      stateless_delegator: c.statelessDelegator,
+      stateless_delegator_version: "1.3.0",
+      enforcers: c.enforcers,
+      leaf_ttl_s: LEAF_TTL_S,
+    },
+    submit_enabled: config.submitEnabled,
+    universe: {
+      hops: 2,
+      known_hooks: ["0x0000000000000000000000000000000000000000"],
+      tiers: ["A", "B", "C", "blocked"],
+      launchpad: c.launchpad,
+      launchpad_curve_fee_modes: { 0: "protocol fee 100 bps", 1: "protocol fee 100 bps + creator fee 50 bps" },
+    },
+  };
+}

@@ -1,0 +1,2 @@
+export { createStats, type Stats } from "./stats.js";
+export { publicConfig } from "./config.js";

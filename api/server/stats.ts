@@ -1,0 +1,130 @@
+import { onClock } from "../../lib/cacheClock.js";
+import { LRUCache } from "lru-cache";
+import { parseUnits, type Address, type PublicClient } from "viem";
+import { quoteExactInputSingle } from "../../lib/quoter.js";
+import type { Config, TokenEntry } from "../../lib/config.js";
+import { MAJOR_TIERS, OTHER_BPS, SHIELD_ADD_BPS } from "../../lib/fees.js";
+import { priceFromX96 } from "../../lib/twap.js";
+import { markStale } from "../market/index.js";
+import type { SqlIndexedReads } from "../ports/indexed.js";
+import type { Tokens } from "../tokens/index.js";
+
+export const STATS_TTL_MS = 5_000;
+export const REF_SIZE_USD = 1_000;
+
+type Side = { venue: string; fee: number; price: number; vs_mark_bps: number | null } | null;
+
+const timed = async <T>(fn: () => Promise<T>): Promise<{ value: T | null; ms: number | null }> => {
+  const t0 = performance.now();
+  try {
+    const value = await fn();
+    return { value, ms: Math.round((performance.now() - t0) * 10) / 10 };
+  } catch {
+    return { value: null, ms: null };
+  }
+};
+
+/**
+ * GET /stats: one answer shared by every caller, rebuilt at most every 5 s (concurrent callers
+ * wait for the same rebuild). Any part that cannot be read is null; the answer is still 200.
+ */
+export function createStats(deps: { config: Config; chain: PublicClient; indexed: SqlIndexedReads; tokens: Pick<Tokens, "counts">; clock: () => number }) {
+  const { config, chain, indexed } = deps;
+  const usdg = config.tokens.USDG!;
+  // One shared answer: concurrent callers wait for the same rebuild (lru-cache dedupes fetches).
+  const cache = new LRUCache<"stats", { at: number; body: Record<string, unknown> }>({ max: 1, ttl: STATS_TTL_MS, ttlAutopurge: false, ...onClock(deps.clock), fetchMethod: () => build() });
+
+  const poolFor = (asset: TokenEntry) =>
+    config.pools.find(
+      (p) =>
+        (p.currency0.toLowerCase() === asset.address.toLowerCase() && p.currency1.toLowerCase() === usdg.address.toLowerCase()) ||
+        (p.currency1.toLowerCase() === asset.address.toLowerCase() && p.currency0.toLowerCase() === usdg.address.toLowerCase()),
+    );
+
+  const quote = (pool: NonNullable<ReturnType<typeof poolFor>>, zeroForOne: boolean, exactAmount: bigint) =>
+    quoteExactInputSingle(chain, config.contracts.v4Quoter, pool, zeroForOne, exactAmount);
+
+  async function assetRow(asset: TokenEntry, nowS: number) {
+    const pool = poolFor(asset);
+    const markRow = asset.feed ? await indexed.latestMark(asset.feed as Address, nowS).catch(() => null) : null;
+    const state = pool ? await indexed.pool(pool.id).catch(() => null) : null;
+    const assetIs0 = pool ? pool.currency0.toLowerCase() === asset.address.toLowerCase() : true;
+    let mid: number | null = null;
+    if (state) {
+      const p = priceFromX96(state.priceX96, assetIs0 ? asset.decimals : usdg.decimals, assetIs0 ? usdg.decimals : asset.decimals);
+      mid = assetIs0 ? p : 1 / p;
+    }
+    const mark = markRow ? Number(markRow.answer) / 1e8 : mid;
+    const vsMark = (price: number) => (mark ? Math.round(((price - mark) / mark) * 10_000) : null);
+    let buy: Side = null;
+    let sell: Side = null;
+    if (pool && mark) {
+      const venue = `uniswap-v4:${pool.fee}`;
+      const fee = pool.fee / 100; // pips -> bps
+      const usdIn = parseUnits(String(REF_SIZE_USD), usdg.decimals);
+      const got = await quote(pool, !assetIs0, usdIn).catch(() => null);
+      if (got) {
+        const price = REF_SIZE_USD / (Number(got) / 10 ** asset.decimals);
+        buy = { venue, fee, price, vs_mark_bps: vsMark(price) };
+      }
+      const assetIn = parseUnits((REF_SIZE_USD / mark).toFixed(asset.decimals), asset.decimals);
+      const out = await quote(pool, assetIs0, assetIn).catch(() => null);
+      if (out) {
+        const price = Number(out) / 10 ** usdg.decimals / (Number(assetIn) / 10 ** asset.decimals);
+        sell = { venue, fee, price, vs_mark_bps: vsMark(price) };
+      }
+    }
+    return {
+      symbol: asset.symbol,
+      kind: asset.kind === "stock" ? "stock" : "crypto",
+      mark,
+      mark_source: markRow ? "oracle" : mid !== null ? "pool-mid" : null,
+      mid,
+      spread_bps: buy && sell && mid ? Math.round(((buy.price - sell.price) / mid) * 10_000) : null,
+      // Market's one stale-mark rule (the feed's heartbeat; stock feeds count session time only).
+      stale: markRow ? markStale({ updatedAt: markRow.updatedAt, now: nowS, stock: asset.kind === "stock" }) : mid === null,
+      routes: pool ? 1 : 0,
+      buy,
+      sell,
+    };
+  }
+
+  async function build() {
+    const at = deps.clock();
+    const nowS = Math.floor(at / 1000);
+    const assets = Object.values(config.tokens).filter((t) => !t.native && t.kind !== "stable" && t.kind !== "wrapped");
+    const eth = config.tokens.ETH!;
+    const [block, head, sequencer] = await Promise.all([
+      timed(() => chain.getBlock()),
+      indexed.head().catch(() => null),
+      timed(() => fetch(config.sequencerUrl, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_chainId", params: [] }), signal: AbortSignal.timeout(2000) }).then((r) => r.json())),
+    ]);
+    const quotes = await timed(() => Promise.all([eth, ...assets].map((a) => assetRow(a, nowS))));
+    const rows = quotes.value;
+    const body = {
+      status: block.value && head ? "ok" : "degraded",
+      generated_at: nowS,
+      cached_s: 0,
+      block: block.value ? { number: Number(block.value.number), age_s: Math.max(0, nowS - Number(block.value.timestamp)) } : null,
+      prices: head ? { block: head.block, age_s: Math.max(0, nowS - head.timestamp), ref_size_usd: REF_SIZE_USD } : null,
+      assets: rows,
+      routes: rows ? rows.reduce((n, r) => n + r.routes, 0) : null,
+      latency_ms: { ref_quotes: quotes.ms, rpc: block.ms, sequencer: sequencer.ms },
+      relay: config.submitEnabled && sequencer.value !== null,
+      fee_bps: { major_max: MAJOR_TIERS[0]!.bps, major_min: MAJOR_TIERS.at(-1)!.bps, other: OTHER_BPS, shield_add: SHIELD_ADD_BPS },
+      // The registry's own count (shared with GET /tokens/stats); null while it has none to give.
+      tokens: await deps.tokens.counts(1_000).then((c) => (c ? { tradable: c.body.tradable } : null), () => null),
+      // Filled by the hosted agents' AI pool.
+      ai_pool: null,
+    };
+    return { at, body };
+  }
+
+  return {
+    async get(): Promise<Record<string, unknown>> {
+      const cached = (await cache.fetch("stats"))!;
+      return { ...cached.body, cached_s: Math.floor((deps.clock() - cached.at) / 1000) };
+    },
+  };
+}
+export type Stats = ReturnType<typeof createStats>;

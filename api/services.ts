@@ -1,0 +1,36 @@
+import type { AppDeps } from "./deps.js";
+import { createPortfolio } from "./account/index.js";
+import { forgetRevoked, redisRevocations, type SignInDeps } from "./auth/index.js";
+import { redisConnection } from "./ports/redis.js";
+import { createMarket } from "./market/index.js";
+import { httpSequencer } from "./ports/sequencer.js";
+import { createLease } from "./ports/store/lease.js";
+import { createStats } from "./server/index.js";
+import { createTokens } from "./tokens/index.js";
+import { createLedger, createRelay, createTrading, createVolume, createWatcher } from "./trading/index.js";
+
+/**
+ * Every domain service, built once from the app's dependencies: the one place that wires the
+ * domains together (routes receive these; nothing builds a second registry or ledger).
+ */
+export function buildServices(deps: AppDeps) {
+  const clock = deps.clock ?? Date.now;
+  const { config, chain, indexed, db } = deps;
+  const market = createMarket({ config, indexed, clock });
+  const tokens = createTokens({ db, config, chain, indexed, shield: deps.shield ?? null, clock });
+  const ledger = createLedger({ db, clock });
+  const volume = createVolume({ config, ledger, market, clock });
+  const trading = createTrading({ config, chain, indexed, tokens, market, ledger, volume, clock, aggregators: config.aggregatorUrls });
+  const sequencer = deps.sequencer ?? httpSequencer(config.sequencerUrl);
+  const relay = createRelay({ config, chain, ledger, sequencer, clock });
+  // Outcomes of what this service relayed (started by createApp): one watcher per store, by lease.
+  const watcher = createWatcher({ chain, ledger, sequencer, lease: createLease(db, "relay-watcher"), clock, logger: deps.logger, contracts: { poolManager: config.contracts.poolManager, router: config.contracts.universalRouter, launchpad: config.contracts.launchpad } });
+  const stats = createStats({ config, chain, indexed, tokens, clock });
+  const portfolio = createPortfolio({ config, chain, market, ledger, volume, clock });
+  // Key revocations announced to the other instances when they share a Redis.
+  const revocations = config.redisUrl ? redisRevocations(() => redisConnection(config.redisUrl!), forgetRevoked) : null;
+  const signIn: SignInDeps = { db, config, chain, clock, revocations };
+  return { deps, config, clock, market, tokens, ledger, volume, trading, relay, watcher, stats, portfolio, signIn };
+}
+
+export type Services = ReturnType<typeof buildServices>;

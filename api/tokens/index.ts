@@ -1,0 +1,1 @@
+export { createTokens, type Tokens, type TokenRecord } from "./registry.js";

@@ -1,0 +1,194 @@
+import { keccak256, parseTransaction, recoverTransactionAddress, type Address, type Hex, type PublicClient, type TransactionSerialized } from "viem";
+import { z } from "zod";
+import type { Config } from "../../lib/config.js";
+import { SequencerRefused, type Sequencer } from "../ports/sequencer.js";
+import { Refusal, parseBody } from "../errors/index.js";
+import { describeCurveCall, describeRouterCall, type PlanTx } from "./txs.js";
+import { fingerprint, type Ledger, type StoredPlan } from "./ledger.js";
+import type { KeyRecord } from "../auth/index.js";
+import { msSince } from "./timing.js";
+
+const submitRequest = z
+  .object({
+    raw_tx: z.string().regex(/^0x[0-9a-fA-F]+$/, "must be 0x hex").max(40_000).optional(),
+    raw_txs: z.array(z.string().regex(/^0x[0-9a-fA-F]+$/, "must be 0x hex").max(40_000)).min(1).max(3).optional(),
+    fee_tx_hash: z.string().regex(/^0x[0-9a-fA-F]{64}$/, "must be a transaction hash").optional(),
+  })
+  .strict();
+
+type Decoded = { raw: Hex; hash: Hex; from: Address; tx: PlanTx };
+export type Diff = { field: string; built: string | null; signed: string | null };
+
+/** Field-by-field differences between a built and a signed transaction, in the words of describeRouterCall. */
+export function diffTx(built: PlanTx, signed: PlanTx): Diff[] {
+  const diffs: Diff[] = [];
+  const cmp = (field: string, a: string | null | undefined, b: string | null | undefined) => {
+    if ((a ?? null) !== (b ?? null)) diffs.push({ field, built: a ?? null, signed: b ?? null });
+  };
+  cmp("to", built.to.toLowerCase(), signed.to.toLowerCase());
+  cmp("value", built.value, signed.value);
+  cmp("chain_id", String(built.chain_id), String(signed.chain_id));
+  if (built.data !== signed.data) {
+    const describe = built.data.startsWith("0x3593564c") ? describeRouterCall : describeCurveCall;
+    const a = describe(built.data);
+    const b = describe(signed.data);
+    const before = diffs.length;
+    for (const k of new Set([...Object.keys(a), ...Object.keys(b)])) cmp(k, a[k], b[k]);
+    if (diffs.length === before) diffs.push({ field: "data", built: `${built.data.slice(0, 18)}…`, signed: `${signed.data.slice(0, 18)}…` });
+  }
+  return diffs;
+}
+
+/**
+ * live/submit: relays only a transaction this service built for this key, signed by the key's
+ * wallet, byte for byte on to, data, value and chain id. A plan relays once; the same signed bytes
+ * again answer the same hash without a second relay.
+ */
+export function createRelay(d: { config: Config; chain: PublicClient; ledger: Ledger; sequencer: Sequencer; clock: () => number }) {
+  const now = () => Math.floor(d.clock() / 1000);
+
+  async function decode(raw: Hex): Promise<Decoded> {
+    let parsed: ReturnType<typeof parseTransaction>;
+    let from: Address;
+    try {
+      parsed = parseTransaction(raw as TransactionSerialized);
+      from = await recoverTransactionAddress({ serializedTransaction: raw as TransactionSerialized });
+    } catch (err) {
+      throw new Refusal("SUBMIT_REJECTED", `the relay cannot decode this signed transaction: ${(err as Error).message.split("\n")[0]!.slice(0, 120)}`);
+    }
+    if (!parsed.to) throw new Refusal("NOT_AS_BUILT", "a contract creation was never built by this service", { diffs: [{ field: "to", built: null, signed: null }] });
+    return { raw, hash: keccak256(raw), from, tx: { to: parsed.to, data: parsed.data ?? "0x", value: (parsed.value ?? 0n).toString(), chain_id: parsed.chainId ?? 0 } };
+  }
+
+  async function notAsBuilt(key: KeyRecord, signed: PlanTx): Promise<never> {
+    const plans = await d.ledger.recentPlans(key.keyId);
+    let best: { diffs: Diff[]; plan: StoredPlan } | null = null;
+    for (const p of plans) {
+      for (const t of p.txs) {
+        const diffs = diffTx(t.tx, signed);
+        if (!best || diffs.length < best.diffs.length) best = { diffs, plan: p };
+      }
+    }
+    const diffs = best?.diffs ?? [{ field: "plan", built: null, signed: signed.to.toLowerCase() }];
+    throw new Refusal("NOT_AS_BUILT", best ? `the transaction differs from plan ${best.plan.id} built for this key: ${diffs.map((x) => x.field).join(", ")}` : "no plan was built for this key", { diffs, ...(best ? { plan_id: best.plan.id } : {}) });
+  }
+
+  return {
+    async submit(body: Record<string, unknown>, key: KeyRecord) {
+      if (!d.config.submitEnabled) throw new Refusal("SUBMIT_DISABLED", "this server does not relay; send the signed transaction to the chain yourself");
+      const q = parseBody(submitRequest, body);
+      if ((q.raw_tx === undefined) === (q.raw_txs === undefined)) throw new Refusal("BAD_REQUEST", "send raw_tx or raw_txs");
+      const t0 = performance.now();
+      const raws = (q.raw_txs ?? [q.raw_tx!]) as Hex[];
+      const txs: Decoded[] = [];
+      for (const raw of raws) txs.push(await decode(raw));
+      for (const t of txs) if (t.from.toLowerCase() !== key.wallet.toLowerCase()) throw new Refusal("WALLET_MISMATCH", `signed by ${t.from}, not by this key's wallet`);
+
+      // Each transaction must be one this key's plans hold, all from the same plan.
+      const matches = [];
+      for (const t of txs) {
+        const m = await d.ledger.planByFingerprint(key.keyId, fingerprint(t.tx));
+        if (!m) await notAsBuilt(key, t.tx);
+        matches.push(m!);
+      }
+      const plan = matches[matches.length - 1]!.plan;
+      if (matches.some((m) => m.plan.id !== plan.id)) throw new Refusal("NOT_AS_BUILT", "raw_txs mix transactions of different plans", { diffs: [{ field: "plan", built: String(plan.id), signed: matches.map((m) => m.plan.id).join(",") }] });
+      const swapAt = matches.findIndex((m) => m.kind === "swap");
+      const timings = () => ({ total_ms: msSince(t0) });
+      const listed = (hashes: Hex[]) => (q.raw_txs ? { tx_hashes: hashes, fee_first: plan.execution === "curve" } : {});
+
+      if (swapAt < 0) {
+        const sent = await sendAll(txs, null);
+        return { tx_hash: sent.at(-1)!, as_built: true, repeat: false, ...listed(sent), timings: timings() };
+      }
+      const swap = txs[swapAt]!;
+      // The same signed swap again (a retry, or concurrent callers): its hash, no second relay.
+      if (await d.ledger.tradeByHash(swap.hash)) {
+        await resendIfLost(swap.hash);
+        return { tx_hash: swap.hash, as_built: true, repeat: true, timings: timings() };
+      }
+
+      // A curve plan's fee goes first: in raw_txs before its swap, or already mined (fee_tx_hash).
+      const feeIdx = plan.txs.findIndex((x) => x.kind === "fee_transfer");
+      const feeAt = matches.findIndex((m) => m.kind === "fee_transfer");
+      if (plan.execution === "curve" && feeIdx >= 0 && (feeAt < 0 || feeAt > swapAt)) await assertFeeMined(q.fee_tx_hash as Hex | undefined, plan, feeIdx, key);
+      if (plan.deadline < now()) throw new Refusal("SUBMIT_REJECTED", `plan ${plan.id} passed its deadline; prepare a fresh one`);
+
+      // Written before it is sent: a lost answer or a crash after this point leaves a pending
+      // trade the watcher settles (or sends again), never a relayed transaction we do not know.
+      const feeTxHash = feeAt >= 0 && feeAt < swapAt ? txs[feeAt]!.hash : ((q.fee_tx_hash as Hex | undefined) ?? null);
+      const pending = { wallet: key.wallet, keyId: key.keyId, path: "agent", tokenIn: plan.tokenIn, tokenOut: plan.tokenOut, amountIn: plan.amountIn, amountOutMin: plan.amountOutMin, txHash: swap.hash, feeTxHash, rawTx: swap.raw };
+      if (!(await d.ledger.claimForRelay(plan.id, pending))) {
+        // Lost the race to a caller with the same bytes: theirs is our answer.
+        if (await d.ledger.tradeByHash(swap.hash)) return { tx_hash: swap.hash, as_built: true, repeat: true, timings: timings() };
+        throw new Refusal("NOT_AS_BUILT", `plan ${plan.id} was already relayed with another transaction`, { diffs: [{ field: "plan", built: String(plan.id), signed: "already relayed" }] });
+      }
+      const sent = await sendAll(txs, { at: swapAt, planId: plan.id });
+      return { tx_hash: sent[swapAt]!, as_built: true, repeat: false, ...listed(sent), timings: timings() };
+    },
+  };
+
+  /** fee_tx_hash must be this plan's fee transfer, from this wallet, on chain. */
+  async function assertFeeMined(feeTxHash: Hex | undefined, plan: StoredPlan, feeIdx: number, key: KeyRecord) {
+    if (!feeTxHash) throw new Refusal("FEE_FIRST", "this curve trade's fee must go first: send raw_txs [fee_transfer, swap] or fee_tx_hash of the mined fee", { sent: [] });
+    const feeTx = await d.chain.getTransaction({ hash: feeTxHash }).catch(() => null);
+    const built = plan.txs[feeIdx]!.tx;
+    if (!feeTx || feeTx.from.toLowerCase() !== key.wallet.toLowerCase() || feeTx.to?.toLowerCase() !== built.to.toLowerCase() || feeTx.value.toString() !== built.value) {
+      throw new Refusal("FEE_FIRST", "fee_tx_hash is not this plan's fee transfer from this wallet", { sent: [] });
+    }
+  }
+
+  /**
+   * Sends in order. With a swap (`trade`): a failure before the swap left, or the sequencer
+   * refusing it, forgets the trade and frees its plan; a lost answer for the swap keeps it pending
+   * (it may have arrived), marked so that a retry or the watcher sends the same bytes again.
+   */
+  async function sendAll(txs: Decoded[], trade: { at: number; planId: number } | null): Promise<Hex[]> {
+    const sent: Hex[] = [];
+    for (const [i, t] of txs.entries()) {
+      try {
+        sent.push(await sendRaw(d.sequencer, t.raw));
+      } catch (err) {
+        if (trade && i <= trade.at) {
+          const swapHash = txs[trade.at]!.hash;
+          if (i === trade.at && err instanceof Refusal && err.code === "SEQUENCER_UNREACHABLE") await d.ledger.markRelay(swapHash, "lost");
+          else await d.ledger.forgetRelay(swapHash, trade.planId);
+        }
+        throw err instanceof Refusal && sent.length ? err.with({ sent }) : err;
+      }
+      if (trade && i === trade.at) await d.ledger.markRelay(t.hash, "sent");
+    }
+    return sent;
+  }
+
+  /** A repeat of bytes whose answer was lost, or whose send never finished: send them once more (same hash). */
+  async function resendIfLost(hash: Hex) {
+    const raw = await d.ledger.claimResend(hash, { staleBefore: now() - STALE_SEND_S });
+    if (raw) await resend(d.sequencer, d.ledger, hash, raw);
+  }
+}
+
+/** A send that began this long ago and never recorded an answer is taken as lost (its process died). */
+export const STALE_SEND_S = 10;
+
+/** One eth_sendRawTransaction through the sequencer port, in SPEC's refusals. */
+export async function sendRaw(sequencer: Sequencer, raw: Hex): Promise<Hex> {
+  try {
+    return await sequencer.sendRawTransaction(raw);
+  } catch (err) {
+    if (err instanceof SequencerRefused) throw new Refusal("SUBMIT_REJECTED", `the sequencer refused the transaction: ${err.message.slice(0, 200)}`);
+    throw new Refusal("SEQUENCER_UNREACHABLE", `${(err as Error).message}; it may or may not have arrived: look for the receipt before signing another with the same nonce`, {}, { retryAfterS: 2 });
+  }
+}
+
+/** Sends a pending trade's kept bytes again (claimed by claimResend) and records what the sequencer said. */
+export async function resend(sequencer: Sequencer, ledger: Pick<Ledger, "markRelay">, hash: Hex, raw: Hex): Promise<"sent" | "lost" | "refused"> {
+  const state = await sendRaw(sequencer, raw).then(
+    () => "sent" as const,
+    (err) => (err instanceof Refusal && err.code === "SUBMIT_REJECTED" ? ("refused" as const) : ("lost" as const)),
+  );
+  await ledger.markRelay(hash, state);
+  return state;
+}
+
+export type Relay = ReturnType<typeof createRelay>;

@@ -1,0 +1,142 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { RATE_RULES, RateLimiter } from "../../api/http/rateLimit.js";
+import { RedisLimiter } from "../../api/http/redisLimiter.js";
+import { freePort } from "../../devnet/anvil.js";
+import { ROOT } from "../../lib/root.js";
+import { agentOf } from "../helpers/agent.js";
+import { serveApi, type Api } from "../helpers/api.js";
+import { startIndexedDevnet, startServedDevnet, type Served } from "../helpers/stack.js";
+
+/**
+ * Issue 12 faults 7, 8 and 10: limits that hold across instances (REDIS_URL), client addresses
+ * only a configured proxy may name, and the bearer scheme in any case.
+ */
+const REDIS_URL = process.env.TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
+let served: Served;
+const apis: Api[] = [];
+const limiters: RedisLimiter[] = [];
+beforeAll(async () => {
+  served = await startServedDevnet({ store: "postgres" });
+}, 120_000);
+afterAll(async () => {
+  for (const a of apis) await a.close();
+  for (const l of limiters) await l.close();
+  await served?.stop();
+});
+
+/** Two instances on one app store; with `shared`, their buckets live in Redis under one prefix. */
+async function twoInstances(opts: { shared: boolean; config?: Parameters<typeof serveApi>[0]["config"] }) {
+  const prefix = `pit:test:${Math.random().toString(36).slice(2)}:`;
+  const make = async () => {
+    const limiter = opts.shared ? new RedisLimiter(REDIS_URL, prefix) : new RateLimiter();
+    if (limiter instanceof RedisLimiter) limiters.push(limiter);
+    const api = await serveApi({ rpcUrl: served.dn.anvil.rpcUrl, db: served.store.db, limiter, config: opts.config });
+    apis.push(api);
+    return api;
+  };
+  return [await make(), await make()] as const;
+}
+async function keyOn(api: Api) {
+  return agentOf(api, served.dn).signIn(privateKeyToAccount(generatePrivateKey()));
+}
+const me = (api: Api, authorization: string, headers: Record<string, string> = {}) => api.call("GET", "/api/v1/auth/me", undefined, { authorization, ...headers });
+
+describe("rate limits across instances", () => {
+  it("one key's burst of 30 holds across two instances sharing Redis (each would give 30 alone)", async () => {
+    const [a, b] = await twoInstances({ shared: true });
+    const key = await keyOn(a);
+    const t0 = performance.now();
+    const answers = await Promise.all(Array.from({ length: 50 }, (_, i) => me(i % 2 ? a : b, `Bearer ${key}`)));
+    const elapsedS = (performance.now() - t0) / 1000;
+    const passed = answers.filter((r) => r.status === 200).length;
+    // 30, plus what the bucket refilled (10 a second) while the 50 were in flight.
+    expect(passed).toBeGreaterThanOrEqual(RATE_RULES.key.burst);
+    expect(passed).toBeLessThanOrEqual(RATE_RULES.key.burst + Math.ceil(elapsedS * RATE_RULES.key.perSecond));
+    const refused = answers.find((r) => r.status === 429)!;
+    expect(refused.json.error.code).toBe("RATE_LIMITED");
+    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+
+    // Without Redis each instance keeps its own buckets: the same burst passes twice over.
+    const [c, d] = await twoInstances({ shared: false });
+    const other = await keyOn(c);
+    const alone = await Promise.all(Array.from({ length: 50 }, (_, i) => me(i % 2 ? c : d, `Bearer ${other}`)));
+    expect(alone.filter((r) => r.status === 200)).toHaveLength(50);
+  });
+
+  it("failed authentications from one address lock it out at 20 across both instances", async () => {
+    const [a, b] = await twoInstances({ shared: true });
+    const codes: number[] = [];
+    for (let i = 0; i < 24; i++) codes.push((await me(i % 2 ? a : b, "Bearer pit_w_not-a-key")).status);
+    expect(codes.slice(0, RATE_RULES.failedAuth.burst)).toEqual(Array(RATE_RULES.failedAuth.burst).fill(401));
+    expect(codes.slice(RATE_RULES.failedAuth.burst)).toEqual([429, 429, 429, 429]);
+  });
+});
+
+describe("client addresses", () => {
+  it("ignores the proxy header from a peer that is not a configured proxy: varying it does not escape the lockout", async () => {
+    const [a] = await twoInstances({ shared: true, config: { trustedProxyHeader: "x-forwarded-for", trustedProxies: ["10.255.255.1"] } });
+    const codes: number[] = [];
+    for (let i = 0; i < 22; i++) codes.push((await me(a, "Bearer pit_w_nope", { "x-forwarded-for": `203.0.113.${i}` })).status);
+    expect(codes.slice(20)).toEqual([429, 429]);
+  });
+
+  it("believes the header from a configured proxy: each forwarded client has its own bucket", async () => {
+    const [a] = await twoInstances({ shared: true, config: { trustedProxyHeader: "x-forwarded-for", trustedProxies: ["127.0.0.1", "::1", "::ffff:127.0.0.1"] } });
+    const codes: number[] = [];
+    for (let i = 0; i < 22; i++) codes.push((await me(a, "Bearer pit_w_nope", { "x-forwarded-for": `198.51.100.7, 203.0.113.${i}` })).status);
+    expect(codes).toEqual(Array(22).fill(401));
+  });
+
+  it("takes the bearer scheme in any case", async () => {
+    const [a] = await twoInstances({ shared: true });
+    const key = await keyOn(a);
+    for (const scheme of ["Bearer", "bearer", "BEARER"]) expect((await me(a, `${scheme} ${key}`)).status, scheme).toBe(200);
+  });
+});
+
+describe("key revocation across instances (two npm run api processes on one Redis)", () => {
+  const children: ChildProcess[] = [];
+  afterAll(() => {
+    for (const c of children) if (c.exitCode === null) c.kill("SIGKILL");
+  });
+
+  it("refuses a key revoked on instance A on instance B's very next request", async () => {
+    const chain = await startIndexedDevnet();
+    try {
+      const ports = [await freePort(), await freePort()];
+      for (const port of ports) {
+        const child = spawn(process.execPath, ["--import", "tsx", "scripts/api.ts"], {
+          cwd: ROOT,
+          env: { ...process.env, PORT: String(port), ANVIL_PORT: String(chain.dn.anvil.port), DATABASE_URL: chain.ix.databaseUrl!, INDEXER_SCHEMA: chain.ix.viewsSchema, REDIS_URL, LOG_LEVEL: "warn" },
+          stdio: "ignore",
+        });
+        children.push(child);
+      }
+      const call = async (port: number, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
+        const res = await fetch(`http://localhost:${port}${path}`, { method, headers: { ...(body ? { "content-type": "application/json" } : {}), ...headers }, body: body ? JSON.stringify(body) : undefined });
+        return { status: res.status, json: (await res.json()) as any };
+      };
+      for (const port of ports) {
+        for (let i = 0; ; i++) {
+          if ((await call(port, "GET", "/api/v1/health").catch(() => ({ status: 0 }))).status === 200) break;
+          if (i > 300) throw new Error(`instance on ${port} did not come up`);
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      }
+      const [a, b] = ports as [number, number];
+      const wallet = privateKeyToAccount(generatePrivateKey());
+      const ch = await call(a, "POST", "/api/v1/auth/challenge", { address: wallet.address });
+      const key = (await call(a, "POST", "/api/v1/auth/verify", { address: wallet.address, signature: await wallet.signMessage({ message: ch.json.message }) })).json.api_key;
+      const auth = { authorization: `Bearer ${key}` };
+      expect((await call(b, "GET", "/api/v1/auth/me", undefined, auth)).status).toBe(200); // B has it cached now
+      expect((await call(a, "POST", "/api/v1/auth/revoke", undefined, auth)).status).toBe(200);
+      const after = await call(b, "GET", "/api/v1/auth/me", undefined, auth);
+      expect([after.status, after.json.error.code]).toEqual([401, "UNAUTHORIZED"]);
+    } finally {
+      for (const c of children) c.kill("SIGTERM");
+      await chain.stop();
+    }
+  }, 120_000);
+});

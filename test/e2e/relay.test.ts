@@ -1,0 +1,209 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { decodeAbiParameters, decodeFunctionData, encodeFunctionData, keccak256, parseEther, type Hex } from "viem";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import type { Devnet } from "../helpers/devnet.js";
+import type { Indexer } from "../helpers/indexer.js";
+import { serveApi, type Api } from "../helpers/api.js";
+import { startStack, type Stack } from "../helpers/stack.js";
+import { agentOf, type PlanTx } from "../helpers/agent.js";
+import { RateLimiter } from "../../api/http/rateLimit.js";
+import { httpSequencer } from "../../api/ports/sequencer.js";
+import { startSequencerStandIn } from "../../devnet/sequencerStandIn.js";
+import { freePort } from "../../devnet/anvil.js";
+import { Command, universalRouterAbi } from "../../abis/universalRouter.js";
+import { inputs } from "../../lib/router.js";
+
+/** live/submit: only what was built for this key, signed by its wallet, relayed once. */
+let dn: Devnet;
+let ix: Indexer;
+let store: Stack["store"];
+let api: Api;
+let agent: ReturnType<typeof agentOf>;
+type Account = ReturnType<typeof privateKeyToAccount>;
+
+async function planFor(a: Account, key: string, eth = "0.02", a2 = api): Promise<{ tx: PlanTx; plan_id: number; fee: { amount: string }; amount_out_min: string }> {
+  const r = await a2.call("POST", "/api/v1/live/prepare", { wallet: a.address, token_in: "ETH", token_out: "USDG", amount_in: parseEther(eth).toString() }, { authorization: `Bearer ${key}` });
+  expect(r.status, JSON.stringify(r.json)).toBe(200);
+  return r.json;
+}
+
+/** The same router call with one command's input replaced. */
+function withInput(data: Hex, command: number, input: Hex): Hex {
+  const { args } = decodeFunctionData({ abi: universalRouterAbi, data });
+  const [commands, ins, deadline] = args as unknown as [Hex, Hex[], bigint];
+  const at = (commands.slice(2).match(/../g) ?? []).findIndex((b) => parseInt(b, 16) === command);
+  const next = [...ins];
+  next[at] = input;
+  return encodeFunctionData({ abi: universalRouterAbi, functionName: "execute", args: [commands, next, deadline] });
+}
+function inputOf(data: Hex, command: number): Hex {
+  const { args } = decodeFunctionData({ abi: universalRouterAbi, data });
+  const [commands, ins] = args as unknown as [Hex, Hex[]];
+  return ins[(commands.slice(2).match(/../g) ?? []).findIndex((b) => parseInt(b, 16) === command)]!;
+}
+const submit = (body: unknown, key: string, a = api) => a.call("POST", "/api/v1/live/submit", body, { authorization: `Bearer ${key}` });
+
+let stack: Stack;
+beforeAll(async () => {
+  stack = await startStack({ store: "postgres" });
+  ({ dn, ix, store, api, agent } = stack);
+}, 120_000);
+afterAll(() => stack?.stop());
+
+describe("NOT_AS_BUILT", () => {
+  it("names the changed field: recipient, amount, fee, router, value", async () => {
+    const a = await dn.freshWallet(parseEther("5"));
+    const key = await agent.signIn(a);
+    const p = await planFor(a, key);
+    const [token, , min] = decodeAbiParameters([{ type: "address" }, { type: "address" }, { type: "uint256" }], inputOf(p.tx.data, Command.SWEEP));
+    const thief = privateKeyToAccount(generatePrivateKey()).address;
+    const cases: [string, PlanTx, string][] = [
+      ["recipient", { ...p.tx, data: withInput(p.tx.data, Command.SWEEP, inputs.sweep(token, thief, min)) }, "recipient"],
+      ["amount", { ...p.tx, data: withInput(p.tx.data, Command.SWEEP, inputs.sweep(token, "0x0000000000000000000000000000000000000001", 0n)) }, "amount_out_min"],
+      ["fee", { ...p.tx, data: withInput(p.tx.data, Command.TRANSFER, inputs.transfer("0x0000000000000000000000000000000000000000", api.config.feeRecipient, 1n)) }, "fee_amount"],
+      ["fee recipient", { ...p.tx, data: withInput(p.tx.data, Command.TRANSFER, inputs.transfer("0x0000000000000000000000000000000000000000", thief, BigInt(p.fee.amount))) }, "fee_recipient"],
+      ["router", { ...p.tx, to: dn.token("WETH") }, "to"],
+      ["value", { ...p.tx, value: parseEther("0.03").toString() }, "value"],
+    ];
+    for (const [name, tx, field] of cases) {
+      const r = await submit({ raw_tx: await agent.sign(a, tx) }, key);
+      expect(r.status, name).toBe(422);
+      expect(r.json.error.code, name).toBe("NOT_AS_BUILT");
+      expect(r.json.error.diffs.map((d: any) => d.field), name).toEqual([field]);
+      expect(r.json.error.plan_id).toBe(p.plan_id);
+    }
+    const recipientDiff = (await submit({ raw_tx: await agent.sign(a, cases[0]![1]) }, key)).json.error.diffs[0];
+    expect(recipientDiff).toEqual({ field: "recipient", built: "msg.sender", signed: thief.toLowerCase() });
+    // Nothing was relayed and the real plan still goes through.
+    const ok = await submit({ raw_tx: await agent.sign(a, p.tx) }, key);
+    expect(ok.status, JSON.stringify(ok.json)).toBe(200);
+    expect((await dn.mined(ok.json.tx_hash)).status).toBe("success");
+  });
+
+  it("a plan is relayed once; the same signed bytes again answer the same hash without a second relay", async () => {
+    const a = await dn.freshWallet(parseEther("5"));
+    const key = await agent.signIn(a);
+    const p = await planFor(a, key);
+    const raw = await agent.sign(a, p.tx);
+    const first = await submit({ raw_tx: raw }, key);
+    expect(first.status).toBe(200);
+    await dn.mined(first.json.tx_hash);
+    const again = await submit({ raw_tx: raw }, key);
+    expect(again.status).toBe(200);
+    expect(again.json).toMatchObject({ tx_hash: first.json.tx_hash, repeat: true });
+    // The same plan signed again with the next nonce would trade twice: refused.
+    const second = await submit({ raw_tx: await agent.sign(a, p.tx) }, key);
+    expect(second.status).toBe(422);
+    expect(second.json.error.code).toBe("NOT_AS_BUILT");
+    expect(second.json.error.diffs[0]).toMatchObject({ field: "plan", signed: "already relayed" });
+    const trades = (await agent.get("/me/trades", key)).json.trades;
+    expect(trades.filter((t: any) => t.tx_hash === first.json.tx_hash)).toHaveLength(1);
+  });
+
+  it("only the key's own plans, signed by its wallet", async () => {
+    const a = await dn.freshWallet(parseEther("5"));
+    const keyA = await agent.signIn(a);
+    const keyA2 = await agent.signIn(a);
+    const p = await planFor(a, keyA);
+    // Another key of the same wallet did not build it.
+    const other = await submit({ raw_tx: await agent.sign(a, p.tx) }, keyA2);
+    expect(other.status).toBe(422);
+    expect(other.json.error.code).toBe("NOT_AS_BUILT");
+    // Signed by someone else.
+    const b = await dn.freshWallet(parseEther("1"));
+    const wrong = await submit({ raw_tx: await agent.sign(b, p.tx) }, keyA);
+    expect(wrong.status).toBe(403);
+    expect(wrong.json.error.code).toBe("WALLET_MISMATCH");
+    for (const bad of [{}, { raw_tx: "0x1234" }, { raw_tx: "nothex" }, { raw_tx: "0x02", extra: 1 }, { raw_txs: [] }]) {
+      const r = await submit(bad, keyA);
+      expect([400, 422], JSON.stringify(bad)).toContain(r.status);
+      expect(["BAD_REQUEST", "SUBMIT_REJECTED"]).toContain(r.json.error.code);
+    }
+  });
+});
+
+describe("the sequencer", () => {
+  it("SUBMIT_REJECTED when it refuses (nonce already used); the plan stays usable", async () => {
+    const a = await dn.freshWallet(parseEther("5"));
+    const key = await agent.signIn(a);
+    const p = await planFor(a, key);
+    const stale = await agent.sign(a, p.tx, { nonce: 0 });
+    // Use nonce 0 first with a plain transfer.
+    await dn.mined(await dn.walletFor(a).sendTransaction({ to: a.address, value: 1n, nonce: 0 }));
+    const r = await submit({ raw_tx: stale }, key);
+    expect(r.status).toBe(422);
+    expect(r.json.error.code).toBe("SUBMIT_REJECTED");
+    const ok = await submit({ raw_tx: await agent.sign(a, p.tx) }, key);
+    expect(ok.status, JSON.stringify(ok.json)).toBe(200);
+  });
+
+  it("502 SEQUENCER_UNREACHABLE when nobody answers (closed port, or a sequencer that hangs)", async () => {
+    const a = await dn.freshWallet(parseEther("5"));
+    const closed = await serveApi({ rpcUrl: dn.anvil.rpcUrl, db: store.db, indexed: ix.liveReads().reads, limiter: new RateLimiter(Date.now, 10_000, false), sequencer: httpSequencer(`http://127.0.0.1:${await freePort()}`, 500) });
+    const standIn = await startSequencerStandIn(dn.anvil.rpcUrl);
+    standIn.mode("silent");
+    const hanging = await serveApi({ rpcUrl: dn.anvil.rpcUrl, db: store.db, indexed: ix.liveReads().reads, limiter: new RateLimiter(Date.now, 10_000, false), sequencer: httpSequencer(standIn.url, 500) });
+    try {
+      for (const app of [closed, hanging]) {
+        const ag = agentOf(app, dn);
+        const key = await ag.signIn(a);
+        // Another amount for each: a trade whose answer was lost stays pending, and the same bytes again would be its repeat.
+        const p = await planFor(a, key, app === closed ? "0.02" : "0.03", app);
+        const r = await submit({ raw_tx: await ag.sign(a, p.tx) }, key, app);
+        expect(r.status).toBe(502);
+        expect(r.json.error.code).toBe("SEQUENCER_UNREACHABLE");
+        expect(r.json.error.message).toMatch(/receipt/);
+        expect(r.headers.get("retry-after")).toBeTruthy();
+      }
+      expect(standIn.received).toHaveLength(1);
+    } finally {
+      await closed.close();
+      await hanging.close();
+      await standIn.close();
+    }
+  });
+
+  it("403 SUBMIT_DISABLED on a server that does not relay", async () => {
+    const off = await serveApi({ rpcUrl: dn.anvil.rpcUrl, db: store.db, indexed: ix.liveReads().reads, limiter: new RateLimiter(Date.now, 10_000, false), config: { submitEnabled: false } });
+    try {
+      const a = await dn.freshWallet(parseEther("1"));
+      const key = await agentOf(off, dn).signIn(a);
+      const r = await submit({ raw_tx: "0x02" }, key, off);
+      expect(r.status).toBe(403);
+      expect(r.json.error.code).toBe("SUBMIT_DISABLED");
+    } finally {
+      await off.close();
+    }
+  });
+
+  it("a relayed trade never mined within an hour is dropped (listed only with refused=1)", async () => {
+    const standIn = await startSequencerStandIn(dn.anvil.rpcUrl);
+    standIn.mode("blackhole");
+    let offset = 0;
+    const clock = () => Date.now() + offset;
+    const app = await serveApi({ rpcUrl: dn.anvil.rpcUrl, db: store.db, indexed: ix.liveReads().reads, limiter: new RateLimiter(clock, 10_000, false), sequencer: httpSequencer(standIn.url, 500), clock });
+    try {
+      const a = await dn.freshWallet(parseEther("5"));
+      const ag = agentOf(app, dn);
+      const key = await ag.signIn(a);
+      const p = await planFor(a, key, "0.02", app);
+      const raw = await ag.sign(a, p.tx);
+      const r = await submit({ raw_tx: raw }, key, app);
+      expect(r.status).toBe(200);
+      expect(r.json.tx_hash).toBe(keccak256(raw));
+      // Pending: the amount out is the plan's minimum (as prepare answered it), not yet an actual.
+      expect(BigInt(p.amount_out_min)).toBeGreaterThan(0n);
+      expect((await ag.get("/me/trades", key)).json.trades[0]).toMatchObject({ status: "pending", amount_out_kind: "minimum", amount_out: p.amount_out_min, amount_out_min: p.amount_out_min });
+      offset = 3_601_000;
+      expect((await ag.get("/me/trades", key)).json.trades).toEqual([]);
+      expect((await ag.get("/me/trades?refused=1", key)).json.trades[0]).toMatchObject({ status: "dropped", tx_hash: keccak256(raw) });
+      // The relay watcher (same service clock) finds no receipt for it: still dropped after a pass.
+      await app.app.services.watcher.tick();
+      expect((await ag.get("/me/trades?refused=1", key)).json.trades[0]).toMatchObject({ status: "dropped", block: null });
+    } finally {
+      await app.app.stop();
+      await app.close();
+      await standIn.close();
+    }
+  });
+});

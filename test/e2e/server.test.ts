@@ -1,0 +1,138 @@
+import { sqlIndexedReads } from "../../api/ports/indexed.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort } from "../../devnet/anvil.js";
+import { openPglite, type Db } from "../../api/ports/store/db.js";
+import { startDevnet, type Devnet } from "../helpers/devnet.js";
+import { freshStore, serveApi, type Api } from "../helpers/api.js";
+
+let dn: Devnet;
+let store: Awaited<ReturnType<typeof freshStore>>;
+let api: Api;
+
+/** A Ponder-shaped checkpoint for block n at time t. */
+const checkpoint = (block: number, ts: number) =>
+  `${String(ts).padStart(10, "0")}${"4663".padStart(16, "0")}${String(block).padStart(16, "0")}${"0".repeat(16)}9${"0".repeat(16)}`;
+
+async function setIndexerHead(db: Db, block: number | null) {
+  await db.query("DELETE FROM _ponder_checkpoint");
+  if (block !== null) await db.query("INSERT INTO _ponder_checkpoint (chain_name, chain_id, latest_checkpoint) VALUES ('robinhood', 4663, $1)", [checkpoint(block, 1_700_000_000)]);
+}
+
+beforeAll(async () => {
+  dn = await startDevnet();
+  store = await freshStore("pglite");
+  // The table Ponder keeps its progress in (same columns as Ponder 0.16 writes).
+  await store.db.query("CREATE TABLE _ponder_checkpoint (chain_name text PRIMARY KEY, chain_id bigint, latest_checkpoint varchar(75))");
+  api = await serveApi({ rpcUrl: dn.anvil.rpcUrl, db: store.db, indexed: sqlIndexedReads((text, params) => store.db.query(text, params)) });
+});
+afterAll(async () => {
+  await api?.close();
+  await store?.drop();
+  await dn?.stop();
+});
+
+describe("GET /api/v1/config", () => {
+  it("answers every config field that exists, from the devnet's addresses", async () => {
+    const res = await api.call("GET", "/api/v1/config");
+    expect(res.status).toBe(200);
+    expect(res.headers.get("cache-control")).toBe("no-store");
+    expect(res.headers.get("content-type")).toMatch(/application\/json/);
+    const body = res.json;
+    const u = dn.universe;
+    expect(body.chain_id).toBe(4663);
+    expect(body.router).toBe(u.contracts.universalRouter);
+    expect(body.permit_contract).toBe("0x000000000022D473030F116dDEE9F6B43aC78BA3");
+    expect(body.multicall).toBe("0xcA11bde05977b3631167028862bE2a173976CA11");
+    expect(Object.keys(body.tokens).sort()).toEqual(["ETH", "NVDA", "ORBIO", "TSLA", "USDG", "WBTC", "WETH"]);
+    expect(body.tokens.USDG).toEqual({ address: u.tokens.USDG!.address, decimals: 6, kind: "stable", native: false });
+    expect(body.tokens.ETH.native).toBe(true);
+    expect(body.auth).toMatchObject({ challenge_ttl_s: 300, key_ttl_s: 2592000, key_prefix: "pit_w_", require_partner_agent: false, version: "1" });
+    expect(body.auth.domain).toBe(api.config.authDomain);
+    expect(body.fee).toMatchObject({ schedule: 2, other_bps: 50, shield_add_bps: 10, max_bps: 100, recipient: u.devnet!.accounts.platform });
+    expect(body.fee.major_tiers[0]).toEqual({ min_30d_volume_usd: 0, bps: 25 });
+    expect(body.fee.major_symbols.sort()).toEqual(["ETH", "NVDA", "TSLA", "USDG", "WBTC", "WETH"]);
+    expect(body.fee.major_tiers.at(-1).bps).toBe(10);
+    expect(body.risks.HONEYPOT).toBe("severe");
+    expect(body.high_price_impact_bps).toBe(1000);
+    expect(body.price_impact_bps).toBe(300);
+    expect(body.limits).toMatchObject({ max_notional_usd: 10_000, permit_trade_expiry_s: 1800, default_approval_budget_usd: 25 });
+    expect(body.limits.approval_modes).toEqual(["budget", "exact", "unlimited"]);
+    expect(body.session).toMatchObject({
+      cosigner: u.devnet!.accounts.cosigner,
+      delegation_manager: u.contracts.delegationManager,
+      stateless_delegator: u.contracts.statelessDelegator,
+      leaf_ttl_s: 120,
+    });
+    expect(body.session.enforcers.ExactCalldataEnforcer).toBe(u.contracts.enforcers.ExactCalldataEnforcer);
+    expect(typeof body.submit_enabled).toBe("boolean");
+    expect(body.universe.tiers).toEqual(["A", "B", "C", "blocked"]);
+  });
+
+  it("is identical across app restarts with the same config (clients pin it)", async () => {
+    const answers: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      const instance = await serveApi({ rpcUrl: dn.anvil.rpcUrl, db: store.db, config: { authDomain: "api.example.test" } });
+      answers.push((await instance.call("GET", "/api/v1/config")).text);
+      await instance.close();
+    }
+    expect(answers[0]).toBe(answers[1]);
+    expect(JSON.parse(answers[0]!).auth.domain).toBe("api.example.test");
+  });
+});
+
+describe("GET /api/v1/health", () => {
+  it("is ok when chain, database and indexer agree", async () => {
+    const head = Number(await dn.pub.getBlockNumber());
+    await setIndexerHead(store.db, head);
+    const res = await api.call("GET", "/api/v1/health");
+    expect(res.status).toBe(200);
+    expect(res.json).toMatchObject({ status: "ok", service: "pit-trading-service", version: "0.1.0" });
+    expect(res.json.checks.indexer).toMatchObject({ ok: true, block: head, lag_blocks: 0 });
+  });
+
+  it("is degraded (still 200) when the indexer lags or has not started", async () => {
+    await dn.test.mine({ blocks: 40 });
+    const head = Number(await dn.pub.getBlockNumber());
+    await setIndexerHead(store.db, head - 40);
+    let res = await api.call("GET", "/api/v1/health");
+    expect(res.status).toBe(200);
+    expect(res.json.status).toBe("degraded");
+    await setIndexerHead(store.db, null);
+    res = await api.call("GET", "/api/v1/health");
+    expect(res.status).toBe(200);
+    expect(res.json.status).toBe("degraded");
+  });
+
+  it("is down (503) when the chain cannot be reached or the database is closed", async () => {
+    await setIndexerHead(store.db, 1);
+    const noChain = await serveApi({ rpcUrl: `http://127.0.0.1:${await freePort()}`, db: store.db });
+    let res = await noChain.call("GET", "/api/v1/health");
+    await noChain.close();
+    expect(res.status).toBe(503);
+    expect(res.headers.get("retry-after")).toBe("5");
+    expect(res.json).toMatchObject({ status: "down", checks: { chain: { ok: false } } });
+
+    const closed = await openPglite();
+    await closed.close();
+    const noDb = await serveApi({ rpcUrl: dn.anvil.rpcUrl, db: closed });
+    res = await noDb.call("GET", "/api/v1/health");
+    await noDb.close();
+    expect(res.status).toBe(503);
+    expect(res.json.checks.database.ok).toBe(false);
+  });
+});
+
+describe("conventions", () => {
+  it("answers unknown routes 404 and wrong methods 405 as JSON with no-store", async () => {
+    let res = await api.call("GET", "/api/v1/nope");
+    expect(res.status).toBe(404);
+    expect(res.headers.get("cache-control")).toBe("no-store");
+    expect(res.json.error.code).toBe("NOT_FOUND");
+    res = await api.call("GET", "/elsewhere");
+    expect(res.status).toBe(404);
+    expect(res.json.error.code).toBe("NOT_FOUND");
+    res = await api.call("POST", "/api/v1/config", {});
+    expect(res.status).toBe(405);
+    expect(res.json.error.code).toBe("METHOD_NOT_ALLOWED");
+  });
+});

@@ -1,0 +1,76 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { serveApi, type Api } from "../helpers/api.js";
+import { startStack, type Stack } from "../helpers/stack.js";
+import { RateLimiter } from "../../api/http/rateLimit.js";
+import { sqlIndexedReads } from "../../api/ports/indexed.js";
+import { freePort } from "../../devnet/anvil.js";
+
+let store: Stack["store"];
+let api: Api;
+let now = Date.now();
+const clock = () => now;
+
+let stack: Stack;
+beforeAll(async () => {
+  stack = await startStack({ clock, limiter: new RateLimiter(clock, 1000, false) });
+  ({ store, api } = stack);
+}, 120_000);
+afterAll(() => stack?.stop());
+
+describe("GET /api/v1/stats", () => {
+  it("reports marks, mids, spreads and $1,000 buy/sell prices for the core assets", async () => {
+    const res = await api.call("GET", "/api/v1/stats");
+    expect(res.status).toBe(200);
+    const s = res.json;
+    expect(s.status).toBe("ok");
+    expect(s.prices).toMatchObject({ ref_size_usd: 1000 });
+    expect(s.block.number).toBeGreaterThan(0);
+    expect(s.fee_bps).toEqual({ major_max: 25, major_min: 10, other: 50, shield_add: 10 });
+    expect(s.relay).toBe(true);
+    expect(s.latency_ms.rpc).toBeGreaterThan(0);
+    expect(s.latency_ms.ref_quotes).toBeGreaterThan(0);
+    expect(s.latency_ms.sequencer).toBeGreaterThan(0);
+    expect(s.assets.map((a: any) => a.symbol).sort()).toEqual(["ETH", "NVDA", "ORBIO", "TSLA", "WBTC"]);
+    expect(s.routes).toBe(5);
+    const expectMark: Record<string, number> = { ETH: 3000, WBTC: 60000, TSLA: 250, NVDA: 130, ORBIO: 0.5 };
+    for (const a of s.assets) {
+      expect(a.mark, a.symbol).toBeCloseTo(expectMark[a.symbol]!, 1);
+      expect(a.mark_source, a.symbol).toBe(a.symbol === "ORBIO" ? "pool-mid" : "oracle");
+      expect(a.kind, a.symbol).toBe(a.symbol === "TSLA" || a.symbol === "NVDA" ? "stock" : "crypto");
+      expect(a.mid / expectMark[a.symbol]!, a.symbol).toBeCloseTo(1, 3);
+      expect(a.buy.price).toBeGreaterThan(a.sell.price);
+      expect(a.buy.vs_mark_bps).toBeGreaterThan(0);
+      expect(a.sell.vs_mark_bps).toBeLessThan(0);
+      expect(a.spread_bps).toBeGreaterThan(0);
+      expect(a.spread_bps).toBeLessThan(150);
+      expect(a.buy.venue).toMatch(/^uniswap-v4:\d+$/);
+      expect(a.stale).toBe(false);
+    }
+  });
+
+  it("is rebuilt at most every 5 s and shared", async () => {
+    const first = (await api.call("GET", "/api/v1/stats")).json;
+    now += 3000;
+    const second = (await api.call("GET", "/api/v1/stats")).json;
+    expect(second.generated_at).toBe(first.generated_at);
+    expect(second.cached_s).toBe(first.cached_s + 3);
+    now += 2500;
+    const third = (await api.call("GET", "/api/v1/stats")).json;
+    expect(third.generated_at).toBeGreaterThan(first.generated_at);
+    expect(third.cached_s).toBe(0);
+  });
+
+  it("answers 200 with nulls for what cannot be read", async () => {
+    const broken = await serveApi({
+      rpcUrl: `http://127.0.0.1:${await freePort()}`,
+      db: store.db,
+      indexed: sqlIndexedReads(async () => { throw new Error("indexer gone"); }),
+      limiter: new RateLimiter(Date.now, 100, false),
+    });
+    const res = await broken.call("GET", "/api/v1/stats");
+    await broken.close();
+    expect(res.status).toBe(200);
+    expect(res.json).toMatchObject({ status: "degraded", block: null, prices: null, relay: false });
+    for (const a of res.json.assets) expect(a).toMatchObject({ mark: null, mid: null, buy: null, sell: null, spread_bps: null });
+  });
+});

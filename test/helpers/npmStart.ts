@@ -1,0 +1,216 @@
+/**
+ * `npm start` as an operator runs it, for fault tests and the restart bench: the real script in its
+ * own process group, private ports and DATA_DIR (and a database of its own on PostgreSQL), the
+ * pids it records in DATA_DIR/start.pid, and an agent that signs in and trades over HTTP.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { request } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createPublicClient, createTestClient, createWalletClient, http, parseEther, type Hex, type PublicClient } from "viem";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { freePort } from "../../devnet/anvil.js";
+import { goodStatePath } from "../../devnet/chainState.js";
+import { ACCOUNT_ROLES, devAccount, devnetChain } from "../../devnet/deploy.js";
+import { UNIVERSE_FILE } from "../../devnet/snapshot.js";
+import { priceFeedAbi } from "../../abis/fixtures.js";
+import { ROOT } from "../../lib/root.js";
+import { readUniverse } from "../../lib/universe.js";
+import type { StackPids } from "../../scripts/pidFile.js";
+import { createDatabase, dropDatabase } from "./indexer.js";
+
+export type Backend = "pglite" | "postgres";
+
+export type StackEnv = { PORT: string; ANVIL_PORT: string; OPS_PORT: string; DATA_DIR: string; DATABASE_URL?: string };
+
+/** Private ports, data directory and (PostgreSQL) database; `cleanup` removes them. */
+export async function stackEnv(backend: Backend): Promise<{ env: StackEnv; cleanup: () => Promise<void> }> {
+  const env: StackEnv = {
+    PORT: String(await freePort()),
+    ANVIL_PORT: String(await freePort()),
+    OPS_PORT: String(await freePort()),
+    DATA_DIR: mkdtempSync(join(tmpdir(), "pit-fault-")),
+  };
+  const dbName = `pit_start_${Math.random().toString(36).slice(2, 10)}`;
+  if (backend === "postgres") env.DATABASE_URL = await createDatabase(dbName);
+  return {
+    env,
+    cleanup: async () => {
+      if (backend === "postgres") await dropDatabase(dbName);
+      rmSync(env.DATA_DIR, { recursive: true, force: true });
+    },
+  };
+}
+
+export type NpmStart = { child: ChildProcess; out: () => string; exited: Promise<number | null>; startedAt: number };
+
+/** Runs scripts/start.ts (what `npm start` runs) in its own process group. */
+export function npmStart(env: StackEnv): NpmStart {
+  const child = spawn(process.execPath, ["--import", "tsx", "scripts/start.ts"], {
+    cwd: ROOT,
+    env: { ...process.env, ...env, LOG_LEVEL: "warn" },
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
+  let out = "";
+  child.stdout!.on("data", (d) => (out += d.toString()));
+  child.stderr!.on("data", (d) => (out += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  return { child, out: () => out, exited, startedAt: Date.now() };
+}
+
+export async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs: number, run?: NpmStart, everyMs = 200): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn().catch(() => undefined);
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n${run?.out().slice(-6000) ?? ""}`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
+/** Resolves when the start prints its ready line; throws if it exits first (not the first attempt). */
+export async function untilReady(run: NpmStart, timeoutMs = 150_000): Promise<number> {
+  let exitCode: number | null | undefined;
+  void run.exited.then((c) => (exitCode = c));
+  await until(
+    "the ready line",
+    async () => {
+      if (exitCode !== undefined) throw new Error(`npm start exited with code ${exitCode} before it was ready\n${run.out().slice(-6000)}`);
+      return run.out().includes("[start] ready") ? true : undefined;
+    },
+    timeoutMs,
+    run,
+  ).catch((err) => {
+    if (exitCode !== undefined) throw new Error(`npm start exited with code ${exitCode} before it was ready\n${run.out().slice(-6000)}`);
+    throw err;
+  });
+  return Date.now() - run.startedAt;
+}
+
+export function pidsOf(env: StackEnv): StackPids | null {
+  const file = join(env.DATA_DIR, "start.pid");
+  if (!existsSync(file)) return null;
+  return JSON.parse(readFileSync(file, "utf8")) as StackPids;
+}
+
+export function alive(pid: number | undefined): boolean {
+  if (!pid) return false;
+  try {
+    process.kill(pid, 0);
+    // A zombie (killed, not yet reaped by its dead parent) is as good as gone.
+    return !/\) Z /.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
+  } catch {
+    return false;
+  }
+}
+
+/** kill -9 of the whole stack at once: the start script's group, the chain and the indexer. */
+export function killStack9(run: NpmStart, env: StackEnv): StackPids {
+  const pids = pidsOf(env)!;
+  for (const target of [-run.child.pid!, pids.anvil, pids.indexer]) {
+    if (!target) continue;
+    try {
+      process.kill(target, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
+  return pids;
+}
+
+export type Reply = { status: number; json: any };
+
+/** One API call on PORT with Host localhost:PORT. */
+export async function call(env: StackEnv, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Reply> {
+  const send = (port: string) =>
+    new Promise<Reply>((resolve, reject) => {
+      const payload = body === undefined ? undefined : JSON.stringify(body);
+      const req = request(
+        { host: "127.0.0.1", port, method, path, timeout: 15_000, headers: { host: `localhost:${env.PORT}`, ...(payload ? { "content-type": "application/json", "content-length": Buffer.byteLength(payload) } : {}), ...headers } },
+        (res) => {
+          let text = "";
+          res.on("data", (d) => (text += d));
+          res.on("end", () => {
+            let json: any;
+            try {
+              json = JSON.parse(text);
+            } catch {
+              json = undefined;
+            }
+            resolve({ status: res.statusCode ?? 0, json });
+          });
+        },
+      );
+      req.on("timeout", () => req.destroy(new Error("timeout")));
+      req.on("error", reject);
+      req.end(payload);
+    });
+  return send(env.PORT);
+}
+
+/** The chain under the stack, and an agent trading through the stack's API. */
+export function clientsFor(env: StackEnv) {
+  const rpcUrl = `http://127.0.0.1:${env.ANVIL_PORT}`;
+  const chain = devnetChain(rpcUrl);
+  const transport = http(rpcUrl, { timeout: 5_000, retryCount: 0 });
+  const pub = createPublicClient({ chain, transport, pollingInterval: 100 }) as PublicClient;
+  const test = createTestClient({ chain, transport, mode: "anvil" });
+  const universe = readUniverse(UNIVERSE_FILE);
+  const deployer = devAccount(ACCOUNT_ROLES.deployer);
+
+  /** Fresh oracle answers, so marks are never stale however old the snapshot is. */
+  async function freshenFeeds() {
+    const feeds = [...new Set(Object.values(universe.tokens).flatMap((t) => (t.feed ? [t.feed] : [])))];
+    const wallet = createWalletClient({ chain, transport, account: deployer });
+    for (const feed of feeds) {
+      const [, answer] = await pub.readContract({ address: feed, abi: priceFeedAbi, functionName: "latestRoundData" });
+      await pub.waitForTransactionReceipt({ hash: await wallet.writeContract({ address: feed, abi: priceFeedAbi, functionName: "setAnswer", args: [answer] }) });
+    }
+  }
+
+  /**
+   * Resolves once anvil's state file and its kept complete copy both hold `address`: a kill -9
+   * after that can lose what came later (the trade under test) but not the setup before it.
+   */
+  async function persisted(address: Hex) {
+    const state = join(env.DATA_DIR, "devnet", "chain.json");
+    const holds = (file: string) => existsSync(file) && readFileSync(file, "utf8").toLowerCase().includes(address.slice(2).toLowerCase());
+    await until("the funded wallet in the chain's state files", async () => (holds(state) && holds(goodStatePath(state)) ? true : undefined), 20_000);
+  }
+
+  /** Signs in a fresh funded wallet (its funding persisted), prepares ETH -> USDG, signs it and relays it. */
+  async function relayTrade(): Promise<{ key: string; txHash: Hex }> {
+    const a = privateKeyToAccount(generatePrivateKey());
+    await test.setBalance({ address: a.address, value: parseEther("5") });
+    await persisted(a.address);
+    const ch = await call(env, "POST", "/api/v1/auth/challenge", { address: a.address });
+    if (ch.status !== 200) throw new Error(`challenge: ${ch.status} ${JSON.stringify(ch.json)}`);
+    const verified = await call(env, "POST", "/api/v1/auth/verify", { address: a.address, signature: await a.signMessage({ message: ch.json.message }) });
+    const key = verified.json.api_key as string;
+    const auth = { authorization: `Bearer ${key}` };
+    const plan = await call(env, "POST", "/api/v1/live/prepare", { wallet: a.address, token_in: "ETH", token_out: "USDG", amount_in: parseEther("0.02").toString() }, auth);
+    if (plan.status !== 200) throw new Error(`prepare: ${plan.status} ${JSON.stringify(plan.json)}`);
+    const tx = plan.json.tx as { to: Hex; data: Hex; value: string; chain_id: number };
+    const fees = await pub.estimateFeesPerGas();
+    const nonce = await pub.getTransactionCount({ address: a.address, blockTag: "pending" });
+    const raw = await a.signTransaction({ chainId: tx.chain_id, to: tx.to, data: tx.data, value: BigInt(tx.value), nonce, gas: 1_000_000n, maxFeePerGas: fees.maxFeePerGas * 2n, maxPriorityFeePerGas: fees.maxPriorityFeePerGas });
+    const sent = await call(env, "POST", "/api/v1/live/submit", { raw_tx: raw }, auth);
+    if (sent.status !== 200) throw new Error(`submit: ${sent.status} ${JSON.stringify(sent.json)}`);
+    return { key, txHash: sent.json.tx_hash as Hex };
+  }
+
+  return { rpcUrl, pub, test, freshenFeeds, relayTrade };
+}
+
+/** Ponder's /status block on the ops port (null while it does not answer). */
+export async function indexerBlock(env: StackEnv): Promise<number | null> {
+  try {
+    const res = await fetch(`http://127.0.0.1:${env.OPS_PORT}/status`, { signal: AbortSignal.timeout(2_000) });
+    const body = (await res.json()) as Record<string, { block: { number: number } }>;
+    return Object.values(body)[0]?.block.number ?? null;
+  } catch {
+    return null;
+  }
+}

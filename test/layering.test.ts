@@ -1,0 +1,171 @@
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { dirname, join, posix, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import ts from "typescript";
+import { describe, expect, it } from "vitest";
+
+/**
+ * The layering of the tree (README "Where things live", issue 10 point 1), read from the import
+ * graph of the source itself: every import, export-from and import() of every .ts file under
+ * api/, src/, lib/ and abis/, as TypeScript's own pre-processor sees them (type-only imports
+ * included: a domain that needs another's types takes them from its index.ts too).
+ */
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+const SCANNED = ["api", "src", "lib", "abis"];
+/** Folders under api/ that are not domains: anyone may import them (ports and errors import no domain). */
+const NOT_DOMAINS = new Set(["http", "ports", "errors"]);
+
+/** One import: `to` is a repository path for a local file, or the package name for a package. */
+export type Edge = { from: string; to: string; local: boolean };
+
+/** The domain a repository path belongs to (api/<domain>/...), or null. api/*.ts are not in a domain. */
+const domainOf = (file: string): string | null => {
+  const m = /^api\/([^/]+)\//.exec(file);
+  return m && !NOT_DOMAINS.has(m[1]!) ? m[1]! : null;
+};
+const isHono = (e: Edge) => !e.local && (e.to === "hono" || e.to.startsWith("hono/") || e.to.startsWith("@hono/"));
+const under = (file: string, ...dirs: string[]) => dirs.some((d) => file.startsWith(`${d}/`));
+
+type Rule = { name: string; breaks(e: Edge): boolean };
+
+export const RULES: Rule[] = [
+  {
+    name: "in a domain only routes.ts imports Hono",
+    breaks: (e) => {
+      const d = domainOf(e.from);
+      return d !== null && isHono(e) && e.from !== `api/${d}/routes.ts`;
+    },
+  },
+  {
+    name: "a domain imports another domain only through its index.ts",
+    breaks: (e) => {
+      const from = domainOf(e.from);
+      const to = e.local ? domainOf(e.to) : null;
+      return from !== null && to !== null && from !== to && e.to !== `api/${to}/index.ts`;
+    },
+  },
+  {
+    name: "api/ports and api/errors import no domain",
+    breaks: (e) => under(e.from, "api/ports", "api/errors") && e.local && domainOf(e.to) !== null,
+  },
+  {
+    name: "api/ports and api/errors do not import Hono",
+    breaks: (e) => under(e.from, "api/ports", "api/errors") && isHono(e),
+  },
+  {
+    name: "src/ imports api/ only from src/api/index.ts",
+    breaks: (e) => under(e.from, "src") && e.from !== "src/api/index.ts" && e.local && under(e.to, "api"),
+  },
+  {
+    name: "lib/ and abis/ import neither api/ nor src/",
+    breaks: (e) => under(e.from, "lib", "abis") && e.local && under(e.to, "api", "src"),
+  },
+];
+
+/** Every edge that breaks a rule, one line each: `rule: from -> to`. */
+export function violations(edges: readonly Edge[], rules: readonly Rule[] = RULES): string[] {
+  return rules.flatMap((r) => edges.filter((e) => r.breaks(e)).map((e) => `${r.name}: ${e.from} -> ${e.to}`)).sort();
+}
+
+function sourceFiles(dir: string): string[] {
+  const abs = join(ROOT, dir);
+  if (!existsSync(abs)) return [];
+  return readdirSync(abs).flatMap((name) => {
+    const path = `${dir}/${name}`;
+    if (name === "node_modules" || name.startsWith(".")) return [];
+    if (statSync(join(ROOT, path)).isDirectory()) return sourceFiles(path);
+    return /\.(ts|mts|tsx)$/.test(name) && !name.endsWith(".d.ts") ? [path] : [];
+  });
+}
+
+/** A relative specifier as the repository file it names (.js written for .ts, directory imports, no extension). */
+function resolveLocal(from: string, spec: string): string {
+  const base = posix.normalize(posix.join(posix.dirname(from), spec));
+  const stem = base.replace(/\.(m?js|jsx)$/, "");
+  for (const candidate of [`${stem}.ts`, `${stem}.mts`, `${stem}.tsx`, `${base}/index.ts`, base]) {
+    const abs = join(ROOT, candidate);
+    if (existsSync(abs) && statSync(abs).isFile()) return candidate;
+  }
+  return base;
+}
+
+const packageOf = (spec: string) => (spec.startsWith("@") ? spec.split("/").slice(0, 2).join("/") : spec.split("/")[0]!);
+
+export function importGraph(dirs: readonly string[] = SCANNED): Edge[] {
+  return dirs.flatMap(sourceFiles).flatMap((from) => {
+    const info = ts.preProcessFile(readFileSync(join(ROOT, from), "utf8"), true, true);
+    return info.importedFiles.map(({ fileName: spec }): Edge => {
+      if (spec.startsWith(".")) return { from, to: resolveLocal(from, spec), local: true };
+      // hono/http-exception is still Hono; keep subpaths of hono, name other packages by package.
+      return { from, to: spec.startsWith("hono/") ? spec : packageOf(spec), local: false };
+    });
+  });
+}
+
+describe("layering rules (on synthetic edges: each rule can fail)", () => {
+  const local = (from: string, to: string): Edge => ({ from, to, local: true });
+  const pkg = (from: string, to: string): Edge => ({ from, to, local: false });
+
+  it("flags Hono outside a domain's routes.ts, and allows it in routes.ts, api/http and api/app.ts", () => {
+    expect(violations([pkg("api/trading/plan.ts", "hono"), pkg("api/tokens/registry.ts", "hono/http-exception"), pkg("api/market/x/deep.ts", "@hono/node-server")])).toEqual([
+      "in a domain only routes.ts imports Hono: api/market/x/deep.ts -> @hono/node-server",
+      "in a domain only routes.ts imports Hono: api/tokens/registry.ts -> hono/http-exception",
+      "in a domain only routes.ts imports Hono: api/trading/plan.ts -> hono",
+    ]);
+    expect(violations([pkg("api/trading/routes.ts", "hono"), pkg("api/http/guards.ts", "hono"), pkg("api/app.ts", "hono"), pkg("api/trading/plan.ts", "viem")])).toEqual([]);
+  });
+
+  it("flags a domain reaching into another domain's files, not its index.ts or its own files", () => {
+    expect(violations([local("api/trading/plan.ts", "api/tokens/registry.ts"), local("api/account/routes.ts", "api/trading/ledger.ts")])).toEqual([
+      "a domain imports another domain only through its index.ts: api/account/routes.ts -> api/trading/ledger.ts",
+      "a domain imports another domain only through its index.ts: api/trading/plan.ts -> api/tokens/registry.ts",
+    ]);
+    expect(
+      violations([
+        local("api/trading/plan.ts", "api/tokens/index.ts"),
+        local("api/trading/plan.ts", "api/trading/policy.ts"),
+        local("api/trading/plan.ts", "api/ports/simulation.ts"),
+        local("api/trading/plan.ts", "api/errors/index.ts"),
+        local("api/trading/routes.ts", "api/http/kit.ts"),
+        local("api/services.ts", "api/trading/ledger.ts"),
+        local("api/deps.ts", "api/auth/signin.ts"),
+      ]),
+    ).toEqual([]);
+  });
+
+  it("flags ports and errors importing a domain (even its index.ts) or Hono", () => {
+    expect(violations([local("api/ports/store/db.ts", "api/auth/index.ts"), local("api/errors/refusal.ts", "api/trading/policy.ts"), pkg("api/errors/catalogue.ts", "hono")])).toEqual([
+      "api/ports and api/errors do not import Hono: api/errors/catalogue.ts -> hono",
+      "api/ports and api/errors import no domain: api/errors/refusal.ts -> api/trading/policy.ts",
+      "api/ports and api/errors import no domain: api/ports/store/db.ts -> api/auth/index.ts",
+    ].sort());
+  });
+
+  it("flags src/ importing api/ outside src/api/index.ts, and lib/ or abis/ importing api/ or src/", () => {
+    expect(violations([local("src/Trades.ts", "api/ports/indexed.ts"), local("src/api/index.ts", "api/app.ts"), local("lib/fees.ts", "api/errors/index.ts"), local("abis/erc20.ts", "src/Trades.ts"), local("lib/fees.ts", "lib/config.ts")])).toEqual([
+      "lib/ and abis/ import neither api/ nor src/: abis/erc20.ts -> src/Trades.ts",
+      "lib/ and abis/ import neither api/ nor src/: lib/fees.ts -> api/errors/index.ts",
+      "src/ imports api/ only from src/api/index.ts: src/Trades.ts -> api/ports/indexed.ts",
+    ]);
+  });
+});
+
+describe("the tree", () => {
+  const edges = importGraph();
+
+  it("is read: the graph has the edges we know exist (a scanner that reads nothing would pass everything)", () => {
+    const has = (from: string, to: string) => edges.some((e) => e.from === from && e.to === to);
+    expect(edges.length).toBeGreaterThan(200);
+    expect(has("src/api/index.ts", "api/app.ts")).toBe(true); // written without an extension
+    expect(has("api/app.ts", "hono")).toBe(true);
+    expect(has("api/app.ts", "api/trading/routes.ts")).toBe(true); // written as ./trading/routes.js
+    expect(has("api/http/errors.ts", "hono/http-exception")).toBe(true);
+    expect(edges.filter((e) => e.local && !existsSync(join(ROOT, e.to))).map((e) => `${e.from} -> ${e.to}`)).toEqual([]);
+  });
+
+  it("keeps every layering rule", () => {
+    const found = violations(edges);
+    expect(found, `layering broken by ${found.length} import(s):\n${found.join("\n")}`).toEqual([]);
+  });
+});
