@@ -2,7 +2,9 @@ import { defineConfig } from "vitest/config";
 
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts", "api/**/*.test.ts", "lib/**/*.test.ts"],
+    include: ["test/**/*.test.ts", "api/**/*.test.ts", "lib/**/*.test.ts", "cosigner/**/*.test.ts"],
+    // The smart-accounts-kit's analytics stay off in every test process (and what they spawn).
+    env: { DO_NOT_TRACK: "1" },
     globalSetup: ["test/globalSetup.ts"],
     // Each file starts its own anvil; two cores means two files at a time is the sweet spot.
     pool: "forks",

@@ -19,7 +19,12 @@ export const Command = {
   WRAP_ETH: 0x0b,
   UNWRAP_WETH: 0x0c,
   V4_SWAP: 0x10,
+  EXECUTE_SUB_PLAN: 0x21,
 } as const;
+
+/** Commands.sol: the low 6 bits name the command; bit 7 lets it revert without reverting the call. */
+export const COMMAND_TYPE_MASK = 0x3f;
+export const FLAG_ALLOW_REVERT = 0x80;
 
 /** Router's ActionConstants: MSG_SENDER = address(1), ADDRESS_THIS = address(2), CONTRACT_BALANCE = 2^255. */
 export const ROUTER_MSG_SENDER = "0x0000000000000000000000000000000000000001" as const;

@@ -11,6 +11,7 @@ import { serverRoutes } from "./server/routes.js";
 import { tokenRoutes } from "./tokens/routes.js";
 import { tradingRoutes } from "./trading/routes.js";
 import { accountRoutes } from "./account/routes.js";
+import { mySessionsRoute, sessionRoutes } from "./sessions/routes.js";
 import { httpKit } from "./http/kit.js";
 import { buildServices } from "./services.js";
 
@@ -32,8 +33,10 @@ export function createApp(deps: AppDeps) {
   v1.route("/", serverRoutes(services, http));
   v1.route("/auth", authRoutes(services, http));
   v1.route("/tokens", tokenRoutes(services, http));
+  v1.route("/live/session", sessionRoutes(services, http));
   v1.route("/live", tradingRoutes(services, http));
   v1.route("/me", accountRoutes(services, http));
+  v1.route("/me", mySessionsRoute(services, http));
 
   const app = new Hono<AppEnv>();
   app.use("*", requestLog(deps.logger));

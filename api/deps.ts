@@ -7,6 +7,7 @@ import type { Db } from "./ports/store/db.js";
 import type { SqlIndexedReads } from "./ports/indexed.js";
 import type { ShieldProvider } from "./ports/shield.js";
 import type { Sequencer } from "./ports/sequencer.js";
+import type { CosignerPort } from "./ports/cosigner.js";
 
 /** Everything the app touches outside itself, passed in so tests build it directly. */
 export type AppDeps = {
@@ -25,6 +26,8 @@ export type AppDeps = {
   clock?: () => number;
   /** Where live/submit relays (default: JSON-RPC to config.sequencerUrl). */
   sequencer?: Sequencer;
+  /** The co-signer (default: in process from COSIGNER_KEY, or the devnet's account 2); null: none. */
+  cosigner?: CosignerPort | null;
 };
 
 export type AppEnv = {

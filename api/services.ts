@@ -8,6 +8,8 @@ import { createLease } from "./ports/store/lease.js";
 import { createStats } from "./server/index.js";
 import { createTokens } from "./tokens/index.js";
 import { createLedger, createRelay, createTrading, createVolume, createWatcher } from "./trading/index.js";
+import { createSessions, createSessionStore } from "./sessions/index.js";
+import { cosignerFromEnv } from "../cosigner/index.js";
 
 /**
  * Every domain service, built once from the app's dependencies: the one place that wires the
@@ -22,7 +24,11 @@ export function buildServices(deps: AppDeps) {
   const volume = createVolume({ config, ledger, market, clock });
   const trading = createTrading({ config, chain, indexed, tokens, market, ledger, volume, clock, aggregators: config.aggregatorUrls });
   const sequencer = deps.sequencer ?? httpSequencer(config.sequencerUrl);
-  const relay = createRelay({ config, chain, ledger, sequencer, clock });
+  // The co-signer: a port; in process here with its own key (cosigner/), never read by the API's code.
+  const cosigner = deps.cosigner !== undefined ? deps.cosigner : cosignerFromEnv({ config, db, chain, clock });
+  const sessionStore = createSessionStore({ db, clock });
+  const sessions = createSessions({ config, chain, market, sides: trading.context.sides, trading, ledger, store: sessionStore, cosigner, now: () => Math.floor(clock() / 1000) });
+  const relay = createRelay({ config, chain, ledger, sequencer, clock, sessionExecutors: sessions.executorsOf });
   // Outcomes of what this service relayed (started by createApp): one watcher per store, by lease.
   const watcher = createWatcher({ chain, ledger, sequencer, lease: createLease(db, "relay-watcher"), clock, logger: deps.logger, contracts: { poolManager: config.contracts.poolManager, router: config.contracts.universalRouter, launchpad: config.contracts.launchpad } });
   const stats = createStats({ config, chain, indexed, tokens, clock });
@@ -30,7 +36,7 @@ export function buildServices(deps: AppDeps) {
   // Key revocations announced to the other instances when they share a Redis.
   const revocations = config.redisUrl ? redisRevocations(() => redisConnection(config.redisUrl!), forgetRevoked) : null;
   const signIn: SignInDeps = { db, config, chain, clock, revocations };
-  return { deps, config, clock, market, tokens, ledger, volume, trading, relay, watcher, stats, portfolio, signIn };
+  return { deps, config, clock, market, tokens, ledger, volume, trading, relay, watcher, stats, portfolio, signIn, sessions, cosigner };
 }
 
 export type Services = ReturnType<typeof buildServices>;

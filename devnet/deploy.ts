@@ -3,6 +3,7 @@
  * Real contracts come from their npm packages' bytecode; our fixtures from contracts/out.
  * Run directly (`npm run devnet:deploy`) it also builds the fixtures and snapshots the chain.
  */
+import "../lib/noTelemetry.js";
 import {
   createPublicClient,
   createWalletClient,
@@ -26,6 +27,8 @@ import {
 } from "viem";
 import { mnemonicToAccount } from "viem/accounts";
 import { deploySmartAccountsEnvironment } from "@metamask/smart-accounts-kit/utils";
+import { LogicalOrWrapperEnforcer } from "@metamask/delegation-abis";
+import { LogicalOrWrapperEnforcer as LogicalOrWrapperEnforcerBytecode } from "@metamask/delegation-abis/bytecode";
 import { erc20Abi, mintableAbi } from "../abis/erc20.js";
 import { poolManagerAbi, positionManagerAbi, V4Action, poolKeyParam } from "../abis/uniswapV4.js";
 import { universalRouterAbi } from "../abis/universalRouter.js";
@@ -268,6 +271,10 @@ export async function deployUniverse(rpcUrl: string): Promise<Universe> {
   await seedPool(markupToken, 1, 20_000, 3000, 60);
   await seedPool(namespacedToken, 1, 50_000, 3000, 60);
 
+  // The kit's environment deploy leaves out LogicalOrWrapperEnforcer (deployed on chain 4663 under
+  // 1.3.0): sessions pin Permit2's spender with it. Deployed last so no other address moves.
+  const logicalOr = await deploy(ctx, LogicalOrWrapperEnforcer as Abi, LogicalOrWrapperEnforcerBytecode as Hex, [env.DelegationManager]);
+
   const tokens: Universe["tokens"] = {
     ETH: { address: zeroAddress, decimals: 18, kind: "native", native: true, name: "Ether", feed: feeds.ETH },
     WETH: { address: weth9, decimals: 18, kind: "wrapped", native: false, name: "Wrapped Ether", feed: feeds.ETH },
@@ -292,7 +299,7 @@ export async function deployUniverse(rpcUrl: string): Promise<Universe> {
       weth9,
       delegationManager: getAddress(env.DelegationManager),
       statelessDelegator,
-      enforcers: Object.fromEntries(Object.entries(env.caveatEnforcers).map(([name, a]) => [name, getAddress(a)])),
+      enforcers: { ...Object.fromEntries(Object.entries(env.caveatEnforcers).map(([name, a]) => [name, getAddress(a)])), LogicalOrWrapperEnforcer: logicalOr },
       stockRegistry,
       stockBeacon,
       launchpad,

@@ -3,6 +3,7 @@
  * devnet/snapshot.json and addresses to devnet/universe.json. Rebuilt only when its inputs change
  * (fixture sources, deploy code, contract package versions), so later starts load it in ~0.5 s.
  */
+import "../lib/noTelemetry.js";
 import { createHash } from "node:crypto";
 import { execFileSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";

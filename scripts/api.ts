@@ -3,6 +3,7 @@
  * app store in DATABASE_URL's `app` schema, indexed tables through the views schema that
  * `ponder start --views-schema` publishes (INDEXER_SCHEMA, default `pit`).
  */
+import "../lib/noTelemetry.js";
 import pg from "pg";
 import { createApp } from "../api/app.js";
 import { serveApp } from "../api/http/serve.js";

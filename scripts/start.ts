@@ -14,6 +14,7 @@
  *   whatever a killed start left behind is found through DATA_DIR/start.pid and stopped;
  * - the indexer is supervised: restarted when it exits or stalls (scripts/supervisor.ts).
  */
+import "../lib/noTelemetry.js";
 import type { ChildProcess } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import { get as httpGet } from "node:http";

@@ -12,7 +12,7 @@ import { describe, expect, it } from "vitest";
  */
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
-const SCANNED = ["api", "src", "lib", "abis"];
+const SCANNED = ["api", "src", "lib", "abis", "cosigner"];
 /** Folders under api/ that are not domains: anyone may import them (ports and errors import no domain). */
 const NOT_DOMAINS = new Set(["http", "ports", "errors"]);
 
@@ -56,6 +56,14 @@ export const RULES: Rule[] = [
   {
     name: "src/ imports api/ only from src/api/index.ts",
     breaks: (e) => under(e.from, "src") && e.from !== "src/api/index.ts" && e.local && under(e.to, "api"),
+  },
+  {
+    name: "the co-signer (cosigner/) imports no API domain, only lib/, abis/ and api's ports and errors",
+    breaks: (e) => under(e.from, "cosigner") && e.local && (domainOf(e.to) !== null || under(e.to, "src")),
+  },
+  {
+    name: "only the composition root (api/services.ts) builds the co-signer; domains reach it through api/ports/cosigner.ts",
+    breaks: (e) => e.local && under(e.to, "cosigner") && !under(e.from, "cosigner") && e.from !== "api/services.ts",
   },
   {
     name: "lib/ and abis/ import neither api/ nor src/",
@@ -147,6 +155,13 @@ describe("layering rules (on synthetic edges: each rule can fail)", () => {
       "lib/ and abis/ import neither api/ nor src/: abis/erc20.ts -> src/Trades.ts",
       "lib/ and abis/ import neither api/ nor src/: lib/fees.ts -> api/errors/index.ts",
       "src/ imports api/ only from src/api/index.ts: src/Trades.ts -> api/ports/indexed.ts",
+    ]);
+  });
+
+  it("flags the co-signer importing an API domain, and a domain building the co-signer itself", () => {
+    expect(violations([local("cosigner/cosigner.ts", "api/sessions/index.ts"), local("cosigner/cosigner.ts", "api/ports/cosigner.ts"), local("api/sessions/trade.ts", "cosigner/index.ts"), local("api/services.ts", "cosigner/index.ts")])).toEqual([
+      "only the composition root (api/services.ts) builds the co-signer; domains reach it through api/ports/cosigner.ts: api/sessions/trade.ts -> cosigner/index.ts",
+      "the co-signer (cosigner/) imports no API domain, only lib/, abis/ and api's ports and errors: cosigner/cosigner.ts -> api/sessions/index.ts",
     ]);
   });
 });

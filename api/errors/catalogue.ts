@@ -132,6 +132,11 @@ export const CATALOGUE = {
   SIGNER_REQUIRED: { status: 503 },
   SIGNER_UNAVAILABLE: { status: 503 },
   SIGNER_MISMATCH: { status: 502 },
+  /** SPEC "Co-signer refusals" names these codes without statuses; ours: a refusal of the trade is 422, the signer out of service 503, too busy 429. */
+  REFUSED: { status: 422 },
+  SIGNER_FROZEN: { status: 503 },
+  CHAIN_UNAVAILABLE: { status: 503 },
+  BUSY: { status: 429 },
   TOO_MANY_AGENTS: { status: 429 },
   BAD_TERMS: { status: 422 },
   BAD_SESSION: { status: 422 },

@@ -178,6 +178,8 @@ export async function simulatePlan(p: {
   chain: PublicClient;
   multicall3: Address;
   wallet: Address;
+  /** Who sends the transactions (a session's executor redeeming for the wallet); default the wallet. */
+  from?: Address;
   txs: SimCall[];
   tokenOut: Address;
   feeToken: Address;
@@ -185,7 +187,7 @@ export async function simulatePlan(p: {
   overrides: Override[];
 }): Promise<PlanSimulation> {
   const reads = [balanceRead(p.multicall3, p.tokenOut, p.wallet), balanceRead(p.multicall3, p.feeToken, p.feeRecipient)];
-  const res = await simulateCalls(p.chain, p.wallet, p.overrides, [...reads, ...p.txs, ...reads]);
+  const res = await simulateCalls(p.chain, p.from ?? p.wallet, p.overrides, [...reads, ...p.txs, ...reads]);
   const funded = p.overrides.length > 0;
   const txRes = res.slice(2, 2 + p.txs.length);
   const gas = txRes.map((r) => Number(hexToBigInt(r.gasUsed)));

@@ -72,7 +72,8 @@ export function relayedPlanOf(wallet: Address, execution: string, tokenIn: Token
     execution: execution as RelayedPlan["execution"],
     tokenIn: tokenIn.address,
     tokenOut: tokenOut.address,
-    txValue: BigInt(swap.tx.value),
+    // A session's redeem carries no value: the wallet spends the execution's value through itself.
+    txValue: BigInt(typeof summary.execution_value === "string" ? summary.execution_value : swap.tx.value),
     fee: { side: fee.side, bps: Number(fee.bps), token: fee.token ?? zeroAddress, recipient: fee.recipient, amount: BigInt(fee.amount) },
   };
 }
@@ -132,6 +133,17 @@ export function createLedger(d: { db: Db; clock: () => number }) {
     },
 
     /** This key's newest plans (the candidates a tampered transaction is compared with). */
+    /** A session plan holding this transaction, whoever's key built it (the relay checks the key against its wallet and executor). */
+    async sessionPlanByFingerprint(fp: Hex): Promise<{ plan: StoredPlan; idx: number; kind: string } | null> {
+      const rows = await d.db.query(
+        `SELECT p.*, t.idx AS tx_idx, t.kind AS tx_kind FROM app.plan_txs t JOIN app.plans p ON p.id = t.plan_id
+         WHERE t.fingerprint = $1 AND p.kind = 'session' ORDER BY p.id DESC LIMIT 1`,
+        [fp],
+      );
+      const r = rows[0];
+      return r ? { plan: planFrom(r), idx: Number(r.tx_idx), kind: r.tx_kind as string } : null;
+    },
+
     async recentPlans(keyId: number, limit = 5): Promise<StoredPlan[]> {
       const rows = await d.db.query(`SELECT * FROM app.plans WHERE key_id = $1 ORDER BY id DESC LIMIT $2`, [keyId, limit]);
       return rows.map(planFrom);

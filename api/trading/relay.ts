@@ -16,6 +16,8 @@ const submitRequest = z
   })
   .strict();
 
+const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
+
 type Decoded = { raw: Hex; hash: Hex; from: Address; tx: PlanTx };
 export type Diff = { field: string; built: string | null; signed: string | null };
 
@@ -44,7 +46,7 @@ export function diffTx(built: PlanTx, signed: PlanTx): Diff[] {
  * wallet, byte for byte on to, data, value and chain id. A plan relays once; the same signed bytes
  * again answer the same hash without a second relay.
  */
-export function createRelay(d: { config: Config; chain: PublicClient; ledger: Ledger; sequencer: Sequencer; clock: () => number }) {
+export function createRelay(d: { config: Config; chain: PublicClient; ledger: Ledger; sequencer: Sequencer; clock: () => number; sessionExecutors?: (wallet: Address) => Promise<Address[]> }) {
   const now = () => Math.floor(d.clock() / 1000);
 
   async function decode(raw: Hex): Promise<Decoded> {
@@ -58,6 +60,12 @@ export function createRelay(d: { config: Config; chain: PublicClient; ledger: Le
     }
     if (!parsed.to) throw new Refusal("NOT_AS_BUILT", "a contract creation was never built by this service", { diffs: [{ field: "to", built: null, signed: null }] });
     return { raw, hash: keccak256(raw), from, tx: { to: parsed.to, data: parsed.data ?? "0x", value: (parsed.value ?? 0n).toString(), chain_id: parsed.chainId ?? 0 } };
+  }
+
+  /** A session plan built by the wallet's key or the executor's key, found for either of them. */
+  async function sessionPlanFor(key: KeyRecord, signed: PlanTx) {
+    const m = await d.ledger.sessionPlanByFingerprint(fingerprint(signed));
+    return m && (same(key.wallet, m.plan.wallet) || same(key.wallet, String(m.plan.summary.executor))) ? m : null;
   }
 
   async function notAsBuilt(key: KeyRecord, signed: PlanTx): Promise<never> {
@@ -82,16 +90,23 @@ export function createRelay(d: { config: Config; chain: PublicClient; ledger: Le
       const raws = (q.raw_txs ?? [q.raw_tx!]) as Hex[];
       const txs: Decoded[] = [];
       for (const raw of raws) txs.push(await decode(raw));
-      for (const t of txs) if (t.from.toLowerCase() !== key.wallet.toLowerCase()) throw new Refusal("WALLET_MISMATCH", `signed by ${t.from}, not by this key's wallet`);
+      // Signed by the key's wallet, or by the executor of one of its sessions (for that session's plans only, below).
+      const executors = txs.some((t) => !same(t.from, key.wallet)) ? ((await d.sessionExecutors?.(key.wallet)) ?? []) : [];
+      for (const t of txs) if (!same(t.from, key.wallet) && !executors.some((x) => same(x, t.from))) throw new Refusal("WALLET_MISMATCH", `signed by ${t.from}, not by this key's wallet or one of its sessions' executors`);
 
-      // Each transaction must be one this key's plans hold, all from the same plan.
+      // Each transaction must be one this key's plans hold (or a session plan of this key's wallet or executor), all from the same plan.
       const matches = [];
       for (const t of txs) {
-        const m = await d.ledger.planByFingerprint(key.keyId, fingerprint(t.tx));
+        const m = (await d.ledger.planByFingerprint(key.keyId, fingerprint(t.tx))) ?? (await sessionPlanFor(key, t.tx));
         if (!m) await notAsBuilt(key, t.tx);
         matches.push(m!);
       }
       const plan = matches[matches.length - 1]!.plan;
+      // A session plan is redeemed by its executor alone; any other plan is signed by its wallet alone.
+      const session = plan.kind === "session" ? { executor: String(plan.summary.executor) } : null;
+      for (const t of txs) {
+        if (session ? !same(t.from, session.executor) : !same(t.from, key.wallet)) throw new Refusal("WALLET_MISMATCH", session ? `a session trade is signed by its executor ${session.executor}, not ${t.from}` : `signed by ${t.from}, not by this key's wallet`);
+      }
       if (matches.some((m) => m.plan.id !== plan.id)) throw new Refusal("NOT_AS_BUILT", "raw_txs mix transactions of different plans", { diffs: [{ field: "plan", built: String(plan.id), signed: matches.map((m) => m.plan.id).join(",") }] });
       const swapAt = matches.findIndex((m) => m.kind === "swap");
       const timings = () => ({ total_ms: msSince(t0) });
@@ -117,7 +132,7 @@ export function createRelay(d: { config: Config; chain: PublicClient; ledger: Le
       // Written before it is sent: a lost answer or a crash after this point leaves a pending
       // trade the watcher settles (or sends again), never a relayed transaction we do not know.
       const feeTxHash = feeAt >= 0 && feeAt < swapAt ? txs[feeAt]!.hash : ((q.fee_tx_hash as Hex | undefined) ?? null);
-      const pending = { wallet: key.wallet, keyId: key.keyId, path: "agent", tokenIn: plan.tokenIn, tokenOut: plan.tokenOut, amountIn: plan.amountIn, amountOutMin: plan.amountOutMin, txHash: swap.hash, feeTxHash, rawTx: swap.raw };
+      const pending = { wallet: session ? plan.wallet : key.wallet, keyId: key.keyId, path: session ? "session" : "agent", tokenIn: plan.tokenIn, tokenOut: plan.tokenOut, amountIn: plan.amountIn, amountOutMin: plan.amountOutMin, txHash: swap.hash, feeTxHash, rawTx: swap.raw };
       if (!(await d.ledger.claimForRelay(plan.id, pending))) {
         // Lost the race to a caller with the same bytes: theirs is our answer.
         if (await d.ledger.tradeByHash(swap.hash)) return { tx_hash: swap.hash, as_built: true, repeat: true, timings: timings() };

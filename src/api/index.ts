@@ -1,3 +1,4 @@
+import "../../lib/noTelemetry.js";
 import { Hono } from "hono";
 import { sql } from "ponder";
 import { db } from "ponder:api";

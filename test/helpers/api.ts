@@ -53,7 +53,7 @@ export async function serveApi(opts: { rpcUrl: string; db: Db; config?: Partial<
   const config: Config = { ...base, allowedHosts: [`127.0.0.1:${port}`, `localhost:${port}`], ...opts.config };
   const app = createApp({
     config,
-    logger: pino({ level: "silent" }),
+    logger: pino({ level: process.env.TEST_LOG ?? "silent" }),
     chain: createChainClient(config),
     // No indexer given: one that has indexed nothing yet (every read finds no rows).
     indexed: opts.indexed ?? sqlIndexedReads(async () => []),

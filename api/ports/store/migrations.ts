@@ -157,6 +157,59 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
       CREATE TABLE app.leases (name text PRIMARY KEY, holder text NOT NULL, until_ms bigint NOT NULL);
     `,
   },
+  {
+    version: 7,
+    name: "sessions and the co-signer's roots, leaves and per-wallet lock rows",
+    // app.sessions: what the service granted (binding as canonical JSON, the unsigned root, then
+    // the wallet's signatures). app.cosigner_*: the co-signer's own state: roots it holds, every
+    // leaf it signed with its USD notional (24 h sums per wallet), and one row per wallet that
+    // co-signing locks so two instances cannot spend the same day's dollars.
+    sql: `
+      CREATE TABLE app.sessions (
+        id text PRIMARY KEY,
+        wallet text NOT NULL,
+        executor text NOT NULL,
+        cosigner text NOT NULL,
+        key_id bigint NOT NULL,
+        status text NOT NULL,
+        created_at bigint NOT NULL,
+        expires bigint NOT NULL,
+        wallet_code text NOT NULL,
+        tokens text NOT NULL,
+        binding text NOT NULL,
+        root text NOT NULL,
+        delegation_hash text NOT NULL UNIQUE,
+        start text NOT NULL,
+        delegation_signature text,
+        authorization_json text,
+        activated_at bigint,
+        revoked_at bigint
+      );
+      CREATE INDEX sessions_wallet ON app.sessions (wallet, created_at);
+      CREATE INDEX sessions_executor ON app.sessions (executor);
+      CREATE TABLE app.cosigner_roots (
+        delegation_hash text PRIMARY KEY,
+        session_id text NOT NULL,
+        wallet text NOT NULL,
+        executor text NOT NULL,
+        binding text NOT NULL,
+        root text NOT NULL,
+        registered_at bigint NOT NULL,
+        revoked_at bigint,
+        trades_used int NOT NULL DEFAULT 0
+      );
+      CREATE TABLE app.cosigner_wallets (wallet text PRIMARY KEY);
+      CREATE TABLE app.cosigner_leaves (
+        id bigserial PRIMARY KEY,
+        wallet text NOT NULL,
+        delegation_hash text NOT NULL,
+        leaf_hash text NOT NULL UNIQUE,
+        notional_usd double precision NOT NULL,
+        created_at bigint NOT NULL
+      );
+      CREATE INDEX cosigner_leaves_wallet ON app.cosigner_leaves (wallet, created_at);
+    `,
+  },
 ];
 
 export async function migrate(db: Db, now = () => Math.floor(Date.now() / 1000)): Promise<number[]> {

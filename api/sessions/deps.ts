@@ -1,0 +1,20 @@
+import type { PublicClient } from "viem";
+import type { Config } from "../../lib/config.js";
+import type { Market } from "../market/index.js";
+import type { CosignerPort } from "../ports/cosigner.js";
+import type { Ledger, Sides, Trading } from "../trading/index.js";
+import type { SessionStore } from "./store.js";
+
+/** What the sessions domain reads and writes; built once in services.ts. */
+export type SessionDeps = {
+  config: Config;
+  chain: PublicClient;
+  market: Market;
+  sides: Sides;
+  trading: Trading;
+  ledger: Ledger;
+  store: SessionStore;
+  /** null when no co-signer key is configured: grants and trades answer 503 SIGNER_UNAVAILABLE. */
+  cosigner: CosignerPort | null;
+  now: () => number;
+};

@@ -1,0 +1,276 @@
+import { concat, getAddress, hashTypedData, parseUnits, recoverTypedDataAddress, zeroAddress, type Address, type Hex } from "viem";
+import { recoverAuthorizationAddress } from "viem/utils";
+import { z } from "zod";
+import { delegationHash, delegationTypedData, LEAF_TTL_S, nonceEnforcerAbi, rootCaveats, ROOT_AUTHORITY, type Delegation, type RootBounds } from "../../lib/delegation.js";
+import { BINDING_VERSION, bindingHash, bindingSalt, feeTermsOfSchedule2, type SessionBinding } from "../../lib/sessionBinding.js";
+import { Refusal, parseBody, rpc } from "../errors/index.js";
+import { buildApprove, buildPermit2Approve, SHIELD_POLICIES, type TokenRef, type Who } from "../trading/index.js";
+import type { SessionDeps } from "./deps.js";
+import type { StoredAuthorization, StoredSession, WalletCode } from "./store.js";
+import { sessionView } from "./view.js";
+
+const DAY_S = 86_400;
+/** SPEC "Limits" (session grant). */
+export const GRANT_LIMITS = { maxTradeUsd: 1_000, dayFactor: 100, maxTrades: 10_000, minExpiresS: 60, maxExpiresS: 30 * DAY_S, feedlessMaxExpiresS: DAY_S, maxSetupBudgetUsd: 10_000 } as const;
+/** ETH bounds on chain carry this headroom over the USD caps at the grant's mark (ETH may move during the session). */
+const ETH_HEADROOM = 1.5;
+
+const address = z.string().regex(/^0x[0-9a-fA-F]{40}$/, "must be a 0x address");
+const usd = z.number().finite();
+const startRequest = z
+  .object({
+    wallet: address,
+    executor: address,
+    tokens: z.array(z.string().min(1).max(64)).max(16).default(["ETH", "USDG"]),
+    max_trade_usd: usd.default(25),
+    max_day_usd: usd.optional(),
+    max_trades: z.number().finite().default(50),
+    expires_in_s: z.number().finite().default(DAY_S),
+    setup_budget_usd: usd.optional(),
+    accept_risks: z.array(z.string().max(64)).max(32).default([]),
+    shield: z.boolean().default(false),
+    policies: z.array(z.string().max(64)).max(8).default([]),
+  })
+  .strict();
+
+const hex = z.string().regex(/^0x[0-9a-fA-F]*$/, "must be 0x hex");
+const switchOnRequest = z
+  .object({
+    session_id: z.string().min(1).max(64),
+    delegation_signature: hex.max(4_000),
+    authorization_signature: hex.max(200).optional(),
+    curve_root_signatures: z.record(hex.max(4_000)).optional(),
+  })
+  .strict();
+
+const lc = (a: string) => a.toLowerCase();
+const limit = (msg: string): never => {
+  throw new Refusal("SESSION_LIMIT", msg);
+};
+
+/** The wallet's current code: none (an EOA that will upgrade), the pinned delegator, or anything else (WALLET_CODE). */
+export function walletCodeOf(code: Hex | undefined, pinned: Address): WalletCode {
+  if (!code || code === "0x") return { state: "eoa", implementation: null, version: null };
+  if (lc(code) === lc(concat(["0xef0100", pinned]))) return { state: "pinned", implementation: getAddress(pinned), version: "1.3.0" };
+  throw new Refusal("WALLET_CODE", `the wallet runs code other than the pinned EIP7702StatelessDeleGator 1.3.0 (${pinned}); reset it or use another wallet`, { code: code.slice(0, 48) });
+}
+
+/** live/session/grant, first call: validates, builds the root and answers what to sign. */
+export async function startGrant(d: SessionDeps, body: Record<string, unknown>, who: Who) {
+  const q = parseBody(startRequest, body);
+  const { config } = d;
+  const keyWallet = who.key.wallet;
+  if (!keyWallet) throw new Refusal("WALLET_NOT_BOUND", "this key is bound to no wallet");
+  if (lc(q.wallet) !== lc(keyWallet)) throw new Refusal("WALLET_MISMATCH", "a session is granted by its own wallet's key");
+  const wallet = getAddress(q.wallet);
+  const executor = getAddress(q.executor);
+  const maxDay = q.max_day_usd ?? Math.max(100, q.max_trade_usd);
+  // Limits (SESSION_LIMIT), then the executor (BAD_EXECUTOR).
+  if (!(q.max_trade_usd > 0 && q.max_trade_usd <= GRANT_LIMITS.maxTradeUsd)) limit(`max_trade_usd must be above 0 and at most ${GRANT_LIMITS.maxTradeUsd}`);
+  if (!(maxDay >= q.max_trade_usd && maxDay <= q.max_trade_usd * GRANT_LIMITS.dayFactor)) limit(`max_day_usd must be from max_trade_usd (${q.max_trade_usd}) to ${GRANT_LIMITS.dayFactor} times it`);
+  if (!(Number.isInteger(q.max_trades) && q.max_trades >= 1 && q.max_trades <= GRANT_LIMITS.maxTrades)) limit(`max_trades must be an integer from 1 to ${GRANT_LIMITS.maxTrades}`);
+  if (!(Number.isInteger(q.expires_in_s) && q.expires_in_s >= GRANT_LIMITS.minExpiresS && q.expires_in_s <= GRANT_LIMITS.maxExpiresS)) limit(`expires_in_s must be an integer from ${GRANT_LIMITS.minExpiresS} to ${GRANT_LIMITS.maxExpiresS}`);
+  const budgetUsd = q.setup_budget_usd ?? maxDay;
+  if (!(budgetUsd > 0 && budgetUsd <= GRANT_LIMITS.maxSetupBudgetUsd)) limit(`setup_budget_usd must be above 0 and at most ${GRANT_LIMITS.maxSetupBudgetUsd}`);
+  if (new Set(q.tokens.map((t) => t.toLowerCase())).size < 2) limit("a session needs at least two different tokens");
+  const cosigner = d.cosigner;
+  if (!cosigner) throw new Refusal("SIGNER_UNAVAILABLE", "no co-signer is configured: sessions cannot be co-signed now", {}, { retryAfterS: 60 });
+  if (lc(executor) === lc(wallet) || lc(executor) === lc(cosigner.address) || executor === zeroAddress) throw new Refusal("BAD_EXECUTOR", "the executor must be a key of its own: not the wallet, not the co-signer");
+  for (const pol of q.policies) if (!(SHIELD_POLICIES as readonly string[]).includes(pol)) throw new Refusal("BAD_REQUEST", `unknown policy ${pol}`);
+  if (q.policies.length && !q.shield) throw new Refusal("BAD_REQUEST", "policies apply with shield true");
+
+  // Tokens through the registry, with the risk terms the session binds.
+  const infos = [];
+  for (const param of q.tokens) infos.push(await d.sides.info(param, who));
+  const unique = [...new Map(infos.map((t) => [lc(t.address), t])).values()];
+  if (unique.length < 2) limit("a session needs at least two different tokens");
+  const pools = await rpc(d.market.pools());
+  for (const t of unique) {
+    if (t.record?.tier === "blocked") throw new Refusal("RISK_BLOCKED", `${t.symbol || t.address} is blocked: ${String(t.record.blocked_reason ?? "see its token record")}`);
+    const severe = (t.record?.risks ?? []).filter((r) => r.severity === "severe" && !q.accept_risks.includes(r.code)).map((r) => r.code);
+    if (severe.length) throw new Refusal("RISK_NOT_ACCEPTED", `${t.symbol || t.address} carries severe risks not accepted: ${severe.join(", ")}`, { unaccepted: severe, token: t.address });
+    if (!pools.some((p) => lc(p.currency0) === lc(t.currency) || lc(p.currency1) === lc(t.currency))) throw new Refusal("NO_ROUTE", `no pool trades ${t.symbol || t.address}`);
+  }
+  if (unique.some((t) => !t.feed) && q.expires_in_s > GRANT_LIMITS.feedlessMaxExpiresS) limit("a session with a token that has no oracle feed lasts at most 24 hours");
+
+  // The chain: wallet code, the wallet's nonces (transactions, and at the delegation manager's nonce enforcer), the ETH mark.
+  const c = config.contracts;
+  const [code, txNonce, dmNonce, ethMark] = await rpc(
+    Promise.all([
+      d.chain.getCode({ address: wallet }),
+      d.chain.getTransactionCount({ address: wallet, blockTag: "pending" }),
+      d.chain.readContract({ address: c.enforcers.NonceEnforcer!, abi: nonceEnforcerAbi, functionName: "currentNonce", args: [c.delegationManager, wallet] }),
+      d.market.mark(zeroAddress),
+    ]),
+  );
+  const walletCode = walletCodeOf(code, c.statelessDelegator);
+  if (!ethMark || ethMark.stale) throw new Refusal("NO_MARK", "no fresh ETH mark to set the session's on-chain ETH bounds", {}, { retryAfterS: 5 });
+
+  const now = d.now();
+  const expires = now + q.expires_in_s;
+  const withEth = unique.some((t) => t.address === zeroAddress);
+  const wei = (usdAmount: number) => parseUnits(((usdAmount * ETH_HEADROOM) / ethMark.usd).toFixed(18), 18);
+  const binding: SessionBinding = {
+    version: BINDING_VERSION,
+    chain_id: config.chainId,
+    wallet,
+    executor,
+    cosigner: cosigner.address,
+    tokens: unique.map((t) => lc(t.address)).sort(),
+    limits: { max_trade_usd: q.max_trade_usd, max_day_usd: maxDay, max_trades: q.max_trades },
+    expires,
+    setup_budget_usd: budgetUsd,
+    fee: feeTermsOfSchedule2(),
+    risk_terms: { accept_risks: [...q.accept_risks].sort(), shield: q.shield, policies: [...q.policies].sort() },
+  };
+  const erc20s = unique.filter((t) => t.address !== zeroAddress);
+  const bounds: RootBounds = {
+    router: c.universalRouter,
+    permit2: c.permit2,
+    executor,
+    expires,
+    maxValueWei: withEth ? wei(q.max_trade_usd) : 0n,
+    dayValueWei: withEth ? wei(maxDay) : null,
+    dayStart: now,
+    maxCalls: q.max_trades + erc20s.length,
+    walletNonce: dmNonce,
+  };
+  const unsigned: Omit<Delegation, "signature"> = { delegate: cosigner.address, delegator: wallet, authority: ROOT_AUTHORITY, caveats: rootCaveats(bounds, c.enforcers), salt: bindingSalt(binding) };
+  const typed = delegationTypedData(config.chainId, c.delegationManager, unsigned);
+  const hash = delegationHash(unsigned);
+
+  // Setup for the main key: the upgrade (an EOA), then for each ERC-20 the Permit2 allowance and the router's allowance at Permit2.
+  const atomsPerUsd = async (t: (typeof unique)[number]) => {
+    const m = await rpc(d.market.mark(t.address, t.decimals));
+    if (!m) throw new Refusal("NO_MARK", `no price for ${t.symbol || t.address} to size the setup budget`, {}, { retryAfterS: 5 });
+    return parseUnits((budgetUsd / m.usd).toFixed(t.decimals), t.decimals);
+  };
+  const setupSteps: Record<string, unknown>[] = [];
+  const authorization = walletCode.state === "eoa" ? { contract_address: c.statelessDelegator, chain_id: config.chainId, nonce: txNonce + 1, executor: "self" } : null;
+  if (authorization) setupSteps.push({ kind: "upgrade", why: "EIP-7702: the wallet sends a type-4 transaction to itself carrying the authorization above (nonce = its next nonce + 1)", tx: { to: wallet, data: "0x", value: "0", chain_id: config.chainId }, authorization });
+  const budgets: Record<string, string> = {};
+  for (const t of erc20s) {
+    const atoms = await atomsPerUsd(t);
+    budgets[lc(t.address)] = atoms.toString();
+    setupSteps.push({ kind: "approve", token: t.address, why: `let Permit2 move up to the setup budget of ${t.symbol || t.address}`, tx: buildApprove(config.chainId, t.address, c.permit2, atoms) });
+    setupSteps.push({ kind: "permit2_approve", token: t.address, why: "let the router pull it through Permit2 until the session ends", tx: buildPermit2Approve(config.chainId, c.permit2, t.address, c.universalRouter, atoms, expires) });
+  }
+  const tokens: TokenRef[] = unique.map((t) => d.sides.ref(t));
+  const start = {
+    sign: {
+      delegation: { typed_data: { ...typed, message: { ...typed.message, salt: typed.message.salt.toString() } }, digest: hashTypedData(typed), delegation_hash: hash, binding },
+      authorization,
+      curve_roots: [],
+    },
+    setup: { steps: setupSteps, budget_usd: budgetUsd, budgets },
+    caveats: describeCaveats(unsigned.caveats, c.enforcers),
+    exposure: {
+      max_trade_usd: q.max_trade_usd,
+      max_day_usd: maxDay,
+      max_trades: q.max_trades,
+      setup_budget_usd: budgetUsd,
+      worst_case_usd: Math.min(maxDay, q.max_trade_usd * q.max_trades),
+      erc20_on_chain_bound: budgets,
+    },
+    on_chain_bounds: {
+      targets: [c.universalRouter, c.permit2],
+      methods: ["UniversalRouter.execute(bytes,bytes[],uint256)", "Permit2.approve(token, spender = router, amount, expiration)"],
+      permit2_spender: c.universalRouter,
+      eth_per_call_wei: bounds.maxValueWei.toString(),
+      eth_per_day_wei: bounds.dayValueWei?.toString() ?? "0",
+      expires,
+      max_calls: bounds.maxCalls,
+      redeemer: executor,
+      wallet_nonce: dmNonce.toString(),
+      leaf_ttl_s: LEAF_TTL_S,
+    },
+    not_enforced_on_chain: [
+      "USD per-trade cap (max_trade_usd): the co-signer",
+      "USD 24-hour cap (max_day_usd), counted per wallet over every session: the co-signer",
+      "trade count beyond the call limit, which also counts Permit2 approvals: the co-signer",
+      "prices and minimum outputs against oracle marks: the co-signer",
+      "fees: the co-signer against this binding",
+      "recipients inside the router's commands: the co-signer decodes every command",
+      "ERC-20 amounts beyond the wallet's Permit2 allowances (setup)",
+    ],
+    curve: { allowed: false, reason: "launchpad curve trades are not co-signed in sessions yet (SESSION_CURVE)" },
+    then: [
+      "sign sign.delegation.typed_data with the wallet's main key (eth_signTypedData_v4)",
+      ...(authorization ? ["sign the EIP-7702 authorization (sign.authorization) with the wallet's key"] : []),
+      "POST live/session/grant with session_id, delegation_signature" + (authorization ? ", authorization_signature" : ""),
+      ...(setupSteps.length ? ["send the setup steps from the wallet (the upgrade first)"] : []),
+      "trade with POST live/session/trade (wallet's or executor's key); the executor signs and submits",
+    ],
+  };
+  const session = { id: d.store.newId(), wallet, executor, cosigner: cosigner.address, keyId: who.key.keyId, expires, walletCode, tokens, binding, root: { ...unsigned, signature: "0x" as Hex }, delegationHash: hash, start };
+  await d.store.insert(session);
+  return { session_id: session.id, status: "pending", wallet, executor, cosigner: cosigner.address, expires, wallet_code: walletCode, ...start, risk_terms: binding.risk_terms, limits: binding.limits };
+}
+
+/** The enforcers' names and what each caveat binds (the start answer's `caveats`). */
+function describeCaveats(caveats: Delegation["caveats"], enforcers: Record<string, Address>) {
+  const nameOf = (a: Address) => Object.entries(enforcers).find(([, x]) => lc(x) === lc(a))?.[0] ?? a;
+  return caveats.map((c) => ({ enforcer: nameOf(c.enforcer), address: c.enforcer, terms: c.terms }));
+}
+
+/** live/session/grant, second call: checks the wallet's signatures, hands the root to the co-signer, switches on. */
+export async function switchOn(d: SessionDeps, body: Record<string, unknown>, who: Who) {
+  const q = parseBody(switchOnRequest, body);
+  const s = await ownSession(d, q.session_id, who);
+  if (s.status === "revoked") throw new Refusal("SESSION_REVOKED", "this session was revoked");
+  if (s.expires <= d.now()) throw new Refusal("SESSION_EXPIRED", "this session ended before it was switched on; grant again");
+  if (s.status === "active") {
+    if (lc(s.root.signature) === lc(q.delegation_signature)) return switchOnAnswer(d, s);
+    throw new Refusal("BAD_SIGNATURE", "this session is already switched on with another signature", {}, { context: "typed_data" });
+  }
+  if (q.curve_root_signatures && Object.keys(q.curve_root_signatures).length) throw new Refusal("SESSION_CURVE_ROOTS", "this session has no curve roots to sign");
+
+  const c = d.config.contracts;
+  const typed = delegationTypedData(d.config.chainId, c.delegationManager, s.root);
+  const signer = await recoverTypedDataAddress({ ...typed, signature: q.delegation_signature as Hex }).catch(() => {
+    throw new Refusal("BAD_SIGNATURE", "delegation_signature is not a signature", {}, { context: "malformed" });
+  });
+  if (lc(signer) !== lc(s.wallet)) throw new Refusal("BAD_SIGNATURE", "delegation_signature is not the wallet's signature of sign.delegation.typed_data", {}, { context: "typed_data" });
+
+  const authorization = await checkAuthorization(d, s, q.authorization_signature as Hex | undefined);
+  const root: Delegation = { ...s.root, signature: q.delegation_signature as Hex };
+  if (delegationHash(root) !== s.delegationHash || BigInt(bindingHash(s.binding)) !== root.salt) {
+    throw new Refusal("SESSION_BOUND", "the stored binding does not hash to the root's salt; grant again");
+  }
+  await d.cosigner!.register({ sessionId: s.id, root, binding: s.binding });
+  if (!(await d.store.activate(s.id, root.signature, authorization))) throw new Refusal("SESSION_REVOKED", "this session changed while switching on; read it again");
+  return switchOnAnswer(d, (await d.store.byId(s.id))!);
+}
+
+/**
+ * The EIP-7702 authorization: required while the wallet is a plain EOA. It must be signed by the
+ * wallet, for the pinned delegator, on this chain (never chain 0: valid on every chain), at the
+ * nonce the start answer named (the wallet's next nonce + 1, sent by itself) or its next nonce.
+ */
+async function checkAuthorization(d: SessionDeps, s: StoredSession, signature: Hex | undefined): Promise<StoredAuthorization | null> {
+  const code = walletCodeOf(await rpc(d.chain.getCode({ address: s.wallet })), d.config.contracts.statelessDelegator);
+  if (!signature) {
+    if (code.state === "pinned") return null;
+    throw new Refusal("BAD_SIGNATURE", "the wallet is a plain EOA: send authorization_signature (the EIP-7702 authorization to the pinned delegator)", {}, { context: "typed_data" });
+  }
+  const next = await rpc(d.chain.getTransactionCount({ address: s.wallet, blockTag: "pending" }));
+  const address = d.config.contracts.statelessDelegator;
+  for (const nonce of [next + 1, next]) {
+    const recovered = await recoverAuthorizationAddress({ authorization: { address, chainId: d.config.chainId, nonce }, signature }).catch(() => null);
+    if (recovered && lc(recovered) === lc(s.wallet)) return { address, chain_id: d.config.chainId, nonce, signature };
+  }
+  throw new Refusal("BAD_SIGNATURE", `authorization_signature is not the wallet's EIP-7702 authorization to ${address} on chain ${d.config.chainId} at nonce ${next + 1} or ${next}`, {}, { context: "typed_data" });
+}
+
+async function switchOnAnswer(d: SessionDeps, s: StoredSession) {
+  return { session_id: s.id, status: s.status, delegation_hash: s.delegationHash, authorization_stored: s.authorization !== null, limits: s.binding.limits, curve_roots: [], expires: s.expires, wallet_code: s.walletCode, setup: s.start.setup, session: await sessionView(d, s) };
+}
+
+/** The session, for the wallet's own key (an executor's key: WALLET_MISMATCH; anyone else: NO_SESSION). */
+export async function ownSession(d: SessionDeps, id: string, who: Who): Promise<StoredSession> {
+  const s = await d.store.byId(id);
+  const w = who.key.wallet;
+  if (!s || !w || (lc(w) !== lc(s.wallet) && lc(w) !== lc(s.executor))) throw new Refusal("NO_SESSION", "no such session for this key");
+  if (lc(w) !== lc(s.wallet)) throw new Refusal("WALLET_MISMATCH", "only the wallet's own key grants or revokes its sessions");
+  return s;
+}

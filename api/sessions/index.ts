@@ -1,0 +1,34 @@
+import type { Address } from "viem";
+import type { Who } from "../trading/index.js";
+import type { SessionDeps } from "./deps.js";
+import { startGrant, switchOn } from "./grant.js";
+import { revokeSession } from "./revoke.js";
+import { sessionTrade } from "./trade.js";
+import { sessionView } from "./view.js";
+
+export { createSessionStore, type SessionStore, type StoredSession } from "./store.js";
+export type { SessionDeps } from "./deps.js";
+
+/** Sessions: grant (two calls), trade, revoke, and the wallet's list. */
+export function createSessions(d: SessionDeps) {
+  return {
+    start: (body: Record<string, unknown>, who: Who) => startGrant(d, body, who),
+    switchOn: (body: Record<string, unknown>, who: Who) => switchOn(d, body, who),
+    trade: (body: Record<string, unknown>, who: Who) => sessionTrade(d, body, who),
+    revoke: (body: Record<string, unknown>, who: Who) => revokeSession(d, body, who),
+    /** Executors the relay takes signatures from for the wallet's session plans. */
+    executorsOf: (wallet: Address) => d.store.executorsOf(wallet),
+    async mine(wallet: Address) {
+      const rows = await d.store.forWallet(wallet);
+      return {
+        wallet: wallet.toLowerCase(),
+        sessions: await Promise.all(rows.map((s) => sessionView(d, s))),
+        hosted: [],
+        hosted_available: false,
+        routes: { session_revoke: "POST /api/v1/live/session/revoke", agent_pause: "POST /api/v1/hosted/<id>/pause" },
+      };
+    },
+  };
+}
+
+export type Sessions = ReturnType<typeof createSessions>;

@@ -1,0 +1,37 @@
+import { Hono, type Context } from "hono";
+import type { AppEnv } from "../deps.js";
+import { Refusal } from "../errors/index.js";
+import type { HttpKit } from "../http/kit.js";
+import { limit } from "../http/limits.js";
+import { RATE_RULES } from "../http/rateLimit.js";
+import type { Services } from "../services.js";
+
+/** SPEC.md "Sessions" (live/session/*) and the sessions part of me/sessions. */
+export function sessionRoutes(s: Pick<Services, "sessions">, http: HttpKit) {
+  const { sessions } = s;
+  const sessionLimit = limit(http.limiter, ["livePrepare", RATE_RULES.livePrepare, "key"]);
+  const who = (c: Context<AppEnv>) => ({ key: c.get("key"), clientAddr: c.get("clientAddr") });
+  const app = new Hono<AppEnv>();
+  // One route, two calls: a body with session_id is the switch-on.
+  app.post("/grant", http.keyed, sessionLimit, async (c) => {
+    const body = c.get("body");
+    return c.json("session_id" in body ? await sessions.switchOn(body, who(c)) : await sessions.start(body, who(c)));
+  });
+  app.post("/trade", http.keyed, sessionLimit, async (c) => c.json(await sessions.trade(c.get("body"), who(c))));
+  // A sanctioned key may still end what it started (SPEC "Authentication" 10).
+  app.post("/revoke", http.keyedEvenSanctioned, sessionLimit, async (c) => c.json(await sessions.revoke(c.get("body"), who(c))));
+  return app;
+}
+
+/** GET me/sessions: the key's wallet's sessions (hosted agents come with their own issue). */
+export function mySessionsRoute(s: Pick<Services, "sessions">, http: HttpKit) {
+  const app = new Hono<AppEnv>();
+  app.get("/sessions", http.keyed, limit(http.limiter, ["meList", RATE_RULES.meList, "key"]), async (c) => {
+    const extra = Object.keys(c.req.query());
+    if (extra.length) throw new Refusal("BAD_REQUEST", `unknown query parameter ${extra[0]}; this route takes none`);
+    const wallet = c.get("key").wallet;
+    if (!wallet) throw new Refusal("WALLET_NOT_BOUND", "this key is bound to no wallet");
+    return c.json(await s.sessions.mine(wallet));
+  });
+  return app;
+}

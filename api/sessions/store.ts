@@ -1,0 +1,103 @@
+import { randomBytes } from "node:crypto";
+import type { Address, Hex } from "viem";
+import { delegationFromJson, delegationToJson, type Delegation, type DelegationJson } from "../../lib/delegation.js";
+import type { SessionBinding } from "../../lib/sessionBinding.js";
+import type { Db } from "../ports/store/db.js";
+import type { TokenRef } from "../trading/index.js";
+
+export type SessionStatus = "pending" | "active" | "revoked";
+export type WalletCode = { state: "eoa" | "pinned"; implementation: Address | null; version: string | null };
+export type StoredAuthorization = { address: Address; chain_id: number; nonce: number; signature: Hex };
+
+export type StoredSession = {
+  id: string;
+  wallet: Address;
+  executor: Address;
+  cosigner: Address;
+  keyId: number;
+  status: SessionStatus;
+  createdAt: number;
+  expires: number;
+  walletCode: WalletCode;
+  tokens: TokenRef[];
+  binding: SessionBinding;
+  /** The root as granted; its signature once switched on. */
+  root: Delegation;
+  delegationHash: Hex;
+  /** What the start call answered beyond the session row (sign, setup, caveats, ...), kept for switch-on and revoke. */
+  start: Record<string, unknown>;
+  authorization: StoredAuthorization | null;
+  activatedAt: number | null;
+  revokedAt: number | null;
+};
+
+const lc = (a: string) => a.toLowerCase();
+
+function sessionFrom(r: Record<string, unknown>): StoredSession {
+  const root = delegationFromJson(JSON.parse(r.root as string) as DelegationJson);
+  return {
+    id: r.id as string,
+    wallet: r.wallet as Address,
+    executor: r.executor as Address,
+    cosigner: r.cosigner as Address,
+    keyId: Number(r.key_id),
+    status: r.status as SessionStatus,
+    createdAt: Number(r.created_at),
+    expires: Number(r.expires),
+    walletCode: JSON.parse(r.wallet_code as string) as WalletCode,
+    tokens: JSON.parse(r.tokens as string) as TokenRef[],
+    binding: JSON.parse(r.binding as string) as SessionBinding,
+    root: r.delegation_signature ? { ...root, signature: r.delegation_signature as Hex } : root,
+    delegationHash: r.delegation_hash as Hex,
+    start: JSON.parse(r.start as string) as Record<string, unknown>,
+    authorization: r.authorization_json ? (JSON.parse(r.authorization_json as string) as StoredAuthorization) : null,
+    activatedAt: r.activated_at === null ? null : Number(r.activated_at),
+    revokedAt: r.revoked_at === null ? null : Number(r.revoked_at),
+  };
+}
+
+/** The service's record of sessions (app.sessions); the co-signer keeps its own (app.cosigner_*). */
+export function createSessionStore(d: { db: Db; clock: () => number }) {
+  const now = () => Math.floor(d.clock() / 1000);
+  return {
+    newId: () => `ses_${randomBytes(16).toString("hex")}`,
+
+    async insert(s: Omit<StoredSession, "status" | "createdAt" | "authorization" | "activatedAt" | "revokedAt">) {
+      await d.db.query(
+        `INSERT INTO app.sessions (id, wallet, executor, cosigner, key_id, status, created_at, expires, wallet_code, tokens, binding, root, delegation_hash, start)
+         VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7, $8, $9, $10, $11, $12, $13)`,
+        [s.id, lc(s.wallet), lc(s.executor), lc(s.cosigner), s.keyId, now(), s.expires, JSON.stringify(s.walletCode), JSON.stringify(s.tokens), JSON.stringify(s.binding), JSON.stringify(delegationToJson(s.root)), s.delegationHash, JSON.stringify(s.start)],
+      );
+    },
+
+    async byId(id: string): Promise<StoredSession | null> {
+      const [r] = await d.db.query("SELECT * FROM app.sessions WHERE id = $1", [id]);
+      return r ? sessionFrom(r) : null;
+    },
+
+    async forWallet(wallet: Address, limit = 100): Promise<StoredSession[]> {
+      const rows = await d.db.query("SELECT * FROM app.sessions WHERE wallet = $1 ORDER BY created_at DESC, id LIMIT $2", [lc(wallet), limit]);
+      return rows.map(sessionFrom);
+    },
+
+    /** Executors of the wallet's sessions that were ever switched on (the relay takes their signatures for session plans). */
+    async executorsOf(wallet: Address): Promise<Address[]> {
+      const rows = await d.db.query<{ executor: Address }>("SELECT DISTINCT executor FROM app.sessions WHERE wallet = $1 AND activated_at IS NOT NULL", [lc(wallet)]);
+      return rows.map((r) => r.executor);
+    },
+
+    /** pending -> active with the wallet's signatures; false when it was not pending any more. */
+    async activate(id: string, signature: Hex, authorization: StoredAuthorization | null): Promise<boolean> {
+      const rows = await d.db.query("UPDATE app.sessions SET status = 'active', delegation_signature = $2, authorization_json = $3, activated_at = $4 WHERE id = $1 AND status = 'pending' RETURNING id", [id, signature, authorization ? JSON.stringify(authorization) : null, now()]);
+      return rows.length === 1;
+    },
+
+    /** -> revoked (from pending or active); the revocation time, the first one when it was revoked before. */
+    async revoke(id: string): Promise<number> {
+      const [r] = await d.db.query<{ revoked_at: string }>("UPDATE app.sessions SET status = 'revoked', revoked_at = COALESCE(revoked_at, $2) WHERE id = $1 RETURNING revoked_at", [id, now()]);
+      return Number(r!.revoked_at);
+    },
+  };
+}
+
+export type SessionStore = ReturnType<typeof createSessionStore>;

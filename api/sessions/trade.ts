@@ -1,0 +1,167 @@
+import { getAddress, zeroAddress, type Address } from "viem";
+import { z } from "zod";
+import { bpsOf } from "../../lib/fees.js";
+import { redeemCalldata, withRootGroup, type Execution } from "../../lib/delegation.js";
+import { EXPIRY_MARGIN_S } from "../../lib/sessionBinding.js";
+import { Refusal, parseBody, rpc } from "../errors/index.js";
+import { simulatePlan } from "../ports/simulation.js";
+import { buildRouterSwap, LIMITS, msSince, parseTradeRequest, round2, type Evaluation, type PlanTx, type TradeRequest, type Who } from "../trading/index.js";
+import type { SessionDeps } from "./deps.js";
+import type { StoredSession } from "./store.js";
+
+/** Gas of redeemDelegations around the router call: two delegations, their signatures and eleven enforcer hooks. */
+const REDEEM_GAS = 260_000;
+
+const sessionTradeRequest = z
+  .object({
+    session_id: z.string().min(1).max(64),
+    token_in: z.string(),
+    token_out: z.string(),
+    notional_usd: z.unknown().optional(),
+    amount_in: z.unknown().optional(),
+    slippage_bps: z.unknown().optional(),
+    min_amount_out: z.unknown().optional(),
+    route_id: z.unknown().optional(),
+    owner_attests_non_us: z.unknown().optional(),
+    fund: z.unknown().optional(),
+    max_fee_bps: z.unknown().optional(),
+    accept_risks: z.array(z.string().max(64)).max(32).optional(),
+    shield: z.boolean().optional(),
+    policies: z.array(z.string().max(64)).max(8).optional(),
+  })
+  .strict();
+
+const lc = (a: string) => a.toLowerCase();
+const sameSet = (a: string[], b: string[]) => a.length === b.length && [...a].sort().every((x, i) => x === [...b].sort()[i]);
+
+/**
+ * live/session/trade: the house's trading stages build the swap for the session wallet; the
+ * co-signer re-reads it and signs a leaf to the executor; the answer is the executor's
+ * `redeemDelegations([leaf, root])` transaction, simulated from the executor, stored as a plan
+ * that submit relays only byte for byte.
+ */
+export async function sessionTrade(d: SessionDeps, body: Record<string, unknown>, who: Who) {
+  const t0 = performance.now();
+  const q = parseBody(sessionTradeRequest, body);
+  const s = await tradableSession(d, q.session_id, who);
+  const terms = s.binding.risk_terms;
+  if ((q.accept_risks && !sameSet(q.accept_risks, terms.accept_risks)) || (q.shield !== undefined && q.shield !== terms.shield) || (q.policies && !sameSet(q.policies, terms.policies))) {
+    throw new Refusal("SESSION_TERMS", "the trade asks other risk terms than the session binds; omit them or grant a session with these terms", { risk_terms: terms });
+  }
+  const { session_id: _id, ...rest } = body;
+  const r: TradeRequest = parseTradeRequest({ ...rest, wallet: s.wallet, accept_risks: terms.accept_risks, shield: terms.shield, policies: terms.policies, approval_mode: "exact", permit_mode: "transaction" });
+
+  // Tokens of the session only, before any chain read.
+  const ctx = d.trading.context;
+  const { tin, tout } = await ctx.sides.pair(r, who);
+  for (const t of [tin, tout]) if (!s.binding.tokens.includes(lc(t.address))) throw new Refusal("SESSION_TOKENS", `${t.symbol || t.address} is not one of this session's tokens`, { tokens: s.tokens });
+
+  const e = await d.trading.stages.evaluate(ctx, r, "prepare", who, s.wallet);
+  if (e.policy.refusal) throw e.policy.refusal;
+  if (e.best.quote.route.venue === "curve") throw new Refusal("SESSION_CURVE", "launchpad curve trades are not co-signed in sessions");
+  assertLimitsAhead(d, s, e.notional, await d.cosigner!.usage(s.delegationHash, s.wallet));
+  assertSetup(d, s, e);
+
+  const swap = buildSwap(d, s, e, r);
+  const execution: Execution = { target: swap.tx.to, value: BigInt(swap.tx.value), callData: swap.tx.data };
+  const t1 = performance.now();
+  const signed = await d.cosigner!.cosign({ delegationHash: s.delegationHash, execution, declared: { feeBps: e.fee.bps } });
+  const cosignMs = msSince(t1);
+  if (lc(signed.leaf.delegate) !== lc(s.executor) || signed.leaf.authority !== s.delegationHash) throw new Refusal("SIGNER_MISMATCH", "the co-signer answered a leaf for another executor or root; nothing co-signed is used");
+
+  const data = redeemCalldata([signed.leaf, withRootGroup(s.root, 0)], execution);
+  const tx: PlanTx = { to: getAddress(d.config.contracts.delegationManager), data, value: "0", chain_id: d.config.chainId };
+  const t2 = performance.now();
+  const simulation = await rpc(
+    simulatePlan({ chain: d.chain, multicall3: d.config.contracts.multicall3, wallet: s.wallet, from: s.executor, txs: [{ to: tx.to, data: tx.data, value: 0n }], tokenOut: e.tout.address, feeToken: e.feeToken.address, feeRecipient: d.config.feeRecipient, overrides: [] }),
+  );
+  const simulateMs = msSince(t2);
+
+  const tokens = { token_in: ctx.sides.ref(e.tin), token_out: ctx.sides.ref(e.tout) };
+  const planId = await d.ledger.savePlan({
+    keyId: who.key.keyId,
+    wallet: s.wallet,
+    kind: "session",
+    execution: "router",
+    tokenIn: tokens.token_in,
+    tokenOut: tokens.token_out,
+    amountIn: e.amountIn.toString(),
+    amountOutMin: swap.minOut.toString(),
+    feeBps: e.fee.bps,
+    deadline: signed.expires,
+    txs: [{ kind: "swap", tx }],
+    summary: { route: e.best.row.id, fee: swap.fee, session_id: s.id, executor: s.executor, execution_value: execution.value.toString(), leaf_hash: signed.leafHash },
+  });
+  const gas = Number(e.best.row.gas) + REDEEM_GAS;
+  return {
+    session_id: s.id,
+    ready: simulation.ok,
+    simulated_ok: simulation.ok,
+    tx: { ...tx, from: s.executor, gas: simulation.ok && simulation.gas_total ? Math.ceil(simulation.gas_total * 1.25) : gas },
+    executor: s.executor,
+    wallet: s.wallet,
+    leaf: { delegation_hash: signed.leafHash, expires: signed.expires, delegate: signed.leaf.delegate, delegator: signed.leaf.delegator, authority: signed.leaf.authority, caveats: signed.leaf.caveats, salt: signed.leaf.salt.toString(), signature: signed.leaf.signature },
+    execution: { target: execution.target, value: execution.value.toString(), call_data: execution.callData, mode: "single", root_group: 0 },
+    swap: { route: e.best.row, amount_in: e.amountIn.toString(), notional_usd: round2(e.notional), amount_out_expected: e.expectedOut.toString(), amount_out_min: swap.minOut.toString(), deadline: swap.deadline, fee: swap.fee, tokens },
+    simulation: { ...simulation, from: s.executor },
+    checks: { policy: e.policy.checks, signer: signed.checks },
+    spend: signed.spend,
+    risks: e.risks,
+    ...e.fees,
+    risk_terms: terms,
+    plan_id: planId,
+    timings: { ...e.timings, cosign_ms: cosignMs, simulate_ms: simulateMs, total_ms: msSince(t0) },
+  };
+}
+
+/** A session the key may trade: the wallet's or the executor's key; switched on, not revoked, not ending within seconds. */
+async function tradableSession(d: SessionDeps, id: string, who: Who): Promise<StoredSession> {
+  if (!d.cosigner) throw new Refusal("SIGNER_UNAVAILABLE", "no co-signer is configured: sessions cannot be co-signed now", {}, { retryAfterS: 60 });
+  const s = await d.store.byId(id);
+  const w = who.key.wallet;
+  if (!s || !w || (lc(w) !== lc(s.wallet) && lc(w) !== lc(s.executor))) throw new Refusal("NO_SESSION", "no such session for this key");
+  if (s.status === "pending") throw new Refusal("SESSION_PENDING", "the session is not switched on yet: send the signatures with live/session/grant");
+  if (s.status === "revoked") throw new Refusal("SESSION_REVOKED", "the session was revoked");
+  const now = d.now();
+  if (s.expires <= now) throw new Refusal("SESSION_EXPIRED", `the session ended at ${s.expires}`);
+  if (s.expires - now <= EXPIRY_MARGIN_S) throw new Refusal("SESSION_EXPIRY", `the session ends in ${s.expires - now} s; grant a new one`);
+  return s;
+}
+
+/** The limits as the co-signer last counted them, refused before building (the co-signer checks again under its lock). */
+function assertLimitsAhead(d: SessionDeps, s: StoredSession, notional: number, used: { trades_used: number; last_24h_usd: number }) {
+  const { limits } = s.binding;
+  if (notional > limits.max_trade_usd) throw new Refusal("SESSION_MAX_TRADE", `$${round2(notional)} is over the session's $${limits.max_trade_usd} per trade`);
+  if (used.trades_used >= limits.max_trades) throw new Refusal("SESSION_TRADES_LEFT", `all ${limits.max_trades} trades of the session are used`);
+  if (used.last_24h_usd + notional > limits.max_day_usd) throw new Refusal("SESSION_MAX_DAY", `$${used.last_24h_usd} co-signed in 24 h plus $${round2(notional)} is over $${limits.max_day_usd}`);
+  void d;
+}
+
+/** A token input needs the router's Permit2 allowance from setup, large enough and unexpired. */
+function assertSetup(d: SessionDeps, s: StoredSession, e: Evaluation) {
+  if (e.tin.address === zeroAddress) return;
+  const w = e.snap.wallet;
+  const [amount, expiration] = w?.routerPermit ?? [0n, 0, 0];
+  const toPermit2 = w?.allowanceToPermit2 ?? 0n;
+  if (amount < e.amountIn || toPermit2 < e.amountIn || expiration <= d.now()) {
+    const steps = ((s.start.setup as { steps?: { token?: Address }[] } | undefined)?.steps ?? []).filter((x) => x.token && lc(x.token) === lc(e.tin.address));
+    throw new Refusal("SESSION_SETUP", `${e.tin.symbol || e.tin.address} needs the session's setup first: the wallet's Permit2 allowances are short or expired`, { setup: steps, allowance: { to_permit2: toPermit2.toString(), router: amount.toString(), expiration } });
+  }
+}
+
+/** The router swap for the session wallet: no permit inside (the executor cannot sign one), deadline within the leaf. */
+function buildSwap(d: SessionDeps, s: StoredSession, e: Evaluation, r: TradeRequest) {
+  const c = d.config.contracts;
+  const route = e.best.quote.route;
+  if (route.venue === "curve") throw new Refusal("SESSION_CURVE", "launchpad curve trades are not co-signed in sessions");
+  const deadline = Math.min(Math.max(e.snap.time, d.now()) + LIMITS.deadlineS, s.expires);
+  const minOut = (() => {
+    const bySlippage = bpsOf(e.expectedOut, 10_000 - e.slippage);
+    const floor = r.min_amount_out !== undefined ? BigInt(r.min_amount_out) : 0n;
+    return bySlippage > floor ? bySlippage : floor;
+  })();
+  const tx = buildRouterSwap({ chainId: d.config.chainId, router: c.universalRouter, route, tokenIn: e.tin.address, tokenOut: e.tout.address, weth: d.config.tokens.WETH!.address, amountIn: e.amountIn, amountOutMin: minOut, fee: { side: e.feeSide, bps: e.fee.bps, recipient: d.config.feeRecipient, amount: e.inputFee }, deadline, permit: null });
+  const feeAmount = e.feeSide === "input" ? e.inputFee : bpsOf((BigInt(e.best.row.amount_out!) * 10_000n) / BigInt(10_000 - e.fee.bps), e.fee.bps);
+  const fee = { bps: e.fee.bps, side: e.feeSide, recipient: d.config.feeRecipient, token: e.feeToken.address, command: e.feeSide === "input" ? "TRANSFER" : "PAY_PORTION", amount: feeAmount.toString() };
+  return { tx, minOut, deadline, fee };
+}

@@ -1,0 +1,91 @@
+import type { Address } from "viem";
+import { bpsOf, type FeeClass } from "../lib/fees.js";
+import type { RouterReading } from "../lib/routerRead.js";
+import { allowedFeeBps, EXPIRY_MARGIN_S, type SessionBinding } from "../lib/sessionBinding.js";
+
+/**
+ * The co-signer's rules over one execution, pure: given its own reading of the router call, the
+ * binding the wallet signed (through the root's salt), its own marks and the wallet's counters,
+ * every rule that fails. Names are SPEC's ("Co-signer refusals" and "Errors: Sessions").
+ */
+export type Check = { rule: string; ok: boolean; message: string };
+
+/** Worst slippage a session trade may accept (the trade table's widest band, up to $1,000). */
+export const MAX_SLIPPAGE_BPS = 500;
+/** How far a pool may sit from the co-signer's oracle marks on top of slippage and fee. */
+export const PRICE_TOLERANCE_BPS = 300;
+
+export type Marks = { usdIn: number | null; usdOut: number | null; decimalsIn: number; decimalsOut: number };
+export type Counters = { tradesUsed: number; last24hUsd: number };
+
+export type CheckInput = {
+  binding: SessionBinding;
+  reading: RouterReading;
+  marks: Marks;
+  counters: Counters;
+  now: number;
+  feeClassOf(token: Address): FeeClass | null;
+  declaredFeeBps: number;
+};
+
+export type CheckResult = { checks: Check[]; notionalUsd: number | null };
+
+export function checkExecution(x: CheckInput): CheckResult {
+  const checks: Check[] = [];
+  const add = (rule: string, ok: boolean, message: string) => checks.push({ rule, ok, message });
+  const { binding: b, reading: r } = x;
+
+  add("SESSION_EXPIRY", b.expires - x.now > EXPIRY_MARGIN_S, `the session ends at ${b.expires}`);
+  for (const f of r.failures) add(f.rule, false, f.message);
+  if (!r.failures.some((f) => f.rule === "SESSION_TARGET")) add("SESSION_TARGET", true, "the router's execute");
+  if (r.deadline !== null) add("DEADLINE", Number(r.deadline) <= x.now + 600 && Number(r.deadline) > x.now, `deadline ${r.deadline}`);
+  if (r.tokenIn === null || r.tokenOut === null) return { checks, notionalUsd: null };
+
+  const inSession = (t: Address) => b.tokens.includes(t.toLowerCase());
+  add("SESSION_TOKENS", inSession(r.tokenIn) && inSession(r.tokenOut), `${r.tokenIn} -> ${r.tokenOut}`);
+
+  // Fee: read from the calldata, classed from the two tokens by the co-signer itself.
+  const classIn = x.feeClassOf(r.tokenIn);
+  const classOut = x.feeClassOf(r.tokenOut);
+  const feeClass: FeeClass | null = classIn === null || classOut === null ? null : classIn === "major" && classOut === "major" ? "major" : "other";
+  add("FEE_CLASS", feeClass !== null, feeClass ? `class ${feeClass}` : "a token's fee class is unknown to the co-signer");
+  const paid = readFeeBps(r);
+  add("FEE_REQUIRED", paid !== null, paid !== null ? `pays ${paid} bps` : "the call pays no single fee to the fee recipient");
+  if (feeClass !== null && paid !== null) {
+    const allowed = allowedFeeBps(b, feeClass);
+    add("SESSION_FEE", allowed.includes(paid), `${paid} bps; the binding allows ${allowed.join(" or ")} for ${feeClass}`);
+    add("FEE_DECLARED", paid === x.declaredFeeBps, `declared ${x.declaredFeeBps} bps, the calldata pays ${paid}`);
+  }
+
+  // Price at the co-signer's own marks: what the minimum is worth against what goes in.
+  const { usdIn, usdOut } = x.marks;
+  if (usdIn === null || usdOut === null) {
+    add("PRICE_UNAVAILABLE", false, "no fresh oracle mark for a side of the trade");
+    return { checks, notionalUsd: null };
+  }
+  const notional = (Number(r.amountIn) / 10 ** x.marks.decimalsIn) * usdIn;
+  const floorUsd = (Number(r.minOut) / 10 ** x.marks.decimalsOut) * usdOut;
+  const allowedLossBps = (paid ?? 0) + MAX_SLIPPAGE_BPS + PRICE_TOLERANCE_BPS;
+  add("PRICE", floorUsd >= (notional * (10_000 - allowedLossBps)) / 10_000, `minimum worth $${floorUsd.toFixed(2)} for $${notional.toFixed(2)} in (at most ${allowedLossBps} bps under)`);
+
+  // Limits: per trade, trades left, and 24 h across the wallet's sessions (counted sent or not).
+  add("SESSION_MAX_TRADE", notional <= b.limits.max_trade_usd, `$${notional.toFixed(2)} against $${b.limits.max_trade_usd} per trade`);
+  add("SESSION_TRADES_LEFT", x.counters.tradesUsed < b.limits.max_trades, `${x.counters.tradesUsed} of ${b.limits.max_trades} trades used`);
+  add("SESSION_MAX_DAY", x.counters.last24hUsd + notional <= b.limits.max_day_usd, `$${x.counters.last24hUsd.toFixed(2)} in 24 h plus $${notional.toFixed(2)} against $${b.limits.max_day_usd}`);
+  return { checks, notionalUsd: notional };
+}
+
+/**
+ * The one fee the call pays to the fee recipient, in bps: PAY_PORTION's bips of the output, or a
+ * TRANSFER / Permit2 pull of the input that is exactly bps of the amount in. null: none, several,
+ * or a shape that is not bps of the trade.
+ */
+export function readFeeBps(r: RouterReading): number | null {
+  if (r.fees.length !== 1 || r.tokenIn === null || r.tokenOut === null) return null;
+  const f = r.fees[0]!;
+  const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
+  if (f.bps !== null) return same(f.token, r.tokenOut) && f.bps <= 10_000n ? Number(f.bps) : null;
+  if (!same(f.token, r.tokenIn) || f.amount === null || r.amountIn === 0n) return null;
+  for (let bps = 0; bps <= 100; bps++) if (bpsOf(r.amountIn, bps) === f.amount) return bps;
+  return null;
+}

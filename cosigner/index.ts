@@ -1,0 +1,41 @@
+import type { Hex, PublicClient } from "viem";
+import { mnemonicToAccount, privateKeyToAccount } from "viem/accounts";
+import type { CosignerPort } from "../api/ports/cosigner.js";
+import type { Db } from "../api/ports/store/db.js";
+import type { Config } from "../lib/config.js";
+import { createCosigner, type CosignerPins } from "./cosigner.js";
+
+export { createCosigner, type CosignerPins } from "./cosigner.js";
+export { checkExecution, readFeeBps, MAX_SLIPPAGE_BPS, PRICE_TOLERANCE_BPS } from "./checks.js";
+
+/** anvil's development mnemonic; account 2 is the devnet's co-signer (devnet/deploy.ts ACCOUNT_ROLES). */
+const DEVNET_MNEMONIC = "test test test test test test test test test test test junk";
+const DEVNET_COSIGNER_INDEX = 2;
+
+/** The co-signer's pins from the service's universe: contracts, fee recipient, and the tokens it can price. */
+export function pinsOf(config: Config): CosignerPins {
+  const c = config.contracts;
+  return {
+    chainId: config.chainId,
+    delegationManager: c.delegationManager,
+    multicall3: c.multicall3,
+    enforcers: c.enforcers,
+    router: c.universalRouter,
+    weth: config.tokens.WETH!.address,
+    feeRecipient: config.feeRecipient,
+    tokens: Object.values(config.tokens).map((t) => ({ address: t.address, decimals: t.decimals, feed: t.feed, stock: t.kind === "stock", major: t.kind !== "partner" })),
+  };
+}
+
+/**
+ * The in-process co-signer: its key comes from COSIGNER_KEY (read here, never by the API's code),
+ * or on the devnet from anvil's account 2. null when there is no key (sessions then answer 503).
+ */
+export function cosignerFromEnv(d: { config: Config; db: Db; chain: PublicClient; clock: () => number; env?: Record<string, string | undefined> }): CosignerPort | null {
+  const env = d.env ?? process.env;
+  const key = env.COSIGNER_KEY;
+  const account = key && /^0x[0-9a-fA-F]{64}$/.test(key) ? privateKeyToAccount(key as Hex) : d.config.devnet ? mnemonicToAccount(DEVNET_MNEMONIC, { addressIndex: DEVNET_COSIGNER_INDEX }) : null;
+  if (!account) return null;
+  if (d.config.cosigner && d.config.cosigner.toLowerCase() !== account.address.toLowerCase()) throw new Error(`COSIGNER_KEY signs as ${account.address}, but the service publishes co-signer ${d.config.cosigner}`);
+  return createCosigner({ account, db: d.db, chain: d.chain, pins: pinsOf(d.config), clock: d.clock, frozen: env.COSIGNER_FROZEN === "1" });
+}

@@ -1,0 +1,144 @@
+import {
+  createAllowedCalldataTerms,
+  createAllowedMethodsTerms,
+  createAllowedTargetsTerms,
+  createExactExecutionTerms,
+  createLimitedCallsTerms,
+  createLogicalOrWrapperArgs,
+  createLogicalOrWrapperTerms,
+  createNativeTokenPeriodTransferTerms,
+  createNonceTerms,
+  createRedeemerTerms,
+  createTimestampTerms,
+  createValueLteTerms,
+  encodeDelegations,
+  hashDelegation,
+  ROOT_AUTHORITY,
+} from "@metamask/delegation-core";
+import { encodeAbiParameters, encodeFunctionData, encodePacked, getAddress, pad, parseAbi, toHex, type Address, type Hex } from "viem";
+import { delegationManagerAbi, delegationTypes } from "../abis/delegation.js";
+
+/**
+ * Session delegations (MetaMask Delegation Framework 1.3.0) as pure encoding: the root a wallet
+ * signs to the co-signer, the leaf the co-signer signs to the executor, their hashes, typed data
+ * and the executor's redeem call. Terms come from @metamask/delegation-core, the encoder layer
+ * under @metamask/smart-accounts-kit (same encoders, no analytics, and the LogicalOrWrapper terms
+ * the kit's builder lacks). Shared by the API, the co-signer and the SDK.
+ */
+export type Caveat = { enforcer: Address; terms: Hex; args: Hex };
+export type Delegation = { delegate: Address; delegator: Address; authority: Hex; caveats: Caveat[]; salt: bigint; signature: Hex };
+export type Execution = { target: Address; value: bigint; callData: Hex };
+
+export { ROOT_AUTHORITY };
+/** ERC-7579 single call, default (reverting) execution: the only mode sessions use. */
+export const SINGLE_DEFAULT_MODE = `0x${"00".repeat(32)}` as Hex;
+/** Universal Router `execute(bytes,bytes[],uint256)` and Permit2 `approve(address,address,uint160,uint48)`. */
+export const ROUTER_EXECUTE_SELECTOR = "0x3593564c" as const;
+export const PERMIT2_APPROVE_SELECTOR = "0x87517c45" as const;
+/** The co-signed leaf lives this long (SPEC "Limits": co-signed leaf ttl 120 s). */
+export const LEAF_TTL_S = 120;
+
+export const nonceEnforcerAbi = parseAbi(["function currentNonce(address delegationManager, address delegator) view returns (uint256)", "function incrementNonce(address delegationManager)"]);
+
+type Enforcers = Record<string, Address>;
+const need = (e: Enforcers, name: string): Address => {
+  const a = e[name];
+  if (!a) throw new Error(`the pinned environment has no ${name}`);
+  return getAddress(a);
+};
+const caveat = (enforcer: Address, terms: Hex, args: Hex = "0x"): Caveat => ({ enforcer, terms, args });
+const u256 = (n: bigint): Hex => pad(toHex(n), { size: 32 });
+
+/** What the chain enforces of a session (SPEC "on_chain_bounds"), in the root's caveats. */
+export type RootBounds = {
+  router: Address;
+  permit2: Address;
+  executor: Address;
+  /** Timestamp: redeemable only before this second. */
+  expires: number;
+  /** ValueLte: ETH per call. */
+  maxValueWei: bigint;
+  /** NativeTokenPeriodTransfer: ETH per fixed 24 h window from `dayStart`; null when ETH is not a session token. */
+  dayValueWei: bigint | null;
+  dayStart: number;
+  /** LimitedCalls: redemptions over the session's life. */
+  maxCalls: number;
+  /** NonceEnforcer: the wallet's nonce at the delegation manager (a bump revokes every root at once). */
+  walletNonce: bigint;
+};
+
+/**
+ * The root's caveats, in this order:
+ * 0. LogicalOrWrapper: group 0 = the router's `execute` only; group 1 = Permit2 `approve` with the
+ *    spender (bytes 36..68 of the calldata, a static argument) fixed to the router. Whichever
+ *    group the redeemer picks, no other target, method or spender passes.
+ * 1. ValueLte, 2. Timestamp, 3. LimitedCalls, 4. Nonce, 5. Redeemer [executor] (neither the
+ *    co-signer, the root's delegate, nor anyone else may redeem), 6. NativeTokenPeriodTransfer.
+ */
+export function rootCaveats(b: RootBounds, enforcers: Enforcers): Caveat[] {
+  const targets = (a: Address) => caveat(need(enforcers, "AllowedTargetsEnforcer"), createAllowedTargetsTerms({ targets: [a] }));
+  const methods = (s: Hex) => caveat(need(enforcers, "AllowedMethodsEnforcer"), createAllowedMethodsTerms({ selectors: [s] }));
+  const spenderIsRouter = caveat(need(enforcers, "AllowedCalldataEnforcer"), createAllowedCalldataTerms({ startIndex: 36, value: encodeAbiParameters([{ type: "address" }], [b.router]) }));
+  const groups = [
+    [targets(b.router), methods(ROUTER_EXECUTE_SELECTOR)],
+    [targets(b.permit2), methods(PERMIT2_APPROVE_SELECTOR), spenderIsRouter],
+  ];
+  const caveats = [
+    // delegation-core takes empty bytes as a Uint8Array ("0x" is not a hex string to it).
+    caveat(need(enforcers, "LogicalOrWrapperEnforcer"), createLogicalOrWrapperTerms({ caveatGroups: groups.map((g) => g.map((c) => ({ ...c, args: new Uint8Array(0) }))) })),
+    caveat(need(enforcers, "ValueLteEnforcer"), createValueLteTerms({ maxValue: b.maxValueWei })),
+    caveat(need(enforcers, "TimestampEnforcer"), createTimestampTerms({ afterThreshold: 0, beforeThreshold: b.expires })),
+    caveat(need(enforcers, "LimitedCallsEnforcer"), createLimitedCallsTerms({ limit: b.maxCalls })),
+    caveat(need(enforcers, "NonceEnforcer"), createNonceTerms({ nonce: u256(b.walletNonce) })),
+    caveat(need(enforcers, "RedeemerEnforcer"), createRedeemerTerms({ redeemers: [b.executor] })),
+  ];
+  if (b.dayValueWei !== null && b.dayValueWei > 0n) {
+    caveats.push(caveat(need(enforcers, "NativeTokenPeriodTransferEnforcer"), createNativeTokenPeriodTransferTerms({ periodAmount: b.dayValueWei, periodDuration: 86_400, startDate: b.dayStart })));
+  }
+  return caveats;
+}
+
+/** The root's group args for a redemption: which LogicalOrWrapper group the execution uses. */
+export function withRootGroup(root: Delegation, group: 0 | 1): Delegation {
+  const sizes = [2, 3];
+  const args = createLogicalOrWrapperArgs({ groupIndex: BigInt(group), caveatArgs: Array.from({ length: sizes[group]! }, () => new Uint8Array(0)) });
+  return { ...root, caveats: root.caveats.map((c, i) => (i === 0 ? { ...c, args } : c)) };
+}
+
+/**
+ * The leaf's caveats: exactly this execution (target, value, calldata), before `before`, once
+ * (LimitedCalls 1), and only while the co-signer's nonce is `cosignerNonce` (its kill switch).
+ */
+export function leafCaveats(p: { execution: Execution; before: number; cosignerNonce: bigint }, enforcers: Enforcers): Caveat[] {
+  return [
+    caveat(need(enforcers, "ExactExecutionEnforcer"), createExactExecutionTerms({ execution: { target: p.execution.target, value: p.execution.value, callData: p.execution.callData } })),
+    caveat(need(enforcers, "TimestampEnforcer"), createTimestampTerms({ afterThreshold: 0, beforeThreshold: p.before })),
+    caveat(need(enforcers, "LimitedCallsEnforcer"), createLimitedCallsTerms({ limit: 1 })),
+    caveat(need(enforcers, "NonceEnforcer"), createNonceTerms({ nonce: u256(p.cosignerNonce) })),
+  ];
+}
+
+/** The delegation's struct hash (what `authority` of a child and `disabledDelegations` use). */
+export const delegationHash = (d: Omit<Delegation, "signature"> & { signature?: Hex }): Hex => hashDelegation({ ...d, signature: d.signature ?? "0x" }) as Hex;
+
+/** EIP-712 typed data the delegator signs (domain: the pinned DelegationManager on this chain). */
+export function delegationTypedData(chainId: number, delegationManager: Address, d: Omit<Delegation, "signature">) {
+  return {
+    domain: { name: "DelegationManager", version: "1", chainId, verifyingContract: delegationManager },
+    types: delegationTypes,
+    primaryType: "Delegation" as const,
+    message: { delegate: d.delegate, delegator: d.delegator, authority: d.authority, caveats: d.caveats.map(({ enforcer, terms }) => ({ enforcer, terms })), salt: d.salt },
+  };
+}
+
+/** `redeemDelegations([leaf, root])` for one single-call execution. */
+export function redeemCalldata(chain: Delegation[], execution: Execution): Hex {
+  const context = encodeDelegations(chain) as Hex;
+  const single = encodePacked(["address", "uint256", "bytes"], [execution.target, execution.value, execution.callData]);
+  return encodeFunctionData({ abi: delegationManagerAbi, functionName: "redeemDelegations", args: [[context], [SINGLE_DEFAULT_MODE], [single]] });
+}
+
+/** JSON form of a delegation (atoms as strings). */
+export type DelegationJson = { delegate: Address; delegator: Address; authority: Hex; caveats: Caveat[]; salt: string; signature: Hex };
+export const delegationToJson = (d: Delegation): DelegationJson => ({ ...d, salt: d.salt.toString() });
+export const delegationFromJson = (d: DelegationJson): Delegation => ({ ...d, salt: BigInt(d.salt) });

@@ -1,0 +1,161 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { encodeFunctionData, maxUint256, parseEther, parseUnits, serializeSignature, type Address, type Hex } from "viem";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { erc20Abi } from "../../abis/erc20.js";
+import { delegationManagerAbi } from "../../abis/delegation.js";
+import { freshenMarket, startStack, type Stack } from "../helpers/stack.js";
+import type { PlanTx } from "../helpers/agent.js";
+
+/**
+ * Sessions end to end on the devnet, as an agent would: a fresh wallet upgrades by EIP-7702,
+ * grants a session to an executor key, switches it on; the executor trades through the
+ * co-signer, submits, and the trade is mined and listed for the wallet; limits refuse; revoke
+ * stops it at the service and, once its on-chain steps land, on chain.
+ */
+type Account = ReturnType<typeof privateKeyToAccount>;
+let stack: Stack;
+const usdgOf = (a: Address) => stack.dn.pub.readContract({ address: stack.dn.token("USDG"), abi: erc20Abi, functionName: "balanceOf", args: [a] });
+
+beforeAll(async () => {
+  stack = await startStack({ store: "postgres", before: freshenMarket });
+}, 180_000);
+afterAll(() => stack?.stop());
+
+export type Granted = { wallet: Account; executor: Account; walletKey: string; executorKey: string; sessionId: string; start: any };
+
+/** A fresh wallet (ETH and USDG), a fresh executor (gas), both signed in; the session granted, switched on and set up. */
+export async function grantedSession(s: Stack, limits: Record<string, unknown> = {}, opts: { setup?: boolean } = {}): Promise<Granted> {
+  const { dn, agent } = s;
+  const wallet = await dn.freshWallet(parseEther("5"), [[dn.token("USDG"), parseUnits("1000", 6)]]);
+  const executor = await dn.freshWallet(parseEther("1"));
+  const walletKey = await agent.signIn(wallet);
+  const executorKey = await agent.signIn(executor);
+  const start = await agent.post("/live/session/grant", { wallet: wallet.address, executor: executor.address, max_trade_usd: 50, max_day_usd: 120, max_trades: 5, expires_in_s: 3_600, ...limits }, walletKey);
+  expect(start.status, JSON.stringify(start.json)).toBe(200);
+  const sig = await wallet.signTypedData(typedDataOf(start.json.sign.delegation.typed_data));
+  const a = start.json.sign.authorization;
+  const auth = a ? await wallet.signAuthorization({ contractAddress: a.contract_address, chainId: a.chain_id, nonce: a.nonce }) : null;
+  const on = await agent.post("/live/session/grant", { session_id: start.json.session_id, delegation_signature: sig, ...(auth ? { authorization_signature: serializeSignature(auth) } : {}) }, walletKey);
+  expect(on.status, JSON.stringify(on.json)).toBe(200);
+  if (opts.setup !== false) await runSetup(s, wallet, start.json.setup.steps, auth);
+  return { wallet, executor, walletKey, executorKey, sessionId: start.json.session_id, start: start.json };
+}
+
+/** The typed data of an answer as viem signs it (the salt travels as a decimal string). */
+export const typedDataOf = (t: any) => ({ ...t, message: { ...t.message, salt: BigInt(t.message.salt) } });
+
+/** The main key sends the setup steps: the 7702 upgrade (to itself, carrying the authorization), then approvals. */
+async function runSetup(s: Stack, wallet: Account, steps: any[], auth: Awaited<ReturnType<Account["signAuthorization"]>> | null) {
+  const w = s.dn.walletFor(wallet);
+  for (const step of steps) {
+    const hash =
+      step.kind === "upgrade"
+        ? await w.sendTransaction({ to: wallet.address, data: "0x", authorizationList: [auth!] })
+        : await w.sendTransaction({ to: step.tx.to, data: step.tx.data, value: BigInt(step.tx.value) });
+    expect((await s.dn.mined(hash)).status, step.kind).toBe("success");
+  }
+}
+
+/** The executor signs the answer's redeem transaction with its own nonce and gas. */
+export async function executorSigns(s: Stack, executor: Account, tx: PlanTx & { gas?: number }) {
+  return s.agent.sign(executor, tx);
+}
+
+describe("a session from grant to revoke", () => {
+  let g: Granted;
+  beforeAll(async () => {
+    g = await grantedSession(stack);
+  }, 120_000);
+
+  it("answers the grant's fields, signs a root the delegation manager hashes the same, and upgrades the wallet to the pinned delegator", async () => {
+    const { dn } = stack;
+    const st = g.start;
+    for (const f of ["session_id", "status", "wallet", "executor", "cosigner", "expires", "wallet_code", "sign", "setup", "risk_terms", "caveats", "limits", "exposure", "on_chain_bounds", "not_enforced_on_chain", "curve", "then"]) expect(st, f).toHaveProperty(f);
+    expect(st.status).toBe("pending");
+    expect(st.cosigner).toBe(stack.api.config.cosigner);
+    expect(st.wallet_code.state).toBe("eoa");
+    expect(st.caveats.map((c: any) => c.enforcer)).toEqual(["LogicalOrWrapperEnforcer", "ValueLteEnforcer", "TimestampEnforcer", "LimitedCallsEnforcer", "NonceEnforcer", "RedeemerEnforcer", "NativeTokenPeriodTransferEnforcer"]);
+    expect(st.on_chain_bounds.redeemer).toBe(g.executor.address);
+    // The delegation manager computes the same root hash we answered.
+    const t = typedDataOf(st.sign.delegation.typed_data).message;
+    const onChain = await dn.pub.readContract({ address: dn.universe.contracts.delegationManager, abi: delegationManagerAbi, functionName: "getDelegationHash", args: [{ ...t, caveats: t.caveats.map((c: any) => ({ ...c, args: "0x" })), signature: "0x" }] });
+    expect(onChain).toBe(st.sign.delegation.delegation_hash);
+    expect((await dn.pub.getCode({ address: g.wallet.address }))?.toLowerCase()).toBe(`0xef0100${dn.universe.contracts.statelessDelegator.slice(2).toLowerCase()}`);
+    const mine = await stack.agent.get("/me/sessions", g.walletKey);
+    expect(mine.status).toBe(200);
+    expect(mine.json.sessions[0]).toMatchObject({ session_id: g.sessionId, status: "active", executor: g.executor.address.toLowerCase(), used: { trades: 0, trades_left: 5 } });
+    expect(mine.json.routes.session_revoke).toMatch(/session\/revoke/);
+  });
+
+  it("trades ETH -> USDG with the executor's key and USDG -> ETH with the wallet's key; both mined and listed for the wallet", async () => {
+    const { dn, agent } = stack;
+    const before = await usdgOf(g.wallet.address);
+    const t1 = await agent.post("/live/session/trade", { session_id: g.sessionId, token_in: "ETH", token_out: "USDG", notional_usd: 20 }, g.executorKey);
+    expect(t1.status, JSON.stringify(t1.json)).toBe(200);
+    expect(t1.json.simulated_ok, JSON.stringify(t1.json.simulation)).toBe(true);
+    expect(t1.json.tx.to).toBe(dn.universe.contracts.delegationManager);
+    expect(t1.json.spend).toMatchObject({ trades_used: 1, trades_left: 4 });
+    const sent1 = await agent.post("/live/submit", { raw_tx: await executorSigns(stack, g.executor, t1.json.tx) }, g.executorKey);
+    expect(sent1.status, JSON.stringify(sent1.json)).toBe(200);
+    expect((await dn.mined(sent1.json.tx_hash)).status).toBe("success");
+    expect(await usdgOf(g.wallet.address)).toBeGreaterThan(before + BigInt(t1.json.swap.amount_out_min) - 1n);
+
+    const t2 = await agent.post("/live/session/trade", { session_id: g.sessionId, token_in: "USDG", token_out: "ETH", notional_usd: 15 }, g.walletKey);
+    expect(t2.status, JSON.stringify(t2.json)).toBe(200);
+    const sent2 = await agent.post("/live/submit", { raw_tx: await executorSigns(stack, g.executor, t2.json.tx) }, g.walletKey);
+    expect(sent2.status, JSON.stringify(sent2.json)).toBe(200);
+    expect((await dn.mined(sent2.json.tx_hash)).status).toBe("success");
+
+    // Listed for the wallet (not the executor), path session, mined by the watcher.
+    const listed = async () => (await agent.get("/me/trades", g.walletKey)).json.trades as any[];
+    for (let i = 0; i < 100 && (await listed()).filter((t) => t.status === "mined").length < 2; i++) await new Promise((r) => setTimeout(r, 100));
+    const rows = await listed();
+    const byHash = (h: Hex) => rows.find((t) => t.tx_hash === h.toLowerCase());
+    expect(byHash(sent1.json.tx_hash)).toMatchObject({ status: "mined", path: "session" });
+    expect(byHash(sent2.json.tx_hash)).toMatchObject({ status: "mined", path: "session" });
+    expect(BigInt(byHash(sent1.json.tx_hash).amount_in)).toBe(BigInt(t1.json.swap.amount_in));
+    expect((await agent.get("/me/trades", g.executorKey)).json.trades.some((t: any) => t.tx_hash === sent1.json.tx_hash.toLowerCase())).toBe(false);
+  });
+
+  it("refuses past the per-trade and 24-hour caps, and a token outside the session", async () => {
+    const { agent } = stack;
+    const over = await agent.post("/live/session/trade", { session_id: g.sessionId, token_in: "ETH", token_out: "USDG", notional_usd: 60 }, g.executorKey);
+    expect([over.status, over.json.error.code]).toEqual([422, "SESSION_MAX_TRADE"]);
+    const wrong = await agent.post("/live/session/trade", { session_id: g.sessionId, token_in: "ETH", token_out: "WETH", notional_usd: 5 }, g.executorKey);
+    expect(wrong.status).toBe(422);
+    expect(["SESSION_TOKENS", "NO_ROUTE"]).toContain(wrong.json.error.code);
+    // 35 co-signed so far; 45 + 45 would pass 120.
+    const a = await agent.post("/live/session/trade", { session_id: g.sessionId, token_in: "ETH", token_out: "USDG", notional_usd: 45 }, g.executorKey);
+    expect(a.status, JSON.stringify(a.json)).toBe(200);
+    const b = await agent.post("/live/session/trade", { session_id: g.sessionId, token_in: "ETH", token_out: "USDG", notional_usd: 45 }, g.executorKey);
+    expect([b.status, b.json.error.code]).toEqual([422, "SESSION_MAX_DAY"]);
+  });
+
+  it("revoke stops the next trade for every key and answers the on-chain steps; once sent, an old signed leaf reverts on chain", async () => {
+    const { dn, agent } = stack;
+    // A co-signed trade the executor still holds, not sent.
+    const held = await agent.post("/live/session/trade", { session_id: g.sessionId, token_in: "USDG", token_out: "ETH", notional_usd: 5 }, g.executorKey);
+    expect(held.status, JSON.stringify(held.json)).toBe(200);
+    expect((await agent.post("/live/session/revoke", { session_id: g.sessionId }, g.executorKey)).json.error.code).toBe("WALLET_MISMATCH");
+    const rv = await agent.post("/live/session/revoke", { session_id: g.sessionId, reset_code: true }, g.walletKey);
+    expect(rv.status, JSON.stringify(rv.json)).toBe(200);
+    expect(rv.json).toMatchObject({ status: "revoked", signer_revoked: true });
+    expect(rv.json.on_chain.map((s: any) => s.kind)).toEqual(["disable_delegation", "increment_nonce", "lockdown"]);
+    expect(rv.json.simulation.every((s: any) => s.ok)).toBe(true);
+    expect(rv.json.reset_code.authorization.contract_address).toBe("0x0000000000000000000000000000000000000000");
+    for (const key of [g.executorKey, g.walletKey]) {
+      const r = await agent.post("/live/session/trade", { session_id: g.sessionId, token_in: "ETH", token_out: "USDG", notional_usd: 5 }, key);
+      expect([r.status, r.json.error.code]).toEqual([409, "SESSION_REVOKED"]);
+    }
+    // The main key sends the on-chain steps; the held leaf, sent straight to the chain, reverts.
+    for (const step of rv.json.on_chain) expect((await dn.mined(await dn.walletFor(g.wallet).sendTransaction({ to: step.tx.to, data: step.tx.data }))).status).toBe("success");
+    const replay = await dn.walletFor(g.executor).sendTransaction({ to: held.json.tx.to, data: held.json.tx.data, gas: 1_000_000n });
+    expect((await dn.mined(replay)).status).toBe("reverted");
+    const rows = (await agent.get("/me/sessions", g.walletKey)).json.sessions;
+    expect(rows.find((x: any) => x.session_id === g.sessionId).status).toBe("revoked");
+  });
+});
+
+void maxUint256;
+void encodeFunctionData;
+void generatePrivateKey;
