@@ -1,10 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { encodeFunctionData, maxUint256, parseEther, parseUnits, serializeSignature, type Address, type Hex } from "viem";
-import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { type Address, type Hex } from "viem";
 import { erc20Abi } from "../../abis/erc20.js";
 import { delegationManagerAbi } from "../../abis/delegation.js";
 import { freshenMarket, startStack, type Stack } from "../helpers/stack.js";
-import type { PlanTx } from "../helpers/agent.js";
+import { executorSigns, grantedSession, typedDataOf, type Granted } from "../helpers/sessions.js";
 
 /**
  * Sessions end to end on the devnet, as an agent would: a fresh wallet upgrades by EIP-7702,
@@ -12,7 +11,6 @@ import type { PlanTx } from "../helpers/agent.js";
  * co-signer, submits, and the trade is mined and listed for the wallet; limits refuse; revoke
  * stops it at the service and, once its on-chain steps land, on chain.
  */
-type Account = ReturnType<typeof privateKeyToAccount>;
 let stack: Stack;
 const usdgOf = (a: Address) => stack.dn.pub.readContract({ address: stack.dn.token("USDG"), abi: erc20Abi, functionName: "balanceOf", args: [a] });
 
@@ -20,46 +18,6 @@ beforeAll(async () => {
   stack = await startStack({ store: "postgres", before: freshenMarket });
 }, 180_000);
 afterAll(() => stack?.stop());
-
-export type Granted = { wallet: Account; executor: Account; walletKey: string; executorKey: string; sessionId: string; start: any };
-
-/** A fresh wallet (ETH and USDG), a fresh executor (gas), both signed in; the session granted, switched on and set up. */
-export async function grantedSession(s: Stack, limits: Record<string, unknown> = {}, opts: { setup?: boolean } = {}): Promise<Granted> {
-  const { dn, agent } = s;
-  const wallet = await dn.freshWallet(parseEther("5"), [[dn.token("USDG"), parseUnits("1000", 6)]]);
-  const executor = await dn.freshWallet(parseEther("1"));
-  const walletKey = await agent.signIn(wallet);
-  const executorKey = await agent.signIn(executor);
-  const start = await agent.post("/live/session/grant", { wallet: wallet.address, executor: executor.address, max_trade_usd: 50, max_day_usd: 120, max_trades: 5, expires_in_s: 3_600, ...limits }, walletKey);
-  expect(start.status, JSON.stringify(start.json)).toBe(200);
-  const sig = await wallet.signTypedData(typedDataOf(start.json.sign.delegation.typed_data));
-  const a = start.json.sign.authorization;
-  const auth = a ? await wallet.signAuthorization({ contractAddress: a.contract_address, chainId: a.chain_id, nonce: a.nonce }) : null;
-  const on = await agent.post("/live/session/grant", { session_id: start.json.session_id, delegation_signature: sig, ...(auth ? { authorization_signature: serializeSignature(auth) } : {}) }, walletKey);
-  expect(on.status, JSON.stringify(on.json)).toBe(200);
-  if (opts.setup !== false) await runSetup(s, wallet, start.json.setup.steps, auth);
-  return { wallet, executor, walletKey, executorKey, sessionId: start.json.session_id, start: start.json };
-}
-
-/** The typed data of an answer as viem signs it (the salt travels as a decimal string). */
-export const typedDataOf = (t: any) => ({ ...t, message: { ...t.message, salt: BigInt(t.message.salt) } });
-
-/** The main key sends the setup steps: the 7702 upgrade (to itself, carrying the authorization), then approvals. */
-async function runSetup(s: Stack, wallet: Account, steps: any[], auth: Awaited<ReturnType<Account["signAuthorization"]>> | null) {
-  const w = s.dn.walletFor(wallet);
-  for (const step of steps) {
-    const hash =
-      step.kind === "upgrade"
-        ? await w.sendTransaction({ to: wallet.address, data: "0x", authorizationList: [auth!] })
-        : await w.sendTransaction({ to: step.tx.to, data: step.tx.data, value: BigInt(step.tx.value) });
-    expect((await s.dn.mined(hash)).status, step.kind).toBe("success");
-  }
-}
-
-/** The executor signs the answer's redeem transaction with its own nonce and gas. */
-export async function executorSigns(s: Stack, executor: Account, tx: PlanTx & { gas?: number }) {
-  return s.agent.sign(executor, tx);
-}
 
 describe("a session from grant to revoke", () => {
   let g: Granted;
@@ -155,7 +113,3 @@ describe("a session from grant to revoke", () => {
     expect(rows.find((x: any) => x.session_id === g.sessionId).status).toBe("revoked");
   });
 });
-
-void maxUint256;
-void encodeFunctionData;
-void generatePrivateKey;

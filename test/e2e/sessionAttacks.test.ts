@@ -1,0 +1,191 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { decodeAbiParameters, decodeFunctionData, encodeAbiParameters, encodeFunctionData, maxUint160, parseEther, toHex, type Address, type Hex } from "viem";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { erc20Abi } from "../../abis/erc20.js";
+import { permit2Abi } from "../../abis/permit2.js";
+import { Command, universalRouterAbi } from "../../abis/universalRouter.js";
+import { delegationHash, delegationTypedData, leafCaveats, redeemCalldata, withRootGroup, type Delegation, type Execution } from "../../lib/delegation.js";
+import { inputs } from "../../lib/router.js";
+import { ACCOUNT_ROLES, devAccount } from "../../devnet/deploy.js";
+import { serveApi, type Api } from "../helpers/api.js";
+import { freshenMarket, startStack, type Stack } from "../helpers/stack.js";
+import { agentOf } from "../helpers/agent.js";
+import { executorSigns, grantedSession, type Granted } from "../helpers/sessions.js";
+import type { CosignerPort } from "../../api/ports/cosigner.js";
+
+/**
+ * Sessions attacked: a changed recipient deep in calldata or a sub-plan, payments to the executor,
+ * a Permit2 approve to another spender, the co-signer key alone, a leaf replayed, a leaf after
+ * revoke, two instances racing the day cap, another wallet's key. Each is refused by the
+ * co-signer or reverted by the chain, and the wallet's funds stay where they were.
+ */
+let stack: Stack;
+let cosigner: CosignerPort;
+const thief = privateKeyToAccount(generatePrivateKey()).address;
+const cosignerKey = devAccount(ACCOUNT_ROLES.cosigner);
+
+beforeAll(async () => {
+  stack = await startStack({ store: "postgres", before: freshenMarket });
+  cosigner = stack.api.app.services.cosigner!;
+}, 180_000);
+afterAll(() => stack?.stop());
+
+const balances = async (a: Address) => ({ eth: await stack.dn.pub.getBalance({ address: a }), usdg: await stack.dn.pub.readContract({ address: stack.dn.token("USDG"), abi: erc20Abi, functionName: "balanceOf", args: [a] }) });
+const trade = (g: Granted, body: Record<string, unknown>, key = g.executorKey, api: Api = stack.api) => api.call("POST", "/api/v1/live/session/trade", { session_id: g.sessionId, ...body }, { authorization: `Bearer ${key}` });
+
+/** The router program of an execution, and the same call with a new program. */
+function programOf(data: Hex) {
+  const { args } = decodeFunctionData({ abi: universalRouterAbi, data });
+  const [commands, ins, deadline] = args as unknown as [Hex, Hex[], bigint];
+  return { bytes: (commands.slice(2).match(/../g) ?? []).map((b) => parseInt(b, 16)), ins: [...ins], deadline };
+}
+const execute = (bytes: number[], ins: Hex[], deadline: bigint) => encodeFunctionData({ abi: universalRouterAbi, functionName: "execute", args: [toHex(Uint8Array.from(bytes)), ins, deadline] });
+function replaced(data: Hex, command: number, input: Hex): Hex {
+  const p = programOf(data);
+  p.ins[p.bytes.indexOf(command)] = input;
+  return execute(p.bytes, p.ins, p.deadline);
+}
+const addr3 = [{ type: "address" }, { type: "address" }, { type: "uint256" }] as const;
+
+describe("the co-signer reads what it signs", () => {
+  let g: Granted;
+  let honest: Execution;
+  let feeBps: number;
+  beforeAll(async () => {
+    g = await grantedSession(stack);
+    const t = await trade(g, { token_in: "ETH", token_out: "USDG", notional_usd: 10 });
+    expect(t.status, JSON.stringify(t.json)).toBe(200);
+    honest = { target: t.json.execution.target, value: BigInt(t.json.execution.value), callData: t.json.execution.call_data };
+    feeBps = t.json.fee_bps;
+  }, 120_000);
+
+  const cosign = (execution: Execution, declared = feeBps) => cosigner.cosign({ delegationHash: g.start.sign.delegation.delegation_hash, execution, declared: { feeBps: declared } }).then(() => "signed", (e) => ({ code: e.code, rules: (e.extra?.signer_checks ?? []).map((c: any) => c.rule) }));
+
+  it("refuses a recipient changed in the SWEEP, a sub-plan paying the thief, a TRANSFER or SWEEP to the executor, another target, a lower fee, a zero minimum; nothing is counted", async () => {
+    const before = await cosigner.usage(g.start.sign.delegation.delegation_hash, g.wallet.address);
+    const p = programOf(honest.callData);
+    const sweepAt = p.bytes.indexOf(Command.SWEEP);
+    const [usdg, , min] = decodeAbiParameters(addr3, p.ins[sweepAt]!);
+    const toThief = replaced(honest.callData, Command.SWEEP, inputs.sweep(usdg, thief, min));
+    const recipients = (r: unknown) => {
+      expect((r as any).code).toBe("SESSION_RECIPIENTS");
+      expect((r as any).rules).toContain("SESSION_RECIPIENTS");
+    };
+    recipients(await cosign({ ...honest, callData: toThief }));
+
+    // The same theft one level down: the honest commands, then a sub-plan sweeping to the thief.
+    const sub = encodeAbiParameters([{ type: "bytes" }, { type: "bytes[]" }], [toHex(Uint8Array.from([Command.SWEEP])), [inputs.sweep(usdg, thief, 0n)]]);
+    const nested = execute([...p.bytes, Command.EXECUTE_SUB_PLAN], [...p.ins, sub], p.deadline);
+    recipients(await cosign({ ...honest, callData: nested }));
+
+    const transferToExecutor = execute([...p.bytes, Command.TRANSFER], [...p.ins, inputs.transfer(usdg, g.executor.address, 1n)], p.deadline);
+    recipients(await cosign({ ...honest, callData: transferToExecutor }));
+    const sweepToExecutor = replaced(honest.callData, Command.SWEEP, inputs.sweep(usdg, g.executor.address, min));
+    recipients(await cosign({ ...honest, callData: sweepToExecutor }));
+
+    expect(((await cosign({ ...honest, target: stack.dn.token("WETH") })) as any).code).toBe("SESSION_TARGET");
+    // A revert-allowed fee command could be skipped: refused as an execution shape.
+    const flagged = execute(p.bytes.map((b) => (b === Command.TRANSFER ? b | 0x80 : b)), p.ins, p.deadline);
+    expect(((await cosign({ ...honest, callData: flagged })) as any).rules).toContain("SESSION_EXECUTION");
+
+    const [feeToken, feeTo, feeAmount] = decodeAbiParameters(addr3, p.ins[p.bytes.indexOf(Command.TRANSFER)]!);
+    const lowFee = replaced(honest.callData, Command.TRANSFER, inputs.transfer(feeToken, feeTo, feeAmount / 2n));
+    const low = (await cosign({ ...honest, callData: lowFee })) as any;
+    expect(low.code).toBe("REFUSED");
+    expect(low.rules).toContain("SESSION_EXECUTION"); // half the fee left in the router
+    const noMin = replaced(honest.callData, Command.SWEEP, inputs.sweep(usdg, "0x0000000000000000000000000000000000000001", 0n));
+    expect(await cosign({ ...honest, callData: noMin })).toEqual({ code: "REFUSED", rules: ["PRICE"] });
+    expect(await cosign(honest, feeBps + 5)).toEqual({ code: "REFUSED", rules: ["FEE_DECLARED"] });
+
+    expect(await cosigner.usage(g.start.sign.delegation.delegation_hash, g.wallet.address)).toEqual(before);
+    expect(await cosign(honest)).toBe("signed");
+  });
+});
+
+describe("the chain holds when keys are stolen", () => {
+  let g: Granted;
+  beforeAll(async () => {
+    g = await grantedSession(stack);
+  }, 120_000);
+
+  /** A leaf signed with the co-signer's key, as if both it and the executor were stolen. */
+  async function stolenLeaf(execution: Execution, to: Address = g.executor.address): Promise<Delegation> {
+    const unsigned = { delegate: to, delegator: cosignerKey.address, authority: delegationHash(g.root), caveats: leafCaveats({ execution, before: Math.floor(Date.now() / 1000) + 3_600, cosignerNonce: 0n }, stack.dn.universe.contracts.enforcers), salt: BigInt(Date.now()) };
+    return { ...unsigned, signature: await cosignerKey.signTypedData(delegationTypedData(4663, stack.dn.universe.contracts.delegationManager, unsigned)) };
+  }
+  const redeem = async (from: ReturnType<typeof privateKeyToAccount> | typeof cosignerKey, chain: Delegation[], execution: Execution) => {
+    const hash = await stack.dn.walletFor(from as never).sendTransaction({ to: stack.dn.universe.contracts.delegationManager, data: redeemCalldata(chain, execution), gas: 1_500_000n });
+    return (await stack.dn.mined(hash)).status;
+  };
+
+  it("a Permit2 approve to another spender reverts even with both keys; to the router it passes (the test can fail)", async () => {
+    const c = stack.dn.universe.contracts;
+    const approve = (spender: Address): Execution => ({ target: c.permit2, value: 0n, callData: encodeFunctionData({ abi: permit2Abi, functionName: "approve", args: [stack.dn.token("USDG"), spender, maxUint160, 2 ** 40] }) });
+    expect(await redeem(g.executor, [await stolenLeaf(approve(thief)), withRootGroup(g.root, 1)], approve(thief))).toBe("reverted");
+    const [amount] = await stack.dn.pub.readContract({ address: c.permit2, abi: permit2Abi, functionName: "allowance", args: [g.wallet.address, stack.dn.token("USDG"), thief] });
+    expect(amount).toBe(0n);
+    // The root's own group for Permit2 with the router as spender goes through: the revert above is the spender pin.
+    expect(await redeem(g.executor, [await stolenLeaf(approve(c.universalRouter)), withRootGroup(g.root, 1)], approve(c.universalRouter))).toBe("success");
+  });
+
+  it("the co-signer key alone cannot redeem the root, nor a leaf it signs to itself", async () => {
+    const before = await balances(g.wallet.address);
+    const c = stack.dn.universe.contracts;
+    // Something the root's targets allow: the router sweeping the wallet's ETH (value) to the co-signer.
+    const drain: Execution = { target: c.universalRouter, value: parseEther("0.01"), callData: execute([Command.SWEEP], [inputs.sweep("0x0000000000000000000000000000000000000000", cosignerKey.address, 0n)], BigInt(Math.floor(Date.now() / 1000) + 3_600)) };
+    await stack.dn.test.setBalance({ address: cosignerKey.address, value: parseEther("10") });
+    expect(await redeem(cosignerKey, [withRootGroup(g.root, 0)], drain)).toBe("reverted");
+    expect(await redeem(cosignerKey, [await stolenLeaf(drain, cosignerKey.address), withRootGroup(g.root, 0)], drain)).toBe("reverted");
+    expect((await balances(g.wallet.address)).eth).toBe(before.eth);
+  });
+
+  it("the executor cannot replay a co-signed leaf inside its 120 s, on chain or through the relay", async () => {
+    const t = await trade(g, { token_in: "ETH", token_out: "USDG", notional_usd: 10 });
+    expect(t.status, JSON.stringify(t.json)).toBe(200);
+    const sent = await stack.agent.post("/live/submit", { raw_tx: await executorSigns(stack, g.executor, t.json.tx) }, g.executorKey);
+    expect((await stack.dn.mined(sent.json.tx_hash)).status).toBe("success");
+    const after = await balances(g.wallet.address);
+    const again = await stack.dn.walletFor(g.executor).sendTransaction({ to: t.json.tx.to, data: t.json.tx.data, gas: 1_500_000n });
+    expect((await stack.dn.mined(again)).status).toBe("reverted");
+    const relayed = await stack.agent.post("/live/submit", { raw_tx: await executorSigns(stack, g.executor, t.json.tx) }, g.executorKey);
+    expect([relayed.status, relayed.json.error?.code]).toEqual([422, "NOT_AS_BUILT"]);
+    expect((await balances(g.wallet.address)).usdg).toBe(after.usdg);
+  });
+
+  it("another wallet's key cannot trade the session, nor relay its executor's signature; the executor cannot relay the wallet's own plan", async () => {
+    const other = await stack.dn.freshWallet(parseEther("1"));
+    const otherKey = await stack.agent.signIn(other);
+    const r = await trade(g, { token_in: "ETH", token_out: "USDG", notional_usd: 5 }, otherKey);
+    expect([r.status, r.json.error.code]).toEqual([404, "NO_SESSION"]);
+    const t = await trade(g, { token_in: "ETH", token_out: "USDG", notional_usd: 5 });
+    const raw = await executorSigns(stack, g.executor, t.json.tx);
+    const wrongKey = await stack.agent.post("/live/submit", { raw_tx: raw }, otherKey);
+    expect([wrongKey.status, wrongKey.json.error.code]).toEqual([403, "WALLET_MISMATCH"]);
+    // The wallet's ordinary plan, signed by the executor, is not a session trade.
+    const plan = await stack.agent.post("/live/prepare", { wallet: g.wallet.address, token_in: "ETH", token_out: "USDG", amount_in: parseEther("0.001").toString() }, g.walletKey);
+    expect(plan.status, JSON.stringify(plan.json)).toBe(200);
+    const byExecutor = await stack.agent.post("/live/submit", { raw_tx: await executorSigns(stack, g.executor, plan.json.tx) }, g.walletKey);
+    expect([byExecutor.status, byExecutor.json.error.code]).toEqual([403, "WALLET_MISMATCH"]);
+  });
+});
+
+describe("two API instances on one PostgreSQL store race the day cap", () => {
+  it("co-signs at most the cap: six $30 trades at once over two instances against $100 a day", async () => {
+    const second = await serveApi({ rpcUrl: stack.dn.anvil.rpcUrl, db: stack.store.db, indexed: stack.ix.liveReads().reads });
+    try {
+      const g = await grantedSession(stack, { max_trade_usd: 50, max_day_usd: 100, max_trades: 20 });
+      const secondKey = await agentOf(second, stack.dn).signIn(g.executor);
+      const results = await Promise.all(Array.from({ length: 6 }, (_, i) => (i % 2 ? trade(g, { token_in: "ETH", token_out: "USDG", notional_usd: 30 }, secondKey, second) : trade(g, { token_in: "ETH", token_out: "USDG", notional_usd: 30 }))));
+      const ok = results.filter((r) => r.status === 200);
+      const codes = results.filter((r) => r.status !== 200).map((r) => r.json.error.code);
+      expect(ok.length).toBeGreaterThan(0);
+      expect(ok.length).toBeLessThanOrEqual(3);
+      expect(new Set(codes)).toEqual(new Set(["SESSION_MAX_DAY"]));
+      const used = await cosigner.usage(g.start.sign.delegation.delegation_hash, g.wallet.address);
+      expect(used.trades_used).toBe(ok.length);
+      expect(used.last_24h_usd).toBeLessThanOrEqual(100);
+    } finally {
+      await second.close();
+    }
+  });
+});
