@@ -52,7 +52,7 @@ const limit = (msg: string): never => {
 export function walletCodeOf(code: Hex | undefined, pinned: Address): WalletCode {
   if (!code || code === "0x") return { state: "eoa", implementation: null, version: null };
   if (lc(code) === lc(concat(["0xef0100", pinned]))) return { state: "pinned", implementation: getAddress(pinned), version: "1.3.0" };
-  throw new Refusal("WALLET_CODE", `the wallet runs code other than the pinned EIP7702StatelessDeleGator 1.3.0 (${pinned}); reset it or use another wallet`, { code: code.slice(0, 48) });
+  throw new Refusal("WALLET_CODE", `the wallet runs code other than the pinned EIP7702StatelessDeleGator 1.3.0 (${pinned}); reset it or use another wallet`, { wallet_code: code.slice(0, 48) });
 }
 
 /** live/session/grant, first call: validates, builds the root and answers what to sign. */
@@ -64,13 +64,14 @@ export async function startGrant(d: SessionDeps, body: Record<string, unknown>, 
   if (lc(q.wallet) !== lc(keyWallet)) throw new Refusal("WALLET_MISMATCH", "a session is granted by its own wallet's key");
   const wallet = getAddress(q.wallet);
   const executor = getAddress(q.executor);
-  const maxDay = q.max_day_usd ?? Math.max(100, q.max_trade_usd);
+  const maxDay = q.max_day_usd ?? Math.min(Math.max(100, q.max_trade_usd), q.max_trade_usd * GRANT_LIMITS.dayFactor);
   // Limits (SESSION_LIMIT), then the executor (BAD_EXECUTOR).
   if (!(q.max_trade_usd > 0 && q.max_trade_usd <= GRANT_LIMITS.maxTradeUsd)) limit(`max_trade_usd must be above 0 and at most ${GRANT_LIMITS.maxTradeUsd}`);
   if (!(maxDay >= q.max_trade_usd && maxDay <= q.max_trade_usd * GRANT_LIMITS.dayFactor)) limit(`max_day_usd must be from max_trade_usd (${q.max_trade_usd}) to ${GRANT_LIMITS.dayFactor} times it`);
   if (!(Number.isInteger(q.max_trades) && q.max_trades >= 1 && q.max_trades <= GRANT_LIMITS.maxTrades)) limit(`max_trades must be an integer from 1 to ${GRANT_LIMITS.maxTrades}`);
   if (!(Number.isInteger(q.expires_in_s) && q.expires_in_s >= GRANT_LIMITS.minExpiresS && q.expires_in_s <= GRANT_LIMITS.maxExpiresS)) limit(`expires_in_s must be an integer from ${GRANT_LIMITS.minExpiresS} to ${GRANT_LIMITS.maxExpiresS}`);
-  const budgetUsd = q.setup_budget_usd ?? maxDay;
+  // Default max_day_usd (SPEC), within the approval budget's ceiling when the day cap is above it.
+  const budgetUsd = q.setup_budget_usd ?? Math.min(maxDay, GRANT_LIMITS.maxSetupBudgetUsd);
   if (!(budgetUsd > 0 && budgetUsd <= GRANT_LIMITS.maxSetupBudgetUsd)) limit(`setup_budget_usd must be above 0 and at most ${GRANT_LIMITS.maxSetupBudgetUsd}`);
   if (new Set(q.tokens.map((t) => t.toLowerCase())).size < 2) limit("a session needs at least two different tokens");
   const cosigner = d.cosigner;

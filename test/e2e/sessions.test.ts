@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Address, type Hex } from "viem";
+import { parseEther, serializeSignature, type Address, type Hex } from "viem";
 import { erc20Abi } from "../../abis/erc20.js";
 import { delegationManagerAbi } from "../../abis/delegation.js";
 import { freshenMarket, startStack, type Stack } from "../helpers/stack.js";
@@ -111,5 +111,95 @@ describe("a session from grant to revoke", () => {
     expect((await dn.mined(replay)).status).toBe("reverted");
     const rows = (await agent.get("/me/sessions", g.walletKey)).json.sessions;
     expect(rows.find((x: any) => x.session_id === g.sessionId).status).toBe("revoked");
+  });
+});
+
+describe("grant and trade refusals", () => {
+  let wallet: Awaited<ReturnType<Stack["dn"]["freshWallet"]>>;
+  let key: string;
+  let executor: Address;
+  const grant = (body: Record<string, unknown>, k = key) => stack.agent.post("/live/session/grant", { wallet: wallet.address, executor, ...body }, k);
+  const code = async (p: Promise<{ status: number; json: any }>) => {
+    const r = await p;
+    return [r.status, r.json?.error?.code];
+  };
+  beforeAll(async () => {
+    wallet = await stack.dn.freshWallet(parseEther("2"));
+    key = await stack.agent.signIn(wallet);
+    executor = (await stack.dn.freshWallet(0n)).address;
+  });
+
+  it("SESSION_LIMIT for every bound of the grant; BAD_EXECUTOR; WALLET_MISMATCH; unknown fields", async () => {
+    for (const bad of [
+      { max_trade_usd: 1_001 },
+      { max_trade_usd: 0 },
+      { max_trade_usd: 10, max_day_usd: 9 },
+      { max_trade_usd: 10, max_day_usd: 1_001 },
+      { max_trades: 0 },
+      { max_trades: 10_001 },
+      { max_trades: 1.5 },
+      { expires_in_s: 59 },
+      { expires_in_s: 30 * 86_400 + 1 },
+      { tokens: ["ETH"] },
+      { tokens: ["ETH", "eth"] },
+      { setup_budget_usd: 10_001 },
+    ]) expect(await code(grant(bad)), JSON.stringify(bad)).toEqual([422, "SESSION_LIMIT"]);
+    // The bounds themselves are fine.
+    const edge = await grant({ max_trade_usd: 1_000, max_day_usd: 100_000, max_trades: 10_000, expires_in_s: 30 * 86_400 });
+    expect(edge.status, JSON.stringify(edge.json)).toBe(200);
+    expect((await grant({ max_trades: 1, expires_in_s: 60, max_trade_usd: 1, max_day_usd: 100 })).status).toBe(200);
+    expect(await code(grant({ executor: wallet.address }))).toEqual([422, "BAD_EXECUTOR"]);
+    expect(await code(grant({ executor: stack.api.config.cosigner }))).toEqual([422, "BAD_EXECUTOR"]);
+    const other = await stack.dn.freshWallet(0n);
+    expect(await code(grant({ wallet: other.address }))).toEqual([403, "WALLET_MISMATCH"]);
+    expect(await code(grant({ max_fee_bps: 10 }))).toEqual([400, "BAD_REQUEST"]);
+  });
+
+  it("WALLET_CODE for a wallet delegated to other code; TOKEN_NOT_ALLOWED for a symbol that is not core", async () => {
+    const odd = await stack.dn.freshWallet(parseEther("1"));
+    const oddKey = await stack.agent.signIn(odd);
+    const auth = await odd.signAuthorization({ contractAddress: stack.dn.token("WETH"), chainId: 4663, nonce: (await stack.dn.pub.getTransactionCount({ address: odd.address })) + 1 });
+    await stack.dn.mined(await stack.dn.walletFor(odd).sendTransaction({ to: odd.address, data: "0x", authorizationList: [auth] }));
+    const wc = await stack.agent.post("/live/session/grant", { wallet: odd.address, executor }, oddKey);
+    expect([wc.status, wc.json.error?.code], JSON.stringify(wc.json)).toEqual([422, "WALLET_CODE"]);
+    expect(await code(grant({ tokens: ["ETH", "DOGE"] }))).toEqual([422, "TOKEN_NOT_ALLOWED"]);
+  });
+
+  it("switch-on: BAD_SIGNATURE for another signer, a chain-0 or foreign authorization, a missing authorization; NO_SESSION for another wallet's key; SESSION_PENDING before it", async () => {
+    const st = (await grant({})).json;
+    const td = typedDataOf(st.sign.delegation.typed_data);
+    const a = st.sign.authorization;
+    const auth = await wallet.signAuthorization({ contractAddress: a.contract_address, chainId: a.chain_id, nonce: a.nonce });
+    const sig = await wallet.signTypedData(td);
+    const stranger = await stack.dn.freshWallet(0n);
+    const on = (body: Record<string, unknown>, k = key) => stack.agent.post("/live/session/grant", { session_id: st.session_id, ...body }, k);
+    expect(await code(on({ delegation_signature: await stranger.signTypedData(td), authorization_signature: serializeSignature(auth) }))).toEqual([422, "BAD_SIGNATURE"]);
+    expect(await code(on({ delegation_signature: "0x1234", authorization_signature: serializeSignature(auth) }))).toEqual([400, "BAD_SIGNATURE"]);
+    expect(await code(on({ delegation_signature: sig }))).toEqual([422, "BAD_SIGNATURE"]);
+    const chain0 = await wallet.signAuthorization({ contractAddress: a.contract_address, chainId: 0, nonce: a.nonce });
+    expect(await code(on({ delegation_signature: sig, authorization_signature: serializeSignature(chain0) }))).toEqual([422, "BAD_SIGNATURE"]);
+    const foreign = await wallet.signAuthorization({ contractAddress: stack.dn.token("WETH"), chainId: 4663, nonce: a.nonce });
+    expect(await code(on({ delegation_signature: sig, authorization_signature: serializeSignature(foreign) }))).toEqual([422, "BAD_SIGNATURE"]);
+    const strangerKey = await stack.agent.signIn(stranger);
+    expect(await code(on({ delegation_signature: sig, authorization_signature: serializeSignature(auth) }, strangerKey))).toEqual([404, "NO_SESSION"]);
+    expect(await code(stack.agent.post("/live/session/trade", { session_id: st.session_id, token_in: "ETH", token_out: "USDG", notional_usd: 5 }, key))).toEqual([409, "SESSION_PENDING"]);
+    // Nothing above changed it: the right signatures still switch it on, and again is the same answer.
+    const ok = await on({ delegation_signature: sig, authorization_signature: serializeSignature(auth) });
+    expect(ok.status, JSON.stringify(ok.json)).toBe(200);
+    expect(ok.json).toMatchObject({ status: "active", authorization_stored: true, delegation_hash: st.sign.delegation.delegation_hash });
+    expect((await on({ delegation_signature: sig, authorization_signature: serializeSignature(auth) })).json.status).toBe("active");
+  });
+
+  it("trade: SESSION_TERMS for other risk terms, SESSION_SETUP for a token input without setup, NO_SESSION for an unknown id", async () => {
+    const g = await grantedSession(stack, {}, { setup: false });
+    // Only the upgrade, no approvals: USDG cannot go in yet.
+    const up = g.start.setup.steps.find((s: any) => s.kind === "upgrade");
+    expect(up).toBeDefined();
+    const t = (body: Record<string, unknown>) => code(stack.agent.post("/live/session/trade", { session_id: g.sessionId, token_in: "ETH", token_out: "USDG", notional_usd: 5, ...body }, g.executorKey));
+    expect(await t({ shield: true })).toEqual([400, "SESSION_TERMS"]);
+    expect(await t({ accept_risks: ["HONEYPOT"] })).toEqual([400, "SESSION_TERMS"]);
+    expect(await t({ token_in: "USDG", token_out: "ETH" })).toEqual([422, "SESSION_SETUP"]);
+    expect(await code(stack.agent.post("/live/session/trade", { session_id: "ses_00000000000000000000000000000000", token_in: "ETH", token_out: "USDG", notional_usd: 5 }, g.executorKey))).toEqual([404, "NO_SESSION"]);
+    expect(await code(stack.agent.post("/live/session/trade", { session_id: g.sessionId, token_in: "ETH", token_out: "USDG" }, g.executorKey))).toEqual([400, "BAD_REQUEST"]);
   });
 });
