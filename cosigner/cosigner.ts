@@ -1,6 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { bytesToHex, getAddress, recoverTypedDataAddress, zeroAddress, type Address, type Hex, type LocalAccount, type PublicClient } from "viem";
+import { LRUCache } from "lru-cache";
 import { priceFeedAbi } from "../abis/fixtures.js";
+import { onClock } from "../lib/cacheClock.js";
 import { multicall3Abi } from "../abis/multicall3.js";
 import { Refusal } from "../api/errors/index.js";
 import type { CosignAnswer, CosignerPort, CosignerRoot, CosignRequest } from "../api/ports/cosigner.js";
@@ -28,6 +30,8 @@ export type CosignerPins = {
 
 const lc = (a: string) => a.toLowerCase();
 const DAY_S = 86_400;
+/** How long the co-signer reuses its oracle read of a pair (the chain time in it only shortens a leaf). */
+const MARKS_TTL_MS = 1_000;
 /** Rules that are session limits with their own SPEC code; any other failure answers REFUSED. */
 const SESSION_CODES = new Set(["SESSION_EXPIRY", "SESSION_TOKENS", "SESSION_MAX_TRADE", "SESSION_MAX_DAY", "SESSION_TRADES_LEFT", "SESSION_TARGET", "SESSION_RECIPIENTS", "SESSION_EXECUTION"]);
 
@@ -84,6 +88,19 @@ export function createCosigner(d: { account: LocalAccount; db: Db; chain: Public
     return out;
   }
 
+  // Oracle answers move a few times a day: one read a second per pair serves an agent trading often.
+  const markCache = new LRUCache<string, Promise<Marks & { chainTime: number }>>({ max: 1_000, ttl: MARKS_TTL_MS, ...onClock(d.clock) });
+  function cachedMarks(tokenIn: Address | null, tokenOut: Address | null) {
+    const k = `${tokenIn}>${tokenOut}`;
+    let p = markCache.get(k);
+    if (!p) {
+      p = marks(tokenIn, tokenOut);
+      markCache.set(k, p);
+      p.catch(() => markCache.delete(k));
+    }
+    return p;
+  }
+
   async function revoke(hash: Hex) {
     await d.db.query("UPDATE app.cosigner_roots SET revoked_at = $2 WHERE delegation_hash = $1 AND revoked_at IS NULL", [lc(hash), now()]);
   }
@@ -133,16 +150,20 @@ export function createCosigner(d: { account: LocalAccount; db: Db; chain: Public
 
     const { execution } = req;
     const reading = readRouterCall(execution.target, execution.value, execution.callData, { router: d.pins.router, wallet: binding.wallet, feeRecipient: d.pins.feeRecipient, weth: d.pins.weth });
-    const priced = await marks(reading.tokenIn, reading.tokenOut);
+    const priced = await cachedMarks(reading.tokenIn, reading.tokenOut);
     const leafNonce = await cosignerNonce();
 
     return d.db.tx(async (db) => {
-      // One wallet at a time: the 24 h sum and the trade count cannot be read twice before either is written.
-      await db.query("INSERT INTO app.cosigner_wallets (wallet) VALUES ($1) ON CONFLICT (wallet) DO NOTHING", [held.wallet]);
-      await db.query("SELECT wallet FROM app.cosigner_wallets WHERE wallet = $1 FOR UPDATE", [held.wallet]);
-      const [state] = await db.query<{ trades_used: number; revoked_at: string | null }>("SELECT trades_used, revoked_at FROM app.cosigner_roots WHERE delegation_hash = $1", [hash]);
+      // One wallet at a time: the upsert takes the wallet's row lock until commit, so the 24 h sum
+      // and the trade count cannot be read twice before either is written.
+      await db.query("INSERT INTO app.cosigner_wallets (wallet) VALUES ($1) ON CONFLICT (wallet) DO UPDATE SET wallet = EXCLUDED.wallet", [held.wallet]);
+      const [state] = await db.query<{ trades_used: number; revoked_at: string | null; day: string | number }>(
+        `SELECT trades_used, revoked_at, (SELECT COALESCE(SUM(notional_usd), 0) FROM app.cosigner_leaves WHERE wallet = $2 AND created_at > $3) AS day
+         FROM app.cosigner_roots WHERE delegation_hash = $1`,
+        [hash, held.wallet, now() - DAY_S],
+      );
       if (state!.revoked_at !== null) throw new Refusal("SESSION_REVOKED", "the session was revoked; the co-signer signs nothing more for it");
-      const day = await daySum(db, held.wallet);
+      const day = Number(state!.day);
       const tradesUsed = Number(state!.trades_used);
       const { checks, notionalUsd } = checkExecution({ binding, reading, marks: priced, counters: { tradesUsed, last24hUsd: day }, now: now(), feeClassOf: (t) => feeClassOf(t), declaredFeeBps: req.declared.feeBps });
       const failed = checks.filter((c) => !c.ok);
@@ -153,8 +174,11 @@ export function createCosigner(d: { account: LocalAccount; db: Db; chain: Public
       const signature = await d.account.signTypedData(delegationTypedData(d.pins.chainId, d.pins.delegationManager, unsigned));
       const leaf: Delegation = { ...unsigned, signature };
       const leafHash = delegationHash(leaf);
-      await db.query("INSERT INTO app.cosigner_leaves (wallet, delegation_hash, leaf_hash, notional_usd, created_at) VALUES ($1, $2, $3, $4, $5)", [held.wallet, hash, leafHash, notionalUsd, now()]);
-      await db.query("UPDATE app.cosigner_roots SET trades_used = trades_used + 1 WHERE delegation_hash = $1", [hash]);
+      await db.query(
+        `WITH leaf AS (INSERT INTO app.cosigner_leaves (wallet, delegation_hash, leaf_hash, notional_usd, created_at) VALUES ($1, $2, $3, $4, $5))
+         UPDATE app.cosigner_roots SET trades_used = trades_used + 1 WHERE delegation_hash = $2`,
+        [held.wallet, hash, leafHash, notionalUsd, now()],
+      );
       const used = tradesUsed + 1;
       const last24 = day + notionalUsd;
       return {

@@ -2,7 +2,7 @@ import type { Hex, PublicClient } from "viem";
 import { mnemonicToAccount, privateKeyToAccount } from "viem/accounts";
 import type { CosignerPort } from "../api/ports/cosigner.js";
 import type { Db } from "../api/ports/store/db.js";
-import type { Config } from "../lib/config.js";
+import { ConfigError, type Config } from "../lib/config.js";
 import { createCosigner, type CosignerPins } from "./cosigner.js";
 
 export { createCosigner, type CosignerPins } from "./cosigner.js";
@@ -34,8 +34,9 @@ export function pinsOf(config: Config): CosignerPins {
 export function cosignerFromEnv(d: { config: Config; db: Db; chain: PublicClient; clock: () => number; env?: Record<string, string | undefined> }): CosignerPort | null {
   const env = d.env ?? process.env;
   const key = env.COSIGNER_KEY;
-  const account = key && /^0x[0-9a-fA-F]{64}$/.test(key) ? privateKeyToAccount(key as Hex) : d.config.devnet ? mnemonicToAccount(DEVNET_MNEMONIC, { addressIndex: DEVNET_COSIGNER_INDEX }) : null;
+  if (key !== undefined && !/^0x[0-9a-fA-F]{64}$/.test(key)) throw new ConfigError("COSIGNER_KEY", "must be 0x followed by 64 hex characters");
+  const account = key ? privateKeyToAccount(key as Hex) : d.config.devnet ? mnemonicToAccount(DEVNET_MNEMONIC, { addressIndex: DEVNET_COSIGNER_INDEX }) : null;
   if (!account) return null;
-  if (d.config.cosigner && d.config.cosigner.toLowerCase() !== account.address.toLowerCase()) throw new Error(`COSIGNER_KEY signs as ${account.address}, but the service publishes co-signer ${d.config.cosigner}`);
+  if (d.config.cosigner && d.config.cosigner.toLowerCase() !== account.address.toLowerCase()) throw new ConfigError("COSIGNER_KEY", `signs as ${account.address}, but the service publishes co-signer ${d.config.cosigner} (COSIGNER_ADDRESS)`);
   return createCosigner({ account, db: d.db, chain: d.chain, pins: pinsOf(d.config), clock: d.clock, frozen: env.COSIGNER_FROZEN === "1" });
 }

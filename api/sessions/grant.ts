@@ -3,6 +3,7 @@ import { recoverAuthorizationAddress } from "viem/utils";
 import { z } from "zod";
 import { delegationHash, delegationTypedData, LEAF_TTL_S, nonceEnforcerAbi, rootCaveats, ROOT_AUTHORITY, type Delegation, type RootBounds } from "../../lib/delegation.js";
 import { BINDING_VERSION, bindingHash, bindingSalt, feeTermsOfSchedule2, type SessionBinding } from "../../lib/sessionBinding.js";
+import { sanctionsListAbi } from "../../abis/fixtures.js";
 import { Refusal, parseBody, rpc } from "../errors/index.js";
 import { buildApprove, buildPermit2Approve, SHIELD_POLICIES, type TokenRef, type Who } from "../trading/index.js";
 import type { SessionDeps } from "./deps.js";
@@ -96,14 +97,16 @@ export async function startGrant(d: SessionDeps, body: Record<string, unknown>, 
 
   // The chain: wallet code, the wallet's nonces (transactions, and at the delegation manager's nonce enforcer), the ETH mark.
   const c = config.contracts;
-  const [code, txNonce, dmNonce, ethMark] = await rpc(
+  const [code, txNonce, dmNonce, ethMark, sanctioned] = await rpc(
     Promise.all([
       d.chain.getCode({ address: wallet }),
       d.chain.getTransactionCount({ address: wallet, blockTag: "pending" }),
       d.chain.readContract({ address: c.enforcers.NonceEnforcer!, abi: nonceEnforcerAbi, functionName: "currentNonce", args: [c.delegationManager, wallet] }),
       d.market.mark(zeroAddress),
+      d.chain.readContract({ address: c.sanctionsList, abi: sanctionsListAbi, functionName: "isSanctioned", args: [executor] }),
     ]),
   );
+  if (sanctioned) throw new Refusal("SANCTIONED", `the executor ${executor} is on the sanctions list`, { address: executor, field: "executor" });
   const walletCode = walletCodeOf(code, c.statelessDelegator);
   if (!ethMark || ethMark.stale) throw new Refusal("NO_MARK", "no fresh ETH mark to set the session's on-chain ETH bounds", {}, { retryAfterS: 5 });
 

@@ -2,7 +2,7 @@ import { getAddress, zeroAddress, type Address } from "viem";
 import { z } from "zod";
 import { bpsOf } from "../../lib/fees.js";
 import { redeemCalldata, withRootGroup, type Execution } from "../../lib/delegation.js";
-import { EXPIRY_MARGIN_S } from "../../lib/sessionBinding.js";
+import { bindingHash, EXPIRY_MARGIN_S } from "../../lib/sessionBinding.js";
 import { Refusal, parseBody, rpc } from "../errors/index.js";
 import { simulatePlan } from "../ports/simulation.js";
 import { buildRouterSwap, LIMITS, msSince, parseTradeRequest, round2, type Evaluation, type PlanTx, type TradeRequest, type Who } from "../trading/index.js";
@@ -59,7 +59,8 @@ export async function sessionTrade(d: SessionDeps, body: Record<string, unknown>
   const e = await d.trading.stages.evaluate(ctx, r, "prepare", who, s.wallet);
   if (e.policy.refusal) throw e.policy.refusal;
   if (e.best.quote.route.venue === "curve") throw new Refusal("SESSION_CURVE", "launchpad curve trades are not co-signed in sessions");
-  assertLimitsAhead(d, s, e.notional, await d.cosigner!.usage(s.delegationHash, s.wallet));
+  // The per-trade cap needs no counter: refused before co-signing (the co-signer counts the rest under its lock).
+  if (e.notional > s.binding.limits.max_trade_usd) throw new Refusal("SESSION_MAX_TRADE", `$${round2(e.notional)} is over the session's $${s.binding.limits.max_trade_usd} per trade`);
   assertSetup(d, s, e);
 
   const swap = buildSwap(d, s, e, r);
@@ -125,16 +126,8 @@ async function tradableSession(d: SessionDeps, id: string, who: Who): Promise<St
   const now = d.now();
   if (s.expires <= now) throw new Refusal("SESSION_EXPIRED", `the session ended at ${s.expires}`);
   if (s.expires - now <= EXPIRY_MARGIN_S) throw new Refusal("SESSION_EXPIRY", `the session ends in ${s.expires - now} s; grant a new one`);
+  if (BigInt(bindingHash(s.binding)) !== s.root.salt) throw new Refusal("SESSION_BOUND", "the stored binding does not hash to the root's salt; grant again");
   return s;
-}
-
-/** The limits as the co-signer last counted them, refused before building (the co-signer checks again under its lock). */
-function assertLimitsAhead(d: SessionDeps, s: StoredSession, notional: number, used: { trades_used: number; last_24h_usd: number }) {
-  const { limits } = s.binding;
-  if (notional > limits.max_trade_usd) throw new Refusal("SESSION_MAX_TRADE", `$${round2(notional)} is over the session's $${limits.max_trade_usd} per trade`);
-  if (used.trades_used >= limits.max_trades) throw new Refusal("SESSION_TRADES_LEFT", `all ${limits.max_trades} trades of the session are used`);
-  if (used.last_24h_usd + notional > limits.max_day_usd) throw new Refusal("SESSION_MAX_DAY", `$${used.last_24h_usd} co-signed in 24 h plus $${round2(notional)} is over $${limits.max_day_usd}`);
-  void d;
 }
 
 /** A token input needs the router's Permit2 allowance from setup, large enough and unexpired. */

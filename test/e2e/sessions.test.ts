@@ -3,6 +3,7 @@ import { parseEther, serializeSignature, type Address, type Hex } from "viem";
 import { erc20Abi } from "../../abis/erc20.js";
 import { delegationManagerAbi } from "../../abis/delegation.js";
 import { freshenMarket, startStack, type Stack } from "../helpers/stack.js";
+import { sanctionsListAbi } from "../../abis/fixtures.js";
 import { executorSigns, grantedSession, typedDataOf, type Granted } from "../helpers/sessions.js";
 
 /**
@@ -201,5 +202,30 @@ describe("grant and trade refusals", () => {
     expect(await t({ token_in: "USDG", token_out: "ETH" })).toEqual([422, "SESSION_SETUP"]);
     expect(await code(stack.agent.post("/live/session/trade", { session_id: "ses_00000000000000000000000000000000", token_in: "ETH", token_out: "USDG", notional_usd: 5 }, g.executorKey))).toEqual([404, "NO_SESSION"]);
     expect(await code(stack.agent.post("/live/session/trade", { session_id: g.sessionId, token_in: "ETH", token_out: "USDG" }, g.executorKey))).toEqual([400, "BAD_REQUEST"]);
+  });
+});
+
+describe("a binding changed in a store, a sanctioned executor", () => {
+  it("SESSION_BOUND when the service's or the co-signer's stored binding no longer hashes to the signed root's salt", async () => {
+    const g = await grantedSession(stack, {}, { setup: false });
+    const t = () => stack.agent.post("/live/session/trade", { session_id: g.sessionId, token_in: "ETH", token_out: "USDG", notional_usd: 5 }, g.executorKey);
+    expect((await t()).status).toBe(200);
+    const widen = (table: string, column: string) => stack.store.db.query(`UPDATE app.${table} SET binding = replace(binding, '"max_trade_usd":50', '"max_trade_usd":1000') WHERE ${column} = $1`, [g.sessionId]);
+    await widen("cosigner_roots", "session_id");
+    const byCosigner = await t();
+    expect([byCosigner.status, byCosigner.json.error.code]).toEqual([409, "SESSION_BOUND"]);
+    await widen("sessions", "id");
+    const byService = await t();
+    expect([byService.status, byService.json.error.code]).toEqual([409, "SESSION_BOUND"]);
+  });
+
+  it("451 SANCTIONED for an executor on the sanctions list", async () => {
+    const { dn, agent } = stack;
+    const wallet = await dn.freshWallet(parseEther("1"));
+    const key = await agent.signIn(wallet);
+    const executor = (await dn.freshWallet(0n)).address;
+    await dn.mined(await dn.walletFor(dn.deployer).writeContract({ address: dn.universe.contracts.sanctionsList, abi: sanctionsListAbi, functionName: "addToSanctionsList", args: [[executor]] }));
+    const r = await agent.post("/live/session/grant", { wallet: wallet.address, executor }, key);
+    expect([r.status, r.json.error.code, r.json.error.field]).toEqual([451, "SANCTIONED", "executor"]);
   });
 });
