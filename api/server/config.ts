@@ -1,10 +1,9 @@
 import type { Config } from "../../lib/config.js";
+import { LEAF_TTL_S } from "../../lib/delegation.js";
 import { FEE_SCHEDULE, MAJOR_TIERS, MAX_FEE_BPS, OTHER_BPS, SHIELD_ADD_BPS, majorSymbols } from "../../lib/fees.js";
 import { RISKS } from "../../lib/risks.js";
 import { CHALLENGE_TTL_S, KEY_PREFIX, KEY_TTL_S, SIGN_IN_STATEMENT } from "../auth/index.js";
 import { APPROVAL_MODES, LIMITS, SHIELD_POLICIES } from "../trading/index.js";
-
-export const LEAF_TTL_S = 120;
 
 /**
  * The GET /config answer. Built once from Config: it depends on nothing that changes while the

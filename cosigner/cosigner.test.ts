@@ -1,0 +1,79 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createPublicClient, http, type Address } from "viem";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { openPglite, type Db } from "../api/ports/store/db.js";
+import { migrate } from "../api/ports/store/migrations.js";
+import { Refusal } from "../api/errors/index.js";
+import { delegationHash, delegationTypedData, rootCaveats, ROOT_AUTHORITY, type Delegation } from "../lib/delegation.js";
+import { bindingSalt, feeTermsOfSchedule2, type SessionBinding } from "../lib/sessionBinding.js";
+import { createCosigner, type CosignerPins } from "./cosigner.js";
+import { cosignerFromEnv } from "./index.js";
+import { loadConfig } from "../lib/config.js";
+
+/**
+ * The co-signer's own gate, without a chain: which roots it agrees to hold, and that a frozen or
+ * revoked co-signer signs nothing. (Trades against the chain: test/e2e/session*.test.ts.)
+ */
+const enforcers = Object.fromEntries(["LogicalOrWrapperEnforcer", "AllowedTargetsEnforcer", "AllowedMethodsEnforcer", "AllowedCalldataEnforcer", "ValueLteEnforcer", "TimestampEnforcer", "LimitedCallsEnforcer", "NonceEnforcer", "RedeemerEnforcer", "NativeTokenPeriodTransferEnforcer", "ExactExecutionEnforcer"].map((n, i) => [n, `0x${(i + 1).toString(16).padStart(40, "0")}` as Address]));
+const pins: CosignerPins = { chainId: 4663, delegationManager: "0x00000000000000000000000000000000000000d0", multicall3: "0x00000000000000000000000000000000000000d1", enforcers, router: "0x00000000000000000000000000000000000000aa", weth: "0x00000000000000000000000000000000000000dd", feeRecipient: "0x00000000000000000000000000000000000000cc", tokens: [] };
+const now = 1_900_000_000;
+const key = privateKeyToAccount(generatePrivateKey());
+const wallet = privateKeyToAccount(generatePrivateKey());
+const executor = privateKeyToAccount(generatePrivateKey()).address;
+// No chain is reached by these tests: a closed port would fail loudly if one were.
+const chain = createPublicClient({ transport: http("http://127.0.0.1:9", { retryCount: 0 }) });
+let db: Db;
+beforeAll(async () => {
+  db = await openPglite();
+  await migrate(db);
+});
+afterAll(() => db?.close());
+
+const binding = (over: Partial<SessionBinding> = {}): SessionBinding => ({ version: 3, chain_id: 4663, wallet: wallet.address, executor, cosigner: key.address, tokens: [], limits: { max_trade_usd: 25, max_day_usd: 100, max_trades: 5 }, expires: now + 3_600, setup_budget_usd: 100, fee: feeTermsOfSchedule2(), risk_terms: { accept_risks: [], shield: false, policies: [] }, ...over });
+async function signedRoot(b: SessionBinding, over: { redeemer?: Address; expires?: number; salt?: bigint; signer?: typeof wallet } = {}): Promise<Delegation> {
+  const caveats = rootCaveats({ router: pins.router, permit2: pins.weth, executor: over.redeemer ?? b.executor, expires: over.expires ?? b.expires, maxValueWei: 1n, dayValueWei: 1n, dayStart: now, maxCalls: 5, walletNonce: 0n }, enforcers);
+  const unsigned = { delegate: key.address, delegator: wallet.address, authority: ROOT_AUTHORITY as `0x${string}`, caveats, salt: over.salt ?? bindingSalt(b) };
+  return { ...unsigned, signature: await (over.signer ?? wallet).signTypedData(delegationTypedData(4663, pins.delegationManager, unsigned)) };
+}
+const rulesOf = (p: Promise<unknown>) => p.then(() => "held", (e: Refusal) => `${e.code}:${(e.extra.signer_checks as { rule: string }[] | undefined)?.map((c) => c.rule).join(",") ?? ""}`);
+
+describe("the co-signer's roots", () => {
+  const cosigner = () => createCosigner({ account: key, db, chain, pins, clock: () => now * 1000 });
+
+  it("holds a root signed by the wallet, salted with the binding, redeemable by the executor alone; once", async () => {
+    const b = binding();
+    const root = await signedRoot(b);
+    expect(await rulesOf(cosigner().register({ sessionId: "s1", root, binding: b }))).toBe("held");
+    expect(await rulesOf(cosigner().register({ sessionId: "s1", root, binding: b }))).toBe("REFUSED:ROOT_REUSED");
+  });
+
+  it("refuses a salt that is not the binding's hash, another redeemer, a later expiry, another signer", async () => {
+    const b = binding({ expires: now + 7_200 });
+    expect(await rulesOf(cosigner().register({ sessionId: "s2", root: await signedRoot(b, { salt: 1n }), binding: b }))).toBe("REFUSED:ROOT_BINDS_LIMITS");
+    expect(await rulesOf(cosigner().register({ sessionId: "s2", root: await signedRoot(b, { redeemer: key.address }), binding: b }))).toBe("REFUSED:BINDING_TERMS");
+    expect(await rulesOf(cosigner().register({ sessionId: "s2", root: await signedRoot(b, { expires: b.expires + 1 }), binding: b }))).toBe("REFUSED:BINDING_TERMS");
+    expect(await rulesOf(cosigner().register({ sessionId: "s2", root: await signedRoot(b, { signer: privateKeyToAccount(generatePrivateKey()) }), binding: b }))).toBe("REFUSED:BINDING_TERMS");
+  });
+
+  it("signs nothing frozen, for an unknown root, or after revoke", async () => {
+    const b = binding({ expires: now + 1_800 });
+    const root = await signedRoot(b);
+    const c = cosigner();
+    await c.register({ sessionId: "s3", root, binding: b });
+    const req = { delegationHash: delegationHash(root), execution: { target: pins.router, value: 0n, callData: "0x" as const }, declared: { feeBps: 25 } };
+    expect(await rulesOf(createCosigner({ account: key, db, chain, pins, clock: () => now * 1000, frozen: true }).cosign(req))).toBe("SIGNER_FROZEN:");
+    expect(await rulesOf(c.cosign({ ...req, delegationHash: `0x${"11".repeat(32)}` }))).toBe("REFUSED:TRADE_REFUSED");
+    await c.revoke(delegationHash(root));
+    expect(await rulesOf(c.cosign(req))).toBe("SESSION_REVOKED:");
+  });
+});
+
+describe("the co-signer's key", () => {
+  const config = loadConfig({ ANVIL_PORT: "8545", PORT: "3000" });
+  it("comes from COSIGNER_KEY, else the devnet's account 2; a malformed key or one that is not the published co-signer fails at start", () => {
+    expect(cosignerFromEnv({ config, db, chain: chain as never, clock: Date.now, env: {} })!.address).toBe(config.cosigner);
+    expect(() => cosignerFromEnv({ config, db, chain: chain as never, clock: Date.now, env: { COSIGNER_KEY: "0x1234" } })).toThrow(/COSIGNER_KEY/);
+    expect(() => cosignerFromEnv({ config, db, chain: chain as never, clock: Date.now, env: { COSIGNER_KEY: generatePrivateKey() } })).toThrow(/COSIGNER_KEY: signs as .* but the service publishes co-signer/);
+    expect(cosignerFromEnv({ config: { ...config, devnet: false, cosigner: null }, db, chain: chain as never, clock: Date.now, env: {} })).toBeNull();
+  });
+});
