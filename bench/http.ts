@@ -24,6 +24,20 @@ export async function server(mode: "app" | "plain", anvilPort: number, env: Reco
   return { port, child };
 }
 
+/** An agent's calls to a bench server: JSON posts with an optional key, and sign-in with a local account. */
+export function apiClient(port: number) {
+  const base = `http://127.0.0.1:${port}/api/v1`;
+  const post = async (path: string, body: unknown, key?: string) => {
+    const res = await fetch(`${base}${path}`, { method: "POST", headers: { "content-type": "application/json", ...(key ? { authorization: `Bearer ${key}` } : {}) }, body: JSON.stringify(body) });
+    return { status: res.status, json: (await res.json()) as any };
+  };
+  const signIn = async (a: ReturnType<typeof privateKeyToAccount>): Promise<string> => {
+    const ch = await post("/auth/challenge", { address: a.address });
+    return (await post("/auth/verify", { address: a.address, signature: await a.signMessage({ message: ch.json.message }) })).json.api_key;
+  };
+  return { post, signIn };
+}
+
 async function cannon(url: string, seconds: number) {
   const result = await autocannon({ url, connections: 32, duration: seconds, pipelining: 1 });
   if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`);

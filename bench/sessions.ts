@@ -14,7 +14,7 @@ import { devnetChain } from "../devnet/deploy.js";
 import { ensureSnapshot, SNAPSHOT_FILE } from "../devnet/snapshot.js";
 import { startIndexer } from "../test/helpers/indexer.js";
 import { summarize, type Row } from "./stats.js";
-import { server } from "./http.js";
+import { apiClient, server } from "./http.js";
 
 export async function benchSessions(opts: { trades: number }): Promise<Row[]> {
   await ensureSnapshot();
@@ -29,15 +29,7 @@ export async function benchSessions(opts: { trades: number }): Promise<Row[]> {
     await ix.waitFor(Number(await pub.getBlockNumber()), 180_000);
     const s = await server("app", proxy.port, { BENCH_VIEWS: ix.viewsSchema, BENCH_DATABASE_URL: ix.databaseUrl! });
     child = s.child;
-    const base = `http://127.0.0.1:${s.port}/api/v1`;
-    const post = async (path: string, body: unknown, key?: string) => {
-      const res = await fetch(`${base}${path}`, { method: "POST", headers: { "content-type": "application/json", ...(key ? { authorization: `Bearer ${key}` } : {}) }, body: JSON.stringify(body) });
-      return { status: res.status, json: (await res.json()) as any };
-    };
-    const signIn = async (a: ReturnType<typeof privateKeyToAccount>) => {
-      const ch = await post("/auth/challenge", { address: a.address });
-      return (await post("/auth/verify", { address: a.address, signature: await a.signMessage({ message: ch.json.message }) })).json.api_key as string;
-    };
+    const { post, signIn } = apiClient(s.port);
     const wallet = privateKeyToAccount(generatePrivateKey());
     const executor = privateKeyToAccount(generatePrivateKey());
     await test.setBalance({ address: wallet.address, value: parseEther("100") });

@@ -13,7 +13,7 @@ import { devnetChain } from "../devnet/deploy.js";
 import { ensureSnapshot, SNAPSHOT_FILE } from "../devnet/snapshot.js";
 import { startIndexer } from "../test/helpers/indexer.js";
 import { summarize, type Row } from "./stats.js";
-import { server } from "./http.js";
+import { apiClient, server } from "./http.js";
 
 export async function benchTrading(opts: { requests: number; seconds: number; agents: number }): Promise<Row[]> {
   await ensureSnapshot();
@@ -26,18 +26,12 @@ export async function benchTrading(opts: { requests: number; seconds: number; ag
     await ix.waitFor(Number(await fetch(anvil.rpcUrl, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_blockNumber", params: [] }) }).then(async (r) => ((await r.json()) as { result: string }).result)), 180_000);
     const s = await server("app", proxy.port, { BENCH_VIEWS: ix.viewsSchema, BENCH_DATABASE_URL: ix.databaseUrl! });
     child = s.child;
-    const base = `http://127.0.0.1:${s.port}/api/v1`;
-    const post = async (path: string, body: unknown, key?: string) => {
-      const res = await fetch(`${base}${path}`, { method: "POST", headers: { "content-type": "application/json", ...(key ? { authorization: `Bearer ${key}` } : {}) }, body: JSON.stringify(body) });
-      return { status: res.status, json: (await res.json()) as any };
-    };
+    const { post, signIn } = apiClient(s.port);
     const agents: { address: Address; key: string }[] = [];
     for (let i = 0; i < opts.agents; i++) {
       const a = privateKeyToAccount(generatePrivateKey());
       await test.setBalance({ address: a.address, value: parseEther("100") });
-      const ch = await post("/auth/challenge", { address: a.address });
-      const v = await post("/auth/verify", { address: a.address, signature: await a.signMessage({ message: ch.json.message }) });
-      agents.push({ address: a.address, key: v.json.api_key });
+      agents.push({ address: a.address, key: await signIn(a) });
     }
     const quoteBody = { token_in: "ETH", token_out: "USDG", amount_in: parseEther("0.05").toString() };
     const prepareBody = (a: { address: Address }) => ({ wallet: a.address, ...quoteBody });
