@@ -118,6 +118,12 @@ export function leafCaveats(p: { execution: Execution; before: number; cosignerN
   ];
 }
 
+/** True when the leaf carries an ExactExecution caveat for exactly this execution. */
+export function leafAllows(leaf: Delegation, execution: Execution, enforcers: Enforcers): boolean {
+  const terms = createExactExecutionTerms({ execution: { target: execution.target, value: execution.value, callData: execution.callData } }).toLowerCase();
+  return leaf.caveats.some((c) => c.enforcer.toLowerCase() === need(enforcers, "ExactExecutionEnforcer").toLowerCase() && c.terms.toLowerCase() === terms);
+}
+
 /** The delegation's struct hash (what `authority` of a child and `disabledDelegations` use). */
 export const delegationHash = (d: Omit<Delegation, "signature"> & { signature?: Hex }): Hex => hashDelegation({ ...d, signature: d.signature ?? "0x" }) as Hex;
 

@@ -1,7 +1,7 @@
 import { getAddress, zeroAddress, type Address } from "viem";
 import { z } from "zod";
 import { bpsOf } from "../../lib/fees.js";
-import { redeemCalldata, withRootGroup, type Execution } from "../../lib/delegation.js";
+import { leafAllows, redeemCalldata, withRootGroup, type Execution } from "../../lib/delegation.js";
 import { bindingHash, EXPIRY_MARGIN_S } from "../../lib/sessionBinding.js";
 import { Refusal, parseBody, rpc } from "../errors/index.js";
 import { simulatePlan } from "../ports/simulation.js";
@@ -68,31 +68,33 @@ export async function sessionTrade(d: SessionDeps, body: Record<string, unknown>
   const t1 = performance.now();
   const signed = await d.cosigner!.cosign({ delegationHash: s.delegationHash, execution, declared: { feeBps: e.fee.bps } });
   const cosignMs = msSince(t1);
-  if (lc(signed.leaf.delegate) !== lc(s.executor) || signed.leaf.authority !== s.delegationHash) throw new Refusal("SIGNER_MISMATCH", "the co-signer answered a leaf for another executor or root; nothing co-signed is used");
+  if (lc(signed.leaf.delegate) !== lc(s.executor) || lc(signed.leaf.authority) !== lc(s.delegationHash) || !leafAllows(signed.leaf, execution, d.config.contracts.enforcers)) {
+    throw new Refusal("SIGNER_MISMATCH", "the co-signer answered a leaf for another executor, root or execution; nothing co-signed is used");
+  }
 
   const data = redeemCalldata([signed.leaf, withRootGroup(s.root, 0)], execution);
   const tx: PlanTx = { to: getAddress(d.config.contracts.delegationManager), data, value: "0", chain_id: d.config.chainId };
+  // The simulation and the stored plan do not wait for each other.
   const t2 = performance.now();
-  const simulation = await rpc(
-    simulatePlan({ chain: d.chain, multicall3: d.config.contracts.multicall3, wallet: s.wallet, from: s.executor, txs: [{ to: tx.to, data: tx.data, value: 0n }], tokenOut: e.tout.address, feeToken: e.feeToken.address, feeRecipient: d.config.feeRecipient, overrides: [] }),
-  );
-  const simulateMs = msSince(t2);
-
   const tokens = { token_in: ctx.sides.ref(e.tin), token_out: ctx.sides.ref(e.tout) };
-  const planId = await d.ledger.savePlan({
-    keyId: who.key.keyId,
-    wallet: s.wallet,
-    kind: "session",
-    execution: "router",
-    tokenIn: tokens.token_in,
-    tokenOut: tokens.token_out,
-    amountIn: e.amountIn.toString(),
-    amountOutMin: swap.minOut.toString(),
-    feeBps: e.fee.bps,
-    deadline: signed.expires,
-    txs: [{ kind: "swap", tx }],
-    summary: { route: e.best.row.id, fee: swap.fee, session_id: s.id, executor: s.executor, execution_value: execution.value.toString(), leaf_hash: signed.leafHash },
-  });
+  const [simulation, planId] = await Promise.all([
+    rpc(simulatePlan({ chain: d.chain, multicall3: d.config.contracts.multicall3, wallet: s.wallet, from: s.executor, txs: [{ to: tx.to, data: tx.data, value: 0n }], tokenOut: e.tout.address, feeToken: e.feeToken.address, feeRecipient: d.config.feeRecipient, overrides: [] })),
+    d.ledger.savePlan({
+      keyId: who.key.keyId,
+      wallet: s.wallet,
+      kind: "session",
+      execution: "router",
+      tokenIn: tokens.token_in,
+      tokenOut: tokens.token_out,
+      amountIn: e.amountIn.toString(),
+      amountOutMin: swap.minOut.toString(),
+      feeBps: e.fee.bps,
+      deadline: signed.expires,
+      txs: [{ kind: "swap", tx }],
+      summary: { route: e.best.row.id, fee: swap.fee, session_id: s.id, executor: s.executor, execution_value: execution.value.toString(), leaf_hash: signed.leafHash },
+    }),
+  ]);
+  const simulateMs = msSince(t2);
   const gas = Number(e.best.row.gas) + REDEEM_GAS;
   return {
     session_id: s.id,

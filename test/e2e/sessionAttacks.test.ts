@@ -169,6 +169,24 @@ describe("the chain holds when keys are stolen", () => {
   });
 });
 
+describe("a co-signer answering another leaf", () => {
+  it("502 SIGNER_MISMATCH: the service checks the leaf allows exactly its execution, for its executor and root", async () => {
+    const lying: CosignerPort = { ...cosigner, address: cosigner.address, register: (r) => cosigner.register(r), revoke: (h) => cosigner.revoke(h), usage: (h, w) => cosigner.usage(h, w), cosign: async (req) => {
+      const a = await cosigner.cosign(req);
+      return { ...a, leaf: { ...a.leaf, caveats: a.leaf.caveats.map((c, i) => (i === 0 ? { ...c, terms: `${c.terms.slice(0, -2)}00` as Hex } : c)) } };
+    } };
+    const api2 = await serveApi({ rpcUrl: stack.dn.anvil.rpcUrl, db: stack.store.db, indexed: stack.ix.liveReads().reads, cosigner: lying });
+    try {
+      const g = await grantedSession(stack);
+      const key2 = await agentOf(api2, stack.dn).signIn(g.executor);
+      const r = await trade(g, { token_in: "ETH", token_out: "USDG", notional_usd: 5 }, key2, api2);
+      expect([r.status, r.json.error.code]).toEqual([502, "SIGNER_MISMATCH"]);
+    } finally {
+      await api2.close();
+    }
+  });
+});
+
 describe("two API instances on one PostgreSQL store race the day cap", () => {
   it("co-signs at most the cap: six $30 trades at once over two instances against $100 a day", async () => {
     const second = await serveApi({ rpcUrl: stack.dn.anvil.rpcUrl, db: stack.store.db, indexed: stack.ix.liveReads().reads });

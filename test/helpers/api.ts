@@ -4,6 +4,7 @@ import { createApp } from "../../api/app.js";
 import { sqlIndexedReads, type SqlIndexedReads } from "../../api/ports/indexed.js";
 import type { Limiter } from "../../api/http/rateLimit.js";
 import type { ShieldProvider } from "../../api/ports/shield.js";
+import type { CosignerPort } from "../../api/ports/cosigner.js";
 import type { Sequencer } from "../../api/ports/sequencer.js";
 import { openPglite, openPostgres, type Db } from "../../api/ports/store/db.js";
 import { migrate } from "../../api/ports/store/migrations.js";
@@ -47,7 +48,7 @@ export async function freshStore(kind: StoreKind): Promise<{ db: Db; reopen: () 
 }
 
 /** The real app on a real HTTP port, against a devnet and a store. */
-export async function serveApi(opts: { rpcUrl: string; db: Db; config?: Partial<Config>; clock?: () => number; limiter?: Limiter; indexed?: SqlIndexedReads; shield?: ShieldProvider | null; sequencer?: Sequencer }) {
+export async function serveApi(opts: { rpcUrl: string; db: Db; config?: Partial<Config>; clock?: () => number; limiter?: Limiter; indexed?: SqlIndexedReads; shield?: ShieldProvider | null; sequencer?: Sequencer; cosigner?: CosignerPort | null }) {
   const port = await freePort();
   const base = loadConfig({ ANVIL_PORT: new URL(opts.rpcUrl).port, PORT: String(port) });
   const config: Config = { ...base, allowedHosts: [`127.0.0.1:${port}`, `localhost:${port}`], ...opts.config };
@@ -62,6 +63,7 @@ export async function serveApi(opts: { rpcUrl: string; db: Db; config?: Partial<
     limiter: opts.limiter,
     shield: opts.shield ?? null,
     sequencer: opts.sequencer,
+    ...(opts.cosigner !== undefined ? { cosigner: opts.cosigner } : {}),
     pingDatabase: async () => void (await opts.db.query("SELECT 1")),
   });
   // The same capped edge as npm start and npm run api.
