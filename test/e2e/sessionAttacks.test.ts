@@ -169,6 +169,25 @@ describe("the chain holds when keys are stolen", () => {
   });
 });
 
+describe("the end of a session", () => {
+  it("SESSION_EXPIRY in its last seconds, SESSION_EXPIRED after, at an instance whose clock is there", async () => {
+    const g = await grantedSession(stack, { expires_in_s: 3_600 });
+    const at = async (offsetS: number) => {
+      const later = await serveApi({ rpcUrl: stack.dn.anvil.rpcUrl, db: stack.store.db, indexed: stack.ix.liveReads().reads, clock: () => Date.now() + offsetS * 1000 });
+      try {
+        const key = await agentOf(later, stack.dn).signIn(g.executor);
+        const r = await trade(g, { token_in: "ETH", token_out: "USDG", notional_usd: 5 }, key, later);
+        return [r.status, r.json.error?.code];
+      } finally {
+        await later.close();
+      }
+    };
+    expect(await at(3_595)).toEqual([409, "SESSION_EXPIRY"]);
+    expect(await at(3_601)).toEqual([409, "SESSION_EXPIRED"]);
+    expect((await trade(g, { token_in: "ETH", token_out: "USDG", notional_usd: 5 })).status).toBe(200);
+  });
+});
+
 describe("a co-signer answering another leaf", () => {
   it("502 SIGNER_MISMATCH: the service checks the leaf allows exactly its execution, for its executor and root", async () => {
     const lying: CosignerPort = { ...cosigner, address: cosigner.address, register: (r) => cosigner.register(r), revoke: (h) => cosigner.revoke(h), usage: (h, w) => cosigner.usage(h, w), cosign: async (req) => {
