@@ -49,6 +49,12 @@ describe("the co-signer's checks", () => {
     expect(failed(run({ declaredFeeBps: 20 }))).toEqual(["FEE_DECLARED"]);
   });
 
+  it("judges the router's deadline by the chain's clock when it runs ahead: no further than 10 minutes, not past", () => {
+    expect(failed(run({ reading: reading({ deadline: BigInt(now + 601) }) }))).toEqual(["DEADLINE"]);
+    expect(failed(run({ reading: reading({ deadline: BigInt(now) }) }))).toEqual(["DEADLINE"]);
+    expect(failed(run({ reading: reading({ deadline: BigInt(now + 900) }), chainNow: now + 400 }))).toEqual([]);
+  });
+
   it("refuses a minimum too far under the input at its marks, and a trade it cannot price", () => {
     expect(failed(run({ reading: reading({ minOut: 27_000_000n }) }))).toEqual(["PRICE"]);
     expect(failed(run({ marks: { usdIn: null, usdOut: 1, decimalsIn: 18, decimalsOut: 6 } }))).toEqual(["PRICE_UNAVAILABLE"]);

@@ -24,6 +24,8 @@ export type CheckInput = {
   marks: Marks;
   counters: Counters;
   now: number;
+  /** The chain's time when it runs ahead of ours (router deadlines are the chain's); default `now`. */
+  chainNow?: number;
   feeClassOf(token: Address): FeeClass | null;
   declaredFeeBps: number;
 };
@@ -38,7 +40,8 @@ export function checkExecution(x: CheckInput): CheckResult {
   add("SESSION_EXPIRY", b.expires - x.now > EXPIRY_MARGIN_S, `the session ends at ${b.expires}`);
   for (const f of r.failures) add(f.rule, false, f.message);
   if (!r.failures.some((f) => f.rule === "SESSION_TARGET")) add("SESSION_TARGET", true, "the router's execute");
-  if (r.deadline !== null) add("DEADLINE", Number(r.deadline) <= x.now + 600 && Number(r.deadline) > x.now, `deadline ${r.deadline}`);
+  const chainNow = x.chainNow ?? x.now;
+  if (r.deadline !== null) add("DEADLINE", Number(r.deadline) <= chainNow + 600 && Number(r.deadline) > chainNow, `deadline ${r.deadline}`);
   if (r.tokenIn === null || r.tokenOut === null) return { checks, notionalUsd: null };
 
   const inSession = (t: Address) => b.tokens.includes(t.toLowerCase());

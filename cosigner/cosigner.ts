@@ -101,8 +101,14 @@ export function createCosigner(d: { account: LocalAccount; db: Db; chain: Public
     return p;
   }
 
+  /** Under the wallet's row lock: a co-signing in progress finishes first, none starts after this returns. */
   async function revoke(hash: Hex) {
-    await d.db.query("UPDATE app.cosigner_roots SET revoked_at = $2 WHERE delegation_hash = $1 AND revoked_at IS NULL", [lc(hash), now()]);
+    await d.db.tx(async (db) => {
+      const [root] = await db.query<{ wallet: string }>("SELECT wallet FROM app.cosigner_roots WHERE delegation_hash = $1", [lc(hash)]);
+      if (!root) return;
+      await db.query("INSERT INTO app.cosigner_wallets (wallet) VALUES ($1) ON CONFLICT (wallet) DO UPDATE SET wallet = EXCLUDED.wallet", [root.wallet]);
+      await db.query("UPDATE app.cosigner_roots SET revoked_at = $2 WHERE delegation_hash = $1 AND revoked_at IS NULL", [lc(hash), now()]);
+    });
   }
 
   /**
@@ -165,7 +171,7 @@ export function createCosigner(d: { account: LocalAccount; db: Db; chain: Public
       if (state!.revoked_at !== null) throw new Refusal("SESSION_REVOKED", "the session was revoked; the co-signer signs nothing more for it");
       const day = Number(state!.day);
       const tradesUsed = Number(state!.trades_used);
-      const { checks, notionalUsd } = checkExecution({ binding, reading, marks: priced, counters: { tradesUsed, last24hUsd: day }, now: now(), feeClassOf: (t) => feeClassOf(t), declaredFeeBps: req.declared.feeBps });
+      const { checks, notionalUsd } = checkExecution({ binding, reading, marks: priced, counters: { tradesUsed, last24hUsd: day }, now: now(), chainNow: Math.max(now(), priced.chainTime), feeClassOf: (t) => feeClassOf(t), declaredFeeBps: req.declared.feeBps });
       const failed = checks.filter((c) => !c.ok);
       if (failed.length || notionalUsd === null) throw refusal(failed);
 
