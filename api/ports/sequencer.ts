@@ -1,4 +1,7 @@
-import type { Hex } from "viem";
+import { keccak256, type Hex } from "viem";
+
+/** The node already holds these exact bytes (geth and Nitro: "already known"; anvil: "already imported"): they were sent. */
+const ALREADY_KNOWN = /already known|already imported|known transaction/i;
 
 /** The sequencer's answer to a relay: a hash, a refusal, or nothing (unreachable). */
 export class SequencerRefused extends Error {}
@@ -21,6 +24,7 @@ export function httpSequencer(url: string, timeoutMs = 4_000): Sequencer {
       }
       const body = (await res.json().catch(() => null)) as { result?: Hex; error?: { message?: string } } | null;
       if (body?.result && /^0x[0-9a-fA-F]{64}$/.test(body.result)) return body.result;
+      if (body?.error && ALREADY_KNOWN.test(body.error.message ?? "")) return keccak256(raw);
       if (body?.error) throw new SequencerRefused(body.error.message ?? "refused");
       if (res.status >= 500 || !body) throw new SequencerUnreachable(`the sequencer answered ${res.status} without a result`);
       throw new SequencerRefused(`the sequencer answered ${res.status}`);

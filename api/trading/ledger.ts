@@ -3,6 +3,9 @@ import type { RelayedOutcome, RelayedPlan } from "../../lib/tradeOutcome.js";
 import type { PlanTx } from "./txs.js";
 import type { Db } from "../ports/store/db.js";
 
+/** Raised inside claimForRelay's transaction to roll back its plan claim when the hash is already a trade. */
+class TradeExists extends Error {}
+
 /** A relayed trade with no receipt after this long is dropped (SPEC.md "Trade record status"). */
 export const DROP_AFTER_S = 3_600;
 
@@ -158,6 +161,7 @@ export function createLedger(d: { db: Db; clock: () => number }) {
      * Claims the plan and writes its trade as pending, with the signed bytes, in one transaction,
      * before anything is sent: false when the plan was already claimed (by these bytes or others).
      */
+    /** Claims the plan and writes the pending trade in one transaction; false when the plan or the hash is taken (a repeat or a race). */
     async claimForRelay(planId: number, p: PendingTrade): Promise<boolean> {
       return d.db.tx(async (db) => {
         const claimed = await db.query("UPDATE app.plans SET used_at = $2 WHERE id = $1 AND used_at IS NULL RETURNING id", [planId, now()]);
@@ -167,8 +171,12 @@ export function createLedger(d: { db: Db; clock: () => number }) {
            VALUES ($1, $2, $3, $4, 'pending', $5, $6, $7, $8, $9, $10, $11, $12, 'sending', $11) ON CONFLICT (tx_hash) DO NOTHING RETURNING id`,
           [p.wallet.toLowerCase(), p.keyId, planId, p.path, JSON.stringify(p.tokenIn), JSON.stringify(p.tokenOut), p.amountIn, p.amountOutMin, p.txHash.toLowerCase(), p.feeTxHash?.toLowerCase() ?? null, now(), p.rawTx],
         );
-        if (rows.length === 0) throw new Error(`trade ${p.txHash} exists under another plan`);
+        if (rows.length === 0) throw new TradeExists();
         return true;
+      }).catch((err) => {
+        // The same signed bytes relayed under another plan with the same transaction (two identical plans): a repeat.
+        if (err instanceof TradeExists) return false;
+        throw err;
       });
     },
 

@@ -119,7 +119,8 @@ export function createRelay(d: { config: Config; chain: PublicClient; ledger: Le
       const swap = txs[swapAt]!;
       // The same signed swap again (a retry, or concurrent callers): its hash, no second relay.
       if (await d.ledger.tradeByHash(swap.hash)) {
-        await resendIfLost(swap.hash);
+        // Past its deadline the transaction could only revert: nothing is sent again.
+        if (plan.deadline >= now()) await resendIfLost(swap.hash);
         return { tx_hash: swap.hash, as_built: true, repeat: true, timings: timings() };
       }
 
@@ -162,7 +163,11 @@ export function createRelay(d: { config: Config; chain: PublicClient; ledger: Le
     const sent: Hex[] = [];
     for (const [i, t] of txs.entries()) {
       try {
-        sent.push(await sendRaw(d.sequencer, t.raw));
+        sent.push(await sendRaw(d.sequencer, t.raw).catch(async (err) => {
+          // Refused, but the node holds these bytes (sent before by anyone, even mined): they are out.
+          if (err instanceof Refusal && err.code === "SUBMIT_REJECTED" && (await nodeKnows(t.hash))) return t.hash;
+          throw err;
+        }));
       } catch (err) {
         if (trade && i <= trade.at) {
           const swapHash = txs[trade.at]!.hash;
@@ -174,6 +179,13 @@ export function createRelay(d: { config: Config; chain: PublicClient; ledger: Le
       if (trade && i === trade.at) await d.ledger.markRelay(t.hash, "sent");
     }
     return sent;
+  }
+
+  async function nodeKnows(hash: Hex): Promise<boolean> {
+    return d.chain.getTransaction({ hash }).then(
+      () => true,
+      () => false,
+    );
   }
 
   /** A repeat of bytes whose answer was lost, or whose send never finished: send them once more (same hash). */

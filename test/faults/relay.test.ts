@@ -106,4 +106,47 @@ describe("the relay under faults", () => {
     expect(trades.json.trades[0]).toMatchObject({ status: "mined", tx_hash: keccak256(raw) });
     expect(seq.received).toEqual([raw]);
   });
+
+  it("bytes the node already holds (the agent broadcast them too) are a relayed trade, not a refusal: listed and mined", async () => {
+    const direct = await instance(stack.dn.anvil.rpcUrl);
+    const a = await stack.dn.freshWallet(parseEther("5"));
+    const { ag, key, raw } = await signedPlan(direct, a);
+    await stack.dn.test.setAutomine(false);
+    try {
+      await stack.dn.pub.sendRawTransaction({ serializedTransaction: raw });
+      const r = await ag.post("/live/submit", { raw_tx: raw }, key);
+      expect(r.status, JSON.stringify(r.json)).toBe(200);
+      expect(r.json).toMatchObject({ tx_hash: keccak256(raw), repeat: false });
+    } finally {
+      await stack.dn.test.setAutomine(true);
+      await stack.dn.test.mine({ blocks: 1 });
+    }
+    const trades = await until(() => ag.get("/me/trades", key), (t) => t.json.trades[0]?.status === "mined");
+    expect(trades.json.trades[0]).toMatchObject({ status: "mined", tx_hash: keccak256(raw) });
+  });
+
+  it("the same bytes already mined by someone else (nonce too low at the node) are a relayed trade too", async () => {
+    const direct = await instance(stack.dn.anvil.rpcUrl);
+    const a = await stack.dn.freshWallet(parseEther("5"));
+    const { ag, key, raw } = await signedPlan(direct, a);
+    await stack.dn.mined(await stack.dn.pub.sendRawTransaction({ serializedTransaction: raw }));
+    const r = await ag.post("/live/submit", { raw_tx: raw }, key);
+    expect(r.status, JSON.stringify(r.json)).toBe(200);
+    const trades = await until(() => ag.get("/me/trades", key), (t) => t.json.trades[0]?.status === "mined");
+    expect(trades.json.trades[0]).toMatchObject({ status: "mined", tx_hash: keccak256(raw) });
+  });
+
+  it("a repeat after the plan's deadline sends nothing again (the bytes could only revert)", async () => {
+    const seq = await standIn("blackhole");
+    const dropping = await instance(seq.url);
+    const late = await serveApi({ rpcUrl: stack.dn.anvil.rpcUrl, db: stack.store.db, indexed: stack.ix.liveReads().reads, limiter: new RateLimiter(Date.now, 10_000, false), sequencer: httpSequencer(seq.url, 500), clock: () => Date.now() + 600_000 });
+    extra.push(late);
+    const a = await stack.dn.freshWallet(parseEther("5"));
+    const { ag, key, raw } = await signedPlan(dropping, a);
+    expect((await ag.post("/live/submit", { raw_tx: raw }, key)).status).toBe(200);
+    await stack.store.db.query("UPDATE app.trades SET relay = 'lost' WHERE tx_hash = $1", [keccak256(raw)]);
+    const again = await agentOf(late, stack.dn).post("/live/submit", { raw_tx: raw }, key);
+    expect(again.json).toMatchObject({ tx_hash: keccak256(raw), repeat: true });
+    expect(seq.received).toEqual([raw]);
+  });
 });
