@@ -4,6 +4,7 @@ import { forgetRevoked, redisRevocations, type SignInDeps } from "./auth/index.j
 import { redisConnection } from "./ports/redis.js";
 import { createMarket } from "./market/index.js";
 import { httpSequencer } from "./ports/sequencer.js";
+import { httpCosigner } from "./ports/cosigner.js";
 import { createLease } from "./ports/store/lease.js";
 import { createStats } from "./server/index.js";
 import { createTokens } from "./tokens/index.js";
@@ -25,7 +26,8 @@ export function buildServices(deps: AppDeps) {
   const trading = createTrading({ config, chain, indexed, tokens, market, ledger, volume, clock, aggregators: config.aggregatorUrls });
   const sequencer = deps.sequencer ?? httpSequencer(config.sequencerUrl);
   // The co-signer: a port; in process here with its own key (cosigner/), never read by the API's code.
-  const cosigner = deps.cosigner !== undefined ? deps.cosigner : cosignerFromEnv({ config, db, chain, clock });
+  const cosigner =
+    deps.cosigner !== undefined ? deps.cosigner : config.cosignerUrl ? httpCosigner(config.cosignerUrl, config.cosignerToken!, config.cosigner!) : cosignerFromEnv({ config, db, chain, clock });
   const sessionStore = createSessionStore({ db, clock });
   const sessions = createSessions({ config, chain, market, sides: trading.context.sides, trading, ledger, store: sessionStore, cosigner, now: () => Math.floor(clock() / 1000) });
   const relay = createRelay({ config, chain, ledger, sequencer, clock, sessionExecutors: sessions.executorsOf });

@@ -96,6 +96,9 @@ describe("loadConfig", () => {
     failsOn({ REQUIRE_PARTNER_AGENT: "maybe" }, "REQUIRE_PARTNER_AGENT");
     failsOn({ ALLOWED_HOSTS: "a b" }, "ALLOWED_HOSTS");
     failsOn({ UNIVERSE_FILE: "/nonexistent/universe.json" }, "UNIVERSE_FILE");
+    failsOn({ COSIGNER_URL: "http://127.0.0.1:42090" }, "COSIGNER_TOKEN");
+    failsOn({ COSIGNER_URL: "http://127.0.0.1:42090", COSIGNER_TOKEN: "short" }, "COSIGNER_TOKEN");
+    failsOn({ COSIGNER_PORT: "0" }, "COSIGNER_PORT");
   });
 
   it("refuses a universe for another chain, a broken one, and a missing fee recipient outside the devnet", () => {

@@ -39,6 +39,12 @@ const envSchema = {
   ALLOWED_HOSTS: hostList.optional(),
   PLATFORM_FEE_RECIPIENT: addr.optional(),
   COSIGNER_ADDRESS: addr.optional(),
+  /** A standalone co-signer (`npm run cosigner`); unset: the co-signer runs in the API's process. */
+  COSIGNER_URL: url.optional(),
+  /** The bearer secret between the API and a standalone co-signer (both sides read it). */
+  COSIGNER_TOKEN: z.string().min(32, "must be at least 32 characters").optional(),
+  /** Where `npm run cosigner` listens (127.0.0.1 only). */
+  COSIGNER_PORT: port.optional(),
   REQUIRE_PARTNER_AGENT: bool.default("false"),
   SUBMIT_ENABLED: bool.default("true"),
   DATA_DIR: z.string().min(1).optional(),
@@ -120,6 +126,10 @@ export type Config = {
   pools: Universe["pools"];
   feeRecipient: Address;
   cosigner: Address | null;
+  /** A standalone co-signer's URL and bearer secret; null: in process. */
+  cosignerUrl: string | null;
+  cosignerToken: string | null;
+  cosignerPort: number;
   authDomain: string | null;
   allowedHosts: string[];
   requirePartnerAgent: boolean;
@@ -166,7 +176,9 @@ export function loadConfig(source: Record<string, string | undefined> = process.
   const rpcUrl = env.CHAIN_RPC_URL ?? `http://127.0.0.1:${env.ANVIL_PORT}`;
   const feeRecipient = env.PLATFORM_FEE_RECIPIENT ?? (universe.devnet?.accounts.platform ? getAddress(universe.devnet.accounts.platform) : undefined);
   if (!feeRecipient) throw new ConfigError("PLATFORM_FEE_RECIPIENT", "required outside the devnet");
+  if (env.COSIGNER_URL && !env.COSIGNER_TOKEN) throw new ConfigError("COSIGNER_TOKEN", "required with COSIGNER_URL (the co-signer answers only the API holding it)");
   const cosigner = env.COSIGNER_ADDRESS ?? (universe.devnet?.accounts.cosigner ? getAddress(universe.devnet.accounts.cosigner) : null);
+  if (env.COSIGNER_URL && !cosigner) throw new ConfigError("COSIGNER_ADDRESS", "required with COSIGNER_URL off the devnet (the address the service publishes)");
   // The sign-in domain is never taken from a Host header; on the devnet it defaults to localhost.
   const authDomain = env.AUTH_DOMAIN ?? (devnet ? `localhost:${env.PORT}` : null);
   const allowedHosts = env.ALLOWED_HOSTS ?? [
@@ -200,6 +212,9 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     pools: universe.pools,
     feeRecipient,
     cosigner,
+    cosignerUrl: env.COSIGNER_URL ?? null,
+    cosignerToken: env.COSIGNER_TOKEN ?? null,
+    cosignerPort: env.COSIGNER_PORT ?? 42090,
     authDomain,
     allowedHosts,
     requirePartnerAgent: env.REQUIRE_PARTNER_AGENT,

@@ -1,5 +1,6 @@
 import type { Address, Hex } from "viem";
-import type { Delegation, Execution } from "../../lib/delegation.js";
+import { delegationFromJson, delegationToJson, type Delegation, type DelegationJson, type Execution } from "../../lib/delegation.js";
+import { isCode, Refusal } from "../errors/index.js";
 import type { SessionBinding } from "../../lib/sessionBinding.js";
 
 /**
@@ -38,4 +39,50 @@ export interface CosignerPort {
   cosign(req: CosignRequest): Promise<CosignAnswer>;
   /** Trades co-signed for a root, and the wallet's co-signed USD over 24 h (every session of it). */
   usage(delegationHash: Hex, wallet: Address): Promise<CosignerUsage>;
+}
+
+/** The port over HTTP (a standalone `npm run cosigner`): its types with atoms as decimal strings. */
+export type RootWire = { sessionId: string; root: DelegationJson; binding: SessionBinding };
+export type RequestWire = { delegationHash: Hex; execution: { target: Address; value: string; callData: Hex }; declared: { feeBps: number } };
+export type AnswerWire = Omit<CosignAnswer, "leaf"> & { leaf: DelegationJson };
+
+export const wire = {
+  rootOut: (r: CosignerRoot): RootWire => ({ ...r, root: delegationToJson(r.root) }),
+  rootIn: (r: RootWire): CosignerRoot => ({ ...r, root: delegationFromJson(r.root) }),
+  requestOut: (r: CosignRequest): RequestWire => ({ ...r, execution: { ...r.execution, value: r.execution.value.toString() } }),
+  requestIn: (r: RequestWire): CosignRequest => ({ ...r, execution: { ...r.execution, value: BigInt(r.execution.value) } }),
+  answerOut: (a: CosignAnswer): AnswerWire => ({ ...a, leaf: delegationToJson(a.leaf) }),
+  answerIn: (a: AnswerWire): CosignAnswer => ({ ...a, leaf: delegationFromJson(a.leaf) }),
+};
+
+/**
+ * The co-signer in another process: POST /v1/{register,revoke,cosign,usage} with the bearer secret.
+ * Its address is the one the service publishes (COSIGNER_ADDRESS): the co-signer itself refuses
+ * any root not delegated to its own key. Its refusals come back as the same codes; no answer (or a wrong secret) is 503
+ * SIGNER_UNAVAILABLE, and nothing is co-signed.
+ */
+export function httpCosigner(url: string, token: string, address: Address, timeoutMs = 3_000): CosignerPort {
+  async function call<T>(path: string, body: unknown): Promise<T> {
+    let res: Response;
+    try {
+      res = await fetch(`${url.replace(/\/$/, "")}/v1/${path}`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${token}` }, body: JSON.stringify(body ?? {}), signal: AbortSignal.timeout(timeoutMs) });
+    } catch (err) {
+      throw new Refusal("SIGNER_UNAVAILABLE", "the co-signer did not answer; nothing was co-signed", {}, { cause: err, retryAfterS: 2 });
+    }
+    const json = (await res.json().catch(() => null)) as { result?: T; error?: { code: string; message: string } & Record<string, unknown> } | null;
+    if (res.ok && json && "result" in json) return json.result as T;
+    const e = json?.error;
+    if (e && res.status !== 401 && isCode(e.code)) {
+      const { code, message, ...extra } = e;
+      throw new Refusal(code, message, extra);
+    }
+    throw new Refusal("SIGNER_UNAVAILABLE", `the co-signer answered ${res.status}; nothing was co-signed`, {}, { retryAfterS: 2 });
+  }
+  return {
+    address,
+    register: (r) => call("register", wire.rootOut(r)),
+    revoke: (h) => call("revoke", { delegationHash: h }),
+    cosign: async (req) => wire.answerIn(await call<AnswerWire>("cosign", wire.requestOut(req))),
+    usage: (h, w) => call("usage", { delegationHash: h, wallet: w }),
+  };
 }

@@ -4,6 +4,16 @@ import { erc20Abi } from "../../abis/erc20.js";
 import { delegationManagerAbi } from "../../abis/delegation.js";
 import { freshenMarket, startStack, type Stack } from "../helpers/stack.js";
 import { sanctionsListAbi } from "../../abis/fixtures.js";
+import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { freePort } from "../../devnet/anvil.js";
+import { ROOT } from "../../lib/root.js";
+import { httpCosigner } from "../../api/ports/cosigner.js";
+import { serveApi } from "../helpers/api.js";
+import { agentOf } from "../helpers/agent.js";
 import { executorSigns, grantedSession, typedDataOf, type Granted } from "../helpers/sessions.js";
 
 /**
@@ -228,4 +238,47 @@ describe("a binding changed in a store, a sanctioned executor", () => {
     const r = await agent.post("/live/session/grant", { wallet: wallet.address, executor }, key);
     expect([r.status, r.json.error.code, r.json.error.field]).toEqual([451, "SANCTIONED", "executor"]);
   });
+});
+
+describe("npm run cosigner: the co-signer in its own process", () => {
+  it("co-signs for an API that holds no key; refuses a wrong secret; a co-signer that is gone is SIGNER_UNAVAILABLE", async () => {
+    const { dn } = stack;
+    const port = await freePort();
+    const token = randomBytes(24).toString("hex");
+    const dataDir = mkdtempSync(join(tmpdir(), "pit-cosigner-"));
+    const { DATABASE_URL: _shared, ...env } = process.env;
+    const child = spawn(process.execPath, ["--import", "tsx", "scripts/cosigner.ts"], { cwd: ROOT, env: { ...env, ANVIL_PORT: String(dn.anvil.port), COSIGNER_TOKEN: token, COSIGNER_PORT: String(port), DATA_DIR: dataDir }, stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    child.stdout!.on("data", (d) => (out += d));
+    child.stderr!.on("data", (d) => (out += d));
+    const url = `http://127.0.0.1:${port}`;
+    const apiWith = (t: string) => serveApi({ rpcUrl: dn.anvil.rpcUrl, db: stack.store.db, indexed: stack.ix.liveReads().reads, config: { cosignerUrl: url, cosignerToken: t }, cosigner: httpCosigner(url, t, stack.api.config.cosigner!) });
+    const [remote, wrong] = [await apiWith(token), await apiWith("x".repeat(48))];
+    try {
+      for (let i = 0; i < 600 && !out.includes("[cosigner]"); i++) await new Promise((r) => setTimeout(r, 100));
+      expect(out).toContain(`[cosigner] ${stack.api.config.cosigner}`);
+      const s2 = { ...stack, api: remote, agent: agentOf(remote, dn) };
+      const g = await grantedSession(s2);
+      const t = await s2.agent.post("/live/session/trade", { session_id: g.sessionId, token_in: "ETH", token_out: "USDG", notional_usd: 5 }, g.executorKey);
+      expect(t.status, JSON.stringify(t.json)).toBe(200);
+      const sent = await s2.agent.post("/live/submit", { raw_tx: await executorSigns(s2, g.executor, t.json.tx) }, g.executorKey);
+      expect((await dn.mined(sent.json.tx_hash)).status).toBe("success");
+      // The co-signer's limits answer through the wire with their codes.
+      const over = await s2.agent.post("/live/session/trade", { session_id: g.sessionId, token_in: "ETH", token_out: "USDG", notional_usd: 49, slippage_bps: 5_000 }, g.executorKey);
+      expect(over.status).toBe(422);
+      const w = agentOf(wrong, dn);
+      const wk = await w.signIn(g.executor);
+      const r = await w.post("/live/session/trade", { session_id: g.sessionId, token_in: "ETH", token_out: "USDG", notional_usd: 5 }, wk);
+      expect([r.status, r.json.error.code]).toEqual([503, "SIGNER_UNAVAILABLE"]);
+      child.kill("SIGTERM");
+      await new Promise((res) => child.once("exit", res));
+      const gone = await s2.agent.post("/live/session/trade", { session_id: g.sessionId, token_in: "ETH", token_out: "USDG", notional_usd: 5 }, g.executorKey);
+      expect([gone.status, gone.json.error.code]).toEqual([503, "SIGNER_UNAVAILABLE"]);
+    } finally {
+      child.kill("SIGKILL");
+      await remote.close();
+      await wrong.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 120_000);
 });

@@ -1,0 +1,41 @@
+/**
+ * `npm run cosigner`: the session co-signer as its own process, holding COSIGNER_KEY (the API then
+ * runs with COSIGNER_URL and COSIGNER_TOKEN and never sees the key). Its state lives in its own
+ * store: DATABASE_URL's `app` schema, or PGlite in DATA_DIR/cosigner.
+ */
+import "../lib/noTelemetry.js";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { openPglite, openPostgres } from "../api/ports/store/db.js";
+import { migrate } from "../api/ports/store/migrations.js";
+import { cosignerFromEnv } from "../cosigner/index.js";
+import { cosignerServer } from "../cosigner/server.js";
+import { createChainClient } from "../lib/chain.js";
+import { ConfigError, loadConfig } from "../lib/config.js";
+import { createLogger } from "../lib/logger.js";
+
+let config;
+try {
+  config = loadConfig();
+  if (!config.cosignerToken) throw new ConfigError("COSIGNER_TOKEN", "required: the secret the API sends");
+} catch (err) {
+  console.error((err as Error).message);
+  process.exit(2);
+}
+const logger = createLogger();
+if (!config.databaseUrl) mkdirSync(join(config.dataDir, "cosigner"), { recursive: true });
+const db = config.databaseUrl ? await openPostgres(config.databaseUrl) : await openPglite(join(config.dataDir, "cosigner"));
+await migrate(db);
+let port;
+try {
+  port = cosignerFromEnv({ config, db, chain: createChainClient(config), clock: Date.now });
+  if (!port) throw new ConfigError("COSIGNER_KEY", "required off the devnet");
+} catch (err) {
+  console.error((err as Error).message);
+  process.exit(2);
+}
+const server = cosignerServer(port, { token: config.cosignerToken!, logger });
+server.listen(config.cosignerPort, process.env.COSIGNER_HOST ?? "127.0.0.1", () => console.log(`[cosigner] ${port!.address} on http://127.0.0.1:${config!.cosignerPort}`));
+const stop = () => server.close(() => void db.close().then(() => process.exit(0)));
+process.on("SIGINT", stop);
+process.on("SIGTERM", stop);
