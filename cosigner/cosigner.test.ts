@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createPublicClient, http, type Address } from "viem";
+import { createPublicClient, custom, defineChain, http, type Address } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { openPglite, type Db } from "../api/ports/store/db.js";
 import { migrate } from "../api/ports/store/migrations.js";
@@ -65,6 +65,21 @@ describe("the co-signer's roots", () => {
     expect(await rulesOf(c.cosign({ ...req, delegationHash: `0x${"11".repeat(32)}` }))).toBe("REFUSED:TRADE_REFUSED");
     await c.revoke(delegationHash(root));
     expect(await rulesOf(c.cosign(req))).toBe("SESSION_REVOKED:");
+  });
+});
+
+describe("the co-signer under load", () => {
+  it("answers BUSY past its co-signings in hand", async () => {
+    const b = binding({ expires: now + 1_700 });
+    const root = await signedRoot(b);
+    // A chain that never answers: the first co-signing waits on its marks.
+    const hanging = createPublicClient({ chain: defineChain({ id: 4663, name: "hang", nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 }, rpcUrls: { default: { http: ["http://127.0.0.1:9"] } }, contracts: { multicall3: { address: pins.multicall3 } } }), transport: custom({ request: () => new Promise(() => {}) }) });
+    const c = createCosigner({ account: key, db, chain: hanging, pins, clock: () => now * 1000, maxInFlight: 1 });
+    await c.register({ sessionId: "s4", root, binding: b });
+    const req = { delegationHash: delegationHash(root), execution: { target: pins.router, value: 0n, callData: "0x" as const }, declared: { feeBps: 25 } };
+    void c.cosign(req).catch(() => {});
+    await new Promise((r) => setTimeout(r, 50));
+    expect(await rulesOf(c.cosign(req))).toBe("BUSY:");
   });
 });
 

@@ -30,6 +30,8 @@ export type CosignerPins = {
 
 const lc = (a: string) => a.toLowerCase();
 const DAY_S = 86_400;
+/** Co-signings one co-signer takes at once (a store pool holds about ten connections). */
+const MAX_IN_FLIGHT = 32;
 /** How long the co-signer reuses its oracle read of a pair (the chain time in it only shortens a leaf). */
 const MARKS_TTL_MS = 1_000;
 /** Rules that are session limits with their own SPEC code; any other failure answers REFUSED. */
@@ -41,8 +43,11 @@ const SESSION_CODES = new Set(["SESSION_EXPIRY", "SESSION_TOKENS", "SESSION_MAX_
  * root, USD per wallet over 24 h) live in the store and move under a row lock on the wallet, so
  * any number of API instances cannot co-sign past a limit together.
  */
-export function createCosigner(d: { account: LocalAccount; db: Db; chain: PublicClient; pins: CosignerPins; clock: () => number; frozen?: boolean }): CosignerPort {
+export function createCosigner(d: { account: LocalAccount; db: Db; chain: PublicClient; pins: CosignerPins; clock: () => number; frozen?: boolean; maxInFlight?: number }): CosignerPort {
   const now = () => Math.floor(d.clock() / 1000);
+  // Past this many co-signings at once the next is BUSY at once (each holds a store connection and a wallet's lock).
+  const maxInFlight = d.maxInFlight ?? MAX_IN_FLIGHT;
+  let inFlight = 0;
   const tokenOf = (a: Address) => d.pins.tokens.find((t) => lc(t.address) === lc(a)) ?? null;
   let nonce: Promise<bigint> | null = null;
   const cosignerNonce = () =>
@@ -145,6 +150,16 @@ export function createCosigner(d: { account: LocalAccount; db: Db; chain: Public
 
   async function cosign(req: CosignRequest): Promise<CosignAnswer> {
     if (d.frozen) throw new Refusal("SIGNER_FROZEN", "the co-signer is frozen by its operator; nothing is co-signed", {}, { retryAfterS: 60 });
+    if (inFlight >= maxInFlight) throw new Refusal("BUSY", "the co-signer has too many trades in hand; retry", {}, { retryAfterS: 1 });
+    inFlight++;
+    try {
+      return await cosignOne(req);
+    } finally {
+      inFlight--;
+    }
+  }
+
+  async function cosignOne(req: CosignRequest): Promise<CosignAnswer> {
     const hash = lc(req.delegationHash);
     const [held] = await d.db.query<{ wallet: string; executor: string; binding: string; root: string; revoked_at: string | null }>("SELECT wallet, executor, binding, root, revoked_at FROM app.cosigner_roots WHERE delegation_hash = $1", [hash]);
     if (!held) throw new Refusal("REFUSED", "the co-signer holds no such root", { signer_checks: [{ rule: "TRADE_REFUSED", ok: false, message: "unknown root" }] });
