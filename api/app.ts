@@ -58,6 +58,7 @@ export function createApp(deps: AppDeps) {
     await services.watcher.stop();
     await services.signIn.revocations?.close();
     await ownLimiter?.close();
+    await services.ownScreenBudget?.close();
   };
   return Object.assign(app, { services, stop });
 }

@@ -21,6 +21,8 @@ export type AppDeps = {
   /** The app store (migrated). */
   db: Db;
   limiter?: Limiter;
+  /** Where new-token screening budgets live (default: Redis with REDIS_URL, else this instance). */
+  screenBudget?: Limiter;
   /** The Shield verdict provider; null when none is configured (shield=1 then answers 503). */
   shield?: ShieldProvider | null;
   clock?: () => number;

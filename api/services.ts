@@ -2,6 +2,7 @@ import type { AppDeps } from "./deps.js";
 import { createPortfolio } from "./account/index.js";
 import { forgetRevoked, redisRevocations, type SignInDeps } from "./auth/index.js";
 import { redisConnection } from "./ports/redis.js";
+import { RedisLimiter } from "./http/redisLimiter.js";
 import { createMarket } from "./market/index.js";
 import { httpSequencer } from "./ports/sequencer.js";
 import { httpCosigner } from "./ports/cosigner.js";
@@ -20,7 +21,10 @@ export function buildServices(deps: AppDeps) {
   const clock = deps.clock ?? Date.now;
   const { config, chain, indexed, db } = deps;
   const market = createMarket({ config, indexed, clock });
-  const tokens = createTokens({ db, config, chain, indexed, shield: deps.shield ?? null, clock });
+  // New-token screening budgets: shared by every instance when they share a Redis.
+  const ownScreenBudget = deps.screenBudget ? null : config.redisUrl ? new RedisLimiter(config.redisUrl, "pit:screen:", true) : null;
+  const screenBudget = deps.screenBudget ?? ownScreenBudget ?? undefined;
+  const tokens = createTokens({ db, config, chain, indexed, shield: deps.shield ?? null, clock, budget: screenBudget });
   const ledger = createLedger({ db, clock });
   const volume = createVolume({ config, ledger, market, clock });
   const trading = createTrading({ config, chain, indexed, tokens, market, ledger, volume, clock, aggregators: config.aggregatorUrls });
@@ -38,7 +42,7 @@ export function buildServices(deps: AppDeps) {
   // Key revocations announced to the other instances when they share a Redis.
   const revocations = config.redisUrl ? redisRevocations(() => redisConnection(config.redisUrl!), forgetRevoked) : null;
   const signIn: SignInDeps = { db, config, chain, clock, revocations };
-  return { deps, config, clock, market, tokens, ledger, volume, trading, relay, watcher, stats, portfolio, signIn, sessions, cosigner };
+  return { deps, config, clock, ownScreenBudget, market, tokens, ledger, volume, trading, relay, watcher, stats, portfolio, signIn, sessions, cosigner };
 }
 
 export type Services = ReturnType<typeof buildServices>;

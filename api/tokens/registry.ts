@@ -11,7 +11,7 @@ import { Q96 } from "../../lib/v4.js";
 import { Refusal } from "../errors/index.js";
 import { deepestPool, independentBasis, TWAP_WINDOW_S } from "../market/index.js";
 import type { SqlIndexedReads, PoolState } from "../ports/indexed.js";
-import { RateLimiter } from "../http/rateLimit.js";
+import { RateLimiter, type Limiter } from "../http/rateLimit.js";
 import { ShieldUnavailable, type ShieldProvider, type ShieldReport } from "../ports/shield.js";
 import { probeBuySell, type Probe } from "../ports/simulation.js";
 import type { Db } from "../ports/store/db.js";
@@ -43,7 +43,8 @@ export type TokenRecord = Record<string, unknown> & { address: Address; symbol: 
 /** The registry's counts (GET /tokens/stats without cached_s) and the clock time they were taken. */
 export type TokenCounts = { at: number; body: { total: number; tradable: number; by_tier: Record<string, number>; by_kind: Record<string, number>; by_risk: Record<string, number>; blocked_by_reason: Record<string, number>; generated_at: number } };
 
-type Deps = { db: Db; config: Config; chain: PublicClient; indexed: SqlIndexedReads; shield: ShieldProvider | null; clock: () => number };
+/** `budget`: where new-token screening budgets live (shared by instances through Redis); default this instance's memory. */
+type Deps = { db: Db; config: Config; chain: PublicClient; indexed: SqlIndexedReads; shield: ShieldProvider | null; clock: () => number; budget?: Limiter };
 
 const poolVenue = (p: PoolState) => ({ type: "v4-pool", pool_id: p.id, currency0: p.currency0, currency1: p.currency1, fee: p.fee, tick_spacing: p.tickSpacing, hooks: p.hooks });
 
@@ -95,7 +96,7 @@ export function createTokens(d: Deps) {
     fetchMethod: () => countRegistry(),
   });
   // The new-token screening budget guards the chain and the queue: on even when request limits are off.
-  const budget = new RateLimiter(d.clock, 100_000, true);
+  const budget: Limiter = d.budget ?? new RateLimiter(d.clock, 100_000, true);
   const now = () => Math.floor(d.clock() / 1000);
 
   /** A core symbol or a 0x address; any other symbol must be given by address. */
@@ -361,12 +362,13 @@ export function createTokens(d: Deps) {
    * peeked first so that a caller whose own budget is spent cannot drain it; either spent: 429
    * with Retry-After 60 (SPEC Limits).
    */
-  function spendNewScreenBudget(keyId: number) {
+  async function spendNewScreenBudget(keyId: number) {
     const overall = { burst: SCREEN.newOverallBurst, perSecond: SCREEN.newOverallPerSecond };
     const spent = (whose: string) => new Refusal("RATE_LIMITED", `${whose} budget of new-token screens is spent; retry after the pause`, { retry_after_s: 60 }, { retryAfterS: 60 });
-    if (budget.peek("screenNew:overall", overall) > 0) throw spent("the service's");
-    if (budget.take(`screenNew:key:${keyId}`, { burst: SCREEN.newPerCallerBurst, perSecond: SCREEN.newPerCallerPerSecond }) > 0) throw spent("your");
-    budget.take("screenNew:overall", overall);
+    // Both or neither: a caller whose own budget is spent cannot drain the service's.
+    if ((await budget.spend([{ key: "screenNew:overall", rule: overall }, { key: `screenNew:key:${keyId}`, rule: { burst: SCREEN.newPerCallerBurst, perSecond: SCREEN.newPerCallerPerSecond } }])) > 0) {
+      throw spent((await budget.wait("screenNew:overall", overall)) > 0 ? "the service's" : "your");
+    }
   }
 
   /**
@@ -472,7 +474,7 @@ export function createTokens(d: Deps) {
         await assertUnchanged(rec);
       } else {
         // Core assets come from config: they never spend a screening budget.
-        if (!coreByAddress.has(address.toLowerCase())) spendNewScreenBudget(opts.keyId);
+        if (!coreByAddress.has(address.toLowerCase())) await spendNewScreenBudget(opts.keyId);
         const job = startScreen(address);
         const timeout = new Promise<null>((r) => setTimeout(() => r(null), SCREEN.answerWithinMs).unref());
         rec = await Promise.race([job, timeout]);

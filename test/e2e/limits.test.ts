@@ -5,6 +5,9 @@ import { RATE_RULES, RateLimiter } from "../../api/http/rateLimit.js";
 import { RedisLimiter } from "../../api/http/redisLimiter.js";
 import { freePort } from "../../devnet/anvil.js";
 import { ROOT } from "../../lib/root.js";
+import { parseAbi } from "viem";
+import { SCREEN } from "../../api/tokens/registry.js";
+import { fixtureBytecode } from "../../devnet/artifacts.js";
 import { agentOf } from "../helpers/agent.js";
 import { serveApi, type Api } from "../helpers/api.js";
 import { startIndexedDevnet, startServedDevnet, type Served } from "../helpers/stack.js";
@@ -139,4 +142,33 @@ describe("key revocation across instances (two npm run api processes on one Redi
       await chain.stop();
     }
   }, 120_000);
+});
+
+describe("the new-token screening budget across instances", () => {
+  it("is one caller's budget on two instances sharing Redis: the second new token, on the other instance, is 429", async () => {
+    const budget = new RedisLimiter(REDIS_URL, `pit:test:screen:${Math.random().toString(36).slice(2)}:`, true);
+    limiters.push(budget);
+    const make = async () => {
+      const api = await serveApi({ rpcUrl: served.dn.anvil.rpcUrl, db: served.store.db, limiter: new RateLimiter(), screenBudget: budget });
+      apis.push(api);
+      return api;
+    };
+    const [a, b] = [await make(), await make()];
+    const deploy = async (name: string) =>
+      (await served.dn.mined(await served.dn.walletFor(served.dn.deployer).deployContract({ abi: parseAbi(["constructor(string, string, uint8)"]), bytecode: fixtureBytecode("TestToken", "TestToken"), args: [name, "NT", 18] }))).contractAddress!;
+    const [t1, t2] = [await deploy("Budget One"), await deploy("Budget Two")];
+    const saved = SCREEN.newPerCallerBurst;
+    SCREEN.newPerCallerBurst = 1;
+    try {
+      const key = await keyOn(a);
+      const get = (api: Api, t: string) => api.call("GET", `/api/v1/tokens/${t}`, undefined, { authorization: `Bearer ${key}` });
+      expect((await get(a, t1)).status).toBe(200);
+      const second = await get(b, t2);
+      expect([second.status, second.json.error.code, second.headers.get("retry-after")]).toEqual([429, "RATE_LIMITED", "60"]);
+      // A token already screened stays free on either instance.
+      expect((await get(b, t1)).status).toBe(200);
+    } finally {
+      SCREEN.newPerCallerBurst = saved;
+    }
+  });
 });
