@@ -10,7 +10,7 @@ import { createDatabase, dropDatabase } from "../helpers/indexer.js";
 const name = `pit_reset_${Math.random().toString(36).slice(2, 8)}`;
 let url: string;
 const run = (env: Record<string, string>) =>
-  spawnSync(join(ROOT, "node_modules", ".bin", "tsx"), ["scripts/devnet-reset.ts"], { cwd: ROOT, env: { ...process.env, ...env }, encoding: "utf8" });
+  spawnSync(process.execPath, ["--import", "tsx", "scripts/devnet-reset.ts"], { cwd: ROOT, env: { ...process.env, ...env }, encoding: "utf8" });
 
 beforeAll(async () => {
   url = await createDatabase(name);
