@@ -45,8 +45,8 @@ export async function assertNotSanctioned(d: Pick<SignInDeps, "chain" | "config"
   let sanctioned: boolean;
   try {
     sanctioned = await d.chain.readContract({ address: d.config.contracts.sanctionsList, abi: sanctionsListAbi, functionName: "isSanctioned", args: [address] });
-  } catch {
-    throw new Refusal("ENGINE_UNAVAILABLE", "the sanctions list could not be read; try again shortly", {}, { retryAfterS: 5 });
+  } catch (err) {
+    throw new Refusal("ENGINE_UNAVAILABLE", "the sanctions list could not be read; try again shortly", {}, { cause: err, retryAfterS: 5 });
   }
   if (sanctioned) throw new Refusal("SANCTIONED", `${field} ${address} is on the sanctions list`, { address, field });
 }

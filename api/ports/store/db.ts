@@ -26,10 +26,32 @@ const STATEMENT_ERROR = /^(22|23|42|P0)/;
 
 /** The store's own failure as 503 ENGINE_UNAVAILABLE; the statement's errors and our refusals as they are. */
 export function storeFailure(err: unknown): unknown {
-  if (err instanceof Refusal) return err;
+  if (err instanceof Refusal || err instanceof FromCaller) return err;
   const code = (err as { code?: unknown } | null)?.code;
   if (typeof code === "string" && STATEMENT_ERROR.test(code)) return err;
   return new Refusal("ENGINE_UNAVAILABLE", "the service's store did not answer; try again shortly", {}, { cause: err, retryAfterS: 2 });
+}
+
+/** An error the caller's own code threw inside a transaction: rolled back and rethrown as it was, not taken for the store failing. */
+class FromCaller {
+  constructor(readonly err: unknown) {}
+}
+
+/** A transaction whose begin, commit or connection failing is ENGINE_UNAVAILABLE, and whose body's own errors come back unchanged. */
+async function transaction<T>(run: (body: (db: Db) => Promise<T>) => Promise<T>, fn: (db: Db) => Promise<T>): Promise<T> {
+  try {
+    return await failClosed(() =>
+      run(async (db) => {
+        try {
+          return await fn(db);
+        } catch (err) {
+          throw new FromCaller(err);
+        }
+      }),
+    );
+  } catch (err) {
+    throw err instanceof FromCaller ? err.err : err;
+  }
 }
 
 const failClosed = async <T>(run: () => Promise<T>): Promise<T> => {
@@ -47,7 +69,7 @@ export async function openPglite(dataDir?: string): Promise<Db> {
     kind: "pglite",
     query: <T>(text: string, params?: unknown[]) => failClosed(async () => (await q.query<T>(text, params)).rows),
     exec: (text: string) => failClosed(async () => void (await q.exec(text))),
-    tx: (fn) => failClosed(async () => (await lite.transaction((t) => fn(bound(t))))!),
+    tx: (fn) => transaction(async (body) => (await lite.transaction((t) => body(bound(t))))!, fn),
     close: () => lite.close(),
   });
   return bound(lite);
@@ -69,7 +91,7 @@ export async function openPostgres(connectionString: string, max = 10): Promise<
     kind: "postgres",
     query: <T>(text: string, params?: unknown[]) => failClosed(async () => (await pool.query(text, params)).rows as T[]),
     exec: (text: string) => failClosed(async () => void (await pool.query(text))),
-    tx: (fn) => failClosed(() => inTransaction(pool, (client) => fn(onClient(client)))),
+    tx: (fn) => transaction((body) => inTransaction(pool, (client) => body(onClient(client))), fn),
     close: () => pool.end(),
   };
 }
