@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest";
 import { zeroAddress, type Address } from "viem";
 import type { RouterReading } from "../lib/routerRead.js";
 import { feeTermsOfSchedule2, type SessionBinding } from "../lib/sessionBinding.js";
-import { checkExecution, readFeeBps } from "./checks.js";
+import { readFeeBps } from "../lib/routerRead.js";
+import { checkExecution } from "./checks.js";
 
 const usdg = "0x00000000000000000000000000000000000000ee" as Address;
 const now = 1_900_000_000;
@@ -58,6 +59,16 @@ describe("the co-signer's checks", () => {
   it("refuses a minimum too far under the input at its marks, and a trade it cannot price", () => {
     expect(failed(run({ reading: reading({ minOut: 27_000_000n }) }))).toEqual(["PRICE"]);
     expect(failed(run({ marks: { usdIn: null, usdOut: 1, decimalsIn: 18, decimalsOut: 6 } }))).toEqual(["PRICE_UNAVAILABLE"]);
+  });
+
+  it("judges a side priced at the owner-signed mark as SIGNED_MARK_PRICE, and a minimum too far under the quote as SLIPPAGE", () => {
+    const signed = { usdIn: 3_000, usdOut: 1, decimalsIn: 18, decimalsOut: 6, signedOut: true };
+    expect(failed(run({ marks: signed }))).toEqual([]);
+    expect(run({ marks: signed }).checks.map((c) => c.rule)).toContain("SIGNED_MARK_PRICE");
+    expect(failed(run({ marks: signed, reading: reading({ minOut: 27_000_000n }) }))).toEqual(["SIGNED_MARK_PRICE"]);
+    // 29.5 USDG is 500 bps under 31.05 quoted: allowed; under 31.06, not.
+    expect(failed(run({ declaredExpectedOut: 31_052_631n }))).toEqual([]);
+    expect(failed(run({ declaredExpectedOut: 31_060_000n }))).toEqual(["SLIPPAGE"]);
   });
 
   it("reads the fee as bps: PAY_PORTION of the output, or exactly bps of the input; two payments are none", () => {

@@ -1,6 +1,6 @@
 import type { Address } from "viem";
 import { bpsOf, type FeeClass } from "../lib/fees.js";
-import type { RouterReading } from "../lib/routerRead.js";
+import { readFeeBps, type RouterReading } from "../lib/routerRead.js";
 import { allowedFeeBps, EXPIRY_MARGIN_S, type SessionBinding } from "../lib/sessionBinding.js";
 
 /**
@@ -15,7 +15,8 @@ export const MAX_SLIPPAGE_BPS = 500;
 /** How far a pool may sit from the co-signer's oracle marks on top of slippage and fee. */
 export const PRICE_TOLERANCE_BPS = 300;
 
-export type Marks = { usdIn: number | null; usdOut: number | null; decimalsIn: number; decimalsOut: number };
+/** USD per whole token of each side; `signed*` when the side is priced at the binding's owner-signed mark (a feedless token). */
+export type Marks = { usdIn: number | null; usdOut: number | null; decimalsIn: number; decimalsOut: number; signedIn?: boolean; signedOut?: boolean };
 export type Counters = { tradesUsed: number; last24hUsd: number };
 
 export type CheckInput = {
@@ -28,6 +29,8 @@ export type CheckInput = {
   chainNow?: number;
   feeClassOf(token: Address): FeeClass | null;
   declaredFeeBps: number;
+  /** The output the API quoted: the minimum may sit at most MAX_SLIPPAGE_BPS under it (SLIPPAGE). */
+  declaredExpectedOut?: bigint;
 };
 
 export type CheckResult = { checks: Check[]; notionalUsd: number | null };
@@ -69,26 +72,17 @@ export function checkExecution(x: CheckInput): CheckResult {
   const notional = (Number(r.amountIn) / 10 ** x.marks.decimalsIn) * usdIn;
   const floorUsd = (Number(r.minOut) / 10 ** x.marks.decimalsOut) * usdOut;
   const allowedLossBps = (paid ?? 0) + MAX_SLIPPAGE_BPS + PRICE_TOLERANCE_BPS;
-  add("PRICE", floorUsd >= (notional * (10_000 - allowedLossBps)) / 10_000, `minimum worth $${floorUsd.toFixed(2)} for $${notional.toFixed(2)} in (at most ${allowedLossBps} bps under)`);
+  // A feedless side is judged at the mark its owner signed, not at a pool that can be moved now.
+  const priceRule = x.marks.signedIn || x.marks.signedOut ? "SIGNED_MARK_PRICE" : "PRICE";
+  add(priceRule, floorUsd >= (notional * (10_000 - allowedLossBps)) / 10_000, `minimum worth $${floorUsd.toFixed(2)} for $${notional.toFixed(2)} in (at most ${allowedLossBps} bps under)`);
+  if (x.declaredExpectedOut !== undefined) {
+    const floor = bpsOf(x.declaredExpectedOut, 10_000 - MAX_SLIPPAGE_BPS);
+    add("SLIPPAGE", r.minOut >= floor && x.declaredExpectedOut > 0n, `minimum ${r.minOut} against ${x.declaredExpectedOut} quoted (at most ${MAX_SLIPPAGE_BPS} bps under)`);
+  }
 
   // Limits: per trade, trades left, and 24 h across the wallet's sessions (counted sent or not).
   add("SESSION_MAX_TRADE", notional <= b.limits.max_trade_usd, `$${notional.toFixed(2)} against $${b.limits.max_trade_usd} per trade`);
   add("SESSION_TRADES_LEFT", x.counters.tradesUsed < b.limits.max_trades, `${x.counters.tradesUsed} of ${b.limits.max_trades} trades used`);
   add("SESSION_MAX_DAY", x.counters.last24hUsd + notional <= b.limits.max_day_usd, `$${x.counters.last24hUsd.toFixed(2)} in 24 h plus $${notional.toFixed(2)} against $${b.limits.max_day_usd}`);
   return { checks, notionalUsd: notional };
-}
-
-/**
- * The one fee the call pays to the fee recipient, in bps: PAY_PORTION's bips of the output, or a
- * TRANSFER / Permit2 pull of the input that is exactly bps of the amount in. null: none, several,
- * or a shape that is not bps of the trade.
- */
-export function readFeeBps(r: RouterReading): number | null {
-  if (r.fees.length !== 1 || r.tokenIn === null || r.tokenOut === null) return null;
-  const f = r.fees[0]!;
-  const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
-  if (f.bps !== null) return same(f.token, r.tokenOut) && f.bps <= 10_000n ? Number(f.bps) : null;
-  if (!same(f.token, r.tokenIn) || f.amount === null || r.amountIn === 0n) return null;
-  for (let bps = 0; bps <= 100; bps++) if (bpsOf(r.amountIn, bps) === f.amount) return bps;
-  return null;
 }

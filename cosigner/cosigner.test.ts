@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createPublicClient, custom, defineChain, http, type Address } from "viem";
+import { createPublicClient, custom, defineChain, http, type Address, zeroAddress } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { openPglite, type Db } from "../api/ports/store/db.js";
 import { migrate } from "../api/ports/store/migrations.js";
@@ -15,7 +15,7 @@ import { loadConfig } from "../lib/config.js";
  * revoked co-signer signs nothing. (Trades against the chain: test/e2e/session*.test.ts.)
  */
 const enforcers = Object.fromEntries(["LogicalOrWrapperEnforcer", "AllowedTargetsEnforcer", "AllowedMethodsEnforcer", "AllowedCalldataEnforcer", "ValueLteEnforcer", "TimestampEnforcer", "LimitedCallsEnforcer", "NonceEnforcer", "RedeemerEnforcer", "NativeTokenPeriodTransferEnforcer", "ExactExecutionEnforcer"].map((n, i) => [n, `0x${(i + 1).toString(16).padStart(40, "0")}` as Address]));
-const pins: CosignerPins = { chainId: 4663, delegationManager: "0x00000000000000000000000000000000000000d0", multicall3: "0x00000000000000000000000000000000000000d1", enforcers, router: "0x00000000000000000000000000000000000000aa", weth: "0x00000000000000000000000000000000000000dd", feeRecipient: "0x00000000000000000000000000000000000000cc", tokens: [] };
+const pins: CosignerPins = { chainId: 4663, delegationManager: "0x00000000000000000000000000000000000000d0", multicall3: "0x00000000000000000000000000000000000000d1", enforcers, router: "0x00000000000000000000000000000000000000aa", weth: "0x00000000000000000000000000000000000000dd", feeRecipient: "0x00000000000000000000000000000000000000cc", permit2: "0x00000000000000000000000000000000000000d4", stateView: "0x00000000000000000000000000000000000000d2", launchpad: "0x00000000000000000000000000000000000000d3", tokens: [{ address: zeroAddress, decimals: 18, feed: "0x00000000000000000000000000000000000000d5", stock: false, major: true }] };
 const now = 1_900_000_000;
 const key = privateKeyToAccount(generatePrivateKey());
 const wallet = privateKeyToAccount(generatePrivateKey());
@@ -29,9 +29,9 @@ beforeAll(async () => {
 });
 afterAll(() => db?.close());
 
-const binding = (over: Partial<SessionBinding> = {}): SessionBinding => ({ version: 3, chain_id: 4663, wallet: wallet.address, executor, cosigner: key.address, tokens: [], limits: { max_trade_usd: 25, max_day_usd: 100, max_trades: 5 }, expires: now + 3_600, setup_budget_usd: 100, fee: feeTermsOfSchedule2(), risk_terms: { accept_risks: [], shield: false, policies: [] }, ...over });
-async function signedRoot(b: SessionBinding, over: { redeemer?: Address; expires?: number; salt?: bigint; signer?: typeof wallet } = {}): Promise<Delegation> {
-  const caveats = rootCaveats({ router: pins.router, permit2: pins.weth, executor: over.redeemer ?? b.executor, expires: over.expires ?? b.expires, maxValueWei: 1n, dayValueWei: 1n, dayStart: now, maxCalls: 5, walletNonce: 0n }, enforcers);
+const binding = (over: Partial<SessionBinding> = {}): SessionBinding => ({ version: 3, chain_id: 4663, wallet: wallet.address, executor, cosigner: key.address, tokens: [zeroAddress], limits: { max_trade_usd: 25, max_day_usd: 100, max_trades: 5 }, expires: now + 3_600, setup_budget_usd: 100, fee: feeTermsOfSchedule2(), risk_terms: { accept_risks: [], shield: false, policies: [] }, ...over });
+async function signedRoot(b: SessionBinding, over: { redeemer?: Address; expires?: number; salt?: bigint; signer?: typeof wallet; router?: Address; maxCalls?: number } = {}): Promise<Delegation> {
+  const caveats = rootCaveats({ router: over.router ?? pins.router, permit2: pins.permit2, executor: over.redeemer ?? b.executor, expires: over.expires ?? b.expires, maxValueWei: 1n, dayValueWei: 1n, dayStart: now, maxCalls: over.maxCalls ?? 5, walletNonce: 0n }, enforcers);
   const unsigned = { delegate: key.address, delegator: wallet.address, authority: ROOT_AUTHORITY as `0x${string}`, caveats, salt: over.salt ?? bindingSalt(b) };
   return { ...unsigned, signature: await (over.signer ?? wallet).signTypedData(delegationTypedData(4663, pins.delegationManager, unsigned)) };
 }
@@ -53,6 +53,19 @@ describe("the co-signer's roots", () => {
     expect(await rulesOf(cosigner().register({ sessionId: "s2", root: await signedRoot(b, { redeemer: key.address }), binding: b }))).toBe("REFUSED:BINDING_TERMS");
     expect(await rulesOf(cosigner().register({ sessionId: "s2", root: await signedRoot(b, { expires: b.expires + 1 }), binding: b }))).toBe("REFUSED:BINDING_TERMS");
     expect(await rulesOf(cosigner().register({ sessionId: "s2", root: await signedRoot(b, { signer: privateKeyToAccount(generatePrivateKey()) }), binding: b }))).toBe("REFUSED:BINDING_TERMS");
+    // The groups and bounds as the co-signer would build them: another router, or more calls than the session needs, are not held.
+    expect(await rulesOf(cosigner().register({ sessionId: "s2", root: await signedRoot(b, { router: executor }), binding: b }))).toBe("REFUSED:BINDING_TERMS");
+    expect(await rulesOf(cosigner().register({ sessionId: "s2", root: await signedRoot(b, { maxCalls: 7 }), binding: b }))).toBe("REFUSED:BINDING_TERMS");
+  });
+
+  it("a feedless token needs an owner-signed mark it can read again (CAP_PRICE when it cannot), and a session of at most 24 hours (NO_FEED_SESSION)", async () => {
+    const feedless = "0x00000000000000000000000000000000000000f1";
+    const mark = { usd: 2, decimals: 18, source: { kind: "curve" as const, launchpad: pins.launchpad.toLowerCase() } };
+    const long = binding({ tokens: [zeroAddress, feedless], marks: { [feedless]: mark }, expires: now + 86_401 });
+    // The chain is unreachable here: the co-signer cannot read the curve, so the mark is not held either.
+    expect(await rulesOf(cosigner().register({ sessionId: "s5", root: await signedRoot(long), binding: long }))).toBe("REFUSED:NO_FEED_SESSION,CAP_PRICE");
+    const unmarked = binding({ tokens: [zeroAddress, feedless] });
+    expect(await rulesOf(cosigner().register({ sessionId: "s5", root: await signedRoot(unmarked), binding: unmarked }))).toBe("REFUSED:BINDING_TERMS");
   });
 
   it("signs nothing frozen, for an unknown root, or after revoke", async () => {

@@ -1,18 +1,22 @@
 import { randomBytes } from "node:crypto";
 import { bytesToHex, getAddress, recoverTypedDataAddress, zeroAddress, type Address, type Hex, type LocalAccount, type PublicClient } from "viem";
 import { LRUCache } from "lru-cache";
-import { priceFeedAbi } from "../abis/fixtures.js";
+import { launchpadAbi, priceFeedAbi } from "../abis/fixtures.js";
+import { stateViewAbi } from "../abis/uniswapV4.js";
+import { priceFromX96, priceX96FromSqrt } from "../lib/twap.js";
+import { poolId } from "../lib/v4.js";
 import { onClock } from "../lib/cacheClock.js";
 import { multicall3Abi } from "../abis/multicall3.js";
 import { Refusal } from "../api/errors/index.js";
 import type { CosignAnswer, CosignerPort, CosignerRoot, CosignRequest } from "../api/ports/cosigner.js";
 import type { Db } from "../api/ports/store/db.js";
-import { decodeRedeemerTerms, decodeTimestampTerms } from "@metamask/delegation-core";
-import { delegationHash, delegationTypedData, leafCaveats, LEAF_TTL_S, nonceEnforcerAbi, type Delegation } from "../lib/delegation.js";
+import { decodeLimitedCallsTerms, decodeRedeemerTerms, decodeTimestampTerms } from "@metamask/delegation-core";
+import { curveRootCaveats, delegationFromJson, delegationHash, delegationToJson, delegationTypedData, leafCaveats, rootCaveats, LEAF_TTL_S, nonceEnforcerAbi, type Delegation, type DelegationJson, type Execution } from "../lib/delegation.js";
+import { readCurveTrade } from "../lib/curveRead.js";
 import type { FeeClass } from "../lib/fees.js";
 import { markStale } from "../lib/markStale.js";
 import { readRouterCall } from "../lib/routerRead.js";
-import { bindingHash, type SessionBinding } from "../lib/sessionBinding.js";
+import { bindingHash, type SessionBinding, type SignedMark } from "../lib/sessionBinding.js";
 import { checkExecution, type Check, type Marks } from "./checks.js";
 
 /** What the co-signer pins of the chain: its own copy, not the API's answers. */
@@ -24,8 +28,12 @@ export type CosignerPins = {
   router: Address;
   weth: Address;
   feeRecipient: Address;
-  /** Tokens it can price and class: address, decimals, oracle feed, and whether the fee class is major. */
-  tokens: { address: Address; decimals: number; feed: Address | null; stock: boolean; major: boolean }[];
+  permit2: Address;
+  /** Where it reads feedless tokens' prices itself (CAP_PRICE): v4 pools' slot0, the launchpad's curves. */
+  stateView: Address;
+  launchpad: Address;
+  /** Tokens it can price and class: address, decimals, oracle feed (or a fixed USD price: USDG), and whether the fee class is major. */
+  tokens: { address: Address; decimals: number; feed: Address | null; fixedUsd?: number; stock: boolean; major: boolean }[];
 };
 
 const lc = (a: string) => a.toLowerCase();
@@ -34,8 +42,14 @@ const DAY_S = 86_400;
 const MAX_IN_FLIGHT = 32;
 /** How long the co-signer reuses its oracle read of a pair (the chain time in it only shortens a leaf). */
 const MARKS_TTL_MS = 1_000;
+/** How far an owner-signed mark may sit from the co-signer's own read of its source when the root is registered (CAP_PRICE). */
+export const CAP_PRICE_TOLERANCE_BPS = 500;
+/** A pool source of a signed mark holds at least this much (USD, in-range, its priced side). */
+export const MIN_MARK_DEPTH_USD = 10_000;
+/** A session holding a feedless token lasts at most this long: its signed mark ages (NO_FEED_SESSION). */
+const FEEDLESS_MAX_S = DAY_S;
 /** Rules that are session limits with their own SPEC code; any other failure answers REFUSED. */
-const SESSION_CODES = new Set(["SESSION_EXPIRY", "SESSION_TOKENS", "SESSION_MAX_TRADE", "SESSION_MAX_DAY", "SESSION_TRADES_LEFT", "SESSION_TARGET", "SESSION_RECIPIENTS", "SESSION_EXECUTION"]);
+const SESSION_CODES = new Set(["SESSION_ROOT_ALLOWS", "SESSION_EXPIRY", "SESSION_TOKENS", "SESSION_MAX_TRADE", "SESSION_MAX_DAY", "SESSION_TRADES_LEFT", "SESSION_TARGET", "SESSION_RECIPIENTS", "SESSION_EXECUTION"]);
 
 /**
  * The co-signer: holds switched-on roots, and for each trade re-reads the execution and signs a
@@ -60,21 +74,27 @@ export function createCosigner(d: { account: LocalAccount; db: Db; chain: Public
 
   async function register(r: CosignerRoot) {
     const problems = await rootProblems(r);
+    for (const c of r.curveRoots ?? []) problems.push(...(await signedRootProblems(c, r.binding, "curve")).map((p) => ({ ...p, message: `curve root: ${p.message}` })));
+    if ((r.curveRoots?.length ?? 0) !== (r.binding.curve_tokens?.length ? 1 : 0)) problems.push({ rule: "BINDING_TERMS", ok: false, message: "a session has one curve root exactly when its binding lists curve tokens" });
     if (problems.length) throw new Refusal("REFUSED", `the co-signer will not hold this root: ${problems.map((p) => p.message).join("; ")}`, { signer_checks: problems });
     const hash = delegationHash(r.root);
     const rows = await d.db.query(
-      `INSERT INTO app.cosigner_roots (delegation_hash, session_id, wallet, executor, binding, root, registered_at) VALUES ($1, $2, $3, $4, $5, $6, $7)
+      `INSERT INTO app.cosigner_roots (delegation_hash, session_id, wallet, executor, binding, root, registered_at, curve_roots) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
        ON CONFLICT (delegation_hash) DO NOTHING RETURNING delegation_hash`,
-      [hash, r.sessionId, lc(r.binding.wallet), lc(r.binding.executor), JSON.stringify(r.binding), JSON.stringify({ ...r.root, salt: r.root.salt.toString() }), now()],
+      [hash, r.sessionId, lc(r.binding.wallet), lc(r.binding.executor), JSON.stringify(r.binding), JSON.stringify(delegationToJson(r.root)), now(), r.curveRoots?.length ? JSON.stringify(r.curveRoots.map(delegationToJson)) : null],
     );
     if (!rows.length) throw new Refusal("REFUSED", "this signed root is registered already", { signer_checks: [{ rule: "ROOT_REUSED", ok: false, message: "same signed root registered twice" }] });
   }
 
   /** The root as the co-signer accepts it: signed by the wallet, salted with the binding, redeemable by the executor alone, ending by the binding's expiry. */
   async function rootProblems(r: CosignerRoot): Promise<Check[]> {
-    const out: Check[] = [];
+    return [...(await signedRootProblems(r.root, r.binding, "session")), ...(await feedlessProblems(r.binding))];
+  }
+
+  /** One signed root (the session's, or its curve root) against the binding. */
+  async function signedRootProblems(root: Delegation, binding: SessionBinding, kind: "session" | "curve"): Promise<Check[]> {
+    const out: Check[] = shapeProblems(root, binding, kind);
     const bad = (rule: string, message: string) => out.push({ rule, ok: false, message });
-    const { root, binding } = r;
     if (lc(root.delegate) !== lc(d.account.address) || lc(binding.cosigner) !== lc(d.account.address)) bad("BINDING_TERMS", "the root is not delegated to this co-signer");
     if (lc(root.delegator) !== lc(binding.wallet)) bad("BINDING_TERMS", "the root's delegator is not the binding's wallet");
     if (binding.chain_id !== d.pins.chainId) bad("BINDING_TERMS", "the binding names another chain");
@@ -93,18 +113,105 @@ export function createCosigner(d: { account: LocalAccount; db: Db; chain: Public
     return out;
   }
 
-  // Oracle answers move a few times a day: one read a second per pair serves an agent trading often.
-  const markCache = new LRUCache<string, Promise<Marks & { chainTime: number }>>({ max: 1_000, ttl: MARKS_TTL_MS, ...onClock(d.clock) });
-  function cachedMarks(tokenIn: Address | null, tokenOut: Address | null) {
-    const k = `${tokenIn}>${tokenOut}`;
-    let p = markCache.get(k);
-    if (!p) {
-      p = marks(tokenIn, tokenOut);
-      markCache.set(k, p);
-      p.catch(() => markCache.delete(k));
-    }
-    return p;
+  /**
+   * The root's caveats as the co-signer would have built them, not as the API says: the
+   * LogicalOrWrapper groups byte for byte (targets, methods, pinned spender, token and recipient,
+   * rebuilt from its own pins and the binding), then exactly the bounding enforcers, each once, a
+   * call limit no larger than the session needs, and the ETH day cap when ETH is a session token.
+   */
+  function shapeProblems(root: Delegation, b: SessionBinding, kind: "session" | "curve"): Check[] {
+    const out: Check[] = [];
+    const bad = (message: string) => out.push({ rule: "BINDING_TERMS", ok: false, message });
+    const e = d.pins.enforcers;
+    const dummy = { executor: getAddress(b.executor), expires: b.expires, maxValueWei: 0n, dayValueWei: null, dayStart: 0, maxCalls: 1, walletNonce: 0n };
+    const expected =
+      kind === "session"
+        ? rootCaveats({ ...dummy, router: d.pins.router, permit2: d.pins.permit2 }, e)[0]!
+        : curveRootCaveats({ ...dummy, launchpad: d.pins.launchpad, feeRecipient: d.pins.feeRecipient, wallet: getAddress(b.wallet), tokens: (b.curve_tokens ?? []).map((t) => getAddress(t)) }, e)[0]!;
+    const [first, ...rest] = root.caveats;
+    if (!first || lc(first.enforcer) !== lc(expected.enforcer) || lc(first.terms) !== lc(expected.terms)) bad(`the ${kind} root's targets and methods are not the ones the co-signer pins`);
+    const nameOf = (a: Address) => Object.entries(e).find(([, x]) => lc(x) === lc(a))?.[0] ?? a;
+    const names = rest.map((c) => nameOf(c.enforcer));
+    const required = ["ValueLteEnforcer", "TimestampEnforcer", "LimitedCallsEnforcer", "NonceEnforcer", "RedeemerEnforcer", ...(b.tokens.includes(zeroAddress) ? ["NativeTokenPeriodTransferEnforcer"] : [])];
+    if (names.length !== required.length || !required.every((n) => names.filter((x) => x === n).length === 1)) bad(`the ${kind} root's bounds are not exactly ${required.join(", ")}`);
+    const calls = rest.find((c) => nameOf(c.enforcer) === "LimitedCallsEnforcer");
+    const cap = kind === "session" ? b.limits.max_trades + b.tokens.length : 2 * b.limits.max_trades;
+    if (calls && decodeLimitedCallsTerms(calls.terms).limit > cap) bad(`the ${kind} root allows more than ${cap} calls`);
+    return out;
   }
+
+  /**
+   * Every binding token the co-signer cannot price by an oracle needs an owner-signed mark close
+   * to its own read of the mark's source, and such a session lasts at most 24 hours.
+   */
+  async function feedlessProblems(b: SessionBinding): Promise<Check[]> {
+    const out: Check[] = [];
+    const feedless = b.tokens.filter((t) => !oraclePriced(t));
+    if (!feedless.length) return out;
+    if (b.expires - now() > FEEDLESS_MAX_S) out.push({ rule: "NO_FEED_SESSION", ok: false, message: `a session with a feedless token lasts at most ${FEEDLESS_MAX_S} s` });
+    for (const t of feedless) {
+      const m = b.marks?.[t];
+      if (!m || !(m.usd > 0) || !Number.isInteger(m.decimals) || m.decimals < 0 || m.decimals > 36) {
+        out.push({ rule: "BINDING_TERMS", ok: false, message: `${t} has no oracle feed and no owner-signed mark` });
+        continue;
+      }
+      const own = await ownPrice(t as Address, m).catch(() => null);
+      const off = own ? Math.abs(m.usd - own.usd) / own.usd : Infinity;
+      if (!(off * 10_000 <= CAP_PRICE_TOLERANCE_BPS)) out.push({ rule: "CAP_PRICE", ok: false, message: own ? `the signed mark $${m.usd} of ${t} is ${Math.round(off * 10_000)} bps from the co-signer's $${own.usd.toPrecision(6)}` : `the co-signer cannot read ${t}'s price at its source` });
+      else if (own && own.depthUsd !== null && own.depthUsd < MIN_MARK_DEPTH_USD) out.push({ rule: "CAP_PRICE", ok: false, message: `the pool behind ${t}'s mark holds about $${Math.round(own.depthUsd)} in range, under $${MIN_MARK_DEPTH_USD}: its price is too cheap to move` });
+    }
+    return out;
+  }
+
+  const oraclePriced = (t: string) => {
+    const p = tokenOf(t as Address);
+    return !!p && (p.feed !== null || p.fixedUsd !== undefined);
+  };
+
+  /**
+   * The co-signer's own spot price of a feedless token at the source its mark names (a hookless
+   * pool against an oracle-priced token, or the launchpad curve), and for a pool the USD depth of
+   * its in-range liquidity on the priced side (a thin pool's price is cheap to move).
+   */
+  async function ownPrice(token: Address, m: SignedMark): Promise<{ usd: number; depthUsd: number | null } | null> {
+    const src = m.source;
+    if (src.kind === "curve") {
+      if (lc(src.launchpad) !== lc(d.pins.launchpad)) return null;
+      const eth = tokenOf(zeroAddress);
+      const [curve, ethUsd] = await Promise.all([d.chain.readContract({ address: d.pins.launchpad, abi: launchpadAbi, functionName: "curves", args: [token] }), eth ? oracleUsd(eth) : null]);
+      const [, , graduated, , virtualEth, virtualToken] = curve;
+      if (graduated || virtualToken === 0n || ethUsd === null) return null;
+      return { usd: (Number(virtualEth) / 1e18 / (Number(virtualToken) / 10 ** m.decimals)) * ethUsd, depthUsd: null };
+    }
+    const key = { currency0: getAddress(src.currency0), currency1: getAddress(src.currency1), fee: src.fee, tickSpacing: src.tick_spacing, hooks: getAddress(src.hooks) };
+    const against = tokenOf(src.against as Address);
+    const sides = [lc(key.currency0), lc(key.currency1)];
+    if (key.hooks !== zeroAddress || !against || !sides.includes(lc(token)) || !sides.includes(lc(src.against))) return null;
+    const id = poolId(key);
+    const [[sqrtPriceX96], liquidity, againstUsd] = await Promise.all([
+      d.chain.readContract({ address: d.pins.stateView, abi: stateViewAbi, functionName: "getSlot0", args: [id] }),
+      d.chain.readContract({ address: d.pins.stateView, abi: stateViewAbi, functionName: "getLiquidity", args: [id] }),
+      oracleUsd(against),
+    ]);
+    if (sqrtPriceX96 === 0n || againstUsd === null) return null;
+    const tokenIs0 = sides[0] === lc(token);
+    const price01 = priceFromX96(priceX96FromSqrt(sqrtPriceX96), tokenIs0 ? m.decimals : against.decimals, tokenIs0 ? against.decimals : m.decimals);
+    // Virtual reserves of the priced side: L * sqrtP (currency1) or L / sqrtP (currency0), in atoms.
+    const sqrtP = Number(sqrtPriceX96) / 2 ** 96;
+    const againstAtoms = tokenIs0 ? Number(liquidity) * sqrtP : Number(liquidity) / sqrtP;
+    return { usd: (tokenIs0 ? price01 : 1 / price01) * againstUsd, depthUsd: (againstAtoms / 10 ** against.decimals) * againstUsd };
+  }
+
+  async function oracleUsd(t: CosignerPins["tokens"][number]): Promise<number | null> {
+    if (t.fixedUsd !== undefined) return t.fixedUsd;
+    if (!t.feed) return null;
+    const [, answer, , updatedAt] = await d.chain.readContract({ address: t.feed, abi: priceFeedAbi, functionName: "latestRoundData" });
+    return answer > 0n && !markStale({ updatedAt: Number(updatedAt), now: now(), stock: t.stock }) ? Number(answer) / 1e8 : null;
+  }
+
+  // Oracle answers move a few times a day: one read a second per pair serves an agent trading often.
+  const sharedMarks = sharedReads<Marks & { chainTime: number }>(d.clock);
+  const cachedMarks = (tokenIn: Address | null, tokenOut: Address | null) => sharedMarks(`${tokenIn}>${tokenOut}`, () => marks(tokenIn, tokenOut));
 
   /** Under the wallet's row lock: a co-signing in progress finishes first, none starts after this returns. */
   async function revoke(hash: Hex) {
@@ -138,6 +245,7 @@ export function createCosigner(d: { account: LocalAccount; db: Db; chain: Public
     const usd = (i: number) => {
       const t = [tin, tout][i];
       const r = results[i];
+      if (t?.fixedUsd !== undefined) return t.fixedUsd;
       if (!t || !feeds[i] || !r || r.status !== "success") return null;
       const [, answer, , updatedAt] = r.result as readonly [bigint, bigint, bigint, bigint, bigint];
       if (answer <= 0n || markStale({ updatedAt: Number(updatedAt), now: now(), stock: t.stock })) return null;
@@ -161,7 +269,7 @@ export function createCosigner(d: { account: LocalAccount; db: Db; chain: Public
 
   async function cosignOne(req: CosignRequest): Promise<CosignAnswer> {
     const hash = lc(req.delegationHash);
-    const [held] = await d.db.query<{ wallet: string; executor: string; binding: string; root: string; revoked_at: string | null }>("SELECT wallet, executor, binding, root, revoked_at FROM app.cosigner_roots WHERE delegation_hash = $1", [hash]);
+    const [held] = await d.db.query<{ wallet: string; executor: string; binding: string; root: string; curve_roots: string | null; revoked_at: string | null }>("SELECT wallet, executor, binding, root, curve_roots, revoked_at FROM app.cosigner_roots WHERE delegation_hash = $1", [hash]);
     if (!held) throw new Refusal("REFUSED", "the co-signer holds no such root", { signer_checks: [{ rule: "TRADE_REFUSED", ok: false, message: "unknown root" }] });
     if (held.revoked_at !== null) throw new Refusal("SESSION_REVOKED", "the session was revoked; the co-signer signs nothing more for it");
     const binding = JSON.parse(held.binding) as SessionBinding;
@@ -170,8 +278,12 @@ export function createCosigner(d: { account: LocalAccount; db: Db; chain: Public
     if (now() >= binding.expires) throw new Refusal("SESSION_EXPIRED", `the session ended at ${binding.expires}`);
 
     const { execution } = req;
-    const reading = readRouterCall(execution.target, execution.value, execution.callData, { router: d.pins.router, wallet: binding.wallet, feeRecipient: d.pins.feeRecipient, weth: d.pins.weth });
-    const priced = await cachedMarks(reading.tokenIn, reading.tokenOut);
+    // A curve trade redeems the session's curve root (fee, then the curve call); anything else the root itself.
+    const curveRoot = held.curve_roots ? delegationFromJson((JSON.parse(held.curve_roots) as DelegationJson[])[0]!) : null;
+    if (req.fee && !curveRoot) throw new Refusal("SESSION_CURVE", "this session has no curve root: launchpad curve trades are not co-signed for it");
+    const reading = req.fee ? await readCurve(execution, req.fee, binding) : readRouterCall(execution.target, execution.value, execution.callData, { router: d.pins.router, wallet: binding.wallet, feeRecipient: d.pins.feeRecipient, weth: d.pins.weth });
+    const authority = (req.fee ? delegationHash(curveRoot!) : hash) as Hex;
+    const priced = await withSignedMarks(await cachedMarks(reading.tokenIn, reading.tokenOut), binding, reading.tokenIn, reading.tokenOut);
     const leafNonce = await cosignerNonce();
 
     return d.db.tx(async (db) => {
@@ -186,25 +298,30 @@ export function createCosigner(d: { account: LocalAccount; db: Db; chain: Public
       if (state!.revoked_at !== null) throw new Refusal("SESSION_REVOKED", "the session was revoked; the co-signer signs nothing more for it");
       const day = Number(state!.day);
       const tradesUsed = Number(state!.trades_used);
-      const { checks, notionalUsd } = checkExecution({ binding, reading, marks: priced, counters: { tradesUsed, last24hUsd: day }, now: now(), chainNow: Math.max(now(), priced.chainTime), feeClassOf: (t) => feeClassOf(t), declaredFeeBps: req.declared.feeBps });
+      const { checks, notionalUsd } = checkExecution({ binding, reading, marks: priced, counters: { tradesUsed, last24hUsd: day }, now: now(), chainNow: Math.max(now(), priced.chainTime), feeClassOf: (t) => feeClassOf(t, binding), declaredFeeBps: req.declared.feeBps, declaredExpectedOut: req.declared.expectedOut });
       const failed = checks.filter((c) => !c.ok);
       if (failed.length || notionalUsd === null) throw refusal(failed);
 
       const expires = Math.min(Math.max(now(), priced.chainTime) + LEAF_TTL_S, binding.expires);
-      const unsigned = { delegate: getAddress(binding.executor), delegator: d.account.address, authority: hash as Hex, caveats: leafCaveats({ execution, before: expires, cosignerNonce: leafNonce }, d.pins.enforcers), salt: BigInt(bytesToHex(randomBytes(32))) };
-      const signature = await d.account.signTypedData(delegationTypedData(d.pins.chainId, d.pins.delegationManager, unsigned));
-      const leaf: Delegation = { ...unsigned, signature };
+      const leafFor = async (e: Execution): Promise<Delegation> => {
+        const unsigned = { delegate: getAddress(binding.executor), delegator: d.account.address, authority, caveats: leafCaveats({ execution: e, before: expires, cosignerNonce: leafNonce }, d.pins.enforcers), salt: BigInt(bytesToHex(randomBytes(32))) };
+        return { ...unsigned, signature: await d.account.signTypedData(delegationTypedData(d.pins.chainId, d.pins.delegationManager, unsigned)) };
+      };
+      const leaf = await leafFor(execution);
+      const feeLeaf = req.fee ? await leafFor(req.fee) : undefined;
       const leafHash = delegationHash(leaf);
+      // One trade, counted once: the fee leaf is recorded with no notional of its own.
       await db.query(
-        `WITH leaf AS (INSERT INTO app.cosigner_leaves (wallet, delegation_hash, leaf_hash, notional_usd, created_at) VALUES ($1, $2, $3, $4, $5))
+        `WITH leaf AS (INSERT INTO app.cosigner_leaves (wallet, delegation_hash, leaf_hash, notional_usd, created_at) VALUES ($1, $2, $3, $4, $5)${feeLeaf ? ", ($1, $2, $6, 0, $5)" : ""})
          UPDATE app.cosigner_roots SET trades_used = trades_used + 1 WHERE delegation_hash = $2`,
-        [held.wallet, hash, leafHash, notionalUsd, now()],
+        [held.wallet, hash, leafHash, notionalUsd, now(), ...(feeLeaf ? [delegationHash(feeLeaf)] : [])],
       );
       const used = tradesUsed + 1;
       const last24 = day + notionalUsd;
       return {
         leaf,
         leafHash,
+        ...(feeLeaf ? { feeLeaf } : {}),
         expires,
         checks,
         spend: { notional_usd: round2(notionalUsd), trades_used: used, trades_left: Math.max(0, binding.limits.max_trades - used), last_24h_usd: round2(last24), remaining_24h_usd: round2(Math.max(0, binding.limits.max_day_usd - last24)) },
@@ -217,10 +334,47 @@ export function createCosigner(d: { account: LocalAccount; db: Db; chain: Public
     return Number(r!.s);
   };
 
-  function feeClassOf(token: Address): FeeClass | null {
-    const t = tokenOf(token);
-    return t ? (t.major ? "major" : "other") : null;
+  /** A curve trade read by the co-signer itself; a sale's fee against its own quote of the sale. */
+  async function readCurve(swap: Execution, fee: Execution, b: SessionBinding) {
+    const ctx = { launchpad: d.pins.launchpad, wallet: b.wallet, feeRecipient: d.pins.feeRecipient, curveTokens: b.curve_tokens ?? [] };
+    const first = readCurveTrade(swap, fee, ctx);
+    if (first.buy !== false || !first.token) return first;
+    const [ethOut] = await d.chain.readContract({ address: d.pins.launchpad, abi: launchpadAbi, functionName: "quoteSell", args: [first.token, first.amountIn] }).catch(() => [null] as const);
+    return readCurveTrade(swap, fee, { ...ctx, sellQuote: ethOut });
   }
+
+  /** Major only for the co-signer's own pinned majors; any other token the wallet bound is "other". */
+  function feeClassOf(token: Address, b: SessionBinding): FeeClass | null {
+    const t = tokenOf(token);
+    if (t) return t.major ? "major" : "other";
+    return b.tokens.includes(lc(token)) ? "other" : null;
+  }
+
+  /**
+   * A side the co-signer cannot price by an oracle is priced from the binding's owner-signed mark
+   * and the co-signer's live read of its source, whichever protects the wallet: the higher for
+   * what goes in (caps count it fully), the lower for what comes out (the minimum must cover it).
+   * A pushed pool then moves neither bound its way; an unreadable source prices nothing.
+   */
+  async function withSignedMarks(m: Marks & { chainTime: number }, b: SessionBinding, tokenIn: Address | null, tokenOut: Address | null) {
+    const out = { ...m };
+    const signed = (t: Address | null) => (t && !oraclePriced(t) ? (b.marks?.[lc(t)] ?? null) : null);
+    const live = async (t: Address, mark: SignedMark) => (await cachedLive(t, mark).catch(() => null))?.usd ?? null;
+    const sIn = signed(tokenIn);
+    const sOut = signed(tokenOut);
+    if (sIn) {
+      const l = await live(tokenIn!, sIn);
+      Object.assign(out, { usdIn: l === null ? null : Math.max(sIn.usd, l), decimalsIn: sIn.decimals, signedIn: true });
+    }
+    if (sOut) {
+      const l = await live(tokenOut!, sOut);
+      Object.assign(out, { usdOut: l === null ? null : Math.min(sOut.usd, l), decimalsOut: sOut.decimals, signedOut: true });
+    }
+    return out;
+  }
+
+  const sharedLive = sharedReads<{ usd: number; depthUsd: number | null } | null>(d.clock);
+  const cachedLive = (token: Address, mark: SignedMark) => sharedLive(`${lc(token)}:${JSON.stringify(mark.source)}:${mark.decimals}`, () => ownPrice(token, mark));
 
   async function usage(hash: Hex, wallet: Address) {
     const [r] = await d.db.query<{ trades_used: number }>("SELECT trades_used FROM app.cosigner_roots WHERE delegation_hash = $1", [lc(hash)]);
@@ -231,6 +385,20 @@ export function createCosigner(d: { account: LocalAccount; db: Db; chain: Public
 }
 
 const round2 = (n: number) => Math.round(n * 100) / 100;
+
+/** One read per key for MARKS_TTL_MS: concurrent and repeated asks share it; a failed read is not kept. */
+function sharedReads<T>(clock: () => number) {
+  const cache = new LRUCache<string, Promise<T>>({ max: 1_000, ttl: MARKS_TTL_MS, ...onClock(clock) });
+  return (key: string, read: () => Promise<T>): Promise<T> => {
+    let p = cache.get(key);
+    if (!p) {
+      p = read();
+      cache.set(key, p);
+      p.catch(() => cache.delete(key));
+    }
+    return p;
+  };
+}
 
 /** Failed limit rules answer their own SESSION_* code; any other failure answers REFUSED. Both list every failed rule. */
 function refusal(failed: Check[]): Refusal {

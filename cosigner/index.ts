@@ -6,7 +6,7 @@ import { ConfigError, type Config } from "../lib/config.js";
 import { createCosigner, type CosignerPins } from "./cosigner.js";
 
 export { createCosigner, type CosignerPins } from "./cosigner.js";
-export { checkExecution, readFeeBps, MAX_SLIPPAGE_BPS, PRICE_TOLERANCE_BPS } from "./checks.js";
+export { checkExecution, MAX_SLIPPAGE_BPS, PRICE_TOLERANCE_BPS } from "./checks.js";
 
 /** anvil's development mnemonic; account 2 is the devnet's co-signer (devnet/deploy.ts ACCOUNT_ROLES). */
 const DEVNET_MNEMONIC = "test test test test test test test test test test test junk";
@@ -23,7 +23,11 @@ export function pinsOf(config: Config): CosignerPins {
     router: c.universalRouter,
     weth: config.tokens.WETH!.address,
     feeRecipient: config.feeRecipient,
-    tokens: Object.values(config.tokens).map((t) => ({ address: t.address, decimals: t.decimals, feed: t.feed, stock: t.kind === "stock", major: t.kind !== "partner" })),
+    permit2: c.permit2,
+    stateView: c.stateView,
+    launchpad: c.launchpad,
+    // USDG without a feed is worth its dollar (SPEC's fixed mark); other feedless tokens need an owner-signed mark.
+    tokens: Object.values(config.tokens).map((t) => ({ address: t.address, decimals: t.decimals, feed: t.feed, ...(!t.feed && t.symbol === "USDG" ? { fixedUsd: 1 } : {}), stock: t.kind === "stock", major: t.kind !== "partner" })),
   };
 }
 

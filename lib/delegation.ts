@@ -2,6 +2,7 @@ import {
   createAllowedCalldataTerms,
   createAllowedMethodsTerms,
   createAllowedTargetsTerms,
+  createExactCalldataTerms,
   createExactExecutionTerms,
   createLimitedCallsTerms,
   createLogicalOrWrapperArgs,
@@ -11,11 +12,12 @@ import {
   createRedeemerTerms,
   createTimestampTerms,
   createValueLteTerms,
+  decodeTimestampTerms,
   encodeDelegations,
   hashDelegation,
   ROOT_AUTHORITY,
 } from "@metamask/delegation-core";
-import { encodeAbiParameters, encodeFunctionData, encodePacked, getAddress, pad, parseAbi, toHex, type Address, type Hex } from "viem";
+import { encodeAbiParameters, encodeFunctionData, encodePacked, getAddress, pad, parseAbi, toFunctionSelector, toHex, type Address, type Hex } from "viem";
 import { delegationManagerAbi, delegationTypes } from "../abis/delegation.js";
 
 /**
@@ -83,9 +85,12 @@ export function rootCaveats(b: RootBounds, enforcers: Enforcers): Caveat[] {
     [targets(b.router), methods(ROUTER_EXECUTE_SELECTOR)],
     [targets(b.permit2), methods(PERMIT2_APPROVE_SELECTOR), spenderIsRouter],
   ];
+  return [logicalOr(groups, enforcers), ...boundCaveats(b, enforcers)];
+}
+
+/** What every session root bounds after its LogicalOrWrapper: value, expiry, calls, nonce, redeemer, the ETH day cap. */
+function boundCaveats(b: Omit<RootBounds, "router" | "permit2">, enforcers: Enforcers): Caveat[] {
   const caveats = [
-    // delegation-core takes empty bytes as a Uint8Array ("0x" is not a hex string to it).
-    caveat(need(enforcers, "LogicalOrWrapperEnforcer"), createLogicalOrWrapperTerms({ caveatGroups: groups.map((g) => g.map((c) => ({ ...c, args: new Uint8Array(0) }))) })),
     caveat(need(enforcers, "ValueLteEnforcer"), createValueLteTerms({ maxValue: b.maxValueWei })),
     caveat(need(enforcers, "TimestampEnforcer"), createTimestampTerms({ afterThreshold: 0, beforeThreshold: b.expires })),
     caveat(need(enforcers, "LimitedCallsEnforcer"), createLimitedCallsTerms({ limit: b.maxCalls })),
@@ -98,12 +103,62 @@ export function rootCaveats(b: RootBounds, enforcers: Enforcers): Caveat[] {
   return caveats;
 }
 
+/** Caveats per LogicalOrWrapper group of the root (router execute; Permit2 approve to the router). */
+export const ROOT_GROUP_SIZES = [2, 3] as const;
+
 /** The root's group args for a redemption: which LogicalOrWrapper group the execution uses. */
 export function withRootGroup(root: Delegation, group: 0 | 1): Delegation {
-  const sizes = [2, 3];
-  const args = createLogicalOrWrapperArgs({ groupIndex: BigInt(group), caveatArgs: Array.from({ length: sizes[group]! }, () => new Uint8Array(0)) });
-  return { ...root, caveats: root.caveats.map((c, i) => (i === 0 ? { ...c, args } : c)) };
+  return withGroup(root, group, ROOT_GROUP_SIZES);
 }
+
+/** A delegation whose first caveat is a LogicalOrWrapper, with the args that pick `group` (of `sizes[group]` caveats). */
+export function withGroup(d: Delegation, group: number, sizes: readonly number[]): Delegation {
+  const size = sizes[group];
+  if (size === undefined) throw new Error(`no LogicalOrWrapper group ${group}`);
+  const args = createLogicalOrWrapperArgs({ groupIndex: BigInt(group), caveatArgs: Array.from({ length: size }, () => new Uint8Array(0)) });
+  return { ...d, caveats: d.caveats.map((c, i) => (i === 0 ? { ...c, args } : c)) };
+}
+
+/** The launchpad's `buy(token, minTokensOut, to)` and `sell(token, tokensIn, minEthOut, to)`. */
+export const CURVE_BUY_SELECTOR = toFunctionSelector("buy(address,uint256,address)");
+export const CURVE_SELL_SELECTOR = toFunctionSelector("sell(address,uint256,uint256,address)");
+/** Byte offsets of `to` in buy and sell calldata (selector + static words before it). */
+const BUY_TO_AT = 4 + 32 * 2;
+const SELL_TO_AT = 4 + 32 * 3;
+
+export type CurveRootBounds = Omit<RootBounds, "router" | "permit2"> & { launchpad: Address; feeRecipient: Address; wallet: Address; tokens: Address[] };
+
+/**
+ * A session's curve root (wallet -> co-signer): the launchpad curve is no router call, so it gets
+ * a root of its own. LogicalOrWrapper groups: 0 = plain ETH to the fee recipient (empty calldata);
+ * then per curve token 1 + 2i = `buy(token, _, wallet)` and 2 + 2i = `sell(token, _, _, wallet)`,
+ * token and recipient pinned by AllowedCalldata. Then the root's own bounds (value, expiry, calls,
+ * nonce, the executor as the only redeemer, the ETH day cap). A curve trade redeems it twice in
+ * one transaction: the fee, then the trade, each under a leaf of its own.
+ */
+export function curveRootCaveats(b: CurveRootBounds, enforcers: Enforcers): Caveat[] {
+  const targets = (a: Address) => caveat(need(enforcers, "AllowedTargetsEnforcer"), createAllowedTargetsTerms({ targets: [a] }));
+  const methods = (s: Hex) => caveat(need(enforcers, "AllowedMethodsEnforcer"), createAllowedMethodsTerms({ selectors: [s] }));
+  const word = (at: number, a: Address) => caveat(need(enforcers, "AllowedCalldataEnforcer"), createAllowedCalldataTerms({ startIndex: at, value: encodeAbiParameters([{ type: "address" }], [a]) }));
+  const groups = [
+    [targets(b.feeRecipient), caveat(need(enforcers, "ExactCalldataEnforcer"), createExactCalldataTerms({ calldata: new Uint8Array(0) }))],
+    ...b.tokens.flatMap((t) => [
+      [targets(b.launchpad), methods(CURVE_BUY_SELECTOR), word(4, t), word(BUY_TO_AT, b.wallet)],
+      [targets(b.launchpad), methods(CURVE_SELL_SELECTOR), word(4, t), word(SELL_TO_AT, b.wallet)],
+    ]),
+  ];
+  return [logicalOr(groups, enforcers), ...boundCaveats(b, enforcers)];
+}
+
+/** A LogicalOrWrapper over caveat groups. delegation-core takes empty bytes as a Uint8Array ("0x" is not a hex string to it). */
+function logicalOr(groups: Caveat[][], enforcers: Enforcers): Caveat {
+  const bytes = (h: Hex) => (h === "0x" ? new Uint8Array(0) : h);
+  return caveat(need(enforcers, "LogicalOrWrapperEnforcer"), createLogicalOrWrapperTerms({ caveatGroups: groups.map((g) => g.map((c) => ({ enforcer: c.enforcer, terms: bytes(c.terms), args: bytes(c.args) }))) }));
+}
+
+/** Group sizes of a curve root over `tokens` curve tokens, and which group a call uses. */
+export const curveGroupSizes = (tokens: number): number[] => [2, ...Array.from({ length: tokens * 2 }, () => 4)];
+export const curveGroupOf = (tokenIndex: number, buy: boolean | null): number => (buy === null ? 0 : 1 + 2 * tokenIndex + (buy ? 0 : 1));
 
 /**
  * The leaf's caveats: exactly this execution (target, value, calldata), before `before`, once
@@ -124,6 +179,18 @@ export function leafAllows(leaf: Delegation, execution: Execution, enforcers: En
   return leaf.caveats.some((c) => c.enforcer.toLowerCase() === need(enforcers, "ExactExecutionEnforcer").toLowerCase() && c.terms.toLowerCase() === terms);
 }
 
+/**
+ * True when the leaf is exactly what a co-signer signs (leafCaveats): this execution, once, before
+ * a moment at most LEAF_TTL_S (plus a minute of clock skew) after `now`, under a nonce caveat.
+ */
+export function leafIsOnce(leaf: Delegation, execution: Execution, enforcers: Enforcers, now: number): boolean {
+  const names = ["ExactExecutionEnforcer", "TimestampEnforcer", "LimitedCallsEnforcer", "NonceEnforcer"];
+  if (leaf.caveats.length !== names.length || !leaf.caveats.every((c, i) => c.enforcer.toLowerCase() === need(enforcers, names[i]!).toLowerCase())) return false;
+  const [, stamp, calls] = leaf.caveats;
+  const before = decodeTimestampTerms(stamp!.terms).beforeThreshold;
+  return leafAllows(leaf, execution, enforcers) && calls!.terms.toLowerCase() === createLimitedCallsTerms({ limit: 1 }).toLowerCase() && before <= now + LEAF_TTL_S + 60;
+}
+
 /** The delegation's struct hash (what `authority` of a child and `disabledDelegations` use). */
 export const delegationHash = (d: Omit<Delegation, "signature"> & { signature?: Hex }): Hex => hashDelegation({ ...d, signature: d.signature ?? "0x" }) as Hex;
 
@@ -139,9 +206,14 @@ export function delegationTypedData(chainId: number, delegationManager: Address,
 
 /** `redeemDelegations([leaf, root])` for one single-call execution. */
 export function redeemCalldata(chain: Delegation[], execution: Execution): Hex {
-  const context = encodeDelegations(chain) as Hex;
-  const single = encodePacked(["address", "uint256", "bytes"], [execution.target, execution.value, execution.callData]);
-  return encodeFunctionData({ abi: delegationManagerAbi, functionName: "redeemDelegations", args: [[context], [SINGLE_DEFAULT_MODE], [single]] });
+  return redeemManyCalldata([{ chain, execution }]);
+}
+
+/** `redeemDelegations` of several single-call executions in one transaction, in order (all or none). */
+export function redeemManyCalldata(items: { chain: Delegation[]; execution: Execution }[]): Hex {
+  const contexts = items.map((i) => encodeDelegations(i.chain) as Hex);
+  const singles = items.map(({ execution: e }) => encodePacked(["address", "uint256", "bytes"], [e.target, e.value, e.callData]));
+  return encodeFunctionData({ abi: delegationManagerAbi, functionName: "redeemDelegations", args: [contexts, items.map(() => SINGLE_DEFAULT_MODE), singles] });
 }
 
 /** JSON form of a delegation (atoms as strings). */

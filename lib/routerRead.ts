@@ -1,3 +1,4 @@
+import { bpsOf } from "./fees.js";
 import { decodeAbiParameters, decodeFunctionData, zeroAddress, type Address, type Hex } from "viem";
 import { exactInputSingleParams, V4Action } from "../abis/uniswapV4.js";
 import { Command, COMMAND_TYPE_MASK, CONTRACT_BALANCE, FLAG_ALLOW_REVERT, ROUTER_ADDRESS_THIS, ROUTER_MSG_SENDER, universalRouterAbi } from "../abis/universalRouter.js";
@@ -12,9 +13,9 @@ import { Command, COMMAND_TYPE_MASK, CONTRACT_BALANCE, FLAG_ALLOW_REVERT, ROUTER
  * SESSION_EXECUTION (a command, V4 action, hook, revert flag or leftover ETH outside the allowed
  * shapes), SESSION_RECIPIENTS (anything paid to someone else).
  */
-export type RouterRule = "SESSION_TARGET" | "SESSION_EXECUTION" | "SESSION_RECIPIENTS";
+export type RouterRule = "SESSION_TARGET" | "SESSION_EXECUTION" | "SESSION_RECIPIENTS" | "SESSION_ROOT_ALLOWS";
 export type RouterFailure = { rule: RouterRule; message: string };
-export type FeePayment = { token: Address; amount: bigint | null; bps: bigint | null; command: "TRANSFER" | "PAY_PORTION" | "PERMIT2_TRANSFER_FROM" };
+export type FeePayment = { token: Address; amount: bigint | null; bps: bigint | null; command: "TRANSFER" | "PAY_PORTION" | "PERMIT2_TRANSFER_FROM" | "FEE_TRANSFER" };
 
 export type RouterReading = {
   failures: RouterFailure[];
@@ -168,4 +169,19 @@ function settleTotals(acc: Acc, value: bigint, fail: (r: RouterRule, m: string) 
     acc.tokenOut = acc.sweeps[0]!.token;
     acc.minOut = acc.sweeps.reduce((m, s) => (s.min > m ? s.min : m), 0n);
   }
+}
+
+/**
+ * The one fee the call pays to the fee recipient, in bps: PAY_PORTION's bips of the output, or a
+ * TRANSFER / Permit2 pull of the input that is exactly bps of the amount in. null: none, several,
+ * or a shape that is not bps of the trade.
+ */
+export function readFeeBps(r: RouterReading): number | null {
+  if (r.fees.length !== 1 || r.tokenIn === null || r.tokenOut === null) return null;
+  const f = r.fees[0]!;
+  const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
+  if (f.bps !== null) return same(f.token, r.tokenOut) && f.bps <= 10_000n ? Number(f.bps) : null;
+  if (!same(f.token, r.tokenIn) || f.amount === null || r.amountIn === 0n) return null;
+  for (let bps = 0; bps <= 100; bps++) if (bpsOf(r.amountIn, bps) === f.amount) return bps;
+  return null;
 }

@@ -1,4 +1,5 @@
 import { keccak256, stringToBytes, type Address, type Hex } from "viem";
+import { canonicalJson } from "./canonicalJson.js";
 import { FEE_SCHEDULE, MAJOR_TIERS, OTHER_BPS, SHIELD_ADD_BPS, type FeeClass } from "./fees.js";
 
 /**
@@ -24,7 +25,22 @@ export type SessionBinding = {
   setup_budget_usd: number;
   fee: { schedule: number; major_min_bps: number; major_max_bps: number; other_bps: number; shield_add_bps: number };
   risk_terms: { accept_risks: string[]; shield: boolean; policies: string[] };
+  /**
+   * Owner-signed marks of the session's feedless tokens (no oracle feed), keyed by lowercase
+   * address: the co-signer prices those sides at them (SIGNED_MARK_PRICE) because a thin pool can
+   * be moved at trade time; it refuses to hold a root whose mark is far from its own read of the
+   * source (CAP_PRICE). Absent when every token has a feed, so such bindings hash as before.
+   */
+  marks?: Record<string, SignedMark>;
+  /** The launchpad curve tokens the session's curve root lets the executor trade (lowercase). */
+  curve_tokens?: string[];
 };
+
+/** Where a signed mark was read, so the co-signer can read it again itself. */
+export type MarkSource =
+  | { kind: "pool"; currency0: string; currency1: string; fee: number; tick_spacing: number; hooks: string; against: string }
+  | { kind: "curve"; launchpad: string };
+export type SignedMark = { usd: number; decimals: number; source: MarkSource };
 
 /** Schedule 2's fee terms as a binding carries them. */
 export const feeTermsOfSchedule2 = (): SessionBinding["fee"] => ({
@@ -35,29 +51,8 @@ export const feeTermsOfSchedule2 = (): SessionBinding["fee"] => ({
   shield_add_bps: SHIELD_ADD_BPS,
 });
 
-/**
- * Canonical JSON: object keys sorted, no whitespace, arrays in order, only strings, finite
- * numbers, booleans and null (anything else throws rather than hash differently per runtime).
- */
-export function canonicalJson(v: unknown): string {
-  if (v === null || typeof v === "boolean" || typeof v === "string") return JSON.stringify(v);
-  if (typeof v === "number") {
-    if (!Number.isFinite(v)) throw new Error("canonical JSON has no NaN or Infinity");
-    return JSON.stringify(v);
-  }
-  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(",")}]`;
-  if (typeof v === "object") {
-    const o = v as Record<string, unknown>;
-    return `{${Object.keys(o)
-      .filter((k) => o[k] !== undefined)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`)
-      .join(",")}}`;
-  }
-  throw new Error(`canonical JSON cannot hold a ${typeof v}`);
-}
-
 /** keccak256 of the canonical JSON: the root's salt (as uint256). */
+export { canonicalJson };
 export const bindingHash = (b: SessionBinding): Hex => keccak256(stringToBytes(canonicalJson(b)));
 export const bindingSalt = (b: SessionBinding): bigint => BigInt(bindingHash(b));
 

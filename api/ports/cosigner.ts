@@ -9,13 +9,16 @@ import type { SessionBinding } from "../../lib/sessionBinding.js";
  * marks, the wallet's counters) and answers a signed leaf or a refusal. Its key never crosses
  * this port (cosigner/: in process on the devnet, a separate process or KMS in production).
  */
-export type CosignerRoot = { sessionId: string; root: Delegation; binding: SessionBinding };
+export type CosignerRoot = { sessionId: string; root: Delegation; binding: SessionBinding; curveRoots?: Delegation[] };
 
 export type CosignRequest = {
   delegationHash: Hex;
+  /** The router call, or for a launchpad curve trade the curve call (redeemed under the session's curve root). */
   execution: Execution;
-  /** What the API built: the co-signer refuses when its own reading differs (FEE_DECLARED). */
-  declared: { feeBps: number };
+  /** A curve trade's fee: plain ETH to the fee recipient, redeemed first in the same transaction. */
+  fee?: Execution;
+  /** What the API built: the co-signer refuses when its own reading differs (FEE_DECLARED) or the minimum sits too far under the quote (SLIPPAGE). */
+  declared: { feeBps: number; expectedOut?: bigint };
 };
 
 export type CosignCheck = { rule: string; ok: boolean; message: string };
@@ -23,6 +26,8 @@ export type CosignCheck = { rule: string; ok: boolean; message: string };
 export type CosignAnswer = {
   leaf: Delegation;
   leafHash: Hex;
+  /** A curve trade's fee leaf (the same expiry and nonce, its own ExactExecution). */
+  feeLeaf?: Delegation;
   expires: number;
   checks: CosignCheck[];
   spend: { notional_usd: number; trades_used: number; trades_left: number; last_24h_usd: number; remaining_24h_usd: number };
@@ -42,17 +47,21 @@ export interface CosignerPort {
 }
 
 /** The port over HTTP (a standalone `npm run cosigner`): its types with atoms as decimal strings. */
-export type RootWire = { sessionId: string; root: DelegationJson; binding: SessionBinding };
-export type RequestWire = { delegationHash: Hex; execution: { target: Address; value: string; callData: Hex }; declared: { feeBps: number } };
-export type AnswerWire = Omit<CosignAnswer, "leaf"> & { leaf: DelegationJson };
+export type RootWire = { sessionId: string; root: DelegationJson; binding: SessionBinding; curveRoots?: DelegationJson[] };
+type ExecutionWire = { target: Address; value: string; callData: Hex };
+export type RequestWire = { delegationHash: Hex; execution: ExecutionWire; fee?: ExecutionWire; declared: { feeBps: number; expectedOut?: string } };
+export type AnswerWire = Omit<CosignAnswer, "leaf" | "feeLeaf"> & { leaf: DelegationJson; feeLeaf?: DelegationJson };
+
+const executionOut = (e: Execution): ExecutionWire => ({ ...e, value: e.value.toString() });
+const executionIn = (e: ExecutionWire): Execution => ({ ...e, value: BigInt(e.value) });
 
 export const wire = {
-  rootOut: (r: CosignerRoot): RootWire => ({ ...r, root: delegationToJson(r.root) }),
-  rootIn: (r: RootWire): CosignerRoot => ({ ...r, root: delegationFromJson(r.root) }),
-  requestOut: (r: CosignRequest): RequestWire => ({ ...r, execution: { ...r.execution, value: r.execution.value.toString() } }),
-  requestIn: (r: RequestWire): CosignRequest => ({ ...r, execution: { ...r.execution, value: BigInt(r.execution.value) } }),
-  answerOut: (a: CosignAnswer): AnswerWire => ({ ...a, leaf: delegationToJson(a.leaf) }),
-  answerIn: (a: AnswerWire): CosignAnswer => ({ ...a, leaf: delegationFromJson(a.leaf) }),
+  rootOut: (r: CosignerRoot): RootWire => ({ ...r, root: delegationToJson(r.root), curveRoots: r.curveRoots?.map(delegationToJson) }),
+  rootIn: (r: RootWire): CosignerRoot => ({ ...r, root: delegationFromJson(r.root), curveRoots: r.curveRoots?.map(delegationFromJson) }),
+  requestOut: (r: CosignRequest): RequestWire => ({ ...r, execution: executionOut(r.execution), fee: r.fee && executionOut(r.fee), declared: { feeBps: r.declared.feeBps, expectedOut: r.declared.expectedOut?.toString() } }),
+  requestIn: (r: RequestWire): CosignRequest => ({ ...r, execution: executionIn(r.execution), fee: r.fee && executionIn(r.fee), declared: { feeBps: r.declared.feeBps, expectedOut: r.declared.expectedOut === undefined ? undefined : BigInt(r.declared.expectedOut) } }),
+  answerOut: (a: CosignAnswer): AnswerWire => ({ ...a, leaf: delegationToJson(a.leaf), feeLeaf: a.feeLeaf && delegationToJson(a.feeLeaf) }),
+  answerIn: (a: AnswerWire): CosignAnswer => ({ ...a, leaf: delegationFromJson(a.leaf), feeLeaf: a.feeLeaf && delegationFromJson(a.feeLeaf) }),
 };
 
 /**

@@ -1,11 +1,13 @@
 import { concat, getAddress, hashTypedData, parseUnits, recoverTypedDataAddress, zeroAddress, type Address, type Hex } from "viem";
 import { recoverAuthorizationAddress } from "viem/utils";
 import { z } from "zod";
-import { delegationHash, delegationTypedData, LEAF_TTL_S, nonceEnforcerAbi, rootCaveats, ROOT_AUTHORITY, type Delegation, type RootBounds } from "../../lib/delegation.js";
-import { BINDING_VERSION, bindingHash, bindingSalt, feeTermsOfSchedule2, type SessionBinding } from "../../lib/sessionBinding.js";
-import { sanctionsListAbi } from "../../abis/fixtures.js";
+import { curveGroupOf, curveRootCaveats, delegationHash, delegationTypedData, LEAF_TTL_S, nonceEnforcerAbi, rootCaveats, ROOT_AUTHORITY, type Delegation, type RootBounds } from "../../lib/delegation.js";
+import { BINDING_VERSION, bindingHash, bindingSalt, feeTermsOfSchedule2, type MarkSource, type SessionBinding, type SignedMark } from "../../lib/sessionBinding.js";
+import { deepestPool } from "../market/index.js";
+import type { PoolState } from "../ports/indexed.js";
+import { launchpadAbi, sanctionsListAbi } from "../../abis/fixtures.js";
 import { Refusal, parseBody, rpc } from "../errors/index.js";
-import { buildApprove, buildPermit2Approve, SHIELD_POLICIES, type TokenRef, type Who } from "../trading/index.js";
+import { buildApprove, buildPermit2Approve, SHIELD_POLICIES, type TokenInfo, type TokenRef, type Who } from "../trading/index.js";
 import type { SessionDeps } from "./deps.js";
 import type { StoredAuthorization, StoredSession, WalletCode } from "./store.js";
 import { sessionView } from "./view.js";
@@ -87,11 +89,15 @@ export async function startGrant(d: SessionDeps, body: Record<string, unknown>, 
   const unique = [...new Map(infos.map((t) => [lc(t.address), t])).values()];
   if (unique.length < 2) limit("a session needs at least two different tokens");
   const pools = await rpc(d.market.pools());
+  const withEth = unique.some((t) => t.address === zeroAddress);
+  const curveTokens = await liveCurveTokens(d, unique);
   for (const t of unique) {
     if (t.record?.tier === "blocked") throw new Refusal("RISK_BLOCKED", `${t.symbol || t.address} is blocked: ${String(t.record.blocked_reason ?? "see its token record")}`);
     const severe = (t.record?.risks ?? []).filter((r) => r.severity === "severe" && !q.accept_risks.includes(r.code)).map((r) => r.code);
     if (severe.length) throw new Refusal("RISK_NOT_ACCEPTED", `${t.symbol || t.address} carries severe risks not accepted: ${severe.join(", ")}`, { unaccepted: severe, token: t.address });
-    if (!pools.some((p) => lc(p.currency0) === lc(t.currency) || lc(p.currency1) === lc(t.currency))) throw new Refusal("NO_ROUTE", `no pool trades ${t.symbol || t.address}`);
+    const onCurve = curveTokens.some((c) => lc(c) === lc(t.address));
+    if (onCurve && !withEth) throw new Refusal("NO_ROUTE", `${t.symbol || t.address} trades on its launchpad curve against ETH: add ETH to the session's tokens`);
+    if (!onCurve && !pools.some((p) => lc(p.currency0) === lc(t.currency) || lc(p.currency1) === lc(t.currency))) throw new Refusal("NO_ROUTE", `no pool trades ${t.symbol || t.address}`);
   }
   if (unique.some((t) => !t.feed) && q.expires_in_s > GRANT_LIMITS.feedlessMaxExpiresS) limit("a session with a token that has no oracle feed lasts at most 24 hours");
 
@@ -112,8 +118,8 @@ export async function startGrant(d: SessionDeps, body: Record<string, unknown>, 
 
   const now = d.now();
   const expires = now + q.expires_in_s;
-  const withEth = unique.some((t) => t.address === zeroAddress);
   const wei = (usdAmount: number) => parseUnits(((usdAmount * ETH_HEADROOM) / ethMark.usd).toFixed(18), 18);
+  const marks = await signedMarks(d, unique, pools);
   const binding: SessionBinding = {
     version: BINDING_VERSION,
     chain_id: config.chainId,
@@ -126,15 +132,19 @@ export async function startGrant(d: SessionDeps, body: Record<string, unknown>, 
     setup_budget_usd: budgetUsd,
     fee: feeTermsOfSchedule2(),
     risk_terms: { accept_risks: [...q.accept_risks].sort(), shield: q.shield, policies: [...q.policies].sort() },
+    ...(marks ? { marks } : {}),
+    ...(curveTokens.length ? { curve_tokens: curveTokens.map(lc).sort() } : {}),
   };
   const erc20s = unique.filter((t) => t.address !== zeroAddress);
+  const isCurve = (t: TokenInfo) => binding.curve_tokens?.includes(lc(t.address)) ?? false;
   const bounds: RootBounds = {
     router: c.universalRouter,
     permit2: c.permit2,
     executor,
     expires,
     maxValueWei: withEth ? wei(q.max_trade_usd) : 0n,
-    dayValueWei: withEth ? wei(maxDay) : null,
+    // Each root counts its own ETH period: with a curve root the day's ETH is split between them.
+    dayValueWei: withEth ? wei(maxDay) / (curveTokens.length ? 2n : 1n) : null,
     dayStart: now,
     maxCalls: q.max_trades + erc20s.length,
     walletNonce: dmNonce,
@@ -142,6 +152,11 @@ export async function startGrant(d: SessionDeps, body: Record<string, unknown>, 
   const unsigned: Omit<Delegation, "signature"> = { delegate: cosigner.address, delegator: wallet, authority: ROOT_AUTHORITY, caveats: rootCaveats(bounds, c.enforcers), salt: bindingSalt(binding) };
   const typed = delegationTypedData(config.chainId, c.delegationManager, unsigned);
   const hash = delegationHash(unsigned);
+  // The launchpad curve is no router call: curve tokens get a root of their own (fee, buy, sell).
+  const curveRoot: Omit<Delegation, "signature"> | null = binding.curve_tokens
+    ? { delegate: cosigner.address, delegator: wallet, authority: ROOT_AUTHORITY, caveats: curveRootCaveats({ ...bounds, maxCalls: 2 * q.max_trades, launchpad: c.launchpad, feeRecipient: config.feeRecipient, wallet, tokens: binding.curve_tokens.map((t) => getAddress(t)) }, c.enforcers), salt: bindingSalt(binding) }
+    : null;
+  const curveRoots = curveRoot ? [curveRoot] : [];
 
   // Setup for the main key: the upgrade (an EOA), then for each ERC-20 the Permit2 allowance and the router's allowance at Permit2.
   const atomsPerUsd = async (t: (typeof unique)[number]) => {
@@ -156,6 +171,10 @@ export async function startGrant(d: SessionDeps, body: Record<string, unknown>, 
   for (const t of erc20s) {
     const atoms = await atomsPerUsd(t);
     budgets[lc(t.address)] = atoms.toString();
+    if (isCurve(t)) {
+      setupSteps.push({ kind: "approve", token: t.address, why: `let the launchpad curve take up to the setup budget of ${t.symbol || t.address} when the session sells it`, tx: buildApprove(config.chainId, t.address, c.launchpad, atoms) });
+      continue;
+    }
     setupSteps.push({ kind: "approve", token: t.address, why: `let Permit2 move up to the setup budget of ${t.symbol || t.address}`, tx: buildApprove(config.chainId, t.address, c.permit2, atoms) });
     setupSteps.push({ kind: "permit2_approve", token: t.address, why: "let the router pull it through Permit2 until the session ends", tx: buildPermit2Approve(config.chainId, c.permit2, t.address, c.universalRouter, atoms, expires) });
   }
@@ -164,7 +183,7 @@ export async function startGrant(d: SessionDeps, body: Record<string, unknown>, 
     sign: {
       delegation: { typed_data: { ...typed, message: { ...typed.message, salt: typed.message.salt.toString() } }, digest: hashTypedData(typed), delegation_hash: hash, binding },
       authorization,
-      curve_roots: [],
+      curve_roots: curveRoots.map((r) => curveRootToSign(d, r, binding.curve_tokens ?? [])),
     },
     setup: { steps: setupSteps, budget_usd: budgetUsd, budgets },
     caveats: describeCaveats(unsigned.caveats, c.enforcers),
@@ -187,6 +206,13 @@ export async function startGrant(d: SessionDeps, body: Record<string, unknown>, 
       redeemer: executor,
       wallet_nonce: dmNonce.toString(),
       leaf_ttl_s: LEAF_TTL_S,
+      ...(curveRoot
+        ? {
+            curve_root: { targets: [c.launchpad, config.feeRecipient], methods: ["launchpad buy(token, _, wallet)", "launchpad sell(token, _, _, wallet)", "plain ETH to the fee recipient"], tokens: binding.curve_tokens, eth_per_call_wei: bounds.maxValueWei.toString(), eth_per_day_wei: bounds.dayValueWei?.toString() ?? "0", max_calls: 2 * q.max_trades },
+            eth_per_day_wei_all_roots: ((bounds.dayValueWei ?? 0n) * 2n).toString(),
+            max_calls_all_roots: bounds.maxCalls + 2 * q.max_trades,
+          }
+        : {}),
     },
     not_enforced_on_chain: [
       "USD per-trade cap (max_trade_usd): the co-signer",
@@ -196,19 +222,69 @@ export async function startGrant(d: SessionDeps, body: Record<string, unknown>, 
       "fees: the co-signer against this binding",
       "recipients inside the router's commands: the co-signer decodes every command",
       "ERC-20 amounts beyond the wallet's Permit2 allowances (setup)",
+      ...(marks ? [`feedless tokens (${Object.keys(marks).join(", ")}) priced at the owner-signed marks in sign.delegation.binding.marks: the co-signer`] : []),
     ],
-    curve: { allowed: false, reason: "launchpad curve trades are not co-signed in sessions yet (SESSION_CURVE)" },
+    curve: curveRoot
+      ? { allowed: true, tokens: binding.curve_tokens, roots: curveRoots.map((r) => delegationHash(r)), launchpad: c.launchpad, fee: "plain ETH to the fee recipient, redeemed first in the same transaction", max_calls: 2 * q.max_trades, note: "the curve root has its own ETH day cap on chain, equal to the main root's" }
+      : { allowed: false, reason: "no session token trades on a live launchpad curve" },
     then: [
       "sign sign.delegation.typed_data with the wallet's main key (eth_signTypedData_v4)",
+      ...(curveRoots.length ? ["sign each sign.curve_roots[].typed_data with the wallet's main key"] : []),
       ...(authorization ? ["sign the EIP-7702 authorization (sign.authorization) with the wallet's key"] : []),
-      "POST live/session/grant with session_id, delegation_signature" + (authorization ? ", authorization_signature" : ""),
+      "POST live/session/grant with session_id, delegation_signature" + (authorization ? ", authorization_signature" : "") + (curveRoots.length ? ", curve_root_signatures {delegation_hash: signature}" : ""),
       ...(setupSteps.length ? ["send the setup steps from the wallet (the upgrade first)"] : []),
       "trade with POST live/session/trade (wallet's or executor's key); the executor signs and submits",
     ],
   };
-  const session = { id: d.store.newId(), wallet, executor, cosigner: cosigner.address, keyId: who.key.keyId, expires, walletCode, tokens, binding, root: { ...unsigned, signature: "0x" as Hex }, delegationHash: hash, start };
+  const session = { id: d.store.newId(), wallet, executor, cosigner: cosigner.address, keyId: who.key.keyId, expires, walletCode, tokens, binding, root: { ...unsigned, signature: "0x" as Hex }, curveRoots: curveRoots.map((r) => ({ ...r, signature: "0x" as Hex })), delegationHash: hash, start };
   await d.store.insert(session);
   return { session_id: session.id, status: "pending", wallet, executor, cosigner: cosigner.address, expires, wallet_code: walletCode, ...start, risk_terms: binding.risk_terms, limits: binding.limits };
+}
+
+/**
+ * Owner-signed marks for the session's feedless tokens (no oracle feed): the service's mark now,
+ * and where it reads it (the deepest hookless pool against USDG or ETH, or the launchpad curve) so
+ * the co-signer can read the same source itself. undefined when every token has a feed.
+ */
+async function signedMarks(d: SessionDeps, tokens: TokenInfo[], pools: PoolState[]): Promise<Record<string, SignedMark> | undefined> {
+  const out: Record<string, SignedMark> = {};
+  const usdg = d.config.tokens.USDG!.address;
+  const hookless = pools.filter((p) => p.hooks === zeroAddress);
+  for (const t of tokens) {
+    if (t.feed) continue;
+    const m = await rpc(d.market.mark(t.address, t.decimals));
+    if (!m || m.stale || !(m.usd > 0)) throw new Refusal("NO_MARK", `no fresh price for ${t.symbol || t.address} to sign its mark`, {}, { retryAfterS: 5 });
+    if (m.source === "fixed") continue;
+    const pool = m.source === "curve" ? null : (deepestPool(hookless, t.currency, usdg) ?? deepestPool(hookless, t.currency, zeroAddress));
+    const source: MarkSource | null =
+      m.source === "curve"
+        ? { kind: "curve", launchpad: lc(d.config.contracts.launchpad) }
+        : pool
+          ? { kind: "pool", currency0: lc(pool.currency0), currency1: lc(pool.currency1), fee: pool.fee, tick_spacing: pool.tickSpacing, hooks: lc(pool.hooks), against: lc(lc(pool.currency0) === lc(t.currency) ? pool.currency1 : pool.currency0) }
+          : null;
+    if (!source) throw new Refusal("NO_MARK", `${t.symbol || t.address} has no oracle feed and no hookless pool against USDG or ETH to sign its mark`, {}, { retryAfterS: 5 });
+    out[lc(t.address)] = { usd: Number(m.usd.toPrecision(8)), decimals: t.decimals, source };
+  }
+  return Object.keys(out).length ? out : undefined;
+}
+
+/** The session's ERC-20 tokens that trade on a live (not graduated) launchpad curve. */
+async function liveCurveTokens(d: SessionDeps, tokens: TokenInfo[]): Promise<Address[]> {
+  const candidates = tokens.filter((t) => !t.core && t.address !== zeroAddress);
+  const launchpad = d.config.contracts.launchpad;
+  const curves = await rpc(Promise.all(candidates.map((t) => d.chain.readContract({ address: launchpad, abi: launchpadAbi, functionName: "curves", args: [t.address] }))));
+  return candidates.filter((_, i) => curves[i]![0] !== zeroAddress && !curves[i]![2]).map((t) => t.address);
+}
+
+/** A curve root as the wallet signs it, with which LogicalOrWrapper group serves which call. */
+function curveRootToSign(d: SessionDeps, r: Omit<Delegation, "signature">, tokens: string[]) {
+  const typed = delegationTypedData(d.config.chainId, d.config.contracts.delegationManager, r);
+  return {
+    typed_data: { ...typed, message: { ...typed.message, salt: typed.message.salt.toString() } },
+    digest: hashTypedData(typed),
+    delegation_hash: delegationHash(r),
+    groups: [{ group: curveGroupOf(0, null), call: "fee_transfer" }, ...tokens.flatMap((token, i) => [{ group: curveGroupOf(i, true), call: "buy", token }, { group: curveGroupOf(i, false), call: "sell", token }])],
+  };
 }
 
 /** The enforcers' names and what each caveat binds (the start answer's `caveats`). */
@@ -227,7 +303,6 @@ export async function switchOn(d: SessionDeps, body: Record<string, unknown>, wh
     if (lc(s.root.signature) === lc(q.delegation_signature)) return switchOnAnswer(d, s);
     throw new Refusal("BAD_SIGNATURE", "this session is already switched on with another signature", {}, { context: "typed_data" });
   }
-  if (q.curve_root_signatures && Object.keys(q.curve_root_signatures).length) throw new Refusal("SESSION_CURVE_ROOTS", "this session has no curve roots to sign");
 
   const c = d.config.contracts;
   const typed = delegationTypedData(d.config.chainId, c.delegationManager, s.root);
@@ -236,14 +311,35 @@ export async function switchOn(d: SessionDeps, body: Record<string, unknown>, wh
   });
   if (lc(signer) !== lc(s.wallet)) throw new Refusal("BAD_SIGNATURE", "delegation_signature is not the wallet's signature of sign.delegation.typed_data", {}, { context: "typed_data" });
 
+  const curveRoots = await signedCurveRoots(d, s, q.curve_root_signatures ?? {});
   const authorization = await checkAuthorization(d, s, q.authorization_signature as Hex | undefined);
   const root: Delegation = { ...s.root, signature: q.delegation_signature as Hex };
   if (delegationHash(root) !== s.delegationHash || BigInt(bindingHash(s.binding)) !== root.salt) {
     throw new Refusal("SESSION_BOUND", "the stored binding does not hash to the root's salt; grant again");
   }
-  await d.cosigner!.register({ sessionId: s.id, root, binding: s.binding });
-  if (!(await d.store.activate(s.id, root.signature, authorization))) throw new Refusal("SESSION_REVOKED", "this session changed while switching on; read it again");
+  await d.cosigner!.register({ sessionId: s.id, root, binding: s.binding, curveRoots });
+  if (!(await d.store.activate(s.id, root.signature, authorization, curveRoots))) throw new Refusal("SESSION_REVOKED", "this session changed while switching on; read it again");
   return switchOnAnswer(d, (await d.store.byId(s.id))!);
+}
+
+/** Each curve root signed by the wallet, one signature per root hash: none missing, none unknown (SESSION_CURVE_ROOTS). */
+async function signedCurveRoots(d: SessionDeps, s: StoredSession, sigs: Record<string, string>): Promise<Delegation[]> {
+  const expected = s.curveRoots.map((r) => lc(delegationHash(r)));
+  const given = Object.keys(sigs).map(lc);
+  const missing = expected.filter((h) => !given.includes(h));
+  const unknown = given.filter((h) => !expected.includes(h));
+  if (missing.length || unknown.length) {
+    throw new Refusal("SESSION_CURVE_ROOTS", expected.length ? `curve_root_signatures must sign exactly the session's curve roots (missing ${missing.length}, unknown ${unknown.length})` : "this session has no curve roots to sign", { curve_roots: expected });
+  }
+  const c = d.config.contracts;
+  const out: Delegation[] = [];
+  for (const r of s.curveRoots) {
+    const signature = Object.entries(sigs).find(([h]) => lc(h) === lc(delegationHash(r)))![1] as Hex;
+    const signer = await recoverTypedDataAddress({ ...delegationTypedData(d.config.chainId, c.delegationManager, r), signature }).catch(() => null);
+    if (!signer || lc(signer) !== lc(s.wallet)) throw new Refusal("BAD_SIGNATURE", `the curve root ${delegationHash(r)} is not signed by the wallet`, {}, { context: "typed_data" });
+    out.push({ ...r, signature });
+  }
+  return out;
 }
 
 /**
@@ -267,7 +363,7 @@ async function checkAuthorization(d: SessionDeps, s: StoredSession, signature: H
 }
 
 async function switchOnAnswer(d: SessionDeps, s: StoredSession) {
-  return { session_id: s.id, status: s.status, delegation_hash: s.delegationHash, authorization_stored: s.authorization !== null, limits: s.binding.limits, curve_roots: [], expires: s.expires, wallet_code: s.walletCode, setup: s.start.setup, session: await sessionView(d, s) };
+  return { session_id: s.id, status: s.status, delegation_hash: s.delegationHash, authorization_stored: s.authorization !== null, limits: s.binding.limits, curve_roots: s.curveRoots.map((r) => ({ delegation_hash: delegationHash(r), signed: r.signature !== "0x", tokens: s.binding.curve_tokens ?? [] })), expires: s.expires, wallet_code: s.walletCode, setup: s.start.setup, session: await sessionView(d, s) };
 }
 
 /** The session, for the wallet's own key (an executor's key: WALLET_MISMATCH; anyone else: NO_SESSION). */

@@ -1,11 +1,11 @@
-import { encodeFunctionData, zeroAddress, type Address } from "viem";
+import { encodeFunctionData, getAddress, zeroAddress, type Address } from "viem";
 import { z } from "zod";
 import { delegationManagerAbi } from "../../abis/delegation.js";
 import { permit2Abi } from "../../abis/permit2.js";
 import { nonceEnforcerAbi } from "../../lib/delegation.js";
 import { parseBody, rpc } from "../errors/index.js";
 import { simulateCalls } from "../ports/simulation.js";
-import { buildLockdown, type PlanTx, type Who } from "../trading/index.js";
+import { buildApprove, buildLockdown, type PlanTx, type Who } from "../trading/index.js";
 import type { SessionDeps } from "./deps.js";
 import { ownSession } from "./grant.js";
 
@@ -28,9 +28,14 @@ export async function revokeSession(d: SessionDeps, body: Record<string, unknown
 
   const onChain: { kind: string; why: string; tx: PlanTx }[] = [];
   if (signed) {
-    const root = { ...s.root, caveats: s.root.caveats.map((x) => ({ ...x, args: "0x" as const })) };
-    onChain.push({ kind: "disable_delegation", why: "the delegation manager refuses this root from now on", tx: tx(c.delegationManager, encodeFunctionData({ abi: delegationManagerAbi, functionName: "disableDelegation", args: [root] })) });
+    for (const [i, r] of [s.root, ...s.curveRoots].entries()) {
+      const unsignedArgs = { ...r, caveats: r.caveats.map((x) => ({ ...x, args: "0x" as const })) };
+      onChain.push({ kind: "disable_delegation", why: `the delegation manager refuses ${i === 0 ? "this root" : "the session's curve root"} from now on`, tx: tx(c.delegationManager, encodeFunctionData({ abi: delegationManagerAbi, functionName: "disableDelegation", args: [unsignedArgs] })) });
+    }
     onChain.push({ kind: "increment_nonce", why: "every session root of this wallet signed at the old nonce stops at once", tx: tx(c.enforcers.NonceEnforcer!, encodeFunctionData({ abi: nonceEnforcerAbi, functionName: "incrementNonce", args: [c.delegationManager] })) });
+    for (const token of s.binding.curve_tokens ?? []) {
+      onChain.push({ kind: "approve", why: "take back the launchpad's allowance of the curve token from setup", tx: buildApprove(d.config.chainId, getAddress(token), c.launchpad, 0n) });
+    }
   }
   const erc20s = s.tokens.filter((t) => t.address && t.address !== zeroAddress).map((t) => t.address!);
   const allowances = erc20s.length

@@ -24,6 +24,8 @@ export type StoredSession = {
   /** The root as granted; its signature once switched on. */
   root: Delegation;
   delegationHash: Hex;
+  /** Curve roots (launchpad curve trades), unsigned until switch-on; empty for sessions without curve tokens. */
+  curveRoots: Delegation[];
   /** What the start call answered beyond the session row (sign, setup, caveats, ...), kept for switch-on and revoke. */
   start: Record<string, unknown>;
   authorization: StoredAuthorization | null;
@@ -48,6 +50,7 @@ function sessionFrom(r: Record<string, unknown>): StoredSession {
     tokens: JSON.parse(r.tokens as string) as TokenRef[],
     binding: JSON.parse(r.binding as string) as SessionBinding,
     root: r.delegation_signature ? { ...root, signature: r.delegation_signature as Hex } : root,
+    curveRoots: r.curve_roots ? (JSON.parse(r.curve_roots as string) as DelegationJson[]).map(delegationFromJson) : [],
     delegationHash: r.delegation_hash as Hex,
     start: JSON.parse(r.start as string) as Record<string, unknown>,
     authorization: r.authorization_json ? (JSON.parse(r.authorization_json as string) as StoredAuthorization) : null,
@@ -64,9 +67,9 @@ export function createSessionStore(d: { db: Db; clock: () => number }) {
 
     async insert(s: Omit<StoredSession, "status" | "createdAt" | "authorization" | "activatedAt" | "revokedAt">) {
       await d.db.query(
-        `INSERT INTO app.sessions (id, wallet, executor, cosigner, key_id, status, created_at, expires, wallet_code, tokens, binding, root, delegation_hash, start)
-         VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7, $8, $9, $10, $11, $12, $13)`,
-        [s.id, lc(s.wallet), lc(s.executor), lc(s.cosigner), s.keyId, now(), s.expires, JSON.stringify(s.walletCode), JSON.stringify(s.tokens), JSON.stringify(s.binding), JSON.stringify(delegationToJson(s.root)), s.delegationHash, JSON.stringify(s.start)],
+        `INSERT INTO app.sessions (id, wallet, executor, cosigner, key_id, status, created_at, expires, wallet_code, tokens, binding, root, delegation_hash, start, curve_roots)
+         VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+        [s.id, lc(s.wallet), lc(s.executor), lc(s.cosigner), s.keyId, now(), s.expires, JSON.stringify(s.walletCode), JSON.stringify(s.tokens), JSON.stringify(s.binding), JSON.stringify(delegationToJson(s.root)), s.delegationHash, JSON.stringify(s.start), JSON.stringify(s.curveRoots.map(delegationToJson))],
       );
     },
 
@@ -86,9 +89,9 @@ export function createSessionStore(d: { db: Db; clock: () => number }) {
       return rows.map((r) => r.executor);
     },
 
-    /** pending -> active with the wallet's signatures; false when it was not pending any more. */
-    async activate(id: string, signature: Hex, authorization: StoredAuthorization | null): Promise<boolean> {
-      const rows = await d.db.query("UPDATE app.sessions SET status = 'active', delegation_signature = $2, authorization_json = $3, activated_at = $4 WHERE id = $1 AND status = 'pending' RETURNING id", [id, signature, authorization ? JSON.stringify(authorization) : null, now()]);
+    /** pending -> active with the wallet's signatures (the root's, the curve roots' signed); false when it was not pending any more. */
+    async activate(id: string, signature: Hex, authorization: StoredAuthorization | null, curveRoots: Delegation[]): Promise<boolean> {
+      const rows = await d.db.query("UPDATE app.sessions SET status = 'active', delegation_signature = $2, authorization_json = $3, activated_at = $4, curve_roots = $5 WHERE id = $1 AND status = 'pending' RETURNING id", [id, signature, authorization ? JSON.stringify(authorization) : null, now(), JSON.stringify(curveRoots.map(delegationToJson))]);
       return rows.length === 1;
     },
 

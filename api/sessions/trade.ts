@@ -1,11 +1,11 @@
 import { getAddress, zeroAddress, type Address } from "viem";
 import { z } from "zod";
 import { bpsOf } from "../../lib/fees.js";
-import { leafAllows, redeemCalldata, withRootGroup, type Execution } from "../../lib/delegation.js";
+import { curveGroupOf, curveGroupSizes, delegationHash, leafIsOnce, redeemCalldata, redeemManyCalldata, withGroup, withRootGroup, type Delegation, type Execution } from "../../lib/delegation.js";
 import { bindingHash, EXPIRY_MARGIN_S } from "../../lib/sessionBinding.js";
 import { Refusal, parseBody, rpc } from "../errors/index.js";
 import { simulatePlan } from "../ports/simulation.js";
-import { buildRouterSwap, LIMITS, msSince, parseTradeRequest, round2, type Evaluation, type PlanTx, type TradeRequest, type Who } from "../trading/index.js";
+import { buildRouterSwap, LIMITS, type CurveRoute, msSince, parseTradeRequest, round2, type Evaluation, type PlanTx, type TradeRequest, type Who } from "../trading/index.js";
 import type { SessionDeps } from "./deps.js";
 import type { StoredSession } from "./store.js";
 
@@ -58,21 +58,33 @@ export async function sessionTrade(d: SessionDeps, body: Record<string, unknown>
 
   const e = await d.trading.stages.evaluate(ctx, r, "prepare", who, s.wallet);
   if (e.policy.refusal) throw e.policy.refusal;
-  if (e.best.quote.route.venue === "curve") throw new Refusal("SESSION_CURVE", "launchpad curve trades are not co-signed in sessions");
   // The per-trade cap needs no counter: refused before co-signing (the co-signer counts the rest under its lock).
   if (e.notional > s.binding.limits.max_trade_usd) throw new Refusal("SESSION_MAX_TRADE", `$${round2(e.notional)} is over the session's $${s.binding.limits.max_trade_usd} per trade`);
-  assertSetup(d, s, e);
+  const route = e.best.quote.route;
+  if (route.venue === "curve") assertCurve(d, s, e, route);
+  else assertSetup(d, s, e);
 
   const swap = buildSwap(d, s, e, r);
   const execution: Execution = { target: swap.tx.to, value: BigInt(swap.tx.value), callData: swap.tx.data };
+  const fee: Execution | undefined = swap.feeTx ? { target: swap.feeTx.to, value: BigInt(swap.feeTx.value), callData: swap.feeTx.data } : undefined;
   const t1 = performance.now();
-  const signed = await d.cosigner!.cosign({ delegationHash: s.delegationHash, execution, declared: { feeBps: e.fee.bps } });
+  const signed = await d.cosigner!.cosign({ delegationHash: s.delegationHash, execution, fee, declared: { feeBps: e.fee.bps, expectedOut: swap.expectedOut } });
   const cosignMs = msSince(t1);
-  if (lc(signed.leaf.delegate) !== lc(s.executor) || lc(signed.leaf.authority) !== lc(s.delegationHash) || !leafAllows(signed.leaf, execution, d.config.contracts.enforcers)) {
+  // The leaves redeem the root that allows their call: the session's root, or its curve root for a curve trade.
+  const curveRoot = s.curveRoots[0];
+  const authority = fee ? (curveRoot ? delegationHash(curveRoot) : null) : s.delegationHash;
+  const allows = (leaf: Delegation | undefined, x: Execution) => !!leaf && !!authority && lc(leaf.delegator) === lc(d.cosigner!.address) && lc(leaf.delegate) === lc(s.executor) && lc(leaf.authority) === lc(authority) && leafIsOnce(leaf, x, d.config.contracts.enforcers, Math.max(d.now(), e.snap.time));
+  if (!allows(signed.leaf, execution) || (fee && !allows(signed.feeLeaf, fee))) {
     throw new Refusal("SIGNER_MISMATCH", "the co-signer answered a leaf for another executor, root or execution; nothing co-signed is used");
   }
 
-  const data = redeemCalldata([signed.leaf, withRootGroup(s.root, 0)], execution);
+  const data =
+    fee && curveRoot && route.venue === "curve"
+      ? redeemManyCalldata([
+          { chain: [signed.feeLeaf!, withGroup(curveRoot, curveGroupOf(0, null), curveGroupSizes(s.binding.curve_tokens!.length))], execution: fee },
+          { chain: [signed.leaf, withGroup(curveRoot, curveGroupOf(s.binding.curve_tokens!.indexOf(lc(route.token)), route.buy), curveGroupSizes(s.binding.curve_tokens!.length))], execution },
+        ])
+      : redeemCalldata([signed.leaf, withRootGroup(s.root, 0)], execution);
   const tx: PlanTx = { to: getAddress(d.config.contracts.delegationManager), data, value: "0", chain_id: d.config.chainId };
   // The simulation and the stored plan do not wait for each other.
   const t2 = performance.now();
@@ -83,7 +95,8 @@ export async function sessionTrade(d: SessionDeps, body: Record<string, unknown>
       keyId: who.key.keyId,
       wallet: s.wallet,
       kind: "session",
-      execution: "router",
+      // Fee and curve call in one transaction from the wallet: a batch, as prepare's delegated plans.
+      execution: fee ? "batch" : "router",
       tokenIn: tokens.token_in,
       tokenOut: tokens.token_out,
       amountIn: e.amountIn.toString(),
@@ -104,7 +117,8 @@ export async function sessionTrade(d: SessionDeps, body: Record<string, unknown>
     executor: s.executor,
     wallet: s.wallet,
     leaf: { delegation_hash: signed.leafHash, expires: signed.expires, delegate: signed.leaf.delegate, delegator: signed.leaf.delegator, authority: signed.leaf.authority, caveats: signed.leaf.caveats, salt: signed.leaf.salt.toString(), signature: signed.leaf.signature },
-    execution: { target: execution.target, value: execution.value.toString(), call_data: execution.callData, mode: "single", root_group: 0 },
+    execution: { target: execution.target, value: execution.value.toString(), call_data: execution.callData, mode: "single", root_group: 0, ...(fee ? { root: "curve", fee: { target: fee.target, value: fee.value.toString(), call_data: fee.callData } } : { root: "session" }) },
+    ...(signed.feeLeaf ? { fee_leaf: { delegation_hash: delegationHash(signed.feeLeaf), delegate: signed.feeLeaf.delegate, authority: signed.feeLeaf.authority, caveats: signed.feeLeaf.caveats, salt: signed.feeLeaf.salt.toString(), signature: signed.feeLeaf.signature } } : {}),
     swap: { route: e.best.row, amount_in: e.amountIn.toString(), notional_usd: round2(e.notional), amount_out_expected: e.expectedOut.toString(), amount_out_min: swap.minOut.toString(), deadline: swap.deadline, fee: swap.fee, tokens },
     simulation: { ...simulation, from: s.executor },
     checks: { policy: e.policy.checks, signer: signed.checks },
@@ -144,19 +158,43 @@ function assertSetup(d: SessionDeps, s: StoredSession, e: Evaluation) {
   }
 }
 
-/** The router swap for the session wallet: no permit inside (the executor cannot sign one), deadline within the leaf. */
+/**
+ * The session wallet's swap: a router call (no permit inside: the executor cannot sign one;
+ * deadline within the leaf), or for the launchpad curve its call and the fee transfer, built by
+ * the same code as prepare's.
+ */
 function buildSwap(d: SessionDeps, s: StoredSession, e: Evaluation, r: TradeRequest) {
   const c = d.config.contracts;
   const route = e.best.quote.route;
-  if (route.venue === "curve") throw new Refusal("SESSION_CURVE", "launchpad curve trades are not co-signed in sessions");
   const deadline = Math.min(Math.max(e.snap.time, d.now()) + LIMITS.deadlineS, s.expires);
   const minOut = (() => {
     const bySlippage = bpsOf(e.expectedOut, 10_000 - e.slippage);
     const floor = r.min_amount_out !== undefined ? BigInt(r.min_amount_out) : 0n;
     return bySlippage > floor ? bySlippage : floor;
   })();
+  if (route.venue === "curve") {
+    const calls = d.trading.stages.buildCurveCalls(d.trading.context, e, r, route, s.wallet, minOut);
+    const fee = { bps: e.fee.bps, side: e.feeSide, recipient: d.config.feeRecipient, token: zeroAddress, command: "FEE_TRANSFER", amount: calls.curveFee.toString() };
+    // A sale's proceeds are gross of the fee the wallet pays from them: the co-signer reads both net.
+    const expectedOut = route.buy ? e.best.quote.amountOut : e.best.quote.amountOut - calls.curveFee;
+    return { tx: calls.swap, feeTx: calls.feeTx, minOut: calls.curveMin, deadline, fee, expectedOut };
+  }
   const tx = buildRouterSwap({ chainId: d.config.chainId, router: c.universalRouter, route, tokenIn: e.tin.address, tokenOut: e.tout.address, weth: d.config.tokens.WETH!.address, amountIn: e.amountIn, amountOutMin: minOut, fee: { side: e.feeSide, bps: e.fee.bps, recipient: d.config.feeRecipient, amount: e.inputFee }, deadline, permit: null });
   const feeAmount = e.feeSide === "input" ? e.inputFee : bpsOf((BigInt(e.best.row.amount_out!) * 10_000n) / BigInt(10_000 - e.fee.bps), e.fee.bps);
   const fee = { bps: e.fee.bps, side: e.feeSide, recipient: d.config.feeRecipient, token: e.feeToken.address, command: e.feeSide === "input" ? "TRANSFER" : "PAY_PORTION", amount: feeAmount.toString() };
-  return { tx, minOut, deadline, fee };
+  return { tx, feeTx: null, minOut, deadline, fee, expectedOut: e.expectedOut };
+}
+
+/**
+ * A curve trade needs the session's curve root (SESSION_CURVE), a token it lists
+ * (SESSION_ROOT_ALLOWS), and for a sale the launchpad's allowance from setup: the executor cannot
+ * send an approve, so a plan that needs one is SESSION_CURVE_STEPS.
+ */
+function assertCurve(d: SessionDeps, s: StoredSession, e: Evaluation, route: CurveRoute) {
+  if (!s.curveRoots.length) throw new Refusal("SESSION_CURVE", "this session has no curve root: grant one that lists the curve token and ETH");
+  if (!s.binding.curve_tokens?.includes(lc(route.token))) throw new Refusal("SESSION_ROOT_ALLOWS", `the session's curve root does not allow trading ${route.token}`);
+  if (!route.buy && (e.snap.wallet?.allowanceToCurve ?? 0n) < e.amountIn) {
+    const steps = ((s.start.setup as { steps?: { token?: Address }[] } | undefined)?.steps ?? []).filter((x) => x.token && lc(x.token) === lc(e.tin.address));
+    throw new Refusal("SESSION_CURVE_STEPS", `selling ${e.tin.symbol || e.tin.address} on the curve needs the launchpad's allowance from the session's setup first`, { setup: steps, allowance: { to_launchpad: (e.snap.wallet?.allowanceToCurve ?? 0n).toString() } });
+  }
 }

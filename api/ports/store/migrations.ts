@@ -210,6 +210,16 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
       CREATE INDEX cosigner_leaves_wallet ON app.cosigner_leaves (wallet, created_at);
     `,
   },
+  {
+    version: 8,
+    name: "sessions' curve roots",
+    // A curve session's second root (wallet -> co-signer for the launchpad curve), signed at
+    // switch-on: the service's copy and the co-signer's own. Leaves name the root they redeem.
+    sql: `
+      ALTER TABLE app.sessions ADD COLUMN curve_roots text;
+      ALTER TABLE app.cosigner_roots ADD COLUMN curve_roots text;
+    `,
+  },
 ];
 
 export async function migrate(db: Db, now = () => Math.floor(Date.now() / 1000)): Promise<number[]> {
