@@ -12,6 +12,7 @@ import { tokenRoutes } from "./tokens/routes.js";
 import { tradingRoutes } from "./trading/routes.js";
 import { accountRoutes } from "./account/routes.js";
 import { mySessionsRoute, sessionRoutes } from "./sessions/routes.js";
+import { fastRoutes } from "./fast/routes.js";
 import { httpKit } from "./http/kit.js";
 import { buildServices } from "./services.js";
 
@@ -34,6 +35,7 @@ export function createApp(deps: AppDeps) {
   v1.route("/auth", authRoutes(services, http));
   v1.route("/tokens", tokenRoutes(services, http));
   v1.route("/live/session", sessionRoutes(services, http));
+  v1.route("/live/fast", fastRoutes(services, http));
   v1.route("/live", tradingRoutes(services, http));
   v1.route("/me", accountRoutes(services, http));
   v1.route("/me", mySessionsRoute(services, http));

@@ -12,6 +12,7 @@ import { createTokens } from "./tokens/index.js";
 import { createLedger, createRelay, createTrading, createVolume, createWatcher } from "./trading/index.js";
 import { createSessions, createSessionStore } from "./sessions/index.js";
 import { cosignerFromEnv } from "../cosigner/index.js";
+import { createFast } from "./fast/index.js";
 
 /**
  * Every domain service, built once from the app's dependencies: the one place that wires the
@@ -34,6 +35,7 @@ export function buildServices(deps: AppDeps) {
     deps.cosigner !== undefined ? deps.cosigner : config.cosignerUrl ? httpCosigner(config.cosignerUrl, config.cosignerToken!, config.cosigner!) : cosignerFromEnv({ config, db, chain, clock });
   const sessionStore = createSessionStore({ db, clock });
   const sessions = createSessions({ config, chain, market, sides: trading.context.sides, trading, ledger, store: sessionStore, cosigner, now: () => Math.floor(clock() / 1000) });
+  const fast = createFast({ config, chain, market, ledger, volume, sequencer, clock });
   const relay = createRelay({ config, chain, ledger, sequencer, clock, sessionExecutors: sessions.executorsOf });
   // Outcomes of what this service relayed (started by createApp): one watcher per store, by lease.
   const watcher = createWatcher({ chain, ledger, sequencer, lease: createLease(db, "relay-watcher"), clock, logger: deps.logger, contracts: { poolManager: config.contracts.poolManager, router: config.contracts.universalRouter, launchpad: config.contracts.launchpad } });
@@ -42,7 +44,7 @@ export function buildServices(deps: AppDeps) {
   // Key revocations announced to the other instances when they share a Redis.
   const revocations = config.redisUrl ? redisRevocations(() => redisConnection(config.redisUrl!), forgetRevoked) : null;
   const signIn: SignInDeps = { db, config, chain, clock, revocations };
-  return { deps, config, clock, ownScreenBudget, market, tokens, ledger, volume, trading, relay, watcher, stats, portfolio, signIn, sessions, cosigner };
+  return { deps, config, clock, ownScreenBudget, market, tokens, ledger, volume, trading, relay, watcher, stats, portfolio, signIn, sessions, cosigner, fast };
 }
 
 export type Services = ReturnType<typeof buildServices>;

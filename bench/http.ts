@@ -35,7 +35,11 @@ export function apiClient(port: number) {
     const ch = await post("/auth/challenge", { address: a.address });
     return (await post("/auth/verify", { address: a.address, signature: await a.signMessage({ message: ch.json.message }) })).json.api_key;
   };
-  return { post, signIn };
+  const get = async (path: string, key?: string) => {
+    const res = await fetch(`${base}${path}`, { headers: key ? { authorization: `Bearer ${key}` } : {} });
+    return { status: res.status, json: (await res.json()) as any };
+  };
+  return { post, get, signIn };
 }
 
 async function cannon(url: string, seconds: number) {

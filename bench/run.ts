@@ -15,6 +15,7 @@ import { benchHttp } from "./http.js";
 import { benchTokens } from "./tokens.js";
 import { benchTrading } from "./trading.js";
 import { benchSessions } from "./sessions.js";
+import { benchFast } from "./fast.js";
 import { table, type Row } from "./stats.js";
 
 const quick = process.argv.includes("--quick");
@@ -26,6 +27,8 @@ if (!only || only === "tokens") rows.push(...(await benchTokens({ newTokens: qui
 if (!only || only === "trading") rows.push(...(await benchTrading({ requests: quick ? 50 : 300, seconds: quick ? 3 : 10, agents: 16 })));
 // Issue 13: a co-signed session trade; `--only=sessions`.
 if (!only || only === "sessions") rows.push(...(await benchSessions({ trades: quick ? 30 : 200 })));
+// Issue 14: fast mode against prepare + submit in the same run; `--only=fast`.
+if (!only || only === "fast") rows.push(...(await benchFast({ trades: quick ? 30 : 200, seconds: quick ? 3 : 10, agents: 16 })));
 if (!only || only === "indexer") rows.push(...(await benchIndexer({ swaps: quick ? 5_000 : 50_000, latencySamples: quick ? 10 : 40, runs: quick ? 1 : 3 })));
 // Issue 12: restart after kill -9 and recovery after a node stall; `--only=restart`.
 // Issue 12: the limiter's cost per request, in memory and in Redis; `--only=rate-limit`.

@@ -47,6 +47,8 @@ const envSchema = {
   COSIGNER_PORT: port.optional(),
   REQUIRE_PARTNER_AGENT: bool.default("false"),
   SUBMIT_ENABLED: bool.default("true"),
+  /** Fast mode (live/fast) is opt-in for an operator: on by default on the devnet only. */
+  FAST_ENABLED: bool.optional(),
   DATA_DIR: z.string().min(1).optional(),
   /** Header a trusted reverse proxy sets to the client address (its last entry is used). */
   TRUSTED_PROXY_HEADER: z.string().regex(/^[A-Za-z0-9-]+$/, "must be a header name").optional(),
@@ -134,6 +136,8 @@ export type Config = {
   allowedHosts: string[];
   requirePartnerAgent: boolean;
   submitEnabled: boolean;
+  /** live/fast answers only when this and submitEnabled are on (FAST_DISABLED otherwise). */
+  fastEnabled: boolean;
   version: string;
   devnetInfo: Universe["devnet"] | null;
   trustedProxyHeader: string | null;
@@ -219,6 +223,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     allowedHosts,
     requirePartnerAgent: env.REQUIRE_PARTNER_AGENT,
     submitEnabled: env.SUBMIT_ENABLED,
+    fastEnabled: env.FAST_ENABLED ?? devnet,
     version: SERVICE_VERSION,
     devnetInfo: universe.devnet ?? null,
     trustedProxyHeader: env.TRUSTED_PROXY_HEADER?.toLowerCase() ?? null,

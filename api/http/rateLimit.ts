@@ -14,6 +14,8 @@ export const RATE_RULES = {
   failedAuth: { burst: 20, perSecond: 0.2 },
   liveQuote: { burst: 6, perSecond: 0.5 },
   livePrepare: { burst: 20, perSecond: 4 },
+  /** live/fast with simulation or check_only; without simulation only the key's own bucket. */
+  liveFast: { burst: 20, perSecond: 4 },
   tokenScreen: { burst: 20, perSecond: 0.5 },
   tokenScreenClient: { burst: 40, perSecond: 1 },
   tokenSearch: { burst: 30, perSecond: 2 },

@@ -51,15 +51,10 @@ function buildCurvePlan(ctx: TradingContext, e: Evaluation, r: TradeRequest, rou
   const { config } = ctx;
   const c = config.contracts;
   const steps: Step[] = [];
-  const curveFee = route.buy ? e.inputFee : bpsOf(e.best.quote.amountOut, e.fee.bps);
   const delegated = delegatedToPinned(e.snap.wallet?.delegation, c.statelessDelegator);
   const mode = r.curve_fee_mode === "auto" ? (delegated ? "batch" : "two_step") : r.curve_fee_mode;
   if (mode === "batch" && !delegated) throw new Refusal("FEE_MODE", "fee mode batch needs a wallet delegated (EIP-7702) to the pinned stateless delegator 1.3.0; use two_step");
-  // A sale's curve output is gross (the fee goes first, from the wallet's ETH): its on-chain
-  // minimum covers the slippage bound and the wallet's own floor plus that fee.
-  const curveMin = route.buy ? minOut : maxBig(bpsOf(e.best.quote.amountOut, 10_000 - e.slippage), r.min_amount_out !== undefined ? BigInt(r.min_amount_out) + curveFee : 0n);
-  const swap = buildCurveSwap({ chainId: config.chainId, launchpad: c.launchpad, route, wallet, amountIn: route.buy ? e.swapIn : e.amountIn, amountOutMin: curveMin });
-  const feeTx = buildFeeTransfer(config.chainId, config.feeRecipient, curveFee);
+  const { swap, feeTx, curveFee } = buildCurveCalls(ctx, e, r, route, wallet, minOut);
   if (!route.buy && (fresh || (e.snap.wallet?.allowanceToCurve ?? 0n) < e.amountIn)) {
     steps.push({ kind: "approve", why: `let the launchpad curve take ${e.amountIn} of ${e.tin.symbol}`, tx: buildApprove(config.chainId, e.tin.address, c.launchpad, e.amountIn), decoded: { function: "approve", spender: c.launchpad, amount: e.amountIn.toString() } });
   }
@@ -74,6 +69,20 @@ function buildCurvePlan(ctx: TradingContext, e: Evaluation, r: TradeRequest, rou
   }
   const fee: FeeBlock = { bps: e.fee.bps, side: e.feeSide, recipient: config.feeRecipient, token: zeroAddress, command: mode === "batch" ? "BATCH_TRANSFER" : "FEE_TRANSFER", amount: curveFee.toString() };
   return { steps, execution: mode === "batch" ? "batch" : "curve", swapTx, approval: null, permit: null, permitNow: null, fee, deadline, minOut };
+}
+
+/**
+ * A curve trade's two calls: the service fee as plain ETH to the fee recipient (input side of a
+ * buy, bps of the quoted proceeds of a sale), and the curve's own buy or sell paying the wallet.
+ * A sale's curve output is gross (the fee goes first, from the wallet's ETH): its on-chain minimum
+ * covers the slippage bound and the wallet's own floor plus that fee.
+ */
+export function buildCurveCalls(ctx: TradingContext, e: Evaluation, r: TradeRequest, route: CurveRoute, wallet: Address, minOut: bigint) {
+  const { config } = ctx;
+  const curveFee = route.buy ? e.inputFee : bpsOf(e.best.quote.amountOut, e.fee.bps);
+  const curveMin = route.buy ? minOut : maxBig(bpsOf(e.best.quote.amountOut, 10_000 - e.slippage), r.min_amount_out !== undefined ? BigInt(r.min_amount_out) + curveFee : 0n);
+  const swap = buildCurveSwap({ chainId: config.chainId, launchpad: config.contracts.launchpad, route, wallet, amountIn: route.buy ? e.swapIn : e.amountIn, amountOutMin: curveMin });
+  return { swap, feeTx: buildFeeTransfer(config.chainId, config.feeRecipient, curveFee), curveFee, curveMin };
 }
 
 async function buildRouterPlan(ctx: TradingContext, e: Evaluation, r: TradeRequest, route: PoolRoute, wallet: Address, how: BuildFor, deadline: number, minOut: bigint): Promise<BuiltPlan> {

@@ -1,11 +1,12 @@
 export { createTrading, type Trading } from "./trading.js";
-export { buildApprove, buildPermit2Approve, buildRouterSwap, buildLockdown, type PlanTx } from "./txs.js";
+export type { CurveRoute, PoolRoute } from "./routing.js";
+export { buildApprove, buildPermit2Approve, buildRouterSwap, buildLockdown, describeRouterCall, permitTypedData, type PlanTx } from "./txs.js";
 export { parseTradeRequest, tradeRequest, type TradeRequest } from "./request.js";
 export type { Sides, TokenInfo, Who } from "./sides.js";
 export type { Evaluation } from "./evaluate.js";
 export { round2, msSince } from "./timing.js";
 export { createLedger, type Ledger, type TokenRef } from "./ledger.js";
 export { createVolume, VOLUME_WINDOW_DAYS, type Volume, type VolumeTier } from "./volume.js";
-export { createRelay, type Relay } from "./relay.js";
+export { createRelay, nodeKnows, resend, sendRaw, type Relay } from "./relay.js";
 export { createWatcher, FINALITY_BLOCKS, type Watcher } from "./watcher.js";
-export { APPROVAL_MODES, LIMITS, SHIELD_POLICIES } from "./policy.js";
+export { APPROVAL_MODES, LIMITS, SHIELD_POLICIES, slippageCapBps } from "./policy.js";

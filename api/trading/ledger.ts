@@ -41,7 +41,7 @@ const outcomeOf = (v: unknown): StoredOutcome | null => (typeof v === "string" ?
 
 /** How far the relay got with a trade's signed bytes (null: relayed before the bytes were kept). */
 export type RelayState = "sending" | "sent" | "lost" | "refused";
-export type RelayedTrade = { id: number; planId: number | null; keyId: number | null; status: string; relay: RelayState | null };
+export type RelayedTrade = { id: number; planId: number | null; keyId: number | null; wallet: Address; status: string; relay: RelayState | null };
 export type PendingTrade = { wallet: Address; keyId: number; path: string; tokenIn: TokenRef; tokenOut: TokenRef; amountIn: string; amountOutMin: string; txHash: Hex; feeTxHash?: Hex | null; rawTx: Hex };
 
 /** A relayed trade the watcher still follows: pending, or an outcome whose block is not final yet. */
@@ -67,9 +67,10 @@ export type WatchedTrade = {
 
 /** The stored plan as lib/tradeOutcome's input: tokens, the swap's value, the fee as built. */
 export function relayedPlanOf(wallet: Address, execution: string, tokenIn: TokenRef, tokenOut: TokenRef, txs: { kind: string; tx: PlanTx }[], summary: Record<string, unknown>): RelayedPlan | null {
-  const fee = summary.fee as { bps: number; side: "input" | "output"; recipient: Address; token: Address; amount: string } | undefined;
+  const fee = summary.fee as { bps: number; side: "input" | "output"; recipient: Address; token: Address; amount: string | null } | undefined;
   const swap = txs.find((t) => t.kind === "swap");
-  if (!fee || !swap || !tokenIn.address || !tokenOut.address) return null;
+  // A plan whose summary does not say its fee amount is not followed as an outcome (never a watcher that throws).
+  if (!fee || !swap || !tokenIn.address || !tokenOut.address || typeof fee.amount !== "string" || !/^[0-9]+$/.test(fee.amount)) return null;
   return {
     wallet,
     execution: execution as RelayedPlan["execution"],
@@ -153,8 +154,8 @@ export function createLedger(d: { db: Db; clock: () => number }) {
     },
 
     async tradeByHash(hash: Hex): Promise<RelayedTrade | null> {
-      const [r] = await d.db.query("SELECT id, plan_id, key_id, status, relay FROM app.trades WHERE tx_hash = $1", [hash.toLowerCase()]);
-      return r ? { id: Number(r.id), planId: r.plan_id === null ? null : Number(r.plan_id), keyId: r.key_id === null ? null : Number(r.key_id), status: r.status as string, relay: (r.relay as RelayState | null) ?? null } : null;
+      const [r] = await d.db.query("SELECT id, plan_id, key_id, wallet, status, relay FROM app.trades WHERE tx_hash = $1", [hash.toLowerCase()]);
+      return r ? { id: Number(r.id), planId: r.plan_id === null ? null : Number(r.plan_id), keyId: r.key_id === null ? null : Number(r.key_id), wallet: r.wallet as Address, status: r.status as string, relay: (r.relay as RelayState | null) ?? null } : null;
     },
 
     /**
@@ -178,6 +179,33 @@ export function createLedger(d: { db: Db; clock: () => number }) {
         if (err instanceof TradeExists) return false;
         throw err;
       });
+    },
+
+    /**
+     * A trade the client built (fast mode): its plan and its pending trade in one transaction,
+     * keyed by the signed bytes' hash. false when these bytes are already a trade (another call
+     * holds them); nothing of this call is then kept.
+     */
+    async recordClientBuilt(p: Omit<StoredPlan, "id" | "createdAt" | "usedAt">, t: PendingTrade): Promise<{ planId: number } | false> {
+      return d.db
+        .tx(async (db) => {
+          const [plan] = await db.query<{ id: string }>(
+            `INSERT INTO app.plans (key_id, wallet, kind, execution, token_in, token_out, amount_in, amount_out_min, fee_bps, deadline, txs, summary, created_at, used_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13) RETURNING id::text`,
+            [p.keyId, p.wallet.toLowerCase(), p.kind, p.execution, JSON.stringify(p.tokenIn), JSON.stringify(p.tokenOut), p.amountIn, p.amountOutMin, p.feeBps, p.deadline, JSON.stringify(p.txs), JSON.stringify(p.summary), now()],
+          );
+          const rows = await db.query(
+            `INSERT INTO app.trades (wallet, key_id, plan_id, path, status, token_in, token_out, amount_in, amount_out_min, tx_hash, fee_tx_hash, created_at, raw_tx, relay, sent_at)
+             VALUES ($1, $2, $3, $4, 'pending', $5, $6, $7, $8, $9, NULL, $10, $11, 'sending', $10) ON CONFLICT (tx_hash) DO NOTHING RETURNING id`,
+            [t.wallet.toLowerCase(), t.keyId, plan!.id, t.path, JSON.stringify(t.tokenIn), JSON.stringify(t.tokenOut), t.amountIn, t.amountOutMin, t.txHash.toLowerCase(), now(), t.rawTx],
+          );
+          if (rows.length === 0) throw new TradeExists();
+          return { planId: Number(plan!.id) };
+        })
+        .catch((err) => {
+          if (err instanceof TradeExists) return false as const;
+          throw err;
+        });
     },
 
     /** What the sequencer said of a send: sent (it took it), lost (no answer), refused (it will not). */

@@ -165,7 +165,7 @@ export function createRelay(d: { config: Config; chain: PublicClient; ledger: Le
       try {
         sent.push(await sendRaw(d.sequencer, t.raw).catch(async (err) => {
           // Refused, but the node holds these bytes (sent before by anyone, even mined): they are out.
-          if (err instanceof Refusal && err.code === "SUBMIT_REJECTED" && (await nodeKnows(t.hash))) return t.hash;
+          if (err instanceof Refusal && err.code === "SUBMIT_REJECTED" && (await nodeKnows(d.chain, t.hash))) return t.hash;
           throw err;
         }));
       } catch (err) {
@@ -181,18 +181,20 @@ export function createRelay(d: { config: Config; chain: PublicClient; ledger: Le
     return sent;
   }
 
-  async function nodeKnows(hash: Hex): Promise<boolean> {
-    return d.chain.getTransaction({ hash }).then(
-      () => true,
-      () => false,
-    );
-  }
 
   /** A repeat of bytes whose answer was lost, or whose send never finished: send them once more (same hash). */
   async function resendIfLost(hash: Hex) {
     const raw = await d.ledger.claimResend(hash, { staleBefore: now() - STALE_SEND_S });
     if (raw) await resend(d.sequencer, d.ledger, hash, raw);
   }
+}
+
+/** Whether the node holds these bytes (pending or mined): a refusal of bytes it holds means they are out. */
+export async function nodeKnows(chain: PublicClient, hash: Hex): Promise<boolean> {
+  return chain.getTransaction({ hash }).then(
+    () => true,
+    () => false,
+  );
 }
 
 /** A send that began this long ago and never recorded an answer is taken as lost (its process died). */

@@ -6,7 +6,7 @@ import type { Market } from "../market/index.js";
 import type { AggregatorVenue } from "../ports/aggregators.js";
 import type { SqlIndexedReads } from "../ports/indexed.js";
 import type { Tokens } from "../tokens/index.js";
-import { buildPlan } from "./build.js";
+import { buildCurveCalls, buildPlan } from "./build.js";
 import { evaluate, type TradingContext } from "./evaluate.js";
 import type { Ledger } from "./ledger.js";
 import { planTrade } from "./plan.js";
@@ -58,7 +58,7 @@ export function createTrading(d: TradingDeps) {
     simulate: (body: Record<string, unknown>, who: Who) => simulateTrade(ctx, body, who),
     revoke: createRevoke({ config: d.config, chain: d.chain, resolveToken: sides.resolve }),
     refOfParam: sides.refOfParam,
-    stages: { evaluate, buildPlan, simulateSteps },
+    stages: { evaluate, buildPlan, buildCurveCalls, simulateSteps },
   };
 }
 

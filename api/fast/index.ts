@@ -1,0 +1,36 @@
+import type { Address } from "viem";
+import { fastRouteTable, fastRoutesSha256 } from "../../lib/fastRoutes.js";
+import type { KeyRecord } from "../auth/index.js";
+import { LRUCache } from "lru-cache";
+import { onClock } from "../../lib/cacheClock.js";
+import { fastTrade, type ChainHead, type FastDeps } from "./fast.js";
+import { fastTerms } from "./terms.js";
+
+export { FAST_RULES, FAST_LIMITS } from "./checks.js";
+
+/** The chain's head (base fee, time) is read at most this often per instance. */
+const HEAD_TTL_MS = 1_000;
+
+/** Fast mode: the pinned route table (built once from the universe), its terms, and live/fast. */
+export function createFast(d: Omit<FastDeps, "table" | "sha256" | "head">) {
+  const c = d.config;
+  const table = fastRouteTable({ chainId: c.chainId, router: c.contracts.universalRouter, tokens: c.tokens, pools: c.pools });
+  const heads = new LRUCache<"head", ChainHead>({
+    max: 1,
+    ttl: HEAD_TTL_MS,
+    ...onClock(d.clock),
+    fetchMethod: async () => {
+      const b = await d.chain.getBlock({ blockTag: "latest" });
+      return { baseFee: b.baseFeePerGas ?? 0n, time: Number(b.timestamp) };
+    },
+  });
+  const deps: FastDeps = { ...d, table, sha256: fastRoutesSha256(table), head: async () => (await heads.fetch("head"))! };
+  return {
+    table,
+    sha256: deps.sha256,
+    terms: (wallet: Address, shield: boolean) => fastTerms(deps, wallet, shield),
+    trade: (body: Record<string, unknown>, key: KeyRecord) => fastTrade(deps, body, key),
+  };
+}
+
+export type Fast = ReturnType<typeof createFast>;

@@ -1,0 +1,44 @@
+import type { ChildProcess } from "node:child_process";
+import { createPublicClient, createTestClient, http, type PublicClient } from "viem";
+import { startAnvil } from "../devnet/anvil.js";
+import { devnetChain } from "../devnet/deploy.js";
+import { startRpcProxy } from "../devnet/rpcProxy.js";
+import { ensureSnapshot, SNAPSHOT_FILE } from "../devnet/snapshot.js";
+import { startIndexer } from "../test/helpers/indexer.js";
+import { apiClient, server } from "./http.js";
+
+/**
+ * What the trading-path benchmarks run against: a private devnet from the snapshot, the real
+ * indexer on PostgreSQL caught up, a counting RPC proxy in front of anvil, and the service in its
+ * own process reading the chain through the proxy. `run` gets it all; everything stops after.
+ */
+export async function withServedChain<T>(run: (s: ServedChain) => Promise<T>): Promise<T> {
+  await ensureSnapshot();
+  const anvil = await startAnvil({ loadState: SNAPSHOT_FILE });
+  const chain = devnetChain(anvil.rpcUrl);
+  const test = createTestClient({ chain, transport: http(anvil.rpcUrl), mode: "anvil" });
+  const pub = createPublicClient({ chain, transport: http(anvil.rpcUrl), pollingInterval: 50 }) as PublicClient;
+  const ix = await startIndexer({ anvilPort: anvil.port, backend: "postgres" });
+  const proxy = await startRpcProxy(anvil.rpcUrl);
+  let child: ChildProcess | null = null;
+  try {
+    await ix.waitFor(Number(await pub.getBlockNumber()), 180_000);
+    const s = await server("app", proxy.port, { BENCH_VIEWS: ix.viewsSchema, BENCH_DATABASE_URL: ix.databaseUrl! });
+    child = s.child;
+    return await run({ anvil, chain, test, pub, proxy, api: apiClient(s.port) });
+  } finally {
+    if (child) await new Promise((res) => (child!.once("exit", res), child!.kill("SIGTERM")));
+    await proxy.close();
+    await ix.cleanup();
+    await anvil.stop();
+  }
+}
+
+export type ServedChain = {
+  anvil: Awaited<ReturnType<typeof startAnvil>>;
+  chain: ReturnType<typeof devnetChain>;
+  test: ReturnType<typeof createTestClient>;
+  pub: PublicClient;
+  proxy: Awaited<ReturnType<typeof startRpcProxy>>;
+  api: ReturnType<typeof apiClient>;
+};
