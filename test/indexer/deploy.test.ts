@@ -34,7 +34,18 @@ describe("a deploy while the API serves", () => {
     api = await serveApi({ rpcUrl: dn.anvil.rpcUrl, db: store.db, indexed: reads, limiter: new RateLimiter(Date.now, 1000, false) });
     const key = await agentOf(api, dn).signIn(await dn.freshWallet(parseEther("1")));
     const quote = () => api!.call("POST", "/api/v1/live/quote", { token_in: "ETH", token_out: "USDG", notional_usd: 100 }, { authorization: `Bearer ${key}` });
-    const servedBy = async () => String((await query("SELECT definition FROM pg_views WHERE schemaname = $1 AND viewname = 'pool'", [old!.viewsSchema]))[0]?.definition ?? "");
+    // pg_views reads a view's definition outside the snapshot that found it; a publish replacing the
+    // view in between fails this probe ("could not open relation with OID"), not the API: ask again.
+    const servedBy = async (): Promise<string> => {
+      for (let attempt = 0; ; attempt++) {
+        try {
+          return String((await query("SELECT definition FROM pg_views WHERE schemaname = $1 AND viewname = 'pool'", [old!.viewsSchema]))[0]?.definition ?? "");
+        } catch (err) {
+          if (attempt >= 5 || !/could not open relation/.test(String(err))) throw err;
+          await new Promise((r) => setTimeout(r, 50));
+        }
+      }
+    };
     expect(await servedBy()).toContain(old.schema);
 
     next = await startIndexer({ anvilPort: dn.anvil.port, backend: "postgres", deployInto: { databaseUrl: old.databaseUrl!, viewsSchema: old.viewsSchema } });
