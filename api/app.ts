@@ -13,6 +13,7 @@ import { tradingRoutes } from "./trading/routes.js";
 import { accountRoutes } from "./account/routes.js";
 import { mySessionsRoute, sessionRoutes } from "./sessions/routes.js";
 import { fastRoutes } from "./fast/routes.js";
+import { treasuryPageRoutes, treasuryRoutes } from "./treasury/routes.js";
 import { httpKit } from "./http/kit.js";
 import { buildServices } from "./services.js";
 
@@ -21,8 +22,8 @@ import { buildServices } from "./services.js";
  * (src/api/index.ts) and the standalone API process (scripts/api.ts) all run the same app.
  * Order matters: log and no-store wrap everything; then host, client address, country, browser
  * rules and the JSON body, so that routes only ever see a vetted request.
- * The relay watcher (api/trading/watcher.ts) starts with the app; `stop()` ends it (the server's
- * close should call it).
+ * The workers (relay watcher, treasury week closer) start with the app; `stop()` ends them (the
+ * server's close should call it).
  */
 export function createApp(deps: AppDeps) {
   // With REDIS_URL the buckets are shared by every instance; otherwise this instance's memory.
@@ -39,6 +40,7 @@ export function createApp(deps: AppDeps) {
   v1.route("/live", tradingRoutes(services, http));
   v1.route("/me", accountRoutes(services, http));
   v1.route("/me", mySessionsRoute(services, http));
+  v1.route("/", treasuryRoutes(services, http));
 
   const app = new Hono<AppEnv>();
   app.use("*", requestLog(deps.logger));
@@ -49,6 +51,7 @@ export function createApp(deps: AppDeps) {
   app.use("*", csrfGuard(deps.config));
   app.use("*", jsonBody);
   app.route("/api/v1", v1);
+  app.route("/", treasuryPageRoutes(services, http));
   // A known route (parameterised ones too) with the wrong method is 405 with Allow; other paths 404.
   app.all("/api/v1/*", wrongMethodOrNotFound(app.routes));
   // Mounted inside Ponder, the parent's notFound would answer plain text: catch the rest here.
@@ -56,8 +59,10 @@ export function createApp(deps: AppDeps) {
   app.notFound(notFound);
   app.onError(onError);
   services.watcher.start();
+  services.treasury.closer.start();
   const stop = async () => {
     await services.watcher.stop();
+    await services.treasury.closer.stop();
     await services.signIn.revocations?.close();
     await ownLimiter?.close();
     await services.ownScreenBudget?.close();

@@ -8,6 +8,7 @@ import type { SqlIndexedReads } from "./ports/indexed.js";
 import type { ShieldProvider } from "./ports/shield.js";
 import type { Sequencer } from "./ports/sequencer.js";
 import type { CosignerPort } from "./ports/cosigner.js";
+import type { PlatformSigner } from "./ports/platformSigner.js";
 
 /** Everything the app touches outside itself, passed in so tests build it directly. */
 export type AppDeps = {
@@ -30,6 +31,10 @@ export type AppDeps = {
   sequencer?: Sequencer;
   /** The co-signer (default: in process from COSIGNER_KEY, or the devnet's account 2); null: none. */
   cosigner?: CosignerPort | null;
+  /** The platform wallet's signer for the treasury split (default: TREASURY_SIGNER_URL, or the devnet's account 1); null: none. */
+  platformSigner?: PlatformSigner | null;
+  /** Treasury tuning for tests: confirmations before a week closes, answer cache, closer interval, ETH method. */
+  treasury?: { confirmations?: number; cacheMs?: number; intervalMs?: number; deliverTimeoutMs?: number; ethMethod?: "trace" | "balance" };
 };
 
 export type AppEnv = {

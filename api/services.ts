@@ -13,6 +13,8 @@ import { createLedger, createRelay, createTrading, createVolume, createWatcher }
 import { createSessions, createSessionStore } from "./sessions/index.js";
 import { cosignerFromEnv } from "../cosigner/index.js";
 import { createFast } from "./fast/index.js";
+import { createTreasury } from "./treasury/index.js";
+import { platformSignerFromConfig } from "./ports/platformSigner.js";
 
 /**
  * Every domain service, built once from the app's dependencies: the one place that wires the
@@ -42,9 +44,12 @@ export function buildServices(deps: AppDeps) {
   const stats = createStats({ config, chain, indexed, tokens, clock });
   const portfolio = createPortfolio({ config, chain, market, ledger, volume, clock });
   // Key revocations announced to the other instances when they share a Redis.
+  // The weekly split of fees (started by createApp): closed once per store under an advisory lock.
+  const platformSigner = deps.platformSigner !== undefined ? deps.platformSigner : platformSignerFromConfig(config);
+  const treasury = createTreasury({ config, chain, indexed, db, market, ledger, signer: platformSigner, clock, logger: deps.logger, ...deps.treasury });
   const revocations = config.redisUrl ? redisRevocations(() => redisConnection(config.redisUrl!), forgetRevoked) : null;
   const signIn: SignInDeps = { db, config, chain, clock, revocations };
-  return { deps, config, clock, ownScreenBudget, market, tokens, ledger, volume, trading, relay, watcher, stats, portfolio, signIn, sessions, cosigner, fast };
+  return { deps, config, clock, ownScreenBudget, market, tokens, ledger, volume, trading, relay, watcher, stats, portfolio, signIn, sessions, cosigner, fast, treasury };
 }
 
 export type Services = ReturnType<typeof buildServices>;

@@ -20,3 +20,13 @@ export function canonicalJson(v: unknown): string {
   throw new Error(`canonical JSON cannot hold a ${typeof v}`);
 }
 
+
+/**
+ * canonicalJson with every character from U+007F up written as \uXXXX (lower-case hex, UTF-16
+ * units): the treasury's hashed form, equal byte for byte to Python's
+ * json.dumps(v, sort_keys=True, separators=(",", ":"), ensure_ascii=True). DEL (U+007F) is
+ * escaped too: Python does, and a helper stopping at U+0080 would hash differently.
+ */
+export function asciiCanonicalJson(v: unknown): string {
+  return canonicalJson(v).replace(/[\u007f-\uffff]/g, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}

@@ -39,6 +39,14 @@ const envSchema = {
   ALLOWED_HOSTS: hostList.optional(),
   PLATFORM_FEE_RECIPIENT: addr.optional(),
   COSIGNER_ADDRESS: addr.optional(),
+  /** Treasury buckets: the split's recipients; unset, a bucket's share is booked and held in the platform wallet. */
+  TREASURY_OPERATIONS: addr.optional(),
+  TREASURY_BUYBACKS: addr.optional(),
+  TREASURY_TREASURY: addr.optional(),
+  /** A JSON-RPC signer (eth_signTransaction) holding the platform wallet's key; the devnet signs in process. */
+  TREASURY_SIGNER_URL: url.optional(),
+  /** An explorer's transaction page, `{tx_hash}` standing for the hash (GET treasury explorer_tx, the page's links). */
+  EXPLORER_TX_URL: z.string().regex(/^https?:\/\/\S*\{tx_hash\}\S*$/, "must be an http(s) URL holding {tx_hash}").optional(),
   /** A standalone co-signer (`npm run cosigner`); unset: the co-signer runs in the API's process. */
   COSIGNER_URL: url.optional(),
   /** The bearer secret between the API and a standalone co-signer (both sides read it). */
@@ -127,6 +135,10 @@ export type Config = {
   tokens: Record<string, TokenEntry>;
   pools: Universe["pools"];
   feeRecipient: Address;
+  /** Where the weekly split goes; null: booked and held in the platform wallet. */
+  treasuryBuckets: { operations: Address | null; buybacks: Address | null; treasury: Address | null };
+  treasurySignerUrl: string | null;
+  explorerTx: string | null;
   cosigner: Address | null;
   /** A standalone co-signer's URL and bearer secret; null: in process. */
   cosignerUrl: string | null;
@@ -215,6 +227,9 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     tokens,
     pools: universe.pools,
     feeRecipient,
+    treasuryBuckets: { operations: env.TREASURY_OPERATIONS ?? null, buybacks: env.TREASURY_BUYBACKS ?? null, treasury: env.TREASURY_TREASURY ?? null },
+    treasurySignerUrl: env.TREASURY_SIGNER_URL ?? null,
+    explorerTx: env.EXPLORER_TX_URL ?? null,
     cosigner,
     cosignerUrl: env.COSIGNER_URL ?? null,
     cosignerToken: env.COSIGNER_TOKEN ?? null,

@@ -31,10 +31,11 @@ type Rule = { name: string; breaks(e: Edge): boolean };
 
 export const RULES: Rule[] = [
   {
-    name: "in a domain only routes.ts imports Hono",
+    name: "in a domain only routes.ts imports Hono (and page.ts its HTML escaping)",
     breaks: (e) => {
       const d = domainOf(e.from);
-      return d !== null && isHono(e) && e.from !== `api/${d}/routes.ts`;
+      const pageHtml = e.from === `api/${d}/page.ts` && (e.to === "hono/html" || e.to === "hono/utils/html");
+      return d !== null && isHono(e) && e.from !== `api/${d}/routes.ts` && !pageHtml;
     },
   },
   {
@@ -115,13 +116,15 @@ describe("layering rules (on synthetic edges: each rule can fail)", () => {
   const local = (from: string, to: string): Edge => ({ from, to, local: true });
   const pkg = (from: string, to: string): Edge => ({ from, to, local: false });
 
-  it("flags Hono outside a domain's routes.ts, and allows it in routes.ts, api/http and api/app.ts", () => {
-    expect(violations([pkg("api/trading/plan.ts", "hono"), pkg("api/tokens/registry.ts", "hono/http-exception"), pkg("api/market/x/deep.ts", "@hono/node-server")])).toEqual([
-      "in a domain only routes.ts imports Hono: api/market/x/deep.ts -> @hono/node-server",
-      "in a domain only routes.ts imports Hono: api/tokens/registry.ts -> hono/http-exception",
-      "in a domain only routes.ts imports Hono: api/trading/plan.ts -> hono",
+  it("flags Hono outside a domain's routes.ts (page.ts: hono/html only), and allows it in routes.ts, api/http and api/app.ts", () => {
+    const rule = "in a domain only routes.ts imports Hono (and page.ts its HTML escaping)";
+    expect(violations([pkg("api/trading/plan.ts", "hono"), pkg("api/tokens/registry.ts", "hono/http-exception"), pkg("api/market/x/deep.ts", "@hono/node-server"), pkg("api/treasury/page.ts", "hono")])).toEqual([
+      `${rule}: api/market/x/deep.ts -> @hono/node-server`,
+      `${rule}: api/tokens/registry.ts -> hono/http-exception`,
+      `${rule}: api/trading/plan.ts -> hono`,
+      `${rule}: api/treasury/page.ts -> hono`,
     ]);
-    expect(violations([pkg("api/trading/routes.ts", "hono"), pkg("api/http/guards.ts", "hono"), pkg("api/app.ts", "hono"), pkg("api/trading/plan.ts", "viem")])).toEqual([]);
+    expect(violations([pkg("api/trading/routes.ts", "hono"), pkg("api/http/guards.ts", "hono"), pkg("api/app.ts", "hono"), pkg("api/trading/plan.ts", "viem"), pkg("api/treasury/page.ts", "hono/html")])).toEqual([]);
   });
 
   it("flags a domain reaching into another domain's files, not its index.ts or its own files", () => {

@@ -206,6 +206,13 @@ export function sqlIndexedReads(read: Query, schema?: string) {
       return { feed: r.address as Address, roundId: big(r.round_id), answer: big(r.answer), updatedAt, ageS: Math.max(0, now - updatedAt), block: num(r.block) };
     },
 
+    /** Unix time of the first transfer that reached the fee wallet, or null. */
+    async firstFeeTransferAt(): Promise<number | null> {
+      const rows = await query(`SELECT min(timestamp)::text AS t FROM ${t("fee_transfer")} WHERE direction = 'in'`);
+      const v = rows[0]?.t;
+      return typeof v === "string" ? Number(v) : null;
+    },
+
     /** Fee-wallet transfers with from <= timestamp < to (a treasury week), in chain order. */
     async feeTransfersBetween(from: number, to: number): Promise<FeeTransferRow[]> {
       const rows = await query(`SELECT * FROM ${t("fee_transfer")} WHERE timestamp >= $1 AND timestamp < $2 ORDER BY block, id`, [from, to]);

@@ -9,13 +9,13 @@ import type { Services } from "../services.js";
 
 export const SERVICE_NAME = "pit-trading-service";
 
-/** SPEC.md "Server": config, health, stats (treasury comes with its issue). */
+/** SPEC.md "Server": config, health, stats (treasury: api/treasury/routes.ts). */
 export function serverRoutes(s: Pick<Services, "deps" | "stats">, http: HttpKit) {
   const { deps, stats } = s;
   const { limiter } = http;
   const config = publicConfig(deps.config);
   const app = new Hono<AppEnv>();
-  for (const path of ["/config", "/health", "/stats", "/treasury"]) {
+  for (const path of ["/config", "/health", "/stats"]) {
     app.use(path, limit(limiter, ["public", RATE_RULES.public, "client"], ["public", PUBLIC_OVERALL, "overall"]));
   }
   // Immutable for the life of the process: serialised once, not per request.

@@ -381,6 +381,7 @@ describe("slow screens and an unreachable registry", () => {
       query: (text, params) => (/app\.api_keys/.test(text) ? live.query(text, params) : closed.query(text, params)) as any,
       exec: (text) => closed.exec(text),
       tx: (fn) => closed.tx(fn),
+      exclusive: (name, fn) => closed.exclusive(name, fn),
       close: async () => {},
     };
     const broken = await serveApi({ rpcUrl: dn.anvil.rpcUrl, db: keysOnly, indexed: ix.liveReads().reads, limiter: new RateLimiter(Date.now, 100, false) });

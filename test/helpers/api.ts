@@ -6,6 +6,8 @@ import type { Limiter } from "../../api/http/rateLimit.js";
 import type { ShieldProvider } from "../../api/ports/shield.js";
 import type { CosignerPort } from "../../api/ports/cosigner.js";
 import type { Sequencer } from "../../api/ports/sequencer.js";
+import type { PlatformSigner } from "../../api/ports/platformSigner.js";
+import type { AppDeps } from "../../api/deps.js";
 import { openPglite, openPostgres, type Db } from "../../api/ports/store/db.js";
 import { migrate } from "../../api/ports/store/migrations.js";
 import { createChainClient } from "../../lib/chain.js";
@@ -48,7 +50,7 @@ export async function freshStore(kind: StoreKind): Promise<{ db: Db; reopen: () 
 }
 
 /** The real app on a real HTTP port, against a devnet and a store. */
-export async function serveApi(opts: { rpcUrl: string; db: Db; config?: Partial<Config>; clock?: () => number; limiter?: Limiter; indexed?: SqlIndexedReads; shield?: ShieldProvider | null; sequencer?: Sequencer; cosigner?: CosignerPort | null; screenBudget?: Limiter }) {
+export async function serveApi(opts: { rpcUrl: string; db: Db; config?: Partial<Config>; clock?: () => number; limiter?: Limiter; indexed?: SqlIndexedReads; shield?: ShieldProvider | null; sequencer?: Sequencer; cosigner?: CosignerPort | null; screenBudget?: Limiter; platformSigner?: PlatformSigner | null; treasury?: AppDeps["treasury"] }) {
   const port = await freePort();
   const base = loadConfig({ ANVIL_PORT: new URL(opts.rpcUrl).port, PORT: String(port) });
   const config: Config = { ...base, allowedHosts: [`127.0.0.1:${port}`, `localhost:${port}`], ...opts.config };
@@ -65,6 +67,8 @@ export async function serveApi(opts: { rpcUrl: string; db: Db; config?: Partial<
     sequencer: opts.sequencer,
     ...(opts.cosigner !== undefined ? { cosigner: opts.cosigner } : {}),
     ...(opts.screenBudget ? { screenBudget: opts.screenBudget } : {}),
+    ...(opts.platformSigner !== undefined ? { platformSigner: opts.platformSigner } : {}),
+    treasury: opts.treasury,
     pingDatabase: async () => void (await opts.db.query("SELECT 1")),
   });
   // The same capped edge as npm start and npm run api.

@@ -18,6 +18,12 @@ export interface Db {
   exec(text: string): Promise<void>;
   /** Runs fn in one transaction; the Db passed to fn is bound to it. */
   tx<T>(fn: (db: Db) => Promise<T>): Promise<T>;
+  /**
+   * Runs fn while holding the store-wide lock `name`, or answers null at once when another holder
+   * has it. PostgreSQL: a session advisory lock on a connection kept for the call, so a holder
+   * that dies frees it with its connection. PGlite: one process, so a lock in this process.
+   */
+  exclusive<T>(name: string, fn: () => Promise<T>): Promise<{ value: T } | null>;
   close(): Promise<void>;
 }
 
@@ -62,14 +68,33 @@ const failClosed = async <T>(run: () => Promise<T>): Promise<T> => {
   }
 };
 
+/** Namespace of the service's advisory locks (the two-key form: this, hashtext(name)). */
+const LOCK_SPACE = 4663;
+
+/** An in-process lock set: the exclusive() of a store only one process opens. */
+function localLocks() {
+  const held = new Set<string>();
+  return async <T>(name: string, fn: () => Promise<T>): Promise<{ value: T } | null> => {
+    if (held.has(name)) return null;
+    held.add(name);
+    try {
+      return { value: await fn() };
+    } finally {
+      held.delete(name);
+    }
+  };
+}
+
 export async function openPglite(dataDir?: string): Promise<Db> {
   const lite = new PGlite(dataDir);
   await lite.waitReady;
+  const exclusive = localLocks();
   const bound = (q: Pick<PGlite, "query" | "exec">): Db => ({
     kind: "pglite",
     query: <T>(text: string, params?: unknown[]) => failClosed(async () => (await q.query<T>(text, params)).rows),
     exec: (text: string) => failClosed(async () => void (await q.exec(text))),
     tx: (fn) => transaction(async (body) => (await lite.transaction((t) => body(bound(t))))!, fn),
+    exclusive,
     close: () => lite.close(),
   });
   return bound(lite);
@@ -85,6 +110,7 @@ export async function openPostgres(connectionString: string, max = 10): Promise<
     query: <T>(text: string, params?: unknown[]) => failClosed(async () => (await client.query(text, params)).rows as T[]),
     exec: (text: string) => failClosed(async () => void (await client.query(text))),
     tx: (fn) => fn(onClient(client)),
+    exclusive: () => Promise.reject(new Error("exclusive() inside a transaction")),
     close: async () => {},
   });
   return {
@@ -92,8 +118,29 @@ export async function openPostgres(connectionString: string, max = 10): Promise<
     query: <T>(text: string, params?: unknown[]) => failClosed(async () => (await pool.query(text, params)).rows as T[]),
     exec: (text: string) => failClosed(async () => void (await pool.query(text))),
     tx: (fn) => transaction((body) => inTransaction(pool, (client) => body(onClient(client))), fn),
+    exclusive: (name, fn) => advisoryLocked(pool, name, fn),
     close: () => pool.end(),
   };
+}
+
+/** fn under pg_try_advisory_lock on a client kept checked out for it; null when another session holds the lock. */
+async function advisoryLocked<T>(pool: pg.Pool, name: string, fn: () => Promise<T>): Promise<{ value: T } | null> {
+  const client = await failClosed(() => pool.connect());
+  let broken: Error | undefined;
+  const onError = (err: Error) => void (broken = err);
+  client.on("error", onError);
+  try {
+    const [row] = (await failClosed(() => client.query("SELECT pg_try_advisory_lock($1, hashtext($2)) AS ok", [LOCK_SPACE, name]))).rows;
+    if (!row?.ok) return null;
+    try {
+      return { value: await fn() };
+    } finally {
+      await client.query("SELECT pg_advisory_unlock($1, hashtext($2))", [LOCK_SPACE, name]).catch((e: Error) => void (broken ??= e));
+    }
+  } finally {
+    client.off("error", onError);
+    client.release(broken);
+  }
 }
 
 /**

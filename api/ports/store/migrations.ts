@@ -220,6 +220,36 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
       ALTER TABLE app.cosigner_roots ADD COLUMN curve_roots text;
     `,
   },
+  {
+    version: 9,
+    name: "treasury week rows (append-only) and split drafts",
+    // app.treasury_rows: the public record, one row per closed week, chained by SHA-256. `body` is
+    // the row's JSON as served; nothing may change or remove a row (a trigger refuses UPDATE and
+    // DELETE; whoever disables it still breaks the hash chain that GET treasury recomputes).
+    // app.treasury_drafts: a week being closed, with the split transfers signed before any is
+    // sent, so a closer that dies mid-way sends the same bytes again (same nonces), never twice.
+    sql: `
+      CREATE TABLE app.treasury_rows (
+        seq int PRIMARY KEY,
+        week_start bigint NOT NULL UNIQUE,
+        body text NOT NULL,
+        hash text NOT NULL UNIQUE,
+        prev_hash text NOT NULL UNIQUE,
+        recorded_at bigint NOT NULL
+      );
+      CREATE FUNCTION app.treasury_rows_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN RAISE EXCEPTION 'app.treasury_rows is append-only'; END $$;
+      CREATE TRIGGER treasury_rows_append_only BEFORE UPDATE OR DELETE ON app.treasury_rows
+        FOR EACH ROW EXECUTE FUNCTION app.treasury_rows_append_only();
+      CREATE TABLE app.treasury_drafts (
+        week_start bigint PRIMARY KEY,
+        draft text NOT NULL,
+        sends text NOT NULL,
+        created_at bigint NOT NULL
+      );
+      CREATE INDEX trades_mined_time ON app.trades (block_time) WHERE status = 'mined';
+    `,
+  },
 ];
 
 export async function migrate(db: Db, now = () => Math.floor(Date.now() / 1000)): Promise<number[]> {

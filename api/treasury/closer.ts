@@ -1,0 +1,137 @@
+import type { Logger } from "pino";
+import type { PlatformSigner } from "../ports/platformSigner.js";
+import type { Ledger } from "../trading/index.js";
+import { draftWeek, ownTxsIn, type CloseDeps, type Planned, type WeekRow } from "./close.js";
+import { weekBlocks } from "./gather.js";
+import { checkChain, GENESIS_HASH, rowHash } from "./record.js";
+import { deliverSplit, signSplit, type Send } from "./send.js";
+import type { TreasuryStore } from "./store.js";
+import { weekAfter, weekOf, type Week } from "./week.js";
+
+/** Ponder's finality for unknown chains: a week closes once its last block is this deep in the indexer. */
+export const CLOSE_CONFIRMATIONS = 30;
+const LOCK = "treasury-week-closer";
+
+export type CloserDeps = CloseDeps & {
+  store: TreasuryStore;
+  ledger: CloseDeps["ledger"] & Pick<Ledger, "firstMinedAt" | "unsettledBefore">;
+  signer: PlatformSigner | null;
+  clock: () => number;
+  logger?: Logger;
+  confirmations?: number;
+  intervalMs?: number;
+  /** How long to wait for each split transfer's receipt before giving the pass up (the next pass sends the same bytes). */
+  deliverTimeoutMs?: number;
+  /** Called after rows were appended (the reader drops its cached answer). */
+  onClosed?: () => void;
+};
+
+type Draft = { row: Awaited<ReturnType<typeof draftWeek>>["row"]; planned: Planned[]; status: "moved" | "booked" };
+
+/**
+ * The week closer: after Monday 00:00 UTC it closes each finished week in order, once across
+ * instances (the store's exclusive lock: a PostgreSQL advisory lock; the one PGlite process).
+ * A week waits until its last block is CLOSE_CONFIRMATIONS deep in the indexer and no trade
+ * relayed before its end can still be mined. It never extends a chain that fails its integrity.
+ */
+export function createWeekCloser(d: CloserDeps) {
+  const now = () => Math.floor(d.clock() / 1000);
+  const confirmations = d.confirmations ?? CLOSE_CONFIRMATIONS;
+  let timer: NodeJS.Timeout | null = null;
+  let running: Promise<unknown> | null = null;
+
+  /** The first week to record: the one of the first fee that reached the wallet or the first trade mined. */
+  async function firstWeek(): Promise<Week | null> {
+    const times = [await d.indexed.firstFeeTransferAt(), await d.ledger.firstMinedAt()].filter((t): t is number => t !== null);
+    return times.length ? weekOf(Math.min(...times)) : null;
+  }
+
+  /** The week's blocks once it is final enough to close, else null. */
+  async function readyBlocks(week: Week) {
+    if (week.end > now()) return null;
+    const indexedHead = await d.indexed.head();
+    const head = Number(await d.chain.getBlockNumber());
+    if (!indexedHead || indexedHead.timestamp < week.end) return null;
+    const blocks = await weekBlocks(d.chain, week, head);
+    const boundary = blocks.last ?? indexedHead.block;
+    if (indexedHead.block < boundary + confirmations) return null;
+    if ((await d.ledger.unsettledBefore(week.end)) > 0) return null;
+    return blocks;
+  }
+
+  async function closeWeek(week: Week, rows: WeekRow[]): Promise<WeekRow | null> {
+    const blocks = await readyBlocks(week);
+    if (!blocks) return null;
+    const prev = rows.at(-1) ?? null;
+    let kept = await d.store.draft<Draft, Send>(week.start);
+    if (!kept) {
+      const draft = await draftWeek(d, week, blocks, prev, ownTxsIn(rows, blocks.first, blocks.last));
+      const sends = d.signer ? await signSplit(d.chain, d.signer, draft.planned) : [];
+      // "moved" when every bucket has a wallet the split went to; "booked" when a share stays held.
+      const status = Object.values(d.moving).every(Boolean) ? "moved" : "booked";
+      kept = await d.store.keepDraft<Draft, Send>(week.start, { ...draft, status }, sends, now());
+    }
+    const transfers = await deliverSplit(d.chain, kept.sends, d.deliverTimeoutMs);
+    const row: WeekRow = {
+      ...kept.draft.row,
+      seq: (prev?.seq ?? 0) + 1,
+      status: kept.draft.status,
+      transfers,
+      prev_hash: prev?.hash ?? GENESIS_HASH,
+      hash: null,
+      recorded_at: now(),
+    };
+    row.hash = rowHash(row);
+    await d.store.append({ ...row, hash: row.hash, prev_hash: row.prev_hash! }, JSON.stringify(row));
+    d.logger?.info({ week: week.label, seq: row.seq, status: row.status, transfers: transfers.length, reconciliation: row.reconciliation.status }, "treasury week closed");
+    return row;
+  }
+
+  /** Closes every finished week not yet recorded; answers the rows appended. */
+  async function closeDue(): Promise<WeekRow[]> {
+    const out = await d.store.db.exclusive(LOCK, async () => {
+      const { integrity, rows } = checkChain(await d.store.rows());
+      if (!integrity.ok) {
+        d.logger?.error({ integrity }, "treasury record broken: no week is closed on top of it");
+        return [];
+      }
+      const chain = rows as unknown as WeekRow[];
+      const appended: WeekRow[] = [];
+      const last = chain.at(-1);
+      let week = last ? weekAfter(weekOf(last.week.start)) : await firstWeek();
+      while (week && week.end <= now()) {
+        const row = await closeWeek(week, [...chain, ...appended]);
+        if (!row) break;
+        appended.push(row);
+        week = weekAfter(week);
+      }
+      return appended;
+    });
+    if (out?.value.length) d.onClosed?.();
+    return out?.value ?? [];
+  }
+
+  async function tick() {
+    try {
+      await closeDue();
+    } catch (err) {
+      d.logger?.error({ err }, "treasury week closer failed; trying again");
+    }
+  }
+
+  return {
+    closeDue,
+    start() {
+      if (timer) return;
+      timer = setInterval(() => void (running ??= tick().finally(() => (running = null))), d.intervalMs ?? 30_000);
+      timer.unref();
+    },
+    async stop() {
+      if (timer) clearInterval(timer);
+      timer = null;
+      await running;
+    },
+  };
+}
+
+export type WeekCloser = ReturnType<typeof createWeekCloser>;

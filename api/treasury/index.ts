@@ -1,0 +1,24 @@
+import type { Db } from "../ports/store/db.js";
+import { createWeekCloser, type CloserDeps } from "./closer.js";
+import { createTreasuryReader } from "./read.js";
+import { createTreasuryStore } from "./store.js";
+
+export { CLOSE_CONFIRMATIONS, type WeekCloser } from "./closer.js";
+export { treasuryPage } from "./page.js";
+export { rowHash, checkChain, GENESIS_HASH, type Integrity } from "./record.js";
+export { SPLIT_BPS, DUST_USD } from "./split.js";
+export { weekOf, WEEK_S } from "./week.js";
+export type { WeekRow, TokenRow, TransferRow } from "./close.js";
+export type { TreasuryAnswer } from "./read.js";
+
+/** The treasury: the week closer (a worker) and the public record's reader, over one store. */
+export function createTreasury(d: Omit<CloserDeps, "store" | "moving" | "onClosed"> & { db: Db; cacheMs?: number }) {
+  const store = createTreasuryStore(d.db);
+  // A bucket's share moves only with a wallet to send it to and a signer to send it.
+  const moving = { operations: !!d.config.treasuryBuckets.operations && !!d.signer, buybacks: !!d.config.treasuryBuckets.buybacks && !!d.signer, treasury: !!d.config.treasuryBuckets.treasury && !!d.signer };
+  const reader = createTreasuryReader({ ...d, moving, store });
+  const closer = createWeekCloser({ ...d, moving, store, onClosed: () => reader.invalidate() });
+  return { reader, closer, store };
+}
+
+export type Treasury = ReturnType<typeof createTreasury>;
