@@ -16,6 +16,7 @@ import { benchTokens } from "./tokens.js";
 import { benchTrading } from "./trading.js";
 import { benchSessions } from "./sessions.js";
 import { benchFast } from "./fast.js";
+import { benchTreasury } from "./treasury.js";
 import { table, type Row } from "./stats.js";
 
 const quick = process.argv.includes("--quick");
@@ -29,6 +30,8 @@ if (!only || only === "trading") rows.push(...(await benchTrading({ requests: qu
 if (!only || only === "sessions") rows.push(...(await benchSessions({ trades: quick ? 30 : 200 })));
 // Issue 14: fast mode against prepare + submit in the same run; `--only=fast`.
 if (!only || only === "fast") rows.push(...(await benchFast({ trades: quick ? 30 : 200, seconds: quick ? 3 : 10, agents: 16 })));
+// Issue 15: closing a treasury week, serving the record, verifying it; `--only=treasury`.
+if (!only || only === "treasury") rows.push(...(await benchTreasury({ transfers: quick ? 50 : 300, requests: quick ? 100 : 500 })));
 if (!only || only === "indexer") rows.push(...(await benchIndexer({ swaps: quick ? 5_000 : 50_000, latencySamples: quick ? 10 : 40, runs: quick ? 1 : 3 })));
 // Issue 12: restart after kill -9 and recovery after a node stall; `--only=restart`.
 // Issue 12: the limiter's cost per request, in memory and in Redis; `--only=rate-limit`.

@@ -74,14 +74,30 @@ async function transfersTo(to, from, last) {
   return out;
 }
 
+/** ETH reaching `to` by call value: transactions found by trace_filter (ranges halving while refused), each traced whole so that calls undone by a revert above them do not count. */
 async function tracedEthIn(to, from, last) {
+  const hashes = new Set();
+  let step = 5000;
+  for (let a = from; a <= last; ) {
+    const b = Math.min(last, a + step - 1);
+    try {
+      for (const t of await rpc("trace_filter", [{ fromBlock: hex(a), toBlock: hex(b), toAddress: [to] }])) hashes.add(lc(t.transactionHash));
+      a = b + 1;
+    } catch (err) {
+      if (step === 1) throw err;
+      step = Math.max(1, Math.floor(step / 2));
+    }
+  }
   let sum = 0n;
-  for (let a = from; a <= last; a += 5000) {
-    const b = Math.min(last, a + 4999);
-    for (const t of await rpc("trace_filter", [{ fromBlock: hex(a), toBlock: hex(b), toAddress: [to] }])) {
+  for (const hash of hashes) {
+    const traces = await rpc("trace_transaction", [hash]);
+    const failed = traces.filter((t) => t.error).map((t) => (t.traceAddress ?? []).join(","));
+    for (const t of traces) {
       const value = BigInt(t.action?.value ?? "0x0");
-      if (t.type !== "call" || t.error || value === 0n || lc(t.action.from) === lc(to) || lc(t.action.to) !== lc(to)) continue;
+      if (t.type !== "call" || value === 0n || lc(t.action.from) === lc(to) || lc(t.action.to) !== lc(to)) continue;
       if (t.action.callType && t.action.callType !== "call") continue;
+      const at = (t.traceAddress ?? []).join(",");
+      if (failed.some((f) => f === "" || at === f || at.startsWith(`${f},`))) continue;
       sum += value;
     }
   }
@@ -129,6 +145,7 @@ async function targetOf(hash) {
 async function verifyWeek(answer, tradeTargets, row, prev, all) {
   const platform = answer.platform_wallet;
   const w = row.week;
+  check(!prev || w.start === prev.week.end, `week ${w.label} does not start where the row before ended (${prev?.week.end})`);
   // 2. The week's blocks.
   if (w.first_block !== null) {
     check((await blockTime(w.first_block)) >= w.start, `first_block ${w.first_block} is before the week`);

@@ -75,7 +75,7 @@ const decimal = (v: bigint, places: number) => `${v / 10n ** BigInt(places)}.${(
  * and the reconciliation of the ledger against the chain. `prev` is the row before (carried and
  * owed amounts come from it).
  */
-export async function draftWeek(d: CloseDeps, week: Week, blocks: WeekBlocks, prev: WeekRow | null, ownTxs: Hex[]): Promise<{ row: Omit<WeekRow, "seq" | "prev_hash" | "hash" | "recorded_at" | "transfers" | "status">; planned: Planned[] }> {
+export async function draftWeek(d: CloseDeps, week: Week, blocks: WeekBlocks, prev: WeekRow | null, ownTxs: Hex[], opts: { maxTraceBlocks?: number } = {}): Promise<{ row: Omit<WeekRow, "seq" | "prev_hash" | "hash" | "recorded_at" | "transfers" | "status">; planned: Planned[] }> {
   const platform = d.config.feeRecipient;
   const flows = await erc20Flows(d.indexed, platform, week);
   const fees = await d.ledger.feesMinedBetween(week.start, week.end);
@@ -84,7 +84,9 @@ export async function draftWeek(d: CloseDeps, week: Week, blocks: WeekBlocks, pr
   // ETH has no log: the ledger's fees are what trades paid; the chain says what else came in.
   const ethFees = fees.filter((f) => f.token === zeroAddress);
   const eth: Flow = { received: ethFees.reduce((s, f) => s + f.amount, 0n), trades: new Set(ethFees.map((f) => lc(f.txHash))), outside: 0n, outsideTxs: new Set() };
-  let method: EthFound = d.ethMethod ?? ((await nodeTraces(d.chain)) ? "trace" : "balance");
+  const span = blocks.first === null || blocks.last === null ? 0 : blocks.last - blocks.first + 1;
+  const traceable = span <= (opts.maxTraceBlocks ?? Number.POSITIVE_INFINITY) && (await nodeTraces(d.chain));
+  let method: EthFound = d.ethMethod ?? (traceable ? "trace" : "balance");
   let ethChain: bigint | null = null;
   if (method === "trace") {
     const traced = await tracedEthIn(d.chain, platform, blocks);
@@ -98,6 +100,8 @@ export async function draftWeek(d: CloseDeps, week: Week, blocks: WeekBlocks, pr
       }
     }
     if (ethChain !== eth.received) reasons.push(`ETH fees: the ledger has ${eth.received} wei, traces show ${ethChain} wei in those transactions`);
+    // What the chain shows arrived is what is split, never the ledger's estimate of it.
+    eth.received = ethChain;
   } else {
     const change = await ethBalanceChange(d.chain, platform, blocks);
     if (change === null) {
@@ -105,11 +109,19 @@ export async function draftWeek(d: CloseDeps, week: Week, blocks: WeekBlocks, pr
       reasons.push(`ETH: the node serves neither traces nor balances at blocks ${blocks.first}-${blocks.last}; ETH from outside trades is not counted`);
     } else {
       const outside = change - eth.received + (await ethSpentBy(d.chain, ownTxs));
-      if (outside < 0n) reasons.push(`ETH: the balance rose ${-outside} wei less than the ledger's fees and the record's own transfers explain`);
+      if (outside < 0n) {
+        reasons.push(`ETH: the balance rose ${-outside} wei less than the ledger's fees and the record's own transfers explain`);
+        // Only what the balance shows is split: the ledger's fees are cut to it.
+        eth.received = eth.received + outside > 0n ? eth.received + outside : 0n;
+      }
       eth.outside = outside > 0n ? outside : 0n;
     }
   }
 
+  // Anyone can send the wallet tokens: past MAX_FOREIGN_TOKENS tokens outside config in a week, the rest are left out (and said so).
+  const foreign = [...flows.keys()].filter((t) => !isCore(d.config, t)).sort((a, b) => (lc(a) < lc(b) ? -1 : 1));
+  for (const t of foreign.slice(MAX_FOREIGN_TOKENS)) flows.delete(t);
+  if (foreign.length > MAX_FOREIGN_TOKENS) reasons.push(`${foreign.length - MAX_FOREIGN_TOKENS} more tokens outside config reached the wallet and are not listed`);
   const tokens = new Set<Address>([...flows.keys()]);
   if (eth.received > 0n || eth.outside > 0n) tokens.add(zeroAddress);
   for (const t of prev?.tokens ?? []) {
@@ -187,6 +199,9 @@ function ledgerAgainstChain(d: CloseDeps, fees: { token: Address; amount: bigint
     .filter((l) => l.ledger !== "0" || (l.chain !== null && l.chain !== "0"));
 }
 
+/** Tokens outside config listed in one week at most; the rest of a flood of airdropped tokens is left out. */
+export const MAX_FOREIGN_TOKENS = 50;
+const isCore = (config: Config, token: Address) => Object.values(config.tokens).some((t) => lc(t.address) === lc(token));
 const symbolOf = (config: Config, token: Address) => Object.values(config.tokens).find((t) => lc(t.address) === lc(token))?.symbol ?? "?";
 
 async function factsOf(d: CloseDeps, token: Address): Promise<{ symbol: string; decimals: number }> {

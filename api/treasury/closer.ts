@@ -4,7 +4,8 @@ import type { Ledger } from "../trading/index.js";
 import { draftWeek, ownTxsIn, type CloseDeps, type Planned, type WeekRow } from "./close.js";
 import { weekBlocks } from "./gather.js";
 import { checkChain, GENESIS_HASH, rowHash } from "./record.js";
-import { deliverSplit, signSplit, type Send } from "./send.js";
+import { deliverSplit, signSplit, SplitRefused, type Send } from "./send.js";
+import { BUCKETS } from "./split.js";
 import type { TreasuryStore } from "./store.js";
 import { weekAfter, weekOf, type Week } from "./week.js";
 
@@ -25,6 +26,9 @@ export type CloserDeps = CloseDeps & {
   /** Called after rows were appended (the reader drops its cached answer). */
   onClosed?: () => void;
 };
+
+/** Per token (lower-case address), what the wallet must still hold after the split: carried plus owed. */
+const heldAfter = (tokens: WeekRow["tokens"]) => new Map(tokens.map((t) => [t.token.toLowerCase(), BigInt(t.carried_out) + BUCKETS.reduce((s, b) => s + BigInt(t.owed_out[b]), 0n)]));
 
 type Draft = { row: Awaited<ReturnType<typeof draftWeek>>["row"]; planned: Planned[]; status: "moved" | "booked" };
 
@@ -59,6 +63,19 @@ export function createWeekCloser(d: CloserDeps) {
     return blocks;
   }
 
+  /**
+   * A record that lost its store (or a second one beside it) would split old weeks again: before
+   * signing, no transfer from the wallet to a bucket may have landed after the week's end that
+   * this record did not send itself.
+   */
+  async function assertNoUnknownSplit(week: Week, rows: WeekRow[]) {
+    const known = new Set(rows.flatMap((r) => r.transfers.map((t) => t.tx_hash.toLowerCase())));
+    const buckets = new Set(Object.values(d.config.treasuryBuckets).flatMap((b) => (b ? [b.toLowerCase()] : [])));
+    const later = await d.indexed.feeTransfersBetween(week.end, Number.MAX_SAFE_INTEGER);
+    const unknown = later.filter((t) => t.direction === "out" && buckets.has(t.to.toLowerCase()) && !known.has(t.txHash.toLowerCase()));
+    if (unknown.length) throw new SplitRefused(`${unknown.length} transfer(s) from the platform wallet to a bucket after ${week.label} are not in this record (first ${unknown[0]!.txHash}): was it split already? nothing is sent`);
+  }
+
   async function closeWeek(week: Week, rows: WeekRow[]): Promise<WeekRow | null> {
     const blocks = await readyBlocks(week);
     if (!blocks) return null;
@@ -66,12 +83,13 @@ export function createWeekCloser(d: CloserDeps) {
     let kept = await d.store.draft<Draft, Send>(week.start);
     if (!kept) {
       const draft = await draftWeek(d, week, blocks, prev, ownTxsIn(rows, blocks.first, blocks.last));
-      const sends = d.signer ? await signSplit(d.chain, d.signer, draft.planned) : [];
+      if (d.signer && draft.planned.length) await assertNoUnknownSplit(week, rows);
+      const sends = d.signer ? await signSplit(d.chain, d.signer, draft.planned, heldAfter(draft.row.tokens)) : [];
       // "moved" when every bucket has a wallet the split went to; "booked" when a share stays held.
       const status = Object.values(d.moving).every(Boolean) ? "moved" : "booked";
       kept = await d.store.keepDraft<Draft, Send>(week.start, { ...draft, status }, sends, now());
     }
-    const transfers = await deliverSplit(d.chain, kept.sends, d.deliverTimeoutMs);
+    const transfers = await deliverSplit(d.chain, kept.sends, { from: d.config.feeRecipient, buckets: d.config.treasuryBuckets }, d.deliverTimeoutMs);
     const row: WeekRow = {
       ...kept.draft.row,
       seq: (prev?.seq ?? 0) + 1,

@@ -58,8 +58,9 @@ export async function erc20Flows(indexed: SqlIndexedReads, platform: Address, we
 export type LedgerFee = { txHash: Hex; feeTxHash: Hex | null; token: Address; amount: bigint };
 export type EthMethod = "trace" | "balance";
 export type EthFound = EthMethod | "ledger";
-type TraceRow = { type: string; error?: string; transactionHash: Hex; action: { from?: Address; to?: Address; value?: Hex; callType?: string } };
+type TraceRow = { type: string; error?: string; transactionHash: Hex; traceAddress?: number[]; action: { from?: Address; to?: Address; value?: Hex; callType?: string } };
 
+/** Blocks per trace_filter call to start with; halved while the node refuses the range (anvil takes 300). */
 const TRACE_CHUNK_BLOCKS = 5_000;
 
 /** Whether the node answers trace_filter (Arbitrum Nitro and anvil do; many public RPCs do not). */
@@ -72,22 +73,51 @@ export async function nodeTraces(chain: PublicClient): Promise<boolean> {
   }
 }
 
-/** ETH that reached `platform` by call value in [first, last], per transaction (reverted calls excluded). */
+const rpcHex = (n: number) => `0x${n.toString(16)}`;
+
+/** Transactions in [first, last] with a call to `to`, by trace_filter in ranges that halve while the node refuses them. */
+async function txsCalling(chain: PublicClient, to: Address, first: number, last: number): Promise<Set<string>> {
+  const hashes = new Set<string>();
+  let step = TRACE_CHUNK_BLOCKS;
+  for (let from = first; from <= last; ) {
+    const until = Math.min(last, from + step - 1);
+    let rows: TraceRow[];
+    try {
+      rows = (await chain.request({ method: "trace_filter" as never, params: [{ fromBlock: rpcHex(from), toBlock: rpcHex(until), toAddress: [to] }] as never })) as TraceRow[];
+    } catch (err) {
+      if (step === 1) throw err;
+      step = Math.max(1, Math.floor(step / 2));
+      continue;
+    }
+    for (const r of rows) hashes.add(lc(r.transactionHash));
+    from = until + 1;
+  }
+  return hashes;
+}
+
+/**
+ * ETH that reached `platform` by call value in [first, last], per transaction. Each transaction is
+ * traced whole: a call counts only when neither it nor any call above it reverted (trace_filter
+ * marks only the call that failed, not the calls under it that it undid).
+ */
 export async function tracedEthIn(chain: PublicClient, platform: Address, blocks: WeekBlocks): Promise<Map<string, bigint>> {
   const byTx = new Map<string, bigint>();
   if (blocks.first === null || blocks.last === null) return byTx;
-  for (let from = blocks.first; from <= blocks.last; from += TRACE_CHUNK_BLOCKS) {
-    const to = Math.min(blocks.last, from + TRACE_CHUNK_BLOCKS - 1);
-    const rows = (await chain.request({
-      method: "trace_filter" as never,
-      params: [{ fromBlock: `0x${from.toString(16)}`, toBlock: `0x${to.toString(16)}`, toAddress: [platform] }] as never,
-    })) as TraceRow[];
+  for (const hash of await txsCalling(chain, platform, blocks.first, blocks.last)) {
+    const rows = (await chain.request({ method: "trace_transaction" as never, params: [hash] as never })) as TraceRow[];
+    const failed = rows.filter((r) => r.error).map((r) => (r.traceAddress ?? []).join(","));
+    const undone = (r: TraceRow) => {
+      const at = r.traceAddress ?? [];
+      return failed.some((f) => f === "" || at.join(",") === f || at.join(",").startsWith(`${f},`));
+    };
+    let sum = 0n;
     for (const r of rows) {
       const value = r.action.value ? BigInt(r.action.value) : 0n;
-      if (r.type !== "call" || r.error || value === 0n || lc(r.action.to ?? "") !== lc(platform) || lc(r.action.from ?? "") === lc(platform)) continue;
-      if (r.action.callType && r.action.callType !== "call") continue;
-      byTx.set(lc(r.transactionHash), (byTx.get(lc(r.transactionHash)) ?? 0n) + value);
+      if (r.type !== "call" || value === 0n || lc(r.action.to ?? "") !== lc(platform) || lc(r.action.from ?? "") === lc(platform)) continue;
+      if ((r.action.callType && r.action.callType !== "call") || undone(r)) continue;
+      sum += value;
     }
+    if (sum > 0n) byTx.set(hash, sum);
   }
   return byTx;
 }
@@ -124,5 +154,7 @@ export async function tokenFacts(chain: PublicClient, token: Address): Promise<{
     chain.readContract({ address: token, abi: erc20Abi, functionName: "symbol" }).catch(() => "?"),
     chain.readContract({ address: token, abi: erc20Abi, functionName: "decimals" }).catch(() => 18),
   ]);
-  return { symbol: String(symbol).slice(0, 64), decimals: Number(decimals) };
+  // A token may claim any uint8 and more; past 36 its amounts are shown in atoms (decimals 0).
+  const d = Number(decimals);
+  return { symbol: String(symbol).slice(0, 64), decimals: Number.isInteger(d) && d >= 0 && d <= 36 ? d : 0 };
 }

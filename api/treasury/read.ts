@@ -7,6 +7,11 @@ import { BUCKETS, SPLIT_BPS, perBucket, type Bucket, type PerBucket } from "./sp
 import type { TreasuryStore } from "./store.js";
 import { weekOf } from "./week.js";
 
+/** The preview traces ETH over at most this many blocks (about 1.4 h of chain 4663). */
+export const PREVIEW_TRACE_BLOCKS = 50_000;
+/** The record is served without its preview past this (a slow node or a flood of airdropped tokens). */
+const PREVIEW_TIMEOUT_MS = 5_000;
+
 export type TokenTotal = {
   token: Address;
   symbol: string;
@@ -85,7 +90,12 @@ export function createTreasuryReader(d: CloseDeps & { store: TreasuryStore; cloc
     try {
       const head = Number(await d.chain.getBlockNumber());
       const blocks = await weekBlocks(d.chain, week, head);
-      const { row } = await draftWeek(d, week, blocks, last ?? null, ownTxsIn(rows, blocks.first, blocks.last));
+      // Served every cacheMs: traces only over a short week so far (a week of chain 4663 is ~6M blocks), else the balance's two reads.
+      const draft = draftWeek(d, week, blocks, last ?? null, ownTxsIn(rows, blocks.first, blocks.last), { maxTraceBlocks: PREVIEW_TRACE_BLOCKS });
+      draft.catch(() => {}); // a draft outlived by the timeout must not end as an unhandled rejection
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`preview took over ${PREVIEW_TIMEOUT_MS} ms`)), PREVIEW_TIMEOUT_MS)));
+      const { row } = await Promise.race([draft, late]).finally(() => clearTimeout(timer));
       return { ...row, seq: (last?.seq ?? 0) + 1, status: "preview", transfers: [], prev_hash: null, hash: null, recorded_at: now() };
     } catch (err) {
       // The record stands without its preview: a node or indexer that cannot answer loses only this week's figures.

@@ -1,6 +1,10 @@
-import { encodeFunctionData, erc20Abi, keccak256, zeroAddress, type Hex, type PublicClient } from "viem";
+import { encodeFunctionData, erc20Abi, keccak256, parseTransaction, recoverTransactionAddress, zeroAddress, type Address, type Hex, type PublicClient } from "viem";
 import type { PlatformSigner } from "../ports/platformSigner.js";
 import type { Planned, TransferRow } from "./close.js";
+import type { Bucket, PerBucket } from "./split.js";
+
+/** The closer stops rather than send: a human must look (the error names why). */
+export class SplitRefused extends Error {}
 
 /** A planned transfer with the bytes that carry it, signed before any is sent. */
 export type Send = Planned & { raw_tx: Hex; tx_hash: Hex };
@@ -11,29 +15,70 @@ const callOf = (p: Planned) =>
     : { to: p.token, value: 0n, data: encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [p.to, BigInt(p.amount)] }) };
 
 /**
- * Signs every transfer of a week's split with consecutive nonces from the wallet's pending
- * nonce. The bytes are stored before the first is sent: sending them again can only land the
- * same transfers once (a nonce is spent once), so a closer that dies mid-way never pays twice.
+ * Signs every transfer of a week's split with consecutive nonces from the wallet's nonce. The
+ * bytes are stored before the first is sent: sending them again can only land the same transfers
+ * once (a nonce is spent once), so a closer that dies mid-way never pays twice.
+ * Refuses (SplitRefused) when a transaction of the wallet is still in flight, or when the wallet
+ * could not send the split and still hold what the record says it holds (`held`: carried and
+ * owed per token) plus, in ETH, the split's gas: income counted that never arrived is never paid
+ * out of someone else's share.
  */
-export async function signSplit(chain: PublicClient, signer: PlatformSigner, planned: Planned[]): Promise<Send[]> {
+export async function signSplit(chain: PublicClient, signer: PlatformSigner, planned: Planned[], held: Map<string, bigint>): Promise<Send[]> {
   if (planned.length === 0) return [];
-  const [nonce, fees, chainId] = await Promise.all([chain.getTransactionCount({ address: signer.address, blockTag: "pending" }), chain.estimateFeesPerGas(), chain.getChainId()]);
+  const [latest, pending, fees, chainId] = await Promise.all([
+    chain.getTransactionCount({ address: signer.address, blockTag: "latest" }),
+    chain.getTransactionCount({ address: signer.address, blockTag: "pending" }),
+    chain.estimateFeesPerGas(),
+    chain.getChainId(),
+  ]);
+  if (pending !== latest) throw new SplitRefused(`the platform wallet has ${pending - latest} transaction(s) in flight; no split is signed over them`);
+  // Checked before any estimate: a transfer the wallet cannot cover would only fail to estimate.
+  const covered = async (gasWei: bigint) => {
+    for (const token of new Set(planned.map((p) => p.token.toLowerCase()))) {
+      const out = planned.filter((p) => p.token.toLowerCase() === token).reduce((s, p) => s + BigInt(p.amount), 0n) + (token === zeroAddress ? gasWei : 0n);
+      const need = out + (held.get(token) ?? 0n);
+      const has = token === zeroAddress ? await chain.getBalance({ address: signer.address }) : await chain.readContract({ address: token as Address, abi: erc20Abi, functionName: "balanceOf", args: [signer.address] });
+      if (has < need) throw new SplitRefused(`the platform wallet holds ${has} of ${token}, the split and what the record holds need ${need}; nothing is sent`);
+    }
+  };
+  await covered(0n);
   const sends: Send[] = [];
+  let gasWei = 0n;
   for (const [i, p] of planned.entries()) {
     const call = callOf(p);
     const gas = ((await chain.estimateGas({ account: signer.address, ...call })) * 13n) / 10n;
-    const raw = await signer.signTransaction({ ...call, chainId, nonce: nonce + i, gas, maxFeePerGas: fees.maxFeePerGas * 2n, maxPriorityFeePerGas: fees.maxPriorityFeePerGas });
+    const maxFeePerGas = fees.maxFeePerGas * 2n;
+    gasWei += gas * maxFeePerGas;
+    const raw = await signer.signTransaction({ ...call, chainId, nonce: latest + i, gas, maxFeePerGas, maxPriorityFeePerGas: fees.maxPriorityFeePerGas });
     sends.push({ ...p, raw_tx: raw, tx_hash: keccak256(raw) });
   }
+  await covered(gasWei);
   return sends;
 }
 
+/** The signed bytes must carry exactly the planned transfer, from the platform wallet, to the bucket configured now. */
+async function assertAsPlanned(s: Send, from: Address, buckets: PerBucket<Address | null>) {
+  const tx = parseTransaction(s.raw_tx);
+  const want = callOf(s);
+  const signer = await recoverTransactionAddress({ serializedTransaction: s.raw_tx as never });
+  const bucket = buckets[s.bucket as Bucket];
+  const ok =
+    signer.toLowerCase() === from.toLowerCase() &&
+    tx.to?.toLowerCase() === want.to.toLowerCase() &&
+    (tx.value ?? 0n) === want.value &&
+    (tx.data ?? "0x") === (want.data ?? "0x") &&
+    !!bucket &&
+    bucket.toLowerCase() === s.to.toLowerCase();
+  if (!ok) throw new SplitRefused(`the stored transfer ${s.tx_hash} (${s.bucket}, ${s.symbol}) is not the planned one to the ${s.bucket} bucket configured now; nothing more is sent`);
+}
+
 /** Sends the stored bytes (again, where the node has not mined them) and waits for each receipt. */
-export async function deliverSplit(chain: PublicClient, sends: Send[], timeoutMs = 60_000): Promise<TransferRow[]> {
+export async function deliverSplit(chain: PublicClient, sends: Send[], check: { from: Address; buckets: PerBucket<Address | null> }, timeoutMs = 60_000): Promise<TransferRow[]> {
   const out: TransferRow[] = [];
   for (const s of sends) {
     let receipt = await chain.getTransactionReceipt({ hash: s.tx_hash }).catch(() => null);
     if (!receipt) {
+      await assertAsPlanned(s, check.from, check.buckets);
       // "already known" or "nonce too low" means these bytes (or, for the nonce, bytes already mined) are in: the receipt says which.
       await chain.sendRawTransaction({ serializedTransaction: s.raw_tx }).catch(() => undefined);
       receipt = await chain.waitForTransactionReceipt({ hash: s.tx_hash, timeout: timeoutMs, pollingInterval: 250 });

@@ -1,7 +1,7 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { getAddress, parseAbi, parseEther, parseUnits, zeroAddress, type Address, type Hex } from "viem";
+import { encodeFunctionData, getAddress, parseAbi, parseEther, parseUnits, zeroAddress, type Address, type Hex } from "viem";
 import type { privateKeyToAccount } from "viem/accounts";
 import { freshStore, serveApi, type Api } from "../helpers/api.js";
 import { agentOf, type PlanTx } from "../helpers/agent.js";
@@ -13,6 +13,7 @@ import { fixtureBytecode } from "../../devnet/artifacts.js";
 import { erc20Abi, mintableAbi } from "../../abis/erc20.js";
 import { rowHash, weekOf, WEEK_S, type WeekRow } from "../../api/treasury/index.js";
 import { ACCOUNT_ROLES } from "../../devnet/deploy.js";
+import { launchBrowser } from "../helpers/browser.js";
 
 /**
  * The treasury record on a devnet whose clock crosses two Mondays: week A holds real trades'
@@ -206,6 +207,10 @@ describe("the treasury over two Mondays", () => {
     const signed = JSON.parse(kept[0]!.sends) as { tx_hash: Hex }[];
     expect(signed.length).toBe(2);
 
+    // A closer whose treasury bucket changed since the bytes were signed sends none of them.
+    const rewired = await serve({ buckets: { ...all, treasury: getAddress("0x000000000000000000000000000000000000dd03") } });
+    await expect(rewired.app.services.treasury.closer.closeDue()).rejects.toThrow(/configured now/);
+    expect(await nonceOfPlatform()).toBe(nonce);
     const taking = await serve({ buckets: all });
     const closed = await taking.app.services.treasury.closer.closeDue();
     expect(closed).toHaveLength(1);
@@ -319,6 +324,50 @@ describe("the treasury over two Mondays", () => {
     expect(r.text).toMatch(/Integrity: <span class="ok">ok<\/span>, 2 rows/);
   });
 
+  it("renders /treasury in a real Chromium: week rows, totals, integrity, the markup symbol shown as text and never run", async () => {
+    const browser = await launchBrowser();
+    try {
+      const page = await browser.newPage();
+      const dialogs: string[] = [];
+      page.on("dialog", (d) => void (dialogs.push(d.message()), d.dismiss()));
+      const res = await page.goto(`${api.url}/treasury`);
+      expect(res?.status()).toBe(200);
+      expect(await page.locator("section.week").count()).toBe(3);
+      expect(await page.locator("section.week[data-seq='1'] table.tokens tr").count()).toBe(1 + rowA.tokens.length);
+      expect(await page.locator("#integrity").innerText()).toMatch(/Integrity: ok, 2 rows, head [0-9a-f]{64}/);
+      const totals = await page.locator("#totals").innerText();
+      expect(totals).toContain("USDG");
+      // Third-party text is text: the symbol reads back as typed and no script of it ran.
+      expect(await page.locator("td", { hasText: scriptSymbol }).first().innerText()).toBe(scriptSymbol);
+      expect(await page.locator("script").count()).toBe(0);
+      expect(dialogs).toEqual([]);
+    } finally {
+      await browser.close();
+    }
+  }, 120_000);
+
+  it("ETH that a reverted call sent to the wallet is not income: neither a reverted transaction nor a call undone inside a successful one", async () => {
+    const before = tokenOf((await treasuryJson()).weeks[0], "ETH") ?? { outside: "0", outside_trades: 0 };
+    const balance = await balanceOf(zeroAddress, platform());
+    const mc = dn.universe.contracts.multicall3;
+    const abi = parseAbi(["function aggregate3Value((address target, bool allowFailure, uint256 value, bytes callData)[] calls) payable returns ((bool success, bytes returnData)[])"]);
+    const x = parseEther("3");
+    // Pays the wallet, then fails: this whole call reverts.
+    const inner = encodeFunctionData({ abi, functionName: "aggregate3Value", args: [[{ target: platform(), allowFailure: false, value: x, callData: "0x" }, { target: mc, allowFailure: false, value: 0n, callData: "0xdeadbeef" }]] });
+    const w = deployerWallet();
+    const reverted = await dn.mined(await w.sendTransaction({ to: mc, data: inner, value: x, gas: 300_000n }));
+    expect(reverted.status).toBe("reverted");
+    // The same, wrapped in a call allowed to fail: the transaction succeeds, the payment is undone.
+    const wrapped = encodeFunctionData({ abi, functionName: "aggregate3Value", args: [[{ target: mc, allowFailure: true, value: x, callData: inner }]] });
+    const undone = await dn.mined(await w.sendTransaction({ to: mc, data: wrapped, value: x, gas: 500_000n }));
+    expect(undone.status).toBe("success");
+    await chain.ix.waitFor(await dn.pub.getBlockNumber());
+    expect(await balanceOf(zeroAddress, platform())).toBe(balance);
+    const after = tokenOf((await treasuryJson()).weeks[0], "ETH") ?? { outside: "0", outside_trades: 0 };
+    expect(after.outside).toBe(before.outside);
+    expect(after.outside_trades).toBe(before.outside_trades);
+  }, 120_000);
+
   it("ETH by balance where the node does not trace: outside ETH exactly, the record's own transfers added back", async () => {
     const noTrace = await startRpcProxy(dn.anvil.rpcUrl, { refuse: ["trace_filter"] });
     opened.push({ close: () => noTrace.close() });
@@ -354,31 +403,70 @@ describe("the treasury over two Mondays", () => {
   }, 120_000);
 });
 
-describe("two instances on one PostgreSQL store", () => {
-  it("race to close the same weeks: each week is recorded once and each split transfer sent once", async () => {
+describe("the split on a second devnet: two instances racing on PostgreSQL, a wallet that no longer holds the week", () => {
+  let dn2: Devnet;
+  let chain2: Awaited<ReturnType<typeof startIndexedDevnet>>;
+  let off2 = 0;
+  const clock2 = () => Date.now() + off2;
+  const all = () => ({ operations: ops(), buybacks, treasury: treasuryWallet });
+  const serve2 = async (db: Awaited<ReturnType<typeof freshStore>>["db"], treasuryBuckets = all()) => {
+    const a = await serveApi({ rpcUrl: dn2.anvil.rpcUrl, db, clock: clock2, indexed: chain2.ix.liveReads().reads, limiter: new RateLimiter(clock2, 10_000, false), config: { treasuryBuckets }, treasury: { confirmations: CONFIRMATIONS, intervalMs: NEVER, cacheMs: 0 } });
+    opened.push(a);
+    return a;
+  };
+  const platform2 = () => dn2.account(ACCOUNT_ROLES.platform);
+  beforeAll(async () => {
+    chain2 = await startIndexedDevnet();
+    dn2 = chain2.dn;
+    opened.push({ close: () => chain2.stop() });
+  }, 120_000);
+
+  async function weekOfIncome(usdg: bigint) {
+    const now = Number((await dn2.pub.getBlock()).timestamp);
+    await dn2.mined(await dn2.walletFor(dn2.deployer).writeContract({ address: dn2.token("USDG"), abi: mintableAbi, functionName: "mint", args: [platform2().address, usdg] }));
+    await dn2.mined(await dn2.walletFor(dn2.deployer).sendTransaction({ to: platform2().address, value: parseEther("0.05") }));
+    const w = weekOf(Math.max(now, Number((await dn2.pub.getBlock()).timestamp)));
+    await dn2.test.setNextBlockTimestamp({ timestamp: BigInt(w.end + 120) });
+    await dn2.test.mine({ blocks: CONFIRMATIONS + 2 });
+    off2 = (w.end + 120) * 1000 - Date.now();
+    await chain2.ix.waitFor(await dn2.pub.getBlockNumber());
+    return w;
+  }
+
+  it("two instances race to close the same weeks on one PostgreSQL store: each week recorded once, each split transfer sent once", async () => {
     const pg = await freshStore("postgres");
     opened.push({ close: () => pg.drop() });
-    // Enough in the wallet for a second record to split again (this store's record starts fresh).
-    await mint(dn.token("USDG"), platform(), parseUnits("100", 6));
-    await dn.test.setBalance({ address: platform(), value: (await balanceOf(zeroAddress, platform())) + parseEther("1") });
-    await dn.test.mine({ blocks: CONFIRMATIONS + 1 });
-    await chain.ix.waitFor(await dn.pub.getBlockNumber());
-    const all = { operations: ops(), buybacks, treasury: treasuryWallet };
-    const one = await serve({ db: pg.db, buckets: all });
-    const two = await serve({ db: await pg.reopen(), buckets: all });
-    const nonce = await nonceOfPlatform();
+    await weekOfIncome(parseUnits("20", 6));
+    const one = await serve2(pg.db);
+    const two = await serve2(await pg.reopen());
+    const nonce = await dn2.pub.getTransactionCount({ address: platform2().address });
     const [x, y] = await Promise.all([one.app.services.treasury.closer.closeDue(), two.app.services.treasury.closer.closeDue()]);
     const rows = [...x, ...y];
-    expect(rows.map((r) => r.week.label).sort()).toEqual([weekA.label, weekOf(weekA.end).label]);
     const stored = await pg.db.query<{ seq: number }>("SELECT seq FROM app.treasury_rows ORDER BY seq");
-    expect(stored.map((r) => Number(r.seq))).toEqual([1, 2]);
+    expect(stored.map((r) => Number(r.seq))).toEqual([1]);
+    expect(rows.map((r) => r.seq)).toEqual([1]);
     const sent = rows.flatMap((r) => r.transfers);
+    expect(sent.length).toBe(6);
     expect(new Set(sent.map((t) => t.tx_hash)).size).toBe(sent.length);
-    expect(await nonceOfPlatform()).toBe(nonce + sent.length);
-    // Both instances serve the same chain.
+    expect(await dn2.pub.getTransactionCount({ address: platform2().address })).toBe(nonce + sent.length);
     const [ta, tb] = await Promise.all([treasuryJson(one), treasuryJson(two)]);
     expect(ta.integrity).toEqual(tb.integrity);
-    expect(ta.integrity).toMatchObject({ ok: true, rows: 2 });
+    expect(ta.integrity).toMatchObject({ ok: true, rows: rows.length });
     expect(WEEK_S).toBe(604_800);
   }, 180_000);
+
+  it("a record that lost its store does not split the same week again: by the bucket transfers it does not know, or, with other buckets, by what the wallet no longer holds", async () => {
+    const nonce = await dn2.pub.getTransactionCount({ address: platform2().address });
+    const lost = await freshStore("pglite");
+    opened.push({ close: () => lost.drop() });
+    const same = await serve2(lost.db);
+    await expect(same.app.services.treasury.closer.closeDue()).rejects.toThrow(/not in this record/);
+    const moved = await freshStore("pglite");
+    opened.push({ close: () => moved.drop() });
+    const elsewhere = await serve2(moved.db, { operations: getAddress("0x000000000000000000000000000000000000cc01"), buybacks: getAddress("0x000000000000000000000000000000000000cc02"), treasury: getAddress("0x000000000000000000000000000000000000cc03") });
+    await expect(elsewhere.app.services.treasury.closer.closeDue()).rejects.toThrow(/holds \d+ of .*nothing is sent/);
+    expect(await dn2.pub.getTransactionCount({ address: platform2().address })).toBe(nonce);
+    expect(await lost.db.query("SELECT seq FROM app.treasury_rows")).toEqual([]);
+    expect(await moved.db.query("SELECT seq FROM app.treasury_rows")).toEqual([]);
+  }, 120_000);
 });
