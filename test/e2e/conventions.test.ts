@@ -79,6 +79,18 @@ describe("request bodies", () => {
 });
 
 describe("rate limits", () => {
+  it("spends the public bucket (60, then 2 per second) across GET /api/v1/treasury and the /treasury page", async () => {
+    now += 200_000; // full buckets
+    const statuses: number[] = [];
+    for (let i = 0; i < 60; i++) statuses.push((await api.call("GET", i % 2 ? "/treasury" : "/api/v1/treasury")).status);
+    expect(statuses.every((s) => s === 200)).toBe(true);
+    const limited = await api.call("GET", "/treasury");
+    expect([limited.status, limited.json?.error?.code]).toEqual([429, "RATE_LIMITED"]);
+    expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(0);
+    now += 1_000;
+    expect((await api.call("GET", "/api/v1/treasury")).status).toBe(200);
+  });
+
   it("spends the sign-in bucket (10, then one per 10 s) with Retry-After, and refills", async () => {
     const address = privateKeyToAccount(generatePrivateKey()).address;
     now += 200_000; // full buckets

@@ -14,6 +14,7 @@ import { erc20Abi, mintableAbi } from "../../abis/erc20.js";
 import { rowHash, weekOf, WEEK_S, type WeekRow } from "../../api/treasury/index.js";
 import { ACCOUNT_ROLES } from "../../devnet/deploy.js";
 import { launchBrowser } from "../helpers/browser.js";
+import { rpcPlatformSigner } from "../../api/ports/platformSigner.js";
 
 /**
  * The treasury record on a devnet whose clock crosses two Mondays: week A holds real trades'
@@ -403,14 +404,16 @@ describe("the treasury over two Mondays", () => {
   }, 120_000);
 });
 
-describe("the split on a second devnet: two instances racing on PostgreSQL, a wallet that no longer holds the week", () => {
+describe("the split on a second devnet, signed by a JSON-RPC signer: two instances racing on PostgreSQL, a record that lost its store", () => {
   let dn2: Devnet;
   let chain2: Awaited<ReturnType<typeof startIndexedDevnet>>;
   let off2 = 0;
   const clock2 = () => Date.now() + off2;
   const all = () => ({ operations: ops(), buybacks, treasury: treasuryWallet });
   const serve2 = async (db: Awaited<ReturnType<typeof freshStore>>["db"], treasuryBuckets = all()) => {
-    const a = await serveApi({ rpcUrl: dn2.anvil.rpcUrl, db, clock: clock2, indexed: chain2.ix.liveReads().reads, limiter: new RateLimiter(clock2, 10_000, false), config: { treasuryBuckets }, treasury: { confirmations: CONFIRMATIONS, intervalMs: NEVER, cacheMs: 0 } });
+    const a = await serveApi({ rpcUrl: dn2.anvil.rpcUrl, db, clock: clock2, indexed: chain2.ix.liveReads().reads, limiter: new RateLimiter(clock2, 10_000, false), config: { treasuryBuckets }, treasury: { confirmations: CONFIRMATIONS, intervalMs: NEVER, cacheMs: 0 },
+      // The production shape: the key in another process answering eth_signTransaction (here anvil's unlocked account 1).
+      platformSigner: rpcPlatformSigner(dn2.anvil.rpcUrl, platform2().address) });
     opened.push(a);
     return a;
   };
