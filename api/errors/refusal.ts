@@ -48,11 +48,12 @@ export class Refusal extends Error {
 export const isCode = (code: string): code is Code => Object.hasOwn(CATALOGUE, code);
 
 /** Parses a request body with a zod schema; the first problem is a 400 BAD_REQUEST naming the field. */
-export function parseBody<S extends z.ZodTypeAny>(schema: S, body: unknown): z.infer<S> {
+export function parseBody<S extends z.ZodTypeAny>(schema: S, body: unknown, o: { unknownField?: "UNKNOWN_FIELD" } = {}): z.infer<S> {
   const parsed = schema.safeParse(body);
   if (parsed.success) return parsed.data;
   const i = parsed.error.issues[0]!;
-  throw new Refusal("BAD_REQUEST", i.code === "unrecognized_keys" ? `unknown field ${i.keys.join(", ")}` : `${i.path.join(".") || "body"}: ${i.message}`);
+  if (i.code === "unrecognized_keys") throw new Refusal(o.unknownField ?? "BAD_REQUEST", `unknown field ${[...i.path, i.keys.join(", ")].join(".")}`);
+  throw new Refusal("BAD_REQUEST", `${i.path.join(".") || "body"}: ${i.message}`);
 }
 
 /** A chain read: anything but our own refusal becomes 502 RPC_UNAVAILABLE (retryable). */

@@ -250,6 +250,67 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
       CREATE INDEX trades_mined_time ON app.trades (block_time) WHERE status = 'mined';
     `,
   },
+  {
+    version: 10,
+    name: "hosted agents, their schedule and logs",
+    // app.hosted_agents: what the owner configured and the agent's running state (JSON columns).
+    // app.hosted_schedule: one row per agent, claimed with FOR UPDATE SKIP LOCKED and a lease by
+    // whichever instance is free; tick_seq is the fencing token. app.hosted_ticks: a tick's
+    // effects commit with its (agent, seq) row, so a tick run twice (a lease that lapsed under a
+    // slow instance) commits once. app.hosted_logs: why the agent did or did not trade.
+    sql: `
+      CREATE TABLE app.hosted_agents (
+        id text PRIMARY KEY,
+        wallet text NOT NULL,
+        key_id bigint NOT NULL,
+        name text NOT NULL,
+        brain text NOT NULL,
+        params text NOT NULL,
+        interval_s int NOT NULL,
+        pairs text NOT NULL,
+        limits text NOT NULL,
+        mode text NOT NULL,
+        status text NOT NULL,
+        pause_reason text,
+        terms text NOT NULL,
+        webhook_secret text,
+        paper_book text,
+        brain_state text,
+        last_decision text,
+        last_trade text,
+        created_at bigint NOT NULL,
+        updated_at bigint NOT NULL,
+        deleted_at bigint
+      );
+      CREATE INDEX hosted_agents_wallet ON app.hosted_agents (wallet, created_at);
+      CREATE TABLE app.hosted_schedule (
+        agent_id text PRIMARY KEY,
+        next_tick_ms bigint NOT NULL,
+        tick_seq bigint NOT NULL DEFAULT 0,
+        lease_owner text,
+        lease_until_ms bigint
+      );
+      CREATE INDEX hosted_schedule_due ON app.hosted_schedule (next_tick_ms);
+      CREATE TABLE app.hosted_ticks (
+        agent_id text NOT NULL,
+        tick_seq bigint NOT NULL,
+        due_ms bigint NOT NULL,
+        ran_at_ms bigint NOT NULL,
+        instance text NOT NULL,
+        PRIMARY KEY (agent_id, tick_seq)
+      );
+      CREATE TABLE app.hosted_logs (
+        id bigserial PRIMARY KEY,
+        agent_id text NOT NULL,
+        tick_seq bigint,
+        kind text NOT NULL,
+        code text,
+        body text NOT NULL,
+        created_at bigint NOT NULL
+      );
+      CREATE INDEX hosted_logs_agent ON app.hosted_logs (agent_id, id DESC);
+    `,
+  },
 ];
 
 export async function migrate(db: Db, now = () => Math.floor(Date.now() / 1000)): Promise<number[]> {

@@ -1,0 +1,261 @@
+import { parseUnits, type Address } from "viem";
+import { MAJOR_TIERS, OTHER_BPS, SHIELD_ADD_BPS } from "../../lib/fees.js";
+import { parseBody, Refusal } from "../errors/index.js";
+import { privateHost } from "./brains.js";
+import { createRequest, ruleParams, updateRequest, webhookParams } from "./request.js";
+import type { Scheduler } from "./scheduler.js";
+import { newAgentId, newWebhookSecret, type PaperBook, type StoredAgent, type Terms } from "./store.js";
+import type { TickDeps } from "./tick.js";
+
+export const MAX_AGENTS_PER_WALLET = 20;
+const LOG_KINDS = ["decision", "trade", "hold", "session", "watch", "error"] as const;
+const DEFAULT_BOOK = { USDG: "10000" };
+
+export type HostedDeps = TickDeps & { scheduler: Pick<Scheduler, "dueAt"> };
+export type Owner = { wallet: Address | null; keyId: number };
+
+const ownerWallet = (who: Owner): Address => {
+  if (!who.wallet) throw new Refusal("WALLET_NOT_BOUND", "hosted agents need a key bound to a wallet");
+  return who.wallet;
+};
+
+/** The agent for this owner: 404 unknown (or deleted, unless `deleted`), 403 another wallet's. */
+async function owned(d: HostedDeps, id: string, who: Owner, o: { deleted?: boolean } = {}): Promise<StoredAgent> {
+  const wallet = ownerWallet(who);
+  const a = /^ha_[A-Za-z0-9_-]{1,32}$/.test(id) ? await d.store.get(id) : null;
+  if (!a || (a.deletedAt !== null && !o.deleted)) throw new Refusal("NOT_FOUND", `no hosted agent ${id}`);
+  if (a.wallet.toLowerCase() !== wallet.toLowerCase()) throw new Refusal("FORBIDDEN", `hosted agent ${id} belongs to another wallet`);
+  return a;
+}
+
+/** SPEC "Hosted agent": the public shape; detail adds brain_state and last_trade. Never the webhook secret. */
+export function agentView(d: Pick<HostedDeps, "config">, a: StoredAgent, detail = false) {
+  const shieldAdd = a.terms.shield ? SHIELD_ADD_BPS : 0;
+  const tokens = [...new Set(a.pairs.flatMap((p) => p.split("/")))].map((sym) => {
+    const t = d.config.tokens[sym]!;
+    return { symbol: sym, address: t.address, decimals: t.decimals };
+  });
+  const start = Number(a.brainState?.start_usd ?? NaN);
+  const value = Number(a.brainState?.value_usd ?? NaN);
+  return {
+    id: a.id,
+    name: a.name,
+    brain: a.brain,
+    params: a.params,
+    interval_s: a.intervalS,
+    pairs: a.pairs,
+    limits: a.limits,
+    mode: a.mode,
+    live: false,
+    status: a.status,
+    pause_reason: a.pauseReason,
+    trading: a.status === "active" && a.deletedAt === null,
+    session_id: null,
+    executor: null,
+    terms: { fee_schedule: 2, fees: { major_max_bps: MAJOR_TIERS[0].bps + shieldAdd, major_min_bps: MAJOR_TIERS.at(-1)!.bps + shieldAdd, other_bps: OTHER_BPS + shieldAdd }, ...a.terms },
+    session_terms: null,
+    tokens,
+    pnl: Number.isFinite(start) && Number.isFinite(value) ? { start_usd: round2(start), value_usd: round2(value), usd: round2(value - start), pct: start > 0 ? round2(((value - start) / start) * 100) : null } : null,
+    last_decision: a.lastDecision,
+    live_stats: null,
+    watch: null,
+    created_at: a.createdAt,
+    ...(a.deletedAt !== null ? { deleted_at: a.deletedAt } : {}),
+    ...(detail ? { brain_state: a.brainState, last_trade: a.lastTrade, paper_book: bookView(d, a.paperBook) } : {}),
+  };
+}
+
+const round2 = (x: number) => Math.round(x * 100) / 100;
+const bookView = (d: Pick<HostedDeps, "config">, book: PaperBook | null) =>
+  book
+    ? Object.fromEntries(
+        Object.values(d.config.tokens)
+          .filter((t) => book[t.address.toLowerCase()] !== undefined)
+          .map((t) => [t.symbol, { atoms: book[t.address.toLowerCase()]!, decimals: t.decimals }]),
+      )
+    : null;
+
+/** Pairs, params and terms as the create and update calls may set them; throws the route's refusals. */
+function checkSettings(d: HostedDeps, s: { brain: StoredAgent["brain"]; params: Record<string, unknown>; pairs: string[]; mode: string; accept_risks?: string[]; policies?: { block_risks?: string[] } }) {
+  for (const p of s.pairs) {
+    const [a, b] = p.split("/") as [string, string];
+    for (const sym of [a, b]) {
+      const t = d.config.tokens[sym];
+      if (!t) throw new Refusal("BAD_REQUEST", `pairs: ${sym} is not a token of this server (use config symbols)`);
+      if (t.kind === "stock" && s.mode === "paper") throw new Refusal("TOKEN_STOCK", `${sym} is a stock token: paper agents do not trade stock tokens`);
+    }
+    if (a === b) throw new Refusal("BAD_REQUEST", `pairs: ${p} names one token twice`);
+  }
+  const tokens = new Set(s.pairs.flatMap((p) => p.split("/")));
+  if (s.brain === "rule") {
+    const p = parseBody(ruleParams, s.params, { unknownField: "UNKNOWN_FIELD" });
+    const outside = Object.keys(p.targets).find((sym) => !tokens.has(sym));
+    if (outside) throw new Refusal("BAD_REQUEST", `params.targets: ${outside} is not in the agent's pairs`);
+    return p as unknown as Record<string, unknown>;
+  }
+  if (s.brain === "webhook") {
+    const p = parseBody(webhookParams, s.params, { unknownField: "UNKNOWN_FIELD" });
+    if (!d.allowPrivateWebhooks && privateHost(new URL(p.url).hostname)) throw new Refusal("BAD_REQUEST", "params.url: private and loopback addresses are refused");
+    return p;
+  }
+  throw new Refusal("HOSTED_UNAVAILABLE", "the AI-model brain (partner_llm) is not running on this server", {}, { retryAfterS: 3600 });
+}
+
+function termsOf(body: { accept_risks?: string[]; shield?: boolean; policies?: { block_risks?: string[] } }, base?: Terms): Terms {
+  const t: Terms = { accept_risks: body.accept_risks ?? base?.accept_risks ?? [], shield: body.shield ?? base?.shield ?? false, policies: { block_risks: body.policies?.block_risks ?? base?.policies.block_risks ?? [] } };
+  const both = t.accept_risks.find((r) => t.policies.block_risks.includes(r));
+  if (both) throw new Refusal("BAD_TERMS", `${both} is both accepted (accept_risks) and blocked (policies.block_risks)`);
+  return t;
+}
+
+function paperBookOf(d: HostedDeps, given: Record<string, string> | undefined, pairs: string[]): PaperBook {
+  const tokens = new Set(pairs.flatMap((p) => p.split("/")));
+  const book: PaperBook = {};
+  for (const [sym, amount] of Object.entries(given ?? DEFAULT_BOOK)) {
+    const t = d.config.tokens[sym];
+    if (!t || !tokens.has(sym)) {
+      if (!given) continue;
+      throw new Refusal("BAD_REQUEST", `paper_book: ${sym} is not in the agent's pairs`);
+    }
+    book[t.address.toLowerCase()] = parseUnits(amount, t.decimals).toString();
+  }
+  return book;
+}
+
+export async function createAgent(d: HostedDeps, body: Record<string, unknown>, who: Owner) {
+  const wallet = ownerWallet(who);
+  const req = parseBody(createRequest, body, { unknownField: "UNKNOWN_FIELD" });
+  const terms = termsOf(req);
+  if (req.mode === "live") throw new Refusal("SIGNER_REQUIRED", "live hosted agents need the executor signing service, which this server does not run", {}, { retryAfterS: 3600 });
+  const params = checkSettings(d, { ...req, params: req.params });
+  const now = d.clock();
+  const agent: StoredAgent = {
+    id: newAgentId(),
+    wallet,
+    keyId: who.keyId,
+    name: req.name ?? `${req.brain} agent`,
+    brain: req.brain,
+    params,
+    intervalS: req.interval_s,
+    pairs: req.pairs,
+    limits: req.limits,
+    mode: "paper",
+    status: "active",
+    pauseReason: null,
+    terms,
+    webhookSecret: req.brain === "webhook" ? newWebhookSecret() : null,
+    paperBook: paperBookOf(d, req.paper_book, req.pairs),
+    brainState: null,
+    lastDecision: null,
+    lastTrade: null,
+    createdAt: Math.floor(now / 1000),
+    updatedAt: Math.floor(now / 1000),
+    deletedAt: null,
+  };
+  const stored = await d.store.create(agent, now, MAX_AGENTS_PER_WALLET);
+  if (!stored) throw new Refusal("TOO_MANY_AGENTS", `a wallet runs at most ${MAX_AGENTS_PER_WALLET} hosted agents; delete one first`);
+  return { ...agentView(d, stored, true), ...(stored.webhookSecret ? { webhook_secret: stored.webhookSecret } : {}) };
+}
+
+export async function listAgents(d: HostedDeps, who: Owner) {
+  return { agents: (await d.store.list(ownerWallet(who))).map((a) => agentView(d, a)) };
+}
+
+export async function agentDetail(d: HostedDeps, id: string, who: Owner) {
+  return agentView(d, await owned(d, id, who), true);
+}
+
+const stoppedRefusal = (a: StoredAgent) => new Refusal("STOPPED", `hosted agent ${a.id} is stopped: it cannot change or resume`);
+
+/** Writes a change that holds only from the states it was decided in; a concurrent stop wins. */
+async function changed(d: HostedDeps, a: StoredAgent, set: Parameters<HostedDeps["store"]["update"]>[2]) {
+  const after = await d.store.update(a.id, ["active", "paused"], set, Math.floor(d.clock() / 1000));
+  if (!after) throw stoppedRefusal(a);
+  return after;
+}
+
+export async function updateAgent(d: HostedDeps, id: string, body: Record<string, unknown>, who: Owner) {
+  const a = await owned(d, id, who);
+  const req = parseBody(updateRequest, body, { unknownField: "UNKNOWN_FIELD" });
+  if (a.status === "stopped") throw stoppedRefusal(a);
+  if (req.live !== undefined && a.mode === "paper") throw new Refusal("PAPER_AGENT", "a paper agent has no session to trade live through; create a live agent");
+  const brain = req.brain ?? a.brain;
+  const pairs = req.pairs ?? a.pairs;
+  const params = req.params !== undefined || req.brain !== undefined || req.pairs !== undefined ? checkSettings(d, { brain, params: req.params ?? a.params, pairs, mode: a.mode }) : undefined;
+  const terms = termsOf(req, a.terms);
+  const newSecret = brain === "webhook" && !a.webhookSecret ? newWebhookSecret() : undefined;
+  const after = await changed(d, a, {
+    name: req.name,
+    brain: req.brain,
+    params,
+    intervalS: req.interval_s,
+    pairs: req.pairs,
+    limits: req.limits,
+    terms,
+    webhookSecret: newSecret,
+  });
+  if (req.interval_s !== undefined) await d.scheduler.dueAt(a.id, d.clock() + after.intervalS * 1000);
+  return { ...agentView(d, after, true), ...(newSecret ? { webhook_secret: newSecret } : {}) };
+}
+
+export async function pauseAgent(d: HostedDeps, id: string, who: Owner) {
+  const a = await owned(d, id, who);
+  if (a.status === "stopped") throw stoppedRefusal(a);
+  return agentView(d, await changed(d, a, { status: "paused", pauseReason: { code: "OWNER", message: "paused by the owner" } }), true);
+}
+
+export async function resumeAgent(d: HostedDeps, id: string, who: Owner) {
+  const a = await owned(d, id, who);
+  if (a.status === "stopped") throw stoppedRefusal(a);
+  const after = await changed(d, a, { status: "active", pauseReason: null });
+  await d.scheduler.dueAt(a.id, d.clock());
+  return agentView(d, after, true);
+}
+
+export async function stopAgent(d: HostedDeps, id: string, who: Owner) {
+  const a = await owned(d, id, who);
+  if (a.status === "stopped") throw stoppedRefusal(a);
+  const after = await changed(d, a, { status: "stopped", pauseReason: null });
+  // A paper agent holds no session: nothing to revoke here or on chain.
+  return { ...agentView(d, after, true), session_revoke: null };
+}
+
+export async function deleteAgent(d: HostedDeps, id: string, who: Owner) {
+  const a = await owned(d, id, who);
+  const after = await d.store.update(a.id, ["active", "paused", "stopped"], { deletedAt: Math.floor(d.clock() / 1000) }, Math.floor(d.clock() / 1000));
+  if (!after) throw new Refusal("NOT_FOUND", `no hosted agent ${id}`);
+  return { ...agentView(d, after), deleted: true };
+}
+
+export async function agentLogs(d: HostedDeps, id: string, query: Record<string, string>, who: Owner) {
+  const a = await owned(d, id, who);
+  const extra = Object.keys(query).find((k) => !["limit", "before", "kinds"].includes(k));
+  if (extra) throw new Refusal("BAD_REQUEST", `unknown query parameter ${extra}`);
+  const limit = query.limit === undefined ? 50 : Number(query.limit);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 200) throw new Refusal("BAD_REQUEST", "limit must be an integer from 1 to 200");
+  const before = query.before === undefined ? undefined : Number(query.before);
+  if (before !== undefined && (!Number.isSafeInteger(before) || before < 1)) throw new Refusal("BAD_REQUEST", "before must be a log id");
+  const kinds = query.kinds === undefined ? undefined : query.kinds.split(",");
+  const unknown = kinds?.find((k) => !(LOG_KINDS as readonly string[]).includes(k));
+  if (unknown !== undefined) throw new Refusal("BAD_REQUEST", `kinds: ${unknown} is not one of ${LOG_KINDS.join(", ")}`);
+  const rows = await d.store.logs(a.id, { limit: limit + 1, before, kinds });
+  const page = rows.slice(0, limit);
+  return { id: a.id, rows: page, next_before: rows.length > limit ? page.at(-1)!.id : null };
+}
+
+/** Routes that only a live agent's executor or session can answer. */
+export async function executorOnly(d: HostedDeps, id: string, who: Owner, code: "PAPER_AGENT" | "NO_EXECUTOR", body?: Record<string, unknown>, schema?: Parameters<typeof parseBody>[0]) {
+  const a = await owned(d, id, who, { deleted: code === "NO_EXECUTOR" });
+  if (schema) parseBody(schema, body ?? {}, { unknownField: "UNKNOWN_FIELD" });
+  if (a.mode === "paper") throw new Refusal(code, code === "NO_EXECUTOR" ? "a paper agent has no executor" : "a paper agent has no session or executor");
+  throw new Refusal("SIGNER_REQUIRED", "live hosted agents need the executor signing service, which this server does not run", {}, { retryAfterS: 3600 });
+}
+
+export async function rotateWebhookSecret(d: HostedDeps, id: string, who: Owner) {
+  const a = await owned(d, id, who);
+  if (a.brain !== "webhook") throw new Refusal("NOT_WEBHOOK", `hosted agent ${id}'s brain is ${a.brain}, not a webhook`);
+  if (a.status === "stopped") throw stoppedRefusal(a);
+  const secret = newWebhookSecret();
+  const after = await changed(d, a, { webhookSecret: secret });
+  return { ...agentView(d, after, true), webhook_secret: secret };
+}

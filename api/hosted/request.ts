@@ -1,0 +1,79 @@
+import { z } from "zod";
+
+/** Symbols or addresses of tokens a pair names ("ETH/USDG"). */
+const pair = z.string().regex(/^[A-Za-z0-9x]{1,42}\/[A-Za-z0-9x]{1,42}$/, 'a pair is "TOKEN/TOKEN", e.g. "ETH/USDG"');
+const usd = (max: number) => z.number().finite().positive().max(max);
+
+export const limitsSchema = z
+  .object({
+    max_trade_usd: usd(1_000),
+    max_day_usd: usd(100_000),
+    max_position_usd: usd(1_000_000),
+  })
+  .strict()
+  .refine((l) => l.max_day_usd >= l.max_trade_usd && l.max_day_usd <= 100 * l.max_trade_usd, { message: "max_day_usd must be from max_trade_usd to 100 times it", path: ["max_day_usd"] });
+
+export const ruleParams = z
+  .object({
+    /** Target weight per token (symbols of the agent's pairs), summing to 1. */
+    targets: z.record(z.string().min(1).max(42), z.number().finite().min(0).max(1)),
+    /** Drift from a target, in bps of the book's value, before the agent trades. */
+    band_bps: z.number().int().min(10).max(5_000).default(200),
+  })
+  .strict()
+  .refine((p) => Math.abs(Object.values(p.targets).reduce((s, w) => s + w, 0) - 1) < 1e-6, { message: "targets must sum to 1", path: ["targets"] });
+
+export const webhookParams = z.object({ url: z.string().url().max(2_048).refine((u) => /^https?:\/\//.test(u), "must be an http(s) URL") }).strict();
+
+export const BRAINS = ["rule", "webhook", "partner_llm"] as const;
+
+const common = {
+  name: z.string().trim().min(1).max(64).optional(),
+  interval_s: z.number().int().min(10).max(86_400),
+  pairs: z.array(pair).min(1).max(10),
+  limits: limitsSchema,
+  accept_risks: z.array(z.string().regex(/^[A-Z_]{2,32}$/)).max(20).optional(),
+  shield: z.boolean().optional(),
+  policies: z.object({ block_risks: z.array(z.string().regex(/^[A-Z_]{2,32}$/)).max(20).optional() }).strict().optional(),
+};
+
+export const createRequest = z
+  .object({
+    brain: z.enum(BRAINS),
+    params: z.record(z.unknown()),
+    mode: z.enum(["paper", "live"]).default("paper"),
+    /** Paper book to start from: whole units per token symbol (default 10,000 USDG). */
+    paper_book: z.record(z.string().min(1).max(42), z.string().regex(/^\d{1,15}(\.\d{1,18})?$/, "a decimal amount in whole units")).optional(),
+    ...common,
+  })
+  .strict();
+
+export const updateRequest = z
+  .object({
+    brain: z.enum(BRAINS).optional(),
+    params: z.record(z.unknown()).optional(),
+    live: z.boolean().optional(),
+    name: common.name,
+    interval_s: common.interval_s.optional(),
+    pairs: common.pairs.optional(),
+    limits: common.limits.optional(),
+    accept_risks: common.accept_risks,
+    shield: common.shield,
+    policies: common.policies,
+  })
+  .strict();
+
+export type CreateRequest = z.infer<typeof createRequest>;
+export type Limits = z.infer<typeof limitsSchema>;
+export type RuleParams = z.infer<typeof ruleParams>;
+
+/** Orders a brain may answer: at most 5 a tick, each inside the agent's pairs and per-trade limit. */
+export const ordersAnswer = z
+  .object({
+    orders: z
+      .array(z.object({ token_in: z.string().min(1).max(42), token_out: z.string().min(1).max(42), amount_usd: z.number().finite().positive() }).strict())
+      .max(5),
+    note: z.string().max(500).optional(),
+  })
+  .strict();
+export type Order = z.infer<typeof ordersAnswer>["orders"][number];
