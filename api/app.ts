@@ -14,6 +14,7 @@ import { accountRoutes } from "./account/routes.js";
 import { mySessionsRoute, sessionRoutes } from "./sessions/routes.js";
 import { fastRoutes } from "./fast/routes.js";
 import { treasuryPageRoutes, treasuryRoutes } from "./treasury/routes.js";
+import { hostedRoutes } from "./hosted/routes.js";
 import { httpKit } from "./http/kit.js";
 import { buildServices } from "./services.js";
 
@@ -22,7 +23,7 @@ import { buildServices } from "./services.js";
  * (src/api/index.ts) and the standalone API process (scripts/api.ts) all run the same app.
  * Order matters: log and no-store wrap everything; then host, client address, country, browser
  * rules and the JSON body, so that routes only ever see a vetted request.
- * The workers (relay watcher, treasury week closer) start with the app; `stop()` ends them (the
+ * The workers (relay watcher, treasury week closer, hosted scheduler) start with the app; `stop()` ends them (the
  * server's close should call it).
  */
 export function createApp(deps: AppDeps) {
@@ -41,6 +42,7 @@ export function createApp(deps: AppDeps) {
   v1.route("/me", accountRoutes(services, http));
   v1.route("/me", mySessionsRoute(services, http));
   v1.route("/", treasuryRoutes(services, http));
+  v1.route("/hosted", hostedRoutes(services, http));
 
   const app = new Hono<AppEnv>();
   app.use("*", requestLog(deps.logger));
@@ -60,7 +62,9 @@ export function createApp(deps: AppDeps) {
   app.onError(onError);
   services.watcher.start();
   services.treasury.closer.start();
+  if (deps.hostedScheduler?.intervalMs !== 0) services.hosted.scheduler.start();
   const stop = async () => {
+    await services.hosted.scheduler.stop();
     await services.watcher.stop();
     await services.treasury.closer.stop();
     await services.signIn.revocations?.close();

@@ -34,6 +34,8 @@ export type AppDeps = {
   /** The platform wallet's signer for the treasury split (default: TREASURY_SIGNER_URL, or the devnet's account 1); null: none. */
   platformSigner?: PlatformSigner | null;
   /** Treasury tuning for tests: confirmations before a week closes, answer cache, closer interval, ETH method. */
+  /** Hosted scheduler tuning for tests: pass interval (0: no timer, tests call runDue), lease, concurrency, instance name. */
+  hostedScheduler?: { intervalMs?: number; leaseMs?: number; concurrency?: number; tickTimeoutMs?: number; instance?: string };
   treasury?: { confirmations?: number; cacheMs?: number; intervalMs?: number; deliverTimeoutMs?: number; ethMethod?: "trace" | "balance" };
 };
 

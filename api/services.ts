@@ -14,6 +14,7 @@ import { createSessions, createSessionStore } from "./sessions/index.js";
 import { cosignerFromEnv } from "../cosigner/index.js";
 import { createFast } from "./fast/index.js";
 import { createTreasury } from "./treasury/index.js";
+import { createHosted } from "./hosted/index.js";
 import { platformSignerFromConfig } from "./ports/platformSigner.js";
 
 /**
@@ -47,9 +48,11 @@ export function buildServices(deps: AppDeps) {
   // The weekly split of fees (started by createApp): closed once per store under an advisory lock.
   const platformSigner = deps.platformSigner !== undefined ? deps.platformSigner : platformSignerFromConfig(config);
   const treasury = createTreasury({ config, chain, indexed, db, market, ledger, signer: platformSigner, clock, logger: deps.logger, ...deps.treasury });
+  // Hosted agents (their scheduler started by createApp): ticks shared by every instance on one store.
+  const hosted = createHosted({ config, chain, market, db, clock, logger: deps.logger, scheduler: deps.hostedScheduler });
   const revocations = config.redisUrl ? redisRevocations(() => redisConnection(config.redisUrl!), forgetRevoked) : null;
   const signIn: SignInDeps = { db, config, chain, clock, revocations };
-  return { deps, config, clock, ownScreenBudget, market, tokens, ledger, volume, trading, relay, watcher, stats, portfolio, signIn, sessions, cosigner, fast, treasury };
+  return { deps, config, clock, ownScreenBudget, market, tokens, ledger, volume, trading, relay, watcher, stats, portfolio, signIn, sessions, cosigner, fast, treasury, hosted };
 }
 
 export type Services = ReturnType<typeof buildServices>;

@@ -114,8 +114,8 @@ async function filledToday(d: TickDeps, agentId: string): Promise<number> {
 
 /**
  * One tick of a paper agent: its brain decides, the orders are checked, filled on the paper
- * book, and everything (book, decision, logs) commits with the tick's (agent, seq) row: a tick
- * that runs twice commits once. Answers false when the tick had already run or the agent is not
+ * book, and everything (book, decision, logs) commits with the tick's row, unique per agent and
+ * due slot: a slot that runs twice (its lease lapsed under a slow or killed instance) commits once. Answers false when the tick had already run or the agent is not
  * active.
  */
 export async function runTick(d: TickDeps, agentId: string, seq: number, dueMs: number, instance: string): Promise<boolean> {

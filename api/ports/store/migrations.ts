@@ -256,8 +256,8 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
     // app.hosted_agents: what the owner configured and the agent's running state (JSON columns).
     // app.hosted_schedule: one row per agent, claimed with FOR UPDATE SKIP LOCKED and a lease by
     // whichever instance is free; tick_seq is the fencing token. app.hosted_ticks: a tick's
-    // effects commit with its (agent, seq) row, so a tick run twice (a lease that lapsed under a
-    // slow instance) commits once. app.hosted_logs: why the agent did or did not trade.
+    // effects commit with its row, unique per (agent, seq) and per (agent, due slot), so a slot
+    // run twice (a lease that lapsed under a slow or killed instance) commits once. app.hosted_logs: why the agent did or did not trade.
     sql: `
       CREATE TABLE app.hosted_agents (
         id text PRIMARY KEY,
@@ -297,7 +297,8 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
         due_ms bigint NOT NULL,
         ran_at_ms bigint NOT NULL,
         instance text NOT NULL,
-        PRIMARY KEY (agent_id, tick_seq)
+        PRIMARY KEY (agent_id, tick_seq),
+        UNIQUE (agent_id, due_ms)
       );
       CREATE TABLE app.hosted_logs (
         id bigserial PRIMARY KEY,

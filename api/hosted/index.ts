@@ -1,0 +1,44 @@
+import type { Logger } from "pino";
+import type { PublicClient } from "viem";
+import type { Config } from "../../lib/config.js";
+import type { Market } from "../market/index.js";
+import type { Db } from "../ports/store/db.js";
+import { agentDetail, agentLogs, createAgent, deleteAgent, executorOnly, listAgents, pauseAgent, resumeAgent, rotateWebhookSecret, stopAgent, updateAgent, type HostedDeps, type Owner } from "./agents.js";
+import { createScheduler } from "./scheduler.js";
+import { createHostedStore } from "./store.js";
+import { runTick } from "./tick.js";
+
+export { webhookSignature, webhookVerifies } from "./brains.js";
+export { MAX_AGENTS_PER_WALLET } from "./agents.js";
+export { nextDue } from "./scheduler.js";
+export type { Owner } from "./agents.js";
+
+/**
+ * Hosted agents: the owner's routes and the scheduler that ticks them (started by createApp).
+ * Paper agents with the rule or webhook brain run here; live agents and the AI-model brain answer
+ * SIGNER_REQUIRED and HOSTED_UNAVAILABLE until their signing service and gateway run.
+ */
+export function createHosted(d: { config: Config; chain: PublicClient; market: Pick<Market, "mark">; db: Db; clock: () => number; logger?: Logger; scheduler?: { intervalMs?: number; leaseMs?: number; concurrency?: number; tickTimeoutMs?: number; instance?: string }; webhookTimeoutMs?: number }) {
+  const store = createHostedStore(d.db);
+  const tickDeps = { config: d.config, chain: d.chain, market: d.market, store, clock: d.clock, logger: d.logger, allowPrivateWebhooks: d.config.devnet, webhookTimeoutMs: d.webhookTimeoutMs };
+  const scheduler = createScheduler({ db: d.db, clock: d.clock, logger: d.logger, ...d.scheduler, runTick: (c, instance) => runTick(tickDeps, c.agentId, c.seq, c.dueMs, instance) });
+  const h: HostedDeps = { ...tickDeps, scheduler };
+  return {
+    store,
+    scheduler,
+    create: (body: Record<string, unknown>, who: Owner) => createAgent(h, body, who),
+    list: (who: Owner) => listAgents(h, who),
+    detail: (id: string, who: Owner) => agentDetail(h, id, who),
+    update: (id: string, body: Record<string, unknown>, who: Owner) => updateAgent(h, id, body, who),
+    pause: (id: string, who: Owner) => pauseAgent(h, id, who),
+    resume: (id: string, who: Owner) => resumeAgent(h, id, who),
+    stop: (id: string, who: Owner) => stopAgent(h, id, who),
+    remove: (id: string, who: Owner) => deleteAgent(h, id, who),
+    logs: (id: string, query: Record<string, string>, who: Owner) => agentLogs(h, id, query, who),
+    rotateWebhookSecret: (id: string, who: Owner) => rotateWebhookSecret(h, id, who),
+    /** Routes only a live agent can answer (session, stock attestation, executor, refund, rotate-executor). */
+    executorOnly: (id: string, who: Owner, code: "PAPER_AGENT" | "NO_EXECUTOR", body?: Record<string, unknown>, schema?: Parameters<typeof executorOnly>[5]) => executorOnly(h, id, who, code, body, schema),
+  };
+}
+
+export type Hosted = ReturnType<typeof createHosted>;

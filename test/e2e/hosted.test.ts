@@ -1,0 +1,280 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { formatUnits, parseEther, parseUnits } from "viem";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { freshStore, serveApi, type Api } from "../helpers/api.js";
+import { agentOf } from "../helpers/agent.js";
+import { freshenMarket, startIndexedDevnet } from "../helpers/stack.js";
+import type { Devnet } from "../helpers/devnet.js";
+import { RateLimiter } from "../../api/http/rateLimit.js";
+import { startWebhookStandIn } from "../../devnet/webhookStandIn.js";
+import { quoteExactInputSingle } from "../../lib/quoter.js";
+import { MAX_AGENTS_PER_WALLET } from "../../api/hosted/index.js";
+
+/**
+ * Hosted paper agents on a devnet with the real indexer: the rule brain and a webhook brain (the
+ * Standard Webhooks stand-in verifies every delivery), ticked by the scheduler on a driven
+ * clock; every owner route, and another wallet's key refused on each.
+ */
+let dn: Devnet;
+let chain: Awaited<ReturnType<typeof startIndexedDevnet>>;
+let store: Awaited<ReturnType<typeof freshStore>>;
+let api: Api;
+let hook: Awaited<ReturnType<typeof startWebhookStandIn>>;
+let offsetMs = 0;
+const clock = () => Date.now() + offsetMs;
+let key: string;
+let otherKey: string;
+
+beforeAll(async () => {
+  chain = await startIndexedDevnet({ before: freshenMarket });
+  dn = chain.dn;
+  store = await freshStore("pglite");
+  hook = await startWebhookStandIn({ now: clock });
+  api = await serveApi({ rpcUrl: dn.anvil.rpcUrl, db: store.db, clock, indexed: chain.ix.liveReads().reads, limiter: new RateLimiter(clock, 10_000, false), hostedScheduler: { intervalMs: 0 } });
+  const agent = agentOf(api, dn);
+  key = await agent.signIn(privateKeyToAccount(generatePrivateKey()));
+  otherKey = await agent.signIn(privateKeyToAccount(generatePrivateKey()));
+}, 120_000);
+afterAll(async () => {
+  await api?.close();
+  await hook?.close();
+  await store?.drop();
+  await chain?.stop();
+});
+
+const call = (method: "GET" | "POST", path: string, body?: unknown, k = key) => api.call(method, `/api/v1/hosted${path}`, method === "POST" ? (body ?? {}) : undefined, { authorization: `Bearer ${k}` });
+const ruleAgent = (o: Record<string, unknown> = {}) => ({ brain: "rule", params: { targets: { ETH: 0.5, USDG: 0.5 }, band_bps: 200 }, interval_s: 60, pairs: ["ETH/USDG"], limits: { max_trade_usd: 1000, max_day_usd: 5000, max_position_usd: 8000 }, ...o });
+const runDue = () => api.app.services.hosted.scheduler.runDue();
+const logsOf = async (id: string, q = "") => (await call("GET", `/${id}/logs${q}`)).json;
+
+describe("a paper agent with the rule brain", () => {
+  let id: string;
+  it("is created active with every field, ticks on its interval and fills at the quoter's output after the fee", async () => {
+    const r = await call("POST", "", ruleAgent({ name: "rebalancer" }));
+    expect(r.status, r.text).toBe(201);
+    id = r.json.id;
+    expect(r.json).toMatchObject({ name: "rebalancer", brain: "rule", mode: "paper", live: false, status: "active", pause_reason: null, trading: true, session_id: null, executor: null, interval_s: 60, pairs: ["ETH/USDG"], session_terms: null, last_decision: null });
+    expect(id).toMatch(/^ha_/);
+    expect(r.json.terms).toMatchObject({ fee_schedule: 2, fees: { major_max_bps: 25, major_min_bps: 10, other_bps: 50 } });
+    expect(r.json.webhook_secret).toBeUndefined();
+
+    const block = await dn.pub.getBlockNumber();
+    expect(await runDue()).toBe(1);
+    const logs = await logsOf(id);
+    const trade = logs.rows.find((x: any) => x.kind === "trade");
+    expect(trade).toMatchObject({ token_in: "USDG", token_out: "ETH", fee_class: "major", fee_bps: 25, mode: "paper", tick: 1 });
+    // Deterministic: the V4Quoter's output for the input less the fee, at the tick's block.
+    const pool = dn.universe.pools.find((p) => p.symbol0 === "ETH" && p.symbol1 === "USDG")!;
+    const amountIn = BigInt(trade.amount_in);
+    expect(amountIn).toBe(parseUnits("1000", 6));
+    const fee = (amountIn * 25n) / 10_000n;
+    expect(trade.fee).toBe(fee.toString());
+    const quoted = await quoteExactInputSingle(dn.pub, dn.universe.contracts.v4Quoter, pool, pool.currency0.toLowerCase() === dn.token("USDG").toLowerCase(), amountIn - fee, BigInt(trade.block));
+    expect(trade.amount_out).toBe(quoted.toString());
+    expect(trade.block).toBeGreaterThanOrEqual(Number(block));
+    const d = (await call("GET", `/${id}`)).json;
+    expect(d.paper_book).toEqual({ ETH: { atoms: quoted.toString(), decimals: 18 }, USDG: { atoms: (parseUnits("10000", 6) - amountIn).toString(), decimals: 6 } });
+    expect(d.last_trade).toMatchObject({ token_in: "USDG", token_out: "ETH" });
+    expect(d.pnl.start_usd).toBeCloseTo(10_000, 0);
+    expect(d.pnl.usd).toBeLessThan(0); // the fee and the pool's spread
+
+    // Not due again before its interval; due after it.
+    offsetMs += 30_000;
+    expect(await runDue()).toBe(0);
+    offsetMs += 30_000;
+    expect(await runDue()).toBe(1);
+    const second = (await logsOf(id, "?kinds=trade")).rows;
+    expect(second.map((x: any) => x.tick)).toEqual([2, 1]);
+  }, 120_000);
+
+  it("pages its logs by before and kinds, and refuses bad paging", async () => {
+    const all = await logsOf(id);
+    expect(all.rows.length).toBeGreaterThanOrEqual(4);
+    const first = await logsOf(id, "?limit=1");
+    expect(first.rows).toHaveLength(1);
+    expect(first.next_before).toBe(first.rows[0].id);
+    const next = await logsOf(id, `?limit=1&before=${first.next_before}`);
+    expect(next.rows[0].id).toBeLessThan(first.rows[0].id);
+    expect((await logsOf(id, "?kinds=decision")).rows.every((x: any) => x.kind === "decision")).toBe(true);
+    for (const q of ["?limit=0", "?limit=201", "?kinds=bogus", "?before=x", "?page=2"]) expect((await call("GET", `/${id}/logs${q}`)).status, q).toBe(400);
+  });
+
+  it("pauses (OWNER) without ticking, resumes, stops for good, and deletes", async () => {
+    const p = await call("POST", `/${id}/pause`);
+    expect(p.json).toMatchObject({ status: "paused", pause_reason: { code: "OWNER" }, trading: false });
+    offsetMs += 120_000;
+    expect(await runDue()).toBe(0);
+    expect((await call("POST", `/${id}/pause`, { why: 1 })).json.error.code).toBe("UNKNOWN_FIELD");
+    const r = await call("POST", `/${id}/resume`);
+    expect(r.json).toMatchObject({ status: "active", pause_reason: null });
+    expect(await runDue()).toBe(1);
+    const s = await call("POST", `/${id}/stop`);
+    expect(s.json).toMatchObject({ status: "stopped", session_revoke: null });
+    for (const path of ["/resume", "/pause", "/stop"]) expect([(await call("POST", `/${id}${path}`)).status, path]).toEqual([409, path]);
+    expect((await call("POST", `/${id}/update`, { name: "x" })).json.error.code).toBe("STOPPED");
+    offsetMs += 120_000;
+    expect(await runDue()).toBe(0);
+    const del = await call("POST", `/${id}/delete`);
+    expect(del.json).toMatchObject({ id, deleted: true });
+    expect((await call("GET", `/${id}`)).status).toBe(404);
+    expect((await call("GET", "")).json.agents.map((a: any) => a.id)).not.toContain(id);
+    expect((await call("GET", `/${id}/executor`)).json.error.code).toBe("NO_EXECUTOR");
+  });
+});
+
+describe("a paper agent with a webhook brain", () => {
+  let id: string;
+  let secret: string;
+  const path = "/brain-1";
+  it("signs each delivery per Standard Webhooks; the stand-in verifies it and its orders fill", async () => {
+    const r = await call("POST", "", { brain: "webhook", params: { url: hook.url(path) }, interval_s: 60, pairs: ["ETH/USDG", "WBTC/USDG"], limits: { max_trade_usd: 200, max_day_usd: 1000, max_position_usd: 5000 }, paper_book: { USDG: "5000" } });
+    expect(r.status, r.text).toBe(201);
+    ({ id, webhook_secret: secret } = r.json);
+    expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    expect((await call("GET", `/${id}`)).json.webhook_secret).toBeUndefined();
+    hook.secret(path, secret);
+    hook.script(path, () => ({ json: { orders: [{ token_in: "USDG", token_out: "WBTC", amount_usd: 150 }], note: "buy btc" } }));
+    expect(await runDue()).toBe(1);
+    const d = hook.deliveries.at(-1)!;
+    expect(d).toMatchObject({ verified: true, id: `${id}:1` });
+    expect(d.body).toMatchObject({ agent: { id, pairs: ["ETH/USDG", "WBTC/USDG"] }, tick: 1 });
+    expect(d.body.book.USDG.amount).toBe("5000");
+    const trade = (await logsOf(id, "?kinds=trade")).rows[0];
+    expect(trade).toMatchObject({ token_in: "USDG", token_out: "WBTC", fee_class: "major" });
+    expect(Number(formatUnits(BigInt(trade.amount_in), 6))).toBeCloseTo(150, 4);
+  }, 60_000);
+
+  it("a stand-in holding another secret refuses the delivery: logged, nothing trades; a rotated secret takes effect at once", async () => {
+    const tradesBefore = (await logsOf(id, "?kinds=trade")).rows.length;
+    hook.secret(path, `whsec_${Buffer.alloc(32, 7).toString("base64")}`);
+    offsetMs += 60_000;
+    await runDue();
+    expect(hook.deliveries.at(-1)!.verified).toBe(false);
+    expect((await logsOf(id, "?kinds=error")).rows[0]).toMatchObject({ code: "PARTNER_REJECTED", tick: 2 });
+    // Rotate: the answer shows the new secret once; the old one stops at once.
+    const rot = await call("POST", `/${id}/rotate-webhook-secret`);
+    expect(rot.json.webhook_secret).toMatch(/^whsec_/);
+    expect(rot.json.webhook_secret).not.toBe(secret);
+    hook.secret(path, secret);
+    offsetMs += 60_000;
+    await runDue();
+    expect(hook.deliveries.at(-1)!.verified).toBe(false);
+    hook.secret(path, rot.json.webhook_secret);
+    offsetMs += 60_000;
+    await runDue();
+    expect(hook.deliveries.at(-1)!.verified).toBe(true);
+    expect((await logsOf(id, "?kinds=trade")).rows.length).toBe(tradesBefore + 1);
+  }, 60_000);
+
+  it("refuses answers that are not exactly orders inside the agent's pairs and limits: logged, nothing trades", async () => {
+    const cases: [unknown, string][] = [
+      ["not json", "AI_MALFORMED"],
+      [[1, 2], "AI_MALFORMED"],
+      [{ orders: [], extra: 1 }, "AI_SCHEMA"],
+      [{ orders: [{ token_in: "USDG", token_out: "NVDA", amount_usd: 10 }] }, "AI_TOKEN"],
+      [{ orders: [{ token_in: "ETH", token_out: "WBTC", amount_usd: 10 }] }, "AI_PAIR"],
+      [{ orders: [{ token_in: "USDG", token_out: "ETH", amount_usd: 201 }] }, "AI_SIZE"],
+      [{ orders: Array.from({ length: 6 }, () => ({ token_in: "USDG", token_out: "ETH", amount_usd: 5 })) }, "AI_TOO_MANY"],
+    ];
+    const trades = (await logsOf(id, "?kinds=trade")).rows.length;
+    for (const [answer, code] of cases) {
+      hook.script(path, () => (typeof answer === "string" ? { text: answer } : { json: answer }));
+      offsetMs += 60_000;
+      await runDue();
+      const last = (await logsOf(id, "?limit=1")).rows[0];
+      expect([last.code, JSON.stringify(answer)]).toEqual([code, JSON.stringify(answer)]);
+    }
+    expect((await logsOf(id, "?kinds=trade")).rows.length).toBe(trades);
+  }, 120_000);
+
+  it("times a slow webhook out (PARTNER_TIMEOUT) without delaying another agent's tick", async () => {
+    const quick = await call("POST", "", ruleAgent({ name: "quick" }));
+    hook.script(path, () => ({ delayMs: 11_000, json: { orders: [] } }));
+    offsetMs += 60_000;
+    const t0 = Date.now();
+    await runDue();
+    expect(Date.now() - t0).toBeLessThan(14_000);
+    expect((await logsOf(id, "?limit=1")).rows[0]).toMatchObject({ code: "PARTNER_TIMEOUT" });
+    expect((await logsOf(quick.json.id)).rows.length).toBeGreaterThan(0);
+    await call("POST", `/${quick.json.id}/delete`);
+  }, 60_000);
+});
+
+describe("the owner's routes", () => {
+  it("refuse unknown fields, contradicting terms, stock tokens for paper, bad settings; live and AI agents answer that their service is not running", async () => {
+    const cases: [Record<string, unknown>, number, string][] = [
+      [ruleAgent({ colour: "red" }), 400, "UNKNOWN_FIELD"],
+      [ruleAgent({ limits: { max_trade_usd: 10, max_day_usd: 20, max_position_usd: 100, extra: 1 } }), 400, "UNKNOWN_FIELD"],
+      [ruleAgent({ params: { targets: { ETH: 0.5, USDG: 0.5 }, extra: 1 } }), 400, "UNKNOWN_FIELD"],
+      [ruleAgent({ accept_risks: ["HONEYPOT"], policies: { block_risks: ["HONEYPOT"] } }), 422, "BAD_TERMS"],
+      [ruleAgent({ pairs: ["TSLA/USDG"], params: { targets: { TSLA: 0.5, USDG: 0.5 } } }), 422, "TOKEN_STOCK"],
+      [ruleAgent({ params: { targets: { ETH: 0.7, USDG: 0.5 } } }), 400, "BAD_REQUEST"],
+      [ruleAgent({ pairs: ["ETH/NOPE"] }), 400, "BAD_REQUEST"],
+      [ruleAgent({ interval_s: 5 }), 400, "BAD_REQUEST"],
+      [ruleAgent({ limits: { max_trade_usd: 10, max_day_usd: 5, max_position_usd: 100 } }), 400, "BAD_REQUEST"],
+      [ruleAgent({ mode: "live" }), 503, "SIGNER_REQUIRED"],
+      [ruleAgent({ brain: "partner_llm", params: {} }), 503, "HOSTED_UNAVAILABLE"],
+    ];
+    for (const [body, status, code] of cases) {
+      const r = await call("POST", "", body);
+      expect([r.status, r.json.error?.code, JSON.stringify(body)]).toEqual([status, code, JSON.stringify(body)]);
+    }
+  });
+
+  it(`allows ${MAX_AGENTS_PER_WALLET} agents per wallet, then 429 TOO_MANY_AGENTS`, async () => {
+    const k = await agentOf(api, dn).signIn(privateKeyToAccount(generatePrivateKey()));
+    const made = await Promise.all(Array.from({ length: MAX_AGENTS_PER_WALLET + 3 }, () => call("POST", "", ruleAgent(), k)));
+    expect(made.filter((r) => r.status === 201)).toHaveLength(MAX_AGENTS_PER_WALLET);
+    expect(made.filter((r) => r.status === 429).map((r) => r.json.error.code)).toEqual(["TOO_MANY_AGENTS", "TOO_MANY_AGENTS", "TOO_MANY_AGENTS"]);
+    // Deleting one frees its place.
+    await call("POST", `/${made.find((r) => r.status === 201)!.json.id}/delete`, {}, k);
+    expect((await call("POST", "", ruleAgent(), k)).status).toBe(201);
+    for (const a of (await call("GET", "", undefined, k)).json.agents) await call("POST", `/${a.id}/delete`, {}, k);
+  }, 60_000);
+
+  it("answer 403 FORBIDDEN to another wallet's key on every route, and change nothing", async () => {
+    const mine = (await call("POST", "", { brain: "webhook", params: { url: hook.url("/brain-x") }, interval_s: 60, pairs: ["ETH/USDG"], limits: { max_trade_usd: 10, max_day_usd: 100, max_position_usd: 100 } })).json;
+    const routes: ["GET" | "POST", string, unknown?][] = [
+      ["GET", ""],
+      ["POST", "/update", { name: "stolen" }],
+      ["POST", "/session", { session_id: "s_1" }],
+      ["POST", "/pause"],
+      ["POST", "/resume"],
+      ["POST", "/stop"],
+      ["POST", "/delete"],
+      ["GET", "/logs"],
+      ["GET", "/executor"],
+      ["POST", "/stock-attestation", { session_id: "s_1", issued: 1, expires: 2, signature: "0x00" }],
+      ["POST", "/stock-attestation/revoke"],
+      ["POST", "/refund-gas"],
+      ["POST", "/rotate-executor"],
+      ["POST", "/rotate-webhook-secret"],
+    ];
+    for (const [method, p, body] of routes) {
+      const r = await call(method, `/${mine.id}${p}`, body, otherKey);
+      expect([r.status, r.json.error?.code, p]).toEqual([403, "FORBIDDEN", p]);
+    }
+    const after = (await call("GET", `/${mine.id}`)).json;
+    expect(after).toMatchObject({ name: mine.name, status: "active" });
+    expect((await call("GET", "", undefined, otherKey)).json.agents).toEqual([]);
+    // The owner gets the paper agent's answers.
+    expect((await call("POST", `/${mine.id}/session`, { session_id: "s_1" })).json.error.code).toBe("PAPER_AGENT");
+    expect((await call("POST", `/${mine.id}/rotate-executor`)).json.error.code).toBe("PAPER_AGENT");
+    expect((await call("POST", `/${mine.id}/refund-gas`)).json.error.code).toBe("NO_EXECUTOR");
+    expect((await call("POST", `/${mine.id}/update`, { live: true })).json.error.code).toBe("PAPER_AGENT");
+    expect((await call("POST", `/${mine.id}/session`, { session_id: "s_1", x: 1 })).json.error.code).toBe("UNKNOWN_FIELD");
+    expect((await call("GET", "/ha_doesnotexist")).status).toBe(404);
+    await call("POST", `/${mine.id}/delete`);
+  });
+
+  it("updates settings it takes, checks them like create, and rejects a rotate for a rule brain", async () => {
+    const a = (await call("POST", "", ruleAgent())).json;
+    const u = await call("POST", `/${a.id}/update`, { name: "renamed", interval_s: 120, limits: { max_trade_usd: 50, max_day_usd: 500, max_position_usd: 1000 } });
+    expect(u.json).toMatchObject({ name: "renamed", interval_s: 120, limits: { max_trade_usd: 50 } });
+    expect((await call("POST", `/${a.id}/update`, { pairs: ["NVDA/USDG"] })).json.error.code).toBe("TOKEN_STOCK");
+    expect((await call("POST", `/${a.id}/update`, { bogus: 1 })).json.error.code).toBe("UNKNOWN_FIELD");
+    expect((await call("POST", `/${a.id}/rotate-webhook-secret`)).json.error.code).toBe("NOT_WEBHOOK");
+    await call("POST", `/${a.id}/delete`);
+    expect(parseEther("1")).toBeGreaterThan(0n);
+  });
+});
