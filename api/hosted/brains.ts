@@ -1,4 +1,5 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
+import { lookup } from "node:dns/promises";
 import { isIP } from "node:net";
 import { ordersAnswer, ruleParams, type Order } from "./request.js";
 import type { StoredAgent } from "./store.js";
@@ -48,6 +49,17 @@ export function webhookVerifies(secret: string, id: string, timestamp: number, b
 
 export const WEBHOOK_TIMEOUT_MS = 10_000;
 
+/** A host that is, or whose DNS names, a private address (checked each tick; a name that does not resolve is refused too). */
+export async function resolvesPrivate(host: string): Promise<boolean> {
+  if (privateHost(host)) return true;
+  if (isIP(host.replace(/^\[|\]$/g, ""))) return false;
+  try {
+    return (await lookup(host, { all: true })).some((a) => privateHost(a.address));
+  } catch {
+    return true;
+  }
+}
+
 /** Loopback, private, link-local and unspecified addresses (and localhost): refused as webhook targets off the devnet. */
 export function privateHost(host: string): boolean {
   const h = host.replace(/^\[|\]$/g, "").toLowerCase();
@@ -68,7 +80,7 @@ export function privateHost(host: string): boolean {
  */
 export async function webhookBrain(agent: StoredAgent, s: TickState, o: { allowPrivate: boolean; timeoutMs?: number }): Promise<Decision> {
   const url = new URL(String(agent.params.url));
-  if (!o.allowPrivate && privateHost(url.hostname)) return { refused: "PARTNER_REJECTED", message: `${url.hostname} is a private or loopback address` };
+  if (!o.allowPrivate && (await resolvesPrivate(url.hostname))) return { refused: "PARTNER_REJECTED", message: `${url.hostname} is or resolves to a private or loopback address` };
   const id = `${agent.id}:${s.tick}`;
   const timestamp = Math.floor(s.at / 1000);
   const body = JSON.stringify(s);

@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import type { PublicClient } from "viem";
+import type { Address, PublicClient } from "viem";
 import type { Config } from "../../lib/config.js";
 import type { Market } from "../market/index.js";
 import type { Db } from "../ports/store/db.js";
@@ -28,6 +28,10 @@ export function createHosted(d: { config: Config; chain: PublicClient; market: P
     scheduler,
     create: (body: Record<string, unknown>, who: Owner) => createAgent(h, body, who),
     list: (who: Owner) => listAgents(h, who),
+    /** me/sessions' hosted rows: id, name, status, strategy, mode, live, trading, pairs, session_id, pause_reason. */
+    async summaries(wallet: Address) {
+      return (await store.list(wallet)).map((a) => ({ id: a.id, name: a.name, status: a.status, strategy: a.brain === "partner_llm" ? String(a.params.strategy ?? "") : a.brain, mode: a.mode, live: false, trading: a.status === "active", pairs: a.pairs, session_id: null, pause_reason: a.pauseReason }));
+    },
     detail: (id: string, who: Owner) => agentDetail(h, id, who),
     update: (id: string, body: Record<string, unknown>, who: Owner) => updateAgent(h, id, body, who),
     pause: (id: string, who: Owner) => pauseAgent(h, id, who),

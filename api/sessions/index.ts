@@ -23,8 +23,6 @@ export function createSessions(d: SessionDeps) {
       return {
         wallet: wallet.toLowerCase(),
         sessions: await Promise.all(rows.map((s) => sessionView(d, s))),
-        hosted: [],
-        hosted_available: false,
         routes: { session_revoke: "POST /api/v1/live/session/revoke", agent_pause: "POST /api/v1/hosted/<id>/pause" },
       };
     },

@@ -23,15 +23,16 @@ export function sessionRoutes(s: Pick<Services, "sessions">, http: HttpKit) {
   return app;
 }
 
-/** GET me/sessions: the key's wallet's sessions (hosted agents come with their own issue). */
-export function mySessionsRoute(s: Pick<Services, "sessions">, http: HttpKit) {
+/** GET me/sessions: the key's wallet's sessions and its hosted agents' summary rows. */
+export function mySessionsRoute(s: Pick<Services, "sessions" | "hosted">, http: HttpKit) {
   const app = new Hono<AppEnv>();
   app.get("/sessions", http.keyed, limit(http.limiter, ["meList", RATE_RULES.meList, "key"]), async (c) => {
     const extra = Object.keys(c.req.query());
     if (extra.length) throw new Refusal("BAD_REQUEST", `unknown query parameter ${extra[0]}; this route takes none`);
     const wallet = c.get("key").wallet;
     if (!wallet) throw new Refusal("WALLET_NOT_BOUND", "this key is bound to no wallet");
-    return c.json(await s.sessions.mine(wallet));
+    const mine = await s.sessions.mine(wallet);
+    return c.json({ wallet: mine.wallet, sessions: mine.sessions, hosted: await s.hosted.summaries(wallet), hosted_available: true, routes: mine.routes });
   });
   return app;
 }

@@ -256,6 +256,11 @@ describe("the owner's routes", () => {
     }
     const after = (await call("GET", `/${mine.id}`)).json;
     expect(after).toMatchObject({ name: mine.name, status: "active" });
+    // me/sessions lists the owner's agents, and not to another wallet.
+    const me = (await api.call("GET", "/api/v1/me/sessions", undefined, { authorization: `Bearer ${key}` })).json;
+    expect(me.hosted_available).toBe(true);
+    expect(me.hosted.find((h: any) => h.id === mine.id)).toEqual({ id: mine.id, name: mine.name, status: "active", strategy: "webhook", mode: "paper", live: false, trading: true, pairs: ["ETH/USDG"], session_id: null, pause_reason: null });
+    expect((await api.call("GET", "/api/v1/me/sessions", undefined, { authorization: `Bearer ${otherKey}` })).json.hosted).toEqual([]);
     expect((await call("GET", "", undefined, otherKey)).json.agents).toEqual([]);
     // The owner gets the paper agent's answers.
     expect((await call("POST", `/${mine.id}/session`, { session_id: "s_1" })).json.error.code).toBe("PAPER_AGENT");
