@@ -9,6 +9,7 @@ import type { ShieldProvider } from "./ports/shield.js";
 import type { Sequencer } from "./ports/sequencer.js";
 import type { CosignerPort } from "./ports/cosigner.js";
 import type { PlatformSigner } from "./ports/platformSigner.js";
+import type { ExecutorPort } from "./ports/executors.js";
 
 /** Everything the app touches outside itself, passed in so tests build it directly. */
 export type AppDeps = {
@@ -34,6 +35,8 @@ export type AppDeps = {
   /** The platform wallet's signer for the treasury split (default: TREASURY_SIGNER_URL, or the devnet's account 1); null: none. */
   platformSigner?: PlatformSigner | null;
   /** Treasury tuning for tests: confirmations before a week closes, answer cache, closer interval, ETH method. */
+  /** Hosted executors' signing service (default: in process when EXECUTOR_KEYS_SECRET is set, or on the devnet); null: none. */
+  executors?: ExecutorPort | null;
   /** Hosted scheduler tuning for tests: pass interval (0: no timer, tests call runDue), lease, concurrency, instance name. */
   hostedScheduler?: { intervalMs?: number; leaseMs?: number; concurrency?: number; tickTimeoutMs?: number; instance?: string };
   treasury?: { confirmations?: number; cacheMs?: number; intervalMs?: number; deliverTimeoutMs?: number; ethMethod?: "trace" | "balance" };

@@ -1,3 +1,4 @@
+import type { Address } from "viem";
 import type { AppDeps } from "./deps.js";
 import { createPortfolio } from "./account/index.js";
 import { forgetRevoked, redisRevocations, type SignInDeps } from "./auth/index.js";
@@ -12,6 +13,8 @@ import { createTokens } from "./tokens/index.js";
 import { createLedger, createRelay, createTrading, createVolume, createWatcher } from "./trading/index.js";
 import { createSessions, createSessionStore } from "./sessions/index.js";
 import { cosignerFromEnv } from "../cosigner/index.js";
+import { createExecutorKeys } from "../cosigner/executors.js";
+import { sanctionsListAbi } from "../abis/fixtures.js";
 import { createFast } from "./fast/index.js";
 import { createTreasury } from "./treasury/index.js";
 import { createHosted } from "./hosted/index.js";
@@ -37,7 +40,10 @@ export function buildServices(deps: AppDeps) {
   const cosigner =
     deps.cosigner !== undefined ? deps.cosigner : config.cosignerUrl ? httpCosigner(config.cosignerUrl, config.cosignerToken!, config.cosigner!) : cosignerFromEnv({ config, db, chain, clock });
   const sessionStore = createSessionStore({ db, clock });
-  const sessions = createSessions({ config, chain, market, sides: trading.context.sides, trading, ledger, store: sessionStore, cosigner, now: () => Math.floor(clock() / 1000) });
+  // Executors' keys live with the signing service (cosigner/executors.ts), sealed at rest.
+  const executors = deps.executors !== undefined ? deps.executors : config.executorKeysSecret ? createExecutorKeys({ db, secret: config.executorKeysSecret, chainId: config.chainId, clock }) : null;
+  const hostedExecutorOwner = async (executor: Address) => (executors ? ((await executors.state(executor))?.owner ?? null) : null);
+  const sessions = createSessions({ config, chain, market, sides: trading.context.sides, trading, ledger, store: sessionStore, cosigner, now: () => Math.floor(clock() / 1000), hostedExecutorOwner });
   const fast = createFast({ config, chain, market, ledger, volume, sequencer, clock });
   const relay = createRelay({ config, chain, ledger, sequencer, clock, sessionExecutors: sessions.executorsOf });
   // Outcomes of what this service relayed (started by createApp): one watcher per store, by lease.
@@ -49,7 +55,8 @@ export function buildServices(deps: AppDeps) {
   const platformSigner = deps.platformSigner !== undefined ? deps.platformSigner : platformSignerFromConfig(config);
   const treasury = createTreasury({ config, chain, indexed, db, market, ledger, signer: platformSigner, clock, logger: deps.logger, ...deps.treasury });
   // Hosted agents (their scheduler started by createApp): ticks shared by every instance on one store.
-  const hosted = createHosted({ config, chain, market, db, clock, logger: deps.logger, scheduler: deps.hostedScheduler });
+  const sanctioned = (address: Address) => chain.readContract({ address: config.contracts.sanctionsList, abi: sanctionsListAbi, functionName: "isSanctioned", args: [address] });
+  const hosted = createHosted({ config, chain, market, db, clock, logger: deps.logger, scheduler: deps.hostedScheduler, executors, sequencer, liveSessionsOf: sessions.liveForExecutor, sanctioned });
   const revocations = config.redisUrl ? redisRevocations(() => redisConnection(config.redisUrl!), forgetRevoked) : null;
   const signIn: SignInDeps = { db, config, chain, clock, revocations };
   return { deps, config, clock, ownScreenBudget, market, tokens, ledger, volume, trading, relay, watcher, stats, portfolio, signIn, sessions, cosigner, fast, treasury, hosted };

@@ -43,6 +43,8 @@ const envSchema = {
   TREASURY_OPERATIONS: addr.optional(),
   TREASURY_BUYBACKS: addr.optional(),
   TREASURY_TREASURY: addr.optional(),
+  /** Seals hosted executors' keys at rest (AES-256-GCM); the devnet uses a fixed development secret. */
+  EXECUTOR_KEYS_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
   /** A JSON-RPC signer (eth_signTransaction) holding the platform wallet's key; the devnet signs in process. */
   TREASURY_SIGNER_URL: url.optional(),
   /** An explorer's transaction page, `{tx_hash}` standing for the hash (GET treasury explorer_tx, the page's links). */
@@ -138,6 +140,8 @@ export type Config = {
   /** Where the weekly split goes; null: booked and held in the platform wallet. */
   treasuryBuckets: { operations: Address | null; buybacks: Address | null; treasury: Address | null };
   treasurySignerUrl: string | null;
+  /** null: no executor signing service (live hosted agents answer SIGNER_REQUIRED). */
+  executorKeysSecret: string | null;
   explorerTx: string | null;
   cosigner: Address | null;
   /** A standalone co-signer's URL and bearer secret; null: in process. */
@@ -229,6 +233,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     feeRecipient,
     treasuryBuckets: { operations: env.TREASURY_OPERATIONS ?? null, buybacks: env.TREASURY_BUYBACKS ?? null, treasury: env.TREASURY_TREASURY ?? null },
     treasurySignerUrl: env.TREASURY_SIGNER_URL ?? null,
+    executorKeysSecret: env.EXECUTOR_KEYS_SECRET ?? (devnet ? DEVNET_EXECUTOR_KEYS_SECRET : null),
     explorerTx: env.EXPLORER_TX_URL ?? null,
     cosigner,
     cosignerUrl: env.COSIGNER_URL ?? null,
@@ -255,3 +260,5 @@ export function loadConfig(source: Record<string, string | undefined> = process.
 }
 
 export const SERVICE_VERSION = "0.1.0";
+/** The devnet's executor sealing secret: public, so never for keys that hold real money. */
+export const DEVNET_EXECUTOR_KEYS_SECRET = "pit-devnet-executor-keys-not-a-secret-0001";

@@ -134,6 +134,12 @@ export const CATALOGUE = {
   SIGNER_MISMATCH: { status: 502 },
   /** SPEC "Co-signer refusals" names these codes without statuses; ours: a refusal of the trade is 422, the signer out of service 503, too busy 429. */
   REFUSED: { status: 422 },
+  /** refund-gas answers these 409 (SPEC "Hosted agents" route table). */
+  REFUND_REFUSED: { status: 409 },
+  REFUND_OWNER: { status: 409 },
+  REFUND_IN_FLIGHT: { status: 409 },
+  REFUND_GAS: { status: 409 },
+  EXECUTOR_CLOSED: { status: 409 },
   SIGNER_FROZEN: { status: 503 },
   CHAIN_UNAVAILABLE: { status: 503 },
   BUSY: { status: 429 },

@@ -6,12 +6,13 @@ import { createRequest, ruleParams, updateRequest, webhookParams } from "./reque
 import type { Scheduler } from "./scheduler.js";
 import { newAgentId, newWebhookSecret, type PaperBook, type StoredAgent, type Terms } from "./store.js";
 import type { TickDeps } from "./tick.js";
+import { executorOf, executorView, newExecutor, refundGas, retireExecutor, signerRequired, type ExecutorDeps } from "./executor.js";
 
 export const MAX_AGENTS_PER_WALLET = 20;
 const LOG_KINDS = ["decision", "trade", "hold", "session", "watch", "error"] as const;
 const DEFAULT_BOOK = { USDG: "10000" };
 
-export type HostedDeps = TickDeps & { scheduler: Pick<Scheduler, "dueAt"> };
+export type HostedDeps = TickDeps & ExecutorDeps & { scheduler: Pick<Scheduler, "dueAt"> };
 export type Owner = { wallet: Address | null; keyId: number };
 
 const ownerWallet = (who: Owner): Address => {
@@ -29,7 +30,7 @@ async function owned(d: HostedDeps, id: string, who: Owner, o: { deleted?: boole
 }
 
 /** SPEC "Hosted agent": the public shape; detail adds brain_state and last_trade. Never the webhook secret. */
-export function agentView(d: Pick<HostedDeps, "config">, a: StoredAgent, detail = false) {
+export function agentView(d: Pick<HostedDeps, "config">, a: StoredAgent, detail = false, executor: Address | null = null) {
   const shieldAdd = a.terms.shield ? SHIELD_ADD_BPS : 0;
   const tokens = [...new Set(a.pairs.flatMap((p) => p.split("/")))].map((sym) => {
     const t = d.config.tokens[sym]!;
@@ -51,7 +52,7 @@ export function agentView(d: Pick<HostedDeps, "config">, a: StoredAgent, detail 
     pause_reason: a.pauseReason,
     trading: a.status === "active" && a.deletedAt === null,
     session_id: null,
-    executor: null,
+    executor,
     terms: { fee_schedule: 2, fees: { major_max_bps: MAJOR_TIERS[0].bps + shieldAdd, major_min_bps: MAJOR_TIERS.at(-1)!.bps + shieldAdd, other_bps: OTHER_BPS + shieldAdd }, ...a.terms },
     session_terms: null,
     tokens,
@@ -61,8 +62,16 @@ export function agentView(d: Pick<HostedDeps, "config">, a: StoredAgent, detail 
     watch: null,
     created_at: a.createdAt,
     ...(a.deletedAt !== null ? { deleted_at: a.deletedAt } : {}),
-    ...(detail ? { brain_state: a.brainState, last_trade: a.lastTrade, paper_book: bookView(d, a.paperBook) } : {}),
+    ...(detail ? { brain_state: a.brainState, last_trade: a.lastTrade, ...(a.mode === "paper" ? { paper_book: bookView(d, a.paperBook) } : { session_root_hash: null, session_expires: null, stock_attestation: null, stock_attestation_not_before: null, stock_tokens: [] }) } : {}),
   };
+}
+
+/** The view with the live agent's current executor (paper agents have none). */
+async function viewOf(d: HostedDeps, a: StoredAgent, detail = false) {
+  const view = agentView(d, a, detail, a.mode === "live" ? await executorOf(d, a.id) : null);
+  if (!detail || a.mode !== "live") return view;
+  const [r] = await d.store.db.query<{ tx_hash: string; status: string; value: string; block: string | null }>("SELECT tx_hash, status, value, block FROM app.executor_refunds WHERE agent_id = $1 ORDER BY id DESC LIMIT 1", [a.id]);
+  return { ...view, gas_refund: r ? { tx_hash: r.tx_hash, status: r.status, value_wei: r.value, block: r.block === null ? null : Number(r.block) } : null };
 }
 
 const round2 = (x: number) => Math.round(x * 100) / 100;
@@ -126,7 +135,8 @@ export async function createAgent(d: HostedDeps, body: Record<string, unknown>, 
   const wallet = ownerWallet(who);
   const req = parseBody(createRequest, body, { unknownField: "UNKNOWN_FIELD" });
   const terms = termsOf(req);
-  if (req.mode === "live") throw new Refusal("SIGNER_REQUIRED", "live hosted agents need the executor signing service, which this server does not run", {}, { retryAfterS: 3600 });
+  if (req.mode === "live" && !d.executors) throw signerRequired();
+  if (req.mode === "live" && req.paper_book) throw new Refusal("BAD_REQUEST", "paper_book: a live agent trades the session wallet's funds, not a paper book");
   const params = checkSettings(d, { ...req, params: req.params });
   const now = d.clock();
   const agent: StoredAgent = {
@@ -139,12 +149,13 @@ export async function createAgent(d: HostedDeps, body: Record<string, unknown>, 
     intervalS: req.interval_s,
     pairs: req.pairs,
     limits: req.limits,
-    mode: "paper",
-    status: "active",
-    pauseReason: null,
+    mode: req.mode,
+    // A live agent starts paused: it trades only once a session granted to its executor is attached.
+    status: req.mode === "live" ? "paused" : "active",
+    pauseReason: req.mode === "live" ? { code: "NO_SESSION", message: "attach a session granted to the executor" } : null,
     terms,
     webhookSecret: req.brain === "webhook" ? newWebhookSecret() : null,
-    paperBook: paperBookOf(d, req.paper_book, req.pairs),
+    paperBook: req.mode === "paper" ? paperBookOf(d, req.paper_book, req.pairs) : null,
     brainState: null,
     lastDecision: null,
     lastTrade: null,
@@ -154,15 +165,25 @@ export async function createAgent(d: HostedDeps, body: Record<string, unknown>, 
   };
   const stored = await d.store.create(agent, now, MAX_AGENTS_PER_WALLET);
   if (!stored) throw new Refusal("TOO_MANY_AGENTS", `a wallet runs at most ${MAX_AGENTS_PER_WALLET} hosted agents; delete one first`);
-  return { ...agentView(d, stored, true), ...(stored.webhookSecret ? { webhook_secret: stored.webhookSecret } : {}) };
+  let attestation: unknown = undefined;
+  if (stored.mode === "live") {
+    try {
+      attestation = (await newExecutor(d, stored)).attestation;
+    } catch (err) {
+      // No agent without its executor: the row goes (deleted) and the refusal stands.
+      await d.store.update(stored.id, ["active", "paused"], { deletedAt: Math.floor(d.clock() / 1000) }, Math.floor(d.clock() / 1000));
+      throw err;
+    }
+  }
+  return { ...(await viewOf(d, stored, true)), ...(attestation ? { executor_attestation: attestation } : {}), ...(stored.webhookSecret ? { webhook_secret: stored.webhookSecret } : {}) };
 }
 
 export async function listAgents(d: HostedDeps, who: Owner) {
-  return { agents: (await d.store.list(ownerWallet(who))).map((a) => agentView(d, a)) };
+  return { agents: await Promise.all((await d.store.list(ownerWallet(who))).map((a) => viewOf(d, a))) };
 }
 
 export async function agentDetail(d: HostedDeps, id: string, who: Owner) {
-  return agentView(d, await owned(d, id, who), true);
+  return viewOf(d, await owned(d, id, who), true);
 }
 
 const stoppedRefusal = (a: StoredAgent) => new Refusal("STOPPED", `hosted agent ${a.id} is stopped: it cannot change or resume`);
@@ -195,21 +216,22 @@ export async function updateAgent(d: HostedDeps, id: string, body: Record<string
     webhookSecret: newSecret,
   });
   if (req.interval_s !== undefined) await d.scheduler.dueAt(a.id, d.clock() + after.intervalS * 1000);
-  return { ...agentView(d, after, true), ...(newSecret ? { webhook_secret: newSecret } : {}) };
+  return { ...(await viewOf(d, after, true)), ...(newSecret ? { webhook_secret: newSecret } : {}) };
 }
 
 export async function pauseAgent(d: HostedDeps, id: string, who: Owner) {
   const a = await owned(d, id, who);
   if (a.status === "stopped") throw stoppedRefusal(a);
-  return agentView(d, await changed(d, a, { status: "paused", pauseReason: { code: "OWNER", message: "paused by the owner" } }), true);
+  return viewOf(d, await changed(d, a, { status: "paused", pauseReason: { code: "OWNER", message: "paused by the owner" } }), true);
 }
 
 export async function resumeAgent(d: HostedDeps, id: string, who: Owner) {
   const a = await owned(d, id, who);
   if (a.status === "stopped") throw stoppedRefusal(a);
+  if (a.mode === "live") throw new Refusal("NO_SESSION", "a live agent trades only through a session attached to its executor", {}, { context: "hosted_agent" });
   const after = await changed(d, a, { status: "active", pauseReason: null });
   await d.scheduler.dueAt(a.id, d.clock());
-  return agentView(d, after, true);
+  return viewOf(d, after, true);
 }
 
 export async function stopAgent(d: HostedDeps, id: string, who: Owner) {
@@ -217,14 +239,14 @@ export async function stopAgent(d: HostedDeps, id: string, who: Owner) {
   if (a.status === "stopped") throw stoppedRefusal(a);
   const after = await changed(d, a, { status: "stopped", pauseReason: null });
   // A paper agent holds no session: nothing to revoke here or on chain.
-  return { ...agentView(d, after, true), session_revoke: null };
+  return { ...(await viewOf(d, after, true)), session_revoke: null };
 }
 
 export async function deleteAgent(d: HostedDeps, id: string, who: Owner) {
   const a = await owned(d, id, who);
   const after = await d.store.update(a.id, ["active", "paused", "stopped"], { deletedAt: Math.floor(d.clock() / 1000) }, Math.floor(d.clock() / 1000));
   if (!after) throw new Refusal("NOT_FOUND", `no hosted agent ${id}`);
-  return { ...agentView(d, after), deleted: true };
+  return { ...(await viewOf(d, after)), deleted: true };
 }
 
 export async function agentLogs(d: HostedDeps, id: string, query: Record<string, string>, who: Owner) {
@@ -243,12 +265,45 @@ export async function agentLogs(d: HostedDeps, id: string, query: Record<string,
   return { id: a.id, rows: page, next_before: rows.length > limit ? page.at(-1)!.id : null };
 }
 
-/** Routes that only a live agent's executor or session can answer. */
-export async function executorOnly(d: HostedDeps, id: string, who: Owner, code: "PAPER_AGENT" | "NO_EXECUTOR", body?: Record<string, unknown>, schema?: Parameters<typeof parseBody>[0]) {
-  const a = await owned(d, id, who, { deleted: code === "NO_EXECUTOR" });
-  if (schema) parseBody(schema, body ?? {}, { unknownField: "UNKNOWN_FIELD" });
-  if (a.mode === "paper") throw new Refusal(code, code === "NO_EXECUTOR" ? "a paper agent has no executor" : "a paper agent has no session or executor");
-  throw new Refusal("SIGNER_REQUIRED", "live hosted agents need the executor signing service, which this server does not run", {}, { retryAfterS: 3600 });
+/** Routes that need a live agent's session (attach, stock attestation): paper agents have none. */
+export async function sessionOnly(d: HostedDeps, id: string, who: Owner, body: Record<string, unknown>, schema: Parameters<typeof parseBody>[0]) {
+  const a = await owned(d, id, who);
+  parseBody(schema, body, { unknownField: "UNKNOWN_FIELD" });
+  if (a.mode === "paper") throw new Refusal("PAPER_AGENT", "a paper agent has no session or executor");
+  if (a.status === "stopped") throw stoppedRefusal(a);
+  throw new Refusal("HOSTED_UNAVAILABLE", "attaching sessions to hosted agents is not running on this server yet", {}, { retryAfterS: 3600 });
+}
+
+/** The live agent's executor (a deleted agent's too); NO_EXECUTOR for paper agents. */
+async function liveExecutor(d: HostedDeps, a: StoredAgent): Promise<Address> {
+  if (a.mode === "paper") throw new Refusal("NO_EXECUTOR", "a paper agent has no executor");
+  const executor = await executorOf(d, a.id);
+  if (!executor) throw new Refusal("NO_EXECUTOR", `hosted agent ${a.id} has no executor`);
+  return executor;
+}
+
+export async function agentExecutor(d: HostedDeps, id: string, who: Owner) {
+  const a = await owned(d, id, who, { deleted: true });
+  return executorView(d, a, await liveExecutor(d, a));
+}
+
+export async function agentRefundGas(d: HostedDeps, id: string, who: Owner, body: Record<string, unknown>) {
+  const a = await owned(d, id, who, { deleted: true });
+  if (Object.keys(body).length) throw new Refusal("UNKNOWN_FIELD", `unknown field ${Object.keys(body)[0]}; this route takes no body`);
+  return refundGas(d, a, await liveExecutor(d, a));
+}
+
+/** rotate-executor: a new executor key, the old one retired at the signing service; the agent pauses until a session is attached. */
+export async function rotateExecutor(d: HostedDeps, id: string, who: Owner, body: Record<string, unknown>) {
+  const a = await owned(d, id, who);
+  if (Object.keys(body).length) throw new Refusal("UNKNOWN_FIELD", `unknown field ${Object.keys(body)[0]}; this route takes no body`);
+  if (a.mode === "paper") throw new Refusal("PAPER_AGENT", "a paper agent has no executor to rotate");
+  if (a.status === "stopped") throw stoppedRefusal(a);
+  const old = await liveExecutor(d, a);
+  await retireExecutor(d, a.id, old);
+  const made = await newExecutor(d, a);
+  const after = await changed(d, a, { status: "paused", pauseReason: { code: "ROTATED", message: "a new executor: attach a session granted to it" } });
+  return { ...(await viewOf(d, after, true)), executor_attestation: made.attestation, retired_executor: old, session_revoke: null };
 }
 
 export async function rotateWebhookSecret(d: HostedDeps, id: string, who: Owner) {
@@ -257,5 +312,5 @@ export async function rotateWebhookSecret(d: HostedDeps, id: string, who: Owner)
   if (a.status === "stopped") throw stoppedRefusal(a);
   const secret = newWebhookSecret();
   const after = await changed(d, a, { webhookSecret: secret });
-  return { ...agentView(d, after, true), webhook_secret: secret };
+  return { ...(await viewOf(d, after, true)), webhook_secret: secret };
 }

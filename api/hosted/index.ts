@@ -3,7 +3,9 @@ import type { Address, PublicClient } from "viem";
 import type { Config } from "../../lib/config.js";
 import type { Market } from "../market/index.js";
 import type { Db } from "../ports/store/db.js";
-import { agentDetail, agentLogs, createAgent, deleteAgent, executorOnly, listAgents, pauseAgent, resumeAgent, rotateWebhookSecret, stopAgent, updateAgent, type HostedDeps, type Owner } from "./agents.js";
+import { agentDetail, agentExecutor, agentLogs, agentRefundGas, createAgent, deleteAgent, listAgents, pauseAgent, resumeAgent, rotateExecutor, rotateWebhookSecret, sessionOnly, stopAgent, updateAgent, type HostedDeps, type Owner } from "./agents.js";
+import type { ExecutorPort } from "../ports/executors.js";
+import type { Sequencer } from "../ports/sequencer.js";
 import { createScheduler } from "./scheduler.js";
 import { createHostedStore } from "./store.js";
 import { runTick } from "./tick.js";
@@ -15,14 +17,28 @@ export type { Owner } from "./agents.js";
 
 /**
  * Hosted agents: the owner's routes and the scheduler that ticks them (started by createApp).
- * Paper agents with the rule or webhook brain run here; live agents and the AI-model brain answer
- * SIGNER_REQUIRED and HOSTED_UNAVAILABLE until their signing service and gateway run.
+ * Paper agents with the rule or webhook brain run here. Live agents get an executor held by the
+ * signing service (executor view, rotate, refund-gas); attaching a session and live ticks, and
+ * the AI-model brain, answer HOSTED_UNAVAILABLE until they run.
  */
-export function createHosted(d: { config: Config; chain: PublicClient; market: Pick<Market, "mark">; db: Db; clock: () => number; logger?: Logger; scheduler?: { intervalMs?: number; leaseMs?: number; concurrency?: number; tickTimeoutMs?: number; instance?: string }; webhookTimeoutMs?: number }) {
+export function createHosted(d: {
+  config: Config;
+  chain: PublicClient;
+  market: Pick<Market, "mark">;
+  db: Db;
+  clock: () => number;
+  logger?: Logger;
+  executors: ExecutorPort | null;
+  sequencer: Sequencer;
+  liveSessionsOf: (executor: Address) => Promise<string[]>;
+  sanctioned: (address: Address) => Promise<boolean>;
+  scheduler?: { intervalMs?: number; leaseMs?: number; concurrency?: number; tickTimeoutMs?: number; instance?: string };
+  webhookTimeoutMs?: number;
+}) {
   const store = createHostedStore(d.db);
   const tickDeps = { config: d.config, chain: d.chain, market: d.market, store, clock: d.clock, logger: d.logger, allowPrivateWebhooks: d.config.devnet, webhookTimeoutMs: d.webhookTimeoutMs };
   const scheduler = createScheduler({ db: d.db, clock: d.clock, logger: d.logger, ...d.scheduler, runTick: (c, instance) => runTick(tickDeps, c.agentId, c.seq, c.dueMs, instance) });
-  const h: HostedDeps = { ...tickDeps, scheduler };
+  const h: HostedDeps = { ...tickDeps, scheduler, executors: d.executors, sequencer: d.sequencer, liveSessionsOf: d.liveSessionsOf, sanctioned: d.sanctioned };
   return {
     store,
     scheduler,
@@ -40,8 +56,11 @@ export function createHosted(d: { config: Config; chain: PublicClient; market: P
     remove: (id: string, who: Owner) => deleteAgent(h, id, who),
     logs: (id: string, query: Record<string, string>, who: Owner) => agentLogs(h, id, query, who),
     rotateWebhookSecret: (id: string, who: Owner) => rotateWebhookSecret(h, id, who),
-    /** Routes only a live agent can answer (session, stock attestation, executor, refund, rotate-executor). */
-    executorOnly: (id: string, who: Owner, code: "PAPER_AGENT" | "NO_EXECUTOR", body?: Record<string, unknown>, schema?: Parameters<typeof executorOnly>[5]) => executorOnly(h, id, who, code, body, schema),
+    executor: (id: string, who: Owner) => agentExecutor(h, id, who),
+    refundGas: (id: string, who: Owner, body: Record<string, unknown>) => agentRefundGas(h, id, who, body),
+    rotateExecutor: (id: string, who: Owner, body: Record<string, unknown>) => rotateExecutor(h, id, who, body),
+    /** Routes that need a live agent's attached session (attach, stock attestation and its revoke). */
+    sessionOnly: (id: string, who: Owner, body: Record<string, unknown>, schema: Parameters<typeof sessionOnly>[4]) => sessionOnly(h, id, who, body, schema),
   };
 }
 

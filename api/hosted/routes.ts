@@ -34,11 +34,11 @@ export function hostedRoutes(s: Pick<Services, "hosted">, http: HttpKit) {
   app.post("/:id/delete", async (c) => (bare(c), c.json(await hosted.remove(id(c), who(c)))));
   app.get("/:id/logs", async (c) => c.json(await hosted.logs(id(c), c.req.query(), who(c))));
   app.post("/:id/rotate-webhook-secret", async (c) => (bare(c), c.json(await hosted.rotateWebhookSecret(id(c), who(c)))));
-  app.get("/:id/executor", async (c) => c.json(await hosted.executorOnly(id(c), who(c), "NO_EXECUTOR")));
-  app.post("/:id/session", async (c) => c.json(await hosted.executorOnly(id(c), who(c), "PAPER_AGENT", c.get("body"), sessionBody)));
-  app.post("/:id/stock-attestation", async (c) => c.json(await hosted.executorOnly(id(c), who(c), "PAPER_AGENT", c.get("body"), attestationBody)));
-  app.post("/:id/stock-attestation/revoke", async (c) => c.json(await hosted.executorOnly(id(c), who(c), "PAPER_AGENT", c.get("body"), noBody)));
-  app.post("/:id/refund-gas", async (c) => c.json(await hosted.executorOnly(id(c), who(c), "NO_EXECUTOR", c.get("body"), noBody)));
-  app.post("/:id/rotate-executor", async (c) => c.json(await hosted.executorOnly(id(c), who(c), "PAPER_AGENT", c.get("body"), noBody)));
+  app.get("/:id/executor", async (c) => c.json(await hosted.executor(id(c), who(c))));
+  app.post("/:id/session", async (c) => c.json(await hosted.sessionOnly(id(c), who(c), c.get("body"), sessionBody)));
+  app.post("/:id/stock-attestation", async (c) => c.json(await hosted.sessionOnly(id(c), who(c), c.get("body"), attestationBody)));
+  app.post("/:id/stock-attestation/revoke", async (c) => c.json(await hosted.sessionOnly(id(c), who(c), c.get("body"), noBody)));
+  app.post("/:id/refund-gas", async (c) => c.json(await hosted.refundGas(id(c), who(c), c.get("body"))));
+  app.post("/:id/rotate-executor", async (c) => c.json(await hosted.rotateExecutor(id(c), who(c), c.get("body"))));
   return app;
 }

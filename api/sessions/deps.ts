@@ -1,4 +1,4 @@
-import type { PublicClient } from "viem";
+import type { Address, PublicClient } from "viem";
 import type { Config } from "../../lib/config.js";
 import type { Market } from "../market/index.js";
 import type { CosignerPort } from "../ports/cosigner.js";
@@ -17,4 +17,6 @@ export type SessionDeps = {
   /** null when no co-signer key is configured: grants and trades answer 503 SIGNER_UNAVAILABLE. */
   cosigner: CosignerPort | null;
   now: () => number;
+  /** The owner a hosted executor was made for (null for any other address): a session may name it only from that owner's wallet. */
+  hostedExecutorOwner?: (executor: Address) => Promise<Address | null>;
 };

@@ -18,6 +18,8 @@ export function createSessions(d: SessionDeps) {
     revoke: (body: Record<string, unknown>, who: Who) => revokeSession(d, body, who),
     /** Executors the relay takes signatures from for the wallet's session plans. */
     executorsOf: (wallet: Address) => d.store.executorsOf(wallet),
+    /** Sessions an executor can still be co-signed under (hosted refund-gas waits for none). */
+    liveForExecutor: (executor: Address) => d.store.liveForExecutor(executor),
     async mine(wallet: Address) {
       const rows = await d.store.forWallet(wallet);
       return {

@@ -89,6 +89,12 @@ export function createSessionStore(d: { db: Db; clock: () => number }) {
       return rows.map((r) => r.executor);
     },
 
+    /** Sessions granted to `executor` that the co-signer may still co-sign (active, unexpired). */
+    async liveForExecutor(executor: Address): Promise<string[]> {
+      const rows = await d.db.query<{ id: string }>("SELECT id FROM app.sessions WHERE executor = $1 AND status = 'active' AND expires > $2", [lc(executor), now()]);
+      return rows.map((r) => r.id);
+    },
+
     /** pending -> active with the wallet's signatures (the root's, the curve roots' signed); false when it was not pending any more. */
     async activate(id: string, signature: Hex, authorization: StoredAuthorization | null, curveRoots: Delegation[]): Promise<boolean> {
       const rows = await d.db.query("UPDATE app.sessions SET status = 'active', delegation_signature = $2, authorization_json = $3, activated_at = $4, curve_roots = $5 WHERE id = $1 AND status = 'pending' RETURNING id", [id, signature, authorization ? JSON.stringify(authorization) : null, now(), JSON.stringify(curveRoots.map(delegationToJson))]);

@@ -9,6 +9,10 @@ import { RateLimiter } from "../../api/http/rateLimit.js";
 import { startWebhookStandIn } from "../../devnet/webhookStandIn.js";
 import { quoteExactInputSingle } from "../../lib/quoter.js";
 import { MAX_AGENTS_PER_WALLET } from "../../api/hosted/index.js";
+import { walletSignatures } from "../helpers/sessions.js";
+import { createExecutorKeys } from "../../cosigner/executors.js";
+import type { ExecutorPort } from "../../api/ports/executors.js";
+import { getAddress, parseTransaction, verifyMessage, type Address } from "viem";
 
 /**
  * Hosted paper agents on a devnet with the real indexer: the rule brain and a webhook brain (the
@@ -24,6 +28,7 @@ let offsetMs = 0;
 const clock = () => Date.now() + offsetMs;
 let key: string;
 let otherKey: string;
+let owner: ReturnType<typeof privateKeyToAccount>;
 
 beforeAll(async () => {
   chain = await startIndexedDevnet({ before: freshenMarket });
@@ -32,7 +37,8 @@ beforeAll(async () => {
   hook = await startWebhookStandIn({ now: clock });
   api = await serveApi({ rpcUrl: dn.anvil.rpcUrl, db: store.db, clock, indexed: chain.ix.liveReads().reads, limiter: new RateLimiter(clock, 10_000, false), hostedScheduler: { intervalMs: 0 } });
   const agent = agentOf(api, dn);
-  key = await agent.signIn(privateKeyToAccount(generatePrivateKey()));
+  owner = privateKeyToAccount(generatePrivateKey());
+  key = await agent.signIn(owner);
   otherKey = await agent.signIn(privateKeyToAccount(generatePrivateKey()));
 }, 120_000);
 afterAll(async () => {
@@ -197,6 +203,7 @@ describe("a paper agent with a webhook brain", () => {
     expect((await logsOf(id, "?limit=1")).rows[0]).toMatchObject({ code: "PARTNER_TIMEOUT" });
     expect((await logsOf(quick.json.id)).rows.length).toBeGreaterThan(0);
     await call("POST", `/${quick.json.id}/delete`);
+    hook.script(path, () => ({ json: { orders: [] } }));
   }, 60_000);
 });
 
@@ -212,7 +219,7 @@ describe("the owner's routes", () => {
       [ruleAgent({ pairs: ["ETH/NOPE"] }), 400, "BAD_REQUEST"],
       [ruleAgent({ interval_s: 5 }), 400, "BAD_REQUEST"],
       [ruleAgent({ limits: { max_trade_usd: 10, max_day_usd: 5, max_position_usd: 100 } }), 400, "BAD_REQUEST"],
-      [ruleAgent({ mode: "live" }), 503, "SIGNER_REQUIRED"],
+      [ruleAgent({ mode: "live", paper_book: { USDG: "10" } }), 400, "BAD_REQUEST"],
       [ruleAgent({ brain: "partner_llm", params: {} }), 503, "HOSTED_UNAVAILABLE"],
     ];
     for (const [body, status, code] of cases) {
@@ -281,5 +288,136 @@ describe("the owner's routes", () => {
     expect((await call("POST", `/${a.id}/rotate-webhook-secret`)).json.error.code).toBe("NOT_WEBHOOK");
     await call("POST", `/${a.id}/delete`);
     expect(parseEther("1")).toBeGreaterThan(0n);
+  });
+});
+
+describe("a live agent's executor, held by the signing service", () => {
+  let live: any;
+  const fund = async (to: Address, eth: string) => dn.mined(await dn.walletFor(dn.deployer).sendTransaction({ to, value: parseEther(eth) }));
+
+  it("comes back paused with its executor and an attestation the executor signed; it waits for a session", async () => {
+    const r = await call("POST", "", ruleAgent({ mode: "live", name: "live one" }));
+    expect(r.status, r.text).toBe(201);
+    live = r.json;
+    expect(live).toMatchObject({ mode: "live", status: "paused", pause_reason: { code: "NO_SESSION" }, trading: false, session_root_hash: null, stock_attestation: null, gas_refund: null });
+    expect(live.executor).toMatch(/^0x[0-9a-fA-F]{40}$/);
+    expect(live.paper_book).toBeUndefined();
+    const att = live.executor_attestation;
+    expect(att).toMatchObject({ executor: live.executor, agent_id: live.id, owner: owner.address, chain_id: 4663 });
+    expect(await verifyMessage({ address: live.executor, message: att.message, signature: att.signature })).toBe(true);
+    expect(JSON.stringify(r.json)).not.toMatch(/sealed|private/i);
+    expect((await call("POST", `/${live.id}/resume`)).json.error.code).toBe("NO_SESSION");
+    expect((await call("POST", `/${live.id}/resume`)).status).toBe(409);
+    expect((await call("POST", `/${live.id}/session`, { session_id: "s_x" })).json.error.code).toBe("HOSTED_UNAVAILABLE");
+    offsetMs += 120_000;
+    await runDue();
+    expect((await logsOf(live.id)).rows).toEqual([]);
+    const view = (await call("GET", `/${live.id}/executor`)).json;
+    expect(view).toMatchObject({ executor: live.executor, balance_wei: "0", enough: false, refund: { available: false, why_not: "STOP_FIRST", last: null } });
+    expect(BigInt(view.top_up.wei)).toBe(BigInt(view.min_balance_wei));
+    expect(view.executor_attestation.signature).toBe(att.signature);
+  });
+
+  it("a session naming another owner's hosted executor is refused (EXECUTOR_OWNER)", async () => {
+    const stranger = await dn.freshWallet(parseEther("1"));
+    const k = await agentOf(api, dn).signIn(stranger);
+    const r = await agentOf(api, dn).post("/live/session/grant", { wallet: stranger.address, executor: live.executor, tokens: ["ETH", "USDG"], max_trade_usd: 10, max_day_usd: 20, max_trades: 2, expires_in_s: 3_600 }, k);
+    expect([r.status, r.json.error?.code]).toEqual([403, "EXECUTOR_OWNER"]);
+  });
+
+  it("refund-gas: STOP_FIRST while it runs, SESSION_ACTIVE while a session to it can be co-signed; then one plain transfer to the owner, mined, and nothing left to refund", async () => {
+    await fund(live.executor, "0.5");
+    expect((await call("POST", `/${live.id}/refund-gas`)).json.error.code).toBe("STOP_FIRST");
+    // The owner grants a session to the executor and switches it on.
+    await dn.test.setBalance({ address: owner.address, value: parseEther("1") });
+    const st = await agentOf(api, dn).post("/live/session/grant", { wallet: owner.address, executor: live.executor, tokens: ["ETH", "USDG"], max_trade_usd: 10, max_day_usd: 20, max_trades: 2, expires_in_s: 3_600 }, key);
+    expect(st.status, st.text).toBe(200);
+    const on = await agentOf(api, dn).post("/live/session/grant", (await walletSignatures(owner, st.json)).body, key);
+    expect(on.status, on.text).toBe(200);
+    const stop = await call("POST", `/${live.id}/stop`);
+    expect(stop.json.status).toBe("stopped");
+    expect((await call("POST", `/${live.id}/refund-gas`)).json.error.code).toBe("SESSION_ACTIVE");
+    expect((await agentOf(api, dn).post("/live/session/revoke", { session_id: st.json.session_id }, key)).status).toBe(200);
+    expect((await call("POST", `/${live.id}/refund-gas`, { to: dn.deployer.address })).json.error.code).toBe("UNKNOWN_FIELD");
+    expect((await call("POST", `/${live.id}/refund-gas`, undefined, otherKey)).json.error.code).toBe("FORBIDDEN");
+
+    const before = await dn.pub.getBalance({ address: owner.address });
+    const r = await call("POST", `/${live.id}/refund-gas`);
+    expect(r.status, r.text).toBe(200);
+    expect(r.json).toMatchObject({ id: live.id, executor: live.executor, to: owner.address, balance_wei: parseEther("0.5").toString(), status: "mined", already: false, closed: true, relay_error: null, gas: 21000 });
+    expect(BigInt(r.json.value_wei)).toBe(parseEther("0.5") - BigInt(r.json.max_cost_wei));
+    const tx = parseTransaction(r.json.raw);
+    expect(tx).toMatchObject({ type: "eip1559", chainId: 4663, value: BigInt(r.json.value_wei) });
+    expect(getAddress(tx.to!)).toBe(owner.address);
+    expect(tx.data).toBeUndefined();
+    expect((await dn.pub.getBalance({ address: owner.address })) - before).toBe(BigInt(r.json.value_wei));
+    // What is left is less than another transfer's gas.
+    expect((await call("POST", `/${live.id}/refund-gas`)).json.error.code).toBe("REFUND_GAS");
+    const d = (await call("GET", `/${live.id}`)).json;
+    expect(d.gas_refund).toMatchObject({ tx_hash: r.json.tx_hash, status: "mined" });
+    // Deleted, its executor and refund stay viewable.
+    await call("POST", `/${live.id}/delete`);
+    expect((await call("GET", `/${live.id}/executor`)).json.refund.last).toMatchObject({ tx_hash: r.json.tx_hash, status: "mined" });
+  }, 60_000);
+
+  it("a refund still unmined is answered again as the same signed transaction (already)", async () => {
+    const a = (await call("POST", "", ruleAgent({ mode: "live" }))).json;
+    await fund(a.executor, "0.2");
+    await call("POST", `/${a.id}/stop`);
+    await dn.test.setAutomine(false);
+    try {
+      const first = await call("POST", `/${a.id}/refund-gas`);
+      expect(first.json).toMatchObject({ status: "sent", already: false });
+      const again = await call("POST", `/${a.id}/refund-gas`);
+      expect(again.json).toMatchObject({ status: "sent", already: true, tx_hash: first.json.tx_hash, raw: first.json.raw });
+    } finally {
+      await dn.test.setAutomine(true);
+      await dn.test.mine({ blocks: 1 });
+    }
+    expect((await dn.pub.getBalance({ address: a.executor })) < parseEther("0.0001")).toBe(true);
+  }, 60_000);
+
+  it("rotate-executor: a new executor, the old one retired; the agent pauses until a session is attached", async () => {
+    const a = (await call("POST", "", ruleAgent({ mode: "live" }))).json;
+    const r = await call("POST", `/${a.id}/rotate-executor`);
+    expect(r.status, r.text).toBe(200);
+    expect(r.json).toMatchObject({ retired_executor: a.executor, status: "paused", pause_reason: { code: "ROTATED" }, session_revoke: null });
+    expect(r.json.executor).not.toBe(a.executor);
+    expect(await verifyMessage({ address: r.json.executor, message: r.json.executor_attestation.message, signature: r.json.executor_attestation.signature })).toBe(true);
+    expect((await call("GET", `/${a.id}/executor`)).json.executor).toBe(r.json.executor);
+    expect((await call("POST", `/${a.id}/rotate-executor`, undefined, otherKey)).json.error.code).toBe("FORBIDDEN");
+  });
+});
+
+describe("a signing service that answers something else than the refund asked for", () => {
+  it("is refused (SIGNED_MISMATCH) and nothing is relayed", async () => {
+    const own = await freshStore("pglite");
+    const real = createExecutorKeys({ db: own.db, secret: "x".repeat(40), chainId: 4663, clock });
+    const thief = getAddress("0x000000000000000000000000000000000000dEaD");
+    // It signs with the executor's key, but pays someone else.
+    const lying: ExecutorPort = {
+      ...real,
+      async signRefund(executor, ask) {
+        const raw = await real.signRefund(executor, ask);
+        const tx = parseTransaction(raw);
+        expect(tx.to).toBeTruthy();
+        return (await import("viem")).serializeTransaction({ ...tx, to: thief } as never) as `0x${string}`;
+      },
+    };
+    const other = await serveApi({ rpcUrl: dn.anvil.rpcUrl, db: own.db, clock, indexed: chain.ix.liveReads().reads, limiter: new RateLimiter(clock, 10_000, false), hostedScheduler: { intervalMs: 0 }, executors: lying });
+    try {
+      const k = await agentOf(other, dn).signIn(privateKeyToAccount(generatePrivateKey()));
+      const a = (await other.call("POST", "/api/v1/hosted", ruleAgent({ mode: "live" }), { authorization: `Bearer ${k}` })).json;
+      await dn.mined(await dn.walletFor(dn.deployer).sendTransaction({ to: a.executor, value: parseEther("0.1") }));
+      await other.call("POST", `/api/v1/hosted/${a.id}/stop`, {}, { authorization: `Bearer ${k}` });
+      const before = await dn.pub.getBalance({ address: thief });
+      const r = await other.call("POST", `/api/v1/hosted/${a.id}/refund-gas`, {}, { authorization: `Bearer ${k}` });
+      expect([r.status, r.json.error?.code]).toEqual([502, "SIGNED_MISMATCH"]);
+      expect(await dn.pub.getBalance({ address: thief })).toBe(before);
+      expect(await dn.pub.getBalance({ address: a.executor })).toBe(parseEther("0.1"));
+    } finally {
+      await other.close();
+      await own.drop();
+    }
   });
 });

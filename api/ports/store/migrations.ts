@@ -252,7 +252,7 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
   },
   {
     version: 10,
-    name: "hosted agents, their schedule and logs",
+    name: "hosted agents, their schedule, logs, executors and gas refunds",
     // app.hosted_agents: what the owner configured and the agent's running state (JSON columns).
     // app.hosted_schedule: one row per agent, claimed with FOR UPDATE SKIP LOCKED and a lease by
     // whichever instance is free; tick_seq is the fencing token. app.hosted_ticks: a tick's
@@ -310,6 +310,40 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
         created_at bigint NOT NULL
       );
       CREATE INDEX hosted_logs_agent ON app.hosted_logs (agent_id, id DESC);
+      CREATE TABLE app.executor_keys (
+        address text PRIMARY KEY,
+        agent_id text NOT NULL,
+        owner text NOT NULL,
+        sealed text NOT NULL,
+        created_at bigint NOT NULL,
+        retired_at bigint,
+        closed_at bigint
+      );
+      CREATE TABLE app.hosted_executors (
+        agent_id text NOT NULL,
+        executor text NOT NULL UNIQUE,
+        created_at bigint NOT NULL,
+        retired_at bigint
+      );
+      CREATE INDEX hosted_executors_agent ON app.hosted_executors (agent_id, created_at DESC);
+      CREATE TABLE app.executor_refunds (
+        id bigserial PRIMARY KEY,
+        agent_id text NOT NULL,
+        executor text NOT NULL,
+        owner text NOT NULL,
+        nonce int NOT NULL,
+        value text NOT NULL,
+        balance text NOT NULL,
+        gas text NOT NULL,
+        max_fee_per_gas text NOT NULL,
+        raw text NOT NULL,
+        tx_hash text NOT NULL UNIQUE,
+        status text NOT NULL,
+        block bigint,
+        relay_error text,
+        created_at bigint NOT NULL,
+        UNIQUE (executor, nonce)
+      );
     `,
   },
 ];

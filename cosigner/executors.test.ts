@@ -1,0 +1,50 @@
+import { describe, expect, it } from "vitest";
+import { getAddress, parseTransaction, recoverTransactionAddress, verifyMessage, type Address } from "viem";
+import { openPglite } from "../api/ports/store/db.js";
+import { migrate } from "../api/ports/store/migrations.js";
+import { createExecutorKeys } from "./executors.js";
+
+const owner = "0x00000000000000000000000000000000000000aa" as Address;
+const ask = { chainId: 4663, nonce: 0, gas: 21_000n, maxFeePerGas: 10n ** 9n, maxPriorityFeePerGas: 1n, value: 5n };
+
+describe("executor keys at the signing service", () => {
+  it("seals each key: no row holds it in the clear, another secret or another row cannot open it", async () => {
+    const db = await openPglite();
+    await migrate(db);
+    const keys = createExecutorKeys({ db, secret: "s".repeat(40), chainId: 4663, clock: Date.now });
+    const a = await keys.create("ha_a", owner);
+    const b = await keys.create("ha_b", owner);
+    expect(await verifyMessage({ address: a.executor, message: a.attestation.message, signature: a.attestation.signature })).toBe(true);
+    expect(a.attestation).toMatchObject({ executor: a.executor, agent_id: "ha_a", owner: getAddress(owner), chain_id: 4663 });
+    expect(a.attestation.message).toContain(`agent: ha_a`);
+    const rows = await db.query<{ address: string; sealed: string }>("SELECT address, sealed FROM app.executor_keys ORDER BY address");
+    expect(rows).toHaveLength(2);
+    for (const r of rows) expect(Buffer.from(r.sealed, "base64").length).toBe(12 + 16 + 32);
+    // Another secret cannot open a key.
+    const wrong = createExecutorKeys({ db, secret: "t".repeat(40), chainId: 4663, clock: Date.now });
+    await expect(wrong.attestation(a.executor)).rejects.toThrow();
+    // A's sealed key copied onto B's row does not open as B (the address is bound in).
+    const sealedA = rows.find((r) => r.address === a.executor.toLowerCase())!.sealed;
+    await db.query("UPDATE app.executor_keys SET sealed = $1 WHERE address = $2", [sealedA, b.executor.toLowerCase()]);
+    await expect(keys.attestation(b.executor)).rejects.toThrow();
+    await db.close();
+  });
+
+  it("signs a refund only once the executor is closed, only to the recorded owner, as a plain transfer", async () => {
+    const db = await openPglite();
+    await migrate(db);
+    const keys = createExecutorKeys({ db, secret: "s".repeat(40), chainId: 4663, clock: Date.now });
+    const { executor } = await keys.create("ha_a", owner);
+    await expect(keys.signRefund(executor, ask)).rejects.toMatchObject({ code: "REFUND_REFUSED" });
+    expect(await keys.close(executor)).toBe(true);
+    expect(await keys.close(executor)).toBe(false);
+    await expect(keys.signRefund(executor, { ...ask, chainId: 1 })).rejects.toMatchObject({ code: "REFUND_REFUSED" });
+    const raw = await keys.signRefund(executor, ask);
+    const tx = parseTransaction(raw);
+    expect(tx).toMatchObject({ type: "eip1559", chainId: 4663, to: owner.toLowerCase(), value: 5n, nonce: 0, gas: 21_000n });
+    expect(tx.data).toBeUndefined();
+    expect(await recoverTransactionAddress({ serializedTransaction: raw as never })).toBe(executor);
+    expect(await keys.state(executor)).toMatchObject({ closed: true, retired: false, agentId: "ha_a" });
+    await db.close();
+  });
+});
