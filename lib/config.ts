@@ -59,6 +59,10 @@ const envSchema = {
   SUBMIT_ENABLED: bool.default("true"),
   /** Fast mode (live/fast) is opt-in for an operator: on by default on the devnet only. */
   FAST_ENABLED: bool.optional(),
+  /** Holds every live hosted agent at once (KILLED; ticks log LIVE_OFF). */
+  HOSTED_KILL_SWITCH: bool.default("false"),
+  /** Live trading by hosted agents (LIVE_DISABLED when off). */
+  HOSTED_LIVE: bool.default("true"),
   DATA_DIR: z.string().min(1).optional(),
   /** Header a trusted reverse proxy sets to the client address (its last entry is used). */
   TRUSTED_PROXY_HEADER: z.string().regex(/^[A-Za-z0-9-]+$/, "must be a header name").optional(),
@@ -154,6 +158,8 @@ export type Config = {
   submitEnabled: boolean;
   /** live/fast answers only when this and submitEnabled are on (FAST_DISABLED otherwise). */
   fastEnabled: boolean;
+  hostedKillSwitch: boolean;
+  hostedLive: boolean;
   version: string;
   devnetInfo: Universe["devnet"] | null;
   trustedProxyHeader: string | null;
@@ -244,6 +250,8 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     requirePartnerAgent: env.REQUIRE_PARTNER_AGENT,
     submitEnabled: env.SUBMIT_ENABLED,
     fastEnabled: env.FAST_ENABLED ?? devnet,
+    hostedKillSwitch: env.HOSTED_KILL_SWITCH,
+    hostedLive: env.HOSTED_LIVE,
     version: SERVICE_VERSION,
     devnetInfo: universe.devnet ?? null,
     trustedProxyHeader: env.TRUSTED_PROXY_HEADER?.toLowerCase() ?? null,

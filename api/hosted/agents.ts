@@ -200,6 +200,10 @@ export async function updateAgent(d: HostedDeps, id: string, body: Record<string
   const req = parseBody(updateRequest, body, { unknownField: "UNKNOWN_FIELD" });
   if (a.status === "stopped") throw stoppedRefusal(a);
   if (req.live !== undefined && a.mode === "paper") throw new Refusal("PAPER_AGENT", "a paper agent has no session to trade live through; create a live agent");
+  if (req.live === true) {
+    if (d.config.hostedKillSwitch) throw new Refusal("KILLED", "the kill switch holds every live agent on this server");
+    throw new Refusal("NO_SESSION", "attach a session granted to the executor before trading live", {}, { context: "hosted_agent" });
+  }
   const brain = req.brain ?? a.brain;
   const pairs = req.pairs ?? a.pairs;
   const params = req.params !== undefined || req.brain !== undefined || req.pairs !== undefined ? checkSettings(d, { brain, params: req.params ?? a.params, pairs, mode: a.mode }) : undefined;
@@ -228,7 +232,11 @@ export async function pauseAgent(d: HostedDeps, id: string, who: Owner) {
 export async function resumeAgent(d: HostedDeps, id: string, who: Owner) {
   const a = await owned(d, id, who);
   if (a.status === "stopped") throw stoppedRefusal(a);
-  if (a.mode === "live") throw new Refusal("NO_SESSION", "a live agent trades only through a session attached to its executor", {}, { context: "hosted_agent" });
+  if (a.mode === "live") {
+    if (d.config.hostedKillSwitch) throw new Refusal("KILLED", "the kill switch holds every live agent on this server");
+    if (!d.config.hostedLive) throw new Refusal("LIVE_DISABLED", "live trading by hosted agents is off on this server");
+    throw new Refusal("NO_SESSION", "a live agent trades only through a session attached to its executor", {}, { context: "hosted_agent" });
+  }
   const after = await changed(d, a, { status: "active", pauseReason: null });
   await d.scheduler.dueAt(a.id, d.clock());
   return viewOf(d, after, true);

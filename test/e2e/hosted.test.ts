@@ -309,6 +309,15 @@ describe("a live agent's executor, held by the signing service", () => {
     expect((await call("POST", `/${live.id}/resume`)).json.error.code).toBe("NO_SESSION");
     expect((await call("POST", `/${live.id}/resume`)).status).toBe(409);
     expect((await call("POST", `/${live.id}/session`, { session_id: "s_x" })).json.error.code).toBe("HOSTED_UNAVAILABLE");
+    expect((await call("POST", `/${live.id}/update`, { live: true })).json.error.code).toBe("NO_SESSION");
+    // The kill switch holds live agents before anything else.
+    api.config.hostedKillSwitch = true;
+    try {
+      expect((await call("POST", `/${live.id}/resume`)).json.error.code).toBe("KILLED");
+      expect((await call("POST", `/${live.id}/update`, { live: true })).json.error.code).toBe("KILLED");
+    } finally {
+      api.config.hostedKillSwitch = false;
+    }
     offsetMs += 120_000;
     await runDue();
     expect((await logsOf(live.id)).rows).toEqual([]);
