@@ -94,7 +94,7 @@ describe("app store migrations", () => {
     const applied = await Promise.all(dbs.map((d) => migrate(d)));
     expect(applied.flat()).toEqual(versions);
     const rows = await dbs[0]!.query<{ version: number }>("SELECT version FROM app.schema_migrations");
-    expect(rows.map((r) => Number(r.version)).sort()).toEqual(versions);
+    expect(rows.map((r) => Number(r.version)).sort((a, b) => a - b)).toEqual(versions);
     await Promise.all(dbs.map((d) => d.close()));
     await admin.query("DROP SCHEMA IF EXISTS app CASCADE");
   });
