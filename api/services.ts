@@ -42,8 +42,8 @@ export function buildServices(deps: AppDeps) {
   const sessionStore = createSessionStore({ db, clock });
   // Executors' keys live with the signing service (cosigner/executors.ts), sealed at rest.
   const executors = deps.executors !== undefined ? deps.executors : config.executorKeysSecret ? createExecutorKeys({ db, secret: config.executorKeysSecret, chainId: config.chainId, clock }) : null;
-  const hostedExecutorOwner = async (executor: Address) => (executors ? ((await executors.state(executor))?.owner ?? null) : null);
-  const sessions = createSessions({ config, chain, market, sides: trading.context.sides, trading, ledger, store: sessionStore, cosigner, now: () => Math.floor(clock() / 1000), hostedExecutorOwner });
+  const hostedExecutor = async (executor: Address) => (executors ? await executors.state(executor) : null);
+  const sessions = createSessions({ config, chain, market, sides: trading.context.sides, trading, ledger, store: sessionStore, cosigner, now: () => Math.floor(clock() / 1000), hostedExecutor });
   const fast = createFast({ config, chain, market, ledger, volume, sequencer, clock });
   const relay = createRelay({ config, chain, ledger, sequencer, clock, sessionExecutors: sessions.executorsOf });
   // Outcomes of what this service relayed (started by createApp): one watcher per store, by lease.

@@ -6,7 +6,7 @@ import { createRequest, ruleParams, updateRequest, webhookParams } from "./reque
 import type { Scheduler } from "./scheduler.js";
 import { newAgentId, newWebhookSecret, type PaperBook, type StoredAgent, type Terms } from "./store.js";
 import type { TickDeps } from "./tick.js";
-import { executorOf, executorView, newExecutor, refundGas, retireExecutor, signerRequired, type ExecutorDeps } from "./executor.js";
+import { executorOf, executorView, newExecutor, refundableExecutor, refundGas, retireExecutor, signerRequired, type ExecutorDeps } from "./executor.js";
 
 export const MAX_AGENTS_PER_WALLET = 20;
 const LOG_KINDS = ["decision", "trade", "hold", "session", "watch", "error"] as const;
@@ -89,7 +89,7 @@ function checkSettings(d: HostedDeps, s: { brain: StoredAgent["brain"]; params: 
   for (const p of s.pairs) {
     const [a, b] = p.split("/") as [string, string];
     for (const sym of [a, b]) {
-      const t = d.config.tokens[sym];
+      const t = Object.hasOwn(d.config.tokens, sym) ? d.config.tokens[sym] : undefined;
       if (!t) throw new Refusal("BAD_REQUEST", `pairs: ${sym} is not a token of this server (use config symbols)`);
       if (t.kind === "stock" && s.mode === "paper") throw new Refusal("TOKEN_STOCK", `${sym} is a stock token: paper agents do not trade stock tokens`);
     }
@@ -121,7 +121,7 @@ function paperBookOf(d: HostedDeps, given: Record<string, string> | undefined, p
   const tokens = new Set(pairs.flatMap((p) => p.split("/")));
   const book: PaperBook = {};
   for (const [sym, amount] of Object.entries(given ?? DEFAULT_BOOK)) {
-    const t = d.config.tokens[sym];
+    const t = Object.hasOwn(d.config.tokens, sym) ? d.config.tokens[sym] : undefined;
     if (!t || !tokens.has(sym)) {
       if (!given) continue;
       throw new Refusal("BAD_REQUEST", `paper_book: ${sym} is not in the agent's pairs`);
@@ -237,8 +237,8 @@ export async function resumeAgent(d: HostedDeps, id: string, who: Owner) {
     if (!d.config.hostedLive) throw new Refusal("LIVE_DISABLED", "live trading by hosted agents is off on this server");
     throw new Refusal("NO_SESSION", "a live agent trades only through a session attached to its executor", {}, { context: "hosted_agent" });
   }
+  // The schedule keeps its slot: a paused agent's due row simply waits, so resume never ticks more often than interval_s.
   const after = await changed(d, a, { status: "active", pauseReason: null });
-  await d.scheduler.dueAt(a.id, d.clock());
   return viewOf(d, after, true);
 }
 
@@ -252,7 +252,8 @@ export async function stopAgent(d: HostedDeps, id: string, who: Owner) {
 
 export async function deleteAgent(d: HostedDeps, id: string, who: Owner) {
   const a = await owned(d, id, who);
-  const after = await d.store.update(a.id, ["active", "paused", "stopped"], { deletedAt: Math.floor(d.clock() / 1000) }, Math.floor(d.clock() / 1000));
+  if (a.mode === "live" && a.status !== "stopped") throw new Refusal("STOP_FIRST", "stop a live agent before deleting it");
+  const after = await d.store.update(a.id, a.mode === "live" ? ["stopped"] : ["active", "paused", "stopped"], { deletedAt: Math.floor(d.clock() / 1000) }, Math.floor(d.clock() / 1000));
   if (!after) throw new Refusal("NOT_FOUND", `no hosted agent ${id}`);
   return { ...(await viewOf(d, after)), deleted: true };
 }
@@ -298,7 +299,10 @@ export async function agentExecutor(d: HostedDeps, id: string, who: Owner) {
 export async function agentRefundGas(d: HostedDeps, id: string, who: Owner, body: Record<string, unknown>) {
   const a = await owned(d, id, who, { deleted: true });
   if (Object.keys(body).length) throw new Refusal("UNKNOWN_FIELD", `unknown field ${Object.keys(body)[0]}; this route takes no body`);
-  return refundGas(d, a, await liveExecutor(d, a));
+  if (a.mode === "paper") throw new Refusal("NO_EXECUTOR", "a paper agent has no executor");
+  const executor = await refundableExecutor(d, a.id);
+  if (!executor) throw new Refusal("NO_EXECUTOR", `hosted agent ${a.id} has no executor`);
+  return refundGas(d, a, executor);
 }
 
 /** rotate-executor: a new executor key, the old one retired at the signing service; the agent pauses until a session is attached. */

@@ -19,3 +19,25 @@ describe("webhook brain helpers", () => {
     expect(await resolvesPrivate("1.1.1.1")).toBe(false);
   });
 });
+
+describe("webhook delivery off the devnet", () => {
+  it("checks the address the socket connects to: a name that resolves to loopback is refused at connect, and nothing reaches the server", async () => {
+    const { createServer } = await import("node:http");
+    const { webhookBrain } = await import("./brains.js");
+    let hits = 0;
+    const server = createServer((_q, r) => (hits++, r.end('{"orders":[]}'))).listen(0, "127.0.0.1");
+    await new Promise((r) => server.once("listening", r));
+    const port = (server.address() as { port: number }).port;
+    const agent = { id: "ha_t", params: { url: `http://brain.example.com:${port}/hook` }, webhookSecret: `whsec_${Buffer.alloc(32, 1).toString("base64")}` } as any;
+    const state = { tick: 1, at: Date.now() } as any;
+    // A public-looking name whose DNS (a rebinding server here) answers loopback at connect time.
+    const rebinding = ((_h: string, o: { all?: boolean }, cb: (e: Error | null, a: unknown, f?: number) => void) => (o.all ? cb(null, [{ address: "127.0.0.1", family: 4 }]) : cb(null, "127.0.0.1", 4))) as any;
+    const refused = await webhookBrain(agent, state, { allowPrivate: false, timeoutMs: 2_000, lookup: rebinding });
+    expect(refused).toMatchObject({ refused: "PARTNER_REJECTED" });
+    expect(hits).toBe(0);
+    // On the devnet the stand-in on loopback is allowed.
+    expect(await webhookBrain(agent, state, { allowPrivate: true, timeoutMs: 2_000, lookup: rebinding })).toEqual({ orders: [] });
+    expect(hits).toBe(1);
+    server.close();
+  });
+});

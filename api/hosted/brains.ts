@@ -1,6 +1,9 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
+import { lookup as dnsLookup } from "node:dns";
 import { lookup } from "node:dns/promises";
-import { isIP } from "node:net";
+import { request as httpRequest } from "node:http";
+import { request as httpsRequest } from "node:https";
+import { isIP, type LookupFunction } from "node:net";
 import { ordersAnswer, ruleParams, type Order } from "./request.js";
 import type { StoredAgent } from "./store.js";
 
@@ -54,7 +57,8 @@ export async function resolvesPrivate(host: string): Promise<boolean> {
   if (privateHost(host)) return true;
   if (isIP(host.replace(/^\[|\]$/g, ""))) return false;
   try {
-    return (await lookup(host, { all: true })).some((a) => privateHost(a.address));
+    const found = await Promise.race([lookup(host, { all: true }), new Promise<never>((_, reject) => setTimeout(() => reject(new Error("DNS timeout")), DNS_TIMEOUT_MS).unref())]);
+    return found.some((a) => privateHost(a.address));
   } catch {
     return true;
   }
@@ -67,50 +71,100 @@ export function privateHost(host: string): boolean {
   const v = isIP(h);
   if (v === 4) {
     const [a, b] = h.split(".").map(Number) as [number, number];
-    return a === 10 || a === 127 || a === 0 || (a === 169 && b === 254) || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168) || (a === 100 && b >= 64 && b <= 127);
+    return a === 10 || a === 127 || a === 0 || (a === 169 && b === 254) || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168) || (a === 100 && b >= 64 && b <= 127) || (a === 198 && (b === 18 || b === 19)) || a >= 224;
   }
-  if (v === 6) return h === "::1" || h === "::" || h.startsWith("fc") || h.startsWith("fd") || h.startsWith("fe80") || h.startsWith("::ffff:");
+  // Loopback, unspecified, unique-local, link- and site-local, multicast, v4-mapped, NAT64 and 6to4 (they reach IPv4 space).
+  if (v === 6) return h === "::1" || h === "::" || /^(fc|fd|fe[89a-f]|ff)/.test(h) || h.startsWith("::ffff:") || h.startsWith("64:ff9b:") || h.startsWith("2002:");
   return false;
+}
+
+/** An answer larger than this is refused unread. */
+const MAX_ANSWER_BYTES = 65_536;
+const DNS_TIMEOUT_MS = 2_000;
+
+type Posted = { status: number; text: string } | { error: "timeout" | "unreachable" | "private" | "too_big"; message: string };
+
+/**
+ * POSTs `body` with node:http(s): the address is checked when the socket connects (a name that
+ * resolved to a public address for a check and to a private one for the request cannot slip
+ * through), DNS is bounded in time, redirects are not followed, and the answer is read up to
+ * MAX_ANSWER_BYTES.
+ */
+function post(url: URL, headers: Record<string, string>, body: string, o: { allowPrivate: boolean; timeoutMs: number; lookup?: typeof dnsLookup }): Promise<Posted> {
+  return new Promise((resolve) => {
+    let done = false;
+    const finish = (p: Posted) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      req.destroy();
+      resolve(p);
+    };
+    // Node may ask for one address or, choosing a family itself, for all: every one is checked.
+    const guardedLookup = ((host: string, opts: { all?: boolean }, cb: (err: Error | null, address: unknown, family?: number) => void) => {
+      const t = setTimeout(() => cb(new Error(`DNS for ${host} took over ${DNS_TIMEOUT_MS} ms`), opts.all ? [] : ""), DNS_TIMEOUT_MS);
+      (o.lookup ?? dnsLookup)(host, { ...opts, all: true } as never, ((err: Error | null, found: { address: string; family: number }[]) => {
+        clearTimeout(t);
+        if (err) return cb(err, opts.all ? [] : "");
+        const list = Array.isArray(found) ? found : [{ address: String(found), family: isIP(String(found)) || 4 }];
+        if (!list.length) return cb(new Error(`${host} has no address`), opts.all ? [] : "");
+        if (!o.allowPrivate && list.some((a) => privateHost(a.address))) return cb(Object.assign(new Error(`${host} resolves to a private address`), { code: "PRIVATE" }), opts.all ? [] : "");
+        if (opts.all) cb(null, list);
+        else cb(null, list[0]!.address, list[0]!.family);
+      }) as never);
+    }) as unknown as LookupFunction;
+    const send = url.protocol === "https:" ? httpsRequest : httpRequest;
+    const req = send(url, { method: "POST", headers: { ...headers, "content-length": Buffer.byteLength(body) }, lookup: guardedLookup }, (res) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      res.on("data", (c: Buffer) => {
+        size += c.length;
+        if (size > MAX_ANSWER_BYTES) return finish({ error: "too_big", message: `the answer passed ${MAX_ANSWER_BYTES} bytes` });
+        chunks.push(c);
+      });
+      res.on("end", () => finish({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString("utf8") }));
+      res.on("error", (err) => finish({ error: "unreachable", message: err.message.slice(0, 200) }));
+    });
+    const timer = setTimeout(() => finish({ error: "timeout", message: `no answer within ${o.timeoutMs} ms` }), o.timeoutMs);
+    req.on("error", (err: NodeJS.ErrnoException) => finish({ error: err.code === "PRIVATE" ? "private" : "unreachable", message: err.message.slice(0, 200) }));
+    req.end(body);
+  });
 }
 
 /**
  * The webhook brain: POSTs the tick's state to the owner's URL, signed per Standard Webhooks
  * (webhook-id = agent:tick, stable across retries), 10 s timeout, no redirects; the answer must be
- * exactly {orders, note?}. Failures are refusal codes, never exceptions.
+ * exactly {orders, note?}. Failures are refusal codes, never exceptions; their messages name no
+ * field of the answer (an internal service's answer must not be echoed into the logs).
  */
-export async function webhookBrain(agent: StoredAgent, s: TickState, o: { allowPrivate: boolean; timeoutMs?: number }): Promise<Decision> {
+export async function webhookBrain(agent: StoredAgent, s: TickState, o: { allowPrivate: boolean; timeoutMs?: number; lookup?: typeof dnsLookup }): Promise<Decision> {
   const url = new URL(String(agent.params.url));
-  if (!o.allowPrivate && (await resolvesPrivate(url.hostname))) return { refused: "PARTNER_REJECTED", message: `${url.hostname} is or resolves to a private or loopback address` };
+  const timeoutMs = o.timeoutMs ?? WEBHOOK_TIMEOUT_MS;
+  if (!o.allowPrivate && privateHost(url.hostname)) return { refused: "PARTNER_REJECTED", message: `${url.hostname} is a private or loopback address` };
   const id = `${agent.id}:${s.tick}`;
   const timestamp = Math.floor(s.at / 1000);
   const body = JSON.stringify(s);
-  let res: Response;
-  try {
-    res = await fetch(url, {
-      method: "POST",
-      redirect: "manual",
-      headers: { "content-type": "application/json", "webhook-id": id, "webhook-timestamp": String(timestamp), "webhook-signature": webhookSignature(agent.webhookSecret!, id, timestamp, body) },
-      body,
-      signal: AbortSignal.timeout(o.timeoutMs ?? WEBHOOK_TIMEOUT_MS),
-    });
-  } catch (err) {
-    const timeout = (err as Error).name === "TimeoutError" || (err as Error).name === "AbortError";
-    return timeout ? { refused: "PARTNER_TIMEOUT", message: `no answer within ${o.timeoutMs ?? WEBHOOK_TIMEOUT_MS} ms` } : { refused: "PARTNER_UNREACHABLE", message: (err as Error).message.slice(0, 200) };
+  const headers = { "content-type": "application/json", "webhook-id": id, "webhook-timestamp": String(timestamp), "webhook-signature": webhookSignature(agent.webhookSecret!, id, timestamp, body) };
+  const res = await post(url, headers, body, { allowPrivate: o.allowPrivate, timeoutMs, lookup: o.lookup });
+  if ("error" in res) {
+    if (res.error === "timeout") return { refused: "PARTNER_TIMEOUT", message: res.message };
+    if (res.error === "private") return { refused: "PARTNER_REJECTED", message: `${url.hostname} resolves to a private or loopback address` };
+    if (res.error === "too_big") return { refused: "AI_MALFORMED", message: res.message };
+    return { refused: "PARTNER_UNREACHABLE", message: res.message };
   }
-  if (res.status < 200 || res.status >= 300) return { refused: "PARTNER_REJECTED", message: `the webhook answered ${res.status}` };
-  const text = (await res.text()).slice(0, 65_536);
+  if (res.status < 200 || res.status >= 300) return { refused: "PARTNER_REJECTED", message: res.status >= 300 && res.status < 400 ? "the webhook answered a redirect (not followed)" : "the webhook did not answer 2xx" };
   let answer: unknown;
   try {
-    answer = JSON.parse(text);
+    answer = JSON.parse(res.text);
   } catch {
     return { refused: "AI_MALFORMED", message: "the answer is not one JSON object" };
   }
+  if (typeof answer !== "object" || answer === null || Array.isArray(answer)) return { refused: "AI_MALFORMED", message: "the answer is not one JSON object" };
   const parsed = ordersAnswer.safeParse(answer);
   if (!parsed.success) {
     const i = parsed.error.issues[0]!;
-    if (typeof answer !== "object" || answer === null || Array.isArray(answer)) return { refused: "AI_MALFORMED", message: "the answer is not one JSON object" };
     if (i.code === "too_big" && i.path.join(".") === "orders") return { refused: "AI_TOO_MANY", message: "more than 5 orders" };
-    return { refused: "AI_SCHEMA", message: `${i.path.join(".") || "answer"}: ${i.message}` };
+    return { refused: "AI_SCHEMA", message: i.code === "unrecognized_keys" ? "the answer holds fields other than orders and note" : `${i.path.join(".") || "answer"} is not as asked` };
   }
   return parsed.data;
 }

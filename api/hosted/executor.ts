@@ -23,6 +23,21 @@ export type ExecutorDeps = Pick<TickDeps, "config" | "chain" | "market" | "store
 
 export const signerRequired = () => new Refusal("SIGNER_REQUIRED", "live hosted agents need the executor signing service, which is not configured on this server", {}, { retryAfterS: 60 });
 
+/**
+ * The executor a refund-gas call empties: the newest of the agent's executors (retired ones
+ * included: rotate-executor leaves their gas behind) that holds more than a transfer's gas, else
+ * the current one.
+ */
+export async function refundableExecutor(d: Pick<ExecutorDeps, "store" | "chain">, agentId: string): Promise<Address | null> {
+  const rows = await d.store.db.query<{ executor: string }>("SELECT executor FROM app.hosted_executors WHERE agent_id = $1 ORDER BY created_at DESC, retired_at IS NULL DESC", [agentId]);
+  const gasPrice = await d.chain.getGasPrice().catch(() => 0n);
+  for (const r of rows) {
+    const balance = await d.chain.getBalance({ address: getAddress(r.executor) }).catch(() => 0n);
+    if (balance > REFUND_GAS * gasPrice * 2n) return getAddress(r.executor);
+  }
+  return rows[0] ? getAddress(rows[0].executor) : null;
+}
+
 /** The agent's current executor (the newest not retired), or null. */
 export async function executorOf(d: Pick<ExecutorDeps, "store">, agentId: string): Promise<Address | null> {
   const [r] = await d.store.db.query<{ executor: string }>("SELECT executor FROM app.hosted_executors WHERE agent_id = $1 AND retired_at IS NULL ORDER BY created_at DESC LIMIT 1", [agentId]);
@@ -38,7 +53,13 @@ export async function newExecutor(d: ExecutorDeps, agent: Pick<StoredAgent, "id"
   } catch (err) {
     throw new Refusal("EXECUTOR_ATTESTATION", "the signing service could not make and attest an executor; try again", {}, { cause: err, retryAfterS: 5 });
   }
-  await d.store.db.query("INSERT INTO app.hosted_executors (agent_id, executor, created_at) VALUES ($1, $2, $3)", [agent.id, made.executor.toLowerCase(), Math.floor(d.clock() / 1000)]);
+  try {
+    await d.store.db.query("INSERT INTO app.hosted_executors (agent_id, executor, created_at) VALUES ($1, $2, $3)", [agent.id, made.executor.toLowerCase(), Math.floor(d.clock() / 1000)]);
+  } catch (err) {
+    // One current executor per agent (a unique index): a concurrent rotate got there first.
+    await d.executors.retire(made.executor);
+    throw new Refusal("BUSY", "another call is changing this agent's executor; try again", {}, { cause: err, retryAfterS: 1 });
+  }
   return made;
 }
 
@@ -127,11 +148,18 @@ export async function refundGas(d: ExecutorDeps, agent: StoredAgent, executor: A
   if (state.owner.toLowerCase() !== agent.wallet.toLowerCase() || state.owner.toLowerCase() === executor.toLowerCase()) throw new Refusal("REFUND_OWNER", "the executor's owner on record is not this agent's owner");
   if (await d.sanctioned(state.owner)) throw new Refusal("SANCTIONED", `owner ${state.owner} is on the sanctions list; nothing is refunded`, { address: state.owner, field: "owner" });
 
-  const closedNow = await d.executors.close(executor);
+  await d.executors.close(executor);
   const open = await lastRefund(d, executor);
   if (open && (open.status === "sent" || open.status === "uncertain")) {
+    // The same bytes again (a node that dropped them takes them back; a mined nonce refuses them).
+    await d.sequencer.sendRawTransaction(open.raw).catch(() => undefined);
     const r = await settle(d, open, 2_000);
-    if (r.status === "sent" || r.status === "uncertain") return refundAnswer(agent.id, r, { already: true, closed: true });
+    if (r.status === "sent" || r.status === "uncertain") {
+      const spent = await d.chain.getTransactionCount({ address: executor, blockTag: "latest" }).catch(() => null);
+      // Its nonce went to another transaction: this refund can never land, so a new one may be signed.
+      if (spent !== null && spent > Number(r.nonce)) await d.store.db.query("UPDATE app.executor_refunds SET status = 'dropped' WHERE id = $1", [r.id]);
+      else return refundAnswer(agent.id, r, { already: true, closed: true });
+    }
   }
 
   let balance: bigint, nonce: number, pending: number, fees: { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint };
@@ -170,7 +198,7 @@ export async function refundGas(d: ExecutorDeps, agent: StoredAgent, executor: A
     await d.store.db.query("UPDATE app.executor_refunds SET status = 'uncertain', relay_error = $2 WHERE id = $1", [row.id, relayError]);
   }
   const settled = await settle(d, { ...row, status: relayError ? "uncertain" : "sent", relay_error: relayError }, RECEIPT_WAIT_MS);
-  return refundAnswer(agent.id, settled, { already: false, closed: closedNow || true });
+  return refundAnswer(agent.id, settled, { already: false, closed: true });
 }
 
 /** SIGNED_MISMATCH unless the bytes are exactly the asked plain transfer from the executor to the owner. */

@@ -29,7 +29,7 @@ const DAY_MS = 86_400_000;
 /** The tick's tokens by symbol (the agent's pairs name config symbols). */
 const tokensOf = (config: Config, pairs: string[]) => {
   const out = new Map<string, TokenEntry>();
-  for (const p of pairs) for (const sym of p.split("/")) if (config.tokens[sym]) out.set(sym, config.tokens[sym]!);
+  for (const p of pairs) for (const sym of p.split("/")) if (Object.hasOwn(config.tokens, sym)) out.set(sym, config.tokens[sym]!);
   return out;
 };
 
@@ -98,6 +98,10 @@ async function fillPaper(d: TickDeps, agent: StoredAgent, o: Order, s: TickState
   const out = await quoteExactInputSingle(d.chain, d.config.contracts.v4Quoter, pool, zeroForOne, amountIn - feeAtoms, BigInt(s.block));
   book[lc(tin.address)] = (held - amountIn).toString();
   book[lc(tout.address)] = (BigInt(book[lc(tout.address)] ?? "0") + out).toString();
+  // The tick's later orders see this fill: positions and balances run with the book.
+  const filledUsd = Number(formatUnits(amountIn, tin.decimals)) * markIn;
+  s.book[o.token_in] = { amount: formatUnits(held - amountIn, tin.decimals), usd: (s.book[o.token_in]?.usd ?? 0) - filledUsd };
+  s.book[o.token_out] = { amount: formatUnits(BigInt(book[lc(tout.address)]!), tout.decimals), usd: (s.book[o.token_out]?.usd ?? 0) + Number(formatUnits(out, tout.decimals)) * s.marks[o.token_out]! };
   return {
     fill: { token_in: o.token_in, token_out: o.token_out, amount_in: amountIn.toString(), amount_out: out.toString(), amount_usd: Number(formatUnits(amountIn, tin.decimals)) * markIn, fee_bps: fee.bps, fee_class: feeClass, fee_tier: fee.tier, fee: feeAtoms.toString(), block: s.block },
   };
@@ -155,6 +159,10 @@ export async function runTick(d: TickDeps, agentId: string, seq: number, dueMs: 
   const lastDecision = { tick: seq, at: s.at, block, ...(("refused" in decision) ? { code: decision.refused, message: decision.message } : { orders: decision.orders, note: decision.note ?? null }), fills: fills.length };
   const now = d.clock();
   return d.store.db.tx(async (tx) => {
+    // Only while this instance still holds the tick's lease: a tick that outlived its timeout (the
+    // schedule moved on) or whose lease another instance took commits nothing.
+    const held = await tx.query("SELECT 1 FROM app.hosted_schedule WHERE agent_id = $1 AND tick_seq = $2 AND lease_owner = $3 FOR UPDATE", [agent.id, seq, instance]);
+    if (!held.length) return false;
     const first = await tx.query("INSERT INTO app.hosted_ticks (agent_id, tick_seq, due_ms, ran_at_ms, instance) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING RETURNING tick_seq", [agent.id, seq, dueMs, now, instance]);
     if (!first.length) return false;
     await tx.query(

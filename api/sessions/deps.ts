@@ -17,6 +17,6 @@ export type SessionDeps = {
   /** null when no co-signer key is configured: grants and trades answer 503 SIGNER_UNAVAILABLE. */
   cosigner: CosignerPort | null;
   now: () => number;
-  /** The owner a hosted executor was made for (null for any other address): a session may name it only from that owner's wallet. */
-  hostedExecutorOwner?: (executor: Address) => Promise<Address | null>;
+  /** A hosted executor's owner and state (null for any other address): a session may name it only from that owner's wallet, and never once it is retired or closed. */
+  hostedExecutor?: (executor: Address) => Promise<{ owner: Address; retired: boolean; closed: boolean } | null>;
 };

@@ -81,8 +81,9 @@ export async function startGrant(d: SessionDeps, body: Record<string, unknown>, 
   if (!cosigner) throw new Refusal("SIGNER_UNAVAILABLE", "no co-signer is configured: sessions cannot be co-signed now", {}, { retryAfterS: 60 });
   if (lc(executor) === lc(wallet) || lc(executor) === lc(cosigner.address) || executor === zeroAddress) throw new Refusal("BAD_EXECUTOR", "the executor must be a key of its own: not the wallet, not the co-signer");
   // A hosted agent's executor trades only for the owner it was made for.
-  const hostedOwner = await d.hostedExecutorOwner?.(executor);
-  if (hostedOwner && lc(hostedOwner) !== lc(wallet)) throw new Refusal("EXECUTOR_OWNER", "this executor belongs to another owner's hosted agent");
+  const hosted = await d.hostedExecutor?.(executor);
+  if (hosted && lc(hosted.owner) !== lc(wallet)) throw new Refusal("EXECUTOR_OWNER", "this executor belongs to another owner's hosted agent");
+  if (hosted && (hosted.retired || hosted.closed)) throw new Refusal("EXECUTOR_CLOSED", "this hosted executor was retired or its gas refunded: it trades no more");
   for (const pol of q.policies) if (!(SHIELD_POLICIES as readonly string[]).includes(pol)) throw new Refusal("BAD_REQUEST", `unknown policy ${pol}`);
   if (q.policies.length && !q.shield) throw new Refusal("BAD_REQUEST", "policies apply with shield true");
 

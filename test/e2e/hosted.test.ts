@@ -172,6 +172,16 @@ describe("a paper agent with a webhook brain", () => {
     expect((await logsOf(id, "?kinds=trade")).rows.length).toBe(tradesBefore + 1);
   }, 60_000);
 
+  it("holds orders of one tick that together pass max_position_usd (the book runs with each fill)", async () => {
+    hook.script(path, () => ({ json: { orders: [1, 2, 3].map(() => ({ token_in: "USDG", token_out: "ETH", amount_usd: 200 })) } }));
+    await call("POST", `/${id}/update`, { limits: { max_trade_usd: 200, max_day_usd: 20_000, max_position_usd: 450 } });
+    offsetMs += 60_000;
+    await runDue();
+    const rows = (await logsOf(id, "?limit=3")).rows;
+    expect(rows.map((r: any) => [r.kind, r.code])).toEqual([["hold", "MAX_POSITION"], ["trade", null], ["trade", null]]);
+    await call("POST", `/${id}/update`, { limits: { max_trade_usd: 200, max_day_usd: 1000, max_position_usd: 5000 } });
+  }, 60_000);
+
   it("refuses answers that are not exactly orders inside the agent's pairs and limits: logged, nothing trades", async () => {
     const cases: [unknown, string][] = [
       ["not json", "AI_MALFORMED"],
@@ -395,6 +405,15 @@ describe("a live agent's executor, held by the signing service", () => {
     expect(await verifyMessage({ address: r.json.executor, message: r.json.executor_attestation.message, signature: r.json.executor_attestation.signature })).toBe(true);
     expect((await call("GET", `/${a.id}/executor`)).json.executor).toBe(r.json.executor);
     expect((await call("POST", `/${a.id}/rotate-executor`, undefined, otherKey)).json.error.code).toBe("FORBIDDEN");
+    // The retired executor takes no new session, even from its owner.
+    const g = await agentOf(api, dn).post("/live/session/grant", { wallet: owner.address, executor: a.executor, tokens: ["ETH", "USDG"], max_trade_usd: 10, max_day_usd: 20, max_trades: 2, expires_in_s: 3_600 }, key);
+    expect([g.status, g.json.error?.code]).toEqual([409, "EXECUTOR_CLOSED"]);
+    // A live agent is stopped before it is deleted; its retired executor's gas still goes back to the owner.
+    expect((await call("POST", `/${a.id}/delete`)).json.error.code).toBe("STOP_FIRST");
+    await dn.mined(await dn.walletFor(dn.deployer).sendTransaction({ to: a.executor, value: parseEther("0.05") }));
+    await call("POST", `/${a.id}/stop`);
+    const refund = await call("POST", `/${a.id}/refund-gas`);
+    expect(refund.json).toMatchObject({ executor: a.executor, to: owner.address, status: "mined" });
   });
 });
 

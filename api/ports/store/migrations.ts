@@ -326,6 +326,7 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
         retired_at bigint
       );
       CREATE INDEX hosted_executors_agent ON app.hosted_executors (agent_id, created_at DESC);
+      CREATE UNIQUE INDEX hosted_executors_current ON app.hosted_executors (agent_id) WHERE retired_at IS NULL;
       CREATE TABLE app.executor_refunds (
         id bigserial PRIMARY KEY,
         agent_id text NOT NULL,
