@@ -41,7 +41,7 @@ export function buildServices(deps: AppDeps) {
     deps.cosigner !== undefined ? deps.cosigner : config.cosignerUrl ? httpCosigner(config.cosignerUrl, config.cosignerToken!, config.cosigner!) : cosignerFromEnv({ config, db, chain, clock });
   const sessionStore = createSessionStore({ db, clock });
   // Executors' keys live with the signing service (cosigner/executors.ts), sealed at rest.
-  const executors = deps.executors !== undefined ? deps.executors : config.executorKeysSecret ? createExecutorKeys({ db, secret: config.executorKeysSecret, chainId: config.chainId, clock }) : null;
+  const executors = deps.executors !== undefined ? deps.executors : config.executorKeysSecret ? createExecutorKeys({ db, secret: config.executorKeysSecret, chainId: config.chainId, clock, delegationManager: config.contracts.delegationManager }) : null;
   const hostedExecutor = async (executor: Address) => (executors ? await executors.state(executor) : null);
   const sessions = createSessions({ config, chain, market, sides: trading.context.sides, trading, ledger, store: sessionStore, cosigner, now: () => Math.floor(clock() / 1000), hostedExecutor });
   const fast = createFast({ config, chain, market, ledger, volume, sequencer, clock });
@@ -56,7 +56,7 @@ export function buildServices(deps: AppDeps) {
   const treasury = createTreasury({ config, chain, indexed, db, market, ledger, signer: platformSigner, clock, logger: deps.logger, ...deps.treasury });
   // Hosted agents (their scheduler started by createApp): ticks shared by every instance on one store.
   const sanctioned = (address: Address) => chain.readContract({ address: config.contracts.sanctionsList, abi: sanctionsListAbi, functionName: "isSanctioned", args: [address] });
-  const hosted = createHosted({ config, chain, market, db, clock, logger: deps.logger, scheduler: deps.hostedScheduler, executors, sequencer, liveSessionsOf: sessions.liveForExecutor, sanctioned });
+  const hosted = createHosted({ config, chain, market, db, clock, logger: deps.logger, scheduler: deps.hostedScheduler, executors, sequencer, liveSessionsOf: sessions.liveForExecutor, sanctioned, sessionOf: sessions.forHosted, trade: (body, who) => sessions.trade(body, who as never) as never, submit: (body, key) => relay.submit(body, key as never) as never });
   const revocations = config.redisUrl ? redisRevocations(() => redisConnection(config.redisUrl!), forgetRevoked) : null;
   const signIn: SignInDeps = { db, config, chain, clock, revocations };
   return { deps, config, clock, ownScreenBudget, market, tokens, ledger, volume, trading, relay, watcher, stats, portfolio, signIn, sessions, cosigner, fast, treasury, hosted };

@@ -11,7 +11,7 @@ import { Refusal } from "../api/errors/index.js";
  * moved to another row does not open), and opened only to sign. Nothing here returns or logs a
  * key. A closed executor signs only its refund, to the owner recorded at creation.
  */
-export function createExecutorKeys(d: { db: Db; secret: string; chainId: number; clock: () => number }): ExecutorPort {
+export function createExecutorKeys(d: { db: Db; secret: string; chainId: number; clock: () => number; delegationManager?: Address }): ExecutorPort {
   const master = createHash("sha256").update(`pit-executor-keys:${d.secret}`).digest();
   const seal = (key: Hex, address: Address) => {
     const iv = randomBytes(12);
@@ -57,6 +57,12 @@ export function createExecutorKeys(d: { db: Db; secret: string; chainId: number;
     async state(executor) {
       const r = await row(executor);
       return r ? { owner: getAddress(r.owner), agentId: r.agent_id, retired: r.retired_at !== null, closed: r.closed_at !== null } : null;
+    },
+    async signTrade(executor, tx) {
+      const { r, account } = await accountOf(executor);
+      if (r.closed_at !== null || r.retired_at !== null) throw new Refusal("EXECUTOR_CLOSED", "this executor was retired or its gas refunded: it signs no trade");
+      if (!d.delegationManager || tx.to.toLowerCase() !== d.delegationManager.toLowerCase() || tx.chainId !== d.chainId) throw new Refusal("TX_REFUSED", "an executor signs only session redeems to the DelegationManager on this chain");
+      return account.signTransaction({ type: "eip1559", chainId: tx.chainId, to: getAddress(tx.to), value: 0n, data: tx.data, nonce: tx.nonce, gas: tx.gas, maxFeePerGas: tx.maxFeePerGas, maxPriorityFeePerGas: tx.maxPriorityFeePerGas });
     },
     async signRefund(executor, ask: RefundAsk) {
       const { r, account } = await accountOf(executor);

@@ -140,6 +140,7 @@ export const CATALOGUE = {
   REFUND_IN_FLIGHT: { status: 409 },
   REFUND_GAS: { status: 409 },
   EXECUTOR_CLOSED: { status: 409 },
+  TX_REFUSED: { status: 422 },
   SIGNER_FROZEN: { status: 503 },
   CHAIN_UNAVAILABLE: { status: 503 },
   BUSY: { status: 429 },

@@ -6,13 +6,13 @@ import { createRequest, ruleParams, updateRequest, webhookParams } from "./reque
 import type { Scheduler } from "./scheduler.js";
 import { newAgentId, newWebhookSecret, type PaperBook, type StoredAgent, type Terms } from "./store.js";
 import type { TickDeps } from "./tick.js";
-import { executorOf, executorView, newExecutor, refundableExecutor, refundGas, retireExecutor, signerRequired, type ExecutorDeps } from "./executor.js";
+import { executorOf, executorView, newExecutor, refundableExecutor, refundGas, retireExecutor, signerRequired, type ExecutorDeps, type HostedSession } from "./executor.js";
 
 export const MAX_AGENTS_PER_WALLET = 20;
 const LOG_KINDS = ["decision", "trade", "hold", "session", "watch", "error"] as const;
 const DEFAULT_BOOK = { USDG: "10000" };
 
-export type HostedDeps = TickDeps & ExecutorDeps & { scheduler: Pick<Scheduler, "dueAt"> };
+export type HostedDeps = TickDeps & ExecutorDeps & { scheduler: Pick<Scheduler, "dueAt">; sessionOf: (id: string) => Promise<HostedSession | null> };
 export type Owner = { wallet: Address | null; keyId: number };
 
 const ownerWallet = (who: Owner): Address => {
@@ -47,11 +47,11 @@ export function agentView(d: Pick<HostedDeps, "config">, a: StoredAgent, detail 
     pairs: a.pairs,
     limits: a.limits,
     mode: a.mode,
-    live: false,
+    live: a.mode === "live" && a.status === "active" && a.sessionId !== null,
     status: a.status,
     pause_reason: a.pauseReason,
     trading: a.status === "active" && a.deletedAt === null,
-    session_id: null,
+    session_id: a.sessionId,
     executor,
     terms: { fee_schedule: 2, fees: { major_max_bps: MAJOR_TIERS[0].bps + shieldAdd, major_min_bps: MAJOR_TIERS.at(-1)!.bps + shieldAdd, other_bps: OTHER_BPS + shieldAdd }, ...a.terms },
     session_terms: null,
@@ -159,6 +159,7 @@ export async function createAgent(d: HostedDeps, body: Record<string, unknown>, 
     brainState: null,
     lastDecision: null,
     lastTrade: null,
+    sessionId: null,
     createdAt: Math.floor(now / 1000),
     updatedAt: Math.floor(now / 1000),
     deletedAt: null,
@@ -200,16 +201,15 @@ export async function updateAgent(d: HostedDeps, id: string, body: Record<string
   const req = parseBody(updateRequest, body, { unknownField: "UNKNOWN_FIELD" });
   if (a.status === "stopped") throw stoppedRefusal(a);
   if (req.live !== undefined && a.mode === "paper") throw new Refusal("PAPER_AGENT", "a paper agent has no session to trade live through; create a live agent");
-  if (req.live === true) {
-    if (d.config.hostedKillSwitch) throw new Refusal("KILLED", "the kill switch holds every live agent on this server");
-    throw new Refusal("NO_SESSION", "attach a session granted to the executor before trading live", {}, { context: "hosted_agent" });
-  }
+  if (req.live === true) await assertLiveReady(d, a, req.limits ?? a.limits);
+  else if (a.mode === "live" && a.sessionId && req.limits) await assertFits(d, a, await sessionFor(d, a), req.limits, req.pairs ?? a.pairs);
   const brain = req.brain ?? a.brain;
   const pairs = req.pairs ?? a.pairs;
   const params = req.params !== undefined || req.brain !== undefined || req.pairs !== undefined ? checkSettings(d, { brain, params: req.params ?? a.params, pairs, mode: a.mode }) : undefined;
   const terms = termsOf(req, a.terms);
   const newSecret = brain === "webhook" && !a.webhookSecret ? newWebhookSecret() : undefined;
   const after = await changed(d, a, {
+    ...(req.live === true ? { status: "active" as const, pauseReason: null } : req.live === false && a.mode === "live" ? { status: "paused" as const, pauseReason: { code: "OWNER", message: "live trading turned off by the owner" } } : {}),
     name: req.name,
     brain: req.brain,
     params,
@@ -232,11 +232,7 @@ export async function pauseAgent(d: HostedDeps, id: string, who: Owner) {
 export async function resumeAgent(d: HostedDeps, id: string, who: Owner) {
   const a = await owned(d, id, who);
   if (a.status === "stopped") throw stoppedRefusal(a);
-  if (a.mode === "live") {
-    if (d.config.hostedKillSwitch) throw new Refusal("KILLED", "the kill switch holds every live agent on this server");
-    if (!d.config.hostedLive) throw new Refusal("LIVE_DISABLED", "live trading by hosted agents is off on this server");
-    throw new Refusal("NO_SESSION", "a live agent trades only through a session attached to its executor", {}, { context: "hosted_agent" });
-  }
+  if (a.mode === "live") await assertLiveReady(d, a, a.limits);
   // The schedule keeps its slot: a paused agent's due row simply waits, so resume never ticks more often than interval_s.
   const after = await changed(d, a, { status: "active", pauseReason: null });
   return viewOf(d, after, true);
@@ -274,13 +270,61 @@ export async function agentLogs(d: HostedDeps, id: string, query: Record<string,
   return { id: a.id, rows: page, next_before: rows.length > limit ? page.at(-1)!.id : null };
 }
 
-/** Routes that need a live agent's session (attach, stock attestation): paper agents have none. */
+/** Routes that need a live agent's session (stock attestation): paper agents have none. */
 export async function sessionOnly(d: HostedDeps, id: string, who: Owner, body: Record<string, unknown>, schema: Parameters<typeof parseBody>[0]) {
   const a = await owned(d, id, who);
   parseBody(schema, body, { unknownField: "UNKNOWN_FIELD" });
   if (a.mode === "paper") throw new Refusal("PAPER_AGENT", "a paper agent has no session or executor");
   if (a.status === "stopped") throw stoppedRefusal(a);
-  throw new Refusal("HOSTED_UNAVAILABLE", "attaching sessions to hosted agents is not running on this server yet", {}, { retryAfterS: 3600 });
+  throw new Refusal("HOSTED_UNAVAILABLE", "stock attestations for hosted agents are not running on this server yet", {}, { retryAfterS: 3600 });
+}
+
+const lcs = (x: string) => x.toLowerCase();
+
+/** The agent's attached session as sessions see it now (NO_SESSION when none is attached or it is gone). */
+async function sessionFor(d: HostedDeps, a: StoredAgent) {
+  const s = a.sessionId ? await d.sessionOf(a.sessionId) : null;
+  if (!s) throw new Refusal("NO_SESSION", "no session is attached to this agent's executor", {}, { context: "hosted_agent" });
+  return s;
+}
+
+/** OUTSIDE_SESSION unless the agent's tokens are the session's and its limits within the session's. */
+async function assertFits(d: HostedDeps, a: StoredAgent, s: HostedSession, limits: StoredAgent["limits"], pairs: string[]) {
+  const tokens = [...new Set(pairs.flatMap((p) => p.split("/")))].map((sym) => lcs(d.config.tokens[sym]!.address));
+  const missing = tokens.find((t) => !s.tokens.includes(t));
+  if (missing) throw new Refusal("OUTSIDE_SESSION", `the session does not cover ${missing}`);
+  if (limits.max_trade_usd > s.limits.max_trade_usd || limits.max_day_usd > s.limits.max_day_usd) throw new Refusal("OUTSIDE_SESSION", `the agent's limits ($${limits.max_trade_usd} a trade, $${limits.max_day_usd} a day) pass the session's ($${s.limits.max_trade_usd}, $${s.limits.max_day_usd})`);
+}
+
+/** Before a live agent trades: kill switch, live trading on, an attached session active for its current executor that its limits fit. */
+async function assertLiveReady(d: HostedDeps, a: StoredAgent, limits: StoredAgent["limits"]) {
+  if (d.config.hostedKillSwitch) throw new Refusal("KILLED", "the kill switch holds every live agent on this server");
+  if (!d.config.hostedLive) throw new Refusal("LIVE_DISABLED", "live trading by hosted agents is off on this server");
+  const s = await sessionFor(d, a);
+  const executor = await executorOf(d, a.id);
+  if (s.status !== "active" || s.expires * 1000 <= d.clock() || !executor || lcs(s.executor) !== lcs(executor)) throw new Refusal("SESSION_NOT_ACTIVE", "the attached session is not active for the agent's executor");
+  await assertFits(d, a, s, limits, a.pairs);
+}
+
+/**
+ * POST session: attaches a session the owner granted to this agent's current executor. NO_SESSION
+ * for a session that is not the owner's; BAD_SESSION for one granted to another executor or not
+ * active; OUTSIDE_SESSION when the agent's tokens or limits pass the session's. The agent stays
+ * paused until resumed (or update live=true).
+ */
+export async function attachSession(d: HostedDeps, id: string, who: Owner, body: Record<string, unknown>, schema: Parameters<typeof parseBody>[0]) {
+  const a = await owned(d, id, who);
+  const q = parseBody(schema, body, { unknownField: "UNKNOWN_FIELD" }) as { session_id: string };
+  if (a.mode === "paper") throw new Refusal("PAPER_AGENT", "a paper agent has no session or executor");
+  if (a.status === "stopped") throw stoppedRefusal(a);
+  const s = await d.sessionOf(q.session_id);
+  if (!s || lcs(s.wallet) !== lcs(a.wallet)) throw new Refusal("NO_SESSION", `no session ${q.session_id} of this wallet`);
+  const executor = await executorOf(d, a.id);
+  if (!executor || lcs(s.executor) !== lcs(executor)) throw new Refusal("BAD_SESSION", "the session was granted to another executor than this agent's");
+  if (s.status !== "active" || s.expires * 1000 <= d.clock()) throw new Refusal("BAD_SESSION", `the session is ${s.status === "active" ? "expired" : s.status}, not active`);
+  await assertFits(d, a, s, a.limits, a.pairs);
+  const after = await changed(d, a, { sessionId: s.id, status: "paused", pauseReason: { code: "OWNER", message: "session attached: resume to trade" } });
+  return viewOf(d, after, true);
 }
 
 /** The live agent's executor (a deleted agent's too); NO_EXECUTOR for paper agents. */
@@ -314,7 +358,7 @@ export async function rotateExecutor(d: HostedDeps, id: string, who: Owner, body
   const old = await liveExecutor(d, a);
   await retireExecutor(d, a.id, old);
   const made = await newExecutor(d, a);
-  const after = await changed(d, a, { status: "paused", pauseReason: { code: "ROTATED", message: "a new executor: attach a session granted to it" } });
+  const after = await changed(d, a, { status: "paused", sessionId: null, pauseReason: { code: "ROTATED", message: "a new executor: attach a session granted to it" } });
   return { ...(await viewOf(d, after, true)), executor_attestation: made.attestation, retired_executor: old, session_revoke: null };
 }
 

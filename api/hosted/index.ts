@@ -3,12 +3,13 @@ import type { Address, PublicClient } from "viem";
 import type { Config } from "../../lib/config.js";
 import type { Market } from "../market/index.js";
 import type { Db } from "../ports/store/db.js";
-import { agentDetail, agentExecutor, agentLogs, agentRefundGas, createAgent, deleteAgent, listAgents, pauseAgent, resumeAgent, rotateExecutor, rotateWebhookSecret, sessionOnly, stopAgent, updateAgent, type HostedDeps, type Owner } from "./agents.js";
+import { agentDetail, agentExecutor, agentLogs, agentRefundGas, attachSession, createAgent, deleteAgent, listAgents, pauseAgent, resumeAgent, rotateExecutor, rotateWebhookSecret, sessionOnly, stopAgent, updateAgent, type HostedDeps, type Owner } from "./agents.js";
 import type { ExecutorPort } from "../ports/executors.js";
 import type { Sequencer } from "../ports/sequencer.js";
 import { createScheduler } from "./scheduler.js";
 import { createHostedStore } from "./store.js";
-import { runTick } from "./tick.js";
+import { runTick, type LiveDeps } from "./tick.js";
+import { executorOf, type HostedSession } from "./executor.js";
 
 export { webhookSignature, webhookVerifies } from "./brains.js";
 export { MAX_AGENTS_PER_WALLET } from "./agents.js";
@@ -32,13 +33,17 @@ export function createHosted(d: {
   sequencer: Sequencer;
   liveSessionsOf: (executor: Address) => Promise<string[]>;
   sanctioned: (address: Address) => Promise<boolean>;
+  sessionOf: (id: string) => Promise<HostedSession | null>;
+  trade: LiveDeps["trade"];
+  submit: LiveDeps["submit"];
   scheduler?: { intervalMs?: number; leaseMs?: number; concurrency?: number; tickTimeoutMs?: number; instance?: string };
   webhookTimeoutMs?: number;
 }) {
   const store = createHostedStore(d.db);
-  const tickDeps = { config: d.config, chain: d.chain, market: d.market, store, clock: d.clock, logger: d.logger, allowPrivateWebhooks: d.config.devnet, webhookTimeoutMs: d.webhookTimeoutMs };
+  const live: LiveDeps = { sessionOf: d.sessionOf, trade: d.trade, submit: d.submit, signTrade: d.executors ? (e, tx) => d.executors!.signTrade(e, tx) : null, executorOf: (id) => executorOf({ store }, id) };
+  const tickDeps = { config: d.config, chain: d.chain, market: d.market, store, clock: d.clock, logger: d.logger, allowPrivateWebhooks: d.config.devnet, webhookTimeoutMs: d.webhookTimeoutMs, live };
   const scheduler = createScheduler({ db: d.db, clock: d.clock, logger: d.logger, ...d.scheduler, runTick: (c, instance) => runTick(tickDeps, c.agentId, c.seq, c.dueMs, instance) });
-  const h: HostedDeps = { ...tickDeps, scheduler, executors: d.executors, sequencer: d.sequencer, liveSessionsOf: d.liveSessionsOf, sanctioned: d.sanctioned };
+  const h: HostedDeps = { ...tickDeps, scheduler, executors: d.executors, sequencer: d.sequencer, liveSessionsOf: d.liveSessionsOf, sanctioned: d.sanctioned, sessionOf: d.sessionOf };
   return {
     store,
     scheduler,
@@ -59,7 +64,8 @@ export function createHosted(d: {
     executor: (id: string, who: Owner) => agentExecutor(h, id, who),
     refundGas: (id: string, who: Owner, body: Record<string, unknown>) => agentRefundGas(h, id, who, body),
     rotateExecutor: (id: string, who: Owner, body: Record<string, unknown>) => rotateExecutor(h, id, who, body),
-    /** Routes that need a live agent's attached session (attach, stock attestation and its revoke). */
+    attachSession: (id: string, who: Owner, body: Record<string, unknown>, schema: Parameters<typeof attachSession>[4]) => attachSession(h, id, who, body, schema),
+    /** Routes that need a live agent's attached session (stock attestation and its revoke). */
     sessionOnly: (id: string, who: Owner, body: Record<string, unknown>, schema: Parameters<typeof sessionOnly>[4]) => sessionOnly(h, id, who, body, schema),
   };
 }

@@ -36,7 +36,7 @@ export function hostedRoutes(s: Pick<Services, "hosted">, http: HttpKit) {
   app.get("/:id/logs", ...g, async (c) => c.json(await hosted.logs(id(c), c.req.query(), who(c))));
   app.post("/:id/rotate-webhook-secret", ...g, async (c) => (bare(c), c.json(await hosted.rotateWebhookSecret(id(c), who(c)))));
   app.get("/:id/executor", ...g, async (c) => c.json(await hosted.executor(id(c), who(c))));
-  app.post("/:id/session", ...g, async (c) => c.json(await hosted.sessionOnly(id(c), who(c), c.get("body"), sessionBody)));
+  app.post("/:id/session", ...g, async (c) => c.json(await hosted.attachSession(id(c), who(c), c.get("body"), sessionBody)));
   app.post("/:id/stock-attestation", ...g, async (c) => c.json(await hosted.sessionOnly(id(c), who(c), c.get("body"), attestationBody)));
   app.post("/:id/stock-attestation/revoke", ...g, async (c) => c.json(await hosted.sessionOnly(id(c), who(c), c.get("body"), noBody)));
   app.post("/:id/refund-gas", ...g, async (c) => c.json(await hosted.refundGas(id(c), who(c), c.get("body"))));

@@ -27,6 +27,8 @@ export type StoredAgent = {
   brainState: Record<string, unknown> | null;
   lastDecision: Record<string, unknown> | null;
   lastTrade: Record<string, unknown> | null;
+  /** The session attached to a live agent's executor, or null. */
+  sessionId: string | null;
   createdAt: number;
   updatedAt: number;
   deletedAt: number | null;
@@ -55,6 +57,7 @@ function agentFrom(r: Record<string, unknown>): StoredAgent {
     brainState: parsed(r.brain_state),
     lastDecision: parsed(r.last_decision),
     lastTrade: parsed(r.last_trade),
+    sessionId: (r.session_id as string | null) ?? null,
     createdAt: Number(r.created_at),
     updatedAt: Number(r.updated_at),
     deletedAt: r.deleted_at === null || r.deleted_at === undefined ? null : Number(r.deleted_at),
@@ -100,7 +103,7 @@ export function createHostedStore(db: Db) {
     },
 
     /** Writes the fields given, only while the agent is in one of `from` (a state change that lost a race answers null). */
-    async update(id: string, from: AgentStatus[], set: Partial<Pick<StoredAgent, "name" | "brain" | "params" | "intervalS" | "pairs" | "limits" | "status" | "pauseReason" | "terms" | "webhookSecret" | "deletedAt">>, now: number): Promise<StoredAgent | null> {
+    async update(id: string, from: AgentStatus[], set: Partial<Pick<StoredAgent, "name" | "brain" | "params" | "intervalS" | "pairs" | "limits" | "status" | "pauseReason" | "terms" | "webhookSecret" | "deletedAt" | "sessionId">>, now: number): Promise<StoredAgent | null> {
       const cols: Record<string, unknown> = {
         name: set.name,
         brain: set.brain,
@@ -113,6 +116,7 @@ export function createHostedStore(db: Db) {
         terms: set.terms === undefined ? undefined : json(set.terms),
         webhook_secret: set.webhookSecret,
         deleted_at: set.deletedAt,
+        session_id: set.sessionId,
       };
       const keys = Object.keys(cols).filter((k) => cols[k] !== undefined);
       const params: unknown[] = [id, from, now, ...keys.map((k) => cols[k])];

@@ -7,8 +7,20 @@ import type { Market } from "../market/index.js";
 import { ruleBrain, webhookBrain, type Decision, type TickState } from "./brains.js";
 import type { Order } from "./request.js";
 import type { HostedStore, PaperBook, StoredAgent } from "./store.js";
+import type { ExecutorPort } from "../ports/executors.js";
+import { Refusal } from "../errors/index.js";
+
+/** What a live tick uses of sessions and the relay (the same calls an agent makes with its key). */
+export type LiveDeps = {
+  sessionOf: (id: string) => Promise<{ id: string; wallet: Address; executor: Address; status: string; expires: number } | null>;
+  trade: (body: Record<string, unknown>, who: { key: { keyId: number; wallet: Address; account: { id: number; name: string }; expiresAt: number }; clientAddr: string }) => Promise<{ simulated_ok: boolean; tx: { to: Address; data: `0x${string}`; gas: number; chain_id: number }; fee_bps: number; fee_class: string; fee_tier: number; swap: { amount_in: string; amount_out_min: string; notional_usd: number } }>;
+  submit: (body: Record<string, unknown>, key: { keyId: number; wallet: Address; account: { id: number; name: string }; expiresAt: number }) => Promise<{ tx_hash: `0x${string}` }>;
+  signTrade: ExecutorPort["signTrade"] | null;
+  executorOf: (agentId: string) => Promise<Address | null>;
+};
 
 export type TickDeps = {
+  live?: LiveDeps;
   config: Config;
   chain: PublicClient;
   market: Pick<Market, "mark">;
@@ -125,6 +137,7 @@ async function filledToday(d: TickDeps, agentId: string): Promise<number> {
 export async function runTick(d: TickDeps, agentId: string, seq: number, dueMs: number, instance: string): Promise<boolean> {
   const agent = await d.store.get(agentId);
   if (!agent || agent.status !== "active" || agent.deletedAt !== null) return false;
+  if (agent.mode === "live") return runLiveTick(d, agent, seq, dueMs, instance);
   const entries: Entry[] = [];
   const book: PaperBook = { ...(agent.paperBook ?? {}) };
   const block = Number(await d.chain.getBlockNumber());
@@ -173,3 +186,78 @@ export async function runTick(d: TickDeps, agentId: string, seq: number, dueMs: 
     return true;
   });
 }
+
+/** Claims the tick's slot before anything moves on chain: a live slot that runs twice trades once (a lost one trades never, the safe side). */
+async function claimSlot(d: TickDeps, agentId: string, seq: number, dueMs: number, instance: string): Promise<boolean> {
+  return d.store.db.tx(async (tx) => {
+    const held = await tx.query("SELECT 1 FROM app.hosted_schedule WHERE agent_id = $1 AND tick_seq = $2 AND lease_owner = $3 FOR UPDATE", [agentId, seq, instance]);
+    if (!held.length) return false;
+    return (await tx.query("INSERT INTO app.hosted_ticks (agent_id, tick_seq, due_ms, ran_at_ms, instance) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING RETURNING 1", [agentId, seq, dueMs, d.clock(), instance])).length === 1;
+  });
+}
+
+/** The session wallet's balances of the agent's tokens, as a paper book (atoms by address). */
+async function walletBook(d: TickDeps, agent: StoredAgent, wallet: Address): Promise<PaperBook> {
+  const book: PaperBook = {};
+  for (const t of tokensOf(d.config, agent.pairs).values()) {
+    const atoms = t.address === zeroAddress ? await d.chain.getBalance({ address: wallet }) : ((await d.chain.readContract({ address: t.address, abi: erc20BalanceAbi, functionName: "balanceOf", args: [wallet] })) as bigint);
+    book[lc(t.address)] = atoms.toString();
+  }
+  return book;
+}
+
+/**
+ * A live tick: the slot is claimed first; the brain sees the session wallet's balances; each
+ * order goes through session/trade (the co-signer's checks) with the owner's key, is signed by the
+ * executor at the signing service (a redeem to the DelegationManager only) and relayed by submit,
+ * byte for byte as built. Any refusal is a hold with its code; nothing else can move the wallet's
+ * funds than what the session's root and leaves allow.
+ */
+async function runLiveTick(d: TickDeps, agent: StoredAgent, seq: number, dueMs: number, instance: string): Promise<boolean> {
+  if (!(await claimSlot(d, agent.id, seq, dueMs, instance))) return false;
+  const now = d.clock();
+  const hold = async (code: string, message: string, extra: Record<string, unknown> = {}) => d.store.log(agent.id, seq, "hold", code, { message, ...extra }, now);
+  if (d.config.hostedKillSwitch || !d.config.hostedLive || !d.live || !d.live.signTrade) return (await hold("LIVE_OFF", "live trading by hosted agents is off on this server"), true);
+  const session = agent.sessionId ? await d.live.sessionOf(agent.sessionId) : null;
+  const executor = await d.live.executorOf(agent.id);
+  if (!session || session.status !== "active" || session.expires * 1000 <= now || !executor || lc(session.executor) !== lc(executor)) return (await hold("LIVE_OFF", "the attached session is not active for the current executor"), true);
+  const block = Number(await d.chain.getBlockNumber());
+  const s = await stateOf(d, agent, seq, block, await walletBook(d, agent, session.wallet));
+  const decision: Decision = agent.brain === "rule" ? ruleBrain(agent, s) : agent.brain === "webhook" ? await webhookBrain(agent, s, { allowPrivate: d.allowPrivateWebhooks, timeoutMs: d.webhookTimeoutMs }) : { refused: "AI_OFF", message: "the AI-model brain is not running on this server" };
+  if ("refused" in decision) {
+    await d.store.log(agent.id, seq, decision.refused === "AI_OFF" ? "hold" : "error", decision.refused, { message: decision.message }, now);
+    return true;
+  }
+  const bad = checkOrders(agent, decision.orders);
+  await d.store.log(agent.id, seq, "decision", bad?.code ?? null, { orders: decision.orders, note: decision.note ?? null, value_usd: s.value_usd, ...(bad ? { message: bad.message } : {}) }, now);
+  if (bad) return true;
+  const key = { keyId: agent.keyId, wallet: agent.wallet, account: { id: 0, name: "hosted" }, expiresAt: Number.MAX_SAFE_INTEGER };
+  let today = await filledToday(d, agent.id);
+  for (const o of decision.orders) {
+    if (today + o.amount_usd > agent.limits.max_day_usd) {
+      await hold("MAX_DAY", `$${o.amount_usd} would pass the day's $${agent.limits.max_day_usd}`, { order: o });
+      continue;
+    }
+    try {
+      const t = await d.live.trade({ session_id: session.id, token_in: o.token_in, token_out: o.token_out, notional_usd: o.amount_usd }, { key, clientAddr: "hosted" });
+      // A redeem the simulation says reverts is not sent: the executor's gas would pay for nothing.
+      if (!t.simulated_ok) {
+        await hold("SIMULATION_FAILED", "the co-signed redeem does not simulate; nothing sent", { order: o });
+        continue;
+      }
+      const [nonce, fees] = await Promise.all([d.chain.getTransactionCount({ address: executor, blockTag: "pending" }), d.chain.estimateFeesPerGas()]);
+      const raw = await d.live.signTrade(executor, { to: t.tx.to, data: t.tx.data, chainId: t.tx.chain_id, nonce, gas: BigInt(t.tx.gas), maxFeePerGas: fees.maxFeePerGas * 2n, maxPriorityFeePerGas: fees.maxPriorityFeePerGas });
+      const sent = await d.live.submit({ raw_tx: raw }, key);
+      today += t.swap.notional_usd;
+      await d.store.log(agent.id, seq, "trade", null, { mode: "live", token_in: o.token_in, token_out: o.token_out, amount_in: t.swap.amount_in, amount_out_min: t.swap.amount_out_min, amount_usd: t.swap.notional_usd, fee_bps: t.fee_bps, fee_class: t.fee_class, fee_tier: t.fee_tier, tx_hash: sent.tx_hash, session_id: session.id }, now);
+      await d.store.db.query("UPDATE app.hosted_agents SET last_trade = $2, updated_at = $3 WHERE id = $1", [agent.id, JSON.stringify({ token_in: o.token_in, token_out: o.token_out, tx_hash: sent.tx_hash, at: now }), now]);
+    } catch (err) {
+      if (!(err instanceof Refusal)) throw err;
+      await hold(err.code, err.message, { order: o });
+    }
+  }
+  await d.store.db.query("UPDATE app.hosted_agents SET last_decision = $2, brain_state = $3 WHERE id = $1", [agent.id, JSON.stringify({ tick: seq, at: now, block, orders: decision.orders, note: decision.note ?? null }), JSON.stringify({ ...(agent.brainState ?? {}), start_usd: Number(agent.brainState?.start_usd ?? s.value_usd), value_usd: s.value_usd })]);
+  return true;
+}
+
+const erc20BalanceAbi = [{ type: "function", name: "balanceOf", stateMutability: "view", inputs: [{ name: "a", type: "address" }], outputs: [{ type: "uint256" }] }] as const;

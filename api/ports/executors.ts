@@ -20,6 +20,8 @@ export type ExecutorPort = {
   /** Ends trading until never (rotate-executor): the executor signs nothing but its refund. */
   retire(executor: Address): Promise<void>;
   state(executor: Address): Promise<{ owner: Address; agentId: string; retired: boolean; closed: boolean } | null>;
+  /** A session redeem (to the DelegationManager, no value) from an executor still open for trading. */
+  signTrade(executor: Address, tx: { to: Address; data: Hex; chainId: number; nonce: number; gas: bigint; maxFeePerGas: bigint; maxPriorityFeePerGas: bigint }): Promise<Hex>;
   /** One plain type-2 transfer of `value` to the recorded owner, no calldata; only from a closed executor. */
   signRefund(executor: Address, ask: RefundAsk): Promise<Hex>;
 };

@@ -18,6 +18,11 @@ export function createSessions(d: SessionDeps) {
     revoke: (body: Record<string, unknown>, who: Who) => revokeSession(d, body, who),
     /** Executors the relay takes signatures from for the wallet's session plans. */
     executorsOf: (wallet: Address) => d.store.executorsOf(wallet),
+    /** What a hosted agent needs to know of a session it is attached to. */
+    async forHosted(id: string) {
+      const s = await d.store.byId(id);
+      return s ? { id: s.id, wallet: s.wallet, executor: s.executor, status: s.status, expires: s.expires, tokens: s.binding.tokens, limits: s.binding.limits } : null;
+    },
     /** Sessions an executor can still be co-signed under (hosted refund-gas waits for none). */
     liveForExecutor: (executor: Address) => d.store.liveForExecutor(executor),
     async mine(wallet: Address) {

@@ -9,7 +9,7 @@ import { RateLimiter } from "../../api/http/rateLimit.js";
 import { startWebhookStandIn } from "../../devnet/webhookStandIn.js";
 import { quoteExactInputSingle } from "../../lib/quoter.js";
 import { MAX_AGENTS_PER_WALLET } from "../../api/hosted/index.js";
-import { walletSignatures } from "../helpers/sessions.js";
+import { runSetup, walletSignatures } from "../helpers/sessions.js";
 import { createExecutorKeys } from "../../cosigner/executors.js";
 import type { ExecutorPort } from "../../api/ports/executors.js";
 import { getAddress, parseTransaction, verifyMessage, type Address } from "viem";
@@ -318,7 +318,7 @@ describe("a live agent's executor, held by the signing service", () => {
     expect(JSON.stringify(r.json)).not.toMatch(/sealed|private/i);
     expect((await call("POST", `/${live.id}/resume`)).json.error.code).toBe("NO_SESSION");
     expect((await call("POST", `/${live.id}/resume`)).status).toBe(409);
-    expect((await call("POST", `/${live.id}/session`, { session_id: "s_x" })).json.error.code).toBe("HOSTED_UNAVAILABLE");
+    expect((await call("POST", `/${live.id}/session`, { session_id: "s_x" })).json.error.code).toBe("NO_SESSION");
     expect((await call("POST", `/${live.id}/update`, { live: true })).json.error.code).toBe("NO_SESSION");
     // The kill switch holds live agents before anything else.
     api.config.hostedKillSwitch = true;
@@ -415,6 +415,79 @@ describe("a live agent's executor, held by the signing service", () => {
     const refund = await call("POST", `/${a.id}/refund-gas`);
     expect(refund.json).toMatchObject({ executor: a.executor, to: owner.address, status: "mined" });
   });
+});
+
+describe("a live agent trading through its session", () => {
+  it("attaches a session granted to its executor, trades it through the co-signer, its executor signs, the trade is mined for the owner's wallet", async () => {
+    const path = "/live-brain";
+    // The chain's clock where the service's is (earlier tests moved the service's on).
+    const syncChain = async () => {
+      const t = Math.floor(clock() / 1000);
+      if (t > Number((await dn.pub.getBlock()).timestamp)) await dn.test.setNextBlockTimestamp({ timestamp: BigInt(t) });
+      await dn.test.mine({ blocks: 1 });
+    };
+    await syncChain();
+    const wallet = privateKeyToAccount(generatePrivateKey());
+    await dn.test.setBalance({ address: wallet.address, value: parseEther("5") });
+    await dn.mined(await dn.walletFor(dn.deployer).writeContract({ address: dn.token("USDG"), abi: (await import("../../abis/erc20.js")).mintableAbi, functionName: "mint", args: [wallet.address, parseUnits("500", 6)] }));
+    const k = await agentOf(api, dn).signIn(wallet);
+    const hc = (method: "GET" | "POST", p: string, body?: unknown) => api.call(method, `/api/v1/hosted${p}`, method === "POST" ? (body ?? {}) : undefined, { authorization: `Bearer ${k}` });
+    const made = await hc("POST", "", { brain: "webhook", params: { url: hook.url(path) }, interval_s: 60, pairs: ["ETH/USDG"], limits: { max_trade_usd: 20, max_day_usd: 40, max_position_usd: 1000 }, mode: "live" });
+    expect(made.status, made.text).toBe(201);
+    const a = made.json;
+    hook.secret(path, a.webhook_secret);
+    hook.script(path, () => ({ json: { orders: [{ token_in: "ETH", token_out: "USDG", amount_usd: 15 }] } }));
+    await dn.mined(await dn.walletFor(dn.deployer).sendTransaction({ to: a.executor, value: parseEther("0.5") }));
+
+    const grant = async (executor: Address, limits: Record<string, number>) => {
+      const st = await agentOf(api, dn).post("/live/session/grant", { wallet: wallet.address, executor, tokens: ["ETH", "USDG"], expires_in_s: 3_600, ...limits }, k);
+      expect(st.status, st.text).toBe(200);
+      const { body, auth } = await walletSignatures(wallet, st.json);
+      const on = await agentOf(api, dn).post("/live/session/grant", body, k);
+      expect(on.status, on.text).toBe(200);
+      return { id: st.json.session_id as string, steps: st.json.setup.steps, auth };
+    };
+    // Refusals first: unknown, another executor's, too narrow for the agent's limits.
+    expect((await hc("POST", `/${a.id}/session`, { session_id: "s_nope" })).json.error.code).toBe("NO_SESSION");
+    const elsewhere = await grant(privateKeyToAccount(generatePrivateKey()).address, { max_trade_usd: 50, max_day_usd: 120, max_trades: 5 });
+    await runSetup({ dn }, wallet, elsewhere.steps, elsewhere.auth);
+    expect((await hc("POST", `/${a.id}/session`, { session_id: elsewhere.id })).json.error.code).toBe("BAD_SESSION");
+    const narrow = await grant(a.executor, { max_trade_usd: 10, max_day_usd: 100, max_trades: 5 });
+    const out = await hc("POST", `/${a.id}/session`, { session_id: narrow.id });
+    expect([out.status, out.json.error.code]).toEqual([422, "OUTSIDE_SESSION"]);
+    // Someone else's key cannot attach the owner's session.
+    expect((await api.call("POST", `/api/v1/hosted/${a.id}/session`, { session_id: narrow.id }, { authorization: `Bearer ${otherKey}` })).json.error.code).toBe("FORBIDDEN");
+
+    const s = await grant(a.executor, { max_trade_usd: 50, max_day_usd: 120, max_trades: 5 });
+    const at = await hc("POST", `/${a.id}/session`, { session_id: s.id });
+    expect(at.status, at.text).toBe(200);
+    expect(at.json).toMatchObject({ session_id: s.id, status: "paused", live: false });
+    const on = await hc("POST", `/${a.id}/resume`);
+    expect(on.json).toMatchObject({ status: "active", live: true, trading: true });
+    // Limits wider than the session are refused while it is attached.
+    expect((await hc("POST", `/${a.id}/update`, { limits: { max_trade_usd: 60, max_day_usd: 120, max_position_usd: 1000 } })).json.error.code).toBe("OUTSIDE_SESSION");
+
+    offsetMs += 60_000;
+    await syncChain();
+    await runDue();
+    const logs = (await hc("GET", `/${a.id}/logs`)).json.rows;
+    const trade = logs.find((r: any) => r.kind === "trade");
+    expect(trade, JSON.stringify(logs)).toMatchObject({ mode: "live", token_in: "ETH", token_out: "USDG", session_id: s.id, fee_class: "major" });
+    const receipt = await dn.mined(trade.tx_hash);
+    expect(receipt.status).toBe("success");
+    expect(getAddress(receipt.from)).toBe(a.executor);
+    expect(getAddress(receipt.to!)).toBe(dn.universe.contracts.delegationManager);
+    // Listed for the owner's wallet, as a session trade.
+    let listed: any;
+    for (let i = 0; i < 100; i++) {
+      listed = ((await agentOf(api, dn).get("/me/trades", k)).json.trades as any[]).find((t) => t.tx_hash === trade.tx_hash);
+      if (listed?.status === "mined") break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(listed).toMatchObject({ status: "mined", path: "session" });
+    // The same slot again trades nothing more (its tick row was claimed before the trade).
+    expect((await hc("GET", `/${a.id}/logs?kinds=trade`)).json.rows).toHaveLength(1);
+  }, 120_000);
 });
 
 describe("a signing service that answers something else than the refund asked for", () => {

@@ -59,7 +59,7 @@ export async function walletSignatures(wallet: Account, start: any) {
 export const typedDataOf = (t: any) => ({ ...t, message: { ...t.message, salt: BigInt(t.message.salt) } });
 
 /** The main key sends the setup steps: the 7702 upgrade (to itself, carrying the authorization), then approvals. */
-async function runSetup(s: Stack, wallet: Account, steps: any[], auth: Awaited<ReturnType<Account["signAuthorization"]>> | null) {
+export async function runSetup(s: Pick<Stack, "dn">, wallet: Account, steps: any[], auth: Awaited<ReturnType<Account["signAuthorization"]>> | null) {
   const w = s.dn.walletFor(wallet);
   for (const step of steps) {
     const hash =

@@ -278,6 +278,7 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
         brain_state text,
         last_decision text,
         last_trade text,
+        session_id text,
         created_at bigint NOT NULL,
         updated_at bigint NOT NULL,
         deleted_at bigint
