@@ -247,7 +247,15 @@ async function main() {
     opsUrl: `http://127.0.0.1:${config.opsPort}`,
     chainHead: () => chainHead(config.rpcUrl).catch(() => null),
     // The indexer is dead here (exited or killed): its lock would only make the next one wait.
-    beforeRestart: async () => {
+    beforeRestart: async (restarts, reason) => {
+      // Embedded PGlite killed mid-write can keep rows past its checkpoint, and then fails the
+      // same way at every start: the second restart in a minute re-indexes from scratch (the
+      // indexed tables come back from the chain; the app store is another directory, kept).
+      if (!config.databaseUrl && restarts >= 2 && /exited unexpectedly \(code [1-9]/.test(reason)) {
+        event("warn", { msg: "the embedded indexer failed again after a restart; re-indexing from scratch (the app store is kept)", restarts });
+        await dropIndexerBuild(config, schema);
+        return;
+      }
       const db = await openIndexerDb(config);
       if (!db) return;
       try {

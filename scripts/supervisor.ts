@@ -16,7 +16,7 @@ export type SupervisorOptions = {
   /** The chain's head block, or null when the node does not answer. */
   chainHead(): Promise<number | null>;
   /** Runs between an indexer's exit and the next start (e.g. release its lock). */
-  beforeRestart?(): Promise<void>;
+  beforeRestart?(restartsLastMinute: number, reason: string): Promise<void>;
   log(event: Record<string, unknown>): void;
   /** Called once when restarts are exhausted. */
   onGiveUp(reason: string): void;
@@ -149,7 +149,7 @@ export class IndexerSupervisor {
     this.o.log({ msg: "restarting the indexer", reason, delay_ms: delayMs, restart: this.restarts.length });
     await new Promise((r) => setTimeout(r, delayMs));
     if (this.stopping) return;
-    await this.o.beforeRestart?.().catch((err) => this.o.log({ msg: "before-restart step failed", error: (err as Error).message }));
+    await this.o.beforeRestart?.(this.restarts.length, reason).catch((err) => this.o.log({ msg: "before-restart step failed", error: (err as Error).message }));
     if (this.stopping) return;
     this.launch();
   }
