@@ -6,6 +6,7 @@ import { createRequest, ruleParams, updateRequest, webhookParams } from "./reque
 import type { Scheduler } from "./scheduler.js";
 import { newAgentId, newWebhookSecret, type PaperBook, type StoredAgent, type Terms } from "./store.js";
 import type { TickDeps } from "./tick.js";
+import { attestationView, notBefore, recordAttestation, revokeAttestation } from "./attestation.js";
 import { executorOf, executorView, newExecutor, refundableExecutor, refundGas, retireExecutor, signerRequired, type ExecutorDeps, type HostedSession } from "./executor.js";
 
 export const MAX_AGENTS_PER_WALLET = 20;
@@ -71,7 +72,17 @@ async function viewOf(d: HostedDeps, a: StoredAgent, detail = false) {
   const view = agentView(d, a, detail, a.mode === "live" ? await executorOf(d, a.id) : null);
   if (!detail || a.mode !== "live") return view;
   const [r] = await d.store.db.query<{ tx_hash: string; status: string; value: string; block: string | null }>("SELECT tx_hash, status, value, block FROM app.executor_refunds WHERE agent_id = $1 ORDER BY id DESC LIMIT 1", [a.id]);
-  return { ...view, gas_refund: r ? { tx_hash: r.tx_hash, status: r.status, value_wei: r.value, block: r.block === null ? null : Number(r.block) } : null };
+  const session = a.sessionId ? await d.sessionOf(a.sessionId) : null;
+  const stockTokens = [...new Set(a.pairs.flatMap((p) => p.split("/")))].filter((sym) => d.config.tokens[sym]?.kind === "stock");
+  return {
+    ...view,
+    session_root_hash: session?.root_hash ?? null,
+    session_expires: session?.expires ?? null,
+    stock_attestation: await attestationView(d.store, a, Math.floor(d.clock() / 1000)),
+    stock_attestation_not_before: await notBefore(d.store, a.id),
+    stock_tokens: stockTokens,
+    gas_refund: r ? { tx_hash: r.tx_hash, status: r.status, value_wei: r.value, block: r.block === null ? null : Number(r.block) } : null,
+  };
 }
 
 const round2 = (x: number) => Math.round(x * 100) / 100;
@@ -270,13 +281,27 @@ export async function agentLogs(d: HostedDeps, id: string, query: Record<string,
   return { id: a.id, rows: page, next_before: rows.length > limit ? page.at(-1)!.id : null };
 }
 
-/** Routes that need a live agent's session (stock attestation): paper agents have none. */
-export async function sessionOnly(d: HostedDeps, id: string, who: Owner, body: Record<string, unknown>, schema: Parameters<typeof parseBody>[0]) {
+/** POST stock-attestation: a live agent with an attached session; the owner's signed attestation (attestation.ts). */
+export async function addStockAttestation(d: HostedDeps, id: string, who: Owner, body: Record<string, unknown>, schema: Parameters<typeof parseBody>[0]) {
   const a = await owned(d, id, who);
-  parseBody(schema, body, { unknownField: "UNKNOWN_FIELD" });
+  const q = parseBody(schema, body, { unknownField: "UNKNOWN_FIELD" }) as { session_id: string; issued: number; expires: number; signature: `0x${string}` };
   if (a.mode === "paper") throw new Refusal("PAPER_AGENT", "a paper agent has no session or executor");
   if (a.status === "stopped") throw stoppedRefusal(a);
-  throw new Refusal("HOSTED_UNAVAILABLE", "stock attestations for hosted agents are not running on this server yet", {}, { retryAfterS: 3600 });
+  if (!d.executors) throw signerRequired();
+  const executor = await liveExecutor(d, a);
+  const session = a.sessionId ? await d.sessionOf(a.sessionId) : null;
+  await recordAttestation({ store: d.store, nowS: () => Math.floor(d.clock() / 1000) }, a, executor, session, q);
+  return viewOf(d, a, true);
+}
+
+/** POST stock-attestation/revoke: stock-token orders hold at once. */
+export async function revokeStockAttestation(d: HostedDeps, id: string, who: Owner, body: Record<string, unknown>) {
+  const a = await owned(d, id, who);
+  if (Object.keys(body).length) throw new Refusal("UNKNOWN_FIELD", `unknown field ${Object.keys(body)[0]}; this route takes no body`);
+  if (a.mode === "paper") throw new Refusal("PAPER_AGENT", "a paper agent has no session or executor");
+  const revoked = await revokeAttestation(d.store, a.id, Math.floor(d.clock() / 1000));
+  // The signing service checks attestations through this store: revoked here is revoked there.
+  return { ...(await viewOf(d, a, true)), revoked, signer_revoked: true };
 }
 
 const lcs = (x: string) => x.toLowerCase();

@@ -13,7 +13,7 @@ const REDEEM_GAS = 400_000n;
 const RECEIPT_WAIT_MS = 10_000;
 
 /** A session as a hosted agent sees it (sessions' forHosted). */
-export type HostedSession = { id: string; wallet: Address; executor: Address; status: string; expires: number; tokens: string[]; limits: { max_trade_usd: number; max_day_usd: number; max_trades: number } };
+export type HostedSession = { id: string; wallet: Address; executor: Address; status: string; expires: number; tokens: string[]; limits: { max_trade_usd: number; max_day_usd: number; max_trades: number }; root_hash: string };
 
 export type ExecutorDeps = Pick<TickDeps, "config" | "chain" | "market" | "store" | "clock"> & {
   executors: ExecutorPort | null;

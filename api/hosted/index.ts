@@ -3,7 +3,7 @@ import type { Address, PublicClient } from "viem";
 import type { Config } from "../../lib/config.js";
 import type { Market } from "../market/index.js";
 import type { Db } from "../ports/store/db.js";
-import { agentDetail, agentExecutor, agentLogs, agentRefundGas, attachSession, createAgent, deleteAgent, listAgents, pauseAgent, resumeAgent, rotateExecutor, rotateWebhookSecret, sessionOnly, stopAgent, updateAgent, type HostedDeps, type Owner } from "./agents.js";
+import { addStockAttestation, agentDetail, agentExecutor, agentLogs, agentRefundGas, attachSession, createAgent, deleteAgent, listAgents, pauseAgent, resumeAgent, revokeStockAttestation, rotateExecutor, rotateWebhookSecret, stopAgent, updateAgent, type HostedDeps, type Owner } from "./agents.js";
 import type { ExecutorPort } from "../ports/executors.js";
 import type { Sequencer } from "../ports/sequencer.js";
 import { createScheduler } from "./scheduler.js";
@@ -65,8 +65,8 @@ export function createHosted(d: {
     refundGas: (id: string, who: Owner, body: Record<string, unknown>) => agentRefundGas(h, id, who, body),
     rotateExecutor: (id: string, who: Owner, body: Record<string, unknown>) => rotateExecutor(h, id, who, body),
     attachSession: (id: string, who: Owner, body: Record<string, unknown>, schema: Parameters<typeof attachSession>[4]) => attachSession(h, id, who, body, schema),
-    /** Routes that need a live agent's attached session (stock attestation and its revoke). */
-    sessionOnly: (id: string, who: Owner, body: Record<string, unknown>, schema: Parameters<typeof sessionOnly>[4]) => sessionOnly(h, id, who, body, schema),
+    stockAttestation: (id: string, who: Owner, body: Record<string, unknown>, schema: Parameters<typeof addStockAttestation>[4]) => addStockAttestation(h, id, who, body, schema),
+    revokeStockAttestation: (id: string, who: Owner, body: Record<string, unknown>) => revokeStockAttestation(h, id, who, body),
   };
 }
 

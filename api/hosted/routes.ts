@@ -7,9 +7,8 @@ import { limit } from "../http/limits.js";
 import { RATE_RULES } from "../http/rateLimit.js";
 import type { Services } from "../services.js";
 
-const noBody = z.object({}).strict();
 const sessionBody = z.object({ session_id: z.string().min(1).max(64) }).strict();
-const attestationBody = z.object({ session_id: z.string().min(1).max(64), issued: z.number().int(), expires: z.number().int(), signature: z.string().regex(/^0x[0-9a-fA-F]+$/) }).strict();
+const attestationBody = z.object({ session_id: z.string().min(1).max(64), issued: z.number().int().nonnegative(), expires: z.number().int().nonnegative(), signature: z.string().regex(/^0x[0-9a-fA-F]{130}$/, "a 65-byte signature") }).strict();
 
 /** SPEC "Hosted agents": every route but `ai` and `spend` (the AI brain's). */
 export function hostedRoutes(s: Pick<Services, "hosted">, http: HttpKit) {
@@ -37,8 +36,8 @@ export function hostedRoutes(s: Pick<Services, "hosted">, http: HttpKit) {
   app.post("/:id/rotate-webhook-secret", ...g, async (c) => (bare(c), c.json(await hosted.rotateWebhookSecret(id(c), who(c)))));
   app.get("/:id/executor", ...g, async (c) => c.json(await hosted.executor(id(c), who(c))));
   app.post("/:id/session", ...g, async (c) => c.json(await hosted.attachSession(id(c), who(c), c.get("body"), sessionBody)));
-  app.post("/:id/stock-attestation", ...g, async (c) => c.json(await hosted.sessionOnly(id(c), who(c), c.get("body"), attestationBody)));
-  app.post("/:id/stock-attestation/revoke", ...g, async (c) => c.json(await hosted.sessionOnly(id(c), who(c), c.get("body"), noBody)));
+  app.post("/:id/stock-attestation", ...g, async (c) => c.json(await hosted.stockAttestation(id(c), who(c), c.get("body"), attestationBody)));
+  app.post("/:id/stock-attestation/revoke", ...g, async (c) => c.json(await hosted.revokeStockAttestation(id(c), who(c), c.get("body"))));
   app.post("/:id/refund-gas", ...g, async (c) => c.json(await hosted.refundGas(id(c), who(c), c.get("body"))));
   app.post("/:id/rotate-executor", ...g, async (c) => c.json(await hosted.rotateExecutor(id(c), who(c), c.get("body"))));
   return app;

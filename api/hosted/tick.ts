@@ -9,6 +9,7 @@ import type { Order } from "./request.js";
 import type { HostedStore, PaperBook, StoredAgent } from "./store.js";
 import type { ExecutorPort } from "../ports/executors.js";
 import { Refusal } from "../errors/index.js";
+import { attestationView } from "./attestation.js";
 
 /** What a live tick uses of sessions and the relay (the same calls an agent makes with its key). */
 export type LiveDeps = {
@@ -238,8 +239,16 @@ async function runLiveTick(d: TickDeps, agent: StoredAgent, seq: number, dueMs: 
       await hold("MAX_DAY", `$${o.amount_usd} would pass the day's $${agent.limits.max_day_usd}`, { order: o });
       continue;
     }
+    const stock = [o.token_in, o.token_out].some((sym) => d.config.tokens[sym]?.kind === "stock");
+    if (stock) {
+      const att = await attestationView(d.store, agent, Math.floor(now / 1000));
+      if (!att?.valid) {
+        await hold("STOCK_ATTESTATION", `stock tokens need the owner's valid attestation for this session (${att?.why_not ?? "none"})`, { order: o });
+        continue;
+      }
+    }
     try {
-      const t = await d.live.trade({ session_id: session.id, token_in: o.token_in, token_out: o.token_out, notional_usd: o.amount_usd }, { key, clientAddr: "hosted" });
+      const t = await d.live.trade({ session_id: session.id, token_in: o.token_in, token_out: o.token_out, notional_usd: o.amount_usd, ...(stock ? { owner_attests_non_us: true } : {}) }, { key, clientAddr: "hosted" });
       // A redeem the simulation says reverts is not sent: the executor's gas would pay for nothing.
       if (!t.simulated_ok) {
         await hold("SIMULATION_FAILED", "the co-signed redeem does not simulate; nothing sent", { order: o });

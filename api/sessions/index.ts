@@ -21,7 +21,7 @@ export function createSessions(d: SessionDeps) {
     /** What a hosted agent needs to know of a session it is attached to. */
     async forHosted(id: string) {
       const s = await d.store.byId(id);
-      return s ? { id: s.id, wallet: s.wallet, executor: s.executor, status: s.status, expires: s.expires, tokens: s.binding.tokens, limits: s.binding.limits } : null;
+      return s ? { id: s.id, wallet: s.wallet, executor: s.executor, status: s.status, expires: s.expires, tokens: s.binding.tokens, limits: s.binding.limits, root_hash: s.delegationHash } : null;
     },
     /** Sessions an executor can still be co-signed under (hosted refund-gas waits for none). */
     liveForExecutor: (executor: Address) => d.store.liveForExecutor(executor),

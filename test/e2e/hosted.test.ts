@@ -487,6 +487,37 @@ describe("a live agent trading through its session", () => {
     expect(listed).toMatchObject({ status: "mined", path: "session" });
     // The same slot again trades nothing more (its tick row was claimed before the trade).
     expect((await hc("GET", `/${a.id}/logs?kinds=trade`)).json.rows).toHaveLength(1);
+
+    // Stock attestation: the owner's signature over exactly this agent, executor, session, root, issue time and expiry.
+    const detail = (await hc("GET", `/${a.id}`)).json;
+    expect(detail).toMatchObject({ session_id: s.id, stock_attestation: null, stock_attestation_not_before: null, stock_tokens: [] });
+    expect(detail.session_root_hash).toMatch(/^0x[0-9a-f]{64}$/);
+    const { stockAttestationText } = await import("../../lib/stockAttestation.js");
+    const nowS = () => Math.floor(clock() / 1000);
+    const attest = async (o: { session_id?: string; issued?: number; expires?: number; by?: ReturnType<typeof privateKeyToAccount> } = {}) => {
+      const body = { session_id: o.session_id ?? s.id, issued: o.issued ?? nowS(), expires: o.expires ?? nowS() + 1_800 };
+      const text = stockAttestationText({ agent: a.id, executor: a.executor, session_id: body.session_id, root_hash: detail.session_root_hash, issued: body.issued, expires: body.expires });
+      return hc("POST", `/${a.id}/stock-attestation`, { ...body, signature: await (o.by ?? wallet).signMessage({ message: text }) });
+    };
+    const codeOf = async (p: Promise<any>) => {
+      const r = await p;
+      return [r.status, r.json.error?.code];
+    };
+    expect(await codeOf(attest({ session_id: narrow.id }))).toEqual([409, "SESSION_MISMATCH"]);
+    expect(await codeOf(attest({ expires: nowS() + 60 }))).toEqual([422, "BAD_EXPIRY"]);
+    expect(await codeOf(attest({ expires: nowS() + 7_200 }))).toEqual([422, "BAD_EXPIRY"]); // after the session's end
+    expect(await codeOf(attest({ issued: nowS() - 7_200 }))).toEqual([422, "STOCK_ATTESTATION"]);
+    expect(await codeOf(attest({ by: privateKeyToAccount(generatePrivateKey()) }))).toEqual([422, "STOCK_ATTESTATION"]);
+    expect(await codeOf(hc("POST", `/${a.id}/stock-attestation`, { session_id: s.id, issued: nowS(), expires: nowS() + 1_800, signature: `0x${"11".repeat(65)}`, x: 1 }))).toEqual([400, "UNKNOWN_FIELD"]);
+    const issued = nowS() - 5;
+    const ok = await attest({ issued });
+    expect(ok.status, ok.text).toBe(200);
+    expect(ok.json.stock_attestation).toMatchObject({ session_id: s.id, issued, valid: true, why_not: null });
+    expect(await codeOf(attest({ issued }))).toEqual([409, "STOCK_ATTESTATION_OLD"]);
+    const rv = await hc("POST", `/${a.id}/stock-attestation/revoke`);
+    expect(rv.json).toMatchObject({ revoked: true, signer_revoked: true, stock_attestation: { valid: false, why_not: "REVOKED" } });
+    expect(await codeOf(attest({ issued: rv.json.stock_attestation_not_before }))).toEqual([409, "STOCK_ATTESTATION_OLD"]);
+    expect((await api.call("POST", `/api/v1/hosted/${a.id}/stock-attestation/revoke`, {}, { authorization: `Bearer ${otherKey}` })).json.error.code).toBe("FORBIDDEN");
   }, 120_000);
 });
 

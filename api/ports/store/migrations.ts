@@ -328,6 +328,17 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
       );
       CREATE INDEX hosted_executors_agent ON app.hosted_executors (agent_id, created_at DESC);
       CREATE UNIQUE INDEX hosted_executors_current ON app.hosted_executors (agent_id) WHERE retired_at IS NULL;
+      CREATE TABLE app.hosted_attestations (
+        id bigserial PRIMARY KEY,
+        agent_id text NOT NULL,
+        session_id text NOT NULL,
+        issued bigint NOT NULL,
+        expires bigint NOT NULL,
+        signature text NOT NULL,
+        signed_at bigint NOT NULL,
+        revoked_at bigint
+      );
+      CREATE INDEX hosted_attestations_agent ON app.hosted_attestations (agent_id, id DESC);
       CREATE TABLE app.executor_refunds (
         id bigserial PRIMARY KEY,
         agent_id text NOT NULL,
