@@ -56,7 +56,9 @@ export function buildServices(deps: AppDeps) {
   const treasury = createTreasury({ config, chain, indexed, db, market, ledger, signer: platformSigner, clock, logger: deps.logger, ...deps.treasury });
   // Hosted agents (their scheduler started by createApp): ticks shared by every instance on one store.
   const sanctioned = (address: Address) => chain.readContract({ address: config.contracts.sanctionsList, abi: sanctionsListAbi, functionName: "isSanctioned", args: [address] });
-  const hosted = createHosted({ config, chain, market, db, clock, logger: deps.logger, scheduler: deps.hostedScheduler, executors, sequencer, liveSessionsOf: sessions.liveForExecutor, sanctioned, sessionOf: sessions.forHosted, trade: (body, who) => sessions.trade(body, who as never) as never, submit: (body, key) => relay.submit(body, key as never) as never });
+  const hosted = createHosted({ config, chain, market, db, clock, logger: deps.logger, scheduler: deps.hostedScheduler, executors, sequencer, liveSessionsOf: sessions.liveForExecutor, sanctioned, sessionOf: sessions.forHosted,
+    revokeSession: (sessionId, owner) => sessions.revoke({ session_id: sessionId }, { key: { keyId: owner.keyId, wallet: owner.wallet, account: { id: 0, name: "hosted" }, expiresAt: Number.MAX_SAFE_INTEGER }, clientAddr: "hosted" }) as never,
+    trade: (body, who) => sessions.trade(body, who as never) as never, submit: (body, key) => relay.submit(body, key as never) as never });
   const revocations = config.redisUrl ? redisRevocations(() => redisConnection(config.redisUrl!), forgetRevoked) : null;
   const signIn: SignInDeps = { db, config, chain, clock, revocations };
   return { deps, config, clock, ownScreenBudget, market, tokens, ledger, volume, trading, relay, watcher, stats, portfolio, signIn, sessions, cosigner, fast, treasury, hosted };

@@ -13,7 +13,13 @@ export const MAX_AGENTS_PER_WALLET = 20;
 const LOG_KINDS = ["decision", "trade", "hold", "session", "watch", "error"] as const;
 const DEFAULT_BOOK = { USDG: "10000" };
 
-export type HostedDeps = TickDeps & ExecutorDeps & { scheduler: Pick<Scheduler, "dueAt">; sessionOf: (id: string) => Promise<HostedSession | null> };
+export type HostedDeps = TickDeps &
+  ExecutorDeps & {
+    scheduler: Pick<Scheduler, "dueAt">;
+    sessionOf: (id: string) => Promise<HostedSession | null>;
+    /** Revokes a session at the service as its wallet's key would (live/session/revoke); answers its on-chain steps. */
+    revokeSession: (sessionId: string, owner: Owner & { wallet: Address }) => Promise<{ on_chain: unknown }>;
+  };
 export type Owner = { wallet: Address | null; keyId: number };
 
 const ownerWallet = (who: Owner): Address => {
@@ -254,7 +260,7 @@ export async function stopAgent(d: HostedDeps, id: string, who: Owner) {
   if (a.status === "stopped") throw stoppedRefusal(a);
   const after = await changed(d, a, { status: "stopped", pauseReason: null });
   // A paper agent holds no session: nothing to revoke here or on chain.
-  return { ...(await viewOf(d, after, true)), session_revoke: null };
+  return { ...(await viewOf(d, after, true)), session_revoke: await revokeAttached(d, a) };
 }
 
 export async function deleteAgent(d: HostedDeps, id: string, who: Owner) {
@@ -305,6 +311,15 @@ export async function revokeStockAttestation(d: HostedDeps, id: string, who: Own
 }
 
 const lcs = (x: string) => x.toLowerCase();
+
+/** The attached session revoked at the service (stop, rotate-executor), with the steps the owner sends on chain; null when none is attached or it ended already. */
+async function revokeAttached(d: HostedDeps, a: StoredAgent): Promise<{ session_id: string; on_chain: unknown } | null> {
+  if (!a.sessionId) return null;
+  const s = await d.sessionOf(a.sessionId);
+  if (!s || s.status !== "active") return null;
+  const r = await d.revokeSession(s.id, { wallet: a.wallet, keyId: a.keyId });
+  return { session_id: s.id, on_chain: r.on_chain };
+}
 
 /** The agent's attached session as sessions see it now (NO_SESSION when none is attached or it is gone). */
 async function sessionFor(d: HostedDeps, a: StoredAgent) {
@@ -381,10 +396,11 @@ export async function rotateExecutor(d: HostedDeps, id: string, who: Owner, body
   if (a.mode === "paper") throw new Refusal("PAPER_AGENT", "a paper agent has no executor to rotate");
   if (a.status === "stopped") throw stoppedRefusal(a);
   const old = await liveExecutor(d, a);
+  const sessionRevoke = await revokeAttached(d, a);
   await retireExecutor(d, a.id, old);
   const made = await newExecutor(d, a);
   const after = await changed(d, a, { status: "paused", sessionId: null, pauseReason: { code: "ROTATED", message: "a new executor: attach a session granted to it" } });
-  return { ...(await viewOf(d, after, true)), executor_attestation: made.attestation, retired_executor: old, session_revoke: null };
+  return { ...(await viewOf(d, after, true)), executor_attestation: made.attestation, retired_executor: old, session_revoke: sessionRevoke };
 }
 
 export async function rotateWebhookSecret(d: HostedDeps, id: string, who: Owner) {

@@ -518,6 +518,13 @@ describe("a live agent trading through its session", () => {
     expect(rv.json).toMatchObject({ revoked: true, signer_revoked: true, stock_attestation: { valid: false, why_not: "REVOKED" } });
     expect(await codeOf(attest({ issued: rv.json.stock_attestation_not_before }))).toEqual([409, "STOCK_ATTESTATION_OLD"]);
     expect((await api.call("POST", `/api/v1/hosted/${a.id}/stock-attestation/revoke`, {}, { authorization: `Bearer ${otherKey}` })).json.error.code).toBe("FORBIDDEN");
+
+    // Stop revokes the attached session at the service and answers the on-chain steps; nothing trades on it any more.
+    const stop = await hc("POST", `/${a.id}/stop`);
+    expect(stop.json).toMatchObject({ status: "stopped", session_revoke: { session_id: s.id } });
+    expect(Array.isArray(stop.json.session_revoke.on_chain) || typeof stop.json.session_revoke.on_chain === "object").toBe(true);
+    const after = await agentOf(api, dn).post("/live/session/trade", { session_id: s.id, token_in: "ETH", token_out: "USDG", notional_usd: 5 }, k);
+    expect([after.status, after.json.error?.code]).toEqual([409, "SESSION_REVOKED"]);
   }, 120_000);
 });
 
