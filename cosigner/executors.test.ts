@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { getAddress, parseTransaction, recoverTransactionAddress, verifyMessage, type Address } from "viem";
+import { getAddress, parseTransaction, recoverTransactionAddress, toFunctionSelector, verifyMessage, type Address } from "viem";
 import { openPglite } from "../api/ports/store/db.js";
 import { migrate } from "../api/ports/store/migrations.js";
 import { createExecutorKeys } from "./executors.js";
@@ -45,6 +45,26 @@ describe("executor keys at the signing service", () => {
     expect(tx.data).toBeUndefined();
     expect(await recoverTransactionAddress({ serializedTransaction: raw as never })).toBe(executor);
     expect(await keys.state(executor)).toMatchObject({ closed: true, retired: false, agentId: "ha_a" });
+    await db.close();
+  });
+
+  it("signs only redeemDelegations to the DelegationManager, within the gas cap, from an executor neither retired nor closed", async () => {
+    const db = await openPglite();
+    await migrate(db);
+    const dm = "0x00000000000000000000000000000000000000d1" as Address;
+    const keys = createExecutorKeys({ db, secret: "s".repeat(40), chainId: 4663, clock: Date.now, delegationManager: dm });
+    const { executor } = await keys.create("ha_a", owner);
+    const redeem = `${toFunctionSelector("redeemDelegations(bytes[],bytes32[],bytes[])")}${"00".repeat(64)}` as `0x${string}`;
+    const base = { to: dm, data: redeem, chainId: 4663, nonce: 0, gas: 500_000n, maxFeePerGas: 10n ** 9n, maxPriorityFeePerGas: 1n };
+    const signed = parseTransaction(await keys.signTrade(executor, base));
+    expect([signed.to?.toLowerCase(), signed.value ?? 0n, signed.chainId, signed.data]).toEqual([dm, 0n, 4663, redeem]);
+    // A transfer of the wallet's tokens, another target, another chain, a runaway gas limit: refused.
+    await expect(keys.signTrade(executor, { ...base, data: "0xa9059cbb" })).rejects.toMatchObject({ code: "TX_REFUSED" });
+    await expect(keys.signTrade(executor, { ...base, to: owner })).rejects.toMatchObject({ code: "TX_REFUSED" });
+    await expect(keys.signTrade(executor, { ...base, chainId: 1 })).rejects.toMatchObject({ code: "TX_REFUSED" });
+    await expect(keys.signTrade(executor, { ...base, gas: 5_000_000n })).rejects.toMatchObject({ code: "TX_REFUSED" });
+    await keys.retire(executor);
+    await expect(keys.signTrade(executor, base)).rejects.toMatchObject({ code: "EXECUTOR_CLOSED" });
     await db.close();
   });
 });

@@ -1,5 +1,9 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:crypto";
-import { getAddress, type Address, type Hex } from "viem";
+import { getAddress, toFunctionSelector, type Address, type Hex } from "viem";
+
+/** DelegationManager.redeemDelegations(bytes[],bytes32[],bytes[]): the only call an executor signs. */
+const REDEEM_SELECTOR = toFunctionSelector("redeemDelegations(bytes[],bytes32[],bytes[])");
+const MAX_REDEEM_GAS = 3_000_000n;
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import type { ExecutorAttestation, ExecutorPort, RefundAsk } from "../api/ports/executors.js";
 import type { Db } from "../api/ports/store/db.js";
@@ -61,7 +65,9 @@ export function createExecutorKeys(d: { db: Db; secret: string; chainId: number;
     async signTrade(executor, tx) {
       const { r, account } = await accountOf(executor);
       if (r.closed_at !== null || r.retired_at !== null) throw new Refusal("EXECUTOR_CLOSED", "this executor was retired or its gas refunded: it signs no trade");
-      if (!d.delegationManager || tx.to.toLowerCase() !== d.delegationManager.toLowerCase() || tx.chainId !== d.chainId) throw new Refusal("TX_REFUSED", "an executor signs only session redeems to the DelegationManager on this chain");
+      if (!d.delegationManager || tx.to.toLowerCase() !== d.delegationManager.toLowerCase() || tx.chainId !== d.chainId || !tx.data.startsWith(REDEEM_SELECTOR) || tx.gas > MAX_REDEEM_GAS) {
+        throw new Refusal("TX_REFUSED", "an executor signs only session redeems (redeemDelegations) to the DelegationManager on this chain, within the gas cap");
+      }
       return account.signTransaction({ type: "eip1559", chainId: tx.chainId, to: getAddress(tx.to), value: 0n, data: tx.data, nonce: tx.nonce, gas: tx.gas, maxFeePerGas: tx.maxFeePerGas, maxPriorityFeePerGas: tx.maxPriorityFeePerGas });
     },
     async signRefund(executor, ask: RefundAsk) {

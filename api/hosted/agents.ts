@@ -218,11 +218,11 @@ export async function updateAgent(d: HostedDeps, id: string, body: Record<string
   const req = parseBody(updateRequest, body, { unknownField: "UNKNOWN_FIELD" });
   if (a.status === "stopped") throw stoppedRefusal(a);
   if (req.live !== undefined && a.mode === "paper") throw new Refusal("PAPER_AGENT", "a paper agent has no session to trade live through; create a live agent");
-  if (req.live === true) await assertLiveReady(d, a, req.limits ?? a.limits);
-  else if (a.mode === "live" && a.sessionId && req.limits) await assertFits(d, a, await sessionFor(d, a), req.limits, req.pairs ?? a.pairs);
   const brain = req.brain ?? a.brain;
   const pairs = req.pairs ?? a.pairs;
   const params = req.params !== undefined || req.brain !== undefined || req.pairs !== undefined ? checkSettings(d, { brain, params: req.params ?? a.params, pairs, mode: a.mode }) : undefined;
+  if (req.live === true) await assertLiveReady(d, { ...a, pairs }, req.limits ?? a.limits);
+  else if (a.mode === "live" && a.sessionId && (req.limits || req.pairs)) await assertFits(d, a, await sessionFor(d, a), req.limits ?? a.limits, pairs);
   const terms = termsOf(req, a.terms);
   const newSecret = brain === "webhook" && !a.webhookSecret ? newWebhookSecret() : undefined;
   const after = await changed(d, a, {
@@ -258,9 +258,10 @@ export async function resumeAgent(d: HostedDeps, id: string, who: Owner) {
 export async function stopAgent(d: HostedDeps, id: string, who: Owner) {
   const a = await owned(d, id, who);
   if (a.status === "stopped") throw stoppedRefusal(a);
+  // The session first: a revoke that fails leaves the agent unstopped, so stop can be asked again.
+  const sessionRevoke = await revokeAttached(d, a);
   const after = await changed(d, a, { status: "stopped", pauseReason: null });
-  // A paper agent holds no session: nothing to revoke here or on chain.
-  return { ...(await viewOf(d, after, true)), session_revoke: await revokeAttached(d, a) };
+  return { ...(await viewOf(d, after, true)), session_revoke: sessionRevoke };
 }
 
 export async function deleteAgent(d: HostedDeps, id: string, who: Owner) {
@@ -306,8 +307,8 @@ export async function revokeStockAttestation(d: HostedDeps, id: string, who: Own
   if (Object.keys(body).length) throw new Refusal("UNKNOWN_FIELD", `unknown field ${Object.keys(body)[0]}; this route takes no body`);
   if (a.mode === "paper") throw new Refusal("PAPER_AGENT", "a paper agent has no session or executor");
   const revoked = await revokeAttestation(d.store, a.id, Math.floor(d.clock() / 1000));
-  // The signing service checks attestations through this store: revoked here is revoked there.
-  return { ...(await viewOf(d, a, true)), revoked, signer_revoked: true };
+  // The signing service holds no attestation of its own yet (the tick's check is the gate): it has nothing to revoke.
+  return { ...(await viewOf(d, a, true)), revoked, signer_revoked: false };
 }
 
 const lcs = (x: string) => x.toLowerCase();
@@ -330,7 +331,7 @@ async function sessionFor(d: HostedDeps, a: StoredAgent) {
 
 /** OUTSIDE_SESSION unless the agent's tokens are the session's and its limits within the session's. */
 async function assertFits(d: HostedDeps, a: StoredAgent, s: HostedSession, limits: StoredAgent["limits"], pairs: string[]) {
-  const tokens = [...new Set(pairs.flatMap((p) => p.split("/")))].map((sym) => lcs(d.config.tokens[sym]!.address));
+  const tokens = [...new Set(pairs.flatMap((p) => p.split("/")))].map((sym) => (Object.hasOwn(d.config.tokens, sym) ? lcs(d.config.tokens[sym]!.address) : sym));
   const missing = tokens.find((t) => !s.tokens.includes(t));
   if (missing) throw new Refusal("OUTSIDE_SESSION", `the session does not cover ${missing}`);
   if (limits.max_trade_usd > s.limits.max_trade_usd || limits.max_day_usd > s.limits.max_day_usd) throw new Refusal("OUTSIDE_SESSION", `the agent's limits ($${limits.max_trade_usd} a trade, $${limits.max_day_usd} a day) pass the session's ($${s.limits.max_trade_usd}, $${s.limits.max_day_usd})`);

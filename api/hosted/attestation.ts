@@ -42,8 +42,6 @@ export async function recordAttestation(d: { store: HostedStore; nowS: () => num
     throw new Refusal("BAD_EXPIRY", `expires must be from ${now + L.minAheadS} to ${Math.min(now + L.maxAheadS, session.expires)} (5 minutes ahead at least, 30 days at most, not after the session)`);
   }
   if (q.issued < now - L.issuedWithinS || q.issued > now + 60) throw new Refusal("STOCK_ATTESTATION", "issued must be within the last hour");
-  const nb = await notBefore(d.store, a.id);
-  if (nb !== null && q.issued <= nb) throw new Refusal("STOCK_ATTESTATION_OLD", `issued must be after ${nb} (the last attestation or revocation)`, { not_before: nb });
   const text = stockAttestationText({ agent: a.id, executor, session_id: session.id, root_hash: session.root_hash, issued: q.issued, expires: q.expires });
   let signer: Address | null = null;
   try {
@@ -52,11 +50,20 @@ export async function recordAttestation(d: { store: HostedStore; nowS: () => num
     signer = null;
   }
   if (!signer || signer.toLowerCase() !== a.wallet.toLowerCase()) throw new Refusal("STOCK_ATTESTATION", "the signature is not the owner wallet's over exactly this agent, executor, session, issue time and expiry", { text });
-  await d.store.db.query("INSERT INTO app.hosted_attestations (agent_id, session_id, issued, expires, signature, signed_at) VALUES ($1, $2, $3, $4, $5, $6)", [a.id, session.id, q.issued, q.expires, q.signature, now]);
+  // Checked and written under the agent's lock: a revoke between the two cannot be jumped.
+  await d.store.db.tx(async (tx) => {
+    await tx.query("SELECT pg_advisory_xact_lock(4663003, hashtext($1))", [a.id]);
+    const [r] = await tx.query<{ issued: string | null; revoked: string | null }>("SELECT max(issued)::text AS issued, max(revoked_at)::text AS revoked FROM app.hosted_attestations WHERE agent_id = $1", [a.id]);
+    const nb = Math.max(Number(r?.issued ?? 0), Number(r?.revoked ?? 0));
+    if (nb > 0 && q.issued <= nb) throw new Refusal("STOCK_ATTESTATION_OLD", `issued must be after ${nb} (the last attestation or revocation)`, { not_before: nb });
+    await tx.query("INSERT INTO app.hosted_attestations (agent_id, session_id, issued, expires, signature, signed_at) VALUES ($1, $2, $3, $4, $5, $6)", [a.id, session.id, q.issued, q.expires, q.signature, now]);
+  });
 }
 
 /** Revokes the agent's attestations (orders with stock tokens hold at once). */
 export async function revokeAttestation(store: HostedStore, agentId: string, nowS: number): Promise<boolean> {
-  const rows = await store.db.query("UPDATE app.hosted_attestations SET revoked_at = $2 WHERE agent_id = $1 AND revoked_at IS NULL RETURNING id", [agentId, nowS]);
-  return rows.length > 0;
+  return store.db.tx(async (tx) => {
+    await tx.query("SELECT pg_advisory_xact_lock(4663003, hashtext($1))", [agentId]);
+    return (await tx.query("UPDATE app.hosted_attestations SET revoked_at = $2 WHERE agent_id = $1 AND revoked_at IS NULL RETURNING id", [agentId, nowS])).length > 0;
+  });
 }

@@ -216,27 +216,52 @@ async function walletBook(d: TickDeps, agent: StoredAgent, wallet: Address): Pro
  */
 async function runLiveTick(d: TickDeps, agent: StoredAgent, seq: number, dueMs: number, instance: string): Promise<boolean> {
   if (!(await claimSlot(d, agent.id, seq, dueMs, instance))) return false;
+  // A tick that outlives its timeout loses its lease when the scheduler moves on, and stillOurs
+  // stops it before its next order: it cannot keep trading beside the next tick.
+  await liveTickBody(d, agent, seq, instance);
+  return true;
+}
+
+/** Still this tick's to act on: its lease held and the agent active (stop, pause or rotate end it between orders). */
+async function stillOurs(d: TickDeps, agentId: string, seq: number, instance: string): Promise<boolean> {
+  const [r] = await d.store.db.query<{ ok: boolean }>(
+    "SELECT (s.tick_seq = $2 AND s.lease_owner = $3 AND a.status = 'active' AND a.deleted_at IS NULL) AS ok FROM app.hosted_schedule s JOIN app.hosted_agents a ON a.id = s.agent_id WHERE s.agent_id = $1",
+    [agentId, seq, instance],
+  );
+  return !!r?.ok;
+}
+
+async function liveTickBody(d: TickDeps, agent: StoredAgent, seq: number, instance: string): Promise<void> {
   const now = d.clock();
   const hold = async (code: string, message: string, extra: Record<string, unknown> = {}) => d.store.log(agent.id, seq, "hold", code, { message, ...extra }, now);
-  if (d.config.hostedKillSwitch || !d.config.hostedLive || !d.live || !d.live.signTrade) return (await hold("LIVE_OFF", "live trading by hosted agents is off on this server"), true);
+  if (d.config.hostedKillSwitch || !d.config.hostedLive || !d.live || !d.live.signTrade) return void (await hold("LIVE_OFF", "live trading by hosted agents is off on this server"));
   const session = agent.sessionId ? await d.live.sessionOf(agent.sessionId) : null;
   const executor = await d.live.executorOf(agent.id);
-  if (!session || session.status !== "active" || session.expires * 1000 <= now || !executor || lc(session.executor) !== lc(executor)) return (await hold("LIVE_OFF", "the attached session is not active for the current executor"), true);
+  if (!session || session.status !== "active" || session.expires * 1000 <= now || !executor || lc(session.executor) !== lc(executor)) return void (await hold("LIVE_OFF", "the attached session is not active for the current executor"));
   const block = Number(await d.chain.getBlockNumber());
   const s = await stateOf(d, agent, seq, block, await walletBook(d, agent, session.wallet));
   const decision: Decision = agent.brain === "rule" ? ruleBrain(agent, s) : agent.brain === "webhook" ? await webhookBrain(agent, s, { allowPrivate: d.allowPrivateWebhooks, timeoutMs: d.webhookTimeoutMs }) : { refused: "AI_OFF", message: "the AI-model brain is not running on this server" };
   if ("refused" in decision) {
     await d.store.log(agent.id, seq, decision.refused === "AI_OFF" ? "hold" : "error", decision.refused, { message: decision.message }, now);
-    return true;
+    return;
   }
   const bad = checkOrders(agent, decision.orders);
   await d.store.log(agent.id, seq, "decision", bad?.code ?? null, { orders: decision.orders, note: decision.note ?? null, value_usd: s.value_usd, ...(bad ? { message: bad.message } : {}) }, now);
-  if (bad) return true;
+  if (bad) return;
   const key = { keyId: agent.keyId, wallet: agent.wallet, account: { id: 0, name: "hosted" }, expiresAt: Number.MAX_SAFE_INTEGER };
   let today = await filledToday(d, agent.id);
   for (const o of decision.orders) {
+    if (!(await stillOurs(d, agent.id, seq, instance))) {
+      await hold("LIVE_OFF", "the agent was stopped, paused or its tick timed out: the rest of this tick's orders are dropped", { order: o });
+      break;
+    }
     if (today + o.amount_usd > agent.limits.max_day_usd) {
       await hold("MAX_DAY", `$${o.amount_usd} would pass the day's $${agent.limits.max_day_usd}`, { order: o });
+      continue;
+    }
+    const outAfter = (s.book[o.token_out]?.usd ?? 0) + o.amount_usd;
+    if (d.config.tokens[o.token_out]?.symbol !== "USDG" && outAfter > agent.limits.max_position_usd) {
+      await hold("MAX_POSITION", `${o.token_out} would be worth $${outAfter.toFixed(2)}, over $${agent.limits.max_position_usd}`, { order: o });
       continue;
     }
     const stock = [o.token_in, o.token_out].some((sym) => d.config.tokens[sym]?.kind === "stock");
@@ -258,6 +283,8 @@ async function runLiveTick(d: TickDeps, agent: StoredAgent, seq: number, dueMs: 
       const raw = await d.live.signTrade(executor, { to: t.tx.to, data: t.tx.data, chainId: t.tx.chain_id, nonce, gas: BigInt(t.tx.gas), maxFeePerGas: fees.maxFeePerGas * 2n, maxPriorityFeePerGas: fees.maxPriorityFeePerGas });
       const sent = await d.live.submit({ raw_tx: raw }, key);
       today += t.swap.notional_usd;
+      s.book[o.token_out] = { amount: s.book[o.token_out]?.amount ?? "0", usd: (s.book[o.token_out]?.usd ?? 0) + t.swap.notional_usd };
+      s.book[o.token_in] = { amount: s.book[o.token_in]?.amount ?? "0", usd: (s.book[o.token_in]?.usd ?? 0) - t.swap.notional_usd };
       await d.store.log(agent.id, seq, "trade", null, { mode: "live", token_in: o.token_in, token_out: o.token_out, amount_in: t.swap.amount_in, amount_out_min: t.swap.amount_out_min, amount_usd: t.swap.notional_usd, fee_bps: t.fee_bps, fee_class: t.fee_class, fee_tier: t.fee_tier, tx_hash: sent.tx_hash, session_id: session.id }, now);
       await d.store.db.query("UPDATE app.hosted_agents SET last_trade = $2, updated_at = $3 WHERE id = $1", [agent.id, JSON.stringify({ token_in: o.token_in, token_out: o.token_out, tx_hash: sent.tx_hash, at: now }), now]);
     } catch (err) {
@@ -266,7 +293,6 @@ async function runLiveTick(d: TickDeps, agent: StoredAgent, seq: number, dueMs: 
     }
   }
   await d.store.db.query("UPDATE app.hosted_agents SET last_decision = $2, brain_state = $3 WHERE id = $1", [agent.id, JSON.stringify({ tick: seq, at: now, block, orders: decision.orders, note: decision.note ?? null }), JSON.stringify({ ...(agent.brainState ?? {}), start_usd: Number(agent.brainState?.start_usd ?? s.value_usd), value_usd: s.value_usd })]);
-  return true;
 }
 
 const erc20BalanceAbi = [{ type: "function", name: "balanceOf", stateMutability: "view", inputs: [{ name: "a", type: "address" }], outputs: [{ type: "uint256" }] }] as const;
