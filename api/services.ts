@@ -1,7 +1,7 @@
 import type { Address } from "viem";
 import type { AppDeps } from "./deps.js";
 import { createPortfolio } from "./account/index.js";
-import { forgetRevoked, redisRevocations, type SignInDeps } from "./auth/index.js";
+import { assertNotSanctioned, forgetRevoked, redisRevocations, type SignInDeps } from "./auth/index.js";
 import { redisConnection } from "./ports/redis.js";
 import { RedisLimiter } from "./http/redisLimiter.js";
 import { createMarket } from "./market/index.js";
@@ -14,7 +14,6 @@ import { createLedger, createRelay, createTrading, createVolume, createWatcher }
 import { createSessions, createSessionStore } from "./sessions/index.js";
 import { cosignerFromEnv } from "../cosigner/index.js";
 import { createExecutorKeys } from "../cosigner/executors.js";
-import { sanctionsListAbi } from "../abis/fixtures.js";
 import { createFast } from "./fast/index.js";
 import { createTreasury } from "./treasury/index.js";
 import { createHosted } from "./hosted/index.js";
@@ -55,10 +54,12 @@ export function buildServices(deps: AppDeps) {
   const platformSigner = deps.platformSigner !== undefined ? deps.platformSigner : platformSignerFromConfig(config);
   const treasury = createTreasury({ config, chain, indexed, db, market, ledger, signer: platformSigner, clock, logger: deps.logger, ...deps.treasury });
   // Hosted agents (their scheduler started by createApp): ticks shared by every instance on one store.
-  const sanctioned = (address: Address) => chain.readContract({ address: config.contracts.sanctionsList, abi: sanctionsListAbi, functionName: "isSanctioned", args: [address] });
-  const hosted = createHosted({ config, chain, market, db, clock, logger: deps.logger, scheduler: deps.hostedScheduler, executors, sequencer, liveSessionsOf: sessions.liveForExecutor, sanctioned, sessionOf: sessions.forHosted,
-    revokeSession: (sessionId, owner) => sessions.revoke({ session_id: sessionId }, { key: { keyId: owner.keyId, wallet: owner.wallet, account: { id: 0, name: "hosted" }, expiresAt: Number.MAX_SAFE_INTEGER }, clientAddr: "hosted" }) as never,
-    trade: (body, who) => sessions.trade(body, who as never) as never, submit: (body, key) => relay.submit(body, key as never) as never });
+  const hosted = createHosted({ config, chain, market, db, clock, logger: deps.logger, scheduler: deps.hostedScheduler, executors, sequencer, liveSessionsOf: sessions.liveForExecutor,
+    assertNotSanctioned: (address, field) => assertNotSanctioned({ chain, config }, address, field), sessionOf: sessions.forHosted,
+    revokeSession: (sessionId, who) => sessions.revoke({ session_id: sessionId }, who),
+    trade: sessions.trade,
+    submit: relay.submit,
+  });
   const revocations = config.redisUrl ? redisRevocations(() => redisConnection(config.redisUrl!), forgetRevoked) : null;
   const signIn: SignInDeps = { db, config, chain, clock, revocations };
   return { deps, config, clock, ownScreenBudget, market, tokens, ledger, volume, trading, relay, watcher, stats, portfolio, signIn, sessions, cosigner, fast, treasury, hosted };

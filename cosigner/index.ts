@@ -2,14 +2,13 @@ import type { Hex, PublicClient } from "viem";
 import { mnemonicToAccount, privateKeyToAccount } from "viem/accounts";
 import type { CosignerPort } from "../api/ports/cosigner.js";
 import type { Db } from "../api/ports/store/db.js";
-import { ConfigError, type Config } from "../lib/config.js";
+import { ConfigError, DEVNET_MNEMONIC, type Config } from "../lib/config.js";
 import { createCosigner, type CosignerPins } from "./cosigner.js";
 
 export { createCosigner, type CosignerPins } from "./cosigner.js";
 export { checkExecution, MAX_SLIPPAGE_BPS, PRICE_TOLERANCE_BPS } from "./checks.js";
 
-/** anvil's development mnemonic; account 2 is the devnet's co-signer (devnet/deploy.ts ACCOUNT_ROLES). */
-const DEVNET_MNEMONIC = "test test test test test test test test test test test junk";
+/** Account 2 of the devnet mnemonic is the devnet's co-signer (devnet/deploy.ts ACCOUNT_ROLES). */
 const DEVNET_COSIGNER_INDEX = 2;
 
 /** The co-signer's pins from the service's universe: contracts, fee recipient, and the tokens it can price. */

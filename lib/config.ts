@@ -268,5 +268,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
 }
 
 export const SERVICE_VERSION = "0.1.0";
+/** anvil's development mnemonic: the devnet's well-known accounts (platform 1, co-signer 2), never real money. */
+export const DEVNET_MNEMONIC = "test test test test test test test test test test test junk";
 /** The devnet's executor sealing secret: public, so never for keys that hold real money. */
 export const DEVNET_EXECUTOR_KEYS_SECRET = "pit-devnet-executor-keys-not-a-secret-0001";

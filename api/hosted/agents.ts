@@ -5,7 +5,8 @@ import { privateHost } from "./brains.js";
 import { createRequest, ruleParams, updateRequest, webhookParams } from "./request.js";
 import type { Scheduler } from "./scheduler.js";
 import { newAgentId, newWebhookSecret, type PaperBook, type StoredAgent, type Terms } from "./store.js";
-import type { TickDeps } from "./tick.js";
+import { ownerKey, type TickDeps } from "./tick.js";
+import type { Who } from "../trading/index.js";
 import { attestationView, notBefore, recordAttestation, revokeAttestation } from "./attestation.js";
 import { executorOf, executorView, newExecutor, refundableExecutor, refundGas, retireExecutor, signerRequired, type ExecutorDeps, type HostedSession } from "./executor.js";
 
@@ -18,7 +19,7 @@ export type HostedDeps = TickDeps &
     scheduler: Pick<Scheduler, "dueAt">;
     sessionOf: (id: string) => Promise<HostedSession | null>;
     /** Revokes a session at the service as its wallet's key would (live/session/revoke); answers its on-chain steps. */
-    revokeSession: (sessionId: string, owner: Owner & { wallet: Address }) => Promise<{ on_chain: unknown }>;
+    revokeSession: (sessionId: string, who: Who) => Promise<{ on_chain: unknown }>;
   };
 export type Owner = { wallet: Address | null; keyId: number };
 
@@ -318,7 +319,7 @@ async function revokeAttached(d: HostedDeps, a: StoredAgent): Promise<{ session_
   if (!a.sessionId) return null;
   const s = await d.sessionOf(a.sessionId);
   if (!s || s.status !== "active") return null;
-  const r = await d.revokeSession(s.id, { wallet: a.wallet, keyId: a.keyId });
+  const r = await d.revokeSession(s.id, { key: ownerKey(a), clientAddr: "hosted" });
   return { session_id: s.id, on_chain: r.on_chain };
 }
 

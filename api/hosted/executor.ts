@@ -20,8 +20,8 @@ export type ExecutorDeps = Pick<TickDeps, "config" | "chain" | "market" | "store
   sequencer: Sequencer;
   /** Sessions the co-signer may still co-sign for this executor. */
   liveSessionsOf: (executor: Address) => Promise<string[]>;
-  /** Whether an address is on the sanctions list. */
-  sanctioned: (address: Address) => Promise<boolean>;
+  /** SANCTIONED (or ENGINE_UNAVAILABLE when the list cannot be read) for an address on the sanctions list: auth's check. */
+  assertNotSanctioned: (address: Address, field: string) => Promise<void>;
 };
 
 export const signerRequired = () => new Refusal("SIGNER_REQUIRED", "live hosted agents need the executor signing service, which is not configured on this server", {}, { retryAfterS: 60 });
@@ -149,7 +149,7 @@ export async function refundGas(d: ExecutorDeps, agent: StoredAgent, executor: A
   const state = await d.executors.state(executor);
   if (!state) throw signerRequired();
   if (state.owner.toLowerCase() !== agent.wallet.toLowerCase() || state.owner.toLowerCase() === executor.toLowerCase()) throw new Refusal("REFUND_OWNER", "the executor's owner on record is not this agent's owner");
-  if (await d.sanctioned(state.owner)) throw new Refusal("SANCTIONED", `owner ${state.owner} is on the sanctions list; nothing is refunded`, { address: state.owner, field: "owner" });
+  await d.assertNotSanctioned(state.owner, "owner");
 
   await d.executors.close(executor);
   const open = await lastRefund(d, executor);

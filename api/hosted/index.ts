@@ -32,7 +32,7 @@ export function createHosted(d: {
   executors: ExecutorPort | null;
   sequencer: Sequencer;
   liveSessionsOf: (executor: Address) => Promise<string[]>;
-  sanctioned: (address: Address) => Promise<boolean>;
+  assertNotSanctioned: HostedDeps["assertNotSanctioned"];
   sessionOf: (id: string) => Promise<HostedSession | null>;
   revokeSession: HostedDeps["revokeSession"];
   trade: LiveDeps["trade"];
@@ -44,7 +44,7 @@ export function createHosted(d: {
   const live: LiveDeps = { sessionOf: d.sessionOf, trade: d.trade, submit: d.submit, signTrade: d.executors ? (e, tx) => d.executors!.signTrade(e, tx) : null, executorOf: (id) => executorOf({ store }, id) };
   const tickDeps = { config: d.config, chain: d.chain, market: d.market, store, clock: d.clock, logger: d.logger, allowPrivateWebhooks: d.config.devnet, webhookTimeoutMs: d.webhookTimeoutMs, live };
   const scheduler = createScheduler({ db: d.db, clock: d.clock, logger: d.logger, ...d.scheduler, runTick: (c, instance) => runTick(tickDeps, c.agentId, c.seq, c.dueMs, instance) });
-  const h: HostedDeps = { ...tickDeps, scheduler, executors: d.executors, sequencer: d.sequencer, liveSessionsOf: d.liveSessionsOf, sanctioned: d.sanctioned, sessionOf: d.sessionOf, revokeSession: d.revokeSession };
+  const h: HostedDeps = { ...tickDeps, scheduler, executors: d.executors, sequencer: d.sequencer, liveSessionsOf: d.liveSessionsOf, assertNotSanctioned: d.assertNotSanctioned, sessionOf: d.sessionOf, revokeSession: d.revokeSession };
   return {
     store,
     scheduler,

@@ -1,6 +1,9 @@
 import type { Logger } from "pino";
 import { formatUnits, parseUnits, zeroAddress, type Address, type PublicClient } from "viem";
 import type { Config, TokenEntry } from "../../lib/config.js";
+import { erc20Abi } from "../../abis/erc20.js";
+import type { KeyRecord } from "../auth/index.js";
+import type { Who } from "../trading/index.js";
 import { feeFor, majorSymbols } from "../../lib/fees.js";
 import { quoteExactInputSingle } from "../../lib/quoter.js";
 import type { Market } from "../market/index.js";
@@ -14,8 +17,8 @@ import { attestationView } from "./attestation.js";
 /** What a live tick uses of sessions and the relay (the same calls an agent makes with its key). */
 export type LiveDeps = {
   sessionOf: (id: string) => Promise<{ id: string; wallet: Address; executor: Address; status: string; expires: number } | null>;
-  trade: (body: Record<string, unknown>, who: { key: { keyId: number; wallet: Address; account: { id: number; name: string }; expiresAt: number }; clientAddr: string }) => Promise<{ simulated_ok: boolean; tx: { to: Address; data: `0x${string}`; gas: number; chain_id: number }; fee_bps: number; fee_class: string; fee_tier: number; swap: { amount_in: string; amount_out_min: string; notional_usd: number } }>;
-  submit: (body: Record<string, unknown>, key: { keyId: number; wallet: Address; account: { id: number; name: string }; expiresAt: number }) => Promise<{ tx_hash: `0x${string}` }>;
+  trade: (body: Record<string, unknown>, who: Who) => Promise<{ simulated_ok: boolean; tx: { to: Address; data: `0x${string}`; gas: number; chain_id: number }; fee_bps: number; fee_class: string; fee_tier: number; swap: { amount_in: string; amount_out_min: string; notional_usd: number } }>;
+  submit: (body: Record<string, unknown>, key: KeyRecord) => Promise<{ tx_hash: `0x${string}` }>;
   signTrade: ExecutorPort["signTrade"] | null;
   executorOf: (agentId: string) => Promise<Address | null>;
 };
@@ -188,6 +191,9 @@ export async function runTick(d: TickDeps, agentId: string, seq: number, dueMs: 
   });
 }
 
+/** The owner's key as the service acts for it (session/trade, submit, revoke): the agent's creating key and wallet. */
+export const ownerKey = (a: { keyId: number; wallet: Address }): KeyRecord => ({ keyId: a.keyId, wallet: a.wallet, account: { id: 0, name: "hosted" }, expiresAt: Number.MAX_SAFE_INTEGER });
+
 /** Claims the tick's slot before anything moves on chain: a live slot that runs twice trades once (a lost one trades never, the safe side). */
 async function claimSlot(d: TickDeps, agentId: string, seq: number, dueMs: number, instance: string): Promise<boolean> {
   return d.store.db.tx(async (tx) => {
@@ -197,14 +203,11 @@ async function claimSlot(d: TickDeps, agentId: string, seq: number, dueMs: numbe
   });
 }
 
-/** The session wallet's balances of the agent's tokens, as a paper book (atoms by address). */
+/** The session wallet's balances of the agent's tokens, as a paper book (atoms by address); read together (one multicall). */
 async function walletBook(d: TickDeps, agent: StoredAgent, wallet: Address): Promise<PaperBook> {
-  const book: PaperBook = {};
-  for (const t of tokensOf(d.config, agent.pairs).values()) {
-    const atoms = t.address === zeroAddress ? await d.chain.getBalance({ address: wallet }) : ((await d.chain.readContract({ address: t.address, abi: erc20BalanceAbi, functionName: "balanceOf", args: [wallet] })) as bigint);
-    book[lc(t.address)] = atoms.toString();
-  }
-  return book;
+  const tokens = [...tokensOf(d.config, agent.pairs).values()];
+  const atoms = await Promise.all(tokens.map((t) => (t.address === zeroAddress ? d.chain.getBalance({ address: wallet }) : d.chain.readContract({ address: t.address, abi: erc20Abi, functionName: "balanceOf", args: [wallet] }))));
+  return Object.fromEntries(tokens.map((t, i) => [lc(t.address), atoms[i]!.toString()]));
 }
 
 /**
@@ -248,7 +251,7 @@ async function liveTickBody(d: TickDeps, agent: StoredAgent, seq: number, instan
   const bad = checkOrders(agent, decision.orders);
   await d.store.log(agent.id, seq, "decision", bad?.code ?? null, { orders: decision.orders, note: decision.note ?? null, value_usd: s.value_usd, ...(bad ? { message: bad.message } : {}) }, now);
   if (bad) return;
-  const key = { keyId: agent.keyId, wallet: agent.wallet, account: { id: 0, name: "hosted" }, expiresAt: Number.MAX_SAFE_INTEGER };
+  const key = ownerKey(agent);
   let today = await filledToday(d, agent.id);
   for (const o of decision.orders) {
     if (!(await stillOurs(d, agent.id, seq, instance))) {
@@ -294,5 +297,3 @@ async function liveTickBody(d: TickDeps, agent: StoredAgent, seq: number, instan
   }
   await d.store.db.query("UPDATE app.hosted_agents SET last_decision = $2, brain_state = $3 WHERE id = $1", [agent.id, JSON.stringify({ tick: seq, at: now, block, orders: decision.orders, note: decision.note ?? null }), JSON.stringify({ ...(agent.brainState ?? {}), start_usd: Number(agent.brainState?.start_usd ?? s.value_usd), value_usd: s.value_usd })]);
 }
-
-const erc20BalanceAbi = [{ type: "function", name: "balanceOf", stateMutability: "view", inputs: [{ name: "a", type: "address" }], outputs: [{ type: "uint256" }] }] as const;

@@ -1,10 +1,9 @@
 import type { Address, Hex, LocalAccount, TransactionSerializableEIP1559 } from "viem";
 import { numberToHex } from "viem";
 import { mnemonicToAccount } from "viem/accounts";
-import type { Config } from "../../lib/config.js";
+import { DEVNET_MNEMONIC, type Config } from "../../lib/config.js";
 
-/** anvil's development mnemonic; account 1 is the devnet's platform wallet. */
-const DEVNET_MNEMONIC = "test test test test test test test test test test test junk";
+/** Account 1 of the devnet mnemonic is the devnet's platform wallet. */
 const DEVNET_PLATFORM_INDEX = 1;
 
 /**
