@@ -297,7 +297,6 @@ describe("the owner's routes", () => {
     expect((await call("POST", `/${a.id}/update`, { bogus: 1 })).json.error.code).toBe("UNKNOWN_FIELD");
     expect((await call("POST", `/${a.id}/rotate-webhook-secret`)).json.error.code).toBe("NOT_WEBHOOK");
     await call("POST", `/${a.id}/delete`);
-    expect(parseEther("1")).toBeGreaterThan(0n);
   });
 });
 
@@ -522,7 +521,7 @@ describe("a live agent trading through its session", () => {
     // Stop revokes the attached session at the service and answers the on-chain steps; nothing trades on it any more.
     const stop = await hc("POST", `/${a.id}/stop`);
     expect(stop.json).toMatchObject({ status: "stopped", session_revoke: { session_id: s.id } });
-    expect(Array.isArray(stop.json.session_revoke.on_chain) || typeof stop.json.session_revoke.on_chain === "object").toBe(true);
+    expect(stop.json.session_revoke.on_chain.map((x: any) => x.kind)).toContain("disable_delegation");
     const after = await agentOf(api, dn).post("/live/session/trade", { session_id: s.id, token_in: "ETH", token_out: "USDG", notional_usd: 5 }, k);
     expect([after.status, after.json.error?.code]).toEqual([409, "SESSION_REVOKED"]);
   }, 120_000);
