@@ -68,13 +68,21 @@ afterAll(async () => {
   await chain?.stop();
 });
 
+/** The indexer at `head`, its checkpoint included (the closer reads the checkpoint, which can trail /ready by a moment). */
+async function indexedTo(c: Awaited<ReturnType<typeof startIndexedDevnet>>, head: number) {
+  await c.ix.waitFor(head);
+  const reads = c.ix.liveReads().reads;
+  for (let i = 0; i < 100 && ((await reads.head())?.block ?? 0) < head; i++) await new Promise((r) => setTimeout(r, 100));
+  expect((await reads.head())?.block).toBeGreaterThanOrEqual(head);
+}
+
 /** Chain and service clock to `ts`, then enough blocks for the closer's confirmations, indexed. */
 async function moveTo(ts: number) {
   await dn.test.setNextBlockTimestamp({ timestamp: BigInt(ts) });
   await dn.test.mine({ blocks: 1 });
   await dn.test.mine({ blocks: CONFIRMATIONS + 1 });
   offsetMs = ts * 1000 - Date.now();
-  await chain.ix.waitFor(await dn.pub.getBlockNumber());
+  await indexedTo(chain, Number(await dn.pub.getBlockNumber()));
 }
 
 async function trade(a: Account, key: string, body: Record<string, unknown>) {
@@ -140,7 +148,7 @@ describe("the treasury over two Mondays", () => {
     const deployed = await dn.mined(await deployerWallet().deployContract({ abi: parseAbi(["constructor(string, string, uint8)"]), bytecode: fixtureBytecode("TestToken", "TestToken"), args: ["Odd Ünïcode", scriptSymbol, 18] }));
     odd = deployed.contractAddress!;
     await mint(odd, platform(), parseEther("7"));
-    await chain.ix.waitFor(await dn.pub.getBlockNumber());
+    await indexedTo(chain, Number(await dn.pub.getBlockNumber()));
 
     const t = await treasuryJson();
     expect(t).toMatchObject({ platform_wallet: platform(), buckets: { operations: ops(), buybacks, treasury: null }, split_bps: { operations: 5000, buybacks: 4000, treasury: 1000 }, prize_payouts: [], explorer_tx: null });
@@ -362,7 +370,7 @@ describe("the treasury over two Mondays", () => {
     const wrapped = encodeFunctionData({ abi, functionName: "aggregate3Value", args: [[{ target: mc, allowFailure: true, value: x, callData: inner }]] });
     const undone = await dn.mined(await w.sendTransaction({ to: mc, data: wrapped, value: x, gas: 500_000n }));
     expect(undone.status).toBe("success");
-    await chain.ix.waitFor(await dn.pub.getBlockNumber());
+    await indexedTo(chain, Number(await dn.pub.getBlockNumber()));
     expect(await balanceOf(zeroAddress, platform())).toBe(balance);
     const after = tokenOf((await treasuryJson()).weeks[0], "ETH") ?? { outside: "0", outside_trades: 0 };
     expect(after.outside).toBe(before.outside);
@@ -374,7 +382,7 @@ describe("the treasury over two Mondays", () => {
     opened.push({ close: () => noTrace.close() });
     const weekC = weekOf(Number((await dn.pub.getBlock()).timestamp));
     await dn.mined(await deployerWallet().sendTransaction({ to: platform(), value: parseEther("0.02") }));
-    await chain.ix.waitFor(await dn.pub.getBlockNumber());
+    await indexedTo(chain, Number(await dn.pub.getBlockNumber()));
     // Week C's balance change holds week B's split (ETH sent, gas paid): the preview adds them back.
     const sameStore = await serve({ rpcUrl: noTrace.url, buckets: { operations: ops(), buybacks, treasury: treasuryWallet } });
     const preview = (await treasuryJson(sameStore)).weeks[0] as WeekRow;
@@ -432,7 +440,7 @@ describe("the split on a second devnet, signed by a JSON-RPC signer: two instanc
     await dn2.test.setNextBlockTimestamp({ timestamp: BigInt(w.end + 120) });
     await dn2.test.mine({ blocks: CONFIRMATIONS + 2 });
     off2 = (w.end + 120) * 1000 - Date.now();
-    await chain2.ix.waitFor(await dn2.pub.getBlockNumber());
+    await indexedTo(chain2, Number(await dn2.pub.getBlockNumber()));
     return w;
   }
 
