@@ -18,9 +18,8 @@ export type { Owner } from "./agents.js";
 
 /**
  * Hosted agents: the owner's routes and the scheduler that ticks them (started by createApp).
- * Paper agents with the rule or webhook brain run here. Live agents get an executor held by the
- * signing service (executor view, rotate, refund-gas); attaching a session and live ticks, and
- * the AI-model brain, answer HOSTED_UNAVAILABLE until they run.
+ * Paper and live agents with the rule or webhook brain run here; live agents trade through the
+ * session attached to their executor, whose key the signing service holds.
  */
 export function createHosted(d: {
   config: Config;
@@ -52,7 +51,7 @@ export function createHosted(d: {
     list: (who: Owner) => listAgents(h, who),
     /** me/sessions' hosted rows: id, name, status, strategy, mode, live, trading, pairs, session_id, pause_reason. */
     async summaries(wallet: Address) {
-      return (await store.list(wallet)).map((a) => ({ id: a.id, name: a.name, status: a.status, strategy: a.brain === "partner_llm" ? String(a.params.strategy ?? "") : a.brain, mode: a.mode, live: false, trading: a.status === "active", pairs: a.pairs, session_id: null, pause_reason: a.pauseReason }));
+      return (await store.list(wallet)).map((a) => ({ id: a.id, name: a.name, status: a.status, strategy: a.brain === "partner_llm" ? String(a.params.strategy ?? "") : a.brain, mode: a.mode, live: a.mode === "live" && a.status === "active" && a.sessionId !== null, trading: a.status === "active", pairs: a.pairs, session_id: a.sessionId, pause_reason: a.pauseReason }));
     },
     detail: (id: string, who: Owner) => agentDetail(h, id, who),
     update: (id: string, body: Record<string, unknown>, who: Owner) => updateAgent(h, id, body, who),

@@ -13,6 +13,9 @@ import type { HostedStore, PaperBook, StoredAgent } from "./store.js";
 import type { ExecutorPort } from "../ports/executors.js";
 import { Refusal } from "../errors/index.js";
 import { attestationView } from "./attestation.js";
+import { holdCodeOf, stockHold } from "./holds.js";
+import { stockRegistryAbi, stockTokenAbi } from "../../abis/fixtures.js";
+import { stockSessionOpen } from "../../lib/stockSession.js";
 
 /** What a live tick uses of sessions and the relay (the same calls an agent makes with its key). */
 export type LiveDeps = {
@@ -225,6 +228,21 @@ async function runLiveTick(d: TickDeps, agent: StoredAgent, seq: number, dueMs: 
   return true;
 }
 
+/** The issuer's switches for the order's stock tokens and the session wallet, read together; null when any read fails. */
+async function stockSwitches(d: TickDeps, tokens: Address[], wallet: Address): Promise<{ paused: boolean; walletBlocked: boolean } | null> {
+  const registry = d.config.contracts.stockRegistry;
+  try {
+    const [registryPaused, walletBlocked, ...tokenPaused] = await Promise.all([
+      d.chain.readContract({ address: registry, abi: stockRegistryAbi, functionName: "paused" }),
+      d.chain.readContract({ address: registry, abi: stockRegistryAbi, functionName: "isBlocked", args: [wallet] }),
+      ...tokens.map((t) => d.chain.readContract({ address: t, abi: stockTokenAbi, functionName: "paused" })),
+    ]);
+    return { paused: registryPaused || tokenPaused.some(Boolean), walletBlocked };
+  } catch {
+    return null;
+  }
+}
+
 /** Still this tick's to act on: its lease held and the agent active (stop, pause or rotate end it between orders). */
 async function stillOurs(d: TickDeps, agentId: string, seq: number, instance: string): Promise<boolean> {
   const [r] = await d.store.db.query<{ ok: boolean }>(
@@ -267,8 +285,14 @@ async function liveTickBody(d: TickDeps, agent: StoredAgent, seq: number, instan
       await hold("MAX_POSITION", `${o.token_out} would be worth $${outAfter.toFixed(2)}, over $${agent.limits.max_position_usd}`, { order: o });
       continue;
     }
-    const stock = [o.token_in, o.token_out].some((sym) => d.config.tokens[sym]?.kind === "stock");
+    const stocks = [o.token_in, o.token_out].filter((sym) => d.config.tokens[sym]?.kind === "stock").map((sym) => d.config.tokens[sym]!.address);
+    const stock = stocks.length > 0;
     if (stock) {
+      const why = stockHold({ open: stockSessionOpen(Math.floor(now / 1000)), read: await stockSwitches(d, stocks, session.wallet) });
+      if (why) {
+        await hold(why.code, why.message, { order: o });
+        continue;
+      }
       const att = await attestationView(d.store, agent, Math.floor(now / 1000));
       if (!att?.valid) {
         await hold("STOCK_ATTESTATION", `stock tokens need the owner's valid attestation for this session (${att?.why_not ?? "none"})`, { order: o });
@@ -292,7 +316,7 @@ async function liveTickBody(d: TickDeps, agent: StoredAgent, seq: number, instan
       await d.store.db.query("UPDATE app.hosted_agents SET last_trade = $2, updated_at = $3 WHERE id = $1", [agent.id, JSON.stringify({ token_in: o.token_in, token_out: o.token_out, tx_hash: sent.tx_hash, at: now }), now]);
     } catch (err) {
       if (!(err instanceof Refusal)) throw err;
-      await hold(err.code, err.message, { order: o });
+      await hold(holdCodeOf(err.code), err.message, { order: o, refusal: err.code });
     }
   }
   await d.store.db.query("UPDATE app.hosted_agents SET last_decision = $2, brain_state = $3 WHERE id = $1", [agent.id, JSON.stringify({ tick: seq, at: now, block, orders: decision.orders, note: decision.note ?? null }), JSON.stringify({ ...(agent.brainState ?? {}), start_usd: Number(agent.brainState?.start_usd ?? s.value_usd), value_usd: s.value_usd })]);
