@@ -7,13 +7,13 @@ import { RedisLimiter } from "./http/redisLimiter.js";
 import { createMarket } from "./market/index.js";
 import { httpSequencer } from "./ports/sequencer.js";
 import { httpCosigner } from "./ports/cosigner.js";
+import { httpExecutors } from "./ports/executors.js";
 import { createLease } from "./ports/store/lease.js";
 import { createStats } from "./server/index.js";
 import { createTokens } from "./tokens/index.js";
 import { createLedger, createRelay, createTrading, createVolume, createWatcher } from "./trading/index.js";
 import { createSessions, createSessionStore } from "./sessions/index.js";
-import { cosignerFromEnv } from "../cosigner/index.js";
-import { createExecutorKeys } from "../cosigner/executors.js";
+import { cosignerFromEnv, executorsFromConfig } from "../cosigner/index.js";
 import { createFast } from "./fast/index.js";
 import { createTreasury } from "./treasury/index.js";
 import { createHosted } from "./hosted/index.js";
@@ -39,8 +39,9 @@ export function buildServices(deps: AppDeps) {
   const cosigner =
     deps.cosigner !== undefined ? deps.cosigner : config.cosignerUrl ? httpCosigner(config.cosignerUrl, config.cosignerToken!, config.cosigner!) : cosignerFromEnv({ config, db, chain, clock });
   const sessionStore = createSessionStore({ db, clock });
-  // Executors' keys live with the signing service (cosigner/executors.ts), sealed at rest.
-  const executors = deps.executors !== undefined ? deps.executors : config.executorKeysSecret ? createExecutorKeys({ db, secret: config.executorKeysSecret, chainId: config.chainId, clock, delegationManager: config.contracts.delegationManager }) : null;
+  // Executors' keys live with the signing service (cosigner/executors.ts), sealed at rest: in this
+  // process, or in the standalone co-signer's when COSIGNER_URL names one.
+  const executors = deps.executors !== undefined ? deps.executors : config.cosignerUrl ? httpExecutors(config.cosignerUrl, config.cosignerToken!) : executorsFromConfig({ config, db, clock });
   const hostedExecutor = async (executor: Address) => (executors ? await executors.state(executor) : null);
   const sessions = createSessions({ config, chain, market, sides: trading.context.sides, trading, ledger, store: sessionStore, cosigner, now: () => Math.floor(clock() / 1000), hostedExecutor });
   const fast = createFast({ config, chain, market, ledger, volume, sequencer, clock });
@@ -62,7 +63,7 @@ export function buildServices(deps: AppDeps) {
   });
   const revocations = config.redisUrl ? redisRevocations(() => redisConnection(config.redisUrl!), forgetRevoked) : null;
   const signIn: SignInDeps = { db, config, chain, clock, revocations };
-  return { deps, config, clock, ownScreenBudget, market, tokens, ledger, volume, trading, relay, watcher, stats, portfolio, signIn, sessions, cosigner, fast, treasury, hosted };
+  return { deps, config, clock, ownScreenBudget, market, tokens, ledger, volume, trading, relay, watcher, stats, portfolio, signIn, sessions, cosigner, executors, fast, treasury, hosted };
 }
 
 export type Services = ReturnType<typeof buildServices>;

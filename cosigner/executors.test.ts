@@ -3,6 +3,21 @@ import { getAddress, parseTransaction, recoverTransactionAddress, toFunctionSele
 import { openPglite } from "../api/ports/store/db.js";
 import { migrate } from "../api/ports/store/migrations.js";
 import { createExecutorKeys } from "./executors.js";
+import { delegationHash, redeemCalldata, ROOT_AUTHORITY, type Delegation } from "../lib/delegation.js";
+import { stockAttestationText } from "../lib/stockAttestation.js";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { encodeAbiParameters, type Hex } from "viem";
+
+const dm = "0x00000000000000000000000000000000000000d1" as Address;
+const router = "0x00000000000000000000000000000000000000e1" as Address;
+const stockToken = "0x00000000000000000000000000000000000057c4" as Address;
+const usdg = "0x0000000000000000000000000000000000005d90" as Address;
+const root = (salt: bigint): Delegation => ({ delegate: "0x00000000000000000000000000000000000000c0", delegator: "0x00000000000000000000000000000000000000aa", authority: ROOT_AUTHORITY as Hex, caveats: [], salt, signature: "0x" });
+/** A redeem of one router call whose calldata names `tokens` (as a swap's ABI words do). */
+const redeemOf = (r: Delegation, tokens: Address[], executor: Address) => {
+  const leaf: Delegation = { delegate: executor, delegator: r.delegate, authority: delegationHash(r), caveats: [], salt: 1n, signature: "0x" };
+  return redeemCalldata([leaf, r], { target: router, value: 0n, callData: `0x3593564c${encodeAbiParameters([{ type: "address[]" }], [tokens]).slice(2)}` });
+};
 
 const owner = "0x00000000000000000000000000000000000000aa" as Address;
 const ask = { chainId: 4663, nonce: 0, gas: 21_000n, maxFeePerGas: 10n ** 9n, maxPriorityFeePerGas: 1n, value: 5n };
@@ -51,20 +66,63 @@ describe("executor keys at the signing service", () => {
   it("signs only redeemDelegations to the DelegationManager, within the gas cap, from an executor neither retired nor closed", async () => {
     const db = await openPglite();
     await migrate(db);
-    const dm = "0x00000000000000000000000000000000000000d1" as Address;
     const keys = createExecutorKeys({ db, secret: "s".repeat(40), chainId: 4663, clock: Date.now, delegationManager: dm });
     const { executor } = await keys.create("ha_a", owner);
-    const redeem = `${toFunctionSelector("redeemDelegations(bytes[],bytes32[],bytes[])")}${"00".repeat(64)}` as `0x${string}`;
+    const redeem = redeemOf(root(7n), [usdg], executor);
+    expect(redeem.startsWith(toFunctionSelector("redeemDelegations(bytes[],bytes32[],bytes[])"))).toBe(true);
     const base = { to: dm, data: redeem, chainId: 4663, nonce: 0, gas: 500_000n, maxFeePerGas: 10n ** 9n, maxPriorityFeePerGas: 1n };
     const signed = parseTransaction(await keys.signTrade(executor, base));
     expect([signed.to?.toLowerCase(), signed.value ?? 0n, signed.chainId, signed.data]).toEqual([dm, 0n, 4663, redeem]);
     // A transfer of the wallet's tokens, another target, another chain, a runaway gas limit: refused.
     await expect(keys.signTrade(executor, { ...base, data: "0xa9059cbb" })).rejects.toMatchObject({ code: "TX_REFUSED" });
+    // The right selector over bytes that do not decode as a redeem: refused, not signed blind.
+    await expect(keys.signTrade(executor, { ...base, data: `${redeem.slice(0, 10)}${"00".repeat(64)}` as Hex })).rejects.toMatchObject({ code: "TX_REFUSED" });
     await expect(keys.signTrade(executor, { ...base, to: owner })).rejects.toMatchObject({ code: "TX_REFUSED" });
     await expect(keys.signTrade(executor, { ...base, chainId: 1 })).rejects.toMatchObject({ code: "TX_REFUSED" });
     await expect(keys.signTrade(executor, { ...base, gas: 5_000_000n })).rejects.toMatchObject({ code: "TX_REFUSED" });
     await keys.retire(executor);
     await expect(keys.signTrade(executor, base)).rejects.toMatchObject({ code: "EXECUTOR_CLOSED" });
+    await db.close();
+  });
+
+  it("signs a redeem naming a stock token only under the owner's attestation for that root, until it is revoked", async () => {
+    const db = await openPglite();
+    await migrate(db);
+    const wallet = privateKeyToAccount(generatePrivateKey());
+    let now = Date.now();
+    const keys = createExecutorKeys({ db, secret: "s".repeat(40), chainId: 4663, clock: () => now, delegationManager: dm, stockTokens: [stockToken] });
+    const { executor } = await keys.create("ha_s", wallet.address);
+    const r = root(9n);
+    const base = { to: dm, chainId: 4663, nonce: 0, gas: 500_000n, maxFeePerGas: 10n ** 9n, maxPriorityFeePerGas: 1n };
+    const stockRedeem = { ...base, data: redeemOf(r, [usdg, stockToken], executor) };
+    // Not a stock trade: no attestation needed.
+    expect(parseTransaction(await keys.signTrade(executor, { ...base, data: redeemOf(r, [usdg], executor) })).to?.toLowerCase()).toBe(dm);
+    await expect(keys.signTrade(executor, stockRedeem)).rejects.toMatchObject({ code: "STOCK_ATTESTATION" });
+    const nowS = () => Math.floor(now / 1000);
+    const grant = async (o: { by?: typeof wallet; root_hash?: Hex; issued?: number; expires?: number } = {}) => {
+      const g = { session_id: "s_1", root_hash: o.root_hash ?? delegationHash(r), issued: o.issued ?? nowS(), expires: o.expires ?? nowS() + 1_800 };
+      const text = stockAttestationText({ agent: "ha_s", executor, ...g });
+      return keys.holdStockAttestation(executor, { ...g, signature: await (o.by ?? wallet).signMessage({ message: text }) });
+    };
+    // Someone else's signature, or one over another agent's text, is not held.
+    await expect(grant({ by: privateKeyToAccount(generatePrivateKey()) })).rejects.toMatchObject({ code: "STOCK_ATTESTATION" });
+    await expect(grant({ expires: nowS() - 1 })).rejects.toMatchObject({ code: "STOCK_ATTESTATION" });
+    // An attestation for another root does not sign this root's stock redeem.
+    await grant({ root_hash: delegationHash(root(10n)), issued: nowS() - 10 });
+    await expect(keys.signTrade(executor, stockRedeem)).rejects.toMatchObject({ code: "STOCK_ATTESTATION" });
+    await grant({ issued: nowS() - 5 });
+    expect(parseTransaction(await keys.signTrade(executor, stockRedeem)).data).toBe(stockRedeem.data);
+    // Not again with an older issue time; revoked: no stock redeem signed any more.
+    await expect(grant({ issued: nowS() - 6 })).rejects.toMatchObject({ code: "STOCK_ATTESTATION" });
+    expect(await keys.revokeStockAttestation(executor)).toBe(true);
+    expect(await keys.revokeStockAttestation(executor)).toBe(false);
+    await expect(keys.signTrade(executor, stockRedeem)).rejects.toMatchObject({ code: "STOCK_ATTESTATION" });
+    // And expired: a new one signs until its expiry passes.
+    now += 2_000;
+    await grant({ expires: nowS() + 600 });
+    expect(await keys.signTrade(executor, stockRedeem)).toMatch(/^0x02/);
+    now += 601_000;
+    await expect(keys.signTrade(executor, stockRedeem)).rejects.toMatchObject({ code: "STOCK_ATTESTATION" });
     await db.close();
   });
 });

@@ -1,11 +1,13 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:crypto";
-import { getAddress, toFunctionSelector, type Address, type Hex } from "viem";
+import { getAddress, recoverMessageAddress, toFunctionSelector, type Address, type Hex } from "viem";
 
 /** DelegationManager.redeemDelegations(bytes[],bytes32[],bytes[]): the only call an executor signs. */
 const REDEEM_SELECTOR = toFunctionSelector("redeemDelegations(bytes[],bytes32[],bytes[])");
 const MAX_REDEEM_GAS = 3_000_000n;
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import type { ExecutorAttestation, ExecutorPort, RefundAsk } from "../api/ports/executors.js";
+import type { ExecutorAttestation, ExecutorPort, RefundAsk, StockAttestationGrant } from "../api/ports/executors.js";
+import { delegationHash, readRedeem } from "../lib/delegation.js";
+import { STOCK_ATTESTATION_LIMITS, stockAttestationText } from "../lib/stockAttestation.js";
 import type { Db } from "../api/ports/store/db.js";
 import { Refusal } from "../api/errors/index.js";
 
@@ -15,7 +17,9 @@ import { Refusal } from "../api/errors/index.js";
  * moved to another row does not open), and opened only to sign. Nothing here returns or logs a
  * key. A closed executor signs only its refund, to the owner recorded at creation.
  */
-export function createExecutorKeys(d: { db: Db; secret: string; chainId: number; clock: () => number; delegationManager?: Address }): ExecutorPort {
+export function createExecutorKeys(d: { db: Db; secret: string; chainId: number; clock: () => number; delegationManager?: Address; stockTokens?: Address[] }): ExecutorPort {
+  const stockHex = (d.stockTokens ?? []).map((t) => t.slice(2).toLowerCase());
+  const nowS = () => Math.floor(d.clock() / 1000);
   const master = createHash("sha256").update(`pit-executor-keys:${d.secret}`).digest();
   const seal = (key: Hex, address: Address) => {
     const iv = randomBytes(12);
@@ -43,7 +47,44 @@ export function createExecutorKeys(d: { db: Db; secret: string; chainId: number;
     const message = `pit hosted executor\nexecutor: ${account.address}\nagent: ${r.agent_id}\nowner: ${getAddress(r.owner)}\nchain: ${d.chainId}\nissued: ${issued}\nThis key is held by the service's signing service for this agent only.`;
     return { executor: account.address, agent_id: r.agent_id, owner: getAddress(r.owner), chain_id: d.chainId, issued_at: issued, message, signature: await account.signMessage({ message }) };
   };
+  /**
+   * A redeem whose executions name a stock token anywhere in their calldata (an ABI word holds the
+   * address verbatim: a false match only refuses more) is signed only under a held, unrevoked,
+   * unexpired attestation for the root being redeemed.
+   */
+  const assertStockAttested = async (executor: Address, data: Hex) => {
+    const items = readRedeem(data);
+    if (!items || items.length === 0 || items.some((i) => i.chain.length === 0)) throw new Refusal("TX_REFUSED", "an executor signs only redeems it can read, of at least one delegation chain");
+    const stocky = items.filter((i) => stockHex.some((t) => i.execution.callData.toLowerCase().includes(t)));
+    if (!stocky.length) return;
+    const [a] = await d.db.query<{ root_hash: string; expires: string; revoked_at: string | null }>("SELECT root_hash, expires, revoked_at FROM app.executor_stock_attestations WHERE executor = $1 ORDER BY id DESC LIMIT 1", [executor.toLowerCase()]);
+    const valid = a && a.revoked_at === null && Number(a.expires) > nowS();
+    if (!valid || stocky.some((i) => delegationHash(i.chain.at(-1)!).toLowerCase() !== a.root_hash.toLowerCase())) {
+      throw new Refusal("STOCK_ATTESTATION", "the signing service holds no valid owner attestation for this session: it signs no stock-token trade");
+    }
+  };
   return {
+    async holdStockAttestation(executor, g: StockAttestationGrant) {
+      const r = await row(executor);
+      if (!r) throw new Refusal("SIGNER_REQUIRED", `the signing service holds no executor ${executor}`);
+      if (r.closed_at !== null || r.retired_at !== null) throw new Refusal("STOCK_ATTESTATION", "this executor was retired or closed: the signing service takes no attestation for it");
+      const now = nowS();
+      if (g.expires <= now || g.expires > now + STOCK_ATTESTATION_LIMITS.maxAheadS || g.issued < now - STOCK_ATTESTATION_LIMITS.issuedWithinS || g.issued > now + 60) {
+        throw new Refusal("STOCK_ATTESTATION", "the signing service refuses an attestation outside its time limits");
+      }
+      const text = stockAttestationText({ agent: r.agent_id, executor: getAddress(r.address), session_id: g.session_id, root_hash: g.root_hash, issued: g.issued, expires: g.expires });
+      const signer = await recoverMessageAddress({ message: text, signature: g.signature }).catch(() => null);
+      if (!signer || signer.toLowerCase() !== r.owner.toLowerCase()) throw new Refusal("STOCK_ATTESTATION", "the signing service finds no owner signature over exactly this agent, executor, session, issue time and expiry");
+      await d.db.tx(async (tx) => {
+        await tx.query("SELECT pg_advisory_xact_lock(4663004, hashtext($1))", [executor.toLowerCase()]);
+        const [last] = await tx.query<{ nb: string | null }>("SELECT greatest(max(issued), max(revoked_at))::text AS nb FROM app.executor_stock_attestations WHERE executor = $1", [executor.toLowerCase()]);
+        if (last?.nb && g.issued <= Number(last.nb)) throw new Refusal("STOCK_ATTESTATION", "the signing service holds a later attestation or revocation");
+        await tx.query("INSERT INTO app.executor_stock_attestations (executor, session_id, root_hash, issued, expires, signature) VALUES ($1, $2, $3, $4, $5, $6)", [executor.toLowerCase(), g.session_id, g.root_hash.toLowerCase(), g.issued, g.expires, g.signature]);
+      });
+    },
+    async revokeStockAttestation(executor) {
+      return (await d.db.query("UPDATE app.executor_stock_attestations SET revoked_at = $2 WHERE executor = $1 AND revoked_at IS NULL RETURNING id", [executor.toLowerCase(), nowS()])).length > 0;
+    },
     async create(agentId, owner) {
       const key = generatePrivateKey();
       const executor = privateKeyToAccount(key).address;
@@ -68,6 +109,7 @@ export function createExecutorKeys(d: { db: Db; secret: string; chainId: number;
       if (!d.delegationManager || tx.to.toLowerCase() !== d.delegationManager.toLowerCase() || tx.chainId !== d.chainId || !tx.data.startsWith(REDEEM_SELECTOR) || tx.gas > MAX_REDEEM_GAS) {
         throw new Refusal("TX_REFUSED", "an executor signs only session redeems (redeemDelegations) to the DelegationManager on this chain, within the gas cap");
       }
+      await assertStockAttested(executor, tx.data);
       return account.signTransaction({ type: "eip1559", chainId: tx.chainId, to: getAddress(tx.to), value: 0n, data: tx.data, nonce: tx.nonce, gas: tx.gas, maxFeePerGas: tx.maxFeePerGas, maxPriorityFeePerGas: tx.maxPriorityFeePerGas });
     },
     async signRefund(executor, ask: RefundAsk) {

@@ -4,6 +4,8 @@ import type { CosignerPort } from "../api/ports/cosigner.js";
 import type { Db } from "../api/ports/store/db.js";
 import { ConfigError, DEVNET_MNEMONIC, type Config } from "../lib/config.js";
 import { createCosigner, type CosignerPins } from "./cosigner.js";
+import { createExecutorKeys } from "./executors.js";
+import type { ExecutorPort } from "../api/ports/executors.js";
 
 export { createCosigner, type CosignerPins } from "./cosigner.js";
 export { checkExecution, MAX_SLIPPAGE_BPS, PRICE_TOLERANCE_BPS } from "./checks.js";
@@ -42,4 +44,16 @@ export function cosignerFromEnv(d: { config: Config; db: Db; chain: PublicClient
   if (!account) return null;
   if (d.config.cosigner && d.config.cosigner.toLowerCase() !== account.address.toLowerCase()) throw new ConfigError("COSIGNER_KEY", `signs as ${account.address}, but the service publishes co-signer ${d.config.cosigner} (COSIGNER_ADDRESS)`);
   return createCosigner({ account, db: d.db, chain: d.chain, pins: pinsOf(d.config), clock: d.clock, frozen: env.COSIGNER_FROZEN === "1" });
+}
+
+/**
+ * The executor signing service beside the co-signer: hosted agents' executor keys sealed under
+ * EXECUTOR_KEYS_SECRET (a fixed public secret on the devnet). null without a secret (live hosted
+ * agents then answer SIGNER_REQUIRED).
+ */
+export function executorsFromConfig(d: { config: Config; db: Db; clock: () => number }): ExecutorPort | null {
+  const c = d.config;
+  if (!c.executorKeysSecret) return null;
+  const stockTokens = Object.values(c.tokens).filter((t) => t.kind === "stock").map((t) => t.address);
+  return createExecutorKeys({ db: d.db, secret: c.executorKeysSecret, chainId: c.chainId, clock: d.clock, delegationManager: c.contracts.delegationManager, stockTokens });
 }

@@ -3,16 +3,18 @@ import { timingSafeEqual } from "node:crypto";
 import type { Logger } from "pino";
 import { wire, type CosignerPort, type RequestWire, type RootWire } from "../api/ports/cosigner.js";
 import { isCode, Refusal } from "../api/errors/index.js";
+import { executorWire, type ExecutorPort } from "../api/ports/executors.js";
 
 /** Bodies the co-signer reads are small: a root with its binding, or one execution. */
 const MAX_BODY = 64 * 1024;
 
 /**
- * The co-signer as its own process: POST /v1/{register,revoke,cosign,usage} behind a bearer
- * secret, on 127.0.0.1 unless told otherwise. Plain node:http (no framework): four routes, JSON
+ * The co-signer as its own process: POST /v1/{register,revoke,cosign,usage}, and the executor
+ * signing service's /v1/executors/<call> when it holds executor keys, behind a bearer secret, on
+ * 127.0.0.1 unless told otherwise. Plain node:http (no framework): JSON
  * in and out, refusals with their SPEC codes. Logs name the route, code and ms, never a body.
  */
-export function cosignerServer(port: CosignerPort, opts: { token: string; logger?: Logger }): Server {
+export function cosignerServer(port: CosignerPort, opts: { token: string; logger?: Logger; executors?: ExecutorPort | null }): Server {
   const secret = Buffer.from(`Bearer ${opts.token}`);
   const authorized = (req: IncomingMessage) => {
     const got = Buffer.from(req.headers.authorization ?? "");
@@ -24,6 +26,9 @@ export function cosignerServer(port: CosignerPort, opts: { token: string; logger
     "/v1/cosign": async (b: RequestWire) => wire.answerOut(await port.cosign(wire.requestIn(b))),
     "/v1/usage": (b: { delegationHash: `0x${string}`; wallet: `0x${string}` }) => port.usage(b.delegationHash, b.wallet),
   };
+  // The executor signing service's calls, when this process holds executor keys.
+  const executors = opts.executors;
+  if (executors) for (const [name, fn] of Object.entries(executorWire)) routes[`/v1/executors/${name}`] = (b: any) => (fn as (p: ExecutorPort, b: any) => Promise<unknown>)(executors, b);
   return createServer(async (req, res) => {
     const t0 = performance.now();
     const send = (status: number, body: unknown, code?: string) => {

@@ -12,12 +12,13 @@ import {
   createRedeemerTerms,
   createTimestampTerms,
   createValueLteTerms,
+  decodeDelegations,
   decodeTimestampTerms,
   encodeDelegations,
   hashDelegation,
   ROOT_AUTHORITY,
 } from "@metamask/delegation-core";
-import { encodeAbiParameters, encodeFunctionData, encodePacked, getAddress, pad, parseAbi, toFunctionSelector, toHex, type Address, type Hex } from "viem";
+import { decodeFunctionData, encodeAbiParameters, encodeFunctionData, encodePacked, hexToBigInt, slice, getAddress, pad, parseAbi, toFunctionSelector, toHex, type Address, type Hex } from "viem";
 import { delegationManagerAbi, delegationTypes } from "../abis/delegation.js";
 
 /**
@@ -214,6 +215,28 @@ export function redeemManyCalldata(items: { chain: Delegation[]; execution: Exec
   const contexts = items.map((i) => encodeDelegations(i.chain) as Hex);
   const singles = items.map(({ execution: e }) => encodePacked(["address", "uint256", "bytes"], [e.target, e.value, e.callData]));
   return encodeFunctionData({ abi: delegationManagerAbi, functionName: "redeemDelegations", args: [contexts, items.map(() => SINGLE_DEFAULT_MODE), singles] });
+}
+
+/**
+ * What a `redeemDelegations` call redeems: each item's delegation chain (leaf first, root last)
+ * and its single-call execution. null for other calldata, another mode than single-default, or
+ * bytes that do not decode: a reader that cannot read refuses.
+ */
+export function readRedeem(data: Hex): { chain: Delegation[]; execution: Execution }[] | null {
+  try {
+    const { functionName, args } = decodeFunctionData({ abi: delegationManagerAbi, data });
+    if (functionName !== "redeemDelegations") return null;
+    const [contexts, modes, calls] = args as readonly [readonly Hex[], readonly Hex[], readonly Hex[]];
+    if (contexts.length !== modes.length || modes.length !== calls.length || modes.some((m) => m !== SINGLE_DEFAULT_MODE)) return null;
+    return contexts.map((ctx, i) => {
+      const c = calls[i]!;
+      if ((c.length - 2) / 2 < 52) throw new Error("short execution");
+      const chain = decodeDelegations(ctx).map((d) => ({ delegate: getAddress(d.delegate), delegator: getAddress(d.delegator), authority: d.authority as Hex, caveats: d.caveats.map((v) => ({ enforcer: getAddress(v.enforcer), terms: v.terms as Hex, args: v.args as Hex })), salt: BigInt(d.salt), signature: d.signature as Hex }));
+      return { chain, execution: { target: getAddress(slice(c, 0, 20)), value: hexToBigInt(slice(c, 20, 52)), callData: (c.length > 106 ? slice(c, 52) : "0x") as Hex } };
+    });
+  } catch {
+    return null;
+  }
 }
 
 /** JSON form of a delegation (atoms as strings). */

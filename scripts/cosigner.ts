@@ -1,6 +1,7 @@
 /**
- * `npm run cosigner`: the session co-signer as its own process, holding COSIGNER_KEY (the API then
- * runs with COSIGNER_URL and COSIGNER_TOKEN and never sees the key). Its state lives in its own
+ * `npm run cosigner`: the session co-signer and the hosted executors' signing service as their own
+ * process, holding COSIGNER_KEY and the executor keys sealed under EXECUTOR_KEYS_SECRET (the API then
+ * runs with COSIGNER_URL and COSIGNER_TOKEN and never sees a key). Its state lives in its own
  * store: DATABASE_URL's `app` schema, or PGlite in DATA_DIR/cosigner.
  */
 import "../lib/noTelemetry.js";
@@ -8,7 +9,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { openPglite, openPostgres } from "../api/ports/store/db.js";
 import { migrate } from "../api/ports/store/migrations.js";
-import { cosignerFromEnv } from "../cosigner/index.js";
+import { cosignerFromEnv, executorsFromConfig } from "../cosigner/index.js";
 import { cosignerServer } from "../cosigner/server.js";
 import { createChainClient } from "../lib/chain.js";
 import { ConfigError, loadConfig } from "../lib/config.js";
@@ -34,7 +35,9 @@ try {
   console.error((err as Error).message);
   process.exit(2);
 }
-const server = cosignerServer(port, { token: config.cosignerToken!, logger });
+// Hosted agents' executor keys live here too when EXECUTOR_KEYS_SECRET is set (always on the devnet).
+const executors = executorsFromConfig({ config, db, clock: Date.now });
+const server = cosignerServer(port, { token: config.cosignerToken!, logger, executors });
 server.listen(config.cosignerPort, process.env.COSIGNER_HOST ?? "127.0.0.1", () => console.log(`[cosigner] ${port!.address} on http://127.0.0.1:${config!.cosignerPort}`));
 const stop = () => server.close(() => void db.close().then(() => process.exit(0)));
 process.on("SIGINT", stop);

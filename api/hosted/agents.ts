@@ -298,7 +298,7 @@ export async function addStockAttestation(d: HostedDeps, id: string, who: Owner,
   if (!d.executors) throw signerRequired();
   const executor = await liveExecutor(d, a);
   const session = a.sessionId ? await d.sessionOf(a.sessionId) : null;
-  await recordAttestation({ store: d.store, nowS: () => Math.floor(d.clock() / 1000) }, a, executor, session, q);
+  await recordAttestation({ store: d.store, nowS: () => Math.floor(d.clock() / 1000), executors: d.executors }, a, executor, session, q);
   return viewOf(d, a, true);
 }
 
@@ -308,8 +308,11 @@ export async function revokeStockAttestation(d: HostedDeps, id: string, who: Own
   if (Object.keys(body).length) throw new Refusal("UNKNOWN_FIELD", `unknown field ${Object.keys(body)[0]}; this route takes no body`);
   if (a.mode === "paper") throw new Refusal("PAPER_AGENT", "a paper agent has no session or executor");
   const revoked = await revokeAttestation(d.store, a.id, Math.floor(d.clock() / 1000));
-  // The signing service holds no attestation of its own yet (the tick's check is the gate): it has nothing to revoke.
-  return { ...(await viewOf(d, a, true)), revoked, signer_revoked: false };
+  // Here first (orders hold at once), then at the signing service, which then signs no stock redeem;
+  // signer_revoked says whether it ended one it held (false too when it could not be reached).
+  const executor = await executorOf(d, a.id);
+  const signerRevoked = executor && d.executors ? await d.executors.revokeStockAttestation(executor).catch(() => false) : false;
+  return { ...(await viewOf(d, a, true)), revoked, signer_revoked: signerRevoked };
 }
 
 const lcs = (x: string) => x.toLowerCase();

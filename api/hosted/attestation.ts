@@ -3,6 +3,7 @@ import { STOCK_ATTESTATION_LIMITS, stockAttestationText } from "../../lib/stockA
 import { Refusal } from "../errors/index.js";
 import type { HostedSession } from "./executor.js";
 import type { HostedStore, StoredAgent } from "./store.js";
+import type { ExecutorPort } from "../ports/executors.js";
 
 type Row = { id: string; session_id: string; issued: string; expires: string; signature: string; signed_at: string; revoked_at: string | null };
 
@@ -32,7 +33,13 @@ export async function attestationView(store: HostedStore, a: StoredAgent, nowS: 
  * expiry (BAD_EXPIRY), the issue time (STOCK_ATTESTATION within the hour, STOCK_ATTESTATION_OLD
  * after the last attestation and revocation), then the signature (STOCK_ATTESTATION).
  */
-export async function recordAttestation(d: { store: HostedStore; nowS: () => number }, a: StoredAgent, executor: Address, session: HostedSession | null, q: { session_id: string; issued: number; expires: number; signature: Hex }) {
+export async function recordAttestation(
+  d: { store: HostedStore; nowS: () => number; executors: Pick<ExecutorPort, "holdStockAttestation"> },
+  a: StoredAgent,
+  executor: Address,
+  session: HostedSession | null,
+  q: { session_id: string; issued: number; expires: number; signature: Hex },
+) {
   if (!session) throw new Refusal("NO_SESSION", "no session is attached to this agent", {}, { context: "hosted_agent" });
   if (q.session_id !== session.id) throw new Refusal("SESSION_MISMATCH", `the attestation names ${q.session_id}; the attached session is ${session.id}`);
   const now = d.nowS();
@@ -50,12 +57,20 @@ export async function recordAttestation(d: { store: HostedStore; nowS: () => num
     signer = null;
   }
   if (!signer || signer.toLowerCase() !== a.wallet.toLowerCase()) throw new Refusal("STOCK_ATTESTATION", "the signature is not the owner wallet's over exactly this agent, executor, session, issue time and expiry", { text });
-  // Checked and written under the agent's lock: a revoke between the two cannot be jumped.
+  const old = async (nb: number | null) => {
+    if (nb !== null && q.issued <= nb) throw new Refusal("STOCK_ATTESTATION_OLD", `issued must be after ${nb} (the last attestation or revocation)`, { not_before: nb });
+  };
+  await old(await notBefore(d.store, a.id));
+  // The signing service checks the signature itself and gates its own signing on it; when it
+  // refuses, nothing is recorded here. (Not inside the transaction below: the in-process signing
+  // service shares the store, and PGlite has one connection.)
+  await d.executors.holdStockAttestation(executor, { session_id: session.id, root_hash: session.root_hash as Hex, issued: q.issued, expires: q.expires, signature: q.signature });
+  // Checked again and written under the agent's lock: a revoke between the two cannot be jumped.
   await d.store.db.tx(async (tx) => {
     await tx.query("SELECT pg_advisory_xact_lock(4663003, hashtext($1))", [a.id]);
     const [r] = await tx.query<{ issued: string | null; revoked: string | null }>("SELECT max(issued)::text AS issued, max(revoked_at)::text AS revoked FROM app.hosted_attestations WHERE agent_id = $1", [a.id]);
     const nb = Math.max(Number(r?.issued ?? 0), Number(r?.revoked ?? 0));
-    if (nb > 0 && q.issued <= nb) throw new Refusal("STOCK_ATTESTATION_OLD", `issued must be after ${nb} (the last attestation or revocation)`, { not_before: nb });
+    await old(nb > 0 ? nb : null);
     await tx.query("INSERT INTO app.hosted_attestations (agent_id, session_id, issued, expires, signature, signed_at) VALUES ($1, $2, $3, $4, $5, $6)", [a.id, session.id, q.issued, q.expires, q.signature, now]);
   });
 }

@@ -47,13 +47,15 @@ export async function executorOf(d: Pick<ExecutorDeps, "store">, agentId: string
   return r ? getAddress(r.executor) : null;
 }
 
-/** Makes the agent's executor at the signing service and records it; EXECUTOR_ATTESTATION when the service cannot attest it. */
+/** Makes the agent's executor at the signing service and records it; SIGNER_REQUIRED when it does not answer, EXECUTOR_ATTESTATION when it cannot attest. */
 export async function newExecutor(d: ExecutorDeps, agent: Pick<StoredAgent, "id" | "wallet">): Promise<{ executor: Address; attestation: ExecutorAttestation }> {
   if (!d.executors) throw signerRequired();
   let made: { executor: Address; attestation: ExecutorAttestation };
   try {
     made = await d.executors.create(agent.id, agent.wallet);
   } catch (err) {
+    // Not there at all (a standalone signing service that does not answer): create's SIGNER_REQUIRED.
+    if (err instanceof Refusal && err.code === "SIGNER_REQUIRED") throw err;
     throw new Refusal("EXECUTOR_ATTESTATION", "the signing service could not make and attest an executor; try again", {}, { cause: err, retryAfterS: 5 });
   }
   try {

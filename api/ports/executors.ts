@@ -1,4 +1,5 @@
 import type { Address, Hex } from "viem";
+import { isCode, Refusal } from "../errors/index.js";
 
 /** What the signing service attests when it makes an executor: it holds this key, for this agent and owner. */
 export type ExecutorAttestation = { executor: Address; agent_id: string; owner: Address; chain_id: number; issued_at: number; message: string; signature: Hex };
@@ -24,4 +25,68 @@ export type ExecutorPort = {
   signTrade(executor: Address, tx: { to: Address; data: Hex; chainId: number; nonce: number; gas: bigint; maxFeePerGas: bigint; maxPriorityFeePerGas: bigint }): Promise<Hex>;
   /** One plain type-2 transfer of `value` to the recorded owner, no calldata; only from a closed executor. */
   signRefund(executor: Address, ask: RefundAsk): Promise<Hex>;
+  /**
+   * Holds the owner's stock attestation for this executor: the signing service checks the owner's
+   * signature itself (over the agent and owner it recorded) and from then signs redeems that touch a
+   * stock token only for the attested session root, until expiry or revoke. STOCK_ATTESTATION when
+   * it refuses.
+   */
+  holdStockAttestation(executor: Address, a: StockAttestationGrant): Promise<void>;
+  /** Ends the executor's stock attestations at once; answers whether one was held. */
+  revokeStockAttestation(executor: Address): Promise<boolean>;
 };
+
+/** An owner's stock attestation as the signing service checks it (lib/stockAttestation.ts text). */
+export type StockAttestationGrant = { session_id: string; root_hash: Hex; issued: number; expires: number; signature: Hex };
+
+type TradeAsk = Parameters<ExecutorPort["signTrade"]>[1];
+const big = (v: bigint) => v.toString();
+/** The port's calls as JSON (atoms as decimal strings): what the standalone signing service serves at /v1/executors/<name>. */
+export const executorWire = {
+  create: (p: ExecutorPort, b: { agentId: string; owner: Address }) => p.create(b.agentId, b.owner),
+  attestation: (p: ExecutorPort, b: { executor: Address }) => p.attestation(b.executor),
+  close: (p: ExecutorPort, b: { executor: Address }) => p.close(b.executor),
+  retire: (p: ExecutorPort, b: { executor: Address }) => p.retire(b.executor),
+  state: (p: ExecutorPort, b: { executor: Address }) => p.state(b.executor),
+  "sign-trade": (p: ExecutorPort, b: { executor: Address; tx: Record<keyof TradeAsk, string | number> }) =>
+    p.signTrade(b.executor, { to: b.tx.to as Address, data: b.tx.data as Hex, chainId: Number(b.tx.chainId), nonce: Number(b.tx.nonce), gas: BigInt(b.tx.gas), maxFeePerGas: BigInt(b.tx.maxFeePerGas), maxPriorityFeePerGas: BigInt(b.tx.maxPriorityFeePerGas) }),
+  "sign-refund": (p: ExecutorPort, b: { executor: Address; ask: Record<keyof RefundAsk, string | number> }) =>
+    p.signRefund(b.executor, { chainId: Number(b.ask.chainId), nonce: Number(b.ask.nonce), gas: BigInt(b.ask.gas), maxFeePerGas: BigInt(b.ask.maxFeePerGas), maxPriorityFeePerGas: BigInt(b.ask.maxPriorityFeePerGas), value: BigInt(b.ask.value) }),
+  "hold-stock-attestation": (p: ExecutorPort, b: { executor: Address; grant: StockAttestationGrant }) => p.holdStockAttestation(b.executor, b.grant),
+  "revoke-stock-attestation": (p: ExecutorPort, b: { executor: Address }) => p.revokeStockAttestation(b.executor),
+} as const;
+
+/**
+ * The executor signing service in another process (`npm run cosigner` serves it beside the
+ * co-signer): the API holds no executor key. Its refusals come back with their codes; no answer
+ * (or a wrong secret) is 503 SIGNER_REQUIRED and nothing is signed.
+ */
+export function httpExecutors(url: string, token: string, timeoutMs = 5_000): ExecutorPort {
+  async function call<T>(name: keyof typeof executorWire, body: unknown): Promise<T> {
+    let res: Response;
+    try {
+      res = await fetch(`${url.replace(/\/$/, "")}/v1/executors/${name}`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${token}` }, body: JSON.stringify(body), signal: AbortSignal.timeout(timeoutMs) });
+    } catch (err) {
+      throw new Refusal("SIGNER_REQUIRED", "the executor signing service did not answer; nothing was signed", {}, { cause: err, retryAfterS: 2 });
+    }
+    const json = (await res.json().catch(() => null)) as { result?: T; error?: { code: string; message: string } & Record<string, unknown> } | null;
+    if (res.ok && json && "result" in json) return json.result as T;
+    const e = json?.error;
+    if (e && res.status !== 401 && isCode(e.code)) {
+      const { code, message, ...extra } = e;
+      throw new Refusal(code, message, extra);
+    }
+    throw new Refusal("SIGNER_REQUIRED", `the executor signing service answered ${res.status}; nothing was signed`, {}, { retryAfterS: 2 });
+  }
+  return {
+    create: (agentId, owner) => call("create", { agentId, owner }),
+    attestation: (executor) => call("attestation", { executor }),
+    close: (executor) => call("close", { executor }),
+    retire: async (executor) => void (await call("retire", { executor })),
+    state: (executor) => call("state", { executor }),
+    signTrade: (executor, tx) => call("sign-trade", { executor, tx: { ...tx, gas: big(tx.gas), maxFeePerGas: big(tx.maxFeePerGas), maxPriorityFeePerGas: big(tx.maxPriorityFeePerGas) } }),
+    signRefund: (executor, ask) => call("sign-refund", { executor, ask: { ...ask, gas: big(ask.gas), maxFeePerGas: big(ask.maxFeePerGas), maxPriorityFeePerGas: big(ask.maxPriorityFeePerGas), value: big(ask.value) } }),
+    holdStockAttestation: async (executor, grant) => void (await call("hold-stock-attestation", { executor, grant })),
+    revokeStockAttestation: (executor) => call("revoke-stock-attestation", { executor }),
+  };
+}

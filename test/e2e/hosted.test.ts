@@ -13,6 +13,9 @@ import { runSetup, walletSignatures } from "../helpers/sessions.js";
 import { createExecutorKeys } from "../../cosigner/executors.js";
 import type { ExecutorPort } from "../../api/ports/executors.js";
 import { getAddress, parseTransaction, verifyMessage, type Address } from "viem";
+import { stockSessionOpen } from "../../lib/stockSession.js";
+import { stockAttestationText } from "../../lib/stockAttestation.js";
+import { erc20Abi } from "../../abis/erc20.js";
 
 /**
  * Hosted paper agents on a devnet with the real indexer: the rule brain and a webhook brain (the
@@ -514,7 +517,7 @@ describe("a live agent trading through its session", () => {
     expect(ok.json.stock_attestation).toMatchObject({ session_id: s.id, issued, valid: true, why_not: null });
     expect(await codeOf(attest({ issued }))).toEqual([409, "STOCK_ATTESTATION_OLD"]);
     const rv = await hc("POST", `/${a.id}/stock-attestation/revoke`);
-    expect(rv.json).toMatchObject({ revoked: true, signer_revoked: false, stock_attestation: { valid: false, why_not: "REVOKED" } });
+    expect(rv.json).toMatchObject({ revoked: true, signer_revoked: true, stock_attestation: { valid: false, why_not: "REVOKED" } });
     expect(await codeOf(attest({ issued: rv.json.stock_attestation_not_before }))).toEqual([409, "STOCK_ATTESTATION_OLD"]);
     expect((await api.call("POST", `/api/v1/hosted/${a.id}/stock-attestation/revoke`, {}, { authorization: `Bearer ${otherKey}` })).json.error.code).toBe("FORBIDDEN");
 
@@ -524,6 +527,84 @@ describe("a live agent trading through its session", () => {
     expect(stop.json.session_revoke.on_chain.map((x: any) => x.kind)).toContain("disable_delegation");
     const after = await agentOf(api, dn).post("/live/session/trade", { session_id: s.id, token_in: "ETH", token_out: "USDG", notional_usd: 5 }, k);
     expect([after.status, after.json.error?.code]).toEqual([409, "SESSION_REVOKED"]);
+  }, 120_000);
+});
+
+describe("a live agent trading a stock token", () => {
+  it("holds STOCK_ATTESTATION without the owner's attestation (the signing service refuses to sign one too), trades under it, and not after its revoke", async () => {
+    const path = "/stock-brain";
+    const syncChain = async () => {
+      const t = Math.floor(clock() / 1000);
+      if (t > Number((await dn.pub.getBlock()).timestamp)) await dn.test.setNextBlockTimestamp({ timestamp: BigInt(t) });
+      await dn.test.mine({ blocks: 1 });
+    };
+    // Inside the US stock-token session (a run on a weekend moves the clocks on to Sunday 20:00 New York), with fresh feeds.
+    while (!stockSessionOpen(Math.floor(clock() / 1000))) offsetMs += 3_600_000;
+    await syncChain();
+    await freshenMarket(dn);
+    offsetMs += 180_000;
+    await syncChain();
+    const wallet = privateKeyToAccount(generatePrivateKey());
+    await dn.test.setBalance({ address: wallet.address, value: parseEther("5") });
+    await dn.mined(await dn.walletFor(dn.deployer).writeContract({ address: dn.token("USDG"), abi: (await import("../../abis/erc20.js")).mintableAbi, functionName: "mint", args: [wallet.address, parseUnits("500", 6)] }));
+    const k = await agentOf(api, dn).signIn(wallet);
+    const hc = (method: "GET" | "POST", p: string, body?: unknown) => api.call(method, `/api/v1/hosted${p}`, method === "POST" ? (body ?? {}) : undefined, { authorization: `Bearer ${k}` });
+    const made = await hc("POST", "", { brain: "webhook", params: { url: hook.url(path) }, interval_s: 60, pairs: ["TSLA/USDG"], limits: { max_trade_usd: 20, max_day_usd: 100, max_position_usd: 1000 }, mode: "live" });
+    expect(made.status, made.text).toBe(201);
+    const a = made.json;
+    hook.secret(path, a.webhook_secret);
+    hook.script(path, () => ({ json: { orders: [{ token_in: "USDG", token_out: "TSLA", amount_usd: 15 }] } }));
+    await dn.mined(await dn.walletFor(dn.deployer).sendTransaction({ to: a.executor, value: parseEther("0.5") }));
+    const st = await agentOf(api, dn).post("/live/session/grant", { wallet: wallet.address, executor: a.executor, tokens: ["TSLA", "USDG"], expires_in_s: 3_600, max_trade_usd: 50, max_day_usd: 120, max_trades: 5 }, k);
+    expect(st.status, st.text).toBe(200);
+    const { body, auth } = await walletSignatures(wallet, st.json);
+    expect((await agentOf(api, dn).post("/live/session/grant", body, k)).status).toBe(200);
+    await runSetup({ dn }, wallet, st.json.setup.steps, auth);
+    expect((await hc("POST", `/${a.id}/session`, { session_id: st.json.session_id })).status).toBe(200);
+    expect((await hc("POST", `/${a.id}/resume`)).json).toMatchObject({ status: "active", live: true });
+    const tsla = () => dn.pub.readContract({ address: dn.token("TSLA"), abi: erc20Abi, functionName: "balanceOf", args: [wallet.address] });
+
+    // No attestation: the tick holds, nothing is sent.
+    offsetMs += 60_000;
+    await syncChain();
+    await runDue();
+    const held = (await hc("GET", `/${a.id}/logs?kinds=hold,trade`)).json.rows;
+    expect(held.map((r: any) => r.code ?? r.kind), JSON.stringify(held)).toEqual(["STOCK_ATTESTATION"]);
+    // The signing service is a gate of its own: a co-signed stock redeem is not signed by the executor without the attestation.
+    const services = api.app.services;
+    const built = await agentOf(api, dn).post("/live/session/trade", { session_id: st.json.session_id, token_in: "USDG", token_out: "TSLA", notional_usd: 10, owner_attests_non_us: true }, k);
+    expect(built.status, built.text).toBe(200);
+    const ask = { to: built.json.tx.to, data: built.json.tx.data, chainId: 4663, nonce: 0, gas: BigInt(built.json.tx.gas), maxFeePerGas: 10n ** 9n, maxPriorityFeePerGas: 1n };
+    await expect(services.executors!.signTrade(a.executor, ask)).rejects.toMatchObject({ code: "STOCK_ATTESTATION" });
+
+    // Attested: the next tick trades the stock token for the owner's wallet.
+    const detail = (await hc("GET", `/${a.id}`)).json;
+    const nowS = Math.floor(clock() / 1000);
+    const grant = { session_id: st.json.session_id, issued: nowS - 5, expires: nowS + 1_800 };
+    const text = stockAttestationText({ agent: a.id, executor: a.executor, root_hash: detail.session_root_hash, ...grant });
+    const att = await hc("POST", `/${a.id}/stock-attestation`, { ...grant, signature: await wallet.signMessage({ message: text }) });
+    expect(att.status, att.text).toBe(200);
+    offsetMs += 60_000;
+    await syncChain();
+    await runDue();
+    const trade = (await hc("GET", `/${a.id}/logs?kinds=trade`)).json.rows[0];
+    expect(trade, JSON.stringify((await hc("GET", `/${a.id}/logs`)).json.rows.slice(0, 4))).toMatchObject({ mode: "live", token_in: "USDG", token_out: "TSLA", session_id: st.json.session_id });
+    expect((await dn.mined(trade.tx_hash)).status).toBe("success");
+    expect(await tsla()).toBeGreaterThan(0n);
+
+    // Revoked: here and at the signing service; the next tick holds and the executor signs no stock redeem.
+    const rv = await hc("POST", `/${a.id}/stock-attestation/revoke`);
+    expect(rv.json).toMatchObject({ revoked: true, signer_revoked: true });
+    const before = await tsla();
+    offsetMs += 60_000;
+    await syncChain();
+    await runDue();
+    const last = (await hc("GET", `/${a.id}/logs?kinds=hold,trade&limit=1`)).json.rows[0];
+    expect(last).toMatchObject({ kind: "hold", code: "STOCK_ATTESTATION" });
+    const again = await agentOf(api, dn).post("/live/session/trade", { session_id: st.json.session_id, token_in: "USDG", token_out: "TSLA", notional_usd: 10, owner_attests_non_us: true }, k);
+    await expect(services.executors!.signTrade(a.executor, { ...ask, data: again.json.tx.data })).rejects.toMatchObject({ code: "STOCK_ATTESTATION" });
+    expect(await tsla()).toBe(before);
+    await hc("POST", `/${a.id}/stop`);
   }, 120_000);
 });
 

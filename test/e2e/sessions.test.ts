@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseEther, serializeSignature, type Address, type Hex } from "viem";
+import { parseEther, serializeSignature, verifyMessage, type Address, type Hex } from "viem";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { erc20Abi } from "../../abis/erc20.js";
 import { delegationManagerAbi } from "../../abis/delegation.js";
 import { freshenMarket, startStack, type Stack } from "../helpers/stack.js";
@@ -12,6 +13,7 @@ import { join } from "node:path";
 import { freePort } from "../../devnet/anvil.js";
 import { ROOT } from "../../lib/root.js";
 import { httpCosigner } from "../../api/ports/cosigner.js";
+import { httpExecutors } from "../../api/ports/executors.js";
 import { serveApi } from "../helpers/api.js";
 import { agentOf } from "../helpers/agent.js";
 import { executorSigns, grantedSession, typedDataOf, type Granted } from "../helpers/sessions.js";
@@ -240,8 +242,8 @@ describe("a binding changed in a store, a sanctioned executor", () => {
   });
 });
 
-describe("npm run cosigner: the co-signer in its own process", () => {
-  it("co-signs for an API that holds no key; refuses a wrong secret; a co-signer that is gone is SIGNER_UNAVAILABLE", async () => {
+describe("npm run cosigner: the co-signer and the executor signing service in their own process", () => {
+  it("co-signs and holds executor keys for an API that holds no key; refuses a wrong secret; a co-signer that is gone is SIGNER_UNAVAILABLE", async () => {
     const { dn } = stack;
     const port = await freePort();
     const token = randomBytes(24).toString("hex");
@@ -270,10 +272,27 @@ describe("npm run cosigner: the co-signer in its own process", () => {
       const wk = await w.signIn(g.executor);
       const r = await w.post("/live/session/trade", { session_id: g.sessionId, token_in: "ETH", token_out: "USDG", notional_usd: 5 }, wk);
       expect([r.status, r.json.error.code]).toEqual([503, "SIGNER_UNAVAILABLE"]);
+      // The hosted executors' signing service lives there too: a live agent's executor key is made
+      // and sealed in that process's store, none in the API's; its attestation is the executor's own.
+      const owner = privateKeyToAccount(generatePrivateKey());
+      const ok = await s2.agent.signIn(owner);
+      const live = await remote.call("POST", "/api/v1/hosted", { brain: "rule", params: { targets: { ETH: 0.5, USDG: 0.5 } }, interval_s: 60, pairs: ["ETH/USDG"], limits: { max_trade_usd: 20, max_day_usd: 40, max_position_usd: 100 }, mode: "live" }, { authorization: `Bearer ${ok}` });
+      expect(live.status, live.text).toBe(201);
+      expect(await verifyMessage({ address: live.json.executor, message: live.json.executor_attestation.message, signature: live.json.executor_attestation.signature })).toBe(true);
+      expect(await stack.store.db.query("SELECT 1 FROM app.executor_keys WHERE address = $1", [live.json.executor.toLowerCase()])).toHaveLength(0);
+      const view = await remote.call("GET", `/api/v1/hosted/${live.json.id}/executor`, undefined, { authorization: `Bearer ${ok}` });
+      expect(view.json).toMatchObject({ executor: live.json.executor, executor_attestation: { executor: live.json.executor, owner: owner.address } });
+      // Its refusals cross the wire with their codes: a transfer is not a redeem.
+      const remoteExecutors = httpExecutors(url, token);
+      await expect(remoteExecutors.signTrade(live.json.executor, { to: stack.dn.universe.contracts.delegationManager, data: "0xa9059cbb", chainId: 4663, nonce: 0, gas: 100_000n, maxFeePerGas: 10n ** 9n, maxPriorityFeePerGas: 1n })).rejects.toMatchObject({ code: "TX_REFUSED" });
+      await expect(httpExecutors(url, "y".repeat(48)).state(live.json.executor)).rejects.toMatchObject({ code: "SIGNER_REQUIRED" });
       child.kill("SIGTERM");
       await new Promise((res) => child.once("exit", res));
       const gone = await s2.agent.post("/live/session/trade", { session_id: g.sessionId, token_in: "ETH", token_out: "USDG", notional_usd: 5 }, g.executorKey);
       expect([gone.status, gone.json.error.code]).toEqual([503, "SIGNER_UNAVAILABLE"]);
+      // A live agent needs its signing service: gone, create answers 503 SIGNER_REQUIRED.
+      const noSigner = await remote.call("POST", "/api/v1/hosted", { brain: "rule", params: { targets: { ETH: 0.5, USDG: 0.5 } }, interval_s: 60, pairs: ["ETH/USDG"], limits: { max_trade_usd: 20, max_day_usd: 40, max_position_usd: 100 }, mode: "live" }, { authorization: `Bearer ${ok}` });
+      expect([noSigner.status, noSigner.json.error.code]).toEqual([503, "SIGNER_REQUIRED"]);
     } finally {
       child.kill("SIGKILL");
       await remote.close();

@@ -359,6 +359,23 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
       );
     `,
   },
+  {
+    version: 11,
+    name: "stock attestations held by the executor signing service",
+    sql: `
+      CREATE TABLE app.executor_stock_attestations (
+        id bigserial PRIMARY KEY,
+        executor text NOT NULL,
+        session_id text NOT NULL,
+        root_hash text NOT NULL,
+        issued bigint NOT NULL,
+        expires bigint NOT NULL,
+        signature text NOT NULL,
+        revoked_at bigint
+      );
+      CREATE INDEX executor_stock_attestations_executor ON app.executor_stock_attestations (executor, id);
+    `,
+  },
 ];
 
 export async function migrate(db: Db, now = () => Math.floor(Date.now() / 1000)): Promise<number[]> {
