@@ -123,6 +123,67 @@ describe("executor keys at the signing service", () => {
     expect(await keys.signTrade(executor, stockRedeem)).toMatch(/^0x02/);
     now += 601_000;
     await expect(keys.signTrade(executor, stockRedeem)).rejects.toMatchObject({ code: "STOCK_ATTESTATION" });
+    // A row written into the store by hand (no owner signature) signs nothing.
+    await db.query("INSERT INTO app.executor_stock_attestations (executor, session_id, root_hash, issued, expires, signature) VALUES ($1, 's_1', $2, $3, $4, '0x00')", [executor.toLowerCase(), delegationHash(r).toLowerCase(), nowS() + 1, nowS() + 600]);
+    await expect(keys.signTrade(executor, stockRedeem)).rejects.toMatchObject({ code: "STOCK_ATTESTATION" });
+    await db.close();
+  });
+
+  it("records a revoke even when no attestation is held: one issued before it is not taken afterwards", async () => {
+    const db = await openPglite();
+    await migrate(db);
+    const wallet = privateKeyToAccount(generatePrivateKey());
+    const now = Date.now();
+    const keys = createExecutorKeys({ db, secret: "s".repeat(40), chainId: 4663, clock: () => now, delegationManager: dm, stockTokens: [stockToken] });
+    const { executor } = await keys.create("ha_r", wallet.address);
+    const g = { session_id: "s_1", root_hash: delegationHash(root(3n)), issued: Math.floor(now / 1000) - 30, expires: Math.floor(now / 1000) + 600 };
+    const signature = await wallet.signMessage({ message: stockAttestationText({ agent: "ha_r", executor, ...g }) });
+    expect(await keys.revokeStockAttestation(executor)).toBe(false);
+    await expect(keys.holdStockAttestation(executor, { ...g, signature })).rejects.toMatchObject({ code: "STOCK_ATTESTATION" });
+    await db.close();
+  });
+
+  it("does not open a key whose row's owner or agent was rewritten: a refund cannot be steered to another address", async () => {
+    const db = await openPglite();
+    await migrate(db);
+    const keys = createExecutorKeys({ db, secret: "s".repeat(40), chainId: 4663, clock: Date.now });
+    const { executor } = await keys.create("ha_o", owner);
+    expect(await keys.close(executor)).toBe(true);
+    await db.query("UPDATE app.executor_keys SET owner = $2 WHERE address = $1", [executor.toLowerCase(), "0x00000000000000000000000000000000000000bb"]);
+    await expect(keys.signRefund(executor, ask)).rejects.toThrow();
+    await db.query("UPDATE app.executor_keys SET owner = $2, agent_id = 'ha_x' WHERE address = $1", [executor.toLowerCase(), owner]);
+    await expect(keys.signRefund(executor, ask)).rejects.toThrow();
+    await db.close();
+  });
+
+  it("refuses a redeem whose offsets alias one blob into a huge structure, at once", async () => {
+    const db = await openPglite();
+    await migrate(db);
+    const keys = createExecutorKeys({ db, secret: "s".repeat(40), chainId: 4663, clock: Date.now, delegationManager: dm });
+    const { executor } = await keys.create("ha_b", owner);
+    const w = (n: number) => n.toString(16).padStart(64, "0");
+    // One delegation whose 100 caveats all point at one caveat of 8 KB terms, 40 times over.
+    const K = 100;
+    const T = 8_000;
+    const caveatSize = 3 * 32 + 32 + Math.ceil(T / 32) * 32 + 32;
+    let ctx = w(0x20) + w(60);
+    for (let i = 0; i < 60; i++) ctx += w(60 * 32);
+    ctx += w(1) + w(2) + w(0) + w(6 * 32) + w(0) + w(6 * 32 + 32 + K * 32 + caveatSize) + w(K);
+    for (let i = 0; i < K; i++) ctx += w(K * 32);
+    ctx += w(3) + w(96) + w(96 + 32 + Math.ceil(T / 32) * 32) + w(T) + "ab".repeat(Math.ceil(T / 32) * 32) + w(0) + w(0);
+    const n = 40;
+    let A = w(n);
+    for (let i = 0; i < n; i++) A += w(n * 32);
+    A += w(ctx.length / 2) + ctx;
+    const B = w(n) + w(0).repeat(n);
+    const exec = "00".repeat(64);
+    let C = w(n);
+    for (let i = 0; i < n; i++) C += w(n * 32);
+    C += w(64) + exec;
+    const data = `${toFunctionSelector("redeemDelegations(bytes[],bytes32[],bytes[])")}${w(96)}${w(96 + A.length / 2)}${w(96 + A.length / 2 + B.length / 2)}${A}${B}${C}` as Hex;
+    const t0 = performance.now();
+    await expect(keys.signTrade(executor, { to: dm, data, chainId: 4663, nonce: 0, gas: 500_000n, maxFeePerGas: 1n, maxPriorityFeePerGas: 1n })).rejects.toMatchObject({ code: "TX_REFUSED" });
+    expect(performance.now() - t0).toBeLessThan(5_000);
     await db.close();
   });
 });

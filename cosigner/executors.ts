@@ -1,4 +1,3 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:crypto";
 import { getAddress, recoverMessageAddress, toFunctionSelector, type Address, type Hex } from "viem";
 
 /** DelegationManager.redeemDelegations(bytes[],bytes32[],bytes[]): the only call an executor signs. */
@@ -7,6 +6,7 @@ const MAX_REDEEM_GAS = 3_000_000n;
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import type { ExecutorAttestation, ExecutorPort, RefundAsk, StockAttestationGrant } from "../api/ports/executors.js";
 import { delegationHash, readRedeem } from "../lib/delegation.js";
+import { sealer } from "../lib/seal.js";
 import { STOCK_ATTESTATION_LIMITS, stockAttestationText } from "../lib/stockAttestation.js";
 import type { Db } from "../api/ports/store/db.js";
 import { Refusal } from "../api/errors/index.js";
@@ -20,24 +20,17 @@ import { Refusal } from "../api/errors/index.js";
 export function createExecutorKeys(d: { db: Db; secret: string; chainId: number; clock: () => number; delegationManager?: Address; stockTokens?: Address[] }): ExecutorPort {
   const stockHex = (d.stockTokens ?? []).map((t) => t.slice(2).toLowerCase());
   const nowS = () => Math.floor(d.clock() / 1000);
-  const master = createHash("sha256").update(`pit-executor-keys:${d.secret}`).digest();
-  const seal = (key: Hex, address: Address) => {
-    const iv = randomBytes(12);
-    const c = createCipheriv("aes-256-gcm", master, iv).setAAD(Buffer.from(address.toLowerCase()));
-    const body = Buffer.concat([c.update(Buffer.from(key.slice(2), "hex")), c.final()]);
-    return Buffer.concat([iv, c.getAuthTag(), body]).toString("base64");
-  };
-  const open = (sealed: string, address: Address): Hex => {
-    const raw = Buffer.from(sealed, "base64");
-    const c = createDecipheriv("aes-256-gcm", master, raw.subarray(0, 12)).setAAD(Buffer.from(address.toLowerCase()));
-    c.setAuthTag(raw.subarray(12, 28));
-    return `0x${Buffer.concat([c.update(raw.subarray(28)), c.final()]).toString("hex")}`;
-  };
+  const keys = sealer(d.secret, "pit-executor-keys");
+  // The address, agent and owner are bound in: a row whose owner was rewritten (to steer a refund)
+  // or whose key was copied from another row does not open.
+  const aad = (address: string, agentId: string, owner: string) => `${address.toLowerCase()}|${agentId}|${owner.toLowerCase()}`;
+  const seal = (key: Hex, address: Address, agentId: string, owner: Address) => keys.seal(Buffer.from(key.slice(2), "hex"), aad(address, agentId, owner));
+  const open = (r: { sealed: string; address: string; agent_id: string; owner: string }): Hex => `0x${keys.open(r.sealed, aad(r.address, r.agent_id, r.owner)).toString("hex")}`;
   const row = async (executor: Address) => (await d.db.query<{ address: string; agent_id: string; owner: string; sealed: string; retired_at: string | null; closed_at: string | null; created_at: string }>("SELECT * FROM app.executor_keys WHERE address = $1", [executor.toLowerCase()]))[0] ?? null;
   const accountOf = async (executor: Address) => {
     const r = await row(executor);
     if (!r) throw new Refusal("SIGNER_REQUIRED", `the signing service holds no executor ${executor}`);
-    return { r, account: privateKeyToAccount(open(r.sealed, getAddress(r.address))) };
+    return { r, account: privateKeyToAccount(open(r)) };
   };
   const attest = async (executor: Address): Promise<ExecutorAttestation | null> => {
     const r = await row(executor);
@@ -46,6 +39,14 @@ export function createExecutorKeys(d: { db: Db; secret: string; chainId: number;
     const issued = Number(r.created_at);
     const message = `pit hosted executor\nexecutor: ${account.address}\nagent: ${r.agent_id}\nowner: ${getAddress(r.owner)}\nchain: ${d.chainId}\nissued: ${issued}\nThis key is held by the service's signing service for this agent only.`;
     return { executor: account.address, agent_id: r.agent_id, owner: getAddress(r.owner), chain_id: d.chainId, issued_at: issued, message, signature: await account.signMessage({ message }) };
+  };
+  /** The owner recorded at creation signed exactly this attestation for this agent and executor (checked again at each signing: a row written to the store by hand does not sign). */
+  const ownerSigned = async (executor: Address, g: StockAttestationGrant): Promise<boolean> => {
+    const r = await row(executor);
+    if (!r) return false;
+    const text = stockAttestationText({ agent: r.agent_id, executor: getAddress(r.address), session_id: g.session_id, root_hash: g.root_hash, issued: g.issued, expires: g.expires });
+    const signer = await recoverMessageAddress({ message: text, signature: g.signature }).catch(() => null);
+    return !!signer && signer.toLowerCase() === r.owner.toLowerCase();
   };
   /**
    * A redeem whose executions name a stock token anywhere in their calldata (an ABI word holds the
@@ -57,8 +58,8 @@ export function createExecutorKeys(d: { db: Db; secret: string; chainId: number;
     if (!items || items.length === 0 || items.some((i) => i.chain.length === 0)) throw new Refusal("TX_REFUSED", "an executor signs only redeems it can read, of at least one delegation chain");
     const stocky = items.filter((i) => stockHex.some((t) => i.execution.callData.toLowerCase().includes(t)));
     if (!stocky.length) return;
-    const [a] = await d.db.query<{ root_hash: string; expires: string; revoked_at: string | null }>("SELECT root_hash, expires, revoked_at FROM app.executor_stock_attestations WHERE executor = $1 ORDER BY id DESC LIMIT 1", [executor.toLowerCase()]);
-    const valid = a && a.revoked_at === null && Number(a.expires) > nowS();
+    const [a] = await d.db.query<{ session_id: string; root_hash: string; issued: string; expires: string; signature: Hex; revoked_at: string | null }>("SELECT * FROM app.executor_stock_attestations WHERE executor = $1 ORDER BY id DESC LIMIT 1", [executor.toLowerCase()]);
+    const valid = a && a.revoked_at === null && Number(a.expires) > nowS() && (await ownerSigned(executor, { session_id: a.session_id, root_hash: a.root_hash as Hex, issued: Number(a.issued), expires: Number(a.expires), signature: a.signature }));
     if (!valid || stocky.some((i) => delegationHash(i.chain.at(-1)!).toLowerCase() !== a.root_hash.toLowerCase())) {
       throw new Refusal("STOCK_ATTESTATION", "the signing service holds no valid owner attestation for this session: it signs no stock-token trade");
     }
@@ -72,9 +73,7 @@ export function createExecutorKeys(d: { db: Db; secret: string; chainId: number;
       if (g.expires <= now || g.expires > now + STOCK_ATTESTATION_LIMITS.maxAheadS || g.issued < now - STOCK_ATTESTATION_LIMITS.issuedWithinS || g.issued > now + 60) {
         throw new Refusal("STOCK_ATTESTATION", "the signing service refuses an attestation outside its time limits");
       }
-      const text = stockAttestationText({ agent: r.agent_id, executor: getAddress(r.address), session_id: g.session_id, root_hash: g.root_hash, issued: g.issued, expires: g.expires });
-      const signer = await recoverMessageAddress({ message: text, signature: g.signature }).catch(() => null);
-      if (!signer || signer.toLowerCase() !== r.owner.toLowerCase()) throw new Refusal("STOCK_ATTESTATION", "the signing service finds no owner signature over exactly this agent, executor, session, issue time and expiry");
+      if (!(await ownerSigned(executor, g))) throw new Refusal("STOCK_ATTESTATION", "the signing service finds no owner signature over exactly this agent, executor, session, issue time and expiry");
       await d.db.tx(async (tx) => {
         await tx.query("SELECT pg_advisory_xact_lock(4663004, hashtext($1))", [executor.toLowerCase()]);
         const [last] = await tx.query<{ nb: string | null }>("SELECT greatest(max(issued), max(revoked_at))::text AS nb FROM app.executor_stock_attestations WHERE executor = $1", [executor.toLowerCase()]);
@@ -83,12 +82,19 @@ export function createExecutorKeys(d: { db: Db; secret: string; chainId: number;
       });
     },
     async revokeStockAttestation(executor) {
-      return (await d.db.query("UPDATE app.executor_stock_attestations SET revoked_at = $2 WHERE executor = $1 AND revoked_at IS NULL RETURNING id", [executor.toLowerCase(), nowS()])).length > 0;
+      // Under the hold's lock; and recorded even when none is live (a row of its own), so an
+      // attestation issued before this revoke is never taken afterwards.
+      return d.db.tx(async (tx) => {
+        await tx.query("SELECT pg_advisory_xact_lock(4663004, hashtext($1))", [executor.toLowerCase()]);
+        const ended = await tx.query("UPDATE app.executor_stock_attestations SET revoked_at = $2 WHERE executor = $1 AND revoked_at IS NULL RETURNING id", [executor.toLowerCase(), nowS()]);
+        if (!ended.length) await tx.query("INSERT INTO app.executor_stock_attestations (executor, session_id, root_hash, issued, expires, signature, revoked_at) VALUES ($1, '', '', 0, 0, '', $2)", [executor.toLowerCase(), nowS()]);
+        return ended.length > 0;
+      });
     },
     async create(agentId, owner) {
       const key = generatePrivateKey();
       const executor = privateKeyToAccount(key).address;
-      await d.db.query("INSERT INTO app.executor_keys (address, agent_id, owner, sealed, created_at) VALUES ($1, $2, $3, $4, $5)", [executor.toLowerCase(), agentId, owner.toLowerCase(), seal(key, executor), Math.floor(d.clock() / 1000)]);
+      await d.db.query("INSERT INTO app.executor_keys (address, agent_id, owner, sealed, created_at) VALUES ($1, $2, $3, $4, $5)", [executor.toLowerCase(), agentId, owner.toLowerCase(), seal(key, executor, agentId, owner), Math.floor(d.clock() / 1000)]);
       return { executor, attestation: (await attest(executor))! };
     },
     attestation: attest,

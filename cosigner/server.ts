@@ -5,8 +5,8 @@ import { wire, type CosignerPort, type RequestWire, type RootWire } from "../api
 import { isCode, Refusal } from "../api/errors/index.js";
 import { executorWire, type ExecutorPort } from "../api/ports/executors.js";
 
-/** Bodies the co-signer reads are small: a root with its binding, or one execution. */
-const MAX_BODY = 64 * 1024;
+/** A root with its binding, or one redeem (a launchpad session's redeem grows with its curve tokens). */
+const MAX_BODY = 256 * 1024;
 
 /**
  * The co-signer as its own process: POST /v1/{register,revoke,cosign,usage}, and the executor
@@ -42,7 +42,7 @@ export function cosignerServer(port: CosignerPort, opts: { token: string; logger
     try {
       body = JSON.parse(await readBody(req));
     } catch {
-      return send(400, { error: { code: "BAD_REQUEST", message: "a JSON body of at most 64 KB" } }, "BAD_REQUEST");
+      return send(400, { error: { code: "BAD_REQUEST", message: "a JSON body of at most 256 KB" } }, "BAD_REQUEST");
     }
     try {
       send(200, { result: (await route(body)) ?? null });

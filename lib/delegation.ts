@@ -12,13 +12,12 @@ import {
   createRedeemerTerms,
   createTimestampTerms,
   createValueLteTerms,
-  decodeDelegations,
   decodeTimestampTerms,
   encodeDelegations,
   hashDelegation,
   ROOT_AUTHORITY,
 } from "@metamask/delegation-core";
-import { decodeFunctionData, encodeAbiParameters, encodeFunctionData, encodePacked, hexToBigInt, slice, getAddress, pad, parseAbi, toFunctionSelector, toHex, type Address, type Hex } from "viem";
+import { decodeAbiParameters, decodeFunctionData, encodeAbiParameters, encodeFunctionData, encodePacked, hexToBigInt, slice, getAddress, pad, parseAbi, toFunctionSelector, toHex, type Address, type Hex } from "viem";
 import { delegationManagerAbi, delegationTypes } from "../abis/delegation.js";
 
 /**
@@ -217,6 +216,22 @@ export function redeemManyCalldata(items: { chain: Delegation[]; execution: Exec
   return encodeFunctionData({ abi: delegationManagerAbi, functionName: "redeemDelegations", args: [contexts, items.map(() => SINGLE_DEFAULT_MODE), singles] });
 }
 
+/** What a redeem of ours can hold: a few items, chains of leaf and root, the caveats we write. */
+const REDEEM_BOUNDS = { items: 8, chain: 4, caveats: 32 } as const;
+const DELEGATIONS_ABI = [
+  {
+    type: "tuple[]",
+    components: [
+      { name: "delegate", type: "address" },
+      { name: "delegator", type: "address" },
+      { name: "authority", type: "bytes32" },
+      { name: "caveats", type: "tuple[]", components: [{ name: "enforcer", type: "address" }, { name: "terms", type: "bytes" }, { name: "args", type: "bytes" }] },
+      { name: "salt", type: "uint256" },
+      { name: "signature", type: "bytes" },
+    ],
+  },
+] as const;
+
 /**
  * What a `redeemDelegations` call redeems: each item's delegation chain (leaf first, root last)
  * and its single-call execution. null for other calldata, another mode than single-default, or
@@ -227,11 +242,15 @@ export function readRedeem(data: Hex): { chain: Delegation[]; execution: Executi
     const { functionName, args } = decodeFunctionData({ abi: delegationManagerAbi, data });
     if (functionName !== "redeemDelegations") return null;
     const [contexts, modes, calls] = args as readonly [readonly Hex[], readonly Hex[], readonly Hex[]];
-    if (contexts.length !== modes.length || modes.length !== calls.length || modes.some((m) => m !== SINGLE_DEFAULT_MODE)) return null;
+    if (contexts.length > REDEEM_BOUNDS.items || contexts.length !== modes.length || modes.length !== calls.length || modes.some((m) => m !== SINGLE_DEFAULT_MODE)) return null;
     return contexts.map((ctx, i) => {
       const c = calls[i]!;
       if ((c.length - 2) / 2 < 52) throw new Error("short execution");
-      const chain = decodeDelegations(ctx).map((d) => ({ delegate: getAddress(d.delegate), delegator: getAddress(d.delegator), authority: d.authority as Hex, caveats: d.caveats.map((v) => ({ enforcer: getAddress(v.enforcer), terms: v.terms as Hex, args: v.args as Hex })), salt: BigInt(d.salt), signature: d.signature as Hex }));
+      // viem's decoder counts re-reads of one position (offsets aliasing one blob), so a small
+      // calldata cannot decode into an enormous structure.
+      const [decoded] = decodeAbiParameters(DELEGATIONS_ABI, ctx);
+      if (decoded.length > REDEEM_BOUNDS.chain || decoded.some((d) => d.caveats.length > REDEEM_BOUNDS.caveats)) throw new Error("over the bounds");
+      const chain = decoded.map((d) => ({ delegate: getAddress(d.delegate), delegator: getAddress(d.delegator), authority: d.authority, caveats: d.caveats.map((v) => ({ enforcer: getAddress(v.enforcer), terms: v.terms, args: v.args })), salt: d.salt, signature: d.signature }));
       return { chain, execution: { target: getAddress(slice(c, 0, 20)), value: hexToBigInt(slice(c, 20, 52)), callData: (c.length > 106 ? slice(c, 52) : "0x") as Hex } };
     });
   } catch {

@@ -41,6 +41,15 @@ export type StockAttestationGrant = { session_id: string; root_hash: Hex; issued
 
 type TradeAsk = Parameters<ExecutorPort["signTrade"]>[1];
 const big = (v: bigint) => v.toString();
+/** Wire numbers read strictly: anything else is BAD_REQUEST, never a NaN nonce or a thrown BigInt. */
+const int = (v: unknown) => {
+  if (!Number.isSafeInteger(v) || (v as number) < 0) throw new Refusal("BAD_REQUEST", "a non-negative integer was expected");
+  return v as number;
+};
+const atoms = (v: unknown) => {
+  if (typeof v !== "string" || !/^\d{1,78}$/.test(v)) throw new Refusal("BAD_REQUEST", "atoms as a decimal string were expected");
+  return BigInt(v);
+};
 /** The port's calls as JSON (atoms as decimal strings): what the standalone signing service serves at /v1/executors/<name>. */
 export const executorWire = {
   create: (p: ExecutorPort, b: { agentId: string; owner: Address }) => p.create(b.agentId, b.owner),
@@ -49,9 +58,9 @@ export const executorWire = {
   retire: (p: ExecutorPort, b: { executor: Address }) => p.retire(b.executor),
   state: (p: ExecutorPort, b: { executor: Address }) => p.state(b.executor),
   "sign-trade": (p: ExecutorPort, b: { executor: Address; tx: Record<keyof TradeAsk, string | number> }) =>
-    p.signTrade(b.executor, { to: b.tx.to as Address, data: b.tx.data as Hex, chainId: Number(b.tx.chainId), nonce: Number(b.tx.nonce), gas: BigInt(b.tx.gas), maxFeePerGas: BigInt(b.tx.maxFeePerGas), maxPriorityFeePerGas: BigInt(b.tx.maxPriorityFeePerGas) }),
+    p.signTrade(b.executor, { to: b.tx.to as Address, data: b.tx.data as Hex, chainId: int(b.tx.chainId), nonce: int(b.tx.nonce), gas: atoms(b.tx.gas), maxFeePerGas: atoms(b.tx.maxFeePerGas), maxPriorityFeePerGas: atoms(b.tx.maxPriorityFeePerGas) }),
   "sign-refund": (p: ExecutorPort, b: { executor: Address; ask: Record<keyof RefundAsk, string | number> }) =>
-    p.signRefund(b.executor, { chainId: Number(b.ask.chainId), nonce: Number(b.ask.nonce), gas: BigInt(b.ask.gas), maxFeePerGas: BigInt(b.ask.maxFeePerGas), maxPriorityFeePerGas: BigInt(b.ask.maxPriorityFeePerGas), value: BigInt(b.ask.value) }),
+    p.signRefund(b.executor, { chainId: int(b.ask.chainId), nonce: int(b.ask.nonce), gas: atoms(b.ask.gas), maxFeePerGas: atoms(b.ask.maxFeePerGas), maxPriorityFeePerGas: atoms(b.ask.maxPriorityFeePerGas), value: atoms(b.ask.value) }),
   "hold-stock-attestation": (p: ExecutorPort, b: { executor: Address; grant: StockAttestationGrant }) => p.holdStockAttestation(b.executor, b.grant),
   "revoke-stock-attestation": (p: ExecutorPort, b: { executor: Address }) => p.revokeStockAttestation(b.executor),
 } as const;
