@@ -48,7 +48,6 @@ export function buildServices(deps: AppDeps) {
   const relay = createRelay({ config, chain, ledger, sequencer, clock, sessionExecutors: sessions.executorsOf });
   // Outcomes of what this service relayed (started by createApp): one watcher per store, by lease.
   const watcher = createWatcher({ chain, ledger, sequencer, lease: createLease(db, "relay-watcher"), clock, logger: deps.logger, contracts: { poolManager: config.contracts.poolManager, router: config.contracts.universalRouter, launchpad: config.contracts.launchpad } });
-  const stats = createStats({ config, chain, indexed, tokens, clock });
   const portfolio = createPortfolio({ config, chain, market, ledger, volume, clock });
   // Key revocations announced to the other instances when they share a Redis.
   // The weekly split of fees (started by createApp): closed once per store under an advisory lock.
@@ -61,6 +60,7 @@ export function buildServices(deps: AppDeps) {
     trade: sessions.trade,
     submit: relay.submit,
   });
+  const stats = createStats({ config, chain, indexed, tokens, clock, aiPool: hosted.aiPool });
   const revocations = config.redisUrl ? redisRevocations(() => redisConnection(config.redisUrl!), forgetRevoked) : null;
   const signIn: SignInDeps = { db, config, chain, clock, revocations };
   return { deps, config, clock, ownScreenBudget, market, tokens, ledger, volume, trading, relay, watcher, stats, portfolio, signIn, sessions, cosigner, executors, fast, treasury, hosted };

@@ -96,6 +96,33 @@ const envSchema = {
     .transform((s) => Object.fromEntries(s.split(",").map((kv) => kv.trim()).filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)])))
     .refine((m) => Object.entries(m).every(([k, v]) => ["zeroex", "oneinch", "odos"].includes(k) && /^https?:\/\//.test(v)), "must be name=url pairs for zeroex, oneinch, odos")
     .optional(),
+  /** The AI-model gateway (OpenAI-compatible) the partner_llm brain calls, and the service's key there. */
+  AI_GATEWAY_URL: url.optional(),
+  AI_GATEWAY_KEY: z.string().min(8, "must be at least 8 characters").optional(),
+  /** Models offered, with prices in USD per million tokens: a JSON list of {id, input, output, structured?, source?}. */
+  AI_MODELS: z
+    .string()
+    .transform((s, ctx) => {
+      try {
+        return JSON.parse(s) as unknown;
+      } catch {
+        ctx.addIssue({ code: "custom", message: "must be JSON" });
+        return z.NEVER;
+      }
+    })
+    .pipe(z.array(z.object({ id: z.string().min(1).max(100), input: z.number().finite().min(0), output: z.number().finite().min(0), structured: z.number().finite().min(0).optional(), source: z.string().max(200).optional() }).strict()).min(1).max(50))
+    .optional(),
+  /** The service's credit pool for AI calls, USD per UTC day (0: off), and how it is shared. */
+  AI_POOL_USD_DAY: z.coerce.number().finite().min(0).optional(),
+  AI_OWNER_SHARE_MAX_USD: z.coerce.number().finite().min(0).optional(),
+  AI_LIVE_SHARE_USD: z.coerce.number().finite().min(0).optional(),
+  AI_TRIAL_SHARE_USD: z.coerce.number().finite().min(0).optional(),
+  AI_TRIAL_DAYS: z.coerce.number().int().min(0).max(365).optional(),
+  /** Models the pool pays for (comma list of ids; default every model). */
+  AI_POOL_MODELS: z.string().transform((s) => s.split(",").map((x) => x.trim()).filter(Boolean)).optional(),
+  /** Seals owners' own gateway keys at rest; the devnet uses a fixed development secret. */
+  AI_OWN_KEYS_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
+  AI_CALL_TIMEOUT_MS: z.coerce.number().int().min(100).max(18_000).optional(),
   /** PostgreSQL views schema of the indexer, for API processes outside Ponder's. */
   INDEXER_SCHEMA: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,44}$/, "must be a schema name").optional(),
 } as const;
@@ -173,7 +200,23 @@ export type Config = {
   indexerSchema: string | null;
   shieldUrl: string | null;
   aggregatorUrls: Record<string, string>;
+  ai: AiConfig;
 };
+
+export type AiModel = { id: string; price: { input: number; output: number; structured: number | null; source: string } };
+/** The partner_llm brain's settings (SPEC GET hosted/ai). gatewayUrl null: AI agents are off. */
+export type AiConfig = {
+  gatewayUrl: string | null;
+  gatewayKey: string | null;
+  models: AiModel[];
+  pool: { usdDay: number; ownerShareMaxUsd: number; liveShareUsd: number; trialShareUsd: number; trialDays: number; models: string[] | null; minIntervalS: number; agentsPerOwner: number };
+  ownKeysSecret: string | null;
+  /** One gateway call's limit (the scheduler's tick limit is 20 s). */
+  callTimeoutMs: number;
+};
+
+/** The devnet's sealing secret for owners' own gateway keys: public, never for real keys. */
+export const DEVNET_AI_OWN_KEYS_SECRET = "pit-devnet-ai-own-keys-not-a-secret-0001";
 
 /** Comprehensively sanctioned countries and regions (Crimea, Donetsk, Luhansk as ISO subdivisions). */
 export const DEFAULT_BLOCKED_COUNTRIES = ["CU", "IR", "KP", "SY", "UA-43", "UA-14", "UA-09"];
@@ -264,6 +307,32 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     indexerSchema: env.INDEXER_SCHEMA ?? null,
     shieldUrl: env.SHIELD_URL ?? null,
     aggregatorUrls: env.AGGREGATOR_URLS ?? {},
+    ai: aiConfigOf(env, devnet),
+  };
+}
+
+function aiConfigOf(env: Env, devnet: boolean): AiConfig {
+  if (env.AI_GATEWAY_URL && !env.AI_GATEWAY_KEY) throw new ConfigError("AI_GATEWAY_KEY", "required with AI_GATEWAY_URL");
+  if (env.AI_GATEWAY_URL && !env.AI_MODELS) throw new ConfigError("AI_MODELS", "required with AI_GATEWAY_URL (the models offered and their prices)");
+  const models = (env.AI_MODELS ?? []).map((m) => ({ id: m.id, price: { input: m.input, output: m.output, structured: m.structured ?? null, source: m.source ?? "config" } }));
+  const unknown = env.AI_POOL_MODELS?.find((id) => !models.some((m) => m.id === id));
+  if (unknown) throw new ConfigError("AI_POOL_MODELS", `${unknown} is not in AI_MODELS`);
+  return {
+    gatewayUrl: env.AI_GATEWAY_URL ?? null,
+    gatewayKey: env.AI_GATEWAY_KEY ?? null,
+    models,
+    pool: {
+      usdDay: env.AI_POOL_USD_DAY ?? 0,
+      ownerShareMaxUsd: env.AI_OWNER_SHARE_MAX_USD ?? 0.5,
+      liveShareUsd: env.AI_LIVE_SHARE_USD ?? 0.5,
+      trialShareUsd: env.AI_TRIAL_SHARE_USD ?? 0.1,
+      trialDays: env.AI_TRIAL_DAYS ?? 7,
+      models: env.AI_POOL_MODELS ?? null,
+      minIntervalS: 900,
+      agentsPerOwner: 2,
+    },
+    ownKeysSecret: env.AI_OWN_KEYS_SECRET ?? (devnet ? DEVNET_AI_OWN_KEYS_SECRET : null),
+    callTimeoutMs: env.AI_CALL_TIMEOUT_MS ?? 15_000,
   };
 }
 

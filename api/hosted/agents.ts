@@ -2,7 +2,9 @@ import { parseUnits, type Address } from "viem";
 import { MAJOR_TIERS, OTHER_BPS, SHIELD_ADD_BPS } from "../../lib/fees.js";
 import { parseBody, Refusal } from "../errors/index.js";
 import { privateHost } from "./brains.js";
-import { createRequest, ruleParams, updateRequest, webhookParams } from "./request.js";
+import { AI_LIMITS, aiParams, createRequest, ruleParams, updateRequest, webhookParams } from "./request.js";
+import { AI_TEMPLATES, aiParamsOf } from "./ai.js";
+import { todayOf } from "./spend.js";
 import type { Scheduler } from "./scheduler.js";
 import { newAgentId, newWebhookSecret, type PaperBook, type StoredAgent, type Terms } from "./store.js";
 import { ownerKey, type TickDeps } from "./tick.js";
@@ -23,13 +25,13 @@ export type HostedDeps = TickDeps &
   };
 export type Owner = { wallet: Address | null; keyId: number };
 
-const ownerWallet = (who: Owner): Address => {
+export const ownerWallet = (who: Owner): Address => {
   if (!who.wallet) throw new Refusal("WALLET_NOT_BOUND", "hosted agents need a key bound to a wallet");
   return who.wallet;
 };
 
 /** The agent for this owner: 404 unknown (or deleted, unless `deleted`), 403 another wallet's. */
-async function owned(d: HostedDeps, id: string, who: Owner, o: { deleted?: boolean } = {}): Promise<StoredAgent> {
+export async function owned(d: HostedDeps, id: string, who: Owner, o: { deleted?: boolean } = {}): Promise<StoredAgent> {
   const wallet = ownerWallet(who);
   const a = /^ha_[A-Za-z0-9_-]{1,32}$/.test(id) ? await d.store.get(id) : null;
   if (!a || (a.deletedAt !== null && !o.deleted)) throw new Refusal("NOT_FOUND", `no hosted agent ${id}`);
@@ -76,7 +78,7 @@ export function agentView(d: Pick<HostedDeps, "config">, a: StoredAgent, detail 
 
 /** The view with the live agent's current executor (paper agents have none). */
 async function viewOf(d: HostedDeps, a: StoredAgent, detail = false) {
-  const view = agentView(d, a, detail, a.mode === "live" ? await executorOf(d, a.id) : null);
+  const view = { ...agentView(d, a, detail, a.mode === "live" ? await executorOf(d, a.id) : null), ...(a.brain === "partner_llm" ? { ai: await aiView(d, a) } : {}) };
   if (!detail || a.mode !== "live") return view;
   const [r] = await d.store.db.query<{ tx_hash: string; status: string; value: string; block: string | null }>("SELECT tx_hash, status, value, block FROM app.executor_refunds WHERE agent_id = $1 ORDER BY id DESC LIMIT 1", [a.id]);
   const session = a.sessionId ? await d.sessionOf(a.sessionId) : null;
@@ -90,6 +92,13 @@ async function viewOf(d: HostedDeps, a: StoredAgent, detail = false) {
     stock_tokens: stockTokens,
     gas_refund: r ? { tx_hash: r.tx_hash, status: r.status, value_wei: r.value, block: r.block === null ? null : Number(r.block) } : null,
   };
+}
+
+/** An AI agent's `ai` object: model, funding, today's spend. */
+async function aiView(d: HostedDeps, a: StoredAgent) {
+  const p = aiParamsOf(a);
+  const today = await todayOf(d.store.db, { agentId: a.id }, d.clock());
+  return { model: p.model, funding: p.funding, fallback_own: p.fallback_own, budget_usd_day: p.budget_usd_day, max_orders: p.max_orders, template: p.template ?? null, today_usd: today.usd, today_calls: today.calls };
 }
 
 const round2 = (x: number) => Math.round(x * 100) / 100;
@@ -125,7 +134,22 @@ function checkSettings(d: HostedDeps, s: { brain: StoredAgent["brain"]; params: 
     if (!d.allowPrivateWebhooks && privateHost(new URL(p.url).hostname)) throw new Refusal("BAD_REQUEST", "params.url: private and loopback addresses are refused");
     return p;
   }
-  throw new Refusal("HOSTED_UNAVAILABLE", "the AI-model brain (partner_llm) is not running on this server", {}, { retryAfterS: 3600 });
+  return checkAiParams(d, s.params);
+}
+
+/** partner_llm params: the server must call a model (HOSTED_UNAVAILABLE), offer the model and template asked. */
+function checkAiParams(d: HostedDeps, raw: Record<string, unknown>) {
+  if (!d.config.ai.gatewayUrl) throw new Refusal("HOSTED_UNAVAILABLE", "the AI-model brain (partner_llm) is not running on this server", {}, { retryAfterS: 3600 });
+  const p = parseBody(aiParams, raw, { unknownField: "UNKNOWN_FIELD" });
+  if (!d.config.ai.models.some((m) => m.id === p.model)) throw new Refusal("BAD_REQUEST", `params.model: ${p.model} is not offered here (GET /api/v1/hosted/ai lists the models)`);
+  if (p.template !== undefined && !AI_TEMPLATES.some((t) => t.id === p.template)) throw new Refusal("BAD_REQUEST", `params.template: no template ${p.template}`);
+  if (p.funding === "own" && !d.config.ai.ownKeysSecret) throw new Refusal("BAD_REQUEST", "params.funding: this server keeps no owners' own gateway keys");
+  return p as unknown as Record<string, unknown>;
+}
+
+/** AI agents tick at most every 300 s (SPEC "Limits"). */
+function checkAiInterval(brain: StoredAgent["brain"], intervalS: number) {
+  if (brain === "partner_llm" && intervalS < AI_LIMITS.minIntervalS) throw new Refusal("BAD_REQUEST", `interval_s: an AI agent ticks at most every ${AI_LIMITS.minIntervalS} s`);
 }
 
 function termsOf(body: { accept_risks?: string[]; shield?: boolean; policies?: { block_risks?: string[] } }, base?: Terms): Terms {
@@ -156,6 +180,7 @@ export async function createAgent(d: HostedDeps, body: Record<string, unknown>, 
   if (req.mode === "live" && !d.executors) throw signerRequired();
   if (req.mode === "live" && req.paper_book) throw new Refusal("BAD_REQUEST", "paper_book: a live agent trades the session wallet's funds, not a paper book");
   const params = checkSettings(d, { ...req, params: req.params });
+  checkAiInterval(req.brain, req.interval_s);
   const now = d.clock();
   const agent: StoredAgent = {
     id: newAgentId(),
@@ -222,6 +247,7 @@ export async function updateAgent(d: HostedDeps, id: string, body: Record<string
   const brain = req.brain ?? a.brain;
   const pairs = req.pairs ?? a.pairs;
   const params = req.params !== undefined || req.brain !== undefined || req.pairs !== undefined ? checkSettings(d, { brain, params: req.params ?? a.params, pairs, mode: a.mode }) : undefined;
+  checkAiInterval(brain, req.interval_s ?? a.intervalS);
   if (req.live === true) await assertLiveReady(d, { ...a, pairs }, req.limits ?? a.limits);
   else if (a.mode === "live" && a.sessionId && (req.limits || req.pairs)) await assertFits(d, a, await sessionFor(d, a), req.limits ?? a.limits, pairs);
   const terms = termsOf(req, a.terms);
@@ -275,18 +301,24 @@ export async function deleteAgent(d: HostedDeps, id: string, who: Owner) {
 
 export async function agentLogs(d: HostedDeps, id: string, query: Record<string, string>, who: Owner) {
   const a = await owned(d, id, who);
-  const extra = Object.keys(query).find((k) => !["limit", "before", "kinds"].includes(k));
-  if (extra) throw new Refusal("BAD_REQUEST", `unknown query parameter ${extra}`);
-  const limit = query.limit === undefined ? 50 : Number(query.limit);
-  if (!Number.isInteger(limit) || limit < 1 || limit > 200) throw new Refusal("BAD_REQUEST", "limit must be an integer from 1 to 200");
-  const before = query.before === undefined ? undefined : Number(query.before);
-  if (before !== undefined && (!Number.isSafeInteger(before) || before < 1)) throw new Refusal("BAD_REQUEST", "before must be a log id");
+  const { limit, before } = pageOf(query, ["kinds"]);
   const kinds = query.kinds === undefined ? undefined : query.kinds.split(",");
   const unknown = kinds?.find((k) => !(LOG_KINDS as readonly string[]).includes(k));
   if (unknown !== undefined) throw new Refusal("BAD_REQUEST", `kinds: ${unknown} is not one of ${LOG_KINDS.join(", ")}`);
   const rows = await d.store.logs(a.id, { limit: limit + 1, before, kinds });
   const page = rows.slice(0, limit);
   return { id: a.id, rows: page, next_before: rows.length > limit ? page.at(-1)!.id : null };
+}
+
+/** limit (1 to 200, default 50) and before (a row id) of a paged hosted listing; any other parameter but `also` is BAD_REQUEST. */
+export function pageOf(query: Record<string, string>, also: string[] = []): { limit: number; before: number | undefined } {
+  const extra = Object.keys(query).find((k) => !["limit", "before", ...also].includes(k));
+  if (extra) throw new Refusal("BAD_REQUEST", `unknown query parameter ${extra}`);
+  const limit = query.limit === undefined ? 50 : Number(query.limit);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 200) throw new Refusal("BAD_REQUEST", "limit must be an integer from 1 to 200");
+  const before = query.before === undefined ? undefined : Number(query.before);
+  if (before !== undefined && (!Number.isSafeInteger(before) || before < 1)) throw new Refusal("BAD_REQUEST", "before must be a row id");
+  return { limit, before };
 }
 
 /** POST stock-attestation: a live agent with an attached session; the owner's signed attestation (attestation.ts). */

@@ -20,8 +20,24 @@ export type TickState = {
   last_decision: Record<string, unknown> | null;
 };
 
-/** A brain's answer: orders to fill, or a refusal code that is logged and trades nothing. */
-export type Decision = { orders: Order[]; note?: string } | { refused: string; message: string };
+/**
+ * A brain's answer: orders to fill, or a refusal code that is logged (a `hold` or an `error` row)
+ * and trades nothing. AI decisions also name who paid (`source`) and, when the owner paid, why the
+ * service's credits did not (`poolHold`).
+ */
+export type Decision = ({ orders: Order[]; note?: string } | { refused: string; message: string; kind?: "hold" | "error" }) & { poolHold?: string; source?: "service" | "own" };
+
+/** Orders checked against the agent's pairs and per-trade limit: the first that breaks a rule refuses the whole answer. */
+export function checkOrders(agent: StoredAgent, orders: Order[]): { code: string; message: string } | null {
+  const tokens = new Set(agent.pairs.flatMap((p) => p.split("/")));
+  for (const o of orders) {
+    if (!tokens.has(o.token_in) || !tokens.has(o.token_out)) return { code: "AI_TOKEN", message: `${tokens.has(o.token_in) ? o.token_out : o.token_in} is not in the agent's pairs` };
+    if (!agent.pairs.includes(`${o.token_in}/${o.token_out}`) && !agent.pairs.includes(`${o.token_out}/${o.token_in}`)) return { code: "AI_PAIR", message: `${o.token_in}/${o.token_out} is not one of the agent's pairs` };
+    if (o.amount_usd < 1 || o.amount_usd > agent.limits.max_trade_usd) return { code: "AI_SIZE", message: `$${o.amount_usd} is outside 1 to ${agent.limits.max_trade_usd}` };
+  }
+  return null;
+}
+
 
 /** Rebalance to target weights: the most overweight token goes to the most underweight, once the drift passes the band. */
 export function ruleBrain(agent: StoredAgent, s: TickState): Decision {

@@ -10,6 +10,11 @@ import { createScheduler } from "./scheduler.js";
 import { createHostedStore } from "./store.js";
 import { runTick, type LiveDeps } from "./tick.js";
 import { executorOf, type HostedSession } from "./executor.js";
+import type { AiDeps } from "./ai.js";
+import { ownerSince, poolDay } from "./spend.js";
+import { agentSpend, aiInfo, connectOwn, disconnectOwn } from "./aiAccount.js";
+import { openaiGateway, type GatewayPort } from "../ports/gateway.js";
+import { LRUCache } from "lru-cache";
 
 export { webhookSignature, webhookVerifies } from "./brains.js";
 export { MAX_AGENTS_PER_WALLET } from "./agents.js";
@@ -41,7 +46,7 @@ export function createHosted(d: {
 }) {
   const store = createHostedStore(d.db);
   const live: LiveDeps = { sessionOf: d.sessionOf, trade: d.trade, submit: d.submit, signTrade: d.executors ? (e, tx) => d.executors!.signTrade(e, tx) : null, executorOf: (id) => executorOf({ store }, id) };
-  const tickDeps = { config: d.config, chain: d.chain, market: d.market, store, clock: d.clock, logger: d.logger, allowPrivateWebhooks: d.config.devnet, webhookTimeoutMs: d.webhookTimeoutMs, live };
+  const tickDeps = { config: d.config, chain: d.chain, market: d.market, store, clock: d.clock, logger: d.logger, allowPrivateWebhooks: d.config.devnet, webhookTimeoutMs: d.webhookTimeoutMs, live, ai: aiDepsOf(d) };
   const scheduler = createScheduler({ db: d.db, clock: d.clock, logger: d.logger, ...d.scheduler, runTick: (c, instance) => runTick(tickDeps, c.agentId, c.seq, c.dueMs, instance) });
   const h: HostedDeps = { ...tickDeps, scheduler, executors: d.executors, sequencer: d.sequencer, liveSessionsOf: d.liveSessionsOf, assertNotSanctioned: d.assertNotSanctioned, sessionOf: d.sessionOf, revokeSession: d.revokeSession };
   return {
@@ -67,7 +72,31 @@ export function createHosted(d: {
     attachSession: (id: string, who: Owner, body: Record<string, unknown>, schema: Parameters<typeof attachSession>[4]) => attachSession(h, id, who, body, schema),
     stockAttestation: (id: string, who: Owner, body: Record<string, unknown>, schema: Parameters<typeof addStockAttestation>[4]) => addStockAttestation(h, id, who, body, schema),
     revokeStockAttestation: (id: string, who: Owner, body: Record<string, unknown>) => revokeStockAttestation(h, id, who, body),
+    aiInfo: (who: Owner) => aiInfo(h, who),
+    spend: (id: string, query: Record<string, string>, who: Owner) => agentSpend(h, id, query, who),
+    connectOwn: (who: Owner, body: Record<string, unknown>) => connectOwn(h, who, body),
+    disconnectOwn: (who: Owner) => disconnectOwn(h, who),
+    /** stats.ai_pool: null when the pool is off. */
+    async aiPool() {
+      if (!d.config.ai.gatewayUrl || d.config.ai.pool.usdDay <= 0) return null;
+      const p = await poolDay(d.db, d.config.ai, d.clock());
+      return { pool_usd: p.pool_usd, left_usd: p.left_usd, owners_funded: p.owners_funded, agents_funded: p.agents_funded };
+    },
   };
 }
 
 export type Hosted = ReturnType<typeof createHosted>;
+
+/** The AI brain's gateway clients (one per key: the service's, or an owner's own) and the owner's trial start. */
+function aiDepsOf(d: { config: Config; db: Db; clock: () => number }): AiDeps | undefined {
+  const url = d.config.ai.gatewayUrl;
+  if (!url) return undefined;
+  const clients = new LRUCache<string, GatewayPort>({ max: 1_000 });
+  return {
+    ai: d.config.ai,
+    db: d.db,
+    clock: d.clock,
+    gatewayFor: (apiKey) => clients.get(apiKey) ?? (clients.set(apiKey, openaiGateway({ baseURL: url, apiKey })), clients.get(apiKey)!),
+    ownerSince: (wallet) => ownerSince(d.db, wallet),
+  };
+}

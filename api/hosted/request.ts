@@ -25,6 +25,32 @@ export const ruleParams = z
 
 export const webhookParams = z.object({ url: z.string().url().max(2_048).refine((u) => /^https?:\/\//.test(u), "must be an http(s) URL") }).strict();
 
+/** SPEC GET hosted/ai: AI ticks at most every 300 s, up to 5 orders, a strategy of at most 2,000 characters. */
+export const AI_LIMITS = { minIntervalS: 300, maxOrders: 5, defaultOrders: 3, strategyMax: 2_000, budgetDefaultUsd: 1, budgetMaxUsd: 20 } as const;
+
+export const aiParams = z
+  .object({
+    /** The owner's instructions to the model; a template's when only `template` is given. */
+    strategy: z.string().trim().min(1).max(AI_LIMITS.strategyMax).optional(),
+    model: z.string().min(1).max(100),
+    funding: z.enum(["service", "own"]).default("service"),
+    fallback_own: z.boolean().default(true),
+    template: z.string().min(1).max(40).optional(),
+    budget_usd_day: z.number().finite().positive().max(AI_LIMITS.budgetMaxUsd).default(AI_LIMITS.budgetDefaultUsd),
+    max_orders: z.number().int().min(1).max(AI_LIMITS.maxOrders).default(AI_LIMITS.defaultOrders),
+  })
+  .strict()
+  .refine((p) => p.strategy !== undefined || p.template !== undefined, { message: "strategy (or a template) is required", path: ["strategy"] });
+export type AiParams = z.infer<typeof aiParams>;
+
+/** What a model must answer: exactly orders and a note, nothing else (validated strictly: AI_SCHEMA). */
+export const aiAnswer = z
+  .object({
+    orders: z.array(z.object({ token_in: z.string().min(1).max(42), token_out: z.string().min(1).max(42), amount_usd: z.number().finite() }).strict()),
+    note: z.string().max(500),
+  })
+  .strict();
+
 export const BRAINS = ["rule", "webhook", "partner_llm"] as const;
 
 const common = {

@@ -10,7 +10,7 @@ import type { Services } from "../services.js";
 const sessionBody = z.object({ session_id: z.string().min(1).max(64) }).strict();
 const attestationBody = z.object({ session_id: z.string().min(1).max(64), issued: z.number().int().nonnegative(), expires: z.number().int().nonnegative(), signature: z.string().regex(/^0x[0-9a-fA-F]{130}$/, "a 65-byte signature") }).strict();
 
-/** SPEC "Hosted agents": every route but `ai` and `spend` (the AI brain's). */
+/** SPEC "Hosted agents": every route, and the owner's own gateway key (ai/own, ai/own/disconnect). */
 export function hostedRoutes(s: Pick<Services, "hosted">, http: HttpKit) {
   const { hosted } = s;
   const app = new Hono<AppEnv>();
@@ -25,6 +25,11 @@ export function hostedRoutes(s: Pick<Services, "hosted">, http: HttpKit) {
   const id = (c: Context<AppEnv>) => c.req.param("id")!;
 
   app.post("/", ...g, async (c) => c.json(await hosted.create(c.get("body"), who(c)), 201));
+  // Before "/:id": "ai" is not an agent id.
+  app.get("/ai", ...g, async (c) => c.json(await hosted.aiInfo(who(c))));
+  app.post("/ai/own", ...g, async (c) => c.json(await hosted.connectOwn(who(c), c.get("body"))));
+  app.post("/ai/own/disconnect", ...g, async (c) => (bare(c), c.json(await hosted.disconnectOwn(who(c)))));
+  app.get("/:id/spend", ...g, async (c) => c.json(await hosted.spend(id(c), c.req.query(), who(c))));
   app.get("/", ...g, async (c) => c.json(await hosted.list(who(c))));
   app.get("/:id", ...g, async (c) => c.json(await hosted.detail(id(c), who(c))));
   app.post("/:id/update", ...g, async (c) => c.json(await hosted.update(id(c), c.get("body"), who(c))));

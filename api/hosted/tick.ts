@@ -7,7 +7,8 @@ import type { Who } from "../trading/index.js";
 import { feeFor, majorSymbols } from "../../lib/fees.js";
 import { quoteExactInputSingle } from "../../lib/quoter.js";
 import type { Market } from "../market/index.js";
-import { ruleBrain, webhookBrain, type Decision, type TickState } from "./brains.js";
+import { checkOrders, ruleBrain, webhookBrain, type Decision, type TickState } from "./brains.js";
+import { aiDecision, type AiDeps } from "./ai.js";
 import type { Order } from "./request.js";
 import type { HostedStore, PaperBook, StoredAgent } from "./store.js";
 import type { ExecutorPort } from "../ports/executors.js";
@@ -28,6 +29,8 @@ export type LiveDeps = {
 
 export type TickDeps = {
   live?: LiveDeps;
+  /** The AI-model brain's gateway and budgets; absent: AI agents hold AI_OFF. */
+  ai?: AiDeps;
   config: Config;
   chain: PublicClient;
   market: Pick<Market, "mark">;
@@ -51,17 +54,6 @@ const tokensOf = (config: Config, pairs: string[]) => {
   for (const p of pairs) for (const sym of p.split("/")) if (Object.hasOwn(config.tokens, sym)) out.set(sym, config.tokens[sym]!);
   return out;
 };
-
-/** Orders checked against the agent's pairs and per-trade limit: the first that breaks a rule refuses the whole answer. */
-export function checkOrders(agent: StoredAgent, orders: Order[]): { code: string; message: string } | null {
-  const tokens = new Set(agent.pairs.flatMap((p) => p.split("/")));
-  for (const o of orders) {
-    if (!tokens.has(o.token_in) || !tokens.has(o.token_out)) return { code: "AI_TOKEN", message: `${tokens.has(o.token_in) ? o.token_out : o.token_in} is not in the agent's pairs` };
-    if (!agent.pairs.includes(`${o.token_in}/${o.token_out}`) && !agent.pairs.includes(`${o.token_out}/${o.token_in}`)) return { code: "AI_PAIR", message: `${o.token_in}/${o.token_out} is not one of the agent's pairs` };
-    if (o.amount_usd < 1 || o.amount_usd > agent.limits.max_trade_usd) return { code: "AI_SIZE", message: `$${o.amount_usd} is outside 1 to ${agent.limits.max_trade_usd}` };
-  }
-  return null;
-}
 
 /** The tick's view of the book: whole units and USD per token at the service's marks. */
 async function stateOf(d: TickDeps, agent: StoredAgent, tick: number, block: number, book: PaperBook): Promise<TickState> {
@@ -126,6 +118,15 @@ async function fillPaper(d: TickDeps, agent: StoredAgent, o: Order, s: TickState
   };
 }
 
+/** The AI brain's decision; AI_OFF where the server calls no model. */
+async function decide(d: TickDeps, agent: StoredAgent, s: TickState, t: { seq: number; dueMs: number; live: boolean }): Promise<Decision> {
+  if (!d.ai) return { refused: "AI_OFF", message: "the AI-model brain is not running on this server", kind: "hold" };
+  return aiDecision(d.ai, agent, s, t);
+}
+
+/** Who paid an AI decision (SPEC: decisions paid by the owner's own balance carry pool_hold). */
+const paidBy = (x: Decision) => ({ ...(x.source ? { source: x.source } : {}), ...(x.poolHold ? { pool_hold: x.poolHold } : {}) });
+
 /** USD filled in the last 24 h (trade rows). */
 async function filledToday(d: TickDeps, agentId: string): Promise<number> {
   const [r] = await d.store.db.query<{ usd: string | null }>(
@@ -153,14 +154,14 @@ export async function runTick(d: TickDeps, agentId: string, seq: number, dueMs: 
   if (agent.mode !== "paper") decision = { refused: "LIVE_OFF", message: "live trading by hosted agents is not running on this server" };
   else if (agent.brain === "rule") decision = ruleBrain(agent, s);
   else if (agent.brain === "webhook") decision = await webhookBrain(agent, s, { allowPrivate: d.allowPrivateWebhooks, timeoutMs: d.webhookTimeoutMs });
-  else decision = { refused: "AI_OFF", message: "the AI-model brain is not running on this server" };
+  else decision = await decide(d, agent, s, { seq, dueMs, live: false });
 
   const fills: Fill[] = [];
   if ("refused" in decision) {
-    entries.push({ kind: decision.refused === "LIVE_OFF" || decision.refused === "AI_OFF" ? "hold" : "error", code: decision.refused, body: { message: decision.message } });
+    entries.push({ kind: decision.kind ?? (decision.refused === "LIVE_OFF" || decision.refused === "AI_OFF" ? "hold" : "error"), code: decision.refused, body: { message: decision.message, ...paidBy(decision) } });
   } else {
     const bad = checkOrders(agent, decision.orders);
-    entries.push({ kind: "decision", code: bad?.code ?? null, body: { orders: decision.orders, note: decision.note ?? null, value_usd: s.value_usd, ...(bad ? { message: bad.message } : {}) } });
+    entries.push({ kind: "decision", code: bad?.code ?? null, body: { orders: decision.orders, note: decision.note ?? null, value_usd: s.value_usd, ...paidBy(decision), ...(bad ? { message: bad.message } : {}) } });
     if (!bad) {
       let today = await filledToday(d, agent.id);
       for (const o of decision.orders) {
@@ -224,7 +225,7 @@ async function runLiveTick(d: TickDeps, agent: StoredAgent, seq: number, dueMs: 
   if (!(await claimSlot(d, agent.id, seq, dueMs, instance))) return false;
   // A tick that outlives its timeout loses its lease when the scheduler moves on, and stillOurs
   // stops it before its next order: it cannot keep trading beside the next tick.
-  await liveTickBody(d, agent, seq, instance);
+  await liveTickBody(d, agent, seq, dueMs, instance);
   return true;
 }
 
@@ -252,7 +253,7 @@ async function stillOurs(d: TickDeps, agentId: string, seq: number, instance: st
   return !!r?.ok;
 }
 
-async function liveTickBody(d: TickDeps, agent: StoredAgent, seq: number, instance: string): Promise<void> {
+async function liveTickBody(d: TickDeps, agent: StoredAgent, seq: number, dueMs: number, instance: string): Promise<void> {
   const now = d.clock();
   const hold = async (code: string, message: string, extra: Record<string, unknown> = {}) => d.store.log(agent.id, seq, "hold", code, { message, ...extra }, now);
   if (d.config.hostedKillSwitch || !d.config.hostedLive || !d.live || !d.live.signTrade) return void (await hold("LIVE_OFF", "live trading by hosted agents is off on this server"));
@@ -261,13 +262,13 @@ async function liveTickBody(d: TickDeps, agent: StoredAgent, seq: number, instan
   if (!session || session.status !== "active" || session.expires * 1000 <= now || !executor || lc(session.executor) !== lc(executor)) return void (await hold("LIVE_OFF", "the attached session is not active for the current executor"));
   const block = Number(await d.chain.getBlockNumber());
   const s = await stateOf(d, agent, seq, block, await walletBook(d, agent, session.wallet));
-  const decision: Decision = agent.brain === "rule" ? ruleBrain(agent, s) : agent.brain === "webhook" ? await webhookBrain(agent, s, { allowPrivate: d.allowPrivateWebhooks, timeoutMs: d.webhookTimeoutMs }) : { refused: "AI_OFF", message: "the AI-model brain is not running on this server" };
+  const decision: Decision = agent.brain === "rule" ? ruleBrain(agent, s) : agent.brain === "webhook" ? await webhookBrain(agent, s, { allowPrivate: d.allowPrivateWebhooks, timeoutMs: d.webhookTimeoutMs }) : await decide(d, agent, s, { seq, dueMs, live: true });
   if ("refused" in decision) {
-    await d.store.log(agent.id, seq, decision.refused === "AI_OFF" ? "hold" : "error", decision.refused, { message: decision.message }, now);
+    await d.store.log(agent.id, seq, decision.kind ?? (decision.refused === "AI_OFF" ? "hold" : "error"), decision.refused, { message: decision.message, ...paidBy(decision) }, now);
     return;
   }
   const bad = checkOrders(agent, decision.orders);
-  await d.store.log(agent.id, seq, "decision", bad?.code ?? null, { orders: decision.orders, note: decision.note ?? null, value_usd: s.value_usd, ...(bad ? { message: bad.message } : {}) }, now);
+  await d.store.log(agent.id, seq, "decision", bad?.code ?? null, { orders: decision.orders, note: decision.note ?? null, value_usd: s.value_usd, ...paidBy(decision), ...(bad ? { message: bad.message } : {}) }, now);
   if (bad) return;
   const key = ownerKey(agent);
   let today = await filledToday(d, agent.id);

@@ -28,7 +28,7 @@ const timed = async <T>(fn: () => Promise<T>): Promise<{ value: T | null; ms: nu
  * GET /stats: one answer shared by every caller, rebuilt at most every 5 s (concurrent callers
  * wait for the same rebuild). Any part that cannot be read is null; the answer is still 200.
  */
-export function createStats(deps: { config: Config; chain: PublicClient; indexed: SqlIndexedReads; tokens: Pick<Tokens, "counts">; clock: () => number }) {
+export function createStats(deps: { config: Config; chain: PublicClient; indexed: SqlIndexedReads; tokens: Pick<Tokens, "counts">; clock: () => number; aiPool?: () => Promise<Record<string, number> | null> }) {
   const { config, chain, indexed } = deps;
   const usdg = config.tokens.USDG!;
   // One shared answer: concurrent callers wait for the same rebuild (lru-cache dedupes fetches).
@@ -114,8 +114,8 @@ export function createStats(deps: { config: Config; chain: PublicClient; indexed
       fee_bps: { major_max: MAJOR_TIERS[0]!.bps, major_min: MAJOR_TIERS.at(-1)!.bps, other: OTHER_BPS, shield_add: SHIELD_ADD_BPS },
       // The registry's own count (shared with GET /tokens/stats); null while it has none to give.
       tokens: await deps.tokens.counts(1_000).then((c) => (c ? { tradable: c.body.tradable } : null), () => null),
-      // Filled by the hosted agents' AI pool.
-      ai_pool: null,
+      // The hosted agents' AI credit pool today; null when it is off or unreadable.
+      ai_pool: deps.aiPool ? await deps.aiPool().catch(() => null) : null,
     };
     return { at, body };
   }

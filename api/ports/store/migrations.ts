@@ -376,6 +376,41 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
       CREATE INDEX executor_stock_attestations_executor ON app.executor_stock_attestations (executor, id);
     `,
   },
+  {
+    version: 12,
+    name: "AI brain: spend rows (nano-USD, worst case held while a call runs) and owners' own gateway keys",
+    sql: `
+      CREATE TABLE app.ai_spend (
+        id bigserial PRIMARY KEY,
+        agent_id text NOT NULL,
+        wallet text NOT NULL,
+        day int NOT NULL,
+        ts bigint NOT NULL,
+        tick_seq bigint,
+        source text,
+        model text NOT NULL,
+        status text NOT NULL,
+        code text,
+        prompt_tokens int NOT NULL DEFAULT 0,
+        completion_tokens int NOT NULL DEFAULT 0,
+        cost_nusd bigint NOT NULL DEFAULT 0,
+        cost_source text,
+        pool_hold text,
+        ms int
+      );
+      CREATE INDEX ai_spend_agent ON app.ai_spend (agent_id, id);
+      CREATE INDEX ai_spend_wallet_day ON app.ai_spend (wallet, day);
+      CREATE INDEX ai_spend_day_source ON app.ai_spend (day, source);
+      CREATE TABLE app.ai_own (
+        wallet text PRIMARY KEY,
+        sealed_key text,
+        sub_hint text,
+        day_cap_usd double precision NOT NULL,
+        connected_at bigint,
+        disconnected_at bigint
+      );
+    `,
+  },
 ];
 
 export async function migrate(db: Db, now = () => Math.floor(Date.now() / 1000)): Promise<number[]> {

@@ -1,0 +1,209 @@
+import type { Address } from "viem";
+import type { AiConfig } from "../../lib/config.js";
+import type { Db } from "../ports/store/db.js";
+
+/**
+ * The AI brain's spend ledger (SPEC "AI spend row"): amounts in nano-USD integers so sums are
+ * exact. A call's worst case is written before the call (status `pending`) and settled from its
+ * answer; a process that dies mid-call leaves the worst case counted, the safe side. Every budget
+ * (the agent's day budget, the owner's pool share, the pool, the owner's own day cap) is checked
+ * and reserved under one owner lock (and the pool's lock first for pool-paid calls), so concurrent
+ * ticks of one owner, on any instance, never spend past a cap.
+ */
+export const NANO = 1_000_000_000;
+/** Worst cases round up, costs to the nearest nano-USD. */
+export const nanoUp = (usd: number) => Math.ceil(usd * NANO - 1e-6);
+export const usdOf = (nusd: number | string | bigint) => Number(nusd) / NANO;
+export const dayOf = (ms: number) => Math.floor(ms / 86_400_000);
+const DAY_MS = 86_400_000;
+
+export type Source = "service" | "own";
+export type SpendStatus = "pending" | "ok" | "invalid" | "error" | "hold";
+
+/** Who pays for a tick's call, and why the pool did not when the owner pays. */
+export type Reservation = { rowId: number; source: Source; poolHold: string | null; sealedKey: string | null } | { hold: string; message: string; poolHold: string | null };
+
+export type PoolView = { eligible: boolean; kind: "live" | "trial" | null; why_not: string | null; share_usd: number; owner_used_usd: number; share_left_usd: number; pool_usd: number; pool_left_usd: number };
+
+const LOCK_POOL = 4663006;
+const LOCK_OWNER = 4663005;
+
+type AgentForSpend = { id: string; wallet: Address; intervalS: number; live: boolean; model: string; funding: Source; fallbackOwn: boolean; budgetUsdDay: number };
+
+async function sumNusd(db: Pick<Db, "query">, where: string, params: unknown[]): Promise<number> {
+  const [r] = await db.query<{ n: string | null }>(`SELECT sum(cost_nusd)::text AS n FROM app.ai_spend WHERE ${where}`, params);
+  return Number(r?.n ?? 0);
+}
+
+/** The pool's state for this agent today: whether it would pay, the owner's share and what is left. */
+export async function poolFor(db: Pick<Db, "query">, ai: AiConfig, a: Pick<AgentForSpend, "id" | "wallet" | "intervalS" | "live" | "model">, ownerSinceMs: number | null, nowMs: number): Promise<PoolView> {
+  const p = ai.pool;
+  const day = dayOf(nowMs);
+  const poolUsed = await sumNusd(db, "day = $1 AND source = 'service'", [day]);
+  const ownerUsed = await sumNusd(db, "day = $1 AND source = 'service' AND wallet = $2", [day, a.wallet.toLowerCase()]);
+  const trialOpen = ownerSinceMs !== null && nowMs < ownerSinceMs + p.trialDays * DAY_MS;
+  const kind = a.live ? "live" : trialOpen ? "trial" : null;
+  const share = Math.min(p.ownerShareMaxUsd, kind === "live" ? p.liveShareUsd : kind === "trial" ? p.trialShareUsd : 0);
+  const [funded] = await db.query<{ n: string }>(
+    "SELECT count(DISTINCT agent_id)::text AS n FROM app.ai_spend WHERE day = $1 AND source = 'service' AND wallet = $2 AND agent_id <> $3",
+    [day, a.wallet.toLowerCase(), a.id],
+  );
+  let why: string | null = null;
+  if (!ai.gatewayUrl || p.usdDay <= 0) why = "AI_POOL_OFF";
+  else if (p.models && !p.models.includes(a.model)) why = "AI_POOL_MODEL";
+  else if (a.intervalS < p.minIntervalS) why = "AI_POOL_INTERVAL";
+  else if (!kind) why = p.liveShareUsd > 0 ? "POOL_NOT_LIVE" : "AI_NOT_ELIGIBLE";
+  else if (share <= 0) why = "AI_NOT_ELIGIBLE";
+  else if (Number(funded?.n ?? 0) >= p.agentsPerOwner) why = "POOL_AGENT";
+  else if (poolUsed >= nanoUp(p.usdDay)) why = "AI_POOL_SPENT";
+  else if (ownerUsed >= nanoUp(share)) why = "AI_SHARE_SPENT";
+  const r6 = (x: number) => Math.round(x * 1e6) / 1e6;
+  return {
+    eligible: why === null,
+    kind,
+    why_not: why,
+    share_usd: share,
+    owner_used_usd: r6(usdOf(ownerUsed)),
+    share_left_usd: r6(Math.max(0, share - usdOf(ownerUsed))),
+    pool_usd: p.usdDay,
+    pool_left_usd: r6(Math.max(0, p.usdDay - usdOf(poolUsed))),
+  };
+}
+
+/**
+ * Reserves a call's worst case for the agent, paid by the pool when its funding is `service` and
+ * the pool pays, else by the owner's own gateway account (when fallback_own allows). Holds with
+ * SPEC's code when nothing may pay: AI_BUDGET, the pool's reasons, NOT_CONNECTED, DISCONNECTED,
+ * OWN_DAY_CAP.
+ */
+export async function reserve(db: Db, ai: AiConfig, a: AgentForSpend, o: { ownerSinceMs: number | null; nowMs: number; worstUsd: number; tickSeq: number }): Promise<Reservation> {
+  const day = dayOf(o.nowMs);
+  const worst = nanoUp(o.worstUsd);
+  const wallet = a.wallet.toLowerCase();
+  return db.tx(async (tx) => {
+    // The pool's lock before the owner's, always in this order.
+    if (a.funding === "service") await tx.query("SELECT pg_advisory_xact_lock($1, 0)", [LOCK_POOL]);
+    await tx.query("SELECT pg_advisory_xact_lock($1, hashtext($2))", [LOCK_OWNER, wallet]);
+    const agentToday = await sumNusd(tx, "agent_id = $1 AND day = $2", [a.id, day]);
+    if (agentToday + worst > nanoUp(a.budgetUsdDay)) {
+      return { hold: "AI_BUDGET", message: `this call may cost up to $${o.worstUsd.toFixed(6)}; $${usdOf(Math.max(0, nanoUp(a.budgetUsdDay) - agentToday)).toFixed(6)} of today's $${a.budgetUsdDay} budget is left`, poolHold: null };
+    }
+    const insert = async (source: Source) =>
+      Number(
+        (await tx.query<{ id: string }>("INSERT INTO app.ai_spend (agent_id, wallet, day, ts, tick_seq, source, model, status, cost_nusd, cost_source) VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', $8, 'bound') RETURNING id", [a.id, wallet, day, o.nowMs, o.tickSeq, source, a.model, worst]))[0]!.id,
+      );
+    let poolHold: string | null = null;
+    if (a.funding === "service") {
+      const pool = await poolFor(tx, ai, a, o.ownerSinceMs, o.nowMs);
+      // The call must fit what is left of the pool and of the owner's share, worst case.
+      const why = pool.why_not ?? (nanoUp(pool.pool_left_usd) < worst ? "AI_POOL_SPENT" : nanoUp(pool.share_left_usd) < worst ? "AI_SHARE_SPENT" : null);
+      if (!why) return { rowId: await insert("service"), source: "service", poolHold: null, sealedKey: null };
+      if (!a.fallbackOwn) return { hold: why, message: `the service's credits do not pay for this call (${why})`, poolHold: null };
+      poolHold = why;
+    }
+    const [own] = await tx.query<{ sealed_key: string | null; day_cap_usd: number; disconnected_at: string | null }>("SELECT sealed_key, day_cap_usd, disconnected_at FROM app.ai_own WHERE wallet = $1", [wallet]);
+    if (!own?.sealed_key) {
+      const code = own?.disconnected_at ? "DISCONNECTED" : "NOT_CONNECTED";
+      return { hold: code, message: `the owner's own gateway account is ${code === "DISCONNECTED" ? "disconnected" : "not connected"}${poolHold ? `; the service's credits did not pay (${poolHold})` : ""}`, poolHold };
+    }
+    const ownToday = await sumNusd(tx, "wallet = $1 AND day = $2 AND source = 'own'", [wallet, day]);
+    if (ownToday + worst > nanoUp(Number(own.day_cap_usd))) return { hold: "OWN_DAY_CAP", message: `the owner's own day cap of $${own.day_cap_usd} would be passed`, poolHold };
+    return { rowId: await insert("own"), source: "own", poolHold, sealedKey: own.sealed_key };
+  });
+}
+
+export type Settlement = { status: Exclude<SpendStatus, "pending">; code: string | null; promptTokens: number; completionTokens: number; costUsd: number; costSource: "usage" | "header" | "bound"; ms: number; poolHold: string | null };
+
+/** Replaces a reservation's worst case with what the call cost (or the worst case, when it may have run unseen). */
+export async function settle(db: Pick<Db, "query">, rowId: number, s: Settlement): Promise<void> {
+  await db.query("UPDATE app.ai_spend SET status = $2, code = $3, prompt_tokens = $4, completion_tokens = $5, cost_nusd = $6, cost_source = $7, ms = $8, pool_hold = $9 WHERE id = $1", [
+    rowId,
+    s.status,
+    s.code,
+    s.promptTokens,
+    s.completionTokens,
+    s.costSource === "bound" ? nanoUp(s.costUsd) : Math.round(s.costUsd * NANO),
+    s.costSource,
+    Math.round(s.ms),
+    s.poolHold,
+  ]);
+}
+
+/** A tick that made no call: its hold, at no cost. */
+export async function recordHold(db: Pick<Db, "query">, a: { id: string; wallet: Address; model: string }, o: { nowMs: number; tickSeq: number; code: string; poolHold?: string | null }): Promise<void> {
+  await db.query("INSERT INTO app.ai_spend (agent_id, wallet, day, ts, tick_seq, source, model, status, code, cost_nusd, cost_source, pool_hold, ms) VALUES ($1, $2, $3, $4, $5, NULL, $6, 'hold', $7, 0, NULL, $8, 0)", [
+    a.id,
+    a.wallet.toLowerCase(),
+    dayOf(o.nowMs),
+    o.nowMs,
+    o.tickSeq,
+    a.model,
+    o.code,
+    o.poolHold ?? null,
+  ]);
+}
+
+type Row = { id: string; ts: string; source: string | null; model: string; status: string; code: string | null; prompt_tokens: number; completion_tokens: number; cost_nusd: string; cost_source: string | null; pool_hold: string | null; ms: number | null };
+
+/** SPEC's spend row. */
+export const spendRow = (r: Row) => ({
+  id: Number(r.id),
+  ts: Number(r.ts),
+  source: r.source,
+  model: r.model,
+  status: r.status,
+  code: r.code,
+  prompt_tokens: Number(r.prompt_tokens),
+  completion_tokens: Number(r.completion_tokens),
+  cost_usd: usdOf(r.cost_nusd),
+  cost_source: r.cost_source,
+  ms: r.ms === null ? null : Number(r.ms),
+  ...(r.pool_hold ? { pool_hold: r.pool_hold } : {}),
+});
+
+/** An agent's rows, newest first, paged by id. */
+export async function spendRows(db: Pick<Db, "query">, agentId: string, limit: number, before: number | null) {
+  const rows = await db.query<Row>(`SELECT * FROM app.ai_spend WHERE agent_id = $1 ${before !== null ? "AND id < $3" : ""} ORDER BY id DESC LIMIT $2`, before !== null ? [agentId, limit + 1, before] : [agentId, limit + 1]);
+  const page = rows.slice(0, limit).map(spendRow);
+  return { rows: page, next_before: rows.length > limit ? page.at(-1)!.id : null };
+}
+
+/** Today's spend of an agent: USD, calls, USD by source, tokens. */
+export async function todayOf(db: Pick<Db, "query">, where: { agentId?: string; wallet?: Address; source?: Source }, nowMs: number) {
+  const conds = ["day = $1"];
+  const params: unknown[] = [dayOf(nowMs)];
+  if (where.agentId) conds.push(`agent_id = $${params.push(where.agentId)}`);
+  if (where.wallet) conds.push(`wallet = $${params.push(where.wallet.toLowerCase())}`);
+  if (where.source) conds.push(`source = $${params.push(where.source)}`);
+  const rows = await db.query<{ source: string | null; n: string; calls: string; p: string; c: string }>(
+    `SELECT source, sum(cost_nusd)::text AS n, count(*) FILTER (WHERE status <> 'hold')::text AS calls, sum(prompt_tokens)::text AS p, sum(completion_tokens)::text AS c FROM app.ai_spend WHERE ${conds.join(" AND ")} GROUP BY source`,
+    params,
+  );
+  const r6 = (x: number) => Math.round(x * 1e6) / 1e6;
+  const bySource: Record<Source, number> = { service: 0, own: 0 };
+  let usd = 0;
+  let calls = 0;
+  let prompt = 0;
+  let completion = 0;
+  for (const r of rows) {
+    usd += usdOf(r.n);
+    calls += Number(r.calls);
+    prompt += Number(r.p);
+    completion += Number(r.c);
+    if (r.source === "service" || r.source === "own") bySource[r.source] = r6(usdOf(r.n));
+  }
+  return { usd: r6(usd), calls, by_source: bySource, prompt_tokens: prompt, completion_tokens: completion };
+}
+
+/** The pool's day for /stats and GET hosted/ai: size, what is left, owners and agents it paid for today. */
+export async function poolDay(db: Pick<Db, "query">, ai: AiConfig, nowMs: number) {
+  const [r] = await db.query<{ n: string | null; owners: string; agents: string }>("SELECT sum(cost_nusd)::text AS n, count(DISTINCT wallet)::text AS owners, count(DISTINCT agent_id)::text AS agents FROM app.ai_spend WHERE day = $1 AND source = 'service'", [dayOf(nowMs)]);
+  const used = usdOf(r?.n ?? 0);
+  return { pool_usd: ai.pool.usdDay, left_usd: Math.round(Math.max(0, ai.pool.usdDay - used) * 1e6) / 1e6, owners_funded: Number(r?.owners ?? 0), agents_funded: Number(r?.agents ?? 0), used_usd: Math.round(used * 1e6) / 1e6 };
+}
+
+/** When the owner's account was made (ms), the start of the pool's trial; null when it has none. */
+export async function ownerSince(db: Pick<Db, "query">, wallet: string): Promise<number | null> {
+  const [r] = await db.query<{ t: string | null }>("SELECT min(created_at)::text AS t FROM app.accounts WHERE wallet = $1", [wallet.toLowerCase()]);
+  return r?.t ? Number(r.t) * 1000 : null;
+}
