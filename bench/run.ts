@@ -18,6 +18,7 @@ import { benchSessions } from "./sessions.js";
 import { benchFast } from "./fast.js";
 import { benchTreasury } from "./treasury.js";
 import { benchHosted } from "./hosted.js";
+import { benchAi } from "./ai.js";
 import { table, type Row } from "./stats.js";
 
 const quick = process.argv.includes("--quick");
@@ -35,6 +36,8 @@ if (!only || only === "fast") rows.push(...(await benchFast({ trades: quick ? 30
 if (!only || only === "treasury") rows.push(...(await benchTreasury({ transfers: quick ? 50 : 300, requests: quick ? 100 : 500 })));
 // Issue 16: paper ticks per second, scheduler lag at 1,000 and 10,000 agents; `--only=hosted`.
 if (!only || only === "hosted") rows.push(...(await benchHosted({ paperAgents: quick ? 50 : 200, sizes: quick ? [1_000] : [1_000, 10_000] })));
+// Issue 17: an AI decision's overhead beyond the gateway's latency; `--only=ai`.
+if (!only || only === "ai") rows.push(...(await benchAi({ decisions: quick ? 50 : 300 })));
 if (!only || only === "indexer") rows.push(...(await benchIndexer({ swaps: quick ? 5_000 : 50_000, latencySamples: quick ? 10 : 40, runs: quick ? 1 : 3 })));
 // Issue 12: restart after kill -9 and recovery after a node stall; `--only=restart`.
 // Issue 12: the limiter's cost per request, in memory and in Redis; `--only=rate-limit`.

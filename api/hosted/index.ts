@@ -92,11 +92,19 @@ function aiDepsOf(d: { config: Config; db: Db; clock: () => number }): AiDeps | 
   const url = d.config.ai.gatewayUrl;
   if (!url) return undefined;
   const clients = new LRUCache<string, GatewayPort>({ max: 1_000 });
+  // An account's creation time never changes: read once per owner.
+  const since = new LRUCache<string, number>({ max: 100_000 });
   return {
     ai: d.config.ai,
     db: d.db,
     clock: d.clock,
     gatewayFor: (apiKey) => clients.get(apiKey) ?? (clients.set(apiKey, openaiGateway({ baseURL: url, apiKey })), clients.get(apiKey)!),
-    ownerSince: (wallet) => ownerSince(d.db, wallet),
+    ownerSince: async (wallet) => {
+      const hit = since.get(wallet.toLowerCase());
+      if (hit !== undefined) return hit;
+      const t = await ownerSince(d.db, wallet);
+      if (t !== null) since.set(wallet.toLowerCase(), t);
+      return t;
+    },
   };
 }

@@ -30,33 +30,42 @@ const LOCK_OWNER = 4663005;
 
 type AgentForSpend = { id: string; wallet: Address; intervalS: number; live: boolean; model: string; funding: Source; fallbackOwn: boolean; budgetUsdDay: number };
 
-async function sumNusd(db: Pick<Db, "query">, where: string, params: unknown[]): Promise<number> {
-  const [r] = await db.query<{ n: string | null }>(`SELECT sum(cost_nusd)::text AS n FROM app.ai_spend WHERE ${where}`, params);
-  return Number(r?.n ?? 0);
+/** The day totals a row counts in: the pool and the owner's share (service), or the owner's own cap; and its agent. */
+const scopesOf = (r: { source: Source | null; wallet: string; agentId: string }) =>
+  r.source === "service" ? ["pool", `svc:${r.wallet.toLowerCase()}`, `agent:${r.agentId}`, `svcagent:${r.agentId}`] : r.source === "own" ? [`own:${r.wallet.toLowerCase()}`, `agent:${r.agentId}`] : [];
+
+async function totals(db: Pick<Db, "query">, day: number, scopes: string[]): Promise<Map<string, number>> {
+  const rows = await db.query<{ scope: string; nusd: string }>("SELECT scope, nusd::text AS nusd FROM app.ai_totals WHERE day = $1 AND scope = ANY($2)", [day, scopes]);
+  return new Map(rows.map((r) => [r.scope, Number(r.nusd)]));
+}
+
+async function addTotals(db: Pick<Db, "query">, day: number, scopes: string[], nusd: number): Promise<void> {
+  if (!scopes.length || nusd === 0) return;
+  await db.query("INSERT INTO app.ai_totals (day, scope, nusd) SELECT $1, s, $3 FROM unnest($2::text[]) AS s ON CONFLICT (day, scope) DO UPDATE SET nusd = app.ai_totals.nusd + EXCLUDED.nusd", [day, scopes, nusd]);
 }
 
 /** The pool's state for this agent today: whether it would pay, the owner's share and what is left. */
 export async function poolFor(db: Pick<Db, "query">, ai: AiConfig, a: Pick<AgentForSpend, "id" | "wallet" | "intervalS" | "live" | "model">, ownerSinceMs: number | null, nowMs: number): Promise<PoolView> {
   const p = ai.pool;
   const day = dayOf(nowMs);
-  const poolUsed = await sumNusd(db, "day = $1 AND source = 'service'", [day]);
-  const ownerUsed = await sumNusd(db, "day = $1 AND source = 'service' AND wallet = $2", [day, a.wallet.toLowerCase()]);
+  const t = await totals(db, day, ["pool", `svc:${a.wallet.toLowerCase()}`]);
+  const poolUsed = t.get("pool") ?? 0;
+  const ownerUsed = t.get(`svc:${a.wallet.toLowerCase()}`) ?? 0;
   const trialOpen = ownerSinceMs !== null && nowMs < ownerSinceMs + p.trialDays * DAY_MS;
   const kind = a.live ? "live" : trialOpen ? "trial" : null;
   const share = Math.min(p.ownerShareMaxUsd, kind === "live" ? p.liveShareUsd : kind === "trial" ? p.trialShareUsd : 0);
-  const [funded] = await db.query<{ n: string }>(
-    "SELECT count(DISTINCT agent_id)::text AS n FROM app.ai_spend WHERE day = $1 AND source = 'service' AND wallet = $2 AND agent_id <> $3",
-    [day, a.wallet.toLowerCase(), a.id],
-  );
   let why: string | null = null;
   if (!ai.gatewayUrl || p.usdDay <= 0) why = "AI_POOL_OFF";
   else if (p.models && !p.models.includes(a.model)) why = "AI_POOL_MODEL";
   else if (a.intervalS < p.minIntervalS) why = "AI_POOL_INTERVAL";
   else if (!kind) why = p.liveShareUsd > 0 ? "POOL_NOT_LIVE" : "AI_NOT_ELIGIBLE";
   else if (share <= 0) why = "AI_NOT_ELIGIBLE";
-  else if (Number(funded?.n ?? 0) >= p.agentsPerOwner) why = "POOL_AGENT";
   else if (poolUsed >= nanoUp(p.usdDay)) why = "AI_POOL_SPENT";
   else if (ownerUsed >= nanoUp(share)) why = "AI_SHARE_SPENT";
+  else {
+    const [funded] = await db.query<{ n: string }>("SELECT count(DISTINCT agent_id)::text AS n FROM app.ai_spend WHERE wallet = $1 AND day = $2 AND source = 'service' AND agent_id <> $3", [a.wallet.toLowerCase(), day, a.id]);
+    if (Number(funded?.n ?? 0) >= p.agentsPerOwner) why = "POOL_AGENT";
+  }
   const r6 = (x: number) => Math.round(x * 1e6) / 1e6;
   return {
     eligible: why === null,
@@ -81,17 +90,18 @@ export async function reserve(db: Db, ai: AiConfig, a: AgentForSpend, o: { owner
   const worst = nanoUp(o.worstUsd);
   const wallet = a.wallet.toLowerCase();
   return db.tx(async (tx) => {
-    // The pool's lock before the owner's, always in this order.
-    if (a.funding === "service") await tx.query("SELECT pg_advisory_xact_lock($1, 0)", [LOCK_POOL]);
-    await tx.query("SELECT pg_advisory_xact_lock($1, hashtext($2))", [LOCK_OWNER, wallet]);
-    const agentToday = await sumNusd(tx, "agent_id = $1 AND day = $2", [a.id, day]);
+    // The pool's lock before the owner's, always in this order (one statement, evaluated left to right).
+    if (a.funding === "service") await tx.query("SELECT pg_advisory_xact_lock($1, 0), pg_advisory_xact_lock($2, hashtext($3))", [LOCK_POOL, LOCK_OWNER, wallet]);
+    else await tx.query("SELECT pg_advisory_xact_lock($1, hashtext($2))", [LOCK_OWNER, wallet]);
+    const agentToday = (await totals(tx, day, [`agent:${a.id}`])).get(`agent:${a.id}`) ?? 0;
     if (agentToday + worst > nanoUp(a.budgetUsdDay)) {
       return { hold: "AI_BUDGET", message: `this call may cost up to $${o.worstUsd.toFixed(6)}; $${usdOf(Math.max(0, nanoUp(a.budgetUsdDay) - agentToday)).toFixed(6)} of today's $${a.budgetUsdDay} budget is left`, poolHold: null };
     }
-    const insert = async (source: Source) =>
-      Number(
-        (await tx.query<{ id: string }>("INSERT INTO app.ai_spend (agent_id, wallet, day, ts, tick_seq, source, model, status, cost_nusd, cost_source) VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', $8, 'bound') RETURNING id", [a.id, wallet, day, o.nowMs, o.tickSeq, source, a.model, worst]))[0]!.id,
-      );
+    const insert = async (source: Source) => {
+      const [row] = await tx.query<{ id: string }>("INSERT INTO app.ai_spend (agent_id, wallet, day, ts, tick_seq, source, model, status, cost_nusd, cost_source) VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', $8, 'bound') RETURNING id", [a.id, wallet, day, o.nowMs, o.tickSeq, source, a.model, worst]);
+      await addTotals(tx, day, scopesOf({ source, wallet, agentId: a.id }), worst);
+      return Number(row!.id);
+    };
     let poolHold: string | null = null;
     if (a.funding === "service") {
       const pool = await poolFor(tx, ai, a, o.ownerSinceMs, o.nowMs);
@@ -106,7 +116,7 @@ export async function reserve(db: Db, ai: AiConfig, a: AgentForSpend, o: { owner
       const code = own?.disconnected_at ? "DISCONNECTED" : "NOT_CONNECTED";
       return { hold: code, message: `the owner's own gateway account is ${code === "DISCONNECTED" ? "disconnected" : "not connected"}${poolHold ? `; the service's credits did not pay (${poolHold})` : ""}`, poolHold };
     }
-    const ownToday = await sumNusd(tx, "wallet = $1 AND day = $2 AND source = 'own'", [wallet, day]);
+    const ownToday = (await totals(tx, day, [`own:${wallet}`])).get(`own:${wallet}`) ?? 0;
     if (ownToday + worst > nanoUp(Number(own.day_cap_usd))) return { hold: "OWN_DAY_CAP", message: `the owner's own day cap of $${own.day_cap_usd} would be passed`, poolHold };
     return { rowId: await insert("own"), source: "own", poolHold, sealedKey: own.sealed_key };
   });
@@ -114,19 +124,30 @@ export async function reserve(db: Db, ai: AiConfig, a: AgentForSpend, o: { owner
 
 export type Settlement = { status: Exclude<SpendStatus, "pending">; code: string | null; promptTokens: number; completionTokens: number; costUsd: number; costSource: "usage" | "header" | "bound"; ms: number; poolHold: string | null };
 
-/** Replaces a reservation's worst case with what the call cost (or the worst case, when it may have run unseen). */
-export async function settle(db: Pick<Db, "query">, rowId: number, s: Settlement): Promise<void> {
-  await db.query("UPDATE app.ai_spend SET status = $2, code = $3, prompt_tokens = $4, completion_tokens = $5, cost_nusd = $6, cost_source = $7, ms = $8, pool_hold = $9 WHERE id = $1", [
-    rowId,
-    s.status,
-    s.code,
-    s.promptTokens,
-    s.completionTokens,
-    s.costSource === "bound" ? nanoUp(s.costUsd) : Math.round(s.costUsd * NANO),
-    s.costSource,
-    Math.round(s.ms),
-    s.poolHold,
-  ]);
+/**
+ * Replaces a reservation's worst case with what the call cost (or the worst case, when it may have
+ * run unseen), and moves the day totals by the difference. A cost that is not a finite, non-negative
+ * number (a lying gateway) counts the worst case.
+ */
+export async function settle(db: Db, rowId: number, s: Settlement): Promise<void> {
+  const sane = Number.isFinite(s.costUsd) && s.costUsd >= 0;
+  await db.tx(async (tx) => {
+    const [r] = await tx.query<{ cost_nusd: string; source: Source | null; wallet: string; agent_id: string; day: number; status: string }>("SELECT cost_nusd::text AS cost_nusd, source, wallet, agent_id, day, status FROM app.ai_spend WHERE id = $1 FOR UPDATE", [rowId]);
+    if (!r || r.status !== "pending") return;
+    const cost = !sane ? Number(r.cost_nusd) : s.costSource === "bound" ? nanoUp(s.costUsd) : Math.round(s.costUsd * NANO);
+    await tx.query("UPDATE app.ai_spend SET status = $2, code = $3, prompt_tokens = $4, completion_tokens = $5, cost_nusd = $6, cost_source = $7, ms = $8, pool_hold = $9 WHERE id = $1", [
+      rowId,
+      s.status,
+      s.code,
+      Math.max(0, Math.round(s.promptTokens) || 0),
+      Math.max(0, Math.round(s.completionTokens) || 0),
+      cost,
+      sane ? s.costSource : "bound",
+      Math.round(s.ms),
+      s.poolHold,
+    ]);
+    await addTotals(tx, Number(r.day), scopesOf({ source: r.source, wallet: r.wallet, agentId: r.agent_id }), cost - Number(r.cost_nusd));
+  });
 }
 
 /** A tick that made no call: its hold, at no cost. */
@@ -195,9 +216,12 @@ export async function todayOf(db: Pick<Db, "query">, where: { agentId?: string; 
   return { usd: r6(usd), calls, by_source: bySource, prompt_tokens: prompt, completion_tokens: completion };
 }
 
-/** The pool's day for /stats and GET hosted/ai: size, what is left, owners and agents it paid for today. */
+/** The pool's day for /stats and GET hosted/ai: size, what is left, owners and agents it paid for today (from the day totals). */
 export async function poolDay(db: Pick<Db, "query">, ai: AiConfig, nowMs: number) {
-  const [r] = await db.query<{ n: string | null; owners: string; agents: string }>("SELECT sum(cost_nusd)::text AS n, count(DISTINCT wallet)::text AS owners, count(DISTINCT agent_id)::text AS agents FROM app.ai_spend WHERE day = $1 AND source = 'service'", [dayOf(nowMs)]);
+  const [r] = await db.query<{ n: string | null; owners: string; agents: string }>(
+    "SELECT sum(nusd) FILTER (WHERE scope = 'pool')::text AS n, count(*) FILTER (WHERE scope LIKE 'svc:%' AND nusd > 0)::text AS owners, count(*) FILTER (WHERE scope LIKE 'svcagent:%' AND nusd > 0)::text AS agents FROM app.ai_totals WHERE day = $1",
+    [dayOf(nowMs)],
+  );
   const used = usdOf(r?.n ?? 0);
   return { pool_usd: ai.pool.usdDay, left_usd: Math.round(Math.max(0, ai.pool.usdDay - used) * 1e6) / 1e6, owners_funded: Number(r?.owners ?? 0), agents_funded: Number(r?.agents ?? 0), used_usd: Math.round(used * 1e6) / 1e6 };
 }

@@ -401,6 +401,14 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
       CREATE INDEX ai_spend_agent ON app.ai_spend (agent_id, id);
       CREATE INDEX ai_spend_wallet_day ON app.ai_spend (wallet, day);
       CREATE INDEX ai_spend_day_source ON app.ai_spend (day, source);
+      -- Running day totals per scope (pool, svc:<wallet>, own:<wallet>, agent:<id>, svcagent:<id>):
+      -- a reservation reads four rows, not the day's spend rows.
+      CREATE TABLE app.ai_totals (
+        day int NOT NULL,
+        scope text NOT NULL,
+        nusd bigint NOT NULL,
+        PRIMARY KEY (day, scope)
+      );
       CREATE TABLE app.ai_own (
         wallet text PRIMARY KEY,
         sealed_key text,
