@@ -1,8 +1,7 @@
 /**
  * `npm run cosigner`: the session co-signer and the hosted executors' signing service as their own
  * process, holding COSIGNER_KEY and the executor keys sealed under EXECUTOR_KEYS_SECRET (the API then
- * runs with COSIGNER_URL and COSIGNER_TOKEN and never sees a key). Its state lives in its own
- * store: DATABASE_URL's `app` schema, or PGlite in DATA_DIR/cosigner.
+ * runs with COSIGNER_URL and COSIGNER_TOKEN and never sees a key).
  */
 import "../lib/noTelemetry.js";
 import { mkdirSync } from "node:fs";
@@ -24,8 +23,12 @@ try {
   process.exit(2);
 }
 const logger = createLogger();
-if (!config.databaseUrl) mkdirSync(join(config.dataDir, "cosigner"), { recursive: true });
-const db = config.databaseUrl ? await openPostgres(config.databaseUrl) : await openPglite(join(config.dataDir, "cosigner"));
+// Its own store: COSIGNER_DATABASE_URL (give it a database the API cannot write: the keys, counters
+// and attestations it keeps are what stands between a compromised API and the wallets), else
+// DATABASE_URL's, else PGlite in DATA_DIR/cosigner.
+const storeUrl = process.env.COSIGNER_DATABASE_URL ?? config.databaseUrl;
+if (!storeUrl) mkdirSync(join(config.dataDir, "cosigner"), { recursive: true });
+const db = storeUrl ? await openPostgres(storeUrl) : await openPglite(join(config.dataDir, "cosigner"));
 await migrate(db);
 let port;
 try {
