@@ -84,8 +84,11 @@ export function costOf(res: CompletionResult, model: AiModel, worstUsd: number):
   if (res.ok) {
     const prompt = res.usage.prompt_tokens;
     const completion = res.usage.completion_tokens;
-    if (res.costHeaderUsd !== null) return { usd: res.costHeaderUsd, source: "header", prompt, completion };
-    return { usd: costUsd(res.usage, model.price), source: res.usageEstimated ? "bound" : "usage", prompt, completion };
+    const listed = costUsd(res.usage, model.price);
+    // A gateway's header is its bill; it is taken when it is at least the usage at our price table
+    // (a header under that is not trusted to lower what the budgets count).
+    if (res.costHeaderUsd !== null && Number.isFinite(res.costHeaderUsd) && res.costHeaderUsd >= listed) return { usd: res.costHeaderUsd, source: "header", prompt, completion };
+    return { usd: listed, source: res.usageEstimated ? "bound" : "usage", prompt, completion };
   }
   // A call that may have run unseen counts its worst case; one refused before running costs nothing.
   if (res.mayHaveRun) return { usd: worstUsd, source: "bound", prompt: res.usage?.prompt_tokens ?? 0, completion: res.usage?.completion_tokens ?? 0 };

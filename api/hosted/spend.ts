@@ -130,7 +130,9 @@ export type Settlement = { status: Exclude<SpendStatus, "pending">; code: string
  * number (a lying gateway) counts the worst case.
  */
 export async function settle(db: Db, rowId: number, s: Settlement): Promise<void> {
-  const sane = Number.isFinite(s.costUsd) && s.costUsd >= 0;
+  // A cost beyond a million dollars is a lying gateway, not a bill: the worst case stands.
+  const sane = Number.isFinite(s.costUsd) && s.costUsd >= 0 && s.costUsd <= 1e6;
+  const tokens = (n: number) => Math.min(2e9, Math.max(0, Math.round(n) || 0));
   await db.tx(async (tx) => {
     const [r] = await tx.query<{ cost_nusd: string; source: Source | null; wallet: string; agent_id: string; day: number; status: string }>("SELECT cost_nusd::text AS cost_nusd, source, wallet, agent_id, day, status FROM app.ai_spend WHERE id = $1 FOR UPDATE", [rowId]);
     if (!r || r.status !== "pending") return;
@@ -139,8 +141,8 @@ export async function settle(db: Db, rowId: number, s: Settlement): Promise<void
       rowId,
       s.status,
       s.code,
-      Math.max(0, Math.round(s.promptTokens) || 0),
-      Math.max(0, Math.round(s.completionTokens) || 0),
+      tokens(s.promptTokens),
+      tokens(s.completionTokens),
       cost,
       sane ? s.costSource : "bound",
       Math.round(s.ms),
@@ -172,7 +174,9 @@ export const spendRow = (r: Row) => ({
   ts: Number(r.ts),
   source: r.source,
   model: r.model,
-  status: r.status,
+  // A call still in flight, or cut off by a crash, counts its worst case: shown as an error until it settles.
+  status: r.status === "pending" ? "error" : r.status,
+  ...(r.status === "pending" ? { pending: true } : {}),
   code: r.code,
   prompt_tokens: Number(r.prompt_tokens),
   completion_tokens: Number(r.completion_tokens),

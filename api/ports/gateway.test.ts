@@ -133,7 +133,7 @@ describe("openaiGateway against the stand-in", () => {
     [429, "PARTNER_RATE", false],
     [402, "PARTNER_BALANCE", false],
     [403, "PARTNER_REJECTED", false],
-    [422, "PARTNER_REJECTED", false],
+    [422, "PARTNER_REJECTED", true],
   ] as const)("maps %i to %s (mayHaveRun %s) after exactly one request: no hidden retries", async (status, code, mayHaveRun) => {
     gw.script(() => ({ status, headers: { "retry-after-ms": "0", "x-should-retry": "true" } }));
     const r = failed(await openaiGateway({ baseURL: gw.url, apiKey: gw.apiKey }).complete(ask()));

@@ -79,14 +79,13 @@ export function worstCaseUsd(promptTokens: number, maxCompletionTokens: number, 
 }
 
 /**
- * A conservative count of the tokens `text` takes as a prompt, without a tokenizer: one token per
- * 3 UTF-8 bytes (BPE tokenizers average about 4 characters per token on English and JSON, and a
- * CJK character is 3 bytes and about one token), plus 16 for the chat framing of the messages.
- * It is an upper bound for ordinary text, not for adversarial strings built to defeat merges; the
- * answer's own usage settles the real count.
+ * An upper bound of the tokens `text` takes as a prompt, without a tokenizer: one token per UTF-8
+ * byte (a byte-level BPE never needs more; ordinary text takes about a quarter of that), plus 32
+ * for the chat framing and the schema's tokens. Reservations are made on it, so it must bound
+ * even text written to defeat merges (an owner's strategy); the answer's usage settles the count.
  */
 export function estimatePromptTokens(text: string): number {
-  return Math.ceil(Buffer.byteLength(text, "utf8") / 3) + 16;
+  return Buffer.byteLength(text, "utf8") + 32;
 }
 
 const count = (v: unknown): number | null => (typeof v === "number" && Number.isFinite(v) && v >= 0 ? Math.ceil(v) : null);
@@ -149,7 +148,10 @@ function statusFailure(err: APIError & { status: number }, model: string): Failu
   if (s === 402) return f("PARTNER_BALANCE", false);
   if (s === 401 || s === 403) return f("PARTNER_REJECTED", false);
   if (s === 404 || (s === 400 && aboutModel(err, model))) return f("MODEL_NOT_ALLOWED", false);
-  if (s >= 400 && s < 500) return f("PARTNER_REJECTED", false);
+  // A plain 400 refuses the request before the model runs; other 4xx (408, 409, 422, 499...) may
+  // come after a proxy billed the call: counted at the worst case.
+  if (s === 400) return f("PARTNER_REJECTED", false);
+  if (s > 400 && s < 500) return f("PARTNER_REJECTED", true);
   if (s === 503) return f("PARTNER_BUSY", true);
   return f("PARTNER_GATEWAY_ERROR", true);
 }

@@ -148,15 +148,20 @@ describe("a paper AI agent", () => {
     expect(s.ai).toMatchObject({ model: "stand-in/small", funding: "service", budget_usd_day: 1, budget_left_usd: close6(1 - 0.0053), today: { usd: 0.0053, calls: 2, by_source: { service: 0.0053, own: 0 } } });
     expect(s.ai.pool).toMatchObject({ eligible: true, kind: "trial", share_usd: 0.3, owner_used_usd: 0.0053 });
     expect(s.ai.last.id).toBe(s.rows[0].id);
+    // A header under the usage at the price table does not lower what the budgets count.
+    gw.script(() => ({ json: { orders: [], note: "hold" }, costUsd: 0, usage: { prompt_tokens: 1000, completion_tokens: 50 } }));
+    offsetMs += 300_000;
+    await api.app.services.hosted.scheduler.runDue();
+    expect((await spend(o, a.id)).rows[0]).toMatchObject({ status: "ok", cost_usd: 0.0011, cost_source: "usage" });
     // Paged by before.
-    const p1 = await spend(o, a.id, "?limit=1");
-    expect(p1.rows).toHaveLength(1);
+    const p1 = await spend(o, a.id, "?limit=2");
+    expect(p1.rows).toHaveLength(2);
     expect((await spend(o, a.id, `?limit=1&before=${p1.next_before}`)).rows[0].cost_usd).toBe(0.0011);
-    expect((await o.call("GET", `/${a.id}`)).json.ai.today_usd).toBe(0.0053);
+    expect((await o.call("GET", `/${a.id}`)).json.ai.today_usd).toBe(0.0064);
     // The pool's day shows in /stats.
     const stats = await api.call("GET", "/api/v1/stats");
     expect(stats.json.ai_pool).toMatchObject({ pool_usd: 1, owners_funded: expect.any(Number), agents_funded: expect.any(Number) });
-    expect(stats.json.ai_pool.left_usd).toBeLessThanOrEqual(close6(1 - 0.0053));
+    expect(stats.json.ai_pool.left_usd).toBeLessThanOrEqual(close6(1 - 0.0064));
     await o.call("POST", `/${a.id}/stop`);
   });
 
