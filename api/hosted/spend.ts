@@ -32,7 +32,7 @@ type AgentForSpend = { id: string; wallet: Address; intervalS: number; live: boo
 
 /** The day totals a row counts in: the pool and the owner's share (service), or the owner's own cap; and its agent. */
 const scopesOf = (r: { source: Source | null; wallet: string; agentId: string }) =>
-  r.source === "service" ? ["pool", `svc:${r.wallet.toLowerCase()}`, `agent:${r.agentId}`, `svcagent:${r.agentId}`] : r.source === "own" ? [`own:${r.wallet.toLowerCase()}`, `agent:${r.agentId}`] : [];
+  r.source === "service" ? ["pool", `svc:${r.wallet.toLowerCase()}`, `agent:${r.agentId}`, `svcagent:${r.wallet.toLowerCase()}:${r.agentId}`] : r.source === "own" ? [`own:${r.wallet.toLowerCase()}`, `agent:${r.agentId}`] : [];
 
 async function totals(db: Pick<Db, "query">, day: number, scopes: string[]): Promise<Map<string, number>> {
   const rows = await db.query<{ scope: string; nusd: string }>("SELECT scope, nusd::text AS nusd FROM app.ai_totals WHERE day = $1 AND scope = ANY($2)", [day, scopes]);
@@ -45,10 +45,10 @@ async function addTotals(db: Pick<Db, "query">, day: number, scopes: string[], n
 }
 
 /** The pool's state for this agent today: whether it would pay, the owner's share and what is left. */
-export async function poolFor(db: Pick<Db, "query">, ai: AiConfig, a: Pick<AgentForSpend, "id" | "wallet" | "intervalS" | "live" | "model">, ownerSinceMs: number | null, nowMs: number): Promise<PoolView> {
+export async function poolFor(db: Pick<Db, "query">, ai: AiConfig, a: Pick<AgentForSpend, "id" | "wallet" | "intervalS" | "live" | "model">, ownerSinceMs: number | null, nowMs: number, read?: Map<string, number>): Promise<PoolView> {
   const p = ai.pool;
   const day = dayOf(nowMs);
-  const t = await totals(db, day, ["pool", `svc:${a.wallet.toLowerCase()}`]);
+  const t = read ?? (await totals(db, day, ["pool", `svc:${a.wallet.toLowerCase()}`]));
   const poolUsed = t.get("pool") ?? 0;
   const ownerUsed = t.get(`svc:${a.wallet.toLowerCase()}`) ?? 0;
   const trialOpen = ownerSinceMs !== null && nowMs < ownerSinceMs + p.trialDays * DAY_MS;
@@ -63,7 +63,9 @@ export async function poolFor(db: Pick<Db, "query">, ai: AiConfig, a: Pick<Agent
   else if (poolUsed >= nanoUp(p.usdDay)) why = "AI_POOL_SPENT";
   else if (ownerUsed >= nanoUp(share)) why = "AI_SHARE_SPENT";
   else {
-    const [funded] = await db.query<{ n: string }>("SELECT count(DISTINCT agent_id)::text AS n FROM app.ai_spend WHERE wallet = $1 AND day = $2 AND source = 'service' AND agent_id <> $3", [a.wallet.toLowerCase(), day, a.id]);
+    // The owner's pool-paid agents today: a range of the totals' key.
+    const prefix = `svcagent:${a.wallet.toLowerCase()}:`;
+    const [funded] = await db.query<{ n: string }>("SELECT count(*)::text AS n FROM app.ai_totals WHERE day = $1 AND scope >= $2 AND scope < $3 AND scope <> $4", [day, prefix, `${prefix}~`, `${prefix}${a.id}`]);
     if (Number(funded?.n ?? 0) >= p.agentsPerOwner) why = "POOL_AGENT";
   }
   const r6 = (x: number) => Math.round(x * 1e6) / 1e6;
@@ -93,7 +95,9 @@ export async function reserve(db: Db, ai: AiConfig, a: AgentForSpend, o: { owner
     // The pool's lock before the owner's, always in this order (one statement, evaluated left to right).
     if (a.funding === "service") await tx.query("SELECT pg_advisory_xact_lock($1, 0), pg_advisory_xact_lock($2, hashtext($3))", [LOCK_POOL, LOCK_OWNER, wallet]);
     else await tx.query("SELECT pg_advisory_xact_lock($1, hashtext($2))", [LOCK_OWNER, wallet]);
-    const agentToday = (await totals(tx, day, [`agent:${a.id}`])).get(`agent:${a.id}`) ?? 0;
+    // Every total this reservation may need, in one read.
+    const t = await totals(tx, day, [`agent:${a.id}`, "pool", `svc:${wallet}`, `own:${wallet}`]);
+    const agentToday = t.get(`agent:${a.id}`) ?? 0;
     if (agentToday + worst > nanoUp(a.budgetUsdDay)) {
       return { hold: "AI_BUDGET", message: `this call may cost up to $${o.worstUsd.toFixed(6)}; $${usdOf(Math.max(0, nanoUp(a.budgetUsdDay) - agentToday)).toFixed(6)} of today's $${a.budgetUsdDay} budget is left`, poolHold: null };
     }
@@ -104,7 +108,7 @@ export async function reserve(db: Db, ai: AiConfig, a: AgentForSpend, o: { owner
     };
     let poolHold: string | null = null;
     if (a.funding === "service") {
-      const pool = await poolFor(tx, ai, a, o.ownerSinceMs, o.nowMs);
+      const pool = await poolFor(tx, ai, a, o.ownerSinceMs, o.nowMs, t);
       // The call must fit what is left of the pool and of the owner's share, worst case.
       const why = pool.why_not ?? (nanoUp(pool.pool_left_usd) < worst ? "AI_POOL_SPENT" : nanoUp(pool.share_left_usd) < worst ? "AI_SHARE_SPENT" : null);
       if (!why) return { rowId: await insert("service"), source: "service", poolHold: null, sealedKey: null };
@@ -116,7 +120,7 @@ export async function reserve(db: Db, ai: AiConfig, a: AgentForSpend, o: { owner
       const code = own?.disconnected_at ? "DISCONNECTED" : "NOT_CONNECTED";
       return { hold: code, message: `the owner's own gateway account is ${code === "DISCONNECTED" ? "disconnected" : "not connected"}${poolHold ? `; the service's credits did not pay (${poolHold})` : ""}`, poolHold };
     }
-    const ownToday = (await totals(tx, day, [`own:${wallet}`])).get(`own:${wallet}`) ?? 0;
+    const ownToday = t.get(`own:${wallet}`) ?? 0;
     if (ownToday + worst > nanoUp(Number(own.day_cap_usd))) return { hold: "OWN_DAY_CAP", message: `the owner's own day cap of $${own.day_cap_usd} would be passed`, poolHold };
     return { rowId: await insert("own"), source: "own", poolHold, sealedKey: own.sealed_key };
   });
