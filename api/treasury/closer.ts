@@ -54,8 +54,10 @@ export function createWeekCloser(d: CloserDeps) {
   async function readyBlocks(week: Week) {
     if (week.end > now()) return null;
     const indexedHead = await d.indexed.head();
-    const head = Number(await d.chain.getBlockNumber());
-    if (!indexedHead || indexedHead.timestamp < week.end) return null;
+    // Uncached (viem keeps a block number for the client's cacheTime): the week's last block is
+    // searched up to `head`, and a head older than the indexer's would end the week too early.
+    const head = Number(await d.chain.getBlockNumber({ cacheTime: 0 }));
+    if (!indexedHead || indexedHead.timestamp < week.end || head < indexedHead.block) return null;
     const blocks = await weekBlocks(d.chain, week, head);
     const boundary = blocks.last ?? indexedHead.block;
     if (indexedHead.block < boundary + confirmations) return null;

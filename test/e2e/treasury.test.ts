@@ -68,8 +68,14 @@ afterAll(async () => {
   await chain?.stop();
 });
 
-/** The indexer at `head`, its checkpoint included (the closer reads the checkpoint, which can trail /ready by a moment). */
-async function indexedTo(c: Awaited<ReturnType<typeof startIndexedDevnet>>, head: number) {
+/**
+ * The indexer at the chain's head, its checkpoint included (the closer reads the checkpoint, which
+ * can trail /ready by a moment). The head is read uncached: viem keeps a block number for the
+ * client's cacheTime (50 ms here) and `mined` has just stored one, so right after anvil_mine a
+ * cached read answers the block before it and the closer would find those blocks unindexed.
+ */
+async function indexedTo(c: Awaited<ReturnType<typeof startIndexedDevnet>>) {
+  const head = Number(await c.dn.pub.getBlockNumber({ cacheTime: 0 }));
   await c.ix.waitFor(head);
   const reads = c.ix.liveReads().reads;
   for (let i = 0; i < 100 && ((await reads.head())?.block ?? 0) < head; i++) await new Promise((r) => setTimeout(r, 100));
@@ -82,7 +88,7 @@ async function moveTo(ts: number) {
   await dn.test.mine({ blocks: 1 });
   await dn.test.mine({ blocks: CONFIRMATIONS + 1 });
   offsetMs = ts * 1000 - Date.now();
-  await indexedTo(chain, Number(await dn.pub.getBlockNumber()));
+  await indexedTo(chain);
 }
 
 async function trade(a: Account, key: string, body: Record<string, unknown>) {
@@ -148,7 +154,7 @@ describe("the treasury over two Mondays", () => {
     const deployed = await dn.mined(await deployerWallet().deployContract({ abi: parseAbi(["constructor(string, string, uint8)"]), bytecode: fixtureBytecode("TestToken", "TestToken"), args: ["Odd Ünïcode", scriptSymbol, 18] }));
     odd = deployed.contractAddress!;
     await mint(odd, platform(), parseEther("7"));
-    await indexedTo(chain, Number(await dn.pub.getBlockNumber()));
+    await indexedTo(chain);
 
     const t = await treasuryJson();
     expect(t).toMatchObject({ platform_wallet: platform(), buckets: { operations: ops(), buybacks, treasury: null }, split_bps: { operations: 5000, buybacks: 4000, treasury: 1000 }, prize_payouts: [], explorer_tx: null });
@@ -370,7 +376,7 @@ describe("the treasury over two Mondays", () => {
     const wrapped = encodeFunctionData({ abi, functionName: "aggregate3Value", args: [[{ target: mc, allowFailure: true, value: x, callData: inner }]] });
     const undone = await dn.mined(await w.sendTransaction({ to: mc, data: wrapped, value: x, gas: 500_000n }));
     expect(undone.status).toBe("success");
-    await indexedTo(chain, Number(await dn.pub.getBlockNumber()));
+    await indexedTo(chain);
     expect(await balanceOf(zeroAddress, platform())).toBe(balance);
     const after = tokenOf((await treasuryJson()).weeks[0], "ETH") ?? { outside: "0", outside_trades: 0 };
     expect(after.outside).toBe(before.outside);
@@ -382,7 +388,7 @@ describe("the treasury over two Mondays", () => {
     opened.push({ close: () => noTrace.close() });
     const weekC = weekOf(Number((await dn.pub.getBlock()).timestamp));
     await dn.mined(await deployerWallet().sendTransaction({ to: platform(), value: parseEther("0.02") }));
-    await indexedTo(chain, Number(await dn.pub.getBlockNumber()));
+    await indexedTo(chain);
     // Week C's balance change holds week B's split (ETH sent, gas paid): the preview adds them back.
     const sameStore = await serve({ rpcUrl: noTrace.url, buckets: { operations: ops(), buybacks, treasury: treasuryWallet } });
     const preview = (await treasuryJson(sameStore)).weeks[0] as WeekRow;
@@ -440,7 +446,7 @@ describe("the split on a second devnet, signed by a JSON-RPC signer: two instanc
     await dn2.test.setNextBlockTimestamp({ timestamp: BigInt(w.end + 120) });
     await dn2.test.mine({ blocks: CONFIRMATIONS + 2 });
     off2 = (w.end + 120) * 1000 - Date.now();
-    await indexedTo(chain2, Number(await dn2.pub.getBlockNumber()));
+    await indexedTo(chain2);
     return w;
   }
 
@@ -466,6 +472,8 @@ describe("the split on a second devnet, signed by a JSON-RPC signer: two instanc
   }, 180_000);
 
   it("a record that lost its store does not split the same week again: by the bucket transfers it does not know, or, with other buckets, by what the wallet no longer holds", async () => {
+    // The split the race sent, indexed: the first guard reads the bucket transfers from the indexer.
+    await indexedTo(chain2);
     const nonce = await dn2.pub.getTransactionCount({ address: platform2().address });
     const lost = await freshStore("pglite");
     opened.push({ close: () => lost.drop() });
