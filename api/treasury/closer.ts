@@ -71,6 +71,11 @@ export function createWeekCloser(d: CloserDeps) {
    * this record did not send itself.
    */
   async function assertNoUnknownSplit(week: Week, rows: WeekRow[]) {
+    // The guard reads the indexer: it must be near the chain's head, or a split sent moments ago
+    // by another record would not be seen yet.
+    const indexedHead = await d.indexed.head();
+    const head = Number(await d.chain.getBlockNumber({ cacheTime: 0 }));
+    if (!indexedHead || head - indexedHead.block > confirmations) throw new SplitRefused(`the indexer is ${indexedHead ? head - indexedHead.block : "all"} blocks behind the chain: bucket transfers after ${week.label} may not be seen yet; nothing is sent`);
     const known = new Set(rows.flatMap((r) => r.transfers.map((t) => t.tx_hash.toLowerCase())));
     const buckets = new Set(Object.values(d.config.treasuryBuckets).flatMap((b) => (b ? [b.toLowerCase()] : [])));
     const later = await d.indexed.feeTransfersBetween(week.end, Number.MAX_SAFE_INTEGER);
