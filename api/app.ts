@@ -15,6 +15,7 @@ import { mySessionsRoute, sessionRoutes } from "./sessions/routes.js";
 import { fastRoutes } from "./fast/routes.js";
 import { treasuryPageRoutes, treasuryRoutes } from "./treasury/routes.js";
 import { hostedRoutes } from "./hosted/routes.js";
+import { leagueRoutes } from "./league/routes.js";
 import { httpKit } from "./http/kit.js";
 import { buildServices } from "./services.js";
 
@@ -43,6 +44,7 @@ export function createApp(deps: AppDeps) {
   v1.route("/me", mySessionsRoute(services, http));
   v1.route("/", treasuryRoutes(services, http));
   v1.route("/hosted", hostedRoutes(services, http));
+  v1.route("/", leagueRoutes(services, http));
 
   const app = new Hono<AppEnv>();
   app.use("*", requestLog(deps.logger));

@@ -17,6 +17,7 @@ import { cosignerFromEnv, executorsFromConfig } from "../cosigner/index.js";
 import { createFast } from "./fast/index.js";
 import { createTreasury } from "./treasury/index.js";
 import { createHosted } from "./hosted/index.js";
+import { createLeague } from "./league/index.js";
 import { platformSignerFromConfig } from "./ports/platformSigner.js";
 
 /**
@@ -59,11 +60,15 @@ export function buildServices(deps: AppDeps) {
     revokeSession: (sessionId, who) => sessions.revoke({ session_id: sessionId }, who),
     trade: sessions.trade,
     submit: relay.submit,
+    onStopped: (id) => leagueOf().leaveHosted(id),
   });
+  // The league reads hosted agents; a stopped or deleted one leaves it.
+  const league = createLeague({ config, chain, db, clock, assertNotSanctioned: (address, field) => assertNotSanctioned({ chain, config }, address, field), hostedAgent: (id) => hosted.store.get(id) });
+  const leagueOf = () => league;
   const stats = createStats({ config, chain, indexed, tokens, clock, aiPool: hosted.aiPool });
   const revocations = config.redisUrl ? redisRevocations(() => redisConnection(config.redisUrl!), forgetRevoked) : null;
   const signIn: SignInDeps = { db, config, chain, clock, revocations };
-  return { deps, config, clock, ownScreenBudget, market, tokens, ledger, volume, trading, relay, watcher, stats, portfolio, signIn, sessions, cosigner, executors, fast, treasury, hosted };
+  return { deps, config, clock, ownScreenBudget, market, tokens, ledger, volume, trading, relay, watcher, stats, portfolio, signIn, sessions, cosigner, executors, fast, treasury, hosted, league };
 }
 
 export type Services = ReturnType<typeof buildServices>;

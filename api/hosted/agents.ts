@@ -22,6 +22,8 @@ export type HostedDeps = TickDeps &
     sessionOf: (id: string) => Promise<HostedSession | null>;
     /** Revokes a session at the service as its wallet's key would (live/session/revoke); answers its on-chain steps. */
     revokeSession: (sessionId: string, who: Who) => Promise<{ on_chain: unknown }>;
+    /** A stopped or deleted agent leaves what it plays in (the league). */
+    onStopped?: (agentId: string) => Promise<void>;
   };
 export type Owner = { wallet: Address | null; keyId: number };
 
@@ -288,6 +290,7 @@ export async function stopAgent(d: HostedDeps, id: string, who: Owner) {
   // The session first: a revoke that fails leaves the agent unstopped, so stop can be asked again.
   const sessionRevoke = await revokeAttached(d, a);
   const after = await changed(d, a, { status: "stopped", pauseReason: null });
+  await d.onStopped?.(a.id);
   return { ...(await viewOf(d, after, true)), session_revoke: sessionRevoke };
 }
 
@@ -296,6 +299,7 @@ export async function deleteAgent(d: HostedDeps, id: string, who: Owner) {
   if (a.mode === "live" && a.status !== "stopped") throw new Refusal("STOP_FIRST", "stop a live agent before deleting it");
   const after = await d.store.update(a.id, a.mode === "live" ? ["stopped"] : ["active", "paused", "stopped"], { deletedAt: Math.floor(d.clock() / 1000) }, Math.floor(d.clock() / 1000));
   if (!after) throw new Refusal("NOT_FOUND", `no hosted agent ${id}`);
+  await d.onStopped?.(a.id);
   return { ...(await viewOf(d, after)), deleted: true };
 }
 

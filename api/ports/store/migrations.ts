@@ -419,6 +419,50 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
       );
     `,
   },
+  {
+    version: 13,
+    name: "league statements and entries",
+    sql: `
+      CREATE TABLE app.league_statements (
+        nonce text PRIMARY KEY,
+        wallet text NOT NULL,
+        agent_id bigint NOT NULL,
+        board text NOT NULL,
+        entrant text NOT NULL,
+        owner text NOT NULL,
+        message text NOT NULL,
+        expires_at bigint NOT NULL,
+        used_at bigint
+      );
+      CREATE TABLE app.league_entries (
+        entry_id text PRIMARY KEY,
+        seq bigserial NOT NULL,
+        board text NOT NULL,
+        agent_id bigint NOT NULL,
+        kind text NOT NULL,
+        wallet text NOT NULL,
+        account_id bigint,
+        hosted_id text,
+        entrant text NOT NULL,
+        owner text NOT NULL,
+        agent_wallet text NOT NULL,
+        token text NOT NULL,
+        symbol text NOT NULL,
+        name text NOT NULL,
+        proof text NOT NULL,
+        statement_nonce text,
+        signature text,
+        confirmed boolean,
+        from_season int NOT NULL,
+        entered_at bigint NOT NULL,
+        left_at bigint
+      );
+      -- One active entry per partner agent per board, and one per entrant (trading wallet, account, hosted agent) per board.
+      CREATE UNIQUE INDEX league_entries_agent ON app.league_entries (board, agent_id) WHERE left_at IS NULL;
+      CREATE UNIQUE INDEX league_entries_entrant ON app.league_entries (board, entrant) WHERE left_at IS NULL;
+      CREATE INDEX league_entries_wallet ON app.league_entries (wallet);
+    `,
+  },
 ];
 
 export async function migrate(db: Db, now = () => Math.floor(Date.now() / 1000)): Promise<number[]> {
