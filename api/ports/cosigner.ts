@@ -1,6 +1,6 @@
 import type { Address, Hex } from "viem";
 import { delegationFromJson, delegationToJson, type Delegation, type DelegationJson, type Execution } from "../../lib/delegation.js";
-import { isCode, Refusal } from "../errors/index.js";
+import { signerCall } from "./signerCall.js";
 import type { SessionBinding } from "../../lib/sessionBinding.js";
 
 /**
@@ -71,22 +71,7 @@ export const wire = {
  * SIGNER_UNAVAILABLE, and nothing is co-signed.
  */
 export function httpCosigner(url: string, token: string, address: Address, timeoutMs = 3_000): CosignerPort {
-  async function call<T>(path: string, body: unknown): Promise<T> {
-    let res: Response;
-    try {
-      res = await fetch(`${url.replace(/\/$/, "")}/v1/${path}`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${token}` }, body: JSON.stringify(body ?? {}), signal: AbortSignal.timeout(timeoutMs) });
-    } catch (err) {
-      throw new Refusal("SIGNER_UNAVAILABLE", "the co-signer did not answer; nothing was co-signed", {}, { cause: err, retryAfterS: 2 });
-    }
-    const json = (await res.json().catch(() => null)) as { result?: T; error?: { code: string; message: string } & Record<string, unknown> } | null;
-    if (res.ok && json && "result" in json) return json.result as T;
-    const e = json?.error;
-    if (e && res.status !== 401 && isCode(e.code)) {
-      const { code, message, ...extra } = e;
-      throw new Refusal(code, message, extra);
-    }
-    throw new Refusal("SIGNER_UNAVAILABLE", `the co-signer answered ${res.status}; nothing was co-signed`, {}, { retryAfterS: 2 });
-  }
+  const call = <T>(path: string, body: unknown) => signerCall<T>({ url, token, path, body, timeoutMs, down: "SIGNER_UNAVAILABLE", who: "the co-signer" });
   return {
     address,
     register: (r) => call("register", wire.rootOut(r)),

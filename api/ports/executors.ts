@@ -1,5 +1,6 @@
 import type { Address, Hex } from "viem";
-import { isCode, Refusal } from "../errors/index.js";
+import { Refusal } from "../errors/index.js";
+import { signerCall } from "./signerCall.js";
 
 /** What the signing service attests when it makes an executor: it holds this key, for this agent and owner. */
 export type ExecutorAttestation = { executor: Address; agent_id: string; owner: Address; chain_id: number; issued_at: number; message: string; signature: Hex };
@@ -71,22 +72,7 @@ export const executorWire = {
  * (or a wrong secret) is 503 SIGNER_REQUIRED and nothing is signed.
  */
 export function httpExecutors(url: string, token: string, timeoutMs = 5_000): ExecutorPort {
-  async function call<T>(name: keyof typeof executorWire, body: unknown): Promise<T> {
-    let res: Response;
-    try {
-      res = await fetch(`${url.replace(/\/$/, "")}/v1/executors/${name}`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${token}` }, body: JSON.stringify(body), signal: AbortSignal.timeout(timeoutMs) });
-    } catch (err) {
-      throw new Refusal("SIGNER_REQUIRED", "the executor signing service did not answer; nothing was signed", {}, { cause: err, retryAfterS: 2 });
-    }
-    const json = (await res.json().catch(() => null)) as { result?: T; error?: { code: string; message: string } & Record<string, unknown> } | null;
-    if (res.ok && json && "result" in json) return json.result as T;
-    const e = json?.error;
-    if (e && res.status !== 401 && isCode(e.code)) {
-      const { code, message, ...extra } = e;
-      throw new Refusal(code, message, extra);
-    }
-    throw new Refusal("SIGNER_REQUIRED", `the executor signing service answered ${res.status}; nothing was signed`, {}, { retryAfterS: 2 });
-  }
+  const call = <T>(name: keyof typeof executorWire, body: unknown) => signerCall<T>({ url, token, path: `executors/${name}`, body, timeoutMs, down: "SIGNER_REQUIRED", who: "the executor signing service" });
   return {
     create: (agentId, owner) => call("create", { agentId, owner }),
     attestation: (executor) => call("attestation", { executor }),

@@ -55,6 +55,12 @@ const call = (method: "GET" | "POST", path: string, body?: unknown, k = key) => 
 const ruleAgent = (o: Record<string, unknown> = {}) => ({ brain: "rule", params: { targets: { ETH: 0.5, USDG: 0.5 }, band_bps: 200 }, interval_s: 60, pairs: ["ETH/USDG"], limits: { max_trade_usd: 1000, max_day_usd: 5000, max_position_usd: 8000 }, ...o });
 const runDue = () => api.app.services.hosted.scheduler.runDue();
 const logsOf = async (id: string, q = "") => (await call("GET", `/${id}/logs${q}`)).json;
+/** The chain's clock where the service's is (tests move the service's on). */
+const syncChain = async () => {
+  const t = Math.floor(clock() / 1000);
+  if (t > Number((await dn.pub.getBlock()).timestamp)) await dn.test.setNextBlockTimestamp({ timestamp: BigInt(t) });
+  await dn.test.mine({ blocks: 1 });
+};
 
 describe("a paper agent with the rule brain", () => {
   let id: string;
@@ -422,12 +428,6 @@ describe("a live agent's executor, held by the signing service", () => {
 describe("a live agent trading through its session", () => {
   it("attaches a session granted to its executor, trades it through the co-signer, its executor signs, the trade is mined for the owner's wallet", async () => {
     const path = "/live-brain";
-    // The chain's clock where the service's is (earlier tests moved the service's on).
-    const syncChain = async () => {
-      const t = Math.floor(clock() / 1000);
-      if (t > Number((await dn.pub.getBlock()).timestamp)) await dn.test.setNextBlockTimestamp({ timestamp: BigInt(t) });
-      await dn.test.mine({ blocks: 1 });
-    };
     await syncChain();
     const wallet = privateKeyToAccount(generatePrivateKey());
     await dn.test.setBalance({ address: wallet.address, value: parseEther("5") });
@@ -533,11 +533,6 @@ describe("a live agent trading through its session", () => {
 describe("a live agent trading a stock token", () => {
   it("holds STOCK_ATTESTATION without the owner's attestation (the signing service refuses to sign one too), trades under it, and not after its revoke", async () => {
     const path = "/stock-brain";
-    const syncChain = async () => {
-      const t = Math.floor(clock() / 1000);
-      if (t > Number((await dn.pub.getBlock()).timestamp)) await dn.test.setNextBlockTimestamp({ timestamp: BigInt(t) });
-      await dn.test.mine({ blocks: 1 });
-    };
     // Inside the US stock-token session (a run on a weekend moves the clocks on to Sunday 20:00 New York), with fresh feeds.
     while (!stockSessionOpen(Math.floor(clock() / 1000))) offsetMs += 3_600_000;
     await syncChain();
