@@ -61,6 +61,7 @@ export function buildServices(deps: AppDeps) {
     trade: sessions.trade,
     submit: relay.submit,
     onStopped: (id) => leagueOf().leaveHosted(id),
+    beforeSettings: (id, next) => leagueOf().assertPracticeSettings(id, next),
   });
   // The league reads hosted agents; a stopped or deleted one leaves it.
   const league = createLeague({ config, chain, db, clock, assertNotSanctioned: (address, field) => assertNotSanctioned({ chain, config }, address, field), hostedAgent: (id) => hosted.store.get(id) });

@@ -24,6 +24,8 @@ export type HostedDeps = TickDeps &
     revokeSession: (sessionId: string, who: Who) => Promise<{ on_chain: unknown }>;
     /** A stopped or deleted agent leaves what it plays in (the league). */
     onStopped?: (agentId: string) => Promise<void>;
+    /** Refuses settings an agent may not take while it plays in the league (LEAGUE_PAIRS, LEAGUE_INTERVAL). */
+    beforeSettings?: (agentId: string, next: { pairs: string[]; intervalS: number }) => Promise<void>;
   };
 export type Owner = { wallet: Address | null; keyId: number };
 
@@ -250,6 +252,7 @@ export async function updateAgent(d: HostedDeps, id: string, body: Record<string
   const pairs = req.pairs ?? a.pairs;
   const params = req.params !== undefined || req.brain !== undefined || req.pairs !== undefined ? checkSettings(d, { brain, params: req.params ?? a.params, pairs, mode: a.mode }) : undefined;
   checkAiInterval(brain, req.interval_s ?? a.intervalS);
+  if (req.pairs || req.interval_s !== undefined) await d.beforeSettings?.(a.id, { pairs, intervalS: req.interval_s ?? a.intervalS });
   if (req.live === true) await assertLiveReady(d, { ...a, pairs }, req.limits ?? a.limits);
   else if (a.mode === "live" && a.sessionId && (req.limits || req.pairs)) await assertFits(d, a, await sessionFor(d, a), req.limits ?? a.limits, pairs);
   const terms = termsOf(req, a.terms);

@@ -42,6 +42,7 @@ export function createHosted(d: {
   trade: LiveDeps["trade"];
   submit: LiveDeps["submit"];
   onStopped?: HostedDeps["onStopped"];
+  beforeSettings?: HostedDeps["beforeSettings"];
   scheduler?: { intervalMs?: number; leaseMs?: number; concurrency?: number; tickTimeoutMs?: number; instance?: string };
   webhookTimeoutMs?: number;
 }) {
@@ -49,7 +50,7 @@ export function createHosted(d: {
   const live: LiveDeps = { sessionOf: d.sessionOf, trade: d.trade, submit: d.submit, signTrade: d.executors ? (e, tx) => d.executors!.signTrade(e, tx) : null, executorOf: (id) => executorOf({ store }, id) };
   const tickDeps = { config: d.config, chain: d.chain, market: d.market, store, clock: d.clock, logger: d.logger, allowPrivateWebhooks: d.config.devnet, webhookTimeoutMs: d.webhookTimeoutMs, live, ai: aiDepsOf(d) };
   const scheduler = createScheduler({ db: d.db, clock: d.clock, logger: d.logger, ...d.scheduler, runTick: (c, instance) => runTick(tickDeps, c.agentId, c.seq, c.dueMs, instance) });
-  const h: HostedDeps = { ...tickDeps, scheduler, executors: d.executors, sequencer: d.sequencer, liveSessionsOf: d.liveSessionsOf, assertNotSanctioned: d.assertNotSanctioned, sessionOf: d.sessionOf, revokeSession: d.revokeSession, onStopped: d.onStopped };
+  const h: HostedDeps = { ...tickDeps, scheduler, executors: d.executors, sequencer: d.sequencer, liveSessionsOf: d.liveSessionsOf, assertNotSanctioned: d.assertNotSanctioned, sessionOf: d.sessionOf, revokeSession: d.revokeSession, onStopped: d.onStopped, beforeSettings: d.beforeSettings };
   return {
     store,
     scheduler,

@@ -54,6 +54,7 @@ type EntryRow = {
   confirmed: boolean | null;
   from_season: number;
   entered_at: string;
+  confirmed_at: string | null;
   left_at: string | null;
 };
 
@@ -99,19 +100,29 @@ async function entrantOf(d: LeagueDeps, wallet: Address, b: LeagueBoard, hosted?
   if (h.wallet.toLowerCase() !== wallet.toLowerCase()) throw new Refusal("FORBIDDEN", `hosted agent ${hosted} belongs to another wallet`);
   if (h.status === "stopped") throw new Refusal("STOPPED", `hosted agent ${hosted} is stopped`);
   if (h.mode !== "paper") throw new Refusal("LEAGUE_PAPER_ONLY", "only paper hosted agents play the practice board");
-  const assets = practiceAssets(d.config);
+  checkPractice(d.config, h);
+  return { kind: "hosted", hosted_id: hosted };
+}
+
+/** ETH (native), the BTC asset (the one `crypto` asset) and the partner token: the practice board's hosted assets. */
+function practiceAssets(config: Config): Set<string> {
+  return new Set(Object.values(config.tokens).filter((t) => t.kind === "native" || t.kind === "crypto" || t.kind === "partner").map((t) => t.symbol));
+}
+
+/** A hosted agent playing the practice board keeps its rules when its settings change (LEAGUE_PAIRS, LEAGUE_INTERVAL). */
+export async function assertPracticeSettings(d: Pick<LeagueDeps, "db" | "config">, hostedId: string, next: { pairs: string[]; intervalS: number }): Promise<void> {
+  const [playing] = await d.db.query("SELECT 1 FROM app.league_entries WHERE hosted_id = $1 AND left_at IS NULL", [hostedId]);
+  if (playing) checkPractice(d.config, next);
+}
+
+function checkPractice(config: Config, h: { pairs: string[]; intervalS: number }) {
+  const assets = practiceAssets(config);
   const bad = h.pairs.find((p) => {
     const [x, y] = p.split("/") as [string, string];
     return !((y === "USDG" && assets.has(x)) || (x === "USDG" && assets.has(y)));
   });
   if (bad) throw new Refusal("LEAGUE_PAIRS", `${bad}: a practice hosted agent trades only ${[...assets].join(", ")} against USDG`);
   if (h.intervalS < PRACTICE_MIN_INTERVAL_S) throw new Refusal("LEAGUE_INTERVAL", `a practice hosted agent ticks at most every ${PRACTICE_MIN_INTERVAL_S} s (this one: ${h.intervalS} s)`);
-  return { kind: "hosted", hosted_id: hosted };
-}
-
-/** ETH, the BTC asset and the partner token: the practice board's hosted assets. */
-function practiceAssets(config: Config): Set<string> {
-  return new Set(Object.values(config.tokens).filter((t) => t.symbol === "ETH" || t.kind === "partner" || /BTC/.test(t.symbol)).map((t) => t.symbol));
 }
 
 /** The entry already there for this agent or entrant on the board: AGENT_ENTERED or ALREADY_ENTERED. */
@@ -149,18 +160,18 @@ export async function leagueStatement(d: LeagueDeps, body: unknown, who: LeagueW
  * STATEMENT_EXPIRED (unknown, used, or past its 10 minutes), STATEMENT_MISMATCH, BAD_SIGNATURE
  * (not a signature), NOT_OWNER (another signer). Marks it used.
  */
-async function useStatement(d: LeagueDeps, s: { nonce: string; signature: Hex; wallet: Address; agent: PartnerAgent; board: LeagueBoard; entrant: string }): Promise<void> {
-  const [st] = await d.db.query<{ wallet: string; agent_id: string; board: string; entrant: string; owner: string; message: string; expires_at: string; used_at: string | null }>("SELECT * FROM app.league_statements WHERE nonce = $1", [s.nonce]);
+async function useStatement(d: LeagueDeps, db: Pick<Db, "query">, s: { nonce: string; signature: Hex; wallet: Address; agent: PartnerAgent; board: LeagueBoard; entrant: string }): Promise<void> {
+  const [st] = await db.query<{ wallet: string; agent_id: string; board: string; entrant: string; owner: string; message: string; expires_at: string; used_at: string | null }>("SELECT * FROM app.league_statements WHERE nonce = $1", [s.nonce]);
   if (!st || st.used_at !== null || Number(st.expires_at) <= nowS(d)) throw new Refusal("STATEMENT_EXPIRED", "that statement's nonce is unknown, used or older than 10 minutes: ask for a new statement");
   if (st.wallet !== s.wallet.toLowerCase() || Number(st.agent_id) !== s.agent.agent_id || st.board !== s.board || st.entrant !== s.entrant) throw new Refusal("STATEMENT_MISMATCH", "that statement is for another wallet, agent, board or entrant");
   let signer: Address;
   try {
     signer = await recoverMessageAddress({ message: st.message, signature: s.signature });
   } catch {
-    throw new Refusal("BAD_SIGNATURE", "the signature does not recover");
+    throw new Refusal("BAD_SIGNATURE", "the signature does not recover", {}, { context: "malformed" });
   }
   if (signer.toLowerCase() !== s.agent.owner.toLowerCase() || st.owner !== s.agent.owner.toLowerCase()) throw new Refusal("NOT_OWNER", `the statement is not signed by the agent's owner ${s.agent.owner}`, { owner: s.agent.owner });
-  const used = await d.db.query("UPDATE app.league_statements SET used_at = $2 WHERE nonce = $1 AND used_at IS NULL RETURNING nonce", [s.nonce, nowS(d)]);
+  const used = await db.query("UPDATE app.league_statements SET used_at = $2 WHERE nonce = $1 AND used_at IS NULL RETURNING nonce", [s.nonce, nowS(d)]);
   if (!used.length) throw new Refusal("STATEMENT_EXPIRED", "that statement was just used: ask for a new one");
 }
 
@@ -175,22 +186,22 @@ export async function leagueEnter(d: LeagueDeps, body: unknown, who: LeagueWho) 
   const entrantKey = entrantText(entrant);
   await assertClean(d, [[wallet, "wallet"], [agent.owner, "owner"], [agent.agentWallet, "agent_wallet"]]);
   await assertFree(d, b, agent.agent_id, entrantKey);
-  let proof: "owner_key" | "statement";
-  if (q.signature && q.nonce) {
-    await useStatement(d, { nonce: q.nonce, signature: q.signature as Hex, wallet, agent, board: b, entrant: entrantKey });
-    proof = "statement";
-  } else if (wallet.toLowerCase() === agent.owner.toLowerCase()) proof = "owner_key";
-  else throw new Refusal("NOT_OWNER", `the signed-in wallet is not agent ${agent.agent_id}'s owner and no owner statement came`, { owner: agent.owner });
+  const proof: "owner_key" | "statement" = q.signature ? "statement" : "owner_key";
+  if (proof === "owner_key" && wallet.toLowerCase() !== agent.owner.toLowerCase()) throw new Refusal("NOT_OWNER", `the signed-in wallet is not agent ${agent.agent_id}'s owner and no owner statement came`, { owner: agent.owner });
   const cal = calendarAt(nowS(d));
   const id = `le_${randomBytes(8).toString("hex")}`;
   // The prize board's confirmation is the owner's signed statement (with its eligibility line); practice has none.
   const confirmed = b === "prize" ? proof === "statement" : null;
   try {
-    await d.db.query(
-      `INSERT INTO app.league_entries (entry_id, board, agent_id, kind, wallet, account_id, hosted_id, entrant, owner, agent_wallet, token, symbol, name, proof, statement_nonce, signature, confirmed, from_season, entered_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`,
-      [id, b, agent.agent_id, entrant.kind, wallet.toLowerCase(), entrant.kind === "account" ? entrant.account : null, entrant.kind === "hosted" ? entrant.hosted_id : null, entrantKey, agent.owner.toLowerCase(), agent.agentWallet.toLowerCase(), agent.token.toLowerCase(), agent.symbol, agent.name, proof, q.nonce ?? null, q.signature ?? null, confirmed, cal.next.number, nowS(d)],
-    );
+    // The statement is used and the entry written together: an entry that loses a race leaves the statement good.
+    await d.db.tx(async (tx) => {
+      if (q.signature && q.nonce) await useStatement(d, tx, { nonce: q.nonce, signature: q.signature as Hex, wallet, agent, board: b, entrant: entrantKey });
+      await tx.query(
+        `INSERT INTO app.league_entries (entry_id, board, agent_id, kind, wallet, account_id, hosted_id, entrant, owner, agent_wallet, token, symbol, name, proof, statement_nonce, signature, confirmed, from_season, entered_at, confirmed_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)`,
+      [id, b, agent.agent_id, entrant.kind, wallet.toLowerCase(), entrant.kind === "account" ? entrant.account : null, entrant.kind === "hosted" ? entrant.hosted_id : null, entrantKey, agent.owner.toLowerCase(), agent.agentWallet.toLowerCase(), agent.token.toLowerCase(), agent.symbol, agent.name, proof, q.nonce ?? null, q.signature ?? null, confirmed, cal.next.number, nowS(d), confirmed ? nowS(d) : null],
+      );
+    });
   } catch (err) {
     // Two enters racing: the unique indexes decide, with the same codes.
     if (/league_entries_entrant/.test(String((err as Error).message))) throw new Refusal("ALREADY_ENTERED", `${entrantKey} already plays the ${b} board; leave first`);
@@ -213,8 +224,12 @@ export async function leagueConfirm(d: LeagueDeps, body: unknown, who: LeagueWho
   await assertClean(d, [[wallet, "wallet"], [agent.owner, "owner"], [agent.agentWallet, "agent_wallet"]]);
   // The owner on record signs; an owner changed in the vault since entry is not the one who entered.
   if (agent.owner.toLowerCase() !== r.owner) throw new Refusal("NOT_OWNER", `the vault's owner of agent ${q.agent_id} is no longer the entry's owner ${getAddress(r.owner)}`, { owner: getAddress(r.owner) });
-  await useStatement(d, { nonce: q.nonce, signature: q.signature as Hex, wallet, agent, board: "prize", entrant: r.entrant });
-  await d.db.query("UPDATE app.league_entries SET confirmed = true, statement_nonce = $2, signature = $3 WHERE entry_id = $1", [r.entry_id, q.nonce, q.signature]);
+  // The confirmation's time is kept: a season decided before it stays as decided.
+  const done = await d.db.tx(async (tx) => {
+    await useStatement(d, tx, { nonce: q.nonce, signature: q.signature as Hex, wallet, agent, board: "prize", entrant: r.entrant });
+    return tx.query("UPDATE app.league_entries SET confirmed = true, confirmed_at = COALESCE(confirmed_at, $4), statement_nonce = $2, signature = $3 WHERE entry_id = $1 AND left_at IS NULL RETURNING entry_id", [r.entry_id, q.nonce, q.signature, nowS(d)]);
+  });
+  if (!done.length) throw new Refusal("NOT_ENTERED", `the entry of partner agent ${q.agent_id} has left`);
   return entryById(d, r.entry_id);
 }
 
@@ -222,6 +237,7 @@ export async function leagueConfirm(d: LeagueDeps, body: unknown, who: LeagueWho
 export async function leagueLeave(d: LeagueDeps, body: unknown, who: LeagueWho) {
   const wallet = walletOf(who).toLowerCase();
   const q = parseBody(leaveBody, body, { unknownField: "UNKNOWN_FIELD" });
+  if (q.hosted_id && q.board === "prize") throw new Refusal("BAD_REQUEST", "a hosted agent plays the practice board only");
   const b = boardOf(q);
   let rows: EntryRow[];
   if (q.agent_id !== undefined) {
@@ -279,5 +295,6 @@ function entryView(d: Pick<LeagueDeps, "clock">, r: EntryRow) {
     entered_at: Number(r.entered_at),
     left_at: r.left_at === null ? null : Number(r.left_at),
     confirmed: r.board === "practice" ? null : r.confirmed === true,
+    confirmed_at: r.confirmed_at === null ? null : Number(r.confirmed_at),
   };
 }

@@ -1,4 +1,4 @@
-import { leagueConfirm, leagueEnter, leagueLeave, leagueMe, leagueStatement, leaveHosted, type LeagueDeps, type LeagueWho } from "./entries.js";
+import { assertPracticeSettings, leagueConfirm, leagueEnter, leagueLeave, leagueMe, leagueStatement, leaveHosted, type LeagueDeps, type LeagueWho } from "./entries.js";
 
 export type { LeagueHostedAgent, LeagueWho } from "./entries.js";
 export { PRACTICE_MIN_INTERVAL_S } from "./entries.js";
@@ -16,6 +16,7 @@ export function createLeague(d: LeagueDeps) {
     leave: (body: unknown, who: LeagueWho) => leagueLeave(d, body, who),
     me: (who: LeagueWho) => leagueMe(d, who),
     leaveHosted: (hostedId: string) => leaveHosted(d, hostedId),
+    assertPracticeSettings: (hostedId: string, next: { pairs: string[]; intervalS: number }) => assertPracticeSettings(d, hostedId, next),
   };
 }
 

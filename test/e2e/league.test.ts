@@ -5,6 +5,8 @@ import { partnerAgentVaultAbi, sanctionsListAbi } from "../../abis/fixtures.js";
 import { calendarAt } from "../../lib/leagueCalendar.js";
 import { ELIGIBILITY_LINE } from "../../lib/leagueStatement.js";
 import { startStack, type Stack } from "../helpers/stack.js";
+import { serveApi } from "../helpers/api.js";
+import { RateLimiter } from "../../api/http/rateLimit.js";
 
 /**
  * League entries (issue 18, first part) on a devnet with the real partner vault and sanctions
@@ -117,6 +119,30 @@ describe("prize entries", () => {
     expect(r.json.error.field).toBe("owner");
     expect(codeOf(await post("enter", { agent_id: id }, k))).toEqual([451, "SANCTIONED"]);
   });
+
+  it("lets a sanctioned trading wallet leave (and nothing else); a signature that does not recover is 400 BAD_SIGNATURE", async () => {
+    const { dn } = stack;
+    const owner = fresh();
+    const trader = fresh();
+    const id = await registerAgent(owner.address, fresh().address, "LVE");
+    const k = await stack.agent.signIn(trader);
+    const { signature, nonce } = await signed(k, owner, { agent_id: id });
+    const broken = `0x${"00".repeat(64)}1b`;
+    expect(codeOf(await post("enter", { agent_id: id, nonce, signature: broken }, k))).toEqual([400, "BAD_SIGNATURE"]);
+    expect((await post("enter", { agent_id: id, nonce, signature }, k)).status).toBe(201);
+    await dn.mined(await dn.walletFor(dn.deployer).writeContract({ address: dn.universe.contracts.sanctionsList, abi: sanctionsListAbi, functionName: "addToSanctionsList", args: [[trader.address]] }));
+    // A second instance on the same store (no verdict cached for this key): every other route is 451, leave is not.
+    const other = await serveApi({ rpcUrl: dn.anvil.rpcUrl, db: stack.store.db, clock: () => Date.now() + offsetMs, indexed: stack.ix.liveReads().reads, limiter: new RateLimiter(Date.now, 10_000, false) });
+    try {
+      const call = (method: "GET" | "POST", path: string, body?: unknown) => other.call(method, `/api/v1/league/${path}`, body, { authorization: `Bearer ${k}` });
+      expect((await call("GET", "me")).status).toBe(451);
+      const left = await call("POST", "leave", {});
+      expect(left.status, left.text).toBe(200);
+      expect(left.json).toMatchObject({ status: "left" });
+    } finally {
+      await other.close();
+    }
+  });
 });
 
 describe("practice entries", () => {
@@ -147,6 +173,12 @@ describe("practice entries", () => {
     const e = await post("enter", { agent_id: id, hosted_id: good, nonce, signature }, k);
     expect(e.status, e.text).toBe(201);
     expect(e.json).toMatchObject({ board: "practice", kind: "hosted", hosted_id: good, confirmed: null, wallet: getAddress(trader.address) });
+    // While it plays, its settings keep the practice rules.
+    const upd = (body: Record<string, unknown>) => stack.api.call("POST", `/api/v1/hosted/${good}/update`, body, { authorization: `Bearer ${k}` });
+    expect(codeOf(await upd({ interval_s: 60 }))).toEqual([409, "LEAGUE_INTERVAL"]);
+    expect(codeOf(await upd({ pairs: ["WETH/USDG"], params: { targets: { WETH: 0.5, USDG: 0.5 } } }))).toEqual([409, "LEAGUE_PAIRS"]);
+    expect((await upd({ interval_s: 600 })).status).toBe(200);
+    expect(codeOf(await post("leave", { hosted_id: good, board: "prize" }, k))).toEqual([400, "BAD_REQUEST"]);
     // Stopping the hosted agent takes it out at once.
     await stack.api.call("POST", `/api/v1/hosted/${good}/stop`, {}, { authorization: `Bearer ${k}` });
     const me = await stack.agent.get("/league/me", k);

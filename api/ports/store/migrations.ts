@@ -453,6 +453,7 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
         statement_nonce text,
         signature text,
         confirmed boolean,
+        confirmed_at bigint,
         from_season int NOT NULL,
         entered_at bigint NOT NULL,
         left_at bigint
