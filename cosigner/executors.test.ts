@@ -75,6 +75,8 @@ describe("executor keys at the signing service", () => {
     expect([signed.to?.toLowerCase(), signed.value ?? 0n, signed.chainId, signed.data]).toEqual([dm, 0n, 4663, redeem]);
     // A transfer of the wallet's tokens, another target, another chain, a runaway gas limit: refused.
     await expect(keys.signTrade(executor, { ...base, data: "0xa9059cbb" })).rejects.toMatchObject({ code: "TX_REFUSED" });
+    // A redeem of a leaf delegated to another executor: not this executor's gas.
+    await expect(keys.signTrade(executor, { ...base, data: redeemOf(root(7n), [usdg], owner) })).rejects.toMatchObject({ code: "TX_REFUSED" });
     // The right selector over bytes that do not decode as a redeem: refused, not signed blind.
     await expect(keys.signTrade(executor, { ...base, data: `${redeem.slice(0, 10)}${"00".repeat(64)}` as Hex })).rejects.toMatchObject({ code: "TX_REFUSED" });
     await expect(keys.signTrade(executor, { ...base, to: owner })).rejects.toMatchObject({ code: "TX_REFUSED" });

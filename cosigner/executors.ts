@@ -56,6 +56,8 @@ export function createExecutorKeys(d: { db: Db; secret: string; chainId: number;
   const assertStockAttested = async (executor: Address, data: Hex) => {
     const items = readRedeem(data);
     if (!items || items.length === 0 || items.some((i) => i.chain.length === 0)) throw new Refusal("TX_REFUSED", "an executor signs only redeems it can read, of at least one delegation chain");
+    // Only chains whose leaf is delegated to this executor: its gas pays for its own session's trades.
+    if (items.some((i) => i.chain[0]!.delegate.toLowerCase() !== executor.toLowerCase())) throw new Refusal("TX_REFUSED", "an executor signs only redeems of leaves delegated to it");
     const stocky = items.filter((i) => stockHex.some((t) => i.execution.callData.toLowerCase().includes(t)));
     if (!stocky.length) return;
     const [a] = await d.db.query<{ session_id: string; root_hash: string; issued: string; expires: string; signature: Hex; revoked_at: string | null }>("SELECT * FROM app.executor_stock_attestations WHERE executor = $1 ORDER BY id DESC LIMIT 1", [executor.toLowerCase()]);
