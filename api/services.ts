@@ -42,7 +42,7 @@ export function buildServices(deps: AppDeps) {
   const sessionStore = createSessionStore({ db, clock });
   // Executors' keys live with the signing service (cosigner/executors.ts), sealed at rest: in this
   // process, or in the standalone co-signer's when COSIGNER_URL names one.
-  const executors = deps.executors !== undefined ? deps.executors : config.cosignerUrl ? httpExecutors(config.cosignerUrl, config.cosignerToken!) : executorsFromConfig({ config, db, clock });
+  const executors = deps.executors !== undefined ? deps.executors : config.cosignerUrl ? httpExecutors(config.cosignerUrl, config.cosignerToken!) : executorsFromConfig({ config, db, clock, chain });
   const hostedExecutor = async (executor: Address) => (executors ? await executors.state(executor) : null);
   const sessions = createSessions({ config, chain, market, sides: trading.context.sides, trading, ledger, store: sessionStore, cosigner, now: () => Math.floor(clock() / 1000), hostedExecutor });
   const fast = createFast({ config, chain, market, ledger, volume, sequencer, clock });

@@ -1,8 +1,9 @@
-import { getAddress, recoverMessageAddress, toFunctionSelector, type Address, type Hex } from "viem";
+import { getAddress, parseGwei, recoverMessageAddress, toFunctionSelector, type Address, type Hex, type PublicClient } from "viem";
 
 /** DelegationManager.redeemDelegations(bytes[],bytes32[],bytes[]): the only call an executor signs. */
 const REDEEM_SELECTOR = toFunctionSelector("redeemDelegations(bytes[],bytes32[],bytes[])");
 const MAX_REDEEM_GAS = 3_000_000n;
+const FEE_FLOOR = parseGwei("10");
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import type { ExecutorAttestation, ExecutorPort, RefundAsk, StockAttestationGrant } from "../api/ports/executors.js";
 import { delegationHash, readRedeem } from "../lib/delegation.js";
@@ -17,7 +18,7 @@ import { Refusal } from "../api/errors/index.js";
  * moved to another row does not open), and opened only to sign. Nothing here returns or logs a
  * key. A closed executor signs only its refund, to the owner recorded at creation.
  */
-export function createExecutorKeys(d: { db: Db; secret: string; chainId: number; clock: () => number; delegationManager?: Address; stockTokens?: Address[] }): ExecutorPort {
+export function createExecutorKeys(d: { db: Db; secret: string; chainId: number; clock: () => number; delegationManager?: Address; stockTokens?: Address[]; chain?: Pick<PublicClient, "getBlock"> }): ExecutorPort {
   const stockHex = (d.stockTokens ?? []).map((t) => t.slice(2).toLowerCase());
   const nowS = () => Math.floor(d.clock() / 1000);
   const keys = sealer(d.secret, "pit-executor-keys");
@@ -39,6 +40,21 @@ export function createExecutorKeys(d: { db: Db; secret: string; chainId: number;
     const issued = Number(r.created_at);
     const message = `pit hosted executor\nexecutor: ${account.address}\nagent: ${r.agent_id}\nowner: ${getAddress(r.owner)}\nchain: ${d.chainId}\nissued: ${issued}\nThis key is held by the service's signing service for this agent only.`;
     return { executor: account.address, agent_id: r.agent_id, owner: getAddress(r.owner), chain_id: d.chainId, issued_at: issued, message, signature: await account.signMessage({ message }) };
+  };
+  /**
+   * Fees an executor pays: at most 10 times the chain's base fee (10 gwei when it is lower), the tip
+   * within it; a compromised API cannot burn the executor's gas on fees. Unchecked without a chain.
+   */
+  const assertFees = async (f: { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint }) => {
+    if (!d.chain) return;
+    let base: bigint;
+    try {
+      base = (await d.chain.getBlock({ blockTag: "latest" })).baseFeePerGas ?? 0n;
+    } catch (err) {
+      throw new Refusal("CHAIN_UNAVAILABLE", "the signing service could not read the chain's base fee; nothing signed", {}, { cause: err, retryAfterS: 2 });
+    }
+    const cap = base * 10n > FEE_FLOOR ? base * 10n : FEE_FLOOR;
+    if (f.maxFeePerGas > cap || f.maxPriorityFeePerGas > f.maxFeePerGas) throw new Refusal("TX_REFUSED", `fees over the signing service's cap (max fee at most ${cap} wei, the tip within it)`);
   };
   /** The owner recorded at creation signed exactly this attestation for this agent and executor (checked again at each signing: a row written to the store by hand does not sign). */
   const ownerSigned = async (executor: Address, g: StockAttestationGrant): Promise<boolean> => {
@@ -118,12 +134,14 @@ export function createExecutorKeys(d: { db: Db; secret: string; chainId: number;
         throw new Refusal("TX_REFUSED", "an executor signs only session redeems (redeemDelegations) to the DelegationManager on this chain, within the gas cap");
       }
       await assertStockAttested(executor, tx.data);
+      await assertFees(tx);
       return account.signTransaction({ type: "eip1559", chainId: tx.chainId, to: getAddress(tx.to), value: 0n, data: tx.data, nonce: tx.nonce, gas: tx.gas, maxFeePerGas: tx.maxFeePerGas, maxPriorityFeePerGas: tx.maxPriorityFeePerGas });
     },
     async signRefund(executor, ask: RefundAsk) {
       const { r, account } = await accountOf(executor);
       if (r.closed_at === null) throw new Refusal("REFUND_REFUSED", "the executor is still open for trading: close it first", { checks: { closed: false } });
       if (ask.chainId !== d.chainId) throw new Refusal("REFUND_REFUSED", `a refund is signed for chain ${d.chainId} only`, { checks: { chain: false } });
+      await assertFees(ask);
       return account.signTransaction({ type: "eip1559", chainId: ask.chainId, to: getAddress(r.owner), value: ask.value, data: undefined, nonce: ask.nonce, gas: ask.gas, maxFeePerGas: ask.maxFeePerGas, maxPriorityFeePerGas: ask.maxPriorityFeePerGas });
     },
   };

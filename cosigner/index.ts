@@ -51,9 +51,9 @@ export function cosignerFromEnv(d: { config: Config; db: Db; chain: PublicClient
  * EXECUTOR_KEYS_SECRET (a fixed public secret on the devnet). null without a secret (live hosted
  * agents then answer SIGNER_REQUIRED).
  */
-export function executorsFromConfig(d: { config: Config; db: Db; clock: () => number }): ExecutorPort | null {
+export function executorsFromConfig(d: { config: Config; db: Db; clock: () => number; chain?: PublicClient }): ExecutorPort | null {
   const c = d.config;
   if (!c.executorKeysSecret) return null;
   const stockTokens = Object.values(c.tokens).filter((t) => t.kind === "stock").map((t) => t.address);
-  return createExecutorKeys({ db: d.db, secret: c.executorKeysSecret, chainId: c.chainId, clock: d.clock, delegationManager: c.contracts.delegationManager, stockTokens });
+  return createExecutorKeys({ db: d.db, secret: c.executorKeysSecret, chainId: c.chainId, clock: d.clock, delegationManager: c.contracts.delegationManager, stockTokens, chain: d.chain });
 }

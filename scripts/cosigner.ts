@@ -39,7 +39,7 @@ try {
   process.exit(2);
 }
 // Hosted agents' executor keys live here too when EXECUTOR_KEYS_SECRET is set (always on the devnet).
-const executors = executorsFromConfig({ config, db, clock: Date.now });
+const executors = executorsFromConfig({ config, db, clock: Date.now, chain: createChainClient(config) });
 const server = cosignerServer(port, { token: config.cosignerToken!, logger, executors });
 server.listen(config.cosignerPort, process.env.COSIGNER_HOST ?? "127.0.0.1", () => console.log(`[cosigner] ${port!.address} on http://127.0.0.1:${config!.cosignerPort}`));
 const stop = () => server.close(() => void db.close().then(() => process.exit(0)));

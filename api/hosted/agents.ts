@@ -289,7 +289,11 @@ export async function resumeAgent(d: HostedDeps, id: string, who: Owner) {
 
 export async function stopAgent(d: HostedDeps, id: string, who: Owner) {
   const a = await owned(d, id, who);
-  if (a.status === "stopped") throw stoppedRefusal(a);
+  if (a.status === "stopped") {
+    // A stop whose league exit failed is healed by asking again.
+    await d.onStopped?.(a.id);
+    throw stoppedRefusal(a);
+  }
   // The session first: a revoke that fails leaves the agent unstopped, so stop can be asked again.
   const sessionRevoke = await revokeAttached(d, a);
   const after = await changed(d, a, { status: "stopped", pauseReason: null });

@@ -579,6 +579,12 @@ describe("a live agent trading a stock token", () => {
     const text = stockAttestationText({ agent: a.id, executor: a.executor, root_hash: detail.session_root_hash, ...grant });
     const att = await hc("POST", `/${a.id}/stock-attestation`, { ...grant, signature: await wallet.signMessage({ message: text }) });
     expect(att.status, att.text).toBe(200);
+    // Attested, but fees far over the chain's base fee are not signed (an API cannot burn the executor's gas on fees).
+    const base = (await dn.pub.getBlock()).baseFeePerGas ?? 0n;
+    const huge = (base > 10n ** 9n ? base : 10n ** 9n) * 1_000n;
+    await expect(services.executors!.signTrade(a.executor, { ...ask, maxFeePerGas: huge })).rejects.toMatchObject({ code: "TX_REFUSED" });
+    await expect(services.executors!.signTrade(a.executor, { ...ask, maxPriorityFeePerGas: ask.maxFeePerGas + 1n })).rejects.toMatchObject({ code: "TX_REFUSED" });
+    expect(await services.executors!.signTrade(a.executor, ask)).toMatch(/^0x02/);
     offsetMs += 60_000;
     await syncChain();
     await runDue();
