@@ -23,7 +23,7 @@ async function overhead(db: Db, label: string, decisions: number): Promise<Row[]
   gw.script(() => ({ json: { orders: [{ token_in: "USDG", token_out: "ETH", amount_usd: 10 }], note: "buy" }, usage: { prompt_tokens: 700, completion_tokens: 40 }, delayMs: GATEWAY_MS }));
   const gateway = openaiGateway({ baseURL: gw.url, apiKey: gw.apiKey });
   const d: AiDeps = {
-    ai: { gatewayUrl: gw.url, gatewayKey: gw.apiKey, models: [{ id: "m", price: { input: 0.15, output: 0.6, structured: null, source: "bench" } }], pool: { usdDay: 1_000, ownerShareMaxUsd: 1_000, liveShareUsd: 1_000, trialShareUsd: 1_000, trialDays: 7, models: null, minIntervalS: 300, agentsPerOwner: 1_000 }, ownKeysSecret: null, callTimeoutMs: 5_000 },
+    ai: { gatewayUrl: gw.url, gatewayKey: gw.apiKey, models: [{ id: "m", price: { input: 0.15, output: 0.6, structured: null, source: "bench" } }], pool: { usdDay: 1_000, ownerShareMaxUsd: 1_000, liveShareUsd: 1_000, trialShareUsd: 1_000, trialDays: 7, trialPoolPct: 100, models: null, minIntervalS: 300, agentsPerOwner: 1_000 }, ownKeysSecret: null, callTimeoutMs: 5_000 },
     db,
     clock: Date.now,
     // Timed as the client sees it: what is left of a decision is our own code and store.

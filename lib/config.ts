@@ -118,6 +118,8 @@ const envSchema = {
   AI_LIVE_SHARE_USD: z.coerce.number().finite().min(0).optional(),
   AI_TRIAL_SHARE_USD: z.coerce.number().finite().min(0).optional(),
   AI_TRIAL_DAYS: z.coerce.number().int().min(0).max(365).optional(),
+  /** What all new owners' trials together may take of a day's pool, in percent. */
+  AI_TRIAL_POOL_PCT: z.coerce.number().finite().min(0).max(100).optional(),
   /** Models the pool pays for (comma list of ids; default every model). */
   AI_POOL_MODELS: z.string().transform((s) => s.split(",").map((x) => x.trim()).filter(Boolean)).optional(),
   /** Seals owners' own gateway keys at rest; the devnet uses a fixed development secret. */
@@ -209,7 +211,7 @@ export type AiConfig = {
   gatewayUrl: string | null;
   gatewayKey: string | null;
   models: AiModel[];
-  pool: { usdDay: number; ownerShareMaxUsd: number; liveShareUsd: number; trialShareUsd: number; trialDays: number; models: string[] | null; minIntervalS: number; agentsPerOwner: number };
+  pool: { usdDay: number; ownerShareMaxUsd: number; liveShareUsd: number; trialShareUsd: number; trialDays: number; trialPoolPct: number; models: string[] | null; minIntervalS: number; agentsPerOwner: number };
   ownKeysSecret: string | null;
   /** One gateway call's limit (the scheduler's tick limit is 20 s). */
   callTimeoutMs: number;
@@ -327,6 +329,7 @@ function aiConfigOf(env: Env, devnet: boolean): AiConfig {
       liveShareUsd: env.AI_LIVE_SHARE_USD ?? 0.5,
       trialShareUsd: env.AI_TRIAL_SHARE_USD ?? 0.1,
       trialDays: env.AI_TRIAL_DAYS ?? 7,
+      trialPoolPct: env.AI_TRIAL_POOL_PCT ?? 25,
       models: env.AI_POOL_MODELS ?? null,
       minIntervalS: 900,
       agentsPerOwner: 2,

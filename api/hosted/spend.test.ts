@@ -21,7 +21,7 @@ const ai: AiConfig = {
   gatewayUrl: "http://127.0.0.1:1/v1",
   gatewayKey: "k".repeat(16),
   models: [{ id: "m", price: { input: 1, output: 1, structured: null, source: "t" } }],
-  pool: { usdDay: 0.05, ownerShareMaxUsd: 0.03, liveShareUsd: 0.03, trialShareUsd: 0.03, trialDays: 7, models: null, minIntervalS: 300, agentsPerOwner: 100 },
+  pool: { usdDay: 0.05, ownerShareMaxUsd: 0.03, liveShareUsd: 0.03, trialShareUsd: 0.03, trialDays: 7, trialPoolPct: 40, models: null, minIntervalS: 300, agentsPerOwner: 100 },
   ownKeysSecret: "s".repeat(40),
   callTimeoutMs: 1_000,
 };
@@ -53,5 +53,14 @@ describe("reserving an AI call's worst case on PostgreSQL", () => {
     expect(await sum("source = 'service'")).toBeLessThanOrEqual(0.05);
     for (const o of owners) expect(await sum(`source = 'service' AND wallet = '${o.toLowerCase()}'`)).toBeLessThanOrEqual(0.03);
     expect(new Set(all.flatMap((r) => ("hold" in r ? [r.hold] : [])))).toEqual(new Set(["AI_POOL_SPENT"]));
+  });
+
+  it("lets new owners' trials together take only their part of the pool, however many wallets ask", async () => {
+    const now = Date.now() + 86_400_000;
+    const owners = Array.from({ length: 20 }, (_, i) => `0x00000000000000000000000000000000000000c${(i % 16).toString(16)}`.replace(/c(.)$/, (_, h) => `${i < 16 ? "c" : "d"}${h}`) as Address);
+    const all = await Promise.all(owners.map((w, i) => reserve(db, ai, { ...agent(200 + i), wallet: w, live: false, funding: "service", fallbackOwn: false }, { ownerSinceMs: now - 1_000, nowMs: now, worstUsd: 0.004, tickSeq: i })));
+    // 40 % of $0.05 holds 5 worst cases of $0.004 for all trials together.
+    expect(all.filter((r) => "rowId" in r).length).toBe(5);
+    expect(all.filter((r) => "hold" in r && r.hold === "AI_POOL_SPENT").length).toBe(15);
   });
 });

@@ -31,8 +31,12 @@ const LOCK_OWNER = 4663005;
 type AgentForSpend = { id: string; wallet: Address; intervalS: number; live: boolean; model: string; funding: Source; fallbackOwn: boolean; budgetUsdDay: number };
 
 /** The day totals a row counts in: the pool and the owner's share (service), or the owner's own cap; and its agent. */
-const scopesOf = (r: { source: Source | null; wallet: string; agentId: string }) =>
-  r.source === "service" ? ["pool", `svc:${r.wallet.toLowerCase()}`, `agent:${r.agentId}`, `svcagent:${r.wallet.toLowerCase()}:${r.agentId}`] : r.source === "own" ? [`own:${r.wallet.toLowerCase()}`, `agent:${r.agentId}`] : [];
+const scopesOf = (r: { source: Source | null; wallet: string; agentId: string; poolKind?: string | null }) =>
+  r.source === "service"
+    ? ["pool", `svc:${r.wallet.toLowerCase()}`, `agent:${r.agentId}`, `svcagent:${r.wallet.toLowerCase()}:${r.agentId}`, ...(r.poolKind === "trial" ? ["trial"] : [])]
+    : r.source === "own"
+      ? [`own:${r.wallet.toLowerCase()}`, `agent:${r.agentId}`]
+      : [];
 
 async function totals(db: Pick<Db, "query">, day: number, scopes: string[]): Promise<Map<string, number>> {
   const rows = await db.query<{ scope: string; nusd: string }>("SELECT scope, nusd::text AS nusd FROM app.ai_totals WHERE day = $1 AND scope = ANY($2)", [day, scopes]);
@@ -96,22 +100,24 @@ export async function reserve(db: Db, ai: AiConfig, a: AgentForSpend, o: { owner
     if (a.funding === "service") await tx.query("SELECT pg_advisory_xact_lock($1, 0), pg_advisory_xact_lock($2, hashtext($3))", [LOCK_POOL, LOCK_OWNER, wallet]);
     else await tx.query("SELECT pg_advisory_xact_lock($1, hashtext($2))", [LOCK_OWNER, wallet]);
     // Every total this reservation may need, in one read.
-    const t = await totals(tx, day, [`agent:${a.id}`, "pool", `svc:${wallet}`, `own:${wallet}`]);
+    const t = await totals(tx, day, [`agent:${a.id}`, "pool", `svc:${wallet}`, `own:${wallet}`, "trial"]);
     const agentToday = t.get(`agent:${a.id}`) ?? 0;
     if (agentToday + worst > nanoUp(a.budgetUsdDay)) {
       return { hold: "AI_BUDGET", message: `this call may cost up to $${o.worstUsd.toFixed(6)}; $${usdOf(Math.max(0, nanoUp(a.budgetUsdDay) - agentToday)).toFixed(6)} of today's $${a.budgetUsdDay} budget is left`, poolHold: null };
     }
-    const insert = async (source: Source) => {
-      const [row] = await tx.query<{ id: string }>("INSERT INTO app.ai_spend (agent_id, wallet, day, ts, tick_seq, source, model, status, cost_nusd, cost_source) VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', $8, 'bound') RETURNING id", [a.id, wallet, day, o.nowMs, o.tickSeq, source, a.model, worst]);
-      await addTotals(tx, day, scopesOf({ source, wallet, agentId: a.id }), worst);
+    const insert = async (source: Source, poolKind: string | null = null) => {
+      const [row] = await tx.query<{ id: string }>("INSERT INTO app.ai_spend (agent_id, wallet, day, ts, tick_seq, source, model, status, cost_nusd, cost_source, pool_kind) VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', $8, 'bound', $9) RETURNING id", [a.id, wallet, day, o.nowMs, o.tickSeq, source, a.model, worst, poolKind]);
+      await addTotals(tx, day, scopesOf({ source, wallet, agentId: a.id, poolKind }), worst);
       return Number(row!.id);
     };
     let poolHold: string | null = null;
     if (a.funding === "service") {
       const pool = await poolFor(tx, ai, a, o.ownerSinceMs, o.nowMs, t);
       // The call must fit what is left of the pool and of the owner's share, worst case.
-      const why = pool.why_not ?? (nanoUp(pool.pool_left_usd) < worst ? "AI_POOL_SPENT" : nanoUp(pool.share_left_usd) < worst ? "AI_SHARE_SPENT" : null);
-      if (!why) return { rowId: await insert("service"), source: "service", poolHold: null, sealedKey: null };
+      // New owners' trials together take at most their part of the pool: many fresh wallets cannot empty it.
+      const trialsFull = pool.kind === "trial" && (t.get("trial") ?? 0) + worst > nanoUp((ai.pool.usdDay * ai.pool.trialPoolPct) / 100);
+      const why = pool.why_not ?? (nanoUp(pool.pool_left_usd) < worst || trialsFull ? "AI_POOL_SPENT" : nanoUp(pool.share_left_usd) < worst ? "AI_SHARE_SPENT" : null);
+      if (!why) return { rowId: await insert("service", pool.kind), source: "service", poolHold: null, sealedKey: null };
       if (!a.fallbackOwn) return { hold: why, message: `the service's credits do not pay for this call (${why})`, poolHold: null };
       poolHold = why;
     }
@@ -138,7 +144,7 @@ export async function settle(db: Db, rowId: number, s: Settlement): Promise<void
   const sane = Number.isFinite(s.costUsd) && s.costUsd >= 0 && s.costUsd <= 1e6;
   const tokens = (n: number) => Math.min(2e9, Math.max(0, Math.round(n) || 0));
   await db.tx(async (tx) => {
-    const [r] = await tx.query<{ cost_nusd: string; source: Source | null; wallet: string; agent_id: string; day: number; status: string }>("SELECT cost_nusd::text AS cost_nusd, source, wallet, agent_id, day, status FROM app.ai_spend WHERE id = $1 FOR UPDATE", [rowId]);
+    const [r] = await tx.query<{ cost_nusd: string; source: Source | null; wallet: string; agent_id: string; day: number; status: string; pool_kind: string | null }>("SELECT cost_nusd::text AS cost_nusd, source, wallet, agent_id, day, status, pool_kind FROM app.ai_spend WHERE id = $1 FOR UPDATE", [rowId]);
     if (!r || r.status !== "pending") return;
     const cost = !sane ? Number(r.cost_nusd) : s.costSource === "bound" ? nanoUp(s.costUsd) : Math.round(s.costUsd * NANO);
     await tx.query("UPDATE app.ai_spend SET status = $2, code = $3, prompt_tokens = $4, completion_tokens = $5, cost_nusd = $6, cost_source = $7, ms = $8, pool_hold = $9 WHERE id = $1", [
@@ -152,7 +158,7 @@ export async function settle(db: Db, rowId: number, s: Settlement): Promise<void
       Math.round(s.ms),
       s.poolHold,
     ]);
-    await addTotals(tx, Number(r.day), scopesOf({ source: r.source, wallet: r.wallet, agentId: r.agent_id }), cost - Number(r.cost_nusd));
+    await addTotals(tx, Number(r.day), scopesOf({ source: r.source, wallet: r.wallet, agentId: r.agent_id, poolKind: r.pool_kind }), cost - Number(r.cost_nusd));
   });
 }
 

@@ -34,7 +34,7 @@ const aiConfig = (): AiConfig => ({
     { id: "stand-in/small", price: SMALL },
     { id: "stand-in/large", price: LARGE },
   ],
-  pool: { usdDay: 1, ownerShareMaxUsd: 0.5, liveShareUsd: 0.5, trialShareUsd: 0.3, trialDays: 7, models: ["stand-in/small"], minIntervalS: 300, agentsPerOwner: 50 },
+  pool: { usdDay: 1, ownerShareMaxUsd: 0.5, liveShareUsd: 0.5, trialShareUsd: 0.3, trialDays: 7, trialPoolPct: 100, models: ["stand-in/small"], minIntervalS: 300, agentsPerOwner: 50 },
   ownKeysSecret: "test-own-keys-secret-0123456789abcdef",
   callTimeoutMs: 600,
 });

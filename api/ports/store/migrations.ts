@@ -396,6 +396,7 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
         cost_nusd bigint NOT NULL DEFAULT 0,
         cost_source text,
         pool_hold text,
+        pool_kind text,
         ms int
       );
       CREATE INDEX ai_spend_agent ON app.ai_spend (agent_id, id);
