@@ -6,7 +6,7 @@ import { AI_LIMITS, aiParams, createRequest, ruleParams, updateRequest, webhookP
 import { AI_TEMPLATES, aiParamsOf } from "./ai.js";
 import { todayOf } from "./spend.js";
 import type { Scheduler } from "./scheduler.js";
-import { newAgentId, newWebhookSecret, type PaperBook, type StoredAgent, type Terms } from "./store.js";
+import { isLive, newAgentId, newWebhookSecret, type PaperBook, type StoredAgent, type Terms } from "./store.js";
 import { ownerKey, type TickDeps } from "./tick.js";
 import type { Who } from "../trading/index.js";
 import { attestationView, notBefore, recordAttestation, revokeAttestation } from "./attestation.js";
@@ -61,7 +61,7 @@ export function agentView(d: Pick<HostedDeps, "config">, a: StoredAgent, detail 
     pairs: a.pairs,
     limits: a.limits,
     mode: a.mode,
-    live: a.mode === "live" && a.status === "active" && a.sessionId !== null,
+    live: isLive(a),
     status: a.status,
     pause_reason: a.pauseReason,
     trading: a.status === "active" && a.deletedAt === null,

@@ -3,11 +3,10 @@ import type { AiConfig, AiModel } from "../../lib/config.js";
 import { sealer } from "../../lib/seal.js";
 import { costUsd, estimatePromptTokens, worstCaseUsd, type CompletionResult, type GatewayPort } from "../ports/gateway.js";
 import type { Db } from "../ports/store/db.js";
-import type { Decision, TickState } from "./brains.js";
+import { checkOrders, type Decision, type TickState } from "./brains.js";
 import { aiAnswer, aiParams, type AiParams } from "./request.js";
-import { recordHold, reserve, settle, type Source } from "./spend.js";
+import { recordHold, reserve, settle } from "./spend.js";
 import type { StoredAgent } from "./store.js";
-import { checkOrders } from "./brains.js";
 
 /** Completion tokens one decision may use: the worst case reserved before each call. */
 export const MAX_COMPLETION_TOKENS = 600;
@@ -51,7 +50,7 @@ const ANSWER_SCHEMA = {
 } as const;
 
 export const aiParamsOf = (a: Pick<StoredAgent, "params">): AiParams => aiParams.parse(a.params);
-export const strategyOf = (p: AiParams) => p.strategy ?? AI_TEMPLATES.find((t) => t.id === p.template)?.strategy ?? "";
+const strategyOf = (p: AiParams) => p.strategy ?? AI_TEMPLATES.find((t) => t.id === p.template)?.strategy ?? "";
 
 /** What the model reads: the tick's state and the owner's strategy; never a key, an address or a secret. */
 export function promptOf(agent: StoredAgent, p: AiParams, s: TickState): string {
@@ -139,5 +138,3 @@ export function sealOwnKey(ai: AiConfig, wallet: Address, apiKey: string): strin
   if (!ai.ownKeysSecret) throw new Error("no AI_OWN_KEYS_SECRET");
   return sealer(ai.ownKeysSecret, OWN_KEYS).seal(Buffer.from(apiKey, "utf8"), wallet.toLowerCase());
 }
-
-export type { Source };

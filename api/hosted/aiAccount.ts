@@ -4,7 +4,8 @@ import { estimatePromptTokens, worstCaseUsd } from "../ports/gateway.js";
 import { AI_TEMPLATES, aiParamsOf, MAX_COMPLETION_TOKENS, sealOwnKey } from "./ai.js";
 import { owned, ownerWallet, pageOf, type HostedDeps, type Owner } from "./agents.js";
 import { AI_LIMITS } from "./request.js";
-import { ownerSince, poolDay, poolFor, spendRows, todayOf, usdOf } from "./spend.js";
+import { isLive } from "./store.js";
+import { ownerSince, poolDay, poolFor, spendRows, todayOf } from "./spend.js";
 
 /** A typical decision's prompt (state of a two-pair book and a short strategy), for GET hosted/ai's per-call estimate. */
 const TYPICAL_PROMPT_CHARS = 2_400;
@@ -76,7 +77,7 @@ export async function agentSpend(d: HostedDeps, id: string, query: Record<string
   const today = await todayOf(d.store.db, { agentId: a.id }, now);
   const page = await spendRows(d.store.db, a.id, limit, before ?? null);
   const last = before === undefined ? (page.rows[0] ?? null) : ((await spendRows(d.store.db, a.id, 1, null)).rows[0] ?? null);
-  const live = a.mode === "live" && a.status === "active" && a.sessionId !== null;
+  const live = isLive(a);
   const pool = p.funding === "service" ? await poolFor(d.store.db, d.config.ai, { id: a.id, wallet: a.wallet, intervalS: a.intervalS, live, model: p.model }, await ownerSinceMs(d, a.wallet), now) : null;
   return {
     id: a.id,
@@ -109,5 +110,3 @@ export async function disconnectOwn(d: HostedDeps, who: Owner) {
   const r = await d.store.db.query("UPDATE app.ai_own SET sealed_key = NULL, sub_hint = NULL, disconnected_at = $2 WHERE wallet = $1 AND sealed_key IS NOT NULL RETURNING wallet", [wallet.toLowerCase(), Math.floor(d.clock() / 1000)]);
   return { ...(await aiInfo(d, who)).funding.own, disconnected: r.length > 0 };
 }
-
-export { usdOf };

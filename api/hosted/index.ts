@@ -7,7 +7,7 @@ import { addStockAttestation, agentDetail, agentExecutor, agentLogs, agentRefund
 import type { ExecutorPort } from "../ports/executors.js";
 import type { Sequencer } from "../ports/sequencer.js";
 import { createScheduler } from "./scheduler.js";
-import { createHostedStore } from "./store.js";
+import { createHostedStore, isLive } from "./store.js";
 import { runTick, type LiveDeps } from "./tick.js";
 import { executorOf, type HostedSession } from "./executor.js";
 import type { AiDeps } from "./ai.js";
@@ -58,7 +58,7 @@ export function createHosted(d: {
     list: (who: Owner) => listAgents(h, who),
     /** me/sessions' hosted rows: id, name, status, strategy, mode, live, trading, pairs, session_id, pause_reason. */
     async summaries(wallet: Address) {
-      return (await store.list(wallet)).map((a) => ({ id: a.id, name: a.name, status: a.status, strategy: a.brain === "partner_llm" ? String(a.params.strategy ?? "") : a.brain, mode: a.mode, live: a.mode === "live" && a.status === "active" && a.sessionId !== null, trading: a.status === "active", pairs: a.pairs, session_id: a.sessionId, pause_reason: a.pauseReason }));
+      return (await store.list(wallet)).map((a) => ({ id: a.id, name: a.name, status: a.status, strategy: a.brain === "partner_llm" ? String(a.params.strategy ?? "") : a.brain, mode: a.mode, live: isLive(a), trading: a.status === "active", pairs: a.pairs, session_id: a.sessionId, pause_reason: a.pauseReason }));
     },
     detail: (id: string, who: Owner) => agentDetail(h, id, who),
     update: (id: string, body: Record<string, unknown>, who: Owner) => updateAgent(h, id, body, who),

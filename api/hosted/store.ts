@@ -34,6 +34,9 @@ export type StoredAgent = {
   deletedAt: number | null;
 };
 
+/** SPEC's `live`: a live agent running with its session attached. */
+export const isLive = (a: Pick<StoredAgent, "mode" | "status" | "sessionId">) => a.mode === "live" && a.status === "active" && a.sessionId !== null;
+
 const json = (v: unknown) => (v === null || v === undefined ? null : JSON.stringify(v));
 const parsed = <T>(v: unknown): T | null => (typeof v === "string" ? (JSON.parse(v) as T) : null);
 

@@ -118,8 +118,10 @@ async function fillPaper(d: TickDeps, agent: StoredAgent, o: Order, s: TickState
   };
 }
 
-/** The AI brain's decision; AI_OFF where the server calls no model. */
+/** What the agent's brain decides this tick (rule, webhook or the AI model; AI_OFF where the server calls no model). A refusal without a kind is an error row. */
 async function decide(d: TickDeps, agent: StoredAgent, s: TickState, t: { seq: number; dueMs: number; live: boolean }): Promise<Decision> {
+  if (agent.brain === "rule") return ruleBrain(agent, s);
+  if (agent.brain === "webhook") return webhookBrain(agent, s, { allowPrivate: d.allowPrivateWebhooks, timeoutMs: d.webhookTimeoutMs });
   if (!d.ai) return { refused: "AI_OFF", message: "the AI-model brain is not running on this server", kind: "hold" };
   return aiDecision(d.ai, agent, s, t);
 }
@@ -150,15 +152,11 @@ export async function runTick(d: TickDeps, agentId: string, seq: number, dueMs: 
   const book: PaperBook = { ...(agent.paperBook ?? {}) };
   const block = Number(await d.chain.getBlockNumber());
   const s = await stateOf(d, agent, seq, block, book);
-  let decision: Decision;
-  if (agent.mode !== "paper") decision = { refused: "LIVE_OFF", message: "live trading by hosted agents is not running on this server" };
-  else if (agent.brain === "rule") decision = ruleBrain(agent, s);
-  else if (agent.brain === "webhook") decision = await webhookBrain(agent, s, { allowPrivate: d.allowPrivateWebhooks, timeoutMs: d.webhookTimeoutMs });
-  else decision = await decide(d, agent, s, { seq, dueMs, live: false });
+  const decision = await decide(d, agent, s, { seq, dueMs, live: false });
 
   const fills: Fill[] = [];
   if ("refused" in decision) {
-    entries.push({ kind: decision.kind ?? (decision.refused === "LIVE_OFF" || decision.refused === "AI_OFF" ? "hold" : "error"), code: decision.refused, body: { message: decision.message, ...paidBy(decision) } });
+    entries.push({ kind: decision.kind ?? "error", code: decision.refused, body: { message: decision.message, ...paidBy(decision) } });
   } else {
     const bad = checkOrders(agent, decision.orders);
     entries.push({ kind: "decision", code: bad?.code ?? null, body: { orders: decision.orders, note: decision.note ?? null, value_usd: s.value_usd, ...paidBy(decision), ...(bad ? { message: bad.message } : {}) } });
@@ -262,9 +260,9 @@ async function liveTickBody(d: TickDeps, agent: StoredAgent, seq: number, dueMs:
   if (!session || session.status !== "active" || session.expires * 1000 <= now || !executor || lc(session.executor) !== lc(executor)) return void (await hold("LIVE_OFF", "the attached session is not active for the current executor"));
   const block = Number(await d.chain.getBlockNumber());
   const s = await stateOf(d, agent, seq, block, await walletBook(d, agent, session.wallet));
-  const decision: Decision = agent.brain === "rule" ? ruleBrain(agent, s) : agent.brain === "webhook" ? await webhookBrain(agent, s, { allowPrivate: d.allowPrivateWebhooks, timeoutMs: d.webhookTimeoutMs }) : await decide(d, agent, s, { seq, dueMs, live: true });
+  const decision = await decide(d, agent, s, { seq, dueMs, live: true });
   if ("refused" in decision) {
-    await d.store.log(agent.id, seq, decision.kind ?? (decision.refused === "AI_OFF" ? "hold" : "error"), decision.refused, { message: decision.message, ...paidBy(decision) }, now);
+    await d.store.log(agent.id, seq, decision.kind ?? "error", decision.refused, { message: decision.message, ...paidBy(decision) }, now);
     return;
   }
   const bad = checkOrders(agent, decision.orders);

@@ -55,6 +55,25 @@ const call = (method: "GET" | "POST", path: string, body?: unknown, k = key) => 
 const ruleAgent = (o: Record<string, unknown> = {}) => ({ brain: "rule", params: { targets: { ETH: 0.5, USDG: 0.5 }, band_bps: 200 }, interval_s: 60, pairs: ["ETH/USDG"], limits: { max_trade_usd: 1000, max_day_usd: 5000, max_position_usd: 8000 }, ...o });
 const runDue = () => api.app.services.hosted.scheduler.runDue();
 const logsOf = async (id: string, q = "") => (await call("GET", `/${id}/logs${q}`)).json;
+/**
+ * A wallet with 5 ETH and 500 USDG, signed in, and its live agent with a webhook brain that orders
+ * $15 of `order` every tick; the executor funded with 0.5 ETH for gas.
+ */
+async function liveWebhookAgent(path: string, o: { pairs: string[]; max_day_usd: number; order: { token_in: string; token_out: string } }) {
+  const wallet = privateKeyToAccount(generatePrivateKey());
+  await dn.test.setBalance({ address: wallet.address, value: parseEther("5") });
+  await dn.mined(await dn.walletFor(dn.deployer).writeContract({ address: dn.token("USDG"), abi: (await import("../../abis/erc20.js")).mintableAbi, functionName: "mint", args: [wallet.address, parseUnits("500", 6)] }));
+  const k = await agentOf(api, dn).signIn(wallet);
+  const hc = (method: "GET" | "POST", p: string, body?: unknown) => api.call(method, `/api/v1/hosted${p}`, method === "POST" ? (body ?? {}) : undefined, { authorization: `Bearer ${k}` });
+  const made = await hc("POST", "", { brain: "webhook", params: { url: hook.url(path) }, interval_s: 60, pairs: o.pairs, limits: { max_trade_usd: 20, max_day_usd: o.max_day_usd, max_position_usd: 1000 }, mode: "live" });
+  expect(made.status, made.text).toBe(201);
+  const a = made.json;
+  hook.secret(path, a.webhook_secret);
+  hook.script(path, () => ({ json: { orders: [{ ...o.order, amount_usd: 15 }] } }));
+  await dn.mined(await dn.walletFor(dn.deployer).sendTransaction({ to: a.executor, value: parseEther("0.5") }));
+  return { wallet, k, hc, a };
+}
+
 /** The chain's clock where the service's is (tests move the service's on). */
 const syncChain = async () => {
   const t = Math.floor(clock() / 1000);
@@ -427,19 +446,8 @@ describe("a live agent's executor, held by the signing service", () => {
 
 describe("a live agent trading through its session", () => {
   it("attaches a session granted to its executor, trades it through the co-signer, its executor signs, the trade is mined for the owner's wallet", async () => {
-    const path = "/live-brain";
     await syncChain();
-    const wallet = privateKeyToAccount(generatePrivateKey());
-    await dn.test.setBalance({ address: wallet.address, value: parseEther("5") });
-    await dn.mined(await dn.walletFor(dn.deployer).writeContract({ address: dn.token("USDG"), abi: (await import("../../abis/erc20.js")).mintableAbi, functionName: "mint", args: [wallet.address, parseUnits("500", 6)] }));
-    const k = await agentOf(api, dn).signIn(wallet);
-    const hc = (method: "GET" | "POST", p: string, body?: unknown) => api.call(method, `/api/v1/hosted${p}`, method === "POST" ? (body ?? {}) : undefined, { authorization: `Bearer ${k}` });
-    const made = await hc("POST", "", { brain: "webhook", params: { url: hook.url(path) }, interval_s: 60, pairs: ["ETH/USDG"], limits: { max_trade_usd: 20, max_day_usd: 40, max_position_usd: 1000 }, mode: "live" });
-    expect(made.status, made.text).toBe(201);
-    const a = made.json;
-    hook.secret(path, a.webhook_secret);
-    hook.script(path, () => ({ json: { orders: [{ token_in: "ETH", token_out: "USDG", amount_usd: 15 }] } }));
-    await dn.mined(await dn.walletFor(dn.deployer).sendTransaction({ to: a.executor, value: parseEther("0.5") }));
+    const { wallet, k, hc, a } = await liveWebhookAgent("/live-brain", { pairs: ["ETH/USDG"], max_day_usd: 40, order: { token_in: "ETH", token_out: "USDG" } });
 
     const grant = async (executor: Address, limits: Record<string, number>) => {
       const st = await agentOf(api, dn).post("/live/session/grant", { wallet: wallet.address, executor, tokens: ["ETH", "USDG"], expires_in_s: 3_600, ...limits }, k);
@@ -532,24 +540,13 @@ describe("a live agent trading through its session", () => {
 
 describe("a live agent trading a stock token", () => {
   it("holds STOCK_ATTESTATION without the owner's attestation (the signing service refuses to sign one too), trades under it, and not after its revoke", async () => {
-    const path = "/stock-brain";
     // Inside the US stock-token session (a run on a weekend moves the clocks on to Sunday 20:00 New York), with fresh feeds.
     while (!stockSessionOpen(Math.floor(clock() / 1000))) offsetMs += 3_600_000;
     await syncChain();
     await freshenMarket(dn);
     offsetMs += 180_000;
     await syncChain();
-    const wallet = privateKeyToAccount(generatePrivateKey());
-    await dn.test.setBalance({ address: wallet.address, value: parseEther("5") });
-    await dn.mined(await dn.walletFor(dn.deployer).writeContract({ address: dn.token("USDG"), abi: (await import("../../abis/erc20.js")).mintableAbi, functionName: "mint", args: [wallet.address, parseUnits("500", 6)] }));
-    const k = await agentOf(api, dn).signIn(wallet);
-    const hc = (method: "GET" | "POST", p: string, body?: unknown) => api.call(method, `/api/v1/hosted${p}`, method === "POST" ? (body ?? {}) : undefined, { authorization: `Bearer ${k}` });
-    const made = await hc("POST", "", { brain: "webhook", params: { url: hook.url(path) }, interval_s: 60, pairs: ["TSLA/USDG"], limits: { max_trade_usd: 20, max_day_usd: 100, max_position_usd: 1000 }, mode: "live" });
-    expect(made.status, made.text).toBe(201);
-    const a = made.json;
-    hook.secret(path, a.webhook_secret);
-    hook.script(path, () => ({ json: { orders: [{ token_in: "USDG", token_out: "TSLA", amount_usd: 15 }] } }));
-    await dn.mined(await dn.walletFor(dn.deployer).sendTransaction({ to: a.executor, value: parseEther("0.5") }));
+    const { wallet, k, hc, a } = await liveWebhookAgent("/stock-brain", { pairs: ["TSLA/USDG"], max_day_usd: 100, order: { token_in: "USDG", token_out: "TSLA" } });
     const st = await agentOf(api, dn).post("/live/session/grant", { wallet: wallet.address, executor: a.executor, tokens: ["TSLA", "USDG"], expires_in_s: 3_600, max_trade_usd: 50, max_day_usd: 120, max_trades: 5 }, k);
     expect(st.status, st.text).toBe(200);
     const { body, auth } = await walletSignatures(wallet, st.json);
