@@ -15,7 +15,9 @@ import { mySessionsRoute, sessionRoutes } from "./sessions/routes.js";
 import { fastRoutes } from "./fast/routes.js";
 import { treasuryPageRoutes, treasuryRoutes } from "./treasury/routes.js";
 import { hostedRoutes } from "./hosted/routes.js";
-import { leagueRoutes } from "./league/routes.js";
+import { leaguePageRoutes, leagueRoutes } from "./league/routes.js";
+import { openApiRoutes } from "./openapi/routes.js";
+import { mcpRoutes } from "./mcp/routes.js";
 import { httpKit } from "./http/kit.js";
 import { buildServices } from "./services.js";
 
@@ -24,7 +26,7 @@ import { buildServices } from "./services.js";
  * (src/api/index.ts) and the standalone API process (scripts/api.ts) all run the same app.
  * Order matters: log and no-store wrap everything; then host, client address, country, browser
  * rules and the JSON body, so that routes only ever see a vetted request.
- * The workers (relay watcher, treasury week closer, hosted scheduler) start with the app; `stop()` ends them (the
+ * The workers (relay watcher, treasury week closer, hosted scheduler, league settler) start with the app; `stop()` ends them (the
  * server's close should call it).
  */
 export function createApp(deps: AppDeps) {
@@ -45,6 +47,7 @@ export function createApp(deps: AppDeps) {
   v1.route("/", treasuryRoutes(services, http));
   v1.route("/hosted", hostedRoutes(services, http));
   v1.route("/", leagueRoutes(services, http));
+  v1.route("/", openApiRoutes(services));
 
   const app = new Hono<AppEnv>();
   app.use("*", requestLog(deps.logger));
@@ -56,6 +59,8 @@ export function createApp(deps: AppDeps) {
   app.use("*", jsonBody);
   app.route("/api/v1", v1);
   app.route("/", treasuryPageRoutes(services, http));
+  app.route("/", mcpRoutes((req, env) => app.fetch(req, env), deps.config.version));
+  app.route("/", leaguePageRoutes(services, http));
   // A known route (parameterised ones too) with the wrong method is 405 with Allow; other paths 404.
   app.all("/api/v1/*", wrongMethodOrNotFound(app.routes));
   // Mounted inside Ponder, the parent's notFound would answer plain text: catch the rest here.
@@ -65,8 +70,10 @@ export function createApp(deps: AppDeps) {
   services.watcher.start();
   services.treasury.closer.start();
   if (deps.hostedScheduler?.intervalMs !== 0) services.hosted.scheduler.start();
+  if (deps.league?.settleIntervalMs !== 0) services.league.settler.start();
   const stop = async () => {
     await services.hosted.scheduler.stop();
+    await services.league.settler.stop();
     await services.watcher.stop();
     await services.treasury.closer.stop();
     await services.signIn.revocations?.close();

@@ -39,6 +39,8 @@ export type AppDeps = {
   executors?: ExecutorPort | null;
   /** Hosted scheduler tuning for tests: pass interval (0: no timer, tests call runDue), lease, concurrency, instance name. */
   hostedScheduler?: { intervalMs?: number; leaseMs?: number; concurrency?: number; tickTimeoutMs?: number; instance?: string };
+  /** League settler pass interval (0: not started; tests drive runOnce), reading cache, the reserve wallet's signer. */
+  league?: { settleIntervalMs?: number; cacheMs?: number; reserveSigner?: PlatformSigner | null };
   treasury?: { confirmations?: number; cacheMs?: number; intervalMs?: number; deliverTimeoutMs?: number; ethMethod?: "trace" | "balance" };
 };
 

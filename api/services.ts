@@ -18,7 +18,7 @@ import { createFast } from "./fast/index.js";
 import { createTreasury } from "./treasury/index.js";
 import { createHosted } from "./hosted/index.js";
 import { createLeague } from "./league/index.js";
-import { platformSignerFromConfig } from "./ports/platformSigner.js";
+import { platformSignerFromConfig, reserveSignerFromConfig } from "./ports/platformSigner.js";
 
 /**
  * Every domain service, built once from the app's dependencies: the one place that wires the
@@ -53,7 +53,7 @@ export function buildServices(deps: AppDeps) {
   // Key revocations announced to the other instances when they share a Redis.
   // The weekly split of fees (started by createApp): closed once per store under an advisory lock.
   const platformSigner = deps.platformSigner !== undefined ? deps.platformSigner : platformSignerFromConfig(config);
-  const treasury = createTreasury({ config, chain, indexed, db, market, ledger, signer: platformSigner, clock, logger: deps.logger, ...deps.treasury });
+  const treasury = createTreasury({ config, chain, indexed, db, market, ledger, signer: platformSigner, clock, logger: deps.logger, prizePayouts: () => leagueOf().prizePayouts(), ...deps.treasury });
   // Hosted agents (their scheduler started by createApp): ticks shared by every instance on one store.
   const hosted = createHosted({ config, chain, market, db, clock, logger: deps.logger, scheduler: deps.hostedScheduler, executors, sequencer, liveSessionsOf: sessions.liveForExecutor,
     assertNotSanctioned: (address, field) => assertNotSanctioned({ chain, config }, address, field), sessionOf: sessions.forHosted,
@@ -62,9 +62,12 @@ export function buildServices(deps: AppDeps) {
     submit: relay.submit,
     onStopped: (id) => leagueOf().leaveHosted(id),
     beforeSettings: (id, next) => leagueOf().assertPracticeSettings(id, next),
+    practice: (agent) => leagueOf().practiceGate(agent),
   });
   // The league reads hosted agents; a stopped or deleted one leaves it.
-  const league = createLeague({ config, chain, db, clock, assertNotSanctioned: (address, field) => assertNotSanctioned({ chain, config }, address, field), hostedAgent: (id) => hosted.store.get(id) });
+  const reserveSigner = deps.league?.reserveSigner !== undefined ? deps.league.reserveSigner : reserveSignerFromConfig(config);
+  const league = createLeague({ config, chain, db, clock, indexed, logger: deps.logger, reserveSigner, cacheMs: deps.league?.cacheMs, settleIntervalMs: deps.league?.settleIntervalMs,
+    assertNotSanctioned: (address, field) => assertNotSanctioned({ chain, config }, address, field), hostedAgent: (id) => hosted.store.get(id) });
   const leagueOf = () => league;
   const stats = createStats({ config, chain, indexed, tokens, clock, aiPool: hosted.aiPool });
   const revocations = config.redisUrl ? redisRevocations(() => redisConnection(config.redisUrl!), forgetRevoked) : null;

@@ -19,6 +19,7 @@ import { benchFast } from "./fast.js";
 import { benchTreasury } from "./treasury.js";
 import { benchHosted } from "./hosted.js";
 import { benchAi } from "./ai.js";
+import { benchLeague } from "./league.js";
 import { table, type Row } from "./stats.js";
 
 const quick = process.argv.includes("--quick");
@@ -38,6 +39,8 @@ if (!only || only === "treasury") rows.push(...(await benchTreasury({ transfers:
 if (!only || only === "hosted") rows.push(...(await benchHosted({ paperAgents: quick ? 50 : 200, sizes: quick ? [1_000] : [1_000, 10_000] })));
 // Issue 17: an AI decision's overhead beyond the gateway's latency; `--only=ai`.
 if (!only || only === "ai") rows.push(...(await benchAi({ decisions: quick ? 50 : 300 })));
+// Issue 18: prize standings of 1,000 entrants with 100 trades each, recomputed and cached; `--only=league`.
+if (!only || only === "league") rows.push(...(await benchLeague(quick ? { entrants: 100, trades: 20, recomputes: 3, requests: 100 } : { entrants: 1_000, trades: 100, recomputes: 5, requests: 500 })));
 if (!only || only === "indexer") rows.push(...(await benchIndexer({ swaps: quick ? 5_000 : 50_000, latencySamples: quick ? 10 : 40, runs: quick ? 1 : 3 })));
 // Issue 12: restart after kill -9 and recovery after a node stall; `--only=restart`.
 // Issue 12: the limiter's cost per request, in memory and in Redis; `--only=rate-limit`.

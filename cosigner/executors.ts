@@ -1,4 +1,5 @@
 import { getAddress, parseGwei, recoverMessageAddress, toFunctionSelector, type Address, type Hex, type PublicClient } from "viem";
+import { executorAttestationText } from "../lib/executorAttestation.js";
 
 /** DelegationManager.redeemDelegations(bytes[],bytes32[],bytes[]): the only call an executor signs. */
 const REDEEM_SELECTOR = toFunctionSelector("redeemDelegations(bytes[],bytes32[],bytes[])");
@@ -38,7 +39,7 @@ export function createExecutorKeys(d: { db: Db; secret: string; chainId: number;
     if (!r) return null;
     const { account } = await accountOf(executor);
     const issued = Number(r.created_at);
-    const message = `pit hosted executor\nexecutor: ${account.address}\nagent: ${r.agent_id}\nowner: ${getAddress(r.owner)}\nchain: ${d.chainId}\nissued: ${issued}\nThis key is held by the service's signing service for this agent only.`;
+    const message = executorAttestationText({ executor: account.address, agentId: r.agent_id, owner: getAddress(r.owner), chainId: d.chainId, issued });
     return { executor: account.address, agent_id: r.agent_id, owner: getAddress(r.owner), chain_id: d.chainId, issued_at: issued, message, signature: await account.signMessage({ message }) };
   };
   /**

@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import { getAddress, isAddress, type Address } from "viem";
+import { mnemonicToAccount } from "viem/accounts";
 import { z } from "zod";
 import { readUniverse, type Universe } from "./universe.js";
 import { ROOT } from "./root.js";
@@ -125,6 +126,18 @@ const envSchema = {
   /** Seals owners' own gateway keys at rest; the devnet uses a fixed development secret. */
   AI_OWN_KEYS_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
   AI_CALL_TIMEOUT_MS: z.coerce.number().int().min(100).max(18_000).optional(),
+  /** League (SPEC "League"): published hubs that never link owner clusters (exchanges, bridges), comma list. */
+  LEAGUE_HUBS: z.string().transform((s) => s.split(",").map((a) => a.trim()).filter(Boolean)).refine((as) => as.every((a) => isAddress(a)), "must be a comma-separated list of 0x addresses").optional(),
+  /** The developer's own partner agents (house rows: they rank, never take a paid place), comma list of agent ids. */
+  LEAGUE_HOUSE_AGENTS: z.string().transform((s) => s.split(",").map((a) => a.trim()).filter(Boolean)).refine((xs) => xs.every((x) => /^[1-9][0-9]{0,15}$/.test(x)), "must be a comma-separated list of agent ids").transform((xs) => xs.map(Number)).optional(),
+  /** The wallet holding the prize reserve in the partner token, and the JSON-RPC signer holding its key (the devnet signs in process). */
+  LEAGUE_RESERVE_WALLET: addr.optional(),
+  LEAGUE_SIGNER_URL: url.optional(),
+  /** The partner agent whose stake feeds the reserve (GET league reserve.agent_id). */
+  LEAGUE_RESERVE_AGENT: z.coerce.number().int().min(1).optional(),
+  /** A season pays at most this many USD (in the partner token at its mark); the reserve holds at most this many seasons of it. */
+  LEAGUE_PRIZE_CAP_USD: z.coerce.number().finite().min(0).optional(),
+  LEAGUE_RESERVE_CEILING_SEASONS: z.coerce.number().int().min(1).max(100).optional(),
   /** PostgreSQL views schema of the indexer, for API processes outside Ponder's. */
   INDEXER_SCHEMA: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,44}$/, "must be a schema name").optional(),
 } as const;
@@ -203,7 +216,22 @@ export type Config = {
   shieldUrl: string | null;
   aggregatorUrls: Record<string, string>;
   ai: AiConfig;
+  league: LeagueConfig;
 };
+
+/** The league's settings (SPEC "League", README "League"). reserveWallet null: no reserve, seasons pay nothing. */
+export type LeagueConfig = {
+  hubs: Address[];
+  houseAgents: number[];
+  reserveWallet: Address | null;
+  signerUrl: string | null;
+  reserveAgent: number | null;
+  prizeCapUsd: number;
+  ceilingSeasons: number;
+};
+
+/** Account 4 of the devnet mnemonic holds the devnet's prize reserve. */
+const DEVNET_RESERVE_INDEX = 4;
 
 export type AiModel = { id: string; price: { input: number; output: number; structured: number | null; source: string } };
 /** The partner_llm brain's settings (SPEC GET hosted/ai). gatewayUrl null: AI agents are off. */
@@ -310,6 +338,15 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     shieldUrl: env.SHIELD_URL ?? null,
     aggregatorUrls: env.AGGREGATOR_URLS ?? {},
     ai: aiConfigOf(env, devnet),
+    league: {
+      hubs: (env.LEAGUE_HUBS ?? []).map((a) => getAddress(a)),
+      houseAgents: env.LEAGUE_HOUSE_AGENTS ?? [],
+      reserveWallet: env.LEAGUE_RESERVE_WALLET ?? (devnet ? mnemonicToAccount(DEVNET_MNEMONIC, { addressIndex: DEVNET_RESERVE_INDEX }).address : null),
+      signerUrl: env.LEAGUE_SIGNER_URL ?? null,
+      reserveAgent: env.LEAGUE_RESERVE_AGENT ?? null,
+      prizeCapUsd: env.LEAGUE_PRIZE_CAP_USD ?? 1_000,
+      ceilingSeasons: env.LEAGUE_RESERVE_CEILING_SEASONS ?? 4,
+    },
   };
 }
 

@@ -71,4 +71,17 @@ describe("readRouterCall: the co-signer's strict reading of a router call", () =
     expect(rules(10_000n, honest().slice(0, 2))).toContain("SESSION_EXECUTION");
     expect(rules(0n, honest())).toContain("SESSION_EXECUTION");
   });
+
+  it("refuses input parked in the router for anyone to sweep: a transfer to the router, a fixed wrap, a swap smaller than settled, a take of the input", () => {
+    const parked = (steps: [number, Hex][]) => rules(10_000n, steps);
+    // The fee's TRANSFER to the router itself would count 25 as handed on while it stays there.
+    expect(parked([[Command.TRANSFER, inputs.transfer(zeroAddress, ROUTER_ADDRESS_THIS, 25n)], ...honest().slice(1)])).toContain("SESSION_EXECUTION");
+    // 9,000 wrapped to WETH in the router, 975 swapped.
+    expect(parked([honest()[0]!, [Command.WRAP_ETH, encodeAbiParameters([{ type: "address" }, { type: "uint256" }], [ROUTER_ADDRESS_THIS, 9_000n])], [Command.V4_SWAP, swap(975n)], honest()[2]!])).toContain("SESSION_EXECUTION");
+    // Settles 9,975 but swaps 975: the rest of the settled input is taken back to the router.
+    const short = v4SwapInput([v4.settle(zeroAddress, 9_975n, false), v4.swapExactInSingle({ poolKey: key, zeroForOne: true, amountIn: 975n, amountOutMinimum: 0n }), v4.take(usdg, ROUTER_ADDRESS_THIS, 0n), v4.take(zeroAddress, ROUTER_ADDRESS_THIS, 0n)]);
+    expect(parked([honest()[0]!, [Command.V4_SWAP, short], honest()[2]!])).toContain("SESSION_EXECUTION");
+    // The honest shape still reads clean.
+    expect(parked(honest())).toEqual([]);
+  });
 });

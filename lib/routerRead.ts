@@ -1,6 +1,7 @@
 import { bpsOf } from "./fees.js";
 import { decodeAbiParameters, decodeFunctionData, zeroAddress, type Address, type Hex } from "viem";
 import { exactInputSingleParams, V4Action } from "../abis/uniswapV4.js";
+import { permitSingleParams } from "../abis/permit2.js";
 import { Command, COMMAND_TYPE_MASK, CONTRACT_BALANCE, FLAG_ALLOW_REVERT, ROUTER_ADDRESS_THIS, ROUTER_MSG_SENDER, universalRouterAbi } from "../abis/universalRouter.js";
 
 /**
@@ -27,9 +28,15 @@ export type RouterReading = {
   minOut: bigint;
   fees: FeePayment[];
   deadline: bigint | null;
+  /** PERMIT2_PERMITs the call carries (only read with `permit`). */
+  permits?: { token: Address; amount: bigint; spender: Address; expiration: number }[];
 };
 
-export type ReadContext = { router: Address; wallet: Address; feeRecipient: Address; weth: Address };
+/**
+ * `permit`: the wallet's own signing path (the SDK) accepts one PERMIT2_PERMIT whose spender is the
+ * router; a session's co-signer never sets it (a session trade carries no permit).
+ */
+export type ReadContext = { router: Address; wallet: Address; feeRecipient: Address; weth: Address; permit?: boolean };
 
 const MAX_DEPTH = 2;
 const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
@@ -37,11 +44,20 @@ const addr3 = [{ type: "address" }, { type: "address" }, { type: "uint256" }] as
 const addrAmount = [{ type: "address" }, { type: "uint256" }] as const;
 
 /** `spent`: what the program hands on of each token (transfers, settles, wraps), to find input left in the router. */
-type Acc = RouterReading & { spent: Map<string, bigint>; pulls: { token: Address; amount: bigint }[]; sweeps: { token: Address; min: bigint }[] };
+type Acc = RouterReading & {
+  spent: Map<string, bigint>;
+  pulls: { token: Address; amount: bigint }[];
+  sweeps: { token: Address; min: bigint }[];
+  permits: { token: Address; amount: bigint; spender: Address; expiration: number }[];
+  /** The V4 program: what the router settles from its own balance, the hops in order, what it takes. */
+  settles: { currency: Address; amount: bigint }[];
+  hops: { currencyIn: Address; currencyOut: Address; amountIn: bigint }[];
+  takes: Address[];
+};
 
 /** Reads `execute(commands, inputs, deadline)` sent to `target` with `value`. */
 export function readRouterCall(target: Address, value: bigint, data: Hex, ctx: ReadContext): RouterReading {
-  const acc: Acc = { failures: [], tokenIn: null, amountIn: 0n, tokenOut: null, minOut: 0n, fees: [], deadline: null, spent: new Map(), pulls: [], sweeps: [] };
+  const acc: Acc = { failures: [], tokenIn: null, amountIn: 0n, tokenOut: null, minOut: 0n, fees: [], deadline: null, spent: new Map(), pulls: [], sweeps: [], permits: [], settles: [], hops: [], takes: [] };
   const fail = (rule: RouterRule, message: string) => acc.failures.push({ rule, message });
   if (!same(target, ctx.router)) {
     fail("SESSION_TARGET", `the call goes to ${target}, not the router`);
@@ -60,7 +76,7 @@ export function readRouterCall(target: Address, value: bigint, data: Hex, ctx: R
   }
   readProgram(commands, inputs, ctx, acc, 0);
   settleTotals(acc, value, fail);
-  return { failures: acc.failures, tokenIn: acc.tokenIn, amountIn: acc.amountIn, tokenOut: acc.tokenOut, minOut: acc.minOut, fees: acc.fees, deadline: acc.deadline };
+  return { failures: acc.failures, tokenIn: acc.tokenIn, amountIn: acc.amountIn, tokenOut: acc.tokenOut, minOut: acc.minOut, fees: acc.fees, deadline: acc.deadline, permits: acc.permits };
 }
 
 function readProgram(commands: Hex, inputs: readonly Hex[], ctx: ReadContext, acc: Acc, depth: number) {
@@ -90,7 +106,9 @@ function readProgram(commands: Hex, inputs: readonly Hex[], ctx: ReadContext, ac
           const [token, to, n] = decodeAbiParameters(addr3, input);
           const portion = cmd === Command.PAY_PORTION;
           if (isFee(to)) acc.fees.push({ token, amount: portion ? null : n, bps: portion ? n : null, command: portion ? "PAY_PORTION" : "TRANSFER" });
-          else if (!toWallet(to) && !internal(to)) return fail("SESSION_RECIPIENTS", `command ${i} pays ${to}`);
+          // A transfer to the router itself moves nothing: it would count input as handed on while it stays there.
+          else if (internal(to)) return fail("SESSION_EXECUTION", `command ${i} transfers to the router itself`);
+          else if (!toWallet(to)) return fail("SESSION_RECIPIENTS", `command ${i} pays ${to}`);
           if (!portion) spend(acc, token, n);
           return;
         }
@@ -104,7 +122,16 @@ function readProgram(commands: Hex, inputs: readonly Hex[], ctx: ReadContext, ac
         case Command.UNWRAP_WETH: {
           const [to, amount] = decodeAbiParameters(addrAmount, input);
           if (!internal(to) && !toWallet(to)) return fail("SESSION_RECIPIENTS", `command ${i} sends wrapped or unwrapped ETH to ${to}`);
+          // Wrapping a fixed amount would park the input as WETH in the router; the output is wrapped whole.
+          if (cmd === Command.WRAP_ETH && amount !== CONTRACT_BALANCE) return fail("SESSION_EXECUTION", `command ${i} wraps a fixed amount of ETH`);
           if (amount !== CONTRACT_BALANCE) spend(acc, cmd === Command.WRAP_ETH ? zeroAddress : ctx.weth, amount);
+          return;
+        }
+        case Command.PERMIT2_PERMIT: {
+          if (!ctx.permit || depth > 0 || acc.permits.length) return fail("SESSION_EXECUTION", `command ${i} carries a Permit2 permit`);
+          const [permit] = decodeAbiParameters(permitSingleParams, input) as unknown as [{ details: { token: Address; amount: bigint; expiration: number }; spender: Address }];
+          if (!internal(permit.spender)) return fail("SESSION_RECIPIENTS", `command ${i} permits ${permit.spender} to spend the wallet's ${permit.details.token}, not the router`);
+          acc.permits.push({ token: permit.details.token, amount: permit.details.amount, spender: permit.spender, expiration: Number(permit.details.expiration) });
           return;
         }
         case Command.V4_SWAP:
@@ -132,14 +159,20 @@ function readV4(input: Hex, i: number, acc: Acc, fail: (r: RouterRule, m: string
     if (code === V4Action.SWAP_EXACT_IN_SINGLE) {
       const [sp] = decodeAbiParameters(exactInputSingleParams, p);
       if (sp.poolKey.hooks !== zeroAddress) fail("SESSION_EXECUTION", `V4 pool with hooks ${sp.poolKey.hooks}`);
+      const [c0, c1] = [sp.poolKey.currency0, sp.poolKey.currency1];
+      acc.hops.push({ currencyIn: sp.zeroForOne ? c0 : c1, currencyOut: sp.zeroForOne ? c1 : c0, amountIn: sp.amountIn });
     } else if (code === V4Action.SETTLE) {
       const [currency, amount, payerIsUser] = decodeAbiParameters([{ type: "address" }, { type: "uint256" }, { type: "bool" }], p);
       if (payerIsUser) acc.pulls.push({ token: currency, amount });
-      else spend(acc, currency, amount);
+      else {
+        spend(acc, currency, amount);
+        acc.settles.push({ currency, amount });
+      }
     } else if (code === V4Action.TAKE) {
       // Output goes to the router and reaches the wallet only through the SWEEP that checks the minimum.
-      const [, to] = decodeAbiParameters(addr3, p);
+      const [currency, to] = decodeAbiParameters(addr3, p);
       if (!internal(to)) fail(toWallet(to) ? "SESSION_EXECUTION" : "SESSION_RECIPIENTS", `V4 take of command ${i} pays ${to}, not the router`);
+      acc.takes.push(currency);
     } else {
       fail("SESSION_EXECUTION", `V4 action 0x${code.toString(16)} is not one a session trade uses`);
     }
@@ -163,12 +196,35 @@ function settleTotals(acc: Acc, value: bigint, fail: (r: RouterRule, m: string) 
     const handedOn = acc.spent.get(acc.tokenIn.toLowerCase()) ?? 0n;
     if (handedOn !== acc.amountIn) fail("SESSION_EXECUTION", `the input is ${acc.amountIn} but the program hands on ${handedOn}: the rest would stay in the router`);
   }
+  checkSwapShape(acc, fail);
   const swept = new Set(acc.sweeps.map((s) => s.token.toLowerCase()));
   if (swept.size !== 1) fail("SESSION_EXECUTION", swept.size ? "more than one token swept to the wallet" : "nothing swept to the wallet");
   else {
     acc.tokenOut = acc.sweeps[0]!.token;
     acc.minOut = acc.sweeps.reduce((m, s) => (s.min > m ? s.min : m), 0n);
   }
+}
+
+/**
+ * The swap spends exactly the input less the input-side fee: the first hop swaps what the router
+ * settles, each later hop takes the one before's output (amount 0: the open delta), and only the
+ * last hop's output is taken. Otherwise part of the input could stay in the router for anyone to
+ * sweep while the reading still said it was all handed on.
+ */
+function checkSwapShape(acc: Acc, fail: (r: RouterRule, m: string) => void) {
+  if (!acc.hops.length || acc.tokenIn === null) return;
+  const first = acc.hops[0]!;
+  const settled = acc.settles.filter((s) => same(s.currency, first.currencyIn)).reduce((t, s) => t + s.amount, 0n);
+  if (first.amountIn !== settled) fail("SESSION_EXECUTION", `the swap's input ${first.amountIn} is not the ${settled} the router settles`);
+  const inputFees = acc.fees.filter((f) => f.amount !== null && same(f.token, acc.tokenIn!)).reduce((t, f) => t + f.amount!, 0n);
+  if (settled + inputFees !== acc.amountIn) fail("SESSION_EXECUTION", `the swap settles ${settled} and the fee takes ${inputFees} of an input of ${acc.amountIn}: the rest would stay in the router`);
+  acc.hops.forEach((h, k) => {
+    if (k === 0) return;
+    if (h.amountIn !== 0n) fail("SESSION_EXECUTION", `hop ${k} swaps a fixed ${h.amountIn} instead of the hop before's output`);
+    if (!same(h.currencyIn, acc.hops[k - 1]!.currencyOut)) fail("SESSION_EXECUTION", `hop ${k} does not start from the hop before's output`);
+  });
+  const out = acc.hops.at(-1)!.currencyOut;
+  if (acc.takes.some((t) => !same(t, out))) fail("SESSION_EXECUTION", "the swap takes a currency other than its output");
 }
 
 /**

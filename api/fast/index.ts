@@ -7,6 +7,8 @@ import { fastTrade, type ChainHead, type FastDeps } from "./fast.js";
 import { fastTerms } from "./terms.js";
 
 export { FAST_RULES, FAST_LIMITS } from "./checks.js";
+/** The request schema, for the OpenAPI document (api/openapi). */
+export { fastRequest } from "./request.js";
 
 /** The chain's head (base fee, time) is read at most this often per instance. */
 const HEAD_TTL_MS = 1_000;

@@ -11,7 +11,7 @@ import { ownerSince, poolDay, poolFor, spendRows, todayOf } from "./spend.js";
 const TYPICAL_PROMPT_CHARS = 2_400;
 const DAY_MS = 86_400_000;
 
-const ownConnect = z.object({ api_key: z.string().min(8).max(300).regex(/^[\x21-\x7e]+$/, "printable ASCII, no spaces"), day_cap_usd: z.number().finite().positive().max(100).default(5) }).strict();
+export const ownConnect = z.object({ api_key: z.string().min(8).max(300).regex(/^[\x21-\x7e]+$/, "printable ASCII, no spaces"), day_cap_usd: z.number().finite().positive().max(100).default(5) }).strict();
 
 async function ownRow(d: HostedDeps, wallet: string) {
   const [r] = await d.store.db.query<{ sealed_key: string | null; sub_hint: string | null; day_cap_usd: number; connected_at: string | null; disconnected_at: string | null }>("SELECT * FROM app.ai_own WHERE wallet = $1", [wallet.toLowerCase()]);

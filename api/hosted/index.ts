@@ -8,7 +8,7 @@ import type { ExecutorPort } from "../ports/executors.js";
 import type { Sequencer } from "../ports/sequencer.js";
 import { createScheduler } from "./scheduler.js";
 import { createHostedStore, isLive } from "./store.js";
-import { runTick, type LiveDeps } from "./tick.js";
+import { runTick, type LiveDeps, type TickDeps } from "./tick.js";
 import { executorOf, type HostedSession } from "./executor.js";
 import type { AiDeps } from "./ai.js";
 import { ownerSince, poolDay } from "./spend.js";
@@ -20,6 +20,9 @@ export { webhookSignature, webhookVerifies } from "./brains.js";
 export { MAX_AGENTS_PER_WALLET } from "./agents.js";
 export { nextDue } from "./scheduler.js";
 export type { Owner } from "./agents.js";
+/** Request schemas, for the OpenAPI document (api/openapi). */
+export { createRequest as hostedCreateRequest, updateRequest as hostedUpdateRequest, sessionBody as hostedSessionBody, attestationBody as hostedAttestationBody } from "./request.js";
+export { ownConnect } from "./aiAccount.js";
 
 /**
  * Hosted agents: the owner's routes and the scheduler that ticks them (started by createApp).
@@ -43,12 +46,13 @@ export function createHosted(d: {
   submit: LiveDeps["submit"];
   onStopped?: HostedDeps["onStopped"];
   beforeSettings?: HostedDeps["beforeSettings"];
+  practice?: TickDeps["practice"];
   scheduler?: { intervalMs?: number; leaseMs?: number; concurrency?: number; tickTimeoutMs?: number; instance?: string };
   webhookTimeoutMs?: number;
 }) {
   const store = createHostedStore(d.db);
   const live: LiveDeps = { sessionOf: d.sessionOf, trade: d.trade, submit: d.submit, signTrade: d.executors ? (e, tx) => d.executors!.signTrade(e, tx) : null, executorOf: (id) => executorOf({ store }, id) };
-  const tickDeps = { config: d.config, chain: d.chain, market: d.market, store, clock: d.clock, logger: d.logger, allowPrivateWebhooks: d.config.devnet, webhookTimeoutMs: d.webhookTimeoutMs, live, ai: aiDepsOf(d) };
+  const tickDeps = { config: d.config, chain: d.chain, market: d.market, store, clock: d.clock, logger: d.logger, allowPrivateWebhooks: d.config.devnet, webhookTimeoutMs: d.webhookTimeoutMs, live, ai: aiDepsOf(d), practice: d.practice };
   const scheduler = createScheduler({ db: d.db, clock: d.clock, logger: d.logger, ...d.scheduler, runTick: (c, instance) => runTick(tickDeps, c.agentId, c.seq, c.dueMs, instance) });
   const h: HostedDeps = { ...tickDeps, scheduler, executors: d.executors, sequencer: d.sequencer, liveSessionsOf: d.liveSessionsOf, assertNotSanctioned: d.assertNotSanctioned, sessionOf: d.sessionOf, revokeSession: d.revokeSession, onStopped: d.onStopped, beforeSettings: d.beforeSettings };
   return {

@@ -103,3 +103,7 @@ export const ordersAnswer = z
   })
   .strict();
 export type Order = z.infer<typeof ordersAnswer>["orders"][number];
+
+/** POST hosted/<id>/session and hosted/<id>/stock-attestation bodies. */
+export const sessionBody = z.object({ session_id: z.string().min(1).max(64) }).strict();
+export const attestationBody = z.object({ session_id: z.string().min(1).max(64), issued: z.number().int().nonnegative(), expires: z.number().int().nonnegative(), signature: z.string().regex(/^0x[0-9a-fA-F]{130}$/, "a 65-byte signature") }).strict();

@@ -1,14 +1,12 @@
 import { Hono, type Context } from "hono";
-import { z } from "zod";
 import type { AppEnv } from "../deps.js";
 import { Refusal } from "../errors/index.js";
 import type { HttpKit } from "../http/kit.js";
 import { limit } from "../http/limits.js";
 import { RATE_RULES } from "../http/rateLimit.js";
 import type { Services } from "../services.js";
+import { attestationBody, sessionBody } from "./request.js";
 
-const sessionBody = z.object({ session_id: z.string().min(1).max(64) }).strict();
-const attestationBody = z.object({ session_id: z.string().min(1).max(64), issued: z.number().int().nonnegative(), expires: z.number().int().nonnegative(), signature: z.string().regex(/^0x[0-9a-fA-F]{130}$/, "a 65-byte signature") }).strict();
 
 /** SPEC "Hosted agents": every route, and the owner's own gateway key (ai/own, ai/own/disconnect). */
 export function hostedRoutes(s: Pick<Services, "hosted">, http: HttpKit) {

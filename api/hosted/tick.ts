@@ -40,7 +40,15 @@ export type TickDeps = {
   /** Webhooks on loopback and private addresses: the devnet's stand-in only. */
   allowPrivateWebhooks: boolean;
   webhookTimeoutMs?: number;
+  /**
+   * The practice board's gate for a paper agent (passed in by services.ts; hosted does not import
+   * the league): null when it does not play, a hold, or the season with a fresh book to start.
+   */
+  practice?: (agent: StoredAgent) => Promise<PracticeGate | null>;
 };
+
+/** The league's answer for one tick of a practice entrant (api/league practiceGate). */
+export type PracticeGate = { hold: "SEASON_CLOSED" | "LEAGUE_BOOK_PENDING"; message: string } | { season: number; reset: PaperBook | null };
 
 type Fill = { token_in: string; token_out: string; amount_in: string; amount_out: string; amount_usd: number; fee_bps: number; fee_class: string; fee_tier: number; fee: string; block: number };
 type Entry = { kind: "decision" | "trade" | "hold" | "error"; code: string | null; body: Record<string, unknown> };
@@ -118,6 +126,17 @@ async function fillPaper(d: TickDeps, agent: StoredAgent, o: Order, s: TickState
   };
 }
 
+/** The practice board's gate; a league that cannot answer holds the tick (LEAGUE_UNAVAILABLE), never trades past it. */
+async function practiceGateOf(d: TickDeps, agent: StoredAgent): Promise<PracticeGate | { hold: "LEAGUE_UNAVAILABLE"; message: string } | null> {
+  if (!d.practice) return null;
+  try {
+    return await d.practice(agent);
+  } catch (err) {
+    d.logger?.warn({ err, agent: agent.id }, "league practice gate failed");
+    return { hold: "LEAGUE_UNAVAILABLE", message: "the league could not be read; the tick trades nothing" };
+  }
+}
+
 /** What the agent's brain decides this tick (rule, webhook or the AI model; AI_OFF where the server calls no model). A refusal without a kind is an error row. */
 async function decide(d: TickDeps, agent: StoredAgent, s: TickState, t: { seq: number; dueMs: number; live: boolean }): Promise<Decision> {
   if (agent.brain === "rule") return ruleBrain(agent, s);
@@ -149,10 +168,17 @@ export async function runTick(d: TickDeps, agentId: string, seq: number, dueMs: 
   if (!agent || agent.status !== "active" || agent.deletedAt !== null) return false;
   if (agent.mode === "live") return runLiveTick(d, agent, seq, dueMs, instance);
   const entries: Entry[] = [];
-  const book: PaperBook = { ...(agent.paperBook ?? {}) };
+  const gate = await practiceGateOf(d, agent);
+  let book: PaperBook = { ...(agent.paperBook ?? {}) };
+  let brainState = agent.brainState ?? {};
+  if (gate && "reset" in gate && gate.reset) {
+    // A practice entrant's first tick of the season: the book starts again at 10,000 USDG.
+    book = { ...gate.reset };
+    brainState = { ...brainState, league_season: gate.season, start_usd: null };
+  }
   const block = Number(await d.chain.getBlockNumber());
   const s = await stateOf(d, agent, seq, block, book);
-  const decision = await decide(d, agent, s, { seq, dueMs, live: false });
+  const decision: Decision = gate && "hold" in gate ? { refused: gate.hold, message: gate.message, kind: "hold" } : await decide(d, agent, s, { seq, dueMs, live: false });
 
   const fills: Fill[] = [];
   if ("refused" in decision) {
@@ -163,6 +189,10 @@ export async function runTick(d: TickDeps, agentId: string, seq: number, dueMs: 
     if (!bad) {
       let today = await filledToday(d, agent.id);
       for (const o of decision.orders) {
+        if (gate && "season" in gate && o.token_in !== "USDG" && o.token_out !== "USDG") {
+          entries.push({ kind: "hold", code: "LEAGUE_PAIR", body: { message: `the practice board counts orders against USDG only (${o.token_in}/${o.token_out})`, order: o } });
+          continue;
+        }
         const r = await fillPaper(d, agent, o, s, book, today);
         if ("hold" in r) entries.push({ kind: "hold", code: r.hold, body: { message: r.message, order: o } });
         else {
@@ -174,7 +204,7 @@ export async function runTick(d: TickDeps, agentId: string, seq: number, dueMs: 
     }
   }
   const after = await stateOf(d, agent, seq, block, book);
-  const start = Number(agent.brainState?.start_usd ?? s.value_usd);
+  const start = Number(brainState.start_usd ?? s.value_usd);
   const lastDecision = { tick: seq, at: s.at, block, ...(("refused" in decision) ? { code: decision.refused, message: decision.message } : { orders: decision.orders, note: decision.note ?? null }), fills: fills.length };
   const now = d.clock();
   return d.store.db.tx(async (tx) => {
@@ -186,7 +216,7 @@ export async function runTick(d: TickDeps, agentId: string, seq: number, dueMs: 
     if (!first.length) return false;
     await tx.query(
       "UPDATE app.hosted_agents SET paper_book = $2, brain_state = $3, last_decision = $4, last_trade = COALESCE($5, last_trade), updated_at = $6 WHERE id = $1",
-      [agent.id, JSON.stringify(book), JSON.stringify({ ...(agent.brainState ?? {}), start_usd: start, value_usd: after.value_usd }), JSON.stringify(lastDecision), fills.length ? JSON.stringify({ ...fills.at(-1), at: now }) : null, now],
+      [agent.id, JSON.stringify(book), JSON.stringify({ ...brainState, start_usd: start, value_usd: after.value_usd }), JSON.stringify(lastDecision), fills.length ? JSON.stringify({ ...fills.at(-1), at: now }) : null, now],
     );
     for (const e of entries) await d.store.log(agent.id, seq, e.kind, e.code, e.body, now, tx);
     return true;

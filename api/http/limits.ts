@@ -1,7 +1,7 @@
 import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "../deps.js";
 import { Refusal } from "../errors/index.js";
-import type { BucketRule, BucketTake, Limiter } from "./rateLimit.js";
+import { PUBLIC_OVERALL, RATE_RULES, type BucketRule, type BucketTake, type Limiter } from "./rateLimit.js";
 
 export type Scope = "client" | "key" | "overall";
 /** One bucket of a route: a rule's name, its numbers, and what it is counted per. */
@@ -24,3 +24,6 @@ export function limit(limiter: Limiter, ...takes: Take[]): MiddlewareHandler<App
     await next();
   };
 }
+
+/** The unkeyed routes' limit (config, health, stats, treasury, league reads): per client address, and overall. */
+export const publicLimit = (limiter: Limiter) => limit(limiter, ["public", RATE_RULES.public, "client"], ["public", PUBLIC_OVERALL, "overall"]);

@@ -9,7 +9,7 @@ import { parseBody, Refusal } from "../errors/index.js";
 import type { Db } from "../ports/store/db.js";
 
 /** A hosted agent as the league reads it (hosted's store). */
-export type LeagueHostedAgent = { id: string; wallet: Address; mode: "paper" | "live"; status: string; pairs: string[]; intervalS: number; deletedAt: number | null };
+export type LeagueHostedAgent = { id: string; name: string; wallet: Address; mode: "paper" | "live"; status: string; pairs: string[]; intervalS: number; deletedAt: number | null; paperBook: Record<string, string> | null; brainState: Record<string, unknown> | null };
 
 export type LeagueDeps = {
   config: Config;
@@ -30,10 +30,10 @@ const board = z.enum(["prize", "practice"]);
 const hostedId = z.string().regex(/^ha_[A-Za-z0-9_-]{1,32}$/, "a hosted agent id");
 const signature = z.string().regex(/^0x[0-9a-fA-F]{130}$/, "a 65-byte signature");
 const nonce = z.string().regex(/^[0-9a-f]{32}$/, "a statement nonce");
-const statementBody = z.object({ agent_id: agentId, board: board.optional(), hosted_id: hostedId.optional() }).strict();
-const enterBody = z.object({ agent_id: agentId, board: board.optional(), hosted_id: hostedId.optional(), signature: signature.optional(), nonce: nonce.optional() }).strict();
-const confirmBody = z.object({ agent_id: agentId, signature, nonce }).strict();
-const leaveBody = z.object({ board: board.optional(), hosted_id: hostedId.optional(), agent_id: agentId.optional() }).strict();
+export const statementBody = z.object({ agent_id: agentId, board: board.optional(), hosted_id: hostedId.optional() }).strict();
+export const enterBody = z.object({ agent_id: agentId, board: board.optional(), hosted_id: hostedId.optional(), signature: signature.optional(), nonce: nonce.optional() }).strict();
+export const confirmBody = z.object({ agent_id: agentId, signature, nonce }).strict();
+export const leaveBody = z.object({ board: board.optional(), hosted_id: hostedId.optional(), agent_id: agentId.optional() }).strict();
 
 type PartnerAgent = { agent_id: number; token: Address; symbol: string; name: string; owner: Address; agentWallet: Address };
 type EntryRow = {

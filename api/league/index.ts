@@ -1,14 +1,33 @@
+import type { Logger } from "pino";
+import type { SqlIndexedReads } from "../ports/indexed.js";
+import type { PlatformSigner } from "../ports/platformSigner.js";
+import { createLease } from "../ports/store/lease.js";
 import { assertPracticeSettings, leagueConfirm, leagueEnter, leagueLeave, leagueMe, leagueStatement, leaveHosted, type LeagueDeps, type LeagueWho } from "./entries.js";
+import { practiceGate, type PracticeAgent } from "./practice.js";
+import { indexedMarkReader } from "./prize.js";
+import { createLeagueReader } from "./read.js";
+import { createSettler } from "./settle.js";
+import { prizePayouts } from "./payouts.js";
 
 export type { LeagueHostedAgent, LeagueWho } from "./entries.js";
 export { PRACTICE_MIN_INTERVAL_S } from "./entries.js";
+export { PRACTICE_BOOK_USD } from "./practice.js";
+export { leagueRules } from "./read.js";
+/** Request schemas, for the OpenAPI document (api/openapi). */
+export { statementBody, enterBody, confirmBody, leaveBody } from "./entries.js";
+export { standingsQuery } from "./read.js";
+export { indexedMarkReader, valuationTokens } from "./prize.js";
+export { leaguePage, leagueSeasonPage } from "./page.js";
 
 /**
- * The league (issue 18), first part: the calendar and entries (statement, enter, confirm, leave,
- * me). Standings, clusters, eligibility, settlement, payouts and the reading routes and pages are
- * not built yet.
+ * The league (SPEC "League"): entries, the prize and practice boards, the settler that decides
+ * each season once and pays its places from the reserve, and the public reading routes.
  */
-export function createLeague(d: LeagueDeps) {
+export function createLeague(d: LeagueDeps & { indexed: SqlIndexedReads; reserveSigner: PlatformSigner | null; logger?: Logger; cacheMs?: number; settleIntervalMs?: number }) {
+  const marks = indexedMarkReader(d.indexed);
+  const hostedAgent = (id: string) => d.hostedAgent(id) as Promise<PracticeAgent | null>;
+  const reader = createLeagueReader({ ...d, marks, hostedAgent });
+  const settler = createSettler({ ...d, marks, hostedAgent, signer: d.reserveSigner, lease: createLease(d.db, "league-settler", 60_000), intervalMs: d.settleIntervalMs });
   return {
     statement: (body: unknown, who: LeagueWho) => leagueStatement(d, body, who),
     enter: (body: unknown, who: LeagueWho) => leagueEnter(d, body, who),
@@ -17,6 +36,11 @@ export function createLeague(d: LeagueDeps) {
     me: (who: LeagueWho) => leagueMe(d, who),
     leaveHosted: (hostedId: string) => leaveHosted(d, hostedId),
     assertPracticeSettings: (hostedId: string, next: { pairs: string[]; intervalS: number }) => assertPracticeSettings(d, hostedId, next),
+    practiceGate: (agent: PracticeAgent) => practiceGate(d, agent),
+    reader,
+    settler,
+    /** The treasury's `prize_payouts` (newest first). */
+    prizePayouts: () => prizePayouts(d),
   };
 }
 

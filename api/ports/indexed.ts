@@ -206,6 +206,18 @@ export function sqlIndexedReads(read: Query, schema?: string) {
       return { feed: r.address as Address, roundId: big(r.round_id), answer: big(r.answer), updatedAt, ageS: Math.max(0, now - updatedAt), block: num(r.block) };
     },
 
+    /** Every round a feed logged, in chain order, with its block's time (the league's marks). */
+    async feedRounds(feed: Address): Promise<{ round_id: string; answer: bigint; updated_at: number; block: number; ts: number }[]> {
+      const rows = await query(`SELECT round_id::text AS round_text, answer::text AS answer_text, updated_at, block, timestamp FROM ${t("feed_round")} WHERE feed = $1 ORDER BY block, round_id`, [lc(feed)]);
+      return rows.map((r) => ({ round_id: String(r.round_text), answer: big(r.answer_text), updated_at: num(r.updated_at), block: num(r.block), ts: num(r.timestamp) }));
+    },
+
+    /** A pool's price observations in chain order, with the running integral the indexer keeps (lib/twap). */
+    async poolObservations(poolId: Hex): Promise<{ ts: number; block: number; log: number; priceX96: bigint; cumulativeX96: bigint }[]> {
+      const rows = await query(`SELECT timestamp, block, log_index, price_x_96::text AS p, cumulative_x_96::text AS c FROM ${t("pool_observation")} WHERE pool_id = $1 ORDER BY block, log_index`, [lc(poolId)]);
+      return rows.map((r) => ({ ts: num(r.timestamp), block: num(r.block), log: num(r.log_index), priceX96: big(r.p), cumulativeX96: big(String(r.c).split(".")[0]) }));
+    },
+
     /** Unix time of the first transfer that reached the fee wallet, or null. */
     async firstFeeTransferAt(): Promise<number | null> {
       const rows = await query(`SELECT min(timestamp)::text AS t FROM ${t("fee_transfer")} WHERE direction = 'in'`);

@@ -51,3 +51,16 @@ export function platformSignerFromConfig(config: Config): PlatformSigner | null 
   const account = mnemonicToAccount(DEVNET_MNEMONIC, { addressIndex: DEVNET_PLATFORM_INDEX });
   return account.address.toLowerCase() === config.feeRecipient.toLowerCase() ? localPlatformSigner(account) : null;
 }
+
+/** Account 4 of the devnet mnemonic holds the devnet's prize reserve (lib/config). */
+const DEVNET_RESERVE_INDEX = 4;
+
+/** The league reserve wallet's signer: LEAGUE_SIGNER_URL's, on the devnet account 4 in process, else none (payouts stay planned). */
+export function reserveSignerFromConfig(config: Config): PlatformSigner | null {
+  const wallet = config.league.reserveWallet;
+  if (!wallet) return null;
+  if (config.league.signerUrl) return rpcPlatformSigner(config.league.signerUrl, wallet);
+  if (!config.devnet) return null;
+  const account = mnemonicToAccount(DEVNET_MNEMONIC, { addressIndex: DEVNET_RESERVE_INDEX });
+  return account.address.toLowerCase() === wallet.toLowerCase() ? localPlatformSigner(account) : null;
+}

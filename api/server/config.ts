@@ -27,9 +27,13 @@ export function publicConfig(config: Config) {
     },
     router: c.universalRouter,
     permit_contract: c.permit2,
+    // Where clients read outcomes and their own quotes (the SDK: ETH paid out by the last Swap).
+    pool_manager: c.poolManager,
+    v4_quoter: c.v4Quoter,
     multicall: c.multicall3,
     tokens: Object.fromEntries(
-      Object.values(config.tokens).map((t) => [t.symbol, { address: t.address, decimals: t.decimals, kind: t.kind, native: t.native }]),
+      // feed: the oracle a client reads its own marks from (SDK rule PRICE); null without one.
+      Object.values(config.tokens).map((t) => [t.symbol, { address: t.address, decimals: t.decimals, kind: t.kind, native: t.native, feed: t.feed }]),
     ),
     fee: {
       schedule: FEE_SCHEDULE,

@@ -2,8 +2,7 @@ import { Hono } from "hono";
 import type { AppEnv } from "../deps.js";
 import { checkHealth } from "./health.js";
 import { publicConfig } from "./config.js";
-import { limit } from "../http/limits.js";
-import { PUBLIC_OVERALL, RATE_RULES } from "../http/rateLimit.js";
+import { publicLimit } from "../http/limits.js";
 import type { HttpKit } from "../http/kit.js";
 import type { Services } from "../services.js";
 
@@ -16,7 +15,7 @@ export function serverRoutes(s: Pick<Services, "deps" | "stats">, http: HttpKit)
   const config = publicConfig(deps.config);
   const app = new Hono<AppEnv>();
   for (const path of ["/config", "/health", "/stats"]) {
-    app.use(path, limit(limiter, ["public", RATE_RULES.public, "client"], ["public", PUBLIC_OVERALL, "overall"]));
+    app.use(path, publicLimit(limiter));
   }
   // Immutable for the life of the process: serialised once, not per request.
   const configJson = JSON.stringify(config);

@@ -20,7 +20,7 @@ const ETH_HEADROOM = 1.5;
 
 const address = z.string().regex(/^0x[0-9a-fA-F]{40}$/, "must be a 0x address");
 const usd = z.number().finite();
-const startRequest = z
+export const startRequest = z
   .object({
     wallet: address,
     executor: address,
@@ -37,7 +37,7 @@ const startRequest = z
   .strict();
 
 const hex = z.string().regex(/^0x[0-9a-fA-F]*$/, "must be 0x hex");
-const switchOnRequest = z
+export const switchOnRequest = z
   .object({
     session_id: z.string().min(1).max(64),
     delegation_signature: hex.max(4_000),
@@ -241,8 +241,11 @@ export async function startGrant(d: SessionDeps, body: Record<string, unknown>, 
     ],
   };
   const session = { id: d.store.newId(), wallet, executor, cosigner: cosigner.address, keyId: who.key.keyId, expires, walletCode, tokens, binding, root: { ...unsigned, signature: "0x" as Hex }, curveRoots: curveRoots.map((r) => ({ ...r, signature: "0x" as Hex })), delegationHash: hash, start };
-  await d.store.insert(session);
-  return { session_id: session.id, status: "pending", wallet, executor, cosigner: cosigner.address, expires, wallet_code: walletCode, ...start, risk_terms: binding.risk_terms, limits: binding.limits };
+  const same = await d.store.insert(session);
+  // The same terms asked twice in one second are one root: the grant already pending is the answer.
+  if (same && (same.status !== "pending" || same.wallet.toLowerCase() !== wallet.toLowerCase())) throw new Refusal("SESSION_LIMIT", `a session with exactly this root is already ${same.status}; ask again in a second for a new one`);
+  const id = same?.id ?? session.id;
+  return { session_id: id, status: "pending", wallet, executor, cosigner: cosigner.address, expires, wallet_code: walletCode, ...start, risk_terms: binding.risk_terms, limits: binding.limits };
 }
 
 /**

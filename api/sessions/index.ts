@@ -8,6 +8,10 @@ import { sessionView } from "./view.js";
 
 export { createSessionStore, type SessionStore, type StoredSession } from "./store.js";
 export type { SessionDeps } from "./deps.js";
+/** Request schemas, for the OpenAPI document (api/openapi). */
+export { startRequest as grantRequest, switchOnRequest } from "./grant.js";
+export { sessionTradeRequest } from "./trade.js";
+export { revokeRequest as sessionRevokeRequest } from "./revoke.js";
 
 /** Sessions: grant (two calls), trade, revoke, and the wallet's list. */
 export function createSessions(d: SessionDeps) {

@@ -9,7 +9,7 @@ import { buildApprove, buildLockdown, type PlanTx, type Who } from "../trading/i
 import type { SessionDeps } from "./deps.js";
 import { ownSession } from "./grant.js";
 
-const revokeRequest = z.object({ session_id: z.string().min(1).max(64), reset_code: z.boolean().default(false) }).strict();
+export const revokeRequest = z.object({ session_id: z.string().min(1).max(64), reset_code: z.boolean().default(false) }).strict();
 
 /**
  * live/session/revoke (the wallet's key): the service and its co-signer stop at once, for every

@@ -65,12 +65,19 @@ export function createSessionStore(d: { db: Db; clock: () => number }) {
   return {
     newId: () => `ses_${randomBytes(16).toString("hex")}`,
 
-    async insert(s: Omit<StoredSession, "status" | "createdAt" | "authorization" | "activatedAt" | "revokedAt">) {
-      await d.db.query(
+    /**
+     * Stores a pending grant; answers the session already holding the same root (the same terms
+     * asked twice in one second hash to one delegation) instead, or null when it was stored.
+     */
+    async insert(s: Omit<StoredSession, "status" | "createdAt" | "authorization" | "activatedAt" | "revokedAt">): Promise<StoredSession | null> {
+      const stored = await d.db.query(
         `INSERT INTO app.sessions (id, wallet, executor, cosigner, key_id, status, created_at, expires, wallet_code, tokens, binding, root, delegation_hash, start, curve_roots)
-         VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+         VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7, $8, $9, $10, $11, $12, $13, $14) ON CONFLICT (delegation_hash) DO NOTHING RETURNING id`,
         [s.id, lc(s.wallet), lc(s.executor), lc(s.cosigner), s.keyId, now(), s.expires, JSON.stringify(s.walletCode), JSON.stringify(s.tokens), JSON.stringify(s.binding), JSON.stringify(delegationToJson(s.root)), s.delegationHash, JSON.stringify(s.start), JSON.stringify(s.curveRoots.map(delegationToJson))],
       );
+      if (stored.length) return null;
+      const [r] = await d.db.query("SELECT * FROM app.sessions WHERE delegation_hash = $1", [s.delegationHash]);
+      return r ? sessionFrom(r) : null;
     },
 
     async byId(id: string): Promise<StoredSession | null> {

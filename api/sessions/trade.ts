@@ -12,7 +12,7 @@ import type { StoredSession } from "./store.js";
 /** Gas of redeemDelegations around the router call: two delegations, their signatures and eleven enforcer hooks. */
 const REDEEM_GAS = 260_000;
 
-const sessionTradeRequest = z
+export const sessionTradeRequest = z
   .object({
     session_id: z.string().min(1).max(64),
     token_in: z.string(),

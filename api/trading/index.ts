@@ -5,8 +5,11 @@ export { parseTradeRequest, tradeRequest, type TradeRequest } from "./request.js
 export type { Sides, TokenInfo, Who } from "./sides.js";
 export type { Evaluation } from "./evaluate.js";
 export { round2, msSince } from "./timing.js";
-export { createLedger, type Ledger, type TokenRef } from "./ledger.js";
+export { createLedger, DROP_AFTER_S, relayedPlanOf, type Ledger, type TokenRef } from "./ledger.js";
 export { createVolume, VOLUME_WINDOW_DAYS, type Volume, type VolumeTier } from "./volume.js";
 export { createRelay, nodeKnows, resend, sendRaw, type Relay } from "./relay.js";
+/** Request schemas, for the OpenAPI document (api/openapi). */
+export { submitRequest } from "./relay.js";
+export { revokeRequest } from "./revoke.js";
 export { createWatcher, FINALITY_BLOCKS, type Watcher } from "./watcher.js";
 export { APPROVAL_MODES, LIMITS, SHIELD_POLICIES, slippageCapBps } from "./policy.js";

@@ -8,7 +8,7 @@ import { fingerprint, type Ledger, type StoredPlan } from "./ledger.js";
 import type { KeyRecord } from "../auth/index.js";
 import { msSince } from "./timing.js";
 
-const submitRequest = z
+export const submitRequest = z
   .object({
     raw_tx: z.string().regex(/^0x[0-9a-fA-F]+$/, "must be 0x hex").max(40_000).optional(),
     raw_txs: z.array(z.string().regex(/^0x[0-9a-fA-F]+$/, "must be 0x hex").max(40_000)).min(1).max(3).optional(),

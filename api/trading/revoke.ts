@@ -10,7 +10,7 @@ import type { KeyRecord } from "../auth/index.js";
 import { simulateCalls } from "../ports/simulation.js";
 
 const address = z.string().regex(/^0x[0-9a-fA-F]{40}$/, "must be a 0x address");
-const revokeRequest = z
+export const revokeRequest = z
   .object({
     wallet: address,
     tokens: z.array(z.string().min(1).max(64)).min(1).max(20).default(["USDG"]),

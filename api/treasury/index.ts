@@ -12,7 +12,7 @@ export type { WeekRow, TokenRow, TransferRow } from "./close.js";
 export type { TreasuryAnswer } from "./read.js";
 
 /** The treasury: the week closer (a worker) and the public record's reader, over one store. */
-export function createTreasury(d: Omit<CloserDeps, "store" | "moving" | "onClosed"> & { db: Db; cacheMs?: number }) {
+export function createTreasury(d: Omit<CloserDeps, "store" | "moving" | "onClosed"> & { db: Db; cacheMs?: number; prizePayouts?: () => Promise<unknown[]> }) {
   const store = createTreasuryStore(d.db);
   // A bucket's share moves only with a wallet to send it to and a signer to send it.
   const moving = { operations: !!d.config.treasuryBuckets.operations && !!d.signer, buybacks: !!d.config.treasuryBuckets.buybacks && !!d.signer, treasury: !!d.config.treasuryBuckets.treasury && !!d.signer };

@@ -77,7 +77,7 @@ export function totalsOf(rows: WeekRow[]): TokenTotal[] {
  * are not served), newest first, with the week in progress as a `preview` row first. Kept for
  * `cacheMs` (cached_s says how old); the closer drops it when it appends.
  */
-export function createTreasuryReader(d: CloseDeps & { store: TreasuryStore; clock: () => number; logger?: Logger; cacheMs?: number }) {
+export function createTreasuryReader(d: CloseDeps & { store: TreasuryStore; clock: () => number; logger?: Logger; cacheMs?: number; prizePayouts?: () => Promise<unknown[]> }) {
   let cached: { at: number; body: Omit<TreasuryAnswer, "cached_s"> } | null = null;
   let building: Promise<Omit<TreasuryAnswer, "cached_s">> | null = null;
   const cacheMs = d.cacheMs ?? 15_000;
@@ -115,7 +115,8 @@ export function createTreasuryReader(d: CloseDeps & { store: TreasuryStore; cloc
       integrity,
       weeks: [...(p ? [p] : []), ...[...served].reverse()],
       totals: totalsOf(served),
-      prize_payouts: [],
+      // The league's seasons paid, newest first (empty until the first payout).
+      prize_payouts: d.prizePayouts ? await d.prizePayouts() : [],
       explorer_tx: d.config.explorerTx,
       generated_at: now(),
     };

@@ -185,3 +185,57 @@ describe("practice entries", () => {
     expect(me.json.entries.find((x: any) => x.hosted_id === good)).toMatchObject({ status: "left", playing: false });
   });
 });
+
+describe("the reading routes (no key)", () => {
+  const get = (path: string, headers: Record<string, string> = {}) => stack.api.call("GET", `/api/v1/league${path}`, undefined, headers);
+
+  it("answer the calendar, the reserve, the rules and each board, and refuse bad queries with clear codes", async () => {
+    const l = await get("");
+    expect(l.status, l.text).toBe(200);
+    expect(l.json.season).toMatchObject({ status: expect.stringMatching(/^(open|upcoming)$/), days: 14 });
+    expect(l.json.next_season.number).toBe(l.json.season.number + (l.json.season.status === "open" ? 1 : 0));
+    expect(l.json.reserve).toMatchObject({ on: true, reserve_atoms: "0", cap_usd: 1_000, estimate: { status: expect.stringMatching(/^(estimate|pending|incomplete)$/) } });
+    expect(l.json.rules).toMatchObject({ split: { bps: [5000, 3000, 2000] }, minimum_field: { clusters: 10 }, practice_starting_book: { USDG: 10_000 }, prize_cap_usd: 1_000 });
+    expect(l.json.rules.valuation.tokens.map((t: { symbol: string; basis: string }) => `${t.symbol}:${t.basis}`)).toEqual(expect.arrayContaining(["USDG:fixed", "ETH:oracle", "ORBIO:twap"]));
+    const st = await get("/standings");
+    expect(st.status, st.text).toBe(200);
+    expect(st.json).toMatchObject({ board: "prize", season: l.json.season.number, decided: false, amounts_basis: "estimate" });
+    const pr = await get(`/standings?board=practice&season=${l.json.next_season.number}`);
+    expect(pr.json).toMatchObject({ board: "practice", rows: [], outcome: null, amounts_atoms: null, amounts_basis: null });
+    expect(pr.json.entrants_next).toBeGreaterThanOrEqual(0);
+    expect(codeOf(await get("/standings?board=gold"))).toEqual([400, "BAD_REQUEST"]);
+    expect(codeOf(await get("/standings?season=-1"))).toEqual([400, "BAD_REQUEST"]);
+    expect(codeOf(await get("/standings?sort=score"))).toEqual([400, "BAD_REQUEST"]);
+    expect(codeOf(await get(`/standings?season=${l.json.next_season.number + 5}`))).toEqual([404, "NO_SEASON"]);
+    expect(codeOf(await get("/seasons/abc"))).toEqual([404, "NO_SEASON"]);
+    expect(codeOf(await get("/seasons/0"))).toEqual([404, "NO_SEASON"]);
+    expect(codeOf(await get("/seasons/99999"))).toEqual([404, "NO_SEASON"]);
+    const seasons = await get("/seasons");
+    expect(seasons.json.seasons[0]).toMatchObject({ number: l.json.next_season.number, status: "upcoming", decided: false, winners: [] });
+    expect(seasons.json.seasons.at(-1).number).toBe(1);
+    const one = await get(`/seasons/${l.json.season.number}`);
+    expect(one.status, one.text).toBe(200);
+    expect(one.json).toMatchObject({ season: l.json.season.number, payouts: [], winners: [], settled_at: null });
+    const reserve = await get("/reserve");
+    expect(reserve.json).toMatchObject({ on: true, rows: [], rules: { split_bps: [5000, 3000, 2000] } });
+  });
+
+  it("are limited per client address (60, then 2 per second): 429 RATE_LIMITED with Retry-After", async () => {
+    const limited = await serveApi({ rpcUrl: stack.dn.anvil.rpcUrl, db: stack.store.db, clock: () => Date.now() + offsetMs, limiter: new RateLimiter(() => Date.now() + offsetMs), league: { settleIntervalMs: 0 } });
+    try {
+      let ok = 0;
+      let last: Awaited<ReturnType<typeof limited.call>> | null = null;
+      for (let i = 0; i < 200; i++) {
+        last = await limited.call("GET", i % 2 ? "/api/v1/league/seasons" : "/api/v1/league/reserve");
+        if (last.status !== 200) break;
+        ok++;
+      }
+      // The burst of 60 (and what refilled meanwhile), then a refusal.
+      expect(ok).toBeGreaterThanOrEqual(60);
+      expect(codeOf(last!)).toEqual([429, "RATE_LIMITED"]);
+      expect(Number(last!.headers.get("retry-after"))).toBeGreaterThan(0);
+    } finally {
+      await limited.close();
+    }
+  });
+});

@@ -44,7 +44,8 @@ describe("GET /api/v1/config", () => {
     expect(body.permit_contract).toBe("0x000000000022D473030F116dDEE9F6B43aC78BA3");
     expect(body.multicall).toBe("0xcA11bde05977b3631167028862bE2a173976CA11");
     expect(Object.keys(body.tokens).sort()).toEqual(["ETH", "NVDA", "ORBIO", "TSLA", "USDG", "WBTC", "WETH"]);
-    expect(body.tokens.USDG).toEqual({ address: u.tokens.USDG!.address, decimals: 6, kind: "stable", native: false });
+    expect(body.tokens.USDG).toEqual({ address: u.tokens.USDG!.address, decimals: 6, kind: "stable", native: false, feed: u.tokens.USDG!.feed ?? null });
+    expect(body.tokens.ETH.feed).toBe(u.tokens.ETH!.feed);
     expect(body.tokens.ETH.native).toBe(true);
     expect(body.auth).toMatchObject({ challenge_ttl_s: 300, key_ttl_s: 2592000, key_prefix: "pit_w_", require_partner_agent: false, version: "1" });
     expect(body.auth.domain).toBe(api.config.authDomain);

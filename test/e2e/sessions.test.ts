@@ -142,6 +142,13 @@ describe("grant and trade refusals", () => {
     executor = (await stack.dn.freshWallet(0n)).address;
   });
 
+  it("the same terms asked twice at once are one pending session (one root), never a 500", async () => {
+    const body = { max_trade_usd: 30, max_day_usd: 60, max_trades: 3, expires_in_s: 1_800 };
+    const [a, b] = await Promise.all([grant(body), grant(body)]);
+    expect([a.status, b.status], JSON.stringify([a.json, b.json])).toEqual([200, 200]);
+    if (a.json.sign.delegation.delegation_hash === b.json.sign.delegation.delegation_hash) expect(b.json.session_id).toBe(a.json.session_id);
+  });
+
   it("SESSION_LIMIT for every bound of the grant; BAD_EXECUTOR; WALLET_MISMATCH; unknown fields", async () => {
     for (const bad of [
       { max_trade_usd: 1_001 },

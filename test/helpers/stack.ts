@@ -1,4 +1,6 @@
 import { RateLimiter, type Limiter } from "../../api/http/rateLimit.js";
+import type { AppDeps } from "../../api/deps.js";
+import type { Config } from "../../lib/config.js";
 import { httpShield } from "../../api/ports/shield.js";
 import type { SqlIndexedReads } from "../../api/ports/indexed.js";
 import { startShieldStandIn } from "../../devnet/shieldStandIn.js";
@@ -8,7 +10,7 @@ import { freshStore, serveApi, type StoreKind } from "./api.js";
 import { startDevnet, type Devnet } from "./devnet.js";
 import { startIndexer } from "./indexer.js";
 
-type ServeOpts = { store?: StoreKind; shield?: boolean; clock?: () => number; limiter?: RateLimiter };
+type ServeOpts = { store?: StoreKind; shield?: boolean; clock?: () => number; limiter?: RateLimiter; config?: Partial<Config>; league?: AppDeps["league"]; hostedScheduler?: AppDeps["hostedScheduler"] };
 
 /** A private devnet with the real indexer on PostgreSQL caught up to it. `before` runs on the chain first. */
 export async function startIndexedDevnet(opts: { before?: (dn: Devnet) => Promise<void> } = {}) {
@@ -31,7 +33,7 @@ async function serve(dn: Devnet, indexed: SqlIndexedReads | undefined, opts: Ser
   const clock = opts.clock ?? Date.now;
   const store = await freshStore(opts.store ?? "pglite");
   const shield = opts.shield ? await startShieldStandIn() : null;
-  const api = await serveApi({ rpcUrl: dn.anvil.rpcUrl, db: store.db, clock, indexed, shield: shield ? httpShield(shield.url) : null, limiter: opts.limiter ?? new RateLimiter(clock, 10_000, false) });
+  const api = await serveApi({ rpcUrl: dn.anvil.rpcUrl, db: store.db, clock, indexed, shield: shield ? httpShield(shield.url) : null, limiter: opts.limiter ?? new RateLimiter(clock, 10_000, false), config: opts.config, league: opts.league, hostedScheduler: opts.hostedScheduler });
   return {
     store,
     api,

@@ -465,6 +465,45 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
       CREATE INDEX league_entries_wallet ON app.league_entries (wallet);
     `,
   },
+  {
+    version: 14,
+    name: "league seasons decided, the reserve ledger and prize payouts",
+    // app.league_results: a board's standings frozen when its season was decided (with the books
+    // league:verify checks). app.league_ledgers: one season's reserve ledger. app.league_payouts:
+    // one paid place, its signed bytes stored before they are sent (sending them again pays once).
+    sql: `
+      CREATE TABLE app.league_results (
+        season int NOT NULL,
+        board text NOT NULL,
+        decided_at bigint NOT NULL,
+        valued_at bigint NOT NULL,
+        block bigint NOT NULL,
+        answer text NOT NULL,
+        books text,
+        PRIMARY KEY (season, board)
+      );
+      CREATE TABLE app.league_ledgers (
+        season int PRIMARY KEY,
+        ledger text NOT NULL,
+        settled_at bigint
+      );
+      CREATE TABLE app.league_payouts (
+        season int NOT NULL,
+        place int NOT NULL,
+        entry_id text NOT NULL,
+        agent_id bigint NOT NULL,
+        recipient text NOT NULL,
+        token text NOT NULL,
+        amount text NOT NULL,
+        status text NOT NULL,
+        raw_tx text,
+        tx_hash text,
+        block bigint,
+        created_at bigint NOT NULL,
+        PRIMARY KEY (season, place)
+      );
+    `,
+  },
 ];
 
 export async function migrate(db: Db, now = () => Math.floor(Date.now() / 1000)): Promise<number[]> {

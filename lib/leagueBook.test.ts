@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { seasonBook, type BookTrade, type Mark } from "./book.js";
+import { seasonBook, type BookTrade, type Mark } from "./leagueBook.js";
 
 const USDG = { address: "0x00000000000000000000000000000000000000a1", decimals: 6 };
 const ETH = { address: "0x0000000000000000000000000000000000000000", decimals: 18 };
@@ -75,5 +75,18 @@ describe("a prize entrant's season book", () => {
     expect(b.max_dd_pct).toBeCloseTo((384 / b.capital_usd) * 100, 1);
     // The order of the input does not matter: trades are replayed by block.
     expect(seasonBook([buy, bad], { endMarks: marks({ [USDG.address]: 1, [ETH.address]: 2_000 }), grid, ended: true }).profit_usd).toBe(b.profit_usd);
+  });
+
+  it("credits a fill at most what it paid at the marks of its block, and reports gains on unmarked tokens", () => {
+    // 1,000 USDG bought 0.6 ETH while ETH's mark was 2,000 (a pool pushed away from the marks): $200 above the paid side.
+    const cheap = trade({ token_in: USDG, amount_in: usd(1_000), token_out: ETH, amount_out: eth(0.6), mark_in: ONE, mark_out: mark(2_000, 101) });
+    const b = seasonBook([cheap], { endMarks: marks({ [USDG.address]: 1, [ETH.address]: 2_000 }), grid: [], ended: true });
+    expect(b.uncredited_usd).toBe(200);
+    expect(b.profit_usd).toBe(0);
+    // A later move of the mark still counts.
+    expect(seasonBook([cheap], { endMarks: marks({ [USDG.address]: 1, [ETH.address]: 2_100 }), grid: [], ended: true }).profit_usd).toBe(60);
+    const buy = trade({ token_in: USDG, amount_in: usd(100), token_out: MEME, amount_out: eth(1_000), mark_in: ONE, mark_out: null });
+    const sell = trade({ token_in: MEME, amount_in: eth(1_000), token_out: USDG, amount_out: usd(900), mark_in: null, mark_out: ONE });
+    expect(seasonBook([buy, sell], { endMarks: marks(END), grid: [], ended: true })).toMatchObject({ profit_usd: 800, unmarked_realised_usd: 800 });
   });
 });

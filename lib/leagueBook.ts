@@ -23,9 +23,16 @@ export type BookTrade = {
   amount_in: bigint;
   token_out: BookToken;
   amount_out: bigint;
-  /** The marks at the trade's block: null for an unmarked token. */
+  /** The marks at the trade's block: null for an unmarked token, or a marked one whose mark was unreadable then. */
   mark_in: Mark | null;
   mark_out: Mark | null;
+  /**
+   * Whether the token has an independent mark at all (USDG, a feed, the partner TWAP): a marked
+   * token counts by its net atoms at the end marks, whatever its mark at the trade. Defaults to
+   * whether the trade's mark is there.
+   */
+  marked_in?: boolean;
+  marked_out?: boolean;
 };
 export type Valuation = { trade_id: string; side: "in" | "out"; token: string; usd: number; mark: Mark };
 export type BookPoint = { ts: number; profit_usd: number };
@@ -41,11 +48,22 @@ type State = {
   marked: Map<string, { token: BookToken; atoms: bigint }>;
   /** Held atoms and remaining cost (USD) per unmarked token. */
   unmarked: Map<string, { token: BookToken; atoms: bigint; cost: number }>;
+  /**
+   * What fills got above the marks of their block (USD): a trade is credited at most what it paid,
+   * so a fill bought cheap from a pool the entrant's own other wallet pushed away from the marks
+   * (the partner TWAP lags 30 minutes) scores nothing; only later moves of the marks do.
+   */
+  uncredited: number;
+  /** Proceeds less released cost of unmarked tokens sold: no one can check their price. */
+  unmarkedRealised: number;
 };
 
-/** Replays trades in order into the book's state; answers the valuations made and the counts. */
-function replay(trades: BookTrade[]) {
-  const s: State = { marked: new Map(), unmarked: new Map() };
+/**
+ * Replays trades in order into the book's state; answers the valuations made and the counts.
+ * `at(ts, state)` is called at each grid time (ascending) once the trades up to it are in.
+ */
+function replay(trades: BookTrade[], grid: number[] = [], at: (i: number, s: State) => void = () => {}) {
+  const s: State = { marked: new Map(), unmarked: new Map(), uncredited: 0, unmarkedRealised: 0 };
   const valuations: Valuation[] = [];
   let unvalued = 0;
   let outliers = 0;
@@ -56,34 +74,49 @@ function replay(trades: BookTrade[]) {
     const k = lc(t.address);
     s.marked.set(k, { token: t, atoms: (s.marked.get(k)?.atoms ?? 0n) + atoms });
   };
+  let g = 0;
+  const until = (ts: number) => {
+    while (g < grid.length && grid[g]! < ts) at(g, s), g++;
+  };
   for (const t of trades) {
+    until(t.ts);
     days.add(Math.floor(t.ts / 86_400));
     const usdIn = t.mark_in ? whole(t.amount_in, t.token_in.decimals) * t.mark_in.usd : null;
     const usdOut = t.mark_out ? whole(t.amount_out, t.token_out.decimals) * t.mark_out.usd : null;
     if (t.mark_in) valuations.push({ trade_id: t.id, side: "in", token: lc(t.token_in.address), usd: round6(usdIn!), mark: t.mark_in });
     if (t.mark_out) valuations.push({ trade_id: t.id, side: "out", token: lc(t.token_out.address), usd: round6(usdOut!), mark: t.mark_out });
     if (usdIn !== null && usdOut !== null && usdIn > 0 && Math.abs(usdOut / usdIn - 1) * 10_000 > OUTLIER_BPS) outliers++;
+    if (usdIn !== null && usdOut !== null && usdOut > usdIn) s.uncredited += usdOut - usdIn;
     // The cost leaving an unmarked input (average cost), and the marked value that paid for an unmarked output.
-    let released = 0;
-    if (t.mark_in) addMarked(t.token_in, -t.amount_in);
+    let released: number | null = 0;
+    const markedIn = t.marked_in ?? t.mark_in !== null;
+    const markedOut = t.marked_out ?? t.mark_out !== null;
+    if (markedIn) {
+      addMarked(t.token_in, -t.amount_in);
+      released = null;
+    }
     else {
       const k = lc(t.token_in.address);
       const h = s.unmarked.get(k) ?? { token: t.token_in, atoms: 0n, cost: 0 };
       const part = h.atoms > 0n ? Math.min(1, Number(t.amount_in) / Number(h.atoms)) : 0;
       released = h.cost * part;
+      if (usdOut !== null) s.unmarkedRealised += usdOut - released;
       s.unmarked.set(k, { token: t.token_in, atoms: h.atoms > t.amount_in ? h.atoms - t.amount_in : 0n, cost: h.cost - released });
     }
-    if (t.mark_out) addMarked(t.token_out, t.amount_out);
+    if (markedOut) addMarked(t.token_out, t.amount_out);
     else {
       const k = lc(t.token_out.address);
       const h = s.unmarked.get(k) ?? { token: t.token_out, atoms: 0n, cost: 0 };
-      s.unmarked.set(k, { token: t.token_out, atoms: h.atoms + t.amount_out, cost: h.cost + (usdIn ?? released) });
+      // The cost is what paid for it: the input at its mark, or the cost released by an unmarked input.
+      const cost = usdIn ?? released;
+      s.unmarked.set(k, { token: t.token_out, atoms: h.atoms + t.amount_out, cost: h.cost + (cost ?? 0) });
     }
-    if (usdIn === null && usdOut === null) unvalued++;
+    if (usdIn === null && usdOut === null && !(markedIn && markedOut)) unvalued++;
     if (t.mark_in) lastMark.set(lc(t.token_in.address), t.mark_in.usd);
     if (t.mark_out) lastMark.set(lc(t.token_out.address), t.mark_out.usd);
     capital = Math.max(capital, grossHalf(s, lastMark));
   }
+  until(Number.POSITIVE_INFINITY);
   return { s, valuations, unvalued, outliers, capital, activeDays: days.size };
 }
 
@@ -109,7 +142,7 @@ function profitAt(s: State, marks: (token: string) => number | null, end: boolea
     else usd += whole(h.atoms, h.token.decimals) * m;
   }
   if (!end) for (const h of s.unmarked.values()) if (h.atoms > 0n) usd += h.cost;
-  return { usd, unmarkedNow };
+  return { usd: usd - s.uncredited, unmarkedNow };
 }
 
 /**
@@ -119,10 +152,12 @@ function profitAt(s: State, marks: (token: string) => number | null, end: boolea
  * valuation with its mark.
  */
 export function seasonBook(trades: BookTrade[], o: { endMarks: (token: string) => number | null; grid: { ts: number; marks: (token: string) => number | null }[]; ended: boolean }) {
-  const sorted = [...trades].sort((a, b) => a.block - b.block || a.ts - b.ts || a.id.localeCompare(b.id));
-  const r = replay(sorted);
+  const sorted = [...trades].sort((a, b) => a.block - b.block || a.ts - b.ts || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const grid = [...o.grid].sort((a, b) => a.ts - b.ts);
+  const curve: BookPoint[] = [];
+  // A grid point counts the trades mined at or before its time.
+  const r = replay(sorted, grid.map((g) => g.ts + 1), (i, s) => curve.push({ ts: grid[i]!.ts, profit_usd: round6(profitAt(s, grid[i]!.marks, false).usd) }));
   const final = profitAt(r.s, o.endMarks, o.ended);
-  const curve: BookPoint[] = o.grid.map((g) => ({ ts: g.ts, profit_usd: round6(profitAt(replay(sorted.filter((t) => t.ts <= g.ts)).s, g.marks, false).usd) }));
   let peak = 0;
   let dd = 0;
   for (const p of [...curve, { ts: Number.MAX_SAFE_INTEGER, profit_usd: final.usd }]) {
@@ -141,6 +176,8 @@ export function seasonBook(trades: BookTrade[], o: { endMarks: (token: string) =
     unvalued: r.unvalued,
     open_unpriced: [...r.s.unmarked.values()].filter((h) => h.atoms > 0n).length + final.unmarkedNow,
     price_outliers: r.outliers,
+    uncredited_usd: round6(r.s.uncredited),
+    unmarked_realised_usd: round6(r.s.unmarkedRealised),
     valuations: r.valuations,
     curve,
   };

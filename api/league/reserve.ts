@@ -1,0 +1,106 @@
+import type { PublicClient } from "viem";
+import type { Config } from "../../lib/config.js";
+import { transfersOf } from "../../lib/leagueChain.js";
+import { sharesOf } from "../../lib/leagueRules.js";
+import { markAt, type MarkReader } from "../../lib/leagueValuation.js";
+import type { Season } from "../../lib/leagueCalendar.js";
+import type { Db } from "../ports/store/db.js";
+import { valuationTokens } from "./prize.js";
+
+/**
+ * One season's reserve ledger (SPEC GET league/seasons/<n> `ledger`, README "League reserve").
+ * The reserve wallet holds the partner token; what reaches it in a season (the reserve agent's
+ * stake gains) is `gain`. Half is added to the prize reserve, the rest stays staked (with what
+ * would pass the ceiling). A season's budget is the reserve up to the cap (prize_cap_usd in the
+ * partner token at its mark), paid only when the season pays; what is not paid stays.
+ */
+export type Ledger = {
+  reserve_before: string;
+  gain: string;
+  half_gain: string;
+  added: string;
+  kept_staked: string;
+  cap: string;
+  ceiling: string;
+  reserve: string;
+  budget: string;
+  shares: string[];
+  paid: string[];
+  paid_total: string;
+  reserve_after: string;
+  cap_usd: number;
+  orbio_usd: number | null;
+  mark_ts: number;
+  mark_source: "marks" | "manual";
+  status: "settled" | "provisional" | "incomplete";
+  why: string | null;
+};
+
+export type ReserveDeps = { config: Config; chain: PublicClient; marks: MarkReader };
+
+const lc = (a: string) => a.toLowerCase();
+
+/** The partner token (payouts and the reserve are in it). */
+export const partnerToken = (config: Config) => Object.values(config.tokens).find((t) => t.kind === "partner") ?? null;
+
+/** Partner-token atoms that reached the reserve wallet in [from, to) (its Transfer logs' own values, by block time). */
+export async function reserveGain(d: ReserveDeps, from: number, to: number, toBlock: bigint): Promise<bigint> {
+  const wallet = d.config.league.reserveWallet;
+  const token = partnerToken(d.config);
+  if (!wallet || !token) return 0n;
+  const ins = (await transfersOf(d.chain, [wallet], BigInt(d.config.startBlock), toBlock, [token.address])).filter((t) => t.to === lc(wallet) && t.from !== lc(wallet));
+  let gain = 0n;
+  const times = new Map<number, number>();
+  for (const t of ins) {
+    if (!times.has(t.block)) times.set(t.block, Number((await d.chain.getBlock({ blockNumber: BigInt(t.block) })).timestamp));
+    const ts = times.get(t.block)!;
+    if (ts >= from && ts < to) gain += t.amount;
+  }
+  return gain;
+}
+
+/** The ledger of season `s` at `valuedAt`, from the previous season's reserve_after and whether the season pays. */
+export async function ledgerOf(d: ReserveDeps, s: Season, o: { before: bigint; pays: boolean; valuedAt: number; block: bigint; paid?: bigint[]; settled: boolean }): Promise<Ledger> {
+  const token = partnerToken(d.config);
+  const t = token ? valuationTokens(d.config).find((v) => v.address === lc(token.address)) : undefined;
+  const mark = t ? await markAt(d.marks, t, { time: o.valuedAt }) : null;
+  const gain = await reserveGain(d, s.starts, Math.min(s.ends, o.valuedAt + 1), o.block);
+  const half = gain / 2n;
+  const capUsd = d.config.league.prizeCapUsd;
+  const cap = mark && token ? BigInt(Math.floor((capUsd / mark.usd) * 1e6)) * 10n ** BigInt(token.decimals) / 1_000_000n : 0n;
+  const ceiling = cap * BigInt(d.config.league.ceilingSeasons);
+  const reserve = o.before + half > ceiling && mark ? (ceiling > o.before ? ceiling : o.before) : o.before + half;
+  const added = reserve - o.before;
+  const budget = o.pays && mark ? (reserve < cap ? reserve : cap) : 0n;
+  const shares = sharesOf(budget);
+  const paid = o.paid ?? [0n, 0n, 0n];
+  const paidTotal = paid.reduce((x, y) => x + y, 0n);
+  const why = !d.config.league.reserveWallet ? "no reserve wallet is configured" : !mark ? "the partner token has no mark at the season's end" : null;
+  return {
+    reserve_before: o.before.toString(),
+    gain: gain.toString(),
+    half_gain: half.toString(),
+    added: added.toString(),
+    kept_staked: (gain - added).toString(),
+    cap: cap.toString(),
+    ceiling: ceiling.toString(),
+    reserve: reserve.toString(),
+    budget: budget.toString(),
+    shares,
+    paid: paid.map(String),
+    paid_total: paidTotal.toString(),
+    reserve_after: (reserve - paidTotal).toString(),
+    cap_usd: capUsd,
+    orbio_usd: mark?.usd ?? null,
+    mark_ts: o.valuedAt,
+    mark_source: "marks",
+    status: why ? "incomplete" : o.settled ? "settled" : "provisional",
+    why,
+  };
+}
+
+/** The reserve_after of the last ledger before season `n` (0 before the first). */
+export async function reserveBefore(db: Db, n: number): Promise<bigint> {
+  const [r] = await db.query<{ ledger: string }>("SELECT ledger FROM app.league_ledgers WHERE season < $1 ORDER BY season DESC LIMIT 1", [n]);
+  return r ? BigInt((JSON.parse(r.ledger) as Ledger).reserve_after) : 0n;
+}

@@ -1,0 +1,219 @@
+import type { Logger } from "pino";
+import { encodeFunctionData, erc20Abi, getAddress, keccak256, parseTransaction, recoverTransactionAddress, type Address, type Hex, type PublicClient } from "viem";
+import type { Config } from "../../lib/config.js";
+import { season as seasonAt, seasonNumberAt, type Season } from "../../lib/leagueCalendar.js";
+import type { MarkReader } from "../../lib/leagueValuation.js";
+import type { PlatformSigner } from "../ports/platformSigner.js";
+import type { SqlIndexedReads } from "../ports/indexed.js";
+import type { Lease } from "../ports/store/lease.js";
+import { DROP_AFTER_S } from "../trading/index.js";
+import type { Db } from "../ports/store/db.js";
+import { practiceBoard, type PracticeAgent } from "./practice.js";
+import { prizeBoard, seasonEntries, type PrizeAnchor } from "./prize.js";
+import { ledgerOf, partnerToken, reserveBefore, type Ledger } from "./reserve.js";
+
+export type SettleDeps = {
+  config: Config;
+  db: Db;
+  chain: PublicClient;
+  indexed: SqlIndexedReads;
+  marks: MarkReader;
+  clock: () => number;
+  hostedAgent: (id: string) => Promise<PracticeAgent | null>;
+  /** The reserve wallet's signer (the platform signer port); null: payouts stay planned. */
+  signer: PlatformSigner | null;
+  logger?: Logger;
+};
+
+const nowS = (d: Pick<SettleDeps, "clock">) => Math.floor(d.clock() / 1000);
+
+/**
+ * Whether season `s` can be decided now: it ended, the indexer has a block past its end, and no
+ * trade of an entrant relayed before the end is still waiting for its receipt (it may count).
+ */
+async function ready(d: SettleDeps, s: Season): Promise<{ ok: true; block: bigint } | { ok: false; why: string }> {
+  if (nowS(d) < s.ends) return { ok: false, why: "the season has not ended" };
+  const head = await d.indexed.head();
+  if (!head || head.timestamp < s.ends) return { ok: false, why: "the indexer has not reached the season's end" };
+  const wallets = (await seasonEntries(d.db, "prize", s)).map((e) => e.wallet);
+  // A trade pending past DROP_AFTER_S is dropped (never mined): it cannot hold a season back.
+  const [pending] = wallets.length ? await d.db.query("SELECT 1 FROM app.trades WHERE wallet = ANY($1) AND status = 'pending' AND tx_hash IS NOT NULL AND created_at < $2 AND created_at >= $3 LIMIT 1", [wallets, s.ends, nowS(d) - DROP_AFTER_S]) : [];
+  if (pending) return { ok: false, why: "an entrant's trade relayed before the end has no receipt yet" };
+  return { ok: true, block: BigInt(head.block) };
+}
+
+/**
+ * Decides season `s` once: both boards' standings frozen at the season's last second, the reserve
+ * ledger, and the paid places planned (one row each). Written in one transaction guarded by the
+ * results' primary key: a second instance (or a second run) decides nothing.
+ */
+export async function decideSeason(d: SettleDeps, s: Season, block: bigint): Promise<boolean> {
+  const valuedAt = s.ends - 1;
+  const anchor: PrizeAnchor = { valuedAt, block, ended: true, decided: true, shares: null };
+  const prize = await prizeBoard(d, s, anchor);
+  const before = await reserveBefore(d.db, s.number);
+  const ledger = await ledgerOf(d, s, { before, pays: prize.outcome.pays, valuedAt, block, settled: false });
+  const token = partnerToken(d.config);
+  const payouts = prize.rows.filter((r) => r.place !== null && BigInt(ledger.shares[r.place - 1]!) > 0n && r.eligibility.rules.find((x) => x.rule === "PAYABLE")?.status === "pass");
+  for (const r of prize.rows) r.prize_atoms = r.place !== null ? ledger.shares[r.place - 1]! : null;
+  const practice = await practiceBoard(d, s, valuedAt);
+  const at = nowS(d);
+  const books = prize.published;
+  const prizeAnswer = { rows: prize.rows, outcome: prize.outcome, places: prize.places, amounts_atoms: ledger.shares, valued_at: valuedAt, block: Number(block) };
+  return d.db.tx(async (tx) => {
+    const first = await tx.query("INSERT INTO app.league_results (season, board, decided_at, valued_at, block, answer, books) VALUES ($1, 'prize', $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING RETURNING season", [s.number, at, valuedAt, Number(block), JSON.stringify(prizeAnswer), JSON.stringify(books)]);
+    if (!first.length) return false;
+    await tx.query("INSERT INTO app.league_results (season, board, decided_at, valued_at, block, answer) VALUES ($1, 'practice', $2, $3, $4, $5)", [s.number, at, valuedAt, Number(block), JSON.stringify({ rows: practice, valued_at: valuedAt })]);
+    await tx.query("INSERT INTO app.league_ledgers (season, ledger) VALUES ($1, $2)", [s.number, JSON.stringify(ledger)]);
+    for (const r of payouts) {
+      const recipient = prize.recipients.get(r.entry_id)!;
+      await tx.query("INSERT INTO app.league_payouts (season, place, entry_id, agent_id, recipient, token, amount, status, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, 'planned', $8)", [s.number, r.place, r.entry_id, r.agent_id, recipient, token!.address.toLowerCase(), ledger.shares[r.place! - 1], at]);
+    }
+    return true;
+  });
+}
+
+type PayoutRow = { season: number; place: number; recipient: string; token: string; amount: string; status: string; raw_tx: string | null; tx_hash: string | null };
+
+/**
+ * Pays season `n`'s planned places from the reserve wallet: every transfer is signed (consecutive
+ * nonces) and stored before the first is sent, so a settler that dies mid-way sends the same bytes
+ * again and pays each place once. The ledger records what was paid once every transfer mined.
+ */
+export async function payPlanned(d: SettleDeps, n: number, hold: () => Promise<boolean> = async () => true): Promise<void> {
+  const rows = await d.db.query<PayoutRow>("SELECT * FROM app.league_payouts WHERE season = $1 AND status <> 'mined' ORDER BY place", [n]);
+  if (rows.length && d.signer) {
+    const unsigned = rows.filter((r) => r.raw_tx === null);
+    if (unsigned.length) await signPayouts(d, d.signer, unsigned);
+    for (const r of await d.db.query<PayoutRow>("SELECT * FROM app.league_payouts WHERE season = $1 AND status = 'sent' ORDER BY place", [n])) {
+      // Each send waits up to a minute: the lease is renewed before it (another instance may have taken over).
+      if (!(await hold())) return;
+      await deliver(d, d.signer, r);
+    }
+  }
+  const all = await d.db.query<PayoutRow>("SELECT * FROM app.league_payouts WHERE season = $1 ORDER BY place", [n]);
+  if (all.some((r) => r.status !== "mined")) return;
+  const [l] = await d.db.query<{ ledger: string; settled_at: string | null }>("SELECT ledger, settled_at FROM app.league_ledgers WHERE season = $1", [n]);
+  if (!l || l.settled_at !== null) return;
+  const ledger = JSON.parse(l.ledger) as Ledger;
+  const paid = [1, 2, 3].map((p) => BigInt(all.find((r) => r.place === p)?.amount ?? "0"));
+  const total = paid.reduce((a, b) => a + b, 0n);
+  const settled: Ledger = { ...ledger, paid: paid.map(String), paid_total: total.toString(), reserve_after: (BigInt(ledger.reserve) - total).toString(), status: ledger.status === "incomplete" ? "incomplete" : "settled" };
+  await d.db.query("UPDATE app.league_ledgers SET ledger = $2, settled_at = $3 WHERE season = $1 AND settled_at IS NULL", [n, JSON.stringify(settled), nowS(d)]);
+}
+
+const transferCall = (r: Pick<PayoutRow, "token" | "recipient" | "amount">) => ({ to: getAddress(r.token), value: 0n, data: encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [getAddress(r.recipient), BigInt(r.amount)] }) });
+
+/**
+ * Signs every unsigned payout of a season with consecutive nonces and stores them in one
+ * transaction: a pass that fails mid-way stores none, so no nonce is ever given twice. Refuses
+ * over a transaction of the reserve wallet in flight, or past what the wallet holds.
+ */
+async function signPayouts(d: SettleDeps, signer: PlatformSigner, rows: PayoutRow[]) {
+  const [latest, pending, fees, chainId] = await Promise.all([
+    d.chain.getTransactionCount({ address: signer.address, blockTag: "latest" }),
+    d.chain.getTransactionCount({ address: signer.address, blockTag: "pending" }),
+    d.chain.estimateFeesPerGas(),
+    d.chain.getChainId(),
+  ]);
+  if (pending !== latest) throw new Error(`the reserve wallet has ${pending - latest} transaction(s) in flight; no payout is signed over them`);
+  const need = rows.reduce((s, r) => s + BigInt(r.amount), 0n);
+  const has = await d.chain.readContract({ address: getAddress(rows[0]!.token), abi: erc20Abi, functionName: "balanceOf", args: [signer.address] });
+  if (has < need) throw new Error(`the reserve wallet holds ${has} of the partner token, the payouts need ${need}; nothing is sent`);
+  const signed: { r: PayoutRow; raw: Hex }[] = [];
+  for (const [i, r] of rows.entries()) {
+    const call = transferCall(r);
+    const gas = ((await d.chain.estimateGas({ account: signer.address, ...call })) * 13n) / 10n;
+    signed.push({ r, raw: await signer.signTransaction({ ...call, chainId, nonce: latest + i, gas, maxFeePerGas: fees.maxFeePerGas * 2n, maxPriorityFeePerGas: fees.maxPriorityFeePerGas }) });
+  }
+  await d.db.tx(async (tx) => {
+    for (const { r, raw } of signed) {
+      const done = await tx.query("UPDATE app.league_payouts SET raw_tx = $3, tx_hash = $4, status = 'sent' WHERE season = $1 AND place = $2 AND raw_tx IS NULL RETURNING place", [r.season, r.place, raw, keccak256(raw)]);
+      if (!done.length) throw new Error(`payout ${r.season}/${r.place} was signed by another pass; nothing of this pass is stored`);
+    }
+  });
+}
+
+/**
+ * Sends the stored bytes (again, when not mined), after checking they are exactly the planned
+ * transfer of the decided amount from the reserve wallet, and that the stored hash is theirs.
+ */
+async function deliver(d: SettleDeps, signer: PlatformSigner, r: PayoutRow) {
+  const hash = r.tx_hash as Hex;
+  if (!r.raw_tx || keccak256(r.raw_tx as Hex) !== hash) throw new Error(`stored payout ${r.season}/${r.place}: its hash is not its bytes'; nothing is sent`);
+  const [l] = await d.db.query<{ ledger: string }>("SELECT ledger FROM app.league_ledgers WHERE season = $1", [r.season]);
+  if (!l || (JSON.parse(l.ledger) as Ledger).shares[r.place - 1] !== r.amount) throw new Error(`stored payout ${r.season}/${r.place} is not the decided share; nothing is sent`);
+  let receipt = await d.chain.getTransactionReceipt({ hash }).catch(() => null);
+  if (!receipt) {
+    const tx = parseTransaction(r.raw_tx as Hex);
+    const want = transferCall(r);
+    const from = await recoverTransactionAddress({ serializedTransaction: r.raw_tx as never });
+    if (from.toLowerCase() !== signer.address.toLowerCase() || tx.to?.toLowerCase() !== want.to.toLowerCase() || tx.data !== want.data || (tx.value ?? 0n) !== 0n) throw new Error(`stored payout ${hash} is not the planned transfer; nothing is sent`);
+    await d.chain.sendRawTransaction({ serializedTransaction: r.raw_tx as Hex }).catch(() => undefined);
+    receipt = await d.chain.waitForTransactionReceipt({ hash, timeout: 60_000, pollingInterval: 250 });
+  }
+  if (receipt.status !== "success") throw new Error(`payout ${hash} reverted`);
+  await d.db.query("UPDATE app.league_payouts SET status = 'mined', block = $3 WHERE season = $1 AND place = $2", [r.season, r.place, Number(receipt.blockNumber)]);
+}
+
+/**
+ * The league settler (started by createApp): under its lease (one instance per store), decides
+ * every ended season in order and pays its planned places. A season with no entries on either
+ * board is not decided (nothing to publish).
+ */
+export function createSettler(d: SettleDeps & { lease: Lease; intervalMs?: number }) {
+  let timer: NodeJS.Timeout | null = null;
+  let running: Promise<{ decided: number[]; waiting: string | null }> | null = null;
+  /** One pass: the seasons it decided, or why it waits (null: nothing to do, or another instance holds the lease). */
+  async function once(): Promise<{ decided: number[]; waiting: string | null }> {
+    const decided: number[] = [];
+    if (!(await d.lease.hold())) return { decided, waiting: "another instance settles" };
+    const [first] = await d.db.query<{ n: number | null }>("SELECT min(from_season) AS n FROM app.league_entries");
+    const last = seasonNumberAt(nowS(d)) - 1;
+    const [done] = await d.db.query<{ n: number | null }>("SELECT max(season) AS n FROM app.league_results");
+    for (let n = Math.max(Number(first?.n ?? last + 1), Number(done?.n ?? 0) + 1); n <= last; n++) {
+      // A season's reserve starts from the last one's reserve after its payouts: decided only once those are mined.
+      const [unsettled] = await d.db.query("SELECT 1 FROM app.league_ledgers WHERE season < $1 AND settled_at IS NULL LIMIT 1", [n]);
+      if (unsettled) return { decided, waiting: `season ${n} waits for the last season's payouts` };
+      const s = seasonAt(n, nowS(d));
+      const r = await ready(d, s);
+      if (!r.ok) {
+        d.logger?.info({ season: n, why: r.why }, "league season not ready to decide");
+        await payOpen();
+        return { decided, waiting: `season ${n}: ${r.why}` };
+      }
+      if (!(await d.lease.hold())) return { decided, waiting: "the lease moved to another instance" };
+      if (await decideSeason(d, s, r.block)) decided.push(n);
+      await payOpen();
+    }
+    await payOpen();
+    return { decided, waiting: null };
+  }
+  /** Pays the oldest season with payouts not yet mined (and settles its ledger); the lease is renewed first. */
+  async function payOpen() {
+    const [open] = await d.db.query<{ season: number }>("SELECT season FROM app.league_ledgers WHERE settled_at IS NULL ORDER BY season LIMIT 1");
+    if (!open || !(await d.lease.hold())) return;
+    await payPlanned(d, open.season, () => d.lease.hold());
+  }
+  return {
+    /** One pass (tests drive it; the timer runs it in the service). */
+    runOnce: () => (running ??= once().finally(() => (running = null))),
+    start() {
+      if (timer) return;
+      const tick = () => {
+        void this.runOnce()
+          .catch((err) => d.logger?.warn({ err }, "league settler pass failed"))
+          .finally(() => (timer = setTimeout(tick, d.intervalMs ?? 30_000)));
+      };
+      timer = setTimeout(tick, 0);
+    },
+    async stop() {
+      if (timer) clearTimeout(timer);
+      timer = null;
+      await running?.catch(() => undefined);
+      // A store that is gone has nothing to release: stopping never fails on it.
+      await d.lease.release().catch(() => undefined);
+    },
+  };
+}
+export type Settler = ReturnType<typeof createSettler>;

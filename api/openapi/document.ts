@@ -1,0 +1,72 @@
+import { zodToJsonSchema } from "zod-to-json-schema";
+import type { ZodObject, ZodRawShape, ZodTypeAny } from "zod";
+import { CATALOGUE, statusOf, type Code } from "../errors/index.js";
+import { ROUTES, type RouteDoc } from "./table.js";
+
+type Json = Record<string, unknown>;
+
+/** A zod schema as JSON Schema (no $schema: OpenAPI 3.1 brings its own dialect). */
+function schemaOf(s: ZodTypeAny): Json {
+  const { $schema: _drop, ...rest } = zodToJsonSchema(s, { target: "jsonSchema7", $refStrategy: "none" }) as Json;
+  return rest;
+}
+
+/** The query's fields as OpenAPI parameters. */
+function queryParameters(q: ZodTypeAny): Json[] {
+  const shape = (q as unknown as ZodObject<ZodRawShape>).shape ?? {};
+  return Object.entries(shape).map(([name, s]) => ({ name, in: "query", required: !(s as ZodTypeAny).isOptional(), schema: schemaOf(s as ZodTypeAny) }));
+}
+
+const pathParameters = (path: string): Json[] => [...path.matchAll(/\{(\w+)\}/g)].map((m) => ({ name: m[1], in: "path", required: true, schema: { type: "string" } }));
+
+/** Error answers by status, each listing the route's codes. */
+function errorResponses(codes: Code[]): Json {
+  const byStatus = new Map<number, Code[]>();
+  for (const c of new Set<Code>(["BAD_REQUEST", ...codes])) byStatus.set(statusOf(c), [...(byStatus.get(statusOf(c)) ?? []), c]);
+  return Object.fromEntries(
+    [...byStatus].map(([status, cs]) => [String(status), { description: cs.join(", "), content: { "application/json": { schema: { allOf: [{ $ref: "#/components/schemas/Error" }, { properties: { error: { properties: { code: { enum: cs } } } } }] } } } }]),
+  );
+}
+
+function operation(r: RouteDoc): Json {
+  const security = r.auth === "key" || r.auth === "key(wallet)" ? [{ apiKey: [] }] : [];
+  return {
+    summary: r.summary,
+    operationId: `${r.method}${r.path.replace(/\{(\w+)\}/g, "By_$1").replace(/[^A-Za-z0-9]+(.)?/g, (_m, ch: string | undefined) => (ch ? ch.toUpperCase() : ""))}`,
+    ...(r.extra ? { description: "Served beyond SPEC.md (see the README)." } : {}),
+    "x-auth": r.auth,
+    security,
+    parameters: [...pathParameters(r.path), ...(r.query ? queryParameters(r.query) : [])],
+    ...(r.body ? { requestBody: { required: true, content: { "application/json": { schema: schemaOf(r.body) } } } } : {}),
+    responses: {
+      [String(r.status ?? 200)]: { description: "success", content: { "application/json": { schema: { type: "object", required: r.answer, additionalProperties: true } } } },
+      ...errorResponses(r.errors),
+    },
+  };
+}
+
+/**
+ * The OpenAPI 3.1 document of every route (GET /api/v1/openapi.json), its request schemas
+ * generated from the zod schemas the routes validate with, every error as SPEC's
+ * `{error: {code, message}}` with the route's codes by status.
+ */
+export function openApiDocument(o: { version: string; serverUrl?: string }): Json {
+  const paths: Json = {};
+  for (const r of ROUTES) paths[r.path] = { ...((paths[r.path] as Json | undefined) ?? {}), [r.method]: operation(r) };
+  return {
+    openapi: "3.1.0",
+    info: { title: "Wallet-bound trading service for agents on chain 4663", version: o.version, description: "Every route of /api/v1. Amounts are atom strings; errors are {error: {code, message}} with a stable code." },
+    servers: [{ url: o.serverUrl ?? "/api/v1" }],
+    components: {
+      securitySchemes: { apiKey: { type: "http", scheme: "bearer", description: "Authorization: Bearer pit_w_…" } },
+      schemas: {
+        Error: {
+          type: "object",
+          required: ["error"],
+          properties: { error: { type: "object", required: ["code", "message"], properties: { code: { type: "string", enum: Object.keys(CATALOGUE) }, message: { type: "string" } }, additionalProperties: true } },
+        },
+      },
+    },
+    paths,
+  };
+}

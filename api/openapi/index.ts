@@ -1,0 +1,2 @@
+export { openApiDocument } from "./document.js";
+export { ROUTES, type RouteDoc } from "./table.js";

@@ -1,0 +1,101 @@
+import { z, type ZodTypeAny } from "zod";
+import type { Code } from "../errors/index.js";
+import { fastRequest } from "../fast/index.js";
+import { hostedAttestationBody, hostedCreateRequest, hostedSessionBody, hostedUpdateRequest, ownConnect } from "../hosted/index.js";
+import { confirmBody, enterBody, leaveBody, standingsQuery, statementBody } from "../league/index.js";
+import { grantRequest, sessionRevokeRequest, sessionTradeRequest, switchOnRequest } from "../sessions/index.js";
+import { revokeRequest, submitRequest, tradeRequest } from "../trading/index.js";
+
+/** Who may call a route (SPEC "Authentication"). */
+export type Auth = "none" | "key" | "key(wallet)" | "signature";
+/** One route of the API as the OpenAPI document describes it. */
+export type RouteDoc = {
+  method: "get" | "post";
+  path: string;
+  auth: Auth;
+  summary: string;
+  /** The zod schema the route validates its JSON body (or query) with. */
+  body?: ZodTypeAny;
+  query?: ZodTypeAny;
+  /** The answer's top-level fields every success carries (SPEC's payload lists). */
+  answer: string[];
+  status?: 200 | 201;
+  errors: Code[];
+  /** Not in SPEC: served beyond it (README says why). */
+  extra?: boolean;
+};
+
+const address = z.string().regex(/^0x[0-9a-fA-F]{40}$/);
+const signature = z.string().regex(/^0x[0-9a-fA-F]{130}$/);
+/** Requests whose routes read fields by hand (sign-in) get their shape here, as the code checks it. */
+const challenge = z.object({ address, purpose: z.enum(["revoke-all"]).optional() }).strict();
+const verify = z.object({ address, signature, nonce: z.string().optional() }).strict();
+const tokensQuery = z.object({ q: z.string().max(64).optional(), tier: z.string().optional(), kind: z.string().optional(), limit: z.coerce.number().int().min(1).max(100).optional(), shield: z.enum(["1"]).optional() }).strict();
+const logsQuery = z.object({ limit: z.coerce.number().int().min(1).max(200).optional(), before: z.coerce.number().int().optional(), kinds: z.string().optional() }).strict();
+const tradesQuery = z.object({ limit: z.coerce.number().int().min(1).max(100).optional(), before: z.coerce.number().int().optional(), refused: z.enum(["1"]).optional() }).strict();
+const empty = z.object({}).strict();
+
+const KEYED: Code[] = ["UNAUTHORIZED", "RATE_LIMITED"];
+const WALLET: Code[] = [...KEYED, "WALLET_NOT_BOUND"];
+const HOSTED: Code[] = [...WALLET, "NOT_FOUND", "FORBIDDEN", "HOSTED_UNAVAILABLE"];
+
+/** Every route the app serves under /api/v1 (the contract test checks the app's own list against it). */
+export const ROUTES: RouteDoc[] = [
+  { method: "get", path: "/config", auth: "none", summary: "The server's pinned configuration", answer: ["chain_id", "version", "auth", "router", "permit_contract", "tokens", "fee"], errors: ["RATE_LIMITED"] },
+  { method: "get", path: "/health", auth: "none", summary: "Health of the chain, indexer and database", answer: ["status", "service", "version"], errors: ["RATE_LIMITED"] },
+  { method: "get", path: "/stats", auth: "none", summary: "Shared market statistics (rebuilt at most every 5 s)", answer: ["status", "generated_at", "cached_s"], errors: ["RATE_LIMITED"] },
+  { method: "get", path: "/treasury", auth: "none", summary: "The public treasury record", answer: ["platform_wallet", "buckets", "split_bps", "integrity", "weeks", "totals", "prize_payouts"], errors: ["RATE_LIMITED"] },
+  { method: "post", path: "/auth/challenge", auth: "none", summary: "A sign-in (or revoke-all) challenge", body: challenge, answer: ["message", "nonce"], errors: ["BAD_REQUEST", "AUTH_DOMAIN_UNSET", "RATE_LIMITED"] },
+  { method: "post", path: "/auth/verify", auth: "none", summary: "A signed challenge for an API key", body: verify, answer: ["api_key", "key_id", "expires_at", "wallet"], errors: ["BAD_REQUEST", "CHALLENGE_EXPIRED", "BAD_SIGNATURE", "NOT_PARTNER_AGENT", "PARTNER_UNAVAILABLE", "RATE_LIMITED", "SANCTIONED"] },
+  { method: "get", path: "/auth/me", auth: "key", summary: "The key's wallet and account", answer: ["wallet", "key_id", "expires_at"], errors: KEYED },
+  { method: "post", path: "/auth/revoke", auth: "key", summary: "Revokes the calling key", answer: ["revoked", "key_id"], errors: KEYED },
+  { method: "post", path: "/auth/revoke-all", auth: "signature", summary: "Revokes every key of a wallet with its signature", body: verify, answer: ["wallet", "revoked"], errors: ["BAD_REQUEST", "BAD_SIGNATURE", "CHALLENGE_EXPIRED", "RATE_LIMITED"] },
+  { method: "get", path: "/tokens", auth: "key", summary: "Token search (never screens)", query: tokensQuery, answer: ["query", "tokens", "count"], errors: [...KEYED, "BAD_REQUEST"] },
+  { method: "get", path: "/tokens/stats", auth: "key", summary: "Counts of the token registry", answer: ["total", "tradable", "by_tier"], errors: [...KEYED, "STATS_PENDING"] },
+  { method: "get", path: "/tokens/{address}", auth: "key", summary: "A token record, screened on demand", query: z.object({ shield: z.enum(["1"]).optional() }).strict(), answer: ["address", "symbol", "decimals"], errors: [...KEYED, "ADDRESS_REQUIRED", "NOT_A_TOKEN", "UNKNOWN_TOKEN", "SCREEN_UNAVAILABLE"] },
+  { method: "post", path: "/live/quote", auth: "key", summary: "Routes and marks for a trade (read-only)", body: tradeRequest, answer: ["token_in", "token_out", "best", "routes"], errors: [...KEYED, "BAD_REQUEST", "UNKNOWN_FIELD", "NO_ROUTE"] },
+  { method: "post", path: "/live/prepare", auth: "key(wallet)", summary: "A plan for the wallet to sign: transactions, fee, checks, simulation", body: tradeRequest, answer: ["ready", "tx", "steps", "amount_in", "amount_out_min", "fee_bps", "fee_class"], errors: [...WALLET, "BAD_REQUEST", "UNKNOWN_FIELD", "WALLET_MISMATCH", "NO_ROUTE", "SANCTIONED"] },
+  { method: "post", path: "/live/build", auth: "key(wallet)", summary: "A plan built without simulation", body: tradeRequest, answer: ["tx", "amount_in", "amount_out_min"], errors: [...WALLET, "BAD_REQUEST", "WALLET_MISMATCH"] },
+  { method: "post", path: "/live/simulate", auth: "key", summary: "A trade simulated against the chain", body: tradeRequest, answer: ["ok"], errors: [...KEYED, "BAD_REQUEST"] },
+  { method: "post", path: "/live/submit", auth: "key(wallet)", summary: "Relays a transaction the service built for this key", body: submitRequest, answer: ["tx_hash", "as_built"], errors: [...WALLET, "BAD_REQUEST", "SUBMIT_DISABLED", "NOT_AS_BUILT", "WALLET_MISMATCH", "FEE_FIRST", "SUBMIT_REJECTED", "SEQUENCER_UNREACHABLE"] },
+  { method: "post", path: "/live/revoke", auth: "key(wallet)", summary: "Transactions that revoke the wallet's approvals", body: revokeRequest, answer: ["txs"], errors: [...WALLET, "BAD_REQUEST"] },
+  { method: "get", path: "/live/fast/terms", auth: "key", summary: "Fast mode's pinned route table", answer: ["routes"], errors: KEYED },
+  { method: "post", path: "/live/fast", auth: "key(wallet)", summary: "A fast-mode trade from the pinned table", body: fastRequest, answer: ["tx_hash"], errors: [...WALLET, "BAD_REQUEST", "FAST_DISABLED"] },
+  { method: "post", path: "/live/session/grant", auth: "key(wallet)", summary: "Starts a session grant, or switches it on with the wallet's signatures", body: z.union([grantRequest, switchOnRequest]), answer: ["session_id"], errors: [...WALLET, "BAD_REQUEST", "UNKNOWN_FIELD"] },
+  { method: "post", path: "/live/session/trade", auth: "key", summary: "A co-signed trade within a session", body: sessionTradeRequest, answer: ["tx_hash"], errors: [...KEYED, "BAD_REQUEST"] },
+  { method: "post", path: "/live/session/revoke", auth: "key(wallet)", summary: "Revokes a session for every key", body: sessionRevokeRequest, answer: ["session_id"], errors: [...WALLET, "BAD_REQUEST"] },
+  { method: "get", path: "/me/portfolio", auth: "key(wallet)", summary: "The wallet's holdings at independent marks", answer: ["wallet", "block", "holdings", "total_usd", "volume"], errors: [...WALLET, "RPC_UNAVAILABLE", "LIVE_UNAVAILABLE"] },
+  { method: "get", path: "/me/trades", auth: "key(wallet)", summary: "The wallet's trades, newest first", query: tradesQuery, answer: ["wallet", "trades", "next_before"], errors: [...WALLET, "BAD_REQUEST"] },
+  { method: "get", path: "/me/sessions", auth: "key(wallet)", summary: "The wallet's sessions and hosted agents", answer: ["wallet"], errors: WALLET },
+  { method: "get", path: "/hosted", auth: "key(wallet)", summary: "The wallet's hosted agents", answer: ["agents"], errors: WALLET },
+  { method: "post", path: "/hosted", auth: "key(wallet)", summary: "Creates a hosted agent", body: hostedCreateRequest, status: 201, answer: ["id", "brain", "mode", "status"], errors: [...WALLET, "BAD_REQUEST", "UNKNOWN_FIELD", "BAD_TERMS", "TOO_MANY_AGENTS", "SIGNER_REQUIRED"] },
+  { method: "get", path: "/hosted/ai", auth: "key(wallet)", summary: "The AI-model brain's models, pool and funding", answer: ["models"], errors: WALLET },
+  { method: "post", path: "/hosted/ai/own", auth: "key(wallet)", summary: "Connects the owner's own gateway key", body: ownConnect, answer: [], errors: [...WALLET, "BAD_REQUEST"], extra: true },
+  { method: "post", path: "/hosted/ai/own/disconnect", auth: "key(wallet)", summary: "Disconnects the owner's own gateway key", body: empty, answer: [], errors: WALLET, extra: true },
+  { method: "get", path: "/hosted/{id}", auth: "key(wallet)", summary: "One hosted agent", answer: ["id", "status"], errors: HOSTED },
+  { method: "post", path: "/hosted/{id}/update", auth: "key(wallet)", summary: "Changes an agent's settings", body: hostedUpdateRequest, answer: ["id"], errors: [...HOSTED, "BAD_REQUEST", "UNKNOWN_FIELD", "LEAGUE_PAIRS", "LEAGUE_INTERVAL"] },
+  { method: "post", path: "/hosted/{id}/pause", auth: "key(wallet)", summary: "Pauses an agent", body: empty, answer: ["id", "status"], errors: HOSTED },
+  { method: "post", path: "/hosted/{id}/resume", auth: "key(wallet)", summary: "Resumes an agent", body: empty, answer: ["id", "status"], errors: HOSTED },
+  { method: "post", path: "/hosted/{id}/stop", auth: "key(wallet)", summary: "Stops an agent (it leaves the league)", body: empty, answer: ["id", "status"], errors: HOSTED },
+  { method: "post", path: "/hosted/{id}/delete", auth: "key(wallet)", summary: "Deletes an agent", body: empty, answer: [], errors: HOSTED },
+  { method: "get", path: "/hosted/{id}/logs", auth: "key(wallet)", summary: "Why the agent did or did not trade", query: logsQuery, answer: ["id", "rows", "next_before"], errors: [...HOSTED, "BAD_REQUEST"] },
+  { method: "get", path: "/hosted/{id}/spend", auth: "key(wallet)", summary: "An AI agent's spend", query: logsQuery, answer: [], errors: [...HOSTED, "NOT_AI"] },
+  { method: "get", path: "/hosted/{id}/executor", auth: "key(wallet)", summary: "A live agent's executor", answer: [], errors: [...HOSTED, "NO_EXECUTOR"] },
+  { method: "post", path: "/hosted/{id}/session", auth: "key(wallet)", summary: "Attaches a session to a live agent's executor", body: hostedSessionBody, answer: [], errors: [...HOSTED, "BAD_REQUEST", "PAPER_AGENT"] },
+  { method: "post", path: "/hosted/{id}/rotate-executor", auth: "key(wallet)", summary: "A new executor for a live agent", body: empty, answer: [], errors: [...HOSTED, "PAPER_AGENT"] },
+  { method: "post", path: "/hosted/{id}/rotate-webhook-secret", auth: "key(wallet)", summary: "A new webhook secret", body: empty, answer: [], errors: HOSTED },
+  { method: "post", path: "/hosted/{id}/stock-attestation", auth: "key(wallet)", summary: "The owner's stock-token attestation", body: hostedAttestationBody, answer: [], errors: [...HOSTED, "BAD_REQUEST", "BAD_SIGNATURE"] },
+  { method: "post", path: "/hosted/{id}/stock-attestation/revoke", auth: "key(wallet)", summary: "Revokes the stock-token attestation", body: empty, answer: [], errors: HOSTED },
+  { method: "post", path: "/hosted/{id}/refund-gas", auth: "key(wallet)", summary: "Returns a live agent's executor gas to the owner", body: empty, answer: [], errors: [...HOSTED, "SUBMIT_DISABLED"] },
+  { method: "get", path: "/league", auth: "none", summary: "The calendar, the reserve and the rules", answer: ["season", "next_season", "entrants", "practice_entrants", "schedule", "reserve", "rules", "past", "now"], errors: ["RATE_LIMITED", "LEAGUE_UNAVAILABLE"] },
+  { method: "get", path: "/league/standings", auth: "none", summary: "A board's standings for a season", query: standingsQuery, answer: ["board", "season", "status", "rows", "outcome", "places", "amounts_atoms", "amounts_basis", "decided", "entrants_next", "now"], errors: ["BAD_REQUEST", "NO_SEASON", "RATE_LIMITED", "LEAGUE_UNAVAILABLE"] },
+  { method: "get", path: "/league/seasons", auth: "none", summary: "Every season, newest first", answer: ["seasons", "now"], errors: ["RATE_LIMITED", "LEAGUE_UNAVAILABLE"] },
+  { method: "get", path: "/league/seasons/{n}", auth: "none", summary: "One season: standings, ledger, payouts, winners", answer: ["board", "season", "rows", "ledger", "withdrawal", "payouts", "winners", "settled_at"], errors: ["NO_SEASON", "RATE_LIMITED", "LEAGUE_UNAVAILABLE"] },
+  { method: "get", path: "/league/seasons/{n}/books", auth: "none", summary: "A season's published inputs for league:verify", answer: ["season", "decided", "books"], errors: ["NO_SEASON", "RATE_LIMITED", "LEAGUE_UNAVAILABLE"], extra: true },
+  { method: "get", path: "/league/reserve", auth: "none", summary: "The prize reserve's ledger by season", answer: ["on", "agent_id", "rows", "estimate", "rules"], errors: ["RATE_LIMITED", "LEAGUE_UNAVAILABLE"] },
+  { method: "get", path: "/league/me", auth: "key(wallet)", summary: "The wallet's league entries", answer: ["wallet", "entries"], errors: WALLET },
+  { method: "post", path: "/league/statement", auth: "key(wallet)", summary: "The statement an agent's owner signs to enter or confirm", body: statementBody, answer: ["message", "nonce", "expires_at", "agent_id", "board", "entrant", "owner"], errors: [...WALLET, "BAD_REQUEST", "UNKNOWN_FIELD", "NOT_AN_AGENT", "NOT_OWNER", "AGENT_ENTERED", "ALREADY_ENTERED", "PRIZE_IS_LIVE", "LEAGUE_PAPER_ONLY", "LEAGUE_PAIRS", "LEAGUE_INTERVAL", "SANCTIONED", "LEAGUE_UNAVAILABLE"] },
+  { method: "post", path: "/league/enter", auth: "key(wallet)", summary: "Enters a board from the next season", body: enterBody, status: 201, answer: ["entry_id", "board", "agent_id", "status", "from_season", "confirmed", "note"], errors: [...WALLET, "BAD_REQUEST", "UNKNOWN_FIELD", "STATEMENT_EXPIRED", "STATEMENT_MISMATCH", "BAD_SIGNATURE", "NOT_OWNER", "FORBIDDEN", "NOT_AN_AGENT", "NOT_FOUND", "AGENT_ENTERED", "ALREADY_ENTERED", "PRIZE_IS_LIVE", "LEAGUE_DIVISION", "LEAGUE_PAPER_ONLY", "LEAGUE_PAIRS", "LEAGUE_INTERVAL", "STOPPED", "SANCTIONED", "LEAGUE_UNAVAILABLE", "HOSTED_UNAVAILABLE"] },
+  { method: "post", path: "/league/confirm", auth: "key(wallet)", summary: "Confirms a prize entry with the owner's signed statement", body: confirmBody, answer: ["entry_id", "confirmed"], errors: [...WALLET, "BAD_REQUEST", "UNKNOWN_FIELD", "STATEMENT_EXPIRED", "STATEMENT_MISMATCH", "BAD_SIGNATURE", "NOT_OWNER", "FORBIDDEN", "NOT_ENTERED", "SANCTIONED"] },
+  { method: "post", path: "/league/leave", auth: "key(wallet)", summary: "Leaves a board at once", body: leaveBody, answer: ["entry_id", "status"], errors: [...WALLET, "BAD_REQUEST", "FORBIDDEN", "NOT_ENTERED"] },
+];

@@ -1,0 +1,58 @@
+/**
+ * @pit/sdk: a client for the chain-4663 agent trading service that never signs what it has not
+ * re-derived itself (SPEC "Client-side errors"). viem is its only chain library.
+ *
+ *   const pit = await createPitClient({ baseUrl, rpcUrl, account, pins });
+ *   await pit.signIn();
+ *   const t = await pit.trade({ tokenIn: "ETH", tokenOut: "USDG", notionalUsd: 50 });
+ */
+import { createPublicClient, http as viemHttp, type LocalAccount, type PublicClient } from "viem";
+import { createHttp } from "./http.js";
+import { checkConfig, pinsFrom, type Pins } from "./pins.js";
+import { signIn } from "./signIn.js";
+import { trade, type TradeRequest } from "./trade.js";
+import { account, type AccountPath } from "./account.js";
+import { askStatement, signStatement, type StatementRequest } from "./league.js";
+import { grantSession, type GrantRequest } from "./session.js";
+import { createLiveAgent } from "./hosted.js";
+
+export { PitError, type VerificationRule } from "./errors.js";
+export { pinsFrom, type Pins } from "./pins.js";
+export { verifyPlan, type PlanAnswer, type TradeIntent } from "./verifyPlan.js";
+export type { TradeRequest, TradeResult } from "./trade.js";
+export { signStatement, type Statement, type StatementRequest } from "./league.js";
+export type { AccountPath } from "./account.js";
+export { verifyGrant, type GrantRequest, type SessionPins } from "./session.js";
+export { checkExecutorAttestation, type ExecutorAttestation } from "./hosted.js";
+
+export type PitClientOptions = { baseUrl: string; rpcUrl: string; account: LocalAccount; pins: Pins; key?: string; fetch?: typeof fetch };
+
+/** A client bound to one wallet; it checks the server's config against the pins first (CONFIG_MISMATCH). */
+export async function createPitClient(o: PitClientOptions) {
+  const http = createHttp(o.baseUrl, { key: o.key ?? null, fetch: o.fetch });
+  const chain = createPublicClient({ transport: viemHttp(o.rpcUrl) }) as PublicClient;
+  await checkConfig(http, o.pins);
+  const d = { http, chain, account: o.account, pins: o.pins };
+  return {
+    get key() {
+      return http.key;
+    },
+    signIn: () => signIn(http, o.account, o.pins),
+    trade: (q: TradeRequest) => trade(d, q),
+    /** me/portfolio, me/trades, league/me: checked to be this wallet's (ACCOUNT_SHAPE, ACCOUNT_WALLET). */
+    account: <T = Record<string, unknown>>(path: AccountPath, query = "") => account<T>(http, o.account.address, path, query),
+    /** A league statement for this wallet, rebuilt locally (LEAGUE_STATEMENT); the owner signs it with signStatement. */
+    leagueStatement: (q: StatementRequest) => askStatement(http, o.account.address, o.pins, q),
+    /** A session for an executor, checked (GRANT_BINDING, GRANT_CAPS, CONSENT_REQUIRED) before the wallet signs its root. */
+    grantSession: (q: GrantRequest) => grantSession(d, q),
+    /** A live hosted agent whose executor's attestation is checked (EXECUTOR_ATTESTATION) before anything is granted to it. */
+    createLiveAgent: (body: Record<string, unknown>) => createLiveAgent(http, o.account.address, o.pins, body),
+    get: <T>(path: string) => http.get<T>(path),
+    post: <T>(path: string, body: unknown) => http.post<T>(path, body),
+  };
+}
+
+/** Reads a server's config once to pin it (do this when setting the agent up, then keep the pins). */
+export async function readPins(baseUrl: string, f: typeof fetch = fetch): Promise<Pins> {
+  return pinsFrom(await createHttp(baseUrl, { fetch: f }).get("/config"));
+}

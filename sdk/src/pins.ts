@@ -1,0 +1,72 @@
+import { getAddress, type Address } from "viem";
+import { PitError } from "./errors.js";
+import type { Http } from "./http.js";
+
+/**
+ * What the client trusts, fixed when it is set up (SPEC "Versioning": clients pin config and
+ * refuse a changed server): the chain, the router and Permit2, the tokens, the fee recipient and
+ * the fee schedule's major symbols, the co-signer, and the sign-in domain.
+ */
+export type Pins = {
+  chainId: number;
+  domain: string;
+  router: Address;
+  permit2: Address;
+  poolManager: Address;
+  v4Quoter: Address;
+  feeRecipient: Address;
+  cosigner: Address | null;
+  /** The session contracts (the root's DelegationManager, the 7702 delegator, the caveat enforcers). */
+  session: { delegationManager: Address; statelessDelegator: Address; enforcers: Record<string, Address> } | null;
+  /** A plan's deadline is at most this far ahead. */
+  deadlineS: number;
+  tokens: Record<string, { address: Address; decimals: number; feed?: Address | null }>;
+  majorSymbols: string[];
+  fee: { majorMaxBps: number; majorMinBps: number; otherBps: number; shieldAddBps: number; maxBps: number };
+};
+
+type ConfigAnswer = {
+  chain_id: number;
+  auth: { domain: string };
+  router: string;
+  permit_contract: string;
+  pool_manager: string;
+  v4_quoter: string;
+  tokens: Record<string, { address: string; decimals: number; feed?: string | null }>;
+  fee: { recipient: string; major_symbols: string[]; major_tiers: { bps: number }[]; other_bps: number; shield_add_bps: number; max_bps: number };
+  session?: { cosigner: string | null; delegation_manager?: string; stateless_delegator?: string; enforcers?: Record<string, string> };
+  limits?: { deadline_s?: number };
+};
+
+/** Pins taken from a config answer the developer trusts (read once, then kept with the agent). */
+export function pinsFrom(c: ConfigAnswer): Pins {
+  const tiers = c.fee.major_tiers.map((t) => t.bps);
+  return {
+    chainId: c.chain_id,
+    domain: c.auth.domain,
+    router: getAddress(c.router),
+    permit2: getAddress(c.permit_contract),
+    poolManager: getAddress(c.pool_manager),
+    v4Quoter: getAddress(c.v4_quoter),
+    feeRecipient: getAddress(c.fee.recipient),
+    cosigner: c.session?.cosigner ? getAddress(c.session.cosigner) : null,
+    session:
+      c.session?.delegation_manager && c.session.stateless_delegator && c.session.enforcers
+        ? { delegationManager: getAddress(c.session.delegation_manager), statelessDelegator: getAddress(c.session.stateless_delegator), enforcers: Object.fromEntries(Object.entries(c.session.enforcers).map(([k, v]) => [k, getAddress(v)])) }
+        : null,
+    deadlineS: c.limits?.deadline_s ?? 600,
+    tokens: Object.fromEntries(Object.entries(c.tokens).map(([s, t]) => [s, { address: getAddress(t.address), decimals: t.decimals, feed: t.feed ? getAddress(t.feed) : null }])),
+    majorSymbols: [...c.fee.major_symbols],
+    fee: { majorMaxBps: Math.max(...tiers), majorMinBps: Math.min(...tiers), otherBps: c.fee.other_bps, shieldAddBps: c.fee.shield_add_bps, maxBps: c.fee.max_bps },
+  };
+}
+
+/** CONFIG_MISMATCH when the server's config is not the pinned one (another chain, router, recipient, token or fee schedule). */
+export async function checkConfig(http: Http, pins: Pins): Promise<void> {
+  const now = pinsFrom(await http.get<ConfigAnswer>("/config"));
+  const diffs: string[] = [];
+  const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+  for (const k of ["chainId", "domain", "router", "permit2", "poolManager", "v4Quoter", "feeRecipient", "cosigner", "session", "deadlineS", "majorSymbols", "fee"] as const) if (!same(now[k], pins[k])) diffs.push(k);
+  for (const [sym, t] of Object.entries(pins.tokens)) if (!same(now.tokens[sym], t)) diffs.push(`tokens.${sym}`);
+  if (diffs.length) throw new PitError("CONFIG_MISMATCH", `the server's config differs from the pins: ${diffs.join(", ")}`);
+}

@@ -1,0 +1,44 @@
+import { decodeAbiParameters, decodeFunctionData, type Address, type Hex, type PublicClient } from "viem";
+import { exactInputSingleParams, V4Action } from "../../abis/uniswapV4.js";
+import { Command, COMMAND_TYPE_MASK, universalRouterAbi } from "../../abis/universalRouter.js";
+import { quoteExactInputSingle } from "../../lib/quoter.js";
+import type { PoolKey } from "../../lib/v4.js";
+
+type Hop = { poolKey: PoolKey; zeroForOne: boolean; amountIn: bigint };
+
+/** The V4 hops of a router call, in order, sub-plans included (SWAP_EXACT_IN_SINGLE actions of its V4_SWAP commands). */
+export function hopsOf(data: Hex): Hop[] {
+  const d = decodeFunctionData({ abi: universalRouterAbi, data });
+  const [commands, inputs] = d.args as unknown as [Hex, Hex[]];
+  return programHops(commands, inputs);
+}
+
+function programHops(commands: Hex, inputs: readonly Hex[]): Hop[] {
+  const types = (commands.slice(2).match(/../g) ?? []).map((b) => parseInt(b, 16) & COMMAND_TYPE_MASK);
+  return types.flatMap((t, i): Hop[] => {
+    if (t === Command.EXECUTE_SUB_PLAN) {
+      const [c, ins] = decodeAbiParameters([{ type: "bytes" }, { type: "bytes[]" }], inputs[i]!) as unknown as [Hex, Hex[]];
+      return programHops(c, ins);
+    }
+    if (t !== Command.V4_SWAP) return [];
+    const [actions, params] = decodeAbiParameters([{ type: "bytes" }, { type: "bytes[]" }], inputs[i]!) as unknown as [Hex, Hex[]];
+    const codes = (actions.slice(2).match(/../g) ?? []).map((b) => parseInt(b, 16));
+    return codes.flatMap((c, j) => {
+      if (c !== V4Action.SWAP_EXACT_IN_SINGLE) return [];
+      const [p] = decodeAbiParameters(exactInputSingleParams, params[j]!) as unknown as [Hop];
+      return [{ poolKey: p.poolKey, zeroForOne: p.zeroForOne, amountIn: p.amountIn }];
+    });
+  });
+}
+
+/**
+ * The client's own quote of the call's swap: the pinned V4Quoter asked hop by hop on the client's
+ * own RPC (a hop's input is the one before's output). Null when the call has no V4 hop.
+ */
+export async function ownQuote(chain: PublicClient, quoter: Address, data: Hex): Promise<bigint | null> {
+  const hops = hopsOf(data);
+  if (!hops.length) return null;
+  let amount = hops[0]!.amountIn;
+  for (const h of hops) amount = await quoteExactInputSingle(chain, quoter, h.poolKey, h.zeroForOne, amount);
+  return amount;
+}

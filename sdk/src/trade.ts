@@ -1,0 +1,173 @@
+import { getAddress, keccak256, zeroAddress, type Address, type Hex, type LocalAccount, type PublicClient } from "viem";
+import { relayedOutcome } from "../../lib/tradeOutcome.js";
+import { readFeeBps, type RouterReading } from "../../lib/routerRead.js";
+import { priceFeedAbi } from "../../abis/fixtures.js";
+import { PitError, verificationFailed } from "./errors.js";
+import { ownQuote } from "./quote.js";
+import type { Http } from "./http.js";
+import type { Pins } from "./pins.js";
+import { verifyApprove, verifyPermit, verifyPlan, type PlanAnswer, type TradeIntent } from "./verifyPlan.js";
+import { permitSingleTypes } from "../../abis/permit2.js";
+
+type Step = { kind: string; tx?: { to: string; data: Hex; value: string; chain_id: number } };
+type PrepareAnswer = PlanAnswer & { ready?: boolean; steps?: Step[]; permit?: { typed_data: Parameters<typeof verifyPermit>[0] } | null; permit_now?: number };
+
+/**
+ * The Permit2 round trip of an ERC-20 input (SPEC prepare): each approve step checked (the input
+ * token's approve of exactly this amount to the pinned Permit2) then signed and sent on the
+ * client's own RPC; the permit's typed data checked (pinned Permit2, the router as spender, this
+ * amount, 30 minutes) then signed; prepare again with the signature.
+ */
+async function permitRoundTrip(d: { http: Http; chain: PublicClient; account: LocalAccount; pins: Pins }, intent: TradeIntent, body: Record<string, unknown>, first: PrepareAnswer): Promise<PrepareAnswer> {
+  const amountIn = BigInt(first.amount_in);
+  const steps = first.steps ?? [];
+  const unknown = steps.find((s) => s.kind !== "approve" && s.kind !== "sign_permit");
+  if (unknown) throw new PitError("VERIFICATION_FAILED", `the plan asks for a ${unknown.kind} step this SDK does not sign`, { rule: "RECIPIENT" });
+  const permitStep = steps.find((s) => s.kind === "sign_permit");
+  const nowS = Number((await d.chain.getBlock()).timestamp);
+  // Everything is checked before anything is signed.
+  for (const s of steps) if (s.kind === "approve") verifyApprove(s.tx!, intent, d.pins, amountIn);
+  if (permitStep) verifyPermit(first.permit!.typed_data, intent, d.pins, amountIn, nowS);
+  for (const s of steps.filter((x) => x.kind === "approve")) {
+    const [nonce, fees] = await Promise.all([d.chain.getTransactionCount({ address: d.account.address, blockTag: "pending" }), d.chain.estimateFeesPerGas()]);
+    const raw = await d.account.signTransaction({ chainId: d.pins.chainId, to: s.tx!.to as Address, data: s.tx!.data, value: 0n, nonce, gas: 120_000n, maxFeePerGas: fees.maxFeePerGas * 2n, maxPriorityFeePerGas: fees.maxPriorityFeePerGas, type: "eip1559" });
+    const receipt = await d.chain.waitForTransactionReceipt({ hash: await d.chain.sendRawTransaction({ serializedTransaction: raw }), timeout: 120_000 });
+    if (receipt.status !== "success") throw new PitError("TX_REVERTED", `the approve ${receipt.transactionHash} reverted; only gas was spent`);
+  }
+  if (!permitStep) return d.http.post<PrepareAnswer>("/live/prepare", body);
+  const t = first.permit!.typed_data;
+  const m = t.message;
+  const signature = await d.account.signTypedData({
+    domain: { name: "Permit2", chainId: d.pins.chainId, verifyingContract: d.pins.permit2 },
+    types: permitSingleTypes,
+    primaryType: "PermitSingle",
+    message: { details: { token: getAddress(m.details.token), amount: BigInt(m.details.amount), expiration: Number(m.details.expiration), nonce: Number((m.details as { nonce?: number | string }).nonce ?? 0) }, spender: d.pins.router, sigDeadline: BigInt(m.sigDeadline) },
+  });
+  return d.http.post<PrepareAnswer>("/live/prepare", { ...body, permit_signature: signature, permit_now: first.permit_now });
+}
+
+/** A quote this far from the client's own is not the market's (the server's expected amount is what the slippage is measured from). */
+export const QUOTE_TOLERANCE_BPS = 100;
+/** The signed minimum may sit this much under the slippage asked (the client quotes a block later). */
+const FLOOR_TOLERANCE_BPS = 10;
+/** Gas the SDK signs for at most (SPEC's fast-mode bound; a swap needs far less). */
+const MAX_GAS = 1_000_000;
+/** A notional's tolerance (SPEC fast mode: amount_usd 3 %). */
+const NOTIONAL_TOLERANCE = 0.03;
+
+/**
+ * A trade asked by notional: the amount the plan spends must be worth it, by the client's own
+ * reckoning. USDG in is its amount; USDG out is the client's own quote; other pairs need amountIn.
+ */
+function checkNotional(pins: Pins, q: TradeRequest, reading: RouterReading, ownOut: bigint) {
+  const usd = q.notionalUsd ?? 0;
+  const usdg = pins.tokens.USDG!;
+  const worth = q.tokenIn === "USDG" ? Number(reading.amountIn) / 10 ** usdg.decimals : q.tokenOut === "USDG" ? Number(ownOut) / 10 ** usdg.decimals : null;
+  if (worth === null) throw verificationFailed("QUOTE_OWN", "a notional can be checked only against USDG here; ask with amountIn");
+  if (Math.abs(worth - usd) > usd * NOTIONAL_TOLERANCE + 1) throw verificationFailed("RECIPIENT", `the plan spends $${worth.toFixed(2)} by the client's own reckoning, not the $${usd} asked`);
+}
+
+/**
+ * QUOTE_OWN: the plan's expected output must be within QUOTE_TOLERANCE_BPS of the client's own
+ * quote of the same hops; MIN_OUT: the signed minimum must be within the slippage of the client's
+ * own quote, so a server lowering both the expected and the minimum together is still refused.
+ */
+async function checkOwnQuote(d: { chain: PublicClient; pins: Pins }, plan: PlanAnswer, reading: RouterReading, slippageBps: number) {
+  const gross = await ownQuote(d.chain, d.pins.v4Quoter, plan.tx!.data).catch(() => null);
+  if (gross === null || gross === 0n) throw verificationFailed("QUOTE_OWN", "the client cannot quote the plan's route itself");
+  if (plan.amount_out_expected === undefined) throw verificationFailed("QUOTE_OWN", "the plan gives no expected output to check");
+  // An output-side fee (PAY_PORTION) leaves the wallet the rest of the pool's output.
+  const portion = reading.fees.find((f) => f.command === "PAY_PORTION")?.bps ?? 0n;
+  const own = (gross * (10_000n - portion)) / 10_000n;
+  const minOut = reading.minOut;
+  const expected = plan.amount_out_expected !== undefined ? BigInt(plan.amount_out_expected) : null;
+  if (expected !== null && (expected * 10_000n < own * BigInt(10_000 - QUOTE_TOLERANCE_BPS) || expected * 10_000n > own * BigInt(10_000 + QUOTE_TOLERANCE_BPS))) throw verificationFailed("QUOTE_OWN", `the plan expects ${expected}; the client's own quote of the same route is ${own}`);
+  if (minOut * 10_000n < own * BigInt(10_000 - slippageBps - FLOOR_TOLERANCE_BPS)) throw verificationFailed("MIN_OUT", `minimum out ${minOut} is more than ${slippageBps} bps under the client's own quote ${own}`);
+  return own;
+}
+
+/** A fill this far from the oracles' marks (beyond the fee) is not the market's (SDK rule PRICE). */
+export const PRICE_TOLERANCE_BPS = 300;
+/** A mark older than this is no mark (a feed's heartbeat is 24 h; stock feeds rest at weekends). */
+const MARK_MAX_AGE_S = 3 * 86_400;
+
+/** A token's own USD mark: USDG at $1, else its pinned feed read on the client's own RPC; null without one. */
+async function ownMark(chain: PublicClient, pins: Pins, symbol: string, nowS: number): Promise<number | null> {
+  if (symbol === "USDG") return 1;
+  const feed = pins.tokens[symbol]?.feed;
+  if (!feed) return null;
+  const [, answer, , updatedAt] = await chain.readContract({ address: feed, abi: priceFeedAbi, functionName: "latestRoundData" }).catch(() => [0n, 0n, 0n, 0n, 0n] as const);
+  return answer > 0n && nowS - Number(updatedAt) <= MARK_MAX_AGE_S ? Number(answer) / 1e8 : null;
+}
+
+/**
+ * PRICE: with a mark on both sides, what the client's own quote says comes out must be worth the
+ * input less the fee, within PRICE_TOLERANCE_BPS: a pinned pool pushed away from the market (the
+ * own quote reads that same pool) is refused. Pairs without two marks are left to QUOTE_OWN.
+ */
+async function checkPrice(d: { chain: PublicClient; pins: Pins }, q: TradeRequest, reading: RouterReading, ownOut: bigint) {
+  const nowS = Number((await d.chain.getBlock()).timestamp);
+  const [mIn, mOut] = await Promise.all([ownMark(d.chain, d.pins, q.tokenIn, nowS), ownMark(d.chain, d.pins, q.tokenOut, nowS)]);
+  if (mIn === null || mOut === null) return;
+  const inUsd = (Number(reading.amountIn) / 10 ** d.pins.tokens[q.tokenIn]!.decimals) * mIn;
+  const outUsd = (Number(ownOut) / 10 ** d.pins.tokens[q.tokenOut]!.decimals) * mOut;
+  const feeBps = readFeeBps(reading) ?? 0;
+  if (inUsd > 0 && outUsd < inUsd * (1 - (feeBps + PRICE_TOLERANCE_BPS) / 10_000)) throw verificationFailed("PRICE", `$${inUsd.toFixed(2)} in would bring $${outUsd.toFixed(2)} out at the oracles' marks: more than ${PRICE_TOLERANCE_BPS} bps beyond the fee`);
+}
+
+export type TradeRequest = { tokenIn: string; tokenOut: string; amountIn?: bigint; notionalUsd?: number; slippageBps?: number; acceptRisks?: string[]; shield?: boolean };
+export type TradeResult = { txHash: Hex; amountIn: bigint; amountOut: bigint; minOut: bigint; block: bigint };
+
+/** The fee as the calldata pays it, in lib/tradeOutcome's terms. */
+function feeOf(r: RouterReading, pins: Pins) {
+  const f = r.fees[0]!;
+  return f.command === "PAY_PORTION" ? { side: "output" as const, bps: Number(f.bps ?? 0n), token: f.token, recipient: pins.feeRecipient, amount: 0n } : { side: "input" as const, bps: 0, token: f.token, recipient: pins.feeRecipient, amount: f.amount ?? 0n };
+}
+
+/**
+ * prepare, verify (lib/routerRead: nothing the client did not ask for is signed), check the
+ * wallet can pay, sign, submit, check the answered hash is the signed bytes', wait for the
+ * receipt on the client's own RPC and check what came back (MINED_MISMATCH, TX_REVERTED).
+ */
+export async function trade(d: { http: Http; chain: PublicClient; account: LocalAccount; pins: Pins }, q: TradeRequest): Promise<TradeResult> {
+  const intent: TradeIntent = { wallet: d.account.address, tokenIn: q.tokenIn, tokenOut: q.tokenOut, slippageBps: q.slippageBps ?? 50, acceptRisks: q.acceptRisks ?? [], shield: q.shield ?? false, ...(q.amountIn !== undefined ? { amountIn: q.amountIn } : {}) };
+  const body = {
+    wallet: d.account.address,
+    token_in: q.tokenIn,
+    token_out: q.tokenOut,
+    ...(q.amountIn !== undefined ? { amount_in: q.amountIn.toString() } : { notional_usd: q.notionalUsd }),
+    slippage_bps: intent.slippageBps,
+    // The wallet approves exactly this trade's input, and permits it for this trade only.
+    approval_mode: "exact",
+    permit_scope: "trade",
+    ...(intent.acceptRisks.length ? { accept_risks: intent.acceptRisks } : {}),
+    ...(intent.shield ? { shield: true } : {}),
+  };
+  let plan = await d.http.post<PrepareAnswer>("/live/prepare", body);
+  if (!plan.tx) plan = await permitRoundTrip(d, intent, body, plan);
+  if (!plan.tx) throw new PitError("VERIFICATION_FAILED", "the plan has no swap to sign after its approval steps", { rule: "RECIPIENT" });
+  const reading = verifyPlan(plan, intent, d.pins);
+  const own = await checkOwnQuote(d, plan, reading, intent.slippageBps);
+  const tx = plan.tx;
+  const [nonce, fees, balance, block] = await Promise.all([d.chain.getTransactionCount({ address: d.account.address, blockTag: "pending" }), d.chain.estimateFeesPerGas(), d.chain.getBalance({ address: d.account.address }), d.chain.getBlock()]);
+  // A far deadline would let whoever holds the signed bytes send them when the price moved away.
+  if (reading.deadline === null || reading.deadline > block.timestamp + BigInt(d.pins.deadlineS) + 60n) throw verificationFailed("MIN_OUT", `the call's deadline ${reading.deadline} is further than ${d.pins.deadlineS} s ahead`);
+  if (q.amountIn === undefined) checkNotional(d.pins, q, reading, own);
+  await checkPrice(d, q, reading, own);
+  const gas = BigInt(Math.min(Math.max(tx.gas ?? 0, 400_000), MAX_GAS));
+  const maxFeePerGas = fees.maxFeePerGas * 2n;
+  if (balance < BigInt(tx.value) + gas * maxFeePerGas) throw new PitError("INSUFFICIENT_FUNDS", `the wallet holds ${balance} wei; the trade needs ${BigInt(tx.value)} plus up to ${gas * maxFeePerGas} for gas`);
+  const raw = await d.account.signTransaction({ chainId: d.pins.chainId, to: tx.to as Address, data: tx.data, value: BigInt(tx.value), nonce, gas, maxFeePerGas, maxPriorityFeePerGas: fees.maxPriorityFeePerGas, type: "eip1559" });
+  const hash = keccak256(raw);
+  const sent = await d.http.post<{ tx_hash: string }>("/live/submit", { raw_tx: raw });
+  if (sent.tx_hash?.toLowerCase() !== hash) throw new PitError("HASH_MISMATCH", `the server answered ${sent.tx_hash}; the signed transaction is ${hash}`);
+  // Sent on the client's own RPC too: a server holding the bytes back cannot time them ("already known" is fine).
+  await d.chain.sendRawTransaction({ serializedTransaction: raw }).catch(() => undefined);
+  const receipt = await d.chain.waitForTransactionReceipt({ hash, timeout: 120_000 });
+  if (receipt.status !== "success") throw new PitError("TX_REVERTED", `${hash} was mined and reverted; only gas was spent`);
+  const tokenIn = d.pins.tokens[q.tokenIn]!.address;
+  const tokenOut = d.pins.tokens[q.tokenOut]!.address;
+  const o = relayedOutcome(receipt as never, { wallet: d.account.address, execution: "router", tokenIn, tokenOut, txValue: BigInt(tx.value), fee: feeOf(reading, d.pins) }, { poolManager: d.pins.poolManager, router: d.pins.router, launchpad: zeroAddress });
+  if (o.amountOut === null || o.amountOut < reading.minOut) throw new PitError("MINED_MISMATCH", `${hash} paid ${o.amountOut} of ${q.tokenOut}, under the signed minimum ${reading.minOut}`);
+  return { txHash: hash, amountIn: reading.amountIn, amountOut: o.amountOut, minOut: reading.minOut, block: receipt.blockNumber };
+}

@@ -1,0 +1,293 @@
+import { spawn } from "node:child_process";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ROOT } from "../../lib/root.js";
+import { erc20Abi, getAddress, parseEther, parseUnits, type Address, type Hex } from "viem";
+import { generatePrivateKey, mnemonicToAccount, privateKeyToAccount } from "viem/accounts";
+import { partnerAgentVaultAbi, priceFeedAbi, sanctionsListAbi } from "../../abis/fixtures.js";
+import { DEVNET_MNEMONIC } from "../../lib/config.js";
+import { calendarAt, season as seasonAt } from "../../lib/leagueCalendar.js";
+import { verifyLeague } from "../../scripts/league-verify.js";
+import { freshenMarket, startStack, type Stack } from "../helpers/stack.js";
+import { serveApi } from "../helpers/api.js";
+import { RateLimiter } from "../../api/http/rateLimit.js";
+import { poolKeyOf, routerSwap } from "../helpers/trades.js";
+
+/**
+ * A whole league season on a devnet with the clock driven (issue 18): twelve owners enter the
+ * prize board, trade through the service on two days (and once outside it), two are linked by a
+ * transfer, two share a configured exchange (a hub) and stay apart, one loses its token's mark,
+ * one is sanctioned, one never confirms, one is a house agent. At the end the settler decides
+ * once, pays the top three eligible clusters from the reserve, the treasury shows the payouts,
+ * and `league:verify` recomputes every row from the chain alone.
+ */
+type Account = ReturnType<typeof privateKeyToAccount>;
+const fresh = () => privateKeyToAccount(generatePrivateKey());
+const exchange = fresh();
+const house: number[] = [];
+const RESERVE = mnemonicToAccount(DEVNET_MNEMONIC, { addressIndex: 4 }).address;
+
+let stack: Stack;
+let offsetMs = 0;
+const clock = () => Date.now() + offsetMs;
+const chainNow = async () => Number((await stack.dn.pub.getBlock()).timestamp);
+
+/** Moves the chain and the service's clock to `ts` together. */
+async function warp(ts: number) {
+  const { dn } = stack;
+  await dn.test.setNextBlockTimestamp({ timestamp: BigInt(ts) });
+  await dn.test.mine({ blocks: 1 });
+  offsetMs = ts * 1000 - Date.now();
+}
+
+/** Posts every feed's answer again (fresh marks), ETH at `eth` when given, skipping `skip`. */
+async function postFeeds(o: { eth?: number; skip?: string[] } = {}) {
+  const { dn } = stack;
+  for (const [sym, t] of Object.entries(dn.universe.tokens)) {
+    if (!t.feed || sym === "WETH" || o.skip?.includes(sym)) continue;
+    const [, answer] = await dn.pub.readContract({ address: t.feed, abi: priceFeedAbi, functionName: "latestRoundData" });
+    const next = sym === "ETH" && o.eth ? BigInt(o.eth) * 10n ** 8n : answer;
+    await dn.mined(await dn.walletFor(dn.deployer).writeContract({ address: t.feed, abi: priceFeedAbi, functionName: "setAnswer", args: [next] }));
+  }
+}
+
+async function registerAgent(owner: Address, wallet: Address, symbol: string): Promise<number> {
+  const { dn } = stack;
+  const w = dn.walletFor(dn.deployer);
+  const args = [dn.token("USDG"), symbol, `Agent ${symbol}`, owner, wallet] as const;
+  const { result } = await dn.pub.simulateContract({ account: w.account!, address: dn.universe.contracts.partnerAgentVault, abi: partnerAgentVaultAbi, functionName: "register", args });
+  await dn.mined(await w.writeContract({ address: dn.universe.contracts.partnerAgentVault, abi: partnerAgentVaultAbi, functionName: "register", args }));
+  return Number(result);
+}
+
+async function transfer(from: Account, token: Address, to: Address, amount: bigint) {
+  const { dn } = stack;
+  await dn.mined(await dn.walletFor(from).writeContract({ address: token, abi: erc20Abi, functionName: "transfer", args: [to, amount] }));
+}
+
+/** Sells ETH for USDG through the service (prepare, sign, submit) and waits for the watcher's outcome. */
+async function sell(a: Account, key: string, usd: number): Promise<Hex> {
+  const { agent, dn } = stack;
+  const p = await agent.post("/live/prepare", { wallet: a.address, token_in: "ETH", token_out: "USDG", notional_usd: usd }, key);
+  expect(p.status, p.text).toBe(200);
+  const s = await agent.post("/live/submit", { raw_tx: await agent.sign(a, p.json.tx) }, key);
+  expect(s.status, s.text).toBe(200);
+  await dn.mined(s.json.tx_hash);
+  for (let i = 0; i < 200; i++) {
+    const t = (await agent.get("/me/trades", key)).json.trades.find((x: { tx_hash: string }) => x.tx_hash === s.json.tx_hash);
+    if (t?.status === "mined") return s.json.tx_hash;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`trade ${s.json.tx_hash} never recorded as mined`);
+}
+
+type Player = { n: number; wallet: Account; owner: Account; agentWallet: Address; id: number; key: string; entry: string };
+const players: Player[] = [];
+const P = (n: number) => players[n - 1]!;
+let season: ReturnType<typeof seasonAt>;
+
+beforeAll(async () => {
+  stack = await startStack({
+    clock,
+    before: freshenMarket,
+    config: { league: { hubs: [exchange.address], houseAgents: house, reserveWallet: RESERVE, signerUrl: null, reserveAgent: null, prizeCapUsd: 1_000, ceilingSeasons: 4 } },
+    league: { settleIntervalMs: 0, cacheMs: 1 },
+    hostedScheduler: { intervalMs: 0 },
+  });
+  const { dn } = stack;
+  offsetMs = (await chainNow()) * 1000 - Date.now();
+  season = calendarAt(await chainNow()).next;
+  const usdg = dn.token("USDG");
+  // Twelve owners, each trading with its own wallet; prizes go to each agent's own wallet.
+  for (let n = 1; n <= 12; n++) {
+    const wallet = await dn.freshWallet(parseEther("5"), [[usdg, parseUnits("100", 6)]]);
+    const owner = fresh();
+    const agentWallet = fresh().address;
+    const id = await registerAgent(owner.address, agentWallet, `L${n}`);
+    const key = await stack.agent.signIn(wallet);
+    let entry: string;
+    if (n === 12) {
+      // Entered without the owner's statement (the owner's key is the wallet's only here: the wallet is the owner): unconfirmed.
+      const r = await stack.agent.post("/league/enter", { agent_id: await registerAgent(wallet.address, agentWallet, "L12B") }, key);
+      expect(r.status, r.text).toBe(201);
+      expect(r.json.confirmed).toBe(false);
+      entry = r.json.entry_id;
+      players.push({ n, wallet, owner: wallet, agentWallet, id: r.json.agent_id, key, entry });
+      continue;
+    }
+    const st = await stack.agent.post("/league/statement", { agent_id: id }, key);
+    expect(st.status, st.text).toBe(200);
+    const r = await stack.agent.post("/league/enter", { agent_id: id, nonce: st.json.nonce, signature: await owner.signMessage({ message: st.json.message }) }, key);
+    expect(r.status, r.text).toBe(201);
+    entry = r.json.entry_id;
+    players.push({ n, wallet, owner, agentWallet, id, key, entry });
+  }
+  house.push(P(11).id);
+  // Owner 9 sends owner 8's trading wallet some USDG: one owner cluster.
+  await dn.test.setBalance({ address: P(9).owner.address, value: parseEther("1") });
+  await dn.mined(await dn.walletFor(dn.deployer).writeContract({ address: usdg, abi: [{ type: "function", name: "mint", stateMutability: "nonpayable", inputs: [{ type: "address" }, { type: "uint256" }], outputs: [] }], functionName: "mint", args: [P(9).owner.address, parseUnits("10", 6)] }));
+  await transfer(P(9).owner, usdg, P(8).wallet.address, parseUnits("5", 6));
+  // A configured exchange funds wallets 3 and 4: a hub never links them.
+  await dn.test.setBalance({ address: exchange.address, value: parseEther("1") });
+  await dn.mined(await dn.walletFor(dn.deployer).writeContract({ address: usdg, abi: [{ type: "function", name: "mint", stateMutability: "nonpayable", inputs: [{ type: "address" }, { type: "uint256" }], outputs: [] }], functionName: "mint", args: [exchange.address, parseUnits("10", 6)] }));
+  await transfer(exchange, usdg, P(3).wallet.address, parseUnits("1", 6));
+  await transfer(exchange, usdg, P(4).wallet.address, parseUnits("1", 6));
+  // Wallet 1 also runs a hosted paper agent on the practice board (owner 1 signs its statement).
+  const h = await stack.agent.post("/hosted", { brain: "rule", params: { targets: { ETH: 0.5, USDG: 0.5 }, band_bps: 200 }, interval_s: 300, pairs: ["ETH/USDG"], limits: { max_trade_usd: 1000, max_day_usd: 5000, max_position_usd: 8000 } }, P(1).key);
+  expect(h.status, h.text).toBe(201);
+  practiceAgent = h.json.id;
+  const st = await stack.agent.post("/league/statement", { agent_id: P(1).id, hosted_id: practiceAgent }, P(1).key);
+  expect(st.json.message).not.toContain("Eligibility:");
+  const e = await stack.agent.post("/league/enter", { agent_id: P(1).id, hosted_id: practiceAgent, nonce: st.json.nonce, signature: await P(1).owner.signMessage({ message: st.json.message }) }, P(1).key);
+  expect(e.status, e.text).toBe(201);
+  expect(e.json).toMatchObject({ board: "practice", kind: "hosted", confirmed: null });
+}, 300_000);
+let practiceAgent: string;
+const runTicks = () => stack.api.app.services.hosted.scheduler.runDue();
+/** The practice agent's newest log rows. */
+const practiceLogs = async () => (await stack.agent.get(`/hosted/${practiceAgent}/logs`, P(1).key)).json.rows as Record<string, unknown>[];
+afterAll(() => stack?.stop());
+
+describe("a whole prize season", () => {
+  it("ranks relayed trades at independent marks, clusters owners, decides once and pays the top three eligible clusters", async () => {
+    const { dn } = stack;
+    // Before its season the practice agent trades nothing: SEASON_CLOSED.
+    await runTicks();
+    expect((await practiceLogs())[0]).toMatchObject({ kind: "hold", code: "SEASON_CLOSED" });
+    // Day 1 of the season: each wallet sells ETH for USDG through the service, more as n grows.
+    await warp(season.starts + 3_600);
+    await postFeeds();
+    // The practice book starts at 10,000 USDG and the rule agent rebalances half into ETH.
+    await runTicks();
+    expect((await practiceLogs()).find((l) => l.kind === "trade")).toMatchObject({ token_in: "USDG", token_out: "ETH", mode: "paper", amount_in: parseUnits("1000", 6).toString() });
+    for (const p of players) {
+      await sell(p.wallet, p.key, 60 + 20 * p.n);
+      await sell(p.wallet, p.key, 20);
+    }
+    // Wallet 5 also buys the BTC asset, whose feed will stop before the end: its mark is lost.
+    const p5 = await stack.agent.post("/live/prepare", { wallet: P(5).wallet.address, token_in: "ETH", token_out: "WBTC", notional_usd: 200 }, P(5).key);
+    expect(p5.status, p5.text).toBe(200);
+    const s5 = await stack.agent.post("/live/submit", { raw_tx: await stack.agent.sign(P(5).wallet, p5.json.tx) }, P(5).key);
+    await dn.mined(s5.json.tx_hash);
+    // Wallet 1 also trades outside the service, straight through the router: not in its book.
+    const key = poolKeyOf(dn, "ETH", "USDG");
+    const outside = await routerSwap(dn, P(1).wallet, { poolKey: key, tokenIn: getAddress("0x0000000000000000000000000000000000000000"), tokenOut: dn.token("USDG"), amountIn: parseEther("0.2"), minOut: 0n, feeBips: 0n, feeRecipient: stack.api.config.feeRecipient });
+    // The reserve's stake gains arrive: 10,000 ORBIO.
+    await dn.mined(await dn.walletFor(dn.deployer).writeContract({ address: dn.token("ORBIO"), abi: [{ type: "function", name: "mint", stateMutability: "nonpayable", inputs: [{ type: "address" }, { type: "uint256" }], outputs: [] }], functionName: "mint", args: [RESERVE, parseEther("10000")] }));
+
+    // Day 2: one more sale each; then owner 10 is put on the sanctions list.
+    await warp(season.starts + 86_400 + 3_600);
+    await postFeeds();
+    for (const p of players) await sell(p.wallet, p.key, 20);
+    await dn.mined(await dn.walletFor(dn.deployer).writeContract({ address: dn.universe.contracts.sanctionsList, abi: sanctionsListAbi, functionName: "addToSanctionsList", args: [[P(10).owner.address]] }));
+
+    // While it plays: live standings, estimates.
+    const live = await stack.api.call("GET", "/api/v1/league/standings");
+    expect(live.status, live.text).toBe(200);
+    expect(live.json).toMatchObject({ board: "prize", season: season.number, status: "open", amounts_basis: "estimate", decided: false });
+    expect(live.json.rows).toHaveLength(12);
+
+    // The last hour: ETH's feed falls 10 % (sellers gain), the BTC asset's feed is left stale.
+    await warp(season.ends - 3_600);
+    await postFeeds({ eth: 2_700, skip: ["WBTC"] });
+    await warp(season.ends + 60);
+    await stack.ix.waitFor(await dn.pub.getBlockNumber());
+    // The next season is open, but the practice book waits for this season's standings to freeze.
+    await runTicks();
+    expect((await practiceLogs())[0]).toMatchObject({ kind: "hold", code: "LEAGUE_BOOK_PENDING" });
+    // Two instances on one store settle at once: the season is decided and paid once.
+    const second = await serveApi({ rpcUrl: dn.anvil.rpcUrl, db: stack.store.db, clock, indexed: stack.ix.liveReads().reads, limiter: new RateLimiter(clock, 10_000, false), config: stack.api.config, league: { settleIntervalMs: 0, cacheMs: 1 }, hostedScheduler: { intervalMs: 0 } });
+    const passes = await Promise.all([stack.api.app.services.league.settler.runOnce(), second.app.services.league.settler.runOnce()]);
+    await second.close();
+    expect(passes.flatMap((p) => p.decided), JSON.stringify(passes)).toEqual([season.number]);
+    // A later pass (a restart) decides and pays nothing again.
+    await stack.api.app.services.league.settler.runOnce();
+
+    const st = (await stack.api.call("GET", `/api/v1/league/standings?season=${season.number}`)).json;
+    expect(st).toMatchObject({ status: "closed", decided: true, amounts_basis: "decided" });
+    const row = (n: number) => st.rows.find((r: { entry_id: string }) => r.entry_id === P(n).entry)!;
+    const rule = (n: number, name: string) => row(n).eligibility.rules.find((r: { rule: string }) => r.rule === name).status;
+    // Scores: higher n sold more ETH before it fell; wallet 5's BTC lost its mark and counts nothing.
+    expect(st.rows.map((r: { score: number }) => r.score)).toEqual([...st.rows.map((r: { score: number }) => r.score)].sort((a, b) => b - a));
+    expect(row(12).rank).toBe(1);
+    expect(row(5).rank).toBe(12);
+    expect(row(5).open_unpriced).toBe(1);
+    // Wallet 1's outside trade is not in its book: 3 trades.
+    expect(row(1).trades).toBe(3);
+    expect(outside.status).toBe("success");
+    expect(row(5).trades).toBe(4);
+    // The unconfirmed, house and sanctioned entries rank but win nothing.
+    expect([rule(12, "CONFIRMED"), rule(11, "HOUSE"), rule(10, "SANCTIONS")]).toEqual(["fail", "fail", "fail"]);
+    expect(row(11).house).toBe(true);
+    // Owners 8 and 9 are one cluster (by the transfer, with its hash); 3 and 4 share only a hub.
+    expect(row(8).cluster).toBe(row(9).cluster);
+    expect(row(9).cluster_links).toEqual([expect.objectContaining({ kind: "transfer", with: P(8).entry })]);
+    expect(row(3).cluster).not.toBe(row(4).cluster);
+    expect(st.outcome).toMatchObject({ pays: true, active_clusters: 11 });
+    // Places: 9 (best eligible), 7 (8 is 9's cluster), 6.
+    expect([row(9).place, row(8).place, row(7).place, row(6).place]).toEqual([1, null, 2, 3]);
+    // Cap $1,000 at ORBIO's mark, within half of the 10,000 ORBIO gain: 50/30/20.
+    const detail = (await stack.api.call("GET", `/api/v1/league/seasons/${season.number}`)).json;
+    const { ledger } = detail;
+    expect(ledger).toMatchObject({ gain: parseEther("10000").toString(), half_gain: parseEther("5000").toString(), status: "settled" });
+    const budget = BigInt(ledger.budget);
+    expect(budget).toBe(BigInt(ledger.cap));
+    expect(ledger.shares).toEqual([budget / 2n, (budget * 3n) / 10n, budget / 5n].map(String));
+    expect(detail.payouts.map((p: { place: number; recipient: string; status: string }) => [p.place, getAddress(p.recipient), p.status])).toEqual([
+      [1, P(9).agentWallet, "mined"],
+      [2, P(7).agentWallet, "mined"],
+      [3, P(6).agentWallet, "mined"],
+    ]);
+    for (const [i, n] of [9, 7, 6].entries()) expect((await dn.pub.readContract({ address: dn.token("ORBIO"), abi: erc20Abi, functionName: "balanceOf", args: [P(n).agentWallet] })).toString()).toBe(ledger.shares[i]);
+    expect(BigInt(ledger.reserve_after)).toBe(BigInt(ledger.reserve) - budget);
+    // The treasury record shows the season's payouts.
+    const treasury = (await stack.api.call("GET", "/api/v1/treasury")).json;
+    expect(treasury.prize_payouts[0]).toMatchObject({ season: season.number, symbol: "ORBIO", recipients: [expect.objectContaining({ rank: 1, share_bps: 5000, amount: ledger.shares[0] }), expect.anything(), expect.anything()] });
+    expect(treasury.prize_payouts[0].recipients.every((r: { tx_hash: string | null }) => /^0x[0-9a-f]{64}$/.test(r.tx_hash ?? ""))).toBe(true);
+    const list = (await stack.api.call("GET", "/api/v1/league/seasons")).json.seasons.find((s: { number: number }) => s.number === season.number);
+    expect(list).toMatchObject({ decided: true, pays: true, entrants: 12 });
+    expect(list.winners.map((w: { place: number; status: string }) => [w.place, w.status])).toEqual([[1, "mined"], [2, "mined"], [3, "mined"]]);
+
+    // The practice board froze at the end: one paper agent, 10,000 USDG less its ETH's fall.
+    const practice = (await stack.api.call("GET", `/api/v1/league/standings?season=${season.number}&board=practice`)).json;
+    expect(practice).toMatchObject({ board: "practice", decided: true, outcome: null, amounts_atoms: null });
+    expect(practice.rows).toEqual([expect.objectContaining({ rank: 1, kind: "hosted", trades: 1, eligibility: null, place: null, prize_atoms: null })]);
+    expect(practice.rows[0].equity).toBeLessThan(10_000);
+    expect(practice.rows[0].profit_usd).toBeCloseTo(practice.rows[0].equity - 10_000, 5);
+    // Then the agent's next tick starts the new season's book at 10,000 USDG again.
+    await warp(season.ends + 600);
+    await runTicks();
+    const agentNow = (await stack.agent.get(`/hosted/${practiceAgent}`, P(1).key)).json;
+    expect(agentNow.brain_state.league_season).toBe(season.number + 1);
+    // Reset to 10,000 USDG, then the rule moved $1,000 (its max trade) into ETH.
+    expect(agentNow.paper_book.USDG.atoms).toBe(parseUnits("9000", 6).toString());
+
+    // Anyone recomputes every row from the chain and the published entries.
+    const v = await verifyLeague(stack.api.url, dn.anvil.rpcUrl, season.number);
+    expect(v.problems).toEqual([]);
+    expect(v.first).toBeNull();
+    expect(v.rows).toBe(12);
+
+    // A stored payout whose amount was changed is never sent again, and nothing moves.
+    const before = await dn.pub.readContract({ address: dn.token("ORBIO"), abi: erc20Abi, functionName: "balanceOf", args: [RESERVE] });
+    await stack.store.db.query("UPDATE app.league_payouts SET amount = (amount::numeric + 1)::text, status = 'sent' WHERE season = $1 AND place = 1", [season.number]);
+    await stack.store.db.query("UPDATE app.league_ledgers SET settled_at = NULL WHERE season = $1", [season.number]);
+    await expect(stack.api.app.services.league.settler.runOnce()).rejects.toThrow(/hash is not its bytes|not the decided share/);
+    expect(await dn.pub.readContract({ address: dn.token("ORBIO"), abi: erc20Abi, functionName: "balanceOf", args: [RESERVE] })).toBe(before);
+
+    // A published score changed in the store: verify names that row and field, and the CLI exits 1.
+    const [frozen] = await stack.store.db.query<{ answer: string }>("SELECT answer FROM app.league_results WHERE season = $1 AND board = 'prize'", [season.number]);
+    const answer = JSON.parse(frozen!.answer);
+    answer.rows[1].profit_usd += 1;
+    await stack.store.db.query("UPDATE app.league_results SET answer = $2 WHERE season = $1 AND board = 'prize'", [season.number, JSON.stringify(answer)]);
+    expect((await verifyLeague(stack.api.url, dn.anvil.rpcUrl, season.number)).first).toMatchObject({ rank: 2, field: "profit_usd" });
+    // Asynchronously: the API answering the script runs in this process.
+    const cli = await new Promise<{ status: number | null; stdout: string }>((done) => {
+      const child = spawn(process.execPath, ["--import", "tsx", "scripts/league-verify.ts", stack.api.url, dn.anvil.rpcUrl, String(season.number)], { cwd: ROOT });
+      let stdout = "";
+      child.stdout.on("data", (b) => (stdout += String(b)));
+      child.on("close", (status) => done({ status, stdout }));
+    });
+    expect(cli.status).toBe(1);
+    expect(cli.stdout).toMatch(/row 2 \(le_[0-9a-f]+\) differs at profit_usd/);
+  }, 600_000);
+});

@@ -1,0 +1,128 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parseEther, type Hex } from "viem";
+import type { privateKeyToAccount } from "viem/accounts";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { freshenMarket, startStack, type Stack } from "../helpers/stack.js";
+
+/**
+ * The MCP server at /mcp (issue 19 part 3) through the SDK's own client over Streamable HTTP:
+ * the tools answer what REST answers for the same key, prepare_trade hands back an unsigned plan,
+ * and the agent signs it itself and relays it through REST: nothing asks for a private key.
+ */
+type Account = ReturnType<typeof privateKeyToAccount>;
+type ToolResult = { content: { type: string; text: string }[]; isError?: boolean };
+const TOOLS = ["config", "tokens", "quote", "portfolio", "trades", "league", "prepare_trade"];
+
+let stack: Stack;
+let account: Account;
+let key: string;
+let keyed: Client;
+let keyless: Client;
+
+async function connect(headers: Record<string, string>): Promise<Client> {
+  const client = new Client({ name: "mcp-e2e", version: "0.0.0" });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${stack.api.url}/mcp`), { requestInit: { headers } }));
+  return client;
+}
+
+/** A tool's answer: isError and the JSON of its first text block (the REST answer). */
+async function call(client: Client, name: string, args: Record<string, unknown> = {}) {
+  const r = (await client.callTool({ name, arguments: args })) as ToolResult;
+  return { isError: r.isError === true, json: JSON.parse(r.content[0]!.text), texts: r.content.map((c) => c.text) };
+}
+
+const tradeArgs = () => ({ token_in: "ETH", token_out: "USDG", notional_usd: 25 });
+
+beforeAll(async () => {
+  stack = await startStack({ before: freshenMarket });
+  account = await stack.dn.freshWallet(parseEther("10"));
+  key = await stack.agent.signIn(account);
+  keyed = await connect({ authorization: `Bearer ${key}` });
+  keyless = await connect({});
+}, 180_000);
+afterAll(async () => {
+  await keyed?.close();
+  await keyless?.close();
+  await stack?.stop();
+});
+
+describe("MCP at /mcp", () => {
+  it("lists every tool with a JSON object input schema, none asking for a key, secret or mnemonic", async () => {
+    const { tools } = await keyed.listTools();
+    expect(tools.map((t) => t.name).sort()).toEqual([...TOOLS].sort());
+    for (const t of tools) {
+      expect(t.inputSchema.type, t.name).toBe("object");
+      expect(t.description, t.name).toBeTruthy();
+      const names = Object.keys(t.inputSchema.properties ?? {});
+      expect(names.filter((n) => /key|secret|private|mnemonic/i.test(n)), t.name).toEqual([]);
+    }
+    expect(tools.find((t) => t.name === "prepare_trade")!.inputSchema.required).toEqual(expect.arrayContaining(["wallet", "token_in", "token_out"]));
+  });
+
+  it("answers config, quote, portfolio and league as REST does", async () => {
+    const config = await call(keyed, "config");
+    expect(config.isError).toBe(false);
+    expect(config.json).toEqual((await stack.api.call("GET", "/api/v1/config")).json);
+    expect(config.json.chain_id).toBe(4663);
+
+    const quote = await call(keyed, "quote", tradeArgs());
+    expect(quote.isError, JSON.stringify(quote.json)).toBe(false);
+    expect(quote.json.best).toBeTruthy();
+
+    const portfolio = await call(keyed, "portfolio");
+    expect(portfolio.isError, JSON.stringify(portfolio.json)).toBe(false);
+    expect(portfolio.json.wallet).toBe(account.address.toLowerCase());
+
+    const league = await call(keyless, "league");
+    expect(league.isError, JSON.stringify(league.json)).toBe(false);
+    expect(league.json.league.season).toBeTruthy();
+    expect(league.json.standings.board).toBe("prize");
+
+    const tokens = await call(keyed, "tokens", { q: "USDG", limit: 5 });
+    expect(tokens.isError, JSON.stringify(tokens.json)).toBe(false);
+    expect(tokens.json.tokens.some((t: { symbol: string }) => t.symbol === "USDG")).toBe(true);
+  });
+
+  it("answers a keyed tool without the key as REST does (UNAUTHORIZED), and REST refusals as tool errors", async () => {
+    const rest = await stack.api.call("GET", "/api/v1/me/portfolio");
+    for (const name of ["portfolio", "trades", "tokens"]) {
+      const r = await call(keyless, name);
+      expect(r.isError, name).toBe(true);
+      expect(r.json.error.code, name).toBe(rest.json.error.code);
+    }
+    expect(rest.json.error.code).toBe("UNAUTHORIZED");
+    const other = await stack.dn.freshWallet(parseEther("1"));
+    const mismatch = await call(keyed, "prepare_trade", { wallet: other.address, ...tradeArgs() });
+    expect(mismatch.isError).toBe(true);
+    expect(mismatch.json.error.code).toBe("WALLET_MISMATCH");
+  });
+
+  it("prepares an unsigned plan the agent signs itself and relays through REST", async () => {
+    const config = (await call(keyed, "config")).json;
+    const plan = await call(keyed, "prepare_trade", { wallet: account.address, ...tradeArgs() });
+    expect(plan.isError, JSON.stringify(plan.json)).toBe(false);
+    expect(plan.json.ready).toBe(true);
+    expect(plan.json.tx.to.toLowerCase()).toBe(config.router.toLowerCase());
+    expect(plan.texts[1]).toMatch(/never holds or asks for a private key/);
+
+    const raw = await stack.agent.sign(account, plan.json.tx);
+    const submitted = await stack.agent.post("/live/submit", { raw_tx: raw }, key);
+    expect(submitted.status, JSON.stringify(submitted.json)).toBe(200);
+    const receipt = await stack.dn.mined(submitted.json.tx_hash as Hex);
+    expect(receipt.status).toBe("success");
+    expect(receipt.from.toLowerCase()).toBe(account.address.toLowerCase());
+
+    const trades = await call(keyed, "trades", { limit: 5 });
+    expect(trades.json.trades.map((t: { tx_hash: string }) => t.tx_hash)).toContain(submitted.json.tx_hash);
+  });
+
+  it("is stateless: GET and DELETE on /mcp are 405 with Allow POST", async () => {
+    for (const method of ["GET", "DELETE"]) {
+      const r = await stack.api.call(method, "/mcp");
+      expect(r.status, method).toBe(405);
+      expect(r.headers.get("allow")).toBe("POST");
+      expect(r.json.error.code).toBe("METHOD_NOT_ALLOWED");
+    }
+  });
+});
