@@ -48,6 +48,12 @@ describe("a deploy while the API serves", () => {
     };
     expect(await servedBy()).toContain(old.schema);
 
+    // Ponder publishes a build's views when its backfill ends, which stops at the finality depth
+    // (30 blocks on chain 4663) below the head; realtime catches up after. Bury the pools' last
+    // change under that depth so the published build already holds every pool, as it would on a
+    // chain that has moved on since the pools were made.
+    await dn.test.mine({ blocks: 31 });
+    await old.waitFor(await dn.pub.getBlockNumber());
     next = await startIndexer({ anvilPort: dn.anvil.port, backend: "postgres", deployInto: { databaseUrl: old.databaseUrl!, viewsSchema: old.viewsSchema } });
     let duringReindex = 0;
     const deadline = Date.now() + 120_000;
