@@ -1,5 +1,6 @@
 import { getAddress, sha256, stringToBytes, zeroAddress, type Address, type Hex } from "viem";
 import { canonicalJson } from "./canonicalJson.js";
+import type { SwapHop } from "./routerSwap.js";
 
 /**
  * Fast mode's pinned route table (SPEC "Versioning": versioned, identified by its SHA-256): pairs
@@ -92,3 +93,12 @@ export function fastPairOf(t: FastRouteTable, tokenIn: string, tokenOut: string)
   const is = (param: string, symbol: string, address: Address) => param === symbol || (param.startsWith("0x") && lc(param) === lc(address));
   return t.pairs.find((x) => is(tokenIn, x.token_in, x.address_in) && is(tokenOut, x.token_out, x.address_out)) ?? null;
 }
+
+/** A pinned pair's hops as the router encoder takes them (lib/routerSwap). */
+export const fastPairHops = (pair: FastPair): SwapHop[] =>
+  pair.hops.map((h) => ({
+    key: { currency0: h.currency0, currency1: h.currency1, fee: h.fee, tickSpacing: h.tick_spacing, hooks: h.hooks },
+    zeroForOne: h.zero_for_one,
+    currencyIn: h.zero_for_one ? h.currency0 : h.currency1,
+    currencyOut: h.zero_for_one ? h.currency1 : h.currency0,
+  }));

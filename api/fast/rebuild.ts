@@ -1,5 +1,5 @@
 import type { Hex } from "viem";
-import type { FastPair } from "../../lib/fastRoutes.js";
+import { fastPairHops, type FastPair } from "../../lib/fastRoutes.js";
 import { describeRouterCall, type PoolRoute } from "../trading/index.js";
 
 /** A pinned pair as the router encoder takes a route. */
@@ -8,10 +8,7 @@ export function poolRouteOf(pair: FastPair): PoolRoute {
     id: `fast:${pair.token_in}>${pair.token_out}`,
     venue: "v4",
     label: `${pair.token_in} -> ${pair.token_out} (pinned)`,
-    hops: pair.hops.map((h) => {
-      const key = { currency0: h.currency0, currency1: h.currency1, fee: h.fee, tickSpacing: h.tick_spacing, hooks: h.hooks };
-      return { key, id: h.pool_id, zeroForOne: h.zero_for_one, currencyIn: h.zero_for_one ? h.currency0 : h.currency1, currencyOut: h.zero_for_one ? h.currency1 : h.currency0, fee: h.fee, priceX96: 0n };
-    }),
+    hops: fastPairHops(pair).map((h, i) => ({ ...h, id: pair.hops[i]!.pool_id, fee: pair.hops[i]!.fee, priceX96: 0n })),
   };
 }
 

@@ -1,22 +1,19 @@
-import { decodeAbiParameters, decodeFunctionData, encodeAbiParameters, encodeFunctionData, getAddress, parseAbi, zeroAddress, type Address, type Hex } from "viem";
+import { decodeAbiParameters, decodeFunctionData, encodeAbiParameters, encodeFunctionData, parseAbi, type Address, type Hex } from "viem";
 import { erc20Abi } from "../../abis/erc20.js";
 import { launchpadAbi } from "../../abis/fixtures.js";
-import { permit2Abi, permitSingleParams, permitSingleTypes } from "../../abis/permit2.js";
+import { permit2Abi, permitSingleParams } from "../../abis/permit2.js";
 import { exactInputSingleParams, V4Action } from "../../abis/uniswapV4.js";
-import { CONTRACT_BALANCE, Command, ROUTER_ADDRESS_THIS, ROUTER_MSG_SENDER, universalRouterAbi } from "../../abis/universalRouter.js";
-import { inputs, routerProgram, v4, v4SwapInput, type RouterStep } from "../../lib/router.js";
-import type { CurveRoute, PoolRoute } from "./routing.js";
+import { Command, ROUTER_MSG_SENDER, universalRouterAbi } from "../../abis/universalRouter.js";
+import { buildRouterSwap, permitTypedData, planTx, type FeeSpec, type PermitSingle, type PlanTx } from "../../lib/routerSwap.js";
+import type { CurveRoute } from "./routing.js";
 
 /**
  * Plan building: the exact transactions of a trade, as pure encoding. Every input a plan needs is
  * passed in (amounts, fee, deadline, permit), so the same call rebuilds the same bytes; the relay
- * compares signed transactions against what this produced.
+ * compares signed transactions against what this produced. The router swap itself is lib's.
  */
-export type PlanTx = { to: Address; data: Hex; value: string; chain_id: number };
+export { buildRouterSwap, permitTypedData, type FeeSpec, type PermitSingle, type PlanTx };
 export type Step = { kind: "approve" | "sign_permit" | "fee_transfer" | "swap"; why: string; tx: PlanTx | null; decoded: Record<string, unknown> };
-
-export type PermitSingle = { details: { token: Address; amount: bigint; expiration: number; nonce: number }; spender: Address; sigDeadline: bigint };
-export type FeeSpec = { side: "input" | "output"; bps: number; recipient: Address; amount: bigint };
 
 /** ERC-7579 batch mode (call type 0x01, default exec type): the stateless delegator's execute. */
 export const BATCH_DEFAULT_MODE = "0x0100000000000000000000000000000000000000000000000000000000000000" as const;
@@ -25,53 +22,7 @@ const executionsParam = [{ type: "tuple[]", components: [{ name: "target", type:
 
 export const COMMAND_NAMES: Record<number, string> = Object.fromEntries(Object.entries(Command).map(([k, v]) => [v, k]));
 
-const tx = (chainId: number, to: Address, data: Hex, value = 0n): PlanTx => ({ to: getAddress(to), data, value: value.toString(), chain_id: chainId });
-
-/**
- * Universal Router `execute` for a pool route. Input-side fee: a TRANSFER of exactly `fee.amount`
- * of the input before the swap; output-side: a PAY_PORTION of `fee.bps` of the output after it.
- * The output is swept to the caller with `amountOutMin` as the one minimum check. WETH is unwrapped
- * before and wrapped after (pools trade native ETH).
- */
-export function buildRouterSwap(p: {
-  chainId: number;
-  router: Address;
-  route: PoolRoute;
-  tokenIn: Address;
-  tokenOut: Address;
-  weth: Address;
-  amountIn: bigint;
-  amountOutMin: bigint;
-  fee: FeeSpec;
-  deadline: number;
-  permit?: { permit: PermitSingle; signature: Hex } | null;
-}): PlanTx {
-  const ethIn = p.tokenIn === zeroAddress;
-  const wethIn = p.tokenIn.toLowerCase() === p.weth.toLowerCase();
-  const wethOut = p.tokenOut.toLowerCase() === p.weth.toLowerCase();
-  const first = p.route.hops[0]!;
-  const last = p.route.hops[p.route.hops.length - 1]!;
-  const swapIn = p.fee.side === "input" ? p.amountIn - p.fee.amount : p.amountIn;
-  const steps: RouterStep[] = [];
-  if (p.permit) steps.push({ command: Command.PERMIT2_PERMIT, input: inputs.permit2Permit(p.permit.permit, p.permit.signature) });
-  if (!ethIn) steps.push({ command: Command.PERMIT2_TRANSFER_FROM, input: inputs.permit2TransferFrom(p.tokenIn, ROUTER_ADDRESS_THIS, p.amountIn) });
-  if (p.fee.side === "input") steps.push({ command: Command.TRANSFER, input: inputs.transfer(p.tokenIn, p.fee.recipient, p.fee.amount) });
-  if (wethIn) steps.push({ command: Command.UNWRAP_WETH, input: encodeAbiParameters([{ type: "address" }, { type: "uint256" }], [ROUTER_ADDRESS_THIS, swapIn]) });
-  steps.push({
-    command: Command.V4_SWAP,
-    input: v4SwapInput([
-      v4.settle(first.currencyIn, swapIn, false),
-      ...p.route.hops.map((h, i) => v4.swapExactInSingle({ poolKey: h.key, zeroForOne: h.zeroForOne, amountIn: i === 0 ? swapIn : 0n, amountOutMinimum: 0n })),
-      v4.take(last.currencyOut, ROUTER_ADDRESS_THIS, 0n),
-    ]),
-  });
-  if (wethOut) steps.push({ command: Command.WRAP_ETH, input: encodeAbiParameters([{ type: "address" }, { type: "uint256" }], [ROUTER_ADDRESS_THIS, CONTRACT_BALANCE]) });
-  if (p.fee.side === "output") steps.push({ command: Command.PAY_PORTION, input: inputs.payPortion(p.tokenOut, p.fee.recipient, BigInt(p.fee.bps)) });
-  steps.push({ command: Command.SWEEP, input: inputs.sweep(p.tokenOut, ROUTER_MSG_SENDER, p.amountOutMin) });
-  const { commands, inputs: ins } = routerProgram(steps);
-  const data = encodeFunctionData({ abi: universalRouterAbi, functionName: "execute", args: [commands, ins, BigInt(p.deadline)] });
-  return tx(p.chainId, p.router, data, ethIn ? p.amountIn : 0n);
-}
+const tx = planTx;
 
 /** The curve's own call: buy with ETH (value) or sell tokens, output straight to the wallet. */
 export function buildCurveSwap(p: { chainId: number; launchpad: Address; route: CurveRoute; wallet: Address; amountIn: bigint; amountOutMin: bigint }): PlanTx {
@@ -100,16 +51,6 @@ export const buildPermit2Approve = (chainId: number, permit2: Address, token: Ad
 export const lockdownAbi = parseAbi(["function lockdown((address token, address spender)[] approvals)"]);
 export const buildLockdown = (chainId: number, permit2: Address, pairs: { token: Address; spender: Address }[]): PlanTx =>
   tx(chainId, permit2, encodeFunctionData({ abi: lockdownAbi, functionName: "lockdown", args: [pairs] }));
-
-/** Permit2 PermitSingle typed data (domain: name "Permit2", chain, the permit contract). */
-export function permitTypedData(chainId: number, permit2: Address, permit: PermitSingle) {
-  return {
-    domain: { name: "Permit2", chainId, verifyingContract: permit2 },
-    types: permitSingleTypes,
-    primaryType: "PermitSingle" as const,
-    message: permit,
-  };
-}
 
 /**
  * What a router call does, field by field: the words the relay's `diffs` and the steps' `decoded`

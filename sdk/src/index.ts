@@ -15,11 +15,14 @@ import { account, type AccountPath } from "./account.js";
 import { askStatement, signStatement, type StatementRequest } from "./league.js";
 import { grantSession, type GrantRequest } from "./session.js";
 import { createLiveAgent } from "./hosted.js";
+import { fastTrade, pinFastRoutes, type FastRequest } from "./fast.js";
+import { PitError } from "./errors.js";
 
 export { PitError, type VerificationRule } from "./errors.js";
 export { pinsFrom, type Pins } from "./pins.js";
 export { verifyPlan, type PlanAnswer, type TradeIntent } from "./verifyPlan.js";
 export type { TradeRequest, TradeResult } from "./trade.js";
+export { COOLDOWN_MS, MARKS_DIFFER_BPS, type FastRequest, type FastResult } from "./fast.js";
 export { signStatement, type Statement, type StatementRequest } from "./league.js";
 export type { AccountPath } from "./account.js";
 export { verifyGrant, type GrantRequest, type SessionPins } from "./session.js";
@@ -32,13 +35,27 @@ export async function createPitClient(o: PitClientOptions) {
   const http = createHttp(o.baseUrl, { key: o.key ?? null, fetch: o.fetch });
   const chain = createPublicClient({ transport: viemHttp(o.rpcUrl) }) as PublicClient;
   await checkConfig(http, o.pins);
-  const d = { http, chain, account: o.account, pins: o.pins };
+  const pins: Pins = { ...o.pins };
+  const d = { http, chain, account: o.account, pins };
+  const cooldown = new Map<string, number>();
   return {
     get key() {
       return http.key;
     },
     signIn: () => signIn(http, o.account, o.pins),
     trade: (q: TradeRequest) => trade(d, q),
+    /**
+     * Pins fast mode's route table from live/fast/terms (after signIn; keep `pins.fastRoutes` with
+     * the agent). With a table already pinned, a server naming another one is CONFIG_MISMATCH.
+     */
+    pinFastRoutes: async () => {
+      const read = await pinFastRoutes(http, pins);
+      if (pins.fastRoutes && pins.fastRoutes.sha256 !== read.sha256) throw new PitError("CONFIG_MISMATCH", `the server's route table is ${read.sha256}, not the pinned ${pins.fastRoutes.sha256}`);
+      pins.fastRoutes ??= read;
+      return pins.fastRoutes;
+    },
+    /** A fast trade built from the pinned table; on a fast reason, the prepared way (unless fallback is false: the reason thrown). */
+    fastTrade: (q: FastRequest) => fastTrade({ ...d, cooldown, now: Date.now, fallback: (t, nonce) => trade(d, t, { nonce }) }, q),
     /** me/portfolio, me/trades, league/me: checked to be this wallet's (ACCOUNT_SHAPE, ACCOUNT_WALLET). */
     account: <T = Record<string, unknown>>(path: AccountPath, query = "") => account<T>(http, o.account.address, path, query),
     /** A league statement for this wallet, rebuilt locally (LEAGUE_STATEMENT); the owner signs it with signStatement. */

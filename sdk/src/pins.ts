@@ -1,4 +1,5 @@
-import { getAddress, type Address } from "viem";
+import { getAddress, type Address, type Hex } from "viem";
+import type { FastRouteTable } from "../../lib/fastRoutes.js";
 import { PitError } from "./errors.js";
 import type { Http } from "./http.js";
 
@@ -23,6 +24,11 @@ export type Pins = {
   tokens: Record<string, { address: Address; decimals: number; feed?: Address | null }>;
   majorSymbols: string[];
   fee: { majorMaxBps: number; majorMinBps: number; otherBps: number; shieldAddBps: number; maxBps: number };
+  /** The risk table (code: severity) and the price-impact thresholds a plan's risks are checked against (RISK_CODES). */
+  risks: Record<string, "severe" | "info">;
+  impactBps: { info: number; high: number };
+  /** Fast mode's route table, pinned from live/fast/terms when the agent is set up (see pinFastRoutes). */
+  fastRoutes?: { sha256: Hex; table: FastRouteTable } | null;
 };
 
 type ConfigAnswer = {
@@ -36,6 +42,9 @@ type ConfigAnswer = {
   fee: { recipient: string; major_symbols: string[]; major_tiers: { bps: number }[]; other_bps: number; shield_add_bps: number; max_bps: number };
   session?: { cosigner: string | null; delegation_manager?: string; stateless_delegator?: string; enforcers?: Record<string, string> };
   limits?: { deadline_s?: number };
+  risks: Record<string, "severe" | "info">;
+  high_price_impact_bps: number;
+  price_impact_bps: number;
 };
 
 /** Pins taken from a config answer the developer trusts (read once, then kept with the agent). */
@@ -58,6 +67,8 @@ export function pinsFrom(c: ConfigAnswer): Pins {
     tokens: Object.fromEntries(Object.entries(c.tokens).map(([s, t]) => [s, { address: getAddress(t.address), decimals: t.decimals, feed: t.feed ? getAddress(t.feed) : null }])),
     majorSymbols: [...c.fee.major_symbols],
     fee: { majorMaxBps: Math.max(...tiers), majorMinBps: Math.min(...tiers), otherBps: c.fee.other_bps, shieldAddBps: c.fee.shield_add_bps, maxBps: c.fee.max_bps },
+    risks: { ...c.risks },
+    impactBps: { info: c.price_impact_bps, high: c.high_price_impact_bps },
   };
 }
 
@@ -66,7 +77,9 @@ export async function checkConfig(http: Http, pins: Pins): Promise<void> {
   const now = pinsFrom(await http.get<ConfigAnswer>("/config"));
   const diffs: string[] = [];
   const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
-  for (const k of ["chainId", "domain", "router", "permit2", "poolManager", "v4Quoter", "feeRecipient", "cosigner", "session", "deadlineS", "majorSymbols", "fee"] as const) if (!same(now[k], pins[k])) diffs.push(k);
+  for (const k of ["chainId", "domain", "router", "permit2", "poolManager", "v4Quoter", "feeRecipient", "cosigner", "session", "deadlineS", "majorSymbols", "fee", "impactBps"] as const) if (!same(now[k], pins[k])) diffs.push(k);
   for (const [sym, t] of Object.entries(pins.tokens)) if (!same(now.tokens[sym], t)) diffs.push(`tokens.${sym}`);
+  // A code the server added is not one the client knows; a severe code made info hides a risk.
+  for (const [code, severity] of Object.entries(pins.risks)) if (now.risks[code] !== severity) diffs.push(`risks.${code}`);
   if (diffs.length) throw new PitError("CONFIG_MISMATCH", `the server's config differs from the pins: ${diffs.join(", ")}`);
 }

@@ -42,3 +42,31 @@ export async function ownQuote(chain: PublicClient, quoter: Address, data: Hex):
   for (const h of hops) amount = await quoteExactInputSingle(chain, quoter, h.poolKey, h.zeroForOne, amount);
   return amount;
 }
+
+/** The slice of a trade whose quote stands for the pools' marginal price (fees included, impact negligible). */
+const MARGINAL_DIVISOR = 1_000n;
+
+/**
+ * The price impact of the call's swap in bps by the client's own quotes: what the size gets per
+ * unit against what a thousandth of it gets. Pool fees cancel out, as in the server's impact
+ * (vs_mid_bps less the pools' fees). Null when the call has no V4 hop or the slice quotes nothing.
+ */
+export async function ownImpactBps(chain: PublicClient, quoter: Address, data: Hex): Promise<number | null> {
+  const hops = hopsOf(data);
+  if (!hops.length) return null;
+  const size = hops[0]!.amountIn;
+  const slice = size / MARGINAL_DIVISOR;
+  if (slice === 0n) return null;
+  const run = async (amountIn: bigint) => {
+    let amount = amountIn;
+    for (const h of hops) amount = await quoteExactInputSingle(chain, quoter, h.poolKey, h.zeroForOne, amount);
+    return amount;
+  };
+  const [atSize, atSlice] = await Promise.all([run(size), run(slice)]);
+  if (atSlice === 0n) return null;
+  const ideal = atSlice * MARGINAL_DIVISOR;
+  return Math.max(0, Number(((ideal - atSize) * 10_000n) / ideal));
+}
+
+/** The pools' LP fees along the call's hops, in bps. */
+export const hopFeesBps = (data: Hex): number => hopsOf(data).reduce((s, h) => s + h.poolKey.fee / 100, 0);

@@ -1,12 +1,12 @@
 import { getAddress, keccak256, zeroAddress, type Address, type Hex, type LocalAccount, type PublicClient } from "viem";
 import { relayedOutcome } from "../../lib/tradeOutcome.js";
 import { readFeeBps, type RouterReading } from "../../lib/routerRead.js";
-import { priceFeedAbi } from "../../abis/fixtures.js";
+import { MARK_MAX_AGE_S, ownMark } from "./marks.js";
 import { PitError, verificationFailed } from "./errors.js";
-import { ownQuote } from "./quote.js";
+import { hopFeesBps, ownImpactBps, ownQuote } from "./quote.js";
 import type { Http } from "./http.js";
 import type { Pins } from "./pins.js";
-import { verifyApprove, verifyPermit, verifyPlan, type PlanAnswer, type TradeIntent } from "./verifyPlan.js";
+import { checkImpactRisks, verifyApprove, verifyPermit, verifyPlan, type PlanAnswer, type TradeIntent } from "./verifyPlan.js";
 import { permitSingleTypes } from "../../abis/permit2.js";
 
 type Step = { kind: string; tx?: { to: string; data: Hex; value: string; chain_id: number } };
@@ -18,7 +18,7 @@ type PrepareAnswer = PlanAnswer & { ready?: boolean; steps?: Step[]; permit?: { 
  * client's own RPC; the permit's typed data checked (pinned Permit2, the router as spender, this
  * amount, 30 minutes) then signed; prepare again with the signature.
  */
-async function permitRoundTrip(d: { http: Http; chain: PublicClient; account: LocalAccount; pins: Pins }, intent: TradeIntent, body: Record<string, unknown>, first: PrepareAnswer): Promise<PrepareAnswer> {
+async function permitRoundTrip(d: { http: Http; chain: PublicClient; account: LocalAccount; pins: Pins }, intent: TradeIntent, body: Record<string, unknown>, first: PrepareAnswer, firstNonce?: number): Promise<PrepareAnswer> {
   const amountIn = BigInt(first.amount_in);
   const steps = first.steps ?? [];
   const unknown = steps.find((s) => s.kind !== "approve" && s.kind !== "sign_permit");
@@ -28,8 +28,9 @@ async function permitRoundTrip(d: { http: Http; chain: PublicClient; account: Lo
   // Everything is checked before anything is signed.
   for (const s of steps) if (s.kind === "approve") verifyApprove(s.tx!, intent, d.pins, amountIn);
   if (permitStep) verifyPermit(first.permit!.typed_data, intent, d.pins, amountIn, nowS);
-  for (const s of steps.filter((x) => x.kind === "approve")) {
-    const [nonce, fees] = await Promise.all([d.chain.getTransactionCount({ address: d.account.address, blockTag: "pending" }), d.chain.estimateFeesPerGas()]);
+  for (const [i, s] of steps.filter((x) => x.kind === "approve").entries()) {
+    const [pending, fees] = await Promise.all([d.chain.getTransactionCount({ address: d.account.address, blockTag: "pending" }), d.chain.estimateFeesPerGas()]);
+    const nonce = i === 0 && firstNonce !== undefined ? firstNonce : pending;
     const raw = await d.account.signTransaction({ chainId: d.pins.chainId, to: s.tx!.to as Address, data: s.tx!.data, value: 0n, nonce, gas: 120_000n, maxFeePerGas: fees.maxFeePerGas * 2n, maxPriorityFeePerGas: fees.maxPriorityFeePerGas, type: "eip1559" });
     const receipt = await d.chain.waitForTransactionReceipt({ hash: await d.chain.sendRawTransaction({ serializedTransaction: raw }), timeout: 120_000 });
     if (receipt.status !== "success") throw new PitError("TX_REVERTED", `the approve ${receipt.transactionHash} reverted; only gas was spent`);
@@ -86,20 +87,27 @@ async function checkOwnQuote(d: { chain: PublicClient; pins: Pins }, plan: PlanA
   return own;
 }
 
-/** A fill this far from the oracles' marks (beyond the fee) is not the market's (SDK rule PRICE). */
-export const PRICE_TOLERANCE_BPS = 300;
-/** A mark older than this is no mark (a feed's heartbeat is 24 h; stock feeds rest at weekends). */
-const MARK_MAX_AGE_S = 3 * 86_400;
+/** The client's own impact may exceed the server's by this much (a block apart, rounding) before the server is said to understate it. */
+export const IMPACT_TOLERANCE_BPS = 50;
 
-/** A token's own USD mark: USDG at $1, else its pinned feed read on the client's own RPC; null without one. */
-async function ownMark(chain: PublicClient, pins: Pins, symbol: string, nowS: number): Promise<number | null> {
-  if (symbol === "USDG") return 1;
-  const feed = pins.tokens[symbol]?.feed;
-  if (!feed) return null;
-  const [, answer, , updatedAt] = await chain.readContract({ address: feed, abi: priceFeedAbi, functionName: "latestRoundData" }).catch(() => [0n, 0n, 0n, 0n, 0n] as const);
-  return answer > 0n && nowS - Number(updatedAt) <= MARK_MAX_AGE_S ? Number(answer) / 1e8 : null;
+/**
+ * IMPACT_OWN: the price impact the client measures on its own RPC may not exceed what the plan's
+ * quote declares (vs_mid_bps less the pools' fees) by more than IMPACT_TOLERANCE_BPS; RISK_CODES:
+ * the plan lists the impact code the client's own measure calls for.
+ */
+async function checkImpact(d: { chain: PublicClient; pins: Pins }, plan: PlanAnswer, intent: TradeIntent) {
+  const own = await ownImpactBps(d.chain, d.pins.v4Quoter, plan.tx!.data).catch(() => null);
+  if (own === null) throw verificationFailed("IMPACT_OWN", "the client cannot measure the route's price impact itself");
+  const vsMid = plan.quote?.vs_mid_bps;
+  if (typeof vsMid === "number") {
+    const declared = Math.max(0, -vsMid - Math.round(hopFeesBps(plan.tx!.data)));
+    if (own > declared + IMPACT_TOLERANCE_BPS) throw verificationFailed("IMPACT_OWN", `the client measures a price impact of ${own} bps; the plan declares ${declared}`);
+  }
+  checkImpactRisks(plan, intent, d.pins, own);
 }
 
+/** A fill this far from the oracles' marks (beyond the fee) is not the market's (SDK rule PRICE). */
+export const PRICE_TOLERANCE_BPS = 300;
 /**
  * PRICE: with a mark on both sides, what the client's own quote says comes out must be worth the
  * input less the fee, within PRICE_TOLERANCE_BPS: a pinned pool pushed away from the market (the
@@ -108,9 +116,9 @@ async function ownMark(chain: PublicClient, pins: Pins, symbol: string, nowS: nu
 async function checkPrice(d: { chain: PublicClient; pins: Pins }, q: TradeRequest, reading: RouterReading, ownOut: bigint) {
   const nowS = Number((await d.chain.getBlock()).timestamp);
   const [mIn, mOut] = await Promise.all([ownMark(d.chain, d.pins, q.tokenIn, nowS), ownMark(d.chain, d.pins, q.tokenOut, nowS)]);
-  if (mIn === null || mOut === null) return;
-  const inUsd = (Number(reading.amountIn) / 10 ** d.pins.tokens[q.tokenIn]!.decimals) * mIn;
-  const outUsd = (Number(ownOut) / 10 ** d.pins.tokens[q.tokenOut]!.decimals) * mOut;
+  if (!mIn || !mOut || mIn.ageS > MARK_MAX_AGE_S || mOut.ageS > MARK_MAX_AGE_S) return;
+  const inUsd = (Number(reading.amountIn) / 10 ** d.pins.tokens[q.tokenIn]!.decimals) * mIn.usd;
+  const outUsd = (Number(ownOut) / 10 ** d.pins.tokens[q.tokenOut]!.decimals) * mOut.usd;
   const feeBps = readFeeBps(reading) ?? 0;
   if (inUsd > 0 && outUsd < inUsd * (1 - (feeBps + PRICE_TOLERANCE_BPS) / 10_000)) throw verificationFailed("PRICE", `$${inUsd.toFixed(2)} in would bring $${outUsd.toFixed(2)} out at the oracles' marks: more than ${PRICE_TOLERANCE_BPS} bps beyond the fee`);
 }
@@ -129,7 +137,7 @@ function feeOf(r: RouterReading, pins: Pins) {
  * wallet can pay, sign, submit, check the answered hash is the signed bytes', wait for the
  * receipt on the client's own RPC and check what came back (MINED_MISMATCH, TX_REVERTED).
  */
-export async function trade(d: { http: Http; chain: PublicClient; account: LocalAccount; pins: Pins }, q: TradeRequest): Promise<TradeResult> {
+export async function trade(d: { http: Http; chain: PublicClient; account: LocalAccount; pins: Pins }, q: TradeRequest, o: { nonce?: number } = {}): Promise<TradeResult> {
   const intent: TradeIntent = { wallet: d.account.address, tokenIn: q.tokenIn, tokenOut: q.tokenOut, slippageBps: q.slippageBps ?? 50, acceptRisks: q.acceptRisks ?? [], shield: q.shield ?? false, ...(q.amountIn !== undefined ? { amountIn: q.amountIn } : {}) };
   const body = {
     wallet: d.account.address,
@@ -144,12 +152,20 @@ export async function trade(d: { http: Http; chain: PublicClient; account: Local
     ...(intent.shield ? { shield: true } : {}),
   };
   let plan = await d.http.post<PrepareAnswer>("/live/prepare", body);
-  if (!plan.tx) plan = await permitRoundTrip(d, intent, body, plan);
+  let nonceOverride = o.nonce;
+  if (!plan.tx) {
+    const steps = plan.steps?.filter((x) => x.kind === "approve").length ?? 0;
+    plan = await permitRoundTrip(d, intent, body, plan, nonceOverride);
+    if (steps) nonceOverride = undefined;
+  }
   if (!plan.tx) throw new PitError("VERIFICATION_FAILED", "the plan has no swap to sign after its approval steps", { rule: "RECIPIENT" });
   const reading = verifyPlan(plan, intent, d.pins);
   const own = await checkOwnQuote(d, plan, reading, intent.slippageBps);
+  await checkImpact(d, plan, intent);
   const tx = plan.tx;
-  const [nonce, fees, balance, block] = await Promise.all([d.chain.getTransactionCount({ address: d.account.address, blockTag: "pending" }), d.chain.estimateFeesPerGas(), d.chain.getBalance({ address: d.account.address }), d.chain.getBlock()]);
+  const [pending, fees, balance, block] = await Promise.all([d.chain.getTransactionCount({ address: d.account.address, blockTag: "pending" }), d.chain.estimateFeesPerGas(), d.chain.getBalance({ address: d.account.address }), d.chain.getBlock()]);
+  // A fallback from fast mode signs at the fast transaction's nonce: at most one of the two is mined.
+  const nonce = nonceOverride ?? pending;
   // A far deadline would let whoever holds the signed bytes send them when the price moved away.
   if (reading.deadline === null || reading.deadline > block.timestamp + BigInt(d.pins.deadlineS) + 60n) throw verificationFailed("MIN_OUT", `the call's deadline ${reading.deadline} is further than ${d.pins.deadlineS} s ahead`);
   if (q.amountIn === undefined) checkNotional(d.pins, q, reading, own);
@@ -161,13 +177,21 @@ export async function trade(d: { http: Http; chain: PublicClient; account: Local
   const hash = keccak256(raw);
   const sent = await d.http.post<{ tx_hash: string }>("/live/submit", { raw_tx: raw });
   if (sent.tx_hash?.toLowerCase() !== hash) throw new PitError("HASH_MISMATCH", `the server answered ${sent.tx_hash}; the signed transaction is ${hash}`);
-  // Sent on the client's own RPC too: a server holding the bytes back cannot time them ("already known" is fine).
-  await d.chain.sendRawTransaction({ serializedTransaction: raw }).catch(() => undefined);
-  const receipt = await d.chain.waitForTransactionReceipt({ hash, timeout: 120_000 });
-  if (receipt.status !== "success") throw new PitError("TX_REVERTED", `${hash} was mined and reverted; only gas was spent`);
-  const tokenIn = d.pins.tokens[q.tokenIn]!.address;
-  const tokenOut = d.pins.tokens[q.tokenOut]!.address;
-  const o = relayedOutcome(receipt as never, { wallet: d.account.address, execution: "router", tokenIn, tokenOut, txValue: BigInt(tx.value), fee: feeOf(reading, d.pins) }, { poolManager: d.pins.poolManager, router: d.pins.router, launchpad: zeroAddress });
-  if (o.amountOut === null || o.amountOut < reading.minOut) throw new PitError("MINED_MISMATCH", `${hash} paid ${o.amountOut} of ${q.tokenOut}, under the signed minimum ${reading.minOut}`);
-  return { txHash: hash, amountIn: reading.amountIn, amountOut: o.amountOut, minOut: reading.minOut, block: receipt.blockNumber };
+  return minedOutcome(d, { hash, raw, reading, tokenIn: q.tokenIn, tokenOut: q.tokenOut, value: BigInt(tx.value) });
+}
+
+/**
+ * After the server answered the signed bytes' hash: the bytes sent on the client's own RPC too (a
+ * server holding them back cannot time them; "already known" is fine), the receipt waited for
+ * there, and what came back checked against the calldata (TX_REVERTED, MINED_MISMATCH).
+ */
+export async function minedOutcome(d: { chain: PublicClient; account: LocalAccount; pins: Pins }, t: { hash: Hex; raw: Hex; reading: RouterReading; tokenIn: string; tokenOut: string; value: bigint }): Promise<TradeResult> {
+  await d.chain.sendRawTransaction({ serializedTransaction: t.raw }).catch(() => undefined);
+  const receipt = await d.chain.waitForTransactionReceipt({ hash: t.hash, timeout: 120_000 });
+  if (receipt.status !== "success") throw new PitError("TX_REVERTED", `${t.hash} was mined and reverted; only gas was spent`);
+  const tokenIn = d.pins.tokens[t.tokenIn]!.address;
+  const tokenOut = d.pins.tokens[t.tokenOut]!.address;
+  const o = relayedOutcome(receipt as never, { wallet: d.account.address, execution: "router", tokenIn, tokenOut, txValue: t.value, fee: feeOf(t.reading, d.pins) }, { poolManager: d.pins.poolManager, router: d.pins.router, launchpad: zeroAddress });
+  if (o.amountOut === null || o.amountOut < t.reading.minOut) throw new PitError("MINED_MISMATCH", `${t.hash} paid ${o.amountOut} of ${t.tokenOut}, under the signed minimum ${t.reading.minOut}`);
+  return { txHash: t.hash, amountIn: t.reading.amountIn, amountOut: o.amountOut, minOut: t.reading.minOut, block: receipt.blockNumber };
 }

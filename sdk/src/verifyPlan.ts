@@ -14,6 +14,8 @@ export type PlanAnswer = {
   fee_class: "major" | "other";
   shield?: boolean | { on?: boolean };
   risks?: { code: string }[] | string[];
+  /** The chosen route's quote; vs_mid_bps is the server's measure of the fill against the pools' mid. */
+  quote?: { vs_mid_bps: number | null };
   accepted_risks?: string[];
 };
 export type TradeIntent = { wallet: Address; tokenIn: string; tokenOut: string; slippageBps: number; acceptRisks: string[]; shield: boolean; amountIn?: bigint };
@@ -67,9 +69,33 @@ export function verifyPlan(plan: PlanAnswer, intent: TradeIntent, pins: Pins) {
     const floor = (BigInt(plan.amount_out_expected) * BigInt(10_000 - intent.slippageBps)) / 10_000n;
     if (r.minOut < floor) throw verificationFailed("MIN_OUT", `minimum out ${r.minOut} is below the expected ${plan.amount_out_expected} less ${intent.slippageBps} bps`);
   }
-  const unaccepted = riskCodes(plan.risks).filter((c) => !intent.acceptRisks.includes(c));
-  if (unaccepted.length) throw verificationFailed("RISK_NOT_ACCEPTED", `the plan carries risks not accepted: ${unaccepted.join(", ")}`);
+  checkRiskCodes(plan, intent, pins);
   return r;
+}
+
+/**
+ * RISK_CODES: every code the plan lists is one of the pinned table's (an unknown code cannot be
+ * accepted knowingly). RISK_NOT_ACCEPTED: every code the pinned table calls severe is accepted, as
+ * the server requires (SPEC "Risk disclosure table"); the server cannot make a severe code info.
+ */
+function checkRiskCodes(plan: PlanAnswer, intent: TradeIntent, pins: Pins) {
+  const codes = riskCodes(plan.risks);
+  const unknown = codes.filter((c) => pins.risks[c] === undefined);
+  if (unknown.length) throw verificationFailed("RISK_CODES", `the plan lists risk codes the pinned table does not know: ${unknown.join(", ")}`);
+  const unaccepted = codes.filter((c) => pins.risks[c] === "severe" && !intent.acceptRisks.includes(c));
+  if (unaccepted.length) throw verificationFailed("RISK_NOT_ACCEPTED", `the plan carries severe risks not accepted: ${unaccepted.join(", ")}`);
+}
+
+/**
+ * The risk codes a price impact measured by the client itself calls for (SPEC: PRICE_IMPACT from
+ * price_impact_bps, HIGH_PRICE_IMPACT from high_price_impact_bps); RISK_CODES when the plan hides
+ * one. A lower impact than the server's is the server's caution, not a refusal.
+ */
+export function checkImpactRisks(plan: PlanAnswer, intent: TradeIntent, pins: Pins, ownImpactBps: number) {
+  const codes = riskCodes(plan.risks);
+  const needed = ownImpactBps >= pins.impactBps.high ? ["HIGH_PRICE_IMPACT"] : ownImpactBps >= pins.impactBps.info ? ["PRICE_IMPACT", "HIGH_PRICE_IMPACT"] : [];
+  if (needed.length && !needed.some((c) => codes.includes(c))) throw verificationFailed("RISK_CODES", `the client measures a price impact of ${ownImpactBps} bps; the plan does not list ${needed[0]}`);
+  if (needed[0] === "HIGH_PRICE_IMPACT" && !intent.acceptRisks.includes("HIGH_PRICE_IMPACT")) throw verificationFailed("RISK_NOT_ACCEPTED", `the client measures a price impact of ${ownImpactBps} bps (HIGH_PRICE_IMPACT), not accepted`);
 }
 
 /** The approve step of a plan: the input token's approve(Permit2, exactly the amount in). */

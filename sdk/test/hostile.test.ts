@@ -1,9 +1,7 @@
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { createServer, type Server } from "node:http";
 import { join } from "node:path";
 import { ROOT } from "../../lib/root.js";
-import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { decodeAbiParameters, decodeFunctionData, encodeAbiParameters, encodeFunctionData, erc20Abi, parseEther, type Address, type Hex, type LocalAccount } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
@@ -13,6 +11,7 @@ import { mintableAbi } from "../../abis/erc20.js";
 import { exactInputSingleParams, V4Action } from "../../abis/uniswapV4.js";
 import { Command, COMMAND_TYPE_MASK, universalRouterAbi } from "../../abis/universalRouter.js";
 import { freshenMarket, startStack, type Stack } from "../../test/helpers/stack.js";
+import { counted, startHostile, type Hostile } from "./hostileServer.js";
 
 /**
  * The SDK against a hostile server (issue 19): a stand-in that relays to the real service and
@@ -22,57 +21,22 @@ import { freshenMarket, startStack, type Stack } from "../../test/helpers/stack.
  * before the check; against the real service the same call trades and the output is checked.
  */
 let stack: Stack;
-let hostile: Server;
-let hostileUrl = "";
+let hostile: Hostile;
 let pins: Pins;
-/** The tampering applied to the next answers: path -> edit of the JSON. */
-let tamper: ((path: string, body: any) => any | Promise<any>) | null = null;
-/** The tampering applied to the next requests before they reach the real service. */
-let tamperRequest: ((path: string, body: any) => any) | null = null;
 const ATTACKER = "0x000000000000000000000000000000000000dead" as Address;
 
 beforeAll(async () => {
   stack = await startStack({ before: freshenMarket });
-  hostile = createServer(async (req, res) => {
-    const chunks: Buffer[] = [];
-    for await (const c of req) chunks.push(c as Buffer);
-    let reqBody: Buffer | string | undefined = chunks.length ? Buffer.concat(chunks) : undefined;
-    if (tamperRequest && reqBody) reqBody = JSON.stringify(tamperRequest(req.url ?? "", JSON.parse(String(reqBody))));
-    const headers: Record<string, string> = { ...(req.headers as Record<string, string>), host: new URL(stack.api.url).host };
-    if (reqBody !== undefined) headers["content-length"] = String(Buffer.byteLength(reqBody));
-    const up = await fetch(`${stack.api.url}${req.url}`, { method: req.method, headers, body: reqBody });
-    let text = await up.text();
-    try {
-      if (tamper && up.ok) text = JSON.stringify(await tamper(req.url ?? "", JSON.parse(text)));
-    } catch (err) {
-      text = JSON.stringify({ error: { code: "TAMPER_BROKE", message: String(err) } });
-    }
-    res.writeHead(up.status, { "content-type": "application/json" });
-    res.end(text);
-  });
-  await new Promise<void>((r) => hostile.listen(0, "127.0.0.1", r));
-  hostileUrl = `http://127.0.0.1:${(hostile.address() as AddressInfo).port}`;
+  hostile = await startHostile(() => stack.api.url);
   pins = await readPins(stack.api.url);
 }, 180_000);
 afterAll(async () => {
-  hostile?.close();
+  await hostile?.close();
   await stack?.stop();
 });
 
-/** An account that counts what it signs. */
 /** One wallet for the refusals (nothing it signs is ever sent): a client address opens 20 accounts a day. */
 const SHARED = generatePrivateKey();
-function counted(pk: Hex = generatePrivateKey()): LocalAccount & { signed: { tx: number; msg: number; typed: number } } {
-  const a = privateKeyToAccount(pk);
-  const signed = { tx: 0, msg: 0, typed: 0 };
-  return {
-    ...a,
-    signed,
-    signTransaction: (tx, o) => ((signed.tx += 1), a.signTransaction(tx, o)),
-    signMessage: (m) => ((signed.msg += 1), a.signMessage(m)),
-    signTypedData: (t) => ((signed.typed += 1), a.signTypedData(t as never)),
-  } as LocalAccount & { signed: typeof signed };
-}
 
 /** Rewrites one router command's input (by command type) in a plan's calldata. */
 function editCommand(data: Hex, command: number, edit: (input: Hex) => Hex): Hex {
@@ -137,9 +101,9 @@ function withDeadline(data: Hex, deadline: bigint): Hex {
 const prepared = (edit: (plan: any) => void) => (path: string, body: any) => (path.startsWith("/api/v1/live/prepare") ? (edit(body), body) : body);
 const tx = (plan: any) => plan.tx as { to: string; data: Hex };
 
-async function client(account: LocalAccount, base = hostileUrl) {
+async function client(account: LocalAccount, base = hostile.url) {
   const pit = await createPitClient({ baseUrl: base, rpcUrl: stack.dn.anvil.rpcUrl, account, pins });
-  tamper = null;
+  hostile.tamper = null;
   await pit.signIn();
   return pit;
 }
@@ -164,6 +128,7 @@ describe("the SDK against a hostile server", () => {
     ["a hooked pool", prepared((p) => (tx(p).data = editCommand(tx(p).data, Command.V4_SWAP, (i) => withHooks(i, ATTACKER)))), "VERIFICATION_FAILED", "V4_HOOKS"],
     ["another fee class", prepared((p) => (p.fee_class = "other")), "VERIFICATION_FAILED", "FEE_CLASS"],
     ["a risk not accepted", prepared((p) => (p.risks = [{ code: "HONEYPOT" }])), "VERIFICATION_FAILED", "RISK_NOT_ACCEPTED"],
+    ["a risk code the pinned table does not know", prepared((p) => (p.risks = [{ code: "FREE_LUNCH" }])), "VERIFICATION_FAILED", "RISK_CODES"],
     ["another chain", prepared((p) => (tx(p) as { chain_id?: number }).chain_id = 1), "VERIFICATION_FAILED", "RECIPIENT"],
   ];
 
@@ -171,21 +136,37 @@ describe("the SDK against a hostile server", () => {
     const account = counted(SHARED);
     await stack.dn.test.setBalance({ address: account.address, value: parseEther("1") });
     const pit = await client(account);
-    tamper = edit;
+    hostile.tamper = edit;
     const err = await pit.trade(sell).catch((e) => e);
-    tamper = null;
+    hostile.tamper = null;
     expect(err).toBeInstanceOf(PitError);
     expect([err.code, err.rule], err.message).toEqual([code, rule]);
     expect(account.signed.tx).toBe(0);
     expect(await stack.dn.pub.getTransactionCount({ address: account.address })).toBe(0);
   });
 
+  it("refuses a plan that understates its price impact (IMPACT_OWN), and trades the same plan as answered", async () => {
+    // 1.5 ETH into ORBIO goes through two pools (5 and 30 bps of LP fee), the second a thin one:
+    // about 100 bps of impact. The answer says the fill is at the mid less the fees: no impact.
+    const orbio = { tokenIn: "ETH", tokenOut: "ORBIO", amountIn: parseEther("1.5") };
+    const account = counted();
+    await stack.dn.test.setBalance({ address: account.address, value: parseEther("3") });
+    const pit = await client(account);
+    hostile.tamper = prepared((p) => (p.quote.vs_mid_bps = -35));
+    const err = await pit.trade(orbio).catch((e) => e);
+    hostile.tamper = null;
+    expect([err.code, err.rule], err.message).toEqual(["VERIFICATION_FAILED", "IMPACT_OWN"]);
+    expect(account.signed.tx).toBe(0);
+    const t = await pit.trade(orbio);
+    expect(t.amountOut).toBeGreaterThanOrEqual(t.minOut);
+  });
+
   it("refuses a plan for another amount than the one asked (the request was changed on its way)", async () => {
     const account = counted(SHARED);
     const pit = await client(account);
-    tamperRequest = (path, body) => (path.startsWith("/api/v1/live/prepare") ? { ...body, amount_in: String(BigInt(body.amount_in) * 3n) } : body);
+    hostile.tamperRequest = (path, body) => (path.startsWith("/api/v1/live/prepare") ? { ...body, amount_in: String(BigInt(body.amount_in) * 3n) } : body);
     const err = await pit.trade({ tokenIn: "ETH", tokenOut: "USDG", amountIn: parseEther("0.01") }).catch((e) => e);
-    tamperRequest = null;
+    hostile.tamperRequest = null;
     expect([err.code, err.rule], err.message).toEqual(["VERIFICATION_FAILED", "RECIPIENT"]);
     expect(account.signed.tx).toBe(0);
   });
@@ -198,9 +179,9 @@ describe("the SDK against a hostile server", () => {
     const account = counted(SHARED);
     const pit = await client(account);
     // The plan is priced at the pool; by the time the client checks it, ETH's oracle says 8 % more.
-    tamper = async (path, body) => (path.startsWith("/api/v1/live/prepare") ? (await setFeed((before * 108n) / 100n), body) : body);
+    hostile.tamper = async (path, body) => (path.startsWith("/api/v1/live/prepare") ? (await setFeed((before * 108n) / 100n), body) : body);
     const err = await pit.trade({ tokenIn: "ETH", tokenOut: "USDG", amountIn: parseEther("0.01") }).catch((e) => e);
-    tamper = null;
+    hostile.tamper = null;
     await setFeed(before);
     expect([err.code, err.rule], err.message).toEqual(["VERIFICATION_FAILED", "PRICE"]);
     expect(account.signed.tx).toBe(0);
@@ -208,18 +189,18 @@ describe("the SDK against a hostile server", () => {
 
   it("refuses a challenge for another domain or wallet before signing it", async () => {
     const account = counted();
-    tamper = (path, body) => (path.startsWith("/api/v1/auth/challenge") ? { ...body, message: body.message.replace(/^[^ ]+ wants/, "evil.example wants") } : body);
-    const pit = await createPitClient({ baseUrl: hostileUrl, rpcUrl: stack.dn.anvil.rpcUrl, account, pins });
+    hostile.tamper = (path, body) => (path.startsWith("/api/v1/auth/challenge") ? { ...body, message: body.message.replace(/^[^ ]+ wants/, "evil.example wants") } : body);
+    const pit = await createPitClient({ baseUrl: hostile.url, rpcUrl: stack.dn.anvil.rpcUrl, account, pins });
     const err = await pit.signIn().catch((e) => e);
-    tamper = null;
+    hostile.tamper = null;
     expect(err.code).toBe("CONFIG_MISMATCH");
     expect(account.signed.msg).toBe(0);
   });
 
   it("refuses a server whose config is not the pinned one", async () => {
-    tamper = (path, body) => (path.startsWith("/api/v1/config") ? { ...body, router: ATTACKER } : body);
-    const err = await createPitClient({ baseUrl: hostileUrl, rpcUrl: stack.dn.anvil.rpcUrl, account: counted(), pins }).catch((e) => e);
-    tamper = null;
+    hostile.tamper = (path, body) => (path.startsWith("/api/v1/config") ? { ...body, router: ATTACKER } : body);
+    const err = await createPitClient({ baseUrl: hostile.url, rpcUrl: stack.dn.anvil.rpcUrl, account: counted(), pins }).catch((e) => e);
+    hostile.tamper = null;
     expect([err.code, err.message]).toEqual(["CONFIG_MISMATCH", expect.stringContaining("router")]);
   });
 
@@ -227,9 +208,9 @@ describe("the SDK against a hostile server", () => {
     const account = counted();
     await stack.dn.test.setBalance({ address: account.address, value: parseEther("1") });
     const pit = await client(account);
-    tamper = (path, body) => (path.startsWith("/api/v1/live/submit") ? { ...body, tx_hash: `0x${"ab".repeat(32)}` } : body);
+    hostile.tamper = (path, body) => (path.startsWith("/api/v1/live/submit") ? { ...body, tx_hash: `0x${"ab".repeat(32)}` } : body);
     const err = await pit.trade(sell).catch((e) => e);
-    tamper = null;
+    hostile.tamper = null;
     expect(err.code).toBe("HASH_MISMATCH");
   });
 
@@ -285,11 +266,11 @@ describe("the SDK against a hostile server", () => {
     const account = counted();
     const pit = await client(account);
     // The server's text names another trading wallet: not this client's statement.
-    tamper = (path, body) => (path.startsWith("/api/v1/league/statement") ? { ...body, message: body.message.replace(account.address.toLowerCase(), ATTACKER) } : body);
+    hostile.tamper = (path, body) => (path.startsWith("/api/v1/league/statement") ? { ...body, message: body.message.replace(account.address.toLowerCase(), ATTACKER) } : body);
     expect((await pit.leagueStatement({ agentId }).catch((e) => e)).code).toBe("LEAGUE_STATEMENT");
-    tamper = (path, body) => (path.startsWith("/api/v1/league/statement") ? { ...body, message: body.message.split("\n").filter((l: string) => !l.startsWith("Eligibility")).join("\n") } : body);
+    hostile.tamper = (path, body) => (path.startsWith("/api/v1/league/statement") ? { ...body, message: body.message.split("\n").filter((l: string) => !l.startsWith("Eligibility")).join("\n") } : body);
     expect((await pit.leagueStatement({ agentId }).catch((e) => e)).code).toBe("LEAGUE_STATEMENT");
-    tamper = null;
+    hostile.tamper = null;
     const st = await pit.leagueStatement({ agentId });
     // Another owner, or a prize text without the eligibility line, is not signed.
     expect((await signStatement(privateKeyToAccount(generatePrivateKey()), st).catch((e) => e)).code).toBe("SIGNING_MISMATCH");
@@ -303,11 +284,11 @@ describe("the SDK against a hostile server", () => {
     const pit = await client(account);
     const mine = await pit.account<{ wallet: string; trades: unknown[] }>("/me/trades");
     expect(mine.wallet.toLowerCase()).toBe(account.address.toLowerCase());
-    tamper = (path, body) => (path.startsWith("/api/v1/me/trades") ? { ...body, wallet: ATTACKER } : body);
+    hostile.tamper = (path, body) => (path.startsWith("/api/v1/me/trades") ? { ...body, wallet: ATTACKER } : body);
     expect((await pit.account("/me/trades").catch((e) => e)).code).toBe("ACCOUNT_WALLET");
-    tamper = (path, body) => (path.startsWith("/api/v1/me/trades") ? { wallet: body.wallet } : body);
+    hostile.tamper = (path, body) => (path.startsWith("/api/v1/me/trades") ? { wallet: body.wallet } : body);
     expect((await pit.account("/me/trades").catch((e) => e)).code).toBe("ACCOUNT_SHAPE");
-    tamper = null;
+    hostile.tamper = null;
   });
 
   describe("an ERC-20 input (the Permit2 round trip)", () => {
@@ -323,12 +304,12 @@ describe("the SDK against a hostile server", () => {
     it("refuses an approve to another spender: no transaction, no permit signed", async () => {
       const a = await usdgWallet(SHARED);
       const pit = await client(a);
-      tamper = firstPrepare((p) => {
+      hostile.tamper = firstPrepare((p) => {
         const step = p.steps.find((s: any) => s.kind === "approve");
         step.tx.data = encodeFunctionData({ abi: erc20Abi, functionName: "approve", args: [ATTACKER, BigInt(p.amount_in)] });
       });
       const err = await pit.trade(buy).catch((e) => e);
-      tamper = null;
+      hostile.tamper = null;
       expect([err.code, err.rule], err.message).toEqual(["VERIFICATION_FAILED", "RECIPIENT"]);
       expect(err.message).toContain("Permit2");
       expect([a.signed.tx, a.signed.typed]).toEqual([0, 0]);
@@ -338,9 +319,9 @@ describe("the SDK against a hostile server", () => {
       for (const edit of [(p: any) => (p.permit.typed_data.message.spender = ATTACKER), (p: any) => (p.permit.typed_data.message.details.amount = String(BigInt(p.amount_in) * 10n))]) {
         const a = await usdgWallet(SHARED);
         const pit = await client(a);
-        tamper = firstPrepare(edit);
+        hostile.tamper = firstPrepare(edit);
         const err = await pit.trade(buy).catch((e) => e);
-        tamper = null;
+        hostile.tamper = null;
         expect([err.code, err.rule], err.message).toEqual(["VERIFICATION_FAILED", "RECIPIENT"]);
         expect([a.signed.tx, a.signed.typed]).toEqual([0, 0]);
       }
@@ -372,9 +353,9 @@ describe("the SDK against a hostile server", () => {
     it.each(grantCases)("refuses %s, signs nothing", async (_name, edit, code, rule) => {
       const account = counted(SHARED);
       const pit = await client(account);
-      tamper = started(edit);
+      hostile.tamper = started(edit);
       const err = await pit.grantSession(grant).catch((e) => e);
-      tamper = null;
+      hostile.tamper = null;
       expect([err.code, err.rule], err.message).toEqual([code, rule]);
       expect(account.signed.typed).toBe(0);
     });
@@ -404,9 +385,9 @@ describe("the SDK against a hostile server", () => {
     ];
     it.each(cases)("refuses an attestation %s (EXECUTOR_ATTESTATION)", async (_name, edit) => {
       const pit = await client(counted(SHARED));
-      tamper = created(edit);
+      hostile.tamper = created(edit);
       const err = await pit.createLiveAgent(liveAgent).catch((e) => e);
-      tamper = null;
+      hostile.tamper = null;
       expect([err.code, err.rule], err.message).toEqual(["VERIFICATION_FAILED", "EXECUTOR_ATTESTATION"]);
     });
 
