@@ -13,7 +13,7 @@ export const FAST_ROUTES_VERSION = 1;
 /** The band on top of the size cap and pool fees that a minimum may sit under the oracle value (SPEC "Limits", fast mode). */
 export const BAND_BPS = { usdg: 75, cross: 125 } as const;
 /** USD caps per route: one hop against USDG, or two hops through it. */
-const MAX_USD = { direct: 5_000, twoHop: 2_500 } as const;
+export const MAX_USD = { direct: 5_000, twoHop: 2_500 } as const;
 /** Gas a signed fast transaction must at least carry: the transaction, the router, each hop, and what the pair adds. */
 const GAS = { base: 21_000 + 45_000 + 25_000, hop: 90_000, pullErc20: 40_000, permit: 60_000, wrap: 30_000 } as const;
 

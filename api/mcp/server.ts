@@ -12,6 +12,15 @@ import { z } from "zod";
 /** One call to the app's REST API as the MCP caller; the answer's status and JSON body. */
 export type RestCall = (method: "GET" | "POST", path: string, body?: Record<string, unknown>) => Promise<{ status: number; json: unknown }>;
 
+export const SIGN_GRANT_NOTE =
+  "Unsigned session grant: this server never holds or asks for a private key. Before signing, rebuild the delegation locally (delegate, caveats, " +
+  "limits, expiry, co-signer, and any EIP-7702 authorization changing your wallet's code), e.g. with @pit/sdk grantSession which checks GRANT_BINDING " +
+  "and GRANT_CAPS. Sign the typed data with your own wallet, then POST /api/v1/live/session/grant again with session_id, delegation_signature " +
+  "and (for a plain wallet) authorization_signature.";
+export const SIGN_STATEMENT_NOTE =
+  "Unsigned league statement: the owner of the partner agent signs this exact text with personal_sign (EIP-191) in their own wallet, after " +
+  "reading it (it states eligibility: 18 or older, not a US person, not sanctioned), then sends it to POST /api/v1/league/enter or /league/confirm.";
+
 export const SIGN_LOCALLY_NOTE =
   "Unsigned plan: this server never holds or asks for a private key. Before signing, verify it locally (chain_id 4663; tx.to is config.router, " +
   "or for steps each tx's target; fee recipient is config.fee.recipient; amounts and amount_out_min are what you asked), e.g. with @pit/sdk which " +
@@ -62,6 +71,21 @@ const tokensInput = z.object({
 });
 const tradesInput = z.object({ limit: z.number().int().min(1).max(100).optional(), before: z.number().int().optional(), refused: z.boolean().optional() });
 const leagueInput = z.object({ season: z.number().int().optional(), board: z.enum(["prize", "practice"]).optional() });
+const grantInput = z
+  .object({
+    wallet: z.string().describe("your wallet address: must be the API key's wallet"),
+    executor: z.string().describe("the address that will trade for you within the session's limits"),
+    tokens: z.array(z.string()).optional(),
+    max_trade_usd: z.number().optional(),
+    max_day_usd: z.number().optional(),
+    max_trades: z.number().optional(),
+    expires_in_s: z.number().optional(),
+    accept_risks: z.array(z.string()).optional(),
+    shield: z.boolean().optional(),
+  })
+  .passthrough();
+const statementInput = z.object({ agent_id: z.number().int().describe("your partner agent's id"), board: z.enum(["prize", "practice"]).optional(), hosted_id: z.string().optional() }).passthrough();
+const fastTermsInput = z.object({ shield: z.boolean().optional() });
 
 /** A query string of the given values; booleans as the REST flag `1` (false: left out). */
 function query(args: Record<string, unknown>): string {
@@ -108,6 +132,19 @@ export function mcpServer(rest: RestCall, version: string): McpServer {
     "prepare_trade",
     { description: `Plan a trade for your own wallet (POST /api/v1/live/prepare): unsigned transaction(s) you verify and sign locally, then submit. ${keyed}`, inputSchema: prepareInput, annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: false } },
     async (a) => result(await rest("POST", "/api/v1/live/prepare", a), SIGN_LOCALLY_NOTE),
+  );
+  tool("fast_terms", { description: `Fast mode terms for your wallet (GET /api/v1/live/fast/terms): the pinned route table and its sha256, fee, limits. Build fast transactions locally from it. ${keyed}`, inputSchema: fastTermsInput, annotations: READ }, async (a) =>
+    result(await rest("GET", `/api/v1/live/fast/terms${query(a)}`)),
+  );
+  tool(
+    "prepare_session",
+    { description: `Start a session grant for an executor (POST /api/v1/live/session/grant): unsigned delegation typed data you verify and sign locally. ${keyed}`, inputSchema: grantInput, annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: false } },
+    async (a) => result(await rest("POST", "/api/v1/live/session/grant", a), SIGN_GRANT_NOTE),
+  );
+  tool(
+    "prepare_league_statement",
+    { description: `The league statement a partner agent's owner signs to enter (POST /api/v1/league/statement). ${keyed}`, inputSchema: statementInput, annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: false } },
+    async (a) => result(await rest("POST", "/api/v1/league/statement", a), SIGN_STATEMENT_NOTE),
   );
   return server;
 }

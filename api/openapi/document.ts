@@ -1,7 +1,7 @@
 import { zodToJsonSchema } from "zod-to-json-schema";
 import type { ZodObject, ZodRawShape, ZodTypeAny } from "zod";
 import { CATALOGUE, statusOf, type Code } from "../errors/index.js";
-import { ROUTES, type RouteDoc } from "./table.js";
+import { EDGE, ROUTES, type RouteDoc } from "./table.js";
 
 type Json = Record<string, unknown>;
 
@@ -19,10 +19,13 @@ function queryParameters(q: ZodTypeAny): Json[] {
 
 const pathParameters = (path: string): Json[] => [...path.matchAll(/\{(\w+)\}/g)].map((m) => ({ name: m[1], in: "path", required: true, schema: { type: "string" } }));
 
-/** Error answers by status, each listing the route's codes. */
+/** Every status a code is answered with (its own, and those of the contexts that change it). */
+const statusesOf = (c: Code): number[] => [...new Set([statusOf(c), ...Object.values((CATALOGUE[c] as { when?: Record<string, number> }).when ?? {})])];
+
+/** Error answers by status, each listing the route's codes and the edge's. */
 function errorResponses(codes: Code[]): Json {
   const byStatus = new Map<number, Code[]>();
-  for (const c of new Set<Code>(["BAD_REQUEST", ...codes])) byStatus.set(statusOf(c), [...(byStatus.get(statusOf(c)) ?? []), c]);
+  for (const c of new Set<Code>([...EDGE, ...codes])) for (const st of statusesOf(c)) byStatus.set(st, [...(byStatus.get(st) ?? []), c]);
   return Object.fromEntries(
     [...byStatus].map(([status, cs]) => [String(status), { description: cs.join(", "), content: { "application/json": { schema: { allOf: [{ $ref: "#/components/schemas/Error" }, { properties: { error: { properties: { code: { enum: cs } } } } }] } } } }]),
   );

@@ -1,5 +1,5 @@
 import { z, type ZodTypeAny } from "zod";
-import type { Code } from "../errors/index.js";
+import { CATALOGUE, type Code } from "../errors/index.js";
 import { fastRequest } from "../fast/index.js";
 import { hostedAttestationBody, hostedCreateRequest, hostedSessionBody, hostedUpdateRequest, ownConnect } from "../hosted/index.js";
 import { confirmBody, enterBody, leaveBody, standingsQuery, statementBody } from "../league/index.js";
@@ -35,9 +35,24 @@ const logsQuery = z.object({ limit: z.coerce.number().int().min(1).max(200).opti
 const tradesQuery = z.object({ limit: z.coerce.number().int().min(1).max(100).optional(), before: z.coerce.number().int().optional(), refused: z.enum(["1"]).optional() }).strict();
 const empty = z.object({}).strict();
 
-const KEYED: Code[] = ["UNAUTHORIZED", "RATE_LIMITED"];
-const WALLET: Code[] = [...KEYED, "WALLET_NOT_BOUND"];
-const HOSTED: Code[] = [...WALLET, "NOT_FOUND", "FORBIDDEN", "HOSTED_UNAVAILABLE"];
+/** Catalogue codes from `first` to `last`: the catalogue keeps SPEC's error tables in SPEC's order, one table after another. */
+function between(first: Code, last: Code): Code[] {
+  const codes = Object.keys(CATALOGUE) as Code[];
+  const [a, b] = [codes.indexOf(first), codes.indexOf(last)];
+  if (a < 0 || b < a) throw new Error(`no catalogue run from ${first} to ${last}`);
+  return codes.slice(a, b + 1);
+}
+/** The edge answers any route may give: request checks, host, country, rate, engine and an unexpected failure. */
+export const EDGE: Code[] = ["BAD_REQUEST", "LENGTH_REQUIRED", "UNKNOWN_HOST", "COUNTRY_BLOCKED", "CSRF_REFUSED", "RATE_LIMITED", "ENGINE_UNAVAILABLE", "INTERNAL"];
+const KEYED: Code[] = ["UNAUTHORIZED", "SANCTIONED", "RPC_UNAVAILABLE"];
+const WALLET: Code[] = [...KEYED, "WALLET_NOT_BOUND", "WALLET_MISMATCH"];
+/** SPEC "Tokens", "Risk and policy", "Curve trades" and "Relay": what a trade can be refused for. */
+const TRADING: Code[] = [...WALLET, "UNKNOWN_FIELD", "TOKEN_UNKNOWN", "UNKNOWN_TOKEN", "NOT_A_TOKEN", ...between("NO_ROUTE", "LIVE_UNAVAILABLE")];
+const FAST: Code[] = [...TRADING, ...between("FAST_DISABLED", "IN_FLIGHT")];
+/** SPEC "Sessions" and "Co-signer refusals". */
+const SESSIONS: Code[] = [...TRADING, ...between("NO_SESSION", "REFUSED"), "BAD_SIGNATURE", "EXECUTOR_CLOSED"];
+/** SPEC "Hosted agents". */
+const HOSTED: Code[] = [...WALLET, "UNKNOWN_FIELD", "NOT_FOUND", "FORBIDDEN", "BAD_SIGNATURE", "SUBMIT_DISABLED", "SIGNER_REQUIRED", "SIGNER_UNAVAILABLE", "NO_MARK", ...between("REFUND_REFUSED", "NOT_AI")];
 
 /** Every route the app serves under /api/v1 (the contract test checks the app's own list against it). */
 export const ROUTES: RouteDoc[] = [
@@ -50,30 +65,30 @@ export const ROUTES: RouteDoc[] = [
   { method: "get", path: "/auth/me", auth: "key", summary: "The key's wallet and account", answer: ["wallet", "key_id", "expires_at"], errors: KEYED },
   { method: "post", path: "/auth/revoke", auth: "key", summary: "Revokes the calling key", answer: ["revoked", "key_id"], errors: KEYED },
   { method: "post", path: "/auth/revoke-all", auth: "signature", summary: "Revokes every key of a wallet with its signature", body: verify, answer: ["wallet", "revoked"], errors: ["BAD_REQUEST", "BAD_SIGNATURE", "CHALLENGE_EXPIRED", "RATE_LIMITED"] },
-  { method: "get", path: "/tokens", auth: "key", summary: "Token search (never screens)", query: tokensQuery, answer: ["query", "tokens", "count"], errors: [...KEYED, "BAD_REQUEST"] },
+  { method: "get", path: "/tokens", auth: "key", summary: "Token search (never screens)", query: tokensQuery, answer: ["query", "tokens", "count"], errors: [...KEYED, "REGISTRY_UNAVAILABLE"] },
   { method: "get", path: "/tokens/stats", auth: "key", summary: "Counts of the token registry", answer: ["total", "tradable", "by_tier"], errors: [...KEYED, "STATS_PENDING"] },
-  { method: "get", path: "/tokens/{address}", auth: "key", summary: "A token record, screened on demand", query: z.object({ shield: z.enum(["1"]).optional() }).strict(), answer: ["address", "symbol", "decimals"], errors: [...KEYED, "ADDRESS_REQUIRED", "NOT_A_TOKEN", "UNKNOWN_TOKEN", "SCREEN_UNAVAILABLE"] },
-  { method: "post", path: "/live/quote", auth: "key", summary: "Routes and marks for a trade (read-only)", body: tradeRequest, answer: ["token_in", "token_out", "best", "routes"], errors: [...KEYED, "BAD_REQUEST", "UNKNOWN_FIELD", "NO_ROUTE"] },
-  { method: "post", path: "/live/prepare", auth: "key(wallet)", summary: "A plan for the wallet to sign: transactions, fee, checks, simulation", body: tradeRequest, answer: ["ready", "tx", "steps", "amount_in", "amount_out_min", "fee_bps", "fee_class"], errors: [...WALLET, "BAD_REQUEST", "UNKNOWN_FIELD", "WALLET_MISMATCH", "NO_ROUTE", "SANCTIONED"] },
-  { method: "post", path: "/live/build", auth: "key(wallet)", summary: "A plan built without simulation", body: tradeRequest, answer: ["tx", "amount_in", "amount_out_min"], errors: [...WALLET, "BAD_REQUEST", "WALLET_MISMATCH"] },
-  { method: "post", path: "/live/simulate", auth: "key", summary: "A trade simulated against the chain", body: tradeRequest, answer: ["ok"], errors: [...KEYED, "BAD_REQUEST"] },
-  { method: "post", path: "/live/submit", auth: "key(wallet)", summary: "Relays a transaction the service built for this key", body: submitRequest, answer: ["tx_hash", "as_built"], errors: [...WALLET, "BAD_REQUEST", "SUBMIT_DISABLED", "NOT_AS_BUILT", "WALLET_MISMATCH", "FEE_FIRST", "SUBMIT_REJECTED", "SEQUENCER_UNREACHABLE"] },
-  { method: "post", path: "/live/revoke", auth: "key(wallet)", summary: "Transactions that revoke the wallet's approvals", body: revokeRequest, answer: ["txs"], errors: [...WALLET, "BAD_REQUEST"] },
-  { method: "get", path: "/live/fast/terms", auth: "key", summary: "Fast mode's pinned route table", answer: ["routes"], errors: KEYED },
-  { method: "post", path: "/live/fast", auth: "key(wallet)", summary: "A fast-mode trade from the pinned table", body: fastRequest, answer: ["tx_hash"], errors: [...WALLET, "BAD_REQUEST", "FAST_DISABLED"] },
-  { method: "post", path: "/live/session/grant", auth: "key(wallet)", summary: "Starts a session grant, or switches it on with the wallet's signatures", body: z.union([grantRequest, switchOnRequest]), answer: ["session_id"], errors: [...WALLET, "BAD_REQUEST", "UNKNOWN_FIELD"] },
-  { method: "post", path: "/live/session/trade", auth: "key", summary: "A co-signed trade within a session", body: sessionTradeRequest, answer: ["tx_hash"], errors: [...KEYED, "BAD_REQUEST"] },
-  { method: "post", path: "/live/session/revoke", auth: "key(wallet)", summary: "Revokes a session for every key", body: sessionRevokeRequest, answer: ["session_id"], errors: [...WALLET, "BAD_REQUEST"] },
+  { method: "get", path: "/tokens/{address}", auth: "key", summary: "A token record, screened on demand", query: z.object({ shield: z.enum(["1"]).optional() }).strict(), answer: ["address", "screen_status", "tradable"], errors: [...KEYED, "ADDRESS_REQUIRED", "NOT_A_TOKEN", "UNKNOWN_TOKEN", "TOKEN_CHANGED", "SCREEN_UNAVAILABLE", "REGISTRY_UNAVAILABLE", "REPORT_UNAVAILABLE"] },
+  { method: "post", path: "/live/quote", auth: "key", summary: "Routes and marks for a trade (read-only)", body: tradeRequest, answer: ["token_in", "token_out", "best", "routes"], errors: TRADING },
+  { method: "post", path: "/live/prepare", auth: "key(wallet)", summary: "A plan for the wallet to sign: transactions, fee, checks, simulation", body: tradeRequest, answer: ["ready", "tx", "steps", "amount_in", "amount_out_min", "fee_bps", "fee_class"], errors: TRADING },
+  { method: "post", path: "/live/build", auth: "key(wallet)", summary: "A plan built without simulation", body: tradeRequest, answer: ["tx", "amount_in", "amount_out_min"], errors: TRADING },
+  { method: "post", path: "/live/simulate", auth: "key", summary: "A trade simulated against the chain", body: tradeRequest, answer: ["ok"], errors: TRADING },
+  { method: "post", path: "/live/submit", auth: "key(wallet)", summary: "Relays a transaction the service built for this key", body: submitRequest, answer: ["tx_hash", "as_built"], errors: [...TRADING, "NONCE", "IN_FLIGHT"] },
+  { method: "post", path: "/live/revoke", auth: "key(wallet)", summary: "Transactions that revoke the wallet's approvals", body: revokeRequest, answer: ["steps", "before", "ready", "nothing_to_revoke"], errors: TRADING },
+  { method: "get", path: "/live/fast/terms", auth: "key", summary: "Fast mode's pinned route table", answer: ["enabled", "routes", "fee", "base_fee_wei"], errors: WALLET },
+  { method: "post", path: "/live/fast", auth: "key(wallet)", summary: "A fast-mode trade from the pinned table", body: fastRequest, answer: ["tx_hash", "relayed", "repeat"], errors: FAST },
+  { method: "post", path: "/live/session/grant", auth: "key(wallet)", summary: "Starts a session grant, or switches it on with the wallet's signatures", body: z.union([grantRequest, switchOnRequest]), answer: ["session_id", "status"], errors: SESSIONS },
+  { method: "post", path: "/live/session/trade", auth: "key", summary: "A co-signed trade within a session", body: sessionTradeRequest, answer: ["session_id", "ready", "tx"], errors: SESSIONS },
+  { method: "post", path: "/live/session/revoke", auth: "key(wallet)", summary: "Revokes a session for every key", body: sessionRevokeRequest, answer: ["session_id", "status"], errors: SESSIONS },
   { method: "get", path: "/me/portfolio", auth: "key(wallet)", summary: "The wallet's holdings at independent marks", answer: ["wallet", "block", "holdings", "total_usd", "volume"], errors: [...WALLET, "RPC_UNAVAILABLE", "LIVE_UNAVAILABLE"] },
   { method: "get", path: "/me/trades", auth: "key(wallet)", summary: "The wallet's trades, newest first", query: tradesQuery, answer: ["wallet", "trades", "next_before"], errors: [...WALLET, "BAD_REQUEST"] },
   { method: "get", path: "/me/sessions", auth: "key(wallet)", summary: "The wallet's sessions and hosted agents", answer: ["wallet"], errors: WALLET },
   { method: "get", path: "/hosted", auth: "key(wallet)", summary: "The wallet's hosted agents", answer: ["agents"], errors: WALLET },
-  { method: "post", path: "/hosted", auth: "key(wallet)", summary: "Creates a hosted agent", body: hostedCreateRequest, status: 201, answer: ["id", "brain", "mode", "status"], errors: [...WALLET, "BAD_REQUEST", "UNKNOWN_FIELD", "BAD_TERMS", "TOO_MANY_AGENTS", "SIGNER_REQUIRED"] },
+  { method: "post", path: "/hosted", auth: "key(wallet)", summary: "Creates a hosted agent", body: hostedCreateRequest, status: 201, answer: ["id", "brain", "mode", "status"], errors: [...HOSTED, "TOKEN_NOT_ALLOWED", "LEAGUE_PAIRS", "LEAGUE_INTERVAL"] },
   { method: "get", path: "/hosted/ai", auth: "key(wallet)", summary: "The AI-model brain's models, pool and funding", answer: ["models"], errors: WALLET },
   { method: "post", path: "/hosted/ai/own", auth: "key(wallet)", summary: "Connects the owner's own gateway key", body: ownConnect, answer: [], errors: [...WALLET, "BAD_REQUEST"], extra: true },
   { method: "post", path: "/hosted/ai/own/disconnect", auth: "key(wallet)", summary: "Disconnects the owner's own gateway key", body: empty, answer: [], errors: WALLET, extra: true },
   { method: "get", path: "/hosted/{id}", auth: "key(wallet)", summary: "One hosted agent", answer: ["id", "status"], errors: HOSTED },
-  { method: "post", path: "/hosted/{id}/update", auth: "key(wallet)", summary: "Changes an agent's settings", body: hostedUpdateRequest, answer: ["id"], errors: [...HOSTED, "BAD_REQUEST", "UNKNOWN_FIELD", "LEAGUE_PAIRS", "LEAGUE_INTERVAL"] },
+  { method: "post", path: "/hosted/{id}/update", auth: "key(wallet)", summary: "Changes an agent's settings", body: hostedUpdateRequest, answer: ["id"], errors: [...HOSTED, "TOKEN_NOT_ALLOWED", "LEAGUE_PAIRS", "LEAGUE_INTERVAL"] },
   { method: "post", path: "/hosted/{id}/pause", auth: "key(wallet)", summary: "Pauses an agent", body: empty, answer: ["id", "status"], errors: HOSTED },
   { method: "post", path: "/hosted/{id}/resume", auth: "key(wallet)", summary: "Resumes an agent", body: empty, answer: ["id", "status"], errors: HOSTED },
   { method: "post", path: "/hosted/{id}/stop", auth: "key(wallet)", summary: "Stops an agent (it leaves the league)", body: empty, answer: ["id", "status"], errors: HOSTED },
@@ -81,7 +96,7 @@ export const ROUTES: RouteDoc[] = [
   { method: "get", path: "/hosted/{id}/logs", auth: "key(wallet)", summary: "Why the agent did or did not trade", query: logsQuery, answer: ["id", "rows", "next_before"], errors: [...HOSTED, "BAD_REQUEST"] },
   { method: "get", path: "/hosted/{id}/spend", auth: "key(wallet)", summary: "An AI agent's spend", query: logsQuery, answer: [], errors: [...HOSTED, "NOT_AI"] },
   { method: "get", path: "/hosted/{id}/executor", auth: "key(wallet)", summary: "A live agent's executor", answer: [], errors: [...HOSTED, "NO_EXECUTOR"] },
-  { method: "post", path: "/hosted/{id}/session", auth: "key(wallet)", summary: "Attaches a session to a live agent's executor", body: hostedSessionBody, answer: [], errors: [...HOSTED, "BAD_REQUEST", "PAPER_AGENT"] },
+  { method: "post", path: "/hosted/{id}/session", auth: "key(wallet)", summary: "Attaches a session to a live agent's executor", body: hostedSessionBody, answer: [], errors: [...HOSTED, "NO_SESSION", "SESSION_REVOKED", "SESSION_EXPIRED", "SESSION_PENDING"] },
   { method: "post", path: "/hosted/{id}/rotate-executor", auth: "key(wallet)", summary: "A new executor for a live agent", body: empty, answer: [], errors: [...HOSTED, "PAPER_AGENT"] },
   { method: "post", path: "/hosted/{id}/rotate-webhook-secret", auth: "key(wallet)", summary: "A new webhook secret", body: empty, answer: [], errors: HOSTED },
   { method: "post", path: "/hosted/{id}/stock-attestation", auth: "key(wallet)", summary: "The owner's stock-token attestation", body: hostedAttestationBody, answer: [], errors: [...HOSTED, "BAD_REQUEST", "BAD_SIGNATURE"] },

@@ -10,7 +10,7 @@ export class PitError extends Error {
   constructor(
     readonly code: string,
     message: string,
-    readonly detail: { rule?: VerificationRule; status?: number; retryAfterS?: number; body?: unknown } = {},
+    readonly detail: { rule?: VerificationRule; status?: number; retryAfterS?: number; body?: unknown; signed?: { hash: string; nonce: number; landed: boolean | null } } = {},
     options?: { cause?: unknown },
   ) {
     super(message, options);

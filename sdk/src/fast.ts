@@ -1,13 +1,14 @@
 import { erc20Abi, keccak256, zeroAddress, type Address, type Hex, type LocalAccount, type PublicClient } from "viem";
 import { permit2Abi } from "../../abis/permit2.js";
 import { bpsOf } from "../../lib/fees.js";
-import { fastPairHops, fastPairOf, fastRoutesSha256, type FastPair, type FastRouteTable } from "../../lib/fastRoutes.js";
-import { readRouterCall } from "../../lib/routerRead.js";
+import { fastPairHops, fastPairOf, type FastPair } from "../../lib/fastRoutes.js";
+import { readRouterCall, type RouterReading } from "../../lib/routerRead.js";
 import { buildRouterSwap, permitTypedData, type PermitSingle } from "../../lib/routerSwap.js";
 import { quoteExactInputSingle } from "../../lib/quoter.js";
 import { PitError } from "./errors.js";
+import { checkTable } from "./fastTable.js";
 import type { Http } from "./http.js";
-import { ownMark, serverMarks, type OwnMark } from "./marks.js";
+import { MARK_MAX_AGE_S, ownMark, serverMarks, type OwnMark } from "./marks.js";
 import type { Pins } from "./pins.js";
 import { minedOutcome, type TradeRequest, type TradeResult } from "./trade.js";
 
@@ -16,10 +17,10 @@ import { minedOutcome, type TradeRequest, type TradeResult } from "./trade.js";
  * route table, signs it, and the server relays only a byte-for-byte rebuild. Every reason the
  * client gives fast mode up is SPEC's (FAST_PAIR, STALE, APPROVAL, POOL_FAR, ROUTE_CAP,
  * MARKS_DIFFER, COOLDOWN, CONFIG_MISMATCH, or the server's refusal); with `fallback` (the default)
- * the trade then goes the prepared way, re-using the fast transaction's nonce so at most one of the
- * two can ever be mined.
+ * the trade then goes the prepared way, at the fast transaction's nonce so at most one of the two
+ * is ever mined. Tolerances are SPEC's constants, never numbers the server sends.
  */
-export type FastRequest = TradeRequest & { fallback?: boolean; ownerAttestsNonUs?: boolean; maxNotionalUsd?: number };
+export type FastRequest = TradeRequest & { fallback?: boolean; maxNotionalUsd?: number };
 export type FastResult = TradeResult & { path: "fast" | "fallback"; reason: string | null };
 
 /** SPEC "Limits": marks more than this far from the server's are not the same market. */
@@ -28,104 +29,127 @@ export const MARKS_DIFFER_BPS = 300;
 export const COOLDOWN_MS = 60_000;
 /** SDKs sign a fast deadline this far ahead (SPEC: at most 60 s; SDKs use 30). */
 const DEADLINE_S = 30;
+/** The permit outlives the deadline by this much (the server wants its sig_deadline at or after the deadline). */
+const PERMIT_SLACK_S = 60;
 /** Gas above the pair's floor, for the chain's own variance. */
 const GAS_MARGIN = 60_000;
+/** SPEC "Limits", fast mode: gas limit, maxFeePerGas against the base fee, and the most a transaction may cost. */
+const FAST_GAS = { max: 1_000_000n, feeMultiple: 10n, maxCostWei: 200_000_000_000_000n } as const;
 /** Codes a relay may have reached the sequencer under: the signed bytes may still land, so nothing else is signed for the trade. */
 const AFTER_RELAY = new Set(["NONCE", "SUBMIT_REJECTED", "SEQUENCER_UNREACHABLE", "IN_FLIGHT"]);
 
-type Terms = {
-  enabled: boolean;
-  routes: { version: number; sha256: Hex; pairs: FastPair[]; max_usd: number };
-  limits: { max_gas: number; max_fee_multiple: number; max_cost_wei: string; permit_expiry_s: number; min_notional_usd: number };
-  fee: { bps: number; recipient: string };
-  base_fee_wei: string;
-  max_notional_usd: number;
-  mark_max_age_s: number;
-  server_time: number;
-};
+type Terms = { enabled: boolean; routes: { sha256: Hex }; fee: { bps: number; recipient: string } };
 
-/** A reason to leave fast mode, SPEC's code first. */
+/** A reason to leave fast mode, SPEC's code first; nothing signed went anywhere. */
 class FastReason extends PitError {}
 const reason = (code: string, message: string) => new FastReason(code, message);
 
-export type FastDeps = { http: Http; chain: PublicClient; account: LocalAccount; pins: Pins; cooldown: Map<string, number>; now: () => number; fallback: (q: TradeRequest, nonce: number | undefined) => Promise<TradeResult> };
+/** What was signed: enough to find it on chain and check what it did. */
+type Signed = { hash: Hex; raw: Hex; nonce: number; deadline: number; reading: RouterReading; tokenIn: string; tokenOut: string; value: bigint };
 
-/**
- * The route table read from live/fast/terms when the agent is set up, kept with the pins: its
- * SHA-256 is recomputed here (the table is the one the server names) and every hop is a hookless
- * pool of pinned tokens; later terms naming another SHA-256 are CONFIG_MISMATCH.
- */
-export async function pinFastRoutes(http: Http, pins: Pins): Promise<{ sha256: Hex; table: FastRouteTable }> {
-  const t = await http.get<Terms>("/live/fast/terms");
-  const table: FastRouteTable = { version: t.routes.version, chain_id: pins.chainId, router: pins.router, pairs: t.routes.pairs, max_usd: t.routes.max_usd };
-  const sha = fastRoutesSha256(table);
-  if (sha !== t.routes.sha256) throw new PitError("CONFIG_MISMATCH", `the route table's SHA-256 is ${sha}, not the ${t.routes.sha256} the server names`);
-  const pinned = new Set([zeroAddress, ...Object.values(pins.tokens).map((x) => x.address.toLowerCase())]);
-  for (const p of table.pairs) {
-    const inOk = p.address_in === zeroAddress ? p.token_in === "ETH" : pins.tokens[p.token_in]?.address.toLowerCase() === p.address_in.toLowerCase();
-    const outOk = p.address_out === zeroAddress ? p.token_out === "ETH" : pins.tokens[p.token_out]?.address.toLowerCase() === p.address_out.toLowerCase();
-    if (!inOk || !outOk) throw new PitError("CONFIG_MISMATCH", `the table's pair ${p.token_in} -> ${p.token_out} names tokens that are not the pinned ones`);
-    for (const h of p.hops) if (h.hooks !== zeroAddress || !pinned.has(h.currency0.toLowerCase()) || !pinned.has(h.currency1.toLowerCase())) throw new PitError("CONFIG_MISMATCH", `the table routes ${p.token_in} -> ${p.token_out} through a pool that is hooked or not of pinned tokens`);
-  }
-  return { sha256: sha, table };
-}
+export type FastDeps = { http: Http; chain: PublicClient; account: LocalAccount; pins: Pins; cooldown: Map<string, number>; now: () => number; fallback: (q: TradeRequest, nonce: number | undefined) => Promise<TradeResult> };
 
 /** A fast trade, or the prepared way with the reason fast mode was left (fallback off: that reason thrown). */
 export async function fastTrade(d: FastDeps, q: FastRequest): Promise<FastResult> {
-  const pairKey = `${q.tokenIn}>${q.tokenOut}`;
-  let signedNonce: number | undefined;
+  let signed: Signed | null = null;
   try {
-    const r = await fastAttempt(d, q, (n) => (signedNonce = n));
+    const r = await fastAttempt(d, q, (s) => (signed = s));
     return { ...r, path: "fast", reason: null };
   } catch (err) {
-    if (!(err instanceof PitError)) throw err;
-    const serverRefusal = !(err instanceof FastReason) && err.detail.status !== undefined && err.detail.status >= 400 && err.detail.status < 500 && err.code !== "HASH_MISMATCH";
-    // A fast reason (nothing signed went anywhere) or a refusal the server answered before relaying.
-    if (!(err instanceof FastReason) && !(serverRefusal && !AFTER_RELAY.has(err.code))) throw err;
-    if (serverRefusal) d.cooldown.set(pairKey, d.now() + COOLDOWN_MS);
-    if (q.fallback === false) throw err;
-    const r = await d.fallback(q, signedNonce);
-    return { ...r, path: "fallback", reason: err.code };
+    const s = signed as Signed | null;
+    if (err instanceof FastReason) return fallBack(d, q, err, null);
+    if (!(err instanceof PitError) || !s) throw err;
+    if (beforeRelay(err)) {
+      d.cooldown.set(`${s.tokenIn}>${s.tokenOut}`, d.now() + COOLDOWN_MS);
+      return fallBack(d, q, err, s);
+    }
+    // The bytes may be out there: nothing else is signed until the chain shows them or their nonce taken.
+    if (err.code === "HASH_MISMATCH" || err.code === "TX_REVERTED" || err.code === "MINED_MISMATCH") throw withSigned(err, s, null);
+    return { ...(await settle(d, s, err)), path: "fast", reason: err.code };
   }
 }
 
-async function fastAttempt(d: FastDeps, q: FastRequest, signedWith: (nonce: number) => void): Promise<TradeResult> {
-  const until = d.cooldown.get(`${q.tokenIn}>${q.tokenOut}`);
-  if (until !== undefined && d.now() < until) throw reason("COOLDOWN", `the server refused a fast ${q.tokenIn} -> ${q.tokenOut} trade; fast mode rests until ${new Date(until).toISOString()}`);
+/** A server refusal answered before anything was relayed (SPEC: every code but the four that may follow a relay). */
+const beforeRelay = (err: PitError) => err.detail.status !== undefined && (err.detail.status < 500 || err.detail.status === 503) && !AFTER_RELAY.has(err.code) && err.code !== "HASH_MISMATCH";
+
+/** The prepared way at the fast transaction's nonce; if that fails and the fast bytes were mined after all, their outcome. */
+async function fallBack(d: FastDeps, q: FastRequest, why: PitError, s: Signed | null): Promise<FastResult> {
+  if (q.fallback === false) throw s ? withSigned(why, s, false) : why;
+  try {
+    return { ...(await d.fallback(q, s?.nonce)), path: "fallback", reason: why.code };
+  } catch (err) {
+    const mined = s ? await d.chain.getTransactionReceipt({ hash: s.hash }).catch(() => null) : null;
+    if (!s || !mined) throw err;
+    // The server refused the fast bytes and relayed them anyway: they are the trade.
+    return { ...(await minedOutcome(d, s)), path: "fast", reason: why.code };
+  }
+}
+
+/**
+ * After an answer that may follow a relay (or none at all): the signed bytes sent on the client's
+ * own RPC too, then waited for until their deadline has passed. Mined: their checked outcome. Not
+ * mined: the error, carrying the hash and nonce, and whether the nonce went to another transaction.
+ */
+async function settle(d: FastDeps, s: Signed, err: PitError): Promise<TradeResult> {
+  await d.chain.sendRawTransaction({ serializedTransaction: s.raw }).catch(() => undefined);
+  const head = Number((await d.chain.getBlock().catch(() => null))?.timestamp ?? 0);
+  const waitMs = Math.max(5, s.deadline - head + 15) * 1000;
+  const receipt = await d.chain.waitForTransactionReceipt({ hash: s.hash, timeout: waitMs }).catch(() => null);
+  if (receipt) return minedOutcome(d, s);
+  const taken = (await d.chain.getTransactionCount({ address: d.account.address }).catch(() => 0)) > s.nonce;
+  throw withSigned(err, s, taken ? false : null);
+}
+
+/** The error with what the caller needs to follow the signed bytes (landed: false when they never can). */
+const withSigned = (err: PitError, s: Signed, landed: boolean | null) => new PitError(err.code, err.message, { ...err.detail, signed: { hash: s.hash, nonce: s.nonce, landed } }, { cause: err });
+
+async function fastAttempt(d: FastDeps, q: FastRequest, signedWith: (s: Signed) => void): Promise<TradeResult> {
   const pinned = d.pins.fastRoutes;
   if (!pinned) throw reason("CONFIG_MISMATCH", "no fast route table is pinned (pinFastRoutes)");
+  // A table kept with the pins is checked as when it was read: an edit under the old SHA-256 shows here.
+  try {
+    checkTable(pinned.table, pinned.sha256, d.pins);
+  } catch (err) {
+    throw reason("CONFIG_MISMATCH", (err as Error).message);
+  }
   const pair = fastPairOf(pinned.table, q.tokenIn, q.tokenOut);
   if (!pair) throw reason("FAST_PAIR", `no pinned route for ${q.tokenIn} -> ${q.tokenOut}`);
-  const [terms, block, server] = await Promise.all([d.http.get<Terms>(`/live/fast/terms${q.shield ? "?shield=1" : ""}`), d.chain.getBlock(), serverMarks(d.http)]);
+  const until = d.cooldown.get(`${pair.token_in}>${pair.token_out}`);
+  if (until !== undefined && d.now() < until) throw reason("COOLDOWN", `the server refused a fast ${pair.token_in} -> ${pair.token_out} trade; fast mode rests until ${new Date(until).toISOString()}`);
+  const [terms, block, server] = await Promise.all([d.http.get<Terms>(`/live/fast/terms${q.shield ? "?shield=1" : ""}`), d.chain.getBlock(), serverMarks(d.http).catch(() => null)]);
   checkTerms(terms, d.pins, pinned.sha256, q.shield ?? false);
   const nowS = Number(block.timestamp);
-  const marks = await ownMarks(d, q, terms, nowS, server);
-  const sizing = sizeOf(d.pins, q, marks, pair, terms);
+  const marks = await ownMarks(d, pair, nowS, server);
+  const sizing = sizeOf(d.pins, q, marks, pair);
   const ethIn = pair.address_in === zeroAddress;
   const wallet = d.account.address;
   if (!ethIn) {
     const allowance = await d.chain.readContract({ address: pair.address_in, abi: erc20Abi, functionName: "allowance", args: [wallet, d.pins.permit2] });
-    if (allowance < sizing.amountIn) throw reason("APPROVAL", `the wallet's ${q.tokenIn} is not approved to Permit2 for ${sizing.amountIn}; fast mode carries a permit, never an approve`);
+    if (allowance < sizing.amountIn) throw reason("APPROVAL", `the wallet's ${pair.token_in} is not approved to Permit2 for ${sizing.amountIn}; fast mode carries a permit, never an approve`);
   }
   const fee = { side: pair.fee_side, bps: terms.fee.bps, recipient: d.pins.feeRecipient, amount: pair.fee_side === "input" ? bpsOf(sizing.amountIn, terms.fee.bps) : 0n };
-  const out = await pinnedQuote(d, pair, sizing.amountIn, fee);
-  checkPoolFar(d.pins, q, pair, sizing, out, marks, terms.fee.bps);
+  const out = await pinnedQuote(d, pair, sizing.amountIn, fee).catch((err) => {
+    throw reason("POOL_FAR", `the pinned pools cannot be quoted: ${(err as Error).message.split("\n")[0]}`);
+  });
+  checkPoolFar(d.pins, pair, sizing, out, marks, terms.fee.bps);
   const minOut = (out * BigInt(10_000 - (q.slippageBps ?? 50))) / 10_000n;
   const deadline = nowS + DEADLINE_S;
-  const permit = ethIn ? null : await signPermit(d, pair, sizing.amountIn, nowS, terms);
-  const built = buildRouterSwap({ chainId: d.pins.chainId, router: d.pins.router, route: { hops: fastPairHops(pair) }, tokenIn: pair.address_in, tokenOut: pair.address_out, weth: d.pins.tokens.WETH?.address ?? zeroAddress, amountIn: sizing.amountIn, amountOutMin: minOut, fee, deadline, permit });
-  const reading = readRouterCall(built.to, BigInt(built.value), built.data, { router: d.pins.router, wallet, feeRecipient: d.pins.feeRecipient, weth: d.pins.tokens.WETH?.address ?? zeroAddress, permit: true });
+  const permit = ethIn ? null : await signPermit(d, pair, sizing.amountIn, deadline + PERMIT_SLACK_S);
+  const weth = d.pins.tokens.WETH?.address ?? zeroAddress;
+  const built = buildRouterSwap({ chainId: d.pins.chainId, router: d.pins.router, route: { hops: fastPairHops(pair) }, tokenIn: pair.address_in, tokenOut: pair.address_out, weth, amountIn: sizing.amountIn, amountOutMin: minOut, fee, deadline, permit });
+  const reading = readRouterCall(built.to, BigInt(built.value), built.data, { router: d.pins.router, wallet, feeRecipient: d.pins.feeRecipient, weth, permit: true });
   if (reading.failures.length) throw new PitError("VERIFICATION_FAILED", `the client's own fast call reads wrong: ${reading.failures[0]!.message}`, { rule: "RECIPIENT" });
 
-  const gas = BigInt(Math.min((permit ? pair.gas_floor_permit : pair.gas_floor) + GAS_MARGIN, terms.limits.max_gas));
-  const baseFee = BigInt(terms.base_fee_wei);
-  const maxFeePerGas = [baseFee * 2n + 1n, BigInt(terms.limits.max_cost_wei) / gas].reduce((a, b) => (a < b ? a : b));
+  const gas = BigInt((permit ? pair.gas_floor_permit : pair.gas_floor) + GAS_MARGIN);
+  const baseFee = block.baseFeePerGas ?? 0n;
+  const maxFeePerGas = [baseFee * 2n + 1n, baseFee * FAST_GAS.feeMultiple, FAST_GAS.maxCostWei / gas].reduce((a, b) => (a < b ? a : b));
+  if (gas > FAST_GAS.max || maxFeePerGas < baseFee) throw reason("ROUTE_CAP", `the pinned route needs ${gas} gas at ${baseFee} wei: over fast mode's gas bounds`);
   const maxPriorityFeePerGas = maxFeePerGas - baseFee > 1n ? 1n : 0n;
   const [nonce, balance] = await Promise.all([d.chain.getTransactionCount({ address: wallet, blockTag: "pending" }), d.chain.getBalance({ address: wallet })]);
   if (balance < BigInt(built.value) + gas * maxFeePerGas) throw new PitError("INSUFFICIENT_FUNDS", `the wallet holds ${balance} wei; the trade needs ${built.value} plus up to ${gas * maxFeePerGas} for gas`);
   const raw = await d.account.signTransaction({ chainId: d.pins.chainId, to: d.pins.router, data: built.data, value: BigInt(built.value), nonce, gas, maxFeePerGas, maxPriorityFeePerGas, type: "eip1559" });
-  signedWith(nonce);
-  const hash = keccak256(raw);
+  const signed: Signed = { hash: keccak256(raw), raw, nonce, deadline, reading, tokenIn: pair.token_in, tokenOut: pair.token_out, value: BigInt(built.value) };
+  signedWith(signed);
   const body = {
     raw_tx: raw,
     token_in: pair.token_in,
@@ -140,14 +164,15 @@ async function fastAttempt(d: FastDeps, q: FastRequest, signedWith: (nonce: numb
     ...(permit ? { permit: { amount: permit.permit.details.amount.toString(), expiration: permit.permit.details.expiration, nonce: permit.permit.details.nonce, sig_deadline: Number(permit.permit.sigDeadline), signature: permit.signature } } : {}),
     ...(q.ownerAttestsNonUs ? { owner_attests_non_us: true } : {}),
   };
-  const sent = await d.http.post<{ tx_hash: string }>("/live/fast", body);
-  if (sent.tx_hash?.toLowerCase() !== hash) throw new PitError("HASH_MISMATCH", `the server answered ${sent.tx_hash}; the signed transaction is ${hash}`);
-  return minedOutcome(d, { hash, raw, reading, tokenIn: q.tokenIn, tokenOut: q.tokenOut, value: BigInt(built.value) });
+  const sent = await d.http.post<{ tx_hash?: unknown } | null>("/live/fast", body);
+  if (typeof sent?.tx_hash !== "string" || sent.tx_hash.toLowerCase() !== signed.hash) throw new PitError("HASH_MISMATCH", `the server answered ${String(sent?.tx_hash)}; the signed transaction is ${signed.hash}`);
+  return minedOutcome(d, signed);
 }
 
-/** CONFIG_MISMATCH unless the terms are the pinned table's, fee recipient's and schedule's. */
-function checkTerms(t: Terms, pins: Pins, sha256: Hex, shield: boolean) {
-  if (!t.enabled) throw new PitError("FAST_DISABLED", "fast mode is off on this server", { status: 403 });
+/** CONFIG_MISMATCH unless the terms name the pinned table, fee recipient and schedule (the server's refusal when fast mode is off). */
+function checkTerms(t: Terms | null, pins: Pins, sha256: Hex, shield: boolean) {
+  if (!t || typeof t !== "object" || typeof t.routes?.sha256 !== "string" || typeof t.fee?.recipient !== "string" || !Number.isInteger(t.fee?.bps)) throw reason("CONFIG_MISMATCH", "the fast terms are not in the disclosed shape");
+  if (t.enabled !== true) throw reason("FAST_DISABLED", "fast mode is off on this server");
   if (t.routes.sha256 !== sha256) throw reason("CONFIG_MISMATCH", `the server's route table is ${t.routes.sha256}, not the pinned ${sha256}`);
   if (t.fee.recipient.toLowerCase() !== pins.feeRecipient.toLowerCase()) throw reason("CONFIG_MISMATCH", `the terms pay fees to ${t.fee.recipient}, not the pinned ${pins.feeRecipient}`);
   const add = shield ? pins.fee.shieldAddBps : 0;
@@ -155,23 +180,24 @@ function checkTerms(t: Terms, pins: Pins, sha256: Hex, shield: boolean) {
 }
 
 /** STALE: both sides need a fresh own mark; MARKS_DIFFER: each within MARKS_DIFFER_BPS of the server's. */
-async function ownMarks(d: FastDeps, q: TradeRequest, t: Terms, nowS: number, server: Record<string, number>) {
-  const [mIn, mOut] = await Promise.all([ownMark(d.chain, d.pins, q.tokenIn, nowS), ownMark(d.chain, d.pins, q.tokenOut, nowS)]);
-  for (const [sym, m] of [[q.tokenIn, mIn], [q.tokenOut, mOut]] as const) {
-    if (!m || m.ageS > t.mark_max_age_s) throw reason("STALE", `${sym} has no fresh mark of the client's own (${m ? `${m.ageS} s old` : "none"})`);
-    const theirs = server[sym];
+async function ownMarks(d: FastDeps, pair: FastPair, nowS: number, server: Record<string, number> | null) {
+  const [mIn, mOut] = await Promise.all([ownMark(d.chain, d.pins, pair.token_in, nowS), ownMark(d.chain, d.pins, pair.token_out, nowS)]);
+  for (const [sym, m] of [[pair.token_in, mIn], [pair.token_out, mOut]] as const) {
+    if (!m || m.ageS > MARK_MAX_AGE_S) throw reason("STALE", `${sym} has no fresh mark of the client's own (${m ? `${m.ageS} s old` : "none"})`);
+    const theirs = server?.[sym];
     if (theirs === undefined || Math.abs(theirs - m.usd) > (m.usd * MARKS_DIFFER_BPS) / 10_000) throw reason("MARKS_DIFFER", `${sym} is $${m.usd} by the client's marks and ${theirs === undefined ? "unmarked" : `$${theirs}`} by the server's`);
   }
   return { in: mIn!, out: mOut! };
 }
 
-/** The amount in (asked, or the notional at the client's own mark) and its worth; ROUTE_CAP over the pair's or the server's cap. */
-function sizeOf(pins: Pins, q: TradeRequest, marks: { in: OwnMark }, pair: FastPair, t: Terms) {
-  const decimals = pins.tokens[q.tokenIn]!.decimals;
+/** The amount in (asked, or the notional at the client's own mark) and its worth; ROUTE_CAP over the pinned cap, CLIENT_CAP over the caller's. */
+function sizeOf(pins: Pins, q: FastRequest, marks: { in: OwnMark }, pair: FastPair) {
+  const decimals = pins.tokens[pair.token_in]!.decimals;
   const amountIn = q.amountIn ?? BigInt(Math.floor(((q.notionalUsd ?? 0) / marks.in.usd) * 10 ** decimals));
   const usd = (Number(amountIn) / 10 ** decimals) * marks.in.usd;
-  const cap = Math.min(pair.max_usd, t.max_notional_usd);
-  if (usd > cap) throw reason("ROUTE_CAP", `$${usd.toFixed(2)} is over the pinned route's cap of $${cap}`);
+  if (amountIn <= 0n) throw reason("ROUTE_CAP", "nothing to trade");
+  if (usd > pair.max_usd) throw reason("ROUTE_CAP", `$${usd.toFixed(2)} is over the pinned route's cap of $${pair.max_usd}`);
+  if (q.maxNotionalUsd !== undefined && usd > q.maxNotionalUsd) throw new PitError("CLIENT_CAP", `$${usd.toFixed(2)} is over the caller's cap of $${q.maxNotionalUsd}`);
   return { amountIn, usd };
 }
 
@@ -182,17 +208,16 @@ async function pinnedQuote(d: FastDeps, pair: FastPair, amountIn: bigint, fee: {
   return fee.side === "output" ? amount - bpsOf(amount, fee.bps) : amount;
 }
 
-/** POOL_FAR: the pinned pools deliver further under the client's marks than their fees, ours and the pair's band. */
-function checkPoolFar(pins: Pins, q: TradeRequest, pair: FastPair, sizing: { usd: number }, out: bigint, marks: { out: OwnMark }, feeBps: number) {
-  const outUsd = (Number(out) / 10 ** pins.tokens[q.tokenOut]!.decimals) * marks.out.usd;
+/** POOL_FAR: the pinned pools deliver further under the client's marks than their fees, ours and SPEC's band (checked when pinned). */
+function checkPoolFar(pins: Pins, pair: FastPair, sizing: { usd: number }, out: bigint, marks: { out: OwnMark }, feeBps: number) {
+  const outUsd = (Number(out) / 10 ** pins.tokens[pair.token_out]!.decimals) * marks.out.usd;
   const allowed = pair.hops.reduce((s, h) => s + h.fee / 100, 0) + feeBps + pair.band_bps;
   if (outUsd < sizing.usd * (1 - allowed / 10_000)) throw reason("POOL_FAR", `$${sizing.usd.toFixed(2)} in brings $${outUsd.toFixed(2)} out of the pinned pools: further under the marks than ${allowed} bps`);
 }
 
-/** The permit for exactly this trade's input, to the pinned router, for as long as the terms allow. */
-async function signPermit(d: FastDeps, pair: FastPair, amountIn: bigint, nowS: number, t: Terms): Promise<{ permit: PermitSingle; signature: Hex }> {
+/** The permit for exactly this trade's input, to the pinned router, until just after the deadline. */
+async function signPermit(d: FastDeps, pair: FastPair, amountIn: bigint, until: number): Promise<{ permit: PermitSingle; signature: Hex }> {
   const [, , nonce] = await d.chain.readContract({ address: d.pins.permit2, abi: permit2Abi, functionName: "allowance", args: [d.account.address, pair.address_in as Address, d.pins.router] });
-  const until = nowS + Math.min(600, t.limits.permit_expiry_s);
   const permit: PermitSingle = { details: { token: pair.address_in, amount: amountIn, expiration: until, nonce: Number(nonce) }, spender: d.pins.router, sigDeadline: BigInt(until) };
   return { permit, signature: await d.account.signTypedData(permitTypedData(d.pins.chainId, d.pins.permit2, permit)) };
 }

@@ -1,5 +1,8 @@
 import { PitError } from "./errors.js";
 
+/** A server that has not answered in this long has not answered. */
+const ANSWER_TIMEOUT_MS = 30_000;
+
 export type Http = { get<T>(path: string): Promise<T>; post<T>(path: string, body: unknown): Promise<T>; key: string | null };
 
 /**
@@ -7,7 +10,7 @@ export type Http = { get<T>(path: string): Promise<T>; post<T>(path: string, bod
  * `code` (HTTP_<status> when it has none); a 429 or 503 with Retry-After is tried once more after
  * waiting that long (at most `maxRetryWaitS`).
  */
-export function createHttp(baseUrl: string, o: { key?: string | null; maxRetryWaitS?: number; fetch?: typeof fetch } = {}): Http {
+export function createHttp(baseUrl: string, o: { key?: string | null; maxRetryWaitS?: number; fetch?: typeof fetch; timeoutMs?: number } = {}): Http {
   const base = `${baseUrl.replace(/\/$/, "")}/api/v1`;
   const doFetch = o.fetch ?? fetch;
   const http: Http = {
@@ -19,8 +22,15 @@ export function createHttp(baseUrl: string, o: { key?: string | null; maxRetryWa
     const headers: Record<string, string> = { accept: "application/json" };
     if (body !== undefined) headers["content-type"] = "application/json";
     if (http.key) headers.authorization = `Bearer ${http.key}`;
-    const res = await doFetch(`${base}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-    const text = await res.text();
+    let res: Response;
+    let text: string;
+    try {
+      res = await doFetch(`${base}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(o.timeoutMs ?? ANSWER_TIMEOUT_MS) });
+      text = await res.text();
+    } catch (err) {
+      // No answer is not a refusal: the request may have been acted on (NO_ANSWER, the SDK's own code).
+      throw new PitError("NO_ANSWER", `${method} ${path} got no answer: ${(err as Error).message}`, {}, { cause: err });
+    }
     let json: unknown = null;
     try {
       json = text ? JSON.parse(text) : null;

@@ -15,7 +15,8 @@ import { account, type AccountPath } from "./account.js";
 import { askStatement, signStatement, type StatementRequest } from "./league.js";
 import { grantSession, type GrantRequest } from "./session.js";
 import { createLiveAgent } from "./hosted.js";
-import { fastTrade, pinFastRoutes, type FastRequest } from "./fast.js";
+import { fastTrade, type FastRequest } from "./fast.js";
+import { readFastRoutes } from "./fastTable.js";
 import { PitError } from "./errors.js";
 
 export { PitError, type VerificationRule } from "./errors.js";
@@ -49,7 +50,7 @@ export async function createPitClient(o: PitClientOptions) {
      * the agent). With a table already pinned, a server naming another one is CONFIG_MISMATCH.
      */
     pinFastRoutes: async () => {
-      const read = await pinFastRoutes(http, pins);
+      const read = await readFastRoutes(http, pins);
       if (pins.fastRoutes && pins.fastRoutes.sha256 !== read.sha256) throw new PitError("CONFIG_MISMATCH", `the server's route table is ${read.sha256}, not the pinned ${pins.fastRoutes.sha256}`);
       pins.fastRoutes ??= read;
       return pins.fastRoutes;

@@ -28,9 +28,9 @@ type StatsAnswer = { assets?: { symbol: string; mark: number | null; stale?: boo
 
 /** The server's marks as GET stats publishes them (USDG at $1, WETH at ETH's), by symbol; a missing one is absent. */
 export async function serverMarks(http: Http): Promise<Record<string, number>> {
-  const s = await http.get<StatsAnswer>("/stats");
+  const s = await http.get<StatsAnswer | null>("/stats");
   const out: Record<string, number> = { USDG: 1 };
-  for (const a of s.assets ?? []) if (typeof a.mark === "number" && a.mark > 0) out[a.symbol] = a.mark;
+  for (const a of Array.isArray(s?.assets) ? s.assets : []) if (typeof a?.symbol === "string" && typeof a.mark === "number" && a.mark > 0) out[a.symbol] = a.mark;
   if (out.ETH !== undefined) out.WETH = out.ETH;
   return out;
 }

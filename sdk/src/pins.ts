@@ -21,7 +21,7 @@ export type Pins = {
   session: { delegationManager: Address; statelessDelegator: Address; enforcers: Record<string, Address> } | null;
   /** A plan's deadline is at most this far ahead. */
   deadlineS: number;
-  tokens: Record<string, { address: Address; decimals: number; feed?: Address | null }>;
+  tokens: Record<string, { address: Address; decimals: number; feed?: Address | null; kind?: string }>;
   majorSymbols: string[];
   fee: { majorMaxBps: number; majorMinBps: number; otherBps: number; shieldAddBps: number; maxBps: number };
   /** The risk table (code: severity) and the price-impact thresholds a plan's risks are checked against (RISK_CODES). */
@@ -38,7 +38,7 @@ type ConfigAnswer = {
   permit_contract: string;
   pool_manager: string;
   v4_quoter: string;
-  tokens: Record<string, { address: string; decimals: number; feed?: string | null }>;
+  tokens: Record<string, { address: string; decimals: number; feed?: string | null; kind?: string }>;
   fee: { recipient: string; major_symbols: string[]; major_tiers: { bps: number }[]; other_bps: number; shield_add_bps: number; max_bps: number };
   session?: { cosigner: string | null; delegation_manager?: string; stateless_delegator?: string; enforcers?: Record<string, string> };
   limits?: { deadline_s?: number };
@@ -64,7 +64,7 @@ export function pinsFrom(c: ConfigAnswer): Pins {
         ? { delegationManager: getAddress(c.session.delegation_manager), statelessDelegator: getAddress(c.session.stateless_delegator), enforcers: Object.fromEntries(Object.entries(c.session.enforcers).map(([k, v]) => [k, getAddress(v)])) }
         : null,
     deadlineS: c.limits?.deadline_s ?? 600,
-    tokens: Object.fromEntries(Object.entries(c.tokens).map(([s, t]) => [s, { address: getAddress(t.address), decimals: t.decimals, feed: t.feed ? getAddress(t.feed) : null }])),
+    tokens: Object.fromEntries(Object.entries(c.tokens).map(([s, t]) => [s, { address: getAddress(t.address), decimals: t.decimals, feed: t.feed ? getAddress(t.feed) : null, kind: t.kind }])),
     majorSymbols: [...c.fee.major_symbols],
     fee: { majorMaxBps: Math.max(...tiers), majorMinBps: Math.min(...tiers), otherBps: c.fee.other_bps, shieldAddBps: c.fee.shield_add_bps, maxBps: c.fee.max_bps },
     risks: { ...c.risks },

@@ -18,8 +18,10 @@ type PrepareAnswer = PlanAnswer & { ready?: boolean; steps?: Step[]; permit?: { 
  * client's own RPC; the permit's typed data checked (pinned Permit2, the router as spender, this
  * amount, 30 minutes) then signed; prepare again with the signature.
  */
-async function permitRoundTrip(d: { http: Http; chain: PublicClient; account: LocalAccount; pins: Pins }, intent: TradeIntent, body: Record<string, unknown>, first: PrepareAnswer, firstNonce?: number): Promise<PrepareAnswer> {
+async function permitRoundTrip(d: { http: Http; chain: PublicClient; account: LocalAccount; pins: Pins }, q: TradeRequest, intent: TradeIntent, body: Record<string, unknown>, first: PrepareAnswer, firstNonce?: number): Promise<PrepareAnswer> {
   const amountIn = BigInt(first.amount_in);
+  // The approve and the permit are for the amount the client asked, not one the server chose.
+  await checkAskedAmount(d, q, amountIn);
   const steps = first.steps ?? [];
   const unknown = steps.find((s) => s.kind !== "approve" && s.kind !== "sign_permit");
   if (unknown) throw new PitError("VERIFICATION_FAILED", `the plan asks for a ${unknown.kind} step this SDK does not sign`, { rule: "RECIPIENT" });
@@ -45,6 +47,19 @@ async function permitRoundTrip(d: { http: Http; chain: PublicClient; account: Lo
     message: { details: { token: getAddress(m.details.token), amount: BigInt(m.details.amount), expiration: Number(m.details.expiration), nonce: Number((m.details as { nonce?: number | string }).nonce ?? 0) }, spender: d.pins.router, sigDeadline: BigInt(m.sigDeadline) },
   });
   return d.http.post<PrepareAnswer>("/live/prepare", { ...body, permit_signature: signature, permit_now: first.permit_now });
+}
+
+/** RECIPIENT unless `amountIn` is the amount asked, or worth the notional asked (within NOTIONAL_TOLERANCE) at the client's own mark. */
+async function checkAskedAmount(d: { chain: PublicClient; pins: Pins }, q: TradeRequest, amountIn: bigint) {
+  if (q.amountIn !== undefined) {
+    if (amountIn !== q.amountIn) throw verificationFailed("RECIPIENT", `the plan spends ${amountIn}, not the ${q.amountIn} asked`);
+    return;
+  }
+  const usd = q.notionalUsd ?? 0;
+  const mark = await ownMark(d.chain, d.pins, q.tokenIn, Number((await d.chain.getBlock()).timestamp));
+  if (!mark || mark.ageS > MARK_MAX_AGE_S) throw verificationFailed("QUOTE_OWN", `the client has no mark of its own for ${q.tokenIn} to check the notional against; ask with amountIn`);
+  const worth = (Number(amountIn) / 10 ** d.pins.tokens[q.tokenIn]!.decimals) * mark.usd;
+  if (Math.abs(worth - usd) > usd * NOTIONAL_TOLERANCE + 1) throw verificationFailed("RECIPIENT", `the plan spends $${worth.toFixed(2)} by the client's own reckoning, not the $${usd} asked`);
 }
 
 /** A quote this far from the client's own is not the market's (the server's expected amount is what the slippage is measured from). */
@@ -99,10 +114,9 @@ async function checkImpact(d: { chain: PublicClient; pins: Pins }, plan: PlanAns
   const own = await ownImpactBps(d.chain, d.pins.v4Quoter, plan.tx!.data).catch(() => null);
   if (own === null) throw verificationFailed("IMPACT_OWN", "the client cannot measure the route's price impact itself");
   const vsMid = plan.quote?.vs_mid_bps;
-  if (typeof vsMid === "number") {
-    const declared = Math.max(0, -vsMid - Math.round(hopFeesBps(plan.tx!.data)));
-    if (own > declared + IMPACT_TOLERANCE_BPS) throw verificationFailed("IMPACT_OWN", `the client measures a price impact of ${own} bps; the plan declares ${declared}`);
-  }
+  if (typeof vsMid !== "number") throw verificationFailed("IMPACT_OWN", "the plan declares no price against the mid (quote.vs_mid_bps) to check");
+  const declared = Math.max(0, -vsMid - Math.round(hopFeesBps(plan.tx!.data)));
+  if (own > declared + IMPACT_TOLERANCE_BPS) throw verificationFailed("IMPACT_OWN", `the client measures a price impact of ${own} bps; the plan declares ${declared}`);
   checkImpactRisks(plan, intent, d.pins, own);
 }
 
@@ -123,7 +137,7 @@ async function checkPrice(d: { chain: PublicClient; pins: Pins }, q: TradeReques
   if (inUsd > 0 && outUsd < inUsd * (1 - (feeBps + PRICE_TOLERANCE_BPS) / 10_000)) throw verificationFailed("PRICE", `$${inUsd.toFixed(2)} in would bring $${outUsd.toFixed(2)} out at the oracles' marks: more than ${PRICE_TOLERANCE_BPS} bps beyond the fee`);
 }
 
-export type TradeRequest = { tokenIn: string; tokenOut: string; amountIn?: bigint; notionalUsd?: number; slippageBps?: number; acceptRisks?: string[]; shield?: boolean };
+export type TradeRequest = { tokenIn: string; tokenOut: string; amountIn?: bigint; notionalUsd?: number; slippageBps?: number; acceptRisks?: string[]; shield?: boolean; ownerAttestsNonUs?: boolean };
 export type TradeResult = { txHash: Hex; amountIn: bigint; amountOut: bigint; minOut: bigint; block: bigint };
 
 /** The fee as the calldata pays it, in lib/tradeOutcome's terms. */
@@ -150,12 +164,13 @@ export async function trade(d: { http: Http; chain: PublicClient; account: Local
     permit_scope: "trade",
     ...(intent.acceptRisks.length ? { accept_risks: intent.acceptRisks } : {}),
     ...(intent.shield ? { shield: true } : {}),
+    ...(q.ownerAttestsNonUs ? { owner_attests_non_us: true } : {}),
   };
   let plan = await d.http.post<PrepareAnswer>("/live/prepare", body);
   let nonceOverride = o.nonce;
   if (!plan.tx) {
     const steps = plan.steps?.filter((x) => x.kind === "approve").length ?? 0;
-    plan = await permitRoundTrip(d, intent, body, plan, nonceOverride);
+    plan = await permitRoundTrip(d, q, intent, body, plan, nonceOverride);
     if (steps) nonceOverride = undefined;
   }
   if (!plan.tx) throw new PitError("VERIFICATION_FAILED", "the plan has no swap to sign after its approval steps", { rule: "RECIPIENT" });

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { erc20Abi, keccak256, maxUint256, parseEther, type Address, type LocalAccount } from "viem";
+import { erc20Abi, keccak256, maxUint256, parseEther, type Address, type Hex, type LocalAccount } from "viem";
+import { generatePrivateKey } from "viem/accounts";
 import { createPitClient, PitError, readPins, type Pins } from "@pit/sdk";
 import { priceFeedAbi } from "../../abis/fixtures.js";
 import { mintableAbi } from "../../abis/erc20.js";
@@ -30,8 +31,10 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-async function funded(eth = "1") {
-  const a = counted();
+/** One wallet for the refusals (nothing it signs is sent): a client address opens 20 accounts a day. */
+const SHARED = generatePrivateKey();
+async function funded(eth = "1", pk: Hex = generatePrivateKey()) {
+  const a = counted(pk);
   await stack.dn.test.setBalance({ address: a.address, value: parseEther(eth) });
   return a;
 }
@@ -97,7 +100,7 @@ describe("the SDK's fast mode", () => {
     ["a fee above the pinned schedule", (path, b) => (path.includes("fast/terms") ? { ...b, fee: { ...b.fee, bps: 100 } } : b)],
   ];
   it.each(mismatches)("refuses terms with %s (CONFIG_MISMATCH), signs nothing", async (_name, edit) => {
-    const a = await funded();
+    const a = await funded("1", SHARED);
     const pit = await client(a);
     hostile.tamper = edit;
     const err = await refusal(pit.fastTrade({ ...sell, fallback: false }));
@@ -105,23 +108,45 @@ describe("the SDK's fast mode", () => {
     expect(a.signed.tx).toBe(0);
   });
 
-  it("refuses to pin a table routing through a hooked pool, even under its own SHA-256", async () => {
-    const a = await funded();
+  const tables: [string, (pairs: any[]) => void][] = [
+    ["a hooked pool", (pairs) => (pairs[0].hops[0].hooks = ATTACKER)],
+    ["a pool charging 50 %", (pairs) => (pairs[0].hops[0].fee = 500_000)],
+    ["a band of 90 %", (pairs) => (pairs[0].band_bps = 9_000)],
+    ["a cap above SPEC's", (pairs) => (pairs[0].max_usd = 1_000_000)],
+    ["hops that end elsewhere", (pairs) => (pairs[0].hops = [pairs[0].hops[0], pairs[0].hops[0]])],
+    ["the partner token", (pairs) => ((pairs[0].token_out = "ORBIO"), (pairs[0].address_out = pins.tokens.ORBIO!.address))],
+  ];
+  it.each(tables)("refuses to pin a table with %s, even under its own SHA-256 (CONFIG_MISMATCH)", async (_name, edit) => {
+    const a = await funded("1", SHARED);
     hostile.reset();
     const pit = await createPitClient({ baseUrl: hostile.url, rpcUrl: stack.dn.anvil.rpcUrl, account: a, pins });
     await pit.signIn();
     hostile.tamper = (path, b) => {
       if (!path.includes("fast/terms")) return b;
       const pairs = structuredClone(b.routes.pairs);
-      pairs[0].hops[0].hooks = ATTACKER;
+      edit(pairs);
       const table: FastRouteTable = { version: b.routes.version, chain_id: pins.chainId, router: pins.router, pairs, max_usd: b.routes.max_usd };
       return { ...b, routes: { ...b.routes, pairs, sha256: fastRoutesSha256(table) } };
     };
     expect((await refusal(pit.pinFastRoutes())).code).toBe("CONFIG_MISMATCH");
+    // A table edited after pinning is caught when it is used.
+    hostile.reset();
+    const pinned = await pit.pinFastRoutes();
+    edit(pinned.table.pairs);
+    expect((await refusal(pit.fastTrade({ ...sell, fallback: false }))).code).toBe("CONFIG_MISMATCH");
+    expect(a.signed.tx).toBe(0);
+  });
+
+  it("refuses fast terms that are not in the disclosed shape (CONFIG_MISMATCH), signs nothing", async () => {
+    const a = await funded("1", SHARED);
+    const pit = await client(a);
+    hostile.tamper = (path, b) => (path.includes("fast/terms") ? { enabled: true, routes: null } : b);
+    expect((await refusal(pit.fastTrade({ ...sell, fallback: false }))).code).toBe("CONFIG_MISMATCH");
+    expect(a.signed.tx).toBe(0);
   });
 
   it("refuses marks more than 3 % from the server's (MARKS_DIFFER), signs nothing", async () => {
-    const a = await funded();
+    const a = await funded("1", SHARED);
     const pit = await client(a);
     hostile.tamper = (path, b) => (path.startsWith("/api/v1/stats") ? { ...b, assets: b.assets.map((x: any) => (x.symbol === "ETH" ? { ...x, mark: x.mark * 1.05 } : x)) } : b);
     expect((await refusal(pit.fastTrade({ ...sell, fallback: false }))).code).toBe("MARKS_DIFFER");
@@ -143,7 +168,7 @@ describe("the SDK's fast mode", () => {
     expect(a.signed.tx).toBe(2);
   });
 
-  it("gives a server that relays while answering a refusal one trade, not two", async () => {
+  it("gives a server that relays while answering a refusal one trade, not two, and reports it", async () => {
     const a = await funded();
     const pit = await client(a);
     const [nonce, usdg] = [await nonceOf(a.address), await usdgOf(a.address)];
@@ -152,33 +177,41 @@ describe("the SDK's fast mode", () => {
       await forward();
       return { status: 422, json: { error: { code: "POOL_FAR", message: "the stand-in relayed, then refused" } } };
     };
-    const err = await refusal(pit.fastTrade(sell));
-    // The fallback signed at the fast transaction's nonce: the chain refuses it as spent.
-    expect(["SUBMIT_REJECTED", "NONCE"]).toContain(err.code);
+    // The fallback signs at the fast transaction's nonce; the chain refuses it as spent, and the
+    // client finds the fast bytes mined: they are the trade.
+    const t = await pit.fastTrade(sell);
+    expect([t.path, t.reason]).toEqual(["fast", "POOL_FAR"]);
     expect(a.signed.tx).toBe(2);
     expect(await nonceOf(a.address)).toBe(nonce + 1);
     const gained = (await usdgOf(a.address)) - usdg;
+    expect(gained).toBe(t.amountOut);
     // One $40 trade at ~$3,000 ETH, never two.
     expect(Number(gained) / 1e6).toBeGreaterThan(35);
     expect(Number(gained) / 1e6).toBeLessThan(45);
   });
 
-  it("signs nothing else after a relay that may have reached the sequencer (SEQUENCER_UNREACHABLE), fallback on", async () => {
+  it("signs nothing else after an answer that may follow a relay (SEQUENCER_UNREACHABLE): sends its own bytes and reports them", async () => {
     const a = await funded();
     const pit = await client(a);
     const nonce = await nonceOf(a.address);
     hostile.handle = fastAnswer("SEQUENCER_UNREACHABLE", 502);
-    expect((await refusal(pit.fastTrade(sell))).code).toBe("SEQUENCER_UNREACHABLE");
+    const t = await pit.fastTrade(sell);
+    expect([t.path, t.reason]).toEqual(["fast", "SEQUENCER_UNREACHABLE"]);
     expect(a.signed.tx).toBe(1);
-    expect(await nonceOf(a.address)).toBe(nonce);
+    expect(await nonceOf(a.address)).toBe(nonce + 1);
+    expect(t.amountOut).toBeGreaterThanOrEqual(t.minOut);
   });
 
-  it("raises HASH_MISMATCH for another hash than the signed bytes', without falling back", async () => {
-    const a = await funded();
-    const pit = await client(a);
-    hostile.tamper = (path, b) => (path === "/api/v1/live/fast" ? { ...b, tx_hash: keccak256("0x02") } : b);
-    expect((await refusal(pit.fastTrade(sell))).code).toBe("HASH_MISMATCH");
-    expect(a.signed.tx).toBe(1);
+  it("raises HASH_MISMATCH for another hash than the signed bytes' (or none), with the signed hash, without falling back", async () => {
+    for (const answer of [{ tx_hash: keccak256("0x02") }, null]) {
+      const a = await funded();
+      const pit = await client(a);
+      hostile.tamper = (path, b) => (path === "/api/v1/live/fast" ? answer : b);
+      const err = await refusal(pit.fastTrade(sell));
+      expect(err.code).toBe("HASH_MISMATCH");
+      expect(err.detail.signed?.hash).toMatch(/^0x[0-9a-f]{64}$/);
+      expect(a.signed.tx).toBe(1);
+    }
   });
 
   describe("with the market moved", () => {
@@ -210,8 +243,8 @@ describe("the SDK's fast mode", () => {
       }
     });
 
-    it("refuses a mark older than the terms allow (STALE)", async () => {
-      const a = await funded();
+    it("refuses a mark of its own older than three days (STALE)", async () => {
+      const a = await funded("1", SHARED);
       const pit = await client(a, stack.api.url);
       await stack.dn.test.increaseTime({ seconds: 4 * 86_400 });
       await stack.dn.test.mine({ blocks: 1 });

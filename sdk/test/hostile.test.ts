@@ -327,6 +327,23 @@ describe("the SDK against a hostile server", () => {
       }
     });
 
+    it("refuses an approve and a permit for more than asked, the plan's amount raised with them: nothing signed", async () => {
+      const a = await usdgWallet(SHARED);
+      for (const ask of [buy, { tokenIn: "USDG", tokenOut: "ETH", notionalUsd: 30 }]) {
+        const pit = await client(a);
+        hostile.tamper = firstPrepare((p) => {
+          const more = BigInt(p.amount_in) * 1_000n;
+          p.amount_in = more.toString();
+          p.steps.find((s: any) => s.kind === "approve").tx.data = encodeFunctionData({ abi: erc20Abi, functionName: "approve", args: [pins.permit2, more] });
+          p.permit.typed_data.message.details.amount = more.toString();
+        });
+        const err = await pit.trade(ask).catch((e) => e);
+        hostile.tamper = null;
+        expect([err.code, err.rule], err.message).toEqual(["VERIFICATION_FAILED", "RECIPIENT"]);
+        expect([a.signed.tx, a.signed.typed]).toEqual([0, 0]);
+      }
+    });
+
     it("trades USDG -> ETH against the real service: approve, permit, swap, all checked", async () => {
       const a = await usdgWallet();
       const pit = await client(a, stack.api.url);

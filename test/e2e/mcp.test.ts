@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseEther, type Hex } from "viem";
-import type { privateKeyToAccount } from "viem/accounts";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { freshenMarket, startStack, type Stack } from "../helpers/stack.js";
+import { walletSignatures } from "../helpers/sessions.js";
 
 /**
  * The MCP server at /mcp (issue 19 part 3) through the SDK's own client over Streamable HTTP:
@@ -12,7 +13,7 @@ import { freshenMarket, startStack, type Stack } from "../helpers/stack.js";
  */
 type Account = ReturnType<typeof privateKeyToAccount>;
 type ToolResult = { content: { type: string; text: string }[]; isError?: boolean };
-const TOOLS = ["config", "tokens", "quote", "portfolio", "trades", "league", "prepare_trade"];
+const TOOLS = ["config", "tokens", "quote", "portfolio", "trades", "league", "fast_terms", "prepare_trade", "prepare_session", "prepare_league_statement"];
 
 let stack: Stack;
 let account: Account;
@@ -115,6 +116,28 @@ describe("MCP at /mcp", () => {
 
     const trades = await call(keyed, "trades", { limit: 5 });
     expect(trades.json.trades.map((t: { tx_hash: string }) => t.tx_hash)).toContain(submitted.json.tx_hash);
+  });
+
+  it("prepares a session grant the wallet signs itself and switches on through REST", async () => {
+    const executor = privateKeyToAccount(generatePrivateKey()).address;
+    const started = await call(keyed, "prepare_session", { wallet: account.address, executor, max_trade_usd: 20, max_trades: 3, expires_in_s: 3_600 });
+    expect(started.isError, JSON.stringify(started.json)).toBe(false);
+    expect(started.json).toMatchObject({ status: "pending", executor });
+    expect(started.texts[1]).toMatch(/never holds or asks for a private key/);
+    const { body } = await walletSignatures(account, started.json);
+    const on = await stack.agent.post("/live/session/grant", body, key);
+    expect(on.status, JSON.stringify(on.json)).toBe(200);
+    expect(on.json.status).toBe("active");
+  });
+
+  it("reads fast terms and league statements as REST answers them", async () => {
+    const terms = await call(keyed, "fast_terms");
+    const rest = await stack.agent.get("/live/fast/terms", key);
+    expect(terms.json.routes.sha256).toBe(rest.json.routes.sha256);
+    const statement = await call(keyed, "prepare_league_statement", { agent_id: 987654 });
+    const restStatement = await stack.agent.post("/league/statement", { agent_id: 987654 }, key);
+    expect(statement.isError).toBe(true);
+    expect(statement.json.error.code).toBe(restStatement.json.error.code);
   });
 
   it("is stateless: GET and DELETE on /mcp are 405 with Allow POST", async () => {

@@ -14,6 +14,7 @@ import { createChainClient } from "../../lib/chain.js";
 import { loadConfig, type Config } from "../../lib/config.js";
 import { freePort } from "../../devnet/anvil.js";
 import { createDatabase, dropDatabase } from "./indexer.js";
+import { holdToContract } from "./contract.js";
 
 export type StoreKind = "pglite" | "postgres";
 
@@ -95,6 +96,7 @@ export async function serveApi(opts: { rpcUrl: string; db: Db; config?: Partial<
       } catch {
         json = undefined;
       }
+      holdToContract(method, path, res.status, json);
       return { status: res.status, headers: res.headers, json, text };
     },
     close: async () => {
