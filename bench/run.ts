@@ -20,6 +20,7 @@ import { benchTreasury } from "./treasury.js";
 import { benchHosted } from "./hosted.js";
 import { benchAi } from "./ai.js";
 import { benchLeague } from "./league.js";
+import { benchSdk } from "./sdk.js";
 import { table, type Row } from "./stats.js";
 
 const quick = process.argv.includes("--quick");
@@ -41,6 +42,8 @@ if (!only || only === "hosted") rows.push(...(await benchHosted({ paperAgents: q
 if (!only || only === "ai") rows.push(...(await benchAi({ decisions: quick ? 50 : 300 })));
 // Issue 18: prize standings of 1,000 entrants with 100 trades each, recomputed and cached; `--only=league`.
 if (!only || only === "league") rows.push(...(await benchLeague(quick ? { entrants: 100, trades: 20, recomputes: 3, requests: 100 } : { entrants: 1_000, trades: 100, recomputes: 5, requests: 500 })));
+// Issue 19: what the SDK's checks cost a trade, prepared and fast; `--only=sdk`.
+if (!only || only === "sdk") rows.push(...(await benchSdk({ trades: quick ? 10 : 50, checks: quick ? 200 : 2_000 })));
 if (!only || only === "indexer") rows.push(...(await benchIndexer({ swaps: quick ? 5_000 : 50_000, latencySamples: quick ? 10 : 40, runs: quick ? 1 : 3 })));
 // Issue 12: restart after kill -9 and recovery after a node stall; `--only=restart`.
 // Issue 12: the limiter's cost per request, in memory and in Redis; `--only=rate-limit`.

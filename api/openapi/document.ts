@@ -31,6 +31,18 @@ function errorResponses(codes: Code[]): Json {
   );
 }
 
+/** The success under its status, the errors under theirs; a status that also answers the success's shape takes either. */
+function responsesOf(r: RouteDoc): Json {
+  const success = { type: "object", required: r.answer, additionalProperties: true };
+  const out: Json = { [String(r.status ?? 200)]: { description: "success", content: { "application/json": { schema: success } } }, ...errorResponses(r.errors) };
+  if (r.alsoAnswers) {
+    const errors = (out[String(r.alsoAnswers)] as Json | undefined)?.content as Json | undefined;
+    const error = (errors?.["application/json"] as Json | undefined)?.schema;
+    out[String(r.alsoAnswers)] = { description: "the success's shape (down), or an error", content: { "application/json": { schema: error ? { oneOf: [success, error] } : success } } };
+  }
+  return out;
+}
+
 function operation(r: RouteDoc): Json {
   const security = r.auth === "key" || r.auth === "key(wallet)" ? [{ apiKey: [] }] : [];
   return {
@@ -41,10 +53,7 @@ function operation(r: RouteDoc): Json {
     security,
     parameters: [...pathParameters(r.path), ...(r.query ? queryParameters(r.query) : [])],
     ...(r.body ? { requestBody: { required: true, content: { "application/json": { schema: schemaOf(r.body) } } } } : {}),
-    responses: {
-      [String(r.status ?? 200)]: { description: "success", content: { "application/json": { schema: { type: "object", required: r.answer, additionalProperties: true } } } },
-      ...errorResponses(r.errors),
-    },
+    responses: responsesOf(r),
   };
 }
 

@@ -23,6 +23,8 @@ export type RouteDoc = {
   errors: Code[];
   /** Not in SPEC: served beyond it (README says why). */
   extra?: boolean;
+  /** A status that also answers the success's shape (health: 503 when down). */
+  alsoAnswers?: 503;
 };
 
 const address = z.string().regex(/^0x[0-9a-fA-F]{40}$/);
@@ -47,25 +49,25 @@ export const EDGE: Code[] = ["BAD_REQUEST", "LENGTH_REQUIRED", "UNKNOWN_HOST", "
 const KEYED: Code[] = ["UNAUTHORIZED", "SANCTIONED", "RPC_UNAVAILABLE"];
 const WALLET: Code[] = [...KEYED, "WALLET_NOT_BOUND", "WALLET_MISMATCH"];
 /** SPEC "Tokens", "Risk and policy", "Curve trades" and "Relay": what a trade can be refused for. */
-const TRADING: Code[] = [...WALLET, "UNKNOWN_FIELD", "TOKEN_UNKNOWN", "UNKNOWN_TOKEN", "NOT_A_TOKEN", ...between("NO_ROUTE", "LIVE_UNAVAILABLE")];
+const TRADING: Code[] = [...WALLET, "UNKNOWN_FIELD", "BAD_SIGNATURE", "TOKEN_UNKNOWN", "UNKNOWN_TOKEN", "NOT_A_TOKEN", ...between("NO_ROUTE", "LIVE_UNAVAILABLE")];
 const FAST: Code[] = [...TRADING, ...between("FAST_DISABLED", "IN_FLIGHT")];
 /** SPEC "Sessions" and "Co-signer refusals". */
 const SESSIONS: Code[] = [...TRADING, ...between("NO_SESSION", "REFUSED"), "BAD_SIGNATURE", "EXECUTOR_CLOSED"];
 /** SPEC "Hosted agents". */
-const HOSTED: Code[] = [...WALLET, "UNKNOWN_FIELD", "NOT_FOUND", "FORBIDDEN", "BAD_SIGNATURE", "SUBMIT_DISABLED", "SIGNER_REQUIRED", "SIGNER_UNAVAILABLE", "NO_MARK", ...between("REFUND_REFUSED", "NOT_AI")];
+const HOSTED: Code[] = [...WALLET, "UNKNOWN_FIELD", "NOT_FOUND", "FORBIDDEN", "BAD_SIGNATURE", "SUBMIT_DISABLED", "SIGNER_REQUIRED", "SIGNER_UNAVAILABLE", "NO_MARK", "NO_SESSION", "SESSION_PENDING", "SESSION_REVOKED", "SESSION_EXPIRED", ...between("REFUND_REFUSED", "NOT_AI")];
 
 /** Every route the app serves under /api/v1 (the contract test checks the app's own list against it). */
 export const ROUTES: RouteDoc[] = [
   { method: "get", path: "/config", auth: "none", summary: "The server's pinned configuration", answer: ["chain_id", "version", "auth", "router", "permit_contract", "tokens", "fee"], errors: ["RATE_LIMITED"] },
-  { method: "get", path: "/health", auth: "none", summary: "Health of the chain, indexer and database", answer: ["status", "service", "version"], errors: ["RATE_LIMITED"] },
+  { method: "get", path: "/health", auth: "none", summary: "Health of the chain, indexer and database", answer: ["status", "service", "version"], errors: ["RATE_LIMITED"], alsoAnswers: 503 },
   { method: "get", path: "/stats", auth: "none", summary: "Shared market statistics (rebuilt at most every 5 s)", answer: ["status", "generated_at", "cached_s"], errors: ["RATE_LIMITED"] },
   { method: "get", path: "/treasury", auth: "none", summary: "The public treasury record", answer: ["platform_wallet", "buckets", "split_bps", "integrity", "weeks", "totals", "prize_payouts"], errors: ["RATE_LIMITED"] },
-  { method: "post", path: "/auth/challenge", auth: "none", summary: "A sign-in (or revoke-all) challenge", body: challenge, answer: ["message", "nonce"], errors: ["BAD_REQUEST", "AUTH_DOMAIN_UNSET", "RATE_LIMITED"] },
-  { method: "post", path: "/auth/verify", auth: "none", summary: "A signed challenge for an API key", body: verify, answer: ["api_key", "key_id", "expires_at", "wallet"], errors: ["BAD_REQUEST", "CHALLENGE_EXPIRED", "BAD_SIGNATURE", "NOT_PARTNER_AGENT", "PARTNER_UNAVAILABLE", "RATE_LIMITED", "SANCTIONED"] },
+  { method: "post", path: "/auth/challenge", auth: "none", summary: "A sign-in (or revoke-all) challenge", body: challenge, answer: ["message", "nonce"], errors: ["BAD_REQUEST", "AUTH_DOMAIN_UNSET", "RATE_LIMITED", "SANCTIONED"] },
+  { method: "post", path: "/auth/verify", auth: "none", summary: "A signed challenge for an API key", body: verify, answer: ["api_key", "key_id", "expires_at", "wallet"], errors: ["BAD_REQUEST", "CHALLENGE_EXPIRED", "BAD_SIGNATURE", "NOT_PARTNER_AGENT", "PARTNER_UNAVAILABLE", "RATE_LIMITED", "SANCTIONED", "SIGNUP_CAPPED", "KEYS_CAPPED", "AUTH_DOMAIN_UNSET"] },
   { method: "get", path: "/auth/me", auth: "key", summary: "The key's wallet and account", answer: ["wallet", "key_id", "expires_at"], errors: KEYED },
   { method: "post", path: "/auth/revoke", auth: "key", summary: "Revokes the calling key", answer: ["revoked", "key_id"], errors: KEYED },
   { method: "post", path: "/auth/revoke-all", auth: "signature", summary: "Revokes every key of a wallet with its signature", body: verify, answer: ["wallet", "revoked"], errors: ["BAD_REQUEST", "BAD_SIGNATURE", "CHALLENGE_EXPIRED", "RATE_LIMITED"] },
-  { method: "get", path: "/tokens", auth: "key", summary: "Token search (never screens)", query: tokensQuery, answer: ["query", "tokens", "count"], errors: [...KEYED, "REGISTRY_UNAVAILABLE"] },
+  { method: "get", path: "/tokens", auth: "key", summary: "Token search (never screens)", query: tokensQuery, answer: ["query", "tokens", "count"], errors: [...KEYED, "REGISTRY_UNAVAILABLE", "REPORT_UNAVAILABLE"] },
   { method: "get", path: "/tokens/stats", auth: "key", summary: "Counts of the token registry", answer: ["total", "tradable", "by_tier"], errors: [...KEYED, "STATS_PENDING"] },
   { method: "get", path: "/tokens/{address}", auth: "key", summary: "A token record, screened on demand", query: z.object({ shield: z.enum(["1"]).optional() }).strict(), answer: ["address", "screen_status", "tradable"], errors: [...KEYED, "ADDRESS_REQUIRED", "NOT_A_TOKEN", "UNKNOWN_TOKEN", "TOKEN_CHANGED", "SCREEN_UNAVAILABLE", "REGISTRY_UNAVAILABLE", "REPORT_UNAVAILABLE"] },
   { method: "post", path: "/live/quote", auth: "key", summary: "Routes and marks for a trade (read-only)", body: tradeRequest, answer: ["token_in", "token_out", "best", "routes"], errors: TRADING },
@@ -85,8 +87,8 @@ export const ROUTES: RouteDoc[] = [
   { method: "get", path: "/hosted", auth: "key(wallet)", summary: "The wallet's hosted agents", answer: ["agents"], errors: WALLET },
   { method: "post", path: "/hosted", auth: "key(wallet)", summary: "Creates a hosted agent", body: hostedCreateRequest, status: 201, answer: ["id", "brain", "mode", "status"], errors: [...HOSTED, "TOKEN_NOT_ALLOWED", "LEAGUE_PAIRS", "LEAGUE_INTERVAL"] },
   { method: "get", path: "/hosted/ai", auth: "key(wallet)", summary: "The AI-model brain's models, pool and funding", answer: ["models"], errors: WALLET },
-  { method: "post", path: "/hosted/ai/own", auth: "key(wallet)", summary: "Connects the owner's own gateway key", body: ownConnect, answer: [], errors: [...WALLET, "BAD_REQUEST"], extra: true },
-  { method: "post", path: "/hosted/ai/own/disconnect", auth: "key(wallet)", summary: "Disconnects the owner's own gateway key", body: empty, answer: [], errors: WALLET, extra: true },
+  { method: "post", path: "/hosted/ai/own", auth: "key(wallet)", summary: "Connects the owner's own gateway key", body: ownConnect, answer: [], errors: HOSTED, extra: true },
+  { method: "post", path: "/hosted/ai/own/disconnect", auth: "key(wallet)", summary: "Disconnects the owner's own gateway key", body: empty, answer: [], errors: HOSTED, extra: true },
   { method: "get", path: "/hosted/{id}", auth: "key(wallet)", summary: "One hosted agent", answer: ["id", "status"], errors: HOSTED },
   { method: "post", path: "/hosted/{id}/update", auth: "key(wallet)", summary: "Changes an agent's settings", body: hostedUpdateRequest, answer: ["id"], errors: [...HOSTED, "TOKEN_NOT_ALLOWED", "LEAGUE_PAIRS", "LEAGUE_INTERVAL"] },
   { method: "post", path: "/hosted/{id}/pause", auth: "key(wallet)", summary: "Pauses an agent", body: empty, answer: ["id", "status"], errors: HOSTED },
@@ -96,7 +98,7 @@ export const ROUTES: RouteDoc[] = [
   { method: "get", path: "/hosted/{id}/logs", auth: "key(wallet)", summary: "Why the agent did or did not trade", query: logsQuery, answer: ["id", "rows", "next_before"], errors: [...HOSTED, "BAD_REQUEST"] },
   { method: "get", path: "/hosted/{id}/spend", auth: "key(wallet)", summary: "An AI agent's spend", query: logsQuery, answer: [], errors: [...HOSTED, "NOT_AI"] },
   { method: "get", path: "/hosted/{id}/executor", auth: "key(wallet)", summary: "A live agent's executor", answer: [], errors: [...HOSTED, "NO_EXECUTOR"] },
-  { method: "post", path: "/hosted/{id}/session", auth: "key(wallet)", summary: "Attaches a session to a live agent's executor", body: hostedSessionBody, answer: [], errors: [...HOSTED, "NO_SESSION", "SESSION_REVOKED", "SESSION_EXPIRED", "SESSION_PENDING"] },
+  { method: "post", path: "/hosted/{id}/session", auth: "key(wallet)", summary: "Attaches a session to a live agent's executor", body: hostedSessionBody, answer: [], errors: HOSTED },
   { method: "post", path: "/hosted/{id}/rotate-executor", auth: "key(wallet)", summary: "A new executor for a live agent", body: empty, answer: [], errors: [...HOSTED, "PAPER_AGENT"] },
   { method: "post", path: "/hosted/{id}/rotate-webhook-secret", auth: "key(wallet)", summary: "A new webhook secret", body: empty, answer: [], errors: HOSTED },
   { method: "post", path: "/hosted/{id}/stock-attestation", auth: "key(wallet)", summary: "The owner's stock-token attestation", body: hostedAttestationBody, answer: [], errors: [...HOSTED, "BAD_REQUEST", "BAD_SIGNATURE"] },
@@ -109,7 +111,7 @@ export const ROUTES: RouteDoc[] = [
   { method: "get", path: "/league/seasons/{n}/books", auth: "none", summary: "A season's published inputs for league:verify", answer: ["season", "decided", "books"], errors: ["NO_SEASON", "RATE_LIMITED", "LEAGUE_UNAVAILABLE"], extra: true },
   { method: "get", path: "/league/reserve", auth: "none", summary: "The prize reserve's ledger by season", answer: ["on", "agent_id", "rows", "estimate", "rules"], errors: ["RATE_LIMITED", "LEAGUE_UNAVAILABLE"] },
   { method: "get", path: "/league/me", auth: "key(wallet)", summary: "The wallet's league entries", answer: ["wallet", "entries"], errors: WALLET },
-  { method: "post", path: "/league/statement", auth: "key(wallet)", summary: "The statement an agent's owner signs to enter or confirm", body: statementBody, answer: ["message", "nonce", "expires_at", "agent_id", "board", "entrant", "owner"], errors: [...WALLET, "BAD_REQUEST", "UNKNOWN_FIELD", "NOT_AN_AGENT", "NOT_OWNER", "AGENT_ENTERED", "ALREADY_ENTERED", "PRIZE_IS_LIVE", "LEAGUE_PAPER_ONLY", "LEAGUE_PAIRS", "LEAGUE_INTERVAL", "SANCTIONED", "LEAGUE_UNAVAILABLE"] },
+  { method: "post", path: "/league/statement", auth: "key(wallet)", summary: "The statement an agent's owner signs to enter or confirm", body: statementBody, answer: ["message", "nonce", "expires_at", "agent_id", "board", "entrant", "owner"], errors: [...WALLET, "BAD_REQUEST", "UNKNOWN_FIELD", "FORBIDDEN", "NOT_FOUND", "NOT_AN_AGENT", "NOT_OWNER", "AGENT_ENTERED", "ALREADY_ENTERED", "PRIZE_IS_LIVE", "LEAGUE_PAPER_ONLY", "LEAGUE_PAIRS", "LEAGUE_INTERVAL", "SANCTIONED", "LEAGUE_UNAVAILABLE"] },
   { method: "post", path: "/league/enter", auth: "key(wallet)", summary: "Enters a board from the next season", body: enterBody, status: 201, answer: ["entry_id", "board", "agent_id", "status", "from_season", "confirmed", "note"], errors: [...WALLET, "BAD_REQUEST", "UNKNOWN_FIELD", "STATEMENT_EXPIRED", "STATEMENT_MISMATCH", "BAD_SIGNATURE", "NOT_OWNER", "FORBIDDEN", "NOT_AN_AGENT", "NOT_FOUND", "AGENT_ENTERED", "ALREADY_ENTERED", "PRIZE_IS_LIVE", "LEAGUE_DIVISION", "LEAGUE_PAPER_ONLY", "LEAGUE_PAIRS", "LEAGUE_INTERVAL", "STOPPED", "SANCTIONED", "LEAGUE_UNAVAILABLE", "HOSTED_UNAVAILABLE"] },
   { method: "post", path: "/league/confirm", auth: "key(wallet)", summary: "Confirms a prize entry with the owner's signed statement", body: confirmBody, answer: ["entry_id", "confirmed"], errors: [...WALLET, "BAD_REQUEST", "UNKNOWN_FIELD", "STATEMENT_EXPIRED", "STATEMENT_MISMATCH", "BAD_SIGNATURE", "NOT_OWNER", "FORBIDDEN", "NOT_ENTERED", "SANCTIONED"] },
   { method: "post", path: "/league/leave", auth: "key(wallet)", summary: "Leaves a board at once", body: leaveBody, answer: ["entry_id", "status"], errors: [...WALLET, "BAD_REQUEST", "FORBIDDEN", "NOT_ENTERED"] },

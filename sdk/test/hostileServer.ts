@@ -2,13 +2,15 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Hex, LocalAccount } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { contractProblem } from "../../test/helpers/contract.js";
 
 type Answer = { status: number; json: unknown };
 
 /**
  * A stand-in for the service that relays every request to the real one and can change what goes
  * either way: `tamperRequest` edits a request body, `tamper` edits a successful answer, `handle`
- * answers a request itself (it may forward first and then answer otherwise).
+ * answers a request itself (it may forward first and then answer otherwise). Every answer of the
+ * real service is held to the OpenAPI document first (CONTRACT_BROKEN when it breaks it).
  */
 export async function startHostile(upstream: () => string) {
   const h = {
@@ -40,6 +42,9 @@ export async function startHostile(upstream: () => string) {
       } catch {
         json = text;
       }
+      // The real service's answer must be one its OpenAPI document describes (before any tampering).
+      const problem = contractProblem(req.method ?? "GET", path, up.status, json);
+      if (problem) return { status: 500, json: { error: { code: "CONTRACT_BROKEN", message: problem } } };
       return { status: up.status, json };
     };
     let answer: Answer;
