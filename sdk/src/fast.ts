@@ -55,49 +55,61 @@ export async function fastTrade(d: FastDeps, q: FastRequest): Promise<FastResult
   try {
     const r = await fastAttempt(d, q, (s) => (signed = s));
     return { ...r, path: "fast", reason: null };
-  } catch (err) {
+  } catch (caught) {
     const s = signed as Signed | null;
-    if (err instanceof FastReason) return fallBack(d, q, err, null);
-    if (!(err instanceof PitError) || !s) throw err;
+    if (caught instanceof FastReason) return fallBack(d, q, caught, null);
+    if (!s) throw caught;
+    // Past this point the bytes are signed: nothing else is signed until the chain shows them or their nonce taken.
+    const err = caught instanceof PitError ? caught : new PitError("NO_ANSWER", `after signing: ${(caught as Error).message?.split("\n")[0]}`, {}, { cause: caught });
     if (beforeRelay(err)) {
       d.cooldown.set(`${s.tokenIn}>${s.tokenOut}`, d.now() + COOLDOWN_MS);
       return fallBack(d, q, err, s);
     }
-    // The bytes may be out there: nothing else is signed until the chain shows them or their nonce taken.
-    if (err.code === "HASH_MISMATCH" || err.code === "TX_REVERTED" || err.code === "MINED_MISMATCH") throw withSigned(err, s, null);
-    return { ...(await settle(d, s, err)), path: "fast", reason: err.code };
+    if (err.code === "TX_REVERTED" || err.code === "MINED_MISMATCH") throw withSigned(err, s, true);
+    // The server answered another hash: its word is not trusted, and its bytes are not sent by the client.
+    const seen = await awaitSigned(d, s, err.code !== "HASH_MISMATCH");
+    if (seen.mined && err.code !== "HASH_MISMATCH") return { ...(await minedOutcome(d, s)), path: "fast", reason: err.code };
+    throw withSigned(err, s, seen.mined ? true : seen.landed);
   }
 }
 
 /** A server refusal answered before anything was relayed (SPEC: every code but the four that may follow a relay). */
 const beforeRelay = (err: PitError) => err.detail.status !== undefined && (err.detail.status < 500 || err.detail.status === 503) && !AFTER_RELAY.has(err.code) && err.code !== "HASH_MISMATCH";
 
-/** The prepared way at the fast transaction's nonce; if that fails and the fast bytes were mined after all, their outcome. */
+/**
+ * The prepared way at the fast transaction's nonce (at most one of the two is ever mined). When
+ * it fails, or fallback is off, the refused fast bytes are waited for past their deadline: a
+ * server may refuse them and relay them all the same, and then they are the trade.
+ */
 async function fallBack(d: FastDeps, q: FastRequest, why: PitError, s: Signed | null): Promise<FastResult> {
-  if (q.fallback === false) throw s ? withSigned(why, s, false) : why;
-  try {
-    return { ...(await d.fallback(q, s?.nonce)), path: "fallback", reason: why.code };
-  } catch (err) {
-    const mined = s ? await d.chain.getTransactionReceipt({ hash: s.hash }).catch(() => null) : null;
-    if (!s || !mined) throw err;
-    // The server refused the fast bytes and relayed them anyway: they are the trade.
-    return { ...(await minedOutcome(d, s)), path: "fast", reason: why.code };
+  let err: unknown = why;
+  if (q.fallback !== false) {
+    try {
+      return { ...(await d.fallback(q, s?.nonce)), path: "fallback", reason: why.code };
+    } catch (fallbackErr) {
+      err = fallbackErr;
+    }
   }
+  if (!s) throw err;
+  const seen = await awaitSigned(d, s, false);
+  if (seen.mined) return { ...(await minedOutcome(d, s)), path: "fast", reason: why.code };
+  throw err instanceof PitError ? withSigned(err, s, seen.landed) : err;
 }
 
 /**
- * After an answer that may follow a relay (or none at all): the signed bytes sent on the client's
- * own RPC too, then waited for until their deadline has passed. Mined: their checked outcome. Not
- * mined: the error, carrying the hash and nonce, and whether the nonce went to another transaction.
+ * Waits for the signed bytes (sent on the client's own RPC too when `broadcast`) until their
+ * deadline has passed: after it, the router refuses them. Mined: true. Otherwise whether they can
+ * never land (their nonce taken by another transaction) or it cannot yet be said (null).
  */
-async function settle(d: FastDeps, s: Signed, err: PitError): Promise<TradeResult> {
-  await d.chain.sendRawTransaction({ serializedTransaction: s.raw }).catch(() => undefined);
-  const head = Number((await d.chain.getBlock().catch(() => null))?.timestamp ?? 0);
-  const waitMs = Math.max(5, s.deadline - head + 15) * 1000;
-  const receipt = await d.chain.waitForTransactionReceipt({ hash: s.hash, timeout: waitMs }).catch(() => null);
-  if (receipt) return minedOutcome(d, s);
+async function awaitSigned(d: FastDeps, s: Signed, broadcast: boolean): Promise<{ mined: boolean; landed: boolean | null }> {
+  if (broadcast) await d.chain.sendRawTransaction({ serializedTransaction: s.raw }).catch(() => undefined);
+  const head = Number((await d.chain.getBlock().catch(() => null))?.timestamp ?? Math.floor(d.now() / 1000));
+  const waitMs = Math.min(Math.max(5, s.deadline - head + 15), 120) * 1000;
+  const own = (r: { transactionHash: Hex } | null) => r !== null && r.transactionHash.toLowerCase() === s.hash;
+  const receipt = await d.chain.waitForTransactionReceipt({ hash: s.hash, timeout: waitMs, checkReplacement: false }).catch(() => null);
+  if (own(receipt) || own(await d.chain.getTransactionReceipt({ hash: s.hash }).catch(() => null))) return { mined: true, landed: true };
   const taken = (await d.chain.getTransactionCount({ address: d.account.address }).catch(() => 0)) > s.nonce;
-  throw withSigned(err, s, taken ? false : null);
+  return { mined: false, landed: taken ? false : null };
 }
 
 /** The error with what the caller needs to follow the signed bytes (landed: false when they never can). */
@@ -116,7 +128,9 @@ async function fastAttempt(d: FastDeps, q: FastRequest, signedWith: (s: Signed) 
   if (!pair) throw reason("FAST_PAIR", `no pinned route for ${q.tokenIn} -> ${q.tokenOut}`);
   const until = d.cooldown.get(`${pair.token_in}>${pair.token_out}`);
   if (until !== undefined && d.now() < until) throw reason("COOLDOWN", `the server refused a fast ${pair.token_in} -> ${pair.token_out} trade; fast mode rests until ${new Date(until).toISOString()}`);
-  const [terms, block, server] = await Promise.all([d.http.get<Terms>(`/live/fast/terms${q.shield ? "?shield=1" : ""}`), d.chain.getBlock(), serverMarks(d.http).catch(() => null)]);
+  // The pending block's time is the next block's (a quiet chain's latest block can be long past); its base fee too.
+  const nextBlock = () => d.chain.getBlock({ blockTag: "pending" }).catch(() => d.chain.getBlock());
+  const [terms, block, server] = await Promise.all([d.http.get<Terms>(`/live/fast/terms${q.shield ? "?shield=1" : ""}`), nextBlock(), serverMarks(d.http).catch(() => null)]);
   checkTerms(terms, d.pins, pinned.sha256, q.shield ?? false);
   const nowS = Number(block.timestamp);
   const marks = await ownMarks(d, pair, nowS, server);

@@ -13,6 +13,8 @@ export type PinnedRoutes = { sha256: Hex; table: FastRouteTable };
 export type TermsRoutes = { version: number; sha256: Hex; pairs: FastPair[]; max_usd: number };
 
 const lc = (a: string) => a.toLowerCase();
+/** A pair's gas floor leaves room under SPEC's 1,000,000 for the SDK's margin. */
+const MAX_GAS_FLOOR = 900_000;
 
 /**
  * What is wrong with a pair by SPEC's rules and the pins, or null: pinned tokens of the fast set
@@ -26,11 +28,15 @@ function pairProblem(p: FastPair, pins: Pins): string | null {
     const want = sym === "ETH" ? zeroAddress : pins.tokens[sym]?.address;
     if (!want || lc(want) !== lc(addr)) return `${sym} is not at its pinned address`;
   }
-  if (!p.hops.length || p.hops.length > 2) return "a route of one or two hops";
+  if (!Array.isArray(p.hops) || !p.hops.length || p.hops.length > 2) return "not a route of one or two hops";
   const weth = lc(pins.tokens.WETH?.address ?? zeroAddress);
   const poolCurrency = (a: string) => (lc(a) === weth ? zeroAddress : lc(a));
+  if (poolCurrency(p.address_in) === poolCurrency(p.address_out)) return "the same currency on both sides";
+  for (const g of [p.gas_floor, p.gas_floor_permit]) if (!Number.isInteger(g) || g < 21_000 || g > MAX_GAS_FLOOR) return `a gas floor of ${g}`;
   let at = poolCurrency(p.address_in);
-  for (const h of p.hops) {
+  for (const [i, h] of p.hops.entries()) {
+    // Two hops go through USDG, as the server's table is built (lib/fastRoutes): never a token of the server's choosing.
+    if (i === 1 && at !== lc(pins.tokens.USDG?.address ?? "")) return "a middle currency other than USDG";
     if (h.hooks !== zeroAddress) return "a hooked pool";
     if (h.fee > MAX_POOL_FEE) return `a pool charging ${h.fee / 100} bps`;
     if (lc(poolId({ currency0: h.currency0, currency1: h.currency1, fee: h.fee, tickSpacing: h.tick_spacing, hooks: h.hooks })) !== lc(h.pool_id)) return "a pool id that is not its key's";
@@ -52,7 +58,12 @@ export function checkTable(table: FastRouteTable, sha256: Hex, pins: Pins): void
   if (sha !== sha256) throw new PitError("CONFIG_MISMATCH", `the route table's SHA-256 is ${sha}, not ${sha256}`);
   if (!Array.isArray(table.pairs)) throw new PitError("CONFIG_MISMATCH", "the route table has no pairs");
   for (const p of table.pairs) {
-    const problem = pairProblem(p, pins);
+    let problem: string | null;
+    try {
+      problem = pairProblem(p, pins);
+    } catch (err) {
+      problem = `an unreadable entry (${(err as Error).message?.split("\n")[0]})`;
+    }
     if (problem) throw new PitError("CONFIG_MISMATCH", `the table's ${p.token_in} -> ${p.token_out} has ${problem}`);
   }
 }

@@ -34,8 +34,10 @@ async function permitRoundTrip(d: { http: Http; chain: PublicClient; account: Lo
     const [pending, fees] = await Promise.all([d.chain.getTransactionCount({ address: d.account.address, blockTag: "pending" }), d.chain.estimateFeesPerGas()]);
     const nonce = i === 0 && firstNonce !== undefined ? firstNonce : pending;
     const raw = await d.account.signTransaction({ chainId: d.pins.chainId, to: s.tx!.to as Address, data: s.tx!.data, value: 0n, nonce, gas: 120_000n, maxFeePerGas: fees.maxFeePerGas * 2n, maxPriorityFeePerGas: fees.maxPriorityFeePerGas, type: "eip1559" });
-    const receipt = await d.chain.waitForTransactionReceipt({ hash: await d.chain.sendRawTransaction({ serializedTransaction: raw }), timeout: 120_000 });
-    if (receipt.status !== "success") throw new PitError("TX_REVERTED", `the approve ${receipt.transactionHash} reverted; only gas was spent`);
+    const approveHash = keccak256(raw);
+    await d.chain.sendRawTransaction({ serializedTransaction: raw });
+    const receipt = await d.chain.waitForTransactionReceipt({ hash: approveHash, timeout: 120_000, checkReplacement: false });
+    if (receipt.transactionHash.toLowerCase() !== approveHash || receipt.status !== "success") throw new PitError("TX_REVERTED", `the approve ${receipt.transactionHash} reverted; only gas was spent`);
   }
   if (!permitStep) return d.http.post<PrepareAnswer>("/live/prepare", body);
   const t = first.permit!.typed_data;
@@ -125,19 +127,38 @@ export const PRICE_TOLERANCE_BPS = 300;
 /**
  * PRICE: with a mark on both sides, what the client's own quote says comes out must be worth the
  * input less the fee, within PRICE_TOLERANCE_BPS: a pinned pool pushed away from the market (the
- * own quote reads that same pool) is refused. Pairs without two marks are left to QUOTE_OWN.
+ * own quote reads that same pool) is refused. A pair without two marks needs the caller's floor.
  */
 async function checkPrice(d: { chain: PublicClient; pins: Pins }, q: TradeRequest, reading: RouterReading, ownOut: bigint) {
+  if (q.minOut !== undefined && reading.minOut < q.minOut) throw verificationFailed("MIN_OUT", `the calldata's minimum out ${reading.minOut} is under the caller's own floor ${q.minOut}`);
   const nowS = Number((await d.chain.getBlock()).timestamp);
   const [mIn, mOut] = await Promise.all([ownMark(d.chain, d.pins, q.tokenIn, nowS), ownMark(d.chain, d.pins, q.tokenOut, nowS)]);
-  if (!mIn || !mOut || mIn.ageS > MARK_MAX_AGE_S || mOut.ageS > MARK_MAX_AGE_S) return;
+  if (!mIn || !mOut || mIn.ageS > MARK_MAX_AGE_S || mOut.ageS > MARK_MAX_AGE_S) {
+    // Without two marks of its own the client's quotes read the server's chosen pools: only the
+    // caller's own floor, or its explicit acceptance, stands between the wallet and a skewed pool.
+    if (q.minOut !== undefined || q.allowUnmarked) return;
+    throw verificationFailed("PRICE", `the client has no fresh mark of its own for ${!mIn || mIn.ageS > MARK_MAX_AGE_S ? q.tokenIn : q.tokenOut}: pass minOut (your own floor) or allowUnmarked`);
+  }
   const inUsd = (Number(reading.amountIn) / 10 ** d.pins.tokens[q.tokenIn]!.decimals) * mIn.usd;
   const outUsd = (Number(ownOut) / 10 ** d.pins.tokens[q.tokenOut]!.decimals) * mOut.usd;
   const feeBps = readFeeBps(reading) ?? 0;
   if (inUsd > 0 && outUsd < inUsd * (1 - (feeBps + PRICE_TOLERANCE_BPS) / 10_000)) throw verificationFailed("PRICE", `$${inUsd.toFixed(2)} in would bring $${outUsd.toFixed(2)} out at the oracles' marks: more than ${PRICE_TOLERANCE_BPS} bps beyond the fee`);
 }
 
-export type TradeRequest = { tokenIn: string; tokenOut: string; amountIn?: bigint; notionalUsd?: number; slippageBps?: number; acceptRisks?: string[]; shield?: boolean; ownerAttestsNonUs?: boolean };
+export type TradeRequest = {
+  tokenIn: string;
+  tokenOut: string;
+  amountIn?: bigint;
+  notionalUsd?: number;
+  slippageBps?: number;
+  acceptRisks?: string[];
+  shield?: boolean;
+  ownerAttestsNonUs?: boolean;
+  /** The caller's own floor for the output: the signed minimum must be at least this. */
+  minOut?: bigint;
+  /** Trade a pair without two marks of the client's own on the server's pools' word (else PRICE asks for minOut). */
+  allowUnmarked?: boolean;
+};
 export type TradeResult = { txHash: Hex; amountIn: bigint; amountOut: bigint; minOut: bigint; block: bigint };
 
 /** The fee as the calldata pays it, in lib/tradeOutcome's terms. */
@@ -166,8 +187,21 @@ export async function trade(d: { http: Http; chain: PublicClient; account: Local
     ...(intent.shield ? { shield: true } : {}),
     ...(q.ownerAttestsNonUs ? { owner_attests_non_us: true } : {}),
   };
+  const checked = await verifiedPlan(d, q, intent, body, o.nonce).catch((err) => {
+    if (err instanceof PitError) throw err;
+    // A malformed answer fails a check, never the caller's process.
+    throw new PitError("VERIFICATION_FAILED", `RECIPIENT: the plan could not be read: ${(err as Error).message?.split("\n")[0]}`, { rule: "RECIPIENT" }, { cause: err });
+  });
+  return signAndSubmit(d, q, checked);
+}
+
+type Checked = { tx: NonNullable<PlanAnswer["tx"]>; reading: RouterReading; own: bigint; nonceOverride: number | undefined };
+
+/** The plan prepared (with its Permit2 round trip) and every check passed, nothing signed but the checked approve and permit. */
+async function verifiedPlan(d: { http: Http; chain: PublicClient; account: LocalAccount; pins: Pins }, q: TradeRequest, intent: TradeIntent, body: Record<string, unknown>, nonce: number | undefined): Promise<Checked> {
   let plan = await d.http.post<PrepareAnswer>("/live/prepare", body);
-  let nonceOverride = o.nonce;
+  if (!plan || typeof plan !== "object") throw new Error("the prepare answer is not an object");
+  let nonceOverride = nonce;
   if (!plan.tx) {
     const steps = plan.steps?.filter((x) => x.kind === "approve").length ?? 0;
     plan = await permitRoundTrip(d, q, intent, body, plan, nonceOverride);
@@ -177,21 +211,27 @@ export async function trade(d: { http: Http; chain: PublicClient; account: Local
   const reading = verifyPlan(plan, intent, d.pins);
   const own = await checkOwnQuote(d, plan, reading, intent.slippageBps);
   await checkImpact(d, plan, intent);
-  const tx = plan.tx;
-  const [pending, fees, balance, block] = await Promise.all([d.chain.getTransactionCount({ address: d.account.address, blockTag: "pending" }), d.chain.estimateFeesPerGas(), d.chain.getBalance({ address: d.account.address }), d.chain.getBlock()]);
-  // A fallback from fast mode signs at the fast transaction's nonce: at most one of the two is mined.
-  const nonce = nonceOverride ?? pending;
+  const block = await d.chain.getBlock();
   // A far deadline would let whoever holds the signed bytes send them when the price moved away.
   if (reading.deadline === null || reading.deadline > block.timestamp + BigInt(d.pins.deadlineS) + 60n) throw verificationFailed("MIN_OUT", `the call's deadline ${reading.deadline} is further than ${d.pins.deadlineS} s ahead`);
   if (q.amountIn === undefined) checkNotional(d.pins, q, reading, own);
   await checkPrice(d, q, reading, own);
+  return { tx: plan.tx, reading, own, nonceOverride };
+}
+
+/** INSUFFICIENT_FUNDS before signing; then sign, submit, the answered hash checked, the receipt checked. */
+async function signAndSubmit(d: { http: Http; chain: PublicClient; account: LocalAccount; pins: Pins }, q: TradeRequest, c: Checked): Promise<TradeResult> {
+  const { tx, reading } = c;
+  const [pending, fees, balance] = await Promise.all([d.chain.getTransactionCount({ address: d.account.address, blockTag: "pending" }), d.chain.estimateFeesPerGas(), d.chain.getBalance({ address: d.account.address })]);
+  // A fallback from fast mode signs at the fast transaction's nonce: at most one of the two is mined.
+  const nonce = c.nonceOverride ?? pending;
   const gas = BigInt(Math.min(Math.max(tx.gas ?? 0, 400_000), MAX_GAS));
   const maxFeePerGas = fees.maxFeePerGas * 2n;
   if (balance < BigInt(tx.value) + gas * maxFeePerGas) throw new PitError("INSUFFICIENT_FUNDS", `the wallet holds ${balance} wei; the trade needs ${BigInt(tx.value)} plus up to ${gas * maxFeePerGas} for gas`);
   const raw = await d.account.signTransaction({ chainId: d.pins.chainId, to: tx.to as Address, data: tx.data, value: BigInt(tx.value), nonce, gas, maxFeePerGas, maxPriorityFeePerGas: fees.maxPriorityFeePerGas, type: "eip1559" });
   const hash = keccak256(raw);
-  const sent = await d.http.post<{ tx_hash: string }>("/live/submit", { raw_tx: raw });
-  if (sent.tx_hash?.toLowerCase() !== hash) throw new PitError("HASH_MISMATCH", `the server answered ${sent.tx_hash}; the signed transaction is ${hash}`);
+  const sent = await d.http.post<{ tx_hash?: unknown } | null>("/live/submit", { raw_tx: raw });
+  if (typeof sent?.tx_hash !== "string" || sent.tx_hash.toLowerCase() !== hash) throw new PitError("HASH_MISMATCH", `the server answered ${String(sent?.tx_hash)}; the signed transaction is ${hash}`, { signed: { hash, nonce, landed: null } });
   return minedOutcome(d, { hash, raw, reading, tokenIn: q.tokenIn, tokenOut: q.tokenOut, value: BigInt(tx.value) });
 }
 
@@ -202,7 +242,9 @@ export async function trade(d: { http: Http; chain: PublicClient; account: Local
  */
 export async function minedOutcome(d: { chain: PublicClient; account: LocalAccount; pins: Pins }, t: { hash: Hex; raw: Hex; reading: RouterReading; tokenIn: string; tokenOut: string; value: bigint }): Promise<TradeResult> {
   await d.chain.sendRawTransaction({ serializedTransaction: t.raw }).catch(() => undefined);
-  const receipt = await d.chain.waitForTransactionReceipt({ hash: t.hash, timeout: 120_000 });
+  // viem would follow a replacement at the same nonce to its receipt: only these bytes' own counts.
+  const receipt = await d.chain.waitForTransactionReceipt({ hash: t.hash, timeout: 120_000, checkReplacement: false });
+  if (receipt.transactionHash.toLowerCase() !== t.hash.toLowerCase()) throw new PitError("MINED_MISMATCH", `another transaction than ${t.hash} was mined at its nonce`);
   if (receipt.status !== "success") throw new PitError("TX_REVERTED", `${t.hash} was mined and reverted; only gas was spent`);
   const tokenIn = d.pins.tokens[t.tokenIn]!.address;
   const tokenOut = d.pins.tokens[t.tokenOut]!.address;

@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { erc20Abi, keccak256, maxUint256, parseEther, type Address, type Hex, type LocalAccount } from "viem";
+import { erc20Abi, keccak256, maxUint256, parseEther, zeroAddress, type Address, type Hex, type LocalAccount } from "viem";
 import { generatePrivateKey } from "viem/accounts";
 import { createPitClient, PitError, readPins, type Pins } from "@pit/sdk";
 import { priceFeedAbi } from "../../abis/fixtures.js";
 import { mintableAbi } from "../../abis/erc20.js";
 import { PERMIT2_ADDRESS } from "../../abis/permit2.js";
 import { fastRoutesSha256, type FastRouteTable } from "../../lib/fastRoutes.js";
+import { poolId } from "../../lib/v4.js";
 import { freshenMarket, startStack, type Stack } from "../../test/helpers/stack.js";
 import { counted, startHostile, type Hostile } from "./hostileServer.js";
 
@@ -115,6 +116,17 @@ describe("the SDK's fast mode", () => {
     ["a cap above SPEC's", (pairs) => (pairs[0].max_usd = 1_000_000)],
     ["hops that end elsewhere", (pairs) => (pairs[0].hops = [pairs[0].hops[0], pairs[0].hops[0]])],
     ["the partner token", (pairs) => ((pairs[0].token_out = "ORBIO"), (pairs[0].address_out = pins.tokens.ORBIO!.address))],
+    ["two hops through another token than USDG", (pairs) => {
+      const two = pairs.find((p: any) => p.hops.length === 2 && p.token_in === "ETH");
+      const wbtc = pins.tokens.WBTC!.address;
+      const hop = (a: Address, b: Address, from: Address) => {
+        const [c0, c1] = a.toLowerCase() < b.toLowerCase() ? [a, b] : [b, a];
+        const key = { currency0: c0, currency1: c1, fee: 3_000, tickSpacing: 60, hooks: zeroAddress };
+        return { pool_id: poolId(key), currency0: c0, currency1: c1, fee: 3_000, tick_spacing: 60, hooks: zeroAddress, zero_for_one: c0 === from };
+      };
+      two.hops = [hop(zeroAddress, wbtc, zeroAddress), hop(wbtc, two.address_out, wbtc)];
+    }],
+    ["a gas floor no transaction can meet", (pairs) => (pairs[0].gas_floor = 5_000_000)],
   ];
   it.each(tables)("refuses to pin a table with %s, even under its own SHA-256 (CONFIG_MISMATCH)", async (_name, edit) => {
     const a = await funded("1", SHARED);
@@ -188,6 +200,21 @@ describe("the SDK's fast mode", () => {
     // One $40 trade at ~$3,000 ETH, never two.
     expect(Number(gained) / 1e6).toBeGreaterThan(35);
     expect(Number(gained) / 1e6).toBeLessThan(45);
+  });
+
+  it("with fallback off, finds refused bytes the server relayed anyway and answers them", async () => {
+    const a = await funded();
+    const pit = await client(a);
+    const nonce = await nonceOf(a.address);
+    hostile.handle = async (path, _body, forward) => {
+      if (!path.startsWith("/api/v1/live/fast") || path.includes("terms")) return undefined;
+      await forward();
+      return { status: 422, json: { error: { code: "MIN_OUT", message: "the stand-in relayed, then refused" } } };
+    };
+    const t = await pit.fastTrade({ ...sell, fallback: false });
+    expect([t.path, t.reason]).toEqual(["fast", "MIN_OUT"]);
+    expect(a.signed.tx).toBe(1);
+    expect(await nonceOf(a.address)).toBe(nonce + 1);
   });
 
   it("signs nothing else after an answer that may follow a relay (SEQUENCER_UNREACHABLE): sends its own bytes and reports them", async () => {

@@ -129,6 +129,8 @@ describe("the SDK against a hostile server", () => {
     ["another fee class", prepared((p) => (p.fee_class = "other")), "VERIFICATION_FAILED", "FEE_CLASS"],
     ["a risk not accepted", prepared((p) => (p.risks = [{ code: "HONEYPOT" }])), "VERIFICATION_FAILED", "RISK_NOT_ACCEPTED"],
     ["a risk code the pinned table does not know", prepared((p) => (p.risks = [{ code: "FREE_LUNCH" }])), "VERIFICATION_FAILED", "RISK_CODES"],
+    ["a plan that is not an object", (path, body) => (path.startsWith("/api/v1/live/prepare") ? null : body), "VERIFICATION_FAILED", "RECIPIENT"],
+    ["a plan with an unreadable amount", prepared((p) => (p.amount_in = "lots")), "VERIFICATION_FAILED", "RECIPIENT"],
     ["another chain", prepared((p) => (tx(p) as { chain_id?: number }).chain_id = 1), "VERIFICATION_FAILED", "RECIPIENT"],
   ];
 
@@ -145,7 +147,7 @@ describe("the SDK against a hostile server", () => {
     expect(await stack.dn.pub.getTransactionCount({ address: account.address })).toBe(0);
   });
 
-  it("refuses a plan that understates its price impact (IMPACT_OWN), and trades the same plan as answered", async () => {
+  it("refuses a plan that understates its price impact (IMPACT_OWN), an unmarked pair without the caller's floor (PRICE), and trades it as answered", async () => {
     // 1.5 ETH into ORBIO goes through two pools (5 and 30 bps of LP fee), the second a thin one:
     // about 100 bps of impact. The answer says the fill is at the mid less the fees: no impact.
     const orbio = { tokenIn: "ETH", tokenOut: "ORBIO", amountIn: parseEther("1.5") };
@@ -153,11 +155,16 @@ describe("the SDK against a hostile server", () => {
     await stack.dn.test.setBalance({ address: account.address, value: parseEther("3") });
     const pit = await client(account);
     hostile.tamper = prepared((p) => (p.quote.vs_mid_bps = -35));
-    const err = await pit.trade(orbio).catch((e) => e);
+    const err = await pit.trade({ ...orbio, allowUnmarked: true }).catch((e) => e);
     hostile.tamper = null;
     expect([err.code, err.rule], err.message).toEqual(["VERIFICATION_FAILED", "IMPACT_OWN"]);
+    // ORBIO has no feed: its price is the pools', so the client asks for the caller's own floor.
+    const unmarked = await pit.trade(orbio).catch((e) => e);
+    expect([unmarked.code, unmarked.rule], unmarked.message).toEqual(["VERIFICATION_FAILED", "PRICE"]);
+    const floor = await pit.trade({ ...orbio, minOut: 10n ** 30n }).catch((e) => e);
+    expect([floor.code, floor.rule], floor.message).toEqual(["VERIFICATION_FAILED", "MIN_OUT"]);
     expect(account.signed.tx).toBe(0);
-    const t = await pit.trade(orbio);
+    const t = await pit.trade({ ...orbio, allowUnmarked: true });
     expect(t.amountOut).toBeGreaterThanOrEqual(t.minOut);
   });
 
@@ -204,14 +211,18 @@ describe("the SDK against a hostile server", () => {
     expect([err.code, err.message]).toEqual(["CONFIG_MISMATCH", expect.stringContaining("router")]);
   });
 
-  it("raises HASH_MISMATCH when the server answers another hash than the signed transaction's", async () => {
+  it("raises HASH_MISMATCH, with the signed hash, when the server answers another hash than the signed transaction's, or none", async () => {
     const account = counted();
     await stack.dn.test.setBalance({ address: account.address, value: parseEther("1") });
     const pit = await client(account);
-    hostile.tamper = (path, body) => (path.startsWith("/api/v1/live/submit") ? { ...body, tx_hash: `0x${"ab".repeat(32)}` } : body);
-    const err = await pit.trade(sell).catch((e) => e);
-    hostile.tamper = null;
-    expect(err.code).toBe("HASH_MISMATCH");
+    for (const answer of [(body: any) => ({ ...body, tx_hash: `0x${"ab".repeat(32)}` }), () => null]) {
+      hostile.tamper = (path, body) => (path.startsWith("/api/v1/live/submit") ? answer(body) : body);
+      const err = await pit.trade(sell).catch((e) => e);
+      hostile.tamper = null;
+      expect(err).toBeInstanceOf(PitError);
+      expect(err.code).toBe("HASH_MISMATCH");
+      expect(err.detail.signed.hash).toMatch(/^0x[0-9a-f]{64}$/);
+    }
   });
 
   it("refuses a wallet that cannot pay before signing (INSUFFICIENT_FUNDS), and carries server codes", async () => {
