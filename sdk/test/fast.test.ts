@@ -50,6 +50,12 @@ async function client(account: LocalAccount, base = hostile.url) {
 const nonceOf = (a: Address) => stack.dn.pub.getTransactionCount({ address: a });
 const usdgOf = (a: Address) => stack.dn.pub.readContract({ address: stack.dn.token("USDG"), abi: erc20Abi, functionName: "balanceOf", args: [a] });
 const fastAnswer = (code: string, status: number) => async (path: string) => (path.startsWith("/api/v1/live/fast") && !path.includes("terms") ? { status, json: { error: { code, message: `the stand-in answers ${code}` } } } : undefined);
+/** live/fast relayed by the real service, then answered as a refusal before any relay would be. */
+const relayThenRefuse = (code: string) => async (path: string, _body: unknown, forward: () => Promise<unknown>) => {
+  if (!path.startsWith("/api/v1/live/fast") || path.includes("terms")) return undefined;
+  await forward();
+  return { status: 422, json: { error: { code, message: "the stand-in relayed, then refused" } } };
+};
 const refusal = async (p: Promise<unknown>) => {
   const err = await p.catch((e) => e);
   expect(err).toBeInstanceOf(PitError);
@@ -184,11 +190,7 @@ describe("the SDK's fast mode", () => {
     const a = await funded();
     const pit = await client(a);
     const [nonce, usdg] = [await nonceOf(a.address), await usdgOf(a.address)];
-    hostile.handle = async (path, _body, forward) => {
-      if (!path.startsWith("/api/v1/live/fast") || path.includes("terms")) return undefined;
-      await forward();
-      return { status: 422, json: { error: { code: "POOL_FAR", message: "the stand-in relayed, then refused" } } };
-    };
+    hostile.handle = relayThenRefuse("POOL_FAR");
     // The fallback signs at the fast transaction's nonce; the chain refuses it as spent, and the
     // client finds the fast bytes mined: they are the trade.
     const t = await pit.fastTrade(sell);
@@ -206,11 +208,7 @@ describe("the SDK's fast mode", () => {
     const a = await funded();
     const pit = await client(a);
     const nonce = await nonceOf(a.address);
-    hostile.handle = async (path, _body, forward) => {
-      if (!path.startsWith("/api/v1/live/fast") || path.includes("terms")) return undefined;
-      await forward();
-      return { status: 422, json: { error: { code: "MIN_OUT", message: "the stand-in relayed, then refused" } } };
-    };
+    hostile.handle = relayThenRefuse("MIN_OUT");
     const t = await pit.fastTrade({ ...sell, fallback: false });
     expect([t.path, t.reason]).toEqual(["fast", "MIN_OUT"]);
     expect(a.signed.tx).toBe(1);

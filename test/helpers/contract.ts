@@ -7,13 +7,22 @@ import { openApiDocument } from "../../api/openapi/document.js";
  * helper is checked against the document (its route's documented status and that status's
  * schema). A mismatch fails the request's test; PIT_CONTRACT_LOG=<file> records them instead.
  */
-const doc = openApiDocument({ version: "test" }) as { paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema: object }> }> }>>; components: object };
+type Doc = { paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema: object }> }> }>>; components: object };
 const ajv = new Ajv({ strict: false, allErrors: true });
 const compiled = new Map<string, ValidateFunction>();
-const templates = Object.keys(doc.paths).map((p) => ({ path: p, re: new RegExp(`^${p.replace(/\{\w+\}/g, "[^/]+")}$`) }));
+/** Built on first use: a test file that never calls the API pays nothing for it. */
+let built: { doc: Doc; templates: { path: string; re: RegExp }[] } | null = null;
+function contract() {
+  if (!built) {
+    const doc = openApiDocument({ version: "test" }) as Doc;
+    built = { doc, templates: Object.keys(doc.paths).map((p) => ({ path: p, re: new RegExp(`^${p.replace(/\{\w+\}/g, "[^/]+")}$`) })) };
+  }
+  return built;
+}
 
 /** The documented route a concrete /api/v1 path is, the literal one first (tokens/stats before tokens/{address}). */
 function routeOf(path: string): string | null {
+  const { templates } = contract();
   const exact = templates.find((t) => t.path === path);
   return exact ? exact.path : (templates.find((t) => t.re.test(path))?.path ?? null);
 }
@@ -22,6 +31,7 @@ export function contractProblem(method: string, url: string, status: number, jso
   const u = new URL(url, "http://x");
   if (!u.pathname.startsWith("/api/v1/")) return null;
   const route = routeOf(u.pathname.slice("/api/v1".length));
+  const { doc } = contract();
   const op = route ? doc.paths[route]?.[method.toLowerCase()] : undefined;
   // Unknown paths and methods are the 404/405 answers of no route: nothing to hold them to.
   if (!route || !op) return null;
