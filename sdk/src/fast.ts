@@ -4,12 +4,12 @@ import { bpsOf } from "../../lib/fees.js";
 import { fastPairHops, fastPairOf, type FastPair } from "../../lib/fastRoutes.js";
 import { readRouterCall, type RouterReading } from "../../lib/routerRead.js";
 import { buildRouterSwap, permitTypedData, type PermitSingle } from "../../lib/routerSwap.js";
-import { quoteExactInputSingle } from "../../lib/quoter.js";
 import { PitError } from "./errors.js";
 import { checkTable } from "./fastTable.js";
 import type { Http } from "./http.js";
 import { MARK_MAX_AGE_S, ownMark, serverMarks, type OwnMark } from "./marks.js";
 import type { Pins } from "./pins.js";
+import { quoteHops } from "./quote.js";
 import { minedOutcome, type TradeRequest, type TradeResult } from "./trade.js";
 
 /**
@@ -116,6 +116,23 @@ async function awaitSigned(d: FastDeps, s: Signed, broadcast: boolean): Promise<
 const withSigned = (err: PitError, s: Signed, landed: boolean | null) => new PitError(err.code, err.message, { ...err.detail, signed: { hash: s.hash, nonce: s.nonce, landed } }, { cause: err });
 
 async function fastAttempt(d: FastDeps, q: FastRequest, signedWith: (s: Signed) => void): Promise<TradeResult> {
+  return sendFast(d, q, await fastPlan(d, q), signedWith);
+}
+
+type FastPlan = {
+  pair: FastPair;
+  terms: Terms;
+  baseFee: bigint;
+  sizing: { amountIn: bigint; usd: number };
+  minOut: bigint;
+  deadline: number;
+  permit: { permit: PermitSingle; signature: Hex } | null;
+  built: ReturnType<typeof buildRouterSwap>;
+  reading: RouterReading;
+};
+
+/** Every reason to leave fast mode checked, then the swap built from the pinned pair and read back; only the permit signed. */
+async function fastPlan(d: FastDeps, q: FastRequest): Promise<FastPlan> {
   const pinned = d.pins.fastRoutes;
   if (!pinned) throw reason("CONFIG_MISMATCH", "no fast route table is pinned (pinFastRoutes)");
   // A table kept with the pins is checked as when it was read: an edit under the old SHA-256 shows here.
@@ -153,9 +170,14 @@ async function fastAttempt(d: FastDeps, q: FastRequest, signedWith: (s: Signed) 
   const built = buildRouterSwap({ chainId: d.pins.chainId, router: d.pins.router, route: { hops: fastPairHops(pair) }, tokenIn: pair.address_in, tokenOut: pair.address_out, weth, amountIn: sizing.amountIn, amountOutMin: minOut, fee, deadline, permit });
   const reading = readRouterCall(built.to, BigInt(built.value), built.data, { router: d.pins.router, wallet, feeRecipient: d.pins.feeRecipient, weth, permit: true });
   if (reading.failures.length) throw new PitError("VERIFICATION_FAILED", `the client's own fast call reads wrong: ${reading.failures[0]!.message}`, { rule: "RECIPIENT" });
+  return { pair, terms, baseFee: block.baseFeePerGas ?? 0n, sizing, minOut, deadline, permit, built, reading };
+}
 
+/** Gas within SPEC's bounds, INSUFFICIENT_FUNDS, the signature, live/fast, the answered hash and the receipt checked. */
+async function sendFast(d: FastDeps, q: FastRequest, f: FastPlan, signedWith: (s: Signed) => void): Promise<TradeResult> {
+  const { pair, terms, baseFee, sizing, minOut, deadline, permit, built, reading } = f;
+  const wallet = d.account.address;
   const gas = BigInt((permit ? pair.gas_floor_permit : pair.gas_floor) + GAS_MARGIN);
-  const baseFee = block.baseFeePerGas ?? 0n;
   const maxFeePerGas = [baseFee * 2n + 1n, baseFee * FAST_GAS.feeMultiple, FAST_GAS.maxCostWei / gas].reduce((a, b) => (a < b ? a : b));
   if (gas > FAST_GAS.max || maxFeePerGas < baseFee) throw reason("ROUTE_CAP", `the pinned route needs ${gas} gas at ${baseFee} wei: over fast mode's gas bounds`);
   const maxPriorityFeePerGas = maxFeePerGas - baseFee > 1n ? 1n : 0n;
@@ -217,8 +239,8 @@ function sizeOf(pins: Pins, q: FastRequest, marks: { in: OwnMark }, pair: FastPa
 
 /** What the pinned pools give the wallet now, by the client's own quotes, after the fee. */
 async function pinnedQuote(d: FastDeps, pair: FastPair, amountIn: bigint, fee: { side: "input" | "output"; amount: bigint; bps: number }): Promise<bigint> {
-  let amount = amountIn - fee.amount;
-  for (const h of fastPairHops(pair)) amount = await quoteExactInputSingle(d.chain, d.pins.v4Quoter, h.key, h.zeroForOne, amount);
+  const hops = fastPairHops(pair).map((h) => ({ poolKey: h.key, zeroForOne: h.zeroForOne }));
+  const amount = await quoteHops(d.chain, d.pins.v4Quoter, hops, amountIn - fee.amount);
   return fee.side === "output" ? amount - bpsOf(amount, fee.bps) : amount;
 }
 

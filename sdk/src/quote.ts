@@ -37,8 +37,12 @@ function programHops(commands: Hex, inputs: readonly Hex[]): Hop[] {
  */
 export async function ownQuote(chain: PublicClient, quoter: Address, data: Hex): Promise<bigint | null> {
   const hops = hopsOf(data);
-  if (!hops.length) return null;
-  let amount = hops[0]!.amountIn;
+  return hops.length ? quoteHops(chain, quoter, hops, hops[0]!.amountIn) : null;
+}
+
+/** `amountIn` through the hops in order on the pinned V4Quoter (a hop's input is the one before's output). */
+export async function quoteHops(chain: PublicClient, quoter: Address, hops: { poolKey: PoolKey; zeroForOne: boolean }[], amountIn: bigint): Promise<bigint> {
+  let amount = amountIn;
   for (const h of hops) amount = await quoteExactInputSingle(chain, quoter, h.poolKey, h.zeroForOne, amount);
   return amount;
 }
@@ -57,12 +61,7 @@ export async function ownImpactBps(chain: PublicClient, quoter: Address, data: H
   const size = hops[0]!.amountIn;
   const slice = size / MARGINAL_DIVISOR;
   if (slice === 0n) return null;
-  const run = async (amountIn: bigint) => {
-    let amount = amountIn;
-    for (const h of hops) amount = await quoteExactInputSingle(chain, quoter, h.poolKey, h.zeroForOne, amount);
-    return amount;
-  };
-  const [atSize, atSlice] = await Promise.all([run(size), run(slice)]);
+  const [atSize, atSlice] = await Promise.all([quoteHops(chain, quoter, hops, size), quoteHops(chain, quoter, hops, slice)]);
   if (atSlice === 0n) return null;
   const ideal = atSlice * MARGINAL_DIVISOR;
   return Math.max(0, Number(((ideal - atSize) * 10_000n) / ideal));

@@ -20,13 +20,13 @@ type PrepareAnswer = PlanAnswer & { ready?: boolean; steps?: Step[]; permit?: { 
  */
 async function permitRoundTrip(d: { http: Http; chain: PublicClient; account: LocalAccount; pins: Pins }, q: TradeRequest, intent: TradeIntent, body: Record<string, unknown>, first: PrepareAnswer, firstNonce?: number): Promise<PrepareAnswer> {
   const amountIn = BigInt(first.amount_in);
+  const nowS = Number((await d.chain.getBlock()).timestamp);
   // The approve and the permit are for the amount the client asked, not one the server chose.
-  await checkAskedAmount(d, q, amountIn);
+  await checkAskedAmount(d, q, amountIn, nowS);
   const steps = first.steps ?? [];
   const unknown = steps.find((s) => s.kind !== "approve" && s.kind !== "sign_permit");
   if (unknown) throw new PitError("VERIFICATION_FAILED", `the plan asks for a ${unknown.kind} step this SDK does not sign`, { rule: "RECIPIENT" });
   const permitStep = steps.find((s) => s.kind === "sign_permit");
-  const nowS = Number((await d.chain.getBlock()).timestamp);
   // Everything is checked before anything is signed.
   for (const s of steps) if (s.kind === "approve") verifyApprove(s.tx!, intent, d.pins, amountIn);
   if (permitStep) verifyPermit(first.permit!.typed_data, intent, d.pins, amountIn, nowS);
@@ -52,13 +52,13 @@ async function permitRoundTrip(d: { http: Http; chain: PublicClient; account: Lo
 }
 
 /** RECIPIENT unless `amountIn` is the amount asked, or worth the notional asked (within NOTIONAL_TOLERANCE) at the client's own mark. */
-async function checkAskedAmount(d: { chain: PublicClient; pins: Pins }, q: TradeRequest, amountIn: bigint) {
+async function checkAskedAmount(d: { chain: PublicClient; pins: Pins }, q: TradeRequest, amountIn: bigint, nowS: number) {
   if (q.amountIn !== undefined) {
     if (amountIn !== q.amountIn) throw verificationFailed("RECIPIENT", `the plan spends ${amountIn}, not the ${q.amountIn} asked`);
     return;
   }
   const usd = q.notionalUsd ?? 0;
-  const mark = await ownMark(d.chain, d.pins, q.tokenIn, Number((await d.chain.getBlock()).timestamp));
+  const mark = await ownMark(d.chain, d.pins, q.tokenIn, nowS);
   if (!mark || mark.ageS > MARK_MAX_AGE_S) throw verificationFailed("QUOTE_OWN", `the client has no mark of its own for ${q.tokenIn} to check the notional against; ask with amountIn`);
   const worth = (Number(amountIn) / 10 ** d.pins.tokens[q.tokenIn]!.decimals) * mark.usd;
   if (Math.abs(worth - usd) > usd * NOTIONAL_TOLERANCE + 1) throw verificationFailed("RECIPIENT", `the plan spends $${worth.toFixed(2)} by the client's own reckoning, not the $${usd} asked`);
@@ -129,9 +129,8 @@ export const PRICE_TOLERANCE_BPS = 300;
  * input less the fee, within PRICE_TOLERANCE_BPS: a pinned pool pushed away from the market (the
  * own quote reads that same pool) is refused. A pair without two marks needs the caller's floor.
  */
-async function checkPrice(d: { chain: PublicClient; pins: Pins }, q: TradeRequest, reading: RouterReading, ownOut: bigint) {
+async function checkPrice(d: { chain: PublicClient; pins: Pins }, q: TradeRequest, reading: RouterReading, ownOut: bigint, nowS: number) {
   if (q.minOut !== undefined && reading.minOut < q.minOut) throw verificationFailed("MIN_OUT", `the calldata's minimum out ${reading.minOut} is under the caller's own floor ${q.minOut}`);
-  const nowS = Number((await d.chain.getBlock()).timestamp);
   const [mIn, mOut] = await Promise.all([ownMark(d.chain, d.pins, q.tokenIn, nowS), ownMark(d.chain, d.pins, q.tokenOut, nowS)]);
   if (!mIn || !mOut || mIn.ageS > MARK_MAX_AGE_S || mOut.ageS > MARK_MAX_AGE_S) {
     // Without two marks of its own the client's quotes read the server's chosen pools: only the
@@ -215,7 +214,7 @@ async function verifiedPlan(d: { http: Http; chain: PublicClient; account: Local
   // A far deadline would let whoever holds the signed bytes send them when the price moved away.
   if (reading.deadline === null || reading.deadline > block.timestamp + BigInt(d.pins.deadlineS) + 60n) throw verificationFailed("MIN_OUT", `the call's deadline ${reading.deadline} is further than ${d.pins.deadlineS} s ahead`);
   if (q.amountIn === undefined) checkNotional(d.pins, q, reading, own);
-  await checkPrice(d, q, reading, own);
+  await checkPrice(d, q, reading, own, Number(block.timestamp));
   return { tx: plan.tx, reading, own, nonceOverride };
 }
 
