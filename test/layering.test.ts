@@ -12,7 +12,7 @@ import { describe, expect, it } from "vitest";
  */
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
-const SCANNED = ["api", "src", "lib", "abis", "cosigner"];
+const SCANNED = ["api", "src", "lib", "abis", "cosigner", "sdk"];
 /** Folders under api/ that are not domains: anyone may import them (ports and errors import no domain). */
 const NOT_DOMAINS = new Set(["http", "ports", "errors"]);
 
@@ -69,6 +69,10 @@ export const RULES: Rule[] = [
   {
     name: "lib/ and abis/ import neither api/ nor src/",
     breaks: (e) => under(e.from, "lib", "abis") && e.local && under(e.to, "api", "src"),
+  },
+  {
+    name: "the SDK (sdk/src/) imports only its own files, lib/, abis/ and viem",
+    breaks: (e) => under(e.from, "sdk/src") && (e.local ? !under(e.to, "sdk/src", "lib", "abis") : e.to !== "viem"),
   },
 ];
 
@@ -169,6 +173,16 @@ describe("layering rules (on synthetic edges: each rule can fail)", () => {
   });
 });
 
+describe("the SDK's rule", () => {
+  const local = (from: string, to: string): Edge => ({ from, to, local: true });
+  it("flags the SDK importing the server, the tests or another chain library, and allows lib/, abis/ and viem", () => {
+    expect(violations([local("sdk/src/trade.ts", "api/trading/index.ts"), local("sdk/src/trade.ts", "lib/routerRead.ts"), local("sdk/src/fast.ts", "abis/permit2.ts"), { from: "sdk/src/fast.ts", to: "ethers", local: false }, { from: "sdk/src/fast.ts", to: "viem", local: false }])).toEqual([
+      "the SDK (sdk/src/) imports only its own files, lib/, abis/ and viem: sdk/src/fast.ts -> ethers",
+      "the SDK (sdk/src/) imports only its own files, lib/, abis/ and viem: sdk/src/trade.ts -> api/trading/index.ts",
+    ]);
+  });
+});
+
 describe("the tree", () => {
   const edges = importGraph();
 
@@ -179,6 +193,7 @@ describe("the tree", () => {
     expect(has("api/app.ts", "hono")).toBe(true);
     expect(has("api/app.ts", "api/trading/routes.ts")).toBe(true); // written as ./trading/routes.js
     expect(has("api/http/errors.ts", "hono/http-exception")).toBe(true);
+    expect(has("sdk/src/fast.ts", "lib/routerSwap.ts")).toBe(true);
     expect(edges.filter((e) => e.local && !existsSync(join(ROOT, e.to))).map((e) => `${e.from} -> ${e.to}`)).toEqual([]);
   });
 
