@@ -1,4 +1,5 @@
 import { defineConfig } from "vitest/config";
+import SlowestFirst from "./test/sequencer.js";
 
 export default defineConfig({
   // The workspace's SDK by name, from its source (sdk/package.json builds dist with tsc).
@@ -11,6 +12,7 @@ export default defineConfig({
     // Each file starts its own anvil; two cores means two files at a time is the sweet spot.
     pool: "forks",
     poolOptions: { forks: { maxForks: 2, minForks: 1 } },
+    sequence: { sequencer: SlowestFirst },
     testTimeout: 60_000,
     hookTimeout: 120_000,
     reporters: ["default"],

@@ -30,12 +30,12 @@ export type AppDeps = {
   clock?: () => number;
   /** Where live/submit relays (default: JSON-RPC to config.sequencerUrl). */
   sequencer?: Sequencer;
-  /** The co-signer (default: in process from COSIGNER_KEY, or the devnet's account 2); null: none. */
+  /** The co-signer (default: over HTTP at COSIGNER_URL); null: none. */
   cosigner?: CosignerPort | null;
   /** The platform wallet's signer for the treasury split (default: TREASURY_SIGNER_URL, or the devnet's account 1); null: none. */
   platformSigner?: PlatformSigner | null;
   /** Treasury tuning for tests: confirmations before a week closes, answer cache, closer interval, ETH method. */
-  /** Hosted executors' signing service (default: in process when EXECUTOR_KEYS_SECRET is set, or on the devnet); null: none. */
+  /** Hosted executors' signing service (default: over HTTP at EXECUTORS_URL); null: none. */
   executors?: ExecutorPort | null;
   /** Hosted scheduler tuning for tests: pass interval (0: no timer, tests call runDue), lease, concurrency, instance name. */
   hostedScheduler?: { intervalMs?: number; leaseMs?: number; concurrency?: number; tickTimeoutMs?: number; instance?: string };
@@ -49,6 +49,7 @@ export type AppEnv = {
     log: Logger;
     requestId: string;
     errorCode: string | undefined;
+    /** The client as per-client limits count it: an IPv4 address, or an IPv6 /64 (api/http/guards.ts). */
     clientAddr: string;
     body: Record<string, unknown>;
     key: KeyRecord;

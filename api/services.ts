@@ -13,7 +13,6 @@ import { createStats } from "./server/index.js";
 import { createTokens } from "./tokens/index.js";
 import { createLedger, createRelay, createTrading, createVolume, createWatcher } from "./trading/index.js";
 import { createSessions, createSessionStore } from "./sessions/index.js";
-import { cosignerFromEnv, executorsFromConfig } from "../cosigner/index.js";
 import { createFast } from "./fast/index.js";
 import { createTreasury } from "./treasury/index.js";
 import { createHosted } from "./hosted/index.js";
@@ -36,13 +35,12 @@ export function buildServices(deps: AppDeps) {
   const volume = createVolume({ config, ledger, market, clock });
   const trading = createTrading({ config, chain, indexed, tokens, market, ledger, volume, clock, aggregators: config.aggregatorUrls });
   const sequencer = deps.sequencer ?? httpSequencer(config.sequencerUrl);
-  // The co-signer: a port; in process here with its own key (cosigner/), never read by the API's code.
-  const cosigner =
-    deps.cosigner !== undefined ? deps.cosigner : config.cosignerUrl ? httpCosigner(config.cosignerUrl, config.cosignerToken!, config.cosigner!) : cosignerFromEnv({ config, db, chain, clock });
+  // The co-signer and the executor signing service: each its own process (npm run cosigner, npm run
+  // executors; children of npm start on the devnet) reached over HTTP with its own bearer secret.
+  // The API holds no signing key; without a URL, sessions answer 503 and live hosted agents SIGNER_REQUIRED.
+  const cosigner = deps.cosigner !== undefined ? deps.cosigner : config.cosignerUrl ? httpCosigner(config.cosignerUrl, config.cosignerToken!, config.cosigner!) : null;
   const sessionStore = createSessionStore({ db, clock });
-  // Executors' keys live with the signing service (cosigner/executors.ts), sealed at rest: in this
-  // process, or in the standalone co-signer's when COSIGNER_URL names one.
-  const executors = deps.executors !== undefined ? deps.executors : config.cosignerUrl ? httpExecutors(config.cosignerUrl, config.cosignerToken!) : executorsFromConfig({ config, db, clock, chain });
+  const executors = deps.executors !== undefined ? deps.executors : config.executorsUrl ? httpExecutors(config.executorsUrl, config.executorsToken!) : null;
   const hostedExecutor = async (executor: Address) => (executors ? await executors.state(executor) : null);
   const sessions = createSessions({ config, chain, market, sides: trading.context.sides, trading, ledger, store: sessionStore, cosigner, now: () => Math.floor(clock() / 1000), hostedExecutor });
   const fast = createFast({ config, chain, market, ledger, volume, sequencer, clock });

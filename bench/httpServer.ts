@@ -16,6 +16,7 @@ import { migrate } from "../api/ports/store/migrations.js";
 import { createChainClient } from "../lib/chain.js";
 import { loadConfig } from "../lib/config.js";
 import { createLogger } from "../lib/logger.js";
+import { startLocalSigners } from "../cosigner/process.js";
 
 const mode = process.argv[2] as "app" | "plain";
 const port = Number(process.argv[3]);
@@ -36,10 +37,14 @@ if (mode === "plain") {
   const viewsPool = process.env.BENCH_VIEWS ? new pg.Pool({ connectionString: process.env.BENCH_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/test", max: 8 }) : null;
   const db = await openPglite();
   await migrate(db);
+  // The devnet's signing services as npm start runs them: their own HTTP ports, secrets and stores.
+  const signers = await startLocalSigners({ config, chain: createChainClient(config), clock: Date.now });
   const app = createApp({
     config,
     logger: createLogger("info", "/dev/null"),
     chain: createChainClient(config),
+    cosigner: signers.cosigner,
+    executors: signers.executors,
     // With BENCH_VIEWS the indexer's PostgreSQL views serve indexed reads (token venues), else none.
     indexed: process.env.BENCH_VIEWS
       ? sqlIndexedReads(async (t, p) => (await viewsPool!.query(t, p)).rows, process.env.BENCH_VIEWS)

@@ -21,6 +21,7 @@ import { benchHosted } from "./hosted.js";
 import { benchAi } from "./ai.js";
 import { benchLeague } from "./league.js";
 import { benchSdk } from "./sdk.js";
+import { benchCurveFee } from "./curveFee.js";
 import { table, type Row } from "./stats.js";
 
 const quick = process.argv.includes("--quick");
@@ -44,6 +45,8 @@ if (!only || only === "ai") rows.push(...(await benchAi({ decisions: quick ? 50 
 if (!only || only === "league") rows.push(...(await benchLeague(quick ? { entrants: 100, trades: 20, recomputes: 3, requests: 100 } : { entrants: 1_000, trades: 100, recomputes: 5, requests: 500 })));
 // Issue 19: what the SDK's checks cost a trade, prepared and fast; `--only=sdk`.
 if (!only || only === "sdk") rows.push(...(await benchSdk({ trades: quick ? 10 : 50, checks: quick ? 200 : 2_000 })));
+// Issue 25: the curve two_step fee's receipt awaited before its swap is sent; `--only=curve-fee`.
+if (!only || only === "curve-fee") rows.push(...(await benchCurveFee({ trades: quick ? 10 : 50 })));
 if (!only || only === "indexer") rows.push(...(await benchIndexer({ swaps: quick ? 5_000 : 50_000, latencySamples: quick ? 10 : 40, runs: quick ? 1 : 3 })));
 // Issue 12: restart after kill -9 and recovery after a node stall; `--only=restart`.
 // Issue 12: the limiter's cost per request, in memory and in Redis; `--only=rate-limit`.

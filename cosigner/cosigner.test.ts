@@ -1,12 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createPublicClient, custom, defineChain, http, type Address, zeroAddress } from "viem";
+import { createPublicClient, custom, defineChain, encodeFunctionData, http, parseAbi, type Address, zeroAddress } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { openPglite, type Db } from "../api/ports/store/db.js";
 import { migrate } from "../api/ports/store/migrations.js";
 import { Refusal } from "../api/errors/index.js";
 import { delegationHash, delegationTypedData, rootCaveats, ROOT_AUTHORITY, type Delegation } from "../lib/delegation.js";
 import { bindingSalt, feeTermsOfSchedule2, type SessionBinding } from "../lib/sessionBinding.js";
-import { createCosigner, type CosignerPins } from "./cosigner.js";
+import { createCosigner, feeClassOf, type CosignerPins } from "./cosigner.js";
+import { beaconOf } from "../lib/eip1967.js";
+import { startDevnet, type Devnet } from "../test/helpers/devnet.js";
+import { fixtureBytecode } from "../devnet/artifacts.js";
+import { stockTokenAbi } from "../abis/fixtures.js";
 import { cosignerFromEnv } from "./index.js";
 import { loadConfig } from "../lib/config.js";
 
@@ -15,7 +19,7 @@ import { loadConfig } from "../lib/config.js";
  * revoked co-signer signs nothing. (Trades against the chain: test/e2e/session*.test.ts.)
  */
 const enforcers = Object.fromEntries(["LogicalOrWrapperEnforcer", "AllowedTargetsEnforcer", "AllowedMethodsEnforcer", "AllowedCalldataEnforcer", "ValueLteEnforcer", "TimestampEnforcer", "LimitedCallsEnforcer", "NonceEnforcer", "RedeemerEnforcer", "NativeTokenPeriodTransferEnforcer", "ExactExecutionEnforcer"].map((n, i) => [n, `0x${(i + 1).toString(16).padStart(40, "0")}` as Address]));
-const pins: CosignerPins = { chainId: 4663, delegationManager: "0x00000000000000000000000000000000000000d0", multicall3: "0x00000000000000000000000000000000000000d1", enforcers, router: "0x00000000000000000000000000000000000000aa", weth: "0x00000000000000000000000000000000000000dd", feeRecipient: "0x00000000000000000000000000000000000000cc", permit2: "0x00000000000000000000000000000000000000d4", stateView: "0x00000000000000000000000000000000000000d2", launchpad: "0x00000000000000000000000000000000000000d3", tokens: [{ address: zeroAddress, decimals: 18, feed: "0x00000000000000000000000000000000000000d5", stock: false, major: true }] };
+const pins: CosignerPins = { chainId: 4663, delegationManager: "0x00000000000000000000000000000000000000d0", multicall3: "0x00000000000000000000000000000000000000d1", enforcers, router: "0x00000000000000000000000000000000000000aa", weth: "0x00000000000000000000000000000000000000dd", feeRecipient: "0x00000000000000000000000000000000000000cc", permit2: "0x00000000000000000000000000000000000000d4", stateView: "0x00000000000000000000000000000000000000d2", poolManager: "0x00000000000000000000000000000000000000d6", launchpad: "0x00000000000000000000000000000000000000d3", stockBeacon: "0x00000000000000000000000000000000000000d7", sanctionsList: "0x00000000000000000000000000000000000000d8", tokens: [{ address: zeroAddress, decimals: 18, feed: "0x00000000000000000000000000000000000000d5", stock: false, major: true }] };
 const now = 1_900_000_000;
 const key = privateKeyToAccount(generatePrivateKey());
 const wallet = privateKeyToAccount(generatePrivateKey());
@@ -30,8 +34,8 @@ beforeAll(async () => {
 afterAll(() => db?.close());
 
 const binding = (over: Partial<SessionBinding> = {}): SessionBinding => ({ version: 3, chain_id: 4663, wallet: wallet.address, executor, cosigner: key.address, tokens: [zeroAddress], limits: { max_trade_usd: 25, max_day_usd: 100, max_trades: 5 }, expires: now + 3_600, setup_budget_usd: 100, fee: feeTermsOfSchedule2(), risk_terms: { accept_risks: [], shield: false, policies: [] }, ...over });
-async function signedRoot(b: SessionBinding, over: { redeemer?: Address; expires?: number; salt?: bigint; signer?: typeof wallet; router?: Address; maxCalls?: number } = {}): Promise<Delegation> {
-  const caveats = rootCaveats({ router: over.router ?? pins.router, permit2: pins.permit2, executor: over.redeemer ?? b.executor, expires: over.expires ?? b.expires, maxValueWei: 1n, dayValueWei: 1n, dayStart: now, maxCalls: over.maxCalls ?? 5, walletNonce: 0n }, enforcers);
+async function signedRoot(b: SessionBinding, over: { redeemer?: Address; expires?: number; salt?: bigint; signer?: typeof wallet; router?: Address; maxCalls?: number; without?: string } = {}): Promise<Delegation> {
+  const caveats = rootCaveats({ router: over.router ?? pins.router, permit2: pins.permit2, executor: over.redeemer ?? b.executor, expires: over.expires ?? b.expires, maxValueWei: 1n, dayValueWei: 1n, dayStart: now, maxCalls: over.maxCalls ?? 5, walletNonce: 0n }, enforcers).filter((c) => c.enforcer.toLowerCase() !== (over.without && enforcers[over.without]!.toLowerCase()));
   const unsigned = { delegate: key.address, delegator: wallet.address, authority: ROOT_AUTHORITY as `0x${string}`, caveats, salt: over.salt ?? bindingSalt(b) };
   return { ...unsigned, signature: await (over.signer ?? wallet).signTypedData(delegationTypedData(4663, pins.delegationManager, unsigned)) };
 }
@@ -56,6 +60,12 @@ describe("the co-signer's roots", () => {
     // The groups and bounds as the co-signer would build them: another router, or more calls than the session needs, are not held.
     expect(await rulesOf(cosigner().register({ sessionId: "s2", root: await signedRoot(b, { router: executor }), binding: b }))).toBe("REFUSED:BINDING_TERMS");
     expect(await rulesOf(cosigner().register({ sessionId: "s2", root: await signedRoot(b, { maxCalls: 7 }), binding: b }))).toBe("REFUSED:BINDING_TERMS");
+  });
+
+  it("names the missing wallet nonce bound and ETH day cap as SPEC does (BINDING_NONCE, ROOT_DAY_CAP)", async () => {
+    const b = binding({ expires: now + 7_100 });
+    expect(await rulesOf(cosigner().register({ sessionId: "s6", root: await signedRoot(b, { without: "NonceEnforcer" }), binding: b }))).toBe("REFUSED:BINDING_NONCE");
+    expect(await rulesOf(cosigner().register({ sessionId: "s6", root: await signedRoot(b, { without: "NativeTokenPeriodTransferEnforcer" }), binding: b }))).toBe("REFUSED:ROOT_DAY_CAP");
   });
 
   it("a feedless token needs an owner-signed mark it can read again (CAP_PRICE when it cannot), and a session of at most 24 hours (NO_FEED_SESSION)", async () => {
@@ -103,5 +113,30 @@ describe("the co-signer's key", () => {
     expect(() => cosignerFromEnv({ config, db, chain: chain as never, clock: Date.now, env: { COSIGNER_KEY: "0x1234" } })).toThrow(/COSIGNER_KEY/);
     expect(() => cosignerFromEnv({ config, db, chain: chain as never, clock: Date.now, env: { COSIGNER_KEY: generatePrivateKey() } })).toThrow(/COSIGNER_KEY: signs as .* but the service publishes co-signer/);
     expect(cosignerFromEnv({ config: { ...config, devnet: false, cosigner: null }, db, chain: chain as never, clock: Date.now, env: {} })).toBeNull();
+  });
+});
+
+describe("the co-signer's fee class of a token named by address", () => {
+  let dn: Devnet;
+  beforeAll(async () => {
+    dn = await startDevnet();
+  });
+  afterAll(() => dn?.stop());
+
+  it("is major behind the stock issuer's beacon, as the API bills it (stock_beacon), and other for any other bound token", async () => {
+    const deployer = dn.walletFor(dn.deployer);
+    const c = dn.universe.contracts;
+    const init = encodeFunctionData({ abi: stockTokenAbi, functionName: "initialize", args: ["Listed Later Inc. (tokenised)", "LATR", c.stockRegistry] });
+    const stock = (await dn.mined(await deployer.deployContract({ abi: parseAbi(["constructor(address, bytes)"]), bytecode: fixtureBytecode("Stocks", "BeaconProxy"), args: [c.stockBeacon, init] }))).contractAddress!;
+    const plain = (await dn.mined(await deployer.deployContract({ abi: parseAbi(["constructor(string, string, uint8)"]), bytecode: fixtureBytecode("TestToken", "TestToken"), args: ["Plain", "PLN", 18] }))).contractAddress!;
+    const live = { ...pins, stockBeacon: c.stockBeacon };
+    const b = binding({ tokens: [zeroAddress, stock.toLowerCase() as Address, plain.toLowerCase() as Address] });
+    const beacon = (t: Address) => beaconOf(dn.pub, t);
+    expect(await feeClassOf(live, beacon, stock, b)).toBe("major");
+    expect(await feeClassOf(live, beacon, plain, b)).toBe("other");
+    expect(await feeClassOf(live, beacon, zeroAddress, b)).toBe("major");
+    // Outside the binding, or a beacon that cannot be read: no class (FEE_CLASS).
+    expect(await feeClassOf(live, beacon, stock, binding())).toBe(null);
+    expect(await feeClassOf(live, async () => Promise.reject(new Error("down")), stock, b)).toBe(null);
   });
 });

@@ -1,18 +1,17 @@
 import { randomBytes } from "node:crypto";
 import { bytesToHex, getAddress, recoverTypedDataAddress, zeroAddress, type Address, type Hex, type LocalAccount, type PublicClient } from "viem";
 import { LRUCache } from "lru-cache";
-import { launchpadAbi, priceFeedAbi } from "../abis/fixtures.js";
-import { stateViewAbi } from "../abis/uniswapV4.js";
-import { priceFromX96, priceX96FromSqrt } from "../lib/twap.js";
-import { poolId } from "../lib/v4.js";
+import { launchpadAbi, priceFeedAbi, sanctionsListAbi } from "../abis/fixtures.js";
+import { markBandBps, markUnsettled, MIN_MARK_DEPTH_USD, offBps, readMarkSource } from "../lib/markSource.js";
 import { onClock } from "../lib/cacheClock.js";
 import { multicall3Abi } from "../abis/multicall3.js";
 import { Refusal } from "../api/errors/index.js";
 import type { CosignAnswer, CosignerPort, CosignerRoot, CosignRequest } from "../api/ports/cosigner.js";
 import type { Db } from "../api/ports/store/db.js";
-import { decodeLimitedCallsTerms, decodeRedeemerTerms, decodeTimestampTerms } from "@metamask/delegation-core";
-import { curveRootCaveats, delegationFromJson, delegationHash, delegationToJson, delegationTypedData, leafCaveats, rootCaveats, LEAF_TTL_S, nonceEnforcerAbi, type Delegation, type DelegationJson, type Execution } from "../lib/delegation.js";
+import { decodeLimitedCallsTerms, decodeNativeBalanceChangeTerms, decodeRedeemerTerms, decodeTimestampTerms, decodeValueLteTerms } from "@metamask/delegation-core";
+import { curveRootCaveats, delegationFromJson, delegationHash, delegationToJson, delegationTypedData, leafCaveats, rootCaveats, LEAF_TTL_S, nonceEnforcerAbi, walletBatch, type Delegation, type DelegationJson, type Execution } from "../lib/delegation.js";
 import { readCurveTrade } from "../lib/curveRead.js";
+import { beaconOf } from "../lib/eip1967.js";
 import type { FeeClass } from "../lib/fees.js";
 import { markStale } from "../lib/markStale.js";
 import { readRouterCall } from "../lib/routerRead.js";
@@ -29,9 +28,14 @@ export type CosignerPins = {
   weth: Address;
   feeRecipient: Address;
   permit2: Address;
-  /** Where it reads feedless tokens' prices itself (CAP_PRICE): v4 pools' slot0, the launchpad's curves. */
+  /** Where it reads feedless tokens' prices itself (CAP_PRICE): v4 pools' state and Swap logs, the launchpad's curves and Trade logs. */
   stateView: Address;
+  poolManager: Address;
   launchpad: Address;
+  /** The stock issuer's beacon: a bound token behind it is major, as the API bills it (its `stock_beacon` reading). */
+  stockBeacon: Address;
+  /** The sanctions list it reads at every co-signing (a Chainalysis-style isSanctioned oracle). */
+  sanctionsList: Address;
   /** Tokens it can price and class: address, decimals, oracle feed (or a fixed USD price: USDG), and whether the fee class is major. */
   tokens: { address: Address; decimals: number; feed: Address | null; fixedUsd?: number; stock: boolean; major: boolean }[];
 };
@@ -42,10 +46,9 @@ const DAY_S = 86_400;
 const MAX_IN_FLIGHT = 32;
 /** How long the co-signer reuses its oracle read of a pair (the chain time in it only shortens a leaf). */
 const MARKS_TTL_MS = 1_000;
-/** How far an owner-signed mark may sit from the co-signer's own read of its source when the root is registered (CAP_PRICE). */
-export const CAP_PRICE_TOLERANCE_BPS = 500;
-/** A pool source of a signed mark holds at least this much (USD, in-range, its priced side). */
-export const MIN_MARK_DEPTH_USD = 10_000;
+/** A feedless source's time-weighted read is reused this long (a 30-minute median moves little in it; each read costs a block search and logs). */
+const WINDOW_TTL_MS = 10_000;
+export { MIN_MARK_DEPTH_USD };
 /** A session holding a feedless token lasts at most this long: its signed mark ages (NO_FEED_SESSION). */
 const FEEDLESS_MAX_S = DAY_S;
 /** Rules that are session limits with their own SPEC code; any other failure answers REFUSED. */
@@ -123,7 +126,8 @@ export function createCosigner(d: { account: LocalAccount; db: Db; chain: Public
     const out: Check[] = [];
     const bad = (message: string) => out.push({ rule: "BINDING_TERMS", ok: false, message });
     const e = d.pins.enforcers;
-    const dummy = { executor: getAddress(b.executor), expires: b.expires, maxValueWei: 0n, dayValueWei: null, dayStart: 0, maxCalls: 1, walletNonce: 0n };
+    // Only the groups (the first caveat) are compared: the amounts here are placeholders (a balance bound must be above 0).
+    const dummy = { executor: getAddress(b.executor), expires: b.expires, maxValueWei: 1n, dayValueWei: null, dayStart: 0, maxCalls: 1, walletNonce: 0n };
     const expected =
       kind === "session"
         ? rootCaveats({ ...dummy, router: d.pins.router, permit2: d.pins.permit2 }, e)[0]!
@@ -132,12 +136,30 @@ export function createCosigner(d: { account: LocalAccount; db: Db; chain: Public
     if (!first || lc(first.enforcer) !== lc(expected.enforcer) || lc(first.terms) !== lc(expected.terms)) bad(`the ${kind} root's targets and methods are not the ones the co-signer pins`);
     const nameOf = (a: Address) => Object.entries(e).find(([, x]) => lc(x) === lc(a))?.[0] ?? a;
     const names = rest.map((c) => nameOf(c.enforcer));
-    const required = ["ValueLteEnforcer", "TimestampEnforcer", "LimitedCallsEnforcer", "NonceEnforcer", "RedeemerEnforcer", ...(b.tokens.includes(zeroAddress) ? ["NativeTokenPeriodTransferEnforcer"] : [])];
-    if (names.length !== required.length || !required.every((n) => names.filter((x) => x === n).length === 1)) bad(`the ${kind} root's bounds are not exactly ${required.join(", ")}`);
+    const bounds = ["TimestampEnforcer", "LimitedCallsEnforcer", "NonceEnforcer", "RedeemerEnforcer"];
+    const required = kind === "session" ? ["ValueLteEnforcer", ...bounds, ...(b.tokens.includes(zeroAddress) ? ["NativeTokenPeriodTransferEnforcer"] : [])] : ["ValueLteEnforcer", "NativeBalanceChangeEnforcer", ...bounds];
+    const once = (n: string) => names.filter((x) => x === n).length === 1;
+    // SPEC's own names for the two bounds that have one: the wallet's nonce (one bump revokes every root) and the ETH day cap.
+    if (!once("NonceEnforcer")) out.push({ rule: "BINDING_NONCE", ok: false, message: `the ${kind} root does not carry the wallet's nonce bound exactly once` });
+    if (required.includes("NativeTokenPeriodTransferEnforcer") && !once("NativeTokenPeriodTransferEnforcer")) out.push({ rule: "ROOT_DAY_CAP", ok: false, message: `the ${kind} root spends ETH without exactly one on-chain ETH day cap` });
+    const others = required.filter((n) => n !== "NonceEnforcer" && n !== "NativeTokenPeriodTransferEnforcer");
+    if (names.some((n) => !required.includes(n)) || !others.every(once)) bad(`the ${kind} root's bounds are not exactly ${required.join(", ")}`);
+    if (kind === "curve") out.push(...curveBoundProblems(rest, b));
     const calls = rest.find((c) => nameOf(c.enforcer) === "LimitedCallsEnforcer");
-    const cap = kind === "session" ? b.limits.max_trades + b.tokens.length : 2 * b.limits.max_trades;
+    const cap = kind === "session" ? b.limits.max_trades + b.tokens.length : b.limits.max_trades;
     if (calls && decodeLimitedCallsTerms(calls.terms).limit > cap) bad(`the ${kind} root allows more than ${cap} calls`);
     return out;
+  }
+
+  /** A curve root's outer call carries no ETH, and its ETH bound is the wallet's own balance decrease. */
+  function curveBoundProblems(rest: Delegation["caveats"], b: SessionBinding): Check[] {
+    const e = d.pins.enforcers;
+    const of = (n: string) => rest.find((c) => lc(c.enforcer) === lc(e[n] ?? zeroAddress));
+    const value = of("ValueLteEnforcer");
+    const change = of("NativeBalanceChangeEnforcer");
+    const ethBound = change ? decodeNativeBalanceChangeTerms(change.terms) : null;
+    const ok = value && decodeValueLteTerms(value.terms).maxValue === 0n && ethBound && ethBound.changeType === 1 && lc(ethBound.recipient as string) === lc(b.wallet);
+    return ok ? [] : [{ rule: "BINDING_TERMS", ok: false, message: "the curve root does not bound the wallet's ETH per trade (no ETH on its call, a balance decrease of the wallet)" }];
   }
 
   /**
@@ -155,10 +177,7 @@ export function createCosigner(d: { account: LocalAccount; db: Db; chain: Public
         out.push({ rule: "BINDING_TERMS", ok: false, message: `${t} has no oracle feed and no owner-signed mark` });
         continue;
       }
-      const own = await ownPrice(t as Address, m).catch(() => null);
-      const off = own ? Math.abs(m.usd - own.usd) / own.usd : Infinity;
-      if (!(off * 10_000 <= CAP_PRICE_TOLERANCE_BPS)) out.push({ rule: "CAP_PRICE", ok: false, message: own ? `the signed mark $${m.usd} of ${t} is ${Math.round(off * 10_000)} bps from the co-signer's $${own.usd.toPrecision(6)}` : `the co-signer cannot read ${t}'s price at its source` });
-      else if (own && own.depthUsd !== null && own.depthUsd < MIN_MARK_DEPTH_USD) out.push({ rule: "CAP_PRICE", ok: false, message: `the pool behind ${t}'s mark holds about $${Math.round(own.depthUsd)} in range, under $${MIN_MARK_DEPTH_USD}: its price is too cheap to move` });
+      out.push(...markProblems(t, m, await ownPrice(t as Address, m).catch(() => null)));
     }
     return out;
   }
@@ -169,37 +188,36 @@ export function createCosigner(d: { account: LocalAccount; db: Db; chain: Public
   };
 
   /**
-   * The co-signer's own spot price of a feedless token at the source its mark names (a hookless
-   * pool against an oracle-priced token, or the launchpad curve), and for a pool the USD depth of
-   * its in-range liquidity on the priced side (a thin pool's price is cheap to move).
+   * A signed mark the co-signer holds a root to (CAP_PRICE): its own 30-minute time-weighted median
+   * of the mark's source (never one block's price, nor a mean a short spike lifts) within the pair's
+   * band of the mark, the price held within the band of that median for 90 % of the window and the
+   * spot within it now (lib/markSource markUnsettled), and the source deep enough.
    */
-  async function ownPrice(token: Address, m: SignedMark): Promise<{ usd: number; depthUsd: number | null } | null> {
-    const src = m.source;
-    if (src.kind === "curve") {
-      if (lc(src.launchpad) !== lc(d.pins.launchpad)) return null;
-      const eth = tokenOf(zeroAddress);
-      const [curve, ethUsd] = await Promise.all([d.chain.readContract({ address: d.pins.launchpad, abi: launchpadAbi, functionName: "curves", args: [token] }), eth ? oracleUsd(eth) : null]);
-      const [, , graduated, , virtualEth, virtualToken] = curve;
-      if (graduated || virtualToken === 0n || ethUsd === null) return null;
-      return { usd: (Number(virtualEth) / 1e18 / (Number(virtualToken) / 10 ** m.decimals)) * ethUsd, depthUsd: null };
-    }
-    const key = { currency0: getAddress(src.currency0), currency1: getAddress(src.currency1), fee: src.fee, tickSpacing: src.tick_spacing, hooks: getAddress(src.hooks) };
-    const against = tokenOf(src.against as Address);
-    const sides = [lc(key.currency0), lc(key.currency1)];
-    if (key.hooks !== zeroAddress || !against || !sides.includes(lc(token)) || !sides.includes(lc(src.against))) return null;
-    const id = poolId(key);
-    const [[sqrtPriceX96], liquidity, againstUsd] = await Promise.all([
-      d.chain.readContract({ address: d.pins.stateView, abi: stateViewAbi, functionName: "getSlot0", args: [id] }),
-      d.chain.readContract({ address: d.pins.stateView, abi: stateViewAbi, functionName: "getLiquidity", args: [id] }),
-      oracleUsd(against),
-    ]);
-    if (sqrtPriceX96 === 0n || againstUsd === null) return null;
-    const tokenIs0 = sides[0] === lc(token);
-    const price01 = priceFromX96(priceX96FromSqrt(sqrtPriceX96), tokenIs0 ? m.decimals : against.decimals, tokenIs0 ? against.decimals : m.decimals);
-    // Virtual reserves of the priced side: L * sqrtP (currency1) or L / sqrtP (currency0), in atoms.
-    const sqrtP = Number(sqrtPriceX96) / 2 ** 96;
-    const againstAtoms = tokenIs0 ? Number(liquidity) * sqrtP : Number(liquidity) / sqrtP;
-    return { usd: (tokenIs0 ? price01 : 1 / price01) * againstUsd, depthUsd: (againstAtoms / 10 ** against.decimals) * againstUsd };
+  function markProblems(t: string, m: SignedMark, own: OwnRead | null): Check[] {
+    const bad = (message: string): Check[] => [{ rule: "CAP_PRICE", ok: false, message }];
+    if (!own) return bad(`the co-signer cannot read ${t}'s 30-minute median at its source`);
+    const band = markBandBps(m.source, usdgOf());
+    if (!(offBps(m.usd, own.usd) <= band)) return bad(`the signed mark $${m.usd} of ${t} is ${Math.round(offBps(m.usd, own.usd))} bps from the co-signer's 30-minute median $${own.usd.toPrecision(6)} (band ${band} bps)`);
+    const unsettled = markUnsettled({ median: own.usd, stableShare: own.stableShare }, own.spotUsd, band);
+    if (unsettled) return bad(`no mark for ${t}: ${unsettled}; grant again once it settles`);
+    if (own.depthUsd < MIN_MARK_DEPTH_USD) return bad(`the source behind ${t}'s mark holds about $${Math.round(own.depthUsd)} on its priced side, under $${MIN_MARK_DEPTH_USD}: its price is too cheap to move`);
+    return [];
+  }
+
+  const usdgOf = () => d.pins.tokens.find((t) => t.fixedUsd === 1)?.address ?? zeroAddress;
+
+  /**
+   * The co-signer's own USD read of a feedless token at the source its mark names (a hookless pool
+   * against an oracle-priced token, or the launchpad curve against ETH), from the chain alone: the
+   * 30-minute median and its stability at the pair's band, the spot, and the USD depth on the side
+   * it is priced against.
+   */
+  async function ownPrice(token: Address, m: SignedMark): Promise<OwnRead | null> {
+    const read = await readMarkSource(d.chain, m.source, { address: token, decimals: m.decimals }, { poolManager: d.pins.poolManager, launchpad: d.pins.launchpad, againstDecimals: (a) => tokenOf(a)?.decimals ?? null }, markBandBps(m.source, usdgOf()));
+    const against = read ? tokenOf(read.against) : null;
+    const againstUsd = against ? await oracleUsd(against) : null;
+    if (!read || againstUsd === null) return null;
+    return { usd: read.median * againstUsd, stableShare: read.stableShare, spotUsd: read.spot * againstUsd, depthUsd: read.depthAgainst * againstUsd };
   }
 
   async function oracleUsd(t: CosignerPins["tokens"][number]): Promise<number | null> {
@@ -212,6 +230,22 @@ export function createCosigner(d: { account: LocalAccount; db: Db; chain: Public
   // Oracle answers move a few times a day: one read a second per pair serves an agent trading often.
   const sharedMarks = sharedReads<Marks & { chainTime: number }>(d.clock);
   const cachedMarks = (tokenIn: Address | null, tokenOut: Address | null) => sharedMarks(`${tokenIn}>${tokenOut}`, () => marks(tokenIn, tokenOut));
+
+  /**
+   * The list read now, at every co-signing (a grant's screening may be weeks old): the session
+   * wallet and the executor. The wallet is also the owner (a hosted executor trades only for its
+   * owner's wallet, checked at grant). An unreadable list signs nothing.
+   */
+  async function assertNoneSanctioned(b: SessionBinding) {
+    const who = [["wallet", b.wallet], ["executor", b.executor]] as const;
+    const listed = await d.chain
+      .multicall({ contracts: who.map(([, a]) => ({ address: d.pins.sanctionsList, abi: sanctionsListAbi, functionName: "isSanctioned" as const, args: [getAddress(a)] as const })), allowFailure: false })
+      .catch((err) => {
+        throw new Refusal("CHAIN_UNAVAILABLE", "the co-signer could not read the sanctions list; nothing signed", {}, { cause: err, retryAfterS: 5 });
+      });
+    const hit = who.find((_, i) => listed[i] === true);
+    if (hit) throw new Refusal("SANCTIONED", `the session's ${hit[0]} ${getAddress(hit[1])} is on the sanctions list; nothing co-signed`, { address: getAddress(hit[1]), field: hit[0] });
+  }
 
   /** Under the wallet's row lock: a co-signing in progress finishes first, none starts after this returns. */
   async function revoke(hash: Hex) {
@@ -276,15 +310,21 @@ export function createCosigner(d: { account: LocalAccount; db: Db; chain: Public
     const root = JSON.parse(held.root) as Delegation & { salt: string };
     if (BigInt(bindingHash(binding)) !== BigInt(root.salt)) throw new Refusal("SESSION_BOUND", "the stored binding does not hash to the root's salt; grant again");
     if (now() >= binding.expires) throw new Refusal("SESSION_EXPIRED", `the session ended at ${binding.expires}`);
+    // Read beside the trade's own reads (one round trip, not two); nothing is signed before it answers.
+    const screened = assertNoneSanctioned(binding).then(() => null, (err: unknown) => err);
 
     const { execution } = req;
-    // A curve trade redeems the session's curve root (fee, then the curve call); anything else the root itself.
+    // A curve trade redeems the session's curve root: one leaf over the wallet's own batch [fee, curve call], so neither is redeemed without the other; anything else the root itself.
     const curveRoot = held.curve_roots ? delegationFromJson((JSON.parse(held.curve_roots) as DelegationJson[])[0]!) : null;
     if (req.fee && !curveRoot) throw new Refusal("SESSION_CURVE", "this session has no curve root: launchpad curve trades are not co-signed for it");
     const reading = req.fee ? await readCurve(execution, req.fee, binding) : readRouterCall(execution.target, execution.value, execution.callData, { router: d.pins.router, wallet: binding.wallet, feeRecipient: d.pins.feeRecipient, weth: d.pins.weth });
     const authority = (req.fee ? delegationHash(curveRoot!) : hash) as Hex;
     const priced = await withSignedMarks(await cachedMarks(reading.tokenIn, reading.tokenOut), binding, reading.tokenIn, reading.tokenOut);
+    const classes = new Map<string, FeeClass | null>();
+    for (const t of [reading.tokenIn, reading.tokenOut]) if (t) classes.set(lc(t), await classOf(t, binding));
     const leafNonce = await cosignerNonce();
+    const refused = await screened;
+    if (refused) throw refused;
 
     return d.db.tx(async (db) => {
       // One wallet at a time: the upsert takes the wallet's row lock until commit, so the 24 h sum
@@ -298,30 +338,25 @@ export function createCosigner(d: { account: LocalAccount; db: Db; chain: Public
       if (state!.revoked_at !== null) throw new Refusal("SESSION_REVOKED", "the session was revoked; the co-signer signs nothing more for it");
       const day = Number(state!.day);
       const tradesUsed = Number(state!.trades_used);
-      const { checks, notionalUsd } = checkExecution({ binding, reading, marks: priced, counters: { tradesUsed, last24hUsd: day }, now: now(), chainNow: Math.max(now(), priced.chainTime), feeClassOf: (t) => feeClassOf(t, binding), declaredFeeBps: req.declared.feeBps, declaredExpectedOut: req.declared.expectedOut });
+      const { checks, notionalUsd } = checkExecution({ binding, reading, marks: priced, counters: { tradesUsed, last24hUsd: day }, now: now(), chainNow: Math.max(now(), priced.chainTime), feeClassOf: (t) => classes.get(lc(t)) ?? null, declaredFeeBps: req.declared.feeBps, declaredExpectedOut: req.declared.expectedOut });
       const failed = checks.filter((c) => !c.ok);
       if (failed.length || notionalUsd === null) throw refusal(failed);
 
       const expires = Math.min(Math.max(now(), priced.chainTime) + LEAF_TTL_S, binding.expires);
-      const leafFor = async (e: Execution): Promise<Delegation> => {
-        const unsigned = { delegate: getAddress(binding.executor), delegator: d.account.address, authority, caveats: leafCaveats({ execution: e, before: expires, cosignerNonce: leafNonce }, d.pins.enforcers), salt: BigInt(bytesToHex(randomBytes(32))) };
-        return { ...unsigned, signature: await d.account.signTypedData(delegationTypedData(d.pins.chainId, d.pins.delegationManager, unsigned)) };
-      };
-      const leaf = await leafFor(execution);
-      const feeLeaf = req.fee ? await leafFor(req.fee) : undefined;
+      const signed = req.fee ? walletBatch(getAddress(binding.wallet), [req.fee, execution]) : execution;
+      const unsigned = { delegate: getAddress(binding.executor), delegator: d.account.address, authority, caveats: leafCaveats({ execution: signed, before: expires, cosignerNonce: leafNonce }, d.pins.enforcers), salt: BigInt(bytesToHex(randomBytes(32))) };
+      const leaf = { ...unsigned, signature: await d.account.signTypedData(delegationTypedData(d.pins.chainId, d.pins.delegationManager, unsigned)) };
       const leafHash = delegationHash(leaf);
-      // One trade, counted once: the fee leaf is recorded with no notional of its own.
       await db.query(
-        `WITH leaf AS (INSERT INTO app.cosigner_leaves (wallet, delegation_hash, leaf_hash, notional_usd, created_at) VALUES ($1, $2, $3, $4, $5)${feeLeaf ? ", ($1, $2, $6, 0, $5)" : ""})
+        `WITH leaf AS (INSERT INTO app.cosigner_leaves (wallet, delegation_hash, leaf_hash, notional_usd, created_at) VALUES ($1, $2, $3, $4, $5))
          UPDATE app.cosigner_roots SET trades_used = trades_used + 1 WHERE delegation_hash = $2`,
-        [held.wallet, hash, leafHash, notionalUsd, now(), ...(feeLeaf ? [delegationHash(feeLeaf)] : [])],
+        [held.wallet, hash, leafHash, notionalUsd, now()],
       );
       const used = tradesUsed + 1;
       const last24 = day + notionalUsd;
       return {
         leaf,
         leafHash,
-        ...(feeLeaf ? { feeLeaf } : {}),
         expires,
         checks,
         spend: { notional_usd: round2(notionalUsd), trades_used: used, trades_left: Math.max(0, binding.limits.max_trades - used), last_24h_usd: round2(last24), remaining_24h_usd: round2(Math.max(0, binding.limits.max_day_usd - last24)) },
@@ -343,18 +378,14 @@ export function createCosigner(d: { account: LocalAccount; db: Db; chain: Public
     return readCurveTrade(swap, fee, { ...ctx, sellQuote: ethOut });
   }
 
-  /** Major only for the co-signer's own pinned majors; any other token the wallet bound is "other". */
-  function feeClassOf(token: Address, b: SessionBinding): FeeClass | null {
-    const t = tokenOf(token);
-    if (t) return t.major ? "major" : "other";
-    return b.tokens.includes(lc(token)) ? "other" : null;
-  }
+  const sharedBeacon = sharedReads<Address | null>(d.clock);
+  const classOf = (token: Address, b: SessionBinding) => feeClassOf(d.pins, (t) => sharedBeacon(lc(t), () => beaconOf(d.chain, t)), token, b);
 
   /**
    * A side the co-signer cannot price by an oracle is priced from the binding's owner-signed mark
-   * and the co-signer's live read of its source, whichever protects the wallet: the higher for
-   * what goes in (caps count it fully), the lower for what comes out (the minimum must cover it).
-   * A pushed pool then moves neither bound its way; an unreadable source prices nothing.
+   * and the co-signer's own 30-minute median of its source, whichever protects the wallet: the
+   * higher for what goes in (caps count it fully), the lower for what comes out (the minimum must
+   * cover it). A pool pushed now moves neither; an unreadable source prices nothing.
    */
   async function withSignedMarks(m: Marks & { chainTime: number }, b: SessionBinding, tokenIn: Address | null, tokenOut: Address | null) {
     const out = { ...m };
@@ -373,7 +404,7 @@ export function createCosigner(d: { account: LocalAccount; db: Db; chain: Public
     return out;
   }
 
-  const sharedLive = sharedReads<{ usd: number; depthUsd: number | null } | null>(d.clock);
+  const sharedLive = sharedReads<OwnRead | null>(d.clock, WINDOW_TTL_MS);
   const cachedLive = (token: Address, mark: SignedMark) => sharedLive(`${lc(token)}:${JSON.stringify(mark.source)}:${mark.decimals}`, () => ownPrice(token, mark));
 
   async function usage(hash: Hex, wallet: Address) {
@@ -385,10 +416,27 @@ export function createCosigner(d: { account: LocalAccount; db: Db; chain: Public
 }
 
 const round2 = (n: number) => Math.round(n * 100) / 100;
+/** A feedless token's USD read at its mark's source: 30-minute median and its stability, spot, depth on the priced side. */
+type OwnRead = { usd: number; stableShare: number; spotUsd: number; depthUsd: number };
 
-/** One read per key for MARKS_TTL_MS: concurrent and repeated asks share it; a failed read is not kept. */
-function sharedReads<T>(clock: () => number) {
-  const cache = new LRUCache<string, Promise<T>>({ max: 1_000, ttl: MARKS_TTL_MS, ...onClock(clock) });
+/**
+ * A token's fee class as the API bills it: a pinned token by its pin; any other token the wallet
+ * bound is major when it sits behind the stock issuer's beacon (SPEC's `stock_beacon` reading,
+ * lib/fees.ts), else other. null (FEE_CLASS) for a token outside the binding or a beacon that
+ * cannot be read.
+ */
+export async function feeClassOf(pins: Pick<CosignerPins, "tokens" | "stockBeacon">, beacon: (token: Address) => Promise<Address | null>, token: Address, b: SessionBinding): Promise<FeeClass | null> {
+  const pinned = pins.tokens.find((t) => lc(t.address) === lc(token));
+  if (pinned) return pinned.major ? "major" : "other";
+  if (!b.tokens.includes(lc(token))) return null;
+  const read = await beacon(token).then((a) => ({ a }), () => null);
+  if (!read) return null;
+  return read.a !== null && lc(read.a) === lc(pins.stockBeacon) ? "major" : "other";
+}
+
+/** One read per key for `ttl` (MARKS_TTL_MS unless given): concurrent and repeated asks share it; a failed read is not kept. */
+function sharedReads<T>(clock: () => number, ttl = MARKS_TTL_MS) {
+  const cache = new LRUCache<string, Promise<T>>({ max: 1_000, ttl, ...onClock(clock) });
   return (key: string, read: () => Promise<T>): Promise<T> => {
     let p = cache.get(key);
     if (!p) {

@@ -26,7 +26,7 @@ describe("executor keys at the signing service", () => {
   it("seals each key: no row holds it in the clear, another secret or another row cannot open it", async () => {
     const db = await openPglite();
     await migrate(db);
-    const keys = createExecutorKeys({ db, secret: "s".repeat(40), chainId: 4663, clock: Date.now });
+    const keys = createExecutorKeys({ db, secret: "s".repeat(40), chainId: 4663, clock: Date.now, payout: null });
     const a = await keys.create("ha_a", owner);
     const b = await keys.create("ha_b", owner);
     expect(await verifyMessage({ address: a.executor, message: a.attestation.message, signature: a.attestation.signature })).toBe(true);
@@ -36,7 +36,7 @@ describe("executor keys at the signing service", () => {
     expect(rows).toHaveLength(2);
     for (const r of rows) expect(Buffer.from(r.sealed, "base64").length).toBe(12 + 16 + 32);
     // Another secret cannot open a key.
-    const wrong = createExecutorKeys({ db, secret: "t".repeat(40), chainId: 4663, clock: Date.now });
+    const wrong = createExecutorKeys({ db, secret: "t".repeat(40), chainId: 4663, clock: Date.now, payout: null });
     await expect(wrong.attestation(a.executor)).rejects.toThrow();
     // A's sealed key copied onto B's row does not open as B (the address is bound in).
     const sealedA = rows.find((r) => r.address === a.executor.toLowerCase())!.sealed;
@@ -48,7 +48,7 @@ describe("executor keys at the signing service", () => {
   it("signs a refund only once the executor is closed, only to the recorded owner, as a plain transfer", async () => {
     const db = await openPglite();
     await migrate(db);
-    const keys = createExecutorKeys({ db, secret: "s".repeat(40), chainId: 4663, clock: Date.now });
+    const keys = createExecutorKeys({ db, secret: "s".repeat(40), chainId: 4663, clock: Date.now, payout: null });
     const { executor } = await keys.create("ha_a", owner);
     await expect(keys.signRefund(executor, ask)).rejects.toMatchObject({ code: "REFUND_REFUSED" });
     expect(await keys.close(executor)).toBe(true);
@@ -66,11 +66,11 @@ describe("executor keys at the signing service", () => {
   it("signs only redeemDelegations to the DelegationManager, within the gas cap, from an executor neither retired nor closed", async () => {
     const db = await openPglite();
     await migrate(db);
-    const keys = createExecutorKeys({ db, secret: "s".repeat(40), chainId: 4663, clock: Date.now, delegationManager: dm });
+    const keys = createExecutorKeys({ db, secret: "s".repeat(40), chainId: 4663, clock: Date.now, delegationManager: dm, payout: null });
     const { executor } = await keys.create("ha_a", owner);
     const redeem = redeemOf(root(7n), [usdg], executor);
     expect(redeem.startsWith(toFunctionSelector("redeemDelegations(bytes[],bytes32[],bytes[])"))).toBe(true);
-    const base = { to: dm, data: redeem, chainId: 4663, nonce: 0, gas: 500_000n, maxFeePerGas: 10n ** 9n, maxPriorityFeePerGas: 1n };
+    const base = { to: dm, data: redeem, chainId: 4663, nonce: 0, gas: 500_000n, maxFeePerGas: 10n ** 9n, maxPriorityFeePerGas: 1n, feeBps: 25 };
     const signed = parseTransaction(await keys.signTrade(executor, base));
     expect([signed.to?.toLowerCase(), signed.value ?? 0n, signed.chainId, signed.data]).toEqual([dm, 0n, 4663, redeem]);
     // A transfer of the wallet's tokens, another target, another chain, a runaway gas limit: refused.
@@ -92,10 +92,10 @@ describe("executor keys at the signing service", () => {
     await migrate(db);
     const wallet = privateKeyToAccount(generatePrivateKey());
     let now = Date.now();
-    const keys = createExecutorKeys({ db, secret: "s".repeat(40), chainId: 4663, clock: () => now, delegationManager: dm, stockTokens: [stockToken] });
+    const keys = createExecutorKeys({ db, secret: "s".repeat(40), chainId: 4663, clock: () => now, delegationManager: dm, stockTokens: [stockToken], payout: null });
     const { executor } = await keys.create("ha_s", wallet.address);
     const r = root(9n);
-    const base = { to: dm, chainId: 4663, nonce: 0, gas: 500_000n, maxFeePerGas: 10n ** 9n, maxPriorityFeePerGas: 1n };
+    const base = { to: dm, chainId: 4663, nonce: 0, gas: 500_000n, maxFeePerGas: 10n ** 9n, maxPriorityFeePerGas: 1n, feeBps: 25 };
     const stockRedeem = { ...base, data: redeemOf(r, [usdg, stockToken], executor) };
     // Not a stock trade: no attestation needed.
     expect(parseTransaction(await keys.signTrade(executor, { ...base, data: redeemOf(r, [usdg], executor) })).to?.toLowerCase()).toBe(dm);
@@ -136,7 +136,7 @@ describe("executor keys at the signing service", () => {
     await migrate(db);
     const wallet = privateKeyToAccount(generatePrivateKey());
     const now = Date.now();
-    const keys = createExecutorKeys({ db, secret: "s".repeat(40), chainId: 4663, clock: () => now, delegationManager: dm, stockTokens: [stockToken] });
+    const keys = createExecutorKeys({ db, secret: "s".repeat(40), chainId: 4663, clock: () => now, delegationManager: dm, stockTokens: [stockToken], payout: null });
     const { executor } = await keys.create("ha_r", wallet.address);
     const g = { session_id: "s_1", root_hash: delegationHash(root(3n)), issued: Math.floor(now / 1000) - 30, expires: Math.floor(now / 1000) + 600 };
     const signature = await wallet.signMessage({ message: stockAttestationText({ agent: "ha_r", executor, ...g }) });
@@ -148,7 +148,7 @@ describe("executor keys at the signing service", () => {
   it("does not open a key whose row's owner or agent was rewritten: a refund cannot be steered to another address", async () => {
     const db = await openPglite();
     await migrate(db);
-    const keys = createExecutorKeys({ db, secret: "s".repeat(40), chainId: 4663, clock: Date.now });
+    const keys = createExecutorKeys({ db, secret: "s".repeat(40), chainId: 4663, clock: Date.now, payout: null });
     const { executor } = await keys.create("ha_o", owner);
     expect(await keys.close(executor)).toBe(true);
     await db.query("UPDATE app.executor_keys SET owner = $2 WHERE address = $1", [executor.toLowerCase(), "0x00000000000000000000000000000000000000bb"]);
@@ -161,7 +161,7 @@ describe("executor keys at the signing service", () => {
   it("refuses a redeem whose offsets alias one blob into a huge structure, at once", async () => {
     const db = await openPglite();
     await migrate(db);
-    const keys = createExecutorKeys({ db, secret: "s".repeat(40), chainId: 4663, clock: Date.now, delegationManager: dm });
+    const keys = createExecutorKeys({ db, secret: "s".repeat(40), chainId: 4663, clock: Date.now, delegationManager: dm, payout: null });
     const { executor } = await keys.create("ha_b", owner);
     const w = (n: number) => n.toString(16).padStart(64, "0");
     // One delegation whose 100 caveats all point at one caveat of 8 KB terms, 40 times over.
@@ -184,7 +184,7 @@ describe("executor keys at the signing service", () => {
     C += w(64) + exec;
     const data = `${toFunctionSelector("redeemDelegations(bytes[],bytes32[],bytes[])")}${w(96)}${w(96 + A.length / 2)}${w(96 + A.length / 2 + B.length / 2)}${A}${B}${C}` as Hex;
     const t0 = performance.now();
-    await expect(keys.signTrade(executor, { to: dm, data, chainId: 4663, nonce: 0, gas: 500_000n, maxFeePerGas: 1n, maxPriorityFeePerGas: 1n })).rejects.toMatchObject({ code: "TX_REFUSED" });
+    await expect(keys.signTrade(executor, { to: dm, data, chainId: 4663, nonce: 0, gas: 500_000n, maxFeePerGas: 1n, maxPriorityFeePerGas: 1n, feeBps: 25 })).rejects.toMatchObject({ code: "TX_REFUSED" });
     expect(performance.now() - t0).toBeLessThan(5_000);
     await db.close();
   });

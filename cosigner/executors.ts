@@ -12,6 +12,11 @@ import { sealer } from "../lib/seal.js";
 import { STOCK_ATTESTATION_LIMITS, stockAttestationText } from "../lib/stockAttestation.js";
 import type { Db } from "../api/ports/store/db.js";
 import { Refusal } from "../api/errors/index.js";
+import { launchpadAbi } from "../abis/fixtures.js";
+import { curveSaleOf, payoutProblems, type PayoutContext } from "../lib/redeemPayout.js";
+
+/** What the signing service pins to read a redeem's payout itself (lib/redeemPayout.ts). */
+export type PayoutPins = Pick<PayoutContext, "router" | "launchpad" | "weth" | "feeRecipient">;
 
 /**
  * The signing service's executor keys: each generated here, sealed with AES-256-GCM under a key
@@ -19,7 +24,7 @@ import { Refusal } from "../api/errors/index.js";
  * moved to another row does not open), and opened only to sign. Nothing here returns or logs a
  * key. A closed executor signs only its refund, to the owner recorded at creation.
  */
-export function createExecutorKeys(d: { db: Db; secret: string; chainId: number; clock: () => number; delegationManager?: Address; stockTokens?: Address[]; chain?: Pick<PublicClient, "getBlock"> }): ExecutorPort {
+export function createExecutorKeys(d: { db: Db; secret: string; chainId: number; clock: () => number; delegationManager?: Address; stockTokens?: Address[]; chain?: Pick<PublicClient, "getBlock" | "readContract">; payout: PayoutPins | null }): ExecutorPort {
   const stockHex = (d.stockTokens ?? []).map((t) => t.slice(2).toLowerCase());
   const nowS = () => Math.floor(d.clock() / 1000);
   const keys = sealer(d.secret, "pit-executor-keys");
@@ -83,6 +88,24 @@ export function createExecutorKeys(d: { db: Db; secret: string; chainId: number;
       throw new Refusal("STOCK_ATTESTATION", "the signing service holds no valid owner attestation for this session: it signs no stock-token trade");
     }
   };
+  /**
+   * The redeem pays only its wallet (the root's delegator) and the plan's fee, read from the
+   * executions themselves: a leaf the co-signer's key signed for anything else is not redeemed by
+   * this executor. `payout: null` reads nothing: only unit tests of the other rules say so.
+   */
+  const assertPays = async (data: Hex, feeBps: number) => {
+    if (!d.payout) return;
+    const items = readRedeem(data) ?? [];
+    const wallets = new Set(items.map((i) => i.chain.at(-1)!.delegator.toLowerCase()));
+    if (wallets.size !== 1) throw new Refusal("TX_REFUSED", "an executor redeems one wallet's session at a time");
+    // A curve trade's execution is the wallet's own batch [fee, curve call]: its calls are what moves value.
+    const executions = items.flatMap((i) => i.calls);
+    const sale = curveSaleOf(executions, d.payout.launchpad);
+    let sellQuote: bigint | null = null;
+    if (sale && d.chain) sellQuote = (await d.chain.readContract({ address: d.payout.launchpad, abi: launchpadAbi, functionName: "quoteSell", args: [sale.token, sale.amount] }).catch(() => [null] as const))[0];
+    const problems = payoutProblems(executions, { ...d.payout, wallet: getAddress([...wallets][0]!), feeBps, sellQuote });
+    if (problems.length) throw new Refusal("TX_REFUSED", `the signing service read the redeem itself and will not sign it: ${problems.join("; ")}`);
+  };
   return {
     async holdStockAttestation(executor, g: StockAttestationGrant) {
       const r = await row(executor);
@@ -135,6 +158,7 @@ export function createExecutorKeys(d: { db: Db; secret: string; chainId: number;
         throw new Refusal("TX_REFUSED", "an executor signs only session redeems (redeemDelegations) to the DelegationManager on this chain, within the gas cap");
       }
       await assertStockAttested(executor, tx.data);
+      await assertPays(tx.data, tx.feeBps);
       await assertFees(tx);
       return account.signTransaction({ type: "eip1559", chainId: tx.chainId, to: getAddress(tx.to), value: 0n, data: tx.data, nonce: tx.nonce, gas: tx.gas, maxFeePerGas: tx.maxFeePerGas, maxPriorityFeePerGas: tx.maxPriorityFeePerGas });
     },

@@ -26,7 +26,10 @@ export function pinsOf(config: Config): CosignerPins {
     feeRecipient: config.feeRecipient,
     permit2: c.permit2,
     stateView: c.stateView,
+    poolManager: c.poolManager,
     launchpad: c.launchpad,
+    stockBeacon: c.stockBeacon,
+    sanctionsList: c.sanctionsList,
     // USDG without a feed is worth its dollar (SPEC's fixed mark); other feedless tokens need an owner-signed mark.
     tokens: Object.values(config.tokens).map((t) => ({ address: t.address, decimals: t.decimals, feed: t.feed, ...(!t.feed && t.symbol === "USDG" ? { fixedUsd: 1 } : {}), stock: t.kind === "stock", major: t.kind !== "partner" })),
   };
@@ -47,13 +50,14 @@ export function cosignerFromEnv(d: { config: Config; db: Db; chain: PublicClient
 }
 
 /**
- * The executor signing service beside the co-signer: hosted agents' executor keys sealed under
- * EXECUTOR_KEYS_SECRET (a fixed public secret on the devnet). null without a secret (live hosted
- * agents then answer SIGNER_REQUIRED).
+ * The executor signing service (its own process, never the co-signer's): hosted agents' executor
+ * keys sealed under EXECUTOR_KEYS_SECRET (a fixed public secret on the devnet), and its own pins to
+ * read what a redeem pays. null without a secret (live hosted agents then answer SIGNER_REQUIRED).
  */
 export function executorsFromConfig(d: { config: Config; db: Db; clock: () => number; chain?: PublicClient }): ExecutorPort | null {
   const c = d.config;
   if (!c.executorKeysSecret) return null;
   const stockTokens = Object.values(c.tokens).filter((t) => t.kind === "stock").map((t) => t.address);
-  return createExecutorKeys({ db: d.db, secret: c.executorKeysSecret, chainId: c.chainId, clock: d.clock, delegationManager: c.contracts.delegationManager, stockTokens, chain: d.chain });
+  const payout = { router: c.contracts.universalRouter, launchpad: c.contracts.launchpad, weth: c.tokens.WETH!.address, feeRecipient: c.feeRecipient };
+  return createExecutorKeys({ db: d.db, secret: c.executorKeysSecret, chainId: c.chainId, clock: d.clock, delegationManager: c.contracts.delegationManager, stockTokens, chain: d.chain, payout });
 }

@@ -56,6 +56,13 @@ const envSchema = {
   COSIGNER_TOKEN: z.string().min(32, "must be at least 32 characters").optional(),
   /** Where `npm run cosigner` listens (127.0.0.1 only). */
   COSIGNER_PORT: port.optional(),
+  /** The co-signer's own store (`npm run cosigner`): a database no other process can read. */
+  COSIGNER_DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, "must be a postgres:// or postgresql:// URL").optional(),
+  /** The executor signing service (`npm run executors`): its URL, bearer secret, port and own store. */
+  EXECUTORS_URL: url.optional(),
+  EXECUTORS_TOKEN: z.string().min(32, "must be at least 32 characters").optional(),
+  EXECUTORS_PORT: port.optional(),
+  EXECUTORS_DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, "must be a postgres:// or postgresql:// URL").optional(),
   REQUIRE_PARTNER_AGENT: bool.default("false"),
   SUBMIT_ENABLED: bool.default("true"),
   /** Fast mode (live/fast) is opt-in for an operator: on by default on the devnet only. */
@@ -194,6 +201,13 @@ export type Config = {
   cosignerUrl: string | null;
   cosignerToken: string | null;
   cosignerPort: number;
+  /** The co-signer's own store; null: PGlite in DATA_DIR/cosigner (the devnet only). */
+  cosignerDatabaseUrl: string | null;
+  /** The executor signing service's URL and bearer secret (null: none, live hosted agents answer SIGNER_REQUIRED), its port and own store. */
+  executorsUrl: string | null;
+  executorsToken: string | null;
+  executorsPort: number;
+  executorsDatabaseUrl: string | null;
   authDomain: string | null;
   allowedHosts: string[];
   requirePartnerAgent: boolean;
@@ -278,6 +292,8 @@ export function loadConfig(source: Record<string, string | undefined> = process.
   if (env.COSIGNER_URL && !env.COSIGNER_TOKEN) throw new ConfigError("COSIGNER_TOKEN", "required with COSIGNER_URL (the co-signer answers only the API holding it)");
   const cosigner = env.COSIGNER_ADDRESS ?? (universe.devnet?.accounts.cosigner ? getAddress(universe.devnet.accounts.cosigner) : null);
   if (env.COSIGNER_URL && !cosigner) throw new ConfigError("COSIGNER_ADDRESS", "required with COSIGNER_URL off the devnet (the address the service publishes)");
+  if (env.EXECUTORS_URL && !env.EXECUTORS_TOKEN) throw new ConfigError("EXECUTORS_TOKEN", "required with EXECUTORS_URL (the executor signing service answers only the API holding it)");
+  if (!devnet) assertSignersApart(source, env);
   // The sign-in domain is never taken from a Host header; on the devnet it defaults to localhost.
   const authDomain = env.AUTH_DOMAIN ?? (devnet ? `localhost:${env.PORT}` : null);
   const allowedHosts = env.ALLOWED_HOSTS ?? [
@@ -318,6 +334,11 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     cosignerUrl: env.COSIGNER_URL ?? null,
     cosignerToken: env.COSIGNER_TOKEN ?? null,
     cosignerPort: env.COSIGNER_PORT ?? 42090,
+    cosignerDatabaseUrl: env.COSIGNER_DATABASE_URL ?? null,
+    executorsUrl: env.EXECUTORS_URL ?? null,
+    executorsToken: env.EXECUTORS_TOKEN ?? null,
+    executorsPort: env.EXECUTORS_PORT ?? 42091,
+    executorsDatabaseUrl: env.EXECUTORS_DATABASE_URL ?? null,
     authDomain,
     allowedHosts,
     requirePartnerAgent: env.REQUIRE_PARTNER_AGENT,
@@ -348,6 +369,33 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       ceilingSeasons: env.LEAGUE_RESERVE_CEILING_SEASONS ?? 4,
     },
   };
+}
+
+/**
+ * Off the devnet the two halves of a session's 2-of-2 never meet: a process holding the
+ * co-signer's key holds no executor key, the two signing services keep different stores (a store
+ * is a database: host, port and name) and neither is the API's, and their bearer secrets differ.
+ * Whoever owns one process then signs half of what moves a wallet, never both.
+ */
+function assertSignersApart(source: Record<string, string | undefined>, env: Env): void {
+  const apart = "the co-signer and the executor signing service run apart: `npm run cosigner` with COSIGNER_KEY, COSIGNER_TOKEN and COSIGNER_DATABASE_URL; `npm run executors` with EXECUTOR_KEYS_SECRET, EXECUTORS_TOKEN and EXECUTORS_DATABASE_URL";
+  if (source.COSIGNER_KEY && env.EXECUTOR_KEYS_SECRET) throw new ConfigError("EXECUTOR_KEYS_SECRET", `set beside COSIGNER_KEY: one process would hold both halves of every session's 2-of-2. ${apart}`);
+  if (env.COSIGNER_TOKEN && env.COSIGNER_TOKEN === env.EXECUTORS_TOKEN) throw new ConfigError("EXECUTORS_TOKEN", `the same secret as COSIGNER_TOKEN. ${apart}`);
+  const stores: [string, string | undefined][] = [["COSIGNER_DATABASE_URL", env.COSIGNER_DATABASE_URL], ["EXECUTORS_DATABASE_URL", env.EXECUTORS_DATABASE_URL], ["DATABASE_URL", env.DATABASE_URL]];
+  for (const [i, [name, a]] of stores.entries()) {
+    for (const [other, b] of stores.slice(i + 1)) {
+      if (a && b && sameDatabase(a, b)) throw new ConfigError(name, `names the same database as ${other}: each signing service keeps a store of its own. ${apart}`);
+    }
+  }
+}
+
+/** Two PostgreSQL URLs naming one database (host, port and database name; users and passwords aside). */
+export function sameDatabase(a: string, b: string): boolean {
+  const key = (u: string) => {
+    const x = new URL(u);
+    return `${x.hostname.toLowerCase()}:${x.port || "5432"}/${decodeURIComponent(x.pathname.slice(1)) || decodeURIComponent(x.username)}`;
+  };
+  return key(a) === key(b);
 }
 
 function aiConfigOf(env: Env, devnet: boolean): AiConfig {

@@ -7,6 +7,7 @@ import {
   createLimitedCallsTerms,
   createLogicalOrWrapperArgs,
   createLogicalOrWrapperTerms,
+  createNativeBalanceChangeTerms,
   createNativeTokenPeriodTransferTerms,
   createNonceTerms,
   createRedeemerTerms,
@@ -17,7 +18,7 @@ import {
   hashDelegation,
   ROOT_AUTHORITY,
 } from "@metamask/delegation-core";
-import { decodeAbiParameters, decodeFunctionData, encodeAbiParameters, encodeFunctionData, encodePacked, hexToBigInt, slice, getAddress, pad, parseAbi, toFunctionSelector, toHex, type Address, type Hex } from "viem";
+import { decodeAbiParameters, decodeFunctionData, encodeAbiParameters, encodeFunctionData, encodePacked, hexToBigInt, hexToBytes, slice, getAddress, pad, parseAbi, toFunctionSelector, toHex, type Address, type Hex } from "viem";
 import { delegationManagerAbi, delegationTypes } from "../abis/delegation.js";
 
 /**
@@ -32,8 +33,13 @@ export type Delegation = { delegate: Address; delegator: Address; authority: Hex
 export type Execution = { target: Address; value: bigint; callData: Hex };
 
 export { ROOT_AUTHORITY };
-/** ERC-7579 single call, default (reverting) execution: the only mode sessions use. */
+/** ERC-7579 single call, default (reverting) execution: the only mode sessions redeem in. */
 export const SINGLE_DEFAULT_MODE = `0x${"00".repeat(32)}` as Hex;
+/** ERC-7579 batch call, default execution: only inside the wallet's own `execute` (walletBatch). */
+export const BATCH_DEFAULT_MODE = `0x01${"00".repeat(31)}` as Hex;
+/** The 7702 delegator's ERC-7579 `execute(bytes32 mode, bytes executionCalldata)` (onlyEntryPointOrSelf). */
+export const walletExecuteAbi = parseAbi(["function execute(bytes32 mode, bytes executionCalldata)"]);
+const EXECUTIONS_ABI = [{ type: "tuple[]", components: [{ name: "target", type: "address" }, { name: "value", type: "uint256" }, { name: "callData", type: "bytes" }] }] as const;
 /** Universal Router `execute(bytes,bytes[],uint256)` and Permit2 `approve(address,address,uint160,uint48)`. */
 export const ROUTER_EXECUTE_SELECTOR = "0x3593564c" as const;
 export const PERMIT2_APPROVE_SELECTOR = "0x87517c45" as const;
@@ -122,33 +128,90 @@ export function withGroup(d: Delegation, group: number, sizes: readonly number[]
 /** The launchpad's `buy(token, minTokensOut, to)` and `sell(token, tokensIn, minEthOut, to)`. */
 export const CURVE_BUY_SELECTOR = toFunctionSelector("buy(address,uint256,address)");
 export const CURVE_SELL_SELECTOR = toFunctionSelector("sell(address,uint256,uint256,address)");
-/** Byte offsets of `to` in buy and sell calldata (selector + static words before it). */
-const BUY_TO_AT = 4 + 32 * 2;
-const SELL_TO_AT = 4 + 32 * 3;
+
+/** `abi.encode(Execution[])`, the ERC-7579 batch encoding (ExecutionLib.decodeBatch's input). */
+export const encodeBatch = (executions: Execution[]): Hex => encodeAbiParameters(EXECUTIONS_ABI, [executions.map((e) => ({ target: e.target, value: e.value, callData: e.callData }))]);
+
+/**
+ * One single-call execution that runs `executions` in order, all or none: the wallet calling its
+ * own ERC-7579 `execute(BATCH_DEFAULT_MODE, abi.encode(executions))` (the 7702 delegator allows
+ * calls from itself). The delegation manager sees one single call, so a root can keep its
+ * single-mode pins (AllowedTargets, AllowedCalldata, ...), which revert in batch mode.
+ */
+export function walletBatch(wallet: Address, executions: Execution[]): Execution {
+  return { target: getAddress(wallet), value: 0n, callData: encodeFunctionData({ abi: walletExecuteAbi, functionName: "execute", args: [BATCH_DEFAULT_MODE, encodeBatch(executions)] }) };
+}
+
+/**
+ * The calls of a walletBatch execution: null unless it is the wallet (`wallet`, when given)
+ * calling its own `execute` in batch-default mode, with no ETH, canonically encoded. decodeBatch
+ * trusts offsets and lengths (DF documents/Security.md): a batch that does not re-encode to the
+ * same bytes may decode otherwise on chain, so it is not read at all.
+ */
+export function readWalletBatch(e: Execution, wallet?: Address): Execution[] | null {
+  try {
+    if ((wallet && getAddress(e.target) !== getAddress(wallet)) || e.value !== 0n) return null;
+    const { args } = decodeFunctionData({ abi: walletExecuteAbi, data: e.callData });
+    if (args[0].toLowerCase() !== BATCH_DEFAULT_MODE) return null;
+    const [items] = decodeAbiParameters(EXECUTIONS_ABI, args[1]);
+    const calls = items.map((i) => ({ target: getAddress(i.target), value: i.value, callData: i.callData }));
+    return walletBatch(e.target, calls).callData.toLowerCase() === e.callData.toLowerCase() ? calls : null;
+  } catch {
+    return null;
+  }
+}
 
 export type CurveRootBounds = Omit<RootBounds, "router" | "permit2"> & { launchpad: Address; feeRecipient: Address; wallet: Address; tokens: Address[] };
 
 /**
- * A session's curve root (wallet -> co-signer): the launchpad curve is no router call, so it gets
- * a root of its own. LogicalOrWrapper groups: 0 = plain ETH to the fee recipient (empty calldata);
- * then per curve token 1 + 2i = `buy(token, _, wallet)` and 2 + 2i = `sell(token, _, _, wallet)`,
- * token and recipient pinned by AllowedCalldata. Then the root's own bounds (value, expiry, calls,
- * nonce, the executor as the only redeemer, the ETH day cap). A curve trade redeems it twice in
- * one transaction: the fee, then the trade, each under a leaf of its own.
+ * A session's curve root (wallet -> co-signer). A curve trade is one walletBatch of two calls,
+ * [plain ETH to the fee recipient, the launchpad's buy or sell]: the fee and the trade are one
+ * execution, redeemed together or not at all. LogicalOrWrapper groups, per curve token
+ * 2i = buy, 2i + 1 = sell: the wallet as target, and its calldata pinned byte for byte except the
+ * two ETH values and the trade's amounts (curveBatchPins): mode, every offset and length of the
+ * batch (so decodeBatch reads what the pins saw), the fee recipient with empty calldata first, then
+ * the launchpad, the method, the token and the wallet as recipient. Then the root's bounds: no ETH
+ * on the outer call, the wallet's ETH decrease per trade (NativeBalanceChange: fee and buy
+ * together), expiry, calls, nonce, the executor as the only redeemer. The ETH day cap
+ * (NativeTokenPeriodTransfer) counts the outer call's value, always 0 here: it is the co-signer's.
  */
 export function curveRootCaveats(b: CurveRootBounds, enforcers: Enforcers): Caveat[] {
-  const targets = (a: Address) => caveat(need(enforcers, "AllowedTargetsEnforcer"), createAllowedTargetsTerms({ targets: [a] }));
-  const methods = (s: Hex) => caveat(need(enforcers, "AllowedMethodsEnforcer"), createAllowedMethodsTerms({ selectors: [s] }));
-  const word = (at: number, a: Address) => caveat(need(enforcers, "AllowedCalldataEnforcer"), createAllowedCalldataTerms({ startIndex: at, value: encodeAbiParameters([{ type: "address" }], [a]) }));
-  const groups = [
-    [targets(b.feeRecipient), caveat(need(enforcers, "ExactCalldataEnforcer"), createExactCalldataTerms({ calldata: new Uint8Array(0) }))],
-    ...b.tokens.flatMap((t) => [
-      [targets(b.launchpad), methods(CURVE_BUY_SELECTOR), word(4, t), word(BUY_TO_AT, b.wallet)],
-      [targets(b.launchpad), methods(CURVE_SELL_SELECTOR), word(4, t), word(SELL_TO_AT, b.wallet)],
-    ]),
+  const targets = caveat(need(enforcers, "AllowedTargetsEnforcer"), createAllowedTargetsTerms({ targets: [getAddress(b.wallet)] }));
+  const pin = (p: { start: number; value: Hex }) => caveat(need(enforcers, "AllowedCalldataEnforcer"), createAllowedCalldataTerms({ startIndex: p.start, value: p.value }));
+  const groups = b.tokens.flatMap((t) => [true, false].map((buy) => [targets, ...curveBatchPins(b, t, buy).map(pin)]));
+  return [
+    logicalOr(groups, enforcers),
+    caveat(need(enforcers, "ValueLteEnforcer"), createValueLteTerms({ maxValue: 0n })),
+    caveat(need(enforcers, "NativeBalanceChangeEnforcer"), createNativeBalanceChangeTerms({ recipient: b.wallet, balance: b.maxValueWei, changeType: 1 })),
+    ...boundCaveats({ ...b, dayValueWei: null }, enforcers).slice(1),
   ];
-  return [logicalOr(groups, enforcers), ...boundCaveats(b, enforcers)];
 }
+
+/**
+ * The fixed byte ranges of a curve trade's walletBatch calldata: the encoding of [fee, trade]
+ * with every free word (the two values, the trade's amounts) at 0 and again at all ones; the
+ * ranges where both agree are what the root pins.
+ */
+export function curveBatchPins(b: { launchpad: Address; feeRecipient: Address; wallet: Address }, token: Address, buy: boolean): { start: number; value: Hex }[] {
+  const at = (n: bigint) => {
+    const call = buy ? encodeFunctionData({ abi: curveAbi, functionName: "buy", args: [token, n, b.wallet] }) : encodeFunctionData({ abi: curveAbi, functionName: "sell", args: [token, n, n, b.wallet] });
+    return hexToBytes(walletBatch(b.wallet, [{ target: b.feeRecipient, value: n, callData: "0x" }, { target: b.launchpad, value: n, callData: call }]).callData);
+  };
+  const [lo, hi] = [at(0n), at(2n ** 256n - 1n)];
+  const out: { start: number; value: Hex }[] = [];
+  for (let i = 0; i < lo.length; ) {
+    if (lo[i] !== hi[i]) {
+      i++;
+      continue;
+    }
+    let j = i;
+    while (j < lo.length && lo[j] === hi[j]) j++;
+    out.push({ start: i, value: toHex(lo.slice(i, j)) });
+    i = j;
+  }
+  return out;
+}
+const curveAbi = parseAbi(["function buy(address token, uint256 minTokensOut, address to)", "function sell(address token, uint256 tokensIn, uint256 minEthOut, address to)"]);
 
 /** A LogicalOrWrapper over caveat groups. delegation-core takes empty bytes as a Uint8Array ("0x" is not a hex string to it). */
 function logicalOr(groups: Caveat[][], enforcers: Enforcers): Caveat {
@@ -156,9 +219,9 @@ function logicalOr(groups: Caveat[][], enforcers: Enforcers): Caveat {
   return caveat(need(enforcers, "LogicalOrWrapperEnforcer"), createLogicalOrWrapperTerms({ caveatGroups: groups.map((g) => g.map((c) => ({ enforcer: c.enforcer, terms: bytes(c.terms), args: bytes(c.args) }))) }));
 }
 
-/** Group sizes of a curve root over `tokens` curve tokens, and which group a call uses. */
-export const curveGroupSizes = (tokens: number): number[] => [2, ...Array.from({ length: tokens * 2 }, () => 4)];
-export const curveGroupOf = (tokenIndex: number, buy: boolean | null): number => (buy === null ? 0 : 1 + 2 * tokenIndex + (buy ? 0 : 1));
+/** Group sizes of a curve root over `tokens` curve tokens (target + pins), and which group a trade uses. */
+export const curveGroupSizes = (tokens: number): number[] => Array.from({ length: tokens * 2 }, () => 5);
+export const curveGroupOf = (tokenIndex: number, buy: boolean): number => 2 * tokenIndex + (buy ? 0 : 1);
 
 /**
  * The leaf's caveats: exactly this execution (target, value, calldata), before `before`, once
@@ -233,11 +296,12 @@ const DELEGATIONS_ABI = [
 ] as const;
 
 /**
- * What a `redeemDelegations` call redeems: each item's delegation chain (leaf first, root last)
- * and its single-call execution. null for other calldata, another mode than single-default, or
+ * What a `redeemDelegations` call redeems: each item's delegation chain (leaf first, root last),
+ * its single-call execution, and the calls that execution makes (the root delegator's walletBatch
+ * read back, else the execution itself). null for other calldata, another mode than single-default, or
  * bytes that do not decode: a reader that cannot read refuses.
  */
-export function readRedeem(data: Hex): { chain: Delegation[]; execution: Execution }[] | null {
+export function readRedeem(data: Hex): { chain: Delegation[]; execution: Execution; calls: Execution[] }[] | null {
   try {
     const { functionName, args } = decodeFunctionData({ abi: delegationManagerAbi, data });
     if (functionName !== "redeemDelegations") return null;
@@ -251,7 +315,10 @@ export function readRedeem(data: Hex): { chain: Delegation[]; execution: Executi
       const [decoded] = decodeAbiParameters(DELEGATIONS_ABI, ctx);
       if (decoded.length > REDEEM_BOUNDS.chain || decoded.some((d) => d.caveats.length > REDEEM_BOUNDS.caveats)) throw new Error("over the bounds");
       const chain = decoded.map((d) => ({ delegate: getAddress(d.delegate), delegator: getAddress(d.delegator), authority: d.authority, caveats: d.caveats.map((v) => ({ enforcer: getAddress(v.enforcer), terms: v.terms, args: v.args })), salt: d.salt, signature: d.signature }));
-      return { chain, execution: { target: getAddress(slice(c, 0, 20)), value: hexToBigInt(slice(c, 20, 52)), callData: (c.length > 106 ? slice(c, 52) : "0x") as Hex } };
+      const execution = { target: getAddress(slice(c, 0, 20)), value: hexToBigInt(slice(c, 20, 52)), callData: (c.length > 106 ? slice(c, 52) : "0x") as Hex };
+      // A curve trade's execution is the root delegator's own batch: its calls are what moves value.
+      const root = chain.at(-1);
+      return { chain, execution, calls: (root && readWalletBatch(execution, root.delegator)) ?? [execution] };
     });
   } catch {
     return null;

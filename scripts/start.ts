@@ -29,6 +29,7 @@ import { dropIndexerBuild, judge, openIndexerDb, readCheckpoint, releaseDeadLock
 import { indexerSchema } from "./indexerSchema.js";
 import { cleanLeftovers, removePids, writePids, type StackPids } from "./pidFile.js";
 import { IndexerSupervisor } from "./supervisor.js";
+import { startSigners } from "./signers.js";
 
 /** Human lines for the terminal. */
 const say = (msg: string) => console.log(`[start] ${msg}`);
@@ -142,7 +143,10 @@ function ponderArgs(config: Config): string[] {
   return args;
 }
 
-function spawnPonder(config: Config, schema: string, anvil: Anvil | null, shieldUrl: string | null): ChildProcess {
+type Signers = Awaited<ReturnType<typeof startSigners>>;
+
+function spawnPonder(config: Config, schema: string, anvil: Anvil | null, shieldUrl: string | null, signers: Signers | null): ChildProcess {
+  const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => !signers?.withheld.includes(k)));
   return spawnDyingWithParent(process.execPath, ponderArgs(config), {
     cwd: ROOT,
     stdio: ["ignore", "inherit", "inherit"],
@@ -150,7 +154,8 @@ function spawnPonder(config: Config, schema: string, anvil: Anvil | null, shield
     // indexer once and waits for it (a second signal would make Ponder skip releasing its lock).
     detached: true,
     env: {
-      ...process.env,
+      ...inherited,
+      ...signers?.apiEnv,
       ANVIL_PORT: String(config.anvilPort),
       PORT: String(config.opsPort),
       OPS_PORT: String(config.opsPort),
@@ -189,6 +194,7 @@ async function main() {
 
   let anvil: Anvil | null = null;
   let supervisor: IndexerSupervisor | null = null;
+  let signers: Signers | null = null;
   let goodStateTimer: NodeJS.Timeout | null = null;
   let gaveUp: string | null = null;
   let stopping = false;
@@ -198,6 +204,7 @@ async function main() {
     say("stopping...");
     if (goodStateTimer) clearInterval(goodStateTimer);
     await supervisor?.stop();
+    await signers?.stop();
     await anvil?.stop();
     removePids(config.dataDir);
     say("stopped");
@@ -233,13 +240,20 @@ async function main() {
     say(`devnet: Shield stand-in on ${shieldUrl}`);
   }
 
+  // The devnet's co-signer and executor signing service: two child processes the API reaches over
+  // HTTP (off the devnet the operator runs them, and the API is given COSIGNER_URL and EXECUTORS_URL).
+  if (config.devnet && !config.cosignerUrl && !config.executorsUrl) {
+    signers = await startSigners(config, { log: (e) => event("warn", e), onGiveUp: (reason) => (event("error", { msg: "giving up on a signing service", reason }), void stop(1)) });
+    say(`devnet: co-signer on ${signers.apiEnv.COSIGNER_URL}, executor signing service on ${signers.apiEnv.EXECUTORS_URL} (each its own process, secret and store)`);
+  }
+
   const schema = indexerSchema(config);
   await reconcileIndexer(config, schema, leftovers.deadIndexerSchema);
   pids.schema = schema;
 
   supervisor = new IndexerSupervisor({
     spawnIndexer: () => {
-      const child = spawnPonder(config, schema, anvil, shieldUrl);
+      const child = spawnPonder(config, schema, anvil, shieldUrl, signers);
       pids.indexer = child.pid;
       writePids(config.dataDir, pids);
       return child;

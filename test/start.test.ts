@@ -99,9 +99,16 @@ describe("npm start", () => {
     const chain = createPublicClient({ transport: http(`http://127.0.0.1:${anvilPort}`) });
     expect(await chain.getChainId()).toBe(4663);
     const blockBefore = await chain.getBlockNumber();
+    // The co-signer and the executor signing service run as their own processes; the API reaches
+    // the executor service over HTTP: a live agent's executor is made there and kept in its store.
+    const [, cosignerPort, executorsPort] = /co-signer on http:\/\/127\.0\.0\.1:(\d+), executor signing service on http:\/\/127\.0\.0\.1:(\d+)/.exec(first.out())!.map(Number);
+    const live = await call(env, "POST", "/api/v1/hosted", { brain: "rule", params: { targets: { ETH: 0.5, USDG: 0.5 } }, interval_s: 60, pairs: ["ETH/USDG"], limits: { max_trade_usd: 20, max_day_usd: 40, max_position_usd: 100 }, mode: "live" }, { authorization: `Bearer ${firstKey.api_key}` });
+    expect(live.status, JSON.stringify(live.json)).toBe(201);
 
     first.child.kill("SIGTERM");
     expect(await first.exited).toBe(0);
+    expect(await closed(cosignerPort!)).toBe(true);
+    expect(await closed(executorsPort!)).toBe(true);
     expect(await closed(port)).toBe(true);
     expect(await closed(opsPort)).toBe(true);
     expect(await closed(anvilPort)).toBe(true);
@@ -116,6 +123,9 @@ describe("npm start", () => {
     // The app store was closed cleanly: the key issued before the stop still works, and the next
     // key's id follows it (an unclosed PGlite jumps its sequences by 32).
     expect((await call(env, "GET", "/api/v1/auth/me", undefined, { authorization: `Bearer ${firstKey.api_key}` })).status).toBe(200);
+    // The executor's sealed key outlived the restart in the signing service's own store.
+    const view = await call(env, "GET", `/api/v1/hosted/${live.json.id}/executor`, undefined, { authorization: `Bearer ${firstKey.api_key}` });
+    expect(view.json).toMatchObject({ executor: live.json.executor, executor_attestation: { executor: live.json.executor } });
     expect((await signIn(env)).key_id).toBe(firstKey.key_id + 1);
     second.child.kill("SIGINT");
     expect(await second.exited).toBe(0);

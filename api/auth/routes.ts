@@ -1,4 +1,4 @@
-import { Hono, type Context } from "hono";
+import { Hono, type Context, type MiddlewareHandler } from "hono";
 import type { AppEnv } from "../deps.js";
 import { Refusal } from "../errors/index.js";
 import type { HttpKit } from "../http/kit.js";
@@ -19,20 +19,23 @@ export function authRoutes(s: Pick<Services, "signIn">, http: HttpKit) {
       if (err instanceof Refusal && (err.code === "BAD_SIGNATURE" || err.code === "CHALLENGE_EXPIRED")) await countFailedAuth(limiter, clientAddr);
       throw err;
     });
-  const notLocked = (clientAddr: string) => notLockedOut(limiter, clientAddr);
+  // Checked before the sign-in buckets: a locked-out client's attempts spend nothing, the
+  // instance-wide bucket included.
+  const notLocked: MiddlewareHandler<AppEnv> = async (c, next) => {
+    await notLockedOut(limiter, c.get("clientAddr"));
+    await next();
+  };
   // The host guard has vetted Host: it is one this server answers for.
   const hostOf = (c: Context<AppEnv>) => c.req.header("host") ?? "";
-  app.post("/challenge", ...signInLimits, async (c) => c.json(await createChallenge(d, c.get("body"), hostOf(c))));
+  app.post("/challenge", ...signInLimits, async (c) => c.json(await createChallenge(d, c.get("body"), hostOf(c), c.get("clientAddr"))));
 
-  app.post("/verify", ...signInLimits, async (c) => {
-    await notLocked(c.get("clientAddr"));
-    return c.json(await failedAuth(() => verifySignIn(d, c.get("body"), c.get("clientAddr"), hostOf(c)), c.get("clientAddr")) as object);
-  });
+  app.post("/verify", notLocked, ...signInLimits, async (c) =>
+    c.json(await failedAuth(() => verifySignIn(d, c.get("body"), c.get("clientAddr"), hostOf(c)), c.get("clientAddr")) as object),
+  );
 
-  app.post("/revoke-all", ...signInLimits, async (c) => {
-    await notLocked(c.get("clientAddr"));
-    return c.json(await failedAuth(() => revokeAll(d, c.get("body"), hostOf(c)), c.get("clientAddr")) as object);
-  });
+  app.post("/revoke-all", notLocked, ...signInLimits, async (c) =>
+    c.json(await failedAuth(() => revokeAll(d, c.get("body"), hostOf(c), c.get("clientAddr")), c.get("clientAddr")) as object),
+  );
 
   // A sanctioned wallet's key may still revoke itself; everything else it asks is refused.
   app.get("/me", http.keyed, async (c) => {

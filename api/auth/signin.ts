@@ -51,8 +51,13 @@ export async function assertNotSanctioned(d: Pick<SignInDeps, "chain" | "config"
   if (sanctioned) throw new Refusal("SANCTIONED", `${field} ${address} is on the sanctions list`, { address, field });
 }
 
-/** `host`: the Host the challenge was asked on (one the server answers for); a revoke-all challenge is good only there. */
-export async function createChallenge(d: SignInDeps, body: Record<string, unknown>, host: string) {
+/**
+ * `host`: the Host the challenge was asked on (one the server answers for); a revoke-all challenge
+ * is good only there. `clientAddr`: who asked (api/http/guards.ts). At most five are open per
+ * wallet and client: a sixth retires that client's oldest, never another client's, so nobody can
+ * keep a wallet from signing in by asking challenges for it.
+ */
+export async function createChallenge(d: SignInDeps, body: Record<string, unknown>, host: string, clientAddr: string) {
   if (!d.config.authDomain) throw new Refusal("AUTH_DOMAIN_UNSET", "this server has no sign-in domain configured");
   const address = parseWallet(body.address);
   if (body.purpose !== undefined && body.purpose !== "revoke-all") throw new Refusal("BAD_REQUEST", "purpose may only be revoke-all");
@@ -76,15 +81,14 @@ export async function createChallenge(d: SignInDeps, body: Record<string, unknow
     ...(purpose === "revoke-all" ? { requestId: "revoke-all" } : {}),
   });
   await d.db.tx(async (tx) => {
-    await tx.query("INSERT INTO app.challenges (nonce, wallet, purpose, message, issued_at, expires_at, host) VALUES ($1, $2, $3, $4, $5, $6, $7)", [
-      nonce, address.toLowerCase(), purpose, message, issuedAt, expiresAt, host.toLowerCase(),
+    await tx.query("INSERT INTO app.challenges (nonce, wallet, purpose, message, issued_at, expires_at, host, client_addr) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)", [
+      nonce, address.toLowerCase(), purpose, message, issuedAt, expiresAt, host.toLowerCase(), clientAddr,
     ]);
-    // At most five open per wallet: a sixth retires the oldest open one.
     await tx.query(
       `UPDATE app.challenges SET used_at = $2 WHERE nonce IN (
-         SELECT nonce FROM app.challenges WHERE wallet = $1 AND used_at IS NULL AND expires_at > $2
+         SELECT nonce FROM app.challenges WHERE wallet = $1 AND client_addr = $3 AND used_at IS NULL AND expires_at > $2
          ORDER BY issued_at DESC, nonce OFFSET ${MAX_OPEN_CHALLENGES})`,
-      [address.toLowerCase(), issuedAt],
+      [address.toLowerCase(), issuedAt, clientAddr],
     );
   });
   return {
@@ -98,7 +102,7 @@ export async function createChallenge(d: SignInDeps, body: Record<string, unknow
     then:
       purpose === "revoke-all"
         ? "Sign message with personal_sign and POST /api/v1/auth/revoke-all {address, signature, nonce} within 300 s."
-        : "Check the domain, chain id 4663 and your address in message, sign it with personal_sign and POST /api/v1/auth/verify {address, signature} within 300 s.",
+        : "Check the domain, chain id 4663 and your address in message, sign it with personal_sign and POST /api/v1/auth/verify {address, signature, nonce} within 300 s.",
     uri,
     version: "1",
     statement,
@@ -107,28 +111,30 @@ export async function createChallenge(d: SignInDeps, body: Record<string, unknow
 }
 
 /**
- * Finds the open challenge (newest first, or the one named) whose message the signature recovers
- * to `address`, and uses it up atomically. 401 CHALLENGE_EXPIRED when none is open, 401
- * BAD_SIGNATURE when none matches (the challenges stay open for the real wallet).
+ * How many other clients' open challenges a verify without a nonce tries (newest first) after the
+ * asking client's own (at most five). Each try is one signature recovery, ~1–3.5 ms of CPU with
+ * viem here, so a verify costs at most 21 (≤ ~75 ms) however many challenges an attacker opened
+ * for the wallet. Past the bound only the nonce finds a challenge; the refusal says so.
+ */
+export const MAX_TRIED_OTHERS = 16;
+
+/**
+ * Finds the open challenge (the one named; without a nonce the asking client's own, then the
+ * MAX_TRIED_OTHERS newest of other clients', newest first) whose message the signature recovers to
+ * `address`, and uses it up atomically. 401 CHALLENGE_EXPIRED when none is open, 401 BAD_SIGNATURE
+ * when none matches (the challenges stay open for the real wallet).
  *
  * A revoke-all challenge is open only on the host that issued it (SPEC "Authentication" 4).
  * Asked on another served host it is CHALLENGE_EXPIRED, SPEC's "no open challenge for the
  * address": none is open there. Not BAD_SIGNATURE (the signature is good) nor UNKNOWN_HOST (421
  * is for a host the server does not answer for; this one it does).
  */
-async function consumeChallenge(d: SignInDeps, address: Address, signature: Hex, purpose: Purpose, nonce: unknown, host: string): Promise<void> {
+async function consumeChallenge(d: SignInDeps, address: Address, signature: Hex, purpose: Purpose, nonce: unknown, host: string, clientAddr: string): Promise<void> {
   if (nonce !== undefined && (typeof nonce !== "string" || !/^[A-Za-z0-9]{8,128}$/.test(nonce))) throw new Refusal("BAD_REQUEST", "nonce must be the challenge's nonce");
-  const t = now(d);
-  const params: unknown[] = [address.toLowerCase(), purpose, t];
-  const named = nonce === undefined ? "" : `AND nonce = $${params.push(nonce)}`;
-  const onHost = purpose === "revoke-all" ? `AND host = $${params.push(host.toLowerCase())}` : "";
-  const open = await d.db.query<{ nonce: string; message: string }>(
-    `SELECT nonce, message FROM app.challenges WHERE wallet = $1 AND purpose = $2 AND used_at IS NULL AND expires_at > $3
-     ${named} ${onHost} ORDER BY issued_at DESC, nonce LIMIT ${MAX_OPEN_CHALLENGES}`,
-    params,
-  );
+  const open = await openChallenges(d, address, purpose, nonce as string | undefined, host, clientAddr);
+  const onHost = purpose === "revoke-all" ? " on this host" : "";
   if (open.length === 0) {
-    throw new Refusal("CHALLENGE_EXPIRED", `no open ${purpose} challenge for ${address}${onHost ? " on this host" : ""} (expired or used${onHost ? ", or issued on another host" : ""}): ask for a new one`);
+    throw new Refusal("CHALLENGE_EXPIRED", `no open ${purpose} challenge for ${address}${onHost} (expired or used${onHost ? ", or issued on another host" : ""}): ask for a new one`);
   }
   for (const c of open) {
     let signer: Address;
@@ -138,11 +144,33 @@ async function consumeChallenge(d: SignInDeps, address: Address, signature: Hex,
       break;
     }
     if (signer !== address) continue;
-    const used = await d.db.query("UPDATE app.challenges SET used_at = $2 WHERE nonce = $1 AND used_at IS NULL RETURNING nonce", [c.nonce, t]);
+    const used = await d.db.query("UPDATE app.challenges SET used_at = $2 WHERE nonce = $1 AND used_at IS NULL RETURNING nonce", [c.nonce, now(d)]);
     if (used.length === 1) return;
     throw new Refusal("CHALLENGE_EXPIRED", "that challenge was just used: ask for a new one");
   }
-  throw new Refusal("BAD_SIGNATURE", "the signature does not recover to this address for any open challenge");
+  // Others' challenges were open: the signed one may be past the bound, or asked from another address.
+  const crowded = nonce === undefined && open.some((c) => !c.own);
+  throw new Refusal(
+    "BAD_SIGNATURE",
+    crowded
+      ? "the signature does not recover to this address for the open challenges tried; other clients hold open challenges for this wallet, so send the signed challenge's nonce with the signature"
+      : "the signature does not recover to this address for any open challenge",
+  );
+}
+
+/** The candidates consumeChallenge tries, in order; `own`: asked by this client. */
+async function openChallenges(d: SignInDeps, address: Address, purpose: Purpose, nonce: string | undefined, host: string, clientAddr: string) {
+  const params: unknown[] = [address.toLowerCase(), purpose, now(d), clientAddr];
+  const onHost = purpose === "revoke-all" ? `AND host = $${params.push(host.toLowerCase())}` : "";
+  const open = `SELECT nonce, message, issued_at, client_addr IS NOT DISTINCT FROM $4 AS own FROM app.challenges
+    WHERE wallet = $1 AND purpose = $2 AND used_at IS NULL AND expires_at > $3 ${onHost}`;
+  if (nonce !== undefined) return d.db.query<{ nonce: string; message: string; own: boolean }>(`${open} AND nonce = $${params.push(nonce)}`, params);
+  return d.db.query<{ nonce: string; message: string; own: boolean }>(
+    `(${open} AND client_addr IS NOT DISTINCT FROM $4 ORDER BY issued_at DESC, nonce LIMIT ${MAX_OPEN_CHALLENGES})
+     UNION ALL (${open} AND client_addr IS DISTINCT FROM $4 ORDER BY issued_at DESC, nonce LIMIT ${MAX_TRIED_OTHERS})
+     ORDER BY own DESC, issued_at DESC, nonce`,
+    params,
+  );
 }
 
 /** Partner agent lookup in the vault; `check` says why it could not be read. */
@@ -173,7 +201,7 @@ export async function verifySignIn(d: SignInDeps, body: Record<string, unknown>,
   const address = parseWallet(body.address);
   const signature = parseSignature(body.signature);
   await assertNotSanctioned(d, address);
-  await consumeChallenge(d, address, signature, "sign-in", body.nonce, host);
+  await consumeChallenge(d, address, signature, "sign-in", body.nonce, host, clientAddr);
   const partner = await partnerAgentOf(d, address);
   if (d.config.requirePartnerAgent) {
     if (partner.check !== "ok") throw new Refusal("PARTNER_UNAVAILABLE", "the partner agent list could not be read; try again shortly", {}, { retryAfterS: 10 });
@@ -257,11 +285,11 @@ export async function revokeKey(d: Pick<SignInDeps, "db" | "clock" | "revocation
 }
 
 /** `host`: the Host revoke-all arrived on; only a revoke-all challenge issued there is open to it. */
-export async function revokeAll(d: SignInDeps, body: Record<string, unknown>, host: string) {
+export async function revokeAll(d: SignInDeps, body: Record<string, unknown>, host: string, clientAddr: string) {
   const address = parseWallet(body.address);
   const signature = parseSignature(body.signature);
   if (body.nonce === undefined) throw new Refusal("BAD_REQUEST", "nonce is required: the revoke-all challenge's nonce");
-  await consumeChallenge(d, address, signature, "revoke-all", body.nonce, host);
+  await consumeChallenge(d, address, signature, "revoke-all", body.nonce, host, clientAddr);
   const t = now(d);
   const rows = await d.db.query("UPDATE app.api_keys SET revoked_at = $2 WHERE wallet = $1 AND revoked_at IS NULL AND expires_at > $2 RETURNING id", [address.toLowerCase(), t]);
   await announce(d, { wallet: address.toLowerCase() });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { zeroAddress, type Address } from "viem";
 import { fastRouteTable } from "../../lib/fastRoutes.js";
-import { FAST_RULES, fastFailures, minOutFloor, type FastFacts } from "./checks.js";
+import { FAST_RULES, fastFailures, minOutFloor, unroutedFailures, type FastFacts } from "./checks.js";
 
 const router = "0x00000000000000000000000000000000000000aa" as Address;
 const usdg = "0x00000000000000000000000000000000000000ee" as Address;
@@ -50,6 +50,17 @@ describe("fast mode's rules", () => {
     const f = rules(facts({ tx: { ...facts().tx, chainId: 1, value: 0n }, req: { ...facts().req, deadline: now + 61 } }));
     expect(f).toEqual(["CHAIN_ID", "VALUE", "DEADLINE"]);
     expect([...f].sort((a, b) => FAST_RULES.indexOf(a) - FAST_RULES.indexOf(b))).toEqual(f);
+  });
+
+  it("list every cause within a rule, and without a pinned route still judge what needs none", () => {
+    const tx = facts().tx;
+    const all = fastFailures(facts({ tx: { ...tx, gas: 1_000_001n, maxFeePerGas: 999n, maxPriorityFeePerGas: 3_000n }, req: { ...facts().req, fee_bps: 10 }, calldataFeeBps: 10 }));
+    expect(all.map((x) => x.rule)).toEqual(["GAS", "FEE_BPS"]);
+    expect(all[0]!.message.split("; ")).toHaveLength(3);
+    expect(all[1]!.message).toMatch(/fee_bps 10 .*; the calldata pays 10 bps/);
+    const { tx: _t, req, ...rest } = facts();
+    const unrouted = unroutedFailures({ ...rest, tx: { ...tx, chainId: 1, encoding: ["a non-empty access list"] }, req: { ...req, deadline: now } }, "no pinned route");
+    expect(unrouted.map((x) => x.rule)).toEqual(["TX_ENCODING", "FAST_PAIR", "CHAIN_ID", "DEADLINE"]);
   });
 
   it("GAS: the route's floor to 1,000,000; fees from the base fee to 10 times it; the tip within the cap; at most 0.0002 ETH", () => {

@@ -94,39 +94,75 @@ export function minOutFloor(f: FastFacts) {
   return { floor, oracle, bySimulation, cap_bps: cap, pool_fee_bps: poolFeeBps(f.pair), band_bps: f.pair.band_bps };
 }
 
-/** Every rule from TX_ENCODING to FAST_FUNDS over the facts; failures in SPEC's order. */
-export function fastFailures(f: FastFacts): FastFailure[] {
+/** What the rules on the transaction and the key alone judge: they run with or without a pinned route. */
+export type TxFacts = Pick<FastFacts, "now" | "chainId" | "router" | "wallet" | "tx" | "req">;
+type Fail = (rule: FastRule, message: string, terms?: Record<string, unknown>) => void;
+const inSpecOrder = (out: FastFailure[]) => out.sort((a, b) => FAST_RULES.indexOf(a.rule) - FAST_RULES.indexOf(b.rule));
+const collector = () => {
   const out: FastFailure[] = [];
-  const fail = (rule: FastRule, message: string, terms?: Record<string, unknown>) => out.push({ rule, message, ...(terms ? { terms } : {}) });
+  const fail: Fail = (rule, message, terms) => void out.push({ rule, message, ...(terms ? { terms } : {}) });
+  return { out, fail };
+};
+
+/**
+ * Every rule that can be judged, each failing one listed (SPEC: "`failures` lists all"), in SPEC's
+ * order: the first is the one answered. A rule with several causes names them all in its message.
+ * Skipped only where there is nothing to judge: BAD_REQUEST (body, raw_tx or its signer
+ * unreadable) is answered alone before any rule; without a pinned route (FAST_PAIR, see
+ * unroutedFailures) the rules judged against the route are; without an input mark (PRICE_STALE)
+ * NOTIONAL, ROUTE_CAP, AMOUNT_USD and CLIENT_CAP are; POOL_FAR needs a delivery (a simulation that ran).
+ */
+export function fastFailures(f: FastFacts): FastFailure[] {
+  const { out, fail } = collector();
+  txRules(f, fail);
+  routedRules(f, fail);
+  return inSpecOrder(out);
+}
+
+/** FAST_PAIR with the rules that need no route (TX_ENCODING, TX_TYPE, CHAIN_ID, ROUTER, WALLET_MISMATCH, DEADLINE). */
+export function unroutedFailures(f: TxFacts, pairProblem: string): FastFailure[] {
+  const { out, fail } = collector();
+  fail("FAST_PAIR", pairProblem);
+  txRules(f, fail);
+  return inSpecOrder(out);
+}
+
+function txRules(f: TxFacts, fail: Fail) {
+  const { tx, req } = f;
+  if (tx.encoding.length) fail("TX_ENCODING", `raw_tx: ${tx.encoding.join("; ")}`);
+  if (tx.type !== "eip1559") fail("TX_TYPE", `a ${tx.type} transaction: fast mode takes EIP-1559 (type 2) only`);
+  if (tx.chainId !== f.chainId) fail("CHAIN_ID", `signed for chain ${tx.chainId}, not ${f.chainId}`);
+  if (!tx.to || tx.to.toLowerCase() !== f.router.toLowerCase()) fail("ROUTER", `sent to ${tx.to ?? "no address"}, not the pinned router ${f.router}`);
+  if (tx.from.toLowerCase() !== f.wallet.toLowerCase()) fail("WALLET_MISMATCH", `signed by ${tx.from}, not by this key's wallet`);
+  if (req.deadline <= f.now || req.deadline > f.now + FAST_LIMITS.deadlineS) fail("DEADLINE", `deadline ${req.deadline} must be after now (${f.now}) and at most ${FAST_LIMITS.deadlineS} s away`);
+}
+
+/** The rules judged against the pinned route, the marks, the rebuilt calldata and the simulation. */
+function routedRules(f: FastFacts, fail: Fail) {
   const { tx, req, pair } = f;
   const ethIn = pair.address_in === zeroAddress;
-
-  if (tx.encoding.length) fail("TX_ENCODING", `raw_tx: ${tx.encoding.join("; ")}`);
   if (f.stockInvolved && !f.stockOpen) fail("MARKET_CLOSED", "stock tokens trade from Sunday 20:00 to Friday 20:00 New York time");
   // Oracle (or USDG's fixed dollar) only: a pool mid is what a fast trade could itself be moving.
   const independent = (m: Mark | null) => !!m && !m.stale && (m.source === "oracle" || m.source === "fixed");
   if (!independent(f.marks.in) || !independent(f.marks.out)) fail("PRICE_STALE", "an oracle mark of the pair is missing or stale; retry when the feed posts", { marks: { token_in: f.marks.in, token_out: f.marks.out } });
-  if (tx.type !== "eip1559") fail("TX_TYPE", `a ${tx.type} transaction: fast mode takes EIP-1559 (type 2) only`);
-  if (tx.chainId !== f.chainId) fail("CHAIN_ID", `signed for chain ${tx.chainId}, not ${f.chainId}`);
-  if (!tx.to || tx.to.toLowerCase() !== f.router.toLowerCase()) fail("ROUTER", `sent to ${tx.to ?? "no address"}, not the pinned router ${f.router}`);
   const value = ethIn ? f.amountIn : 0n;
   if (tx.value !== value) fail("VALUE", `the transaction sends ${tx.value} wei; this trade sends ${value}`);
-  if (tx.from.toLowerCase() !== f.wallet.toLowerCase()) fail("WALLET_MISMATCH", `signed by ${tx.from}, not by this key's wallet`);
 
   const usdIn = f.marks.in ? usdOf(f.amountIn, f.decimals.in, f.marks.in) : null;
   if (usdIn !== null) {
     if (usdIn < LIMITS.minNotionalUsd || usdIn > LIMITS.maxNotionalUsd) fail("NOTIONAL", `the trade is $${usdIn.toFixed(2)}: fast trades are $${LIMITS.minNotionalUsd} to $${LIMITS.maxNotionalUsd}`);
     if (usdIn > pair.max_usd) fail("ROUTE_CAP", `the trade is $${usdIn.toFixed(2)}, over this route's $${pair.max_usd}`);
   }
-  if (req.deadline <= f.now || req.deadline > f.now + FAST_LIMITS.deadlineS) fail("DEADLINE", `deadline ${req.deadline} must be after now (${f.now}) and at most ${FAST_LIMITS.deadlineS} s away`);
-
   const gasTerms = { base_fee_wei: f.baseFee.toString(), gas_floor: req.permit ? pair.gas_floor_permit : pair.gas_floor, max_gas: FAST_LIMITS.maxGas, max_fee_multiple: FAST_LIMITS.maxFeeMultiple, max_cost_wei: FAST_LIMITS.maxCostWei.toString() };
-  const gasProblem = gasProblemOf(f, gasTerms.gas_floor);
-  if (gasProblem) fail("GAS", gasProblem, gasTerms);
+  const gasProblems = gasProblemsOf(f, gasTerms.gas_floor);
+  if (gasProblems.length) fail("GAS", gasProblems.join("; "), gasTerms);
 
   const feeTerms = { fee: { bps: f.fee.bps, tier: f.fee.tier, shield: req.shield, side: pair.fee_side } };
-  if (req.fee_bps !== f.fee.bps) fail("FEE_BPS", `fee_bps ${req.fee_bps} is not this wallet's fee: ${f.fee.bps} bps`, feeTerms);
-  else if (f.calldataFeeBps !== f.fee.bps) fail("FEE_BPS", `the calldata pays ${f.calldataFeeBps ?? "no single"} bps, not this wallet's ${f.fee.bps} bps (${pair.fee_side === "input" ? "an input-side TRANSFER of exactly the bps" : "an output-side PAY_PORTION"})`, feeTerms);
+  const feeProblems = [
+    ...(req.fee_bps !== f.fee.bps ? [`fee_bps ${req.fee_bps} is not this wallet's fee: ${f.fee.bps} bps`] : []),
+    ...(f.calldataFeeBps !== f.fee.bps ? [`the calldata pays ${f.calldataFeeBps ?? "no single"} bps, not this wallet's ${f.fee.bps} bps (${pair.fee_side === "input" ? "an input-side TRANSFER of exactly the bps" : "an output-side PAY_PORTION"})`] : []),
+  ];
+  if (feeProblems.length) fail("FEE_BPS", feeProblems.join("; "), feeTerms);
 
   const floor = minOutFloor(f);
   if (floor.floor !== null && f.minOut < floor.floor) {
@@ -163,16 +199,16 @@ export function fastFailures(f: FastFacts): FastFailure[] {
     }
   }
   if (f.funded === false) fail("FAST_FUNDS", "the wallet does not hold, or has not allowed through Permit2, what this trade spends");
-  return out;
 }
 
-/** GAS: a limit within the route's floor and the cap, fees within the base fee's 1x-10x, a tip within the fee cap, a bounded worst cost. */
-function gasProblemOf(f: FastFacts, floor: number): string | null {
+/** GAS, every cause: a limit within the route's floor and the cap, fees within the base fee's 1x-10x, a tip within the fee cap, a bounded worst cost. */
+function gasProblemsOf(f: FastFacts, floor: number): string[] {
   const { tx } = f;
-  if (tx.gas < BigInt(floor) || tx.gas > BigInt(FAST_LIMITS.maxGas)) return `gas limit ${tx.gas} must be from ${floor} to ${FAST_LIMITS.maxGas}`;
+  const out: string[] = [];
+  if (tx.gas < BigInt(floor) || tx.gas > BigInt(FAST_LIMITS.maxGas)) out.push(`gas limit ${tx.gas} must be from ${floor} to ${FAST_LIMITS.maxGas}`);
   const maxFee = tx.maxFeePerGas ?? 0n;
-  if (maxFee < f.baseFee || maxFee > f.baseFee * BigInt(FAST_LIMITS.maxFeeMultiple)) return `maxFeePerGas ${maxFee} must be from the base fee ${f.baseFee} to ${FAST_LIMITS.maxFeeMultiple} times it`;
-  if ((tx.maxPriorityFeePerGas ?? 0n) > maxFee) return "maxPriorityFeePerGas is over maxFeePerGas";
-  if (tx.gas * maxFee > FAST_LIMITS.maxCostWei) return `the transaction may cost ${tx.gas * maxFee} wei, over ${FAST_LIMITS.maxCostWei}`;
-  return null;
+  if (maxFee < f.baseFee || maxFee > f.baseFee * BigInt(FAST_LIMITS.maxFeeMultiple)) out.push(`maxFeePerGas ${maxFee} must be from the base fee ${f.baseFee} to ${FAST_LIMITS.maxFeeMultiple} times it`);
+  if ((tx.maxPriorityFeePerGas ?? 0n) > maxFee) out.push("maxPriorityFeePerGas is over maxFeePerGas");
+  if (tx.gas * maxFee > FAST_LIMITS.maxCostWei) out.push(`the transaction may cost ${tx.gas * maxFee} wei, over ${FAST_LIMITS.maxCostWei}`);
+  return out;
 }

@@ -5,14 +5,14 @@ import { fastPairOf, type FastPair, type FastRouteTable } from "../../lib/fastRo
 import { readFeeBps, readRouterCall } from "../../lib/routerRead.js";
 import { stockSessionOpen } from "../../lib/stockSession.js";
 import type { KeyRecord } from "../auth/index.js";
-import { Refusal, parseBody, rpc, type Code } from "../errors/index.js";
+import { Refusal, parseBody, rpc } from "../errors/index.js";
 import type { Market } from "../market/index.js";
 import { readChainSnapshot, balanceIn, type ChainSnapshot } from "../ports/chainSnapshot.js";
 import type { PoolState } from "../ports/indexed.js";
 import type { Sequencer } from "../ports/sequencer.js";
 import { balanceOverride, findBalanceSlot, simulatePlan, type Override, type PlanSimulation } from "../ports/simulation.js";
 import { buildRouterSwap, LIMITS, msSince, nodeKnows, permitTypedData, resend, sendRaw, type Ledger, type PlanTx, type TokenRef, type Volume } from "../trading/index.js";
-import { FAST_RULES, fastFailures, minOutFloor, type FastFacts } from "./checks.js";
+import { FAST_RULES, fastFailures, minOutFloor, unroutedFailures, type FastFacts, type FastFailure } from "./checks.js";
 import { parseFastTx, signerOf, type FastTx } from "./decode.js";
 import { notAsBuiltDiffs, poolRouteOf } from "./rebuild.js";
 import { fastRequest, type FastRequest } from "./request.js";
@@ -60,22 +60,28 @@ export async function fastTrade(d: FastDeps, body: Record<string, unknown>, key:
   const held = await prior;
   if (held && lc(held.wallet) === lc(wallet)) return { tx_hash: tx.hash, relayed: true, ...(await repeatOf(d, tx.hash, held)), timings: { total_ms: msSince(t0) } };
   if (!pair || !gathering) {
-    const failures = [...(tx.encoding.length ? [{ rule: "TX_ENCODING", message: tx.encoding.join("; ") }] : []), { rule: "FAST_PAIR", message: `no pinned route for ${q.token_in} -> ${q.token_out}` }];
-    throw new Refusal(failures[0]!.rule as Code, failures[0]!.message, { failures, routes: { version: d.table.version, sha256: d.sha256 } });
+    const head = await rpc(d.head());
+    const now = Math.max(Math.floor(d.clock() / 1000), head.time);
+    const failures = unroutedFailures({ now, chainId: d.config.chainId, router: d.config.contracts.universalRouter, wallet, tx, req: q }, `no pinned route for ${q.token_in} -> ${q.token_out}`);
+    throw refusalOf(failures, { routes: { version: d.table.version, sha256: d.sha256 } });
   }
 
   const t1 = performance.now();
   const facts = { ...(await gathering), tx };
   const failures = fastFailures(facts);
   const checksMs = msSince(t1);
-  if (failures.length) {
-    const first = failures[0]!;
-    throw new Refusal(first.rule, first.message, { failures: failures.map(({ rule, message }) => ({ rule, message })), ...(first.terms ? { terms: first.terms } : {}) });
-  }
+  if (failures.length) throw refusalOf(failures);
   const answer = answerOf(d, facts, pair);
   if (q.check_only) return { tx_hash: tx.hash, relayed: false, repeat: false, ...answer, timings: { total_ms: msSince(t0) } };
-  const relayed = await relay(d, facts, pair, key);
-  return { tx_hash: tx.hash, relayed: true, repeat: relayed.repeat, ...answer, timings: { decode_ms: decodeMs, ...facts.timings, checks_ms: checksMs, ...relayed.timings, total_ms: msSince(t0) } };
+  // A twin call that relayed these bytes first answers what they were relayed under.
+  const { timings: relayMs, ...relayed } = await relay(d, facts, pair, key, answer);
+  return { tx_hash: tx.hash, relayed: true, ...answer, ...relayed, timings: { decode_ms: decodeMs, ...facts.timings, checks_ms: checksMs, ...relayMs, total_ms: msSince(t0) } };
+}
+
+/** The first failure answered, all listed (each its rule and why); the answered one's terms. */
+function refusalOf(failures: FastFailure[], extra: Record<string, unknown> = {}): Refusal {
+  const first = failures[0]!;
+  return new Refusal(first.rule, first.message, { failures: failures.map(({ rule, message }) => ({ rule, message })), ...(first.terms ? { terms: first.terms } : {}), ...extra });
 }
 
 type Gathered = FastFacts & { timings: Record<string, number> };
@@ -194,6 +200,8 @@ function routeMid(pools: PoolState[], pair: FastPair): number | null {
   return mid;
 }
 
+/** What a relayed trade answers; kept with its plan (summary.answer) so that a repeat answers the same. */
+type FastAnswer = ReturnType<typeof answerOf>;
 function answerOf(d: FastDeps, f: Gathered, pair: FastPair) {
   const floor = minOutFloor(f);
   return {
@@ -216,13 +224,13 @@ const refOf = (d: FastDeps, a: Address, symbol: string): TokenRef => {
  * a second call with the same bytes cannot claim it and waits for the first; the sequencer's
  * refusal forgets the trade; a lost answer keeps it pending for the watcher.
  */
-async function relay(d: FastDeps, f: Gathered, pair: FastPair, key: KeyRecord): Promise<{ repeat: boolean; timings?: Record<string, number> }> {
+async function relay(d: FastDeps, f: Gathered, pair: FastPair, key: KeyRecord, answer: FastAnswer): Promise<{ repeat: boolean; timings?: Record<string, number> } & Partial<FastAnswer>> {
   const { tx } = f;
   const t0 = performance.now();
   const tokenIn = refOf(d, pair.address_in, pair.token_in);
   const tokenOut = refOf(d, pair.address_out, pair.token_out);
   const planTx: PlanTx = { to: tx.to!, data: tx.data, value: tx.value.toString(), chain_id: tx.chainId };
-  const plan = { keyId: key.keyId, wallet: f.wallet, kind: "fast", execution: "router" as const, tokenIn, tokenOut, amountIn: f.amountIn.toString(), amountOutMin: f.minOut.toString(), feeBps: f.fee.bps, deadline: f.req.deadline, txs: [{ kind: "swap", tx: planTx }], summary: { route: `fast:${pair.token_in}>${pair.token_out}`, fee: { bps: f.fee.bps, side: pair.fee_side, token: pair.fee_side === "input" ? pair.address_in : pair.address_out, recipient: d.config.feeRecipient, command: pair.fee_side === "input" ? "TRANSFER" : "PAY_PORTION", amount: feeAmountOf(f, pair).toString() }, routes_sha256: d.sha256 } };
+  const plan = { keyId: key.keyId, wallet: f.wallet, kind: "fast", execution: "router" as const, tokenIn, tokenOut, amountIn: f.amountIn.toString(), amountOutMin: f.minOut.toString(), feeBps: f.fee.bps, deadline: f.req.deadline, txs: [{ kind: "swap", tx: planTx }], summary: { route: `fast:${pair.token_in}>${pair.token_out}`, fee: { bps: f.fee.bps, side: pair.fee_side, token: pair.fee_side === "input" ? pair.address_in : pair.address_out, recipient: d.config.feeRecipient, command: pair.fee_side === "input" ? "TRANSFER" : "PAY_PORTION", amount: feeAmountOf(f, pair).toString() }, routes_sha256: d.sha256, answer } };
   const pending = { wallet: f.wallet, keyId: key.keyId, path: "fast", tokenIn, tokenOut, amountIn: f.amountIn.toString(), amountOutMin: f.minOut.toString(), txHash: tx.hash, rawTx: tx.raw };
   const claimed = await d.ledger.recordClientBuilt(plan, pending);
   if (!claimed) return waitForTwin(d, tx.hash);
@@ -257,7 +265,7 @@ function feeAmountOf(f: Gathered, pair: FastPair): bigint {
 }
 
 /** Another call holds these bytes: wait for its relay to answer, then answer what it did (IN_FLIGHT if it takes too long or was refused). */
-async function waitForTwin(d: FastDeps, hash: Hex): Promise<{ repeat: boolean }> {
+async function waitForTwin(d: FastDeps, hash: Hex): Promise<Repeat> {
   const until = Date.now() + IN_FLIGHT_WAIT_MS;
   for (;;) {
     const t = await d.ledger.tradeByHash(hash);
@@ -271,17 +279,25 @@ async function waitForTwin(d: FastDeps, hash: Hex): Promise<{ repeat: boolean }>
 /**
  * These bytes are a trade already: a repeat when the sequencer took them or the chain settled
  * them; while another call is sending them, wait for it; when that call's answer was lost, send
- * the same bytes once more (same hash) before saying they are out.
+ * the same bytes once more (same hash) before saying they are out. A repeat answers what the
+ * relaying call answered (kept with its plan); a trade relayed before answers were kept answers without it.
  */
-async function repeatOf(d: FastDeps, hash: Hex, t: NonNullable<Awaited<ReturnType<Ledger["tradeByHash"]>>>): Promise<{ repeat: true }> {
-  if (t.status !== "pending" || t.relay === "sent" || t.relay === null) return { repeat: true };
-  if (t.relay === "sending") return (await waitForTwin(d, hash)) as { repeat: true };
+async function repeatOf(d: FastDeps, hash: Hex, t: NonNullable<Awaited<ReturnType<Ledger["tradeByHash"]>>>): Promise<Repeat> {
+  if (t.relay === "sending" && t.status === "pending") return waitForTwin(d, hash);
+  const first = async (): Promise<Repeat> => ({ repeat: true, ...(await answeredFirst(d, t.planId)) });
+  if (t.status !== "pending" || t.relay === "sent" || t.relay === null) return first();
   const raw = await d.ledger.claimResend(hash, { staleBefore: Math.floor(d.clock() / 1000) + 1 });
   const state = raw ? await resend(d.sequencer, d.ledger, hash, raw) : "sending";
-  if (state === "sent" || (await nodeKnows(d.chain, hash))) return { repeat: true };
+  if (state === "sent" || (await nodeKnows(d.chain, hash))) return first();
   throw new Refusal("SEQUENCER_UNREACHABLE", "these bytes were relayed once without an answer and the sequencer does not take them now; they may have arrived: look for the hash before signing another with the same nonce", {}, { retryAfterS: 2 });
 }
 
+type Repeat = { repeat: true } & Partial<FastAnswer>;
+/** The answer kept with the relayed trade's plan; none for a trade relayed before answers were kept. */
+async function answeredFirst(d: FastDeps, planId: number | null): Promise<Partial<FastAnswer>> {
+  const plan = planId === null ? null : await d.ledger.planById(planId);
+  return (plan?.summary.answer as FastAnswer | undefined) ?? {};
+}
 
 /** NONCE: the sequencer refused the nonce and the chain does not hold these bytes; spent when a transaction took the nonce. */
 async function nonceRefusal(d: FastDeps, tx: FastTx, cause: Refusal): Promise<Refusal> {

@@ -21,8 +21,11 @@ export function createFast(d: Omit<FastDeps, "table" | "sha256" | "head">) {
     max: 1,
     ttl: HEAD_TTL_MS,
     ...onClock(d.clock),
+    // The block the transaction would join (as the SDK dates its deadline): on a quiet chain the
+    // latest block can be many seconds old, and a deadline 30 s past the pending block would then
+    // read as more than 60 s away. A node without pending blocks answers with the latest.
     fetchMethod: async () => {
-      const b = await d.chain.getBlock({ blockTag: "latest" });
+      const b = await d.chain.getBlock({ blockTag: "pending" }).catch(() => d.chain.getBlock({ blockTag: "latest" }));
       return { baseFee: b.baseFeePerGas ?? 0n, time: Number(b.timestamp) };
     },
   });

@@ -4,6 +4,7 @@ import { lookup } from "node:dns/promises";
 import { request as httpRequest } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { isIP, type LookupFunction } from "node:net";
+import { isGlobalUnicast } from "../../lib/netAddress.js";
 import { ordersAnswer, ruleParams, type Order } from "./request.js";
 import type { StoredAgent } from "./store.js";
 
@@ -80,18 +81,16 @@ export async function resolvesPrivate(host: string): Promise<boolean> {
   }
 }
 
-/** Loopback, private, link-local and unspecified addresses (and localhost): refused as webhook targets off the devnet. */
+/**
+ * Whether a webhook host is refused off the devnet: localhost names, and any IP literal that is
+ * not global unicast (lib/netAddress: ipaddr.js's special-purpose ranges as an allow-list). Other
+ * names are not decided here: their DNS answers are, by resolvesPrivate and at connect.
+ */
 export function privateHost(host: string): boolean {
   const h = host.replace(/^\[|\]$/g, "").toLowerCase();
   if (h === "localhost" || h.endsWith(".localhost") || h.endsWith(".internal")) return true;
-  const v = isIP(h);
-  if (v === 4) {
-    const [a, b] = h.split(".").map(Number) as [number, number];
-    return a === 10 || a === 127 || a === 0 || (a === 169 && b === 254) || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168) || (a === 100 && b >= 64 && b <= 127) || (a === 198 && (b === 18 || b === 19)) || a >= 224;
-  }
-  // Loopback, unspecified, unique-local, link- and site-local, multicast, v4-mapped, NAT64 and 6to4 (they reach IPv4 space).
-  if (v === 6) return h === "::1" || h === "::" || /^(fc|fd|fe[89a-f]|ff)/.test(h) || h.startsWith("::ffff:") || h.startsWith("64:ff9b:") || h.startsWith("2002:");
-  return false;
+  const global = isGlobalUnicast(h);
+  return global !== null && !global;
 }
 
 /** An answer larger than this is refused unread. */

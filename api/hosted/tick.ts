@@ -22,7 +22,7 @@ import { stockSessionOpen } from "../../lib/stockSession.js";
 export type LiveDeps = {
   sessionOf: (id: string) => Promise<{ id: string; wallet: Address; executor: Address; status: string; expires: number } | null>;
   trade: (body: Record<string, unknown>, who: Who) => Promise<{ simulated_ok: boolean; tx: { to: Address; data: `0x${string}`; gas: number; chain_id: number }; fee_bps: number; fee_class: string; fee_tier: number; swap: { amount_in: string; amount_out_min: string; notional_usd: number } }>;
-  submit: (body: Record<string, unknown>, key: KeyRecord) => Promise<{ tx_hash: `0x${string}` }>;
+  submit: (body: Record<string, unknown>, key: KeyRecord, as?: { path?: "hosted" }) => Promise<{ tx_hash: `0x${string}` }>;
   signTrade: ExecutorPort["signTrade"] | null;
   executorOf: (agentId: string) => Promise<Address | null>;
 };
@@ -336,8 +336,8 @@ async function liveTickBody(d: TickDeps, agent: StoredAgent, seq: number, dueMs:
         continue;
       }
       const [nonce, fees] = await Promise.all([d.chain.getTransactionCount({ address: executor, blockTag: "pending" }), d.chain.estimateFeesPerGas()]);
-      const raw = await d.live.signTrade(executor, { to: t.tx.to, data: t.tx.data, chainId: t.tx.chain_id, nonce, gas: BigInt(t.tx.gas), maxFeePerGas: fees.maxFeePerGas * 2n, maxPriorityFeePerGas: fees.maxPriorityFeePerGas });
-      const sent = await d.live.submit({ raw_tx: raw }, key);
+      const raw = await d.live.signTrade(executor, { to: t.tx.to, data: t.tx.data, chainId: t.tx.chain_id, nonce, gas: BigInt(t.tx.gas), maxFeePerGas: fees.maxFeePerGas * 2n, maxPriorityFeePerGas: fees.maxPriorityFeePerGas, feeBps: t.fee_bps });
+      const sent = await d.live.submit({ raw_tx: raw }, key, { path: "hosted" });
       today += t.swap.notional_usd;
       s.book[o.token_out] = { amount: s.book[o.token_out]?.amount ?? "0", usd: (s.book[o.token_out]?.usd ?? 0) + t.swap.notional_usd };
       s.book[o.token_in] = { amount: s.book[o.token_in]?.amount ?? "0", usd: (s.book[o.token_in]?.usd ?? 0) - t.swap.notional_usd };

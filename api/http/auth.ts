@@ -2,7 +2,7 @@ import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "../deps.js";
 import { Refusal } from "../errors/index.js";
 import { RATE_RULES, type Limiter } from "./rateLimit.js";
-import { rateLimited } from "./limits.js";
+import { clientBuckets, rateLimited } from "./limits.js";
 import { LRUCache } from "lru-cache";
 import { assertNotSanctioned, authenticate, type SignInDeps } from "../auth/index.js";
 
@@ -30,17 +30,19 @@ export function requireKey(deps: Pick<SignInDeps, "db" | "clock">, limiter: Limi
   };
 }
 
-const failKeyOf = (clientAddr: string) => `failedAuth:client:${clientAddr}`;
+/** The address's failed-authentication buckets: its own and, for an IPv6 /64, its /56 and /48. */
+const failBuckets = (clientAddr: string) => clientBuckets("failedAuth", RATE_RULES.failedAuth, clientAddr);
 
-/** 429 while the address's failed-authentication bucket is empty (checked before any work). */
+/** 429 while any of the address's failed-authentication buckets is empty (checked before any work). */
 export async function notLockedOut(limiter: Limiter, clientAddr: string): Promise<void> {
-  const wait = await limiter.wait(failKeyOf(clientAddr), RATE_RULES.failedAuth);
+  const waits = await Promise.all(failBuckets(clientAddr).map((b) => limiter.wait(b.key, b.rule)));
+  const wait = Math.max(0, ...waits);
   if (wait > 0) throw rateLimited(wait, "failed authentications from this address");
 }
 
-/** Counts one failed authentication against the address. */
+/** Counts one failed authentication against the address and its prefixes. */
 export async function countFailedAuth(limiter: Limiter, clientAddr: string): Promise<void> {
-  await limiter.spend([{ key: failKeyOf(clientAddr), rule: RATE_RULES.failedAuth }]);
+  await limiter.spend(failBuckets(clientAddr));
 }
 
 /** One failed key authentication: 429 once the address's bucket is empty, else counted. */

@@ -4,6 +4,7 @@ import type { Config } from "../../lib/config.js";
 import type { AppEnv } from "../deps.js";
 import { blockListOf, isTrusted } from "./serve.js";
 import { Refusal } from "../errors/index.js";
+import { clientKeyOf } from "../../lib/netAddress.js";
 
 /** 421 UNKNOWN_HOST for a Host this server does not answer for. */
 export function hostGuard(config: Pick<Config, "allowedHosts">): MiddlewareHandler<AppEnv> {
@@ -18,7 +19,9 @@ export function hostGuard(config: Pick<Config, "allowedHosts">): MiddlewareHandl
 /**
  * The client address: the socket's, or, when the socket's peer is one of TRUSTED_PROXIES, the
  * last entry of the configured proxy header (the address that proxy saw). A peer that is not a
- * configured proxy cannot choose its address by sending the header itself.
+ * configured proxy cannot choose its address by sending the header itself. Kept as the client's
+ * key (lib/netAddress): an IPv6 client is its /64, so rotating addresses inside it finds the same
+ * rate buckets, lockout and sign-up caps; ::ffff:a.b.c.d is a.b.c.d.
  */
 export function clientAddress(config: Pick<Config, "trustedProxyHeader" | "trustedProxies">): MiddlewareHandler<AppEnv> {
   const proxies = blockListOf(config.trustedProxies);
@@ -31,7 +34,7 @@ export function clientAddress(config: Pick<Config, "trustedProxyHeader" | "trust
     }
     let addr = peer;
     if (config.trustedProxyHeader && peer && isTrusted(proxies, peer)) addr = c.req.header(config.trustedProxyHeader)?.split(",").pop()?.trim() || peer;
-    c.set("clientAddr", addr || "unknown");
+    c.set("clientAddr", clientKeyOf(addr || "unknown"));
     await next();
   };
 }

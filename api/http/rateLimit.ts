@@ -34,6 +34,16 @@ export const RATE_RULES = {
 export const PUBLIC_OVERALL: BucketRule = { burst: RATE_RULES.public.burst * 100, perSecond: RATE_RULES.public.perSecond * 100 };
 export const AUTH_OVERALL: BucketRule = { burst: RATE_RULES.auth.burst * 100, perSecond: RATE_RULES.auth.perSecond * 100 };
 
+/**
+ * An IPv6 client is its /64 with SPEC's per-client numbers; every per-client bucket is also kept
+ * for the client's /56 at 10× and its /48 at 40× those numbers (lib/netAddress clientPrefixesOf).
+ * One subscriber's whole prefix then counts together: a /56 home line rotating its 256 /64s gets
+ * 10 clients' worth, not 256, and so cannot empty an instance-wide bucket (100×) on its own.
+ * 10×: a /56 commonly holds a household's or small office's few devices; 40×: a /48 is a site.
+ */
+export const PREFIX_SCALE = { 56: 10, 48: 40 } as const;
+export const scaled = (rule: BucketRule, by: number): BucketRule => ({ burst: rule.burst * by, perSecond: rule.perSecond * by });
+
 type Bucket = { tokens: number; at: number };
 
 /** One bucket a request spends from: its key (rule name, scope, who) and its rule. */

@@ -26,7 +26,7 @@ export async function prizePayouts(d: { db: Db; config: Config }) {
       recipients: pays.map((p) => ({ rank: p.place, agent: Number(p.agent_id), wallet: p.recipient, share_bps: PRIZE_SPLIT_BPS[p.place - 1], amount: p.amount, tx_hash: p.status === "mined" ? p.tx_hash : null })),
       stake_withdrawal: { tx_hash: null, amount: l.added, note: "the reserve wallet receives the stake's gains itself; no withdrawal transaction" },
       distributor: d.config.league.reserveWallet,
-      note: pays.every((p) => p.status === "mined") ? "paid" : "planned: transfers not all mined yet",
+      note: pays.some((p) => p.status === "held") ? "held: a recipient is on the sanctions list; its transfer is not sent and its share stays in the reserve" : pays.every((p) => p.status === "mined") ? "paid" : "planned: transfers not all mined yet",
     });
   }
   return out;

@@ -80,7 +80,7 @@ export async function minedTrades(db: Db, wallets: string[], from: number, to: n
   const rows = await db.query<{ id: string; wallet: string; path: string; tx_hash: string; block_number: string; block_time: string; outcome: string; execution: string; p_token_in: string; p_token_out: string; txs: string; summary: string }>(
     `SELECT t.id::text AS id, t.wallet, t.path, t.tx_hash, t.block_number::text AS block_number, t.block_time::text AS block_time, t.outcome, p.execution, p.token_in AS p_token_in, p.token_out AS p_token_out, p.txs, p.summary
      FROM app.trades t JOIN app.plans p ON p.id = t.plan_id
-     WHERE t.wallet = ANY($1) AND t.status = 'mined' AND t.block_time >= $2 AND t.block_time < $3 AND t.outcome IS NOT NULL
+     WHERE t.wallet = ANY($1) AND t.status = 'mined' AND NOT t.fee_unpaid AND t.block_time >= $2 AND t.block_time < $3 AND t.outcome IS NOT NULL
      ORDER BY t.block_number, t.id`,
     [wallets.map(lc), from, to],
   );

@@ -131,7 +131,7 @@ export function createLeagueReader(d: ReadDeps) {
       .filter((r) => r.place !== null && r.place !== undefined)
       .map((r) => {
         const p = pays.find((x) => x.place === r.place);
-        return { place: r.place, entry_id: r.entry_id, agent_id: r.agent_id, symbol: r.symbol, label: r.label, score: r.score, profit_usd: r.profit_usd, amount: p?.amount ?? r.prize_atoms ?? null, status: p?.status === "mined" ? "mined" : "planned", tx_hash: p?.status === "mined" ? p.tx_hash : null };
+        return { place: r.place, entry_id: r.entry_id, agent_id: r.agent_id, symbol: r.symbol, label: r.label, score: r.score, profit_usd: r.profit_usd, amount: p?.amount ?? r.prize_atoms ?? null, status: shownStatus(p?.status), tx_hash: p?.status === "mined" ? p.tx_hash : null };
       });
   }
 
@@ -158,7 +158,7 @@ export function createLeagueReader(d: ReadDeps) {
       ...st,
       ledger,
       withdrawal: ledger ? { tx_hash: null, amount: ledger.added, ts: l?.settled_at ?? null, note: "the reserve wallet receives the stake's gains itself: half is added to the prize reserve without a withdrawal transaction" } : null,
-      payouts: pays.map((p) => ({ place: p.place, entry_id: p.entry_id, agent_id: Number(p.agent_id), recipient: p.recipient, amount: p.amount, status: p.status === "mined" ? "mined" : "planned", tx_hash: p.tx_hash })),
+      payouts: pays.map((p) => ({ place: p.place, entry_id: p.entry_id, agent_id: Number(p.agent_id), recipient: p.recipient, amount: p.amount, status: shownStatus(p.status), tx_hash: p.status === "held" ? null : p.tx_hash })),
       winners: await winnersOf(n, st.rows),
       settled_at: l?.settled_at ?? null,
     };
@@ -271,4 +271,9 @@ function guarded<A extends unknown[], R>(f: (...a: A) => Promise<R>): (...a: A) 
       throw new Refusal("LEAGUE_UNAVAILABLE", "the league's standings could not be read; try again shortly", {}, { cause: err, retryAfterS: 5 });
     }
   };
+}
+
+/** A payout's status as answered: `planned` until mined (signed and sent too), `mined`, or `held` (settle.ts PayoutStatus: never sent, its recipient is listed). */
+function shownStatus(s: string | undefined): "planned" | "mined" | "held" {
+  return s === "mined" || s === "held" ? s : "planned";
 }

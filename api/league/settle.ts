@@ -8,6 +8,7 @@ import type { SqlIndexedReads } from "../ports/indexed.js";
 import type { Lease } from "../ports/store/lease.js";
 import { DROP_AFTER_S } from "../trading/index.js";
 import type { Db } from "../ports/store/db.js";
+import { sanctionsListAbi } from "../../abis/fixtures.js";
 import { practiceBoard, type PracticeAgent } from "./practice.js";
 import { prizeBoard, seasonEntries, type PrizeAnchor } from "./prize.js";
 import { ledgerOf, partnerToken, reserveBefore, type Ledger } from "./reserve.js";
@@ -73,7 +74,18 @@ export async function decideSeason(d: SettleDeps, s: Season, block: bigint): Pro
   });
 }
 
-type PayoutRow = { season: number; place: number; recipient: string; token: string; amount: string; status: string; raw_tx: string | null; tx_hash: string | null };
+type PayoutRow = { season: number; place: number; recipient: string; token: string; amount: string; status: PayoutStatus; raw_tx: string | null; tx_hash: string | null };
+
+/**
+ * A league payout's status (SPEC league seasons `payouts[].status` and `winners[].status`):
+ * `planned` until its transfer is signed, `sent` once signed and stored (answered as `planned`
+ * until mined), `mined` once the chain shows it, and `held` when its recipient is on the sanctions
+ * list read right before signing or before a re-send: the transfer is never sent (a stored one is
+ * cancelled at its nonce), its share stays in the reserve, and it stays held; an operator decides.
+ */
+export type PayoutStatus = "planned" | "sent" | "mined" | "held";
+/** A payout that no pass sends again: mined, or held. */
+const DONE = ["mined", "held"];
 
 /**
  * Pays season `n`'s planned places from the reserve wallet: every transfer is signed (consecutive
@@ -81,7 +93,7 @@ type PayoutRow = { season: number; place: number; recipient: string; token: stri
  * again and pays each place once. The ledger records what was paid once every transfer mined.
  */
 export async function payPlanned(d: SettleDeps, n: number, hold: () => Promise<boolean> = async () => true): Promise<void> {
-  const rows = await d.db.query<PayoutRow>("SELECT * FROM app.league_payouts WHERE season = $1 AND status <> 'mined' ORDER BY place", [n]);
+  const rows = await d.db.query<PayoutRow>("SELECT * FROM app.league_payouts WHERE season = $1 AND status <> ALL($2) ORDER BY place", [n, DONE]);
   if (rows.length && d.signer) {
     const unsigned = rows.filter((r) => r.raw_tx === null);
     if (unsigned.length) await signPayouts(d, d.signer, unsigned);
@@ -92,11 +104,12 @@ export async function payPlanned(d: SettleDeps, n: number, hold: () => Promise<b
     }
   }
   const all = await d.db.query<PayoutRow>("SELECT * FROM app.league_payouts WHERE season = $1 ORDER BY place", [n]);
-  if (all.some((r) => r.status !== "mined")) return;
+  if (all.some((r) => !DONE.includes(r.status))) return;
   const [l] = await d.db.query<{ ledger: string; settled_at: string | null }>("SELECT ledger, settled_at FROM app.league_ledgers WHERE season = $1", [n]);
   if (!l || l.settled_at !== null) return;
   const ledger = JSON.parse(l.ledger) as Ledger;
-  const paid = [1, 2, 3].map((p) => BigInt(all.find((r) => r.place === p)?.amount ?? "0"));
+  // A held place is not paid: its share stays in the reserve.
+  const paid = [1, 2, 3].map((p) => BigInt(all.find((r) => r.place === p && r.status === "mined")?.amount ?? "0"));
   const total = paid.reduce((a, b) => a + b, 0n);
   const settled: Ledger = { ...ledger, paid: paid.map(String), paid_total: total.toString(), reserve_after: (BigInt(ledger.reserve) - total).toString(), status: ledger.status === "incomplete" ? "incomplete" : "settled" };
   await d.db.query("UPDATE app.league_ledgers SET ledger = $2, settled_at = $3 WHERE season = $1 AND settled_at IS NULL", [n, JSON.stringify(settled), nowS(d)]);
@@ -109,7 +122,14 @@ const transferCall = (r: Pick<PayoutRow, "token" | "recipient" | "amount">) => (
  * transaction: a pass that fails mid-way stores none, so no nonce is ever given twice. Refuses
  * over a transaction of the reserve wallet in flight, or past what the wallet holds.
  */
-async function signPayouts(d: SettleDeps, signer: PlatformSigner, rows: PayoutRow[]) {
+async function signPayouts(d: SettleDeps, signer: PlatformSigner, all: PayoutRow[]) {
+  const listed = await sanctioned(d, all.map((r) => r.recipient));
+  for (const r of all.filter((_, i) => listed[i])) {
+    await d.db.query("UPDATE app.league_payouts SET status = 'held' WHERE season = $1 AND place = $2 AND raw_tx IS NULL", [r.season, r.place]);
+    d.logger?.warn({ season: r.season, place: r.place, recipient: r.recipient }, "league payout held: its recipient is on the sanctions list; nothing is signed for it");
+  }
+  const rows = all.filter((_, i) => !listed[i]);
+  if (!rows.length) return;
   const [latest, pending, fees, chainId] = await Promise.all([
     d.chain.getTransactionCount({ address: signer.address, blockTag: "latest" }),
     d.chain.getTransactionCount({ address: signer.address, blockTag: "pending" }),
@@ -149,11 +169,48 @@ async function deliver(d: SettleDeps, signer: PlatformSigner, r: PayoutRow) {
     const want = transferCall(r);
     const from = await recoverTransactionAddress({ serializedTransaction: r.raw_tx as never });
     if (from.toLowerCase() !== signer.address.toLowerCase() || tx.to?.toLowerCase() !== want.to.toLowerCase() || tx.data !== want.data || (tx.value ?? 0n) !== 0n) throw new Error(`stored payout ${hash} is not the planned transfer; nothing is sent`);
+    // Listed since it was signed: its nonce goes to a cancel instead, and it is held.
+    if ((await sanctioned(d, [r.recipient]))[0]) return cancel(d, signer, r, tx);
     await d.chain.sendRawTransaction({ serializedTransaction: r.raw_tx as Hex }).catch(() => undefined);
     receipt = await d.chain.waitForTransactionReceipt({ hash, timeout: 60_000, pollingInterval: 250 });
   }
   if (receipt.status !== "success") throw new Error(`payout ${hash} reverted`);
   await d.db.query("UPDATE app.league_payouts SET status = 'mined', block = $3 WHERE season = $1 AND place = $2", [r.season, r.place, Number(receipt.blockNumber)]);
+}
+
+/**
+ * The sanctions list read now for each address (SPEC: a prize goes to no listed address). An
+ * unreadable list signs and sends nothing: the pass fails and the next one reads again.
+ */
+async function sanctioned(d: SettleDeps, addresses: string[]): Promise<boolean[]> {
+  if (!addresses.length) return [];
+  try {
+    return await d.chain.multicall({ contracts: addresses.map((a) => ({ address: d.config.contracts.sanctionsList, abi: sanctionsListAbi, functionName: "isSanctioned" as const, args: [getAddress(a)] as const })), allowFailure: false });
+  } catch (err) {
+    throw new Error(`the sanctions list could not be read; no payout is signed or sent: ${(err as Error).message.split("\n")[0]}`);
+  }
+}
+
+/**
+ * Holds a signed payout whose recipient was listed since: a plain self-transfer replaces it at its
+ * nonce (fees doubled, so the pool takes the replacement), and the payout is held once that mined.
+ * If the payout's own bytes mined first (they were out already), it is recorded as mined.
+ */
+async function cancel(d: SettleDeps, signer: PlatformSigner, r: PayoutRow, tx: ReturnType<typeof parseTransaction>) {
+  const fees = await d.chain.estimateFeesPerGas();
+  const maxFee = [fees.maxFeePerGas * 2n, (tx.maxFeePerGas ?? 0n) * 2n].reduce((a, b) => (a > b ? a : b));
+  const tip = [fees.maxPriorityFeePerGas * 2n, (tx.maxPriorityFeePerGas ?? 0n) * 2n].reduce((a, b) => (a > b ? a : b));
+  const raw = await signer.signTransaction({ to: signer.address, value: 0n, chainId: tx.chainId!, nonce: tx.nonce!, gas: 21_000n, maxFeePerGas: maxFee, maxPriorityFeePerGas: tip < maxFee ? tip : maxFee });
+  const hash = await d.chain.sendRawTransaction({ serializedTransaction: raw }).catch(() => keccak256(raw));
+  const cancelled = await d.chain.waitForTransactionReceipt({ hash, timeout: 60_000, pollingInterval: 250 }).catch(() => null);
+  const paid = await d.chain.getTransactionReceipt({ hash: r.tx_hash as Hex }).catch(() => null);
+  if (paid?.status === "success") {
+    await d.db.query("UPDATE app.league_payouts SET status = 'mined', block = $3 WHERE season = $1 AND place = $2", [r.season, r.place, Number(paid.blockNumber)]);
+    return;
+  }
+  if (!cancelled) throw new Error(`payout ${r.season}/${r.place}: its recipient is listed and the cancel at nonce ${tx.nonce} has not mined yet; nothing else is sent`);
+  await d.db.query("UPDATE app.league_payouts SET status = 'held' WHERE season = $1 AND place = $2 AND status = 'sent'", [r.season, r.place]);
+  d.logger?.warn({ season: r.season, place: r.place, recipient: r.recipient }, "league payout held at its re-send: its recipient is on the sanctions list; its nonce was cancelled");
 }
 
 /**

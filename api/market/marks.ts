@@ -3,6 +3,7 @@ import { LRUCache } from "lru-cache";
 import { zeroAddress, type Address, type Hex } from "viem";
 import type { Config, TokenEntry } from "../../lib/config.js";
 import { priceFromX96 } from "../../lib/twap.js";
+import { curveBefore, curvePrice, MARK_WINDOW_S, windowPrice } from "../../lib/markSource.js";
 import type { PoolState, SqlIndexedReads } from "../ports/indexed.js";
 import { markStale } from "./stale.js";
 
@@ -151,7 +152,44 @@ export function createMarket(d: { config: Config; indexed: SqlIndexedReads; cloc
     return null;
   }
 
-  return { pools, mark, independentMark, midOf, oracleMark, core: (a: Address): TokenEntry | undefined => coreByAddress.get(lc(a)) };
+  /**
+   * A feedless token at a signed mark's source (a pool against USDG or ETH, or its launchpad curve)
+   * from the indexer's price steps over [to - MARK_WINDOW_S, to]: the time-weighted median in USD
+   * and its stability at `bandBps` (lib/markSource windowPrice, as the co-signer and the SDK read
+   * it from the chain), and the source's depth on its priced side in USD. null while the source is
+   * younger than the window, has no price, or ETH has no mark.
+   */
+  async function windowMark(t: { address: Address; currency: Address; decimals: number }, source: PoolState | "curve", to: number, bandBps: number): Promise<WindowMark | null> {
+    const eth = config.tokens.ETH?.feed ? await oracleMark(config.tokens.ETH.feed) : null;
+    const from = to - MARK_WINDOW_S;
+    if (source === "curve") {
+      const [curve, trades] = await Promise.all([indexed.curveToken(t.address), indexed.curveTradesFor(t.address, from, to)]);
+      if (!eth || !curve || curve.graduated || curve.launchedAt > from || curve.virtualToken === 0n) return null;
+      const atStart = trades[0] && trades[0].timestamp <= from ? trades[0] : trades[0] ? curveBefore(trades[0]) : curve;
+      const steps = trades.map((x) => ({ ts: x.timestamp, price: curvePrice(x.virtualEth, x.virtualToken, t.decimals) }));
+      const w = windowPrice(curvePrice(atStart.virtualEth, atStart.virtualToken, t.decimals), steps, from, to, bandBps);
+      return { usd: w.median * eth.usd, stableShare: w.stableShare, depthUsd: (Number(curve.virtualEth) / 1e18) * eth.usd };
+    }
+    const tokenIs0 = lc(source.currency0) === lc(t.currency);
+    const against = tokenIs0 ? source.currency1 : source.currency0;
+    const againstUsd = lc(against) === lc(usdg.address) ? 1 : against === zeroAddress ? (eth?.usd ?? null) : null;
+    const againstDecimals = lc(against) === lc(usdg.address) ? usdg.decimals : 18;
+    const rows = await indexed.poolStepsFor(source.id, from, to);
+    if (againstUsd === null || !rows[0] || rows[0].ts > from || rows.some((r) => r.priceX96 <= 0n)) return null;
+    const inAgainst = (px96: bigint) => {
+      const p01 = priceFromX96(px96, tokenIs0 ? t.decimals : againstDecimals, tokenIs0 ? againstDecimals : t.decimals);
+      return tokenIs0 ? p01 : 1 / p01;
+    };
+    const w = windowPrice(inAgainst(rows[0].priceX96), rows.slice(1).map((r) => ({ ts: r.ts, price: inAgainst(r.priceX96) })), from, to, bandBps);
+    // Virtual reserves of the priced side: L·sqrtP (currency1) or L/sqrtP (currency0), in atoms (see MIN_MARK_DEPTH_USD).
+    const sqrtP = Number(source.sqrtPriceX96) / 2 ** 96;
+    const againstAtoms = tokenIs0 ? Number(source.liquidity) * sqrtP : Number(source.liquidity) / sqrtP;
+    return { usd: w.median * againstUsd, stableShare: w.stableShare, depthUsd: (againstAtoms / 10 ** againstDecimals) * againstUsd };
+  }
+
+  return { pools, mark, independentMark, midOf, oracleMark, windowMark, core: (a: Address): TokenEntry | undefined => coreByAddress.get(lc(a)) };
 }
 
 export type Market = ReturnType<typeof createMarket>;
+/** A feedless token at its mark's source: the window's time-weighted median (USD) and stability (lib/markSource WindowPrice), depth on the priced side (USD). */
+export type WindowMark = { usd: number; stableShare: number; depthUsd: number };

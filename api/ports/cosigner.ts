@@ -7,7 +7,7 @@ import type { SessionBinding } from "../../lib/sessionBinding.js";
  * The co-signer behind a port: the API hands it roots to hold and executions to co-sign; the
  * co-signer re-reads everything itself (root signature, binding, router calldata, fee, its own
  * marks, the wallet's counters) and answers a signed leaf or a refusal. Its key never crosses
- * this port (cosigner/: in process on the devnet, a separate process or KMS in production).
+ * this port (cosigner/: its own process, `npm run cosigner`; a child of `npm start` on the devnet).
  */
 export type CosignerRoot = { sessionId: string; root: Delegation; binding: SessionBinding; curveRoots?: Delegation[] };
 
@@ -15,7 +15,7 @@ export type CosignRequest = {
   delegationHash: Hex;
   /** The router call, or for a launchpad curve trade the curve call (redeemed under the session's curve root). */
   execution: Execution;
-  /** A curve trade's fee: plain ETH to the fee recipient, redeemed first in the same transaction. */
+  /** A curve trade's fee: plain ETH to the fee recipient, the first call of the wallet's batch the leaf allows (walletBatch). */
   fee?: Execution;
   /** What the API built: the co-signer refuses when its own reading differs (FEE_DECLARED) or the minimum sits too far under the quote (SLIPPAGE). */
   declared: { feeBps: number; expectedOut?: bigint };
@@ -24,10 +24,9 @@ export type CosignRequest = {
 export type CosignCheck = { rule: string; ok: boolean; message: string };
 
 export type CosignAnswer = {
+  /** Allows exactly the execution, or for a curve trade exactly walletBatch(wallet, [fee, execution]). */
   leaf: Delegation;
   leafHash: Hex;
-  /** A curve trade's fee leaf (the same expiry and nonce, its own ExactExecution). */
-  feeLeaf?: Delegation;
   expires: number;
   checks: CosignCheck[];
   spend: { notional_usd: number; trades_used: number; trades_left: number; last_24h_usd: number; remaining_24h_usd: number };
@@ -50,7 +49,7 @@ export interface CosignerPort {
 export type RootWire = { sessionId: string; root: DelegationJson; binding: SessionBinding; curveRoots?: DelegationJson[] };
 type ExecutionWire = { target: Address; value: string; callData: Hex };
 export type RequestWire = { delegationHash: Hex; execution: ExecutionWire; fee?: ExecutionWire; declared: { feeBps: number; expectedOut?: string } };
-export type AnswerWire = Omit<CosignAnswer, "leaf" | "feeLeaf"> & { leaf: DelegationJson; feeLeaf?: DelegationJson };
+export type AnswerWire = Omit<CosignAnswer, "leaf"> & { leaf: DelegationJson };
 
 const executionOut = (e: Execution): ExecutionWire => ({ ...e, value: e.value.toString() });
 const executionIn = (e: ExecutionWire): Execution => ({ ...e, value: BigInt(e.value) });
@@ -60,8 +59,8 @@ export const wire = {
   rootIn: (r: RootWire): CosignerRoot => ({ ...r, root: delegationFromJson(r.root), curveRoots: r.curveRoots?.map(delegationFromJson) }),
   requestOut: (r: CosignRequest): RequestWire => ({ ...r, execution: executionOut(r.execution), fee: r.fee && executionOut(r.fee), declared: { feeBps: r.declared.feeBps, expectedOut: r.declared.expectedOut?.toString() } }),
   requestIn: (r: RequestWire): CosignRequest => ({ ...r, execution: executionIn(r.execution), fee: r.fee && executionIn(r.fee), declared: { feeBps: r.declared.feeBps, expectedOut: r.declared.expectedOut === undefined ? undefined : BigInt(r.declared.expectedOut) } }),
-  answerOut: (a: CosignAnswer): AnswerWire => ({ ...a, leaf: delegationToJson(a.leaf), feeLeaf: a.feeLeaf && delegationToJson(a.feeLeaf) }),
-  answerIn: (a: AnswerWire): CosignAnswer => ({ ...a, leaf: delegationFromJson(a.leaf), feeLeaf: a.feeLeaf && delegationFromJson(a.feeLeaf) }),
+  answerOut: (a: CosignAnswer): AnswerWire => ({ ...a, leaf: delegationToJson(a.leaf) }),
+  answerIn: (a: AnswerWire): CosignAnswer => ({ ...a, leaf: delegationFromJson(a.leaf) }),
 };
 
 /**

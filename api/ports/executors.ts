@@ -22,8 +22,12 @@ export type ExecutorPort = {
   /** Ends trading until never (rotate-executor): the executor signs nothing but its refund. */
   retire(executor: Address): Promise<void>;
   state(executor: Address): Promise<{ owner: Address; agentId: string; retired: boolean; closed: boolean } | null>;
-  /** A session redeem (to the DelegationManager, no value) from an executor still open for trading. */
-  signTrade(executor: Address, tx: { to: Address; data: Hex; chainId: number; nonce: number; gas: bigint; maxFeePerGas: bigint; maxPriorityFeePerGas: bigint }): Promise<Hex>;
+  /**
+   * A session redeem (to the DelegationManager, no value) from an executor still open for trading;
+   * `feeBps` is the plan's fee: the service reads the redeem's calldata itself and signs only one
+   * that pays the wallet, and the fee recipient exactly that.
+   */
+  signTrade(executor: Address, tx: { to: Address; data: Hex; chainId: number; nonce: number; gas: bigint; maxFeePerGas: bigint; maxPriorityFeePerGas: bigint; feeBps: number }): Promise<Hex>;
   /** One plain type-2 transfer of `value` to the recorded owner, no calldata; only from a closed executor. */
   signRefund(executor: Address, ask: RefundAsk): Promise<Hex>;
   /**
@@ -59,7 +63,7 @@ export const executorWire = {
   retire: (p: ExecutorPort, b: { executor: Address }) => p.retire(b.executor),
   state: (p: ExecutorPort, b: { executor: Address }) => p.state(b.executor),
   "sign-trade": (p: ExecutorPort, b: { executor: Address; tx: Record<keyof TradeAsk, string | number> }) =>
-    p.signTrade(b.executor, { to: b.tx.to as Address, data: b.tx.data as Hex, chainId: int(b.tx.chainId), nonce: int(b.tx.nonce), gas: atoms(b.tx.gas), maxFeePerGas: atoms(b.tx.maxFeePerGas), maxPriorityFeePerGas: atoms(b.tx.maxPriorityFeePerGas) }),
+    p.signTrade(b.executor, { to: b.tx.to as Address, data: b.tx.data as Hex, chainId: int(b.tx.chainId), nonce: int(b.tx.nonce), gas: atoms(b.tx.gas), maxFeePerGas: atoms(b.tx.maxFeePerGas), maxPriorityFeePerGas: atoms(b.tx.maxPriorityFeePerGas), feeBps: int(b.tx.feeBps) }),
   "sign-refund": (p: ExecutorPort, b: { executor: Address; ask: Record<keyof RefundAsk, string | number> }) =>
     p.signRefund(b.executor, { chainId: int(b.ask.chainId), nonce: int(b.ask.nonce), gas: atoms(b.ask.gas), maxFeePerGas: atoms(b.ask.maxFeePerGas), maxPriorityFeePerGas: atoms(b.ask.maxPriorityFeePerGas), value: atoms(b.ask.value) }),
   "hold-stock-attestation": (p: ExecutorPort, b: { executor: Address; grant: StockAttestationGrant }) => p.holdStockAttestation(b.executor, b.grant),
@@ -67,8 +71,8 @@ export const executorWire = {
 } as const;
 
 /**
- * The executor signing service in another process (`npm run cosigner` serves it beside the
- * co-signer): the API holds no executor key. Its refusals come back with their codes; no answer
+ * The executor signing service in its own process (`npm run executors`, never the co-signer's):
+ * the API holds no executor key. Its refusals come back with their codes; no answer
  * (or a wrong secret) is 503 SIGNER_REQUIRED and nothing is signed.
  */
 export function httpExecutors(url: string, token: string, timeoutMs = 5_000): ExecutorPort {

@@ -43,9 +43,12 @@ export type CurveTokenRow = {
   virtualToken: bigint;
   graduated: boolean;
   trades: number;
+  launchedAt: number;
   block: number;
   timestamp: number;
 };
+/** One launchpad curve trade as its event logged it (reserves after the trade). */
+export type CurveTradeRow = { isBuy: boolean; ethAmount: bigint; tokenAmount: bigint; fee: bigint; virtualEth: bigint; virtualToken: bigint; timestamp: number };
 
 export type Mark = { feed: Address; roundId: bigint; answer: bigint; updatedAt: number; ageS: number; block: number };
 
@@ -162,9 +165,40 @@ export function sqlIndexedReads(read: Query, schema?: string) {
         virtualToken: big(r.virtual_token),
         graduated: Boolean(r.graduated),
         trades: num(r.trades),
+        launchedAt: num(r.launched_at),
         block: num(r.block),
         timestamp: num(r.timestamp),
       };
+    },
+
+    /**
+     * A curve's trades that set its price over [from, to]: the last one at or before `from` (its
+     * reserves held at the window's start), then every one inside, in chain order (a block's trades
+     * by their log id: their time is the block's, so only the block's last state outlives it).
+     */
+    async curveTradesFor(token: Address, from: number, to: number): Promise<CurveTradeRow[]> {
+      const rows = await query(
+        `(SELECT * FROM ${t("curve_trade")} WHERE token = $1 AND timestamp <= $2 ORDER BY timestamp DESC, block DESC, id DESC LIMIT 1)
+         UNION ALL (SELECT * FROM ${t("curve_trade")} WHERE token = $1 AND timestamp > $2 AND timestamp <= $3)
+         ORDER BY timestamp, block, id`,
+        [lc(token), from, to],
+      );
+      return rows.map((r) => ({ isBuy: Boolean(r.is_buy), ethAmount: big(r.eth_amount), tokenAmount: big(r.token_amount), fee: big(r.fee), virtualEth: big(r.virtual_eth), virtualToken: big(r.virtual_token), timestamp: num(r.timestamp) }));
+    },
+
+    /**
+     * A pool's prices over [from, to] as the indexer logged them (the owner-signed marks' steps,
+     * lib/markSource windowPrice): the last observation at or before `from` (the price at the
+     * window's start), then every one inside, in chain order.
+     */
+    async poolStepsFor(poolId: Hex, from: number, to: number): Promise<{ ts: number; priceX96: bigint }[]> {
+      const rows = await query(
+        `(SELECT timestamp, block, log_index, price_x_96::text AS p FROM ${t("pool_observation")} WHERE pool_id = $1 AND timestamp <= $2 ORDER BY timestamp DESC, block DESC, log_index DESC LIMIT 1)
+         UNION ALL (SELECT timestamp, block, log_index, price_x_96::text AS p FROM ${t("pool_observation")} WHERE pool_id = $1 AND timestamp > $2 AND timestamp <= $3)
+         ORDER BY timestamp, block, log_index`,
+        [lc(poolId), from, to],
+      );
+      return rows.map((r) => ({ ts: num(r.timestamp), priceX96: big(String(r.p)) }));
     },
 
     /** Every pool trading `token` (either side). */

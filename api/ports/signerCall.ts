@@ -15,7 +15,8 @@ export async function signerCall<T>(o: { url: string; token: string; path: strin
   const json = (await res.json().catch(() => null)) as { result?: T; error?: { code: string; message: string } & Record<string, unknown> } | null;
   if (res.ok && json && "result" in json) return json.result as T;
   const e = json?.error;
-  if (e && res.status !== 401 && isCode(e.code)) {
+  // A wrong secret (401) or a route it does not serve (another signing service's URL) is no answer.
+  if (e && res.status !== 401 && e.code !== "NOT_FOUND" && isCode(e.code)) {
     const { code, message, ...extra } = e;
     throw new Refusal(code, message, extra);
   }

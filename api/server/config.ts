@@ -83,6 +83,19 @@ export function publicConfig(config: Config) {
       tiers: ["A", "B", "C", "blocked"],
       launchpad: c.launchpad,
       launchpad_curve_fee_modes: { 0: "protocol fee 100 bps", 1: "protocol fee 100 bps + creator fee 50 bps" },
+      // The canonical pools: clients pin them and trade (and build fast mode's table) through these alone.
+      pools: canonicalPools(config),
     },
   };
+}
+
+/**
+ * The universe's hookless pools between config tokens (ETH as 0x0), as clients pin them: a pool of
+ * a fixture or an unknown token, or with hooks outside known_hooks, is none of theirs.
+ */
+function canonicalPools(config: Config) {
+  const core = new Set(Object.values(config.tokens).map((t) => t.address.toLowerCase()));
+  return config.pools
+    .filter((p) => BigInt(p.hooks) === 0n && core.has(p.currency0.toLowerCase()) && core.has(p.currency1.toLowerCase()))
+    .map((p) => ({ id: p.id, currency0: p.currency0, currency1: p.currency1, fee: p.fee, tick_spacing: p.tickSpacing, hooks: p.hooks }));
 }

@@ -22,17 +22,24 @@ async function storeAnswers(db: Db): Promise<void> {
   if (Number(rows[0]?.v) !== latest) throw new Error(`the app store reads migration ${rows[0]?.v ?? "none"}, not ${latest}`);
 }
 
+/** Closed treasury weeks whose reconciliation is `accepted` rather than `agrees` (the operator's count; status unaffected). */
+async function weeksAccepted(db: Db): Promise<number> {
+  const rows = await db.query<{ n: string }>("SELECT count(*)::text AS n FROM app.treasury_rows WHERE (body::json -> 'reconciliation' ->> 'status') = 'accepted'");
+  return Number(rows[0]?.n ?? 0);
+}
+
 /**
  * down: the chain or a store cannot be read (nothing can be served right); degraded: the indexer
  * lags, has not reported, or is ahead of the chain (the node lost blocks it had indexed); ok
  * otherwise.
  */
 export async function checkHealth(deps: Pick<AppDeps, "chain" | "indexed" | "pingDatabase" | "db">) {
-  const [chain, indexer, database, store] = await Promise.allSettled([
+  const [chain, indexer, database, store, accepted] = await Promise.allSettled([
     withTimeout(deps.chain.getBlockNumber({ cacheTime: 0 }), PROBE_TIMEOUT_MS),
     withTimeout(deps.indexed.head(), PROBE_TIMEOUT_MS),
     withTimeout(deps.pingDatabase(), PROBE_TIMEOUT_MS),
     withTimeout(storeAnswers(deps.db), PROBE_TIMEOUT_MS),
+    withTimeout(weeksAccepted(deps.db), PROBE_TIMEOUT_MS),
   ]);
   const chainBlock = chain.status === "fulfilled" ? Number(chain.value) : null;
   const indexerBlock = indexer.status === "fulfilled" && indexer.value ? indexer.value.block : null;
@@ -46,6 +53,7 @@ export async function checkHealth(deps: Pick<AppDeps, "chain" | "indexed" | "pin
       chain: { ok: chainBlock !== null, block: chainBlock },
       indexer: { ok: indexerOk, block: indexerBlock, lag_blocks: lag, ...(lag !== null && lag < 0 ? { ahead_of_chain: true } : {}) },
       database: { ok: dbOk },
+      treasury: { weeks_accepted: accepted.status === "fulfilled" ? accepted.value : null },
     },
   };
 }

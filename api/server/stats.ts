@@ -1,6 +1,6 @@
 import { onClock } from "../../lib/cacheClock.js";
 import { LRUCache } from "lru-cache";
-import { parseUnits, type Address, type PublicClient } from "viem";
+import { parseUnits, zeroAddress, type Address, type PublicClient } from "viem";
 import { quoteExactInputSingle } from "../../lib/quoter.js";
 import type { Config, TokenEntry } from "../../lib/config.js";
 import { MAJOR_TIERS, OTHER_BPS, SHIELD_ADD_BPS } from "../../lib/fees.js";
@@ -8,6 +8,7 @@ import { priceFromX96 } from "../../lib/twap.js";
 import { markStale } from "../market/index.js";
 import type { SqlIndexedReads } from "../ports/indexed.js";
 import type { Tokens } from "../tokens/index.js";
+import { candidateRoutes } from "../trading/index.js";
 
 export const STATS_TTL_MS = 5_000;
 export const REF_SIZE_USD = 1_000;
@@ -34,21 +35,48 @@ export function createStats(deps: { config: Config; chain: PublicClient; indexed
   // One shared answer: concurrent callers wait for the same rebuild (lru-cache dedupes fetches).
   const cache = new LRUCache<"stats", { at: number; body: Record<string, unknown> }>({ max: 1, ttl: STATS_TTL_MS, ttlAutopurge: false, ...onClock(deps.clock), fetchMethod: () => build() });
 
-  const poolFor = (asset: TokenEntry) =>
-    config.pools.find(
+  const poolFor = (asset: TokenEntry) => {
+    const a = currencyOf(asset).toLowerCase();
+    return config.pools.find(
       (p) =>
-        (p.currency0.toLowerCase() === asset.address.toLowerCase() && p.currency1.toLowerCase() === usdg.address.toLowerCase()) ||
-        (p.currency1.toLowerCase() === asset.address.toLowerCase() && p.currency0.toLowerCase() === usdg.address.toLowerCase()),
+        (p.currency0.toLowerCase() === a && p.currency1.toLowerCase() === usdg.address.toLowerCase()) ||
+        (p.currency1.toLowerCase() === a && p.currency0.toLowerCase() === usdg.address.toLowerCase()),
     );
+  };
 
   const quote = (pool: NonNullable<ReturnType<typeof poolFor>>, zeroForOne: boolean, exactAmount: bigint) =>
     quoteExactInputSingle(chain, config.contracts.v4Quoter, pool, zeroForOne, exactAmount);
 
-  async function assetRow(asset: TokenEntry, nowS: number) {
+  /** Pool currency of an asset: WETH trades through the native ETH pools (the router wraps). */
+  const currencyOf = (t: TokenEntry): Address => (t.kind === "wrapped" ? zeroAddress : (t.address as Address));
+
+  /**
+   * The routes the quoter can use among the core assets: for each pair of distinct pool
+   * currencies, trading's own candidate routes (hookless pools holding both, and two hops through
+   * USDG or ETH) over the indexed pools. Per currency: how many of them touch it.
+   */
+  async function routeCounts(currencies: Address[]): Promise<Map<string, number>> {
+    const core = new Set(currencies.map((c) => c.toLowerCase()));
+    const pools = (await indexed.pools()).filter((p) => core.has(p.currency0.toLowerCase()) && core.has(p.currency1.toLowerCase()));
+    const counts = new Map<string, number>([["*", 0]]);
+    const bump = (k: string, n: number) => counts.set(k, (counts.get(k) ?? 0) + n);
+    const list = [...core] as Address[];
+    for (let i = 0; i < list.length; i++) {
+      for (let j = i + 1; j < list.length; j++) {
+        const n = candidateRoutes({ pools, currencyIn: list[i]!, currencyOut: list[j]!, connectors: [usdg.address as Address, zeroAddress], venues: ["v4"], curveToken: null }).length;
+        bump("*", n);
+        bump(list[i]!, n);
+        bump(list[j]!, n);
+      }
+    }
+    return counts;
+  }
+
+  async function assetRow(asset: TokenEntry, nowS: number, routes: Map<string, number> | null) {
     const pool = poolFor(asset);
     const markRow = asset.feed ? await indexed.latestMark(asset.feed as Address, nowS).catch(() => null) : null;
     const state = pool ? await indexed.pool(pool.id).catch(() => null) : null;
-    const assetIs0 = pool ? pool.currency0.toLowerCase() === asset.address.toLowerCase() : true;
+    const assetIs0 = pool ? pool.currency0.toLowerCase() === currencyOf(asset).toLowerCase() : true;
     let mid: number | null = null;
     if (state) {
       const p = priceFromX96(state.priceX96, assetIs0 ? asset.decimals : usdg.decimals, assetIs0 ? usdg.decimals : asset.decimals);
@@ -83,7 +111,7 @@ export function createStats(deps: { config: Config; chain: PublicClient; indexed
       spread_bps: buy && sell && mid ? Math.round(((buy.price - sell.price) / mid) * 10_000) : null,
       // Market's one stale-mark rule (the feed's heartbeat; stock feeds count session time only).
       stale: markRow ? markStale({ updatedAt: markRow.updatedAt, now: nowS, stock: asset.kind === "stock" }) : mid === null,
-      routes: pool ? 1 : 0,
+      routes: routes?.get(currencyOf(asset).toLowerCase()) ?? null,
       buy,
       sell,
     };
@@ -92,14 +120,16 @@ export function createStats(deps: { config: Config; chain: PublicClient; indexed
   async function build() {
     const at = deps.clock();
     const nowS = Math.floor(at / 1000);
-    const assets = Object.values(config.tokens).filter((t) => !t.native && t.kind !== "stable" && t.kind !== "wrapped");
+    // Every core asset, USDG and WETH included (SPEC stats "over core assets").
+    const assets = Object.values(config.tokens).filter((t) => !t.native);
     const eth = config.tokens.ETH!;
+    const routes = await routeCounts([eth, ...assets].map(currencyOf)).catch(() => null);
     const [block, head, sequencer] = await Promise.all([
       timed(() => chain.getBlock()),
       indexed.head().catch(() => null),
       timed(() => fetch(config.sequencerUrl, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_chainId", params: [] }), signal: AbortSignal.timeout(2000) }).then((r) => r.json())),
     ]);
-    const quotes = await timed(() => Promise.all([eth, ...assets].map((a) => assetRow(a, nowS))));
+    const quotes = await timed(() => Promise.all([eth, ...assets].map((a) => assetRow(a, nowS, routes))));
     const rows = quotes.value;
     const body = {
       status: block.value && head ? "ok" : "degraded",
@@ -108,7 +138,7 @@ export function createStats(deps: { config: Config; chain: PublicClient; indexed
       block: block.value ? { number: Number(block.value.number), age_s: Math.max(0, nowS - Number(block.value.timestamp)) } : null,
       prices: head ? { block: head.block, age_s: Math.max(0, nowS - head.timestamp), ref_size_usd: REF_SIZE_USD } : null,
       assets: rows,
-      routes: rows ? rows.reduce((n, r) => n + r.routes, 0) : null,
+      routes: routes?.get("*") ?? null,
       latency_ms: { ref_quotes: quotes.ms, rpc: block.ms, sequencer: sequencer.ms },
       relay: config.submitEnabled && sequencer.value !== null,
       fee_bps: { major_max: MAJOR_TIERS[0]!.bps, major_min: MAJOR_TIERS.at(-1)!.bps, other: OTHER_BPS, shield_add: SHIELD_ADD_BPS },

@@ -4,6 +4,7 @@ import { z } from "zod";
 import { curveGroupOf, curveRootCaveats, delegationHash, delegationTypedData, LEAF_TTL_S, nonceEnforcerAbi, rootCaveats, ROOT_AUTHORITY, type Delegation, type RootBounds } from "../../lib/delegation.js";
 import { BINDING_VERSION, bindingHash, bindingSalt, feeTermsOfSchedule2, type MarkSource, type SessionBinding, type SignedMark } from "../../lib/sessionBinding.js";
 import { deepestPool } from "../market/index.js";
+import { markBandBps, markUnsettled, MARK_WINDOW_S, MIN_MARK_DEPTH_USD, readSpot } from "../../lib/markSource.js";
 import type { PoolState } from "../ports/indexed.js";
 import { launchpadAbi, sanctionsListAbi } from "../../abis/fixtures.js";
 import { Refusal, parseBody, rpc } from "../errors/index.js";
@@ -89,7 +90,7 @@ export async function startGrant(d: SessionDeps, body: Record<string, unknown>, 
 
   // Tokens through the registry, with the risk terms the session binds.
   const infos = [];
-  for (const param of q.tokens) infos.push(await d.sides.info(param, who));
+  for (const param of q.tokens) infos.push(await sessionToken(d, param, who));
   const unique = [...new Map(infos.map((t) => [lc(t.address), t])).values()];
   if (unique.length < 2) limit("a session needs at least two different tokens");
   const pools = await rpc(d.market.pools());
@@ -147,8 +148,8 @@ export async function startGrant(d: SessionDeps, body: Record<string, unknown>, 
     executor,
     expires,
     maxValueWei: withEth ? wei(q.max_trade_usd) : 0n,
-    // Each root counts its own ETH period: with a curve root the day's ETH is split between them.
-    dayValueWei: withEth ? wei(maxDay) / (curveTokens.length ? 2n : 1n) : null,
+    // The curve root has no ETH period of its own (its outer call carries no ETH): the day's ETH is this root's.
+    dayValueWei: withEth ? wei(maxDay) : null,
     dayStart: now,
     maxCalls: q.max_trades + erc20s.length,
     walletNonce: dmNonce,
@@ -158,7 +159,7 @@ export async function startGrant(d: SessionDeps, body: Record<string, unknown>, 
   const hash = delegationHash(unsigned);
   // The launchpad curve is no router call: curve tokens get a root of their own (fee, buy, sell).
   const curveRoot: Omit<Delegation, "signature"> | null = binding.curve_tokens
-    ? { delegate: cosigner.address, delegator: wallet, authority: ROOT_AUTHORITY, caveats: curveRootCaveats({ ...bounds, maxCalls: 2 * q.max_trades, launchpad: c.launchpad, feeRecipient: config.feeRecipient, wallet, tokens: binding.curve_tokens.map((t) => getAddress(t)) }, c.enforcers), salt: bindingSalt(binding) }
+    ? { delegate: cosigner.address, delegator: wallet, authority: ROOT_AUTHORITY, caveats: curveRootCaveats({ ...bounds, maxCalls: q.max_trades, launchpad: c.launchpad, feeRecipient: config.feeRecipient, wallet, tokens: binding.curve_tokens.map((t) => getAddress(t)) }, c.enforcers), salt: bindingSalt(binding) }
     : null;
   const curveRoots = curveRoot ? [curveRoot] : [];
 
@@ -212,9 +213,17 @@ export async function startGrant(d: SessionDeps, body: Record<string, unknown>, 
       leaf_ttl_s: LEAF_TTL_S,
       ...(curveRoot
         ? {
-            curve_root: { targets: [c.launchpad, config.feeRecipient], methods: ["launchpad buy(token, _, wallet)", "launchpad sell(token, _, _, wallet)", "plain ETH to the fee recipient"], tokens: binding.curve_tokens, eth_per_call_wei: bounds.maxValueWei.toString(), eth_per_day_wei: bounds.dayValueWei?.toString() ?? "0", max_calls: 2 * q.max_trades },
-            eth_per_day_wei_all_roots: ((bounds.dayValueWei ?? 0n) * 2n).toString(),
-            max_calls_all_roots: bounds.maxCalls + 2 * q.max_trades,
+            curve_root: {
+              targets: [wallet],
+              methods: ["the wallet's own execute(batch, [plain ETH to the fee recipient, launchpad buy(token, _, wallet)])", "the wallet's own execute(batch, [plain ETH to the fee recipient, launchpad sell(token, _, _, wallet)])"],
+              launchpad: c.launchpad,
+              fee_recipient: config.feeRecipient,
+              tokens: binding.curve_tokens,
+              eth_per_call_wei: bounds.maxValueWei.toString(),
+              eth_per_call: "the wallet's ETH decrease per trade, fee and buy together",
+              max_calls: q.max_trades,
+            },
+            max_calls_all_roots: bounds.maxCalls + q.max_trades,
           }
         : {}),
     },
@@ -226,10 +235,11 @@ export async function startGrant(d: SessionDeps, body: Record<string, unknown>, 
       "fees: the co-signer against this binding",
       "recipients inside the router's commands: the co-signer decodes every command",
       "ERC-20 amounts beyond the wallet's Permit2 allowances (setup)",
+      ...(curveRoot ? ["the curve root's ETH per day (on chain: its ETH per trade times its calls): the co-signer"] : []),
       ...(marks ? [`feedless tokens (${Object.keys(marks).join(", ")}) priced at the owner-signed marks in sign.delegation.binding.marks: the co-signer`] : []),
     ],
     curve: curveRoot
-      ? { allowed: true, tokens: binding.curve_tokens, roots: curveRoots.map((r) => delegationHash(r)), launchpad: c.launchpad, fee: "plain ETH to the fee recipient, redeemed first in the same transaction", max_calls: 2 * q.max_trades, note: "the curve root has its own ETH day cap on chain, equal to the main root's" }
+      ? { allowed: true, tokens: binding.curve_tokens, roots: curveRoots.map((r) => delegationHash(r)), launchpad: c.launchpad, fee: "plain ETH to the fee recipient, the first call of one batch the wallet runs itself: the fee and the trade are redeemed together or not at all", max_calls: q.max_trades, note: "a curve trade needs the wallet to hold at least the curve root's ETH per trade (its on-chain ETH bound reads the balance before the trade)" }
       : { allowed: false, reason: "no session token trades on a live launchpad curve" },
     then: [
       "sign sign.delegation.typed_data with the wallet's main key (eth_signTypedData_v4)",
@@ -249,18 +259,25 @@ export async function startGrant(d: SessionDeps, body: Record<string, unknown>, 
 }
 
 /**
- * Owner-signed marks for the session's feedless tokens (no oracle feed): the service's mark now,
- * and where it reads it (the deepest hookless pool against USDG or ETH, or the launchpad curve) so
- * the co-signer can read the same source itself. undefined when every token has a feed.
+ * Owner-signed marks for the session's feedless tokens (no oracle feed), and where they are read
+ * (the deepest hookless pool against USDG or ETH, or the launchpad curve) so the co-signer and the
+ * SDK can read the same source themselves. The mark is the source's 30-minute time-weighted
+ * median, never one block's price, and is signed only while the price held within the pair's band
+ * of it for 90 % of the window, the spot sits within that band (lib/markSource markUnsettled), and
+ * the source is deep enough (else 503 NO_MARK: SPEC's grant code for "no price", and it passes:
+ * ask again once the price settles). undefined when every token has a feed.
  */
 async function signedMarks(d: SessionDeps, tokens: TokenInfo[], pools: PoolState[]): Promise<Record<string, SignedMark> | undefined> {
   const out: Record<string, SignedMark> = {};
   const usdg = d.config.tokens.USDG!.address;
   const hookless = pools.filter((p) => p.hooks === zeroAddress);
-  for (const t of tokens) {
-    if (t.feed) continue;
+  const feedless = tokens.filter((t) => !t.feed);
+  if (!feedless.length) return undefined;
+  const to = Number((await rpc(d.chain.getBlock())).timestamp);
+  for (const t of feedless) {
+    const name = t.symbol || t.address;
     const m = await rpc(d.market.mark(t.address, t.decimals));
-    if (!m || m.stale || !(m.usd > 0)) throw new Refusal("NO_MARK", `no fresh price for ${t.symbol || t.address} to sign its mark`, {}, { retryAfterS: 5 });
+    if (!m || m.stale || !(m.usd > 0)) throw new Refusal("NO_MARK", `no fresh price for ${name} to sign its mark`, {}, { retryAfterS: 5 });
     if (m.source === "fixed") continue;
     const pool = m.source === "curve" ? null : (deepestPool(hookless, t.currency, usdg) ?? deepestPool(hookless, t.currency, zeroAddress));
     const source: MarkSource | null =
@@ -269,10 +286,42 @@ async function signedMarks(d: SessionDeps, tokens: TokenInfo[], pools: PoolState
         : pool
           ? { kind: "pool", currency0: lc(pool.currency0), currency1: lc(pool.currency1), fee: pool.fee, tick_spacing: pool.tickSpacing, hooks: lc(pool.hooks), against: lc(lc(pool.currency0) === lc(t.currency) ? pool.currency1 : pool.currency0) }
           : null;
-    if (!source) throw new Refusal("NO_MARK", `${t.symbol || t.address} has no oracle feed and no hookless pool against USDG or ETH to sign its mark`, {}, { retryAfterS: 5 });
-    out[lc(t.address)] = { usd: Number(m.usd.toPrecision(8)), decimals: t.decimals, source };
+    if (!source) throw new Refusal("NO_MARK", `${name} has no oracle feed and no hookless pool against USDG or ETH to sign its mark`, {}, { retryAfterS: 5 });
+    const band = markBandBps(source, usdg);
+    const w = await rpc(d.market.windowMark(t, pool ?? "curve", to, band));
+    if (!w || !(w.usd > 0)) throw new Refusal("NO_MARK", `${name} has no ${MARK_WINDOW_S / 60}-minute price history at its source to sign a mark from`, {}, { retryAfterS: 60 });
+    if (w.depthUsd < MIN_MARK_DEPTH_USD) throw new Refusal("NO_MARK", `the source of ${name}'s price holds about $${Math.round(w.depthUsd)} on its priced side, under $${MIN_MARK_DEPTH_USD}: too shallow to price a session`, {}, { retryAfterS: 300 });
+    const unsettled = markUnsettled({ median: w.usd, stableShare: w.stableShare }, await chainSpotUsd(d, source, t), band);
+    if (unsettled) throw new Refusal("NO_MARK", `no mark for ${name} to sign: ${unsettled}; ask again once it settles`, {}, { retryAfterS: 60 });
+    out[lc(t.address)] = { usd: Number(w.usd.toPrecision(8)), decimals: t.decimals, source };
   }
   return Object.keys(out).length ? out : undefined;
+}
+
+/**
+ * The source's spot in USD at the chain's head. Read on the chain: the indexer may trail the block
+ * that just pushed the price (and the co-signer, reading the chain, would then refuse what the API
+ * signed). Its `against` side is USDG ($1) or ETH (at the ETH mark).
+ */
+async function chainSpotUsd(d: SessionDeps, source: MarkSource, t: TokenInfo): Promise<number> {
+  const c = d.config.contracts;
+  const usdg = d.config.tokens.USDG!;
+  const decimalsOf = (a: Address) => (a === zeroAddress ? 18 : lc(a) === lc(usdg.address) ? usdg.decimals : null);
+  const inUsdg = source.kind === "pool" && lc(source.against) === lc(usdg.address);
+  const [spot, eth] = await rpc(Promise.all([readSpot(d.chain, source, t, { poolManager: c.poolManager, launchpad: c.launchpad, againstDecimals: decimalsOf }), inUsdg ? null : d.market.mark(zeroAddress)]));
+  const againstUsd = inUsdg ? 1 : eth && !eth.stale ? eth.usd : null;
+  if (spot === null || againstUsd === null) throw new Refusal("NO_MARK", `no spot price for ${t.symbol || t.address} at its source`, {}, { retryAfterS: 5 });
+  return spot * againstUsd;
+}
+
+/** A grant's token through the registry; an address that is no known token is SPEC's grant code UNKNOWN_TOKEN (404), not trading's TOKEN_UNKNOWN. */
+async function sessionToken(d: SessionDeps, param: string, who: Who): Promise<TokenInfo> {
+  try {
+    return await d.sides.info(param, who);
+  } catch (err) {
+    if (err instanceof Refusal && err.code === "TOKEN_UNKNOWN") throw new Refusal("UNKNOWN_TOKEN", err.message, {}, { cause: err });
+    throw err;
+  }
 }
 
 /** The session's ERC-20 tokens that trade on a live (not graduated) launchpad curve. */
@@ -290,7 +339,7 @@ function curveRootToSign(d: SessionDeps, r: Omit<Delegation, "signature">, token
     typed_data: { ...typed, message: { ...typed.message, salt: typed.message.salt.toString() } },
     digest: hashTypedData(typed),
     delegation_hash: delegationHash(r),
-    groups: [{ group: curveGroupOf(0, null), call: "fee_transfer" }, ...tokens.flatMap((token, i) => [{ group: curveGroupOf(i, true), call: "buy", token }, { group: curveGroupOf(i, false), call: "sell", token }])],
+    groups: tokens.flatMap((token, i) => [{ group: curveGroupOf(i, true), call: "fee_transfer+buy", token }, { group: curveGroupOf(i, false), call: "fee_transfer+sell", token }]),
   };
 }
 

@@ -1,7 +1,7 @@
 import { getAddress, zeroAddress, type Address } from "viem";
 import { z } from "zod";
 import { bpsOf } from "../../lib/fees.js";
-import { curveGroupOf, curveGroupSizes, delegationHash, leafIsOnce, redeemCalldata, redeemManyCalldata, withGroup, withRootGroup, type Delegation, type Execution } from "../../lib/delegation.js";
+import { curveGroupOf, curveGroupSizes, delegationHash, leafIsOnce, redeemCalldata, walletBatch, withGroup, withRootGroup, type Delegation, type Execution } from "../../lib/delegation.js";
 import { bindingHash, EXPIRY_MARGIN_S } from "../../lib/sessionBinding.js";
 import { Refusal, parseBody, rpc } from "../errors/index.js";
 import { simulatePlan } from "../ports/simulation.js";
@@ -70,21 +70,17 @@ export async function sessionTrade(d: SessionDeps, body: Record<string, unknown>
   const t1 = performance.now();
   const signed = await d.cosigner!.cosign({ delegationHash: s.delegationHash, execution, fee, declared: { feeBps: e.fee.bps, expectedOut: swap.expectedOut } });
   const cosignMs = msSince(t1);
-  // The leaves redeem the root that allows their call: the session's root, or its curve root for a curve trade.
+  // The leaf redeems the root that allows its call: the session's root, or for a curve trade its
+  // curve root over the wallet's own batch [fee, curve call] (one execution: never one without the other).
   const curveRoot = s.curveRoots[0];
-  const authority = fee ? (curveRoot ? delegationHash(curveRoot) : null) : s.delegationHash;
-  const allows = (leaf: Delegation | undefined, x: Execution) => !!leaf && !!authority && lc(leaf.delegator) === lc(d.cosigner!.address) && lc(leaf.delegate) === lc(s.executor) && lc(leaf.authority) === lc(authority) && leafIsOnce(leaf, x, d.config.contracts.enforcers, Math.max(d.now(), e.snap.time));
-  if (!allows(signed.leaf, execution) || (fee && !allows(signed.feeLeaf, fee))) {
-    throw new Refusal("SIGNER_MISMATCH", "the co-signer answered a leaf for another executor, root or execution; nothing co-signed is used");
-  }
-
-  const data =
-    fee && curveRoot && route.venue === "curve"
-      ? redeemManyCalldata([
-          { chain: [signed.feeLeaf!, withGroup(curveRoot, curveGroupOf(0, null), curveGroupSizes(s.binding.curve_tokens!.length))], execution: fee },
-          { chain: [signed.leaf, withGroup(curveRoot, curveGroupOf(s.binding.curve_tokens!.indexOf(lc(route.token)), route.buy), curveGroupSizes(s.binding.curve_tokens!.length))], execution },
-        ])
-      : redeemCalldata([signed.leaf, withRootGroup(s.root, 0)], execution);
+  const curve = fee && curveRoot && route.venue === "curve" ? { root: curveRoot, group: curveGroupOf(s.binding.curve_tokens!.indexOf(lc(route.token)), route.buy) } : null;
+  if (fee && !curve) throw new Refusal("SESSION_CURVE", "this session has no curve root: grant one that lists the curve token and ETH");
+  const redeemed: Execution = fee ? walletBatch(s.wallet, [fee, execution]) : execution;
+  const authority = curve ? delegationHash(curve.root) : s.delegationHash;
+  const leaf = signed.leaf;
+  const allows = lc(leaf.delegator) === lc(d.cosigner!.address) && lc(leaf.delegate) === lc(s.executor) && lc(leaf.authority) === lc(authority) && leafIsOnce(leaf, redeemed, d.config.contracts.enforcers, Math.max(d.now(), e.snap.time));
+  if (!allows) throw new Refusal("SIGNER_MISMATCH", "the co-signer answered a leaf for another executor, root or execution; nothing co-signed is used");
+  const data = curve ? redeemCalldata([leaf, withGroup(curve.root, curve.group, curveGroupSizes(s.binding.curve_tokens!.length))], redeemed) : redeemCalldata([leaf, withRootGroup(s.root, 0)], execution);
   const tx: PlanTx = { to: getAddress(d.config.contracts.delegationManager), data, value: "0", chain_id: d.config.chainId };
   // The simulation and the stored plan do not wait for each other.
   const t2 = performance.now();
@@ -117,8 +113,7 @@ export async function sessionTrade(d: SessionDeps, body: Record<string, unknown>
     executor: s.executor,
     wallet: s.wallet,
     leaf: { delegation_hash: signed.leafHash, expires: signed.expires, delegate: signed.leaf.delegate, delegator: signed.leaf.delegator, authority: signed.leaf.authority, caveats: signed.leaf.caveats, salt: signed.leaf.salt.toString(), signature: signed.leaf.signature },
-    execution: { target: execution.target, value: execution.value.toString(), call_data: execution.callData, mode: "single", root_group: 0, ...(fee ? { root: "curve", fee: { target: fee.target, value: fee.value.toString(), call_data: fee.callData } } : { root: "session" }) },
-    ...(signed.feeLeaf ? { fee_leaf: { delegation_hash: delegationHash(signed.feeLeaf), delegate: signed.feeLeaf.delegate, authority: signed.feeLeaf.authority, caveats: signed.feeLeaf.caveats, salt: signed.feeLeaf.salt.toString(), signature: signed.feeLeaf.signature } } : {}),
+    execution: executionView(redeemed, curve?.group ?? 0, fee && { fee, trade: execution }),
     swap: { route: e.best.row, amount_in: e.amountIn.toString(), notional_usd: round2(e.notional), amount_out_expected: e.expectedOut.toString(), amount_out_min: swap.minOut.toString(), deadline: swap.deadline, fee: swap.fee, tokens },
     simulation: { ...simulation, from: s.executor },
     checks: { policy: e.policy.checks, signer: signed.checks },
@@ -129,6 +124,18 @@ export async function sessionTrade(d: SessionDeps, body: Record<string, unknown>
     plan_id: planId,
     timings: { ...e.timings, cosign_ms: cosignMs, simulate_ms: simulateMs, total_ms: msSince(t0) },
   };
+}
+
+const callView = (x: Execution) => ({ target: x.target, value: x.value.toString(), call_data: x.callData });
+
+/**
+ * What the leaf allows, redeemed in single mode under `root_group` of its root. A curve trade's is
+ * the wallet's own batch: `calls` lists it, the fee first (`fee` repeats it).
+ */
+function executionView(redeemed: Execution, group: number, curve: { fee: Execution; trade: Execution } | null | undefined) {
+  const base = { ...callView(redeemed), mode: "single", root_group: group };
+  if (!curve) return { ...base, root: "session" };
+  return { ...base, root: "curve", batch: true, calls: [{ kind: "fee_transfer", ...callView(curve.fee) }, { kind: "curve", ...callView(curve.trade) }], fee: callView(curve.fee) };
 }
 
 /** A session the key may trade: the wallet's or the executor's key; switched on, not revoked, not ending within seconds. */

@@ -8,6 +8,7 @@ import type { Config, TokenEntry } from "../../lib/config.js";
 import { OTHER_BPS, MAJOR_TIERS, SHIELD_ADD_BPS, majorSymbols } from "../../lib/fees.js";
 import { RISKS, type RiskCode } from "../../lib/risks.js";
 import { Q96 } from "../../lib/v4.js";
+import { BEACON_SLOT, IMPL_SLOT, slotAddress } from "../../lib/eip1967.js";
 import { Refusal } from "../errors/index.js";
 import { deepestPool, independentBasis, TWAP_WINDOW_S } from "../market/index.js";
 import type { SqlIndexedReads, PoolState } from "../ports/indexed.js";
@@ -16,8 +17,6 @@ import { ShieldUnavailable, type ShieldProvider, type ShieldReport } from "../po
 import { probeBuySell, type Probe } from "../ports/simulation.js";
 import type { Db } from "../ports/store/db.js";
 
-const IMPL_SLOT = "0x360894a13ba1a3210667c828492db98dca3e2076cc3735a920a3ca505d382bbc";
-const BEACON_SLOT = "0xa3f0ad74e5423aebfd80d3ef4346578335a9a72aeaee59ff6cb3582b35133d50";
 /**
  * Screening: two at a time, four waiting; beyond that 503 SCREEN_UNAVAILABLE. New tokens spend the
  * caller's budget (20, then one a minute) and the service's overall budget beside it (SPEC Limits
@@ -54,10 +53,7 @@ const coreKind = (t: TokenEntry) => (t.kind === "stock" ? "stock" : "core");
 /** The promise's value, or null when it has not settled within ms. */
 const within = <T>(p: Promise<T>, ms: number): Promise<T | null> => Promise.race([p, new Promise<null>((r) => setTimeout(() => r(null), ms).unref())]);
 
-const asAddress = (slotValue: Hex | undefined): Address | null => {
-  if (!slotValue || /^0x0*$/.test(slotValue)) return null;
-  return getAddress(`0x${slotValue.slice(-40)}`);
-};
+const asAddress = slotAddress;
 
 /**
  * The token registry (app store), seeded with the core assets when built, and on-demand
@@ -472,9 +468,14 @@ export function createTokens(d: Deps) {
       let rec = await cached(address);
       if (rec) {
         await assertUnchanged(rec);
+      } else if (coreByAddress.has(address.toLowerCase())) {
+        // Core assets come from config and are stored by the seed alone, which stores none read
+        // before the indexer has its pools (it would say NO_ROUTE): until then, not screened yet.
+        await within(seeded(), SEED.waitMs);
+        rec = await cached(address);
+        if (!rec) return { ...unscreenedCore(coreByAddress.get(address.toLowerCase())!), shield: opts.shield, ...(opts.shield ? { report: null } : { shield_available: true }) };
       } else {
-        // Core assets come from config: they never spend a screening budget.
-        if (!coreByAddress.has(address.toLowerCase())) await spendNewScreenBudget(opts.keyId);
+        await spendNewScreenBudget(opts.keyId);
         const job = startScreen(address);
         const timeout = new Promise<null>((r) => setTimeout(() => r(null), SCREEN.answerWithinMs).unref());
         rec = await Promise.race([job, timeout]);

@@ -1,5 +1,6 @@
 export { createTrading, type Trading } from "./trading.js";
 export type { CurveRoute, PoolRoute } from "./routing.js";
+export { candidateRoutes } from "./routing.js";
 export { buildApprove, buildPermit2Approve, buildRouterSwap, buildLockdown, describeRouterCall, permitTypedData, type PlanTx } from "./txs.js";
 export { parseTradeRequest, tradeRequest, type TradeRequest } from "./request.js";
 export type { Sides, TokenInfo, Who } from "./sides.js";

@@ -42,7 +42,7 @@ const outcomeOf = (v: unknown): StoredOutcome | null => (typeof v === "string" ?
 /** How far the relay got with a trade's signed bytes (null: relayed before the bytes were kept). */
 export type RelayState = "sending" | "sent" | "lost" | "refused";
 export type RelayedTrade = { id: number; planId: number | null; keyId: number | null; wallet: Address; status: string; relay: RelayState | null };
-export type PendingTrade = { wallet: Address; keyId: number; path: string; tokenIn: TokenRef; tokenOut: TokenRef; amountIn: string; amountOutMin: string; txHash: Hex; feeTxHash?: Hex | null; rawTx: Hex };
+export type PendingTrade = { wallet: Address; keyId: number; path: string; tokenIn: TokenRef; tokenOut: TokenRef; amountIn: string; amountOutMin: string; txHash: Hex; feeTxHash?: Hex | null; sessionId?: string | null; rawTx: Hex };
 
 /** A relayed trade the watcher still follows: pending, or an outcome whose block is not final yet. */
 export type WatchedTrade = {
@@ -153,32 +153,44 @@ export function createLedger(d: { db: Db; clock: () => number }) {
       return rows.map(planFrom);
     },
 
+    async planById(id: number): Promise<StoredPlan | null> {
+      const [r] = await d.db.query("SELECT * FROM app.plans WHERE id = $1", [id]);
+      return r ? planFrom(r) : null;
+    },
+
     async tradeByHash(hash: Hex): Promise<RelayedTrade | null> {
       const [r] = await d.db.query("SELECT id, plan_id, key_id, wallet, status, relay FROM app.trades WHERE tx_hash = $1", [hash.toLowerCase()]);
       return r ? { id: Number(r.id), planId: r.plan_id === null ? null : Number(r.plan_id), keyId: r.key_id === null ? null : Number(r.key_id), wallet: r.wallet as Address, status: r.status as string, relay: (r.relay as RelayState | null) ?? null } : null;
     },
 
     /**
-     * Claims the plan and writes its trade as pending, with the signed bytes, in one transaction,
-     * before anything is sent: false when the plan was already claimed (by these bytes or others).
+     * Claims the plan and writes its trade as pending, with the signed bytes and the fee
+     * transaction it claims, in one transaction, before the swap is sent: false when the plan, the
+     * swap's hash or the fee transaction is taken (a repeat, a race, or a fee that paid for
+     * another plan: app.trades' unique fee_tx_hash decides between instances).
      */
-    /** Claims the plan and writes the pending trade in one transaction; false when the plan or the hash is taken (a repeat or a race). */
     async claimForRelay(planId: number, p: PendingTrade): Promise<boolean> {
       return d.db.tx(async (db) => {
         const claimed = await db.query("UPDATE app.plans SET used_at = $2 WHERE id = $1 AND used_at IS NULL RETURNING id", [planId, now()]);
         if (claimed.length === 0) return false;
         const rows = await db.query(
-          `INSERT INTO app.trades (wallet, key_id, plan_id, path, status, token_in, token_out, amount_in, amount_out_min, tx_hash, fee_tx_hash, created_at, raw_tx, relay, sent_at)
-           VALUES ($1, $2, $3, $4, 'pending', $5, $6, $7, $8, $9, $10, $11, $12, 'sending', $11) ON CONFLICT (tx_hash) DO NOTHING RETURNING id`,
-          [p.wallet.toLowerCase(), p.keyId, planId, p.path, JSON.stringify(p.tokenIn), JSON.stringify(p.tokenOut), p.amountIn, p.amountOutMin, p.txHash.toLowerCase(), p.feeTxHash?.toLowerCase() ?? null, now(), p.rawTx],
+          `INSERT INTO app.trades (wallet, key_id, plan_id, path, status, token_in, token_out, amount_in, amount_out_min, tx_hash, fee_tx_hash, created_at, raw_tx, relay, sent_at, session_id)
+           VALUES ($1, $2, $3, $4, 'pending', $5, $6, $7, $8, $9, $10, $11, $12, 'sending', $11, $13) ON CONFLICT DO NOTHING RETURNING id`,
+          [p.wallet.toLowerCase(), p.keyId, planId, p.path, JSON.stringify(p.tokenIn), JSON.stringify(p.tokenOut), p.amountIn, p.amountOutMin, p.txHash.toLowerCase(), p.feeTxHash?.toLowerCase() ?? null, now(), p.rawTx, p.sessionId ?? null],
         );
         if (rows.length === 0) throw new TradeExists();
         return true;
       }).catch((err) => {
-        // The same signed bytes relayed under another plan with the same transaction (two identical plans): a repeat.
+        // The same signed bytes relayed under another plan with the same transaction (two identical plans): a repeat; or the fee is another trade's.
         if (err instanceof TradeExists) return false;
         throw err;
       });
+    },
+
+    /** The trade (pending or not) that claimed this fee transaction, or null. */
+    async feeClaimedBy(feeTxHash: Hex): Promise<{ id: number; planId: number | null } | null> {
+      const [r] = await d.db.query("SELECT id, plan_id FROM app.trades WHERE fee_tx_hash = $1", [feeTxHash.toLowerCase()]);
+      return r ? { id: Number(r.id), planId: r.plan_id === null ? null : Number(r.plan_id) } : null;
     },
 
     /**
@@ -239,11 +251,11 @@ export function createLedger(d: { db: Db; clock: () => number }) {
     /**
      * The fee of every relayed trade mined with from <= block time < to (unix s), as the relay
      * watcher read it from the receipt: the treasury's ledger side. `feeTxHash` is a two_step
-     * curve plan's own fee transaction.
+     * curve plan's own fee transaction; a trade whose fee never landed (fee_unpaid) books nothing.
      */
     async feesMinedBetween(from: number, to: number): Promise<{ txHash: Hex; feeTxHash: Hex | null; token: Address; amount: bigint }[]> {
       const rows = await d.db.query<{ tx_hash: Hex; fee_tx_hash: Hex | null; outcome: string | null }>(
-        "SELECT tx_hash, fee_tx_hash, outcome FROM app.trades WHERE status = 'mined' AND block_time >= $1 AND block_time < $2 ORDER BY id",
+        "SELECT tx_hash, fee_tx_hash, outcome FROM app.trades WHERE status = 'mined' AND NOT fee_unpaid AND block_time >= $1 AND block_time < $2 ORDER BY id",
         [from, to],
       );
       return rows.flatMap((r) => {
@@ -264,9 +276,9 @@ export function createLedger(d: { db: Db; clock: () => number }) {
       return Number(r?.n ?? 0);
     },
 
-    /** Outcomes of the wallet's relayed trades mined since `since` (unix s): the volume tier's input. */
+    /** Outcomes of the wallet's relayed trades mined since `since` (unix s), those whose fee landed: the volume tier's input. */
     async minedSince(wallet: Address, since: number): Promise<StoredOutcome[]> {
-      const rows = await d.db.query("SELECT outcome FROM app.trades WHERE wallet = $1 AND status = 'mined' AND created_at >= $2", [wallet.toLowerCase(), since]);
+      const rows = await d.db.query("SELECT outcome FROM app.trades WHERE wallet = $1 AND status = 'mined' AND NOT fee_unpaid AND created_at >= $2", [wallet.toLowerCase(), since]);
       return rows.map((r) => outcomeOf(r.outcome)).filter((o): o is StoredOutcome => o !== null);
     },
 
@@ -310,11 +322,11 @@ export function createLedger(d: { db: Db; clock: () => number }) {
      * if the row is still as the watcher read it (`seenHash`: the block hash it had, null when
      * pending), so two watchers on one store cannot undo each other's newer reading.
      */
-    async recordOutcome(id: number, seenHash: Hex | null, o: { status: "mined" | "reverted"; blockNumber: number; blockHash: Hex; blockTime: number; outcome: StoredOutcome | null; final: boolean }) {
+    async recordOutcome(id: number, seenHash: Hex | null, o: { status: "mined" | "reverted"; blockNumber: number; blockHash: Hex; blockTime: number; outcome: StoredOutcome | null; final: boolean; feeUnpaid: boolean }) {
       await d.db.query(
-        `UPDATE app.trades SET status = $3, block_number = $4, block_hash = $5, block_time = $6, outcome = $7, final = $8, checked_at = $9
+        `UPDATE app.trades SET status = $3, block_number = $4, block_hash = $5, block_time = $6, outcome = $7, final = $8, checked_at = $9, fee_unpaid = $10
          WHERE id = $1 AND status IN ('pending', 'mined', 'reverted') AND block_hash IS NOT DISTINCT FROM $2`,
-        [id, seenHash?.toLowerCase() ?? null, o.status, o.blockNumber, o.blockHash.toLowerCase(), o.blockTime, o.outcome ? JSON.stringify(o.outcome) : null, o.final, now()],
+        [id, seenHash?.toLowerCase() ?? null, o.status, o.blockNumber, o.blockHash.toLowerCase(), o.blockTime, o.outcome ? JSON.stringify(o.outcome) : null, o.final, now(), o.feeUnpaid],
       );
     },
 
@@ -346,10 +358,10 @@ export function createLedger(d: { db: Db; clock: () => number }) {
     },
 
     /** A call never relayed, kept with its code (me/trades?refused=1). */
-    async recordRefused(p: { wallet: Address; keyId: number; path: string; code: string; tokenIn: TokenRef | null; tokenOut: TokenRef | null; amountIn: string | null }) {
+    async recordRefused(p: { wallet: Address; keyId: number; path: string; code: string; tokenIn: TokenRef | null; tokenOut: TokenRef | null; amountIn: string | null; sessionId?: string | null }) {
       await d.db.query(
-        `INSERT INTO app.trades (wallet, key_id, path, status, token_in, token_out, amount_in, code, created_at) VALUES ($1, $2, $3, 'refused', $4, $5, $6, $7, $8)`,
-        [p.wallet.toLowerCase(), p.keyId, p.path, p.tokenIn ? JSON.stringify(p.tokenIn) : null, p.tokenOut ? JSON.stringify(p.tokenOut) : null, p.amountIn, p.code, now()],
+        `INSERT INTO app.trades (wallet, key_id, path, status, token_in, token_out, amount_in, code, created_at, session_id) VALUES ($1, $2, $3, 'refused', $4, $5, $6, $7, $8, $9)`,
+        [p.wallet.toLowerCase(), p.keyId, p.path, p.tokenIn ? JSON.stringify(p.tokenIn) : null, p.tokenOut ? JSON.stringify(p.tokenOut) : null, p.amountIn, p.code, now(), p.sessionId ?? null],
       );
     },
 

@@ -60,7 +60,7 @@ export async function planTrade(ctx: TradingContext & { ledger: Ledger }, body: 
   const txs = built.steps.filter((s) => s.tx).map((s) => ({ kind: s.kind, tx: s.tx! }));
   const tokens = { token_in: ctx.sides.ref(e.tin), token_out: ctx.sides.ref(e.tout) };
   const planId = txs.length
-    ? await ctx.ledger.savePlan({ keyId: who.key.keyId, wallet, kind, execution: built.execution, tokenIn: tokens.token_in, tokenOut: tokens.token_out, amountIn: e.amountIn.toString(), amountOutMin: built.minOut.toString(), feeBps: e.fee.bps, deadline: built.deadline, txs, summary: { route: e.best.row.id, fee: built.fee } })
+    ? await ctx.ledger.savePlan({ keyId: who.key.keyId, wallet, kind, execution: built.execution, tokenIn: tokens.token_in, tokenOut: tokens.token_out, amountIn: e.amountIn.toString(), amountOutMin: built.minOut.toString(), feeBps: e.fee.bps, deadline: built.deadline, txs, summary: { route: e.best.row.id, fee: built.fee, built_block: Number(e.snap.block) } })
     : null;
   return {
     ready,

@@ -18,7 +18,11 @@ export const submitRequest = z
 
 const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
 
-type Decoded = { raw: Hex; hash: Hex; from: Address; tx: PlanTx };
+type Decoded = { raw: Hex; hash: Hex; from: Address; tx: PlanTx; nonce: number; feeCap: bigint };
+
+/** How long live/submit waits for a two_step fee's receipt before it answers FEE_FIRST (the swap unsent). */
+export const FEE_RECEIPT_WAIT_MS = 10_000;
+const FEE_RECEIPT_POLL_MS = 50;
 export type Diff = { field: string; built: string | null; signed: string | null };
 
 /** Field-by-field differences between a built and a signed transaction, in the words of describeRouterCall. */
@@ -45,6 +49,17 @@ export function diffTx(built: PlanTx, signed: PlanTx): Diff[] {
  * live/submit: relays only a transaction this service built for this key, signed by the key's
  * wallet, byte for byte on to, data, value and chain id. A plan relays once; the same signed bytes
  * again answer the same hash without a second relay.
+ *
+ * A two_step curve plan's swap is sent only once its own fee is on chain: mined with status
+ * success, from this wallet to the plan's recipient with exactly the plan's value, in a block after
+ * the plan was built, and claimed by no other trade (the claim and the pending trade are one store
+ * transaction; app.trades' unique fee_tx_hash settles races between instances). With
+ * `fee_tx_hash` the fee must already be mined. With `raw_txs [fee, swap]` the relay refuses
+ * (FEE_FIRST, nothing sent) unless the transactions are the wallet's next nonces in order and the
+ * fee's cap covers the base fee, then sends what comes before the swap and WAITS for the fee's
+ * receipt (at most FEE_RECEIPT_WAIT_MS; one block on the sequencer) before it sends the swap: a
+ * fee replaced, reverted or stuck never lets its swap through. Past the wait it answers
+ * FEE_FIRST with `sent`; once the fee is mined the swap goes alone with `fee_tx_hash`.
  */
 export function createRelay(d: { config: Config; chain: PublicClient; ledger: Ledger; sequencer: Sequencer; clock: () => number; sessionExecutors?: (wallet: Address) => Promise<Address[]> }) {
   const now = () => Math.floor(d.clock() / 1000);
@@ -59,7 +74,8 @@ export function createRelay(d: { config: Config; chain: PublicClient; ledger: Le
       throw new Refusal("SUBMIT_REJECTED", `the relay cannot decode this signed transaction: ${(err as Error).message.split("\n")[0]!.slice(0, 120)}`);
     }
     if (!parsed.to) throw new Refusal("NOT_AS_BUILT", "a contract creation was never built by this service", { diffs: [{ field: "to", built: null, signed: null }] });
-    return { raw, hash: keccak256(raw), from, tx: { to: parsed.to, data: parsed.data ?? "0x", value: (parsed.value ?? 0n).toString(), chain_id: parsed.chainId ?? 0 } };
+    const feeCap = parsed.maxFeePerGas ?? parsed.gasPrice ?? 0n;
+    return { raw, hash: keccak256(raw), from, tx: { to: parsed.to, data: parsed.data ?? "0x", value: (parsed.value ?? 0n).toString(), chain_id: parsed.chainId ?? 0 }, nonce: parsed.nonce ?? 0, feeCap };
   }
 
   /** A session plan built by the wallet's key or the executor's key, found for either of them. */
@@ -82,7 +98,8 @@ export function createRelay(d: { config: Config; chain: PublicClient; ledger: Le
   }
 
   return {
-    async submit(body: Record<string, unknown>, key: KeyRecord) {
+    /** `as.path`: `hosted` when a hosted agent's tick relays its session trade (me/trades' path). */
+    async submit(body: Record<string, unknown>, key: KeyRecord, as: { path?: "hosted" } = {}) {
       if (!d.config.submitEnabled) throw new Refusal("SUBMIT_DISABLED", "this server does not relay; send the signed transaction to the chain yourself");
       const q = parseBody(submitRequest, body);
       if ((q.raw_tx === undefined) === (q.raw_txs === undefined)) throw new Refusal("BAD_REQUEST", "send raw_tx or raw_txs");
@@ -109,7 +126,8 @@ export function createRelay(d: { config: Config; chain: PublicClient; ledger: Le
       }
       if (matches.some((m) => m.plan.id !== plan.id)) throw new Refusal("NOT_AS_BUILT", "raw_txs mix transactions of different plans", { diffs: [{ field: "plan", built: String(plan.id), signed: matches.map((m) => m.plan.id).join(",") }] });
       const swapAt = matches.findIndex((m) => m.kind === "swap");
-      const timings = () => ({ total_ms: msSince(t0) });
+      let feeWaitMs: number | null = null;
+      const timings = () => ({ total_ms: msSince(t0), ...(feeWaitMs === null ? {} : { fee_wait_ms: feeWaitMs }) });
       const listed = (hashes: Hex[]) => (q.raw_txs ? { tx_hashes: hashes, fee_first: plan.execution === "curve" } : {});
 
       if (swapAt < 0) {
@@ -124,33 +142,82 @@ export function createRelay(d: { config: Config; chain: PublicClient; ledger: Le
         return { tx_hash: swap.hash, as_built: true, repeat: true, timings: timings() };
       }
 
-      // A curve plan's fee goes first: in raw_txs before its swap, or already mined (fee_tx_hash).
+      if (plan.deadline < now()) throw new Refusal("SUBMIT_REJECTED", `plan ${plan.id} passed its deadline; prepare a fresh one`);
+      // A curve plan's fee goes first: in raw_txs before its swap (sent, then its receipt awaited), or already mined (fee_tx_hash).
       const feeIdx = plan.txs.findIndex((x) => x.kind === "fee_transfer");
       const feeAt = matches.findIndex((m) => m.kind === "fee_transfer");
-      if (plan.execution === "curve" && feeIdx >= 0 && (feeAt < 0 || feeAt > swapAt)) await assertFeeMined(q.fee_tx_hash as Hex | undefined, plan, feeIdx, key);
-      if (plan.deadline < now()) throw new Refusal("SUBMIT_REJECTED", `plan ${plan.id} passed its deadline; prepare a fresh one`);
+      const twoStep = plan.execution === "curve" && feeIdx >= 0;
+      let before: Hex[] = [];
+      let feeTxHash: Hex | null = null;
+      if (twoStep) {
+        const inline = feeAt >= 0 && feeAt < swapAt;
+        if (!inline && !q.fee_tx_hash) throw new Refusal("FEE_FIRST", "this curve trade's fee must go first: send raw_txs [fee_transfer, swap] or fee_tx_hash of the mined fee", { sent: [] });
+        feeTxHash = inline ? txs[feeAt]!.hash : (q.fee_tx_hash as Hex);
+        if (inline) await assertSendable(txs.slice(0, swapAt + 1), feeAt, key.wallet);
+        else await assertFeePaid(feeTxHash, plan, feeIdx, key, [], 0);
+        before = await sendAll(txs.slice(0, swapAt), null);
+        const t1 = performance.now();
+        if (inline) await assertFeePaid(feeTxHash, plan, feeIdx, key, before, FEE_RECEIPT_WAIT_MS);
+        if (inline) feeWaitMs = msSince(t1);
+      }
 
       // Written before it is sent: a lost answer or a crash after this point leaves a pending
       // trade the watcher settles (or sends again), never a relayed transaction we do not know.
-      const feeTxHash = feeAt >= 0 && feeAt < swapAt ? txs[feeAt]!.hash : ((q.fee_tx_hash as Hex | undefined) ?? null);
-      const pending = { wallet: session ? plan.wallet : key.wallet, keyId: key.keyId, path: session ? "session" : "agent", tokenIn: plan.tokenIn, tokenOut: plan.tokenOut, amountIn: plan.amountIn, amountOutMin: plan.amountOutMin, txHash: swap.hash, feeTxHash, rawTx: swap.raw };
+      const pending = { wallet: session ? plan.wallet : key.wallet, keyId: key.keyId, path: session ? (as.path ?? "session") : "agent", sessionId: session && typeof plan.summary.session_id === "string" ? plan.summary.session_id : null, tokenIn: plan.tokenIn, tokenOut: plan.tokenOut, amountIn: plan.amountIn, amountOutMin: plan.amountOutMin, txHash: swap.hash, feeTxHash, rawTx: swap.raw };
       if (!(await d.ledger.claimForRelay(plan.id, pending))) {
         // Lost the race to a caller with the same bytes: theirs is our answer.
         if (await d.ledger.tradeByHash(swap.hash)) return { tx_hash: swap.hash, as_built: true, repeat: true, timings: timings() };
+        if (feeTxHash && (await d.ledger.feeClaimedBy(feeTxHash))?.planId !== plan.id) throw new Refusal("FEE_FIRST", `fee transaction ${feeTxHash} already paid for another trade; each fee pays for one plan`, { sent: before });
         throw new Refusal("NOT_AS_BUILT", `plan ${plan.id} was already relayed with another transaction`, { diffs: [{ field: "plan", built: String(plan.id), signed: "already relayed" }] });
       }
-      const sent = await sendAll(txs, { at: swapAt, planId: plan.id });
-      return { tx_hash: sent[swapAt]!, as_built: true, repeat: false, ...listed(sent), timings: timings() };
+      // A two_step plan sent what came before its swap already (its fee is mined): the swap alone now.
+      const sent = twoStep ? await sendAll([swap], { at: 0, planId: plan.id }, before) : await sendAll(txs, { at: swapAt, planId: plan.id });
+      return { tx_hash: swap.hash, as_built: true, repeat: false, ...listed(sent), timings: timings() };
     },
   };
 
-  /** fee_tx_hash must be this plan's fee transfer, from this wallet, on chain. */
-  async function assertFeeMined(feeTxHash: Hex | undefined, plan: StoredPlan, feeIdx: number, key: KeyRecord) {
-    if (!feeTxHash) throw new Refusal("FEE_FIRST", "this curve trade's fee must go first: send raw_txs [fee_transfer, swap] or fee_tx_hash of the mined fee", { sent: [] });
-    const feeTx = await d.chain.getTransaction({ hash: feeTxHash }).catch(() => null);
+  /**
+   * raw_txs [..., fee, swap] before anything is sent: each the wallet's next nonce in order (from
+   * its pending nonce), and the fee's cap at least the latest base fee, so the swap cannot mine
+   * while its fee waits for a nonce that never comes or a base fee it never meets. A fee the
+   * chain already holds (a retry) is past these checks: its receipt decides.
+   */
+  async function assertSendable(txs: Decoded[], feeAt: number, wallet: Address) {
+    const fee = txs[feeAt]!;
+    const [known, next, block] = await Promise.all([nodeKnows(d.chain, fee.hash), d.chain.getTransactionCount({ address: wallet, blockTag: "pending" }), d.chain.getBlock({ blockTag: "latest" })]);
+    if (known) return;
+    const off = txs.findIndex((t, i) => t.nonce !== next + i);
+    if (off >= 0) throw new Refusal("FEE_FIRST", `raw_txs must be the wallet's next nonces in order: transaction ${off} is signed at nonce ${txs[off]!.nonce}, the wallet's next is ${next + off}`, { sent: [] });
+    const base = block.baseFeePerGas ?? 0n;
+    if (fee.feeCap < base) throw new Refusal("FEE_FIRST", `the fee transaction's fee cap ${fee.feeCap} is under the base fee ${base}: it would not be mined`, { sent: [] });
+  }
+
+  /**
+   * The plan's fee is final on chain: a successful receipt (waited for up to `waitMs`), from this
+   * wallet to the plan's recipient with the plan's value and data, mined after the plan was built.
+   * Whether another trade claimed it is the ledger's claim (claimForRelay).
+   */
+  async function assertFeePaid(hash: Hex, plan: StoredPlan, feeIdx: number, key: KeyRecord, sent: Hex[], waitMs: number) {
+    const refuse = (why: string) => new Refusal("FEE_FIRST", `${why}; the swap was not sent`, { sent });
+    const receipt = await receiptWithin(hash, waitMs);
+    if (!receipt) throw refuse(waitMs ? `fee transaction ${hash} has no receipt after ${waitMs / 1000} s; once it is mined, send the swap alone with fee_tx_hash` : `fee transaction ${hash} is not mined`);
+    if (receipt.status !== "success") throw refuse(`fee transaction ${hash} reverted`);
+    const tx = await d.chain.getTransaction({ hash });
     const built = plan.txs[feeIdx]!.tx;
-    if (!feeTx || feeTx.from.toLowerCase() !== key.wallet.toLowerCase() || feeTx.to?.toLowerCase() !== built.to.toLowerCase() || feeTx.value.toString() !== built.value) {
-      throw new Refusal("FEE_FIRST", "fee_tx_hash is not this plan's fee transfer from this wallet", { sent: [] });
+    if (!same(tx.from, key.wallet) || !same(tx.to ?? "", built.to) || tx.value.toString() !== built.value || tx.input !== built.data) throw refuse(`fee transaction ${hash} is not this plan's fee transfer from this wallet`);
+    // The block the plan was built at (plans stored before it was kept: the block's time against the plan's).
+    const builtBlock = plan.summary.built_block;
+    const after = typeof builtBlock === "number" ? receipt.blockNumber > BigInt(builtBlock) : (await d.chain.getBlock({ blockNumber: receipt.blockNumber })).timestamp >= BigInt(plan.createdAt);
+    if (!after) throw refuse(`fee transaction ${hash} was mined before plan ${plan.id} was built`);
+  }
+
+  /** The receipt, polled for up to `waitMs` (0: read once); null when none came. */
+  async function receiptWithin(hash: Hex, waitMs: number) {
+    const until = performance.now() + waitMs;
+    for (;;) {
+      const r = await d.chain.getTransactionReceipt({ hash }).catch(() => null);
+      if (r || performance.now() >= until) return r;
+      await new Promise((ok) => setTimeout(ok, FEE_RECEIPT_POLL_MS));
     }
   }
 
@@ -158,9 +225,10 @@ export function createRelay(d: { config: Config; chain: PublicClient; ledger: Le
    * Sends in order. With a swap (`trade`): a failure before the swap left, or the sequencer
    * refusing it, forgets the trade and frees its plan; a lost answer for the swap keeps it pending
    * (it may have arrived), marked so that a retry or the watcher sends the same bytes again.
+   * `already`: hashes this call sent before (listed first, in the answer and in a refusal's `sent`).
    */
-  async function sendAll(txs: Decoded[], trade: { at: number; planId: number } | null): Promise<Hex[]> {
-    const sent: Hex[] = [];
+  async function sendAll(txs: Decoded[], trade: { at: number; planId: number } | null, already: Hex[] = []): Promise<Hex[]> {
+    const sent: Hex[] = [...already];
     for (const [i, t] of txs.entries()) {
       try {
         sent.push(await sendRaw(d.sequencer, t.raw).catch(async (err) => {

@@ -1,6 +1,6 @@
 import PQueue from "p-queue";
 import type { Logger } from "pino";
-import type { Hex, PublicClient } from "viem";
+import { zeroAddress, type Hex, type PublicClient } from "viem";
 import { relayedOutcome, type RawLog, type RelayedContracts } from "../../lib/tradeOutcome.js";
 import type { Lease } from "../ports/store/lease.js";
 import type { Sequencer } from "../ports/sequencer.js";
@@ -60,7 +60,11 @@ export function createWatcher(d: { chain: PublicClient; ledger: Ledger; sequence
     // New, or moved to another block: the block's time, and the fee transaction a two_step curve plan sent first.
     const block = await rpc<{ timestamp: Hex } | null>("eth_getBlockByHash", [r.blockHash, false]);
     if (!block) return; // reorged between the two reads: next tick
-    const feeTx = t.plan?.execution === "curve" && t.feeTxHash ? await rpc<RpcReceipt | null>("eth_getTransactionReceipt", [t.feeTxHash]) : null;
+    const twoStep = t.plan?.execution === "curve" && t.plan.fee.token === zeroAddress && t.plan.fee.amount > 0n;
+    const feeTx = twoStep && t.feeTxHash ? await rpc<RpcReceipt | null>("eth_getTransactionReceipt", [t.feeTxHash]) : null;
+    // A two_step trade whose fee has no successful receipt paid nothing: it counts nowhere (volume, league, treasury).
+    const feeUnpaid = twoStep && feeTx?.status !== "0x1";
+    if (feeUnpaid) d.logger?.warn({ tx: t.txHash, fee_tx: t.feeTxHash }, "relay watcher: a curve trade mined without its fee; it counts nowhere");
     const outcome = t.plan ? storedOutcome(relayedOutcome(r, t.plan, d.contracts, feeTx)) : null;
     await d.ledger.recordOutcome(t.id, t.status === "pending" ? null : t.blockHash, {
       status: r.status === "0x1" ? "mined" : "reverted",
@@ -69,6 +73,7 @@ export function createWatcher(d: { chain: PublicClient; ledger: Ledger; sequence
       blockTime: Number(BigInt(block.timestamp)),
       outcome,
       final,
+      feeUnpaid,
     });
   }
 

@@ -109,6 +109,8 @@ export function createWeekCloser(d: CloserDeps) {
     row.hash = rowHash(row);
     await d.store.append({ ...row, hash: row.hash, prev_hash: row.prev_hash! }, JSON.stringify(row));
     d.logger?.info({ week: week.label, seq: row.seq, status: row.status, transfers: transfers.length, reconciliation: row.reconciliation.status }, "treasury week closed");
+    // The ledger and the chain disagree (or the chain could not be read): an operator looks (also counted in GET health).
+    if (row.reconciliation.status === "accepted") d.logger?.warn({ week: week.label, seq: row.seq, reasons: row.reconciliation.accepted }, "treasury week recorded as accepted, not agrees");
     return row;
   }
 

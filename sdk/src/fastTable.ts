@@ -1,5 +1,5 @@
 import { zeroAddress, type Hex } from "viem";
-import { BAND_BPS, fastRoutesSha256, MAX_USD, type FastPair, type FastRouteTable } from "../../lib/fastRoutes.js";
+import { BAND_BPS, fastRoutesSha256, fastRouteTable, MAX_USD, type FastPair, type FastRouteTable } from "../../lib/fastRoutes.js";
 import { poolId } from "../../lib/v4.js";
 import { PitError } from "./errors.js";
 import type { Http } from "./http.js";
@@ -18,8 +18,8 @@ const MAX_GAS_FLOOR = 900_000;
 
 /**
  * What is wrong with a pair by SPEC's rules and the pins, or null: pinned tokens of the fast set
- * (stocks by their pinned kind), hookless pools at an LP fee a market charges whose ids are their
- * keys, hops that chain from the input's pool currency to the output's, and the band and cap SPEC
+ * (stocks by their pinned kind), pinned canonical pools (hookless, at an LP fee a market charges,
+ * ids their keys'), hops that chain from the input's pool currency to the output's, and the band and cap SPEC
  * gives its shape. The server's numbers are never the client's tolerance.
  */
 function pairProblem(p: FastPair, pins: Pins): string | null {
@@ -38,6 +38,7 @@ function pairProblem(p: FastPair, pins: Pins): string | null {
     // Two hops go through USDG, as the server's table is built (lib/fastRoutes): never a token of the server's choosing.
     if (i === 1 && at !== lc(pins.tokens.USDG?.address ?? "")) return "a middle currency other than USDG";
     if (h.hooks !== zeroAddress) return "a hooked pool";
+    if (!pins.pools.some((x) => lc(x.id) === lc(h.pool_id))) return `pool ${h.pool_id}, not a pinned canonical pool`;
     if (h.fee > MAX_POOL_FEE) return `a pool charging ${h.fee / 100} bps`;
     if (lc(poolId({ currency0: h.currency0, currency1: h.currency1, fee: h.fee, tickSpacing: h.tick_spacing, hooks: h.hooks })) !== lc(h.pool_id)) return "a pool id that is not its key's";
     const from = lc(h.zero_for_one ? h.currency0 : h.currency1);
@@ -68,16 +69,24 @@ export function checkTable(table: FastRouteTable, sha256: Hex, pins: Pins): void
   }
 }
 
+/** Fast mode's table as the client builds it itself from the pinned tokens and canonical pools (lib/fastRoutes, as the server does). */
+export function localTable(pins: Pins): FastRouteTable {
+  const tokens = Object.fromEntries(Object.entries(pins.tokens).map(([s, t]) => [s, { address: t.address, kind: t.kind ?? "" }]));
+  return fastRouteTable({ chainId: pins.chainId, router: pins.router, tokens, pools: pins.pools });
+}
+
 /**
- * The route table read from live/fast/terms when the agent is set up, kept with the pins: it must
- * hash to the SHA-256 the server names and pass every pair check; later terms naming another
- * SHA-256 are CONFIG_MISMATCH.
+ * The route table pinned when the agent is set up: built locally from the pinned canonical pools
+ * (the server's pairs are never taken), and live/fast/terms must name its SHA-256; another
+ * SHA-256 is a table through other pools (CONFIG_MISMATCH).
  */
 export async function readFastRoutes(http: Http, pins: Pins): Promise<PinnedRoutes> {
   const t = await http.get<{ routes?: TermsRoutes }>("/live/fast/terms");
   const r = t?.routes;
-  if (!r || typeof r.sha256 !== "string" || !Array.isArray(r.pairs)) throw new PitError("CONFIG_MISMATCH", "the fast terms carry no route table");
-  const table: FastRouteTable = { version: r.version, chain_id: pins.chainId, router: pins.router, pairs: r.pairs, max_usd: r.max_usd };
-  checkTable(table, r.sha256, pins);
-  return { sha256: r.sha256, table };
+  if (!r || typeof r.sha256 !== "string") throw new PitError("CONFIG_MISMATCH", "the fast terms carry no route table");
+  const table = localTable(pins);
+  const sha256 = fastRoutesSha256(table);
+  if (r.sha256 !== sha256) throw new PitError("CONFIG_MISMATCH", `the server's route table is ${r.sha256}, not ${sha256} built from the pinned pools`);
+  checkTable(table, sha256, pins);
+  return { sha256, table };
 }

@@ -27,6 +27,7 @@ export { COOLDOWN_MS, MARKS_DIFFER_BPS, type FastRequest, type FastResult } from
 export { signStatement, type Statement, type StatementRequest } from "./league.js";
 export type { AccountPath } from "./account.js";
 export { verifyGrant, type GrantRequest, type SessionPins } from "./session.js";
+export { verifySignedMarks } from "./marks.js";
 export { checkExecutorAttestation, type ExecutorAttestation } from "./hosted.js";
 
 export type PitClientOptions = { baseUrl: string; rpcUrl: string; account: LocalAccount; pins: Pins; key?: string; fetch?: typeof fetch };

@@ -1,8 +1,9 @@
-import { decodeAbiParameters, getAddress, serializeSignature, zeroAddress, type Address, type Hex, type LocalAccount, type PublicClient } from "viem";
+import { decodeAbiParameters, getAddress, parseUnits, serializeSignature, zeroAddress, type Address, type Hex, type LocalAccount, type PublicClient } from "viem";
 import { delegationTypedData, nonceEnforcerAbi, ROOT_AUTHORITY, rootCaveats, type Caveat } from "../../lib/delegation.js";
 import { BINDING_VERSION, bindingSalt, feeTermsOfSchedule2, type SessionBinding } from "../../lib/sessionBinding.js";
 import { PitError, verificationFailed } from "./errors.js";
 import type { Http } from "./http.js";
+import { MARK_MAX_AGE_S, ownMark, verifySignedMarks, type OwnMark } from "./marks.js";
 import type { Pins } from "./pins.js";
 
 export type GrantRequest = { executor: Address; tokens?: string[]; maxTradeUsd?: number; maxDayUsd?: number; maxTrades?: number; expiresInS?: number; acceptRisks?: string[]; shield?: boolean; policies?: string[]; allow7702?: boolean };
@@ -17,18 +18,45 @@ type StartAnswer = {
 };
 
 const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
+
+/**
+ * The root's ETH caps (ValueLte per call, NativeTokenPeriodTransfer per day) are the only on-chain
+ * bound on a session's ETH. The service sizes them at 1.5x the USD limits at its ETH mark (room for
+ * ETH to fall during the session); the client accepts at most that at its own fresh ETH mark, plus
+ * ETH_CAP_TOLERANCE_BPS for the two marks' difference (SPEC's 3 % at which marks differ).
+ */
+export const ETH_CAP_HEADROOM = 1.5;
+export const ETH_CAP_TOLERANCE_BPS = 300;
+
+/**
+ * GRANT_CAPS unless the root's ETH caps fit the limits asked: none without ETH among the session's
+ * tokens; with it, each cap at most its USD limit x ETH_CAP_HEADROOM (+ tolerance) at the client's own ETH mark.
+ */
+function checkEthCaps(ob: StartAnswer["on_chain_bounds"], limits: { max_trade_usd: number; max_day_usd: number }, withEth: boolean, mark: OwnMark | null): void {
+  const [perCall, perDay] = [BigInt(ob.eth_per_call_wei), BigInt(ob.eth_per_day_wei)];
+  if (!withEth) {
+    if (perCall !== 0n || perDay !== 0n) throw verificationFailed("GRANT_CAPS", "the root lets the session spend ETH, which it was not asked to trade");
+    return;
+  }
+  if (!mark || mark.ageS > MARK_MAX_AGE_S) throw verificationFailed("GRANT_CAPS", "the client has no fresh ETH mark of its own to check the root's ETH caps against");
+  const most = (usd: number) => parseUnits(((usd * ETH_CAP_HEADROOM * (1 + ETH_CAP_TOLERANCE_BPS / 10_000)) / mark.usd).toFixed(18), 18);
+  for (const [name, wei, usd] of [["per call", perCall, limits.max_trade_usd], ["per day", perDay, limits.max_day_usd]] as const) {
+    if (wei > most(usd)) throw verificationFailed("GRANT_CAPS", `the root lets the session spend ${wei} wei of ETH ${name}: over $${usd} asked at the client's own ETH mark of $${mark.usd} (at most ${most(usd)} wei)`);
+  }
+}
 const sorted = (xs: string[]) => [...xs].sort();
 
 /**
  * Checks a grant's start answer before the wallet signs anything (SPEC "Sessions"):
- * GRANT_CAPS: the binding's limits, tokens and expiry are the ones asked;
+ * GRANT_CAPS: the binding's limits, tokens and expiry are the ones asked, and the root's ETH caps
+ * fit those limits at the client's own ETH mark (checkEthCaps);
  * GRANT_BINDING: the binding names this wallet, executor, the pinned co-signer and chain and the
  * fee schedule, and the root to sign is exactly the one rebuilt locally from it (lib/delegation's
  * rootCaveats: targets, methods, Permit2 spender, value, expiry, calls, nonce, redeemer), on the
  * pinned DelegationManager, with the binding's salt; CONSENT_REQUIRED: an EIP-7702 code change
  * without `allow7702`, and only ever to the pinned delegator.
  */
-export function verifyGrant(start: StartAnswer, q: GrantRequest & { wallet: Address }, pins: Pins, sp: SessionPins, o: { nowS: number; walletNonce: bigint; txNonce: number }): void {
+export function verifyGrant(start: StartAnswer, q: GrantRequest & { wallet: Address }, pins: Pins, sp: SessionPins, o: { nowS: number; walletNonce: bigint; txNonce: number; ethMark: OwnMark | null; verifiedMarks?: SessionBinding["marks"] }): void {
   const b = start.sign.delegation.binding;
   const tokens = sorted((q.tokens ?? ["ETH", "USDG"]).map((s) => pins.tokens[s]?.address.toLowerCase() ?? s.toLowerCase()));
   const limits = { max_trade_usd: q.maxTradeUsd ?? 25, max_day_usd: q.maxDayUsd ?? 100, max_trades: q.maxTrades ?? 50 };
@@ -37,13 +65,14 @@ export function verifyGrant(start: StartAnswer, q: GrantRequest & { wallet: Addr
   if (b.setup_budget_usd !== limits.max_day_usd) throw verificationFailed("GRANT_CAPS", `the session's setup budget is $${b.setup_budget_usd}, not the day cap asked`);
   const terms = { accept_risks: sorted(q.acceptRisks ?? []), shield: false, policies: [] as string[] };
   if (JSON.stringify(b.risk_terms) !== JSON.stringify(terms)) throw verificationFailed("GRANT_BINDING", "the session binds risk terms (accepted risks, Shield, policies) other than the ones asked");
-  // Signed marks and curve roots are for feedless and curve tokens, which this client never asks for.
-  if (b.version !== BINDING_VERSION || (b as { marks?: unknown }).marks !== undefined || (b as { curve_tokens?: unknown }).curve_tokens !== undefined) throw verificationFailed("GRANT_BINDING", "the binding carries a version, marks or curve tokens this client did not ask for");
+  // Curve roots are for curve tokens, which this client never signs; marks only as verifySignedMarks read them on chain.
+  if (b.version !== BINDING_VERSION || JSON.stringify(b.marks) !== JSON.stringify(o.verifiedMarks) || (b as { curve_tokens?: unknown }).curve_tokens !== undefined) throw verificationFailed("GRANT_BINDING", "the binding carries a version, marks or curve tokens this client did not ask for or check");
   const expiresIn = q.expiresInS ?? 86_400;
   const ob = start.on_chain_bounds;
   if (b.expires !== ob.expires || b.expires > o.nowS + expiresIn + 600) throw verificationFailed("GRANT_CAPS", `the session lasts until ${b.expires}, longer than the ${expiresIn} s asked`);
   if (ob.max_calls !== limits.max_trades + tokens.filter((t) => t !== zeroAddress).length) throw verificationFailed("GRANT_CAPS", `the root allows ${ob.max_calls} calls for ${limits.max_trades} trades`);
   if (tokens.includes(zeroAddress) && BigInt(ob.eth_per_day_wei) <= 0n) throw verificationFailed("GRANT_CAPS", "the session trades ETH but its root has no ETH day cap");
+  checkEthCaps(ob, limits, tokens.includes(zeroAddress), o.ethMark);
   if (BigInt(ob.eth_per_call_wei) > BigInt(ob.eth_per_day_wei) && BigInt(ob.eth_per_day_wei) > 0n) throw verificationFailed("GRANT_CAPS", "the root lets one call spend more ETH than a day");
   if (BigInt(ob.wallet_nonce) !== o.walletNonce) throw verificationFailed("GRANT_BINDING", `the root binds the wallet's nonce ${ob.wallet_nonce}; the delegation manager says ${o.walletNonce}`);
   const bindingOk = b.chain_id === pins.chainId && same(b.wallet, q.wallet) && same(b.executor, q.executor) && pins.cosigner !== null && same(b.cosigner, pins.cosigner) && JSON.stringify(b.fee) === JSON.stringify(feeTermsOfSchedule2());
@@ -85,7 +114,9 @@ export async function grantSession(d: { http: Http; chain: PublicClient; account
     d.chain.getTransactionCount({ address: d.account.address, blockTag: "pending" }),
     d.chain.readContract({ address: sp.enforcers.NonceEnforcer!, abi: nonceEnforcerAbi, functionName: "currentNonce", args: [sp.delegationManager, d.account.address] }),
   ]);
-  verifyGrant(start, { ...q, wallet: d.account.address }, d.pins, sp, { nowS: Number(block.timestamp), walletNonce, txNonce });
+  const nowS = Number(block.timestamp);
+  const [ethMark, verifiedMarks] = await Promise.all([ownMark(d.chain, d.pins, "ETH", nowS), verifySignedMarks(d.chain, d.pins, start.sign.delegation.binding, nowS)]);
+  verifyGrant(start, { ...q, wallet: d.account.address }, d.pins, sp, { nowS, walletNonce, txNonce, ethMark, verifiedMarks });
   if (start.sign.curve_roots.length) throw new PitError("VERIFICATION_FAILED", "curve-token sessions are not signed by this SDK version", { rule: "GRANT_BINDING" });
   const t = start.sign.delegation.typed_data;
   // Signed as rebuilt here (types, domain and message from lib/delegation), not as the answer spells them.

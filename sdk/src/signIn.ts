@@ -14,7 +14,9 @@ export async function signIn(http: Http, account: LocalAccount, pins: Pins): Pro
   const m = parseSiweMessage(ch.message ?? "");
   const wrong = m.domain !== pins.domain ? `the domain ${pins.domain}` : m.chainId !== pins.chainId ? `chain ${pins.chainId}` : m.address?.toLowerCase() !== account.address.toLowerCase() ? "this wallet" : null;
   if (wrong) throw new PitError("CONFIG_MISMATCH", `the sign-in challenge does not name ${wrong}; nothing was signed`);
-  const v = await http.post<{ api_key: string }>("/auth/verify", { address: account.address, signature: await account.signMessage({ message: ch.message }) });
+  // The nonce names exactly this challenge: without it verify tries the newest open ones, and
+  // anyone may ask challenges for this wallet (a verify leaving by another address than the ask would miss its own).
+  const v = await http.post<{ api_key: string }>("/auth/verify", { address: account.address, signature: await account.signMessage({ message: ch.message }), ...(m.nonce ? { nonce: m.nonce } : {}) });
   http.key = v.api_key;
   return v.api_key;
 }

@@ -13,8 +13,8 @@ type Step = { kind: string; tx?: { to: string; data: Hex; value: string; chain_i
 type PrepareAnswer = PlanAnswer & { ready?: boolean; steps?: Step[]; permit?: { typed_data: Parameters<typeof verifyPermit>[0] } | null; permit_now?: number };
 
 /**
- * The Permit2 round trip of an ERC-20 input (SPEC prepare): each approve step checked (the input
- * token's approve of exactly this amount to the pinned Permit2) then signed and sent on the
+ * The Permit2 round trip of an ERC-20 input (SPEC prepare): at most one approve step, checked (the
+ * input token's approve of exactly this amount to the pinned Permit2) then signed and sent on the
  * client's own RPC; the permit's typed data checked (pinned Permit2, the router as spender, this
  * amount, 30 minutes) then signed; prepare again with the signature.
  */
@@ -26,6 +26,9 @@ async function permitRoundTrip(d: { http: Http; chain: PublicClient; account: Lo
   const steps = first.steps ?? [];
   const unknown = steps.find((s) => s.kind !== "approve" && s.kind !== "sign_permit");
   if (unknown) throw new PitError("VERIFICATION_FAILED", `the plan asks for a ${unknown.kind} step this SDK does not sign`, { rule: "RECIPIENT" });
+  // One approve lets Permit2 take this trade's input; a second, however exact, is only gas and a wait.
+  const approves = steps.filter((s) => s.kind === "approve").length;
+  if (approves > 1) throw new PitError("VERIFICATION_FAILED", `the plan lists ${approves} approve steps; a trade needs one at most`, { rule: "RECIPIENT" });
   const permitStep = steps.find((s) => s.kind === "sign_permit");
   // Everything is checked before anything is signed.
   for (const s of steps) if (s.kind === "approve") verifyApprove(s.tx!, intent, d.pins, amountIn);

@@ -1,5 +1,6 @@
 import { decodeFunctionData, erc20Abi, getAddress, zeroAddress, type Address, type Hex } from "viem";
 import { readFeeBps, readRouterCall } from "../../lib/routerRead.js";
+import { poolId } from "../../lib/v4.js";
 import { verificationFailed } from "./errors.js";
 import { hopsOf } from "./quote.js";
 import type { Pins } from "./pins.js";
@@ -28,7 +29,8 @@ const riskCodes = (r: PlanAnswer["risks"]) => (r ?? []).map((x) => (typeof x ===
 /**
  * Checks a plan's swap transaction against what the client asked and pinned, from its calldata
  * alone (lib/routerRead, the co-signer's reader): the router, every recipient (sub-plans too),
- * the hooks, the fee's class, rate and recipient, the tokens, the amount in and the minimum out.
+ * the hooks and every hop's pool (V4_HOOKS: a pinned canonical pool, by id), the fee's class,
+ * rate and recipient, the tokens, the amount in and the minimum out.
  * Throws VERIFICATION_FAILED with the rule; answers the reading when all pass.
  */
 export function verifyPlan(plan: PlanAnswer, intent: TradeIntent, pins: Pins) {
@@ -49,10 +51,11 @@ export function verifyPlan(plan: PlanAnswer, intent: TradeIntent, pins: Pins) {
   if (!r.tokenIn || !same(r.tokenIn, tokenIn) || !r.tokenOut || !same(r.tokenOut, tokenOut)) throw verificationFailed("RECIPIENT", `the calldata trades ${r.tokenIn} for ${r.tokenOut}, not ${intent.tokenIn} for ${intent.tokenOut}`);
   if (r.amountIn !== BigInt(plan.amount_in)) throw verificationFailed("RECIPIENT", `the calldata spends ${r.amountIn}, the plan says ${plan.amount_in}`);
   if (intent.amountIn !== undefined && r.amountIn !== intent.amountIn) throw verificationFailed("RECIPIENT", `the calldata spends ${r.amountIn}, not the ${intent.amountIn} asked`);
-  // Every hop through a pool of pinned tokens, at an LP fee a market charges (no pool of the server's own).
-  const pinned = new Set(Object.values(pins.tokens).map((t) => t.address.toLowerCase()));
+  // Every hop through a pinned canonical pool: a hookless pool of pinned tokens the server made is no market of the client's.
+  const pinnedPools = new Set(pins.pools.map((p) => p.id.toLowerCase()));
   for (const h of hopsOf(tx.data)) {
-    if (!pinned.has(h.poolKey.currency0.toLowerCase()) || !pinned.has(h.poolKey.currency1.toLowerCase())) throw verificationFailed("RECIPIENT", `the route goes through a pool of a token that is not pinned (${h.poolKey.currency0}/${h.poolKey.currency1})`);
+    const id = poolId(h.poolKey).toLowerCase();
+    if (!pinnedPools.has(id)) throw verificationFailed("V4_HOOKS", `the route goes through pool ${id} (${h.poolKey.currency0}/${h.poolKey.currency1}, fee ${h.poolKey.fee}, hooks ${h.poolKey.hooks}), not one of the pinned canonical pools`);
     if (h.poolKey.fee > MAX_POOL_FEE) throw verificationFailed("FEE_BPS", `the route's pool charges an LP fee of ${h.poolKey.fee / 100} bps`);
   }
   // A permit inside the call lets the router take exactly this trade's input, nothing else.

@@ -133,6 +133,10 @@ describe("the SDK's fast mode", () => {
       two.hops = [hop(zeroAddress, wbtc, zeroAddress), hop(wbtc, two.address_out, wbtc)];
     }],
     ["a gas floor no transaction can meet", (pairs) => (pairs[0].gas_floor = 5_000_000)],
+    ["a hookless pool of pinned tokens at 1 % that is not a pinned pool (one the server made)", (pairs) => {
+      const h = pairs.find((p: any) => p.token_in === "ETH" && p.token_out === "USDG").hops[0];
+      Object.assign(h, { fee: 10_000, tick_spacing: 200, pool_id: poolId({ currency0: h.currency0, currency1: h.currency1, fee: 10_000, tickSpacing: 200, hooks: zeroAddress }) });
+    }],
   ];
   it.each(tables)("refuses to pin a table with %s, even under its own SHA-256 (CONFIG_MISMATCH)", async (_name, edit) => {
     const a = await funded("1", SHARED);

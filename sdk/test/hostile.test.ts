@@ -3,12 +3,15 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ROOT } from "../../lib/root.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { decodeAbiParameters, decodeFunctionData, encodeAbiParameters, encodeFunctionData, erc20Abi, parseEther, type Address, type Hex, type LocalAccount } from "viem";
+import { decodeAbiParameters, decodeFunctionData, encodeAbiParameters, encodeFunctionData, erc20Abi, parseEther, zeroAddress, type Address, type Hex, type LocalAccount } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { createPitClient, PitError, readPins, signStatement, type Pins } from "@pit/sdk";
 import { partnerAgentVaultAbi, priceFeedAbi } from "../../abis/fixtures.js";
 import { mintableAbi } from "../../abis/erc20.js";
-import { exactInputSingleParams, V4Action } from "../../abis/uniswapV4.js";
+import { exactInputSingleParams, poolManagerAbi, stateViewAbi, V4Action } from "../../abis/uniswapV4.js";
+import { mintFullRange } from "../../devnet/deploy.js";
+import { quoteExactInputSingle } from "../../lib/quoter.js";
+import { poolId, type PoolKey } from "../../lib/v4.js";
 import { Command, COMMAND_TYPE_MASK, universalRouterAbi } from "../../abis/universalRouter.js";
 import { freshenMarket, startStack, type Stack } from "../../test/helpers/stack.js";
 import { counted, startHostile, type Hostile } from "./hostileServer.js";
@@ -100,6 +103,20 @@ function withDeadline(data: Hex, deadline: bigint): Hex {
 }
 const prepared = (edit: (plan: any) => void) => (path: string, body: any) => (path.startsWith("/api/v1/live/prepare") ? (edit(body), body) : body);
 const tx = (plan: any) => plan.tx as { to: string; data: Hex };
+
+/** A hookless ETH/USDG pool of the server's own (1 % LP fee), not a canonical one: at the canonical pool's price. */
+const attackerKey = { currency0: zeroAddress, currency1: "0x0000000000000000000000000000000000000000" as Address, fee: 10_000, tickSpacing: 200, hooks: zeroAddress } satisfies PoolKey;
+async function makeAttackerPool() {
+  const { dn } = stack;
+  const usdg = dn.token("USDG");
+  attackerKey.currency1 = usdg;
+  const canonical = dn.universe.pools.find((p) => p.currency0 === zeroAddress && p.currency1 === usdg)!;
+  const [sqrtPriceX96] = await dn.pub.readContract({ address: dn.universe.contracts.stateView, abi: stateViewAbi, functionName: "getSlot0", args: [canonical.id] });
+  const w = dn.walletFor(dn.deployer);
+  await dn.mined(await w.writeContract({ address: usdg, abi: mintableAbi, functionName: "mint", args: [dn.deployer.address, 300_000_000_000n] }));
+  await dn.mined(await w.writeContract({ address: dn.universe.contracts.poolManager, abi: poolManagerAbi, functionName: "initialize", args: [attackerKey, sqrtPriceX96] }));
+  await mintFullRange({ wallet: w, pub: dn.pub, account: dn.deployer, chain: dn.chain }, dn.universe.contracts.positionManager, attackerKey, sqrtPriceX96, parseEther("100"), 300_000_000_000n);
+}
 
 async function client(account: LocalAccount, base = hostile.url) {
   const pit = await createPitClient({ baseUrl: base, rpcUrl: stack.dn.anvil.rpcUrl, account, pins });
@@ -209,6 +226,40 @@ describe("the SDK against a hostile server", () => {
     const err = await createPitClient({ baseUrl: hostile.url, rpcUrl: stack.dn.anvil.rpcUrl, account: counted(), pins }).catch((e) => e);
     hostile.tamper = null;
     expect([err.code, err.message]).toEqual(["CONFIG_MISMATCH", expect.stringContaining("router")]);
+  });
+
+  it("pins the canonical pools from config and refuses a server publishing another set (CONFIG_MISMATCH)", async () => {
+    const ethUsdg = pins.pools.find((p) => p.currency0 === zeroAddress && p.currency1 === pins.tokens.USDG!.address);
+    expect(ethUsdg).toMatchObject({ fee: 500, tickSpacing: 10, hooks: zeroAddress });
+    const another = (p: any) => ({ ...p, fee: 10_000, tick_spacing: 200, id: poolId({ currency0: p.currency0, currency1: p.currency1, fee: 10_000, tickSpacing: 200, hooks: p.hooks }) });
+    for (const edit of [(pools: any[]) => pools.push(another(pools[0])), (pools: any[]) => (pools[0] = another(pools[0])), (pools: any[]) => (pools[0].fee = 3_000)]) {
+      hostile.tamper = (path, body) => (path.startsWith("/api/v1/config") ? (edit(body.universe.pools), body) : body);
+      const err = await createPitClient({ baseUrl: hostile.url, rpcUrl: stack.dn.anvil.rpcUrl, account: counted(), pins }).catch((e) => e);
+      hostile.tamper = null;
+      expect([err.code, err.message]).toEqual(["CONFIG_MISMATCH", expect.stringContaining("pool")]);
+    }
+  });
+
+  it("refuses a route through a hookless pool of pinned tokens that is not a pinned pool (one the server made): nothing signed", async () => {
+    // The server's own ETH/USDG pool at the market's price and a 1 % LP fee: within PRICE's 300 bps, twenty times the canonical pool's fee.
+    await makeAttackerPool();
+    const account = counted(SHARED);
+    await stack.dn.test.setBalance({ address: account.address, value: parseEther("1") });
+    const pit = await client(account);
+    hostile.tamper = async (path, plan) => {
+      if (!path.startsWith("/api/v1/live/prepare")) return plan;
+      let swapIn = 0n;
+      editCommand(tx(plan).data, Command.V4_SWAP, (i) => editSwap(i, (p) => ((swapIn = p.amountIn), p)));
+      const out = await quoteExactInputSingle(stack.dn.pub, pins.v4Quoter, attackerKey, true, swapIn);
+      const min = (out * 9_950n) / 10_000n;
+      tx(plan).data = editCommand(editCommand(tx(plan).data, Command.V4_SWAP, (i) => editSwap(i, (p) => ({ ...p, poolKey: attackerKey, amountOutMinimum: min }))), Command.SWEEP, (i) => reAddr3(i, ([t, r]) => [t, r, min]));
+      Object.assign(plan, { amount_out_expected: out.toString(), amount_out_min: min.toString(), quote: { ...plan.quote, vs_mid_bps: -300 } });
+      return plan;
+    };
+    const err = await pit.trade(sell).catch((e) => e);
+    hostile.tamper = null;
+    expect([err.code, err.rule], err.message).toEqual(["VERIFICATION_FAILED", "V4_HOOKS"]);
+    expect(account.signed.tx).toBe(0);
   });
 
   it("raises HASH_MISMATCH, with the signed hash, when the server answers another hash than the signed transaction's, or none", async () => {
@@ -355,6 +406,20 @@ describe("the SDK against a hostile server", () => {
       }
     });
 
+    it("refuses a plan listing more than one approve (each exact, each a transaction and a wait): nothing signed", async () => {
+      const a = await usdgWallet(SHARED);
+      const pit = await client(a);
+      hostile.tamper = firstPrepare((p) => {
+        const approve = p.steps.find((s: any) => s.kind === "approve");
+        p.steps.unshift(structuredClone(approve), structuredClone(approve));
+      });
+      const err = await pit.trade(buy).catch((e) => e);
+      hostile.tamper = null;
+      expect([err.code, err.rule], err.message).toEqual(["VERIFICATION_FAILED", "RECIPIENT"]);
+      expect(err.message).toContain("approve");
+      expect([a.signed.tx, a.signed.typed]).toEqual([0, 0]);
+    });
+
     it("trades USDG -> ETH against the real service: approve, permit, swap, all checked", async () => {
       const a = await usdgWallet();
       const pit = await client(a, stack.api.url);
@@ -386,6 +451,36 @@ describe("the SDK against a hostile server", () => {
       hostile.tamper = null;
       expect([err.code, err.rule], err.message).toEqual([code, rule]);
       expect(account.signed.typed).toBe(0);
+    });
+
+    /** The root's ETH caps set to `wei` (per call and per day), its caveats re-encoded to match: a root consistent with its bounds. */
+    const ethCaps = (perCall: (honest: bigint) => bigint, perDay: (honest: bigint) => bigint) => (s: any) => {
+      const ob = s.on_chain_bounds;
+      const [call, day] = [perCall(BigInt(ob.eth_per_call_wei)), perDay(BigInt(ob.eth_per_day_wei))];
+      [ob.eth_per_call_wei, ob.eth_per_day_wei] = [call.toString(), day.toString()];
+      const enforcers = pins.session!.enforcers;
+      for (const c of s.sign.delegation.typed_data.message.caveats) {
+        if (c.enforcer.toLowerCase() === enforcers.ValueLteEnforcer!.toLowerCase()) c.terms = encodeAbiParameters([{ type: "uint256" }], [call]);
+        if (c.enforcer.toLowerCase() === enforcers.NativeTokenPeriodTransferEnforcer!.toLowerCase()) {
+          const [, period, start] = decodeAbiParameters([{ type: "uint256" }, { type: "uint256" }, { type: "uint256" }], c.terms);
+          c.terms = encodeAbiParameters([{ type: "uint256" }, { type: "uint256" }, { type: "uint256" }], [day, period, start]);
+        }
+      }
+    };
+    const capCases: [string, (s: any) => void][] = [
+      ["1,000,000 ETH per call and per day", ethCaps(() => parseEther("1000000"), () => parseEther("1000000"))],
+      ["twice the ETH per call", ethCaps((x) => x * 2n, (x) => x)],
+      ["twice the ETH per day", ethCaps((x) => x, (x) => x * 2n)],
+    ];
+    it.each(capCases)("refuses a root whose ETH caps are %s the limits asked, at the client's own ETH mark (GRANT_CAPS), signs nothing", async (_name, edit) => {
+      const account = counted(SHARED);
+      const pit = await client(account);
+      hostile.tamper = started(edit);
+      const err = await pit.grantSession(grant).catch((e) => e);
+      hostile.tamper = null;
+      expect([err.code, err.rule], err.message).toEqual(["VERIFICATION_FAILED", "GRANT_CAPS"]);
+      expect(err.message).toMatch(/ETH/);
+      expect([account.signed.typed, account.signed.tx]).toEqual([0, 0]);
     });
 
     it("asks consent before a code change (CONSENT_REQUIRED), then grants with it against the real service", async () => {

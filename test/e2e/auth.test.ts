@@ -133,6 +133,25 @@ describe.each<StoreKind>(["pglite", "postgres"])("sign-in and keys on %s", (kind
     expect(newest.status).toBe(200);
   });
 
+  it("lets no other client retire a wallet's challenges: B asking many for W leaves W's own open", async () => {
+    const proxied = await serveApi({ rpcUrl: dn.anvil.rpcUrl, db: store.db, clock, config: { trustedProxyHeader: "x-forwarded-for", trustedProxies: ["127.0.0.1", "::1", "::ffff:127.0.0.1"] } });
+    try {
+      const w = privateKeyToAccount(generatePrivateKey());
+      const ask = (client: string) => proxied.call("POST", "/api/v1/auth/challenge", { address: w.address }, { "x-forwarded-for": client });
+      const own = (await ask("198.51.100.20")).json;
+      for (let i = 0; i < 8; i++) {
+        now += 1000;
+        expect((await ask("203.0.113.66")).status).toBe(200);
+      }
+      // W signs its own challenge and sends it without a nonce, as the SDK does.
+      const v = await proxied.call("POST", "/api/v1/auth/verify", { address: w.address, signature: await w.signMessage({ message: own.message }) }, { "x-forwarded-for": "198.51.100.20" });
+      expect(v.status).toBe(200);
+      expect(v.json.wallet).toBe(w.address.toLowerCase());
+    } finally {
+      await proxied.close();
+    }
+  });
+
   it("revokes one key, and all of a wallet's keys by signature", async () => {
     const a = privateKeyToAccount(generatePrivateKey());
     const k1 = (await signIn(a)).json.api_key;

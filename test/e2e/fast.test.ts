@@ -94,6 +94,8 @@ describe("live/fast relays what it rebuilt, once", () => {
     expect((await usdgOf(a.address)) - before).toBeGreaterThanOrEqual(minOut);
     const again = await post(body, key);
     expect(again.json).toMatchObject({ tx_hash: r.json.tx_hash, repeat: true });
+    // A repeat answers what the first call answered (what was relayed), not a fresh reading.
+    for (const k of ["route", "fee", "min_out", "min_out_floor", "checks", "simulation"]) expect(again.json[k], k).toEqual(r.json[k]);
     const trades = (await stack.agent.get("/me/trades", key)).json.trades;
     expect(trades.filter((t: any) => t.tx_hash === r.json.tx_hash.toLowerCase())).toHaveLength(1);
     expect(trades[0]).toMatchObject({ path: "fast", tx_hash: r.json.tx_hash.toLowerCase() });
@@ -160,6 +162,9 @@ describe("every rule, provoked by a real signed transaction, answered in SPEC's 
       const { body } = await fastBody(stack, a, key, { token_in: i, token_out: o, amount_in: 1000n, min_out: 1n });
       expect(refusal(await post(body, key)).code).toBe("FAST_PAIR");
     }
+    // Without a pinned route the rules on the transaction alone still run and are listed.
+    const { body } = await fastBody(stack, a, key, { token_in: "ETH", token_out: "WETH", amount_in: 1000n, min_out: 1n, deadline: 1, tx: { chainId: 1 } });
+    expect(refusal(await post(body, key))).toMatchObject({ code: "FAST_PAIR", rules: ["FAST_PAIR", "CHAIN_ID", "DEADLINE"] });
   });
 
   it("TX_TYPE, CHAIN_ID, ROUTER, VALUE, WALLET_MISMATCH", async () => {
@@ -191,6 +196,17 @@ describe("every rule, provoked by a real signed transaction, answered in SPEC's 
     expect(f.json.error.terms.fee.bps).toBe(25);
     // The calldata paying less than the wallet's fee, declared right: FEE_BPS too.
     await refused(eth({ calldata_fee_bps: 10 }), "FEE_BPS");
+  });
+
+  it("a transaction breaking several rules answers the first in SPEC's order and lists them all", async () => {
+    const chainTime = Number((await stack.dn.pub.getBlock()).timestamp);
+    const { body } = await fastBody(stack, main.a, main.key, eth({ deadline: chainTime + 120, tx: { gas: 2_000_000n, maxFeePerGas: 1n }, min_out: 1n, fee_bps: 10, calldata_fee_bps: 10 }));
+    const r = await post(body, main.key);
+    expect(refusal(r)).toMatchObject({ status: 422, code: "DEADLINE", rules: ["DEADLINE", "GAS", "FEE_BPS", "MIN_OUT", "NOT_AS_BUILT"] });
+    // Within a rule too, every cause is named: the client fixes them all before it signs again.
+    const reason = (rule: string) => r.json.error.failures.find((f: any) => f.rule === rule).message;
+    expect(reason("GAS")).toMatch(/gas limit.*maxFeePerGas/s);
+    expect(reason("FEE_BPS")).toMatch(/fee_bps 10.*calldata pays 10/s);
   });
 
   it("MIN_OUT (terms.floor), AMOUNT_USD, CLIENT_CAP, PERMIT", async () => {
@@ -313,6 +329,8 @@ describe("the same bytes at once", () => {
     for (const r of answers) if (r.status !== 200) expect(r.json.error.code).toBe("IN_FLIGHT");
     expect(ok.filter((r) => r.json.repeat === false)).toHaveLength(1);
     expect(new Set(ok.map((r) => r.json.tx_hash)).size).toBe(1);
+    const shown = (r: { json: any }) => ({ route: r.json.route, fee: r.json.fee, min_out: r.json.min_out, checks: r.json.checks });
+    for (const r of ok) expect(shown(r)).toEqual(shown(ok[0]!));
     expect((await stack.dn.mined(ok[0]!.json.tx_hash)).status).toBe("success");
     const trades = (await stack.agent.get("/me/trades", key)).json.trades;
     expect(trades).toHaveLength(1);

@@ -487,14 +487,14 @@ describe("a live agent trading through its session", () => {
     expect(receipt.status).toBe("success");
     expect(getAddress(receipt.from)).toBe(a.executor);
     expect(getAddress(receipt.to!)).toBe(dn.universe.contracts.delegationManager);
-    // Listed for the owner's wallet, as a session trade.
+    // Listed for the owner's wallet, as a hosted trade of its session.
     let listed: any;
     for (let i = 0; i < 100; i++) {
       listed = ((await agentOf(api, dn).get("/me/trades", k)).json.trades as any[]).find((t) => t.tx_hash === trade.tx_hash);
       if (listed?.status === "mined") break;
       await new Promise((r) => setTimeout(r, 100));
     }
-    expect(listed).toMatchObject({ status: "mined", path: "session" });
+    expect(listed).toMatchObject({ status: "mined", path: "hosted", session_id: s.id });
     // The same slot again trades nothing more (its tick row was claimed before the trade).
     expect((await hc("GET", `/${a.id}/logs?kinds=trade`)).json.rows).toHaveLength(1);
 
@@ -566,7 +566,7 @@ describe("a live agent trading a stock token", () => {
     const services = api.app.services;
     const built = await agentOf(api, dn).post("/live/session/trade", { session_id: st.json.session_id, token_in: "USDG", token_out: "TSLA", notional_usd: 10, owner_attests_non_us: true }, k);
     expect(built.status, built.text).toBe(200);
-    const ask = { to: built.json.tx.to, data: built.json.tx.data, chainId: 4663, nonce: 0, gas: BigInt(built.json.tx.gas), maxFeePerGas: 10n ** 9n, maxPriorityFeePerGas: 1n };
+    const ask = { to: built.json.tx.to, data: built.json.tx.data, chainId: 4663, nonce: 0, gas: BigInt(built.json.tx.gas), maxFeePerGas: 10n ** 9n, maxPriorityFeePerGas: 1n, feeBps: built.json.fee_bps };
     await expect(services.executors!.signTrade(a.executor, ask)).rejects.toMatchObject({ code: "STOCK_ATTESTATION" });
 
     // Attested: the next tick trades the stock token for the owner's wallet.
@@ -609,7 +609,7 @@ describe("a live agent trading a stock token", () => {
 describe("a signing service that answers something else than the refund asked for", () => {
   it("is refused (SIGNED_MISMATCH) and nothing is relayed", async () => {
     const own = await freshStore("pglite");
-    const real = createExecutorKeys({ db: own.db, secret: "x".repeat(40), chainId: 4663, clock });
+    const real = createExecutorKeys({ db: own.db, secret: "x".repeat(40), chainId: 4663, clock, payout: null });
     const thief = getAddress("0x000000000000000000000000000000000000dEaD");
     // It signs with the executor's key, but pays someone else.
     const lying: ExecutorPort = {

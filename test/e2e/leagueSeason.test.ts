@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROOT } from "../../lib/root.js";
-import { erc20Abi, getAddress, parseEther, parseUnits, type Address, type Hex } from "viem";
+import { encodeFunctionData, erc20Abi, getAddress, keccak256, parseEther, parseUnits, type Address, type Hex } from "viem";
 import { generatePrivateKey, mnemonicToAccount, privateKeyToAccount } from "viem/accounts";
 import { partnerAgentVaultAbi, priceFeedAbi, sanctionsListAbi } from "../../abis/fixtures.js";
 import { DEVNET_MNEMONIC } from "../../lib/config.js";
@@ -194,11 +194,25 @@ describe("a whole prize season", () => {
     // The next season is open, but the practice book waits for this season's standings to freeze.
     await runTicks();
     expect((await practiceLogs())[0]).toMatchObject({ kind: "hold", code: "LEAGUE_BOOK_PENDING" });
-    // Two instances on one store settle at once: the season is decided and paid once.
-    const second = await serveApi({ rpcUrl: dn.anvil.rpcUrl, db: stack.store.db, clock, indexed: stack.ix.liveReads().reads, limiter: new RateLimiter(clock, 10_000, false), config: stack.api.config, league: { settleIntervalMs: 0, cacheMs: 1 }, hostedScheduler: { intervalMs: 0 } });
-    const passes = await Promise.all([stack.api.app.services.league.settler.runOnce(), second.app.services.league.settler.runOnce()]);
-    await second.close();
+    // Two instances on one store (neither holding the reserve's signer) settle at once: the season is decided once, its payouts planned.
+    const planner = () => serveApi({ rpcUrl: dn.anvil.rpcUrl, db: stack.store.db, clock, indexed: stack.ix.liveReads().reads, limiter: new RateLimiter(clock, 10_000, false), config: stack.api.config, league: { settleIntervalMs: 0, cacheMs: 1, reserveSigner: null }, hostedScheduler: { intervalMs: 0 } });
+    const [first, second] = [await planner(), await planner()];
+    const passes = await Promise.all([first.app.services.league.settler.runOnce(), second.app.services.league.settler.runOnce()]);
+    await Promise.all([first.close(), second.close()]);
     expect(passes.flatMap((p) => p.decided), JSON.stringify(passes)).toEqual([season.number]);
+    // Decided, not yet paid: the third place's agent wallet is put on the sanctions list.
+    await dn.mined(await dn.walletFor(dn.deployer).writeContract({ address: dn.universe.contracts.sanctionsList, abi: sanctionsListAbi, functionName: "addToSanctionsList", args: [[P(6).agentWallet]] }));
+    const orbio = (a: Address) => dn.pub.readContract({ address: dn.token("ORBIO"), abi: erc20Abi, functionName: "balanceOf", args: [a] });
+    const reserveHeld = await orbio(RESERVE);
+    // An unreadable list (its address answering with a revert) signs and sends nothing.
+    const listCode = await dn.pub.getCode({ address: dn.universe.contracts.sanctionsList });
+    await dn.test.setCode({ address: dn.universe.contracts.sanctionsList, bytecode: "0x60006000fd" });
+    await expect(stack.api.app.services.league.settler.runOnce()).rejects.toThrow(/sanctions list could not be read/);
+    await dn.test.setCode({ address: dn.universe.contracts.sanctionsList, bytecode: listCode! });
+    expect(await orbio(RESERVE)).toBe(reserveHeld);
+    expect((await stack.store.db.query("SELECT raw_tx FROM app.league_payouts WHERE season = $1 AND raw_tx IS NOT NULL", [season.number])).length).toBe(0);
+    // The instance with the signer pays places 1 and 2; place 3 is held (read right before signing), never sent.
+    await stack.api.app.services.league.settler.runOnce();
     // A later pass (a restart) decides and pays nothing again.
     await stack.api.app.services.league.settler.runOnce();
 
@@ -235,17 +249,23 @@ describe("a whole prize season", () => {
     expect(detail.payouts.map((p: { place: number; recipient: string; status: string }) => [p.place, getAddress(p.recipient), p.status])).toEqual([
       [1, P(9).agentWallet, "mined"],
       [2, P(7).agentWallet, "mined"],
-      [3, P(6).agentWallet, "mined"],
+      [3, P(6).agentWallet, "held"],
     ]);
-    for (const [i, n] of [9, 7, 6].entries()) expect((await dn.pub.readContract({ address: dn.token("ORBIO"), abi: erc20Abi, functionName: "balanceOf", args: [P(n).agentWallet] })).toString()).toBe(ledger.shares[i]);
-    expect(BigInt(ledger.reserve_after)).toBe(BigInt(ledger.reserve) - budget);
+    expect(detail.payouts[2].tx_hash).toBeNull();
+    for (const [i, n] of [9, 7].entries()) expect((await orbio(P(n).agentWallet)).toString()).toBe(ledger.shares[i]);
+    expect(await orbio(P(6).agentWallet)).toBe(0n);
+    // The held share stays in the reserve.
+    expect(ledger.paid).toEqual([ledger.shares[0], ledger.shares[1], "0"]);
+    expect(BigInt(ledger.reserve_after)).toBe(BigInt(ledger.reserve) - BigInt(ledger.shares[0]) - BigInt(ledger.shares[1]));
+    expect(await orbio(RESERVE)).toBe(reserveHeld - BigInt(ledger.shares[0]) - BigInt(ledger.shares[1]));
     // The treasury record shows the season's payouts.
     const treasury = (await stack.api.call("GET", "/api/v1/treasury")).json;
     expect(treasury.prize_payouts[0]).toMatchObject({ season: season.number, symbol: "ORBIO", recipients: [expect.objectContaining({ rank: 1, share_bps: 5000, amount: ledger.shares[0] }), expect.anything(), expect.anything()] });
-    expect(treasury.prize_payouts[0].recipients.every((r: { tx_hash: string | null }) => /^0x[0-9a-f]{64}$/.test(r.tx_hash ?? ""))).toBe(true);
+    expect(treasury.prize_payouts[0].recipients.map((r: { tx_hash: string | null }) => /^0x[0-9a-f]{64}$/.test(r.tx_hash ?? ""))).toEqual([true, true, false]);
+    expect(treasury.prize_payouts[0].note).toMatch(/^held: a recipient is on the sanctions list/);
     const list = (await stack.api.call("GET", "/api/v1/league/seasons")).json.seasons.find((s: { number: number }) => s.number === season.number);
     expect(list).toMatchObject({ decided: true, pays: true, entrants: 12 });
-    expect(list.winners.map((w: { place: number; status: string }) => [w.place, w.status])).toEqual([[1, "mined"], [2, "mined"], [3, "mined"]]);
+    expect(list.winners.map((w: { place: number; status: string }) => [w.place, w.status])).toEqual([[1, "mined"], [2, "mined"], [3, "held"]]);
 
     // The practice board froze at the end: one paper agent, 10,000 USDG less its ETH's fall.
     const practice = (await stack.api.call("GET", `/api/v1/league/standings?season=${season.number}&board=practice`)).json;
@@ -266,6 +286,19 @@ describe("a whole prize season", () => {
     expect(v.problems).toEqual([]);
     expect(v.first).toBeNull();
     expect(v.rows).toBe(12);
+
+    // A payout signed and stored, not yet sent, whose recipient is listed since: at its re-send the
+    // list is read again; its nonce is cancelled, it is held, and nothing reaches the recipient.
+    const reserveKey = mnemonicToAccount(DEVNET_MNEMONIC, { addressIndex: 4 });
+    const resend = await reserveKey.signTransaction({ type: "eip1559", chainId: 4663, to: dn.token("ORBIO"), value: 0n, nonce: await dn.pub.getTransactionCount({ address: RESERVE, blockTag: "pending" }), gas: 100_000n, maxFeePerGas: 10n ** 10n, maxPriorityFeePerGas: 10n ** 9n, data: encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [P(7).agentWallet, BigInt(ledger.shares[1])] }) });
+    await stack.store.db.query("UPDATE app.league_payouts SET status = 'sent', raw_tx = $2, tx_hash = $3 WHERE season = $1 AND place = 2", [season.number, resend, keccak256(resend)]);
+    await stack.store.db.query("UPDATE app.league_ledgers SET settled_at = NULL WHERE season = $1", [season.number]);
+    await dn.mined(await dn.walletFor(dn.deployer).writeContract({ address: dn.universe.contracts.sanctionsList, abi: sanctionsListAbi, functionName: "addToSanctionsList", args: [[P(7).agentWallet]] }));
+    const paidBefore = await orbio(P(7).agentWallet);
+    await stack.api.app.services.league.settler.runOnce();
+    expect(await orbio(P(7).agentWallet)).toBe(paidBefore);
+    expect(await dn.pub.getTransactionReceipt({ hash: keccak256(resend) }).catch(() => null)).toBeNull();
+    expect((await stack.api.call("GET", `/api/v1/league/seasons/${season.number}`)).json.payouts.map((p: { status: string }) => p.status)).toEqual(["mined", "held", "held"]);
 
     // A stored payout whose amount was changed is never sent again, and nothing moves.
     const before = await dn.pub.readContract({ address: dn.token("ORBIO"), abi: erc20Abi, functionName: "balanceOf", args: [RESERVE] });

@@ -202,6 +202,14 @@ describe("one stale-mark rule: stats, trading and portfolio agree", () => {
       await dn.mined(await dn.walletFor(dn.deployer).writeContract({ address: feed, abi: priceFeedAbi, functionName: "setAnswerAt", args: [answer, BigInt(updatedAt)] }));
     }
     await stack.ix.waitFor(await dn.pub.getBlockNumber());
+    // Every round must be readable where the service reads marks before the clock moves.
+    const reads = stack.ix.liveReads().reads;
+    for (const [feed, updatedAt] of at) {
+      for (let i = 0; (await reads.latestMark(feed, sunday))?.updatedAt !== updatedAt; i++) {
+        if (i > 100) throw new Error(`the indexer never showed ${feed}'s round at ${updatedAt}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
     nowMs = sunday * 1000;
     const expected: Record<string, boolean> = { WBTC: true, TSLA: false, NVDA: true };
 
@@ -214,7 +222,8 @@ describe("one stale-mark rule: stats, trading and portfolio agree", () => {
     }
     const held = (await portfolio(key)).json;
     for (const [symbol, stale] of Object.entries(expected)) {
-      expect(stats.assets.find((a: any) => a.symbol === symbol).stale, `stats ${symbol}`).toBe(stale);
+      const row = stats.assets.find((a: any) => a.symbol === symbol);
+      expect(row.stale, `stats ${symbol}: ${JSON.stringify(row)}`).toBe(stale);
       expect(quotes[symbol].marks.token_out.stale, `quote ${symbol}`).toBe(stale);
       expect(quotes[symbol].risks.some((r: any) => r.code === "STALE_MARK"), `STALE_MARK ${symbol}`).toBe(stale);
       expect(held.holdings.find((h: any) => h.token === symbol).mark.stale, `portfolio ${symbol}`).toBe(stale);

@@ -67,6 +67,11 @@ describe("GET /api/v1/config", () => {
     expect(body.session.enforcers.ExactCalldataEnforcer).toBe(u.contracts.enforcers.ExactCalldataEnforcer);
     expect(typeof body.submit_enabled).toBe("boolean");
     expect(body.universe.tiers).toEqual(["A", "B", "C", "blocked"]);
+    // The canonical pools clients pin: every hookless universe pool between config tokens, none of a fixture token.
+    const core = new Set(Object.values(body.tokens).map((t: any) => t.address.toLowerCase()));
+    const canonical = u.pools.filter((p) => BigInt(p.hooks) === 0n && core.has(p.currency0.toLowerCase()) && core.has(p.currency1.toLowerCase()));
+    expect(canonical.map((p) => `${p.symbol0}/${p.symbol1}`).sort()).toEqual(["ETH/USDG", "NVDA/USDG", "ORBIO/USDG", "TSLA/USDG", "WBTC/USDG"]);
+    expect(body.universe.pools).toEqual(canonical.map((p) => ({ id: p.id, currency0: p.currency0, currency1: p.currency1, fee: p.fee, tick_spacing: p.tickSpacing, hooks: p.hooks })));
   });
 
   it("is identical across app restarts with the same config (clients pin it)", async () => {

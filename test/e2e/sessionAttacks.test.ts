@@ -4,13 +4,17 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { erc20Abi } from "../../abis/erc20.js";
 import { permit2Abi } from "../../abis/permit2.js";
 import { Command, universalRouterAbi } from "../../abis/universalRouter.js";
-import { delegationHash, delegationTypedData, leafCaveats, redeemCalldata, withRootGroup, type Delegation, type Execution } from "../../lib/delegation.js";
+import { delegationHash, delegationTypedData, leafCaveats, nonceEnforcerAbi, redeemCalldata, withRootGroup, type Delegation, type Execution } from "../../lib/delegation.js";
 import { inputs } from "../../lib/router.js";
 import { ACCOUNT_ROLES, devAccount } from "../../devnet/deploy.js";
 import { serveApi, type Api } from "../helpers/api.js";
 import { freshenMarket, startStack, type Stack } from "../helpers/stack.js";
 import { agentOf } from "../helpers/agent.js";
-import { executorSigns, grantedSession, type Granted } from "../helpers/sessions.js";
+import { executorSigns, grantedSession, runSetup, typedDataOf, walletSignatures, type Granted } from "../helpers/sessions.js";
+import { httpExecutors } from "../../api/ports/executors.js";
+import { createExecutorKeys } from "../../cosigner/executors.js";
+import { DEVNET_EXECUTOR_KEYS_SECRET } from "../../lib/config.js";
+import { sanctionsListAbi } from "../../abis/fixtures.js";
 import type { CosignerPort } from "../../api/ports/cosigner.js";
 
 /**
@@ -224,5 +228,114 @@ describe("two API instances on one PostgreSQL store race the day cap", () => {
     } finally {
       await second.close();
     }
+  });
+});
+
+describe("a stolen signing service alone moves nothing (the co-signer and the executors are apart)", () => {
+  /** A hosted live agent's executor (its key in the executor signing service) holding a switched-on session of its owner's wallet. */
+  async function hostedSession() {
+    const { dn, agent } = stack;
+    const wallet = await dn.freshWallet(parseEther("5"), [[dn.token("USDG"), 1_000_000_000n]]);
+    const key = await agent.signIn(wallet);
+    const live = await stack.api.call("POST", "/api/v1/hosted", { brain: "rule", params: { targets: { ETH: 0.5, USDG: 0.5 } }, interval_s: 60, pairs: ["ETH/USDG"], limits: { max_trade_usd: 40, max_day_usd: 80, max_position_usd: 400 }, mode: "live" }, { authorization: `Bearer ${key}` });
+    expect(live.status, live.text).toBe(201);
+    const executor = live.json.executor as Address;
+    await dn.mined(await dn.walletFor(dn.deployer).sendTransaction({ to: executor, value: parseEther("0.2") }));
+    const st = await agent.post("/live/session/grant", { wallet: wallet.address, executor, tokens: ["ETH", "USDG"], max_trade_usd: 50, max_day_usd: 120, max_trades: 5, expires_in_s: 3_600 }, key);
+    expect(st.status, JSON.stringify(st.json)).toBe(200);
+    const { body, auth } = await walletSignatures(wallet, st.json);
+    const on = await agent.post("/live/session/grant", body, key);
+    expect(on.status, JSON.stringify(on.json)).toBe(200);
+    await runSetup(stack, wallet, st.json.setup.steps, auth);
+    const m = typedDataOf(st.json.sign.delegation.typed_data).message;
+    const root: Delegation = { ...m, caveats: m.caveats.map((c: any) => ({ ...c, args: "0x" })), signature: body.delegation_signature };
+    return { wallet, executor, root };
+  }
+  /** A leaf signed with `signer` (the co-signer's key when it is stolen) to the executor for exactly `execution`. */
+  async function leafBy(signer: { address: Address; signTypedData: typeof cosignerKey.signTypedData }, executor: Address, root: Delegation, execution: Execution): Promise<Delegation> {
+    const nonce = await stack.dn.pub.readContract({ address: stack.dn.universe.contracts.enforcers.NonceEnforcer!, abi: nonceEnforcerAbi, functionName: "currentNonce", args: [stack.dn.universe.contracts.delegationManager, cosignerKey.address] });
+    const unsigned = { delegate: executor, delegator: cosignerKey.address, authority: delegationHash(root), caveats: leafCaveats({ execution, before: Math.floor(Date.now() / 1000) + 600, cosignerNonce: nonce }, stack.dn.universe.contracts.enforcers), salt: BigInt(Date.now()) };
+    return { ...unsigned, signature: await signer.signTypedData(delegationTypedData(4663, stack.dn.universe.contracts.delegationManager, unsigned)) };
+  }
+  /** The router sending `wei` of the wallet's ETH on to `to`: what the root's targets allow, paying someone else. */
+  const drainTo = (to: Address, wei: bigint): Execution => ({ target: stack.dn.universe.contracts.universalRouter, value: wei, callData: execute([Command.SWEEP], [inputs.sweep("0x0000000000000000000000000000000000000000", to, 0n)], BigInt(Math.floor(Date.now() / 1000) + 600)) });
+  const ask = async (executor: Address, data: Hex) => ({ to: stack.dn.universe.contracts.delegationManager, data, chainId: 4663, nonce: await stack.dn.pub.getTransactionCount({ address: executor, blockTag: "pending" }), gas: 1_000_000n, maxFeePerGas: 10n ** 10n, maxPriorityFeePerGas: 1n, feeBps: 0 });
+  /** Sends signed bytes if any were signed: mined status, or null when nothing was signed. */
+  const relay = async (raw: Hex | null) => (raw ? (await stack.dn.mined(await stack.dn.pub.sendRawTransaction({ serializedTransaction: raw }).catch(() => "0x" as Hex)).catch(() => null))?.status ?? null : null);
+
+  it("the co-signer's key, secret and store: a leaf paying a thief is signed, but the executor signing service neither answers its secret nor redeems it; nothing moves", async () => {
+    const h = await hostedSession();
+    const drain = drainTo(thief, parseEther("0.005"));
+    const data = redeemCalldata([await leafBy(cosignerKey, h.executor, h.root, drain), withRootGroup(h.root, 0)], drain);
+    const thiefBefore = await stack.dn.pub.getBalance({ address: thief });
+    const signers = stack.api.signers;
+    if (signers) {
+      // What the co-signer's process holds opens nothing of the executor service's.
+      await expect(httpExecutors(signers.urls.cosigner, signers.tokens.cosigner).signTrade(h.executor, await ask(h.executor, data))).rejects.toMatchObject({ code: "SIGNER_REQUIRED" });
+      await expect(httpExecutors(signers.urls.executors, signers.tokens.cosigner).signTrade(h.executor, await ask(h.executor, data))).rejects.toMatchObject({ code: "SIGNER_REQUIRED" });
+    }
+    // Asked by the API itself (a stolen co-signer's leaf handed on as a trade): the service reads the calldata and refuses.
+    const raw = await stack.api.app.services.executors!.signTrade(h.executor, await ask(h.executor, data)).catch((e) => (expect(e.code).toBe("TX_REFUSED"), null));
+    await relay(raw);
+    expect(await stack.dn.pub.getBalance({ address: thief })).toBe(thiefBefore);
+    expect(raw).toBeNull();
+  });
+
+  it("the executor service's secret and store: its keys sign, but a leaf the co-signer did not sign reverts on chain; nothing moves", async () => {
+    const h = await hostedSession();
+    const drain = drainTo(thief, parseEther("0.005"));
+    const forger = privateKeyToAccount(generatePrivateKey());
+    const data = redeemCalldata([await leafBy(forger, h.executor, h.root, drain), withRootGroup(h.root, 0)], drain);
+    // The thief's own copy of the service over its store and secret: signs whatever it is given.
+    const stolen = createExecutorKeys({ db: stack.api.signers?.executorsDb ?? stack.store.db, secret: DEVNET_EXECUTOR_KEYS_SECRET, chainId: 4663, clock: Date.now, delegationManager: stack.dn.universe.contracts.delegationManager, payout: null });
+    const walletBefore = await stack.dn.pub.getBalance({ address: h.wallet.address });
+    const thiefBefore = await stack.dn.pub.getBalance({ address: thief });
+    expect(await relay(await stolen.signTrade(h.executor, await ask(h.executor, data)))).toBe("reverted");
+    expect(await stack.dn.pub.getBalance({ address: thief })).toBe(thiefBefore);
+    expect(await stack.dn.pub.getBalance({ address: h.wallet.address })).toBe(walletBefore);
+  });
+});
+
+describe("sanctions are read by the co-signer at each co-signing", () => {
+  const list = () => stack.dn.universe.contracts.sanctionsList;
+  const sanction = async (a: Address, on = true) => stack.dn.mined(await stack.dn.walletFor(stack.dn.deployer).writeContract({ address: list(), abi: sanctionsListAbi, functionName: on ? "addToSanctionsList" : "removeFromSanctionsList", args: [[a]] }));
+  const cosignOf = async (g: Granted) => {
+    const t = await trade(g, { token_in: "ETH", token_out: "USDG", notional_usd: 5 });
+    expect(t.status, JSON.stringify(t.json)).toBe(200);
+    const execution = { target: t.json.execution.target, value: BigInt(t.json.execution.value), callData: t.json.execution.call_data };
+    return () => cosigner.cosign({ delegationHash: g.start.sign.delegation.delegation_hash, execution, declared: { feeBps: t.json.fee_bps } }).then(() => "signed", (e) => e.code);
+  };
+
+  it("SANCTIONED when the executor or the wallet is listed after the grant: nothing co-signed, nothing counted", async () => {
+    const g = await grantedSession(stack);
+    const again = await cosignOf(g);
+    const used = await cosigner.usage(g.start.sign.delegation.delegation_hash, g.wallet.address);
+    await sanction(g.executor.address);
+    try {
+      expect(await again()).toBe("SANCTIONED");
+    } finally {
+      await sanction(g.executor.address, false);
+    }
+    await sanction(g.wallet.address);
+    try {
+      expect(await again()).toBe("SANCTIONED");
+    } finally {
+      await sanction(g.wallet.address, false);
+    }
+    expect(await cosigner.usage(g.start.sign.delegation.delegation_hash, g.wallet.address)).toEqual(used);
+    expect(await again()).toBe("signed");
+  });
+
+  it("an unreadable list (its address answering with a revert) refuses: never passes", async () => {
+    const g = await grantedSession(stack);
+    const again = await cosignOf(g);
+    const code = await stack.dn.pub.getCode({ address: list() });
+    await stack.dn.test.setCode({ address: list(), bytecode: "0x60006000fd" });
+    try {
+      expect(await again()).toBe("CHAIN_UNAVAILABLE");
+    } finally {
+      await stack.dn.test.setCode({ address: list(), bytecode: code! });
+    }
+    expect(await again()).toBe("signed");
   });
 });

@@ -10,6 +10,16 @@ import { startStack, withTwapHistory, type Stack } from "../helpers/stack.js";
 import { approveForRouter, poolKeyOf, routerSwap } from "../helpers/trades.js";
 
 import { universalRouterAbi } from "../../abis/universalRouter.js";
+import { readPins, verifySignedMarks } from "@pit/sdk";
+
+/** The SDK's own check of a binding's marks (its RPC, its pins): null when it passes, else its rule. */
+const sdkMarkCheck = async (binding: any) => {
+  const now = Number((await stack.dn.pub.getBlock()).timestamp);
+  return verifySignedMarks(stack.dn.pub as never, await readPins(stack.api.url), binding, now).then(
+    () => null,
+    (e) => e.rule as string,
+  );
+};
 
 /**
  * Sessions over a feedless token (the partner token: no oracle feed). The binding carries an
@@ -55,6 +65,14 @@ describe("a session with a feedless token", () => {
     expect(b.marks[orbio]).toMatchObject({ decimals: 18, source: { kind: "pool", currency0: pool.currency0.toLowerCase(), currency1: pool.currency1.toLowerCase(), fee: pool.fee, tick_spacing: pool.tickSpacing, against: dn.token("USDG").toLowerCase() } });
     expect(b.marks[orbio].usd).toBeGreaterThan(0);
     expect(g.start.not_enforced_on_chain.join("\n")).toMatch(/owner-signed marks/);
+  });
+
+  it("the SDK reads the mark's pool on chain itself: the signed 30-minute median passes; a mark off it, or none, is GRANT_MARK", async () => {
+    const b = g.start.sign.delegation.binding;
+    const orbio = stack.dn.token("ORBIO").toLowerCase();
+    expect(await sdkMarkCheck(b)).toBeNull();
+    expect(await sdkMarkCheck({ ...b, marks: { [orbio]: { ...b.marks[orbio], usd: b.marks[orbio].usd * 1.02 } } })).toBe("GRANT_MARK");
+    expect(await sdkMarkCheck({ ...b, marks: undefined })).toBe("GRANT_MARK");
   });
 
   it("a session with a feedless token lasting over 24 hours is SESSION_LIMIT", async () => {
@@ -104,6 +122,8 @@ describe("a feedless mark the pool left before switch-on", () => {
     const whale = await dn.freshWallet(parseEther("1"), [[orbio, parseUnits("200000", 18)]]);
     await approveForRouter(dn, whale, orbio);
     await routerSwap(dn, whale, { poolKey: poolKeyOf(dn, "ORBIO", "USDG"), tokenIn: orbio, tokenOut: dn.token("USDG"), amountIn: parseUnits("200000", 18), minOut: 0n, feeBips: 0n, feeRecipient: whale.address });
+    // The SDK refuses to sign it too: the pool's spot left its 30-minute median.
+    expect(await sdkMarkCheck(start.sign.delegation.binding)).toBe("GRANT_MARK");
     const on = await agent.post("/live/session/grant", (await walletSignatures(wallet, start)).body, key);
     expect([on.status, on.json.error?.code]).toEqual([422, "REFUSED"]);
     expect(on.json.error.signer_checks.map((c: { rule: string }) => c.rule)).toEqual(["CAP_PRICE"]);

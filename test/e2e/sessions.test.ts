@@ -82,8 +82,8 @@ describe("a session from grant to revoke", () => {
     for (let i = 0; i < 100 && (await listed()).filter((t) => t.status === "mined").length < 2; i++) await new Promise((r) => setTimeout(r, 100));
     const rows = await listed();
     const byHash = (h: Hex) => rows.find((t) => t.tx_hash === h.toLowerCase());
-    expect(byHash(sent1.json.tx_hash)).toMatchObject({ status: "mined", path: "session" });
-    expect(byHash(sent2.json.tx_hash)).toMatchObject({ status: "mined", path: "session" });
+    expect(byHash(sent1.json.tx_hash)).toMatchObject({ status: "mined", path: "session", session_id: g.sessionId });
+    expect(byHash(sent2.json.tx_hash)).toMatchObject({ status: "mined", path: "session", session_id: g.sessionId });
     expect(BigInt(byHash(sent1.json.tx_hash).amount_in)).toBe(BigInt(t1.json.swap.amount_in));
     expect((await agent.get("/me/trades", g.executorKey)).json.trades.some((t: any) => t.tx_hash === sent1.json.tx_hash.toLowerCase())).toBe(false);
   });
@@ -92,6 +92,9 @@ describe("a session from grant to revoke", () => {
     const { agent } = stack;
     const over = await agent.post("/live/session/trade", { session_id: g.sessionId, token_in: "ETH", token_out: "USDG", notional_usd: 60 }, g.executorKey);
     expect([over.status, over.json.error.code]).toEqual([422, "SESSION_MAX_TRADE"]);
+    // Listed with refused=1 for the session's wallet, like other refused trades.
+    const refused = (await agent.get("/me/trades?refused=1", g.walletKey)).json.trades.find((t: any) => t.status === "refused");
+    expect(refused).toMatchObject({ path: "session", code: "SESSION_MAX_TRADE", session_id: g.sessionId, tx_hash: null });
     const wrong = await agent.post("/live/session/trade", { session_id: g.sessionId, token_in: "ETH", token_out: "WETH", notional_usd: 5 }, g.executorKey);
     expect(wrong.status).toBe(422);
     expect(["SESSION_TOKENS", "NO_ROUTE"]).toContain(wrong.json.error.code);
@@ -191,6 +194,8 @@ describe("grant and trade refusals", () => {
     const wc = await stack.agent.post("/live/session/grant", { wallet: odd.address, executor }, oddKey);
     expect([wc.status, wc.json.error?.code], JSON.stringify(wc.json)).toEqual([422, "WALLET_CODE"]);
     expect(await code(grant({ tokens: ["ETH", "DOGE"] }))).toEqual([422, "TOKEN_NOT_ALLOWED"]);
+    // An address that is no token: SPEC's grant code (404 UNKNOWN_TOKEN), not trading's TOKEN_UNKNOWN.
+    expect(await code(grant({ tokens: ["ETH", "0x00000000000000000000000000000000000dead1"] }))).toEqual([404, "UNKNOWN_TOKEN"]);
   });
 
   it("switch-on: BAD_SIGNATURE for another signer, a chain-0 or foreign authorization, a missing authorization; NO_SESSION for another wallet's key; SESSION_PENDING before it", async () => {
@@ -237,7 +242,7 @@ describe("a binding changed in a store, a sanctioned executor", () => {
     const g = await grantedSession(stack, {}, { setup: false });
     const t = () => stack.agent.post("/live/session/trade", { session_id: g.sessionId, token_in: "ETH", token_out: "USDG", notional_usd: 5 }, g.executorKey);
     expect((await t()).status).toBe(200);
-    const widen = (table: string, column: string) => stack.store.db.query(`UPDATE app.${table} SET binding = replace(binding, '"max_trade_usd":50', '"max_trade_usd":1000') WHERE ${column} = $1`, [g.sessionId]);
+    const widen = (table: string, column: string) => (table === "cosigner_roots" ? stack.api.signers!.cosignerDb : stack.store.db).query(`UPDATE app.${table} SET binding = replace(binding, '"max_trade_usd":50', '"max_trade_usd":1000') WHERE ${column} = $1`, [g.sessionId]);
     await widen("cosigner_roots", "session_id");
     const byCosigner = await t();
     expect([byCosigner.status, byCosigner.json.error.code]).toEqual([409, "SESSION_BOUND"]);
@@ -257,23 +262,29 @@ describe("a binding changed in a store, a sanctioned executor", () => {
   });
 });
 
-describe("npm run cosigner: the co-signer and the executor signing service in their own process", () => {
-  it("co-signs and holds executor keys for an API that holds no key; refuses a wrong secret; a co-signer that is gone is SIGNER_UNAVAILABLE", async () => {
+describe("npm run cosigner and npm run executors: the two signing services, each its own process", () => {
+  it("co-signs and holds executor keys for an API that holds no key, each with its own secret and store; refuses a wrong or swapped secret; a service that is gone signs nothing", async () => {
     const { dn } = stack;
-    const port = await freePort();
-    const token = randomBytes(24).toString("hex");
-    const dataDir = mkdtempSync(join(tmpdir(), "pit-cosigner-"));
+    const [cPort, ePort] = [await freePort(), await freePort()];
+    const [cToken, eToken] = [randomBytes(24).toString("hex"), randomBytes(24).toString("hex")];
+    const dataDir = mkdtempSync(join(tmpdir(), "pit-signers-"));
     const { DATABASE_URL: _shared, ...env } = process.env;
-    const child = spawn(process.execPath, ["--import", "tsx", "scripts/cosigner.ts"], { cwd: ROOT, env: { ...env, ANVIL_PORT: String(dn.anvil.port), COSIGNER_TOKEN: token, COSIGNER_PORT: String(port), DATA_DIR: dataDir }, stdio: ["ignore", "pipe", "pipe"] });
-    let out = "";
-    child.stdout!.on("data", (d) => (out += d));
-    child.stderr!.on("data", (d) => (out += d));
-    const url = `http://127.0.0.1:${port}`;
-    const apiWith = (t: string) => serveApi({ rpcUrl: dn.anvil.rpcUrl, db: stack.store.db, indexed: stack.ix.liveReads().reads, config: { cosignerUrl: url, cosignerToken: t }, cosigner: httpCosigner(url, t, stack.api.config.cosigner!) });
-    const [remote, wrong] = [await apiWith(token), await apiWith("x".repeat(48))];
+    const run = (script: string, own: Record<string, string>) => {
+      const child = spawn(process.execPath, ["--import", "tsx", script], { cwd: ROOT, env: { ...env, ANVIL_PORT: String(dn.anvil.port), DATA_DIR: dataDir, ...own }, stdio: ["ignore", "pipe", "pipe"] });
+      let out = "";
+      child.stdout!.on("data", (d) => (out += d));
+      child.stderr!.on("data", (d) => (out += d));
+      return { child, out: () => out };
+    };
+    const cos = run("scripts/cosigner.ts", { COSIGNER_TOKEN: cToken, COSIGNER_PORT: String(cPort) });
+    const exe = run("scripts/executors.ts", { EXECUTORS_TOKEN: eToken, EXECUTORS_PORT: String(ePort) });
+    const [cUrl, eUrl] = [`http://127.0.0.1:${cPort}`, `http://127.0.0.1:${ePort}`];
+    const apiWith = (ct: string, et: string) => serveApi({ rpcUrl: dn.anvil.rpcUrl, db: stack.store.db, indexed: stack.ix.liveReads().reads, cosigner: httpCosigner(cUrl, ct, stack.api.config.cosigner!), executors: httpExecutors(eUrl, et) });
+    const [remote, wrong] = [await apiWith(cToken, eToken), await apiWith(eToken, cToken)];
     try {
-      for (let i = 0; i < 600 && !out.includes("[cosigner]"); i++) await new Promise((r) => setTimeout(r, 100));
-      expect(out).toContain(`[cosigner] ${stack.api.config.cosigner}`);
+      for (let i = 0; i < 600 && !(cos.out().includes("[cosigner]") && exe.out().includes("[executors]")); i++) await new Promise((r) => setTimeout(r, 100));
+      expect(cos.out()).toContain(`[cosigner] ${stack.api.config.cosigner}`);
+      expect(exe.out()).toContain("[executors] on");
       const s2 = { ...stack, api: remote, agent: agentOf(remote, dn) };
       const g = await grantedSession(s2);
       const t = await s2.agent.post("/live/session/trade", { session_id: g.sessionId, token_in: "ETH", token_out: "USDG", notional_usd: 5 }, g.executorKey);
@@ -283,33 +294,36 @@ describe("npm run cosigner: the co-signer and the executor signing service in th
       // The co-signer's limits answer through the wire with their codes.
       const over = await s2.agent.post("/live/session/trade", { session_id: g.sessionId, token_in: "ETH", token_out: "USDG", notional_usd: 49, slippage_bps: 5_000 }, g.executorKey);
       expect(over.status).toBe(422);
+      // The executor service's secret does not open the co-signer (nor the other way round).
       const w = agentOf(wrong, dn);
       const wk = await w.signIn(g.executor);
       const r = await w.post("/live/session/trade", { session_id: g.sessionId, token_in: "ETH", token_out: "USDG", notional_usd: 5 }, wk);
       expect([r.status, r.json.error.code]).toEqual([503, "SIGNER_UNAVAILABLE"]);
-      // The hosted executors' signing service lives there too: a live agent's executor key is made
-      // and sealed in that process's store, none in the API's; its attestation is the executor's own.
+      // A live agent's executor key is made and sealed in the executor service's own store: none in the
+      // API's; its attestation is the executor's own. The co-signer's process serves no executor call.
       const owner = privateKeyToAccount(generatePrivateKey());
       const ok = await s2.agent.signIn(owner);
       const live = await remote.call("POST", "/api/v1/hosted", { brain: "rule", params: { targets: { ETH: 0.5, USDG: 0.5 } }, interval_s: 60, pairs: ["ETH/USDG"], limits: { max_trade_usd: 20, max_day_usd: 40, max_position_usd: 100 }, mode: "live" }, { authorization: `Bearer ${ok}` });
       expect(live.status, live.text).toBe(201);
       expect(await verifyMessage({ address: live.json.executor, message: live.json.executor_attestation.message, signature: live.json.executor_attestation.signature })).toBe(true);
       expect(await stack.store.db.query("SELECT 1 FROM app.executor_keys WHERE address = $1", [live.json.executor.toLowerCase()])).toHaveLength(0);
+      await expect(httpExecutors(cUrl, cToken).state(live.json.executor)).rejects.toMatchObject({ code: "SIGNER_REQUIRED" });
       const view = await remote.call("GET", `/api/v1/hosted/${live.json.id}/executor`, undefined, { authorization: `Bearer ${ok}` });
       expect(view.json).toMatchObject({ executor: live.json.executor, executor_attestation: { executor: live.json.executor, owner: owner.address } });
       // Its refusals cross the wire with their codes: a transfer is not a redeem.
-      const remoteExecutors = httpExecutors(url, token);
-      await expect(remoteExecutors.signTrade(live.json.executor, { to: stack.dn.universe.contracts.delegationManager, data: "0xa9059cbb", chainId: 4663, nonce: 0, gas: 100_000n, maxFeePerGas: 10n ** 9n, maxPriorityFeePerGas: 1n })).rejects.toMatchObject({ code: "TX_REFUSED" });
-      await expect(httpExecutors(url, "y".repeat(48)).state(live.json.executor)).rejects.toMatchObject({ code: "SIGNER_REQUIRED" });
-      child.kill("SIGTERM");
-      await new Promise((res) => child.once("exit", res));
+      await expect(httpExecutors(eUrl, eToken).signTrade(live.json.executor, { to: stack.dn.universe.contracts.delegationManager, data: "0xa9059cbb", chainId: 4663, nonce: 0, gas: 100_000n, maxFeePerGas: 10n ** 9n, maxPriorityFeePerGas: 1n, feeBps: 25 })).rejects.toMatchObject({ code: "TX_REFUSED" });
+      await expect(httpExecutors(eUrl, cToken).state(live.json.executor)).rejects.toMatchObject({ code: "SIGNER_REQUIRED" });
+      cos.child.kill("SIGTERM");
+      exe.child.kill("SIGTERM");
+      await Promise.all([cos, exe].map((p) => (p.child.exitCode !== null ? null : new Promise((res) => p.child.once("exit", res)))));
       const gone = await s2.agent.post("/live/session/trade", { session_id: g.sessionId, token_in: "ETH", token_out: "USDG", notional_usd: 5 }, g.executorKey);
       expect([gone.status, gone.json.error.code]).toEqual([503, "SIGNER_UNAVAILABLE"]);
       // A live agent needs its signing service: gone, create answers 503 SIGNER_REQUIRED.
       const noSigner = await remote.call("POST", "/api/v1/hosted", { brain: "rule", params: { targets: { ETH: 0.5, USDG: 0.5 } }, interval_s: 60, pairs: ["ETH/USDG"], limits: { max_trade_usd: 20, max_day_usd: 40, max_position_usd: 100 }, mode: "live" }, { authorization: `Bearer ${ok}` });
       expect([noSigner.status, noSigner.json.error.code]).toEqual([503, "SIGNER_REQUIRED"]);
     } finally {
-      child.kill("SIGKILL");
+      cos.child.kill("SIGKILL");
+      exe.child.kill("SIGKILL");
       await remote.close();
       await wrong.close();
       rmSync(dataDir, { recursive: true, force: true });

@@ -30,10 +30,17 @@ describe("GET /api/v1/stats", () => {
     expect(s.latency_ms.rpc).toBeGreaterThan(0);
     expect(s.latency_ms.ref_quotes).toBeGreaterThan(0);
     expect(s.latency_ms.sequencer).toBeGreaterThan(0);
-    expect(s.assets.map((a: any) => a.symbol).sort()).toEqual(["ETH", "NVDA", "ORBIO", "TSLA", "WBTC"]);
-    expect(s.routes).toBe(5);
-    const expectMark: Record<string, number> = { ETH: 3000, WBTC: 60000, TSLA: 250, NVDA: 130, ORBIO: 0.5 };
-    for (const a of s.assets) {
+    expect(s.assets.map((a: any) => a.symbol).sort()).toEqual(["ETH", "NVDA", "ORBIO", "TSLA", "USDG", "WBTC", "WETH"]);
+    // What the quoter can use among ETH (WETH wraps into it), USDG, WBTC, ORBIO, TSLA, NVDA: five
+    // pools against USDG, and the ten pairs of the other five two hops through USDG.
+    expect(s.routes).toBe(15);
+    const bySymbol = Object.fromEntries(s.assets.map((a: any) => [a.symbol, a]));
+    expect(bySymbol.USDG).toMatchObject({ mark_source: "oracle", buy: null, sell: null, routes: 5, stale: false });
+    expect(bySymbol.USDG.mark).toBeCloseTo(1, 3);
+    expect(bySymbol.WETH).toMatchObject({ mark: bySymbol.ETH.mark, mid: bySymbol.ETH.mid, routes: 5 });
+    expect(bySymbol.TSLA.routes).toBe(5);
+    const expectMark: Record<string, number> = { ETH: 3000, WETH: 3000, WBTC: 60000, TSLA: 250, NVDA: 130, ORBIO: 0.5 };
+    for (const a of s.assets.filter((x: any) => x.symbol !== "USDG")) {
       expect(a.mark, a.symbol).toBeCloseTo(expectMark[a.symbol]!, 1);
       expect(a.mark_source, a.symbol).toBe(a.symbol === "ORBIO" ? "pool-mid" : "oracle");
       expect(a.kind, a.symbol).toBe(a.symbol === "TSLA" || a.symbol === "NVDA" ? "stock" : "crypto");

@@ -323,6 +323,30 @@ describe("core records seeded at start", () => {
       await store.drop();
     }
   });
+
+  it("answers a core asset looked up before its pools are indexed as not screened yet, stores nothing, and screens it once they are", async () => {
+    const store = await freshStore("pglite");
+    const early = await serveApi({ rpcUrl: dn.anvil.rpcUrl, db: store.db, limiter: new RateLimiter(Date.now, 1000, false) });
+    try {
+      const k = await signIn(early);
+      const r = await getOn(early, "/tokens/ORBIO", k);
+      expect(r.status).toBe(200);
+      expect(r.json).toMatchObject({ address: dn.token("ORBIO"), screen_status: "UNSCREENED", tradable: false, tier: null });
+      expect(r.json.blocked_reason ?? null).toBe(null);
+      expect(await store.db.query("SELECT address FROM app.tokens WHERE address = $1", [dn.token("ORBIO").toLowerCase()])).toHaveLength(0);
+      // The same store once an indexer has the pools (no restart of the record: it was never stored).
+      const later = await serveApi({ rpcUrl: dn.anvil.rpcUrl, db: store.db, indexed: ix.liveReads().reads, limiter: new RateLimiter(Date.now, 1000, false) });
+      try {
+        const s = await getOn(later, "/tokens/ORBIO", k);
+        expect(s.json).toMatchObject({ screen_status: "SCREENED", tradable: true, tier: "A", blocked_reason: null });
+      } finally {
+        await later.close();
+      }
+    } finally {
+      await early.close();
+      await store.drop();
+    }
+  });
 });
 
 describe("the overall screening budget", () => {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { decodeFunctionData, parseEther, parseUnits, zeroAddress, type Address, type Hex } from "viem";
+import { decodeFunctionData, keccak256, parseEther, parseUnits, zeroAddress, type Address, type Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import type { Devnet } from "../helpers/devnet.js";
 import type { Indexer } from "../helpers/indexer.js";
@@ -355,6 +355,92 @@ describe("launchpad curve buys", () => {
     expect(BigInt(t.amount_out)).toBeGreaterThan(0n);
     expect(t.amount_out).toBe((await dn.pub.readContract({ address: fx().launchToken, abi: erc20Abi, functionName: "balanceOf", args: [a.address] })).toString());
     expect((await recorded(s.json.tx_hash))!.outcome).toMatchObject({ feeToken: zeroAddress, feeAmount: p.fee.amount, amountIn: parseEther("0.05").toString() });
+  });
+});
+
+describe("attack: a curve buy relayed without its own fee (issue 25 §1)", () => {
+  const curveBody = (a: Account) => ({ wallet: a.address, token_in: "ETH", token_out: fx().launchToken, amount_in: parseEther("0.05").toString(), accept_risks: ["NO_INDEPENDENT_MARK"] });
+  const held = (a: Account) => dn.pub.readContract({ address: fx().launchToken, abi: erc20Abi, functionName: "balanceOf", args: [a.address] });
+  const sendRaw = async (raw: Hex) => (await dn.mined(await dn.pub.sendRawTransaction({ serializedTransaction: raw }))).transactionHash;
+
+  /** The swap was refused FEE_FIRST, never reached the chain, and no trade of it is listed. */
+  async function refused(a: Account, key: string, r: { status: number; json: any }, swapRaw: Hex, before: bigint) {
+    expect(r.status, JSON.stringify(r.json)).toBe(422);
+    expect(r.json.error.code).toBe("FEE_FIRST");
+    expect(await held(a)).toBe(before);
+    expect(await dn.pub.getTransaction({ hash: keccak256(swapRaw) }).catch(() => null)).toBeNull();
+    expect((await get("/me/trades?refused=1", key)).json.trades.map((t: any) => t.tx_hash)).not.toContain(keccak256(swapRaw));
+  }
+
+  it("one mined fee pays for one plan: two instances racing on it relay one swap; a third plan is refused", async () => {
+    const a = await dn.freshWallet(parseEther("5"));
+    const key = await signIn(api, a);
+    // Three plans of the same amount (their swaps differ by slippage): each one's fee transfer is the same transaction shape.
+    const [p1, p2, p3] = [await prepare(key, { ...curveBody(a), slippage_bps: 50 }), await prepare(key, { ...curveBody(a), slippage_bps: 60 }), await prepare(key, { ...curveBody(a), slippage_bps: 70 })];
+    expect(new Set([p1, p2, p3].map((p: any) => JSON.stringify(p.steps[0].tx))).size).toBe(1);
+    expect(new Set([p1, p2, p3].map((p: any) => p.steps[1].tx.data)).size).toBe(3);
+    const fee = await sendRaw(await sign(a, p1.steps[0].tx));
+    const other = await serveApi({ rpcUrl: dn.anvil.rpcUrl, db: stack.store.db, indexed: ix.liveReads().reads, limiter: new RateLimiter(Date.now, 10_000, false) });
+    try {
+      const [s1, s2] = [await sign(a, p1.steps[1].tx), await sign(a, p2.steps[1].tx)];
+      const both = await Promise.all([post("/live/submit", { raw_tx: s1, fee_tx_hash: fee }, key), other.call("POST", "/api/v1/live/submit", { raw_tx: s2, fee_tx_hash: fee }, { authorization: `Bearer ${key}` })]);
+      expect(both.map((r) => r.status).sort(), JSON.stringify(both.map((r) => r.json))).toEqual([200, 422]);
+      const won = both.find((r) => r.status === 200)!;
+      await waitSettled(key, won.json.tx_hash);
+      const after = await held(a);
+      expect(after).toBeGreaterThan(0n);
+      await refused(a, key, both.find((r) => r.status === 422)!, both[0].status === 422 ? s1 : s2, after);
+      const s3 = await sign(a, p3.steps[1].tx);
+      await refused(a, key, await post("/live/submit", { raw_tx: s3, fee_tx_hash: fee }, key), s3, after);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it("a pending fee (a nonce that never comes), a reverted fee and a fee mined before the plan pay for nothing", async () => {
+    const a = await dn.freshWallet(parseEther("5"));
+    const key = await signIn(api, a);
+    // Mined before the plan was built: the right value from the wallet to the recipient.
+    const early = await sendRaw(await sign(a, { to: api.config.feeRecipient, data: "0x", value: ((parseEther("0.05") * 50n) / 10_000n).toString(), chain_id: 4663 }));
+    const p = await prepare(key, curveBody(a));
+    const swap = async () => sign(a, p.steps[1].tx);
+    let raw = await swap();
+    await refused(a, key, await post("/live/submit", { raw_tx: raw, fee_tx_hash: early }, key), raw, 0n);
+    // Pending for ever: signed 1,000 nonces ahead, the node holds it unmined.
+    const pending = await dn.pub.sendRawTransaction({ serializedTransaction: await sign(a, p.steps[0].tx, 1_000) });
+    raw = await swap();
+    await refused(a, key, await post("/live/submit", { raw_tx: raw, fee_tx_hash: pending }, key), raw, 0n);
+    // Reverted: the recipient refuses ETH for one block (its code swapped for a bare REVERT).
+    const code = (await dn.pub.getCode({ address: api.config.feeRecipient })) ?? "0x";
+    await dn.test.setCode({ address: api.config.feeRecipient, bytecode: "0x60006000fd" });
+    let reverted: Hex;
+    try {
+      reverted = await dn.pub.sendRawTransaction({ serializedTransaction: await sign(a, p.steps[0].tx) });
+      expect((await dn.mined(reverted)).status).toBe("reverted");
+    } finally {
+      await dn.test.setCode({ address: api.config.feeRecipient, bytecode: code });
+    }
+    raw = await swap();
+    await refused(a, key, await post("/live/submit", { raw_tx: raw, fee_tx_hash: reverted }, key), raw, 0n);
+  });
+
+  it("raw_txs: a fee at a nonce that never comes, or under the base fee, is refused before anything is sent", async () => {
+    const a = await dn.freshWallet(parseEther("5"));
+    const key = await signIn(api, a);
+    const p = await prepare(key, curveBody(a));
+    const far = await sign(a, p.steps[0].tx, 1_000);
+    let swap = await sign(a, p.steps[1].tx);
+    const r1 = await post("/live/submit", { raw_txs: [far, swap] }, key);
+    await refused(a, key, r1, swap, 0n);
+    expect(r1.json.error.sent).toEqual([]);
+    const nonce = await dn.pub.getTransactionCount({ address: a.address, blockTag: "pending" });
+    const baseFee = (await dn.pub.getBlock()).baseFeePerGas!;
+    const fee = p.steps[0].tx;
+    const cheap = await a.signTransaction({ chainId: 4663, to: fee.to, data: fee.data, value: BigInt(fee.value), nonce, gas: 100_000n, maxFeePerGas: baseFee - 1n, maxPriorityFeePerGas: 0n });
+    swap = await sign(a, p.steps[1].tx, 1);
+    const r2 = await post("/live/submit", { raw_txs: [cheap, swap] }, key);
+    await refused(a, key, r2, swap, 0n);
+    expect(r2.json.error.sent).toEqual([]);
   });
 });
 

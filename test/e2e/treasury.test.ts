@@ -415,6 +415,8 @@ describe("the treasury over two Mondays", () => {
     expect(b!.reconciliation.accepted).toMatch(/ETH: the balance rose/);
     expect([a!.status, b!.status]).toEqual(["booked", "booked"]);
     expect([...a!.transfers, ...b!.transfers]).toEqual([]);
+    // Counted where an operator sees it; health's status rules are unchanged.
+    expect((await other.call("GET", "/api/v1/health")).json.checks.treasury).toEqual({ weeks_accepted: 2 });
   }, 120_000);
 });
 

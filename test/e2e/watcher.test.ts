@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseEther, parseUnits, zeroAddress, type Address, type Hex } from "viem";
+import { keccak256, parseEther, parseUnits, zeroAddress, type Address, type Hex } from "viem";
 import type { privateKeyToAccount } from "viem/accounts";
 import type { Devnet } from "../helpers/devnet.js";
 import { freshStore, serveApi, type Api } from "../helpers/api.js";
@@ -8,6 +8,7 @@ import { freshenMarket, startIndexedDevnet } from "../helpers/stack.js";
 import { RateLimiter } from "../../api/http/rateLimit.js";
 import { startRpcProxy } from "../../devnet/rpcProxy.js";
 import { erc20Abi } from "../../abis/erc20.js";
+import { minedTrades } from "../../api/league/prize.js";
 
 /**
  * The relay watcher: trade outcomes of what the service relayed, read from receipts alone. The API
@@ -176,6 +177,22 @@ describe("outcomes without a trace: ETH in, ETH out and ETH fees agree with the 
     expect(ts).toMatchObject({ status: "mined", amount_out_kind: "actual", amount_out: (sellEth.delta + sellEth.gas).toString() });
     expect((await recorded(s.json.tx_hash))!.outcome).toMatchObject({ amountIn: (tokens.delta / 2n).toString(), feeToken: zeroAddress, feeAmount: sellFee.delta.toString() });
     expect(sellFee.delta).toBe(BigInt(q.fee.amount));
+  });
+
+  it("a two_step trade whose fee never landed is listed as mined but counts nowhere (volume, league books, treasury)", async () => {
+    const a = await dn.freshWallet(parseEther("5"));
+    const key = await agent.signIn(a);
+    const p = await prepare(key, { wallet: a.address, token_in: "ETH", token_out: fx().launchToken, amount_in: parseEther("0.05").toString(), accept_risks: ["NO_INDEPENDENT_MARK"] });
+    // A trade relayed by older code against a fee transaction that never mined (the relay now refuses it).
+    const swapRaw = await agent.sign(a, p.steps[1].tx);
+    const ledger = api.app.services.ledger;
+    const claimed = await ledger.claimForRelay(p.plan_id, { wallet: a.address, keyId: 0, path: "agent", tokenIn: p.tokens.token_in, tokenOut: p.tokens.token_out, amountIn: p.amount_in, amountOutMin: p.amount_out_min, txHash: keccak256(swapRaw), feeTxHash: keccak256("0xfee0"), rawTx: swapRaw });
+    expect(claimed).toBe(true);
+    const hash = await dn.pub.sendRawTransaction({ serializedTransaction: swapRaw });
+    expect(await settled(key, hash)).toMatchObject({ status: "mined" });
+    expect(await ledger.minedSince(a.address, 0)).toEqual([]);
+    expect((await ledger.feesMinedBetween(0, 2 ** 40)).map((f) => f.txHash)).not.toContain(hash);
+    expect(await minedTrades(store.db, [a.address], 0, 2 ** 40)).toEqual([]);
   });
 
   it("no trace call and no per-block receipts reached the node: one receipt read per relayed hash", () => {

@@ -15,6 +15,26 @@ import { loadConfig, type Config } from "../../lib/config.js";
 import { freePort } from "../../devnet/anvil.js";
 import { createDatabase, dropDatabase } from "./indexer.js";
 import { holdToContract } from "./contract.js";
+import { startLocalSigners, type LocalSigners } from "../../cosigner/process.js";
+
+/**
+ * The devnet's two signing services behind an app store: their own processes' code (HTTP, bearer
+ * secrets, stores of their own) in this process, one pair per app store, on the clock of the first
+ * API served over it. A second API on the same store (another instance, a restart, a clock moved
+ * ahead) talks to the same pair, as real instances share their signing services.
+ */
+const signerPairs = new WeakMap<Db, Promise<LocalSigners>>();
+/** A reopened handle of a store (another pool on the same database) names the handle it was reopened from. */
+const firstHandle = new WeakMap<Db, Db>();
+export function localSigners(store: Db, config: Config, clock: () => number): Promise<LocalSigners> {
+  const db = firstHandle.get(store) ?? store;
+  let p = signerPairs.get(db);
+  if (!p) {
+    p = startLocalSigners({ config, chain: createChainClient(config), clock });
+    signerPairs.set(db, p);
+  }
+  return p;
+}
 
 export type StoreKind = "pglite" | "postgres";
 
@@ -40,6 +60,7 @@ export async function freshStore(kind: StoreKind): Promise<{ db: Db; reopen: () 
     db,
     reopen: async () => {
       const d = await open();
+      firstHandle.set(d, db);
       opened.push(d);
       return d;
     },
@@ -55,6 +76,8 @@ export async function serveApi(opts: { rpcUrl: string; db: Db; config?: Partial<
   const port = await freePort();
   const base = loadConfig({ ANVIL_PORT: new URL(opts.rpcUrl).port, PORT: String(port) });
   const config: Config = { ...base, allowedHosts: [`127.0.0.1:${port}`, `localhost:${port}`], ...opts.config };
+  const clock = opts.clock ?? Date.now;
+  const signers = opts.cosigner === undefined || opts.executors === undefined ? await localSigners(opts.db, config, clock) : null;
   const app = createApp({
     config,
     logger: pino({ level: process.env.TEST_LOG ?? "silent" }),
@@ -66,13 +89,13 @@ export async function serveApi(opts: { rpcUrl: string; db: Db; config?: Partial<
     limiter: opts.limiter,
     shield: opts.shield ?? null,
     sequencer: opts.sequencer,
-    ...(opts.cosigner !== undefined ? { cosigner: opts.cosigner } : {}),
+    cosigner: opts.cosigner !== undefined ? opts.cosigner : signers!.cosigner,
     ...(opts.screenBudget ? { screenBudget: opts.screenBudget } : {}),
     ...(opts.platformSigner !== undefined ? { platformSigner: opts.platformSigner } : {}),
     treasury: opts.treasury,
     hostedScheduler: opts.hostedScheduler,
     league: opts.league,
-    ...(opts.executors !== undefined ? { executors: opts.executors } : {}),
+    executors: opts.executors !== undefined ? opts.executors : signers!.executors,
     pingDatabase: async () => void (await opts.db.query("SELECT 1")),
   });
   // The same capped edge as npm start and npm run api.
@@ -83,6 +106,8 @@ export async function serveApi(opts: { rpcUrl: string; db: Db; config?: Partial<
     port,
     config,
     app,
+    /** The signing services this API talks to (null when the test gave its own ports). */
+    signers,
     async call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
       const res = await fetch(`${url}${path}`, {
         method,

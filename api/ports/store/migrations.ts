@@ -504,6 +504,33 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
       );
     `,
   },
+  {
+    version: 15,
+    name: "challenges remember the client that asked",
+    // Issue 25 section 6: the five-open cap counts per wallet and client, so one client asking
+    // challenges for a wallet cannot retire the wallet's own. Older rows have none (they lapse in 5 minutes).
+    sql: `
+      ALTER TABLE app.challenges ADD COLUMN client_addr text;
+      CREATE INDEX challenges_wallet_client ON app.challenges (wallet, client_addr, issued_at);
+    `,
+  },
+  {
+    version: 16,
+    name: "a two_step fee pays for one trade; trades whose fee never landed are marked",
+    // Issue 25 §1: a curve plan's fee transaction pays for exactly one trade (the unique index makes
+    // the relay's claim atomic across instances). Rows written before this step that reuse an
+    // earlier row's fee paid nothing of their own: their hash moves to reused_fee_tx_hash and they
+    // are marked fee_unpaid, as the relay watcher marks a trade whose fee has no successful receipt.
+    // A fee_unpaid trade counts nowhere: volume, league books, the treasury's ledger side.
+    sql: `
+      ALTER TABLE app.trades
+        ADD COLUMN fee_unpaid boolean NOT NULL DEFAULT false,
+        ADD COLUMN reused_fee_tx_hash text;
+      UPDATE app.trades t SET fee_unpaid = true, reused_fee_tx_hash = t.fee_tx_hash, fee_tx_hash = NULL
+        WHERE t.fee_tx_hash IS NOT NULL AND EXISTS (SELECT 1 FROM app.trades o WHERE o.fee_tx_hash = t.fee_tx_hash AND o.id < t.id);
+      CREATE UNIQUE INDEX trades_fee_tx ON app.trades (fee_tx_hash) WHERE fee_tx_hash IS NOT NULL;
+    `,
+  },
 ];
 
 export async function migrate(db: Db, now = () => Math.floor(Date.now() / 1000)): Promise<number[]> {
