@@ -40,7 +40,8 @@ export type AppDeps = {
   /** Hosted scheduler tuning for tests: pass interval (0: no timer, tests call runDue), lease, concurrency, instance name. */
   hostedScheduler?: { intervalMs?: number; leaseMs?: number; concurrency?: number; tickTimeoutMs?: number; instance?: string };
   /** League settler pass interval (0: not started; tests drive runOnce), reading cache, the reserve wallet's signer. */
-  league?: { settleIntervalMs?: number; cacheMs?: number; reserveSigner?: PlatformSigner | null };
+  /** cacheMs: the standings worker's pause between passes (0: not started); onCompute sees each standings computation start. */
+  league?: { settleIntervalMs?: number; cacheMs?: number; reserveSigner?: PlatformSigner | null; onCompute?: (key: string) => Promise<void> };
   treasury?: { confirmations?: number; cacheMs?: number; intervalMs?: number; deliverTimeoutMs?: number; ethMethod?: "trace" | "balance" };
 };
 

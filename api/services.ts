@@ -64,7 +64,7 @@ export function buildServices(deps: AppDeps) {
   });
   // The league reads hosted agents; a stopped or deleted one leaves it.
   const reserveSigner = deps.league?.reserveSigner !== undefined ? deps.league.reserveSigner : reserveSignerFromConfig(config);
-  const league = createLeague({ config, chain, db, clock, indexed, logger: deps.logger, reserveSigner, cacheMs: deps.league?.cacheMs, settleIntervalMs: deps.league?.settleIntervalMs,
+  const league = createLeague({ config, chain, db, clock, indexed, logger: deps.logger, reserveSigner, cacheMs: deps.league?.cacheMs, onCompute: deps.league?.onCompute, settleIntervalMs: deps.league?.settleIntervalMs,
     assertNotSanctioned: (address, field) => assertNotSanctioned({ chain, config }, address, field), hostedAgent: (id) => hosted.store.get(id) });
   const leagueOf = () => league;
   const stats = createStats({ config, chain, indexed, tokens, clock, aiPool: hosted.aiPool });

@@ -5,8 +5,9 @@ import { freePort } from "./anvil.js";
  * A loopback JSON-RPC proxy in front of a node: counts round trips (HTTP requests) and the calls
  * inside them (benchmarks), and can stop answering like a dead RPC (tests). `refuse` lists methods
  * answered with JSON-RPC error -32601 like a node without them (e.g. debug_traceTransaction).
+ * `onCall` sees each call (method and params) before it is forwarded.
  */
-export async function startRpcProxy(upstream: string, opts: { refuse?: string[] } = {}) {
+export async function startRpcProxy(upstream: string, opts: { refuse?: string[]; onCall?: (m: { method: string; params?: unknown }) => void } = {}) {
   const refuse = new Set(opts.refuse ?? []);
   const counts = { trips: 0, calls: 0, methods: {} as Record<string, number> };
   let down = false;
@@ -22,8 +23,9 @@ export async function startRpcProxy(upstream: string, opts: { refuse?: string[] 
     try {
       const parsed = JSON.parse(body);
       single = !Array.isArray(parsed);
-      const calls: { id: unknown; method: string }[] = single ? [parsed] : parsed;
+      const calls: { id: unknown; method: string; params?: unknown }[] = single ? [parsed] : parsed;
       for (const m of calls) {
+        opts.onCall?.(m);
         counts.calls++;
         counts.methods[m.method] = (counts.methods[m.method] ?? 0) + 1;
       }

@@ -8,6 +8,7 @@ import { indexedMarkReader } from "./prize.js";
 import { createLeagueReader } from "./read.js";
 import { createSettler } from "./settle.js";
 import { prizePayouts } from "./payouts.js";
+import { createTransferLog } from "./transfers.js";
 
 export type { LeagueHostedAgent, LeagueWho } from "./entries.js";
 export { PRACTICE_MIN_INTERVAL_S } from "./entries.js";
@@ -23,11 +24,13 @@ export { leaguePage, leagueSeasonPage } from "./page.js";
  * The league (SPEC "League"): entries, the prize and practice boards, the settler that decides
  * each season once and pays its places from the reserve, and the public reading routes.
  */
-export function createLeague(d: LeagueDeps & { indexed: SqlIndexedReads; reserveSigner: PlatformSigner | null; logger?: Logger; cacheMs?: number; settleIntervalMs?: number }) {
+export function createLeague(d: LeagueDeps & { indexed: SqlIndexedReads; reserveSigner: PlatformSigner | null; logger?: Logger; cacheMs?: number; settleIntervalMs?: number; onCompute?: (key: string) => Promise<void> }) {
   const marks = indexedMarkReader(d.indexed);
   const hostedAgent = (id: string) => d.hostedAgent(id) as Promise<PracticeAgent | null>;
-  const reader = createLeagueReader({ ...d, marks, hostedAgent });
-  const settler = createSettler({ ...d, marks, hostedAgent, signer: d.reserveSigner, lease: createLease(d.db, "league-settler", 60_000), intervalMs: d.settleIntervalMs });
+  // One transfer log for the standings and the settler: each reads only the blocks after the last read.
+  const transfers = createTransferLog(d);
+  const reader = createLeagueReader({ ...d, marks, hostedAgent, transfers });
+  const settler = createSettler({ ...d, marks, hostedAgent, transfers, signer: d.reserveSigner, lease: createLease(d.db, "league-settler", 60_000), intervalMs: d.settleIntervalMs });
   return {
     statement: (body: unknown, who: LeagueWho) => leagueStatement(d, body, who),
     enter: (body: unknown, who: LeagueWho) => leagueEnter(d, body, who),
@@ -38,6 +41,8 @@ export function createLeague(d: LeagueDeps & { indexed: SqlIndexedReads; reserve
     assertPracticeSettings: (hostedId: string, next: { pairs: string[]; intervalS: number }) => assertPracticeSettings(d, hostedId, next),
     practiceGate: (agent: PracticeAgent) => practiceGate(d, agent),
     reader,
+    /** The standings worker (started and stopped with the app). */
+    boards: reader.worker,
     settler,
     /** The treasury's `prize_payouts` (newest first). */
     prizePayouts: () => prizePayouts(d),

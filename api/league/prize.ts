@@ -1,7 +1,7 @@
 import { getAddress, zeroAddress, type Address, type PublicClient } from "viem";
 export type { PrizeAnchor, PrizeRowView } from "../../lib/leagueBoard.js";
 import type { Config } from "../../lib/config.js";
-import { transfersOf, sanctionedAt, vaultWalletsAt } from "../../lib/leagueChain.js";
+import { sanctionedAt, vaultWalletsAt } from "../../lib/leagueChain.js";
 import { boardFrom, untilOf, type EntryFacts, type PrizeAnchor } from "../../lib/leagueBoard.js";
 import { markMemo, seriesMarkReader, type MarkReader, type SeasonTrade, type ValuationToken } from "../../lib/leagueValuation.js";
 import type { Season } from "../../lib/leagueCalendar.js";
@@ -9,8 +9,9 @@ import { relayedPlanOf, type TokenRef } from "../trading/index.js";
 import { independentBasis } from "../market/index.js";
 import type { SqlIndexedReads } from "../ports/indexed.js";
 import type { Db } from "../ports/store/db.js";
+import type { TransferLog } from "./transfers.js";
 
-export type PrizeDeps = { config: Config; db: Db; chain: PublicClient; indexed: SqlIndexedReads };
+export type PrizeDeps = { config: Config; db: Db; chain: PublicClient; indexed: SqlIndexedReads; transfers: TransferLog };
 
 const lc = (a: string) => a.toLowerCase();
 
@@ -99,8 +100,9 @@ export type MinedTrade = Awaited<ReturnType<typeof minedTrades>>[number];
 /**
  * The prize board of season `s` at an anchor: entries, their relayed mined trades valued at the
  * marks of their blocks, cluster links from transfer logs up to the anchor's block, sanctions and
- * the vault's wallets read at that block, then lib/leagueRules. Answers the rows, the outcome and
- * each entry's book (the trades and valuations `league:verify` checks).
+ * the vault's wallets read at that block, then lib/leagueRules. Answers the rows, the outcome,
+ * each entry's book (the trades and valuations `league:verify` checks), and `unreadable`: what
+ * could not be read (rows flag it; a decision refuses it). A failed transfer read throws.
  */
 export async function prizeBoard(d: PrizeDeps, s: Season, a: PrizeAnchor) {
   const entries = await seasonEntries(d.db, "prize", s);
@@ -111,7 +113,7 @@ export async function prizeBoard(d: PrizeDeps, s: Season, a: PrizeAnchor) {
   // The prize's recipient is screened and linked like the entry's own addresses.
   const addresses = [...entries.flatMap((e) => [e.wallet, e.owner, e.agent_wallet]), ...[...vault.values()].filter((v): v is string => v !== null)];
   const [transfers, sanctioned] = await Promise.all([
-    transfersOf(d.chain, addresses, BigInt(d.config.startBlock), a.block, linkTokens(d.config)),
+    d.transfers.read(addresses, a.block),
     sanctionedAt(d.chain, d.config.contracts.sanctionsList, addresses, a.block),
   ]);
   const house = new Set(d.config.league.houseAgents);
@@ -121,10 +123,14 @@ export async function prizeBoard(d: PrizeDeps, s: Season, a: PrizeAnchor) {
     ledgers.set(e.entry_id, trades.filter((t) => t.wallet === e.wallet && t.trade.ts < untilOf(s, left_at)));
     return { entry_id: e.entry_id, agent_id: Number(e.agent_id), wallet: e.wallet, owner: e.owner, agent_wallet: e.agent_wallet, token: e.token, symbol: e.symbol, name: e.name, confirmed: e.confirmed === true, confirmed_at: e.confirmed_at === null ? null : Number(e.confirmed_at), entered_at: Number(e.entered_at), left_at, house: house.has(Number(e.agent_id)) };
   });
+  const unreadable = [
+    ...[...vault].filter(([, w]) => w === null).map(([id]) => `the partner vault's agent ${id}`),
+    ...[...sanctioned].filter(([, x]) => x === null).map(([addr]) => `the sanctions list for ${addr}`),
+  ];
   const board = await boardFrom({ season: s, anchor: a, entries: facts, trades: new Map([...ledgers].map(([id, ts]) => [id, ts.map((t) => t.trade)])), marks, transfers, sanctioned, vault, hubs: hubsOf(d.config) });
   // The owner's signed statement: anyone can check the confirmation recovers to the owner.
   const proofs = Object.fromEntries(entries.map((e) => [e.entry_id, e.confirmed && e.signature && e.message ? { message: e.message, signature: e.signature } : null]));
-  return { ...board, ledgers, published: { from_block: d.config.startBlock, contracts: { pool_manager: d.config.contracts.poolManager, router: d.config.contracts.universalRouter, launchpad: d.config.contracts.launchpad, sanctions_list: d.config.contracts.sanctionsList, partner_agent_vault: d.config.contracts.partnerAgentVault, multicall3: d.config.contracts.multicall3 }, hubs: [...hubsOf(d.config)], link_tokens: linkTokens(d.config), tokens: valuationTokens(d.config), entries: facts.map((f) => ({ ...f, proof: proofs[f.entry_id] })), books: publishedBooks(ledgers) } };
+  return { ...board, ledgers, unreadable, published: { from_block: d.config.startBlock, contracts: { pool_manager: d.config.contracts.poolManager, router: d.config.contracts.universalRouter, launchpad: d.config.contracts.launchpad, sanctions_list: d.config.contracts.sanctionsList, partner_agent_vault: d.config.contracts.partnerAgentVault, multicall3: d.config.contracts.multicall3 }, hubs: [...hubsOf(d.config)], link_tokens: linkTokens(d.config), tokens: valuationTokens(d.config), entries: facts.map((f) => ({ ...f, proof: proofs[f.entry_id] })), books: publishedBooks(ledgers) } };
 }
 
 /** Each entry's trades as published for `league:verify`: hash, block, time, path, the plan (atoms as strings) and the amounts read from the receipt. */

@@ -1,10 +1,9 @@
-import { LRUCache } from "lru-cache";
+import type { Logger } from "pino";
 import { z } from "zod";
 import type { PublicClient } from "viem";
-import { onClock } from "../../lib/cacheClock.js";
 import type { Config } from "../../lib/config.js";
 import { calendarAt, season as seasonAt, type Season } from "../../lib/leagueCalendar.js";
-import { MIN_ACTIVE_DAYS, MIN_CLUSTERS, MIN_TRADES, PRIZE_SPLIT_BPS } from "../../lib/leagueRules.js";
+import { MIN_ACTIVE_DAYS, MIN_CLUSTERS, MIN_TRADES, PRIZE_SPLIT_BPS, prizeStandings, sharesOf } from "../../lib/leagueRules.js";
 import { GRID_S, LEAGUE_TWAP_WINDOW_S, type MarkReader } from "../../lib/leagueValuation.js";
 import { FEED_GRACE_S, FEED_HEARTBEAT_S } from "../../lib/markStale.js";
 import { OUTLIER_BPS } from "../../lib/leagueBook.js";
@@ -15,8 +14,27 @@ import { PRACTICE_BOOK_USD, practiceBoard, type PracticeAgent } from "./practice
 import { hubsOf, prizeBoard, valuationTokens } from "./prize.js";
 import { ledgerOf, reserveBefore, type Ledger } from "./reserve.js";
 import { PRACTICE_MIN_INTERVAL_S } from "./entries.js";
+import { createBoardsWorker } from "./boards.js";
+import type { TransferLog } from "./transfers.js";
 
-export type ReadDeps = { config: Config; db: Db; chain: PublicClient; indexed: SqlIndexedReads; marks: MarkReader; clock: () => number; hostedAgent: (id: string) => Promise<PracticeAgent | null>; cacheMs?: number };
+export type ReadDeps = {
+  config: Config;
+  db: Db;
+  chain: PublicClient;
+  indexed: SqlIndexedReads;
+  marks: MarkReader;
+  clock: () => number;
+  hostedAgent: (id: string) => Promise<PracticeAgent | null>;
+  transfers: TransferLog;
+  logger?: Logger;
+  /** The standings worker's pause between passes (ms, default 15 s); 0: no timer (tests run its passes). */
+  cacheMs?: number;
+  /** Sees each standings computation as it starts (tests count and hold them). */
+  onCompute?: (key: string) => Promise<void>;
+};
+
+/** The ended seasons whose boards the worker keeps computing until decided: the one just ended and the one before. */
+export const RECENT_CLOSED_SEASONS = 2;
 
 type Board = "prize" | "practice";
 /** A board's answer, computed or frozen (rows as served). */
@@ -55,14 +73,46 @@ export function leagueRules(config: Config) {
   };
 }
 
+/** The seasons whose boards the worker computes at `now`: the one playing and the RECENT_CLOSED_SEASONS before it. */
+export function workedSeasons(now: number): number[] {
+  const cal = calendarAt(now);
+  const top = cal.current.status === "open" ? cal.current.number : cal.current.number - 1;
+  const out = [];
+  for (let n = top; n >= 1 && n >= top - RECENT_CLOSED_SEASONS; n--) out.push(n);
+  return out;
+}
+
+/** A board nobody plays this season: the answer without a read (prize: the outcome of an empty field). */
+function emptyBoard(board: Board, s: Season, now: number): BoardBody {
+  const valuedAt = Math.min(s.ends - 1, now);
+  if (board === "practice") return { rows: [], outcome: null, places: null, amounts_atoms: null, valued_at: valuedAt };
+  const st = prizeStandings({ entries: [], books: new Map(), links: [], decided: false, ends: s.ends, checked_at: valuedAt, shares: null });
+  return { rows: [], outcome: st.outcome, places: st.places, amounts_atoms: sharesOf(0n), valued_at: valuedAt, published: { entries: [], books: {} } };
+}
+
 /**
  * The league's reading routes (no key): standings computed at the marks of now while a season
- * plays (cached `cacheMs`), provisional once it ended, frozen once decided.
+ * plays, provisional once it ended, frozen once decided. Boards not decided are computed only by
+ * the standings worker (boards.ts), for the seasons of `workedSeasons` that have an entry on that
+ * board (at most 2 x 3 keys); a reader gets its last answer. An empty board answers `emptyBoard`.
  */
 export function createLeagueReader(d: ReadDeps) {
-  // lru-cache reads a ttl of 0 as "never expires": the shortest is 1 ms.
-  const cacheMs = Math.max(1, d.cacheMs ?? 15_000);
-  const cache = new LRUCache<string, { body: Awaited<ReturnType<typeof compute>> }>({ max: 200, ttl: cacheMs, ...onClock(d.clock), fetchMethod: async (k) => ({ body: await compute(k) }) });
+  const worker = createBoardsWorker({ clock: d.clock, compute, keys: workedKeys, intervalMs: d.cacheMs ?? 15_000, logger: d.logger, onCompute: d.onCompute });
+
+  /** board:season for each worked season not decided and with an entry on that board. */
+  async function workedKeys(): Promise<string[]> {
+    const seasons = workedSeasons(nowS(d));
+    if (!seasons.length) return [];
+    const done = await d.db.query<{ season: number; board: string }>("SELECT season, board FROM app.league_results WHERE season = ANY($1)", [seasons]);
+    const keys: string[] = [];
+    for (const n of seasons) {
+      for (const board of ["prize", "practice"] as const) {
+        if (done.some((r) => Number(r.season) === n && r.board === board)) continue;
+        if ((await entrantsOf(board, n)) > 0) keys.push(`${board}:${n}`);
+      }
+    }
+    return keys;
+  }
 
   async function decided(n: number, board: Board) {
     const [r] = await d.db.query<{ answer: string; decided_at: string; block: string }>("SELECT answer, decided_at::text AS decided_at, block::text AS block FROM app.league_results WHERE season = $1 AND board = $2", [n, board]);
@@ -88,8 +138,14 @@ export function createLeagueReader(d: ReadDeps) {
     const done = await decided(n, board);
     if (done) return { s, body: done, basis: "decided" };
     if (s.status === "upcoming") return { s, body: { rows: [], outcome: null, places: null, amounts_atoms: null }, basis: "estimate" };
-    const body = (await cache.fetch(`${board}:${n}`))!.body;
-    return { s, body, basis: s.status === "open" ? "estimate" : "provisional" };
+    return { s, body: await liveBody(s, board), basis: s.status === "open" ? "estimate" : "provisional" };
+  }
+
+  /** A board of a season that plays or ended, not decided: the worker's last answer, or the empty board's. */
+  async function liveBody(s: Season, board: Board): Promise<BoardBody> {
+    if ((await entrantsOf(board, s.number)) === 0) return emptyBoard(board, s, nowS(d));
+    if (!workedSeasons(nowS(d)).includes(s.number)) throw new Refusal("LEAGUE_UNAVAILABLE", `season ${s.number}'s ${board} standings are computed only while it is among the latest ${RECENT_CLOSED_SEASONS} ended seasons; it waits for its decision`, {}, { retryAfterS: 60 });
+    return worker.get(`${board}:${s.number}`);
   }
 
   async function entrantsOf(board: Board, n: number): Promise<number> {
@@ -252,11 +308,11 @@ export function createLeagueReader(d: ReadDeps) {
     if (r) return { season: n, decided: true, block: Number(r.block), valued_at: Number(r.valued_at), ...(JSON.parse(r.books ?? "{}") as object) };
     const s = seasonAt(n, nowS(d));
     if (s.status === "upcoming") return { season: n, decided: false, block: null, valued_at: null, from_block: d.config.startBlock, entries: [], books: {} };
-    const body = (await cache.fetch(`prize:${n}`))!.body;
-    return { season: n, decided: false, block: body.block ?? null, valued_at: body.valued_at ?? null, ...(body.published as object) };
+    const body = await liveBody(s, "prize");
+    return { season: n, decided: false, block: body.block ?? null, valued_at: body.valued_at ?? null, from_block: d.config.startBlock, ...(body.published as object) };
   }
 
-  return { league: guarded(league), standings: guarded(standings), seasons: guarded(seasons), seasonDetail: guarded(seasonDetail), reserve: guarded(reserve), books: guarded(books), invalidate: () => cache.clear() };
+  return { league: guarded(league), standings: guarded(standings), seasons: guarded(seasons), seasonDetail: guarded(seasonDetail), reserve: guarded(reserve), books: guarded(books), worker };
 }
 export type LeagueReader = ReturnType<typeof createLeagueReader>;
 export type { Season };

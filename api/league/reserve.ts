@@ -1,11 +1,11 @@
 import type { PublicClient } from "viem";
 import type { Config } from "../../lib/config.js";
-import { transfersOf } from "../../lib/leagueChain.js";
 import { sharesOf } from "../../lib/leagueRules.js";
 import { markAt, type MarkReader } from "../../lib/leagueValuation.js";
 import type { Season } from "../../lib/leagueCalendar.js";
 import type { Db } from "../ports/store/db.js";
 import { valuationTokens } from "./prize.js";
+import type { TransferLog } from "./transfers.js";
 
 /**
  * One season's reserve ledger (SPEC GET league/seasons/<n> `ledger`, README "League reserve").
@@ -36,7 +36,7 @@ export type Ledger = {
   why: string | null;
 };
 
-export type ReserveDeps = { config: Config; chain: PublicClient; marks: MarkReader };
+export type ReserveDeps = { config: Config; chain: PublicClient; marks: MarkReader; transfers: TransferLog };
 
 const lc = (a: string) => a.toLowerCase();
 
@@ -48,12 +48,11 @@ export async function reserveGain(d: ReserveDeps, from: number, to: number, toBl
   const wallet = d.config.league.reserveWallet;
   const token = partnerToken(d.config);
   if (!wallet || !token) return 0n;
-  const ins = (await transfersOf(d.chain, [wallet], BigInt(d.config.startBlock), toBlock, [token.address])).filter((t) => t.to === lc(wallet) && t.from !== lc(wallet));
+  // The league's transfer log (read from its last block) carries every link token, the partner token among them.
+  const ins = (await d.transfers.read([wallet], toBlock)).filter((t) => t.token === lc(token.address) && t.to === lc(wallet) && t.from !== lc(wallet));
   let gain = 0n;
-  const times = new Map<number, number>();
   for (const t of ins) {
-    if (!times.has(t.block)) times.set(t.block, Number((await d.chain.getBlock({ blockNumber: BigInt(t.block) })).timestamp));
-    const ts = times.get(t.block)!;
+    const ts = await d.transfers.blockTime(t.block);
     if (ts >= from && ts < to) gain += t.amount;
   }
   return gain;

@@ -12,6 +12,7 @@ import { sanctionsListAbi } from "../../abis/fixtures.js";
 import { practiceBoard, type PracticeAgent } from "./practice.js";
 import { prizeBoard, seasonEntries, type PrizeAnchor } from "./prize.js";
 import { ledgerOf, partnerToken, reserveBefore, type Ledger } from "./reserve.js";
+import type { TransferLog } from "./transfers.js";
 
 export type SettleDeps = {
   config: Config;
@@ -21,6 +22,7 @@ export type SettleDeps = {
   marks: MarkReader;
   clock: () => number;
   hostedAgent: (id: string) => Promise<PracticeAgent | null>;
+  transfers: TransferLog;
   /** The reserve wallet's signer (the platform signer port); null: payouts stay planned. */
   signer: PlatformSigner | null;
   logger?: Logger;
@@ -46,12 +48,16 @@ async function ready(d: SettleDeps, s: Season): Promise<{ ok: true; block: bigin
 /**
  * Decides season `s` once: both boards' standings frozen at the season's last second, the reserve
  * ledger, and the paid places planned (one row each). Written in one transaction guarded by the
- * results' primary key: a second instance (or a second run) decides nothing.
+ * results' primary key: a second instance (or a second run) decides nothing. Decided only on
+ * complete reads: a sanctions or vault read that failed at `block` decides nothing and answers why
+ * (`incomplete`; the next pass reads again), so a flag from a failed read is never the final
+ * record; a failed transfer read throws (the pass fails and is retried).
  */
-export async function decideSeason(d: SettleDeps, s: Season, block: bigint): Promise<boolean> {
+export async function decideSeason(d: SettleDeps, s: Season, block: bigint): Promise<{ decided: boolean; incomplete: string | null }> {
   const valuedAt = s.ends - 1;
   const anchor: PrizeAnchor = { valuedAt, block, ended: true, decided: true, shares: null };
   const prize = await prizeBoard(d, s, anchor);
+  if (prize.unreadable.length) return { decided: false, incomplete: `unreadable at block ${block}: ${prize.unreadable.slice(0, 3).join("; ")}${prize.unreadable.length > 3 ? ` and ${prize.unreadable.length - 3} more` : ""}` };
   const before = await reserveBefore(d.db, s.number);
   const ledger = await ledgerOf(d, s, { before, pays: prize.outcome.pays, valuedAt, block, settled: false });
   const token = partnerToken(d.config);
@@ -61,7 +67,7 @@ export async function decideSeason(d: SettleDeps, s: Season, block: bigint): Pro
   const at = nowS(d);
   const books = prize.published;
   const prizeAnswer = { rows: prize.rows, outcome: prize.outcome, places: prize.places, amounts_atoms: ledger.shares, valued_at: valuedAt, block: Number(block) };
-  return d.db.tx(async (tx) => {
+  const decided = await d.db.tx(async (tx) => {
     const first = await tx.query("INSERT INTO app.league_results (season, board, decided_at, valued_at, block, answer, books) VALUES ($1, 'prize', $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING RETURNING season", [s.number, at, valuedAt, Number(block), JSON.stringify(prizeAnswer), JSON.stringify(books)]);
     if (!first.length) return false;
     await tx.query("INSERT INTO app.league_results (season, board, decided_at, valued_at, block, answer) VALUES ($1, 'practice', $2, $3, $4, $5)", [s.number, at, valuedAt, Number(block), JSON.stringify({ rows: practice, valued_at: valuedAt })]);
@@ -72,6 +78,7 @@ export async function decideSeason(d: SettleDeps, s: Season, block: bigint): Pro
     }
     return true;
   });
+  return { decided, incomplete: null };
 }
 
 type PayoutRow = { season: number; place: number; recipient: string; token: string; amount: string; status: PayoutStatus; raw_tx: string | null; tx_hash: string | null };
@@ -240,7 +247,13 @@ export function createSettler(d: SettleDeps & { lease: Lease; intervalMs?: numbe
         return { decided, waiting: `season ${n}: ${r.why}` };
       }
       if (!(await d.lease.hold())) return { decided, waiting: "the lease moved to another instance" };
-      if (await decideSeason(d, s, r.block)) decided.push(n);
+      const done = await decideSeason(d, s, r.block);
+      if (done.incomplete) {
+        d.logger?.warn({ season: n, why: done.incomplete }, "league season not decided: a read at its decision block failed; the next pass reads again");
+        await payOpen();
+        return { decided, waiting: `season ${n}: ${done.incomplete}` };
+      }
+      if (done.decided) decided.push(n);
       await payOpen();
     }
     await payOpen();

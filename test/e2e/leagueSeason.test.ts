@@ -90,7 +90,7 @@ beforeAll(async () => {
     clock,
     before: freshenMarket,
     config: { league: { hubs: [exchange.address], houseAgents: house, reserveWallet: RESERVE, signerUrl: null, reserveAgent: null, prizeCapUsd: 1_000, ceilingSeasons: 4 } },
-    league: { settleIntervalMs: 0, cacheMs: 1 },
+    league: { settleIntervalMs: 0, cacheMs: 0 },
     hostedScheduler: { intervalMs: 0 },
   });
   const { dn } = stack;
@@ -195,7 +195,7 @@ describe("a whole prize season", () => {
     await runTicks();
     expect((await practiceLogs())[0]).toMatchObject({ kind: "hold", code: "LEAGUE_BOOK_PENDING" });
     // Two instances on one store (neither holding the reserve's signer) settle at once: the season is decided once, its payouts planned.
-    const planner = () => serveApi({ rpcUrl: dn.anvil.rpcUrl, db: stack.store.db, clock, indexed: stack.ix.liveReads().reads, limiter: new RateLimiter(clock, 10_000, false), config: stack.api.config, league: { settleIntervalMs: 0, cacheMs: 1, reserveSigner: null }, hostedScheduler: { intervalMs: 0 } });
+    const planner = () => serveApi({ rpcUrl: dn.anvil.rpcUrl, db: stack.store.db, clock, indexed: stack.ix.liveReads().reads, limiter: new RateLimiter(clock, 10_000, false), config: stack.api.config, league: { settleIntervalMs: 0, cacheMs: 0, reserveSigner: null }, hostedScheduler: { intervalMs: 0 } });
     const [first, second] = [await planner(), await planner()];
     const passes = await Promise.all([first.app.services.league.settler.runOnce(), second.app.services.league.settler.runOnce()]);
     await Promise.all([first.close(), second.close()]);
