@@ -69,7 +69,8 @@ export function budgetedHttp(url: string, opts: { timeoutMs?: number; probeTimeo
         )
         .then((alive) => {
           lastProbe = now();
-          silentSince = alive ? 0 : silentSince || lastProbe;
+          // Each unanswered probe starts the silence again: the breaker stays open while the node does not answer.
+          silentSince = alive ? 0 : lastProbe;
           return alive;
         })
         .finally(() => (probing = null)));

@@ -72,11 +72,11 @@ export function totalsOf(rows: WeekRow[]): TokenTotal[] {
   }));
 }
 
-/** The stored part of the answer (rows through checkChain, prize payouts) is read at most this often, one read shared by concurrent readers. */
+/** The stored part of the answer (rows through checkChain, prize payouts) is read at most this often (or every cacheMs when shorter), one read shared by concurrent readers. */
 export const RECORD_TTL_MS = 1_000;
 
 type RecordPart = { at: number; integrity: Integrity; rows: WeekRow[]; prizePayouts: unknown[] };
-type Preview = { at: number; head: string; row: WeekRow | null };
+type Preview = { at: number; row: WeekRow | null };
 
 /**
  * GET treasury's answer: the stored rows replayed through checkChain (rows from a broken one on
@@ -84,10 +84,11 @@ type Preview = { at: number; head: string; row: WeekRow | null };
  * (chain reads: traces or balances, every foreign token's facts) is built only by this instance's
  * worker, every `cacheMs` and when the closer appends (`refresh`); readers get the last one and
  * never start a build. The stored part is a cheap store read, shared for RECORD_TTL_MS. A preview
- * built on another head of the record than the one served is left out until the next build.
+ * of a week the record has closed since is left out (the closer's append asks for the next build).
  */
 export function createTreasuryReader(d: CloseDeps & { store: TreasuryStore; clock: () => number; logger?: Logger; cacheMs?: number; prizePayouts?: () => Promise<unknown[]> }) {
   const cacheMs = d.cacheMs ?? 15_000;
+  const recordTtlMs = Math.min(cacheMs, RECORD_TTL_MS);
   const now = () => Math.floor(d.clock() / 1000);
   let record: { at: number; run: Promise<RecordPart> } | null = null;
   let latest: Preview | null = null;
@@ -119,9 +120,9 @@ export function createTreasuryReader(d: CloseDeps & { store: TreasuryStore; cloc
 
   /** The worker's build: the preview over the record as stored now. */
   async function build() {
-    const { integrity, rows } = checkChain(await d.store.rows());
+    const { rows } = checkChain(await d.store.rows());
     const at = d.clock();
-    latest = { at, head: integrity.head, row: await preview(rows as unknown as WeekRow[]) };
+    latest = { at, row: await preview(rows as unknown as WeekRow[]) };
   }
 
   /** A build that starts after this call (one queued build is shared by every caller waiting for it). */
@@ -144,7 +145,7 @@ export function createTreasuryReader(d: CloseDeps & { store: TreasuryStore; cloc
   }
 
   function recordPart(): Promise<RecordPart> {
-    if (!record || d.clock() - record.at >= RECORD_TTL_MS) {
+    if (!record || d.clock() - record.at >= recordTtlMs) {
       const run = readRecord();
       const mine = { at: d.clock(), run };
       record = mine;
@@ -158,14 +159,15 @@ export function createTreasuryReader(d: CloseDeps & { store: TreasuryStore; cloc
       const rec = await recordPart();
       // Only the worker's first build is waited for (bounded by the preview's own timeout); never a build of our own.
       if (!latest && first) await first;
-      const p = latest && latest.head === rec.integrity.head ? latest : null;
+      const last = rec.rows.at(-1);
+      const p = latest?.row && !(last && last.week.start >= latest.row.week.start) ? latest : null;
       const at = Math.min(rec.at, p?.at ?? rec.at);
       return {
         platform_wallet: d.config.feeRecipient,
         buckets: d.config.treasuryBuckets,
         split_bps: SPLIT_BPS,
         integrity: rec.integrity,
-        weeks: [...(p?.row ? [p.row] : []), ...[...rec.rows].reverse()],
+        weeks: [...(p?.row ? [{ ...p.row, seq: (last?.seq ?? 0) + 1 }] : []), ...[...rec.rows].reverse()],
         totals: totalsOf(rec.rows),
         prize_payouts: rec.prizePayouts,
         explorer_tx: d.config.explorerTx,
