@@ -69,6 +69,7 @@ export function createApp(deps: AppDeps) {
   app.onError(onError);
   services.watcher.start();
   services.treasury.closer.start();
+  services.treasury.reader.start();
   if (deps.hostedScheduler?.intervalMs !== 0) services.hosted.scheduler.start();
   if (deps.league?.settleIntervalMs !== 0) services.league.settler.start();
   services.league.boards.start();
@@ -78,6 +79,7 @@ export function createApp(deps: AppDeps) {
     await services.league.settler.stop();
     await services.watcher.stop();
     await services.treasury.closer.stop();
+    await services.treasury.reader.stop();
     await services.signIn.revocations?.close();
     await ownLimiter?.close();
     await services.ownScreenBudget?.close();

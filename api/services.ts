@@ -1,5 +1,6 @@
 import type { Address } from "viem";
 import type { AppDeps } from "./deps.js";
+import { createChainClient, createUntrustedReader } from "../lib/chain.js";
 import { createPortfolio } from "./account/index.js";
 import { assertNotSanctioned, forgetRevoked, redisRevocations, type SignInDeps } from "./auth/index.js";
 import { redisConnection } from "./ports/redis.js";
@@ -27,10 +28,12 @@ export function buildServices(deps: AppDeps) {
   const clock = deps.clock ?? Date.now;
   const { config, chain, indexed, db } = deps;
   const market = createMarket({ config, indexed, clock });
+  // Code the service does not control (any token) is read through its own fenced client (lib/chain.ts).
+  const reader = createUntrustedReader(config);
   // New-token screening budgets: shared by every instance when they share a Redis.
   const ownScreenBudget = deps.screenBudget ? null : config.redisUrl ? new RedisLimiter(config.redisUrl, "pit:screen:", true) : null;
   const screenBudget = deps.screenBudget ?? ownScreenBudget ?? undefined;
-  const tokens = createTokens({ db, config, chain, indexed, shield: deps.shield ?? null, clock, budget: screenBudget });
+  const tokens = createTokens({ db, config, chain, reader, indexed, shield: deps.shield ?? null, clock, budget: screenBudget });
   const ledger = createLedger({ db, clock });
   const volume = createVolume({ config, ledger, market, clock });
   const trading = createTrading({ config, chain, indexed, tokens, market, ledger, volume, clock, aggregators: config.aggregatorUrls });
@@ -51,7 +54,8 @@ export function buildServices(deps: AppDeps) {
   // Key revocations announced to the other instances when they share a Redis.
   // The weekly split of fees (started by createApp): closed once per store under an advisory lock.
   const platformSigner = deps.platformSigner !== undefined ? deps.platformSigner : platformSignerFromConfig(config);
-  const treasury = createTreasury({ config, chain, indexed, db, market, ledger, signer: platformSigner, clock, logger: deps.logger, prizePayouts: () => leagueOf().prizePayouts(), ...deps.treasury });
+  // The closer reads and sends on a client of its own: no other read can silence it.
+  const treasury = createTreasury({ config, chain, closerChain: createChainClient(config), reader, indexed, db, market, ledger, signer: platformSigner, clock, logger: deps.logger, prizePayouts: () => leagueOf().prizePayouts(), ...deps.treasury });
   // Hosted agents (their scheduler started by createApp): ticks shared by every instance on one store.
   const hosted = createHosted({ config, chain, market, db, clock, logger: deps.logger, scheduler: deps.hostedScheduler, executors, sequencer, liveSessionsOf: sessions.liveForExecutor,
     assertNotSanctioned: (address, field) => assertNotSanctioned({ chain, config }, address, field), sessionOf: sessions.forHosted,

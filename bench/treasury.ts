@@ -46,17 +46,19 @@ export async function benchTreasury(opts: { transfers: number; requests: number 
     const closeMs = performance.now() - t0;
     if (rows.length < 1 || rows.at(-1)!.transfers.length !== 6) throw new Error(`closed ${rows.length} rows, ${rows.at(-1)?.transfers.length} transfers`);
 
-    const time = async (api: typeof fresh, n: number) => {
+    // Readers never build the preview (the worker does): "rebuilt" times one build and the GET after it.
+    const time = async (api: typeof fresh, n: number, rebuild = false) => {
       const out: number[] = [];
       for (let i = 0; i < n; i++) {
         const s = performance.now();
+        if (rebuild) await api.app.services.treasury.reader.refresh();
         const r = await api.call("GET", "/api/v1/treasury");
         if (r.status !== 200) throw new Error(`treasury answered ${r.status}`);
         out.push(performance.now() - s);
       }
       return out;
     };
-    const rebuilt = await time(fresh, Math.max(10, Math.floor(opts.requests / 10)));
+    const rebuilt = await time(fresh, Math.max(10, Math.floor(opts.requests / 10)), true);
     const hits = await time(cached, opts.requests);
     const v0 = performance.now();
     const { stdout } = await run(process.execPath, ["scripts/treasury-verify.mjs", fresh.url, dn.anvil.rpcUrl], { timeout: 300_000 });
@@ -64,7 +66,7 @@ export async function benchTreasury(opts: { transfers: number; requests: number 
     if (!stdout.startsWith("ok")) throw new Error(`verify: ${stdout}`);
     return [
       summarize(`treasury: close a week of ${opts.transfers} USDG + ${Math.ceil(opts.transfers / 10)} ETH transfers in (6 split transfers mined)`, [closeMs], "ms"),
-      summarize("treasury: GET /api/v1/treasury rebuilt (chain check + preview)", rebuilt, "ms"),
+      summarize("treasury: preview built by the worker, then GET /api/v1/treasury (chain check + preview)", rebuilt, "ms"),
       summarize("treasury: GET /api/v1/treasury cached", hits, "ms"),
       summarize(`treasury: npm run treasury:verify (${rows.length} rows)`, [verifyMs], "ms"),
     ];

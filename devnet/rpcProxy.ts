@@ -5,17 +5,21 @@ import { freePort } from "./anvil.js";
  * A loopback JSON-RPC proxy in front of a node: counts round trips (HTTP requests) and the calls
  * inside them (benchmarks), and can stop answering like a dead RPC (tests). `refuse` lists methods
  * answered with JSON-RPC error -32601 like a node without them (e.g. debug_traceTransaction).
- * `onCall` sees each call (method and params) before it is forwarded.
+ * `onCall` sees each call (method and params) before it is forwarded. `silent` keeps requests
+ * open without an answer, like a stalled node; `counts.to` counts the eth_call and eth_getCode
+ * calls per contract address (lower case).
  */
 export async function startRpcProxy(upstream: string, opts: { refuse?: string[]; onCall?: (m: { method: string; params?: unknown }) => void } = {}) {
   const refuse = new Set(opts.refuse ?? []);
-  const counts = { trips: 0, calls: 0, methods: {} as Record<string, number> };
+  const counts = { trips: 0, calls: 0, methods: {} as Record<string, number>, to: {} as Record<string, number> };
   let down = false;
+  let silent = false;
   const port = await freePort();
   const srv = createServer(async (req, res) => {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     if (down) return void req.socket.destroy();
+    if (silent) return;
     let body = Buffer.concat(chunks).toString();
     counts.trips++;
     let refused: { jsonrpc: "2.0"; id: unknown; error: { code: number; message: string } }[] = [];
@@ -23,11 +27,14 @@ export async function startRpcProxy(upstream: string, opts: { refuse?: string[];
     try {
       const parsed = JSON.parse(body);
       single = !Array.isArray(parsed);
-      const calls: { id: unknown; method: string; params?: unknown }[] = single ? [parsed] : parsed;
+      const calls: { id: unknown; method: string; params?: unknown[] }[] = single ? [parsed] : parsed;
       for (const m of calls) {
         opts.onCall?.(m);
         counts.calls++;
         counts.methods[m.method] = (counts.methods[m.method] ?? 0) + 1;
+        const p0 = m.params?.[0] as { to?: string } | string | undefined;
+        const to = m.method === "eth_call" && typeof p0 === "object" ? p0?.to : m.method === "eth_getCode" && typeof p0 === "string" ? p0 : undefined;
+        if (to) counts.to[to.toLowerCase()] = (counts.to[to.toLowerCase()] ?? 0) + 1;
       }
       refused = calls.filter((m) => refuse.has(m.method)).map((m) => ({ jsonrpc: "2.0", id: m.id, error: { code: -32601, message: `the method ${m.method} does not exist/is not available` } }));
       if (refused.length && single) return void res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(refused[0]));
@@ -49,8 +56,9 @@ export async function startRpcProxy(upstream: string, opts: { refuse?: string[];
     port,
     url: `http://127.0.0.1:${port}`,
     counts,
-    reset: () => Object.assign(counts, { trips: 0, calls: 0, methods: {} }),
+    reset: () => Object.assign(counts, { trips: 0, calls: 0, methods: {}, to: {} }),
     down: (value = true) => (down = value),
+    silent: (value = true) => (silent = value),
     close: () => new Promise<void>((r) => (srv.closeAllConnections?.(), srv.close(() => r()))),
   };
 }

@@ -1,18 +1,19 @@
 import { createServer, type Server, type Socket } from "node:net";
 import { createPublicClient } from "viem";
 import { afterEach, describe, expect, it } from "vitest";
-import { budgetedHttp, PROBE_EVERY_MS } from "./chain.js";
+import { budgetedHttp, chainUnreachable, NodeSilent, PROBE_EVERY_MS } from "./chain.js";
 
-/** A node that takes connections and, while `silent`, never answers; otherwise answers eth_blockNumber. */
+/** A node that takes connections and, while `silent`, never answers; otherwise answers every call 0x2a, the methods in `slow` never. */
 async function node() {
-  const state = { silent: true, sockets: new Set<Socket>() };
+  const state = { silent: true, slow: new Set<string>(), sockets: new Set<Socket>() };
   const server: Server = createServer((s) => {
     state.sockets.add(s);
     s.on("close", () => state.sockets.delete(s));
     s.on("data", (buf) => {
       if (state.silent) return;
       const body = buf.toString().split("\r\n\r\n")[1] ?? "{}";
-      const id = (JSON.parse(body) as { id?: number }).id ?? 0;
+      const { id = 0, method } = JSON.parse(body) as { id?: number; method?: string };
+      if (method && state.slow.has(method)) return;
       const json = JSON.stringify({ jsonrpc: "2.0", id, result: "0x2a" });
       s.write(`HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: ${json.length}\r\n\r\n${json}`);
     });
@@ -38,4 +39,17 @@ describe("budgetedHttp", () => {
     expect(await client.getBlockNumber({ cacheTime: 0 })).toBe(42n);
     expect(await client.getBlockNumber({ cacheTime: 0 })).toBe(42n);
   });
+
+  it("a call slow on a live node costs only its caller: the probe answers and the next calls go through", async () => {
+    const n = await node();
+    stop = n.close;
+    n.state.silent = false;
+    n.state.slow.add("eth_call");
+    const client = createPublicClient({ transport: budgetedHttp(n.url) });
+    const slow = await client.call({ to: "0x0000000000000000000000000000000000000001", data: "0x" }).catch((e: unknown) => e);
+    expect(chainUnreachable(slow)).toBe(true);
+    expect(slow).not.toBeInstanceOf(NodeSilent);
+    // No breaker opened: an ordinary call right after is answered.
+    expect(await client.getBlockNumber({ cacheTime: 0 })).toBe(42n);
+  }, 20_000);
 });

@@ -1,4 +1,7 @@
-import { createPublicClient, custom, defineChain, http, type Chain, type EIP1193RequestFn, type PublicClient, type Transport } from "viem";
+import {
+  createPublicClient, custom, decodeFunctionResult, defineChain, encodeFunctionData, http, HttpRequestError, TimeoutError,
+  type Abi, type Address, type Chain, type ContractFunctionArgs, type ContractFunctionName, type ContractFunctionReturnType, type EIP1193RequestFn, type PublicClient, type Transport,
+} from "viem";
 import type { Config } from "./config.js";
 
 export function chain4663(config: Pick<Config, "chainId" | "rpcUrl"> & { contracts: Pick<Config["contracts"], "multicall3"> }): Chain {
@@ -13,9 +16,15 @@ export function chain4663(config: Pick<Config, "chainId" | "rpcUrl"> & { contrac
 
 /** One RPC call waits at most this long. */
 export const CALL_TIMEOUT_MS = 2_000;
-/** After a call timed out, calls fail at once for this long, except one probe per PROBE_EVERY_MS. */
+/** Once the probe found the node silent, calls fail at once for this long, except one probe per PROBE_EVERY_MS. */
 export const SILENT_MS = 5_000;
 export const PROBE_EVERY_MS = 1_000;
+/**
+ * The probe (eth_blockNumber, which any live node answers in milliseconds however busy its
+ * calls keep it) waits this long. Only a probe that goes unanswered opens the breaker: a call
+ * that was slow because of what it ran (a heavy eth_call, a token burning gas) never does.
+ */
+export const PROBE_TIMEOUT_MS = 1_500;
 
 /** The node did not answer a recent call: failing now instead of waiting out another timeout. */
 export class NodeSilent extends Error {
@@ -25,36 +34,97 @@ export class NodeSilent extends Error {
   }
 }
 
+/** Whether `err` (or any error it wraps) says the node did not answer: NodeSilent, viem's call timeout, or an HTTP failure reaching it. */
+export function chainUnreachable(err: unknown): boolean {
+  for (let e = err as { name?: string; cause?: unknown } | undefined, depth = 0; e && depth < 8; e = e.cause as typeof e, depth++) {
+    if (e instanceof NodeSilent || e instanceof TimeoutError || e instanceof HttpRequestError) return true;
+  }
+  return false;
+}
+
 /**
- * An HTTP transport with a budget: each call at most CALL_TIMEOUT_MS, and once the node has been
- * silent, the calls of the next SILENT_MS fail at once (one probe a second finds it back). A
- * request that makes several calls in a row (prepare makes a handful) so refuses within about
- * one timeout, not one per call: a stalled node costs 2 s, not 20.
+ * An HTTP transport with a budget: each call at most CALL_TIMEOUT_MS. A call that times out
+ * makes one probe (shared by every call timing out meanwhile); when the probe is not answered
+ * either, the calls of the next SILENT_MS fail at once (one probe a second finds the node back).
+ * A request that makes several calls in a row (prepare makes a handful) so refuses within about
+ * one timeout and one probe, not one timeout per call: a stalled node costs 3.5 s, not 20. A
+ * heavy call on a live node costs only its own caller.
  */
-export function budgetedHttp(url: string, opts: { timeoutMs?: number; now?: () => number } = {}): Transport {
+export function budgetedHttp(url: string, opts: { timeoutMs?: number; probeTimeoutMs?: number; now?: () => number } = {}): Transport {
   const timeoutMs = opts.timeoutMs ?? CALL_TIMEOUT_MS;
   const now = opts.now ?? Date.now;
   let silentSince = 0;
   let lastProbe = 0;
+  let probing: Promise<boolean> | null = null;
   return (params) => {
     const inner = http(url, { timeout: timeoutMs, retryCount: 0 })({ ...params, retryCount: 0 });
+    const probeInner = http(url, { timeout: opts.probeTimeoutMs ?? PROBE_TIMEOUT_MS, retryCount: 0 })({ ...params, retryCount: 0 });
+    /** True when the node answers the probe (any answer, an error included, is an answer). */
+    const probe = (): Promise<boolean> =>
+      (probing ??= probeInner
+        .request({ method: "eth_blockNumber" })
+        .then(
+          () => true,
+          (err: Error) => !chainUnreachable(err),
+        )
+        .then((alive) => {
+          lastProbe = now();
+          // Each unanswered probe starts the silence again: the breaker stays open while the node does not answer.
+          silentSince = alive ? 0 : lastProbe;
+          return alive;
+        })
+        .finally(() => (probing = null)));
     const request = async (args: Parameters<EIP1193RequestFn>[0]): Promise<unknown> => {
       const t = now();
       if (silentSince && t - silentSince < SILENT_MS) {
-        if (t - lastProbe < PROBE_EVERY_MS) throw new NodeSilent(t - silentSince);
-        lastProbe = t;
+        if (t - lastProbe < PROBE_EVERY_MS || !(await probe())) throw new NodeSilent(now() - silentSince);
       }
       try {
-        const out = await inner.request(args);
-        silentSince = 0;
-        return out;
+        return await inner.request(args);
       } catch (err) {
-        if ((err as Error).name === "TimeoutError") silentSince = lastProbe = now();
+        // Slow is not silent: only an unanswered probe opens the breaker.
+        if ((err as Error).name === "TimeoutError") await probe();
         throw err;
       }
     };
     return custom({ request: request as EIP1193RequestFn }, { retryCount: 1, retryDelay: 50 })(params);
   };
+}
+
+/** Gas an eth_call into code the service does not control may burn: name, symbol, decimals and balanceOf of any honest ERC-20 (proxied or not) take under 30k. */
+export const UNTRUSTED_GAS = 150_000n;
+/** One read of untrusted code waits at most this long (it cannot burn more than UNTRUSTED_GAS). */
+export const UNTRUSTED_TIMEOUT_MS = 1_500;
+
+/**
+ * The reader of contracts the service did not deploy or pin (tokens anyone can create): plain
+ * HTTP with its own timeout, no retries and no breaker, so whatever such a contract does costs its
+ * own read and nothing else. Call it through `fencedRead`, which adds the gas cap.
+ */
+export function createUntrustedReader(config: Pick<Config, "chainId" | "rpcUrl" | "contracts">): PublicClient {
+  return createPublicClient({ chain: chain4663(config), transport: http(config.rpcUrl, { timeout: UNTRUSTED_TIMEOUT_MS, retryCount: 0 }) }) as PublicClient;
+}
+
+export type Fenced<T> = { status: "success"; result: T } | { status: "failure"; error: string };
+
+/**
+ * One view call into untrusted code with an explicit gas cap: its result, or `failure` when the
+ * contract reverted, ran out of gas or answered something that does not decode. A node that does
+ * not answer is not the contract's doing: that throws (chainUnreachable is true of it).
+ */
+export async function fencedRead<const abi extends Abi, fn extends ContractFunctionName<abi, "pure" | "view">, const args extends ContractFunctionArgs<abi, "pure" | "view", fn>>(
+  reader: PublicClient,
+  p: { address: Address; abi: abi; functionName: fn; args?: args; gas?: bigint },
+): Promise<Fenced<ContractFunctionReturnType<abi, "pure" | "view", fn, args>>> {
+  const data = encodeFunctionData({ abi: p.abi, functionName: p.functionName, args: p.args } as never);
+  try {
+    const { data: out } = await reader.call({ to: p.address, data, gas: p.gas ?? UNTRUSTED_GAS });
+    if (!out) return { status: "failure", error: "no data returned" };
+    return { status: "success", result: decodeFunctionResult({ abi: p.abi, functionName: p.functionName, args: p.args, data: out } as never) };
+  } catch (err) {
+    if (chainUnreachable(err)) throw err;
+    return { status: "failure", error: ((err as { shortMessage?: string }).shortMessage ?? (err as Error).message).split("\n")[0]!.slice(0, 160) };
+  }
 }
 
 /**

@@ -3,6 +3,7 @@ import { HTTPException } from "hono/http-exception";
 import { METHOD_NAME_ALL } from "hono/router";
 import { TrieRouter } from "hono/router/trie-router";
 import { Refusal } from "../errors/index.js";
+import { chainUnreachable } from "../../lib/chain.js";
 
 export function respondError(c: Context, err: Refusal): Response {
   c.header("Cache-Control", "no-store");
@@ -14,6 +15,8 @@ export function respondError(c: Context, err: Refusal): Response {
 /** Every failure answers JSON; anything unexpected is a logged 500 without its stack in the body. */
 export const onError: ErrorHandler = (err, c) => {
   if (err instanceof Refusal) return respondError(c, err);
+  // A node that did not answer is 502 RPC_UNAVAILABLE on every route, whichever read met it.
+  if (chainUnreachable(err)) return respondError(c, new Refusal("RPC_UNAVAILABLE", "the chain RPC did not answer; retry shortly", {}, { cause: err, retryAfterS: 2 }));
   if (err instanceof HTTPException && err.status < 500) {
     return respondError(c, new Refusal("BAD_REQUEST", err.message || "bad request", {}, { cause: err, context: err.status === 413 ? "too_large" : undefined }));
   }

@@ -5,6 +5,7 @@ import { getAddress, isAddress, parseUnits, zeroAddress, type Address, type Hex,
 import { erc20Abi } from "../../abis/erc20.js";
 import { beaconAbi, launchpadAbi, partnerAgentVaultAbi, stockTokenAbi } from "../../abis/fixtures.js";
 import type { Config, TokenEntry } from "../../lib/config.js";
+import { fencedRead } from "../../lib/chain.js";
 import { OTHER_BPS, MAJOR_TIERS, SHIELD_ADD_BPS, majorSymbols } from "../../lib/fees.js";
 import { RISKS, type RiskCode } from "../../lib/risks.js";
 import { Q96 } from "../../lib/v4.js";
@@ -29,6 +30,12 @@ import type { Db } from "../ports/store/db.js";
 export const SCREEN = {
   concurrency: 2, maxWaiting: 4, answerWithinMs: 8_000, newPerCallerBurst: 20, newPerCallerPerSecond: 1 / 60, newOverallBurst: 100, newOverallPerSecond: 1 / 2, implCheckTtlMs: 5_000,
 };
+/**
+ * A token that cannot be read (404 NOT_A_TOKEN, UNKNOWN_TOKEN: no code, reverts, runs out of the
+ * fenced reads' gas) is answered from memory for this long without touching the chain again: a
+ * caller naming it over and over costs nothing, and a token fixed since is seen within 10 min.
+ */
+export const UNREADABLE_TTL_MS = 600_000;
 /** Core records are seeded when the service is built; a search waits this long for the seed; a seed that could not finish is tried again after retryMs. */
 export const SEED = { waitMs: 8_000, retryMs: 10_000 };
 /** GET /tokens/stats and /stats count the registry at most this often (SPEC Limits "token stats every 30 s"). */
@@ -42,8 +49,8 @@ export type TokenRecord = Record<string, unknown> & { address: Address; symbol: 
 /** The registry's counts (GET /tokens/stats without cached_s) and the clock time they were taken. */
 export type TokenCounts = { at: number; body: { total: number; tradable: number; by_tier: Record<string, number>; by_kind: Record<string, number>; by_risk: Record<string, number>; blocked_by_reason: Record<string, number>; generated_at: number } };
 
-/** `budget`: where new-token screening budgets live (shared by instances through Redis); default this instance's memory. */
-type Deps = { db: Db; config: Config; chain: PublicClient; indexed: SqlIndexedReads; shield: ShieldProvider | null; clock: () => number; budget?: Limiter };
+/** `reader`: the fenced client for the token's own code (lib/chain createUntrustedReader). `budget`: where new-token screening budgets live (shared by instances through Redis); default this instance's memory. */
+type Deps = { db: Db; config: Config; chain: PublicClient; reader: PublicClient; indexed: SqlIndexedReads; shield: ShieldProvider | null; clock: () => number; budget?: Limiter };
 
 const poolVenue = (p: PoolState) => ({ type: "v4-pool", pool_id: p.id, currency0: p.currency0, currency1: p.currency1, fee: p.fee, tick_spacing: p.tickSpacing, hooks: p.hooks });
 
@@ -61,7 +68,7 @@ const asAddress = slotAddress;
  * record is kept as JSON text so even NUL survives), never interpreted here.
  */
 export function createTokens(d: Deps) {
-  const { config, chain } = d;
+  const { config, chain, reader } = d;
   const coreByAddress = new Map(Object.values(config.tokens).map((t) => [t.address.toLowerCase(), t] as const));
   const usdg = config.tokens.USDG!;
   const majors = new Set(majorSymbols(config.tokens));
@@ -76,6 +83,8 @@ export function createTokens(d: Deps) {
     ignoreFetchAbort: true,
     fetchMethod: async (key) => (await implementationOf(key as Address)).impl ?? "none",
   });
+  // Screens that ended in NOT_A_TOKEN or UNKNOWN_TOKEN, answered again without a chain call.
+  const unreadable = new LRUCache<string, Refusal>({ max: 50_000, ttl: UNREADABLE_TTL_MS, ...onClock(d.clock) });
   // Screened records in memory, loaded from the registry on a miss (a re-screen here replaces its
   // entry; other instances see it within the TTL, the same window as the implementation check).
   const records = new LRUCache<string, TokenRecord>({ max: 20_000, ttl: SCREEN.implCheckTtlMs, ignoreFetchAbort: true, fetchMethod: (key) => loadRecord(key) });
@@ -108,8 +117,9 @@ export function createTokens(d: Deps) {
     const [implSlot, beaconSlot] = await Promise.all([chain.getStorageAt({ address, slot: IMPL_SLOT }), chain.getStorageAt({ address, slot: BEACON_SLOT })]);
     const beacon = asAddress(beaconSlot);
     if (beacon) {
-      const impl = await chain.readContract({ address: beacon, abi: beaconAbi, functionName: "implementation" }).catch(() => null);
-      return { impl: impl ? getAddress(impl) : null, beacon };
+      // The beacon is whatever the token's slot names: its code is fenced like the token's.
+      const impl = await fencedRead(reader, { address: beacon, abi: beaconAbi, functionName: "implementation" });
+      return { impl: impl.status === "success" ? getAddress(impl.result) : null, beacon };
     }
     return { impl: asAddress(implSlot), beacon: null };
   }
@@ -139,15 +149,14 @@ export function createTokens(d: Deps) {
     if (coreEntry?.native) return nativeRecord(coreEntry);
     const code = await chain.getCode({ address });
     if (!code || code === "0x") throw new Refusal("NOT_A_TOKEN", `${address} has no contract code on chain ${config.chainId}`);
-    const [name, symbol, decimals, supply] = await chain.multicall({
-      contracts: [
-        { address, abi: erc20Abi, functionName: "name" },
-        { address, abi: erc20Abi, functionName: "symbol" },
-        { address, abi: erc20Abi, functionName: "decimals" },
-        { address, abi: erc20Abi, functionName: "totalSupply" },
-      ] as const,
-      allowFailure: true,
-    });
+    // The token's own code, each read apart with its own gas cap (one multicall would let a
+    // gas-burning name() starve the rest) on the fenced reader.
+    const [name, symbol, decimals, supply] = await Promise.all([
+      fencedRead(reader, { address, abi: erc20Abi, functionName: "name" }),
+      fencedRead(reader, { address, abi: erc20Abi, functionName: "symbol" }),
+      fencedRead(reader, { address, abi: erc20Abi, functionName: "decimals" }),
+      fencedRead(reader, { address, abi: erc20Abi, functionName: "totalSupply" }),
+    ]);
     if (decimals.status !== "success" || supply.status !== "success") throw new Refusal("NOT_A_TOKEN", `${address} does not answer decimals() and totalSupply() like an ERC-20`);
     if (name.status !== "success" && symbol.status !== "success") throw new Refusal("UNKNOWN_TOKEN", `${address} gives neither name nor symbol: unknown token`);
     const core = coreByAddress.get(address.toLowerCase());
@@ -160,8 +169,10 @@ export function createTokens(d: Deps) {
     let paused = false;
     let multiplier: number | null = null;
     if (stockBeacon) {
-      paused = await chain.readContract({ address, abi: stockTokenAbi, functionName: "paused" }).catch(() => false);
-      multiplier = Number(await chain.readContract({ address, abi: stockTokenAbi, functionName: "uiMultiplier" }).catch(() => 10n ** 18n)) / 1e18;
+      // Anyone can write the issuer's beacon into a contract's slot: still the token's code, fenced.
+      const [p, m] = await Promise.all([fencedRead(reader, { address, abi: stockTokenAbi, functionName: "paused" }), fencedRead(reader, { address, abi: stockTokenAbi, functionName: "uiMultiplier" })]);
+      paused = p.status === "success" && p.result;
+      multiplier = Number(m.status === "success" ? m.result : 10n ** 18n) / 1e18;
       if (paused) add("STOCK_PAUSED", "the issuer has paused transfers of this stock token");
     }
 
@@ -296,8 +307,16 @@ export function createTokens(d: Deps) {
     if (queue.size >= SCREEN.maxWaiting) throw new Refusal("SCREEN_UNAVAILABLE", "no screening slot is free; retry shortly", {}, { retryAfterS: 5 });
     const job = queue
       .add(async () => {
-        const rec = await screen(address);
+        let rec: TokenRecord;
+        try {
+          rec = await screen(address);
+        } catch (err) {
+          if (err instanceof Refusal && (err.code === "NOT_A_TOKEN" || err.code === "UNKNOWN_TOKEN")) unreadable.set(key, err);
+          throw err;
+        }
         await store(rec);
+        // Only a screen that completed spends the service's budget (peeked before it started).
+        await budget.spend([{ key: "screenNew:overall", rule: overallRule() }]).catch(() => 0);
         return rec;
       })
       .finally(() => inflight.delete(key)) as Promise<TokenRecord>;
@@ -353,18 +372,18 @@ export function createTokens(d: Deps) {
     return Promise.all(addresses.map((a) => asking.add(() => shieldReport(a))));
   }
 
+  const overallRule = () => ({ burst: SCREEN.newOverallBurst, perSecond: SCREEN.newOverallPerSecond });
+
   /**
-   * A token not yet seen spends the caller's budget and the overall one. The overall budget is
-   * peeked first so that a caller whose own budget is spent cannot drain it; either spent: 429
-   * with Retry-After 60 (SPEC Limits).
+   * A token not yet seen spends the caller's budget now and the overall one once its screen
+   * completes; either spent: 429 with Retry-After 60 (SPEC Limits).
    */
   async function spendNewScreenBudget(keyId: number) {
-    const overall = { burst: SCREEN.newOverallBurst, perSecond: SCREEN.newOverallPerSecond };
     const spent = (whose: string) => new Refusal("RATE_LIMITED", `${whose} budget of new-token screens is spent; retry after the pause`, { retry_after_s: 60 }, { retryAfterS: 60 });
-    // Both or neither: a caller whose own budget is spent cannot drain the service's.
-    if ((await budget.spend([{ key: "screenNew:overall", rule: overall }, { key: `screenNew:key:${keyId}`, rule: { burst: SCREEN.newPerCallerBurst, perSecond: SCREEN.newPerCallerPerSecond } }])) > 0) {
-      throw spent((await budget.wait("screenNew:overall", overall)) > 0 ? "the service's" : "your");
-    }
+    // The service's budget is peeked here and spent when the screen completes (a token that
+    // cannot be read spends none of it); the caller's is spent now.
+    if ((await budget.wait("screenNew:overall", overallRule())) > 0) throw spent("the service's");
+    if ((await budget.spend([{ key: `screenNew:key:${keyId}`, rule: { burst: SCREEN.newPerCallerBurst, perSecond: SCREEN.newPerCallerPerSecond } }])) > 0) throw spent("your");
   }
 
   /**
@@ -475,6 +494,8 @@ export function createTokens(d: Deps) {
         rec = await cached(address);
         if (!rec) return { ...unscreenedCore(coreByAddress.get(address.toLowerCase())!), shield: opts.shield, ...(opts.shield ? { report: null } : { shield_available: true }) };
       } else {
+        const known = unreadable.get(address.toLowerCase());
+        if (known) throw known;
         await spendNewScreenBudget(opts.keyId);
         const job = startScreen(address);
         const timeout = new Promise<null>((r) => setTimeout(() => r(null), SCREEN.answerWithinMs).unref());

@@ -57,6 +57,8 @@ export type Planned = Omit<TransferRow, "tx_hash" | "block">;
 export type CloseDeps = {
   config: Config;
   chain: PublicClient;
+  /** The fenced reader of code the service does not control (foreign tokens' symbol and decimals). */
+  reader: PublicClient;
   indexed: SqlIndexedReads;
   market: Pick<Market, "independentMark">;
   ledger: Pick<Ledger, "feesMinedBetween">;
@@ -206,6 +208,6 @@ const symbolOf = (config: Config, token: Address) => Object.values(config.tokens
 
 async function factsOf(d: CloseDeps, token: Address): Promise<{ symbol: string; decimals: number }> {
   const core = Object.values(d.config.tokens).find((t) => lc(t.address) === lc(token));
-  return core ? { symbol: core.symbol, decimals: core.decimals } : tokenFacts(d.chain, token);
+  return core ? { symbol: core.symbol, decimals: core.decimals } : tokenFacts(d.reader, token);
 }
 

@@ -1,4 +1,5 @@
 import { erc20Abi, getAddress, zeroAddress, type Address, type Hex, type PublicClient } from "viem";
+import { fencedRead } from "../../lib/chain.js";
 import type { SqlIndexedReads } from "../ports/indexed.js";
 import type { Week } from "./week.js";
 
@@ -148,12 +149,16 @@ export async function ethSpentBy(chain: PublicClient, hashes: Hex[]): Promise<bi
   return spent;
 }
 
-/** Symbol and decimals of a token outside config, read from the token itself ("?" and 18 when it will not say). */
-export async function tokenFacts(chain: PublicClient, token: Address): Promise<{ symbol: string; decimals: number }> {
-  const [symbol, decimals] = await Promise.all([
-    chain.readContract({ address: token, abi: erc20Abi, functionName: "symbol" }).catch(() => "?"),
-    chain.readContract({ address: token, abi: erc20Abi, functionName: "decimals" }).catch(() => 18),
-  ]);
+/**
+ * Symbol and decimals of a token outside config, read from the token itself on the fenced reader
+ * (gas-capped, lib/chain.ts): "?" and 18 when it will not say (reverts, runs out of gas), so an
+ * unreadable token is recorded and carried, never failing the pass. A node that does not answer
+ * throws: that is no third party's doing, and the pass is tried again.
+ */
+export async function tokenFacts(reader: PublicClient, token: Address): Promise<{ symbol: string; decimals: number }> {
+  const [s, dec] = await Promise.all([fencedRead(reader, { address: token, abi: erc20Abi, functionName: "symbol" }), fencedRead(reader, { address: token, abi: erc20Abi, functionName: "decimals" })]);
+  const symbol = s.status === "success" ? s.result : "?";
+  const decimals = dec.status === "success" ? dec.result : 18;
   // A token may claim any uint8 and more; past 36 its amounts are shown in atoms (decimals 0).
   const d = Number(decimals);
   return { symbol: String(symbol).slice(0, 64), decimals: Number.isInteger(d) && d >= 0 && d <= 36 ? d : 0 };

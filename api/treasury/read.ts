@@ -9,7 +9,7 @@ import { weekOf } from "./week.js";
 
 /** The preview traces ETH over at most this many blocks (about 1.4 h of chain 4663). */
 export const PREVIEW_TRACE_BLOCKS = 50_000;
-/** The record is served without its preview past this (a slow node or a flood of airdropped tokens). */
+/** The preview is built without its figures past this (a slow node or a flood of airdropped tokens). */
 const PREVIEW_TIMEOUT_MS = 5_000;
 
 export type TokenTotal = {
@@ -72,16 +72,30 @@ export function totalsOf(rows: WeekRow[]): TokenTotal[] {
   }));
 }
 
+/** The stored part of the answer (rows through checkChain, prize payouts) is read at most this often (or every cacheMs when shorter), one read shared by concurrent readers. */
+export const RECORD_TTL_MS = 1_000;
+
+type RecordPart = { at: number; integrity: Integrity; rows: WeekRow[]; prizePayouts: unknown[] };
+type Preview = { at: number; row: WeekRow | null };
+
 /**
  * GET treasury's answer: the stored rows replayed through checkChain (rows from a broken one on
- * are not served), newest first, with the week in progress as a `preview` row first. Kept for
- * `cacheMs` (cached_s says how old); the closer drops it when it appends.
+ * are not served), newest first, with the week in progress as a `preview` row first. The preview
+ * (chain reads: traces or balances, every foreign token's facts) is built only by this instance's
+ * worker, every `cacheMs` and when the closer appends (`refresh`); readers get the last one and
+ * never start a build. The stored part is a cheap store read, shared for RECORD_TTL_MS. A preview
+ * of a week the record has closed since is left out (the closer's append asks for the next build).
  */
 export function createTreasuryReader(d: CloseDeps & { store: TreasuryStore; clock: () => number; logger?: Logger; cacheMs?: number; prizePayouts?: () => Promise<unknown[]> }) {
-  let cached: { at: number; body: Omit<TreasuryAnswer, "cached_s"> } | null = null;
-  let building: Promise<Omit<TreasuryAnswer, "cached_s">> | null = null;
   const cacheMs = d.cacheMs ?? 15_000;
+  const recordTtlMs = Math.min(cacheMs, RECORD_TTL_MS);
   const now = () => Math.floor(d.clock() / 1000);
+  let record: { at: number; run: Promise<RecordPart> } | null = null;
+  let latest: Preview | null = null;
+  let first: Promise<void> | null = null;
+  let queue: Promise<void> = Promise.resolve();
+  let queued: Promise<void> | null = null;
+  let timer: NodeJS.Timeout | null = null;
 
   async function preview(rows: WeekRow[]): Promise<WeekRow | null> {
     const week = weekOf(now());
@@ -90,7 +104,7 @@ export function createTreasuryReader(d: CloseDeps & { store: TreasuryStore; cloc
     try {
       const head = Number(await d.chain.getBlockNumber());
       const blocks = await weekBlocks(d.chain, week, head);
-      // Served every cacheMs: traces only over a short week so far (a week of chain 4663 is ~6M blocks), else the balance's two reads.
+      // Built every cacheMs: traces only over a short week so far (a week of chain 4663 is ~6M blocks), else the balance's two reads.
       const draft = draftWeek(d, week, blocks, last ?? null, ownTxsIn(rows, blocks.first, blocks.last), { maxTraceBlocks: PREVIEW_TRACE_BLOCKS });
       draft.catch(() => {}); // a draft outlived by the timeout must not end as an unhandled rejection
       let timer: NodeJS.Timeout | undefined;
@@ -104,35 +118,82 @@ export function createTreasuryReader(d: CloseDeps & { store: TreasuryStore; cloc
     }
   }
 
-  async function build(): Promise<Omit<TreasuryAnswer, "cached_s">> {
+  /** The worker's build: the preview over the record as stored now. */
+  async function build() {
+    const { rows } = checkChain(await d.store.rows());
+    const at = d.clock();
+    latest = { at, row: await preview(rows as unknown as WeekRow[]) };
+  }
+
+  /** A build that starts after this call (one queued build is shared by every caller waiting for it). */
+  function refresh(): Promise<void> {
+    if (queued) return queued;
+    const run = queue.then(async () => {
+      queued = null;
+      await build().catch((err) => d.logger?.warn({ err }, "treasury preview build failed"));
+    });
+    queued = run;
+    queue = run;
+    return run;
+  }
+
+  async function readRecord(): Promise<RecordPart> {
+    const at = d.clock();
     const { integrity, rows } = checkChain(await d.store.rows());
-    const served = rows as unknown as WeekRow[];
-    const p = await preview(served);
-    return {
-      platform_wallet: d.config.feeRecipient,
-      buckets: d.config.treasuryBuckets,
-      split_bps: SPLIT_BPS,
-      integrity,
-      weeks: [...(p ? [p] : []), ...[...served].reverse()],
-      totals: totalsOf(served),
-      // The league's seasons paid, newest first (empty until the first payout).
-      prize_payouts: d.prizePayouts ? await d.prizePayouts() : [],
-      explorer_tx: d.config.explorerTx,
-      generated_at: now(),
-    };
+    // The league's seasons paid, newest first (empty until the first payout).
+    return { at, integrity, rows: rows as unknown as WeekRow[], prizePayouts: d.prizePayouts ? await d.prizePayouts() : [] };
+  }
+
+  function recordPart(): Promise<RecordPart> {
+    if (!record || d.clock() - record.at >= recordTtlMs) {
+      const run = readRecord();
+      const mine = { at: d.clock(), run };
+      record = mine;
+      run.catch(() => record === mine && (record = null));
+    }
+    return record.run;
   }
 
   return {
     async answer(): Promise<TreasuryAnswer> {
-      if (!cached || d.clock() - cached.at >= cacheMs) {
-        // Concurrent readers of a stale answer share one rebuild.
-        building ??= build().finally(() => (building = null));
-        cached = { at: d.clock(), body: await building };
-      }
-      return { ...cached.body, cached_s: Math.floor((d.clock() - cached.at) / 1000) };
+      const rec = await recordPart();
+      // Only the worker's first build is waited for (bounded by the preview's own timeout); never a build of our own.
+      if (!latest && first) await first;
+      const last = rec.rows.at(-1);
+      const p = latest?.row && !(last && last.week.start >= latest.row.week.start) ? latest : null;
+      const at = Math.min(rec.at, p?.at ?? rec.at);
+      return {
+        platform_wallet: d.config.feeRecipient,
+        buckets: d.config.treasuryBuckets,
+        split_bps: SPLIT_BPS,
+        integrity: rec.integrity,
+        weeks: [...(p?.row ? [{ ...p.row, seq: (last?.seq ?? 0) + 1 }] : []), ...[...rec.rows].reverse()],
+        totals: totalsOf(rec.rows),
+        prize_payouts: rec.prizePayouts,
+        explorer_tx: d.config.explorerTx,
+        generated_at: Math.floor(at / 1000),
+        cached_s: Math.max(0, Math.floor((d.clock() - at) / 1000)),
+      };
     },
+    /** The record changed (the closer appended): read it afresh and build the preview again. */
     invalidate() {
-      cached = null;
+      record = null;
+      void refresh();
+    },
+    refresh,
+    /** The worker: a build now, then every cacheMs (0: none on a timer; tests call refresh). */
+    start() {
+      if (first) return;
+      first = refresh();
+      if (cacheMs > 0) {
+        timer = setInterval(() => void (queued ?? refresh()), cacheMs);
+        timer.unref();
+      }
+    },
+    async stop() {
+      if (timer) clearInterval(timer);
+      timer = null;
+      await queue;
     },
   };
 }

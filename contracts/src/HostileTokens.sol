@@ -188,3 +188,39 @@ contract NamespacedToken is Owned {
         emit Transfer(from, to, value);
     }
 }
+
+/// Availability fixture: name() and symbol() burn `burnGas` of gas before answering, in pairing
+/// checks (the bn256 precompile: the most node time per gas), so under the node's default call gas
+/// (30M on anvil) a read takes seconds, and under a small explicit gas cap it runs out of gas at
+/// once. decimals, totalSupply, balanceOf and transfers are plain.
+contract GasBurnerToken is ERC20, Owned {
+    uint256 public immutable burnGas;
+
+    constructor(string memory name_, string memory symbol_, uint256 burnGas_) {
+        _initToken(name_, symbol_, 18);
+        _initOwner(msg.sender);
+        burnGas = burnGas_;
+    }
+
+    function mint(address to, uint256 value) external onlyOwner { _mint(to, value); }
+
+    function _burn() internal view {
+        uint256 start = gasleft();
+        // Four pairs of the G1 and G2 generators (EIP-197 encoding).
+        bytes memory pair = abi.encode(
+            uint256(1), uint256(2),
+            uint256(11559732032986387107991004021392285783925812861821192530917403151452391805634),
+            uint256(10857046999023057135944570762232829481370756359578518086990519993285655852781),
+            uint256(4082367875863433681332203403145435568316851327593401208105741076214120093531),
+            uint256(8495653923123431417604973247489272438418190587263600148770280649306958101930)
+        );
+        bytes memory input = abi.encodePacked(pair, pair, pair, pair);
+        while (start - gasleft() < burnGas) {
+            (bool ok, ) = address(8).staticcall(input);
+            require(ok, "pairing input");
+        }
+    }
+
+    function name() public view override returns (string memory) { _burn(); return _name; }
+    function symbol() public view override returns (string memory) { _burn(); return _symbol; }
+}

@@ -109,7 +109,9 @@ async function trade(a: Account, key: string, body: Record<string, unknown>) {
 
 const deployerWallet = () => dn.walletFor(dn.deployer);
 const mint = async (token: Address, to: Address, amount: bigint) => dn.mined(await deployerWallet().writeContract({ address: token, abi: mintableAbi, functionName: "mint", args: [to, amount] }));
+/** GET treasury after a preview built now: readers get the worker's last build and never start one. */
 const treasuryJson = async (a: Api = api) => {
+  await a.app.services.treasury.reader.refresh();
   const r = await a.call("GET", "/api/v1/treasury");
   expect(r.status, r.text).toBe(200);
   return r.json;
