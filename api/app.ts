@@ -47,7 +47,7 @@ export function createApp(deps: AppDeps) {
   v1.route("/", treasuryRoutes(services, http));
   v1.route("/hosted", hostedRoutes(services, http));
   v1.route("/", leagueRoutes(services, http));
-  v1.route("/", openApiRoutes(services));
+  v1.route("/", openApiRoutes(services, http));
 
   const app = new Hono<AppEnv>();
   app.use("*", requestLog(deps.logger));
@@ -59,7 +59,7 @@ export function createApp(deps: AppDeps) {
   app.use("*", jsonBody);
   app.route("/api/v1", v1);
   app.route("/", treasuryPageRoutes(services, http));
-  app.route("/", mcpRoutes((req, env) => app.fetch(req, env), deps.config.version));
+  app.route("/", mcpRoutes((req, env) => app.fetch(req, env), deps.config.version, limiter));
   app.route("/", leaguePageRoutes(services, http));
   // A known route (parameterised ones too) with the wrong method is 405 with Allow; other paths 404.
   app.all("/api/v1/*", wrongMethodOrNotFound(app.routes));
