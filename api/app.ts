@@ -26,7 +26,7 @@ import { buildServices } from "./services.js";
  * (src/api/index.ts) and the standalone API process (scripts/api.ts) all run the same app.
  * Order matters: log and no-store wrap everything; then host, client address, country, browser
  * rules and the JSON body, so that routes only ever see a vetted request.
- * The workers (relay watcher, treasury week closer, hosted scheduler, league settler) start with the app; `stop()` ends them (the
+ * The workers (relay watcher, stats loop, treasury week closer, hosted scheduler, league settler) start with the app; `stop()` ends them (the
  * server's close should call it).
  */
 export function createApp(deps: AppDeps) {
@@ -68,6 +68,7 @@ export function createApp(deps: AppDeps) {
   app.notFound(notFound);
   app.onError(onError);
   services.watcher.start();
+  services.stats.start();
   services.treasury.closer.start();
   if (deps.hostedScheduler?.intervalMs !== 0) services.hosted.scheduler.start();
   if (deps.league?.settleIntervalMs !== 0) services.league.settler.start();
@@ -75,6 +76,7 @@ export function createApp(deps: AppDeps) {
     await services.hosted.scheduler.stop();
     await services.league.settler.stop();
     await services.watcher.stop();
+    await services.stats.stop();
     await services.treasury.closer.stop();
     await services.signIn.revocations?.close();
     await ownLimiter?.close();

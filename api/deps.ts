@@ -41,6 +41,8 @@ export type AppDeps = {
   hostedScheduler?: { intervalMs?: number; leaseMs?: number; concurrency?: number; tickTimeoutMs?: number; instance?: string };
   /** League settler pass interval (0: not started; tests drive runOnce), reading cache, the reserve wallet's signer. */
   league?: { settleIntervalMs?: number; cacheMs?: number; reserveSigner?: PlatformSigner | null };
+  /** Stats loop: how often (real time) it looks whether the answer is due (api/server/stats.ts). */
+  stats?: { pollMs?: number };
   treasury?: { confirmations?: number; cacheMs?: number; intervalMs?: number; deliverTimeoutMs?: number; ethMethod?: "trace" | "balance" };
 };
 
