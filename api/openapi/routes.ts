@@ -32,8 +32,8 @@ const held = (header: string | undefined, e: Encoded) => !!header && header.spli
 
 function answer(c: Context<AppEnv>, e: Encoded): Response {
   const gzip = acceptsGzip(c.req.header("accept-encoding"));
-  // Revalidated on every use (no-cache, not no-store): the ETag is what makes a repeat cheap.
-  const headers: Record<string, string> = { ETag: gzip ? e.gzipEtag : e.etag, Vary: "Accept-Encoding", "Cache-Control": "no-cache" };
+  // Cache-Control stays SPEC's no-store (set for every answer): a client keeping the ETag itself asks with If-None-Match.
+  const headers: Record<string, string> = { ETag: gzip ? e.gzipEtag : e.etag, Vary: "Accept-Encoding" };
   if (held(c.req.header("if-none-match"), e)) return c.body(null, 304, headers);
   const bytes = gzip ? e.gzip : e.plain;
   return c.body(bytes as Uint8Array<ArrayBuffer>, 200, { ...headers, "Content-Type": "application/json", ...(gzip ? { "Content-Encoding": "gzip" } : {}) });

@@ -130,6 +130,7 @@ describe("POST /mcp and GET /api/v1/openapi.json", () => {
     expect(doc.openapi).toBe("3.1.0");
     const etag = plain.headers.get("etag")!;
     expect(etag).toMatch(/^"[^"]+"$/);
+    expect(plain.headers.get("cache-control")).toBe("no-store");
 
     // Node's fetch would inflate on its own: read the bytes as they came over a raw request.
     const zipped = await rawGet("/api/v1/openapi.json", { "accept-encoding": "br;q=1, gzip;q=0.8" });
