@@ -43,7 +43,7 @@ export function createStats(deps: { config: Config; chain: PublicClient; indexed
   let firstBuilt!: () => void;
   const first = new Promise<void>((r) => (firstBuilt = r));
 
-  /** One build at a time, only ever started by the loop. */
+  /** One build at a time: the loop's (or refresh, or a first reader where no loop runs). */
   function rebuild(): Promise<void> {
     building ??= build()
       .then((answer) => {
