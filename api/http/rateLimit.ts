@@ -5,7 +5,10 @@ export type BucketRule = { burst: number; perSecond: number };
 
 /**
  * SPEC.md "Rate limits" (numbers may change; clients honour Retry-After). Scopes: per client
- * address, per key, and overall (one bucket for the whole instance).
+ * address, per key, and overall (one bucket for the whole instance). Every route spends a bucket
+ * before its own work (test/e2e/routeLimits.test.ts walks app.routes): an unkeyed route its rule's
+ * (public, auth, mcp), per client and overall; a keyed route the key's own (30, then 10 per second)
+ * once the key is known, and a request whose key fails the address's failedAuth bucket instead.
  */
 export const RATE_RULES = {
   public: { burst: 60, perSecond: 2 },
