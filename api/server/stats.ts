@@ -28,9 +28,10 @@ const timed = async <T>(fn: () => Promise<T>): Promise<{ value: T | null; ms: nu
 /**
  * GET /stats: one answer shared by every caller. Slow work runs once, in the background: one loop
  * per instance rebuilds it once the last answer is STATS_TTL_MS old (on the injected clock; looked
- * at every `pollMs` of real time), readers get the last answer (cached_s its age) and never start a
- * recompute; a reader before the first answer waits for the first build only. `stop()` ends the
- * loop. Any part that cannot be read is null; the answer is still 200.
+ * at every `pollMs` of real time) and someone read it since the last build began; readers get the
+ * last answer (cached_s its age) and never start a recompute; a reader before the first answer
+ * waits for the first build only. After a quiet spell the first reader gets the old answer (its
+ * cached_s says how old) and the loop rebuilds within pollMs. `stop()` ends the loop. Any part that cannot be read is null; the answer is still 200.
  */
 export function createStats(deps: { config: Config; chain: PublicClient; indexed: SqlIndexedReads; tokens: Pick<Tokens, "counts">; clock: () => number; aiPool?: () => Promise<Record<string, number> | null>; pollMs?: number; logger?: { warn(o: object, m: string): void } }) {
   const { config, chain, indexed } = deps;
@@ -55,9 +56,15 @@ export function createStats(deps: { config: Config; chain: PublicClient; indexed
     return building;
   }
 
+  // Asked for since the last build began: an instance nobody reads does no work (nor counts the token registry).
+  let wanted = false;
   async function pass() {
-    if (!last || deps.clock() - last.at >= STATS_TTL_MS) await rebuild();
-    if (running) timer = setTimeout(() => void pass(), last ? pollMs : Math.min(pollMs, 1_000));
+    if (wanted && (!last || deps.clock() - last.at >= STATS_TTL_MS)) {
+      wanted = false;
+      await rebuild();
+    }
+    // Before the first answer a reader is waiting: look again soon.
+    if (running) timer = setTimeout(() => void pass(), last ? pollMs : Math.min(pollMs, 100));
   }
 
   const poolFor = (asset: TokenEntry) => {
@@ -177,6 +184,7 @@ export function createStats(deps: { config: Config; chain: PublicClient; indexed
 
   return {
     async get(): Promise<Record<string, unknown>> {
+      wanted = true;
       if (!last) {
         // Before the loop's first answer (or with no loop started): wait for that one build.
         if (!running && !building) void rebuild();
@@ -190,7 +198,7 @@ export function createStats(deps: { config: Config; chain: PublicClient; indexed
       await building;
       await rebuild();
     },
-    /** Starts the loop: the first build now, then one whenever the last answer is STATS_TTL_MS old. */
+    /** Starts the loop: a build whenever the answer is wanted and STATS_TTL_MS old (the first as soon as it is wanted). */
     start() {
       if (running) return;
       running = true;
