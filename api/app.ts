@@ -26,7 +26,7 @@ import { buildServices } from "./services.js";
  * (src/api/index.ts) and the standalone API process (scripts/api.ts) all run the same app.
  * Order matters: log and no-store wrap everything; then host, client address, country, browser
  * rules and the JSON body, so that routes only ever see a vetted request.
- * The workers (relay watcher, treasury week closer, hosted scheduler, league settler and standings) start with the app; `stop()` ends them (the
+ * The workers (relay watcher, stats loop, treasury week closer and preview, hosted scheduler, league settler and standings) start with the app; `stop()` ends them (the
  * server's close should call it).
  */
 export function createApp(deps: AppDeps) {
@@ -47,7 +47,7 @@ export function createApp(deps: AppDeps) {
   v1.route("/", treasuryRoutes(services, http));
   v1.route("/hosted", hostedRoutes(services, http));
   v1.route("/", leagueRoutes(services, http));
-  v1.route("/", openApiRoutes(services));
+  v1.route("/", openApiRoutes(services, http));
 
   const app = new Hono<AppEnv>();
   app.use("*", requestLog(deps.logger));
@@ -59,7 +59,7 @@ export function createApp(deps: AppDeps) {
   app.use("*", jsonBody);
   app.route("/api/v1", v1);
   app.route("/", treasuryPageRoutes(services, http));
-  app.route("/", mcpRoutes((req, env) => app.fetch(req, env), deps.config.version));
+  app.route("/", mcpRoutes((req, env) => app.fetch(req, env), deps.config.version, limiter));
   app.route("/", leaguePageRoutes(services, http));
   // A known route (parameterised ones too) with the wrong method is 405 with Allow; other paths 404.
   app.all("/api/v1/*", wrongMethodOrNotFound(app.routes));
@@ -68,6 +68,7 @@ export function createApp(deps: AppDeps) {
   app.notFound(notFound);
   app.onError(onError);
   services.watcher.start();
+  services.stats.start();
   services.treasury.closer.start();
   services.treasury.reader.start();
   if (deps.hostedScheduler?.intervalMs !== 0) services.hosted.scheduler.start();
@@ -78,6 +79,7 @@ export function createApp(deps: AppDeps) {
     await services.league.boards.stop();
     await services.league.settler.stop();
     await services.watcher.stop();
+    await services.stats.stop();
     await services.treasury.closer.stop();
     await services.treasury.reader.stop();
     await services.signIn.revocations?.close();

@@ -42,6 +42,8 @@ export type AppDeps = {
   /** League settler pass interval (0: not started; tests drive runOnce), reading cache, the reserve wallet's signer. */
   /** cacheMs: the standings worker's pause between passes (0: not started); onCompute sees each standings computation start. */
   league?: { settleIntervalMs?: number; cacheMs?: number; reserveSigner?: PlatformSigner | null; onCompute?: (key: string) => Promise<void> };
+  /** Stats loop: how often (real time) it looks whether the answer is due (api/server/stats.ts). */
+  stats?: { pollMs?: number };
   treasury?: { confirmations?: number; cacheMs?: number; intervalMs?: number; deliverTimeoutMs?: number; ethMethod?: "trace" | "balance" };
 };
 

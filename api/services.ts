@@ -71,7 +71,7 @@ export function buildServices(deps: AppDeps) {
   const league = createLeague({ config, chain, db, clock, indexed, logger: deps.logger, reserveSigner, cacheMs: deps.league?.cacheMs, onCompute: deps.league?.onCompute, settleIntervalMs: deps.league?.settleIntervalMs,
     assertNotSanctioned: (address, field) => assertNotSanctioned({ chain, config }, address, field), hostedAgent: (id) => hosted.store.get(id) });
   const leagueOf = () => league;
-  const stats = createStats({ config, chain, indexed, tokens, clock, aiPool: hosted.aiPool });
+  const stats = createStats({ config, chain, indexed, tokens, clock, aiPool: hosted.aiPool, pollMs: deps.stats?.pollMs, logger: deps.logger });
   const revocations = config.redisUrl ? redisRevocations(() => redisConnection(config.redisUrl!), forgetRevoked) : null;
   const signIn: SignInDeps = { db, config, chain, clock, revocations };
   return { deps, config, clock, ownScreenBudget, market, tokens, ledger, volume, trading, relay, watcher, stats, portfolio, signIn, sessions, cosigner, executors, fast, treasury, hosted, league };

@@ -2,6 +2,7 @@
  * The HTTP benchmark's server process: the service app (all middleware, JSON logs to /dev/null,
  * rate limits off so the load generator measures the request path, not 429s) or a plain Hono app
  * answering the same /config JSON (the anchor). Prints READY when listening.
+ * bench/availability.ts runs it with the buckets on (BENCH_RATE_LIMITS=on).
  */
 import { serve } from "@hono/node-server";
 import pg from "pg";
@@ -21,7 +22,8 @@ import { startLocalSigners } from "../cosigner/process.js";
 const mode = process.argv[2] as "app" | "plain";
 const port = Number(process.argv[3]);
 const anvilPort = process.argv[4]!;
-const config = { ...loadConfig({ ANVIL_PORT: anvilPort, PORT: String(port), RATE_LIMITS: "off" }), allowedHosts: [`127.0.0.1:${port}`, `localhost:${port}`] };
+// BENCH_RATE_LIMITS=on keeps the buckets (bench/availability.ts); BENCH_PROXY_HEADER lets the load generator name each client's address.
+const config = { ...loadConfig({ ANVIL_PORT: anvilPort, PORT: String(port), RATE_LIMITS: process.env.BENCH_RATE_LIMITS === "on" ? "on" : "off", ...(process.env.BENCH_PROXY_HEADER ? { TRUSTED_PROXY_HEADER: process.env.BENCH_PROXY_HEADER } : {}) }), allowedHosts: [`127.0.0.1:${port}`, `localhost:${port}`] };
 
 let fetchFn: (req: Request) => Response | Promise<Response>;
 if (mode === "plain") {

@@ -22,6 +22,7 @@ import { benchAi } from "./ai.js";
 import { benchLeague } from "./league.js";
 import { benchSdk } from "./sdk.js";
 import { benchCurveFee } from "./curveFee.js";
+import { benchAvailability } from "./availability.js";
 import { table, type Row } from "./stats.js";
 
 const quick = process.argv.includes("--quick");
@@ -47,6 +48,8 @@ if (!only || only === "league") rows.push(...(await benchLeague(quick ? { entran
 if (!only || only === "sdk") rows.push(...(await benchSdk({ trades: quick ? 10 : 50, checks: quick ? 200 : 2_000 })));
 // Issue 25: the curve two_step fee's receipt awaited before its swap is sent; `--only=curve-fee`.
 if (!only || only === "curve-fee") rows.push(...(await benchCurveFee({ trades: quick ? 10 : 50 })));
+// Issue 26: a bystander's latency without and with each availability attack; `--only=availability`.
+if (!only || only === "availability") rows.push(...(await benchAvailability({ rounds: quick ? 20 : 60 })));
 if (!only || only === "indexer") rows.push(...(await benchIndexer({ swaps: quick ? 5_000 : 50_000, latencySamples: quick ? 10 : 40, runs: quick ? 1 : 3 })));
 // Issue 12: restart after kill -9 and recovery after a node stall; `--only=restart`.
 // Issue 12: the limiter's cost per request, in memory and in Redis; `--only=rate-limit`.

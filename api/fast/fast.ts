@@ -286,10 +286,18 @@ async function repeatOf(d: FastDeps, hash: Hex, t: NonNullable<Awaited<ReturnTyp
   if (t.relay === "sending" && t.status === "pending") return waitForTwin(d, hash);
   const first = async (): Promise<Repeat> => ({ repeat: true, ...(await answeredFirst(d, t.planId)) });
   if (t.status !== "pending" || t.relay === "sent" || t.relay === null) return first();
+  // Past its plan's deadline the bytes could only revert: their hash, never a send (live/submit's rule; the ledger's claim refuses them too).
+  if (await pastDeadline(d, t.planId)) return first();
   const raw = await d.ledger.claimResend(hash, { staleBefore: Math.floor(d.clock() / 1000) + 1 });
   const state = raw ? await resend(d.sequencer, d.ledger, hash, raw) : "sending";
   if (state === "sent" || (await nodeKnows(d.chain, hash))) return first();
   throw new Refusal("SEQUENCER_UNREACHABLE", "these bytes were relayed once without an answer and the sequencer does not take them now; they may have arrived: look for the hash before signing another with the same nonce", {}, { retryAfterS: 2 });
+}
+
+/** The plan's deadline (unix s) is behind the clock; a trade without a plan has none. */
+async function pastDeadline(d: FastDeps, planId: number | null): Promise<boolean> {
+  const plan = planId === null ? null : await d.ledger.planById(planId);
+  return !!plan && plan.deadline < Math.floor(d.clock() / 1000);
 }
 
 type Repeat = { repeat: true } & Partial<FastAnswer>;

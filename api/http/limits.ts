@@ -1,7 +1,7 @@
 import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "../deps.js";
 import { Refusal } from "../errors/index.js";
-import { PREFIX_SCALE, PUBLIC_OVERALL, RATE_RULES, scaled, type BucketRule, type BucketTake, type Limiter } from "./rateLimit.js";
+import { MCP_OVERALL, PREFIX_SCALE, PUBLIC_OVERALL, RATE_RULES, scaled, type BucketRule, type BucketTake, type Limiter } from "./rateLimit.js";
 import { clientPrefixesOf } from "../../lib/netAddress.js";
 
 export type Scope = "client" | "key" | "overall";
@@ -41,5 +41,8 @@ export function limit(limiter: Limiter, ...takes: Take[]): MiddlewareHandler<App
   };
 }
 
-/** The unkeyed routes' limit (config, health, stats, treasury, league reads): per client address, and overall. */
+/** The unkeyed routes' limit (config, health, stats, treasury, league reads, openapi.json): per client address, and overall. */
 export const publicLimit = (limiter: Limiter) => limit(limiter, ["public", RATE_RULES.public, "client"], ["public", PUBLIC_OVERALL, "overall"]);
+
+/** POST /mcp's own limit (RATE_RULES.mcp): per client address, and overall. */
+export const mcpLimit = (limiter: Limiter) => limit(limiter, ["mcp", RATE_RULES.mcp, "client"], ["mcp", MCP_OVERALL, "overall"]);

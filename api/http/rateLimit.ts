@@ -5,7 +5,10 @@ export type BucketRule = { burst: number; perSecond: number };
 
 /**
  * SPEC.md "Rate limits" (numbers may change; clients honour Retry-After). Scopes: per client
- * address, per key, and overall (one bucket for the whole instance).
+ * address, per key, and overall (one bucket for the whole instance). Every route spends a bucket
+ * before its own work (test/e2e/routeLimits.test.ts walks app.routes): an unkeyed route its rule's
+ * (public, auth, mcp), per client and overall; a keyed route the key's own (30, then 10 per second)
+ * once the key is known, and a request whose key fails the address's failedAuth bucket instead.
  */
 export const RATE_RULES = {
   public: { burst: 60, perSecond: 2 },
@@ -24,6 +27,14 @@ export const RATE_RULES = {
   hostedKey: { burst: 20, perSecond: 2 },
   meList: { burst: 20, perSecond: 2 },
   portfolio: { burst: 6, perSecond: 0.5 },
+  /**
+   * POST /mcp itself (initialize, tools/list, a bad JSON-RPC call): SPEC's public numbers, per
+   * client address and overall (MCP_OVERALL), in a bucket of its own so an MCP session does not
+   * eat its client's config/health budget. A tools/call also re-enters its REST route as the
+   * caller, which spends that route's buckets (key, live/quote, ...) on top: one tool call is one
+   * /mcp token plus what the same REST call costs.
+   */
+  mcp: { burst: 60, perSecond: 2 },
 } as const satisfies Record<string, BucketRule>;
 
 /**
@@ -32,6 +43,7 @@ export const RATE_RULES = {
  * per-client numbers times 100: a ceiling for the instance, not a second per-client limit.
  */
 export const PUBLIC_OVERALL: BucketRule = { burst: RATE_RULES.public.burst * 100, perSecond: RATE_RULES.public.perSecond * 100 };
+export const MCP_OVERALL: BucketRule = { burst: RATE_RULES.mcp.burst * 100, perSecond: RATE_RULES.mcp.perSecond * 100 };
 export const AUTH_OVERALL: BucketRule = { burst: RATE_RULES.auth.burst * 100, perSecond: RATE_RULES.auth.perSecond * 100 };
 
 /**

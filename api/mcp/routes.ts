@@ -4,6 +4,8 @@ import { StreamableHTTPTransport } from "@hono/mcp";
 import type { AppEnv } from "../deps.js";
 import { Refusal } from "../errors/index.js";
 import { respondError } from "../http/errors.js";
+import { mcpLimit } from "../http/limits.js";
+import type { Limiter } from "../http/rateLimit.js";
 import { mcpServer, type RestCall } from "./server.js";
 
 /** The whole app's fetch: tools call its REST routes in process. */
@@ -38,11 +40,11 @@ function restAs(c: Context<AppEnv>, appFetch: AppFetch): RestCall {
  * no SSE: every tool answers once. The app's jsonBody has already read the body (a JSON object:
  * batches, dropped from MCP in 2025-06-18, are 400), so the transport is handed the parsed one.
  * GET (a standalone SSE stream) and DELETE (a session) mean nothing without sessions: 405, which
- * MCP clients take as "no stream".
+ * MCP clients take as "no stream". Every POST spends its own bucket first (RATE_RULES.mcp).
  */
-export function mcpRoutes(appFetch: AppFetch, version: string) {
+export function mcpRoutes(appFetch: AppFetch, version: string, limiter: Limiter) {
   const app = new Hono<AppEnv>();
-  app.post("/mcp", async (c) => {
+  app.post("/mcp", mcpLimit(limiter), async (c) => {
     const server = mcpServer(restAs(c, appFetch), version);
     const transport = new StreamableHTTPTransport({ enableJsonResponse: true });
     try {

@@ -1,12 +1,48 @@
-import { Hono } from "hono";
+import { createHash } from "node:crypto";
+import { gzipSync } from "node:zlib";
+import { Hono, type Context } from "hono";
 import type { AppEnv } from "../deps.js";
 import type { Services } from "../services.js";
+import { publicLimit } from "../http/limits.js";
+import type { HttpKit } from "../http/kit.js";
 import { openApiDocument } from "./document.js";
 
-/** GET /api/v1/openapi.json: the document, built once. */
-export function openApiRoutes(s: Pick<Services, "config">) {
+/** A fixed answer's bytes, plain and gzip-compressed, each with its strong ETag (a content coding is its own representation). */
+type Encoded = { plain: Uint8Array; gzip: Uint8Array; etag: string; gzipEtag: string };
+
+/** Serialised, compressed and hashed once: a flood of reads costs a bucket lookup and a write of bytes already made. */
+export function encodeOnce(body: unknown): Encoded {
+  const plain = new TextEncoder().encode(JSON.stringify(body));
+  const hash = createHash("sha256").update(plain).digest("base64url").slice(0, 32);
+  return { plain, gzip: gzipSync(plain, { level: 9 }), etag: `"${hash}"`, gzipEtag: `"${hash}-gz"` };
+}
+
+/** Whether Accept-Encoding takes gzip (RFC 9110 12.5.3: gzip or *, at a q above 0). */
+export function acceptsGzip(header: string | undefined): boolean {
+  if (!header) return false;
+  return header.split(",").some((part) => {
+    const [coding, ...params] = part.trim().toLowerCase().split(";");
+    const q = params.map((p) => p.trim()).find((p) => p.startsWith("q="));
+    return (coding === "gzip" || coding === "x-gzip" || coding === "*") && (q === undefined || Number(q.slice(2)) > 0);
+  });
+}
+
+/** If-None-Match naming either representation's tag (or *): the client holds this document. */
+const held = (header: string | undefined, e: Encoded) => !!header && header.split(",").some((t) => [e.etag, e.gzipEtag, "*"].includes(t.trim().replace(/^W\//, "")));
+
+function answer(c: Context<AppEnv>, e: Encoded): Response {
+  const gzip = acceptsGzip(c.req.header("accept-encoding"));
+  // Cache-Control stays SPEC's no-store (set for every answer): a client keeping the ETag itself asks with If-None-Match.
+  const headers: Record<string, string> = { ETag: gzip ? e.gzipEtag : e.etag, Vary: "Accept-Encoding" };
+  if (held(c.req.header("if-none-match"), e)) return c.body(null, 304, headers);
+  const bytes = gzip ? e.gzip : e.plain;
+  return c.body(bytes as Uint8Array<ArrayBuffer>, 200, { ...headers, "Content-Type": "application/json", ...(gzip ? { "Content-Encoding": "gzip" } : {}) });
+}
+
+/** GET /api/v1/openapi.json: the document, built once, behind the public reads' buckets (per client and overall). */
+export function openApiRoutes(s: Pick<Services, "config">, http: Pick<HttpKit, "limiter">) {
   const app = new Hono<AppEnv>();
-  const doc = openApiDocument({ version: s.config.version });
-  app.get("/openapi.json", (c) => c.json(doc));
+  const doc = encodeOnce(openApiDocument({ version: s.config.version }));
+  app.get("/openapi.json", publicLimit(http.limiter), (c) => answer(c, doc));
   return app;
 }

@@ -1,5 +1,3 @@
-import { onClock } from "../../lib/cacheClock.js";
-import { LRUCache } from "lru-cache";
 import { parseUnits, zeroAddress, type Address, type PublicClient } from "viem";
 import { quoteExactInputSingle } from "../../lib/quoter.js";
 import type { Config, TokenEntry } from "../../lib/config.js";
@@ -11,6 +9,8 @@ import type { Tokens } from "../tokens/index.js";
 import { candidateRoutes } from "../trading/index.js";
 
 export const STATS_TTL_MS = 5_000;
+/** How often (real time) the loop looks whether the last answer is STATS_TTL_MS old on the injected clock. */
+export const STATS_POLL_MS = 500;
 export const REF_SIZE_USD = 1_000;
 
 type Side = { venue: string; fee: number; price: number; vs_mark_bps: number | null } | null;
@@ -26,14 +26,46 @@ const timed = async <T>(fn: () => Promise<T>): Promise<{ value: T | null; ms: nu
 };
 
 /**
- * GET /stats: one answer shared by every caller, rebuilt at most every 5 s (concurrent callers
- * wait for the same rebuild). Any part that cannot be read is null; the answer is still 200.
+ * GET /stats: one answer shared by every caller. Slow work runs once, in the background: one loop
+ * per instance rebuilds it once the last answer is STATS_TTL_MS old (on the injected clock; looked
+ * at every `pollMs` of real time) and someone read it since the last build began; readers get the
+ * last answer (cached_s its age) and never start a recompute; a reader before the first answer
+ * waits for the first build only. After a quiet spell the first reader gets the old answer (its
+ * cached_s says how old) and the loop rebuilds within pollMs. `stop()` ends the loop. Any part that cannot be read is null; the answer is still 200.
  */
-export function createStats(deps: { config: Config; chain: PublicClient; indexed: SqlIndexedReads; tokens: Pick<Tokens, "counts">; clock: () => number; aiPool?: () => Promise<Record<string, number> | null> }) {
+export function createStats(deps: { config: Config; chain: PublicClient; indexed: SqlIndexedReads; tokens: Pick<Tokens, "counts">; clock: () => number; aiPool?: () => Promise<Record<string, number> | null>; pollMs?: number; logger?: { warn(o: object, m: string): void } }) {
   const { config, chain, indexed } = deps;
   const usdg = config.tokens.USDG!;
-  // One shared answer: concurrent callers wait for the same rebuild (lru-cache dedupes fetches).
-  const cache = new LRUCache<"stats", { at: number; body: Record<string, unknown> }>({ max: 1, ttl: STATS_TTL_MS, ttlAutopurge: false, ...onClock(deps.clock), fetchMethod: () => build() });
+  const pollMs = deps.pollMs ?? STATS_POLL_MS;
+  let last: { at: number; body: Record<string, unknown> } | null = null;
+  let building: Promise<void> | null = null;
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  let running = false;
+  let firstBuilt!: () => void;
+  const first = new Promise<void>((r) => (firstBuilt = r));
+
+  /** One build at a time: the loop's (or refresh, or a first reader where no loop runs). */
+  function rebuild(): Promise<void> {
+    building ??= build()
+      .then((answer) => {
+        last = answer;
+        firstBuilt();
+      })
+      .catch((err) => deps.logger?.warn({ err }, "stats: build failed; the last answer stays"))
+      .finally(() => (building = null));
+    return building;
+  }
+
+  // Asked for since the last build began: an instance nobody reads does no work (nor counts the token registry).
+  let wanted = false;
+  async function pass() {
+    if (wanted && (!last || deps.clock() - last.at >= STATS_TTL_MS)) {
+      wanted = false;
+      await rebuild();
+    }
+    // Before the first answer a reader is waiting: look again soon.
+    if (running) timer = setTimeout(() => void pass(), last ? pollMs : Math.min(pollMs, 100));
+  }
 
   const poolFor = (asset: TokenEntry) => {
     const a = currencyOf(asset).toLowerCase();
@@ -152,8 +184,31 @@ export function createStats(deps: { config: Config; chain: PublicClient; indexed
 
   return {
     async get(): Promise<Record<string, unknown>> {
-      const cached = (await cache.fetch("stats"))!;
-      return { ...cached.body, cached_s: Math.floor((deps.clock() - cached.at) / 1000) };
+      wanted = true;
+      if (!last) {
+        // Before the loop's first answer (or with no loop started): wait for that one build.
+        if (!running && !building) void rebuild();
+        await first;
+      }
+      const { at, body } = last!;
+      return { ...body, cached_s: Math.max(0, Math.floor((deps.clock() - at) / 1000)) };
+    },
+    /** A build now, after any under way (for tests and operators that changed what stats reads; never a reader's path). */
+    async refresh(): Promise<void> {
+      await building;
+      await rebuild();
+    },
+    /** Starts the loop: a build whenever the answer is wanted and STATS_TTL_MS old (the first as soon as it is wanted). */
+    start() {
+      if (running) return;
+      running = true;
+      void pass();
+    },
+    async stop() {
+      running = false;
+      if (timer) clearTimeout(timer);
+      timer = null;
+      await building;
     },
   };
 }

@@ -236,12 +236,14 @@ export function createLedger(d: { db: Db; clock: () => number }) {
     /**
      * Claims the right to send a pending trade's bytes again: its last send's answer was lost, or
      * a send began before `staleBefore` and never finished (crash), or `ifSentBefore` (the node
-     * forgot a sent transaction). One caller wins; the bytes come back to it.
+     * forgot a sent transaction). One caller wins; the bytes come back to it. Never past the plan's
+     * deadline, whichever path asks (submit, fast, the watcher): then the bytes could only revert.
      */
     async claimResend(hash: Hex, o: { staleBefore: number; ifSentBefore?: number }): Promise<Hex | null> {
       const rows = await d.db.query<{ raw_tx: Hex }>(
         `UPDATE app.trades SET relay = 'sending', sent_at = $2 WHERE tx_hash = $1 AND status = 'pending' AND raw_tx IS NOT NULL
            AND (relay = 'lost' OR (relay = 'sending' AND sent_at < $3) OR (relay = 'sent' AND sent_at < $4))
+           AND NOT EXISTS (SELECT 1 FROM app.plans p WHERE p.id = app.trades.plan_id AND p.deadline < $2)
          RETURNING raw_tx`,
         [hash.toLowerCase(), now(), o.staleBefore, o.ifSentBefore ?? -1],
       );

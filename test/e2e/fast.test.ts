@@ -8,10 +8,11 @@ import { Command } from "../../abis/universalRouter.js";
 import { fastRouteTable, fastRoutesSha256 } from "../../lib/fastRoutes.js";
 import { approvePermit2, fastBody, type FastOpts } from "../helpers/fast.js";
 import { freshenMarket, startStack, type Stack } from "../helpers/stack.js";
-import { serveApi } from "../helpers/api.js";
+import { freshStore, serveApi, type Api } from "../helpers/api.js";
+import { agentOf } from "../helpers/agent.js";
 import { httpSequencer } from "../../api/ports/sequencer.js";
 import { startSequencerStandIn } from "../../devnet/sequencerStandIn.js";
-import { decodeAbiParameters, decodeFunctionData, encodeFunctionData, parseTransaction, serializeTransaction, toHex, type TransactionSerializedEIP1559 } from "viem";
+import { keccak256, decodeAbiParameters, decodeFunctionData, encodeFunctionData, parseTransaction, serializeTransaction, toHex, type TransactionSerializedEIP1559 } from "viem";
 import { stockRegistryAbi, stockTokenAbi } from "../../abis/fixtures.js";
 import { universalRouterAbi } from "../../abis/universalRouter.js";
 
@@ -391,6 +392,44 @@ describe("the sequencer's answers", () => {
     } finally {
       await deaf.close();
       await standIn.close();
+    }
+  });
+
+  it("no answer, then the same bytes past their deadline: nothing is sent again (issue 26 point 6), the repeat names its hash", async () => {
+    // A store of its own: the main stack's watcher must not resend these bytes before their deadline.
+    const store = await freshStore("pglite");
+    const silent = await startSequencerStandIn(stack.dn.anvil.rpcUrl);
+    silent.mode("silent");
+    const counting = await startSequencerStandIn(stack.dn.anvil.rpcUrl);
+    const indexed = stack.ix.liveReads().reads;
+    // Both instances read time as the chain does (run alone, this test finds the chain's clock wherever the snapshot left it).
+    const skew = Number((await stack.dn.pub.getBlock()).timestamp) * 1000 - Date.now();
+    const deaf = await serveApi({ rpcUrl: stack.dn.anvil.rpcUrl, db: store.db, indexed, sequencer: httpSequencer(silent.url, 500), clock: () => Date.now() + skew });
+    let late: Api | null = null;
+    let deafOpen = true;
+    try {
+      const a = await stack.dn.freshWallet(parseEther("2"));
+      const on = { ...stack, api: deaf, agent: agentOf(deaf, stack.dn) } as Stack;
+      const key = await on.agent.signIn(a);
+      const { body } = await fastBody(on, a, key, { token_in: "ETH", token_out: "USDG", amount_in: parseEther("0.01") });
+      const r = await deaf.call("POST", "/api/v1/live/fast", body, { authorization: `Bearer ${key}` });
+      expect([r.status, r.json.error.code]).toEqual([502, "SEQUENCER_UNREACHABLE"]);
+      await deaf.close();
+      deafOpen = false;
+      // Another instance two minutes later (past the 60 s a fast deadline may lie ahead): its watcher and the repeat both see a dead plan.
+      late = await serveApi({ rpcUrl: stack.dn.anvil.rpcUrl, db: store.db, indexed, sequencer: httpSequencer(counting.url, 2_000), clock: () => Date.now() + skew + 120_000 });
+      const again = await late.call("POST", "/api/v1/live/fast", body, { authorization: `Bearer ${key}` });
+      expect(again.status, JSON.stringify(again.json)).toBe(200);
+      expect(again.json).toMatchObject({ repeat: true, relayed: true, tx_hash: keccak256(body.raw_tx) });
+      await new Promise((res) => setTimeout(res, 1_500));
+      expect(counting.received).toHaveLength(0);
+      expect(await stack.dn.pub.getTransaction({ hash: again.json.tx_hash }).catch(() => null)).toBeNull();
+    } finally {
+      if (deafOpen) await deaf.close();
+      await late?.close();
+      await silent.close();
+      await counting.close();
+      await store.drop();
     }
   });
 

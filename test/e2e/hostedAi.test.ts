@@ -159,6 +159,7 @@ describe("a paper AI agent", () => {
     expect((await spend(o, a.id, `?limit=1&before=${p1.next_before}`)).rows[0].cost_usd).toBe(0.0011);
     expect((await o.call("GET", `/${a.id}`)).json.ai.today_usd).toBe(0.0064);
     // The pool's day shows in /stats.
+    await api.app.services.stats.refresh();
     const stats = await api.call("GET", "/api/v1/stats");
     expect(stats.json.ai_pool).toMatchObject({ pool_usd: 1, owners_funded: expect.any(Number), agents_funded: expect.any(Number) });
     expect(stats.json.ai_pool.left_usd).toBeLessThanOrEqual(close6(1 - 0.0064));

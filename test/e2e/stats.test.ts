@@ -1,3 +1,5 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { serveApi, type Api } from "../helpers/api.js";
 import { startStack, type Stack } from "../helpers/stack.js";
@@ -62,9 +64,59 @@ describe("GET /api/v1/stats", () => {
     expect(second.generated_at).toBe(first.generated_at);
     expect(second.cached_s).toBe(first.cached_s + 3);
     now += 2500;
-    const third = (await api.call("GET", "/api/v1/stats")).json;
+    // Due now: the instance's loop rebuilds it (within its 500 ms look), no reader does.
+    let third = (await api.call("GET", "/api/v1/stats")).json;
+    for (let i = 0; i < 100 && third.generated_at === first.generated_at; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      third = (await api.call("GET", "/api/v1/stats")).json;
+    }
     expect(third.generated_at).toBeGreaterThan(first.generated_at);
     expect(third.cached_s).toBe(0);
+  });
+
+  it("readers never start a recompute: past its age, a flood of reads gets the last answer at once and no build starts (issue 26 point 4)", async () => {
+    const counter = await buildCounter();
+    let at = Date.now();
+    // A loop that, after its first build, does not look again for an hour: only a reader could start a build.
+    const quiet = await serveApi({ rpcUrl: stack.dn.anvil.rpcUrl, db: store.db, indexed: stack.ix.liveReads().reads, clock: () => at, limiter: new RateLimiter(() => at, 1000, false), config: { sequencerUrl: counter.url }, stats: { pollMs: 3_600_000 } });
+    try {
+      const first = (await quiet.call("GET", "/api/v1/stats")).json;
+      expect(first.status).toBe("ok");
+      expect(counter.builds()).toBe(1);
+      at += 60_000;
+      const flood = await Promise.all(Array.from({ length: 50 }, () => quiet.call("GET", "/api/v1/stats")));
+      for (const r of flood) {
+        expect(r.status).toBe(200);
+        expect(r.json.generated_at).toBe(first.generated_at);
+        expect(r.json.cached_s).toBeGreaterThanOrEqual(60);
+      }
+      expect(counter.builds()).toBe(1);
+    } finally {
+      await quiet.close();
+      await counter.close();
+    }
+  });
+
+  it("a flood of reads starts at most one build per 5 s: the loop's", async () => {
+    const counter = await buildCounter();
+    const busy = await serveApi({ rpcUrl: stack.dn.anvil.rpcUrl, db: store.db, indexed: stack.ix.liveReads().reads, limiter: new RateLimiter(Date.now, 1000, false), config: { sequencerUrl: counter.url } });
+    try {
+      const t0 = Date.now();
+      let reads = 0;
+      while (Date.now() - t0 < 7_000) {
+        const batch = await Promise.all(Array.from({ length: 20 }, () => busy.call("GET", "/api/v1/stats")));
+        for (const r of batch) expect(r.status).toBe(200);
+        reads += batch.length;
+      }
+      const elapsedS = (Date.now() - t0) / 1000;
+      expect(reads).toBeGreaterThan(100);
+      expect(counter.builds()).toBeGreaterThanOrEqual(1);
+      // The first build, then one per 5 s of the flood at most (plus one a slow machine may straddle).
+      expect(counter.builds()).toBeLessThanOrEqual(Math.floor(elapsedS / 5) + 2);
+    } finally {
+      await busy.close();
+      await counter.close();
+    }
   });
 
   it("answers 200 with nulls for what cannot be read", async () => {
@@ -81,3 +133,21 @@ describe("GET /api/v1/stats", () => {
     for (const a of res.json.assets) expect(a).toMatchObject({ mark: null, mid: null, buy: null, sell: null, spread_bps: null });
   });
 });
+
+/** A stand-in sequencer that only counts eth_chainId: each stats build asks it once (api/server/stats.ts). */
+async function buildCounter() {
+  let n = 0;
+  const server = createServer((req, res) => {
+    let body = "";
+    req.on("data", (c) => (body += c));
+    req.on("end", () => {
+      const msg = JSON.parse(body || "{}");
+      if (msg.method === "eth_chainId") n++;
+      res.setHeader("content-type", "application/json");
+      res.end(JSON.stringify({ jsonrpc: "2.0", id: msg.id ?? null, result: "0x1237" }));
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}`, builds: () => n, close: () => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))) };
+}

@@ -72,7 +72,7 @@ export async function freshStore(kind: StoreKind): Promise<{ db: Db; reopen: () 
 }
 
 /** The real app on a real HTTP port, against a devnet and a store. */
-export async function serveApi(opts: { rpcUrl: string; db: Db; config?: Partial<Config>; clock?: () => number; limiter?: Limiter; indexed?: SqlIndexedReads; shield?: ShieldProvider | null; sequencer?: Sequencer; cosigner?: CosignerPort | null; screenBudget?: Limiter; platformSigner?: PlatformSigner | null; treasury?: AppDeps["treasury"]; hostedScheduler?: AppDeps["hostedScheduler"]; executors?: AppDeps["executors"]; league?: AppDeps["league"] }) {
+export async function serveApi(opts: { rpcUrl: string; db: Db; config?: Partial<Config>; clock?: () => number; limiter?: Limiter; indexed?: SqlIndexedReads; shield?: ShieldProvider | null; sequencer?: Sequencer; cosigner?: CosignerPort | null; screenBudget?: Limiter; platformSigner?: PlatformSigner | null; treasury?: AppDeps["treasury"]; hostedScheduler?: AppDeps["hostedScheduler"]; executors?: AppDeps["executors"]; league?: AppDeps["league"]; stats?: AppDeps["stats"] }) {
   const port = await freePort();
   const base = loadConfig({ ANVIL_PORT: new URL(opts.rpcUrl).port, PORT: String(port) });
   const config: Config = { ...base, allowedHosts: [`127.0.0.1:${port}`, `localhost:${port}`], ...opts.config };
@@ -95,6 +95,7 @@ export async function serveApi(opts: { rpcUrl: string; db: Db; config?: Partial<
     treasury: opts.treasury,
     hostedScheduler: opts.hostedScheduler,
     league: opts.league,
+    stats: opts.stats,
     executors: opts.executors !== undefined ? opts.executors : signers!.executors,
     pingDatabase: async () => void (await opts.db.query("SELECT 1")),
   });
