@@ -6,18 +6,16 @@
  * flood comes from ATTACKERS addresses). The real indexer on PostgreSQL serves indexed reads.
  *
  * Attacks: (a) GET /api/v1/openapi.json (the plain document, no gzip), (b) POST /mcp tools/list,
- * (c) GET /api/v1/league/standings of both boards. HOOK (issue 26, hostile tokens): two more,
- * screening a gas-burning token (GET /tokens/<addr>) and polling GET /treasury after an airdrop of
- * it to the platform wallet, are written against the token's Address (screenAttack,
- * treasuryAttack below); benchAvailability runs them when given `gasBurner` (after the merge:
- * `deployGasBurner(dn)` of test/helpers/hostile.ts on this devnet, see the marked line).
+ * (c) GET /api/v1/league/standings of both boards, (d) screening a gas-burning token (GET
+ * /tokens/<addr>, a GasBurnerToken deployed on this devnet) and (e) polling GET /treasury after an
+ * airdrop of that token to the platform wallet.
  */
 import type { ChildProcess } from "node:child_process";
-import { createPublicClient, createTestClient, http, parseEther, type Address } from "viem";
+import { parseEther, type Address } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { startAnvil } from "../devnet/anvil.js";
-import { devnetChain } from "../devnet/deploy.js";
-import { ensureSnapshot, SNAPSHOT_FILE } from "../devnet/snapshot.js";
+import { ensureSnapshot } from "../devnet/snapshot.js";
+import { startDevnet } from "../test/helpers/devnet.js";
+import { airdropGasBurner, deployGasBurner } from "../test/helpers/hostile.js";
 import { startIndexer } from "../test/helpers/indexer.js";
 import { summarize, type Row } from "./stats.js";
 import { server } from "./http.js";
@@ -46,9 +44,9 @@ export const openApiAttack: Attack = { name: "openapi.json flood", hit: (c) => c
 export const mcpAttack: Attack = { name: "POST /mcp tools/list flood", hit: (c) => c.call("POST", "/mcp", { jsonrpc: "2.0", id: 1, method: "tools/list" }, { accept: "application/json, text/event-stream" }) };
 let board = 0;
 export const standingsAttack: Attack = { name: "league standings flood", hit: (c) => c.call("GET", `/api/v1/league/standings?board=${board++ % 2 ? "practice" : "prize"}`) };
-/** HOOK (hostile tokens): screening a token whose name() burns gas; `key` is the attacker's own free key. */
+/** Screening a token whose name() burns gas; `key` is the attacker's own free key. */
 export const screenAttack = (token: Address, key: string): Attack => ({ name: "screening a gas-burning token", hit: (c) => c.call("GET", `/api/v1/tokens/${token}`, undefined, { authorization: `Bearer ${key}` }) });
-/** HOOK (hostile tokens): polling the public treasury after `token` was airdropped to the platform wallet. */
+/** Polling the public treasury after `token` was airdropped to the platform wallet. */
 export const treasuryAttack = (_token: Address): Attack => ({ name: "GET /treasury after a gas-burner airdrop", hit: (c) => c.call("GET", "/api/v1/treasury") });
 
 /** Runs `attack` from ATTACKERS addresses until `stop` resolves: what the server answered. */
@@ -95,14 +93,17 @@ async function measure(b: Bystander, rounds: number) {
   return { ms, failed };
 }
 
-export async function benchAvailability(opts: { rounds: number; gasBurner?: Address }): Promise<Row[]> {
+export async function benchAvailability(opts: { rounds: number }): Promise<Row[]> {
   await ensureSnapshot();
-  const anvil = await startAnvil({ loadState: SNAPSHOT_FILE });
-  const test = createTestClient({ chain: devnetChain(anvil.rpcUrl), transport: http(anvil.rpcUrl), mode: "anvil" });
+  const dn = await startDevnet();
+  const { anvil, test } = dn;
+  // The hostile token, airdropped to the platform wallet before the indexer starts (it sees the Transfer).
+  const gasBurner = await deployGasBurner(dn);
+  await airdropGasBurner(dn, gasBurner, dn.universe.devnet!.accounts.platform!);
   const ix = await startIndexer({ anvilPort: anvil.port, backend: "postgres" });
   let child: ChildProcess | null = null;
   try {
-    await ix.waitFor(Number(await createPublicClient({ chain: devnetChain(anvil.rpcUrl), transport: http(anvil.rpcUrl) }).getBlockNumber()), 180_000);
+    await ix.waitFor(Number(await dn.pub.getBlockNumber()), 180_000);
     const s = await server("app", anvil.port, { BENCH_VIEWS: ix.viewsSchema, BENCH_DATABASE_URL: ix.databaseUrl!, BENCH_RATE_LIMITS: "on", BENCH_PROXY_HEADER: PROXY_HEADER });
     child = s.child;
     let phase = 0;
@@ -126,14 +127,13 @@ export async function benchAvailability(opts: { rounds: number; gasBurner?: Addr
     await measure(await bystander(), 5);
 
     const attacks: Attack[] = [openApiAttack, mcpAttack, standingsAttack];
-    if (opts.gasBurner) {
-      // HOOK (issue 26, hostile tokens): the caller passes `gasBurner` (deployGasBurner(dn) of
-      // test/helpers/hostile.ts) airdropped to the platform wallet; screening needs a key of the attacker's own.
+    {
+      // Screening needs a key of the attacker's own.
       const a = privateKeyToAccount(generatePrivateKey());
       const c = clientAs(s.port, "10.66.1.1");
       const ch = (await c.call("POST", "/api/v1/auth/challenge", { address: a.address })).json();
       const key = (await c.call("POST", "/api/v1/auth/verify", { address: a.address, signature: await a.signMessage({ message: ch.message }) })).json().api_key as string;
-      attacks.push(screenAttack(opts.gasBurner, key), treasuryAttack(opts.gasBurner));
+      attacks.push(screenAttack(gasBurner, key), treasuryAttack(gasBurner));
     }
 
     const rows: Row[] = [];
@@ -164,6 +164,6 @@ export async function benchAvailability(opts: { rounds: number; gasBurner?: Addr
   } finally {
     if (child) await new Promise((res) => (child!.once("exit", res), child!.kill("SIGTERM")));
     await ix.cleanup();
-    await anvil.stop();
+    await dn.stop();
   }
 }

@@ -151,13 +151,17 @@ describe("GET /api/v1/me/portfolio", () => {
   it("answers 502 RPC_UNAVAILABLE when the chain does not answer, 503 LIVE_UNAVAILABLE when marks cannot be read", async () => {
     const proxy = await startRpcProxy(dn.anvil.rpcUrl);
     let t = nowMs;
-    const overProxy = await serveApi({ rpcUrl: proxy.url, db: stack.store.db, indexed: stack.ix.liveReads().reads, clock: () => t });
+    // The background workers that read the chain on their own (league standings, hosted ticks)
+    // are off, and the treasury preview's first build is awaited: only the portfolio's calls are counted.
+    const quiet = { league: { cacheMs: 0, settleIntervalMs: 0 }, hostedScheduler: { intervalMs: 0 }, treasury: { cacheMs: 0 } };
+    const overProxy = await serveApi({ rpcUrl: proxy.url, db: stack.store.db, indexed: stack.ix.liveReads().reads, clock: () => t, ...quiet });
     const noIndexer = await serveApi({ rpcUrl: dn.anvil.rpcUrl, db: stack.store.db, indexed: sqlIndexedReads(async () => { throw new Error("indexer gone"); }), clock: () => t });
     try {
       expect((await portfolio(traderKey, overProxy)).status).toBe(200);
       // The registry seeds core records in the background when an app starts (its reads go
       // through the same proxy); a search waits for that seed, so nothing else is counted below.
       expect((await overProxy.call("GET", "/api/v1/tokens?q=USDG", undefined, { authorization: `Bearer ${traderKey}` })).status).toBe(200);
+      await overProxy.app.services.treasury.reader.refresh();
       // A fresh answer costs the chain two calls: the block number, then one multicall at it.
       proxy.reset();
       t += 6_000;
