@@ -1,6 +1,6 @@
 import {
-  createPublicClient, custom, decodeFunctionResult, defineChain, encodeFunctionData, http, HttpRequestError, TimeoutError,
-  type Abi, type Address, type Chain, type ContractFunctionArgs, type ContractFunctionName, type ContractFunctionReturnType, type EIP1193RequestFn, type PublicClient, type Transport,
+  createPublicClient, custom, decodeFunctionResult, defineChain, encodeFunctionData, http, HttpRequestError, multicall3Abi as viemMulticall3Abi, TimeoutError,
+  type Abi, type ContractFunctionParameters, type Hex, type Address, type Chain, type ContractFunctionArgs, type ContractFunctionName, type ContractFunctionReturnType, type EIP1193RequestFn, type PublicClient, type Transport,
 } from "viem";
 import type { Config } from "./config.js";
 
@@ -125,6 +125,37 @@ export async function fencedRead<const abi extends Abi, fn extends ContractFunct
     if (chainUnreachable(err)) throw err;
     return { status: "failure", error: ((err as { shortMessage?: string }).shortMessage ?? (err as Error).message).split("\n")[0]!.slice(0, 160) };
   }
+}
+
+/** Gas a capped multicall allows besides its calls' own budgets (the aggregate's loop and calldata). */
+const MULTICALL_BASE_GAS = 300_000n;
+
+export type CappedResult = { status: "success"; result: unknown; error?: undefined } | { status: "failure"; error: Error; result?: undefined };
+
+/**
+ * viem's multicall (Multicall3 aggregate3, failures allowed) as one eth_call that carries a gas cap:
+ * UNTRUSTED_GAS per call plus a base. Batches that read contracts the service does not control (an
+ * address-named token's balanceOf) so cannot burn the node's whole call gas cap, whatever one such
+ * contract does: it fails its own call (and, the 63/64 rule leaving little gas, maybe the calls
+ * after it), never the node's time for others. Put untrusted calls last. Used where a batch reads
+ * only ERC-20 views (portfolio, revoke); a trade's snapshot batches quotes, whose gas grows with
+ * the ticks crossed and the pool's hooks, so it keeps viem's uncapped multicall for now.
+ */
+export async function cappedMulticall(chain: PublicClient, p: { multicall3: Address; contracts: readonly ContractFunctionParameters[]; blockNumber?: bigint }): Promise<CappedResult[]> {
+  const calls = p.contracts.map((c) => ({ target: c.address, allowFailure: true, callData: encodeFunctionData({ abi: c.abi, functionName: c.functionName, args: c.args } as never) }));
+  const gas = MULTICALL_BASE_GAS + UNTRUSTED_GAS * BigInt(calls.length);
+  const { data } = await chain.call({ to: p.multicall3, data: encodeFunctionData({ abi: viemMulticall3Abi, functionName: "aggregate3", args: [calls] }), gas, blockNumber: p.blockNumber });
+  if (!data) throw new Error("the multicall answered no data");
+  const out = decodeFunctionResult({ abi: viemMulticall3Abi, functionName: "aggregate3", data }) as readonly { success: boolean; returnData: Hex }[];
+  return p.contracts.map((c, i): CappedResult => {
+    const r = out[i];
+    if (!r?.success) return { status: "failure", error: new Error(r ? `the call reverted or ran out of gas (${r.returnData.slice(0, 74)})` : "no answer in the batch") };
+    try {
+      return { status: "success", result: decodeFunctionResult({ abi: c.abi, functionName: c.functionName, args: c.args, data: r.returnData } as never) };
+    } catch (err) {
+      return { status: "failure", error: err as Error };
+    }
+  });
 }
 
 /**

@@ -1,4 +1,5 @@
 import { onClock } from "../../lib/cacheClock.js";
+import { cappedMulticall } from "../../lib/chain.js";
 import { LRUCache } from "lru-cache";
 import { formatUnits, getAddress, type Address, type PublicClient } from "viem";
 import { erc20Abi } from "../../abis/erc20.js";
@@ -111,7 +112,8 @@ export function createPortfolio(d: PortfolioDeps) {
           ],
     );
     // batchSize 0: one aggregate call, never split into chunks that could straddle blocks.
-    const results = await rpc(d.chain.multicall({ contracts: perToken.flat(), blockNumber, allowFailure: true, batchSize: 0 }));
+    // Capped (lib/chain cappedMulticall): address-named tokens are code the service does not control.
+    const results = await rpc(cappedMulticall(d.chain, { multicall3: d.config.contracts.multicall3, contracts: perToken.flat(), blockNumber }));
     let next = 0;
     return wanted.map((w, n) => {
       const mine = results.slice(next, next + perToken[n]!.length);

@@ -1,5 +1,6 @@
 import { encodeFunctionData, getAddress, zeroAddress, type Address, type PublicClient } from "viem";
 import { z } from "zod";
+import { cappedMulticall } from "../../lib/chain.js";
 import { erc20Abi } from "../../abis/erc20.js";
 import { multicall3Abi } from "../../abis/multicall3.js";
 import { permit2Abi } from "../../abis/permit2.js";
@@ -45,7 +46,7 @@ export function createRevoke(d: { config: Config; chain: PublicClient; resolveTo
       { address: t, abi: erc20Abi, functionName: "allowance", args: [wallet, spender] } as const,
       { address: c.permit2, abi: permit2Abi, functionName: "allowance", args: [wallet, t, c.universalRouter] } as const,
     ]);
-    const [res, time] = await rpc(Promise.all([chain.multicall({ contracts: calls, allowFailure: true }), chain.readContract({ address: c.multicall3, abi: multicall3Abi, functionName: "getCurrentBlockTimestamp" })]));
+    const [res, time] = await rpc(Promise.all([cappedMulticall(chain, { multicall3: c.multicall3, contracts: calls }), chain.readContract({ address: c.multicall3, abi: multicall3Abi, functionName: "getCurrentBlockTimestamp" })]));
     const steps: Step[] = [];
     const lockdown: { token: Address; spender: Address }[] = [];
     const before = tokens.map((t, i) => {

@@ -10,6 +10,7 @@ import { RateLimiter } from "../../api/http/rateLimit.js";
 import { SCREEN } from "../../api/tokens/registry.js";
 import { weekOf } from "../../api/treasury/index.js";
 import { startRpcProxy } from "../../devnet/rpcProxy.js";
+import { cappedMulticall } from "../../lib/chain.js";
 import { fixtureBytecode } from "../../devnet/artifacts.js";
 import { ACCOUNT_ROLES } from "../../devnet/deploy.js";
 import { mintableAbi } from "../../abis/erc20.js";
@@ -200,4 +201,19 @@ describe("the treasury with an airdropped gas burner", () => {
     const t = (await api.call("GET", "/api/v1/treasury")).json;
     expect(t.integrity).toMatchObject({ ok: true, rows: 1, head: row.hash });
   }, 180_000);
+});
+
+describe("a batch that reads a token the service does not control", () => {
+  it("caps the whole eth_call: the burner's call fails on its own, the pinned calls before it answer (viem's plain multicall burns 29M gas for it)", async () => {
+    const burner = await deployGasBurner(dn);
+    const pinned = { address: dn.universe.contracts.multicall3, abi: parseAbi(["function getCurrentBlockTimestamp() view returns (uint256)"]), functionName: "getCurrentBlockTimestamp" } as const;
+    const burning = { address: burner, abi: parseAbi(["function name() view returns (string)"]), functionName: "name" } as const;
+    // Without a cap the node runs the burner to the end and it answers: seconds of node time for one caller.
+    const plain = await dn.pub.multicall({ contracts: [pinned, burning], allowFailure: true });
+    expect(plain[1]!.status).toBe("success");
+    const capped = await cappedMulticall(dn.pub, { multicall3: dn.universe.contracts.multicall3, contracts: [pinned, burning] });
+    expect(capped[0]!.status).toBe("success");
+    expect(capped[0]!.result as bigint).toBeGreaterThan(0n);
+    expect(capped[1]!.status).toBe("failure");
+  });
 });
