@@ -17,6 +17,12 @@ const SLOWEST_FIRST = [
   "test/e2e/leagueSeason.test.ts",
   "test/indexer/deploy.test.ts",
   "test/indexer/indexer.test.ts",
+  "test/e2e/availability.test.ts",
+  "test/e2e/limits.test.ts",
+  "test/attacks/feesMarksEdges.test.ts",
+  "test/e2e/fast.test.ts",
+  "test/e2e/leagueWorker.test.ts",
+  "test/e2e/routeLimits.test.ts",
 ];
 
 export default class SlowestFirst extends BaseSequencer {
