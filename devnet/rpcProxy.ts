@@ -1,5 +1,5 @@
 import { createServer } from "node:http";
-import { freePort } from "./anvil.js";
+import type { AddressInfo } from "node:net";
 
 /**
  * A loopback JSON-RPC proxy in front of a node: counts round trips (HTTP requests) and the calls
@@ -14,7 +14,6 @@ export async function startRpcProxy(upstream: string, opts: { refuse?: string[];
   const counts = { trips: 0, calls: 0, methods: {} as Record<string, number>, to: {} as Record<string, number> };
   let down = false;
   let silent = false;
-  const port = await freePort();
   const srv = createServer(async (req, res) => {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
@@ -51,7 +50,10 @@ export async function startRpcProxy(upstream: string, opts: { refuse?: string[];
     res.writeHead(up.status, { "content-type": "application/json" });
     res.end(refused.length && !single ? JSON.stringify([...JSON.parse(text), ...refused]) : text);
   });
-  await new Promise<void>((r) => srv.listen(port, "127.0.0.1", () => r()));
+  // Port 0: the kernel's pick at bind time. A port picked first and bound later can be taken in
+  // between (another file's server, or an outgoing connection's ephemeral port): EADDRINUSE.
+  await new Promise<void>((r, reject) => (srv.once("error", reject), srv.listen(0, "127.0.0.1", () => r())));
+  const port = (srv.address() as AddressInfo).port;
   return {
     port,
     url: `http://127.0.0.1:${port}`,

@@ -12,7 +12,7 @@ import { openPglite, openPostgres, type Db } from "../../api/ports/store/db.js";
 import { migrate } from "../../api/ports/store/migrations.js";
 import { createChainClient } from "../../lib/chain.js";
 import { loadConfig, type Config } from "../../lib/config.js";
-import { freePort } from "../../devnet/anvil.js";
+import type { AddressInfo } from "node:net";
 import { createDatabase, dropDatabase } from "./indexer.js";
 import { holdToContract } from "./contract.js";
 import { startLocalSigners, type LocalSigners } from "../../cosigner/process.js";
@@ -73,7 +73,14 @@ export async function freshStore(kind: StoreKind): Promise<{ db: Db; reopen: () 
 
 /** The real app on a real HTTP port, against a devnet and a store. */
 export async function serveApi(opts: { rpcUrl: string; db: Db; config?: Partial<Config>; clock?: () => number; limiter?: Limiter; indexed?: SqlIndexedReads; shield?: ShieldProvider | null; sequencer?: Sequencer; cosigner?: CosignerPort | null; screenBudget?: Limiter; platformSigner?: PlatformSigner | null; treasury?: AppDeps["treasury"]; hostedScheduler?: AppDeps["hostedScheduler"]; executors?: AppDeps["executors"]; league?: AppDeps["league"]; stats?: AppDeps["stats"] }) {
-  const port = await freePort();
+  // The server listens first, on a port the kernel picks at bind time (a port picked first and
+  // bound later can be taken in between: EADDRINUSE); the app, which needs its port for its
+  // allowed hosts, is built after and answers through it.
+  let appFetch: ((request: Request, env: unknown) => Response | Promise<Response>) | null = null;
+  const trustedProxies = opts.config?.trustedProxies ?? loadConfig({ ANVIL_PORT: new URL(opts.rpcUrl).port }).trustedProxies;
+  // The same capped edge as npm start and npm run api.
+  const server = await serveApp({ fetch: (request: Request, env: unknown) => appFetch!(request, env) }, { port: 0, hostname: "127.0.0.1", trustedProxies });
+  const port = (server.address() as AddressInfo).port;
   const base = loadConfig({ ANVIL_PORT: new URL(opts.rpcUrl).port, PORT: String(port) });
   const config: Config = { ...base, allowedHosts: [`127.0.0.1:${port}`, `localhost:${port}`], ...opts.config };
   const clock = opts.clock ?? Date.now;
@@ -99,8 +106,7 @@ export async function serveApi(opts: { rpcUrl: string; db: Db; config?: Partial<
     executors: opts.executors !== undefined ? opts.executors : signers!.executors,
     pingDatabase: async () => void (await opts.db.query("SELECT 1")),
   });
-  // The same capped edge as npm start and npm run api.
-  const server = await serveApp(app, { port, hostname: "127.0.0.1", trustedProxies: config.trustedProxies });
+  appFetch = (request, env) => app.fetch(request, env);
   const url = `http://127.0.0.1:${port}`;
   return {
     url,
