@@ -1,10 +1,15 @@
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RedisLimiter } from "./redisLimiter.js";
 
 const REDIS = process.env.TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
 const prefix = `pit:test:${Math.random().toString(36).slice(2)}:`;
 const a = new RedisLimiter(REDIS, prefix);
 const b = new RedisLimiter(REDIS, prefix);
+// Connected before the first spend: one sent while connecting is refused (fail closed).
+beforeAll(async () => {
+  expect(await a.ready(10_000)).toBe(true);
+  expect(await b.ready(10_000)).toBe(true);
+});
 afterAll(async () => {
   await a.close();
   await b.close();

@@ -62,6 +62,12 @@ export class RedisLimiter implements Limiter {
     return this.run("1", [{ key, rule }]);
   }
 
+  /** Until the connection is up (at most `ms`): a caller that must not meet start-up's 503s waits here first. */
+  async ready(ms: number): Promise<boolean> {
+    await whenReady(this.redis, ms);
+    return this.redis.status === "ready";
+  }
+
   async close(): Promise<void> {
     this.redis.disconnect();
   }

@@ -34,7 +34,12 @@ async function twoInstances(opts: { shared: boolean; config?: Parameters<typeof 
   const prefix = `pit:test:${Math.random().toString(36).slice(2)}:`;
   const make = async () => {
     const limiter = opts.shared ? new RedisLimiter(REDIS_URL, prefix) : new RateLimiter();
-    if (limiter instanceof RedisLimiter) limiters.push(limiter);
+    if (limiter instanceof RedisLimiter) {
+      limiters.push(limiter);
+      // A request sent while the connection is still coming up is 503 ENGINE_UNAVAILABLE (fail
+      // closed, no offline queue): under load that took over 500 ms and the first sign-in failed.
+      expect(await limiter.ready(10_000)).toBe(true);
+    }
     const api = await serveApi({ rpcUrl: served.dn.anvil.rpcUrl, db: served.store.db, limiter, config: opts.config });
     apis.push(api);
     return api;
@@ -180,6 +185,7 @@ describe("key revocation across instances (two npm run api processes on one Redi
 describe("the new-token screening budget across instances", () => {
   it("is one caller's budget on two instances sharing Redis: the second new token, on the other instance, is 429", async () => {
     const budget = new RedisLimiter(REDIS_URL, `pit:test:screen:${Math.random().toString(36).slice(2)}:`, true);
+    expect(await budget.ready(10_000)).toBe(true);
     limiters.push(budget);
     const make = async () => {
       const api = await serveApi({ rpcUrl: served.dn.anvil.rpcUrl, db: served.store.db, limiter: new RateLimiter(), screenBudget: budget });
