@@ -10,8 +10,12 @@ import { independentBasis } from "../market/index.js";
 import type { SqlIndexedReads } from "../ports/indexed.js";
 import type { Db } from "../ports/store/db.js";
 import type { TransferLog } from "./transfers.js";
+import type { PracticeAgent } from "./practice.js";
+import type { Logger } from "pino";
 
 export type PrizeDeps = { config: Config; db: Db; chain: PublicClient; indexed: SqlIndexedReads; transfers: TransferLog };
+/** What every league board needs, read or decided: the prize's reads plus marks, time, practice agents and a log. */
+export type BoardDeps = PrizeDeps & { marks: MarkReader; clock: () => number; hostedAgent: (id: string) => Promise<PracticeAgent | null>; logger?: Logger };
 
 const lc = (a: string) => a.toLowerCase();
 

@@ -1,32 +1,18 @@
-import type { Logger } from "pino";
 import { z } from "zod";
-import type { PublicClient } from "viem";
 import type { Config } from "../../lib/config.js";
 import { calendarAt, season as seasonAt, type Season } from "../../lib/leagueCalendar.js";
 import { MIN_ACTIVE_DAYS, MIN_CLUSTERS, MIN_TRADES, PRIZE_SPLIT_BPS, prizeStandings, sharesOf } from "../../lib/leagueRules.js";
-import { GRID_S, LEAGUE_TWAP_WINDOW_S, type MarkReader } from "../../lib/leagueValuation.js";
+import { GRID_S, LEAGUE_TWAP_WINDOW_S } from "../../lib/leagueValuation.js";
 import { FEED_GRACE_S, FEED_HEARTBEAT_S } from "../../lib/markStale.js";
 import { OUTLIER_BPS } from "../../lib/leagueBook.js";
 import { parseBody, Refusal } from "../errors/index.js";
-import type { SqlIndexedReads } from "../ports/indexed.js";
-import type { Db } from "../ports/store/db.js";
-import { PRACTICE_BOOK_USD, practiceBoard, type PracticeAgent } from "./practice.js";
-import { hubsOf, prizeBoard, valuationTokens } from "./prize.js";
+import { PRACTICE_BOOK_USD, practiceBoard } from "./practice.js";
+import { hubsOf, prizeBoard, valuationTokens, type BoardDeps } from "./prize.js";
 import { ledgerOf, reserveBefore, type Ledger } from "./reserve.js";
 import { PRACTICE_MIN_INTERVAL_S } from "./entries.js";
 import { createBoardsWorker } from "./boards.js";
-import type { TransferLog } from "./transfers.js";
 
-export type ReadDeps = {
-  config: Config;
-  db: Db;
-  chain: PublicClient;
-  indexed: SqlIndexedReads;
-  marks: MarkReader;
-  clock: () => number;
-  hostedAgent: (id: string) => Promise<PracticeAgent | null>;
-  transfers: TransferLog;
-  logger?: Logger;
+export type ReadDeps = BoardDeps & {
   /** The standings worker's pause between passes (ms, default 15 s); 0: no timer (tests run its passes). */
   cacheMs?: number;
   /** Sees each standings computation as it starts (tests count and hold them). */

@@ -1,31 +1,16 @@
-import type { Logger } from "pino";
-import { encodeFunctionData, erc20Abi, getAddress, keccak256, parseTransaction, recoverTransactionAddress, type Address, type Hex, type PublicClient } from "viem";
-import type { Config } from "../../lib/config.js";
+import { encodeFunctionData, erc20Abi, getAddress, keccak256, parseTransaction, recoverTransactionAddress, type Address, type Hex } from "viem";
 import { season as seasonAt, seasonNumberAt, type Season } from "../../lib/leagueCalendar.js";
-import type { MarkReader } from "../../lib/leagueValuation.js";
 import type { PlatformSigner } from "../ports/platformSigner.js";
-import type { SqlIndexedReads } from "../ports/indexed.js";
 import type { Lease } from "../ports/store/lease.js";
 import { DROP_AFTER_S } from "../trading/index.js";
-import type { Db } from "../ports/store/db.js";
 import { sanctionsListAbi } from "../../abis/fixtures.js";
-import { practiceBoard, type PracticeAgent } from "./practice.js";
-import { prizeBoard, seasonEntries, type PrizeAnchor } from "./prize.js";
+import { practiceBoard } from "./practice.js";
+import { prizeBoard, seasonEntries, type BoardDeps, type PrizeAnchor } from "./prize.js";
 import { ledgerOf, partnerToken, reserveBefore, type Ledger } from "./reserve.js";
-import type { TransferLog } from "./transfers.js";
 
-export type SettleDeps = {
-  config: Config;
-  db: Db;
-  chain: PublicClient;
-  indexed: SqlIndexedReads;
-  marks: MarkReader;
-  clock: () => number;
-  hostedAgent: (id: string) => Promise<PracticeAgent | null>;
-  transfers: TransferLog;
+export type SettleDeps = BoardDeps & {
   /** The reserve wallet's signer (the platform signer port); null: payouts stay planned. */
   signer: PlatformSigner | null;
-  logger?: Logger;
 };
 
 const nowS = (d: Pick<SettleDeps, "clock">) => Math.floor(d.clock() / 1000);
