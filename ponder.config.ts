@@ -32,7 +32,17 @@ export default createConfig({
     // 0.16 keeps only one filter per event name when given a list.
     // Log sources only: a block or account source makes Ponder fetch every block (~10 a second on
     // chain 4663). Outcomes of the trades we relay come from the relay watcher's receipts.
-    PlatformTokenIn: { chain: "robinhood", abi: erc20Abi, filter: { event: "Transfer", args: { to: config.feeRecipient } }, startBlock },
-    PlatformTokenOut: { chain: "robinhood", abi: erc20Abi, filter: { event: "Transfer", args: { from: config.feeRecipient } }, startBlock },
+    PlatformTokenIn: {
+      chain: "robinhood",
+      abi: erc20Abi,
+      filter: { event: "Transfer", args: { to: config.feeRecipient } },
+      startBlock,
+    },
+    PlatformTokenOut: {
+      chain: "robinhood",
+      abi: erc20Abi,
+      filter: { event: "Transfer", args: { from: config.feeRecipient } },
+      startBlock,
+    },
   },
 });

@@ -105,7 +105,10 @@ export const feedRound = onchainTable(
     timestamp: t.bigint().notNull(),
     txHash: t.hex().notNull(),
   }),
-  (table) => ({ pk: primaryKey({ columns: [table.feed, table.roundId] }), byFeedTime: index().on(table.feed, table.updatedAt) }),
+  (table) => ({
+    pk: primaryKey({ columns: [table.feed, table.roundId] }),
+    byFeedTime: index().on(table.feed, table.updatedAt),
+  }),
 );
 
 /**

@@ -5,7 +5,13 @@ export default defineConfig({
   // The workspace's SDK by name, from its source (sdk/package.json builds dist with tsc).
   resolve: { alias: { "@pit/sdk": new URL("./sdk/src/index.ts", import.meta.url).pathname } },
   test: {
-    include: ["test/**/*.test.ts", "api/**/*.test.ts", "lib/**/*.test.ts", "cosigner/**/*.test.ts", "sdk/test/**/*.test.ts"],
+    include: [
+      "test/**/*.test.ts",
+      "api/**/*.test.ts",
+      "lib/**/*.test.ts",
+      "cosigner/**/*.test.ts",
+      "sdk/test/**/*.test.ts",
+    ],
     // The smart-accounts-kit's analytics stay off in every test process (and what they spawn).
     env: { DO_NOT_TRACK: "1" },
     globalSetup: ["test/globalSetup.ts"],

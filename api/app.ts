@@ -6,20 +6,16 @@ import { noStore } from "./http/noStore.js";
 import { requestLog } from "./http/requestLog.js";
 import { RateLimiter } from "./http/rateLimit.js";
 import { RedisLimiter } from "./http/redisLimiter.js";
-import { authRoutes } from "./auth/routes.js";
-import { serverRoutes } from "./server/routes.js";
-import { tokenRoutes } from "./tokens/routes.js";
-import { tradingRoutes } from "./trading/routes.js";
-import { accountRoutes } from "./account/routes.js";
-import { mySessionsRoute, sessionRoutes } from "./sessions/routes.js";
-import { fastRoutes } from "./fast/routes.js";
-import { treasuryPageRoutes, treasuryRoutes } from "./treasury/routes.js";
-import { hostedRoutes } from "./hosted/routes.js";
-import { leaguePageRoutes, leagueRoutes } from "./league/routes.js";
+import { treasuryPageRoutes } from "./treasury/routes.js";
+import { leaguePageRoutes } from "./league/routes.js";
 import { openApiRoutes } from "./openapi/routes.js";
 import { mcpRoutes } from "./mcp/routes.js";
 import { httpKit } from "./http/kit.js";
 import { buildServices } from "./services.js";
+import { mountRoutes } from "./http/route.js";
+import { MOUNTS } from "./routes.js";
+import type { Mount } from "./http/route.js";
+import type { Services } from "./services.js";
 
 /**
  * The Hono service. Built from explicit dependencies so tests, Ponder's embedded server
@@ -29,25 +25,22 @@ import { buildServices } from "./services.js";
  * The workers (relay watcher, stats loop, treasury week closer and preview, hosted scheduler, league settler and standings) start with the app; `stop()` ends them (the
  * server's close should call it).
  */
-export function createApp(deps: AppDeps) {
+export function createApp(deps: AppDeps, mounts: readonly Mount<Services>[] = MOUNTS) {
+  // The routes, each declared once (api/routes.ts): mounted here, and the OpenAPI document and MCP's tools built from the same list.
+  const entries = mounts.flatMap((m) => m.entries);
   // With REDIS_URL the buckets are shared by every instance; otherwise this instance's memory.
-  const ownLimiter = deps.limiter ? null : deps.config.redisUrl ? new RedisLimiter(deps.config.redisUrl, "pit:rl:", deps.config.rateLimits) : null;
-  const limiter = deps.limiter ?? ownLimiter ?? new RateLimiter(deps.clock ?? Date.now, 100_000, deps.config.rateLimits);
+  const ownLimiter = deps.limiter
+    ? null
+    : deps.config.redisUrl
+      ? new RedisLimiter(deps.config.redisUrl, "pit:rl:", deps.config.rateLimits)
+      : null;
+  const limiter =
+    deps.limiter ?? ownLimiter ?? new RateLimiter(deps.clock ?? Date.now, 100_000, deps.config.rateLimits);
   const services = buildServices(deps);
-  const http = httpKit(services, limiter);
+  const http = httpKit(services.keyChecks, limiter);
   const v1 = new Hono<AppEnv>();
-  v1.route("/", serverRoutes(services, http));
-  v1.route("/auth", authRoutes(services, http));
-  v1.route("/tokens", tokenRoutes(services, http));
-  v1.route("/live/session", sessionRoutes(services, http));
-  v1.route("/live/fast", fastRoutes(services, http));
-  v1.route("/live", tradingRoutes(services, http));
-  v1.route("/me", accountRoutes(services, http));
-  v1.route("/me", mySessionsRoute(services, http));
-  v1.route("/", treasuryRoutes(services, http));
-  v1.route("/hosted", hostedRoutes(services, http));
-  v1.route("/", leagueRoutes(services, http));
-  v1.route("/", openApiRoutes(services, http));
+  for (const m of mounts) mountRoutes(v1, m.entries, m.service(services), http);
+  v1.route("/", openApiRoutes({ version: deps.config.version, routes: entries }, http));
 
   const app = new Hono<AppEnv>();
   app.use("*", requestLog(deps.logger));
@@ -59,8 +52,11 @@ export function createApp(deps: AppDeps) {
   app.use("*", jsonBody);
   app.route("/api/v1", v1);
   app.route("/", treasuryPageRoutes(services, http));
-  app.route("/", mcpRoutes((req, env) => app.fetch(req, env), deps.config.version, limiter));
-  app.route("/", leaguePageRoutes(services, http));
+  app.route(
+    "/",
+    mcpRoutes((req, env) => app.fetch(req, env), deps.config.version, limiter, entries),
+  );
+  app.route("/", leaguePageRoutes(services.league, http));
   // A known route (parameterised ones too) with the wrong method is 405 with Allow; other paths 404.
   app.all("/api/v1/*", wrongMethodOrNotFound(app.routes));
   // Mounted inside Ponder, the parent's notFound would answer plain text: catch the rest here.

@@ -2,7 +2,6 @@ import type { Logger } from "pino";
 import type { PublicClient } from "viem";
 import type { Config } from "../lib/config.js";
 import type { Limiter } from "./http/rateLimit.js";
-import type { KeyRecord } from "./auth/signin.js";
 import type { Db } from "./ports/store/db.js";
 import type { SqlIndexedReads } from "./ports/indexed.js";
 import type { ShieldProvider } from "./ports/shield.js";
@@ -10,6 +9,7 @@ import type { Sequencer } from "./ports/sequencer.js";
 import type { CosignerPort } from "./ports/cosigner.js";
 import type { PlatformSigner } from "./ports/platformSigner.js";
 import type { ExecutorPort } from "./ports/executors.js";
+import type { ScreenTuning } from "./tokens/index.js";
 
 /** Everything the app touches outside itself, passed in so tests build it directly. */
 export type AppDeps = {
@@ -25,6 +25,8 @@ export type AppDeps = {
   limiter?: Limiter;
   /** Where new-token screening budgets live (default: Redis with REDIS_URL, else this instance). */
   screenBudget?: Limiter;
+  /** Screening limits (default SCREEN_DEFAULTS): tests and the benchmark pass their own. */
+  screen?: ScreenTuning;
   /** The Shield verdict provider; null when none is configured (shield=1 then answers 503). */
   shield?: ShieldProvider | null;
   clock?: () => number;
@@ -38,23 +40,32 @@ export type AppDeps = {
   /** Hosted executors' signing service (default: over HTTP at EXECUTORS_URL); null: none. */
   executors?: ExecutorPort | null;
   /** Hosted scheduler tuning for tests: pass interval (0: no timer, tests call runDue), lease, concurrency, instance name. */
-  hostedScheduler?: { intervalMs?: number; leaseMs?: number; concurrency?: number; tickTimeoutMs?: number; instance?: string };
+  hostedScheduler?: {
+    intervalMs?: number;
+    leaseMs?: number;
+    concurrency?: number;
+    tickTimeoutMs?: number;
+    instance?: string;
+  };
   /** League settler pass interval (0: not started; tests drive runOnce), reading cache, the reserve wallet's signer. */
-  /** cacheMs: the standings worker's pause between passes (0: not started); onCompute sees each standings computation start. */
-  league?: { settleIntervalMs?: number; cacheMs?: number; reserveSigner?: PlatformSigner | null; onCompute?: (key: string) => Promise<void> };
+  /** cacheMs: the standings worker's pause between passes (0: not started); leaseMs: its lease's ttl; onCompute sees each standings computation start. */
+  league?: {
+    settleIntervalMs?: number;
+    cacheMs?: number;
+    leaseMs?: number;
+    reserveSigner?: PlatformSigner | null;
+    onCompute?: (key: string) => Promise<void>;
+  };
   /** Stats loop: how often (real time) it looks whether the answer is due (api/server/stats.ts). */
   stats?: { pollMs?: number };
-  treasury?: { confirmations?: number; cacheMs?: number; intervalMs?: number; deliverTimeoutMs?: number; ethMethod?: "trace" | "balance" };
-};
-
-export type AppEnv = {
-  Variables: {
-    log: Logger;
-    requestId: string;
-    errorCode: string | undefined;
-    /** The client as per-client limits count it: an IPv4 address, or an IPv6 /64 (api/http/guards.ts). */
-    clientAddr: string;
-    body: Record<string, unknown>;
-    key: KeyRecord;
+  treasury?: {
+    confirmations?: number;
+    cacheMs?: number;
+    intervalMs?: number;
+    deliverTimeoutMs?: number;
+    ethMethod?: "trace" | "balance";
   };
 };
+
+/** The edge's request variables live with the edge (api/http/env.ts). */
+export type { AppEnv } from "./http/env.js";

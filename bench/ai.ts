@@ -20,18 +20,87 @@ let callMs = 0;
 
 async function overhead(db: Db, label: string, decisions: number): Promise<Row[]> {
   const gw = await startGatewayStandIn({ models: ["m"] });
-  gw.script(() => ({ json: { orders: [{ token_in: "USDG", token_out: "ETH", amount_usd: 10 }], note: "buy" }, usage: { prompt_tokens: 700, completion_tokens: 40 }, delayMs: GATEWAY_MS }));
+  gw.script(() => ({
+    json: { orders: [{ token_in: "USDG", token_out: "ETH", amount_usd: 10 }], note: "buy" },
+    usage: { prompt_tokens: 700, completion_tokens: 40 },
+    delayMs: GATEWAY_MS,
+  }));
   const gateway = openaiGateway({ baseURL: gw.url, apiKey: gw.apiKey });
   const d: AiDeps = {
-    ai: { gatewayUrl: gw.url, gatewayKey: gw.apiKey, models: [{ id: "m", price: { input: 0.15, output: 0.6, structured: null, source: "bench" } }], pool: { usdDay: 1_000, ownerShareMaxUsd: 1_000, liveShareUsd: 1_000, trialShareUsd: 1_000, trialDays: 7, trialPoolPct: 100, models: null, minIntervalS: 300, agentsPerOwner: 1_000 }, ownKeysSecret: null, callTimeoutMs: 5_000 },
+    ai: {
+      gatewayUrl: gw.url,
+      gatewayKey: gw.apiKey,
+      models: [{ id: "m", price: { input: 0.15, output: 0.6, structured: null, source: "bench" } }],
+      pool: {
+        usdDay: 1_000,
+        ownerShareMaxUsd: 1_000,
+        liveShareUsd: 1_000,
+        trialShareUsd: 1_000,
+        trialDays: 7,
+        trialPoolPct: 100,
+        models: null,
+        minIntervalS: 300,
+        agentsPerOwner: 1_000,
+      },
+      ownKeysSecret: null,
+      callTimeoutMs: 5_000,
+    },
     db,
     clock: Date.now,
     // Timed as the client sees it: what is left of a decision is our own code and store.
-    gatewayFor: () => ({ complete: async (ask) => { const t0 = performance.now(); try { return await gateway.complete(ask); } finally { callMs = performance.now() - t0; } } }),
+    gatewayFor: () => ({
+      complete: async (ask) => {
+        const t0 = performance.now();
+        try {
+          return await gateway.complete(ask);
+        } finally {
+          callMs = performance.now() - t0;
+        }
+      },
+    }),
     ownerSince: async () => Date.now(),
   };
-  const agent: StoredAgent = { id: "ha_bench", wallet: getAddress(`0x${"ab".repeat(20)}`), keyId: 1, name: "bench", brain: "partner_llm", params: { strategy: "Keep half in ETH.", model: "m", funding: "service", fallback_own: true, budget_usd_day: 20, max_orders: 3 }, intervalS: 300, pairs: ["ETH/USDG"], limits: { max_trade_usd: 100, max_day_usd: 1_000, max_position_usd: 5_000 }, mode: "paper", status: "active", pauseReason: null, terms: { accept_risks: [], shield: false, policies: { block_risks: [] } }, webhookSecret: null, paperBook: null, brainState: null, lastDecision: null, lastTrade: null, sessionId: null, createdAt: Date.now(), updatedAt: Date.now(), deletedAt: null };
-  const state: TickState = { agent: { id: agent.id, name: agent.name, mode: "paper", pairs: agent.pairs, limits: agent.limits, interval_s: 300 }, tick: 1, at: Date.now(), block: 1, book: { ETH: { amount: "0.5", usd: 1500 }, USDG: { amount: "1500", usd: 1500 } }, marks: { ETH: 3000, USDG: 1 }, value_usd: 3000, last_decision: null };
+  const agent: StoredAgent = {
+    id: "ha_bench",
+    wallet: getAddress(`0x${"ab".repeat(20)}`),
+    keyId: 1,
+    name: "bench",
+    brain: "partner_llm",
+    params: {
+      strategy: "Keep half in ETH.",
+      model: "m",
+      funding: "service",
+      fallback_own: true,
+      budget_usd_day: 20,
+      max_orders: 3,
+    },
+    intervalS: 300,
+    pairs: ["ETH/USDG"],
+    limits: { max_trade_usd: 100, max_day_usd: 1_000, max_position_usd: 5_000 },
+    mode: "paper",
+    status: "active",
+    pauseReason: null,
+    terms: { accept_risks: [], shield: false, policies: { block_risks: [] } },
+    webhookSecret: null,
+    paperBook: null,
+    brainState: null,
+    lastDecision: null,
+    lastTrade: null,
+    sessionId: null,
+    createdAt: Date.now(),
+    updatedAt: Date.now(),
+    deletedAt: null,
+  };
+  const state: TickState = {
+    agent: { id: agent.id, name: agent.name, mode: "paper", pairs: agent.pairs, limits: agent.limits, interval_s: 300 },
+    tick: 1,
+    at: Date.now(),
+    block: 1,
+    book: { ETH: { amount: "0.5", usd: 1500 }, USDG: { amount: "1500", usd: 1500 } },
+    marks: { ETH: 3000, USDG: 1 },
+    value_usd: 3000,
+    last_decision: null,
+  };
   const samples: number[] = [];
   const own: number[] = [];
   try {
@@ -49,8 +118,16 @@ async function overhead(db: Db, label: string, decisions: number): Promise<Row[]
     await gw.close();
   }
   return [
-    summarize(`hosted AI: decision overhead beyond a ${GATEWAY_MS} ms gateway (prompt, reserve, openai client over loopback, settle, read), ${label}`, samples, "ms"),
-    summarize(`hosted AI: decision minus the gateway call as the client sees it (prompt, reserve, settle, read), ${label}`, own, "ms"),
+    summarize(
+      `hosted AI: decision overhead beyond a ${GATEWAY_MS} ms gateway (prompt, reserve, openai client over loopback, settle, read), ${label}`,
+      samples,
+      "ms",
+    ),
+    summarize(
+      `hosted AI: decision minus the gateway call as the client sees it (prompt, reserve, settle, read), ${label}`,
+      own,
+      "ms",
+    ),
   ];
 }
 

@@ -30,7 +30,15 @@ type Client = ReturnType<typeof clientAs>;
 function clientAs(port: number, addr: string) {
   const base = `http://127.0.0.1:${port}`;
   const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
-    const res = await fetch(`${base}${path}`, { method, headers: { [PROXY_HEADER]: addr, ...(body === undefined ? {} : { "content-type": "application/json" }), ...headers }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const res = await fetch(`${base}${path}`, {
+      method,
+      headers: {
+        [PROXY_HEADER]: addr,
+        ...(body === undefined ? {} : { "content-type": "application/json" }),
+        ...headers,
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     const buf = await res.arrayBuffer();
     return { status: res.status, bytes: buf.byteLength, json: () => JSON.parse(new TextDecoder().decode(buf)) as any };
   };
@@ -40,14 +48,35 @@ function clientAs(port: number, addr: string) {
 /** An attack: a request an attacker repeats as fast as the server answers. */
 export type Attack = { name: string; hit: (c: Client) => Promise<{ status: number; bytes: number }> };
 
-export const openApiAttack: Attack = { name: "openapi.json flood", hit: (c) => c.call("GET", "/api/v1/openapi.json", undefined, { "accept-encoding": "identity" }) };
-export const mcpAttack: Attack = { name: "POST /mcp tools/list flood", hit: (c) => c.call("POST", "/mcp", { jsonrpc: "2.0", id: 1, method: "tools/list" }, { accept: "application/json, text/event-stream" }) };
+export const openApiAttack: Attack = {
+  name: "openapi.json flood",
+  hit: (c) => c.call("GET", "/api/v1/openapi.json", undefined, { "accept-encoding": "identity" }),
+};
+export const mcpAttack: Attack = {
+  name: "POST /mcp tools/list flood",
+  hit: (c) =>
+    c.call(
+      "POST",
+      "/mcp",
+      { jsonrpc: "2.0", id: 1, method: "tools/list" },
+      { accept: "application/json, text/event-stream" },
+    ),
+};
 let board = 0;
-export const standingsAttack: Attack = { name: "league standings flood", hit: (c) => c.call("GET", `/api/v1/league/standings?board=${board++ % 2 ? "practice" : "prize"}`) };
+export const standingsAttack: Attack = {
+  name: "league standings flood",
+  hit: (c) => c.call("GET", `/api/v1/league/standings?board=${board++ % 2 ? "practice" : "prize"}`),
+};
 /** Screening a token whose name() burns gas; `key` is the attacker's own free key. */
-export const screenAttack = (token: Address, key: string): Attack => ({ name: "screening a gas-burning token", hit: (c) => c.call("GET", `/api/v1/tokens/${token}`, undefined, { authorization: `Bearer ${key}` }) });
+export const screenAttack = (token: Address, key: string): Attack => ({
+  name: "screening a gas-burning token",
+  hit: (c) => c.call("GET", `/api/v1/tokens/${token}`, undefined, { authorization: `Bearer ${key}` }),
+});
 /** Polling the public treasury after `token` was airdropped to the platform wallet. */
-export const treasuryAttack = (_token: Address): Attack => ({ name: "GET /treasury after a gas-burner airdrop", hit: (c) => c.call("GET", "/api/v1/treasury") });
+export const treasuryAttack = (_token: Address): Attack => ({
+  name: "GET /treasury after a gas-burner airdrop",
+  hit: (c) => c.call("GET", "/api/v1/treasury"),
+});
 
 /** Runs `attack` from ATTACKERS addresses until `stop` resolves: what the server answered. */
 async function flood(port: number, attack: Attack, stop: Promise<void>) {
@@ -74,7 +103,12 @@ async function flood(port: number, attack: Attack, stop: Promise<void>) {
 type Bystander = { health: Client; config: Client; keyed: { c: Client; key: string; wallet: Address }[] };
 /** Rounds of the bystander's four requests, one after another: each request's latency and failures. */
 async function measure(b: Bystander, rounds: number) {
-  const ms: Record<"health" | "quote" | "prepare" | "config", number[]> = { health: [], quote: [], prepare: [], config: [] };
+  const ms: Record<"health" | "quote" | "prepare" | "config", number[]> = {
+    health: [],
+    quote: [],
+    prepare: [],
+    config: [],
+  };
   const failed: Record<string, number> = {};
   const quoteBody = { token_in: "ETH", token_out: "USDG", amount_in: parseEther("0.05").toString() };
   const time = async (what: keyof typeof ms, f: () => Promise<{ status: number }>) => {
@@ -87,7 +121,14 @@ async function measure(b: Bystander, rounds: number) {
     const k = b.keyed[i % b.keyed.length]!;
     await time("health", () => b.health.call("GET", "/api/v1/health"));
     await time("quote", () => k.c.call("POST", "/api/v1/live/quote", quoteBody, { authorization: `Bearer ${k.key}` }));
-    await time("prepare", () => k.c.call("POST", "/api/v1/live/prepare", { wallet: k.wallet, ...quoteBody }, { authorization: `Bearer ${k.key}` }));
+    await time("prepare", () =>
+      k.c.call(
+        "POST",
+        "/api/v1/live/prepare",
+        { wallet: k.wallet, ...quoteBody },
+        { authorization: `Bearer ${k.key}` },
+      ),
+    );
     await time("config", () => b.config.call("GET", "/api/v1/config"));
   }
   return { ms, failed };
@@ -104,7 +145,12 @@ export async function benchAvailability(opts: { rounds: number }): Promise<Row[]
   let child: ChildProcess | null = null;
   try {
     await ix.waitFor(Number(await dn.pub.getBlockNumber()), 180_000);
-    const s = await server("app", anvil.port, { BENCH_VIEWS: ix.viewsSchema, BENCH_DATABASE_URL: ix.databaseUrl!, BENCH_RATE_LIMITS: "on", BENCH_PROXY_HEADER: PROXY_HEADER });
+    const s = await server("app", anvil.port, {
+      BENCH_VIEWS: ix.viewsSchema,
+      BENCH_DATABASE_URL: ix.databaseUrl!,
+      BENCH_RATE_LIMITS: "on",
+      BENCH_PROXY_HEADER: PROXY_HEADER,
+    });
     child = s.child;
     let phase = 0;
     /** A bystander of its own per phase (fresh addresses and keys): buckets spent in one phase do not carry over. */
@@ -117,7 +163,10 @@ export async function benchAvailability(opts: { rounds: number }): Promise<Row[]
         await test.setBalance({ address: a.address, value: parseEther("100") });
         const c = clientAs(s.port, `10.${phase}.1.${i + 1}`);
         const ch = (await c.call("POST", "/api/v1/auth/challenge", { address: a.address })).json();
-        const v = await c.call("POST", "/api/v1/auth/verify", { address: a.address, signature: await a.signMessage({ message: ch.message }) });
+        const v = await c.call("POST", "/api/v1/auth/verify", {
+          address: a.address,
+          signature: await a.signMessage({ message: ch.message }),
+        });
         if (v.status !== 200) throw new Error(`bystander sign-in: ${v.status} ${JSON.stringify(v.json())}`);
         keyed.push({ c, key: v.json().api_key as string, wallet: a.address });
       }
@@ -132,15 +181,31 @@ export async function benchAvailability(opts: { rounds: number }): Promise<Row[]
       const a = privateKeyToAccount(generatePrivateKey());
       const c = clientAs(s.port, "10.66.1.1");
       const ch = (await c.call("POST", "/api/v1/auth/challenge", { address: a.address })).json();
-      const key = (await c.call("POST", "/api/v1/auth/verify", { address: a.address, signature: await a.signMessage({ message: ch.message }) })).json().api_key as string;
+      const key = (
+        await c.call("POST", "/api/v1/auth/verify", {
+          address: a.address,
+          signature: await a.signMessage({ message: ch.message }),
+        })
+      ).json().api_key as string;
       attacks.push(screenAttack(gasBurner, key), treasuryAttack(gasBurner));
     }
 
     const rows: Row[] = [];
     const report = (label: string, m: Awaited<ReturnType<typeof measure>>) => {
-      for (const [what, ms] of Object.entries(m.ms)) rows.push(summarize(`${label}: bystander ${what}`, ms.length ? ms : [NaN], "ms"));
+      for (const [what, ms] of Object.entries(m.ms))
+        rows.push(summarize(`${label}: bystander ${what}`, ms.length ? ms : [NaN], "ms"));
       const failures = Object.entries(m.failed);
-      if (failures.length) rows.push({ name: `${label}: bystander failures (${failures.map(([k, n]) => `${k}: ${n}`).join(", ")})`, unit: "requests", n: failures.reduce((a, [, n]) => a + n, 0), p50: NaN, p99: NaN, min: NaN, max: NaN, mean: NaN });
+      if (failures.length)
+        rows.push({
+          name: `${label}: bystander failures (${failures.map(([k, n]) => `${k}: ${n}`).join(", ")})`,
+          unit: "requests",
+          n: failures.reduce((a, [, n]) => a + n, 0),
+          p50: NaN,
+          p99: NaN,
+          min: NaN,
+          max: NaN,
+          mean: NaN,
+        });
     };
     report("no attack", await measure(await bystander(), opts.rounds));
     for (const attack of attacks) {
@@ -154,8 +219,24 @@ export async function benchAvailability(opts: { rounds: number }): Promise<Row[]
       stop();
       const f = await attacking;
       report(attack.name, m);
-      const one = (name: string, unit: string, v: number, n: number): Row => ({ name, unit, n, p50: v, p99: v, min: v, max: v, mean: v });
-      rows.push(one(`${attack.name}: attacker answered per second (${ATTACKERS} addresses; ${f.limited} of ${f.sent} were 429, ${f.other} other)`, "req/s", f.ok / f.seconds, f.sent));
+      const one = (name: string, unit: string, v: number, n: number): Row => ({
+        name,
+        unit,
+        n,
+        p50: v,
+        p99: v,
+        min: v,
+        max: v,
+        mean: v,
+      });
+      rows.push(
+        one(
+          `${attack.name}: attacker answered per second (${ATTACKERS} addresses; ${f.limited} of ${f.sent} were 429, ${f.other} other)`,
+          "req/s",
+          f.ok / f.seconds,
+          f.sent,
+        ),
+      );
       rows.push(one(`${attack.name}: attacker bytes per second`, "MB/s", f.bytes / f.seconds / 1e6, f.sent));
       // Buckets drained by one attack are not the next phase's: wait for the overall buckets to refill.
       await new Promise((r) => setTimeout(r, 5_000));

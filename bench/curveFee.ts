@@ -22,7 +22,19 @@ export async function benchCurveFee(opts: { trades: number }): Promise<Row[]> {
     const total: number[] = [];
     const wait: number[] = [];
     for (let i = 0; i < opts.trades; i++) {
-      const p = (await agent.post("/live/prepare", { wallet: a.address, token_in: "ETH", token_out: token, amount_in: parseEther("0.001").toString(), accept_risks: ["NO_INDEPENDENT_MARK"] }, key)).json;
+      const p = (
+        await agent.post(
+          "/live/prepare",
+          {
+            wallet: a.address,
+            token_in: "ETH",
+            token_out: token,
+            amount_in: parseEther("0.001").toString(),
+            accept_risks: ["NO_INDEPENDENT_MARK"],
+          },
+          key,
+        )
+      ).json;
       const raws = [await agent.sign(a, p.steps[0].tx), await agent.sign(a, p.steps[1].tx, { nonceOffset: 1 })];
       const t0 = performance.now();
       const s = await agent.post("/live/submit", { raw_txs: raws }, key);

@@ -19,14 +19,21 @@ export async function benchDevnet(opts: { coldRuns: number; startRuns: number })
   const cold: number[] = [];
   const deployOnly: number[] = [];
   for (let i = 0; i < opts.coldRuns; i++) {
-    const t = await buildSnapshot({ snapshot: join(dir, `snap${i}.json`), universe: join(dir, `universe${i}.json`), meta: null });
+    const t = await buildSnapshot({
+      snapshot: join(dir, `snap${i}.json`),
+      universe: join(dir, `universe${i}.json`),
+      meta: null,
+    });
     cold.push(t.totalMs);
     deployOnly.push(t.deployMs);
   }
   const compile: number[] = [];
   for (let i = 0; i < opts.coldRuns; i++) {
     const t0 = performance.now();
-    execFileSync(foundryBin("forge"), ["build", "--force", "--offline", "--root", ROOT], { cwd: ROOT, stdio: "ignore" });
+    execFileSync(foundryBin("forge"), ["build", "--force", "--offline", "--root", ROOT], {
+      cwd: ROOT,
+      stdio: "ignore",
+    });
     compile.push(performance.now() - t0);
   }
   const starts: number[] = [];

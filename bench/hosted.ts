@@ -21,19 +21,42 @@ import { summarize, type Row } from "./stats.js";
 async function paperTicks(agents: number): Promise<Row[]> {
   const chain = await startIndexedDevnet({ before: freshenMarket });
   const store = await freshStore("pglite");
-  const api = await serveApi({ rpcUrl: chain.dn.anvil.rpcUrl, db: store.db, indexed: chain.ix.liveReads().reads, limiter: new RateLimiter(Date.now, 10_000, false), hostedScheduler: { intervalMs: 0, concurrency: 16 } });
+  const api = await serveApi({
+    rpcUrl: chain.dn.anvil.rpcUrl,
+    db: store.db,
+    indexed: chain.ix.liveReads().reads,
+    limiter: new RateLimiter(Date.now, 10_000, false),
+    hostedScheduler: { intervalMs: 0, concurrency: 16 },
+  });
   try {
     const hosted = api.app.services.hosted;
     for (let i = 0; i < agents; i++) {
       const wallet = getAddress(`0x${(i + 1).toString(16).padStart(40, "0")}`);
-      await hosted.create({ brain: "rule", params: { targets: { ETH: 0.5, USDG: 0.5 }, band_bps: 10 }, interval_s: 60, pairs: ["ETH/USDG"], limits: { max_trade_usd: 100, max_day_usd: 10_000, max_position_usd: 100_000 } }, { wallet, keyId: 1 });
+      await hosted.create(
+        {
+          brain: "rule",
+          params: { targets: { ETH: 0.5, USDG: 0.5 }, band_bps: 10 },
+          interval_s: 60,
+          pairs: ["ETH/USDG"],
+          limits: { max_trade_usd: 100, max_day_usd: 10_000, max_position_usd: 100_000 },
+        },
+        { wallet, keyId: 1 },
+      );
     }
     const t0 = performance.now();
     const ran = await hosted.scheduler.runDue();
     const s = (performance.now() - t0) / 1000;
-    const [n] = await store.db.query<{ n: string }>("SELECT count(*)::text AS n FROM app.hosted_logs WHERE kind = 'trade'");
+    const [n] = await store.db.query<{ n: string }>(
+      "SELECT count(*)::text AS n FROM app.hosted_logs WHERE kind = 'trade'",
+    );
     if (ran !== agents || Number(n!.n) !== agents) throw new Error(`ran ${ran}, ${n!.n} trades`);
-    return [summarize(`hosted: paper ticks/s, rule brain, ${agents} agents, one quote each, 16 at a time`, [agents / s], "ticks/s")];
+    return [
+      summarize(
+        `hosted: paper ticks/s, rule brain, ${agents} agents, one quote each, 16 at a time`,
+        [agents / s],
+        "ticks/s",
+      ),
+    ];
   } finally {
     await api.close();
     await store.drop();
@@ -56,20 +79,37 @@ async function schedulerLag(agents: number): Promise<Row[]> {
       [agents],
     );
     // Due times spread over the first interval, as agents created over time are.
-    await db.query("INSERT INTO app.hosted_schedule (agent_id, next_tick_ms) SELECT 'ha_b' || i, $1::bigint + (i * 60000::bigint / $2) FROM generate_series(1, $2) AS i", [start, agents]);
+    await db.query(
+      "INSERT INTO app.hosted_schedule (agent_id, next_tick_ms) SELECT 'ha_b' || i, $1::bigint + (i * 60000::bigint / $2) FROM generate_series(1, $2) AS i",
+      [start, agents],
+    );
     global.gc?.();
     const heap0 = process.memoryUsage().heapUsed;
-    const s = createScheduler({ db, clock, instance: "bench", leaseMs: 30_000, concurrency: 32, intervalMs: 50, runTick: (c, instance) => recordTick(db, c, instance, 0, clock) });
+    const s = createScheduler({
+      db,
+      clock,
+      instance: "bench",
+      leaseMs: 30_000,
+      concurrency: 32,
+      intervalMs: 50,
+      runTick: (c, instance) => recordTick(db, c, instance, 0, clock),
+    });
     s.start();
     // Two intervals of virtual time: 20 s of wall.
     while (clock() < start + 120_000) await new Promise((r) => setTimeout(r, 200));
     await s.stop();
     global.gc?.();
     const heap1 = process.memoryUsage().heapUsed;
-    const lags = (await db.query<{ lag: string }>("SELECT (ran_at_ms - due_ms)::text AS lag FROM app.hosted_ticks")).map((r) => Number(r.lag) / rate);
+    const lags = (
+      await db.query<{ lag: string }>("SELECT (ran_at_ms - due_ms)::text AS lag FROM app.hosted_ticks")
+    ).map((r) => Number(r.lag) / rate);
     return [
       summarize(`hosted: scheduler lag, ${agents} agents at 60 s (ticks ${lags.length}), wall`, lags, "ms"),
-      summarize(`hosted: heap growth per agent over the run, ${agents} agents`, [Math.max(0, heap1 - heap0) / agents], "bytes"),
+      summarize(
+        `hosted: heap growth per agent over the run, ${agents} agents`,
+        [Math.max(0, heap1 - heap0) / agents],
+        "bytes",
+      ),
     ];
   } finally {
     await db.close();

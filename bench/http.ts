@@ -14,9 +14,17 @@ import { ROOT } from "../lib/root.js";
 import { summarize, type Row } from "./stats.js";
 
 /** bench/httpServer.ts in its own process, resolved once it listens. */
-export async function server(mode: "app" | "plain", anvilPort: number, env: Record<string, string> = {}): Promise<{ port: number; child: ChildProcess }> {
+export async function server(
+  mode: "app" | "plain",
+  anvilPort: number,
+  env: Record<string, string> = {},
+): Promise<{ port: number; child: ChildProcess }> {
   const port = await freePort();
-  const child = spawn(join(ROOT, "node_modules", ".bin", "tsx"), ["bench/httpServer.ts", mode, String(port), String(anvilPort)], { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"], env: { ...process.env, ...env } });
+  const child = spawn(
+    join(ROOT, "node_modules", ".bin", "tsx"),
+    ["bench/httpServer.ts", mode, String(port), String(anvilPort)],
+    { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"], env: { ...process.env, ...env } },
+  );
   await new Promise<void>((resolve, reject) => {
     child.stdout!.on("data", (d) => d.toString().includes("READY") && resolve());
     child.once("exit", (code) => reject(new Error(`${mode} server exited ${code}`)));
@@ -28,12 +36,18 @@ export async function server(mode: "app" | "plain", anvilPort: number, env: Reco
 export function apiClient(port: number) {
   const base = `http://127.0.0.1:${port}/api/v1`;
   const post = async (path: string, body: unknown, key?: string) => {
-    const res = await fetch(`${base}${path}`, { method: "POST", headers: { "content-type": "application/json", ...(key ? { authorization: `Bearer ${key}` } : {}) }, body: JSON.stringify(body) });
+    const res = await fetch(`${base}${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...(key ? { authorization: `Bearer ${key}` } : {}) },
+      body: JSON.stringify(body),
+    });
     return { status: res.status, json: (await res.json()) as any };
   };
   const signIn = async (a: ReturnType<typeof privateKeyToAccount>): Promise<string> => {
     const ch = await post("/auth/challenge", { address: a.address });
-    return (await post("/auth/verify", { address: a.address, signature: await a.signMessage({ message: ch.json.message }) })).json.api_key;
+    return (
+      await post("/auth/verify", { address: a.address, signature: await a.signMessage({ message: ch.json.message }) })
+    ).json.api_key;
   };
   const get = async (path: string, key?: string) => {
     const res = await fetch(`${base}${path}`, { headers: key ? { authorization: `Bearer ${key}` } : {} });
@@ -44,7 +58,8 @@ export function apiClient(port: number) {
 
 async function cannon(url: string, seconds: number) {
   const result = await autocannon({ url, connections: 32, duration: seconds, pipelining: 1 });
-  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`);
+  if (result.non2xx > 0 || result.errors > 0)
+    throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`);
   return result;
 }
 
@@ -64,15 +79,44 @@ export async function benchHttp(opts: { seconds: number; signIns: number }): Pro
     for (const mode of ["plain", "app"] as const) {
       const r = results[mode]!;
       const name = mode === "plain" ? "GET /config, plain Hono (anchor)" : "GET /config, service app";
-      rows.push({ name: `${name}: requests/s`, unit: "req/s", n: r.requests.sent, p50: r.requests.average, p99: r.requests.p1, min: r.requests.min, max: r.requests.max, mean: r.requests.average });
-      rows.push({ name: `${name}: latency`, unit: "ms", n: r.requests.sent, p50: r.latency.p50, p99: r.latency.p99, min: r.latency.min, max: r.latency.max, mean: r.latency.average });
+      rows.push({
+        name: `${name}: requests/s`,
+        unit: "req/s",
+        n: r.requests.sent,
+        p50: r.requests.average,
+        p99: r.requests.p1,
+        min: r.requests.min,
+        max: r.requests.max,
+        mean: r.requests.average,
+      });
+      rows.push({
+        name: `${name}: latency`,
+        unit: "ms",
+        n: r.requests.sent,
+        p50: r.latency.p50,
+        p99: r.latency.p99,
+        min: r.latency.min,
+        max: r.latency.max,
+        mean: r.latency.average,
+      });
     }
-    rows.push(summarize("service / plain Hono, GET /config requests/s", [(results.app!.requests.average / results.plain!.requests.average) * 100], "%"));
+    rows.push(
+      summarize(
+        "service / plain Hono, GET /config requests/s",
+        [(results.app!.requests.average / results.plain!.requests.average) * 100],
+        "%",
+      ),
+    );
 
     // Full sign-in: challenge, sign, verify; 8 wallets at a time.
     const s = await server("app", anvil.port);
     const base = `http://127.0.0.1:${s.port}/api/v1/auth`;
-    const post = (path: string, body: unknown) => fetch(`${base}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+    const post = (path: string, body: unknown) =>
+      fetch(`${base}${path}`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
     const latencies: number[] = [];
     const accounts = Array.from({ length: opts.signIns }, () => privateKeyToAccount(generatePrivateKey()));
     let next = 0;

@@ -9,7 +9,7 @@ import pg from "pg";
 import { Hono } from "hono";
 import { createApp } from "../api/app.js";
 import { CAPS } from "../api/auth/signin.js";
-import { SCREEN } from "../api/tokens/registry.js";
+import { SCREEN_DEFAULTS } from "../api/tokens/index.js";
 import { sqlIndexedReads } from "../api/ports/indexed.js";
 import { publicConfig } from "../api/server/config.js";
 import { openPglite } from "../api/ports/store/db.js";
@@ -23,7 +23,15 @@ const mode = process.argv[2] as "app" | "plain";
 const port = Number(process.argv[3]);
 const anvilPort = process.argv[4]!;
 // BENCH_RATE_LIMITS=on keeps the buckets (bench/availability.ts); BENCH_PROXY_HEADER lets the load generator name each client's address.
-const config = { ...loadConfig({ ANVIL_PORT: anvilPort, PORT: String(port), RATE_LIMITS: process.env.BENCH_RATE_LIMITS === "on" ? "on" : "off", ...(process.env.BENCH_PROXY_HEADER ? { TRUSTED_PROXY_HEADER: process.env.BENCH_PROXY_HEADER } : {}) }), allowedHosts: [`127.0.0.1:${port}`, `localhost:${port}`] };
+const config = {
+  ...loadConfig({
+    ANVIL_PORT: anvilPort,
+    PORT: String(port),
+    RATE_LIMITS: process.env.BENCH_RATE_LIMITS === "on" ? "on" : "off",
+    ...(process.env.BENCH_PROXY_HEADER ? { TRUSTED_PROXY_HEADER: process.env.BENCH_PROXY_HEADER } : {}),
+  }),
+  allowedHosts: [`127.0.0.1:${port}`, `localhost:${port}`],
+};
 
 let fetchFn: (req: Request) => Response | Promise<Response>;
 if (mode === "plain") {
@@ -33,10 +41,18 @@ if (mode === "plain") {
   fetchFn = plain.fetch;
 } else {
   // Thousands of sign-ins from one loopback address: lift the per-address sign-up and key caps.
-  Object.assign(CAPS, { accountsPerAddressDay: 1e9, accountsServiceHour: 1e9, keysPerAddressDay: 1e9, keysServiceHour: 1e9 });
-  // Likewise the per-caller budget of new-token screens (the benchmark screens dozens with one key).
-  SCREEN.newPerCallerBurst = 1e9;
-  const viewsPool = process.env.BENCH_VIEWS ? new pg.Pool({ connectionString: process.env.BENCH_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/test", max: 8 }) : null;
+  Object.assign(CAPS, {
+    accountsPerAddressDay: 1e9,
+    accountsServiceHour: 1e9,
+    keysPerAddressDay: 1e9,
+    keysServiceHour: 1e9,
+  });
+  const viewsPool = process.env.BENCH_VIEWS
+    ? new pg.Pool({
+        connectionString: process.env.BENCH_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/test",
+        max: 8,
+      })
+    : null;
   const db = await openPglite();
   await migrate(db);
   // The devnet's signing services as npm start runs them: their own HTTP ports, secrets and stores.
@@ -52,6 +68,8 @@ if (mode === "plain") {
       ? sqlIndexedReads(async (t, p) => (await viewsPool!.query(t, p)).rows, process.env.BENCH_VIEWS)
       : sqlIndexedReads((t, p) => db.query(t, p)),
     db,
+    // Likewise the per-caller budget of new-token screens (the benchmark screens dozens with one key).
+    screen: { ...SCREEN_DEFAULTS, newPerCallerBurst: 1e9 },
     pingDatabase: async () => void (await db.query("SELECT 1")),
   });
   fetchFn = app.fetch;

@@ -7,7 +7,19 @@
  */
 import { spawn } from "node:child_process";
 import { join } from "node:path";
-import { createPublicClient, createWalletClient, encodeFunctionData, getAddress, http, parseAbi, parseEther, parseUnits, zeroAddress, type Address, type Hex } from "viem";
+import {
+  createPublicClient,
+  createWalletClient,
+  encodeFunctionData,
+  getAddress,
+  http,
+  parseAbi,
+  parseEther,
+  parseUnits,
+  zeroAddress,
+  type Address,
+  type Hex,
+} from "viem";
 import pg from "pg";
 import { freePort, startAnvil, type Anvil } from "../devnet/anvil.js";
 import { devAccount, devnetChain } from "../devnet/deploy.js";
@@ -27,19 +39,39 @@ const batcherAbi = parseAbi([
 
 type App = "service" | "bare";
 
-async function seedEvents(anvil: Anvil, swapsWanted: number): Promise<{ swaps: number; transfers: number; blocks: number; fromBlock: number; toBlock: number }> {
+async function seedEvents(
+  anvil: Anvil,
+  swapsWanted: number,
+): Promise<{ swaps: number; transfers: number; blocks: number; fromBlock: number; toBlock: number }> {
   const u = readUniverse(UNIVERSE_FILE);
   const chain = devnetChain(anvil.rpcUrl);
   const pub = createPublicClient({ chain, transport: http(anvil.rpcUrl), pollingInterval: 20 });
   const deployer = devAccount(0);
   const wallet = createWalletClient({ chain, transport: http(anvil.rpcUrl), account: deployer });
   const pool = u.pools.find((p) => p.symbol0 === "TSLA" || p.symbol1 === "TSLA")!;
-  const key = { currency0: pool.currency0, currency1: pool.currency1, fee: pool.fee, tickSpacing: pool.tickSpacing, hooks: pool.hooks };
-  const hash = await wallet.deployContract({ abi: batcherAbi, bytecode: fixtureBytecode("SwapBatcher", "SwapBatcher"), args: [u.contracts.poolManager] });
+  const key = {
+    currency0: pool.currency0,
+    currency1: pool.currency1,
+    fee: pool.fee,
+    tickSpacing: pool.tickSpacing,
+    hooks: pool.hooks,
+  };
+  const hash = await wallet.deployContract({
+    abi: batcherAbi,
+    bytecode: fixtureBytecode("SwapBatcher", "SwapBatcher"),
+    args: [u.contracts.poolManager],
+  });
   const batcher = (await pub.waitForTransactionReceipt({ hash })).contractAddress!;
   for (const token of [pool.currency0, pool.currency1]) {
     const amount = token === u.tokens.USDG!.address ? parseUnits("1000000", 6) : parseEther("10000");
-    await pub.waitForTransactionReceipt({ hash: await wallet.writeContract({ address: token, abi: mintableAbi, functionName: "mint", args: [batcher, amount] }) });
+    await pub.waitForTransactionReceipt({
+      hash: await wallet.writeContract({
+        address: token,
+        abi: mintableAbi,
+        functionName: "mint",
+        args: [batcher, amount],
+      }),
+    });
   }
   const perTx = 400;
   const txs = Math.ceil(swapsWanted / perTx);
@@ -55,10 +87,29 @@ async function seedEvents(anvil: Anvil, swapsWanted: number): Promise<{ swaps: n
   for (let i = 0; i < txs; i += perBlock) {
     for (let j = i; j < Math.min(txs, i + perBlock); j++) {
       // Tiny exact-input swaps in alternating directions keep the price where it is.
-      const [amount0, amount1] = key.currency0 === u.tokens.USDG!.address ? [25_000n, 10n ** 14n] : [10n ** 14n, 25_000n];
-      hashes.push(await wallet.sendTransaction({ to: batcher, data: encodeFunctionData({ abi: batcherAbi, functionName: "run", args: [key, BigInt(perTx), amount0, amount1] }), nonce: nonce++, gas: 9_500_000n, gasPrice }));
+      const [amount0, amount1] =
+        key.currency0 === u.tokens.USDG!.address ? [25_000n, 10n ** 14n] : [10n ** 14n, 25_000n];
+      hashes.push(
+        await wallet.sendTransaction({
+          to: batcher,
+          data: encodeFunctionData({
+            abi: batcherAbi,
+            functionName: "run",
+            args: [key, BigInt(perTx), amount0, amount1],
+          }),
+          nonce: nonce++,
+          gas: 9_500_000n,
+          gasPrice,
+        }),
+      );
     }
-    await wallet.sendTransaction({ to: u.tokens.USDG!.address, data: encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [platform, 1n] }), nonce: nonce++, gas: 100_000n, gasPrice });
+    await wallet.sendTransaction({
+      to: u.tokens.USDG!.address,
+      data: encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [platform, 1n] }),
+      nonce: nonce++,
+      gas: 100_000n,
+      gasPrice,
+    });
     transfers++;
     await pub.request({ method: "evm_mine" as never, params: [] as never });
     blocks++;
@@ -86,12 +137,27 @@ async function runApp(app: App, anvilPort: number, toBlock: number) {
   // cache from an earlier devnet), which is no backfill at all.
   const dbName = `pit_bench_${app}_${id}`;
   const dbUrl = await createDatabase(dbName);
-  const args = [join(ROOT, "node_modules/ponder/dist/esm/bin/ponder.js"), "start", "--port", String(port), "--views-schema", views, "--log-level", "error"];
+  const args = [
+    join(ROOT, "node_modules/ponder/dist/esm/bin/ponder.js"),
+    "start",
+    "--port",
+    String(port),
+    "--views-schema",
+    views,
+    "--log-level",
+    "error",
+  ];
   if (app === "bare") args.splice(1, 0, "--root", join(ROOT, "bench", "bare"));
   const t0 = performance.now();
   const child = spawn(process.execPath, args, {
     cwd: app === "bare" ? join(ROOT, "bench", "bare") : ROOT,
-    env: { ...process.env, ANVIL_PORT: String(anvilPort), DATABASE_URL: dbUrl, DATABASE_SCHEMA: schema, LOG_LEVEL: "error" },
+    env: {
+      ...process.env,
+      ANVIL_PORT: String(anvilPort),
+      DATABASE_URL: dbUrl,
+      DATABASE_SCHEMA: schema,
+      LOG_LEVEL: "error",
+    },
     stdio: ["ignore", "ignore", "inherit"],
   });
   // Wait until the checkpoint covers the seed (Ponder backfills to the finalized block, then follows
@@ -100,7 +166,10 @@ async function runApp(app: App, anvilPort: number, toBlock: number) {
   for (;;) {
     if (child.exitCode !== null) throw new Error(`${app} indexer exited ${child.exitCode}`);
     try {
-      const status = (await (await fetch(`http://127.0.0.1:${port}/status`)).json()) as Record<string, { block: { number: number } }>;
+      const status = (await (await fetch(`http://127.0.0.1:${port}/status`)).json()) as Record<
+        string,
+        { block: { number: number } }
+      >;
       const block = Object.values(status)[0]?.block.number ?? 0;
       if (block >= toBlock) {
         readyMs = performance.now() - t0;
@@ -118,8 +187,13 @@ async function runApp(app: App, anvilPort: number, toBlock: number) {
   // Ponder's own clock of its historical phase (RPC sync + indexing; no build or startup). The
   // seed is buried under empty blocks, so it is all inside this phase.
   const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
-  const gauge = (name: string) => metrics.split("\n").filter((l) => l.startsWith(name)).map((l) => Number(l.split(" ").pop()));
-  const seededS = gauge("ponder_historical_end_timestamp_seconds")[0]! - gauge("ponder_historical_start_timestamp_seconds")[0]!;
+  const gauge = (name: string) =>
+    metrics
+      .split("\n")
+      .filter((l) => l.startsWith(name))
+      .map((l) => Number(l.split(" ").pop()));
+  const seededS =
+    gauge("ponder_historical_end_timestamp_seconds")[0]! - gauge("ponder_historical_start_timestamp_seconds")[0]!;
   return {
     readyMs,
     seededS,
@@ -141,13 +215,32 @@ async function latency(anvil: Anvil, views: string, dbUrl: string, samples: numb
   const trader = devAccount(5);
   const wallet = createWalletClient({ chain, transport: http(anvil.rpcUrl), account: trader });
   const pool = u.pools.find((p) => p.symbol0 === "ETH" && p.symbol1 === "USDG")!;
-  const key = { currency0: pool.currency0, currency1: pool.currency1, fee: pool.fee, tickSpacing: pool.tickSpacing, hooks: pool.hooks };
+  const key = {
+    currency0: pool.currency0,
+    currency1: pool.currency1,
+    fee: pool.fee,
+    tickSpacing: pool.tickSpacing,
+    hooks: pool.hooks,
+  };
   const db = new pg.Pool({ connectionString: dbUrl, max: 2 });
   const out: number[] = [];
   // Two warm-up swaps are not counted: the first blocks after /ready also settle the realtime sync.
   for (let i = -2; i < samples; i++) {
-    const data = swapCalldata({ poolKey: key, tokenIn: zeroAddress, tokenOut: u.tokens.USDG!.address, amountIn: parseEther("0.01"), minOut: 0n, feeBips: 25n, feeRecipient: u.devnet!.accounts.platform! as Address });
-    const hash: Hex = await wallet.sendTransaction({ to: u.contracts.universalRouter, data, value: parseEther("0.01"), gas: 400_000n });
+    const data = swapCalldata({
+      poolKey: key,
+      tokenIn: zeroAddress,
+      tokenOut: u.tokens.USDG!.address,
+      amountIn: parseEther("0.01"),
+      minOut: 0n,
+      feeBips: 25n,
+      feeRecipient: u.devnet!.accounts.platform! as Address,
+    });
+    const hash: Hex = await wallet.sendTransaction({
+      to: u.contracts.universalRouter,
+      data,
+      value: parseEther("0.01"),
+      gas: 400_000n,
+    });
     await pub.waitForTransactionReceipt({ hash, pollingInterval: 5 });
     const mined = performance.now();
     for (;;) {
@@ -180,15 +273,21 @@ export async function benchIndexer(opts: { swaps: number; latencySamples: number
       if (app === "service") {
         // Count what was indexed: a fast backfill that skipped events would be no result at all.
         const db = new pg.Pool({ connectionString: r.dbUrl, max: 1 });
-        const [{ n }] = (await db.query(`SELECT count(*)::int AS n FROM "${r.views}".pool_observation WHERE kind = 'swap'`)).rows as [{ n: number }];
+        const [{ n }] = (
+          await db.query(`SELECT count(*)::int AS n FROM "${r.views}".pool_observation WHERE kind = 'swap'`)
+        ).rows as [{ n: number }];
         await db.end();
         if (n < seeded.swaps) {
           const d2 = new pg.Pool({ connectionString: r.dbUrl, max: 1 });
-          const kinds = (await d2.query(`SELECT kind, count(*)::int AS n FROM "${r.views}".pool_observation GROUP BY kind`)).rows;
+          const kinds = (
+            await d2.query(`SELECT kind, count(*)::int AS n FROM "${r.views}".pool_observation GROUP BY kind`)
+          ).rows;
           const pools = (await d2.query(`SELECT id, swaps, block FROM "${r.views}".pool`)).rows;
           const head = (await d2.query(`SELECT latest_checkpoint FROM "${r.views}"._ponder_checkpoint`)).rows;
           await d2.end();
-          throw new Error(`the service indexed ${n} of ${seeded.swaps} swaps ${JSON.stringify({ kinds, pools, head })}`);
+          throw new Error(
+            `the service indexed ${n} of ${seeded.swaps} swaps ${JSON.stringify({ kinds, pools, head })}`,
+          );
         }
       }
       if (app === "service" && run === 0) latencies = await latency(anvil, r.views, r.dbUrl, opts.latencySamples);
@@ -201,7 +300,11 @@ export async function benchIndexer(opts: { swaps: number; latencySamples: number
   return [
     summarize(`backfill, bare Ponder (empty handlers): ${what}`, rates.bare, "events/s"),
     summarize(`backfill, service indexer: ${what}`, rates.service, "events/s"),
-    summarize("service / bare backfill throughput (medians)", [(median(rates.service) / median(rates.bare)) * 100], "%"),
+    summarize(
+      "service / bare backfill throughput (medians)",
+      [(median(rates.service) / median(rates.bare)) * 100],
+      "%",
+    ),
     summarize("process start to /ready, bare", ready.bare, "ms"),
     summarize("process start to /ready, service", ready.service, "ms"),
     summarize("realtime block-to-readable (PostgreSQL views, 100 ms polling)", latencies, "ms"),

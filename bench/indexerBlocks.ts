@@ -27,7 +27,13 @@ type Outcome = { readyMs: number; historicalS: number | null } | { cappedMs: num
 const log = (s: string) => process.stderr.write(`[indexer-blocks] ${s}\n`);
 
 /** One `ponder start` of `app` on `backend` against the devnet on `anvilPort`, until /ready or the cap. */
-async function startToReady(app: App, backend: IndexerBackend, anvilPort: number, capMs: number, serviceRoot: string): Promise<Outcome> {
+async function startToReady(
+  app: App,
+  backend: IndexerBackend,
+  anvilPort: number,
+  capMs: number,
+  serviceRoot: string,
+): Promise<Outcome> {
   const id = Math.random().toString(36).slice(2, 8);
   const port = await freePort();
   const dataDir = mkdtempSync(join(tmpdir(), `pit-bench-blocks-${app}-`));
@@ -35,7 +41,14 @@ async function startToReady(app: App, backend: IndexerBackend, anvilPort: number
   const dbName = `pit_bench_blk_${app}_${id}`;
   const dbUrl = backend === "postgres" ? await createDatabase(dbName) : null;
   const cwd = app === "bare" ? join(ROOT, "bench", "bare") : serviceRoot;
-  const args = [join(ROOT, "node_modules/ponder/dist/esm/bin/ponder.js"), "start", "--port", String(port), "--log-level", "error"];
+  const args = [
+    join(ROOT, "node_modules/ponder/dist/esm/bin/ponder.js"),
+    "start",
+    "--port",
+    String(port),
+    "--log-level",
+    "error",
+  ];
   if (app === "bare") args.splice(1, 0, "--root", cwd);
   if (backend === "postgres") args.push("--views-schema", `bv_${app}_${id}`);
   const env: Record<string, string> = {
@@ -59,7 +72,8 @@ async function startToReady(app: App, backend: IndexerBackend, anvilPort: number
   let outcome: Outcome | null = null;
   try {
     for (;;) {
-      if (child.exitCode !== null) throw new Error(`${app} indexer (${backend}) exited ${child.exitCode} before /ready:\n${out}`);
+      if (child.exitCode !== null)
+        throw new Error(`${app} indexer (${backend}) exited ${child.exitCode} before /ready:\n${out}`);
       const res = await fetch(`${base}/ready`).catch(() => null);
       if (res?.status === 200) {
         const readyMs = performance.now() - t0;
@@ -67,8 +81,16 @@ async function startToReady(app: App, backend: IndexerBackend, anvilPort: number
         let historicalS: number | null = null;
         try {
           const metrics = await (await fetch(`${base}/metrics`)).text();
-          const gauge = (name: string) => Number(metrics.split("\n").find((l) => l.startsWith(name))?.split(" ").pop());
-          historicalS = gauge("ponder_historical_end_timestamp_seconds") - gauge("ponder_historical_start_timestamp_seconds");
+          const gauge = (name: string) =>
+            Number(
+              metrics
+                .split("\n")
+                .find((l) => l.startsWith(name))
+                ?.split(" ")
+                .pop(),
+            );
+          historicalS =
+            gauge("ponder_historical_end_timestamp_seconds") - gauge("ponder_historical_start_timestamp_seconds");
           if (!Number.isFinite(historicalS)) historicalS = null;
         } catch {
           // metrics are a side note
@@ -103,7 +125,20 @@ async function startToReady(app: App, backend: IndexerBackend, anvilPort: number
  */
 async function startBenchAnvil(): Promise<{ rpcUrl: string; port: number; stop(): Promise<void> }> {
   const port = await freePort();
-  const args = ["--chain-id", String(CHAIN_ID), "--port", String(port), "--host", "127.0.0.1", "--hardfork", "prague", "--load-state", SNAPSHOT_FILE, "--prune-history", "64"];
+  const args = [
+    "--chain-id",
+    String(CHAIN_ID),
+    "--port",
+    String(port),
+    "--host",
+    "127.0.0.1",
+    "--hardfork",
+    "prague",
+    "--load-state",
+    SNAPSHOT_FILE,
+    "--prune-history",
+    "64",
+  ];
   const child = spawn(foundryBin("anvil"), args, { stdio: ["ignore", "ignore", "pipe"] });
   const killOnExit = () => child.kill("SIGKILL");
   process.once("exit", killOnExit);
@@ -150,7 +185,10 @@ export async function benchIndexerBlocks(opts: {
   const points = [...opts.points].sort((a, b) => a - b);
   const anvil = await startBenchAnvil();
   try {
-    const pub = createPublicClient({ chain: devnetChain(anvil.rpcUrl), transport: http(anvil.rpcUrl, { timeout: 600_000, retryCount: 0 }) });
+    const pub = createPublicClient({
+      chain: devnetChain(anvil.rpcUrl),
+      transport: http(anvil.rpcUrl, { timeout: 600_000, retryCount: 0 }),
+    });
     const snapshotHead = await pub.getBlockNumber();
     for (const n of points) {
       const tMine = performance.now();
@@ -161,13 +199,18 @@ export async function benchIndexerBlocks(opts: {
         await pub.request({ method: "anvil_mine" as never, params: [numberToHex(chunk), numberToHex(1)] as never });
       }
       const head = await pub.getBlockNumber();
-      if (head - snapshotHead !== BigInt(n)) throw new Error(`the devnet is ${head - snapshotHead} blocks past the snapshot, not ${n}`);
-      log(`N=${n}: head ${head} (snapshot ${snapshotHead}), mined in ${((performance.now() - tMine) / 1000).toFixed(1)} s`);
+      if (head - snapshotHead !== BigInt(n))
+        throw new Error(`the devnet is ${head - snapshotHead} blocks past the snapshot, not ${n}`);
+      log(
+        `N=${n}: head ${head} (snapshot ${snapshotHead}), mined in ${((performance.now() - tMine) / 1000).toFixed(1)} s`,
+      );
       for (const backend of backends) {
         for (const app of apps) {
           const outcome = await startToReady(app, backend, anvil.port, opts.capMs, opts.serviceRoot ?? ROOT);
           results.push({ n, app, backend, outcome });
-          log(`N=${n} ${app} ${backend}: ${"readyMs" in outcome ? `${(outcome.readyMs / 1000).toFixed(1)} s to /ready (historical phase ${outcome.historicalS?.toFixed(1) ?? "?"} s)` : `not ready within ${opts.capMs / 1000} s, stopped; log tail:\n${outcome.log.slice(-600)}`}`);
+          log(
+            `N=${n} ${app} ${backend}: ${"readyMs" in outcome ? `${(outcome.readyMs / 1000).toFixed(1)} s to /ready (historical phase ${outcome.historicalS?.toFixed(1) ?? "?"} s)` : `not ready within ${opts.capMs / 1000} s, stopped; log tail:\n${outcome.log.slice(-600)}`}`,
+          );
         }
       }
     }
@@ -182,9 +225,18 @@ export async function benchIndexerBlocks(opts: {
       for (const r of mine) {
         const name = `start to /ready, ${app === "bare" ? "bare Ponder (log sources, empty handlers)" : "service indexer"}, ${backend}, ${label(r.n)} empty blocks`;
         if ("readyMs" in r.outcome) {
-          rows.push(summarize(name, [r.outcome.readyMs], `ms${r.outcome.historicalS !== null ? ` (historical phase ${(r.outcome.historicalS * 1000).toFixed(0)} ms)` : ""}`));
+          rows.push(
+            summarize(
+              name,
+              [r.outcome.readyMs],
+              `ms${r.outcome.historicalS !== null ? ` (historical phase ${(r.outcome.historicalS * 1000).toFixed(0)} ms)` : ""}`,
+            ),
+          );
         } else {
-          rows.push({ ...summarize(name, [], "ms"), unit: `> cap: not ready within ${r.outcome.cappedMs} ms, stopped` });
+          rows.push({
+            ...summarize(name, [], "ms"),
+            unit: `> cap: not ready within ${r.outcome.cappedMs} ms, stopped`,
+          });
         }
       }
       // Cost per empty block: the slope from the 0-block run to each larger point.
@@ -192,8 +244,13 @@ export async function benchIndexerBlocks(opts: {
       for (const r of mine) {
         if (!zero || r.n === 0 || !("readyMs" in zero.outcome)) continue;
         const name = `added per 1,000 empty blocks, ${app}, ${backend} (${label(r.n)} vs 0)`;
-        if ("readyMs" in r.outcome) rows.push(summarize(name, [((r.outcome.readyMs - zero.outcome.readyMs) / r.n) * 1000], "ms"));
-        else rows.push({ ...summarize(name, [], "ms"), unit: `> ${(((r.outcome.cappedMs - zero.outcome.readyMs) / r.n) * 1000).toFixed(0)} ms (capped)` });
+        if ("readyMs" in r.outcome)
+          rows.push(summarize(name, [((r.outcome.readyMs - zero.outcome.readyMs) / r.n) * 1000], "ms"));
+        else
+          rows.push({
+            ...summarize(name, [], "ms"),
+            unit: `> ${(((r.outcome.cappedMs - zero.outcome.readyMs) / r.n) * 1000).toFixed(0)} ms (capped)`,
+          });
       }
     }
   }

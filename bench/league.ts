@@ -6,29 +6,51 @@
  */
 import { zeroAddress } from "viem";
 import { RateLimiter } from "../api/http/rateLimit.js";
-import { calendarAt } from "../lib/leagueCalendar.js";
+import { calendarAt } from "../lib/league/calendar.js";
 import { freshStore, serveApi } from "../test/helpers/api.js";
 import { freshenMarket, startIndexedDevnet } from "../test/helpers/stack.js";
 import { summarize, type Row } from "./stats.js";
 
-export async function benchLeague(opts: { entrants: number; trades: number; recomputes: number; requests: number }): Promise<Row[]> {
+export async function benchLeague(opts: {
+  entrants: number;
+  trades: number;
+  recomputes: number;
+  requests: number;
+}): Promise<Row[]> {
   const chain = await startIndexedDevnet({ before: freshenMarket });
   const { dn } = chain;
   const store = await freshStore("postgres");
   const now = Number((await dn.pub.getBlock()).timestamp);
   const offsetMs = now * 1000 - Date.now();
   const clock = () => Date.now() + offsetMs;
-  const serve = (cacheMs: number) => serveApi({ rpcUrl: dn.anvil.rpcUrl, db: store.db, clock, indexed: chain.ix.liveReads().reads, limiter: new RateLimiter(clock, 10_000, false), league: { settleIntervalMs: 0, cacheMs }, hostedScheduler: { intervalMs: 0 } });
+  const serve = (cacheMs: number) =>
+    serveApi({
+      rpcUrl: dn.anvil.rpcUrl,
+      db: store.db,
+      clock,
+      indexed: chain.ix.liveReads().reads,
+      limiter: new RateLimiter(clock, 10_000, false),
+      league: { settleIntervalMs: 0, cacheMs },
+      hostedScheduler: { intervalMs: 0 },
+    });
   const fresh = await serve(1);
   const cached = await serve(15_000);
   try {
-    await seed(store.db, { entrants: opts.entrants, trades: opts.trades, now, usdg: dn.token("USDG"), feeRecipient: fresh.config.feeRecipient, head: Number(await dn.pub.getBlockNumber()) });
+    await seed(store.db, {
+      entrants: opts.entrants,
+      trades: opts.trades,
+      now,
+      usdg: dn.token("USDG"),
+      feeRecipient: fresh.config.feeRecipient,
+      head: Number(await dn.pub.getBlockNumber()),
+    });
     const time = async (api: typeof fresh, n: number) => {
       const out: number[] = [];
       for (let i = 0; i < n; i++) {
         const s = performance.now();
         const r = await api.call("GET", "/api/v1/league/standings");
-        if (r.status !== 200 || r.json.rows.length !== opts.entrants) throw new Error(`standings answered ${r.status} with ${r.json?.rows?.length} rows: ${r.text.slice(0, 300)}`);
+        if (r.status !== 200 || r.json.rows.length !== opts.entrants)
+          throw new Error(`standings answered ${r.status} with ${r.json?.rows?.length} rows: ${r.text.slice(0, 300)}`);
         out.push(performance.now() - s);
       }
       return out;
@@ -37,7 +59,10 @@ export async function benchLeague(opts: { entrants: number; trades: number; reco
     await time(cached, 1);
     const hits = await time(cached, opts.requests);
     const label = `${opts.entrants} entrants x ${opts.trades} trades`;
-    return [summarize(`league: standings full recompute (${label})`, recompute, "ms"), summarize(`league: GET standings cached (${label})`, hits, "ms")];
+    return [
+      summarize(`league: standings full recompute (${label})`, recompute, "ms"),
+      summarize(`league: GET standings cached (${label})`, hits, "ms"),
+    ];
   } finally {
     await cached.close();
     await fresh.close();
@@ -47,22 +72,43 @@ export async function benchLeague(opts: { entrants: number; trades: number; reco
 }
 
 /** Entries of the current season and their trades (ETH sold for USDG and bought back, in turn), in a few statements. */
-async function seed(db: Awaited<ReturnType<typeof freshStore>>["db"], o: { entrants: number; trades: number; now: number; usdg: string; feeRecipient: string; head: number }) {
+async function seed(
+  db: Awaited<ReturnType<typeof freshStore>>["db"],
+  o: { entrants: number; trades: number; now: number; usdg: string; feeRecipient: string; head: number },
+) {
   const season = calendarAt(o.now).current;
   const wallet = (i: number) => `0x${(0xa0000 + i).toString(16).padStart(40, "0")}`;
   const eth = { token: "ETH", address: zeroAddress, symbol: "ETH", name: "Ether", decimals: 18 };
   const usdg = { token: "USDG", address: o.usdg.toLowerCase(), symbol: "USDG", name: "USDG", decimals: 6 };
   const txs = JSON.stringify([{ kind: "swap", tx: { to: zeroAddress, data: "0x", value: "0", chain_id: 4663 } }]);
-  const summary = JSON.stringify({ fee: { bps: 25, side: "input", recipient: o.feeRecipient, token: zeroAddress, amount: "0" } });
+  const summary = JSON.stringify({
+    fee: { bps: 25, side: "input", recipient: o.feeRecipient, token: zeroAddress, amount: "0" },
+  });
   for (let i = 0; i < o.entrants; i++) {
     const w = wallet(i);
     await db.query(
       `INSERT INTO app.league_entries (entry_id, board, agent_id, kind, wallet, entrant, owner, agent_wallet, token, symbol, name, proof, confirmed, confirmed_at, from_season, entered_at)
        VALUES ($1, 'prize', $2, 'wallet', $3, $4, $3, $3, $5, $6, $7, 'owner_key', false, NULL, $8, $9)`,
-      [`le_b${String(i).padStart(15, "0")}`, i + 1, w, `prize league: trading wallet ${w}`, o.usdg.toLowerCase(), `B${i}`, `Bench ${i}`, season.number, season.starts - 86_400],
+      [
+        `le_b${String(i).padStart(15, "0")}`,
+        i + 1,
+        w,
+        `prize league: trading wallet ${w}`,
+        o.usdg.toLowerCase(),
+        `B${i}`,
+        `Bench ${i}`,
+        season.number,
+        season.starts - 86_400,
+      ],
     );
-    const [sell] = await db.query<{ id: string }>("INSERT INTO app.plans (key_id, wallet, kind, execution, token_in, token_out, amount_in, amount_out_min, fee_bps, deadline, txs, summary, created_at) VALUES (0, $1, 'trade', 'router', $2, $3, '0', '0', 25, 0, $4, $5, 0) RETURNING id::text AS id", [w, JSON.stringify(eth), JSON.stringify(usdg), txs, summary]);
-    const [buy] = await db.query<{ id: string }>("INSERT INTO app.plans (key_id, wallet, kind, execution, token_in, token_out, amount_in, amount_out_min, fee_bps, deadline, txs, summary, created_at) VALUES (0, $1, 'trade', 'router', $2, $3, '0', '0', 25, 0, $4, $5, 0) RETURNING id::text AS id", [w, JSON.stringify(usdg), JSON.stringify(eth), txs, summary]);
+    const [sell] = await db.query<{ id: string }>(
+      "INSERT INTO app.plans (key_id, wallet, kind, execution, token_in, token_out, amount_in, amount_out_min, fee_bps, deadline, txs, summary, created_at) VALUES (0, $1, 'trade', 'router', $2, $3, '0', '0', 25, 0, $4, $5, 0) RETURNING id::text AS id",
+      [w, JSON.stringify(eth), JSON.stringify(usdg), txs, summary],
+    );
+    const [buy] = await db.query<{ id: string }>(
+      "INSERT INTO app.plans (key_id, wallet, kind, execution, token_in, token_out, amount_in, amount_out_min, fee_bps, deadline, txs, summary, created_at) VALUES (0, $1, 'trade', 'router', $2, $3, '0', '0', 25, 0, $4, $5, 0) RETURNING id::text AS id",
+      [w, JSON.stringify(usdg), JSON.stringify(eth), txs, summary],
+    );
     // Trades spread over the season so far, on blocks the chain has (marks are read at each).
     await db.query(
       `INSERT INTO app.trades (wallet, key_id, plan_id, path, status, token_in, token_out, amount_in, amount_out_min, tx_hash, created_at, block_number, block_time, outcome, final)
@@ -72,7 +118,17 @@ async function seed(db: Awaited<ReturnType<typeof freshStore>>["db"], o: { entra
            ELSE json_build_object('tokenIn', $8::text, 'amountIn', ((10 + g) * 2990000)::text, 'tokenOut', $7::text, 'amountOut', ((10 + g) * 990000000000000)::text)::text END,
          true
        FROM generate_series(1, $9) AS g`,
-      [w, sell!.id, buy!.id, season.starts, o.head, Math.max(season.starts + 1, o.now - 1), zeroAddress, o.usdg.toLowerCase(), o.trades],
+      [
+        w,
+        sell!.id,
+        buy!.id,
+        season.starts,
+        o.head,
+        Math.max(season.starts + 1, o.now - 1),
+        zeroAddress,
+        o.usdg.toLowerCase(),
+        o.trades,
+      ],
     );
   }
 }

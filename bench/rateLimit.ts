@@ -15,7 +15,15 @@ async function perRequest(limiter: Limiter, spends: number, requests: number): P
   for (let i = -500; i < requests; i++) {
     const key = `k${i % 1000}`;
     const t0 = performance.now();
-    for (let s = 0; s < spends; s++) await limiter.spend(s === 0 ? [{ key: `key:key:${key}`, rule: roomy }] : [{ key: `route${s}:key:${key}`, rule: roomy }, { key: "route:overall:*", rule: roomy }]);
+    for (let s = 0; s < spends; s++)
+      await limiter.spend(
+        s === 0
+          ? [{ key: `key:key:${key}`, rule: roomy }]
+          : [
+              { key: `route${s}:key:${key}`, rule: roomy },
+              { key: "route:overall:*", rule: roomy },
+            ],
+      );
     if (i >= 0) samples.push((performance.now() - t0) * 1000);
   }
   return samples;
@@ -27,9 +35,21 @@ export async function benchRateLimit(opts: { requests: number; redisUrl?: string
   const redis = new RedisLimiter(redisUrl, `pit:bench:${Date.now()}:`);
   try {
     return [
-      summarize("rate limit, in memory: keyed route (2 spends)", await perRequest(memory, 2, opts.requests), "µs per request"),
-      summarize("rate limit, Redis: keyed route (2 spends, 3 buckets)", await perRequest(redis, 2, opts.requests), "µs per request"),
-      summarize("rate limit, Redis: public route (1 spend, 2 buckets)", await perRequest(redis, 1, opts.requests), "µs per request"),
+      summarize(
+        "rate limit, in memory: keyed route (2 spends)",
+        await perRequest(memory, 2, opts.requests),
+        "µs per request",
+      ),
+      summarize(
+        "rate limit, Redis: keyed route (2 spends, 3 buckets)",
+        await perRequest(redis, 2, opts.requests),
+        "µs per request",
+      ),
+      summarize(
+        "rate limit, Redis: public route (1 spend, 2 buckets)",
+        await perRequest(redis, 1, opts.requests),
+        "µs per request",
+      ),
     ];
   } finally {
     await redis.close();

@@ -3,10 +3,24 @@
  * (the second start's launch to /health ok; PGlite and PostgreSQL), and recovery after the chain
  * node is stopped for 60 s (SIGCONT to the indexer following the chain again). `--only=restart`.
  */
-import { call, clientsFor, indexerBlock, killStack9, npmStart, pidsOf, stackEnv, until, untilReady, alive, type Backend, type StackEnv } from "../test/helpers/npmStart.js";
+import {
+  call,
+  clientsFor,
+  indexerBlock,
+  killStack9,
+  npmStart,
+  pidsOf,
+  stackEnv,
+  until,
+  untilReady,
+  alive,
+  type Backend,
+  type StackEnv,
+} from "../test/helpers/npmStart.js";
 import { summarize, type Row } from "./stats.js";
 
-const healthOk = async (env: StackEnv) => ((await call(env, "GET", "/api/v1/health")).json?.status === "ok" ? true : undefined);
+const healthOk = async (env: StackEnv) =>
+  (await call(env, "GET", "/api/v1/health")).json?.status === "ok" ? true : undefined;
 
 async function restartAfterKill9(backend: Backend, runs: number): Promise<Row> {
   const { env, cleanup } = await stackEnv(backend);
@@ -19,7 +33,11 @@ async function restartAfterKill9(backend: Backend, runs: number): Promise<Row> {
       // Let the chain and the indexer move on a little, then kill everything at once.
       await new Promise((r) => setTimeout(r, 3_000 + Math.random() * 2_000));
       const killed = killStack9(run, env);
-      await until("stack gone", async () => (![killed.start, killed.anvil, killed.indexer].some(alive) ? true : undefined), 10_000);
+      await until(
+        "stack gone",
+        async () => (![killed.start, killed.anvil, killed.indexer].some(alive) ? true : undefined),
+        10_000,
+      );
       run = npmStart(env);
       await untilReady(run);
       await until("health ok", () => healthOk(env), 60_000, run);
@@ -50,7 +68,9 @@ async function recoveryAfterNodeStall(stallMs: number): Promise<Row> {
       "indexer following",
       async () => {
         const block = await indexerBlock(env);
-        return block !== null && block >= headAtResume + 3 && block >= Number(await pub.getBlockNumber()) - 1 ? Date.now() - resumedAt : undefined;
+        return block !== null && block >= headAtResume + 3 && block >= Number(await pub.getBlockNumber()) - 1
+          ? Date.now() - resumedAt
+          : undefined;
       },
       120_000,
       run,
@@ -65,11 +85,22 @@ async function recoveryAfterNodeStall(stallMs: number): Promise<Row> {
 }
 
 export async function benchRestart(opts: { runs: number; stallMs: number }): Promise<Row[]> {
-  return [await restartAfterKill9("pglite", opts.runs), await restartAfterKill9("postgres", opts.runs), await recoveryAfterNodeStall(opts.stallMs)];
+  return [
+    await restartAfterKill9("pglite", opts.runs),
+    await restartAfterKill9("postgres", opts.runs),
+    await recoveryAfterNodeStall(opts.stallMs),
+  ];
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const { table } = await import("./stats.js");
-  console.log(table(await benchRestart({ runs: Number(process.argv.find((a) => a.startsWith("--runs="))?.slice(7) ?? 3), stallMs: 60_000 })));
+  console.log(
+    table(
+      await benchRestart({
+        runs: Number(process.argv.find((a) => a.startsWith("--runs="))?.slice(7) ?? 3),
+        stallMs: 60_000,
+      }),
+    ),
+  );
   process.exit(0);
 }

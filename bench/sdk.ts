@@ -39,13 +39,30 @@ export async function benchSdk(opts: { trades: number; checks: number }): Promis
     });
     const key = pit.key!;
     const unchecked = await timed(async () => {
-      const plan = await stack.agent.post("/live/prepare", { wallet: account.address, ...{ token_in: "ETH", token_out: "USDG", notional_usd: 40 } }, key);
+      const plan = await stack.agent.post(
+        "/live/prepare",
+        { wallet: account.address, ...{ token_in: "ETH", token_out: "USDG", notional_usd: 40 } },
+        key,
+      );
       const raw = await stack.agent.sign(account, plan.json.tx);
       const sent = await stack.agent.post("/live/submit", { raw_tx: raw }, key);
       await stack.dn.mined(sent.json.tx_hash);
     });
-    const plan = (await stack.agent.post("/live/prepare", { wallet: account.address, token_in: "ETH", token_out: "USDG", notional_usd: 40, slippage_bps: 50 }, key)).json;
-    const intent = { wallet: account.address, tokenIn: "ETH", tokenOut: "USDG", slippageBps: 50, acceptRisks: [], shield: false };
+    const plan = (
+      await stack.agent.post(
+        "/live/prepare",
+        { wallet: account.address, token_in: "ETH", token_out: "USDG", notional_usd: 40, slippage_bps: 50 },
+        key,
+      )
+    ).json;
+    const intent = {
+      wallet: account.address,
+      tokenIn: "ETH",
+      tokenOut: "USDG",
+      slippageBps: 50,
+      acceptRisks: [],
+      shield: false,
+    };
     const pure: number[] = [];
     for (let i = 0; i < opts.checks; i++) {
       const t0 = performance.now();

@@ -1,4 +1,13 @@
-export type Row = { name: string; unit: string; n: number; p50: number; p99: number; min: number; max: number; mean: number };
+export type Row = {
+  name: string;
+  unit: string;
+  n: number;
+  p50: number;
+  p99: number;
+  min: number;
+  max: number;
+  mean: number;
+};
 
 export function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return NaN;
@@ -17,6 +26,9 @@ export function table(rows: Row[]): string {
   return [
     "| measurement | n | p50 | p99 | min | max | mean | unit |",
     "|---|---|---|---|---|---|---|---|",
-    ...rows.map((r) => `| ${r.name} | ${r.n} | ${f(r.p50)} | ${f(r.p99)} | ${f(r.min)} | ${f(r.max)} | ${f(r.mean)} | ${r.unit} |`),
+    ...rows.map(
+      (r) =>
+        `| ${r.name} | ${r.n} | ${f(r.p50)} | ${f(r.p99)} | ${f(r.min)} | ${f(r.max)} | ${f(r.mean)} | ${r.unit} |`,
+    ),
   ].join("\n");
 }

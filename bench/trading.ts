@@ -23,7 +23,16 @@ export async function benchTrading(opts: { requests: number; seconds: number; ag
   const proxy = await startRpcProxy(anvil.rpcUrl);
   let child: ChildProcess | null = null;
   try {
-    await ix.waitFor(Number(await fetch(anvil.rpcUrl, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_blockNumber", params: [] }) }).then(async (r) => ((await r.json()) as { result: string }).result)), 180_000);
+    await ix.waitFor(
+      Number(
+        await fetch(anvil.rpcUrl, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_blockNumber", params: [] }),
+        }).then(async (r) => ((await r.json()) as { result: string }).result),
+      ),
+      180_000,
+    );
     const s = await server("app", proxy.port, { BENCH_VIEWS: ix.viewsSchema, BENCH_DATABASE_URL: ix.databaseUrl! });
     child = s.child;
     const { post, signIn } = apiClient(s.port);
@@ -57,7 +66,9 @@ export async function benchTrading(opts: { requests: number; seconds: number; ag
     const prepareMs = await timed(opts.requests, () => post("/live/prepare", prepareBody(a0), a0.key));
     const prepareTrips = proxy.counts.trips / opts.requests;
     const prepareCalls = proxy.counts.calls / opts.requests;
-    const methods = Object.entries(proxy.counts.methods).map(([m, n]) => `${m} ${(n / opts.requests).toFixed(2)}`).join(", ");
+    const methods = Object.entries(proxy.counts.methods)
+      .map(([m, n]) => `${m} ${(n / opts.requests).toFixed(2)}`)
+      .join(", ");
 
     // 16 agents, each preparing back to back.
     const until = performance.now() + opts.seconds * 1000;
@@ -75,14 +86,38 @@ export async function benchTrading(opts: { requests: number; seconds: number; ag
     );
     if (failures) throw new Error(`${failures} concurrent prepares failed`);
     const perSecond = concurrentMs.length / opts.seconds;
-    const one = (name: string, unit: string, v: number, n = 1): Row => ({ name, unit, n, p50: v, p99: v, min: v, max: v, mean: v });
+    const one = (name: string, unit: string, v: number, n = 1): Row => ({
+      name,
+      unit,
+      n,
+      p50: v,
+      p99: v,
+      min: v,
+      max: v,
+      mean: v,
+    });
     return [
       summarize("live/quote ETH->USDG, warm caches, one agent (latency)", quoteMs, "ms"),
-      one("live/quote: chain RPC round trips per request (calls inside them)", `trips (${quoteCalls.toFixed(2)} calls)`, quoteTrips, opts.requests),
+      one(
+        "live/quote: chain RPC round trips per request (calls inside them)",
+        `trips (${quoteCalls.toFixed(2)} calls)`,
+        quoteTrips,
+        opts.requests,
+      ),
       summarize("live/prepare ETH->USDG incl. simulation and stored plan, one agent (latency)", prepareMs, "ms"),
-      one(`live/prepare: chain RPC round trips per request [${methods}]`, `trips (${prepareCalls.toFixed(2)} calls)`, prepareTrips, opts.requests),
+      one(
+        `live/prepare: chain RPC round trips per request [${methods}]`,
+        `trips (${prepareCalls.toFixed(2)} calls)`,
+        prepareTrips,
+        opts.requests,
+      ),
       summarize(`live/prepare, ${opts.agents} concurrent agents (latency)`, concurrentMs, "ms"),
-      one(`live/prepare, ${opts.agents} concurrent agents: throughput over ${opts.seconds} s`, "prepares/s", perSecond, concurrentMs.length),
+      one(
+        `live/prepare, ${opts.agents} concurrent agents: throughput over ${opts.seconds} s`,
+        "prepares/s",
+        perSecond,
+        concurrentMs.length,
+      ),
     ];
   } finally {
     if (child) await new Promise((res) => (child!.once("exit", res), child!.kill("SIGTERM")));

@@ -23,9 +23,21 @@ export async function benchTreasury(opts: { transfers: number; requests: number 
   const store = await freshStore("pglite");
   let offsetMs = Number((await dn.pub.getBlock()).timestamp) * 1000 - Date.now();
   const clock = () => Date.now() + offsetMs;
-  const buckets = { operations: getAddress("0x00000000000000000000000000000000000b0001"), buybacks: getAddress("0x00000000000000000000000000000000000b0002"), treasury: getAddress("0x00000000000000000000000000000000000b0003") };
+  const buckets = {
+    operations: getAddress("0x00000000000000000000000000000000000b0001"),
+    buybacks: getAddress("0x00000000000000000000000000000000000b0002"),
+    treasury: getAddress("0x00000000000000000000000000000000000b0003"),
+  };
   const serve = (cacheMs: number) =>
-    serveApi({ rpcUrl: dn.anvil.rpcUrl, db: store.db, clock, indexed: chain.ix.liveReads().reads, limiter: new RateLimiter(clock, 10_000, false), config: { treasuryBuckets: buckets }, treasury: { confirmations: 3, intervalMs: 3_600_000, cacheMs } });
+    serveApi({
+      rpcUrl: dn.anvil.rpcUrl,
+      db: store.db,
+      clock,
+      indexed: chain.ix.liveReads().reads,
+      limiter: new RateLimiter(clock, 10_000, false),
+      config: { treasuryBuckets: buckets },
+      treasury: { confirmations: 3, intervalMs: 3_600_000, cacheMs },
+    });
   const fresh = await serve(0);
   const cached = await serve(15_000);
   try {
@@ -33,7 +45,12 @@ export async function benchTreasury(opts: { transfers: number; requests: number 
     const deployer = dn.walletFor(dn.deployer);
     const week = weekOf(Number((await dn.pub.getBlock()).timestamp));
     for (let i = 0; i < opts.transfers; i++) {
-      await deployer.writeContract({ address: dn.token("USDG"), abi: mintableAbi, functionName: "mint", args: [platform, parseUnits("3", 6)] });
+      await deployer.writeContract({
+        address: dn.token("USDG"),
+        abi: mintableAbi,
+        functionName: "mint",
+        args: [platform, parseUnits("3", 6)],
+      });
       if (i % 10 === 0) await deployer.sendTransaction({ to: platform, value: parseEther("0.001") });
     }
     await dn.test.setNextBlockTimestamp({ timestamp: BigInt(week.end + 60) });
@@ -44,7 +61,8 @@ export async function benchTreasury(opts: { transfers: number; requests: number 
     const t0 = performance.now();
     const rows = await fresh.app.services.treasury.closer.closeDue();
     const closeMs = performance.now() - t0;
-    if (rows.length < 1 || rows.at(-1)!.transfers.length !== 6) throw new Error(`closed ${rows.length} rows, ${rows.at(-1)?.transfers.length} transfers`);
+    if (rows.length < 1 || rows.at(-1)!.transfers.length !== 6)
+      throw new Error(`closed ${rows.length} rows, ${rows.at(-1)?.transfers.length} transfers`);
 
     // Readers never build the preview (the worker does): "rebuilt" times one build and the GET after it.
     const time = async (api: typeof fresh, n: number, rebuild = false) => {
@@ -61,12 +79,22 @@ export async function benchTreasury(opts: { transfers: number; requests: number 
     const rebuilt = await time(fresh, Math.max(10, Math.floor(opts.requests / 10)), true);
     const hits = await time(cached, opts.requests);
     const v0 = performance.now();
-    const { stdout } = await run(process.execPath, ["scripts/treasury-verify.mjs", fresh.url, dn.anvil.rpcUrl], { timeout: 300_000 });
+    const { stdout } = await run(process.execPath, ["scripts/treasury-verify.mjs", fresh.url, dn.anvil.rpcUrl], {
+      timeout: 300_000,
+    });
     const verifyMs = performance.now() - v0;
     if (!stdout.startsWith("ok")) throw new Error(`verify: ${stdout}`);
     return [
-      summarize(`treasury: close a week of ${opts.transfers} USDG + ${Math.ceil(opts.transfers / 10)} ETH transfers in (6 split transfers mined)`, [closeMs], "ms"),
-      summarize("treasury: preview built by the worker, then GET /api/v1/treasury (chain check + preview)", rebuilt, "ms"),
+      summarize(
+        `treasury: close a week of ${opts.transfers} USDG + ${Math.ceil(opts.transfers / 10)} ETH transfers in (6 split transfers mined)`,
+        [closeMs],
+        "ms",
+      ),
+      summarize(
+        "treasury: preview built by the worker, then GET /api/v1/treasury (chain check + preview)",
+        rebuilt,
+        "ms",
+      ),
       summarize("treasury: GET /api/v1/treasury cached", hits, "ms"),
       summarize(`treasury: npm run treasury:verify (${rows.length} rows)`, [verifyMs], "ms"),
     ];

@@ -1,6 +1,6 @@
 import type { Address } from "viem";
 import { bpsOf, type FeeClass } from "../lib/fees.js";
-import { readFeeBps, type RouterReading } from "../lib/routerRead.js";
+import { readFeeBps, type RouterReading } from "../lib/router/read.js";
 import { allowedFeeBps, EXPIRY_MARGIN_S, type SessionBinding } from "../lib/sessionBinding.js";
 
 /**
@@ -16,7 +16,14 @@ export const MAX_SLIPPAGE_BPS = 500;
 export const PRICE_TOLERANCE_BPS = 300;
 
 /** USD per whole token of each side; `signed*` when the side is priced at the binding's owner-signed mark (a feedless token). */
-export type Marks = { usdIn: number | null; usdOut: number | null; decimalsIn: number; decimalsOut: number; signedIn?: boolean; signedOut?: boolean };
+export type Marks = {
+  usdIn: number | null;
+  usdOut: number | null;
+  decimalsIn: number;
+  decimalsOut: number;
+  signedIn?: boolean;
+  signedOut?: boolean;
+};
 export type Counters = { tradesUsed: number; last24hUsd: number };
 
 export type CheckInput = {
@@ -44,7 +51,8 @@ export function checkExecution(x: CheckInput): CheckResult {
   for (const f of r.failures) add(f.rule, false, f.message);
   if (!r.failures.some((f) => f.rule === "SESSION_TARGET")) add("SESSION_TARGET", true, "the router's execute");
   const chainNow = x.chainNow ?? x.now;
-  if (r.deadline !== null) add("DEADLINE", Number(r.deadline) <= chainNow + 600 && Number(r.deadline) > chainNow, `deadline ${r.deadline}`);
+  if (r.deadline !== null)
+    add("DEADLINE", Number(r.deadline) <= chainNow + 600 && Number(r.deadline) > chainNow, `deadline ${r.deadline}`);
   if (r.tokenIn === null || r.tokenOut === null) return { checks, notionalUsd: null };
 
   const inSession = (t: Address) => b.tokens.includes(t.toLowerCase());
@@ -53,13 +61,26 @@ export function checkExecution(x: CheckInput): CheckResult {
   // Fee: read from the calldata, classed from the two tokens by the co-signer itself.
   const classIn = x.feeClassOf(r.tokenIn);
   const classOut = x.feeClassOf(r.tokenOut);
-  const feeClass: FeeClass | null = classIn === null || classOut === null ? null : classIn === "major" && classOut === "major" ? "major" : "other";
-  add("FEE_CLASS", feeClass !== null, feeClass ? `class ${feeClass}` : "a token's fee class is unknown to the co-signer");
+  const feeClass: FeeClass | null =
+    classIn === null || classOut === null ? null : classIn === "major" && classOut === "major" ? "major" : "other";
+  add(
+    "FEE_CLASS",
+    feeClass !== null,
+    feeClass ? `class ${feeClass}` : "a token's fee class is unknown to the co-signer",
+  );
   const paid = readFeeBps(r);
-  add("FEE_REQUIRED", paid !== null, paid !== null ? `pays ${paid} bps` : "the call pays no single fee to the fee recipient");
+  add(
+    "FEE_REQUIRED",
+    paid !== null,
+    paid !== null ? `pays ${paid} bps` : "the call pays no single fee to the fee recipient",
+  );
   if (feeClass !== null && paid !== null) {
     const allowed = allowedFeeBps(b, feeClass);
-    add("SESSION_FEE", allowed.includes(paid), `${paid} bps; the binding allows ${allowed.join(" or ")} for ${feeClass}`);
+    add(
+      "SESSION_FEE",
+      allowed.includes(paid),
+      `${paid} bps; the binding allows ${allowed.join(" or ")} for ${feeClass}`,
+    );
     add("FEE_DECLARED", paid === x.declaredFeeBps, `declared ${x.declaredFeeBps} bps, the calldata pays ${paid}`);
   }
 
@@ -74,15 +95,35 @@ export function checkExecution(x: CheckInput): CheckResult {
   const allowedLossBps = (paid ?? 0) + MAX_SLIPPAGE_BPS + PRICE_TOLERANCE_BPS;
   // A feedless side is judged at the mark its owner signed, not at a pool that can be moved now.
   const priceRule = x.marks.signedIn || x.marks.signedOut ? "SIGNED_MARK_PRICE" : "PRICE";
-  add(priceRule, floorUsd >= (notional * (10_000 - allowedLossBps)) / 10_000, `minimum worth $${floorUsd.toFixed(2)} for $${notional.toFixed(2)} in (at most ${allowedLossBps} bps under)`);
+  add(
+    priceRule,
+    floorUsd >= (notional * (10_000 - allowedLossBps)) / 10_000,
+    `minimum worth $${floorUsd.toFixed(2)} for $${notional.toFixed(2)} in (at most ${allowedLossBps} bps under)`,
+  );
   if (x.declaredExpectedOut !== undefined) {
     const floor = bpsOf(x.declaredExpectedOut, 10_000 - MAX_SLIPPAGE_BPS);
-    add("SLIPPAGE", r.minOut >= floor && x.declaredExpectedOut > 0n, `minimum ${r.minOut} against ${x.declaredExpectedOut} quoted (at most ${MAX_SLIPPAGE_BPS} bps under)`);
+    add(
+      "SLIPPAGE",
+      r.minOut >= floor && x.declaredExpectedOut > 0n,
+      `minimum ${r.minOut} against ${x.declaredExpectedOut} quoted (at most ${MAX_SLIPPAGE_BPS} bps under)`,
+    );
   }
 
   // Limits: per trade, trades left, and 24 h across the wallet's sessions (counted sent or not).
-  add("SESSION_MAX_TRADE", notional <= b.limits.max_trade_usd, `$${notional.toFixed(2)} against $${b.limits.max_trade_usd} per trade`);
-  add("SESSION_TRADES_LEFT", x.counters.tradesUsed < b.limits.max_trades, `${x.counters.tradesUsed} of ${b.limits.max_trades} trades used`);
-  add("SESSION_MAX_DAY", x.counters.last24hUsd + notional <= b.limits.max_day_usd, `$${x.counters.last24hUsd.toFixed(2)} in 24 h plus $${notional.toFixed(2)} against $${b.limits.max_day_usd}`);
+  add(
+    "SESSION_MAX_TRADE",
+    notional <= b.limits.max_trade_usd,
+    `$${notional.toFixed(2)} against $${b.limits.max_trade_usd} per trade`,
+  );
+  add(
+    "SESSION_TRADES_LEFT",
+    x.counters.tradesUsed < b.limits.max_trades,
+    `${x.counters.tradesUsed} of ${b.limits.max_trades} trades used`,
+  );
+  add(
+    "SESSION_MAX_DAY",
+    x.counters.last24hUsd + notional <= b.limits.max_day_usd,
+    `$${x.counters.last24hUsd.toFixed(2)} in 24 h plus $${notional.toFixed(2)} against $${b.limits.max_day_usd}`,
+  );
   return { checks, notionalUsd: notional };
 }

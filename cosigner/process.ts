@@ -17,10 +17,20 @@ import { cosignerServer, executorsServer } from "./server.js";
  * A signing process's own store: its PostgreSQL URL (required off the devnet: a database no other
  * process reads), else PGlite in DATA_DIR/<name> (the devnet), or in memory for tests.
  */
-export async function openSignerStore(config: Config, name: "cosigner" | "executors", url: string | null, memory = false): Promise<Db> {
+export async function openSignerStore(
+  config: Config,
+  name: "cosigner" | "executors",
+  url: string | null,
+  memory = false,
+): Promise<Db> {
   const variable = name === "cosigner" ? "COSIGNER_DATABASE_URL" : "EXECUTORS_DATABASE_URL";
-  if (!url && !config.devnet) throw new ConfigError(variable, `required off the devnet: the ${name === "cosigner" ? "co-signer" : "executor signing service"} keeps a store of its own`);
-  if (url && config.databaseUrl && url === config.databaseUrl) throw new ConfigError(variable, "is the API's DATABASE_URL: a signing service keeps a store of its own");
+  if (!url && !config.devnet)
+    throw new ConfigError(
+      variable,
+      `required off the devnet: the ${name === "cosigner" ? "co-signer" : "executor signing service"} keeps a store of its own`,
+    );
+  if (url && config.databaseUrl && url === config.databaseUrl)
+    throw new ConfigError(variable, "is the API's DATABASE_URL: a signing service keeps a store of its own");
   let db: Db;
   if (url) db = await openPostgres(url);
   else if (memory) db = await openPglite(`memory://${name}-${randomBytes(6).toString("hex")}`);
@@ -41,7 +51,15 @@ const listen = (server: Server, l: Listen) =>
   });
 
 /** The co-signer's process: its key (COSIGNER_KEY, the devnet's account 2), its store, its port. */
-export async function serveCosigner(d: { config: Config; db: Db; chain: PublicClient; clock: () => number; env?: Record<string, string | undefined> } & Listen) {
+export async function serveCosigner(
+  d: {
+    config: Config;
+    db: Db;
+    chain: PublicClient;
+    clock: () => number;
+    env?: Record<string, string | undefined>;
+  } & Listen,
+) {
   const port = cosignerFromEnv(d);
   if (!port) throw new ConfigError("COSIGNER_KEY", "required off the devnet");
   const server = cosignerServer(port, { token: d.token, logger: d.logger });
@@ -61,9 +79,17 @@ export async function serveExecutors(d: { config: Config; db: Db; chain: PublicC
  * own random bearer secret, and the API's HTTP ports to them: what tests and the bench run, so the
  * API they drive talks to its signers exactly as in production.
  */
-export async function startLocalSigners(d: { config: Config; chain: PublicClient; clock: () => number; env?: Record<string, string | undefined> }) {
+export async function startLocalSigners(d: {
+  config: Config;
+  chain: PublicClient;
+  clock: () => number;
+  env?: Record<string, string | undefined>;
+}) {
   if (!d.config.devnet) throw new Error("local signing services are for the devnet only");
-  const [cosignerDb, executorsDb] = await Promise.all([openSignerStore(d.config, "cosigner", null, true), openSignerStore(d.config, "executors", null, true)]);
+  const [cosignerDb, executorsDb] = await Promise.all([
+    openSignerStore(d.config, "cosigner", null, true),
+    openSignerStore(d.config, "executors", null, true),
+  ]);
   const tokens = { cosigner: randomBytes(24).toString("hex"), executors: randomBytes(24).toString("hex") };
   const c = await serveCosigner({ ...d, db: cosignerDb, token: tokens.cosigner, port: 0 });
   const e = await serveExecutors({ ...d, db: executorsDb, token: tokens.executors, port: 0 });
@@ -105,7 +131,11 @@ export async function runSignerProcess(o: {
   try {
     const config = loadConfig();
     const token = o.token(config);
-    if (!token) throw new ConfigError(`${o.name === "cosigner" ? "COSIGNER" : "EXECUTORS"}_TOKEN`, "required: the secret the API sends");
+    if (!token)
+      throw new ConfigError(
+        `${o.name === "cosigner" ? "COSIGNER" : "EXECUTORS"}_TOKEN`,
+        "required: the secret the API sends",
+      );
     if (process.env[o.forbidden.env]) throw new ConfigError(o.forbidden.env, o.forbidden.why);
     const db = await openSignerStore(config, o.name, o.databaseUrl(config));
     const s = await o.serve(config, db, token);

@@ -8,6 +8,7 @@ import { executorWire, type ExecutorPort } from "../api/ports/executors.js";
 /** A root with its binding, or one redeem (a launchpad session's redeem grows with its curve tokens). */
 const MAX_BODY = 256 * 1024;
 
+// biome-ignore lint/suspicious/noExplicitAny: each route parses its own JSON body
 type Route = (b: any) => Promise<unknown>;
 type ServeOpts = { token: string; logger?: Logger };
 
@@ -17,18 +18,25 @@ type ServeOpts = { token: string; logger?: Logger };
  * of a session's 2-of-2 never share a process, a secret or a store.
  */
 export function cosignerServer(port: CosignerPort, opts: ServeOpts): Server {
-  return signingServer("the co-signer", {
-    "/v1/register": (b: RootWire) => port.register(wire.rootIn(b)),
-    "/v1/revoke": (b: { delegationHash: `0x${string}` }) => port.revoke(b.delegationHash),
-    "/v1/cosign": async (b: RequestWire) => wire.answerOut(await port.cosign(wire.requestIn(b))),
-    "/v1/usage": (b: { delegationHash: `0x${string}`; wallet: `0x${string}` }) => port.usage(b.delegationHash, b.wallet),
-  }, opts);
+  return signingServer(
+    "the co-signer",
+    {
+      "/v1/register": (b: RootWire) => port.register(wire.rootIn(b)),
+      "/v1/revoke": (b: { delegationHash: `0x${string}` }) => port.revoke(b.delegationHash),
+      "/v1/cosign": async (b: RequestWire) => wire.answerOut(await port.cosign(wire.requestIn(b))),
+      "/v1/usage": (b: { delegationHash: `0x${string}`; wallet: `0x${string}` }) =>
+        port.usage(b.delegationHash, b.wallet),
+    },
+    opts,
+  );
 }
 
 /** The executor signing service as its own process (`npm run executors`): POST /v1/executors/<call>, behind its own bearer secret. */
 export function executorsServer(executors: ExecutorPort, opts: ServeOpts): Server {
   const routes: Record<string, Route> = {};
-  for (const [name, fn] of Object.entries(executorWire)) routes[`/v1/executors/${name}`] = (b: any) => (fn as (p: ExecutorPort, b: any) => Promise<unknown>)(executors, b);
+  for (const [name, fn] of Object.entries(executorWire))
+    routes[`/v1/executors/${name}`] = (b: unknown) =>
+      (fn as (p: ExecutorPort, b: unknown) => Promise<unknown>)(executors, b);
   return signingServer("the executor signing service", routes, opts);
 }
 
@@ -46,12 +54,18 @@ function signingServer(who: string, routes: Record<string, Route>, opts: ServeOp
   return createServer(async (req, res) => {
     const t0 = performance.now();
     const send = (status: number, body: unknown, code?: string) => {
-      res.writeHead(status, { "content-type": "application/json", "cache-control": "no-store" }).end(JSON.stringify(body));
-      opts.logger?.info({ route: req.url, status, code, ms: Math.round((performance.now() - t0) * 100) / 100 }, "signer request");
+      res
+        .writeHead(status, { "content-type": "application/json", "cache-control": "no-store" })
+        .end(JSON.stringify(body));
+      opts.logger?.info(
+        { route: req.url, status, code, ms: Math.round((performance.now() - t0) * 100) / 100 },
+        "signer request",
+      );
     };
     const route = req.method === "POST" ? routes[req.url ?? ""] : undefined;
     if (!route) return send(404, { error: { code: "NOT_FOUND", message: "no such route" } }, "NOT_FOUND");
-    if (!authorized(req)) return send(401, { error: { code: "UNAUTHORIZED", message: `${who} answers only its API` } }, "UNAUTHORIZED");
+    if (!authorized(req))
+      return send(401, { error: { code: "UNAUTHORIZED", message: `${who} answers only its API` } }, "UNAUTHORIZED");
     let body: unknown;
     try {
       body = JSON.parse(await readBody(req));
@@ -63,7 +77,11 @@ function signingServer(who: string, routes: Record<string, Route>, opts: ServeOp
     } catch (err) {
       if (err instanceof Refusal && isCode(err.code)) return send(err.status, err.body(), err.code);
       opts.logger?.error({ err, route: req.url }, "signer failure");
-      send(503, { error: { code: "SIGNER_UNAVAILABLE", message: `${who} failed; nothing was signed` } }, "SIGNER_UNAVAILABLE");
+      send(
+        503,
+        { error: { code: "SIGNER_UNAVAILABLE", message: `${who} failed; nothing was signed` } },
+        "SIGNER_UNAVAILABLE",
+      );
     }
   });
 }
@@ -83,5 +101,3 @@ function readBody(req: IncomingMessage): Promise<string> {
     req.on("error", reject);
   });
 }
-
-

@@ -13,7 +13,8 @@ export async function startAggregatorStandIn(port = 0) {
   app.get("/quote", (c) => {
     if (isDown || !rate) return c.json({ error: "unavailable" }, 503);
     const sell = c.req.query("sellAmount");
-    if (!sell || !/^\d+$/.test(sell) || !c.req.query("sellToken") || !c.req.query("buyToken")) return c.json({ error: "bad request" }, 400);
+    if (!sell || !/^\d+$/.test(sell) || !c.req.query("sellToken") || !c.req.query("buyToken"))
+      return c.json({ error: "bad request" }, 400);
     return c.json({ buyAmount: ((BigInt(sell) * rate.num) / rate.den).toString(), gas: "180000" });
   });
   const server: ServerType = await new Promise((resolve) => {

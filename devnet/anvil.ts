@@ -32,8 +32,14 @@ const SETPRIV = "/usr/bin/setpriv";
  * is missing the child is spawned plainly and other means apply (the indexer's parent watch, the
  * pid file the next start checks).
  */
-export function spawnDyingWithParent(cmd: string, args: string[], opts: SpawnOptions): ChildProcess {
-  if (process.platform === "linux" && existsSync(SETPRIV)) return spawn(SETPRIV, ["--pdeathsig", "SIGTERM", "--", cmd, ...args], opts);
+export function spawnDyingWithParent(
+  cmd: string,
+  args: string[],
+  opts: SpawnOptions,
+  signal: "SIGTERM" | "SIGKILL" = "SIGTERM",
+): ChildProcess {
+  if (process.platform === "linux" && existsSync(SETPRIV))
+    return spawn(SETPRIV, ["--pdeathsig", signal, "--", cmd, ...args], opts);
   return spawn(cmd, args, opts);
 }
 
@@ -86,7 +92,9 @@ export async function startAnvil(opts: AnvilOptions = {}): Promise<Anvil> {
     // Own process group: Ctrl-C must not stop the chain before the indexer has shut down.
     detached: true,
   };
-  const child = opts.dieWithParent ? spawnDyingWithParent(foundryBin("anvil"), args, spawnOpts) : spawn(foundryBin("anvil"), args, spawnOpts);
+  const child = opts.dieWithParent
+    ? spawnDyingWithParent(foundryBin("anvil"), args, spawnOpts)
+    : spawn(foundryBin("anvil"), args, spawnOpts);
   // Never outlive the process that started it.
   const killOnExit = () => child.kill("SIGKILL");
   process.once("exit", killOnExit);

@@ -18,7 +18,9 @@ export function realBytecode() {
     positionManager: foundry("@uniswap/v4-periphery/foundry-out/PositionManager.sol/PositionManager.json"),
     v4Quoter: foundry("@uniswap/v4-periphery/foundry-out/V4Quoter.sol/V4Quoter.json"),
     stateView: foundry("@uniswap/v4-periphery/foundry-out/StateView.sol/StateView.json"),
-    universalRouter: readJson(nm("@uniswap/universal-router/artifacts/contracts/UniversalRouter.sol/UniversalRouter.json")).bytecode as Hex,
+    universalRouter: readJson(
+      nm("@uniswap/universal-router/artifacts/contracts/UniversalRouter.sol/UniversalRouter.json"),
+    ).bytecode as Hex,
     /** Runtime code, placed at the canonical address with anvil_setCode. */
     permit2Runtime: `0x${permit2}` as Hex,
     /** Canonical Multicall3 runtime code (as deployed at 0xcA11...CA11 on every chain). */

@@ -34,10 +34,23 @@ import { poolManagerAbi, positionManagerAbi, V4Action, poolKeyParam } from "../a
 import { universalRouterAbi } from "../abis/universalRouter.js";
 import { PERMIT2_ADDRESS, permit2Abi } from "../abis/permit2.js";
 import { MULTICALL3_ADDRESS } from "../abis/multicall3.js";
-import { launchpadAbi, partnerAgentVaultAbi, proxyTokenAbi, sanctionsListAbi, stockTokenAbi } from "../abis/fixtures.js";
+import {
+  launchpadAbi,
+  partnerAgentVaultAbi,
+  proxyTokenAbi,
+  sanctionsListAbi,
+  stockTokenAbi,
+} from "../abis/fixtures.js";
 import { fixtureBytecode, realBytecode } from "./artifacts.js";
 import { CHAIN_ID } from "./anvil.js";
-import { fullRangeLiquidity, fullRangeTicks, poolId, sortCurrencies, sqrtPriceX96FromAmounts, type PoolKey } from "../lib/v4.js";
+import {
+  fullRangeLiquidity,
+  fullRangeTicks,
+  poolId,
+  sortCurrencies,
+  sqrtPriceX96FromAmounts,
+  type PoolKey,
+} from "../lib/v4.js";
 import type { Universe } from "../lib/universe.js";
 import { chain4663 } from "../lib/chain.js";
 
@@ -58,14 +71,21 @@ export const ACCOUNT_ROLES = {
   sanctioned: 9,
 } as const;
 
-export const devnetChain = (rpcUrl: string): Chain => chain4663({ chainId: CHAIN_ID, rpcUrl, contracts: { multicall3: MULTICALL3_ADDRESS } });
+export const devnetChain = (rpcUrl: string): Chain =>
+  chain4663({ chainId: CHAIN_ID, rpcUrl, contracts: { multicall3: MULTICALL3_ADDRESS } });
 
 /** Symbols standing for SPEC.md's <BTC_ASSET>, <PARTNER_TOKEN>, <STOCK_A>, <STOCK_B>. */
 export const CORE = { btc: "WBTC", partner: "ORBIO", stockA: "TSLA", stockB: "NVDA" } as const;
 
 /** Seeded prices in USD and pool depth per side in USD. */
 const PRICES = { ETH: 3_000, [CORE.btc]: 60_000, [CORE.partner]: 0.5, [CORE.stockA]: 250, [CORE.stockB]: 130 } as const;
-const DEPTH_USD = { ETH: 3_000_000, [CORE.btc]: 2_000_000, [CORE.partner]: 500_000, [CORE.stockA]: 1_000_000, [CORE.stockB]: 1_000_000 } as const;
+const DEPTH_USD = {
+  ETH: 3_000_000,
+  [CORE.btc]: 2_000_000,
+  [CORE.partner]: 500_000,
+  [CORE.stockA]: 1_000_000,
+  [CORE.stockB]: 1_000_000,
+} as const;
 
 export type Ctx = { wallet: WalletClient; pub: PublicClient; account: Account; chain: Chain };
 
@@ -88,7 +108,14 @@ const fixtureAbi = parseAbi(["constructor(string, string, uint8)"]);
  * Adds a full-range position through the real PositionManager (MINT_POSITION + SETTLE_PAIR, and
  * SWEEP of unused ETH for native pools), paying with the caller's Permit2 allowance.
  */
-export async function mintFullRange(ctx: Ctx, positionManager: Address, key: PoolKey, sqrtPriceX96: bigint, amount0: bigint, amount1: bigint): Promise<void> {
+export async function mintFullRange(
+  ctx: Ctx,
+  positionManager: Address,
+  key: PoolKey,
+  sqrtPriceX96: bigint,
+  amount0: bigint,
+  amount1: bigint,
+): Promise<void> {
   // 1% headroom under the amounts so rounding never asks for more than we allow.
   const liquidity = (fullRangeLiquidity(sqrtPriceX96, key.tickSpacing, amount0, amount1) * 99n) / 100n;
   const [tickLower, tickUpper] = fullRangeTicks(key.tickSpacing);
@@ -96,7 +123,16 @@ export async function mintFullRange(ctx: Ctx, positionManager: Address, key: Poo
   const actions: number[] = [V4Action.MINT_POSITION, V4Action.SETTLE_PAIR];
   const params: Hex[] = [
     encodeAbiParameters(
-      [poolKeyParam, { type: "int24" }, { type: "int24" }, { type: "uint256" }, { type: "uint128" }, { type: "uint128" }, { type: "address" }, { type: "bytes" }],
+      [
+        poolKeyParam,
+        { type: "int24" },
+        { type: "int24" },
+        { type: "uint256" },
+        { type: "uint128" },
+        { type: "uint128" },
+        { type: "address" },
+        { type: "bytes" },
+      ],
       [key, tickLower, tickUpper, liquidity, amount0, amount1, ctx.account.address, "0x"],
     ),
     encodeAbiParameters([{ type: "address" }, { type: "address" }], [key.currency0, key.currency1]),
@@ -105,9 +141,17 @@ export async function mintFullRange(ctx: Ctx, positionManager: Address, key: Poo
     actions.push(V4Action.SWEEP);
     params.push(encodeAbiParameters([{ type: "address" }, { type: "address" }], [zeroAddress, ctx.account.address]));
   }
-  const unlockData = encodeAbiParameters([{ type: "bytes" }, { type: "bytes[]" }], [`0x${actions.map((a) => a.toString(16).padStart(2, "0")).join("")}`, params]);
+  const unlockData = encodeAbiParameters(
+    [{ type: "bytes" }, { type: "bytes[]" }],
+    [`0x${actions.map((a) => a.toString(16).padStart(2, "0")).join("")}`, params],
+  );
   const deadline = BigInt(Math.floor(Date.now() / 1000) + 365 * 86400);
-  await send(ctx, positionManager, encodeFunctionData({ abi: positionManagerAbi, functionName: "modifyLiquidities", args: [unlockData, deadline] }), native ? amount0 : 0n);
+  await send(
+    ctx,
+    positionManager,
+    encodeFunctionData({ abi: positionManagerAbi, functionName: "modifyLiquidities", args: [unlockData, deadline] }),
+    native ? amount0 : 0n,
+  );
 }
 
 export async function deployUniverse(rpcUrl: string): Promise<Universe> {
@@ -139,7 +183,13 @@ export async function deployUniverse(rpcUrl: string): Promise<Universe> {
 
   // Uniswap v4 + Universal Router from npm bytecode.
   const poolManager = await deploy(ctx, poolManagerAbi, real.poolManager, [account.address]);
-  const positionManager = await deploy(ctx, positionManagerAbi, real.positionManager, [poolManager, PERMIT2_ADDRESS, 300_000n, zeroAddress, weth9]);
+  const positionManager = await deploy(ctx, positionManagerAbi, real.positionManager, [
+    poolManager,
+    PERMIT2_ADDRESS,
+    300_000n,
+    zeroAddress,
+    weth9,
+  ]);
   const v4Quoter = await deploy(ctx, parseAbi(["constructor(address)"]), real.v4Quoter, [poolManager]);
   const stateView = await deploy(ctx, parseAbi(["constructor(address)"]), real.stateView, [poolManager]);
   const zero32 = `0x${"00".repeat(32)}` as Hex;
@@ -165,7 +215,12 @@ export async function deployUniverse(rpcUrl: string): Promise<Universe> {
   // Stock tokens behind one issuer beacon.
   const stockRegistry = await deploy(ctx, parseAbi(["constructor()"]), fixtureBytecode("Stocks", "StockRegistry"));
   const stockImpl = await deploy(ctx, parseAbi(["constructor()"]), fixtureBytecode("Stocks", "StockToken"));
-  const stockBeacon = await deploy(ctx, parseAbi(["constructor(address)"]), fixtureBytecode("Stocks", "UpgradeableBeacon"), [stockImpl]);
+  const stockBeacon = await deploy(
+    ctx,
+    parseAbi(["constructor(address)"]),
+    fixtureBytecode("Stocks", "UpgradeableBeacon"),
+    [stockImpl],
+  );
   const stock = (name: string, symbol: string) =>
     deploy(ctx, parseAbi(["constructor(address, bytes)"]), fixtureBytecode("Stocks", "BeaconProxy"), [
       stockBeacon,
@@ -176,7 +231,11 @@ export async function deployUniverse(rpcUrl: string): Promise<Universe> {
 
   // Price feeds, 8 decimals like Chainlink's USD feeds.
   const feed = (desc: string, usd: number) =>
-    deploy(ctx, parseAbi(["constructor(uint8, string, int256)"]), fixtureBytecode("PriceFeed", "PriceFeed"), [8, desc, BigInt(Math.round(usd * 1e8))]);
+    deploy(ctx, parseAbi(["constructor(uint8, string, int256)"]), fixtureBytecode("PriceFeed", "PriceFeed"), [
+      8,
+      desc,
+      BigInt(Math.round(usd * 1e8)),
+    ]);
   const feeds = {
     ETH: await feed("ETH / USD", PRICES.ETH),
     [CORE.btc]: await feed("BTC / USD", PRICES[CORE.btc]),
@@ -185,35 +244,91 @@ export async function deployUniverse(rpcUrl: string): Promise<Universe> {
     USDG: await feed("USDG / USD", 1),
   } as Record<string, Address>;
 
-  const sanctionsList = await deploy(ctx, parseAbi(["constructor()"]), fixtureBytecode("SanctionsList", "SanctionsList"));
-  await send(ctx, sanctionsList, encodeFunctionData({ abi: sanctionsListAbi, functionName: "addToSanctionsList", args: [[accounts.sanctioned]] }));
+  const sanctionsList = await deploy(
+    ctx,
+    parseAbi(["constructor()"]),
+    fixtureBytecode("SanctionsList", "SanctionsList"),
+  );
+  await send(
+    ctx,
+    sanctionsList,
+    encodeFunctionData({ abi: sanctionsListAbi, functionName: "addToSanctionsList", args: [[accounts.sanctioned]] }),
+  );
 
   // Launchpad curve with one live token, launched by trader B with creator fee mode.
-  const launchpad = await deploy(ctx, parseAbi(["constructor(uint256, address)"]), fixtureBytecode("LaunchpadCurve", "LaunchpadCurve"), [parseEther("85"), account.address]);
+  const launchpad = await deploy(
+    ctx,
+    parseAbi(["constructor(uint256, address)"]),
+    fixtureBytecode("LaunchpadCurve", "LaunchpadCurve"),
+    [parseEther("85"), account.address],
+  );
   const creator = devAccount(ACCOUNT_ROLES.traderB);
-  await send(ctx, launchpad, encodeFunctionData({ abi: launchpadAbi, functionName: "launch", args: ["Pit Launch Demo", "PLD", 1] }), 0n, creator);
-  const launchToken = (await pub.readContract({ address: launchpad, abi: launchpadAbi, functionName: "tokens", args: [0n] })) as Address;
+  await send(
+    ctx,
+    launchpad,
+    encodeFunctionData({ abi: launchpadAbi, functionName: "launch", args: ["Pit Launch Demo", "PLD", 1] }),
+    0n,
+    creator,
+  );
+  const launchToken = (await pub.readContract({
+    address: launchpad,
+    abi: launchpadAbi,
+    functionName: "tokens",
+    args: [0n],
+  })) as Address;
 
-  const partnerAgentVault = await deploy(ctx, parseAbi(["constructor()"]), fixtureBytecode("PartnerAgentVault", "PartnerAgentVault"));
-  await send(ctx, partnerAgentVault, encodeFunctionData({
-    abi: partnerAgentVaultAbi,
-    functionName: "register",
-    args: [launchToken, "PLD", "Demo Agent", accounts.partnerOwner, accounts.partnerAgentWallet],
-  }));
+  const partnerAgentVault = await deploy(
+    ctx,
+    parseAbi(["constructor()"]),
+    fixtureBytecode("PartnerAgentVault", "PartnerAgentVault"),
+  );
+  await send(
+    ctx,
+    partnerAgentVault,
+    encodeFunctionData({
+      abi: partnerAgentVaultAbi,
+      functionName: "register",
+      args: [launchToken, "PLD", "Demo Agent", accounts.partnerOwner, accounts.partnerAgentWallet],
+    }),
+  );
 
   // Hostile tokens for screening, and one token with no pool at all.
-  const honeypot = await deploy(ctx, parseAbi(["constructor(string, string, address)"]), fixtureBytecode("HostileTokens", "HoneypotToken"), ["Honey Pot", "HONEY", poolManager]);
-  const feeOnTransfer = await deploy(ctx, parseAbi(["constructor(string, string, uint256)"]), fixtureBytecode("HostileTokens", "FeeOnTransferToken"), ["Taxed Token", "TAX", 500n]);
+  const honeypot = await deploy(
+    ctx,
+    parseAbi(["constructor(string, string, address)"]),
+    fixtureBytecode("HostileTokens", "HoneypotToken"),
+    ["Honey Pot", "HONEY", poolManager],
+  );
+  const feeOnTransfer = await deploy(
+    ctx,
+    parseAbi(["constructor(string, string, uint256)"]),
+    fixtureBytecode("HostileTokens", "FeeOnTransferToken"),
+    ["Taxed Token", "TAX", 500n],
+  );
   const proxyImplV1 = await deploy(ctx, parseAbi(["constructor()"]), fixtureBytecode("HostileTokens", "ProxyTokenV1"));
   const proxyImplV2 = await deploy(ctx, parseAbi(["constructor()"]), fixtureBytecode("HostileTokens", "ProxyTokenV2"));
-  const proxyToken = await deploy(ctx, parseAbi(["constructor(address, address, bytes)"]), fixtureBytecode("HostileTokens", "UpgradeableProxy"), [
-    proxyImplV1,
-    account.address,
-    encodeFunctionData({ abi: proxyTokenAbi, functionName: "initialize", args: ["Shifty Proxy", "SHIFT", account.address] }),
-  ]);
+  const proxyToken = await deploy(
+    ctx,
+    parseAbi(["constructor(address, address, bytes)"]),
+    fixtureBytecode("HostileTokens", "UpgradeableProxy"),
+    [
+      proxyImplV1,
+      account.address,
+      encodeFunctionData({
+        abi: proxyTokenAbi,
+        functionName: "initialize",
+        args: ["Shifty Proxy", "SHIFT", account.address],
+      }),
+    ],
+  );
   const noPoolToken = await token("Lonely Token", "LONE", 18);
   const markupToken = await token('<img src=x onerror="alert(1)">\u0007Evil\u202e', "<b>EVIL</b>\n", 18);
-  const namespacedToken = await deploy(ctx, parseAbi(["constructor(string, string)"]), fixtureBytecode("HostileTokens", "NamespacedToken"), ["Namespaced Token", "NSPC"]);
+  const namespacedToken = await deploy(
+    ctx,
+    parseAbi(["constructor(string, string)"]),
+    fixtureBytecode("HostileTokens", "NamespacedToken"),
+    ["Namespaced Token", "NSPC"],
+  );
 
   // Balances: liquidity for the pools plus trading money for the test traders.
   const mint = (tokenAddr: Address, to: Address, amount: bigint) =>
@@ -233,20 +348,54 @@ export async function deployUniverse(rpcUrl: string): Promise<Universe> {
   } as Record<Address, bigint>;
   for (const [tokenAddr, amount] of Object.entries(big) as [Address, bigint][]) {
     await mint(tokenAddr, account.address, amount);
-    for (const trader of [accounts.traderA, accounts.traderB, accounts.partnerAgentWallet]) await mint(tokenAddr, trader, amount / 1000n);
+    for (const trader of [accounts.traderA, accounts.traderB, accounts.partnerAgentWallet])
+      await mint(tokenAddr, trader, amount / 1000n);
   }
 
   // Permit2 approvals for the PositionManager, which settles through Permit2.
   for (const tokenAddr of Object.keys(big) as Address[]) {
-    await send(ctx, tokenAddr, encodeFunctionData({ abi: erc20Abi, functionName: "approve", args: [PERMIT2_ADDRESS, maxUint256] }));
-    await send(ctx, PERMIT2_ADDRESS, encodeFunctionData({ abi: permit2Abi, functionName: "approve", args: [tokenAddr, positionManager, maxUint160, 2 ** 48 - 1] }));
+    await send(
+      ctx,
+      tokenAddr,
+      encodeFunctionData({ abi: erc20Abi, functionName: "approve", args: [PERMIT2_ADDRESS, maxUint256] }),
+    );
+    await send(
+      ctx,
+      PERMIT2_ADDRESS,
+      encodeFunctionData({
+        abi: permit2Abi,
+        functionName: "approve",
+        args: [tokenAddr, positionManager, maxUint160, 2 ** 48 - 1],
+      }),
+    );
   }
 
   // Pools: every core asset against USDG, full range at the seeded price.
-  const decimalsOf: Record<Address, number> = { [zeroAddress]: 18, [usdg]: 6, [btc]: 8, [partner]: 18, [stockA]: 18, [stockB]: 18, [honeypot]: 18, [feeOnTransfer]: 18, [proxyToken]: 18, [markupToken]: 18, [namespacedToken]: 18 };
+  const decimalsOf: Record<Address, number> = {
+    [zeroAddress]: 18,
+    [usdg]: 6,
+    [btc]: 8,
+    [partner]: 18,
+    [stockA]: 18,
+    [stockB]: 18,
+    [honeypot]: 18,
+    [feeOnTransfer]: 18,
+    [proxyToken]: 18,
+    [markupToken]: 18,
+    [namespacedToken]: 18,
+  };
   const symbolOf: Record<Address, string> = {
-    [zeroAddress]: "ETH", [usdg]: "USDG", [btc]: CORE.btc, [partner]: CORE.partner, [stockA]: CORE.stockA, [stockB]: CORE.stockB,
-    [honeypot]: "HONEY", [feeOnTransfer]: "TAX", [proxyToken]: "SHIFT", [markupToken]: "EVIL", [namespacedToken]: "NSPC",
+    [zeroAddress]: "ETH",
+    [usdg]: "USDG",
+    [btc]: CORE.btc,
+    [partner]: CORE.partner,
+    [stockA]: CORE.stockA,
+    [stockB]: CORE.stockB,
+    [honeypot]: "HONEY",
+    [feeOnTransfer]: "TAX",
+    [proxyToken]: "SHIFT",
+    [markupToken]: "EVIL",
+    [namespacedToken]: "NSPC",
   };
   const pools: Universe["pools"] = [];
   const seedPool = async (asset: Address, priceUsd: number, depthUsd: number, fee: number, tickSpacing: number) => {
@@ -256,7 +405,11 @@ export async function deployUniverse(rpcUrl: string): Promise<Universe> {
     const [amount0, amount1] = currency0 === asset ? [assetAmount, usdAmount] : [usdAmount, assetAmount];
     const key: PoolKey = { currency0, currency1, fee, tickSpacing, hooks: zeroAddress };
     const sqrtPriceX96 = sqrtPriceX96FromAmounts(amount0, amount1);
-    await send(ctx, poolManager, encodeFunctionData({ abi: poolManagerAbi, functionName: "initialize", args: [key, sqrtPriceX96] }));
+    await send(
+      ctx,
+      poolManager,
+      encodeFunctionData({ abi: poolManagerAbi, functionName: "initialize", args: [key, sqrtPriceX96] }),
+    );
     await mintFullRange(ctx, positionManager, key, sqrtPriceX96, amount0, amount1);
     pools.push({ id: poolId(key), ...key, symbol0: symbolOf[currency0]!, symbol1: symbolOf[currency1]! });
   };
@@ -273,16 +426,39 @@ export async function deployUniverse(rpcUrl: string): Promise<Universe> {
 
   // The kit's environment deploy leaves out LogicalOrWrapperEnforcer (deployed on chain 4663 under
   // 1.3.0): sessions pin Permit2's spender with it. Deployed last so no other address moves.
-  const logicalOr = await deploy(ctx, LogicalOrWrapperEnforcer as Abi, LogicalOrWrapperEnforcerBytecode as Hex, [env.DelegationManager]);
+  const logicalOr = await deploy(ctx, LogicalOrWrapperEnforcer as Abi, LogicalOrWrapperEnforcerBytecode as Hex, [
+    env.DelegationManager,
+  ]);
 
   const tokens: Universe["tokens"] = {
     ETH: { address: zeroAddress, decimals: 18, kind: "native", native: true, name: "Ether", feed: feeds.ETH },
     WETH: { address: weth9, decimals: 18, kind: "wrapped", native: false, name: "Wrapped Ether", feed: feeds.ETH },
     USDG: { address: usdg, decimals: 6, kind: "stable", native: false, name: "Global Dollar", feed: feeds.USDG },
-    [CORE.btc]: { address: btc, decimals: 8, kind: "crypto", native: false, name: "Wrapped BTC", feed: feeds[CORE.btc] },
+    [CORE.btc]: {
+      address: btc,
+      decimals: 8,
+      kind: "crypto",
+      native: false,
+      name: "Wrapped BTC",
+      feed: feeds[CORE.btc],
+    },
     [CORE.partner]: { address: partner, decimals: 18, kind: "partner", native: false, name: "Orbio" },
-    [CORE.stockA]: { address: stockA, decimals: 18, kind: "stock", native: false, name: "Tesla Inc. (tokenised)", feed: feeds[CORE.stockA] },
-    [CORE.stockB]: { address: stockB, decimals: 18, kind: "stock", native: false, name: "NVIDIA Corp. (tokenised)", feed: feeds[CORE.stockB] },
+    [CORE.stockA]: {
+      address: stockA,
+      decimals: 18,
+      kind: "stock",
+      native: false,
+      name: "Tesla Inc. (tokenised)",
+      feed: feeds[CORE.stockA],
+    },
+    [CORE.stockB]: {
+      address: stockB,
+      decimals: 18,
+      kind: "stock",
+      native: false,
+      name: "NVIDIA Corp. (tokenised)",
+      feed: feeds[CORE.stockB],
+    },
   };
 
   return {
@@ -299,7 +475,10 @@ export async function deployUniverse(rpcUrl: string): Promise<Universe> {
       weth9,
       delegationManager: getAddress(env.DelegationManager),
       statelessDelegator,
-      enforcers: { ...Object.fromEntries(Object.entries(env.caveatEnforcers).map(([name, a]) => [name, getAddress(a)])), LogicalOrWrapperEnforcer: logicalOr },
+      enforcers: {
+        ...Object.fromEntries(Object.entries(env.caveatEnforcers).map(([name, a]) => [name, getAddress(a)])),
+        LogicalOrWrapperEnforcer: logicalOr,
+      },
       stockRegistry,
       stockBeacon,
       launchpad,
@@ -310,7 +489,19 @@ export async function deployUniverse(rpcUrl: string): Promise<Universe> {
     pools,
     devnet: {
       accounts,
-      fixtures: { honeypot, feeOnTransfer, proxyToken, proxyImplV1, proxyImplV2, noPoolToken, markupToken, namespacedToken, launchToken, stockImplementation: stockImpl, ...Object.fromEntries(Object.entries(feeds).map(([s, a]) => [`feed${s}`, a])) },
+      fixtures: {
+        honeypot,
+        feeOnTransfer,
+        proxyToken,
+        proxyImplV1,
+        proxyImplV2,
+        noPoolToken,
+        markupToken,
+        namespacedToken,
+        launchToken,
+        stockImplementation: stockImpl,
+        ...Object.fromEntries(Object.entries(feeds).map(([s, a]) => [`feed${s}`, a])),
+      },
       deployedAt: Math.floor(Date.now() / 1000),
       deployMs: Date.now() - started,
     },

@@ -37,7 +37,9 @@ export type Reply = {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** An OpenAI-style error body. */
-const errorBody = (message: string, type: string, code: string | null, param: string | null = null) => ({ error: { message, type, param, code } });
+const errorBody = (message: string, type: string, code: string | null, param: string | null = null) => ({
+  error: { message, type, param, code },
+});
 
 const ERRORS: Record<number, [string, string]> = {
   400: ["invalid_request_error", "bad_request"],
@@ -50,7 +52,11 @@ const ERRORS: Record<number, [string, string]> = {
   503: ["server_error", "overloaded"],
 };
 
-const contentChars = (messages: Call["messages"]) => messages.reduce((n, m) => n + (typeof m?.content === "string" ? m.content.length : JSON.stringify(m?.content ?? "").length), 0);
+const contentChars = (messages: Call["messages"]) =>
+  messages.reduce(
+    (n, m) => n + (typeof m?.content === "string" ? m.content.length : JSON.stringify(m?.content ?? "").length),
+    0,
+  );
 
 /**
  * An OpenAI-compatible AI-model gateway stand-in on 127.0.0.1: POST /v1/chat/completions and
@@ -78,14 +84,22 @@ export async function startGatewayStandIn(o: { apiKey?: string; models?: string[
     const path = (req.url ?? "/").split("?")[0]!;
     const bearer = String(req.headers.authorization ?? "").replace(/^Bearer /, "");
     const authorized = keys.has(bearer);
-    const unauthorized = () => send(res, 401, errorBody("Incorrect API key provided.", "invalid_request_error", "invalid_api_key"));
+    const unauthorized = () =>
+      send(res, 401, errorBody("Incorrect API key provided.", "invalid_request_error", "invalid_api_key"));
 
     if (req.method === "GET" && path === "/v1/models") {
       if (!authorized) return unauthorized();
-      return send(res, 200, { object: "list", data: models.map((id) => ({ id, object: "model", created: 0, owned_by: "stand-in" })) });
+      return send(res, 200, {
+        object: "list",
+        data: models.map((id) => ({ id, object: "model", created: 0, owned_by: "stand-in" })),
+      });
     }
     if (req.method !== "POST" || path !== "/v1/chat/completions") {
-      return send(res, 404, errorBody(`Unknown request URL: ${req.method} ${path}`, "invalid_request_error", "unknown_url"));
+      return send(
+        res,
+        404,
+        errorBody(`Unknown request URL: ${req.method} ${path}`, "invalid_request_error", "unknown_url"),
+      );
     }
 
     let body: any;
@@ -95,11 +109,28 @@ export async function startGatewayStandIn(o: { apiKey?: string; models?: string[
       return send(res, 400, errorBody("The request body is not valid JSON.", "invalid_request_error", "invalid_json"));
     }
     const messages = Array.isArray(body?.messages) ? body.messages : [];
-    const call: Call = { model: body?.model, messages, max_completion_tokens: body?.max_completion_tokens, response_format: body?.response_format, authorized, key: authorized ? bearer : null, body };
+    const call: Call = {
+      model: body?.model,
+      messages,
+      max_completion_tokens: body?.max_completion_tokens,
+      response_format: body?.response_format,
+      authorized,
+      key: authorized ? bearer : null,
+      body,
+    };
     calls.push(call);
     if (!authorized) return unauthorized();
     if (typeof call.model !== "string" || !models.includes(call.model)) {
-      return send(res, 404, errorBody(`The model \`${String(call.model)}\` does not exist or you do not have access to it.`, "invalid_request_error", "model_not_found", "model"));
+      return send(
+        res,
+        404,
+        errorBody(
+          `The model \`${String(call.model)}\` does not exist or you do not have access to it.`,
+          "invalid_request_error",
+          "model_not_found",
+          "model",
+        ),
+      );
     }
 
     const reply = scripted?.(call) ?? {};
@@ -115,7 +146,8 @@ export async function startGatewayStandIn(o: { apiKey?: string; models?: string[
       return send(res, status, reply.errorBody ?? errorBody(`stand-in answered ${status}`, type, code), headers);
     }
 
-    const content = reply.content ?? (reply.json !== undefined ? JSON.stringify(reply.json) : JSON.stringify({ orders: [] }));
+    const content =
+      reply.content ?? (reply.json !== undefined ? JSON.stringify(reply.json) : JSON.stringify({ orders: [] }));
     const u = reply.usage;
     const prompt = u?.prompt_tokens ?? Math.ceil(contentChars(messages) / 4);
     const completion = u?.completion_tokens ?? Math.ceil(content.length / 4);
@@ -124,7 +156,9 @@ export async function startGatewayStandIn(o: { apiKey?: string; models?: string[
       object: "chat.completion",
       created: Math.floor(Date.now() / 1000),
       model: call.model,
-      choices: [{ index: 0, message: { role: "assistant", content, refusal: null }, logprobs: null, finish_reason: "stop" }],
+      choices: [
+        { index: 0, message: { role: "assistant", content, refusal: null }, logprobs: null, finish_reason: "stop" },
+      ],
       ...(u === null
         ? {}
         : {

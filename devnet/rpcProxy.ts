@@ -9,7 +9,10 @@ import type { AddressInfo } from "node:net";
  * open without an answer, like a stalled node; `counts.to` counts the eth_call and eth_getCode
  * calls per contract address (lower case).
  */
-export async function startRpcProxy(upstream: string, opts: { refuse?: string[]; onCall?: (m: { method: string; params?: unknown }) => void } = {}) {
+export async function startRpcProxy(
+  upstream: string,
+  opts: { refuse?: string[]; onCall?: (m: { method: string; params?: unknown }) => void } = {},
+) {
   const refuse = new Set(opts.refuse ?? []);
   const counts = { trips: 0, calls: 0, methods: {} as Record<string, number>, to: {} as Record<string, number> };
   let down = false;
@@ -32,14 +35,27 @@ export async function startRpcProxy(upstream: string, opts: { refuse?: string[];
         counts.calls++;
         counts.methods[m.method] = (counts.methods[m.method] ?? 0) + 1;
         const p0 = m.params?.[0] as { to?: string } | string | undefined;
-        const to = m.method === "eth_call" && typeof p0 === "object" ? p0?.to : m.method === "eth_getCode" && typeof p0 === "string" ? p0 : undefined;
+        const to =
+          m.method === "eth_call" && typeof p0 === "object"
+            ? p0?.to
+            : m.method === "eth_getCode" && typeof p0 === "string"
+              ? p0
+              : undefined;
         if (to) counts.to[to.toLowerCase()] = (counts.to[to.toLowerCase()] ?? 0) + 1;
       }
-      refused = calls.filter((m) => refuse.has(m.method)).map((m) => ({ jsonrpc: "2.0", id: m.id, error: { code: -32601, message: `the method ${m.method} does not exist/is not available` } }));
-      if (refused.length && single) return void res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(refused[0]));
+      refused = calls
+        .filter((m) => refuse.has(m.method))
+        .map((m) => ({
+          jsonrpc: "2.0",
+          id: m.id,
+          error: { code: -32601, message: `the method ${m.method} does not exist/is not available` },
+        }));
+      if (refused.length && single)
+        return void res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(refused[0]));
       if (refused.length) {
         const rest = calls.filter((m) => !refuse.has(m.method));
-        if (!rest.length) return void res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(refused));
+        if (!rest.length)
+          return void res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(refused));
         body = JSON.stringify(rest);
       }
     } catch {

@@ -14,12 +14,17 @@ export async function startSequencerStandIn(upstream: string, port = 0) {
   const app = new Hono();
   app.post("/", async (c) => {
     const body = (await c.req.json().catch(() => null)) as { id?: unknown; method?: string; params?: unknown[] } | null;
-    if (!body || body.method !== "eth_sendRawTransaction") return c.json({ jsonrpc: "2.0", id: body?.id ?? null, error: { code: -32601, message: "method not found" } });
+    if (!body || body.method !== "eth_sendRawTransaction")
+      return c.json({ jsonrpc: "2.0", id: body?.id ?? null, error: { code: -32601, message: "method not found" } });
     const raw = body.params?.[0] as Hex;
     received.push(raw);
     if (mode === "silent") return new Promise<Response>(() => {});
     if (mode === "blackhole") return c.json({ jsonrpc: "2.0", id: body.id, result: keccak256(raw) });
-    const res = await fetch(upstream, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+    const res = await fetch(upstream, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
     if (mode === "lost") return new Promise<Response>(() => {});
     return c.json(await res.json());
   });

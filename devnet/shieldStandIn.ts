@@ -30,7 +30,8 @@ export async function startShieldStandIn(port = 0) {
     url,
     set: (address: string, v: "verified" | "unverified" | "flagged") => verdicts.set(address.toLowerCase(), v),
     down: (value = true) => (isDown = value),
-    downFor: (address: string, value = true) => void (value ? downFor.add(address.toLowerCase()) : downFor.delete(address.toLowerCase())),
+    downFor: (address: string, value = true) =>
+      void (value ? downFor.add(address.toLowerCase()) : downFor.delete(address.toLowerCase())),
     close: () => new Promise<void>((r) => server.close(() => r())),
   };
 }

@@ -19,13 +19,25 @@ const META_FILE = join(ROOT, "devnet", "snapshot.meta.json");
 function inputsHash(): string {
   const h = createHash("sha256");
   const files = [
-    ...readdirSync(join(ROOT, "contracts", "src")).sort().map((f) => join(ROOT, "contracts", "src", f)),
-    ...["deploy.ts", "snapshot.ts", "artifacts.ts", "anvil.ts", "multicall3.runtime.hex"].map((f) => join(ROOT, "devnet", f)),
+    ...readdirSync(join(ROOT, "contracts", "src"))
+      .sort()
+      .map((f) => join(ROOT, "contracts", "src", f)),
+    ...["deploy.ts", "snapshot.ts", "artifacts.ts", "anvil.ts", "multicall3.runtime.hex"].map((f) =>
+      join(ROOT, "devnet", f),
+    ),
     join(ROOT, "lib", "v4.ts"),
     join(ROOT, "foundry.toml"),
   ];
   for (const f of files) h.update(f.slice(ROOT.length)).update(readFileSync(f));
-  for (const pkg of ["@uniswap/v4-core", "@uniswap/v4-periphery", "@uniswap/universal-router", "@metamask/delegation-abis", "@metamask/smart-accounts-kit", "@foundry-rs/anvil", "solc"]) {
+  for (const pkg of [
+    "@uniswap/v4-core",
+    "@uniswap/v4-periphery",
+    "@uniswap/universal-router",
+    "@metamask/delegation-abis",
+    "@metamask/smart-accounts-kit",
+    "@foundry-rs/anvil",
+    "solc",
+  ]) {
     h.update(pkg).update(JSON.parse(readFileSync(join(ROOT, "node_modules", pkg, "package.json"), "utf8")).version);
   }
   return h.digest("hex");
@@ -41,7 +53,10 @@ export function snapshotIsFresh(): boolean {
 }
 
 export function buildFixtures(): void {
-  execFileSync(foundryBin("forge"), ["build", "--offline", "--root", ROOT], { cwd: ROOT, stdio: ["ignore", "ignore", "inherit"] });
+  execFileSync(foundryBin("forge"), ["build", "--offline", "--root", ROOT], {
+    cwd: ROOT,
+    stdio: ["ignore", "ignore", "inherit"],
+  });
 }
 
 export type SnapshotTimings = { buildMs: number; deployMs: number; dumpMs: number; totalMs: number };
@@ -50,7 +65,13 @@ export type SnapshotTimings = { buildMs: number; deployMs: number; dumpMs: numbe
  * Builds the snapshot from scratch: forge build, fresh anvil, deploy, dump. `out` redirects the
  * files (benchmarks); by default it writes the pristine snapshot everything else starts from.
  */
-export async function buildSnapshot(out: { snapshot: string; universe: string; meta: string | null } = { snapshot: SNAPSHOT_FILE, universe: UNIVERSE_FILE, meta: META_FILE }): Promise<SnapshotTimings> {
+export async function buildSnapshot(
+  out: { snapshot: string; universe: string; meta: string | null } = {
+    snapshot: SNAPSHOT_FILE,
+    universe: UNIVERSE_FILE,
+    meta: META_FILE,
+  },
+): Promise<SnapshotTimings> {
   const t0 = Date.now();
   buildFixtures();
   const t1 = Date.now();
@@ -72,7 +93,8 @@ export async function buildSnapshot(out: { snapshot: string; universe: string; m
   if (!existsSync(tmp)) throw new Error("anvil did not write the state dump");
   renameSync(tmp, out.snapshot);
   renameSync(`${out.universe}.tmp`, out.universe);
-  if (out.meta) writeFileSync(out.meta, JSON.stringify({ inputs: inputsHash(), builtAt: new Date().toISOString() }) + "\n");
+  if (out.meta)
+    writeFileSync(out.meta, JSON.stringify({ inputs: inputsHash(), builtAt: new Date().toISOString() }) + "\n");
   return { buildMs: t1 - t0, deployMs, dumpMs: Date.now() - t3, totalMs: Date.now() - t0 };
 }
 

@@ -39,7 +39,8 @@ export async function startWebhookStandIn(o: { toleranceS?: number; now?: () => 
     const ts = String(req.headers["webhook-timestamp"] ?? "");
     const secret = secrets.get(path);
     const fresh = Math.abs((o.now?.() ?? Date.now()) / 1000 - Number(ts)) <= toleranceS;
-    const verified = !!secret && !!id && fresh && verify(secret, id, ts, raw, String(req.headers["webhook-signature"] ?? ""));
+    const verified =
+      !!secret && !!id && fresh && verify(secret, id, ts, raw, String(req.headers["webhook-signature"] ?? ""));
     let body: unknown = null;
     try {
       body = JSON.parse(raw);
@@ -55,7 +56,9 @@ export async function startWebhookStandIn(o: { toleranceS?: number; now?: () => 
     const reply = scripts.get(path)?.(d) ?? { json: { orders: [] } };
     if (reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs));
     if (res.destroyed) return;
-    res.writeHead(reply.status ?? 200, { "content-type": "application/json" }).end(reply.text ?? JSON.stringify(reply.json ?? {}));
+    res
+      .writeHead(reply.status ?? 200, { "content-type": "application/json" })
+      .end(reply.text ?? JSON.stringify(reply.json ?? {}));
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   const port = (server.address() as AddressInfo).port;

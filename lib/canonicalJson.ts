@@ -20,7 +20,6 @@ export function canonicalJson(v: unknown): string {
   throw new Error(`canonical JSON cannot hold a ${typeof v}`);
 }
 
-
 /**
  * canonicalJson with every character from U+007F up written as \uXXXX (lower-case hex, UTF-16
  * units): the treasury's hashed form, equal byte for byte to Python's

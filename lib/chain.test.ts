@@ -20,7 +20,14 @@ async function node() {
   }).listen(0, "127.0.0.1");
   await new Promise((r) => server.once("listening", r));
   const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
-  return { state, url, close: () => { for (const s of state.sockets) s.destroy(); server.close(); } };
+  return {
+    state,
+    url,
+    close: () => {
+      for (const s of state.sockets) s.destroy();
+      server.close();
+    },
+  };
 }
 
 let stop: (() => void) | undefined;
@@ -46,7 +53,9 @@ describe("budgetedHttp", () => {
     n.state.silent = false;
     n.state.slow.add("eth_call");
     const client = createPublicClient({ transport: budgetedHttp(n.url) });
-    const slow = await client.call({ to: "0x0000000000000000000000000000000000000001", data: "0x" }).catch((e: unknown) => e);
+    const slow = await client
+      .call({ to: "0x0000000000000000000000000000000000000001", data: "0x" })
+      .catch((e: unknown) => e);
     expect(chainUnreachable(slow)).toBe(true);
     expect(slow).not.toBeInstanceOf(NodeSilent);
     // No breaker opened: an ordinary call right after is answered.

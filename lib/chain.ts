@@ -1,10 +1,31 @@
 import {
-  createPublicClient, custom, decodeFunctionResult, defineChain, encodeFunctionData, http, HttpRequestError, multicall3Abi as viemMulticall3Abi, TimeoutError,
-  type Abi, type ContractFunctionParameters, type Hex, type Address, type Chain, type ContractFunctionArgs, type ContractFunctionName, type ContractFunctionReturnType, type EIP1193RequestFn, type PublicClient, type Transport,
+  createPublicClient,
+  custom,
+  decodeFunctionResult,
+  defineChain,
+  encodeFunctionData,
+  http,
+  HttpRequestError,
+  TimeoutError,
+  type Abi,
+  type ContractFunctionParameters,
+  type Hex,
+  type Address,
+  type Chain,
+  type ContractFunctionArgs,
+  type ContractFunctionName,
+  type ContractFunctionReturnType,
+  type EIP1193RequestFn,
+  type PublicClient,
+  type StateOverride,
+  type Transport,
 } from "viem";
+import { CAPPED_AGGREGATOR, CAPPED_AGGREGATOR_RUNTIME, cappedAggregatorAbi } from "./cappedAggregator.js";
 import type { Config } from "./config.js";
 
-export function chain4663(config: Pick<Config, "chainId" | "rpcUrl"> & { contracts: Pick<Config["contracts"], "multicall3"> }): Chain {
+export function chain4663(
+  config: Pick<Config, "chainId" | "rpcUrl"> & { contracts: Pick<Config["contracts"], "multicall3"> },
+): Chain {
   return defineChain({
     id: config.chainId,
     name: "Robinhood Chain",
@@ -36,7 +57,11 @@ export class NodeSilent extends Error {
 
 /** Whether `err` (or any error it wraps) says the node did not answer: NodeSilent, viem's call timeout, or an HTTP failure reaching it. */
 export function chainUnreachable(err: unknown): boolean {
-  for (let e = err as { name?: string; cause?: unknown } | undefined, depth = 0; e && depth < 8; e = e.cause as typeof e, depth++) {
+  for (
+    let e = err as { name?: string; cause?: unknown } | undefined, depth = 0;
+    e && depth < 8;
+    e = e.cause as typeof e, depth++
+  ) {
     if (e instanceof NodeSilent || e instanceof TimeoutError || e instanceof HttpRequestError) return true;
   }
   return false;
@@ -50,7 +75,10 @@ export function chainUnreachable(err: unknown): boolean {
  * one timeout and one probe, not one timeout per call: a stalled node costs 3.5 s, not 20. A
  * heavy call on a live node costs only its own caller.
  */
-export function budgetedHttp(url: string, opts: { timeoutMs?: number; probeTimeoutMs?: number; now?: () => number } = {}): Transport {
+export function budgetedHttp(
+  url: string,
+  opts: { timeoutMs?: number; probeTimeoutMs?: number; now?: () => number } = {},
+): Transport {
   const timeoutMs = opts.timeoutMs ?? CALL_TIMEOUT_MS;
   const now = opts.now ?? Date.now;
   let silentSince = 0;
@@ -58,7 +86,10 @@ export function budgetedHttp(url: string, opts: { timeoutMs?: number; probeTimeo
   let probing: Promise<boolean> | null = null;
   return (params) => {
     const inner = http(url, { timeout: timeoutMs, retryCount: 0 })({ ...params, retryCount: 0 });
-    const probeInner = http(url, { timeout: opts.probeTimeoutMs ?? PROBE_TIMEOUT_MS, retryCount: 0 })({ ...params, retryCount: 0 });
+    const probeInner = http(url, { timeout: opts.probeTimeoutMs ?? PROBE_TIMEOUT_MS, retryCount: 0 })({
+      ...params,
+      retryCount: 0,
+    });
     /** True when the node answers the probe (any answer, an error included, is an answer). */
     const probe = (): Promise<boolean> =>
       (probing ??= probeInner
@@ -102,7 +133,10 @@ export const UNTRUSTED_TIMEOUT_MS = 1_500;
  * own read and nothing else. Call it through `fencedRead`, which adds the gas cap.
  */
 export function createUntrustedReader(config: Pick<Config, "chainId" | "rpcUrl" | "contracts">): PublicClient {
-  return createPublicClient({ chain: chain4663(config), transport: http(config.rpcUrl, { timeout: UNTRUSTED_TIMEOUT_MS, retryCount: 0 }) }) as PublicClient;
+  return createPublicClient({
+    chain: chain4663(config),
+    transport: http(config.rpcUrl, { timeout: UNTRUSTED_TIMEOUT_MS, retryCount: 0 }),
+  }) as PublicClient;
 }
 
 export type Fenced<T> = { status: "success"; result: T } | { status: "failure"; error: string };
@@ -112,46 +146,105 @@ export type Fenced<T> = { status: "success"; result: T } | { status: "failure"; 
  * contract reverted, ran out of gas or answered something that does not decode. A node that does
  * not answer is not the contract's doing: that throws (chainUnreachable is true of it).
  */
-export async function fencedRead<const abi extends Abi, fn extends ContractFunctionName<abi, "pure" | "view">, const args extends ContractFunctionArgs<abi, "pure" | "view", fn>>(
+export async function fencedRead<
+  const abi extends Abi,
+  fn extends ContractFunctionName<abi, "pure" | "view">,
+  const args extends ContractFunctionArgs<abi, "pure" | "view", fn>,
+>(
   reader: PublicClient,
-  p: { address: Address; abi: abi; functionName: fn; args?: args; gas?: bigint },
+  p: { address: Address; abi: abi; functionName: fn; args?: args; gas?: bigint; stateOverride?: StateOverride },
 ): Promise<Fenced<ContractFunctionReturnType<abi, "pure" | "view", fn, args>>> {
   const data = encodeFunctionData({ abi: p.abi, functionName: p.functionName, args: p.args } as never);
   try {
-    const { data: out } = await reader.call({ to: p.address, data, gas: p.gas ?? UNTRUSTED_GAS });
+    const { data: out } = await reader.call({
+      to: p.address,
+      data,
+      gas: p.gas ?? UNTRUSTED_GAS,
+      stateOverride: p.stateOverride,
+    });
     if (!out) return { status: "failure", error: "no data returned" };
-    return { status: "success", result: decodeFunctionResult({ abi: p.abi, functionName: p.functionName, args: p.args, data: out } as never) };
+    return {
+      status: "success",
+      result: decodeFunctionResult({ abi: p.abi, functionName: p.functionName, args: p.args, data: out } as never),
+    };
   } catch (err) {
     if (chainUnreachable(err)) throw err;
-    return { status: "failure", error: ((err as { shortMessage?: string }).shortMessage ?? (err as Error).message).split("\n")[0]!.slice(0, 160) };
+    return {
+      status: "failure",
+      error: ((err as { shortMessage?: string }).shortMessage ?? (err as Error).message).split("\n")[0]!.slice(0, 160),
+    };
   }
 }
 
-/** Gas a capped multicall allows besides its calls' own budgets (the aggregate's loop and calldata). */
-const MULTICALL_BASE_GAS = 300_000n;
+/** Gas a capped batch allows besides its calls' own budgets: the aggregator's loop, calldata and answer. */
+export const MULTICALL_BASE_GAS = 300_000n;
+/** And per call: a cold account access, the call itself, and its (capped) answer in memory twice. */
+export const MULTICALL_PER_CALL_GAS = 15_000n;
 
-export type CappedResult = { status: "success"; result: unknown; error?: undefined } | { status: "failure"; error: Error; result?: undefined };
+/** One call of a capped batch, with the gas it may burn (default UNTRUSTED_GAS). */
+export type BudgetedCall = ContractFunctionParameters & { gas?: bigint };
+
+export type CappedResult =
+  | { status: "success"; result: unknown; error?: undefined }
+  | { status: "failure"; error: Error; result?: undefined };
+
+/** The gas cap of a capped batch: its calls' budgets plus the aggregator's own. */
+export function cappedBatchGas(contracts: readonly BudgetedCall[]): bigint {
+  return contracts.reduce((sum, c) => sum + (c.gas ?? UNTRUSTED_GAS) + MULTICALL_PER_CALL_GAS, MULTICALL_BASE_GAS);
+}
 
 /**
- * viem's multicall (Multicall3 aggregate3, failures allowed) as one eth_call that carries a gas cap:
- * UNTRUSTED_GAS per call plus a base. Batches that read contracts the service does not control (an
- * address-named token's balanceOf) so cannot burn the node's whole call gas cap, whatever one such
- * contract does: it fails its own call (and, the 63/64 rule leaving little gas, maybe the calls
- * after it), never the node's time for others. Put untrusted calls last. Used where a batch reads
- * only ERC-20 views (portfolio, revoke); a trade's snapshot batches quotes, whose gas grows with
- * the ticks crossed and the pool's hooks, so it keeps viem's uncapped multicall for now.
+ * A batch of view calls as one eth_call (one block) that carries a gas cap, each call with its own
+ * budget (`gas`, default UNTRUSTED_GAS): the cap is the budgets' sum plus the aggregator's own.
+ * Multicall3 cannot do this (aggregate3 hands each call all but 1/64 of the gas left: two burning
+ * calls in a row leave the batch too little to answer at all), so the batch runs through
+ * CappedAggregator, whose code the eth_call itself places by state override: a call into code the
+ * service does not control (an address-named token's balanceOf) fails on its own when it burns
+ * its budget, and costs the node at most that much gas. Order still helps: calls that must answer
+ * first.
  */
-export async function cappedMulticall(chain: PublicClient, p: { multicall3: Address; contracts: readonly ContractFunctionParameters[]; blockNumber?: bigint }): Promise<CappedResult[]> {
-  const calls = p.contracts.map((c) => ({ target: c.address, allowFailure: true, callData: encodeFunctionData({ abi: c.abi, functionName: c.functionName, args: c.args } as never) }));
-  const gas = MULTICALL_BASE_GAS + UNTRUSTED_GAS * BigInt(calls.length);
-  const { data } = await chain.call({ to: p.multicall3, data: encodeFunctionData({ abi: viemMulticall3Abi, functionName: "aggregate3", args: [calls] }), gas, blockNumber: p.blockNumber });
-  if (!data) throw new Error("the multicall answered no data");
-  const out = decodeFunctionResult({ abi: viemMulticall3Abi, functionName: "aggregate3", data }) as readonly { success: boolean; returnData: Hex }[];
+export async function cappedMulticall(
+  chain: PublicClient,
+  p: { contracts: readonly BudgetedCall[]; blockNumber?: bigint },
+): Promise<CappedResult[]> {
+  const calls = p.contracts.map((c) => ({
+    target: c.address,
+    gas: c.gas ?? UNTRUSTED_GAS,
+    callData: encodeFunctionData({ abi: c.abi, functionName: c.functionName, args: c.args } as never),
+  }));
+  const { data } = await chain.call({
+    to: CAPPED_AGGREGATOR,
+    data: encodeFunctionData({ abi: cappedAggregatorAbi, functionName: "aggregate", args: [calls] }),
+    gas: cappedBatchGas(p.contracts),
+    blockNumber: p.blockNumber,
+    stateOverride: [{ address: CAPPED_AGGREGATOR, code: CAPPED_AGGREGATOR_RUNTIME }],
+  });
+  if (!data) throw new Error("the capped batch answered no data");
+  const out = decodeFunctionResult({ abi: cappedAggregatorAbi, functionName: "aggregate", data }) as readonly {
+    success: boolean;
+    returnData: Hex;
+  }[];
   return p.contracts.map((c, i): CappedResult => {
     const r = out[i];
-    if (!r?.success) return { status: "failure", error: new Error(r ? `the call reverted or ran out of gas (${r.returnData.slice(0, 74)})` : "no answer in the batch") };
+    if (!r?.success)
+      return {
+        status: "failure",
+        error: new Error(
+          r
+            ? `the call reverted or ran out of its gas budget (${r.returnData.slice(0, 74)})`
+            : "no answer in the batch",
+        ),
+      };
     try {
-      return { status: "success", result: decodeFunctionResult({ abi: c.abi, functionName: c.functionName, args: c.args, data: r.returnData } as never) };
+      return {
+        status: "success",
+        result: decodeFunctionResult({
+          abi: c.abi,
+          functionName: c.functionName,
+          args: c.args,
+          data: r.returnData,
+        } as never),
+      };
     } catch (err) {
       return { status: "failure", error: err as Error };
     }

@@ -19,13 +19,28 @@ export class ConfigError extends Error {
   }
 }
 
-const port = z.coerce.number({ invalid_type_error: "must be a number" }).int("must be an integer").min(1, "must be 1-65535").max(65535, "must be 1-65535");
-const url = z.string().url("must be a URL (http://host:port)").refine((u) => /^(https?|wss?):/.test(u), "must be an http(s) or ws(s) URL");
+const port = z.coerce
+  .number({ invalid_type_error: "must be a number" })
+  .int("must be an integer")
+  .min(1, "must be 1-65535")
+  .max(65535, "must be 1-65535");
+const url = z
+  .string()
+  .url("must be a URL (http://host:port)")
+  .refine((u) => /^(https?|wss?):/.test(u), "must be an http(s) or ws(s) URL");
 const bool = z.enum(["true", "false", "1", "0", ""]).transform((v) => v === "true" || v === "1");
-const addr = z.string().refine(isAddress, "must be a 0x address (40 hex digits)").transform((a) => getAddress(a));
+const addr = z
+  .string()
+  .refine(isAddress, "must be a 0x address (40 hex digits)")
+  .transform((a) => getAddress(a));
 const hostList = z
   .string()
-  .transform((s) => s.split(",").map((h) => h.trim().toLowerCase()).filter(Boolean))
+  .transform((s) =>
+    s
+      .split(",")
+      .map((h) => h.trim().toLowerCase())
+      .filter(Boolean),
+  )
   .refine((hs) => hs.every((h) => /^[a-z0-9.\-[\]:]+$/.test(h)), "must be a comma-separated list of host[:port]");
 
 /** Every environment variable the service reads, with its rule. Unset = undefined. */
@@ -35,8 +50,14 @@ const envSchema = {
   CHAIN_RPC_URL: url.optional(),
   SEQUENCER_URL: url.optional(),
   UNIVERSE_FILE: z.string().min(1).optional(),
-  DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, "must be a postgres:// or postgresql:// URL").optional(),
-  AUTH_DOMAIN: z.string().regex(/^[a-zA-Z0-9.\-]+(:\d+)?$/, "must be a host name with an optional port, like api.example.com").optional(),
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, "must be a postgres:// or postgresql:// URL")
+    .optional(),
+  AUTH_DOMAIN: z
+    .string()
+    .regex(/^[a-zA-Z0-9.-]+(:\d+)?$/, "must be a host name with an optional port, like api.example.com")
+    .optional(),
   ALLOWED_HOSTS: hostList.optional(),
   PLATFORM_FEE_RECIPIENT: addr.optional(),
   COSIGNER_ADDRESS: addr.optional(),
@@ -49,7 +70,10 @@ const envSchema = {
   /** A JSON-RPC signer (eth_signTransaction) holding the platform wallet's key; the devnet signs in process. */
   TREASURY_SIGNER_URL: url.optional(),
   /** An explorer's transaction page, `{tx_hash}` standing for the hash (GET treasury explorer_tx, the page's links). */
-  EXPLORER_TX_URL: z.string().regex(/^https?:\/\/\S*\{tx_hash\}\S*$/, "must be an http(s) URL holding {tx_hash}").optional(),
+  EXPLORER_TX_URL: z
+    .string()
+    .regex(/^https?:\/\/\S*\{tx_hash\}\S*$/, "must be an http(s) URL holding {tx_hash}")
+    .optional(),
   /** A standalone co-signer (`npm run cosigner`); unset: the co-signer runs in the API's process. */
   COSIGNER_URL: url.optional(),
   /** The bearer secret between the API and a standalone co-signer (both sides read it). */
@@ -57,12 +81,18 @@ const envSchema = {
   /** Where `npm run cosigner` listens (127.0.0.1 only). */
   COSIGNER_PORT: port.optional(),
   /** The co-signer's own store (`npm run cosigner`): a database no other process can read. */
-  COSIGNER_DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, "must be a postgres:// or postgresql:// URL").optional(),
+  COSIGNER_DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, "must be a postgres:// or postgresql:// URL")
+    .optional(),
   /** The executor signing service (`npm run executors`): its URL, bearer secret, port and own store. */
   EXECUTORS_URL: url.optional(),
   EXECUTORS_TOKEN: z.string().min(32, "must be at least 32 characters").optional(),
   EXECUTORS_PORT: port.optional(),
-  EXECUTORS_DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, "must be a postgres:// or postgresql:// URL").optional(),
+  EXECUTORS_DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, "must be a postgres:// or postgresql:// URL")
+    .optional(),
   REQUIRE_PARTNER_AGENT: bool.default("false"),
   SUBMIT_ENABLED: bool.default("true"),
   /** Fast mode (live/fast) is opt-in for an operator: on by default on the devnet only. */
@@ -73,26 +103,51 @@ const envSchema = {
   HOSTED_LIVE: bool.default("true"),
   DATA_DIR: z.string().min(1).optional(),
   /** Header a trusted reverse proxy sets to the client address (its last entry is used). */
-  TRUSTED_PROXY_HEADER: z.string().regex(/^[A-Za-z0-9-]+$/, "must be a header name").optional(),
+  TRUSTED_PROXY_HEADER: z
+    .string()
+    .regex(/^[A-Za-z0-9-]+$/, "must be a header name")
+    .optional(),
   /**
    * Peer addresses (IPs or CIDRs) whose TRUSTED_PROXY_HEADER is believed; from any other peer the
    * header is ignored and the socket address counts. Default: loopback only.
    */
   TRUSTED_PROXIES: z
     .string()
-    .transform((s) => s.split(",").map((p) => p.trim().toLowerCase()).filter(Boolean))
-    .refine((ps) => ps.length > 0 && ps.every((p) => /^[0-9a-f.:]+(\/\d{1,3})?$/.test(p)), "must be a comma-separated list of IP addresses or CIDRs")
+    .transform((s) =>
+      s
+        .split(",")
+        .map((p) => p.trim().toLowerCase())
+        .filter(Boolean),
+    )
+    .refine(
+      (ps) => ps.length > 0 && ps.every((p) => /^[0-9a-f.:]+(\/\d{1,3})?$/.test(p)),
+      "must be a comma-separated list of IP addresses or CIDRs",
+    )
     .optional(),
   /** Redis for limits shared by API instances (rate buckets, failed-auth counters, key revocations). */
-  REDIS_URL: z.string().regex(/^rediss?:\/\//, "must be a redis:// or rediss:// URL").optional(),
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\//, "must be a redis:// or rediss:// URL")
+    .optional(),
   /** Port of Ponder's own routes (/metrics, /status, /ready, /health), on 127.0.0.1 only. */
   OPS_PORT: port.optional(),
   /** Header a trusted edge sets to the client's ISO country code (e.g. cf-ipcountry). */
-  COUNTRY_HEADER: z.string().regex(/^[A-Za-z0-9-]+$/, "must be a header name").optional(),
+  COUNTRY_HEADER: z
+    .string()
+    .regex(/^[A-Za-z0-9-]+$/, "must be a header name")
+    .optional(),
   BLOCKED_COUNTRIES: z
     .string()
-    .transform((s) => s.split(",").map((c) => c.trim().toUpperCase()).filter(Boolean))
-    .refine((cs) => cs.every((c) => /^[A-Z]{2}(-[A-Z0-9]{1,3})?$/.test(c)), "must be ISO 3166 codes like CU,IR,KP,SY,UA-43")
+    .transform((s) =>
+      s
+        .split(",")
+        .map((c) => c.trim().toUpperCase())
+        .filter(Boolean),
+    )
+    .refine(
+      (cs) => cs.every((c) => /^[A-Z]{2}(-[A-Z0-9]{1,3})?$/.test(c)),
+      "must be ISO 3166 codes like CU,IR,KP,SY,UA-43",
+    )
     .optional(),
   /** `off` only for benchmarks of the bare request path. */
   RATE_LIMITS: z.enum(["on", "off"]).default("on"),
@@ -101,8 +156,19 @@ const envSchema = {
   /** Aggregators quoted for comparison only: `zeroex=https://…,oneinch=https://…,odos=https://…`. */
   AGGREGATOR_URLS: z
     .string()
-    .transform((s) => Object.fromEntries(s.split(",").map((kv) => kv.trim()).filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)])))
-    .refine((m) => Object.entries(m).every(([k, v]) => ["zeroex", "oneinch", "odos"].includes(k) && /^https?:\/\//.test(v)), "must be name=url pairs for zeroex, oneinch, odos")
+    .transform((s) =>
+      Object.fromEntries(
+        s
+          .split(",")
+          .map((kv) => kv.trim())
+          .filter(Boolean)
+          .map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)]),
+      ),
+    )
+    .refine(
+      (m) => Object.entries(m).every(([k, v]) => ["zeroex", "oneinch", "odos"].includes(k) && /^https?:\/\//.test(v)),
+      "must be name=url pairs for zeroex, oneinch, odos",
+    )
     .optional(),
   /** The AI-model gateway (OpenAI-compatible) the partner_llm brain calls, and the service's key there. */
   AI_GATEWAY_URL: url.optional(),
@@ -118,7 +184,22 @@ const envSchema = {
         return z.NEVER;
       }
     })
-    .pipe(z.array(z.object({ id: z.string().min(1).max(100), input: z.number().finite().min(0), output: z.number().finite().min(0), structured: z.number().finite().min(0).optional(), source: z.string().max(200).optional() }).strict()).min(1).max(50))
+    .pipe(
+      z
+        .array(
+          z
+            .object({
+              id: z.string().min(1).max(100),
+              input: z.number().finite().min(0),
+              output: z.number().finite().min(0),
+              structured: z.number().finite().min(0).optional(),
+              source: z.string().max(200).optional(),
+            })
+            .strict(),
+        )
+        .min(1)
+        .max(50),
+    )
     .optional(),
   /** The service's credit pool for AI calls, USD per UTC day (0: off), and how it is shared. */
   AI_POOL_USD_DAY: z.coerce.number().finite().min(0).optional(),
@@ -129,14 +210,41 @@ const envSchema = {
   /** What all new owners' trials together may take of a day's pool, in percent. */
   AI_TRIAL_POOL_PCT: z.coerce.number().finite().min(0).max(100).optional(),
   /** Models the pool pays for (comma list of ids; default every model). */
-  AI_POOL_MODELS: z.string().transform((s) => s.split(",").map((x) => x.trim()).filter(Boolean)).optional(),
+  AI_POOL_MODELS: z
+    .string()
+    .transform((s) =>
+      s
+        .split(",")
+        .map((x) => x.trim())
+        .filter(Boolean),
+    )
+    .optional(),
   /** Seals owners' own gateway keys at rest; the devnet uses a fixed development secret. */
   AI_OWN_KEYS_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
   AI_CALL_TIMEOUT_MS: z.coerce.number().int().min(100).max(18_000).optional(),
   /** League (SPEC "League"): published hubs that never link owner clusters (exchanges, bridges), comma list. */
-  LEAGUE_HUBS: z.string().transform((s) => s.split(",").map((a) => a.trim()).filter(Boolean)).refine((as) => as.every((a) => isAddress(a)), "must be a comma-separated list of 0x addresses").optional(),
+  LEAGUE_HUBS: z
+    .string()
+    .transform((s) =>
+      s
+        .split(",")
+        .map((a) => a.trim())
+        .filter(Boolean),
+    )
+    .refine((as) => as.every((a) => isAddress(a)), "must be a comma-separated list of 0x addresses")
+    .optional(),
   /** The developer's own partner agents (house rows: they rank, never take a paid place), comma list of agent ids. */
-  LEAGUE_HOUSE_AGENTS: z.string().transform((s) => s.split(",").map((a) => a.trim()).filter(Boolean)).refine((xs) => xs.every((x) => /^[1-9][0-9]{0,15}$/.test(x)), "must be a comma-separated list of agent ids").transform((xs) => xs.map(Number)).optional(),
+  LEAGUE_HOUSE_AGENTS: z
+    .string()
+    .transform((s) =>
+      s
+        .split(",")
+        .map((a) => a.trim())
+        .filter(Boolean),
+    )
+    .refine((xs) => xs.every((x) => /^[1-9][0-9]{0,15}$/.test(x)), "must be a comma-separated list of agent ids")
+    .transform((xs) => xs.map(Number))
+    .optional(),
   /** The wallet holding the prize reserve in the partner token, and the JSON-RPC signer holding its key (the devnet signs in process). */
   LEAGUE_RESERVE_WALLET: addr.optional(),
   LEAGUE_SIGNER_URL: url.optional(),
@@ -146,7 +254,10 @@ const envSchema = {
   LEAGUE_PRIZE_CAP_USD: z.coerce.number().finite().min(0).optional(),
   LEAGUE_RESERVE_CEILING_SEASONS: z.coerce.number().int().min(1).max(100).optional(),
   /** PostgreSQL views schema of the indexer, for API processes outside Ponder's. */
-  INDEXER_SCHEMA: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,44}$/, "must be a schema name").optional(),
+  INDEXER_SCHEMA: z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_]{0,44}$/, "must be a schema name")
+    .optional(),
 } as const;
 
 type EnvKey = keyof typeof envSchema;
@@ -247,13 +358,26 @@ export type LeagueConfig = {
 /** Account 4 of the devnet mnemonic holds the devnet's prize reserve. */
 const DEVNET_RESERVE_INDEX = 4;
 
-export type AiModel = { id: string; price: { input: number; output: number; structured: number | null; source: string } };
+export type AiModel = {
+  id: string;
+  price: { input: number; output: number; structured: number | null; source: string };
+};
 /** The partner_llm brain's settings (SPEC GET hosted/ai). gatewayUrl null: AI agents are off. */
 export type AiConfig = {
   gatewayUrl: string | null;
   gatewayKey: string | null;
   models: AiModel[];
-  pool: { usdDay: number; ownerShareMaxUsd: number; liveShareUsd: number; trialShareUsd: number; trialDays: number; trialPoolPct: number; models: string[] | null; minIntervalS: number; agentsPerOwner: number };
+  pool: {
+    usdDay: number;
+    ownerShareMaxUsd: number;
+    liveShareUsd: number;
+    trialShareUsd: number;
+    trialDays: number;
+    trialPoolPct: number;
+    models: string[] | null;
+    minIntervalS: number;
+    agentsPerOwner: number;
+  };
   ownKeysSecret: string | null;
   /** One gateway call's limit (the scheduler's tick limit is 20 s). */
   callTimeoutMs: number;
@@ -273,10 +397,15 @@ export function loadConfig(source: Record<string, string | undefined> = process.
   const env = parseEnv(source);
   const devnet = env.CHAIN_RPC_URL === undefined;
   const universeFile = env.UNIVERSE_FILE
-    ? isAbsolute(env.UNIVERSE_FILE) ? env.UNIVERSE_FILE : join(ROOT, env.UNIVERSE_FILE)
+    ? isAbsolute(env.UNIVERSE_FILE)
+      ? env.UNIVERSE_FILE
+      : join(ROOT, env.UNIVERSE_FILE)
     : join(ROOT, "devnet", "universe.json");
   if (!existsSync(universeFile)) {
-    throw new ConfigError("UNIVERSE_FILE", `${universeFile} does not exist${devnet ? " (npm start builds it on first run)" : ""}`);
+    throw new ConfigError(
+      "UNIVERSE_FILE",
+      `${universeFile} does not exist${devnet ? " (npm start builds it on first run)" : ""}`,
+    );
   }
   let universe: Universe;
   try {
@@ -284,15 +413,31 @@ export function loadConfig(source: Record<string, string | undefined> = process.
   } catch (err) {
     throw new ConfigError("UNIVERSE_FILE", (err as Error).message);
   }
-  if (universe.chainId !== CHAIN_ID) throw new ConfigError("UNIVERSE_FILE", `chainId is ${universe.chainId}, this service runs chain ${CHAIN_ID}`);
+  if (universe.chainId !== CHAIN_ID)
+    throw new ConfigError("UNIVERSE_FILE", `chainId is ${universe.chainId}, this service runs chain ${CHAIN_ID}`);
 
   const rpcUrl = env.CHAIN_RPC_URL ?? `http://127.0.0.1:${env.ANVIL_PORT}`;
-  const feeRecipient = env.PLATFORM_FEE_RECIPIENT ?? (universe.devnet?.accounts.platform ? getAddress(universe.devnet.accounts.platform) : undefined);
+  const feeRecipient =
+    env.PLATFORM_FEE_RECIPIENT ??
+    (universe.devnet?.accounts.platform ? getAddress(universe.devnet.accounts.platform) : undefined);
   if (!feeRecipient) throw new ConfigError("PLATFORM_FEE_RECIPIENT", "required outside the devnet");
-  if (env.COSIGNER_URL && !env.COSIGNER_TOKEN) throw new ConfigError("COSIGNER_TOKEN", "required with COSIGNER_URL (the co-signer answers only the API holding it)");
-  const cosigner = env.COSIGNER_ADDRESS ?? (universe.devnet?.accounts.cosigner ? getAddress(universe.devnet.accounts.cosigner) : null);
-  if (env.COSIGNER_URL && !cosigner) throw new ConfigError("COSIGNER_ADDRESS", "required with COSIGNER_URL off the devnet (the address the service publishes)");
-  if (env.EXECUTORS_URL && !env.EXECUTORS_TOKEN) throw new ConfigError("EXECUTORS_TOKEN", "required with EXECUTORS_URL (the executor signing service answers only the API holding it)");
+  if (env.COSIGNER_URL && !env.COSIGNER_TOKEN)
+    throw new ConfigError(
+      "COSIGNER_TOKEN",
+      "required with COSIGNER_URL (the co-signer answers only the API holding it)",
+    );
+  const cosigner =
+    env.COSIGNER_ADDRESS ?? (universe.devnet?.accounts.cosigner ? getAddress(universe.devnet.accounts.cosigner) : null);
+  if (env.COSIGNER_URL && !cosigner)
+    throw new ConfigError(
+      "COSIGNER_ADDRESS",
+      "required with COSIGNER_URL off the devnet (the address the service publishes)",
+    );
+  if (env.EXECUTORS_URL && !env.EXECUTORS_TOKEN)
+    throw new ConfigError(
+      "EXECUTORS_TOKEN",
+      "required with EXECUTORS_URL (the executor signing service answers only the API holding it)",
+    );
   if (!devnet) assertSignersApart(source, env);
   // The sign-in domain is never taken from a Host header; on the devnet it defaults to localhost.
   const authDomain = env.AUTH_DOMAIN ?? (devnet ? `localhost:${env.PORT}` : null);
@@ -305,7 +450,15 @@ export function loadConfig(source: Record<string, string | undefined> = process.
 
   const tokens: Record<string, TokenEntry> = {};
   for (const [symbol, t] of Object.entries(universe.tokens)) {
-    tokens[symbol] = { symbol, address: getAddress(t.address), decimals: t.decimals, kind: t.kind, native: t.native, name: t.name, feed: t.feed ? getAddress(t.feed) : null };
+    tokens[symbol] = {
+      symbol,
+      address: getAddress(t.address),
+      decimals: t.decimals,
+      kind: t.kind,
+      native: t.native,
+      name: t.name,
+      feed: t.feed ? getAddress(t.feed) : null,
+    };
   }
   for (const required of ["ETH", "WETH", "USDG"]) {
     if (!tokens[required]) throw new ConfigError("UNIVERSE_FILE", `tokens.${required} is missing`);
@@ -326,7 +479,11 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     tokens,
     pools: universe.pools,
     feeRecipient,
-    treasuryBuckets: { operations: env.TREASURY_OPERATIONS ?? null, buybacks: env.TREASURY_BUYBACKS ?? null, treasury: env.TREASURY_TREASURY ?? null },
+    treasuryBuckets: {
+      operations: env.TREASURY_OPERATIONS ?? null,
+      buybacks: env.TREASURY_BUYBACKS ?? null,
+      treasury: env.TREASURY_TREASURY ?? null,
+    },
     treasurySignerUrl: env.TREASURY_SIGNER_URL ?? null,
     executorKeysSecret: env.EXECUTOR_KEYS_SECRET ?? (devnet ? DEVNET_EXECUTOR_KEYS_SECRET : null),
     explorerTx: env.EXPLORER_TX_URL ?? null,
@@ -362,7 +519,9 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     league: {
       hubs: (env.LEAGUE_HUBS ?? []).map((a) => getAddress(a)),
       houseAgents: env.LEAGUE_HOUSE_AGENTS ?? [],
-      reserveWallet: env.LEAGUE_RESERVE_WALLET ?? (devnet ? mnemonicToAccount(DEVNET_MNEMONIC, { addressIndex: DEVNET_RESERVE_INDEX }).address : null),
+      reserveWallet:
+        env.LEAGUE_RESERVE_WALLET ??
+        (devnet ? mnemonicToAccount(DEVNET_MNEMONIC, { addressIndex: DEVNET_RESERVE_INDEX }).address : null),
       signerUrl: env.LEAGUE_SIGNER_URL ?? null,
       reserveAgent: env.LEAGUE_RESERVE_AGENT ?? null,
       prizeCapUsd: env.LEAGUE_PRIZE_CAP_USD ?? 1_000,
@@ -378,13 +537,27 @@ export function loadConfig(source: Record<string, string | undefined> = process.
  * Whoever owns one process then signs half of what moves a wallet, never both.
  */
 function assertSignersApart(source: Record<string, string | undefined>, env: Env): void {
-  const apart = "the co-signer and the executor signing service run apart: `npm run cosigner` with COSIGNER_KEY, COSIGNER_TOKEN and COSIGNER_DATABASE_URL; `npm run executors` with EXECUTOR_KEYS_SECRET, EXECUTORS_TOKEN and EXECUTORS_DATABASE_URL";
-  if (source.COSIGNER_KEY && env.EXECUTOR_KEYS_SECRET) throw new ConfigError("EXECUTOR_KEYS_SECRET", `set beside COSIGNER_KEY: one process would hold both halves of every session's 2-of-2. ${apart}`);
-  if (env.COSIGNER_TOKEN && env.COSIGNER_TOKEN === env.EXECUTORS_TOKEN) throw new ConfigError("EXECUTORS_TOKEN", `the same secret as COSIGNER_TOKEN. ${apart}`);
-  const stores: [string, string | undefined][] = [["COSIGNER_DATABASE_URL", env.COSIGNER_DATABASE_URL], ["EXECUTORS_DATABASE_URL", env.EXECUTORS_DATABASE_URL], ["DATABASE_URL", env.DATABASE_URL]];
+  const apart =
+    "the co-signer and the executor signing service run apart: `npm run cosigner` with COSIGNER_KEY, COSIGNER_TOKEN and COSIGNER_DATABASE_URL; `npm run executors` with EXECUTOR_KEYS_SECRET, EXECUTORS_TOKEN and EXECUTORS_DATABASE_URL";
+  if (source.COSIGNER_KEY && env.EXECUTOR_KEYS_SECRET)
+    throw new ConfigError(
+      "EXECUTOR_KEYS_SECRET",
+      `set beside COSIGNER_KEY: one process would hold both halves of every session's 2-of-2. ${apart}`,
+    );
+  if (env.COSIGNER_TOKEN && env.COSIGNER_TOKEN === env.EXECUTORS_TOKEN)
+    throw new ConfigError("EXECUTORS_TOKEN", `the same secret as COSIGNER_TOKEN. ${apart}`);
+  const stores: [string, string | undefined][] = [
+    ["COSIGNER_DATABASE_URL", env.COSIGNER_DATABASE_URL],
+    ["EXECUTORS_DATABASE_URL", env.EXECUTORS_DATABASE_URL],
+    ["DATABASE_URL", env.DATABASE_URL],
+  ];
   for (const [i, [name, a]] of stores.entries()) {
     for (const [other, b] of stores.slice(i + 1)) {
-      if (a && b && sameDatabase(a, b)) throw new ConfigError(name, `names the same database as ${other}: each signing service keeps a store of its own. ${apart}`);
+      if (a && b && sameDatabase(a, b))
+        throw new ConfigError(
+          name,
+          `names the same database as ${other}: each signing service keeps a store of its own. ${apart}`,
+        );
     }
   }
 }
@@ -399,9 +572,14 @@ export function sameDatabase(a: string, b: string): boolean {
 }
 
 function aiConfigOf(env: Env, devnet: boolean): AiConfig {
-  if (env.AI_GATEWAY_URL && !env.AI_GATEWAY_KEY) throw new ConfigError("AI_GATEWAY_KEY", "required with AI_GATEWAY_URL");
-  if (env.AI_GATEWAY_URL && !env.AI_MODELS) throw new ConfigError("AI_MODELS", "required with AI_GATEWAY_URL (the models offered and their prices)");
-  const models = (env.AI_MODELS ?? []).map((m) => ({ id: m.id, price: { input: m.input, output: m.output, structured: m.structured ?? null, source: m.source ?? "config" } }));
+  if (env.AI_GATEWAY_URL && !env.AI_GATEWAY_KEY)
+    throw new ConfigError("AI_GATEWAY_KEY", "required with AI_GATEWAY_URL");
+  if (env.AI_GATEWAY_URL && !env.AI_MODELS)
+    throw new ConfigError("AI_MODELS", "required with AI_GATEWAY_URL (the models offered and their prices)");
+  const models = (env.AI_MODELS ?? []).map((m) => ({
+    id: m.id,
+    price: { input: m.input, output: m.output, structured: m.structured ?? null, source: m.source ?? "config" },
+  }));
   const unknown = env.AI_POOL_MODELS?.find((id) => !models.some((m) => m.id === id));
   if (unknown) throw new ConfigError("AI_POOL_MODELS", `${unknown} is not in AI_MODELS`);
   return {

@@ -2,7 +2,16 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ROOT } from "./root.js";
-import { bpsOf, feeFor, majorTierBps, MAJOR_TIERS, MAX_FEE_BPS, OTHER_BPS, SCHEDULE_2, SHIELD_ADD_BPS } from "./fees.js";
+import {
+  bpsOf,
+  feeFor,
+  majorTierBps,
+  MAJOR_TIERS,
+  MAX_FEE_BPS,
+  OTHER_BPS,
+  SCHEDULE_2,
+  SHIELD_ADD_BPS,
+} from "./fees.js";
 
 describe("fee schedule 2", () => {
   it("steps the major rate down at each 30-day volume threshold", () => {
@@ -23,10 +32,19 @@ describe("fee schedule 2", () => {
 
   it("has SPEC's numbers (Limits, Fee row)", () => {
     const spec = readFileSync(join(ROOT, "docs", "SPEC.md"), "utf8");
-    const row = /^\| Fee \| schedule 2: major posted (\d+) bps down to lowest volume tier (\d+) bps; other (\d+) bps; Shield adds (\d+) bps; max (\d+) bps \|$/m.exec(spec);
+    const row =
+      /^\| Fee \| schedule 2: major posted (\d+) bps down to lowest volume tier (\d+) bps; other (\d+) bps; Shield adds (\d+) bps; max (\d+) bps \|$/m.exec(
+        spec,
+      );
     expect(row, "SPEC.md Limits has no Fee row in the expected words").not.toBeNull();
     const [posted, lowest, other, shieldAdd, max] = row!.slice(1).map(Number);
-    expect([MAJOR_TIERS[0]!.bps, MAJOR_TIERS.at(-1)!.bps, OTHER_BPS, SHIELD_ADD_BPS, MAX_FEE_BPS]).toEqual([posted, lowest, other, shieldAdd, max]);
+    expect([MAJOR_TIERS[0]!.bps, MAJOR_TIERS.at(-1)!.bps, OTHER_BPS, SHIELD_ADD_BPS, MAX_FEE_BPS]).toEqual([
+      posted,
+      lowest,
+      other,
+      shieldAdd,
+      max,
+    ]);
   });
 
   it("caps tier plus Shield at the maximum (a schedule where the sum would pass it)", () => {
@@ -35,7 +53,10 @@ describe("fee schedule 2", () => {
     const steep = { ...SCHEDULE_2, otherBps: 95 };
     expect(feeFor({ feeClass: "other", volume30dUsd: 0, shield: true }, steep)).toEqual({ tier: 95, bps: 100 }); // 105 uncapped
     expect(feeFor({ feeClass: "other", volume30dUsd: 0, shield: false }, steep)).toEqual({ tier: 95, bps: 95 });
-    expect(feeFor({ feeClass: "other", volume30dUsd: 0, shield: true }, { ...steep, maxBps: 97 })).toEqual({ tier: 95, bps: 97 });
+    expect(feeFor({ feeClass: "other", volume30dUsd: 0, shield: true }, { ...steep, maxBps: 97 })).toEqual({
+      tier: 95,
+      bps: 97,
+    });
     // A major tier at the cap stays there with Shield.
     const topMajor = { ...SCHEDULE_2, majorTiers: [{ min_30d_volume_usd: 0, bps: 100 }] };
     expect(feeFor({ feeClass: "major", volume30dUsd: 5, shield: true }, topMajor)).toEqual({ tier: 100, bps: 100 });

@@ -16,13 +16,25 @@ export const MAX_FEE_BPS = 100;
 
 /** The major fee class: every core symbol but the partner token (stock tokens named by address join via their beacon). */
 export const majorSymbols = (tokens: Record<string, { symbol: string; kind: string }>): string[] =>
-  Object.values(tokens).filter((t) => t.kind !== "partner").map((t) => t.symbol);
+  Object.values(tokens)
+    .filter((t) => t.kind !== "partner")
+    .map((t) => t.symbol);
 
 export type FeeClass = "major" | "other";
 
 /** A schedule's numbers; schedule 2 is the one served. Tests pass others to reach the cap. */
-export type FeeSchedule = { majorTiers: readonly { min_30d_volume_usd: number; bps: number }[]; otherBps: number; shieldAddBps: number; maxBps: number };
-export const SCHEDULE_2: FeeSchedule = { majorTiers: MAJOR_TIERS, otherBps: OTHER_BPS, shieldAddBps: SHIELD_ADD_BPS, maxBps: MAX_FEE_BPS };
+export type FeeSchedule = {
+  majorTiers: readonly { min_30d_volume_usd: number; bps: number }[];
+  otherBps: number;
+  shieldAddBps: number;
+  maxBps: number;
+};
+export const SCHEDULE_2: FeeSchedule = {
+  majorTiers: MAJOR_TIERS,
+  otherBps: OTHER_BPS,
+  shieldAddBps: SHIELD_ADD_BPS,
+  maxBps: MAX_FEE_BPS,
+};
 
 /** The volume tier's major rate: the highest threshold the 30-day volume reaches. */
 export function majorTierBps(volume30dUsd: number, tiers: FeeSchedule["majorTiers"] = MAJOR_TIERS): number {
@@ -35,7 +47,10 @@ export function majorTierBps(volume30dUsd: number, tiers: FeeSchedule["majorTier
  * A trade's fee under schedule 2: `tier` is the rate before Shield (the class rate, for major
  * from the wallet's volume tier), `bps` adds Shield and is capped at the maximum.
  */
-export function feeFor(p: { feeClass: FeeClass; volume30dUsd: number; shield: boolean }, schedule: FeeSchedule = SCHEDULE_2): { bps: number; tier: number } {
+export function feeFor(
+  p: { feeClass: FeeClass; volume30dUsd: number; shield: boolean },
+  schedule: FeeSchedule = SCHEDULE_2,
+): { bps: number; tier: number } {
   const tier = p.feeClass === "major" ? majorTierBps(p.volume30dUsd, schedule.majorTiers) : schedule.otherBps;
   return { tier, bps: Math.min(schedule.maxBps, tier + (p.shield ? schedule.shieldAddBps : 0)) };
 }

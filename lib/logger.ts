@@ -19,7 +19,10 @@ export function createLogger(level = process.env.LOG_LEVEL ?? "info", dest: numb
       level,
       base: { service: "pit" },
       // Exact paths only: wildcard redaction doubles the cost of every line.
-      redact: { paths: ["headers.authorization", "body.signature", "body.api_key", "err.config.headers.authorization"], censor: "[redacted]" },
+      redact: {
+        paths: ["headers.authorization", "body.signature", "body.api_key", "err.config.headers.authorization"],
+        censor: "[redacted]",
+      },
     },
     stream,
   );

@@ -1,4 +1,13 @@
-import { encodeAbiParameters, getAddress, hexToBigInt, keccak256, parseAbi, zeroAddress, type Address, type PublicClient } from "viem";
+import {
+  encodeAbiParameters,
+  getAddress,
+  hexToBigInt,
+  keccak256,
+  parseAbi,
+  zeroAddress,
+  type Address,
+  type PublicClient,
+} from "viem";
 import { launchpadAbi } from "../abis/fixtures.js";
 import { poolManagerAbi } from "../abis/uniswapV4.js";
 import type { MarkSource } from "./sessionBinding.js";
@@ -28,7 +37,8 @@ export const MARK_STABLE_SHARE = 0.9;
  */
 export const MIN_MARK_DEPTH_USD = 10_000;
 /** SPEC's pair band (MIN_OUT): 75 bps against USDG, 125 against anything else (ETH, the curve). */
-export const markBandBps = (src: MarkSource, usdg: Address): number => (src.kind === "pool" && src.against.toLowerCase() === usdg.toLowerCase() ? 75 : 125);
+export const markBandBps = (src: MarkSource, usdg: Address): number =>
+  src.kind === "pool" && src.against.toLowerCase() === usdg.toLowerCase() ? 75 : 125;
 /** How far apart two prices are, in bps of the second. */
 export const offBps = (a: number, b: number): number => (Math.abs(a - b) / b) * 10_000;
 
@@ -72,25 +82,42 @@ export function windowPrice(first: number, steps: PriceStep[], from: number, to:
  */
 export function markUnsettled(w: WindowPrice, spot: number, bandBps: number): string | null {
   const minutes = MARK_WINDOW_S / 60;
-  if (!(w.stableShare >= MARK_STABLE_SHARE)) return `its price held within ${bandBps} bps of its ${minutes}-minute median only ${Math.round(w.stableShare * 100)} % of the window (${MARK_STABLE_SHARE * 100} % needed)`;
+  if (!(w.stableShare >= MARK_STABLE_SHARE))
+    return `its price held within ${bandBps} bps of its ${minutes}-minute median only ${Math.round(w.stableShare * 100)} % of the window (${MARK_STABLE_SHARE * 100} % needed)`;
   const off = offBps(spot, w.median);
-  if (!(off <= bandBps)) return `its spot is ${Math.round(off)} bps from its ${minutes}-minute median (band ${bandBps} bps)`;
+  if (!(off <= bandBps))
+    return `its spot is ${Math.round(off)} bps from its ${minutes}-minute median (band ${bandBps} bps)`;
   return null;
 }
 
 /** A curve's reserves just before a trade, from the trade's own event (after-state minus what it moved). */
-export function curveBefore(t: { isBuy: boolean; ethAmount: bigint; tokenAmount: bigint; fee: bigint; virtualEth: bigint; virtualToken: bigint }): { virtualEth: bigint; virtualToken: bigint } {
-  return t.isBuy ? { virtualEth: t.virtualEth - (t.ethAmount - t.fee), virtualToken: t.virtualToken + t.tokenAmount } : { virtualEth: t.virtualEth + t.ethAmount + t.fee, virtualToken: t.virtualToken - t.tokenAmount };
+export function curveBefore(t: {
+  isBuy: boolean;
+  ethAmount: bigint;
+  tokenAmount: bigint;
+  fee: bigint;
+  virtualEth: bigint;
+  virtualToken: bigint;
+}): { virtualEth: bigint; virtualToken: bigint } {
+  return t.isBuy
+    ? { virtualEth: t.virtualEth - (t.ethAmount - t.fee), virtualToken: t.virtualToken + t.tokenAmount }
+    : { virtualEth: t.virtualEth + t.ethAmount + t.fee, virtualToken: t.virtualToken - t.tokenAmount };
 }
 /** ETH (whole) per whole token at the curve's virtual reserves. */
-export const curvePrice = (virtualEth: bigint, virtualToken: bigint, decimals: number): number => (Number(virtualEth) / 1e18) / (Number(virtualToken) / 10 ** decimals);
+export const curvePrice = (virtualEth: bigint, virtualToken: bigint, decimals: number): number =>
+  Number(virtualEth) / 1e18 / (Number(virtualToken) / 10 ** decimals);
 
 /**
  * A source read: spot and the window's median in `against` units (USDG, or ETH) per whole token,
  * the window's stability at the band asked, the steps it was computed from, and the source's depth
  * on its `against` side (whole units).
  */
-export type SourceRead = WindowPrice & { spot: number; depthAgainst: number; against: Address; steps: { first: number; steps: PriceStep[]; from: number; to: number } };
+export type SourceRead = WindowPrice & {
+  spot: number;
+  depthAgainst: number;
+  against: Address;
+  steps: { first: number; steps: PriceStep[]; from: number; to: number };
+};
 
 const extsloadAbi = parseAbi(["function extsload(bytes32 slot) view returns (bytes32)"]);
 /** v4 StateLibrary: pools mapping at slot 6; liquidity 3 slots after a pool's slot0. */
@@ -105,53 +132,146 @@ const LIQUIDITY_OFFSET = 3n;
  * null when the chain is younger than the window, the source is unknown or not pinned, or it
  * has no price (an uninitialized pool, a graduated curve).
  */
-export async function readMarkSource(chain: PublicClient, src: MarkSource, token: { address: Address; decimals: number }, pinned: { poolManager: Address; launchpad: Address; againstDecimals: (a: Address) => number | null }, bandBps: number, window = MARK_WINDOW_S): Promise<SourceRead | null> {
+export async function readMarkSource(
+  chain: PublicClient,
+  src: MarkSource,
+  token: { address: Address; decimals: number },
+  pinned: { poolManager: Address; launchpad: Address; againstDecimals: (a: Address) => number | null },
+  bandBps: number,
+  window = MARK_WINDOW_S,
+): Promise<SourceRead | null> {
   const head = await chain.getBlock();
   const to = Number(head.timestamp);
   const start = await lastBlockAtOrBefore(chain, to - window, head.number, to);
   if (start === null) return null;
   const timeOf = blockTimes(chain);
-  const read = (first: number, steps: PriceStep[], spot: number, depthAgainst: number, against: Address): SourceRead => ({ ...windowPrice(first, steps, to - window, to, bandBps), spot, depthAgainst, against, steps: { first, steps, from: to - window, to } });
+  const read = (
+    first: number,
+    steps: PriceStep[],
+    spot: number,
+    depthAgainst: number,
+    against: Address,
+  ): SourceRead => ({
+    ...windowPrice(first, steps, to - window, to, bandBps),
+    spot,
+    depthAgainst,
+    against,
+    steps: { first, steps, from: to - window, to },
+  });
   if (src.kind === "curve") {
     if (src.launchpad.toLowerCase() !== pinned.launchpad.toLowerCase()) return null;
     const [curve, logs] = await Promise.all([
-      chain.readContract({ address: pinned.launchpad, abi: launchpadAbi, functionName: "curves", args: [token.address], blockNumber: head.number }),
-      chain.getLogs({ address: pinned.launchpad, event: launchpadAbi.find((x) => x.type === "event" && x.name === "Trade")! as never, args: { token: token.address } as never, fromBlock: start + 1n, toBlock: head.number }),
+      chain.readContract({
+        address: pinned.launchpad,
+        abi: launchpadAbi,
+        functionName: "curves",
+        args: [token.address],
+        blockNumber: head.number,
+      }),
+      chain.getLogs({
+        address: pinned.launchpad,
+        event: launchpadAbi.find((x) => x.type === "event" && x.name === "Trade")! as never,
+        args: { token: token.address } as never,
+        fromBlock: start + 1n,
+        toBlock: head.number,
+      }),
     ]);
     const [, , graduated, , virtualEth, virtualToken] = curve;
     if (graduated || virtualToken === 0n) return null;
-    const trades = logs as unknown as { blockNumber: bigint; args: { isBuy: boolean; ethAmount: bigint; tokenAmount: bigint; fee: bigint; virtualEth: bigint; virtualToken: bigint } }[];
+    const trades = logs as unknown as {
+      blockNumber: bigint;
+      args: {
+        isBuy: boolean;
+        ethAmount: bigint;
+        tokenAmount: bigint;
+        fee: bigint;
+        virtualEth: bigint;
+        virtualToken: bigint;
+      };
+    }[];
     const first = trades.length ? curveBefore(trades[0]!.args) : { virtualEth, virtualToken };
-    const changes = await Promise.all(trades.map(async (t) => ({ ts: await timeOf(t.blockNumber), price: curvePrice(t.args.virtualEth, t.args.virtualToken, token.decimals) })));
+    const changes = await Promise.all(
+      trades.map(async (t) => ({
+        ts: await timeOf(t.blockNumber),
+        price: curvePrice(t.args.virtualEth, t.args.virtualToken, token.decimals),
+      })),
+    );
     const spot = curvePrice(virtualEth, virtualToken, token.decimals);
-    return read(curvePrice(first.virtualEth, first.virtualToken, token.decimals), changes, spot, Number(virtualEth) / 1e18, zeroAddress);
+    return read(
+      curvePrice(first.virtualEth, first.virtualToken, token.decimals),
+      changes,
+      spot,
+      Number(virtualEth) / 1e18,
+      zeroAddress,
+    );
   }
-  const key = { currency0: getAddress(src.currency0), currency1: getAddress(src.currency1), fee: src.fee, tickSpacing: src.tick_spacing, hooks: getAddress(src.hooks) };
+  const key = {
+    currency0: getAddress(src.currency0),
+    currency1: getAddress(src.currency1),
+    fee: src.fee,
+    tickSpacing: src.tick_spacing,
+    hooks: getAddress(src.hooks),
+  };
   const sides = [key.currency0.toLowerCase(), key.currency1.toLowerCase()];
   const againstDecimals = pinned.againstDecimals(getAddress(src.against));
-  if (key.hooks !== zeroAddress || againstDecimals === null || !sides.includes(token.address.toLowerCase()) || !sides.includes(src.against.toLowerCase())) return null;
+  if (
+    key.hooks !== zeroAddress ||
+    againstDecimals === null ||
+    !sides.includes(token.address.toLowerCase()) ||
+    !sides.includes(src.against.toLowerCase())
+  )
+    return null;
   const id = poolId(key);
-  const slot = hexToBigInt(keccak256(encodeAbiParameters([{ type: "bytes32" }, { type: "uint256" }], [id, POOLS_SLOT])));
-  const load = (s: bigint, blockNumber: bigint) => chain.readContract({ address: pinned.poolManager, abi: extsloadAbi, functionName: "extsload", args: [`0x${s.toString(16).padStart(64, "0")}`], blockNumber }).then(hexToBigInt);
+  const slot = hexToBigInt(
+    keccak256(encodeAbiParameters([{ type: "bytes32" }, { type: "uint256" }], [id, POOLS_SLOT])),
+  );
+  const load = (s: bigint, blockNumber: bigint) =>
+    chain
+      .readContract({
+        address: pinned.poolManager,
+        abi: extsloadAbi,
+        functionName: "extsload",
+        args: [`0x${s.toString(16).padStart(64, "0")}`],
+        blockNumber,
+      })
+      .then(hexToBigInt);
   const [slot0Then, slot0Now, liquidity, logs] = await Promise.all([
     load(slot, start),
     load(slot, head.number),
     load(slot + LIQUIDITY_OFFSET, head.number),
-    chain.getLogs({ address: pinned.poolManager, event: poolManagerAbi.find((x) => x.type === "event" && x.name === "Swap")! as never, args: { id } as never, fromBlock: start + 1n, toBlock: head.number }),
+    chain.getLogs({
+      address: pinned.poolManager,
+      event: poolManagerAbi.find((x) => x.type === "event" && x.name === "Swap")! as never,
+      args: { id } as never,
+      fromBlock: start + 1n,
+      toBlock: head.number,
+    }),
   ]);
   const sqrtOf = (slot0: bigint) => slot0 & ((1n << 160n) - 1n);
   if (sqrtOf(slot0Then) === 0n || sqrtOf(slot0Now) === 0n) return null;
   const tokenIs0 = sides[0] === token.address.toLowerCase();
   const priceOf = (sqrt: bigint) => {
-    const p01 = priceFromX96(priceX96FromSqrt(sqrt), tokenIs0 ? token.decimals : againstDecimals, tokenIs0 ? againstDecimals : token.decimals);
+    const p01 = priceFromX96(
+      priceX96FromSqrt(sqrt),
+      tokenIs0 ? token.decimals : againstDecimals,
+      tokenIs0 ? againstDecimals : token.decimals,
+    );
     return tokenIs0 ? p01 : 1 / p01;
   };
   const swaps = logs as unknown as { blockNumber: bigint; args: { sqrtPriceX96: bigint } }[];
-  const changes = await Promise.all(swaps.map(async (s) => ({ ts: await timeOf(s.blockNumber), price: priceOf(s.args.sqrtPriceX96) })));
+  const changes = await Promise.all(
+    swaps.map(async (s) => ({ ts: await timeOf(s.blockNumber), price: priceOf(s.args.sqrtPriceX96) })),
+  );
   // Virtual reserves of the `against` side: L·sqrtP (currency1) or L/sqrtP (currency0), in atoms.
   const sqrtP = Number(sqrtOf(slot0Now)) / 2 ** 96;
   const againstAtoms = tokenIs0 ? Number(liquidity) * sqrtP : Number(liquidity) / sqrtP;
-  return read(priceOf(sqrtOf(slot0Then)), changes, priceOf(sqrtOf(slot0Now)), againstAtoms / 10 ** againstDecimals, getAddress(src.against));
+  return read(
+    priceOf(sqrtOf(slot0Then)),
+    changes,
+    priceOf(sqrtOf(slot0Now)),
+    againstAtoms / 10 ** againstDecimals,
+    getAddress(src.against),
+  );
 }
 
 /**
@@ -159,21 +279,50 @@ export async function readMarkSource(chain: PublicClient, src: MarkSource, token
  * compares with its window's median. Read on the chain, because the indexer may not have seen
  * the block that just moved it. null as readMarkSource answers null.
  */
-export async function readSpot(chain: PublicClient, src: MarkSource, token: { address: Address; decimals: number }, pinned: { poolManager: Address; launchpad: Address; againstDecimals: (a: Address) => number | null }): Promise<number | null> {
+export async function readSpot(
+  chain: PublicClient,
+  src: MarkSource,
+  token: { address: Address; decimals: number },
+  pinned: { poolManager: Address; launchpad: Address; againstDecimals: (a: Address) => number | null },
+): Promise<number | null> {
   if (src.kind === "curve") {
     if (src.launchpad.toLowerCase() !== pinned.launchpad.toLowerCase()) return null;
-    const [, , graduated, , virtualEth, virtualToken] = await chain.readContract({ address: pinned.launchpad, abi: launchpadAbi, functionName: "curves", args: [token.address] });
+    const [, , graduated, , virtualEth, virtualToken] = await chain.readContract({
+      address: pinned.launchpad,
+      abi: launchpadAbi,
+      functionName: "curves",
+      args: [token.address],
+    });
     return graduated || virtualToken === 0n ? null : curvePrice(virtualEth, virtualToken, token.decimals);
   }
   const tokenIs0 = src.currency0.toLowerCase() === token.address.toLowerCase();
   const againstDecimals = pinned.againstDecimals(getAddress(src.against));
   if (src.hooks !== zeroAddress || againstDecimals === null) return null;
-  const id = poolId({ currency0: getAddress(src.currency0), currency1: getAddress(src.currency1), fee: src.fee, tickSpacing: src.tick_spacing, hooks: getAddress(src.hooks) });
-  const slot = hexToBigInt(keccak256(encodeAbiParameters([{ type: "bytes32" }, { type: "uint256" }], [id, POOLS_SLOT])));
-  const slot0 = hexToBigInt(await chain.readContract({ address: pinned.poolManager, abi: extsloadAbi, functionName: "extsload", args: [`0x${slot.toString(16).padStart(64, "0")}`] }));
+  const id = poolId({
+    currency0: getAddress(src.currency0),
+    currency1: getAddress(src.currency1),
+    fee: src.fee,
+    tickSpacing: src.tick_spacing,
+    hooks: getAddress(src.hooks),
+  });
+  const slot = hexToBigInt(
+    keccak256(encodeAbiParameters([{ type: "bytes32" }, { type: "uint256" }], [id, POOLS_SLOT])),
+  );
+  const slot0 = hexToBigInt(
+    await chain.readContract({
+      address: pinned.poolManager,
+      abi: extsloadAbi,
+      functionName: "extsload",
+      args: [`0x${slot.toString(16).padStart(64, "0")}`],
+    }),
+  );
   const sqrt = slot0 & ((1n << 160n) - 1n);
   if (sqrt === 0n) return null;
-  const p01 = priceFromX96(priceX96FromSqrt(sqrt), tokenIs0 ? token.decimals : againstDecimals, tokenIs0 ? againstDecimals : token.decimals);
+  const p01 = priceFromX96(
+    priceX96FromSqrt(sqrt),
+    tokenIs0 ? token.decimals : againstDecimals,
+    tokenIs0 ? againstDecimals : token.decimals,
+  );
   return tokenIs0 ? p01 : 1 / p01;
 }
 
@@ -191,7 +340,12 @@ function blockTimes(chain: PublicClient) {
  * The last block whose time is at or before `ts`, or null when the chain starts after it: an
  * interpolation search (a bisection step whenever interpolation did not halve the range).
  */
-export async function lastBlockAtOrBefore(chain: PublicClient, ts: number, headNumber: bigint, headTs: number): Promise<bigint | null> {
+export async function lastBlockAtOrBefore(
+  chain: PublicClient,
+  ts: number,
+  headNumber: bigint,
+  headTs: number,
+): Promise<bigint | null> {
   if (headTs <= ts) return headNumber;
   const timeOf = (n: bigint) => chain.getBlock({ blockNumber: n }).then((b) => Number(b.timestamp));
   let [lo, loTs] = [0n, await timeOf(0n)];

@@ -1,4 +1,4 @@
-import { stockSessionSecondsBetween } from "./stockSession.js";
+import { stockMarketSecondsBetween } from "./marketHours.js";
 
 /** Oracle feeds post a round at least every 24 h, moved or not (their heartbeat). */
 export const FEED_HEARTBEAT_S = 86_400;
@@ -20,5 +20,5 @@ export function markStale(f: FeedAge): boolean {
   const limit = FEED_HEARTBEAT_S + FEED_GRACE_S;
   if (age <= limit) return false;
   if (!f.stock || age > WEEK_S) return true;
-  return stockSessionSecondsBetween(f.updatedAt, f.now) > limit;
+  return stockMarketSecondsBetween(f.updatedAt, f.now) > limit;
 }

@@ -4,7 +4,7 @@ import { launchpadAbi } from "../abis/fixtures.js";
 import { Command, universalRouterAbi } from "../abis/universalRouter.js";
 import type { Execution } from "./delegation.js";
 import { payoutProblems } from "./redeemPayout.js";
-import { inputs } from "./router.js";
+import { inputs } from "./router/encode.js";
 
 const a = (n: number) => `0x${n.toString(16).padStart(40, "0")}` as Address;
 const pins = { router: a(0xe1), launchpad: a(0xe2), weth: a(0xe3), feeRecipient: a(0xfe) };
@@ -16,12 +16,20 @@ const ctx = { ...pins, wallet, feeBps: 100 };
 /** A curve buy of 1 ETH in all: 1 % to the fee recipient, the rest to the curve, tokens to `to`. */
 const curveBuy = (to: Address = wallet, fee = parseEther("0.01")): Execution[] => [
   { target: pins.feeRecipient, value: fee, callData: "0x" },
-  { target: pins.launchpad, value: parseEther("1") - fee, callData: encodeFunctionData({ abi: launchpadAbi, functionName: "buy", args: [token, 1n, to] }) },
+  {
+    target: pins.launchpad,
+    value: parseEther("1") - fee,
+    callData: encodeFunctionData({ abi: launchpadAbi, functionName: "buy", args: [token, 1n, to] }),
+  },
 ];
 const routerCall = (steps: [number, `0x${string}`][], value = 0n): Execution => ({
   target: pins.router,
   value,
-  callData: encodeFunctionData({ abi: universalRouterAbi, functionName: "execute", args: [toHex(Uint8Array.from(steps.map(([c]) => c))), steps.map(([, i]) => i), 2n ** 40n] }),
+  callData: encodeFunctionData({
+    abi: universalRouterAbi,
+    functionName: "execute",
+    args: [toHex(Uint8Array.from(steps.map(([c]) => c))), steps.map(([, i]) => i), 2n ** 40n],
+  }),
 });
 
 describe("the executor signing service's own reading of a redeem's payout", () => {
@@ -36,15 +44,25 @@ describe("the executor signing service's own reading of a redeem's payout", () =
     expect(payoutProblems(curveBuy(), { ...ctx, feeBps: 50 }).join()).toMatch(/pays 100 bps.*the plan says 50/);
     expect(payoutProblems([curveBuy()[1]!], ctx).join()).toMatch(/exactly one fee payment/);
     expect(payoutProblems([...curveBuy(), curveBuy()[1]!], ctx).join()).toMatch(/exactly one trade, not 2/);
-    const steal: Execution = { target: token, value: 0n, callData: encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [thief, 1n] }) };
-    expect(payoutProblems([...curveBuy(), steal], ctx).join()).toMatch(/calls 0x000000000000000000000000000000000000070c: neither/);
-    expect(payoutProblems([{ target: thief, value: 1n, callData: "0x" }], ctx).join()).toMatch(/exactly one trade, not 0/);
+    const steal: Execution = {
+      target: token,
+      value: 0n,
+      callData: encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [thief, 1n] }),
+    };
+    expect(payoutProblems([...curveBuy(), steal], ctx).join()).toMatch(
+      /calls 0x000000000000000000000000000000000000070c: neither/,
+    );
+    expect(payoutProblems([{ target: thief, value: 1n, callData: "0x" }], ctx).join()).toMatch(
+      /exactly one trade, not 0/,
+    );
   });
 
   it("refuses a router call sweeping the wallet's ETH to a thief, and a router trade with a separate fee payment", () => {
     const drain = routerCall([[Command.SWEEP, inputs.sweep(zeroAddress, thief, 0n)]], parseEther("0.01"));
     expect(payoutProblems([drain], ctx).join()).toMatch(/SESSION_RECIPIENTS/);
     const toWallet = routerCall([[Command.SWEEP, inputs.sweep(zeroAddress, wallet, 0n)]]);
-    expect(payoutProblems([toWallet, { target: pins.feeRecipient, value: 1n, callData: "0x" }], ctx).join()).toMatch(/takes its fee inside the router call/);
+    expect(payoutProblems([toWallet, { target: pins.feeRecipient, value: 1n, callData: "0x" }], ctx).join()).toMatch(
+      /takes its fee inside the router call/,
+    );
   });
 });

@@ -2,7 +2,8 @@ import { decodeFunctionData, type Address } from "viem";
 import { launchpadAbi } from "../abis/fixtures.js";
 import { readCurveTrade } from "./curveRead.js";
 import type { Execution } from "./delegation.js";
-import { readFeeBps, readRouterCall, type RouterReading } from "./routerRead.js";
+import { readFeeBps, readRouterCall, type RouterReading } from "./router/read.js";
+import { sameAddress as same } from "./address.js";
 
 /**
  * Where a session redeem's money goes, read again by the executor signing service from the inner
@@ -25,8 +26,6 @@ export type PayoutContext = {
   sellQuote?: bigint | null;
 };
 
-const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
-
 /** A curve sale in these executions: the token and amount to quote, or null. */
 export function curveSaleOf(executions: Execution[], launchpad: Address): { token: Address; amount: bigint } | null {
   const call = executions.find((e) => same(e.target, launchpad));
@@ -45,13 +44,21 @@ export function payoutProblems(executions: Execution[], ctx: PayoutContext): str
   const fees = executions.filter((e) => same(e.target, ctx.feeRecipient) && e.callData === "0x");
   const trades = executions.filter((e) => same(e.target, ctx.router) || same(e.target, ctx.launchpad));
   const other = executions.filter((e) => !fees.includes(e) && !trades.includes(e));
-  for (const e of other) problems.push(`an execution calls ${e.target}: neither the router, the launchpad nor a plain fee to the fee recipient`);
+  for (const e of other)
+    problems.push(
+      `an execution calls ${e.target}: neither the router, the launchpad nor a plain fee to the fee recipient`,
+    );
   if (trades.length !== 1) return [...problems, `a redeem carries exactly one trade, not ${trades.length}`];
   const trade = trades[0]!;
   let reading: RouterReading;
   if (same(trade.target, ctx.router)) {
     if (fees.length) problems.push("a router trade takes its fee inside the router call, not as a separate payment");
-    reading = readRouterCall(trade.target, trade.value, trade.callData, { router: ctx.router, wallet: ctx.wallet, feeRecipient: ctx.feeRecipient, weth: ctx.weth });
+    reading = readRouterCall(trade.target, trade.value, trade.callData, {
+      router: ctx.router,
+      wallet: ctx.wallet,
+      feeRecipient: ctx.feeRecipient,
+      weth: ctx.weth,
+    });
   } else {
     if (fees.length !== 1) return [...problems, `a curve trade carries exactly one fee payment, not ${fees.length}`];
     let token: string;
@@ -61,10 +68,17 @@ export function payoutProblems(executions: Execution[], ctx: PayoutContext): str
       return [...problems, "the launchpad call does not decode"];
     }
     // The curve root bounds which tokens; here only where the money goes matters.
-    reading = readCurveTrade(trade, fees[0]!, { launchpad: ctx.launchpad, wallet: ctx.wallet, feeRecipient: ctx.feeRecipient, curveTokens: [token], sellQuote: ctx.sellQuote });
+    reading = readCurveTrade(trade, fees[0]!, {
+      launchpad: ctx.launchpad,
+      wallet: ctx.wallet,
+      feeRecipient: ctx.feeRecipient,
+      curveTokens: [token],
+      sellQuote: ctx.sellQuote,
+    });
   }
   problems.push(...reading.failures.map((f) => `${f.rule}: ${f.message}`));
   const paid = readFeeBps(reading);
-  if (paid !== ctx.feeBps) problems.push(`the calldata pays ${paid ?? "no single"} bps to the fee recipient; the plan says ${ctx.feeBps}`);
+  if (paid !== ctx.feeBps)
+    problems.push(`the calldata pays ${paid ?? "no single"} bps to the fee recipient; the plan says ${ctx.feeBps}`);
   return problems;
 }

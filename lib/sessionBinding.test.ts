@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { allowedFeeBps, bindingHash, bindingSalt, canonicalJson, feeTermsOfSchedule2, type SessionBinding } from "./sessionBinding.js";
+import {
+  allowedFeeBps,
+  bindingHash,
+  bindingSalt,
+  canonicalJson,
+  feeTermsOfSchedule2,
+  type SessionBinding,
+} from "./sessionBinding.js";
 
 const binding = (over: Partial<SessionBinding> = {}): SessionBinding => ({
   version: 3,
@@ -38,12 +45,15 @@ describe("the limits binding", () => {
       binding({ expires: 2_000_000_001 }),
       binding({ risk_terms: { accept_risks: ["HONEYPOT"], shield: false, policies: [] } }),
       binding({ fee: { ...feeTermsOfSchedule2(), major_min_bps: 5 } }),
-    ]) expect(bindingSalt(other)).not.toBe(base);
+    ])
+      expect(bindingSalt(other)).not.toBe(base);
   });
 
   it("allows a major trade any pinned tier from 10 to 25 bps, an other trade exactly 50; Shield adds 10", () => {
     expect(allowedFeeBps(binding(), "major")).toEqual([25, 20, 15, 10]);
     expect(allowedFeeBps(binding(), "other")).toEqual([50]);
-    expect(allowedFeeBps(binding({ risk_terms: { accept_risks: [], shield: true, policies: [] } }), "other")).toEqual([60]);
+    expect(allowedFeeBps(binding({ risk_terms: { accept_risks: [], shield: true, policies: [] } }), "other")).toEqual([
+      60,
+    ]);
   });
 });

@@ -38,7 +38,15 @@ export type SessionBinding = {
 
 /** Where a signed mark was read, so the co-signer can read it again itself. */
 export type MarkSource =
-  | { kind: "pool"; currency0: string; currency1: string; fee: number; tick_spacing: number; hooks: string; against: string }
+  | {
+      kind: "pool";
+      currency0: string;
+      currency1: string;
+      fee: number;
+      tick_spacing: number;
+      hooks: string;
+      against: string;
+    }
   | { kind: "curve"; launchpad: string };
 export type SignedMark = { usd: number; decimals: number; source: MarkSource };
 

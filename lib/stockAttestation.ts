@@ -2,7 +2,14 @@
  * The text an owner signs (EIP-191 personal_sign) to let a live hosted agent trade stock tokens
  * through its session: exactly these lines, so the server and any SDK build the same bytes.
  */
-export function stockAttestationText(a: { agent: string; executor: string; session_id: string; root_hash: string; issued: number; expires: number }): string {
+export function stockAttestationText(a: {
+  agent: string;
+  executor: string;
+  session_id: string;
+  root_hash: string;
+  issued: number;
+  expires: number;
+}): string {
   return [
     "I attest that I am not a US person and may trade tokenised stocks.",
     "I let this hosted agent trade stock tokens through this session only, until the expiry below.",

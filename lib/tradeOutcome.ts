@@ -1,5 +1,6 @@
 import { bpsOf } from "./fees.js";
 import { decodeAbiParameters, getAddress, toEventSelector, zeroAddress, type Address, type Hex } from "viem";
+import { sameAddress as same } from "./address.js";
 
 /** keccak256("Transfer(address,address,uint256)") */
 export const TRANSFER_TOPIC = "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef";
@@ -10,13 +11,17 @@ export type RawLog = { address: Address; topics: Hex[]; data: Hex; logIndex: Hex
 export type Leg = { token: Address; from: Address; to: Address; amount: string };
 
 const topicAddress = (t: Hex | undefined): Address => getAddress(`0x${(t ?? "0x").slice(-40)}`);
-const same = (a: string | null | undefined, b: string | null | undefined) => !!a && !!b && a.toLowerCase() === b.toLowerCase();
 
 /** ERC-20 transfers of a receipt's logs (3 topics: Transfer(address indexed, address indexed, uint256)). */
 export function transfersOf(logs: RawLog[]): Leg[] {
   return logs
     .filter((l) => l.topics[0] === TRANSFER_TOPIC && l.topics.length === 3)
-    .map((l) => ({ token: getAddress(l.address), from: topicAddress(l.topics[1]), to: topicAddress(l.topics[2]), amount: BigInt(l.data).toString() }));
+    .map((l) => ({
+      token: getAddress(l.address),
+      from: topicAddress(l.topics[1]),
+      to: topicAddress(l.topics[2]),
+      amount: BigInt(l.data).toString(),
+    }));
 }
 
 export type Outcome = {
@@ -111,16 +116,31 @@ const succeeded = (status: string) => status === "success" || status === "0x1" |
  *   its own transaction (`feeTx`), paid when that one mined; a batch carries it inside.
  * A reverted transaction moved nothing (a two_step fee sent before it is still reported as paid).
  */
-export function relayedOutcome(receipt: ReceiptLike, plan: RelayedPlan, contracts: RelayedContracts, feeTx?: { status: string } | null): RelayedOutcome {
+export function relayedOutcome(
+  receipt: ReceiptLike,
+  plan: RelayedPlan,
+  contracts: RelayedContracts,
+  feeTx?: { status: string } | null,
+): RelayedOutcome {
   const ethFee = plan.fee.token === zeroAddress && plan.fee.amount >= 0n;
-  const twoStepFee = plan.execution === "curve" && ethFee && feeTx ? (succeeded(feeTx.status) ? plan.fee.amount : null) : null;
+  const twoStepFee =
+    plan.execution === "curve" && ethFee && feeTx ? (succeeded(feeTx.status) ? plan.fee.amount : null) : null;
   const base = { tokenIn: plan.tokenIn, tokenOut: plan.tokenOut };
   if (!succeeded(receipt.status)) {
-    return { status: "reverted", ...base, amountIn: null, amountOut: null, feeToken: twoStepFee !== null ? zeroAddress : null, feeAmount: twoStepFee, eth: [] };
+    return {
+      status: "reverted",
+      ...base,
+      amountIn: null,
+      amountOut: null,
+      feeToken: twoStepFee !== null ? zeroAddress : null,
+      feeAmount: twoStepFee,
+      eth: [],
+    };
   }
   const eth: EthSource[] = [];
   const legs = transfersOf(receipt.logs);
-  const sum = (token: Address, pick: (l: Leg) => boolean) => legs.filter((l) => same(l.token, token) && pick(l)).reduce((s, l) => s + BigInt(l.amount), 0n);
+  const sum = (token: Address, pick: (l: Leg) => boolean) =>
+    legs.filter((l) => same(l.token, token) && pick(l)).reduce((s, l) => s + BigInt(l.amount), 0n);
   const wallet = plan.wallet;
 
   let amountIn: bigint;
@@ -135,7 +155,12 @@ export function relayedOutcome(receipt: ReceiptLike, plan: RelayedPlan, contract
   if (plan.tokenOut !== zeroAddress) {
     amountOut = sum(plan.tokenOut, (l) => same(l.to, wallet) && !same(l.from, wallet));
   } else if (plan.execution === "router") {
-    const swaps = receipt.logs.filter((l) => same(l.address, contracts.poolManager) && l.topics[0] === V4_SWAP_TOPIC && same(topicAddress(l.topics[2]), contracts.router));
+    const swaps = receipt.logs.filter(
+      (l) =>
+        same(l.address, contracts.poolManager) &&
+        l.topics[0] === V4_SWAP_TOPIC &&
+        same(topicAddress(l.topics[2]), contracts.router),
+    );
     const last = swaps[swaps.length - 1];
     const amount0 = last ? (decodeAbiParameters([{ type: "int128" }], last.data.slice(0, 66) as Hex)[0] as bigint) : 0n;
     const gross = amount0 > 0n ? amount0 : 0n;
@@ -146,8 +171,18 @@ export function relayedOutcome(receipt: ReceiptLike, plan: RelayedPlan, contract
       amountOut = gross - feeAmount;
     } else amountOut = gross;
   } else {
-    const trade = receipt.logs.find((l) => same(l.address, contracts.launchpad) && l.topics[0] === CURVE_TRADE_TOPIC && same(topicAddress(l.topics[1]), plan.tokenIn));
-    const [isBuy, ethAmount] = trade ? (decodeAbiParameters([{ type: "bool" }, { type: "uint256" }], trade.data.slice(0, 130) as Hex) as [boolean, bigint]) : [true, 0n];
+    const trade = receipt.logs.find(
+      (l) =>
+        same(l.address, contracts.launchpad) &&
+        l.topics[0] === CURVE_TRADE_TOPIC &&
+        same(topicAddress(l.topics[1]), plan.tokenIn),
+    );
+    const [isBuy, ethAmount] = trade
+      ? (decodeAbiParameters([{ type: "bool" }, { type: "uint256" }], trade.data.slice(0, 130) as Hex) as [
+          boolean,
+          bigint,
+        ])
+      : [true, 0n];
     amountOut = isBuy ? 0n : ethAmount;
     eth.push("curve_trade");
     if (plan.execution === "batch" && ethFee) amountOut -= plan.fee.amount;

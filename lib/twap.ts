@@ -4,7 +4,10 @@
  */
 export const priceX96FromSqrt = (sqrtPriceX96: bigint): bigint => (sqrtPriceX96 * sqrtPriceX96) >> 96n;
 
-export function accumulate(prev: { priceX96: bigint; cumulativeX96: bigint; timestamp: bigint }, timestamp: bigint): bigint {
+export function accumulate(
+  prev: { priceX96: bigint; cumulativeX96: bigint; timestamp: bigint },
+  timestamp: bigint,
+): bigint {
   const dt = timestamp > prev.timestamp ? timestamp - prev.timestamp : 0n;
   return prev.cumulativeX96 + prev.priceX96 * dt;
 }

@@ -2,7 +2,9 @@ import { readFileSync } from "node:fs";
 import { z } from "zod";
 
 /** 0x address, checked by shape; kept as written (checksummed or not). */
-export const address = z.string().regex(/^0x[0-9a-fA-F]{40}$/, "must be a 0x address (40 hex digits)") as unknown as z.ZodType<`0x${string}`>;
+export const address = z
+  .string()
+  .regex(/^0x[0-9a-fA-F]{40}$/, "must be a 0x address (40 hex digits)") as unknown as z.ZodType<`0x${string}`>;
 const hex32 = z.string().regex(/^0x[0-9a-fA-F]{64}$/) as unknown as z.ZodType<`0x${string}`>;
 
 export const tokenKind = z.enum(["native", "wrapped", "stable", "crypto", "partner", "stock"]);

@@ -41,7 +41,7 @@ export function sqrtPriceX96FromAmounts(amount0: bigint, amount1: bigint): bigin
 
 /** Float approximation of TickMath.getSqrtPriceAtTick; good to ~1e-12 relative, enough for sizing. */
 export function approxSqrtPriceAtTick(tick: number): bigint {
-  return BigInt(Math.floor(Math.pow(1.0001, tick / 2) * 2 ** 96));
+  return BigInt(Math.floor(1.0001 ** (tick / 2) * 2 ** 96));
 }
 
 export function fullRangeTicks(tickSpacing: number): [number, number] {

@@ -14,10 +14,14 @@ import { createChainClient } from "../lib/chain.js";
 import { ConfigError, loadConfig } from "../lib/config.js";
 import { createLogger } from "../lib/logger.js";
 
-let config;
+let config: ReturnType<typeof loadConfig>;
 try {
   config = loadConfig();
-  if (!config.databaseUrl) throw new ConfigError("DATABASE_URL", "required for a separate API process (PGlite lives inside the indexer's process: use npm start)");
+  if (!config.databaseUrl)
+    throw new ConfigError(
+      "DATABASE_URL",
+      "required for a separate API process (PGlite lives inside the indexer's process: use npm start)",
+    );
 } catch (err) {
   console.error((err as Error).message);
   process.exit(2);
@@ -37,7 +41,11 @@ const app = createApp({
   shield: config.shieldUrl ? httpShield(config.shieldUrl) : null,
   pingDatabase: async () => void (await query("SELECT 1")),
 });
-const server = await serveApp(app, { port: config.port, hostname: process.env.HOST ?? "0.0.0.0", trustedProxies: config.trustedProxies });
+const server = await serveApp(app, {
+  port: config.port,
+  hostname: process.env.HOST ?? "0.0.0.0",
+  trustedProxies: config.trustedProxies,
+});
 console.log(`[api] http://localhost:${config.port}/api/v1 (indexer views ${views}, app store PostgreSQL)`);
 const stop = () => {
   server.close(() => void Promise.all([app.stop(), pool.end(), store.close()]).then(() => process.exit(0)));

@@ -12,7 +12,20 @@ import { createLogger } from "../lib/logger.js";
 await runSignerProcess({
   name: "cosigner",
   token: (config) => config.cosignerToken,
-  forbidden: { env: "EXECUTOR_KEYS_SECRET", why: "set in the co-signer's process: the executor keys live in `npm run executors`, never beside the co-signer's key" },
+  forbidden: {
+    env: "EXECUTOR_KEYS_SECRET",
+    why: "set in the co-signer's process: the executor keys live in `npm run executors`, never beside the co-signer's key",
+  },
   databaseUrl: (config) => config.cosignerDatabaseUrl,
-  serve: (config, db, token) => serveCosigner({ config, db, chain: createChainClient(config), clock: Date.now, logger: createLogger(), token, port: config.cosignerPort, host: process.env.COSIGNER_HOST }),
+  serve: (config, db, token) =>
+    serveCosigner({
+      config,
+      db,
+      chain: createChainClient(config),
+      clock: Date.now,
+      logger: createLogger(),
+      token,
+      port: config.cosignerPort,
+      host: process.env.COSIGNER_HOST,
+    }),
 });

@@ -39,7 +39,11 @@ if (config.databaseUrl) {
       [["app", "ponder_sync", views]],
     );
     for (const { name } of rows) await client.query(`DROP SCHEMA "${name.replace(/"/g, '""')}" CASCADE`);
-    console.log(rows.length ? `dropped schemas ${rows.map((r) => r.name).join(", ")} in ${new URL(config.databaseUrl).pathname.slice(1)}` : "no devnet schemas in the database");
+    console.log(
+      rows.length
+        ? `dropped schemas ${rows.map((r) => r.name).join(", ")} in ${new URL(config.databaseUrl).pathname.slice(1)}`
+        : "no devnet schemas in the database",
+    );
   } finally {
     await client.end();
   }

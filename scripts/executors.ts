@@ -13,7 +13,20 @@ import { createLogger } from "../lib/logger.js";
 await runSignerProcess({
   name: "executors",
   token: (config) => config.executorsToken,
-  forbidden: { env: "COSIGNER_KEY", why: "set in the executor signing service's process: the co-signer's key lives in `npm run cosigner`, never beside the executor keys" },
+  forbidden: {
+    env: "COSIGNER_KEY",
+    why: "set in the executor signing service's process: the co-signer's key lives in `npm run cosigner`, never beside the executor keys",
+  },
   databaseUrl: (config) => config.executorsDatabaseUrl,
-  serve: (config, db, token) => serveExecutors({ config, db, chain: createChainClient(config), clock: Date.now, logger: createLogger(), token, port: config.executorsPort, host: process.env.EXECUTORS_HOST }),
+  serve: (config, db, token) =>
+    serveExecutors({
+      config,
+      db,
+      chain: createChainClient(config),
+      clock: Date.now,
+      logger: createLogger(),
+      token,
+      port: config.executorsPort,
+      host: process.env.EXECUTORS_HOST,
+    }),
 });

@@ -66,19 +66,28 @@ export async function openIndexerDb(config: Config): Promise<Db | null> {
 const quote = (ident: string) => `"${ident.replace(/"/g, '""')}"`;
 
 async function tableExists(db: Db, schema: string, table: string): Promise<boolean> {
-  const rows = await db.query(`SELECT 1 FROM information_schema.tables WHERE table_schema = '${schema.replace(/'/g, "''")}' AND table_name = '${table}'`);
+  const rows = await db.query(
+    `SELECT 1 FROM information_schema.tables WHERE table_schema = '${schema.replace(/'/g, "''")}' AND table_name = '${table}'`,
+  );
   return rows.length > 0;
 }
 
 /** The build's saved progress on `chainId`, or null when it has none (fresh or never indexed). */
 export async function readCheckpoint(db: Db, schema: string, chainId: number): Promise<IndexerCheckpoint | null> {
   if (!(await tableExists(db, schema, "_ponder_checkpoint"))) return null;
-  const rows = await db.query(`SELECT latest_checkpoint, finalized_checkpoint FROM ${quote(schema)}."_ponder_checkpoint" WHERE chain_id = ${chainId}`);
+  const rows = await db.query(
+    `SELECT latest_checkpoint, finalized_checkpoint FROM ${quote(schema)}."_ponder_checkpoint" WHERE chain_id = ${chainId}`,
+  );
   const row = rows[0];
   if (!row) return null;
   const latest = decodeCheckpoint(String(row.latest_checkpoint));
   const finalized = decodeCheckpoint(String(row.finalized_checkpoint));
-  return { latestBlock: latest.blockNumber, latestTimestamp: latest.timestamp, finalizedBlock: finalized.blockNumber, finalizedTimestamp: finalized.timestamp };
+  return {
+    latestBlock: latest.blockNumber,
+    latestTimestamp: latest.timestamp,
+    finalizedBlock: finalized.blockNumber,
+    finalizedTimestamp: finalized.timestamp,
+  };
 }
 
 /**
@@ -87,7 +96,9 @@ export async function readCheckpoint(db: Db, schema: string, chainId: number): P
  */
 export async function releaseDeadLock(db: Db, schema: string): Promise<boolean> {
   if (!(await tableExists(db, schema, "_ponder_meta"))) return false;
-  const rows = await db.query(`UPDATE ${quote(schema)}."_ponder_meta" SET value = jsonb_set(value, '{is_locked}', to_jsonb(0)) WHERE key = 'app' AND (value->>'is_locked') = '1' RETURNING key`);
+  const rows = await db.query(
+    `UPDATE ${quote(schema)}."_ponder_meta" SET value = jsonb_set(value, '{is_locked}', to_jsonb(0)) WHERE key = 'app' AND (value->>'is_locked') = '1' RETURNING key`,
+  );
   return rows.length > 0;
 }
 

@@ -18,7 +18,13 @@ function files(dir: string): string[] {
  */
 export function indexerSchema(config: Config): string {
   const h = createHash("sha256");
-  const inputs = [join(ROOT, "ponder.config.ts"), join(ROOT, "ponder.schema.ts"), ...files(join(ROOT, "src")), ...files(join(ROOT, "abis")), ...files(join(ROOT, "lib"))].sort();
+  const inputs = [
+    join(ROOT, "ponder.config.ts"),
+    join(ROOT, "ponder.schema.ts"),
+    ...files(join(ROOT, "src")),
+    ...files(join(ROOT, "abis")),
+    ...files(join(ROOT, "lib")),
+  ].sort();
   for (const f of inputs) h.update(relative(ROOT, f)).update(readFileSync(f));
   h.update(readFileSync(config.universeFile)).update(config.rpcUrl);
   return `pit_${h.digest("hex").slice(0, 12)}`;

@@ -11,31 +11,67 @@
  */
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { createPublicClient, getAddress, http, recoverMessageAddress, type Address, type Hex, type PublicClient } from "viem";
-import { boardFrom, type EntryFacts } from "../lib/leagueBoard.js";
-import { sanctionedAt, transfersOf, vaultWalletsAt, chainMarkReader } from "../lib/leagueChain.js";
-import { season as seasonAt } from "../lib/leagueCalendar.js";
-import { ELIGIBILITY_LINE } from "../lib/leagueStatement.js";
-import { markMemo, type SeasonTrade, type ValuationToken } from "../lib/leagueValuation.js";
+import {
+  createPublicClient,
+  getAddress,
+  http,
+  recoverMessageAddress,
+  type Address,
+  type Hex,
+  type PublicClient,
+} from "viem";
+import { boardFrom, type EntryFacts } from "../lib/league/board.js";
+import { sanctionedAt, transfersOf, vaultWalletsAt, chainMarkReader } from "../lib/league/chain.js";
+import { season as seasonAt } from "../lib/league/calendar.js";
+import { ELIGIBILITY_LINE } from "../lib/league/statement.js";
+import { markMemo, type SeasonTrade, type ValuationToken } from "../lib/league/valuation.js";
 import { relayedOutcome, type RelayedPlan } from "../lib/tradeOutcome.js";
 import { canonicalJson } from "../lib/canonicalJson.js";
 import { chain4663 } from "../lib/chain.js";
 
-type PublishedTrade = { id: string; tx_hash: Hex; block: number; ts: number; path: string; plan: (Omit<RelayedPlan, "txValue" | "fee"> & { txValue: string; fee: Omit<RelayedPlan["fee"], "amount"> & { amount: string } }) | null; token_in: { address: string; decimals: number }; token_out: { address: string; decimals: number }; amount_in: string; amount_out: string };
+type PublishedTrade = {
+  id: string;
+  tx_hash: Hex;
+  block: number;
+  ts: number;
+  path: string;
+  plan:
+    | (Omit<RelayedPlan, "txValue" | "fee"> & {
+        txValue: string;
+        fee: Omit<RelayedPlan["fee"], "amount"> & { amount: string };
+      })
+    | null;
+  token_in: { address: string; decimals: number };
+  token_out: { address: string; decimals: number };
+  amount_in: string;
+  amount_out: string;
+};
 type Published = {
   season: number;
   decided: boolean;
   block: number;
   valued_at: number;
   from_block: number;
-  contracts: { pool_manager: Address; router: Address; launchpad: Address; sanctions_list: Address; partner_agent_vault: Address; multicall3: Address };
+  contracts: {
+    pool_manager: Address;
+    router: Address;
+    launchpad: Address;
+    sanctions_list: Address;
+    partner_agent_vault: Address;
+    multicall3: Address;
+  };
   hubs: string[];
   link_tokens: string[];
   tokens: ValuationToken[];
   entries: (EntryFacts & { proof: { message: string; signature: Hex } | null })[];
   books: Record<string, PublishedTrade[]>;
 };
-export type VerifyResult = { rows: number; agrees: boolean; first: { rank: number; entry_id: string; field: string; published: unknown; recomputed: unknown } | null; problems: string[] };
+export type VerifyResult = {
+  rows: number;
+  agrees: boolean;
+  first: { rank: number; entry_id: string; field: string; published: unknown; recomputed: unknown } | null;
+  problems: string[];
+};
 
 async function getJson<T>(url: string): Promise<T> {
   const res = await fetch(url);
@@ -44,25 +80,54 @@ async function getJson<T>(url: string): Promise<T> {
 }
 
 /** A trade as the chain shows it: the receipt's amounts (lib/tradeOutcome), its block and the block's time. */
-async function chainTrade(chain: PublicClient, t: PublishedTrade, wallet: string, c: Published["contracts"], problems: string[]): Promise<SeasonTrade | null> {
-  if (!t.plan) return problems.push(`${t.tx_hash}: no plan published`), null;
+async function chainTrade(
+  chain: PublicClient,
+  t: PublishedTrade,
+  wallet: string,
+  c: Published["contracts"],
+  problems: string[],
+): Promise<SeasonTrade | null> {
+  if (!t.plan) return (problems.push(`${t.tx_hash}: no plan published`), null);
   const receipt = await chain.getTransactionReceipt({ hash: t.tx_hash }).catch(() => null);
-  if (!receipt) return problems.push(`${t.tx_hash}: not on chain`), null;
-  const plan: RelayedPlan = { ...t.plan, txValue: BigInt(t.plan.txValue), fee: { ...t.plan.fee, amount: BigInt(t.plan.fee.amount) } };
+  if (!receipt) return (problems.push(`${t.tx_hash}: not on chain`), null);
+  const plan: RelayedPlan = {
+    ...t.plan,
+    txValue: BigInt(t.plan.txValue),
+    fee: { ...t.plan.fee, amount: BigInt(t.plan.fee.amount) },
+  };
   if (plan.wallet.toLowerCase() !== wallet.toLowerCase()) problems.push(`${t.tx_hash}: the plan names another wallet`);
-  const o = relayedOutcome(receipt as never, plan, { poolManager: c.pool_manager, router: c.router, launchpad: c.launchpad });
-  if (o.status !== "mined" || o.amountIn === null || o.amountOut === null) return problems.push(`${t.tx_hash}: reverted`), null;
+  const o = relayedOutcome(receipt as never, plan, {
+    poolManager: c.pool_manager,
+    router: c.router,
+    launchpad: c.launchpad,
+  });
+  if (o.status !== "mined" || o.amountIn === null || o.amountOut === null)
+    return (problems.push(`${t.tx_hash}: reverted`), null);
   const block = await chain.getBlock({ blockNumber: receipt.blockNumber });
-  return { id: t.id, tx_hash: t.tx_hash, block: Number(receipt.blockNumber), ts: Number(block.timestamp), token_in: { address: o.tokenIn.toLowerCase(), decimals: t.token_in.decimals }, amount_in: o.amountIn, token_out: { address: o.tokenOut.toLowerCase(), decimals: t.token_out.decimals }, amount_out: o.amountOut };
+  return {
+    id: t.id,
+    tx_hash: t.tx_hash,
+    block: Number(receipt.blockNumber),
+    ts: Number(block.timestamp),
+    token_in: { address: o.tokenIn.toLowerCase(), decimals: t.token_in.decimals },
+    amount_in: o.amountIn,
+    token_out: { address: o.tokenOut.toLowerCase(), decimals: t.token_out.decimals },
+    amount_out: o.amountOut,
+  };
 }
 
 export async function verifyLeague(base: string, rpcUrl: string, n: number): Promise<VerifyResult> {
   const api = `${base.replace(/\/$/, "")}/api/v1/league`;
-  const detail = await getJson<{ rows: Record<string, unknown>[]; amounts_atoms: string[] | null; decided: boolean }>(`${api}/seasons/${n}`);
+  const detail = await getJson<{ rows: Record<string, unknown>[]; amounts_atoms: string[] | null; decided: boolean }>(
+    `${api}/seasons/${n}`,
+  );
   const pub = await getJson<Published>(`${api}/seasons/${n}/books`);
   const chainId = await createPublicClient({ transport: http(rpcUrl) }).getChainId();
   // The published multicall contract reads the sanctions list and the vault in one call each.
-  const chain = createPublicClient({ chain: chain4663({ chainId, rpcUrl, contracts: { multicall3: pub.contracts.multicall3 } }), transport: http(rpcUrl) }) as PublicClient;
+  const chain = createPublicClient({
+    chain: chain4663({ chainId, rpcUrl, contracts: { multicall3: pub.contracts.multicall3 } }),
+    transport: http(rpcUrl),
+  }) as PublicClient;
   // The season's status by the chain's clock (a devnet may run ahead of the wall's).
   const s = seasonAt(n, Number((await chain.getBlock()).timestamp));
   const problems: string[] = [];
@@ -70,7 +135,12 @@ export async function verifyLeague(base: string, rpcUrl: string, n: number): Pro
   for (const e of pub.entries) {
     if (!e.confirmed) continue;
     if (!e.proof) problems.push(`${e.entry_id}: confirmed without a published statement`);
-    else if ((await recoverMessageAddress({ message: e.proof.message, signature: e.proof.signature })).toLowerCase() !== e.owner.toLowerCase() || !e.proof.message.includes(ELIGIBILITY_LINE)) problems.push(`${e.entry_id}: the statement does not prove the owner's confirmation`);
+    else if (
+      (await recoverMessageAddress({ message: e.proof.message, signature: e.proof.signature })).toLowerCase() !==
+        e.owner.toLowerCase() ||
+      !e.proof.message.includes(ELIGIBILITY_LINE)
+    )
+      problems.push(`${e.entry_id}: the statement does not prove the owner's confirmation`);
   }
   const trades = new Map<string, SeasonTrade[]>();
   for (const e of pub.entries) {
@@ -84,22 +154,65 @@ export async function verifyLeague(base: string, rpcUrl: string, n: number): Pro
     trades.set(e.entry_id, list);
   }
   const block = BigInt(pub.block);
-  const marks = markMemo(chainMarkReader(chain, { poolManager: pub.contracts.pool_manager, fromBlock: BigInt(pub.from_block), toBlock: block }), pub.tokens);
-  const vault = await vaultWalletsAt(chain, getAddress(pub.contracts.partner_agent_vault), pub.entries.map((e) => e.agent_id), block);
-  const addresses = [...pub.entries.flatMap((e) => [e.wallet, e.owner, e.agent_wallet]), ...[...vault.values()].filter((v): v is string => v !== null)];
+  const marks = markMemo(
+    chainMarkReader(chain, {
+      poolManager: pub.contracts.pool_manager,
+      fromBlock: BigInt(pub.from_block),
+      toBlock: block,
+    }),
+    pub.tokens,
+  );
+  const vault = await vaultWalletsAt(
+    chain,
+    getAddress(pub.contracts.partner_agent_vault),
+    pub.entries.map((e) => e.agent_id),
+    block,
+  );
+  const addresses = [
+    ...pub.entries.flatMap((e) => [e.wallet, e.owner, e.agent_wallet]),
+    ...[...vault.values()].filter((v): v is string => v !== null),
+  ];
   const [transfers, sanctioned] = await Promise.all([
     transfersOf(chain, addresses, BigInt(pub.from_block), block, pub.link_tokens),
     sanctionedAt(chain, getAddress(pub.contracts.sanctions_list), addresses, block),
   ]);
   const facts: EntryFacts[] = pub.entries.map(({ proof: _p, ...f }) => f);
-  const board = await boardFrom({ season: s, anchor: { valuedAt: pub.valued_at, block, ended: s.status === "closed", decided: pub.decided, shares: detail.amounts_atoms }, entries: facts, trades, marks, transfers, sanctioned, vault, hubs: new Set(pub.hubs) });
+  const board = await boardFrom({
+    season: s,
+    anchor: {
+      valuedAt: pub.valued_at,
+      block,
+      ended: s.status === "closed",
+      decided: pub.decided,
+      shares: detail.amounts_atoms,
+    },
+    entries: facts,
+    trades,
+    marks,
+    transfers,
+    sanctioned,
+    vault,
+    hubs: new Set(pub.hubs),
+  });
   // Decided answers carry the paid amounts set after ranking; compare like for like.
   const recomputed = board.rows as unknown as Record<string, unknown>[];
   for (let i = 0; i < Math.max(recomputed.length, detail.rows.length); i++) {
     const a = detail.rows[i] ?? {};
     const b = recomputed[i] ?? {};
     for (const k of new Set([...Object.keys(a), ...Object.keys(b)])) {
-      if (canonicalJson(a[k] ?? null) !== canonicalJson(b[k] ?? null)) return { rows: detail.rows.length, agrees: false, first: { rank: i + 1, entry_id: String(a.entry_id ?? b.entry_id), field: k, published: a[k], recomputed: b[k] }, problems };
+      if (canonicalJson(a[k] ?? null) !== canonicalJson(b[k] ?? null))
+        return {
+          rows: detail.rows.length,
+          agrees: false,
+          first: {
+            rank: i + 1,
+            entry_id: String(a.entry_id ?? b.entry_id),
+            field: k,
+            published: a[k],
+            recomputed: b[k],
+          },
+          problems,
+        };
     }
   }
   return { rows: detail.rows.length, agrees: problems.length === 0, first: null, problems };
@@ -114,10 +227,16 @@ async function main() {
   const r = await verifyLeague(base, rpcUrl, Number(season));
   for (const p of r.problems) console.log(`problem: ${p}`);
   if (r.first) {
-    console.log(`row ${r.first.rank} (${r.first.entry_id}) differs at ${r.first.field}: published ${JSON.stringify(r.first.published)}, recomputed ${JSON.stringify(r.first.recomputed)}`);
+    console.log(
+      `row ${r.first.rank} (${r.first.entry_id}) differs at ${r.first.field}: published ${JSON.stringify(r.first.published)}, recomputed ${JSON.stringify(r.first.recomputed)}`,
+    );
     process.exit(1);
   }
-  console.log(r.agrees ? `ok: all ${r.rows} rows of season ${season} agree with the chain` : "the rows agree, but the problems above need a look");
+  console.log(
+    r.agrees
+      ? `ok: all ${r.rows} rows of season ${season} agree with the chain`
+      : "the rows agree, but the problems above need a look",
+  );
   process.exit(r.agrees ? 0 : 1);
 }
 

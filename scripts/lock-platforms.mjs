@@ -7,8 +7,31 @@
 // rewrites the lock: `node scripts/lock-platforms.mjs`.
 import { readFileSync, writeFileSync } from "node:fs";
 
-const OS = ["darwin", "linux", "win32", "android", "freebsd", "openbsd", "netbsd", "openharmony", "sunos", "aix", "cygwin"];
-const CPU = { x64: "x64", amd64: "x64", arm64: "arm64", arm: "arm", ia32: "ia32", loong64: "loong64", ppc64: "ppc64", riscv64: "riscv64", s390x: "s390x", mips64el: "mips64el" };
+const OS = [
+  "darwin",
+  "linux",
+  "win32",
+  "android",
+  "freebsd",
+  "openbsd",
+  "netbsd",
+  "openharmony",
+  "sunos",
+  "aix",
+  "cygwin",
+];
+const CPU = {
+  x64: "x64",
+  amd64: "x64",
+  arm64: "arm64",
+  arm: "arm",
+  ia32: "ia32",
+  loong64: "loong64",
+  ppc64: "ppc64",
+  riscv64: "riscv64",
+  s390x: "s390x",
+  mips64el: "mips64el",
+};
 
 const lock = JSON.parse(readFileSync("package-lock.json", "utf8"));
 let added = 0;
@@ -18,7 +41,9 @@ for (const [path, pkg] of Object.entries(lock.packages)) {
     if (lock.packages[nested] || lock.packages[`node_modules/${name}`]) continue;
     const parts = name.split("/").pop().split(/[-_]/);
     const os = parts.find((p) => OS.includes(p)) ?? (parts.includes("win") ? "win32" : undefined);
-    const cpu = parts.map((p) => CPU[p]).find(Boolean) ?? (parts.includes("gnueabihf") || parts.includes("musleabihf") ? "arm" : undefined);
+    const cpu =
+      parts.map((p) => CPU[p]).find(Boolean) ??
+      (parts.includes("gnueabihf") || parts.includes("musleabihf") ? "arm" : undefined);
     const entry = { version: String(spec).replace(/^[\^~=]/, ""), optional: true };
     if (cpu) entry.cpu = [cpu];
     if (os) entry.os = [os];

@@ -31,7 +31,14 @@ export function restorePublicPort(env: NodeJS.ProcessEnv = process.env): void {
 /** Orphaned: start.ts is gone. Stop the chain cleanly (it writes its state), then ourselves. */
 function onOrphaned(parentPid: number): void {
   const anvilPid = Number(process.env[ANVIL_ENV] ?? 0);
-  console.error(JSON.stringify({ level: 50, msg: "parent process is gone; stopping the indexer and the devnet", parentPid, anvilPid: anvilPid || null }));
+  console.error(
+    JSON.stringify({
+      level: 50,
+      msg: "parent process is gone; stopping the indexer and the devnet",
+      parentPid,
+      anvilPid: anvilPid || null,
+    }),
+  );
   if (anvilPid && alive(anvilPid)) {
     try {
       process.kill(anvilPid, "SIGTERM");

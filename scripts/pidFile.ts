@@ -103,7 +103,10 @@ export type Leftovers = {
  * Stops what a previous start on `dataDir` left running. Throws when that start is itself still
  * running: two starts on one data directory would share the chain file and the indexer's store.
  */
-export async function cleanLeftovers(dataDir: string, log: (event: Record<string, unknown>) => void): Promise<Leftovers> {
+export async function cleanLeftovers(
+  dataDir: string,
+  log: (event: Record<string, unknown>) => void,
+): Promise<Leftovers> {
   const prev = readPids(dataDir);
   if (!prev) return { deadIndexerSchema: null };
   if (prev.start !== process.pid && alive(prev.start) && isStartScript(prev.start)) {

@@ -16,41 +16,83 @@ import { terminate } from "./supervisor.js";
 
 type Kind = "cosigner" | "executors";
 /** Variables only one side may see: the other side's key material and secret never enter a child's environment. */
-const ONLY: Record<Kind, string[]> = { cosigner: ["COSIGNER_KEY", "COSIGNER_TOKEN", "COSIGNER_FROZEN"], executors: ["EXECUTOR_KEYS_SECRET", "EXECUTORS_TOKEN"] };
+const ONLY: Record<Kind, string[]> = {
+  cosigner: ["COSIGNER_KEY", "COSIGNER_TOKEN", "COSIGNER_FROZEN"],
+  executors: ["EXECUTOR_KEYS_SECRET", "EXECUTORS_TOKEN"],
+};
 
-export async function startSigners(config: Config, o: { log(e: Record<string, unknown>): void; onGiveUp(reason: string): void }) {
+export async function startSigners(
+  config: Config,
+  o: { log(e: Record<string, unknown>): void; onGiveUp(reason: string): void },
+) {
   const own = {
-    cosigner: { port: process.env.COSIGNER_PORT ? config.cosignerPort : await freePort(), token: randomBytes(24).toString("hex") },
-    executors: { port: process.env.EXECUTORS_PORT ? config.executorsPort : await freePort(), token: randomBytes(24).toString("hex") },
+    cosigner: {
+      port: process.env.COSIGNER_PORT ? config.cosignerPort : await freePort(),
+      token: randomBytes(24).toString("hex"),
+    },
+    executors: {
+      port: process.env.EXECUTORS_PORT ? config.executorsPort : await freePort(),
+      token: randomBytes(24).toString("hex"),
+    },
   };
-  const baseEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => ![...ONLY.cosigner, ...ONLY.executors].includes(k)));
+  const baseEnv = Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => ![...ONLY.cosigner, ...ONLY.executors].includes(k)),
+  );
   const envOf = (k: Kind): NodeJS.ProcessEnv =>
     k === "cosigner"
-      ? { ...baseEnv, ...pick(ONLY.cosigner), COSIGNER_TOKEN: own.cosigner.token, COSIGNER_PORT: String(own.cosigner.port), ANVIL_PORT: String(config.anvilPort) }
-      : { ...baseEnv, ...pick(ONLY.executors), EXECUTORS_TOKEN: own.executors.token, EXECUTORS_PORT: String(own.executors.port), ANVIL_PORT: String(config.anvilPort) };
+      ? {
+          ...baseEnv,
+          ...pick(ONLY.cosigner),
+          COSIGNER_TOKEN: own.cosigner.token,
+          COSIGNER_PORT: String(own.cosigner.port),
+          ANVIL_PORT: String(config.anvilPort),
+        }
+      : {
+          ...baseEnv,
+          ...pick(ONLY.executors),
+          EXECUTORS_TOKEN: own.executors.token,
+          EXECUTORS_PORT: String(own.executors.port),
+          ANVIL_PORT: String(config.anvilPort),
+        };
   const children = new Map<Kind, ChildProcess>();
   const restarts: number[] = [];
   let stopping = false;
   const launch = (k: Kind) => {
-    const child = spawnDyingWithParent(process.execPath, ["--import", "tsx", join("scripts", `${k}.ts`)], { cwd: ROOT, stdio: ["ignore", "inherit", "inherit"], env: envOf(k) });
+    const child = spawnDyingWithParent(process.execPath, ["--import", "tsx", join("scripts", `${k}.ts`)], {
+      cwd: ROOT,
+      stdio: ["ignore", "inherit", "inherit"],
+      env: envOf(k),
+    });
     children.set(k, child);
     child.once("exit", (code, signal) => {
       if (stopping || children.get(k) !== child) return;
       const now = Date.now();
       restarts.splice(0, restarts.length, ...restarts.filter((t) => now - t < 60_000), now);
       const reason = `the ${k} signing service exited unexpectedly (code ${code}, signal ${signal})`;
-      if (restarts.length > 5) return o.onGiveUp(`${reason}; ${restarts.length} restarts in the last minute, giving up`);
+      if (restarts.length > 5)
+        return o.onGiveUp(`${reason}; ${restarts.length} restarts in the last minute, giving up`);
       o.log({ msg: "restarting a signing service", reason });
       setTimeout(() => !stopping && launch(k), 500);
     });
   };
   launch("cosigner");
   launch("executors");
-  const urls = { cosigner: `http://127.0.0.1:${own.cosigner.port}`, executors: `http://127.0.0.1:${own.executors.port}` };
-  await Promise.all([answering(urls.cosigner, () => children.get("cosigner")!), answering(urls.executors, () => children.get("executors")!)]);
+  const urls = {
+    cosigner: `http://127.0.0.1:${own.cosigner.port}`,
+    executors: `http://127.0.0.1:${own.executors.port}`,
+  };
+  await Promise.all([
+    answering(urls.cosigner, () => children.get("cosigner")!),
+    answering(urls.executors, () => children.get("executors")!),
+  ]);
   return {
     /** What the API's process is given: where its signers answer, and their secrets; no key. */
-    apiEnv: { COSIGNER_URL: urls.cosigner, COSIGNER_TOKEN: own.cosigner.token, EXECUTORS_URL: urls.executors, EXECUTORS_TOKEN: own.executors.token },
+    apiEnv: {
+      COSIGNER_URL: urls.cosigner,
+      COSIGNER_TOKEN: own.cosigner.token,
+      EXECUTORS_URL: urls.executors,
+      EXECUTORS_TOKEN: own.executors.token,
+    },
     /** Variables the API's process must not inherit. */
     withheld: [...ONLY.cosigner, ...ONLY.executors].filter((k) => !["COSIGNER_TOKEN", "EXECUTORS_TOKEN"].includes(k)),
     pids: () => [...children.values()].map((c) => c.pid),
@@ -61,15 +103,23 @@ export async function startSigners(config: Config, o: { log(e: Record<string, un
   };
 }
 
-const pick = (keys: string[]) => Object.fromEntries(keys.flatMap((k) => (process.env[k] === undefined ? [] : [[k, process.env[k]]])));
+const pick = (keys: string[]) =>
+  Object.fromEntries(keys.flatMap((k) => (process.env[k] === undefined ? [] : [[k, process.env[k]]])));
 
 /** Until the service answers HTTP at all (401 without its secret is an answer). */
 async function answering(url: string, child: () => ChildProcess, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     const c = child();
-    if (c.exitCode !== null && c.exitCode !== 0) throw new Error(`a signing service at ${url} exited with code ${c.exitCode} before it answered`);
-    if (await fetch(`${url}/v1/usage`, { method: "POST", signal: AbortSignal.timeout(1_000) }).then(() => true, () => false)) return;
+    if (c.exitCode !== null && c.exitCode !== 0)
+      throw new Error(`a signing service at ${url} exited with code ${c.exitCode} before it answered`);
+    if (
+      await fetch(`${url}/v1/usage`, { method: "POST", signal: AbortSignal.timeout(1_000) }).then(
+        () => true,
+        () => false,
+      )
+    )
+      return;
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error(`the signing service at ${url} did not answer within ${timeoutMs / 1000} s`);

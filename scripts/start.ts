@@ -35,7 +35,9 @@ import { startSigners } from "./signers.js";
 const say = (msg: string) => console.log(`[start] ${msg}`);
 /** Structured events (restarts, repairs, re-index) for whoever reads the logs. */
 const event = (level: "info" | "warn" | "error", fields: Record<string, unknown>) =>
-  console.error(JSON.stringify({ level: { info: 30, warn: 40, error: 50 }[level], time: Date.now(), service: "start", ...fields }));
+  console.error(
+    JSON.stringify({ level: { info: 30, warn: 40, error: 50 }[level], time: Date.now(), service: "start", ...fields }),
+  );
 
 /** Anvil's state is written this often (s): kill -9 loses at most about this much chain. */
 const STATE_INTERVAL_S = 1;
@@ -91,7 +93,13 @@ async function startDevnet(config: Config): Promise<{ anvil: Anvil; stateFile: s
   const stateFile = join(chainDir, "chain.json");
   const repaired = repairState(stateFile, SNAPSHOT_FILE);
   if (repaired) event("warn", { msg: repaired });
-  const anvil = await startAnvil({ port: config.anvilPort, state: stateFile, blockTime: 1, stateInterval: STATE_INTERVAL_S, dieWithParent: true });
+  const anvil = await startAnvil({
+    port: config.anvilPort,
+    state: stateFile,
+    blockTime: 1,
+    stateInterval: STATE_INTERVAL_S,
+    dieWithParent: true,
+  });
   return { anvil, stateFile };
 }
 
@@ -102,14 +110,18 @@ async function startDevnet(config: Config): Promise<{ anvil: Anvil; stateFile: s
 async function reconcileIndexer(config: Config, schema: string, deadIndexerSchema: string | null): Promise<void> {
   const db = await openIndexerDb(config);
   if (!db) return;
-  let verdict;
+  let verdict: Awaited<ReturnType<typeof judge>>;
   try {
-    if (deadIndexerSchema === schema && (await releaseDeadLock(db, schema))) event("info", { msg: "released the lock of the previous indexer (it is dead)", schema });
+    if (deadIndexerSchema === schema && (await releaseDeadLock(db, schema)))
+      event("info", { msg: "released the lock of the previous indexer (it is dead)", schema });
     const cp = await readCheckpoint(db, schema, config.chainId);
     if (!cp) return;
     const head = await chainHead(config.rpcUrl);
     const timestampAt = async (n: number) => {
-      const block = await rpc<{ timestamp: string } | null>(config.rpcUrl, "eth_getBlockByNumber", [`0x${n.toString(16)}`, false]);
+      const block = await rpc<{ timestamp: string } | null>(config.rpcUrl, "eth_getBlockByNumber", [
+        `0x${n.toString(16)}`,
+        false,
+      ]);
       return block ? Number(block.timestamp) : null;
     };
     verdict = await judge(cp, { head, timestampAt }, config.devnet);
@@ -120,15 +132,23 @@ async function reconcileIndexer(config: Config, schema: string, deadIndexerSchem
     case "none":
       return;
     case "mine":
-      event("warn", { msg: "the devnet came back behind the indexer; mining the missing blocks (Ponder treats them as a reorg)", reason: verdict.reason, blocks: verdict.blocks });
+      event("warn", {
+        msg: "the devnet came back behind the indexer; mining the missing blocks (Ponder treats them as a reorg)",
+        reason: verdict.reason,
+        blocks: verdict.blocks,
+      });
       await rpc(config.rpcUrl, "anvil_mine", [`0x${verdict.blocks.toString(16)}`]);
       return;
     case "reindex":
-      event("warn", { msg: `re-indexing from scratch: ${verdict.reason}; dropping the indexer's build ${schema} (the app store is kept)` });
+      event("warn", {
+        msg: `re-indexing from scratch: ${verdict.reason}; dropping the indexer's build ${schema} (the app store is kept)`,
+      });
       await dropIndexerBuild(config, schema);
       return;
     case "refuse":
-      throw new Error(`the indexer's saved progress does not fit the chain: ${verdict.reason}. Point CHAIN_RPC_URL at a node that has these blocks, or drop schema ${schema} to re-index`);
+      throw new Error(
+        `the indexer's saved progress does not fit the chain: ${verdict.reason}. Point CHAIN_RPC_URL at a node that has these blocks, or drop schema ${schema} to re-index`,
+      );
   }
 }
 
@@ -137,7 +157,18 @@ function ponderArgs(config: Config): string[] {
   // Ponder's own routes (/metrics, /status, /ready) on 127.0.0.1:OPS_PORT only; the API has its own
   // server on PORT. Ponder prefers env PORT over --port, so its env says the ops port and the public
   // port travels as PIT_API_PORT (scripts/parentWatch.ts puts it back before the API reads config).
-  const args = [ponderBin, "start", "--port", String(config.opsPort), "--hostname", "127.0.0.1", "--log-format", "json", "--log-level", process.env.PONDER_LOG_LEVEL ?? "warn"];
+  const args = [
+    ponderBin,
+    "start",
+    "--port",
+    String(config.opsPort),
+    "--hostname",
+    "127.0.0.1",
+    "--log-format",
+    "json",
+    "--log-level",
+    process.env.PONDER_LOG_LEVEL ?? "warn",
+  ];
   // On PostgreSQL the tables are also published as views, for separate API processes (npm run api).
   if (config.databaseUrl) args.push("--views-schema", config.indexerSchema ?? "pit");
   return args;
@@ -145,7 +176,13 @@ function ponderArgs(config: Config): string[] {
 
 type Signers = Awaited<ReturnType<typeof startSigners>>;
 
-function spawnPonder(config: Config, schema: string, anvil: Anvil | null, shieldUrl: string | null, signers: Signers | null): ChildProcess {
+function spawnPonder(
+  config: Config,
+  schema: string,
+  anvil: Anvil | null,
+  shieldUrl: string | null,
+  signers: Signers | null,
+): ChildProcess {
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => !signers?.withheld.includes(k)));
   return spawnDyingWithParent(process.execPath, ponderArgs(config), {
     cwd: ROOT,
@@ -243,8 +280,13 @@ async function main() {
   // The devnet's co-signer and executor signing service: two child processes the API reaches over
   // HTTP (off the devnet the operator runs them, and the API is given COSIGNER_URL and EXECUTORS_URL).
   if (config.devnet && !config.cosignerUrl && !config.executorsUrl) {
-    signers = await startSigners(config, { log: (e) => event("warn", e), onGiveUp: (reason) => (event("error", { msg: "giving up on a signing service", reason }), void stop(1)) });
-    say(`devnet: co-signer on ${signers.apiEnv.COSIGNER_URL}, executor signing service on ${signers.apiEnv.EXECUTORS_URL} (each its own process, secret and store)`);
+    signers = await startSigners(config, {
+      log: (e) => event("warn", e),
+      onGiveUp: (reason) => (event("error", { msg: "giving up on a signing service", reason }), void stop(1)),
+    });
+    say(
+      `devnet: co-signer on ${signers.apiEnv.COSIGNER_URL}, executor signing service on ${signers.apiEnv.EXECUTORS_URL} (each its own process, secret and store)`,
+    );
   }
 
   const schema = indexerSchema(config);
@@ -266,7 +308,10 @@ async function main() {
       // same way at every start: the second restart in a minute re-indexes from scratch (the
       // indexed tables come back from the chain; the app store is another directory, kept).
       if (!config.databaseUrl && restarts >= 2 && /exited unexpectedly \(code [1-9]/.test(reason)) {
-        event("warn", { msg: "the embedded indexer failed again after a restart; re-indexing from scratch (the app store is kept)", restarts });
+        event("warn", {
+          msg: "the embedded indexer failed again after a restart; re-indexing from scratch (the app store is kept)",
+          restarts,
+        });
         await dropIndexerBuild(config, schema);
         return;
       }
@@ -297,4 +342,3 @@ main().catch(async (err) => {
   if (stopStack) await stopStack(1);
   process.exit(1);
 });
-

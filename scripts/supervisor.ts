@@ -47,8 +47,12 @@ async function getJson(url: string, timeoutMs: number): Promise<{ status: number
 
 /** Ponder's /status block for our only chain, and whether /ready says historical indexing is done. */
 export async function readIndexerStatus(opsUrl: string, timeoutMs = 2_000): Promise<IndexerStatus> {
-  const [status, ready] = await Promise.all([getJson(`${opsUrl}/status`, timeoutMs), getJson(`${opsUrl}/ready`, timeoutMs)]);
-  const chains = status?.status === 200 ? Object.values((status.body ?? {}) as Record<string, { block?: { number?: number } }>) : [];
+  const [status, ready] = await Promise.all([
+    getJson(`${opsUrl}/status`, timeoutMs),
+    getJson(`${opsUrl}/ready`, timeoutMs),
+  ]);
+  const chains =
+    status?.status === 200 ? Object.values((status.body ?? {}) as Record<string, { block?: { number?: number } }>) : [];
   const block = chains[0]?.block?.number;
   return { block: typeof block === "number" ? block : null, ready: ready?.status === 200 };
 }
@@ -149,7 +153,9 @@ export class IndexerSupervisor {
     this.o.log({ msg: "restarting the indexer", reason, delay_ms: delayMs, restart: this.restarts.length });
     await new Promise((r) => setTimeout(r, delayMs));
     if (this.stopping) return;
-    await this.o.beforeRestart?.(this.restarts.length, reason).catch((err) => this.o.log({ msg: "before-restart step failed", error: (err as Error).message }));
+    await this.o
+      .beforeRestart?.(this.restarts.length, reason)
+      .catch((err) => this.o.log({ msg: "before-restart step failed", error: (err as Error).message }));
     if (this.stopping) return;
     this.launch();
   }

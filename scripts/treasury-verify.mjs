@@ -45,12 +45,18 @@ function canonical(v) {
 const ascii = (s) => s.replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 const rowHash = (row) => {
   const { hash, ...rest } = row;
-  return createHash("sha256").update(ascii(canonical(rest))).digest("hex");
+  return createHash("sha256")
+    .update(ascii(canonical(rest)))
+    .digest("hex");
 };
 
 let rpcId = 0;
 async function rpc(method, params) {
-  const res = await fetch(rpcUrl, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: ++rpcId, method, params }) });
+  const res = await fetch(rpcUrl, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: ++rpcId, method, params }),
+  });
   const body = await res.json();
   if (body.error) throw Object.assign(new Error(`${method}: ${body.error.message}`), { rpc: body.error });
   return body.result;
@@ -64,7 +70,9 @@ async function transfersTo(to, from, last) {
   for (let a = from; a <= last; ) {
     const b = Math.min(last, a + step - 1);
     try {
-      out.push(...(await rpc("eth_getLogs", [{ fromBlock: hex(a), toBlock: hex(b), topics: [TRANSFER, null, topicOf(to)] }])));
+      out.push(
+        ...(await rpc("eth_getLogs", [{ fromBlock: hex(a), toBlock: hex(b), topics: [TRANSFER, null, topicOf(to)] }])),
+      );
       a = b + 1;
     } catch (err) {
       if (step === 1) throw err;
@@ -81,7 +89,8 @@ async function tracedEthIn(to, from, last) {
   for (let a = from; a <= last; ) {
     const b = Math.min(last, a + step - 1);
     try {
-      for (const t of await rpc("trace_filter", [{ fromBlock: hex(a), toBlock: hex(b), toAddress: [to] }])) hashes.add(lc(t.transactionHash));
+      for (const t of await rpc("trace_filter", [{ fromBlock: hex(a), toBlock: hex(b), toAddress: [to] }]))
+        hashes.add(lc(t.transactionHash));
       a = b + 1;
     } catch (err) {
       if (step === 1) throw err;
@@ -122,17 +131,29 @@ async function checkEth(platform, row, all) {
     let change;
     try {
       // Block 0 holds no transactions: its state is the genesis allocation, not income.
-      change = BigInt(await rpc("eth_getBalance", [platform, hex(w.last_block)])) - BigInt(await rpc("eth_getBalance", [platform, hex(Math.max(0, w.first_block - 1))]));
+      change =
+        BigInt(await rpc("eth_getBalance", [platform, hex(w.last_block)])) -
+        BigInt(await rpc("eth_getBalance", [platform, hex(Math.max(0, w.first_block - 1))]));
     } catch {
-      console.error(`row ${row.seq}: ETH not checked: this node keeps no balances from blocks ${w.first_block}-${w.last_block}`);
+      console.error(
+        `row ${row.seq}: ETH not checked: this node keeps no balances from blocks ${w.first_block}-${w.last_block}`,
+      );
       return;
     }
     let spent = 0n;
-    for (const t of all.flatMap((r) => r.transfers).filter((t) => t.block >= w.first_block && t.block <= w.last_block)) {
-      const [tx, rc] = await Promise.all([rpc("eth_getTransactionByHash", [t.tx_hash]), rpc("eth_getTransactionReceipt", [t.tx_hash])]);
+    for (const t of all
+      .flatMap((r) => r.transfers)
+      .filter((t) => t.block >= w.first_block && t.block <= w.last_block)) {
+      const [tx, rc] = await Promise.all([
+        rpc("eth_getTransactionByHash", [t.tx_hash]),
+        rpc("eth_getTransactionReceipt", [t.tx_hash]),
+      ]);
       spent += BigInt(rc.gasUsed) * BigInt(rc.effectiveGasPrice) + (rc.status === "0x1" ? BigInt(tx.value) : 0n);
     }
-    check(change + spent === ethIn, `ETH: the balance moved ${change} wei (+${spent} the record's own transfers spent), the row says ${ethIn} came in`);
+    check(
+      change + spent === ethIn,
+      `ETH: the balance moved ${change} wei (+${spent} the record's own transfers spent), the row says ${ethIn} came in`,
+    );
   }
 }
 
@@ -145,11 +166,15 @@ async function targetOf(hash) {
 async function verifyWeek(answer, tradeTargets, row, prev, all) {
   const platform = answer.platform_wallet;
   const w = row.week;
-  check(!prev || w.start === prev.week.end, `week ${w.label} does not start where the row before ended (${prev?.week.end})`);
+  check(
+    !prev || w.start === prev.week.end,
+    `week ${w.label} does not start where the row before ended (${prev?.week.end})`,
+  );
   // 2. The week's blocks.
   if (w.first_block !== null) {
     check((await blockTime(w.first_block)) >= w.start, `first_block ${w.first_block} is before the week`);
-    if (w.first_block > 0) check((await blockTime(w.first_block - 1)) < w.start, `block ${w.first_block - 1} is in the week too`);
+    if (w.first_block > 0)
+      check((await blockTime(w.first_block - 1)) < w.start, `block ${w.first_block - 1} is in the week too`);
     check((await blockTime(w.last_block)) < w.end, `last_block ${w.last_block} is after the week`);
     const next = await rpc("eth_getBlockByNumber", [hex(w.last_block + 1), false]);
     check(next && Number(BigInt(next.timestamp)) >= w.end, `block ${w.last_block + 1} is in the week too`);
@@ -177,11 +202,20 @@ async function verifyWeek(answer, tradeTargets, row, prev, all) {
     const pool = BigInt(t.carried_in) + BigInt(t.received) + BigInt(t.outside);
     check(BigInt(t.pool) === pool, `${t.symbol}: pool ${t.pool} is not carried_in + received + outside (${pool})`);
     const before = prev?.tokens.find((x) => lc(x.token) === lc(t.token));
-    check(t.carried_in === (before?.carried_out ?? "0"), `${t.symbol}: carried_in ${t.carried_in} is not the week before's carried_out (${before?.carried_out ?? "0"})`);
+    check(
+      t.carried_in === (before?.carried_out ?? "0"),
+      `${t.symbol}: carried_in ${t.carried_in} is not the week before's carried_out (${before?.carried_out ?? "0"})`,
+    );
     if (lc(t.token) === ETH) continue;
     const e = byToken.get(lc(t.token)) ?? { trade: 0n, outside: 0n, trades: new Set(), outsideTxs: new Set() };
-    check(BigInt(t.received) === e.trade && t.trades === e.trades.size, `${t.symbol}: received ${t.received} in ${t.trades} trades, the logs show ${e.trade} in ${e.trades.size} transactions to the router or DelegationManager`);
-    check(BigInt(t.outside) === e.outside && t.outside_trades === e.outsideTxs.size, `${t.symbol}: outside ${t.outside} in ${t.outside_trades} transactions, the logs show ${e.outside} in ${e.outsideTxs.size}`);
+    check(
+      BigInt(t.received) === e.trade && t.trades === e.trades.size,
+      `${t.symbol}: received ${t.received} in ${t.trades} trades, the logs show ${e.trade} in ${e.trades.size} transactions to the router or DelegationManager`,
+    );
+    check(
+      BigInt(t.outside) === e.outside && t.outside_trades === e.outsideTxs.size,
+      `${t.symbol}: outside ${t.outside} in ${t.outside_trades} transactions, the logs show ${e.outside} in ${e.outsideTxs.size}`,
+    );
   }
   if (w.first_block !== null && row.reconciliation.status === "agrees") await checkEth(platform, row, all);
   // 4. The split.
@@ -191,24 +225,57 @@ async function verifyWeek(answer, tradeTargets, row, prev, all) {
     for (const b of BUCKETS) {
       const want = t.status === "split" ? (BigInt(t.pool) * SPLIT_BPS[b]) / 10000n : 0n;
       check(BigInt(t.booked[b]) === want, `${t.symbol}: booked ${b} ${t.booked[b]}, the split gives ${want}`);
-      check(t.owed_in[b] === (before?.owed_out[b] ?? "0"), `${t.symbol}: owed_in ${b} ${t.owed_in[b]} is not the week before's owed_out`);
-      check(BigInt(t.owed_out[b]) === BigInt(t.owed_in[b]) + BigInt(t.booked[b]) - BigInt(t.moved[b]), `${t.symbol}: owed_out ${b} is not owed_in + booked - moved`);
+      check(
+        t.owed_in[b] === (before?.owed_out[b] ?? "0"),
+        `${t.symbol}: owed_in ${b} ${t.owed_in[b]} is not the week before's owed_out`,
+      );
+      check(
+        BigInt(t.owed_out[b]) === BigInt(t.owed_in[b]) + BigInt(t.booked[b]) - BigInt(t.moved[b]),
+        `${t.symbol}: owed_out ${b} is not owed_in + booked - moved`,
+      );
       booked += want;
-      if (BigInt(t.moved[b]) > 0n) check(row.transfers.some((x) => x.bucket === b && lc(x.token) === lc(t.token) && x.amount === t.moved[b]), `${t.symbol}: ${t.moved[b]} moved to ${b} without its transfer`);
+      if (BigInt(t.moved[b]) > 0n)
+        check(
+          row.transfers.some((x) => x.bucket === b && lc(x.token) === lc(t.token) && x.amount === t.moved[b]),
+          `${t.symbol}: ${t.moved[b]} moved to ${b} without its transfer`,
+        );
     }
-    check(BigInt(t.carried_out) === BigInt(t.pool) - booked, `${t.symbol}: carried_out ${t.carried_out} is not pool - booked`);
+    check(
+      BigInt(t.carried_out) === BigInt(t.pool) - booked,
+      `${t.symbol}: carried_out ${t.carried_out} is not pool - booked`,
+    );
   }
   // 5. The transfers that moved it.
   for (const x of row.transfers) {
-    check(lc(x.to) === lc(answer.buckets[x.bucket] ?? x.to), `transfer ${x.tx_hash} went to ${x.to}, not the ${x.bucket} bucket`);
-    const [tx, rc] = await Promise.all([rpc("eth_getTransactionByHash", [x.tx_hash]), rpc("eth_getTransactionReceipt", [x.tx_hash])]);
+    check(
+      lc(x.to) === lc(answer.buckets[x.bucket] ?? x.to),
+      `transfer ${x.tx_hash} went to ${x.to}, not the ${x.bucket} bucket`,
+    );
+    const [tx, rc] = await Promise.all([
+      rpc("eth_getTransactionByHash", [x.tx_hash]),
+      rpc("eth_getTransactionReceipt", [x.tx_hash]),
+    ]);
     check(rc && rc.status === "0x1", `transfer ${x.tx_hash} is not mined successfully`);
-    check(Number(BigInt(rc.blockNumber)) === x.block, `transfer ${x.tx_hash} is in block ${Number(BigInt(rc.blockNumber))}, not ${x.block}`);
+    check(
+      Number(BigInt(rc.blockNumber)) === x.block,
+      `transfer ${x.tx_hash} is in block ${Number(BigInt(rc.blockNumber))}, not ${x.block}`,
+    );
     check(lc(tx.from) === lc(platform), `transfer ${x.tx_hash} was not sent by the platform wallet`);
-    if (lc(x.token) === ETH) check(lc(tx.to) === lc(x.to) && BigInt(tx.value) === BigInt(x.amount), `transfer ${x.tx_hash} did not send ${x.amount} wei to ${x.to}`);
+    if (lc(x.token) === ETH)
+      check(
+        lc(tx.to) === lc(x.to) && BigInt(tx.value) === BigInt(x.amount),
+        `transfer ${x.tx_hash} did not send ${x.amount} wei to ${x.to}`,
+      );
     else
       check(
-        rc.logs.some((l) => l.topics[0] === TRANSFER && lc(l.address) === lc(x.token) && l.topics[1] === topicOf(platform) && l.topics[2] === topicOf(x.to) && BigInt(l.data) === BigInt(x.amount)),
+        rc.logs.some(
+          (l) =>
+            l.topics[0] === TRANSFER &&
+            lc(l.address) === lc(x.token) &&
+            l.topics[1] === topicOf(platform) &&
+            l.topics[2] === topicOf(x.to) &&
+            BigInt(l.data) === BigInt(x.amount),
+        ),
         `transfer ${x.tx_hash} has no Transfer of ${x.amount} ${x.symbol} from the platform wallet to ${x.to}`,
       );
   }
@@ -243,7 +310,9 @@ async function main() {
     process.exit(1);
   }
   if (i.rows !== rows.length || i.head !== head) {
-    console.log(`row ${rows.length + 1}: the server's integrity says ${i.rows} rows ending ${i.head}, the rows served end ${head} after ${rows.length}`);
+    console.log(
+      `row ${rows.length + 1}: the server's integrity says ${i.rows} rows ending ${i.head}, the rows served end ${head} after ${rows.length}`,
+    );
     process.exit(1);
   }
   console.log(`ok ${rows.length} rows, head ${head}`);

@@ -6,10 +6,20 @@ ponder.on("Feed:AnswerUpdated", async ({ event, context }) => {
   const address = event.log.address;
   await context.db
     .insert(feedRound)
-    .values({ feed: address, roundId, answer: current, updatedAt, block: event.block.number, timestamp: event.block.timestamp, txHash: event.transaction.hash })
+    .values({
+      feed: address,
+      roundId,
+      answer: current,
+      updatedAt,
+      block: event.block.number,
+      timestamp: event.block.timestamp,
+      txHash: event.transaction.hash,
+    })
     .onConflictDoUpdate({ answer: current, updatedAt, block: event.block.number });
   await context.db
     .insert(feed)
     .values({ address, roundId, answer: current, updatedAt, block: event.block.number })
-    .onConflictDoUpdate((row) => (roundId >= row.roundId ? { roundId, answer: current, updatedAt, block: event.block.number } : {}));
+    .onConflictDoUpdate((row) =>
+      roundId >= row.roundId ? { roundId, answer: current, updatedAt, block: event.block.number } : {},
+    );
 });

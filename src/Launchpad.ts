@@ -37,9 +37,13 @@ ponder.on("Launchpad:Trade", async ({ event, context }) => {
   });
   const prev = await context.db.find(curveToken, { token });
   if (prev) {
-    await context.db
-      .update(curveToken, { token })
-      .set({ virtualEth, virtualToken, trades: prev.trades + 1, block: event.block.number, timestamp: event.block.timestamp });
+    await context.db.update(curveToken, { token }).set({
+      virtualEth,
+      virtualToken,
+      trades: prev.trades + 1,
+      block: event.block.number,
+      timestamp: event.block.timestamp,
+    });
   }
 });
 

@@ -45,7 +45,16 @@ ponder.on("PoolManager:Swap", async ({ event, context }) => {
   // One read-modify-write of the pool row; its result carries the accumulator for the observation.
   const updated = await context.db
     .update(pool, { id })
-    .set((prev) => ({ sqrtPriceX96, tick, liquidity, priceX96, cumulativeX96: accumulate(prev, ts), swaps: prev.swaps + 1, block: event.block.number, timestamp: ts }))
+    .set((prev) => ({
+      sqrtPriceX96,
+      tick,
+      liquidity,
+      priceX96,
+      cumulativeX96: accumulate(prev, ts),
+      swaps: prev.swaps + 1,
+      block: event.block.number,
+      timestamp: ts,
+    }))
     .catch((err: Error) => {
       // A pool initialised before our start block is not ours to follow; anything else is fatal.
       if (err.name === "RecordNotFoundError") return null;

@@ -11,7 +11,9 @@ describe("contractProblem", () => {
   });
   it("finds an undocumented status, a code the route does not answer, and a success missing its fields", () => {
     expect(contractProblem("GET", "/api/v1/health", 418, {})).toMatch(/not documented/);
-    expect(contractProblem("POST", "/api/v1/live/fast", 422, { error: { code: "LEAGUE_PAIRS", message: "m" } })).toMatch(/allowed values/);
+    expect(
+      contractProblem("POST", "/api/v1/live/fast", 422, { error: { code: "LEAGUE_PAIRS", message: "m" } }),
+    ).toMatch(/allowed values/);
     expect(contractProblem("POST", "/api/v1/live/session/trade", 200, { tx_hash: "0x" })).toMatch(/required property/);
   });
   it("leaves unknown paths and methods alone (404 and 405 of no route)", () => {

@@ -24,6 +24,10 @@ const domainOf = (file: string): string | null => {
   const m = /^api\/([^/]+)\//.exec(file);
   return m && !NOT_DOMAINS.has(m[1]!) ? m[1]! : null;
 };
+/** The composition root: the files directly under api/ (app.ts, deps.ts, routes.ts, services.ts). */
+const isRoot = (file: string) => /^api\/[^/]+$/.test(file);
+/** A file in one of api/'s folders (a domain, or http, ports, errors): below the root. */
+const belowRoot = (file: string) => /^api\/[^/]+\//.test(file);
 const isHono = (e: Edge) => !e.local && (e.to === "hono" || e.to.startsWith("hono/") || e.to.startsWith("@hono/"));
 const under = (file: string, ...dirs: string[]) => dirs.some((d) => file.startsWith(`${d}/`));
 
@@ -47,8 +51,12 @@ export const RULES: Rule[] = [
     },
   },
   {
-    name: "api/ports and api/errors import no domain",
-    breaks: (e) => under(e.from, "api/ports", "api/errors") && e.local && domainOf(e.to) !== null,
+    name: "nothing under api/'s folders imports the composition root (api/app.ts, deps.ts, routes.ts, services.ts), types included",
+    breaks: (e) => e.local && belowRoot(e.from) && isRoot(e.to),
+  },
+  {
+    name: "api/http, api/ports and api/errors import no domain",
+    breaks: (e) => under(e.from, "api/http", "api/ports", "api/errors") && e.local && domainOf(e.to) !== null,
   },
   {
     name: "api/ports and api/errors do not import Hono",
@@ -81,6 +89,71 @@ export function violations(edges: readonly Edge[], rules: readonly Rule[] = RULE
   return rules.flatMap((r) => edges.filter((e) => r.breaks(e)).map((e) => `${r.name}: ${e.from} -> ${e.to}`)).sort();
 }
 
+/** Strongly connected parts of a graph (Tarjan): each with more than one node, or a node that imports itself. */
+function loops(edges: readonly { from: string; to: string }[]): string[][] {
+  const next = new Map<string, string[]>();
+  for (const e of edges) next.set(e.from, [...(next.get(e.from) ?? []), e.to]);
+  const index = new Map<string, number>(),
+    low = new Map<string, number>(),
+    stack: string[] = [],
+    found: string[][] = [];
+  const visit = (v: string) => {
+    index.set(v, index.size);
+    low.set(v, index.get(v)!);
+    stack.push(v);
+    for (const w of next.get(v) ?? []) {
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (stack.includes(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) !== index.get(v)) return;
+    const part = stack.splice(stack.lastIndexOf(v));
+    if (part.length > 1 || (next.get(v) ?? []).includes(v)) found.push(part.sort());
+  };
+  for (const v of [...next.keys()].sort()) if (!index.has(v)) visit(v);
+  return found;
+}
+
+/** One circle through a loop's first node, written `a -> b -> a` (the shortest, so a failure names a real path). */
+function circleThrough(part: string[], edges: readonly { from: string; to: string }[]): string {
+  const start = part[0]!;
+  const inPart = new Set(part);
+  const came = new Map<string, string>();
+  const queue = [start];
+  while (queue.length > 0) {
+    const v = queue.shift()!;
+    for (const e of edges.filter((x) => x.from === v && inPart.has(x.to))) {
+      if (e.to === start) return [...pathTo(v, came, start), start].join(" -> ");
+      if (came.has(e.to)) continue;
+      came.set(e.to, v);
+      queue.push(e.to);
+    }
+  }
+  return part.join(", ");
+}
+const pathTo = (v: string, came: Map<string, string>, start: string): string[] =>
+  v === start ? [start] : [...pathTo(came.get(v)!, came, start), v];
+
+/** Every circle among the files under api/ (type-only imports count: a circle of types is still a circle). */
+export function fileCircles(edges: readonly Edge[]): string[] {
+  const inApi = edges.filter((e) => e.local && under(e.from, "api") && under(e.to, "api"));
+  return loops(inApi)
+    .map((part) => circleThrough(part, inApi))
+    .sort();
+}
+
+/** Every circle among api/'s folders (a domain that imports another which, by any path, imports it back). */
+export function folderCircles(edges: readonly Edge[]): string[] {
+  const folder = (file: string) => file.split("/")[1]!;
+  const between = edges
+    .filter((e) => e.local && belowRoot(e.from) && belowRoot(e.to) && folder(e.from) !== folder(e.to))
+    .map((e) => ({ from: folder(e.from), to: folder(e.to) }));
+  return loops(between)
+    .map((part) => circleThrough(part, between))
+    .sort();
+}
+
 function sourceFiles(dir: string): string[] {
   const abs = join(ROOT, dir);
   if (!existsSync(abs)) return [];
@@ -103,17 +176,21 @@ function resolveLocal(from: string, spec: string): string {
   return base;
 }
 
-const packageOf = (spec: string) => (spec.startsWith("@") ? spec.split("/").slice(0, 2).join("/") : spec.split("/")[0]!);
+const packageOf = (spec: string) =>
+  spec.startsWith("@") ? spec.split("/").slice(0, 2).join("/") : spec.split("/")[0]!;
+
+/** The imports of one file's source, type-only ones included (`import type` is an edge like any other). */
+export function edgesOf(from: string, source: string): Edge[] {
+  const info = ts.preProcessFile(source, true, true);
+  return info.importedFiles.map(({ fileName: spec }): Edge => {
+    if (spec.startsWith(".")) return { from, to: resolveLocal(from, spec), local: true };
+    // hono/http-exception is still Hono; keep subpaths of hono, name other packages by package.
+    return { from, to: spec.startsWith("hono/") ? spec : packageOf(spec), local: false };
+  });
+}
 
 export function importGraph(dirs: readonly string[] = SCANNED): Edge[] {
-  return dirs.flatMap(sourceFiles).flatMap((from) => {
-    const info = ts.preProcessFile(readFileSync(join(ROOT, from), "utf8"), true, true);
-    return info.importedFiles.map(({ fileName: spec }): Edge => {
-      if (spec.startsWith(".")) return { from, to: resolveLocal(from, spec), local: true };
-      // hono/http-exception is still Hono; keep subpaths of hono, name other packages by package.
-      return { from, to: spec.startsWith("hono/") ? spec : packageOf(spec), local: false };
-    });
-  });
+  return dirs.flatMap(sourceFiles).flatMap((from) => edgesOf(from, readFileSync(join(ROOT, from), "utf8")));
 }
 
 describe("layering rules (on synthetic edges: each rule can fail)", () => {
@@ -122,17 +199,37 @@ describe("layering rules (on synthetic edges: each rule can fail)", () => {
 
   it("flags Hono outside a domain's routes.ts (page.ts: hono/html only), and allows it in routes.ts, api/http and api/app.ts", () => {
     const rule = "in a domain only routes.ts imports Hono (and page.ts its HTML escaping)";
-    expect(violations([pkg("api/trading/plan.ts", "hono"), pkg("api/tokens/registry.ts", "hono/http-exception"), pkg("api/market/x/deep.ts", "@hono/node-server"), pkg("api/treasury/page.ts", "hono")])).toEqual([
+    expect(
+      violations([
+        pkg("api/trading/plan.ts", "hono"),
+        pkg("api/tokens/registry.ts", "hono/http-exception"),
+        pkg("api/market/x/deep.ts", "@hono/node-server"),
+        pkg("api/treasury/page.ts", "hono"),
+      ]),
+    ).toEqual([
       `${rule}: api/market/x/deep.ts -> @hono/node-server`,
       `${rule}: api/tokens/registry.ts -> hono/http-exception`,
       `${rule}: api/trading/plan.ts -> hono`,
       `${rule}: api/treasury/page.ts -> hono`,
     ]);
-    expect(violations([pkg("api/trading/routes.ts", "hono"), pkg("api/http/guards.ts", "hono"), pkg("api/app.ts", "hono"), pkg("api/trading/plan.ts", "viem"), pkg("api/treasury/page.ts", "hono/html")])).toEqual([]);
+    expect(
+      violations([
+        pkg("api/trading/routes.ts", "hono"),
+        pkg("api/http/guards.ts", "hono"),
+        pkg("api/app.ts", "hono"),
+        pkg("api/trading/plan.ts", "viem"),
+        pkg("api/treasury/page.ts", "hono/html"),
+      ]),
+    ).toEqual([]);
   });
 
   it("flags a domain reaching into another domain's files, not its index.ts or its own files", () => {
-    expect(violations([local("api/trading/plan.ts", "api/tokens/registry.ts"), local("api/account/routes.ts", "api/trading/ledger.ts")])).toEqual([
+    expect(
+      violations([
+        local("api/trading/plan.ts", "api/tokens/registry.ts"),
+        local("api/account/routes.ts", "api/trading/ledger.ts"),
+      ]),
+    ).toEqual([
       "a domain imports another domain only through its index.ts: api/account/routes.ts -> api/trading/ledger.ts",
       "a domain imports another domain only through its index.ts: api/trading/plan.ts -> api/tokens/registry.ts",
     ]);
@@ -149,16 +246,75 @@ describe("layering rules (on synthetic edges: each rule can fail)", () => {
     ).toEqual([]);
   });
 
-  it("flags ports and errors importing a domain (even its index.ts) or Hono", () => {
-    expect(violations([local("api/ports/store/db.ts", "api/auth/index.ts"), local("api/errors/refusal.ts", "api/trading/policy.ts"), pkg("api/errors/catalogue.ts", "hono")])).toEqual([
-      "api/ports and api/errors do not import Hono: api/errors/catalogue.ts -> hono",
-      "api/ports and api/errors import no domain: api/errors/refusal.ts -> api/trading/policy.ts",
-      "api/ports and api/errors import no domain: api/ports/store/db.ts -> api/auth/index.ts",
-    ].sort());
+  it("flags the edge, ports and errors importing a domain (even its index.ts), and ports or errors importing Hono", () => {
+    const rule = "api/http, api/ports and api/errors import no domain";
+    expect(
+      violations([
+        local("api/ports/store/db.ts", "api/auth/index.ts"),
+        local("api/errors/refusal.ts", "api/trading/policy.ts"),
+        pkg("api/errors/catalogue.ts", "hono"),
+        local("api/http/auth.ts", "api/auth/index.ts"),
+      ]),
+    ).toEqual(
+      [
+        "api/ports and api/errors do not import Hono: api/errors/catalogue.ts -> hono",
+        `${rule}: api/errors/refusal.ts -> api/trading/policy.ts`,
+        `${rule}: api/http/auth.ts -> api/auth/index.ts`,
+        `${rule}: api/ports/store/db.ts -> api/auth/index.ts`,
+      ].sort(),
+    );
+    expect(
+      violations([
+        local("api/http/kit.ts", "api/http/env.ts"),
+        local("api/http/auth.ts", "api/errors/index.ts"),
+        local("api/http/route.ts", "api/ports/store/db.ts"),
+      ]),
+    ).toEqual([]);
+  });
+
+  it("flags any file under api/'s folders importing the composition root, a type-only import as much as a value", () => {
+    const rule =
+      "nothing under api/'s folders imports the composition root (api/app.ts, deps.ts, routes.ts, services.ts), types included";
+    const typeOnly = edgesOf(
+      "api/trading/routes.ts",
+      'import type { AppEnv } from "../deps.js";\nimport { Hono } from "hono";',
+    );
+    expect(typeOnly).toEqual([local("api/trading/routes.ts", "api/deps.ts"), pkg("api/trading/routes.ts", "hono")]);
+    expect(
+      violations([
+        ...typeOnly,
+        local("api/http/kit.ts", "api/services.ts"),
+        local("api/errors/x.ts", "api/app.ts"),
+        local("api/hosted/deep/x.ts", "api/routes.ts"),
+      ]),
+    ).toEqual([
+      `${rule}: api/errors/x.ts -> api/app.ts`,
+      `${rule}: api/hosted/deep/x.ts -> api/routes.ts`,
+      `${rule}: api/http/kit.ts -> api/services.ts`,
+      `${rule}: api/trading/routes.ts -> api/deps.ts`,
+    ]);
+    // The root imports downward, and root files import each other.
+    expect(
+      violations([
+        local("api/app.ts", "api/services.ts"),
+        local("api/services.ts", "api/deps.ts"),
+        local("api/app.ts", "api/http/kit.ts"),
+        local("api/routes.ts", "api/trading/routes.ts"),
+        local("src/api/index.ts", "api/app.ts"),
+      ]),
+    ).toEqual([]);
   });
 
   it("flags src/ importing api/ outside src/api/index.ts, and lib/ or abis/ importing api/ or src/", () => {
-    expect(violations([local("src/Trades.ts", "api/ports/indexed.ts"), local("src/api/index.ts", "api/app.ts"), local("lib/fees.ts", "api/errors/index.ts"), local("abis/erc20.ts", "src/Trades.ts"), local("lib/fees.ts", "lib/config.ts")])).toEqual([
+    expect(
+      violations([
+        local("src/Trades.ts", "api/ports/indexed.ts"),
+        local("src/api/index.ts", "api/app.ts"),
+        local("lib/fees.ts", "api/errors/index.ts"),
+        local("abis/erc20.ts", "src/Trades.ts"),
+        local("lib/fees.ts", "lib/config.ts"),
+      ]),
+    ).toEqual([
       "lib/ and abis/ import neither api/ nor src/: abis/erc20.ts -> src/Trades.ts",
       "lib/ and abis/ import neither api/ nor src/: lib/fees.ts -> api/errors/index.ts",
       "src/ imports api/ only from src/api/index.ts: src/Trades.ts -> api/ports/indexed.ts",
@@ -166,17 +322,84 @@ describe("layering rules (on synthetic edges: each rule can fail)", () => {
   });
 
   it("flags the co-signer importing an API domain, and a domain building the co-signer itself", () => {
-    expect(violations([local("cosigner/cosigner.ts", "api/sessions/index.ts"), local("cosigner/cosigner.ts", "api/ports/cosigner.ts"), local("api/sessions/trade.ts", "cosigner/index.ts"), local("api/services.ts", "cosigner/index.ts")])).toEqual([
+    expect(
+      violations([
+        local("cosigner/cosigner.ts", "api/sessions/index.ts"),
+        local("cosigner/cosigner.ts", "api/ports/cosigner.ts"),
+        local("api/sessions/trade.ts", "cosigner/index.ts"),
+        local("api/services.ts", "cosigner/index.ts"),
+      ]),
+    ).toEqual([
       "only the composition root (api/services.ts) builds the co-signer; domains reach it through api/ports/cosigner.ts: api/sessions/trade.ts -> cosigner/index.ts",
       "the co-signer (cosigner/) imports no API domain, only lib/, abis/ and api's ports and errors: cosigner/cosigner.ts -> api/sessions/index.ts",
     ]);
   });
 });
 
+describe("circles (on synthetic edges)", () => {
+  const local = (from: string, to: string): Edge => ({ from, to, local: true });
+
+  it("names each circle among api/'s files by its shortest path, type-only imports and self-imports included", () => {
+    const edges = [
+      local("api/hosted/tick.ts", "api/hosted/attestation.ts"),
+      local("api/hosted/attestation.ts", "api/hosted/executor.ts"),
+      local("api/hosted/executor.ts", "api/hosted/tick.ts"),
+      local("api/hosted/executor.ts", "api/hosted/store.ts"),
+      local("api/x/a.ts", "api/x/a.ts"),
+    ];
+    expect(fileCircles(edges)).toEqual([
+      "api/hosted/attestation.ts -> api/hosted/executor.ts -> api/hosted/tick.ts -> api/hosted/attestation.ts",
+      "api/x/a.ts -> api/x/a.ts",
+    ]);
+    expect(
+      fileCircles([
+        local("api/hosted/tick.ts", "api/hosted/deps.ts"),
+        local("api/hosted/executor.ts", "api/hosted/deps.ts"),
+        local("api/hosted/tick.ts", "api/hosted/attestation.ts"),
+      ]),
+    ).toEqual([]);
+    // Outside api/, and to packages, nothing counts.
+    expect(
+      fileCircles([
+        local("lib/a.ts", "lib/b.ts"),
+        local("lib/b.ts", "lib/a.ts"),
+        { from: "api/x/a.ts", to: "api/x/a.ts", local: false },
+      ]),
+    ).toEqual([]);
+  });
+
+  it("names each circle among api/'s folders, through any files, and ignores a folder's own imports and the root", () => {
+    const edges = [
+      local("api/hosted/index.ts", "api/league/index.ts"),
+      local("api/league/entries.ts", "api/hosted/index.ts"),
+      local("api/http/auth.ts", "api/auth/index.ts"),
+      local("api/auth/routes.ts", "api/http/env.ts"),
+    ];
+    expect(folderCircles(edges)).toEqual(["auth -> http -> auth", "hosted -> league -> hosted"]);
+    expect(
+      folderCircles([
+        local("api/hosted/a.ts", "api/hosted/b.ts"),
+        local("api/hosted/b.ts", "api/hosted/a.ts"),
+        local("api/app.ts", "api/hosted/index.ts"),
+        local("api/hosted/index.ts", "api/services.ts"),
+        local("api/sessions/deps.ts", "api/trading/index.ts"),
+      ]),
+    ).toEqual([]);
+  });
+});
+
 describe("the SDK's rule", () => {
   const local = (from: string, to: string): Edge => ({ from, to, local: true });
   it("flags the SDK importing the server, the tests or another chain library, and allows lib/, abis/ and viem", () => {
-    expect(violations([local("sdk/src/trade.ts", "api/trading/index.ts"), local("sdk/src/trade.ts", "lib/routerRead.ts"), local("sdk/src/fast.ts", "abis/permit2.ts"), { from: "sdk/src/fast.ts", to: "ethers", local: false }, { from: "sdk/src/fast.ts", to: "viem", local: false }])).toEqual([
+    expect(
+      violations([
+        local("sdk/src/trade.ts", "api/trading/index.ts"),
+        local("sdk/src/trade.ts", "lib/router/read.ts"),
+        local("sdk/src/fast.ts", "abis/permit2.ts"),
+        { from: "sdk/src/fast.ts", to: "ethers", local: false },
+        { from: "sdk/src/fast.ts", to: "viem", local: false },
+      ]),
+    ).toEqual([
       "the SDK (sdk/src/) imports only its own files, lib/, abis/ and viem: sdk/src/fast.ts -> ethers",
       "the SDK (sdk/src/) imports only its own files, lib/, abis/ and viem: sdk/src/trade.ts -> api/trading/index.ts",
     ]);
@@ -191,14 +414,22 @@ describe("the tree", () => {
     expect(edges.length).toBeGreaterThan(200);
     expect(has("src/api/index.ts", "api/app.ts")).toBe(true); // written without an extension
     expect(has("api/app.ts", "hono")).toBe(true);
-    expect(has("api/app.ts", "api/trading/routes.ts")).toBe(true); // written as ./trading/routes.js
+    expect(has("api/routes.ts", "api/trading/routes.ts")).toBe(true); // written as ./trading/routes.js
     expect(has("api/http/errors.ts", "hono/http-exception")).toBe(true);
-    expect(has("sdk/src/fast.ts", "lib/routerSwap.ts")).toBe(true);
-    expect(edges.filter((e) => e.local && !existsSync(join(ROOT, e.to))).map((e) => `${e.from} -> ${e.to}`)).toEqual([]);
+    expect(has("sdk/src/fast.ts", "lib/router/swap.ts")).toBe(true);
+    expect(has("api/hosted/executor.ts", "api/hosted/deps.ts")).toBe(true); // import type only
+    expect(edges.filter((e) => e.local && !existsSync(join(ROOT, e.to))).map((e) => `${e.from} -> ${e.to}`)).toEqual(
+      [],
+    );
   });
 
   it("keeps every layering rule", () => {
     const found = violations(edges);
     expect(found, `layering broken by ${found.length} import(s):\n${found.join("\n")}`).toEqual([]);
+  });
+
+  it("has no circle among api/'s files nor among its folders", () => {
+    expect(fileCircles(edges)).toEqual([]);
+    expect(folderCircles(edges)).toEqual([]);
   });
 });

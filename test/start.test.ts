@@ -46,7 +46,10 @@ async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutM
 async function signIn(env: Parameters<typeof call>[0]): Promise<{ api_key: string; key_id: number }> {
   const wallet = privateKeyToAccount(generatePrivateKey());
   const ch = (await call(env, "POST", "/api/v1/auth/challenge", { address: wallet.address })).json;
-  const key = await call(env, "POST", "/api/v1/auth/verify", { address: wallet.address, signature: await wallet.signMessage({ message: ch.message }) });
+  const key = await call(env, "POST", "/api/v1/auth/verify", {
+    address: wallet.address,
+    signature: await wallet.signMessage({ message: ch.message }),
+  });
   expect(key.status, JSON.stringify(key.json)).toBe(200);
   return key.json;
 }
@@ -69,7 +72,12 @@ describe("npm start", () => {
     const port = await freePort();
     const anvilPort = await freePort();
     const opsPort = await freePort();
-    const env = { PORT: String(port), ANVIL_PORT: String(anvilPort), OPS_PORT: String(opsPort), DATA_DIR: mkdtempSync(join(tmpdir(), "pit-start-")) };
+    const env = {
+      PORT: String(port),
+      ANVIL_PORT: String(anvilPort),
+      OPS_PORT: String(opsPort),
+      DATA_DIR: mkdtempSync(join(tmpdir(), "pit-start-")),
+    };
 
     const first = start(env);
     await until("ready line", async () => (first.out().includes("[start] ready") ? true : undefined), 120_000, first);
@@ -101,8 +109,24 @@ describe("npm start", () => {
     const blockBefore = await chain.getBlockNumber();
     // The co-signer and the executor signing service run as their own processes; the API reaches
     // the executor service over HTTP: a live agent's executor is made there and kept in its store.
-    const [, cosignerPort, executorsPort] = /co-signer on http:\/\/127\.0\.0\.1:(\d+), executor signing service on http:\/\/127\.0\.0\.1:(\d+)/.exec(first.out())!.map(Number);
-    const live = await call(env, "POST", "/api/v1/hosted", { brain: "rule", params: { targets: { ETH: 0.5, USDG: 0.5 } }, interval_s: 60, pairs: ["ETH/USDG"], limits: { max_trade_usd: 20, max_day_usd: 40, max_position_usd: 100 }, mode: "live" }, { authorization: `Bearer ${firstKey.api_key}` });
+    const [, cosignerPort, executorsPort] =
+      /co-signer on http:\/\/127\.0\.0\.1:(\d+), executor signing service on http:\/\/127\.0\.0\.1:(\d+)/
+        .exec(first.out())!
+        .map(Number);
+    const live = await call(
+      env,
+      "POST",
+      "/api/v1/hosted",
+      {
+        brain: "rule",
+        params: { targets: { ETH: 0.5, USDG: 0.5 } },
+        interval_s: 60,
+        pairs: ["ETH/USDG"],
+        limits: { max_trade_usd: 20, max_day_usd: 40, max_position_usd: 100 },
+        mode: "live",
+      },
+      { authorization: `Bearer ${firstKey.api_key}` },
+    );
     expect(live.status, JSON.stringify(live.json)).toBe(201);
 
     first.child.kill("SIGTERM");
@@ -117,15 +141,27 @@ describe("npm start", () => {
 
     // Restart: same data directory, so the chain continues where it stopped.
     const second = start(env);
-    await until("second ready line", async () => (second.out().includes("[start] ready") ? true : undefined), 120_000, second);
+    await until(
+      "second ready line",
+      async () => (second.out().includes("[start] ready") ? true : undefined),
+      120_000,
+      second,
+    );
     expect(await chain.getBlockNumber()).toBeGreaterThanOrEqual(blockBefore);
     expect((await call(env, "GET", "/api/v1/health")).status).toBe(200);
     // The app store was closed cleanly: the key issued before the stop still works, and the next
     // key's id follows it (an unclosed PGlite jumps its sequences by 32).
-    expect((await call(env, "GET", "/api/v1/auth/me", undefined, { authorization: `Bearer ${firstKey.api_key}` })).status).toBe(200);
+    expect(
+      (await call(env, "GET", "/api/v1/auth/me", undefined, { authorization: `Bearer ${firstKey.api_key}` })).status,
+    ).toBe(200);
     // The executor's sealed key outlived the restart in the signing service's own store.
-    const view = await call(env, "GET", `/api/v1/hosted/${live.json.id}/executor`, undefined, { authorization: `Bearer ${firstKey.api_key}` });
-    expect(view.json).toMatchObject({ executor: live.json.executor, executor_attestation: { executor: live.json.executor } });
+    const view = await call(env, "GET", `/api/v1/hosted/${live.json.id}/executor`, undefined, {
+      authorization: `Bearer ${firstKey.api_key}`,
+    });
+    expect(view.json).toMatchObject({
+      executor: live.json.executor,
+      executor_attestation: { executor: live.json.executor },
+    });
     expect((await signIn(env)).key_id).toBe(firstKey.key_id + 1);
     second.child.kill("SIGINT");
     expect(await second.exited).toBe(0);
@@ -142,12 +178,21 @@ describe("npm start", () => {
 describe("npm start's decisions", () => {
   // Ponder 0.16's checkpoint layout: timestamp (10), chain id (16), block number (16), then the rest.
   it("reads Ponder's checkpoint string", () => {
-    const cp = "1795476029" + "4663".padStart(16, "0") + "138".padStart(16, "0") + "0".repeat(16) + "5" + "0".repeat(16);
+    const cp =
+      "1795476029" + "4663".padStart(16, "0") + "138".padStart(16, "0") + "0".repeat(16) + "5" + "0".repeat(16);
     expect(decodeCheckpoint(cp)).toEqual({ timestamp: 1795476029, chainId: 4663, blockNumber: 138 });
   });
 
-  const cp: IndexerCheckpoint = { latestBlock: 200, latestTimestamp: 2200, finalizedBlock: 170, finalizedTimestamp: 2170 };
-  const chain = (head: number, ts: (n: number) => number = (n) => n + 2000) => ({ head, timestampAt: async (n: number) => (n <= head ? ts(n) : null) });
+  const cp: IndexerCheckpoint = {
+    latestBlock: 200,
+    latestTimestamp: 2200,
+    finalizedBlock: 170,
+    finalizedTimestamp: 2170,
+  };
+  const chain = (head: number, ts: (n: number) => number = (n) => n + 2000) => ({
+    head,
+    timestampAt: async (n: number) => (n <= head ? ts(n) : null),
+  });
 
   it("lets Ponder start when the chain has everything the indexer saw", async () => {
     expect(await judge(cp, chain(205), true)).toEqual({ action: "none" });
@@ -157,7 +202,13 @@ describe("npm start's decisions", () => {
   });
   it("re-indexes when the devnet lost a finalized block, refuses on a real chain", async () => {
     expect(await judge(cp, chain(150), true)).toMatchObject({ action: "reindex" });
-    expect(await judge(cp, chain(300, (n) => n + 9000), true)).toMatchObject({ action: "reindex" });
+    expect(
+      await judge(
+        cp,
+        chain(300, (n) => n + 9000),
+        true,
+      ),
+    ).toMatchObject({ action: "reindex" });
     const refused = await judge(cp, chain(195), false);
     expect(refused.action).toBe("refuse");
     expect("reason" in refused && refused.reason).toMatch(/block 200 .*finalized 170.*head is 195/);

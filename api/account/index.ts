@@ -1,1 +1,8 @@
-export { createPortfolio, PORTFOLIO_MAX_TRADED, PORTFOLIO_TTL_MS, type Holding, type Portfolio, type PortfolioService } from "./portfolio.js";
+export {
+  createPortfolio,
+  PORTFOLIO_MAX_TRADED,
+  PORTFOLIO_TTL_MS,
+  type Holding,
+  type Portfolio,
+  type PortfolioService,
+} from "./portfolio.js";

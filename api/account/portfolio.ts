@@ -8,6 +8,7 @@ import type { Config, TokenEntry } from "../../lib/config.js";
 import { Refusal, rpc } from "../errors/index.js";
 import type { IndependentMark, Mark, Market, Unpriced } from "../market/index.js";
 import type { Ledger, Volume, VolumeTier } from "../trading/index.js";
+import { lc } from "../../lib/address.js";
 
 /** One answer per wallet is reused this long (SPEC.md "Limits": Portfolio reused 5 s). */
 export const PORTFOLIO_TTL_MS = 5_000;
@@ -52,14 +53,20 @@ export type PortfolioBody = {
 };
 export type Portfolio = PortfolioBody & { cached: boolean };
 
-export type PortfolioDeps = { config: Config; chain: PublicClient; market: Pick<Market, "independentMark">; ledger: Pick<Ledger, "tradedTokens">; volume: Pick<Volume, "tier">; clock: () => number };
+export type PortfolioDeps = {
+  config: Config;
+  chain: PublicClient;
+  market: Pick<Market, "independentMark">;
+  ledger: Pick<Ledger, "tradedTokens">;
+  volume: Pick<Volume, "tier">;
+  clock: () => number;
+};
 
 /** A token the answer reads: core assets from config, traded ones by address (metadata read too). */
 type Wanted = { token: string; address: Address; kind: HoldingKind; core: TokenEntry | null };
 /** What one token's reads gave at the pinned block. */
 type Read = { atoms: bigint; symbol: string; name: string; decimals: number } | { failed: string };
 
-const lc = (a: string) => a.toLowerCase();
 const round6 = (x: number) => Math.round(x * 1e6) / 1e6;
 
 /** Address-named tokens have no independent mark (SPEC.md me/portfolio): no read needed. */
@@ -72,7 +79,12 @@ async function live<T>(p: Promise<T>): Promise<T> {
   } catch (err) {
     // A store failing closed (ENGINE_UNAVAILABLE) is, for this route, the trading layer down.
     if (err instanceof Refusal && err.code !== "ENGINE_UNAVAILABLE") throw err;
-    throw new Refusal("LIVE_UNAVAILABLE", "marks or trade history could not be read; retry shortly", {}, { cause: err, retryAfterS: 5 });
+    throw new Refusal(
+      "LIVE_UNAVAILABLE",
+      "marks or trade history could not be read; retry shortly",
+      {},
+      { cause: err, retryAfterS: 5 },
+    );
   }
 }
 
@@ -93,11 +105,22 @@ export function createPortfolio(d: PortfolioDeps) {
   });
 
   function coreWanted(): Wanted[] {
-    return coreTokens.map((t) => ({ token: t.symbol, address: t.address, kind: t.native ? "native" : t.kind === "stock" ? "stock" : "core", core: t }));
+    return coreTokens.map((t) => ({
+      token: t.symbol,
+      address: t.address,
+      kind: t.native ? "native" : t.kind === "stock" ? "stock" : "core",
+      core: t,
+    }));
   }
 
   async function tradedWanted(wallet: Address): Promise<Wanted[]> {
-    const traded = await live(d.ledger.tradedTokens(wallet, coreTokens.map((t) => t.address), PORTFOLIO_MAX_TRADED));
+    const traded = await live(
+      d.ledger.tradedTokens(
+        wallet,
+        coreTokens.map((t) => t.address),
+        PORTFOLIO_MAX_TRADED,
+      ),
+    );
     return traded.map((a) => ({ token: lc(a), address: getAddress(a), kind: "token", core: null }));
   }
 
@@ -105,25 +128,50 @@ export function createPortfolio(d: PortfolioDeps) {
   async function readAt(wallet: Address, wanted: Wanted[], blockNumber: bigint): Promise<Read[]> {
     const perToken = wanted.map((w) =>
       w.core?.native
-        ? [{ address: d.config.contracts.multicall3, abi: multicall3Abi, functionName: "getEthBalance", args: [wallet] } as const]
+        ? [
+            {
+              address: d.config.contracts.multicall3,
+              abi: multicall3Abi,
+              functionName: "getEthBalance",
+              args: [wallet],
+            } as const,
+          ]
         : [
             { address: w.address, abi: erc20Abi, functionName: "balanceOf", args: [wallet] } as const,
-            ...(w.core ? [] : ([{ address: w.address, abi: erc20Abi, functionName: "decimals" }, { address: w.address, abi: erc20Abi, functionName: "symbol" }, { address: w.address, abi: erc20Abi, functionName: "name" }] as const)),
+            ...(w.core
+              ? []
+              : ([
+                  { address: w.address, abi: erc20Abi, functionName: "decimals" },
+                  { address: w.address, abi: erc20Abi, functionName: "symbol" },
+                  { address: w.address, abi: erc20Abi, functionName: "name" },
+                ] as const)),
           ],
     );
     // batchSize 0: one aggregate call, never split into chunks that could straddle blocks.
     // Capped (lib/chain cappedMulticall): address-named tokens are code the service does not control.
-    const results = await rpc(cappedMulticall(d.chain, { multicall3: d.config.contracts.multicall3, contracts: perToken.flat(), blockNumber }));
+    const results = await rpc(cappedMulticall(d.chain, { contracts: perToken.flat(), blockNumber }));
     let next = 0;
     return wanted.map((w, n) => {
       const mine = results.slice(next, next + perToken[n]!.length);
       next += mine.length;
       const [balance, decimals, symbol, name] = mine;
-      if (balance!.status !== "success") return { failed: `balance unreadable: ${balance!.error.message.split("\n")[0]!.slice(0, 120)}` };
-      if (w.core) return { atoms: balance!.result as bigint, symbol: w.core.symbol, name: w.core.name, decimals: w.core.decimals };
+      if (balance!.status !== "success")
+        return { failed: `balance unreadable: ${balance!.error.message.split("\n")[0]!.slice(0, 120)}` };
+      if (w.core)
+        return {
+          atoms: balance!.result as bigint,
+          symbol: w.core.symbol,
+          name: w.core.name,
+          decimals: w.core.decimals,
+        };
       if (decimals!.status !== "success") return { failed: "decimals() unreadable: the amount cannot be scaled" };
       const text = (r: (typeof mine)[number] | undefined) => (r?.status === "success" ? String(r.result) : "");
-      return { atoms: balance!.result as bigint, symbol: text(symbol), name: text(name), decimals: Number(decimals!.result) };
+      return {
+        atoms: balance!.result as bigint,
+        symbol: text(symbol),
+        name: text(name),
+        decimals: Number(decimals!.result),
+      };
     });
   }
 
@@ -156,7 +204,12 @@ export function createPortfolio(d: PortfolioDeps) {
       const r = reads[i]!;
       return "failed" in r || r.atoms === 0n ? [] : [{ w, r }];
     });
-    const [marks, volume] = await live(Promise.all([Promise.all(held.map(({ w }) => (w.core ? d.market.independentMark(w.address) : noMark))), d.volume.tier(wallet)]));
+    const [marks, volume] = await live(
+      Promise.all([
+        Promise.all(held.map(({ w }) => (w.core ? d.market.independentMark(w.address) : noMark))),
+        d.volume.tier(wallet),
+      ]),
+    );
     const holdings = held.map(({ w, r }, i) => holdingOf(w, r, marks[i]!));
     const priced = holdings.filter((h) => h.priced);
     return {

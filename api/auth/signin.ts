@@ -7,6 +7,9 @@ import type { Config } from "../../lib/config.js";
 import { Refusal } from "../errors/index.js";
 import type { Revocations, Revoked } from "./revocations.js";
 import type { Db } from "../ports/store/db.js";
+import type { KeyRecord } from "../http/env.js";
+
+export type { KeyRecord };
 
 export const KEY_PREFIX = "pit_w_";
 export const CHALLENGE_TTL_S = 300;
@@ -15,13 +18,29 @@ export const SIGN_IN_STATEMENT = "Sign in to the trading service. Signing accept
 export const MAX_OPEN_CHALLENGES = 5;
 export const REVOKE_ALL_STATEMENT = "Revoke every API key of this wallet. This cannot sign in.";
 /** New accounts / keys per client address per day, and for the whole service per hour. */
-export const CAPS = { accountsPerAddressDay: 20, accountsServiceHour: 1000, keysPerAddressDay: 100, keysServiceHour: 5000 };
+export const CAPS = {
+  accountsPerAddressDay: 20,
+  accountsServiceHour: 1000,
+  keysPerAddressDay: 100,
+  keysServiceHour: 5000,
+};
 
 export type Purpose = "sign-in" | "revoke-all";
 /** `revocations`: where revoked keys are announced to other instances (Redis), if anywhere. */
-export type SignInDeps = { db: Db; config: Config; chain: PublicClient; clock: () => number; revocations?: Revocations | null };
-export type KeyRecord = { keyId: number; wallet: Address; account: { id: number; name: string }; expiresAt: number };
-export type PartnerAgent = { agent_id: number; token: Address; symbol: string; role: "agentWallet" | "owner"; name: string };
+export type SignInDeps = {
+  db: Db;
+  config: Config;
+  chain: PublicClient;
+  clock: () => number;
+  revocations?: Revocations | null;
+};
+export type PartnerAgent = {
+  agent_id: number;
+  token: Address;
+  symbol: string;
+  role: "agentWallet" | "owner";
+  name: string;
+};
 
 const now = (d: SignInDeps) => Math.floor(d.clock() / 1000);
 export const hashKey = (apiKey: string) => createHash("sha256").update(apiKey).digest("hex");
@@ -41,12 +60,26 @@ export function parseSignature(value: unknown): Hex {
 }
 
 /** 451 SANCTIONED when the sanctions list names the address; unreadable list fails closed. */
-export async function assertNotSanctioned(d: Pick<SignInDeps, "chain" | "config">, address: Address, field = "address"): Promise<void> {
+export async function assertNotSanctioned(
+  d: Pick<SignInDeps, "chain" | "config">,
+  address: Address,
+  field = "address",
+): Promise<void> {
   let sanctioned: boolean;
   try {
-    sanctioned = await d.chain.readContract({ address: d.config.contracts.sanctionsList, abi: sanctionsListAbi, functionName: "isSanctioned", args: [address] });
+    sanctioned = await d.chain.readContract({
+      address: d.config.contracts.sanctionsList,
+      abi: sanctionsListAbi,
+      functionName: "isSanctioned",
+      args: [address],
+    });
   } catch (err) {
-    throw new Refusal("ENGINE_UNAVAILABLE", "the sanctions list could not be read; try again shortly", {}, { cause: err, retryAfterS: 5 });
+    throw new Refusal(
+      "ENGINE_UNAVAILABLE",
+      "the sanctions list could not be read; try again shortly",
+      {},
+      { cause: err, retryAfterS: 5 },
+    );
   }
   if (sanctioned) throw new Refusal("SANCTIONED", `${field} ${address} is on the sanctions list`, { address, field });
 }
@@ -60,7 +93,8 @@ export async function assertNotSanctioned(d: Pick<SignInDeps, "chain" | "config"
 export async function createChallenge(d: SignInDeps, body: Record<string, unknown>, host: string, clientAddr: string) {
   if (!d.config.authDomain) throw new Refusal("AUTH_DOMAIN_UNSET", "this server has no sign-in domain configured");
   const address = parseWallet(body.address);
-  if (body.purpose !== undefined && body.purpose !== "revoke-all") throw new Refusal("BAD_REQUEST", "purpose may only be revoke-all");
+  if (body.purpose !== undefined && body.purpose !== "revoke-all")
+    throw new Refusal("BAD_REQUEST", "purpose may only be revoke-all");
   const purpose: Purpose = body.purpose === "revoke-all" ? "revoke-all" : "sign-in";
   await assertNotSanctioned(d, address);
   const issuedAt = now(d);
@@ -81,9 +115,10 @@ export async function createChallenge(d: SignInDeps, body: Record<string, unknow
     ...(purpose === "revoke-all" ? { requestId: "revoke-all" } : {}),
   });
   await d.db.tx(async (tx) => {
-    await tx.query("INSERT INTO app.challenges (nonce, wallet, purpose, message, issued_at, expires_at, host, client_addr) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)", [
-      nonce, address.toLowerCase(), purpose, message, issuedAt, expiresAt, host.toLowerCase(), clientAddr,
-    ]);
+    await tx.query(
+      "INSERT INTO app.challenges (nonce, wallet, purpose, message, issued_at, expires_at, host, client_addr) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+      [nonce, address.toLowerCase(), purpose, message, issuedAt, expiresAt, host.toLowerCase(), clientAddr],
+    );
     await tx.query(
       `UPDATE app.challenges SET used_at = $2 WHERE nonce IN (
          SELECT nonce FROM app.challenges WHERE wallet = $1 AND client_addr = $3 AND used_at IS NULL AND expires_at > $2
@@ -129,12 +164,24 @@ export const MAX_TRIED_OTHERS = 16;
  * address": none is open there. Not BAD_SIGNATURE (the signature is good) nor UNKNOWN_HOST (421
  * is for a host the server does not answer for; this one it does).
  */
-async function consumeChallenge(d: SignInDeps, address: Address, signature: Hex, purpose: Purpose, nonce: unknown, host: string, clientAddr: string): Promise<void> {
-  if (nonce !== undefined && (typeof nonce !== "string" || !/^[A-Za-z0-9]{8,128}$/.test(nonce))) throw new Refusal("BAD_REQUEST", "nonce must be the challenge's nonce");
+async function consumeChallenge(
+  d: SignInDeps,
+  address: Address,
+  signature: Hex,
+  purpose: Purpose,
+  nonce: unknown,
+  host: string,
+  clientAddr: string,
+): Promise<void> {
+  if (nonce !== undefined && (typeof nonce !== "string" || !/^[A-Za-z0-9]{8,128}$/.test(nonce)))
+    throw new Refusal("BAD_REQUEST", "nonce must be the challenge's nonce");
   const open = await openChallenges(d, address, purpose, nonce as string | undefined, host, clientAddr);
   const onHost = purpose === "revoke-all" ? " on this host" : "";
   if (open.length === 0) {
-    throw new Refusal("CHALLENGE_EXPIRED", `no open ${purpose} challenge for ${address}${onHost} (expired or used${onHost ? ", or issued on another host" : ""}): ask for a new one`);
+    throw new Refusal(
+      "CHALLENGE_EXPIRED",
+      `no open ${purpose} challenge for ${address}${onHost} (expired or used${onHost ? ", or issued on another host" : ""}): ask for a new one`,
+    );
   }
   for (const c of open) {
     let signer: Address;
@@ -144,7 +191,10 @@ async function consumeChallenge(d: SignInDeps, address: Address, signature: Hex,
       break;
     }
     if (signer !== address) continue;
-    const used = await d.db.query("UPDATE app.challenges SET used_at = $2 WHERE nonce = $1 AND used_at IS NULL RETURNING nonce", [c.nonce, now(d)]);
+    const used = await d.db.query(
+      "UPDATE app.challenges SET used_at = $2 WHERE nonce = $1 AND used_at IS NULL RETURNING nonce",
+      [c.nonce, now(d)],
+    );
     if (used.length === 1) return;
     throw new Refusal("CHALLENGE_EXPIRED", "that challenge was just used: ask for a new one");
   }
@@ -159,12 +209,23 @@ async function consumeChallenge(d: SignInDeps, address: Address, signature: Hex,
 }
 
 /** The candidates consumeChallenge tries, in order; `own`: asked by this client. */
-async function openChallenges(d: SignInDeps, address: Address, purpose: Purpose, nonce: string | undefined, host: string, clientAddr: string) {
+async function openChallenges(
+  d: SignInDeps,
+  address: Address,
+  purpose: Purpose,
+  nonce: string | undefined,
+  host: string,
+  clientAddr: string,
+) {
   const params: unknown[] = [address.toLowerCase(), purpose, now(d), clientAddr];
   const onHost = purpose === "revoke-all" ? `AND host = $${params.push(host.toLowerCase())}` : "";
   const open = `SELECT nonce, message, issued_at, client_addr IS NOT DISTINCT FROM $4 AS own FROM app.challenges
     WHERE wallet = $1 AND purpose = $2 AND used_at IS NULL AND expires_at > $3 ${onHost}`;
-  if (nonce !== undefined) return d.db.query<{ nonce: string; message: string; own: boolean }>(`${open} AND nonce = $${params.push(nonce)}`, params);
+  if (nonce !== undefined)
+    return d.db.query<{ nonce: string; message: string; own: boolean }>(
+      `${open} AND nonce = $${params.push(nonce)}`,
+      params,
+    );
   return d.db.query<{ nonce: string; message: string; own: boolean }>(
     `(${open} AND client_addr IS NOT DISTINCT FROM $4 ORDER BY issued_at DESC, nonce LIMIT ${MAX_OPEN_CHALLENGES})
      UNION ALL (${open} AND client_addr IS DISTINCT FROM $4 ORDER BY issued_at DESC, nonce LIMIT ${MAX_TRIED_OTHERS})
@@ -174,14 +235,33 @@ async function openChallenges(d: SignInDeps, address: Address, purpose: Purpose,
 }
 
 /** Partner agent lookup in the vault; `check` says why it could not be read. */
-export async function partnerAgentOf(d: Pick<SignInDeps, "chain" | "config">, wallet: Address): Promise<{ agent: PartnerAgent | null; check: string }> {
+export async function partnerAgentOf(
+  d: Pick<SignInDeps, "chain" | "config">,
+  wallet: Address,
+): Promise<{ agent: PartnerAgent | null; check: string }> {
   try {
     const vault = d.config.contracts.partnerAgentVault;
-    const id = await d.chain.readContract({ address: vault, abi: partnerAgentVaultAbi, functionName: "agentIdOf", args: [wallet] });
+    const id = await d.chain.readContract({
+      address: vault,
+      abi: partnerAgentVaultAbi,
+      functionName: "agentIdOf",
+      args: [wallet],
+    });
     if (id === 0n) return { agent: null, check: "ok" };
-    const a = await d.chain.readContract({ address: vault, abi: partnerAgentVaultAbi, functionName: "getAgent", args: [id] });
+    const a = await d.chain.readContract({
+      address: vault,
+      abi: partnerAgentVaultAbi,
+      functionName: "getAgent",
+      args: [id],
+    });
     return {
-      agent: { agent_id: Number(id), token: getAddress(a.token), symbol: a.symbol, role: getAddress(a.agentWallet) === wallet ? "agentWallet" : "owner", name: a.name },
+      agent: {
+        agent_id: Number(id),
+        token: getAddress(a.token),
+        symbol: a.symbol,
+        role: getAddress(a.agentWallet) === wallet ? "agentWallet" : "owner",
+        name: a.name,
+      },
       check: "ok",
     };
   } catch {
@@ -189,12 +269,27 @@ export async function partnerAgentOf(d: Pick<SignInDeps, "chain" | "config">, wa
   }
 }
 
-async function enforceCap(d: SignInDeps, table: "accounts" | "api_keys", clientAddr: string, perAddressDay: number, serviceHour: number, code: "SIGNUP_CAPPED" | "KEYS_CAPPED") {
+async function enforceCap(
+  d: SignInDeps,
+  table: "accounts" | "api_keys",
+  clientAddr: string,
+  perAddressDay: number,
+  serviceHour: number,
+  code: "SIGNUP_CAPPED" | "KEYS_CAPPED",
+) {
   const t = now(d);
-  const [{ n: perAddress }] = await d.db.query<{ n: string }>(`SELECT count(*)::text AS n FROM app.${table} WHERE client_addr = $1 AND created_at > $2`, [clientAddr, t - 86_400]) as [{ n: string }];
-  if (Number(perAddress) >= perAddressDay) throw new Refusal(code, `this address reached its daily cap (${perAddressDay})`, {}, { retryAfterS: 3600 });
-  const [{ n: service }] = await d.db.query<{ n: string }>(`SELECT count(*)::text AS n FROM app.${table} WHERE created_at > $1`, [t - 3600]) as [{ n: string }];
-  if (Number(service) >= serviceHour) throw new Refusal(code, `the service reached its hourly cap (${serviceHour})`, {}, { retryAfterS: 600 });
+  const [{ n: perAddress }] = (await d.db.query<{ n: string }>(
+    `SELECT count(*)::text AS n FROM app.${table} WHERE client_addr = $1 AND created_at > $2`,
+    [clientAddr, t - 86_400],
+  )) as [{ n: string }];
+  if (Number(perAddress) >= perAddressDay)
+    throw new Refusal(code, `this address reached its daily cap (${perAddressDay})`, {}, { retryAfterS: 3600 });
+  const [{ n: service }] = (await d.db.query<{ n: string }>(
+    `SELECT count(*)::text AS n FROM app.${table} WHERE created_at > $1`,
+    [t - 3600],
+  )) as [{ n: string }];
+  if (Number(service) >= serviceHour)
+    throw new Refusal(code, `the service reached its hourly cap (${serviceHour})`, {}, { retryAfterS: 600 });
 }
 
 export async function verifySignIn(d: SignInDeps, body: Record<string, unknown>, clientAddr: string, host: string) {
@@ -204,22 +299,46 @@ export async function verifySignIn(d: SignInDeps, body: Record<string, unknown>,
   await consumeChallenge(d, address, signature, "sign-in", body.nonce, host, clientAddr);
   const partner = await partnerAgentOf(d, address);
   if (d.config.requirePartnerAgent) {
-    if (partner.check !== "ok") throw new Refusal("PARTNER_UNAVAILABLE", "the partner agent list could not be read; try again shortly", {}, { retryAfterS: 10 });
-    if (!partner.agent) throw new Refusal("NOT_PARTNER_AGENT", "this server signs in only partner agents' wallets and owners");
+    if (partner.check !== "ok")
+      throw new Refusal(
+        "PARTNER_UNAVAILABLE",
+        "the partner agent list could not be read; try again shortly",
+        {},
+        { retryAfterS: 10 },
+      );
+    if (!partner.agent)
+      throw new Refusal("NOT_PARTNER_AGENT", "this server signs in only partner agents' wallets and owners");
   }
   const wallet = address.toLowerCase();
   const t = now(d);
   const apiKey = KEY_PREFIX + randomBytes(32).toString("base64url");
   const row = await d.db.tx(async (tx) => {
-    let [account] = await tx.query<{ id: string; name: string }>("SELECT id::text, name FROM app.accounts WHERE wallet = $1", [wallet]);
+    let [account] = await tx.query<{ id: string; name: string }>(
+      "SELECT id::text, name FROM app.accounts WHERE wallet = $1",
+      [wallet],
+    );
     if (!account) {
-      await enforceCap({ ...d, db: tx }, "accounts", clientAddr, CAPS.accountsPerAddressDay, CAPS.accountsServiceHour, "SIGNUP_CAPPED");
+      await enforceCap(
+        { ...d, db: tx },
+        "accounts",
+        clientAddr,
+        CAPS.accountsPerAddressDay,
+        CAPS.accountsServiceHour,
+        "SIGNUP_CAPPED",
+      );
       [account] = await tx.query<{ id: string; name: string }>(
         "INSERT INTO app.accounts (wallet, name, client_addr, created_at) VALUES ($1, $2, $3, $4) RETURNING id::text, name",
         [wallet, `wallet ${address.slice(0, 6)}…${address.slice(-4)}`, clientAddr, t],
       );
     }
-    await enforceCap({ ...d, db: tx }, "api_keys", clientAddr, CAPS.keysPerAddressDay, CAPS.keysServiceHour, "KEYS_CAPPED");
+    await enforceCap(
+      { ...d, db: tx },
+      "api_keys",
+      clientAddr,
+      CAPS.keysPerAddressDay,
+      CAPS.keysServiceHour,
+      "KEYS_CAPPED",
+    );
     const [key] = await tx.query<{ id: string }>(
       "INSERT INTO app.api_keys (key_hash, wallet, account_id, client_addr, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id::text",
       [hashKey(apiKey), wallet, account!.id, clientAddr, t, t + KEY_TTL_S],
@@ -274,13 +393,21 @@ export async function authenticate(d: Pick<SignInDeps, "db" | "clock">, apiKey: 
     [hash, Math.floor(d.clock() / 1000)],
   );
   if (!r) return null;
-  const key = { keyId: Number(r.id), wallet: r.wallet as Address, account: { id: Number(r.account_id), name: r.name }, expiresAt: Number(r.expires_at) };
+  const key = {
+    keyId: Number(r.id),
+    wallet: r.wallet as Address,
+    account: { id: Number(r.account_id), name: r.name },
+    expiresAt: Number(r.expires_at),
+  };
   keyCache.set(hash, key);
   return key;
 }
 
 export async function revokeKey(d: Pick<SignInDeps, "db" | "clock" | "revocations">, keyId: number): Promise<void> {
-  await d.db.query("UPDATE app.api_keys SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL", [keyId, Math.floor(d.clock() / 1000)]);
+  await d.db.query("UPDATE app.api_keys SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL", [
+    keyId,
+    Math.floor(d.clock() / 1000),
+  ]);
   await announce(d, { keyId });
 }
 
@@ -291,7 +418,14 @@ export async function revokeAll(d: SignInDeps, body: Record<string, unknown>, ho
   if (body.nonce === undefined) throw new Refusal("BAD_REQUEST", "nonce is required: the revoke-all challenge's nonce");
   await consumeChallenge(d, address, signature, "revoke-all", body.nonce, host, clientAddr);
   const t = now(d);
-  const rows = await d.db.query("UPDATE app.api_keys SET revoked_at = $2 WHERE wallet = $1 AND revoked_at IS NULL AND expires_at > $2 RETURNING id", [address.toLowerCase(), t]);
+  const rows = await d.db.query(
+    "UPDATE app.api_keys SET revoked_at = $2 WHERE wallet = $1 AND revoked_at IS NULL AND expires_at > $2 RETURNING id",
+    [address.toLowerCase(), t],
+  );
   await announce(d, { wallet: address.toLowerCase() });
-  return { wallet: address.toLowerCase(), revoked: rows.length, note: "Every live key of this wallet is revoked; sessions are separate and stay as they are." };
+  return {
+    wallet: address.toLowerCase(),
+    revoked: rows.length,
+    note: "Every live key of this wallet is revoked; sessions are separate and stay as they are.",
+  };
 }

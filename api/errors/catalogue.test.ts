@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ROOT } from "../../lib/root.js";
 import { specErrorStatuses } from "../../scripts/specErrors.js";
-import { CATALOGUE, statusOf } from "./catalogue.js";
+import { CATALOGUE, refusesTrade, statusOf } from "./catalogue.js";
 import { Refusal } from "./refusal.js";
 
 // SPEC.md is the contract; docs/SPEC.md is the copy this repo was built against (CI has only the
@@ -12,7 +12,9 @@ const sharedPath = process.env.SPEC_PATH ?? join(ROOT, "..", "shared", "SPEC.md"
 const spec = readFileSync(join(ROOT, "docs", "SPEC.md"), "utf8");
 
 it.skipIf(!existsSync(sharedPath))(`docs/SPEC.md is the shared SPEC.md (${sharedPath})`, () => {
-  expect(readFileSync(sharedPath, "utf8") === spec, "SPEC.md changed: update docs/SPEC.md and the catalogue").toBe(true);
+  expect(readFileSync(sharedPath, "utf8") === spec, "SPEC.md changed: update docs/SPEC.md and the catalogue").toBe(
+    true,
+  );
 });
 
 describe("the catalogue against SPEC.md", () => {
@@ -30,7 +32,9 @@ describe("the catalogue against SPEC.md", () => {
 
   it("has no code SPEC.md does not know, but its own INTERNAL and the co-signer's codes (SPEC gives those no status)", () => {
     const table = spec.split("### Co-signer refusals")[1]!.split("\n### ")[0]!;
-    const cosignerCodes = new Set([...table.matchAll(/^\| ([A-Z_]+(?:, [A-Z_]+)*) \|/gm)].flatMap((m) => m[1]!.split(", ")));
+    const cosignerCodes = new Set(
+      [...table.matchAll(/^\| ([A-Z_]+(?:, [A-Z_]+)*) \|/gm)].flatMap((m) => m[1]!.split(", ")),
+    );
     const extra = Object.keys(CATALOGUE).filter((c) => !fromSpec.has(c) && c !== "INTERNAL");
     expect(extra.length).toBeGreaterThan(0);
     for (const c of extra) expect(cosignerCodes.has(c), c).toBe(true);
@@ -58,5 +62,22 @@ describe("statusOf and Refusal", () => {
     expect(r2.retryAfterS).toBe(2);
     expect(r2.body()).toEqual({ error: { code: "SEQUENCER_UNREACHABLE", message: "no answer", a: 1, sent: ["0xab"] } });
     expect(r2.cause).toBe(r);
+  });
+});
+
+describe("which refusals are refused trades (kept in me/trades?refused=1)", () => {
+  it("is the catalogue's property: every trade refusal is 422 and every 422 refuses the trade, BAD_SIGNATURE only for the plan's typed data", () => {
+    const codes = Object.keys(CATALOGUE) as (keyof typeof CATALOGUE)[];
+    const trade = codes.filter((c) => refusesTrade(c));
+    expect(trade.length).toBeGreaterThan(50);
+    expect(trade.filter((c) => statusOf(c) !== 422)).toEqual([]);
+    expect(codes.filter((c) => statusOf(c) === 422 && !refusesTrade(c))).toEqual([]);
+    expect([
+      refusesTrade("BAD_SIGNATURE"),
+      refusesTrade("BAD_SIGNATURE", "malformed"),
+      refusesTrade("BAD_SIGNATURE", "typed_data"),
+    ]).toEqual([false, false, true]);
+    expect(new Refusal("SESSION_MAX_DAY", "x").refusesTrade).toBe(true);
+    expect(new Refusal("RPC_UNAVAILABLE", "x").refusesTrade).toBe(false);
   });
 });

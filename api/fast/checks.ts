@@ -9,7 +9,13 @@ import type { FastTx } from "./decode.js";
 import type { FastRequest } from "./request.js";
 
 /** SPEC "Limits" (fast mode). */
-export const FAST_LIMITS = { deadlineS: 60, maxGas: 1_000_000, maxFeeMultiple: 10, maxCostWei: 200_000_000_000_000n, amountUsdToleranceBps: 300 } as const;
+export const FAST_LIMITS = {
+  deadlineS: 60,
+  maxGas: 1_000_000,
+  maxFeeMultiple: 10,
+  maxCostWei: 200_000_000_000_000n,
+  amountUsdToleranceBps: 300,
+} as const;
 
 /** The rules after decoding, in SPEC's order ("Errors: Fast mode"); the first failing one is answered. */
 export const FAST_RULES = [
@@ -84,13 +90,17 @@ export function minOutFloor(f: FastFacts) {
   let oracle: bigint | null = null;
   if (f.marks.in && f.marks.out) {
     const afterFee = f.pair.fee_side === "input" ? f.amountIn - bpsOf(f.amountIn, f.fee.bps) : f.amountIn;
-    const outUsd = usdOf(afterFee, f.decimals.in, f.marks.in) * (f.pair.fee_side === "output" ? 1 - f.fee.bps / 10_000 : 1);
+    const outUsd =
+      usdOf(afterFee, f.decimals.in, f.marks.in) * (f.pair.fee_side === "output" ? 1 - f.fee.bps / 10_000 : 1);
     const outAtoms = BigInt(Math.floor((outUsd / f.marks.out.usd) * 10 ** f.decimals.out));
     oracle = bpsOf(outAtoms, 10_000 - Math.min(allowed, 10_000));
   }
   const delivered = f.simulation?.ok && f.simulation.amount_out ? BigInt(f.simulation.amount_out) : null;
   const bySimulation = delivered === null ? null : bpsOf(delivered, 10_000 - cap);
-  const floor = [oracle, bySimulation].reduce<bigint | null>((m, x) => (x === null ? m : m === null || x > m ? x : m), null);
+  const floor = [oracle, bySimulation].reduce<bigint | null>(
+    (m, x) => (x === null ? m : m === null || x > m ? x : m),
+    null,
+  );
   return { floor, oracle, bySimulation, cap_bps: cap, pool_fee_bps: poolFeeBps(f.pair), band_bps: f.pair.band_bps };
 }
 
@@ -132,83 +142,144 @@ function txRules(f: TxFacts, fail: Fail) {
   if (tx.encoding.length) fail("TX_ENCODING", `raw_tx: ${tx.encoding.join("; ")}`);
   if (tx.type !== "eip1559") fail("TX_TYPE", `a ${tx.type} transaction: fast mode takes EIP-1559 (type 2) only`);
   if (tx.chainId !== f.chainId) fail("CHAIN_ID", `signed for chain ${tx.chainId}, not ${f.chainId}`);
-  if (!tx.to || tx.to.toLowerCase() !== f.router.toLowerCase()) fail("ROUTER", `sent to ${tx.to ?? "no address"}, not the pinned router ${f.router}`);
-  if (tx.from.toLowerCase() !== f.wallet.toLowerCase()) fail("WALLET_MISMATCH", `signed by ${tx.from}, not by this key's wallet`);
-  if (req.deadline <= f.now || req.deadline > f.now + FAST_LIMITS.deadlineS) fail("DEADLINE", `deadline ${req.deadline} must be after now (${f.now}) and at most ${FAST_LIMITS.deadlineS} s away`);
+  if (!tx.to || tx.to.toLowerCase() !== f.router.toLowerCase())
+    fail("ROUTER", `sent to ${tx.to ?? "no address"}, not the pinned router ${f.router}`);
+  if (tx.from.toLowerCase() !== f.wallet.toLowerCase())
+    fail("WALLET_MISMATCH", `signed by ${tx.from}, not by this key's wallet`);
+  if (req.deadline <= f.now || req.deadline > f.now + FAST_LIMITS.deadlineS)
+    fail(
+      "DEADLINE",
+      `deadline ${req.deadline} must be after now (${f.now}) and at most ${FAST_LIMITS.deadlineS} s away`,
+    );
 }
 
 /** The rules judged against the pinned route, the marks, the rebuilt calldata and the simulation. */
 function routedRules(f: FastFacts, fail: Fail) {
   const { tx, req, pair } = f;
   const ethIn = pair.address_in === zeroAddress;
-  if (f.stockInvolved && !f.stockOpen) fail("MARKET_CLOSED", "stock tokens trade from Sunday 20:00 to Friday 20:00 New York time");
+  if (f.stockInvolved && !f.stockOpen)
+    fail("MARKET_CLOSED", "stock tokens trade from Sunday 20:00 to Friday 20:00 New York time");
   // Oracle (or USDG's fixed dollar) only: a pool mid is what a fast trade could itself be moving.
   const independent = (m: Mark | null) => !!m && !m.stale && (m.source === "oracle" || m.source === "fixed");
-  if (!independent(f.marks.in) || !independent(f.marks.out)) fail("PRICE_STALE", "an oracle mark of the pair is missing or stale; retry when the feed posts", { marks: { token_in: f.marks.in, token_out: f.marks.out } });
+  if (!independent(f.marks.in) || !independent(f.marks.out))
+    fail("PRICE_STALE", "an oracle mark of the pair is missing or stale; retry when the feed posts", {
+      marks: { token_in: f.marks.in, token_out: f.marks.out },
+    });
   const value = ethIn ? f.amountIn : 0n;
   if (tx.value !== value) fail("VALUE", `the transaction sends ${tx.value} wei; this trade sends ${value}`);
 
   const usdIn = f.marks.in ? usdOf(f.amountIn, f.decimals.in, f.marks.in) : null;
   if (usdIn !== null) {
-    if (usdIn < LIMITS.minNotionalUsd || usdIn > LIMITS.maxNotionalUsd) fail("NOTIONAL", `the trade is $${usdIn.toFixed(2)}: fast trades are $${LIMITS.minNotionalUsd} to $${LIMITS.maxNotionalUsd}`);
-    if (usdIn > pair.max_usd) fail("ROUTE_CAP", `the trade is $${usdIn.toFixed(2)}, over this route's $${pair.max_usd}`);
+    if (usdIn < LIMITS.minNotionalUsd || usdIn > LIMITS.maxNotionalUsd)
+      fail(
+        "NOTIONAL",
+        `the trade is $${usdIn.toFixed(2)}: fast trades are $${LIMITS.minNotionalUsd} to $${LIMITS.maxNotionalUsd}`,
+      );
+    if (usdIn > pair.max_usd)
+      fail("ROUTE_CAP", `the trade is $${usdIn.toFixed(2)}, over this route's $${pair.max_usd}`);
   }
-  const gasTerms = { base_fee_wei: f.baseFee.toString(), gas_floor: req.permit ? pair.gas_floor_permit : pair.gas_floor, max_gas: FAST_LIMITS.maxGas, max_fee_multiple: FAST_LIMITS.maxFeeMultiple, max_cost_wei: FAST_LIMITS.maxCostWei.toString() };
+  const gasTerms = {
+    base_fee_wei: f.baseFee.toString(),
+    gas_floor: req.permit ? pair.gas_floor_permit : pair.gas_floor,
+    max_gas: FAST_LIMITS.maxGas,
+    max_fee_multiple: FAST_LIMITS.maxFeeMultiple,
+    max_cost_wei: FAST_LIMITS.maxCostWei.toString(),
+  };
   const gasProblems = gasProblemsOf(f, gasTerms.gas_floor);
   if (gasProblems.length) fail("GAS", gasProblems.join("; "), gasTerms);
 
   const feeTerms = { fee: { bps: f.fee.bps, tier: f.fee.tier, shield: req.shield, side: pair.fee_side } };
   const feeProblems = [
     ...(req.fee_bps !== f.fee.bps ? [`fee_bps ${req.fee_bps} is not this wallet's fee: ${f.fee.bps} bps`] : []),
-    ...(f.calldataFeeBps !== f.fee.bps ? [`the calldata pays ${f.calldataFeeBps ?? "no single"} bps, not this wallet's ${f.fee.bps} bps (${pair.fee_side === "input" ? "an input-side TRANSFER of exactly the bps" : "an output-side PAY_PORTION"})`] : []),
+    ...(f.calldataFeeBps !== f.fee.bps
+      ? [
+          `the calldata pays ${f.calldataFeeBps ?? "no single"} bps, not this wallet's ${f.fee.bps} bps (${pair.fee_side === "input" ? "an input-side TRANSFER of exactly the bps" : "an output-side PAY_PORTION"})`,
+        ]
+      : []),
   ];
   if (feeProblems.length) fail("FEE_BPS", feeProblems.join("; "), feeTerms);
 
   const floor = minOutFloor(f);
   if (floor.floor !== null && f.minOut < floor.floor) {
-    fail("MIN_OUT", `min_out ${f.minOut} is under the least ${floor.floor} this service relays`, { floor: floor.floor.toString(), by_oracle: floor.oracle?.toString() ?? null, by_simulation: floor.bySimulation?.toString() ?? null, cap_bps: floor.cap_bps, pool_fee_bps: floor.pool_fee_bps, band_bps: floor.band_bps });
+    fail("MIN_OUT", `min_out ${f.minOut} is under the least ${floor.floor} this service relays`, {
+      floor: floor.floor.toString(),
+      by_oracle: floor.oracle?.toString() ?? null,
+      by_simulation: floor.bySimulation?.toString() ?? null,
+      cap_bps: floor.cap_bps,
+      pool_fee_bps: floor.pool_fee_bps,
+      band_bps: floor.band_bps,
+    });
   }
-  if (req.amount_usd !== undefined && usdIn !== null && Math.abs(usdIn - req.amount_usd) > (req.amount_usd * FAST_LIMITS.amountUsdToleranceBps) / 10_000) {
-    fail("AMOUNT_USD", `amount_in is worth $${usdIn.toFixed(2)} at the oracle marks, more than 3% from amount_usd $${req.amount_usd}`);
+  if (
+    req.amount_usd !== undefined &&
+    usdIn !== null &&
+    Math.abs(usdIn - req.amount_usd) > (req.amount_usd * FAST_LIMITS.amountUsdToleranceBps) / 10_000
+  ) {
+    fail(
+      "AMOUNT_USD",
+      `amount_in is worth $${usdIn.toFixed(2)} at the oracle marks, more than 3% from amount_usd $${req.amount_usd}`,
+    );
   }
-  if (req.max_notional_usd !== undefined && usdIn !== null && usdIn > req.max_notional_usd) fail("CLIENT_CAP", `amount_in is worth $${usdIn.toFixed(2)}, over your max_notional_usd $${req.max_notional_usd}`);
+  if (req.max_notional_usd !== undefined && usdIn !== null && usdIn > req.max_notional_usd)
+    fail("CLIENT_CAP", `amount_in is worth $${usdIn.toFixed(2)}, over your max_notional_usd $${req.max_notional_usd}`);
   if (f.permitProblem) fail("PERMIT", f.permitProblem);
-  if (f.diffs.length) fail("NOT_AS_BUILT", `the calldata is not the pinned route's as rebuilt: ${f.diffs.map((d) => d.field).join(", ")}`, { diffs: f.diffs });
+  if (f.diffs.length)
+    fail(
+      "NOT_AS_BUILT",
+      `the calldata is not the pinned route's as rebuilt: ${f.diffs.map((d) => d.field).join(", ")}`,
+      { diffs: f.diffs },
+    );
 
   if (f.stockInvolved) {
-    if (!req.owner_attests_non_us) fail("GEOFENCE", "a stock token: set owner_attests_non_us true to attest the owner is not a US person");
+    if (!req.owner_attests_non_us)
+      fail("GEOFENCE", "a stock token: set owner_attests_non_us true to attest the owner is not a US person");
     if (f.stock?.paused) fail("STOCK_PAUSED", "the issuer has paused this stock token");
     if (f.stock?.walletBlocked) fail("WALLET_BLOCKED", "the stock token registry blocks this wallet");
   }
   const sim = f.simulation;
-  if (sim && !sim.ok) fail("SIMULATION_FAILED", `the signed transaction fails in simulation: ${sim.error ?? "reverted"}`);
+  if (sim && !sim.ok)
+    fail("SIMULATION_FAILED", `the signed transaction fails in simulation: ${sim.error ?? "reverted"}`);
   const delivered = sim?.ok && sim.amount_out ? BigInt(sim.amount_out) : null;
   if (delivered !== null && usdIn !== null && f.marks.out) {
     const worth = usdOf(delivered, f.decimals.out, f.marks.out);
     const under = Math.round((1 - worth / (usdIn * (1 - f.fee.bps / 10_000))) * 10_000);
     const allowed = poolFeeBps(pair) + pair.band_bps;
-    if (under > allowed) fail("POOL_FAR", `the pinned pools deliver ${under} bps under the oracle marks (at most ${allowed})`);
+    if (under > allowed)
+      fail("POOL_FAR", `the pinned pools deliver ${under} bps under the oracle marks (at most ${allowed})`);
   }
   if (f.stockInvolved) {
     const afterFee = pair.fee_side === "input" ? f.amountIn - bpsOf(f.amountIn, f.fee.bps) : f.amountIn;
     if (f.midOutPerIn === null) fail("NO_REFERENCE_MID", "the reference pool mid is unreadable; retry shortly");
     else {
       const judged = delivered ?? f.minOut;
-      const vsMid = Math.round((Number(judged) / (Number(afterFee) * f.midOutPerIn * (pair.fee_side === "output" ? 1 - f.fee.bps / 10_000 : 1)) - 1) * 10_000);
-      if (vsMid < -LIMITS.maxVsMidBps) fail("ROUTE_VS_MID", `${delivered !== null ? "the delivery" : "min_out"} is ${-vsMid} bps under the pool mid (at most ${LIMITS.maxVsMidBps})`);
+      const vsMid = Math.round(
+        (Number(judged) /
+          (Number(afterFee) * f.midOutPerIn * (pair.fee_side === "output" ? 1 - f.fee.bps / 10_000 : 1)) -
+          1) *
+          10_000,
+      );
+      if (vsMid < -LIMITS.maxVsMidBps)
+        fail(
+          "ROUTE_VS_MID",
+          `${delivered !== null ? "the delivery" : "min_out"} is ${-vsMid} bps under the pool mid (at most ${LIMITS.maxVsMidBps})`,
+        );
     }
   }
-  if (f.funded === false) fail("FAST_FUNDS", "the wallet does not hold, or has not allowed through Permit2, what this trade spends");
+  if (f.funded === false)
+    fail("FAST_FUNDS", "the wallet does not hold, or has not allowed through Permit2, what this trade spends");
 }
 
 /** GAS, every cause: a limit within the route's floor and the cap, fees within the base fee's 1x-10x, a tip within the fee cap, a bounded worst cost. */
 function gasProblemsOf(f: FastFacts, floor: number): string[] {
   const { tx } = f;
   const out: string[] = [];
-  if (tx.gas < BigInt(floor) || tx.gas > BigInt(FAST_LIMITS.maxGas)) out.push(`gas limit ${tx.gas} must be from ${floor} to ${FAST_LIMITS.maxGas}`);
+  if (tx.gas < BigInt(floor) || tx.gas > BigInt(FAST_LIMITS.maxGas))
+    out.push(`gas limit ${tx.gas} must be from ${floor} to ${FAST_LIMITS.maxGas}`);
   const maxFee = tx.maxFeePerGas ?? 0n;
-  if (maxFee < f.baseFee || maxFee > f.baseFee * BigInt(FAST_LIMITS.maxFeeMultiple)) out.push(`maxFeePerGas ${maxFee} must be from the base fee ${f.baseFee} to ${FAST_LIMITS.maxFeeMultiple} times it`);
+  if (maxFee < f.baseFee || maxFee > f.baseFee * BigInt(FAST_LIMITS.maxFeeMultiple))
+    out.push(`maxFeePerGas ${maxFee} must be from the base fee ${f.baseFee} to ${FAST_LIMITS.maxFeeMultiple} times it`);
   if ((tx.maxPriorityFeePerGas ?? 0n) > maxFee) out.push("maxPriorityFeePerGas is over maxFeePerGas");
-  if (tx.gas * maxFee > FAST_LIMITS.maxCostWei) out.push(`the transaction may cost ${tx.gas * maxFee} wei, over ${FAST_LIMITS.maxCostWei}`);
+  if (tx.gas * maxFee > FAST_LIMITS.maxCostWei)
+    out.push(`the transaction may cost ${tx.gas * maxFee} wei, over ${FAST_LIMITS.maxCostWei}`);
   return out;
 }

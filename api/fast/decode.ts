@@ -1,4 +1,12 @@
-import { keccak256, parseTransaction, recoverTransactionAddress, serializeTransaction, type Address, type Hex, type TransactionSerialized } from "viem";
+import {
+  keccak256,
+  parseTransaction,
+  recoverTransactionAddress,
+  serializeTransaction,
+  type Address,
+  type Hex,
+  type TransactionSerialized,
+} from "viem";
 import { Refusal } from "../errors/index.js";
 
 /** secp256k1's group order over two: a signature's s above it is the malleable twin (EIP-2). */
@@ -30,7 +38,12 @@ export async function signerOf(raw: Hex): Promise<Address> {
   try {
     return await recoverTransactionAddress({ serializedTransaction: raw as TransactionSerialized });
   } catch (err) {
-    throw new Refusal("BAD_REQUEST", `raw_tx's signature does not recover a signer: ${(err as Error).message.split("\n")[0]!.slice(0, 120)}`, {}, { cause: err });
+    throw new Refusal(
+      "BAD_REQUEST",
+      `raw_tx's signature does not recover a signer: ${(err as Error).message.split("\n")[0]!.slice(0, 120)}`,
+      {},
+      { cause: err },
+    );
   }
 }
 
@@ -45,13 +58,23 @@ export function parseFastTx(raw: Hex): Omit<FastTx, "from"> {
   try {
     parsed = parseTransaction(raw as TransactionSerialized);
   } catch (err) {
-    throw new Refusal("BAD_REQUEST", `raw_tx is not a readable signed transaction: ${(err as Error).message.split("\n")[0]!.slice(0, 120)}`, {}, { cause: err });
+    throw new Refusal(
+      "BAD_REQUEST",
+      `raw_tx is not a readable signed transaction: ${(err as Error).message.split("\n")[0]!.slice(0, 120)}`,
+      {},
+      { cause: err },
+    );
   }
   const encoding: string[] = [];
   const { r, s, v, yParity, ...fields } = parsed as typeof parsed & { r?: Hex; s?: Hex; v?: bigint; yParity?: number };
   try {
     // Legacy transactions carry v (EIP-155: chain id inside); typed ones carry yParity.
-    const signature = r && s ? (parsed.type === "legacy" ? { r, s, v: v! } : { r, s, yParity: yParity ?? Number(v! - 27n) }) : undefined;
+    const signature =
+      r && s
+        ? parsed.type === "legacy"
+          ? { r, s, v: v! }
+          : { r, s, yParity: yParity ?? Number(v! - 27n) }
+        : undefined;
     const again = serializeTransaction(fields as never, signature as never);
     if (again.toLowerCase() !== raw.toLowerCase()) encoding.push("not the canonical RLP encoding of its own fields");
   } catch {

@@ -2,20 +2,39 @@ import { recoverTypedDataAddress, zeroAddress, type Address, type Hex, type Publ
 import type { Config } from "../../lib/config.js";
 import { bpsOf, feeFor } from "../../lib/fees.js";
 import { fastPairOf, type FastPair, type FastRouteTable } from "../../lib/fastRoutes.js";
-import { readFeeBps, readRouterCall } from "../../lib/routerRead.js";
-import { stockSessionOpen } from "../../lib/stockSession.js";
+import { readFeeBps, readRouterCall } from "../../lib/router/read.js";
+import { stockMarketOpen } from "../../lib/marketHours.js";
 import type { KeyRecord } from "../auth/index.js";
 import { Refusal, parseBody, rpc } from "../errors/index.js";
 import type { Market } from "../market/index.js";
 import { readChainSnapshot, balanceIn, type ChainSnapshot } from "../ports/chainSnapshot.js";
 import type { PoolState } from "../ports/indexed.js";
 import type { Sequencer } from "../ports/sequencer.js";
-import { balanceOverride, findBalanceSlot, simulatePlan, type Override, type PlanSimulation } from "../ports/simulation.js";
-import { buildRouterSwap, LIMITS, msSince, nodeKnows, permitTypedData, resend, sendRaw, type Ledger, type PlanTx, type TokenRef, type Volume } from "../trading/index.js";
+import {
+  balanceOverride,
+  findBalanceSlot,
+  simulatePlan,
+  type Override,
+  type PlanSimulation,
+} from "../ports/simulation.js";
+import {
+  buildRouterSwap,
+  LIMITS,
+  msSince,
+  nodeKnows,
+  permitTypedData,
+  resend,
+  sendRaw,
+  type Ledger,
+  type PlanTx,
+  type TokenRef,
+  type Volume,
+} from "../trading/index.js";
 import { FAST_RULES, fastFailures, minOutFloor, unroutedFailures, type FastFacts, type FastFailure } from "./checks.js";
 import { parseFastTx, signerOf, type FastTx } from "./decode.js";
 import { notAsBuiltDiffs, poolRouteOf } from "./rebuild.js";
 import { fastRequest, type FastRequest } from "./request.js";
+import { lc } from "../../lib/address.js";
 
 export type FastDeps = {
   config: Config;
@@ -34,7 +53,6 @@ export type ChainHead = { baseFee: bigint; time: number };
 
 /** How long a call waits for another call relaying the same signed bytes before answering IN_FLIGHT. */
 const IN_FLIGHT_WAIT_MS = 2_000;
-const lc = (a: string) => a.toLowerCase();
 
 /**
  * live/fast: the client built the transaction from the pinned route table; the service reads it,
@@ -43,7 +61,8 @@ const lc = (a: string) => a.toLowerCase();
  */
 export async function fastTrade(d: FastDeps, body: Record<string, unknown>, key: KeyRecord) {
   const t0 = performance.now();
-  if (!d.config.fastEnabled || !d.config.submitEnabled) throw new Refusal("FAST_DISABLED", "fast mode is off on this server; use live/prepare and live/submit");
+  if (!d.config.fastEnabled || !d.config.submitEnabled)
+    throw new Refusal("FAST_DISABLED", "fast mode is off on this server; use live/prepare and live/submit");
   const q = parseBody(fastRequest, body);
   const wallet = key.wallet as Address | null;
   if (!wallet) throw new Refusal("WALLET_NOT_BOUND", "this key is bound to no wallet");
@@ -58,11 +77,20 @@ export async function fastTrade(d: FastDeps, body: Record<string, unknown>, key:
   const tx: FastTx = { ...parsed, from: await signerOf(parsed.raw) };
   const decodeMs = msSince(t0);
   const held = await prior;
-  if (held && lc(held.wallet) === lc(wallet)) return { tx_hash: tx.hash, relayed: true, ...(await repeatOf(d, tx.hash, held)), timings: { total_ms: msSince(t0) } };
+  if (held && lc(held.wallet) === lc(wallet))
+    return {
+      tx_hash: tx.hash,
+      relayed: true,
+      ...(await repeatOf(d, tx.hash, held)),
+      timings: { total_ms: msSince(t0) },
+    };
   if (!pair || !gathering) {
     const head = await rpc(d.head());
     const now = Math.max(Math.floor(d.clock() / 1000), head.time);
-    const failures = unroutedFailures({ now, chainId: d.config.chainId, router: d.config.contracts.universalRouter, wallet, tx, req: q }, `no pinned route for ${q.token_in} -> ${q.token_out}`);
+    const failures = unroutedFailures(
+      { now, chainId: d.config.chainId, router: d.config.contracts.universalRouter, wallet, tx, req: q },
+      `no pinned route for ${q.token_in} -> ${q.token_out}`,
+    );
     throw refusalOf(failures, { routes: { version: d.table.version, sha256: d.sha256 } });
   }
 
@@ -72,22 +100,39 @@ export async function fastTrade(d: FastDeps, body: Record<string, unknown>, key:
   const checksMs = msSince(t1);
   if (failures.length) throw refusalOf(failures);
   const answer = answerOf(d, facts, pair);
-  if (q.check_only) return { tx_hash: tx.hash, relayed: false, repeat: false, ...answer, timings: { total_ms: msSince(t0) } };
+  if (q.check_only)
+    return { tx_hash: tx.hash, relayed: false, repeat: false, ...answer, timings: { total_ms: msSince(t0) } };
   // A twin call that relayed these bytes first answers what they were relayed under.
   const { timings: relayMs, ...relayed } = await relay(d, facts, pair, key, answer);
-  return { tx_hash: tx.hash, relayed: true, ...answer, ...relayed, timings: { decode_ms: decodeMs, ...facts.timings, checks_ms: checksMs, ...relayMs, total_ms: msSince(t0) } };
+  return {
+    tx_hash: tx.hash,
+    relayed: true,
+    ...answer,
+    ...relayed,
+    timings: { decode_ms: decodeMs, ...facts.timings, checks_ms: checksMs, ...relayMs, total_ms: msSince(t0) },
+  };
 }
 
 /** The first failure answered, all listed (each its rule and why); the answered one's terms. */
 function refusalOf(failures: FastFailure[], extra: Record<string, unknown> = {}): Refusal {
   const first = failures[0]!;
-  return new Refusal(first.rule, first.message, { failures: failures.map(({ rule, message }) => ({ rule, message })), ...(first.terms ? { terms: first.terms } : {}), ...extra });
+  return new Refusal(first.rule, first.message, {
+    failures: failures.map(({ rule, message }) => ({ rule, message })),
+    ...(first.terms ? { terms: first.terms } : {}),
+    ...extra,
+  });
 }
 
 type Gathered = FastFacts & { timings: Record<string, number> };
 
 /** Marks, the fee tier, the chain (one multicall, where needed) and the simulation, read at once; then what the rules compare. The signer is the caller's to fill. */
-async function gatherFacts(d: FastDeps, q: FastRequest, tx: Omit<FastTx, "from">, pair: FastPair, wallet: Address): Promise<Omit<Gathered, "tx">> {
+async function gatherFacts(
+  d: FastDeps,
+  q: FastRequest,
+  tx: Omit<FastTx, "from">,
+  pair: FastPair,
+  wallet: Address,
+): Promise<Omit<Gathered, "tx">> {
   const t0 = performance.now();
   const c = d.config.contracts;
   const now = Math.floor(d.clock() / 1000);
@@ -103,7 +148,19 @@ async function gatherFacts(d: FastDeps, q: FastRequest, tx: Omit<FastTx, "from">
     rpc(d.market.mark(pair.address_out)),
     d.volume.usd30d(wallet),
     rpc(d.head()),
-    needSnapshot ? readChainSnapshot(d.chain, d.config, { calls: [], curveToken: null, stockTokens, wallet: { address: wallet, tokens: [pair.address_in, pair.address_out], inputToken: ethIn ? null : pair.address_in, withDelegation: false } }) : Promise.resolve(null),
+    needSnapshot
+      ? readChainSnapshot(d.chain, d.config, {
+          calls: [],
+          curveToken: null,
+          stockTokens,
+          wallet: {
+            address: wallet,
+            tokens: [pair.address_in, pair.address_out],
+            inputToken: ethIn ? null : pair.address_in,
+            withDelegation: false,
+          },
+        })
+      : Promise.resolve(null),
     // Run as the key's wallet sends it: another signer's transaction is WALLET_MISMATCH whatever it does.
     q.simulate && tx.to ? simulateSigned(d, q, tx, pair, feeToken, amountIn, wallet) : Promise.resolve(null),
     stockTokens.length ? rpc(d.market.pools()) : Promise.resolve(null),
@@ -111,11 +168,48 @@ async function gatherFacts(d: FastDeps, q: FastRequest, tx: Omit<FastTx, "from">
   const readMs = msSince(t0);
   const fee = feeFor({ feeClass: "major", volume30dUsd: volume, shield: q.shield });
   const permit = q.permit
-    ? { permit: { details: { token: pair.address_in, amount: BigInt(q.permit.amount), expiration: q.permit.expiration, nonce: q.permit.nonce }, spender: c.universalRouter, sigDeadline: BigInt(q.permit.sig_deadline) }, signature: q.permit.signature as Hex }
+    ? {
+        permit: {
+          details: {
+            token: pair.address_in,
+            amount: BigInt(q.permit.amount),
+            expiration: q.permit.expiration,
+            nonce: q.permit.nonce,
+          },
+          spender: c.universalRouter,
+          sigDeadline: BigInt(q.permit.sig_deadline),
+        },
+        signature: q.permit.signature as Hex,
+      }
     : null;
-  const built = buildRouterSwap({ chainId: d.config.chainId, router: c.universalRouter, route: poolRouteOf(pair), tokenIn: pair.address_in, tokenOut: pair.address_out, weth: d.config.tokens.WETH!.address, amountIn, amountOutMin: minOut, fee: { side: pair.fee_side, bps: fee.bps, recipient: d.config.feeRecipient, amount: pair.fee_side === "input" ? bpsOf(amountIn, fee.bps) : 0n }, deadline: q.deadline, permit });
-  const reading = readRouterCall(tx.to ?? c.universalRouter, tx.value, tx.data, { router: c.universalRouter, wallet, feeRecipient: d.config.feeRecipient, weth: d.config.tokens.WETH!.address });
-  const decimals = { in: d.market.core(pair.address_in)?.decimals ?? 18, out: d.market.core(pair.address_out)?.decimals ?? 18 };
+  const built = buildRouterSwap({
+    chainId: d.config.chainId,
+    router: c.universalRouter,
+    route: poolRouteOf(pair),
+    tokenIn: pair.address_in,
+    tokenOut: pair.address_out,
+    weth: d.config.tokens.WETH!.address,
+    amountIn,
+    amountOutMin: minOut,
+    fee: {
+      side: pair.fee_side,
+      bps: fee.bps,
+      recipient: d.config.feeRecipient,
+      amount: pair.fee_side === "input" ? bpsOf(amountIn, fee.bps) : 0n,
+    },
+    deadline: q.deadline,
+    permit,
+  });
+  const reading = readRouterCall(tx.to ?? c.universalRouter, tx.value, tx.data, {
+    router: c.universalRouter,
+    wallet,
+    feeRecipient: d.config.feeRecipient,
+    weth: d.config.tokens.WETH!.address,
+  });
+  const decimals = {
+    in: d.market.core(pair.address_in)?.decimals ?? 18,
+    out: d.market.core(pair.address_out)?.decimals ?? 18,
+  };
   return {
     now: Math.max(now, snap?.time ?? head.time),
     chainId: d.config.chainId,
@@ -128,14 +222,19 @@ async function gatherFacts(d: FastDeps, q: FastRequest, tx: Omit<FastTx, "from">
     marks: { in: markIn, out: markOut },
     decimals,
     stockInvolved: stockTokens.length > 0,
-    stockOpen: stockSessionOpen(now),
+    stockOpen: stockMarketOpen(now),
     fee,
     // The fee as the calldata pays it, judged on the pinned pair whatever else the call does (recipients are NOT_AS_BUILT's).
     calldataFeeBps: readFeeBps({ ...reading, tokenIn: pair.address_in, tokenOut: pair.address_out, amountIn }),
     baseFee: snap?.baseFee ?? head.baseFee,
     diffs: notAsBuiltDiffs(built.data, tx.data),
     permitProblem: await permitProblemOf(d, q, pair, amountIn, wallet, Math.max(now, snap?.time ?? head.time), permit),
-    stock: snap?.stock ? { paused: stockTokens.some((t) => snap.stock!.paused[lc(t)]) || snap.stock.registryPaused === true, walletBlocked: snap.wallet?.stockBlocked === true } : null,
+    stock: snap?.stock
+      ? {
+          paused: stockTokens.some((t) => snap.stock!.paused[lc(t)]) || snap.stock.registryPaused === true,
+          walletBlocked: snap.wallet?.stockBlocked === true,
+        }
+      : null,
     simulation,
     midOutPerIn: pools ? routeMid(pools, pair) : null,
     funded: q.simulate || !snap ? null : fundedFor(snap, pair, amountIn, !!permit, now),
@@ -144,7 +243,15 @@ async function gatherFacts(d: FastDeps, q: FastRequest, tx: Omit<FastTx, "from">
 }
 
 /** The exact signed call from its signer in one simulated block; with check_only and fund, the input lent by state overrides. */
-async function simulateSigned(d: FastDeps, q: FastRequest, tx: Omit<FastTx, "from">, pair: FastPair, feeToken: Address, amountIn: bigint, wallet: Address): Promise<PlanSimulation> {
+async function simulateSigned(
+  d: FastDeps,
+  q: FastRequest,
+  tx: Omit<FastTx, "from">,
+  pair: FastPair,
+  feeToken: Address,
+  amountIn: bigint,
+  wallet: Address,
+): Promise<PlanSimulation> {
   const overrides: Override[] = [];
   if (q.fund) {
     if (pair.address_in === zeroAddress) overrides.push({ address: wallet, balance: amountIn + 10n ** 18n });
@@ -155,24 +262,54 @@ async function simulateSigned(d: FastDeps, q: FastRequest, tx: Omit<FastTx, "fro
     }
   }
   try {
-    return await simulatePlan({ chain: d.chain, multicall3: d.config.contracts.multicall3, wallet, txs: [{ to: tx.to!, data: tx.data, value: tx.value }], tokenOut: pair.address_out, feeToken, feeRecipient: d.config.feeRecipient, overrides });
+    return await simulatePlan({
+      chain: d.chain,
+      multicall3: d.config.contracts.multicall3,
+      wallet,
+      txs: [{ to: tx.to!, data: tx.data, value: tx.value }],
+      tokenOut: pair.address_out,
+      feeToken,
+      feeRecipient: d.config.feeRecipient,
+      overrides,
+    });
   } catch (err) {
     // The node refuses to run a call the sender cannot pay for: the signed transaction fails.
     const msg = (err as Error).message ?? "";
-    if (/insufficient funds|exceeds balance/i.test(msg)) return { ok: false, error: "the wallet cannot pay the ETH this transaction sends", amount_out: null, fee_transfer: null, gas_total: 0, gas: [], funded_by_overrides: overrides.length > 0 };
+    if (/insufficient funds|exceeds balance/i.test(msg))
+      return {
+        ok: false,
+        error: "the wallet cannot pay the ETH this transaction sends",
+        amount_out: null,
+        fee_transfer: null,
+        gas_total: 0,
+        gas: [],
+        funded_by_overrides: overrides.length > 0,
+      };
     return rpc(Promise.reject(err));
   }
 }
 
 /** PERMIT: none on an ETH input; for exactly amount_in; expiring within the trade permit's 30 minutes; signed by the wallet for the router. */
-async function permitProblemOf(d: FastDeps, q: FastRequest, pair: FastPair, amountIn: bigint, wallet: Address, now: number, permit: Parameters<typeof buildRouterSwap>[0]["permit"]): Promise<string | null> {
+async function permitProblemOf(
+  d: FastDeps,
+  q: FastRequest,
+  pair: FastPair,
+  amountIn: bigint,
+  wallet: Address,
+  now: number,
+  permit: Parameters<typeof buildRouterSwap>[0]["permit"],
+): Promise<string | null> {
   if (!q.permit || !permit) return null;
   if (pair.address_in === zeroAddress) return "an ETH input takes no permit";
   if (BigInt(q.permit.amount) !== amountIn) return `the permit is for ${q.permit.amount}, not amount_in ${amountIn}`;
   const latest = now + LIMITS.permitTradeExpiryS;
-  if (q.permit.expiration > latest || q.permit.sig_deadline > latest) return `the permit expires too late: at most ${LIMITS.permitTradeExpiryS} s from now`;
+  if (q.permit.expiration > latest || q.permit.sig_deadline > latest)
+    return `the permit expires too late: at most ${LIMITS.permitTradeExpiryS} s from now`;
   if (q.permit.sig_deadline < q.deadline) return "the permit's sig_deadline is before the trade's deadline";
-  const signer = await recoverTypedDataAddress({ ...permitTypedData(d.config.chainId, d.config.contracts.permit2, permit.permit), signature: permit.signature }).catch(() => null);
+  const signer = await recoverTypedDataAddress({
+    ...permitTypedData(d.config.chainId, d.config.contracts.permit2, permit.permit),
+    signature: permit.signature,
+  }).catch(() => null);
   if (!signer || lc(signer) !== lc(wallet)) return "the permit is not signed by this wallet for the router";
   return null;
 }
@@ -205,8 +342,23 @@ type FastAnswer = ReturnType<typeof answerOf>;
 function answerOf(d: FastDeps, f: Gathered, pair: FastPair) {
   const floor = minOutFloor(f);
   return {
-    route: { version: d.table.version, sha256: d.sha256, token_in: pair.token_in, token_out: pair.token_out, hops: pair.hops.map((h) => h.pool_id), max_usd: pair.max_usd },
-    fee: { bps: f.fee.bps, class: "major", tier: f.fee.tier, shield: f.req.shield, side: pair.fee_side, token: pair.fee_side === "input" ? pair.address_in : pair.address_out, recipient: d.config.feeRecipient },
+    route: {
+      version: d.table.version,
+      sha256: d.sha256,
+      token_in: pair.token_in,
+      token_out: pair.token_out,
+      hops: pair.hops.map((h) => h.pool_id),
+      max_usd: pair.max_usd,
+    },
+    fee: {
+      bps: f.fee.bps,
+      class: "major",
+      tier: f.fee.tier,
+      shield: f.req.shield,
+      side: pair.fee_side,
+      token: pair.fee_side === "input" ? pair.address_in : pair.address_out,
+      recipient: d.config.feeRecipient,
+    },
     min_out: f.minOut.toString(),
     min_out_floor: floor.floor?.toString() ?? null,
     checks: [...FAST_RULES],
@@ -224,14 +376,55 @@ const refOf = (d: FastDeps, a: Address, symbol: string): TokenRef => {
  * a second call with the same bytes cannot claim it and waits for the first; the sequencer's
  * refusal forgets the trade; a lost answer keeps it pending for the watcher.
  */
-async function relay(d: FastDeps, f: Gathered, pair: FastPair, key: KeyRecord, answer: FastAnswer): Promise<{ repeat: boolean; timings?: Record<string, number> } & Partial<FastAnswer>> {
+async function relay(
+  d: FastDeps,
+  f: Gathered,
+  pair: FastPair,
+  key: KeyRecord,
+  answer: FastAnswer,
+): Promise<{ repeat: boolean; timings?: Record<string, number> } & Partial<FastAnswer>> {
   const { tx } = f;
   const t0 = performance.now();
   const tokenIn = refOf(d, pair.address_in, pair.token_in);
   const tokenOut = refOf(d, pair.address_out, pair.token_out);
   const planTx: PlanTx = { to: tx.to!, data: tx.data, value: tx.value.toString(), chain_id: tx.chainId };
-  const plan = { keyId: key.keyId, wallet: f.wallet, kind: "fast", execution: "router" as const, tokenIn, tokenOut, amountIn: f.amountIn.toString(), amountOutMin: f.minOut.toString(), feeBps: f.fee.bps, deadline: f.req.deadline, txs: [{ kind: "swap", tx: planTx }], summary: { route: `fast:${pair.token_in}>${pair.token_out}`, fee: { bps: f.fee.bps, side: pair.fee_side, token: pair.fee_side === "input" ? pair.address_in : pair.address_out, recipient: d.config.feeRecipient, command: pair.fee_side === "input" ? "TRANSFER" : "PAY_PORTION", amount: feeAmountOf(f, pair).toString() }, routes_sha256: d.sha256, answer } };
-  const pending = { wallet: f.wallet, keyId: key.keyId, path: "fast", tokenIn, tokenOut, amountIn: f.amountIn.toString(), amountOutMin: f.minOut.toString(), txHash: tx.hash, rawTx: tx.raw };
+  const plan = {
+    keyId: key.keyId,
+    wallet: f.wallet,
+    kind: "fast",
+    execution: "router" as const,
+    tokenIn,
+    tokenOut,
+    amountIn: f.amountIn.toString(),
+    amountOutMin: f.minOut.toString(),
+    feeBps: f.fee.bps,
+    deadline: f.req.deadline,
+    txs: [{ kind: "swap", tx: planTx }],
+    summary: {
+      route: `fast:${pair.token_in}>${pair.token_out}`,
+      fee: {
+        bps: f.fee.bps,
+        side: pair.fee_side,
+        token: pair.fee_side === "input" ? pair.address_in : pair.address_out,
+        recipient: d.config.feeRecipient,
+        command: pair.fee_side === "input" ? "TRANSFER" : "PAY_PORTION",
+        amount: feeAmountOf(f, pair).toString(),
+      },
+      routes_sha256: d.sha256,
+      answer,
+    },
+  };
+  const pending = {
+    wallet: f.wallet,
+    keyId: key.keyId,
+    path: "fast",
+    tokenIn,
+    tokenOut,
+    amountIn: f.amountIn.toString(),
+    amountOutMin: f.minOut.toString(),
+    txHash: tx.hash,
+    rawTx: tx.raw,
+  };
   const claimed = await d.ledger.recordClientBuilt(plan, pending);
   if (!claimed) return waitForTwin(d, tx.hash);
   const planId = claimed.planId;
@@ -269,9 +462,21 @@ async function waitForTwin(d: FastDeps, hash: Hex): Promise<Repeat> {
   const until = Date.now() + IN_FLIGHT_WAIT_MS;
   for (;;) {
     const t = await d.ledger.tradeByHash(hash);
-    if (!t) throw new Refusal("IN_FLIGHT", "another call with the same signed bytes was refused; retry to see why", {}, { retryAfterS: 1 });
+    if (!t)
+      throw new Refusal(
+        "IN_FLIGHT",
+        "another call with the same signed bytes was refused; retry to see why",
+        {},
+        { retryAfterS: 1 },
+      );
     if (t.relay !== "sending") return repeatOf(d, hash, t);
-    if (Date.now() > until) throw new Refusal("IN_FLIGHT", "the same signed bytes are being relayed by another call; look for the hash, or retry", {}, { retryAfterS: 1 });
+    if (Date.now() > until)
+      throw new Refusal(
+        "IN_FLIGHT",
+        "the same signed bytes are being relayed by another call; look for the hash, or retry",
+        {},
+        { retryAfterS: 1 },
+      );
     await new Promise((r) => setTimeout(r, 25));
   }
 }
@@ -282,7 +487,11 @@ async function waitForTwin(d: FastDeps, hash: Hex): Promise<Repeat> {
  * the same bytes once more (same hash) before saying they are out. A repeat answers what the
  * relaying call answered (kept with its plan); a trade relayed before answers were kept answers without it.
  */
-async function repeatOf(d: FastDeps, hash: Hex, t: NonNullable<Awaited<ReturnType<Ledger["tradeByHash"]>>>): Promise<Repeat> {
+async function repeatOf(
+  d: FastDeps,
+  hash: Hex,
+  t: NonNullable<Awaited<ReturnType<Ledger["tradeByHash"]>>>,
+): Promise<Repeat> {
   if (t.relay === "sending" && t.status === "pending") return waitForTwin(d, hash);
   const first = async (): Promise<Repeat> => ({ repeat: true, ...(await answeredFirst(d, t.planId)) });
   if (t.status !== "pending" || t.relay === "sent" || t.relay === null) return first();
@@ -291,7 +500,12 @@ async function repeatOf(d: FastDeps, hash: Hex, t: NonNullable<Awaited<ReturnTyp
   const raw = await d.ledger.claimResend(hash, { staleBefore: Math.floor(d.clock() / 1000) + 1 });
   const state = raw ? await resend(d.sequencer, d.ledger, hash, raw) : "sending";
   if (state === "sent" || (await nodeKnows(d.chain, hash))) return first();
-  throw new Refusal("SEQUENCER_UNREACHABLE", "these bytes were relayed once without an answer and the sequencer does not take them now; they may have arrived: look for the hash before signing another with the same nonce", {}, { retryAfterS: 2 });
+  throw new Refusal(
+    "SEQUENCER_UNREACHABLE",
+    "these bytes were relayed once without an answer and the sequencer does not take them now; they may have arrived: look for the hash before signing another with the same nonce",
+    {},
+    { retryAfterS: 2 },
+  );
 }
 
 /** The plan's deadline (unix s) is behind the clock; a trade without a plan has none. */
@@ -311,5 +525,12 @@ async function answeredFirst(d: FastDeps, planId: number | null): Promise<Partia
 async function nonceRefusal(d: FastDeps, tx: FastTx, cause: Refusal): Promise<Refusal> {
   const next = await d.chain.getTransactionCount({ address: tx.from, blockTag: "latest" }).catch(() => null);
   const spent = next !== null && next > tx.nonce;
-  return new Refusal("NONCE", spent ? `nonce ${tx.nonce} was taken by another transaction: this one can never land; sign again at nonce ${next}` : `the sequencer refused nonce ${tx.nonce}: ${cause.message}`, { chain: { spent, nonce: tx.nonce, next } }, { cause });
+  return new Refusal(
+    "NONCE",
+    spent
+      ? `nonce ${tx.nonce} was taken by another transaction: this one can never land; sign again at nonce ${next}`
+      : `the sequencer refused nonce ${tx.nonce}: ${cause.message}`,
+    { chain: { spent, nonce: tx.nonce, next } },
+    { cause },
+  );
 }

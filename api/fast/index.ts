@@ -16,7 +16,12 @@ const HEAD_TTL_MS = 1_000;
 /** Fast mode: the pinned route table (built once from the universe), its terms, and live/fast. */
 export function createFast(d: Omit<FastDeps, "table" | "sha256" | "head">) {
   const c = d.config;
-  const table = fastRouteTable({ chainId: c.chainId, router: c.contracts.universalRouter, tokens: c.tokens, pools: c.pools });
+  const table = fastRouteTable({
+    chainId: c.chainId,
+    router: c.contracts.universalRouter,
+    tokens: c.tokens,
+    pools: c.pools,
+  });
   const heads = new LRUCache<"head", ChainHead>({
     max: 1,
     ttl: HEAD_TTL_MS,
@@ -29,7 +34,12 @@ export function createFast(d: Omit<FastDeps, "table" | "sha256" | "head">) {
       return { baseFee: b.baseFeePerGas ?? 0n, time: Number(b.timestamp) };
     },
   });
-  const deps: FastDeps = { ...d, table, sha256: fastRoutesSha256(table), head: async () => (await heads.fetch("head"))! };
+  const deps: FastDeps = {
+    ...d,
+    table,
+    sha256: fastRoutesSha256(table),
+    head: async () => (await heads.fetch("head"))!,
+  };
   return {
     table,
     sha256: deps.sha256,

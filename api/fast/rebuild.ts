@@ -28,18 +28,40 @@ const FIELD_NAMES: Record<string, string> = {
  * that differs under SPEC's name (an input fee turned output fee is FEE_SIDE, a fee command more
  * or less FEE_COUNT, amounts, deadline and permit CALLDATA), or AS_BUILT when only the bytes differ.
  */
-export function notAsBuiltDiffs(built: Hex, signed: Hex): { field: string; built: string | null; signed: string | null; detail: string }[] {
+export function notAsBuiltDiffs(
+  built: Hex,
+  signed: Hex,
+): { field: string; built: string | null; signed: string | null; detail: string }[] {
   if (built.toLowerCase() === signed.toLowerCase()) return [];
   const a = describeRouterCall(built);
   const b = describeRouterCall(signed);
-  const feeCommands = (x: Record<string, string | null>) => (x.commands ?? "").split(",").filter((c) => c === "TRANSFER" || c === "PAY_PORTION").length;
+  const feeCommands = (x: Record<string, string | null>) =>
+    (x.commands ?? "").split(",").filter((c) => c === "TRANSFER" || c === "PAY_PORTION").length;
   const diffs: { field: string; built: string | null; signed: string | null; detail: string }[] = [];
-  if (feeCommands(a) !== feeCommands(b)) diffs.push({ field: "FEE_COUNT", built: String(feeCommands(a)), signed: String(feeCommands(b)), detail: "fee commands" });
-  else if ((a.fee_amount === undefined) !== (b.fee_amount === undefined)) diffs.push({ field: "FEE_SIDE", built: a.fee_amount !== undefined ? "input" : "output", signed: b.fee_amount !== undefined ? "input" : "output", detail: "fee side" });
+  if (feeCommands(a) !== feeCommands(b))
+    diffs.push({
+      field: "FEE_COUNT",
+      built: String(feeCommands(a)),
+      signed: String(feeCommands(b)),
+      detail: "fee commands",
+    });
+  else if ((a.fee_amount === undefined) !== (b.fee_amount === undefined))
+    diffs.push({
+      field: "FEE_SIDE",
+      built: a.fee_amount !== undefined ? "input" : "output",
+      signed: b.fee_amount !== undefined ? "input" : "output",
+      detail: "fee side",
+    });
   for (const k of new Set([...Object.keys(a), ...Object.keys(b)])) {
     if ((a[k] ?? null) === (b[k] ?? null)) continue;
     diffs.push({ field: FIELD_NAMES[k] ?? "CALLDATA", built: a[k] ?? null, signed: b[k] ?? null, detail: k });
   }
-  if (!diffs.length) diffs.push({ field: "AS_BUILT", built: `${built.slice(0, 18)}…`, signed: `${signed.slice(0, 18)}…`, detail: "bytes" });
+  if (!diffs.length)
+    diffs.push({
+      field: "AS_BUILT",
+      built: `${built.slice(0, 18)}…`,
+      signed: `${signed.slice(0, 18)}…`,
+      detail: "bytes",
+    });
   return diffs;
 }

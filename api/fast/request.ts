@@ -7,7 +7,11 @@ const atomsBelow = (bits: number) =>
     .regex(/^[0-9]{1,78}$/, "must be an atom string (decimal digits)")
     .refine((v) => BigInt(v) < 1n << BigInt(bits), `must be below 2^${bits}`);
 const atoms = atomsBelow(256);
-const uint48 = z.number().int().nonnegative().max(2 ** 48 - 1);
+const uint48 = z
+  .number()
+  .int()
+  .nonnegative()
+  .max(2 ** 48 - 1);
 const hex = z.string().regex(/^0x[0-9a-fA-F]*$/, "must be 0x hex");
 
 /** SPEC "POST /api/v1/live/fast": the request; amount_usd and max_notional_usd are the client's own bounds (AMOUNT_USD, CLIENT_CAP). */

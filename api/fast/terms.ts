@@ -2,7 +2,7 @@ import type { Address } from "viem";
 import { FEE_SCHEDULE, MAJOR_TIERS, SHIELD_ADD_BPS, feeFor } from "../../lib/fees.js";
 import { BAND_BPS } from "../../lib/fastRoutes.js";
 import { FEED_GRACE_S, FEED_HEARTBEAT_S } from "../../lib/markStale.js";
-import { stockSessionOpen } from "../../lib/stockSession.js";
+import { stockMarketOpen } from "../../lib/marketHours.js";
 import { rpc } from "../errors/index.js";
 import { LIMITS } from "../trading/index.js";
 import { FAST_LIMITS } from "./checks.js";
@@ -26,12 +26,20 @@ export async function fastTerms(d: FastDeps, wallet: Address, shield: boolean) {
       min_out_band_bps: BAND_BPS,
       permit_expiry_s: LIMITS.permitTradeExpiryS,
     },
-    fee: { schedule: FEE_SCHEDULE, class: "major", tier_bps: fee.tier, bps: fee.bps, shield_add_bps: SHIELD_ADD_BPS, posted_bps: Math.max(...MAJOR_TIERS.map((t) => t.bps)), recipient: d.config.feeRecipient },
+    fee: {
+      schedule: FEE_SCHEDULE,
+      class: "major",
+      tier_bps: fee.tier,
+      bps: fee.bps,
+      shield_add_bps: SHIELD_ADD_BPS,
+      posted_bps: Math.max(...MAJOR_TIERS.map((t) => t.bps)),
+      recipient: d.config.feeRecipient,
+    },
     base_fee_wei: head.baseFee.toString(),
     max_notional_usd: LIMITS.maxNotionalUsd,
     mark_max_age_s: FEED_HEARTBEAT_S + FEED_GRACE_S,
     slippage_tolerance_by_size: LIMITS.slippageBySize,
-    stock_session_open: stockSessionOpen(now),
+    stock_session_open: stockMarketOpen(now),
     server_time: now,
   };
 }

@@ -10,7 +10,17 @@ import { isLive, newAgentId, newWebhookSecret, type PaperBook, type StoredAgent,
 import { ownerKey, type TickDeps } from "./tick.js";
 import type { Who } from "../trading/index.js";
 import { attestationView, notBefore, recordAttestation, revokeAttestation } from "./attestation.js";
-import { executorOf, executorView, newExecutor, refundableExecutor, refundGas, retireExecutor, signerRequired, type ExecutorDeps, type HostedSession } from "./executor.js";
+import {
+  executorOf,
+  executorView,
+  newExecutor,
+  refundableExecutor,
+  refundGas,
+  retireExecutor,
+  signerRequired,
+  type ExecutorDeps,
+} from "./executor.js";
+import type { HostedSession } from "./deps.js";
 
 export const MAX_AGENTS_PER_WALLET = 20;
 const LOG_KINDS = ["decision", "trade", "hold", "session", "watch", "error"] as const;
@@ -35,16 +45,27 @@ export const ownerWallet = (who: Owner): Address => {
 };
 
 /** The agent for this owner: 404 unknown (or deleted, unless `deleted`), 403 another wallet's. */
-export async function owned(d: HostedDeps, id: string, who: Owner, o: { deleted?: boolean } = {}): Promise<StoredAgent> {
+export async function owned(
+  d: HostedDeps,
+  id: string,
+  who: Owner,
+  o: { deleted?: boolean } = {},
+): Promise<StoredAgent> {
   const wallet = ownerWallet(who);
   const a = /^ha_[A-Za-z0-9_-]{1,32}$/.test(id) ? await d.store.get(id) : null;
   if (!a || (a.deletedAt !== null && !o.deleted)) throw new Refusal("NOT_FOUND", `no hosted agent ${id}`);
-  if (a.wallet.toLowerCase() !== wallet.toLowerCase()) throw new Refusal("FORBIDDEN", `hosted agent ${id} belongs to another wallet`);
+  if (a.wallet.toLowerCase() !== wallet.toLowerCase())
+    throw new Refusal("FORBIDDEN", `hosted agent ${id} belongs to another wallet`);
   return a;
 }
 
 /** SPEC "Hosted agent": the public shape; detail adds brain_state and last_trade. Never the webhook secret. */
-export function agentView(d: Pick<HostedDeps, "config">, a: StoredAgent, detail = false, executor: Address | null = null) {
+export function agentView(
+  d: Pick<HostedDeps, "config">,
+  a: StoredAgent,
+  detail = false,
+  executor: Address | null = null,
+) {
   const shieldAdd = a.terms.shield ? SHIELD_ADD_BPS : 0;
   const tokens = [...new Set(a.pairs.flatMap((p) => p.split("/")))].map((sym) => {
     const t = d.config.tokens[sym]!;
@@ -67,26 +88,64 @@ export function agentView(d: Pick<HostedDeps, "config">, a: StoredAgent, detail 
     trading: a.status === "active" && a.deletedAt === null,
     session_id: a.sessionId,
     executor,
-    terms: { fee_schedule: 2, fees: { major_max_bps: MAJOR_TIERS[0].bps + shieldAdd, major_min_bps: MAJOR_TIERS.at(-1)!.bps + shieldAdd, other_bps: OTHER_BPS + shieldAdd }, ...a.terms },
+    terms: {
+      fee_schedule: 2,
+      fees: {
+        major_max_bps: MAJOR_TIERS[0].bps + shieldAdd,
+        major_min_bps: MAJOR_TIERS.at(-1)!.bps + shieldAdd,
+        other_bps: OTHER_BPS + shieldAdd,
+      },
+      ...a.terms,
+    },
     session_terms: null,
     tokens,
-    pnl: Number.isFinite(start) && Number.isFinite(value) ? { start_usd: round2(start), value_usd: round2(value), usd: round2(value - start), pct: start > 0 ? round2(((value - start) / start) * 100) : null } : null,
+    pnl:
+      Number.isFinite(start) && Number.isFinite(value)
+        ? {
+            start_usd: round2(start),
+            value_usd: round2(value),
+            usd: round2(value - start),
+            pct: start > 0 ? round2(((value - start) / start) * 100) : null,
+          }
+        : null,
     last_decision: a.lastDecision,
     live_stats: null,
     watch: null,
     created_at: a.createdAt,
     ...(a.deletedAt !== null ? { deleted_at: a.deletedAt } : {}),
-    ...(detail ? { brain_state: a.brainState, last_trade: a.lastTrade, ...(a.mode === "paper" ? { paper_book: bookView(d, a.paperBook) } : { session_root_hash: null, session_expires: null, stock_attestation: null, stock_attestation_not_before: null, stock_tokens: [] }) } : {}),
+    ...(detail
+      ? {
+          brain_state: a.brainState,
+          last_trade: a.lastTrade,
+          ...(a.mode === "paper"
+            ? { paper_book: bookView(d, a.paperBook) }
+            : {
+                session_root_hash: null,
+                session_expires: null,
+                stock_attestation: null,
+                stock_attestation_not_before: null,
+                stock_tokens: [],
+              }),
+        }
+      : {}),
   };
 }
 
 /** The view with the live agent's current executor (paper agents have none). */
 async function viewOf(d: HostedDeps, a: StoredAgent, detail = false) {
-  const view = { ...agentView(d, a, detail, a.mode === "live" ? await executorOf(d, a.id) : null), ...(a.brain === "partner_llm" ? { ai: await aiView(d, a) } : {}) };
+  const view = {
+    ...agentView(d, a, detail, a.mode === "live" ? await executorOf(d, a.id) : null),
+    ...(a.brain === "partner_llm" ? { ai: await aiView(d, a) } : {}),
+  };
   if (!detail || a.mode !== "live") return view;
-  const [r] = await d.store.db.query<{ tx_hash: string; status: string; value: string; block: string | null }>("SELECT tx_hash, status, value, block FROM app.executor_refunds WHERE agent_id = $1 ORDER BY id DESC LIMIT 1", [a.id]);
+  const [r] = await d.store.db.query<{ tx_hash: string; status: string; value: string; block: string | null }>(
+    "SELECT tx_hash, status, value, block FROM app.executor_refunds WHERE agent_id = $1 ORDER BY id DESC LIMIT 1",
+    [a.id],
+  );
   const session = a.sessionId ? await d.sessionOf(a.sessionId) : null;
-  const stockTokens = [...new Set(a.pairs.flatMap((p) => p.split("/")))].filter((sym) => d.config.tokens[sym]?.kind === "stock");
+  const stockTokens = [...new Set(a.pairs.flatMap((p) => p.split("/")))].filter(
+    (sym) => d.config.tokens[sym]?.kind === "stock",
+  );
   return {
     ...view,
     session_root_hash: session?.root_hash ?? null,
@@ -94,7 +153,9 @@ async function viewOf(d: HostedDeps, a: StoredAgent, detail = false) {
     stock_attestation: await attestationView(d.store, a, Math.floor(d.clock() / 1000)),
     stock_attestation_not_before: await notBefore(d.store, a.id),
     stock_tokens: stockTokens,
-    gas_refund: r ? { tx_hash: r.tx_hash, status: r.status, value_wei: r.value, block: r.block === null ? null : Number(r.block) } : null,
+    gas_refund: r
+      ? { tx_hash: r.tx_hash, status: r.status, value_wei: r.value, block: r.block === null ? null : Number(r.block) }
+      : null,
   };
 }
 
@@ -102,7 +163,16 @@ async function viewOf(d: HostedDeps, a: StoredAgent, detail = false) {
 async function aiView(d: HostedDeps, a: StoredAgent) {
   const p = aiParamsOf(a);
   const today = await todayOf(d.store.db, { agentId: a.id }, d.clock());
-  return { model: p.model, funding: p.funding, fallback_own: p.fallback_own, budget_usd_day: p.budget_usd_day, max_orders: p.max_orders, template: p.template ?? null, today_usd: today.usd, today_calls: today.calls };
+  return {
+    model: p.model,
+    funding: p.funding,
+    fallback_own: p.fallback_own,
+    budget_usd_day: p.budget_usd_day,
+    max_orders: p.max_orders,
+    template: p.template ?? null,
+    today_usd: today.usd,
+    today_calls: today.calls,
+  };
 }
 
 const round2 = (x: number) => Math.round(x * 100) / 100;
@@ -116,13 +186,24 @@ const bookView = (d: Pick<HostedDeps, "config">, book: PaperBook | null) =>
     : null;
 
 /** Pairs, params and terms as the create and update calls may set them; throws the route's refusals. */
-function checkSettings(d: HostedDeps, s: { brain: StoredAgent["brain"]; params: Record<string, unknown>; pairs: string[]; mode: string; accept_risks?: string[]; policies?: { block_risks?: string[] } }) {
+function checkSettings(
+  d: HostedDeps,
+  s: {
+    brain: StoredAgent["brain"];
+    params: Record<string, unknown>;
+    pairs: string[];
+    mode: string;
+    accept_risks?: string[];
+    policies?: { block_risks?: string[] };
+  },
+) {
   for (const p of s.pairs) {
     const [a, b] = p.split("/") as [string, string];
     for (const sym of [a, b]) {
       const t = Object.hasOwn(d.config.tokens, sym) ? d.config.tokens[sym] : undefined;
       if (!t) throw new Refusal("BAD_REQUEST", `pairs: ${sym} is not a token of this server (use config symbols)`);
-      if (t.kind === "stock" && s.mode === "paper") throw new Refusal("TOKEN_STOCK", `${sym} is a stock token: paper agents do not trade stock tokens`);
+      if (t.kind === "stock" && s.mode === "paper")
+        throw new Refusal("TOKEN_STOCK", `${sym} is a stock token: paper agents do not trade stock tokens`);
     }
     if (a === b) throw new Refusal("BAD_REQUEST", `pairs: ${p} names one token twice`);
   }
@@ -135,7 +216,8 @@ function checkSettings(d: HostedDeps, s: { brain: StoredAgent["brain"]; params: 
   }
   if (s.brain === "webhook") {
     const p = parseBody(webhookParams, s.params, { unknownField: "UNKNOWN_FIELD" });
-    if (!d.allowPrivateWebhooks && privateHost(new URL(p.url).hostname)) throw new Refusal("BAD_REQUEST", "params.url: private and loopback addresses are refused");
+    if (!d.allowPrivateWebhooks && privateHost(new URL(p.url).hostname))
+      throw new Refusal("BAD_REQUEST", "params.url: private and loopback addresses are refused");
     return p;
   }
   return checkAiParams(d, s.params);
@@ -143,23 +225,44 @@ function checkSettings(d: HostedDeps, s: { brain: StoredAgent["brain"]; params: 
 
 /** partner_llm params: the server must call a model (HOSTED_UNAVAILABLE), offer the model and template asked. */
 function checkAiParams(d: HostedDeps, raw: Record<string, unknown>) {
-  if (!d.config.ai.gatewayUrl) throw new Refusal("HOSTED_UNAVAILABLE", "the AI-model brain (partner_llm) is not running on this server", {}, { retryAfterS: 3600 });
+  if (!d.config.ai.gatewayUrl)
+    throw new Refusal(
+      "HOSTED_UNAVAILABLE",
+      "the AI-model brain (partner_llm) is not running on this server",
+      {},
+      { retryAfterS: 3600 },
+    );
   const p = parseBody(aiParams, raw, { unknownField: "UNKNOWN_FIELD" });
-  if (!d.config.ai.models.some((m) => m.id === p.model)) throw new Refusal("BAD_REQUEST", `params.model: ${p.model} is not offered here (GET /api/v1/hosted/ai lists the models)`);
-  if (p.template !== undefined && !AI_TEMPLATES.some((t) => t.id === p.template)) throw new Refusal("BAD_REQUEST", `params.template: no template ${p.template}`);
-  if (p.funding === "own" && !d.config.ai.ownKeysSecret) throw new Refusal("BAD_REQUEST", "params.funding: this server keeps no owners' own gateway keys");
+  if (!d.config.ai.models.some((m) => m.id === p.model))
+    throw new Refusal(
+      "BAD_REQUEST",
+      `params.model: ${p.model} is not offered here (GET /api/v1/hosted/ai lists the models)`,
+    );
+  if (p.template !== undefined && !AI_TEMPLATES.some((t) => t.id === p.template))
+    throw new Refusal("BAD_REQUEST", `params.template: no template ${p.template}`);
+  if (p.funding === "own" && !d.config.ai.ownKeysSecret)
+    throw new Refusal("BAD_REQUEST", "params.funding: this server keeps no owners' own gateway keys");
   return p as unknown as Record<string, unknown>;
 }
 
 /** AI agents tick at most every 300 s (SPEC "Limits"). */
 function checkAiInterval(brain: StoredAgent["brain"], intervalS: number) {
-  if (brain === "partner_llm" && intervalS < AI_LIMITS.minIntervalS) throw new Refusal("BAD_REQUEST", `interval_s: an AI agent ticks at most every ${AI_LIMITS.minIntervalS} s`);
+  if (brain === "partner_llm" && intervalS < AI_LIMITS.minIntervalS)
+    throw new Refusal("BAD_REQUEST", `interval_s: an AI agent ticks at most every ${AI_LIMITS.minIntervalS} s`);
 }
 
-function termsOf(body: { accept_risks?: string[]; shield?: boolean; policies?: { block_risks?: string[] } }, base?: Terms): Terms {
-  const t: Terms = { accept_risks: body.accept_risks ?? base?.accept_risks ?? [], shield: body.shield ?? base?.shield ?? false, policies: { block_risks: body.policies?.block_risks ?? base?.policies.block_risks ?? [] } };
+function termsOf(
+  body: { accept_risks?: string[]; shield?: boolean; policies?: { block_risks?: string[] } },
+  base?: Terms,
+): Terms {
+  const t: Terms = {
+    accept_risks: body.accept_risks ?? base?.accept_risks ?? [],
+    shield: body.shield ?? base?.shield ?? false,
+    policies: { block_risks: body.policies?.block_risks ?? base?.policies.block_risks ?? [] },
+  };
   const both = t.accept_risks.find((r) => t.policies.block_risks.includes(r));
-  if (both) throw new Refusal("BAD_TERMS", `${both} is both accepted (accept_risks) and blocked (policies.block_risks)`);
+  if (both)
+    throw new Refusal("BAD_TERMS", `${both} is both accepted (accept_risks) and blocked (policies.block_risks)`);
   return t;
 }
 
@@ -182,7 +285,8 @@ export async function createAgent(d: HostedDeps, body: Record<string, unknown>, 
   const req = parseBody(createRequest, body, { unknownField: "UNKNOWN_FIELD" });
   const terms = termsOf(req);
   if (req.mode === "live" && !d.executors) throw signerRequired();
-  if (req.mode === "live" && req.paper_book) throw new Refusal("BAD_REQUEST", "paper_book: a live agent trades the session wallet's funds, not a paper book");
+  if (req.mode === "live" && req.paper_book)
+    throw new Refusal("BAD_REQUEST", "paper_book: a live agent trades the session wallet's funds, not a paper book");
   const params = checkSettings(d, { ...req, params: req.params });
   checkAiInterval(req.brain, req.interval_s);
   const now = d.clock();
@@ -199,7 +303,8 @@ export async function createAgent(d: HostedDeps, body: Record<string, unknown>, 
     mode: req.mode,
     // A live agent starts paused: it trades only once a session granted to its executor is attached.
     status: req.mode === "live" ? "paused" : "active",
-    pauseReason: req.mode === "live" ? { code: "NO_SESSION", message: "attach a session granted to the executor" } : null,
+    pauseReason:
+      req.mode === "live" ? { code: "NO_SESSION", message: "attach a session granted to the executor" } : null,
     terms,
     webhookSecret: req.brain === "webhook" ? newWebhookSecret() : null,
     paperBook: req.mode === "paper" ? paperBookOf(d, req.paper_book, req.pairs) : null,
@@ -212,18 +317,31 @@ export async function createAgent(d: HostedDeps, body: Record<string, unknown>, 
     deletedAt: null,
   };
   const stored = await d.store.create(agent, now, MAX_AGENTS_PER_WALLET);
-  if (!stored) throw new Refusal("TOO_MANY_AGENTS", `a wallet runs at most ${MAX_AGENTS_PER_WALLET} hosted agents; delete one first`);
-  let attestation: unknown = undefined;
+  if (!stored)
+    throw new Refusal(
+      "TOO_MANY_AGENTS",
+      `a wallet runs at most ${MAX_AGENTS_PER_WALLET} hosted agents; delete one first`,
+    );
+  let attestation: unknown;
   if (stored.mode === "live") {
     try {
       attestation = (await newExecutor(d, stored)).attestation;
     } catch (err) {
       // No agent without its executor: the row goes (deleted) and the refusal stands.
-      await d.store.update(stored.id, ["active", "paused"], { deletedAt: Math.floor(d.clock() / 1000) }, Math.floor(d.clock() / 1000));
+      await d.store.update(
+        stored.id,
+        ["active", "paused"],
+        { deletedAt: Math.floor(d.clock() / 1000) },
+        Math.floor(d.clock() / 1000),
+      );
       throw err;
     }
   }
-  return { ...(await viewOf(d, stored, true)), ...(attestation ? { executor_attestation: attestation } : {}), ...(stored.webhookSecret ? { webhook_secret: stored.webhookSecret } : {}) };
+  return {
+    ...(await viewOf(d, stored, true)),
+    ...(attestation ? { executor_attestation: attestation } : {}),
+    ...(stored.webhookSecret ? { webhook_secret: stored.webhookSecret } : {}),
+  };
 }
 
 export async function listAgents(d: HostedDeps, who: Owner) {
@@ -234,7 +352,8 @@ export async function agentDetail(d: HostedDeps, id: string, who: Owner) {
   return viewOf(d, await owned(d, id, who), true);
 }
 
-const stoppedRefusal = (a: StoredAgent) => new Refusal("STOPPED", `hosted agent ${a.id} is stopped: it cannot change or resume`);
+const stoppedRefusal = (a: StoredAgent) =>
+  new Refusal("STOPPED", `hosted agent ${a.id} is stopped: it cannot change or resume`);
 
 /** Writes a change that holds only from the states it was decided in; a concurrent stop wins. */
 async function changed(d: HostedDeps, a: StoredAgent, set: Parameters<HostedDeps["store"]["update"]>[2]) {
@@ -247,18 +366,28 @@ export async function updateAgent(d: HostedDeps, id: string, body: Record<string
   const a = await owned(d, id, who);
   const req = parseBody(updateRequest, body, { unknownField: "UNKNOWN_FIELD" });
   if (a.status === "stopped") throw stoppedRefusal(a);
-  if (req.live !== undefined && a.mode === "paper") throw new Refusal("PAPER_AGENT", "a paper agent has no session to trade live through; create a live agent");
+  if (req.live !== undefined && a.mode === "paper")
+    throw new Refusal("PAPER_AGENT", "a paper agent has no session to trade live through; create a live agent");
   const brain = req.brain ?? a.brain;
   const pairs = req.pairs ?? a.pairs;
-  const params = req.params !== undefined || req.brain !== undefined || req.pairs !== undefined ? checkSettings(d, { brain, params: req.params ?? a.params, pairs, mode: a.mode }) : undefined;
+  const params =
+    req.params !== undefined || req.brain !== undefined || req.pairs !== undefined
+      ? checkSettings(d, { brain, params: req.params ?? a.params, pairs, mode: a.mode })
+      : undefined;
   checkAiInterval(brain, req.interval_s ?? a.intervalS);
-  if (req.pairs || req.interval_s !== undefined) await d.beforeSettings?.(a.id, { pairs, intervalS: req.interval_s ?? a.intervalS });
+  if (req.pairs || req.interval_s !== undefined)
+    await d.beforeSettings?.(a.id, { pairs, intervalS: req.interval_s ?? a.intervalS });
   if (req.live === true) await assertLiveReady(d, { ...a, pairs }, req.limits ?? a.limits);
-  else if (a.mode === "live" && a.sessionId && (req.limits || req.pairs)) await assertFits(d, a, await sessionFor(d, a), req.limits ?? a.limits, pairs);
+  else if (a.mode === "live" && a.sessionId && (req.limits || req.pairs))
+    await assertFits(d, a, await sessionFor(d, a), req.limits ?? a.limits, pairs);
   const terms = termsOf(req, a.terms);
   const newSecret = brain === "webhook" && !a.webhookSecret ? newWebhookSecret() : undefined;
   const after = await changed(d, a, {
-    ...(req.live === true ? { status: "active" as const, pauseReason: null } : req.live === false && a.mode === "live" ? { status: "paused" as const, pauseReason: { code: "OWNER", message: "live trading turned off by the owner" } } : {}),
+    ...(req.live === true
+      ? { status: "active" as const, pauseReason: null }
+      : req.live === false && a.mode === "live"
+        ? { status: "paused" as const, pauseReason: { code: "OWNER", message: "live trading turned off by the owner" } }
+        : {}),
     name: req.name,
     brain: req.brain,
     params,
@@ -275,7 +404,11 @@ export async function updateAgent(d: HostedDeps, id: string, body: Record<string
 export async function pauseAgent(d: HostedDeps, id: string, who: Owner) {
   const a = await owned(d, id, who);
   if (a.status === "stopped") throw stoppedRefusal(a);
-  return viewOf(d, await changed(d, a, { status: "paused", pauseReason: { code: "OWNER", message: "paused by the owner" } }), true);
+  return viewOf(
+    d,
+    await changed(d, a, { status: "paused", pauseReason: { code: "OWNER", message: "paused by the owner" } }),
+    true,
+  );
 }
 
 export async function resumeAgent(d: HostedDeps, id: string, who: Owner) {
@@ -303,8 +436,14 @@ export async function stopAgent(d: HostedDeps, id: string, who: Owner) {
 
 export async function deleteAgent(d: HostedDeps, id: string, who: Owner) {
   const a = await owned(d, id, who);
-  if (a.mode === "live" && a.status !== "stopped") throw new Refusal("STOP_FIRST", "stop a live agent before deleting it");
-  const after = await d.store.update(a.id, a.mode === "live" ? ["stopped"] : ["active", "paused", "stopped"], { deletedAt: Math.floor(d.clock() / 1000) }, Math.floor(d.clock() / 1000));
+  if (a.mode === "live" && a.status !== "stopped")
+    throw new Refusal("STOP_FIRST", "stop a live agent before deleting it");
+  const after = await d.store.update(
+    a.id,
+    a.mode === "live" ? ["stopped"] : ["active", "paused", "stopped"],
+    { deletedAt: Math.floor(d.clock() / 1000) },
+    Math.floor(d.clock() / 1000),
+  );
   if (!after) throw new Refusal("NOT_FOUND", `no hosted agent ${id}`);
   await d.onStopped?.(a.id);
   return { ...(await viewOf(d, after)), deleted: true };
@@ -315,53 +454,81 @@ export async function agentLogs(d: HostedDeps, id: string, query: Record<string,
   const { limit, before } = pageOf(query, ["kinds"]);
   const kinds = query.kinds === undefined ? undefined : query.kinds.split(",");
   const unknown = kinds?.find((k) => !(LOG_KINDS as readonly string[]).includes(k));
-  if (unknown !== undefined) throw new Refusal("BAD_REQUEST", `kinds: ${unknown} is not one of ${LOG_KINDS.join(", ")}`);
+  if (unknown !== undefined)
+    throw new Refusal("BAD_REQUEST", `kinds: ${unknown} is not one of ${LOG_KINDS.join(", ")}`);
   const rows = await d.store.logs(a.id, { limit: limit + 1, before, kinds });
   const page = rows.slice(0, limit);
   return { id: a.id, rows: page, next_before: rows.length > limit ? page.at(-1)!.id : null };
 }
 
 /** limit (1 to 200, default 50) and before (a row id) of a paged hosted listing; any other parameter but `also` is BAD_REQUEST. */
-export function pageOf(query: Record<string, string>, also: string[] = []): { limit: number; before: number | undefined } {
+export function pageOf(
+  query: Record<string, string>,
+  also: string[] = [],
+): { limit: number; before: number | undefined } {
   const extra = Object.keys(query).find((k) => !["limit", "before", ...also].includes(k));
   if (extra) throw new Refusal("BAD_REQUEST", `unknown query parameter ${extra}`);
   const limit = query.limit === undefined ? 50 : Number(query.limit);
-  if (!Number.isInteger(limit) || limit < 1 || limit > 200) throw new Refusal("BAD_REQUEST", "limit must be an integer from 1 to 200");
+  if (!Number.isInteger(limit) || limit < 1 || limit > 200)
+    throw new Refusal("BAD_REQUEST", "limit must be an integer from 1 to 200");
   const before = query.before === undefined ? undefined : Number(query.before);
-  if (before !== undefined && (!Number.isSafeInteger(before) || before < 1)) throw new Refusal("BAD_REQUEST", "before must be a row id");
+  if (before !== undefined && (!Number.isSafeInteger(before) || before < 1))
+    throw new Refusal("BAD_REQUEST", "before must be a row id");
   return { limit, before };
 }
 
 /** POST stock-attestation: a live agent with an attached session; the owner's signed attestation (attestation.ts). */
-export async function addStockAttestation(d: HostedDeps, id: string, who: Owner, body: Record<string, unknown>, schema: Parameters<typeof parseBody>[0]) {
+export async function addStockAttestation(
+  d: HostedDeps,
+  id: string,
+  who: Owner,
+  body: Record<string, unknown>,
+  schema: Parameters<typeof parseBody>[0],
+) {
   const a = await owned(d, id, who);
-  const q = parseBody(schema, body, { unknownField: "UNKNOWN_FIELD" }) as { session_id: string; issued: number; expires: number; signature: `0x${string}` };
+  const q = parseBody(schema, body, { unknownField: "UNKNOWN_FIELD" }) as {
+    session_id: string;
+    issued: number;
+    expires: number;
+    signature: `0x${string}`;
+  };
   if (a.mode === "paper") throw new Refusal("PAPER_AGENT", "a paper agent has no session or executor");
   if (a.status === "stopped") throw stoppedRefusal(a);
   if (!d.executors) throw signerRequired();
   const executor = await liveExecutor(d, a);
   const session = a.sessionId ? await d.sessionOf(a.sessionId) : null;
-  await recordAttestation({ store: d.store, nowS: () => Math.floor(d.clock() / 1000), executors: d.executors }, a, executor, session, q);
+  await recordAttestation(
+    { store: d.store, nowS: () => Math.floor(d.clock() / 1000), executors: d.executors },
+    a,
+    executor,
+    session,
+    q,
+  );
   return viewOf(d, a, true);
 }
 
 /** POST stock-attestation/revoke: stock-token orders hold at once. */
 export async function revokeStockAttestation(d: HostedDeps, id: string, who: Owner, body: Record<string, unknown>) {
   const a = await owned(d, id, who);
-  if (Object.keys(body).length) throw new Refusal("UNKNOWN_FIELD", `unknown field ${Object.keys(body)[0]}; this route takes no body`);
+  if (Object.keys(body).length)
+    throw new Refusal("UNKNOWN_FIELD", `unknown field ${Object.keys(body)[0]}; this route takes no body`);
   if (a.mode === "paper") throw new Refusal("PAPER_AGENT", "a paper agent has no session or executor");
   const revoked = await revokeAttestation(d.store, a.id, Math.floor(d.clock() / 1000));
   // Here first (orders hold at once), then at the signing service, which then signs no stock redeem;
   // signer_revoked says whether it ended one it held (false too when it could not be reached).
   const executor = await executorOf(d, a.id);
-  const signerRevoked = executor && d.executors ? await d.executors.revokeStockAttestation(executor).catch(() => false) : false;
+  const signerRevoked =
+    executor && d.executors ? await d.executors.revokeStockAttestation(executor).catch(() => false) : false;
   return { ...(await viewOf(d, a, true)), revoked, signer_revoked: signerRevoked };
 }
 
 const lcs = (x: string) => x.toLowerCase();
 
 /** The attached session revoked at the service (stop, rotate-executor), with the steps the owner sends on chain; null when none is attached or it ended already. */
-async function revokeAttached(d: HostedDeps, a: StoredAgent): Promise<{ session_id: string; on_chain: unknown } | null> {
+async function revokeAttached(
+  d: HostedDeps,
+  a: StoredAgent,
+): Promise<{ session_id: string; on_chain: unknown } | null> {
   if (!a.sessionId) return null;
   const s = await d.sessionOf(a.sessionId);
   if (!s || s.status !== "active") return null;
@@ -372,16 +539,29 @@ async function revokeAttached(d: HostedDeps, a: StoredAgent): Promise<{ session_
 /** The agent's attached session as sessions see it now (NO_SESSION when none is attached or it is gone). */
 async function sessionFor(d: HostedDeps, a: StoredAgent) {
   const s = a.sessionId ? await d.sessionOf(a.sessionId) : null;
-  if (!s) throw new Refusal("NO_SESSION", "no session is attached to this agent's executor", {}, { context: "hosted_agent" });
+  if (!s)
+    throw new Refusal("NO_SESSION", "no session is attached to this agent's executor", {}, { context: "hosted_agent" });
   return s;
 }
 
 /** OUTSIDE_SESSION unless the agent's tokens are the session's and its limits within the session's. */
-async function assertFits(d: HostedDeps, a: StoredAgent, s: HostedSession, limits: StoredAgent["limits"], pairs: string[]) {
-  const tokens = [...new Set(pairs.flatMap((p) => p.split("/")))].map((sym) => (Object.hasOwn(d.config.tokens, sym) ? lcs(d.config.tokens[sym]!.address) : sym));
+async function assertFits(
+  d: HostedDeps,
+  _a: StoredAgent,
+  s: HostedSession,
+  limits: StoredAgent["limits"],
+  pairs: string[],
+) {
+  const tokens = [...new Set(pairs.flatMap((p) => p.split("/")))].map((sym) =>
+    Object.hasOwn(d.config.tokens, sym) ? lcs(d.config.tokens[sym]!.address) : sym,
+  );
   const missing = tokens.find((t) => !s.tokens.includes(t));
   if (missing) throw new Refusal("OUTSIDE_SESSION", `the session does not cover ${missing}`);
-  if (limits.max_trade_usd > s.limits.max_trade_usd || limits.max_day_usd > s.limits.max_day_usd) throw new Refusal("OUTSIDE_SESSION", `the agent's limits ($${limits.max_trade_usd} a trade, $${limits.max_day_usd} a day) pass the session's ($${s.limits.max_trade_usd}, $${s.limits.max_day_usd})`);
+  if (limits.max_trade_usd > s.limits.max_trade_usd || limits.max_day_usd > s.limits.max_day_usd)
+    throw new Refusal(
+      "OUTSIDE_SESSION",
+      `the agent's limits ($${limits.max_trade_usd} a trade, $${limits.max_day_usd} a day) pass the session's ($${s.limits.max_trade_usd}, $${s.limits.max_day_usd})`,
+    );
 }
 
 /** Before a live agent trades: kill switch, live trading on, an attached session active for its current executor that its limits fit. */
@@ -390,7 +570,8 @@ async function assertLiveReady(d: HostedDeps, a: StoredAgent, limits: StoredAgen
   if (!d.config.hostedLive) throw new Refusal("LIVE_DISABLED", "live trading by hosted agents is off on this server");
   const s = await sessionFor(d, a);
   const executor = await executorOf(d, a.id);
-  if (s.status !== "active" || s.expires * 1000 <= d.clock() || !executor || lcs(s.executor) !== lcs(executor)) throw new Refusal("SESSION_NOT_ACTIVE", "the attached session is not active for the agent's executor");
+  if (s.status !== "active" || s.expires * 1000 <= d.clock() || !executor || lcs(s.executor) !== lcs(executor))
+    throw new Refusal("SESSION_NOT_ACTIVE", "the attached session is not active for the agent's executor");
   await assertFits(d, a, s, limits, a.pairs);
 }
 
@@ -400,18 +581,31 @@ async function assertLiveReady(d: HostedDeps, a: StoredAgent, limits: StoredAgen
  * active; OUTSIDE_SESSION when the agent's tokens or limits pass the session's. The agent stays
  * paused until resumed (or update live=true).
  */
-export async function attachSession(d: HostedDeps, id: string, who: Owner, body: Record<string, unknown>, schema: Parameters<typeof parseBody>[0]) {
+export async function attachSession(
+  d: HostedDeps,
+  id: string,
+  who: Owner,
+  body: Record<string, unknown>,
+  schema: Parameters<typeof parseBody>[0],
+) {
   const a = await owned(d, id, who);
   const q = parseBody(schema, body, { unknownField: "UNKNOWN_FIELD" }) as { session_id: string };
   if (a.mode === "paper") throw new Refusal("PAPER_AGENT", "a paper agent has no session or executor");
   if (a.status === "stopped") throw stoppedRefusal(a);
   const s = await d.sessionOf(q.session_id);
-  if (!s || lcs(s.wallet) !== lcs(a.wallet)) throw new Refusal("NO_SESSION", `no session ${q.session_id} of this wallet`);
+  if (!s || lcs(s.wallet) !== lcs(a.wallet))
+    throw new Refusal("NO_SESSION", `no session ${q.session_id} of this wallet`);
   const executor = await executorOf(d, a.id);
-  if (!executor || lcs(s.executor) !== lcs(executor)) throw new Refusal("BAD_SESSION", "the session was granted to another executor than this agent's");
-  if (s.status !== "active" || s.expires * 1000 <= d.clock()) throw new Refusal("BAD_SESSION", `the session is ${s.status === "active" ? "expired" : s.status}, not active`);
+  if (!executor || lcs(s.executor) !== lcs(executor))
+    throw new Refusal("BAD_SESSION", "the session was granted to another executor than this agent's");
+  if (s.status !== "active" || s.expires * 1000 <= d.clock())
+    throw new Refusal("BAD_SESSION", `the session is ${s.status === "active" ? "expired" : s.status}, not active`);
   await assertFits(d, a, s, a.limits, a.pairs);
-  const after = await changed(d, a, { sessionId: s.id, status: "paused", pauseReason: { code: "OWNER", message: "session attached: resume to trade" } });
+  const after = await changed(d, a, {
+    sessionId: s.id,
+    status: "paused",
+    pauseReason: { code: "OWNER", message: "session attached: resume to trade" },
+  });
   return viewOf(d, after, true);
 }
 
@@ -430,7 +624,8 @@ export async function agentExecutor(d: HostedDeps, id: string, who: Owner) {
 
 export async function agentRefundGas(d: HostedDeps, id: string, who: Owner, body: Record<string, unknown>) {
   const a = await owned(d, id, who, { deleted: true });
-  if (Object.keys(body).length) throw new Refusal("UNKNOWN_FIELD", `unknown field ${Object.keys(body)[0]}; this route takes no body`);
+  if (Object.keys(body).length)
+    throw new Refusal("UNKNOWN_FIELD", `unknown field ${Object.keys(body)[0]}; this route takes no body`);
   if (a.mode === "paper") throw new Refusal("NO_EXECUTOR", "a paper agent has no executor");
   const executor = await refundableExecutor(d, a.id);
   if (!executor) throw new Refusal("NO_EXECUTOR", `hosted agent ${a.id} has no executor`);
@@ -440,20 +635,31 @@ export async function agentRefundGas(d: HostedDeps, id: string, who: Owner, body
 /** rotate-executor: a new executor key, the old one retired at the signing service; the agent pauses until a session is attached. */
 export async function rotateExecutor(d: HostedDeps, id: string, who: Owner, body: Record<string, unknown>) {
   const a = await owned(d, id, who);
-  if (Object.keys(body).length) throw new Refusal("UNKNOWN_FIELD", `unknown field ${Object.keys(body)[0]}; this route takes no body`);
+  if (Object.keys(body).length)
+    throw new Refusal("UNKNOWN_FIELD", `unknown field ${Object.keys(body)[0]}; this route takes no body`);
   if (a.mode === "paper") throw new Refusal("PAPER_AGENT", "a paper agent has no executor to rotate");
   if (a.status === "stopped") throw stoppedRefusal(a);
   const old = await liveExecutor(d, a);
   const sessionRevoke = await revokeAttached(d, a);
   await retireExecutor(d, a.id, old);
   const made = await newExecutor(d, a);
-  const after = await changed(d, a, { status: "paused", sessionId: null, pauseReason: { code: "ROTATED", message: "a new executor: attach a session granted to it" } });
-  return { ...(await viewOf(d, after, true)), executor_attestation: made.attestation, retired_executor: old, session_revoke: sessionRevoke };
+  const after = await changed(d, a, {
+    status: "paused",
+    sessionId: null,
+    pauseReason: { code: "ROTATED", message: "a new executor: attach a session granted to it" },
+  });
+  return {
+    ...(await viewOf(d, after, true)),
+    executor_attestation: made.attestation,
+    retired_executor: old,
+    session_revoke: sessionRevoke,
+  };
 }
 
 export async function rotateWebhookSecret(d: HostedDeps, id: string, who: Owner) {
   const a = await owned(d, id, who);
-  if (a.brain !== "webhook") throw new Refusal("NOT_WEBHOOK", `hosted agent ${id}'s brain is ${a.brain}, not a webhook`);
+  if (a.brain !== "webhook")
+    throw new Refusal("NOT_WEBHOOK", `hosted agent ${id}'s brain is ${a.brain}, not a webhook`);
   if (a.status === "stopped") throw stoppedRefusal(a);
   const secret = newWebhookSecret();
   const after = await changed(d, a, { webhookSecret: secret });

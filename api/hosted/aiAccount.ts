@@ -11,10 +11,25 @@ import { ownerSince, poolDay, poolFor, spendRows, todayOf } from "./spend.js";
 const TYPICAL_PROMPT_CHARS = 2_400;
 const DAY_MS = 86_400_000;
 
-export const ownConnect = z.object({ api_key: z.string().min(8).max(300).regex(/^[\x21-\x7e]+$/, "printable ASCII, no spaces"), day_cap_usd: z.number().finite().positive().max(100).default(5) }).strict();
+export const ownConnect = z
+  .object({
+    api_key: z
+      .string()
+      .min(8)
+      .max(300)
+      .regex(/^[\x21-\x7e]+$/, "printable ASCII, no spaces"),
+    day_cap_usd: z.number().finite().positive().max(100).default(5),
+  })
+  .strict();
 
 async function ownRow(d: HostedDeps, wallet: string) {
-  const [r] = await d.store.db.query<{ sealed_key: string | null; sub_hint: string | null; day_cap_usd: number; connected_at: string | null; disconnected_at: string | null }>("SELECT * FROM app.ai_own WHERE wallet = $1", [wallet.toLowerCase()]);
+  const [r] = await d.store.db.query<{
+    sealed_key: string | null;
+    sub_hint: string | null;
+    day_cap_usd: number;
+    connected_at: string | null;
+    disconnected_at: string | null;
+  }>("SELECT * FROM app.ai_own WHERE wallet = $1", [wallet.toLowerCase()]);
   return r ?? null;
 }
 
@@ -40,11 +55,30 @@ export async function aiInfo(d: HostedDeps, who: Owner) {
     budget_default_usd: AI_LIMITS.budgetDefaultUsd,
     budget_max_usd: AI_LIMITS.budgetMaxUsd,
     templates: AI_TEMPLATES,
-    models: ai.models.map((m) => ({ id: m.id, price: m.price, available: enabled, estimate: { max_completion_tokens: MAX_COMPLETION_TOKENS, worst_case_usd_per_call: worstCaseUsd(estimatePromptTokens("x".repeat(TYPICAL_PROMPT_CHARS)), MAX_COMPLETION_TOKENS, m.price) } })),
+    models: ai.models.map((m) => ({
+      id: m.id,
+      price: m.price,
+      available: enabled,
+      estimate: {
+        max_completion_tokens: MAX_COMPLETION_TOKENS,
+        worst_case_usd_per_call: worstCaseUsd(
+          estimatePromptTokens("x".repeat(TYPICAL_PROMPT_CHARS)),
+          MAX_COMPLETION_TOKENS,
+          m.price,
+        ),
+      },
+    })),
     // The service adds nothing to a model's price.
     app_fee_pct: 0,
     funding: {
-      own: { available: enabled && ai.ownKeysSecret !== null, connected: !!own?.sealed_key, sub_hint: own?.sealed_key ? own.sub_hint : null, connected_at: own?.sealed_key ? Number(own.connected_at) : null, day_cap_usd: own?.day_cap_usd ?? null, today_usd: ownToday.usd },
+      own: {
+        available: enabled && ai.ownKeysSecret !== null,
+        connected: !!own?.sealed_key,
+        sub_hint: own?.sealed_key ? own.sub_hint : null,
+        connected_at: own?.sealed_key ? Number(own.connected_at) : null,
+        day_cap_usd: own?.day_cap_usd ?? null,
+        today_usd: ownToday.usd,
+      },
       service: {
         available: enabled && ai.pool.usdDay > 0,
         pool_state: !enabled || ai.pool.usdDay <= 0 ? "off" : pool.left_usd <= 0 ? "spent" : "open",
@@ -70,18 +104,38 @@ export async function aiInfo(d: HostedDeps, who: Owner) {
 /** GET hosted/<id>/spend: the agent's AI budget, today's spend, the pool's view, and its rows. */
 export async function agentSpend(d: HostedDeps, id: string, query: Record<string, string>, who: Owner) {
   const a = await owned(d, id, who, { deleted: true });
-  if (a.brain !== "partner_llm") throw new Refusal("NOT_AI", `hosted agent ${id} has a ${a.brain} brain, not an AI model`);
+  if (a.brain !== "partner_llm")
+    throw new Refusal("NOT_AI", `hosted agent ${id} has a ${a.brain} brain, not an AI model`);
   const { limit, before } = pageOf(query);
   const p = aiParamsOf(a);
   const now = d.clock();
   const today = await todayOf(d.store.db, { agentId: a.id }, now);
   const page = await spendRows(d.store.db, a.id, limit, before ?? null);
-  const last = before === undefined ? (page.rows[0] ?? null) : ((await spendRows(d.store.db, a.id, 1, null)).rows[0] ?? null);
+  const last =
+    before === undefined ? (page.rows[0] ?? null) : ((await spendRows(d.store.db, a.id, 1, null)).rows[0] ?? null);
   const live = isLive(a);
-  const pool = p.funding === "service" ? await poolFor(d.store.db, d.config.ai, { id: a.id, wallet: a.wallet, intervalS: a.intervalS, live, model: p.model }, await ownerSinceMs(d, a.wallet), now) : null;
+  const pool =
+    p.funding === "service"
+      ? await poolFor(
+          d.store.db,
+          d.config.ai,
+          { id: a.id, wallet: a.wallet, intervalS: a.intervalS, live, model: p.model },
+          await ownerSinceMs(d, a.wallet),
+          now,
+        )
+      : null;
   return {
     id: a.id,
-    ai: { model: p.model, funding: p.funding, fallback_own: p.fallback_own, budget_usd_day: p.budget_usd_day, budget_left_usd: Math.max(0, Math.round((p.budget_usd_day - today.usd) * 1e6) / 1e6), today, last, pool },
+    ai: {
+      model: p.model,
+      funding: p.funding,
+      fallback_own: p.fallback_own,
+      budget_usd_day: p.budget_usd_day,
+      budget_left_usd: Math.max(0, Math.round((p.budget_usd_day - today.usd) * 1e6) / 1e6),
+      today,
+      last,
+      pool,
+    },
     rows: page.rows,
     next_before: page.next_before,
   };
@@ -94,7 +148,8 @@ export async function agentSpend(d: HostedDeps, id: string, query: Record<string
  */
 export async function connectOwn(d: HostedDeps, who: Owner, body: Record<string, unknown>) {
   const wallet = ownerWallet(who);
-  if (!d.config.ai.gatewayUrl || !d.config.ai.ownKeysSecret) throw new Refusal("HOSTED_UNAVAILABLE", "this server takes no owners' own gateway keys", {}, { retryAfterS: 3600 });
+  if (!d.config.ai.gatewayUrl || !d.config.ai.ownKeysSecret)
+    throw new Refusal("HOSTED_UNAVAILABLE", "this server takes no owners' own gateway keys", {}, { retryAfterS: 3600 });
   const q = parseBody(ownConnect, body, { unknownField: "UNKNOWN_FIELD" });
   const now = Math.floor(d.clock() / 1000);
   await d.store.db.query(
@@ -107,6 +162,9 @@ export async function connectOwn(d: HostedDeps, who: Owner, body: Record<string,
 /** POST hosted/ai/own/disconnect: the key is erased; own-funded ticks hold DISCONNECTED. */
 export async function disconnectOwn(d: HostedDeps, who: Owner) {
   const wallet = ownerWallet(who);
-  const r = await d.store.db.query("UPDATE app.ai_own SET sealed_key = NULL, sub_hint = NULL, disconnected_at = $2 WHERE wallet = $1 AND sealed_key IS NOT NULL RETURNING wallet", [wallet.toLowerCase(), Math.floor(d.clock() / 1000)]);
+  const r = await d.store.db.query(
+    "UPDATE app.ai_own SET sealed_key = NULL, sub_hint = NULL, disconnected_at = $2 WHERE wallet = $1 AND sealed_key IS NOT NULL RETURNING wallet",
+    [wallet.toLowerCase(), Math.floor(d.clock() / 1000)],
+  );
   return { ...(await aiInfo(d, who)).funding.own, disconnected: r.length > 0 };
 }

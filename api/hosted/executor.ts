@@ -1,9 +1,17 @@
-import { formatEther, getAddress, keccak256, parseTransaction, recoverTransactionAddress, type Address, type Hex } from "viem";
+import {
+  formatEther,
+  getAddress,
+  keccak256,
+  parseTransaction,
+  recoverTransactionAddress,
+  type Address,
+  type Hex,
+} from "viem";
 import { Refusal } from "../errors/index.js";
 import type { ExecutorAttestation, ExecutorPort } from "../ports/executors.js";
 import type { Sequencer } from "../ports/sequencer.js";
 import type { StoredAgent } from "./store.js";
-import type { TickDeps } from "./tick.js";
+import type { HostedContext } from "./deps.js";
 
 /** A plain transfer's gas. */
 const REFUND_GAS = 21_000n;
@@ -12,10 +20,7 @@ const REDEEMS_FUNDED = 20n;
 const REDEEM_GAS = 400_000n;
 const RECEIPT_WAIT_MS = 10_000;
 
-/** A session as a hosted agent sees it (sessions' forHosted). */
-export type HostedSession = { id: string; wallet: Address; executor: Address; status: string; expires: number; tokens: string[]; limits: { max_trade_usd: number; max_day_usd: number; max_trades: number }; root_hash: string };
-
-export type ExecutorDeps = Pick<TickDeps, "config" | "chain" | "market" | "store" | "clock"> & {
+export type ExecutorDeps = HostedContext & {
   executors: ExecutorPort | null;
   sequencer: Sequencer;
   /** Sessions the co-signer may still co-sign for this executor. */
@@ -24,15 +29,27 @@ export type ExecutorDeps = Pick<TickDeps, "config" | "chain" | "market" | "store
   assertNotSanctioned: (address: Address, field: string) => Promise<void>;
 };
 
-export const signerRequired = () => new Refusal("SIGNER_REQUIRED", "live hosted agents need the executor signing service, which is not configured on this server", {}, { retryAfterS: 60 });
+export const signerRequired = () =>
+  new Refusal(
+    "SIGNER_REQUIRED",
+    "live hosted agents need the executor signing service, which is not configured on this server",
+    {},
+    { retryAfterS: 60 },
+  );
 
 /**
  * The executor a refund-gas call empties: the newest of the agent's executors (retired ones
  * included: rotate-executor leaves their gas behind) that holds more than a transfer's gas, else
  * the current one.
  */
-export async function refundableExecutor(d: Pick<ExecutorDeps, "store" | "chain">, agentId: string): Promise<Address | null> {
-  const rows = await d.store.db.query<{ executor: string }>("SELECT executor FROM app.hosted_executors WHERE agent_id = $1 ORDER BY created_at DESC, retired_at IS NULL DESC", [agentId]);
+export async function refundableExecutor(
+  d: Pick<ExecutorDeps, "store" | "chain">,
+  agentId: string,
+): Promise<Address | null> {
+  const rows = await d.store.db.query<{ executor: string }>(
+    "SELECT executor FROM app.hosted_executors WHERE agent_id = $1 ORDER BY created_at DESC, retired_at IS NULL DESC",
+    [agentId],
+  );
   const gasPrice = await d.chain.getGasPrice().catch(() => 0n);
   for (const r of rows) {
     const balance = await d.chain.getBalance({ address: getAddress(r.executor) }).catch(() => 0n);
@@ -43,12 +60,18 @@ export async function refundableExecutor(d: Pick<ExecutorDeps, "store" | "chain"
 
 /** The agent's current executor (the newest not retired), or null. */
 export async function executorOf(d: Pick<ExecutorDeps, "store">, agentId: string): Promise<Address | null> {
-  const [r] = await d.store.db.query<{ executor: string }>("SELECT executor FROM app.hosted_executors WHERE agent_id = $1 AND retired_at IS NULL ORDER BY created_at DESC LIMIT 1", [agentId]);
+  const [r] = await d.store.db.query<{ executor: string }>(
+    "SELECT executor FROM app.hosted_executors WHERE agent_id = $1 AND retired_at IS NULL ORDER BY created_at DESC LIMIT 1",
+    [agentId],
+  );
   return r ? getAddress(r.executor) : null;
 }
 
 /** Makes the agent's executor at the signing service and records it; SIGNER_REQUIRED when it does not answer, EXECUTOR_ATTESTATION when it cannot attest. */
-export async function newExecutor(d: ExecutorDeps, agent: Pick<StoredAgent, "id" | "wallet">): Promise<{ executor: Address; attestation: ExecutorAttestation }> {
+export async function newExecutor(
+  d: ExecutorDeps,
+  agent: Pick<StoredAgent, "id" | "wallet">,
+): Promise<{ executor: Address; attestation: ExecutorAttestation }> {
   if (!d.executors) throw signerRequired();
   let made: { executor: Address; attestation: ExecutorAttestation };
   try {
@@ -56,14 +79,28 @@ export async function newExecutor(d: ExecutorDeps, agent: Pick<StoredAgent, "id"
   } catch (err) {
     // Not there at all (a standalone signing service that does not answer): create's SIGNER_REQUIRED.
     if (err instanceof Refusal && err.code === "SIGNER_REQUIRED") throw err;
-    throw new Refusal("EXECUTOR_ATTESTATION", "the signing service could not make and attest an executor; try again", {}, { cause: err, retryAfterS: 5 });
+    throw new Refusal(
+      "EXECUTOR_ATTESTATION",
+      "the signing service could not make and attest an executor; try again",
+      {},
+      { cause: err, retryAfterS: 5 },
+    );
   }
   try {
-    await d.store.db.query("INSERT INTO app.hosted_executors (agent_id, executor, created_at) VALUES ($1, $2, $3)", [agent.id, made.executor.toLowerCase(), Math.floor(d.clock() / 1000)]);
+    await d.store.db.query("INSERT INTO app.hosted_executors (agent_id, executor, created_at) VALUES ($1, $2, $3)", [
+      agent.id,
+      made.executor.toLowerCase(),
+      Math.floor(d.clock() / 1000),
+    ]);
   } catch (err) {
     // One current executor per agent (a unique index): a concurrent rotate got there first.
     await d.executors.retire(made.executor);
-    throw new Refusal("BUSY", "another call is changing this agent's executor; try again", {}, { cause: err, retryAfterS: 1 });
+    throw new Refusal(
+      "BUSY",
+      "another call is changing this agent's executor; try again",
+      {},
+      { cause: err, retryAfterS: 1 },
+    );
   }
   return made;
 }
@@ -72,10 +109,27 @@ export async function newExecutor(d: ExecutorDeps, agent: Pick<StoredAgent, "id"
 export async function retireExecutor(d: ExecutorDeps, agentId: string, executor: Address) {
   if (!d.executors) throw signerRequired();
   await d.executors.retire(executor);
-  await d.store.db.query("UPDATE app.hosted_executors SET retired_at = $3 WHERE agent_id = $1 AND executor = $2 AND retired_at IS NULL", [agentId, executor.toLowerCase(), Math.floor(d.clock() / 1000)]);
+  await d.store.db.query(
+    "UPDATE app.hosted_executors SET retired_at = $3 WHERE agent_id = $1 AND executor = $2 AND retired_at IS NULL",
+    [agentId, executor.toLowerCase(), Math.floor(d.clock() / 1000)],
+  );
 }
 
-type RefundRow = { id: string; executor: string; owner: string; nonce: number; value: string; balance: string; gas: string; max_fee_per_gas: string; raw: Hex; tx_hash: Hex; status: string; block: string | null; relay_error: string | null };
+type RefundRow = {
+  id: string;
+  executor: string;
+  owner: string;
+  nonce: number;
+  value: string;
+  balance: string;
+  gas: string;
+  max_fee_per_gas: string;
+  raw: Hex;
+  tx_hash: Hex;
+  status: string;
+  block: string | null;
+  relay_error: string | null;
+};
 
 const refundAnswer = (agentId: string, r: RefundRow, o: { already: boolean; closed: boolean }) => ({
   id: agentId,
@@ -109,7 +163,12 @@ export async function executorView(d: ExecutorDeps, agent: StoredAgent, executor
   const eth = (await d.market.mark(d.config.tokens.ETH!.address))?.usd ?? null;
   const usd = (wei: bigint) => (eth === null ? null : Math.round(Number(formatEther(wei)) * eth * 100) / 100);
   const last = await lastRefund(d, executor);
-  const whyNot = agent.status !== "stopped" && agent.deletedAt === null ? "STOP_FIRST" : balance <= REFUND_GAS * gasPrice * 2n ? "REFUND_GAS" : null;
+  const whyNot =
+    agent.status !== "stopped" && agent.deletedAt === null
+      ? "STOP_FIRST"
+      : balance <= REFUND_GAS * gasPrice * 2n
+        ? "REFUND_GAS"
+        : null;
   return {
     executor,
     balance_wei: balance.toString(),
@@ -118,20 +177,36 @@ export async function executorView(d: ExecutorDeps, agent: StoredAgent, executor
     min_balance_usd: usd(min),
     enough: balance >= min,
     top_up: balance >= min ? null : { wei: (min - balance).toString(), usd: usd(min - balance), to: executor },
-    refund: { available: whyNot === null, why_not: whyNot, route: `POST /api/v1/hosted/${agent.id}/refund-gas`, last: last ? refundAnswer(agent.id, last, { already: true, closed: true }) : null },
+    refund: {
+      available: whyNot === null,
+      why_not: whyNot,
+      route: `POST /api/v1/hosted/${agent.id}/refund-gas`,
+      last: last ? refundAnswer(agent.id, last, { already: true, closed: true }) : null,
+    },
     executor_attestation: d.executors ? await d.executors.attestation(executor) : null,
   };
 }
 
 const lastRefund = async (d: Pick<ExecutorDeps, "store">, executor: Address) =>
-  (await d.store.db.query<RefundRow>("SELECT * FROM app.executor_refunds WHERE executor = $1 ORDER BY id DESC LIMIT 1", [executor.toLowerCase()]))[0] ?? null;
+  (
+    await d.store.db.query<RefundRow>(
+      "SELECT * FROM app.executor_refunds WHERE executor = $1 ORDER BY id DESC LIMIT 1",
+      [executor.toLowerCase()],
+    )
+  )[0] ?? null;
 
 /** Reads a stored refund's receipt; a refund still unmined is answered again as it was (`already`). */
 async function settle(d: ExecutorDeps, r: RefundRow, waitMs: number): Promise<RefundRow> {
-  const receipt = await d.chain.waitForTransactionReceipt({ hash: r.tx_hash, timeout: waitMs, pollingInterval: 100 }).catch(() => null);
+  const receipt = await d.chain
+    .waitForTransactionReceipt({ hash: r.tx_hash, timeout: waitMs, pollingInterval: 100 })
+    .catch(() => null);
   if (!receipt) return r;
   const status = receipt.status === "success" ? "mined" : "reverted";
-  await d.store.db.query("UPDATE app.executor_refunds SET status = $2, block = $3 WHERE id = $1", [r.id, status, Number(receipt.blockNumber)]);
+  await d.store.db.query("UPDATE app.executor_refunds SET status = $2, block = $3 WHERE id = $1", [
+    r.id,
+    status,
+    Number(receipt.blockNumber),
+  ]);
   return { ...r, status, block: String(receipt.blockNumber) };
 }
 
@@ -145,12 +220,15 @@ async function settle(d: ExecutorDeps, r: RefundRow, waitMs: number): Promise<Re
  */
 export async function refundGas(d: ExecutorDeps, agent: StoredAgent, executor: Address) {
   if (!d.executors) throw signerRequired();
-  if (agent.status !== "stopped" && agent.deletedAt === null) throw new Refusal("STOP_FIRST", "stop the agent before refunding its executor's gas");
+  if (agent.status !== "stopped" && agent.deletedAt === null)
+    throw new Refusal("STOP_FIRST", "stop the agent before refunding its executor's gas");
   if (!d.config.submitEnabled) throw new Refusal("SUBMIT_DISABLED", "this server relays nothing");
-  if ((await d.liveSessionsOf(executor)).length) throw new Refusal("SESSION_ACTIVE", "a session granted to this executor can still be co-signed: revoke it first");
+  if ((await d.liveSessionsOf(executor)).length)
+    throw new Refusal("SESSION_ACTIVE", "a session granted to this executor can still be co-signed: revoke it first");
   const state = await d.executors.state(executor);
   if (!state) throw signerRequired();
-  if (state.owner.toLowerCase() !== agent.wallet.toLowerCase() || state.owner.toLowerCase() === executor.toLowerCase()) throw new Refusal("REFUND_OWNER", "the executor's owner on record is not this agent's owner");
+  if (state.owner.toLowerCase() !== agent.wallet.toLowerCase() || state.owner.toLowerCase() === executor.toLowerCase())
+    throw new Refusal("REFUND_OWNER", "the executor's owner on record is not this agent's owner");
   await d.assertNotSanctioned(state.owner, "owner");
 
   await d.executors.close(executor);
@@ -162,7 +240,8 @@ export async function refundGas(d: ExecutorDeps, agent: StoredAgent, executor: A
     if (r.status === "sent" || r.status === "uncertain") {
       const spent = await d.chain.getTransactionCount({ address: executor, blockTag: "latest" }).catch(() => null);
       // Its nonce went to another transaction: this refund can never land, so a new one may be signed.
-      if (spent !== null && spent > Number(r.nonce)) await d.store.db.query("UPDATE app.executor_refunds SET status = 'dropped' WHERE id = $1", [r.id]);
+      if (spent !== null && spent > Number(r.nonce))
+        await d.store.db.query("UPDATE app.executor_refunds SET status = 'dropped' WHERE id = $1", [r.id]);
       else return refundAnswer(agent.id, r, { already: true, closed: true });
     }
   }
@@ -176,14 +255,34 @@ export async function refundGas(d: ExecutorDeps, agent: StoredAgent, executor: A
       d.chain.estimateFeesPerGas(),
     ]);
   } catch (err) {
-    throw new Refusal("CHAIN_UNAVAILABLE", "the chain did not answer; nothing was signed", {}, { cause: err, retryAfterS: 2 });
+    throw new Refusal(
+      "CHAIN_UNAVAILABLE",
+      "the chain did not answer; nothing was signed",
+      {},
+      { cause: err, retryAfterS: 2 },
+    );
   }
-  if (pending !== nonce) throw new Refusal("REFUND_IN_FLIGHT", `the executor has ${pending - nonce} transaction(s) the chain has not mined yet`);
+  if (pending !== nonce)
+    throw new Refusal(
+      "REFUND_IN_FLIGHT",
+      `the executor has ${pending - nonce} transaction(s) the chain has not mined yet`,
+    );
   const maxFeePerGas = fees.maxFeePerGas;
   const cost = REFUND_GAS * maxFeePerGas;
-  if (balance <= cost) throw new Refusal("REFUND_GAS", `the executor holds ${balance} wei, not more than the transfer's ${cost} wei of gas`);
+  if (balance <= cost)
+    throw new Refusal(
+      "REFUND_GAS",
+      `the executor holds ${balance} wei, not more than the transfer's ${cost} wei of gas`,
+    );
   const value = balance - cost;
-  const ask = { chainId: d.config.chainId, nonce, gas: REFUND_GAS, maxFeePerGas, maxPriorityFeePerGas: fees.maxPriorityFeePerGas < maxFeePerGas ? fees.maxPriorityFeePerGas : maxFeePerGas, value };
+  const ask = {
+    chainId: d.config.chainId,
+    nonce,
+    gas: REFUND_GAS,
+    maxFeePerGas,
+    maxPriorityFeePerGas: fees.maxPriorityFeePerGas < maxFeePerGas ? fees.maxPriorityFeePerGas : maxFeePerGas,
+    value,
+  };
   const raw = await d.executors.signRefund(executor, ask);
   await assertPlainRefund(raw, executor, state.owner, ask);
 
@@ -191,7 +290,19 @@ export async function refundGas(d: ExecutorDeps, agent: StoredAgent, executor: A
   const [row] = await d.store.db.query<RefundRow>(
     `INSERT INTO app.executor_refunds (agent_id, executor, owner, nonce, value, balance, gas, max_fee_per_gas, raw, tx_hash, status, created_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'sent', $11) ON CONFLICT (executor, nonce) DO NOTHING RETURNING *`,
-    [agent.id, executor.toLowerCase(), state.owner.toLowerCase(), nonce, value.toString(), balance.toString(), REFUND_GAS.toString(), maxFeePerGas.toString(), raw, hash, Math.floor(d.clock() / 1000)],
+    [
+      agent.id,
+      executor.toLowerCase(),
+      state.owner.toLowerCase(),
+      nonce,
+      value.toString(),
+      balance.toString(),
+      REFUND_GAS.toString(),
+      maxFeePerGas.toString(),
+      raw,
+      hash,
+      Math.floor(d.clock() / 1000),
+    ],
   );
   // Another call signed this nonce first: its transaction is the refund.
   if (!row) return refundAnswer(agent.id, (await lastRefund(d, executor))!, { already: true, closed: true });
@@ -200,14 +311,26 @@ export async function refundGas(d: ExecutorDeps, agent: StoredAgent, executor: A
     await d.sequencer.sendRawTransaction(raw);
   } catch (err) {
     relayError = (err as Error).message.slice(0, 200);
-    await d.store.db.query("UPDATE app.executor_refunds SET status = 'uncertain', relay_error = $2 WHERE id = $1", [row.id, relayError]);
+    await d.store.db.query("UPDATE app.executor_refunds SET status = 'uncertain', relay_error = $2 WHERE id = $1", [
+      row.id,
+      relayError,
+    ]);
   }
-  const settled = await settle(d, { ...row, status: relayError ? "uncertain" : "sent", relay_error: relayError }, RECEIPT_WAIT_MS);
+  const settled = await settle(
+    d,
+    { ...row, status: relayError ? "uncertain" : "sent", relay_error: relayError },
+    RECEIPT_WAIT_MS,
+  );
   return refundAnswer(agent.id, settled, { already: false, closed: true });
 }
 
 /** SIGNED_MISMATCH unless the bytes are exactly the asked plain transfer from the executor to the owner. */
-async function assertPlainRefund(raw: Hex, executor: Address, owner: Address, ask: { chainId: number; nonce: number; gas: bigint; maxFeePerGas: bigint; value: bigint }) {
+async function assertPlainRefund(
+  raw: Hex,
+  executor: Address,
+  owner: Address,
+  ask: { chainId: number; nonce: number; gas: bigint; maxFeePerGas: bigint; value: bigint },
+) {
   let ok = false;
   try {
     const tx = parseTransaction(raw);
@@ -226,5 +349,9 @@ async function assertPlainRefund(raw: Hex, executor: Address, owner: Address, as
   } catch {
     ok = false;
   }
-  if (!ok) throw new Refusal("SIGNED_MISMATCH", "the signing service answered something other than the plain refund asked for; nothing was relayed");
+  if (!ok)
+    throw new Refusal(
+      "SIGNED_MISMATCH",
+      "the signing service answered something other than the plain refund asked for; nothing was relayed",
+    );
 }

@@ -47,17 +47,27 @@ const HOLD_OF: Record<string, string> = {
 };
 
 /** SPEC's hold code for a refusal of a live order (its own code when SPEC names none closer). */
-export const holdCodeOf = (refusalCode: string): string => (Object.hasOwn(HOLD_OF, refusalCode) ? HOLD_OF[refusalCode]! : refusalCode);
+export const holdCodeOf = (refusalCode: string): string =>
+  Object.hasOwn(HOLD_OF, refusalCode) ? HOLD_OF[refusalCode]! : refusalCode;
 
 /**
  * Why an order touching a stock token cannot go now: MARKET_CLOSED outside the US stock-token
  * session; STOCK_UNREAD when the issuer's switches could not be read; TOKEN_BLOCKED when the issuer
  * paused the token or blocks the wallet. null: it may go (the attestation is checked apart).
  */
-export function stockHold(s: { open: boolean; read: { paused: boolean; walletBlocked: boolean } | null }): { code: string; message: string } | null {
-  if (!s.open) return { code: "MARKET_CLOSED", message: "stock tokens trade from Sunday 20:00 to Friday 20:00 New York time" };
-  if (!s.read) return { code: "STOCK_UNREAD", message: "the stock token's issuer switches could not be read; nothing is sent unread" };
+export function stockHold(s: {
+  open: boolean;
+  read: { paused: boolean; walletBlocked: boolean } | null;
+}): { code: string; message: string } | null {
+  if (!s.open)
+    return { code: "MARKET_CLOSED", message: "stock tokens trade from Sunday 20:00 to Friday 20:00 New York time" };
+  if (!s.read)
+    return {
+      code: "STOCK_UNREAD",
+      message: "the stock token's issuer switches could not be read; nothing is sent unread",
+    };
   if (s.read.paused) return { code: "TOKEN_BLOCKED", message: "the issuer has paused this stock token" };
-  if (s.read.walletBlocked) return { code: "TOKEN_BLOCKED", message: "the stock token's registry blocks the session wallet" };
+  if (s.read.walletBlocked)
+    return { code: "TOKEN_BLOCKED", message: "the stock token's registry blocks the session wallet" };
   return null;
 }

@@ -11,7 +11,10 @@ export const limitsSchema = z
     max_position_usd: usd(1_000_000),
   })
   .strict()
-  .refine((l) => l.max_day_usd >= l.max_trade_usd && l.max_day_usd <= 100 * l.max_trade_usd, { message: "max_day_usd must be from max_trade_usd to 100 times it", path: ["max_day_usd"] });
+  .refine((l) => l.max_day_usd >= l.max_trade_usd && l.max_day_usd <= 100 * l.max_trade_usd, {
+    message: "max_day_usd must be from max_trade_usd to 100 times it",
+    path: ["max_day_usd"],
+  });
 
 export const ruleParams = z
   .object({
@@ -21,12 +24,30 @@ export const ruleParams = z
     band_bps: z.number().int().min(10).max(5_000).default(200),
   })
   .strict()
-  .refine((p) => Math.abs(Object.values(p.targets).reduce((s, w) => s + w, 0) - 1) < 1e-6, { message: "targets must sum to 1", path: ["targets"] });
+  .refine((p) => Math.abs(Object.values(p.targets).reduce((s, w) => s + w, 0) - 1) < 1e-6, {
+    message: "targets must sum to 1",
+    path: ["targets"],
+  });
 
-export const webhookParams = z.object({ url: z.string().url().max(2_048).refine((u) => /^https?:\/\//.test(u), "must be an http(s) URL") }).strict();
+export const webhookParams = z
+  .object({
+    url: z
+      .string()
+      .url()
+      .max(2_048)
+      .refine((u) => /^https?:\/\//.test(u), "must be an http(s) URL"),
+  })
+  .strict();
 
 /** SPEC GET hosted/ai: AI ticks at most every 300 s, up to 5 orders, a strategy of at most 2,000 characters. */
-export const AI_LIMITS = { minIntervalS: 300, maxOrders: 5, defaultOrders: 3, strategyMax: 2_000, budgetDefaultUsd: 1, budgetMaxUsd: 20 } as const;
+export const AI_LIMITS = {
+  minIntervalS: 300,
+  maxOrders: 5,
+  defaultOrders: 3,
+  strategyMax: 2_000,
+  budgetDefaultUsd: 1,
+  budgetMaxUsd: 20,
+} as const;
 
 export const aiParams = z
   .object({
@@ -40,13 +61,24 @@ export const aiParams = z
     max_orders: z.number().int().min(1).max(AI_LIMITS.maxOrders).default(AI_LIMITS.defaultOrders),
   })
   .strict()
-  .refine((p) => p.strategy !== undefined || p.template !== undefined, { message: "strategy (or a template) is required", path: ["strategy"] });
+  .refine((p) => p.strategy !== undefined || p.template !== undefined, {
+    message: "strategy (or a template) is required",
+    path: ["strategy"],
+  });
 export type AiParams = z.infer<typeof aiParams>;
 
 /** What a model must answer: exactly orders and a note, nothing else (validated strictly: AI_SCHEMA). */
 export const aiAnswer = z
   .object({
-    orders: z.array(z.object({ token_in: z.string().min(1).max(42), token_out: z.string().min(1).max(42), amount_usd: z.number().finite() }).strict()),
+    orders: z.array(
+      z
+        .object({
+          token_in: z.string().min(1).max(42),
+          token_out: z.string().min(1).max(42),
+          amount_usd: z.number().finite(),
+        })
+        .strict(),
+    ),
     note: z.string().max(500),
   })
   .strict();
@@ -58,9 +90,20 @@ const common = {
   interval_s: z.number().int().min(10).max(86_400),
   pairs: z.array(pair).min(1).max(10),
   limits: limitsSchema,
-  accept_risks: z.array(z.string().regex(/^[A-Z_]{2,32}$/)).max(20).optional(),
+  accept_risks: z
+    .array(z.string().regex(/^[A-Z_]{2,32}$/))
+    .max(20)
+    .optional(),
   shield: z.boolean().optional(),
-  policies: z.object({ block_risks: z.array(z.string().regex(/^[A-Z_]{2,32}$/)).max(20).optional() }).strict().optional(),
+  policies: z
+    .object({
+      block_risks: z
+        .array(z.string().regex(/^[A-Z_]{2,32}$/))
+        .max(20)
+        .optional(),
+    })
+    .strict()
+    .optional(),
 };
 
 export const createRequest = z
@@ -69,7 +112,9 @@ export const createRequest = z
     params: z.record(z.unknown()),
     mode: z.enum(["paper", "live"]).default("paper"),
     /** Paper book to start from: whole units per token symbol (default 10,000 USDG). */
-    paper_book: z.record(z.string().min(1).max(42), z.string().regex(/^\d{1,15}(\.\d{1,18})?$/, "a decimal amount in whole units")).optional(),
+    paper_book: z
+      .record(z.string().min(1).max(42), z.string().regex(/^\d{1,15}(\.\d{1,18})?$/, "a decimal amount in whole units"))
+      .optional(),
     ...common,
   })
   .strict();
@@ -97,7 +142,15 @@ export type RuleParams = z.infer<typeof ruleParams>;
 export const ordersAnswer = z
   .object({
     orders: z
-      .array(z.object({ token_in: z.string().min(1).max(42), token_out: z.string().min(1).max(42), amount_usd: z.number().finite().positive() }).strict())
+      .array(
+        z
+          .object({
+            token_in: z.string().min(1).max(42),
+            token_out: z.string().min(1).max(42),
+            amount_usd: z.number().finite().positive(),
+          })
+          .strict(),
+      )
       .max(5),
     note: z.string().max(500).optional(),
   })
@@ -106,4 +159,22 @@ export type Order = z.infer<typeof ordersAnswer>["orders"][number];
 
 /** POST hosted/<id>/session and hosted/<id>/stock-attestation bodies. */
 export const sessionBody = z.object({ session_id: z.string().min(1).max(64) }).strict();
-export const attestationBody = z.object({ session_id: z.string().min(1).max(64), issued: z.number().int().nonnegative(), expires: z.number().int().nonnegative(), signature: z.string().regex(/^0x[0-9a-fA-F]{130}$/, "a 65-byte signature") }).strict();
+export const attestationBody = z
+  .object({
+    session_id: z.string().min(1).max(64),
+    issued: z.number().int().nonnegative(),
+    expires: z.number().int().nonnegative(),
+    signature: z.string().regex(/^0x[0-9a-fA-F]{130}$/, "a 65-byte signature"),
+  })
+  .strict();
+
+/** GET hosted/<id>/logs and spend's query as pageOf (agents.ts) checks it, after the agent is found: documented, not parsed at the edge. */
+export const logsQuery = z
+  .object({
+    limit: z.coerce.number().int().min(1).max(200).optional(),
+    before: z.coerce.number().int().optional(),
+    kinds: z.string().optional(),
+  })
+  .strict();
+/** A POST that takes no body: documented as empty; the route refuses any field itself (its own message). */
+export const noBody = z.object({}).strict();

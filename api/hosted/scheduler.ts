@@ -52,22 +52,28 @@ export function createScheduler(d: {
        RETURNING s.agent_id, s.tick_seq, s.next_tick_ms, a.interval_s`,
       [instance, now, leaseMs, n],
     );
-    return rows.map((r) => ({ agentId: r.agent_id, seq: Number(r.tick_seq), dueMs: Number(r.next_tick_ms), intervalS: Number(r.interval_s) }));
+    return rows.map((r) => ({
+      agentId: r.agent_id,
+      seq: Number(r.tick_seq),
+      dueMs: Number(r.next_tick_ms),
+      intervalS: Number(r.interval_s),
+    }));
   }
 
   async function finish(c: Claimed) {
-    await d.db.query("UPDATE app.hosted_schedule SET next_tick_ms = $4, lease_owner = NULL, lease_until_ms = NULL WHERE agent_id = $1 AND tick_seq = $2 AND lease_owner = $3", [
-      c.agentId,
-      c.seq,
-      instance,
-      nextDue(c.dueMs, c.intervalS, d.clock()),
-    ]);
+    await d.db.query(
+      "UPDATE app.hosted_schedule SET next_tick_ms = $4, lease_owner = NULL, lease_until_ms = NULL WHERE agent_id = $1 AND tick_seq = $2 AND lease_owner = $3",
+      [c.agentId, c.seq, instance, nextDue(c.dueMs, c.intervalS, d.clock())],
+    );
   }
 
   async function runOne(c: Claimed) {
     let timer: NodeJS.Timeout | undefined;
     try {
-      const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`tick took over ${tickTimeoutMs} ms`)), tickTimeoutMs)));
+      const late = new Promise<never>(
+        (_, reject) =>
+          (timer = setTimeout(() => reject(new Error(`tick took over ${tickTimeoutMs} ms`)), tickTimeoutMs)),
+      );
       const run = d.runTick(c, instance);
       run.catch(() => {});
       await Promise.race([run, late]);
@@ -104,7 +110,13 @@ export function createScheduler(d: {
     },
     start() {
       if (timer) return;
-      timer = setInterval(() => void (pass ??= runDue().catch((err) => (d.logger?.error({ err }, "hosted scheduler pass failed"), 0)).finally(() => (pass = null))), d.intervalMs ?? 1_000);
+      timer = setInterval(
+        () =>
+          void (pass ??= runDue()
+            .catch((err) => (d.logger?.error({ err }, "hosted scheduler pass failed"), 0))
+            .finally(() => (pass = null))),
+        d.intervalMs ?? 1_000,
+      );
       timer.unref();
     },
     async stop() {

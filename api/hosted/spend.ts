@@ -21,35 +21,74 @@ export type Source = "service" | "own";
 export type SpendStatus = "pending" | "ok" | "invalid" | "error" | "hold";
 
 /** Who pays for a tick's call, and why the pool did not when the owner pays. */
-export type Reservation = { rowId: number; source: Source; poolHold: string | null; sealedKey: string | null } | { hold: string; message: string; poolHold: string | null };
+export type Reservation =
+  | { rowId: number; source: Source; poolHold: string | null; sealedKey: string | null }
+  | { hold: string; message: string; poolHold: string | null };
 
-export type PoolView = { eligible: boolean; kind: "live" | "trial" | null; why_not: string | null; share_usd: number; owner_used_usd: number; share_left_usd: number; pool_usd: number; pool_left_usd: number };
+export type PoolView = {
+  eligible: boolean;
+  kind: "live" | "trial" | null;
+  why_not: string | null;
+  share_usd: number;
+  owner_used_usd: number;
+  share_left_usd: number;
+  pool_usd: number;
+  pool_left_usd: number;
+};
 
 const LOCK_POOL = 4663006;
 const LOCK_OWNER = 4663005;
 
-type AgentForSpend = { id: string; wallet: Address; intervalS: number; live: boolean; model: string; funding: Source; fallbackOwn: boolean; budgetUsdDay: number };
+type AgentForSpend = {
+  id: string;
+  wallet: Address;
+  intervalS: number;
+  live: boolean;
+  model: string;
+  funding: Source;
+  fallbackOwn: boolean;
+  budgetUsdDay: number;
+};
 
 /** The day totals a row counts in: the pool and the owner's share (service), or the owner's own cap; and its agent. */
 const scopesOf = (r: { source: Source | null; wallet: string; agentId: string; poolKind?: string | null }) =>
   r.source === "service"
-    ? ["pool", `svc:${r.wallet.toLowerCase()}`, `agent:${r.agentId}`, `svcagent:${r.wallet.toLowerCase()}:${r.agentId}`, ...(r.poolKind === "trial" ? ["trial"] : [])]
+    ? [
+        "pool",
+        `svc:${r.wallet.toLowerCase()}`,
+        `agent:${r.agentId}`,
+        `svcagent:${r.wallet.toLowerCase()}:${r.agentId}`,
+        ...(r.poolKind === "trial" ? ["trial"] : []),
+      ]
     : r.source === "own"
       ? [`own:${r.wallet.toLowerCase()}`, `agent:${r.agentId}`]
       : [];
 
 async function totals(db: Pick<Db, "query">, day: number, scopes: string[]): Promise<Map<string, number>> {
-  const rows = await db.query<{ scope: string; nusd: string }>("SELECT scope, nusd::text AS nusd FROM app.ai_totals WHERE day = $1 AND scope = ANY($2)", [day, scopes]);
+  const rows = await db.query<{ scope: string; nusd: string }>(
+    "SELECT scope, nusd::text AS nusd FROM app.ai_totals WHERE day = $1 AND scope = ANY($2)",
+    [day, scopes],
+  );
   return new Map(rows.map((r) => [r.scope, Number(r.nusd)]));
 }
 
 async function addTotals(db: Pick<Db, "query">, day: number, scopes: string[], nusd: number): Promise<void> {
   if (!scopes.length || nusd === 0) return;
-  await db.query("INSERT INTO app.ai_totals (day, scope, nusd) SELECT $1, s, $3 FROM unnest($2::text[]) AS s ON CONFLICT (day, scope) DO UPDATE SET nusd = app.ai_totals.nusd + EXCLUDED.nusd", [day, scopes, nusd]);
+  await db.query(
+    "INSERT INTO app.ai_totals (day, scope, nusd) SELECT $1, s, $3 FROM unnest($2::text[]) AS s ON CONFLICT (day, scope) DO UPDATE SET nusd = app.ai_totals.nusd + EXCLUDED.nusd",
+    [day, scopes, nusd],
+  );
 }
 
 /** The pool's state for this agent today: whether it would pay, the owner's share and what is left. */
-export async function poolFor(db: Pick<Db, "query">, ai: AiConfig, a: Pick<AgentForSpend, "id" | "wallet" | "intervalS" | "live" | "model">, ownerSinceMs: number | null, nowMs: number, read?: Map<string, number>): Promise<PoolView> {
+export async function poolFor(
+  db: Pick<Db, "query">,
+  ai: AiConfig,
+  a: Pick<AgentForSpend, "id" | "wallet" | "intervalS" | "live" | "model">,
+  ownerSinceMs: number | null,
+  nowMs: number,
+  read?: Map<string, number>,
+): Promise<PoolView> {
   const p = ai.pool;
   const day = dayOf(nowMs);
   const t = read ?? (await totals(db, day, ["pool", `svc:${a.wallet.toLowerCase()}`]));
@@ -69,7 +108,10 @@ export async function poolFor(db: Pick<Db, "query">, ai: AiConfig, a: Pick<Agent
   else {
     // The owner's pool-paid agents today: a range of the totals' key.
     const prefix = `svcagent:${a.wallet.toLowerCase()}:`;
-    const [funded] = await db.query<{ n: string }>("SELECT count(*)::text AS n FROM app.ai_totals WHERE day = $1 AND scope >= $2 AND scope < $3 AND scope <> $4", [day, prefix, `${prefix}~`, `${prefix}${a.id}`]);
+    const [funded] = await db.query<{ n: string }>(
+      "SELECT count(*)::text AS n FROM app.ai_totals WHERE day = $1 AND scope >= $2 AND scope < $3 AND scope <> $4",
+      [day, prefix, `${prefix}~`, `${prefix}${a.id}`],
+    );
     if (Number(funded?.n ?? 0) >= p.agentsPerOwner) why = "POOL_AGENT";
   }
   const r6 = (x: number) => Math.round(x * 1e6) / 1e6;
@@ -91,22 +133,39 @@ export async function poolFor(db: Pick<Db, "query">, ai: AiConfig, a: Pick<Agent
  * SPEC's code when nothing may pay: AI_BUDGET, the pool's reasons, NOT_CONNECTED, DISCONNECTED,
  * OWN_DAY_CAP.
  */
-export async function reserve(db: Db, ai: AiConfig, a: AgentForSpend, o: { ownerSinceMs: number | null; nowMs: number; worstUsd: number; tickSeq: number }): Promise<Reservation> {
+export async function reserve(
+  db: Db,
+  ai: AiConfig,
+  a: AgentForSpend,
+  o: { ownerSinceMs: number | null; nowMs: number; worstUsd: number; tickSeq: number },
+): Promise<Reservation> {
   const day = dayOf(o.nowMs);
   const worst = nanoUp(o.worstUsd);
   const wallet = a.wallet.toLowerCase();
   return db.tx(async (tx) => {
     // The pool's lock before the owner's, always in this order (one statement, evaluated left to right).
-    if (a.funding === "service") await tx.query("SELECT pg_advisory_xact_lock($1, 0), pg_advisory_xact_lock($2, hashtext($3))", [LOCK_POOL, LOCK_OWNER, wallet]);
+    if (a.funding === "service")
+      await tx.query("SELECT pg_advisory_xact_lock($1, 0), pg_advisory_xact_lock($2, hashtext($3))", [
+        LOCK_POOL,
+        LOCK_OWNER,
+        wallet,
+      ]);
     else await tx.query("SELECT pg_advisory_xact_lock($1, hashtext($2))", [LOCK_OWNER, wallet]);
     // Every total this reservation may need, in one read.
     const t = await totals(tx, day, [`agent:${a.id}`, "pool", `svc:${wallet}`, `own:${wallet}`, "trial"]);
     const agentToday = t.get(`agent:${a.id}`) ?? 0;
     if (agentToday + worst > nanoUp(a.budgetUsdDay)) {
-      return { hold: "AI_BUDGET", message: `this call may cost up to $${o.worstUsd.toFixed(6)}; $${usdOf(Math.max(0, nanoUp(a.budgetUsdDay) - agentToday)).toFixed(6)} of today's $${a.budgetUsdDay} budget is left`, poolHold: null };
+      return {
+        hold: "AI_BUDGET",
+        message: `this call may cost up to $${o.worstUsd.toFixed(6)}; $${usdOf(Math.max(0, nanoUp(a.budgetUsdDay) - agentToday)).toFixed(6)} of today's $${a.budgetUsdDay} budget is left`,
+        poolHold: null,
+      };
     }
     const insert = async (source: Source, poolKind: string | null = null) => {
-      const [row] = await tx.query<{ id: string }>("INSERT INTO app.ai_spend (agent_id, wallet, day, ts, tick_seq, source, model, status, cost_nusd, cost_source, pool_kind) VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', $8, 'bound', $9) RETURNING id", [a.id, wallet, day, o.nowMs, o.tickSeq, source, a.model, worst, poolKind]);
+      const [row] = await tx.query<{ id: string }>(
+        "INSERT INTO app.ai_spend (agent_id, wallet, day, ts, tick_seq, source, model, status, cost_nusd, cost_source, pool_kind) VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', $8, 'bound', $9) RETURNING id",
+        [a.id, wallet, day, o.nowMs, o.tickSeq, source, a.model, worst, poolKind],
+      );
       await addTotals(tx, day, scopesOf({ source, wallet, agentId: a.id, poolKind }), worst);
       return Number(row!.id);
     };
@@ -115,24 +174,54 @@ export async function reserve(db: Db, ai: AiConfig, a: AgentForSpend, o: { owner
       const pool = await poolFor(tx, ai, a, o.ownerSinceMs, o.nowMs, t);
       // The call must fit what is left of the pool and of the owner's share, worst case.
       // New owners' trials together take at most their part of the pool: many fresh wallets cannot empty it.
-      const trialsFull = pool.kind === "trial" && (t.get("trial") ?? 0) + worst > nanoUp((ai.pool.usdDay * ai.pool.trialPoolPct) / 100);
-      const why = pool.why_not ?? (nanoUp(pool.pool_left_usd) < worst || trialsFull ? "AI_POOL_SPENT" : nanoUp(pool.share_left_usd) < worst ? "AI_SHARE_SPENT" : null);
-      if (!why) return { rowId: await insert("service", pool.kind), source: "service", poolHold: null, sealedKey: null };
-      if (!a.fallbackOwn) return { hold: why, message: `the service's credits do not pay for this call (${why})`, poolHold: null };
+      const trialsFull =
+        pool.kind === "trial" && (t.get("trial") ?? 0) + worst > nanoUp((ai.pool.usdDay * ai.pool.trialPoolPct) / 100);
+      const why =
+        pool.why_not ??
+        (nanoUp(pool.pool_left_usd) < worst || trialsFull
+          ? "AI_POOL_SPENT"
+          : nanoUp(pool.share_left_usd) < worst
+            ? "AI_SHARE_SPENT"
+            : null);
+      if (!why)
+        return { rowId: await insert("service", pool.kind), source: "service", poolHold: null, sealedKey: null };
+      if (!a.fallbackOwn)
+        return { hold: why, message: `the service's credits do not pay for this call (${why})`, poolHold: null };
       poolHold = why;
     }
-    const [own] = await tx.query<{ sealed_key: string | null; day_cap_usd: number; disconnected_at: string | null }>("SELECT sealed_key, day_cap_usd, disconnected_at FROM app.ai_own WHERE wallet = $1", [wallet]);
+    const [own] = await tx.query<{ sealed_key: string | null; day_cap_usd: number; disconnected_at: string | null }>(
+      "SELECT sealed_key, day_cap_usd, disconnected_at FROM app.ai_own WHERE wallet = $1",
+      [wallet],
+    );
     if (!own?.sealed_key) {
       const code = own?.disconnected_at ? "DISCONNECTED" : "NOT_CONNECTED";
-      return { hold: code, message: `the owner's own gateway account is ${code === "DISCONNECTED" ? "disconnected" : "not connected"}${poolHold ? `; the service's credits did not pay (${poolHold})` : ""}`, poolHold };
+      return {
+        hold: code,
+        message: `the owner's own gateway account is ${code === "DISCONNECTED" ? "disconnected" : "not connected"}${poolHold ? `; the service's credits did not pay (${poolHold})` : ""}`,
+        poolHold,
+      };
     }
     const ownToday = t.get(`own:${wallet}`) ?? 0;
-    if (ownToday + worst > nanoUp(Number(own.day_cap_usd))) return { hold: "OWN_DAY_CAP", message: `the owner's own day cap of $${own.day_cap_usd} would be passed`, poolHold };
+    if (ownToday + worst > nanoUp(Number(own.day_cap_usd)))
+      return {
+        hold: "OWN_DAY_CAP",
+        message: `the owner's own day cap of $${own.day_cap_usd} would be passed`,
+        poolHold,
+      };
     return { rowId: await insert("own"), source: "own", poolHold, sealedKey: own.sealed_key };
   });
 }
 
-export type Settlement = { status: Exclude<SpendStatus, "pending">; code: string | null; promptTokens: number; completionTokens: number; costUsd: number; costSource: "usage" | "header" | "bound"; ms: number; poolHold: string | null };
+export type Settlement = {
+  status: Exclude<SpendStatus, "pending">;
+  code: string | null;
+  promptTokens: number;
+  completionTokens: number;
+  costUsd: number;
+  costSource: "usage" | "header" | "bound";
+  ms: number;
+  poolHold: string | null;
+};
 
 /**
  * Replaces a reservation's worst case with what the call cost (or the worst case, when it may have
@@ -144,39 +233,73 @@ export async function settle(db: Db, rowId: number, s: Settlement): Promise<void
   const sane = Number.isFinite(s.costUsd) && s.costUsd >= 0 && s.costUsd <= 1e6;
   const tokens = (n: number) => Math.min(2e9, Math.max(0, Math.round(n) || 0));
   await db.tx(async (tx) => {
-    const [r] = await tx.query<{ cost_nusd: string; source: Source | null; wallet: string; agent_id: string; day: number; status: string; pool_kind: string | null }>("SELECT cost_nusd::text AS cost_nusd, source, wallet, agent_id, day, status, pool_kind FROM app.ai_spend WHERE id = $1 FOR UPDATE", [rowId]);
+    const [r] = await tx.query<{
+      cost_nusd: string;
+      source: Source | null;
+      wallet: string;
+      agent_id: string;
+      day: number;
+      status: string;
+      pool_kind: string | null;
+    }>(
+      "SELECT cost_nusd::text AS cost_nusd, source, wallet, agent_id, day, status, pool_kind FROM app.ai_spend WHERE id = $1 FOR UPDATE",
+      [rowId],
+    );
     if (!r || r.status !== "pending") return;
-    const cost = !sane ? Number(r.cost_nusd) : s.costSource === "bound" ? nanoUp(s.costUsd) : Math.round(s.costUsd * NANO);
-    await tx.query("UPDATE app.ai_spend SET status = $2, code = $3, prompt_tokens = $4, completion_tokens = $5, cost_nusd = $6, cost_source = $7, ms = $8, pool_hold = $9 WHERE id = $1", [
-      rowId,
-      s.status,
-      s.code,
-      tokens(s.promptTokens),
-      tokens(s.completionTokens),
-      cost,
-      sane ? s.costSource : "bound",
-      Math.round(s.ms),
-      s.poolHold,
-    ]);
-    await addTotals(tx, Number(r.day), scopesOf({ source: r.source, wallet: r.wallet, agentId: r.agent_id, poolKind: r.pool_kind }), cost - Number(r.cost_nusd));
+    const cost = !sane
+      ? Number(r.cost_nusd)
+      : s.costSource === "bound"
+        ? nanoUp(s.costUsd)
+        : Math.round(s.costUsd * NANO);
+    await tx.query(
+      "UPDATE app.ai_spend SET status = $2, code = $3, prompt_tokens = $4, completion_tokens = $5, cost_nusd = $6, cost_source = $7, ms = $8, pool_hold = $9 WHERE id = $1",
+      [
+        rowId,
+        s.status,
+        s.code,
+        tokens(s.promptTokens),
+        tokens(s.completionTokens),
+        cost,
+        sane ? s.costSource : "bound",
+        Math.round(s.ms),
+        s.poolHold,
+      ],
+    );
+    await addTotals(
+      tx,
+      Number(r.day),
+      scopesOf({ source: r.source, wallet: r.wallet, agentId: r.agent_id, poolKind: r.pool_kind }),
+      cost - Number(r.cost_nusd),
+    );
   });
 }
 
 /** A tick that made no call: its hold, at no cost. */
-export async function recordHold(db: Pick<Db, "query">, a: { id: string; wallet: Address; model: string }, o: { nowMs: number; tickSeq: number; code: string; poolHold?: string | null }): Promise<void> {
-  await db.query("INSERT INTO app.ai_spend (agent_id, wallet, day, ts, tick_seq, source, model, status, code, cost_nusd, cost_source, pool_hold, ms) VALUES ($1, $2, $3, $4, $5, NULL, $6, 'hold', $7, 0, NULL, $8, 0)", [
-    a.id,
-    a.wallet.toLowerCase(),
-    dayOf(o.nowMs),
-    o.nowMs,
-    o.tickSeq,
-    a.model,
-    o.code,
-    o.poolHold ?? null,
-  ]);
+export async function recordHold(
+  db: Pick<Db, "query">,
+  a: { id: string; wallet: Address; model: string },
+  o: { nowMs: number; tickSeq: number; code: string; poolHold?: string | null },
+): Promise<void> {
+  await db.query(
+    "INSERT INTO app.ai_spend (agent_id, wallet, day, ts, tick_seq, source, model, status, code, cost_nusd, cost_source, pool_hold, ms) VALUES ($1, $2, $3, $4, $5, NULL, $6, 'hold', $7, 0, NULL, $8, 0)",
+    [a.id, a.wallet.toLowerCase(), dayOf(o.nowMs), o.nowMs, o.tickSeq, a.model, o.code, o.poolHold ?? null],
+  );
 }
 
-type Row = { id: string; ts: string; source: string | null; model: string; status: string; code: string | null; prompt_tokens: number; completion_tokens: number; cost_nusd: string; cost_source: string | null; pool_hold: string | null; ms: number | null };
+type Row = {
+  id: string;
+  ts: string;
+  source: string | null;
+  model: string;
+  status: string;
+  code: string | null;
+  prompt_tokens: number;
+  completion_tokens: number;
+  cost_nusd: string;
+  cost_source: string | null;
+  pool_hold: string | null;
+  ms: number | null;
+};
 
 /** SPEC's spend row. */
 export const spendRow = (r: Row) => ({
@@ -198,13 +321,20 @@ export const spendRow = (r: Row) => ({
 
 /** An agent's rows, newest first, paged by id. */
 export async function spendRows(db: Pick<Db, "query">, agentId: string, limit: number, before: number | null) {
-  const rows = await db.query<Row>(`SELECT * FROM app.ai_spend WHERE agent_id = $1 ${before !== null ? "AND id < $3" : ""} ORDER BY id DESC LIMIT $2`, before !== null ? [agentId, limit + 1, before] : [agentId, limit + 1]);
+  const rows = await db.query<Row>(
+    `SELECT * FROM app.ai_spend WHERE agent_id = $1 ${before !== null ? "AND id < $3" : ""} ORDER BY id DESC LIMIT $2`,
+    before !== null ? [agentId, limit + 1, before] : [agentId, limit + 1],
+  );
   const page = rows.slice(0, limit).map(spendRow);
   return { rows: page, next_before: rows.length > limit ? page.at(-1)!.id : null };
 }
 
 /** Today's spend of an agent: USD, calls, USD by source, tokens. */
-export async function todayOf(db: Pick<Db, "query">, where: { agentId?: string; wallet?: Address; source?: Source }, nowMs: number) {
+export async function todayOf(
+  db: Pick<Db, "query">,
+  where: { agentId?: string; wallet?: Address; source?: Source },
+  nowMs: number,
+) {
   const conds = ["day = $1"];
   const params: unknown[] = [dayOf(nowMs)];
   if (where.agentId) conds.push(`agent_id = $${params.push(where.agentId)}`);
@@ -237,11 +367,20 @@ export async function poolDay(db: Pick<Db, "query">, ai: AiConfig, nowMs: number
     [dayOf(nowMs)],
   );
   const used = usdOf(r?.n ?? 0);
-  return { pool_usd: ai.pool.usdDay, left_usd: Math.round(Math.max(0, ai.pool.usdDay - used) * 1e6) / 1e6, owners_funded: Number(r?.owners ?? 0), agents_funded: Number(r?.agents ?? 0), used_usd: Math.round(used * 1e6) / 1e6 };
+  return {
+    pool_usd: ai.pool.usdDay,
+    left_usd: Math.round(Math.max(0, ai.pool.usdDay - used) * 1e6) / 1e6,
+    owners_funded: Number(r?.owners ?? 0),
+    agents_funded: Number(r?.agents ?? 0),
+    used_usd: Math.round(used * 1e6) / 1e6,
+  };
 }
 
 /** When the owner's account was made (ms), the start of the pool's trial; null when it has none. */
 export async function ownerSince(db: Pick<Db, "query">, wallet: string): Promise<number | null> {
-  const [r] = await db.query<{ t: string | null }>("SELECT min(created_at)::text AS t FROM app.accounts WHERE wallet = $1", [wallet.toLowerCase()]);
+  const [r] = await db.query<{ t: string | null }>(
+    "SELECT min(created_at)::text AS t FROM app.accounts WHERE wallet = $1",
+    [wallet.toLowerCase()],
+  );
   return r?.t ? Number(r.t) * 1000 : null;
 }

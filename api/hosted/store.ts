@@ -35,7 +35,8 @@ export type StoredAgent = {
 };
 
 /** SPEC's `live`: a live agent running with its session attached. */
-export const isLive = (a: Pick<StoredAgent, "mode" | "status" | "sessionId">) => a.mode === "live" && a.status === "active" && a.sessionId !== null;
+export const isLive = (a: Pick<StoredAgent, "mode" | "status" | "sessionId">) =>
+  a.mode === "live" && a.status === "active" && a.sessionId !== null;
 
 const json = (v: unknown) => (v === null || v === undefined ? null : JSON.stringify(v));
 const parsed = <T>(v: unknown): T | null => (typeof v === "string" ? (JSON.parse(v) as T) : null);
@@ -71,7 +72,15 @@ export const newAgentId = () => `ha_${randomBytes(9).toString("base64url")}`;
 /** A Standard Webhooks secret: 32 random bytes, base64, `whsec_` prefix. */
 export const newWebhookSecret = () => `whsec_${randomBytes(32).toString("base64")}`;
 
-export type LogRow = { id: number; agent_id: string; tick: number | null; kind: string; code: string | null; at: number; [k: string]: unknown };
+export type LogRow = {
+  id: number;
+  agent_id: string;
+  tick: number | null;
+  kind: string;
+  code: string | null;
+  at: number;
+  [k: string]: unknown;
+};
 
 /** The hosted domain's tables: agents, schedule, ticks and logs. */
 export function createHostedStore(db: Db) {
@@ -86,12 +95,32 @@ export function createHostedStore(db: Db) {
       return db.tx(async (tx) => {
         // One wallet's creates are serialised so two at once cannot both be the 20th.
         await tx.query("SELECT pg_advisory_xact_lock(4663002, hashtext($1))", [a.wallet.toLowerCase()]);
-        const [n] = await tx.query<{ n: string }>("SELECT count(*)::text AS n FROM app.hosted_agents WHERE wallet = $1 AND deleted_at IS NULL", [a.wallet.toLowerCase()]);
+        const [n] = await tx.query<{ n: string }>(
+          "SELECT count(*)::text AS n FROM app.hosted_agents WHERE wallet = $1 AND deleted_at IS NULL",
+          [a.wallet.toLowerCase()],
+        );
         if (Number(n?.n ?? 0) >= maxPerWallet) return null;
         await tx.query(
           `INSERT INTO app.hosted_agents (id, wallet, key_id, name, brain, params, interval_s, pairs, limits, mode, status, pause_reason, terms, webhook_secret, paper_book, brain_state, last_decision, last_trade, created_at, updated_at)
            VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,NULL,NULL,NULL,$16,$16)`,
-          [a.id, a.wallet.toLowerCase(), a.keyId, a.name, a.brain, json(a.params), a.intervalS, json(a.pairs), json(a.limits), a.mode, a.status, json(a.pauseReason), json(a.terms), a.webhookSecret, json(a.paperBook), a.createdAt],
+          [
+            a.id,
+            a.wallet.toLowerCase(),
+            a.keyId,
+            a.name,
+            a.brain,
+            json(a.params),
+            a.intervalS,
+            json(a.pairs),
+            json(a.limits),
+            a.mode,
+            a.status,
+            json(a.pauseReason),
+            json(a.terms),
+            a.webhookSecret,
+            json(a.paperBook),
+            a.createdAt,
+          ],
         );
         await tx.query("INSERT INTO app.hosted_schedule (agent_id, next_tick_ms) VALUES ($1, $2)", [a.id, firstTickMs]);
         return a;
@@ -102,11 +131,37 @@ export function createHostedStore(db: Db) {
     get: (id: string) => one("SELECT * FROM app.hosted_agents WHERE id = $1", [id]),
 
     async list(wallet: Address): Promise<StoredAgent[]> {
-      return (await db.query("SELECT * FROM app.hosted_agents WHERE wallet = $1 AND deleted_at IS NULL ORDER BY created_at, id", [wallet.toLowerCase()])).map(agentFrom);
+      return (
+        await db.query(
+          "SELECT * FROM app.hosted_agents WHERE wallet = $1 AND deleted_at IS NULL ORDER BY created_at, id",
+          [wallet.toLowerCase()],
+        )
+      ).map(agentFrom);
     },
 
     /** Writes the fields given, only while the agent is in one of `from` (a state change that lost a race answers null). */
-    async update(id: string, from: AgentStatus[], set: Partial<Pick<StoredAgent, "name" | "brain" | "params" | "intervalS" | "pairs" | "limits" | "status" | "pauseReason" | "terms" | "webhookSecret" | "deletedAt" | "sessionId">>, now: number): Promise<StoredAgent | null> {
+    async update(
+      id: string,
+      from: AgentStatus[],
+      set: Partial<
+        Pick<
+          StoredAgent,
+          | "name"
+          | "brain"
+          | "params"
+          | "intervalS"
+          | "pairs"
+          | "limits"
+          | "status"
+          | "pauseReason"
+          | "terms"
+          | "webhookSecret"
+          | "deletedAt"
+          | "sessionId"
+        >
+      >,
+      now: number,
+    ): Promise<StoredAgent | null> {
       const cols: Record<string, unknown> = {
         name: set.name,
         brain: set.brain,
@@ -124,19 +179,49 @@ export function createHostedStore(db: Db) {
       const keys = Object.keys(cols).filter((k) => cols[k] !== undefined);
       const params: unknown[] = [id, from, now, ...keys.map((k) => cols[k])];
       const assignments = ["updated_at = $3", ...keys.map((k, i) => `${k} = $${i + 4}`)].join(", ");
-      return one(`UPDATE app.hosted_agents SET ${assignments} WHERE id = $1 AND status = ANY($2) AND deleted_at IS NULL RETURNING *`, params);
+      return one(
+        `UPDATE app.hosted_agents SET ${assignments} WHERE id = $1 AND status = ANY($2) AND deleted_at IS NULL RETURNING *`,
+        params,
+      );
     },
 
-    async log(agentId: string, tick: number | null, kind: string, code: string | null, body: Record<string, unknown>, now: number, via: Db = db): Promise<void> {
-      await via.query("INSERT INTO app.hosted_logs (agent_id, tick_seq, kind, code, body, created_at) VALUES ($1, $2, $3, $4, $5, $6)", [agentId, tick, kind, code, JSON.stringify(body), now]);
+    async log(
+      agentId: string,
+      tick: number | null,
+      kind: string,
+      code: string | null,
+      body: Record<string, unknown>,
+      now: number,
+      via: Db = db,
+    ): Promise<void> {
+      await via.query(
+        "INSERT INTO app.hosted_logs (agent_id, tick_seq, kind, code, body, created_at) VALUES ($1, $2, $3, $4, $5, $6)",
+        [agentId, tick, kind, code, JSON.stringify(body), now],
+      );
     },
 
     async logs(agentId: string, o: { limit: number; before?: number; kinds?: string[] }): Promise<LogRow[]> {
-      const rows = await db.query<{ id: string; agent_id: string; tick_seq: string | null; kind: string; code: string | null; body: string; created_at: string }>(
+      const rows = await db.query<{
+        id: string;
+        agent_id: string;
+        tick_seq: string | null;
+        kind: string;
+        code: string | null;
+        body: string;
+        created_at: string;
+      }>(
         `SELECT * FROM app.hosted_logs WHERE agent_id = $1 AND ($2::bigint IS NULL OR id < $2) AND ($3::text[] IS NULL OR kind = ANY($3)) ORDER BY id DESC LIMIT $4`,
         [agentId, o.before ?? null, o.kinds ?? null, o.limit],
       );
-      return rows.map((r) => ({ ...(JSON.parse(r.body) as Record<string, unknown>), id: Number(r.id), agent_id: r.agent_id, tick: r.tick_seq === null ? null : Number(r.tick_seq), kind: r.kind, code: r.code, at: Number(r.created_at) }));
+      return rows.map((r) => ({
+        ...(JSON.parse(r.body) as Record<string, unknown>),
+        id: Number(r.id),
+        agent_id: r.agent_id,
+        tick: r.tick_seq === null ? null : Number(r.tick_seq),
+        kind: r.kind,
+        code: r.code,
+        at: Number(r.created_at),
+      }));
     },
   };
 }

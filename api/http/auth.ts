@@ -1,10 +1,20 @@
 import type { MiddlewareHandler } from "hono";
-import type { AppEnv } from "../deps.js";
+import type { AppEnv, KeyRecord } from "./env.js";
 import { Refusal } from "../errors/index.js";
 import { RATE_RULES, type Limiter } from "./rateLimit.js";
 import { clientBuckets, rateLimited } from "./limits.js";
 import { LRUCache } from "lru-cache";
-import { assertNotSanctioned, authenticate, type SignInDeps } from "../auth/index.js";
+import type { Address } from "viem";
+
+/**
+ * What the edge asks of sign-in, handed in by the composition root (the edge imports no domain):
+ * the live key an API key names, and a wallet's sanctions check (SANCTIONED, or ENGINE_UNAVAILABLE
+ * when the list cannot be read).
+ */
+export type KeyChecks = {
+  authenticate(apiKey: string): Promise<KeyRecord | null>;
+  assertNotSanctioned(wallet: Address): Promise<void>;
+};
 
 /**
  * `Authorization: Bearer <api_key>`: 401 UNAUTHORIZED for no, unknown, expired or revoked keys.
@@ -13,15 +23,18 @@ import { assertNotSanctioned, authenticate, type SignInDeps } from "../auth/inde
  * passes even from a locked address (its users may share the address with whoever failed), and
  * spends from its own bucket (30, then 10 per second).
  */
-export function requireKey(deps: Pick<SignInDeps, "db" | "clock">, limiter: Limiter): MiddlewareHandler<AppEnv> {
+export function requireKey(checks: Pick<KeyChecks, "authenticate">, limiter: Limiter): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const header = c.req.header("authorization") ?? "";
     // Auth schemes are case-insensitive (RFC 9110 11.1): bearer, Bearer, BEARER.
-    const m = /^bearer +([A-Za-z0-9_\-]{1,200})$/i.exec(header);
-    const key = m ? await authenticate(deps, m[1]!) : null;
+    const m = /^bearer +([A-Za-z0-9_-]{1,200})$/i.exec(header);
+    const key = m ? await checks.authenticate(m[1]!) : null;
     if (!key) {
       await failedAuthentication(limiter, c.get("clientAddr"));
-      throw new Refusal("UNAUTHORIZED", header ? "unknown, expired or revoked API key" : "send Authorization: Bearer <api_key>");
+      throw new Refusal(
+        "UNAUTHORIZED",
+        header ? "unknown, expired or revoked API key" : "send Authorization: Bearer <api_key>",
+      );
     }
     c.set("key", key);
     const wait = await limiter.spend([{ key: `key:key:${key.keyId}`, rule: RATE_RULES.key }]);
@@ -45,6 +58,17 @@ export async function countFailedAuth(limiter: Limiter, clientAddr: string): Pro
   await limiter.spend(failBuckets(clientAddr));
 }
 
+/** Refusals of a wallet's signed request that count as a failed authentication: a wrong or stale signature. */
+const FAILED_SIGNATURE = new Set<string>(["BAD_SIGNATURE", "CHALLENGE_EXPIRED"]);
+
+/** Runs a signed request's work; a wrong or stale signature it is refused for counts one failed authentication. */
+export function countingFailedSignatures<T>(limiter: Limiter, clientAddr: string, work: () => Promise<T>): Promise<T> {
+  return work().catch(async (err) => {
+    if (err instanceof Refusal && FAILED_SIGNATURE.has(err.code)) await countFailedAuth(limiter, clientAddr);
+    throw err;
+  });
+}
+
 /** One failed key authentication: 429 once the address's bucket is empty, else counted. */
 async function failedAuthentication(limiter: Limiter, clientAddr: string): Promise<void> {
   await notLockedOut(limiter, clientAddr);
@@ -56,12 +80,12 @@ async function failedAuthentication(limiter: Limiter, clientAddr: string): Promi
  * an unreadable list fails closed). Routes that let a sanctioned key end what it started (revoke)
  * leave it out.
  */
-export function keyWalletNotSanctioned(deps: Pick<SignInDeps, "chain" | "config">): MiddlewareHandler<AppEnv> {
+export function keyWalletNotSanctioned(checks: Pick<KeyChecks, "assertNotSanctioned">): MiddlewareHandler<AppEnv> {
   const clean = new LRUCache<string, true>({ max: 10_000, ttl: 60_000 });
   return async (c, next) => {
     const wallet = c.get("key").wallet;
     if (!clean.get(wallet)) {
-      await assertNotSanctioned(deps, wallet, "wallet");
+      await checks.assertNotSanctioned(wallet);
       clean.set(wallet, true);
     }
     await next();

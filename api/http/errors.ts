@@ -16,15 +16,28 @@ export function respondError(c: Context, err: Refusal): Response {
 export const onError: ErrorHandler = (err, c) => {
   if (err instanceof Refusal) return respondError(c, err);
   // A node that did not answer is 502 RPC_UNAVAILABLE on every route, whichever read met it.
-  if (chainUnreachable(err)) return respondError(c, new Refusal("RPC_UNAVAILABLE", "the chain RPC did not answer; retry shortly", {}, { cause: err, retryAfterS: 2 }));
+  if (chainUnreachable(err))
+    return respondError(
+      c,
+      new Refusal("RPC_UNAVAILABLE", "the chain RPC did not answer; retry shortly", {}, { cause: err, retryAfterS: 2 }),
+    );
   if (err instanceof HTTPException && err.status < 500) {
-    return respondError(c, new Refusal("BAD_REQUEST", err.message || "bad request", {}, { cause: err, context: err.status === 413 ? "too_large" : undefined }));
+    return respondError(
+      c,
+      new Refusal(
+        "BAD_REQUEST",
+        err.message || "bad request",
+        {},
+        { cause: err, context: err.status === 413 ? "too_large" : undefined },
+      ),
+    );
   }
   c.get("log")?.error({ req_id: c.get("requestId"), err }, "unhandled error");
   return respondError(c, new Refusal("INTERNAL", "internal error", {}, { cause: err }));
 };
 
-export const notFound: NotFoundHandler = (c) => respondError(c, new Refusal("NOT_FOUND", `no route ${c.req.method} ${c.req.path}`));
+export const notFound: NotFoundHandler = (c) =>
+  respondError(c, new Refusal("NOT_FOUND", `no route ${c.req.method} ${c.req.path}`));
 
 /**
  * The methods a path's routes take, matched by Hono's own router (so parameterised routes such as
@@ -48,6 +61,12 @@ export function wrongMethodOrNotFound(routes: readonly { method: string; path: s
     const allow = allowed(c.req.path);
     if (allow.length === 0) return respondError(c, new Refusal("NOT_FOUND", `no route ${c.req.method} ${c.req.path}`));
     c.header("Allow", allow.join(", "));
-    return respondError(c, new Refusal("METHOD_NOT_ALLOWED", `${c.req.method} is not allowed on ${c.req.path} (allowed: ${allow.join(", ")})`));
+    return respondError(
+      c,
+      new Refusal(
+        "METHOD_NOT_ALLOWED",
+        `${c.req.method} is not allowed on ${c.req.path} (allowed: ${allow.join(", ")})`,
+      ),
+    );
   };
 }

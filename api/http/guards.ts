@@ -1,7 +1,7 @@
 import type { MiddlewareHandler } from "hono";
 import { getConnInfo } from "@hono/node-server/conninfo";
 import type { Config } from "../../lib/config.js";
-import type { AppEnv } from "../deps.js";
+import type { AppEnv } from "./env.js";
 import { blockListOf, isTrusted } from "./serve.js";
 import { Refusal } from "../errors/index.js";
 import { clientKeyOf } from "../../lib/netAddress.js";
@@ -11,7 +11,8 @@ export function hostGuard(config: Pick<Config, "allowedHosts">): MiddlewareHandl
   const allowed = new Set(config.allowedHosts);
   return async (c, next) => {
     const host = c.req.header("host")?.toLowerCase();
-    if (!host || !allowed.has(host)) throw new Refusal("UNKNOWN_HOST", `this server does not answer for host ${JSON.stringify(host ?? "")}`);
+    if (!host || !allowed.has(host))
+      throw new Refusal("UNKNOWN_HOST", `this server does not answer for host ${JSON.stringify(host ?? "")}`);
     await next();
   };
 }
@@ -23,7 +24,9 @@ export function hostGuard(config: Pick<Config, "allowedHosts">): MiddlewareHandl
  * key (lib/netAddress): an IPv6 client is its /64, so rotating addresses inside it finds the same
  * rate buckets, lockout and sign-up caps; ::ffff:a.b.c.d is a.b.c.d.
  */
-export function clientAddress(config: Pick<Config, "trustedProxyHeader" | "trustedProxies">): MiddlewareHandler<AppEnv> {
+export function clientAddress(
+  config: Pick<Config, "trustedProxyHeader" | "trustedProxies">,
+): MiddlewareHandler<AppEnv> {
   const proxies = blockListOf(config.trustedProxies);
   return async (c, next) => {
     let peer: string | undefined;
@@ -33,7 +36,8 @@ export function clientAddress(config: Pick<Config, "trustedProxyHeader" | "trust
       peer = undefined;
     }
     let addr = peer;
-    if (config.trustedProxyHeader && peer && isTrusted(proxies, peer)) addr = c.req.header(config.trustedProxyHeader)?.split(",").pop()?.trim() || peer;
+    if (config.trustedProxyHeader && peer && isTrusted(proxies, peer))
+      addr = c.req.header(config.trustedProxyHeader)?.split(",").pop()?.trim() || peer;
     c.set("clientAddr", clientKeyOf(addr || "unknown"));
     await next();
   };
@@ -65,11 +69,14 @@ export const jsonBody: MiddlewareHandler<AppEnv> = async (c, next) => {
   if (!BODY_METHODS.has(c.req.method)) return next();
   const te = c.req.header("transfer-encoding");
   const cl = c.req.header("content-length");
-  if (te && te.toLowerCase() !== "identity") throw new Refusal("LENGTH_REQUIRED", "send the body with a plain Content-Length (chunked bodies are refused)");
+  if (te && te.toLowerCase() !== "identity")
+    throw new Refusal("LENGTH_REQUIRED", "send the body with a plain Content-Length (chunked bodies are refused)");
   if (cl !== undefined && !/^\d{1,10}$/.test(cl)) throw new Refusal("BAD_REQUEST", "Content-Length must be a number");
-  if (cl !== undefined && Number(cl) > MAX_BODY_BYTES) throw new Refusal("BAD_REQUEST", `body over ${MAX_BODY_BYTES} bytes`, {}, { context: "too_large" });
+  if (cl !== undefined && Number(cl) > MAX_BODY_BYTES)
+    throw new Refusal("BAD_REQUEST", `body over ${MAX_BODY_BYTES} bytes`, {}, { context: "too_large" });
   const raw = cl === undefined || cl === "0" ? "" : await c.req.text();
-  if (Buffer.byteLength(raw) > MAX_BODY_BYTES) throw new Refusal("BAD_REQUEST", `body over ${MAX_BODY_BYTES} bytes`, {}, { context: "too_large" });
+  if (Buffer.byteLength(raw) > MAX_BODY_BYTES)
+    throw new Refusal("BAD_REQUEST", `body over ${MAX_BODY_BYTES} bytes`, {}, { context: "too_large" });
   let body: unknown = {};
   if (raw.trim() !== "") {
     try {
@@ -78,7 +85,8 @@ export const jsonBody: MiddlewareHandler<AppEnv> = async (c, next) => {
       throw new Refusal("BAD_REQUEST", "body is not valid JSON");
     }
   }
-  if (typeof body !== "object" || body === null || Array.isArray(body)) throw new Refusal("BAD_REQUEST", "body must be a JSON object");
+  if (typeof body !== "object" || body === null || Array.isArray(body))
+    throw new Refusal("BAD_REQUEST", "body must be a JSON object");
   c.set("body", body as Record<string, unknown>);
   await next();
 };
@@ -92,10 +100,12 @@ export function csrfGuard(config: Pick<Config, "allowedHosts">): MiddlewareHandl
   return async (c, next) => {
     if (BODY_METHODS.has(c.req.method)) {
       const origin = c.req.header("origin");
-      if (origin !== undefined && !origins.has(origin.toLowerCase())) throw new Refusal("CSRF_REFUSED", "cross-origin request refused");
+      if (origin !== undefined && !origins.has(origin.toLowerCase()))
+        throw new Refusal("CSRF_REFUSED", "cross-origin request refused");
       if (c.req.header("cookie") !== undefined) {
         const json = /^application\/json\b/i.test(c.req.header("content-type") ?? "");
-        if (!json || c.req.header("x-pit-client") === undefined) throw new Refusal("CSRF_REFUSED", "a request with cookies must be JSON and carry X-Pit-Client");
+        if (!json || c.req.header("x-pit-client") === undefined)
+          throw new Refusal("CSRF_REFUSED", "a request with cookies must be JSON and carry X-Pit-Client");
       }
     }
     await next();

@@ -1,8 +1,7 @@
 import { every } from "hono/combine";
 import type { MiddlewareHandler } from "hono";
-import type { AppEnv } from "../deps.js";
-import type { Services } from "../services.js";
-import { keyWalletNotSanctioned, requireKey } from "./auth.js";
+import type { AppEnv } from "./env.js";
+import { keyWalletNotSanctioned, requireKey, type KeyChecks } from "./auth.js";
 import type { Limiter } from "./rateLimit.js";
 
 /** The HTTP pieces every domain's routes share, built once per app. */
@@ -14,7 +13,8 @@ export type HttpKit = {
   keyedEvenSanctioned: MiddlewareHandler<AppEnv>;
 };
 
-export function httpKit(s: Pick<Services, "signIn">, limiter: Limiter): HttpKit {
-  const keyedEvenSanctioned = requireKey(s.signIn, limiter);
-  return { limiter, keyedEvenSanctioned, keyed: every(keyedEvenSanctioned, keyWalletNotSanctioned(s.signIn)) };
+/** `checks`: sign-in's key lookup and sanctions check, as the composition root hands them in. */
+export function httpKit(checks: KeyChecks, limiter: Limiter): HttpKit {
+  const keyedEvenSanctioned = requireKey(checks, limiter);
+  return { limiter, keyedEvenSanctioned, keyed: every(keyedEvenSanctioned, keyWalletNotSanctioned(checks)) };
 }

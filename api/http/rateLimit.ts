@@ -42,9 +42,15 @@ export const RATE_RULES = {
  * client would shut config, health and sign-in for everyone, so the overall buckets are the
  * per-client numbers times 100: a ceiling for the instance, not a second per-client limit.
  */
-export const PUBLIC_OVERALL: BucketRule = { burst: RATE_RULES.public.burst * 100, perSecond: RATE_RULES.public.perSecond * 100 };
+export const PUBLIC_OVERALL: BucketRule = {
+  burst: RATE_RULES.public.burst * 100,
+  perSecond: RATE_RULES.public.perSecond * 100,
+};
 export const MCP_OVERALL: BucketRule = { burst: RATE_RULES.mcp.burst * 100, perSecond: RATE_RULES.mcp.perSecond * 100 };
-export const AUTH_OVERALL: BucketRule = { burst: RATE_RULES.auth.burst * 100, perSecond: RATE_RULES.auth.perSecond * 100 };
+export const AUTH_OVERALL: BucketRule = {
+  burst: RATE_RULES.auth.burst * 100,
+  perSecond: RATE_RULES.auth.perSecond * 100,
+};
 
 /**
  * An IPv6 client is its /64 with SPEC's per-client numbers; every per-client bucket is also kept
@@ -54,7 +60,10 @@ export const AUTH_OVERALL: BucketRule = { burst: RATE_RULES.auth.burst * 100, pe
  * 10×: a /56 commonly holds a household's or small office's few devices; 40×: a /48 is a site.
  */
 export const PREFIX_SCALE = { 56: 10, 48: 40 } as const;
-export const scaled = (rule: BucketRule, by: number): BucketRule => ({ burst: rule.burst * by, perSecond: rule.perSecond * by });
+export const scaled = (rule: BucketRule, by: number): BucketRule => ({
+  burst: rule.burst * by,
+  perSecond: rule.perSecond * by,
+});
 
 type Bucket = { tokens: number; at: number };
 

@@ -31,7 +31,12 @@ describe("RedisLimiter", () => {
 
   it("spends all of a request's buckets or none", async () => {
     for (let i = 0; i < 5; i++) await a.spend([{ key: "empty", rule: slow }]);
-    expect(await a.spend([{ key: "full", rule: slow }, { key: "empty", rule: slow }])).toBeGreaterThan(0);
+    expect(
+      await a.spend([
+        { key: "full", rule: slow },
+        { key: "empty", rule: slow },
+      ]),
+    ).toBeGreaterThan(0);
     // The refused request took nothing from the full bucket: all five are still there.
     for (let i = 0; i < 5; i++) expect(await b.spend([{ key: "full", rule: slow }])).toBe(0);
     expect(await b.spend([{ key: "full", rule: slow }])).toBeGreaterThan(0);
@@ -50,7 +55,10 @@ describe("RedisLimiter", () => {
 
   it("fails closed with 503 ENGINE_UNAVAILABLE when Redis does not answer", async () => {
     const dead = new RedisLimiter("redis://127.0.0.1:1", prefix);
-    await expect(dead.spend([{ key: "x", rule: slow }])).rejects.toMatchObject({ code: "ENGINE_UNAVAILABLE", retryAfterS: 2 });
+    await expect(dead.spend([{ key: "x", rule: slow }])).rejects.toMatchObject({
+      code: "ENGINE_UNAVAILABLE",
+      retryAfterS: 2,
+    });
     await dead.close();
   });
 });

@@ -79,7 +79,12 @@ export class RedisLimiter implements Limiter {
       await whenReady(this.redis);
       return Number(await this.redis.buckets(keys.length, ...keys, peek, ...args));
     } catch (err) {
-      throw new Refusal("ENGINE_UNAVAILABLE", "the rate limiter's store did not answer; try again shortly", {}, { cause: err, retryAfterS: 2 });
+      throw new Refusal(
+        "ENGINE_UNAVAILABLE",
+        "the rate limiter's store did not answer; try again shortly",
+        {},
+        { cause: err, retryAfterS: 2 },
+      );
     }
   }
 }

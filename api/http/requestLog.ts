@@ -16,6 +16,16 @@ export function requestLog(logger: Logger): MiddlewareHandler {
     c.header("X-Request-Id", id);
     const t0 = performance.now();
     await next();
-    logger.info({ req_id: id, method: c.req.method, route: c.req.routePath, status: c.res.status, code: c.get("errorCode"), ms: Math.round((performance.now() - t0) * 10) / 10 }, "request");
+    logger.info(
+      {
+        req_id: id,
+        method: c.req.method,
+        route: c.req.routePath,
+        status: c.res.status,
+        code: c.get("errorCode"),
+        ms: Math.round((performance.now() - t0) * 10) / 10,
+      },
+      "request",
+    );
   };
 }

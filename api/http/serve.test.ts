@@ -43,12 +43,16 @@ describe("serveApp", () => {
       const sockets: Socket[] = [];
       let closed = 0;
       await Promise.all(
-        Array.from({ length: n }, () => new Promise<void>((r) => {
-          const s = connect(port(), "127.0.0.1", () => r());
-          s.on("close", () => closed++);
-          s.on("error", () => r());
-          sockets.push(s);
-        })),
+        Array.from(
+          { length: n },
+          () =>
+            new Promise<void>((r) => {
+              const s = connect(port(), "127.0.0.1", () => r());
+              s.on("close", () => closed++);
+              s.on("error", () => r());
+              sockets.push(s);
+            }),
+        ),
       );
       await new Promise((r) => setTimeout(r, 300));
       for (const s of sockets) s.destroy();

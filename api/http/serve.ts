@@ -25,7 +25,9 @@ export type ServeOptions = { port: number; hostname?: string; trustedProxies?: s
 /** Serves a Hono app behind the edge's caps; resolves once listening. */
 export async function serveApp(app: { fetch: Fetch }, opts: ServeOptions): Promise<Server> {
   const server = await new Promise<Server>((resolve, reject) => {
-    const s = serve({ fetch: app.fetch, port: opts.port, hostname: opts.hostname ?? "0.0.0.0" }, () => resolve(s as Server)) as Server;
+    const s = serve({ fetch: app.fetch, port: opts.port, hostname: opts.hostname ?? "0.0.0.0" }, () =>
+      resolve(s as Server),
+    ) as Server;
     s.once("error", reject);
   });
   capConnections(server, opts.trustedProxies ?? []);
@@ -61,7 +63,12 @@ function capConnections(server: Server, trustedProxies: string[]) {
 function answerClientError(err: Error & { code?: string }, socket: Socket) {
   if (!socket.writable || err.code === "ECONNRESET") return void socket.destroy();
   const status = err.code === "HPE_HEADER_OVERFLOW" ? 431 : err.code === "ERR_HTTP_REQUEST_TIMEOUT" ? 408 : 400;
-  const message = status === 431 ? "request headers too large" : status === 408 ? "no complete request in time" : "malformed HTTP request";
+  const message =
+    status === 431
+      ? "request headers too large"
+      : status === 408
+        ? "no complete request in time"
+        : "malformed HTTP request";
   const body = JSON.stringify({ error: { code: "BAD_REQUEST", message } });
   socket.end(
     `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json\r\nCache-Control: no-store\r\nConnection: close\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,

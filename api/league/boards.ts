@@ -1,22 +1,84 @@
 import type { Logger } from "pino";
+import type { Db } from "../ports/store/db.js";
+import type { Lease } from "../ports/store/lease.js";
 
 /** A key whose computation failed is not computed again by a reader for this long (the worker's next pass retries it). */
 export const FAILED_RETRY_MS = 5_000;
 
+type Answer<T> = { value: T; at: number };
+
+/** Answers shared by the instances of one store: the lease holder writes them, the others read them. */
+export type SharedAnswers<T> = {
+  /** Takes or renews the standings lease; true while this instance holds it. */
+  hold(): Promise<boolean>;
+  release(): Promise<void>;
+  /** The stored answers of `keys` computed after `since(key)` (ms; 0 when this instance has none). */
+  load(keys: string[], since: (key: string) => number): Promise<Map<string, Answer<T>>>;
+  /** Writes a key's answer, only while this instance holds the lease (false otherwise). */
+  save(key: string, answer: Answer<T>): Promise<boolean>;
+  /** Drops the stored answers of keys no longer worked (decided, or past the latest seasons). */
+  prune(live: string[]): Promise<void>;
+};
+
+/**
+ * The standings answers in app.league_board_answers (migration 17), as JSON text of the body
+ * served, with the block it was read at when it has one. A write is fenced by the lease: an
+ * instance that lost it (paused past its ttl) writes nothing over its successor's answers.
+ */
+export function storedAnswers<T>(
+  db: Db,
+  lease: Lease,
+  blockOf: (value: T) => number | null = () => null,
+): SharedAnswers<T> {
+  return {
+    hold: () => lease.hold(),
+    release: () => lease.release(),
+    async load(keys, since) {
+      if (!keys.length) return new Map();
+      const rows = await db.query<{ key: string; answer: string; computed_at: string }>(
+        `SELECT a.key, a.answer, a.computed_at::text AS computed_at
+         FROM app.league_board_answers a JOIN unnest($1::text[], $2::bigint[]) AS k(key, since) ON k.key = a.key
+         WHERE a.computed_at > k.since`,
+        [keys, keys.map((k) => Math.floor(since(k)))],
+      );
+      return new Map(rows.map((r) => [r.key, { value: JSON.parse(r.answer) as T, at: Number(r.computed_at) }]));
+    },
+    async save(key, a) {
+      const rows = await db.query(
+        `INSERT INTO app.league_board_answers (key, answer, computed_at, block)
+         SELECT $1::text, $2::text, $3::bigint, $4::bigint WHERE EXISTS (SELECT 1 FROM app.leases WHERE name = $5 AND holder = $6)
+         ON CONFLICT (key) DO UPDATE SET answer = EXCLUDED.answer, computed_at = EXCLUDED.computed_at, block = EXCLUDED.block
+         RETURNING key`,
+        [key, JSON.stringify(a.value), Math.floor(a.at), blockOf(a.value), lease.name, lease.holder],
+      );
+      return rows.length === 1;
+    },
+    async prune(live) {
+      await db.query("DELETE FROM app.league_board_answers WHERE NOT (key = ANY($1::text[]))", [live]);
+    },
+  };
+}
+
 /**
  * The league's standings worker (issue 26): the one place where a board of a season not yet
- * decided is computed (it takes seconds for a large field). One per instance, each holding its
- * answers in memory: an answer served from another instance's memory would need the store (a
- * lease for this worker fits once the answers live there). Every `intervalMs` after its last pass
- * ends, a pass computes each key of `keys()` (a bounded set: the caller's choice) one after
- * another, and drops the answers of keys that left the set.
+ * decided is computed (it takes seconds for a large field). Every `intervalMs` after its last pass
+ * ends, a pass works each key of `keys()` (a bounded set: the caller's choice) one after another,
+ * and drops the answers of keys that left the set.
  *
- * Invariant: at most one computation of a key runs at a time, and a reader never starts one for a
- * key that has an answer: it gets the last answer, stale while the worker computes the next. The
- * first readers of a key without an answer wait for its first computation, one shared by all of
- * them and by the worker; a key whose computation just failed refuses readers for FAILED_RETRY_MS
- * (by the injected `clock`) rather than let each start another. `onCompute` sees (and may hold)
- * each computation as it starts: tests count and pause them with it.
+ * With `shared` (the service: one store, any number of instances), a pass first takes or renews
+ * the store's standings lease. The holder computes each key and writes its answer (renewing the
+ * lease before each key, so the ttl must outlast one key's computation); every other instance
+ * reads the answers written since its own and serves them, computing nothing. A holder that
+ * stops releases the lease; one that dies keeps it until its ttl lapses, and the next instance to
+ * pass takes over. Without `shared`, every pass computes (one instance alone).
+ *
+ * Invariant: at most one computation of a key runs at a time in a process, and a reader never
+ * starts one for a key that has an answer, here or in the store: it gets the last answer, stale
+ * while the holder computes the next. The first readers of a key without an answer anywhere (a
+ * cold start before the holder's first write) wait for one local computation, shared by all of
+ * them and by the worker; a key whose computation just failed refuses readers for
+ * FAILED_RETRY_MS (by the injected `clock`) rather than let each start another. `onCompute` sees
+ * (and may hold) each computation as it starts: tests count and pause them with it.
  */
 export function createBoardsWorker<T>(d: {
   clock: () => number;
@@ -25,10 +87,12 @@ export function createBoardsWorker<T>(d: {
   intervalMs?: number;
   logger?: Logger;
   onCompute?: (key: string) => Promise<void>;
+  shared?: SharedAnswers<T>;
 }) {
-  const answers = new Map<string, { value: T; at: number }>();
+  const answers = new Map<string, Answer<T>>();
   const failed = new Map<string, { err: unknown; at: number }>();
   const inFlight = new Map<string, Promise<T>>();
+  const loading = new Map<string, Promise<Answer<T> | null>>();
   const started = new Map<string, number>();
   let timer: NodeJS.Timeout | null = null;
   let running: Promise<number> | null = null;
@@ -54,16 +118,50 @@ export function createBoardsWorker<T>(d: {
     return run;
   }
 
-  /** One pass over the keys; answers how many it computed. A key that fails keeps its last answer. */
-  async function once(): Promise<number> {
-    const keys = await d.keys();
-    const live = new Set(keys);
-    for (const k of [...answers.keys()]) if (!live.has(k)) answers.delete(k);
+  /** A stored answer replaces the one held here only when computed later. */
+  function keep(key: string, a: Answer<T>) {
+    const held = answers.get(key);
+    if (!held || held.at < a.at) answers.set(key, a);
+  }
+
+  /** The key's stored answer, read once for all the readers waiting on it (null: none stored, or the store did not answer). */
+  function loadOnce(shared: SharedAnswers<T>, key: string): Promise<Answer<T> | null> {
+    const now = loading.get(key);
+    if (now) return now;
+    const run = shared
+      .load([key], () => 0)
+      .then((m) => {
+        const a = m.get(key) ?? null;
+        if (a) keep(key, a);
+        return a;
+      })
+      .catch((err) => (d.logger?.warn({ err, key }, "league standings not read from the store"), null))
+      .finally(() => loading.delete(key));
+    loading.set(key, run);
+    return run;
+  }
+
+  /** The answers the holder wrote since the ones held here. */
+  async function readStored(shared: SharedAnswers<T>, keys: string[]) {
+    for (const [k, a] of await shared.load(keys, (k) => answers.get(k)?.at ?? 0)) keep(k, a);
+  }
+
+  /** Computes the keys one after another (writing each answer when `shared`); a key that fails keeps its last answer. */
+  async function computeAll(keys: string[], shared?: SharedAnswers<T>): Promise<number> {
     let n = 0;
-    for (const k of keys) {
+    for (const [i, k] of keys.entries()) {
+      if (shared && i > 0 && !(await shared.hold())) {
+        // The lease went to another instance mid-pass: the rest is its to compute.
+        await readStored(shared, keys.slice(i));
+        break;
+      }
       try {
-        await computeOnce(k);
+        const value = await computeOnce(k);
         n++;
+        if (shared)
+          await shared
+            .save(k, { value, at: answers.get(k)?.at ?? d.clock() })
+            .catch((err) => d.logger?.warn({ err, key: k }, "league standings not written to the store"));
       } catch (err) {
         d.logger?.warn({ err, key: k }, "league standings not computed; the last answer stays served");
       }
@@ -71,14 +169,35 @@ export function createBoardsWorker<T>(d: {
     return n;
   }
 
+  /** One pass over the keys; answers how many it computed (none on an instance that does not hold the lease). */
+  async function once(): Promise<number> {
+    const keys = await d.keys();
+    const live = new Set(keys);
+    for (const k of [...answers.keys()]) if (!live.has(k)) answers.delete(k);
+    const shared = d.shared;
+    if (!shared) return computeAll(keys);
+    if (!(await shared.hold())) {
+      await readStored(shared, keys);
+      return 0;
+    }
+    await shared.prune(keys);
+    return computeAll(keys, shared);
+  }
+
   return {
-    /** The key's last answer; before its first, that first computation (shared). */
+    /** The key's last answer (here, else the store's); with none anywhere, that first computation (shared). */
     async get(key: string): Promise<T> {
       const a = answers.get(key);
       if (a) return a.value;
       const f = failed.get(key);
       if (f && d.clock() - f.at < FAILED_RETRY_MS && !inFlight.has(key)) throw f.err;
-      return computeOnce(key);
+      const run = inFlight.get(key);
+      if (run) return run;
+      if (d.shared) {
+        const stored = await loadOnce(d.shared, key);
+        if (stored) return stored.value;
+      }
+      return answers.get(key)?.value ?? computeOnce(key);
     },
     /** How many computations of `key` started (tests and metrics). */
     computations: (key: string) => started.get(key) ?? 0,
@@ -95,10 +214,12 @@ export function createBoardsWorker<T>(d: {
       };
       timer = setTimeout(tick, 0);
     },
+    /** Ends the timer and the pass running, and gives up the lease (another instance need not wait out its ttl). */
     async stop() {
       if (timer) clearTimeout(timer);
       timer = null;
       await running?.catch(() => undefined);
+      await d.shared?.release().catch((err) => d.logger?.warn({ err }, "league standings lease not released"));
     },
   };
 }

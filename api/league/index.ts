@@ -2,8 +2,19 @@ import type { Logger } from "pino";
 import type { SqlIndexedReads } from "../ports/indexed.js";
 import type { PlatformSigner } from "../ports/platformSigner.js";
 import { createLease } from "../ports/store/lease.js";
-import { assertPracticeSettings, leagueConfirm, leagueEnter, leagueLeave, leagueMe, leagueStatement, leaveHosted, type LeagueDeps, type LeagueWho } from "./entries.js";
-import { practiceGate, type PracticeAgent } from "./practice.js";
+import {
+  assertPracticeSettings,
+  leagueConfirm,
+  leagueEnter,
+  leagueLeave,
+  leagueMe,
+  leagueStatement,
+  leaveHosted,
+  type LeagueDeps,
+  type LeagueWho,
+} from "./entries.js";
+import { practiceGate } from "./practice.js";
+import type { PracticeAgent } from "./deps.js";
 import { indexedMarkReader } from "./prize.js";
 import { createLeagueReader } from "./read.js";
 import { createSettler } from "./settle.js";
@@ -22,15 +33,36 @@ export { leaguePage, leagueSeasonPage } from "./page.js";
 
 /**
  * The league (SPEC "League"): entries, the prize and practice boards, the settler that decides
- * each season once and pays its places from the reserve, and the public reading routes.
+ * each season once and pays its places from the reserve, and the public reading routes. Both
+ * workers run once per store under a lease: the settler ("league-settler") and the standings
+ * ("league-standings": its holder computes the boards not yet decided and writes them to
+ * app.league_board_answers, every other instance serves what it wrote).
  */
-export function createLeague(d: LeagueDeps & { indexed: SqlIndexedReads; reserveSigner: PlatformSigner | null; logger?: Logger; cacheMs?: number; settleIntervalMs?: number; onCompute?: (key: string) => Promise<void> }) {
+export function createLeague(
+  d: LeagueDeps & {
+    indexed: SqlIndexedReads;
+    reserveSigner: PlatformSigner | null;
+    logger?: Logger;
+    cacheMs?: number;
+    leaseMs?: number;
+    settleIntervalMs?: number;
+    onCompute?: (key: string) => Promise<void>;
+  },
+) {
   const marks = indexedMarkReader(d.indexed);
   const hostedAgent = (id: string) => d.hostedAgent(id) as Promise<PracticeAgent | null>;
   // One transfer log for the standings and the settler: each reads only the blocks after the last read.
   const transfers = createTransferLog(d);
   const reader = createLeagueReader({ ...d, marks, hostedAgent, transfers });
-  const settler = createSettler({ ...d, marks, hostedAgent, transfers, signer: d.reserveSigner, lease: createLease(d.db, "league-settler", 60_000), intervalMs: d.settleIntervalMs });
+  const settler = createSettler({
+    ...d,
+    marks,
+    hostedAgent,
+    transfers,
+    signer: d.reserveSigner,
+    lease: createLease(d.db, "league-settler", 60_000),
+    intervalMs: d.settleIntervalMs,
+  });
   return {
     statement: (body: unknown, who: LeagueWho) => leagueStatement(d, body, who),
     enter: (body: unknown, who: LeagueWho) => leagueEnter(d, body, who),
@@ -38,10 +70,11 @@ export function createLeague(d: LeagueDeps & { indexed: SqlIndexedReads; reserve
     leave: (body: unknown, who: LeagueWho) => leagueLeave(d, body, who),
     me: (who: LeagueWho) => leagueMe(d, who),
     leaveHosted: (hostedId: string) => leaveHosted(d, hostedId),
-    assertPracticeSettings: (hostedId: string, next: { pairs: string[]; intervalS: number }) => assertPracticeSettings(d, hostedId, next),
+    assertPracticeSettings: (hostedId: string, next: { pairs: string[]; intervalS: number }) =>
+      assertPracticeSettings(d, hostedId, next),
     practiceGate: (agent: PracticeAgent) => practiceGate(d, agent),
     reader,
-    /** The standings worker (started and stopped with the app). */
+    /** The standings worker (started and stopped with the app; computes only while it holds the standings lease). */
     boards: reader.worker,
     settler,
     /** The treasury's `prize_payouts` (newest first). */

@@ -12,15 +12,24 @@ export type PracticeRowView = Awaited<ReturnType<typeof practiceBoard>>[number];
 
 /** What the pages read of the answers (the answers themselves fit; tests need build no more). */
 export type LeaguePageInput = {
-  league: Pick<LeagueAnswer, "season" | "next_season" | "entrants" | "practice_entrants" | "schedule" | "past" | "now"> & {
+  league: Pick<
+    LeagueAnswer,
+    "season" | "next_season" | "entrants" | "practice_entrants" | "schedule" | "past" | "now"
+  > & {
     reserve: Pick<LeagueAnswer["reserve"], "on" | "reserve_atoms" | "cap_usd">;
-    rules: Pick<LeagueAnswer["rules"], "score" | "split" | "minimum_field" | "prize_cap_usd"> & { valuation: Pick<LeagueAnswer["rules"]["valuation"], "marks"> };
+    rules: Pick<LeagueAnswer["rules"], "score" | "split" | "minimum_field" | "prize_cap_usd"> & {
+      valuation: Pick<LeagueAnswer["rules"]["valuation"], "marks">;
+    };
   };
   prize: BoardAnswer;
   practice: BoardAnswer;
 };
-type BoardAnswer = Pick<StandingsAnswer, "board" | "season" | "status" | "rows" | "outcome" | "amounts_basis" | "decided" | "valued_at" | "entrants_next">;
-export type LeagueSeasonInput = BoardAnswer & Pick<DetailAnswer, "ledger" | "withdrawal" | "payouts" | "winners" | "settled_at">;
+type BoardAnswer = Pick<
+  StandingsAnswer,
+  "board" | "season" | "status" | "rows" | "outcome" | "amounts_basis" | "decided" | "valued_at" | "entrants_next"
+>;
+export type LeagueSeasonInput = BoardAnswer &
+  Pick<DetailAnswer, "ledger" | "withdrawal" | "payouts" | "winners" | "settled_at">;
 
 /** Prize amounts, reserve and ledger are partner-token atoms with 18 decimals (SPEC GET league). */
 const PARTNER_DECIMALS = 18;
@@ -54,7 +63,8 @@ const usd = (x: number | null | undefined) => (x === null || x === undefined ? "
 const pct = (x: number | null | undefined) => (x === null || x === undefined ? "–" : `${x.toFixed(2)}%`);
 const iso = (ts: number | null | undefined) => (ts ? new Date(ts * 1000).toISOString().replace(".000Z", "Z") : "–");
 const short = (a: string) => html`<code title="${a}">${a.slice(0, 6)}…${a.slice(-4)}</code>`;
-const atoms = (a: string | null | undefined) => (a === null || a === undefined ? "–" : html`<span title="${a} atoms">${units(a)}</span>`);
+const atoms = (a: string | null | undefined) =>
+  a === null || a === undefined ? "–" : html`<span title="${a} atoms">${units(a)}</span>`;
 const statusClass = (s: string) => (s === "pass" ? "ok" : s === "pending" ? "wait" : "bad");
 
 function badges(r: { house: boolean; left: boolean }): Html {
@@ -73,7 +83,9 @@ function clusterCell(r: PrizeRowView): Html {
 }
 
 function prizeRow(r: PrizeRowView): Html {
-  const cls = [r.eligibility.eligible ? "" : "ineligible", r.house ? "house" : "", r.left ? "left" : ""].filter(Boolean).join(" ");
+  const cls = [r.eligibility.eligible ? "" : "ineligible", r.house ? "house" : "", r.left ? "left" : ""]
+    .filter(Boolean)
+    .join(" ");
   return html`<tr class="${cls}" data-entry="${r.entry_id}"><td>${r.rank}</td><td class="l label">${r.label}${badges(r)}</td><td class="l">${short(r.wallet)}</td>${clusterCell(r)}<td>${usd(r.profit_usd)}</td><td>${pct(r.return_pct)}</td><td>${pct(r.max_dd_pct)}</td><td>${usd(r.capital_usd)}</td><td>${r.trades}</td><td>${r.active_days}</td><td>${r.unvalued} / ${r.open_unpriced} / ${r.price_outliers}</td>${eligibilityCell(r.eligibility)}<td>${r.place ?? "–"}</td><td>${atoms(r.prize_atoms)}</td></tr>`;
 }
 
@@ -86,8 +98,17 @@ const PRACTICE_HEAD = html`<tr><th>Rank</th><th class="l">Entrant</th><th class=
 
 /** One board: what its numbers are (estimate, provisional, decided) and the rows, or that nobody plays. */
 function boardSection(b: BoardAnswer): Html {
-  const basis = b.decided ? "decided" : b.status === "open" ? "live estimate" : b.status === "closed" ? "provisional, not decided yet" : "not started";
-  const rows = b.board === "prize" ? (b.rows as unknown as PrizeRowView[]).map(prizeRow) : (b.rows as unknown as PracticeRowView[]).map(practiceRow);
+  const basis = b.decided
+    ? "decided"
+    : b.status === "open"
+      ? "live estimate"
+      : b.status === "closed"
+        ? "provisional, not decided yet"
+        : "not started";
+  const rows =
+    b.board === "prize"
+      ? (b.rows as unknown as PrizeRowView[]).map(prizeRow)
+      : (b.rows as unknown as PracticeRowView[]).map(practiceRow);
   return html`<section id="${b.board}" class="board">
 <h2>${b.board === "prize" ? "Prize board" : "Practice board"} <small>Season ${b.season}: ${basis}${b.valued_at ? html`, valued at ${iso(b.valued_at)}` : ""}</small></h2>
 ${b.outcome ? html`<p class="outcome">${b.outcome.pays ? html`<span class="ok">pays</span>` : html`<span class="bad">does not pay</span>`}: ${b.outcome.why}</p>` : ""}
@@ -99,7 +120,12 @@ ${b.rows.length ? html`<table class="rows">${b.board === "prize" ? PRIZE_HEAD : 
 /** The season clock: where the current season is and when entries made now start playing. */
 function clockSection(l: LeaguePageInput["league"]): Html {
   const s = l.season;
-  const where = s.status === "open" ? html`playing, day ${s.day} of ${s.days}, ${dayHours(s.seconds_left)} left (ends ${s.ends_at})` : s.status === "upcoming" ? html`starts in ${dayHours(s.seconds_left)} (${s.starts_at})` : html`ended ${s.ends_at}`;
+  const where =
+    s.status === "open"
+      ? html`playing, day ${s.day} of ${s.days}, ${dayHours(s.seconds_left)} left (ends ${s.ends_at})`
+      : s.status === "upcoming"
+        ? html`starts in ${dayHours(s.seconds_left)} (${s.starts_at})`
+        : html`ended ${s.ends_at}`;
   return html`<section id="clock"><h2>Season clock</h2>
 <p><b>${s.name}</b>: <span class="status">${s.status}</span>, ${where}. ${l.entrants} prize and ${l.practice_entrants} practice entrants.</p>
 <p>Entries made now play from <a href="/league/seasons/${l.next_season.number}">${l.next_season.name}</a>, starting ${l.next_season.starts_at}.</p>
@@ -125,13 +151,17 @@ const JSON_LINKS = html`<p>JSON: <a href="/api/v1/league">/api/v1/league</a>, <a
 /** GET /league: both boards of the current season, the clock and the rules; server-rendered, no script, every third-party string escaped by hono/html. */
 export function leaguePage(input: LeaguePageInput): Html {
   const l = input.league;
-  return page("League", html`<h1>League</h1>
+  return page(
+    "League",
+    html`<h1>League</h1>
 ${clockSection(l)}
 ${boardSection(input.prize)}
 ${boardSection(input.practice)}
 ${rulesSection(l)}
 ${JSON_LINKS}
-<p><small>Generated ${iso(l.now)}; this page reloads every minute.</small></p>`, true);
+<p><small>Generated ${iso(l.now)}; this page reloads every minute.</small></p>`,
+    true,
+  );
 }
 
 function winnersTable(d: LeagueSeasonInput): Html {
@@ -150,7 +180,20 @@ ${d.payouts.map((p) => html`<tr><td>${p.place}</td><td>${p.agent_id}</td><td cla
 function ledgerTable(d: LeagueSeasonInput): Html {
   const l = d.ledger;
   if (!l) return html`<p>No ledger yet.</p>`;
-  const amount = (k: "reserve_before" | "gain" | "half_gain" | "added" | "kept_staked" | "cap" | "ceiling" | "reserve" | "budget" | "paid_total" | "reserve_after") => html`<tr><th class="l">${k}</th><td>${atoms(l[k])}</td></tr>`;
+  const amount = (
+    k:
+      | "reserve_before"
+      | "gain"
+      | "half_gain"
+      | "added"
+      | "kept_staked"
+      | "cap"
+      | "ceiling"
+      | "reserve"
+      | "budget"
+      | "paid_total"
+      | "reserve_after",
+  ) => html`<tr><th class="l">${k}</th><td>${atoms(l[k])}</td></tr>`;
   return html`<table id="ledger">
 <tr><th class="l">status</th><td><span class="${l.status === "settled" ? "ok" : l.status === "incomplete" ? "bad" : "wait"}">${l.status}</span>${l.why ? html`: ${l.why}` : ""}</td></tr>
 ${(["reserve_before", "gain", "half_gain", "added", "kept_staked", "cap", "ceiling", "reserve", "budget", "paid_total", "reserve_after"] as const).map(amount)}
@@ -165,13 +208,16 @@ ${d.withdrawal ? html`<p id="withdrawal">Withdrawal: ${d.withdrawal.tx_hash ? ht
 /** GET /league/seasons/<n>: one season's prize standings, reserve ledger, payouts and winners. */
 export function leagueSeasonPage(d: LeagueSeasonInput): Html {
   const n = d.season;
-  return page(`Season ${n}: league`, html`<h1>Season ${n} <small>(${d.status}${d.decided ? ", decided" : ""})</small></h1>
+  return page(
+    `Season ${n}: league`,
+    html`<h1>Season ${n} <small>(${d.status}${d.decided ? ", decided" : ""})</small></h1>
 <p><a href="/league">League</a>${d.settled_at ? html` · settled ${iso(d.settled_at)}` : ""}</p>
 ${boardSection(d)}
 <section><h2>Winners</h2>${winnersTable(d)}</section>
 <section><h2>Payouts</h2>${payoutsTable(d)}</section>
 <section><h2>Reserve ledger</h2>${ledgerTable(d)}</section>
-<p>JSON: <a href="/api/v1/league/seasons/${n}">/api/v1/league/seasons/${n}</a>, <a href="/api/v1/league/seasons/${n}/books">books</a> (each entry's trades, to recompute the rows).</p>`);
+<p>JSON: <a href="/api/v1/league/seasons/${n}">/api/v1/league/seasons/${n}</a>, <a href="/api/v1/league/seasons/${n}/books">books</a> (each entry's trades, to recompute the rows).</p>`,
+  );
 }
 
 /** A season that is not on the calendar: a small page for the 404. */

@@ -1,25 +1,35 @@
 import { getAddress, parseUnits } from "viem";
 import type { Config } from "../../lib/config.js";
-import { calendarAt, season as seasonOf, type Season } from "../../lib/leagueCalendar.js";
-import { markMemo, type MarkReader } from "../../lib/leagueValuation.js";
+import { calendarAt, season as seasonOf, type Season } from "../../lib/league/calendar.js";
+import { markMemo, type MarkReader } from "../../lib/league/valuation.js";
 import type { Db } from "../ports/store/db.js";
 import { seasonEntries, valuationTokens } from "./prize.js";
+import type { PracticeAgent } from "./deps.js";
+import { lc } from "../../lib/address.js";
 
 /** Every practice book starts each season at 10,000 USDG (SPEC "Limits"). */
 export const PRACTICE_BOOK_USD = 10_000;
 const DAY_MS = 86_400_000;
-const lc = (a: string) => a.toLowerCase();
 const round6 = (x: number) => Math.round(x * 1e6) / 1e6;
 
-/** A hosted agent as the practice board reads it. */
-export type PracticeAgent = { id: string; name: string; paperBook: Record<string, string> | null; brainState: Record<string, unknown> | null };
-export type PracticeDeps = { config: Config; db: Db; clock: () => number; marks: MarkReader; hostedAgent: (id: string) => Promise<PracticeAgent | null> };
+/** What the practice board reads; `hostedAgent` is the league's port to hosted agents (deps.ts). */
+export type PracticeDeps = {
+  config: Config;
+  db: Db;
+  clock: () => number;
+  marks: MarkReader;
+  hostedAgent: (id: string) => Promise<PracticeAgent | null>;
+};
 
 /** The season's fresh practice book: 10,000 USDG in atoms. */
-export const freshPracticeBook = (config: Config): Record<string, string> => ({ [lc(config.tokens.USDG!.address)]: parseUnits(String(PRACTICE_BOOK_USD), config.tokens.USDG!.decimals).toString() });
+export const freshPracticeBook = (config: Config): Record<string, string> => ({
+  [lc(config.tokens.USDG!.address)]: parseUnits(String(PRACTICE_BOOK_USD), config.tokens.USDG!.decimals).toString(),
+});
 
 /** What a hosted paper agent's tick may do under the practice board: hold, or trade on this season's book (reset when it starts). */
-export type PracticeGate = { hold: "SEASON_CLOSED" | "LEAGUE_BOOK_PENDING"; message: string } | { season: number; reset: Record<string, string> | null };
+export type PracticeGate =
+  | { hold: "SEASON_CLOSED" | "LEAGUE_BOOK_PENDING"; message: string }
+  | { season: number; reset: Record<string, string> | null };
 
 /**
  * The practice board's gate for one tick of a hosted paper agent (null when it does not play):
@@ -27,20 +37,35 @@ export type PracticeGate = { hold: "SEASON_CLOSED" | "LEAGUE_BOOK_PENDING"; mess
  * it played last is not yet decided (its book is what that season's standings freeze); else the
  * season, with a fresh 10,000 USDG book on its first tick of the season.
  */
-export async function practiceGate(d: Pick<PracticeDeps, "db" | "clock" | "config">, agent: PracticeAgent): Promise<PracticeGate | null> {
-  const [e] = await d.db.query<{ from_season: number }>("SELECT from_season FROM app.league_entries WHERE hosted_id = $1 AND board = 'practice' AND left_at IS NULL", [agent.id]);
+export async function practiceGate(
+  d: Pick<PracticeDeps, "db" | "clock" | "config">,
+  agent: PracticeAgent,
+): Promise<PracticeGate | null> {
+  const [e] = await d.db.query<{ from_season: number }>(
+    "SELECT from_season FROM app.league_entries WHERE hosted_id = $1 AND board = 'practice' AND left_at IS NULL",
+    [agent.id],
+  );
   if (!e) return null;
   const cal = calendarAt(Math.floor(d.clock() / 1000));
   if (cal.current.status !== "open" || cal.current.number < e.from_season) {
     const first = seasonOf(Math.max(e.from_season, cal.next.number), Math.floor(d.clock() / 1000));
-    return { hold: "SEASON_CLOSED", message: `the practice board is between seasons for this agent: it plays from ${first.name}, starting ${first.starts_at}` };
+    return {
+      hold: "SEASON_CLOSED",
+      message: `the practice board is between seasons for this agent: it plays from ${first.name}, starting ${first.starts_at}`,
+    };
   }
   const n = cal.current.number;
   const played = Number(agent.brainState?.league_season ?? 0);
   if (played === n) return { season: n, reset: null };
   if (played > 0) {
-    const [frozen] = await d.db.query("SELECT 1 FROM app.league_results WHERE season = $1 AND board = 'practice'", [played]);
-    if (!frozen) return { hold: "LEAGUE_BOOK_PENDING", message: `Season ${played}'s practice standings are not decided yet; the book resets to ${PRACTICE_BOOK_USD} USDG once they are` };
+    const [frozen] = await d.db.query("SELECT 1 FROM app.league_results WHERE season = $1 AND board = 'practice'", [
+      played,
+    ]);
+    if (!frozen)
+      return {
+        hold: "LEAGUE_BOOK_PENDING",
+        message: `Season ${played}'s practice standings are not decided yet; the book resets to ${PRACTICE_BOOK_USD} USDG once they are`,
+      };
   }
   return { season: n, reset: freshPracticeBook(d.config) };
 }
@@ -67,7 +92,8 @@ export async function practiceBoard(d: PracticeDeps, s: Season, valuedAt: number
       const m = await marks.at(token, { time: valuedAt });
       if (t && m) equity += (Number(atoms) / 10 ** t.decimals) * m.usd;
     }
-    const stats = agent && inSeason ? await tickStats(d.db, agent.id, s) : { trades: 0, days: 0, values: [] as number[] };
+    const stats =
+      agent && inSeason ? await tickStats(d.db, agent.id, s) : { trades: 0, days: 0, values: [] as number[] };
     let peak = PRACTICE_BOOK_USD;
     let dd = 0;
     for (const v of [...stats.values, equity]) (peak = Math.max(peak, v)), (dd = Math.max(dd, peak - v));

@@ -1,23 +1,39 @@
 import { getAddress, zeroAddress, type Address, type PublicClient } from "viem";
-export type { PrizeAnchor, PrizeRowView } from "../../lib/leagueBoard.js";
+export type { PrizeAnchor, PrizeRowView } from "../../lib/league/board.js";
 import type { Config } from "../../lib/config.js";
-import { sanctionedAt, vaultWalletsAt } from "../../lib/leagueChain.js";
-import { boardFrom, untilOf, type EntryFacts, type PrizeAnchor } from "../../lib/leagueBoard.js";
-import { markMemo, seriesMarkReader, type MarkReader, type SeasonTrade, type ValuationToken } from "../../lib/leagueValuation.js";
-import type { Season } from "../../lib/leagueCalendar.js";
+import { sanctionedAt, vaultWalletsAt } from "../../lib/league/chain.js";
+import { boardFrom, untilOf, type EntryFacts, type PrizeAnchor } from "../../lib/league/board.js";
+import {
+  markMemo,
+  seriesMarkReader,
+  type MarkReader,
+  type SeasonTrade,
+  type ValuationToken,
+} from "../../lib/league/valuation.js";
+import type { Season } from "../../lib/league/calendar.js";
 import { relayedPlanOf, type TokenRef } from "../trading/index.js";
 import { independentBasis } from "../market/index.js";
 import type { SqlIndexedReads } from "../ports/indexed.js";
 import type { Db } from "../ports/store/db.js";
-import type { TransferLog } from "./transfers.js";
-import type { PracticeAgent } from "./practice.js";
+import { linkTokens, type TransferLog } from "./transfers.js";
+import type { PracticeAgent } from "./deps.js";
 import type { Logger } from "pino";
+import { lc } from "../../lib/address.js";
 
-export type PrizeDeps = { config: Config; db: Db; chain: PublicClient; indexed: SqlIndexedReads; transfers: TransferLog };
+export type PrizeDeps = {
+  config: Config;
+  db: Db;
+  chain: PublicClient;
+  indexed: SqlIndexedReads;
+  transfers: TransferLog;
+};
 /** What every league board needs, read or decided: the prize's reads plus marks, time, practice agents and a log. */
-export type BoardDeps = PrizeDeps & { marks: MarkReader; clock: () => number; hostedAgent: (id: string) => Promise<PracticeAgent | null>; logger?: Logger };
-
-const lc = (a: string) => a.toLowerCase();
+export type BoardDeps = PrizeDeps & {
+  marks: MarkReader;
+  clock: () => number;
+  hostedAgent: (id: string) => Promise<PracticeAgent | null>;
+  logger?: Logger;
+};
 
 /** The tokens with an independent mark and how each is read (published as `rules.valuation.tokens`). */
 export function valuationTokens(config: Config): ValuationToken[] {
@@ -28,16 +44,29 @@ export function valuationTokens(config: Config): ValuationToken[] {
     let pool: { id: string; tokenIs0: boolean } | null = null;
     if (basis === "twap") {
       // The configured hookless USDG pool: a fixed pool id, so anyone reads the same price history.
-      const p = config.pools.find((x) => lc(x.hooks) === zeroAddress && [lc(x.currency0), lc(x.currency1)].sort().join() === [lc(t.address), lc(usdg.address)].sort().join());
+      const p = config.pools.find(
+        (x) =>
+          lc(x.hooks) === zeroAddress &&
+          [lc(x.currency0), lc(x.currency1)].sort().join() === [lc(t.address), lc(usdg.address)].sort().join(),
+      );
       if (!p) return [];
       pool = { id: lc(p.id), tokenIs0: lc(p.currency0) === lc(t.address) };
     }
-    return [{ address: lc(t.address), symbol: t.symbol, decimals: t.decimals, basis, feed: t.feed ? lc(t.feed) : null, stock: t.kind === "stock", pool_id: pool?.id ?? null, token_is_0: pool?.tokenIs0 ?? null, usdg_decimals: usdg.decimals }];
+    return [
+      {
+        address: lc(t.address),
+        symbol: t.symbol,
+        decimals: t.decimals,
+        basis,
+        feed: t.feed ? lc(t.feed) : null,
+        stock: t.kind === "stock",
+        pool_id: pool?.id ?? null,
+        token_is_0: pool?.tokenIs0 ?? null,
+        usdg_decimals: usdg.decimals,
+      },
+    ];
   });
 }
-
-/** The tokens whose transfers link owners: every configured ERC-20 (native ETH moves leave no log). */
-export const linkTokens = (config: Config) => Object.values(config.tokens).filter((t) => !t.native && t.address !== zeroAddress).map((t) => lc(t.address));
 
 /** Series are read again after this long (new rounds only append: answers for past times stay). */
 const SERIES_TTL_MS = 2_000;
@@ -61,18 +90,51 @@ export function indexedMarkReader(indexed: SqlIndexedReads): MarkReader {
 
 /** Addresses that never link clusters: the chain's contracts, the platform's wallets, configured exchanges, the zero address (mints). */
 export function hubsOf(config: Config): Set<string> {
-  const contracts = Object.values(config.contracts).flatMap((v) => (typeof v === "string" ? [v] : v && typeof v === "object" ? Object.values(v) : []));
-  const out: unknown[] = [zeroAddress, config.feeRecipient, ...contracts, ...Object.values(config.treasuryBuckets), config.cosigner, config.league.reserveWallet, ...config.league.hubs, ...Object.values(config.tokens).map((t) => t.address)];
+  const contracts = Object.values(config.contracts).flatMap((v) =>
+    typeof v === "string" ? [v] : v && typeof v === "object" ? Object.values(v) : [],
+  );
+  const out: unknown[] = [
+    zeroAddress,
+    config.feeRecipient,
+    ...contracts,
+    ...Object.values(config.treasuryBuckets),
+    config.cosigner,
+    config.league.reserveWallet,
+    ...config.league.hubs,
+    ...Object.values(config.tokens).map((t) => t.address),
+  ];
   // The devnet's deployer funds every test wallet: it is the devnet's exchange.
   if (config.devnetInfo?.accounts.deployer) out.push(config.devnetInfo.accounts.deployer as Address);
   return new Set(out.filter((a): a is string => typeof a === "string").map(lc));
 }
 
-type EntryRow = { entry_id: string; agent_id: string; wallet: string; owner: string; agent_wallet: string; token: string; symbol: string; name: string; confirmed: boolean | null; confirmed_at: string | null; entered_at: string; left_at: string | null };
+type EntryRow = {
+  entry_id: string;
+  agent_id: string;
+  wallet: string;
+  owner: string;
+  agent_wallet: string;
+  token: string;
+  symbol: string;
+  name: string;
+  confirmed: boolean | null;
+  confirmed_at: string | null;
+  entered_at: string;
+  left_at: string | null;
+};
 
 /** The board's entries that play season `s`: entered for it or before, not left before it began. */
 export async function seasonEntries(db: Db, board: "prize" | "practice", s: Season) {
-  return db.query<EntryRow & { kind: string; hosted_id: string | null; account_id: string | null; seq: string; signature: string | null; message: string | null }>(
+  return db.query<
+    EntryRow & {
+      kind: string;
+      hosted_id: string | null;
+      account_id: string | null;
+      seq: string;
+      signature: string | null;
+      message: string | null;
+    }
+  >(
     `SELECT e.*, e.seq::text AS seq, st.message FROM app.league_entries e LEFT JOIN app.league_statements st ON st.nonce = e.statement_nonce
      WHERE e.board = $1 AND e.from_season <= $2 AND e.entered_at < $3 AND (e.left_at IS NULL OR e.left_at >= $4) ORDER BY e.seq`,
     [board, s.number, s.ends, s.starts],
@@ -82,7 +144,20 @@ export async function seasonEntries(db: Db, board: "prize" | "practice", s: Seas
 /** The trades the service relayed for `wallets` and that were mined in [from, to): amounts from the receipt, the plan that verify needs. */
 export async function minedTrades(db: Db, wallets: string[], from: number, to: number) {
   if (!wallets.length) return [];
-  const rows = await db.query<{ id: string; wallet: string; path: string; tx_hash: string; block_number: string; block_time: string; outcome: string; execution: string; p_token_in: string; p_token_out: string; txs: string; summary: string }>(
+  const rows = await db.query<{
+    id: string;
+    wallet: string;
+    path: string;
+    tx_hash: string;
+    block_number: string;
+    block_time: string;
+    outcome: string;
+    execution: string;
+    p_token_in: string;
+    p_token_out: string;
+    txs: string;
+    summary: string;
+  }>(
     `SELECT t.id::text AS id, t.wallet, t.path, t.tx_hash, t.block_number::text AS block_number, t.block_time::text AS block_time, t.outcome, p.execution, p.token_in AS p_token_in, p.token_out AS p_token_out, p.txs, p.summary
      FROM app.trades t JOIN app.plans p ON p.id = t.plan_id
      WHERE t.wallet = ANY($1) AND t.status = 'mined' AND NOT t.fee_unpaid AND t.block_time >= $2 AND t.block_time < $3 AND t.outcome IS NOT NULL
@@ -93,9 +168,19 @@ export async function minedTrades(db: Db, wallets: string[], from: number, to: n
     const o = JSON.parse(r.outcome) as { amountIn: string | null; amountOut: string | null };
     const tin = JSON.parse(r.p_token_in) as TokenRef;
     const tout = JSON.parse(r.p_token_out) as TokenRef;
-    if (!o.amountIn || !o.amountOut || !tin.address || !tout.address || tin.decimals === null || tout.decimals === null) return [];
+    if (!o.amountIn || !o.amountOut || !tin.address || !tout.address || tin.decimals === null || tout.decimals === null)
+      return [];
     const plan = relayedPlanOf(getAddress(r.wallet), r.execution, tin, tout, JSON.parse(r.txs), JSON.parse(r.summary));
-    const trade: SeasonTrade = { id: r.id, tx_hash: r.tx_hash, block: Number(r.block_number), ts: Number(r.block_time), token_in: { address: lc(tin.address), decimals: tin.decimals }, amount_in: BigInt(o.amountIn), token_out: { address: lc(tout.address), decimals: tout.decimals }, amount_out: BigInt(o.amountOut) };
+    const trade: SeasonTrade = {
+      id: r.id,
+      tx_hash: r.tx_hash,
+      block: Number(r.block_number),
+      ts: Number(r.block_time),
+      token_in: { address: lc(tin.address), decimals: tin.decimals },
+      amount_in: BigInt(o.amountIn),
+      token_out: { address: lc(tout.address), decimals: tout.decimals },
+      amount_out: BigInt(o.amountOut),
+    };
     return [{ wallet: lc(r.wallet), path: r.path, plan, trade }];
   });
 }
@@ -104,18 +189,31 @@ export type MinedTrade = Awaited<ReturnType<typeof minedTrades>>[number];
 /**
  * The prize board of season `s` at an anchor: entries, their relayed mined trades valued at the
  * marks of their blocks, cluster links from transfer logs up to the anchor's block, sanctions and
- * the vault's wallets read at that block, then lib/leagueRules. Answers the rows, the outcome,
+ * the vault's wallets read at that block, then lib/league/rules. Answers the rows, the outcome,
  * each entry's book (the trades and valuations `league:verify` checks), and `unreadable`: what
  * could not be read (rows flag it; a decision refuses it). A failed transfer read throws.
  */
 export async function prizeBoard(d: PrizeDeps, s: Season, a: PrizeAnchor) {
   const entries = await seasonEntries(d.db, "prize", s);
-  const trades = await minedTrades(d.db, entries.map((e) => e.wallet), s.starts, s.ends);
+  const trades = await minedTrades(
+    d.db,
+    entries.map((e) => e.wallet),
+    s.starts,
+    s.ends,
+  );
   const marks = markMemo(indexedMarkReader(d.indexed), valuationTokens(d.config));
   // Chain facts at the anchor's block: transfers (cluster links), the sanctions list, the vault's wallets.
-  const vault = await vaultWalletsAt(d.chain, d.config.contracts.partnerAgentVault, entries.map((e) => Number(e.agent_id)), a.block);
+  const vault = await vaultWalletsAt(
+    d.chain,
+    d.config.contracts.partnerAgentVault,
+    entries.map((e) => Number(e.agent_id)),
+    a.block,
+  );
   // The prize's recipient is screened and linked like the entry's own addresses.
-  const addresses = [...entries.flatMap((e) => [e.wallet, e.owner, e.agent_wallet]), ...[...vault.values()].filter((v): v is string => v !== null)];
+  const addresses = [
+    ...entries.flatMap((e) => [e.wallet, e.owner, e.agent_wallet]),
+    ...[...vault.values()].filter((v): v is string => v !== null),
+  ];
   const [transfers, sanctioned] = await Promise.all([
     d.transfers.read(addresses, a.block),
     sanctionedAt(d.chain, d.config.contracts.sanctionsList, addresses, a.block),
@@ -124,21 +222,90 @@ export async function prizeBoard(d: PrizeDeps, s: Season, a: PrizeAnchor) {
   const ledgers = new Map<string, MinedTrade[]>();
   const facts: EntryFacts[] = entries.map((e) => {
     const left_at = e.left_at === null ? null : Number(e.left_at);
-    ledgers.set(e.entry_id, trades.filter((t) => t.wallet === e.wallet && t.trade.ts < untilOf(s, left_at)));
-    return { entry_id: e.entry_id, agent_id: Number(e.agent_id), wallet: e.wallet, owner: e.owner, agent_wallet: e.agent_wallet, token: e.token, symbol: e.symbol, name: e.name, confirmed: e.confirmed === true, confirmed_at: e.confirmed_at === null ? null : Number(e.confirmed_at), entered_at: Number(e.entered_at), left_at, house: house.has(Number(e.agent_id)) };
+    ledgers.set(
+      e.entry_id,
+      trades.filter((t) => t.wallet === e.wallet && t.trade.ts < untilOf(s, left_at)),
+    );
+    return {
+      entry_id: e.entry_id,
+      agent_id: Number(e.agent_id),
+      wallet: e.wallet,
+      owner: e.owner,
+      agent_wallet: e.agent_wallet,
+      token: e.token,
+      symbol: e.symbol,
+      name: e.name,
+      confirmed: e.confirmed === true,
+      confirmed_at: e.confirmed_at === null ? null : Number(e.confirmed_at),
+      entered_at: Number(e.entered_at),
+      left_at,
+      house: house.has(Number(e.agent_id)),
+    };
   });
   const unreadable = [
     ...[...vault].filter(([, w]) => w === null).map(([id]) => `the partner vault's agent ${id}`),
     ...[...sanctioned].filter(([, x]) => x === null).map(([addr]) => `the sanctions list for ${addr}`),
   ];
-  const board = await boardFrom({ season: s, anchor: a, entries: facts, trades: new Map([...ledgers].map(([id, ts]) => [id, ts.map((t) => t.trade)])), marks, transfers, sanctioned, vault, hubs: hubsOf(d.config) });
+  const board = await boardFrom({
+    season: s,
+    anchor: a,
+    entries: facts,
+    trades: new Map([...ledgers].map(([id, ts]) => [id, ts.map((t) => t.trade)])),
+    marks,
+    transfers,
+    sanctioned,
+    vault,
+    hubs: hubsOf(d.config),
+  });
   // The owner's signed statement: anyone can check the confirmation recovers to the owner.
-  const proofs = Object.fromEntries(entries.map((e) => [e.entry_id, e.confirmed && e.signature && e.message ? { message: e.message, signature: e.signature } : null]));
-  return { ...board, ledgers, unreadable, published: { from_block: d.config.startBlock, contracts: { pool_manager: d.config.contracts.poolManager, router: d.config.contracts.universalRouter, launchpad: d.config.contracts.launchpad, sanctions_list: d.config.contracts.sanctionsList, partner_agent_vault: d.config.contracts.partnerAgentVault, multicall3: d.config.contracts.multicall3 }, hubs: [...hubsOf(d.config)], link_tokens: linkTokens(d.config), tokens: valuationTokens(d.config), entries: facts.map((f) => ({ ...f, proof: proofs[f.entry_id] })), books: publishedBooks(ledgers) } };
+  const proofs = Object.fromEntries(
+    entries.map((e) => [
+      e.entry_id,
+      e.confirmed && e.signature && e.message ? { message: e.message, signature: e.signature } : null,
+    ]),
+  );
+  return {
+    ...board,
+    ledgers,
+    unreadable,
+    published: {
+      from_block: d.config.startBlock,
+      contracts: {
+        pool_manager: d.config.contracts.poolManager,
+        router: d.config.contracts.universalRouter,
+        launchpad: d.config.contracts.launchpad,
+        sanctions_list: d.config.contracts.sanctionsList,
+        partner_agent_vault: d.config.contracts.partnerAgentVault,
+        multicall3: d.config.contracts.multicall3,
+      },
+      hubs: [...hubsOf(d.config)],
+      link_tokens: linkTokens(d.config),
+      tokens: valuationTokens(d.config),
+      entries: facts.map((f) => ({ ...f, proof: proofs[f.entry_id] })),
+      books: publishedBooks(ledgers),
+    },
+  };
 }
 
 /** Each entry's trades as published for `league:verify`: hash, block, time, path, the plan (atoms as strings) and the amounts read from the receipt. */
 export function publishedBooks(ledgers: Map<string, MinedTrade[]>): Record<string, unknown[]> {
-  const plan = (p: MinedTrade["plan"]) => (p ? { ...p, txValue: p.txValue.toString(), fee: { ...p.fee, amount: p.fee.amount.toString() } } : null);
-  return Object.fromEntries([...ledgers].map(([id, trades]) => [id, trades.map((t) => ({ id: t.trade.id, tx_hash: t.trade.tx_hash, block: t.trade.block, ts: t.trade.ts, path: t.path, plan: plan(t.plan), token_in: t.trade.token_in, token_out: t.trade.token_out, amount_in: t.trade.amount_in.toString(), amount_out: t.trade.amount_out.toString() }))]));
+  const plan = (p: MinedTrade["plan"]) =>
+    p ? { ...p, txValue: p.txValue.toString(), fee: { ...p.fee, amount: p.fee.amount.toString() } } : null;
+  return Object.fromEntries(
+    [...ledgers].map(([id, trades]) => [
+      id,
+      trades.map((t) => ({
+        id: t.trade.id,
+        tx_hash: t.trade.tx_hash,
+        block: t.trade.block,
+        ts: t.trade.ts,
+        path: t.path,
+        plan: plan(t.plan),
+        token_in: t.trade.token_in,
+        token_out: t.trade.token_out,
+        amount_in: t.trade.amount_in.toString(),
+        amount_out: t.trade.amount_out.toString(),
+      })),
+    ]),
+  );
 }

@@ -1,20 +1,21 @@
 import type { PublicClient } from "viem";
 import type { Config } from "../../lib/config.js";
-import { sharesOf } from "../../lib/leagueRules.js";
-import { markAt, type MarkReader } from "../../lib/leagueValuation.js";
-import type { Season } from "../../lib/leagueCalendar.js";
+import { sharesOf } from "../../lib/league/rules.js";
+import { markAt, type MarkReader } from "../../lib/league/valuation.js";
+import type { Season } from "../../lib/league/calendar.js";
 import type { Db } from "../ports/store/db.js";
 import { valuationTokens } from "./prize.js";
 import type { TransferLog } from "./transfers.js";
+import { lc } from "../../lib/address.js";
 
 /**
- * One season's reserve ledger (SPEC GET league/seasons/<n> `ledger`, README "League reserve").
+ * One season's payout book, served as `ledger` (SPEC GET league/seasons/<n>, README "League reserve").
  * The reserve wallet holds the partner token; what reaches it in a season (the reserve agent's
  * stake gains) is `gain`. Half is added to the prize reserve, the rest stays staked (with what
  * would pass the ceiling). A season's budget is the reserve up to the cap (prize_cap_usd in the
  * partner token at its mark), paid only when the season pays; what is not paid stays.
  */
-export type Ledger = {
+export type PayoutBook = {
   reserve_before: string;
   gain: string;
   half_gain: string;
@@ -38,8 +39,6 @@ export type Ledger = {
 
 export type ReserveDeps = { config: Config; chain: PublicClient; marks: MarkReader; transfers: TransferLog };
 
-const lc = (a: string) => a.toLowerCase();
-
 /** The partner token (payouts and the reserve are in it). */
 export const partnerToken = (config: Config) => Object.values(config.tokens).find((t) => t.kind === "partner") ?? null;
 
@@ -49,7 +48,9 @@ export async function reserveGain(d: ReserveDeps, from: number, to: number, toBl
   const token = partnerToken(d.config);
   if (!wallet || !token) return 0n;
   // The league's transfer log (read from its last block) carries every link token, the partner token among them.
-  const ins = (await d.transfers.read([wallet], toBlock)).filter((t) => t.token === lc(token.address) && t.to === lc(wallet) && t.from !== lc(wallet));
+  const ins = (await d.transfers.read([wallet], toBlock)).filter(
+    (t) => t.token === lc(token.address) && t.to === lc(wallet) && t.from !== lc(wallet),
+  );
   let gain = 0n;
   for (const t of ins) {
     const ts = await d.transfers.blockTime(t.block);
@@ -58,15 +59,20 @@ export async function reserveGain(d: ReserveDeps, from: number, to: number, toBl
   return gain;
 }
 
-/** The ledger of season `s` at `valuedAt`, from the previous season's reserve_after and whether the season pays. */
-export async function ledgerOf(d: ReserveDeps, s: Season, o: { before: bigint; pays: boolean; valuedAt: number; block: bigint; paid?: bigint[]; settled: boolean }): Promise<Ledger> {
+/** The payout book of season `s` at `valuedAt`, from the previous season's reserve_after and whether the season pays. */
+export async function payoutBookOf(
+  d: ReserveDeps,
+  s: Season,
+  o: { before: bigint; pays: boolean; valuedAt: number; block: bigint; paid?: bigint[]; settled: boolean },
+): Promise<PayoutBook> {
   const token = partnerToken(d.config);
   const t = token ? valuationTokens(d.config).find((v) => v.address === lc(token.address)) : undefined;
   const mark = t ? await markAt(d.marks, t, { time: o.valuedAt }) : null;
   const gain = await reserveGain(d, s.starts, Math.min(s.ends, o.valuedAt + 1), o.block);
   const half = gain / 2n;
   const capUsd = d.config.league.prizeCapUsd;
-  const cap = mark && token ? BigInt(Math.floor((capUsd / mark.usd) * 1e6)) * 10n ** BigInt(token.decimals) / 1_000_000n : 0n;
+  const cap =
+    mark && token ? (BigInt(Math.floor((capUsd / mark.usd) * 1e6)) * 10n ** BigInt(token.decimals)) / 1_000_000n : 0n;
   const ceiling = cap * BigInt(d.config.league.ceilingSeasons);
   const reserve = o.before + half > ceiling && mark ? (ceiling > o.before ? ceiling : o.before) : o.before + half;
   const added = reserve - o.before;
@@ -74,7 +80,11 @@ export async function ledgerOf(d: ReserveDeps, s: Season, o: { before: bigint; p
   const shares = sharesOf(budget);
   const paid = o.paid ?? [0n, 0n, 0n];
   const paidTotal = paid.reduce((x, y) => x + y, 0n);
-  const why = !d.config.league.reserveWallet ? "no reserve wallet is configured" : !mark ? "the partner token has no mark at the season's end" : null;
+  const why = !d.config.league.reserveWallet
+    ? "no reserve wallet is configured"
+    : !mark
+      ? "the partner token has no mark at the season's end"
+      : null;
   return {
     reserve_before: o.before.toString(),
     gain: gain.toString(),
@@ -98,8 +108,11 @@ export async function ledgerOf(d: ReserveDeps, s: Season, o: { before: bigint; p
   };
 }
 
-/** The reserve_after of the last ledger before season `n` (0 before the first). */
+/** The reserve_after of the last payout book before season `n` (0 before the first). */
 export async function reserveBefore(db: Db, n: number): Promise<bigint> {
-  const [r] = await db.query<{ ledger: string }>("SELECT ledger FROM app.league_ledgers WHERE season < $1 ORDER BY season DESC LIMIT 1", [n]);
-  return r ? BigInt((JSON.parse(r.ledger) as Ledger).reserve_after) : 0n;
+  const [r] = await db.query<{ ledger: string }>(
+    "SELECT ledger FROM app.league_ledgers WHERE season < $1 ORDER BY season DESC LIMIT 1",
+    [n],
+  );
+  return r ? BigInt((JSON.parse(r.ledger) as PayoutBook).reserve_after) : 0n;
 }

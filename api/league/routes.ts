@@ -1,40 +1,252 @@
 import { Hono, type Context } from "hono";
-import type { AppEnv } from "../deps.js";
-import { publicLimit } from "../http/limits.js";
+import { z } from "zod";
+import type { AppEnv } from "../http/env.js";
+import { WALLET } from "../errors/groups.js";
+import { PUBLIC, publicLimit } from "../http/limits.js";
 import type { HttpKit } from "../http/kit.js";
-import type { Services } from "../services.js";
+import { route } from "../http/route.js";
 import { Refusal } from "../errors/index.js";
+import { confirmBody, enterBody, leaveBody, statementBody, type LeagueWho } from "./entries.js";
 import { leagueMissingPage, leaguePage, leagueSeasonPage } from "./page.js";
+import { standingsQuery, type createLeagueReader, type StandingsParameters } from "./read.js";
 
-/** Reading routes need no key: the public routes' limit (per client address, and overall). */
+/** The reading routes' answers (read.ts), unkeyed. */
+type LeagueReads = Pick<
+  ReturnType<typeof createLeagueReader>,
+  "league" | "standings" | "seasons" | "books" | "seasonDetail" | "reserve"
+>;
 
-/** SPEC "League": the keyed entry routes and the unkeyed reading routes. */
-export function leagueRoutes(s: Pick<Services, "league">, http: HttpKit) {
-  const app = new Hono<AppEnv>();
-  const who = (c: Context<AppEnv>) => ({ wallet: c.get("key").wallet, keyId: c.get("key").keyId });
-  const read = s.league.reader;
-  app.get("/league", publicLimit(http.limiter), async (c) => c.json(await read.league()));
-  app.get("/league/standings", publicLimit(http.limiter), async (c) => c.json(await read.standings(c.req.query())));
-  app.get("/league/seasons", publicLimit(http.limiter), async (c) => c.json(await read.seasons()));
+/** What SPEC "League" routes use: the public reads and the keyed entry actions (entries.ts), as the signed-in wallet. */
+export type LeagueService = {
+  reader: LeagueReads;
+  statement: (body: unknown, who: LeagueWho) => Promise<unknown>;
+  enter: (body: unknown, who: LeagueWho) => Promise<unknown>;
+  confirm: (body: unknown, who: LeagueWho) => Promise<unknown>;
+  leave: (body: unknown, who: LeagueWho) => Promise<unknown>;
+  me: (who: LeagueWho) => Promise<unknown>;
+};
+
+export const SIGN_STATEMENT_NOTE =
+  "Unsigned league statement: the owner of the partner agent signs this exact text with personal_sign (EIP-191) in their own wallet, after " +
+  "reading it (it states eligibility: 18 or older, not a US person, not sanctioned), then sends it to POST /api/v1/league/enter or /league/confirm.";
+
+// passthrough: the REST route, not this schema, decides which other fields are allowed.
+const statementInput = z
+  .object({
+    agent_id: z.number().int().describe("your partner agent's id"),
+    board: z.enum(["prize", "practice"]).optional(),
+    hosted_id: z.string().optional(),
+  })
+  .passthrough();
+
+const who = (c: Context<AppEnv>): LeagueWho => ({ wallet: c.get("key").wallet, keyId: c.get("key").keyId });
+
+/**
+ * SPEC "League": the unkeyed reading routes (the public buckets) and the keyed entry routes. The
+ * entry actions check the key's wallet before they parse their body (WALLET_NOT_BOUND comes
+ * first), so their schemas are `documents`, not parsed at the edge.
+ */
+export const leagueRoutes = [
+  route<LeagueService>({
+    method: "get",
+    path: "/league",
+    auth: "none",
+    limits: PUBLIC,
+    summary: "The calendar, the reserve and the rules",
+    answer: ["season", "next_season", "entrants", "practice_entrants", "schedule", "reserve", "rules", "past", "now"],
+    errors: ["RATE_LIMITED", "LEAGUE_UNAVAILABLE"],
+    handle: (_, s) => s.reader.league(),
+  }),
+  route<LeagueService, Record<string, unknown>, StandingsParameters>({
+    method: "get",
+    path: "/league/standings",
+    auth: "none",
+    limits: PUBLIC,
+    summary: "A board's standings for a season",
+    query: standingsQuery,
+    answer: [
+      "board",
+      "season",
+      "status",
+      "rows",
+      "outcome",
+      "places",
+      "amounts_atoms",
+      "amounts_basis",
+      "decided",
+      "entrants_next",
+      "now",
+    ],
+    errors: ["BAD_REQUEST", "NO_SEASON", "RATE_LIMITED", "LEAGUE_UNAVAILABLE"],
+    handle: ({ query }, s) => s.reader.standings(query),
+  }),
+  route<LeagueService>({
+    method: "get",
+    path: "/league/seasons",
+    auth: "none",
+    limits: PUBLIC,
+    summary: "Every season, newest first",
+    answer: ["seasons", "now"],
+    errors: ["RATE_LIMITED", "LEAGUE_UNAVAILABLE"],
+    handle: (_, s) => s.reader.seasons(),
+  }),
   // Beyond SPEC: each entry's relayed trades with their plans, what `npm run league:verify` recomputes.
-  app.get("/league/seasons/:n/books", publicLimit(http.limiter), async (c) => c.json(await read.books(c.req.param("n"))));
-  app.get("/league/seasons/:n", publicLimit(http.limiter), async (c) => c.json(await read.seasonDetail(c.req.param("n"))));
-  app.get("/league/reserve", publicLimit(http.limiter), async (c) => c.json(await read.reserve()));
-  app.post("/league/statement", http.keyed, async (c) => c.json(await s.league.statement(c.get("body"), who(c))));
-  app.post("/league/enter", http.keyed, async (c) => c.json(await s.league.enter(c.get("body"), who(c)), 201));
-  app.post("/league/confirm", http.keyed, async (c) => c.json(await s.league.confirm(c.get("body"), who(c))));
+  route<LeagueService>({
+    method: "get",
+    path: "/league/seasons/{n}/books",
+    auth: "none",
+    limits: PUBLIC,
+    summary: "A season's published inputs for league:verify",
+    answer: ["season", "decided", "books"],
+    errors: ["NO_SEASON", "RATE_LIMITED", "LEAGUE_UNAVAILABLE"],
+    extra: true,
+    handle: ({ param }, s) => s.reader.books(param("n")),
+  }),
+  route<LeagueService>({
+    method: "get",
+    path: "/league/seasons/{n}",
+    auth: "none",
+    limits: PUBLIC,
+    summary: "One season: standings, ledger, payouts, winners",
+    answer: ["board", "season", "rows", "ledger", "withdrawal", "payouts", "winners", "settled_at"],
+    errors: ["NO_SEASON", "RATE_LIMITED", "LEAGUE_UNAVAILABLE"],
+    handle: ({ param }, s) => s.reader.seasonDetail(param("n")),
+  }),
+  route<LeagueService>({
+    method: "get",
+    path: "/league/reserve",
+    auth: "none",
+    limits: PUBLIC,
+    summary: "The prize reserve's ledger by season",
+    answer: ["on", "agent_id", "rows", "estimate", "rules"],
+    errors: ["RATE_LIMITED", "LEAGUE_UNAVAILABLE"],
+    handle: (_, s) => s.reader.reserve(),
+  }),
+  route<LeagueService>({
+    method: "post",
+    path: "/league/statement",
+    auth: "key(wallet)",
+    limits: [],
+    summary: "The statement an agent's owner signs to enter or confirm",
+    documents: { body: statementBody },
+    answer: ["message", "nonce", "expires_at", "agent_id", "board", "entrant", "owner"],
+    errors: [
+      ...WALLET,
+      "BAD_REQUEST",
+      "UNKNOWN_FIELD",
+      "FORBIDDEN",
+      "NOT_FOUND",
+      "NOT_AN_AGENT",
+      "NOT_OWNER",
+      "AGENT_ENTERED",
+      "ALREADY_ENTERED",
+      "PRIZE_IS_LIVE",
+      "LEAGUE_PAPER_ONLY",
+      "LEAGUE_PAIRS",
+      "LEAGUE_INTERVAL",
+      "SANCTIONED",
+      "LEAGUE_UNAVAILABLE",
+    ],
+    mcp: {
+      name: "prepare_league_statement",
+      description: "The league statement a partner agent's owner signs to enter (POST /api/v1/league/statement).",
+      input: statementInput,
+      readOnly: false,
+      notes: [SIGN_STATEMENT_NOTE],
+    },
+    handle: ({ body, c }, s) => s.statement(body, who(c)),
+  }),
+  route<LeagueService>({
+    method: "post",
+    path: "/league/enter",
+    auth: "key(wallet)",
+    limits: [],
+    summary: "Enters a board from the next season",
+    documents: { body: enterBody },
+    status: 201,
+    answer: ["entry_id", "board", "agent_id", "status", "from_season", "confirmed", "note"],
+    errors: [
+      ...WALLET,
+      "BAD_REQUEST",
+      "UNKNOWN_FIELD",
+      "STATEMENT_EXPIRED",
+      "STATEMENT_MISMATCH",
+      "BAD_SIGNATURE",
+      "NOT_OWNER",
+      "FORBIDDEN",
+      "NOT_AN_AGENT",
+      "NOT_FOUND",
+      "AGENT_ENTERED",
+      "ALREADY_ENTERED",
+      "PRIZE_IS_LIVE",
+      "LEAGUE_DIVISION",
+      "LEAGUE_PAPER_ONLY",
+      "LEAGUE_PAIRS",
+      "LEAGUE_INTERVAL",
+      "STOPPED",
+      "SANCTIONED",
+      "LEAGUE_UNAVAILABLE",
+      "HOSTED_UNAVAILABLE",
+    ],
+    handle: ({ body, c }, s) => s.enter(body, who(c)),
+  }),
+  route<LeagueService>({
+    method: "post",
+    path: "/league/confirm",
+    auth: "key(wallet)",
+    limits: [],
+    summary: "Confirms a prize entry with the owner's signed statement",
+    documents: { body: confirmBody },
+    answer: ["entry_id", "confirmed"],
+    errors: [
+      ...WALLET,
+      "BAD_REQUEST",
+      "UNKNOWN_FIELD",
+      "STATEMENT_EXPIRED",
+      "STATEMENT_MISMATCH",
+      "BAD_SIGNATURE",
+      "NOT_OWNER",
+      "FORBIDDEN",
+      "NOT_ENTERED",
+      "SANCTIONED",
+    ],
+    handle: ({ body, c }, s) => s.confirm(body, who(c)),
+  }),
   // A sanctioned key may still leave (SPEC "Authentication").
-  app.post("/league/leave", http.keyedEvenSanctioned, async (c) => c.json(await s.league.leave(c.get("body"), who(c))));
-  app.get("/league/me", http.keyed, async (c) => c.json(await s.league.me(who(c))));
-  return app;
-}
+  route<LeagueService>({
+    method: "post",
+    path: "/league/leave",
+    auth: "key(wallet)",
+    evenSanctioned: true,
+    limits: [],
+    summary: "Leaves a board at once",
+    documents: { body: leaveBody },
+    answer: ["entry_id", "status"],
+    errors: [...WALLET, "BAD_REQUEST", "FORBIDDEN", "NOT_ENTERED"],
+    handle: ({ body, c }, s) => s.leave(body, who(c)),
+  }),
+  route<LeagueService>({
+    method: "get",
+    path: "/league/me",
+    auth: "key(wallet)",
+    limits: [],
+    summary: "The wallet's league entries",
+    answer: ["wallet", "entries"],
+    errors: WALLET,
+    handle: ({ c }, s) => s.me(who(c)),
+  }),
+];
 
 /** GET /league and /league/seasons/<n>: the same answers as pages (HTML, no script); a season off the calendar is an HTML 404. */
-export function leaguePageRoutes(s: Pick<Services, "league">, http: HttpKit) {
+export function leaguePageRoutes(s: Pick<LeagueService, "reader">, http: HttpKit) {
   const app = new Hono<AppEnv>();
-  const read = s.league.reader;
+  const read = s.reader;
   app.get("/league", publicLimit(http.limiter), async (c) => {
-    const [league, prize, practice] = await Promise.all([read.league(), read.standings({ board: "prize" }), read.standings({ board: "practice" })]);
+    const [league, prize, practice] = await Promise.all([
+      read.league(),
+      read.standings({ board: "prize" }),
+      read.standings({ board: "practice" }),
+    ]);
     return c.html(leaguePage({ league, prize, practice }));
   });
   app.get("/league/seasons/:n", publicLimit(http.limiter), async (c) => {

@@ -1,12 +1,20 @@
-import { encodeFunctionData, erc20Abi, getAddress, keccak256, parseTransaction, recoverTransactionAddress, type Address, type Hex } from "viem";
-import { season as seasonAt, seasonNumberAt, type Season } from "../../lib/leagueCalendar.js";
+import {
+  encodeFunctionData,
+  erc20Abi,
+  getAddress,
+  keccak256,
+  parseTransaction,
+  recoverTransactionAddress,
+  type Hex,
+} from "viem";
+import { season as seasonAt, seasonNumberAt, type Season } from "../../lib/league/calendar.js";
 import type { PlatformSigner } from "../ports/platformSigner.js";
 import type { Lease } from "../ports/store/lease.js";
 import { DROP_AFTER_S } from "../trading/index.js";
 import { sanctionsListAbi } from "../../abis/fixtures.js";
 import { practiceBoard } from "./practice.js";
 import { prizeBoard, seasonEntries, type BoardDeps, type PrizeAnchor } from "./prize.js";
-import { ledgerOf, partnerToken, reserveBefore, type Ledger } from "./reserve.js";
+import { payoutBookOf, partnerToken, reserveBefore, type PayoutBook } from "./reserve.js";
 
 export type SettleDeps = BoardDeps & {
   /** The reserve wallet's signer (the platform signer port); null: payouts stay planned. */
@@ -25,7 +33,12 @@ async function ready(d: SettleDeps, s: Season): Promise<{ ok: true; block: bigin
   if (!head || head.timestamp < s.ends) return { ok: false, why: "the indexer has not reached the season's end" };
   const wallets = (await seasonEntries(d.db, "prize", s)).map((e) => e.wallet);
   // A trade pending past DROP_AFTER_S is dropped (never mined): it cannot hold a season back.
-  const [pending] = wallets.length ? await d.db.query("SELECT 1 FROM app.trades WHERE wallet = ANY($1) AND status = 'pending' AND tx_hash IS NOT NULL AND created_at < $2 AND created_at >= $3 LIMIT 1", [wallets, s.ends, nowS(d) - DROP_AFTER_S]) : [];
+  const [pending] = wallets.length
+    ? await d.db.query(
+        "SELECT 1 FROM app.trades WHERE wallet = ANY($1) AND status = 'pending' AND tx_hash IS NOT NULL AND created_at < $2 AND created_at >= $3 LIMIT 1",
+        [wallets, s.ends, nowS(d) - DROP_AFTER_S],
+      )
+    : [];
   if (pending) return { ok: false, why: "an entrant's trade relayed before the end has no receipt yet" };
   return { ok: true, block: BigInt(head.block) };
 }
@@ -38,35 +51,82 @@ async function ready(d: SettleDeps, s: Season): Promise<{ ok: true; block: bigin
  * (`incomplete`; the next pass reads again), so a flag from a failed read is never the final
  * record; a failed transfer read throws (the pass fails and is retried).
  */
-export async function decideSeason(d: SettleDeps, s: Season, block: bigint): Promise<{ decided: boolean; incomplete: string | null }> {
+export async function decideSeason(
+  d: SettleDeps,
+  s: Season,
+  block: bigint,
+): Promise<{ decided: boolean; incomplete: string | null }> {
   const valuedAt = s.ends - 1;
   const anchor: PrizeAnchor = { valuedAt, block, ended: true, decided: true, shares: null };
   const prize = await prizeBoard(d, s, anchor);
-  if (prize.unreadable.length) return { decided: false, incomplete: `unreadable at block ${block}: ${prize.unreadable.slice(0, 3).join("; ")}${prize.unreadable.length > 3 ? ` and ${prize.unreadable.length - 3} more` : ""}` };
+  if (prize.unreadable.length)
+    return {
+      decided: false,
+      incomplete: `unreadable at block ${block}: ${prize.unreadable.slice(0, 3).join("; ")}${prize.unreadable.length > 3 ? ` and ${prize.unreadable.length - 3} more` : ""}`,
+    };
   const before = await reserveBefore(d.db, s.number);
-  const ledger = await ledgerOf(d, s, { before, pays: prize.outcome.pays, valuedAt, block, settled: false });
+  const book = await payoutBookOf(d, s, { before, pays: prize.outcome.pays, valuedAt, block, settled: false });
   const token = partnerToken(d.config);
-  const payouts = prize.rows.filter((r) => r.place !== null && BigInt(ledger.shares[r.place - 1]!) > 0n && r.eligibility.rules.find((x) => x.rule === "PAYABLE")?.status === "pass");
-  for (const r of prize.rows) r.prize_atoms = r.place !== null ? ledger.shares[r.place - 1]! : null;
+  const payouts = prize.rows.filter(
+    (r) =>
+      r.place !== null &&
+      BigInt(book.shares[r.place - 1]!) > 0n &&
+      r.eligibility.rules.find((x) => x.rule === "PAYABLE")?.status === "pass",
+  );
+  for (const r of prize.rows) r.prize_atoms = r.place !== null ? book.shares[r.place - 1]! : null;
   const practice = await practiceBoard(d, s, valuedAt);
   const at = nowS(d);
   const books = prize.published;
-  const prizeAnswer = { rows: prize.rows, outcome: prize.outcome, places: prize.places, amounts_atoms: ledger.shares, valued_at: valuedAt, block: Number(block) };
+  const prizeAnswer = {
+    rows: prize.rows,
+    outcome: prize.outcome,
+    places: prize.places,
+    amounts_atoms: book.shares,
+    valued_at: valuedAt,
+    block: Number(block),
+  };
   const decided = await d.db.tx(async (tx) => {
-    const first = await tx.query("INSERT INTO app.league_results (season, board, decided_at, valued_at, block, answer, books) VALUES ($1, 'prize', $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING RETURNING season", [s.number, at, valuedAt, Number(block), JSON.stringify(prizeAnswer), JSON.stringify(books)]);
+    const first = await tx.query(
+      "INSERT INTO app.league_results (season, board, decided_at, valued_at, block, answer, books) VALUES ($1, 'prize', $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING RETURNING season",
+      [s.number, at, valuedAt, Number(block), JSON.stringify(prizeAnswer), JSON.stringify(books)],
+    );
     if (!first.length) return false;
-    await tx.query("INSERT INTO app.league_results (season, board, decided_at, valued_at, block, answer) VALUES ($1, 'practice', $2, $3, $4, $5)", [s.number, at, valuedAt, Number(block), JSON.stringify({ rows: practice, valued_at: valuedAt })]);
-    await tx.query("INSERT INTO app.league_ledgers (season, ledger) VALUES ($1, $2)", [s.number, JSON.stringify(ledger)]);
+    await tx.query(
+      "INSERT INTO app.league_results (season, board, decided_at, valued_at, block, answer) VALUES ($1, 'practice', $2, $3, $4, $5)",
+      [s.number, at, valuedAt, Number(block), JSON.stringify({ rows: practice, valued_at: valuedAt })],
+    );
+    await tx.query("INSERT INTO app.league_ledgers (season, ledger) VALUES ($1, $2)", [s.number, JSON.stringify(book)]);
     for (const r of payouts) {
       const recipient = prize.recipients.get(r.entry_id)!;
-      await tx.query("INSERT INTO app.league_payouts (season, place, entry_id, agent_id, recipient, token, amount, status, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, 'planned', $8)", [s.number, r.place, r.entry_id, r.agent_id, recipient, token!.address.toLowerCase(), ledger.shares[r.place! - 1], at]);
+      await tx.query(
+        "INSERT INTO app.league_payouts (season, place, entry_id, agent_id, recipient, token, amount, status, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, 'planned', $8)",
+        [
+          s.number,
+          r.place,
+          r.entry_id,
+          r.agent_id,
+          recipient,
+          token!.address.toLowerCase(),
+          book.shares[r.place! - 1],
+          at,
+        ],
+      );
     }
     return true;
   });
   return { decided, incomplete: null };
 }
 
-type PayoutRow = { season: number; place: number; recipient: string; token: string; amount: string; status: PayoutStatus; raw_tx: string | null; tx_hash: string | null };
+type PayoutRow = {
+  season: number;
+  place: number;
+  recipient: string;
+  token: string;
+  amount: string;
+  status: PayoutStatus;
+  raw_tx: string | null;
+  tx_hash: string | null;
+};
 
 /**
  * A league payout's status (SPEC league seasons `payouts[].status` and `winners[].status`):
@@ -84,12 +144,22 @@ const DONE = ["mined", "held"];
  * nonces) and stored before the first is sent, so a settler that dies mid-way sends the same bytes
  * again and pays each place once. The ledger records what was paid once every transfer mined.
  */
-export async function payPlanned(d: SettleDeps, n: number, hold: () => Promise<boolean> = async () => true): Promise<void> {
-  const rows = await d.db.query<PayoutRow>("SELECT * FROM app.league_payouts WHERE season = $1 AND status <> ALL($2) ORDER BY place", [n, DONE]);
+export async function payPlanned(
+  d: SettleDeps,
+  n: number,
+  hold: () => Promise<boolean> = async () => true,
+): Promise<void> {
+  const rows = await d.db.query<PayoutRow>(
+    "SELECT * FROM app.league_payouts WHERE season = $1 AND status <> ALL($2) ORDER BY place",
+    [n, DONE],
+  );
   if (rows.length && d.signer) {
     const unsigned = rows.filter((r) => r.raw_tx === null);
     if (unsigned.length) await signPayouts(d, d.signer, unsigned);
-    for (const r of await d.db.query<PayoutRow>("SELECT * FROM app.league_payouts WHERE season = $1 AND status = 'sent' ORDER BY place", [n])) {
+    for (const r of await d.db.query<PayoutRow>(
+      "SELECT * FROM app.league_payouts WHERE season = $1 AND status = 'sent' ORDER BY place",
+      [n],
+    )) {
       // Each send waits up to a minute: the lease is renewed before it (another instance may have taken over).
       if (!(await hold())) return;
       await deliver(d, d.signer, r);
@@ -97,17 +167,37 @@ export async function payPlanned(d: SettleDeps, n: number, hold: () => Promise<b
   }
   const all = await d.db.query<PayoutRow>("SELECT * FROM app.league_payouts WHERE season = $1 ORDER BY place", [n]);
   if (all.some((r) => !DONE.includes(r.status))) return;
-  const [l] = await d.db.query<{ ledger: string; settled_at: string | null }>("SELECT ledger, settled_at FROM app.league_ledgers WHERE season = $1", [n]);
+  const [l] = await d.db.query<{ ledger: string; settled_at: string | null }>(
+    "SELECT ledger, settled_at FROM app.league_ledgers WHERE season = $1",
+    [n],
+  );
   if (!l || l.settled_at !== null) return;
-  const ledger = JSON.parse(l.ledger) as Ledger;
+  const book = JSON.parse(l.ledger) as PayoutBook;
   // A held place is not paid: its share stays in the reserve.
   const paid = [1, 2, 3].map((p) => BigInt(all.find((r) => r.place === p && r.status === "mined")?.amount ?? "0"));
   const total = paid.reduce((a, b) => a + b, 0n);
-  const settled: Ledger = { ...ledger, paid: paid.map(String), paid_total: total.toString(), reserve_after: (BigInt(ledger.reserve) - total).toString(), status: ledger.status === "incomplete" ? "incomplete" : "settled" };
-  await d.db.query("UPDATE app.league_ledgers SET ledger = $2, settled_at = $3 WHERE season = $1 AND settled_at IS NULL", [n, JSON.stringify(settled), nowS(d)]);
+  const settled: PayoutBook = {
+    ...book,
+    paid: paid.map(String),
+    paid_total: total.toString(),
+    reserve_after: (BigInt(book.reserve) - total).toString(),
+    status: book.status === "incomplete" ? "incomplete" : "settled",
+  };
+  await d.db.query(
+    "UPDATE app.league_ledgers SET ledger = $2, settled_at = $3 WHERE season = $1 AND settled_at IS NULL",
+    [n, JSON.stringify(settled), nowS(d)],
+  );
 }
 
-const transferCall = (r: Pick<PayoutRow, "token" | "recipient" | "amount">) => ({ to: getAddress(r.token), value: 0n, data: encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [getAddress(r.recipient), BigInt(r.amount)] }) });
+const transferCall = (r: Pick<PayoutRow, "token" | "recipient" | "amount">) => ({
+  to: getAddress(r.token),
+  value: 0n,
+  data: encodeFunctionData({
+    abi: erc20Abi,
+    functionName: "transfer",
+    args: [getAddress(r.recipient), BigInt(r.amount)],
+  }),
+});
 
 /**
  * Signs every unsigned payout of a season with consecutive nonces and stores them in one
@@ -115,10 +205,19 @@ const transferCall = (r: Pick<PayoutRow, "token" | "recipient" | "amount">) => (
  * over a transaction of the reserve wallet in flight, or past what the wallet holds.
  */
 async function signPayouts(d: SettleDeps, signer: PlatformSigner, all: PayoutRow[]) {
-  const listed = await sanctioned(d, all.map((r) => r.recipient));
+  const listed = await sanctioned(
+    d,
+    all.map((r) => r.recipient),
+  );
   for (const r of all.filter((_, i) => listed[i])) {
-    await d.db.query("UPDATE app.league_payouts SET status = 'held' WHERE season = $1 AND place = $2 AND raw_tx IS NULL", [r.season, r.place]);
-    d.logger?.warn({ season: r.season, place: r.place, recipient: r.recipient }, "league payout held: its recipient is on the sanctions list; nothing is signed for it");
+    await d.db.query(
+      "UPDATE app.league_payouts SET status = 'held' WHERE season = $1 AND place = $2 AND raw_tx IS NULL",
+      [r.season, r.place],
+    );
+    d.logger?.warn(
+      { season: r.season, place: r.place, recipient: r.recipient },
+      "league payout held: its recipient is on the sanctions list; nothing is signed for it",
+    );
   }
   const rows = all.filter((_, i) => !listed[i]);
   if (!rows.length) return;
@@ -128,20 +227,43 @@ async function signPayouts(d: SettleDeps, signer: PlatformSigner, all: PayoutRow
     d.chain.estimateFeesPerGas(),
     d.chain.getChainId(),
   ]);
-  if (pending !== latest) throw new Error(`the reserve wallet has ${pending - latest} transaction(s) in flight; no payout is signed over them`);
+  if (pending !== latest)
+    throw new Error(
+      `the reserve wallet has ${pending - latest} transaction(s) in flight; no payout is signed over them`,
+    );
   const need = rows.reduce((s, r) => s + BigInt(r.amount), 0n);
-  const has = await d.chain.readContract({ address: getAddress(rows[0]!.token), abi: erc20Abi, functionName: "balanceOf", args: [signer.address] });
-  if (has < need) throw new Error(`the reserve wallet holds ${has} of the partner token, the payouts need ${need}; nothing is sent`);
+  const has = await d.chain.readContract({
+    address: getAddress(rows[0]!.token),
+    abi: erc20Abi,
+    functionName: "balanceOf",
+    args: [signer.address],
+  });
+  if (has < need)
+    throw new Error(`the reserve wallet holds ${has} of the partner token, the payouts need ${need}; nothing is sent`);
   const signed: { r: PayoutRow; raw: Hex }[] = [];
   for (const [i, r] of rows.entries()) {
     const call = transferCall(r);
     const gas = ((await d.chain.estimateGas({ account: signer.address, ...call })) * 13n) / 10n;
-    signed.push({ r, raw: await signer.signTransaction({ ...call, chainId, nonce: latest + i, gas, maxFeePerGas: fees.maxFeePerGas * 2n, maxPriorityFeePerGas: fees.maxPriorityFeePerGas }) });
+    signed.push({
+      r,
+      raw: await signer.signTransaction({
+        ...call,
+        chainId,
+        nonce: latest + i,
+        gas,
+        maxFeePerGas: fees.maxFeePerGas * 2n,
+        maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
+      }),
+    });
   }
   await d.db.tx(async (tx) => {
     for (const { r, raw } of signed) {
-      const done = await tx.query("UPDATE app.league_payouts SET raw_tx = $3, tx_hash = $4, status = 'sent' WHERE season = $1 AND place = $2 AND raw_tx IS NULL RETURNING place", [r.season, r.place, raw, keccak256(raw)]);
-      if (!done.length) throw new Error(`payout ${r.season}/${r.place} was signed by another pass; nothing of this pass is stored`);
+      const done = await tx.query(
+        "UPDATE app.league_payouts SET raw_tx = $3, tx_hash = $4, status = 'sent' WHERE season = $1 AND place = $2 AND raw_tx IS NULL RETURNING place",
+        [r.season, r.place, raw, keccak256(raw)],
+      );
+      if (!done.length)
+        throw new Error(`payout ${r.season}/${r.place} was signed by another pass; nothing of this pass is stored`);
     }
   });
 }
@@ -152,22 +274,36 @@ async function signPayouts(d: SettleDeps, signer: PlatformSigner, all: PayoutRow
  */
 async function deliver(d: SettleDeps, signer: PlatformSigner, r: PayoutRow) {
   const hash = r.tx_hash as Hex;
-  if (!r.raw_tx || keccak256(r.raw_tx as Hex) !== hash) throw new Error(`stored payout ${r.season}/${r.place}: its hash is not its bytes'; nothing is sent`);
-  const [l] = await d.db.query<{ ledger: string }>("SELECT ledger FROM app.league_ledgers WHERE season = $1", [r.season]);
-  if (!l || (JSON.parse(l.ledger) as Ledger).shares[r.place - 1] !== r.amount) throw new Error(`stored payout ${r.season}/${r.place} is not the decided share; nothing is sent`);
+  if (!r.raw_tx || keccak256(r.raw_tx as Hex) !== hash)
+    throw new Error(`stored payout ${r.season}/${r.place}: its hash is not its bytes'; nothing is sent`);
+  const [l] = await d.db.query<{ ledger: string }>("SELECT ledger FROM app.league_ledgers WHERE season = $1", [
+    r.season,
+  ]);
+  if (!l || (JSON.parse(l.ledger) as PayoutBook).shares[r.place - 1] !== r.amount)
+    throw new Error(`stored payout ${r.season}/${r.place} is not the decided share; nothing is sent`);
   let receipt = await d.chain.getTransactionReceipt({ hash }).catch(() => null);
   if (!receipt) {
     const tx = parseTransaction(r.raw_tx as Hex);
     const want = transferCall(r);
     const from = await recoverTransactionAddress({ serializedTransaction: r.raw_tx as never });
-    if (from.toLowerCase() !== signer.address.toLowerCase() || tx.to?.toLowerCase() !== want.to.toLowerCase() || tx.data !== want.data || (tx.value ?? 0n) !== 0n) throw new Error(`stored payout ${hash} is not the planned transfer; nothing is sent`);
+    if (
+      from.toLowerCase() !== signer.address.toLowerCase() ||
+      tx.to?.toLowerCase() !== want.to.toLowerCase() ||
+      tx.data !== want.data ||
+      (tx.value ?? 0n) !== 0n
+    )
+      throw new Error(`stored payout ${hash} is not the planned transfer; nothing is sent`);
     // Listed since it was signed: its nonce goes to a cancel instead, and it is held.
     if ((await sanctioned(d, [r.recipient]))[0]) return cancel(d, signer, r, tx);
     await d.chain.sendRawTransaction({ serializedTransaction: r.raw_tx as Hex }).catch(() => undefined);
     receipt = await d.chain.waitForTransactionReceipt({ hash, timeout: 60_000, pollingInterval: 250 });
   }
   if (receipt.status !== "success") throw new Error(`payout ${hash} reverted`);
-  await d.db.query("UPDATE app.league_payouts SET status = 'mined', block = $3 WHERE season = $1 AND place = $2", [r.season, r.place, Number(receipt.blockNumber)]);
+  await d.db.query("UPDATE app.league_payouts SET status = 'mined', block = $3 WHERE season = $1 AND place = $2", [
+    r.season,
+    r.place,
+    Number(receipt.blockNumber),
+  ]);
 }
 
 /**
@@ -177,9 +313,19 @@ async function deliver(d: SettleDeps, signer: PlatformSigner, r: PayoutRow) {
 async function sanctioned(d: SettleDeps, addresses: string[]): Promise<boolean[]> {
   if (!addresses.length) return [];
   try {
-    return await d.chain.multicall({ contracts: addresses.map((a) => ({ address: d.config.contracts.sanctionsList, abi: sanctionsListAbi, functionName: "isSanctioned" as const, args: [getAddress(a)] as const })), allowFailure: false });
+    return await d.chain.multicall({
+      contracts: addresses.map((a) => ({
+        address: d.config.contracts.sanctionsList,
+        abi: sanctionsListAbi,
+        functionName: "isSanctioned" as const,
+        args: [getAddress(a)] as const,
+      })),
+      allowFailure: false,
+    });
   } catch (err) {
-    throw new Error(`the sanctions list could not be read; no payout is signed or sent: ${(err as Error).message.split("\n")[0]}`);
+    throw new Error(
+      `the sanctions list could not be read; no payout is signed or sent: ${(err as Error).message.split("\n")[0]}`,
+    );
   }
 }
 
@@ -192,17 +338,40 @@ async function cancel(d: SettleDeps, signer: PlatformSigner, r: PayoutRow, tx: R
   const fees = await d.chain.estimateFeesPerGas();
   const maxFee = [fees.maxFeePerGas * 2n, (tx.maxFeePerGas ?? 0n) * 2n].reduce((a, b) => (a > b ? a : b));
   const tip = [fees.maxPriorityFeePerGas * 2n, (tx.maxPriorityFeePerGas ?? 0n) * 2n].reduce((a, b) => (a > b ? a : b));
-  const raw = await signer.signTransaction({ to: signer.address, value: 0n, chainId: tx.chainId!, nonce: tx.nonce!, gas: 21_000n, maxFeePerGas: maxFee, maxPriorityFeePerGas: tip < maxFee ? tip : maxFee });
+  const raw = await signer.signTransaction({
+    to: signer.address,
+    value: 0n,
+    chainId: tx.chainId!,
+    nonce: tx.nonce!,
+    gas: 21_000n,
+    maxFeePerGas: maxFee,
+    maxPriorityFeePerGas: tip < maxFee ? tip : maxFee,
+  });
   const hash = await d.chain.sendRawTransaction({ serializedTransaction: raw }).catch(() => keccak256(raw));
-  const cancelled = await d.chain.waitForTransactionReceipt({ hash, timeout: 60_000, pollingInterval: 250 }).catch(() => null);
+  const cancelled = await d.chain
+    .waitForTransactionReceipt({ hash, timeout: 60_000, pollingInterval: 250 })
+    .catch(() => null);
   const paid = await d.chain.getTransactionReceipt({ hash: r.tx_hash as Hex }).catch(() => null);
   if (paid?.status === "success") {
-    await d.db.query("UPDATE app.league_payouts SET status = 'mined', block = $3 WHERE season = $1 AND place = $2", [r.season, r.place, Number(paid.blockNumber)]);
+    await d.db.query("UPDATE app.league_payouts SET status = 'mined', block = $3 WHERE season = $1 AND place = $2", [
+      r.season,
+      r.place,
+      Number(paid.blockNumber),
+    ]);
     return;
   }
-  if (!cancelled) throw new Error(`payout ${r.season}/${r.place}: its recipient is listed and the cancel at nonce ${tx.nonce} has not mined yet; nothing else is sent`);
-  await d.db.query("UPDATE app.league_payouts SET status = 'held' WHERE season = $1 AND place = $2 AND status = 'sent'", [r.season, r.place]);
-  d.logger?.warn({ season: r.season, place: r.place, recipient: r.recipient }, "league payout held at its re-send: its recipient is on the sanctions list; its nonce was cancelled");
+  if (!cancelled)
+    throw new Error(
+      `payout ${r.season}/${r.place}: its recipient is listed and the cancel at nonce ${tx.nonce} has not mined yet; nothing else is sent`,
+    );
+  await d.db.query(
+    "UPDATE app.league_payouts SET status = 'held' WHERE season = $1 AND place = $2 AND status = 'sent'",
+    [r.season, r.place],
+  );
+  d.logger?.warn(
+    { season: r.season, place: r.place, recipient: r.recipient },
+    "league payout held at its re-send: its recipient is on the sanctions list; its nonce was cancelled",
+  );
 }
 
 /**
@@ -222,7 +391,10 @@ export function createSettler(d: SettleDeps & { lease: Lease; intervalMs?: numbe
     const [done] = await d.db.query<{ n: number | null }>("SELECT max(season) AS n FROM app.league_results");
     for (let n = Math.max(Number(first?.n ?? last + 1), Number(done?.n ?? 0) + 1); n <= last; n++) {
       // A season's reserve starts from the last one's reserve after its payouts: decided only once those are mined.
-      const [unsettled] = await d.db.query("SELECT 1 FROM app.league_ledgers WHERE season < $1 AND settled_at IS NULL LIMIT 1", [n]);
+      const [unsettled] = await d.db.query(
+        "SELECT 1 FROM app.league_ledgers WHERE season < $1 AND settled_at IS NULL LIMIT 1",
+        [n],
+      );
       if (unsettled) return { decided, waiting: `season ${n} waits for the last season's payouts` };
       const s = seasonAt(n, nowS(d));
       const r = await ready(d, s);
@@ -234,7 +406,10 @@ export function createSettler(d: SettleDeps & { lease: Lease; intervalMs?: numbe
       if (!(await d.lease.hold())) return { decided, waiting: "the lease moved to another instance" };
       const done = await decideSeason(d, s, r.block);
       if (done.incomplete) {
-        d.logger?.warn({ season: n, why: done.incomplete }, "league season not decided: a read at its decision block failed; the next pass reads again");
+        d.logger?.warn(
+          { season: n, why: done.incomplete },
+          "league season not decided: a read at its decision block failed; the next pass reads again",
+        );
         await payOpen();
         return { decided, waiting: `season ${n}: ${done.incomplete}` };
       }
@@ -246,7 +421,9 @@ export function createSettler(d: SettleDeps & { lease: Lease; intervalMs?: numbe
   }
   /** Pays the oldest season with payouts not yet mined (and settles its ledger); the lease is renewed first. */
   async function payOpen() {
-    const [open] = await d.db.query<{ season: number }>("SELECT season FROM app.league_ledgers WHERE settled_at IS NULL ORDER BY season LIMIT 1");
+    const [open] = await d.db.query<{ season: number }>(
+      "SELECT season FROM app.league_ledgers WHERE settled_at IS NULL ORDER BY season LIMIT 1",
+    );
     if (!open || !(await d.lease.hold())) return;
     await payPlanned(d, open.season, () => d.lease.hold());
   }

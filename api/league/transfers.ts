@@ -1,7 +1,7 @@
-import type { PublicClient } from "viem";
+import { zeroAddress, type PublicClient } from "viem";
 import type { Config } from "../../lib/config.js";
-import { transfersOf, type ChainTransfer } from "../../lib/leagueChain.js";
-import { linkTokens } from "./prize.js";
+import { transfersOf, type ChainTransfer } from "../../lib/league/chain.js";
+import { lc } from "../../lib/address.js";
 
 /**
  * Blocks this close to the newest block read are read again next time, never kept: a reorg of the
@@ -10,8 +10,13 @@ import { linkTokens } from "./prize.js";
  */
 export const REORG_DEPTH = 64n;
 
-const lc = (a: string) => a.toLowerCase();
 const keyOf = (t: ChainTransfer) => `${t.block}:${t.log_index}`;
+
+/** The tokens whose transfers link owners: every configured ERC-20 (native ETH moves leave no log). */
+export const linkTokens = (config: Config) =>
+  Object.values(config.tokens)
+    .filter((t) => !t.native && t.address !== zeroAddress)
+    .map((t) => lc(t.address));
 
 /**
  * The league's Transfer logs (cluster links, the reserve's gains), read once: each address keeps
@@ -56,7 +61,8 @@ export function createTransferLog(d: { config: Config; chain: PublicClient }) {
       // Everything from `from` to `toBlock` was read: kept up to `keepUntil` (never below what was kept).
       if (keepUntil >= from - 1n) for (const a of group) through.set(a, keepUntil);
     }
-    for (const a of uniq) for (const t of byAddress.get(a)?.values() ?? []) if (BigInt(t.block) <= toBlock) out.set(keyOf(t), t);
+    for (const a of uniq)
+      for (const t of byAddress.get(a)?.values() ?? []) if (BigInt(t.block) <= toBlock) out.set(keyOf(t), t);
     return [...out.values()].sort((a, b) => a.block - b.block || a.log_index - b.log_index);
   }
 

@@ -6,6 +6,7 @@ import { priceFromX96 } from "../../lib/twap.js";
 import { curveBefore, curvePrice, MARK_WINDOW_S, windowPrice } from "../../lib/markSource.js";
 import type { PoolState, SqlIndexedReads } from "../ports/indexed.js";
 import { markStale } from "./stale.js";
+import { lc } from "../../lib/address.js";
 
 /** Where a mark comes from: the independent ones (oracle, twap, fixed) and the trading-only ones. */
 export type MarkSource = "oracle" | "twap" | "fixed" | "pool-mid" | "curve";
@@ -24,8 +25,6 @@ export const TWAP_WINDOW_S = 1_800;
 /** Pools, feeds and TWAPs are re-read from the indexer at most this often. */
 const TTL_MS = 1_000;
 
-const lc = (a: string) => a.toLowerCase();
-
 /**
  * SPEC.md's independent marks: USDG at $1, an oracle feed (ETH, WETH, the BTC asset, stock tokens
  * with one), the partner token at its pool's 30-minute TWAP. Anything else has none.
@@ -39,13 +38,22 @@ export function independentBasis(t: TokenEntry | undefined): IndependentBasis | 
 }
 
 /** The deepest pool holding exactly `a` and `b` (by in-range liquidity), or null. */
-export function deepestPool<P extends Pick<PoolState, "currency0" | "currency1" | "liquidity">>(pools: P[], a: Address, b: Address): P | null {
-  const pair = pools.filter((x) => (lc(x.currency0) === lc(a) && lc(x.currency1) === lc(b)) || (lc(x.currency1) === lc(a) && lc(x.currency0) === lc(b)));
+export function deepestPool<P extends Pick<PoolState, "currency0" | "currency1" | "liquidity">>(
+  pools: P[],
+  a: Address,
+  b: Address,
+): P | null {
+  const pair = pools.filter(
+    (x) =>
+      (lc(x.currency0) === lc(a) && lc(x.currency1) === lc(b)) ||
+      (lc(x.currency1) === lc(a) && lc(x.currency0) === lc(b)),
+  );
   return pair.sort((x, y) => (y.liquidity > x.liquidity ? 1 : y.liquidity < x.liquidity ? -1 : 0))[0] ?? null;
 }
 
 const priced = (mark: Mark): IndependentMark => ({ mark, unpriced: null });
-const unavailableUnlessPriced = (mark: Mark | null): IndependentMark => (mark ? priced(mark) : { mark: null, unpriced: "MARK_UNAVAILABLE" });
+const unavailableUnlessPriced = (mark: Mark | null): IndependentMark =>
+  mark ? priced(mark) : { mark: null, unpriced: "MARK_UNAVAILABLE" };
 
 /**
  * Market reads from the indexer's tables: pool states (for routes and mids) and USD marks. One
@@ -55,14 +63,20 @@ const unavailableUnlessPriced = (mark: Mark | null): IndependentMark => (mark ? 
 export function createMarket(d: { config: Config; indexed: SqlIndexedReads; clock: () => number }) {
   const { config, indexed } = d;
   const coreByAddress = new Map(Object.values(config.tokens).map((t) => [lc(t.address), t] as const));
-  const stockFeeds = new Set(Object.values(config.tokens).flatMap((t) => (t.kind === "stock" && t.feed ? [lc(t.feed)] : [])));
+  const stockFeeds = new Set(
+    Object.values(config.tokens).flatMap((t) => (t.kind === "stock" && t.feed ? [lc(t.feed)] : [])),
+  );
   const usdg = config.tokens.USDG!;
   const now = () => Math.floor(d.clock() / 1000);
   const fresh = { ttl: TTL_MS, ...onClock(d.clock) };
 
   const poolCache = new LRUCache<"pools", PoolState[]>({ max: 1, ...fresh, fetchMethod: () => indexed.pools() });
   // Values are boxed: a feed without an answer (or a pool without history) is a cached null.
-  const feedCache = new LRUCache<string, { mark: Mark | null }>({ max: 1_000, ...fresh, fetchMethod: async (feed) => ({ mark: await readFeed(feed as Address) }) });
+  const feedCache = new LRUCache<string, { mark: Mark | null }>({
+    max: 1_000,
+    ...fresh,
+    fetchMethod: async (feed) => ({ mark: await readFeed(feed as Address) }),
+  });
   const twapCache = new LRUCache<string, { x96: bigint | null }>({
     max: 1_000,
     ...fresh,
@@ -79,7 +93,12 @@ export function createMarket(d: { config: Config; indexed: SqlIndexedReads; cloc
   async function readFeed(feed: Address): Promise<Mark | null> {
     const m = await indexed.latestMark(feed, now());
     if (!m || m.answer <= 0n) return null;
-    return { usd: Number(m.answer) / 1e8, source: "oracle", age_s: m.ageS, stale: markStale({ updatedAt: m.updatedAt, now: now(), stock: stockFeeds.has(lc(feed)) }) };
+    return {
+      usd: Number(m.answer) / 1e8,
+      source: "oracle",
+      age_s: m.ageS,
+      stale: markStale({ updatedAt: m.updatedAt, now: now(), stock: stockFeeds.has(lc(feed)) }),
+    };
   }
 
   async function oracleMark(feed: Address): Promise<Mark | null> {
@@ -115,7 +134,8 @@ export function createMarket(d: { config: Config; indexed: SqlIndexedReads; cloc
     const p = deepestPool(await pools(), token, quote);
     if (!p || p.liquidity === 0n) return null;
     // Tokens outside config hold raw atoms in the pool: scale by the token's own decimals.
-    const dec = (a: Address) => (a === zeroAddress ? 18 : (coreByAddress.get(lc(a))?.decimals ?? (lc(a) === lc(token) ? decimals : undefined)));
+    const dec = (a: Address) =>
+      a === zeroAddress ? 18 : (coreByAddress.get(lc(a))?.decimals ?? (lc(a) === lc(token) ? decimals : undefined));
     const d0 = dec(p.currency0);
     const d1 = dec(p.currency1);
     if (d0 === undefined || d1 === undefined) return null;
@@ -147,7 +167,12 @@ export function createMarket(d: { config: Config; indexed: SqlIndexedReads; cloc
     if (viaEth !== null) return { usd: viaEth * eth.usd, source: "pool-mid", age_s: null, stale: eth.stale };
     const curve = await indexed.curveToken(token);
     if (curve && !curve.graduated && curve.virtualToken > 0n) {
-      return { usd: (Number(curve.virtualEth) / Number(curve.virtualToken)) * eth.usd, source: "curve", age_s: null, stale: eth.stale };
+      return {
+        usd: (Number(curve.virtualEth) / Number(curve.virtualToken)) * eth.usd,
+        source: "curve",
+        age_s: null,
+        stale: eth.stale,
+      };
     }
     return null;
   }
@@ -159,16 +184,31 @@ export function createMarket(d: { config: Config; indexed: SqlIndexedReads; cloc
    * it from the chain), and the source's depth on its priced side in USD. null while the source is
    * younger than the window, has no price, or ETH has no mark.
    */
-  async function windowMark(t: { address: Address; currency: Address; decimals: number }, source: PoolState | "curve", to: number, bandBps: number): Promise<WindowMark | null> {
+  async function windowMark(
+    t: { address: Address; currency: Address; decimals: number },
+    source: PoolState | "curve",
+    to: number,
+    bandBps: number,
+  ): Promise<WindowMark | null> {
     const eth = config.tokens.ETH?.feed ? await oracleMark(config.tokens.ETH.feed) : null;
     const from = to - MARK_WINDOW_S;
     if (source === "curve") {
-      const [curve, trades] = await Promise.all([indexed.curveToken(t.address), indexed.curveTradesFor(t.address, from, to)]);
+      const [curve, trades] = await Promise.all([
+        indexed.curveToken(t.address),
+        indexed.curveTradesFor(t.address, from, to),
+      ]);
       if (!eth || !curve || curve.graduated || curve.launchedAt > from || curve.virtualToken === 0n) return null;
       const atStart = trades[0] && trades[0].timestamp <= from ? trades[0] : trades[0] ? curveBefore(trades[0]) : curve;
-      const steps = trades.map((x) => ({ ts: x.timestamp, price: curvePrice(x.virtualEth, x.virtualToken, t.decimals) }));
+      const steps = trades.map((x) => ({
+        ts: x.timestamp,
+        price: curvePrice(x.virtualEth, x.virtualToken, t.decimals),
+      }));
       const w = windowPrice(curvePrice(atStart.virtualEth, atStart.virtualToken, t.decimals), steps, from, to, bandBps);
-      return { usd: w.median * eth.usd, stableShare: w.stableShare, depthUsd: (Number(curve.virtualEth) / 1e18) * eth.usd };
+      return {
+        usd: w.median * eth.usd,
+        stableShare: w.stableShare,
+        depthUsd: (Number(curve.virtualEth) / 1e18) * eth.usd,
+      };
     }
     const tokenIs0 = lc(source.currency0) === lc(t.currency);
     const against = tokenIs0 ? source.currency1 : source.currency0;
@@ -180,14 +220,32 @@ export function createMarket(d: { config: Config; indexed: SqlIndexedReads; cloc
       const p01 = priceFromX96(px96, tokenIs0 ? t.decimals : againstDecimals, tokenIs0 ? againstDecimals : t.decimals);
       return tokenIs0 ? p01 : 1 / p01;
     };
-    const w = windowPrice(inAgainst(rows[0].priceX96), rows.slice(1).map((r) => ({ ts: r.ts, price: inAgainst(r.priceX96) })), from, to, bandBps);
+    const w = windowPrice(
+      inAgainst(rows[0].priceX96),
+      rows.slice(1).map((r) => ({ ts: r.ts, price: inAgainst(r.priceX96) })),
+      from,
+      to,
+      bandBps,
+    );
     // Virtual reserves of the priced side: L·sqrtP (currency1) or L/sqrtP (currency0), in atoms (see MIN_MARK_DEPTH_USD).
     const sqrtP = Number(source.sqrtPriceX96) / 2 ** 96;
     const againstAtoms = tokenIs0 ? Number(source.liquidity) * sqrtP : Number(source.liquidity) / sqrtP;
-    return { usd: w.median * againstUsd, stableShare: w.stableShare, depthUsd: (againstAtoms / 10 ** againstDecimals) * againstUsd };
+    return {
+      usd: w.median * againstUsd,
+      stableShare: w.stableShare,
+      depthUsd: (againstAtoms / 10 ** againstDecimals) * againstUsd,
+    };
   }
 
-  return { pools, mark, independentMark, midOf, oracleMark, windowMark, core: (a: Address): TokenEntry | undefined => coreByAddress.get(lc(a)) };
+  return {
+    pools,
+    mark,
+    independentMark,
+    midOf,
+    oracleMark,
+    windowMark,
+    core: (a: Address): TokenEntry | undefined => coreByAddress.get(lc(a)),
+  };
 }
 
 export type Market = ReturnType<typeof createMarket>;

@@ -1,11 +1,12 @@
 import { Hono, type Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { StreamableHTTPTransport } from "@hono/mcp";
-import type { AppEnv } from "../deps.js";
+import type { AppEnv } from "../http/env.js";
 import { Refusal } from "../errors/index.js";
 import { respondError } from "../http/errors.js";
 import { mcpLimit } from "../http/limits.js";
 import type { Limiter } from "../http/rateLimit.js";
+import type { RouteEntry } from "../http/route.js";
 import { mcpServer, type RestCall } from "./server.js";
 
 /** The whole app's fetch: tools call its REST routes in process. */
@@ -16,7 +17,18 @@ export type AppFetch = (request: Request, env: unknown) => Response | Promise<Re
  * body is the tool's, framed anew) and MCP's own. Everything else goes along, so the inner request
  * is judged as the caller (Authorization, Host, proxy and country headers, Origin, cookies).
  */
-const NOT_FORWARDED = new Set(["content-length", "content-type", "transfer-encoding", "accept", "accept-encoding", "connection", "keep-alive", "mcp-session-id", "mcp-protocol-version", "last-event-id"]);
+const NOT_FORWARDED = new Set([
+  "content-length",
+  "content-type",
+  "transfer-encoding",
+  "accept",
+  "accept-encoding",
+  "connection",
+  "keep-alive",
+  "mcp-session-id",
+  "mcp-protocol-version",
+  "last-event-id",
+]);
 
 /** REST calls as the caller of this /mcp request; the node socket (c.env) goes along for the client address. */
 function restAs(c: Context<AppEnv>, appFetch: AppFetch): RestCall {
@@ -42,10 +54,10 @@ function restAs(c: Context<AppEnv>, appFetch: AppFetch): RestCall {
  * GET (a standalone SSE stream) and DELETE (a session) mean nothing without sessions: 405, which
  * MCP clients take as "no stream". Every POST spends its own bucket first (RATE_RULES.mcp).
  */
-export function mcpRoutes(appFetch: AppFetch, version: string, limiter: Limiter) {
+export function mcpRoutes(appFetch: AppFetch, version: string, limiter: Limiter, entries: readonly RouteEntry[]) {
   const app = new Hono<AppEnv>();
   app.post("/mcp", mcpLimit(limiter), async (c) => {
-    const server = mcpServer(restAs(c, appFetch), version);
+    const server = mcpServer(restAs(c, appFetch), version, entries);
     const transport = new StreamableHTTPTransport({ enableJsonResponse: true });
     try {
       await server.connect(transport);
@@ -60,7 +72,13 @@ export function mcpRoutes(appFetch: AppFetch, version: string, limiter: Limiter)
   });
   app.all("/mcp", (c) => {
     c.header("Allow", "POST");
-    return respondError(c, new Refusal("METHOD_NOT_ALLOWED", `${c.req.method} is not allowed on /mcp (allowed: POST; this MCP server is stateless)`));
+    return respondError(
+      c,
+      new Refusal(
+        "METHOD_NOT_ALLOWED",
+        `${c.req.method} is not allowed on /mcp (allowed: POST; this MCP server is stateless)`,
+      ),
+    );
   });
   return app;
 }

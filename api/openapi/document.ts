@@ -1,7 +1,16 @@
 import { zodToJsonSchema } from "zod-to-json-schema";
 import type { ZodObject, ZodRawShape, ZodTypeAny } from "zod";
 import { CATALOGUE, statusOf, type Code } from "../errors/index.js";
-import { EDGE, ROUTES, type RouteDoc } from "./table.js";
+import { EDGE } from "../errors/groups.js";
+import type { RouteEntry } from "../http/route.js";
+
+/** What the document reads of a route entry: the schemas it parses or only documents. */
+type RouteDoc = Omit<RouteEntry, "handle" | "body" | "query" | "documents"> & { body?: ZodTypeAny; query?: ZodTypeAny };
+const docOf = (e: RouteEntry): RouteDoc => ({
+  ...e,
+  body: e.body ?? e.documents?.body,
+  query: e.query ?? e.documents?.query,
+});
 
 type Json = Record<string, unknown>;
 
@@ -14,31 +23,61 @@ function schemaOf(s: ZodTypeAny): Json {
 /** The query's fields as OpenAPI parameters. */
 function queryParameters(q: ZodTypeAny): Json[] {
   const shape = (q as unknown as ZodObject<ZodRawShape>).shape ?? {};
-  return Object.entries(shape).map(([name, s]) => ({ name, in: "query", required: !(s as ZodTypeAny).isOptional(), schema: schemaOf(s as ZodTypeAny) }));
+  return Object.entries(shape).map(([name, s]) => ({
+    name,
+    in: "query",
+    required: !(s as ZodTypeAny).isOptional(),
+    schema: schemaOf(s as ZodTypeAny),
+  }));
 }
 
-const pathParameters = (path: string): Json[] => [...path.matchAll(/\{(\w+)\}/g)].map((m) => ({ name: m[1], in: "path", required: true, schema: { type: "string" } }));
+const pathParameters = (path: string): Json[] =>
+  [...path.matchAll(/\{(\w+)\}/g)].map((m) => ({ name: m[1], in: "path", required: true, schema: { type: "string" } }));
 
 /** Every status a code is answered with (its own, and those of the contexts that change it). */
-const statusesOf = (c: Code): number[] => [...new Set([statusOf(c), ...Object.values((CATALOGUE[c] as { when?: Record<string, number> }).when ?? {})])];
+const statusesOf = (c: Code): number[] => [
+  ...new Set([statusOf(c), ...Object.values((CATALOGUE[c] as { when?: Record<string, number> }).when ?? {})]),
+];
 
 /** Error answers by status, each listing the route's codes and the edge's. */
 function errorResponses(codes: Code[]): Json {
   const byStatus = new Map<number, Code[]>();
-  for (const c of new Set<Code>([...EDGE, ...codes])) for (const st of statusesOf(c)) byStatus.set(st, [...(byStatus.get(st) ?? []), c]);
+  for (const c of new Set<Code>([...EDGE, ...codes]))
+    for (const st of statusesOf(c)) byStatus.set(st, [...(byStatus.get(st) ?? []), c]);
   return Object.fromEntries(
-    [...byStatus].map(([status, cs]) => [String(status), { description: cs.join(", "), content: { "application/json": { schema: { allOf: [{ $ref: "#/components/schemas/Error" }, { properties: { error: { properties: { code: { enum: cs } } } } }] } } } }]),
+    [...byStatus].map(([status, cs]) => [
+      String(status),
+      {
+        description: cs.join(", "),
+        content: {
+          "application/json": {
+            schema: {
+              allOf: [
+                { $ref: "#/components/schemas/Error" },
+                { properties: { error: { properties: { code: { enum: cs } } } } },
+              ],
+            },
+          },
+        },
+      },
+    ]),
   );
 }
 
 /** The success under its status, the errors under theirs; a status that also answers the success's shape takes either. */
 function responsesOf(r: RouteDoc): Json {
   const success = { type: "object", required: r.answer, additionalProperties: true };
-  const out: Json = { [String(r.status ?? 200)]: { description: "success", content: { "application/json": { schema: success } } }, ...errorResponses(r.errors) };
+  const out: Json = {
+    [String(r.status ?? 200)]: { description: "success", content: { "application/json": { schema: success } } },
+    ...errorResponses(r.errors),
+  };
   if (r.alsoAnswers) {
     const errors = (out[String(r.alsoAnswers)] as Json | undefined)?.content as Json | undefined;
     const error = (errors?.["application/json"] as Json | undefined)?.schema;
-    out[String(r.alsoAnswers)] = { description: "the success's shape (down), or an error", content: { "application/json": { schema: error ? { oneOf: [success, error] } : success } } };
+    out[String(r.alsoAnswers)] = {
+      description: "the success's shape (down), or an error",
+      content: { "application/json": { schema: error ? { oneOf: [success, error] } : success } },
+    };
   }
   return out;
 }
@@ -52,7 +91,9 @@ function operation(r: RouteDoc): Json {
     "x-auth": r.auth,
     security,
     parameters: [...pathParameters(r.path), ...(r.query ? queryParameters(r.query) : [])],
-    ...(r.body ? { requestBody: { required: true, content: { "application/json": { schema: schemaOf(r.body) } } } } : {}),
+    ...(r.body
+      ? { requestBody: { required: true, content: { "application/json": { schema: schemaOf(r.body) } } } }
+      : {}),
     responses: responsesOf(r),
   };
 }
@@ -62,12 +103,18 @@ function operation(r: RouteDoc): Json {
  * generated from the zod schemas the routes validate with, every error as SPEC's
  * `{error: {code, message}}` with the route's codes by status.
  */
-export function openApiDocument(o: { version: string; serverUrl?: string }): Json {
+export function openApiDocument(o: { version: string; serverUrl?: string; routes: readonly RouteEntry[] }): Json {
   const paths: Json = {};
-  for (const r of ROUTES) paths[r.path] = { ...((paths[r.path] as Json | undefined) ?? {}), [r.method]: operation(r) };
+  for (const r of o.routes.map(docOf))
+    paths[r.path] = { ...((paths[r.path] as Json | undefined) ?? {}), [r.method]: operation(r) };
   return {
     openapi: "3.1.0",
-    info: { title: "Wallet-bound trading service for agents on chain 4663", version: o.version, description: "Every route of /api/v1. Amounts are atom strings; errors are {error: {code, message}} with a stable code." },
+    info: {
+      title: "Wallet-bound trading service for agents on chain 4663",
+      version: o.version,
+      description:
+        "Every route of /api/v1. Amounts are atom strings; errors are {error: {code, message}} with a stable code.",
+    },
     servers: [{ url: o.serverUrl ?? "/api/v1" }],
     components: {
       securitySchemes: { apiKey: { type: "http", scheme: "bearer", description: "Authorization: Bearer pit_w_…" } },
@@ -75,7 +122,14 @@ export function openApiDocument(o: { version: string; serverUrl?: string }): Jso
         Error: {
           type: "object",
           required: ["error"],
-          properties: { error: { type: "object", required: ["code", "message"], properties: { code: { type: "string", enum: Object.keys(CATALOGUE) }, message: { type: "string" } }, additionalProperties: true } },
+          properties: {
+            error: {
+              type: "object",
+              required: ["code", "message"],
+              properties: { code: { type: "string", enum: Object.keys(CATALOGUE) }, message: { type: "string" } },
+              additionalProperties: true,
+            },
+          },
         },
       },
     },

@@ -1,2 +1,1 @@
 export { openApiDocument } from "./document.js";
-export { ROUTES, type RouteDoc } from "./table.js";

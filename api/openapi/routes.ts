@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
 import { gzipSync } from "node:zlib";
 import { Hono, type Context } from "hono";
-import type { AppEnv } from "../deps.js";
-import type { Services } from "../services.js";
+import type { AppEnv } from "../http/env.js";
+import type { RouteEntry } from "../http/route.js";
 import { publicLimit } from "../http/limits.js";
 import type { HttpKit } from "../http/kit.js";
 import { openApiDocument } from "./document.js";
@@ -28,7 +28,8 @@ export function acceptsGzip(header: string | undefined): boolean {
 }
 
 /** If-None-Match naming either representation's tag (or *): the client holds this document. */
-const held = (header: string | undefined, e: Encoded) => !!header && header.split(",").some((t) => [e.etag, e.gzipEtag, "*"].includes(t.trim().replace(/^W\//, "")));
+const held = (header: string | undefined, e: Encoded) =>
+  !!header && header.split(",").some((t) => [e.etag, e.gzipEtag, "*"].includes(t.trim().replace(/^W\//, "")));
 
 function answer(c: Context<AppEnv>, e: Encoded): Response {
   const gzip = acceptsGzip(c.req.header("accept-encoding"));
@@ -36,13 +37,17 @@ function answer(c: Context<AppEnv>, e: Encoded): Response {
   const headers: Record<string, string> = { ETag: gzip ? e.gzipEtag : e.etag, Vary: "Accept-Encoding" };
   if (held(c.req.header("if-none-match"), e)) return c.body(null, 304, headers);
   const bytes = gzip ? e.gzip : e.plain;
-  return c.body(bytes as Uint8Array<ArrayBuffer>, 200, { ...headers, "Content-Type": "application/json", ...(gzip ? { "Content-Encoding": "gzip" } : {}) });
+  return c.body(bytes as Uint8Array<ArrayBuffer>, 200, {
+    ...headers,
+    "Content-Type": "application/json",
+    ...(gzip ? { "Content-Encoding": "gzip" } : {}),
+  });
 }
 
 /** GET /api/v1/openapi.json: the document, built once, behind the public reads' buckets (per client and overall). */
-export function openApiRoutes(s: Pick<Services, "config">, http: Pick<HttpKit, "limiter">) {
+export function openApiRoutes(s: { version: string; routes: readonly RouteEntry[] }, http: Pick<HttpKit, "limiter">) {
   const app = new Hono<AppEnv>();
-  const doc = encodeOnce(openApiDocument({ version: s.config.version }));
+  const doc = encodeOnce(openApiDocument(s));
   app.get("/openapi.json", publicLimit(http.limiter), (c) => answer(c, doc));
   return app;
 }

@@ -5,14 +5,25 @@ import { launchpadAbi, sanctionsListAbi, stockRegistryAbi, stockTokenAbi } from 
 import { multicall3Abi } from "../../abis/multicall3.js";
 import { permit2Abi } from "../../abis/permit2.js";
 import type { Config } from "../../lib/config.js";
+import { QUOTE_GAS } from "../../lib/quoter.js";
+import { cappedMulticall, UNTRUSTED_GAS, type BudgetedCall } from "../../lib/chain.js";
 import { Refusal, rpc } from "../errors/index.js";
+import { lc } from "../../lib/address.js";
 
 /** One call's outcome inside the batch: its result, or why it failed (a revert, a bad answer). */
 export type CallOutcome<T = unknown> = { ok: true; result: T } | { ok: false; error: string };
 
 /** The launchpad curve of one token: `curves(token)` and `feeBps(token)`, plus the graduation level. */
 export type CurveSnapshot = {
-  state: { creator: Address; feeMode: number; graduated: boolean; launchedAt: bigint; virtualEth: bigint; virtualToken: bigint; realEth: bigint } | null;
+  state: {
+    creator: Address;
+    feeMode: number;
+    graduated: boolean;
+    launchedAt: bigint;
+    virtualEth: bigint;
+    virtualToken: bigint;
+    realEth: bigint;
+  } | null;
   /** Protocol, creator and snipe-tax fees in bps. */
   fees: { protocol: bigint; creator: bigint; snipe: bigint } | null;
   graduationWei: bigint | null;
@@ -50,90 +61,157 @@ export type ChainSnapshot = {
 };
 
 export type SnapshotRequest = {
-  /** Calls the caller decodes itself (route quotes), answered in order in `calls`. */
+  /** Calls the caller decodes itself (route quotes, SNAPSHOT_GAS.quote each), answered in order in `calls`. */
   calls: ContractFunctionParameters[];
   curveToken: Address | null;
   stockTokens: Address[];
   wallet: { address: Address; tokens: Address[]; inputToken: Address | null; withDelegation: boolean } | null;
 };
 
-const lc = (a: string) => a.toLowerCase();
+/**
+ * Gas each call of the snapshot may burn, by kind (lib/chain cappedMulticall gives each call its
+ * own budget; the eth_call's cap is their sum plus the aggregator's own).
+ * - head: Multicall3's basefee, timestamp and block number (a few hundred gas).
+ * - pinned: views of contracts the service deployed or pinned (launchpad, sanctions list, stock
+ *   registry, Permit2, Multicall3's ETH balance): each under 20k.
+ * - quote: one route's quote, V4Quoter on hookless pools or the launchpad: lib/quoter QUOTE_GAS
+ *   (measured on the devnet: an honest 2-hop quote crossing about 55 initialized ticks fits).
+ * Untrusted token views (balanceOf, allowance, a stock token's pause) get UNTRUSTED_GAS each.
+ */
+export const SNAPSHOT_GAS = { head: 50_000n, pinned: 100_000n, quote: QUOTE_GAS } as const;
 
 /**
- * Everything a trade needs from the chain, read in one multicall at one block and decoded once
- * into named fields. A call that fails inside the batch is null (or `ok: false` for the caller's
- * own calls); a batch the RPC cannot answer at all is 502 RPC_UNAVAILABLE.
+ * Everything a trade needs from the chain, read in one eth_call at one block and decoded once into
+ * named fields. Every call has a gas budget by kind, in order: head reads, pinned reads, the
+ * caller's quotes, then untrusted token views (tokens anyone deployed: their balanceOf may burn
+ * gas). A call that fails or burns its budget inside the batch is null (or `ok: false` for the
+ * caller's own calls) and costs nothing else; a batch the RPC cannot answer at all is 502
+ * RPC_UNAVAILABLE.
  */
-export async function readChainSnapshot(chain: PublicClient, config: Pick<Config, "contracts">, req: SnapshotRequest): Promise<ChainSnapshot> {
+export async function readChainSnapshot(
+  chain: PublicClient,
+  config: Pick<Config, "contracts">,
+  req: SnapshotRequest,
+): Promise<ChainSnapshot> {
   const c = config.contracts;
-  const batch: ContractFunctionParameters[] = [...req.calls];
-  const at = (call: ContractFunctionParameters) => batch.push(call) - 1;
+  const batch: BudgetedCall[] = [];
+  const at = (gas: bigint, call: ContractFunctionParameters) => batch.push({ ...call, gas }) - 1;
   const head = {
-    baseFee: at({ address: c.multicall3, abi: multicall3Abi, functionName: "getBasefee" }),
-    time: at({ address: c.multicall3, abi: multicall3Abi, functionName: "getCurrentBlockTimestamp" }),
-    block: at({ address: c.multicall3, abi: multicall3Abi, functionName: "getBlockNumber" }),
+    baseFee: at(SNAPSHOT_GAS.head, { address: c.multicall3, abi: multicall3Abi, functionName: "getBasefee" }),
+    time: at(SNAPSHOT_GAS.head, {
+      address: c.multicall3,
+      abi: multicall3Abi,
+      functionName: "getCurrentBlockTimestamp",
+    }),
+    block: at(SNAPSHOT_GAS.head, { address: c.multicall3, abi: multicall3Abi, functionName: "getBlockNumber" }),
   };
+  const pinned = (call: ContractFunctionParameters) => at(SNAPSHOT_GAS.pinned, call);
+  const untrusted = (call: ContractFunctionParameters) => at(UNTRUSTED_GAS, call);
   const curveAt = req.curveToken
     ? {
-        state: at({ address: c.launchpad, abi: launchpadAbi, functionName: "curves", args: [req.curveToken] }),
-        fees: at({ address: c.launchpad, abi: launchpadAbi, functionName: "feeBps", args: [req.curveToken] }),
-        graduation: at({ address: c.launchpad, abi: launchpadAbi, functionName: "graduationWei" }),
+        state: pinned({ address: c.launchpad, abi: launchpadAbi, functionName: "curves", args: [req.curveToken] }),
+        fees: pinned({ address: c.launchpad, abi: launchpadAbi, functionName: "feeBps", args: [req.curveToken] }),
+        graduation: pinned({ address: c.launchpad, abi: launchpadAbi, functionName: "graduationWei" }),
       }
     : null;
-  const stockAt = req.stockTokens.length
-    ? {
-        paused: req.stockTokens.map((t) => [lc(t), at({ address: t, abi: stockTokenAbi, functionName: "paused" })] as const),
-        registry: at({ address: c.stockRegistry, abi: stockRegistryAbi, functionName: "paused" }),
-      }
+  const registryPausedAt = req.stockTokens.length
+    ? pinned({ address: c.stockRegistry, abi: stockRegistryAbi, functionName: "paused" })
     : null;
   const w = req.wallet;
-  const walletAt = w
+  const walletPinned = w
     ? {
-        sanctioned: at({ address: c.sanctionsList, abi: sanctionsListAbi, functionName: "isSanctioned", args: [w.address] }),
-        eth: at({ address: c.multicall3, abi: multicall3Abi, functionName: "getEthBalance", args: [w.address] }),
-        balances: w.tokens.filter((t) => t !== zeroAddress).map((t) => [lc(t), at({ address: t, abi: erc20Abi, functionName: "balanceOf", args: [w.address] })] as const),
-        toPermit2: w.inputToken ? at({ address: w.inputToken, abi: erc20Abi, functionName: "allowance", args: [w.address, c.permit2] }) : null,
-        toCurve: w.inputToken ? at({ address: w.inputToken, abi: erc20Abi, functionName: "allowance", args: [w.address, c.launchpad] }) : null,
-        routerPermit: w.inputToken ? at({ address: c.permit2, abi: permit2Abi, functionName: "allowance", args: [w.address, w.inputToken, c.universalRouter] }) : null,
-        stockBlocked: req.stockTokens.length ? at({ address: c.stockRegistry, abi: stockRegistryAbi, functionName: "isBlocked", args: [w.address] }) : null,
+        sanctioned: pinned({
+          address: c.sanctionsList,
+          abi: sanctionsListAbi,
+          functionName: "isSanctioned",
+          args: [w.address],
+        }),
+        eth: pinned({ address: c.multicall3, abi: multicall3Abi, functionName: "getEthBalance", args: [w.address] }),
+        routerPermit: w.inputToken
+          ? pinned({
+              address: c.permit2,
+              abi: permit2Abi,
+              functionName: "allowance",
+              args: [w.address, w.inputToken, c.universalRouter],
+            })
+          : null,
+        stockBlocked: req.stockTokens.length
+          ? pinned({ address: c.stockRegistry, abi: stockRegistryAbi, functionName: "isBlocked", args: [w.address] })
+          : null,
+      }
+    : null;
+  const quotesAt = req.calls.map((call) => at(SNAPSHOT_GAS.quote, call));
+  const stockPausedAt = req.stockTokens.map(
+    (t) => [lc(t), untrusted({ address: t, abi: stockTokenAbi, functionName: "paused" })] as const,
+  );
+  const walletUntrusted = w
+    ? {
+        balances: w.tokens
+          .filter((t) => t !== zeroAddress)
+          .map(
+            (t) =>
+              [lc(t), untrusted({ address: t, abi: erc20Abi, functionName: "balanceOf", args: [w.address] })] as const,
+          ),
+        toPermit2: w.inputToken
+          ? untrusted({ address: w.inputToken, abi: erc20Abi, functionName: "allowance", args: [w.address, c.permit2] })
+          : null,
+        toCurve: w.inputToken
+          ? untrusted({
+              address: w.inputToken,
+              abi: erc20Abi,
+              functionName: "allowance",
+              args: [w.address, c.launchpad],
+            })
+          : null,
       }
     : null;
 
   const [results, delegation] = await Promise.all([
-    rpc(chain.multicall({ contracts: batch, allowFailure: true })),
-    w?.withDelegation ? rpc(getDelegation(chain, { address: w.address })).then((a) => a ?? null) : Promise.resolve(undefined),
+    rpc(cappedMulticall(chain, { contracts: batch })),
+    w?.withDelegation
+      ? rpc(getDelegation(chain, { address: w.address })).then((a) => a ?? null)
+      : Promise.resolve(undefined),
   ]);
   const outcome = (i: number): CallOutcome => {
     const r = results[i]!;
-    return r.status === "success" ? { ok: true, result: r.result } : { ok: false, error: (r.error?.message ?? "reverted").split("\n")[0]!.slice(0, 160) };
+    return r.status === "success"
+      ? { ok: true, result: r.result }
+      : { ok: false, error: (r.error?.message ?? "reverted").split("\n")[0]!.slice(0, 160) };
   };
   const value = <T>(i: number | null): T | null => {
     if (i === null) return null;
     const o = outcome(i);
     return o.ok ? (o.result as T) : null;
   };
-  // viem folds a failed batch into per-call failures: the block time never fails on its own.
+  // Multicall3's timestamp cannot fail inside an answered batch: unread, the batch was not answered.
   const time = value<bigint>(head.time);
-  if (time === null) throw new Refusal("RPC_UNAVAILABLE", "the chain RPC did not answer the batched reads", {}, { retryAfterS: 2 });
+  if (time === null)
+    throw new Refusal("RPC_UNAVAILABLE", "the chain RPC did not answer the batched reads", {}, { retryAfterS: 2 });
 
   return {
     block: value<bigint>(head.block) ?? 0n,
     time: Number(time),
     baseFee: value<bigint>(head.baseFee) ?? 0n,
-    calls: req.calls.map((_, i) => outcome(i)),
+    calls: quotesAt.map(outcome),
     curve: curveAt ? decodeCurve(value(curveAt.state), value(curveAt.fees), value<bigint>(curveAt.graduation)) : null,
-    stock: stockAt ? { paused: Object.fromEntries(stockAt.paused.map(([t, i]) => [t, value<boolean>(i)])), registryPaused: value<boolean>(stockAt.registry) } : null,
+    stock:
+      registryPausedAt !== null
+        ? {
+            paused: Object.fromEntries(stockPausedAt.map(([t, i]) => [t, value<boolean>(i)])),
+            registryPaused: value<boolean>(registryPausedAt),
+          }
+        : null,
     wallet:
-      w && walletAt
+      w && walletPinned && walletUntrusted
         ? {
             address: w.address,
-            sanctioned: value<boolean>(walletAt.sanctioned),
-            eth: value<bigint>(walletAt.eth),
-            balances: Object.fromEntries(walletAt.balances.map(([t, i]) => [t, value<bigint>(i)])),
-            allowanceToPermit2: value<bigint>(walletAt.toPermit2),
-            allowanceToCurve: value<bigint>(walletAt.toCurve),
-            routerPermit: value<readonly [bigint, number, number]>(walletAt.routerPermit),
-            stockBlocked: value<boolean>(walletAt.stockBlocked),
+            sanctioned: value<boolean>(walletPinned.sanctioned),
+            eth: value<bigint>(walletPinned.eth),
+            balances: Object.fromEntries(walletUntrusted.balances.map(([t, i]) => [t, value<bigint>(i)])),
+            allowanceToPermit2: value<bigint>(walletUntrusted.toPermit2),
+            allowanceToCurve: value<bigint>(walletUntrusted.toCurve),
+            routerPermit: value<readonly [bigint, number, number]>(walletPinned.routerPermit),
+            stockBlocked: value<boolean>(walletPinned.stockBlocked),
             delegation,
           }
         : null,
@@ -144,7 +222,17 @@ function decodeCurve(state: unknown, fees: unknown, graduationWei: bigint | null
   const s = state as readonly [Address, number, boolean, bigint, bigint, bigint, bigint] | null;
   const f = fees as readonly [bigint, bigint, bigint] | null;
   return {
-    state: s ? { creator: s[0], feeMode: s[1], graduated: s[2], launchedAt: s[3], virtualEth: s[4], virtualToken: s[5], realEth: s[6] } : null,
+    state: s
+      ? {
+          creator: s[0],
+          feeMode: s[1],
+          graduated: s[2],
+          launchedAt: s[3],
+          virtualEth: s[4],
+          virtualToken: s[5],
+          realEth: s[6],
+        }
+      : null,
     fees: f ? { protocol: f[0], creator: f[1], snipe: f[2] } : null,
     graduationWei,
   };

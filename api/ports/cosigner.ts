@@ -1,5 +1,11 @@
 import type { Address, Hex } from "viem";
-import { delegationFromJson, delegationToJson, type Delegation, type DelegationJson, type Execution } from "../../lib/delegation.js";
+import {
+  delegationFromJson,
+  delegationToJson,
+  type Delegation,
+  type DelegationJson,
+  type Execution,
+} from "../../lib/delegation.js";
 import { signerCall } from "./signerCall.js";
 import type { SessionBinding } from "../../lib/sessionBinding.js";
 
@@ -29,7 +35,13 @@ export type CosignAnswer = {
   leafHash: Hex;
   expires: number;
   checks: CosignCheck[];
-  spend: { notional_usd: number; trades_used: number; trades_left: number; last_24h_usd: number; remaining_24h_usd: number };
+  spend: {
+    notional_usd: number;
+    trades_used: number;
+    trades_left: number;
+    last_24h_usd: number;
+    remaining_24h_usd: number;
+  };
 };
 
 export type CosignerUsage = { trades_used: number; last_24h_usd: number };
@@ -46,19 +58,50 @@ export interface CosignerPort {
 }
 
 /** The port over HTTP (a standalone `npm run cosigner`): its types with atoms as decimal strings. */
-export type RootWire = { sessionId: string; root: DelegationJson; binding: SessionBinding; curveRoots?: DelegationJson[] };
+export type RootWire = {
+  sessionId: string;
+  root: DelegationJson;
+  binding: SessionBinding;
+  curveRoots?: DelegationJson[];
+};
 type ExecutionWire = { target: Address; value: string; callData: Hex };
-export type RequestWire = { delegationHash: Hex; execution: ExecutionWire; fee?: ExecutionWire; declared: { feeBps: number; expectedOut?: string } };
+export type RequestWire = {
+  delegationHash: Hex;
+  execution: ExecutionWire;
+  fee?: ExecutionWire;
+  declared: { feeBps: number; expectedOut?: string };
+};
 export type AnswerWire = Omit<CosignAnswer, "leaf"> & { leaf: DelegationJson };
 
 const executionOut = (e: Execution): ExecutionWire => ({ ...e, value: e.value.toString() });
 const executionIn = (e: ExecutionWire): Execution => ({ ...e, value: BigInt(e.value) });
 
 export const wire = {
-  rootOut: (r: CosignerRoot): RootWire => ({ ...r, root: delegationToJson(r.root), curveRoots: r.curveRoots?.map(delegationToJson) }),
-  rootIn: (r: RootWire): CosignerRoot => ({ ...r, root: delegationFromJson(r.root), curveRoots: r.curveRoots?.map(delegationFromJson) }),
-  requestOut: (r: CosignRequest): RequestWire => ({ ...r, execution: executionOut(r.execution), fee: r.fee && executionOut(r.fee), declared: { feeBps: r.declared.feeBps, expectedOut: r.declared.expectedOut?.toString() } }),
-  requestIn: (r: RequestWire): CosignRequest => ({ ...r, execution: executionIn(r.execution), fee: r.fee && executionIn(r.fee), declared: { feeBps: r.declared.feeBps, expectedOut: r.declared.expectedOut === undefined ? undefined : BigInt(r.declared.expectedOut) } }),
+  rootOut: (r: CosignerRoot): RootWire => ({
+    ...r,
+    root: delegationToJson(r.root),
+    curveRoots: r.curveRoots?.map(delegationToJson),
+  }),
+  rootIn: (r: RootWire): CosignerRoot => ({
+    ...r,
+    root: delegationFromJson(r.root),
+    curveRoots: r.curveRoots?.map(delegationFromJson),
+  }),
+  requestOut: (r: CosignRequest): RequestWire => ({
+    ...r,
+    execution: executionOut(r.execution),
+    fee: r.fee && executionOut(r.fee),
+    declared: { feeBps: r.declared.feeBps, expectedOut: r.declared.expectedOut?.toString() },
+  }),
+  requestIn: (r: RequestWire): CosignRequest => ({
+    ...r,
+    execution: executionIn(r.execution),
+    fee: r.fee && executionIn(r.fee),
+    declared: {
+      feeBps: r.declared.feeBps,
+      expectedOut: r.declared.expectedOut === undefined ? undefined : BigInt(r.declared.expectedOut),
+    },
+  }),
   answerOut: (a: CosignAnswer): AnswerWire => ({ ...a, leaf: delegationToJson(a.leaf) }),
   answerIn: (a: AnswerWire): CosignAnswer => ({ ...a, leaf: delegationFromJson(a.leaf) }),
 };
@@ -70,7 +113,8 @@ export const wire = {
  * SIGNER_UNAVAILABLE, and nothing is co-signed.
  */
 export function httpCosigner(url: string, token: string, address: Address, timeoutMs = 3_000): CosignerPort {
-  const call = <T>(path: string, body: unknown) => signerCall<T>({ url, token, path, body, timeoutMs, down: "SIGNER_UNAVAILABLE", who: "the co-signer" });
+  const call = <T>(path: string, body: unknown) =>
+    signerCall<T>({ url, token, path, body, timeoutMs, down: "SIGNER_UNAVAILABLE", who: "the co-signer" });
   return {
     address,
     register: (r) => call("register", wire.rootOut(r)),

@@ -3,12 +3,34 @@ import type { AddressInfo } from "node:net";
 import OpenAI from "openai";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { startGatewayStandIn } from "../../devnet/gatewayStandIn.js";
-import { costUsd, estimatePromptTokens, openaiGateway, worstCaseUsd, type CompletionAsk, type CompletionResult, type ModelPrice } from "./gateway.js";
+import {
+  costUsd,
+  estimatePromptTokens,
+  openaiGateway,
+  worstCaseUsd,
+  type CompletionAsk,
+  type CompletionResult,
+  type ModelPrice,
+} from "./gateway.js";
 
 const SYSTEM = "You trade for agent 7. Answer one JSON object {orders:[...]}.";
 const USER = "Pairs: WETH/USDC. Marks: WETH 3120.55. Secret-ish prompt text 9f8e7d.";
-const SCHEMA = { type: "object", properties: { orders: { type: "array", items: { type: "object" } } }, required: ["orders"], additionalProperties: false };
-const ask = (over: Partial<CompletionAsk> = {}): CompletionAsk => ({ model: "stand-in/small", system: SYSTEM, user: USER, schemaName: "orders", schema: SCHEMA, maxCompletionTokens: 400, timeoutMs: 5_000, ...over });
+const SCHEMA = {
+  type: "object",
+  properties: { orders: { type: "array", items: { type: "object" } } },
+  required: ["orders"],
+  additionalProperties: false,
+};
+const ask = (over: Partial<CompletionAsk> = {}): CompletionAsk => ({
+  model: "stand-in/small",
+  system: SYSTEM,
+  user: USER,
+  schemaName: "orders",
+  schema: SCHEMA,
+  maxCompletionTokens: 400,
+  timeoutMs: 5_000,
+  ...over,
+});
 const PRICE: ModelPrice = { input: 0.15, output: 0.6, structured: null, source: "test table" };
 
 type Failed = Extract<CompletionResult, { ok: false }>;
@@ -30,14 +52,29 @@ beforeEach(() => {
 
 describe("costUsd / worstCaseUsd / estimatePromptTokens", () => {
   it("counts cached tokens inside the prompt and reasoning tokens inside the completion, once", () => {
-    const usage = { prompt_tokens: 1_000_000, completion_tokens: 1_000_000, cached_tokens: 400_000, reasoning_tokens: 900_000 };
+    const usage = {
+      prompt_tokens: 1_000_000,
+      completion_tokens: 1_000_000,
+      cached_tokens: 400_000,
+      reasoning_tokens: 900_000,
+    };
     expect(costUsd(usage, { input: 1, output: 2, structured: null, source: "t" })).toBe(3);
     expect(costUsd(usage, { input: 1, output: 2, structured: 5, source: "t" })).toBe(6);
   });
 
   it("rounds to 1e-9 USD and refuses a price that is not a non-negative number", () => {
-    expect(costUsd({ prompt_tokens: 1, completion_tokens: 1, cached_tokens: 0, reasoning_tokens: 0 }, { input: 0.1234567, output: 0, structured: null, source: "t" })).toBe(1.23e-7);
-    expect(() => costUsd({ prompt_tokens: 1, completion_tokens: 1, cached_tokens: 0, reasoning_tokens: 0 }, { input: Number.NaN, output: 1, structured: null, source: "t" })).toThrow(RangeError);
+    expect(
+      costUsd(
+        { prompt_tokens: 1, completion_tokens: 1, cached_tokens: 0, reasoning_tokens: 0 },
+        { input: 0.1234567, output: 0, structured: null, source: "t" },
+      ),
+    ).toBe(1.23e-7);
+    expect(() =>
+      costUsd(
+        { prompt_tokens: 1, completion_tokens: 1, cached_tokens: 0, reasoning_tokens: 0 },
+        { input: Number.NaN, output: 1, structured: null, source: "t" },
+      ),
+    ).toThrow(RangeError);
   });
 
   it("bounds a call before it is made: the estimate covers the stand-in's count and the worst case covers the real cost", async () => {
@@ -55,7 +92,13 @@ describe("openaiGateway against the stand-in", () => {
     const orders = { orders: [{ sell: "USDC", buy: "WETH", usd: 25 }] };
     gw.script(() => ({ json: orders, usage: { prompt_tokens: 1200, completion_tokens: 300 }, costUsd: 0.00042 }));
     const r = await openaiGateway({ baseURL: gw.url, apiKey: gw.apiKey }).complete(ask());
-    expect(r).toMatchObject({ ok: true, text: JSON.stringify(orders), usage: { prompt_tokens: 1200, completion_tokens: 300, cached_tokens: 0, reasoning_tokens: 0 }, usageEstimated: false, costHeaderUsd: 0.00042 });
+    expect(r).toMatchObject({
+      ok: true,
+      text: JSON.stringify(orders),
+      usage: { prompt_tokens: 1200, completion_tokens: 300, cached_tokens: 0, reasoning_tokens: 0 },
+      usageEstimated: false,
+      costHeaderUsd: 0.00042,
+    });
     expect(r.ms).toBeGreaterThanOrEqual(0);
   });
 
@@ -70,15 +113,25 @@ describe("openaiGateway against the stand-in", () => {
       { role: "user", content: USER },
     ]);
     expect(call.max_completion_tokens).toBe(321);
-    expect(call.response_format).toEqual({ type: "json_schema", json_schema: { name: "orders", schema: SCHEMA, strict: true } });
+    expect(call.response_format).toEqual({
+      type: "json_schema",
+      json_schema: { name: "orders", schema: SCHEMA, strict: true },
+    });
     expect(call.body.stream).toBeUndefined();
   });
 
   it("reads cached and reasoning tokens from the answer without double counting them in the cost", async () => {
-    gw.script(() => ({ usage: { prompt_tokens: 2_000, completion_tokens: 1_000, cached_tokens: 1_500, reasoning_tokens: 800 } }));
+    gw.script(() => ({
+      usage: { prompt_tokens: 2_000, completion_tokens: 1_000, cached_tokens: 1_500, reasoning_tokens: 800 },
+    }));
     const r = await openaiGateway({ baseURL: gw.url, apiKey: gw.apiKey }).complete(ask());
     if (!r.ok) throw new Error(r.message);
-    expect(r.usage).toEqual({ prompt_tokens: 2_000, completion_tokens: 1_000, cached_tokens: 1_500, reasoning_tokens: 800 });
+    expect(r.usage).toEqual({
+      prompt_tokens: 2_000,
+      completion_tokens: 1_000,
+      cached_tokens: 1_500,
+      reasoning_tokens: 800,
+    });
     expect(costUsd(r.usage, PRICE)).toBe((2_000 * 0.15 + 1_000 * 0.6) / 1e6);
   });
 
@@ -99,7 +152,11 @@ describe("openaiGateway against the stand-in", () => {
   it("counts an answer without usage at its bound and says so", async () => {
     gw.script(() => ({ usage: null }));
     const r = await openaiGateway({ baseURL: gw.url, apiKey: gw.apiKey }).complete(ask({ maxCompletionTokens: 500 }));
-    expect(r).toMatchObject({ ok: true, usageEstimated: true, usage: { prompt_tokens: estimatePromptTokens(SYSTEM + USER), completion_tokens: 500 } });
+    expect(r).toMatchObject({
+      ok: true,
+      usageEstimated: true,
+      usage: { prompt_tokens: estimatePromptTokens(SYSTEM + USER), completion_tokens: 500 },
+    });
   });
 
   it("fails an answer with no choices as a gateway error that may have run, keeping its usage", async () => {
@@ -134,19 +191,27 @@ describe("openaiGateway against the stand-in", () => {
     [402, "PARTNER_BALANCE", false],
     [403, "PARTNER_REJECTED", false],
     [422, "PARTNER_REJECTED", true],
-  ] as const)("maps %i to %s (mayHaveRun %s) after exactly one request: no hidden retries", async (status, code, mayHaveRun) => {
-    gw.script(() => ({ status, headers: { "retry-after-ms": "0", "x-should-retry": "true" } }));
-    const r = failed(await openaiGateway({ baseURL: gw.url, apiKey: gw.apiKey }).complete(ask()));
-    expect(r).toMatchObject({ code, mayHaveRun, status });
-    expect(gw.calls).toHaveLength(1);
-  });
+  ] as const)(
+    "maps %i to %s (mayHaveRun %s) after exactly one request: no hidden retries",
+    async (status, code, mayHaveRun) => {
+      gw.script(() => ({ status, headers: { "retry-after-ms": "0", "x-should-retry": "true" } }));
+      const r = failed(await openaiGateway({ baseURL: gw.url, apiKey: gw.apiKey }).complete(ask()));
+      expect(r).toMatchObject({ code, mayHaveRun, status });
+      expect(gw.calls).toHaveLength(1);
+    },
+  );
 
   it("refuses a wrong key as PARTNER_REJECTED, and no message carries the key or the prompt", async () => {
     const wrongKey = "sk-wrong-0123456789abcdef";
     const r = failed(await openaiGateway({ baseURL: gw.url, apiKey: wrongKey }).complete(ask()));
     expect(r).toMatchObject({ code: "PARTNER_REJECTED", mayHaveRun: false, status: 401 });
     expect(gw.calls[0]!.authorized).toBe(false);
-    gw.script(() => ({ status: 400, errorBody: { error: { message: `bad request: ${USER} key ${gw.apiKey}`, type: "invalid_request_error", code: null } } }));
+    gw.script(() => ({
+      status: 400,
+      errorBody: {
+        error: { message: `bad request: ${USER} key ${gw.apiKey}`, type: "invalid_request_error", code: null },
+      },
+    }));
     const echo = failed(await openaiGateway({ baseURL: gw.url, apiKey: gw.apiKey }).complete(ask()));
     expect(echo.code).toBe("PARTNER_REJECTED");
     for (const m of [r.message, echo.message]) {
@@ -160,9 +225,21 @@ describe("openaiGateway against the stand-in", () => {
     const gateway = openaiGateway({ baseURL: gw.url, apiKey: gw.apiKey });
     const missing = failed(await gateway.complete(ask({ model: "vendor/nonexistent" })));
     expect(missing).toMatchObject({ code: "MODEL_NOT_ALLOWED", mayHaveRun: false, status: 404 });
-    gw.script(() => ({ status: 400, errorBody: { error: { message: "stand-in/small is not a valid model ID", code: 400 } } }));
+    gw.script(() => ({
+      status: 400,
+      errorBody: { error: { message: "stand-in/small is not a valid model ID", code: 400 } },
+    }));
     expect(failed(await gateway.complete(ask()))).toMatchObject({ code: "MODEL_NOT_ALLOWED", status: 400 });
-    gw.script(() => ({ status: 400, errorBody: { error: { message: "This model's maximum context length is 8192 tokens.", type: "invalid_request_error", code: "context_length_exceeded" } } }));
+    gw.script(() => ({
+      status: 400,
+      errorBody: {
+        error: {
+          message: "This model's maximum context length is 8192 tokens.",
+          type: "invalid_request_error",
+          code: "context_length_exceeded",
+        },
+      },
+    }));
     expect(failed(await gateway.complete(ask()))).toMatchObject({ code: "PARTNER_REJECTED", status: 400 });
   });
 
@@ -187,7 +264,8 @@ describe("openaiGateway against the stand-in", () => {
 describe("the stand-in's models list", () => {
   it("lists its models to the right key through the SDK and refuses a wrong one", async () => {
     const ids = [];
-    for await (const m of new OpenAI({ baseURL: gw.url, apiKey: gw.apiKey, maxRetries: 0 }).models.list()) ids.push(m.id);
+    for await (const m of new OpenAI({ baseURL: gw.url, apiKey: gw.apiKey, maxRetries: 0 }).models.list())
+      ids.push(m.id);
     expect(ids).toEqual(["stand-in/small", "stand-in/large"]);
     const wrong = await fetch(`${gw.url}/models`, { headers: { authorization: "Bearer nope" } });
     expect(wrong.status).toBe(401);

@@ -10,7 +10,12 @@ import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError } from 
 export type ModelPrice = { input: number; output: number; structured: number | null; source: string };
 
 /** Tokens one call used. `cached_tokens` are inside `prompt_tokens`, `reasoning_tokens` inside `completion_tokens`. */
-export type Usage = { prompt_tokens: number; completion_tokens: number; cached_tokens: number; reasoning_tokens: number };
+export type Usage = {
+  prompt_tokens: number;
+  completion_tokens: number;
+  cached_tokens: number;
+  reasoning_tokens: number;
+};
 
 export type GatewayFailure =
   | "PARTNER_TIMEOUT"
@@ -41,7 +46,15 @@ export type CompletionAsk = {
  */
 export type CompletionResult =
   | { ok: true; text: string; usage: Usage; usageEstimated: boolean; costHeaderUsd: number | null; ms: number }
-  | { ok: false; code: GatewayFailure; message: string; mayHaveRun: boolean; status: number | null; usage: Usage | null; ms: number };
+  | {
+      ok: false;
+      code: GatewayFailure;
+      message: string;
+      mayHaveRun: boolean;
+      status: number | null;
+      usage: Usage | null;
+      ms: number;
+    };
 
 export interface GatewayPort {
   /** Never throws: every failure is a result with its code. */
@@ -88,12 +101,18 @@ export function estimatePromptTokens(text: string): number {
   return Buffer.byteLength(text, "utf8") + 32;
 }
 
-const count = (v: unknown): number | null => (typeof v === "number" && Number.isFinite(v) && v >= 0 ? Math.ceil(v) : null);
+const count = (v: unknown): number | null =>
+  typeof v === "number" && Number.isFinite(v) && v >= 0 ? Math.ceil(v) : null;
 
 /** The usage an answer reports, or null when it reports none readable. Parts never exceed their totals. */
 function readUsage(u: unknown): Usage | null {
   if (!u || typeof u !== "object") return null;
-  const x = u as { prompt_tokens?: unknown; completion_tokens?: unknown; prompt_tokens_details?: { cached_tokens?: unknown } | null; completion_tokens_details?: { reasoning_tokens?: unknown } | null };
+  const x = u as {
+    prompt_tokens?: unknown;
+    completion_tokens?: unknown;
+    prompt_tokens_details?: { cached_tokens?: unknown } | null;
+    completion_tokens_details?: { reasoning_tokens?: unknown } | null;
+  };
   const prompt = count(x.prompt_tokens);
   const completion = count(x.completion_tokens);
   if (prompt === null || completion === null) return null;
@@ -128,13 +147,19 @@ function causeCodes(err: unknown, seen = new Set<unknown>()): string[] {
   return [...own, ...causeCodes(e.cause, seen), ...members];
 }
 
-const MODEL_WORDS = /(invalid|unknown|unsupported|not a valid|no such|not found|not available|does not exist|not allowed)[^.]{0,40}\bmodel\b|\bmodel\b[^.]{0,60}(is invalid|not found|not supported|unsupported|not available|does not exist|not allowed|is not a valid)/i;
+const MODEL_WORDS =
+  /(invalid|unknown|unsupported|not a valid|no such|not found|not available|does not exist|not allowed)[^.]{0,40}\bmodel\b|\bmodel\b[^.]{0,60}(is invalid|not found|not supported|unsupported|not available|does not exist|not allowed|is not a valid)/i;
 
 /** Whether a 400 is about the model: its param or code says so, or its message names the model or calls it unknown. */
 function aboutModel(err: APIError, model: string): boolean {
   const body = (err.error ?? {}) as { message?: unknown };
   const text = typeof body.message === "string" ? body.message : "";
-  return err.param === "model" || /model/i.test(String(err.code ?? "")) || (model.length > 0 && text.includes(model)) || MODEL_WORDS.test(text);
+  return (
+    err.param === "model" ||
+    /model/i.test(String(err.code ?? "")) ||
+    (model.length > 0 && text.includes(model)) ||
+    MODEL_WORDS.test(text)
+  );
 }
 
 type Failure = Omit<Extract<CompletionResult, { ok: false }>, "ms">;
@@ -143,7 +168,14 @@ function statusFailure(err: APIError & { status: number }, model: string): Failu
   const s = err.status;
   const detail = tag(err.code) || tag(err.type);
   const message = `gateway answered ${s}${detail ? ` (${detail})` : ""}`;
-  const f = (code: GatewayFailure, mayHaveRun: boolean): Failure => ({ ok: false, code, message, mayHaveRun, status: s, usage: null });
+  const f = (code: GatewayFailure, mayHaveRun: boolean): Failure => ({
+    ok: false,
+    code,
+    message,
+    mayHaveRun,
+    status: s,
+    usage: null,
+  });
   if (s === 429) return f("PARTNER_RATE", false);
   if (s === 402) return f("PARTNER_BALANCE", false);
   if (s === 401 || s === 403) return f("PARTNER_REJECTED", false);
@@ -157,19 +189,41 @@ function statusFailure(err: APIError & { status: number }, model: string): Failu
 }
 
 function failure(err: unknown, timedOut: boolean, ask: CompletionAsk, timeoutMs: number): Failure {
-  if (err instanceof APIError && typeof err.status === "number") return statusFailure(err as APIError & { status: number }, ask.model);
+  if (err instanceof APIError && typeof err.status === "number")
+    return statusFailure(err as APIError & { status: number }, ask.model);
   // The SDK's own timeout covers the wait for headers; our deadline (an abort) also covers the body.
   if (err instanceof APIConnectionTimeoutError || timedOut) {
-    return { ok: false, code: "PARTNER_TIMEOUT", message: `no answer within ${timeoutMs} ms`, mayHaveRun: true, status: null, usage: null };
+    return {
+      ok: false,
+      code: "PARTNER_TIMEOUT",
+      message: `no answer within ${timeoutMs} ms`,
+      mayHaveRun: true,
+      status: null,
+      usage: null,
+    };
   }
   if (err instanceof APIConnectionError) {
     const codes = causeCodes(err);
     const neverSent = codes.some((c) => NEVER_SENT.has(c));
     const why = tag(codes[0]) || "connection failed";
-    return { ok: false, code: "PARTNER_UNREACHABLE", message: `gateway unreachable (${why})`, mayHaveRun: !neverSent, status: null, usage: null };
+    return {
+      ok: false,
+      code: "PARTNER_UNREACHABLE",
+      message: `gateway unreachable (${why})`,
+      mayHaveRun: !neverSent,
+      status: null,
+      usage: null,
+    };
   }
   // A 2xx whose body could not be read (broken JSON, cut short): the model may well have run.
-  return { ok: false, code: "PARTNER_GATEWAY_ERROR", message: `gateway answer unreadable (${tag((err as Error)?.name) || "error"})`, mayHaveRun: true, status: null, usage: null };
+  return {
+    ok: false,
+    code: "PARTNER_GATEWAY_ERROR",
+    message: `gateway answer unreadable (${tag((err as Error)?.name) || "error"})`,
+    mayHaveRun: true,
+    status: null,
+    usage: null,
+  };
 }
 
 /** The SDK's timeout when a call names none (each call passes its own). */
@@ -213,22 +267,46 @@ export function openaiGateway(o: { baseURL: string; apiKey: string; costHeader?:
                 { role: "user", content: ask.user },
               ],
               max_completion_tokens: ask.maxCompletionTokens,
-              response_format: { type: "json_schema", json_schema: { name: ask.schemaName, schema: ask.schema, strict: true } },
+              response_format: {
+                type: "json_schema",
+                json_schema: { name: ask.schemaName, schema: ask.schema, strict: true },
+              },
             },
             { timeout: timeoutMs, maxRetries: 0, signal: deadline.signal },
           )
           .withResponse();
         const answer = data as unknown;
         if (!answer || typeof answer !== "object") {
-          return { ok: false, code: "PARTNER_GATEWAY_ERROR", message: "gateway answer is not a chat completion", mayHaveRun: true, status: response.status, usage: null, ms: ms() };
+          return {
+            ok: false,
+            code: "PARTNER_GATEWAY_ERROR",
+            message: "gateway answer is not a chat completion",
+            mayHaveRun: true,
+            status: response.status,
+            usage: null,
+            ms: ms(),
+          };
         }
-        const a = answer as { usage?: unknown; choices?: Array<{ message?: { content?: unknown } | null; finish_reason?: unknown } | null> };
+        const a = answer as {
+          usage?: unknown;
+          choices?: Array<{ message?: { content?: unknown } | null; finish_reason?: unknown } | null>;
+        };
         const usage = readUsage(a.usage);
         const choice = Array.isArray(a.choices) ? a.choices[0] : undefined;
         const content = choice?.message?.content;
         if (typeof content !== "string" || content.length === 0) {
-          const why = choice ? `no content${tag(choice.finish_reason) ? `, finish_reason ${tag(choice.finish_reason)}` : ""}` : "no choices";
-          return { ok: false, code: "PARTNER_GATEWAY_ERROR", message: `gateway answer carried ${why}`, mayHaveRun: true, status: response.status, usage, ms: ms() };
+          const why = choice
+            ? `no content${tag(choice.finish_reason) ? `, finish_reason ${tag(choice.finish_reason)}` : ""}`
+            : "no choices";
+          return {
+            ok: false,
+            code: "PARTNER_GATEWAY_ERROR",
+            message: `gateway answer carried ${why}`,
+            mayHaveRun: true,
+            status: response.status,
+            usage,
+            ms: ms(),
+          };
         }
         const costHeaderUsd = readCostHeader(response.headers.get(costHeader));
         if (usage) return { ok: true, text: content, usage, usageEstimated: false, costHeaderUsd, ms: ms() };

@@ -1,6 +1,7 @@
 import type { Address, Hex } from "viem";
 import { priceFromX96 } from "../../lib/twap.js";
 import { Refusal } from "../errors/index.js";
+import { lc } from "../../lib/address.js";
 
 /** What the indexer tells the API about itself (Ponder's checkpoint). */
 export type IndexerStatus = { block: number; timestamp: number } | null;
@@ -48,7 +49,15 @@ export type CurveTokenRow = {
   timestamp: number;
 };
 /** One launchpad curve trade as its event logged it (reserves after the trade). */
-export type CurveTradeRow = { isBuy: boolean; ethAmount: bigint; tokenAmount: bigint; fee: bigint; virtualEth: bigint; virtualToken: bigint; timestamp: number };
+export type CurveTradeRow = {
+  isBuy: boolean;
+  ethAmount: bigint;
+  tokenAmount: bigint;
+  fee: bigint;
+  virtualEth: bigint;
+  virtualToken: bigint;
+  timestamp: number;
+};
 
 export type Mark = { feed: Address; roundId: bigint; answer: bigint; updatedAt: number; ageS: number; block: number };
 
@@ -67,7 +76,7 @@ export type FeeTransferRow = {
 };
 
 const big = (v: unknown): bigint => BigInt(String(v));
-const bigOrNull = (v: unknown): bigint | null => (v === null || v === undefined ? null : big(v));
+const _bigOrNull = (v: unknown): bigint | null => (v === null || v === undefined ? null : big(v));
 const num = (v: unknown): number => Number(v);
 
 function poolFrom(r: Record<string, unknown>): PoolState {
@@ -110,7 +119,6 @@ const ident = (s: string) => {
 };
 
 /** Hex stored by Ponder is lower-case. */
-const lc = (h: string) => h.toLowerCase();
 
 /**
  * Typed reads over Ponder's tables. `schema` is Ponder's schema (embedded) or the views schema
@@ -123,7 +131,12 @@ export function sqlIndexedReads(read: Query, schema?: string) {
     try {
       return await read(text, params);
     } catch (err) {
-      throw new Refusal("ENGINE_UNAVAILABLE", "the indexer's store did not answer; try again shortly", {}, { cause: err, retryAfterS: 2 });
+      throw new Refusal(
+        "ENGINE_UNAVAILABLE",
+        "the indexer's store did not answer; try again shortly",
+        {},
+        { cause: err, retryAfterS: 2 },
+      );
     }
   };
   const t = (name: string) => (schema ? `${ident(schema)}.${name}` : name);
@@ -147,7 +160,11 @@ export function sqlIndexedReads(read: Query, schema?: string) {
     },
 
     /** Mid price of currency0 in currency1 (human units) from the pool's latest state. */
-    async poolMid(id: Hex, decimals0: number, decimals1: number): Promise<{ mid: number; block: number; timestamp: number } | null> {
+    async poolMid(
+      id: Hex,
+      decimals0: number,
+      decimals1: number,
+    ): Promise<{ mid: number; block: number; timestamp: number } | null> {
       const p = await pool(id);
       return p ? { mid: priceFromX96(p.priceX96, decimals0, decimals1), block: p.block, timestamp: p.timestamp } : null;
     },
@@ -183,7 +200,15 @@ export function sqlIndexedReads(read: Query, schema?: string) {
          ORDER BY timestamp, block, id`,
         [lc(token), from, to],
       );
-      return rows.map((r) => ({ isBuy: Boolean(r.is_buy), ethAmount: big(r.eth_amount), tokenAmount: big(r.token_amount), fee: big(r.fee), virtualEth: big(r.virtual_eth), virtualToken: big(r.virtual_token), timestamp: num(r.timestamp) }));
+      return rows.map((r) => ({
+        isBuy: Boolean(r.is_buy),
+        ethAmount: big(r.eth_amount),
+        tokenAmount: big(r.token_amount),
+        fee: big(r.fee),
+        virtualEth: big(r.virtual_eth),
+        virtualToken: big(r.virtual_token),
+        timestamp: num(r.timestamp),
+      }));
     },
 
     /**
@@ -203,7 +228,11 @@ export function sqlIndexedReads(read: Query, schema?: string) {
 
     /** Every pool trading `token` (either side). */
     async poolsOf(token: Address): Promise<PoolState[]> {
-      return (await query(`SELECT * FROM ${t("pool")} WHERE currency0 = $1 OR currency1 = $1 ORDER BY liquidity DESC`, [lc(token)])).map(poolFrom);
+      return (
+        await query(`SELECT * FROM ${t("pool")} WHERE currency0 = $1 OR currency1 = $1 ORDER BY liquidity DESC`, [
+          lc(token),
+        ])
+      ).map(poolFrom);
     },
 
     async pools(): Promise<PoolState[]> {
@@ -237,19 +266,48 @@ export function sqlIndexedReads(read: Query, schema?: string) {
       const r = rows[0];
       if (!r) return null;
       const updatedAt = num(r.updated_at);
-      return { feed: r.address as Address, roundId: big(r.round_id), answer: big(r.answer), updatedAt, ageS: Math.max(0, now - updatedAt), block: num(r.block) };
+      return {
+        feed: r.address as Address,
+        roundId: big(r.round_id),
+        answer: big(r.answer),
+        updatedAt,
+        ageS: Math.max(0, now - updatedAt),
+        block: num(r.block),
+      };
     },
 
     /** Every round a feed logged, in chain order, with its block's time (the league's marks). */
-    async feedRounds(feed: Address): Promise<{ round_id: string; answer: bigint; updated_at: number; block: number; ts: number }[]> {
-      const rows = await query(`SELECT round_id::text AS round_text, answer::text AS answer_text, updated_at, block, timestamp FROM ${t("feed_round")} WHERE feed = $1 ORDER BY block, round_id`, [lc(feed)]);
-      return rows.map((r) => ({ round_id: String(r.round_text), answer: big(r.answer_text), updated_at: num(r.updated_at), block: num(r.block), ts: num(r.timestamp) }));
+    async feedRounds(
+      feed: Address,
+    ): Promise<{ round_id: string; answer: bigint; updated_at: number; block: number; ts: number }[]> {
+      const rows = await query(
+        `SELECT round_id::text AS round_text, answer::text AS answer_text, updated_at, block, timestamp FROM ${t("feed_round")} WHERE feed = $1 ORDER BY block, round_id`,
+        [lc(feed)],
+      );
+      return rows.map((r) => ({
+        round_id: String(r.round_text),
+        answer: big(r.answer_text),
+        updated_at: num(r.updated_at),
+        block: num(r.block),
+        ts: num(r.timestamp),
+      }));
     },
 
     /** A pool's price observations in chain order, with the running integral the indexer keeps (lib/twap). */
-    async poolObservations(poolId: Hex): Promise<{ ts: number; block: number; log: number; priceX96: bigint; cumulativeX96: bigint }[]> {
-      const rows = await query(`SELECT timestamp, block, log_index, price_x_96::text AS p, cumulative_x_96::text AS c FROM ${t("pool_observation")} WHERE pool_id = $1 ORDER BY block, log_index`, [lc(poolId)]);
-      return rows.map((r) => ({ ts: num(r.timestamp), block: num(r.block), log: num(r.log_index), priceX96: big(r.p), cumulativeX96: big(String(r.c).split(".")[0]) }));
+    async poolObservations(
+      poolId: Hex,
+    ): Promise<{ ts: number; block: number; log: number; priceX96: bigint; cumulativeX96: bigint }[]> {
+      const rows = await query(
+        `SELECT timestamp, block, log_index, price_x_96::text AS p, cumulative_x_96::text AS c FROM ${t("pool_observation")} WHERE pool_id = $1 ORDER BY block, log_index`,
+        [lc(poolId)],
+      );
+      return rows.map((r) => ({
+        ts: num(r.timestamp),
+        block: num(r.block),
+        log: num(r.log_index),
+        priceX96: big(r.p),
+        cumulativeX96: big(String(r.c).split(".")[0]),
+      }));
     },
 
     /** Unix time of the first transfer that reached the fee wallet, or null. */
@@ -261,7 +319,10 @@ export function sqlIndexedReads(read: Query, schema?: string) {
 
     /** Fee-wallet transfers with from <= timestamp < to (a treasury week), in chain order. */
     async feeTransfersBetween(from: number, to: number): Promise<FeeTransferRow[]> {
-      const rows = await query(`SELECT * FROM ${t("fee_transfer")} WHERE timestamp >= $1 AND timestamp < $2 ORDER BY block, id`, [from, to]);
+      const rows = await query(
+        `SELECT * FROM ${t("fee_transfer")} WHERE timestamp >= $1 AND timestamp < $2 ORDER BY block, id`,
+        [from, to],
+      );
       return rows.map(feeTransferFrom);
     },
   };

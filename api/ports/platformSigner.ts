@@ -28,7 +28,20 @@ export function rpcPlatformSigner(url: string, address: Address, timeoutMs = 10_
     address,
     async signTransaction(tx) {
       const q = (v: bigint | number | undefined) => (v === undefined ? undefined : numberToHex(v));
-      const params = [{ from: address, to: tx.to, data: tx.data, value: q(tx.value ?? 0n), nonce: q(tx.nonce), gas: q(tx.gas), maxFeePerGas: q(tx.maxFeePerGas), maxPriorityFeePerGas: q(tx.maxPriorityFeePerGas), chainId: q(tx.chainId), type: "0x2" }];
+      const params = [
+        {
+          from: address,
+          to: tx.to,
+          data: tx.data,
+          value: q(tx.value ?? 0n),
+          nonce: q(tx.nonce),
+          gas: q(tx.gas),
+          maxFeePerGas: q(tx.maxFeePerGas),
+          maxPriorityFeePerGas: q(tx.maxPriorityFeePerGas),
+          chainId: q(tx.chainId),
+          type: "0x2",
+        },
+      ];
       const res = await fetch(url, {
         method: "POST",
         headers: { "content-type": "application/json" },
@@ -38,7 +51,8 @@ export function rpcPlatformSigner(url: string, address: Address, timeoutMs = 10_
       const body = (await res.json()) as { result?: unknown; error?: { message?: string } };
       // Clef answers {raw, tx}; anvil and Web3Signer the raw bytes.
       const raw = typeof body.result === "string" ? body.result : (body.result as { raw?: unknown } | undefined)?.raw;
-      if (typeof raw !== "string" || !/^0x[0-9a-fA-F]+$/.test(raw)) throw new Error(`the platform signer refused: ${body.error?.message ?? res.status}`);
+      if (typeof raw !== "string" || !/^0x[0-9a-fA-F]+$/.test(raw))
+        throw new Error(`the platform signer refused: ${body.error?.message ?? res.status}`);
       return raw as Hex;
     },
   };

@@ -8,7 +8,11 @@ export const REDIS_COMMAND_TIMEOUT_MS = 500;
  * not queued while disconnected (callers fail closed); ioredis reconnects on its own.
  */
 export function redisConnection(url: string): Redis {
-  const redis = new Redis(url, { commandTimeout: REDIS_COMMAND_TIMEOUT_MS, enableOfflineQueue: false, maxRetriesPerRequest: 0 });
+  const redis = new Redis(url, {
+    commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+  });
   redis.on("error", () => {}); // reported per command
   return redis;
 }

@@ -18,7 +18,12 @@ export function httpSequencer(url: string, timeoutMs = 4_000): Sequencer {
     async sendRawTransaction(raw) {
       let res: Response;
       try {
-        res = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_sendRawTransaction", params: [raw] }), signal: AbortSignal.timeout(timeoutMs) });
+        res = await fetch(url, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_sendRawTransaction", params: [raw] }),
+          signal: AbortSignal.timeout(timeoutMs),
+        });
       } catch (err) {
         throw new SequencerUnreachable(`no answer from the sequencer (${(err as Error).name})`);
       }
@@ -26,7 +31,8 @@ export function httpSequencer(url: string, timeoutMs = 4_000): Sequencer {
       if (body?.result && /^0x[0-9a-fA-F]{64}$/.test(body.result)) return body.result;
       if (body?.error && ALREADY_KNOWN.test(body.error.message ?? "")) return keccak256(raw);
       if (body?.error) throw new SequencerRefused(body.error.message ?? "refused");
-      if (res.status >= 500 || !body) throw new SequencerUnreachable(`the sequencer answered ${res.status} without a result`);
+      if (res.status >= 500 || !body)
+        throw new SequencerUnreachable(`the sequencer answered ${res.status} without a result`);
       throw new SequencerRefused(`the sequencer answered ${res.status}`);
     },
   };

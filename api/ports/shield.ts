@@ -2,7 +2,12 @@ import type { Address } from "viem";
 import { z } from "zod";
 
 /** A risk verdict for a token from the outside Shield provider. */
-export type ShieldReport = { verdict: "verified" | "unverified" | "flagged"; url: string; source: string; checked_at: number };
+export type ShieldReport = {
+  verdict: "verified" | "unverified" | "flagged";
+  url: string;
+  source: string;
+  checked_at: number;
+};
 
 export interface ShieldProvider {
   /** The verdict, or a thrown ShieldUnavailable: an unreadable verdict is never "verified". */
@@ -32,7 +37,9 @@ export function httpShield(baseUrl: string, timeoutMs = 3_000): ShieldProvider {
     async verdict(chainId, token) {
       let res: Response;
       try {
-        res = await fetch(`${baseUrl.replace(/\/$/, "")}/v1/verdicts/${chainId}/${token.toLowerCase()}`, { signal: AbortSignal.timeout(timeoutMs) });
+        res = await fetch(`${baseUrl.replace(/\/$/, "")}/v1/verdicts/${chainId}/${token.toLowerCase()}`, {
+          signal: AbortSignal.timeout(timeoutMs),
+        });
       } catch (err) {
         throw new ShieldUnavailable(`verdict provider unreachable: ${(err as Error).name}`);
       }

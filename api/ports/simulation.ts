@@ -1,11 +1,25 @@
 import { LRUCache } from "lru-cache";
-import { encodeAbiParameters, encodeFunctionData, hexToBigInt, keccak256, maxUint160, maxUint256, numberToHex, pad, zeroAddress, type Address, type Hex, type PublicClient } from "viem";
+import {
+  encodeAbiParameters,
+  encodeFunctionData,
+  hexToBigInt,
+  keccak256,
+  maxUint160,
+  maxUint256,
+  numberToHex,
+  pad,
+  zeroAddress,
+  type Address,
+  type Hex,
+  type PublicClient,
+} from "viem";
 import { erc20Abi } from "../../abis/erc20.js";
 import { MULTICALL3_ADDRESS, multicall3Abi } from "../../abis/multicall3.js";
 import { PERMIT2_ADDRESS, permit2Abi } from "../../abis/permit2.js";
 import { CONTRACT_BALANCE, Command, ROUTER_ADDRESS_THIS, universalRouterAbi } from "../../abis/universalRouter.js";
+import { fencedRead } from "../../lib/chain.js";
 import { quoteExactInputSingle } from "../../lib/quoter.js";
-import { inputs, routerProgram, v4, v4SwapInput } from "../../lib/router.js";
+import { inputs, routerProgram, v4, v4SwapInput } from "../../lib/router/encode.js";
 import type { PoolKey } from "../../lib/v4.js";
 
 /**
@@ -34,12 +48,21 @@ export type SimResult = { status: Hex; returnData: Hex; gasUsed: Hex; error?: { 
  * signatures, no fees. Overrides of one address: the last one counts. A reverted call's error is
  * viem's decoding of its revert data (anvil's own message is only "execution failed").
  */
-export async function simulateCalls(chain: PublicClient, from: Address, overrides: Override[], calls: SimCall[]): Promise<SimResult[]> {
+export async function simulateCalls(
+  chain: PublicClient,
+  from: Address,
+  overrides: Override[],
+  calls: SimCall[],
+): Promise<SimResult[]> {
   const byAddress = new Map(overrides.map((o) => [o.address.toLowerCase(), o]));
   const [block] = await chain.simulateBlocks({
     blocks: [
       {
-        stateOverrides: [...byAddress.values()].map((o) => ({ address: o.address, ...(o.balance !== undefined ? { balance: o.balance } : {}), ...(o.stateDiff ? { stateDiff: o.stateDiff } : {}) })),
+        stateOverrides: [...byAddress.values()].map((o) => ({
+          address: o.address,
+          ...(o.balance !== undefined ? { balance: o.balance } : {}),
+          ...(o.stateDiff ? { stateDiff: o.stateDiff } : {}),
+        })),
         calls: calls.map((c) => ({ from, to: c.to, data: c.data, value: c.value ?? 0n, gas: 3_000_000n })),
       },
     ],
@@ -50,31 +73,54 @@ export async function simulateCalls(chain: PublicClient, from: Address, override
     status: r.status === "success" ? "0x1" : "0x0",
     returnData: r.data,
     gasUsed: numberToHex(r.gasUsed),
-    ...(r.status === "failure" ? { error: { message: (r.error as { shortMessage?: string }).shortMessage?.replace(/\s*\n\s*/g, " ") ?? r.error.message } } : {}),
+    ...(r.status === "failure"
+      ? {
+          error: {
+            message: (r.error as { shortMessage?: string }).shortMessage?.replace(/\s*\n\s*/g, " ") ?? r.error.message,
+          },
+        }
+      : {}),
   }));
 }
 
 /** The storage write that gives `holder` `amount` of a mapping-balance token at `slot`. */
 export const balanceOverride = (token: Address, holder: Address, slot: bigint, amount: bigint): Override => ({
   address: token,
-  stateDiff: [{ slot: keccak256(encodeAbiParameters([{ type: "address" }, { type: "uint256" }], [holder, slot])), value: pad(numberToHex(amount)) }],
+  stateDiff: [
+    {
+      slot: keccak256(encodeAbiParameters([{ type: "address" }, { type: "uint256" }], [holder, slot])),
+      value: pad(numberToHex(amount)),
+    },
+  ],
 });
 
-/** The storage slot of `balanceOf` for Solidity-mapping tokens (probed with overrides, cached). */
+/** Slots probed for a mapping balance: 0..11, each given its own marker balance (MARKER + slot). */
+const PROBED_SLOTS = 12n;
+const MARKER = 424_242n;
+
+/**
+ * The storage slot of `balanceOf` for Solidity-mapping tokens (probed with overrides, cached): one
+ * fenced balanceOf (UNTRUSTED_GAS: the token is anyone's code) with every candidate slot
+ * overridden to its own marker, so the answer names the slot. A node that does not answer throws.
+ */
 export async function findBalanceSlot(chain: PublicClient, token: Address): Promise<bigint | null> {
   const cached = balanceSlots.get(token.toLowerCase());
   if (cached !== undefined) return cached.slot;
   const probe = "0x00000000000000000000000000000000000b0b01" as Address;
-  let found: bigint | null = null;
-  for (let slot = 0n; slot < 12n && found === null; slot++) {
-    const key = keccak256(encodeAbiParameters([{ type: "address" }, { type: "uint256" }], [probe, slot]));
-    try {
-      const bal = await chain.readContract({ address: token, abi: erc20Abi, functionName: "balanceOf", args: [probe], stateOverride: [{ address: token, stateDiff: [{ slot: key, value: pad(numberToHex(424242n)) }] }] });
-      if (bal === 424242n) found = slot;
-    } catch {
-      break;
-    }
-  }
+  const slots = Array.from({ length: Number(PROBED_SLOTS) }, (_, i) => BigInt(i));
+  const stateDiff = slots.map((slot) => ({
+    slot: keccak256(encodeAbiParameters([{ type: "address" }, { type: "uint256" }], [probe, slot])),
+    value: pad(numberToHex(MARKER + slot)),
+  }));
+  const bal = await fencedRead(chain, {
+    address: token,
+    abi: erc20Abi,
+    functionName: "balanceOf",
+    args: [probe],
+    stateOverride: [{ address: token, stateDiff }],
+  });
+  const found =
+    bal.status === "success" && bal.result >= MARKER && bal.result < MARKER + PROBED_SLOTS ? bal.result - MARKER : null;
   balanceSlots.set(token.toLowerCase(), { slot: found });
   return found;
 }
@@ -88,12 +134,21 @@ const execute = (steps: Parameters<typeof routerProgram>[0]) => {
 /** Swap program: pull `amount` of `tokenIn` into the router (ETH: sent as value), settle its whole balance, swap the full credit, take all out. */
 function swapProgram(poolKey: PoolKey, tokenIn: Address, tokenOut: Address, amount: bigint): Hex {
   const steps: Parameters<typeof routerProgram>[0] = [];
-  if (tokenIn !== zeroAddress) steps.push({ command: Command.PERMIT2_TRANSFER_FROM, input: inputs.permit2TransferFrom(tokenIn, ROUTER_ADDRESS_THIS, amount) });
+  if (tokenIn !== zeroAddress)
+    steps.push({
+      command: Command.PERMIT2_TRANSFER_FROM,
+      input: inputs.permit2TransferFrom(tokenIn, ROUTER_ADDRESS_THIS, amount),
+    });
   steps.push({
     command: Command.V4_SWAP,
     input: v4SwapInput([
       v4.settle(tokenIn, CONTRACT_BALANCE, false),
-      v4.swapExactInSingle({ poolKey, zeroForOne: tokenIn.toLowerCase() === poolKey.currency0.toLowerCase(), amountIn: 0n, amountOutMinimum: 0n }),
+      v4.swapExactInSingle({
+        poolKey,
+        zeroForOne: tokenIn.toLowerCase() === poolKey.currency0.toLowerCase(),
+        amountIn: 0n,
+        amountOutMinimum: 0n,
+      }),
       v4.takeAll(tokenOut, 0n),
     ]),
   });
@@ -118,32 +173,80 @@ export async function probeBuySell(p: {
   const stateOverride: Override[] = [{ address: wallet, balance: 10n ** 24n }];
   if (quote !== zeroAddress) {
     const slot = await findBalanceSlot(chain, quote);
-    if (slot === null) return { ok: false, buyTaxBps: null, sellTaxBps: null, honeypot: false, reason: "quote token balance cannot be funded by overrides", funded_by_overrides: true };
+    if (slot === null)
+      return {
+        ok: false,
+        buyTaxBps: null,
+        sellTaxBps: null,
+        honeypot: false,
+        reason: "quote token balance cannot be funded by overrides",
+        funded_by_overrides: true,
+      };
     stateOverride.push(balanceOverride(quote, wallet, slot, quoteAmount));
   }
   const approvals = (t: Address) => [
-    { to: t, data: encodeFunctionData({ abi: erc20Abi, functionName: "approve", args: [PERMIT2_ADDRESS, maxUint256] }) },
-    { to: PERMIT2_ADDRESS, data: encodeFunctionData({ abi: permit2Abi, functionName: "approve", args: [t, router, maxUint160, 2 ** 47] }) },
+    {
+      to: t,
+      data: encodeFunctionData({ abi: erc20Abi, functionName: "approve", args: [PERMIT2_ADDRESS, maxUint256] }),
+    },
+    {
+      to: PERMIT2_ADDRESS,
+      data: encodeFunctionData({ abi: permit2Abi, functionName: "approve", args: [t, router, maxUint160, 2 ** 47] }),
+    },
   ];
   const balanceCall = (t: Address) => balanceRead(MULTICALL3_ADDRESS, t, wallet);
   const buy = [
     ...(quote === zeroAddress ? [] : approvals(quote)),
-    { to: router, data: swapProgram(poolKey, quote, token, quoteAmount), value: quote === zeroAddress ? quoteAmount : 0n },
+    {
+      to: router,
+      data: swapProgram(poolKey, quote, token, quoteAmount),
+      value: quote === zeroAddress ? quoteAmount : 0n,
+    },
     balanceCall(token),
   ];
   const run = (calls: SimCall[]) => simulateCalls(chain, wallet, stateOverride, calls);
   const expectedBuy = await quoteIn(chain, p.quoter, poolKey, quote, quoteAmount);
   const first = await run(buy);
   const buyCall = first[first.length - 2]!;
-  if (hexToBigInt(buyCall.status) !== 1n) return { ok: false, buyTaxBps: null, sellTaxBps: null, honeypot: false, reason: `buy reverted${buyCall.error?.message ? `: ${buyCall.error.message}` : ""}`, funded_by_overrides: true };
+  if (hexToBigInt(buyCall.status) !== 1n)
+    return {
+      ok: false,
+      buyTaxBps: null,
+      sellTaxBps: null,
+      honeypot: false,
+      reason: `buy reverted${buyCall.error?.message ? `: ${buyCall.error.message}` : ""}`,
+      funded_by_overrides: true,
+    };
   const received = hexToBigInt(first[first.length - 1]!.returnData);
   const buyTaxBps = expectedBuy > 0n ? Math.max(0, Number(((expectedBuy - received) * 10_000n) / expectedBuy)) : null;
-  if (received === 0n) return { ok: false, buyTaxBps, sellTaxBps: null, honeypot: true, reason: "the buy delivered nothing", funded_by_overrides: true };
+  if (received === 0n)
+    return {
+      ok: false,
+      buyTaxBps,
+      sellTaxBps: null,
+      honeypot: true,
+      reason: "the buy delivered nothing",
+      funded_by_overrides: true,
+    };
 
   const expectedSell = await quoteIn(chain, p.quoter, poolKey, token, received);
-  const second = await run([...buy, ...approvals(token), balanceCall(quote), { to: router, data: swapProgram(poolKey, token, quote, received) }, balanceCall(quote)]);
+  const second = await run([
+    ...buy,
+    ...approvals(token),
+    balanceCall(quote),
+    { to: router, data: swapProgram(poolKey, token, quote, received) },
+    balanceCall(quote),
+  ]);
   const sellCall = second[second.length - 2]!;
-  if (hexToBigInt(sellCall.status) !== 1n) return { ok: true, buyTaxBps, sellTaxBps: null, honeypot: true, reason: `sell reverted${sellCall.error?.message ? `: ${sellCall.error.message}` : ""}`, funded_by_overrides: true };
+  if (hexToBigInt(sellCall.status) !== 1n)
+    return {
+      ok: true,
+      buyTaxBps,
+      sellTaxBps: null,
+      honeypot: true,
+      reason: `sell reverted${sellCall.error?.message ? `: ${sellCall.error.message}` : ""}`,
+      funded_by_overrides: true,
+    };
   const before = hexToBigInt(second[second.length - 3]!.returnData);
   const after = hexToBigInt(second[second.length - 1]!.returnData);
   const got = after - before;
@@ -151,11 +254,13 @@ export async function probeBuySell(p: {
   return { ok: true, buyTaxBps, sellTaxBps, honeypot: got === 0n, reason: null, funded_by_overrides: true };
 }
 
-
 /** A balance read as a call (ETH through Multicall3's getEthBalance). */
 function balanceRead(multicall3: Address, token: Address, holder: Address): SimCall {
   return token === zeroAddress
-    ? { to: multicall3, data: encodeFunctionData({ abi: multicall3Abi, functionName: "getEthBalance", args: [holder] }) }
+    ? {
+        to: multicall3,
+        data: encodeFunctionData({ abi: multicall3Abi, functionName: "getEthBalance", args: [holder] }),
+      }
     : { to: token, data: encodeFunctionData({ abi: erc20Abi, functionName: "balanceOf", args: [holder] }) };
 }
 
@@ -186,7 +291,10 @@ export async function simulatePlan(p: {
   feeRecipient: Address;
   overrides: Override[];
 }): Promise<PlanSimulation> {
-  const reads = [balanceRead(p.multicall3, p.tokenOut, p.wallet), balanceRead(p.multicall3, p.feeToken, p.feeRecipient)];
+  const reads = [
+    balanceRead(p.multicall3, p.tokenOut, p.wallet),
+    balanceRead(p.multicall3, p.feeToken, p.feeRecipient),
+  ];
   const res = await simulateCalls(p.chain, p.from ?? p.wallet, p.overrides, [...reads, ...p.txs, ...reads]);
   const funded = p.overrides.length > 0;
   const txRes = res.slice(2, 2 + p.txs.length);
@@ -195,7 +303,15 @@ export async function simulatePlan(p: {
   const failed = txRes.findIndex((r) => hexToBigInt(r.status) !== 1n);
   if (failed >= 0) {
     const why = txRes[failed]!.error?.message ?? "reverted";
-    return { ok: false, error: `transaction ${failed + 1} of ${p.txs.length} reverted: ${why.slice(0, 200)}`, amount_out: null, fee_transfer: null, gas_total: gasTotal, gas, funded_by_overrides: funded };
+    return {
+      ok: false,
+      error: `transaction ${failed + 1} of ${p.txs.length} reverted: ${why.slice(0, 200)}`,
+      amount_out: null,
+      fee_transfer: null,
+      gas_total: gasTotal,
+      gas,
+      funded_by_overrides: funded,
+    };
   }
   const n = 2 + p.txs.length;
   const big = (r: SimResult) => hexToBigInt(r.returnData);

@@ -33,7 +33,10 @@ export function publicConfig(config: Config) {
     multicall: c.multicall3,
     tokens: Object.fromEntries(
       // feed: the oracle a client reads its own marks from (SDK rule PRICE); null without one.
-      Object.values(config.tokens).map((t) => [t.symbol, { address: t.address, decimals: t.decimals, kind: t.kind, native: t.native, feed: t.feed }]),
+      Object.values(config.tokens).map((t) => [
+        t.symbol,
+        { address: t.address, decimals: t.decimals, kind: t.kind, native: t.native, feed: t.feed },
+      ]),
     ),
     fee: {
       schedule: FEE_SCHEDULE,
@@ -97,5 +100,12 @@ function canonicalPools(config: Config) {
   const core = new Set(Object.values(config.tokens).map((t) => t.address.toLowerCase()));
   return config.pools
     .filter((p) => BigInt(p.hooks) === 0n && core.has(p.currency0.toLowerCase()) && core.has(p.currency1.toLowerCase()))
-    .map((p) => ({ id: p.id, currency0: p.currency0, currency1: p.currency1, fee: p.fee, tick_spacing: p.tickSpacing, hooks: p.hooks }));
+    .map((p) => ({
+      id: p.id,
+      currency0: p.currency0,
+      currency1: p.currency1,
+      fee: p.fee,
+      tick_spacing: p.tickSpacing,
+      hooks: p.hooks,
+    }));
 }

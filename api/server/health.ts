@@ -1,5 +1,6 @@
-import type { AppDeps } from "../deps.js";
+import type { PublicClient } from "viem";
 import type { Db } from "../ports/store/db.js";
+import type { SqlIndexedReads } from "../ports/indexed.js";
 import { MIGRATIONS } from "../ports/store/migrations.js";
 
 export type HealthStatus = "ok" | "degraded" | "down";
@@ -19,21 +20,32 @@ function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
 async function storeAnswers(db: Db): Promise<void> {
   const latest = MIGRATIONS[MIGRATIONS.length - 1]!.version;
   const rows = await db.query<{ v: number | null }>("SELECT max(version) AS v FROM app.schema_migrations");
-  if (Number(rows[0]?.v) !== latest) throw new Error(`the app store reads migration ${rows[0]?.v ?? "none"}, not ${latest}`);
+  if (Number(rows[0]?.v) !== latest)
+    throw new Error(`the app store reads migration ${rows[0]?.v ?? "none"}, not ${latest}`);
 }
 
 /** Closed treasury weeks whose reconciliation is `accepted` rather than `agrees` (the operator's count; status unaffected). */
 async function weeksAccepted(db: Db): Promise<number> {
-  const rows = await db.query<{ n: string }>("SELECT count(*)::text AS n FROM app.treasury_rows WHERE (body::json -> 'reconciliation' ->> 'status') = 'accepted'");
+  const rows = await db.query<{ n: string }>(
+    "SELECT count(*)::text AS n FROM app.treasury_rows WHERE (body::json -> 'reconciliation' ->> 'status') = 'accepted'",
+  );
   return Number(rows[0]?.n ?? 0);
 }
+
+/** What the probe reads: the chain, the indexer's tables, the database and the app store (the app's own deps). */
+export type HealthDeps = {
+  chain: PublicClient;
+  indexed: Pick<SqlIndexedReads, "head">;
+  pingDatabase(): Promise<void>;
+  db: Db;
+};
 
 /**
  * down: the chain or a store cannot be read (nothing can be served right); degraded: the indexer
  * lags, has not reported, or is ahead of the chain (the node lost blocks it had indexed); ok
  * otherwise.
  */
-export async function checkHealth(deps: Pick<AppDeps, "chain" | "indexed" | "pingDatabase" | "db">) {
+export async function checkHealth(deps: HealthDeps) {
   const [chain, indexer, database, store, accepted] = await Promise.allSettled([
     withTimeout(deps.chain.getBlockNumber({ cacheTime: 0 }), PROBE_TIMEOUT_MS),
     withTimeout(deps.indexed.head(), PROBE_TIMEOUT_MS),
@@ -51,7 +63,12 @@ export async function checkHealth(deps: Pick<AppDeps, "chain" | "indexed" | "pin
     status,
     checks: {
       chain: { ok: chainBlock !== null, block: chainBlock },
-      indexer: { ok: indexerOk, block: indexerBlock, lag_blocks: lag, ...(lag !== null && lag < 0 ? { ahead_of_chain: true } : {}) },
+      indexer: {
+        ok: indexerOk,
+        block: indexerBlock,
+        lag_blocks: lag,
+        ...(lag !== null && lag < 0 ? { ahead_of_chain: true } : {}),
+      },
       database: { ok: dbOk },
       treasury: { weeks_accepted: accepted.status === "fulfilled" ? accepted.value : null },
     },

@@ -33,7 +33,16 @@ const timed = async <T>(fn: () => Promise<T>): Promise<{ value: T | null; ms: nu
  * waits for the first build only. After a quiet spell the first reader gets the old answer (its
  * cached_s says how old) and the loop rebuilds within pollMs. `stop()` ends the loop. Any part that cannot be read is null; the answer is still 200.
  */
-export function createStats(deps: { config: Config; chain: PublicClient; indexed: SqlIndexedReads; tokens: Pick<Tokens, "counts">; clock: () => number; aiPool?: () => Promise<Record<string, number> | null>; pollMs?: number; logger?: { warn(o: object, m: string): void } }) {
+export function createStats(deps: {
+  config: Config;
+  chain: PublicClient;
+  indexed: SqlIndexedReads;
+  tokens: Pick<Tokens, "counts">;
+  clock: () => number;
+  aiPool?: () => Promise<Record<string, number> | null>;
+  pollMs?: number;
+  logger?: { warn(o: object, m: string): void };
+}) {
   const { config, chain, indexed } = deps;
   const usdg = config.tokens.USDG!;
   const pollMs = deps.pollMs ?? STATS_POLL_MS;
@@ -89,13 +98,22 @@ export function createStats(deps: { config: Config; chain: PublicClient; indexed
    */
   async function routeCounts(currencies: Address[]): Promise<Map<string, number>> {
     const core = new Set(currencies.map((c) => c.toLowerCase()));
-    const pools = (await indexed.pools()).filter((p) => core.has(p.currency0.toLowerCase()) && core.has(p.currency1.toLowerCase()));
+    const pools = (await indexed.pools()).filter(
+      (p) => core.has(p.currency0.toLowerCase()) && core.has(p.currency1.toLowerCase()),
+    );
     const counts = new Map<string, number>([["*", 0]]);
     const bump = (k: string, n: number) => counts.set(k, (counts.get(k) ?? 0) + n);
     const list = [...core] as Address[];
     for (let i = 0; i < list.length; i++) {
       for (let j = i + 1; j < list.length; j++) {
-        const n = candidateRoutes({ pools, currencyIn: list[i]!, currencyOut: list[j]!, connectors: [usdg.address as Address, zeroAddress], venues: ["v4"], curveToken: null }).length;
+        const n = candidateRoutes({
+          pools,
+          currencyIn: list[i]!,
+          currencyOut: list[j]!,
+          connectors: [usdg.address as Address, zeroAddress],
+          venues: ["v4"],
+          curveToken: null,
+        }).length;
         bump("*", n);
         bump(list[i]!, n);
         bump(list[j]!, n);
@@ -111,7 +129,11 @@ export function createStats(deps: { config: Config; chain: PublicClient; indexed
     const assetIs0 = pool ? pool.currency0.toLowerCase() === currencyOf(asset).toLowerCase() : true;
     let mid: number | null = null;
     if (state) {
-      const p = priceFromX96(state.priceX96, assetIs0 ? asset.decimals : usdg.decimals, assetIs0 ? usdg.decimals : asset.decimals);
+      const p = priceFromX96(
+        state.priceX96,
+        assetIs0 ? asset.decimals : usdg.decimals,
+        assetIs0 ? usdg.decimals : asset.decimals,
+      );
       mid = assetIs0 ? p : 1 / p;
     }
     const mark = markRow ? Number(markRow.answer) / 1e8 : mid;
@@ -142,7 +164,9 @@ export function createStats(deps: { config: Config; chain: PublicClient; indexed
       mid,
       spread_bps: buy && sell && mid ? Math.round(((buy.price - sell.price) / mid) * 10_000) : null,
       // Market's one stale-mark rule (the feed's heartbeat; stock feeds count session time only).
-      stale: markRow ? markStale({ updatedAt: markRow.updatedAt, now: nowS, stock: asset.kind === "stock" }) : mid === null,
+      stale: markRow
+        ? markStale({ updatedAt: markRow.updatedAt, now: nowS, stock: asset.kind === "stock" })
+        : mid === null,
       routes: routes?.get(currencyOf(asset).toLowerCase()) ?? null,
       buy,
       sell,
@@ -159,7 +183,14 @@ export function createStats(deps: { config: Config; chain: PublicClient; indexed
     const [block, head, sequencer] = await Promise.all([
       timed(() => chain.getBlock()),
       indexed.head().catch(() => null),
-      timed(() => fetch(config.sequencerUrl, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_chainId", params: [] }), signal: AbortSignal.timeout(2000) }).then((r) => r.json())),
+      timed(() =>
+        fetch(config.sequencerUrl, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_chainId", params: [] }),
+          signal: AbortSignal.timeout(2000),
+        }).then((r) => r.json()),
+      ),
     ]);
     const quotes = await timed(() => Promise.all([eth, ...assets].map((a) => assetRow(a, nowS, routes))));
     const rows = quotes.value;
@@ -167,15 +198,27 @@ export function createStats(deps: { config: Config; chain: PublicClient; indexed
       status: block.value && head ? "ok" : "degraded",
       generated_at: nowS,
       cached_s: 0,
-      block: block.value ? { number: Number(block.value.number), age_s: Math.max(0, nowS - Number(block.value.timestamp)) } : null,
-      prices: head ? { block: head.block, age_s: Math.max(0, nowS - head.timestamp), ref_size_usd: REF_SIZE_USD } : null,
+      block: block.value
+        ? { number: Number(block.value.number), age_s: Math.max(0, nowS - Number(block.value.timestamp)) }
+        : null,
+      prices: head
+        ? { block: head.block, age_s: Math.max(0, nowS - head.timestamp), ref_size_usd: REF_SIZE_USD }
+        : null,
       assets: rows,
       routes: routes?.get("*") ?? null,
       latency_ms: { ref_quotes: quotes.ms, rpc: block.ms, sequencer: sequencer.ms },
       relay: config.submitEnabled && sequencer.value !== null,
-      fee_bps: { major_max: MAJOR_TIERS[0]!.bps, major_min: MAJOR_TIERS.at(-1)!.bps, other: OTHER_BPS, shield_add: SHIELD_ADD_BPS },
+      fee_bps: {
+        major_max: MAJOR_TIERS[0]!.bps,
+        major_min: MAJOR_TIERS.at(-1)!.bps,
+        other: OTHER_BPS,
+        shield_add: SHIELD_ADD_BPS,
+      },
       // The registry's own count (shared with GET /tokens/stats); null while it has none to give.
-      tokens: await deps.tokens.counts(1_000).then((c) => (c ? { tradable: c.body.tradable } : null), () => null),
+      tokens: await deps.tokens.counts(1_000).then(
+        (c) => (c ? { tradable: c.body.tradable } : null),
+        () => null,
+      ),
       // The hosted agents' AI credit pool today; null when it is off or unreadable.
       ai_pool: deps.aiPool ? await deps.aiPool().catch(() => null) : null,
     };

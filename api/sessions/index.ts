@@ -1,9 +1,9 @@
 import type { Address } from "viem";
 import type { Who } from "../trading/index.js";
 import type { SessionDeps } from "./deps.js";
-import { startGrant, switchOn } from "./grant.js";
-import { revokeSession } from "./revoke.js";
-import { sessionTrade } from "./trade.js";
+import { startGrant, switchOn, type StartGrantParameters, type SwitchOnParameters } from "./grant.js";
+import { revokeSession, type RevokeSessionParameters } from "./revoke.js";
+import { sessionTrade, type SessionTradeParameters } from "./trade.js";
 import { sessionView } from "./view.js";
 
 export { createSessionStore, type SessionStore, type StoredSession } from "./store.js";
@@ -12,20 +12,32 @@ export type { SessionDeps } from "./deps.js";
 export { startRequest as grantRequest, switchOnRequest } from "./grant.js";
 export { sessionTradeRequest } from "./trade.js";
 export { revokeRequest as sessionRevokeRequest } from "./revoke.js";
+export type { RevokeSessionParameters, SessionTradeParameters, StartGrantParameters, SwitchOnParameters };
 
 /** Sessions: grant (two calls), trade, revoke, and the wallet's list. */
 export function createSessions(d: SessionDeps) {
   return {
-    start: (body: Record<string, unknown>, who: Who) => startGrant(d, body, who),
-    switchOn: (body: Record<string, unknown>, who: Who) => switchOn(d, body, who),
-    trade: (body: Record<string, unknown>, who: Who) => sessionTrade(d, body, who),
-    revoke: (body: Record<string, unknown>, who: Who) => revokeSession(d, body, who),
+    start: (q: StartGrantParameters, who: Who) => startGrant(d, q, who),
+    switchOn: (q: SwitchOnParameters, who: Who) => switchOn(d, q, who),
+    trade: (q: SessionTradeParameters, who: Who) => sessionTrade(d, q, who),
+    revoke: (q: RevokeSessionParameters, who: Who) => revokeSession(d, q, who),
     /** Executors the relay takes signatures from for the wallet's session plans. */
     executorsOf: (wallet: Address) => d.store.executorsOf(wallet),
     /** What a hosted agent needs to know of a session it is attached to. */
     async forHosted(id: string) {
       const s = await d.store.byId(id);
-      return s ? { id: s.id, wallet: s.wallet, executor: s.executor, status: s.status, expires: s.expires, tokens: s.binding.tokens, limits: s.binding.limits, root_hash: s.delegationHash } : null;
+      return s
+        ? {
+            id: s.id,
+            wallet: s.wallet,
+            executor: s.executor,
+            status: s.status,
+            expires: s.expires,
+            tokens: s.binding.tokens,
+            limits: s.binding.limits,
+            root_hash: s.delegationHash,
+          }
+        : null;
     },
     /** Sessions an executor can still be co-signed under (hosted refund-gas waits for none). */
     liveForExecutor: (executor: Address) => d.store.liveForExecutor(executor),

@@ -1,57 +1,163 @@
-import { Hono, type Context } from "hono";
-import type { AppEnv } from "../deps.js";
-import { Refusal } from "../errors/index.js";
-import type { HttpKit } from "../http/kit.js";
-import { limit } from "../http/limits.js";
+import type { Address } from "viem";
+import { z } from "zod";
+import { SESSIONS, WALLET } from "../errors/groups.js";
+import { Refusal, parseBody } from "../errors/index.js";
+import { route, type RouteCall } from "../http/route.js";
 import { RATE_RULES } from "../http/rateLimit.js";
-import type { Services } from "../services.js";
+import type { Take } from "../http/limits.js";
+import type { Ledger, TokenRef, Who } from "../trading/index.js";
+import {
+  grantRequest,
+  sessionRevokeRequest,
+  sessionTradeRequest,
+  switchOnRequest,
+  type Sessions,
+  type SessionTradeParameters,
+} from "./index.js";
+import { lc } from "../../lib/address.js";
 
-/** SPEC.md "Sessions" (live/session/*) and the sessions part of me/sessions. */
-export function sessionRoutes(s: Pick<Services, "sessions" | "ledger" | "trading">, http: HttpKit) {
-  const { sessions } = s;
-  const sessionLimit = limit(http.limiter, ["livePrepare", RATE_RULES.livePrepare, "key"]);
-  const who = (c: Context<AppEnv>) => ({ key: c.get("key"), clientAddr: c.get("clientAddr") });
-  const app = new Hono<AppEnv>();
-  // One route, two calls: a body with session_id is the switch-on.
-  app.post("/grant", http.keyed, sessionLimit, async (c) => {
-    const body = c.get("body");
-    return c.json("session_id" in body ? await sessions.switchOn(body, who(c)) : await sessions.start(body, who(c)));
-  });
-  app.post("/trade", http.keyed, sessionLimit, async (c) => {
-    try {
-      return c.json(await sessions.trade(c.get("body"), who(c)));
-    } catch (err) {
-      if (err instanceof Refusal && err.status === 422) await recordRefused(c, err.code);
-      throw err;
-    }
-  });
-  // A sanctioned key may still end what it started (SPEC "Authentication" 10).
-  app.post("/revoke", http.keyedEvenSanctioned, sessionLimit, async (c) => c.json(await sessions.revoke(c.get("body"), who(c))));
-  return app;
+/** Said with every unsigned grant the MCP tool hands back: what to check before signing. */
+export const SIGN_GRANT_NOTE =
+  "Unsigned session grant: this server never holds or asks for a private key. Before signing, rebuild the delegation locally (delegate, caveats, " +
+  "limits, expiry, co-signer, and any EIP-7702 authorization changing your wallet's code), e.g. with @pit/sdk grantSession which checks GRANT_BINDING " +
+  "and GRANT_CAPS. Sign the typed data with your own wallet, then POST /api/v1/live/session/grant again with session_id, delegation_signature " +
+  "and (for a plain wallet) authorization_signature.";
 
-  /** A refused session trade is kept like other refused trades (me/trades?refused=1), on the session's wallet when the key may trade it. */
-  async function recordRefused(c: Context<AppEnv>, code: string) {
-    const b = c.get("body") ?? {};
-    const key = c.get("key");
-    const found = typeof b.session_id === "string" ? await sessions.forHosted(b.session_id).catch(() => null) : null;
-    const lc = (a: string) => a.toLowerCase();
-    const mine = found && key.wallet && (lc(found.wallet) === lc(key.wallet) || lc(found.executor) === lc(key.wallet)) ? found : null;
-    await s.ledger
-      .recordRefused({ wallet: mine?.wallet ?? key.wallet, keyId: key.keyId, path: "session", code, tokenIn: s.trading.refOfParam(b.token_in), tokenOut: s.trading.refOfParam(b.token_out), amountIn: typeof b.amount_in === "string" ? b.amount_in : null, sessionId: mine?.id ?? null })
-      .catch((e) => c.get("log")?.warn({ err: e }, "refused session trade not recorded"));
-  }
-}
+/**
+ * What SPEC "Sessions" and me/sessions use: the sessions themselves, the wallet's hosted agents'
+ * summary rows, and how a refused session trade is kept with the other refused trades.
+ */
+export type SessionsService = {
+  sessions: Pick<Sessions, "start" | "switchOn" | "trade" | "revoke" | "forHosted" | "mine">;
+  hostedSummaries: (wallet: Address) => Promise<unknown>;
+  recordRefused: Ledger["recordRefused"];
+  refOfParam: (param: unknown) => TokenRef | null;
+};
 
-/** GET me/sessions: the key's wallet's sessions and its hosted agents' summary rows. */
-export function mySessionsRoute(s: Pick<Services, "sessions" | "hosted">, http: HttpKit) {
-  const app = new Hono<AppEnv>();
-  app.get("/sessions", http.keyed, limit(http.limiter, ["meList", RATE_RULES.meList, "key"]), async (c) => {
-    const extra = Object.keys(c.req.query());
-    if (extra.length) throw new Refusal("BAD_REQUEST", `unknown query parameter ${extra[0]}; this route takes none`);
-    const wallet = c.get("key").wallet;
-    if (!wallet) throw new Refusal("WALLET_NOT_BOUND", "this key is bound to no wallet");
-    const mine = await s.sessions.mine(wallet);
-    return c.json({ wallet: mine.wallet, sessions: mine.sessions, hosted: await s.hosted.summaries(wallet), hosted_available: true, routes: mine.routes });
-  });
-  return app;
+/** Every live/session route's bucket, per key (SPEC: as live/prepare). */
+const SESSION_LIMIT: Take[] = [["livePrepare", RATE_RULES.livePrepare, "key"]];
+
+const who = ({ c }: RouteCall<unknown, unknown>): Who => ({ key: c.get("key"), clientAddr: c.get("clientAddr") });
+
+/** What prepare_session takes (the grant's first call; the REST route decides which other fields are allowed). */
+const grantInput = z
+  .object({
+    wallet: z.string().describe("your wallet address: must be the API key's wallet"),
+    executor: z.string().describe("the address that will trade for you within the session's limits"),
+    tokens: z.array(z.string()).optional(),
+    max_trade_usd: z.number().optional(),
+    max_day_usd: z.number().optional(),
+    max_trades: z.number().optional(),
+    expires_in_s: z.number().optional(),
+    accept_risks: z.array(z.string()).optional(),
+    shield: z.boolean().optional(),
+  })
+  .passthrough();
+
+/** SPEC.md "Sessions" (live/session/*) and GET me/sessions. */
+export const sessionRoutes = [
+  route<SessionsService>({
+    method: "post",
+    path: "/live/session/grant",
+    auth: "key(wallet)",
+    limits: SESSION_LIMIT,
+    summary: "Starts a session grant, or switches it on with the wallet's signatures",
+    // One route, two calls: a body with session_id is the switch-on. Each call's schema is picked by
+    // that field before parsing, so the handler parses (the document shows both).
+    documents: { body: z.union([grantRequest, switchOnRequest]) },
+    answer: ["session_id", "status"],
+    errors: SESSIONS,
+    mcp: {
+      name: "prepare_session",
+      description:
+        "Start a session grant for an executor (POST /api/v1/live/session/grant): unsigned delegation typed data you verify and sign locally.",
+      input: grantInput,
+      readOnly: false,
+      notes: [SIGN_GRANT_NOTE],
+    },
+    handle: (call, s) =>
+      "session_id" in call.body
+        ? s.sessions.switchOn(parseBody(switchOnRequest, call.body), who(call))
+        : s.sessions.start(parseBody(grantRequest, call.body), who(call)),
+  }),
+  route<SessionsService, SessionTradeParameters>({
+    method: "post",
+    path: "/live/session/trade",
+    auth: "key",
+    limits: SESSION_LIMIT,
+    summary: "A co-signed trade within a session",
+    body: sessionTradeRequest,
+    answer: ["session_id", "ready", "tx"],
+    errors: SESSIONS,
+    handle: async (call, s) => {
+      try {
+        return await s.sessions.trade(call.body, who(call));
+      } catch (err) {
+        if (err instanceof Refusal && err.refusesTrade) await recordRefused(call, s, err.code);
+        throw err;
+      }
+    },
+  }),
+  route<SessionsService, z.infer<typeof sessionRevokeRequest>>({
+    method: "post",
+    path: "/live/session/revoke",
+    auth: "key(wallet)",
+    // A sanctioned key may still end what it started (SPEC "Authentication" 10).
+    evenSanctioned: true,
+    limits: SESSION_LIMIT,
+    summary: "Revokes a session for every key",
+    body: sessionRevokeRequest,
+    answer: ["session_id", "status"],
+    errors: SESSIONS,
+    handle: (call, s) => s.sessions.revoke(call.body, who(call)),
+  }),
+  route<SessionsService>({
+    method: "get",
+    path: "/me/sessions",
+    auth: "key(wallet)",
+    limits: [["meList", RATE_RULES.meList, "key"]],
+    summary: "The wallet's sessions and hosted agents",
+    answer: ["wallet"],
+    errors: WALLET,
+    handle: async ({ c }, s) => {
+      const extra = Object.keys(c.req.query());
+      if (extra.length) throw new Refusal("BAD_REQUEST", `unknown query parameter ${extra[0]}; this route takes none`);
+      const wallet = c.get("key").wallet;
+      if (!wallet) throw new Refusal("WALLET_NOT_BOUND", "this key is bound to no wallet");
+      const mine = await s.sessions.mine(wallet);
+      return {
+        wallet: mine.wallet,
+        sessions: mine.sessions,
+        hosted: await s.hostedSummaries(wallet),
+        hosted_available: true,
+        routes: mine.routes,
+      };
+    },
+  }),
+];
+
+/** A refused session trade is kept like other refused trades (me/trades?refused=1), on the session's wallet when the key may trade it. */
+async function recordRefused(
+  { body: b, c }: RouteCall<SessionTradeParameters, unknown>,
+  s: SessionsService,
+  code: string,
+) {
+  const key = c.get("key");
+  const found = await s.sessions.forHosted(b.session_id).catch(() => null);
+  const mine =
+    found && key.wallet && (lc(found.wallet) === lc(key.wallet) || lc(found.executor) === lc(key.wallet))
+      ? found
+      : null;
+  await s
+    .recordRefused({
+      wallet: mine?.wallet ?? key.wallet,
+      keyId: key.keyId,
+      path: "session",
+      code,
+      tokenIn: s.refOfParam(b.token_in),
+      tokenOut: s.refOfParam(b.token_out),
+      amountIn: typeof b.amount_in === "string" ? b.amount_in : null,
+      sessionId: mine?.id ?? null,
+    })
+    .catch((e) => c.get("log")?.warn({ err: e }, "refused session trade not recorded"));
 }

@@ -4,6 +4,7 @@ import { delegationFromJson, delegationToJson, type Delegation, type DelegationJ
 import type { SessionBinding } from "../../lib/sessionBinding.js";
 import type { Db } from "../ports/store/db.js";
 import type { TokenRef } from "../trading/index.js";
+import { lc } from "../../lib/address.js";
 
 export type SessionStatus = "pending" | "active" | "revoked";
 export type WalletCode = { state: "eoa" | "pinned"; implementation: Address | null; version: string | null };
@@ -32,8 +33,6 @@ export type StoredSession = {
   activatedAt: number | null;
   revokedAt: number | null;
 };
-
-const lc = (a: string) => a.toLowerCase();
 
 function sessionFrom(r: Record<string, unknown>): StoredSession {
   const root = delegationFromJson(JSON.parse(r.root as string) as DelegationJson);
@@ -69,11 +68,28 @@ export function createSessionStore(d: { db: Db; clock: () => number }) {
      * Stores a pending grant; answers the session already holding the same root (the same terms
      * asked twice in one second hash to one delegation) instead, or null when it was stored.
      */
-    async insert(s: Omit<StoredSession, "status" | "createdAt" | "authorization" | "activatedAt" | "revokedAt">): Promise<StoredSession | null> {
+    async insert(
+      s: Omit<StoredSession, "status" | "createdAt" | "authorization" | "activatedAt" | "revokedAt">,
+    ): Promise<StoredSession | null> {
       const stored = await d.db.query(
         `INSERT INTO app.sessions (id, wallet, executor, cosigner, key_id, status, created_at, expires, wallet_code, tokens, binding, root, delegation_hash, start, curve_roots)
          VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7, $8, $9, $10, $11, $12, $13, $14) ON CONFLICT (delegation_hash) DO NOTHING RETURNING id`,
-        [s.id, lc(s.wallet), lc(s.executor), lc(s.cosigner), s.keyId, now(), s.expires, JSON.stringify(s.walletCode), JSON.stringify(s.tokens), JSON.stringify(s.binding), JSON.stringify(delegationToJson(s.root)), s.delegationHash, JSON.stringify(s.start), JSON.stringify(s.curveRoots.map(delegationToJson))],
+        [
+          s.id,
+          lc(s.wallet),
+          lc(s.executor),
+          lc(s.cosigner),
+          s.keyId,
+          now(),
+          s.expires,
+          JSON.stringify(s.walletCode),
+          JSON.stringify(s.tokens),
+          JSON.stringify(s.binding),
+          JSON.stringify(delegationToJson(s.root)),
+          s.delegationHash,
+          JSON.stringify(s.start),
+          JSON.stringify(s.curveRoots.map(delegationToJson)),
+        ],
       );
       if (stored.length) return null;
       const [r] = await d.db.query("SELECT * FROM app.sessions WHERE delegation_hash = $1", [s.delegationHash]);
@@ -86,31 +102,57 @@ export function createSessionStore(d: { db: Db; clock: () => number }) {
     },
 
     async forWallet(wallet: Address, limit = 100): Promise<StoredSession[]> {
-      const rows = await d.db.query("SELECT * FROM app.sessions WHERE wallet = $1 ORDER BY created_at DESC, id LIMIT $2", [lc(wallet), limit]);
+      const rows = await d.db.query(
+        "SELECT * FROM app.sessions WHERE wallet = $1 ORDER BY created_at DESC, id LIMIT $2",
+        [lc(wallet), limit],
+      );
       return rows.map(sessionFrom);
     },
 
     /** Executors of the wallet's sessions that were ever switched on (the relay takes their signatures for session plans). */
     async executorsOf(wallet: Address): Promise<Address[]> {
-      const rows = await d.db.query<{ executor: Address }>("SELECT DISTINCT executor FROM app.sessions WHERE wallet = $1 AND activated_at IS NOT NULL", [lc(wallet)]);
+      const rows = await d.db.query<{ executor: Address }>(
+        "SELECT DISTINCT executor FROM app.sessions WHERE wallet = $1 AND activated_at IS NOT NULL",
+        [lc(wallet)],
+      );
       return rows.map((r) => r.executor);
     },
 
     /** Sessions granted to `executor` that the co-signer may still co-sign (active, unexpired). */
     async liveForExecutor(executor: Address): Promise<string[]> {
-      const rows = await d.db.query<{ id: string }>("SELECT id FROM app.sessions WHERE executor = $1 AND status = 'active' AND expires > $2", [lc(executor), now()]);
+      const rows = await d.db.query<{ id: string }>(
+        "SELECT id FROM app.sessions WHERE executor = $1 AND status = 'active' AND expires > $2",
+        [lc(executor), now()],
+      );
       return rows.map((r) => r.id);
     },
 
     /** pending -> active with the wallet's signatures (the root's, the curve roots' signed); false when it was not pending any more. */
-    async activate(id: string, signature: Hex, authorization: StoredAuthorization | null, curveRoots: Delegation[]): Promise<boolean> {
-      const rows = await d.db.query("UPDATE app.sessions SET status = 'active', delegation_signature = $2, authorization_json = $3, activated_at = $4, curve_roots = $5 WHERE id = $1 AND status = 'pending' RETURNING id", [id, signature, authorization ? JSON.stringify(authorization) : null, now(), JSON.stringify(curveRoots.map(delegationToJson))]);
+    async activate(
+      id: string,
+      signature: Hex,
+      authorization: StoredAuthorization | null,
+      curveRoots: Delegation[],
+    ): Promise<boolean> {
+      const rows = await d.db.query(
+        "UPDATE app.sessions SET status = 'active', delegation_signature = $2, authorization_json = $3, activated_at = $4, curve_roots = $5 WHERE id = $1 AND status = 'pending' RETURNING id",
+        [
+          id,
+          signature,
+          authorization ? JSON.stringify(authorization) : null,
+          now(),
+          JSON.stringify(curveRoots.map(delegationToJson)),
+        ],
+      );
       return rows.length === 1;
     },
 
     /** -> revoked (from pending or active); the revocation time, the first one when it was revoked before. */
     async revoke(id: string): Promise<number> {
-      const [r] = await d.db.query<{ revoked_at: string }>("UPDATE app.sessions SET status = 'revoked', revoked_at = COALESCE(revoked_at, $2) WHERE id = $1 RETURNING revoked_at", [id, now()]);
+      const [r] = await d.db.query<{ revoked_at: string }>(
+        "UPDATE app.sessions SET status = 'revoked', revoked_at = COALESCE(revoked_at, $2) WHERE id = $1 RETURNING revoked_at",
+        [id, now()],
+      );
       return Number(r!.revoked_at);
     },
   };

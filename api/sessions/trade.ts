@@ -1,13 +1,35 @@
 import { getAddress, zeroAddress, type Address } from "viem";
 import { z } from "zod";
 import { bpsOf } from "../../lib/fees.js";
-import { curveGroupOf, curveGroupSizes, delegationHash, leafIsOnce, redeemCalldata, walletBatch, withGroup, withRootGroup, type Delegation, type Execution } from "../../lib/delegation.js";
+import {
+  curveGroupOf,
+  curveGroupSizes,
+  delegationHash,
+  leafIsOnce,
+  redeemCalldata,
+  walletBatch,
+  withGroup,
+  withRootGroup,
+  type Execution,
+} from "../../lib/delegation.js";
 import { bindingHash, EXPIRY_MARGIN_S } from "../../lib/sessionBinding.js";
-import { Refusal, parseBody, rpc } from "../errors/index.js";
+import { Refusal, rpc } from "../errors/index.js";
 import { simulatePlan } from "../ports/simulation.js";
-import { buildRouterSwap, LIMITS, type CurveRoute, msSince, parseTradeRequest, round2, type Evaluation, type PlanTx, type TradeRequest, type Who } from "../trading/index.js";
+import {
+  buildRouterSwap,
+  LIMITS,
+  type CurveRoute,
+  msSince,
+  parseTradeRequest,
+  round2,
+  type Evaluation,
+  type PlanTx,
+  type TradeRequest,
+  type Who,
+} from "../trading/index.js";
 import type { SessionDeps } from "./deps.js";
 import type { StoredSession } from "./store.js";
+import { lc } from "../../lib/address.js";
 
 /** Gas of redeemDelegations around the router call: two delegations, their signatures and eleven enforcer hooks. */
 const REDEEM_GAS = 260_000;
@@ -30,9 +52,11 @@ export const sessionTradeRequest = z
     policies: z.array(z.string().max(64)).max(8).optional(),
   })
   .strict();
+/** A session trade, as the trade route (or a hosted tick, through the same schema) parses it. */
+export type SessionTradeParameters = z.infer<typeof sessionTradeRequest>;
 
-const lc = (a: string) => a.toLowerCase();
-const sameSet = (a: string[], b: string[]) => a.length === b.length && [...a].sort().every((x, i) => x === [...b].sort()[i]);
+const sameSet = (a: string[], b: string[]) =>
+  a.length === b.length && [...a].sort().every((x, i) => x === [...b].sort()[i]);
 
 /**
  * live/session/trade: the house's trading stages build the swap for the session wallet; the
@@ -40,53 +64,117 @@ const sameSet = (a: string[], b: string[]) => a.length === b.length && [...a].so
  * `redeemDelegations([leaf, root])` transaction, simulated from the executor, stored as a plan
  * that submit relays only byte for byte.
  */
-export async function sessionTrade(d: SessionDeps, body: Record<string, unknown>, who: Who) {
+export async function sessionTrade(d: SessionDeps, q: SessionTradeParameters, who: Who) {
   const t0 = performance.now();
-  const q = parseBody(sessionTradeRequest, body);
   const s = await tradableSession(d, q.session_id, who);
   const terms = s.binding.risk_terms;
-  if ((q.accept_risks && !sameSet(q.accept_risks, terms.accept_risks)) || (q.shield !== undefined && q.shield !== terms.shield) || (q.policies && !sameSet(q.policies, terms.policies))) {
-    throw new Refusal("SESSION_TERMS", "the trade asks other risk terms than the session binds; omit them or grant a session with these terms", { risk_terms: terms });
+  if (
+    (q.accept_risks && !sameSet(q.accept_risks, terms.accept_risks)) ||
+    (q.shield !== undefined && q.shield !== terms.shield) ||
+    (q.policies && !sameSet(q.policies, terms.policies))
+  ) {
+    throw new Refusal(
+      "SESSION_TERMS",
+      "the trade asks other risk terms than the session binds; omit them or grant a session with these terms",
+      { risk_terms: terms },
+    );
   }
-  const { session_id: _id, ...rest } = body;
-  const r: TradeRequest = parseTradeRequest({ ...rest, wallet: s.wallet, accept_risks: terms.accept_risks, shield: terms.shield, policies: terms.policies, approval_mode: "exact", permit_mode: "transaction" });
+  const { session_id: _id, ...rest } = q;
+  const r: TradeRequest = parseTradeRequest({
+    ...rest,
+    wallet: s.wallet,
+    accept_risks: terms.accept_risks,
+    shield: terms.shield,
+    policies: terms.policies,
+    approval_mode: "exact",
+    permit_mode: "transaction",
+  });
 
   // Tokens of the session only, before any chain read.
   const ctx = d.trading.context;
   const { tin, tout } = await ctx.sides.pair(r, who);
-  for (const t of [tin, tout]) if (!s.binding.tokens.includes(lc(t.address))) throw new Refusal("SESSION_TOKENS", `${t.symbol || t.address} is not one of this session's tokens`, { tokens: s.tokens });
+  for (const t of [tin, tout])
+    if (!s.binding.tokens.includes(lc(t.address)))
+      throw new Refusal("SESSION_TOKENS", `${t.symbol || t.address} is not one of this session's tokens`, {
+        tokens: s.tokens,
+      });
 
   const e = await d.trading.stages.evaluate(ctx, r, "prepare", who, s.wallet);
   if (e.policy.refusal) throw e.policy.refusal;
   // The per-trade cap needs no counter: refused before co-signing (the co-signer counts the rest under its lock).
-  if (e.notional > s.binding.limits.max_trade_usd) throw new Refusal("SESSION_MAX_TRADE", `$${round2(e.notional)} is over the session's $${s.binding.limits.max_trade_usd} per trade`);
+  if (e.notional > s.binding.limits.max_trade_usd)
+    throw new Refusal(
+      "SESSION_MAX_TRADE",
+      `$${round2(e.notional)} is over the session's $${s.binding.limits.max_trade_usd} per trade`,
+    );
   const route = e.best.quote.route;
   if (route.venue === "curve") assertCurve(d, s, e, route);
   else assertSetup(d, s, e);
 
   const swap = buildSwap(d, s, e, r);
   const execution: Execution = { target: swap.tx.to, value: BigInt(swap.tx.value), callData: swap.tx.data };
-  const fee: Execution | undefined = swap.feeTx ? { target: swap.feeTx.to, value: BigInt(swap.feeTx.value), callData: swap.feeTx.data } : undefined;
+  const fee: Execution | undefined = swap.feeTx
+    ? { target: swap.feeTx.to, value: BigInt(swap.feeTx.value), callData: swap.feeTx.data }
+    : undefined;
   const t1 = performance.now();
-  const signed = await d.cosigner!.cosign({ delegationHash: s.delegationHash, execution, fee, declared: { feeBps: e.fee.bps, expectedOut: swap.expectedOut } });
+  const signed = await d.cosigner!.cosign({
+    delegationHash: s.delegationHash,
+    execution,
+    fee,
+    declared: { feeBps: e.fee.bps, expectedOut: swap.expectedOut },
+  });
   const cosignMs = msSince(t1);
   // The leaf redeems the root that allows its call: the session's root, or for a curve trade its
   // curve root over the wallet's own batch [fee, curve call] (one execution: never one without the other).
   const curveRoot = s.curveRoots[0];
-  const curve = fee && curveRoot && route.venue === "curve" ? { root: curveRoot, group: curveGroupOf(s.binding.curve_tokens!.indexOf(lc(route.token)), route.buy) } : null;
-  if (fee && !curve) throw new Refusal("SESSION_CURVE", "this session has no curve root: grant one that lists the curve token and ETH");
+  const curve =
+    fee && curveRoot && route.venue === "curve"
+      ? { root: curveRoot, group: curveGroupOf(s.binding.curve_tokens!.indexOf(lc(route.token)), route.buy) }
+      : null;
+  if (fee && !curve)
+    throw new Refusal("SESSION_CURVE", "this session has no curve root: grant one that lists the curve token and ETH");
   const redeemed: Execution = fee ? walletBatch(s.wallet, [fee, execution]) : execution;
   const authority = curve ? delegationHash(curve.root) : s.delegationHash;
   const leaf = signed.leaf;
-  const allows = lc(leaf.delegator) === lc(d.cosigner!.address) && lc(leaf.delegate) === lc(s.executor) && lc(leaf.authority) === lc(authority) && leafIsOnce(leaf, redeemed, d.config.contracts.enforcers, Math.max(d.now(), e.snap.time));
-  if (!allows) throw new Refusal("SIGNER_MISMATCH", "the co-signer answered a leaf for another executor, root or execution; nothing co-signed is used");
-  const data = curve ? redeemCalldata([leaf, withGroup(curve.root, curve.group, curveGroupSizes(s.binding.curve_tokens!.length))], redeemed) : redeemCalldata([leaf, withRootGroup(s.root, 0)], execution);
-  const tx: PlanTx = { to: getAddress(d.config.contracts.delegationManager), data, value: "0", chain_id: d.config.chainId };
+  const allows =
+    lc(leaf.delegator) === lc(d.cosigner!.address) &&
+    lc(leaf.delegate) === lc(s.executor) &&
+    lc(leaf.authority) === lc(authority) &&
+    leafIsOnce(leaf, redeemed, d.config.contracts.enforcers, Math.max(d.now(), e.snap.time));
+  if (!allows)
+    throw new Refusal(
+      "SIGNER_MISMATCH",
+      "the co-signer answered a leaf for another executor, root or execution; nothing co-signed is used",
+    );
+  const data = curve
+    ? redeemCalldata(
+        [leaf, withGroup(curve.root, curve.group, curveGroupSizes(s.binding.curve_tokens!.length))],
+        redeemed,
+      )
+    : redeemCalldata([leaf, withRootGroup(s.root, 0)], execution);
+  const tx: PlanTx = {
+    to: getAddress(d.config.contracts.delegationManager),
+    data,
+    value: "0",
+    chain_id: d.config.chainId,
+  };
   // The simulation and the stored plan do not wait for each other.
   const t2 = performance.now();
   const tokens = { token_in: ctx.sides.ref(e.tin), token_out: ctx.sides.ref(e.tout) };
   const [simulation, planId] = await Promise.all([
-    rpc(simulatePlan({ chain: d.chain, multicall3: d.config.contracts.multicall3, wallet: s.wallet, from: s.executor, txs: [{ to: tx.to, data: tx.data, value: 0n }], tokenOut: e.tout.address, feeToken: e.feeToken.address, feeRecipient: d.config.feeRecipient, overrides: [] })),
+    rpc(
+      simulatePlan({
+        chain: d.chain,
+        multicall3: d.config.contracts.multicall3,
+        wallet: s.wallet,
+        from: s.executor,
+        txs: [{ to: tx.to, data: tx.data, value: 0n }],
+        tokenOut: e.tout.address,
+        feeToken: e.feeToken.address,
+        feeRecipient: d.config.feeRecipient,
+        overrides: [],
+      }),
+    ),
     d.ledger.savePlan({
       keyId: who.key.keyId,
       wallet: s.wallet,
@@ -100,7 +188,14 @@ export async function sessionTrade(d: SessionDeps, body: Record<string, unknown>
       feeBps: e.fee.bps,
       deadline: signed.expires,
       txs: [{ kind: "swap", tx }],
-      summary: { route: e.best.row.id, fee: swap.fee, session_id: s.id, executor: s.executor, execution_value: execution.value.toString(), leaf_hash: signed.leafHash },
+      summary: {
+        route: e.best.row.id,
+        fee: swap.fee,
+        session_id: s.id,
+        executor: s.executor,
+        execution_value: execution.value.toString(),
+        leaf_hash: signed.leafHash,
+      },
     }),
   ]);
   const simulateMs = msSince(t2);
@@ -109,12 +204,34 @@ export async function sessionTrade(d: SessionDeps, body: Record<string, unknown>
     session_id: s.id,
     ready: simulation.ok,
     simulated_ok: simulation.ok,
-    tx: { ...tx, from: s.executor, gas: simulation.ok && simulation.gas_total ? Math.ceil(simulation.gas_total * 1.25) : gas },
+    tx: {
+      ...tx,
+      from: s.executor,
+      gas: simulation.ok && simulation.gas_total ? Math.ceil(simulation.gas_total * 1.25) : gas,
+    },
     executor: s.executor,
     wallet: s.wallet,
-    leaf: { delegation_hash: signed.leafHash, expires: signed.expires, delegate: signed.leaf.delegate, delegator: signed.leaf.delegator, authority: signed.leaf.authority, caveats: signed.leaf.caveats, salt: signed.leaf.salt.toString(), signature: signed.leaf.signature },
+    leaf: {
+      delegation_hash: signed.leafHash,
+      expires: signed.expires,
+      delegate: signed.leaf.delegate,
+      delegator: signed.leaf.delegator,
+      authority: signed.leaf.authority,
+      caveats: signed.leaf.caveats,
+      salt: signed.leaf.salt.toString(),
+      signature: signed.leaf.signature,
+    },
     execution: executionView(redeemed, curve?.group ?? 0, fee && { fee, trade: execution }),
-    swap: { route: e.best.row, amount_in: e.amountIn.toString(), notional_usd: round2(e.notional), amount_out_expected: e.expectedOut.toString(), amount_out_min: swap.minOut.toString(), deadline: swap.deadline, fee: swap.fee, tokens },
+    swap: {
+      route: e.best.row,
+      amount_in: e.amountIn.toString(),
+      notional_usd: round2(e.notional),
+      amount_out_expected: e.expectedOut.toString(),
+      amount_out_min: swap.minOut.toString(),
+      deadline: swap.deadline,
+      fee: swap.fee,
+      tokens,
+    },
     simulation: { ...simulation, from: s.executor },
     checks: { policy: e.policy.checks, signer: signed.checks },
     spend: signed.spend,
@@ -132,24 +249,50 @@ const callView = (x: Execution) => ({ target: x.target, value: x.value.toString(
  * What the leaf allows, redeemed in single mode under `root_group` of its root. A curve trade's is
  * the wallet's own batch: `calls` lists it, the fee first (`fee` repeats it).
  */
-function executionView(redeemed: Execution, group: number, curve: { fee: Execution; trade: Execution } | null | undefined) {
+function executionView(
+  redeemed: Execution,
+  group: number,
+  curve: { fee: Execution; trade: Execution } | null | undefined,
+) {
   const base = { ...callView(redeemed), mode: "single", root_group: group };
   if (!curve) return { ...base, root: "session" };
-  return { ...base, root: "curve", batch: true, calls: [{ kind: "fee_transfer", ...callView(curve.fee) }, { kind: "curve", ...callView(curve.trade) }], fee: callView(curve.fee) };
+  return {
+    ...base,
+    root: "curve",
+    batch: true,
+    calls: [
+      { kind: "fee_transfer", ...callView(curve.fee) },
+      { kind: "curve", ...callView(curve.trade) },
+    ],
+    fee: callView(curve.fee),
+  };
 }
 
 /** A session the key may trade: the wallet's or the executor's key; switched on, not revoked, not ending within seconds. */
 async function tradableSession(d: SessionDeps, id: string, who: Who): Promise<StoredSession> {
-  if (!d.cosigner) throw new Refusal("SIGNER_UNAVAILABLE", "no co-signer is configured: sessions cannot be co-signed now", {}, { retryAfterS: 60 });
+  if (!d.cosigner)
+    throw new Refusal(
+      "SIGNER_UNAVAILABLE",
+      "no co-signer is configured: sessions cannot be co-signed now",
+      {},
+      { retryAfterS: 60 },
+    );
   const s = await d.store.byId(id);
   const w = who.key.wallet;
-  if (!s || !w || (lc(w) !== lc(s.wallet) && lc(w) !== lc(s.executor))) throw new Refusal("NO_SESSION", "no such session for this key");
-  if (s.status === "pending") throw new Refusal("SESSION_PENDING", "the session is not switched on yet: send the signatures with live/session/grant");
+  if (!s || !w || (lc(w) !== lc(s.wallet) && lc(w) !== lc(s.executor)))
+    throw new Refusal("NO_SESSION", "no such session for this key");
+  if (s.status === "pending")
+    throw new Refusal(
+      "SESSION_PENDING",
+      "the session is not switched on yet: send the signatures with live/session/grant",
+    );
   if (s.status === "revoked") throw new Refusal("SESSION_REVOKED", "the session was revoked");
   const now = d.now();
   if (s.expires <= now) throw new Refusal("SESSION_EXPIRED", `the session ended at ${s.expires}`);
-  if (s.expires - now <= EXPIRY_MARGIN_S) throw new Refusal("SESSION_EXPIRY", `the session ends in ${s.expires - now} s; grant a new one`);
-  if (BigInt(bindingHash(s.binding)) !== s.root.salt) throw new Refusal("SESSION_BOUND", "the stored binding does not hash to the root's salt; grant again");
+  if (s.expires - now <= EXPIRY_MARGIN_S)
+    throw new Refusal("SESSION_EXPIRY", `the session ends in ${s.expires - now} s; grant a new one`);
+  if (BigInt(bindingHash(s.binding)) !== s.root.salt)
+    throw new Refusal("SESSION_BOUND", "the stored binding does not hash to the root's salt; grant again");
   return s;
 }
 
@@ -160,8 +303,14 @@ function assertSetup(d: SessionDeps, s: StoredSession, e: Evaluation) {
   const [amount, expiration] = w?.routerPermit ?? [0n, 0, 0];
   const toPermit2 = w?.allowanceToPermit2 ?? 0n;
   if (amount < e.amountIn || toPermit2 < e.amountIn || expiration <= d.now()) {
-    const steps = ((s.start.setup as { steps?: { token?: Address }[] } | undefined)?.steps ?? []).filter((x) => x.token && lc(x.token) === lc(e.tin.address));
-    throw new Refusal("SESSION_SETUP", `${e.tin.symbol || e.tin.address} needs the session's setup first: the wallet's Permit2 allowances are short or expired`, { setup: steps, allowance: { to_permit2: toPermit2.toString(), router: amount.toString(), expiration } });
+    const steps = ((s.start.setup as { steps?: { token?: Address }[] } | undefined)?.steps ?? []).filter(
+      (x) => x.token && lc(x.token) === lc(e.tin.address),
+    );
+    throw new Refusal(
+      "SESSION_SETUP",
+      `${e.tin.symbol || e.tin.address} needs the session's setup first: the wallet's Permit2 allowances are short or expired`,
+      { setup: steps, allowance: { to_permit2: toPermit2.toString(), router: amount.toString(), expiration } },
+    );
   }
 }
 
@@ -181,14 +330,43 @@ function buildSwap(d: SessionDeps, s: StoredSession, e: Evaluation, r: TradeRequ
   })();
   if (route.venue === "curve") {
     const calls = d.trading.stages.buildCurveCalls(d.trading.context, e, r, route, s.wallet, minOut);
-    const fee = { bps: e.fee.bps, side: e.feeSide, recipient: d.config.feeRecipient, token: zeroAddress, command: "FEE_TRANSFER", amount: calls.curveFee.toString() };
+    const fee = {
+      bps: e.fee.bps,
+      side: e.feeSide,
+      recipient: d.config.feeRecipient,
+      token: zeroAddress,
+      command: "FEE_TRANSFER",
+      amount: calls.curveFee.toString(),
+    };
     // A sale's proceeds are gross of the fee the wallet pays from them: the co-signer reads both net.
     const expectedOut = route.buy ? e.best.quote.amountOut : e.best.quote.amountOut - calls.curveFee;
     return { tx: calls.swap, feeTx: calls.feeTx, minOut: calls.curveMin, deadline, fee, expectedOut };
   }
-  const tx = buildRouterSwap({ chainId: d.config.chainId, router: c.universalRouter, route, tokenIn: e.tin.address, tokenOut: e.tout.address, weth: d.config.tokens.WETH!.address, amountIn: e.amountIn, amountOutMin: minOut, fee: { side: e.feeSide, bps: e.fee.bps, recipient: d.config.feeRecipient, amount: e.inputFee }, deadline, permit: null });
-  const feeAmount = e.feeSide === "input" ? e.inputFee : bpsOf((BigInt(e.best.row.amount_out!) * 10_000n) / BigInt(10_000 - e.fee.bps), e.fee.bps);
-  const fee = { bps: e.fee.bps, side: e.feeSide, recipient: d.config.feeRecipient, token: e.feeToken.address, command: e.feeSide === "input" ? "TRANSFER" : "PAY_PORTION", amount: feeAmount.toString() };
+  const tx = buildRouterSwap({
+    chainId: d.config.chainId,
+    router: c.universalRouter,
+    route,
+    tokenIn: e.tin.address,
+    tokenOut: e.tout.address,
+    weth: d.config.tokens.WETH!.address,
+    amountIn: e.amountIn,
+    amountOutMin: minOut,
+    fee: { side: e.feeSide, bps: e.fee.bps, recipient: d.config.feeRecipient, amount: e.inputFee },
+    deadline,
+    permit: null,
+  });
+  const feeAmount =
+    e.feeSide === "input"
+      ? e.inputFee
+      : bpsOf((BigInt(e.best.row.amount_out!) * 10_000n) / BigInt(10_000 - e.fee.bps), e.fee.bps);
+  const fee = {
+    bps: e.fee.bps,
+    side: e.feeSide,
+    recipient: d.config.feeRecipient,
+    token: e.feeToken.address,
+    command: e.feeSide === "input" ? "TRANSFER" : "PAY_PORTION",
+    amount: feeAmount.toString(),
+  };
   return { tx, feeTx: null, minOut, deadline, fee, expectedOut: e.expectedOut };
 }
 
@@ -197,11 +375,19 @@ function buildSwap(d: SessionDeps, s: StoredSession, e: Evaluation, r: TradeRequ
  * (SESSION_ROOT_ALLOWS), and for a sale the launchpad's allowance from setup: the executor cannot
  * send an approve, so a plan that needs one is SESSION_CURVE_STEPS.
  */
-function assertCurve(d: SessionDeps, s: StoredSession, e: Evaluation, route: CurveRoute) {
-  if (!s.curveRoots.length) throw new Refusal("SESSION_CURVE", "this session has no curve root: grant one that lists the curve token and ETH");
-  if (!s.binding.curve_tokens?.includes(lc(route.token))) throw new Refusal("SESSION_ROOT_ALLOWS", `the session's curve root does not allow trading ${route.token}`);
+function assertCurve(_d: SessionDeps, s: StoredSession, e: Evaluation, route: CurveRoute) {
+  if (!s.curveRoots.length)
+    throw new Refusal("SESSION_CURVE", "this session has no curve root: grant one that lists the curve token and ETH");
+  if (!s.binding.curve_tokens?.includes(lc(route.token)))
+    throw new Refusal("SESSION_ROOT_ALLOWS", `the session's curve root does not allow trading ${route.token}`);
   if (!route.buy && (e.snap.wallet?.allowanceToCurve ?? 0n) < e.amountIn) {
-    const steps = ((s.start.setup as { steps?: { token?: Address }[] } | undefined)?.steps ?? []).filter((x) => x.token && lc(x.token) === lc(e.tin.address));
-    throw new Refusal("SESSION_CURVE_STEPS", `selling ${e.tin.symbol || e.tin.address} on the curve needs the launchpad's allowance from the session's setup first`, { setup: steps, allowance: { to_launchpad: (e.snap.wallet?.allowanceToCurve ?? 0n).toString() } });
+    const steps = ((s.start.setup as { steps?: { token?: Address }[] } | undefined)?.steps ?? []).filter(
+      (x) => x.token && lc(x.token) === lc(e.tin.address),
+    );
+    throw new Refusal(
+      "SESSION_CURVE_STEPS",
+      `selling ${e.tin.symbol || e.tin.address} on the curve needs the launchpad's allowance from the session's setup first`,
+      { setup: steps, allowance: { to_launchpad: (e.snap.wallet?.allowanceToCurve ?? 0n).toString() } },
+    );
   }
 }

@@ -6,7 +6,10 @@ import type { StoredSession } from "./store.js";
  * counts (trades co-signed for this root; USD co-signed for the wallet over 24 h, every session).
  */
 export async function sessionView(d: Pick<SessionDeps, "cosigner">, s: StoredSession) {
-  const usage = d.cosigner && s.status !== "pending" ? await d.cosigner.usage(s.delegationHash, s.wallet) : { trades_used: 0, last_24h_usd: 0 };
+  const usage =
+    d.cosigner && s.status !== "pending"
+      ? await d.cosigner.usage(s.delegationHash, s.wallet)
+      : { trades_used: 0, last_24h_usd: 0 };
   const { limits } = s.binding;
   return {
     session_id: s.id,

@@ -1,1 +1,1 @@
-export { createTokens, type Tokens, type TokenRecord } from "./registry.js";
+export { createTokens, SCREEN_DEFAULTS, type ScreenTuning, type Tokens, type TokenRecord } from "./registry.js";

@@ -31,7 +31,9 @@ export type ApprovalPlan = {
 };
 
 /** Typed data with bigints as decimal strings (JSON answers). */
-export const jsonSafe = <T>(v: T): any => JSON.parse(JSON.stringify(v, (_, x) => (typeof x === "bigint" ? x.toString() : x)));
+// biome-ignore lint/suspicious/noExplicitAny: JSON of any shape, read by callers that know it
+export const jsonSafe = <T>(v: T): any =>
+  JSON.parse(JSON.stringify(v, (_, x) => (typeof x === "bigint" ? x.toString() : x)));
 
 /**
  * The approval steps an ERC-20 input needs before the router can pull it through Permit2: an
@@ -58,11 +60,29 @@ export async function approvalPlan(p: {
   const steps: Step[] = [];
   const have = state.toPermit2;
   const budgetAtoms = p.atomsPerUsd !== null ? BigInt(Math.floor(req.budgetUsd * p.atomsPerUsd)) : 0n;
-  const approveAmount = req.mode === "unlimited" ? maxUint256 : req.mode === "exact" ? p.amountIn : p.amountIn > budgetAtoms ? p.amountIn : budgetAtoms;
+  const approveAmount =
+    req.mode === "unlimited"
+      ? maxUint256
+      : req.mode === "exact"
+        ? p.amountIn
+        : p.amountIn > budgetAtoms
+          ? p.amountIn
+          : budgetAtoms;
   // SPEC "Plan" approval: {mode, budget, allowance left, reason, left after trade}; budget in USD.
-  const approval: Record<string, unknown> = { mode: req.mode, budget: req.mode === "budget" ? req.budgetUsd : null, allowance_left: have.toString(), reason: null, left_after_trade: null };
+  const approval: Record<string, unknown> = {
+    mode: req.mode,
+    budget: req.mode === "budget" ? req.budgetUsd : null,
+    allowance_left: have.toString(),
+    reason: null,
+    left_after_trade: null,
+  };
   if (have < p.amountIn) {
-    steps.push({ kind: "approve", why: `let the permit contract move ${req.mode === "unlimited" ? "any amount" : approveAmount.toString()} of ${p.symbol}`, tx: buildApprove(p.chainId, p.token, p.permit2, approveAmount), decoded: { function: "approve", spender: p.permit2, amount: approveAmount.toString() } });
+    steps.push({
+      kind: "approve",
+      why: `let the permit contract move ${req.mode === "unlimited" ? "any amount" : approveAmount.toString()} of ${p.symbol}`,
+      tx: buildApprove(p.chainId, p.token, p.permit2, approveAmount),
+      decoded: { function: "approve", spender: p.permit2, amount: approveAmount.toString() },
+    });
     approval.reason = have === 0n ? "no allowance yet" : "allowance below this trade";
     approval.left_after_trade = (approveAmount - p.amountIn).toString();
   } else {
@@ -70,27 +90,81 @@ export async function approvalPlan(p: {
   }
 
   const [amount, expiration, nonce] = state.router;
-  if (amount >= p.amountIn && expiration > p.deadline) return { steps, approval, permit: null, permitNow: null, signedPermit: null };
+  if (amount >= p.amountIn && expiration > p.deadline)
+    return { steps, approval, permit: null, permitNow: null, signedPermit: null };
   const at = req.permitNow ?? p.chainNow;
-  if (req.permitNow !== undefined && (req.permitNow > p.chainNow + 60 || req.permitNow < p.chainNow - LIMITS.permitTradeExpiryS)) {
-    throw new Refusal("BAD_REQUEST", "permit_now is not the time of a live permit round trip; ask again without the signature");
+  if (
+    req.permitNow !== undefined &&
+    (req.permitNow > p.chainNow + 60 || req.permitNow < p.chainNow - LIMITS.permitTradeExpiryS)
+  ) {
+    throw new Refusal(
+      "BAD_REQUEST",
+      "permit_now is not the time of a live permit round trip; ask again without the signature",
+    );
   }
   const single: PermitSingle = {
-    details: { token: p.token, amount: req.permitScope === "trade" ? p.amountIn : approveAmount < maxUint160 ? approveAmount : maxUint160, expiration: at + (req.permitScope === "trade" ? LIMITS.permitTradeExpiryS : LIMITS.permit30dS), nonce: Number(nonce) },
+    details: {
+      token: p.token,
+      amount: req.permitScope === "trade" ? p.amountIn : approveAmount < maxUint160 ? approveAmount : maxUint160,
+      expiration: at + (req.permitScope === "trade" ? LIMITS.permitTradeExpiryS : LIMITS.permit30dS),
+      nonce: Number(nonce),
+    },
     spender: p.router,
     sigDeadline: BigInt(at + LIMITS.permitTradeExpiryS),
   };
   if (req.permitMode === "transaction") {
-    steps.push({ kind: "approve", why: "give the router a permit allowance (Permit2 approve by transaction)", tx: buildPermit2Approve(p.chainId, p.permit2, p.token, p.router, single.details.amount, single.details.expiration), decoded: { function: "approve", token: p.token, spender: p.router, amount: single.details.amount.toString(), expiration: single.details.expiration } });
+    steps.push({
+      kind: "approve",
+      why: "give the router a permit allowance (Permit2 approve by transaction)",
+      tx: buildPermit2Approve(
+        p.chainId,
+        p.permit2,
+        p.token,
+        p.router,
+        single.details.amount,
+        single.details.expiration,
+      ),
+      decoded: {
+        function: "approve",
+        token: p.token,
+        spender: p.router,
+        amount: single.details.amount.toString(),
+        expiration: single.details.expiration,
+      },
+    });
     return { steps, approval, permit: null, permitNow: null, signedPermit: null };
   }
   const typed = permitTypedData(p.chainId, p.permit2, single);
-  const permit = { mode: "signature", scope: req.permitScope, typed_data: jsonSafe(typed), signed: req.permitSignature !== undefined };
+  const permit = {
+    mode: "signature",
+    scope: req.permitScope,
+    typed_data: jsonSafe(typed),
+    signed: req.permitSignature !== undefined,
+  };
   if (!req.permitSignature) {
-    steps.push({ kind: "sign_permit", why: "sign this Permit2 typed data, then call again with permit_signature and permit_now", tx: null, decoded: jsonSafe(typed) });
+    steps.push({
+      kind: "sign_permit",
+      why: "sign this Permit2 typed data, then call again with permit_signature and permit_now",
+      tx: null,
+      decoded: jsonSafe(typed),
+    });
     return { steps, approval, permit, permitNow: at, signedPermit: null };
   }
-  const ok = await verifyTypedData({ address: p.wallet, ...typed, signature: req.permitSignature as Hex }).catch(() => false);
-  if (!ok) throw new Refusal("BAD_SIGNATURE", "permit_signature does not recover to the wallet for this permit (same permit_now as the first call?)", {}, { context: "typed_data" });
-  return { steps, approval, permit, permitNow: at, signedPermit: { permit: single, signature: req.permitSignature as Hex } };
+  const ok = await verifyTypedData({ address: p.wallet, ...typed, signature: req.permitSignature as Hex }).catch(
+    () => false,
+  );
+  if (!ok)
+    throw new Refusal(
+      "BAD_SIGNATURE",
+      "permit_signature does not recover to the wallet for this permit (same permit_now as the first call?)",
+      {},
+      { context: "typed_data" },
+    );
+  return {
+    steps,
+    approval,
+    permit,
+    permitNow: at,
+    signedPermit: { permit: single, signature: req.permitSignature as Hex },
+  };
 }

@@ -7,15 +7,41 @@ import type { TokenInfo } from "./sides.js";
 
 const token = "0x00000000000000000000000000000000000c0de1" as Address;
 const route: CurveRoute = { id: `curve:${token}`, venue: "curve", label: "launchpad curve", token, buy: true };
-const best = { quote: { route, ok: true, failed: false, amountOut: 10n ** 21n, gas: 110_000n, error: null }, midAtoms: 1, venueFeeBps: 100, row: {} } as unknown as RankedRoute;
+const best = {
+  quote: { route, ok: true, failed: false, amountOut: 10n ** 21n, gas: 110_000n, error: null },
+  midAtoms: 1,
+  venueFeeBps: 100,
+  row: {},
+} as unknown as RankedRoute;
 const side = { symbol: "LAUNCH", address: token } as TokenInfo;
-const sizing = { amountIn: 10n ** 17n, swapIn: 99n * 10n ** 15n, inputFee: 10n ** 15n, fee: { bps: 100, tier: 50 } } as Parameters<typeof assertCurveFacts>[3];
+const sizing = {
+  amountIn: 10n ** 17n,
+  swapIn: 99n * 10n ** 15n,
+  inputFee: 10n ** 15n,
+  fee: { bps: 100, tier: 50 },
+} as Parameters<typeof assertCurveFacts>[3];
 const live: CurveSnapshot = {
-  state: { creator: zeroAddress, feeMode: 0, graduated: false, launchedAt: 0n, virtualEth: 10n ** 18n, virtualToken: 10n ** 27n, realEth: 0n },
+  state: {
+    creator: zeroAddress,
+    feeMode: 0,
+    graduated: false,
+    launchedAt: 0n,
+    virtualEth: 10n ** 18n,
+    virtualToken: 10n ** 27n,
+    realEth: 0n,
+  },
   fees: { protocol: 100n, creator: 0n, snipe: 0n },
   graduationWei: 10n ** 20n,
 };
-const snap = (curve: CurveSnapshot | null): ChainSnapshot => ({ block: 1n, time: 1_000, baseFee: 1n, calls: [], curve, stock: null, wallet: null });
+const snap = (curve: CurveSnapshot | null): ChainSnapshot => ({
+  block: 1n,
+  time: 1_000,
+  baseFee: 1n,
+  calls: [],
+  curve,
+  stock: null,
+  wallet: null,
+});
 const code = (curve: CurveSnapshot | null) => {
   try {
     assertCurveFacts(best, side, snap(curve), sizing);

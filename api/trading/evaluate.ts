@@ -11,10 +11,22 @@ import type { ShieldReport } from "../ports/shield.js";
 import type { Tokens } from "../tokens/index.js";
 import { defaultSlippageBps, evaluatePolicy, LIMITS, risk, type PolicyResult, type Risk } from "./policy.js";
 import type { TradeRequest } from "./request.js";
-import { BUILDABLE_VENUES, candidateRoutes, CURVE_VENUE, GAS, quoteCall, readQuote, routeFeeBps, routeMidAtoms, type Route, type RouteQuote } from "./routing.js";
+import {
+  BUILDABLE_VENUES,
+  candidateRoutes,
+  CURVE_VENUE,
+  GAS,
+  quoteCall,
+  readQuote,
+  routeFeeBps,
+  routeMidAtoms,
+  type Route,
+  type RouteQuote,
+} from "./routing.js";
 import type { Sides, TokenInfo, Who } from "./sides.js";
 import type { Volume } from "./volume.js";
 import { msSince } from "./timing.js";
+import { lc } from "../../lib/address.js";
 
 /** What a trading call is for: quote discloses, build/prepare/simulate plan for a wallet. */
 export type Kind = "quote" | "build" | "prepare" | "simulate";
@@ -64,7 +76,13 @@ export type FeeFields = {
 };
 
 /** The candidate routes for the pair, and the curve token among the sides if any. */
-type RouteChoice = { routes: Route[]; curveSide: TokenInfo | null; pair: string; fastHit: boolean; aggregators: AggregatorVenue[] };
+type RouteChoice = {
+  routes: Route[];
+  curveSide: TokenInfo | null;
+  pair: string;
+  fastHit: boolean;
+  aggregators: AggregatorVenue[];
+};
 
 /** Size and fee of the trade, decided before the chain is read. */
 type Sizing = {
@@ -102,10 +120,15 @@ export type Evaluation = Sizing & {
   fastHit: boolean;
 };
 
-const lc = (a: string) => a.toLowerCase();
-
 /** Stages shared by every kind: sides, routes, size and fee, one chain snapshot, ranking, risks, policy. */
-export async function evaluate(ctx: TradingContext, r: TradeRequest, kind: Kind, who: Who | null, wallet: Address | null, synthetic = false): Promise<Evaluation> {
+export async function evaluate(
+  ctx: TradingContext,
+  r: TradeRequest,
+  kind: Kind,
+  who: Who | null,
+  wallet: Address | null,
+  synthetic = false,
+): Promise<Evaluation> {
   const t0 = performance.now();
   const timings: Record<string, number> = {};
   const { tin, tout } = await ctx.sides.pair(r, who);
@@ -122,16 +145,41 @@ export async function evaluate(ctx: TradingContext, r: TradeRequest, kind: Kind,
   const stocks = [tin, tout].filter((t) => t.stock);
   const [snap, aggRows] = await Promise.all([
     readChainSnapshot(ctx.chain, ctx.config, {
-      calls: choice.routes.map((x) => quoteCall(x, sizing.swapIn, { v4Quoter: ctx.config.contracts.v4Quoter, launchpad: ctx.config.contracts.launchpad })),
+      calls: choice.routes.map((x) =>
+        quoteCall(x, sizing.swapIn, {
+          v4Quoter: ctx.config.contracts.v4Quoter,
+          launchpad: ctx.config.contracts.launchpad,
+        }),
+      ),
       curveToken: choice.curveSide?.address ?? null,
       stockTokens: stocks.map((s) => s.address),
-      wallet: wallet ? { address: wallet, tokens: [tin.address, tout.address], inputToken: tin.address === zeroAddress ? null : tin.address, withDelegation: choice.curveSide !== null } : null,
+      wallet: wallet
+        ? {
+            address: wallet,
+            tokens: [tin.address, tout.address],
+            inputToken: tin.address === zeroAddress ? null : tin.address,
+            withDelegation: choice.curveSide !== null,
+          }
+        : null,
     }),
-    Promise.all(choice.aggregators.map((venue) => aggregatorQuote({ venue, url: ctx.aggregators[venue], chainId: ctx.config.chainId, sellToken: tin.address, buyToken: tout.address, sellAmount: sizing.amountIn }))),
+    Promise.all(
+      choice.aggregators.map((venue) =>
+        aggregatorQuote({
+          venue,
+          url: ctx.aggregators[venue],
+          chainId: ctx.config.chainId,
+          sellToken: tin.address,
+          buyToken: tout.address,
+          sellAmount: sizing.amountIn,
+        }),
+      ),
+    ),
   ]);
   timings.chain_ms = msSince(t2);
-  if (wallet && snap.wallet?.sanctioned) throw new Refusal("SANCTIONED", `wallet ${wallet} is on the sanctions list`, { address: wallet, field: "wallet" });
-  if (wallet && snap.wallet?.sanctioned === null) throw new Refusal("RPC_UNAVAILABLE", "the sanctions list could not be read", {}, { retryAfterS: 2 });
+  if (wallet && snap.wallet?.sanctioned)
+    throw new Refusal("SANCTIONED", `wallet ${wallet} is on the sanctions list`, { address: wallet, field: "wallet" });
+  if (wallet && snap.wallet?.sanctioned === null)
+    throw new Refusal("RPC_UNAVAILABLE", "the sanctions list could not be read", {}, { retryAfterS: 2 });
 
   const gasPrice = snap.baseFee > 0n ? snap.baseFee : 1n;
   const ethUsd = sizing.markEth?.usd ?? null;
@@ -150,7 +198,15 @@ export async function evaluate(ctx: TradingContext, r: TradeRequest, kind: Kind,
     slippageBps: slippage,
     feeBps: sizing.fee.bps,
     maxFeeBps: r.max_fee_bps ?? null,
-    approval: tin.address !== zeroAddress ? { mode: r.approval_mode, budgetUsd: r.approval_budget_usd, allowUnlimited: r.allow_unlimited_approval, unlimitedInPlace: (snap.wallet?.allowanceToPermit2 ?? 0n) >= maxUint160 } : null,
+    approval:
+      tin.address !== zeroAddress
+        ? {
+            mode: r.approval_mode,
+            budgetUsd: r.approval_budget_usd,
+            allowUnlimited: r.allow_unlimited_approval,
+            unlimitedInPlace: (snap.wallet?.allowanceToPermit2 ?? 0n) >= maxUint160,
+          }
+        : null,
     stock: stocks.length
       ? {
           attests: r.owner_attests_non_us,
@@ -179,7 +235,25 @@ export async function evaluate(ctx: TradingContext, r: TradeRequest, kind: Kind,
     shield: r.shield,
     ...(r.shield ? { report: tradeReport(reports, ctx.now()) } : { shield_available: true as const }),
   };
-  return { ...sizing, tin, tout, snap, notional, slippage, expectedOut, best, rows, aggRows, ethUsd, gasPrice, risks, policy, fees, timings, fastHit: choice.fastHit };
+  return {
+    ...sizing,
+    tin,
+    tout,
+    snap,
+    notional,
+    slippage,
+    expectedOut,
+    best,
+    rows,
+    aggRows,
+    ethUsd,
+    gasPrice,
+    risks,
+    policy,
+    fees,
+    timings,
+    fastHit: choice.fastHit,
+  };
 }
 
 /**
@@ -187,11 +261,20 @@ export async function evaluate(ctx: TradingContext, r: TradeRequest, kind: Kind,
  * yet), the launchpad curve for a curve token, narrowed by route_id or by the pair's recent winner.
  * NO_ROUTE when no venue trades the pair; curve refusals when the curve is the only way.
  */
-async function chooseRoutes(ctx: TradingContext, r: TradeRequest, kind: Kind, tin: TokenInfo, tout: TokenInfo): Promise<RouteChoice> {
+async function chooseRoutes(
+  ctx: TradingContext,
+  r: TradeRequest,
+  kind: Kind,
+  tin: TokenInfo,
+  tout: TokenInfo,
+): Promise<RouteChoice> {
   const venues = (r.venues ?? [...BUILDABLE_VENUES]).filter((v) => (BUILDABLE_VENUES as readonly string[]).includes(v));
-  const aggregators = (r.venues ?? []).filter((v): v is AggregatorVenue => (AGGREGATOR_VENUES as readonly string[]).includes(v));
+  const aggregators = (r.venues ?? []).filter((v): v is AggregatorVenue =>
+    (AGGREGATOR_VENUES as readonly string[]).includes(v),
+  );
   const pools = withUniversePools(await rpc(ctx.market.pools()), ctx.config);
-  const curveSide = [tin, tout].find((t) => !t.core && (t.record?.flags as { on_curve?: boolean } | undefined)?.on_curve) ?? null;
+  const curveSide =
+    [tin, tout].find((t) => !t.core && (t.record?.flags as { on_curve?: boolean } | undefined)?.on_curve) ?? null;
   const curveRow: CurveTokenRow | null = curveSide ? await ctx.indexed.curveToken(curveSide.address) : null;
   let routes = candidateRoutes({
     pools,
@@ -204,20 +287,28 @@ async function chooseRoutes(ctx: TradingContext, r: TradeRequest, kind: Kind, ti
     curveToken: curveSide && !curveRow?.graduated ? curveSide.address : null,
   });
   if (curveSide && routes.length === 0) {
-    if (curveRow?.graduated) throw new Refusal("CURVE_GRADUATED", `${curveSide.symbol} has graduated from the launchpad curve and has no pool yet`);
-    if (tin.currency !== zeroAddress && tout.currency !== zeroAddress) throw new Refusal("CURVE_PAIR", `${curveSide.symbol} trades on its launchpad curve only against ETH`);
+    if (curveRow?.graduated)
+      throw new Refusal(
+        "CURVE_GRADUATED",
+        `${curveSide.symbol} has graduated from the launchpad curve and has no pool yet`,
+      );
+    if (tin.currency !== zeroAddress && tout.currency !== zeroAddress)
+      throw new Refusal("CURVE_PAIR", `${curveSide.symbol} trades on its launchpad curve only against ETH`);
   }
   if (r.route_id !== undefined) {
-    if ((AGGREGATOR_VENUES as readonly string[]).includes(r.route_id) && kind !== "quote") throw new Refusal("QUOTE_ONLY", `${r.route_id} is quoted for comparison only; it is never built`);
+    if ((AGGREGATOR_VENUES as readonly string[]).includes(r.route_id) && kind !== "quote")
+      throw new Refusal("QUOTE_ONLY", `${r.route_id} is quoted for comparison only; it is never built`);
     routes = routes.filter((x) => x.id === r.route_id);
-    if (!routes.length) throw new Refusal("NO_ROUTE", `route ${r.route_id} is not among the current routes for this pair`);
+    if (!routes.length)
+      throw new Refusal("NO_ROUTE", `route ${r.route_id} is not among the current routes for this pair`);
   }
   // fast: quote the pair's recent winner alone when it is still a candidate (one quote, not all).
   const pair = `${lc(tin.address)}>${lc(tout.address)}`;
   const recent = ctx.winners.get(pair);
   const fastHit = r.fast && r.route_id === undefined && recent !== undefined && routes.some((x) => x.id === recent);
   if (fastHit) routes = routes.filter((x) => x.id === recent);
-  if (!routes.length) throw new Refusal("NO_ROUTE", `no venue trades ${tin.symbol || tin.address} for ${tout.symbol || tout.address}`);
+  if (!routes.length)
+    throw new Refusal("NO_ROUTE", `no venue trades ${tin.symbol || tin.address} for ${tout.symbol || tout.address}`);
   return { routes, curveSide, pair, fastHit, aggregators };
 }
 
@@ -225,21 +316,56 @@ async function chooseRoutes(ctx: TradingContext, r: TradeRequest, kind: Kind, ti
 function withUniversePools(indexed: PoolState[], config: Config): PoolState[] {
   const pools = [...indexed];
   for (const p of config.pools) {
-    if (!pools.some((x) => lc(x.id) === lc(p.id))) pools.push({ id: p.id, currency0: p.currency0, currency1: p.currency1, fee: p.fee, tickSpacing: p.tickSpacing, hooks: p.hooks, sqrtPriceX96: 0n, priceX96: 0n, tick: 0, liquidity: 1n, swaps: 0, block: 0, timestamp: 0 });
+    if (!pools.some((x) => lc(x.id) === lc(p.id)))
+      pools.push({
+        id: p.id,
+        currency0: p.currency0,
+        currency1: p.currency1,
+        fee: p.fee,
+        tickSpacing: p.tickSpacing,
+        hooks: p.hooks,
+        sqrtPriceX96: 0n,
+        priceX96: 0n,
+        tick: 0,
+        liquidity: 1n,
+        swaps: 0,
+        block: 0,
+        timestamp: 0,
+      });
   }
   return pools;
 }
 
 /** The fee side ranks the more liquid, marked token of the pair (ETH/WETH/USDG, then oracle-marked majors, then other core, then the rest); input on a tie. */
-const feeSideRank = (t: TokenInfo) => (t.currency === zeroAddress || (t.symbol === "USDG" && t.core) ? 3 : t.core && t.feed ? 2 : t.core ? 1 : 0);
+const feeSideRank = (t: TokenInfo) =>
+  t.currency === zeroAddress || (t.symbol === "USDG" && t.core) ? 3 : t.core && t.feed ? 2 : t.core ? 1 : 0;
 
 /** Marks, the input amount (from notional_usd at the input's mark), the fee class, tier and side. */
-async function sizeAndFee(ctx: TradingContext, r: TradeRequest, tin: TokenInfo, tout: TokenInfo, routes: Route[], tierWallet: Address | null): Promise<Sizing> {
-  const [markIn, markOut, markEth] = await rpc(Promise.all([ctx.market.mark(tin.address, tin.decimals), ctx.market.mark(tout.address, tout.decimals), ctx.market.mark(zeroAddress)]));
+async function sizeAndFee(
+  ctx: TradingContext,
+  r: TradeRequest,
+  tin: TokenInfo,
+  tout: TokenInfo,
+  routes: Route[],
+  tierWallet: Address | null,
+): Promise<Sizing> {
+  const [markIn, markOut, markEth] = await rpc(
+    Promise.all([
+      ctx.market.mark(tin.address, tin.decimals),
+      ctx.market.mark(tout.address, tout.decimals),
+      ctx.market.mark(zeroAddress),
+    ]),
+  );
   let amountIn: bigint;
   if (r.amount_in !== undefined) amountIn = BigInt(r.amount_in);
   else {
-    if (!markIn) throw new Refusal("NO_MARK", `no price for ${tin.symbol || tin.address}: send amount_in instead of notional_usd`, {}, { retryAfterS: 5 });
+    if (!markIn)
+      throw new Refusal(
+        "NO_MARK",
+        `no price for ${tin.symbol || tin.address}: send amount_in instead of notional_usd`,
+        {},
+        { retryAfterS: 5 },
+      );
     amountIn = parseUnits((r.notional_usd! / markIn.usd).toFixed(tin.decimals), tin.decimals);
     if (amountIn === 0n) throw new Refusal("MIN_NOTIONAL", "the trade rounds to zero atoms");
   }
@@ -247,38 +373,102 @@ async function sizeAndFee(ctx: TradingContext, r: TradeRequest, tin: TokenInfo, 
   const volumeUsd = tierWallet && feeClass === "major" ? await ctx.volume.usd30d(tierWallet) : 0;
   const fee = feeFor({ feeClass, volume30dUsd: volumeUsd, shield: r.shield });
   const curveOnly = routes.every((x) => x.venue === CURVE_VENUE);
-  const feeSide: "input" | "output" = curveOnly ? (tin.currency === zeroAddress ? "input" : "output") : feeSideRank(tin) >= feeSideRank(tout) ? "input" : "output";
+  const feeSide: "input" | "output" = curveOnly
+    ? tin.currency === zeroAddress
+      ? "input"
+      : "output"
+    : feeSideRank(tin) >= feeSideRank(tout)
+      ? "input"
+      : "output";
   const inputFee = feeSide === "input" ? bpsOf(amountIn, fee.bps) : 0n;
-  return { markIn, markOut, markEth, amountIn, feeClass, fee, feeSide, feeToken: feeSide === "input" ? tin : tout, inputFee, swapIn: amountIn - inputFee };
+  return {
+    markIn,
+    markOut,
+    markEth,
+    amountIn,
+    feeClass,
+    fee,
+    feeSide,
+    feeToken: feeSide === "input" ? tin : tout,
+    inputFee,
+    swapIn: amountIn - inputFee,
+  };
 }
 
 /**
  * A route's gas in USD and its cost against the mid in bps: what the whole input would buy at the
  * mid, against the output net of gas (our fee is already out of `amountOut`). Ranks routes.
  */
-export function costVsMid(p: { amountOut: number; gas: number | null; amountIn: bigint; midAtoms: number | null; gasPrice: bigint; ethUsd: number | null; markOut: Mark | null; outDecimals: number }) {
+export function costVsMid(p: {
+  amountOut: number;
+  gas: number | null;
+  amountIn: bigint;
+  midAtoms: number | null;
+  gasPrice: bigint;
+  ethUsd: number | null;
+  markOut: Mark | null;
+  outDecimals: number;
+}) {
   const gasUsd = p.gas !== null && p.ethUsd !== null ? ((p.gas * Number(p.gasPrice)) / 1e18) * p.ethUsd : null;
   const outUnitUsd = p.markOut ? p.markOut.usd / 10 ** p.outDecimals : null;
   const net = p.amountOut - (gasUsd !== null && outUnitUsd ? gasUsd / outUnitUsd : 0);
   const ideal = p.midAtoms ? Number(p.amountIn) * p.midAtoms : null;
-  return { gasUsd: gasUsd === null ? null : Math.round(gasUsd * 1e6) / 1e6, totalBps: ideal ? Math.round((1 - net / ideal) * 10_000) : null };
+  return {
+    gasUsd: gasUsd === null ? null : Math.round(gasUsd * 1e6) / 1e6,
+    totalBps: ideal ? Math.round((1 - net / ideal) * 10_000) : null,
+  };
 }
 
 /** Every route's quote from the snapshot, in the answer's words, with its mid, impact and cost. */
-function quoteRows(routes: Route[], snap: ChainSnapshot, s: Sizing, tin: TokenInfo, tout: TokenInfo, gasPrice: bigint, ethUsd: number | null): RankedRoute[] {
+function quoteRows(
+  routes: Route[],
+  snap: ChainSnapshot,
+  s: Sizing,
+  tin: TokenInfo,
+  tout: TokenInfo,
+  gasPrice: bigint,
+  ethUsd: number | null,
+): RankedRoute[] {
   const curve = snap.curve;
   return routes.map((route, i) => {
     const o = snap.calls[i]!;
-    const q = readQuote(route, o.ok ? { status: "success", result: o.result } : { status: "failure", error: new Error(o.error) });
+    const q = readQuote(
+      route,
+      o.ok ? { status: "success", result: o.result } : { status: "failure", error: new Error(o.error) },
+    );
     const gross = q.amountOut;
     let amountOut = s.feeSide === "output" && route.venue !== CURVE_VENUE ? gross - bpsOf(gross, s.fee.bps) : gross;
     if (route.venue === CURVE_VENUE && !route.buy) amountOut = gross - bpsOf(gross, s.fee.bps);
-    const midAtoms = routeMidAtoms(route, curve?.state ? { virtualEth: curve.state.virtualEth, virtualToken: curve.state.virtualToken } : undefined);
+    const midAtoms = routeMidAtoms(
+      route,
+      curve?.state ? { virtualEth: curve.state.virtualEth, virtualToken: curve.state.virtualToken } : undefined,
+    );
     const vsMid = q.ok && midAtoms ? Math.round((Number(gross) / (Number(s.swapIn) * midAtoms) - 1) * 10_000) : null;
-    const venueFeeBps = route.venue === CURVE_VENUE ? (curve?.fees ? Number(curve.fees.protocol + curve.fees.creator + curve.fees.snipe) : 0) : routeFeeBps(route);
-    const extraGas = GAS.tx + (route.venue === CURVE_VENUE ? 0n : GAS.router + GAS.fee + (tin.address !== zeroAddress ? GAS.pullErc20 : 0n) + (tin.currency !== tin.address || tout.currency !== tout.address ? GAS.wrap : 0n));
+    const venueFeeBps =
+      route.venue === CURVE_VENUE
+        ? curve?.fees
+          ? Number(curve.fees.protocol + curve.fees.creator + curve.fees.snipe)
+          : 0
+        : routeFeeBps(route);
+    const extraGas =
+      GAS.tx +
+      (route.venue === CURVE_VENUE
+        ? 0n
+        : GAS.router +
+          GAS.fee +
+          (tin.address !== zeroAddress ? GAS.pullErc20 : 0n) +
+          (tin.currency !== tin.address || tout.currency !== tout.address ? GAS.wrap : 0n));
     const gas = q.ok ? q.gas + extraGas : 0n;
-    const { gasUsd, totalBps } = costVsMid({ amountOut: Number(amountOut), gas: Number(gas), amountIn: s.amountIn, midAtoms, gasPrice, ethUsd, markOut: s.markOut, outDecimals: tout.decimals });
+    const { gasUsd, totalBps } = costVsMid({
+      amountOut: Number(amountOut),
+      gas: Number(gas),
+      amountIn: s.amountIn,
+      midAtoms,
+      gasPrice,
+      ethUsd,
+      markOut: s.markOut,
+      outDecimals: tout.decimals,
+    });
     const impact = vsMid !== null ? Math.max(0, -vsMid - Math.round(venueFeeBps)) : null;
     return {
       quote: q,
@@ -307,12 +497,33 @@ function quoteRows(routes: Route[], snap: ChainSnapshot, s: Sizing, tin: TokenIn
  * for this size.
  */
 function bestRoute(rows: RankedRoute[], curveSide: TokenInfo | null, snap: ChainSnapshot): RankedRoute {
-  const ranked = rows.filter((x) => x.quote.ok).sort((a, b) => (a.row.total_bps ?? 1e9) - (b.row.total_bps ?? 1e9) || (BigInt(b.row.amount_out!) > BigInt(a.row.amount_out!) ? 1 : -1));
+  const ranked = rows
+    .filter((x) => x.quote.ok)
+    .sort(
+      (a, b) =>
+        (a.row.total_bps ?? 1e9) - (b.row.total_bps ?? 1e9) ||
+        (BigInt(b.row.amount_out!) > BigInt(a.row.amount_out!) ? 1 : -1),
+    );
   if (ranked[0]) return ranked[0];
-  if (curveSide && snap.curve?.state?.graduated) throw new Refusal("CURVE_GRADUATED", `${curveSide.symbol} has graduated from the launchpad curve`);
+  if (curveSide && snap.curve?.state?.graduated)
+    throw new Refusal("CURVE_GRADUATED", `${curveSide.symbol} has graduated from the launchpad curve`);
   const failed = rows.filter((x) => x.quote.failed);
-  if (failed.length) throw new Refusal("VENUE_FAILED", `the venue quote failed: ${failed.map((x) => `${x.row.id}: ${x.quote.error}`).join("; ")}`, {}, { retryAfterS: 2 });
-  throw new Refusal("NO_ROUTE", `no route gives any output for this size: ${rows.map((x) => x.quote.error).filter(Boolean).join("; ") || "no output"}`);
+  if (failed.length)
+    throw new Refusal(
+      "VENUE_FAILED",
+      `the venue quote failed: ${failed.map((x) => `${x.row.id}: ${x.quote.error}`).join("; ")}`,
+      {},
+      { retryAfterS: 2 },
+    );
+  throw new Refusal(
+    "NO_ROUTE",
+    `no route gives any output for this size: ${
+      rows
+        .map((x) => x.quote.error)
+        .filter(Boolean)
+        .join("; ") || "no output"
+    }`,
+  );
 }
 
 /** Notional (fee included): the request's dollars, else the input at its mark, else the output at its mark. */
@@ -320,7 +531,12 @@ function notionalUsd(r: TradeRequest, s: Sizing, tin: TokenInfo, tout: TokenInfo
   if (r.notional_usd !== undefined) return r.notional_usd;
   if (s.markIn) return (Number(s.amountIn) / 10 ** tin.decimals) * s.markIn.usd;
   if (s.markOut) return (Number(expectedOut) / 10 ** tout.decimals) * s.markOut.usd;
-  throw new Refusal("NO_MARK", "neither token has a price: the trade's dollar size cannot be checked", {}, { retryAfterS: 5 });
+  throw new Refusal(
+    "NO_MARK",
+    "neither token has a price: the trade's dollar size cannot be checked",
+    {},
+    { retryAfterS: 5 },
+  );
 }
 
 /** Curve refusals that are facts of the chain, not policy (graduated, snipe tax, a fee of zero, a graduating buy). */
@@ -329,31 +545,61 @@ export function assertCurveFacts(best: RankedRoute, curveSide: TokenInfo | null,
   if (route.venue !== CURVE_VENUE) return;
   const curve = snap.curve;
   // Graduation, the snipe tax and the graduation level decide whether the trade may go: unread, it may not.
-  if (!curve?.state || !curve.fees || curve.graduationWei === null) throw new Refusal("VENUE_FAILED", `the launchpad curve of ${curveSide?.symbol || route.token} could not be read`, {}, { retryAfterS: 2 });
-  if (curve.state.graduated) throw new Refusal("CURVE_GRADUATED", `${curveSide!.symbol} has graduated from the launchpad curve`);
+  if (!curve?.state || !curve.fees || curve.graduationWei === null)
+    throw new Refusal(
+      "VENUE_FAILED",
+      `the launchpad curve of ${curveSide?.symbol || route.token} could not be read`,
+      {},
+      { retryAfterS: 2 },
+    );
+  if (curve.state.graduated)
+    throw new Refusal("CURVE_GRADUATED", `${curveSide!.symbol} has graduated from the launchpad curve`);
   if (curve.fees.snipe > 0n) {
     const left = Math.max(1, 60 - (snap.time - Number(curve.state.launchedAt)));
-    throw new Refusal("SNIPE_TAX", `the launch snipe tax (${curve.fees.snipe} bps) is still on; retry in about ${left} s`, {}, { retryAfterS: 60 });
+    throw new Refusal(
+      "SNIPE_TAX",
+      `the launch snipe tax (${curve.fees.snipe} bps) is still on; retry in about ${left} s`,
+      {},
+      { retryAfterS: 60 },
+    );
   }
   const ourFee = route.buy ? s.inputFee : bpsOf(best.quote.amountOut, s.fee.bps);
   if (ourFee === 0n) throw new Refusal("FEE_TOO_SMALL", "the service fee rounds to zero at this size; trade more");
   if (route.buy) {
     const curveFee = bpsOf(s.swapIn, Number(curve.fees.protocol + curve.fees.creator + curve.fees.snipe));
-    if (curve.state.realEth + s.swapIn - curveFee >= curve.graduationWei) throw new Refusal("CURVE_GRADUATED", "this buy would graduate the curve with a partial fill; buy less");
+    if (curve.state.realEth + s.swapIn - curveFee >= curve.graduationWei)
+      throw new Refusal("CURVE_GRADUATED", "this buy would graduate the curve with a partial fill; buy less");
   }
 }
 
 /** Risks: both tokens' screens, the route's impact, stale marks, Shield's verdicts; severe first. */
-async function assessRisks(ctx: TradingContext, r: TradeRequest, tin: TokenInfo, tout: TokenInfo, best: RankedRoute, s: Sizing): Promise<{ risks: Risk[]; reports: Record<string, ShieldReport> }> {
+async function assessRisks(
+  ctx: TradingContext,
+  r: TradeRequest,
+  tin: TokenInfo,
+  tout: TokenInfo,
+  best: RankedRoute,
+  s: Sizing,
+): Promise<{ risks: Risk[]; reports: Record<string, ShieldReport> }> {
   const risks: Risk[] = [];
-  for (const t of [tin, tout]) for (const x of (t.record?.risks as Risk[] | undefined) ?? []) risks.push({ ...x, token: t.core ? t.symbol : lc(t.address) });
+  for (const t of [tin, tout])
+    for (const x of (t.record?.risks as Risk[] | undefined) ?? [])
+      risks.push({ ...x, token: t.core ? t.symbol : lc(t.address) });
   const impact = best.row.vs_mid_bps !== null ? Math.max(0, -best.row.vs_mid_bps - Math.round(best.venueFeeBps)) : 0;
-  if (impact >= LIMITS.highPriceImpactBps) risks.push(risk("HIGH_PRICE_IMPACT", `this size moves the price about ${impact} bps`));
-  else if (impact >= LIMITS.priceImpactBps) risks.push(risk("PRICE_IMPACT", `this size moves the price about ${impact} bps`));
-  for (const [t, m] of [[tin, s.markIn], [tout, s.markOut]] as const) if (m?.stale) risks.push(risk("STALE_MARK", `the oracle mark is ${m.age_s} s old`, t.symbol));
+  if (impact >= LIMITS.highPriceImpactBps)
+    risks.push(risk("HIGH_PRICE_IMPACT", `this size moves the price about ${impact} bps`));
+  else if (impact >= LIMITS.priceImpactBps)
+    risks.push(risk("PRICE_IMPACT", `this size moves the price about ${impact} bps`));
+  for (const [t, m] of [
+    [tin, s.markIn],
+    [tout, s.markOut],
+  ] as const)
+    if (m?.stale) risks.push(risk("STALE_MARK", `the oracle mark is ${m.age_s} s old`, t.symbol));
   const reports: Record<string, ShieldReport> = {};
-  if (r.shield) for (const t of [tin, tout].filter((x) => !x.core)) reports[lc(t.address)] = await ctx.tokens.report(t.address);
-  for (const [addr, rep] of Object.entries(reports)) if (rep.verdict !== "verified") risks.push(risk("UNVERIFIED", `Shield verdict: ${rep.verdict}`, addr));
+  if (r.shield)
+    for (const t of [tin, tout].filter((x) => !x.core)) reports[lc(t.address)] = await ctx.tokens.report(t.address);
+  for (const [addr, rep] of Object.entries(reports))
+    if (rep.verdict !== "verified") risks.push(risk("UNVERIFIED", `Shield verdict: ${rep.verdict}`, addr));
   risks.sort((a, b) => (a.severity === b.severity ? 0 : a.severity === "severe" ? -1 : 1));
   return { risks, reports };
 }
@@ -373,8 +619,11 @@ const VERDICT_ORDER = { flagged: 0, unverified: 1, verified: 2 } as const;
  */
 export function tradeReport(reports: Record<string, ShieldReport>, now: number) {
   const worst = Object.values(reports).sort((a, b) => VERDICT_ORDER[a.verdict] - VERDICT_ORDER[b.verdict])[0];
-  return worst ? { ...worst, tokens: reports } : { verdict: null, url: null, source: "core assets only", checked_at: now, tokens: {} };
+  return worst
+    ? { ...worst, tokens: reports }
+    : { verdict: null, url: null, source: "core assets only", checked_at: now, tokens: {} };
 }
 
 /** Markers for answers: a mark as the answer shows it. */
-export const markView = (m: Mark | null) => (m ? { usd: m.usd, source: m.source, age_s: m.age_s, stale: m.stale } : null);
+export const markView = (m: Mark | null) =>
+  m ? { usd: m.usd, source: m.source, age_s: m.age_s, stale: m.stale } : null;

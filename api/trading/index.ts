@@ -1,7 +1,15 @@
 export { createTrading, type Trading } from "./trading.js";
 export type { CurveRoute, PoolRoute } from "./routing.js";
 export { candidateRoutes } from "./routing.js";
-export { buildApprove, buildPermit2Approve, buildRouterSwap, buildLockdown, describeRouterCall, permitTypedData, type PlanTx } from "./txs.js";
+export {
+  buildApprove,
+  buildPermit2Approve,
+  buildRouterSwap,
+  buildLockdown,
+  describeRouterCall,
+  permitTypedData,
+  type PlanTx,
+} from "./txs.js";
 export { parseTradeRequest, tradeRequest, type TradeRequest } from "./request.js";
 export type { Sides, TokenInfo, Who } from "./sides.js";
 export type { Evaluation } from "./evaluate.js";
@@ -11,6 +19,6 @@ export { createVolume, VOLUME_WINDOW_DAYS, type Volume, type VolumeTier } from "
 export { createRelay, nodeKnows, resend, sendRaw, type Relay } from "./relay.js";
 /** Request schemas, for the OpenAPI document (api/openapi). */
 export { submitRequest } from "./relay.js";
-export { revokeRequest } from "./revoke.js";
+export { revokeRequest, type RevokeParameters } from "./revoke.js";
 export { createWatcher, FINALITY_BLOCKS, type Watcher } from "./watcher.js";
 export { APPROVAL_MODES, LIMITS, SHIELD_POLICIES, slippageCapBps } from "./policy.js";

@@ -10,7 +10,6 @@ import { simulateSteps, walletOf } from "./simulate.js";
 import type { Who } from "./sides.js";
 import { msSince, round2 } from "./timing.js";
 
-
 /** What the plan answer tells about the wallet, as the chain snapshot read it. */
 function walletState(e: Evaluation) {
   const w = e.snap.wallet!;
@@ -30,17 +29,35 @@ function walletState(e: Evaluation) {
  * Simulates a prepared plan: SIMULATION_FAILED when it does not go through, QUOTE_SIM_MISMATCH
  * when it delivers more than 1 bp under the quote.
  */
-async function checkedSimulation(ctx: TradingContext, e: Evaluation, steps: Parameters<typeof simulateSteps>[2], fund: "auto" | boolean) {
-  const simulation: PlanSimulation & { block_time: number } = { ...(await simulateSteps(ctx, e, steps, e.snap.wallet!.address, fund)), block_time: e.snap.time };
-  if (!simulation.ok) throw new Refusal("SIMULATION_FAILED", `the plan does not go through: ${simulation.error}`, { simulation });
+async function checkedSimulation(
+  ctx: TradingContext,
+  e: Evaluation,
+  steps: Parameters<typeof simulateSteps>[2],
+  fund: "auto" | boolean,
+) {
+  const simulation: PlanSimulation & { block_time: number } = {
+    ...(await simulateSteps(ctx, e, steps, e.snap.wallet!.address, fund)),
+    block_time: e.snap.time,
+  };
+  if (!simulation.ok)
+    throw new Refusal("SIMULATION_FAILED", `the plan does not go through: ${simulation.error}`, { simulation });
   if (simulation.amount_out !== null && BigInt(simulation.amount_out) < e.expectedOut - e.expectedOut / 10_000n) {
-    throw new Refusal("QUOTE_SIM_MISMATCH", `the simulation delivers ${simulation.amount_out}, less than the quoted ${e.expectedOut}; ask for a fresh plan`, { simulation, quoted: e.expectedOut.toString() });
+    throw new Refusal(
+      "QUOTE_SIM_MISMATCH",
+      `the simulation delivers ${simulation.amount_out}, less than the quoted ${e.expectedOut}; ask for a fresh plan`,
+      { simulation, quoted: e.expectedOut.toString() },
+    );
   }
   return simulation;
 }
 
 /** live/build and live/prepare: the plan of SPEC.md "Plan", stored for the relay to compare against. */
-export async function planTrade(ctx: TradingContext & { ledger: Ledger }, body: Record<string, unknown>, who: Who, kind: "build" | "prepare") {
+export async function planTrade(
+  ctx: TradingContext & { ledger: Ledger },
+  body: Record<string, unknown>,
+  who: Who,
+  kind: "build" | "prepare",
+) {
   const r = parseTradeRequest(body);
   const wallet = walletOf(r, who);
   const e = await evaluate(ctx, r, kind, who, wallet);
@@ -60,7 +77,20 @@ export async function planTrade(ctx: TradingContext & { ledger: Ledger }, body: 
   const txs = built.steps.filter((s) => s.tx).map((s) => ({ kind: s.kind, tx: s.tx! }));
   const tokens = { token_in: ctx.sides.ref(e.tin), token_out: ctx.sides.ref(e.tout) };
   const planId = txs.length
-    ? await ctx.ledger.savePlan({ keyId: who.key.keyId, wallet, kind, execution: built.execution, tokenIn: tokens.token_in, tokenOut: tokens.token_out, amountIn: e.amountIn.toString(), amountOutMin: built.minOut.toString(), feeBps: e.fee.bps, deadline: built.deadline, txs, summary: { route: e.best.row.id, fee: built.fee, built_block: Number(e.snap.block) } })
+    ? await ctx.ledger.savePlan({
+        keyId: who.key.keyId,
+        wallet,
+        kind,
+        execution: built.execution,
+        tokenIn: tokens.token_in,
+        tokenOut: tokens.token_out,
+        amountIn: e.amountIn.toString(),
+        amountOutMin: built.minOut.toString(),
+        feeBps: e.fee.bps,
+        deadline: built.deadline,
+        txs,
+        summary: { route: e.best.row.id, fee: built.fee, built_block: Number(e.snap.block) },
+      })
     : null;
   return {
     ready,
@@ -68,7 +98,12 @@ export async function planTrade(ctx: TradingContext & { ledger: Ledger }, body: 
     steps: built.steps,
     execution: built.execution,
     route: e.best.row,
-    quote: { amount_out: e.best.row.amount_out, vs_mid_bps: e.best.row.vs_mid_bps, gas: e.best.row.gas, gas_usd: e.best.row.gas_usd },
+    quote: {
+      amount_out: e.best.row.amount_out,
+      vs_mid_bps: e.best.row.vs_mid_bps,
+      gas: e.best.row.gas,
+      gas_usd: e.best.row.gas_usd,
+    },
     amount_in: e.amountIn.toString(),
     notional_usd: round2(e.notional),
     amount_out_min: built.minOut.toString(),

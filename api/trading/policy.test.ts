@@ -23,7 +23,16 @@ describe("evaluatePolicy", () => {
   it("passes a plain trade and names every check that ran", () => {
     const r = evaluatePolicy(ok);
     expect(r.ok).toBe(true);
-    expect(r.checks).toEqual(["FEE_BPS", "MIN_NOTIONAL", "MAX_NOTIONAL", "MAX_SLIPPAGE", "TOKEN_TIER", "RISKS", "ROUTE_VS_MID", "ROUTE_VS_REF"]);
+    expect(r.checks).toEqual([
+      "FEE_BPS",
+      "MIN_NOTIONAL",
+      "MAX_NOTIONAL",
+      "MAX_SLIPPAGE",
+      "TOKEN_TIER",
+      "RISKS",
+      "ROUTE_VS_MID",
+      "ROUTE_VS_REF",
+    ]);
   });
 
   it("answers the first failure in order, whatever else fails", () => {
@@ -39,13 +48,25 @@ describe("evaluatePolicy", () => {
   });
 
   it("severe risks must be accepted; Shield policies block even accepted ones", () => {
-    const risks = [risk("NO_INDEPENDENT_MARK", "pool only"), risk("UPGRADEABLE", "proxy"), risk("UNVERIFIED", "Shield: unverified")];
+    const risks = [
+      risk("NO_INDEPENDENT_MARK", "pool only"),
+      risk("UPGRADEABLE", "proxy"),
+      risk("UNVERIFIED", "Shield: unverified"),
+    ];
     const r = evaluatePolicy({ ...ok, risks });
     expect(r).toMatchObject({ code: "RISK_NOT_ACCEPTED", unaccepted: ["NO_INDEPENDENT_MARK"] });
     expect(evaluatePolicy({ ...ok, risks, acceptRisks: ["NO_INDEPENDENT_MARK"] }).ok).toBe(true);
-    const blocked = evaluatePolicy({ ...ok, risks, acceptRisks: ["NO_INDEPENDENT_MARK"], shield: { on: true, policies: ["block_severe", "verified_only"] } });
+    const blocked = evaluatePolicy({
+      ...ok,
+      risks,
+      acceptRisks: ["NO_INDEPENDENT_MARK"],
+      shield: { on: true, policies: ["block_severe", "verified_only"] },
+    });
     expect(blocked.code).toBe("RISK_BLOCKED");
-    expect(blocked.refusal!.extra).toMatchObject({ blocked: ["NO_INDEPENDENT_MARK", "UNVERIFIED"], policy: ["block_severe", "verified_only"] });
+    expect(blocked.refusal!.extra).toMatchObject({
+      blocked: ["NO_INDEPENDENT_MARK", "UNVERIFIED"],
+      policy: ["block_severe", "verified_only"],
+    });
   });
 
   it("stock tokens: geofence before pause before wallet block; approvals; references; limits", () => {
@@ -68,7 +89,8 @@ describe("evaluatePolicy", () => {
     expect([100, 2_000, 9_000].map((n) => defaultSlippageBps(n, "major"))).toEqual([50, 50, 50]);
     expect([100, 2_000, 9_000].map((n) => defaultSlippageBps(n, "other"))).toEqual([100, 150, 200]);
     for (const row of LIMITS.slippageBySize) {
-      for (const cls of ["major", "other"] as const) expect(row.default_slippage_bps[cls]).toBeLessThanOrEqual(row.max_slippage_bps);
+      for (const cls of ["major", "other"] as const)
+        expect(row.default_slippage_bps[cls]).toBeLessThanOrEqual(row.max_slippage_bps);
     }
   });
 });

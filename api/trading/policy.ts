@@ -33,14 +33,22 @@ export const SHIELD_POLICIES = ["block_severe", "verified_only"] as const;
 
 export type Risk = { code: RiskCode; severity: "severe" | "info"; detail: string; token?: string };
 
-const sizeRow = (notionalUsd: number) => LIMITS.slippageBySize.find((r) => notionalUsd <= r.max_notional_usd) ?? LIMITS.slippageBySize[LIMITS.slippageBySize.length - 1]!;
+const sizeRow = (notionalUsd: number) =>
+  LIMITS.slippageBySize.find((r) => notionalUsd <= r.max_notional_usd) ??
+  LIMITS.slippageBySize[LIMITS.slippageBySize.length - 1]!;
 
 export const slippageCapBps = (notionalUsd: number): number => sizeRow(notionalUsd).max_slippage_bps;
 
 /** The pair's default slippage for this size (what /config `slippage_tolerance_by_size` publishes). */
-export const defaultSlippageBps = (notionalUsd: number, feeClass: "major" | "other"): number => sizeRow(notionalUsd).default_slippage_bps[feeClass];
+export const defaultSlippageBps = (notionalUsd: number, feeClass: "major" | "other"): number =>
+  sizeRow(notionalUsd).default_slippage_bps[feeClass];
 
-export const risk = (code: RiskCode, detail: string, token?: string): Risk => ({ code, severity: RISKS[code], detail, ...(token ? { token } : {}) });
+export const risk = (code: RiskCode, detail: string, token?: string): Risk => ({
+  code,
+  severity: RISKS[code],
+  detail,
+  ...(token ? { token } : {}),
+});
 
 /** Everything the policy looks at; null where a reading does not apply to this plan. */
 export type PolicyInput = {
@@ -63,7 +71,15 @@ export type PolicyInput = {
   expectedOut: bigint;
 };
 
-export type PolicyResult = { ok: boolean; code: Code | null; message: string | null; checks: string[]; refusal: Refusal | null; unaccepted: string[]; accepted: string[] };
+export type PolicyResult = {
+  ok: boolean;
+  code: Code | null;
+  message: string | null;
+  checks: string[];
+  refusal: Refusal | null;
+  unaccepted: string[];
+  accepted: string[];
+};
 
 /**
  * The trading policy (SPEC.md "Risk and policy"): runs every check that applies, in a fixed order,
@@ -82,37 +98,54 @@ export function evaluatePolicy(p: PolicyInput): PolicyResult {
   };
 
   run("FEE_BPS", () => {
-    if (p.maxFeeBps !== null && p.feeBps > p.maxFeeBps) fail("FEE_BPS", `the fee is ${p.feeBps} bps, above your max_fee_bps ${p.maxFeeBps}`);
+    if (p.maxFeeBps !== null && p.feeBps > p.maxFeeBps)
+      fail("FEE_BPS", `the fee is ${p.feeBps} bps, above your max_fee_bps ${p.maxFeeBps}`);
   });
   if (p.approval) {
     const a = p.approval;
     run("APPROVAL_MODE", () => {
-      if (!(APPROVAL_MODES as readonly string[]).includes(a.mode)) fail("APPROVAL_MODE", `approval_mode must be one of ${APPROVAL_MODES.join(", ")}`);
+      if (!(APPROVAL_MODES as readonly string[]).includes(a.mode))
+        fail("APPROVAL_MODE", `approval_mode must be one of ${APPROVAL_MODES.join(", ")}`);
     });
     run("APPROVAL_BUDGET", () => {
-      if (!(a.budgetUsd > 0) || a.budgetUsd > LIMITS.maxApprovalBudgetUsd) fail("APPROVAL_BUDGET", `approval_budget_usd must be above 0 and at most ${LIMITS.maxApprovalBudgetUsd}`);
+      if (!(a.budgetUsd > 0) || a.budgetUsd > LIMITS.maxApprovalBudgetUsd)
+        fail("APPROVAL_BUDGET", `approval_budget_usd must be above 0 and at most ${LIMITS.maxApprovalBudgetUsd}`);
     });
     run("UNLIMITED_APPROVAL", () => {
-      if (a.mode === "unlimited" && !a.allowUnlimited) fail("UNLIMITED_APPROVAL", "approval_mode unlimited needs allow_unlimited_approval true");
+      if (a.mode === "unlimited" && !a.allowUnlimited)
+        fail("UNLIMITED_APPROVAL", "approval_mode unlimited needs allow_unlimited_approval true");
     });
     if (a.unlimitedInPlace) checks.push("UNLIMITED_APPROVAL_IN_PLACE");
   }
   run("MIN_NOTIONAL", () => {
-    if (p.notionalUsd < LIMITS.minNotionalUsd) fail("MIN_NOTIONAL", `the trade is $${p.notionalUsd.toFixed(2)}, below the $${LIMITS.minNotionalUsd} minimum`);
+    if (p.notionalUsd < LIMITS.minNotionalUsd)
+      fail("MIN_NOTIONAL", `the trade is $${p.notionalUsd.toFixed(2)}, below the $${LIMITS.minNotionalUsd} minimum`);
   });
   run("MAX_NOTIONAL", () => {
     const max = Math.min(LIMITS.maxNotionalUsd, p.tierLimitUsd);
-    if (p.notionalUsd > max) fail("MAX_NOTIONAL", `the trade is $${p.notionalUsd.toFixed(2)}, above the $${max} maximum${max < LIMITS.maxNotionalUsd ? " for this token's tier" : ""}`);
+    if (p.notionalUsd > max)
+      fail(
+        "MAX_NOTIONAL",
+        `the trade is $${p.notionalUsd.toFixed(2)}, above the $${max} maximum${max < LIMITS.maxNotionalUsd ? " for this token's tier" : ""}`,
+      );
   });
   run("MAX_SLIPPAGE", () => {
     const cap = slippageCapBps(p.notionalUsd);
-    if (p.slippageBps > cap) fail("MAX_SLIPPAGE", `slippage_bps ${p.slippageBps} is above the ${cap} bps cap for a $${Math.round(p.notionalUsd)} trade`);
+    if (p.slippageBps > cap)
+      fail(
+        "MAX_SLIPPAGE",
+        `slippage_bps ${p.slippageBps} is above the ${cap} bps cap for a $${Math.round(p.notionalUsd)} trade`,
+      );
   });
   checks.push("TOKEN_TIER");
   if (p.stock) {
     const s = p.stock;
     run("GEOFENCE", () => {
-      if (!s.attests) fail("GEOFENCE", `${s.symbols.join(", ")} is a stock token: set owner_attests_non_us true to attest the owner is not a US person`);
+      if (!s.attests)
+        fail(
+          "GEOFENCE",
+          `${s.symbols.join(", ")} is a stock token: set owner_attests_non_us true to attest the owner is not a US person`,
+        );
     });
     run("STOCK_PAUSED", () => {
       if (s.paused) fail("STOCK_PAUSED", `the issuer has paused ${s.symbols.join(", ")}`);
@@ -125,33 +158,57 @@ export function evaluatePolicy(p: PolicyInput): PolicyResult {
   const unaccepted = severe.filter((c) => !p.acceptRisks.includes(c));
   const accepted = severe.filter((c) => p.acceptRisks.includes(c));
   run("RISKS", () => {
-    if (unaccepted.length) fail("RISK_NOT_ACCEPTED", `severe risks not accepted: ${unaccepted.join(", ")}; list them in accept_risks to proceed`, { unaccepted, risks: p.risks });
+    if (unaccepted.length)
+      fail(
+        "RISK_NOT_ACCEPTED",
+        `severe risks not accepted: ${unaccepted.join(", ")}; list them in accept_risks to proceed`,
+        { unaccepted, risks: p.risks },
+      );
   });
   if (p.shield.on) {
     run("SHIELD", () => {
       const blocked = new Set<string>();
-      if (p.shield.policies.includes("block_severe")) severe.forEach((c) => blocked.add(c));
-      if (p.shield.policies.includes("verified_only")) p.risks.filter((r) => r.code === "UNVERIFIED").forEach((r) => blocked.add(r.code));
-      if (blocked.size) fail("RISK_BLOCKED", `Shield policy refuses: ${[...blocked].join(", ")}`, { blocked: [...blocked], policy: p.shield.policies });
+      if (p.shield.policies.includes("block_severe")) for (const c of severe) blocked.add(c);
+      if (p.shield.policies.includes("verified_only"))
+        for (const r of p.risks) if (r.code === "UNVERIFIED") blocked.add(r.code);
+      if (blocked.size)
+        fail("RISK_BLOCKED", `Shield policy refuses: ${[...blocked].join(", ")}`, {
+          blocked: [...blocked],
+          policy: p.shield.policies,
+        });
     });
   }
   run("ROUTE_VS_MID", () => {
     if (p.vsMidBps === null) {
       if (p.midRequired) fail("NO_REFERENCE_MID", "the reference pool mid is unreadable; retry shortly");
-    } else if (p.vsMidBps < -LIMITS.maxVsMidBps) fail("ROUTE_VS_MID", `the route pays ${-p.vsMidBps} bps under the pool mid (at most ${LIMITS.maxVsMidBps})`);
+    } else if (p.vsMidBps < -LIMITS.maxVsMidBps)
+      fail("ROUTE_VS_MID", `the route pays ${-p.vsMidBps} bps under the pool mid (at most ${LIMITS.maxVsMidBps})`);
   });
   if (p.vsRefBps !== null) {
     const vsRef = p.vsRefBps;
     run("ROUTE_VS_REF", () => {
-      if (Math.abs(vsRef) > LIMITS.maxVsRefBps) fail("ROUTE_VS_REF", `the route's price is ${vsRef} bps from the oracle reference (at most ${LIMITS.maxVsRefBps})`);
+      if (Math.abs(vsRef) > LIMITS.maxVsRefBps)
+        fail(
+          "ROUTE_VS_REF",
+          `the route's price is ${vsRef} bps from the oracle reference (at most ${LIMITS.maxVsRefBps})`,
+        );
     });
   }
   if (p.minAmountOut !== null) {
     const min = p.minAmountOut;
     run("LIMIT", () => {
-      if (min > p.expectedOut) fail("LIMIT_NOT_REACHABLE", `min_amount_out ${min} cannot be met now: the best route gives ${p.expectedOut}`);
+      if (min > p.expectedOut)
+        fail("LIMIT_NOT_REACHABLE", `min_amount_out ${min} cannot be met now: the best route gives ${p.expectedOut}`);
     });
   }
   const r = refusal as Refusal | null;
-  return { ok: r === null, code: r?.code ?? null, message: r?.message ?? null, checks, refusal: r, unaccepted, accepted };
+  return {
+    ok: r === null,
+    code: r?.code ?? null,
+    message: r?.message ?? null,
+    checks,
+    refusal: r,
+    unaccepted,
+    accepted,
+  };
 }

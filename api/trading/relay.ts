@@ -1,4 +1,12 @@
-import { keccak256, parseTransaction, recoverTransactionAddress, type Address, type Hex, type PublicClient, type TransactionSerialized } from "viem";
+import {
+  keccak256,
+  parseTransaction,
+  recoverTransactionAddress,
+  type Address,
+  type Hex,
+  type PublicClient,
+  type TransactionSerialized,
+} from "viem";
 import { z } from "zod";
 import type { Config } from "../../lib/config.js";
 import { SequencerRefused, type Sequencer } from "../ports/sequencer.js";
@@ -7,16 +15,31 @@ import { describeCurveCall, describeRouterCall, type PlanTx } from "./txs.js";
 import { fingerprint, type Ledger, type StoredPlan } from "./ledger.js";
 import type { KeyRecord } from "../auth/index.js";
 import { msSince } from "./timing.js";
+import { sameAddress as same } from "../../lib/address.js";
 
 export const submitRequest = z
   .object({
-    raw_tx: z.string().regex(/^0x[0-9a-fA-F]+$/, "must be 0x hex").max(40_000).optional(),
-    raw_txs: z.array(z.string().regex(/^0x[0-9a-fA-F]+$/, "must be 0x hex").max(40_000)).min(1).max(3).optional(),
-    fee_tx_hash: z.string().regex(/^0x[0-9a-fA-F]{64}$/, "must be a transaction hash").optional(),
+    raw_tx: z
+      .string()
+      .regex(/^0x[0-9a-fA-F]+$/, "must be 0x hex")
+      .max(40_000)
+      .optional(),
+    raw_txs: z
+      .array(
+        z
+          .string()
+          .regex(/^0x[0-9a-fA-F]+$/, "must be 0x hex")
+          .max(40_000),
+      )
+      .min(1)
+      .max(3)
+      .optional(),
+    fee_tx_hash: z
+      .string()
+      .regex(/^0x[0-9a-fA-F]{64}$/, "must be a transaction hash")
+      .optional(),
   })
   .strict();
-
-const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
 
 type Decoded = { raw: Hex; hash: Hex; from: Address; tx: PlanTx; nonce: number; feeCap: bigint };
 
@@ -40,7 +63,8 @@ export function diffTx(built: PlanTx, signed: PlanTx): Diff[] {
     const b = describe(signed.data);
     const before = diffs.length;
     for (const k of new Set([...Object.keys(a), ...Object.keys(b)])) cmp(k, a[k], b[k]);
-    if (diffs.length === before) diffs.push({ field: "data", built: `${built.data.slice(0, 18)}…`, signed: `${signed.data.slice(0, 18)}…` });
+    if (diffs.length === before)
+      diffs.push({ field: "data", built: `${built.data.slice(0, 18)}…`, signed: `${signed.data.slice(0, 18)}…` });
   }
   return diffs;
 }
@@ -61,7 +85,14 @@ export function diffTx(built: PlanTx, signed: PlanTx): Diff[] {
  * fee replaced, reverted or stuck never lets its swap through. Past the wait it answers
  * FEE_FIRST with `sent`; once the fee is mined the swap goes alone with `fee_tx_hash`.
  */
-export function createRelay(d: { config: Config; chain: PublicClient; ledger: Ledger; sequencer: Sequencer; clock: () => number; sessionExecutors?: (wallet: Address) => Promise<Address[]> }) {
+export function createRelay(d: {
+  config: Config;
+  chain: PublicClient;
+  ledger: Ledger;
+  sequencer: Sequencer;
+  clock: () => number;
+  sessionExecutors?: (wallet: Address) => Promise<Address[]>;
+}) {
   const now = () => Math.floor(d.clock() / 1000);
 
   async function decode(raw: Hex): Promise<Decoded> {
@@ -71,11 +102,29 @@ export function createRelay(d: { config: Config; chain: PublicClient; ledger: Le
       parsed = parseTransaction(raw as TransactionSerialized);
       from = await recoverTransactionAddress({ serializedTransaction: raw as TransactionSerialized });
     } catch (err) {
-      throw new Refusal("SUBMIT_REJECTED", `the relay cannot decode this signed transaction: ${(err as Error).message.split("\n")[0]!.slice(0, 120)}`);
+      throw new Refusal(
+        "SUBMIT_REJECTED",
+        `the relay cannot decode this signed transaction: ${(err as Error).message.split("\n")[0]!.slice(0, 120)}`,
+      );
     }
-    if (!parsed.to) throw new Refusal("NOT_AS_BUILT", "a contract creation was never built by this service", { diffs: [{ field: "to", built: null, signed: null }] });
+    if (!parsed.to)
+      throw new Refusal("NOT_AS_BUILT", "a contract creation was never built by this service", {
+        diffs: [{ field: "to", built: null, signed: null }],
+      });
     const feeCap = parsed.maxFeePerGas ?? parsed.gasPrice ?? 0n;
-    return { raw, hash: keccak256(raw), from, tx: { to: parsed.to, data: parsed.data ?? "0x", value: (parsed.value ?? 0n).toString(), chain_id: parsed.chainId ?? 0 }, nonce: parsed.nonce ?? 0, feeCap };
+    return {
+      raw,
+      hash: keccak256(raw),
+      from,
+      tx: {
+        to: parsed.to,
+        data: parsed.data ?? "0x",
+        value: (parsed.value ?? 0n).toString(),
+        chain_id: parsed.chainId ?? 0,
+      },
+      nonce: parsed.nonce ?? 0,
+      feeCap,
+    };
   }
 
   /** A session plan built by the wallet's key or the executor's key, found for either of them. */
@@ -94,22 +143,40 @@ export function createRelay(d: { config: Config; chain: PublicClient; ledger: Le
       }
     }
     const diffs = best?.diffs ?? [{ field: "plan", built: null, signed: signed.to.toLowerCase() }];
-    throw new Refusal("NOT_AS_BUILT", best ? `the transaction differs from plan ${best.plan.id} built for this key: ${diffs.map((x) => x.field).join(", ")}` : "no plan was built for this key", { diffs, ...(best ? { plan_id: best.plan.id } : {}) });
+    throw new Refusal(
+      "NOT_AS_BUILT",
+      best
+        ? `the transaction differs from plan ${best.plan.id} built for this key: ${diffs.map((x) => x.field).join(", ")}`
+        : "no plan was built for this key",
+      { diffs, ...(best ? { plan_id: best.plan.id } : {}) },
+    );
   }
 
   return {
     /** `as.path`: `hosted` when a hosted agent's tick relays its session trade (me/trades' path). */
     async submit(body: Record<string, unknown>, key: KeyRecord, as: { path?: "hosted" } = {}) {
-      if (!d.config.submitEnabled) throw new Refusal("SUBMIT_DISABLED", "this server does not relay; send the signed transaction to the chain yourself");
+      if (!d.config.submitEnabled)
+        throw new Refusal(
+          "SUBMIT_DISABLED",
+          "this server does not relay; send the signed transaction to the chain yourself",
+        );
       const q = parseBody(submitRequest, body);
-      if ((q.raw_tx === undefined) === (q.raw_txs === undefined)) throw new Refusal("BAD_REQUEST", "send raw_tx or raw_txs");
+      if ((q.raw_tx === undefined) === (q.raw_txs === undefined))
+        throw new Refusal("BAD_REQUEST", "send raw_tx or raw_txs");
       const t0 = performance.now();
       const raws = (q.raw_txs ?? [q.raw_tx!]) as Hex[];
       const txs: Decoded[] = [];
       for (const raw of raws) txs.push(await decode(raw));
       // Signed by the key's wallet, or by the executor of one of its sessions (for that session's plans only, below).
-      const executors = txs.some((t) => !same(t.from, key.wallet)) ? ((await d.sessionExecutors?.(key.wallet)) ?? []) : [];
-      for (const t of txs) if (!same(t.from, key.wallet) && !executors.some((x) => same(x, t.from))) throw new Refusal("WALLET_MISMATCH", `signed by ${t.from}, not by this key's wallet or one of its sessions' executors`);
+      const executors = txs.some((t) => !same(t.from, key.wallet))
+        ? ((await d.sessionExecutors?.(key.wallet)) ?? [])
+        : [];
+      for (const t of txs)
+        if (!same(t.from, key.wallet) && !executors.some((x) => same(x, t.from)))
+          throw new Refusal(
+            "WALLET_MISMATCH",
+            `signed by ${t.from}, not by this key's wallet or one of its sessions' executors`,
+          );
 
       // Each transaction must be one this key's plans hold (or a session plan of this key's wallet or executor), all from the same plan.
       const matches = [];
@@ -122,9 +189,18 @@ export function createRelay(d: { config: Config; chain: PublicClient; ledger: Le
       // A session plan is redeemed by its executor alone; any other plan is signed by its wallet alone.
       const session = plan.kind === "session" ? { executor: String(plan.summary.executor) } : null;
       for (const t of txs) {
-        if (session ? !same(t.from, session.executor) : !same(t.from, key.wallet)) throw new Refusal("WALLET_MISMATCH", session ? `a session trade is signed by its executor ${session.executor}, not ${t.from}` : `signed by ${t.from}, not by this key's wallet`);
+        if (session ? !same(t.from, session.executor) : !same(t.from, key.wallet))
+          throw new Refusal(
+            "WALLET_MISMATCH",
+            session
+              ? `a session trade is signed by its executor ${session.executor}, not ${t.from}`
+              : `signed by ${t.from}, not by this key's wallet`,
+          );
       }
-      if (matches.some((m) => m.plan.id !== plan.id)) throw new Refusal("NOT_AS_BUILT", "raw_txs mix transactions of different plans", { diffs: [{ field: "plan", built: String(plan.id), signed: matches.map((m) => m.plan.id).join(",") }] });
+      if (matches.some((m) => m.plan.id !== plan.id))
+        throw new Refusal("NOT_AS_BUILT", "raw_txs mix transactions of different plans", {
+          diffs: [{ field: "plan", built: String(plan.id), signed: matches.map((m) => m.plan.id).join(",") }],
+        });
       const swapAt = matches.findIndex((m) => m.kind === "swap");
       let feeWaitMs: number | null = null;
       const timings = () => ({ total_ms: msSince(t0), ...(feeWaitMs === null ? {} : { fee_wait_ms: feeWaitMs }) });
@@ -142,7 +218,8 @@ export function createRelay(d: { config: Config; chain: PublicClient; ledger: Le
         return { tx_hash: swap.hash, as_built: true, repeat: true, timings: timings() };
       }
 
-      if (plan.deadline < now()) throw new Refusal("SUBMIT_REJECTED", `plan ${plan.id} passed its deadline; prepare a fresh one`);
+      if (plan.deadline < now())
+        throw new Refusal("SUBMIT_REJECTED", `plan ${plan.id} passed its deadline; prepare a fresh one`);
       // A curve plan's fee goes first: in raw_txs before its swap (sent, then its receipt awaited), or already mined (fee_tx_hash).
       const feeIdx = plan.txs.findIndex((x) => x.kind === "fee_transfer");
       const feeAt = matches.findIndex((m) => m.kind === "fee_transfer");
@@ -151,7 +228,12 @@ export function createRelay(d: { config: Config; chain: PublicClient; ledger: Le
       let feeTxHash: Hex | null = null;
       if (twoStep) {
         const inline = feeAt >= 0 && feeAt < swapAt;
-        if (!inline && !q.fee_tx_hash) throw new Refusal("FEE_FIRST", "this curve trade's fee must go first: send raw_txs [fee_transfer, swap] or fee_tx_hash of the mined fee", { sent: [] });
+        if (!inline && !q.fee_tx_hash)
+          throw new Refusal(
+            "FEE_FIRST",
+            "this curve trade's fee must go first: send raw_txs [fee_transfer, swap] or fee_tx_hash of the mined fee",
+            { sent: [] },
+          );
         feeTxHash = inline ? txs[feeAt]!.hash : (q.fee_tx_hash as Hex);
         if (inline) await assertSendable(txs.slice(0, swapAt + 1), feeAt, key.wallet);
         else await assertFeePaid(feeTxHash, plan, feeIdx, key, [], 0);
@@ -163,15 +245,37 @@ export function createRelay(d: { config: Config; chain: PublicClient; ledger: Le
 
       // Written before it is sent: a lost answer or a crash after this point leaves a pending
       // trade the watcher settles (or sends again), never a relayed transaction we do not know.
-      const pending = { wallet: session ? plan.wallet : key.wallet, keyId: key.keyId, path: session ? (as.path ?? "session") : "agent", sessionId: session && typeof plan.summary.session_id === "string" ? plan.summary.session_id : null, tokenIn: plan.tokenIn, tokenOut: plan.tokenOut, amountIn: plan.amountIn, amountOutMin: plan.amountOutMin, txHash: swap.hash, feeTxHash, rawTx: swap.raw };
+      const pending = {
+        wallet: session ? plan.wallet : key.wallet,
+        keyId: key.keyId,
+        path: session ? (as.path ?? "session") : "agent",
+        sessionId: session && typeof plan.summary.session_id === "string" ? plan.summary.session_id : null,
+        tokenIn: plan.tokenIn,
+        tokenOut: plan.tokenOut,
+        amountIn: plan.amountIn,
+        amountOutMin: plan.amountOutMin,
+        txHash: swap.hash,
+        feeTxHash,
+        rawTx: swap.raw,
+      };
       if (!(await d.ledger.claimForRelay(plan.id, pending))) {
         // Lost the race to a caller with the same bytes: theirs is our answer.
-        if (await d.ledger.tradeByHash(swap.hash)) return { tx_hash: swap.hash, as_built: true, repeat: true, timings: timings() };
-        if (feeTxHash && (await d.ledger.feeClaimedBy(feeTxHash))?.planId !== plan.id) throw new Refusal("FEE_FIRST", `fee transaction ${feeTxHash} already paid for another trade; each fee pays for one plan`, { sent: before });
-        throw new Refusal("NOT_AS_BUILT", `plan ${plan.id} was already relayed with another transaction`, { diffs: [{ field: "plan", built: String(plan.id), signed: "already relayed" }] });
+        if (await d.ledger.tradeByHash(swap.hash))
+          return { tx_hash: swap.hash, as_built: true, repeat: true, timings: timings() };
+        if (feeTxHash && (await d.ledger.feeClaimedBy(feeTxHash))?.planId !== plan.id)
+          throw new Refusal(
+            "FEE_FIRST",
+            `fee transaction ${feeTxHash} already paid for another trade; each fee pays for one plan`,
+            { sent: before },
+          );
+        throw new Refusal("NOT_AS_BUILT", `plan ${plan.id} was already relayed with another transaction`, {
+          diffs: [{ field: "plan", built: String(plan.id), signed: "already relayed" }],
+        });
       }
       // A two_step plan sent what came before its swap already (its fee is mined): the swap alone now.
-      const sent = twoStep ? await sendAll([swap], { at: 0, planId: plan.id }, before) : await sendAll(txs, { at: swapAt, planId: plan.id });
+      const sent = twoStep
+        ? await sendAll([swap], { at: 0, planId: plan.id }, before)
+        : await sendAll(txs, { at: swapAt, planId: plan.id });
       return { tx_hash: swap.hash, as_built: true, repeat: false, ...listed(sent), timings: timings() };
     },
   };
@@ -184,12 +288,26 @@ export function createRelay(d: { config: Config; chain: PublicClient; ledger: Le
    */
   async function assertSendable(txs: Decoded[], feeAt: number, wallet: Address) {
     const fee = txs[feeAt]!;
-    const [known, next, block] = await Promise.all([nodeKnows(d.chain, fee.hash), d.chain.getTransactionCount({ address: wallet, blockTag: "pending" }), d.chain.getBlock({ blockTag: "latest" })]);
+    const [known, next, block] = await Promise.all([
+      nodeKnows(d.chain, fee.hash),
+      d.chain.getTransactionCount({ address: wallet, blockTag: "pending" }),
+      d.chain.getBlock({ blockTag: "latest" }),
+    ]);
     if (known) return;
     const off = txs.findIndex((t, i) => t.nonce !== next + i);
-    if (off >= 0) throw new Refusal("FEE_FIRST", `raw_txs must be the wallet's next nonces in order: transaction ${off} is signed at nonce ${txs[off]!.nonce}, the wallet's next is ${next + off}`, { sent: [] });
+    if (off >= 0)
+      throw new Refusal(
+        "FEE_FIRST",
+        `raw_txs must be the wallet's next nonces in order: transaction ${off} is signed at nonce ${txs[off]!.nonce}, the wallet's next is ${next + off}`,
+        { sent: [] },
+      );
     const base = block.baseFeePerGas ?? 0n;
-    if (fee.feeCap < base) throw new Refusal("FEE_FIRST", `the fee transaction's fee cap ${fee.feeCap} is under the base fee ${base}: it would not be mined`, { sent: [] });
+    if (fee.feeCap < base)
+      throw new Refusal(
+        "FEE_FIRST",
+        `the fee transaction's fee cap ${fee.feeCap} is under the base fee ${base}: it would not be mined`,
+        { sent: [] },
+      );
   }
 
   /**
@@ -197,17 +315,38 @@ export function createRelay(d: { config: Config; chain: PublicClient; ledger: Le
    * wallet to the plan's recipient with the plan's value and data, mined after the plan was built.
    * Whether another trade claimed it is the ledger's claim (claimForRelay).
    */
-  async function assertFeePaid(hash: Hex, plan: StoredPlan, feeIdx: number, key: KeyRecord, sent: Hex[], waitMs: number) {
+  async function assertFeePaid(
+    hash: Hex,
+    plan: StoredPlan,
+    feeIdx: number,
+    key: KeyRecord,
+    sent: Hex[],
+    waitMs: number,
+  ) {
     const refuse = (why: string) => new Refusal("FEE_FIRST", `${why}; the swap was not sent`, { sent });
     const receipt = await receiptWithin(hash, waitMs);
-    if (!receipt) throw refuse(waitMs ? `fee transaction ${hash} has no receipt after ${waitMs / 1000} s; once it is mined, send the swap alone with fee_tx_hash` : `fee transaction ${hash} is not mined`);
+    if (!receipt)
+      throw refuse(
+        waitMs
+          ? `fee transaction ${hash} has no receipt after ${waitMs / 1000} s; once it is mined, send the swap alone with fee_tx_hash`
+          : `fee transaction ${hash} is not mined`,
+      );
     if (receipt.status !== "success") throw refuse(`fee transaction ${hash} reverted`);
     const tx = await d.chain.getTransaction({ hash });
     const built = plan.txs[feeIdx]!.tx;
-    if (!same(tx.from, key.wallet) || !same(tx.to ?? "", built.to) || tx.value.toString() !== built.value || tx.input !== built.data) throw refuse(`fee transaction ${hash} is not this plan's fee transfer from this wallet`);
+    if (
+      !same(tx.from, key.wallet) ||
+      !same(tx.to ?? "", built.to) ||
+      tx.value.toString() !== built.value ||
+      tx.input !== built.data
+    )
+      throw refuse(`fee transaction ${hash} is not this plan's fee transfer from this wallet`);
     // The block the plan was built at (plans stored before it was kept: the block's time against the plan's).
     const builtBlock = plan.summary.built_block;
-    const after = typeof builtBlock === "number" ? receipt.blockNumber > BigInt(builtBlock) : (await d.chain.getBlock({ blockNumber: receipt.blockNumber })).timestamp >= BigInt(plan.createdAt);
+    const after =
+      typeof builtBlock === "number"
+        ? receipt.blockNumber > BigInt(builtBlock)
+        : (await d.chain.getBlock({ blockNumber: receipt.blockNumber })).timestamp >= BigInt(plan.createdAt);
     if (!after) throw refuse(`fee transaction ${hash} was mined before plan ${plan.id} was built`);
   }
 
@@ -227,19 +366,27 @@ export function createRelay(d: { config: Config; chain: PublicClient; ledger: Le
    * (it may have arrived), marked so that a retry or the watcher sends the same bytes again.
    * `already`: hashes this call sent before (listed first, in the answer and in a refusal's `sent`).
    */
-  async function sendAll(txs: Decoded[], trade: { at: number; planId: number } | null, already: Hex[] = []): Promise<Hex[]> {
+  async function sendAll(
+    txs: Decoded[],
+    trade: { at: number; planId: number } | null,
+    already: Hex[] = [],
+  ): Promise<Hex[]> {
     const sent: Hex[] = [...already];
     for (const [i, t] of txs.entries()) {
       try {
-        sent.push(await sendRaw(d.sequencer, t.raw).catch(async (err) => {
-          // Refused, but the node holds these bytes (sent before by anyone, even mined): they are out.
-          if (err instanceof Refusal && err.code === "SUBMIT_REJECTED" && (await nodeKnows(d.chain, t.hash))) return t.hash;
-          throw err;
-        }));
+        sent.push(
+          await sendRaw(d.sequencer, t.raw).catch(async (err) => {
+            // Refused, but the node holds these bytes (sent before by anyone, even mined): they are out.
+            if (err instanceof Refusal && err.code === "SUBMIT_REJECTED" && (await nodeKnows(d.chain, t.hash)))
+              return t.hash;
+            throw err;
+          }),
+        );
       } catch (err) {
         if (trade && i <= trade.at) {
           const swapHash = txs[trade.at]!.hash;
-          if (i === trade.at && err instanceof Refusal && err.code === "SEQUENCER_UNREACHABLE") await d.ledger.markRelay(swapHash, "lost");
+          if (i === trade.at && err instanceof Refusal && err.code === "SEQUENCER_UNREACHABLE")
+            await d.ledger.markRelay(swapHash, "lost");
           else await d.ledger.forgetRelay(swapHash, trade.planId);
         }
         throw err instanceof Refusal && sent.length ? err.with({ sent }) : err;
@@ -248,7 +395,6 @@ export function createRelay(d: { config: Config; chain: PublicClient; ledger: Le
     }
     return sent;
   }
-
 
   /** A repeat of bytes whose answer was lost, or whose send never finished: send them once more (same hash). */
   async function resendIfLost(hash: Hex) {
@@ -273,13 +419,24 @@ export async function sendRaw(sequencer: Sequencer, raw: Hex): Promise<Hex> {
   try {
     return await sequencer.sendRawTransaction(raw);
   } catch (err) {
-    if (err instanceof SequencerRefused) throw new Refusal("SUBMIT_REJECTED", `the sequencer refused the transaction: ${err.message.slice(0, 200)}`);
-    throw new Refusal("SEQUENCER_UNREACHABLE", `${(err as Error).message}; it may or may not have arrived: look for the receipt before signing another with the same nonce`, {}, { retryAfterS: 2 });
+    if (err instanceof SequencerRefused)
+      throw new Refusal("SUBMIT_REJECTED", `the sequencer refused the transaction: ${err.message.slice(0, 200)}`);
+    throw new Refusal(
+      "SEQUENCER_UNREACHABLE",
+      `${(err as Error).message}; it may or may not have arrived: look for the receipt before signing another with the same nonce`,
+      {},
+      { retryAfterS: 2 },
+    );
   }
 }
 
 /** Sends a pending trade's kept bytes again (claimed by claimResend) and records what the sequencer said. */
-export async function resend(sequencer: Sequencer, ledger: Pick<Ledger, "markRelay">, hash: Hex, raw: Hex): Promise<"sent" | "lost" | "refused"> {
+export async function resend(
+  sequencer: Sequencer,
+  ledger: Pick<Ledger, "markRelay">,
+  hash: Hex,
+  raw: Hex,
+): Promise<"sent" | "lost" | "refused"> {
   const state = await sendRaw(sequencer, raw).then(
     () => "sent" as const,
     (err) => (err instanceof Refusal && err.code === "SUBMIT_REJECTED" ? ("refused" as const) : ("lost" as const)),

@@ -8,7 +8,10 @@ const atoms = z.string().regex(/^\d{1,78}$/, "must be a decimal string of atoms"
 const bps = z.number().int().min(0).max(10_000);
 const hex = z.string().regex(/^0x[0-9a-fA-F]*$/);
 const tradeFields = {
-  wallet: z.string().regex(/^0x[0-9a-fA-F]{40}$/, "must be a 0x address").optional(),
+  wallet: z
+    .string()
+    .regex(/^0x[0-9a-fA-F]{40}$/, "must be a 0x address")
+    .optional(),
   token_in: z.string().min(1).max(64),
   token_out: z.string().min(1).max(64),
   notional_usd: z.number().positive().finite().optional(),
@@ -42,12 +45,21 @@ export type TradeRequest = z.infer<typeof tradeRequest>;
 export function parseTradeRequest(body: Record<string, unknown>): TradeRequest {
   if ("fee_bps" in body) throw new Refusal("FEE_FIXED", "the server sets the fee; send max_fee_bps to cap it");
   const r = parseBody(tradeRequest, body);
-  if ((r.notional_usd === undefined) === (r.amount_in === undefined)) throw new Refusal("BAD_REQUEST", "send exactly one of notional_usd or amount_in");
-  if (r.amount_in !== undefined && BigInt(r.amount_in) === 0n) throw new Refusal("BAD_REQUEST", "amount_in must be above 0");
-  for (const pol of r.policies) if (!(SHIELD_POLICIES as readonly string[]).includes(pol)) throw new Refusal("BAD_REQUEST", `unknown policy ${pol}; known: ${SHIELD_POLICIES.join(", ")}`);
+  if ((r.notional_usd === undefined) === (r.amount_in === undefined))
+    throw new Refusal("BAD_REQUEST", "send exactly one of notional_usd or amount_in");
+  if (r.amount_in !== undefined && BigInt(r.amount_in) === 0n)
+    throw new Refusal("BAD_REQUEST", "amount_in must be above 0");
+  for (const pol of r.policies)
+    if (!(SHIELD_POLICIES as readonly string[]).includes(pol))
+      throw new Refusal("BAD_REQUEST", `unknown policy ${pol}; known: ${SHIELD_POLICIES.join(", ")}`);
   if (r.policies.length && !r.shield) throw new Refusal("BAD_REQUEST", "policies apply with shield true");
-  if ((r.permit_signature === undefined) !== (r.permit_now === undefined)) throw new Refusal("BAD_REQUEST", "permit_signature and permit_now come together (the second call of the permit round trip)");
+  if ((r.permit_signature === undefined) !== (r.permit_now === undefined))
+    throw new Refusal(
+      "BAD_REQUEST",
+      "permit_signature and permit_now come together (the second call of the permit round trip)",
+    );
   const known = [...BUILDABLE_VENUES, ...AGGREGATOR_VENUES] as readonly string[];
-  for (const v of r.venues ?? []) if (!known.includes(v)) throw new Refusal("BAD_REQUEST", `unknown venue ${v}; known: ${known.join(", ")}`);
+  for (const v of r.venues ?? [])
+    if (!known.includes(v)) throw new Refusal("BAD_REQUEST", `unknown venue ${v}; known: ${known.join(", ")}`);
   return r;
 }

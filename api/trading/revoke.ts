@@ -5,10 +5,11 @@ import { erc20Abi } from "../../abis/erc20.js";
 import { multicall3Abi } from "../../abis/multicall3.js";
 import { permit2Abi } from "../../abis/permit2.js";
 import type { Config } from "../../lib/config.js";
-import { Refusal, parseBody, rpc } from "../errors/index.js";
+import { Refusal, rpc } from "../errors/index.js";
 import { buildApprove, buildLockdown, type Step } from "./txs.js";
 import type { KeyRecord } from "../auth/index.js";
 import { simulateCalls } from "../ports/simulation.js";
+import { lc } from "../../lib/address.js";
 
 const address = z.string().regex(/^0x[0-9a-fA-F]{40}$/, "must be a 0x address");
 export const revokeRequest = z
@@ -19,9 +20,12 @@ export const revokeRequest = z
     action: z.literal("revoke").optional(),
   })
   .strict();
+/** live/revoke's request as its route's schema parsed it. */
+export type RevokeParameters = z.infer<typeof revokeRequest>;
 
-const lc = (a: string) => a.toLowerCase();
-const encodeCall = (abi: any, functionName: string, args: unknown[]) => encodeFunctionData({ abi, functionName, args } as never);
+// biome-ignore lint/suspicious/noExplicitAny: several ABIs through one encoder; each call site names a function of its own ABI
+const encodeCall = (abi: any, functionName: string, args: unknown[]) =>
+  encodeFunctionData({ abi, functionName, args } as never);
 
 /**
  * live/revoke: approve(spender, 0) where an allowance remains, and the permit contract's lockdown
@@ -31,9 +35,9 @@ export function createRevoke(d: { config: Config; chain: PublicClient; resolveTo
   const { config, chain } = d;
   const c = config.contracts;
   const resolveTradeToken = d.resolveToken;
-  return async function revoke(body: Record<string, unknown>, who: { key: KeyRecord }) {
-    const q = parseBody(revokeRequest, body);
-    if (lc(q.wallet) !== lc(who.key.wallet)) throw new Refusal("WALLET_MISMATCH", "this key is bound to another wallet");
+  return async function revoke(q: RevokeParameters, who: { key: KeyRecord }) {
+    if (lc(q.wallet) !== lc(who.key.wallet))
+      throw new Refusal("WALLET_MISMATCH", "this key is bound to another wallet");
     const wallet = getAddress(q.wallet);
     const spender = q.spender ? getAddress(q.spender) : c.permit2;
     const tokens: Address[] = [];
@@ -46,32 +50,61 @@ export function createRevoke(d: { config: Config; chain: PublicClient; resolveTo
       { address: t, abi: erc20Abi, functionName: "allowance", args: [wallet, spender] } as const,
       { address: c.permit2, abi: permit2Abi, functionName: "allowance", args: [wallet, t, c.universalRouter] } as const,
     ]);
-    const [res, time] = await rpc(Promise.all([cappedMulticall(chain, { multicall3: c.multicall3, contracts: calls }), chain.readContract({ address: c.multicall3, abi: multicall3Abi, functionName: "getCurrentBlockTimestamp" })]));
+    const [res, time] = await rpc(
+      Promise.all([
+        cappedMulticall(chain, { contracts: calls }),
+        chain.readContract({ address: c.multicall3, abi: multicall3Abi, functionName: "getCurrentBlockTimestamp" }),
+      ]),
+    );
     const steps: Step[] = [];
     const lockdown: { token: Address; spender: Address }[] = [];
     const before = tokens.map((t, i) => {
       const allowance = res[2 * i]!.status === "success" ? (res[2 * i]!.result as bigint) : null;
-      const p = res[2 * i + 1]!.status === "success" ? (res[2 * i + 1]!.result as readonly [bigint, number, number]) : null;
+      const p =
+        res[2 * i + 1]!.status === "success" ? (res[2 * i + 1]!.result as readonly [bigint, number, number]) : null;
       if (allowance === null) throw new Refusal("TOKEN_UNKNOWN", `${t} does not answer allowance() like an ERC-20`);
-      if (allowance > 0n) steps.push({ kind: "approve", why: `set ${t}'s allowance to ${spender} to zero`, tx: buildApprove(config.chainId, t, spender, 0n), decoded: { function: "approve", token: t, spender, amount: "0" } });
+      if (allowance > 0n)
+        steps.push({
+          kind: "approve",
+          why: `set ${t}'s allowance to ${spender} to zero`,
+          tx: buildApprove(config.chainId, t, spender, 0n),
+          decoded: { function: "approve", token: t, spender, amount: "0" },
+        });
       const live = p !== null && p[0] > 0n && BigInt(p[1]) > time;
       if (live) lockdown.push({ token: t, spender: c.universalRouter });
-      return { token: t, spender, allowance: allowance.toString(), router_permit: p ? { amount: p[0].toString(), expiration: Number(p[1]), live } : null };
+      return {
+        token: t,
+        spender,
+        allowance: allowance.toString(),
+        router_permit: p ? { amount: p[0].toString(), expiration: Number(p[1]), live } : null,
+      };
     });
-    if (lockdown.length) steps.push({ kind: "approve", why: "lock down the router's permit allowances", tx: buildLockdown(config.chainId, c.permit2, lockdown), decoded: { function: "lockdown", approvals: lockdown } });
+    if (lockdown.length)
+      steps.push({
+        kind: "approve",
+        why: "lock down the router's permit allowances",
+        tx: buildLockdown(config.chainId, c.permit2, lockdown),
+        decoded: { function: "lockdown", approvals: lockdown },
+      });
     let simulation: Record<string, unknown> | null = null;
     if (steps.length) {
       const reads = tokens.flatMap((t) => [
         { to: t, data: encodeCall(erc20Abi, "allowance", [wallet, spender]) },
         { to: c.permit2, data: encodeCall(permit2Abi, "allowance", [wallet, t, c.universalRouter]) },
       ]);
-      const out = await rpc(simulateCalls(chain, wallet, [], [...steps.map((s) => ({ to: s.tx!.to, data: s.tx!.data })), ...reads]));
+      const out = await rpc(
+        simulateCalls(chain, wallet, [], [...steps.map((s) => ({ to: s.tx!.to, data: s.tx!.data })), ...reads]),
+      );
       const stepRes = out.slice(0, steps.length);
       const ok = stepRes.every((x) => BigInt(x.status) === 1n);
       const after = tokens.map((t, i) => {
         const a = out[steps.length + 2 * i]!;
         const p = out[steps.length + 2 * i + 1]!;
-        return { token: t, allowance: BigInt(a.returnData.slice(0, 66)).toString(), router_permit_amount: BigInt(`0x${p.returnData.slice(2, 66)}`).toString() };
+        return {
+          token: t,
+          allowance: BigInt(a.returnData.slice(0, 66)).toString(),
+          router_permit_amount: BigInt(`0x${p.returnData.slice(2, 66)}`).toString(),
+        };
       });
       simulation = { ok, after };
     }
@@ -81,7 +114,9 @@ export function createRevoke(d: { config: Config; chain: PublicClient; resolveTo
       simulation,
       ready: steps.length > 0,
       nothing_to_revoke: steps.length === 0,
-      note: steps.length ? "send the steps in order from the wallet; nothing moves funds" : "no allowance remains for these tokens",
+      note: steps.length
+        ? "send the steps in order from the wallet; nothing moves funds"
+        : "no allowance remains for these tokens",
     };
   };
 }

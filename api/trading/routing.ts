@@ -3,13 +3,22 @@ import { launchpadAbi } from "../../abis/fixtures.js";
 import { v4QuoterAbi } from "../../abis/uniswapV4.js";
 import { Q96, type PoolKey } from "../../lib/v4.js";
 import type { PoolState } from "../ports/indexed.js";
+import { lc, sameAddress as same } from "../../lib/address.js";
 
 /** Venues a plan can be built through (SPEC.md's pool and curve venues). */
 export const POOL_VENUE = "v4";
 export const CURVE_VENUE = "curve";
 export const BUILDABLE_VENUES = [POOL_VENUE, CURVE_VENUE] as const;
 
-export type PoolHop = { key: PoolKey; id: Hex; zeroForOne: boolean; currencyIn: Address; currencyOut: Address; fee: number; priceX96: bigint };
+export type PoolHop = {
+  key: PoolKey;
+  id: Hex;
+  zeroForOne: boolean;
+  currencyIn: Address;
+  currencyOut: Address;
+  fee: number;
+  priceX96: bigint;
+};
 export type PoolRoute = { id: string; venue: typeof POOL_VENUE; label: string; hops: PoolHop[] };
 export type CurveRoute = { id: string; venue: typeof CURVE_VENUE; label: string; token: Address; buy: boolean };
 export type Route = PoolRoute | CurveRoute;
@@ -18,12 +27,26 @@ export type Route = PoolRoute | CurveRoute;
  * One route's answer from the chain: amount out for the swap amount, and the venue's gas guess.
  * `failed`: the venue's read itself failed (reverted), as against answering no output.
  */
-export type RouteQuote = { route: Route; ok: boolean; failed: boolean; amountOut: bigint; gas: bigint; error: string | null };
+export type RouteQuote = {
+  route: Route;
+  ok: boolean;
+  failed: boolean;
+  amountOut: bigint;
+  gas: bigint;
+  error: string | null;
+};
 
-const lc = (a: string) => a.toLowerCase();
-const same = (a: string, b: string) => lc(a) === lc(b);
 /** Gas outside the venue's own estimate: the transaction, the router, pulling an ERC-20 in, the fee command. */
-export const GAS = { tx: 21_000n, router: 45_000n, pullErc20: 40_000n, fee: 25_000n, wrap: 30_000n, curve: 110_000n, approve: 50_000n, permit: 60_000n } as const;
+export const GAS = {
+  tx: 21_000n,
+  router: 45_000n,
+  pullErc20: 40_000n,
+  fee: 25_000n,
+  wrap: 30_000n,
+  curve: 110_000n,
+  approve: 50_000n,
+  permit: 60_000n,
+} as const;
 /** At most this many candidate routes are quoted per request. */
 export const MAX_CANDIDATES = 12;
 
@@ -55,17 +78,29 @@ export function candidateRoutes(p: {
   venues: readonly string[];
   curveToken: Address | null;
 }): Route[] {
-  const usable = p.pools.filter((x) => x.liquidity > 0n && x.hooks === zeroAddress).sort((a, b) => (b.liquidity > a.liquidity ? 1 : -1));
+  const usable = p.pools
+    .filter((x) => x.liquidity > 0n && x.hooks === zeroAddress)
+    .sort((a, b) => (b.liquidity > a.liquidity ? 1 : -1));
   const out: Route[] = [];
   if (p.venues.includes(POOL_VENUE)) {
     for (const pool of usable.filter((x) => holds(x, p.currencyIn) && holds(x, p.currencyOut))) {
-      out.push({ id: `v4:${pool.id}`, venue: POOL_VENUE, label: `v4 ${pool.fee / 10_000}%`, hops: [hop(pool, p.currencyIn)] });
+      out.push({
+        id: `v4:${pool.id}`,
+        venue: POOL_VENUE,
+        label: `v4 ${pool.fee / 10_000}%`,
+        hops: [hop(pool, p.currencyIn)],
+      });
     }
     for (const mid of p.connectors) {
       if (same(mid, p.currencyIn) || same(mid, p.currencyOut)) continue;
       for (const a of usable.filter((x) => holds(x, p.currencyIn) && holds(x, mid))) {
         for (const b of usable.filter((x) => holds(x, mid) && holds(x, p.currencyOut))) {
-          out.push({ id: `v4:${a.id},${b.id}`, venue: POOL_VENUE, label: `v4 via ${mid === zeroAddress ? "ETH" : "USDG"}`, hops: [hop(a, p.currencyIn), hop(b, mid)] });
+          out.push({
+            id: `v4:${a.id},${b.id}`,
+            venue: POOL_VENUE,
+            label: `v4 via ${mid === zeroAddress ? "ETH" : "USDG"}`,
+            hops: [hop(a, p.currencyIn), hop(b, mid)],
+          });
         }
       }
     }
@@ -73,7 +108,14 @@ export function candidateRoutes(p: {
   if (p.venues.includes(CURVE_VENUE) && p.curveToken) {
     const buy = p.currencyIn === zeroAddress && same(p.currencyOut, p.curveToken);
     const sell = same(p.currencyIn, p.curveToken) && p.currencyOut === zeroAddress;
-    if (buy || sell) out.push({ id: `curve:${lc(p.curveToken)}`, venue: CURVE_VENUE, label: "launchpad curve", token: p.curveToken, buy });
+    if (buy || sell)
+      out.push({
+        id: `curve:${lc(p.curveToken)}`,
+        venue: CURVE_VENUE,
+        label: "launchpad curve",
+        token: p.curveToken,
+        buy,
+      });
   }
   return out.slice(0, MAX_CANDIDATES);
 }
@@ -83,23 +125,56 @@ export function quoteCall(route: Route, amountIn: bigint, c: { v4Quoter: Address
   if (route.venue === CURVE_VENUE) {
     return route.buy
       ? ({ address: c.launchpad, abi: launchpadAbi, functionName: "quoteBuy", args: [route.token, amountIn] } as const)
-      : ({ address: c.launchpad, abi: launchpadAbi, functionName: "quoteSell", args: [route.token, amountIn] } as const);
+      : ({
+          address: c.launchpad,
+          abi: launchpadAbi,
+          functionName: "quoteSell",
+          args: [route.token, amountIn],
+        } as const);
   }
   if (route.hops.length === 1) {
     const h = route.hops[0]!;
-    return { address: c.v4Quoter, abi: v4QuoterAbi, functionName: "quoteExactInputSingle", args: [{ poolKey: h.key, zeroForOne: h.zeroForOne, exactAmount: amountIn, hookData: "0x" }] } as const;
+    return {
+      address: c.v4Quoter,
+      abi: v4QuoterAbi,
+      functionName: "quoteExactInputSingle",
+      args: [{ poolKey: h.key, zeroForOne: h.zeroForOne, exactAmount: amountIn, hookData: "0x" }],
+    } as const;
   }
   return {
     address: c.v4Quoter,
     abi: v4QuoterAbi,
     functionName: "quoteExactInput",
-    args: [{ exactCurrency: route.hops[0]!.currencyIn, path: route.hops.map((h) => ({ intermediateCurrency: h.currencyOut, fee: h.key.fee, tickSpacing: h.key.tickSpacing, hooks: h.key.hooks, hookData: "0x" as Hex })), exactAmount: amountIn }],
+    args: [
+      {
+        exactCurrency: route.hops[0]!.currencyIn,
+        path: route.hops.map((h) => ({
+          intermediateCurrency: h.currencyOut,
+          fee: h.key.fee,
+          tickSpacing: h.key.tickSpacing,
+          hooks: h.key.hooks,
+          hookData: "0x" as Hex,
+        })),
+        exactAmount: amountIn,
+      },
+    ],
   } as const;
 }
 
 /** Reads a quoteCall's multicall result into a RouteQuote. */
-export function readQuote(route: Route, r: { status: "success" | "failure"; result?: unknown; error?: Error }): RouteQuote {
-  if (r.status !== "success") return { route, ok: false, failed: true, amountOut: 0n, gas: 0n, error: (r.error?.message ?? "quote reverted").split("\n")[0]!.slice(0, 160) };
+export function readQuote(
+  route: Route,
+  r: { status: "success" | "failure"; result?: unknown; error?: Error },
+): RouteQuote {
+  if (r.status !== "success")
+    return {
+      route,
+      ok: false,
+      failed: true,
+      amountOut: 0n,
+      gas: 0n,
+      error: (r.error?.message ?? "quote reverted").split("\n")[0]!.slice(0, 160),
+    };
   const [amountOut, second] = r.result as readonly [bigint, bigint];
   // quoteBuy/quoteSell answer (out, curve fee); the v4 quoter (out, gas estimate).
   const gas = route.venue === CURVE_VENUE ? GAS.curve : second;
@@ -110,7 +185,9 @@ export function readQuote(route: Route, r: { status: "success" | "failure"; resu
 export function routeMidAtoms(route: Route, curve?: { virtualEth: bigint; virtualToken: bigint }): number | null {
   if (route.venue === CURVE_VENUE) {
     if (!curve || curve.virtualEth === 0n || curve.virtualToken === 0n) return null;
-    return route.buy ? Number(curve.virtualToken) / Number(curve.virtualEth) : Number(curve.virtualEth) / Number(curve.virtualToken);
+    return route.buy
+      ? Number(curve.virtualToken) / Number(curve.virtualEth)
+      : Number(curve.virtualEth) / Number(curve.virtualToken);
   }
   let mid = 1;
   for (const h of route.hops) {
@@ -122,4 +199,5 @@ export function routeMidAtoms(route: Route, curve?: { virtualEth: bigint; virtua
 }
 
 /** Pool fees along a route in bps (the curve's fee is read with its quote). */
-export const routeFeeBps = (route: Route): number => (route.venue === CURVE_VENUE ? 0 : route.hops.reduce((s, h) => s + h.fee / 100, 0));
+export const routeFeeBps = (route: Route): number =>
+  route.venue === CURVE_VENUE ? 0 : route.hops.reduce((s, h) => s + h.fee / 100, 0);

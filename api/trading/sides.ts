@@ -7,6 +7,7 @@ import type { Market } from "../market/index.js";
 import type { TokenRecord, Tokens } from "../tokens/index.js";
 import type { TokenRef } from "./ledger.js";
 import { LIMITS } from "./policy.js";
+import { lc } from "../../lib/address.js";
 
 /** Who asks: the key (for its wallet and screening budget) and the client address. */
 export type Who = { key: KeyRecord; clientAddr: string };
@@ -29,8 +30,6 @@ export type TokenInfo = {
   tierLimitUsd: number;
 };
 
-const lc = (a: string) => a.toLowerCase();
-
 /**
  * The two sides of a trade: a core symbol or an address, resolved through the token registry
  * (screened on demand), with what the fee class and the policy need to know about each.
@@ -43,7 +42,13 @@ export function createSides(d: { config: Config; tokens: Tokens; market: Market 
     try {
       return d.tokens.resolve(param);
     } catch (err) {
-      if (err instanceof Refusal && err.code === "ADDRESS_REQUIRED") throw new Refusal("TOKEN_NOT_ALLOWED", `${param} is not a core symbol: name the token by its 0x address`, {}, { cause: err });
+      if (err instanceof Refusal && err.code === "ADDRESS_REQUIRED")
+        throw new Refusal(
+          "TOKEN_NOT_ALLOWED",
+          `${param} is not a core symbol: name the token by its 0x address`,
+          {},
+          { cause: err },
+        );
       throw err;
     }
   }
@@ -51,13 +56,29 @@ export function createSides(d: { config: Config; tokens: Tokens; market: Market 
   async function recordOf(param: string, address: Address, who: Who | null): Promise<TokenRecord> {
     let record: TokenRecord;
     try {
-      record = (await d.tokens.get(address, { shield: false, keyId: who?.key.keyId ?? 0, clientAddr: who?.clientAddr ?? "quote" })) as TokenRecord;
+      record = (await d.tokens.get(address, {
+        shield: false,
+        keyId: who?.key.keyId ?? 0,
+        clientAddr: who?.clientAddr ?? "quote",
+      })) as TokenRecord;
     } catch (err) {
-      if (err instanceof Refusal && (err.code === "NOT_A_TOKEN" || err.code === "UNKNOWN_TOKEN")) throw new Refusal("TOKEN_UNKNOWN", `${param}: ${err.message}`, {}, { cause: err });
+      if (err instanceof Refusal && (err.code === "NOT_A_TOKEN" || err.code === "UNKNOWN_TOKEN"))
+        throw new Refusal("TOKEN_UNKNOWN", `${param}: ${err.message}`, {}, { cause: err });
       if (err instanceof Refusal) throw err;
-      throw new Refusal("RPC_UNAVAILABLE", `the chain RPC did not answer while screening ${param}`, {}, { cause: err, retryAfterS: 2 });
+      throw new Refusal(
+        "RPC_UNAVAILABLE",
+        `the chain RPC did not answer while screening ${param}`,
+        {},
+        { cause: err, retryAfterS: 2 },
+      );
     }
-    if (record.screen_status === "UNSCREENED") throw new Refusal("SCREEN_UNAVAILABLE", `${address} is still being screened; retry in a few seconds`, {}, { retryAfterS: 5 });
+    if (record.screen_status === "UNSCREENED")
+      throw new Refusal(
+        "SCREEN_UNAVAILABLE",
+        `${address} is still being screened; retry in a few seconds`,
+        {},
+        { retryAfterS: 5 },
+      );
     return record;
   }
 
@@ -84,21 +105,41 @@ export function createSides(d: { config: Config; tokens: Tokens; market: Market 
   }
 
   /** Both sides; SAME_TOKEN for one token twice, NO_ROUTE for ETH against WETH (one asset). */
-  async function pair(r: { token_in: string; token_out: string }, who: Who | null): Promise<{ tin: TokenInfo; tout: TokenInfo }> {
+  async function pair(
+    r: { token_in: string; token_out: string },
+    who: Who | null,
+  ): Promise<{ tin: TokenInfo; tout: TokenInfo }> {
     const [tin, tout] = await Promise.all([info(r.token_in, who), info(r.token_out, who)]);
-    if (lc(tin.address) === lc(tout.address)) throw new Refusal("SAME_TOKEN", "token_in and token_out are the same token");
-    if (tin.currency === zeroAddress && tout.currency === zeroAddress) throw new Refusal("NO_ROUTE", "ETH and WETH are the same asset: wrap or unwrap with WETH9 directly");
+    if (lc(tin.address) === lc(tout.address))
+      throw new Refusal("SAME_TOKEN", "token_in and token_out are the same token");
+    if (tin.currency === zeroAddress && tout.currency === zeroAddress)
+      throw new Refusal("NO_ROUTE", "ETH and WETH are the same asset: wrap or unwrap with WETH9 directly");
     return { tin, tout };
   }
 
-  const ref = (t: TokenInfo): TokenRef => ({ token: t.core ? t.symbol : lc(t.address), address: t.address, symbol: t.symbol, name: t.name, decimals: t.decimals });
+  const ref = (t: TokenInfo): TokenRef => ({
+    token: t.core ? t.symbol : lc(t.address),
+    address: t.address,
+    symbol: t.symbol,
+    name: t.name,
+    decimals: t.decimals,
+  });
 
   /** A refused call's side as the request named it: complete for core assets, the address otherwise. */
   function refOfParam(param: unknown): TokenRef | null {
     if (typeof param !== "string") return null;
     const core = d.config.tokens[param.toUpperCase()] ?? d.market.core(param as Address);
-    if (core && (!/^0x/i.test(param) || /^0x[0-9a-fA-F]{40}$/.test(param))) return { token: core.symbol, address: core.address, symbol: core.symbol, name: core.name, decimals: core.decimals };
-    return /^0x[0-9a-fA-F]{40}$/.test(param) ? { token: lc(param), address: getAddress(param), symbol: null, name: null, decimals: null } : { token: param, address: null, symbol: null, name: null, decimals: null };
+    if (core && (!/^0x/i.test(param) || /^0x[0-9a-fA-F]{40}$/.test(param)))
+      return {
+        token: core.symbol,
+        address: core.address,
+        symbol: core.symbol,
+        name: core.name,
+        decimals: core.decimals,
+      };
+    return /^0x[0-9a-fA-F]{40}$/.test(param)
+      ? { token: lc(param), address: getAddress(param), symbol: null, name: null, decimals: null }
+      : { token: param, address: null, symbol: null, name: null, decimals: null };
   }
 
   return { resolve, info, pair, ref, refOfParam };

@@ -1,7 +1,13 @@
 import { getAddress, zeroAddress, type Address } from "viem";
 import { Refusal, rpc } from "../errors/index.js";
 import { balanceIn } from "../ports/chainSnapshot.js";
-import { balanceOverride, findBalanceSlot, simulatePlan, type Override, type PlanSimulation } from "../ports/simulation.js";
+import {
+  balanceOverride,
+  findBalanceSlot,
+  simulatePlan,
+  type Override,
+  type PlanSimulation,
+} from "../ports/simulation.js";
 import { buildPlan } from "./build.js";
 import { evaluate, type Evaluation, type TradingContext } from "./evaluate.js";
 import { parseTradeRequest, type TradeRequest } from "./request.js";
@@ -9,14 +15,13 @@ import { CURVE_VENUE } from "./routing.js";
 import type { Who } from "./sides.js";
 import type { Step } from "./txs.js";
 import { msSince } from "./timing.js";
+import { lc } from "../../lib/address.js";
 
 /** The wallet live/simulate uses when none is given: funded by overrides, never signable. */
 export const SYNTHETIC_WALLET = "0x00000000000000000000000000000000005139a7" as Address;
 
 /** Extra ETH lent for gas-free value checks: enough for the router's value and any wrap. */
 const ETH_CUSHION = 10n ** 17n;
-
-const lc = (a: string) => a.toLowerCase();
 
 /** The request's wallet, which must be the key's (403 WALLET_MISMATCH otherwise). */
 export function walletOf(r: TradeRequest, who: Who): Address {
@@ -26,7 +31,13 @@ export function walletOf(r: TradeRequest, who: Who): Address {
 }
 
 /** State overrides that lend the input when asked (fund true, or auto and the wallet lacks it). */
-async function lendingOverrides(ctx: TradingContext, e: Evaluation, steps: Step[], wallet: Address, fund: "auto" | boolean): Promise<Override[]> {
+async function lendingOverrides(
+  ctx: TradingContext,
+  e: Evaluation,
+  steps: Step[],
+  wallet: Address,
+  fund: "auto" | boolean,
+): Promise<Override[]> {
   const w = e.snap.wallet;
   const have = w ? balanceIn(w, e.tin.address) : 0n;
   if (!(fund === true || (fund === "auto" && have < e.amountIn))) return [];
@@ -34,7 +45,11 @@ async function lendingOverrides(ctx: TradingContext, e: Evaluation, steps: Step[
   const txValue = steps.reduce((s, x) => s + BigInt(x.tx?.value ?? "0"), 0n);
   if (e.tin.address === zeroAddress) return [{ address: wallet, balance: eth + e.amountIn + txValue + ETH_CUSHION }];
   const slot = await rpc(findBalanceSlot(ctx.chain, e.tin.address));
-  if (slot === null) throw new Refusal("DRY_RUN_UNFUNDABLE", `${e.tin.symbol || e.tin.address} keeps balances where overrides cannot fake them; simulate with fund false from a wallet that holds it, or trade small`);
+  if (slot === null)
+    throw new Refusal(
+      "DRY_RUN_UNFUNDABLE",
+      `${e.tin.symbol || e.tin.address} keeps balances where overrides cannot fake them; simulate with fund false from a wallet that holds it, or trade small`,
+    );
   const overrides: Override[] = [];
   const lent = balanceOverride(e.tin.address, wallet, slot, have + e.amountIn);
   // Lent WETH must be backed by ETH in WETH9, or the router's unwrap fails.
@@ -44,7 +59,13 @@ async function lendingOverrides(ctx: TradingContext, e: Evaluation, steps: Step[
 }
 
 /** Simulates a plan's transactions in order from `wallet`, lending the input as `fund` says. */
-export async function simulateSteps(ctx: TradingContext, e: Evaluation, steps: Step[], wallet: Address, fund: "auto" | boolean): Promise<PlanSimulation> {
+export async function simulateSteps(
+  ctx: TradingContext,
+  e: Evaluation,
+  steps: Step[],
+  wallet: Address,
+  fund: "auto" | boolean,
+): Promise<PlanSimulation> {
   const c = ctx.config.contracts;
   return rpc(
     simulatePlan({
@@ -89,7 +110,13 @@ export async function simulateTrade(ctx: TradingContext, body: Record<string, un
     funded_by_overrides: sim.funded_by_overrides,
     synthetic,
     mode: r.mode,
-    build: { route: e.best.row, amount_in: e.amountIn.toString(), amount_out_expected: e.expectedOut.toString(), deadline: built.deadline, steps: built.steps.map((s) => ({ kind: s.kind, tx: s.tx })) },
+    build: {
+      route: e.best.row,
+      amount_in: e.amountIn.toString(),
+      amount_out_expected: e.expectedOut.toString(),
+      deadline: built.deadline,
+      steps: built.steps.map((s) => ({ kind: s.kind, tx: s.tx })),
+    },
     policy: { ok: e.policy.ok, code: e.policy.code, message: e.policy.message, checks: e.policy.checks },
     risks: e.risks,
     ...e.fees,

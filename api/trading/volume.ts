@@ -38,7 +38,10 @@ export function createVolume(d: { config: Config; ledger: Ledger; market: Market
     const since = Math.floor(d.clock() / 1000) - VOLUME_WINDOW_DAYS * 86_400;
     let usd = 0;
     for (const t of await d.ledger.minedSince(wallet, since)) {
-      for (const [token, amount] of [[t.tokenIn, t.amountIn], [t.tokenOut, t.amountOut]] as const) {
+      for (const [token, amount] of [
+        [t.tokenIn, t.amountIn],
+        [t.tokenOut, t.amountOut],
+      ] as const) {
         const core = token ? d.market.core(token) : undefined;
         if (!core || !majors.has(core.symbol) || amount === null) continue;
         const m = await d.market.mark(core.address);
@@ -62,7 +65,13 @@ export function createVolume(d: { config: Config; ledger: Ledger; market: Market
       volume_usd: Math.round(volume * 100) / 100,
       tier_bps: majorTierBps(volume),
       posted_bps: MAJOR_TIERS[0]!.bps,
-      next_tier: next ? { bps: next.bps, min_30d_volume_usd: next.min_30d_volume_usd, volume_to_next_usd: Math.round((next.min_30d_volume_usd - volume) * 100) / 100 } : null,
+      next_tier: next
+        ? {
+            bps: next.bps,
+            min_30d_volume_usd: next.min_30d_volume_usd,
+            volume_to_next_usd: Math.round((next.min_30d_volume_usd - volume) * 100) / 100,
+          }
+        : null,
       tiers: MAJOR_TIERS,
     };
   }

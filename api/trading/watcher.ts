@@ -35,10 +35,21 @@ type RpcReceipt = { status: string; blockHash: Hex; blockNumber: Hex; logs: RawL
  * another takes over within the lease's ttl when the holder dies. Updates stay conditional on
  * the row they read, so a pass that overlaps a takeover cannot undo a newer reading.
  */
-export function createWatcher(d: { chain: PublicClient; ledger: Ledger; sequencer: Sequencer; lease?: Lease; contracts: RelayedContracts; clock: () => number; logger?: Logger; intervalMs?: number; concurrency?: number }) {
+export function createWatcher(d: {
+  chain: PublicClient;
+  ledger: Ledger;
+  sequencer: Sequencer;
+  lease?: Lease;
+  contracts: RelayedContracts;
+  clock: () => number;
+  logger?: Logger;
+  intervalMs?: number;
+  concurrency?: number;
+}) {
   const intervalMs = d.intervalMs ?? 500;
   const queue = new PQueue({ concurrency: d.concurrency ?? 8 });
-  const rpc = <T>(method: string, params: unknown[]) => d.chain.request({ method: method as never, params: params as never }) as Promise<T>;
+  const rpc = <T>(method: string, params: unknown[]) =>
+    d.chain.request({ method: method as never, params: params as never }) as Promise<T>;
   let timer: NodeJS.Timeout | null = null;
   let running: Promise<void> | null = null;
   let stopped = true;
@@ -61,10 +72,15 @@ export function createWatcher(d: { chain: PublicClient; ledger: Ledger; sequence
     const block = await rpc<{ timestamp: Hex } | null>("eth_getBlockByHash", [r.blockHash, false]);
     if (!block) return; // reorged between the two reads: next tick
     const twoStep = t.plan?.execution === "curve" && t.plan.fee.token === zeroAddress && t.plan.fee.amount > 0n;
-    const feeTx = twoStep && t.feeTxHash ? await rpc<RpcReceipt | null>("eth_getTransactionReceipt", [t.feeTxHash]) : null;
+    const feeTx =
+      twoStep && t.feeTxHash ? await rpc<RpcReceipt | null>("eth_getTransactionReceipt", [t.feeTxHash]) : null;
     // A two_step trade whose fee has no successful receipt paid nothing: it counts nowhere (volume, league, treasury).
     const feeUnpaid = twoStep && feeTx?.status !== "0x1";
-    if (feeUnpaid) d.logger?.warn({ tx: t.txHash, fee_tx: t.feeTxHash }, "relay watcher: a curve trade mined without its fee; it counts nowhere");
+    if (feeUnpaid)
+      d.logger?.warn(
+        { tx: t.txHash, fee_tx: t.feeTxHash },
+        "relay watcher: a curve trade mined without its fee; it counts nowhere",
+      );
     const outcome = t.plan ? storedOutcome(relayedOutcome(r, t.plan, d.contracts, feeTx)) : null;
     await d.ledger.recordOutcome(t.id, t.status === "pending" ? null : t.blockHash, {
       status: r.status === "0x1" ? "mined" : "reverted",
@@ -81,10 +97,16 @@ export function createWatcher(d: { chain: PublicClient; ledger: Ledger; sequence
   async function resendIfForgotten(t: WatchedTrade) {
     const now = Math.floor(d.clock() / 1000);
     if (!t.rawTx || (t.deadline !== null && t.deadline <= now)) return;
-    const due = t.relay === "lost" || (t.relay === "sending" && (t.sentAt ?? 0) < now - STALE_SEND_S) || (t.relay === "sent" && (t.sentAt ?? 0) < now - RESEND_EVERY_S);
+    const due =
+      t.relay === "lost" ||
+      (t.relay === "sending" && (t.sentAt ?? 0) < now - STALE_SEND_S) ||
+      (t.relay === "sent" && (t.sentAt ?? 0) < now - RESEND_EVERY_S);
     if (!due) return;
     if (await rpc<unknown>("eth_getTransactionByHash", [t.txHash])) return;
-    const raw = await d.ledger.claimResend(t.txHash, { staleBefore: now - STALE_SEND_S, ifSentBefore: now - RESEND_EVERY_S });
+    const raw = await d.ledger.claimResend(t.txHash, {
+      staleBefore: now - STALE_SEND_S,
+      ifSentBefore: now - RESEND_EVERY_S,
+    });
     if (!raw) return;
     const state = await resend(d.sequencer, d.ledger, t.txHash, raw);
     d.logger?.info({ tx: t.txHash, relay: state }, "relay watcher: sent a pending trade's bytes again");

@@ -3,9 +3,29 @@ import type { Config } from "../../lib/config.js";
 import type { SqlIndexedReads } from "../ports/indexed.js";
 import type { Market } from "../market/index.js";
 import type { Ledger } from "../trading/index.js";
-import { erc20Flows, ethBalanceChange, ethSpentBy, nodeTraces, tokenFacts, tracedEthIn, type EthFound, type EthMethod, type Flow, type WeekBlocks } from "./gather.js";
-import { BUCKETS, bucketsFrom, bucketStrings, splitToken, type Bucket, type PerBucket, type TokenStatus } from "./split.js";
+import {
+  erc20Flows,
+  ethBalanceChange,
+  ethSpentBy,
+  nodeTraces,
+  tokenFacts,
+  tracedEthIn,
+  type EthFound,
+  type EthMethod,
+  type Flow,
+  type WeekBlocks,
+} from "./gather.js";
+import {
+  BUCKETS,
+  bucketsFrom,
+  bucketStrings,
+  splitToken,
+  type Bucket,
+  type PerBucket,
+  type TokenStatus,
+} from "./split.js";
 import type { Week } from "./week.js";
+import { lc } from "../../lib/address.js";
 
 export type TokenRow = {
   token: Address;
@@ -29,7 +49,16 @@ export type TokenRow = {
   /** USD per whole token with 8 decimals, the token's independent mark when the week was closed. */
   mark: string | null;
 };
-export type TransferRow = { bucket: Bucket; to: Address; token: Address; symbol: string; decimals: number; amount: string; tx_hash: Hex; block: number };
+export type TransferRow = {
+  bucket: Bucket;
+  to: Address;
+  token: Address;
+  symbol: string;
+  decimals: number;
+  amount: string;
+  tx_hash: Hex;
+  block: number;
+};
 export type Reconciliation = {
   status: "agrees" | "accepted";
   /** Per token: the fees the relay ledger booked for trades mined in the week against the chain's (logs, or traces for ETH). */
@@ -68,8 +97,8 @@ export type CloseDeps = {
   ethMethod?: EthMethod;
 };
 
-const lc = (a: string) => a.toLowerCase();
-const decimal = (v: bigint, places: number) => `${v / 10n ** BigInt(places)}.${(v % 10n ** BigInt(places)).toString().padStart(places, "0")}`;
+const decimal = (v: bigint, places: number) =>
+  `${v / 10n ** BigInt(places)}.${(v % 10n ** BigInt(places)).toString().padStart(places, "0")}`;
 
 /**
  * A week's row as the chain, the indexer and the relay ledger say it, without transfers, hash or
@@ -77,7 +106,17 @@ const decimal = (v: bigint, places: number) => `${v / 10n ** BigInt(places)}.${(
  * and the reconciliation of the ledger against the chain. `prev` is the row before (carried and
  * owed amounts come from it).
  */
-export async function draftWeek(d: CloseDeps, week: Week, blocks: WeekBlocks, prev: WeekRow | null, ownTxs: Hex[], opts: { maxTraceBlocks?: number } = {}): Promise<{ row: Omit<WeekRow, "seq" | "prev_hash" | "hash" | "recorded_at" | "transfers" | "status">; planned: Planned[] }> {
+export async function draftWeek(
+  d: CloseDeps,
+  week: Week,
+  blocks: WeekBlocks,
+  prev: WeekRow | null,
+  ownTxs: Hex[],
+  opts: { maxTraceBlocks?: number } = {},
+): Promise<{
+  row: Omit<WeekRow, "seq" | "prev_hash" | "hash" | "recorded_at" | "transfers" | "status">;
+  planned: Planned[];
+}> {
   const platform = d.config.feeRecipient;
   const flows = await erc20Flows(d.indexed, platform, week);
   const fees = await d.ledger.feesMinedBetween(week.start, week.end);
@@ -85,7 +124,12 @@ export async function draftWeek(d: CloseDeps, week: Week, blocks: WeekBlocks, pr
 
   // ETH has no log: the ledger's fees are what trades paid; the chain says what else came in.
   const ethFees = fees.filter((f) => f.token === zeroAddress);
-  const eth: Flow = { received: ethFees.reduce((s, f) => s + f.amount, 0n), trades: new Set(ethFees.map((f) => lc(f.txHash))), outside: 0n, outsideTxs: new Set() };
+  const eth: Flow = {
+    received: ethFees.reduce((s, f) => s + f.amount, 0n),
+    trades: new Set(ethFees.map((f) => lc(f.txHash))),
+    outside: 0n,
+    outsideTxs: new Set(),
+  };
   const span = blocks.first === null || blocks.last === null ? 0 : blocks.last - blocks.first + 1;
   const traceable = span <= (opts.maxTraceBlocks ?? Number.POSITIVE_INFINITY) && (await nodeTraces(d.chain));
   let method: EthFound = d.ethMethod ?? (traceable ? "trace" : "balance");
@@ -101,18 +145,23 @@ export async function draftWeek(d: CloseDeps, week: Week, blocks: WeekBlocks, pr
         eth.outsideTxs.add(tx);
       }
     }
-    if (ethChain !== eth.received) reasons.push(`ETH fees: the ledger has ${eth.received} wei, traces show ${ethChain} wei in those transactions`);
+    if (ethChain !== eth.received)
+      reasons.push(`ETH fees: the ledger has ${eth.received} wei, traces show ${ethChain} wei in those transactions`);
     // What the chain shows arrived is what is split, never the ledger's estimate of it.
     eth.received = ethChain;
   } else {
     const change = await ethBalanceChange(d.chain, platform, blocks);
     if (change === null) {
       method = "ledger";
-      reasons.push(`ETH: the node serves neither traces nor balances at blocks ${blocks.first}-${blocks.last}; ETH from outside trades is not counted`);
+      reasons.push(
+        `ETH: the node serves neither traces nor balances at blocks ${blocks.first}-${blocks.last}; ETH from outside trades is not counted`,
+      );
     } else {
       const outside = change - eth.received + (await ethSpentBy(d.chain, ownTxs));
       if (outside < 0n) {
-        reasons.push(`ETH: the balance rose ${-outside} wei less than the ledger's fees and the record's own transfers explain`);
+        reasons.push(
+          `ETH: the balance rose ${-outside} wei less than the ledger's fees and the record's own transfers explain`,
+        );
         // Only what the balance shows is split: the ledger's fees are cut to it.
         eth.received = eth.received + outside > 0n ? eth.received + outside : 0n;
       }
@@ -123,7 +172,10 @@ export async function draftWeek(d: CloseDeps, week: Week, blocks: WeekBlocks, pr
   // Anyone can send the wallet tokens: past MAX_FOREIGN_TOKENS tokens outside config in a week, the rest are left out (and said so).
   const foreign = [...flows.keys()].filter((t) => !isCore(d.config, t)).sort((a, b) => (lc(a) < lc(b) ? -1 : 1));
   for (const t of foreign.slice(MAX_FOREIGN_TOKENS)) flows.delete(t);
-  if (foreign.length > MAX_FOREIGN_TOKENS) reasons.push(`${foreign.length - MAX_FOREIGN_TOKENS} more tokens outside config reached the wallet and are not listed`);
+  if (foreign.length > MAX_FOREIGN_TOKENS)
+    reasons.push(
+      `${foreign.length - MAX_FOREIGN_TOKENS} more tokens outside config reached the wallet and are not listed`,
+    );
   const tokens = new Set<Address>([...flows.keys()]);
   if (eth.received > 0n || eth.outside > 0n) tokens.add(zeroAddress);
   for (const t of prev?.tokens ?? []) {
@@ -133,13 +185,24 @@ export async function draftWeek(d: CloseDeps, week: Week, blocks: WeekBlocks, pr
   const rows: TokenRow[] = [];
   const planned: Planned[] = [];
   for (const token of [...tokens].sort((a, b) => (lc(a) < lc(b) ? -1 : 1))) {
-    const flow = token === zeroAddress ? eth : (flows.get(token) ?? { received: 0n, trades: new Set(), outside: 0n, outsideTxs: new Set() });
+    const flow =
+      token === zeroAddress
+        ? eth
+        : (flows.get(token) ?? { received: 0n, trades: new Set(), outside: 0n, outsideTxs: new Set() });
     const before = prev?.tokens.find((t) => lc(t.token) === lc(token));
     const facts = await factsOf(d, token);
     const m = await d.market.independentMark(token);
     const markE8 = m.mark ? BigInt(Math.round(m.mark.usd * 1e8)) : null;
     const owedIn = bucketsFrom(before?.owed_out);
-    const s = splitToken({ carriedIn: BigInt(before?.carried_out ?? "0"), received: flow.received, outside: flow.outside, owedIn, decimals: facts.decimals, markE8, bucketSet: d.moving });
+    const s = splitToken({
+      carriedIn: BigInt(before?.carried_out ?? "0"),
+      received: flow.received,
+      outside: flow.outside,
+      owedIn,
+      decimals: facts.decimals,
+      markE8,
+      bucketSet: d.moving,
+    });
     rows.push({
       token,
       ...facts,
@@ -160,22 +223,43 @@ export async function draftWeek(d: CloseDeps, week: Week, blocks: WeekBlocks, pr
     });
     for (const b of BUCKETS) {
       const to = d.config.treasuryBuckets[b];
-      if (s.moved[b] > 0n && to) planned.push({ bucket: b, to, token, symbol: facts.symbol, decimals: facts.decimals, amount: s.moved[b].toString() });
+      if (s.moved[b] > 0n && to)
+        planned.push({
+          bucket: b,
+          to,
+          token,
+          symbol: facts.symbol,
+          decimals: facts.decimals,
+          amount: s.moved[b].toString(),
+        });
     }
   }
 
   const ledger = ledgerAgainstChain(d, fees, flows, ethChain, rows);
-  for (const l of ledger) if (l.chain !== null && l.chain !== l.ledger && l.token !== zeroAddress) reasons.push(`${l.symbol}: the ledger has ${l.ledger} atoms of fees, trade transfers on chain ${l.chain}`);
-  const chainFeeTransfers = [...flows.values()].reduce((s, f) => s + f.trades.size, 0) + (method === "trace" ? eth.trades.size : 0);
+  for (const l of ledger)
+    if (l.chain !== null && l.chain !== l.ledger && l.token !== zeroAddress)
+      reasons.push(`${l.symbol}: the ledger has ${l.ledger} atoms of fees, trade transfers on chain ${l.chain}`);
+  const chainFeeTransfers =
+    [...flows.values()].reduce((s, f) => s + f.trades.size, 0) + (method === "trace" ? eth.trades.size : 0);
   const reconciliation: Reconciliation = {
     status: reasons.length ? "accepted" : "agrees",
     ledger,
     eth: method,
-    counts: { ledger_trades: fees.length, chain_fee_transfers: chainFeeTransfers, outside_transfers: [...flows.values()].reduce((s, f) => s + f.outsideTxs.size, 0) + eth.outsideTxs.size, split_transfers: planned.length },
+    counts: {
+      ledger_trades: fees.length,
+      chain_fee_transfers: chainFeeTransfers,
+      outside_transfers: [...flows.values()].reduce((s, f) => s + f.outsideTxs.size, 0) + eth.outsideTxs.size,
+      split_transfers: planned.length,
+    },
     accepted: reasons.length ? reasons.join("; ") : null,
   };
   return {
-    row: { kind: "week", week: { start: week.start, end: week.end, label: week.label, first_block: blocks.first, last_block: blocks.last }, tokens: rows, reconciliation },
+    row: {
+      kind: "week",
+      week: { start: week.start, end: week.end, label: week.label, first_block: blocks.first, last_block: blocks.last },
+      tokens: rows,
+      reconciliation,
+    },
     planned,
   };
 }
@@ -186,7 +270,13 @@ export function ownTxsIn(rows: Pick<WeekRow, "transfers">[], first: number | nul
   return rows.flatMap((r) => r.transfers.filter((t) => t.block >= first && t.block <= last).map((t) => t.tx_hash));
 }
 
-function ledgerAgainstChain(d: CloseDeps, fees: { token: Address; amount: bigint }[], flows: Map<Address, Flow>, ethChain: bigint | null, rows: TokenRow[]): Reconciliation["ledger"] {
+function ledgerAgainstChain(
+  d: CloseDeps,
+  fees: { token: Address; amount: bigint }[],
+  flows: Map<Address, Flow>,
+  ethChain: bigint | null,
+  rows: TokenRow[],
+): Reconciliation["ledger"] {
   const byToken = new Map<Address, bigint>();
   for (const f of fees) byToken.set(getAddress(f.token), (byToken.get(getAddress(f.token)) ?? 0n) + f.amount);
   const tokens = new Set<Address>([...byToken.keys(), ...flows.keys()]);
@@ -196,18 +286,24 @@ function ledgerAgainstChain(d: CloseDeps, fees: { token: Address; amount: bigint
       token,
       symbol: rows.find((r) => lc(r.token) === lc(token))?.symbol ?? symbolOf(d.config, token),
       ledger: (byToken.get(token) ?? 0n).toString(),
-      chain: token === zeroAddress ? (ethChain === null ? null : ethChain.toString()) : (flows.get(token)?.received ?? 0n).toString(),
+      chain:
+        token === zeroAddress
+          ? ethChain === null
+            ? null
+            : ethChain.toString()
+          : (flows.get(token)?.received ?? 0n).toString(),
     }))
     .filter((l) => l.ledger !== "0" || (l.chain !== null && l.chain !== "0"));
 }
 
 /** Tokens outside config listed in one week at most; the rest of a flood of airdropped tokens is left out. */
 export const MAX_FOREIGN_TOKENS = 50;
-const isCore = (config: Config, token: Address) => Object.values(config.tokens).some((t) => lc(t.address) === lc(token));
-const symbolOf = (config: Config, token: Address) => Object.values(config.tokens).find((t) => lc(t.address) === lc(token))?.symbol ?? "?";
+const isCore = (config: Config, token: Address) =>
+  Object.values(config.tokens).some((t) => lc(t.address) === lc(token));
+const symbolOf = (config: Config, token: Address) =>
+  Object.values(config.tokens).find((t) => lc(t.address) === lc(token))?.symbol ?? "?";
 
 async function factsOf(d: CloseDeps, token: Address): Promise<{ symbol: string; decimals: number }> {
   const core = Object.values(d.config.tokens).find((t) => lc(t.address) === lc(token));
   return core ? { symbol: core.symbol, decimals: core.decimals } : tokenFacts(d.reader, token);
 }
-

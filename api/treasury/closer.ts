@@ -28,7 +28,13 @@ export type CloserDeps = CloseDeps & {
 };
 
 /** Per token (lower-case address), what the wallet must still hold after the split: carried plus owed. */
-const heldAfter = (tokens: WeekRow["tokens"]) => new Map(tokens.map((t) => [t.token.toLowerCase(), BigInt(t.carried_out) + BUCKETS.reduce((s, b) => s + BigInt(t.owed_out[b]), 0n)]));
+const heldAfter = (tokens: WeekRow["tokens"]) =>
+  new Map(
+    tokens.map((t) => [
+      t.token.toLowerCase(),
+      BigInt(t.carried_out) + BUCKETS.reduce((s, b) => s + BigInt(t.owed_out[b]), 0n),
+    ]),
+  );
 
 type Draft = { row: Awaited<ReturnType<typeof draftWeek>>["row"]; planned: Planned[]; status: "moved" | "booked" };
 
@@ -46,7 +52,9 @@ export function createWeekCloser(d: CloserDeps) {
 
   /** The first week to record: the one of the first fee that reached the wallet or the first trade mined. */
   async function firstWeek(): Promise<Week | null> {
-    const times = [await d.indexed.firstFeeTransferAt(), await d.ledger.firstMinedAt()].filter((t): t is number => t !== null);
+    const times = [await d.indexed.firstFeeTransferAt(), await d.ledger.firstMinedAt()].filter(
+      (t): t is number => t !== null,
+    );
     return times.length ? weekOf(Math.min(...times)) : null;
   }
 
@@ -75,12 +83,20 @@ export function createWeekCloser(d: CloserDeps) {
     // by another record would not be seen yet.
     const indexedHead = await d.indexed.head();
     const head = Number(await d.chain.getBlockNumber({ cacheTime: 0 }));
-    if (!indexedHead || head - indexedHead.block > confirmations) throw new SplitRefused(`the indexer is ${indexedHead ? head - indexedHead.block : "all"} blocks behind the chain: bucket transfers after ${week.label} may not be seen yet; nothing is sent`);
+    if (!indexedHead || head - indexedHead.block > confirmations)
+      throw new SplitRefused(
+        `the indexer is ${indexedHead ? head - indexedHead.block : "all"} blocks behind the chain: bucket transfers after ${week.label} may not be seen yet; nothing is sent`,
+      );
     const known = new Set(rows.flatMap((r) => r.transfers.map((t) => t.tx_hash.toLowerCase())));
     const buckets = new Set(Object.values(d.config.treasuryBuckets).flatMap((b) => (b ? [b.toLowerCase()] : [])));
     const later = await d.indexed.feeTransfersBetween(week.end, Number.MAX_SAFE_INTEGER);
-    const unknown = later.filter((t) => t.direction === "out" && buckets.has(t.to.toLowerCase()) && !known.has(t.txHash.toLowerCase()));
-    if (unknown.length) throw new SplitRefused(`${unknown.length} transfer(s) from the platform wallet to a bucket after ${week.label} are not in this record (first ${unknown[0]!.txHash}): was it split already? nothing is sent`);
+    const unknown = later.filter(
+      (t) => t.direction === "out" && buckets.has(t.to.toLowerCase()) && !known.has(t.txHash.toLowerCase()),
+    );
+    if (unknown.length)
+      throw new SplitRefused(
+        `${unknown.length} transfer(s) from the platform wallet to a bucket after ${week.label} are not in this record (first ${unknown[0]!.txHash}): was it split already? nothing is sent`,
+      );
   }
 
   async function closeWeek(week: Week, rows: WeekRow[]): Promise<WeekRow | null> {
@@ -96,7 +112,12 @@ export function createWeekCloser(d: CloserDeps) {
       const status = Object.values(d.moving).every(Boolean) ? "moved" : "booked";
       kept = await d.store.keepDraft<Draft, Send>(week.start, { ...draft, status }, sends, now());
     }
-    const transfers = await deliverSplit(d.chain, kept.sends, { from: d.config.feeRecipient, buckets: d.config.treasuryBuckets }, d.deliverTimeoutMs);
+    const transfers = await deliverSplit(
+      d.chain,
+      kept.sends,
+      { from: d.config.feeRecipient, buckets: d.config.treasuryBuckets },
+      d.deliverTimeoutMs,
+    );
     const row: WeekRow = {
       ...kept.draft.row,
       seq: (prev?.seq ?? 0) + 1,
@@ -108,9 +129,22 @@ export function createWeekCloser(d: CloserDeps) {
     };
     row.hash = rowHash(row);
     await d.store.append({ ...row, hash: row.hash, prev_hash: row.prev_hash! }, JSON.stringify(row));
-    d.logger?.info({ week: week.label, seq: row.seq, status: row.status, transfers: transfers.length, reconciliation: row.reconciliation.status }, "treasury week closed");
+    d.logger?.info(
+      {
+        week: week.label,
+        seq: row.seq,
+        status: row.status,
+        transfers: transfers.length,
+        reconciliation: row.reconciliation.status,
+      },
+      "treasury week closed",
+    );
     // The ledger and the chain disagree (or the chain could not be read): an operator looks (also counted in GET health).
-    if (row.reconciliation.status === "accepted") d.logger?.warn({ week: week.label, seq: row.seq, reasons: row.reconciliation.accepted }, "treasury week recorded as accepted, not agrees");
+    if (row.reconciliation.status === "accepted")
+      d.logger?.warn(
+        { week: week.label, seq: row.seq, reasons: row.reconciliation.accepted },
+        "treasury week recorded as accepted, not agrees",
+      );
     return row;
   }
 

@@ -2,6 +2,7 @@ import { erc20Abi, getAddress, zeroAddress, type Address, type Hex, type PublicC
 import { fencedRead } from "../../lib/chain.js";
 import type { SqlIndexedReads } from "../ports/indexed.js";
 import type { Week } from "./week.js";
+import { lc } from "../../lib/address.js";
 
 /** The week's first block (timestamp >= start) and last (timestamp < end); null when no block fell in it. */
 export type WeekBlocks = { first: number | null; last: number | null };
@@ -32,7 +33,6 @@ export async function weekBlocks(chain: PublicClient, week: Week, head: number):
 /** What reached the platform wallet for one token in a week: from trades, and from anywhere else. */
 export type Flow = { received: bigint; trades: Set<string>; outside: bigint; outsideTxs: Set<string> };
 const newFlow = (): Flow => ({ received: 0n, trades: new Set(), outside: 0n, outsideTxs: new Set() });
-const lc = (a: string) => a.toLowerCase();
 
 /**
  * ERC-20 flows from the indexer's Transfer logs to the wallet: `trade` when the transaction went
@@ -59,7 +59,13 @@ export async function erc20Flows(indexed: SqlIndexedReads, platform: Address, we
 export type LedgerFee = { txHash: Hex; feeTxHash: Hex | null; token: Address; amount: bigint };
 export type EthMethod = "trace" | "balance";
 export type EthFound = EthMethod | "ledger";
-type TraceRow = { type: string; error?: string; transactionHash: Hex; traceAddress?: number[]; action: { from?: Address; to?: Address; value?: Hex; callType?: string } };
+type TraceRow = {
+  type: string;
+  error?: string;
+  transactionHash: Hex;
+  traceAddress?: number[];
+  action: { from?: Address; to?: Address; value?: Hex; callType?: string };
+};
 
 /** Blocks per trace_filter call to start with; halved while the node refuses the range (anvil takes 300). */
 const TRACE_CHUNK_BLOCKS = 5_000;
@@ -67,7 +73,10 @@ const TRACE_CHUNK_BLOCKS = 5_000;
 /** Whether the node answers trace_filter (Arbitrum Nitro and anvil do; many public RPCs do not). */
 export async function nodeTraces(chain: PublicClient): Promise<boolean> {
   try {
-    await chain.request({ method: "trace_filter" as never, params: [{ fromBlock: "0x0", toBlock: "0x0", toAddress: [zeroAddress] }] as never });
+    await chain.request({
+      method: "trace_filter" as never,
+      params: [{ fromBlock: "0x0", toBlock: "0x0", toAddress: [zeroAddress] }] as never,
+    });
     return true;
   } catch {
     return false;
@@ -84,7 +93,10 @@ async function txsCalling(chain: PublicClient, to: Address, first: number, last:
     const until = Math.min(last, from + step - 1);
     let rows: TraceRow[];
     try {
-      rows = (await chain.request({ method: "trace_filter" as never, params: [{ fromBlock: rpcHex(from), toBlock: rpcHex(until), toAddress: [to] }] as never })) as TraceRow[];
+      rows = (await chain.request({
+        method: "trace_filter" as never,
+        params: [{ fromBlock: rpcHex(from), toBlock: rpcHex(until), toAddress: [to] }] as never,
+      })) as TraceRow[];
     } catch (err) {
       if (step === 1) throw err;
       step = Math.max(1, Math.floor(step / 2));
@@ -101,7 +113,11 @@ async function txsCalling(chain: PublicClient, to: Address, first: number, last:
  * traced whole: a call counts only when neither it nor any call above it reverted (trace_filter
  * marks only the call that failed, not the calls under it that it undid).
  */
-export async function tracedEthIn(chain: PublicClient, platform: Address, blocks: WeekBlocks): Promise<Map<string, bigint>> {
+export async function tracedEthIn(
+  chain: PublicClient,
+  platform: Address,
+  blocks: WeekBlocks,
+): Promise<Map<string, bigint>> {
   const byTx = new Map<string, bigint>();
   if (blocks.first === null || blocks.last === null) return byTx;
   for (const hash of await txsCalling(chain, platform, blocks.first, blocks.last)) {
@@ -114,7 +130,13 @@ export async function tracedEthIn(chain: PublicClient, platform: Address, blocks
     let sum = 0n;
     for (const r of rows) {
       const value = r.action.value ? BigInt(r.action.value) : 0n;
-      if (r.type !== "call" || value === 0n || lc(r.action.to ?? "") !== lc(platform) || lc(r.action.from ?? "") === lc(platform)) continue;
+      if (
+        r.type !== "call" ||
+        value === 0n ||
+        lc(r.action.to ?? "") !== lc(platform) ||
+        lc(r.action.from ?? "") === lc(platform)
+      )
+        continue;
       if ((r.action.callType && r.action.callType !== "call") || undone(r)) continue;
       sum += value;
     }
@@ -128,9 +150,14 @@ export async function tracedEthIn(chain: PublicClient, platform: Address, blocks
  * the node keeps no state that old (not an archive node; anvil before its loaded state).
  * eth_getBalance itself, not a multicall: the multicall contract may be younger than the week.
  */
-export async function ethBalanceChange(chain: PublicClient, platform: Address, blocks: WeekBlocks): Promise<bigint | null> {
+export async function ethBalanceChange(
+  chain: PublicClient,
+  platform: Address,
+  blocks: WeekBlocks,
+): Promise<bigint | null> {
   if (blocks.first === null || blocks.last === null) return 0n;
-  const at = (n: number) => chain.request({ method: "eth_getBalance", params: [platform, `0x${n.toString(16)}`] }).then(BigInt);
+  const at = (n: number) =>
+    chain.request({ method: "eth_getBalance", params: [platform, `0x${n.toString(16)}`] }).then(BigInt);
   try {
     // Block 0 holds no transactions: its state is the genesis allocation, not the week's income.
     return (await at(blocks.last)) - (await at(Math.max(0, blocks.first - 1)));
@@ -156,7 +183,10 @@ export async function ethSpentBy(chain: PublicClient, hashes: Hex[]): Promise<bi
  * throws: that is no third party's doing, and the pass is tried again.
  */
 export async function tokenFacts(reader: PublicClient, token: Address): Promise<{ symbol: string; decimals: number }> {
-  const [s, dec] = await Promise.all([fencedRead(reader, { address: token, abi: erc20Abi, functionName: "symbol" }), fencedRead(reader, { address: token, abi: erc20Abi, functionName: "decimals" })]);
+  const [s, dec] = await Promise.all([
+    fencedRead(reader, { address: token, abi: erc20Abi, functionName: "symbol" }),
+    fencedRead(reader, { address: token, abi: erc20Abi, functionName: "decimals" }),
+  ]);
   const symbol = s.status === "success" ? s.result : "?";
   const decimals = dec.status === "success" ? dec.result : 18;
   // A token may claim any uint8 and more; past 36 its amounts are shown in atoms (decimals 0).

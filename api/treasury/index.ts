@@ -16,12 +16,29 @@ export type { TreasuryAnswer } from "./read.js";
  * `closerChain`: the closer's own client (head, nonces, balances, its guards, the split's sends),
  * which no other read of the process can silence; `chain` serves the reader's preview.
  */
-export function createTreasury(d: Omit<CloserDeps, "store" | "moving" | "onClosed"> & { db: Db; closerChain?: CloserDeps["chain"]; cacheMs?: number; prizePayouts?: () => Promise<unknown[]> }) {
+export function createTreasury(
+  d: Omit<CloserDeps, "store" | "moving" | "onClosed"> & {
+    db: Db;
+    closerChain?: CloserDeps["chain"];
+    cacheMs?: number;
+    prizePayouts?: () => Promise<unknown[]>;
+  },
+) {
   const store = createTreasuryStore(d.db);
   // A bucket's share moves only with a wallet to send it to and a signer to send it.
-  const moving = { operations: !!d.config.treasuryBuckets.operations && !!d.signer, buybacks: !!d.config.treasuryBuckets.buybacks && !!d.signer, treasury: !!d.config.treasuryBuckets.treasury && !!d.signer };
+  const moving = {
+    operations: !!d.config.treasuryBuckets.operations && !!d.signer,
+    buybacks: !!d.config.treasuryBuckets.buybacks && !!d.signer,
+    treasury: !!d.config.treasuryBuckets.treasury && !!d.signer,
+  };
   const reader = createTreasuryReader({ ...d, moving, store });
-  const closer = createWeekCloser({ ...d, chain: d.closerChain ?? d.chain, moving, store, onClosed: () => reader.invalidate() });
+  const closer = createWeekCloser({
+    ...d,
+    chain: d.closerChain ?? d.chain,
+    moving,
+    store,
+    onClosed: () => reader.invalidate(),
+  });
   return { reader, closer, store };
 }
 

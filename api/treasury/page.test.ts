@@ -6,19 +6,65 @@ import type { WeekRow } from "./close.js";
 const zero = { operations: "0", buybacks: "0", treasury: "0" };
 const hash = `0x${"ab".repeat(32)}` as const;
 const row: WeekRow = {
-  kind: "week", seq: 1, status: "moved",
+  kind: "week",
+  seq: 1,
+  status: "moved",
   week: { start: 1795392000, end: 1795996800, label: "2026-W48", first_block: 10, last_block: 20 },
-  tokens: [{ token: "0x0000000000000000000000000000000000000001", symbol: `"><img src=x onerror=alert(1)>`, decimals: 6, received: "1234567", trades: 1, outside: "0", outside_trades: 0, carried_in: "0", pool: "1234567", status: "split", booked: zero, moved: zero, owed_in: zero, owed_out: zero, carried_out: "0", value_usd: "1.23", mark: "1.00000000" }],
-  transfers: [{ bucket: "operations", to: "0x0000000000000000000000000000000000000002", token: "0x0000000000000000000000000000000000000001", symbol: "USDG", decimals: 6, amount: "617283", tx_hash: hash, block: 21 }],
-  reconciliation: { status: "accepted", ledger: [], eth: "balance", counts: { ledger_trades: 0, chain_fee_transfers: 0, outside_transfers: 0, split_transfers: 1 }, accepted: "<b>why</b>" },
-  prev_hash: "0".repeat(64), hash: "cd".repeat(32), recorded_at: 1795996900,
+  tokens: [
+    {
+      token: "0x0000000000000000000000000000000000000001",
+      symbol: `"><img src=x onerror=alert(1)>`,
+      decimals: 6,
+      received: "1234567",
+      trades: 1,
+      outside: "0",
+      outside_trades: 0,
+      carried_in: "0",
+      pool: "1234567",
+      status: "split",
+      booked: zero,
+      moved: zero,
+      owed_in: zero,
+      owed_out: zero,
+      carried_out: "0",
+      value_usd: "1.23",
+      mark: "1.00000000",
+    },
+  ],
+  transfers: [
+    {
+      bucket: "operations",
+      to: "0x0000000000000000000000000000000000000002",
+      token: "0x0000000000000000000000000000000000000001",
+      symbol: "USDG",
+      decimals: 6,
+      amount: "617283",
+      tx_hash: hash,
+      block: 21,
+    },
+  ],
+  reconciliation: {
+    status: "accepted",
+    ledger: [],
+    eth: "balance",
+    counts: { ledger_trades: 0, chain_fee_transfers: 0, outside_transfers: 0, split_transfers: 1 },
+    accepted: "<b>why</b>",
+  },
+  prev_hash: "0".repeat(64),
+  hash: "cd".repeat(32),
+  recorded_at: 1795996900,
 };
 const answer = (explorer: string | null): TreasuryAnswer => ({
   platform_wallet: "0x0000000000000000000000000000000000000003",
   buckets: { operations: "0x0000000000000000000000000000000000000002", buybacks: null, treasury: null },
   split_bps: { operations: 5000, buybacks: 4000, treasury: 1000 },
   integrity: { ok: false, rows: 0, head: "0".repeat(64), broken_at: 1, why: "hash <x> is not the SHA-256" },
-  weeks: [row], totals: [], prize_payouts: [], explorer_tx: explorer, generated_at: 1795996900, cached_s: 0,
+  weeks: [row],
+  totals: [],
+  prize_payouts: [],
+  explorer_tx: explorer,
+  generated_at: 1795996900,
+  cached_s: 0,
 });
 
 describe("treasury page", () => {

@@ -23,10 +23,13 @@ code{font-size:12px}section{margin-bottom:1.5rem}
 
 function txLink(a: TreasuryAnswer, hash: string): Html {
   const short = `${hash.slice(0, 10)}…`;
-  return a.explorer_tx ? html`<a href="${a.explorer_tx.replace("{tx_hash}", hash)}">${short}</a>` : html`<code title="${hash}">${short}</code>`;
+  return a.explorer_tx
+    ? html`<a href="${a.explorer_tx.replace("{tx_hash}", hash)}">${short}</a>`
+    : html`<code title="${hash}">${short}</code>`;
 }
 
-const bucketCells = (per: Record<string, string>, decimals: number) => BUCKETS.map((b) => html`<td>${units(per[b] ?? "0", decimals)}</td>`);
+const bucketCells = (per: Record<string, string>, decimals: number) =>
+  BUCKETS.map((b) => html`<td>${units(per[b] ?? "0", decimals)}</td>`);
 
 function totalsTable(totals: TokenTotal[]): Html {
   if (!totals.length) return html`<p>No week closed yet.</p>`;

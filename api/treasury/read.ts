@@ -42,11 +42,21 @@ export type TreasuryAnswer = {
 
 /** Per token over the served rows: sums of what came in and was split; owed and held from the newest row naming it. */
 export function totalsOf(rows: WeekRow[]): TokenTotal[] {
-  const byToken = new Map<string, { last: TokenRow; received: bigint; outside: bigint; trades: number; booked: PerBucket; moved: PerBucket }>();
+  const byToken = new Map<
+    string,
+    { last: TokenRow; received: bigint; outside: bigint; trades: number; booked: PerBucket; moved: PerBucket }
+  >();
   for (const r of rows) {
     for (const t of r.tokens) {
       const k = t.token.toLowerCase();
-      const acc = byToken.get(k) ?? { last: t, received: 0n, outside: 0n, trades: 0, booked: perBucket(() => 0n), moved: perBucket(() => 0n) };
+      const acc = byToken.get(k) ?? {
+        last: t,
+        received: 0n,
+        outside: 0n,
+        trades: 0,
+        booked: perBucket(() => 0n),
+        moved: perBucket(() => 0n),
+      };
       acc.last = t;
       acc.received += BigInt(t.received);
       acc.outside += BigInt(t.outside);
@@ -68,7 +78,9 @@ export function totalsOf(rows: WeekRow[]): TokenTotal[] {
     booked: perBucket((b) => a.booked[b].toString()),
     moved: perBucket((b) => a.moved[b].toString()),
     owed: a.last.owed_out,
-    held: (BigInt(a.last.carried_out) + BUCKETS.reduce((s, b: Bucket) => s + BigInt(a.last.owed_out[b]), 0n)).toString(),
+    held: (
+      BigInt(a.last.carried_out) + BUCKETS.reduce((s, b: Bucket) => s + BigInt(a.last.owed_out[b]), 0n)
+    ).toString(),
   }));
 }
 
@@ -86,7 +98,15 @@ type Preview = { at: number; row: WeekRow | null };
  * never start a build. The stored part is a cheap store read, shared for RECORD_TTL_MS. A preview
  * of a week the record has closed since is left out (the closer's append asks for the next build).
  */
-export function createTreasuryReader(d: CloseDeps & { store: TreasuryStore; clock: () => number; logger?: Logger; cacheMs?: number; prizePayouts?: () => Promise<unknown[]> }) {
+export function createTreasuryReader(
+  d: CloseDeps & {
+    store: TreasuryStore;
+    clock: () => number;
+    logger?: Logger;
+    cacheMs?: number;
+    prizePayouts?: () => Promise<unknown[]>;
+  },
+) {
   const cacheMs = d.cacheMs ?? 15_000;
   const recordTtlMs = Math.min(cacheMs, RECORD_TTL_MS);
   const now = () => Math.floor(d.clock() / 1000);
@@ -105,12 +125,28 @@ export function createTreasuryReader(d: CloseDeps & { store: TreasuryStore; cloc
       const head = Number(await d.chain.getBlockNumber());
       const blocks = await weekBlocks(d.chain, week, head);
       // Built every cacheMs: traces only over a short week so far (a week of chain 4663 is ~6M blocks), else the balance's two reads.
-      const draft = draftWeek(d, week, blocks, last ?? null, ownTxsIn(rows, blocks.first, blocks.last), { maxTraceBlocks: PREVIEW_TRACE_BLOCKS });
+      const draft = draftWeek(d, week, blocks, last ?? null, ownTxsIn(rows, blocks.first, blocks.last), {
+        maxTraceBlocks: PREVIEW_TRACE_BLOCKS,
+      });
       draft.catch(() => {}); // a draft outlived by the timeout must not end as an unhandled rejection
       let timer: NodeJS.Timeout | undefined;
-      const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`preview took over ${PREVIEW_TIMEOUT_MS} ms`)), PREVIEW_TIMEOUT_MS)));
+      const late = new Promise<never>(
+        (_, reject) =>
+          (timer = setTimeout(
+            () => reject(new Error(`preview took over ${PREVIEW_TIMEOUT_MS} ms`)),
+            PREVIEW_TIMEOUT_MS,
+          )),
+      );
       const { row } = await Promise.race([draft, late]).finally(() => clearTimeout(timer));
-      return { ...row, seq: (last?.seq ?? 0) + 1, status: "preview", transfers: [], prev_hash: null, hash: null, recorded_at: now() };
+      return {
+        ...row,
+        seq: (last?.seq ?? 0) + 1,
+        status: "preview",
+        transfers: [],
+        prev_hash: null,
+        hash: null,
+        recorded_at: now(),
+      };
     } catch (err) {
       // The record stands without its preview: a node or indexer that cannot answer loses only this week's figures.
       d.logger?.warn({ err }, "treasury preview unavailable");
@@ -141,7 +177,12 @@ export function createTreasuryReader(d: CloseDeps & { store: TreasuryStore; cloc
     const at = d.clock();
     const { integrity, rows } = checkChain(await d.store.rows());
     // The league's seasons paid, newest first (empty until the first payout).
-    return { at, integrity, rows: rows as unknown as WeekRow[], prizePayouts: d.prizePayouts ? await d.prizePayouts() : [] };
+    return {
+      at,
+      integrity,
+      rows: rows as unknown as WeekRow[],
+      prizePayouts: d.prizePayouts ? await d.prizePayouts() : [],
+    };
   }
 
   function recordPart(): Promise<RecordPart> {

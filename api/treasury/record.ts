@@ -21,7 +21,10 @@ export type StoredRow = { seq: number; body: string };
 export function checkChain(stored: StoredRow[]): { integrity: Integrity; rows: Record<string, unknown>[] } {
   const rows: Record<string, unknown>[] = [];
   let head = GENESIS_HASH;
-  const broken = (seq: number, why: string) => ({ integrity: { ok: false, rows: rows.length, head, broken_at: seq, why }, rows });
+  const broken = (seq: number, why: string) => ({
+    integrity: { ok: false, rows: rows.length, head, broken_at: seq, why },
+    rows,
+  });
   for (const s of stored) {
     let row: Record<string, unknown>;
     try {
@@ -29,9 +32,12 @@ export function checkChain(stored: StoredRow[]): { integrity: Integrity; rows: R
     } catch {
       return broken(s.seq, "the row is not JSON");
     }
-    if (row === null || typeof row !== "object" || Array.isArray(row)) return broken(s.seq, "the row is not a JSON object");
-    if (row.seq !== s.seq || s.seq !== rows.length + 1) return broken(s.seq, `seq ${String(row.seq)} where ${rows.length + 1} was due`);
-    if (row.prev_hash !== head) return broken(s.seq, `prev_hash ${String(row.prev_hash)} does not link to the row before (${head})`);
+    if (row === null || typeof row !== "object" || Array.isArray(row))
+      return broken(s.seq, "the row is not a JSON object");
+    if (row.seq !== s.seq || s.seq !== rows.length + 1)
+      return broken(s.seq, `seq ${String(row.seq)} where ${rows.length + 1} was due`);
+    if (row.prev_hash !== head)
+      return broken(s.seq, `prev_hash ${String(row.prev_hash)} does not link to the row before (${head})`);
     const hash = rowHash(row);
     if (row.hash !== hash) return broken(s.seq, `hash ${String(row.hash)} is not the SHA-256 of the row (${hash})`);
     rows.push(row);

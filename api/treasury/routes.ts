@@ -1,20 +1,30 @@
 import { Hono } from "hono";
-import type { AppEnv } from "../deps.js";
-import { publicLimit } from "../http/limits.js";
+import type { AppEnv } from "../http/env.js";
+import { PUBLIC, publicLimit } from "../http/limits.js";
 import type { HttpKit } from "../http/kit.js";
-import type { Services } from "../services.js";
+import { route } from "../http/route.js";
 import { treasuryPage } from "./index.js";
+import type { TreasuryReader } from "./read.js";
 
+/** What the public record's routes read: the record's answer. */
+export type TreasuryService = Pick<TreasuryReader, "answer">;
 
 /** GET /api/v1/treasury: the record as JSON (unkeyed, the public routes' limit). */
-export function treasuryRoutes(s: Pick<Services, "treasury">, http: HttpKit) {
-  const app = new Hono<AppEnv>();
-  app.get("/treasury", publicLimit(http.limiter), async (c) => c.json(await s.treasury.reader.answer()));
-  return app;
-}
+export const treasuryRoutes = [
+  route<TreasuryService>({
+    method: "get",
+    path: "/treasury",
+    auth: "none",
+    limits: PUBLIC,
+    summary: "The public treasury record",
+    answer: ["platform_wallet", "buckets", "split_bps", "integrity", "weeks", "totals", "prize_payouts"],
+    errors: ["RATE_LIMITED"],
+    handle: (_, s) => s.answer(),
+  }),
+];
 
-/** GET /treasury: the same record as a page (HTML, no script). */
-export function treasuryPageRoutes(s: Pick<Services, "treasury">, http: HttpKit) {
+/** GET /treasury: the same record as a page (HTML, no script); outside /api/v1, so a Hono app of its own. */
+export function treasuryPageRoutes(s: { treasury: { reader: TreasuryService } }, http: HttpKit) {
   const app = new Hono<AppEnv>();
   app.get("/treasury", publicLimit(http.limiter), async (c) => c.html(treasuryPage(await s.treasury.reader.answer())));
   return app;

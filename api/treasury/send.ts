@@ -1,4 +1,15 @@
-import { encodeFunctionData, erc20Abi, keccak256, parseTransaction, recoverTransactionAddress, zeroAddress, type Address, type Hex, type PublicClient } from "viem";
+import {
+  encodeFunctionData,
+  erc20Abi,
+  keccak256,
+  parseTransaction,
+  recoverTransactionAddress,
+  zeroAddress,
+  type Address,
+  type Hex,
+  type PublicClient,
+} from "viem";
+import { fencedRead } from "../../lib/chain.js";
 import type { PlatformSigner } from "../ports/platformSigner.js";
 import type { Planned, TransferRow } from "./close.js";
 import type { Bucket, PerBucket } from "./split.js";
@@ -12,7 +23,19 @@ export type Send = Planned & { raw_tx: Hex; tx_hash: Hex };
 const callOf = (p: Planned) =>
   p.token === zeroAddress
     ? { to: p.to, value: BigInt(p.amount), data: undefined }
-    : { to: p.token, value: 0n, data: encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [p.to, BigInt(p.amount)] }) };
+    : {
+        to: p.token,
+        value: 0n,
+        data: encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [p.to, BigInt(p.amount)] }),
+      };
+
+/** The wallet's balance of a token it may have been airdropped (anyone's code): a fenced read (UNTRUSTED_GAS); one that cannot be read refuses the split. */
+async function tokenBalance(chain: PublicClient, token: Address, holder: Address): Promise<bigint> {
+  const r = await fencedRead(chain, { address: token, abi: erc20Abi, functionName: "balanceOf", args: [holder] });
+  if (r.status === "failure")
+    throw new SplitRefused(`the platform wallet's balance of ${token} cannot be read (${r.error}); nothing is sent`);
+  return r.result;
+}
 
 /**
  * Signs every transfer of a week's split with consecutive nonces from the wallet's nonce. The
@@ -23,7 +46,12 @@ const callOf = (p: Planned) =>
  * owed per token) plus, in ETH, the split's gas: income counted that never arrived is never paid
  * out of someone else's share.
  */
-export async function signSplit(chain: PublicClient, signer: PlatformSigner, planned: Planned[], held: Map<string, bigint>): Promise<Send[]> {
+export async function signSplit(
+  chain: PublicClient,
+  signer: PlatformSigner,
+  planned: Planned[],
+  held: Map<string, bigint>,
+): Promise<Send[]> {
   if (planned.length === 0) return [];
   const [latest, pending, fees, chainId] = await Promise.all([
     chain.getTransactionCount({ address: signer.address, blockTag: "latest" }),
@@ -31,14 +59,25 @@ export async function signSplit(chain: PublicClient, signer: PlatformSigner, pla
     chain.estimateFeesPerGas(),
     chain.getChainId(),
   ]);
-  if (pending !== latest) throw new SplitRefused(`the platform wallet has ${pending - latest} transaction(s) in flight; no split is signed over them`);
+  if (pending !== latest)
+    throw new SplitRefused(
+      `the platform wallet has ${pending - latest} transaction(s) in flight; no split is signed over them`,
+    );
   // Checked before any estimate: a transfer the wallet cannot cover would only fail to estimate.
   const covered = async (gasWei: bigint) => {
     for (const token of new Set(planned.map((p) => p.token.toLowerCase()))) {
-      const out = planned.filter((p) => p.token.toLowerCase() === token).reduce((s, p) => s + BigInt(p.amount), 0n) + (token === zeroAddress ? gasWei : 0n);
+      const out =
+        planned.filter((p) => p.token.toLowerCase() === token).reduce((s, p) => s + BigInt(p.amount), 0n) +
+        (token === zeroAddress ? gasWei : 0n);
       const need = out + (held.get(token) ?? 0n);
-      const has = token === zeroAddress ? await chain.getBalance({ address: signer.address }) : await chain.readContract({ address: token as Address, abi: erc20Abi, functionName: "balanceOf", args: [signer.address] });
-      if (has < need) throw new SplitRefused(`the platform wallet holds ${has} of ${token}, the split and what the record holds need ${need}; nothing is sent`);
+      const has =
+        token === zeroAddress
+          ? await chain.getBalance({ address: signer.address })
+          : await tokenBalance(chain, token as Address, signer.address);
+      if (has < need)
+        throw new SplitRefused(
+          `the platform wallet holds ${has} of ${token}, the split and what the record holds need ${need}; nothing is sent`,
+        );
     }
   };
   await covered(0n);
@@ -49,7 +88,14 @@ export async function signSplit(chain: PublicClient, signer: PlatformSigner, pla
     const gas = ((await chain.estimateGas({ account: signer.address, ...call })) * 13n) / 10n;
     const maxFeePerGas = fees.maxFeePerGas * 2n;
     gasWei += gas * maxFeePerGas;
-    const raw = await signer.signTransaction({ ...call, chainId, nonce: latest + i, gas, maxFeePerGas, maxPriorityFeePerGas: fees.maxPriorityFeePerGas });
+    const raw = await signer.signTransaction({
+      ...call,
+      chainId,
+      nonce: latest + i,
+      gas,
+      maxFeePerGas,
+      maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
+    });
     sends.push({ ...p, raw_tx: raw, tx_hash: keccak256(raw) });
   }
   await covered(gasWei);
@@ -69,11 +115,19 @@ async function assertAsPlanned(s: Send, from: Address, buckets: PerBucket<Addres
     (tx.data ?? "0x") === (want.data ?? "0x") &&
     !!bucket &&
     bucket.toLowerCase() === s.to.toLowerCase();
-  if (!ok) throw new SplitRefused(`the stored transfer ${s.tx_hash} (${s.bucket}, ${s.symbol}) is not the planned one to the ${s.bucket} bucket configured now; nothing more is sent`);
+  if (!ok)
+    throw new SplitRefused(
+      `the stored transfer ${s.tx_hash} (${s.bucket}, ${s.symbol}) is not the planned one to the ${s.bucket} bucket configured now; nothing more is sent`,
+    );
 }
 
 /** Sends the stored bytes (again, where the node has not mined them) and waits for each receipt. */
-export async function deliverSplit(chain: PublicClient, sends: Send[], check: { from: Address; buckets: PerBucket<Address | null> }, timeoutMs = 60_000): Promise<TransferRow[]> {
+export async function deliverSplit(
+  chain: PublicClient,
+  sends: Send[],
+  check: { from: Address; buckets: PerBucket<Address | null> },
+  timeoutMs = 60_000,
+): Promise<TransferRow[]> {
   const out: TransferRow[] = [];
   for (const s of sends) {
     let receipt = await chain.getTransactionReceipt({ hash: s.tx_hash }).catch(() => null);
@@ -83,7 +137,8 @@ export async function deliverSplit(chain: PublicClient, sends: Send[], check: { 
       await chain.sendRawTransaction({ serializedTransaction: s.raw_tx }).catch(() => undefined);
       receipt = await chain.waitForTransactionReceipt({ hash: s.tx_hash, timeout: timeoutMs, pollingInterval: 250 });
     }
-    if (receipt.status !== "success") throw new Error(`split transfer ${s.tx_hash} (${s.bucket}, ${s.symbol}) reverted`);
+    if (receipt.status !== "success")
+      throw new Error(`split transfer ${s.tx_hash} (${s.bucket}, ${s.symbol}) reverted`);
     const { raw_tx: _raw, ...planned } = s;
     out.push({ ...planned, block: Number(receipt.blockNumber) });
   }

@@ -21,12 +21,25 @@ export type SplitInput = {
   bucketSet: PerBucket<boolean>;
 };
 
-export type SplitOutput = { pool: bigint; status: TokenStatus; booked: PerBucket; moved: PerBucket; owedOut: PerBucket; carriedOut: bigint; valueUsdCents: bigint | null };
+export type SplitOutput = {
+  pool: bigint;
+  status: TokenStatus;
+  booked: PerBucket;
+  moved: PerBucket;
+  owedOut: PerBucket;
+  carriedOut: bigint;
+  valueUsdCents: bigint | null;
+};
 
-const perBucket = <T>(f: (b: Bucket) => T): PerBucket<T> => ({ operations: f("operations"), buybacks: f("buybacks"), treasury: f("treasury") });
+const perBucket = <T>(f: (b: Bucket) => T): PerBucket<T> => ({
+  operations: f("operations"),
+  buybacks: f("buybacks"),
+  treasury: f("treasury"),
+});
 
 /** USD cents of `atoms` at a mark of 8 decimals, rounded down (integers only: any reader recomputes it exactly). */
-export const valueCents = (atoms: bigint, decimals: number, markE8: bigint): bigint => (atoms * markE8) / 10n ** BigInt(decimals + 6);
+export const valueCents = (atoms: bigint, decimals: number, markE8: bigint): bigint =>
+  (atoms * markE8) / 10n ** BigInt(decimals + 6);
 
 /**
  * One token's week: pool = carried_in + received + outside. Priced and worth DUST_USD or more, it
@@ -37,7 +50,14 @@ export const valueCents = (atoms: bigint, decimals: number, markE8: bigint): big
 export function splitToken(i: SplitInput): SplitOutput {
   const pool = i.carriedIn + i.received + i.outside;
   const valueUsdCents = i.markE8 === null ? null : valueCents(pool, i.decimals, i.markE8);
-  const status: TokenStatus = pool === 0n ? "nothing" : valueUsdCents === null ? "unpriced" : valueUsdCents < BigInt(DUST_USD * 100) ? "dust" : "split";
+  const status: TokenStatus =
+    pool === 0n
+      ? "nothing"
+      : valueUsdCents === null
+        ? "unpriced"
+        : valueUsdCents < BigInt(DUST_USD * 100)
+          ? "dust"
+          : "split";
   const booked = perBucket((b) => (status === "split" ? (pool * BigInt(SPLIT_BPS[b])) / 10_000n : 0n));
   const carriedOut = pool - BUCKETS.reduce((s, b) => s + booked[b], 0n);
   const moved = perBucket((b) => (i.bucketSet[b] ? i.owedIn[b] + booked[b] : 0n));

@@ -6,7 +6,11 @@ import { checkChain, GENESIS_HASH, rowHash } from "./record.js";
 describe("weekOf", () => {
   // Mondays and ISO weeks from Python's date.isocalendar().
   it("starts on Monday 00:00 UTC and names the ISO week, across year ends", () => {
-    expect(weekOf(1795392000 + 3 * 86_400 + 5)).toEqual({ start: 1795392000, end: 1795392000 + WEEK_S, label: "2026-W48" });
+    expect(weekOf(1795392000 + 3 * 86_400 + 5)).toEqual({
+      start: 1795392000,
+      end: 1795392000 + WEEK_S,
+      label: "2026-W48",
+    });
     expect(weekOf(1795392000).start).toBe(1795392000);
     expect(weekOf(1795392000 - 1).start).toBe(1795392000 - WEEK_S);
     expect(weekOf(1798416000).label).toBe("2026-W53");
@@ -17,8 +21,14 @@ describe("weekOf", () => {
 });
 
 const base = (o: Partial<SplitInput> = {}): SplitInput => ({
-  carriedIn: 0n, received: 0n, outside: 0n, owedIn: zeroBuckets(), decimals: 6, markE8: 100_000_000n,
-  bucketSet: { operations: true, buybacks: true, treasury: true }, ...o,
+  carriedIn: 0n,
+  received: 0n,
+  outside: 0n,
+  owedIn: zeroBuckets(),
+  decimals: 6,
+  markE8: 100_000_000n,
+  bucketSet: { operations: true, buybacks: true, treasury: true },
+  ...o,
 });
 
 describe("splitToken", () => {
@@ -34,16 +44,28 @@ describe("splitToken", () => {
   });
 
   it("carries a pool under $1 as dust and an unmarked one as unpriced", () => {
-    expect(splitToken(base({ received: 999_999n }))).toMatchObject({ status: "dust", carriedOut: 999_999n, booked: zeroBuckets() });
-    expect(splitToken(base({ received: 5n, markE8: null }))).toMatchObject({ status: "unpriced", carriedOut: 5n, valueUsdCents: null });
+    expect(splitToken(base({ received: 999_999n }))).toMatchObject({
+      status: "dust",
+      carriedOut: 999_999n,
+      booked: zeroBuckets(),
+    });
+    expect(splitToken(base({ received: 5n, markE8: null }))).toMatchObject({
+      status: "unpriced",
+      carriedOut: 5n,
+      valueUsdCents: null,
+    });
     expect(splitToken(base())).toMatchObject({ status: "nothing", pool: 0n });
   });
 
   it("books an unset bucket's share as owed and moves it with the week its wallet is set", () => {
-    const held = splitToken(base({ received: 10_000_000n, bucketSet: { operations: true, buybacks: false, treasury: false } }));
+    const held = splitToken(
+      base({ received: 10_000_000n, bucketSet: { operations: true, buybacks: false, treasury: false } }),
+    );
     expect(held.moved).toEqual({ operations: 5_000_000n, buybacks: 0n, treasury: 0n });
     expect(held.owedOut).toEqual({ operations: 0n, buybacks: 4_000_000n, treasury: 1_000_000n });
-    const later = splitToken(base({ owedIn: held.owedOut, bucketSet: { operations: true, buybacks: true, treasury: false } }));
+    const later = splitToken(
+      base({ owedIn: held.owedOut, bucketSet: { operations: true, buybacks: true, treasury: false } }),
+    );
     expect(later.status).toBe("nothing");
     expect(later.moved).toEqual({ operations: 0n, buybacks: 4_000_000n, treasury: 0n });
     expect(later.owedOut).toEqual({ operations: 0n, buybacks: 0n, treasury: 1_000_000n });
@@ -55,7 +77,12 @@ describe("checkChain", () => {
     const out: { seq: number; body: string }[] = [];
     let prev = GENESIS_HASH;
     for (let seq = 1; seq <= n; seq++) {
-      const row: Record<string, unknown> = { kind: "week", seq, prev_hash: prev, tokens: [{ symbol: "Ünï\u007f", received: String(seq) }] };
+      const row: Record<string, unknown> = {
+        kind: "week",
+        seq,
+        prev_hash: prev,
+        tokens: [{ symbol: "Ünï\u007f", received: String(seq) }],
+      };
       row.hash = rowHash(row);
       prev = row.hash as string;
       out.push({ seq, body: JSON.stringify(row) });

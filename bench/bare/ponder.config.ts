@@ -23,7 +23,17 @@ export default createConfig({
     PoolManager: { chain: "robinhood", abi: poolManagerAbi, address: config.contracts.poolManager, startBlock },
     Feed: { chain: "robinhood", abi: priceFeedAbi, address: feeds, startBlock },
     Launchpad: { chain: "robinhood", abi: launchpadAbi, address: config.contracts.launchpad, startBlock },
-    PlatformTokenIn: { chain: "robinhood", abi: erc20Abi, filter: { event: "Transfer", args: { to: config.feeRecipient } }, startBlock },
-    PlatformTokenOut: { chain: "robinhood", abi: erc20Abi, filter: { event: "Transfer", args: { from: config.feeRecipient } }, startBlock },
+    PlatformTokenIn: {
+      chain: "robinhood",
+      abi: erc20Abi,
+      filter: { event: "Transfer", args: { to: config.feeRecipient } },
+      startBlock,
+    },
+    PlatformTokenOut: {
+      chain: "robinhood",
+      abi: erc20Abi,
+      filter: { event: "Transfer", args: { from: config.feeRecipient } },
+      startBlock,
+    },
   },
 });

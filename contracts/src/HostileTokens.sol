@@ -189,22 +189,11 @@ contract NamespacedToken is Owned {
     }
 }
 
-/// Availability fixture: name() and symbol() burn `burnGas` of gas before answering, in pairing
-/// checks (the bn256 precompile: the most node time per gas), so under the node's default call gas
-/// (30M on anvil) a read takes seconds, and under a small explicit gas cap it runs out of gas at
-/// once. decimals, totalSupply, balanceOf and transfers are plain.
-contract GasBurnerToken is ERC20, Owned {
-    uint256 public immutable burnGas;
-
-    constructor(string memory name_, string memory symbol_, uint256 burnGas_) {
-        _initToken(name_, symbol_, 18);
-        _initOwner(msg.sender);
-        burnGas = burnGas_;
-    }
-
-    function mint(address to, uint256 value) external onlyOwner { _mint(to, value); }
-
-    function _burn() internal view {
+/// Burns gas in pairing checks (the bn256 precompile: the most node time per gas): under the node's
+/// default call gas (30M on anvil) a burning read takes seconds, under a small explicit gas cap it
+/// runs out of gas at once.
+abstract contract BurnsGas {
+    function _burnGas(uint256 amount) internal view {
         uint256 start = gasleft();
         // Four pairs of the G1 and G2 generators (EIP-197 encoding).
         bytes memory pair = abi.encode(
@@ -215,12 +204,72 @@ contract GasBurnerToken is ERC20, Owned {
             uint256(8495653923123431417604973247489272438418190587263600148770280649306958101930)
         );
         bytes memory input = abi.encodePacked(pair, pair, pair, pair);
-        while (start - gasleft() < burnGas) {
+        while (start - gasleft() < amount) {
             (bool ok, ) = address(8).staticcall(input);
             require(ok, "pairing input");
         }
     }
+}
 
-    function name() public view override returns (string memory) { _burn(); return _name; }
-    function symbol() public view override returns (string memory) { _burn(); return _symbol; }
+/// Availability fixture: name() and symbol() burn `burnGas` of gas before answering.
+/// decimals, totalSupply, balanceOf and transfers are plain.
+contract GasBurnerToken is ERC20, Owned, BurnsGas {
+    uint256 public immutable burnGas;
+
+    constructor(string memory name_, string memory symbol_, uint256 burnGas_) {
+        _initToken(name_, symbol_, 18);
+        _initOwner(msg.sender);
+        burnGas = burnGas_;
+    }
+
+    function mint(address to, uint256 value) external onlyOwner { _mint(to, value); }
+
+    function name() public view override returns (string memory) { _burnGas(burnGas); return _name; }
+    function symbol() public view override returns (string memory) { _burnGas(burnGas); return _symbol; }
+}
+
+/// Availability fixture: honest in name, symbol, decimals and totalSupply (screening passes it), but
+/// balanceOf and allowance burn `burnGas` before answering: what a trade's snapshot reads of the
+/// wallet. Transfers and approvals are plain.
+contract BalanceBurnerToken is Owned, BurnsGas {
+    event Transfer(address indexed from, address indexed to, uint256 value);
+    event Approval(address indexed owner, address indexed spender, uint256 value);
+
+    string public name;
+    string public symbol;
+    uint8 public constant decimals = 18;
+    uint256 public totalSupply;
+    uint256 public immutable burnGas;
+    mapping(address => uint256) internal balances;
+    mapping(address => mapping(address => uint256)) internal allowances;
+
+    constructor(string memory name_, string memory symbol_, uint256 burnGas_) {
+        _initOwner(msg.sender);
+        name = name_;
+        symbol = symbol_;
+        burnGas = burnGas_;
+    }
+
+    function balanceOf(address a) external view returns (uint256) { _burnGas(burnGas); return balances[a]; }
+    function allowance(address o, address s) external view returns (uint256) { _burnGas(burnGas); return allowances[o][s]; }
+
+    function mint(address to, uint256 value) external onlyOwner {
+        totalSupply += value;
+        balances[to] += value;
+        emit Transfer(address(0), to, value);
+    }
+
+    function approve(address spender, uint256 value) external returns (bool) {
+        allowances[msg.sender][spender] = value;
+        emit Approval(msg.sender, spender, value);
+        return true;
+    }
+
+    function transfer(address to, uint256 value) external returns (bool) {
+        require(balances[msg.sender] >= value, "BALANCE");
+        balances[msg.sender] -= value;
+        balances[to] += value;
+        emit Transfer(msg.sender, to, value);
+        return true;
+    }
 }

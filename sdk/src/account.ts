@@ -14,9 +14,19 @@ export type AccountPath = keyof typeof SHAPES;
  * An account read (SPEC "Your account"): ACCOUNT_SHAPE when the answer lacks its fields,
  * ACCOUNT_WALLET when it is another wallet's (the answer is not used).
  */
-export async function account<T = Record<string, unknown>>(http: Http, wallet: Address, path: AccountPath, query = ""): Promise<T> {
+export async function account<T = Record<string, unknown>>(
+  http: Http,
+  wallet: Address,
+  path: AccountPath,
+  query = "",
+): Promise<T> {
   const body = await http.get<Record<string, unknown> | null>(`${path}${query}`);
-  if (!body || typeof body !== "object" || SHAPES[path].some((k) => !(k in body))) throw new PitError("ACCOUNT_SHAPE", `${path} answered without ${SHAPES[path].filter((k) => !body || !(k in body)).join(", ")}`);
-  if (typeof body.wallet !== "string" || body.wallet.toLowerCase() !== wallet.toLowerCase()) throw new PitError("ACCOUNT_WALLET", `${path} answered for ${String(body.wallet)}, not ${wallet}; ignored`);
+  if (!body || typeof body !== "object" || SHAPES[path].some((k) => !(k in body)))
+    throw new PitError(
+      "ACCOUNT_SHAPE",
+      `${path} answered without ${SHAPES[path].filter((k) => !body || !(k in body)).join(", ")}`,
+    );
+  if (typeof body.wallet !== "string" || body.wallet.toLowerCase() !== wallet.toLowerCase())
+    throw new PitError("ACCOUNT_WALLET", `${path} answered for ${String(body.wallet)}, not ${wallet}; ignored`);
   return body as T;
 }

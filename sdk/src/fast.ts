@@ -2,8 +2,8 @@ import { erc20Abi, keccak256, zeroAddress, type Address, type Hex, type LocalAcc
 import { permit2Abi } from "../../abis/permit2.js";
 import { bpsOf } from "../../lib/fees.js";
 import { fastPairHops, fastPairOf, type FastPair } from "../../lib/fastRoutes.js";
-import { readRouterCall, type RouterReading } from "../../lib/routerRead.js";
-import { buildRouterSwap, permitTypedData, type PermitSingle } from "../../lib/routerSwap.js";
+import { readRouterCall, type RouterReading } from "../../lib/router/read.js";
+import { buildRouterSwap, permitTypedData, type PermitSingle } from "../../lib/router/swap.js";
 import { PitError } from "./errors.js";
 import { checkTable } from "./fastTable.js";
 import type { Http } from "./http.js";
@@ -45,9 +45,26 @@ class FastReason extends PitError {}
 const reason = (code: string, message: string) => new FastReason(code, message);
 
 /** What was signed: enough to find it on chain and check what it did. */
-type Signed = { hash: Hex; raw: Hex; nonce: number; deadline: number; reading: RouterReading; tokenIn: string; tokenOut: string; value: bigint };
+type Signed = {
+  hash: Hex;
+  raw: Hex;
+  nonce: number;
+  deadline: number;
+  reading: RouterReading;
+  tokenIn: string;
+  tokenOut: string;
+  value: bigint;
+};
 
-export type FastDeps = { http: Http; chain: PublicClient; account: LocalAccount; pins: Pins; cooldown: Map<string, number>; now: () => number; fallback: (q: TradeRequest, nonce: number | undefined) => Promise<TradeResult> };
+export type FastDeps = {
+  http: Http;
+  chain: PublicClient;
+  account: LocalAccount;
+  pins: Pins;
+  cooldown: Map<string, number>;
+  now: () => number;
+  fallback: (q: TradeRequest, nonce: number | undefined) => Promise<TradeResult>;
+};
 
 /** A fast trade, or the prepared way with the reason fast mode was left (fallback off: that reason thrown). */
 export async function fastTrade(d: FastDeps, q: FastRequest): Promise<FastResult> {
@@ -60,7 +77,15 @@ export async function fastTrade(d: FastDeps, q: FastRequest): Promise<FastResult
     if (caught instanceof FastReason) return fallBack(d, q, caught, null);
     if (!s) throw caught;
     // Past this point the bytes are signed: nothing else is signed until the chain shows them or their nonce taken.
-    const err = caught instanceof PitError ? caught : new PitError("NO_ANSWER", `after signing: ${(caught as Error).message?.split("\n")[0]}`, {}, { cause: caught });
+    const err =
+      caught instanceof PitError
+        ? caught
+        : new PitError(
+            "NO_ANSWER",
+            `after signing: ${(caught as Error).message?.split("\n")[0]}`,
+            {},
+            { cause: caught },
+          );
     if (beforeRelay(err)) {
       d.cooldown.set(`${s.tokenIn}>${s.tokenOut}`, d.now() + COOLDOWN_MS);
       return fallBack(d, q, err, s);
@@ -68,13 +93,18 @@ export async function fastTrade(d: FastDeps, q: FastRequest): Promise<FastResult
     if (err.code === "TX_REVERTED" || err.code === "MINED_MISMATCH") throw withSigned(err, s, true);
     // The server answered another hash: its word is not trusted, and its bytes are not sent by the client.
     const seen = await awaitSigned(d, s, err.code !== "HASH_MISMATCH");
-    if (seen.mined && err.code !== "HASH_MISMATCH") return { ...(await minedOutcome(d, s)), path: "fast", reason: err.code };
+    if (seen.mined && err.code !== "HASH_MISMATCH")
+      return { ...(await minedOutcome(d, s)), path: "fast", reason: err.code };
     throw withSigned(err, s, seen.mined ? true : seen.landed);
   }
 }
 
 /** A server refusal answered before anything was relayed (SPEC: every code but the four that may follow a relay). */
-const beforeRelay = (err: PitError) => err.detail.status !== undefined && (err.detail.status < 500 || err.detail.status === 503) && !AFTER_RELAY.has(err.code) && err.code !== "HASH_MISMATCH";
+const beforeRelay = (err: PitError) =>
+  err.detail.status !== undefined &&
+  (err.detail.status < 500 || err.detail.status === 503) &&
+  !AFTER_RELAY.has(err.code) &&
+  err.code !== "HASH_MISMATCH";
 
 /**
  * The prepared way at the fast transaction's nonce (at most one of the two is ever mined). When
@@ -101,19 +131,32 @@ async function fallBack(d: FastDeps, q: FastRequest, why: PitError, s: Signed | 
  * deadline has passed: after it, the router refuses them. Mined: true. Otherwise whether they can
  * never land (their nonce taken by another transaction) or it cannot yet be said (null).
  */
-async function awaitSigned(d: FastDeps, s: Signed, broadcast: boolean): Promise<{ mined: boolean; landed: boolean | null }> {
+async function awaitSigned(
+  d: FastDeps,
+  s: Signed,
+  broadcast: boolean,
+): Promise<{ mined: boolean; landed: boolean | null }> {
   if (broadcast) await d.chain.sendRawTransaction({ serializedTransaction: s.raw }).catch(() => undefined);
   const head = Number((await d.chain.getBlock().catch(() => null))?.timestamp ?? Math.floor(d.now() / 1000));
   const waitMs = Math.min(Math.max(5, s.deadline - head + 15), 120) * 1000;
   const own = (r: { transactionHash: Hex } | null) => r !== null && r.transactionHash.toLowerCase() === s.hash;
-  const receipt = await d.chain.waitForTransactionReceipt({ hash: s.hash, timeout: waitMs, checkReplacement: false }).catch(() => null);
-  if (own(receipt) || own(await d.chain.getTransactionReceipt({ hash: s.hash }).catch(() => null))) return { mined: true, landed: true };
+  const receipt = await d.chain
+    .waitForTransactionReceipt({ hash: s.hash, timeout: waitMs, checkReplacement: false })
+    .catch(() => null);
+  if (own(receipt) || own(await d.chain.getTransactionReceipt({ hash: s.hash }).catch(() => null)))
+    return { mined: true, landed: true };
   const taken = (await d.chain.getTransactionCount({ address: d.account.address }).catch(() => 0)) > s.nonce;
   return { mined: false, landed: taken ? false : null };
 }
 
 /** The error with what the caller needs to follow the signed bytes (landed: false when they never can). */
-const withSigned = (err: PitError, s: Signed, landed: boolean | null) => new PitError(err.code, err.message, { ...err.detail, signed: { hash: s.hash, nonce: s.nonce, landed } }, { cause: err });
+const withSigned = (err: PitError, s: Signed, landed: boolean | null) =>
+  new PitError(
+    err.code,
+    err.message,
+    { ...err.detail, signed: { hash: s.hash, nonce: s.nonce, landed } },
+    { cause: err },
+  );
 
 async function fastAttempt(d: FastDeps, q: FastRequest, signedWith: (s: Signed) => void): Promise<TradeResult> {
   return sendFast(d, q, await fastPlan(d, q), signedWith);
@@ -144,10 +187,18 @@ async function fastPlan(d: FastDeps, q: FastRequest): Promise<FastPlan> {
   const pair = fastPairOf(pinned.table, q.tokenIn, q.tokenOut);
   if (!pair) throw reason("FAST_PAIR", `no pinned route for ${q.tokenIn} -> ${q.tokenOut}`);
   const until = d.cooldown.get(`${pair.token_in}>${pair.token_out}`);
-  if (until !== undefined && d.now() < until) throw reason("COOLDOWN", `the server refused a fast ${pair.token_in} -> ${pair.token_out} trade; fast mode rests until ${new Date(until).toISOString()}`);
+  if (until !== undefined && d.now() < until)
+    throw reason(
+      "COOLDOWN",
+      `the server refused a fast ${pair.token_in} -> ${pair.token_out} trade; fast mode rests until ${new Date(until).toISOString()}`,
+    );
   // The pending block's time is the next block's (a quiet chain's latest block can be long past); its base fee too.
   const nextBlock = () => d.chain.getBlock({ blockTag: "pending" }).catch(() => d.chain.getBlock());
-  const [terms, block, server] = await Promise.all([d.http.get<Terms>(`/live/fast/terms${q.shield ? "?shield=1" : ""}`), nextBlock(), serverMarks(d.http).catch(() => null)]);
+  const [terms, block, server] = await Promise.all([
+    d.http.get<Terms>(`/live/fast/terms${q.shield ? "?shield=1" : ""}`),
+    nextBlock(),
+    serverMarks(d.http).catch(() => null),
+  ]);
   checkTerms(terms, d.pins, pinned.sha256, q.shield ?? false);
   const nowS = Number(block.timestamp);
   const marks = await ownMarks(d, pair, nowS, server);
@@ -155,10 +206,24 @@ async function fastPlan(d: FastDeps, q: FastRequest): Promise<FastPlan> {
   const ethIn = pair.address_in === zeroAddress;
   const wallet = d.account.address;
   if (!ethIn) {
-    const allowance = await d.chain.readContract({ address: pair.address_in, abi: erc20Abi, functionName: "allowance", args: [wallet, d.pins.permit2] });
-    if (allowance < sizing.amountIn) throw reason("APPROVAL", `the wallet's ${pair.token_in} is not approved to Permit2 for ${sizing.amountIn}; fast mode carries a permit, never an approve`);
+    const allowance = await d.chain.readContract({
+      address: pair.address_in,
+      abi: erc20Abi,
+      functionName: "allowance",
+      args: [wallet, d.pins.permit2],
+    });
+    if (allowance < sizing.amountIn)
+      throw reason(
+        "APPROVAL",
+        `the wallet's ${pair.token_in} is not approved to Permit2 for ${sizing.amountIn}; fast mode carries a permit, never an approve`,
+      );
   }
-  const fee = { side: pair.fee_side, bps: terms.fee.bps, recipient: d.pins.feeRecipient, amount: pair.fee_side === "input" ? bpsOf(sizing.amountIn, terms.fee.bps) : 0n };
+  const fee = {
+    side: pair.fee_side,
+    bps: terms.fee.bps,
+    recipient: d.pins.feeRecipient,
+    amount: pair.fee_side === "input" ? bpsOf(sizing.amountIn, terms.fee.bps) : 0n,
+  };
   const out = await pinnedQuote(d, pair, sizing.amountIn, fee).catch((err) => {
     throw reason("POOL_FAR", `the pinned pools cannot be quoted: ${(err as Error).message.split("\n")[0]}`);
   });
@@ -167,24 +232,81 @@ async function fastPlan(d: FastDeps, q: FastRequest): Promise<FastPlan> {
   const deadline = nowS + DEADLINE_S;
   const permit = ethIn ? null : await signPermit(d, pair, sizing.amountIn, deadline + PERMIT_SLACK_S);
   const weth = d.pins.tokens.WETH?.address ?? zeroAddress;
-  const built = buildRouterSwap({ chainId: d.pins.chainId, router: d.pins.router, route: { hops: fastPairHops(pair) }, tokenIn: pair.address_in, tokenOut: pair.address_out, weth, amountIn: sizing.amountIn, amountOutMin: minOut, fee, deadline, permit });
-  const reading = readRouterCall(built.to, BigInt(built.value), built.data, { router: d.pins.router, wallet, feeRecipient: d.pins.feeRecipient, weth, permit: true });
-  if (reading.failures.length) throw new PitError("VERIFICATION_FAILED", `the client's own fast call reads wrong: ${reading.failures[0]!.message}`, { rule: "RECIPIENT" });
+  const built = buildRouterSwap({
+    chainId: d.pins.chainId,
+    router: d.pins.router,
+    route: { hops: fastPairHops(pair) },
+    tokenIn: pair.address_in,
+    tokenOut: pair.address_out,
+    weth,
+    amountIn: sizing.amountIn,
+    amountOutMin: minOut,
+    fee,
+    deadline,
+    permit,
+  });
+  const reading = readRouterCall(built.to, BigInt(built.value), built.data, {
+    router: d.pins.router,
+    wallet,
+    feeRecipient: d.pins.feeRecipient,
+    weth,
+    permit: true,
+  });
+  if (reading.failures.length)
+    throw new PitError(
+      "VERIFICATION_FAILED",
+      `the client's own fast call reads wrong: ${reading.failures[0]!.message}`,
+      { rule: "RECIPIENT" },
+    );
   return { pair, terms, baseFee: block.baseFeePerGas ?? 0n, sizing, minOut, deadline, permit, built, reading };
 }
 
 /** Gas within SPEC's bounds, INSUFFICIENT_FUNDS, the signature, live/fast, the answered hash and the receipt checked. */
-async function sendFast(d: FastDeps, q: FastRequest, f: FastPlan, signedWith: (s: Signed) => void): Promise<TradeResult> {
+async function sendFast(
+  d: FastDeps,
+  q: FastRequest,
+  f: FastPlan,
+  signedWith: (s: Signed) => void,
+): Promise<TradeResult> {
   const { pair, terms, baseFee, sizing, minOut, deadline, permit, built, reading } = f;
   const wallet = d.account.address;
   const gas = BigInt((permit ? pair.gas_floor_permit : pair.gas_floor) + GAS_MARGIN);
-  const maxFeePerGas = [baseFee * 2n + 1n, baseFee * FAST_GAS.feeMultiple, FAST_GAS.maxCostWei / gas].reduce((a, b) => (a < b ? a : b));
-  if (gas > FAST_GAS.max || maxFeePerGas < baseFee) throw reason("ROUTE_CAP", `the pinned route needs ${gas} gas at ${baseFee} wei: over fast mode's gas bounds`);
+  const maxFeePerGas = [baseFee * 2n + 1n, baseFee * FAST_GAS.feeMultiple, FAST_GAS.maxCostWei / gas].reduce((a, b) =>
+    a < b ? a : b,
+  );
+  if (gas > FAST_GAS.max || maxFeePerGas < baseFee)
+    throw reason("ROUTE_CAP", `the pinned route needs ${gas} gas at ${baseFee} wei: over fast mode's gas bounds`);
   const maxPriorityFeePerGas = maxFeePerGas - baseFee > 1n ? 1n : 0n;
-  const [nonce, balance] = await Promise.all([d.chain.getTransactionCount({ address: wallet, blockTag: "pending" }), d.chain.getBalance({ address: wallet })]);
-  if (balance < BigInt(built.value) + gas * maxFeePerGas) throw new PitError("INSUFFICIENT_FUNDS", `the wallet holds ${balance} wei; the trade needs ${built.value} plus up to ${gas * maxFeePerGas} for gas`);
-  const raw = await d.account.signTransaction({ chainId: d.pins.chainId, to: d.pins.router, data: built.data, value: BigInt(built.value), nonce, gas, maxFeePerGas, maxPriorityFeePerGas, type: "eip1559" });
-  const signed: Signed = { hash: keccak256(raw), raw, nonce, deadline, reading, tokenIn: pair.token_in, tokenOut: pair.token_out, value: BigInt(built.value) };
+  const [nonce, balance] = await Promise.all([
+    d.chain.getTransactionCount({ address: wallet, blockTag: "pending" }),
+    d.chain.getBalance({ address: wallet }),
+  ]);
+  if (balance < BigInt(built.value) + gas * maxFeePerGas)
+    throw new PitError(
+      "INSUFFICIENT_FUNDS",
+      `the wallet holds ${balance} wei; the trade needs ${built.value} plus up to ${gas * maxFeePerGas} for gas`,
+    );
+  const raw = await d.account.signTransaction({
+    chainId: d.pins.chainId,
+    to: d.pins.router,
+    data: built.data,
+    value: BigInt(built.value),
+    nonce,
+    gas,
+    maxFeePerGas,
+    maxPriorityFeePerGas,
+    type: "eip1559",
+  });
+  const signed: Signed = {
+    hash: keccak256(raw),
+    raw,
+    nonce,
+    deadline,
+    reading,
+    tokenIn: pair.token_in,
+    tokenOut: pair.token_out,
+    value: BigInt(built.value),
+  };
   signedWith(signed);
   const body = {
     raw_tx: raw,
@@ -197,31 +319,69 @@ async function sendFast(d: FastDeps, q: FastRequest, f: FastPlan, signedWith: (s
     shield: q.shield ?? false,
     amount_usd: Math.round(sizing.usd * 100) / 100,
     ...(q.maxNotionalUsd !== undefined ? { max_notional_usd: q.maxNotionalUsd } : {}),
-    ...(permit ? { permit: { amount: permit.permit.details.amount.toString(), expiration: permit.permit.details.expiration, nonce: permit.permit.details.nonce, sig_deadline: Number(permit.permit.sigDeadline), signature: permit.signature } } : {}),
+    ...(permit
+      ? {
+          permit: {
+            amount: permit.permit.details.amount.toString(),
+            expiration: permit.permit.details.expiration,
+            nonce: permit.permit.details.nonce,
+            sig_deadline: Number(permit.permit.sigDeadline),
+            signature: permit.signature,
+          },
+        }
+      : {}),
     ...(q.ownerAttestsNonUs ? { owner_attests_non_us: true } : {}),
   };
   const sent = await d.http.post<{ tx_hash?: unknown } | null>("/live/fast", body);
-  if (typeof sent?.tx_hash !== "string" || sent.tx_hash.toLowerCase() !== signed.hash) throw new PitError("HASH_MISMATCH", `the server answered ${String(sent?.tx_hash)}; the signed transaction is ${signed.hash}`);
+  if (typeof sent?.tx_hash !== "string" || sent.tx_hash.toLowerCase() !== signed.hash)
+    throw new PitError(
+      "HASH_MISMATCH",
+      `the server answered ${String(sent?.tx_hash)}; the signed transaction is ${signed.hash}`,
+    );
   return minedOutcome(d, signed);
 }
 
 /** CONFIG_MISMATCH unless the terms name the pinned table, fee recipient and schedule (the server's refusal when fast mode is off). */
 function checkTerms(t: Terms | null, pins: Pins, sha256: Hex, shield: boolean) {
-  if (!t || typeof t !== "object" || typeof t.routes?.sha256 !== "string" || typeof t.fee?.recipient !== "string" || !Number.isInteger(t.fee?.bps)) throw reason("CONFIG_MISMATCH", "the fast terms are not in the disclosed shape");
+  if (
+    !t ||
+    typeof t !== "object" ||
+    typeof t.routes?.sha256 !== "string" ||
+    typeof t.fee?.recipient !== "string" ||
+    !Number.isInteger(t.fee?.bps)
+  )
+    throw reason("CONFIG_MISMATCH", "the fast terms are not in the disclosed shape");
   if (t.enabled !== true) throw reason("FAST_DISABLED", "fast mode is off on this server");
-  if (t.routes.sha256 !== sha256) throw reason("CONFIG_MISMATCH", `the server's route table is ${t.routes.sha256}, not the pinned ${sha256}`);
-  if (t.fee.recipient.toLowerCase() !== pins.feeRecipient.toLowerCase()) throw reason("CONFIG_MISMATCH", `the terms pay fees to ${t.fee.recipient}, not the pinned ${pins.feeRecipient}`);
+  if (t.routes.sha256 !== sha256)
+    throw reason("CONFIG_MISMATCH", `the server's route table is ${t.routes.sha256}, not the pinned ${sha256}`);
+  if (t.fee.recipient.toLowerCase() !== pins.feeRecipient.toLowerCase())
+    throw reason("CONFIG_MISMATCH", `the terms pay fees to ${t.fee.recipient}, not the pinned ${pins.feeRecipient}`);
   const add = shield ? pins.fee.shieldAddBps : 0;
-  if (t.fee.bps < pins.fee.majorMinBps + add || t.fee.bps > Math.min(pins.fee.majorMaxBps + add, pins.fee.maxBps)) throw reason("CONFIG_MISMATCH", `the terms charge ${t.fee.bps} bps; the pinned major schedule is ${pins.fee.majorMinBps + add}-${pins.fee.majorMaxBps + add}`);
+  if (t.fee.bps < pins.fee.majorMinBps + add || t.fee.bps > Math.min(pins.fee.majorMaxBps + add, pins.fee.maxBps))
+    throw reason(
+      "CONFIG_MISMATCH",
+      `the terms charge ${t.fee.bps} bps; the pinned major schedule is ${pins.fee.majorMinBps + add}-${pins.fee.majorMaxBps + add}`,
+    );
 }
 
 /** STALE: both sides need a fresh own mark; MARKS_DIFFER: each within MARKS_DIFFER_BPS of the server's. */
 async function ownMarks(d: FastDeps, pair: FastPair, nowS: number, server: Record<string, number> | null) {
-  const [mIn, mOut] = await Promise.all([ownMark(d.chain, d.pins, pair.token_in, nowS), ownMark(d.chain, d.pins, pair.token_out, nowS)]);
-  for (const [sym, m] of [[pair.token_in, mIn], [pair.token_out, mOut]] as const) {
-    if (!m || m.ageS > MARK_MAX_AGE_S) throw reason("STALE", `${sym} has no fresh mark of the client's own (${m ? `${m.ageS} s old` : "none"})`);
+  const [mIn, mOut] = await Promise.all([
+    ownMark(d.chain, d.pins, pair.token_in, nowS),
+    ownMark(d.chain, d.pins, pair.token_out, nowS),
+  ]);
+  for (const [sym, m] of [
+    [pair.token_in, mIn],
+    [pair.token_out, mOut],
+  ] as const) {
+    if (!m || m.ageS > MARK_MAX_AGE_S)
+      throw reason("STALE", `${sym} has no fresh mark of the client's own (${m ? `${m.ageS} s old` : "none"})`);
     const theirs = server?.[sym];
-    if (theirs === undefined || Math.abs(theirs - m.usd) > (m.usd * MARKS_DIFFER_BPS) / 10_000) throw reason("MARKS_DIFFER", `${sym} is $${m.usd} by the client's marks and ${theirs === undefined ? "unmarked" : `$${theirs}`} by the server's`);
+    if (theirs === undefined || Math.abs(theirs - m.usd) > (m.usd * MARKS_DIFFER_BPS) / 10_000)
+      throw reason(
+        "MARKS_DIFFER",
+        `${sym} is $${m.usd} by the client's marks and ${theirs === undefined ? "unmarked" : `$${theirs}`} by the server's`,
+      );
   }
   return { in: mIn!, out: mOut! };
 }
@@ -232,28 +392,60 @@ function sizeOf(pins: Pins, q: FastRequest, marks: { in: OwnMark }, pair: FastPa
   const amountIn = q.amountIn ?? BigInt(Math.floor(((q.notionalUsd ?? 0) / marks.in.usd) * 10 ** decimals));
   const usd = (Number(amountIn) / 10 ** decimals) * marks.in.usd;
   if (amountIn <= 0n) throw reason("ROUTE_CAP", "nothing to trade");
-  if (usd > pair.max_usd) throw reason("ROUTE_CAP", `$${usd.toFixed(2)} is over the pinned route's cap of $${pair.max_usd}`);
-  if (q.maxNotionalUsd !== undefined && usd > q.maxNotionalUsd) throw new PitError("CLIENT_CAP", `$${usd.toFixed(2)} is over the caller's cap of $${q.maxNotionalUsd}`);
+  if (usd > pair.max_usd)
+    throw reason("ROUTE_CAP", `$${usd.toFixed(2)} is over the pinned route's cap of $${pair.max_usd}`);
+  if (q.maxNotionalUsd !== undefined && usd > q.maxNotionalUsd)
+    throw new PitError("CLIENT_CAP", `$${usd.toFixed(2)} is over the caller's cap of $${q.maxNotionalUsd}`);
   return { amountIn, usd };
 }
 
 /** What the pinned pools give the wallet now, by the client's own quotes, after the fee. */
-async function pinnedQuote(d: FastDeps, pair: FastPair, amountIn: bigint, fee: { side: "input" | "output"; amount: bigint; bps: number }): Promise<bigint> {
+async function pinnedQuote(
+  d: FastDeps,
+  pair: FastPair,
+  amountIn: bigint,
+  fee: { side: "input" | "output"; amount: bigint; bps: number },
+): Promise<bigint> {
   const hops = fastPairHops(pair).map((h) => ({ poolKey: h.key, zeroForOne: h.zeroForOne }));
   const amount = await quoteHops(d.chain, d.pins.v4Quoter, hops, amountIn - fee.amount);
   return fee.side === "output" ? amount - bpsOf(amount, fee.bps) : amount;
 }
 
 /** POOL_FAR: the pinned pools deliver further under the client's marks than their fees, ours and SPEC's band (checked when pinned). */
-function checkPoolFar(pins: Pins, pair: FastPair, sizing: { usd: number }, out: bigint, marks: { out: OwnMark }, feeBps: number) {
+function checkPoolFar(
+  pins: Pins,
+  pair: FastPair,
+  sizing: { usd: number },
+  out: bigint,
+  marks: { out: OwnMark },
+  feeBps: number,
+) {
   const outUsd = (Number(out) / 10 ** pins.tokens[pair.token_out]!.decimals) * marks.out.usd;
   const allowed = pair.hops.reduce((s, h) => s + h.fee / 100, 0) + feeBps + pair.band_bps;
-  if (outUsd < sizing.usd * (1 - allowed / 10_000)) throw reason("POOL_FAR", `$${sizing.usd.toFixed(2)} in brings $${outUsd.toFixed(2)} out of the pinned pools: further under the marks than ${allowed} bps`);
+  if (outUsd < sizing.usd * (1 - allowed / 10_000))
+    throw reason(
+      "POOL_FAR",
+      `$${sizing.usd.toFixed(2)} in brings $${outUsd.toFixed(2)} out of the pinned pools: further under the marks than ${allowed} bps`,
+    );
 }
 
 /** The permit for exactly this trade's input, to the pinned router, until just after the deadline. */
-async function signPermit(d: FastDeps, pair: FastPair, amountIn: bigint, until: number): Promise<{ permit: PermitSingle; signature: Hex }> {
-  const [, , nonce] = await d.chain.readContract({ address: d.pins.permit2, abi: permit2Abi, functionName: "allowance", args: [d.account.address, pair.address_in as Address, d.pins.router] });
-  const permit: PermitSingle = { details: { token: pair.address_in, amount: amountIn, expiration: until, nonce: Number(nonce) }, spender: d.pins.router, sigDeadline: BigInt(until) };
+async function signPermit(
+  d: FastDeps,
+  pair: FastPair,
+  amountIn: bigint,
+  until: number,
+): Promise<{ permit: PermitSingle; signature: Hex }> {
+  const [, , nonce] = await d.chain.readContract({
+    address: d.pins.permit2,
+    abi: permit2Abi,
+    functionName: "allowance",
+    args: [d.account.address, pair.address_in as Address, d.pins.router],
+  });
+  const permit: PermitSingle = {
+    details: { token: pair.address_in, amount: amountIn, expiration: until, nonce: Number(nonce) },
+    spender: d.pins.router,
+    sigDeadline: BigInt(until),
+  };
   return { permit, signature: await d.account.signTypedData(permitTypedData(d.pins.chainId, d.pins.permit2, permit)) };
 }

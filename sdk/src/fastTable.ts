@@ -1,10 +1,18 @@
 import { zeroAddress, type Hex } from "viem";
-import { BAND_BPS, fastRoutesSha256, fastRouteTable, MAX_USD, type FastPair, type FastRouteTable } from "../../lib/fastRoutes.js";
+import {
+  BAND_BPS,
+  fastRoutesSha256,
+  fastRouteTable,
+  MAX_USD,
+  type FastPair,
+  type FastRouteTable,
+} from "../../lib/fastRoutes.js";
 import { poolId } from "../../lib/v4.js";
 import { PitError } from "./errors.js";
 import type { Http } from "./http.js";
 import type { Pins } from "./pins.js";
 import { MAX_POOL_FEE } from "./verifyPlan.js";
+import { lc } from "../../lib/address.js";
 
 /** Pairs fast mode may pin (SPEC: ETH, WETH, USDG and the stock tokens; never the BTC asset or the partner token). */
 const FAST_SYMBOLS = new Set(["ETH", "WETH", "USDG"]);
@@ -12,7 +20,6 @@ const FAST_SYMBOLS = new Set(["ETH", "WETH", "USDG"]);
 export type PinnedRoutes = { sha256: Hex; table: FastRouteTable };
 export type TermsRoutes = { version: number; sha256: Hex; pairs: FastPair[]; max_usd: number };
 
-const lc = (a: string) => a.toLowerCase();
 /** A pair's gas floor leaves room under SPEC's 1,000,000 for the SDK's margin. */
 const MAX_GAS_FLOOR = 900_000;
 
@@ -23,7 +30,10 @@ const MAX_GAS_FLOOR = 900_000;
  * gives its shape. The server's numbers are never the client's tolerance.
  */
 function pairProblem(p: FastPair, pins: Pins): string | null {
-  for (const [sym, addr] of [[p.token_in, p.address_in], [p.token_out, p.address_out]] as const) {
+  for (const [sym, addr] of [
+    [p.token_in, p.address_in],
+    [p.token_out, p.address_out],
+  ] as const) {
     if (!FAST_SYMBOLS.has(sym) && pins.tokens[sym]?.kind !== "stock") return `${sym} is not a fast-mode token`;
     const want = sym === "ETH" ? zeroAddress : pins.tokens[sym]?.address;
     if (!want || lc(want) !== lc(addr)) return `${sym} is not at its pinned address`;
@@ -32,7 +42,8 @@ function pairProblem(p: FastPair, pins: Pins): string | null {
   const weth = lc(pins.tokens.WETH?.address ?? zeroAddress);
   const poolCurrency = (a: string) => (lc(a) === weth ? zeroAddress : lc(a));
   if (poolCurrency(p.address_in) === poolCurrency(p.address_out)) return "the same currency on both sides";
-  for (const g of [p.gas_floor, p.gas_floor_permit]) if (!Number.isInteger(g) || g < 21_000 || g > MAX_GAS_FLOOR) return `a gas floor of ${g}`;
+  for (const g of [p.gas_floor, p.gas_floor_permit])
+    if (!Number.isInteger(g) || g < 21_000 || g > MAX_GAS_FLOOR) return `a gas floor of ${g}`;
   let at = poolCurrency(p.address_in);
   for (const [i, h] of p.hops.entries()) {
     // Two hops go through USDG, as the server's table is built (lib/fastRoutes): never a token of the server's choosing.
@@ -40,7 +51,18 @@ function pairProblem(p: FastPair, pins: Pins): string | null {
     if (h.hooks !== zeroAddress) return "a hooked pool";
     if (!pins.pools.some((x) => lc(x.id) === lc(h.pool_id))) return `pool ${h.pool_id}, not a pinned canonical pool`;
     if (h.fee > MAX_POOL_FEE) return `a pool charging ${h.fee / 100} bps`;
-    if (lc(poolId({ currency0: h.currency0, currency1: h.currency1, fee: h.fee, tickSpacing: h.tick_spacing, hooks: h.hooks })) !== lc(h.pool_id)) return "a pool id that is not its key's";
+    if (
+      lc(
+        poolId({
+          currency0: h.currency0,
+          currency1: h.currency1,
+          fee: h.fee,
+          tickSpacing: h.tick_spacing,
+          hooks: h.hooks,
+        }),
+      ) !== lc(h.pool_id)
+    )
+      return "a pool id that is not its key's";
     const from = lc(h.zero_for_one ? h.currency0 : h.currency1);
     if (from !== at) return "hops that do not chain from the input";
     at = lc(h.zero_for_one ? h.currency1 : h.currency0);
@@ -54,7 +76,8 @@ function pairProblem(p: FastPair, pins: Pins): string | null {
 
 /** CONFIG_MISMATCH unless the table is for the pinned chain and router, hashes to `sha256`, and every pair passes. */
 export function checkTable(table: FastRouteTable, sha256: Hex, pins: Pins): void {
-  if (table.chain_id !== pins.chainId || lc(table.router) !== lc(pins.router)) throw new PitError("CONFIG_MISMATCH", "the route table is for another chain or router");
+  if (table.chain_id !== pins.chainId || lc(table.router) !== lc(pins.router))
+    throw new PitError("CONFIG_MISMATCH", "the route table is for another chain or router");
   const sha = fastRoutesSha256(table);
   if (sha !== sha256) throw new PitError("CONFIG_MISMATCH", `the route table's SHA-256 is ${sha}, not ${sha256}`);
   if (!Array.isArray(table.pairs)) throw new PitError("CONFIG_MISMATCH", "the route table has no pairs");
@@ -71,7 +94,9 @@ export function checkTable(table: FastRouteTable, sha256: Hex, pins: Pins): void
 
 /** Fast mode's table as the client builds it itself from the pinned tokens and canonical pools (lib/fastRoutes, as the server does). */
 export function localTable(pins: Pins): FastRouteTable {
-  const tokens = Object.fromEntries(Object.entries(pins.tokens).map(([s, t]) => [s, { address: t.address, kind: t.kind ?? "" }]));
+  const tokens = Object.fromEntries(
+    Object.entries(pins.tokens).map(([s, t]) => [s, { address: t.address, kind: t.kind ?? "" }]),
+  );
   return fastRouteTable({ chainId: pins.chainId, router: pins.router, tokens, pools: pins.pools });
 }
 
@@ -86,7 +111,11 @@ export async function readFastRoutes(http: Http, pins: Pins): Promise<PinnedRout
   if (!r || typeof r.sha256 !== "string") throw new PitError("CONFIG_MISMATCH", "the fast terms carry no route table");
   const table = localTable(pins);
   const sha256 = fastRoutesSha256(table);
-  if (r.sha256 !== sha256) throw new PitError("CONFIG_MISMATCH", `the server's route table is ${r.sha256}, not ${sha256} built from the pinned pools`);
+  if (r.sha256 !== sha256)
+    throw new PitError(
+      "CONFIG_MISMATCH",
+      `the server's route table is ${r.sha256}, not ${sha256} built from the pinned pools`,
+    );
   checkTable(table, sha256, pins);
   return { sha256, table };
 }

@@ -12,7 +12,7 @@ import { checkConfig, pinsFrom, type Pins } from "./pins.js";
 import { signIn } from "./signIn.js";
 import { trade, type TradeRequest } from "./trade.js";
 import { account, type AccountPath } from "./account.js";
-import { askStatement, signStatement, type StatementRequest } from "./league.js";
+import { askStatement, type StatementRequest } from "./league.js";
 import { grantSession, type GrantRequest } from "./session.js";
 import { createLiveAgent } from "./hosted.js";
 import { fastTrade, type FastRequest } from "./fast.js";
@@ -30,7 +30,14 @@ export { verifyGrant, type GrantRequest, type SessionPins } from "./session.js";
 export { verifySignedMarks } from "./marks.js";
 export { checkExecutorAttestation, type ExecutorAttestation } from "./hosted.js";
 
-export type PitClientOptions = { baseUrl: string; rpcUrl: string; account: LocalAccount; pins: Pins; key?: string; fetch?: typeof fetch };
+export type PitClientOptions = {
+  baseUrl: string;
+  rpcUrl: string;
+  account: LocalAccount;
+  pins: Pins;
+  key?: string;
+  fetch?: typeof fetch;
+};
 
 /** A client bound to one wallet; it checks the server's config against the pins first (CONFIG_MISMATCH). */
 export async function createPitClient(o: PitClientOptions) {
@@ -52,14 +59,20 @@ export async function createPitClient(o: PitClientOptions) {
      */
     pinFastRoutes: async () => {
       const read = await readFastRoutes(http, pins);
-      if (pins.fastRoutes && pins.fastRoutes.sha256 !== read.sha256) throw new PitError("CONFIG_MISMATCH", `the server's route table is ${read.sha256}, not the pinned ${pins.fastRoutes.sha256}`);
+      if (pins.fastRoutes && pins.fastRoutes.sha256 !== read.sha256)
+        throw new PitError(
+          "CONFIG_MISMATCH",
+          `the server's route table is ${read.sha256}, not the pinned ${pins.fastRoutes.sha256}`,
+        );
       pins.fastRoutes ??= read;
       return pins.fastRoutes;
     },
     /** A fast trade built from the pinned table; on a fast reason, the prepared way (unless fallback is false: the reason thrown). */
-    fastTrade: (q: FastRequest) => fastTrade({ ...d, cooldown, now: Date.now, fallback: (t, nonce) => trade(d, t, { nonce }) }, q),
+    fastTrade: (q: FastRequest) =>
+      fastTrade({ ...d, cooldown, now: Date.now, fallback: (t, nonce) => trade(d, t, { nonce }) }, q),
     /** me/portfolio, me/trades, league/me: checked to be this wallet's (ACCOUNT_SHAPE, ACCOUNT_WALLET). */
-    account: <T = Record<string, unknown>>(path: AccountPath, query = "") => account<T>(http, o.account.address, path, query),
+    account: <T = Record<string, unknown>>(path: AccountPath, query = "") =>
+      account<T>(http, o.account.address, path, query),
     /** A league statement for this wallet, rebuilt locally (LEAGUE_STATEMENT); the owner signs it with signStatement. */
     leagueStatement: (q: StatementRequest) => askStatement(http, o.account.address, o.pins, q),
     /** A session for an executor, checked (GRANT_BINDING, GRANT_CAPS, CONSENT_REQUIRED) before the wallet signs its root. */

@@ -37,7 +37,14 @@ export type Pins = {
   fastRoutes?: { sha256: Hex; table: FastRouteTable } | null;
 };
 
-export type PinnedPool = { id: Hex; currency0: Address; currency1: Address; fee: number; tickSpacing: number; hooks: Address };
+export type PinnedPool = {
+  id: Hex;
+  currency0: Address;
+  currency1: Address;
+  fee: number;
+  tickSpacing: number;
+  hooks: Address;
+};
 
 type ConfigAnswer = {
   chain_id: number;
@@ -47,13 +54,27 @@ type ConfigAnswer = {
   pool_manager: string;
   v4_quoter: string;
   tokens: Record<string, { address: string; decimals: number; feed?: string | null; kind?: string }>;
-  fee: { recipient: string; major_symbols: string[]; major_tiers: { bps: number }[]; other_bps: number; shield_add_bps: number; max_bps: number };
-  session?: { cosigner: string | null; delegation_manager?: string; stateless_delegator?: string; enforcers?: Record<string, string> };
+  fee: {
+    recipient: string;
+    major_symbols: string[];
+    major_tiers: { bps: number }[];
+    other_bps: number;
+    shield_add_bps: number;
+    max_bps: number;
+  };
+  session?: {
+    cosigner: string | null;
+    delegation_manager?: string;
+    stateless_delegator?: string;
+    enforcers?: Record<string, string>;
+  };
   limits?: { deadline_s?: number };
   risks: Record<string, "severe" | "info">;
   high_price_impact_bps: number;
   price_impact_bps: number;
-  universe?: { pools?: { id: string; currency0: string; currency1: string; fee: number; tick_spacing: number; hooks: string }[] };
+  universe?: {
+    pools?: { id: string; currency0: string; currency1: string; fee: number; tick_spacing: number; hooks: string }[];
+  };
 };
 
 /** Pins taken from a config answer the developer trusts (read once, then kept with the agent). */
@@ -70,13 +91,33 @@ export function pinsFrom(c: ConfigAnswer): Pins {
     cosigner: c.session?.cosigner ? getAddress(c.session.cosigner) : null,
     session:
       c.session?.delegation_manager && c.session.stateless_delegator && c.session.enforcers
-        ? { delegationManager: getAddress(c.session.delegation_manager), statelessDelegator: getAddress(c.session.stateless_delegator), enforcers: Object.fromEntries(Object.entries(c.session.enforcers).map(([k, v]) => [k, getAddress(v)])) }
+        ? {
+            delegationManager: getAddress(c.session.delegation_manager),
+            statelessDelegator: getAddress(c.session.stateless_delegator),
+            enforcers: Object.fromEntries(Object.entries(c.session.enforcers).map(([k, v]) => [k, getAddress(v)])),
+          }
         : null,
     deadlineS: c.limits?.deadline_s ?? 600,
-    tokens: Object.fromEntries(Object.entries(c.tokens).map(([s, t]) => [s, { address: getAddress(t.address), decimals: t.decimals, feed: t.feed ? getAddress(t.feed) : null, kind: t.kind }])),
+    tokens: Object.fromEntries(
+      Object.entries(c.tokens).map(([s, t]) => [
+        s,
+        {
+          address: getAddress(t.address),
+          decimals: t.decimals,
+          feed: t.feed ? getAddress(t.feed) : null,
+          kind: t.kind,
+        },
+      ]),
+    ),
     pools: poolsFrom(c),
     majorSymbols: [...c.fee.major_symbols],
-    fee: { majorMaxBps: Math.max(...tiers), majorMinBps: Math.min(...tiers), otherBps: c.fee.other_bps, shieldAddBps: c.fee.shield_add_bps, maxBps: c.fee.max_bps },
+    fee: {
+      majorMaxBps: Math.max(...tiers),
+      majorMinBps: Math.min(...tiers),
+      otherBps: c.fee.other_bps,
+      shieldAddBps: c.fee.shield_add_bps,
+      maxBps: c.fee.max_bps,
+    },
     risks: { ...c.risks },
     impactBps: { info: c.price_impact_bps, high: c.high_price_impact_bps },
   };
@@ -85,12 +126,28 @@ export function pinsFrom(c: ConfigAnswer): Pins {
 /** The config's canonical pools, each checked: hookless, between its tokens, its id its key's (CONFIG_MISMATCH otherwise). */
 function poolsFrom(c: ConfigAnswer): PinnedPool[] {
   const pools = c.universe?.pools;
-  if (!Array.isArray(pools) || !pools.length) throw new PitError("CONFIG_MISMATCH", "the config publishes no canonical pools (universe.pools)");
+  if (!Array.isArray(pools) || !pools.length)
+    throw new PitError("CONFIG_MISMATCH", "the config publishes no canonical pools (universe.pools)");
   const tokens = new Set(Object.values(c.tokens).map((t) => t.address.toLowerCase()));
   return pools.map((p) => {
-    const pool: PinnedPool = { id: p.id as Hex, currency0: getAddress(p.currency0), currency1: getAddress(p.currency1), fee: p.fee, tickSpacing: p.tick_spacing, hooks: getAddress(p.hooks) };
-    const ok = pool.hooks === zeroAddress && tokens.has(pool.currency0.toLowerCase()) && tokens.has(pool.currency1.toLowerCase()) && poolId(pool).toLowerCase() === String(p.id).toLowerCase();
-    if (!ok) throw new PitError("CONFIG_MISMATCH", `the config's pool ${p.id} is not a hookless pool of its tokens under its own id`);
+    const pool: PinnedPool = {
+      id: p.id as Hex,
+      currency0: getAddress(p.currency0),
+      currency1: getAddress(p.currency1),
+      fee: p.fee,
+      tickSpacing: p.tick_spacing,
+      hooks: getAddress(p.hooks),
+    };
+    const ok =
+      pool.hooks === zeroAddress &&
+      tokens.has(pool.currency0.toLowerCase()) &&
+      tokens.has(pool.currency1.toLowerCase()) &&
+      poolId(pool).toLowerCase() === String(p.id).toLowerCase();
+    if (!ok)
+      throw new PitError(
+        "CONFIG_MISMATCH",
+        `the config's pool ${p.id} is not a hookless pool of its tokens under its own id`,
+      );
     return pool;
   });
 }
@@ -100,9 +157,27 @@ export async function checkConfig(http: Http, pins: Pins): Promise<void> {
   const now = pinsFrom(await http.get<ConfigAnswer>("/config"));
   const diffs: string[] = [];
   const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
-  for (const k of ["chainId", "domain", "router", "permit2", "poolManager", "v4Quoter", "feeRecipient", "cosigner", "session", "deadlineS", "majorSymbols", "fee", "impactBps", "pools"] as const) if (!same(now[k], pins[k])) diffs.push(k);
+  for (const k of [
+    "chainId",
+    "domain",
+    "router",
+    "permit2",
+    "poolManager",
+    "v4Quoter",
+    "feeRecipient",
+    "cosigner",
+    "session",
+    "deadlineS",
+    "majorSymbols",
+    "fee",
+    "impactBps",
+    "pools",
+  ] as const)
+    if (!same(now[k], pins[k])) diffs.push(k);
   for (const [sym, t] of Object.entries(pins.tokens)) if (!same(now.tokens[sym], t)) diffs.push(`tokens.${sym}`);
   // A code the server added is not one the client knows; a severe code made info hides a risk.
-  for (const [code, severity] of Object.entries(pins.risks)) if (now.risks[code] !== severity) diffs.push(`risks.${code}`);
-  if (diffs.length) throw new PitError("CONFIG_MISMATCH", `the server's config differs from the pins: ${diffs.join(", ")}`);
+  for (const [code, severity] of Object.entries(pins.risks))
+    if (now.risks[code] !== severity) diffs.push(`risks.${code}`);
+  if (diffs.length)
+    throw new PitError("CONFIG_MISMATCH", `the server's config differs from the pins: ${diffs.join(", ")}`);
 }

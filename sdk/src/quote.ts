@@ -17,11 +17,17 @@ function programHops(commands: Hex, inputs: readonly Hex[]): Hop[] {
   const types = (commands.slice(2).match(/../g) ?? []).map((b) => parseInt(b, 16) & COMMAND_TYPE_MASK);
   return types.flatMap((t, i): Hop[] => {
     if (t === Command.EXECUTE_SUB_PLAN) {
-      const [c, ins] = decodeAbiParameters([{ type: "bytes" }, { type: "bytes[]" }], inputs[i]!) as unknown as [Hex, Hex[]];
+      const [c, ins] = decodeAbiParameters([{ type: "bytes" }, { type: "bytes[]" }], inputs[i]!) as unknown as [
+        Hex,
+        Hex[],
+      ];
       return programHops(c, ins);
     }
     if (t !== Command.V4_SWAP) return [];
-    const [actions, params] = decodeAbiParameters([{ type: "bytes" }, { type: "bytes[]" }], inputs[i]!) as unknown as [Hex, Hex[]];
+    const [actions, params] = decodeAbiParameters([{ type: "bytes" }, { type: "bytes[]" }], inputs[i]!) as unknown as [
+      Hex,
+      Hex[],
+    ];
     const codes = (actions.slice(2).match(/../g) ?? []).map((b) => parseInt(b, 16));
     return codes.flatMap((c, j) => {
       if (c !== V4Action.SWAP_EXACT_IN_SINGLE) return [];
@@ -41,7 +47,12 @@ export async function ownQuote(chain: PublicClient, quoter: Address, data: Hex):
 }
 
 /** `amountIn` through the hops in order on the pinned V4Quoter (a hop's input is the one before's output). */
-export async function quoteHops(chain: PublicClient, quoter: Address, hops: { poolKey: PoolKey; zeroForOne: boolean }[], amountIn: bigint): Promise<bigint> {
+export async function quoteHops(
+  chain: PublicClient,
+  quoter: Address,
+  hops: { poolKey: PoolKey; zeroForOne: boolean }[],
+  amountIn: bigint,
+): Promise<bigint> {
   let amount = amountIn;
   for (const h of hops) amount = await quoteExactInputSingle(chain, quoter, h.poolKey, h.zeroForOne, amount);
   return amount;
@@ -61,7 +72,10 @@ export async function ownImpactBps(chain: PublicClient, quoter: Address, data: H
   const size = hops[0]!.amountIn;
   const slice = size / MARGINAL_DIVISOR;
   if (slice === 0n) return null;
-  const [atSize, atSlice] = await Promise.all([quoteHops(chain, quoter, hops, size), quoteHops(chain, quoter, hops, slice)]);
+  const [atSize, atSlice] = await Promise.all([
+    quoteHops(chain, quoter, hops, size),
+    quoteHops(chain, quoter, hops, slice),
+  ]);
   if (atSlice === 0n) return null;
   const ideal = atSlice * MARGINAL_DIVISOR;
   return Math.max(0, Number(((ideal - atSize) * 10_000n) / ideal));

@@ -1,5 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { erc20Abi, keccak256, maxUint256, parseEther, zeroAddress, type Address, type Hex, type LocalAccount } from "viem";
+import {
+  erc20Abi,
+  keccak256,
+  maxUint256,
+  parseEther,
+  zeroAddress,
+  type Address,
+  type Hex,
+  type LocalAccount,
+} from "viem";
 import { generatePrivateKey } from "viem/accounts";
 import { createPitClient, PitError, readPins, type Pins } from "@pit/sdk";
 import { priceFeedAbi } from "../../abis/fixtures.js";
@@ -48,8 +57,12 @@ async function client(account: LocalAccount, base = hostile.url) {
   return pit;
 }
 const nonceOf = (a: Address) => stack.dn.pub.getTransactionCount({ address: a });
-const usdgOf = (a: Address) => stack.dn.pub.readContract({ address: stack.dn.token("USDG"), abi: erc20Abi, functionName: "balanceOf", args: [a] });
-const fastAnswer = (code: string, status: number) => async (path: string) => (path.startsWith("/api/v1/live/fast") && !path.includes("terms") ? { status, json: { error: { code, message: `the stand-in answers ${code}` } } } : undefined);
+const usdgOf = (a: Address) =>
+  stack.dn.pub.readContract({ address: stack.dn.token("USDG"), abi: erc20Abi, functionName: "balanceOf", args: [a] });
+const fastAnswer = (code: string, status: number) => async (path: string) =>
+  path.startsWith("/api/v1/live/fast") && !path.includes("terms")
+    ? { status, json: { error: { code, message: `the stand-in answers ${code}` } } }
+    : undefined;
 /** live/fast relayed by the real service, then answered as a refusal before any relay would be. */
 const relayThenRefuse = (code: string) => async (path: string, _body: unknown, forward: () => Promise<unknown>) => {
   if (!path.startsWith("/api/v1/live/fast") || path.includes("terms")) return undefined;
@@ -76,14 +89,28 @@ describe("the SDK's fast mode", () => {
 
   it("needs Permit2 approved for an ERC-20 input (APPROVAL), then carries a permit for exactly the input", async () => {
     const a = await funded();
-    await stack.dn.mined(await stack.dn.walletFor(stack.dn.deployer).writeContract({ address: stack.dn.token("USDG"), abi: mintableAbi, functionName: "mint", args: [a.address, 1_000_000_000n] }));
+    await stack.dn.mined(
+      await stack.dn.walletFor(stack.dn.deployer).writeContract({
+        address: stack.dn.token("USDG"),
+        abi: mintableAbi,
+        functionName: "mint",
+        args: [a.address, 1_000_000_000n],
+      }),
+    );
     const pit = await client(a, stack.api.url);
     const buy = { tokenIn: "USDG", tokenOut: "ETH", amountIn: 30_000_000n };
     const err = await refusal(pit.fastTrade({ ...buy, fallback: false }));
     expect(err.code).toBe("APPROVAL");
     expect([a.signed.tx, a.signed.typed]).toEqual([0, 0]);
     // The wallet's own one-time approve of Permit2 (signed by the same account: counted too).
-    await stack.dn.mined(await stack.dn.walletFor(a as never).writeContract({ address: stack.dn.token("USDG"), abi: erc20Abi, functionName: "approve", args: [PERMIT2_ADDRESS, maxUint256] }));
+    await stack.dn.mined(
+      await stack.dn.walletFor(a as never).writeContract({
+        address: stack.dn.token("USDG"),
+        abi: erc20Abi,
+        functionName: "approve",
+        args: [PERMIT2_ADDRESS, maxUint256],
+      }),
+    );
     const t = await pit.fastTrade({ ...buy, fallback: false });
     expect(t.path).toBe("fast");
     expect([a.signed.tx, a.signed.typed]).toEqual([2, 1]);
@@ -93,8 +120,17 @@ describe("the SDK's fast mode", () => {
   it("leaves fast mode for a pair the table does not pin (FAST_PAIR) and over the route's cap (ROUTE_CAP)", async () => {
     const a = await funded("3");
     const pit = await client(a, stack.api.url);
-    expect((await refusal(pit.fastTrade({ tokenIn: "ETH", tokenOut: "WBTC", amountIn: parseEther("0.007"), fallback: false }))).code).toBe("FAST_PAIR");
-    expect((await refusal(pit.fastTrade({ tokenIn: "ETH", tokenOut: "USDG", amountIn: parseEther("2"), fallback: false }))).code).toBe("ROUTE_CAP");
+    expect(
+      (
+        await refusal(
+          pit.fastTrade({ tokenIn: "ETH", tokenOut: "WBTC", amountIn: parseEther("0.007"), fallback: false }),
+        )
+      ).code,
+    ).toBe("FAST_PAIR");
+    expect(
+      (await refusal(pit.fastTrade({ tokenIn: "ETH", tokenOut: "USDG", amountIn: parseEther("2"), fallback: false })))
+        .code,
+    ).toBe("ROUTE_CAP");
     expect(a.signed.tx).toBe(0);
     const t = await pit.fastTrade({ tokenIn: "ETH", tokenOut: "WBTC", amountIn: parseEther("0.007") });
     expect([t.path, t.reason]).toEqual(["fallback", "FAST_PAIR"]);
@@ -102,9 +138,18 @@ describe("the SDK's fast mode", () => {
   });
 
   const mismatches: [string, (path: string, body: any) => any][] = [
-    ["another route table", (path, b) => (path.includes("fast/terms") ? { ...b, routes: { ...b.routes, sha256: keccak256("0x01") } } : b)],
-    ["another fee recipient", (path, b) => (path.includes("fast/terms") ? { ...b, fee: { ...b.fee, recipient: ATTACKER } } : b)],
-    ["a fee above the pinned schedule", (path, b) => (path.includes("fast/terms") ? { ...b, fee: { ...b.fee, bps: 100 } } : b)],
+    [
+      "another route table",
+      (path, b) => (path.includes("fast/terms") ? { ...b, routes: { ...b.routes, sha256: keccak256("0x01") } } : b),
+    ],
+    [
+      "another fee recipient",
+      (path, b) => (path.includes("fast/terms") ? { ...b, fee: { ...b.fee, recipient: ATTACKER } } : b),
+    ],
+    [
+      "a fee above the pinned schedule",
+      (path, b) => (path.includes("fast/terms") ? { ...b, fee: { ...b.fee, bps: 100 } } : b),
+    ],
   ];
   it.each(mismatches)("refuses terms with %s (CONFIG_MISMATCH), signs nothing", async (_name, edit) => {
     const a = await funded("1", SHARED);
@@ -121,43 +166,79 @@ describe("the SDK's fast mode", () => {
     ["a band of 90 %", (pairs) => (pairs[0].band_bps = 9_000)],
     ["a cap above SPEC's", (pairs) => (pairs[0].max_usd = 1_000_000)],
     ["hops that end elsewhere", (pairs) => (pairs[0].hops = [pairs[0].hops[0], pairs[0].hops[0]])],
-    ["the partner token", (pairs) => ((pairs[0].token_out = "ORBIO"), (pairs[0].address_out = pins.tokens.ORBIO!.address))],
-    ["two hops through another token than USDG", (pairs) => {
-      const two = pairs.find((p: any) => p.hops.length === 2 && p.token_in === "ETH");
-      const wbtc = pins.tokens.WBTC!.address;
-      const hop = (a: Address, b: Address, from: Address) => {
-        const [c0, c1] = a.toLowerCase() < b.toLowerCase() ? [a, b] : [b, a];
-        const key = { currency0: c0, currency1: c1, fee: 3_000, tickSpacing: 60, hooks: zeroAddress };
-        return { pool_id: poolId(key), currency0: c0, currency1: c1, fee: 3_000, tick_spacing: 60, hooks: zeroAddress, zero_for_one: c0 === from };
-      };
-      two.hops = [hop(zeroAddress, wbtc, zeroAddress), hop(wbtc, two.address_out, wbtc)];
-    }],
+    [
+      "the partner token",
+      (pairs) => ((pairs[0].token_out = "ORBIO"), (pairs[0].address_out = pins.tokens.ORBIO!.address)),
+    ],
+    [
+      "two hops through another token than USDG",
+      (pairs) => {
+        const two = pairs.find((p: any) => p.hops.length === 2 && p.token_in === "ETH");
+        const wbtc = pins.tokens.WBTC!.address;
+        const hop = (a: Address, b: Address, from: Address) => {
+          const [c0, c1] = a.toLowerCase() < b.toLowerCase() ? [a, b] : [b, a];
+          const key = { currency0: c0, currency1: c1, fee: 3_000, tickSpacing: 60, hooks: zeroAddress };
+          return {
+            pool_id: poolId(key),
+            currency0: c0,
+            currency1: c1,
+            fee: 3_000,
+            tick_spacing: 60,
+            hooks: zeroAddress,
+            zero_for_one: c0 === from,
+          };
+        };
+        two.hops = [hop(zeroAddress, wbtc, zeroAddress), hop(wbtc, two.address_out, wbtc)];
+      },
+    ],
     ["a gas floor no transaction can meet", (pairs) => (pairs[0].gas_floor = 5_000_000)],
-    ["a hookless pool of pinned tokens at 1 % that is not a pinned pool (one the server made)", (pairs) => {
-      const h = pairs.find((p: any) => p.token_in === "ETH" && p.token_out === "USDG").hops[0];
-      Object.assign(h, { fee: 10_000, tick_spacing: 200, pool_id: poolId({ currency0: h.currency0, currency1: h.currency1, fee: 10_000, tickSpacing: 200, hooks: zeroAddress }) });
-    }],
+    [
+      "a hookless pool of pinned tokens at 1 % that is not a pinned pool (one the server made)",
+      (pairs) => {
+        const h = pairs.find((p: any) => p.token_in === "ETH" && p.token_out === "USDG").hops[0];
+        Object.assign(h, {
+          fee: 10_000,
+          tick_spacing: 200,
+          pool_id: poolId({
+            currency0: h.currency0,
+            currency1: h.currency1,
+            fee: 10_000,
+            tickSpacing: 200,
+            hooks: zeroAddress,
+          }),
+        });
+      },
+    ],
   ];
-  it.each(tables)("refuses to pin a table with %s, even under its own SHA-256 (CONFIG_MISMATCH)", async (_name, edit) => {
-    const a = await funded("1", SHARED);
-    hostile.reset();
-    const pit = await createPitClient({ baseUrl: hostile.url, rpcUrl: stack.dn.anvil.rpcUrl, account: a, pins });
-    await pit.signIn();
-    hostile.tamper = (path, b) => {
-      if (!path.includes("fast/terms")) return b;
-      const pairs = structuredClone(b.routes.pairs);
-      edit(pairs);
-      const table: FastRouteTable = { version: b.routes.version, chain_id: pins.chainId, router: pins.router, pairs, max_usd: b.routes.max_usd };
-      return { ...b, routes: { ...b.routes, pairs, sha256: fastRoutesSha256(table) } };
-    };
-    expect((await refusal(pit.pinFastRoutes())).code).toBe("CONFIG_MISMATCH");
-    // A table edited after pinning is caught when it is used.
-    hostile.reset();
-    const pinned = await pit.pinFastRoutes();
-    edit(pinned.table.pairs);
-    expect((await refusal(pit.fastTrade({ ...sell, fallback: false }))).code).toBe("CONFIG_MISMATCH");
-    expect(a.signed.tx).toBe(0);
-  });
+  it.each(tables)(
+    "refuses to pin a table with %s, even under its own SHA-256 (CONFIG_MISMATCH)",
+    async (_name, edit) => {
+      const a = await funded("1", SHARED);
+      hostile.reset();
+      const pit = await createPitClient({ baseUrl: hostile.url, rpcUrl: stack.dn.anvil.rpcUrl, account: a, pins });
+      await pit.signIn();
+      hostile.tamper = (path, b) => {
+        if (!path.includes("fast/terms")) return b;
+        const pairs = structuredClone(b.routes.pairs);
+        edit(pairs);
+        const table: FastRouteTable = {
+          version: b.routes.version,
+          chain_id: pins.chainId,
+          router: pins.router,
+          pairs,
+          max_usd: b.routes.max_usd,
+        };
+        return { ...b, routes: { ...b.routes, pairs, sha256: fastRoutesSha256(table) } };
+      };
+      expect((await refusal(pit.pinFastRoutes())).code).toBe("CONFIG_MISMATCH");
+      // A table edited after pinning is caught when it is used.
+      hostile.reset();
+      const pinned = await pit.pinFastRoutes();
+      edit(pinned.table.pairs);
+      expect((await refusal(pit.fastTrade({ ...sell, fallback: false }))).code).toBe("CONFIG_MISMATCH");
+      expect(a.signed.tx).toBe(0);
+    },
+  );
 
   it("refuses fast terms that are not in the disclosed shape (CONFIG_MISMATCH), signs nothing", async () => {
     const a = await funded("1", SHARED);
@@ -170,7 +251,10 @@ describe("the SDK's fast mode", () => {
   it("refuses marks more than 3 % from the server's (MARKS_DIFFER), signs nothing", async () => {
     const a = await funded("1", SHARED);
     const pit = await client(a);
-    hostile.tamper = (path, b) => (path.startsWith("/api/v1/stats") ? { ...b, assets: b.assets.map((x: any) => (x.symbol === "ETH" ? { ...x, mark: x.mark * 1.05 } : x)) } : b);
+    hostile.tamper = (path, b) =>
+      path.startsWith("/api/v1/stats")
+        ? { ...b, assets: b.assets.map((x: any) => (x.symbol === "ETH" ? { ...x, mark: x.mark * 1.05 } : x)) }
+        : b;
     expect((await refusal(pit.fastTrade({ ...sell, fallback: false }))).code).toBe("MARKS_DIFFER");
     expect(a.signed.tx).toBe(0);
   });
@@ -245,7 +329,12 @@ describe("the SDK's fast mode", () => {
 
   describe("with the market moved", () => {
     const feed = () => stack.dn.universe.tokens.ETH!.feed!;
-    const setFeed = async (answer: bigint) => stack.dn.mined(await stack.dn.walletFor(stack.dn.deployer).writeContract({ address: feed(), abi: priceFeedAbi, functionName: "setAnswer", args: [answer] }));
+    const setFeed = async (answer: bigint) =>
+      stack.dn.mined(
+        await stack.dn
+          .walletFor(stack.dn.deployer)
+          .writeContract({ address: feed(), abi: priceFeedAbi, functionName: "setAnswer", args: [answer] }),
+      );
     /** Until the server's stats publish ETH at about `usd` (its index and 5 s cache follow the chain). */
     const statsShow = async (usd: number) => {
       for (let i = 0; i < 60; i++) {
@@ -258,7 +347,11 @@ describe("the SDK's fast mode", () => {
     };
 
     it("refuses a pinned pool further under the oracle than its fees and band (POOL_FAR)", async () => {
-      const [, answer] = await stack.dn.pub.readContract({ address: feed(), abi: priceFeedAbi, functionName: "latestRoundData" });
+      const [, answer] = await stack.dn.pub.readContract({
+        address: feed(),
+        abi: priceFeedAbi,
+        functionName: "latestRoundData",
+      });
       const a = await funded();
       const pit = await client(a, stack.api.url);
       await setFeed((answer * 108n) / 100n);
@@ -282,4 +375,3 @@ describe("the SDK's fast mode", () => {
     });
   });
 });
-

@@ -3,7 +3,18 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ROOT } from "../../lib/root.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { decodeAbiParameters, decodeFunctionData, encodeAbiParameters, encodeFunctionData, erc20Abi, parseEther, zeroAddress, type Address, type Hex, type LocalAccount } from "viem";
+import {
+  decodeAbiParameters,
+  decodeFunctionData,
+  encodeAbiParameters,
+  encodeFunctionData,
+  erc20Abi,
+  parseEther,
+  zeroAddress,
+  type Address,
+  type Hex,
+  type LocalAccount,
+} from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { createPitClient, PitError, readPins, signStatement, type Pins } from "@pit/sdk";
 import { partnerAgentVaultAbi, priceFeedAbi } from "../../abis/fixtures.js";
@@ -53,12 +64,19 @@ function editCommand(data: Hex, command: number, edit: (input: Hex) => Hex): Hex
   return encodeFunctionData({ abi: universalRouterAbi, functionName: "execute", args: [commands, next, deadline] });
 }
 const addr3 = [{ type: "address" }, { type: "address" }, { type: "uint256" }] as const;
-const reAddr3 = (input: Hex, f: (v: [Address, Address, bigint]) => [Address, Address, bigint]) => encodeAbiParameters(addr3, f(decodeAbiParameters(addr3, input) as unknown as [Address, Address, bigint]));
+const reAddr3 = (input: Hex, f: (v: [Address, Address, bigint]) => [Address, Address, bigint]) =>
+  encodeAbiParameters(addr3, f(decodeAbiParameters(addr3, input) as unknown as [Address, Address, bigint]));
 /** The V4 program's actions (SETTLE, SWAP_EXACT_IN_SINGLE..., TAKE) with their params, edited and encoded again. */
 function editActions(input: Hex, f: (action: number, params: Hex) => Hex): Hex {
-  const [actions, params] = decodeAbiParameters([{ type: "bytes" }, { type: "bytes[]" }], input) as unknown as [Hex, Hex[]];
+  const [actions, params] = decodeAbiParameters([{ type: "bytes" }, { type: "bytes[]" }], input) as unknown as [
+    Hex,
+    Hex[],
+  ];
   const codes = (actions.slice(2).match(/../g) ?? []).map((b) => parseInt(b, 16));
-  return encodeAbiParameters([{ type: "bytes" }, { type: "bytes[]" }], [actions, params.map((p, i) => f(codes[i]!, p))]);
+  return encodeAbiParameters(
+    [{ type: "bytes" }, { type: "bytes[]" }],
+    [actions, params.map((p, i) => f(codes[i]!, p))],
+  );
 }
 /** The first swap's ExactInputSingleParams, edited. */
 const editSwap = (input: Hex, f: (p: { poolKey: Record<string, unknown>; amountIn: bigint }) => object): Hex => {
@@ -66,24 +84,34 @@ const editSwap = (input: Hex, f: (p: { poolKey: Record<string, unknown>; amountI
   return editActions(input, (action, params) => {
     if (action !== V4Action.SWAP_EXACT_IN_SINGLE || done) return params;
     done = true;
-    const [p] = decodeAbiParameters(exactInputSingleParams, params) as unknown as [{ poolKey: Record<string, unknown>; amountIn: bigint }];
+    const [p] = decodeAbiParameters(exactInputSingleParams, params) as unknown as [
+      { poolKey: Record<string, unknown>; amountIn: bigint },
+    ];
     return encodeAbiParameters(exactInputSingleParams, [f(p)] as never);
   });
 };
 const settleLess = (input: Hex, less: bigint): Hex =>
   editActions(input, (action, params) => {
     if (action !== V4Action.SETTLE) return params;
-    const [c, amount, payer] = decodeAbiParameters([{ type: "address" }, { type: "uint256" }, { type: "bool" }], params) as unknown as [Address, bigint, boolean];
+    const [c, amount, payer] = decodeAbiParameters(
+      [{ type: "address" }, { type: "uint256" }, { type: "bool" }],
+      params,
+    ) as unknown as [Address, bigint, boolean];
     return encodeAbiParameters([{ type: "address" }, { type: "uint256" }, { type: "bool" }], [c, amount - less, payer]);
   });
 /** A fee `times` as high, the swap settling and spending that much less: a program that still balances. */
 function raiseFee(data: Hex, times: bigint): Hex {
   let extra = 0n;
-  const fee = editCommand(data, Command.TRANSFER, (i) => reAddr3(i, ([t, r, v]) => ((extra = v * (times - 1n)), [t, r, v * times])));
-  return editCommand(fee, Command.V4_SWAP, (i) => editSwap(settleLess(i, extra), (p) => ({ ...p, amountIn: p.amountIn - extra })));
+  const fee = editCommand(data, Command.TRANSFER, (i) =>
+    reAddr3(i, ([t, r, v]) => ((extra = v * (times - 1n)), [t, r, v * times])),
+  );
+  return editCommand(fee, Command.V4_SWAP, (i) =>
+    editSwap(settleLess(i, extra), (p) => ({ ...p, amountIn: p.amountIn - extra })),
+  );
 }
 /** The V4 swap's hooks set to `hooks` (the first action's ExactInputSingleParams). */
-const withHooks = (input: Hex, hooks: Address): Hex => editSwap(input, (p) => ({ ...p, poolKey: { ...p.poolKey, hooks } }));
+const withHooks = (input: Hex, hooks: Address): Hex =>
+  editSwap(input, (p) => ({ ...p, poolKey: { ...p.poolKey, hooks } }));
 
 /** The V4_SWAP command moved into an EXECUTE_SUB_PLAN of its own. */
 function subPlanSwap(data: Hex): Hex {
@@ -92,30 +120,70 @@ function subPlanSwap(data: Hex): Hex {
   const bytes = (commands.slice(2).match(/../g) ?? []).map((b) => parseInt(b, 16));
   const i = bytes.findIndex((b) => (b & COMMAND_TYPE_MASK) === Command.V4_SWAP);
   const next = [...inputs];
-  next[i] = encodeAbiParameters([{ type: "bytes" }, { type: "bytes[]" }], [`0x${Command.V4_SWAP.toString(16).padStart(2, "0")}`, [inputs[i]!]]);
+  next[i] = encodeAbiParameters(
+    [{ type: "bytes" }, { type: "bytes[]" }],
+    [`0x${Command.V4_SWAP.toString(16).padStart(2, "0")}`, [inputs[i]!]],
+  );
   bytes[i] = Command.EXECUTE_SUB_PLAN;
-  return encodeFunctionData({ abi: universalRouterAbi, functionName: "execute", args: [`0x${bytes.map((b) => b.toString(16).padStart(2, "0")).join("")}`, next, deadline] });
+  return encodeFunctionData({
+    abi: universalRouterAbi,
+    functionName: "execute",
+    args: [`0x${bytes.map((b) => b.toString(16).padStart(2, "0")).join("")}`, next, deadline],
+  });
 }
 function withDeadline(data: Hex, deadline: bigint): Hex {
   const d = decodeFunctionData({ abi: universalRouterAbi, data });
   const [commands, inputs] = d.args as unknown as [Hex, Hex[], bigint];
   return encodeFunctionData({ abi: universalRouterAbi, functionName: "execute", args: [commands, inputs, deadline] });
 }
-const prepared = (edit: (plan: any) => void) => (path: string, body: any) => (path.startsWith("/api/v1/live/prepare") ? (edit(body), body) : body);
+const prepared = (edit: (plan: any) => void) => (path: string, body: any) =>
+  path.startsWith("/api/v1/live/prepare") ? (edit(body), body) : body;
 const tx = (plan: any) => plan.tx as { to: string; data: Hex };
 
 /** A hookless ETH/USDG pool of the server's own (1 % LP fee), not a canonical one: at the canonical pool's price. */
-const attackerKey = { currency0: zeroAddress, currency1: "0x0000000000000000000000000000000000000000" as Address, fee: 10_000, tickSpacing: 200, hooks: zeroAddress } satisfies PoolKey;
+const attackerKey = {
+  currency0: zeroAddress,
+  currency1: "0x0000000000000000000000000000000000000000" as Address,
+  fee: 10_000,
+  tickSpacing: 200,
+  hooks: zeroAddress,
+} satisfies PoolKey;
 async function makeAttackerPool() {
   const { dn } = stack;
   const usdg = dn.token("USDG");
   attackerKey.currency1 = usdg;
   const canonical = dn.universe.pools.find((p) => p.currency0 === zeroAddress && p.currency1 === usdg)!;
-  const [sqrtPriceX96] = await dn.pub.readContract({ address: dn.universe.contracts.stateView, abi: stateViewAbi, functionName: "getSlot0", args: [canonical.id] });
+  const [sqrtPriceX96] = await dn.pub.readContract({
+    address: dn.universe.contracts.stateView,
+    abi: stateViewAbi,
+    functionName: "getSlot0",
+    args: [canonical.id],
+  });
   const w = dn.walletFor(dn.deployer);
-  await dn.mined(await w.writeContract({ address: usdg, abi: mintableAbi, functionName: "mint", args: [dn.deployer.address, 300_000_000_000n] }));
-  await dn.mined(await w.writeContract({ address: dn.universe.contracts.poolManager, abi: poolManagerAbi, functionName: "initialize", args: [attackerKey, sqrtPriceX96] }));
-  await mintFullRange({ wallet: w, pub: dn.pub, account: dn.deployer, chain: dn.chain }, dn.universe.contracts.positionManager, attackerKey, sqrtPriceX96, parseEther("100"), 300_000_000_000n);
+  await dn.mined(
+    await w.writeContract({
+      address: usdg,
+      abi: mintableAbi,
+      functionName: "mint",
+      args: [dn.deployer.address, 300_000_000_000n],
+    }),
+  );
+  await dn.mined(
+    await w.writeContract({
+      address: dn.universe.contracts.poolManager,
+      abi: poolManagerAbi,
+      functionName: "initialize",
+      args: [attackerKey, sqrtPriceX96],
+    }),
+  );
+  await mintFullRange(
+    { wallet: w, pub: dn.pub, account: dn.deployer, chain: dn.chain },
+    dn.universe.contracts.positionManager,
+    attackerKey,
+    sqrtPriceX96,
+    parseEther("100"),
+    300_000_000_000n,
+  );
 }
 
 async function client(account: LocalAccount, base = hostile.url) {
@@ -130,25 +198,145 @@ describe("the SDK against a hostile server", () => {
 
   const cases: [string, (path: string, body: any) => any, string, string | undefined][] = [
     ["another router", prepared((p) => (tx(p).to = ATTACKER)), "VERIFICATION_FAILED", "RECIPIENT"],
-    ["the output swept to someone else", prepared((p) => (tx(p).data = editCommand(tx(p).data, Command.SWEEP, (i) => reAddr3(i, ([t, , m]) => [t, ATTACKER, m])))), "VERIFICATION_FAILED", "RECIPIENT"],
-    ["the fee paid to someone else", prepared((p) => (tx(p).data = editCommand(tx(p).data, Command.TRANSFER, (i) => reAddr3(i, ([t, , v]) => [t, ATTACKER, v])))), "VERIFICATION_FAILED", "RECIPIENT"],
-    ["a fee raised inside the calldata (the swap spending less, so the program balances)", prepared((p) => (tx(p).data = raiseFee(tx(p).data, 3n))), "VERIFICATION_FAILED", "FEE_BPS"],
-    ["a fee raised in both calldata and answer", prepared((p) => ((tx(p).data = raiseFee(tx(p).data, 4n)), (p.fee_bps *= 4))), "VERIFICATION_FAILED", "FEE_BPS"],
-    ["a fee raised in the calldata alone (input left in the router)", prepared((p) => (tx(p).data = editCommand(tx(p).data, Command.TRANSFER, (i) => reAddr3(i, ([t, r, v]) => [t, r, v * 3n])))), "VERIFICATION_FAILED", "RECIPIENT"],
-    ["a lower minimum out in the calldata", prepared((p) => (tx(p).data = editCommand(tx(p).data, Command.SWEEP, (i) => reAddr3(i, ([t, r]) => [t, r, 1n])))), "VERIFICATION_FAILED", "MIN_OUT"],
-    ["a lower minimum out in both", prepared((p) => ((tx(p).data = editCommand(tx(p).data, Command.SWEEP, (i) => reAddr3(i, ([t, r]) => [t, r, 1n]))), (p.amount_out_min = "1"))), "VERIFICATION_FAILED", "MIN_OUT"],
-    ["an expected output and minimum lowered together (the client's own quote disagrees)", prepared((p) => ((tx(p).data = editCommand(tx(p).data, Command.SWEEP, (i) => reAddr3(i, ([t, r, m]) => [t, r, m / 2n]))), (p.amount_out_min = String(BigInt(p.amount_out_min) / 2n)), (p.amount_out_expected = String(BigInt(p.amount_out_expected) / 2n)))), "VERIFICATION_FAILED", "QUOTE_OWN"],
-    ["an expected output inflated past the signed minimum's slippage", prepared((p) => (p.amount_out_expected = String(BigInt(p.amount_out_expected) * 2n))), "VERIFICATION_FAILED", "MIN_OUT"],
-    ["input parked in the router (the fee transferred to the router itself)", prepared((p) => (tx(p).data = editCommand(tx(p).data, Command.TRANSFER, (i) => reAddr3(i, ([t, , v]) => [t, "0x0000000000000000000000000000000000000002", v])))), "VERIFICATION_FAILED", "RECIPIENT"],
-    ["the swap hidden in a sub-plan with the minimum at 1 and no expected output", prepared((p) => ((tx(p).data = editCommand(editCommand(tx(p).data, Command.SWEEP, (i) => reAddr3(i, ([t, r]) => [t, r, 1n])), Command.V4_SWAP, (i) => i)), (tx(p).data = subPlanSwap(tx(p).data)), (p.amount_out_min = "1"), delete p.amount_out_expected)), "VERIFICATION_FAILED", "QUOTE_OWN"],
-    ["a deadline years ahead", prepared((p) => (tx(p).data = withDeadline(tx(p).data, 2n ** 40n))), "VERIFICATION_FAILED", "MIN_OUT"],
-    ["a hooked pool", prepared((p) => (tx(p).data = editCommand(tx(p).data, Command.V4_SWAP, (i) => withHooks(i, ATTACKER)))), "VERIFICATION_FAILED", "V4_HOOKS"],
+    [
+      "the output swept to someone else",
+      prepared(
+        (p) => (tx(p).data = editCommand(tx(p).data, Command.SWEEP, (i) => reAddr3(i, ([t, , m]) => [t, ATTACKER, m]))),
+      ),
+      "VERIFICATION_FAILED",
+      "RECIPIENT",
+    ],
+    [
+      "the fee paid to someone else",
+      prepared(
+        (p) =>
+          (tx(p).data = editCommand(tx(p).data, Command.TRANSFER, (i) => reAddr3(i, ([t, , v]) => [t, ATTACKER, v]))),
+      ),
+      "VERIFICATION_FAILED",
+      "RECIPIENT",
+    ],
+    [
+      "a fee raised inside the calldata (the swap spending less, so the program balances)",
+      prepared((p) => (tx(p).data = raiseFee(tx(p).data, 3n))),
+      "VERIFICATION_FAILED",
+      "FEE_BPS",
+    ],
+    [
+      "a fee raised in both calldata and answer",
+      prepared((p) => ((tx(p).data = raiseFee(tx(p).data, 4n)), (p.fee_bps *= 4))),
+      "VERIFICATION_FAILED",
+      "FEE_BPS",
+    ],
+    [
+      "a fee raised in the calldata alone (input left in the router)",
+      prepared(
+        (p) =>
+          (tx(p).data = editCommand(tx(p).data, Command.TRANSFER, (i) => reAddr3(i, ([t, r, v]) => [t, r, v * 3n]))),
+      ),
+      "VERIFICATION_FAILED",
+      "RECIPIENT",
+    ],
+    [
+      "a lower minimum out in the calldata",
+      prepared((p) => (tx(p).data = editCommand(tx(p).data, Command.SWEEP, (i) => reAddr3(i, ([t, r]) => [t, r, 1n])))),
+      "VERIFICATION_FAILED",
+      "MIN_OUT",
+    ],
+    [
+      "a lower minimum out in both",
+      prepared(
+        (p) => (
+          (tx(p).data = editCommand(tx(p).data, Command.SWEEP, (i) => reAddr3(i, ([t, r]) => [t, r, 1n]))),
+          (p.amount_out_min = "1")
+        ),
+      ),
+      "VERIFICATION_FAILED",
+      "MIN_OUT",
+    ],
+    [
+      "an expected output and minimum lowered together (the client's own quote disagrees)",
+      prepared(
+        (p) => (
+          (tx(p).data = editCommand(tx(p).data, Command.SWEEP, (i) => reAddr3(i, ([t, r, m]) => [t, r, m / 2n]))),
+          (p.amount_out_min = String(BigInt(p.amount_out_min) / 2n)),
+          (p.amount_out_expected = String(BigInt(p.amount_out_expected) / 2n))
+        ),
+      ),
+      "VERIFICATION_FAILED",
+      "QUOTE_OWN",
+    ],
+    [
+      "an expected output inflated past the signed minimum's slippage",
+      prepared((p) => (p.amount_out_expected = String(BigInt(p.amount_out_expected) * 2n))),
+      "VERIFICATION_FAILED",
+      "MIN_OUT",
+    ],
+    [
+      "input parked in the router (the fee transferred to the router itself)",
+      prepared(
+        (p) =>
+          (tx(p).data = editCommand(tx(p).data, Command.TRANSFER, (i) =>
+            reAddr3(i, ([t, , v]) => [t, "0x0000000000000000000000000000000000000002", v]),
+          )),
+      ),
+      "VERIFICATION_FAILED",
+      "RECIPIENT",
+    ],
+    [
+      "the swap hidden in a sub-plan with the minimum at 1 and no expected output",
+      prepared(
+        (p) => (
+          (tx(p).data = editCommand(
+            editCommand(tx(p).data, Command.SWEEP, (i) => reAddr3(i, ([t, r]) => [t, r, 1n])),
+            Command.V4_SWAP,
+            (i) => i,
+          )),
+          (tx(p).data = subPlanSwap(tx(p).data)),
+          (p.amount_out_min = "1"),
+          delete p.amount_out_expected
+        ),
+      ),
+      "VERIFICATION_FAILED",
+      "QUOTE_OWN",
+    ],
+    [
+      "a deadline years ahead",
+      prepared((p) => (tx(p).data = withDeadline(tx(p).data, 2n ** 40n))),
+      "VERIFICATION_FAILED",
+      "MIN_OUT",
+    ],
+    [
+      "a hooked pool",
+      prepared((p) => (tx(p).data = editCommand(tx(p).data, Command.V4_SWAP, (i) => withHooks(i, ATTACKER)))),
+      "VERIFICATION_FAILED",
+      "V4_HOOKS",
+    ],
     ["another fee class", prepared((p) => (p.fee_class = "other")), "VERIFICATION_FAILED", "FEE_CLASS"],
-    ["a risk not accepted", prepared((p) => (p.risks = [{ code: "HONEYPOT" }])), "VERIFICATION_FAILED", "RISK_NOT_ACCEPTED"],
-    ["a risk code the pinned table does not know", prepared((p) => (p.risks = [{ code: "FREE_LUNCH" }])), "VERIFICATION_FAILED", "RISK_CODES"],
-    ["a plan that is not an object", (path, body) => (path.startsWith("/api/v1/live/prepare") ? null : body), "VERIFICATION_FAILED", "RECIPIENT"],
+    [
+      "a risk not accepted",
+      prepared((p) => (p.risks = [{ code: "HONEYPOT" }])),
+      "VERIFICATION_FAILED",
+      "RISK_NOT_ACCEPTED",
+    ],
+    [
+      "a risk code the pinned table does not know",
+      prepared((p) => (p.risks = [{ code: "FREE_LUNCH" }])),
+      "VERIFICATION_FAILED",
+      "RISK_CODES",
+    ],
+    [
+      "a plan that is not an object",
+      (path, body) => (path.startsWith("/api/v1/live/prepare") ? null : body),
+      "VERIFICATION_FAILED",
+      "RECIPIENT",
+    ],
     ["a plan with an unreadable amount", prepared((p) => (p.amount_in = "lots")), "VERIFICATION_FAILED", "RECIPIENT"],
-    ["another chain", prepared((p) => (tx(p) as { chain_id?: number }).chain_id = 1), "VERIFICATION_FAILED", "RECIPIENT"],
+    [
+      "another chain",
+      prepared((p) => ((tx(p) as { chain_id?: number }).chain_id = 1)),
+      "VERIFICATION_FAILED",
+      "RECIPIENT",
+    ],
   ];
 
   it.each(cases)("refuses %s, signs nothing", async (_name, edit, code, rule) => {
@@ -188,7 +376,8 @@ describe("the SDK against a hostile server", () => {
   it("refuses a plan for another amount than the one asked (the request was changed on its way)", async () => {
     const account = counted(SHARED);
     const pit = await client(account);
-    hostile.tamperRequest = (path, body) => (path.startsWith("/api/v1/live/prepare") ? { ...body, amount_in: String(BigInt(body.amount_in) * 3n) } : body);
+    hostile.tamperRequest = (path, body) =>
+      path.startsWith("/api/v1/live/prepare") ? { ...body, amount_in: String(BigInt(body.amount_in) * 3n) } : body;
     const err = await pit.trade({ tokenIn: "ETH", tokenOut: "USDG", amountIn: parseEther("0.01") }).catch((e) => e);
     hostile.tamperRequest = null;
     expect([err.code, err.rule], err.message).toEqual(["VERIFICATION_FAILED", "RECIPIENT"]);
@@ -199,11 +388,17 @@ describe("the SDK against a hostile server", () => {
     const { dn } = stack;
     const feed = dn.universe.tokens.ETH!.feed!;
     const [, before] = await dn.pub.readContract({ address: feed, abi: priceFeedAbi, functionName: "latestRoundData" });
-    const setFeed = async (answer: bigint) => dn.mined(await dn.walletFor(dn.deployer).writeContract({ address: feed, abi: priceFeedAbi, functionName: "setAnswer", args: [answer] }));
+    const setFeed = async (answer: bigint) =>
+      dn.mined(
+        await dn
+          .walletFor(dn.deployer)
+          .writeContract({ address: feed, abi: priceFeedAbi, functionName: "setAnswer", args: [answer] }),
+      );
     const account = counted(SHARED);
     const pit = await client(account);
     // The plan is priced at the pool; by the time the client checks it, ETH's oracle says 8 % more.
-    hostile.tamper = async (path, body) => (path.startsWith("/api/v1/live/prepare") ? (await setFeed((before * 108n) / 100n), body) : body);
+    hostile.tamper = async (path, body) =>
+      path.startsWith("/api/v1/live/prepare") ? (await setFeed((before * 108n) / 100n), body) : body;
     const err = await pit.trade({ tokenIn: "ETH", tokenOut: "USDG", amountIn: parseEther("0.01") }).catch((e) => e);
     hostile.tamper = null;
     await setFeed(before);
@@ -213,7 +408,10 @@ describe("the SDK against a hostile server", () => {
 
   it("refuses a challenge for another domain or wallet before signing it", async () => {
     const account = counted();
-    hostile.tamper = (path, body) => (path.startsWith("/api/v1/auth/challenge") ? { ...body, message: body.message.replace(/^[^ ]+ wants/, "evil.example wants") } : body);
+    hostile.tamper = (path, body) =>
+      path.startsWith("/api/v1/auth/challenge")
+        ? { ...body, message: body.message.replace(/^[^ ]+ wants/, "evil.example wants") }
+        : body;
     const pit = await createPitClient({ baseUrl: hostile.url, rpcUrl: stack.dn.anvil.rpcUrl, account, pins });
     const err = await pit.signIn().catch((e) => e);
     hostile.tamper = null;
@@ -223,7 +421,12 @@ describe("the SDK against a hostile server", () => {
 
   it("refuses a server whose config is not the pinned one", async () => {
     hostile.tamper = (path, body) => (path.startsWith("/api/v1/config") ? { ...body, router: ATTACKER } : body);
-    const err = await createPitClient({ baseUrl: hostile.url, rpcUrl: stack.dn.anvil.rpcUrl, account: counted(), pins }).catch((e) => e);
+    const err = await createPitClient({
+      baseUrl: hostile.url,
+      rpcUrl: stack.dn.anvil.rpcUrl,
+      account: counted(),
+      pins,
+    }).catch((e) => e);
     hostile.tamper = null;
     expect([err.code, err.message]).toEqual(["CONFIG_MISMATCH", expect.stringContaining("router")]);
   });
@@ -231,10 +434,24 @@ describe("the SDK against a hostile server", () => {
   it("pins the canonical pools from config and refuses a server publishing another set (CONFIG_MISMATCH)", async () => {
     const ethUsdg = pins.pools.find((p) => p.currency0 === zeroAddress && p.currency1 === pins.tokens.USDG!.address);
     expect(ethUsdg).toMatchObject({ fee: 500, tickSpacing: 10, hooks: zeroAddress });
-    const another = (p: any) => ({ ...p, fee: 10_000, tick_spacing: 200, id: poolId({ currency0: p.currency0, currency1: p.currency1, fee: 10_000, tickSpacing: 200, hooks: p.hooks }) });
-    for (const edit of [(pools: any[]) => pools.push(another(pools[0])), (pools: any[]) => (pools[0] = another(pools[0])), (pools: any[]) => (pools[0].fee = 3_000)]) {
+    const another = (p: any) => ({
+      ...p,
+      fee: 10_000,
+      tick_spacing: 200,
+      id: poolId({ currency0: p.currency0, currency1: p.currency1, fee: 10_000, tickSpacing: 200, hooks: p.hooks }),
+    });
+    for (const edit of [
+      (pools: any[]) => pools.push(another(pools[0])),
+      (pools: any[]) => (pools[0] = another(pools[0])),
+      (pools: any[]) => (pools[0].fee = 3_000),
+    ]) {
       hostile.tamper = (path, body) => (path.startsWith("/api/v1/config") ? (edit(body.universe.pools), body) : body);
-      const err = await createPitClient({ baseUrl: hostile.url, rpcUrl: stack.dn.anvil.rpcUrl, account: counted(), pins }).catch((e) => e);
+      const err = await createPitClient({
+        baseUrl: hostile.url,
+        rpcUrl: stack.dn.anvil.rpcUrl,
+        account: counted(),
+        pins,
+      }).catch((e) => e);
       hostile.tamper = null;
       expect([err.code, err.message]).toEqual(["CONFIG_MISMATCH", expect.stringContaining("pool")]);
     }
@@ -252,8 +469,18 @@ describe("the SDK against a hostile server", () => {
       editCommand(tx(plan).data, Command.V4_SWAP, (i) => editSwap(i, (p) => ((swapIn = p.amountIn), p)));
       const out = await quoteExactInputSingle(stack.dn.pub, pins.v4Quoter, attackerKey, true, swapIn);
       const min = (out * 9_950n) / 10_000n;
-      tx(plan).data = editCommand(editCommand(tx(plan).data, Command.V4_SWAP, (i) => editSwap(i, (p) => ({ ...p, poolKey: attackerKey, amountOutMinimum: min }))), Command.SWEEP, (i) => reAddr3(i, ([t, r]) => [t, r, min]));
-      Object.assign(plan, { amount_out_expected: out.toString(), amount_out_min: min.toString(), quote: { ...plan.quote, vs_mid_bps: -300 } });
+      tx(plan).data = editCommand(
+        editCommand(tx(plan).data, Command.V4_SWAP, (i) =>
+          editSwap(i, (p) => ({ ...p, poolKey: attackerKey, amountOutMinimum: min })),
+        ),
+        Command.SWEEP,
+        (i) => reAddr3(i, ([t, r]) => [t, r, min]),
+      );
+      Object.assign(plan, {
+        amount_out_expected: out.toString(),
+        amount_out_min: min.toString(),
+        quote: { ...plan.quote, vs_mid_bps: -300 },
+      });
       return plan;
     };
     const err = await pit.trade(sell).catch((e) => e);
@@ -304,9 +531,18 @@ describe("the SDK against a hostile server", () => {
   it("runs the README's ten-line example: signs in, trades ETH -> USDG, prints the mined amount", async () => {
     const file = readFileSync(join(ROOT, "sdk/examples/trade.ts"), "utf8");
     expect(readFileSync(join(ROOT, "README.md"), "utf8")).toContain(file);
-    expect(file.trim().split("\n").filter((l) => l.trim()).length).toBeLessThanOrEqual(10);
+    expect(
+      file
+        .trim()
+        .split("\n")
+        .filter((l) => l.trim()).length,
+    ).toBeLessThanOrEqual(10);
     const out = await new Promise<{ status: number | null; stdout: string; stderr: string }>((done) => {
-      const child = spawn(process.execPath, ["--import", "tsx", "sdk/examples/trade.ts", stack.api.url, stack.dn.anvil.rpcUrl], { cwd: ROOT, env: { ...process.env, DO_NOT_TRACK: "1" } });
+      const child = spawn(
+        process.execPath,
+        ["--import", "tsx", "sdk/examples/trade.ts", stack.api.url, stack.dn.anvil.rpcUrl],
+        { cwd: ROOT, env: { ...process.env, DO_NOT_TRACK: "1" } },
+      );
       let stdout = "";
       let stderr = "";
       child.stdout.on("data", (b) => (stdout += String(b)));
@@ -321,23 +557,70 @@ describe("the SDK against a hostile server", () => {
     const { dn } = stack;
     const owner = privateKeyToAccount(generatePrivateKey());
     const w = dn.walletFor(dn.deployer);
-    const args = [dn.token("USDG"), "SDK", "Agent SDK", owner.address, privateKeyToAccount(generatePrivateKey()).address] as const;
-    const { result } = await dn.pub.simulateContract({ account: w.account!, address: dn.universe.contracts.partnerAgentVault, abi: partnerAgentVaultAbi, functionName: "register", args });
-    await dn.mined(await w.writeContract({ address: dn.universe.contracts.partnerAgentVault, abi: partnerAgentVaultAbi, functionName: "register", args }));
+    const args = [
+      dn.token("USDG"),
+      "SDK",
+      "Agent SDK",
+      owner.address,
+      privateKeyToAccount(generatePrivateKey()).address,
+    ] as const;
+    const { result } = await dn.pub.simulateContract({
+      account: w.account!,
+      address: dn.universe.contracts.partnerAgentVault,
+      abi: partnerAgentVaultAbi,
+      functionName: "register",
+      args,
+    });
+    await dn.mined(
+      await w.writeContract({
+        address: dn.universe.contracts.partnerAgentVault,
+        abi: partnerAgentVaultAbi,
+        functionName: "register",
+        args,
+      }),
+    );
     const agentId = Number(result);
     const account = counted();
     const pit = await client(account);
     // The server's text names another trading wallet: not this client's statement.
-    hostile.tamper = (path, body) => (path.startsWith("/api/v1/league/statement") ? { ...body, message: body.message.replace(account.address.toLowerCase(), ATTACKER) } : body);
+    hostile.tamper = (path, body) =>
+      path.startsWith("/api/v1/league/statement")
+        ? { ...body, message: body.message.replace(account.address.toLowerCase(), ATTACKER) }
+        : body;
     expect((await pit.leagueStatement({ agentId }).catch((e) => e)).code).toBe("LEAGUE_STATEMENT");
-    hostile.tamper = (path, body) => (path.startsWith("/api/v1/league/statement") ? { ...body, message: body.message.split("\n").filter((l: string) => !l.startsWith("Eligibility")).join("\n") } : body);
+    hostile.tamper = (path, body) =>
+      path.startsWith("/api/v1/league/statement")
+        ? {
+            ...body,
+            message: body.message
+              .split("\n")
+              .filter((l: string) => !l.startsWith("Eligibility"))
+              .join("\n"),
+          }
+        : body;
     expect((await pit.leagueStatement({ agentId }).catch((e) => e)).code).toBe("LEAGUE_STATEMENT");
     hostile.tamper = null;
     const st = await pit.leagueStatement({ agentId });
     // Another owner, or a prize text without the eligibility line, is not signed.
-    expect((await signStatement(privateKeyToAccount(generatePrivateKey()), st).catch((e) => e)).code).toBe("SIGNING_MISMATCH");
-    expect((await signStatement(owner, { ...st, message: st.message.split("\n").filter((l) => !l.startsWith("Eligibility")).join("\n") }).catch((e) => e)).code).toBe("SIGNING_MISMATCH");
-    const entered = await pit.post<{ confirmed: boolean }>("/league/enter", { agent_id: agentId, nonce: st.nonce, signature: await signStatement(owner, st) });
+    expect((await signStatement(privateKeyToAccount(generatePrivateKey()), st).catch((e) => e)).code).toBe(
+      "SIGNING_MISMATCH",
+    );
+    expect(
+      (
+        await signStatement(owner, {
+          ...st,
+          message: st.message
+            .split("\n")
+            .filter((l) => !l.startsWith("Eligibility"))
+            .join("\n"),
+        }).catch((e) => e)
+      ).code,
+    ).toBe("SIGNING_MISMATCH");
+    const entered = await pit.post<{ confirmed: boolean }>("/league/enter", {
+      agent_id: agentId,
+      nonce: st.nonce,
+      signature: await signStatement(owner, st),
+    });
     expect(entered.confirmed).toBe(true);
   });
 
@@ -358,17 +641,29 @@ describe("the SDK against a hostile server", () => {
     const usdgWallet = async (pk?: Hex) => {
       const a = counted(pk);
       await stack.dn.test.setBalance({ address: a.address, value: parseEther("1") });
-      await stack.dn.mined(await stack.dn.walletFor(stack.dn.deployer).writeContract({ address: stack.dn.token("USDG"), abi: mintableAbi, functionName: "mint", args: [a.address, 1_000_000_000n] }));
+      await stack.dn.mined(
+        await stack.dn.walletFor(stack.dn.deployer).writeContract({
+          address: stack.dn.token("USDG"),
+          abi: mintableAbi,
+          functionName: "mint",
+          args: [a.address, 1_000_000_000n],
+        }),
+      );
       return a;
     };
-    const firstPrepare = (edit: (p: any) => void) => (path: string, body: any) => (path.startsWith("/api/v1/live/prepare") && !body.tx ? (edit(body), body) : body);
+    const firstPrepare = (edit: (p: any) => void) => (path: string, body: any) =>
+      path.startsWith("/api/v1/live/prepare") && !body.tx ? (edit(body), body) : body;
 
     it("refuses an approve to another spender: no transaction, no permit signed", async () => {
       const a = await usdgWallet(SHARED);
       const pit = await client(a);
       hostile.tamper = firstPrepare((p) => {
         const step = p.steps.find((s: any) => s.kind === "approve");
-        step.tx.data = encodeFunctionData({ abi: erc20Abi, functionName: "approve", args: [ATTACKER, BigInt(p.amount_in)] });
+        step.tx.data = encodeFunctionData({
+          abi: erc20Abi,
+          functionName: "approve",
+          args: [ATTACKER, BigInt(p.amount_in)],
+        });
       });
       const err = await pit.trade(buy).catch((e) => e);
       hostile.tamper = null;
@@ -378,7 +673,10 @@ describe("the SDK against a hostile server", () => {
     });
 
     it("refuses a permit naming another spender or a larger amount: nothing signed", async () => {
-      for (const edit of [(p: any) => (p.permit.typed_data.message.spender = ATTACKER), (p: any) => (p.permit.typed_data.message.details.amount = String(BigInt(p.amount_in) * 10n))]) {
+      for (const edit of [
+        (p: any) => (p.permit.typed_data.message.spender = ATTACKER),
+        (p: any) => (p.permit.typed_data.message.details.amount = String(BigInt(p.amount_in) * 10n)),
+      ]) {
         const a = await usdgWallet(SHARED);
         const pit = await client(a);
         hostile.tamper = firstPrepare(edit);
@@ -396,7 +694,11 @@ describe("the SDK against a hostile server", () => {
         hostile.tamper = firstPrepare((p) => {
           const more = BigInt(p.amount_in) * 1_000n;
           p.amount_in = more.toString();
-          p.steps.find((s: any) => s.kind === "approve").tx.data = encodeFunctionData({ abi: erc20Abi, functionName: "approve", args: [pins.permit2, more] });
+          p.steps.find((s: any) => s.kind === "approve").tx.data = encodeFunctionData({
+            abi: erc20Abi,
+            functionName: "approve",
+            args: [pins.permit2, more],
+          });
           p.permit.typed_data.message.details.amount = more.toString();
         });
         const err = await pit.trade(ask).catch((e) => e);
@@ -433,15 +735,51 @@ describe("the SDK against a hostile server", () => {
   describe("a session grant", () => {
     const executor = privateKeyToAccount(generatePrivateKey()).address;
     const grant = { executor, maxTradeUsd: 50, maxDayUsd: 120, maxTrades: 5, expiresInS: 3_600, allow7702: true };
-    const started = (edit: (s: any) => void) => (path: string, body: any) => (path.startsWith("/api/v1/live/session/grant") && body.sign ? (edit(body), body) : body);
+    const started = (edit: (s: any) => void) => (path: string, body: any) =>
+      path.startsWith("/api/v1/live/session/grant") && body.sign ? (edit(body), body) : body;
     const grantCases: [string, (s: any) => void, string, string | undefined][] = [
-      ["wider limits in the binding", (s) => (s.sign.delegation.binding.limits.max_trade_usd = 1_000), "VERIFICATION_FAILED", "GRANT_CAPS"],
-      ["more calls on chain than trades asked", (s) => (s.on_chain_bounds.max_calls += 100), "VERIFICATION_FAILED", "GRANT_CAPS"],
-      ["a caveat's terms changed (a later expiry)", (s) => (s.sign.delegation.typed_data.message.caveats[2].terms = `0x${"00".repeat(16)}${"ff".repeat(16)}`), "VERIFICATION_FAILED", "GRANT_BINDING"],
-      ["a caveat dropped (no redeemer bound)", (s) => s.sign.delegation.typed_data.message.caveats.splice(5, 1), "VERIFICATION_FAILED", "GRANT_BINDING"],
-      ["another delegate", (s) => (s.sign.delegation.typed_data.message.delegate = ATTACKER), "VERIFICATION_FAILED", "GRANT_BINDING"],
-      ["another co-signer in the binding", (s) => (s.sign.delegation.binding.cosigner = ATTACKER), "VERIFICATION_FAILED", "GRANT_BINDING"],
-      ["the wallet's code changed to another contract", (s) => s.sign.authorization && (s.sign.authorization.contract_address = ATTACKER), "VERIFICATION_FAILED", "GRANT_BINDING"],
+      [
+        "wider limits in the binding",
+        (s) => (s.sign.delegation.binding.limits.max_trade_usd = 1_000),
+        "VERIFICATION_FAILED",
+        "GRANT_CAPS",
+      ],
+      [
+        "more calls on chain than trades asked",
+        (s) => (s.on_chain_bounds.max_calls += 100),
+        "VERIFICATION_FAILED",
+        "GRANT_CAPS",
+      ],
+      [
+        "a caveat's terms changed (a later expiry)",
+        (s) => (s.sign.delegation.typed_data.message.caveats[2].terms = `0x${"00".repeat(16)}${"ff".repeat(16)}`),
+        "VERIFICATION_FAILED",
+        "GRANT_BINDING",
+      ],
+      [
+        "a caveat dropped (no redeemer bound)",
+        (s) => s.sign.delegation.typed_data.message.caveats.splice(5, 1),
+        "VERIFICATION_FAILED",
+        "GRANT_BINDING",
+      ],
+      [
+        "another delegate",
+        (s) => (s.sign.delegation.typed_data.message.delegate = ATTACKER),
+        "VERIFICATION_FAILED",
+        "GRANT_BINDING",
+      ],
+      [
+        "another co-signer in the binding",
+        (s) => (s.sign.delegation.binding.cosigner = ATTACKER),
+        "VERIFICATION_FAILED",
+        "GRANT_BINDING",
+      ],
+      [
+        "the wallet's code changed to another contract",
+        (s) => s.sign.authorization && (s.sign.authorization.contract_address = ATTACKER),
+        "VERIFICATION_FAILED",
+        "GRANT_BINDING",
+      ],
     ];
     it.each(grantCases)("refuses %s, signs nothing", async (_name, edit, code, rule) => {
       const account = counted(SHARED);
@@ -460,28 +798,56 @@ describe("the SDK against a hostile server", () => {
       [ob.eth_per_call_wei, ob.eth_per_day_wei] = [call.toString(), day.toString()];
       const enforcers = pins.session!.enforcers;
       for (const c of s.sign.delegation.typed_data.message.caveats) {
-        if (c.enforcer.toLowerCase() === enforcers.ValueLteEnforcer!.toLowerCase()) c.terms = encodeAbiParameters([{ type: "uint256" }], [call]);
+        if (c.enforcer.toLowerCase() === enforcers.ValueLteEnforcer!.toLowerCase())
+          c.terms = encodeAbiParameters([{ type: "uint256" }], [call]);
         if (c.enforcer.toLowerCase() === enforcers.NativeTokenPeriodTransferEnforcer!.toLowerCase()) {
-          const [, period, start] = decodeAbiParameters([{ type: "uint256" }, { type: "uint256" }, { type: "uint256" }], c.terms);
-          c.terms = encodeAbiParameters([{ type: "uint256" }, { type: "uint256" }, { type: "uint256" }], [day, period, start]);
+          const [, period, start] = decodeAbiParameters(
+            [{ type: "uint256" }, { type: "uint256" }, { type: "uint256" }],
+            c.terms,
+          );
+          c.terms = encodeAbiParameters(
+            [{ type: "uint256" }, { type: "uint256" }, { type: "uint256" }],
+            [day, period, start],
+          );
         }
       }
     };
     const capCases: [string, (s: any) => void][] = [
-      ["1,000,000 ETH per call and per day", ethCaps(() => parseEther("1000000"), () => parseEther("1000000"))],
-      ["twice the ETH per call", ethCaps((x) => x * 2n, (x) => x)],
-      ["twice the ETH per day", ethCaps((x) => x, (x) => x * 2n)],
+      [
+        "1,000,000 ETH per call and per day",
+        ethCaps(
+          () => parseEther("1000000"),
+          () => parseEther("1000000"),
+        ),
+      ],
+      [
+        "twice the ETH per call",
+        ethCaps(
+          (x) => x * 2n,
+          (x) => x,
+        ),
+      ],
+      [
+        "twice the ETH per day",
+        ethCaps(
+          (x) => x,
+          (x) => x * 2n,
+        ),
+      ],
     ];
-    it.each(capCases)("refuses a root whose ETH caps are %s the limits asked, at the client's own ETH mark (GRANT_CAPS), signs nothing", async (_name, edit) => {
-      const account = counted(SHARED);
-      const pit = await client(account);
-      hostile.tamper = started(edit);
-      const err = await pit.grantSession(grant).catch((e) => e);
-      hostile.tamper = null;
-      expect([err.code, err.rule], err.message).toEqual(["VERIFICATION_FAILED", "GRANT_CAPS"]);
-      expect(err.message).toMatch(/ETH/);
-      expect([account.signed.typed, account.signed.tx]).toEqual([0, 0]);
-    });
+    it.each(capCases)(
+      "refuses a root whose ETH caps are %s the limits asked, at the client's own ETH mark (GRANT_CAPS), signs nothing",
+      async (_name, edit) => {
+        const account = counted(SHARED);
+        const pit = await client(account);
+        hostile.tamper = started(edit);
+        const err = await pit.grantSession(grant).catch((e) => e);
+        hostile.tamper = null;
+        expect([err.code, err.rule], err.message).toEqual(["VERIFICATION_FAILED", "GRANT_CAPS"]);
+        expect(err.message).toMatch(/ETH/);
+        expect([account.signed.typed, account.signed.tx]).toEqual([0, 0]);
+      },
+    );
 
     it("asks consent before a code change (CONSENT_REQUIRED), then grants with it against the real service", async () => {
       const account = counted();
@@ -497,14 +863,26 @@ describe("the SDK against a hostile server", () => {
   });
 
   describe("a live hosted agent's executor", () => {
-    const liveAgent = { brain: "rule", params: { targets: { ETH: 0.5, USDG: 0.5 }, band_bps: 200 }, interval_s: 60, pairs: ["ETH/USDG"], limits: { max_trade_usd: 100, max_day_usd: 500, max_position_usd: 800 } };
-    const created = (edit: (a: any) => void) => (path: string, body: any) => (path === "/api/v1/hosted" && body.executor_attestation ? (edit(body.executor_attestation), body) : body);
+    const liveAgent = {
+      brain: "rule",
+      params: { targets: { ETH: 0.5, USDG: 0.5 }, band_bps: 200 },
+      interval_s: 60,
+      pairs: ["ETH/USDG"],
+      limits: { max_trade_usd: 100, max_day_usd: 500, max_position_usd: 800 },
+    };
+    const created = (edit: (a: any) => void) => (path: string, body: any) =>
+      path === "/api/v1/hosted" && body.executor_attestation ? (edit(body.executor_attestation), body) : body;
     const other = privateKeyToAccount(generatePrivateKey());
     const cases: [string, (a: any) => void][] = [
       ["for another owner", (a) => (a.message = a.message.replace(/owner: 0x[0-9a-fA-F]{40}/, `owner: ${ATTACKER}`))],
       ["for another agent", (a) => (a.message = a.message.replace(/agent: \S+/, "agent: ha_other"))],
       ["naming an executor the server holds no key for", (a) => (a.executor = other.address)],
-      ["missing", (a) => Object.keys(a).forEach((k) => delete a[k])],
+      [
+        "missing",
+        (a) => {
+          for (const k of Object.keys(a)) delete a[k];
+        },
+      ],
     ];
     it.each(cases)("refuses an attestation %s (EXECUTOR_ATTESTATION)", async (_name, edit) => {
       const pit = await client(counted(SHARED));
@@ -520,7 +898,14 @@ describe("the SDK against a hostile server", () => {
       const pit = await client(account, stack.api.url);
       const { agent, executor } = await pit.createLiveAgent(liveAgent);
       expect(agent.id).toMatch(/^ha_/);
-      const on = await pit.grantSession({ executor, maxTradeUsd: 50, maxDayUsd: 120, maxTrades: 5, expiresInS: 3_600, allow7702: true });
+      const on = await pit.grantSession({
+        executor,
+        maxTradeUsd: 50,
+        maxDayUsd: 120,
+        maxTrades: 5,
+        expiresInS: 3_600,
+        allow7702: true,
+      });
       expect(on.status).toBe("active");
     });
   });

@@ -32,7 +32,10 @@ export async function startHostile(upstream: () => string) {
     let reqBody: Buffer | string | undefined = chunks.length ? Buffer.concat(chunks) : undefined;
     if (h.tamperRequest && reqBody) reqBody = JSON.stringify(h.tamperRequest(path, JSON.parse(String(reqBody))));
     const forward = async (): Promise<Answer> => {
-      const headers: Record<string, string> = { ...(req.headers as Record<string, string>), host: new URL(upstream()).host };
+      const headers: Record<string, string> = {
+        ...(req.headers as Record<string, string>),
+        host: new URL(upstream()).host,
+      };
       if (reqBody !== undefined) headers["content-length"] = String(Buffer.byteLength(reqBody));
       const up = await fetch(`${upstream()}${path}`, { method: req.method, headers, body: reqBody });
       const text = await up.text();
@@ -49,7 +52,9 @@ export async function startHostile(upstream: () => string) {
     };
     let answer: Answer;
     try {
-      answer = (h.handle ? await h.handle(path, reqBody ? JSON.parse(String(reqBody)) : null, forward) : undefined) ?? (await forward());
+      answer =
+        (h.handle ? await h.handle(path, reqBody ? JSON.parse(String(reqBody)) : null, forward) : undefined) ??
+        (await forward());
       if (h.tamper && answer.status < 300) answer = { ...answer, json: await h.tamper(path, answer.json) };
     } catch (err) {
       answer = { status: 200, json: { error: { code: "TAMPER_BROKE", message: String(err) } } };
@@ -64,7 +69,9 @@ export async function startHostile(upstream: () => string) {
 export type Hostile = Awaited<ReturnType<typeof startHostile>>;
 
 /** An account that counts what it signs. */
-export function counted(pk: Hex = generatePrivateKey()): LocalAccount & { signed: { tx: number; msg: number; typed: number } } {
+export function counted(
+  pk: Hex = generatePrivateKey(),
+): LocalAccount & { signed: { tx: number; msg: number; typed: number } } {
   const a = privateKeyToAccount(pk);
   const signed = { tx: 0, msg: 0, typed: 0 };
   return {

@@ -5,8 +5,18 @@ import type { Pins } from "../src/pins.js";
 
 /** The impact codes a plan must carry by the client's own measure (SPEC: 300 bps PRICE_IMPACT, 1000 bps HIGH_PRICE_IMPACT). */
 describe("checkImpactRisks", () => {
-  const pins = { risks: { PRICE_IMPACT: "info", HIGH_PRICE_IMPACT: "severe" }, impactBps: { info: 300, high: 1000 } } as unknown as Pins;
-  const intent: TradeIntent = { wallet: zeroAddress, tokenIn: "ETH", tokenOut: "USDG", slippageBps: 50, acceptRisks: [], shield: false };
+  const pins = {
+    risks: { PRICE_IMPACT: "info", HIGH_PRICE_IMPACT: "severe" },
+    impactBps: { info: 300, high: 1000 },
+  } as unknown as Pins;
+  const intent: TradeIntent = {
+    wallet: zeroAddress,
+    tokenIn: "ETH",
+    tokenOut: "USDG",
+    slippageBps: 50,
+    acceptRisks: [],
+    shield: false,
+  };
   const plan = (codes: string[]) => ({ risks: codes.map((code) => ({ code })) }) as PlanAnswer;
   const rule = (f: () => void) => {
     try {
@@ -28,6 +38,10 @@ describe("checkImpactRisks", () => {
   it("refuses HIGH_PRICE_IMPACT hidden or made PRICE_IMPACT, and asks it accepted", () => {
     expect(rule(() => checkImpactRisks(plan(["PRICE_IMPACT"]), intent, pins, 1200))).toBe("RISK_CODES");
     expect(rule(() => checkImpactRisks(plan(["HIGH_PRICE_IMPACT"]), intent, pins, 1200))).toBe("RISK_NOT_ACCEPTED");
-    expect(rule(() => checkImpactRisks(plan(["HIGH_PRICE_IMPACT"]), { ...intent, acceptRisks: ["HIGH_PRICE_IMPACT"] }, pins, 1200))).toBeNull();
+    expect(
+      rule(() =>
+        checkImpactRisks(plan(["HIGH_PRICE_IMPACT"]), { ...intent, acceptRisks: ["HIGH_PRICE_IMPACT"] }, pins, 1200),
+      ),
+    ).toBeNull();
   });
 });

@@ -50,7 +50,11 @@ const app = createApp({
 // The API is served by its own capped server on PORT (api/http/serve.ts); Ponder's server keeps
 // only Ponder's routes, on 127.0.0.1:OPS_PORT under npm start, so nothing of ours is served
 // without the edge's caps and host guard.
-const server = await serveApp(app, { port: config.port, hostname: process.env.HOST ?? "0.0.0.0", trustedProxies: config.trustedProxies });
+const server = await serveApp(app, {
+  port: config.port,
+  hostname: process.env.HOST ?? "0.0.0.0",
+  trustedProxies: config.trustedProxies,
+});
 let stopping: Promise<void> | null = null;
 running.pitApi = {
   stop: () =>

@@ -18,7 +18,8 @@ import { freshenMarket, startStack, withTwapHistory, type Stack } from "../helpe
 let stack: Stack;
 const apis: Api[] = [];
 const launch = () => stack.dn.universe.devnet!.fixtures.launchToken as Address;
-const launchOf = (a: Address) => stack.dn.pub.readContract({ address: launch(), abi: erc20Abi, functionName: "balanceOf", args: [a] });
+const launchOf = (a: Address) =>
+  stack.dn.pub.readContract({ address: launch(), abi: erc20Abi, functionName: "balanceOf", args: [a] });
 
 beforeAll(async () => {
   stack = await startStack({ store: "postgres", before: withTwapHistory });
@@ -38,10 +39,24 @@ afterAll(async () => {
  */
 describe("§3 an owner-signed curve mark lifted by a short spike", () => {
   const curve = async () => {
-    const [, , , , virtualEth, virtualToken] = await stack.dn.pub.readContract({ address: stack.dn.universe.contracts.launchpad, abi: launchpadAbi, functionName: "curves", args: [launch()] });
+    const [, , , , virtualEth, virtualToken] = await stack.dn.pub.readContract({
+      address: stack.dn.universe.contracts.launchpad,
+      abi: launchpadAbi,
+      functionName: "curves",
+      args: [launch()],
+    });
     return { virtualEth, virtualToken };
   };
-  const ethUsd = async () => Number((await stack.dn.pub.readContract({ address: stack.dn.universe.tokens.ETH!.feed!, abi: priceFeedAbi, functionName: "latestRoundData" }))[1]) / 1e8;
+  const ethUsd = async () =>
+    Number(
+      (
+        await stack.dn.pub.readContract({
+          address: stack.dn.universe.tokens.ETH!.feed!,
+          abi: priceFeedAbi,
+          functionName: "latestRoundData",
+        })
+      )[1],
+    ) / 1e8;
   const sqrt = (x: bigint) => BigInt(Math.floor(Math.sqrt(Number(x))));
 
   it("spike ×4 for 4 minutes, park the spot at the mean, grant, unwind, push to the mark, trade: the owner's loss stays in the co-signer's bound or nothing is granted or traded", async () => {
@@ -49,10 +64,36 @@ describe("§3 an owner-signed curve mark lifted by a short spike", () => {
     const lp = dn.universe.contracts.launchpad;
     const whale = await dn.freshWallet(parseEther("500"));
     const w = dn.walletFor(whale);
-    const buy = async (wei: bigint) => expect((await dn.mined(await w.writeContract({ address: lp, abi: launchpadAbi, functionName: "buy", args: [launch(), 0n, whale.address], value: wei }))).status).toBe("success");
+    const buy = async (wei: bigint) =>
+      expect(
+        (
+          await dn.mined(
+            await w.writeContract({
+              address: lp,
+              abi: launchpadAbi,
+              functionName: "buy",
+              args: [launch(), 0n, whale.address],
+              value: wei,
+            }),
+          )
+        ).status,
+      ).toBe("success");
     const sell = async (amount: bigint) => {
-      await dn.mined(await w.writeContract({ address: launch(), abi: erc20Abi, functionName: "approve", args: [lp, amount] }));
-      expect((await dn.mined(await w.writeContract({ address: lp, abi: launchpadAbi, functionName: "sell", args: [launch(), amount, 0n, whale.address] }))).status).toBe("success");
+      await dn.mined(
+        await w.writeContract({ address: launch(), abi: erc20Abi, functionName: "approve", args: [lp, amount] }),
+      );
+      expect(
+        (
+          await dn.mined(
+            await w.writeContract({
+              address: lp,
+              abi: launchpadAbi,
+              functionName: "sell",
+              args: [launch(), amount, 0n, whale.address],
+            }),
+          )
+        ).status,
+      ).toBe("success");
     };
     // Sell tokens until the curve's virtual ETH is `targetEth` (constant product: vE·vT holds).
     const sellTo = async (targetEth: bigint) => {
@@ -69,17 +110,34 @@ describe("§3 an owner-signed curve mark lifted by a short spike", () => {
     await freshenMarket(dn);
     await freshenMarket(dn);
     const src = { kind: "curve" as const, launchpad: lp.toLowerCase() as Address };
-    const read = await readMarkSource(dn.pub, src, { address: launch(), decimals: 18 }, { poolManager: dn.universe.contracts.poolManager, launchpad: lp, againstDecimals: () => 18 }, 125);
+    const read = await readMarkSource(
+      dn.pub,
+      src,
+      { address: launch(), decimals: 18 },
+      { poolManager: dn.universe.contracts.poolManager, launchpad: lp, againstDecimals: () => 18 },
+      125,
+    );
     // The window's arithmetic time-weighted mean, from the steps the reader saw (what the grant signed before the fix).
     const { first, steps, from, to } = read!.steps;
     const inside = steps.filter((x) => x.ts > from && x.ts < to);
-    const mean = [{ ts: from, price: first }, ...inside].reduce((sum, x, i, all) => sum + x.price * ((all[i + 1]?.ts ?? to) - x.ts), 0) / (to - from);
+    const mean =
+      [{ ts: from, price: first }, ...inside].reduce(
+        (sum, x, i, all) => sum + x.price * ((all[i + 1]?.ts ?? to) - x.ts),
+        0,
+      ) /
+      (to - from);
     expect(mean / fairEth).toBeGreaterThan(1.3);
     // Park the spot at the (now lifted) mean: spot and mean agree within the band.
     const now = await curve();
-    await sellTo(sqrt(((now.virtualEth * now.virtualEth) * BigInt(Math.round((mean / read!.spot) * 1e6))) / 1_000_000n));
+    await sellTo(sqrt((now.virtualEth * now.virtualEth * BigInt(Math.round((mean / read!.spot) * 1e6))) / 1_000_000n));
 
-    const terms = { tokens: ["ETH", launch()], accept_risks: ["NO_INDEPENDENT_MARK"], expires_in_s: 7_200, max_trade_usd: 50, max_day_usd: 120 };
+    const terms = {
+      tokens: ["ETH", launch()],
+      accept_risks: ["NO_INDEPENDENT_MARK"],
+      expires_in_s: 7_200,
+      max_trade_usd: 50,
+      max_day_usd: 120,
+    };
     let g = await tryGrantedSession(stack, terms);
     for (let i = 0; i < 6 && "refused" in g && g.refused.code === "NO_MARK"; i++) {
       await new Promise((ok) => setTimeout(ok, 1_000));
@@ -94,23 +152,45 @@ describe("§3 an owner-signed curve mark lifted by a short spike", () => {
     // Push to the signed mark (the whale's own ETH, sold back after), and let the executor buy.
     const s = await curve();
     const markEth = mark / (await ethUsd());
-    await buy(((sqrt(((s.virtualEth * s.virtualEth) * BigInt(Math.round((markEth / (Number(s.virtualEth) / Number(s.virtualToken))) * 1e6))) / 1_000_000n) - s.virtualEth) * 1000n) / 985n);
+    await buy(
+      ((sqrt(
+        (s.virtualEth *
+          s.virtualEth *
+          BigInt(Math.round((markEth / (Number(s.virtualEth) / Number(s.virtualToken))) * 1e6))) /
+          1_000_000n,
+      ) -
+        s.virtualEth) *
+        1000n) /
+        985n,
+    );
     const tokens0 = await launchOf(granted.wallet.address);
     const eth0 = await dn.pub.getBalance({ address: granted.wallet.address });
-    const trade = await agent.post("/live/session/trade", { session_id: granted.sessionId, token_in: "ETH", token_out: launch(), notional_usd: 50 }, granted.executorKey);
+    const trade = await agent.post(
+      "/live/session/trade",
+      { session_id: granted.sessionId, token_in: "ETH", token_out: launch(), notional_usd: 50 },
+      granted.executorKey,
+    );
     let lossBps = 0;
     let bound = 0;
     if (trade.status === 200) {
       bound = trade.json.fee_bps + MAX_SLIPPAGE_BPS + PRICE_TOLERANCE_BPS;
-      const sent = await agent.post("/live/submit", { raw_tx: await executorSigns(stack, granted.executor, trade.json.tx) }, granted.executorKey);
+      const sent = await agent.post(
+        "/live/submit",
+        { raw_tx: await executorSigns(stack, granted.executor, trade.json.tx) },
+        granted.executorKey,
+      );
       expect(sent.status, JSON.stringify(sent.json)).toBe(200);
       expect((await dn.mined(sent.json.tx_hash)).status).toBe("success");
-      const paidUsd = (Number(eth0 - (await dn.pub.getBalance({ address: granted.wallet.address }))) / 1e18) * (await ethUsd());
+      const paidUsd =
+        (Number(eth0 - (await dn.pub.getBalance({ address: granted.wallet.address }))) / 1e18) * (await ethUsd());
       const gotUsd = (Number((await launchOf(granted.wallet.address)) - tokens0) / 1e18) * fairUsd;
       lossBps = Math.round((1 - gotUsd / paidUsd) * 10_000);
     }
     await sell(await launchOf(whale.address));
-    expect(trade.status === 200 ? lossBps : "refused", `mark $${mark} vs fair $${fairUsd.toPrecision(6)}; loss ${lossBps} bps, bound ${bound} bps; ${JSON.stringify(trade.json.error ?? {})}`).toSatisfy((x: number | string) => x === "refused" || (x as number) <= bound);
+    expect(
+      trade.status === 200 ? lossBps : "refused",
+      `mark $${mark} vs fair $${fairUsd.toPrecision(6)}; loss ${lossBps} bps, bound ${bound} bps; ${JSON.stringify(trade.json.error ?? {})}`,
+    ).toSatisfy((x: number | string) => x === "refused" || (x as number) <= bound);
   }, 120_000);
 });
 
@@ -120,16 +200,30 @@ describe("§3 an owner-signed curve mark lifted by a short spike", () => {
  */
 describe("§6 client keying and sign-in", () => {
   const proxied = async (clock?: () => number) => {
-    const api = await serveApi({ rpcUrl: stack.dn.anvil.rpcUrl, db: stack.store.db, clock, limiter: new RateLimiter(clock), config: { trustedProxyHeader: "x-forwarded-for", trustedProxies: ["127.0.0.1", "::1", "::ffff:127.0.0.1"] } });
+    const api = await serveApi({
+      rpcUrl: stack.dn.anvil.rpcUrl,
+      db: stack.store.db,
+      clock,
+      limiter: new RateLimiter(clock),
+      config: { trustedProxyHeader: "x-forwarded-for", trustedProxies: ["127.0.0.1", "::1", "::ffff:127.0.0.1"] },
+    });
     apis.push(api);
-    return (method: string, path: string, from: string, body?: unknown, headers: Record<string, string> = {}) => api.call(method, `/api/v1${path}`, body, { "x-forwarded-for": from, ...headers });
+    return (method: string, path: string, from: string, body?: unknown, headers: Record<string, string> = {}) =>
+      api.call(method, `/api/v1${path}`, body, { "x-forwarded-for": from, ...headers });
   };
 
   it("a 6to4 host (one IPv4 address, 2002:a.b.c.d::/48) rotating its subnet hextet is one client: the failed-authentication lockout holds", async () => {
     const call = await proxied();
     const codes: number[] = [];
     // 203.0.113.77 is 2002:cb00:714d::/48 in 6to4: 65,536 /64s from one IPv4 address.
-    for (let i = 0; i < 22; i++) codes.push((await call("GET", "/auth/me", `2002:cb00:714d:${(i + 1).toString(16)}::1`, undefined, { authorization: "Bearer pit_w_nope" })).status);
+    for (let i = 0; i < 22; i++)
+      codes.push(
+        (
+          await call("GET", "/auth/me", `2002:cb00:714d:${(i + 1).toString(16)}::1`, undefined, {
+            authorization: "Bearer pit_w_nope",
+          })
+        ).status,
+      );
     expect(codes.slice(20)).toEqual([429, 429]);
   });
 
@@ -150,7 +244,13 @@ describe("§6 client keying and sign-in", () => {
     // Others crowd in, five per client (each client's cap): with `own` they fill the bound exactly.
     for (let i = 0; i < MAX_TRIED_OTHERS - 1; i++) await ask(`203.0.113.${10 + Math.floor(i / MAX_OPEN_CHALLENGES)}`);
     const verify = (ch: { message: string; nonce: string }, withNonce: boolean) =>
-      w.signMessage({ message: ch.message }).then((signature) => call("POST", "/auth/verify", "2001:db8:5:5::1", { address: w.address, signature, ...(withNonce ? { nonce: ch.nonce } : {}) }));
+      w.signMessage({ message: ch.message }).then((signature) =>
+        call("POST", "/auth/verify", "2001:db8:5:5::1", {
+          address: w.address,
+          signature,
+          ...(withNonce ? { nonce: ch.nonce } : {}),
+        }),
+      );
     const within = await verify(own, false);
     expect(within.status, JSON.stringify(within.json)).toBe(200);
     // One more from yet another client: `older` is now past the bound.
@@ -169,8 +269,13 @@ describe("§6 client keying and sign-in", () => {
     const w = privateKeyToAccount(generatePrivateKey());
     const ch = await call("POST", "/auth/challenge", "198.51.100.11", { address: w.address });
     await new Promise((ok) => setTimeout(ok, 1_100));
-    for (let i = 0; i < 5; i++) expect((await call("POST", "/auth/challenge", "203.0.113.9", { address: w.address })).status).toBe(200);
-    const v = await call("POST", "/auth/verify", "2001:db8:5:6::1", { address: w.address, signature: await w.signMessage({ message: ch.json.message }), nonce: ch.json.nonce });
+    for (let i = 0; i < 5; i++)
+      expect((await call("POST", "/auth/challenge", "203.0.113.9", { address: w.address })).status).toBe(200);
+    const v = await call("POST", "/auth/verify", "2001:db8:5:6::1", {
+      address: w.address,
+      signature: await w.signMessage({ message: ch.json.message }),
+      nonce: ch.json.nonce,
+    });
     expect(v.status, JSON.stringify(v.json)).toBe(200);
   });
 
@@ -181,7 +286,9 @@ describe("§6 client keying and sign-in", () => {
     const call = await proxied(() => t);
     // 101 /64s of 2001:db8:77::/56, ten bad verify bodies each (each /64's own burst), in parallel batches.
     const jobs: (() => Promise<unknown>)[] = [];
-    for (let n = 0; n < 101; n++) for (let i = 0; i < 10; i++) jobs.push(() => call("POST", "/auth/verify", `2001:db8:77:${n.toString(16)}::1`, {}));
+    for (let n = 0; n < 101; n++)
+      for (let i = 0; i < 10; i++)
+        jobs.push(() => call("POST", "/auth/verify", `2001:db8:77:${n.toString(16)}::1`, {}));
     for (let i = 0; i < jobs.length; i += 50) await Promise.all(jobs.slice(i, i + 50).map((j) => j()));
     const w = privateKeyToAccount(generatePrivateKey());
     const other = await call("POST", "/auth/challenge", "198.51.100.99", { address: w.address });

@@ -5,7 +5,7 @@ import { erc20Abi } from "../../abis/erc20.js";
 import { quoteExactIn } from "../helpers/trades.js";
 import { Command, ROUTER_ADDRESS_THIS, ROUTER_MSG_SENDER, universalRouterAbi } from "../../abis/universalRouter.js";
 import { PERMIT2_ADDRESS, permit2Abi, permitSingleTypes } from "../../abis/permit2.js";
-import { inputs, routerProgram, v4, v4SwapInput } from "../../lib/router.js";
+import { inputs, routerProgram, v4, v4SwapInput } from "../../lib/router/encode.js";
 import type { PoolKey } from "../../lib/v4.js";
 
 let dn: Devnet;
@@ -19,10 +19,13 @@ function ethUsdgPool(): PoolKey {
   return { currency0: p.currency0, currency1: p.currency1, fee: p.fee, tickSpacing: p.tickSpacing, hooks: p.hooks };
 }
 
-const quote = (poolKey: PoolKey, zeroForOne: boolean, exactAmount: bigint) => quoteExactIn(dn, poolKey, zeroForOne, exactAmount);
+const quote = (poolKey: PoolKey, zeroForOne: boolean, exactAmount: bigint) =>
+  quoteExactIn(dn, poolKey, zeroForOne, exactAmount);
 
 const balanceOf = (token: Address, who: Address) =>
-  token === zeroAddress ? dn.pub.getBalance({ address: who }) : dn.pub.readContract({ address: token, abi: erc20Abi, functionName: "balanceOf", args: [who] });
+  token === zeroAddress
+    ? dn.pub.getBalance({ address: who })
+    : dn.pub.readContract({ address: token, abi: erc20Abi, functionName: "balanceOf", args: [who] });
 
 describe("Universal Router on the devnet", () => {
   it("swaps ETH -> USDG (V4_SWAP) with an output-side PAY_PORTION fee to the platform", async () => {
@@ -73,15 +76,31 @@ describe("Universal Router on the devnet", () => {
     const trader = await dn.freshWallet(parseEther("1"), [[usdg, amountIn]]);
     const wallet = dn.walletFor(trader);
     // One-time ERC-20 approval of Permit2; the per-trade allowance is the signed permit.
-    await dn.mined(await wallet.writeContract({ address: usdg, abi: erc20Abi, functionName: "approve", args: [PERMIT2_ADDRESS, maxUint256] }));
+    await dn.mined(
+      await wallet.writeContract({
+        address: usdg,
+        abi: erc20Abi,
+        functionName: "approve",
+        args: [PERMIT2_ADDRESS, maxUint256],
+      }),
+    );
 
     const feeBips = 50n;
     const fee = (amountIn * feeBips) / 10_000n;
     const poolKey = ethUsdgPool();
     const quoted = await quote(poolKey, false, amountIn - fee);
-    const [, , nonce] = await dn.pub.readContract({ address: PERMIT2_ADDRESS, abi: permit2Abi, functionName: "allowance", args: [trader.address, usdg, router] });
+    const [, , nonce] = await dn.pub.readContract({
+      address: PERMIT2_ADDRESS,
+      abi: permit2Abi,
+      functionName: "allowance",
+      args: [trader.address, usdg, router],
+    });
     const now = Math.floor(Date.now() / 1000);
-    const permit = { details: { token: usdg, amount: amountIn, expiration: now + 1800, nonce }, spender: router, sigDeadline: BigInt(now + 1800) };
+    const permit = {
+      details: { token: usdg, amount: amountIn, expiration: now + 1800, nonce },
+      spender: router,
+      sigDeadline: BigInt(now + 1800),
+    };
     const signature = await trader.signTypedData({
       domain: { name: "Permit2", chainId: 4663, verifyingContract: PERMIT2_ADDRESS },
       types: permitSingleTypes,
@@ -91,7 +110,10 @@ describe("Universal Router on the devnet", () => {
 
     const { commands, inputs: ins } = routerProgram([
       { command: Command.PERMIT2_PERMIT, input: inputs.permit2Permit(permit, signature) },
-      { command: Command.PERMIT2_TRANSFER_FROM, input: inputs.permit2TransferFrom(usdg, ROUTER_ADDRESS_THIS, amountIn) },
+      {
+        command: Command.PERMIT2_TRANSFER_FROM,
+        input: inputs.permit2TransferFrom(usdg, ROUTER_ADDRESS_THIS, amountIn),
+      },
       { command: Command.TRANSFER, input: inputs.transfer(usdg, platform, fee) },
       {
         command: Command.V4_SWAP,
@@ -106,7 +128,11 @@ describe("Universal Router on the devnet", () => {
     const ethBefore = await balanceOf(zeroAddress, trader.address);
     const hash = await wallet.sendTransaction({
       to: router,
-      data: encodeFunctionData({ abi: universalRouterAbi, functionName: "execute", args: [commands, ins, BigInt(now + 600)] }),
+      data: encodeFunctionData({
+        abi: universalRouterAbi,
+        functionName: "execute",
+        args: [commands, ins, BigInt(now + 600)],
+      }),
     });
     const receipt = await dn.mined(hash);
     expect(receipt.status).toBe("success");

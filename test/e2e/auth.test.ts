@@ -17,11 +17,20 @@ type Account = ReturnType<typeof privateKeyToAccount>;
 function postOnHost(api: Api, host: string, path: string, body: unknown): Promise<{ status: number; json: any }> {
   const data = JSON.stringify(body);
   return new Promise((resolve, reject) => {
-    const req = request({ host: "127.0.0.1", port: api.port, path, method: "POST", headers: { host, "content-type": "application/json", "content-length": Buffer.byteLength(data) } }, (res) => {
-      let text = "";
-      res.on("data", (chunk) => (text += chunk));
-      res.on("end", () => resolve({ status: res.statusCode!, json: JSON.parse(text) }));
-    });
+    const req = request(
+      {
+        host: "127.0.0.1",
+        port: api.port,
+        path,
+        method: "POST",
+        headers: { host, "content-type": "application/json", "content-length": Buffer.byteLength(data) },
+      },
+      (res) => {
+        let text = "";
+        res.on("data", (chunk) => (text += chunk));
+        res.on("end", () => resolve({ status: res.statusCode!, json: JSON.parse(text) }));
+      },
+    );
     req.on("error", reject);
     req.end(data);
   });
@@ -53,9 +62,17 @@ describe.each<StoreKind>(["pglite", "postgres"])("sign-in and keys on %s", (kind
     const ch = await api.call("POST", "/api/v1/auth/challenge", { address: a.address.toLowerCase() });
     expect(ch.status).toBe(200);
     const c = ch.json;
-    expect(c).toMatchObject({ address: a.address, domain: api.config.authDomain, chain_id: 4663, version: "1", purpose: "sign-in" });
+    expect(c).toMatchObject({
+      address: a.address,
+      domain: api.config.authDomain,
+      chain_id: 4663,
+      version: "1",
+      purpose: "sign-in",
+    });
     expect(c.expires_at - c.issued_at).toBe(300);
-    expect(c.message).toContain(`${api.config.authDomain} wants you to sign in with your Ethereum account:\n${a.address}`);
+    expect(c.message).toContain(
+      `${api.config.authDomain} wants you to sign in with your Ethereum account:\n${a.address}`,
+    );
     expect(c.message).toContain("Chain ID: 4663");
     expect(c.message).toContain(`Nonce: ${c.nonce}`);
     expect(c.message).toContain("Terms of Use");
@@ -72,14 +89,22 @@ describe.each<StoreKind>(["pglite", "postgres"])("sign-in and keys on %s", (kind
     expect(typeof v.json.key_id).toBe("number");
 
     // Only the SHA-256 is stored.
-    const rows = await store.db.query<{ key_hash: string }>("SELECT key_hash FROM app.api_keys WHERE id = $1", [v.json.key_id]);
+    const rows = await store.db.query<{ key_hash: string }>("SELECT key_hash FROM app.api_keys WHERE id = $1", [
+      v.json.key_id,
+    ]);
     expect(rows[0]!.key_hash).toBe(createHash("sha256").update(v.json.api_key).digest("hex"));
     const dump = JSON.stringify(await store.db.query("SELECT * FROM app.api_keys"));
     expect(dump).not.toContain(v.json.api_key);
 
     const me = await api.call("GET", "/api/v1/auth/me", undefined, { authorization: `Bearer ${v.json.api_key}` });
     expect(me.status).toBe(200);
-    expect(me.json).toEqual({ wallet: a.address.toLowerCase(), account: v.json.account, key_id: v.json.key_id, expires_at: v.json.expires_at, partner_agent: null });
+    expect(me.json).toEqual({
+      wallet: a.address.toLowerCase(),
+      account: v.json.account,
+      key_id: v.json.key_id,
+      expires_at: v.json.expires_at,
+      partner_agent: null,
+    });
 
     // Same wallet again: same account, a second key.
     const again = await signIn(a);
@@ -97,7 +122,10 @@ describe.each<StoreKind>(["pglite", "postgres"])("sign-in and keys on %s", (kind
 
     const ch2 = await api.call("POST", "/api/v1/auth/challenge", { address: a.address });
     const other = privateKeyToAccount(generatePrivateKey());
-    const wrong = await api.call("POST", "/api/v1/auth/verify", { address: a.address, signature: await other.signMessage({ message: ch2.json.message }) });
+    const wrong = await api.call("POST", "/api/v1/auth/verify", {
+      address: a.address,
+      signature: await other.signMessage({ message: ch2.json.message }),
+    });
     expect([wrong.status, wrong.json.error.code]).toEqual([401, "BAD_SIGNATURE"]);
     const malformed = await api.call("POST", "/api/v1/auth/verify", { address: a.address, signature: "0x1234" });
     expect([malformed.status, malformed.json.error.code]).toEqual([400, "BAD_REQUEST"]);
@@ -106,7 +134,10 @@ describe.each<StoreKind>(["pglite", "postgres"])("sign-in and keys on %s", (kind
 
     // The challenge survived the wrong signature, but not 300 seconds.
     now += 301_000;
-    const late = await api.call("POST", "/api/v1/auth/verify", { address: a.address, signature: await a.signMessage({ message: ch2.json.message }) });
+    const late = await api.call("POST", "/api/v1/auth/verify", {
+      address: a.address,
+      signature: await a.signMessage({ message: ch2.json.message }),
+    });
     expect([late.status, late.json.error.code]).toEqual([401, "CHALLENGE_EXPIRED"]);
   });
 
@@ -115,9 +146,15 @@ describe.each<StoreKind>(["pglite", "postgres"])("sign-in and keys on %s", (kind
     const first = (await api.call("POST", "/api/v1/auth/challenge", { address: a.address })).json;
     const second = (await api.call("POST", "/api/v1/auth/challenge", { address: a.address })).json;
     const sigFirst = await a.signMessage({ message: first.message });
-    const named = await api.call("POST", "/api/v1/auth/verify", { address: a.address, signature: sigFirst, nonce: second.nonce });
+    const named = await api.call("POST", "/api/v1/auth/verify", {
+      address: a.address,
+      signature: sigFirst,
+      nonce: second.nonce,
+    });
     expect([named.status, named.json.error.code]).toEqual([401, "BAD_SIGNATURE"]);
-    expect((await api.call("POST", "/api/v1/auth/verify", { address: a.address, signature: sigFirst })).status).toBe(200);
+    expect((await api.call("POST", "/api/v1/auth/verify", { address: a.address, signature: sigFirst })).status).toBe(
+      200,
+    );
 
     const b = privateKeyToAccount(generatePrivateKey());
     const six = [];
@@ -125,26 +162,46 @@ describe.each<StoreKind>(["pglite", "postgres"])("sign-in and keys on %s", (kind
       now += 1000;
       six.push((await api.call("POST", "/api/v1/auth/challenge", { address: b.address })).json);
     }
-    const open = await store.db.query("SELECT nonce FROM app.challenges WHERE wallet = $1 AND used_at IS NULL", [b.address.toLowerCase()]);
+    const open = await store.db.query("SELECT nonce FROM app.challenges WHERE wallet = $1 AND used_at IS NULL", [
+      b.address.toLowerCase(),
+    ]);
     expect(open).toHaveLength(5);
-    const oldest = await api.call("POST", "/api/v1/auth/verify", { address: b.address, signature: await b.signMessage({ message: six[0].message }) });
+    const oldest = await api.call("POST", "/api/v1/auth/verify", {
+      address: b.address,
+      signature: await b.signMessage({ message: six[0].message }),
+    });
     expect(oldest.status).toBe(401);
-    const newest = await api.call("POST", "/api/v1/auth/verify", { address: b.address, signature: await b.signMessage({ message: six[5].message }), nonce: six[5].nonce });
+    const newest = await api.call("POST", "/api/v1/auth/verify", {
+      address: b.address,
+      signature: await b.signMessage({ message: six[5].message }),
+      nonce: six[5].nonce,
+    });
     expect(newest.status).toBe(200);
   });
 
   it("lets no other client retire a wallet's challenges: B asking many for W leaves W's own open", async () => {
-    const proxied = await serveApi({ rpcUrl: dn.anvil.rpcUrl, db: store.db, clock, config: { trustedProxyHeader: "x-forwarded-for", trustedProxies: ["127.0.0.1", "::1", "::ffff:127.0.0.1"] } });
+    const proxied = await serveApi({
+      rpcUrl: dn.anvil.rpcUrl,
+      db: store.db,
+      clock,
+      config: { trustedProxyHeader: "x-forwarded-for", trustedProxies: ["127.0.0.1", "::1", "::ffff:127.0.0.1"] },
+    });
     try {
       const w = privateKeyToAccount(generatePrivateKey());
-      const ask = (client: string) => proxied.call("POST", "/api/v1/auth/challenge", { address: w.address }, { "x-forwarded-for": client });
+      const ask = (client: string) =>
+        proxied.call("POST", "/api/v1/auth/challenge", { address: w.address }, { "x-forwarded-for": client });
       const own = (await ask("198.51.100.20")).json;
       for (let i = 0; i < 8; i++) {
         now += 1000;
         expect((await ask("203.0.113.66")).status).toBe(200);
       }
       // W signs its own challenge and sends it without a nonce, as the SDK does.
-      const v = await proxied.call("POST", "/api/v1/auth/verify", { address: w.address, signature: await w.signMessage({ message: own.message }) }, { "x-forwarded-for": "198.51.100.20" });
+      const v = await proxied.call(
+        "POST",
+        "/api/v1/auth/verify",
+        { address: w.address, signature: await w.signMessage({ message: own.message }) },
+        { "x-forwarded-for": "198.51.100.20" },
+      );
       expect(v.status).toBe(200);
       expect(v.json.wallet).toBe(w.address.toLowerCase());
     } finally {
@@ -164,21 +221,38 @@ describe.each<StoreKind>(["pglite", "postgres"])("sign-in and keys on %s", (kind
 
     // A sign-in challenge cannot revoke-all, and a revoke-all challenge cannot sign in.
     const signInCh = (await api.call("POST", "/api/v1/auth/challenge", { address: a.address })).json;
-    const cross = await api.call("POST", "/api/v1/auth/revoke-all", { address: a.address, signature: await a.signMessage({ message: signInCh.message }), nonce: signInCh.nonce });
+    const cross = await api.call("POST", "/api/v1/auth/revoke-all", {
+      address: a.address,
+      signature: await a.signMessage({ message: signInCh.message }),
+      nonce: signInCh.nonce,
+    });
     expect([cross.status, cross.json.error.code]).toEqual([401, "CHALLENGE_EXPIRED"]);
     const ra = (await api.call("POST", "/api/v1/auth/challenge", { address: a.address, purpose: "revoke-all" })).json;
     expect(ra.purpose).toBe("revoke-all");
     expect(ra.message).toContain("Revoke every API key");
     const sig = await a.signMessage({ message: ra.message });
-    const notSignIn = await api.call("POST", "/api/v1/auth/verify", { address: a.address, signature: sig, nonce: ra.nonce });
+    const notSignIn = await api.call("POST", "/api/v1/auth/verify", {
+      address: a.address,
+      signature: sig,
+      nonce: ra.nonce,
+    });
     expect([notSignIn.status, notSignIn.json.error.code]).toEqual([401, "CHALLENGE_EXPIRED"]);
     const noNonce = await api.call("POST", "/api/v1/auth/revoke-all", { address: a.address, signature: sig });
     expect(noNonce.status).toBe(400);
-    const done = await api.call("POST", "/api/v1/auth/revoke-all", { address: a.address, signature: sig, nonce: ra.nonce });
+    const done = await api.call("POST", "/api/v1/auth/revoke-all", {
+      address: a.address,
+      signature: sig,
+      nonce: ra.nonce,
+    });
     expect(done.status).toBe(200);
     expect(done.json).toMatchObject({ wallet: a.address.toLowerCase(), revoked: 2 });
-    for (const k of [k1, k2]) expect((await api.call("GET", "/api/v1/auth/me", undefined, { authorization: `Bearer ${k}` })).status).toBe(401);
-    const replay = await api.call("POST", "/api/v1/auth/revoke-all", { address: a.address, signature: sig, nonce: ra.nonce });
+    for (const k of [k1, k2])
+      expect((await api.call("GET", "/api/v1/auth/me", undefined, { authorization: `Bearer ${k}` })).status).toBe(401);
+    const replay = await api.call("POST", "/api/v1/auth/revoke-all", {
+      address: a.address,
+      signature: sig,
+      nonce: ra.nonce,
+    });
     expect(replay.json.error.code).toBe("CHALLENGE_EXPIRED");
   });
 
@@ -198,7 +272,12 @@ describe.each<StoreKind>(["pglite", "postgres"])("sign-in and keys on %s", (kind
   });
 
   it("locks an address out of authentication attempts, not out of its live keys", async () => {
-    const limited = await serveApi({ rpcUrl: dn.anvil.rpcUrl, db: store.db, clock, limiter: new RateLimiter(clock, 1000, true) });
+    const limited = await serveApi({
+      rpcUrl: dn.anvil.rpcUrl,
+      db: store.db,
+      clock,
+      limiter: new RateLimiter(clock, 1000, true),
+    });
     try {
       const key = (await signIn(privateKeyToAccount(generatePrivateKey()), limited)).json.api_key;
       const me = (k: string) => limited.call("GET", "/api/v1/auth/me", undefined, { authorization: `Bearer ${k}` });
@@ -210,8 +289,48 @@ describe.each<StoreKind>(["pglite", "postgres"])("sign-in and keys on %s", (kind
       // Signing in is an authentication attempt: still locked.
       const b = privateKeyToAccount(generatePrivateKey());
       const ch = (await limited.call("POST", "/api/v1/auth/challenge", { address: b.address })).json;
-      const verify = await limited.call("POST", "/api/v1/auth/verify", { address: b.address, signature: await b.signMessage({ message: ch.message }) });
+      const verify = await limited.call("POST", "/api/v1/auth/verify", {
+        address: b.address,
+        signature: await b.signMessage({ message: ch.message }),
+      });
       expect([verify.status, verify.json.error.code]).toEqual([429, "RATE_LIMITED"]);
+    } finally {
+      await limited.close();
+    }
+  });
+
+  it("counts a wrong sign-in signature as a failed authentication; a locked-out address's sign-ins spend none of its sign-in budget", async () => {
+    const limited = await serveApi({
+      rpcUrl: dn.anvil.rpcUrl,
+      db: store.db,
+      clock,
+      limiter: new RateLimiter(clock, 1000, true),
+    });
+    try {
+      const a = privateKeyToAccount(generatePrivateKey());
+      const ch = (await limited.call("POST", "/api/v1/auth/challenge", { address: a.address })).json;
+      const other = privateKeyToAccount(generatePrivateKey());
+      const wrong = await limited.call("POST", "/api/v1/auth/verify", {
+        address: a.address,
+        signature: await other.signMessage({ message: ch.message }),
+      });
+      expect([wrong.status, wrong.json.error.code]).toEqual([401, "BAD_SIGNATURE"]);
+      // The wrong signature was the first of the address's 20 failures: 19 bad keys lock it out.
+      const me = () => limited.call("GET", "/api/v1/auth/me", undefined, { authorization: "Bearer pit_w_not-a-key" });
+      for (let i = 0; i < 19; i++) expect((await me()).status).toBe(401);
+      expect((await me()).status).toBe(429);
+      // More sign-ins than the sign-in bucket holds (10): each refused by the lockout, none spending that bucket.
+      const refusals = new Set<string>();
+      for (let i = 0; i < 12; i++) {
+        const r = await limited.call("POST", "/api/v1/auth/verify", {
+          address: a.address,
+          signature: await a.signMessage({ message: ch.message }),
+        });
+        refusals.add(`${r.status} ${r.json.error.code} ${r.json.error.message}`);
+      }
+      expect([...refusals]).toEqual([
+        "429 RATE_LIMITED too many failed authentications from this address; retry after the pause",
+      ]);
     } finally {
       await limited.close();
     }
@@ -221,18 +340,37 @@ describe.each<StoreKind>(["pglite", "postgres"])("sign-in and keys on %s", (kind
     const agentWallet = devAccount(8);
     const owner = devAccount(7);
     const asWallet = await signIn(agentWallet as unknown as Account);
-    expect(asWallet.json.partner_agent).toEqual({ agent_id: 1, token: dn.universe.devnet!.fixtures.launchToken, symbol: "PLD", role: "agentWallet", name: "Demo Agent" });
+    expect(asWallet.json.partner_agent).toEqual({
+      agent_id: 1,
+      token: dn.universe.devnet!.fixtures.launchToken,
+      symbol: "PLD",
+      role: "agentWallet",
+      name: "Demo Agent",
+    });
     expect((await signIn(owner as unknown as Account)).json.partner_agent.role).toBe("owner");
 
-    const restricted = await serveApi({ rpcUrl: dn.anvil.rpcUrl, db: store.db, clock, config: { requirePartnerAgent: true } });
+    const restricted = await serveApi({
+      rpcUrl: dn.anvil.rpcUrl,
+      db: store.db,
+      clock,
+      config: { requirePartnerAgent: true },
+    });
     const stranger = await signIn(privateKeyToAccount(generatePrivateKey()), restricted);
     expect([stranger.status, stranger.json.error.code]).toEqual([403, "NOT_PARTNER_AGENT"]);
     expect((await signIn(owner as unknown as Account, restricted)).status).toBe(200);
     await restricted.close();
 
     // A vault that cannot be read: 503 PARTNER_UNAVAILABLE when restricted, partner_check otherwise.
-    const contracts = { ...dn.universe.contracts, partnerAgentVault: getAddress("0x000000000000000000000000000000000000dEaD") };
-    const broken = await serveApi({ rpcUrl: dn.anvil.rpcUrl, db: store.db, clock, config: { requirePartnerAgent: true, contracts } });
+    const contracts = {
+      ...dn.universe.contracts,
+      partnerAgentVault: getAddress("0x000000000000000000000000000000000000dEaD"),
+    };
+    const broken = await serveApi({
+      rpcUrl: dn.anvil.rpcUrl,
+      db: store.db,
+      clock,
+      config: { requirePartnerAgent: true, contracts },
+    });
     const unavailable = await signIn(owner as unknown as Account, broken);
     expect([unavailable.status, unavailable.json.error.code]).toEqual([503, "PARTNER_UNAVAILABLE"]);
     expect(unavailable.headers.get("retry-after")).toBeTruthy();
@@ -251,13 +389,20 @@ describe.each<StoreKind>(["pglite", "postgres"])("sign-in and keys on %s", (kind
     expect([s.status, s.json.error.code]).toEqual([451, "SANCTIONED"]);
     expect(s.json.error.address).toBe(sanctioned);
 
-    const geo = await serveApi({ rpcUrl: dn.anvil.rpcUrl, db: store.db, clock, config: { countryHeader: "cf-ipcountry" } });
+    const geo = await serveApi({
+      rpcUrl: dn.anvil.rpcUrl,
+      db: store.db,
+      clock,
+      config: { countryHeader: "cf-ipcountry" },
+    });
     const a = privateKeyToAccount(generatePrivateKey());
     for (const code of ["IR", "ir", "UA-43", "KP"]) {
       const r = await geo.call("POST", "/api/v1/auth/challenge", { address: a.address }, { "cf-ipcountry": code });
       expect([r.status, r.json.error.code]).toEqual([451, "COUNTRY_BLOCKED"]);
     }
-    expect((await geo.call("POST", "/api/v1/auth/challenge", { address: a.address }, { "cf-ipcountry": "UA" })).status).toBe(200);
+    expect(
+      (await geo.call("POST", "/api/v1/auth/challenge", { address: a.address }, { "cf-ipcountry": "UA" })).status,
+    ).toBe(200);
     expect((await geo.call("GET", "/api/v1/config", undefined, { "cf-ipcountry": "CU" })).status).toBe(451);
     await geo.close();
 
@@ -271,7 +416,14 @@ describe.each<StoreKind>(["pglite", "postgres"])("sign-in and keys on %s", (kind
     const a = privateKeyToAccount(generatePrivateKey());
     const key = (await signIn(a)).json.api_key;
     const list = dn.universe.contracts.sanctionsList;
-    await dn.mined(await dn.walletFor(dn.deployer).writeContract({ address: list, abi: sanctionsListAbi, functionName: "addToSanctionsList", args: [[a.address]] }));
+    await dn.mined(
+      await dn.walletFor(dn.deployer).writeContract({
+        address: list,
+        abi: sanctionsListAbi,
+        functionName: "addToSanctionsList",
+        args: [[a.address]],
+      }),
+    );
     const me = await api.call("GET", "/api/v1/auth/me", undefined, { authorization: `Bearer ${key}` });
     expect([me.status, me.json.error.code]).toEqual([451, "SANCTIONED"]);
     const revoke = await api.call("POST", "/api/v1/auth/revoke", undefined, { authorization: `Bearer ${key}` });
@@ -281,16 +433,25 @@ describe.each<StoreKind>(["pglite", "postgres"])("sign-in and keys on %s", (kind
   it("caps new accounts and new keys per address", async () => {
     const saved = { ...CAPS };
     try {
-      CAPS.accountsPerAddressDay = (await store.db.query<{ n: string }>("SELECT count(*)::text AS n FROM app.accounts WHERE client_addr = '127.0.0.1' AND created_at > $1", [Math.floor(now / 1000) - 86400]))
-        .map((r) => Number(r.n))[0]! + 1;
+      CAPS.accountsPerAddressDay =
+        (
+          await store.db.query<{ n: string }>(
+            "SELECT count(*)::text AS n FROM app.accounts WHERE client_addr = '127.0.0.1' AND created_at > $1",
+            [Math.floor(now / 1000) - 86400],
+          )
+        ).map((r) => Number(r.n))[0]! + 1;
       const a = privateKeyToAccount(generatePrivateKey());
       expect((await signIn(a)).status).toBe(200);
       const b = await signIn(privateKeyToAccount(generatePrivateKey()));
       expect([b.status, b.json.error.code]).toEqual([429, "SIGNUP_CAPPED"]);
       expect(Number(b.headers.get("retry-after"))).toBeGreaterThan(0);
       CAPS.accountsPerAddressDay = saved.accountsPerAddressDay;
-      CAPS.keysPerAddressDay = (await store.db.query<{ n: string }>("SELECT count(*)::text AS n FROM app.api_keys WHERE client_addr = '127.0.0.1' AND created_at > $1", [Math.floor(now / 1000) - 86400]))
-        .map((r) => Number(r.n))[0]!;
+      CAPS.keysPerAddressDay = (
+        await store.db.query<{ n: string }>(
+          "SELECT count(*)::text AS n FROM app.api_keys WHERE client_addr = '127.0.0.1' AND created_at > $1",
+          [Math.floor(now / 1000) - 86400],
+        )
+      ).map((r) => Number(r.n))[0]!;
       const k = await signIn(a);
       expect([k.status, k.json.error.code]).toEqual([429, "KEYS_CAPPED"]);
     } finally {

@@ -25,13 +25,22 @@ beforeAll(async () => {
 afterAll(() => served?.stop());
 
 /** A raw HTTP request (fetch cannot send chunked bodies on demand or a forged Host). */
-function raw(opts: { method: string; path: string; headers: Record<string, string>; body?: string; chunked?: boolean }): Promise<{ status: number; body: any; headers: Record<string, unknown> }> {
+function raw(opts: {
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+  body?: string;
+  chunked?: boolean;
+}): Promise<{ status: number; body: any; headers: Record<string, unknown> }> {
   return new Promise((resolve, reject) => {
-    const req = request({ host: "127.0.0.1", port: api.port, method: opts.method, path: opts.path, headers: opts.headers }, (res) => {
-      let data = "";
-      res.on("data", (d) => (data += d));
-      res.on("end", () => resolve({ status: res.statusCode!, body: JSON.parse(data), headers: res.headers }));
-    });
+    const req = request(
+      { host: "127.0.0.1", port: api.port, method: opts.method, path: opts.path, headers: opts.headers },
+      (res) => {
+        let data = "";
+        res.on("data", (d) => (data += d));
+        res.on("end", () => resolve({ status: res.statusCode!, body: JSON.parse(data), headers: res.headers }));
+      },
+    );
     req.on("error", reject);
     if (opts.chunked) {
       req.write(opts.body ?? "{}");
@@ -52,7 +61,11 @@ describe("host and browser rules", () => {
     expect([r.status, r.json.error.code]).toEqual([403, "CSRF_REFUSED"]);
     r = await api.call("POST", "/api/v1/auth/challenge", { address }, { cookie: "s=1" });
     expect([r.status, r.json.error.code]).toEqual([403, "CSRF_REFUSED"]);
-    r = await api.call("POST", "/api/v1/auth/challenge", JSON.stringify({ address }), { cookie: "s=1", "x-pit-client": "web", "content-type": "text/plain" });
+    r = await api.call("POST", "/api/v1/auth/challenge", JSON.stringify({ address }), {
+      cookie: "s=1",
+      "x-pit-client": "web",
+      "content-type": "text/plain",
+    });
     expect([r.status, r.json.error.code]).toEqual([403, "CSRF_REFUSED"]);
     r = await api.call("POST", "/api/v1/auth/challenge", { address }, { cookie: "s=1", "x-pit-client": "web" });
     expect(r.status).toBe(200);
@@ -64,14 +77,20 @@ describe("host and browser rules", () => {
 describe("request bodies", () => {
   const host = () => `127.0.0.1:${api.port}`;
   it("refuses chunked bodies with 411 LENGTH_REQUIRED", async () => {
-    const r = await raw({ method: "POST", path: "/api/v1/auth/challenge", headers: { host: host(), "content-type": "application/json", "transfer-encoding": "chunked" }, body: "{}", chunked: true });
+    const r = await raw({
+      method: "POST",
+      path: "/api/v1/auth/challenge",
+      headers: { host: host(), "content-type": "application/json", "transfer-encoding": "chunked" },
+      body: "{}",
+      chunked: true,
+    });
     expect([r.status, r.body.error.code]).toEqual([411, "LENGTH_REQUIRED"]);
   });
   it("refuses bodies over 64 KB with 413, and non-objects and broken JSON with 400", async () => {
     const big = JSON.stringify({ address: "0x" + "a".repeat(40), pad: "x".repeat(70_000) });
     let r = await api.call("POST", "/api/v1/auth/challenge", big);
     expect([r.status, r.json.error.code]).toEqual([413, "BAD_REQUEST"]);
-    for (const body of ["[1,2]", "null", "42", '"s"', "{broken", "{\"a\":"]) {
+    for (const body of ["[1,2]", "null", "42", '"s"', "{broken", '{"a":']) {
       r = await api.call("POST", "/api/v1/auth/challenge", body);
       expect([body, r.status, r.json.error.code]).toEqual([body, 400, "BAD_REQUEST"]);
     }
@@ -82,7 +101,8 @@ describe("rate limits", () => {
   it("spends the public bucket (60, then 2 per second) across GET /api/v1/treasury and the /treasury page", async () => {
     now += 200_000; // full buckets
     const statuses: number[] = [];
-    for (let i = 0; i < 60; i++) statuses.push((await api.call("GET", i % 2 ? "/treasury" : "/api/v1/treasury")).status);
+    for (let i = 0; i < 60; i++)
+      statuses.push((await api.call("GET", i % 2 ? "/treasury" : "/api/v1/treasury")).status);
     expect(statuses.every((s) => s === 200)).toBe(true);
     const limited = await api.call("GET", "/treasury");
     expect([limited.status, limited.json?.error?.code]).toEqual([429, "RATE_LIMITED"]);
@@ -94,7 +114,7 @@ describe("rate limits", () => {
   it("spends the sign-in bucket (10, then one per 10 s) with Retry-After, and refills", async () => {
     const address = privateKeyToAccount(generatePrivateKey()).address;
     now += 200_000; // full buckets
-    let statuses: number[] = [];
+    const statuses: number[] = [];
     for (let i = 0; i < 11; i++) statuses.push((await api.call("POST", "/api/v1/auth/challenge", { address })).status);
     expect(statuses.slice(0, 10).every((s) => s === 200)).toBe(true);
     const limited = await api.call("POST", "/api/v1/auth/challenge", { address });
@@ -107,7 +127,10 @@ describe("rate limits", () => {
 
   it("locks out an address after 20 failed authentications (then one per 5 s)", async () => {
     now += 1_000_000;
-    for (let i = 0; i < 20; i++) expect((await api.call("GET", "/api/v1/auth/me", undefined, { authorization: `Bearer pit_w_wrong${i}` })).status).toBe(401);
+    for (let i = 0; i < 20; i++)
+      expect(
+        (await api.call("GET", "/api/v1/auth/me", undefined, { authorization: `Bearer pit_w_wrong${i}` })).status,
+      ).toBe(401);
     const locked = await api.call("GET", "/api/v1/auth/me", undefined, { authorization: "Bearer pit_w_wrong" });
     expect([locked.status, locked.json.error.code]).toEqual([429, "RATE_LIMITED"]);
     expect(Number(locked.headers.get("retry-after"))).toBe(5);
@@ -119,9 +142,15 @@ describe("rate limits", () => {
     now += 1_000_000;
     const a = privateKeyToAccount(generatePrivateKey());
     const ch = (await api.call("POST", "/api/v1/auth/challenge", { address: a.address })).json;
-    const key = (await api.call("POST", "/api/v1/auth/verify", { address: a.address, signature: await a.signMessage({ message: ch.message }) })).json.api_key;
+    const key = (
+      await api.call("POST", "/api/v1/auth/verify", {
+        address: a.address,
+        signature: await a.signMessage({ message: ch.message }),
+      })
+    ).json.api_key;
     const codes: number[] = [];
-    for (let i = 0; i < 31; i++) codes.push((await api.call("GET", "/api/v1/auth/me", undefined, { authorization: `Bearer ${key}` })).status);
+    for (let i = 0; i < 31; i++)
+      codes.push((await api.call("GET", "/api/v1/auth/me", undefined, { authorization: `Bearer ${key}` })).status);
     expect(codes.filter((s) => s === 200)).toHaveLength(30);
     expect(codes[30]).toBe(429);
     now += 1000;
@@ -135,16 +164,24 @@ describe("rate limits", () => {
 
   it("keeps memory bounded under a flood of distinct client addresses", () => {
     const limiter = new RateLimiter(() => 0, 1000);
-    for (let i = 0; i < 50_000; i++) limiter.take(`public:client:10.${i >> 16}.${(i >> 8) & 255}.${i & 255}`, RATE_RULES.public);
+    for (let i = 0; i < 50_000; i++)
+      limiter.take(`public:client:10.${i >> 16}.${(i >> 8) & 255}.${i & 255}`, RATE_RULES.public);
     expect(limiter.size).toBeLessThanOrEqual(1000);
   });
 });
 
 describe("client address and chain reads", () => {
   it("takes the client address from a configured trusted proxy header only", async () => {
-    const proxied = await serveApi({ rpcUrl: dn.anvil.rpcUrl, db: store.db, clock, limiter: new RateLimiter(clock), config: { trustedProxyHeader: "x-forwarded-for" } });
+    const proxied = await serveApi({
+      rpcUrl: dn.anvil.rpcUrl,
+      db: store.db,
+      clock,
+      limiter: new RateLimiter(clock),
+      config: { trustedProxyHeader: "x-forwarded-for" },
+    });
     // Two clients behind the proxy have separate buckets; spoofed leading entries are ignored.
-    const hit = (ip: string) => proxied.call("GET", "/api/v1/config", undefined, { "x-forwarded-for": `6.6.6.6, ${ip}` });
+    const hit = (ip: string) =>
+      proxied.call("GET", "/api/v1/config", undefined, { "x-forwarded-for": `6.6.6.6, ${ip}` });
     for (let i = 0; i < 60; i++) expect((await hit("203.0.113.1")).status).toBe(200);
     expect((await hit("203.0.113.1")).status).toBe(429);
     expect((await hit("203.0.113.2")).status).toBe(200);
@@ -152,15 +189,27 @@ describe("client address and chain reads", () => {
     // Without the setting the header means nothing: every request is the socket's address.
     now += 100_000;
     const direct = await serveApi({ rpcUrl: dn.anvil.rpcUrl, db: store.db, clock, limiter: new RateLimiter(clock) });
-    for (let i = 0; i < 60; i++) await direct.call("GET", "/api/v1/config", undefined, { "x-forwarded-for": `10.0.0.${i}` });
+    for (let i = 0; i < 60; i++)
+      await direct.call("GET", "/api/v1/config", undefined, { "x-forwarded-for": `10.0.0.${i}` });
     expect((await direct.call("GET", "/api/v1/config", undefined, { "x-forwarded-for": "10.9.9.9" })).status).toBe(429);
     await direct.close();
   });
 
   it("fails closed with 503 ENGINE_UNAVAILABLE and Retry-After when the sanctions list cannot be read", async () => {
-    const contracts = { ...dn.universe.contracts, sanctionsList: "0x000000000000000000000000000000000000dEaD" as const };
-    const blind = await serveApi({ rpcUrl: dn.anvil.rpcUrl, db: store.db, clock, limiter: new RateLimiter(clock, 100, false), config: { contracts } });
-    const r = await blind.call("POST", "/api/v1/auth/challenge", { address: privateKeyToAccount(generatePrivateKey()).address });
+    const contracts = {
+      ...dn.universe.contracts,
+      sanctionsList: "0x000000000000000000000000000000000000dEaD" as const,
+    };
+    const blind = await serveApi({
+      rpcUrl: dn.anvil.rpcUrl,
+      db: store.db,
+      clock,
+      limiter: new RateLimiter(clock, 100, false),
+      config: { contracts },
+    });
+    const r = await blind.call("POST", "/api/v1/auth/challenge", {
+      address: privateKeyToAccount(generatePrivateKey()).address,
+    });
     await blind.close();
     expect([r.status, r.json.error.code]).toEqual([503, "ENGINE_UNAVAILABLE"]);
     expect(Number(r.headers.get("retry-after"))).toBeGreaterThan(0);
@@ -170,7 +219,12 @@ describe("client address and chain reads", () => {
 describe("logs", () => {
   it("writes one JSON line per request with id, route, status, code and ms, never the key", async () => {
     const lines: any[] = [];
-    const sink = new Writable({ write(chunk, _e, cb) { lines.push(JSON.parse(chunk.toString())); cb(); } });
+    const sink = new Writable({
+      write(chunk, _e, cb) {
+        lines.push(JSON.parse(chunk.toString()));
+        cb();
+      },
+    });
     const app = new Hono();
     app.use("*", requestLog(pino({ level: "info" }, sink)));
     app.get("/x", (c) => c.json({ ok: true }));
@@ -196,7 +250,14 @@ describe("wrong method and unknown path", () => {
     ];
     for (const [method, path, allow] of cases) {
       const r = await api.call(method, path, method === "GET" ? undefined : {});
-      expect([method, path, r.status, r.json?.error?.code, r.headers.get("allow"), r.headers.get("cache-control")]).toEqual([method, path, 405, "METHOD_NOT_ALLOWED", allow, "no-store"]);
+      expect([
+        method,
+        path,
+        r.status,
+        r.json?.error?.code,
+        r.headers.get("allow"),
+        r.headers.get("cache-control"),
+      ]).toEqual([method, path, 405, "METHOD_NOT_ALLOWED", allow, "no-store"]);
     }
     // HEAD is served with GET, so on a POST-only route it is a wrong method too (no body, same headers).
     const head = await api.call("HEAD", "/api/v1/live/quote");
@@ -214,16 +275,33 @@ describe("wrong method and unknown path", () => {
       const served = new Set(routes.filter((x) => x.path === r.path).map((x) => x.method));
       const wrong = served.has("GET") ? "DELETE" : "GET";
       const res = await api.call(wrong, path, wrong === "GET" ? undefined : {});
-      expect([r.method, r.path, res.status, res.json?.error?.code]).toEqual([r.method, r.path, 405, "METHOD_NOT_ALLOWED"]);
+      expect([r.method, r.path, res.status, res.json?.error?.code]).toEqual([
+        r.method,
+        r.path,
+        405,
+        "METHOD_NOT_ALLOWED",
+      ]);
       expect(res.headers.get("allow")!.split(", ")).toContain(r.method);
     }
   });
 
   it("keeps unknown paths 404 NOT_FOUND without Allow, whatever the method", async () => {
     now += 1_000_000;
-    for (const [method, path] of [["GET", "/api/v1/tokens/USDG/extra"], ["POST", "/api/v1/nope"], ["GET", "/api/v1/live"], ["DELETE", "/api/v1/me"], ["POST", "/api/v1/tokens/"]] as const) {
+    for (const [method, path] of [
+      ["GET", "/api/v1/tokens/USDG/extra"],
+      ["POST", "/api/v1/nope"],
+      ["GET", "/api/v1/live"],
+      ["DELETE", "/api/v1/me"],
+      ["POST", "/api/v1/tokens/"],
+    ] as const) {
       const r = await api.call(method, path, method === "GET" ? undefined : {});
-      expect([method, path, r.status, r.json?.error?.code, r.headers.get("allow")]).toEqual([method, path, 404, "NOT_FOUND", null]);
+      expect([method, path, r.status, r.json?.error?.code, r.headers.get("allow")]).toEqual([
+        method,
+        path,
+        404,
+        "NOT_FOUND",
+        null,
+      ]);
     }
   });
 });

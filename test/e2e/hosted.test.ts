@@ -13,7 +13,7 @@ import { runSetup, walletSignatures } from "../helpers/sessions.js";
 import { createExecutorKeys } from "../../cosigner/executors.js";
 import type { ExecutorPort } from "../../api/ports/executors.js";
 import { getAddress, parseTransaction, verifyMessage, type Address } from "viem";
-import { stockSessionOpen } from "../../lib/stockSession.js";
+import { stockMarketOpen } from "../../lib/marketHours.js";
 import { stockAttestationText } from "../../lib/stockAttestation.js";
 import { erc20Abi } from "../../abis/erc20.js";
 
@@ -38,7 +38,14 @@ beforeAll(async () => {
   dn = chain.dn;
   store = await freshStore("pglite");
   hook = await startWebhookStandIn({ now: clock });
-  api = await serveApi({ rpcUrl: dn.anvil.rpcUrl, db: store.db, clock, indexed: chain.ix.liveReads().reads, limiter: new RateLimiter(clock, 10_000, false), hostedScheduler: { intervalMs: 0 } });
+  api = await serveApi({
+    rpcUrl: dn.anvil.rpcUrl,
+    db: store.db,
+    clock,
+    indexed: chain.ix.liveReads().reads,
+    limiter: new RateLimiter(clock, 10_000, false),
+    hostedScheduler: { intervalMs: 0 },
+  });
   const agent = agentOf(api, dn);
   owner = privateKeyToAccount(generatePrivateKey());
   key = await agent.signIn(owner);
@@ -51,21 +58,51 @@ afterAll(async () => {
   await chain?.stop();
 });
 
-const call = (method: "GET" | "POST", path: string, body?: unknown, k = key) => api.call(method, `/api/v1/hosted${path}`, method === "POST" ? (body ?? {}) : undefined, { authorization: `Bearer ${k}` });
-const ruleAgent = (o: Record<string, unknown> = {}) => ({ brain: "rule", params: { targets: { ETH: 0.5, USDG: 0.5 }, band_bps: 200 }, interval_s: 60, pairs: ["ETH/USDG"], limits: { max_trade_usd: 1000, max_day_usd: 5000, max_position_usd: 8000 }, ...o });
+const call = (method: "GET" | "POST", path: string, body?: unknown, k = key) =>
+  api.call(method, `/api/v1/hosted${path}`, method === "POST" ? (body ?? {}) : undefined, {
+    authorization: `Bearer ${k}`,
+  });
+const ruleAgent = (o: Record<string, unknown> = {}) => ({
+  brain: "rule",
+  params: { targets: { ETH: 0.5, USDG: 0.5 }, band_bps: 200 },
+  interval_s: 60,
+  pairs: ["ETH/USDG"],
+  limits: { max_trade_usd: 1000, max_day_usd: 5000, max_position_usd: 8000 },
+  ...o,
+});
 const runDue = () => api.app.services.hosted.scheduler.runDue();
 const logsOf = async (id: string, q = "") => (await call("GET", `/${id}/logs${q}`)).json;
 /**
  * A wallet with 5 ETH and 500 USDG, signed in, and its live agent with a webhook brain that orders
  * $15 of `order` every tick; the executor funded with 0.5 ETH for gas.
  */
-async function liveWebhookAgent(path: string, o: { pairs: string[]; max_day_usd: number; order: { token_in: string; token_out: string } }) {
+async function liveWebhookAgent(
+  path: string,
+  o: { pairs: string[]; max_day_usd: number; order: { token_in: string; token_out: string } },
+) {
   const wallet = privateKeyToAccount(generatePrivateKey());
   await dn.test.setBalance({ address: wallet.address, value: parseEther("5") });
-  await dn.mined(await dn.walletFor(dn.deployer).writeContract({ address: dn.token("USDG"), abi: (await import("../../abis/erc20.js")).mintableAbi, functionName: "mint", args: [wallet.address, parseUnits("500", 6)] }));
+  await dn.mined(
+    await dn.walletFor(dn.deployer).writeContract({
+      address: dn.token("USDG"),
+      abi: (await import("../../abis/erc20.js")).mintableAbi,
+      functionName: "mint",
+      args: [wallet.address, parseUnits("500", 6)],
+    }),
+  );
   const k = await agentOf(api, dn).signIn(wallet);
-  const hc = (method: "GET" | "POST", p: string, body?: unknown) => api.call(method, `/api/v1/hosted${p}`, method === "POST" ? (body ?? {}) : undefined, { authorization: `Bearer ${k}` });
-  const made = await hc("POST", "", { brain: "webhook", params: { url: hook.url(path) }, interval_s: 60, pairs: o.pairs, limits: { max_trade_usd: 20, max_day_usd: o.max_day_usd, max_position_usd: 1000 }, mode: "live" });
+  const hc = (method: "GET" | "POST", p: string, body?: unknown) =>
+    api.call(method, `/api/v1/hosted${p}`, method === "POST" ? (body ?? {}) : undefined, {
+      authorization: `Bearer ${k}`,
+    });
+  const made = await hc("POST", "", {
+    brain: "webhook",
+    params: { url: hook.url(path) },
+    interval_s: 60,
+    pairs: o.pairs,
+    limits: { max_trade_usd: 20, max_day_usd: o.max_day_usd, max_position_usd: 1000 },
+    mode: "live",
+  });
   expect(made.status, made.text).toBe(201);
   const a = made.json;
   hook.secret(path, a.webhook_secret);
@@ -87,27 +124,61 @@ describe("a paper agent with the rule brain", () => {
     const r = await call("POST", "", ruleAgent({ name: "rebalancer" }));
     expect(r.status, r.text).toBe(201);
     id = r.json.id;
-    expect(r.json).toMatchObject({ name: "rebalancer", brain: "rule", mode: "paper", live: false, status: "active", pause_reason: null, trading: true, session_id: null, executor: null, interval_s: 60, pairs: ["ETH/USDG"], session_terms: null, last_decision: null });
+    expect(r.json).toMatchObject({
+      name: "rebalancer",
+      brain: "rule",
+      mode: "paper",
+      live: false,
+      status: "active",
+      pause_reason: null,
+      trading: true,
+      session_id: null,
+      executor: null,
+      interval_s: 60,
+      pairs: ["ETH/USDG"],
+      session_terms: null,
+      last_decision: null,
+    });
     expect(id).toMatch(/^ha_/);
-    expect(r.json.terms).toMatchObject({ fee_schedule: 2, fees: { major_max_bps: 25, major_min_bps: 10, other_bps: 50 } });
+    expect(r.json.terms).toMatchObject({
+      fee_schedule: 2,
+      fees: { major_max_bps: 25, major_min_bps: 10, other_bps: 50 },
+    });
     expect(r.json.webhook_secret).toBeUndefined();
 
     const block = await dn.pub.getBlockNumber();
     expect(await runDue()).toBe(1);
     const logs = await logsOf(id);
     const trade = logs.rows.find((x: any) => x.kind === "trade");
-    expect(trade).toMatchObject({ token_in: "USDG", token_out: "ETH", fee_class: "major", fee_bps: 25, mode: "paper", tick: 1 });
+    expect(trade).toMatchObject({
+      token_in: "USDG",
+      token_out: "ETH",
+      fee_class: "major",
+      fee_bps: 25,
+      mode: "paper",
+      tick: 1,
+    });
     // Deterministic: the V4Quoter's output for the input less the fee, at the tick's block.
     const pool = dn.universe.pools.find((p) => p.symbol0 === "ETH" && p.symbol1 === "USDG")!;
     const amountIn = BigInt(trade.amount_in);
     expect(amountIn).toBe(parseUnits("1000", 6));
     const fee = (amountIn * 25n) / 10_000n;
     expect(trade.fee).toBe(fee.toString());
-    const quoted = await quoteExactInputSingle(dn.pub, dn.universe.contracts.v4Quoter, pool, pool.currency0.toLowerCase() === dn.token("USDG").toLowerCase(), amountIn - fee, BigInt(trade.block));
+    const quoted = await quoteExactInputSingle(
+      dn.pub,
+      dn.universe.contracts.v4Quoter,
+      pool,
+      pool.currency0.toLowerCase() === dn.token("USDG").toLowerCase(),
+      amountIn - fee,
+      BigInt(trade.block),
+    );
     expect(trade.amount_out).toBe(quoted.toString());
     expect(trade.block).toBeGreaterThanOrEqual(Number(block));
     const d = (await call("GET", `/${id}`)).json;
-    expect(d.paper_book).toEqual({ ETH: { atoms: quoted.toString(), decimals: 18 }, USDG: { atoms: (parseUnits("10000", 6) - amountIn).toString(), decimals: 6 } });
+    expect(d.paper_book).toEqual({
+      ETH: { atoms: quoted.toString(), decimals: 18 },
+      USDG: { atoms: (parseUnits("10000", 6) - amountIn).toString(), decimals: 6 },
+    });
     expect(d.last_trade).toMatchObject({ token_in: "USDG", token_out: "ETH" });
     expect(d.pnl.start_usd).toBeCloseTo(10_000, 0);
     expect(d.pnl.usd).toBeLessThan(0); // the fee and the pool's spread
@@ -130,7 +201,8 @@ describe("a paper agent with the rule brain", () => {
     const next = await logsOf(id, `?limit=1&before=${first.next_before}`);
     expect(next.rows[0].id).toBeLessThan(first.rows[0].id);
     expect((await logsOf(id, "?kinds=decision")).rows.every((x: any) => x.kind === "decision")).toBe(true);
-    for (const q of ["?limit=0", "?limit=201", "?kinds=bogus", "?before=x", "?page=2"]) expect((await call("GET", `/${id}/logs${q}`)).status, q).toBe(400);
+    for (const q of ["?limit=0", "?limit=201", "?kinds=bogus", "?before=x", "?page=2"])
+      expect((await call("GET", `/${id}/logs${q}`)).status, q).toBe(400);
   });
 
   it("pauses (OWNER) without ticking, resumes, stops for good, and deletes", async () => {
@@ -138,13 +210,17 @@ describe("a paper agent with the rule brain", () => {
     expect(p.json).toMatchObject({ status: "paused", pause_reason: { code: "OWNER" }, trading: false });
     offsetMs += 120_000;
     expect(await runDue()).toBe(0);
-    expect((await call("POST", `/${id}/pause`, { why: 1 })).json.error.code).toBe("UNKNOWN_FIELD");
+    expect((await call("POST", `/${id}/pause`, { why: 1 })).json.error).toMatchObject({
+      code: "UNKNOWN_FIELD",
+      message: "unknown field why; this route takes no body",
+    });
     const r = await call("POST", `/${id}/resume`);
     expect(r.json).toMatchObject({ status: "active", pause_reason: null });
     expect(await runDue()).toBe(1);
     const s = await call("POST", `/${id}/stop`);
     expect(s.json).toMatchObject({ status: "stopped", session_revoke: null });
-    for (const path of ["/resume", "/pause", "/stop"]) expect([(await call("POST", `/${id}${path}`)).status, path]).toEqual([409, path]);
+    for (const path of ["/resume", "/pause", "/stop"])
+      expect([(await call("POST", `/${id}${path}`)).status, path]).toEqual([409, path]);
     expect((await call("POST", `/${id}/update`, { name: "x" })).json.error.code).toBe("STOPPED");
     offsetMs += 120_000;
     expect(await runDue()).toBe(0);
@@ -161,13 +237,22 @@ describe("a paper agent with a webhook brain", () => {
   let secret: string;
   const path = "/brain-1";
   it("signs each delivery per Standard Webhooks; the stand-in verifies it and its orders fill", async () => {
-    const r = await call("POST", "", { brain: "webhook", params: { url: hook.url(path) }, interval_s: 60, pairs: ["ETH/USDG", "WBTC/USDG"], limits: { max_trade_usd: 200, max_day_usd: 1000, max_position_usd: 5000 }, paper_book: { USDG: "5000" } });
+    const r = await call("POST", "", {
+      brain: "webhook",
+      params: { url: hook.url(path) },
+      interval_s: 60,
+      pairs: ["ETH/USDG", "WBTC/USDG"],
+      limits: { max_trade_usd: 200, max_day_usd: 1000, max_position_usd: 5000 },
+      paper_book: { USDG: "5000" },
+    });
     expect(r.status, r.text).toBe(201);
     ({ id, webhook_secret: secret } = r.json);
     expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
     expect((await call("GET", `/${id}`)).json.webhook_secret).toBeUndefined();
     hook.secret(path, secret);
-    hook.script(path, () => ({ json: { orders: [{ token_in: "USDG", token_out: "WBTC", amount_usd: 150 }], note: "buy btc" } }));
+    hook.script(path, () => ({
+      json: { orders: [{ token_in: "USDG", token_out: "WBTC", amount_usd: 150 }], note: "buy btc" },
+    }));
     expect(await runDue()).toBe(1);
     const d = hook.deliveries.at(-1)!;
     expect(d).toMatchObject({ verified: true, id: `${id}:1` });
@@ -201,12 +286,18 @@ describe("a paper agent with a webhook brain", () => {
   }, 60_000);
 
   it("holds orders of one tick that together pass max_position_usd (the book runs with each fill)", async () => {
-    hook.script(path, () => ({ json: { orders: [1, 2, 3].map(() => ({ token_in: "USDG", token_out: "ETH", amount_usd: 200 })) } }));
+    hook.script(path, () => ({
+      json: { orders: [1, 2, 3].map(() => ({ token_in: "USDG", token_out: "ETH", amount_usd: 200 })) },
+    }));
     await call("POST", `/${id}/update`, { limits: { max_trade_usd: 200, max_day_usd: 20_000, max_position_usd: 450 } });
     offsetMs += 60_000;
     await runDue();
     const rows = (await logsOf(id, "?limit=3")).rows;
-    expect(rows.map((r: any) => [r.kind, r.code])).toEqual([["hold", "MAX_POSITION"], ["trade", null], ["trade", null]]);
+    expect(rows.map((r: any) => [r.kind, r.code])).toEqual([
+      ["hold", "MAX_POSITION"],
+      ["trade", null],
+      ["trade", null],
+    ]);
     await call("POST", `/${id}/update`, { limits: { max_trade_usd: 200, max_day_usd: 1000, max_position_usd: 5000 } });
   }, 60_000);
 
@@ -218,7 +309,10 @@ describe("a paper agent with a webhook brain", () => {
       [{ orders: [{ token_in: "USDG", token_out: "NVDA", amount_usd: 10 }] }, "AI_TOKEN"],
       [{ orders: [{ token_in: "ETH", token_out: "WBTC", amount_usd: 10 }] }, "AI_PAIR"],
       [{ orders: [{ token_in: "USDG", token_out: "ETH", amount_usd: 201 }] }, "AI_SIZE"],
-      [{ orders: Array.from({ length: 6 }, () => ({ token_in: "USDG", token_out: "ETH", amount_usd: 5 })) }, "AI_TOO_MANY"],
+      [
+        { orders: Array.from({ length: 6 }, () => ({ token_in: "USDG", token_out: "ETH", amount_usd: 5 })) },
+        "AI_TOO_MANY",
+      ],
     ];
     const trades = (await logsOf(id, "?kinds=trade")).rows.length;
     for (const [answer, code] of cases) {
@@ -249,7 +343,11 @@ describe("the owner's routes", () => {
   it("refuse unknown fields, contradicting terms, stock tokens for paper, bad settings; live and AI agents answer that their service is not running", async () => {
     const cases: [Record<string, unknown>, number, string][] = [
       [ruleAgent({ colour: "red" }), 400, "UNKNOWN_FIELD"],
-      [ruleAgent({ limits: { max_trade_usd: 10, max_day_usd: 20, max_position_usd: 100, extra: 1 } }), 400, "UNKNOWN_FIELD"],
+      [
+        ruleAgent({ limits: { max_trade_usd: 10, max_day_usd: 20, max_position_usd: 100, extra: 1 } }),
+        400,
+        "UNKNOWN_FIELD",
+      ],
       [ruleAgent({ params: { targets: { ETH: 0.5, USDG: 0.5 }, extra: 1 } }), 400, "UNKNOWN_FIELD"],
       [ruleAgent({ accept_risks: ["HONEYPOT"], policies: { block_risks: ["HONEYPOT"] } }), 422, "BAD_TERMS"],
       [ruleAgent({ pairs: ["TSLA/USDG"], params: { targets: { TSLA: 0.5, USDG: 0.5 } } }), 422, "TOKEN_STOCK"],
@@ -268,9 +366,15 @@ describe("the owner's routes", () => {
 
   it(`allows ${MAX_AGENTS_PER_WALLET} agents per wallet, then 429 TOO_MANY_AGENTS`, async () => {
     const k = await agentOf(api, dn).signIn(privateKeyToAccount(generatePrivateKey()));
-    const made = await Promise.all(Array.from({ length: MAX_AGENTS_PER_WALLET + 3 }, () => call("POST", "", ruleAgent(), k)));
+    const made = await Promise.all(
+      Array.from({ length: MAX_AGENTS_PER_WALLET + 3 }, () => call("POST", "", ruleAgent(), k)),
+    );
     expect(made.filter((r) => r.status === 201)).toHaveLength(MAX_AGENTS_PER_WALLET);
-    expect(made.filter((r) => r.status === 429).map((r) => r.json.error.code)).toEqual(["TOO_MANY_AGENTS", "TOO_MANY_AGENTS", "TOO_MANY_AGENTS"]);
+    expect(made.filter((r) => r.status === 429).map((r) => r.json.error.code)).toEqual([
+      "TOO_MANY_AGENTS",
+      "TOO_MANY_AGENTS",
+      "TOO_MANY_AGENTS",
+    ]);
     // Deleting one frees its place.
     await call("POST", `/${made.find((r) => r.status === 201)!.json.id}/delete`, {}, k);
     expect((await call("POST", "", ruleAgent(), k)).status).toBe(201);
@@ -278,7 +382,15 @@ describe("the owner's routes", () => {
   }, 60_000);
 
   it("answer 403 FORBIDDEN to another wallet's key on every route, and change nothing", async () => {
-    const mine = (await call("POST", "", { brain: "webhook", params: { url: hook.url("/brain-x") }, interval_s: 60, pairs: ["ETH/USDG"], limits: { max_trade_usd: 10, max_day_usd: 100, max_position_usd: 100 } })).json;
+    const mine = (
+      await call("POST", "", {
+        brain: "webhook",
+        params: { url: hook.url("/brain-x") },
+        interval_s: 60,
+        pairs: ["ETH/USDG"],
+        limits: { max_trade_usd: 10, max_day_usd: 100, max_position_usd: 100 },
+      })
+    ).json;
     const routes: ["GET" | "POST", string, unknown?][] = [
       ["GET", ""],
       ["POST", "/update", { name: "stolen" }],
@@ -304,22 +416,41 @@ describe("the owner's routes", () => {
     // me/sessions lists the owner's agents, and not to another wallet.
     const me = (await api.call("GET", "/api/v1/me/sessions", undefined, { authorization: `Bearer ${key}` })).json;
     expect(me.hosted_available).toBe(true);
-    expect(me.hosted.find((h: any) => h.id === mine.id)).toEqual({ id: mine.id, name: mine.name, status: "active", strategy: "webhook", mode: "paper", live: false, trading: true, pairs: ["ETH/USDG"], session_id: null, pause_reason: null });
-    expect((await api.call("GET", "/api/v1/me/sessions", undefined, { authorization: `Bearer ${otherKey}` })).json.hosted).toEqual([]);
+    expect(me.hosted.find((h: any) => h.id === mine.id)).toEqual({
+      id: mine.id,
+      name: mine.name,
+      status: "active",
+      strategy: "webhook",
+      mode: "paper",
+      live: false,
+      trading: true,
+      pairs: ["ETH/USDG"],
+      session_id: null,
+      pause_reason: null,
+    });
+    expect(
+      (await api.call("GET", "/api/v1/me/sessions", undefined, { authorization: `Bearer ${otherKey}` })).json.hosted,
+    ).toEqual([]);
     expect((await call("GET", "", undefined, otherKey)).json.agents).toEqual([]);
     // The owner gets the paper agent's answers.
     expect((await call("POST", `/${mine.id}/session`, { session_id: "s_1" })).json.error.code).toBe("PAPER_AGENT");
     expect((await call("POST", `/${mine.id}/rotate-executor`)).json.error.code).toBe("PAPER_AGENT");
     expect((await call("POST", `/${mine.id}/refund-gas`)).json.error.code).toBe("NO_EXECUTOR");
     expect((await call("POST", `/${mine.id}/update`, { live: true })).json.error.code).toBe("PAPER_AGENT");
-    expect((await call("POST", `/${mine.id}/session`, { session_id: "s_1", x: 1 })).json.error.code).toBe("UNKNOWN_FIELD");
+    expect((await call("POST", `/${mine.id}/session`, { session_id: "s_1", x: 1 })).json.error.code).toBe(
+      "UNKNOWN_FIELD",
+    );
     expect((await call("GET", "/ha_doesnotexist")).status).toBe(404);
     await call("POST", `/${mine.id}/delete`);
   });
 
   it("updates settings it takes, checks them like create, and rejects a rotate for a rule brain", async () => {
     const a = (await call("POST", "", ruleAgent())).json;
-    const u = await call("POST", `/${a.id}/update`, { name: "renamed", interval_s: 120, limits: { max_trade_usd: 50, max_day_usd: 500, max_position_usd: 1000 } });
+    const u = await call("POST", `/${a.id}/update`, {
+      name: "renamed",
+      interval_s: 120,
+      limits: { max_trade_usd: 50, max_day_usd: 500, max_position_usd: 1000 },
+    });
     expect(u.json).toMatchObject({ name: "renamed", interval_s: 120, limits: { max_trade_usd: 50 } });
     expect((await call("POST", `/${a.id}/update`, { pairs: ["NVDA/USDG"] })).json.error.code).toBe("TOKEN_STOCK");
     expect((await call("POST", `/${a.id}/update`, { bogus: 1 })).json.error.code).toBe("UNKNOWN_FIELD");
@@ -330,13 +461,22 @@ describe("the owner's routes", () => {
 
 describe("a live agent's executor, held by the signing service", () => {
   let live: any;
-  const fund = async (to: Address, eth: string) => dn.mined(await dn.walletFor(dn.deployer).sendTransaction({ to, value: parseEther(eth) }));
+  const fund = async (to: Address, eth: string) =>
+    dn.mined(await dn.walletFor(dn.deployer).sendTransaction({ to, value: parseEther(eth) }));
 
   it("comes back paused with its executor and an attestation the executor signed; it waits for a session", async () => {
     const r = await call("POST", "", ruleAgent({ mode: "live", name: "live one" }));
     expect(r.status, r.text).toBe(201);
     live = r.json;
-    expect(live).toMatchObject({ mode: "live", status: "paused", pause_reason: { code: "NO_SESSION" }, trading: false, session_root_hash: null, stock_attestation: null, gas_refund: null });
+    expect(live).toMatchObject({
+      mode: "live",
+      status: "paused",
+      pause_reason: { code: "NO_SESSION" },
+      trading: false,
+      session_root_hash: null,
+      stock_attestation: null,
+      gas_refund: null,
+    });
     expect(live.executor).toMatch(/^0x[0-9a-fA-F]{40}$/);
     expect(live.paper_book).toBeUndefined();
     const att = live.executor_attestation;
@@ -359,7 +499,12 @@ describe("a live agent's executor, held by the signing service", () => {
     await runDue();
     expect((await logsOf(live.id)).rows).toEqual([]);
     const view = (await call("GET", `/${live.id}/executor`)).json;
-    expect(view).toMatchObject({ executor: live.executor, balance_wei: "0", enough: false, refund: { available: false, why_not: "STOP_FIRST", last: null } });
+    expect(view).toMatchObject({
+      executor: live.executor,
+      balance_wei: "0",
+      enough: false,
+      refund: { available: false, why_not: "STOP_FIRST", last: null },
+    });
     expect(BigInt(view.top_up.wei)).toBe(BigInt(view.min_balance_wei));
     expect(view.executor_attestation.signature).toBe(att.signature);
   });
@@ -367,7 +512,19 @@ describe("a live agent's executor, held by the signing service", () => {
   it("a session naming another owner's hosted executor is refused (EXECUTOR_OWNER)", async () => {
     const stranger = await dn.freshWallet(parseEther("1"));
     const k = await agentOf(api, dn).signIn(stranger);
-    const r = await agentOf(api, dn).post("/live/session/grant", { wallet: stranger.address, executor: live.executor, tokens: ["ETH", "USDG"], max_trade_usd: 10, max_day_usd: 20, max_trades: 2, expires_in_s: 3_600 }, k);
+    const r = await agentOf(api, dn).post(
+      "/live/session/grant",
+      {
+        wallet: stranger.address,
+        executor: live.executor,
+        tokens: ["ETH", "USDG"],
+        max_trade_usd: 10,
+        max_day_usd: 20,
+        max_trades: 2,
+        expires_in_s: 3_600,
+      },
+      k,
+    );
     expect([r.status, r.json.error?.code]).toEqual([403, "EXECUTOR_OWNER"]);
   });
 
@@ -376,21 +533,47 @@ describe("a live agent's executor, held by the signing service", () => {
     expect((await call("POST", `/${live.id}/refund-gas`)).json.error.code).toBe("STOP_FIRST");
     // The owner grants a session to the executor and switches it on.
     await dn.test.setBalance({ address: owner.address, value: parseEther("1") });
-    const st = await agentOf(api, dn).post("/live/session/grant", { wallet: owner.address, executor: live.executor, tokens: ["ETH", "USDG"], max_trade_usd: 10, max_day_usd: 20, max_trades: 2, expires_in_s: 3_600 }, key);
+    const st = await agentOf(api, dn).post(
+      "/live/session/grant",
+      {
+        wallet: owner.address,
+        executor: live.executor,
+        tokens: ["ETH", "USDG"],
+        max_trade_usd: 10,
+        max_day_usd: 20,
+        max_trades: 2,
+        expires_in_s: 3_600,
+      },
+      key,
+    );
     expect(st.status, st.text).toBe(200);
     const on = await agentOf(api, dn).post("/live/session/grant", (await walletSignatures(owner, st.json)).body, key);
     expect(on.status, on.text).toBe(200);
     const stop = await call("POST", `/${live.id}/stop`);
     expect(stop.json.status).toBe("stopped");
     expect((await call("POST", `/${live.id}/refund-gas`)).json.error.code).toBe("SESSION_ACTIVE");
-    expect((await agentOf(api, dn).post("/live/session/revoke", { session_id: st.json.session_id }, key)).status).toBe(200);
-    expect((await call("POST", `/${live.id}/refund-gas`, { to: dn.deployer.address })).json.error.code).toBe("UNKNOWN_FIELD");
+    expect((await agentOf(api, dn).post("/live/session/revoke", { session_id: st.json.session_id }, key)).status).toBe(
+      200,
+    );
+    expect((await call("POST", `/${live.id}/refund-gas`, { to: dn.deployer.address })).json.error.code).toBe(
+      "UNKNOWN_FIELD",
+    );
     expect((await call("POST", `/${live.id}/refund-gas`, undefined, otherKey)).json.error.code).toBe("FORBIDDEN");
 
     const before = await dn.pub.getBalance({ address: owner.address });
     const r = await call("POST", `/${live.id}/refund-gas`);
     expect(r.status, r.text).toBe(200);
-    expect(r.json).toMatchObject({ id: live.id, executor: live.executor, to: owner.address, balance_wei: parseEther("0.5").toString(), status: "mined", already: false, closed: true, relay_error: null, gas: 21000 });
+    expect(r.json).toMatchObject({
+      id: live.id,
+      executor: live.executor,
+      to: owner.address,
+      balance_wei: parseEther("0.5").toString(),
+      status: "mined",
+      already: false,
+      closed: true,
+      relay_error: null,
+      gas: 21000,
+    });
     expect(BigInt(r.json.value_wei)).toBe(parseEther("0.5") - BigInt(r.json.max_cost_wei));
     const tx = parseTransaction(r.json.raw);
     expect(tx).toMatchObject({ type: "eip1559", chainId: 4663, value: BigInt(r.json.value_wei) });
@@ -403,7 +586,10 @@ describe("a live agent's executor, held by the signing service", () => {
     expect(d.gas_refund).toMatchObject({ tx_hash: r.json.tx_hash, status: "mined" });
     // Deleted, its executor and refund stay viewable.
     await call("POST", `/${live.id}/delete`);
-    expect((await call("GET", `/${live.id}/executor`)).json.refund.last).toMatchObject({ tx_hash: r.json.tx_hash, status: "mined" });
+    expect((await call("GET", `/${live.id}/executor`)).json.refund.last).toMatchObject({
+      tx_hash: r.json.tx_hash,
+      status: "mined",
+    });
   }, 60_000);
 
   it("a refund still unmined is answered again as the same signed transaction (already)", async () => {
@@ -415,7 +601,12 @@ describe("a live agent's executor, held by the signing service", () => {
       const first = await call("POST", `/${a.id}/refund-gas`);
       expect(first.json).toMatchObject({ status: "sent", already: false });
       const again = await call("POST", `/${a.id}/refund-gas`);
-      expect(again.json).toMatchObject({ status: "sent", already: true, tx_hash: first.json.tx_hash, raw: first.json.raw });
+      expect(again.json).toMatchObject({
+        status: "sent",
+        already: true,
+        tx_hash: first.json.tx_hash,
+        raw: first.json.raw,
+      });
     } finally {
       await dn.test.setAutomine(true);
       await dn.test.mine({ blocks: 1 });
@@ -427,13 +618,36 @@ describe("a live agent's executor, held by the signing service", () => {
     const a = (await call("POST", "", ruleAgent({ mode: "live" }))).json;
     const r = await call("POST", `/${a.id}/rotate-executor`);
     expect(r.status, r.text).toBe(200);
-    expect(r.json).toMatchObject({ retired_executor: a.executor, status: "paused", pause_reason: { code: "ROTATED" }, session_revoke: null });
+    expect(r.json).toMatchObject({
+      retired_executor: a.executor,
+      status: "paused",
+      pause_reason: { code: "ROTATED" },
+      session_revoke: null,
+    });
     expect(r.json.executor).not.toBe(a.executor);
-    expect(await verifyMessage({ address: r.json.executor, message: r.json.executor_attestation.message, signature: r.json.executor_attestation.signature })).toBe(true);
+    expect(
+      await verifyMessage({
+        address: r.json.executor,
+        message: r.json.executor_attestation.message,
+        signature: r.json.executor_attestation.signature,
+      }),
+    ).toBe(true);
     expect((await call("GET", `/${a.id}/executor`)).json.executor).toBe(r.json.executor);
     expect((await call("POST", `/${a.id}/rotate-executor`, undefined, otherKey)).json.error.code).toBe("FORBIDDEN");
     // The retired executor takes no new session, even from its owner.
-    const g = await agentOf(api, dn).post("/live/session/grant", { wallet: owner.address, executor: a.executor, tokens: ["ETH", "USDG"], max_trade_usd: 10, max_day_usd: 20, max_trades: 2, expires_in_s: 3_600 }, key);
+    const g = await agentOf(api, dn).post(
+      "/live/session/grant",
+      {
+        wallet: owner.address,
+        executor: a.executor,
+        tokens: ["ETH", "USDG"],
+        max_trade_usd: 10,
+        max_day_usd: 20,
+        max_trades: 2,
+        expires_in_s: 3_600,
+      },
+      key,
+    );
     expect([g.status, g.json.error?.code]).toEqual([409, "EXECUTOR_CLOSED"]);
     // A live agent is stopped before it is deleted; its retired executor's gas still goes back to the owner.
     expect((await call("POST", `/${a.id}/delete`)).json.error.code).toBe("STOP_FIRST");
@@ -447,10 +661,18 @@ describe("a live agent's executor, held by the signing service", () => {
 describe("a live agent trading through its session", () => {
   it("attaches a session granted to its executor, trades it through the co-signer, its executor signs, the trade is mined for the owner's wallet", async () => {
     await syncChain();
-    const { wallet, k, hc, a } = await liveWebhookAgent("/live-brain", { pairs: ["ETH/USDG"], max_day_usd: 40, order: { token_in: "ETH", token_out: "USDG" } });
+    const { wallet, k, hc, a } = await liveWebhookAgent("/live-brain", {
+      pairs: ["ETH/USDG"],
+      max_day_usd: 40,
+      order: { token_in: "ETH", token_out: "USDG" },
+    });
 
     const grant = async (executor: Address, limits: Record<string, number>) => {
-      const st = await agentOf(api, dn).post("/live/session/grant", { wallet: wallet.address, executor, tokens: ["ETH", "USDG"], expires_in_s: 3_600, ...limits }, k);
+      const st = await agentOf(api, dn).post(
+        "/live/session/grant",
+        { wallet: wallet.address, executor, tokens: ["ETH", "USDG"], expires_in_s: 3_600, ...limits },
+        k,
+      );
       expect(st.status, st.text).toBe(200);
       const { body, auth } = await walletSignatures(wallet, st.json);
       const on = await agentOf(api, dn).post("/live/session/grant", body, k);
@@ -459,14 +681,27 @@ describe("a live agent trading through its session", () => {
     };
     // Refusals first: unknown, another executor's, too narrow for the agent's limits.
     expect((await hc("POST", `/${a.id}/session`, { session_id: "s_nope" })).json.error.code).toBe("NO_SESSION");
-    const elsewhere = await grant(privateKeyToAccount(generatePrivateKey()).address, { max_trade_usd: 50, max_day_usd: 120, max_trades: 5 });
+    const elsewhere = await grant(privateKeyToAccount(generatePrivateKey()).address, {
+      max_trade_usd: 50,
+      max_day_usd: 120,
+      max_trades: 5,
+    });
     await runSetup({ dn }, wallet, elsewhere.steps, elsewhere.auth);
     expect((await hc("POST", `/${a.id}/session`, { session_id: elsewhere.id })).json.error.code).toBe("BAD_SESSION");
     const narrow = await grant(a.executor, { max_trade_usd: 10, max_day_usd: 100, max_trades: 5 });
     const out = await hc("POST", `/${a.id}/session`, { session_id: narrow.id });
     expect([out.status, out.json.error.code]).toEqual([422, "OUTSIDE_SESSION"]);
     // Someone else's key cannot attach the owner's session.
-    expect((await api.call("POST", `/api/v1/hosted/${a.id}/session`, { session_id: narrow.id }, { authorization: `Bearer ${otherKey}` })).json.error.code).toBe("FORBIDDEN");
+    expect(
+      (
+        await api.call(
+          "POST",
+          `/api/v1/hosted/${a.id}/session`,
+          { session_id: narrow.id },
+          { authorization: `Bearer ${otherKey}` },
+        )
+      ).json.error.code,
+    ).toBe("FORBIDDEN");
 
     const s = await grant(a.executor, { max_trade_usd: 50, max_day_usd: 120, max_trades: 5 });
     const at = await hc("POST", `/${a.id}/session`, { session_id: s.id });
@@ -475,14 +710,23 @@ describe("a live agent trading through its session", () => {
     const on = await hc("POST", `/${a.id}/resume`);
     expect(on.json).toMatchObject({ status: "active", live: true, trading: true });
     // Limits wider than the session are refused while it is attached.
-    expect((await hc("POST", `/${a.id}/update`, { limits: { max_trade_usd: 60, max_day_usd: 120, max_position_usd: 1000 } })).json.error.code).toBe("OUTSIDE_SESSION");
+    expect(
+      (await hc("POST", `/${a.id}/update`, { limits: { max_trade_usd: 60, max_day_usd: 120, max_position_usd: 1000 } }))
+        .json.error.code,
+    ).toBe("OUTSIDE_SESSION");
 
     offsetMs += 60_000;
     await syncChain();
     await runDue();
     const logs = (await hc("GET", `/${a.id}/logs`)).json.rows;
     const trade = logs.find((r: any) => r.kind === "trade");
-    expect(trade, JSON.stringify(logs)).toMatchObject({ mode: "live", token_in: "ETH", token_out: "USDG", session_id: s.id, fee_class: "major" });
+    expect(trade, JSON.stringify(logs)).toMatchObject({
+      mode: "live",
+      token_in: "ETH",
+      token_out: "USDG",
+      session_id: s.id,
+      fee_class: "major",
+    });
     const receipt = await dn.mined(trade.tx_hash);
     expect(receipt.status).toBe("success");
     expect(getAddress(receipt.from)).toBe(a.executor);
@@ -490,7 +734,9 @@ describe("a live agent trading through its session", () => {
     // Listed for the owner's wallet, as a hosted trade of its session.
     let listed: any;
     for (let i = 0; i < 100; i++) {
-      listed = ((await agentOf(api, dn).get("/me/trades", k)).json.trades as any[]).find((t) => t.tx_hash === trade.tx_hash);
+      listed = ((await agentOf(api, dn).get("/me/trades", k)).json.trades as any[]).find(
+        (t) => t.tx_hash === trade.tx_hash,
+      );
       if (listed?.status === "mined") break;
       await new Promise((r) => setTimeout(r, 100));
     }
@@ -500,14 +746,35 @@ describe("a live agent trading through its session", () => {
 
     // Stock attestation: the owner's signature over exactly this agent, executor, session, root, issue time and expiry.
     const detail = (await hc("GET", `/${a.id}`)).json;
-    expect(detail).toMatchObject({ session_id: s.id, stock_attestation: null, stock_attestation_not_before: null, stock_tokens: [] });
+    expect(detail).toMatchObject({
+      session_id: s.id,
+      stock_attestation: null,
+      stock_attestation_not_before: null,
+      stock_tokens: [],
+    });
     expect(detail.session_root_hash).toMatch(/^0x[0-9a-f]{64}$/);
     const { stockAttestationText } = await import("../../lib/stockAttestation.js");
     const nowS = () => Math.floor(clock() / 1000);
-    const attest = async (o: { session_id?: string; issued?: number; expires?: number; by?: ReturnType<typeof privateKeyToAccount> } = {}) => {
-      const body = { session_id: o.session_id ?? s.id, issued: o.issued ?? nowS(), expires: o.expires ?? nowS() + 1_800 };
-      const text = stockAttestationText({ agent: a.id, executor: a.executor, session_id: body.session_id, root_hash: detail.session_root_hash, issued: body.issued, expires: body.expires });
-      return hc("POST", `/${a.id}/stock-attestation`, { ...body, signature: await (o.by ?? wallet).signMessage({ message: text }) });
+    const attest = async (
+      o: { session_id?: string; issued?: number; expires?: number; by?: ReturnType<typeof privateKeyToAccount> } = {},
+    ) => {
+      const body = {
+        session_id: o.session_id ?? s.id,
+        issued: o.issued ?? nowS(),
+        expires: o.expires ?? nowS() + 1_800,
+      };
+      const text = stockAttestationText({
+        agent: a.id,
+        executor: a.executor,
+        session_id: body.session_id,
+        root_hash: detail.session_root_hash,
+        issued: body.issued,
+        expires: body.expires,
+      });
+      return hc("POST", `/${a.id}/stock-attestation`, {
+        ...body,
+        signature: await (o.by ?? wallet).signMessage({ message: text }),
+      });
     };
     const codeOf = async (p: Promise<any>) => {
       const r = await p;
@@ -518,22 +785,52 @@ describe("a live agent trading through its session", () => {
     expect(await codeOf(attest({ expires: nowS() + 7_200 }))).toEqual([422, "BAD_EXPIRY"]); // after the session's end
     expect(await codeOf(attest({ issued: nowS() - 7_200 }))).toEqual([422, "STOCK_ATTESTATION"]);
     expect(await codeOf(attest({ by: privateKeyToAccount(generatePrivateKey()) }))).toEqual([422, "STOCK_ATTESTATION"]);
-    expect(await codeOf(hc("POST", `/${a.id}/stock-attestation`, { session_id: s.id, issued: nowS(), expires: nowS() + 1_800, signature: `0x${"11".repeat(65)}`, x: 1 }))).toEqual([400, "UNKNOWN_FIELD"]);
+    expect(
+      await codeOf(
+        hc("POST", `/${a.id}/stock-attestation`, {
+          session_id: s.id,
+          issued: nowS(),
+          expires: nowS() + 1_800,
+          signature: `0x${"11".repeat(65)}`,
+          x: 1,
+        }),
+      ),
+    ).toEqual([400, "UNKNOWN_FIELD"]);
     const issued = nowS() - 5;
     const ok = await attest({ issued });
     expect(ok.status, ok.text).toBe(200);
     expect(ok.json.stock_attestation).toMatchObject({ session_id: s.id, issued, valid: true, why_not: null });
     expect(await codeOf(attest({ issued }))).toEqual([409, "STOCK_ATTESTATION_OLD"]);
     const rv = await hc("POST", `/${a.id}/stock-attestation/revoke`);
-    expect(rv.json).toMatchObject({ revoked: true, signer_revoked: true, stock_attestation: { valid: false, why_not: "REVOKED" } });
-    expect(await codeOf(attest({ issued: rv.json.stock_attestation_not_before }))).toEqual([409, "STOCK_ATTESTATION_OLD"]);
-    expect((await api.call("POST", `/api/v1/hosted/${a.id}/stock-attestation/revoke`, {}, { authorization: `Bearer ${otherKey}` })).json.error.code).toBe("FORBIDDEN");
+    expect(rv.json).toMatchObject({
+      revoked: true,
+      signer_revoked: true,
+      stock_attestation: { valid: false, why_not: "REVOKED" },
+    });
+    expect(await codeOf(attest({ issued: rv.json.stock_attestation_not_before }))).toEqual([
+      409,
+      "STOCK_ATTESTATION_OLD",
+    ]);
+    expect(
+      (
+        await api.call(
+          "POST",
+          `/api/v1/hosted/${a.id}/stock-attestation/revoke`,
+          {},
+          { authorization: `Bearer ${otherKey}` },
+        )
+      ).json.error.code,
+    ).toBe("FORBIDDEN");
 
     // Stop revokes the attached session at the service and answers the on-chain steps; nothing trades on it any more.
     const stop = await hc("POST", `/${a.id}/stop`);
     expect(stop.json).toMatchObject({ status: "stopped", session_revoke: { session_id: s.id } });
     expect(stop.json.session_revoke.on_chain.map((x: any) => x.kind)).toContain("disable_delegation");
-    const after = await agentOf(api, dn).post("/live/session/trade", { session_id: s.id, token_in: "ETH", token_out: "USDG", notional_usd: 5 }, k);
+    const after = await agentOf(api, dn).post(
+      "/live/session/trade",
+      { session_id: s.id, token_in: "ETH", token_out: "USDG", notional_usd: 5 },
+      k,
+    );
     expect([after.status, after.json.error?.code]).toEqual([409, "SESSION_REVOKED"]);
   }, 120_000);
 });
@@ -541,52 +838,113 @@ describe("a live agent trading through its session", () => {
 describe("a live agent trading a stock token", () => {
   it("holds STOCK_ATTESTATION without the owner's attestation (the signing service refuses to sign one too), trades under it, and not after its revoke", async () => {
     // Inside the US stock-token session (a run on a weekend moves the clocks on to Sunday 20:00 New York), with fresh feeds.
-    while (!stockSessionOpen(Math.floor(clock() / 1000))) offsetMs += 3_600_000;
+    while (!stockMarketOpen(Math.floor(clock() / 1000))) offsetMs += 3_600_000;
     await syncChain();
     await freshenMarket(dn);
     offsetMs += 180_000;
     await syncChain();
-    const { wallet, k, hc, a } = await liveWebhookAgent("/stock-brain", { pairs: ["TSLA/USDG"], max_day_usd: 100, order: { token_in: "USDG", token_out: "TSLA" } });
-    const st = await agentOf(api, dn).post("/live/session/grant", { wallet: wallet.address, executor: a.executor, tokens: ["TSLA", "USDG"], expires_in_s: 3_600, max_trade_usd: 50, max_day_usd: 120, max_trades: 5 }, k);
+    const { wallet, k, hc, a } = await liveWebhookAgent("/stock-brain", {
+      pairs: ["TSLA/USDG"],
+      max_day_usd: 100,
+      order: { token_in: "USDG", token_out: "TSLA" },
+    });
+    const st = await agentOf(api, dn).post(
+      "/live/session/grant",
+      {
+        wallet: wallet.address,
+        executor: a.executor,
+        tokens: ["TSLA", "USDG"],
+        expires_in_s: 3_600,
+        max_trade_usd: 50,
+        max_day_usd: 120,
+        max_trades: 5,
+      },
+      k,
+    );
     expect(st.status, st.text).toBe(200);
     const { body, auth } = await walletSignatures(wallet, st.json);
     expect((await agentOf(api, dn).post("/live/session/grant", body, k)).status).toBe(200);
     await runSetup({ dn }, wallet, st.json.setup.steps, auth);
     expect((await hc("POST", `/${a.id}/session`, { session_id: st.json.session_id })).status).toBe(200);
     expect((await hc("POST", `/${a.id}/resume`)).json).toMatchObject({ status: "active", live: true });
-    const tsla = () => dn.pub.readContract({ address: dn.token("TSLA"), abi: erc20Abi, functionName: "balanceOf", args: [wallet.address] });
+    const tsla = () =>
+      dn.pub.readContract({
+        address: dn.token("TSLA"),
+        abi: erc20Abi,
+        functionName: "balanceOf",
+        args: [wallet.address],
+      });
 
     // No attestation: the tick holds, nothing is sent.
     offsetMs += 60_000;
     await syncChain();
     await runDue();
     const held = (await hc("GET", `/${a.id}/logs?kinds=hold,trade`)).json.rows;
-    expect(held.map((r: any) => r.code ?? r.kind), JSON.stringify(held)).toEqual(["STOCK_ATTESTATION"]);
+    expect(
+      held.map((r: any) => r.code ?? r.kind),
+      JSON.stringify(held),
+    ).toEqual(["STOCK_ATTESTATION"]);
     // The signing service is a gate of its own: a co-signed stock redeem is not signed by the executor without the attestation.
     const services = api.app.services;
-    const built = await agentOf(api, dn).post("/live/session/trade", { session_id: st.json.session_id, token_in: "USDG", token_out: "TSLA", notional_usd: 10, owner_attests_non_us: true }, k);
+    const built = await agentOf(api, dn).post(
+      "/live/session/trade",
+      {
+        session_id: st.json.session_id,
+        token_in: "USDG",
+        token_out: "TSLA",
+        notional_usd: 10,
+        owner_attests_non_us: true,
+      },
+      k,
+    );
     expect(built.status, built.text).toBe(200);
-    const ask = { to: built.json.tx.to, data: built.json.tx.data, chainId: 4663, nonce: 0, gas: BigInt(built.json.tx.gas), maxFeePerGas: 10n ** 9n, maxPriorityFeePerGas: 1n, feeBps: built.json.fee_bps };
+    const ask = {
+      to: built.json.tx.to,
+      data: built.json.tx.data,
+      chainId: 4663,
+      nonce: 0,
+      gas: BigInt(built.json.tx.gas),
+      maxFeePerGas: 10n ** 9n,
+      maxPriorityFeePerGas: 1n,
+      feeBps: built.json.fee_bps,
+    };
     await expect(services.executors!.signTrade(a.executor, ask)).rejects.toMatchObject({ code: "STOCK_ATTESTATION" });
 
     // Attested: the next tick trades the stock token for the owner's wallet.
     const detail = (await hc("GET", `/${a.id}`)).json;
     const nowS = Math.floor(clock() / 1000);
     const grant = { session_id: st.json.session_id, issued: nowS - 5, expires: nowS + 1_800 };
-    const text = stockAttestationText({ agent: a.id, executor: a.executor, root_hash: detail.session_root_hash, ...grant });
-    const att = await hc("POST", `/${a.id}/stock-attestation`, { ...grant, signature: await wallet.signMessage({ message: text }) });
+    const text = stockAttestationText({
+      agent: a.id,
+      executor: a.executor,
+      root_hash: detail.session_root_hash,
+      ...grant,
+    });
+    const att = await hc("POST", `/${a.id}/stock-attestation`, {
+      ...grant,
+      signature: await wallet.signMessage({ message: text }),
+    });
     expect(att.status, att.text).toBe(200);
     // Attested, but fees far over the chain's base fee are not signed (an API cannot burn the executor's gas on fees).
     const base = (await dn.pub.getBlock()).baseFeePerGas ?? 0n;
     const huge = (base > 10n ** 9n ? base : 10n ** 9n) * 1_000n;
-    await expect(services.executors!.signTrade(a.executor, { ...ask, maxFeePerGas: huge })).rejects.toMatchObject({ code: "TX_REFUSED" });
-    await expect(services.executors!.signTrade(a.executor, { ...ask, maxPriorityFeePerGas: ask.maxFeePerGas + 1n })).rejects.toMatchObject({ code: "TX_REFUSED" });
+    await expect(services.executors!.signTrade(a.executor, { ...ask, maxFeePerGas: huge })).rejects.toMatchObject({
+      code: "TX_REFUSED",
+    });
+    await expect(
+      services.executors!.signTrade(a.executor, { ...ask, maxPriorityFeePerGas: ask.maxFeePerGas + 1n }),
+    ).rejects.toMatchObject({ code: "TX_REFUSED" });
     expect(await services.executors!.signTrade(a.executor, ask)).toMatch(/^0x02/);
     offsetMs += 60_000;
     await syncChain();
     await runDue();
     const trade = (await hc("GET", `/${a.id}/logs?kinds=trade`)).json.rows[0];
-    expect(trade, JSON.stringify((await hc("GET", `/${a.id}/logs`)).json.rows.slice(0, 4))).toMatchObject({ mode: "live", token_in: "USDG", token_out: "TSLA", session_id: st.json.session_id });
+    expect(trade, JSON.stringify((await hc("GET", `/${a.id}/logs`)).json.rows.slice(0, 4))).toMatchObject({
+      mode: "live",
+      token_in: "USDG",
+      token_out: "TSLA",
+      session_id: st.json.session_id,
+    });
     expect((await dn.mined(trade.tx_hash)).status).toBe("success");
     expect(await tsla()).toBeGreaterThan(0n);
 
@@ -599,8 +957,20 @@ describe("a live agent trading a stock token", () => {
     await runDue();
     const last = (await hc("GET", `/${a.id}/logs?kinds=hold,trade&limit=1`)).json.rows[0];
     expect(last).toMatchObject({ kind: "hold", code: "STOCK_ATTESTATION" });
-    const again = await agentOf(api, dn).post("/live/session/trade", { session_id: st.json.session_id, token_in: "USDG", token_out: "TSLA", notional_usd: 10, owner_attests_non_us: true }, k);
-    await expect(services.executors!.signTrade(a.executor, { ...ask, data: again.json.tx.data })).rejects.toMatchObject({ code: "STOCK_ATTESTATION" });
+    const again = await agentOf(api, dn).post(
+      "/live/session/trade",
+      {
+        session_id: st.json.session_id,
+        token_in: "USDG",
+        token_out: "TSLA",
+        notional_usd: 10,
+        owner_attests_non_us: true,
+      },
+      k,
+    );
+    await expect(services.executors!.signTrade(a.executor, { ...ask, data: again.json.tx.data })).rejects.toMatchObject(
+      { code: "STOCK_ATTESTATION" },
+    );
     expect(await tsla()).toBe(before);
     await hc("POST", `/${a.id}/stop`);
   }, 120_000);
@@ -621,10 +991,20 @@ describe("a signing service that answers something else than the refund asked fo
         return (await import("viem")).serializeTransaction({ ...tx, to: thief } as never) as `0x${string}`;
       },
     };
-    const other = await serveApi({ rpcUrl: dn.anvil.rpcUrl, db: own.db, clock, indexed: chain.ix.liveReads().reads, limiter: new RateLimiter(clock, 10_000, false), hostedScheduler: { intervalMs: 0 }, executors: lying });
+    const other = await serveApi({
+      rpcUrl: dn.anvil.rpcUrl,
+      db: own.db,
+      clock,
+      indexed: chain.ix.liveReads().reads,
+      limiter: new RateLimiter(clock, 10_000, false),
+      hostedScheduler: { intervalMs: 0 },
+      executors: lying,
+    });
     try {
       const k = await agentOf(other, dn).signIn(privateKeyToAccount(generatePrivateKey()));
-      const a = (await other.call("POST", "/api/v1/hosted", ruleAgent({ mode: "live" }), { authorization: `Bearer ${k}` })).json;
+      const a = (
+        await other.call("POST", "/api/v1/hosted", ruleAgent({ mode: "live" }), { authorization: `Bearer ${k}` })
+      ).json;
       await dn.mined(await dn.walletFor(dn.deployer).sendTransaction({ to: a.executor, value: parseEther("0.1") }));
       await other.call("POST", `/api/v1/hosted/${a.id}/stop`, {}, { authorization: `Bearer ${k}` });
       const before = await dn.pub.getBalance({ address: thief });

@@ -34,13 +34,31 @@ const aiConfig = (): AiConfig => ({
     { id: "stand-in/small", price: SMALL },
     { id: "stand-in/large", price: LARGE },
   ],
-  pool: { usdDay: 1, ownerShareMaxUsd: 0.5, liveShareUsd: 0.5, trialShareUsd: 0.3, trialDays: 7, trialPoolPct: 100, models: ["stand-in/small"], minIntervalS: 300, agentsPerOwner: 50 },
+  pool: {
+    usdDay: 1,
+    ownerShareMaxUsd: 0.5,
+    liveShareUsd: 0.5,
+    trialShareUsd: 0.3,
+    trialDays: 7,
+    trialPoolPct: 100,
+    models: ["stand-in/small"],
+    minIntervalS: 300,
+    agentsPerOwner: 50,
+  },
   ownKeysSecret: "test-own-keys-secret-0123456789abcdef",
   callTimeoutMs: 600,
 });
 
 const serve = (db: Awaited<ReturnType<typeof freshStore>>["db"]) =>
-  serveApi({ rpcUrl: dn.anvil.rpcUrl, db, clock, indexed: chain.ix.liveReads().reads, limiter: new RateLimiter(clock, 10_000, false), hostedScheduler: { intervalMs: 0 }, config: { ai: aiConfig() } });
+  serveApi({
+    rpcUrl: dn.anvil.rpcUrl,
+    db,
+    clock,
+    indexed: chain.ix.liveReads().reads,
+    limiter: new RateLimiter(clock, 10_000, false),
+    hostedScheduler: { intervalMs: 0 },
+    config: { ai: aiConfig() },
+  });
 
 beforeAll(async () => {
   chain = await startIndexedDevnet({ before: freshenMarket });
@@ -56,10 +74,19 @@ afterAll(async () => {
   await chain?.stop();
 });
 
-type Owner = { key: string; call: (method: "GET" | "POST", path: string, body?: unknown) => Promise<{ status: number; json: any; text: string }> };
+type Owner = {
+  key: string;
+  call: (method: "GET" | "POST", path: string, body?: unknown) => Promise<{ status: number; json: any; text: string }>;
+};
 async function newOwner(a: Api = api): Promise<Owner> {
   const key = await agentOf(a, dn).signIn(privateKeyToAccount(generatePrivateKey()));
-  return { key, call: (method, path, body) => a.call(method, `/api/v1/hosted${path}`, method === "POST" ? (body ?? {}) : undefined, { authorization: `Bearer ${key}` }) };
+  return {
+    key,
+    call: (method, path, body) =>
+      a.call(method, `/api/v1/hosted${path}`, method === "POST" ? (body ?? {}) : undefined, {
+        authorization: `Bearer ${key}`,
+      }),
+  };
 }
 const aiAgent = (params: Record<string, unknown> = {}, o: Record<string, unknown> = {}) => ({
   brain: "partner_llm",
@@ -80,7 +107,12 @@ async function createAndTick(o: Owner, body: Record<string, unknown>, a: Api = a
 const logs = async (o: Owner, id: string, q = "") => (await o.call("GET", `/${id}/logs${q}`)).json.rows as any[];
 const spend = async (o: Owner, id: string, q = "") => (await o.call("GET", `/${id}/spend${q}`)).json;
 /** The worst case our service reserves for the call the stand-in saw. */
-const worstOf = (c: Call, price: ModelPrice) => worstCaseUsd(estimatePromptTokens(String(c.messages[0]!.content) + String(c.messages[1]!.content)), MAX_COMPLETION_TOKENS, price);
+const worstOf = (c: Call, price: ModelPrice) =>
+  worstCaseUsd(
+    estimatePromptTokens(String(c.messages[0]!.content) + String(c.messages[1]!.content)),
+    MAX_COMPLETION_TOKENS,
+    price,
+  );
 const close6 = (x: number) => Math.round(x * 1e6) / 1e6;
 
 describe("GET hosted/ai and the AI agent's routes", () => {
@@ -88,14 +120,36 @@ describe("GET hosted/ai and the AI agent's routes", () => {
     const o = await newOwner();
     const info = await o.call("GET", "/ai");
     expect(info.status, info.text).toBe(200);
-    expect(info.json).toMatchObject({ enabled: true, min_interval_s: 300, max_orders: 5, strategy_max: 2000, budget_default_usd: 1, budget_max_usd: 20, app_fee_pct: 0 });
-    expect(info.json.models.map((m: any) => [m.id, m.price.input, m.price.output, m.available])).toEqual([["stand-in/small", 1, 2, true], ["stand-in/large", 10, 30, true]]);
+    expect(info.json).toMatchObject({
+      enabled: true,
+      min_interval_s: 300,
+      max_orders: 5,
+      strategy_max: 2000,
+      budget_default_usd: 1,
+      budget_max_usd: 20,
+      app_fee_pct: 0,
+    });
+    expect(info.json.models.map((m: any) => [m.id, m.price.input, m.price.output, m.available])).toEqual([
+      ["stand-in/small", 1, 2, true],
+      ["stand-in/large", 10, 30, true],
+    ]);
     expect(info.json.templates.map((t: any) => t.id)).toEqual(["rebalance", "trend", "dca"]);
     expect(info.json.funding.own).toMatchObject({ available: true, connected: false, sub_hint: null, today_usd: 0 });
-    expect(info.json.funding.service).toMatchObject({ available: true, pool_state: "open", pool_usd: 1, trial_open: true, trial_days: 7, models: ["stand-in/small"], min_interval_s: 300 });
+    expect(info.json.funding.service).toMatchObject({
+      available: true,
+      pool_state: "open",
+      pool_usd: 1,
+      trial_open: true,
+      trial_days: 7,
+      models: ["stand-in/small"],
+      min_interval_s: 300,
+    });
     const bad = async (body: Record<string, unknown>, code: string) => {
       const r = await o.call("POST", "", body);
-      expect([r.status, r.json.error?.code], r.text).toEqual([code === "UNKNOWN_FIELD" || code === "BAD_REQUEST" ? 400 : 422, code]);
+      expect([r.status, r.json.error?.code], r.text).toEqual([
+        code === "UNKNOWN_FIELD" || code === "BAD_REQUEST" ? 400 : 422,
+        code,
+      ]);
     };
     await bad(aiAgent({}, { interval_s: 120 }), "BAD_REQUEST");
     await bad(aiAgent({ model: "gpt-unlisted" }), "BAD_REQUEST");
@@ -106,13 +160,35 @@ describe("GET hosted/ai and the AI agent's routes", () => {
     // A template stands in for the strategy.
     const t = await o.call("POST", "", aiAgent({ strategy: undefined, template: "dca" }));
     expect(t.status, t.text).toBe(201);
-    expect(t.json.ai).toMatchObject({ model: "stand-in/small", funding: "service", fallback_own: true, budget_usd_day: 1, template: "dca", today_usd: 0 });
+    expect(t.json.ai).toMatchObject({
+      model: "stand-in/small",
+      funding: "service",
+      fallback_own: true,
+      budget_usd_day: 1,
+      template: "dca",
+      today_usd: 0,
+    });
     // Not an AI agent: NOT_AI; another wallet: FORBIDDEN.
-    const rule = await o.call("POST", "", { brain: "rule", params: { targets: { ETH: 0.5, USDG: 0.5 } }, interval_s: 60, pairs: ["ETH/USDG"], limits: { max_trade_usd: 10, max_day_usd: 100, max_position_usd: 100 } });
-    expect(await o.call("GET", `/${rule.json.id}/spend`).then((r) => [r.status, r.json.error.code])).toEqual([409, "NOT_AI"]);
+    const rule = await o.call("POST", "", {
+      brain: "rule",
+      params: { targets: { ETH: 0.5, USDG: 0.5 } },
+      interval_s: 60,
+      pairs: ["ETH/USDG"],
+      limits: { max_trade_usd: 10, max_day_usd: 100, max_position_usd: 100 },
+    });
+    expect(await o.call("GET", `/${rule.json.id}/spend`).then((r) => [r.status, r.json.error.code])).toEqual([
+      409,
+      "NOT_AI",
+    ]);
     const other = await newOwner();
-    expect(await other.call("GET", `/${t.json.id}/spend`).then((r) => [r.status, r.json.error.code])).toEqual([403, "FORBIDDEN"]);
-    expect(await o.call("GET", `/${t.json.id}/spend?limit=0`).then((r) => [r.status, r.json.error.code])).toEqual([400, "BAD_REQUEST"]);
+    expect(await other.call("GET", `/${t.json.id}/spend`).then((r) => [r.status, r.json.error.code])).toEqual([
+      403,
+      "FORBIDDEN",
+    ]);
+    expect(await o.call("GET", `/${t.json.id}/spend?limit=0`).then((r) => [r.status, r.json.error.code])).toEqual([
+      400,
+      "BAD_REQUEST",
+    ]);
     for (const id of [t.json.id, rule.json.id]) await o.call("POST", `/${id}/stop`);
   });
 });
@@ -125,7 +201,12 @@ describe("a paper AI agent", () => {
     const a = await createAndTick(o, aiAgent());
     const call = gw.calls.at(-1)!;
     expect(gw.calls.length).toBe(before + 1);
-    expect(call).toMatchObject({ authorized: true, key: gw.apiKey, model: "stand-in/small", max_completion_tokens: MAX_COMPLETION_TOKENS });
+    expect(call).toMatchObject({
+      authorized: true,
+      key: gw.apiKey,
+      model: "stand-in/small",
+      max_completion_tokens: MAX_COMPLETION_TOKENS,
+    });
     expect(call.response_format).toMatchObject({ type: "json_schema", json_schema: { strict: true } });
     // The model reads the state and the strategy, never a key or an address.
     const prompt = JSON.stringify(call.messages);
@@ -134,10 +215,28 @@ describe("a paper AI agent", () => {
     expect(prompt).not.toMatch(/0x[0-9a-fA-F]{40}/);
 
     const rows = await logs(o, a.id);
-    expect(rows.find((r) => r.kind === "decision")).toMatchObject({ orders: buy(50).orders, note: "more ETH", source: "service" });
-    expect(rows.find((r) => r.kind === "trade")).toMatchObject({ mode: "paper", token_in: "USDG", token_out: "ETH", fee_bps: 25 });
+    expect(rows.find((r) => r.kind === "decision")).toMatchObject({
+      orders: buy(50).orders,
+      note: "more ETH",
+      source: "service",
+    });
+    expect(rows.find((r) => r.kind === "trade")).toMatchObject({
+      mode: "paper",
+      token_in: "USDG",
+      token_out: "ETH",
+      fee_bps: 25,
+    });
     let s = await spend(o, a.id);
-    expect(s.rows[0]).toMatchObject({ source: "service", model: "stand-in/small", status: "ok", code: null, prompt_tokens: 1000, completion_tokens: 50, cost_usd: 0.0011, cost_source: "usage" });
+    expect(s.rows[0]).toMatchObject({
+      source: "service",
+      model: "stand-in/small",
+      status: "ok",
+      code: null,
+      prompt_tokens: 1000,
+      completion_tokens: 50,
+      cost_usd: 0.0011,
+      cost_source: "usage",
+    });
     expect(s.rows[0].ms).toBeGreaterThanOrEqual(0);
 
     gw.script(() => ({ json: { orders: [], note: "hold" }, costUsd: 0.0042 }));
@@ -145,11 +244,21 @@ describe("a paper AI agent", () => {
     await api.app.services.hosted.scheduler.runDue();
     s = await spend(o, a.id);
     expect(s.rows[0]).toMatchObject({ status: "ok", cost_usd: 0.0042, cost_source: "header" });
-    expect(s.ai).toMatchObject({ model: "stand-in/small", funding: "service", budget_usd_day: 1, budget_left_usd: close6(1 - 0.0053), today: { usd: 0.0053, calls: 2, by_source: { service: 0.0053, own: 0 } } });
+    expect(s.ai).toMatchObject({
+      model: "stand-in/small",
+      funding: "service",
+      budget_usd_day: 1,
+      budget_left_usd: close6(1 - 0.0053),
+      today: { usd: 0.0053, calls: 2, by_source: { service: 0.0053, own: 0 } },
+    });
     expect(s.ai.pool).toMatchObject({ eligible: true, kind: "trial", share_usd: 0.3, owner_used_usd: 0.0053 });
     expect(s.ai.last.id).toBe(s.rows[0].id);
     // A header under the usage at the price table does not lower what the budgets count.
-    gw.script(() => ({ json: { orders: [], note: "hold" }, costUsd: 0, usage: { prompt_tokens: 1000, completion_tokens: 50 } }));
+    gw.script(() => ({
+      json: { orders: [], note: "hold" },
+      costUsd: 0,
+      usage: { prompt_tokens: 1000, completion_tokens: 50 },
+    }));
     offsetMs += 300_000;
     await api.app.services.hosted.scheduler.runDue();
     expect((await spend(o, a.id)).rows[0]).toMatchObject({ status: "ok", cost_usd: 0.0011, cost_source: "usage" });
@@ -161,7 +270,11 @@ describe("a paper AI agent", () => {
     // The pool's day shows in /stats.
     await api.app.services.stats.refresh();
     const stats = await api.call("GET", "/api/v1/stats");
-    expect(stats.json.ai_pool).toMatchObject({ pool_usd: 1, owners_funded: expect.any(Number), agents_funded: expect.any(Number) });
+    expect(stats.json.ai_pool).toMatchObject({
+      pool_usd: 1,
+      owners_funded: expect.any(Number),
+      agents_funded: expect.any(Number),
+    });
     expect(stats.json.ai_pool.left_usd).toBeLessThanOrEqual(close6(1 - 0.0064));
     await o.call("POST", `/${a.id}/stop`);
   });
@@ -170,16 +283,67 @@ describe("a paper AI agent", () => {
     const o = await newOwner();
     const usage = { prompt_tokens: 800, completion_tokens: 40 };
     const usageCost = (800 * 1 + 40 * 2) / 1e6;
-    const cases: { reply: Parameters<typeof gw.script>[0]; code: string; kind: "error" | "hold"; status: string; cost: "usage" | "worst" | "zero" }[] = [
-      { reply: () => ({ content: "I would buy ETH now.", usage }), code: "AI_MALFORMED", kind: "error", status: "invalid", cost: "usage" },
-      { reply: () => ({ content: "[1,2]", usage }), code: "AI_MALFORMED", kind: "error", status: "invalid", cost: "usage" },
-      { reply: () => ({ json: { ...buy(10), confidence: 0.9 }, usage }), code: "AI_SCHEMA", kind: "error", status: "invalid", cost: "usage" },
-      { reply: () => ({ json: { orders: [{ token_in: "USDG", token_out: "NVDA", amount_usd: 10 }], note: "x" }, usage }), code: "AI_TOKEN", kind: "error", status: "invalid", cost: "usage" },
-      { reply: () => ({ json: { orders: [{ token_in: "ETH", token_out: "WBTC", amount_usd: 10 }], note: "x" }, usage }), code: "AI_PAIR", kind: "error", status: "invalid", cost: "usage" },
+    const cases: {
+      reply: Parameters<typeof gw.script>[0];
+      code: string;
+      kind: "error" | "hold";
+      status: string;
+      cost: "usage" | "worst" | "zero";
+    }[] = [
+      {
+        reply: () => ({ content: "I would buy ETH now.", usage }),
+        code: "AI_MALFORMED",
+        kind: "error",
+        status: "invalid",
+        cost: "usage",
+      },
+      {
+        reply: () => ({ content: "[1,2]", usage }),
+        code: "AI_MALFORMED",
+        kind: "error",
+        status: "invalid",
+        cost: "usage",
+      },
+      {
+        reply: () => ({ json: { ...buy(10), confidence: 0.9 }, usage }),
+        code: "AI_SCHEMA",
+        kind: "error",
+        status: "invalid",
+        cost: "usage",
+      },
+      {
+        reply: () => ({
+          json: { orders: [{ token_in: "USDG", token_out: "NVDA", amount_usd: 10 }], note: "x" },
+          usage,
+        }),
+        code: "AI_TOKEN",
+        kind: "error",
+        status: "invalid",
+        cost: "usage",
+      },
+      {
+        reply: () => ({ json: { orders: [{ token_in: "ETH", token_out: "WBTC", amount_usd: 10 }], note: "x" }, usage }),
+        code: "AI_PAIR",
+        kind: "error",
+        status: "invalid",
+        cost: "usage",
+      },
       { reply: () => ({ json: buy(0.5), usage }), code: "AI_SIZE", kind: "error", status: "invalid", cost: "usage" },
       { reply: () => ({ json: buy(101), usage }), code: "AI_SIZE", kind: "error", status: "invalid", cost: "usage" },
-      { reply: () => ({ json: { orders: [...buy(5).orders, ...buy(6).orders, ...buy(7).orders], note: "x" }, usage }), code: "AI_TOO_MANY", kind: "error", status: "invalid", cost: "usage" },
-      { reply: () => ({ json: buy(10), delayMs: 2_000 }), code: "PARTNER_TIMEOUT", kind: "error", status: "error", cost: "worst" },
+      {
+        reply: () => ({ json: { orders: [...buy(5).orders, ...buy(6).orders, ...buy(7).orders], note: "x" }, usage }),
+        code: "AI_TOO_MANY",
+        kind: "error",
+        status: "invalid",
+        cost: "usage",
+      },
+      {
+        reply: () => ({ json: buy(10), delayMs: 2_000 }),
+        code: "PARTNER_TIMEOUT",
+        kind: "error",
+        status: "error",
+        cost: "worst",
+      },
       { reply: () => ({ status: 500 }), code: "PARTNER_GATEWAY_ERROR", kind: "error", status: "error", cost: "worst" },
       { reply: () => ({ status: 429 }), code: "PARTNER_RATE", kind: "hold", status: "error", cost: "zero" },
       { reply: () => ({ status: 401 }), code: "PARTNER_REJECTED", kind: "error", status: "error", cost: "zero" },
@@ -188,7 +352,10 @@ describe("a paper AI agent", () => {
       gw.script(c.reply);
       const a = await createAndTick(o, aiAgent({ max_orders: 2 }, { pairs: ["ETH/USDG", "WBTC/USDG"] }));
       const rows = await logs(o, a.id);
-      expect(rows.filter((r) => r.kind === "trade"), c.code).toEqual([]);
+      expect(
+        rows.filter((r) => r.kind === "trade"),
+        c.code,
+      ).toEqual([]);
       expect(rows[0], c.code).toMatchObject({ kind: c.kind, code: c.code });
       const row = (await spend(o, a.id)).rows[0];
       expect(row, c.code).toMatchObject({ status: c.status, code: c.code, source: "service" });
@@ -227,11 +394,18 @@ describe("funding: the service's pool, then the owner's own gateway account", ()
     gw.script(() => ({ json: { orders: [], note: "x" }, costUsd: 1 }));
     const s1 = await createAndTick(spender, aiAgent());
     await spender.call("POST", `/${s1.id}/stop`);
-    expect((await owner.call("GET", "/ai")).json.funding.service).toMatchObject({ pool_state: "spent", pool_left_usd: 0 });
+    expect((await owner.call("GET", "/ai")).json.funding.service).toMatchObject({
+      pool_state: "spent",
+      pool_left_usd: 0,
+    });
 
     gw.script(() => ({ json: buy(20), usage: { prompt_tokens: 500, completion_tokens: 30 } }));
     const a = await createAndTick(owner, aiAgent());
-    expect((await logs(owner, a.id))[0]).toMatchObject({ kind: "hold", code: "NOT_CONNECTED", pool_hold: "AI_POOL_SPENT" });
+    expect((await logs(owner, a.id))[0]).toMatchObject({
+      kind: "hold",
+      code: "NOT_CONNECTED",
+      pool_hold: "AI_POOL_SPENT",
+    });
     expect((await spend(owner, a.id)).ai.pool).toMatchObject({ eligible: false, why_not: "AI_POOL_SPENT" });
     const strict = await createAndTick(owner, aiAgent({ fallback_own: false }));
     expect((await logs(owner, strict.id))[0]).toMatchObject({ kind: "hold", code: "AI_POOL_SPENT" });
@@ -243,9 +417,13 @@ describe("funding: the service's pool, then the owner's own gateway account", ()
     expect(c.status, c.text).toBe(200);
     expect(c.json).toMatchObject({ connected: true, sub_hint: `…${ownKey.slice(-4)}`, day_cap_usd: 2 });
     expect(JSON.stringify(c.json)).not.toContain(ownKey);
-    expect(await owner.call("POST", "/ai/own", { api_key: ownKey, extra: 1 }).then((r) => [r.status, r.json.error.code])).toEqual([400, "UNKNOWN_FIELD"]);
+    expect(
+      await owner.call("POST", "/ai/own", { api_key: ownKey, extra: 1 }).then((r) => [r.status, r.json.error.code]),
+    ).toEqual([400, "UNKNOWN_FIELD"]);
     // The key is sealed at rest.
-    const [stored] = await store.db.query<{ sealed_key: string }>("SELECT sealed_key FROM app.ai_own WHERE sub_hint IS NOT NULL");
+    const [stored] = await store.db.query<{ sealed_key: string }>(
+      "SELECT sealed_key FROM app.ai_own WHERE sub_hint IS NOT NULL",
+    );
     expect(stored!.sealed_key).not.toContain(ownKey.slice(3));
     offsetMs += 300_000;
     await api.app.services.hosted.scheduler.runDue();
@@ -254,7 +432,12 @@ describe("funding: the service's pool, then the owner's own gateway account", ()
     expect(rows.find((r) => r.kind === "decision")).toMatchObject({ source: "own", pool_hold: "AI_POOL_SPENT" });
     expect(rows.find((r) => r.kind === "trade")).toMatchObject({ token_out: "ETH" });
     const row = (await spend(owner, a.id)).rows[0];
-    expect(row).toMatchObject({ source: "own", status: "ok", pool_hold: "AI_POOL_SPENT", cost_usd: (500 + 30 * 2) / 1e6 });
+    expect(row).toMatchObject({
+      source: "own",
+      status: "ok",
+      pool_hold: "AI_POOL_SPENT",
+      cost_usd: (500 + 30 * 2) / 1e6,
+    });
     expect((await owner.call("GET", "/ai")).json.funding.own.today_usd).toBeGreaterThan(0);
 
     // An owner-funded agent pays with the own key from the start, the pool is not asked.
@@ -284,7 +467,11 @@ describe("concurrent ticks of one owner on two instances over PostgreSQL", () =>
       gw.addKey(ownKey);
       // Slow answers: every tick reserves before any settles.
       gw.script(() => ({ json: { orders: [], note: "x" }, delayMs: 300 }));
-      const probe = await owner.call("POST", "", aiAgent({ funding: "own", fallback_own: false, model: "stand-in/large" }));
+      const probe = await owner.call(
+        "POST",
+        "",
+        aiAgent({ funding: "own", fallback_own: false, model: "stand-in/large" }),
+      );
       await owner.call("POST", `/${probe.json.id}/stop`);
       expect((await owner.call("POST", "/ai/own", { api_key: ownKey, day_cap_usd: 0.05 })).status).toBe(200);
       const ids: string[] = [];
@@ -294,16 +481,23 @@ describe("concurrent ticks of one owner on two instances over PostgreSQL", () =>
         ids.push(r.json.id);
       }
       const callsBefore = gw.calls.filter((c) => c.key === ownKey).length;
-      const [x, y] = await Promise.all([one.app.services.hosted.scheduler.runDue(), two.app.services.hosted.scheduler.runDue()]);
+      const [x, y] = await Promise.all([
+        one.app.services.hosted.scheduler.runDue(),
+        two.app.services.hosted.scheduler.runDue(),
+      ]);
       expect(x + y).toBe(12);
       const made = gw.calls.filter((c) => c.key === ownKey).slice(callsBefore);
       const worst = Math.min(...made.map((c) => worstOf(c, LARGE)));
       // The cap holds the worst case of every call that ran: no more calls than fit, the rest held.
       expect(made.length).toBeGreaterThan(0);
       expect(made.length * worst).toBeLessThanOrEqual(0.05 + 1e-9);
-      const [sum] = await pg.db.query<{ n: string }>("SELECT coalesce(sum(cost_nusd), 0)::text AS n FROM app.ai_spend WHERE source = 'own'");
+      const [sum] = await pg.db.query<{ n: string }>(
+        "SELECT coalesce(sum(cost_nusd), 0)::text AS n FROM app.ai_spend WHERE source = 'own'",
+      );
       expect(Number(sum!.n) / 1e9).toBeLessThanOrEqual(0.05);
-      const holds = await pg.db.query<{ n: string }>("SELECT count(*)::text AS n FROM app.ai_spend WHERE code = 'OWN_DAY_CAP'");
+      const holds = await pg.db.query<{ n: string }>(
+        "SELECT count(*)::text AS n FROM app.ai_spend WHERE code = 'OWN_DAY_CAP'",
+      );
       expect(Number(holds[0]!.n)).toBe(12 - made.length);
     } finally {
       await one.close();

@@ -2,10 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Address } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import type { Browser, Page } from "playwright-core";
-import { partnerAgentVaultAbi } from "../../abis/fixtures.js";
-import { calendarAt } from "../../lib/leagueCalendar.js";
+import { calendarAt } from "../../lib/league/calendar.js";
 import { launchBrowser } from "../helpers/browser.js";
 import { startStack, type Stack } from "../helpers/stack.js";
+import { registerAgent as registerPartner } from "../helpers/league.js";
 
 /**
  * The league's pages (issue 18 item 9) in a real Chromium over the whole stack: /league with its
@@ -37,14 +37,8 @@ afterAll(async () => {
 const fresh = () => privateKeyToAccount(generatePrivateKey());
 
 /** A partner agent in the vault named by `symbol`, `name` (third-party text). */
-async function registerAgent(owner: Address, wallet: Address, symbol: string, name: string): Promise<number> {
-  const { dn } = stack;
-  const w = dn.walletFor(dn.deployer);
-  const args = [dn.token("USDG"), symbol, name, owner, wallet] as const;
-  const { result } = await dn.pub.simulateContract({ account: w.account!, address: dn.universe.contracts.partnerAgentVault, abi: partnerAgentVaultAbi, functionName: "register", args });
-  await dn.mined(await w.writeContract({ address: dn.universe.contracts.partnerAgentVault, abi: partnerAgentVaultAbi, functionName: "register", args }));
-  return Number(result);
-}
+const registerAgent = (owner: Address, wallet: Address, symbol: string, name: string) =>
+  registerPartner(stack.dn, owner, wallet, symbol, name);
 
 /** The page's status once Chromium loaded `path`. */
 const open = async (path: string) => (await page.goto(`${stack.api.url}${path}`))?.status();
@@ -73,7 +67,11 @@ describe("league pages", () => {
     const key = await stack.agent.signIn(trader);
     const st = await stack.agent.post("/league/statement", { agent_id: id }, key);
     expect(st.status, st.text).toBe(200);
-    const e = await stack.agent.post("/league/enter", { agent_id: id, nonce: st.json.nonce, signature: await owner.signMessage({ message: st.json.message }) }, key);
+    const e = await stack.agent.post(
+      "/league/enter",
+      { agent_id: id, nonce: st.json.nonce, signature: await owner.signMessage({ message: st.json.message }) },
+      key,
+    );
     expect(e.status, e.text).toBe(201);
     const next = calendarAt(nowS()).next;
     expect(e.json.from_season).toBe(next.number);
@@ -89,7 +87,9 @@ describe("league pages", () => {
       expect(await page.locator("img").count()).toBe(0);
       // Ineligible while it has not traded: the rule that holds it and why.
       expect(await rows.getAttribute("class")).toContain("ineligible");
-      expect(await rows.locator('li[data-rule="ACTIVE"]').innerText()).toMatch(/ACTIVE pending: 0 trades on 0 days; the minimum is \d+ trades on \d+ days/);
+      expect(await rows.locator('li[data-rule="ACTIVE"]').innerText()).toMatch(
+        /ACTIVE pending: 0 trades on 0 days; the minimum is \d+ trades on \d+ days/,
+      );
       expect(await page.locator("script").count()).toBe(0);
       expect(dialogs).toEqual([]);
     }

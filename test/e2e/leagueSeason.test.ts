@@ -1,16 +1,26 @@
 import { spawn } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROOT } from "../../lib/root.js";
-import { encodeFunctionData, erc20Abi, getAddress, keccak256, parseEther, parseUnits, type Address, type Hex } from "viem";
+import {
+  encodeFunctionData,
+  erc20Abi,
+  getAddress,
+  keccak256,
+  parseEther,
+  parseUnits,
+  type Address,
+  type Hex,
+} from "viem";
 import { generatePrivateKey, mnemonicToAccount, privateKeyToAccount } from "viem/accounts";
-import { partnerAgentVaultAbi, priceFeedAbi, sanctionsListAbi } from "../../abis/fixtures.js";
+import { priceFeedAbi, sanctionsListAbi } from "../../abis/fixtures.js";
 import { DEVNET_MNEMONIC } from "../../lib/config.js";
-import { calendarAt, season as seasonAt } from "../../lib/leagueCalendar.js";
+import { calendarAt, type season as seasonAt } from "../../lib/league/calendar.js";
 import { verifyLeague } from "../../scripts/league-verify.js";
 import { freshenMarket, startStack, type Stack } from "../helpers/stack.js";
 import { serveApi } from "../helpers/api.js";
 import { RateLimiter } from "../../api/http/rateLimit.js";
 import { poolKeyOf, routerSwap } from "../helpers/trades.js";
+import { registerAgent as registerPartner } from "../helpers/league.js";
 
 /**
  * A whole league season on a devnet with the clock driven (issue 18): twelve owners enter the
@@ -44,43 +54,63 @@ async function postFeeds(o: { eth?: number; skip?: string[] } = {}) {
   const { dn } = stack;
   for (const [sym, t] of Object.entries(dn.universe.tokens)) {
     if (!t.feed || sym === "WETH" || o.skip?.includes(sym)) continue;
-    const [, answer] = await dn.pub.readContract({ address: t.feed, abi: priceFeedAbi, functionName: "latestRoundData" });
+    const [, answer] = await dn.pub.readContract({
+      address: t.feed,
+      abi: priceFeedAbi,
+      functionName: "latestRoundData",
+    });
     const next = sym === "ETH" && o.eth ? BigInt(o.eth) * 10n ** 8n : answer;
-    await dn.mined(await dn.walletFor(dn.deployer).writeContract({ address: t.feed, abi: priceFeedAbi, functionName: "setAnswer", args: [next] }));
+    await dn.mined(
+      await dn
+        .walletFor(dn.deployer)
+        .writeContract({ address: t.feed, abi: priceFeedAbi, functionName: "setAnswer", args: [next] }),
+    );
   }
 }
 
-async function registerAgent(owner: Address, wallet: Address, symbol: string): Promise<number> {
-  const { dn } = stack;
-  const w = dn.walletFor(dn.deployer);
-  const args = [dn.token("USDG"), symbol, `Agent ${symbol}`, owner, wallet] as const;
-  const { result } = await dn.pub.simulateContract({ account: w.account!, address: dn.universe.contracts.partnerAgentVault, abi: partnerAgentVaultAbi, functionName: "register", args });
-  await dn.mined(await w.writeContract({ address: dn.universe.contracts.partnerAgentVault, abi: partnerAgentVaultAbi, functionName: "register", args }));
-  return Number(result);
-}
+const registerAgent = (owner: Address, wallet: Address, symbol: string) =>
+  registerPartner(stack.dn, owner, wallet, symbol);
 
 async function transfer(from: Account, token: Address, to: Address, amount: bigint) {
   const { dn } = stack;
-  await dn.mined(await dn.walletFor(from).writeContract({ address: token, abi: erc20Abi, functionName: "transfer", args: [to, amount] }));
+  await dn.mined(
+    await dn
+      .walletFor(from)
+      .writeContract({ address: token, abi: erc20Abi, functionName: "transfer", args: [to, amount] }),
+  );
 }
 
 /** Sells ETH for USDG through the service (prepare, sign, submit) and waits for the watcher's outcome. */
 async function sell(a: Account, key: string, usd: number): Promise<Hex> {
   const { agent, dn } = stack;
-  const p = await agent.post("/live/prepare", { wallet: a.address, token_in: "ETH", token_out: "USDG", notional_usd: usd }, key);
+  const p = await agent.post(
+    "/live/prepare",
+    { wallet: a.address, token_in: "ETH", token_out: "USDG", notional_usd: usd },
+    key,
+  );
   expect(p.status, p.text).toBe(200);
   const s = await agent.post("/live/submit", { raw_tx: await agent.sign(a, p.json.tx) }, key);
   expect(s.status, s.text).toBe(200);
   await dn.mined(s.json.tx_hash);
   for (let i = 0; i < 200; i++) {
-    const t = (await agent.get("/me/trades", key)).json.trades.find((x: { tx_hash: string }) => x.tx_hash === s.json.tx_hash);
+    const t = (await agent.get("/me/trades", key)).json.trades.find(
+      (x: { tx_hash: string }) => x.tx_hash === s.json.tx_hash,
+    );
     if (t?.status === "mined") return s.json.tx_hash;
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error(`trade ${s.json.tx_hash} never recorded as mined`);
 }
 
-type Player = { n: number; wallet: Account; owner: Account; agentWallet: Address; id: number; key: string; entry: string };
+type Player = {
+  n: number;
+  wallet: Account;
+  owner: Account;
+  agentWallet: Address;
+  id: number;
+  key: string;
+  entry: string;
+};
 const players: Player[] = [];
 const P = (n: number) => players[n - 1]!;
 let season: ReturnType<typeof seasonAt>;
@@ -89,7 +119,17 @@ beforeAll(async () => {
   stack = await startStack({
     clock,
     before: freshenMarket,
-    config: { league: { hubs: [exchange.address], houseAgents: house, reserveWallet: RESERVE, signerUrl: null, reserveAgent: null, prizeCapUsd: 1_000, ceilingSeasons: 4 } },
+    config: {
+      league: {
+        hubs: [exchange.address],
+        houseAgents: house,
+        reserveWallet: RESERVE,
+        signerUrl: null,
+        reserveAgent: null,
+        prizeCapUsd: 1_000,
+        ceilingSeasons: 4,
+      },
+    },
     league: { settleIntervalMs: 0, cacheMs: 0 },
     hostedScheduler: { intervalMs: 0 },
   });
@@ -107,7 +147,11 @@ beforeAll(async () => {
     let entry: string;
     if (n === 12) {
       // Entered without the owner's statement (the owner's key is the wallet's only here: the wallet is the owner): unconfirmed.
-      const r = await stack.agent.post("/league/enter", { agent_id: await registerAgent(wallet.address, agentWallet, "L12B") }, key);
+      const r = await stack.agent.post(
+        "/league/enter",
+        { agent_id: await registerAgent(wallet.address, agentWallet, "L12B") },
+        key,
+      );
       expect(r.status, r.text).toBe(201);
       expect(r.json.confirmed).toBe(false);
       entry = r.json.entry_id;
@@ -116,7 +160,11 @@ beforeAll(async () => {
     }
     const st = await stack.agent.post("/league/statement", { agent_id: id }, key);
     expect(st.status, st.text).toBe(200);
-    const r = await stack.agent.post("/league/enter", { agent_id: id, nonce: st.json.nonce, signature: await owner.signMessage({ message: st.json.message }) }, key);
+    const r = await stack.agent.post(
+      "/league/enter",
+      { agent_id: id, nonce: st.json.nonce, signature: await owner.signMessage({ message: st.json.message }) },
+      key,
+    );
     expect(r.status, r.text).toBe(201);
     entry = r.json.entry_id;
     players.push({ n, wallet, owner, agentWallet, id, key, entry });
@@ -124,27 +172,77 @@ beforeAll(async () => {
   house.push(P(11).id);
   // Owner 9 sends owner 8's trading wallet some USDG: one owner cluster.
   await dn.test.setBalance({ address: P(9).owner.address, value: parseEther("1") });
-  await dn.mined(await dn.walletFor(dn.deployer).writeContract({ address: usdg, abi: [{ type: "function", name: "mint", stateMutability: "nonpayable", inputs: [{ type: "address" }, { type: "uint256" }], outputs: [] }], functionName: "mint", args: [P(9).owner.address, parseUnits("10", 6)] }));
+  await dn.mined(
+    await dn.walletFor(dn.deployer).writeContract({
+      address: usdg,
+      abi: [
+        {
+          type: "function",
+          name: "mint",
+          stateMutability: "nonpayable",
+          inputs: [{ type: "address" }, { type: "uint256" }],
+          outputs: [],
+        },
+      ],
+      functionName: "mint",
+      args: [P(9).owner.address, parseUnits("10", 6)],
+    }),
+  );
   await transfer(P(9).owner, usdg, P(8).wallet.address, parseUnits("5", 6));
   // A configured exchange funds wallets 3 and 4: a hub never links them.
   await dn.test.setBalance({ address: exchange.address, value: parseEther("1") });
-  await dn.mined(await dn.walletFor(dn.deployer).writeContract({ address: usdg, abi: [{ type: "function", name: "mint", stateMutability: "nonpayable", inputs: [{ type: "address" }, { type: "uint256" }], outputs: [] }], functionName: "mint", args: [exchange.address, parseUnits("10", 6)] }));
+  await dn.mined(
+    await dn.walletFor(dn.deployer).writeContract({
+      address: usdg,
+      abi: [
+        {
+          type: "function",
+          name: "mint",
+          stateMutability: "nonpayable",
+          inputs: [{ type: "address" }, { type: "uint256" }],
+          outputs: [],
+        },
+      ],
+      functionName: "mint",
+      args: [exchange.address, parseUnits("10", 6)],
+    }),
+  );
   await transfer(exchange, usdg, P(3).wallet.address, parseUnits("1", 6));
   await transfer(exchange, usdg, P(4).wallet.address, parseUnits("1", 6));
   // Wallet 1 also runs a hosted paper agent on the practice board (owner 1 signs its statement).
-  const h = await stack.agent.post("/hosted", { brain: "rule", params: { targets: { ETH: 0.5, USDG: 0.5 }, band_bps: 200 }, interval_s: 300, pairs: ["ETH/USDG"], limits: { max_trade_usd: 1000, max_day_usd: 5000, max_position_usd: 8000 } }, P(1).key);
+  const h = await stack.agent.post(
+    "/hosted",
+    {
+      brain: "rule",
+      params: { targets: { ETH: 0.5, USDG: 0.5 }, band_bps: 200 },
+      interval_s: 300,
+      pairs: ["ETH/USDG"],
+      limits: { max_trade_usd: 1000, max_day_usd: 5000, max_position_usd: 8000 },
+    },
+    P(1).key,
+  );
   expect(h.status, h.text).toBe(201);
   practiceAgent = h.json.id;
   const st = await stack.agent.post("/league/statement", { agent_id: P(1).id, hosted_id: practiceAgent }, P(1).key);
   expect(st.json.message).not.toContain("Eligibility:");
-  const e = await stack.agent.post("/league/enter", { agent_id: P(1).id, hosted_id: practiceAgent, nonce: st.json.nonce, signature: await P(1).owner.signMessage({ message: st.json.message }) }, P(1).key);
+  const e = await stack.agent.post(
+    "/league/enter",
+    {
+      agent_id: P(1).id,
+      hosted_id: practiceAgent,
+      nonce: st.json.nonce,
+      signature: await P(1).owner.signMessage({ message: st.json.message }),
+    },
+    P(1).key,
+  );
   expect(e.status, e.text).toBe(201);
   expect(e.json).toMatchObject({ board: "practice", kind: "hosted", confirmed: null });
 }, 300_000);
 let practiceAgent: string;
 const runTicks = () => stack.api.app.services.hosted.scheduler.runDue();
 /** The practice agent's newest log rows. */
-const practiceLogs = async () => (await stack.agent.get(`/hosted/${practiceAgent}/logs`, P(1).key)).json.rows as Record<string, unknown>[];
+const practiceLogs = async () =>
+  (await stack.agent.get(`/hosted/${practiceAgent}/logs`, P(1).key)).json.rows as Record<string, unknown>[];
 afterAll(() => stack?.stop());
 
 describe("a whole prize season", () => {
@@ -158,32 +256,81 @@ describe("a whole prize season", () => {
     await postFeeds();
     // The practice book starts at 10,000 USDG and the rule agent rebalances half into ETH.
     await runTicks();
-    expect((await practiceLogs()).find((l) => l.kind === "trade")).toMatchObject({ token_in: "USDG", token_out: "ETH", mode: "paper", amount_in: parseUnits("1000", 6).toString() });
+    expect((await practiceLogs()).find((l) => l.kind === "trade")).toMatchObject({
+      token_in: "USDG",
+      token_out: "ETH",
+      mode: "paper",
+      amount_in: parseUnits("1000", 6).toString(),
+    });
     for (const p of players) {
       await sell(p.wallet, p.key, 60 + 20 * p.n);
       await sell(p.wallet, p.key, 20);
     }
     // Wallet 5 also buys the BTC asset, whose feed will stop before the end: its mark is lost.
-    const p5 = await stack.agent.post("/live/prepare", { wallet: P(5).wallet.address, token_in: "ETH", token_out: "WBTC", notional_usd: 200 }, P(5).key);
+    const p5 = await stack.agent.post(
+      "/live/prepare",
+      { wallet: P(5).wallet.address, token_in: "ETH", token_out: "WBTC", notional_usd: 200 },
+      P(5).key,
+    );
     expect(p5.status, p5.text).toBe(200);
-    const s5 = await stack.agent.post("/live/submit", { raw_tx: await stack.agent.sign(P(5).wallet, p5.json.tx) }, P(5).key);
+    const s5 = await stack.agent.post(
+      "/live/submit",
+      { raw_tx: await stack.agent.sign(P(5).wallet, p5.json.tx) },
+      P(5).key,
+    );
     await dn.mined(s5.json.tx_hash);
     // Wallet 1 also trades outside the service, straight through the router: not in its book.
     const key = poolKeyOf(dn, "ETH", "USDG");
-    const outside = await routerSwap(dn, P(1).wallet, { poolKey: key, tokenIn: getAddress("0x0000000000000000000000000000000000000000"), tokenOut: dn.token("USDG"), amountIn: parseEther("0.2"), minOut: 0n, feeBips: 0n, feeRecipient: stack.api.config.feeRecipient });
+    const outside = await routerSwap(dn, P(1).wallet, {
+      poolKey: key,
+      tokenIn: getAddress("0x0000000000000000000000000000000000000000"),
+      tokenOut: dn.token("USDG"),
+      amountIn: parseEther("0.2"),
+      minOut: 0n,
+      feeBips: 0n,
+      feeRecipient: stack.api.config.feeRecipient,
+    });
     // The reserve's stake gains arrive: 10,000 ORBIO.
-    await dn.mined(await dn.walletFor(dn.deployer).writeContract({ address: dn.token("ORBIO"), abi: [{ type: "function", name: "mint", stateMutability: "nonpayable", inputs: [{ type: "address" }, { type: "uint256" }], outputs: [] }], functionName: "mint", args: [RESERVE, parseEther("10000")] }));
+    await dn.mined(
+      await dn.walletFor(dn.deployer).writeContract({
+        address: dn.token("ORBIO"),
+        abi: [
+          {
+            type: "function",
+            name: "mint",
+            stateMutability: "nonpayable",
+            inputs: [{ type: "address" }, { type: "uint256" }],
+            outputs: [],
+          },
+        ],
+        functionName: "mint",
+        args: [RESERVE, parseEther("10000")],
+      }),
+    );
 
     // Day 2: one more sale each; then owner 10 is put on the sanctions list.
     await warp(season.starts + 86_400 + 3_600);
     await postFeeds();
     for (const p of players) await sell(p.wallet, p.key, 20);
-    await dn.mined(await dn.walletFor(dn.deployer).writeContract({ address: dn.universe.contracts.sanctionsList, abi: sanctionsListAbi, functionName: "addToSanctionsList", args: [[P(10).owner.address]] }));
+    await dn.mined(
+      await dn.walletFor(dn.deployer).writeContract({
+        address: dn.universe.contracts.sanctionsList,
+        abi: sanctionsListAbi,
+        functionName: "addToSanctionsList",
+        args: [[P(10).owner.address]],
+      }),
+    );
 
     // While it plays: live standings, estimates.
     const live = await stack.api.call("GET", "/api/v1/league/standings");
     expect(live.status, live.text).toBe(200);
-    expect(live.json).toMatchObject({ board: "prize", season: season.number, status: "open", amounts_basis: "estimate", decided: false });
+    expect(live.json).toMatchObject({
+      board: "prize",
+      season: season.number,
+      status: "open",
+      amounts_basis: "estimate",
+      decided: false,
+    });
     expect(live.json.rows).toHaveLength(12);
 
     // The last hour: ETH's feed falls 10 % (sellers gain), the BTC asset's feed is left stale.
@@ -195,14 +342,38 @@ describe("a whole prize season", () => {
     await runTicks();
     expect((await practiceLogs())[0]).toMatchObject({ kind: "hold", code: "LEAGUE_BOOK_PENDING" });
     // Two instances on one store (neither holding the reserve's signer) settle at once: the season is decided once, its payouts planned.
-    const planner = () => serveApi({ rpcUrl: dn.anvil.rpcUrl, db: stack.store.db, clock, indexed: stack.ix.liveReads().reads, limiter: new RateLimiter(clock, 10_000, false), config: stack.api.config, league: { settleIntervalMs: 0, cacheMs: 0, reserveSigner: null }, hostedScheduler: { intervalMs: 0 } });
+    const planner = () =>
+      serveApi({
+        rpcUrl: dn.anvil.rpcUrl,
+        db: stack.store.db,
+        clock,
+        indexed: stack.ix.liveReads().reads,
+        limiter: new RateLimiter(clock, 10_000, false),
+        config: stack.api.config,
+        league: { settleIntervalMs: 0, cacheMs: 0, reserveSigner: null },
+        hostedScheduler: { intervalMs: 0 },
+      });
     const [first, second] = [await planner(), await planner()];
-    const passes = await Promise.all([first.app.services.league.settler.runOnce(), second.app.services.league.settler.runOnce()]);
+    const passes = await Promise.all([
+      first.app.services.league.settler.runOnce(),
+      second.app.services.league.settler.runOnce(),
+    ]);
     await Promise.all([first.close(), second.close()]);
-    expect(passes.flatMap((p) => p.decided), JSON.stringify(passes)).toEqual([season.number]);
+    expect(
+      passes.flatMap((p) => p.decided),
+      JSON.stringify(passes),
+    ).toEqual([season.number]);
     // Decided, not yet paid: the third place's agent wallet is put on the sanctions list.
-    await dn.mined(await dn.walletFor(dn.deployer).writeContract({ address: dn.universe.contracts.sanctionsList, abi: sanctionsListAbi, functionName: "addToSanctionsList", args: [[P(6).agentWallet]] }));
-    const orbio = (a: Address) => dn.pub.readContract({ address: dn.token("ORBIO"), abi: erc20Abi, functionName: "balanceOf", args: [a] });
+    await dn.mined(
+      await dn.walletFor(dn.deployer).writeContract({
+        address: dn.universe.contracts.sanctionsList,
+        abi: sanctionsListAbi,
+        functionName: "addToSanctionsList",
+        args: [[P(6).agentWallet]],
+      }),
+    );
+    const orbio = (a: Address) =>
+      dn.pub.readContract({ address: dn.token("ORBIO"), abi: erc20Abi, functionName: "balanceOf", args: [a] });
     const reserveHeld = await orbio(RESERVE);
     // An unreadable list (its address answering with a revert) signs and sends nothing.
     const listCode = await dn.pub.getCode({ address: dn.universe.contracts.sanctionsList });
@@ -210,7 +381,13 @@ describe("a whole prize season", () => {
     await expect(stack.api.app.services.league.settler.runOnce()).rejects.toThrow(/sanctions list could not be read/);
     await dn.test.setCode({ address: dn.universe.contracts.sanctionsList, bytecode: listCode! });
     expect(await orbio(RESERVE)).toBe(reserveHeld);
-    expect((await stack.store.db.query("SELECT raw_tx FROM app.league_payouts WHERE season = $1 AND raw_tx IS NOT NULL", [season.number])).length).toBe(0);
+    expect(
+      (
+        await stack.store.db.query("SELECT raw_tx FROM app.league_payouts WHERE season = $1 AND raw_tx IS NOT NULL", [
+          season.number,
+        ])
+      ).length,
+    ).toBe(0);
     // The instance with the signer pays places 1 and 2; place 3 is held (read right before signing), never sent.
     await stack.api.app.services.league.settler.runOnce();
     // A later pass (a restart) decides and pays nothing again.
@@ -219,9 +396,12 @@ describe("a whole prize season", () => {
     const st = (await stack.api.call("GET", `/api/v1/league/standings?season=${season.number}`)).json;
     expect(st).toMatchObject({ status: "closed", decided: true, amounts_basis: "decided" });
     const row = (n: number) => st.rows.find((r: { entry_id: string }) => r.entry_id === P(n).entry)!;
-    const rule = (n: number, name: string) => row(n).eligibility.rules.find((r: { rule: string }) => r.rule === name).status;
+    const rule = (n: number, name: string) =>
+      row(n).eligibility.rules.find((r: { rule: string }) => r.rule === name).status;
     // Scores: higher n sold more ETH before it fell; wallet 5's BTC lost its mark and counts nothing.
-    expect(st.rows.map((r: { score: number }) => r.score)).toEqual([...st.rows.map((r: { score: number }) => r.score)].sort((a, b) => b - a));
+    expect(st.rows.map((r: { score: number }) => r.score)).toEqual(
+      [...st.rows.map((r: { score: number }) => r.score)].sort((a, b) => b - a),
+    );
     expect(row(12).rank).toBe(1);
     expect(row(5).rank).toBe(12);
     expect(row(5).open_unpriced).toBe(1);
@@ -242,11 +422,21 @@ describe("a whole prize season", () => {
     // Cap $1,000 at ORBIO's mark, within half of the 10,000 ORBIO gain: 50/30/20.
     const detail = (await stack.api.call("GET", `/api/v1/league/seasons/${season.number}`)).json;
     const { ledger } = detail;
-    expect(ledger).toMatchObject({ gain: parseEther("10000").toString(), half_gain: parseEther("5000").toString(), status: "settled" });
+    expect(ledger).toMatchObject({
+      gain: parseEther("10000").toString(),
+      half_gain: parseEther("5000").toString(),
+      status: "settled",
+    });
     const budget = BigInt(ledger.budget);
     expect(budget).toBe(BigInt(ledger.cap));
     expect(ledger.shares).toEqual([budget / 2n, (budget * 3n) / 10n, budget / 5n].map(String));
-    expect(detail.payouts.map((p: { place: number; recipient: string; status: string }) => [p.place, getAddress(p.recipient), p.status])).toEqual([
+    expect(
+      detail.payouts.map((p: { place: number; recipient: string; status: string }) => [
+        p.place,
+        getAddress(p.recipient),
+        p.status,
+      ]),
+    ).toEqual([
       [1, P(9).agentWallet, "mined"],
       [2, P(7).agentWallet, "mined"],
       [3, P(6).agentWallet, "held"],
@@ -256,21 +446,51 @@ describe("a whole prize season", () => {
     expect(await orbio(P(6).agentWallet)).toBe(0n);
     // The held share stays in the reserve.
     expect(ledger.paid).toEqual([ledger.shares[0], ledger.shares[1], "0"]);
-    expect(BigInt(ledger.reserve_after)).toBe(BigInt(ledger.reserve) - BigInt(ledger.shares[0]) - BigInt(ledger.shares[1]));
+    expect(BigInt(ledger.reserve_after)).toBe(
+      BigInt(ledger.reserve) - BigInt(ledger.shares[0]) - BigInt(ledger.shares[1]),
+    );
     expect(await orbio(RESERVE)).toBe(reserveHeld - BigInt(ledger.shares[0]) - BigInt(ledger.shares[1]));
     // The treasury record shows the season's payouts.
     const treasury = (await stack.api.call("GET", "/api/v1/treasury")).json;
-    expect(treasury.prize_payouts[0]).toMatchObject({ season: season.number, symbol: "ORBIO", recipients: [expect.objectContaining({ rank: 1, share_bps: 5000, amount: ledger.shares[0] }), expect.anything(), expect.anything()] });
-    expect(treasury.prize_payouts[0].recipients.map((r: { tx_hash: string | null }) => /^0x[0-9a-f]{64}$/.test(r.tx_hash ?? ""))).toEqual([true, true, false]);
+    expect(treasury.prize_payouts[0]).toMatchObject({
+      season: season.number,
+      symbol: "ORBIO",
+      recipients: [
+        expect.objectContaining({ rank: 1, share_bps: 5000, amount: ledger.shares[0] }),
+        expect.anything(),
+        expect.anything(),
+      ],
+    });
+    expect(
+      treasury.prize_payouts[0].recipients.map((r: { tx_hash: string | null }) =>
+        /^0x[0-9a-f]{64}$/.test(r.tx_hash ?? ""),
+      ),
+    ).toEqual([true, true, false]);
     expect(treasury.prize_payouts[0].note).toMatch(/^held: a recipient is on the sanctions list/);
-    const list = (await stack.api.call("GET", "/api/v1/league/seasons")).json.seasons.find((s: { number: number }) => s.number === season.number);
+    const list = (await stack.api.call("GET", "/api/v1/league/seasons")).json.seasons.find(
+      (s: { number: number }) => s.number === season.number,
+    );
     expect(list).toMatchObject({ decided: true, pays: true, entrants: 12 });
-    expect(list.winners.map((w: { place: number; status: string }) => [w.place, w.status])).toEqual([[1, "mined"], [2, "mined"], [3, "held"]]);
+    expect(list.winners.map((w: { place: number; status: string }) => [w.place, w.status])).toEqual([
+      [1, "mined"],
+      [2, "mined"],
+      [3, "held"],
+    ]);
 
     // The practice board froze at the end: one paper agent, 10,000 USDG less its ETH's fall.
-    const practice = (await stack.api.call("GET", `/api/v1/league/standings?season=${season.number}&board=practice`)).json;
+    const practice = (await stack.api.call("GET", `/api/v1/league/standings?season=${season.number}&board=practice`))
+      .json;
     expect(practice).toMatchObject({ board: "practice", decided: true, outcome: null, amounts_atoms: null });
-    expect(practice.rows).toEqual([expect.objectContaining({ rank: 1, kind: "hosted", trades: 1, eligibility: null, place: null, prize_atoms: null })]);
+    expect(practice.rows).toEqual([
+      expect.objectContaining({
+        rank: 1,
+        kind: "hosted",
+        trades: 1,
+        eligibility: null,
+        place: null,
+        prize_atoms: null,
+      }),
+    ]);
     expect(practice.rows[0].equity).toBeLessThan(10_000);
     expect(practice.rows[0].profit_usd).toBeCloseTo(practice.rows[0].equity - 10_000, 5);
     // Then the agent's next tick starts the new season's book at 10,000 USDG again.
@@ -290,32 +510,90 @@ describe("a whole prize season", () => {
     // A payout signed and stored, not yet sent, whose recipient is listed since: at its re-send the
     // list is read again; its nonce is cancelled, it is held, and nothing reaches the recipient.
     const reserveKey = mnemonicToAccount(DEVNET_MNEMONIC, { addressIndex: 4 });
-    const resend = await reserveKey.signTransaction({ type: "eip1559", chainId: 4663, to: dn.token("ORBIO"), value: 0n, nonce: await dn.pub.getTransactionCount({ address: RESERVE, blockTag: "pending" }), gas: 100_000n, maxFeePerGas: 10n ** 10n, maxPriorityFeePerGas: 10n ** 9n, data: encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [P(7).agentWallet, BigInt(ledger.shares[1])] }) });
-    await stack.store.db.query("UPDATE app.league_payouts SET status = 'sent', raw_tx = $2, tx_hash = $3 WHERE season = $1 AND place = 2", [season.number, resend, keccak256(resend)]);
+    const resend = await reserveKey.signTransaction({
+      type: "eip1559",
+      chainId: 4663,
+      to: dn.token("ORBIO"),
+      value: 0n,
+      nonce: await dn.pub.getTransactionCount({ address: RESERVE, blockTag: "pending" }),
+      gas: 100_000n,
+      maxFeePerGas: 10n ** 10n,
+      maxPriorityFeePerGas: 10n ** 9n,
+      data: encodeFunctionData({
+        abi: erc20Abi,
+        functionName: "transfer",
+        args: [P(7).agentWallet, BigInt(ledger.shares[1])],
+      }),
+    });
+    await stack.store.db.query(
+      "UPDATE app.league_payouts SET status = 'sent', raw_tx = $2, tx_hash = $3 WHERE season = $1 AND place = 2",
+      [season.number, resend, keccak256(resend)],
+    );
     await stack.store.db.query("UPDATE app.league_ledgers SET settled_at = NULL WHERE season = $1", [season.number]);
-    await dn.mined(await dn.walletFor(dn.deployer).writeContract({ address: dn.universe.contracts.sanctionsList, abi: sanctionsListAbi, functionName: "addToSanctionsList", args: [[P(7).agentWallet]] }));
+    await dn.mined(
+      await dn.walletFor(dn.deployer).writeContract({
+        address: dn.universe.contracts.sanctionsList,
+        abi: sanctionsListAbi,
+        functionName: "addToSanctionsList",
+        args: [[P(7).agentWallet]],
+      }),
+    );
     const paidBefore = await orbio(P(7).agentWallet);
     await stack.api.app.services.league.settler.runOnce();
     expect(await orbio(P(7).agentWallet)).toBe(paidBefore);
     expect(await dn.pub.getTransactionReceipt({ hash: keccak256(resend) }).catch(() => null)).toBeNull();
-    expect((await stack.api.call("GET", `/api/v1/league/seasons/${season.number}`)).json.payouts.map((p: { status: string }) => p.status)).toEqual(["mined", "held", "held"]);
+    expect(
+      (await stack.api.call("GET", `/api/v1/league/seasons/${season.number}`)).json.payouts.map(
+        (p: { status: string }) => p.status,
+      ),
+    ).toEqual(["mined", "held", "held"]);
 
     // A stored payout whose amount was changed is never sent again, and nothing moves.
-    const before = await dn.pub.readContract({ address: dn.token("ORBIO"), abi: erc20Abi, functionName: "balanceOf", args: [RESERVE] });
-    await stack.store.db.query("UPDATE app.league_payouts SET amount = (amount::numeric + 1)::text, status = 'sent' WHERE season = $1 AND place = 1", [season.number]);
+    const before = await dn.pub.readContract({
+      address: dn.token("ORBIO"),
+      abi: erc20Abi,
+      functionName: "balanceOf",
+      args: [RESERVE],
+    });
+    await stack.store.db.query(
+      "UPDATE app.league_payouts SET amount = (amount::numeric + 1)::text, status = 'sent' WHERE season = $1 AND place = 1",
+      [season.number],
+    );
     await stack.store.db.query("UPDATE app.league_ledgers SET settled_at = NULL WHERE season = $1", [season.number]);
-    await expect(stack.api.app.services.league.settler.runOnce()).rejects.toThrow(/hash is not its bytes|not the decided share/);
-    expect(await dn.pub.readContract({ address: dn.token("ORBIO"), abi: erc20Abi, functionName: "balanceOf", args: [RESERVE] })).toBe(before);
+    await expect(stack.api.app.services.league.settler.runOnce()).rejects.toThrow(
+      /hash is not its bytes|not the decided share/,
+    );
+    expect(
+      await dn.pub.readContract({
+        address: dn.token("ORBIO"),
+        abi: erc20Abi,
+        functionName: "balanceOf",
+        args: [RESERVE],
+      }),
+    ).toBe(before);
 
     // A published score changed in the store: verify names that row and field, and the CLI exits 1.
-    const [frozen] = await stack.store.db.query<{ answer: string }>("SELECT answer FROM app.league_results WHERE season = $1 AND board = 'prize'", [season.number]);
+    const [frozen] = await stack.store.db.query<{ answer: string }>(
+      "SELECT answer FROM app.league_results WHERE season = $1 AND board = 'prize'",
+      [season.number],
+    );
     const answer = JSON.parse(frozen!.answer);
     answer.rows[1].profit_usd += 1;
-    await stack.store.db.query("UPDATE app.league_results SET answer = $2 WHERE season = $1 AND board = 'prize'", [season.number, JSON.stringify(answer)]);
-    expect((await verifyLeague(stack.api.url, dn.anvil.rpcUrl, season.number)).first).toMatchObject({ rank: 2, field: "profit_usd" });
+    await stack.store.db.query("UPDATE app.league_results SET answer = $2 WHERE season = $1 AND board = 'prize'", [
+      season.number,
+      JSON.stringify(answer),
+    ]);
+    expect((await verifyLeague(stack.api.url, dn.anvil.rpcUrl, season.number)).first).toMatchObject({
+      rank: 2,
+      field: "profit_usd",
+    });
     // Asynchronously: the API answering the script runs in this process.
     const cli = await new Promise<{ status: number | null; stdout: string }>((done) => {
-      const child = spawn(process.execPath, ["--import", "tsx", "scripts/league-verify.ts", stack.api.url, dn.anvil.rpcUrl, String(season.number)], { cwd: ROOT });
+      const child = spawn(
+        process.execPath,
+        ["--import", "tsx", "scripts/league-verify.ts", stack.api.url, dn.anvil.rpcUrl, String(season.number)],
+        { cwd: ROOT },
+      );
       let stdout = "";
       child.stdout.on("data", (b) => (stdout += String(b)));
       child.on("close", (status) => done({ status, stdout }));

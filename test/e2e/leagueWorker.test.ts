@@ -1,17 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Address } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { partnerAgentVaultAbi, sanctionsListAbi } from "../../abis/fixtures.js";
-import { calendarAt, season as seasonAt } from "../../lib/leagueCalendar.js";
+import { sanctionsListAbi } from "../../abis/fixtures.js";
+import { calendarAt, type season as seasonAt } from "../../lib/league/calendar.js";
 import { TRANSFER_TOPIC } from "../../lib/tradeOutcome.js";
 import { startRpcProxy } from "../../devnet/rpcProxy.js";
 import { RateLimiter } from "../../api/http/rateLimit.js";
 import { startStack, type Stack } from "../helpers/stack.js";
 import { serveApi } from "../helpers/api.js";
+import { registerAgent as registerPartner } from "../helpers/league.js";
 
 /**
- * Issue 26, points 4 and 5, over HTTP on a devnet: the league's standings are computed by one
- * worker per instance and served stale while the next is computed; a flood of reads starts no
+ * Issue 26, points 4 and 5, over HTTP on a devnet: the league's standings are computed by the
+ * worker (one instance here; leagueLease.test.ts has two) and served stale while the next is computed; a flood of reads starts no
  * computation; transfer links are read from the last block read; a board with no entry answers
  * from a constant; a season whose sanctions list or vault cannot be read at its decision block is
  * not decided until both can be, and then decided on what they say.
@@ -45,14 +46,8 @@ async function warp(ts: number) {
   await stack.ix.waitFor(await dn.pub.getBlockNumber());
 }
 
-async function registerAgent(owner: Address, wallet: Address, symbol: string): Promise<number> {
-  const { dn } = stack;
-  const w = dn.walletFor(dn.deployer);
-  const args = [dn.token("USDG"), symbol, `Agent ${symbol}`, owner, wallet] as const;
-  const { result } = await dn.pub.simulateContract({ account: w.account!, address: dn.universe.contracts.partnerAgentVault, abi: partnerAgentVaultAbi, functionName: "register", args });
-  await dn.mined(await w.writeContract({ address: dn.universe.contracts.partnerAgentVault, abi: partnerAgentVaultAbi, functionName: "register", args }));
-  return Number(result);
-}
+const registerAgent = (owner: Address, wallet: Address, symbol: string) =>
+  registerPartner(stack.dn, owner, wallet, symbol);
 
 const standings = (q = "") => api.call("GET", `/api/v1/league/standings${q}`);
 const computedOf = (key: string) => computed.filter((k) => k === key).length;
@@ -93,7 +88,11 @@ beforeAll(async () => {
     const key = await stack.agent.signIn(wallet);
     const st = await stack.agent.post("/league/statement", { agent_id: id }, key);
     expect(st.status, st.text).toBe(200);
-    const e = await stack.agent.post("/league/enter", { agent_id: id, nonce: st.json.nonce, signature: await owner.signMessage({ message: st.json.message }) }, key);
+    const e = await stack.agent.post(
+      "/league/enter",
+      { agent_id: id, nonce: st.json.nonce, signature: await owner.signMessage({ message: st.json.message }) },
+      key,
+    );
     expect(e.status, e.text).toBe(201);
     players.push({ owner, wallet, agentWallet, id, key, entry: e.json.entry_id });
   }
@@ -110,7 +109,16 @@ describe("league standings: one worker, stale answers, no reader-started recompu
   it("a board with no entry answers from a constant: nothing is computed for it", async () => {
     const r = await standings(`?board=practice&season=${season.number}`);
     expect(r.status, r.text).toBe(200);
-    expect(r.json).toMatchObject({ board: "practice", season: season.number, status: "open", rows: [], outcome: null, places: null, amounts_atoms: null, decided: false });
+    expect(r.json).toMatchObject({
+      board: "practice",
+      season: season.number,
+      status: "open",
+      rows: [],
+      outcome: null,
+      places: null,
+      amounts_atoms: null,
+      decided: false,
+    });
     expect(computedOf(`practice:${season.number}`)).toBe(0);
   });
 
@@ -121,7 +129,13 @@ describe("league standings: one worker, stale answers, no reader-started recompu
     expect(first.map((r) => r.status)).toEqual(first.map(() => 200));
     expect(computedOf(key)).toBe(1);
     const answer = first[0]!.json;
-    expect(answer).toMatchObject({ board: "prize", season: season.number, status: "open", amounts_basis: "estimate", decided: false });
+    expect(answer).toMatchObject({
+      board: "prize",
+      season: season.number,
+      status: "open",
+      amounts_basis: "estimate",
+      decided: false,
+    });
     expect(answer.rows).toHaveLength(2);
     // Transfer links read for the first time: from the start block.
     expect(transferReads.length).toBeGreaterThan(0);
@@ -168,9 +182,17 @@ describe("a season is decided only on complete reads", () => {
     const { dn } = stack;
     const settler = api.app.services.league.settler;
     // Player 2's owner is listed during the season.
-    await dn.mined(await dn.walletFor(dn.deployer).writeContract({ address: dn.universe.contracts.sanctionsList, abi: sanctionsListAbi, functionName: "addToSanctionsList", args: [[players[1]!.owner.address]] }));
+    await dn.mined(
+      await dn.walletFor(dn.deployer).writeContract({
+        address: dn.universe.contracts.sanctionsList,
+        abi: sanctionsListAbi,
+        functionName: "addToSanctionsList",
+        args: [[players[1]!.owner.address]],
+      }),
+    );
     await warp(season.ends + 60);
-    const decidedRows = async () => (await stack.store.db.query("SELECT board FROM app.league_results WHERE season = $1", [season.number])).length;
+    const decidedRows = async () =>
+      (await stack.store.db.query("SELECT board FROM app.league_results WHERE season = $1", [season.number])).length;
     const revert = "0x60006000fd";
     for (const contract of [dn.universe.contracts.partnerAgentVault, dn.universe.contracts.sanctionsList]) {
       const code = await dn.pub.getCode({ address: contract });
@@ -193,7 +215,10 @@ describe("a season is decided only on complete reads", () => {
     expect(r.decided).toEqual([season.number]);
     const st = await standings(`?season=${season.number}`);
     expect(st.json).toMatchObject({ status: "closed", decided: true, amounts_basis: "decided" });
-    const rule = (n: number, name: string) => st.json.rows.find((x: { entry_id: string }) => x.entry_id === players[n]!.entry).eligibility.rules.find((x: { rule: string }) => x.rule === name);
+    const rule = (n: number, name: string) =>
+      st.json.rows
+        .find((x: { entry_id: string }) => x.entry_id === players[n]!.entry)
+        .eligibility.rules.find((x: { rule: string }) => x.rule === name);
     expect([rule(0, "SANCTIONS").status, rule(1, "SANCTIONS").status]).toEqual(["pass", "fail"]);
     expect([rule(0, "PAYABLE").status, rule(1, "PAYABLE").status]).toEqual(["pass", "pass"]);
   }, 180_000);

@@ -20,11 +20,18 @@ let key: string;
 
 const WINDOW_S = 1_800;
 const latestTime = async () => Number((await dn.pub.getBlock()).timestamp);
-const post = (path: string, body: unknown) => api.call("POST", `/api/v1${path}`, body, { authorization: `Bearer ${key}` });
+const post = (path: string, body: unknown) =>
+  api.call("POST", `/api/v1${path}`, body, { authorization: `Bearer ${key}` });
 
 /** The pool's priceX96 (currency1 atoms per currency0 atom × 2^96) at a block, read from the chain. */
 async function priceX96At(poolId: Hex, blockNumber: bigint): Promise<bigint> {
-  const [sqrt] = await dn.pub.readContract({ address: dn.universe.contracts.stateView, abi: stateViewAbi, functionName: "getSlot0", args: [poolId], blockNumber });
+  const [sqrt] = await dn.pub.readContract({
+    address: dn.universe.contracts.stateView,
+    abi: stateViewAbi,
+    functionName: "getSlot0",
+    args: [poolId],
+    blockNumber,
+  });
   return priceX96FromSqrt(sqrt);
 }
 
@@ -40,11 +47,19 @@ describe("the partner token's mark", () => {
   it("trades without accepting NO_INDEPENDENT_MARK: its record's reference is its USDG pool's TWAP", async () => {
     const a = await dn.freshWallet(parseEther("5"));
     const k = await stack.agent.signIn(a);
-    const p = await stack.agent.post("/live/prepare", { wallet: a.address, token_in: "ETH", token_out: "ORBIO", notional_usd: 50 }, k);
+    const p = await stack.agent.post(
+      "/live/prepare",
+      { wallet: a.address, token_in: "ETH", token_out: "ORBIO", notional_usd: 50 },
+      k,
+    );
     expect(p.status, JSON.stringify(p.json)).toBe(200);
     expect(p.json.risks.map((r: { code: string }) => r.code)).not.toContain("NO_INDEPENDENT_MARK");
     const rec = await stack.agent.get("/tokens/ORBIO", k);
-    expect(rec.json.reference).toEqual({ source: "twap", pool_id: poolKeyOf(dn, "ORBIO", "USDG").id, window_s: WINDOW_S });
+    expect(rec.json.reference).toEqual({
+      source: "twap",
+      pool_id: poolKeyOf(dn, "ORBIO", "USDG").id,
+      window_s: WINDOW_S,
+    });
     expect(rec.json.risks.map((r: { code: string }) => r.code)).not.toContain("NO_INDEPENDENT_MARK");
   });
 
@@ -56,7 +71,15 @@ describe("the partner token's mark", () => {
     // Sell 200,000 ORBIO into a pool holding about 500,000: the spot falls by about a third.
     const whale = await dn.freshWallet(parseEther("1"), [[orbio, parseUnits("200000", 18)]]);
     await approveForRouter(dn, whale, orbio);
-    const receipt = await routerSwap(dn, whale, { poolKey: pool, tokenIn: orbio, tokenOut: dn.token("USDG"), amountIn: parseUnits("200000", 18), minOut: 0n, feeBips: 0n, feeRecipient: whale.address });
+    const receipt = await routerSwap(dn, whale, {
+      poolKey: pool,
+      tokenIn: orbio,
+      tokenOut: dn.token("USDG"),
+      amountIn: parseUnits("200000", 18),
+      minOut: 0n,
+      feeBips: 0n,
+      feeRecipient: whale.address,
+    });
     await stack.ix.waitFor(receipt.blockNumber);
     const swappedAt = Number((await dn.pub.getBlock({ blockNumber: receipt.blockNumber })).timestamp);
     const p0 = await priceX96At(pool.id, before);

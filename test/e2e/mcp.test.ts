@@ -13,7 +13,18 @@ import { walletSignatures } from "../helpers/sessions.js";
  */
 type Account = ReturnType<typeof privateKeyToAccount>;
 type ToolResult = { content: { type: string; text: string }[]; isError?: boolean };
-const TOOLS = ["config", "tokens", "quote", "portfolio", "trades", "league", "fast_terms", "prepare_trade", "prepare_session", "prepare_league_statement"];
+const TOOLS = [
+  "config",
+  "tokens",
+  "quote",
+  "portfolio",
+  "trades",
+  "league",
+  "fast_terms",
+  "prepare_trade",
+  "prepare_session",
+  "prepare_league_statement",
+];
 
 let stack: Stack;
 let account: Account;
@@ -23,7 +34,9 @@ let keyless: Client;
 
 async function connect(headers: Record<string, string>): Promise<Client> {
   const client = new Client({ name: "mcp-e2e", version: "0.0.0" });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${stack.api.url}/mcp`), { requestInit: { headers } }));
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${stack.api.url}/mcp`), { requestInit: { headers } }),
+  );
   return client;
 }
 
@@ -56,9 +69,14 @@ describe("MCP at /mcp", () => {
       expect(t.inputSchema.type, t.name).toBe("object");
       expect(t.description, t.name).toBeTruthy();
       const names = Object.keys(t.inputSchema.properties ?? {});
-      expect(names.filter((n) => /key|secret|private|mnemonic/i.test(n)), t.name).toEqual([]);
+      expect(
+        names.filter((n) => /key|secret|private|mnemonic/i.test(n)),
+        t.name,
+      ).toEqual([]);
     }
-    expect(tools.find((t) => t.name === "prepare_trade")!.inputSchema.required).toEqual(expect.arrayContaining(["wallet", "token_in", "token_out"]));
+    expect(tools.find((t) => t.name === "prepare_trade")!.inputSchema.required).toEqual(
+      expect.arrayContaining(["wallet", "token_in", "token_out"]),
+    );
   });
 
   it("answers config, quote, portfolio and league as REST does", async () => {
@@ -120,7 +138,13 @@ describe("MCP at /mcp", () => {
 
   it("prepares a session grant the wallet signs itself and switches on through REST", async () => {
     const executor = privateKeyToAccount(generatePrivateKey()).address;
-    const started = await call(keyed, "prepare_session", { wallet: account.address, executor, max_trade_usd: 20, max_trades: 3, expires_in_s: 3_600 });
+    const started = await call(keyed, "prepare_session", {
+      wallet: account.address,
+      executor,
+      max_trade_usd: 20,
+      max_trades: 3,
+      expires_in_s: 3_600,
+    });
     expect(started.isError, JSON.stringify(started.json)).toBe(false);
     expect(started.json).toMatchObject({ status: "pending", executor });
     expect(started.texts[1]).toMatch(/never holds or asks for a private key/);

@@ -3,7 +3,7 @@ import Ajv from "ajv";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseEther } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { ROUTES } from "../../api/openapi/index.js";
+import { API_ROUTES as ROUTES } from "../../api/routes.js";
 import { freshenMarket, startStack, type Stack } from "../helpers/stack.js";
 
 /**
@@ -43,14 +43,20 @@ describe("GET /api/v1/openapi.json", () => {
       if (!r.path.startsWith("/api/v1/") || r.method === "ALL" || r.path === "/api/v1/openapi.json") continue;
       served.add(`${r.method.toLowerCase()} ${r.path.slice("/api/v1".length).replace(/:(\w+)/g, "{$1}")}`);
     }
-    const documented = new Set(Object.entries(doc.paths).flatMap(([p, ops]) => Object.keys(ops as object).map((m) => `${m} ${p}`)));
+    const documented = new Set(
+      Object.entries(doc.paths).flatMap(([p, ops]) => Object.keys(ops as object).map((m) => `${m} ${p}`)),
+    );
     expect([...served].filter((r) => !documented.has(r))).toEqual([]);
     expect([...documented].filter((r) => !served.has(r))).toEqual([]);
     expect(ROUTES.filter((r) => !r.extra)).toHaveLength(54);
     expect(documented.size).toBe(57);
     // Every request body the routes validate is in the document, with its fields.
-    expect(doc.paths["/live/prepare"].post.requestBody.content["application/json"].schema.properties).toHaveProperty("token_in");
-    expect(doc.paths["/league/enter"].post.requestBody.content["application/json"].schema.additionalProperties).toBe(false);
+    expect(doc.paths["/live/prepare"].post.requestBody.content["application/json"].schema.properties).toHaveProperty(
+      "token_in",
+    );
+    expect(doc.paths["/league/enter"].post.requestBody.content["application/json"].schema.additionalProperties).toBe(
+      false,
+    );
   });
 
   it("matches real answers of the devnet: successes and refusals", async () => {
@@ -71,8 +77,20 @@ describe("GET /api/v1/openapi.json", () => {
       ["GET", "/tokens", "/tokens?q=USD", undefined, auth],
       ["GET", "/tokens/{address}", `/tokens/${dn.token("USDG")}`, undefined, auth],
       ["POST", "/live/quote", "/live/quote", { token_in: "ETH", token_out: "USDG", notional_usd: 25 }, auth],
-      ["POST", "/live/prepare", "/live/prepare", { wallet: wallet.address, token_in: "ETH", token_out: "USDG", notional_usd: 25 }, auth],
-      ["POST", "/live/prepare", "/live/prepare", { wallet: wallet.address, token_in: "ETH", token_out: "USDG", notional_usd: 25, color: "red" }, auth],
+      [
+        "POST",
+        "/live/prepare",
+        "/live/prepare",
+        { wallet: wallet.address, token_in: "ETH", token_out: "USDG", notional_usd: 25 },
+        auth,
+      ],
+      [
+        "POST",
+        "/live/prepare",
+        "/live/prepare",
+        { wallet: wallet.address, token_in: "ETH", token_out: "USDG", notional_usd: 25, color: "red" },
+        auth,
+      ],
       ["GET", "/me/portfolio", "/me/portfolio", undefined, auth],
       ["GET", "/me/trades", "/me/trades", undefined, auth],
       ["GET", "/me/sessions", "/me/sessions", undefined, auth],

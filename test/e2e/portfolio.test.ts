@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseEther, parseUnits, zeroAddress, type Address, type Hex } from "viem";
-import { privateKeyToAccount } from "viem/accounts";
+import type { privateKeyToAccount } from "viem/accounts";
 import type { Devnet } from "../helpers/devnet.js";
 import { serveApi, type Api } from "../helpers/api.js";
 import { startStack, withTwapHistory, type Stack } from "../helpers/stack.js";
@@ -23,7 +23,8 @@ const clock = () => nowMs;
 const fx = () => dn.universe.devnet!.fixtures as Record<string, Address>;
 
 const latestTime = async () => Number((await dn.pub.getBlock()).timestamp);
-const portfolio = (key: string, on: Api = api) => on.call("GET", "/api/v1/me/portfolio", undefined, { authorization: `Bearer ${key}` });
+const portfolio = (key: string, on: Api = api) =>
+  on.call("GET", "/api/v1/me/portfolio", undefined, { authorization: `Bearer ${key}` });
 
 /** Prepares, signs, relays and waits until the indexer has the trade mined. */
 async function trade(a: Account, key: string, body: Record<string, unknown>): Promise<{ hash: Hex; amountIn: bigint }> {
@@ -34,7 +35,9 @@ async function trade(a: Account, key: string, body: Record<string, unknown>): Pr
   await dn.mined(s.json.tx_hash);
   await stack.ix.waitFor(await dn.pub.getBlockNumber());
   for (let i = 0; i < 100; i++) {
-    const t = (await stack.agent.get("/me/trades", key)).json.trades.find((x: { tx_hash: string }) => x.tx_hash === s.json.tx_hash);
+    const t = (await stack.agent.get("/me/trades", key)).json.trades.find(
+      (x: { tx_hash: string }) => x.tx_hash === s.json.tx_hash,
+    );
     if (t?.status === "mined") return { hash: s.json.tx_hash, amountIn: BigInt(t.amount_in) };
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -48,14 +51,20 @@ async function balanceAt(token: Address, wallet: Address, blockNumber: bigint): 
 }
 
 async function priceX96At(poolId: Hex, blockNumber: bigint): Promise<bigint> {
-  const [sqrt] = await dn.pub.readContract({ address: dn.universe.contracts.stateView, abi: stateViewAbi, functionName: "getSlot0", args: [poolId], blockNumber });
+  const [sqrt] = await dn.pub.readContract({
+    address: dn.universe.contracts.stateView,
+    abi: stateViewAbi,
+    functionName: "getSlot0",
+    args: [poolId],
+    blockNumber,
+  });
   return priceX96FromSqrt(sqrt);
 }
 
 let trader: Account;
 let traderKey: string;
 /** The trades of `trader`, in order: ETH->ORBIO, ETH->USDG, ETH->SHIFT (address-named). */
-let trades: { hash: Hex; amountIn: bigint }[] = [];
+const trades: { hash: Hex; amountIn: bigint }[] = [];
 
 beforeAll(async () => {
   stack = await startStack({ clock, before: withTwapHistory });
@@ -64,8 +73,17 @@ beforeAll(async () => {
   trader = await dn.freshWallet(parseEther("10"));
   traderKey = await stack.agent.signIn(trader);
   trades.push(await trade(trader, traderKey, { token_in: "ETH", token_out: "ORBIO", notional_usd: 300 }));
-  trades.push(await trade(trader, traderKey, { token_in: "ETH", token_out: "USDG", amount_in: parseEther("0.2").toString() }));
-  trades.push(await trade(trader, traderKey, { token_in: "ETH", token_out: fx().proxyToken!, notional_usd: 20, accept_risks: ["NO_INDEPENDENT_MARK"] }));
+  trades.push(
+    await trade(trader, traderKey, { token_in: "ETH", token_out: "USDG", amount_in: parseEther("0.2").toString() }),
+  );
+  trades.push(
+    await trade(trader, traderKey, {
+      token_in: "ETH",
+      token_out: fx().proxyToken!,
+      notional_usd: 20,
+      accept_risks: ["NO_INDEPENDENT_MARK"],
+    }),
+  );
 }, 180_000);
 afterAll(() => stack?.stop());
 
@@ -87,20 +105,40 @@ describe("GET /api/v1/me/portfolio", () => {
     expect(b).toMatchObject({ wallet: trader.address.toLowerCase(), cached: false, read_at: now });
     const block = BigInt(b.block);
     const byToken = Object.fromEntries(b.holdings.map((h: any) => [h.token, h]));
-    for (const h of b.holdings) expect(BigInt(h.amount_atoms), h.token).toBe(await balanceAt(h.address, trader.address, block));
+    for (const h of b.holdings)
+      expect(BigInt(h.amount_atoms), h.token).toBe(await balanceAt(h.address, trader.address, block));
     // Every token the wallet could hold is either a row or zero on chain at that block.
     const shift = fx().proxyToken!.toLowerCase();
     expect(Object.keys(byToken).sort()).toEqual(["ETH", "ORBIO", "USDG", shift].sort());
-    for (const symbol of ["WETH", "WBTC", "TSLA", "NVDA"]) expect(await balanceAt(dn.token(symbol), trader.address, block), symbol).toBe(0n);
+    for (const symbol of ["WETH", "WBTC", "TSLA", "NVDA"])
+      expect(await balanceAt(dn.token(symbol), trader.address, block), symbol).toBe(0n);
     expect(b.unread).toEqual([]);
 
-    expect(byToken.ETH).toMatchObject({ kind: "native", address: zeroAddress, decimals: 18, priced: true, price_usd: 3000, unpriced: null, mark: { source: "oracle", stale: false } });
+    expect(byToken.ETH).toMatchObject({
+      kind: "native",
+      address: zeroAddress,
+      decimals: 18,
+      priced: true,
+      price_usd: 3000,
+      unpriced: null,
+      mark: { source: "oracle", stale: false },
+    });
     expect(byToken.USDG).toMatchObject({ kind: "core", priced: true, price_usd: 1, mark: { source: "fixed" } });
     expect(byToken.ORBIO).toMatchObject({ kind: "core", symbol: "ORBIO", priced: true, mark: { source: "twap" } });
     expect(byToken.ORBIO.price_usd / twap).toBeCloseTo(1, 9);
-    expect(byToken[shift]).toMatchObject({ kind: "token", symbol: "SHIFT", decimals: 18, priced: false, price_usd: null, value_usd: null, mark: null, unpriced: "NO_INDEPENDENT_MARK" });
+    expect(byToken[shift]).toMatchObject({
+      kind: "token",
+      symbol: "SHIFT",
+      decimals: 18,
+      priced: false,
+      price_usd: null,
+      value_usd: null,
+      mark: null,
+      unpriced: "NO_INDEPENDENT_MARK",
+    });
     for (const h of b.holdings) expect(parseUnits(h.amount, h.decimals), h.token).toBe(BigInt(h.amount_atoms));
-    for (const h of b.holdings.filter((x: any) => x.priced)) expect(h.value_usd, h.token).toBeCloseTo(Number(h.amount) * h.price_usd, 5);
+    for (const h of b.holdings.filter((x: any) => x.priced))
+      expect(h.value_usd, h.token).toBeCloseTo(Number(h.amount) * h.price_usd, 5);
     expect(b.total_usd).toBeCloseTo(byToken.ETH.value_usd + byToken.USDG.value_usd + byToken.ORBIO.value_usd, 5);
     expect(b.priced.sort()).toEqual(["ETH", "ORBIO", "USDG"]);
     expect(b.unpriced).toEqual([{ token: shift, address: byToken[shift].address, code: "NO_INDEPENDENT_MARK" }]);
@@ -111,7 +149,9 @@ describe("GET /api/v1/me/portfolio", () => {
     expect(b.volume.volume_usd / (ethIn * 3000)).toBeCloseTo(1, 2);
     // The next tier is schedule 2's 20 bps from $100,000 (as /config publishes), the distance from the chain's volume.
     expect(b.volume.next_tier).toMatchObject({ bps: 20, min_30d_volume_usd: 100_000 });
-    expect(Math.abs(b.volume.next_tier.volume_to_next_usd - (100_000 - ethIn * 3000))).toBeLessThan(ethIn * 3000 * 0.01);
+    expect(Math.abs(b.volume.next_tier.volume_to_next_usd - (100_000 - ethIn * 3000))).toBeLessThan(
+      ethIn * 3000 * 0.01,
+    );
   });
 
   it("reuses one answer per wallet for 5 s, then reads the chain again", async () => {
@@ -134,7 +174,13 @@ describe("GET /api/v1/me/portfolio", () => {
 
   it("answers 429 RATE_LIMITED past the key's bucket (6, then one per 2 s)", async () => {
     let t = nowMs;
-    const limited = await serveApi({ rpcUrl: dn.anvil.rpcUrl, db: stack.store.db, indexed: stack.ix.liveReads().reads, clock: () => t, limiter: new RateLimiter(() => t, 1_000, true) });
+    const limited = await serveApi({
+      rpcUrl: dn.anvil.rpcUrl,
+      db: stack.store.db,
+      indexed: stack.ix.liveReads().reads,
+      clock: () => t,
+      limiter: new RateLimiter(() => t, 1_000, true),
+    });
     try {
       for (let i = 0; i < 6; i++) expect((await portfolio(traderKey, limited)).status, `call ${i + 1}`).toBe(200);
       const over = await portfolio(traderKey, limited);
@@ -153,14 +199,34 @@ describe("GET /api/v1/me/portfolio", () => {
     let t = nowMs;
     // The background workers that read the chain on their own (league standings, hosted ticks)
     // are off, and the treasury preview's first build is awaited: only the portfolio's calls are counted.
-    const quiet = { league: { cacheMs: 0, settleIntervalMs: 0 }, hostedScheduler: { intervalMs: 0 }, treasury: { cacheMs: 0 } };
-    const overProxy = await serveApi({ rpcUrl: proxy.url, db: stack.store.db, indexed: stack.ix.liveReads().reads, clock: () => t, ...quiet });
-    const noIndexer = await serveApi({ rpcUrl: dn.anvil.rpcUrl, db: stack.store.db, indexed: sqlIndexedReads(async () => { throw new Error("indexer gone"); }), clock: () => t });
+    const quiet = {
+      league: { cacheMs: 0, settleIntervalMs: 0 },
+      hostedScheduler: { intervalMs: 0 },
+      treasury: { cacheMs: 0 },
+    };
+    const overProxy = await serveApi({
+      rpcUrl: proxy.url,
+      db: stack.store.db,
+      indexed: stack.ix.liveReads().reads,
+      clock: () => t,
+      ...quiet,
+    });
+    const noIndexer = await serveApi({
+      rpcUrl: dn.anvil.rpcUrl,
+      db: stack.store.db,
+      indexed: sqlIndexedReads(async () => {
+        throw new Error("indexer gone");
+      }),
+      clock: () => t,
+    });
     try {
       expect((await portfolio(traderKey, overProxy)).status).toBe(200);
       // The registry seeds core records in the background when an app starts (its reads go
       // through the same proxy); a search waits for that seed, so nothing else is counted below.
-      expect((await overProxy.call("GET", "/api/v1/tokens?q=USDG", undefined, { authorization: `Bearer ${traderKey}` })).status).toBe(200);
+      expect(
+        (await overProxy.call("GET", "/api/v1/tokens?q=USDG", undefined, { authorization: `Bearer ${traderKey}` }))
+          .status,
+      ).toBe(200);
       await overProxy.app.services.treasury.reader.refresh();
       // A fresh answer costs the chain two calls: the block number, then one multicall at it.
       proxy.reset();
@@ -200,10 +266,27 @@ describe("one stale-mark rule: stats, trading and portfolio agree", () => {
     ]);
     const key = await stack.agent.signIn(holder);
     const feeds = fx();
-    const at: [Address, number][] = [[feeds.feedETH!, sunday - 60], [feeds.feedUSDG!, sunday - 60], [feeds.feedWBTC!, friday], [feeds.feedTSLA!, friday], [feeds.feedNVDA!, thursday]];
+    const at: [Address, number][] = [
+      [feeds.feedETH!, sunday - 60],
+      [feeds.feedUSDG!, sunday - 60],
+      [feeds.feedWBTC!, friday],
+      [feeds.feedTSLA!, friday],
+      [feeds.feedNVDA!, thursday],
+    ];
     for (const [feed, updatedAt] of at) {
-      const [, answer] = await dn.pub.readContract({ address: feed, abi: priceFeedAbi, functionName: "latestRoundData" });
-      await dn.mined(await dn.walletFor(dn.deployer).writeContract({ address: feed, abi: priceFeedAbi, functionName: "setAnswerAt", args: [answer, BigInt(updatedAt)] }));
+      const [, answer] = await dn.pub.readContract({
+        address: feed,
+        abi: priceFeedAbi,
+        functionName: "latestRoundData",
+      });
+      await dn.mined(
+        await dn.walletFor(dn.deployer).writeContract({
+          address: feed,
+          abi: priceFeedAbi,
+          functionName: "setAnswerAt",
+          args: [answer, BigInt(updatedAt)],
+        }),
+      );
     }
     await stack.ix.waitFor(await dn.pub.getBlockNumber());
     // Every round must be readable where the service reads marks before the clock moves.
@@ -222,7 +305,11 @@ describe("one stale-mark rule: stats, trading and portfolio agree", () => {
     const stats = (await api.call("GET", "/api/v1/stats")).json;
     const quotes: Record<string, any> = {};
     for (const symbol of Object.keys(expected)) {
-      const q = await stack.agent.post("/live/quote", { token_in: "USDG", token_out: symbol, amount_in: parseUnits("100", 6).toString() }, key);
+      const q = await stack.agent.post(
+        "/live/quote",
+        { token_in: "USDG", token_out: symbol, amount_in: parseUnits("100", 6).toString() },
+        key,
+      );
       expect(q.status, JSON.stringify(q.json)).toBe(200);
       quotes[symbol] = q.json;
     }
@@ -231,7 +318,10 @@ describe("one stale-mark rule: stats, trading and portfolio agree", () => {
       const row = stats.assets.find((a: any) => a.symbol === symbol);
       expect(row.stale, `stats ${symbol}: ${JSON.stringify(row)}`).toBe(stale);
       expect(quotes[symbol].marks.token_out.stale, `quote ${symbol}`).toBe(stale);
-      expect(quotes[symbol].risks.some((r: any) => r.code === "STALE_MARK"), `STALE_MARK ${symbol}`).toBe(stale);
+      expect(
+        quotes[symbol].risks.some((r: any) => r.code === "STALE_MARK"),
+        `STALE_MARK ${symbol}`,
+      ).toBe(stale);
       expect(held.holdings.find((h: any) => h.token === symbol).mark.stale, `portfolio ${symbol}`).toBe(stale);
     }
     expect(stats.assets.find((a: any) => a.symbol === "ETH").stale).toBe(false);

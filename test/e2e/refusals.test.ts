@@ -1,15 +1,22 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseEther, parseUnits, type Address } from "viem";
-import { privateKeyToAccount } from "viem/accounts";
+import type { privateKeyToAccount } from "viem/accounts";
 import type { Devnet } from "../helpers/devnet.js";
 import type { Indexer } from "../helpers/indexer.js";
 import { serveApi, type Api } from "../helpers/api.js";
 import { freshenMarket, startStack, type Stack } from "../helpers/stack.js";
-import { agentOf } from "../helpers/agent.js";
+import type { agentOf } from "../helpers/agent.js";
 import { approveForRouter, poolKeyOf, routerSwap } from "../helpers/trades.js";
 import { RateLimiter } from "../../api/http/rateLimit.js";
 import { startRpcProxy } from "../../devnet/rpcProxy.js";
-import { launchpadAbi, priceFeedAbi, proxyTokenAbi, sanctionsListAbi, stockRegistryAbi, stockTokenAbi } from "../../abis/fixtures.js";
+import {
+  launchpadAbi,
+  priceFeedAbi,
+  proxyTokenAbi,
+  sanctionsListAbi,
+  stockRegistryAbi,
+  stockTokenAbi,
+} from "../../abis/fixtures.js";
 import type { SqlIndexedReads } from "../../api/ports/indexed.js";
 
 /** live/prepare over HTTP: every refusal of SPEC.md "Risk and policy" and "Curve trades" that a plan can meet, with its status. */
@@ -21,9 +28,15 @@ let shield: NonNullable<Stack["shield"]>;
 let agent: ReturnType<typeof agentOf>;
 let wallet: ReturnType<typeof privateKeyToAccount>;
 let key: string;
-const fx = () => dn.universe.devnet!.fixtures as Record<string, Address> & { proxyToken: Address; launchToken: Address; namespacedToken: Address };
+const fx = () =>
+  dn.universe.devnet!.fixtures as Record<string, Address> & {
+    proxyToken: Address;
+    launchToken: Address;
+    namespacedToken: Address;
+  };
 
-const prepare = (body: Record<string, unknown>, k = key, a = api) => a.call("POST", "/api/v1/live/prepare", { wallet: wallet.address, ...body }, { authorization: `Bearer ${k}` });
+const prepare = (body: Record<string, unknown>, k = key, a = api) =>
+  a.call("POST", "/api/v1/live/prepare", { wallet: wallet.address, ...body }, { authorization: `Bearer ${k}` });
 async function refused(body: Record<string, unknown>, code: string, status = 422) {
   const r = await prepare(body);
   expect(r.status, `${code}: ${JSON.stringify(r.json)}`).toBe(status);
@@ -49,25 +62,55 @@ describe("request rules", () => {
     await refused({ token_in: "ETH", token_out: "USDG", amount_in: "1", notional_usd: 5 }, "BAD_REQUEST", 400);
     await refused({ token_in: "ETH", token_out: "USDG", amount_in: "0x10" }, "BAD_REQUEST", 400);
     await refused({ token_in: "ETH", token_out: "USDG", notional_usd: 10, slipage_bps: 10 }, "BAD_REQUEST", 400);
-    await refused({ token_in: "ETH", token_out: "USDG", notional_usd: 10, policies: ["block_severe"] }, "BAD_REQUEST", 400);
+    await refused(
+      { token_in: "ETH", token_out: "USDG", notional_usd: 10, policies: ["block_severe"] },
+      "BAD_REQUEST",
+      400,
+    );
     await refused({ token_in: "ETH", token_out: "USDG", notional_usd: 10, venues: ["sushi"] }, "BAD_REQUEST", 400);
     await refused({ token_in: "ETH", token_out: "USDG", notional_usd: 10, fee_bps: 0 }, "FEE_FIXED");
-    await refused({ token_in: "ETH", token_out: "USDG", notional_usd: 10, wallet: dn.universe.devnet!.accounts.traderA }, "WALLET_MISMATCH", 403);
-    const noWallet = await api.call("POST", "/api/v1/live/prepare", { token_in: "ETH", token_out: "USDG", notional_usd: 10 }, { authorization: `Bearer ${key}` });
+    await refused(
+      { token_in: "ETH", token_out: "USDG", notional_usd: 10, wallet: dn.universe.devnet!.accounts.traderA },
+      "WALLET_MISMATCH",
+      403,
+    );
+    const noWallet = await api.call(
+      "POST",
+      "/api/v1/live/prepare",
+      { token_in: "ETH", token_out: "USDG", notional_usd: 10 },
+      { authorization: `Bearer ${key}` },
+    );
     expect(noWallet.status).toBe(400);
   });
 
   it("451 SANCTIONED when the trading wallet joins the sanctions list after signing in", async () => {
     const w = await dn.freshWallet(parseEther("1"));
     const k = await agent.signIn(w);
-    await dn.mined(await dn.walletFor(dn.deployer).writeContract({ address: dn.universe.contracts.sanctionsList, abi: sanctionsListAbi, functionName: "addToSanctionsList", args: [[w.address]] }));
-    const r = await api.call("POST", "/api/v1/live/prepare", { wallet: w.address, token_in: "ETH", token_out: "USDG", notional_usd: 10 }, { authorization: `Bearer ${k}` });
+    await dn.mined(
+      await dn.walletFor(dn.deployer).writeContract({
+        address: dn.universe.contracts.sanctionsList,
+        abi: sanctionsListAbi,
+        functionName: "addToSanctionsList",
+        args: [[w.address]],
+      }),
+    );
+    const r = await api.call(
+      "POST",
+      "/api/v1/live/prepare",
+      { wallet: w.address, token_in: "ETH", token_out: "USDG", notional_usd: 10 },
+      { authorization: `Bearer ${k}` },
+    );
     expect(r.status).toBe(451);
     expect(r.json.error).toMatchObject({ code: "SANCTIONED", field: "wallet" });
     // Every keyed route refuses it; it may still revoke its own key.
-    for (const path of ["/tokens/USDG", "/me/trades", "/auth/me"]) expect((await agent.get(path, k)).status, path).toBe(451);
-    expect((await agent.post("/live/quote", { token_in: "ETH", token_out: "USDG", notional_usd: 10 }, k)).status).toBe(451);
-    expect((await api.call("POST", "/api/v1/auth/revoke", undefined, { authorization: `Bearer ${k}` })).status).toBe(200);
+    for (const path of ["/tokens/USDG", "/me/trades", "/auth/me"])
+      expect((await agent.get(path, k)).status, path).toBe(451);
+    expect((await agent.post("/live/quote", { token_in: "ETH", token_out: "USDG", notional_usd: 10 }, k)).status).toBe(
+      451,
+    );
+    expect((await api.call("POST", "/api/v1/auth/revoke", undefined, { authorization: `Bearer ${k}` })).status).toBe(
+      200,
+    );
   });
 
   it("tokens: TOKEN_NOT_ALLOWED, SAME_TOKEN, NO_ROUTE, TOKEN_UNKNOWN", async () => {
@@ -76,7 +119,10 @@ describe("request rules", () => {
     await refused({ token_in: "USDG", token_out: fx().noPoolToken, notional_usd: 10 }, "NO_ROUTE");
     await refused({ token_in: "ETH", token_out: "USDG", notional_usd: 10, route_id: "v4:0xdead" }, "NO_ROUTE");
     await refused({ token_in: "ETH", token_out: "USDG", notional_usd: 10, venues: ["curve"] }, "NO_ROUTE");
-    await refused({ token_in: "USDG", token_out: dn.universe.devnet!.accounts.traderB, notional_usd: 10 }, "TOKEN_UNKNOWN");
+    await refused(
+      { token_in: "USDG", token_out: dn.universe.devnet!.accounts.traderB, notional_usd: 10 },
+      "TOKEN_UNKNOWN",
+    );
     await refused({ token_in: "ETH", token_out: "USDG", notional_usd: 10, route_id: "zeroex" }, "QUOTE_ONLY");
   });
 });
@@ -94,16 +140,28 @@ describe("policy", () => {
     await refused({ token_in: "ETH", token_out: "USDG", notional_usd: 10_001 }, "MAX_NOTIONAL");
     await refused({ token_in: "ETH", token_out: "USDG", amount_in: parseEther("4").toString() }, "MAX_NOTIONAL");
     // A tier-C token allows $500.
-    await refused({ token_in: "USDG", token_out: fx().markupToken, notional_usd: 600, accept_risks: ["NO_INDEPENDENT_MARK"] }, "MAX_NOTIONAL");
-    expect((await prepare({ token_in: "ETH", token_out: "USDG", notional_usd: 900, slippage_bps: 500 })).status).toBe(200);
+    await refused(
+      { token_in: "USDG", token_out: fx().markupToken, notional_usd: 600, accept_risks: ["NO_INDEPENDENT_MARK"] },
+      "MAX_NOTIONAL",
+    );
+    expect((await prepare({ token_in: "ETH", token_out: "USDG", notional_usd: 900, slippage_bps: 500 })).status).toBe(
+      200,
+    );
     await refused({ token_in: "ETH", token_out: "USDG", notional_usd: 2_000, slippage_bps: 400 }, "MAX_SLIPPAGE");
-    await refused({ token_in: "ETH", token_out: "USDG", notional_usd: 10, min_amount_out: usdg("11") }, "LIMIT_NOT_REACHABLE");
+    await refused(
+      { token_in: "ETH", token_out: "USDG", notional_usd: 10, min_amount_out: usdg("11") },
+      "LIMIT_NOT_REACHABLE",
+    );
   });
 
   it("slippage defaults to the pair's for its size, as /config slippage_tolerance_by_size publishes", async () => {
     const config = (await api.call("GET", "/api/v1/config")).json;
-    const rows = config.limits.slippage_tolerance_by_size as { max_notional_usd: number; default_slippage_bps: { major: number; other: number } }[];
-    const quote = async (body: Record<string, unknown>) => (await api.call("POST", "/api/v1/live/quote", body, { authorization: `Bearer ${key}` })).json;
+    const rows = config.limits.slippage_tolerance_by_size as {
+      max_notional_usd: number;
+      default_slippage_bps: { major: number; other: number };
+    }[];
+    const quote = async (body: Record<string, unknown>) =>
+      (await api.call("POST", "/api/v1/live/quote", body, { authorization: `Bearer ${key}` })).json;
     const major = await quote({ token_in: "ETH", token_out: "USDG", notional_usd: 2_000 });
     expect([major.fee_class, major.slippage_bps]).toEqual(["major", rows[1]!.default_slippage_bps.major]);
     const other = await quote({ token_in: "USDG", token_out: "ORBIO", notional_usd: 2_000 });
@@ -112,7 +170,9 @@ describe("policy", () => {
     const small = await quote({ token_in: "USDG", token_out: "ORBIO", notional_usd: 100 });
     expect(small.slippage_bps).toBe(rows[0]!.default_slippage_bps.other);
     // A slippage the request names is kept as named.
-    expect((await quote({ token_in: "USDG", token_out: "ORBIO", notional_usd: 100, slippage_bps: 30 })).slippage_bps).toBe(30);
+    expect(
+      (await quote({ token_in: "USDG", token_out: "ORBIO", notional_usd: 100, slippage_bps: 30 })).slippage_bps,
+    ).toBe(30);
   });
 
   it("approvals: APPROVAL_MODE, APPROVAL_BUDGET, UNLIMITED_APPROVAL; UNLIMITED_APPROVAL_IN_PLACE is a check", async () => {
@@ -121,9 +181,15 @@ describe("policy", () => {
     await refused({ ...base, approval_budget_usd: 0 }, "APPROVAL_BUDGET");
     await refused({ ...base, approval_budget_usd: 10_001 }, "APPROVAL_BUDGET");
     await refused({ ...base, approval_mode: "unlimited" }, "UNLIMITED_APPROVAL");
-    const p = await prepare({ ...base, approval_mode: "unlimited", allow_unlimited_approval: true, permit_mode: "transaction" });
+    const p = await prepare({
+      ...base,
+      approval_mode: "unlimited",
+      allow_unlimited_approval: true,
+      permit_mode: "transaction",
+    });
     expect(p.status, JSON.stringify(p.json)).toBe(200);
-    for (const s of p.json.steps.filter((x: any) => x.kind === "approve")) await dn.mined(await dn.pub.sendRawTransaction({ serializedTransaction: await agent.sign(wallet, s.tx) }));
+    for (const s of p.json.steps.filter((x: any) => x.kind === "approve"))
+      await dn.mined(await dn.pub.sendRawTransaction({ serializedTransaction: await agent.sign(wallet, s.tx) }));
     const again = await prepare(base);
     expect(again.json.checks).toContain("UNLIMITED_APPROVAL_IN_PLACE");
     expect(again.json.steps.map((s: any) => s.kind)).toEqual(["swap"]);
@@ -132,7 +198,13 @@ describe("policy", () => {
   it("risks: RISK_NOT_ACCEPTED lists what is unaccepted; Shield policies give RISK_BLOCKED; an unreadable verdict is 503", async () => {
     const e = await refused({ token_in: "USDG", token_out: fx().proxyToken, notional_usd: 20 }, "RISK_NOT_ACCEPTED");
     expect(e.unaccepted).toEqual(["NO_INDEPENDENT_MARK"]);
-    const body = { token_in: "USDG", token_out: fx().proxyToken, notional_usd: 20, accept_risks: ["NO_INDEPENDENT_MARK"], shield: true };
+    const body = {
+      token_in: "USDG",
+      token_out: fx().proxyToken,
+      notional_usd: 20,
+      accept_risks: ["NO_INDEPENDENT_MARK"],
+      shield: true,
+    };
     const b1 = await refused({ ...body, policies: ["verified_only"] }, "RISK_BLOCKED");
     expect(b1).toMatchObject({ blocked: ["UNVERIFIED"], policy: ["verified_only"] });
     const b2 = await refused({ ...body, policies: ["block_severe"] }, "RISK_BLOCKED");
@@ -143,7 +215,11 @@ describe("policy", () => {
     expect(ok.json).toMatchObject({ shield: true, fee_bps: 60, fee_tier: 50 });
     expect(ok.json.report).toMatchObject({ verdict: "verified", source: "shield-stand-in" });
     expect(ok.json.report.tokens[fx().proxyToken.toLowerCase()].verdict).toBe("verified");
-    const core = await agent.post("/live/quote", { token_in: "ETH", token_out: "USDG", notional_usd: 10, shield: true }, key);
+    const core = await agent.post(
+      "/live/quote",
+      { token_in: "ETH", token_out: "USDG", notional_usd: 10, shield: true },
+      key,
+    );
     expect(core.json.report).toMatchObject({ verdict: null, tokens: {} });
     shield.down();
     await refused(body, "REPORT_UNAVAILABLE", 503);
@@ -157,10 +233,23 @@ describe("policy", () => {
     try {
       const whale = await dn.freshWallet(parseEther("1"), [[dn.token("WBTC"), parseUnits("20", 8)]]);
       await approveForRouter(dn, whale, dn.token("WBTC"));
-      await routerSwap(dn, whale, { poolKey: poolKeyOf(dn, "WBTC", "USDG"), tokenIn: dn.token("WBTC"), tokenOut: dn.token("USDG"), amountIn: parseUnits("15", 8), minOut: 0n, feeBips: 0n, feeRecipient: whale.address });
+      await routerSwap(dn, whale, {
+        poolKey: poolKeyOf(dn, "WBTC", "USDG"),
+        tokenIn: dn.token("WBTC"),
+        tokenOut: dn.token("USDG"),
+        amountIn: parseUnits("15", 8),
+        minOut: 0n,
+        feeBips: 0n,
+        feeRecipient: whale.address,
+      });
       // Pool states are re-read at most once a second.
       await new Promise((r) => setTimeout(r, 1_100));
-      const r = await prepare({ token_in: "WBTC", token_out: "USDG", notional_usd: 100, accept_risks: ["HIGH_PRICE_IMPACT"] });
+      const r = await prepare({
+        token_in: "WBTC",
+        token_out: "USDG",
+        notional_usd: 100,
+        accept_risks: ["HIGH_PRICE_IMPACT"],
+      });
       expect(r.status, JSON.stringify(r.json)).toBe(422);
       expect(r.json.error.code).toBe("ROUTE_VS_MID");
       expect(r.json.error.message).toMatch(/under the pool mid/);
@@ -169,28 +258,78 @@ describe("policy", () => {
     }
     await ix.waitFor(await dn.pub.getBlockNumber());
     // A size that moves a real pool shows in the quote as distance from the mid.
-    const q = await api.call("POST", "/api/v1/live/quote", { token_in: "USDG", token_out: "ORBIO", notional_usd: 9_900 }, { authorization: `Bearer ${key}` });
+    const q = await api.call(
+      "POST",
+      "/api/v1/live/quote",
+      { token_in: "USDG", token_out: "ORBIO", notional_usd: 9_900 },
+      { authorization: `Bearer ${key}` },
+    );
     expect(q.json.best.vs_mid_bps).toBeLessThan(-200);
     // TSLA's oracle doubles; its pool does not move.
     const feed = fx().feedTSLA!;
     const [, answer] = await dn.pub.readContract({ address: feed, abi: priceFeedAbi, functionName: "latestRoundData" });
-    await dn.mined(await dn.walletFor(dn.deployer).writeContract({ address: feed, abi: priceFeedAbi, functionName: "setAnswer", args: [answer * 2n] }));
+    await dn.mined(
+      await dn
+        .walletFor(dn.deployer)
+        .writeContract({ address: feed, abi: priceFeedAbi, functionName: "setAnswer", args: [answer * 2n] }),
+    );
     await ix.waitFor(await dn.pub.getBlockNumber());
     await new Promise((r) => setTimeout(r, 1_100));
-    const e = await refused({ token_in: "USDG", token_out: "TSLA", notional_usd: 100, owner_attests_non_us: true }, "ROUTE_VS_REF");
+    const e = await refused(
+      { token_in: "USDG", token_out: "TSLA", notional_usd: 100, owner_attests_non_us: true },
+      "ROUTE_VS_REF",
+    );
     expect(e.message).toMatch(/oracle/);
-    await dn.mined(await dn.walletFor(dn.deployer).writeContract({ address: feed, abi: priceFeedAbi, functionName: "setAnswer", args: [answer] }));
+    await dn.mined(
+      await dn
+        .walletFor(dn.deployer)
+        .writeContract({ address: feed, abi: priceFeedAbi, functionName: "setAnswer", args: [answer] }),
+    );
   });
 
   it("stock tokens: GEOFENCE, STOCK_PAUSED, WALLET_BLOCKED", async () => {
     await refused({ token_in: "USDG", token_out: "NVDA", notional_usd: 50 }, "GEOFENCE");
     const deployer = dn.walletFor(dn.deployer);
-    await dn.mined(await deployer.writeContract({ address: dn.universe.contracts.stockRegistry, abi: stockRegistryAbi, functionName: "setBlocked", args: [wallet.address, true] }));
-    await refused({ token_in: "USDG", token_out: "NVDA", notional_usd: 50, owner_attests_non_us: true }, "WALLET_BLOCKED");
-    await dn.mined(await deployer.writeContract({ address: dn.universe.contracts.stockRegistry, abi: stockRegistryAbi, functionName: "setBlocked", args: [wallet.address, false] }));
-    await dn.mined(await deployer.writeContract({ address: dn.token("NVDA"), abi: stockTokenAbi, functionName: "setTokenPaused", args: [true] }));
-    await refused({ token_in: "USDG", token_out: "NVDA", notional_usd: 50, owner_attests_non_us: true }, "STOCK_PAUSED");
-    await dn.mined(await deployer.writeContract({ address: dn.token("NVDA"), abi: stockTokenAbi, functionName: "setTokenPaused", args: [false] }));
+    await dn.mined(
+      await deployer.writeContract({
+        address: dn.universe.contracts.stockRegistry,
+        abi: stockRegistryAbi,
+        functionName: "setBlocked",
+        args: [wallet.address, true],
+      }),
+    );
+    await refused(
+      { token_in: "USDG", token_out: "NVDA", notional_usd: 50, owner_attests_non_us: true },
+      "WALLET_BLOCKED",
+    );
+    await dn.mined(
+      await deployer.writeContract({
+        address: dn.universe.contracts.stockRegistry,
+        abi: stockRegistryAbi,
+        functionName: "setBlocked",
+        args: [wallet.address, false],
+      }),
+    );
+    await dn.mined(
+      await deployer.writeContract({
+        address: dn.token("NVDA"),
+        abi: stockTokenAbi,
+        functionName: "setTokenPaused",
+        args: [true],
+      }),
+    );
+    await refused(
+      { token_in: "USDG", token_out: "NVDA", notional_usd: 50, owner_attests_non_us: true },
+      "STOCK_PAUSED",
+    );
+    await dn.mined(
+      await deployer.writeContract({
+        address: dn.token("NVDA"),
+        abi: stockTokenAbi,
+        functionName: "setTokenPaused",
+        args: [false],
+      }),
+    );
   });
 });
 
@@ -198,7 +337,13 @@ describe("simulation", () => {
   it("QUOTE_SIM_MISMATCH when a transfer tax eats the output; DRY_RUN_UNFUNDABLE; SIMULATION_FAILED when the sale reverts", async () => {
     // A 5% tax on each transfer: within 500 bps of slippage the router's minimum passes, but the
     // wallet receives about 90% of the quote.
-    const body = { token_in: "USDG", token_out: fx().feeOnTransfer, notional_usd: 20, accept_risks: ["NO_INDEPENDENT_MARK"], permit_mode: "transaction" };
+    const body = {
+      token_in: "USDG",
+      token_out: fx().feeOnTransfer,
+      notional_usd: 20,
+      accept_risks: ["NO_INDEPENDENT_MARK"],
+      permit_mode: "transaction",
+    };
     const e = await refused({ ...body, slippage_bps: 500 }, "QUOTE_SIM_MISMATCH");
     expect(BigInt(e.simulation.amount_out)).toBeLessThan(BigInt(e.quoted));
     // With the default 50 bps the router's own minimum stops it.
@@ -206,34 +351,98 @@ describe("simulation", () => {
     expect(f.simulation.ok).toBe(false);
     // Selling a honeypot: the wallet has none, the simulation lends it, and the transfer reverts.
     // A token whose balances overrides cannot reach: lending it for the dry run is impossible.
-    const u = await refused({ token_in: fx().namespacedToken, token_out: "USDG", amount_in: parseEther("10").toString(), accept_risks: ["NO_INDEPENDENT_MARK"], permit_mode: "transaction" }, "DRY_RUN_UNFUNDABLE");
+    const u = await refused(
+      {
+        token_in: fx().namespacedToken,
+        token_out: "USDG",
+        amount_in: parseEther("10").toString(),
+        accept_risks: ["NO_INDEPENDENT_MARK"],
+        permit_mode: "transaction",
+      },
+      "DRY_RUN_UNFUNDABLE",
+    );
     expect(u.message).toMatch(/fund false/);
-    await refused({ token_in: fx().honeypot, token_out: "USDG", amount_in: parseEther("5").toString(), accept_risks: ["NO_INDEPENDENT_MARK", "HONEYPOT"], permit_mode: "transaction" }, "SIMULATION_FAILED");
+    await refused(
+      {
+        token_in: fx().honeypot,
+        token_out: "USDG",
+        amount_in: parseEther("5").toString(),
+        accept_risks: ["NO_INDEPENDENT_MARK", "HONEYPOT"],
+        permit_mode: "transaction",
+      },
+      "SIMULATION_FAILED",
+    );
   });
 });
 
 describe("curve trades", () => {
   it("CURVE_PAIR, CURVE_GRADUATED, FEE_TOO_SMALL, SNIPE_TAX", async () => {
     await refused({ token_in: "USDG", token_out: fx().launchToken, notional_usd: 20 }, "CURVE_PAIR");
-    await refused({ token_in: "ETH", token_out: fx().launchToken, amount_in: parseEther("90").toString(), accept_risks: ["NO_INDEPENDENT_MARK"] }, "CURVE_GRADUATED");
-    await refused({ token_in: "ETH", token_out: fx().launchToken, amount_in: "100", accept_risks: ["NO_INDEPENDENT_MARK"] }, "FEE_TOO_SMALL");
+    await refused(
+      {
+        token_in: "ETH",
+        token_out: fx().launchToken,
+        amount_in: parseEther("90").toString(),
+        accept_risks: ["NO_INDEPENDENT_MARK"],
+      },
+      "CURVE_GRADUATED",
+    );
+    await refused(
+      { token_in: "ETH", token_out: fx().launchToken, amount_in: "100", accept_risks: ["NO_INDEPENDENT_MARK"] },
+      "FEE_TOO_SMALL",
+    );
     // A token launched this block is inside its snipe-tax window.
     const creator = await dn.freshWallet(parseEther("1"));
-    const hash = await dn.walletFor(creator).writeContract({ address: dn.universe.contracts.launchpad, abi: launchpadAbi, functionName: "launch", args: ["Fresh", "FRSH", 0] });
+    const hash = await dn.walletFor(creator).writeContract({
+      address: dn.universe.contracts.launchpad,
+      abi: launchpadAbi,
+      functionName: "launch",
+      args: ["Fresh", "FRSH", 0],
+    });
     await dn.mined(hash);
     await ix.waitFor(await dn.pub.getBlockNumber());
-    const count = await dn.pub.readContract({ address: dn.universe.contracts.launchpad, abi: launchpadAbi, functionName: "tokenCount" });
-    const token = await dn.pub.readContract({ address: dn.universe.contracts.launchpad, abi: launchpadAbi, functionName: "tokens", args: [count - 1n] });
-    const e = await refused({ token_in: "ETH", token_out: token, amount_in: parseEther("0.01").toString(), accept_risks: ["NO_INDEPENDENT_MARK"] }, "SNIPE_TAX");
+    const count = await dn.pub.readContract({
+      address: dn.universe.contracts.launchpad,
+      abi: launchpadAbi,
+      functionName: "tokenCount",
+    });
+    const token = await dn.pub.readContract({
+      address: dn.universe.contracts.launchpad,
+      abi: launchpadAbi,
+      functionName: "tokens",
+      args: [count - 1n],
+    });
+    const e = await refused(
+      {
+        token_in: "ETH",
+        token_out: token,
+        amount_in: parseEther("0.01").toString(),
+        accept_risks: ["NO_INDEPENDENT_MARK"],
+      },
+      "SNIPE_TAX",
+    );
     expect(e.message).toMatch(/snipe/);
   });
 });
 
 describe("a token that changed under the registry", () => {
   it("409 TOKEN_CHANGED when a proxy token's implementation moved since its screen", async () => {
-    const body = { token_in: "USDG", token_out: fx().proxyToken, notional_usd: 20, accept_risks: ["NO_INDEPENDENT_MARK"], permit_mode: "transaction" };
+    const body = {
+      token_in: "USDG",
+      token_out: fx().proxyToken,
+      notional_usd: 20,
+      accept_risks: ["NO_INDEPENDENT_MARK"],
+      permit_mode: "transaction",
+    };
     expect((await prepare(body)).status).toBe(200);
-    await dn.mined(await dn.walletFor(dn.deployer).writeContract({ address: fx().proxyToken, abi: proxyTokenAbi, functionName: "upgradeProxyTo", args: [fx().proxyImplV2!] }));
+    await dn.mined(
+      await dn.walletFor(dn.deployer).writeContract({
+        address: fx().proxyToken,
+        abi: proxyTokenAbi,
+        functionName: "upgradeProxyTo",
+        args: [fx().proxyImplV2!],
+      }),
+    );
     // The implementation is re-read at most every 5 s.
     await new Promise((r) => setTimeout(r, 5_100));
     await refused(body, "TOKEN_CHANGED", 409);
@@ -247,10 +456,23 @@ describe("outside the happy path of the service itself", () => {
     // An indexer that has not yet read the universe's pools (and, second, no oracle round). A real
     // Ponder cannot be held there: its PostgreSQL views appear only once the backfill is done, so
     // the reads are the real ones with those two tables seen empty.
-    const lagging: SqlIndexedReads = { ...real, pools: async () => [], latestMark: async (feed, now) => (marks ? real.latestMark(feed, now) : null) };
-    const lag = await serveApi({ rpcUrl: dn.anvil.rpcUrl, db: store.db, indexed: lagging, limiter: new RateLimiter(Date.now, 10_000, false) });
+    const lagging: SqlIndexedReads = {
+      ...real,
+      pools: async () => [],
+      latestMark: async (feed, now) => (marks ? real.latestMark(feed, now) : null),
+    };
+    const lag = await serveApi({
+      rpcUrl: dn.anvil.rpcUrl,
+      db: store.db,
+      indexed: lagging,
+      limiter: new RateLimiter(Date.now, 10_000, false),
+    });
     try {
-      const r = await prepare({ token_in: "ETH", token_out: "USDG", amount_in: parseEther("0.01").toString() }, key, lag);
+      const r = await prepare(
+        { token_in: "ETH", token_out: "USDG", amount_in: parseEther("0.01").toString() },
+        key,
+        lag,
+      );
       expect(r.status).toBe(422);
       expect(r.json.error.code).toBe("NO_REFERENCE_MID");
       marks = false;
@@ -272,7 +494,12 @@ describe("outside the happy path of the service itself", () => {
     try {
       const e = await refused({ token_in: "ETH", token_out: "USDG", notional_usd: 10 }, "VENUE_FAILED", 502);
       expect(e.message).toMatch(/v4:/);
-      const q = await api.call("POST", "/api/v1/live/quote", { token_in: "ETH", token_out: "USDG", notional_usd: 10 }, { authorization: `Bearer ${key}` });
+      const q = await api.call(
+        "POST",
+        "/api/v1/live/quote",
+        { token_in: "ETH", token_out: "USDG", notional_usd: 10 },
+        { authorization: `Bearer ${key}` },
+      );
       expect([q.status, q.json.error.code]).toEqual([502, "VENUE_FAILED"]);
       expect(q.headers.get("retry-after")).toBeTruthy();
       await refused({ token_in: "USDG", token_out: fx().noPoolToken, notional_usd: 10 }, "NO_ROUTE");
@@ -284,7 +511,12 @@ describe("outside the happy path of the service itself", () => {
 
   it("502 RPC_UNAVAILABLE when the chain stops answering mid-session (prepare and quote)", async () => {
     const proxy = await startRpcProxy(dn.anvil.rpcUrl);
-    const flaky = await serveApi({ rpcUrl: proxy.url, db: store.db, indexed: ix.liveReads().reads, limiter: new RateLimiter(Date.now, 10_000, false) });
+    const flaky = await serveApi({
+      rpcUrl: proxy.url,
+      db: store.db,
+      indexed: ix.liveReads().reads,
+      limiter: new RateLimiter(Date.now, 10_000, false),
+    });
     try {
       const body = { token_in: "ETH", token_out: fx().proxyToken, notional_usd: 10 };
       expect((await prepare({ token_in: "ETH", token_out: "USDG", notional_usd: 10 }, key, flaky)).status).toBe(200);
@@ -293,7 +525,12 @@ describe("outside the happy path of the service itself", () => {
       expect(r.status, JSON.stringify(r.json)).toBe(502);
       expect(r.json.error.code).toBe("RPC_UNAVAILABLE");
       expect(r.headers.get("retry-after")).toBeTruthy();
-      const q = await flaky.call("POST", "/api/v1/live/quote", { token_in: "ETH", token_out: "USDG", notional_usd: 10 }, { authorization: `Bearer ${key}` });
+      const q = await flaky.call(
+        "POST",
+        "/api/v1/live/quote",
+        { token_in: "ETH", token_out: "USDG", notional_usd: 10 },
+        { authorization: `Bearer ${key}` },
+      );
       expect([q.status, q.json.error.code]).toEqual([502, "RPC_UNAVAILABLE"]);
     } finally {
       await flaky.close();
@@ -305,9 +542,24 @@ describe("outside the happy path of the service itself", () => {
     const limited = await serveApi({ rpcUrl: dn.anvil.rpcUrl, db: store.db, indexed: ix.liveReads().reads });
     try {
       const codes: number[] = [];
-      for (let i = 0; i < 7; i++) codes.push((await limited.call("POST", "/api/v1/live/quote", { token_in: "ETH", token_out: "USDG", notional_usd: 10 }, { authorization: `Bearer ${key}` })).status);
+      for (let i = 0; i < 7; i++)
+        codes.push(
+          (
+            await limited.call(
+              "POST",
+              "/api/v1/live/quote",
+              { token_in: "ETH", token_out: "USDG", notional_usd: 10 },
+              { authorization: `Bearer ${key}` },
+            )
+          ).status,
+        );
       expect(codes.slice(0, 6).every((c) => c === 200)).toBe(true);
-      const last = await limited.call("POST", "/api/v1/live/quote", { token_in: "ETH", token_out: "USDG", notional_usd: 10 }, { authorization: `Bearer ${key}` });
+      const last = await limited.call(
+        "POST",
+        "/api/v1/live/quote",
+        { token_in: "ETH", token_out: "USDG", notional_usd: 10 },
+        { authorization: `Bearer ${key}` },
+      );
       expect(last.status).toBe(429);
       expect(last.json.error.code).toBe("RATE_LIMITED");
       expect(Number(last.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);

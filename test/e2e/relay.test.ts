@@ -11,7 +11,7 @@ import { httpSequencer } from "../../api/ports/sequencer.js";
 import { startSequencerStandIn } from "../../devnet/sequencerStandIn.js";
 import { freePort } from "../../devnet/anvil.js";
 import { Command, universalRouterAbi } from "../../abis/universalRouter.js";
-import { inputs } from "../../lib/router.js";
+import { inputs } from "../../lib/router/encode.js";
 
 /** live/submit: only what was built for this key, signed by its wallet, relayed once. */
 let dn: Devnet;
@@ -21,8 +21,18 @@ let api: Api;
 let agent: ReturnType<typeof agentOf>;
 type Account = ReturnType<typeof privateKeyToAccount>;
 
-async function planFor(a: Account, key: string, eth = "0.02", a2 = api): Promise<{ tx: PlanTx; plan_id: number; fee: { amount: string }; amount_out_min: string }> {
-  const r = await a2.call("POST", "/api/v1/live/prepare", { wallet: a.address, token_in: "ETH", token_out: "USDG", amount_in: parseEther(eth).toString() }, { authorization: `Bearer ${key}` });
+async function planFor(
+  a: Account,
+  key: string,
+  eth = "0.02",
+  a2 = api,
+): Promise<{ tx: PlanTx; plan_id: number; fee: { amount: string }; amount_out_min: string }> {
+  const r = await a2.call(
+    "POST",
+    "/api/v1/live/prepare",
+    { wallet: a.address, token_in: "ETH", token_out: "USDG", amount_in: parseEther(eth).toString() },
+    { authorization: `Bearer ${key}` },
+  );
   expect(r.status, JSON.stringify(r.json)).toBe(200);
   return r.json;
 }
@@ -41,7 +51,8 @@ function inputOf(data: Hex, command: number): Hex {
   const [commands, ins] = args as unknown as [Hex, Hex[]];
   return ins[(commands.slice(2).match(/../g) ?? []).findIndex((b) => parseInt(b, 16) === command)]!;
 }
-const submit = (body: unknown, key: string, a = api) => a.call("POST", "/api/v1/live/submit", body, { authorization: `Bearer ${key}` });
+const submit = (body: unknown, key: string, a = api) =>
+  a.call("POST", "/api/v1/live/submit", body, { authorization: `Bearer ${key}` });
 
 let stack: Stack;
 beforeAll(async () => {
@@ -55,13 +66,53 @@ describe("NOT_AS_BUILT", () => {
     const a = await dn.freshWallet(parseEther("5"));
     const key = await agent.signIn(a);
     const p = await planFor(a, key);
-    const [token, , min] = decodeAbiParameters([{ type: "address" }, { type: "address" }, { type: "uint256" }], inputOf(p.tx.data, Command.SWEEP));
+    const [token, , min] = decodeAbiParameters(
+      [{ type: "address" }, { type: "address" }, { type: "uint256" }],
+      inputOf(p.tx.data, Command.SWEEP),
+    );
     const thief = privateKeyToAccount(generatePrivateKey()).address;
     const cases: [string, PlanTx, string][] = [
-      ["recipient", { ...p.tx, data: withInput(p.tx.data, Command.SWEEP, inputs.sweep(token, thief, min)) }, "recipient"],
-      ["amount", { ...p.tx, data: withInput(p.tx.data, Command.SWEEP, inputs.sweep(token, "0x0000000000000000000000000000000000000001", 0n)) }, "amount_out_min"],
-      ["fee", { ...p.tx, data: withInput(p.tx.data, Command.TRANSFER, inputs.transfer("0x0000000000000000000000000000000000000000", api.config.feeRecipient, 1n)) }, "fee_amount"],
-      ["fee recipient", { ...p.tx, data: withInput(p.tx.data, Command.TRANSFER, inputs.transfer("0x0000000000000000000000000000000000000000", thief, BigInt(p.fee.amount))) }, "fee_recipient"],
+      [
+        "recipient",
+        { ...p.tx, data: withInput(p.tx.data, Command.SWEEP, inputs.sweep(token, thief, min)) },
+        "recipient",
+      ],
+      [
+        "amount",
+        {
+          ...p.tx,
+          data: withInput(
+            p.tx.data,
+            Command.SWEEP,
+            inputs.sweep(token, "0x0000000000000000000000000000000000000001", 0n),
+          ),
+        },
+        "amount_out_min",
+      ],
+      [
+        "fee",
+        {
+          ...p.tx,
+          data: withInput(
+            p.tx.data,
+            Command.TRANSFER,
+            inputs.transfer("0x0000000000000000000000000000000000000000", api.config.feeRecipient, 1n),
+          ),
+        },
+        "fee_amount",
+      ],
+      [
+        "fee recipient",
+        {
+          ...p.tx,
+          data: withInput(
+            p.tx.data,
+            Command.TRANSFER,
+            inputs.transfer("0x0000000000000000000000000000000000000000", thief, BigInt(p.fee.amount)),
+          ),
+        },
+        "fee_recipient",
+      ],
       ["router", { ...p.tx, to: dn.token("WETH") }, "to"],
       ["value", { ...p.tx, value: parseEther("0.03").toString() }, "value"],
     ];
@@ -69,7 +120,10 @@ describe("NOT_AS_BUILT", () => {
       const r = await submit({ raw_tx: await agent.sign(a, tx) }, key);
       expect(r.status, name).toBe(422);
       expect(r.json.error.code, name).toBe("NOT_AS_BUILT");
-      expect(r.json.error.diffs.map((d: any) => d.field), name).toEqual([field]);
+      expect(
+        r.json.error.diffs.map((d: any) => d.field),
+        name,
+      ).toEqual([field]);
       expect(r.json.error.plan_id).toBe(p.plan_id);
     }
     const recipientDiff = (await submit({ raw_tx: await agent.sign(a, cases[0]![1]) }, key)).json.error.diffs[0];
@@ -139,10 +193,22 @@ describe("the sequencer", () => {
 
   it("502 SEQUENCER_UNREACHABLE when nobody answers (closed port, or a sequencer that hangs)", async () => {
     const a = await dn.freshWallet(parseEther("5"));
-    const closed = await serveApi({ rpcUrl: dn.anvil.rpcUrl, db: store.db, indexed: ix.liveReads().reads, limiter: new RateLimiter(Date.now, 10_000, false), sequencer: httpSequencer(`http://127.0.0.1:${await freePort()}`, 500) });
+    const closed = await serveApi({
+      rpcUrl: dn.anvil.rpcUrl,
+      db: store.db,
+      indexed: ix.liveReads().reads,
+      limiter: new RateLimiter(Date.now, 10_000, false),
+      sequencer: httpSequencer(`http://127.0.0.1:${await freePort()}`, 500),
+    });
     const standIn = await startSequencerStandIn(dn.anvil.rpcUrl);
     standIn.mode("silent");
-    const hanging = await serveApi({ rpcUrl: dn.anvil.rpcUrl, db: store.db, indexed: ix.liveReads().reads, limiter: new RateLimiter(Date.now, 10_000, false), sequencer: httpSequencer(standIn.url, 500) });
+    const hanging = await serveApi({
+      rpcUrl: dn.anvil.rpcUrl,
+      db: store.db,
+      indexed: ix.liveReads().reads,
+      limiter: new RateLimiter(Date.now, 10_000, false),
+      sequencer: httpSequencer(standIn.url, 500),
+    });
     try {
       for (const app of [closed, hanging]) {
         const ag = agentOf(app, dn);
@@ -164,7 +230,13 @@ describe("the sequencer", () => {
   });
 
   it("403 SUBMIT_DISABLED on a server that does not relay", async () => {
-    const off = await serveApi({ rpcUrl: dn.anvil.rpcUrl, db: store.db, indexed: ix.liveReads().reads, limiter: new RateLimiter(Date.now, 10_000, false), config: { submitEnabled: false } });
+    const off = await serveApi({
+      rpcUrl: dn.anvil.rpcUrl,
+      db: store.db,
+      indexed: ix.liveReads().reads,
+      limiter: new RateLimiter(Date.now, 10_000, false),
+      config: { submitEnabled: false },
+    });
     try {
       const a = await dn.freshWallet(parseEther("1"));
       const key = await agentOf(off, dn).signIn(a);
@@ -181,7 +253,14 @@ describe("the sequencer", () => {
     standIn.mode("blackhole");
     let offset = 0;
     const clock = () => Date.now() + offset;
-    const app = await serveApi({ rpcUrl: dn.anvil.rpcUrl, db: store.db, indexed: ix.liveReads().reads, limiter: new RateLimiter(clock, 10_000, false), sequencer: httpSequencer(standIn.url, 500), clock });
+    const app = await serveApi({
+      rpcUrl: dn.anvil.rpcUrl,
+      db: store.db,
+      indexed: ix.liveReads().reads,
+      limiter: new RateLimiter(clock, 10_000, false),
+      sequencer: httpSequencer(standIn.url, 500),
+      clock,
+    });
     try {
       const a = await dn.freshWallet(parseEther("5"));
       const ag = agentOf(app, dn);
@@ -193,13 +272,24 @@ describe("the sequencer", () => {
       expect(r.json.tx_hash).toBe(keccak256(raw));
       // Pending: the amount out is the plan's minimum (as prepare answered it), not yet an actual.
       expect(BigInt(p.amount_out_min)).toBeGreaterThan(0n);
-      expect((await ag.get("/me/trades", key)).json.trades[0]).toMatchObject({ status: "pending", amount_out_kind: "minimum", amount_out: p.amount_out_min, amount_out_min: p.amount_out_min });
+      expect((await ag.get("/me/trades", key)).json.trades[0]).toMatchObject({
+        status: "pending",
+        amount_out_kind: "minimum",
+        amount_out: p.amount_out_min,
+        amount_out_min: p.amount_out_min,
+      });
       offset = 3_601_000;
       expect((await ag.get("/me/trades", key)).json.trades).toEqual([]);
-      expect((await ag.get("/me/trades?refused=1", key)).json.trades[0]).toMatchObject({ status: "dropped", tx_hash: keccak256(raw) });
+      expect((await ag.get("/me/trades?refused=1", key)).json.trades[0]).toMatchObject({
+        status: "dropped",
+        tx_hash: keccak256(raw),
+      });
       // The relay watcher (same service clock) finds no receipt for it: still dropped after a pass.
       await app.app.services.watcher.tick();
-      expect((await ag.get("/me/trades?refused=1", key)).json.trades[0]).toMatchObject({ status: "dropped", block: null });
+      expect((await ag.get("/me/trades?refused=1", key)).json.trades[0]).toMatchObject({
+        status: "dropped",
+        block: null,
+      });
     } finally {
       await app.app.stop();
       await app.close();

@@ -44,13 +44,28 @@ afterAll(async () => {
   await dn?.stop();
 });
 
-const sample = (path: string) => path.replace(/:address/g, "0x00000000000000000000000000000000000000a1").replace(/:\w+/g, "1");
+const sample = (path: string) =>
+  path.replace(/:address/g, "0x00000000000000000000000000000000000000a1").replace(/:\w+/g, "1");
 
 async function ask(method: string, path: string, headers: Record<string, string> = {}) {
   const body = method === "GET" ? undefined : "{}";
-  const res = await fetch(`${api.url}${path}`, { method, headers: { ...(body ? { "content-type": "application/json" } : {}), ...headers }, body });
+  const res = await fetch(`${api.url}${path}`, {
+    method,
+    headers: { ...(body ? { "content-type": "application/json" } : {}), ...headers },
+    body,
+  });
   const text = await res.text();
-  return { status: res.status, retryAfter: res.headers.get("retry-after"), code: (() => { try { return JSON.parse(text).error?.code; } catch { return undefined; } })() };
+  return {
+    status: res.status,
+    retryAfter: res.headers.get("retry-after"),
+    code: (() => {
+      try {
+        return JSON.parse(text).error?.code;
+      } catch {
+        return undefined;
+      }
+    })(),
+  };
 }
 
 /** Asks until 429 (at most `max` times): the statuses seen before it, and the refusal. */
@@ -67,7 +82,9 @@ async function untilRefused(method: string, path: string, max: number, headers: 
 /** Every route the app serves (middleware and the 404/405 fallbacks are method ALL), the auth/revoke routes last: they end the key. */
 const routes = () => {
   const seen = new Set<string>();
-  const list = api.app.routes.filter((r) => r.method !== "ALL").filter((r) => !seen.has(`${r.method} ${r.path}`) && seen.add(`${r.method} ${r.path}`));
+  const list = api.app.routes
+    .filter((r) => r.method !== "ALL")
+    .filter((r) => !seen.has(`${r.method} ${r.path}`) && seen.add(`${r.method} ${r.path}`));
   return list.sort((a, b) => Number(a.path.endsWith("/auth/revoke")) - Number(b.path.endsWith("/auth/revoke")));
 };
 
@@ -79,7 +96,8 @@ describe("every route spends a bucket", () => {
     for (const r of list) {
       limiter.fresh();
       const { before, refusal } = await untilRefused(r.method, sample(r.path), RATE_RULES.public.burst + 5);
-      if (!refusal || refusal.code !== "RATE_LIMITED" || Number(refusal.retryAfter) < 1) unlimited.push(`${r.method} ${r.path} (${before.slice(-3).join(",")})`);
+      if (!refusal || refusal.code !== "RATE_LIMITED" || Number(refusal.retryAfter) < 1)
+        unlimited.push(`${r.method} ${r.path} (${before.slice(-3).join(",")})`);
     }
     expect(unlimited).toEqual([]);
   }, 300_000);
@@ -98,20 +116,58 @@ describe("every route spends a bucket", () => {
       keyed++;
       limiter.fresh();
       const { before, refusal } = await untilRefused(r.method, sample(r.path), RATE_RULES.key.burst + 5, auth);
-      if (!refusal || refusal.code !== "RATE_LIMITED" || Number(refusal.retryAfter) < 1 || before.includes(401)) unlimited.push(`${r.method} ${r.path} (${before.slice(-3).join(",")})`);
+      if (!refusal || refusal.code !== "RATE_LIMITED" || Number(refusal.retryAfter) < 1 || before.includes(401))
+        unlimited.push(`${r.method} ${r.path} (${before.slice(-3).join(",")})`);
     }
     expect(keyed).toBeGreaterThan(30);
     expect(unlimited).toEqual([]);
   }, 300_000);
 });
 
+describe("POST /api/v1/live/fast", () => {
+  it("spends its liveFast bucket only when it simulates: a relaying call with simulate false spends only the key's bucket", async () => {
+    limiter.fresh();
+    const key = await agentOf(api, dn).signIn(privateKeyToAccount(generatePrivateKey()));
+    const auth = { authorization: `Bearer ${key}` };
+    const statuses = async (body: Record<string, unknown>, n: number) => {
+      const seen: number[] = [];
+      for (let i = 0; i < n; i++)
+        seen.push(
+          (
+            await fetch(`${api.url}/api/v1/live/fast`, {
+              method: "POST",
+              headers: { "content-type": "application/json", ...auth },
+              body: JSON.stringify(body),
+            })
+          ).status,
+        );
+      return seen;
+    };
+    // Past liveFast's burst but under the key's: only the liveFast bucket can refuse.
+    const n = RATE_RULES.liveFast.burst + 2;
+    expect(RATE_RULES.key.burst).toBeGreaterThan(n);
+    limiter.fresh();
+    expect(await statuses({ simulate: false }, n)).not.toContain(429);
+    for (const body of [{}, { simulate: true }, { simulate: false, check_only: true }]) {
+      limiter.fresh();
+      const seen = await statuses(body, n);
+      expect(seen.indexOf(429), JSON.stringify(body)).toBe(RATE_RULES.liveFast.burst);
+    }
+  });
+});
+
 describe("POST /mcp and GET /api/v1/openapi.json", () => {
   it("/mcp answers 429 past its bucket (60 per client address), whatever the JSON-RPC says", async () => {
     limiter.fresh();
     const call = (body: unknown) =>
-      fetch(`${api.url}/mcp`, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream" }, body: JSON.stringify(body) });
+      fetch(`${api.url}/mcp`, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+        body: JSON.stringify(body),
+      });
     const statuses: number[] = [];
-    for (let i = 0; i < RATE_RULES.mcp.burst; i++) statuses.push((await call(i % 2 ? { jsonrpc: "2.0", id: i, method: "tools/list" } : { nonsense: true })).status);
+    for (let i = 0; i < RATE_RULES.mcp.burst; i++)
+      statuses.push((await call(i % 2 ? { jsonrpc: "2.0", id: i, method: "tools/list" } : { nonsense: true })).status);
     expect(statuses).not.toContain(429);
     const refused = await call({ jsonrpc: "2.0", id: 1, method: "tools/list" });
     expect(refused.status).toBe(429);
@@ -165,13 +221,15 @@ describe("POST /mcp and GET /api/v1/openapi.json", () => {
 /** A GET over node:http, which leaves Content-Encoding to the caller. */
 async function rawGet(path: string, headers: Record<string, string>) {
   const http = await import("node:http");
-  return new Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }>((resolve, reject) => {
-    http
-      .get(`${api.url}${path}`, { headers }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on("data", (c: Buffer) => chunks.push(c));
-        res.on("end", () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }));
-      })
-      .on("error", reject);
-  });
+  return new Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }>(
+    (resolve, reject) => {
+      http
+        .get(`${api.url}${path}`, { headers }, (res) => {
+          const chunks: Buffer[] = [];
+          res.on("data", (c: Buffer) => chunks.push(c));
+          res.on("end", () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }));
+        })
+        .on("error", reject);
+    },
+  );
 }

@@ -15,15 +15,25 @@ const checkpoint = (block: number, ts: number) =>
 
 async function setIndexerHead(db: Db, block: number | null) {
   await db.query("DELETE FROM _ponder_checkpoint");
-  if (block !== null) await db.query("INSERT INTO _ponder_checkpoint (chain_name, chain_id, latest_checkpoint) VALUES ('robinhood', 4663, $1)", [checkpoint(block, 1_700_000_000)]);
+  if (block !== null)
+    await db.query(
+      "INSERT INTO _ponder_checkpoint (chain_name, chain_id, latest_checkpoint) VALUES ('robinhood', 4663, $1)",
+      [checkpoint(block, 1_700_000_000)],
+    );
 }
 
 beforeAll(async () => {
   dn = await startDevnet();
   store = await freshStore("pglite");
   // The table Ponder keeps its progress in (same columns as Ponder 0.16 writes).
-  await store.db.query("CREATE TABLE _ponder_checkpoint (chain_name text PRIMARY KEY, chain_id bigint, latest_checkpoint varchar(75))");
-  api = await serveApi({ rpcUrl: dn.anvil.rpcUrl, db: store.db, indexed: sqlIndexedReads((text, params) => store.db.query(text, params)) });
+  await store.db.query(
+    "CREATE TABLE _ponder_checkpoint (chain_name text PRIMARY KEY, chain_id bigint, latest_checkpoint varchar(75))",
+  );
+  api = await serveApi({
+    rpcUrl: dn.anvil.rpcUrl,
+    db: store.db,
+    indexed: sqlIndexedReads((text, params) => store.db.query(text, params)),
+  });
 });
 afterAll(async () => {
   await api?.close();
@@ -44,19 +54,41 @@ describe("GET /api/v1/config", () => {
     expect(body.permit_contract).toBe("0x000000000022D473030F116dDEE9F6B43aC78BA3");
     expect(body.multicall).toBe("0xcA11bde05977b3631167028862bE2a173976CA11");
     expect(Object.keys(body.tokens).sort()).toEqual(["ETH", "NVDA", "ORBIO", "TSLA", "USDG", "WBTC", "WETH"]);
-    expect(body.tokens.USDG).toEqual({ address: u.tokens.USDG!.address, decimals: 6, kind: "stable", native: false, feed: u.tokens.USDG!.feed ?? null });
+    expect(body.tokens.USDG).toEqual({
+      address: u.tokens.USDG!.address,
+      decimals: 6,
+      kind: "stable",
+      native: false,
+      feed: u.tokens.USDG!.feed ?? null,
+    });
     expect(body.tokens.ETH.feed).toBe(u.tokens.ETH!.feed);
     expect(body.tokens.ETH.native).toBe(true);
-    expect(body.auth).toMatchObject({ challenge_ttl_s: 300, key_ttl_s: 2592000, key_prefix: "pit_w_", require_partner_agent: false, version: "1" });
+    expect(body.auth).toMatchObject({
+      challenge_ttl_s: 300,
+      key_ttl_s: 2592000,
+      key_prefix: "pit_w_",
+      require_partner_agent: false,
+      version: "1",
+    });
     expect(body.auth.domain).toBe(api.config.authDomain);
-    expect(body.fee).toMatchObject({ schedule: 2, other_bps: 50, shield_add_bps: 10, max_bps: 100, recipient: u.devnet!.accounts.platform });
+    expect(body.fee).toMatchObject({
+      schedule: 2,
+      other_bps: 50,
+      shield_add_bps: 10,
+      max_bps: 100,
+      recipient: u.devnet!.accounts.platform,
+    });
     expect(body.fee.major_tiers[0]).toEqual({ min_30d_volume_usd: 0, bps: 25 });
     expect(body.fee.major_symbols.sort()).toEqual(["ETH", "NVDA", "TSLA", "USDG", "WBTC", "WETH"]);
     expect(body.fee.major_tiers.at(-1).bps).toBe(10);
     expect(body.risks.HONEYPOT).toBe("severe");
     expect(body.high_price_impact_bps).toBe(1000);
     expect(body.price_impact_bps).toBe(300);
-    expect(body.limits).toMatchObject({ max_notional_usd: 10_000, permit_trade_expiry_s: 1800, default_approval_budget_usd: 25 });
+    expect(body.limits).toMatchObject({
+      max_notional_usd: 10_000,
+      permit_trade_expiry_s: 1800,
+      default_approval_budget_usd: 25,
+    });
     expect(body.limits.approval_modes).toEqual(["budget", "exact", "unlimited"]);
     expect(body.session).toMatchObject({
       cosigner: u.devnet!.accounts.cosigner,
@@ -69,15 +101,36 @@ describe("GET /api/v1/config", () => {
     expect(body.universe.tiers).toEqual(["A", "B", "C", "blocked"]);
     // The canonical pools clients pin: every hookless universe pool between config tokens, none of a fixture token.
     const core = new Set(Object.values(body.tokens).map((t: any) => t.address.toLowerCase()));
-    const canonical = u.pools.filter((p) => BigInt(p.hooks) === 0n && core.has(p.currency0.toLowerCase()) && core.has(p.currency1.toLowerCase()));
-    expect(canonical.map((p) => `${p.symbol0}/${p.symbol1}`).sort()).toEqual(["ETH/USDG", "NVDA/USDG", "ORBIO/USDG", "TSLA/USDG", "WBTC/USDG"]);
-    expect(body.universe.pools).toEqual(canonical.map((p) => ({ id: p.id, currency0: p.currency0, currency1: p.currency1, fee: p.fee, tick_spacing: p.tickSpacing, hooks: p.hooks })));
+    const canonical = u.pools.filter(
+      (p) => BigInt(p.hooks) === 0n && core.has(p.currency0.toLowerCase()) && core.has(p.currency1.toLowerCase()),
+    );
+    expect(canonical.map((p) => `${p.symbol0}/${p.symbol1}`).sort()).toEqual([
+      "ETH/USDG",
+      "NVDA/USDG",
+      "ORBIO/USDG",
+      "TSLA/USDG",
+      "WBTC/USDG",
+    ]);
+    expect(body.universe.pools).toEqual(
+      canonical.map((p) => ({
+        id: p.id,
+        currency0: p.currency0,
+        currency1: p.currency1,
+        fee: p.fee,
+        tick_spacing: p.tickSpacing,
+        hooks: p.hooks,
+      })),
+    );
   });
 
   it("is identical across app restarts with the same config (clients pin it)", async () => {
     const answers: string[] = [];
     for (let i = 0; i < 2; i++) {
-      const instance = await serveApi({ rpcUrl: dn.anvil.rpcUrl, db: store.db, config: { authDomain: "api.example.test" } });
+      const instance = await serveApi({
+        rpcUrl: dn.anvil.rpcUrl,
+        db: store.db,
+        config: { authDomain: "api.example.test" },
+      });
       answers.push((await instance.call("GET", "/api/v1/config")).text);
       await instance.close();
     }

@@ -1,5 +1,4 @@
 import { spawn } from "node:child_process";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import pg from "pg";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
@@ -31,7 +30,14 @@ afterAll(() => {
 function startApi(port: number) {
   const child = spawn(process.execPath, ["--import", "tsx", "scripts/api.ts"], {
     cwd: ROOT,
-    env: { ...process.env, PORT: String(port), ANVIL_PORT: String(dn.anvil.port), DATABASE_URL: ix.databaseUrl!, INDEXER_SCHEMA: ix.viewsSchema, LOG_LEVEL: "warn" },
+    env: {
+      ...process.env,
+      PORT: String(port),
+      ANVIL_PORT: String(dn.anvil.port),
+      DATABASE_URL: ix.databaseUrl!,
+      INDEXER_SCHEMA: ix.viewsSchema,
+      LOG_LEVEL: "warn",
+    },
     stdio: ["ignore", "pipe", "pipe"],
   });
   children.push(child);
@@ -68,13 +74,22 @@ describe("npm run api (separate API processes over PostgreSQL)", () => {
 
     const wallet = privateKeyToAccount(generatePrivateKey());
     const post = (port: number, path: string, body: unknown) =>
-      fetch(`http://localhost:${port}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) }).then((r) => r.json() as any);
+      fetch(`http://localhost:${port}${path}`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(body),
+      }).then((r) => r.json() as any);
     const ch = await post(p1, "/api/v1/auth/challenge", { address: wallet.address });
     expect(ch.domain).toBe(`localhost:${p1}`);
     // The challenge was issued by instance 1; instance 2 verifies it from the shared store.
-    const key = await post(p2, "/api/v1/auth/verify", { address: wallet.address, signature: await wallet.signMessage({ message: ch.message }) });
+    const key = await post(p2, "/api/v1/auth/verify", {
+      address: wallet.address,
+      signature: await wallet.signMessage({ message: ch.message }),
+    });
     expect(key.api_key).toMatch(/^pit_w_/);
-    const me = await fetch(`http://localhost:${p1}/api/v1/auth/me`, { headers: { authorization: `Bearer ${key.api_key}` } });
+    const me = await fetch(`http://localhost:${p1}/api/v1/auth/me`, {
+      headers: { authorization: `Bearer ${key.api_key}` },
+    });
     expect(me.status).toBe(200);
 
     a.child.kill("SIGTERM");

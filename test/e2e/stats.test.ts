@@ -78,7 +78,15 @@ describe("GET /api/v1/stats", () => {
     const counter = await buildCounter();
     let at = Date.now();
     // A loop that, after its first build, does not look again for an hour: only a reader could start a build.
-    const quiet = await serveApi({ rpcUrl: stack.dn.anvil.rpcUrl, db: store.db, indexed: stack.ix.liveReads().reads, clock: () => at, limiter: new RateLimiter(() => at, 1000, false), config: { sequencerUrl: counter.url }, stats: { pollMs: 3_600_000 } });
+    const quiet = await serveApi({
+      rpcUrl: stack.dn.anvil.rpcUrl,
+      db: store.db,
+      indexed: stack.ix.liveReads().reads,
+      clock: () => at,
+      limiter: new RateLimiter(() => at, 1000, false),
+      config: { sequencerUrl: counter.url },
+      stats: { pollMs: 3_600_000 },
+    });
     try {
       const first = (await quiet.call("GET", "/api/v1/stats")).json;
       expect(first.status).toBe("ok");
@@ -99,7 +107,13 @@ describe("GET /api/v1/stats", () => {
 
   it("a flood of reads starts at most one build per 5 s: the loop's", async () => {
     const counter = await buildCounter();
-    const busy = await serveApi({ rpcUrl: stack.dn.anvil.rpcUrl, db: store.db, indexed: stack.ix.liveReads().reads, limiter: new RateLimiter(Date.now, 1000, false), config: { sequencerUrl: counter.url } });
+    const busy = await serveApi({
+      rpcUrl: stack.dn.anvil.rpcUrl,
+      db: store.db,
+      indexed: stack.ix.liveReads().reads,
+      limiter: new RateLimiter(Date.now, 1000, false),
+      config: { sequencerUrl: counter.url },
+    });
     try {
       const t0 = Date.now();
       let reads = 0;
@@ -123,14 +137,17 @@ describe("GET /api/v1/stats", () => {
     const broken = await serveApi({
       rpcUrl: `http://127.0.0.1:${await freePort()}`,
       db: store.db,
-      indexed: sqlIndexedReads(async () => { throw new Error("indexer gone"); }),
+      indexed: sqlIndexedReads(async () => {
+        throw new Error("indexer gone");
+      }),
       limiter: new RateLimiter(Date.now, 100, false),
     });
     const res = await broken.call("GET", "/api/v1/stats");
     await broken.close();
     expect(res.status).toBe(200);
     expect(res.json).toMatchObject({ status: "degraded", block: null, prices: null, relay: false });
-    for (const a of res.json.assets) expect(a).toMatchObject({ mark: null, mid: null, buy: null, sell: null, spread_bps: null });
+    for (const a of res.json.assets)
+      expect(a).toMatchObject({ mark: null, mid: null, buy: null, sell: null, spread_bps: null });
   });
 });
 
@@ -149,5 +166,9 @@ async function buildCounter() {
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}`, builds: () => n, close: () => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))) };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    builds: () => n,
+    close: () => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))),
+  };
 }

@@ -5,7 +5,7 @@ import type { Devnet } from "../helpers/devnet.js";
 import type { Indexer } from "../helpers/indexer.js";
 import { freshStore, serveApi, type Api } from "../helpers/api.js";
 import { startStack, type Stack } from "../helpers/stack.js";
-import { SCREEN } from "../../api/tokens/registry.js";
+import { SCREEN_DEFAULTS, type ScreenTuning } from "../../api/tokens/index.js";
 import { RateLimiter } from "../../api/http/rateLimit.js";
 import { erc20Abi } from "../../abis/erc20.js";
 import { proxyTokenAbi, stockTokenAbi } from "../../abis/fixtures.js";
@@ -21,28 +21,62 @@ const fx = () => dn.universe.devnet!.fixtures as Record<string, Address>;
 async function signIn(target: Api = api): Promise<string> {
   const a = privateKeyToAccount(generatePrivateKey());
   const ch = (await target.call("POST", "/api/v1/auth/challenge", { address: a.address })).json;
-  return (await target.call("POST", "/api/v1/auth/verify", { address: a.address, signature: await a.signMessage({ message: ch.message }) })).json.api_key;
+  return (
+    await target.call("POST", "/api/v1/auth/verify", {
+      address: a.address,
+      signature: await a.signMessage({ message: ch.message }),
+    })
+  ).json.api_key;
 }
-const getOn = (target: Api, path: string, k: string) => target.call("GET", `/api/v1${path}`, undefined, { authorization: `Bearer ${k}` });
+const getOn = (target: Api, path: string, k: string) =>
+  target.call("GET", `/api/v1${path}`, undefined, { authorization: `Bearer ${k}` });
 const get = (path: string, k = key) => getOn(api, path, k);
 const deployToken = async (name: string, symbol: string): Promise<Address> =>
-  (await dn.mined(await dn.walletFor(dn.deployer).deployContract({ abi: parseAbi(["constructor(string, string, uint8)"]), bytecode: fixtureBytecode("TestToken", "TestToken"), args: [name, symbol, 18] }))).contractAddress!;
+  (
+    await dn.mined(
+      await dn.walletFor(dn.deployer).deployContract({
+        abi: parseAbi(["constructor(string, string, uint8)"]),
+        bytecode: fixtureBytecode("TestToken", "TestToken"),
+        args: [name, symbol, 18],
+      }),
+    )
+  ).contractAddress!;
 /** Another API instance over the same devnet and indexer, on the given store or a fresh one (dropped on close). */
-async function serveAnother(db?: Stack["store"]["db"]): Promise<Api> {
+async function serveAnother(db?: Stack["store"]["db"], screen?: ScreenTuning): Promise<Api> {
   const own = db ? null : await freshStore("pglite");
-  const other = await serveApi({ rpcUrl: dn.anvil.rpcUrl, db: db ?? own!.db, indexed: ix.liveReads().reads, limiter: new RateLimiter(Date.now, 1000, false) });
+  const other = await serveApi({
+    rpcUrl: dn.anvil.rpcUrl,
+    db: db ?? own!.db,
+    indexed: ix.liveReads().reads,
+    limiter: new RateLimiter(Date.now, 1000, false),
+    screen,
+  });
   return { ...other, close: async () => (await other.close(), await own?.drop()) };
 }
 
+/** The shared server's screening limits: its own, tightened by the tests that need it and restored after. */
+const SCREEN: ScreenTuning = { ...SCREEN_DEFAULTS };
 let stack: Stack;
 beforeAll(async () => {
   stack = await startStack({
     shield: true,
+    screen: SCREEN,
     before: async (d) => {
       // NVDA paused before anything screens it.
-      await d.mined(await d.walletFor(d.deployer).writeContract({ address: d.token("NVDA"), abi: stockTokenAbi, functionName: "setTokenPaused", args: [true] }));
+      await d.mined(
+        await d.walletFor(d.deployer).writeContract({
+          address: d.token("NVDA"),
+          abi: stockTokenAbi,
+          functionName: "setTokenPaused",
+          args: [true],
+        }),
+      );
       // A second token calling itself USDG.
-      const fakeHash = await d.walletFor(d.deployer).deployContract({ abi: parseAbi(["constructor(string, string, uint8)"]), bytecode: fixtureBytecode("TestToken", "TestToken"), args: ["Global Dollar", "USDG", 6] });
+      const fakeHash = await d.walletFor(d.deployer).deployContract({
+        abi: parseAbi(["constructor(string, string, uint8)"]),
+        bytecode: fixtureBytecode("TestToken", "TestToken"),
+        args: ["Global Dollar", "USDG", 6],
+      });
       (globalThis as any).fakeUsdg = (await d.mined(fakeHash)).contractAddress;
     },
   });
@@ -57,7 +91,15 @@ describe("GET /tokens/<address>", () => {
     for (const [symbol, t] of Object.entries(dn.universe.tokens)) {
       const r = await get(`/tokens/${symbol}`);
       expect(r.status, symbol).toBe(200);
-      expect(r.json).toMatchObject({ address: t.address, symbol, decimals: t.decimals, tier: symbol === "NVDA" ? "blocked" : "A", screen_status: "SCREENED", shield: false, shield_available: true });
+      expect(r.json).toMatchObject({
+        address: t.address,
+        symbol,
+        decimals: t.decimals,
+        tier: symbol === "NVDA" ? "blocked" : "A",
+        screen_status: "SCREENED",
+        shield: false,
+        shield_available: true,
+      });
       expect(r.json.kind, symbol).toBe(t.kind === "stock" ? "stock" : "core");
       if (symbol !== "NVDA") expect(r.json.tradable, symbol).toBe(true);
       // The partner token is the one core symbol outside the major class (as /config says).
@@ -72,13 +114,26 @@ describe("GET /tokens/<address>", () => {
     const tsla = (await get("/tokens/TSLA")).json;
     expect(tsla).toMatchObject({ kind: "stock", stock_beacon: true, multiplier: 1, flags: { paused: false } });
     const nvda = (await get(`/tokens/${dn.token("NVDA")}`)).json;
-    expect(nvda).toMatchObject({ kind: "stock", stock_beacon: true, tier: "blocked", tradable: false, blocked_reason: "STOCK_PAUSED", flags: { paused: true } });
+    expect(nvda).toMatchObject({
+      kind: "stock",
+      stock_beacon: true,
+      tier: "blocked",
+      tradable: false,
+      blocked_reason: "STOCK_PAUSED",
+      flags: { paused: true },
+    });
     expect(nvda.risks[0]).toMatchObject({ code: "STOCK_PAUSED", severity: "severe" });
   });
 
   it("finds the honeypot by a real buy-then-sell simulation", async () => {
     const r = (await get(`/tokens/${fx().honeypot}`)).json;
-    expect(r).toMatchObject({ kind: "erc20", tier: "blocked", tradable: false, blocked_reason: "HONEYPOT", simulation: { honeypot: true, funded_by_overrides: true } });
+    expect(r).toMatchObject({
+      kind: "erc20",
+      tier: "blocked",
+      tradable: false,
+      blocked_reason: "HONEYPOT",
+      simulation: { honeypot: true, funded_by_overrides: true },
+    });
     expect(r.risks[0]).toMatchObject({ code: "HONEYPOT", severity: "severe" });
     expect(r.fee_bps).toBe(50);
     const severities = r.risks.map((x: any) => x.severity);
@@ -125,7 +180,14 @@ describe("GET /tokens/<address>", () => {
     const first = (await get(`/tokens/${proxy}`)).json;
     expect(first.flags.implementation).toBe(fx().proxyImplV1);
     expect(first.risks.map((x: any) => x.code)).toContain("UPGRADEABLE");
-    await dn.mined(await dn.walletFor(dn.deployer).writeContract({ address: proxy, abi: proxyTokenAbi, functionName: "upgradeProxyTo", args: [fx().proxyImplV2!] }));
+    await dn.mined(
+      await dn.walletFor(dn.deployer).writeContract({
+        address: proxy,
+        abi: proxyTokenAbi,
+        functionName: "upgradeProxyTo",
+        args: [fx().proxyImplV2!],
+      }),
+    );
     await new Promise((r) => setTimeout(r, SCREEN.implCheckTtlMs + 100));
     const changed = await get(`/tokens/${proxy}`);
     expect([changed.status, changed.json.error.code]).toEqual([409, "TOKEN_CHANGED"]);
@@ -142,7 +204,11 @@ describe("GET /tokens/<address>", () => {
   it("adds the Shield report with shield=1, and 503 REPORT_UNAVAILABLE when the provider is down", async () => {
     shield.set(dn.token("USDG"), "verified");
     const r = (await get("/tokens/USDG?shield=1")).json;
-    expect(r.report).toMatchObject({ verdict: "verified", source: "shield-stand-in", url: expect.stringMatching(/^https:\/\//) });
+    expect(r.report).toMatchObject({
+      verdict: "verified",
+      source: "shield-stand-in",
+      url: expect.stringMatching(/^https:\/\//),
+    });
     expect(typeof r.report.checked_at).toBe("number");
     expect(r.shield).toBe(true);
     expect(r.fee_bps).toBe(35);
@@ -163,7 +229,15 @@ describe("GET /tokens/<address>", () => {
     const saved = { ...SCREEN };
     try {
       SCREEN.maxWaiting = 0;
-      const fresh = (await dn.mined(await dn.walletFor(dn.deployer).deployContract({ abi: parseAbi(["constructor(string, string, uint8)"]), bytecode: fixtureBytecode("TestToken", "TestToken"), args: ["Queue Test", "QT", 18] }))).contractAddress!;
+      const fresh = (
+        await dn.mined(
+          await dn.walletFor(dn.deployer).deployContract({
+            abi: parseAbi(["constructor(string, string, uint8)"]),
+            bytecode: fixtureBytecode("TestToken", "TestToken"),
+            args: ["Queue Test", "QT", 18],
+          }),
+        )
+      ).contractAddress!;
       const full = await get(`/tokens/${fresh}`);
       expect([full.status, full.json.error.code]).toEqual([503, "SCREEN_UNAVAILABLE"]);
       expect(Number(full.headers.get("retry-after"))).toBeGreaterThan(0);
@@ -172,7 +246,15 @@ describe("GET /tokens/<address>", () => {
       SCREEN.newPerCallerBurst = 1;
       const other = await signIn();
       expect((await get(`/tokens/${fresh}`, other)).status).toBe(200);
-      const another = (await dn.mined(await dn.walletFor(dn.deployer).deployContract({ abi: parseAbi(["constructor(string, string, uint8)"]), bytecode: fixtureBytecode("TestToken", "TestToken"), args: ["Budget Test", "BT", 18] }))).contractAddress!;
+      const another = (
+        await dn.mined(
+          await dn.walletFor(dn.deployer).deployContract({
+            abi: parseAbi(["constructor(string, string, uint8)"]),
+            bytecode: fixtureBytecode("TestToken", "TestToken"),
+            args: ["Budget Test", "BT", 18],
+          }),
+        )
+      ).contractAddress!;
       // Budget is per caller and only for tokens not yet seen: cached reads stay free.
       const spent = await get(`/tokens/${another}`, other);
       expect([spent.status, spent.json.error.code]).toEqual([429, "RATE_LIMITED"]);
@@ -188,7 +270,8 @@ describe("GET /tokens (search) and /tokens/stats", () => {
   it("finds the core asset exactly by symbol and says how many others use it; never screens", async () => {
     // Screen what the search looks for first (the impostor, the honeypot, the taxed token), so the
     // registry holds them whatever ran before.
-    for (const t of [(globalThis as any).fakeUsdg, fx().honeypot!, fx().feeOnTransfer!]) expect((await get(`/tokens/${t}`)).status).toBe(200);
+    for (const t of [(globalThis as any).fakeUsdg, fx().honeypot!, fx().feeOnTransfer!])
+      expect((await get(`/tokens/${t}`)).status).toBe(200);
     const r = (await get("/tokens?q=usdg")).json;
     expect(r.tokens.map((t: any) => t.address)).toEqual([dn.token("USDG")]);
     expect(r.query).toMatchObject({ core_symbol: "USDG", others_with_symbol: 1 });
@@ -199,7 +282,9 @@ describe("GET /tokens (search) and /tokens/stats", () => {
     expect(byName.tokens.map((t: any) => t.symbol)).toContain("TAX");
     const blocked = (await get("/tokens?tier=blocked&limit=100")).json;
     expect(blocked.tokens.every((t: any) => t.tier === "blocked")).toBe(true);
-    expect(blocked.tokens.map((t: any) => t.address)).toEqual(expect.arrayContaining([fx().honeypot, dn.token("NVDA")]));
+    expect(blocked.tokens.map((t: any) => t.address)).toEqual(
+      expect.arrayContaining([fx().honeypot, dn.token("NVDA")]),
+    );
     expect(blocked.count).toBe(blocked.tokens.length);
     const stocks = (await get("/tokens?kind=stock")).json;
     expect(stocks.tokens.map((t: any) => t.symbol).sort()).toEqual(["NVDA", "TSLA"]);
@@ -218,7 +303,12 @@ describe("GET /tokens (search) and /tokens/stats", () => {
     const hp = (await get(`/tokens?q=${fx().honeypot!.slice(0, 12)}&shield=1`)).json;
     expect(hp.shield).toBe(true);
     const row = hp.tokens.find((t: any) => t.address === fx().honeypot);
-    expect(row.report).toEqual({ verdict: "flagged", url: expect.stringMatching(/^https:\/\//), source: "shield-stand-in", checked_at: expect.any(Number) });
+    expect(row.report).toEqual({
+      verdict: "flagged",
+      url: expect.stringMatching(/^https:\/\//),
+      source: "shield-stand-in",
+      checked_at: expect.any(Number),
+    });
     expect(row).toMatchObject({ shield: true, fee_bps: 60 });
     expect(row.shield_available).toBeUndefined();
     // A core asset's report is the provider's verdict, exactly as GET /tokens/<symbol>?shield=1 gives it.
@@ -231,7 +321,9 @@ describe("GET /tokens (search) and /tokens/stats", () => {
     expect(all.count).toBeGreaterThan(7);
     for (const t of all.tokens) expect(["verified", "unverified", "flagged"], t.address).toContain(t.report.verdict);
     const plain = (await get("/tokens?limit=100")).json;
-    expect(plain.tokens.every((t: any) => t.shield === false && t.shield_available === true && t.report === undefined)).toBe(true);
+    expect(
+      plain.tokens.every((t: any) => t.shield === false && t.shield_available === true && t.report === undefined),
+    ).toBe(true);
 
     // One row's verdict unreadable: the whole answer is refused, never that row read as verified.
     shield.set(dn.token("WBTC"), "verified");
@@ -251,7 +343,9 @@ describe("GET /tokens (search) and /tokens/stats", () => {
   it("counts the registry", async () => {
     for (const t of [fx().honeypot!, fx().noPoolToken!]) expect((await get(`/tokens/${t}`)).status).toBe(200); // in the registry whatever ran before
     const s = (await get("/tokens/stats")).json;
-    const [{ n }] = (await stack.store.db.query<{ n: string }>("SELECT count(*)::text AS n FROM app.tokens")) as [{ n: string }];
+    const [{ n }] = (await stack.store.db.query<{ n: string }>("SELECT count(*)::text AS n FROM app.tokens")) as [
+      { n: string },
+    ];
     expect(s.total).toBe(Number(n));
     expect(s.total).toBeGreaterThanOrEqual(Object.keys(dn.universe.tokens).length + 1);
     expect(s.tradable).toBeLessThan(s.total);
@@ -268,7 +362,9 @@ describe("GET /tokens (search) and /tokens/stats", () => {
     await api.app.services.stats.refresh();
     const stats = (await api.call("GET", "/api/v1/stats")).json;
     expect(stats.tokens).toEqual({ tradable: counted.tradable });
-    const [{ n }] = (await stack.store.db.query<{ n: string }>("SELECT count(*)::text AS n FROM app.tokens WHERE tradable")) as [{ n: string }];
+    const [{ n }] = (await stack.store.db.query<{ n: string }>(
+      "SELECT count(*)::text AS n FROM app.tokens WHERE tradable",
+    )) as [{ n: string }];
     expect(counted.tradable).toBe(Number(n));
   });
 });
@@ -296,7 +392,11 @@ describe("core records seeded at start", () => {
       await store.db.query("DELETE FROM app.tokens");
       const [a, b] = [await serveAnother(store.db), await serveAnother(await store.reopen())];
       opened.push(a, b);
-      const [wbtc, usdg, stocks] = await Promise.all([getOn(a, "/tokens?q=wbtc", k), getOn(b, "/tokens?q=USDG", k), getOn(b, "/tokens?kind=stock", k)]);
+      const [wbtc, usdg, stocks] = await Promise.all([
+        getOn(a, "/tokens?q=wbtc", k),
+        getOn(b, "/tokens?q=USDG", k),
+        getOn(b, "/tokens?kind=stock", k),
+      ]);
       expect(wbtc.json.tokens.map((t: any) => t.address)).toEqual([dn.token("WBTC")]);
       expect(wbtc.json.tokens[0]).toMatchObject({ screen_status: "SCREENED", kind: "core", tier: "A", tradable: true });
       expect(usdg.json.tokens.map((t: any) => t.address)).toEqual([dn.token("USDG")]);
@@ -314,13 +414,27 @@ describe("core records seeded at start", () => {
   it("finds a core asset by symbol even while its seed cannot land (no pool indexed yet), and stores no NO_ROUTE record for it", async () => {
     const store = await freshStore("pglite");
     // Indexed reads over an app store see no pools: as a server started before its indexer caught up.
-    const early = await serveApi({ rpcUrl: dn.anvil.rpcUrl, db: store.db, limiter: new RateLimiter(Date.now, 1000, false) });
+    const early = await serveApi({
+      rpcUrl: dn.anvil.rpcUrl,
+      db: store.db,
+      limiter: new RateLimiter(Date.now, 1000, false),
+    });
     try {
       const k = await signIn(early);
       const r = (await getOn(early, "/tokens?q=WBTC", k)).json;
-      expect(r.tokens).toEqual([expect.objectContaining({ address: dn.token("WBTC"), symbol: "WBTC", screen_status: "UNSCREENED", tradable: false, shield_available: true })]);
+      expect(r.tokens).toEqual([
+        expect.objectContaining({
+          address: dn.token("WBTC"),
+          symbol: "WBTC",
+          screen_status: "UNSCREENED",
+          tradable: false,
+          shield_available: true,
+        }),
+      ]);
       expect(r.warnings.join(" ")).toMatch(/has not finished/);
-      expect(await store.db.query("SELECT address FROM app.tokens WHERE address = $1", [dn.token("WBTC").toLowerCase()])).toHaveLength(0);
+      expect(
+        await store.db.query("SELECT address FROM app.tokens WHERE address = $1", [dn.token("WBTC").toLowerCase()]),
+      ).toHaveLength(0);
     } finally {
       await early.close();
       await store.drop();
@@ -329,16 +443,32 @@ describe("core records seeded at start", () => {
 
   it("answers a core asset looked up before its pools are indexed as not screened yet, stores nothing, and screens it once they are", async () => {
     const store = await freshStore("pglite");
-    const early = await serveApi({ rpcUrl: dn.anvil.rpcUrl, db: store.db, limiter: new RateLimiter(Date.now, 1000, false) });
+    const early = await serveApi({
+      rpcUrl: dn.anvil.rpcUrl,
+      db: store.db,
+      limiter: new RateLimiter(Date.now, 1000, false),
+    });
     try {
       const k = await signIn(early);
       const r = await getOn(early, "/tokens/ORBIO", k);
       expect(r.status).toBe(200);
-      expect(r.json).toMatchObject({ address: dn.token("ORBIO"), screen_status: "UNSCREENED", tradable: false, tier: null });
+      expect(r.json).toMatchObject({
+        address: dn.token("ORBIO"),
+        screen_status: "UNSCREENED",
+        tradable: false,
+        tier: null,
+      });
       expect(r.json.blocked_reason ?? null).toBe(null);
-      expect(await store.db.query("SELECT address FROM app.tokens WHERE address = $1", [dn.token("ORBIO").toLowerCase()])).toHaveLength(0);
+      expect(
+        await store.db.query("SELECT address FROM app.tokens WHERE address = $1", [dn.token("ORBIO").toLowerCase()]),
+      ).toHaveLength(0);
       // The same store once an indexer has the pools (no restart of the record: it was never stored).
-      const later = await serveApi({ rpcUrl: dn.anvil.rpcUrl, db: store.db, indexed: ix.liveReads().reads, limiter: new RateLimiter(Date.now, 1000, false) });
+      const later = await serveApi({
+        rpcUrl: dn.anvil.rpcUrl,
+        db: store.db,
+        indexed: ix.liveReads().reads,
+        limiter: new RateLimiter(Date.now, 1000, false),
+      });
       try {
         const s = await getOn(later, "/tokens/ORBIO", k);
         expect(s.json).toMatchObject({ screen_status: "SCREENED", tradable: true, tier: "A", blocked_reason: null });
@@ -354,12 +484,15 @@ describe("core records seeded at start", () => {
 
 describe("the overall screening budget", () => {
   it("refuses a token not yet seen when the service's budget is spent, even to a caller with its own budget left", async () => {
-    const other = await serveAnother();
-    const saved = { ...SCREEN };
+    // Its own server with a service-wide budget of one new screen an hour.
+    const other = await serveAnother(undefined, {
+      ...SCREEN_DEFAULTS,
+      newOverallBurst: 1,
+      newOverallPerSecond: 1 / 3600,
+    });
     try {
       const [one, two] = [await signIn(other), await signIn(other)];
       const [x, y] = [await deployToken("Overall One", "OV1"), await deployToken("Overall Two", "OV2")];
-      Object.assign(SCREEN, { newOverallBurst: 1, newOverallPerSecond: 1 / 3600 });
       expect((await getOn(other, `/tokens/${x}`, one)).status).toBe(200);
       const spent = await getOn(other, `/tokens/${y}`, two);
       expect([spent.status, spent.json.error.code]).toEqual([429, "RATE_LIMITED"]);
@@ -368,7 +501,6 @@ describe("the overall screening budget", () => {
       expect((await getOn(other, `/tokens/${x}`, two)).status).toBe(200);
       expect((await getOn(other, "/tokens/WBTC", two)).status).toBe(200);
     } finally {
-      Object.assign(SCREEN, saved);
       await other.close();
     }
   });
@@ -377,7 +509,15 @@ describe("the overall screening budget", () => {
 describe("slow screens and an unreachable registry", () => {
   it("answers UNSCREENED while a screen outlasts the answer window, then the record", async () => {
     const saved = { ...SCREEN };
-    const token = (await dn.mined(await dn.walletFor(dn.deployer).deployContract({ abi: parseAbi(["constructor(string, string, uint8)"]), bytecode: fixtureBytecode("TestToken", "TestToken"), args: ["Slow Token", "SLOW", 18] }))).contractAddress!;
+    const token = (
+      await dn.mined(
+        await dn.walletFor(dn.deployer).deployContract({
+          abi: parseAbi(["constructor(string, string, uint8)"]),
+          bytecode: fixtureBytecode("TestToken", "TestToken"),
+          args: ["Slow Token", "SLOW", 18],
+        }),
+      )
+    ).contractAddress!;
     try {
       SCREEN.answerWithinMs = 0;
       const first = await get(`/tokens/${token}`);
@@ -393,7 +533,12 @@ describe("slow screens and an unreachable registry", () => {
       if (later.json.screen_status === "SCREENED") break;
       await new Promise((r) => setTimeout(r, 100));
     }
-    expect(later.json).toMatchObject({ screen_status: "SCREENED", symbol: "SLOW", tier: "blocked", blocked_reason: "NO_ROUTE" });
+    expect(later.json).toMatchObject({
+      screen_status: "SCREENED",
+      symbol: "SLOW",
+      tier: "blocked",
+      blocked_reason: "NO_ROUTE",
+    });
   });
 
   it("answers 503 REGISTRY_UNAVAILABLE when the app store does not answer", async () => {
@@ -405,14 +550,22 @@ describe("slow screens and an unreachable registry", () => {
     const live = stack.store.db;
     const keysOnly: typeof live = {
       kind: closed.kind,
-      query: (text, params) => (/app\.api_keys/.test(text) ? live.query(text, params) : closed.query(text, params)) as any,
+      query: (text, params) =>
+        (/app\.api_keys/.test(text) ? live.query(text, params) : closed.query(text, params)) as any,
       exec: (text) => closed.exec(text),
       tx: (fn) => closed.tx(fn),
       exclusive: (name, fn) => closed.exclusive(name, fn),
       close: async () => {},
     };
-    const broken = await serveApi({ rpcUrl: dn.anvil.rpcUrl, db: keysOnly, indexed: ix.liveReads().reads, limiter: new RateLimiter(Date.now, 100, false) });
-    const r = await broken.call("GET", `/api/v1/tokens/${fx().honeypot}`, undefined, { authorization: `Bearer ${key}` });
+    const broken = await serveApi({
+      rpcUrl: dn.anvil.rpcUrl,
+      db: keysOnly,
+      indexed: ix.liveReads().reads,
+      limiter: new RateLimiter(Date.now, 100, false),
+    });
+    const r = await broken.call("GET", `/api/v1/tokens/${fx().honeypot}`, undefined, {
+      authorization: `Bearer ${key}`,
+    });
     await broken.close();
     expect([r.status, r.json.error.code]).toEqual([503, "REGISTRY_UNAVAILABLE"]);
     expect(r.headers.get("retry-after")).toBeTruthy();

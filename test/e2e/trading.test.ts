@@ -20,7 +20,8 @@ let dn: Devnet;
 let ix: Indexer;
 let api: Api;
 type Account = ReturnType<typeof privateKeyToAccount>;
-const fx = () => dn.universe.devnet!.fixtures as Record<string, Address> & { proxyToken: Address; launchToken: Address };
+const fx = () =>
+  dn.universe.devnet!.fixtures as Record<string, Address> & { proxyToken: Address; launchToken: Address };
 
 let signIn: (api: Api, a: Account) => Promise<string>;
 let post: ReturnType<typeof agentOf>["post"];
@@ -29,7 +30,8 @@ let sign: (a: Account, tx: PlanTx, nonceOffset?: number) => Promise<Hex>;
 
 /** Sends a plan's approve steps from the wallet itself (an agent may also relay them through submit). */
 async function sendSteps(a: Account, steps: any[], kind = "approve") {
-  for (const s of steps.filter((x: any) => x.kind === kind)) await dn.mined(await dn.pub.sendRawTransaction({ serializedTransaction: await sign(a, s.tx) }));
+  for (const s of steps.filter((x: any) => x.kind === kind))
+    await dn.mined(await dn.pub.sendRawTransaction({ serializedTransaction: await sign(a, s.tx) }));
 }
 
 /** What the relay watcher recorded for a relayed hash (the app store's outcome: fee token and amount). */
@@ -52,14 +54,19 @@ async function waitSettled(key: string, hash: Hex) {
  * chain's own liquidity and price (x·y = k on the virtual reserves): distance from the mid beyond
  * the pool's fee, in bps, as route rows round it.
  */
-async function fullRangeImpactBps(pool: ReturnType<typeof poolKeyOf>, tokenIn: Address, swapIn: bigint): Promise<number> {
+async function fullRangeImpactBps(
+  pool: ReturnType<typeof poolKeyOf>,
+  tokenIn: Address,
+  swapIn: bigint,
+): Promise<number> {
   const stateView = dn.universe.contracts.stateView;
   const [[sqrtPriceX96], liquidity] = await Promise.all([
     dn.pub.readContract({ address: stateView, abi: stateViewAbi, functionName: "getSlot0", args: [pool.id] }),
     dn.pub.readContract({ address: stateView, abi: stateViewAbi, functionName: "getLiquidity", args: [pool.id] }),
   ]);
   const sqrtP = Number(sqrtPriceX96) / 2 ** 96;
-  const reserveIn = tokenIn.toLowerCase() === pool.currency0.toLowerCase() ? Number(liquidity) / sqrtP : Number(liquidity) * sqrtP;
+  const reserveIn =
+    tokenIn.toLowerCase() === pool.currency0.toLowerCase() ? Number(liquidity) / sqrtP : Number(liquidity) * sqrtP;
   const fee = pool.fee / 1e6;
   const dx = Number(swapIn) * (1 - fee);
   const vsMidBps = Math.round(10_000 * (1 - ((1 - fee) * reserveIn) / (reserveIn + dx)));
@@ -87,7 +94,11 @@ describe("live/quote", () => {
   it("ranks routes with mid, marks, gas and the fee disclosures, and never refuses for risk", async () => {
     const a = await dn.freshWallet();
     const key = await signIn(api, a);
-    const q = await post("/live/quote", { token_in: "ETH", token_out: "TSLA", notional_usd: 100, venues: ["v4", "curve", "zeroex"] }, key);
+    const q = await post(
+      "/live/quote",
+      { token_in: "ETH", token_out: "TSLA", notional_usd: 100, venues: ["v4", "curve", "zeroex"] },
+      key,
+    );
     expect(q.status, JSON.stringify(q.json)).toBe(200);
     // ETH->TSLA has no direct pool: the route goes through USDG.
     expect(q.json.best).toMatchObject({ venue: "v4", ok: true, label: "v4 via USDG" });
@@ -103,7 +114,15 @@ describe("live/quote", () => {
     // TSLA is a stock token: the quote discloses the geofence refusal a prepare would give.
     expect(q.json.policy_ok).toBe(false);
     expect(q.json.policy.code).toBe("GEOFENCE");
-    expect(q.json).toMatchObject({ fee_class: "major", fee_bps: 25, fee_tier: 25, fee_side: "input", fee_token: zeroAddress, shield: false, shield_available: true });
+    expect(q.json).toMatchObject({
+      fee_class: "major",
+      fee_bps: 25,
+      fee_tier: 25,
+      fee_side: "input",
+      fee_token: zeroAddress,
+      shield: false,
+      shield_available: true,
+    });
     expect(q.json.risks).toEqual([]);
     // fast: the pair's recent winner is quoted alone.
     const f = await post("/live/quote", { token_in: "ETH", token_out: "TSLA", notional_usd: 100, fast: true }, key);
@@ -116,11 +135,27 @@ describe("live/quote", () => {
     const oneinch = await startAggregatorStandIn();
     zeroex.price(2_990n * 10n ** 6n, 10n ** 18n); // 2,990 USDG per ETH
     oneinch.down();
-    const withAggs = await serveApi({ rpcUrl: dn.anvil.rpcUrl, db: stack.store.db, indexed: ix.liveReads().reads, limiter: new RateLimiter(Date.now, 10_000, false), config: { aggregatorUrls: { zeroex: zeroex.url, oneinch: oneinch.url } } });
+    const withAggs = await serveApi({
+      rpcUrl: dn.anvil.rpcUrl,
+      db: stack.store.db,
+      indexed: ix.liveReads().reads,
+      limiter: new RateLimiter(Date.now, 10_000, false),
+      config: { aggregatorUrls: { zeroex: zeroex.url, oneinch: oneinch.url } },
+    });
     try {
       const a = await dn.freshWallet();
       const key = await agentOf(withAggs, dn).signIn(a);
-      const q = await withAggs.call("POST", "/api/v1/live/quote", { token_in: "ETH", token_out: "USDG", amount_in: parseEther("1").toString(), venues: ["v4", "zeroex", "oneinch", "odos"] }, { authorization: `Bearer ${key}` });
+      const q = await withAggs.call(
+        "POST",
+        "/api/v1/live/quote",
+        {
+          token_in: "ETH",
+          token_out: "USDG",
+          amount_in: parseEther("1").toString(),
+          venues: ["v4", "zeroex", "oneinch", "odos"],
+        },
+        { authorization: `Bearer ${key}` },
+      );
       expect(q.status, JSON.stringify(q.json)).toBe(200);
       const rows = Object.fromEntries(q.json.routes.map((r: any) => [r.venue, r]));
       expect(rows.zeroex).toMatchObject({ ok: true, quote_only: true, amount_out: (2_990n * 10n ** 6n).toString() });
@@ -128,7 +163,18 @@ describe("live/quote", () => {
       expect(rows.oneinch).toMatchObject({ ok: false, quote_only: true });
       expect(rows.odos).toMatchObject({ ok: false, error: "not configured on this server" });
       expect(q.json.best.venue).toBe("v4");
-      const p = await withAggs.call("POST", "/api/v1/live/prepare", { wallet: a.address, token_in: "ETH", token_out: "USDG", amount_in: parseEther("1").toString(), route_id: "zeroex" }, { authorization: `Bearer ${key}` });
+      const p = await withAggs.call(
+        "POST",
+        "/api/v1/live/prepare",
+        {
+          wallet: a.address,
+          token_in: "ETH",
+          token_out: "USDG",
+          amount_in: parseEther("1").toString(),
+          route_id: "zeroex",
+        },
+        { authorization: `Bearer ${key}` },
+      );
       expect(p.status).toBe(422);
       expect(p.json.error.code).toBe("QUOTE_ONLY");
     } finally {
@@ -144,9 +190,16 @@ describe("live/quote", () => {
     const q = await post("/live/quote", { token_in: "USDG", token_out: fx().proxyToken, notional_usd: 100 }, key);
     expect(q.status, JSON.stringify(q.json)).toBe(200);
     // $100 (less the 50 bps input fee) into the SHIFT pool's 50,000 USDG side: about 20 bps.
-    const expected = await fullRangeImpactBps(poolKeyOf(dn, "USDG", "SHIFT"), dn.token("USDG"), (BigInt(q.json.amount_in) * 9_950n) / 10_000n);
+    const expected = await fullRangeImpactBps(
+      poolKeyOf(dn, "USDG", "SHIFT"),
+      dn.token("USDG"),
+      (BigInt(q.json.amount_in) * 9_950n) / 10_000n,
+    );
     expect(expected).toBeGreaterThan(10);
-    expect(Math.abs(q.json.best.impact_bps - expected), `impact ${q.json.best.impact_bps}, pool depth gives ${expected}`).toBeLessThanOrEqual(1);
+    expect(
+      Math.abs(q.json.best.impact_bps - expected),
+      `impact ${q.json.best.impact_bps}, pool depth gives ${expected}`,
+    ).toBeLessThanOrEqual(1);
     expect(q.json.best.guard_bps).toBe(300);
     expect(q.json.fee_class).toBe("other");
     expect(q.json.fee_bps).toBe(50);
@@ -159,9 +212,27 @@ describe("trades through the Universal Router", () => {
   it("ETH -> USDG: input-side fee, relayed, mined with the actual amount out and the fee indexed", async () => {
     const a = await dn.freshWallet(parseEther("10"));
     const key = await signIn(api, a);
-    const p = await prepare(key, { wallet: a.address, token_in: "ETH", token_out: "USDG", amount_in: parseEther("0.1").toString() });
-    expect(p).toMatchObject({ ready: true, execution: "router", fee_class: "major", fee_side: "input", fee_token: zeroAddress, policy_ok: true });
-    expect(p.fee).toMatchObject({ bps: 25, side: "input", command: "TRANSFER", recipient: api.config.feeRecipient, amount: (parseEther("0.1") * 25n / 10_000n).toString() });
+    const p = await prepare(key, {
+      wallet: a.address,
+      token_in: "ETH",
+      token_out: "USDG",
+      amount_in: parseEther("0.1").toString(),
+    });
+    expect(p).toMatchObject({
+      ready: true,
+      execution: "router",
+      fee_class: "major",
+      fee_side: "input",
+      fee_token: zeroAddress,
+      policy_ok: true,
+    });
+    expect(p.fee).toMatchObject({
+      bps: 25,
+      side: "input",
+      command: "TRANSFER",
+      recipient: api.config.feeRecipient,
+      amount: ((parseEther("0.1") * 25n) / 10_000n).toString(),
+    });
     expect(p.steps.map((s: any) => s.kind)).toEqual(["swap"]);
     expect(p.steps[0].decoded.commands).toBe("TRANSFER,V4_SWAP,SWEEP");
     expect(p.simulation).toMatchObject({ ok: true, funded_by_overrides: false });
@@ -170,20 +241,42 @@ describe("trades through the Universal Router", () => {
     expect(BigInt(p.amount_out_min)).toBe((BigInt(p.amount_out_expected) * 9950n) / 10_000n);
     expect(p.deadline).toBeGreaterThan(Math.floor(Date.now() / 1000));
     expect(p.timings.total_ms).toBeGreaterThan(0);
-    const before = await dn.pub.readContract({ address: dn.token("USDG"), abi: erc20Abi, functionName: "balanceOf", args: [a.address] });
+    const before = await dn.pub.readContract({
+      address: dn.token("USDG"),
+      abi: erc20Abi,
+      functionName: "balanceOf",
+      args: [a.address],
+    });
     const s = await post("/live/submit", { raw_tx: await sign(a, p.tx) }, key);
     expect(s.status, JSON.stringify(s.json)).toBe(200);
     expect(s.json.as_built).toBe(true);
     const t = await waitSettled(key, s.json.tx_hash);
-    const after = await dn.pub.readContract({ address: dn.token("USDG"), abi: erc20Abi, functionName: "balanceOf", args: [a.address] });
-    expect(t).toMatchObject({ status: "mined", path: "agent", amount_out_kind: "actual", amount_in: parseEther("0.1").toString(), amount_out: (after - before).toString() });
+    const after = await dn.pub.readContract({
+      address: dn.token("USDG"),
+      abi: erc20Abi,
+      functionName: "balanceOf",
+      args: [a.address],
+    });
+    expect(t).toMatchObject({
+      status: "mined",
+      path: "agent",
+      amount_out_kind: "actual",
+      amount_in: parseEther("0.1").toString(),
+      amount_out: (after - before).toString(),
+    });
     expect(t.token_in).toMatchObject({ token: "ETH", symbol: "ETH", decimals: 18 });
     expect(t.token_out).toMatchObject({ token: "USDG", decimals: 6 });
     const receipt = await dn.pub.getTransactionReceipt({ hash: s.json.tx_hash });
     expect(t.block).toBe(Number(receipt.blockNumber));
     // The ETH fee as recorded is what reached the platform wallet in that block.
-    expect((await recorded(s.json.tx_hash))!.outcome).toMatchObject({ feeToken: zeroAddress, feeAmount: p.fee.amount, amountIn: parseEther("0.1").toString() });
-    expect((await platformEth(receipt.blockNumber)) - (await platformEth(receipt.blockNumber - 1n))).toBe(BigInt(p.fee.amount));
+    expect((await recorded(s.json.tx_hash))!.outcome).toMatchObject({
+      feeToken: zeroAddress,
+      feeAmount: p.fee.amount,
+      amountIn: parseEther("0.1").toString(),
+    });
+    expect((await platformEth(receipt.blockNumber)) - (await platformEth(receipt.blockNumber - 1n))).toBe(
+      BigInt(p.fee.amount),
+    );
   });
 
   it("USDG -> ETH with a Permit2 signature: approve, sign the permit, second call, relay", async () => {
@@ -195,22 +288,47 @@ describe("trades through the Universal Router", () => {
     expect(first.simulation).toBeNull();
     expect(first.steps.map((s: any) => s.kind)).toEqual(["approve", "sign_permit"]);
     // Budget mode: the approval covers the trade or $25, whichever is more.
-    expect(first.approval).toEqual({ mode: "budget", budget: 25, allowance_left: "0", reason: "no allowance yet", left_after_trade: "0" });
-    expect(decodeFunctionData({ abi: erc20Abi, data: first.steps[0].tx.data }).args).toEqual([PERMIT2_ADDRESS, parseUnits("200", 6)]);
+    expect(first.approval).toEqual({
+      mode: "budget",
+      budget: 25,
+      allowance_left: "0",
+      reason: "no allowance yet",
+      left_after_trade: "0",
+    });
+    expect(decodeFunctionData({ abi: erc20Abi, data: first.steps[0].tx.data }).args).toEqual([
+      PERMIT2_ADDRESS,
+      parseUnits("200", 6),
+    ]);
     expect(first.fee_side).toBe("input");
     expect(first.fee_token).toBe(dn.token("USDG"));
     const typed = first.permit.typed_data;
-    expect(typed.message).toMatchObject({ spender: dn.universe.contracts.universalRouter, details: { token: dn.token("USDG"), amount: parseUnits("200", 6).toString() } });
+    expect(typed.message).toMatchObject({
+      spender: dn.universe.contracts.universalRouter,
+      details: { token: dn.token("USDG"), amount: parseUnits("200", 6).toString() },
+    });
     await sendSteps(a, first.steps);
     const signature = await a.signTypedData({
       domain: typed.domain,
       types: typed.types,
       primaryType: "PermitSingle",
-      message: { details: { ...typed.message.details, amount: BigInt(typed.message.details.amount) }, spender: typed.message.spender, sigDeadline: BigInt(typed.message.sigDeadline) },
+      message: {
+        details: { ...typed.message.details, amount: BigInt(typed.message.details.amount) },
+        spender: typed.message.spender,
+        sigDeadline: BigInt(typed.message.sigDeadline),
+      },
     });
     // A signature by someone else is refused.
     const other = privateKeyToAccount("0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d");
-    const forged = await other.signTypedData({ domain: typed.domain, types: typed.types, primaryType: "PermitSingle", message: { details: { ...typed.message.details, amount: BigInt(typed.message.details.amount) }, spender: typed.message.spender, sigDeadline: BigInt(typed.message.sigDeadline) } });
+    const forged = await other.signTypedData({
+      domain: typed.domain,
+      types: typed.types,
+      primaryType: "PermitSingle",
+      message: {
+        details: { ...typed.message.details, amount: BigInt(typed.message.details.amount) },
+        spender: typed.message.spender,
+        sigDeadline: BigInt(typed.message.sigDeadline),
+      },
+    });
     const bad = await post("/live/prepare", { ...body, permit_signature: forged, permit_now: first.permit_now }, key);
     expect(bad.status).toBe(422);
     expect(bad.json.error.code).toBe("BAD_SIGNATURE");
@@ -227,7 +345,11 @@ describe("trades through the Universal Router", () => {
     const receipt = await dn.pub.getTransactionReceipt({ hash: s.json.tx_hash });
     const ethAfter = await dn.pub.getBalance({ address: a.address });
     expect(BigInt(t.amount_out)).toBe(ethAfter - ethBefore + receipt.gasUsed * receipt.effectiveGasPrice);
-    expect((await recorded(s.json.tx_hash))!.outcome).toMatchObject({ feeToken: dn.token("USDG"), feeAmount: second.fee.amount, amountIn: parseUnits("200", 6).toString() });
+    expect((await recorded(s.json.tx_hash))!.outcome).toMatchObject({
+      feeToken: dn.token("USDG"),
+      feeAmount: second.fee.amount,
+      amountIn: parseUnits("200", 6).toString(),
+    });
   });
 
   it("exact approval leaves nothing behind; a 30-day permit by transaction with a budget leaves what revoke clears", async () => {
@@ -235,10 +357,25 @@ describe("trades through the Universal Router", () => {
     const key = await signIn(api, a);
     const fresh = await post("/live/revoke", { wallet: a.address }, key);
     expect(fresh.json).toMatchObject({ nothing_to_revoke: true, ready: false, steps: [], simulation: null });
-    const exact = await prepare(key, { wallet: a.address, token_in: "USDG", token_out: "ETH", amount_in: parseUnits("20", 6).toString(), approval_mode: "exact", permit_mode: "transaction" });
+    const exact = await prepare(key, {
+      wallet: a.address,
+      token_in: "USDG",
+      token_out: "ETH",
+      amount_in: parseUnits("20", 6).toString(),
+      approval_mode: "exact",
+      permit_mode: "transaction",
+    });
     expect(decodeFunctionData({ abi: erc20Abi, data: exact.steps[0].tx.data }).args[1]).toBe(parseUnits("20", 6));
     expect(exact.approval.left_after_trade).toBe("0");
-    const body = { wallet: a.address, token_in: "USDG", token_out: "ETH", amount_in: parseUnits("50", 6).toString(), approval_budget_usd: 100, permit_scope: "30d", permit_mode: "transaction" };
+    const body = {
+      wallet: a.address,
+      token_in: "USDG",
+      token_out: "ETH",
+      amount_in: parseUnits("50", 6).toString(),
+      approval_budget_usd: 100,
+      permit_scope: "30d",
+      permit_mode: "transaction",
+    };
     const p = await prepare(key, body);
     expect(p.approval).toMatchObject({ mode: "budget", budget: 100, left_after_trade: parseUnits("50", 6).toString() });
     expect(decodeFunctionData({ abi: permit2Abi, data: p.steps[1].tx.data }).args[2]).toBe(parseUnits("100", 6));
@@ -256,18 +393,28 @@ describe("trades through the Universal Router", () => {
     expect(r.status, JSON.stringify(r.json)).toBe(200);
     expect(r.json.nothing_to_revoke).toBe(false);
     expect(r.json.steps.map((x: any) => x.decoded.function)).toEqual(["approve", "lockdown"]);
-    expect(r.json.before[0]).toMatchObject({ allowance: parseUnits("50", 6).toString(), router_permit: { amount: parseUnits("50", 6).toString(), live: true } });
+    expect(r.json.before[0]).toMatchObject({
+      allowance: parseUnits("50", 6).toString(),
+      router_permit: { amount: parseUnits("50", 6).toString(), live: true },
+    });
     expect(r.json.simulation.ok).toBe(true);
     expect(r.json.simulation.after[0]).toMatchObject({ allowance: "0", router_permit_amount: "0" });
     // Sent for real, nothing remains.
-    for (const step of r.json.steps) await dn.mined(await dn.pub.sendRawTransaction({ serializedTransaction: await sign(a, step.tx) }));
+    for (const step of r.json.steps)
+      await dn.mined(await dn.pub.sendRawTransaction({ serializedTransaction: await sign(a, step.tx) }));
     expect((await post("/live/revoke", { wallet: a.address }, key)).json.nothing_to_revoke).toBe(true);
   });
 
   it("a stock token needs owner_attests_non_us; with it, USDG -> TSLA is mined", async () => {
     const a = await dn.freshWallet(parseEther("1"), [[dn.token("USDG"), parseUnits("500", 6)]]);
     const key = await signIn(api, a);
-    const body = { wallet: a.address, token_in: "USDG", token_out: "TSLA", amount_in: parseUnits("100", 6).toString(), permit_mode: "transaction" };
+    const body = {
+      wallet: a.address,
+      token_in: "USDG",
+      token_out: "TSLA",
+      amount_in: parseUnits("100", 6).toString(),
+      permit_mode: "transaction",
+    };
     const refused = await post("/live/prepare", body, key);
     expect(refused.status).toBe(422);
     expect(refused.json.error.code).toBe("GEOFENCE");
@@ -280,18 +427,49 @@ describe("trades through the Universal Router", () => {
     const t = await waitSettled(key, s.json.tx_hash);
     expect(t).toMatchObject({ status: "mined", amount_out_kind: "actual" });
     expect(BigInt(t.amount_out)).toBeGreaterThanOrEqual(BigInt(p.amount_out_min));
-    expect(t.amount_out).toBe((await dn.pub.readContract({ address: dn.token("TSLA"), abi: erc20Abi, functionName: "balanceOf", args: [a.address] })).toString());
-    expect((await recorded(s.json.tx_hash))!.outcome).toMatchObject({ feeToken: dn.token("USDG"), feeAmount: p.fee.amount });
+    expect(t.amount_out).toBe(
+      (
+        await dn.pub.readContract({
+          address: dn.token("TSLA"),
+          abi: erc20Abi,
+          functionName: "balanceOf",
+          args: [a.address],
+        })
+      ).toString(),
+    );
+    expect((await recorded(s.json.tx_hash))!.outcome).toMatchObject({
+      feeToken: dn.token("USDG"),
+      feeAmount: p.fee.amount,
+    });
   });
 
   it("an address-named token (other class, 50 bps) with its severe risk accepted", async () => {
     const a = await dn.freshWallet(parseEther("1"), [[dn.token("USDG"), parseUnits("500", 6)]]);
     const key = await signIn(api, a);
-    const p = await prepare(key, { wallet: a.address, token_in: "USDG", token_out: fx().proxyToken, amount_in: parseUnits("40", 6).toString(), permit_mode: "transaction", accept_risks: ["NO_INDEPENDENT_MARK"] });
-    expect(p).toMatchObject({ fee_class: "other", fee_bps: 50, fee_side: "input", accepted_risks: ["NO_INDEPENDENT_MARK"] });
-    const expected = await fullRangeImpactBps(poolKeyOf(dn, "USDG", "SHIFT"), dn.token("USDG"), (parseUnits("40", 6) * 9_950n) / 10_000n);
+    const p = await prepare(key, {
+      wallet: a.address,
+      token_in: "USDG",
+      token_out: fx().proxyToken,
+      amount_in: parseUnits("40", 6).toString(),
+      permit_mode: "transaction",
+      accept_risks: ["NO_INDEPENDENT_MARK"],
+    });
+    expect(p).toMatchObject({
+      fee_class: "other",
+      fee_bps: 50,
+      fee_side: "input",
+      accepted_risks: ["NO_INDEPENDENT_MARK"],
+    });
+    const expected = await fullRangeImpactBps(
+      poolKeyOf(dn, "USDG", "SHIFT"),
+      dn.token("USDG"),
+      (parseUnits("40", 6) * 9_950n) / 10_000n,
+    );
     expect(expected).toBeGreaterThan(5);
-    expect(Math.abs(p.route.impact_bps - expected), `impact ${p.route.impact_bps}, pool depth gives ${expected}`).toBeLessThanOrEqual(1);
+    expect(
+      Math.abs(p.route.impact_bps - expected),
+      `impact ${p.route.impact_bps}, pool depth gives ${expected}`,
+    ).toBeLessThanOrEqual(1);
     expect(p.tokens.token_out).toMatchObject({ token: fx().proxyToken.toLowerCase(), symbol: "SHIFT" });
     await sendSteps(a, p.steps);
     const s = await post("/live/submit", { raw_tx: await sign(a, p.tx) }, key);
@@ -299,7 +477,10 @@ describe("trades through the Universal Router", () => {
     const t = await waitSettled(key, s.json.tx_hash);
     expect(t).toMatchObject({ status: "mined", amount_out_kind: "actual" });
     expect(t.token_out.address.toLowerCase()).toBe(fx().proxyToken.toLowerCase());
-    expect((await recorded(s.json.tx_hash))!.outcome).toMatchObject({ feeToken: dn.token("USDG"), feeAmount: p.fee.amount });
+    expect((await recorded(s.json.tx_hash))!.outcome).toMatchObject({
+      feeToken: dn.token("USDG"),
+      feeAmount: p.fee.amount,
+    });
   });
 });
 
@@ -307,7 +488,13 @@ describe("launchpad curve buys", () => {
   it("two_step: the fee transfer goes first, then the curve buy, relayed in order", async () => {
     const a = await dn.freshWallet(parseEther("5"));
     const key = await signIn(api, a);
-    const p = await prepare(key, { wallet: a.address, token_in: "ETH", token_out: fx().launchToken, amount_in: parseEther("0.05").toString(), accept_risks: ["NO_INDEPENDENT_MARK"] });
+    const p = await prepare(key, {
+      wallet: a.address,
+      token_in: "ETH",
+      token_out: fx().launchToken,
+      amount_in: parseEther("0.05").toString(),
+      accept_risks: ["NO_INDEPENDENT_MARK"],
+    });
     expect(p).toMatchObject({ execution: "curve", ready: true, fee_side: "input", fee_token: zeroAddress });
     expect(p.steps.map((s: any) => s.kind)).toEqual(["fee_transfer", "swap"]);
     expect(p.fee).toMatchObject({ command: "FEE_TRANSFER", amount: ((parseEther("0.05") * 50n) / 10_000n).toString() });
@@ -324,24 +511,48 @@ describe("launchpad curve buys", () => {
     expect(s.json.fee_first).toBe(true);
     const t = await waitSettled(key, s.json.tx_hash);
     expect(t).toMatchObject({ status: "mined", amount_out_kind: "actual" });
-    expect(t.amount_out).toBe((await dn.pub.readContract({ address: fx().launchToken, abi: erc20Abi, functionName: "balanceOf", args: [a.address] })).toString());
+    expect(t.amount_out).toBe(
+      (
+        await dn.pub.readContract({
+          address: fx().launchToken,
+          abi: erc20Abi,
+          functionName: "balanceOf",
+          args: [a.address],
+        })
+      ).toString(),
+    );
     // The fee went first in its own transaction: recorded as paid, and it is what reached the platform wallet.
     expect((await recorded(s.json.tx_hash))!.outcome).toMatchObject({ feeToken: zeroAddress, feeAmount: p.fee.amount });
     const feeReceipt = await dn.pub.getTransactionReceipt({ hash: s.json.tx_hashes[0] });
-    expect((await platformEth(feeReceipt.blockNumber)) - (await platformEth(feeReceipt.blockNumber - 1n))).toBe(BigInt(p.fee.amount));
+    expect((await platformEth(feeReceipt.blockNumber)) - (await platformEth(feeReceipt.blockNumber - 1n))).toBe(
+      BigInt(p.fee.amount),
+    );
   });
 
   it("batch: a 7702-delegated wallet pays fee and buy in one transaction", async () => {
     const a = await dn.freshWallet(parseEther("5"));
     const key = await signIn(api, a);
-    const body = { wallet: a.address, token_in: "ETH", token_out: fx().launchToken, amount_in: parseEther("0.05").toString(), accept_risks: ["NO_INDEPENDENT_MARK"], curve_fee_mode: "batch" };
+    const body = {
+      wallet: a.address,
+      token_in: "ETH",
+      token_out: fx().launchToken,
+      amount_in: parseEther("0.05").toString(),
+      accept_risks: ["NO_INDEPENDENT_MARK"],
+      curve_fee_mode: "batch",
+    };
     const refused = await post("/live/prepare", body, key);
     expect(refused.status).toBe(422);
     expect(refused.json.error.code).toBe("FEE_MODE");
     // Upgrade the wallet to the pinned stateless delegator (a type-4 transaction carried by anyone).
-    const auth = await a.signAuthorization({ contractAddress: dn.universe.contracts.statelessDelegator, chainId: 4663, nonce: await dn.pub.getTransactionCount({ address: a.address }) });
+    const auth = await a.signAuthorization({
+      contractAddress: dn.universe.contracts.statelessDelegator,
+      chainId: 4663,
+      nonce: await dn.pub.getTransactionCount({ address: a.address }),
+    });
     const carrier = await dn.freshWallet(parseEther("1"));
-    await dn.mined(await dn.walletFor(carrier).sendTransaction({ to: a.address, data: "0x", authorizationList: [auth] }));
+    await dn.mined(
+      await dn.walletFor(carrier).sendTransaction({ to: a.address, data: "0x", authorizationList: [auth] }),
+    );
     const p = await prepare(key, body);
     expect(p).toMatchObject({ execution: "batch", ready: true });
     expect(p.steps.map((s: any) => s.kind)).toEqual(["swap"]);
@@ -353,15 +564,36 @@ describe("launchpad curve buys", () => {
     const t = await waitSettled(key, s.json.tx_hash);
     expect(t).toMatchObject({ status: "mined", amount_out_kind: "actual" });
     expect(BigInt(t.amount_out)).toBeGreaterThan(0n);
-    expect(t.amount_out).toBe((await dn.pub.readContract({ address: fx().launchToken, abi: erc20Abi, functionName: "balanceOf", args: [a.address] })).toString());
-    expect((await recorded(s.json.tx_hash))!.outcome).toMatchObject({ feeToken: zeroAddress, feeAmount: p.fee.amount, amountIn: parseEther("0.05").toString() });
+    expect(t.amount_out).toBe(
+      (
+        await dn.pub.readContract({
+          address: fx().launchToken,
+          abi: erc20Abi,
+          functionName: "balanceOf",
+          args: [a.address],
+        })
+      ).toString(),
+    );
+    expect((await recorded(s.json.tx_hash))!.outcome).toMatchObject({
+      feeToken: zeroAddress,
+      feeAmount: p.fee.amount,
+      amountIn: parseEther("0.05").toString(),
+    });
   });
 });
 
 describe("attack: a curve buy relayed without its own fee (issue 25 §1)", () => {
-  const curveBody = (a: Account) => ({ wallet: a.address, token_in: "ETH", token_out: fx().launchToken, amount_in: parseEther("0.05").toString(), accept_risks: ["NO_INDEPENDENT_MARK"] });
-  const held = (a: Account) => dn.pub.readContract({ address: fx().launchToken, abi: erc20Abi, functionName: "balanceOf", args: [a.address] });
-  const sendRaw = async (raw: Hex) => (await dn.mined(await dn.pub.sendRawTransaction({ serializedTransaction: raw }))).transactionHash;
+  const curveBody = (a: Account) => ({
+    wallet: a.address,
+    token_in: "ETH",
+    token_out: fx().launchToken,
+    amount_in: parseEther("0.05").toString(),
+    accept_risks: ["NO_INDEPENDENT_MARK"],
+  });
+  const held = (a: Account) =>
+    dn.pub.readContract({ address: fx().launchToken, abi: erc20Abi, functionName: "balanceOf", args: [a.address] });
+  const sendRaw = async (raw: Hex) =>
+    (await dn.mined(await dn.pub.sendRawTransaction({ serializedTransaction: raw }))).transactionHash;
 
   /** The swap was refused FEE_FIRST, never reached the chain, and no trade of it is listed. */
   async function refused(a: Account, key: string, r: { status: number; json: any }, swapRaw: Hex, before: bigint) {
@@ -369,21 +601,35 @@ describe("attack: a curve buy relayed without its own fee (issue 25 §1)", () =>
     expect(r.json.error.code).toBe("FEE_FIRST");
     expect(await held(a)).toBe(before);
     expect(await dn.pub.getTransaction({ hash: keccak256(swapRaw) }).catch(() => null)).toBeNull();
-    expect((await get("/me/trades?refused=1", key)).json.trades.map((t: any) => t.tx_hash)).not.toContain(keccak256(swapRaw));
+    expect((await get("/me/trades?refused=1", key)).json.trades.map((t: any) => t.tx_hash)).not.toContain(
+      keccak256(swapRaw),
+    );
   }
 
   it("one mined fee pays for one plan: two instances racing on it relay one swap; a third plan is refused", async () => {
     const a = await dn.freshWallet(parseEther("5"));
     const key = await signIn(api, a);
     // Three plans of the same amount (their swaps differ by slippage): each one's fee transfer is the same transaction shape.
-    const [p1, p2, p3] = [await prepare(key, { ...curveBody(a), slippage_bps: 50 }), await prepare(key, { ...curveBody(a), slippage_bps: 60 }), await prepare(key, { ...curveBody(a), slippage_bps: 70 })];
+    const [p1, p2, p3] = [
+      await prepare(key, { ...curveBody(a), slippage_bps: 50 }),
+      await prepare(key, { ...curveBody(a), slippage_bps: 60 }),
+      await prepare(key, { ...curveBody(a), slippage_bps: 70 }),
+    ];
     expect(new Set([p1, p2, p3].map((p: any) => JSON.stringify(p.steps[0].tx))).size).toBe(1);
     expect(new Set([p1, p2, p3].map((p: any) => p.steps[1].tx.data)).size).toBe(3);
     const fee = await sendRaw(await sign(a, p1.steps[0].tx));
-    const other = await serveApi({ rpcUrl: dn.anvil.rpcUrl, db: stack.store.db, indexed: ix.liveReads().reads, limiter: new RateLimiter(Date.now, 10_000, false) });
+    const other = await serveApi({
+      rpcUrl: dn.anvil.rpcUrl,
+      db: stack.store.db,
+      indexed: ix.liveReads().reads,
+      limiter: new RateLimiter(Date.now, 10_000, false),
+    });
     try {
       const [s1, s2] = [await sign(a, p1.steps[1].tx), await sign(a, p2.steps[1].tx)];
-      const both = await Promise.all([post("/live/submit", { raw_tx: s1, fee_tx_hash: fee }, key), other.call("POST", "/api/v1/live/submit", { raw_tx: s2, fee_tx_hash: fee }, { authorization: `Bearer ${key}` })]);
+      const both = await Promise.all([
+        post("/live/submit", { raw_tx: s1, fee_tx_hash: fee }, key),
+        other.call("POST", "/api/v1/live/submit", { raw_tx: s2, fee_tx_hash: fee }, { authorization: `Bearer ${key}` }),
+      ]);
       expect(both.map((r) => r.status).sort(), JSON.stringify(both.map((r) => r.json))).toEqual([200, 422]);
       const won = both.find((r) => r.status === 200)!;
       await waitSettled(key, won.json.tx_hash);
@@ -401,7 +647,14 @@ describe("attack: a curve buy relayed without its own fee (issue 25 §1)", () =>
     const a = await dn.freshWallet(parseEther("5"));
     const key = await signIn(api, a);
     // Mined before the plan was built: the right value from the wallet to the recipient.
-    const early = await sendRaw(await sign(a, { to: api.config.feeRecipient, data: "0x", value: ((parseEther("0.05") * 50n) / 10_000n).toString(), chain_id: 4663 }));
+    const early = await sendRaw(
+      await sign(a, {
+        to: api.config.feeRecipient,
+        data: "0x",
+        value: ((parseEther("0.05") * 50n) / 10_000n).toString(),
+        chain_id: 4663,
+      }),
+    );
     const p = await prepare(key, curveBody(a));
     const swap = async () => sign(a, p.steps[1].tx);
     let raw = await swap();
@@ -436,7 +689,16 @@ describe("attack: a curve buy relayed without its own fee (issue 25 §1)", () =>
     const nonce = await dn.pub.getTransactionCount({ address: a.address, blockTag: "pending" });
     const baseFee = (await dn.pub.getBlock()).baseFeePerGas!;
     const fee = p.steps[0].tx;
-    const cheap = await a.signTransaction({ chainId: 4663, to: fee.to, data: fee.data, value: BigInt(fee.value), nonce, gas: 100_000n, maxFeePerGas: baseFee - 1n, maxPriorityFeePerGas: 0n });
+    const cheap = await a.signTransaction({
+      chainId: 4663,
+      to: fee.to,
+      data: fee.data,
+      value: BigInt(fee.value),
+      nonce,
+      gas: 100_000n,
+      maxFeePerGas: baseFee - 1n,
+      maxPriorityFeePerGas: 0n,
+    });
     swap = await sign(a, p.steps[1].tx, 1);
     const r2 = await post("/live/submit", { raw_txs: [cheap, swap] }, key);
     await refused(a, key, r2, swap, 0n);
@@ -448,20 +710,51 @@ describe("a trade the chain reverts", () => {
   it("is listed as reverted with nothing out when the price moved past its minimum", async () => {
     const a = await dn.freshWallet(parseEther("5"));
     const key = await signIn(api, a);
-    const p = await prepare(key, { wallet: a.address, token_in: "ETH", token_out: "USDG", amount_in: parseEther("0.5").toString() });
+    const p = await prepare(key, {
+      wallet: a.address,
+      token_in: "ETH",
+      token_out: "USDG",
+      amount_in: parseEther("0.5").toString(),
+    });
     // A whale sells ETH first: the plan's 50 bps minimum can no longer be met.
     const whale = await dn.freshWallet(parseEther("200"));
-    await routerSwap(dn, whale, { poolKey: poolKeyOf(dn, "ETH", "USDG"), tokenIn: zeroAddress, tokenOut: dn.token("USDG"), amountIn: parseEther("100"), minOut: 0n, feeBips: 0n, feeRecipient: whale.address });
+    await routerSwap(dn, whale, {
+      poolKey: poolKeyOf(dn, "ETH", "USDG"),
+      tokenIn: zeroAddress,
+      tokenOut: dn.token("USDG"),
+      amountIn: parseEther("100"),
+      minOut: 0n,
+      feeBips: 0n,
+      feeRecipient: whale.address,
+    });
     try {
       const s = await post("/live/submit", { raw_tx: await sign(a, p.tx) }, key);
       expect(s.status, JSON.stringify(s.json)).toBe(200);
       const t = await waitSettled(key, s.json.tx_hash);
-      expect(t).toMatchObject({ status: "reverted", amount_out: null, amount_out_kind: null, amount_out_min: p.amount_out_min });
+      expect(t).toMatchObject({
+        status: "reverted",
+        amount_out: null,
+        amount_out_kind: null,
+        amount_out_min: p.amount_out_min,
+      });
     } finally {
       // Put the pool back for the tests that follow, whatever happened above.
-      const usdg = await dn.pub.readContract({ address: dn.token("USDG"), abi: erc20Abi, functionName: "balanceOf", args: [whale.address] });
+      const usdg = await dn.pub.readContract({
+        address: dn.token("USDG"),
+        abi: erc20Abi,
+        functionName: "balanceOf",
+        args: [whale.address],
+      });
       await approveForRouter(dn, whale, dn.token("USDG"));
-      await routerSwap(dn, whale, { poolKey: poolKeyOf(dn, "ETH", "USDG"), tokenIn: dn.token("USDG"), tokenOut: zeroAddress, amountIn: usdg, minOut: 0n, feeBips: 0n, feeRecipient: whale.address });
+      await routerSwap(dn, whale, {
+        poolKey: poolKeyOf(dn, "ETH", "USDG"),
+        tokenIn: dn.token("USDG"),
+        tokenOut: zeroAddress,
+        amountIn: usdg,
+        minOut: 0n,
+        feeBips: 0n,
+        feeRecipient: whale.address,
+      });
       // Mids come from the indexer: let it see the pool back where it was.
       await ix.waitFor(await dn.pub.getBlockNumber());
     }
@@ -488,14 +781,29 @@ describe("fee schedule 2: the volume tier", () => {
     // Counted once the relay watcher has seen them mined (me/trades says so).
     for (const h of hashes) expect((await waitSettled(key, h)).status).toBe("mined");
     // A fresh instance (volume is cached 60 s per wallet per instance) sees the new tier.
-    const other = await serveApi({ rpcUrl: dn.anvil.rpcUrl, db: stack.store.db, indexed: ix.liveReads().reads, limiter: new RateLimiter(Date.now, 10_000, false) });
+    const other = await serveApi({
+      rpcUrl: dn.anvil.rpcUrl,
+      db: stack.store.db,
+      indexed: ix.liveReads().reads,
+      limiter: new RateLimiter(Date.now, 10_000, false),
+    });
     try {
-      const r = await other.call("POST", "/api/v1/live/build", { wallet: a.address, token_in: "ETH", token_out: "USDG", notional_usd: 100 }, { authorization: `Bearer ${key}` });
+      const r = await other.call(
+        "POST",
+        "/api/v1/live/build",
+        { wallet: a.address, token_in: "ETH", token_out: "USDG", notional_usd: 100 },
+        { authorization: `Bearer ${key}` },
+      );
       expect(r.status, JSON.stringify(r.json)).toBe(200);
       expect(r.json).toMatchObject({ fee_class: "major", fee_tier: 20, fee_bps: 20 });
       expect("simulation" in r.json).toBe(false);
       // A quote for the same key carries the same tier; Shield adds 10 on top.
-      const shielded = await other.call("POST", "/api/v1/live/quote", { token_in: "ETH", token_out: "USDG", notional_usd: 100, shield: true }, { authorization: `Bearer ${key}` });
+      const shielded = await other.call(
+        "POST",
+        "/api/v1/live/quote",
+        { token_in: "ETH", token_out: "USDG", notional_usd: 100, shield: true },
+        { authorization: `Bearer ${key}` },
+      );
       expect(shielded.json).toMatchObject({ fee_tier: 20, fee_bps: 30 });
     } finally {
       await other.close();
@@ -508,11 +816,32 @@ describe("launchpad curve sells", () => {
     const a = await dn.freshWallet(parseEther("5"));
     const key = await signIn(api, a);
     // Buy some first (two_step), then sell half.
-    const buy = await prepare(key, { wallet: a.address, token_in: "ETH", token_out: fx().launchToken, amount_in: parseEther("0.1").toString(), accept_risks: ["NO_INDEPENDENT_MARK"] });
-    const b = await post("/live/submit", { raw_txs: [await sign(a, buy.steps[0].tx), await sign(a, buy.steps[1].tx, 1)] }, key);
+    const buy = await prepare(key, {
+      wallet: a.address,
+      token_in: "ETH",
+      token_out: fx().launchToken,
+      amount_in: parseEther("0.1").toString(),
+      accept_risks: ["NO_INDEPENDENT_MARK"],
+    });
+    const b = await post(
+      "/live/submit",
+      { raw_txs: [await sign(a, buy.steps[0].tx), await sign(a, buy.steps[1].tx, 1)] },
+      key,
+    );
     await waitSettled(key, b.json.tx_hash);
-    const held = await dn.pub.readContract({ address: fx().launchToken, abi: erc20Abi, functionName: "balanceOf", args: [a.address] });
-    const p = await prepare(key, { wallet: a.address, token_in: fx().launchToken, token_out: "ETH", amount_in: (held / 2n).toString(), accept_risks: ["NO_INDEPENDENT_MARK"] });
+    const held = await dn.pub.readContract({
+      address: fx().launchToken,
+      abi: erc20Abi,
+      functionName: "balanceOf",
+      args: [a.address],
+    });
+    const p = await prepare(key, {
+      wallet: a.address,
+      token_in: fx().launchToken,
+      token_out: "ETH",
+      amount_in: (held / 2n).toString(),
+      accept_risks: ["NO_INDEPENDENT_MARK"],
+    });
     expect(p).toMatchObject({ execution: "curve", fee_side: "output", fee_token: zeroAddress });
     expect(p.steps.map((s: any) => s.kind)).toEqual(["approve", "fee_transfer", "swap"]);
     expect(p.simulation.ok).toBe(true);
@@ -526,10 +855,28 @@ describe("launchpad curve sells", () => {
 
     // The wallet's own floor binds on chain too: the curve's minimum covers it plus the fee the
     // wallet pays first (the curve pays the gross).
-    const rest = await dn.pub.readContract({ address: fx().launchToken, abi: erc20Abi, functionName: "balanceOf", args: [a.address] });
-    const q = await prepare(key, { wallet: a.address, token_in: fx().launchToken, token_out: "ETH", amount_in: rest.toString(), accept_risks: ["NO_INDEPENDENT_MARK"] });
+    const rest = await dn.pub.readContract({
+      address: fx().launchToken,
+      abi: erc20Abi,
+      functionName: "balanceOf",
+      args: [a.address],
+    });
+    const q = await prepare(key, {
+      wallet: a.address,
+      token_in: fx().launchToken,
+      token_out: "ETH",
+      amount_in: rest.toString(),
+      accept_risks: ["NO_INDEPENDENT_MARK"],
+    });
     const floor = BigInt(q.amount_out_expected) - 1n;
-    const f = await prepare(key, { wallet: a.address, token_in: fx().launchToken, token_out: "ETH", amount_in: rest.toString(), accept_risks: ["NO_INDEPENDENT_MARK"], min_amount_out: floor.toString() });
+    const f = await prepare(key, {
+      wallet: a.address,
+      token_in: fx().launchToken,
+      token_out: "ETH",
+      amount_in: rest.toString(),
+      accept_risks: ["NO_INDEPENDENT_MARK"],
+      min_amount_out: floor.toString(),
+    });
     const sell = decodeFunctionData({ abi: launchpadAbi, data: f.steps.find((x: any) => x.kind === "swap").tx.data });
     expect(sell.functionName).toBe("sell");
     expect(sell.args[2]).toBe(floor + BigInt(f.fee.amount));
@@ -540,7 +887,11 @@ describe("live/simulate", () => {
   it("a real wallet without a router permit simulates its plan with the permit by transaction (nothing to sign yet)", async () => {
     const a = await dn.freshWallet(parseEther("1"), [[dn.token("USDG"), parseUnits("500", 6)]]);
     const key = await signIn(api, a);
-    const r = await post("/live/simulate", { wallet: a.address, token_in: "USDG", token_out: "ETH", notional_usd: 50, fund: false }, key);
+    const r = await post(
+      "/live/simulate",
+      { wallet: a.address, token_in: "USDG", token_out: "ETH", notional_usd: 50, fund: false },
+      key,
+    );
     expect(r.status, JSON.stringify(r.json)).toBe(200);
     expect(r.json).toMatchObject({ ok: true, synthetic: false, funded_by_overrides: false });
     expect(r.json.transactions.map((t: any) => t.kind)).toEqual(["approve", "approve", "swap"]);
@@ -553,15 +904,29 @@ describe("live/simulate", () => {
     const key = await signIn(api, a);
     const syn = await post("/live/simulate", { token_in: "USDG", token_out: "ETH", notional_usd: 50 }, key);
     expect(syn.status, JSON.stringify(syn.json)).toBe(200);
-    expect(syn.json).toMatchObject({ ok: true, synthetic: true, funded_by_overrides: true, fee_bps: 25, fee_side: "input" });
+    expect(syn.json).toMatchObject({
+      ok: true,
+      synthetic: true,
+      funded_by_overrides: true,
+      fee_bps: 25,
+      fee_side: "input",
+    });
     expect(syn.json.block.number).toBeGreaterThan(0);
     expect(syn.json.transactions.map((t: any) => t.kind)).toEqual(["approve", "approve", "swap"]);
     expect(BigInt(syn.json.fee_paid)).toBeGreaterThan(0n);
     // The wallet holds no USDG: fund false fails honestly, fund true lends it.
-    const real = await post("/live/simulate", { wallet: a.address, token_in: "USDG", token_out: "ETH", notional_usd: 50, fund: false, mode: "first" }, key);
+    const real = await post(
+      "/live/simulate",
+      { wallet: a.address, token_in: "USDG", token_out: "ETH", notional_usd: 50, fund: false, mode: "first" },
+      key,
+    );
     expect(real.status).toBe(200);
     expect(real.json).toMatchObject({ ok: false, synthetic: false, funded_by_overrides: false });
-    const lent = await post("/live/simulate", { wallet: a.address, token_in: "USDG", token_out: "ETH", notional_usd: 50, fund: true, mode: "first" }, key);
+    const lent = await post(
+      "/live/simulate",
+      { wallet: a.address, token_in: "USDG", token_out: "ETH", notional_usd: 50, fund: true, mode: "first" },
+      key,
+    );
     expect(lent.json).toMatchObject({ ok: true, funded_by_overrides: true });
     expect(BigInt(lent.json.amount_out)).toBeGreaterThan(0n);
   });
@@ -571,7 +936,11 @@ describe("WETH trades as ETH", () => {
   it("the router unwraps WETH in and wraps WETH out (synthetic simulations on the real router)", async () => {
     const a = await dn.freshWallet();
     const key = await signIn(api, a);
-    for (const [tin, tout] of [["WETH", "USDG"], ["USDG", "WETH"], ["WETH", "TSLA"]]) {
+    for (const [tin, tout] of [
+      ["WETH", "USDG"],
+      ["USDG", "WETH"],
+      ["WETH", "TSLA"],
+    ]) {
       const r = await post("/live/simulate", { token_in: tin, token_out: tout, notional_usd: 200 }, key);
       expect(r.status, JSON.stringify(r.json)).toBe(200);
       expect(r.json, `${tin}->${tout}: ${r.json.error}`).toMatchObject({ ok: true, synthetic: true });
@@ -588,12 +957,21 @@ describe("GET /me/trades", () => {
     const key = await signIn(api, a);
     const hashes: Hex[] = [];
     for (let i = 0; i < 3; i++) {
-      const p = await prepare(key, { wallet: a.address, token_in: "ETH", token_out: "USDG", amount_in: parseEther("0.01").toString() });
+      const p = await prepare(key, {
+        wallet: a.address,
+        token_in: "ETH",
+        token_out: "USDG",
+        amount_in: parseEther("0.01").toString(),
+      });
       const s = await post("/live/submit", { raw_tx: await sign(a, p.tx) }, key);
       hashes.push(s.json.tx_hash);
       await dn.mined(s.json.tx_hash);
     }
-    const refused = await post("/live/prepare", { wallet: a.address, token_in: "ETH", token_out: "USDG", notional_usd: 50_000 }, key);
+    const refused = await post(
+      "/live/prepare",
+      { wallet: a.address, token_in: "ETH", token_out: "USDG", notional_usd: 50_000 },
+      key,
+    );
     expect(refused.json.error.code).toBe("MAX_NOTIONAL");
     const page1 = await get("/me/trades?limit=2", key);
     expect(page1.status).toBe(200);
@@ -604,8 +982,15 @@ describe("GET /me/trades", () => {
     expect(page2.json.trades.map((t: any) => t.tx_hash)).toEqual([hashes[0]]);
     expect(page2.json.next_before).toBeNull();
     const all = await get("/me/trades?refused=1", key);
-    expect(all.json.trades[0]).toMatchObject({ status: "refused", code: "MAX_NOTIONAL", tx_hash: null, token_in: { token: "ETH", address: zeroAddress, decimals: 18 }, token_out: { token: "USDG", symbol: "USDG", decimals: 6 } });
+    expect(all.json.trades[0]).toMatchObject({
+      status: "refused",
+      code: "MAX_NOTIONAL",
+      tx_hash: null,
+      token_in: { token: "ETH", address: zeroAddress, decimals: 18 },
+      token_out: { token: "USDG", symbol: "USDG", decimals: 6 },
+    });
     expect(all.json.refused_included).toBe(true);
-    for (const bad of ["limit=0", "limit=101", "before=x", "refused=2", "wallet=0x1"]) expect((await get(`/me/trades?${bad}`, key)).status, bad).toBe(400);
+    for (const bad of ["limit=0", "limit=101", "before=x", "refused=2", "wallet=0x1"])
+      expect((await get(`/me/trades?${bad}`, key)).status, bad).toBe(400);
   });
 });

@@ -1,7 +1,16 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { encodeFunctionData, getAddress, parseAbi, parseEther, parseUnits, zeroAddress, type Address, type Hex } from "viem";
+import {
+  encodeFunctionData,
+  getAddress,
+  parseAbi,
+  parseEther,
+  parseUnits,
+  zeroAddress,
+  type Address,
+  type Hex,
+} from "viem";
 import type { privateKeyToAccount } from "viem/accounts";
 import { freshStore, serveApi, type Api } from "../helpers/api.js";
 import { agentOf, type PlanTx } from "../helpers/agent.js";
@@ -41,7 +50,13 @@ const buybacks = getAddress("0x000000000000000000000000000000000000bb01");
 const treasuryWallet = getAddress("0x000000000000000000000000000000000000ee02");
 const platform = () => api.config.feeRecipient;
 
-async function serve(o: { rpcUrl?: string; db?: Awaited<ReturnType<typeof freshStore>>["db"]; buckets: { operations: Address | null; buybacks: Address | null; treasury: Address | null }; deliverTimeoutMs?: number; cacheMs?: number }) {
+async function serve(o: {
+  rpcUrl?: string;
+  db?: Awaited<ReturnType<typeof freshStore>>["db"];
+  buckets: { operations: Address | null; buybacks: Address | null; treasury: Address | null };
+  deliverTimeoutMs?: number;
+  cacheMs?: number;
+}) {
   const a = await serveApi({
     rpcUrl: o.rpcUrl ?? dn.anvil.rpcUrl,
     db: o.db ?? store.db,
@@ -49,7 +64,12 @@ async function serve(o: { rpcUrl?: string; db?: Awaited<ReturnType<typeof freshS
     indexed: chain.ix.liveReads().reads,
     limiter: new RateLimiter(clock, 10_000, false),
     config: { treasuryBuckets: o.buckets },
-    treasury: { confirmations: CONFIRMATIONS, intervalMs: NEVER, cacheMs: o.cacheMs ?? 0, deliverTimeoutMs: o.deliverTimeoutMs },
+    treasury: {
+      confirmations: CONFIRMATIONS,
+      intervalMs: NEVER,
+      cacheMs: o.cacheMs ?? 0,
+      deliverTimeoutMs: o.deliverTimeoutMs,
+    },
   });
   opened.push(a);
   return a;
@@ -78,7 +98,8 @@ async function indexedTo(c: Awaited<ReturnType<typeof startIndexedDevnet>>) {
   const head = Number(await c.dn.pub.getBlockNumber({ cacheTime: 0 }));
   await c.ix.waitFor(head);
   const reads = c.ix.liveReads().reads;
-  for (let i = 0; i < 100 && ((await reads.head())?.block ?? 0) < head; i++) await new Promise((r) => setTimeout(r, 100));
+  for (let i = 0; i < 100 && ((await reads.head())?.block ?? 0) < head; i++)
+    await new Promise((r) => setTimeout(r, 100));
   expect((await reads.head())?.block).toBeGreaterThanOrEqual(head);
 }
 
@@ -95,7 +116,8 @@ async function trade(a: Account, key: string, body: Record<string, unknown>) {
   const agent = agentOf(api, dn);
   const p = await agent.post("/live/prepare", body, key);
   expect(p.status, JSON.stringify(p.json)).toBe(200);
-  for (const s of (p.json.steps as { kind: string; tx: PlanTx }[]).filter((x) => x.kind === "approve")) await dn.mined(await dn.pub.sendRawTransaction({ serializedTransaction: await agent.sign(a, s.tx) }));
+  for (const s of (p.json.steps as { kind: string; tx: PlanTx }[]).filter((x) => x.kind === "approve"))
+    await dn.mined(await dn.pub.sendRawTransaction({ serializedTransaction: await agent.sign(a, s.tx) }));
   const s = await agent.post("/live/submit", { raw_tx: await agent.sign(a, p.json.tx) }, key);
   expect(s.status, JSON.stringify(s.json)).toBe(200);
   await dn.mined(s.json.tx_hash);
@@ -108,7 +130,15 @@ async function trade(a: Account, key: string, body: Record<string, unknown>) {
 }
 
 const deployerWallet = () => dn.walletFor(dn.deployer);
-const mint = async (token: Address, to: Address, amount: bigint) => dn.mined(await deployerWallet().writeContract({ address: token, abi: mintableAbi, functionName: "mint", args: [to, amount] }));
+const mint = async (token: Address, to: Address, amount: bigint) =>
+  dn.mined(
+    await deployerWallet().writeContract({
+      address: token,
+      abi: mintableAbi,
+      functionName: "mint",
+      args: [to, amount],
+    }),
+  );
 /** GET treasury after a preview built now: readers get the worker's last build and never start one. */
 const treasuryJson = async (a: Api = api) => {
   await a.app.services.treasury.reader.refresh();
@@ -118,7 +148,9 @@ const treasuryJson = async (a: Api = api) => {
 };
 const verify = async (a: Api = api) => {
   try {
-    const { stdout } = await run(process.execPath, ["scripts/treasury-verify.mjs", a.url, dn.anvil.rpcUrl], { timeout: 60_000 });
+    const { stdout } = await run(process.execPath, ["scripts/treasury-verify.mjs", a.url, dn.anvil.rpcUrl], {
+      timeout: 60_000,
+    });
     return { code: 0, out: stdout.trim() };
   } catch (err: any) {
     return { code: err.code as number, out: `${err.stdout ?? ""}${err.stderr ?? ""}`.trim() };
@@ -126,7 +158,10 @@ const verify = async (a: Api = api) => {
 };
 const tokenOf = (row: WeekRow, symbol: string) => row.tokens.find((t) => t.symbol === symbol)!;
 const nonceOfPlatform = () => dn.pub.getTransactionCount({ address: platform() });
-const balanceOf = (token: Address, owner: Address) => (token === zeroAddress ? dn.pub.getBalance({ address: owner }) : dn.pub.readContract({ address: token, abi: erc20Abi, functionName: "balanceOf", args: [owner] }));
+const balanceOf = (token: Address, owner: Address) =>
+  token === zeroAddress
+    ? dn.pub.getBalance({ address: owner })
+    : dn.pub.readContract({ address: token, abi: erc20Abi, functionName: "balanceOf", args: [owner] });
 
 let weekA: ReturnType<typeof weekOf>;
 let feeUsdg = 0n;
@@ -143,29 +178,71 @@ describe("the treasury over two Mondays", () => {
     const a = await dn.freshWallet(parseEther("10"), [[dn.token("USDG"), parseUnits("2000", 6)]]);
     const key = await agentOf(api, dn).signIn(a);
     trader = a.address;
-    const ethIn = await trade(a, key, { wallet: a.address, token_in: "ETH", token_out: "USDG", amount_in: parseEther("0.2").toString() });
+    const ethIn = await trade(a, key, {
+      wallet: a.address,
+      token_in: "ETH",
+      token_out: "USDG",
+      amount_in: parseEther("0.2").toString(),
+    });
     expect(ethIn.outcome.feeToken).toBe(zeroAddress);
     feeEth += BigInt(ethIn.outcome.feeAmount!);
-    const usdgIn = await trade(a, key, { wallet: a.address, token_in: "USDG", token_out: "WETH", amount_in: parseUnits("300", 6).toString(), permit_mode: "transaction" });
+    const usdgIn = await trade(a, key, {
+      wallet: a.address,
+      token_in: "USDG",
+      token_out: "WETH",
+      amount_in: parseUnits("300", 6).toString(),
+      permit_mode: "transaction",
+    });
     expect(usdgIn.outcome.feeToken).toBe(dn.token("USDG"));
     feeUsdg += BigInt(usdgIn.outcome.feeAmount!);
     tradeHashes.push(ethIn.hash, usdgIn.hash);
     // From outside: USDG and ETH sent straight to the wallet, and a token with no mark whose symbol is markup.
     await mint(dn.token("USDG"), platform(), parseUnits("5", 6));
     await dn.mined(await deployerWallet().sendTransaction({ to: platform(), value: parseEther("0.01") }));
-    const deployed = await dn.mined(await deployerWallet().deployContract({ abi: parseAbi(["constructor(string, string, uint8)"]), bytecode: fixtureBytecode("TestToken", "TestToken"), args: ["Odd Ünïcode", scriptSymbol, 18] }));
+    const deployed = await dn.mined(
+      await deployerWallet().deployContract({
+        abi: parseAbi(["constructor(string, string, uint8)"]),
+        bytecode: fixtureBytecode("TestToken", "TestToken"),
+        args: ["Odd Ünïcode", scriptSymbol, 18],
+      }),
+    );
     odd = deployed.contractAddress!;
     await mint(odd, platform(), parseEther("7"));
     await indexedTo(chain);
 
     const t = await treasuryJson();
-    expect(t).toMatchObject({ platform_wallet: platform(), buckets: { operations: ops(), buybacks, treasury: null }, split_bps: { operations: 5000, buybacks: 4000, treasury: 1000 }, prize_payouts: [], explorer_tx: null });
+    expect(t).toMatchObject({
+      platform_wallet: platform(),
+      buckets: { operations: ops(), buybacks, treasury: null },
+      split_bps: { operations: 5000, buybacks: 4000, treasury: 1000 },
+      prize_payouts: [],
+      explorer_tx: null,
+    });
     expect(t.integrity).toEqual({ ok: true, rows: 0, head: "0".repeat(64), broken_at: null, why: null });
     const preview = t.weeks[0] as WeekRow;
-    expect(preview).toMatchObject({ status: "preview", hash: null, week: { start: weekA.start, end: weekA.end, label: weekA.label } });
-    expect(tokenOf(preview, "USDG")).toMatchObject({ received: feeUsdg.toString(), trades: 1, outside: parseUnits("5", 6).toString(), outside_trades: 1 });
-    expect(tokenOf(preview, "ETH")).toMatchObject({ received: feeEth.toString(), trades: 1, outside: parseEther("0.01").toString(), outside_trades: 1 });
-    expect(tokenOf(preview, scriptSymbol)).toMatchObject({ status: "unpriced", outside: parseEther("7").toString(), value_usd: null, mark: null });
+    expect(preview).toMatchObject({
+      status: "preview",
+      hash: null,
+      week: { start: weekA.start, end: weekA.end, label: weekA.label },
+    });
+    expect(tokenOf(preview, "USDG")).toMatchObject({
+      received: feeUsdg.toString(),
+      trades: 1,
+      outside: parseUnits("5", 6).toString(),
+      outside_trades: 1,
+    });
+    expect(tokenOf(preview, "ETH")).toMatchObject({
+      received: feeEth.toString(),
+      trades: 1,
+      outside: parseEther("0.01").toString(),
+      outside_trades: 1,
+    });
+    expect(tokenOf(preview, scriptSymbol)).toMatchObject({
+      status: "unpriced",
+      outside: parseEther("7").toString(),
+      value_usd: null,
+      mark: null,
+    });
     expect(preview.reconciliation).toMatchObject({ status: "agrees", eth: "trace" });
   }, 120_000);
 
@@ -178,25 +255,48 @@ describe("the treasury over two Mondays", () => {
     const closed = await api.app.services.treasury.closer.closeDue();
     expect(closed).toHaveLength(1);
     rowA = closed[0]!;
-    expect(rowA).toMatchObject({ kind: "week", seq: 1, status: "booked", prev_hash: "0".repeat(64), week: { label: weekA.label } });
+    expect(rowA).toMatchObject({
+      kind: "week",
+      seq: 1,
+      status: "booked",
+      prev_hash: "0".repeat(64),
+      week: { label: weekA.label },
+    });
     expect(rowA.hash).toBe(rowHash(rowA as unknown as Record<string, unknown>));
 
     const usdg = tokenOf(rowA, "USDG");
     const pool = feeUsdg + parseUnits("5", 6);
     expect(usdg).toMatchObject({ status: "split", pool: pool.toString(), carried_in: "0", mark: "1.00000000" });
-    expect(usdg.booked).toEqual({ operations: ((pool * 5000n) / 10000n).toString(), buybacks: ((pool * 4000n) / 10000n).toString(), treasury: ((pool * 1000n) / 10000n).toString() });
+    expect(usdg.booked).toEqual({
+      operations: ((pool * 5000n) / 10000n).toString(),
+      buybacks: ((pool * 4000n) / 10000n).toString(),
+      treasury: ((pool * 1000n) / 10000n).toString(),
+    });
     expect(usdg.moved).toEqual({ ...usdg.booked, treasury: "0" });
     expect(usdg.owed_out).toEqual({ operations: "0", buybacks: "0", treasury: usdg.booked.treasury });
-    expect(BigInt(usdg.carried_out)).toBe(pool - BigInt(usdg.booked.operations) - BigInt(usdg.booked.buybacks) - BigInt(usdg.booked.treasury));
+    expect(BigInt(usdg.carried_out)).toBe(
+      pool - BigInt(usdg.booked.operations) - BigInt(usdg.booked.buybacks) - BigInt(usdg.booked.treasury),
+    );
     expect(tokenOf(rowA, scriptSymbol)).toMatchObject({ status: "unpriced", carried_out: parseEther("7").toString() });
     expect(tokenOf(rowA, "ETH").status).toBe("split");
 
     // Each moved share is one mined transfer to its bucket, and the buckets hold them.
-    expect(rowA.transfers.map((x) => `${x.bucket}:${x.symbol}`).sort()).toEqual(["buybacks:ETH", "buybacks:USDG", "operations:ETH", "operations:USDG"]);
-    for (const x of rowA.transfers) expect((await dn.pub.getTransactionReceipt({ hash: x.tx_hash })).status).toBe("success");
+    expect(rowA.transfers.map((x) => `${x.bucket}:${x.symbol}`).sort()).toEqual([
+      "buybacks:ETH",
+      "buybacks:USDG",
+      "operations:ETH",
+      "operations:USDG",
+    ]);
+    for (const x of rowA.transfers)
+      expect((await dn.pub.getTransactionReceipt({ hash: x.tx_hash })).status).toBe("success");
     expect((await balanceOf(dn.token("USDG"), ops())) - usdgOpsBefore).toBe(BigInt(usdg.moved.operations));
     expect((await balanceOf(zeroAddress, buybacks)) - ethBuyBefore).toBe(BigInt(tokenOf(rowA, "ETH").moved.buybacks));
-    expect(rowA.reconciliation).toMatchObject({ status: "agrees", eth: "trace", counts: { ledger_trades: 2, chain_fee_transfers: 2, outside_transfers: 3, split_transfers: 4 }, accepted: null });
+    expect(rowA.reconciliation).toMatchObject({
+      status: "agrees",
+      eth: "trace",
+      counts: { ledger_trades: 2, chain_fee_transfers: 2, outside_transfers: 3, split_transfers: 4 },
+      accepted: null,
+    });
 
     // Closing again closes nothing and sends nothing.
     const nonce = await nonceOfPlatform();
@@ -220,12 +320,17 @@ describe("the treasury over two Mondays", () => {
     const nonce = await nonceOfPlatform();
     await expect(dying.app.services.treasury.closer.closeDue()).rejects.toThrow();
     expect(await nonceOfPlatform()).toBe(nonce);
-    const kept = await store.db.query<{ sends: string }>("SELECT sends FROM app.treasury_drafts WHERE week_start = $1", [weekB.start]);
+    const kept = await store.db.query<{ sends: string }>(
+      "SELECT sends FROM app.treasury_drafts WHERE week_start = $1",
+      [weekB.start],
+    );
     const signed = JSON.parse(kept[0]!.sends) as { tx_hash: Hex }[];
     expect(signed.length).toBe(2);
 
     // A closer whose treasury bucket changed since the bytes were signed sends none of them.
-    const rewired = await serve({ buckets: { ...all, treasury: getAddress("0x000000000000000000000000000000000000dd03") } });
+    const rewired = await serve({
+      buckets: { ...all, treasury: getAddress("0x000000000000000000000000000000000000dd03") },
+    });
     await expect(rewired.app.services.treasury.closer.closeDue()).rejects.toThrow(/configured now/);
     expect(await nonceOfPlatform()).toBe(nonce);
     const taking = await serve({ buckets: all });
@@ -237,11 +342,21 @@ describe("the treasury over two Mondays", () => {
     expect(await nonceOfPlatform()).toBe(nonce + signed.length);
     expect(rowB).toMatchObject({ seq: 2, status: "moved", prev_hash: rowA.hash, week: { label: weekB.label } });
     const usdg = tokenOf(rowB, "USDG");
-    expect(usdg).toMatchObject({ status: "dust", carried_in: tokenOf(rowA, "USDG").carried_out, outside: "400000", received: "0", booked: { operations: "0", buybacks: "0", treasury: "0" } });
+    expect(usdg).toMatchObject({
+      status: "dust",
+      carried_in: tokenOf(rowA, "USDG").carried_out,
+      outside: "400000",
+      received: "0",
+      booked: { operations: "0", buybacks: "0", treasury: "0" },
+    });
     expect(usdg.owed_in.treasury).toBe(tokenOf(rowA, "USDG").owed_out.treasury);
     expect(usdg.moved).toEqual({ operations: "0", buybacks: "0", treasury: usdg.owed_in.treasury });
     expect(usdg.owed_out).toEqual({ operations: "0", buybacks: "0", treasury: "0" });
-    expect(tokenOf(rowB, scriptSymbol)).toMatchObject({ status: "unpriced", carried_in: parseEther("7").toString(), carried_out: parseEther("7").toString() });
+    expect(tokenOf(rowB, scriptSymbol)).toMatchObject({
+      status: "unpriced",
+      carried_in: parseEther("7").toString(),
+      carried_out: parseEther("7").toString(),
+    });
     expect(await balanceOf(dn.token("USDG"), treasuryWallet)).toBe(BigInt(usdg.moved.treasury));
     // A third closer finds nothing left to do.
     expect(await api.app.services.treasury.closer.closeDue()).toEqual([]);
@@ -254,7 +369,11 @@ describe("the treasury over two Mondays", () => {
     expect(t.weeks.map((w: WeekRow) => w.seq)).toEqual([3, 2, 1]);
     expect(t.weeks[1]).toEqual(rowB);
     const usdg = t.totals.find((x: any) => x.symbol === "USDG");
-    expect(usdg).toMatchObject({ received: feeUsdg.toString(), trades: 1, owed: { operations: "0", buybacks: "0", treasury: "0" } });
+    expect(usdg).toMatchObject({
+      received: feeUsdg.toString(),
+      trades: 1,
+      owed: { operations: "0", buybacks: "0", treasury: "0" },
+    });
     expect(BigInt(usdg.moved.treasury)).toBeGreaterThan(0n);
     // The record names no trading wallet and no trade.
     const text = JSON.stringify(t).toLowerCase();
@@ -267,7 +386,9 @@ describe("the treasury over two Mondays", () => {
   }, 120_000);
 
   it("a changed row: the store refuses the UPDATE; with its guard removed, integrity and the script both name the row, and rows from it on are not served", async () => {
-    await expect(store.db.query("UPDATE app.treasury_rows SET body = body WHERE seq = 1")).rejects.toThrow(/append-only/);
+    await expect(store.db.query("UPDATE app.treasury_rows SET body = body WHERE seq = 1")).rejects.toThrow(
+      /append-only/,
+    );
     await expect(store.db.query("DELETE FROM app.treasury_rows WHERE seq = 2")).rejects.toThrow(/append-only/);
     const [orig] = await store.db.query<{ body: string }>("SELECT body FROM app.treasury_rows WHERE seq = 1");
     const tampered = orig!.body.replace(`"received":"${feeUsdg}"`, `"received":"${feeUsdg - 1n}"`);
@@ -292,7 +413,9 @@ describe("the treasury over two Mondays", () => {
   }, 120_000);
 
   it("a chain rewritten with recomputed hashes passes integrity, and the script finds the row the chain's logs disagree with", async () => {
-    const rows = await store.db.query<{ seq: number; body: string }>("SELECT seq, body FROM app.treasury_rows ORDER BY seq");
+    const rows = await store.db.query<{ seq: number; body: string }>(
+      "SELECT seq, body FROM app.treasury_rows ORDER BY seq",
+    );
     const rewritten: string[] = [];
     let prev = "0".repeat(64);
     for (const r of rows) {
@@ -309,10 +432,17 @@ describe("the treasury over two Mondays", () => {
     }
     await store.db.exec("ALTER TABLE app.treasury_rows DISABLE TRIGGER treasury_rows_append_only");
     try {
-      await store.db.exec("ALTER TABLE app.treasury_rows DROP CONSTRAINT treasury_rows_hash_key, DROP CONSTRAINT treasury_rows_prev_hash_key");
+      await store.db.exec(
+        "ALTER TABLE app.treasury_rows DROP CONSTRAINT treasury_rows_hash_key, DROP CONSTRAINT treasury_rows_prev_hash_key",
+      );
       for (const [i, body] of rewritten.entries()) {
         const row = JSON.parse(body);
-        await store.db.query("UPDATE app.treasury_rows SET body = $1, hash = $2, prev_hash = $3 WHERE seq = $4", [body, row.hash, row.prev_hash, i + 1]);
+        await store.db.query("UPDATE app.treasury_rows SET body = $1, hash = $2, prev_hash = $3 WHERE seq = $4", [
+          body,
+          row.hash,
+          row.prev_hash,
+          i + 1,
+        ]);
       }
       expect((await treasuryJson()).integrity).toMatchObject({ ok: true, rows: 2 });
       const v = await verify();
@@ -321,7 +451,12 @@ describe("the treasury over two Mondays", () => {
     } finally {
       for (const r of rows) {
         const row = JSON.parse(r.body);
-        await store.db.query("UPDATE app.treasury_rows SET body = $1, hash = $2, prev_hash = $3 WHERE seq = $4", [r.body, row.hash, row.prev_hash, r.seq]);
+        await store.db.query("UPDATE app.treasury_rows SET body = $1, hash = $2, prev_hash = $3 WHERE seq = $4", [
+          r.body,
+          row.hash,
+          row.prev_hash,
+          r.seq,
+        ]);
       }
       await store.db.exec("ALTER TABLE app.treasury_rows ENABLE TRIGGER treasury_rows_append_only");
     }
@@ -367,15 +502,30 @@ describe("the treasury over two Mondays", () => {
     const before = tokenOf((await treasuryJson()).weeks[0], "ETH") ?? { outside: "0", outside_trades: 0 };
     const balance = await balanceOf(zeroAddress, platform());
     const mc = dn.universe.contracts.multicall3;
-    const abi = parseAbi(["function aggregate3Value((address target, bool allowFailure, uint256 value, bytes callData)[] calls) payable returns ((bool success, bytes returnData)[])"]);
+    const abi = parseAbi([
+      "function aggregate3Value((address target, bool allowFailure, uint256 value, bytes callData)[] calls) payable returns ((bool success, bytes returnData)[])",
+    ]);
     const x = parseEther("3");
     // Pays the wallet, then fails: this whole call reverts.
-    const inner = encodeFunctionData({ abi, functionName: "aggregate3Value", args: [[{ target: platform(), allowFailure: false, value: x, callData: "0x" }, { target: mc, allowFailure: false, value: 0n, callData: "0xdeadbeef" }]] });
+    const inner = encodeFunctionData({
+      abi,
+      functionName: "aggregate3Value",
+      args: [
+        [
+          { target: platform(), allowFailure: false, value: x, callData: "0x" },
+          { target: mc, allowFailure: false, value: 0n, callData: "0xdeadbeef" },
+        ],
+      ],
+    });
     const w = deployerWallet();
     const reverted = await dn.mined(await w.sendTransaction({ to: mc, data: inner, value: x, gas: 300_000n }));
     expect(reverted.status).toBe("reverted");
     // The same, wrapped in a call allowed to fail: the transaction succeeds, the payment is undone.
-    const wrapped = encodeFunctionData({ abi, functionName: "aggregate3Value", args: [[{ target: mc, allowFailure: true, value: x, callData: inner }]] });
+    const wrapped = encodeFunctionData({
+      abi,
+      functionName: "aggregate3Value",
+      args: [[{ target: mc, allowFailure: true, value: x, callData: inner }]],
+    });
     const undone = await dn.mined(await w.sendTransaction({ to: mc, data: wrapped, value: x, gas: 500_000n }));
     expect(undone.status).toBe("success");
     await indexedTo(chain);
@@ -392,11 +542,22 @@ describe("the treasury over two Mondays", () => {
     await dn.mined(await deployerWallet().sendTransaction({ to: platform(), value: parseEther("0.02") }));
     await indexedTo(chain);
     // Week C's balance change holds week B's split (ETH sent, gas paid): the preview adds them back.
-    const sameStore = await serve({ rpcUrl: noTrace.url, buckets: { operations: ops(), buybacks, treasury: treasuryWallet } });
+    const sameStore = await serve({
+      rpcUrl: noTrace.url,
+      buckets: { operations: ops(), buybacks, treasury: treasuryWallet },
+    });
     const preview = (await treasuryJson(sameStore)).weeks[0] as WeekRow;
-    expect(preview).toMatchObject({ status: "preview", week: { label: weekC.label }, reconciliation: { eth: "balance", status: "agrees" } });
+    expect(preview).toMatchObject({
+      status: "preview",
+      week: { label: weekC.label },
+      reconciliation: { eth: "balance", status: "agrees" },
+    });
     expect(rowB.transfers.some((x) => x.symbol === "ETH")).toBe(true);
-    expect(tokenOf(preview, "ETH")).toMatchObject({ received: "0", outside: parseEther("0.02").toString(), outside_trades: null });
+    expect(tokenOf(preview, "ETH")).toMatchObject({
+      received: "0",
+      outside: parseEther("0.02").toString(),
+      outside_trades: null,
+    });
   }, 120_000);
 
   it("a record that cannot account for ETH says so: ledger only where the node keeps no old state, and a balance its own transfers do not explain", async () => {
@@ -404,7 +565,11 @@ describe("the treasury over two Mondays", () => {
     opened.push({ close: () => noTrace.close() });
     const own = await freshStore("pglite");
     opened.push({ close: () => own.drop() });
-    const other = await serve({ rpcUrl: noTrace.url, db: own.db, buckets: { operations: null, buybacks: null, treasury: null } });
+    const other = await serve({
+      rpcUrl: noTrace.url,
+      db: own.db,
+      buckets: { operations: null, buybacks: null, treasury: null },
+    });
     // This store relayed nothing: its ledger is empty, so the logs' USDG fees disagree with it.
     const [a, b] = await other.app.services.treasury.closer.closeDue();
     // Week A began before the state anvil loaded: no balance that old.
@@ -429,9 +594,17 @@ describe("the split on a second devnet, signed by a JSON-RPC signer: two instanc
   const clock2 = () => Date.now() + off2;
   const all = () => ({ operations: ops(), buybacks, treasury: treasuryWallet });
   const serve2 = async (db: Awaited<ReturnType<typeof freshStore>>["db"], treasuryBuckets = all()) => {
-    const a = await serveApi({ rpcUrl: dn2.anvil.rpcUrl, db, clock: clock2, indexed: chain2.ix.liveReads().reads, limiter: new RateLimiter(clock2, 10_000, false), config: { treasuryBuckets }, treasury: { confirmations: CONFIRMATIONS, intervalMs: NEVER, cacheMs: 0 },
+    const a = await serveApi({
+      rpcUrl: dn2.anvil.rpcUrl,
+      db,
+      clock: clock2,
+      indexed: chain2.ix.liveReads().reads,
+      limiter: new RateLimiter(clock2, 10_000, false),
+      config: { treasuryBuckets },
+      treasury: { confirmations: CONFIRMATIONS, intervalMs: NEVER, cacheMs: 0 },
       // The production shape: the key in another process answering eth_signTransaction (here anvil's unlocked account 1).
-      platformSigner: rpcPlatformSigner(dn2.anvil.rpcUrl, platform2().address) });
+      platformSigner: rpcPlatformSigner(dn2.anvil.rpcUrl, platform2().address),
+    });
     opened.push(a);
     return a;
   };
@@ -444,8 +617,17 @@ describe("the split on a second devnet, signed by a JSON-RPC signer: two instanc
 
   async function weekOfIncome(usdg: bigint) {
     const now = Number((await dn2.pub.getBlock()).timestamp);
-    await dn2.mined(await dn2.walletFor(dn2.deployer).writeContract({ address: dn2.token("USDG"), abi: mintableAbi, functionName: "mint", args: [platform2().address, usdg] }));
-    await dn2.mined(await dn2.walletFor(dn2.deployer).sendTransaction({ to: platform2().address, value: parseEther("0.05") }));
+    await dn2.mined(
+      await dn2.walletFor(dn2.deployer).writeContract({
+        address: dn2.token("USDG"),
+        abi: mintableAbi,
+        functionName: "mint",
+        args: [platform2().address, usdg],
+      }),
+    );
+    await dn2.mined(
+      await dn2.walletFor(dn2.deployer).sendTransaction({ to: platform2().address, value: parseEther("0.05") }),
+    );
     const w = weekOf(Math.max(now, Number((await dn2.pub.getBlock()).timestamp)));
     await dn2.test.setNextBlockTimestamp({ timestamp: BigInt(w.end + 120) });
     await dn2.test.mine({ blocks: CONFIRMATIONS + 2 });
@@ -461,7 +643,10 @@ describe("the split on a second devnet, signed by a JSON-RPC signer: two instanc
     const one = await serve2(pg.db);
     const two = await serve2(await pg.reopen());
     const nonce = await dn2.pub.getTransactionCount({ address: platform2().address });
-    const [x, y] = await Promise.all([one.app.services.treasury.closer.closeDue(), two.app.services.treasury.closer.closeDue()]);
+    const [x, y] = await Promise.all([
+      one.app.services.treasury.closer.closeDue(),
+      two.app.services.treasury.closer.closeDue(),
+    ]);
     const rows = [...x, ...y];
     const stored = await pg.db.query<{ seq: number }>("SELECT seq FROM app.treasury_rows ORDER BY seq");
     expect(stored.map((r) => Number(r.seq))).toEqual([1]);
@@ -485,7 +670,11 @@ describe("the split on a second devnet, signed by a JSON-RPC signer: two instanc
     await expect(same.app.services.treasury.closer.closeDue()).rejects.toThrow(/not in this record/);
     const moved = await freshStore("pglite");
     opened.push({ close: () => moved.drop() });
-    const elsewhere = await serve2(moved.db, { operations: getAddress("0x000000000000000000000000000000000000cc01"), buybacks: getAddress("0x000000000000000000000000000000000000cc02"), treasury: getAddress("0x000000000000000000000000000000000000cc03") });
+    const elsewhere = await serve2(moved.db, {
+      operations: getAddress("0x000000000000000000000000000000000000cc01"),
+      buybacks: getAddress("0x000000000000000000000000000000000000cc02"),
+      treasury: getAddress("0x000000000000000000000000000000000000cc03"),
+    });
     await expect(elsewhere.app.services.treasury.closer.closeDue()).rejects.toThrow(/holds \d+ of .*nothing is sent/);
     expect(await dn2.pub.getTransactionCount({ address: platform2().address })).toBe(nonce);
     expect(await lost.db.query("SELECT seq FROM app.treasury_rows")).toEqual([]);

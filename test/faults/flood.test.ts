@@ -24,7 +24,15 @@ beforeAll(async () => {
   api = spawn(process.execPath, ["--import", "tsx", "scripts/api.ts"], {
     cwd: ROOT,
     // Loopback is a trusted proxy by default (no per-address cap); here it is an ordinary client.
-    env: { ...process.env, PORT: String(port), ANVIL_PORT: String(chain.dn.anvil.port), DATABASE_URL: chain.ix.databaseUrl!, INDEXER_SCHEMA: chain.ix.viewsSchema, TRUSTED_PROXIES: "10.255.255.1", LOG_LEVEL: "warn" },
+    env: {
+      ...process.env,
+      PORT: String(port),
+      ANVIL_PORT: String(chain.dn.anvil.port),
+      DATABASE_URL: chain.ix.databaseUrl!,
+      INDEXER_SCHEMA: chain.ix.viewsSchema,
+      TRUSTED_PROXIES: "10.255.255.1",
+      LOG_LEVEL: "warn",
+    },
     stdio: ["ignore", "pipe", "pipe"],
   });
   api.stdout!.on("data", (d) => (output = (output + d).slice(-20_000)));
@@ -41,11 +49,28 @@ afterAll(async () => {
 });
 
 /** A request from 127.0.0.2: another client than the flood's 127.0.0.1. */
-function send(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; json: any }> {
+function send(
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; json: any }> {
   return new Promise((resolve, reject) => {
     const payload = body === undefined ? undefined : JSON.stringify(body);
     const req = request(
-      { host: "127.0.0.1", port, localAddress: "127.0.0.2", method, path, timeout: 10_000, headers: { host: `localhost:${port}`, ...(payload ? { "content-type": "application/json", "content-length": Buffer.byteLength(payload) } : {}), ...headers } },
+      {
+        host: "127.0.0.1",
+        port,
+        localAddress: "127.0.0.2",
+        method,
+        path,
+        timeout: 10_000,
+        headers: {
+          host: `localhost:${port}`,
+          ...(payload ? { "content-type": "application/json", "content-length": Buffer.byteLength(payload) } : {}),
+          ...headers,
+        },
+      },
       (res) => {
         let text = "";
         res.on("data", (d) => (text += d));
@@ -62,7 +87,10 @@ const get = (path: string, headers?: Record<string, string>) => send("GET", path
 async function signIn() {
   const wallet = privateKeyToAccount(generatePrivateKey());
   const ch = await send("POST", "/api/v1/auth/challenge", { address: wallet.address });
-  const key = await send("POST", "/api/v1/auth/verify", { address: wallet.address, signature: await wallet.signMessage({ message: ch.json.message }) });
+  const key = await send("POST", "/api/v1/auth/verify", {
+    address: wallet.address,
+    signature: await wallet.signMessage({ message: ch.json.message }),
+  });
   expect(key.status, JSON.stringify(key.json)).toBe(200);
   return key.json.api_key as string;
 }
@@ -92,7 +120,9 @@ function flood(n: number) {
     process.on("message", () => { for (const s of sockets) s.destroy(); process.exit(0); });
   `;
   const child = spawn(process.execPath, ["-e", script], { stdio: ["ignore", "inherit", "inherit", "ipc"] });
-  const report = new Promise<{ open: number; closedByServer: number; failed: number }>((r) => child.once("message", (m) => r(m as never)));
+  const report = new Promise<{ open: number; closedByServer: number; failed: number }>((r) =>
+    child.once("message", (m) => r(m as never)),
+  );
   const ended = new Promise((r) => child.once("exit", r));
   return { report, stop: async () => (child.send("stop"), await ended) };
 }

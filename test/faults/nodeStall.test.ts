@@ -36,7 +36,11 @@ describe("a chain node that stalls", () => {
 
     stack.dn.anvil.process.kill("SIGSTOP");
     try {
-      for (const [path, body] of [["/live/prepare", trade], ["/live/quote", { token_in: "ETH", token_out: "USDG", notional_usd: 10 }], ["/live/prepare", trade]] as const) {
+      for (const [path, body] of [
+        ["/live/prepare", trade],
+        ["/live/quote", { token_in: "ETH", token_out: "USDG", notional_usd: 10 }],
+        ["/live/prepare", trade],
+      ] as const) {
         const { out, ms } = await timed(() => stack.agent.post(path, body, key));
         expect(ms, path).toBeLessThan(5_000);
         expect([out.status, out.json.error?.code], path).toEqual([502, "RPC_UNAVAILABLE"]);

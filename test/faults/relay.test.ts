@@ -29,7 +29,13 @@ afterAll(async () => {
 /** Another API instance on the same app store (its own connection pool), relaying through `sequencerUrl`. */
 async function instance(sequencerUrl: string, ownPool = false): Promise<Api> {
   const db = ownPool ? await stack.store.reopen() : stack.store.db;
-  const api = await serveApi({ rpcUrl: stack.dn.anvil.rpcUrl, db, indexed: stack.ix.liveReads().reads, limiter: new RateLimiter(Date.now, 10_000, false), sequencer: httpSequencer(sequencerUrl, 500) });
+  const api = await serveApi({
+    rpcUrl: stack.dn.anvil.rpcUrl,
+    db,
+    indexed: stack.ix.liveReads().reads,
+    limiter: new RateLimiter(Date.now, 10_000, false),
+    sequencer: httpSequencer(sequencerUrl, 500),
+  });
   extra.push(api);
   return api;
 }
@@ -42,7 +48,11 @@ async function standIn(mode: "forward" | "lost" | "blackhole") {
 async function signedPlan(api: Api, a: Account) {
   const ag = agentOf(api, stack.dn);
   const key = await ag.signIn(a);
-  const p = await ag.post("/live/prepare", { wallet: a.address, token_in: "ETH", token_out: "USDG", amount_in: parseEther("0.02").toString() }, key);
+  const p = await ag.post(
+    "/live/prepare",
+    { wallet: a.address, token_in: "ETH", token_out: "USDG", amount_in: parseEther("0.02").toString() },
+    key,
+  );
   expect(p.status, JSON.stringify(p.json)).toBe(200);
   return { ag, key, raw: await ag.sign(a, p.json.tx as PlanTx) };
 }
@@ -64,9 +74,16 @@ describe("the relay under faults", () => {
     const first = await ag.post("/live/submit", { raw_tx: raw }, key);
     expect([first.status, first.json.error?.code]).toEqual([502, "SEQUENCER_UNREACHABLE"]);
 
-    const trades = await until(() => ag.get("/me/trades", key), (r) => r.json.trades[0]?.status === "mined");
+    const trades = await until(
+      () => ag.get("/me/trades", key),
+      (r) => r.json.trades[0]?.status === "mined",
+    );
     expect(trades.json.trades).toHaveLength(1);
-    expect(trades.json.trades[0]).toMatchObject({ status: "mined", tx_hash: keccak256(raw), amount_out_kind: "actual" });
+    expect(trades.json.trades[0]).toMatchObject({
+      status: "mined",
+      tx_hash: keccak256(raw),
+      amount_out_kind: "actual",
+    });
     // What the volume tier adds up: the mined trade's outcome.
     expect(await lossy.app.services.ledger.minedSince(a.address, 0)).toHaveLength(1);
 
@@ -81,7 +98,11 @@ describe("the relay under faults", () => {
     const [one, two] = [await instance(seq.url), await instance(seq.url, true)];
     const a = await stack.dn.freshWallet(parseEther("5"));
     const { key, raw } = await signedPlan(one, a);
-    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => agentOf(i % 2 ? two : one, stack.dn).post("/live/submit", { raw_tx: raw }, key)));
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        agentOf(i % 2 ? two : one, stack.dn).post("/live/submit", { raw_tx: raw }, key),
+      ),
+    );
     for (const r of answers) {
       expect(r.status, JSON.stringify(r.json)).toBe(200);
       expect(r.json.tx_hash).toBe(keccak256(raw));
@@ -102,7 +123,11 @@ describe("the relay under faults", () => {
     expect([r.status, r.json.repeat]).toEqual([200, false]);
     expect(await stack.dn.pub.getTransaction({ hash: keccak256(raw) }).catch(() => null)).toBeNull();
     // The store's watcher (the first instance holds its lease) sends the kept bytes again.
-    const trades = await until(() => ag.get("/me/trades", key), (t) => t.json.trades[0]?.status === "mined", 30_000);
+    const trades = await until(
+      () => ag.get("/me/trades", key),
+      (t) => t.json.trades[0]?.status === "mined",
+      30_000,
+    );
     expect(trades.json.trades[0]).toMatchObject({ status: "mined", tx_hash: keccak256(raw) });
     expect(seq.received).toEqual([raw]);
   });
@@ -121,7 +146,10 @@ describe("the relay under faults", () => {
       await stack.dn.test.setAutomine(true);
       await stack.dn.test.mine({ blocks: 1 });
     }
-    const trades = await until(() => ag.get("/me/trades", key), (t) => t.json.trades[0]?.status === "mined");
+    const trades = await until(
+      () => ag.get("/me/trades", key),
+      (t) => t.json.trades[0]?.status === "mined",
+    );
     expect(trades.json.trades[0]).toMatchObject({ status: "mined", tx_hash: keccak256(raw) });
   });
 
@@ -132,14 +160,24 @@ describe("the relay under faults", () => {
     await stack.dn.mined(await stack.dn.pub.sendRawTransaction({ serializedTransaction: raw }));
     const r = await ag.post("/live/submit", { raw_tx: raw }, key);
     expect(r.status, JSON.stringify(r.json)).toBe(200);
-    const trades = await until(() => ag.get("/me/trades", key), (t) => t.json.trades[0]?.status === "mined");
+    const trades = await until(
+      () => ag.get("/me/trades", key),
+      (t) => t.json.trades[0]?.status === "mined",
+    );
     expect(trades.json.trades[0]).toMatchObject({ status: "mined", tx_hash: keccak256(raw) });
   });
 
   it("a repeat after the plan's deadline sends nothing again (the bytes could only revert)", async () => {
     const seq = await standIn("blackhole");
     const dropping = await instance(seq.url);
-    const late = await serveApi({ rpcUrl: stack.dn.anvil.rpcUrl, db: stack.store.db, indexed: stack.ix.liveReads().reads, limiter: new RateLimiter(Date.now, 10_000, false), sequencer: httpSequencer(seq.url, 500), clock: () => Date.now() + 600_000 });
+    const late = await serveApi({
+      rpcUrl: stack.dn.anvil.rpcUrl,
+      db: stack.store.db,
+      indexed: stack.ix.liveReads().reads,
+      limiter: new RateLimiter(Date.now, 10_000, false),
+      sequencer: httpSequencer(seq.url, 500),
+      clock: () => Date.now() + 600_000,
+    });
     extra.push(late);
     const a = await stack.dn.freshWallet(parseEther("5"));
     const { ag, key, raw } = await signedPlan(dropping, a);

@@ -1,5 +1,19 @@
 import { afterAll, describe, expect, it } from "vitest";
-import { alive, call, clientsFor, indexerBlock, killStack9, npmStart, pidsOf, stackEnv, until, untilReady, type Backend, type NpmStart, type StackEnv } from "../helpers/npmStart.js";
+import {
+  alive,
+  call,
+  clientsFor,
+  indexerBlock,
+  killStack9,
+  npmStart,
+  pidsOf,
+  stackEnv,
+  until,
+  untilReady,
+  type Backend,
+  type NpmStart,
+  type StackEnv,
+} from "../helpers/npmStart.js";
 
 /**
  * Issue 12 fault 2 and the supervisor half of fault 1: `npm start` (the real script, own ports and
@@ -32,7 +46,10 @@ const healthOf = async (env: StackEnv) => (await call(env, "GET", "/api/v1/healt
 async function tradeStatus(env: StackEnv, key: string, txHash: string): Promise<string | undefined> {
   const r = await call(env, "GET", "/api/v1/me/trades", undefined, { authorization: `Bearer ${key}` });
   if (r.status !== 200) return `me/trades answered ${r.status} ${JSON.stringify(r.json)}`;
-  return (r.json?.trades as { tx_hash: string; status: string }[] | undefined)?.find((t) => t.tx_hash === txHash)?.status ?? "not listed";
+  return (
+    (r.json?.trades as { tx_hash: string; status: string }[] | undefined)?.find((t) => t.tx_hash === txHash)?.status ??
+    "not listed"
+  );
 }
 
 async function killedAndRestarted(backend: Backend) {
@@ -49,22 +66,50 @@ async function killedAndRestarted(backend: Backend) {
   // once-a-second state write.
   await new Promise((r) => setTimeout(r, Math.floor(Math.random() * 2_000)));
   const killed = killStack9(first, env);
-  await until("the killed stack gone", async () => (![killed.start, killed.anvil, killed.indexer].some(alive) ? true : undefined), 10_000);
+  await until(
+    "the killed stack gone",
+    async () => (![killed.start, killed.anvil, killed.indexer].some(alive) ? true : undefined),
+    10_000,
+  );
 
   // The same data, once: it must come up at the first attempt.
   const second = start(env);
   const ms = await untilReady(second);
   // Healthy means the indexer is not ahead of the chain it follows.
-  const health = await until("health ok", async () => ((await healthOf(env))?.status === "ok" ? await healthOf(env) : undefined), 60_000, second);
+  const health = await until(
+    "health ok",
+    async () => ((await healthOf(env))?.status === "ok" ? await healthOf(env) : undefined),
+    60_000,
+    second,
+  );
   expect(health.checks.indexer.block).toBeLessThanOrEqual(health.checks.chain.block);
   // The relayed trade is mined (re-broadcast by the relay watcher if the node lost it).
   // A row recorded as mined before the kill may name a block the restored chain lost: the watcher
   // puts it back to pending (the receipt is gone) and sends its bytes again, so wait for both.
-  const onChainStatus = () => chain.pub.getTransactionReceipt({ hash: txHash }).then((r) => r.status, () => "no receipt");
-  await until("the trade mined in me/trades and on chain", async () => ((await tradeStatus(env, key, txHash)) === "mined" && (await onChainStatus()) === "success" ? true : undefined), 60_000, second, 1_000).catch(() => {});
+  const onChainStatus = () =>
+    chain.pub.getTransactionReceipt({ hash: txHash }).then(
+      (r) => r.status,
+      () => "no receipt",
+    );
+  await until(
+    "the trade mined in me/trades and on chain",
+    async () =>
+      (await tradeStatus(env, key, txHash)) === "mined" && (await onChainStatus()) === "success" ? true : undefined,
+    60_000,
+    second,
+    1_000,
+  ).catch(() => {});
   const onChain = await onChainStatus();
   expect({ listed: await tradeStatus(env, key, txHash), onChain }).toEqual({ listed: "mined", onChain: "success" });
-  if (process.env.SHOW_START_EVENTS) console.log(second.out().split("\n").filter((l) => l.includes('"service":"start"')).join("\n"), `ready in ${ms} ms`);
+  if (process.env.SHOW_START_EVENTS)
+    console.log(
+      second
+        .out()
+        .split("\n")
+        .filter((l) => l.includes('"service":"start"'))
+        .join("\n"),
+      `ready in ${ms} ms`,
+    );
   return { env, run: second, ms };
 }
 
@@ -78,13 +123,25 @@ describe("npm start after kill -9 of the whole stack", () => {
     await until("a new indexer", async () => (pidsOf(env)?.indexer !== before.indexer ? true : undefined), 15_000, run);
     expect(pidsOf(env)!.anvil).toBe(before.anvil);
     expect(alive(before.anvil)).toBe(true);
-    await until("health ok after the indexer restart", async () => ((await healthOf(env))?.status === "ok" ? true : undefined), 60_000, run);
-    expect(run.out()).toMatch(/"msg":"restarting the indexer","reason":"indexer exited unexpectedly \(code null, signal SIGKILL\)"/);
+    await until(
+      "health ok after the indexer restart",
+      async () => ((await healthOf(env))?.status === "ok" ? true : undefined),
+      60_000,
+      run,
+    );
+    expect(run.out()).toMatch(
+      /"msg":"restarting the indexer","reason":"indexer exited unexpectedly \(code null, signal SIGKILL\)"/,
+    );
 
     // kill -9 of the start script alone: its chain and indexer follow within a few seconds.
     const pids = pidsOf(env)!;
     process.kill(pids.start, "SIGKILL");
-    await until("children gone", async () => (!alive(pids.anvil) && !alive(pids.indexer) ? true : undefined), 5_000, run);
+    await until(
+      "children gone",
+      async () => (!alive(pids.anvil) && !alive(pids.indexer) ? true : undefined),
+      5_000,
+      run,
+    );
     // ... and the next start is again first-attempt.
     const third = start(env);
     await untilReady(third);

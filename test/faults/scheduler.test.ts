@@ -32,7 +32,10 @@ async function seed(db: Db, start: number) {
      SELECT 'ha_s' || i, '0x' || lpad(to_hex(i), 40, '0'), 1, 'scale ' || i, 'rule', '{}', $1, '["ETH/USDG"]', '{}', 'paper', 'active', '{}', 0, 0 FROM generate_series(1, $2) AS i`,
     [INTERVAL_S, AGENTS],
   );
-  await db.query("INSERT INTO app.hosted_schedule (agent_id, next_tick_ms) SELECT 'ha_s' || i, $1 FROM generate_series(1, $2) AS i", [start, AGENTS]);
+  await db.query(
+    "INSERT INTO app.hosted_schedule (agent_id, next_tick_ms) SELECT 'ha_s' || i, $1 FROM generate_series(1, $2) AS i",
+    [start, AGENTS],
+  );
 }
 
 describe("1,000 agents at 60 s on two instances, one killed with SIGKILL mid-slot", () => {
@@ -45,13 +48,29 @@ describe("1,000 agents at 60 s on two instances, one killed with SIGKILL mid-slo
     await seed(db, start);
 
     child = spawn(process.execPath, ["--import", "tsx", "test/helpers/schedulerChild.ts"], {
-      env: { ...process.env, STORE_URL: url, CLOCK_START: String(start), RATE: String(RATE), INSTANCE: "child", LEASE_MS: String(LEASE_MS), TICK_MS: "20" },
+      env: {
+        ...process.env,
+        STORE_URL: url,
+        CLOCK_START: String(start),
+        RATE: String(RATE),
+        INSTANCE: "child",
+        LEASE_MS: String(LEASE_MS),
+        TICK_MS: "20",
+      },
       stdio: ["ignore", "pipe", "pipe"],
     });
     let out = "";
     child.stdout!.on("data", (b) => (out += b));
     child.stderr!.on("data", (b) => (out += b));
-    const here = createScheduler({ db, clock, instance: "here", leaseMs: LEASE_MS, concurrency: 16, intervalMs: 100, runTick: (c, instance) => recordTick(db!, c, instance, 20, clock) });
+    const here = createScheduler({
+      db,
+      clock,
+      instance: "here",
+      leaseMs: LEASE_MS,
+      concurrency: 16,
+      intervalMs: 100,
+      runTick: (c, instance) => recordTick(db!, c, instance, 20, clock),
+    });
     here.start();
 
     // Into the second slot (virtual 60 s = 10 s of wall), until the child holds leases it has not finished.
@@ -67,7 +86,11 @@ describe("1,000 agents at 60 s on two instances, one killed with SIGKILL mid-slo
       await new Promise((res) => setTimeout(res, 5));
     }
     child.kill("SIGKILL");
-    const heldAtKill = Number((await db.query<{ n: string }>("SELECT count(*)::text AS n FROM app.hosted_schedule WHERE lease_owner = 'child'"))[0]!.n);
+    const heldAtKill = Number(
+      (
+        await db.query<{ n: string }>("SELECT count(*)::text AS n FROM app.hosted_schedule WHERE lease_owner = 'child'")
+      )[0]!.n,
+    );
     expect(heldAtKill).toBeGreaterThan(0);
 
     // Past the third slot's start (virtual 120 s) and its run, not yet the fourth (180 s).
@@ -75,13 +98,19 @@ describe("1,000 agents at 60 s on two instances, one killed with SIGKILL mid-slo
     await here.stop();
 
     const slots = [0, 1, 2].map((k) => start + k * INTERVAL_S * 1000);
-    const rows = await db.query<{ due_ms: string; n: string; agents: string }>("SELECT due_ms::text, count(*)::text AS n, count(DISTINCT agent_id)::text AS agents FROM app.hosted_ticks GROUP BY due_ms ORDER BY due_ms");
+    const rows = await db.query<{ due_ms: string; n: string; agents: string }>(
+      "SELECT due_ms::text, count(*)::text AS n, count(DISTINCT agent_id)::text AS agents FROM app.hosted_ticks GROUP BY due_ms ORDER BY due_ms",
+    );
     expect(rows.map((r) => Number(r.due_ms))).toEqual(slots);
     for (const r of rows) expect([Number(r.n), Number(r.agents)]).toEqual([AGENTS, AGENTS]);
-    const byInstance = await db.query<{ instance: string; n: string }>("SELECT instance, count(*)::text AS n FROM app.hosted_ticks GROUP BY instance ORDER BY instance");
+    const byInstance = await db.query<{ instance: string; n: string }>(
+      "SELECT instance, count(*)::text AS n FROM app.hosted_ticks GROUP BY instance ORDER BY instance",
+    );
     // Both did work: the child until it died, this instance the rest (the child's lapsed leases included).
     expect(byInstance.map((r) => r.instance)).toEqual(["child", "here"]);
-    const left = await db.query("SELECT agent_id FROM app.hosted_schedule WHERE next_tick_ms <> $1", [start + 3 * INTERVAL_S * 1000]);
+    const left = await db.query("SELECT agent_id FROM app.hosted_schedule WHERE next_tick_ms <> $1", [
+      start + 3 * INTERVAL_S * 1000,
+    ]);
     expect(left).toEqual([]);
   }, 120_000);
 });

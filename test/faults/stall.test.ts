@@ -1,5 +1,15 @@
 import { afterAll, describe, expect, it } from "vitest";
-import { call, clientsFor, indexerBlock, npmStart, pidsOf, stackEnv, until, untilReady, type NpmStart } from "../helpers/npmStart.js";
+import {
+  call,
+  clientsFor,
+  indexerBlock,
+  npmStart,
+  pidsOf,
+  stackEnv,
+  until,
+  untilReady,
+  type NpmStart,
+} from "../helpers/npmStart.js";
 
 /**
  * Issue 12 fault 5, the supervisor's half: the chain node stops (SIGSTOP) for 60 s under
@@ -36,7 +46,12 @@ describe("a chain node stalled for 60 s under npm start", () => {
     const env = s.env;
     run = npmStart(env);
     await untilReady(run);
-    await until("health ok", async () => ((await call(env, "GET", "/api/v1/health")).json?.status === "ok" ? true : undefined), 60_000, run);
+    await until(
+      "health ok",
+      async () => ((await call(env, "GET", "/api/v1/health")).json?.status === "ok" ? true : undefined),
+      60_000,
+      run,
+    );
     const { pub } = clientsFor(env);
     anvilPid = pidsOf(env)!.anvil!;
     const indexerPid = pidsOf(env)!.indexer!;
@@ -60,7 +75,9 @@ describe("a chain node stalled for 60 s under npm start", () => {
       run,
       500,
     );
-    console.log(`indexer caught up ${caughtUpMs} ms after SIGCONT (indexer restarted: ${pidsOf(env)!.indexer !== indexerPid})`);
+    console.log(
+      `indexer caught up ${caughtUpMs} ms after SIGCONT (indexer restarted: ${pidsOf(env)!.indexer !== indexerPid})`,
+    );
     expect(caughtUpMs).toBeLessThan(30_000);
     // It keeps following: a few seconds later it is still at the head.
     await new Promise((r) => setTimeout(r, 3_000));

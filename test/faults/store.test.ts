@@ -31,13 +31,25 @@ beforeAll(async () => {
     cwd: ROOT,
     // Sign-in is rate limited per client address; every request here comes from 127.0.0.1. The
     // application name marks the API's connections (not the indexer's) for pg_terminate_backend.
-    env: { ...process.env, PORT: String(port), OPS_PORT: String(await freePort()), ANVIL_PORT: String(chain.dn.anvil.port), DATABASE_URL: `${ix.databaseUrl!}?application_name=pit-app-store`, INDEXER_SCHEMA: ix.viewsSchema, RATE_LIMITS: "off", LOG_LEVEL: "warn" },
+    env: {
+      ...process.env,
+      PORT: String(port),
+      OPS_PORT: String(await freePort()),
+      ANVIL_PORT: String(chain.dn.anvil.port),
+      DATABASE_URL: `${ix.databaseUrl!}?application_name=pit-app-store`,
+      INDEXER_SCHEMA: ix.viewsSchema,
+      RATE_LIMITS: "off",
+      LOG_LEVEL: "warn",
+    },
     stdio: ["ignore", "pipe", "pipe"],
   });
   api.stdout!.on("data", (d) => (output = (output + d).slice(-20_000)));
   api.stderr!.on("data", (d) => (output = (output + d).slice(-20_000)));
   for (let i = 0; ; i++) {
-    const ok = await fetch(`${base}/api/v1/health`).then((r) => r.status === 200, () => false);
+    const ok = await fetch(`${base}/api/v1/health`).then(
+      (r) => r.status === 200,
+      () => false,
+    );
     if (ok) break;
     if (api.exitCode !== null || i > 300) throw new Error(`npm run api did not come up: ${output}`);
     await new Promise((r) => setTimeout(r, 100));
@@ -50,7 +62,11 @@ afterAll(async () => {
 });
 
 const post = async (path: string, body: unknown) => {
-  const res = await fetch(`${base}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  const res = await fetch(`${base}${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
   return { status: res.status, retryAfter: res.headers.get("retry-after"), json: (await res.json()) as any };
 };
 
@@ -58,7 +74,10 @@ const post = async (path: string, body: unknown) => {
 async function signIn(wallet: PrivateKeyAccount) {
   const ch = await post("/api/v1/auth/challenge", { address: wallet.address });
   if (ch.status !== 200) return [ch];
-  const key = await post("/api/v1/auth/verify", { address: wallet.address, signature: await wallet.signMessage({ message: ch.json.message }) });
+  const key = await post("/api/v1/auth/verify", {
+    address: wallet.address,
+    signature: await wallet.signMessage({ message: ch.json.message }),
+  });
   return [ch, key];
 }
 

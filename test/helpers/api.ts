@@ -8,6 +8,8 @@ import type { CosignerPort } from "../../api/ports/cosigner.js";
 import type { Sequencer } from "../../api/ports/sequencer.js";
 import type { PlatformSigner } from "../../api/ports/platformSigner.js";
 import type { AppDeps } from "../../api/deps.js";
+import type { Mount } from "../../api/http/route.js";
+import type { Services } from "../../api/services.js";
 import { openPglite, openPostgres, type Db } from "../../api/ports/store/db.js";
 import { migrate } from "../../api/ports/store/migrations.js";
 import { createChainClient } from "../../lib/chain.js";
@@ -39,7 +41,9 @@ export function localSigners(store: Db, config: Config, clock: () => number): Pr
 export type StoreKind = "pglite" | "postgres";
 
 /** A fresh app store: in-memory PGlite, or a PostgreSQL database of its own (dropped by drop()). */
-export async function freshStore(kind: StoreKind): Promise<{ db: Db; reopen: () => Promise<Db>; drop: () => Promise<void> }> {
+export async function freshStore(
+  kind: StoreKind,
+): Promise<{ db: Db; reopen: () => Promise<Db>; drop: () => Promise<void> }> {
   if (kind === "pglite") {
     const dir = `memory://${Math.random().toString(36).slice(2)}`;
     const db = await openPglite(dir);
@@ -72,40 +76,68 @@ export async function freshStore(kind: StoreKind): Promise<{ db: Db; reopen: () 
 }
 
 /** The real app on a real HTTP port, against a devnet and a store. */
-export async function serveApi(opts: { rpcUrl: string; db: Db; config?: Partial<Config>; clock?: () => number; limiter?: Limiter; indexed?: SqlIndexedReads; shield?: ShieldProvider | null; sequencer?: Sequencer; cosigner?: CosignerPort | null; screenBudget?: Limiter; platformSigner?: PlatformSigner | null; treasury?: AppDeps["treasury"]; hostedScheduler?: AppDeps["hostedScheduler"]; executors?: AppDeps["executors"]; league?: AppDeps["league"]; stats?: AppDeps["stats"] }) {
+export async function serveApi(opts: {
+  rpcUrl: string;
+  db: Db;
+  config?: Partial<Config>;
+  clock?: () => number;
+  limiter?: Limiter;
+  indexed?: SqlIndexedReads;
+  shield?: ShieldProvider | null;
+  sequencer?: Sequencer;
+  cosigner?: CosignerPort | null;
+  screenBudget?: Limiter;
+  screen?: AppDeps["screen"];
+  platformSigner?: PlatformSigner | null;
+  treasury?: AppDeps["treasury"];
+  hostedScheduler?: AppDeps["hostedScheduler"];
+  executors?: AppDeps["executors"];
+  league?: AppDeps["league"];
+  stats?: AppDeps["stats"];
+  mounts?: readonly Mount<Services>[];
+}) {
   // The server listens first, on a port the kernel picks at bind time (a port picked first and
   // bound later can be taken in between: EADDRINUSE); the app, which needs its port for its
   // allowed hosts, is built after and answers through it.
   let appFetch: ((request: Request, env: unknown) => Response | Promise<Response>) | null = null;
-  const trustedProxies = opts.config?.trustedProxies ?? loadConfig({ ANVIL_PORT: new URL(opts.rpcUrl).port }).trustedProxies;
+  const trustedProxies =
+    opts.config?.trustedProxies ?? loadConfig({ ANVIL_PORT: new URL(opts.rpcUrl).port }).trustedProxies;
   // The same capped edge as npm start and npm run api.
-  const server = await serveApp({ fetch: (request: Request, env: unknown) => appFetch!(request, env) }, { port: 0, hostname: "127.0.0.1", trustedProxies });
+  const server = await serveApp(
+    { fetch: (request: Request, env: unknown) => appFetch!(request, env) },
+    { port: 0, hostname: "127.0.0.1", trustedProxies },
+  );
   const port = (server.address() as AddressInfo).port;
   const base = loadConfig({ ANVIL_PORT: new URL(opts.rpcUrl).port, PORT: String(port) });
   const config: Config = { ...base, allowedHosts: [`127.0.0.1:${port}`, `localhost:${port}`], ...opts.config };
   const clock = opts.clock ?? Date.now;
-  const signers = opts.cosigner === undefined || opts.executors === undefined ? await localSigners(opts.db, config, clock) : null;
-  const app = createApp({
-    config,
-    logger: pino({ level: process.env.TEST_LOG ?? "silent" }),
-    chain: createChainClient(config),
-    // No indexer given: one that has indexed nothing yet (every read finds no rows).
-    indexed: opts.indexed ?? sqlIndexedReads(async () => []),
-    db: opts.db,
-    clock: opts.clock,
-    limiter: opts.limiter,
-    shield: opts.shield ?? null,
-    sequencer: opts.sequencer,
-    cosigner: opts.cosigner !== undefined ? opts.cosigner : signers!.cosigner,
-    ...(opts.screenBudget ? { screenBudget: opts.screenBudget } : {}),
-    ...(opts.platformSigner !== undefined ? { platformSigner: opts.platformSigner } : {}),
-    treasury: opts.treasury,
-    hostedScheduler: opts.hostedScheduler,
-    league: opts.league,
-    stats: opts.stats,
-    executors: opts.executors !== undefined ? opts.executors : signers!.executors,
-    pingDatabase: async () => void (await opts.db.query("SELECT 1")),
-  });
+  const signers =
+    opts.cosigner === undefined || opts.executors === undefined ? await localSigners(opts.db, config, clock) : null;
+  const app = createApp(
+    {
+      config,
+      logger: pino({ level: process.env.TEST_LOG ?? "silent" }),
+      chain: createChainClient(config),
+      // No indexer given: one that has indexed nothing yet (every read finds no rows).
+      indexed: opts.indexed ?? sqlIndexedReads(async () => []),
+      db: opts.db,
+      clock: opts.clock,
+      limiter: opts.limiter,
+      shield: opts.shield ?? null,
+      sequencer: opts.sequencer,
+      cosigner: opts.cosigner !== undefined ? opts.cosigner : signers!.cosigner,
+      ...(opts.screenBudget ? { screenBudget: opts.screenBudget } : {}),
+      screen: opts.screen,
+      ...(opts.platformSigner !== undefined ? { platformSigner: opts.platformSigner } : {}),
+      treasury: opts.treasury,
+      hostedScheduler: opts.hostedScheduler,
+      league: opts.league,
+      stats: opts.stats,
+      executors: opts.executors !== undefined ? opts.executors : signers!.executors,
+      pingDatabase: async () => void (await opts.db.query("SELECT 1")),
+    },
+    opts.mounts,
+  );
   appFetch = (request, env) => app.fetch(request, env);
   const url = `http://127.0.0.1:${port}`;
   return {

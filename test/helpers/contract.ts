@@ -1,21 +1,34 @@
 import { appendFileSync } from "node:fs";
 import Ajv, { type ValidateFunction } from "ajv";
 import { openApiDocument } from "../../api/openapi/document.js";
+import { API_ROUTES } from "../../api/routes.js";
 
 /**
  * The OpenAPI contract over the whole e2e suite: every answer a test reads through the API
  * helper is checked against the document (its route's documented status and that status's
  * schema). A mismatch fails the request's test; PIT_CONTRACT_LOG=<file> records them instead.
  */
-type Doc = { paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema: object }> }> }>>; components: object };
+type Doc = {
+  paths: Record<
+    string,
+    Record<string, { responses: Record<string, { content?: Record<string, { schema: object }> }> }>
+  >;
+  components: object;
+};
 const ajv = new Ajv({ strict: false, allErrors: true });
 const compiled = new Map<string, ValidateFunction>();
 /** Built on first use: a test file that never calls the API pays nothing for it. */
 let built: { doc: Doc; templates: { path: string; re: RegExp }[] } | null = null;
 function contract() {
   if (!built) {
-    const doc = openApiDocument({ version: "test" }) as Doc;
-    built = { doc, templates: Object.keys(doc.paths).map((p) => ({ path: p, re: new RegExp(`^${p.replace(/\{\w+\}/g, "[^/]+")}$`) })) };
+    const doc = openApiDocument({ version: "test", routes: API_ROUTES }) as Doc;
+    built = {
+      doc,
+      templates: Object.keys(doc.paths).map((p) => ({
+        path: p,
+        re: new RegExp(`^${p.replace(/\{\w+\}/g, "[^/]+")}$`),
+      })),
+    };
   }
   return built;
 }
@@ -36,7 +49,8 @@ export function contractProblem(method: string, url: string, status: number, jso
   // Unknown paths and methods are the 404/405 answers of no route: nothing to hold them to.
   if (!route || !op) return null;
   const res = op.responses[String(status)];
-  if (!res) return `${method} ${route} answered ${status}, not documented (${Object.keys(op.responses).join(", ")}): ${JSON.stringify(json)?.slice(0, 200)}`;
+  if (!res)
+    return `${method} ${route} answered ${status}, not documented (${Object.keys(op.responses).join(", ")}): ${JSON.stringify(json)?.slice(0, 200)}`;
   const schema = res.content?.["application/json"]?.schema;
   if (!schema) return null;
   const key = `${method} ${route} ${status}`;

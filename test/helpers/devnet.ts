@@ -1,4 +1,12 @@
-import { createPublicClient, createTestClient, createWalletClient, http, type Address, type Hex, type PublicClient } from "viem";
+import {
+  createPublicClient,
+  createTestClient,
+  createWalletClient,
+  http,
+  type Address,
+  type Hex,
+  type PublicClient,
+} from "viem";
 import { privateKeyToAccount, generatePrivateKey } from "viem/accounts";
 import { startAnvil, type Anvil } from "../../devnet/anvil.js";
 import { SNAPSHOT_FILE, UNIVERSE_FILE } from "../../devnet/snapshot.js";
@@ -13,7 +21,8 @@ export type Devnet = Awaited<ReturnType<typeof startDevnet>>;
  * shared between files: each gets its own chain and must stop it (afterAll).
  */
 export async function startDevnet(opts: { blockTime?: number } = {}) {
-  const anvil: Anvil = await startAnvil({ loadState: SNAPSHOT_FILE, blockTime: opts.blockTime });
+  // A test process that dies (a hook timed out, the run was stopped) takes its devnet with it: no anvil outlives its file to load the rest of the run.
+  const anvil: Anvil = await startAnvil({ loadState: SNAPSHOT_FILE, blockTime: opts.blockTime, dieWithParent: true });
   const universe: Universe = readUniverse(UNIVERSE_FILE);
   const chain = devnetChain(anvil.rpcUrl);
   const transport = http(anvil.rpcUrl);
@@ -43,7 +52,12 @@ export async function startDevnet(opts: { blockTime?: number } = {}) {
       await test.setBalance({ address: account.address, value: eth });
       const deployerWallet = walletFor(deployer);
       for (const [token, amount] of mints) {
-        const hash = await deployerWallet.writeContract({ address: token, abi: mintableAbi, functionName: "mint", args: [account.address, amount] });
+        const hash = await deployerWallet.writeContract({
+          address: token,
+          abi: mintableAbi,
+          functionName: "mint",
+          args: [account.address, amount],
+        });
         await pub.waitForTransactionReceipt({ hash });
       }
       return account;

@@ -40,26 +40,60 @@ export async function fastBody(s: Stack, a: Account, key: string, o: FastOpts) {
   const t = await s.agent.get("/live/fast/terms", key);
   if (t.status !== 200) throw new Error(`fast/terms answered ${t.status}: ${JSON.stringify(t.json)}`);
   const terms = t.json;
-  const pair = terms.routes.pairs.find((x: FastPair) => x.token_in === o.token_in && x.token_out === o.token_out) as FastPair | undefined;
+  const pair = terms.routes.pairs.find((x: FastPair) => x.token_in === o.token_in && x.token_out === o.token_out) as
+    | FastPair
+    | undefined;
   const feeBps = o.calldata_fee_bps ?? terms.fee.bps;
   const chainTime = Number((await dn.pub.getBlock()).timestamp);
   const deadline = o.deadline ?? chainTime + 30;
   const c = dn.universe.contracts;
   const tokenIn = pair?.address_in ?? zeroAddress;
   const tokenOut = pair?.address_out ?? zeroAddress;
-  const fee = { side: pair?.fee_side ?? "input", bps: feeBps, recipient: s.api.config.feeRecipient, amount: pair?.fee_side === "output" ? 0n : bpsOf(o.amount_in, feeBps) } as const;
+  const fee = {
+    side: pair?.fee_side ?? "input",
+    bps: feeBps,
+    recipient: s.api.config.feeRecipient,
+    amount: pair?.fee_side === "output" ? 0n : bpsOf(o.amount_in, feeBps),
+  } as const;
   const minOut = o.min_out ?? (pair ? await expectedOut(s, pair, o.amount_in, feeBps) : 0n);
   let permit = null as Parameters<typeof buildRouterSwap>[0]["permit"];
   let permitBody: Record<string, unknown> | undefined;
   if (o.permit) {
-    const [, , nonce] = await dn.pub.readContract({ address: PERMIT2_ADDRESS, abi: permit2Abi, functionName: "allowance", args: [a.address, tokenIn, c.universalRouter] });
-    const p = { details: { token: tokenIn, amount: o.amount_in, expiration: chainTime + 600, nonce: Number(nonce) }, spender: c.universalRouter, sigDeadline: BigInt(chainTime + 600) };
+    const [, , nonce] = await dn.pub.readContract({
+      address: PERMIT2_ADDRESS,
+      abi: permit2Abi,
+      functionName: "allowance",
+      args: [a.address, tokenIn, c.universalRouter],
+    });
+    const p = {
+      details: { token: tokenIn, amount: o.amount_in, expiration: chainTime + 600, nonce: Number(nonce) },
+      spender: c.universalRouter,
+      sigDeadline: BigInt(chainTime + 600),
+    };
     const signature = await a.signTypedData(permitTypedData(4663, c.permit2, p));
     permit = { permit: p, signature };
-    permitBody = { amount: o.amount_in.toString(), expiration: p.details.expiration, nonce: p.details.nonce, sig_deadline: Number(p.sigDeadline), signature };
+    permitBody = {
+      amount: o.amount_in.toString(),
+      expiration: p.details.expiration,
+      nonce: p.details.nonce,
+      sig_deadline: Number(p.sigDeadline),
+      signature,
+    };
   }
   const built = pair
-    ? buildRouterSwap({ chainId: 4663, router: c.universalRouter, route: poolRouteOf(pair), tokenIn, tokenOut, weth: dn.token("WETH"), amountIn: o.amount_in, amountOutMin: minOut, fee, deadline, permit }).data
+    ? buildRouterSwap({
+        chainId: 4663,
+        router: c.universalRouter,
+        route: poolRouteOf(pair),
+        tokenIn,
+        tokenOut,
+        weth: dn.token("WETH"),
+        amountIn: o.amount_in,
+        amountOutMin: minOut,
+        fee,
+        deadline,
+        permit,
+      }).data
     : "0x";
   const data = o.data ? o.data(built) : built;
   const signer = o.signer ?? a;
@@ -77,7 +111,18 @@ export async function fastBody(s: Stack, a: Account, key: string, o: FastOpts) {
     ...o.tx,
   };
   const raw = await signer.signTransaction(tx);
-  const body = { raw_tx: raw, token_in: o.token_in, token_out: o.token_out, amount_in: o.amount_in.toString(), min_out: minOut.toString(), deadline, fee_bps: o.fee_bps ?? terms.fee.bps, owner_attests_non_us: true, ...(permitBody ? { permit: permitBody } : {}), ...o.body };
+  const body = {
+    raw_tx: raw,
+    token_in: o.token_in,
+    token_out: o.token_out,
+    amount_in: o.amount_in.toString(),
+    min_out: minOut.toString(),
+    deadline,
+    fee_bps: o.fee_bps ?? terms.fee.bps,
+    owner_attests_non_us: true,
+    ...(permitBody ? { permit: permitBody } : {}),
+    ...o.body,
+  };
   return { raw, body, pair, terms, minOut, tx };
 }
 
@@ -85,7 +130,12 @@ export async function fastBody(s: Stack, a: Account, key: string, o: FastOpts) {
 async function expectedOut(s: Stack, pair: FastPair, amountIn: bigint, feeBps: number): Promise<bigint> {
   let amount = pair.fee_side === "input" ? amountIn - bpsOf(amountIn, feeBps) : amountIn;
   for (const h of pair.hops) {
-    amount = await quoteExactIn(s.dn, { currency0: h.currency0, currency1: h.currency1, fee: h.fee, tickSpacing: h.tick_spacing, hooks: h.hooks }, h.zero_for_one, amount);
+    amount = await quoteExactIn(
+      s.dn,
+      { currency0: h.currency0, currency1: h.currency1, fee: h.fee, tickSpacing: h.tick_spacing, hooks: h.hooks },
+      h.zero_for_one,
+      amount,
+    );
   }
   if (pair.fee_side === "output") amount -= bpsOf(amount, feeBps);
   return (amount * 99n) / 100n;
@@ -93,5 +143,9 @@ async function expectedOut(s: Stack, pair: FastPair, amountIn: bigint, feeBps: n
 
 /** ERC-20 approve to Permit2 only (the router's allowance comes from the permit in the call). */
 export async function approvePermit2(s: Stack, a: Account, token: Address) {
-  await s.dn.mined(await s.dn.walletFor(a).writeContract({ address: token, abi: erc20Abi, functionName: "approve", args: [PERMIT2_ADDRESS, maxUint256] }));
+  await s.dn.mined(
+    await s.dn
+      .walletFor(a)
+      .writeContract({ address: token, abi: erc20Abi, functionName: "approve", args: [PERMIT2_ADDRESS, maxUint256] }),
+  );
 }

@@ -1,10 +1,10 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import pg from "pg";
-import { freePort } from "../../devnet/anvil.js";
+import { freePort, spawnDyingWithParent } from "../../devnet/anvil.js";
 import { ROOT } from "../../lib/root.js";
 import { sqlIndexedReads, type Query } from "../../api/ports/indexed.js";
 
@@ -31,13 +31,18 @@ export async function dropDatabase(name: string): Promise<void> {
  * schema, read live) or PGlite (own directory, read after the indexer stops: PGlite has one
  * process). The API is mounted in it as in production, so /api/v1/health reports its head.
  */
-export async function startIndexer(opts: { anvilPort: number; backend: IndexerBackend; deployInto?: { databaseUrl: string; viewsSchema: string } }) {
+export async function startIndexer(opts: {
+  anvilPort: number;
+  backend: IndexerBackend;
+  deployInto?: { databaseUrl: string; viewsSchema: string };
+}) {
   const id = Math.random().toString(36).slice(2, 10);
   // A database of its own: Ponder's sync cache (schema ponder_sync) is keyed by chain id, and every
   // devnet is chain 4663 with the same addresses, so a shared one would replay another chain's logs.
   // `deployInto`: a new build beside a running one (same database and views schema, its own schema).
   const ownsDb = opts.backend === "postgres" && !opts.deployInto;
-  const dbUrl = opts.backend === "postgres" ? (opts.deployInto?.databaseUrl ?? (await createDatabase(`pit_ix_${id}`))) : null;
+  const dbUrl =
+    opts.backend === "postgres" ? (opts.deployInto?.databaseUrl ?? (await createDatabase(`pit_ix_${id}`))) : null;
   const schema = `t_${id}`;
   const viewsSchema = opts.deployInto?.viewsSchema ?? `v_${id}`;
   const dataDir = mkdtempSync(join(tmpdir(), "pit-indexer-"));
@@ -55,14 +60,32 @@ export async function startIndexer(opts: { anvilPort: number; backend: IndexerBa
     DATABASE_SCHEMA: schema,
     LOG_LEVEL: "warn",
   };
-  const args = ["node_modules/ponder/dist/esm/bin/ponder.js", "start", "--port", String(opsPort), "--hostname", "127.0.0.1", "--log-format", "json", "--log-level", "warn"];
+  const args = [
+    "node_modules/ponder/dist/esm/bin/ponder.js",
+    "start",
+    "--port",
+    String(opsPort),
+    "--hostname",
+    "127.0.0.1",
+    "--log-format",
+    "json",
+    "--log-level",
+    "warn",
+  ];
   if (opts.backend === "postgres") {
     env.DATABASE_URL = dbUrl!;
     args.push("--views-schema", viewsSchema);
   } else {
     delete env.DATABASE_URL;
   }
-  const child: ChildProcess = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
+  // Dies with this test process, however it dies: an indexer left running would load the rest of the run.
+  const child: ChildProcess = spawnDyingWithParent(
+    process.execPath,
+    args,
+    { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] },
+    // SIGKILL: an orphaned ponder whose database was dropped was seen to outlive SIGTERM.
+    "SIGKILL",
+  );
   let log = "";
   child.stdout!.on("data", (d) => (log = (log + d.toString()).slice(-20_000)));
   child.stderr!.on("data", (d) => (log = (log + d.toString()).slice(-20_000)));
@@ -136,7 +159,11 @@ export async function startIndexer(opts: { anvilPort: number; backend: IndexerBa
         await exited;
       }
       if (opts.backend === "postgres") {
-        return { reads: sqlIndexedReads(pgQuery, viewsSchema), query: pgQuery, close: async () => void (await pool?.end()) };
+        return {
+          reads: sqlIndexedReads(pgQuery, viewsSchema),
+          query: pgQuery,
+          close: async () => void (await pool?.end()),
+        };
       }
       const db = new PGlite(join(dataDir, "ponder"));
       const q: Query = async (text, params) => (await db.query<Record<string, unknown>>(text, params)).rows;

@@ -8,7 +8,15 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createPublicClient, createTestClient, createWalletClient, http, parseEther, type Hex, type PublicClient } from "viem";
+import {
+  createPublicClient,
+  createTestClient,
+  createWalletClient,
+  http,
+  parseEther,
+  type Hex,
+  type PublicClient,
+} from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { freePort } from "../../devnet/anvil.js";
 import { goodStatePath } from "../../devnet/chainState.js";
@@ -60,7 +68,13 @@ export function npmStart(env: StackEnv): NpmStart {
   return { child, out: () => out, exited, startedAt: Date.now() };
 }
 
-export async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs: number, run?: NpmStart, everyMs = 200): Promise<T> {
+export async function until<T>(
+  what: string,
+  fn: () => Promise<T | undefined>,
+  timeoutMs: number,
+  run?: NpmStart,
+  everyMs = 200,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await fn().catch(() => undefined);
@@ -77,13 +91,15 @@ export async function untilReady(run: NpmStart, timeoutMs = 150_000): Promise<nu
   await until(
     "the ready line",
     async () => {
-      if (exitCode !== undefined) throw new Error(`npm start exited with code ${exitCode} before it was ready\n${run.out().slice(-6000)}`);
+      if (exitCode !== undefined)
+        throw new Error(`npm start exited with code ${exitCode} before it was ready\n${run.out().slice(-6000)}`);
       return run.out().includes("[start] ready") ? true : undefined;
     },
     timeoutMs,
     run,
   ).catch((err) => {
-    if (exitCode !== undefined) throw new Error(`npm start exited with code ${exitCode} before it was ready\n${run.out().slice(-6000)}`);
+    if (exitCode !== undefined)
+      throw new Error(`npm start exited with code ${exitCode} before it was ready\n${run.out().slice(-6000)}`);
     throw err;
   });
   return Date.now() - run.startedAt;
@@ -123,12 +139,29 @@ export function killStack9(run: NpmStart, env: StackEnv): StackPids {
 export type Reply = { status: number; json: any };
 
 /** One API call on PORT with Host localhost:PORT. */
-export async function call(env: StackEnv, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Reply> {
+export async function call(
+  env: StackEnv,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<Reply> {
   const send = (port: string) =>
     new Promise<Reply>((resolve, reject) => {
       const payload = body === undefined ? undefined : JSON.stringify(body);
       const req = request(
-        { host: "127.0.0.1", port, method, path, timeout: 15_000, headers: { host: `localhost:${env.PORT}`, ...(payload ? { "content-type": "application/json", "content-length": Buffer.byteLength(payload) } : {}), ...headers } },
+        {
+          host: "127.0.0.1",
+          port,
+          method,
+          path,
+          timeout: 15_000,
+          headers: {
+            host: `localhost:${env.PORT}`,
+            ...(payload ? { "content-type": "application/json", "content-length": Buffer.byteLength(payload) } : {}),
+            ...headers,
+          },
+        },
         (res) => {
           let text = "";
           res.on("data", (d) => (text += d));
@@ -166,7 +199,14 @@ export function clientsFor(env: StackEnv) {
     const wallet = createWalletClient({ chain, transport, account: deployer });
     for (const feed of feeds) {
       const [, answer] = await pub.readContract({ address: feed, abi: priceFeedAbi, functionName: "latestRoundData" });
-      await pub.waitForTransactionReceipt({ hash: await wallet.writeContract({ address: feed, abi: priceFeedAbi, functionName: "setAnswer", args: [answer] }) });
+      await pub.waitForTransactionReceipt({
+        hash: await wallet.writeContract({
+          address: feed,
+          abi: priceFeedAbi,
+          functionName: "setAnswer",
+          args: [answer],
+        }),
+      });
     }
   }
 
@@ -176,8 +216,13 @@ export function clientsFor(env: StackEnv) {
    */
   async function persisted(address: Hex) {
     const state = join(env.DATA_DIR, "devnet", "chain.json");
-    const holds = (file: string) => existsSync(file) && readFileSync(file, "utf8").toLowerCase().includes(address.slice(2).toLowerCase());
-    await until("the funded wallet in the chain's state files", async () => (holds(state) && holds(goodStatePath(state)) ? true : undefined), 20_000);
+    const holds = (file: string) =>
+      existsSync(file) && readFileSync(file, "utf8").toLowerCase().includes(address.slice(2).toLowerCase());
+    await until(
+      "the funded wallet in the chain's state files",
+      async () => (holds(state) && holds(goodStatePath(state)) ? true : undefined),
+      20_000,
+    );
   }
 
   /** Signs in a fresh funded wallet (its funding persisted), prepares ETH -> USDG, signs it and relays it. */
@@ -187,15 +232,33 @@ export function clientsFor(env: StackEnv) {
     await persisted(a.address);
     const ch = await call(env, "POST", "/api/v1/auth/challenge", { address: a.address });
     if (ch.status !== 200) throw new Error(`challenge: ${ch.status} ${JSON.stringify(ch.json)}`);
-    const verified = await call(env, "POST", "/api/v1/auth/verify", { address: a.address, signature: await a.signMessage({ message: ch.json.message }) });
+    const verified = await call(env, "POST", "/api/v1/auth/verify", {
+      address: a.address,
+      signature: await a.signMessage({ message: ch.json.message }),
+    });
     const key = verified.json.api_key as string;
     const auth = { authorization: `Bearer ${key}` };
-    const plan = await call(env, "POST", "/api/v1/live/prepare", { wallet: a.address, token_in: "ETH", token_out: "USDG", amount_in: parseEther("0.02").toString() }, auth);
+    const plan = await call(
+      env,
+      "POST",
+      "/api/v1/live/prepare",
+      { wallet: a.address, token_in: "ETH", token_out: "USDG", amount_in: parseEther("0.02").toString() },
+      auth,
+    );
     if (plan.status !== 200) throw new Error(`prepare: ${plan.status} ${JSON.stringify(plan.json)}`);
     const tx = plan.json.tx as { to: Hex; data: Hex; value: string; chain_id: number };
     const fees = await pub.estimateFeesPerGas();
     const nonce = await pub.getTransactionCount({ address: a.address, blockTag: "pending" });
-    const raw = await a.signTransaction({ chainId: tx.chain_id, to: tx.to, data: tx.data, value: BigInt(tx.value), nonce, gas: 1_000_000n, maxFeePerGas: fees.maxFeePerGas * 2n, maxPriorityFeePerGas: fees.maxPriorityFeePerGas });
+    const raw = await a.signTransaction({
+      chainId: tx.chain_id,
+      to: tx.to,
+      data: tx.data,
+      value: BigInt(tx.value),
+      nonce,
+      gas: 1_000_000n,
+      maxFeePerGas: fees.maxFeePerGas * 2n,
+      maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
+    });
     const sent = await call(env, "POST", "/api/v1/live/submit", { raw_tx: raw }, auth);
     if (sent.status !== 200) throw new Error(`submit: ${sent.status} ${JSON.stringify(sent.json)}`);
     return { key, txHash: sent.json.tx_hash as Hex };

@@ -1,4 +1,4 @@
-import { RateLimiter, type Limiter } from "../../api/http/rateLimit.js";
+import { RateLimiter } from "../../api/http/rateLimit.js";
 import type { AppDeps } from "../../api/deps.js";
 import type { Config } from "../../lib/config.js";
 import { httpShield } from "../../api/ports/shield.js";
@@ -10,7 +10,16 @@ import { freshStore, serveApi, type StoreKind } from "./api.js";
 import { startDevnet, type Devnet } from "./devnet.js";
 import { startIndexer } from "./indexer.js";
 
-type ServeOpts = { store?: StoreKind; shield?: boolean; clock?: () => number; limiter?: RateLimiter; config?: Partial<Config>; league?: AppDeps["league"]; hostedScheduler?: AppDeps["hostedScheduler"] };
+type ServeOpts = {
+  store?: StoreKind;
+  shield?: boolean;
+  clock?: () => number;
+  limiter?: RateLimiter;
+  config?: Partial<Config>;
+  league?: AppDeps["league"];
+  hostedScheduler?: AppDeps["hostedScheduler"];
+  screen?: AppDeps["screen"];
+};
 
 /** A private devnet with the real indexer on PostgreSQL caught up to it. `before` runs on the chain first. */
 export async function startIndexedDevnet(opts: { before?: (dn: Devnet) => Promise<void> } = {}) {
@@ -33,7 +42,18 @@ async function serve(dn: Devnet, indexed: SqlIndexedReads | undefined, opts: Ser
   const clock = opts.clock ?? Date.now;
   const store = await freshStore(opts.store ?? "pglite");
   const shield = opts.shield ? await startShieldStandIn() : null;
-  const api = await serveApi({ rpcUrl: dn.anvil.rpcUrl, db: store.db, clock, indexed, shield: shield ? httpShield(shield.url) : null, limiter: opts.limiter ?? new RateLimiter(clock, 10_000, false), config: opts.config, league: opts.league, hostedScheduler: opts.hostedScheduler });
+  const api = await serveApi({
+    rpcUrl: dn.anvil.rpcUrl,
+    db: store.db,
+    clock,
+    indexed,
+    shield: shield ? httpShield(shield.url) : null,
+    limiter: opts.limiter ?? new RateLimiter(clock, 10_000, false),
+    config: opts.config,
+    league: opts.league,
+    hostedScheduler: opts.hostedScheduler,
+    screen: opts.screen,
+  });
   return {
     store,
     api,
@@ -74,7 +94,11 @@ export async function freshenMarket(dn: Devnet) {
   const feeds = [...new Set(Object.values(dn.universe.tokens).flatMap((t) => (t.feed ? [t.feed] : [])))];
   for (const feed of feeds) {
     const [, answer] = await dn.pub.readContract({ address: feed, abi: priceFeedAbi, functionName: "latestRoundData" });
-    await dn.mined(await dn.walletFor(dn.deployer).writeContract({ address: feed, abi: priceFeedAbi, functionName: "setAnswer", args: [answer] }));
+    await dn.mined(
+      await dn
+        .walletFor(dn.deployer)
+        .writeContract({ address: feed, abi: priceFeedAbi, functionName: "setAnswer", args: [answer] }),
+    );
   }
 }
 

@@ -31,15 +31,32 @@ describe("a deploy while the API serves", () => {
     await old.waitFor(await dn.pub.getBlockNumber());
     const { reads, query } = old.liveReads();
     store = await freshStore("pglite");
-    api = await serveApi({ rpcUrl: dn.anvil.rpcUrl, db: store.db, indexed: reads, limiter: new RateLimiter(Date.now, 1000, false) });
+    api = await serveApi({
+      rpcUrl: dn.anvil.rpcUrl,
+      db: store.db,
+      indexed: reads,
+      limiter: new RateLimiter(Date.now, 1000, false),
+    });
     const key = await agentOf(api, dn).signIn(await dn.freshWallet(parseEther("1")));
-    const quote = () => api!.call("POST", "/api/v1/live/quote", { token_in: "ETH", token_out: "USDG", notional_usd: 100 }, { authorization: `Bearer ${key}` });
+    const quote = () =>
+      api!.call(
+        "POST",
+        "/api/v1/live/quote",
+        { token_in: "ETH", token_out: "USDG", notional_usd: 100 },
+        { authorization: `Bearer ${key}` },
+      );
     // pg_views reads a view's definition outside the snapshot that found it; a publish replacing the
     // view in between fails this probe ("could not open relation with OID"), not the API: ask again.
     const servedBy = async (): Promise<string> => {
       for (let attempt = 0; ; attempt++) {
         try {
-          return String((await query("SELECT definition FROM pg_views WHERE schemaname = $1 AND viewname = 'pool'", [old!.viewsSchema]))[0]?.definition ?? "");
+          return String(
+            (
+              await query("SELECT definition FROM pg_views WHERE schemaname = $1 AND viewname = 'pool'", [
+                old!.viewsSchema,
+              ])
+            )[0]?.definition ?? "",
+          );
         } catch (err) {
           if (attempt >= 5 || !/could not open relation/.test(String(err))) throw err;
           await new Promise((r) => setTimeout(r, 50));
@@ -54,10 +71,18 @@ describe("a deploy while the API serves", () => {
     // chain that has moved on since the pools were made.
     await dn.test.mine({ blocks: 31 });
     await old.waitFor(await dn.pub.getBlockNumber());
-    next = await startIndexer({ anvilPort: dn.anvil.port, backend: "postgres", deployInto: { databaseUrl: old.databaseUrl!, viewsSchema: old.viewsSchema } });
+    next = await startIndexer({
+      anvilPort: dn.anvil.port,
+      backend: "postgres",
+      deployInto: { databaseUrl: old.databaseUrl!, viewsSchema: old.viewsSchema },
+    });
     let duringReindex = 0;
     const deadline = Date.now() + 120_000;
-    while (!(await fetch(`${next.opsBase}/ready`).then((r) => r.ok).catch(() => false))) {
+    while (
+      !(await fetch(`${next.opsBase}/ready`)
+        .then((r) => r.ok)
+        .catch(() => false))
+    ) {
       if (Date.now() > deadline) throw new Error(`the new build never became ready:\n${next.log()}`);
       const q = await quote();
       expect(q.status, JSON.stringify(q.json)).toBe(200);

@@ -35,14 +35,25 @@ describe("reorgs", () => {
     const nonce = await dn.pub.getTransactionCount({ address: trader.address });
     const swap = (amountIn: bigint) => ({
       to: dn.universe.contracts.universalRouter,
-      data: swapCalldata({ poolKey, tokenIn: zeroAddress, tokenOut: usdg, amountIn, minOut: 0n, feeBips: 25n, feeRecipient: platform }),
+      data: swapCalldata({
+        poolKey,
+        tokenIn: zeroAddress,
+        tokenOut: usdg,
+        amountIn,
+        minOut: 0n,
+        feeBips: 25n,
+        feeRecipient: platform,
+      }),
       value: amountIn,
       nonce,
       gas: 500_000n,
     });
 
     const swapsOf = async (hash: Hex) =>
-      (await query(`SELECT amount0::text AS amount0, block::text AS block FROM "${ix.viewsSchema}".pool_observation WHERE tx_hash = $1 AND kind = 'swap'`, [hash])) as { amount0: string; block: string }[];
+      (await query(
+        `SELECT amount0::text AS amount0, block::text AS block FROM "${ix.viewsSchema}".pool_observation WHERE tx_hash = $1 AND kind = 'swap'`,
+        [hash],
+      )) as { amount0: string; block: string }[];
     const observations = async (hash: Hex) => (await swapsOf(hash)).length;
     const a = await dn.mined(await wallet.sendTransaction(swap(parseEther("1"))));
     await until("trade A indexed", async () => (await observations(a.transactionHash)) === 1);

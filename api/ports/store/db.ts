@@ -35,7 +35,12 @@ export function storeFailure(err: unknown): unknown {
   if (err instanceof Refusal || err instanceof FromCaller) return err;
   const code = (err as { code?: unknown } | null)?.code;
   if (typeof code === "string" && STATEMENT_ERROR.test(code)) return err;
-  return new Refusal("ENGINE_UNAVAILABLE", "the service's store did not answer; try again shortly", {}, { cause: err, retryAfterS: 2 });
+  return new Refusal(
+    "ENGINE_UNAVAILABLE",
+    "the service's store did not answer; try again shortly",
+    {},
+    { cause: err, retryAfterS: 2 },
+  );
 }
 
 /** An error the caller's own code threw inside a transaction: rolled back and rethrown as it was, not taken for the store failing. */
@@ -44,7 +49,10 @@ class FromCaller {
 }
 
 /** A transaction whose begin, commit or connection failing is ENGINE_UNAVAILABLE, and whose body's own errors come back unchanged. */
-async function transaction<T>(run: (body: (db: Db) => Promise<T>) => Promise<T>, fn: (db: Db) => Promise<T>): Promise<T> {
+async function transaction<T>(
+  run: (body: (db: Db) => Promise<T>) => Promise<T>,
+  fn: (db: Db) => Promise<T>,
+): Promise<T> {
   try {
     return await failClosed(() =>
       run(async (db) => {
@@ -101,13 +109,19 @@ export async function openPglite(dataDir?: string): Promise<Db> {
 }
 
 export async function openPostgres(connectionString: string, max = 10): Promise<Db> {
-  const pool = new pg.Pool({ connectionString, max, application_name: "pit-app-store", connectionTimeoutMillis: 5_000 });
+  const pool = new pg.Pool({
+    connectionString,
+    max,
+    application_name: "pit-app-store",
+    connectionTimeoutMillis: 5_000,
+  });
   // A connection lost while idle must not crash the process: the pool drops it and the next
   // query opens a new one.
   pool.on("error", () => {});
   const onClient = (client: pg.PoolClient): Db => ({
     kind: "postgres",
-    query: <T>(text: string, params?: unknown[]) => failClosed(async () => (await client.query(text, params)).rows as T[]),
+    query: <T>(text: string, params?: unknown[]) =>
+      failClosed(async () => (await client.query(text, params)).rows as T[]),
     exec: (text: string) => failClosed(async () => void (await client.query(text))),
     tx: (fn) => fn(onClient(client)),
     exclusive: () => Promise.reject(new Error("exclusive() inside a transaction")),
@@ -115,7 +129,8 @@ export async function openPostgres(connectionString: string, max = 10): Promise<
   });
   return {
     kind: "postgres",
-    query: <T>(text: string, params?: unknown[]) => failClosed(async () => (await pool.query(text, params)).rows as T[]),
+    query: <T>(text: string, params?: unknown[]) =>
+      failClosed(async () => (await pool.query(text, params)).rows as T[]),
     exec: (text: string) => failClosed(async () => void (await pool.query(text))),
     tx: (fn) => transaction((body) => inTransaction(pool, (client) => body(onClient(client))), fn),
     exclusive: (name, fn) => advisoryLocked(pool, name, fn),
@@ -130,12 +145,16 @@ async function advisoryLocked<T>(pool: pg.Pool, name: string, fn: () => Promise<
   const onError = (err: Error) => void (broken = err);
   client.on("error", onError);
   try {
-    const [row] = (await failClosed(() => client.query("SELECT pg_try_advisory_lock($1, hashtext($2)) AS ok", [LOCK_SPACE, name]))).rows;
+    const [row] = (
+      await failClosed(() => client.query("SELECT pg_try_advisory_lock($1, hashtext($2)) AS ok", [LOCK_SPACE, name]))
+    ).rows;
     if (!row?.ok) return null;
     try {
       return { value: await fn() };
     } finally {
-      await client.query("SELECT pg_advisory_unlock($1, hashtext($2))", [LOCK_SPACE, name]).catch((e: Error) => void (broken ??= e));
+      await client
+        .query("SELECT pg_advisory_unlock($1, hashtext($2))", [LOCK_SPACE, name])
+        .catch((e: Error) => void (broken ??= e));
     }
   } finally {
     client.off("error", onError);
@@ -159,7 +178,10 @@ async function inTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Pr
     await client.query("COMMIT");
     return out;
   } catch (err) {
-    broken ??= await client.query("ROLLBACK").then(() => undefined, (e: Error) => e);
+    broken ??= await client.query("ROLLBACK").then(
+      () => undefined,
+      (e: Error) => e,
+    );
     throw err;
   } finally {
     client.off("error", onError);

@@ -531,6 +531,22 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
       CREATE UNIQUE INDEX trades_fee_tx ON app.trades (fee_tx_hash) WHERE fee_tx_hash IS NOT NULL;
     `,
   },
+  {
+    version: 17,
+    name: "league standings answers shared by the instances",
+    // Issue 26 point 4: the instance holding the "league-standings" lease computes each board key
+    // not yet decided and writes its last answer here (the body as served, JSON text); the other
+    // instances read it each pass and serve it. computed_at is the service clock's ms; block is
+    // the chain block the answer was read at (prize boards), null when it has none.
+    sql: `
+      CREATE TABLE app.league_board_answers (
+        key text PRIMARY KEY,
+        answer text NOT NULL,
+        computed_at bigint NOT NULL,
+        block bigint
+      );
+    `,
+  },
 ];
 
 export async function migrate(db: Db, now = () => Math.floor(Date.now() / 1000)): Promise<number[]> {
@@ -538,13 +554,21 @@ export async function migrate(db: Db, now = () => Math.floor(Date.now() / 1000))
     // Lock first: two instances racing on CREATE SCHEMA IF NOT EXISTS can both try to create it.
     await tx.query("SELECT pg_advisory_xact_lock(4663001)");
     await tx.query("CREATE SCHEMA IF NOT EXISTS app");
-    await tx.query("CREATE TABLE IF NOT EXISTS app.schema_migrations (version int PRIMARY KEY, name text NOT NULL, applied_at bigint NOT NULL)");
-    const done = new Set((await tx.query<{ version: number }>("SELECT version FROM app.schema_migrations")).map((r) => Number(r.version)));
+    await tx.query(
+      "CREATE TABLE IF NOT EXISTS app.schema_migrations (version int PRIMARY KEY, name text NOT NULL, applied_at bigint NOT NULL)",
+    );
+    const done = new Set(
+      (await tx.query<{ version: number }>("SELECT version FROM app.schema_migrations")).map((r) => Number(r.version)),
+    );
     const applied: number[] = [];
     for (const m of MIGRATIONS) {
       if (done.has(m.version)) continue;
       await tx.exec(m.sql);
-      await tx.query("INSERT INTO app.schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)", [m.version, m.name, now()]);
+      await tx.query("INSERT INTO app.schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)", [
+        m.version,
+        m.name,
+        now(),
+      ]);
       applied.push(m.version);
     }
     return applied;

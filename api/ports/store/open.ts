@@ -5,7 +5,9 @@ import { migrate } from "./migrations.js";
 
 /** The app store for this config, migrated: PostgreSQL with DATABASE_URL, else PGlite in DATA_DIR/app. */
 export async function openAppStore(config: Pick<Config, "databaseUrl" | "dataDir">): Promise<Db> {
-  const db = config.databaseUrl ? await openPostgres(config.databaseUrl) : await openPglite(join(config.dataDir, "app"));
+  const db = config.databaseUrl
+    ? await openPostgres(config.databaseUrl)
+    : await openPglite(join(config.dataDir, "app"));
   await migrate(db);
   return db;
 }

@@ -1,0 +1,28 @@
+import type { Address, PublicClient } from "viem";
+import type { Config } from "../../lib/config.js";
+import type { Market } from "../market/index.js";
+import type { HostedStore } from "./store.js";
+
+/**
+ * What the tick, the executors and the attestations all read, declared once here so that none of
+ * them imports another for its types (they used to import each other in a circle).
+ */
+export type HostedContext = {
+  config: Config;
+  chain: PublicClient;
+  market: Pick<Market, "mark">;
+  store: HostedStore;
+  clock: () => number;
+};
+
+/** A session as a hosted agent sees it (sessions' forHosted). */
+export type HostedSession = {
+  id: string;
+  wallet: Address;
+  executor: Address;
+  status: string;
+  expires: number;
+  tokens: string[];
+  limits: { max_trade_usd: number; max_day_usd: number; max_trades: number };
+  root_hash: string;
+};

@@ -1,0 +1,18 @@
+import type { Logger } from "pino";
+import type { Address } from "viem";
+
+/** A live API key as the edge hands it to routes (auth/ looks it up; the edge only carries it). */
+export type KeyRecord = { keyId: number; wallet: Address; account: { id: number; name: string }; expiresAt: number };
+
+/** What the edge's middleware sets on a request for the routes below it. */
+export type AppEnv = {
+  Variables: {
+    log: Logger;
+    requestId: string;
+    errorCode: string | undefined;
+    /** The client as per-client limits count it: an IPv4 address, or an IPv6 /64 (api/http/guards.ts). */
+    clientAddr: string;
+    body: Record<string, unknown>;
+    key: KeyRecord;
+  };
+};

@@ -1,0 +1,148 @@
+import type { Context, Hono, MiddlewareHandler } from "hono";
+import type { z, ZodTypeAny } from "zod";
+import type { AppEnv } from "./env.js";
+import { parseBody, type Code } from "../errors/index.js";
+import { countingFailedSignatures, notLockedOut } from "./auth.js";
+import type { HttpKit } from "./kit.js";
+import { limit, type Take } from "./limits.js";
+
+/** Who may call a route (SPEC "Authentication"); "key(wallet)" is a key whose wallet the route acts for. */
+export type Auth = "none" | "key" | "key(wallet)" | "signature";
+
+/** How an agent reaches a route over MCP (api/mcp/server.ts): one tool that calls it as the caller. */
+export type McpTool = {
+  name: string;
+  description: string;
+  /** The tool's arguments: a GET's become its query string (true as `1`), a POST's its JSON body. */
+  input: z.AnyZodObject;
+  /** A tool that changes nothing (a read); false for tools that answer something to sign. */
+  readOnly: boolean;
+  /** Texts added to a successful answer (what to check before signing). */
+  notes?: string[];
+};
+
+/** What a handler is given: the input as the entry's schemas parsed it, the caller, and the request. */
+export type RouteCall<B, Q> = {
+  body: B;
+  query: Q;
+  param: (name: string) => string;
+  c: Context<AppEnv>;
+};
+
+/**
+ * One route of /api/v1, declared once (issue 27): the app mounts it, the OpenAPI document
+ * describes it, test/e2e/routeLimits.test.ts holds its buckets, and MCP offers it as a tool where
+ * `mcp` is set. The edge checks a `lockout` entry's client, spends `before` (client buckets counted even for a bad key), checks the
+ * key, spends `limits`, parses the query and body with the entry's schemas (a schema's own
+ * refusals: BAD_REQUEST, or `unknownField` for a field it does not know), then calls `handle`.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: a list mixes entries over different services; each handler is checked against its own at route()
+export type RouteEntry<S = any, B = Record<string, unknown>, Q = Record<string, string>> = {
+  method: "get" | "post";
+  /** The path under /api/v1, OpenAPI style: `/hosted/{id}`. */
+  path: string;
+  auth: Auth;
+  /** A key that may act although its wallet is sanctioned (SPEC "Authentication" 10: end what it started). */
+  evenSanctioned?: boolean;
+  /**
+   * A request signed by a wallet (sign-in, revoke-all): refused 429 while the client is locked out
+   * by failed authentications, checked before any bucket (a locked-out client's attempts spend
+   * nothing, the instance-wide bucket included); a wrong or stale signature counts one failure.
+   */
+  lockout?: boolean;
+  /** Buckets spent before the key is checked (per client), then `limits` after it. */
+  before?: Take[];
+  limits: Take[];
+  /** Spend `limits` only for a request this says costs them (fast: a call that skips the simulation spends only the key's bucket). */
+  limitsWhen?: (body: Record<string, unknown>) => boolean;
+  summary: string;
+  /** The JSON body's and query's schemas: the edge parses with them and the handler gets their output. */
+  // biome-ignore lint/suspicious/noExplicitAny: a schema's input type is whatever JSON it accepts
+  body?: z.ZodType<B, z.ZodTypeDef, any>;
+  // biome-ignore lint/suspicious/noExplicitAny: as body
+  query?: z.ZodType<Q, z.ZodTypeDef, any>;
+  /** The refusal for a field the body's schema does not know (default BAD_REQUEST). */
+  unknownField?: "UNKNOWN_FIELD";
+  /** Schemas the document shows for a route whose action still parses its raw input itself. */
+  documents?: { body?: ZodTypeAny; query?: ZodTypeAny };
+  /** The answer's top-level fields every success carries (SPEC's payload lists). */
+  answer: string[];
+  status?: 200 | 201;
+  errors: Code[];
+  /** Not in SPEC: served beyond it (README says why). */
+  extra?: boolean;
+  /** A status that also answers the success's shape (health: 503 when down). */
+  alsoAnswers?: 503;
+  mcp?: McpTool;
+  /** The work: its domain's service `s` (only that one), the parsed input; a Response passes through as is. */
+  handle: (call: RouteCall<B, Q>, s: S) => unknown;
+};
+
+/** An entry whose handler sees its input typed by its schemas (S: the domain's service). */
+export function route<S, B = Record<string, unknown>, Q = Record<string, string>>(
+  e: RouteEntry<S, B, Q>,
+): RouteEntry<S> {
+  return e as unknown as RouteEntry<S>;
+}
+
+/** A domain's routes and how the root picks that domain's service from its own (api/routes.ts). */
+// biome-ignore lint/suspicious/noExplicitAny: as RouteEntry's service
+export type Mount<Root, S = any> = { entries: readonly RouteEntry<S>[]; service: (root: Root) => S };
+export const mount = <Root, S>(entries: readonly RouteEntry<S>[], service: (root: Root) => S): Mount<Root, S> => ({
+  entries,
+  service,
+});
+
+/** `/hosted/{id}` as Hono writes it: `/hosted/:id`. */
+export const honoPath = (path: string) => path.replace(/\{(\w+)\}/g, ":$1");
+
+function authOf(e: Pick<RouteEntry, "auth" | "evenSanctioned">, http: HttpKit): MiddlewareHandler<AppEnv>[] {
+  if (e.auth === "key" || e.auth === "key(wallet)") return [e.evenSanctioned ? http.keyedEvenSanctioned : http.keyed];
+  return [];
+}
+
+/** The lockout check of an entry signed by a wallet, before its buckets. */
+function lockoutOf(e: Pick<RouteEntry, "lockout">, http: HttpKit): MiddlewareHandler<AppEnv>[] {
+  if (!e.lockout) return [];
+  return [
+    async (c, next) => {
+      await notLockedOut(http.limiter, c.get("clientAddr"));
+      await next();
+    },
+  ];
+}
+
+/** The handler: input parsed by the entry's schemas, the answer as JSON under its status (a Response passes through). */
+function handlerOf<S>(e: RouteEntry<S>, s: S, http: HttpKit) {
+  return async (c: Context<AppEnv>) => {
+    const rawQuery = c.req.query();
+    const query = e.query ? parseBody(e.query, rawQuery) : rawQuery;
+    const rawBody = c.get("body") ?? {};
+    const body = e.body ? parseBody(e.body, rawBody, { unknownField: e.unknownField }) : rawBody;
+    const work = async () => e.handle({ body, query, param: (name) => c.req.param(name)!, c }, s);
+    const out = await (e.lockout ? countingFailedSignatures(http.limiter, c.get("clientAddr"), work) : work());
+    return out instanceof Response ? out : c.json(out as object, e.status ?? 200);
+  };
+}
+
+/** The middleware `m`, skipped for a request whose JSON body `when` turns down. */
+function onlyWhen(when: RouteEntry["limitsWhen"], m: MiddlewareHandler<AppEnv>): MiddlewareHandler<AppEnv> {
+  return when ? (c, next) => (when(c.get("body") ?? {}) ? m(c, next) : next()) : m;
+}
+
+/** Mounts the entries on `app` in their order (a fixed path before a parameter that would match it). */
+export function mountRoutes<S>(app: Hono<AppEnv>, entries: readonly RouteEntry<S>[], s: S, http: HttpKit): void {
+  for (const e of entries) {
+    const before = e.before?.length ? [limit(http.limiter, ...e.before)] : [];
+    const after = e.limits.length ? [onlyWhen(e.limitsWhen, limit(http.limiter, ...e.limits))] : [];
+    app.on(
+      [e.method.toUpperCase()],
+      [honoPath(e.path)],
+      ...lockoutOf(e, http),
+      ...before,
+      ...authOf(e, http),
+      ...after,
+      handlerOf(e, s, http),
+    );
+  }
+}

@@ -1,0 +1,56 @@
+import type { Config } from "../../lib/config.js";
+import { MIN_ACTIVE_DAYS, MIN_CLUSTERS, MIN_TRADES, PRIZE_SPLIT_BPS } from "../../lib/league/rules.js";
+import { GRID_S, LEAGUE_TWAP_WINDOW_S } from "../../lib/league/valuation.js";
+import { FEED_GRACE_S, FEED_HEARTBEAT_S } from "../../lib/markStale.js";
+import { OUTLIER_BPS } from "../../lib/league/book.js";
+import { PRACTICE_BOOK_USD } from "./practice.js";
+import { hubsOf, valuationTokens } from "./prize.js";
+import { PRACTICE_MIN_INTERVAL_S } from "./entries.js";
+
+/** The published rules (GET league `rules`): what the rows are computed by, so anyone can recompute them. */
+export function leagueRules(config: Config) {
+  return {
+    score: "season profit in USD (six decimals); highest wins; return and drawdown are context",
+    valuation: {
+      marks:
+        "independent only: USDG at $1, oracle feeds (a round older than the heartbeat plus grace is no mark; stock feeds count session time), the partner token at its USDG pool's TWAP",
+      tokens: valuationTokens(config),
+      twap_window_s: LEAGUE_TWAP_WINDOW_S,
+      feed_heartbeat_s: FEED_HEARTBEAT_S,
+      feed_grace_s: FEED_GRACE_S,
+      unmarked: "at cost while held, at proceeds when sold, written off if held at season end",
+      lost_mark: "a marked token without a mark at the valuation counts nothing",
+      drawdown_grid_s: GRID_S,
+      drawdown:
+        "largest fall of the profit from its peak, on each day's 00:00 UTC of the season and at the end, over the capital",
+      capital: "half the book's largest gross exposure at the marks of its trades",
+      price_outlier_bps: OUTLIER_BPS,
+      book: "every trade the service relayed for the trading wallet and that was mined in the season (own key, fast, session, hosted live); deposits, withdrawals and outside trades do not count",
+    },
+    split: {
+      bps: PRIZE_SPLIT_BPS,
+      places: 3,
+      one_per_owner_cluster: true,
+      token: "the partner token, to each winner's agent wallet as the partner vault records it",
+    },
+    minimum_field: { clusters: MIN_CLUSTERS, traded: { trades: MIN_TRADES, active_days: MIN_ACTIVE_DAYS } },
+    clusters: {
+      links: ["address", "transfer", "funder"],
+      hubs: [...hubsOf(config)],
+      note: "hubs never link; funder is the first token transfer into an address (native ETH moves leave no log and are not read)",
+    },
+    prize_cap_usd: config.league.prizeCapUsd,
+    reserve_ceiling_seasons: config.league.ceilingSeasons,
+    copy_trading_window_s: null,
+    copy_trading: "not detected in this version: no rule holds a prize for copied trades",
+    practice_starting_book: { USDG: PRACTICE_BOOK_USD },
+    division: "one division: spot trades on chain 4663",
+    hosted_assets: {
+      pairs_against: "USDG",
+      assets: Object.values(config.tokens)
+        .filter((t) => t.kind === "native" || t.kind === "crypto" || t.kind === "partner")
+        .map((t) => t.symbol),
+      min_interval_s: PRACTICE_MIN_INTERVAL_S,
+    },
+  };
+}

@@ -1,0 +1,192 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { Address, Hex } from "viem";
+import { openPglite, type Db } from "../ports/store/db.js";
+import { migrate } from "../ports/store/migrations.js";
+import {
+  createLedger,
+  DROP_AFTER_S,
+  fingerprint,
+  type Ledger,
+  type PendingTrade,
+  type StoredPlan,
+  type TokenRef,
+} from "./ledger.js";
+
+const WALLET = "0x00000000000000000000000000000000000000Aa" as Address;
+const USDG: TokenRef = {
+  token: "USDG",
+  address: "0x00000000000000000000000000000000000000a1" as Address,
+  symbol: "USDG",
+  name: "USD G",
+  decimals: 6,
+};
+const WETH: TokenRef = {
+  token: "WETH",
+  address: "0x00000000000000000000000000000000000000e1" as Address,
+  symbol: "WETH",
+  name: "Wrapped Ether",
+  decimals: 18,
+};
+const hash = (n: number) => `0x${n.toString(16).padStart(64, "0")}` as Hex;
+
+/** A plan of one swap transaction whose calldata carries `n` (so each plan has its own fingerprint). */
+function plan(n: number, deadline: number): Omit<StoredPlan, "id" | "createdAt" | "usedAt"> {
+  const tx = { to: "0x00000000000000000000000000000000000000Cc" as Address, data: hash(n), value: "0", chain_id: 4663 };
+  return {
+    keyId: 7,
+    wallet: WALLET,
+    kind: "trade",
+    execution: "router",
+    tokenIn: USDG,
+    tokenOut: WETH,
+    amountIn: "1000000",
+    amountOutMin: "1",
+    feeBps: 30,
+    deadline,
+    txs: [{ kind: "swap", tx }],
+    summary: {},
+  };
+}
+const pending = (n: number): PendingTrade => ({
+  wallet: WALLET,
+  keyId: 7,
+  path: "trade",
+  tokenIn: USDG,
+  tokenOut: WETH,
+  amountIn: "1000000",
+  amountOutMin: "1",
+  txHash: hash(n),
+  rawTx: `0x02${n.toString(16).padStart(4, "0")}` as Hex,
+});
+
+/** The ledger on a real PGlite store, with a clock the test moves (ms). */
+let db: Db;
+let nowMs: number;
+let ledger: Ledger;
+const nowS = () => Math.floor(nowMs / 1000);
+beforeEach(async () => {
+  db = await openPglite();
+  await migrate(db);
+  nowMs = 1_800_000_000_000;
+  ledger = createLedger({ db, clock: () => nowMs });
+});
+afterEach(async () => {
+  await db.close();
+});
+
+describe("the trading ledger", () => {
+  it("records a plan, found again by id and by its transaction's fingerprint for its own key only", async () => {
+    const p = plan(1, nowS() + 600);
+    const id = await ledger.savePlan(p);
+    const stored = await ledger.planById(id);
+    expect(stored).toMatchObject({
+      id,
+      keyId: 7,
+      wallet: WALLET.toLowerCase(),
+      tokenIn: USDG,
+      tokenOut: WETH,
+      deadline: p.deadline,
+      createdAt: nowS(),
+      usedAt: null,
+      txs: p.txs,
+    });
+    expect(await ledger.planByFingerprint(7, fingerprint(p.txs[0]!.tx))).toMatchObject({
+      plan: { id },
+      idx: 0,
+      kind: "swap",
+    });
+    expect(await ledger.planByFingerprint(8, fingerprint(p.txs[0]!.tx))).toBeNull();
+    expect((await ledger.recentPlans(7)).map((r) => r.id)).toEqual([id]);
+  });
+
+  it("claims a plan once for relay, and a lost send's bytes once for a resend", async () => {
+    const id = await ledger.savePlan(plan(2, nowS() + 600));
+    expect(await ledger.claimForRelay(id, pending(2))).toBe(true);
+    expect(await ledger.claimForRelay(id, pending(3))).toBe(false); // the plan is used
+    expect(await ledger.tradeByHash(hash(2))).toMatchObject({
+      planId: id,
+      keyId: 7,
+      status: "pending",
+      relay: "sending",
+    });
+    await ledger.markRelay(hash(2), "lost");
+    expect(await ledger.claimResend(hash(2), { staleBefore: nowS() - 30 })).toBe(pending(2).rawTx);
+    // The winner's send is under way again: nobody else gets the bytes.
+    expect(await ledger.claimResend(hash(2), { staleBefore: nowS() - 30 })).toBeNull();
+  });
+
+  it("refuses a resend past the plan's deadline (the bytes could only revert)", async () => {
+    const id = await ledger.savePlan(plan(4, nowS() + 60));
+    expect(await ledger.claimForRelay(id, pending(4))).toBe(true);
+    await ledger.markRelay(hash(4), "lost");
+    nowMs += 120_000;
+    expect(await ledger.claimResend(hash(4), { staleBefore: nowS() - 30 })).toBeNull();
+    expect(await ledger.tradeByHash(hash(4))).toMatchObject({ relay: "lost" });
+  });
+
+  it("lists the wallet's trades newest first, a page at a time", async () => {
+    for (const n of [10, 11, 12]) {
+      const id = await ledger.savePlan(plan(n, nowS() + 600));
+      expect(await ledger.claimForRelay(id, pending(n))).toBe(true);
+      nowMs += 1_000;
+    }
+    const first = await ledger.list(WALLET, { limit: 2, before: null, refused: false });
+    expect(first.trades.map((t) => t.tx_hash)).toEqual([hash(12), hash(11)]);
+    expect(first.trades[0]).toMatchObject({
+      path: "trade",
+      status: "pending",
+      amount_in: "1000000",
+      amount_out: "1",
+      amount_out_kind: "minimum",
+      block: null,
+      session_id: null,
+    });
+    expect(first.next_before).toBe(first.trades[1]!.id);
+    const second = await ledger.list(WALLET, { limit: 2, before: first.next_before, refused: false });
+    expect(second.trades.map((t) => t.tx_hash)).toEqual([hash(10)]);
+    expect(second.next_before).toBeNull();
+    // Past the drop window a pending trade is dropped: shown only with refused=1.
+    nowMs += (DROP_AFTER_S + 10) * 1000;
+    expect((await ledger.list(WALLET, { limit: 5, before: null, refused: false })).trades).toEqual([]);
+    expect((await ledger.list(WALLET, { limit: 5, before: null, refused: true })).trades.map((t) => t.status)).toEqual([
+      "dropped",
+      "dropped",
+      "dropped",
+    ]);
+  });
+
+  it("records a refused trade with its code, listed only when refused ones are asked for", async () => {
+    await ledger.recordRefused({
+      wallet: WALLET,
+      keyId: 7,
+      path: "trade",
+      code: "SLIPPAGE_TOO_HIGH",
+      tokenIn: USDG,
+      tokenOut: null,
+      amountIn: "5",
+      sessionId: "s1",
+    });
+    expect((await ledger.list(WALLET, { limit: 5, before: null, refused: false })).trades).toEqual([]);
+    const { trades } = await ledger.list(WALLET, { limit: 5, before: null, refused: true });
+    expect(trades).toEqual([
+      {
+        id: trades[0]!.id,
+        time: nowS(),
+        path: "trade",
+        status: "refused",
+        token_in: USDG,
+        token_out: null,
+        amount_in: "5",
+        amount_out: null,
+        amount_out_kind: null,
+        amount_out_min: null,
+        tx_hash: null,
+        block: null,
+        session_id: "s1",
+        code: "SLIPPAGE_TOO_HIGH",
+      },
+    ]);
+    // A refused call traded nothing: its token is not among the wallet's traded tokens.
+    expect(await ledger.tradedTokens(WALLET, [], 10)).toEqual([]);
+  });
+});

@@ -1,0 +1,76 @@
+import type { Hex } from "viem";
+import { type LedgerDeps, nowS, fingerprint, type StoredPlan, planFrom } from "./records.js";
+
+/** The plans built for a key, each transaction findable by its fingerprint (what a signature must carry unchanged). */
+
+export async function savePlan(d: LedgerDeps, p: Omit<StoredPlan, "id" | "createdAt" | "usedAt">): Promise<number> {
+  return d.db.tx(async (db) => {
+    const [row] = await db.query<{ id: string }>(
+      `INSERT INTO app.plans (key_id, wallet, kind, execution, token_in, token_out, amount_in, amount_out_min, fee_bps, deadline, txs, summary, created_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id::text`,
+      [
+        p.keyId,
+        p.wallet.toLowerCase(),
+        p.kind,
+        p.execution,
+        JSON.stringify(p.tokenIn),
+        JSON.stringify(p.tokenOut),
+        p.amountIn,
+        p.amountOutMin,
+        p.feeBps,
+        p.deadline,
+        JSON.stringify(p.txs),
+        JSON.stringify(p.summary),
+        nowS(d),
+      ],
+    );
+    const id = Number(row!.id);
+    for (const [i, t] of p.txs.entries()) {
+      await db.query(
+        "INSERT INTO app.plan_txs (fingerprint, plan_id, idx, kind) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING",
+        [fingerprint(t.tx), id, i, t.kind],
+      );
+    }
+    return id;
+  });
+}
+
+/** The newest plan of this key holding a transaction with this fingerprint. */
+export async function planByFingerprint(
+  d: LedgerDeps,
+  keyId: number,
+  fp: Hex,
+): Promise<{ plan: StoredPlan; idx: number; kind: string } | null> {
+  const rows = await d.db.query(
+    `SELECT p.*, t.idx AS tx_idx, t.kind AS tx_kind FROM app.plan_txs t JOIN app.plans p ON p.id = t.plan_id
+     WHERE t.fingerprint = $1 AND p.key_id = $2 ORDER BY p.id DESC LIMIT 1`,
+    [fp, keyId],
+  );
+  const r = rows[0];
+  return r ? { plan: planFrom(r), idx: Number(r.tx_idx), kind: r.tx_kind as string } : null;
+}
+
+/** A session plan holding this transaction, whoever's key built it (the relay checks the key against its wallet and executor). */
+export async function sessionPlanByFingerprint(
+  d: LedgerDeps,
+  fp: Hex,
+): Promise<{ plan: StoredPlan; idx: number; kind: string } | null> {
+  const rows = await d.db.query(
+    `SELECT p.*, t.idx AS tx_idx, t.kind AS tx_kind FROM app.plan_txs t JOIN app.plans p ON p.id = t.plan_id
+     WHERE t.fingerprint = $1 AND p.kind = 'session' ORDER BY p.id DESC LIMIT 1`,
+    [fp],
+  );
+  const r = rows[0];
+  return r ? { plan: planFrom(r), idx: Number(r.tx_idx), kind: r.tx_kind as string } : null;
+}
+
+/** This key's newest plans (the candidates a tampered transaction is compared with). */
+export async function recentPlans(d: LedgerDeps, keyId: number, limit = 5): Promise<StoredPlan[]> {
+  const rows = await d.db.query(`SELECT * FROM app.plans WHERE key_id = $1 ORDER BY id DESC LIMIT $2`, [keyId, limit]);
+  return rows.map(planFrom);
+}
+
+export async function planById(d: LedgerDeps, id: number): Promise<StoredPlan | null> {
+  const [r] = await d.db.query("SELECT * FROM app.plans WHERE id = $1", [id]);
+  return r ? planFrom(r) : null;
+}

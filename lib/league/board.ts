@@ -1,0 +1,131 @@
+/**
+ * A prize board from its inputs, whoever gathered them: the API (its store, the indexer, the
+ * chain) or `npm run league:verify` (the API's published entries and books, the chain alone). One
+ * function, so a recomputed row is the published row byte for byte.
+ */
+import { getAddress } from "viem";
+import type { Season } from "./calendar.js";
+import type { ChainTransfer } from "./chain.js";
+import { linksOf, prizeStandings, type Link, type PrizeEntry, type PrizeRow } from "./rules.js";
+import { entrantBook, type MarkMemo, type SeasonTrade } from "./valuation.js";
+import { lc } from "../address.js";
+
+/** What a prize computation is anchored to: marks end at `valuedAt`, chain facts are read at `block`. */
+export type PrizeAnchor = {
+  valuedAt: number;
+  block: bigint;
+  ended: boolean;
+  decided: boolean;
+  shares: string[] | null;
+};
+/** An entry as published (the books route), without the chain's facts. */
+export type EntryFacts = Omit<PrizeEntry, "sanctioned" | "vault_wallet">;
+export type PrizeInputs = {
+  season: Season;
+  anchor: PrizeAnchor;
+  entries: EntryFacts[];
+  /** Each entry's relayed trades mined in the season (before it left). */
+  trades: Map<string, SeasonTrade[]>;
+  marks: MarkMemo;
+  transfers: ChainTransfer[];
+  sanctioned: Map<string, boolean | null>;
+  vault: Map<number, string | null>;
+  hubs: Set<string>;
+};
+
+/** Play counts until the season's end, or until the entry left. */
+export const untilOf = (s: Pick<Season, "ends">, leftAt: number | null) =>
+  leftAt === null ? s.ends : Math.min(s.ends, leftAt);
+
+export async function boardFrom(i: PrizeInputs) {
+  const { season: s, anchor: a } = i;
+  const books = new Map<string, Awaited<ReturnType<typeof entrantBook>>>();
+  const entries: PrizeEntry[] = [];
+  for (const e of i.entries) {
+    const until = untilOf(s, e.left_at);
+    books.set(
+      e.entry_id,
+      await entrantBook(i.marks, i.trades.get(e.entry_id) ?? [], {
+        starts: s.starts,
+        valuedAt: Math.min(a.valuedAt, until - 1),
+        ended: a.ended,
+      }),
+    );
+    const vaultWallet = i.vault.get(e.agent_id) ?? null;
+    // The prize's recipient (the vault's wallet now) is screened with the entry's own addresses.
+    const listed = [e.wallet, e.owner, e.agent_wallet, ...(vaultWallet ? [vaultWallet] : [])].map(
+      (x) => i.sanctioned.get(lc(x)) ?? null,
+    );
+    entries.push({
+      ...e,
+      sanctioned: listed.some((x) => x === true) ? true : listed.some((x) => x === null) ? null : false,
+      vault_wallet: vaultWallet,
+    });
+  }
+  const links = linksOf(entries, i.transfers, i.hubs);
+  const st = prizeStandings({
+    entries,
+    books,
+    links,
+    decided: a.decided,
+    ends: s.ends,
+    checked_at: a.valuedAt,
+    shares: a.shares,
+  });
+  const live = s.status === "open";
+  // Where each entry's prize would go: the agent's wallet as the vault records it at the anchor.
+  const recipients = new Map(entries.map((e) => [e.entry_id, e.vault_wallet]));
+  return {
+    rows: st.rows.map((r) => viewOf(r, { ...a, live })),
+    outcome: st.outcome,
+    places: st.places,
+    books,
+    recipients,
+  };
+}
+
+/** A prize row as served (SPEC "Standings rows"), with the links and checks that make it recomputable. */
+export type PrizeRowView = ReturnType<typeof viewOf>;
+
+export function viewOf(r: PrizeRow, a: PrizeAnchor & { live: boolean }) {
+  return {
+    rank: r.rank,
+    entry_id: r.entry_id,
+    agent_id: r.agent_id,
+    board: "prize" as const,
+    kind: "wallet" as const,
+    label: `${r.name} (${r.symbol})`,
+    wallet: getAddress(r.wallet),
+    symbol: r.symbol,
+    name: r.name,
+    token: getAddress(r.token),
+    owner: getAddress(r.owner),
+    cluster: r.cluster,
+    cluster_size: r.cluster_size,
+    cluster_links: r.cluster_links.map((l: Link) => ({
+      kind: l.kind,
+      with: l.a === r.entry_id ? l.b : l.a,
+      evidence: l.evidence,
+    })),
+    profit_usd: r.profit_usd,
+    score: r.score,
+    return_pct: r.return_pct,
+    max_dd_pct: r.max_dd_pct,
+    capital_usd: r.capital_usd,
+    trades: r.trades,
+    active_days: r.active_days,
+    active: r.active,
+    unvalued: r.unvalued,
+    open_unpriced: r.open_unpriced,
+    price_outliers: r.price_outliers,
+    uncredited_usd: r.uncredited_usd,
+    unmarked_realised_usd: r.unmarked_realised_usd,
+    valued_at: a.valuedAt,
+    left: r.left_at !== null,
+    place: r.place,
+    prize_atoms: r.prize_atoms,
+    live: a.live,
+    house: r.house,
+    eligibility: { ...r.eligibility, checked_block: Number(a.block) },
+  };
+}

@@ -1,0 +1,214 @@
+/**
+ * What the league reads from the chain's logs, with topic lists and never a block scan (SPEC
+ * "League", issue 18): transfers among entrants' addresses (cluster links), and, for
+ * `npm run league:verify`, feed rounds and the partner pool's price history as a MarkReader.
+ */
+import { getAbiItem, getAddress, pad, type Address, type Hex, type PublicClient } from "viem";
+import { priceFeedAbi, sanctionsListAbi, partnerAgentVaultAbi } from "../../abis/fixtures.js";
+import { poolManagerAbi } from "../../abis/uniswapV4.js";
+import { accumulate, priceX96FromSqrt } from "../twap.js";
+import { TRANSFER_TOPIC } from "../tradeOutcome.js";
+import { seriesMarkReader, type MarkReader, type Observation, type TimedRound } from "./valuation.js";
+import { lc } from "../address.js";
+
+/** A token transfer between two addresses (an ERC-20 Transfer log). */
+export type ChainTransfer = {
+  from: string;
+  to: string;
+  token: string;
+  amount: bigint;
+  tx_hash: string;
+  block: number;
+  log_index: number;
+};
+
+/** Topic lists stay short enough for any node (public RPCs cap request sizes). */
+const TOPIC_CHUNK = 200;
+
+/**
+ * Every transfer of a value of `tokens` (the configured ones only: any contract can log a
+ * Transfer, so an unknown emitter could link strangers or flood the read) into or out of
+ * `addresses` from `fromBlock` to `toBlock`: two getLogs per chunk of addresses (topic1 = from in
+ * the list, topic2 = to in the list), deduplicated, zero amounts dropped.
+ */
+export async function transfersOf(
+  chain: PublicClient,
+  addresses: string[],
+  fromBlock: bigint,
+  toBlock: bigint,
+  tokens: string[],
+): Promise<ChainTransfer[]> {
+  const uniq = [...new Set(addresses.map(lc))].sort();
+  const emitters = [...new Set(tokens.map(lc))].filter((a) => a !== "0x0000000000000000000000000000000000000000");
+  const seen = new Map<string, ChainTransfer>();
+  if (!emitters.length) return [];
+  for (let i = 0; i < uniq.length; i += TOPIC_CHUNK) {
+    const topics = uniq.slice(i, i + TOPIC_CHUNK).map((a) => pad(a as Hex));
+    for (const filter of [
+      [TRANSFER_TOPIC, topics],
+      [TRANSFER_TOPIC, null, topics],
+    ] as const) {
+      const logs = (await chain.request({
+        method: "eth_getLogs",
+        params: [
+          {
+            address: emitters as never,
+            fromBlock: `0x${fromBlock.toString(16)}`,
+            toBlock: `0x${toBlock.toString(16)}`,
+            topics: filter as never,
+          },
+        ],
+      })) as {
+        address: string;
+        topics: string[];
+        data: string;
+        transactionHash: string;
+        blockNumber: string;
+        logIndex: string;
+      }[];
+      for (const l of logs) {
+        if (l.topics.length !== 3 || !emitters.includes(lc(l.address)) || !/^0x[0-9a-fA-F]{1,64}$/.test(l.data))
+          continue;
+        const amount = BigInt(l.data);
+        if (amount === 0n) continue;
+        const t = {
+          from: lc(`0x${l.topics[1]!.slice(-40)}`),
+          to: lc(`0x${l.topics[2]!.slice(-40)}`),
+          token: lc(l.address),
+          amount,
+          tx_hash: l.transactionHash,
+          block: Number(l.blockNumber),
+          log_index: Number(l.logIndex),
+        };
+        seen.set(`${t.block}:${t.log_index}`, t);
+      }
+    }
+  }
+  return [...seen.values()].sort((a, b) => a.block - b.block || a.log_index - b.log_index);
+}
+
+/** Whether each address is on the sanctions list at `block`; null where the list could not be read. */
+export async function sanctionedAt(
+  chain: PublicClient,
+  list: Address,
+  addresses: string[],
+  block: bigint,
+): Promise<Map<string, boolean | null>> {
+  const uniq = [...new Set(addresses.map(lc))];
+  const out = new Map<string, boolean | null>();
+  const res = await chain
+    .multicall({
+      contracts: uniq.map(
+        (a) => ({ address: list, abi: sanctionsListAbi, functionName: "isSanctioned", args: [getAddress(a)] }) as const,
+      ),
+      blockNumber: block,
+      allowFailure: true,
+    })
+    .catch(() => uniq.map(() => ({ status: "failure" as const, result: undefined })));
+  for (const [i, a] of uniq.entries()) out.set(a, res[i]!.status === "success" ? (res[i]!.result as boolean) : null);
+  return out;
+}
+
+/** The vault's agent wallet per agent id at `block` (where a prize goes); null where unreadable. */
+export async function vaultWalletsAt(
+  chain: PublicClient,
+  vault: Address,
+  ids: number[],
+  block: bigint,
+): Promise<Map<number, string | null>> {
+  const out = new Map<number, string | null>();
+  const res = await chain
+    .multicall({
+      contracts: ids.map(
+        (id) => ({ address: vault, abi: partnerAgentVaultAbi, functionName: "getAgent", args: [BigInt(id)] }) as const,
+      ),
+      blockNumber: block,
+      allowFailure: true,
+    })
+    .catch(() => ids.map(() => ({ status: "failure" as const, result: undefined })));
+  for (const [i, id] of ids.entries())
+    out.set(id, res[i]!.status === "success" ? lc((res[i]!.result as { agentWallet: string }).agentWallet) : null);
+  return out;
+}
+
+/**
+ * Marks from the chain's own logs, as the indexer builds them: feed rounds from AnswerUpdated,
+ * the pool's price history from Initialize and Swap (the same integer accumulator, lib/twap), so
+ * a TWAP read here equals the indexer's to the last bit.
+ */
+export function chainMarkReader(
+  chain: PublicClient,
+  o: { poolManager: Address; fromBlock: bigint; toBlock: bigint },
+): MarkReader {
+  const times = new Map<bigint, Promise<number>>();
+  const timeOf = (block: bigint) => {
+    if (!times.has(block))
+      times.set(
+        block,
+        chain.getBlock({ blockNumber: block }).then((b) => Number(b.timestamp)),
+      );
+    return times.get(block)!;
+  };
+  return seriesMarkReader({
+    async rounds(feed) {
+      const logs = await chain.getLogs({
+        address: getAddress(feed),
+        event: getAbiItem({ abi: priceFeedAbi, name: "AnswerUpdated" }),
+        fromBlock: o.fromBlock,
+        toBlock: o.toBlock,
+      });
+      const out: TimedRound[] = [];
+      for (const l of logs)
+        out.push({
+          round_id: l.args.roundId!.toString(),
+          answer: l.args.current!,
+          updated_at: Number(l.args.updatedAt!),
+          block: Number(l.blockNumber),
+          ts: await timeOf(l.blockNumber!),
+        });
+      // Chain order, the latest round last within a block (the indexer's order: block, then round id).
+      return out.sort((a, b) => a.block - b.block || (BigInt(a.round_id) < BigInt(b.round_id) ? -1 : 1));
+    },
+    async observations(poolId) {
+      const [init, swaps] = await Promise.all([
+        chain.getLogs({
+          address: o.poolManager,
+          event: getAbiItem({ abi: poolManagerAbi, name: "Initialize" }),
+          args: { id: poolId as Hex },
+          fromBlock: o.fromBlock,
+          toBlock: o.toBlock,
+        }),
+        chain.getLogs({
+          address: o.poolManager,
+          event: getAbiItem({ abi: poolManagerAbi, name: "Swap" }),
+          args: { id: poolId as Hex },
+          fromBlock: o.fromBlock,
+          toBlock: o.toBlock,
+        }),
+      ]);
+      const logs = [...init, ...swaps].sort(
+        (a, b) => Number(a.blockNumber! - b.blockNumber!) || a.logIndex! - b.logIndex!,
+      );
+      const out: Observation[] = [];
+      for (const l of logs) {
+        const ts = await timeOf(l.blockNumber!);
+        const prev = out.at(-1);
+        if (!prev && l.eventName !== "Initialize") continue;
+        const cumulativeX96 = prev
+          ? accumulate(
+              { priceX96: prev.priceX96, cumulativeX96: prev.cumulativeX96, timestamp: BigInt(prev.ts) },
+              BigInt(ts),
+            )
+          : 0n;
+        out.push({
+          ts,
+          block: Number(l.blockNumber),
+          log: l.logIndex!,
+          priceX96: priceX96FromSqrt(l.args.sqrtPriceX96!),
+          cumulativeX96,
+        });
+      }
+      return out;
+    },
+  });
+}

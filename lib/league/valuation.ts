@@ -1,0 +1,201 @@
+/**
+ * How the prize board values a book (SPEC "League"), shared by the API and `npm run league:verify`:
+ * independent marks only, each read at a block or a time from what the chain recorded (feed
+ * rounds, the partner pool's price history), so anyone with an archive of the chain gets the same
+ * numbers. The reader behind the marks is the indexer's tables (API) or the chain's logs (verify).
+ */
+import { markStale } from "../markStale.js";
+import { seasonBook, type BookToken, type BookTrade, type Mark } from "./book.js";
+import { priceFromX96 } from "../twap.js";
+import { lc } from "../address.js";
+
+/** The partner token's mark: its USDG pool's time-weighted price over the 30 minutes before. */
+export const LEAGUE_TWAP_WINDOW_S = 1_800;
+/** Drawdown is measured on the profit at each day's 00:00 UTC of the season, and at the end. */
+export const GRID_S = 86_400;
+
+/** One token as the valuation rules see it (published in `rules.valuation`). */
+export type ValuationToken = {
+  address: string;
+  symbol: string;
+  decimals: number;
+  /** fixed: USDG at $1; oracle: its feed; twap: the partner token's pool. */
+  basis: "fixed" | "oracle" | "twap";
+  feed: string | null;
+  stock: boolean;
+  /** The USDG pool the TWAP reads (twap only), and whether the token is that pool's currency0. */
+  pool_id: string | null;
+  token_is_0: boolean | null;
+  usdg_decimals: number;
+};
+/** A feed round as recorded: the round id, answer (8 decimals), updatedAt, and where it was logged. */
+export type FeedRound = { round_id: string; answer: bigint; updated_at: number; block: number };
+/** What the marks are read from. `at` is a block (`block`) or a unix second (`time`). */
+export type MarkReader = {
+  feedRound(feed: string, at: { block: number } | { time: number }): Promise<FeedRound | null>;
+  /** The time-weighted priceX96 over [from, to] (lib/twap), or null when the pool has no price before `from`. */
+  twapX96(poolId: string, from: number, to: number): Promise<bigint | null>;
+};
+
+/** A feed round with its block's time; a pool price observation with the running integral (lib/twap). */
+export type TimedRound = FeedRound & { ts: number };
+export type Observation = { ts: number; block: number; log: number; priceX96: bigint; cumulativeX96: bigint };
+
+/** The last of `xs` (ordered by `key`) with key <= `k`, by binary search. */
+function lastAtOrBefore<T>(xs: T[], k: number, key: (x: T) => number): T | null {
+  let lo = 0;
+  let hi = xs.length - 1;
+  let found: T | null = null;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    if (key(xs[mid]!) <= k) (found = xs[mid]!), (lo = mid + 1);
+    else hi = mid - 1;
+  }
+  return found;
+}
+
+/**
+ * Marks from whole series loaded once per computation (a feed's rounds, a pool's observations in
+ * chain order): the indexer's rows for the API, the chain's logs for league:verify. One lookup
+ * rule for both, and no read per trade (a season of 100,000 trades reads each series once).
+ */
+export function seriesMarkReader(load: {
+  rounds: (feed: string) => Promise<TimedRound[]>;
+  observations: (poolId: string) => Promise<Observation[]>;
+}): MarkReader {
+  const rounds = new Map<string, Promise<TimedRound[]>>();
+  const pools = new Map<string, Promise<Observation[]>>();
+  const roundsOf = (feed: string) =>
+    (rounds.has(lc(feed)) ? rounds : rounds.set(lc(feed), load.rounds(feed))).get(lc(feed))!;
+  const obsOf = (id: string) => (pools.has(lc(id)) ? pools : pools.set(lc(id), load.observations(id))).get(lc(id))!;
+  return {
+    async feedRound(feed, at) {
+      const rs = await roundsOf(feed);
+      const r = "block" in at ? lastAtOrBefore(rs, at.block, (x) => x.block) : lastAtOrBefore(rs, at.time, (x) => x.ts);
+      return r ? { round_id: r.round_id, answer: r.answer, updated_at: r.updated_at, block: r.block } : null;
+    },
+    async twapX96(poolId, from, to) {
+      const obs = await obsOf(poolId);
+      const a = lastAtOrBefore(obs, from, (x) => x.ts);
+      const b = lastAtOrBefore(obs, to, (x) => x.ts);
+      if (!a || !b) return null;
+      const cum = (x: Observation, t: number) => x.cumulativeX96 + x.priceX96 * BigInt(t - x.ts);
+      return (cum(b, to) - cum(a, from)) / BigInt(to - from);
+    },
+  };
+}
+
+/**
+ * A token's independent mark at a trade (block and its time) or a grid time; null when it has
+ * none then (no round yet, a stale or non-positive answer, a pool without the window's history).
+ */
+export async function markAt(
+  r: MarkReader,
+  t: ValuationToken,
+  at: { block?: number; time: number },
+): Promise<Mark | null> {
+  if (t.basis === "fixed") return { usd: 1, block: at.block ?? 0, source: "fixed", round: null };
+  if (t.basis === "oracle") {
+    const round = await r.feedRound(t.feed!, at.block !== undefined ? { block: at.block } : { time: at.time });
+    if (!round || round.answer <= 0n || markStale({ updatedAt: round.updated_at, now: at.time, stock: t.stock }))
+      return null;
+    return {
+      usd: Number(round.answer) / 1e8,
+      block: round.block,
+      source: `feed:${lc(t.feed!)}`,
+      round: round.round_id,
+    };
+  }
+  const from = at.time - LEAGUE_TWAP_WINDOW_S;
+  const x96 = await r.twapX96(t.pool_id!, from, at.time);
+  if (x96 === null || x96 <= 0n) return null;
+  const price = priceFromX96(
+    x96,
+    t.token_is_0 ? t.decimals : t.usdg_decimals,
+    t.token_is_0 ? t.usdg_decimals : t.decimals,
+  );
+  return {
+    usd: t.token_is_0 ? price : 1 / price,
+    block: at.block ?? 0,
+    source: `twap:${lc(t.pool_id!)}`,
+    round: `${from}-${at.time}`,
+  };
+}
+
+/** A relayed, mined trade of the book: its amounts come from the receipt (lib/tradeOutcome). */
+export type SeasonTrade = {
+  id: string;
+  tx_hash: string;
+  block: number;
+  ts: number;
+  token_in: BookToken;
+  amount_in: bigint;
+  token_out: BookToken;
+  amount_out: bigint;
+};
+
+/** The grid's times: each day's 00:00 UTC from the season's start up to `until` (exclusive). */
+export function gridTimes(starts: number, until: number): number[] {
+  const out: number[] = [];
+  for (let ts = starts; ts < until; ts += GRID_S) out.push(ts);
+  return out;
+}
+
+/** A memo of marks for one computation: the same (token, block or time) is read once. */
+export function markMemo(r: MarkReader, tokens: ValuationToken[]) {
+  const byAddress = new Map(tokens.map((t) => [lc(t.address), t] as const));
+  const memo = new Map<string, Promise<Mark | null>>();
+  return {
+    token: (address: string) => byAddress.get(lc(address)),
+    at(address: string, at: { block?: number; time: number }): Promise<Mark | null> {
+      const t = byAddress.get(lc(address));
+      if (!t) return Promise.resolve(null);
+      const k = `${lc(address)}|${at.block ?? ""}|${at.time}`;
+      if (!memo.has(k)) memo.set(k, markAt(r, t, at));
+      return memo.get(k)!;
+    },
+  };
+}
+export type MarkMemo = ReturnType<typeof markMemo>;
+
+/**
+ * One entrant's book for the season: each trade valued at the marks of its block, the curve on
+ * the grid, the end at `valuedAt` (the season's last second once it ended, else now). Answers the
+ * book's numbers and every valuation with the mark it used.
+ */
+export async function entrantBook(
+  marks: MarkMemo,
+  trades: SeasonTrade[],
+  o: { starts: number; valuedAt: number; ended: boolean },
+) {
+  const book: BookTrade[] = [];
+  for (const t of trades) {
+    const [mark_in, mark_out] = await Promise.all([
+      marks.at(t.token_in.address, { block: t.block, time: t.ts }),
+      marks.at(t.token_out.address, { block: t.block, time: t.ts }),
+    ]);
+    book.push({
+      id: t.id,
+      ts: t.ts,
+      block: t.block,
+      token_in: t.token_in,
+      amount_in: t.amount_in,
+      token_out: t.token_out,
+      amount_out: t.amount_out,
+      mark_in,
+      mark_out,
+      marked_in: !!marks.token(t.token_in.address),
+      marked_out: !!marks.token(t.token_out.address),
+    });
+  }
+  const held = [...new Set(trades.flatMap((t) => [lc(t.token_in.address), lc(t.token_out.address)]))].filter((a) =>
+    marks.token(a),
+  );
+  const marksAt = async (time: number) => {
+    const m = new Map<string, number | null>();
+    for (const a of held) m.set(a, (await marks.at(a, { time }))?.usd ?? null);
+    return (token: string) => m.get(lc(token)) ?? null;
+  };
+  const grid = await Promise.all(gridTimes(o.starts, o.valuedAt).map(async (ts) => ({ ts, marks: await marksAt(ts) })));
+  return seasonBook(book, { endMarks: await marksAt(o.valuedAt), grid, ended: o.ended });
+}
