@@ -45,7 +45,7 @@ async function seedEvents(
 ): Promise<{ swaps: number; transfers: number; blocks: number; fromBlock: number; toBlock: number }> {
   const u = readUniverse(UNIVERSE_FILE);
   const chain = devnetChain(anvil.rpcUrl);
-  const pub = createPublicClient({ chain, transport: http(anvil.rpcUrl), pollingInterval: 20 });
+  const pub = createPublicClient({ chain, transport: http(anvil.rpcUrl), pollingInterval: 20, cacheTime: 0 });
   const deployer = devAccount(0);
   const wallet = createWalletClient({ chain, transport: http(anvil.rpcUrl), account: deployer });
   const pool = u.pools.find((p) => p.symbol0 === "TSLA" || p.symbol1 === "TSLA")!;

@@ -17,7 +17,12 @@ export async function withServedChain<T>(run: (s: ServedChain) => Promise<T>): P
   const anvil = await startAnvil({ loadState: SNAPSHOT_FILE });
   const chain = devnetChain(anvil.rpcUrl);
   const test = createTestClient({ chain, transport: http(anvil.rpcUrl), mode: "anvil" });
-  const pub = createPublicClient({ chain, transport: http(anvil.rpcUrl), pollingInterval: 50 }) as PublicClient;
+  const pub = createPublicClient({
+    chain,
+    transport: http(anvil.rpcUrl),
+    pollingInterval: 50,
+    cacheTime: 0,
+  }) as PublicClient;
   const ix = await startIndexer({ anvilPort: anvil.port, backend: "postgres" });
   const proxy = await startRpcProxy(anvil.rpcUrl);
   let child: ChildProcess | null = null;

@@ -36,7 +36,7 @@ export async function benchTokens(opts: { newTokens: number; seconds: number }):
   const anvil = await startAnvil({ loadState: SNAPSHOT_FILE });
   const u = readUniverse(UNIVERSE_FILE);
   const chain = devnetChain(anvil.rpcUrl);
-  const pub = createPublicClient({ chain, transport: http(anvil.rpcUrl), pollingInterval: 20 });
+  const pub = createPublicClient({ chain, transport: http(anvil.rpcUrl), pollingInterval: 20, cacheTime: 0 });
   const account = devAccount(0);
   const wallet = createWalletClient({ chain, transport: http(anvil.rpcUrl), account });
   const send = async (to: Address, data: `0x${string}`) =>

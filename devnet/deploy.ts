@@ -159,7 +159,7 @@ export async function deployUniverse(rpcUrl: string): Promise<Universe> {
   const chain = devnetChain(rpcUrl);
   const account = devAccount(ACCOUNT_ROLES.deployer);
   const transport = http(rpcUrl);
-  const pub = createPublicClient({ chain, transport, pollingInterval: 20 }) as PublicClient;
+  const pub = createPublicClient({ chain, transport, pollingInterval: 20, cacheTime: 0 }) as PublicClient;
   const wallet = createWalletClient({ chain, transport, account });
   const ctx: Ctx = { wallet, pub, account, chain };
   const real = realBytecode();

@@ -26,7 +26,9 @@ export async function startDevnet(opts: { blockTime?: number } = {}) {
   const universe: Universe = readUniverse(UNIVERSE_FILE);
   const chain = devnetChain(anvil.rpcUrl);
   const transport = http(anvil.rpcUrl);
-  const pub = createPublicClient({ chain, transport, pollingInterval: 50 }) as PublicClient;
+  // cacheTime 0: viem otherwise reuses a block number for the polling interval, so a test that
+  // mines and then asks for the head could wait for the block before its own.
+  const pub = createPublicClient({ chain, transport, pollingInterval: 50, cacheTime: 0 }) as PublicClient;
   const test = createTestClient({ chain, transport, mode: "anvil" });
   const walletFor = (account: ReturnType<typeof privateKeyToAccount> | ReturnType<typeof devAccount>) =>
     createWalletClient({ chain, transport, account });

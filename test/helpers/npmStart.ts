@@ -188,7 +188,7 @@ export function clientsFor(env: StackEnv) {
   const rpcUrl = `http://127.0.0.1:${env.ANVIL_PORT}`;
   const chain = devnetChain(rpcUrl);
   const transport = http(rpcUrl, { timeout: 5_000, retryCount: 0 });
-  const pub = createPublicClient({ chain, transport, pollingInterval: 100 }) as PublicClient;
+  const pub = createPublicClient({ chain, transport, pollingInterval: 100, cacheTime: 0 }) as PublicClient;
   const test = createTestClient({ chain, transport, mode: "anvil" });
   const universe = readUniverse(UNIVERSE_FILE);
   const deployer = devAccount(ACCOUNT_ROLES.deployer);
