@@ -21,13 +21,18 @@ export type McpTool = {
   notes?: string[];
 };
 
-/** What a handler is given: the input as the entry's schemas parsed it, the caller, and the request. */
-export type RouteCall<B, Q> = {
+/** What a handler is given: the input as the entry's schemas parsed it, what `first` found, and the request. */
+export type RouteCall<B, Q, F = undefined> = {
   body: B;
   query: Q;
+  /** What the entry's `first` step found (the caller's wallet, the agent the path names...). */
+  found: F;
   param: (name: string) => string;
   c: Context<AppEnv>;
 };
+
+/** The request before its input is parsed: what `first` and `around` see. */
+export type RawCall = { param: (name: string) => string; c: Context<AppEnv> };
 
 /**
  * One route of /api/v1, declared once (issue 27): the app mounts it, the OpenAPI document
@@ -37,7 +42,7 @@ export type RouteCall<B, Q> = {
  * refusals: BAD_REQUEST, or `unknownField` for a field it does not know), then calls `handle`.
  */
 // biome-ignore lint/suspicious/noExplicitAny: a list mixes entries over different services; each handler is checked against its own at route()
-export type RouteEntry<S = any, B = Record<string, unknown>, Q = Record<string, string>> = {
+export type RouteEntry<S = any, B = Record<string, unknown>, Q = Record<string, string>, F = any> = {
   method: "get" | "post";
   /** The path under /api/v1, OpenAPI style: `/hosted/{id}`. */
   path: string;
@@ -74,16 +79,35 @@ export type RouteEntry<S = any, B = Record<string, unknown>, Q = Record<string, 
   /** A status that also answers the success's shape (health: 503 when down). */
   alsoAnswers?: 503;
   mcp?: McpTool;
+  /**
+   * What the action finds before it reads the input (the caller's bound wallet, the agent the
+   * path names): its refusals (WALLET_NOT_BOUND, NOT_FOUND, FORBIDDEN...) come before a bad field's.
+   */
+  first?: (call: RawCall, s: S) => F | Promise<F>;
+  /**
+   * Wraps `first`, the parse and `handle` (a trade route records its refusals, a bad field's
+   * included, as refused trades).
+   */
+  around?: (call: RawCall, s: S, work: () => Promise<unknown>) => Promise<unknown>;
   /** The work: its domain's service `s` (only that one), the parsed input; a Response passes through as is. */
-  handle: (call: RouteCall<B, Q>, s: S) => unknown;
+  handle: (call: RouteCall<B, Q, F>, s: S) => unknown;
 };
 
 /** An entry whose handler sees its input typed by its schemas (S: the domain's service). */
-export function route<S, B = Record<string, unknown>, Q = Record<string, string>>(
-  e: RouteEntry<S, B, Q>,
+export function route<S, B = Record<string, unknown>, Q = Record<string, string>, F = undefined>(
+  e: RouteEntry<S, B, Q, F>,
 ): RouteEntry<S> {
   return e as unknown as RouteEntry<S>;
 }
+
+/**
+ * `route` for the entries of one domain's service S, the rest inferred from the entry (the body's
+ * and query's schemas, what `first` finds): `const route = routesFor<HostedService>()`.
+ */
+export const routesFor =
+  <S>() =>
+  <B = Record<string, unknown>, Q = Record<string, string>, F = undefined>(e: RouteEntry<S, B, Q, F>): RouteEntry<S> =>
+    e as unknown as RouteEntry<S>;
 
 /** A domain's routes and how the root picks that domain's service from its own (api/routes.ts). */
 // biome-ignore lint/suspicious/noExplicitAny: as RouteEntry's service
@@ -112,14 +136,21 @@ function lockoutOf(e: Pick<RouteEntry, "lockout">, http: HttpKit): MiddlewareHan
   ];
 }
 
-/** The handler: input parsed by the entry's schemas, the answer as JSON under its status (a Response passes through). */
+/** `first`, then the input parsed by the entry's schemas, then `handle`. */
+async function callOf<S>(e: RouteEntry<S>, s: S, raw: RawCall) {
+  const found = e.first ? await e.first(raw, s) : undefined;
+  const rawQuery = raw.c.req.query();
+  const query = e.query ? parseBody(e.query, rawQuery) : rawQuery;
+  const rawBody = raw.c.get("body") ?? {};
+  const body = e.body ? parseBody(e.body, rawBody, { unknownField: e.unknownField }) : rawBody;
+  return e.handle({ ...raw, body, query, found }, s);
+}
+
+/** The handler: the call (wrapped by `around`), the answer as JSON under its status (a Response passes through). */
 function handlerOf<S>(e: RouteEntry<S>, s: S, http: HttpKit) {
   return async (c: Context<AppEnv>) => {
-    const rawQuery = c.req.query();
-    const query = e.query ? parseBody(e.query, rawQuery) : rawQuery;
-    const rawBody = c.get("body") ?? {};
-    const body = e.body ? parseBody(e.body, rawBody, { unknownField: e.unknownField }) : rawBody;
-    const work = async () => e.handle({ body, query, param: (name) => c.req.param(name)!, c }, s);
+    const raw: RawCall = { param: (name) => c.req.param(name)!, c };
+    const work = () => (e.around ? e.around(raw, s, () => callOf(e, s, raw)) : callOf(e, s, raw));
     const out = await (e.lockout ? countingFailedSignatures(http.limiter, c.get("clientAddr"), work) : work());
     return out instanceof Response ? out : c.json(out as object, e.status ?? 200);
   };

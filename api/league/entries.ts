@@ -11,7 +11,8 @@ import {
   type Entrant,
   type LeagueBoard,
 } from "../../lib/league/statement.js";
-import { parseBody, Refusal } from "../errors/index.js";
+import { Refusal } from "../errors/index.js";
+import type { Caller } from "../http/caller.js";
 import type { Db } from "../ports/store/db.js";
 
 /** A hosted agent as the league reads it (hosted's store). */
@@ -37,7 +38,8 @@ export type LeagueDeps = {
   assertNotSanctioned: (address: Address, field: string) => Promise<void>;
   hostedAgent: (id: string) => Promise<LeagueHostedAgent | null>;
 };
-export type LeagueWho = { wallet: Address | null; keyId: number };
+/** The signed-in wallet the keyed league actions act for (api/http/caller.ts). */
+export type LeagueWho = Caller;
 
 /** Hosted practice entrants tick at least every 300 s, on these assets against USDG (SPEC LEAGUE_PAIRS). */
 export const PRACTICE_MIN_INTERVAL_S = 300;
@@ -63,6 +65,11 @@ export const confirmBody = z.object({ agent_id: agentId, signature, nonce }).str
 export const leaveBody = z
   .object({ board: board.optional(), hosted_id: hostedId.optional(), agent_id: agentId.optional() })
   .strict();
+/** The keyed actions' input, as the edge parses it (api/league/routes.ts). */
+export type StatementParameters = z.infer<typeof statementBody>;
+export type EnterParameters = z.infer<typeof enterBody>;
+export type ConfirmParameters = z.infer<typeof confirmBody>;
+export type LeaveParameters = z.infer<typeof leaveBody>;
 
 type PartnerAgent = {
   agent_id: number;
@@ -95,10 +102,6 @@ type EntryRow = {
 };
 
 const nowS = (d: LeagueDeps) => Math.floor(d.clock() / 1000);
-const walletOf = (who: LeagueWho): Address => {
-  if (!who.wallet) throw new Refusal("WALLET_NOT_BOUND", "the league needs a key bound to a wallet");
-  return who.wallet;
-};
 
 /** The partner vault's agent: NOT_AN_AGENT when it has none with that id, LEAGUE_UNAVAILABLE when it cannot be read. */
 async function partnerAgent(d: LeagueDeps, id: number): Promise<PartnerAgent> {
@@ -231,9 +234,8 @@ async function assertClean(d: LeagueDeps, addresses: [Address, string][]) {
 }
 
 /** POST league/statement: the text the owner signs, its nonce (once, 10 minutes, this board and entrant). */
-export async function leagueStatement(d: LeagueDeps, body: unknown, who: LeagueWho) {
-  const wallet = walletOf(who);
-  const q = parseBody(statementBody, body, { unknownField: "UNKNOWN_FIELD" });
+export async function leagueStatement(d: LeagueDeps, q: StatementParameters, who: LeagueWho) {
+  const wallet = who.wallet;
   const b = boardOf(q);
   const agent = await partnerAgent(d, q.agent_id);
   const entrant = await entrantOf(d, wallet, b, q.hosted_id);
@@ -321,9 +323,8 @@ async function useStatement(
 }
 
 /** POST league/enter: plays from the next season. */
-export async function leagueEnter(d: LeagueDeps, body: unknown, who: LeagueWho) {
-  const wallet = walletOf(who);
-  const q = parseBody(enterBody, body, { unknownField: "UNKNOWN_FIELD" });
+export async function leagueEnter(d: LeagueDeps, q: EnterParameters, who: LeagueWho) {
+  const wallet = who.wallet;
   if ((q.signature === undefined) !== (q.nonce === undefined))
     throw new Refusal("BAD_REQUEST", "signature and nonce come together (the owner's signed statement)");
   const b = boardOf(q);
@@ -400,9 +401,8 @@ export async function leagueEnter(d: LeagueDeps, body: unknown, who: LeagueWho) 
 }
 
 /** POST league/confirm: the owner's signed prize statement for the entry of the signed-in trading wallet. */
-export async function leagueConfirm(d: LeagueDeps, body: unknown, who: LeagueWho) {
-  const wallet = walletOf(who);
-  const q = parseBody(confirmBody, body, { unknownField: "UNKNOWN_FIELD" });
+export async function leagueConfirm(d: LeagueDeps, q: ConfirmParameters, who: LeagueWho) {
+  const wallet = who.wallet;
   const [r] = await d.db.query<EntryRow>(
     "SELECT * FROM app.league_entries WHERE board = 'prize' AND agent_id = $1 AND left_at IS NULL",
     [q.agent_id],
@@ -442,9 +442,8 @@ export async function leagueConfirm(d: LeagueDeps, body: unknown, who: LeagueWho
 }
 
 /** POST league/leave: out at once; may enter again for the next season. */
-export async function leagueLeave(d: LeagueDeps, body: unknown, who: LeagueWho) {
-  const wallet = walletOf(who).toLowerCase();
-  const q = parseBody(leaveBody, body, { unknownField: "UNKNOWN_FIELD" });
+export async function leagueLeave(d: LeagueDeps, q: LeaveParameters, who: LeagueWho) {
+  const wallet = who.wallet.toLowerCase();
   if (q.hosted_id && q.board === "prize")
     throw new Refusal("BAD_REQUEST", "a hosted agent plays the practice board only");
   const b = boardOf(q);
@@ -488,7 +487,7 @@ export async function leaveHosted(d: Pick<LeagueDeps, "db" | "clock">, hostedId:
 
 /** GET league/me: the wallet's entries, newest first. */
 export async function leagueMe(d: LeagueDeps, who: LeagueWho) {
-  const wallet = walletOf(who);
+  const wallet = who.wallet;
   const rows = await d.db.query<EntryRow>("SELECT * FROM app.league_entries WHERE wallet = $1 ORDER BY seq DESC", [
     wallet.toLowerCase(),
   ]);

@@ -12,6 +12,10 @@ import {
   leaveHosted,
   type LeagueDeps,
   type LeagueWho,
+  type StatementParameters,
+  type EnterParameters,
+  type ConfirmParameters,
+  type LeaveParameters,
 } from "./entries.js";
 import { practiceGate } from "./practice.js";
 import type { PracticeAgent } from "./deps.js";
@@ -64,10 +68,10 @@ export function createLeague(
     intervalMs: d.settleIntervalMs,
   });
   return {
-    statement: (body: unknown, who: LeagueWho) => leagueStatement(d, body, who),
-    enter: (body: unknown, who: LeagueWho) => leagueEnter(d, body, who),
-    confirm: (body: unknown, who: LeagueWho) => leagueConfirm(d, body, who),
-    leave: (body: unknown, who: LeagueWho) => leagueLeave(d, body, who),
+    statement: (q: StatementParameters, who: LeagueWho) => leagueStatement(d, q, who),
+    enter: (q: EnterParameters, who: LeagueWho) => leagueEnter(d, q, who),
+    confirm: (q: ConfirmParameters, who: LeagueWho) => leagueConfirm(d, q, who),
+    leave: (q: LeaveParameters, who: LeagueWho) => leagueLeave(d, q, who),
     me: (who: LeagueWho) => leagueMe(d, who),
     leaveHosted: (hostedId: string) => leaveHosted(d, hostedId),
     assertPracticeSettings: (hostedId: string, next: { pairs: string[]; intervalS: number }) =>

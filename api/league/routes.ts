@@ -1,14 +1,25 @@
-import { Hono, type Context } from "hono";
+import { Hono } from "hono";
 import { z } from "zod";
 import type { AppEnv } from "../http/env.js";
 import { WALLET } from "../errors/groups.js";
 import { PUBLIC, publicLimit } from "../http/limits.js";
 import type { HttpKit } from "../http/kit.js";
-import { route } from "../http/route.js";
+import { routesFor } from "../http/route.js";
 import { Refusal } from "../errors/index.js";
-import { confirmBody, enterBody, leaveBody, statementBody, type LeagueWho } from "./entries.js";
+import {
+  confirmBody,
+  enterBody,
+  leaveBody,
+  statementBody,
+  type ConfirmParameters,
+  type EnterParameters,
+  type LeagueWho,
+  type LeaveParameters,
+  type StatementParameters,
+} from "./entries.js";
+import { boundCaller } from "../http/caller.js";
 import { leagueMissingPage, leaguePage, leagueSeasonPage } from "./page.js";
-import { standingsQuery, type createLeagueReader, type StandingsParameters } from "./read.js";
+import { standingsQuery, type createLeagueReader } from "./read.js";
 
 /** The reading routes' answers (read.ts), unkeyed. */
 type LeagueReads = Pick<
@@ -19,10 +30,10 @@ type LeagueReads = Pick<
 /** What SPEC "League" routes use: the public reads and the keyed entry actions (entries.ts), as the signed-in wallet. */
 export type LeagueService = {
   reader: LeagueReads;
-  statement: (body: unknown, who: LeagueWho) => Promise<unknown>;
-  enter: (body: unknown, who: LeagueWho) => Promise<unknown>;
-  confirm: (body: unknown, who: LeagueWho) => Promise<unknown>;
-  leave: (body: unknown, who: LeagueWho) => Promise<unknown>;
+  statement: (q: StatementParameters, who: LeagueWho) => Promise<unknown>;
+  enter: (q: EnterParameters, who: LeagueWho) => Promise<unknown>;
+  confirm: (q: ConfirmParameters, who: LeagueWho) => Promise<unknown>;
+  leave: (q: LeaveParameters, who: LeagueWho) => Promise<unknown>;
   me: (who: LeagueWho) => Promise<unknown>;
 };
 
@@ -39,15 +50,16 @@ const statementInput = z
   })
   .passthrough();
 
-const who = (c: Context<AppEnv>): LeagueWho => ({ wallet: c.get("key").wallet, keyId: c.get("key").keyId });
+const route = routesFor<LeagueService>();
+/** The keyed entry actions act for the key's wallet: WALLET_NOT_BOUND before a bad field. */
+const caller = boundCaller("the league needs a key bound to a wallet");
 
 /**
- * SPEC "League": the unkeyed reading routes (the public buckets) and the keyed entry routes. The
- * entry actions check the key's wallet before they parse their body (WALLET_NOT_BOUND comes
- * first), so their schemas are `documents`, not parsed at the edge.
+ * SPEC "League": the unkeyed reading routes (the public buckets) and the keyed entry routes, whose
+ * `first` step finds the key's wallet (WALLET_NOT_BOUND comes before a bad field).
  */
 export const leagueRoutes = [
-  route<LeagueService>({
+  route({
     method: "get",
     path: "/league",
     auth: "none",
@@ -57,7 +69,7 @@ export const leagueRoutes = [
     errors: ["RATE_LIMITED", "LEAGUE_UNAVAILABLE"],
     handle: (_, s) => s.reader.league(),
   }),
-  route<LeagueService, Record<string, unknown>, StandingsParameters>({
+  route({
     method: "get",
     path: "/league/standings",
     auth: "none",
@@ -80,7 +92,7 @@ export const leagueRoutes = [
     errors: ["BAD_REQUEST", "NO_SEASON", "RATE_LIMITED", "LEAGUE_UNAVAILABLE"],
     handle: ({ query }, s) => s.reader.standings(query),
   }),
-  route<LeagueService>({
+  route({
     method: "get",
     path: "/league/seasons",
     auth: "none",
@@ -91,7 +103,7 @@ export const leagueRoutes = [
     handle: (_, s) => s.reader.seasons(),
   }),
   // Beyond SPEC: each entry's relayed trades with their plans, what `npm run league:verify` recomputes.
-  route<LeagueService>({
+  route({
     method: "get",
     path: "/league/seasons/{n}/books",
     auth: "none",
@@ -102,7 +114,7 @@ export const leagueRoutes = [
     extra: true,
     handle: ({ param }, s) => s.reader.books(param("n")),
   }),
-  route<LeagueService>({
+  route({
     method: "get",
     path: "/league/seasons/{n}",
     auth: "none",
@@ -112,7 +124,7 @@ export const leagueRoutes = [
     errors: ["NO_SEASON", "RATE_LIMITED", "LEAGUE_UNAVAILABLE"],
     handle: ({ param }, s) => s.reader.seasonDetail(param("n")),
   }),
-  route<LeagueService>({
+  route({
     method: "get",
     path: "/league/reserve",
     auth: "none",
@@ -122,13 +134,15 @@ export const leagueRoutes = [
     errors: ["RATE_LIMITED", "LEAGUE_UNAVAILABLE"],
     handle: (_, s) => s.reader.reserve(),
   }),
-  route<LeagueService>({
+  route({
     method: "post",
     path: "/league/statement",
     auth: "key(wallet)",
     limits: [],
     summary: "The statement an agent's owner signs to enter or confirm",
-    documents: { body: statementBody },
+    body: statementBody,
+    unknownField: "UNKNOWN_FIELD",
+    first: caller,
     answer: ["message", "nonce", "expires_at", "agent_id", "board", "entrant", "owner"],
     errors: [
       ...WALLET,
@@ -154,15 +168,17 @@ export const leagueRoutes = [
       readOnly: false,
       notes: [SIGN_STATEMENT_NOTE],
     },
-    handle: ({ body, c }, s) => s.statement(body, who(c)),
+    handle: ({ body, found }, s) => s.statement(body, found),
   }),
-  route<LeagueService>({
+  route({
     method: "post",
     path: "/league/enter",
     auth: "key(wallet)",
     limits: [],
     summary: "Enters a board from the next season",
-    documents: { body: enterBody },
+    body: enterBody,
+    unknownField: "UNKNOWN_FIELD",
+    first: caller,
     status: 201,
     answer: ["entry_id", "board", "agent_id", "status", "from_season", "confirmed", "note"],
     errors: [
@@ -188,15 +204,17 @@ export const leagueRoutes = [
       "LEAGUE_UNAVAILABLE",
       "HOSTED_UNAVAILABLE",
     ],
-    handle: ({ body, c }, s) => s.enter(body, who(c)),
+    handle: ({ body, found }, s) => s.enter(body, found),
   }),
-  route<LeagueService>({
+  route({
     method: "post",
     path: "/league/confirm",
     auth: "key(wallet)",
     limits: [],
     summary: "Confirms a prize entry with the owner's signed statement",
-    documents: { body: confirmBody },
+    body: confirmBody,
+    unknownField: "UNKNOWN_FIELD",
+    first: caller,
     answer: ["entry_id", "confirmed"],
     errors: [
       ...WALLET,
@@ -210,22 +228,24 @@ export const leagueRoutes = [
       "NOT_ENTERED",
       "SANCTIONED",
     ],
-    handle: ({ body, c }, s) => s.confirm(body, who(c)),
+    handle: ({ body, found }, s) => s.confirm(body, found),
   }),
   // A sanctioned key may still leave (SPEC "Authentication").
-  route<LeagueService>({
+  route({
     method: "post",
     path: "/league/leave",
     auth: "key(wallet)",
     evenSanctioned: true,
     limits: [],
     summary: "Leaves a board at once",
-    documents: { body: leaveBody },
+    body: leaveBody,
+    unknownField: "UNKNOWN_FIELD",
+    first: caller,
     answer: ["entry_id", "status"],
     errors: [...WALLET, "BAD_REQUEST", "FORBIDDEN", "NOT_ENTERED"],
-    handle: ({ body, c }, s) => s.leave(body, who(c)),
+    handle: ({ body, found }, s) => s.leave(body, found),
   }),
-  route<LeagueService>({
+  route({
     method: "get",
     path: "/league/me",
     auth: "key(wallet)",
@@ -233,7 +253,8 @@ export const leagueRoutes = [
     summary: "The wallet's league entries",
     answer: ["wallet", "entries"],
     errors: WALLET,
-    handle: ({ c }, s) => s.me(who(c)),
+    first: caller,
+    handle: ({ found }, s) => s.me(found),
   }),
 ];
 
