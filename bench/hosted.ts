@@ -80,7 +80,8 @@ async function schedulerLag(agents: number): Promise<Row[]> {
     );
     // Due times spread over the first interval, as agents created over time are.
     await db.query(
-      "INSERT INTO app.hosted_schedule (agent_id, next_tick_ms) SELECT 'ha_b' || i, $1::bigint + (i * 60000::bigint / $2) FROM generate_series(1, $2) AS i",
+      "INSERT INTO app.hosted_schedule (agent_id, next_tick_ms) SELECT 'ha_b' || i, $1::bigint + (i * 60000::bigint " +
+        "/ $2) FROM generate_series(1, $2) AS i",
       [start, agents],
     );
     global.gc?.();

@@ -22,7 +22,8 @@ import { startLocalSigners } from "../cosigner/process.js";
 const mode = process.argv[2] as "app" | "plain";
 const port = Number(process.argv[3]);
 const anvilPort = process.argv[4]!;
-// BENCH_RATE_LIMITS=on keeps the buckets (bench/availability.ts); BENCH_PROXY_HEADER lets the load generator name each client's address.
+// BENCH_RATE_LIMITS=on keeps the buckets (bench/availability.ts); BENCH_PROXY_HEADER lets the load generator name each
+// client's address.
 const config = {
   ...loadConfig({
     ANVIL_PORT: anvilPort,

@@ -4,7 +4,8 @@
  * start` of the service's indexer and of the bare app (bench/bare: log sources only, empty
  * handlers), each on PostgreSQL (a fresh database) and on PGlite (a fresh directory), timed from
  * process start to Ponder's /ready answering 200. One devnet, mined up point by point; the chain is
- * the same for the four runs of one N (nothing is mined while they run). A run that is not ready within the cap is stopped and
+ * the same for the four runs of one N (nothing is mined while they run). A run that is not ready within the cap is
+ * stopped and
  * reported as "> cap", not as a number.
  */
 import { spawn } from "node:child_process";
@@ -223,7 +224,9 @@ export async function benchIndexerBlocks(opts: {
     for (const app of apps) {
       const mine = results.filter((r) => r.app === app && r.backend === backend);
       for (const r of mine) {
-        const name = `start to /ready, ${app === "bare" ? "bare Ponder (log sources, empty handlers)" : "service indexer"}, ${backend}, ${label(r.n)} empty blocks`;
+        const name = `start to /ready, ${
+          app === "bare" ? "bare Ponder (log sources, empty " + "handlers)" : "service indexer"
+        }, ${backend}, ${label(r.n)} empty blocks`;
         if ("readyMs" in r.outcome) {
           rows.push(
             summarize(

@@ -102,11 +102,15 @@ async function seed(
       ],
     );
     const [sell] = await db.query<{ id: string }>(
-      "INSERT INTO app.plans (key_id, wallet, kind, execution, token_in, token_out, amount_in, amount_out_min, fee_bps, deadline, txs, summary, created_at) VALUES (0, $1, 'trade', 'router', $2, $3, '0', '0', 25, 0, $4, $5, 0) RETURNING id::text AS id",
+      "INSERT INTO app.plans (key_id, wallet, kind, execution, token_in, token_out, amount_in, amount_out_min, " +
+        "fee_bps, deadline, txs, summary, created_at) VALUES (0, $1, 'trade', 'router', $2, $3, '0', '0', 25, 0, $4, $5, 0) " +
+        "RETURNING id::text AS id",
       [w, JSON.stringify(eth), JSON.stringify(usdg), txs, summary],
     );
     const [buy] = await db.query<{ id: string }>(
-      "INSERT INTO app.plans (key_id, wallet, kind, execution, token_in, token_out, amount_in, amount_out_min, fee_bps, deadline, txs, summary, created_at) VALUES (0, $1, 'trade', 'router', $2, $3, '0', '0', 25, 0, $4, $5, 0) RETURNING id::text AS id",
+      "INSERT INTO app.plans (key_id, wallet, kind, execution, token_in, token_out, amount_in, amount_out_min, " +
+        "fee_bps, deadline, txs, summary, created_at) VALUES (0, $1, 'trade', 'router', $2, $3, '0', '0', 25, 0, $4, $5, 0) " +
+        "RETURNING id::text AS id",
       [w, JSON.stringify(usdg), JSON.stringify(eth), txs, summary],
     );
     // Trades spread over the season so far, on blocks the chain has (marks are read at each).

@@ -73,7 +73,8 @@ if (!only || only === "rate-limit") rows.push(...(await benchRateLimit({ request
 if (!only || only === "restart") rows.push(...(await benchRestart({ runs: quick ? 1 : 3, stallMs: 60_000 })));
 // The empty-blocks curve (issue 11); `--only=indexer-blocks` runs it alone. `--blocks=0,5000`,
 // `--apps=bare` and `--backends=pglite` narrow it; `--service-root=DIR` runs another
-// checkout's service (e.g. `git archive` of an older commit with node_modules linked); `--cap-s=600` is the per-run cap.
+// checkout's service (e.g. `git archive` of an older commit with node_modules linked); `--cap-s=600` is the per-run
+// cap.
 const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 if (!only || only === "indexer" || only === "indexer-blocks") {
   rows.push(

@@ -3,7 +3,10 @@ import { createPublicClient } from "viem";
 import { afterEach, describe, expect, it } from "vitest";
 import { budgetedHttp, chainUnreachable, NodeSilent, PROBE_EVERY_MS } from "./chain.js";
 
-/** A node that takes connections and, while `silent`, never answers; otherwise answers every call 0x2a, the methods in `slow` never. */
+/**
+ * A node that takes connections and, while `silent`, never answers; otherwise answers every call 0x2a, the methods in
+ * `slow` never.
+ */
 async function node() {
   const state = { silent: true, slow: new Set<string>(), sockets: new Set<Socket>() };
   const server: Server = createServer((s) => {

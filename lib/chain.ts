@@ -55,7 +55,10 @@ export class NodeSilent extends Error {
   }
 }
 
-/** Whether `err` (or any error it wraps) says the node did not answer: NodeSilent, viem's call timeout, or an HTTP failure reaching it. */
+/**
+ * Whether `err` (or any error it wraps) says the node did not answer: NodeSilent, viem's call timeout, or an HTTP
+ * failure reaching it.
+ */
 export function chainUnreachable(err: unknown): boolean {
   for (
     let e = err as { name?: string; cause?: unknown } | undefined, depth = 0;
@@ -122,7 +125,10 @@ export function budgetedHttp(
   };
 }
 
-/** Gas an eth_call into code the service does not control may burn: name, symbol, decimals and balanceOf of any honest ERC-20 (proxied or not) take under 30k. */
+/**
+ * Gas an eth_call into code the service does not control may burn: name, symbol, decimals and balanceOf of any honest
+ * ERC-20 (proxied or not) take under 30k.
+ */
 export const UNTRUSTED_GAS = 150_000n;
 /** One read of untrusted code waits at most this long (it cannot burn more than UNTRUSTED_GAS). */
 export const UNTRUSTED_TIMEOUT_MS = 1_500;

@@ -63,30 +63,37 @@ describe("loadConfig", () => {
     expect(c.requirePartnerAgent).toBe(true);
   });
 
-  it("uses the real chain without a devnet when CHAIN_RPC_URL is set, and has no sign-in domain unless configured", () => {
-    const c = load({
-      CHAIN_RPC_URL: "https://rpc.example.org",
-      PLATFORM_FEE_RECIPIENT: "0x00000000000000000000000000000000000000aa",
-    });
-    expect(c.devnet).toBe(false);
-    expect(c.rpcUrl).toBe("https://rpc.example.org");
-    expect(c.authDomain).toBeNull();
-  });
+  it(
+    "uses the real chain without a devnet when CHAIN_RPC_URL is set, and has no sign-in domain unless " + "configured",
+    () => {
+      const c = load({
+        CHAIN_RPC_URL: "https://rpc.example.org",
+        PLATFORM_FEE_RECIPIENT: "0x00000000000000000000000000000000000000aa",
+      });
+      expect(c.devnet).toBe(false);
+      expect(c.rpcUrl).toBe("https://rpc.example.org");
+      expect(c.authDomain).toBeNull();
+    },
+  );
 
-  it("trusts the proxy header from loopback only unless told, keeps Ponder's routes on the next port, and has no Redis by default", () => {
-    const c = load({ PORT: "5000" });
-    expect(c.trustedProxies).toEqual(["127.0.0.1", "::1", "::ffff:127.0.0.1"]);
-    expect(c.opsPort).toBe(5001);
-    expect(c.redisUrl).toBeNull();
-    const d = load({
-      TRUSTED_PROXIES: "10.0.0.0/8, 192.168.1.7",
-      OPS_PORT: "9100",
-      REDIS_URL: "redis://127.0.0.1:6379",
-    });
-    expect(d.trustedProxies).toEqual(["10.0.0.0/8", "192.168.1.7"]);
-    expect(d.opsPort).toBe(9100);
-    expect(d.redisUrl).toBe("redis://127.0.0.1:6379");
-  });
+  it(
+    "trusts the proxy header from loopback only unless told, keeps Ponder's routes on the next port, and has no " +
+      "Redis by default",
+    () => {
+      const c = load({ PORT: "5000" });
+      expect(c.trustedProxies).toEqual(["127.0.0.1", "::1", "::ffff:127.0.0.1"]);
+      expect(c.opsPort).toBe(5001);
+      expect(c.redisUrl).toBeNull();
+      const d = load({
+        TRUSTED_PROXIES: "10.0.0.0/8, 192.168.1.7",
+        OPS_PORT: "9100",
+        REDIS_URL: "redis://127.0.0.1:6379",
+      });
+      expect(d.trustedProxies).toEqual(["10.0.0.0/8", "192.168.1.7"]);
+      expect(d.opsPort).toBe(9100);
+      expect(d.redisUrl).toBe("redis://127.0.0.1:6379");
+    },
+  );
 
   it("names the variable when one is bad", () => {
     failsOn({ PORT: "eighty" }, "PORT");
@@ -108,42 +115,46 @@ describe("loadConfig", () => {
     failsOn({ COSIGNER_PORT: "0" }, "COSIGNER_PORT");
   });
 
-  it("off the devnet, refuses one process or one store holding both halves of a session's 2-of-2, naming what to fix", () => {
-    const off = { CHAIN_RPC_URL: "https://rpc.example.org" };
-    const key = "0x" + "11".repeat(32);
-    const secret = "s".repeat(40);
-    expect(() => loadConfig({ ...off, COSIGNER_KEY: key, EXECUTOR_KEYS_SECRET: secret })).toThrow(
-      /EXECUTOR_KEYS_SECRET: set beside COSIGNER_KEY: one process would hold both halves.*npm run executors/,
-    );
-    expect(() => loadConfig({ ...off, COSIGNER_TOKEN: "t".repeat(40), EXECUTORS_TOKEN: "t".repeat(40) })).toThrow(
-      /EXECUTORS_TOKEN: the same secret as COSIGNER_TOKEN/,
-    );
-    expect(() =>
-      loadConfig({
-        ...off,
-        COSIGNER_DATABASE_URL: "postgres://a:x@db:5432/signers",
-        EXECUTORS_DATABASE_URL: "postgresql://b:y@DB/signers",
-      }),
-    ).toThrow(/COSIGNER_DATABASE_URL: names the same database as EXECUTORS_DATABASE_URL/);
-    expect(() =>
-      loadConfig({ ...off, EXECUTORS_DATABASE_URL: "postgres://b@db/app", DATABASE_URL: "postgres://a@db:5432/app" }),
-    ).toThrow(/EXECUTORS_DATABASE_URL: names the same database as DATABASE_URL/);
-    failsOn({ EXECUTORS_URL: "http://127.0.0.1:42091" }, "EXECUTORS_TOKEN");
-    // Apart, each is fine; the devnet (its public development keys) runs both under npm start.
-    expect(
-      loadConfig({
-        ...off,
-        COSIGNER_KEY: key,
-        COSIGNER_DATABASE_URL: "postgres://c@db/cosigner",
-        DATABASE_URL: "postgres://a@db/app",
-      }).cosignerDatabaseUrl,
-    ).toBe("postgres://c@db/cosigner");
-    expect(
-      loadConfig({ ...off, EXECUTOR_KEYS_SECRET: secret, EXECUTORS_DATABASE_URL: "postgres://e@db/executors" })
-        .executorKeysSecret,
-    ).toBe(secret);
-    expect(loadConfig({ COSIGNER_KEY: key }).executorKeysSecret).not.toBeNull();
-  });
+  it(
+    "off the devnet, refuses one process or one store holding both halves of a session's 2-of-2, naming what to " +
+      "fix",
+    () => {
+      const off = { CHAIN_RPC_URL: "https://rpc.example.org" };
+      const key = "0x" + "11".repeat(32);
+      const secret = "s".repeat(40);
+      expect(() => loadConfig({ ...off, COSIGNER_KEY: key, EXECUTOR_KEYS_SECRET: secret })).toThrow(
+        /EXECUTOR_KEYS_SECRET: set beside COSIGNER_KEY: one process would hold both halves.*npm run executors/,
+      );
+      expect(() => loadConfig({ ...off, COSIGNER_TOKEN: "t".repeat(40), EXECUTORS_TOKEN: "t".repeat(40) })).toThrow(
+        /EXECUTORS_TOKEN: the same secret as COSIGNER_TOKEN/,
+      );
+      expect(() =>
+        loadConfig({
+          ...off,
+          COSIGNER_DATABASE_URL: "postgres://a:x@db:5432/signers",
+          EXECUTORS_DATABASE_URL: "postgresql://b:y@DB/signers",
+        }),
+      ).toThrow(/COSIGNER_DATABASE_URL: names the same database as EXECUTORS_DATABASE_URL/);
+      expect(() =>
+        loadConfig({ ...off, EXECUTORS_DATABASE_URL: "postgres://b@db/app", DATABASE_URL: "postgres://a@db:5432/app" }),
+      ).toThrow(/EXECUTORS_DATABASE_URL: names the same database as DATABASE_URL/);
+      failsOn({ EXECUTORS_URL: "http://127.0.0.1:42091" }, "EXECUTORS_TOKEN");
+      // Apart, each is fine; the devnet (its public development keys) runs both under npm start.
+      expect(
+        loadConfig({
+          ...off,
+          COSIGNER_KEY: key,
+          COSIGNER_DATABASE_URL: "postgres://c@db/cosigner",
+          DATABASE_URL: "postgres://a@db/app",
+        }).cosignerDatabaseUrl,
+      ).toBe("postgres://c@db/cosigner");
+      expect(
+        loadConfig({ ...off, EXECUTOR_KEYS_SECRET: secret, EXECUTORS_DATABASE_URL: "postgres://e@db/executors" })
+          .executorKeysSecret,
+      ).toBe(secret);
+      expect(loadConfig({ COSIGNER_KEY: key }).executorKeysSecret).not.toBeNull();
+    },
+  );
 
   it("refuses a universe for another chain, a broken one, and a missing fee recipient outside the devnet", () => {
     failsOn({ UNIVERSE_FILE: universeWithout((u) => (u.chainId = 1)) }, "UNIVERSE_FILE");

@@ -40,19 +40,23 @@ const pinsHold = (data: Hex, isBuy: boolean) =>
   );
 
 describe("a wallet's own batch (a curve trade's fee and trade as one execution)", () => {
-  it("reads back exactly the calls it was built from, in order; another wallet, ETH on the call, or single mode read as nothing", () => {
-    const e = walletBatch(wallet, [fee, buy(wallet)]);
-    expect(e).toMatchObject({ target: wallet, value: 0n });
-    expect(readWalletBatch(e, wallet)).toEqual([fee, buy(wallet)]);
-    expect(readWalletBatch(e, thief)).toBeNull();
-    expect(readWalletBatch({ ...e, value: 1n }, wallet)).toBeNull();
-    const single = encodeFunctionData({
-      abi: walletExecuteAbi,
-      functionName: "execute",
-      args: [`0x${"00".repeat(32)}`, "0x"],
-    });
-    expect(readWalletBatch({ ...e, callData: single }, wallet)).toBeNull();
-  });
+  it(
+    "reads back exactly the calls it was built from, in order; another wallet, ETH on the call, or single mode read " +
+      "as nothing",
+    () => {
+      const e = walletBatch(wallet, [fee, buy(wallet)]);
+      expect(e).toMatchObject({ target: wallet, value: 0n });
+      expect(readWalletBatch(e, wallet)).toEqual([fee, buy(wallet)]);
+      expect(readWalletBatch(e, thief)).toBeNull();
+      expect(readWalletBatch({ ...e, value: 1n }, wallet)).toBeNull();
+      const single = encodeFunctionData({
+        abi: walletExecuteAbi,
+        functionName: "execute",
+        args: [`0x${"00".repeat(32)}`, "0x"],
+      });
+      expect(readWalletBatch({ ...e, callData: single }, wallet)).toBeNull();
+    },
+  );
 
   it("refuses a batch whose offsets are not the canonical encoding (decodeBatch trusts them)", () => {
     const e = walletBatch(wallet, [fee, buy(wallet)]);
@@ -70,30 +74,37 @@ describe("a wallet's own batch (a curve trade's fee and trade as one execution)"
     expect(readWalletBatch({ ...e, callData: args }, wallet)).toBeNull();
   });
 
-  it("the curve root's pins hold for [fee, buy or sell paying the wallet] at any amounts, and fail for another recipient, order or fee target", () => {
-    expect(pinsHold(walletBatch(wallet, [fee, buy(wallet)]).callData, true)).toBe(true);
-    expect(pinsHold(walletBatch(wallet, [{ ...fee, value: 1n }, buy(wallet, 10n ** 30n)]).callData, true)).toBe(true);
-    expect(pinsHold(walletBatch(wallet, [fee, sell(wallet)]).callData, false)).toBe(true);
-    expect(pinsHold(walletBatch(wallet, [fee, buy(thief)]).callData, true)).toBe(false);
-    expect(pinsHold(walletBatch(wallet, [fee, sell(thief)]).callData, false)).toBe(false);
-    expect(pinsHold(walletBatch(wallet, [buy(wallet), fee]).callData, true)).toBe(false);
-    expect(pinsHold(walletBatch(wallet, [{ ...fee, target: thief }, buy(wallet)]).callData, true)).toBe(false);
-    expect(pinsHold(walletBatch(wallet, [buy(wallet)]).callData, true)).toBe(false);
-    expect(pinsHold(walletBatch(wallet, [fee, buy(wallet)]).callData, false)).toBe(false);
-  });
+  it(
+    "the curve root's pins hold for [fee, buy or sell paying the wallet] at any amounts, and fail for another " +
+      "recipient, order or fee target",
+    () => {
+      expect(pinsHold(walletBatch(wallet, [fee, buy(wallet)]).callData, true)).toBe(true);
+      expect(pinsHold(walletBatch(wallet, [{ ...fee, value: 1n }, buy(wallet, 10n ** 30n)]).callData, true)).toBe(true);
+      expect(pinsHold(walletBatch(wallet, [fee, sell(wallet)]).callData, false)).toBe(true);
+      expect(pinsHold(walletBatch(wallet, [fee, buy(thief)]).callData, true)).toBe(false);
+      expect(pinsHold(walletBatch(wallet, [fee, sell(thief)]).callData, false)).toBe(false);
+      expect(pinsHold(walletBatch(wallet, [buy(wallet), fee]).callData, true)).toBe(false);
+      expect(pinsHold(walletBatch(wallet, [{ ...fee, target: thief }, buy(wallet)]).callData, true)).toBe(false);
+      expect(pinsHold(walletBatch(wallet, [buy(wallet)]).callData, true)).toBe(false);
+      expect(pinsHold(walletBatch(wallet, [fee, buy(wallet)]).callData, false)).toBe(false);
+    },
+  );
 
-  it("readRedeem names the calls a redeem makes: the root delegator's batch read back, else the execution itself", () => {
-    const root = {
-      delegate: thief,
-      delegator: wallet,
-      authority: `0x${"ff".repeat(32)}` as Hex,
-      caveats: [],
-      salt: 1n,
-      signature: "0x" as Hex,
-    };
-    const leaf = { ...root, delegate: launchpad, delegator: thief, authority: `0x${"11".repeat(32)}` as Hex };
-    const batch = walletBatch(wallet, [fee, buy(wallet)]);
-    expect(readRedeem(redeemCalldata([leaf, root], batch))![0]!.calls).toEqual([fee, buy(wallet)]);
-    expect(readRedeem(redeemCalldata([leaf, root], buy(wallet)))![0]!.calls).toEqual([buy(wallet)]);
-  });
+  it(
+    "readRedeem names the calls a redeem makes: the root delegator's batch read back, else the execution " + "itself",
+    () => {
+      const root = {
+        delegate: thief,
+        delegator: wallet,
+        authority: `0x${"ff".repeat(32)}` as Hex,
+        caveats: [],
+        salt: 1n,
+        signature: "0x" as Hex,
+      };
+      const leaf = { ...root, delegate: launchpad, delegator: thief, authority: `0x${"11".repeat(32)}` as Hex };
+      const batch = walletBatch(wallet, [fee, buy(wallet)]);
+      expect(readRedeem(redeemCalldata([leaf, root], batch))![0]!.calls).toEqual([fee, buy(wallet)]);
+      expect(readRedeem(redeemCalldata([leaf, root], buy(wallet)))![0]!.calls).toEqual([buy(wallet)]);
+    },
+  );
 });

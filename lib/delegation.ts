@@ -133,7 +133,9 @@ export function rootCaveats(b: RootBounds, enforcers: Enforcers): Caveat[] {
   return [logicalOr(groups, enforcers), ...boundCaveats(b, enforcers)];
 }
 
-/** What every session root bounds after its LogicalOrWrapper: value, expiry, calls, nonce, redeemer, the ETH day cap. */
+/**
+ * What every session root bounds after its LogicalOrWrapper: value, expiry, calls, nonce, redeemer, the ETH day cap.
+ */
 function boundCaveats(b: Omit<RootBounds, "router" | "permit2">, enforcers: Enforcers): Caveat[] {
   const caveats = [
     caveat(need(enforcers, "ValueLteEnforcer"), createValueLteTerms({ maxValue: b.maxValueWei })),
@@ -168,7 +170,9 @@ export function withRootGroup(root: Delegation, group: 0 | 1): Delegation {
   return withGroup(root, group, ROOT_GROUP_SIZES);
 }
 
-/** A delegation whose first caveat is a LogicalOrWrapper, with the args that pick `group` (of `sizes[group]` caveats). */
+/**
+ * A delegation whose first caveat is a LogicalOrWrapper, with the args that pick `group` (of `sizes[group]` caveats).
+ */
 export function withGroup(d: Delegation, group: number, sizes: readonly number[]): Delegation {
   const size = sizes[group];
   if (size === undefined) throw new Error(`no LogicalOrWrapper group ${group}`);
@@ -307,7 +311,10 @@ const curveAbi = parseAbi([
   "function sell(address token, uint256 tokensIn, uint256 minEthOut, address to)",
 ]);
 
-/** A LogicalOrWrapper over caveat groups. delegation-core takes empty bytes as a Uint8Array ("0x" is not a hex string to it). */
+/**
+ * A LogicalOrWrapper over caveat groups. delegation-core takes empty bytes as a Uint8Array ("0x" is not a hex string to
+ * it).
+ */
 function logicalOr(groups: Caveat[][], enforcers: Enforcers): Caveat {
   const bytes = (h: Hex) => (h === "0x" ? new Uint8Array(0) : h);
   return caveat(

@@ -11,7 +11,10 @@ import { lc } from "./address.js";
  * Never the BTC asset, the partner token, launchpad, curve or long-tail tokens; never ETH<->WETH.
  */
 export const FAST_ROUTES_VERSION = 1;
-/** The band on top of the size cap and pool fees that a minimum may sit under the oracle value (SPEC "Limits", fast mode). */
+/**
+ * The band on top of the size cap and pool fees that a minimum may sit under the oracle value (SPEC "Limits", fast
+ * mode).
+ */
 export const BAND_BPS = { usdg: 75, cross: 125 } as const;
 /** USD caps per route: one hop against USDG, or two hops through it. */
 export const MAX_USD = { direct: 5_000, twoHop: 2_500 } as const;

@@ -14,7 +14,9 @@ export const OTHER_BPS = 50;
 export const SHIELD_ADD_BPS = 10;
 export const MAX_FEE_BPS = 100;
 
-/** The major fee class: every core symbol but the partner token (stock tokens named by address join via their beacon). */
+/**
+ * The major fee class: every core symbol but the partner token (stock tokens named by address join via their beacon).
+ */
 export const majorSymbols = (tokens: Record<string, { symbol: string; kind: string }>): string[] =>
   Object.values(tokens)
     .filter((t) => t.kind !== "partner")

@@ -10,21 +10,25 @@ describe("windowPrice: a window's time-weighted median and its stability", () =>
     expect(markUnsettled(windowPrice(2, [], from, to, band), 2, band)).toBeNull();
   });
 
-  it("a short spike (×4 for 2 of 30 minutes) leaves the median where the price held; under 10 % of the window it passes", () => {
-    const w = windowPrice(
-      1,
-      [
-        { ts: from + 600, price: 4 },
-        { ts: from + 720, price: 1 },
-      ],
-      from,
-      to,
-      band,
-    );
-    expect(w.median).toBe(1);
-    expect(w.stableShare).toBeCloseTo(1 - 120 / 1_800, 9);
-    expect(markUnsettled(w, 1, band)).toBeNull();
-  });
+  it(
+    "a short spike (×4 for 2 of 30 minutes) leaves the median where the price held; under 10 % of the window it " +
+      "passes",
+    () => {
+      const w = windowPrice(
+        1,
+        [
+          { ts: from + 600, price: 4 },
+          { ts: from + 720, price: 1 },
+        ],
+        from,
+        to,
+        band,
+      );
+      expect(w.median).toBe(1);
+      expect(w.stableShare).toBeCloseTo(1 - 120 / 1_800, 9);
+      expect(markUnsettled(w, 1, band)).toBeNull();
+    },
+  );
 
   it("a spike held over 10 % of the window (×4 for 4 minutes) is refused even with the spot back at the median", () => {
     const w = windowPrice(

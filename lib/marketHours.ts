@@ -1,5 +1,6 @@
 /**
- * The US stock market's hours for stock tokens (SPEC.md MARKET_CLOSED, its "stock session"): open from Sunday 20:00 to Friday 20:00
+ * The US stock market's hours for stock tokens (SPEC.md MARKET_CLOSED, its "stock session"): open from Sunday 20:00 to
+ * Friday 20:00
  * New York time, daylight saving included. Pure: the stale-mark rule and fast mode both ask it.
  */
 const NEW_YORK = new Intl.DateTimeFormat("en-US", {

@@ -1,6 +1,9 @@
 import ipaddr from "ipaddr.js";
 
-/** An IP literal (IPv4 in any inet_aton form, or IPv6, brackets and zone allowed), parsed; null for anything else (host names). */
+/**
+ * An IP literal (IPv4 in any inet_aton form, or IPv6, brackets and zone allowed), parsed; null for anything else (host
+ * names).
+ */
 function parseIp(text: string): ipaddr.IPv4 | ipaddr.IPv6 | null {
   const h = text.replace(/^\[|\]$/g, "");
   // Loose IPv4 forms too (127.1, 0x7f.0.0.1): inet_aton and so the resolver read them as addresses.

@@ -12,7 +12,10 @@ import type { PoolKey } from "./v4.js";
  */
 export const QUOTE_GAS = 2_000_000n;
 
-/** V4Quoter's exact-input quote for one pool (its first return value: the amount out), capped at QUOTE_GAS: the pool's hooks may be anyone's code. */
+/**
+ * V4Quoter's exact-input quote for one pool (its first return value: the amount out), capped at QUOTE_GAS: the pool's
+ * hooks may be anyone's code.
+ */
 export async function quoteExactInputSingle(
   chain: PublicClient,
   quoter: Address,

@@ -38,31 +38,38 @@ describe("the executor signing service's own reading of a redeem's payout", () =
     expect(payoutProblems([...curveBuy()].reverse(), ctx)).toEqual([]);
   });
 
-  it("refuses output to anyone but the wallet, another fee than the plan's, a missing fee, a second trade or any other call", () => {
-    expect(payoutProblems(curveBuy(thief), ctx).join()).toMatch(/SESSION_RECIPIENTS.*not the wallet/);
-    expect(payoutProblems(curveBuy(wallet, parseEther("0.005")), ctx).join()).toMatch(/the plan says 100/);
-    expect(payoutProblems(curveBuy(), { ...ctx, feeBps: 50 }).join()).toMatch(/pays 100 bps.*the plan says 50/);
-    expect(payoutProblems([curveBuy()[1]!], ctx).join()).toMatch(/exactly one fee payment/);
-    expect(payoutProblems([...curveBuy(), curveBuy()[1]!], ctx).join()).toMatch(/exactly one trade, not 2/);
-    const steal: Execution = {
-      target: token,
-      value: 0n,
-      callData: encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [thief, 1n] }),
-    };
-    expect(payoutProblems([...curveBuy(), steal], ctx).join()).toMatch(
-      /calls 0x000000000000000000000000000000000000070c: neither/,
-    );
-    expect(payoutProblems([{ target: thief, value: 1n, callData: "0x" }], ctx).join()).toMatch(
-      /exactly one trade, not 0/,
-    );
-  });
+  it(
+    "refuses output to anyone but the wallet, another fee than the plan's, a missing fee, a second trade or any " +
+      "other call",
+    () => {
+      expect(payoutProblems(curveBuy(thief), ctx).join()).toMatch(/SESSION_RECIPIENTS.*not the wallet/);
+      expect(payoutProblems(curveBuy(wallet, parseEther("0.005")), ctx).join()).toMatch(/the plan says 100/);
+      expect(payoutProblems(curveBuy(), { ...ctx, feeBps: 50 }).join()).toMatch(/pays 100 bps.*the plan says 50/);
+      expect(payoutProblems([curveBuy()[1]!], ctx).join()).toMatch(/exactly one fee payment/);
+      expect(payoutProblems([...curveBuy(), curveBuy()[1]!], ctx).join()).toMatch(/exactly one trade, not 2/);
+      const steal: Execution = {
+        target: token,
+        value: 0n,
+        callData: encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [thief, 1n] }),
+      };
+      expect(payoutProblems([...curveBuy(), steal], ctx).join()).toMatch(
+        /calls 0x000000000000000000000000000000000000070c: neither/,
+      );
+      expect(payoutProblems([{ target: thief, value: 1n, callData: "0x" }], ctx).join()).toMatch(
+        /exactly one trade, not 0/,
+      );
+    },
+  );
 
-  it("refuses a router call sweeping the wallet's ETH to a thief, and a router trade with a separate fee payment", () => {
-    const drain = routerCall([[Command.SWEEP, inputs.sweep(zeroAddress, thief, 0n)]], parseEther("0.01"));
-    expect(payoutProblems([drain], ctx).join()).toMatch(/SESSION_RECIPIENTS/);
-    const toWallet = routerCall([[Command.SWEEP, inputs.sweep(zeroAddress, wallet, 0n)]]);
-    expect(payoutProblems([toWallet, { target: pins.feeRecipient, value: 1n, callData: "0x" }], ctx).join()).toMatch(
-      /takes its fee inside the router call/,
-    );
-  });
+  it(
+    "refuses a router call sweeping the wallet's ETH to a thief, and a router trade with a separate fee " + "payment",
+    () => {
+      const drain = routerCall([[Command.SWEEP, inputs.sweep(zeroAddress, thief, 0n)]], parseEther("0.01"));
+      expect(payoutProblems([drain], ctx).join()).toMatch(/SESSION_RECIPIENTS/);
+      const toWallet = routerCall([[Command.SWEEP, inputs.sweep(zeroAddress, wallet, 0n)]]);
+      expect(payoutProblems([toWallet, { target: pins.feeRecipient, value: 1n, callData: "0x" }], ctx).join()).toMatch(
+        /takes its fee inside the router call/,
+      );
+    },
+  );
 });

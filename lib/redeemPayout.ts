@@ -22,7 +22,9 @@ export type PayoutContext = {
   wallet: Address;
   /** The fee the plan states (bps of the side the fee is taken from). */
   feeBps: number;
-  /** The launchpad's quoteSell of a curve sale's amount (a sale's fee is bps of what the curve pays); null when unread. */
+  /**
+   * The launchpad's quoteSell of a curve sale's amount (a sale's fee is bps of what the curve pays); null when unread.
+   */
   sellQuote?: bigint | null;
 };
 

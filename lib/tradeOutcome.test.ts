@@ -83,88 +83,98 @@ const plan = (p: Partial<RelayedPlan> & Pick<RelayedPlan, "tokenIn" | "tokenOut"
 });
 
 describe("relayedOutcome: a relayed trade's outcome from its receipt and its plan, no trace", () => {
-  it("ETH -> USDG, input-side ETH fee: ETH in is the value, the fee the TRANSFER's exact amount, USDG out from Transfer", () => {
-    const p = plan({
-      tokenIn: zeroAddress,
-      tokenOut: usdg,
-      txValue: 10n ** 17n,
-      fee: { side: "input", bps: 25, token: zeroAddress, recipient: platform, amount: 25n * 10n ** 13n },
-    });
-    // The router swaps 0.09975 ETH: amount0 negative (paid by the router), amount1 positive (USDG to it).
-    const o = relayedOutcome(
-      ok([
-        swap(router, -(10n ** 17n - 25n * 10n ** 13n), 299_000_000n),
-        transfer(usdg, poolManager, router, 299_000_000n),
-        transfer(usdg, router, wallet, 299_000_000n),
-      ]),
-      p,
-      contracts,
-    );
-    expect(o).toEqual({
-      status: "mined",
-      tokenIn: zeroAddress,
-      amountIn: 10n ** 17n,
-      tokenOut: usdg,
-      amountOut: 299_000_000n,
-      feeToken: zeroAddress,
-      feeAmount: 25n * 10n ** 13n,
-      eth: ["tx_value"],
-    });
-  });
+  it(
+    "ETH -> USDG, input-side ETH fee: ETH in is the value, the fee the TRANSFER's exact amount, USDG out from " +
+      "Transfer",
+    () => {
+      const p = plan({
+        tokenIn: zeroAddress,
+        tokenOut: usdg,
+        txValue: 10n ** 17n,
+        fee: { side: "input", bps: 25, token: zeroAddress, recipient: platform, amount: 25n * 10n ** 13n },
+      });
+      // The router swaps 0.09975 ETH: amount0 negative (paid by the router), amount1 positive (USDG to it).
+      const o = relayedOutcome(
+        ok([
+          swap(router, -(10n ** 17n - 25n * 10n ** 13n), 299_000_000n),
+          transfer(usdg, poolManager, router, 299_000_000n),
+          transfer(usdg, router, wallet, 299_000_000n),
+        ]),
+        p,
+        contracts,
+      );
+      expect(o).toEqual({
+        status: "mined",
+        tokenIn: zeroAddress,
+        amountIn: 10n ** 17n,
+        tokenOut: usdg,
+        amountOut: 299_000_000n,
+        feeToken: zeroAddress,
+        feeAmount: 25n * 10n ** 13n,
+        eth: ["tx_value"],
+      });
+    },
+  );
 
-  it("USDG -> ETH, output-side ETH fee: the last hop's Swap gives the gross, PAY_PORTION takes bps, SWEEP the rest", () => {
-    const p = plan({
-      tokenIn: usdg,
-      tokenOut: zeroAddress,
-      fee: { side: "output", bps: 25, token: zeroAddress, recipient: platform, amount: 1n },
-    });
-    const gross = 66_543_210_987_654_321n;
-    // Two hops USDG -> X -> ETH: the last Swap (amount0 > 0) is the ETH out; another sender's Swap is not ours.
-    const o = relayedOutcome(
-      ok([
-        transfer(usdg, wallet, router, 200_000_000n),
-        swap(router, 5n, -200_000_000n),
-        swap(router, gross, -5n),
-        swap(a(0xbeef), 10n ** 18n, -1n),
-      ]),
-      p,
-      contracts,
-    );
-    const fee = (gross * 25n) / 10_000n;
-    expect(o).toMatchObject({
-      status: "mined",
-      tokenIn: usdg,
-      amountIn: 200_000_000n,
-      tokenOut: zeroAddress,
-      amountOut: gross - fee,
-      feeToken: zeroAddress,
-      feeAmount: fee,
-      eth: ["v4_swap"],
-    });
-  });
+  it(
+    "USDG -> ETH, output-side ETH fee: the last hop's Swap gives the gross, PAY_PORTION takes bps, SWEEP the " + "rest",
+    () => {
+      const p = plan({
+        tokenIn: usdg,
+        tokenOut: zeroAddress,
+        fee: { side: "output", bps: 25, token: zeroAddress, recipient: platform, amount: 1n },
+      });
+      const gross = 66_543_210_987_654_321n;
+      // Two hops USDG -> X -> ETH: the last Swap (amount0 > 0) is the ETH out; another sender's Swap is not ours.
+      const o = relayedOutcome(
+        ok([
+          transfer(usdg, wallet, router, 200_000_000n),
+          swap(router, 5n, -200_000_000n),
+          swap(router, gross, -5n),
+          swap(a(0xbeef), 10n ** 18n, -1n),
+        ]),
+        p,
+        contracts,
+      );
+      const fee = (gross * 25n) / 10_000n;
+      expect(o).toMatchObject({
+        status: "mined",
+        tokenIn: usdg,
+        amountIn: 200_000_000n,
+        tokenOut: zeroAddress,
+        amountOut: gross - fee,
+        feeToken: zeroAddress,
+        feeAmount: fee,
+        eth: ["v4_swap"],
+      });
+    },
+  );
 
-  it("USDG -> ETH, input-side USDG fee: the fee is the Transfer to the recipient, ETH out the whole Swap output", () => {
-    const p = plan({
-      tokenIn: usdg,
-      tokenOut: zeroAddress,
-      fee: { side: "input", bps: 25, token: usdg, recipient: platform, amount: 500_000n },
-    });
-    const o = relayedOutcome(
-      ok([
-        transfer(usdg, wallet, router, 200_000_000n),
-        transfer(usdg, router, platform, 500_000n),
-        swap(router, 66n * 10n ** 15n, -199_500_000n),
-      ]),
-      p,
-      contracts,
-    );
-    expect(o).toMatchObject({
-      amountIn: 200_000_000n,
-      amountOut: 66n * 10n ** 15n,
-      feeToken: usdg,
-      feeAmount: 500_000n,
-    });
-  });
+  it(
+    "USDG -> ETH, input-side USDG fee: the fee is the Transfer to the recipient, ETH out the whole Swap " + "output",
+    () => {
+      const p = plan({
+        tokenIn: usdg,
+        tokenOut: zeroAddress,
+        fee: { side: "input", bps: 25, token: usdg, recipient: platform, amount: 500_000n },
+      });
+      const o = relayedOutcome(
+        ok([
+          transfer(usdg, wallet, router, 200_000_000n),
+          transfer(usdg, router, platform, 500_000n),
+          swap(router, 66n * 10n ** 15n, -199_500_000n),
+        ]),
+        p,
+        contracts,
+      );
+      expect(o).toMatchObject({
+        amountIn: 200_000_000n,
+        amountOut: 66n * 10n ** 15n,
+        feeToken: usdg,
+        feeAmount: 500_000n,
+      });
+    },
+  );
 
   it("USDG -> WETH: WETH out is the SWEEP's Transfer after the router's Deposit", () => {
     const p = plan({

@@ -14,7 +14,9 @@ await runSignerProcess({
   token: (config) => config.cosignerToken,
   forbidden: {
     env: "EXECUTOR_KEYS_SECRET",
-    why: "set in the co-signer's process: the executor keys live in `npm run executors`, never beside the co-signer's key",
+    why:
+      "set in the co-signer's process: the executor keys live in `npm run executors`, never beside the " +
+      "co-signer's key",
   },
   databaseUrl: (config) => config.cosignerDatabaseUrl,
   serve: (config, db, token) =>

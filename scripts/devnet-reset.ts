@@ -35,7 +35,8 @@ if (config.databaseUrl) {
   try {
     const views = config.indexerSchema ?? "pit";
     const { rows } = await client.query<{ name: string }>(
-      `SELECT nspname AS name FROM pg_namespace WHERE nspname = ANY($1::text[]) OR nspname ~ '^pit_[0-9a-f]{12}$' ORDER BY 1`,
+      `SELECT nspname AS name FROM pg_namespace WHERE nspname = ANY($1::text[]) OR nspname ~ '^pit_[0-9a-f]{12}$' ` +
+        `ORDER BY 1`,
       [["app", "ponder_sync", views]],
     );
     for (const { name } of rows) await client.query(`DROP SCHEMA "${name.replace(/"/g, '""')}" CASCADE`);

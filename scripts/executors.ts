@@ -15,7 +15,9 @@ await runSignerProcess({
   token: (config) => config.executorsToken,
   forbidden: {
     env: "COSIGNER_KEY",
-    why: "set in the executor signing service's process: the co-signer's key lives in `npm run cosigner`, never beside the executor keys",
+    why:
+      "set in the executor signing service's process: the co-signer's key lives in `npm run cosigner`, never " +
+      "beside the executor keys",
   },
   databaseUrl: (config) => config.executorsDatabaseUrl,
   serve: (config, db, token) =>

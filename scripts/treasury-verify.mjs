@@ -28,7 +28,10 @@ const lc = (s) => String(s).toLowerCase();
 const topicOf = (addr) => `0x${lc(addr).slice(2).padStart(64, "0")}`;
 const hex = (n) => `0x${BigInt(n).toString(16)}`;
 
-/** Sorted keys, no spaces, every character from U+007F up as \uXXXX: Python's json.dumps(sort_keys, separators, ensure_ascii). */
+/**
+ * Sorted keys, no spaces, every character from U+007F up as \uXXXX: Python's json.dumps(sort_keys, separators,
+ * ensure_ascii).
+ */
 function canonical(v) {
   if (v === null || typeof v === "boolean" || typeof v === "string") return JSON.stringify(v);
   if (typeof v === "number") {
@@ -63,7 +66,10 @@ async function rpc(method, params) {
 }
 const blockTime = async (n) => Number(BigInt((await rpc("eth_getBlockByNumber", [hex(n), false])).timestamp));
 
-/** Transfer logs to `to` in [from, last], in block ranges that halve when the node says a range has too many results (10,000 on many nodes). */
+/**
+ * Transfer logs to `to` in [from, last], in block ranges that halve when the node says a range has too many results
+ * (10,000 on many nodes).
+ */
 async function transfersTo(to, from, last) {
   const out = [];
   let step = 5000;
@@ -82,7 +88,10 @@ async function transfersTo(to, from, last) {
   return out;
 }
 
-/** ETH reaching `to` by call value: transactions found by trace_filter (ranges halving while refused), each traced whole so that calls undone by a revert above them do not count. */
+/**
+ * ETH reaching `to` by call value: transactions found by trace_filter (ranges halving while refused), each traced whole
+ * so that calls undone by a revert above them do not count.
+ */
 async function tracedEthIn(to, from, last) {
   const hashes = new Set();
   let step = 5000;

@@ -51,7 +51,9 @@ export const RULES: Rule[] = [
     },
   },
   {
-    name: "nothing under api/'s folders imports the composition root (api/app.ts, deps.ts, routes.ts, services.ts), types included",
+    name:
+      "nothing under api/'s folders imports the composition root (api/app.ts, deps.ts, routes.ts, services.ts), " +
+      "types included",
     breaks: (e) => e.local && belowRoot(e.from) && isRoot(e.to),
   },
   {
@@ -71,7 +73,9 @@ export const RULES: Rule[] = [
     breaks: (e) => under(e.from, "cosigner") && e.local && (domainOf(e.to) !== null || under(e.to, "src")),
   },
   {
-    name: "only the composition root (api/services.ts) builds the co-signer; domains reach it through api/ports/cosigner.ts",
+    name:
+      "only the composition root (api/services.ts) builds the co-signer; domains reach it through " +
+      "api/ports/cosigner.ts",
     breaks: (e) => e.local && under(e.to, "cosigner") && !under(e.from, "cosigner") && e.from !== "api/services.ts",
   },
   {
@@ -197,31 +201,35 @@ describe("layering rules (on synthetic edges: each rule can fail)", () => {
   const local = (from: string, to: string): Edge => ({ from, to, local: true });
   const pkg = (from: string, to: string): Edge => ({ from, to, local: false });
 
-  it("flags Hono outside a domain's routes.ts (page.ts: hono/html only), and allows it in routes.ts, api/http and api/app.ts", () => {
-    const rule = "in a domain only routes.ts imports Hono (and page.ts its HTML escaping)";
-    expect(
-      violations([
-        pkg("api/trading/plan.ts", "hono"),
-        pkg("api/tokens/registry.ts", "hono/http-exception"),
-        pkg("api/market/x/deep.ts", "@hono/node-server"),
-        pkg("api/treasury/page.ts", "hono"),
-      ]),
-    ).toEqual([
-      `${rule}: api/market/x/deep.ts -> @hono/node-server`,
-      `${rule}: api/tokens/registry.ts -> hono/http-exception`,
-      `${rule}: api/trading/plan.ts -> hono`,
-      `${rule}: api/treasury/page.ts -> hono`,
-    ]);
-    expect(
-      violations([
-        pkg("api/trading/routes.ts", "hono"),
-        pkg("api/http/guards.ts", "hono"),
-        pkg("api/app.ts", "hono"),
-        pkg("api/trading/plan.ts", "viem"),
-        pkg("api/treasury/page.ts", "hono/html"),
-      ]),
-    ).toEqual([]);
-  });
+  it(
+    "flags Hono outside a domain's routes.ts (page.ts: hono/html only), and allows it in routes.ts, api/http and " +
+      "api/app.ts",
+    () => {
+      const rule = "in a domain only routes.ts imports Hono (and page.ts its HTML escaping)";
+      expect(
+        violations([
+          pkg("api/trading/plan.ts", "hono"),
+          pkg("api/tokens/registry.ts", "hono/http-exception"),
+          pkg("api/market/x/deep.ts", "@hono/node-server"),
+          pkg("api/treasury/page.ts", "hono"),
+        ]),
+      ).toEqual([
+        `${rule}: api/market/x/deep.ts -> @hono/node-server`,
+        `${rule}: api/tokens/registry.ts -> hono/http-exception`,
+        `${rule}: api/trading/plan.ts -> hono`,
+        `${rule}: api/treasury/page.ts -> hono`,
+      ]);
+      expect(
+        violations([
+          pkg("api/trading/routes.ts", "hono"),
+          pkg("api/http/guards.ts", "hono"),
+          pkg("api/app.ts", "hono"),
+          pkg("api/trading/plan.ts", "viem"),
+          pkg("api/treasury/page.ts", "hono/html"),
+        ]),
+      ).toEqual([]);
+    },
+  );
 
   it("flags a domain reaching into another domain's files, not its index.ts or its own files", () => {
     expect(
@@ -246,64 +254,71 @@ describe("layering rules (on synthetic edges: each rule can fail)", () => {
     ).toEqual([]);
   });
 
-  it("flags the edge, ports and errors importing a domain (even its index.ts), and ports or errors importing Hono", () => {
-    const rule = "api/http, api/ports and api/errors import no domain";
-    expect(
-      violations([
-        local("api/ports/store/db.ts", "api/auth/index.ts"),
-        local("api/errors/refusal.ts", "api/trading/policy.ts"),
-        pkg("api/errors/catalogue.ts", "hono"),
-        local("api/http/auth.ts", "api/auth/index.ts"),
-      ]),
-    ).toEqual(
-      [
-        "api/ports and api/errors do not import Hono: api/errors/catalogue.ts -> hono",
-        `${rule}: api/errors/refusal.ts -> api/trading/policy.ts`,
-        `${rule}: api/http/auth.ts -> api/auth/index.ts`,
-        `${rule}: api/ports/store/db.ts -> api/auth/index.ts`,
-      ].sort(),
-    );
-    expect(
-      violations([
-        local("api/http/kit.ts", "api/http/env.ts"),
-        local("api/http/auth.ts", "api/errors/index.ts"),
-        local("api/http/route.ts", "api/ports/store/db.ts"),
-      ]),
-    ).toEqual([]);
-  });
+  it(
+    "flags the edge, ports and errors importing a domain (even its index.ts), and ports or errors importing " + "Hono",
+    () => {
+      const rule = "api/http, api/ports and api/errors import no domain";
+      expect(
+        violations([
+          local("api/ports/store/db.ts", "api/auth/index.ts"),
+          local("api/errors/refusal.ts", "api/trading/policy.ts"),
+          pkg("api/errors/catalogue.ts", "hono"),
+          local("api/http/auth.ts", "api/auth/index.ts"),
+        ]),
+      ).toEqual(
+        [
+          "api/ports and api/errors do not import Hono: api/errors/catalogue.ts -> hono",
+          `${rule}: api/errors/refusal.ts -> api/trading/policy.ts`,
+          `${rule}: api/http/auth.ts -> api/auth/index.ts`,
+          `${rule}: api/ports/store/db.ts -> api/auth/index.ts`,
+        ].sort(),
+      );
+      expect(
+        violations([
+          local("api/http/kit.ts", "api/http/env.ts"),
+          local("api/http/auth.ts", "api/errors/index.ts"),
+          local("api/http/route.ts", "api/ports/store/db.ts"),
+        ]),
+      ).toEqual([]);
+    },
+  );
 
-  it("flags any file under api/'s folders importing the composition root, a type-only import as much as a value", () => {
-    const rule =
-      "nothing under api/'s folders imports the composition root (api/app.ts, deps.ts, routes.ts, services.ts), types included";
-    const typeOnly = edgesOf(
-      "api/trading/routes.ts",
-      'import type { AppEnv } from "../deps.js";\nimport { Hono } from "hono";',
-    );
-    expect(typeOnly).toEqual([local("api/trading/routes.ts", "api/deps.ts"), pkg("api/trading/routes.ts", "hono")]);
-    expect(
-      violations([
-        ...typeOnly,
-        local("api/http/kit.ts", "api/services.ts"),
-        local("api/errors/x.ts", "api/app.ts"),
-        local("api/hosted/deep/x.ts", "api/routes.ts"),
-      ]),
-    ).toEqual([
-      `${rule}: api/errors/x.ts -> api/app.ts`,
-      `${rule}: api/hosted/deep/x.ts -> api/routes.ts`,
-      `${rule}: api/http/kit.ts -> api/services.ts`,
-      `${rule}: api/trading/routes.ts -> api/deps.ts`,
-    ]);
-    // The root imports downward, and root files import each other.
-    expect(
-      violations([
-        local("api/app.ts", "api/services.ts"),
-        local("api/services.ts", "api/deps.ts"),
-        local("api/app.ts", "api/http/kit.ts"),
-        local("api/routes.ts", "api/trading/routes.ts"),
-        local("src/api/index.ts", "api/app.ts"),
-      ]),
-    ).toEqual([]);
-  });
+  it(
+    "flags any file under api/'s folders importing the composition root, a type-only import as much as a " + "value",
+    () => {
+      const rule =
+        "nothing under api/'s folders imports the composition root (api/app.ts, deps.ts, routes.ts, services.ts), " +
+        "types included";
+      const typeOnly = edgesOf(
+        "api/trading/routes.ts",
+        'import type { AppEnv } from "../deps.js";\nimport { Hono } from "hono";',
+      );
+      expect(typeOnly).toEqual([local("api/trading/routes.ts", "api/deps.ts"), pkg("api/trading/routes.ts", "hono")]);
+      expect(
+        violations([
+          ...typeOnly,
+          local("api/http/kit.ts", "api/services.ts"),
+          local("api/errors/x.ts", "api/app.ts"),
+          local("api/hosted/deep/x.ts", "api/routes.ts"),
+        ]),
+      ).toEqual([
+        `${rule}: api/errors/x.ts -> api/app.ts`,
+        `${rule}: api/hosted/deep/x.ts -> api/routes.ts`,
+        `${rule}: api/http/kit.ts -> api/services.ts`,
+        `${rule}: api/trading/routes.ts -> api/deps.ts`,
+      ]);
+      // The root imports downward, and root files import each other.
+      expect(
+        violations([
+          local("api/app.ts", "api/services.ts"),
+          local("api/services.ts", "api/deps.ts"),
+          local("api/app.ts", "api/http/kit.ts"),
+          local("api/routes.ts", "api/trading/routes.ts"),
+          local("src/api/index.ts", "api/app.ts"),
+        ]),
+      ).toEqual([]);
+    },
+  );
 
   it("flags src/ importing api/ outside src/api/index.ts, and lib/ or abis/ importing api/ or src/", () => {
     expect(
@@ -330,8 +345,10 @@ describe("layering rules (on synthetic edges: each rule can fail)", () => {
         local("api/services.ts", "cosigner/index.ts"),
       ]),
     ).toEqual([
-      "only the composition root (api/services.ts) builds the co-signer; domains reach it through api/ports/cosigner.ts: api/sessions/trade.ts -> cosigner/index.ts",
-      "the co-signer (cosigner/) imports no API domain, only lib/, abis/ and api's ports and errors: cosigner/cosigner.ts -> api/sessions/index.ts",
+      "only the composition root (api/services.ts) builds the co-signer; domains reach it through " +
+        "api/ports/cosigner.ts: api/sessions/trade.ts -> cosigner/index.ts",
+      "the co-signer (cosigner/) imports no API domain, only lib/, abis/ and api's ports and errors: " +
+        "cosigner/cosigner.ts -> api/sessions/index.ts",
     ]);
   });
 });
@@ -368,24 +385,27 @@ describe("circles (on synthetic edges)", () => {
     ).toEqual([]);
   });
 
-  it("names each circle among api/'s folders, through any files, and ignores a folder's own imports and the root", () => {
-    const edges = [
-      local("api/hosted/index.ts", "api/league/index.ts"),
-      local("api/league/entries.ts", "api/hosted/index.ts"),
-      local("api/http/auth.ts", "api/auth/index.ts"),
-      local("api/auth/routes.ts", "api/http/env.ts"),
-    ];
-    expect(folderCircles(edges)).toEqual(["auth -> http -> auth", "hosted -> league -> hosted"]);
-    expect(
-      folderCircles([
-        local("api/hosted/a.ts", "api/hosted/b.ts"),
-        local("api/hosted/b.ts", "api/hosted/a.ts"),
-        local("api/app.ts", "api/hosted/index.ts"),
-        local("api/hosted/index.ts", "api/services.ts"),
-        local("api/sessions/deps.ts", "api/trading/index.ts"),
-      ]),
-    ).toEqual([]);
-  });
+  it(
+    "names each circle among api/'s folders, through any files, and ignores a folder's own imports and the " + "root",
+    () => {
+      const edges = [
+        local("api/hosted/index.ts", "api/league/index.ts"),
+        local("api/league/entries.ts", "api/hosted/index.ts"),
+        local("api/http/auth.ts", "api/auth/index.ts"),
+        local("api/auth/routes.ts", "api/http/env.ts"),
+      ];
+      expect(folderCircles(edges)).toEqual(["auth -> http -> auth", "hosted -> league -> hosted"]);
+      expect(
+        folderCircles([
+          local("api/hosted/a.ts", "api/hosted/b.ts"),
+          local("api/hosted/b.ts", "api/hosted/a.ts"),
+          local("api/app.ts", "api/hosted/index.ts"),
+          local("api/hosted/index.ts", "api/services.ts"),
+          local("api/sessions/deps.ts", "api/trading/index.ts"),
+        ]),
+      ).toEqual([]);
+    },
+  );
 });
 
 describe("the SDK's rule", () => {

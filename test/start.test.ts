@@ -68,7 +68,8 @@ afterAll(async () => {
 });
 
 describe("npm start", () => {
-  it("brings up devnet, indexer and API, answers health and config, stops on SIGTERM and continues the chain on restart", async () => {
+  it("brings up devnet, indexer and API, answers health and config, stops on SIGTERM and continues the chain on " +
+    "restart", async () => {
     const port = await freePort();
     const anvilPort = await freePort();
     const opsPort = await freePort();

@@ -71,31 +71,35 @@ describe("a prize entrant's season book", () => {
     expect(lost.open_unpriced).toBe(1);
   });
 
-  it("holds an unmarked token at cost, takes its proceeds when sold (average cost), and writes it off at season end", () => {
-    const buy = trade({
-      token_in: USDG,
-      amount_in: usd(100),
-      token_out: MEME,
-      amount_out: eth(1_000),
-      mark_in: ONE,
-      mark_out: null,
-    });
-    const during = seasonBook([buy], { endMarks: marks(END), grid: [], ended: false });
-    expect(during.profit_usd).toBe(0);
-    expect(during.open_unpriced).toBe(1);
-    expect(seasonBook([buy], { endMarks: marks(END), grid: [], ended: true }).profit_usd).toBe(-100);
-    // Half sold for $80: the sold half's $50 of cost goes, the other half still counts at cost.
-    const sell = trade({
-      token_in: MEME,
-      amount_in: eth(500),
-      token_out: USDG,
-      amount_out: usd(80),
-      mark_in: null,
-      mark_out: ONE,
-    });
-    expect(seasonBook([buy, sell], { endMarks: marks(END), grid: [], ended: false }).profit_usd).toBe(30);
-    expect(seasonBook([buy, sell], { endMarks: marks(END), grid: [], ended: true }).profit_usd).toBe(-20);
-  });
+  it(
+    "holds an unmarked token at cost, takes its proceeds when sold (average cost), and writes it off at season " +
+      "end",
+    () => {
+      const buy = trade({
+        token_in: USDG,
+        amount_in: usd(100),
+        token_out: MEME,
+        amount_out: eth(1_000),
+        mark_in: ONE,
+        mark_out: null,
+      });
+      const during = seasonBook([buy], { endMarks: marks(END), grid: [], ended: false });
+      expect(during.profit_usd).toBe(0);
+      expect(during.open_unpriced).toBe(1);
+      expect(seasonBook([buy], { endMarks: marks(END), grid: [], ended: true }).profit_usd).toBe(-100);
+      // Half sold for $80: the sold half's $50 of cost goes, the other half still counts at cost.
+      const sell = trade({
+        token_in: MEME,
+        amount_in: eth(500),
+        token_out: USDG,
+        amount_out: usd(80),
+        mark_in: null,
+        mark_out: ONE,
+      });
+      expect(seasonBook([buy, sell], { endMarks: marks(END), grid: [], ended: false }).profit_usd).toBe(30);
+      expect(seasonBook([buy, sell], { endMarks: marks(END), grid: [], ended: true }).profit_usd).toBe(-20);
+    },
+  );
 
   it("counts a trade with no marked side as unvalued and moves its cost to what it bought", () => {
     const buy = trade({
@@ -164,7 +168,8 @@ describe("a prize entrant's season book", () => {
   });
 
   it("credits a fill at most what it paid at the marks of its block, and reports gains on unmarked tokens", () => {
-    // 1,000 USDG bought 0.6 ETH while ETH's mark was 2,000 (a pool pushed away from the marks): $200 above the paid side.
+    // 1,000 USDG bought 0.6 ETH while ETH's mark was 2,000 (a pool pushed away from the marks): $200 above the paid
+    // side.
     const cheap = trade({
       token_in: USDG,
       amount_in: usd(1_000),

@@ -149,7 +149,10 @@ function grossHalf(s: State, lastMark: Map<string, number>): number {
   return gross / 2;
 }
 
-/** The book's profit at `marks` (null for a token without one then): marked tokens at their marks, unmarked at cost, or written off at the end. */
+/**
+ * The book's profit at `marks` (null for a token without one then): marked tokens at their marks, unmarked at cost, or
+ * written off at the end.
+ */
 function profitAt(
   s: State,
   marks: (token: string) => number | null,

@@ -52,7 +52,9 @@ export function season(n: number, nowS: number): Season {
   };
 }
 
-/** The season playing now (or the first, before the league began) and the next one: entries made now play from `next`. */
+/**
+ * The season playing now (or the first, before the league began) and the next one: entries made now play from `next`.
+ */
 export function calendarAt(nowS: number): { current: Season; next: Season } {
   const n = Math.max(1, seasonNumberAt(nowS));
   const current = season(n, nowS);

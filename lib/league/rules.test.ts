@@ -68,31 +68,35 @@ describe("the prize board's rules", () => {
     ]);
   });
 
-  it("links owners by a transfer between them and by a common funder, never through a hub, and gives a cluster one place", () => {
-    const t = [
-      tx(twelve[0]!.owner, twelve[1]!.wallet, 5),
-      tx(HUB, twelve[2]!.wallet, 1),
-      tx(HUB, twelve[3]!.wallet, 2),
-      tx(addr(9999), twelve[4]!.owner, 3),
-      tx(addr(9999), twelve[5]!.owner, 4),
-    ];
-    const st = standings(twelve, profits, t);
-    const row = (i: number) => st.rows.find((r) => r.entry_id === twelve[i]!.entry_id)!;
-    expect(row(0).cluster).toBe(row(1).cluster);
-    expect(row(1).cluster_links).toEqual([
-      expect.objectContaining({ kind: "transfer", evidence: expect.objectContaining({ tx_hash: "0x5" }) }),
-    ]);
-    // Both funded by the hub: no link.
-    expect(row(2).cluster).not.toBe(row(3).cluster);
-    expect(row(4).cluster).toBe(row(5).cluster);
-    expect(row(5).cluster_links[0]).toMatchObject({ kind: "funder", evidence: { from: addr(9999) } });
-    // Entry 2 is in entry 1's cluster: the third place goes down the board.
-    expect(st.rows.filter((r) => r.place).map((r) => r.entry_id)).toEqual([
-      twelve[0]!.entry_id,
-      twelve[2]!.entry_id,
-      twelve[3]!.entry_id,
-    ]);
-  });
+  it(
+    "links owners by a transfer between them and by a common funder, never through a hub, and gives a cluster one " +
+      "place",
+    () => {
+      const t = [
+        tx(twelve[0]!.owner, twelve[1]!.wallet, 5),
+        tx(HUB, twelve[2]!.wallet, 1),
+        tx(HUB, twelve[3]!.wallet, 2),
+        tx(addr(9999), twelve[4]!.owner, 3),
+        tx(addr(9999), twelve[5]!.owner, 4),
+      ];
+      const st = standings(twelve, profits, t);
+      const row = (i: number) => st.rows.find((r) => r.entry_id === twelve[i]!.entry_id)!;
+      expect(row(0).cluster).toBe(row(1).cluster);
+      expect(row(1).cluster_links).toEqual([
+        expect.objectContaining({ kind: "transfer", evidence: expect.objectContaining({ tx_hash: "0x5" }) }),
+      ]);
+      // Both funded by the hub: no link.
+      expect(row(2).cluster).not.toBe(row(3).cluster);
+      expect(row(4).cluster).toBe(row(5).cluster);
+      expect(row(5).cluster_links[0]).toMatchObject({ kind: "funder", evidence: { from: addr(9999) } });
+      // Entry 2 is in entry 1's cluster: the third place goes down the board.
+      expect(st.rows.filter((r) => r.place).map((r) => r.entry_id)).toEqual([
+        twelve[0]!.entry_id,
+        twelve[2]!.entry_id,
+        twelve[3]!.entry_id,
+      ]);
+    },
+  );
 
   it("keeps unconfirmed, sanctioned, house and left entries ranked but unpaid, and flags an unreadable list", () => {
     const odd = [

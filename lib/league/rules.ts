@@ -12,7 +12,9 @@ export const MIN_TRADES = 3;
 export const MIN_ACTIVE_DAYS = 2;
 
 export type LinkKind = "address" | "transfer" | "funder";
-/** One piece of evidence joining two entries' owners: a shared address, a transfer between them, a common first funder. */
+/**
+ * One piece of evidence joining two entries' owners: a shared address, a transfer between them, a common first funder.
+ */
 export type Link = {
   kind: LinkKind;
   a: string;
@@ -37,7 +39,10 @@ export type PrizeEntry = {
   entered_at: number;
   left_at: number | null;
   house: boolean;
-  /** Listed on the sanctions list at the check (any of wallet, owner, agent wallet); null when the list could not be read. */
+  /**
+   * Listed on the sanctions list at the check (any of wallet, owner, agent wallet); null when the list could not be
+   * read.
+   */
   sanctioned: boolean | null;
   /** The vault's agent wallet now (where a prize goes); null when the vault could not be read. */
   vault_wallet: string | null;

@@ -10,9 +10,13 @@ export type Entrant =
   | { kind: "hosted"; hosted_id: string };
 
 export const ELIGIBILITY_LINE =
-  "Eligibility: I, the owner, am 18 or older, not a US person, not in a sanctioned country or region and not on a sanctions list, eligible to take part under the laws that apply to me, and I accept the prize-league rules.";
+  "Eligibility: I, the owner, am 18 or older, not a US person, not in a sanctioned country or region and not on a " +
+  "sanctions list, eligible to take part under the laws that apply to me, and I accept the prize-league rules.";
 
-/** The Entrant line's words (SPEC): `prize league: trading wallet <wallet>`, `practice board: account <id>`, `practice board: hosted agent <id>`. */
+/**
+ * The Entrant line's words (SPEC): `prize league: trading wallet <wallet>`, `practice board: account <id>`, `practice
+ * board: hosted agent <id>`.
+ */
 export function entrantText(e: Entrant): string {
   if (e.kind === "wallet") return `prize league: trading wallet ${e.wallet.toLowerCase()}`;
   if (e.kind === "account") return `practice board: account ${e.account}`;

@@ -59,7 +59,8 @@ describe("§3 an owner-signed curve mark lifted by a short spike", () => {
     ) / 1e8;
   const sqrt = (x: bigint) => BigInt(Math.floor(Math.sqrt(Number(x))));
 
-  it("spike ×4 for 4 minutes, park the spot at the mean, grant, unwind, push to the mark, trade: the owner's loss stays in the co-signer's bound or nothing is granted or traded", async () => {
+  it("spike ×4 for 4 minutes, park the spot at the mean, grant, unwind, push to the mark, trade: the owner's loss " +
+    "stays in the co-signer's bound or nothing is granted or traded", async () => {
     const { dn, agent } = stack;
     const lp = dn.universe.contracts.launchpad;
     const whale = await dn.freshWallet(parseEther("500"));
@@ -212,74 +213,87 @@ describe("§6 client keying and sign-in", () => {
       api.call(method, `/api/v1${path}`, body, { "x-forwarded-for": from, ...headers });
   };
 
-  it("a 6to4 host (one IPv4 address, 2002:a.b.c.d::/48) rotating its subnet hextet is one client: the failed-authentication lockout holds", async () => {
-    const call = await proxied();
-    const codes: number[] = [];
-    // 203.0.113.77 is 2002:cb00:714d::/48 in 6to4: 65,536 /64s from one IPv4 address.
-    for (let i = 0; i < 22; i++)
-      codes.push(
-        (
-          await call("GET", "/auth/me", `2002:cb00:714d:${(i + 1).toString(16)}::1`, undefined, {
-            authorization: "Bearer pit_w_nope",
-          })
-        ).status,
-      );
-    expect(codes.slice(20)).toEqual([429, 429]);
-  });
+  it(
+    "a 6to4 host (one IPv4 address, 2002:a.b.c.d::/48) rotating its subnet hextet is one client: the " +
+      "failed-authentication lockout holds",
+    async () => {
+      const call = await proxied();
+      const codes: number[] = [];
+      // 203.0.113.77 is 2002:cb00:714d::/48 in 6to4: 65,536 /64s from one IPv4 address.
+      for (let i = 0; i < 22; i++)
+        codes.push(
+          (
+            await call("GET", "/auth/me", `2002:cb00:714d:${(i + 1).toString(16)}::1`, undefined, {
+              authorization: "Bearer pit_w_nope",
+            })
+          ).status,
+        );
+      expect(codes.slice(20)).toEqual([429, 429]);
+    },
+  );
 
-  it("a verify without a nonce that leaves by another address (dual stack: IPv4 ask, IPv6 verify) finds the wallet's own challenge among others' up to the bound; past it, the refusal says to send the nonce", async () => {
-    // SPEC makes the nonce optional; each candidate costs a signature recovery, so only the
-    // MAX_TRIED_OTHERS newest of other clients' challenges are tried (api/auth/signin.ts).
-    let t = Date.now();
-    const call = await proxied(() => t);
-    const w = privateKeyToAccount(generatePrivateKey());
-    const ask = async (from: string) => {
-      const r = await call("POST", "/auth/challenge", from, { address: w.address });
-      expect(r.status, JSON.stringify(r.json)).toBe(200);
-      t += 1_000; // issued_at is in seconds: each newer than the last
-      return r.json;
-    };
-    const older = await ask("198.51.100.10");
-    const own = await ask("198.51.100.10");
-    // Others crowd in, five per client (each client's cap): with `own` they fill the bound exactly.
-    for (let i = 0; i < MAX_TRIED_OTHERS - 1; i++) await ask(`203.0.113.${10 + Math.floor(i / MAX_OPEN_CHALLENGES)}`);
-    const verify = (ch: { message: string; nonce: string }, withNonce: boolean) =>
-      w.signMessage({ message: ch.message }).then((signature) =>
-        call("POST", "/auth/verify", "2001:db8:5:5::1", {
-          address: w.address,
-          signature,
-          ...(withNonce ? { nonce: ch.nonce } : {}),
-        }),
-      );
-    const within = await verify(own, false);
-    expect(within.status, JSON.stringify(within.json)).toBe(200);
-    // One more from yet another client: `older` is now past the bound.
-    await ask("203.0.113.99");
-    const past = await verify(older, false);
-    expect(past.status).toBe(401);
-    expect(past.json.error.code).toBe("BAD_SIGNATURE");
-    expect(past.json.error.message).toContain("nonce");
-    // The careful user's way (the SDK's): the nonce names it, however many are open.
-    const named = await verify(older, true);
-    expect(named.status, JSON.stringify(named.json)).toBe(200);
-  });
+  it(
+    "a verify without a nonce that leaves by another address (dual stack: IPv4 ask, IPv6 verify) finds the wallet's " +
+      "own challenge among others' up to the bound; past it, the refusal says to send the nonce",
+    async () => {
+      // SPEC makes the nonce optional; each candidate costs a signature recovery, so only the
+      // MAX_TRIED_OTHERS newest of other clients' challenges are tried (api/auth/signin.ts).
+      let t = Date.now();
+      const call = await proxied(() => t);
+      const w = privateKeyToAccount(generatePrivateKey());
+      const ask = async (from: string) => {
+        const r = await call("POST", "/auth/challenge", from, { address: w.address });
+        expect(r.status, JSON.stringify(r.json)).toBe(200);
+        t += 1_000; // issued_at is in seconds: each newer than the last
+        return r.json;
+      };
+      const older = await ask("198.51.100.10");
+      const own = await ask("198.51.100.10");
+      // Others crowd in, five per client (each client's cap): with `own` they fill the bound exactly.
+      for (let i = 0; i < MAX_TRIED_OTHERS - 1; i++) await ask(`203.0.113.${10 + Math.floor(i / MAX_OPEN_CHALLENGES)}`);
+      const verify = (ch: { message: string; nonce: string }, withNonce: boolean) =>
+        w.signMessage({ message: ch.message }).then((signature) =>
+          call("POST", "/auth/verify", "2001:db8:5:5::1", {
+            address: w.address,
+            signature,
+            ...(withNonce ? { nonce: ch.nonce } : {}),
+          }),
+        );
+      const within = await verify(own, false);
+      expect(within.status, JSON.stringify(within.json)).toBe(200);
+      // One more from yet another client: `older` is now past the bound.
+      await ask("203.0.113.99");
+      const past = await verify(older, false);
+      expect(past.status).toBe(401);
+      expect(past.json.error.code).toBe("BAD_SIGNATURE");
+      expect(past.json.error.message).toContain("nonce");
+      // The careful user's way (the SDK's): the nonce names it, however many are open.
+      const named = await verify(older, true);
+      expect(named.status, JSON.stringify(named.json)).toBe(200);
+    },
+  );
 
-  it("with the nonce (as @pit/sdk's signIn sends it), the same crowding changes nothing: the wallet's own challenge is used", async () => {
-    const call = await proxied();
-    const w = privateKeyToAccount(generatePrivateKey());
-    const ch = await call("POST", "/auth/challenge", "198.51.100.11", { address: w.address });
-    await new Promise((ok) => setTimeout(ok, 1_100));
-    for (let i = 0; i < 5; i++)
-      expect((await call("POST", "/auth/challenge", "203.0.113.9", { address: w.address })).status).toBe(200);
-    const v = await call("POST", "/auth/verify", "2001:db8:5:6::1", {
-      address: w.address,
-      signature: await w.signMessage({ message: ch.json.message }),
-      nonce: ch.json.nonce,
-    });
-    expect(v.status, JSON.stringify(v.json)).toBe(200);
-  });
+  it(
+    "with the nonce (as @pit/sdk's signIn sends it), the same crowding changes nothing: the wallet's own challenge " +
+      "is used",
+    async () => {
+      const call = await proxied();
+      const w = privateKeyToAccount(generatePrivateKey());
+      const ch = await call("POST", "/auth/challenge", "198.51.100.11", { address: w.address });
+      await new Promise((ok) => setTimeout(ok, 1_100));
+      for (let i = 0; i < 5; i++)
+        expect((await call("POST", "/auth/challenge", "203.0.113.9", { address: w.address })).status).toBe(200);
+      const v = await call("POST", "/auth/verify", "2001:db8:5:6::1", {
+        address: w.address,
+        signature: await w.signMessage({ message: ch.json.message }),
+        nonce: ch.json.nonce,
+      });
+      expect(v.status, JSON.stringify(v.json)).toBe(200);
+    },
+  );
 
-  it("one subscriber's /56 (256 /64s, a home line) cannot spend the instance-wide sign-in bucket and shut sign-in for everyone", async () => {
+  it("one subscriber's /56 (256 /64s, a home line) cannot spend the instance-wide sign-in bucket and shut sign-in " +
+    "for everyone", async () => {
     // The clock stands still: the attacker's 100 /64s at 0.1/s each (10/s) match the overall refill, so what
     // one instant shows (the bucket empty) holds for as long as the attacker keeps sending.
     const t = Date.now();

@@ -157,7 +157,8 @@ beforeAll(async () => {
 afterAll(() => stack?.stop());
 
 describe("a session's curve trade under attack", () => {
-  it("the executor alone, from the trade answer: no other group, root, mode, redeemer or second use moves anything; the honest transaction once", async () => {
+  it("the executor alone, from the trade answer: no other group, root, mode, redeemer or second use moves anything; " +
+    "the honest transaction once", async () => {
     const t = await stack.agent.post(
       "/live/session/trade",
       { session_id: g.sessionId, token_in: "ETH", token_out: launch(), notional_usd: 10 },
@@ -245,7 +246,8 @@ describe("a session's curve trade under attack", () => {
     expect(await watch()).toEqual(once);
   }, 60_000);
 
-  it("the co-signer key alone redeems nothing: not the root it is the delegate of, not a leaf to itself, an outsider or anyone", async () => {
+  it("the co-signer key alone redeems nothing: not the root it is the delegate of, not a leaf to itself, an outsider " +
+    "or anyone", async () => {
     const trade = walletBatch(g.wallet.address, [fee(1n), buy(parseEther("0.001"))]);
     const before = await watch();
     const tries: [string, Account | typeof cosignerKey, Item[]][] = [
@@ -272,7 +274,8 @@ describe("a session's curve trade under attack", () => {
     expect(await watch()).toEqual(before);
   }, 60_000);
 
-  it("both keys: no other mode, encoding, token, recipient, outer ETH or amount past the root's bounds; the trade count ends it", async () => {
+  it("both keys: no other mode, encoding, token, recipient, outer ETH or amount past the root's bounds; the trade " +
+    "count ends it", async () => {
     const { dn } = stack;
     const cap = BigInt(g.start.on_chain_bounds.curve_root.eth_per_call_wei);
     expect(cap).toBeGreaterThan(0n);

@@ -226,81 +226,84 @@ describe("devnet fixtures", () => {
     expect(dn.universe.pools.some((p) => p.currency0 === zeroAddress)).toBe(true);
   });
 
-  it("runs the launchpad curve, the partner agent vault, the sanctions list and the upgradeable proxy token", async () => {
-    const { launchpad, partnerAgentVault, sanctionsList } = dn.universe.contracts;
-    const { launchToken, proxyToken, proxyImplV2 } = dn.universe.devnet!.fixtures as Record<string, Address>;
-    const accounts = dn.universe.devnet!.accounts;
-    const buyer = await dn.freshWallet(parseEther("5"));
-    const [tokensOut] = await dn.pub.readContract({
-      address: launchpad,
-      abi: launchpadAbi,
-      functionName: "quoteBuy",
-      args: [launchToken!, parseEther("1")],
-    });
-    const buy = await dn.walletFor(buyer).writeContract({
-      address: launchpad,
-      abi: launchpadAbi,
-      functionName: "buy",
-      args: [launchToken!, tokensOut, buyer.address],
-      value: parseEther("1"),
-    });
-    expect((await dn.mined(buy)).status).toBe("success");
-    expect(
-      await dn.pub.readContract({
-        address: launchToken!,
-        abi: erc20Abi,
-        functionName: "balanceOf",
-        args: [buyer.address],
-      }),
-    ).toBe(tokensOut);
+  it(
+    "runs the launchpad curve, the partner agent vault, the sanctions list and the upgradeable proxy " + "token",
+    async () => {
+      const { launchpad, partnerAgentVault, sanctionsList } = dn.universe.contracts;
+      const { launchToken, proxyToken, proxyImplV2 } = dn.universe.devnet!.fixtures as Record<string, Address>;
+      const accounts = dn.universe.devnet!.accounts;
+      const buyer = await dn.freshWallet(parseEther("5"));
+      const [tokensOut] = await dn.pub.readContract({
+        address: launchpad,
+        abi: launchpadAbi,
+        functionName: "quoteBuy",
+        args: [launchToken!, parseEther("1")],
+      });
+      const buy = await dn.walletFor(buyer).writeContract({
+        address: launchpad,
+        abi: launchpadAbi,
+        functionName: "buy",
+        args: [launchToken!, tokensOut, buyer.address],
+        value: parseEther("1"),
+      });
+      expect((await dn.mined(buy)).status).toBe("success");
+      expect(
+        await dn.pub.readContract({
+          address: launchToken!,
+          abi: erc20Abi,
+          functionName: "balanceOf",
+          args: [buyer.address],
+        }),
+      ).toBe(tokensOut);
 
-    const id = await dn.pub.readContract({
-      address: partnerAgentVault,
-      abi: partnerAgentVaultAbi,
-      functionName: "agentIdOf",
-      args: [accounts.partnerAgentWallet!],
-    });
-    expect(id).toBe(1n);
-    const agent = await dn.pub.readContract({
-      address: partnerAgentVault,
-      abi: partnerAgentVaultAbi,
-      functionName: "getAgent",
-      args: [id],
-    });
-    expect(agent.owner).toBe(accounts.partnerOwner);
-    expect(agent.token).toBe(launchToken);
+      const id = await dn.pub.readContract({
+        address: partnerAgentVault,
+        abi: partnerAgentVaultAbi,
+        functionName: "agentIdOf",
+        args: [accounts.partnerAgentWallet!],
+      });
+      expect(id).toBe(1n);
+      const agent = await dn.pub.readContract({
+        address: partnerAgentVault,
+        abi: partnerAgentVaultAbi,
+        functionName: "getAgent",
+        args: [id],
+      });
+      expect(agent.owner).toBe(accounts.partnerOwner);
+      expect(agent.token).toBe(launchToken);
 
-    expect(
-      await dn.pub.readContract({
-        address: sanctionsList,
-        abi: sanctionsListAbi,
-        functionName: "isSanctioned",
-        args: [accounts.sanctioned!],
-      }),
-    ).toBe(true);
-    expect(
-      await dn.pub.readContract({
-        address: sanctionsList,
-        abi: sanctionsListAbi,
-        functionName: "isSanctioned",
-        args: [accounts.traderA!],
-      }),
-    ).toBe(false);
+      expect(
+        await dn.pub.readContract({
+          address: sanctionsList,
+          abi: sanctionsListAbi,
+          functionName: "isSanctioned",
+          args: [accounts.sanctioned!],
+        }),
+      ).toBe(true);
+      expect(
+        await dn.pub.readContract({
+          address: sanctionsList,
+          abi: sanctionsListAbi,
+          functionName: "isSanctioned",
+          args: [accounts.traderA!],
+        }),
+      ).toBe(false);
 
-    const implSlot = "0x360894a13ba1a3210667c828492db98dca3e2076cc3735a920a3ca505d382bbc";
-    const before = await dn.pub.getStorageAt({ address: proxyToken!, slot: implSlot });
-    await dn.mined(
-      await dn.walletFor(dn.deployer).writeContract({
-        address: proxyToken!,
-        abi: proxyTokenAbi,
-        functionName: "upgradeProxyTo",
-        args: [proxyImplV2!],
-      }),
-    );
-    const after = await dn.pub.getStorageAt({ address: proxyToken!, slot: implSlot });
-    expect(after).not.toBe(before);
-    expect(await dn.pub.readContract({ address: proxyToken!, abi: proxyTokenAbi, functionName: "version" })).toBe(2n);
-  });
+      const implSlot = "0x360894a13ba1a3210667c828492db98dca3e2076cc3735a920a3ca505d382bbc";
+      const before = await dn.pub.getStorageAt({ address: proxyToken!, slot: implSlot });
+      await dn.mined(
+        await dn.walletFor(dn.deployer).writeContract({
+          address: proxyToken!,
+          abi: proxyTokenAbi,
+          functionName: "upgradeProxyTo",
+          args: [proxyImplV2!],
+        }),
+      );
+      const after = await dn.pub.getStorageAt({ address: proxyToken!, slot: implSlot });
+      expect(after).not.toBe(before);
+      expect(await dn.pub.readContract({ address: proxyToken!, abi: proxyTokenAbi, functionName: "version" })).toBe(2n);
+    },
+  );
 
   it("taxes fee-on-transfer transfers", async () => {
     const tax = dn.universe.devnet!.fixtures.feeOnTransfer!;

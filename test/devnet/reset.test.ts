@@ -36,7 +36,8 @@ describe("npm run devnet:reset", () => {
     expect(existsSync(dataDir)).toBe(false);
     const left = (
       await client.query<{ n: string }>(
-        "SELECT nspname AS n FROM pg_namespace WHERE nspname IN ('app','ponder_sync','pit','pit_0123456789ab','keep_me','pit_not_a_build') ORDER BY 1",
+        "SELECT nspname AS n FROM pg_namespace WHERE nspname IN " +
+          "('app','ponder_sync','pit','pit_0123456789ab','keep_me','pit_not_a_build') ORDER BY 1",
       )
     ).rows.map((x) => x.n);
     await client.end();

@@ -299,42 +299,46 @@ describe.each<StoreKind>(["pglite", "postgres"])("sign-in and keys on %s", (kind
     }
   });
 
-  it("counts a wrong sign-in signature as a failed authentication; a locked-out address's sign-ins spend none of its sign-in budget", async () => {
-    const limited = await serveApi({
-      rpcUrl: dn.anvil.rpcUrl,
-      db: store.db,
-      clock,
-      limiter: new RateLimiter(clock, 1000, true),
-    });
-    try {
-      const a = privateKeyToAccount(generatePrivateKey());
-      const ch = (await limited.call("POST", "/api/v1/auth/challenge", { address: a.address })).json;
-      const other = privateKeyToAccount(generatePrivateKey());
-      const wrong = await limited.call("POST", "/api/v1/auth/verify", {
-        address: a.address,
-        signature: await other.signMessage({ message: ch.message }),
+  it(
+    "counts a wrong sign-in signature as a failed authentication; a locked-out address's sign-ins spend none of its " +
+      "sign-in budget",
+    async () => {
+      const limited = await serveApi({
+        rpcUrl: dn.anvil.rpcUrl,
+        db: store.db,
+        clock,
+        limiter: new RateLimiter(clock, 1000, true),
       });
-      expect([wrong.status, wrong.json.error.code]).toEqual([401, "BAD_SIGNATURE"]);
-      // The wrong signature was the first of the address's 20 failures: 19 bad keys lock it out.
-      const me = () => limited.call("GET", "/api/v1/auth/me", undefined, { authorization: "Bearer pit_w_not-a-key" });
-      for (let i = 0; i < 19; i++) expect((await me()).status).toBe(401);
-      expect((await me()).status).toBe(429);
-      // More sign-ins than the sign-in bucket holds (10): each refused by the lockout, none spending that bucket.
-      const refusals = new Set<string>();
-      for (let i = 0; i < 12; i++) {
-        const r = await limited.call("POST", "/api/v1/auth/verify", {
+      try {
+        const a = privateKeyToAccount(generatePrivateKey());
+        const ch = (await limited.call("POST", "/api/v1/auth/challenge", { address: a.address })).json;
+        const other = privateKeyToAccount(generatePrivateKey());
+        const wrong = await limited.call("POST", "/api/v1/auth/verify", {
           address: a.address,
-          signature: await a.signMessage({ message: ch.message }),
+          signature: await other.signMessage({ message: ch.message }),
         });
-        refusals.add(`${r.status} ${r.json.error.code} ${r.json.error.message}`);
+        expect([wrong.status, wrong.json.error.code]).toEqual([401, "BAD_SIGNATURE"]);
+        // The wrong signature was the first of the address's 20 failures: 19 bad keys lock it out.
+        const me = () => limited.call("GET", "/api/v1/auth/me", undefined, { authorization: "Bearer pit_w_not-a-key" });
+        for (let i = 0; i < 19; i++) expect((await me()).status).toBe(401);
+        expect((await me()).status).toBe(429);
+        // More sign-ins than the sign-in bucket holds (10): each refused by the lockout, none spending that bucket.
+        const refusals = new Set<string>();
+        for (let i = 0; i < 12; i++) {
+          const r = await limited.call("POST", "/api/v1/auth/verify", {
+            address: a.address,
+            signature: await a.signMessage({ message: ch.message }),
+          });
+          refusals.add(`${r.status} ${r.json.error.code} ${r.json.error.message}`);
+        }
+        expect([...refusals]).toEqual([
+          "429 RATE_LIMITED too many failed authentications from this address; retry after the pause",
+        ]);
+      } finally {
+        await limited.close();
       }
-      expect([...refusals]).toEqual([
-        "429 RATE_LIMITED too many failed authentications from this address; retry after the pause",
-      ]);
-    } finally {
-      await limited.close();
-    }
-  });
+    },
+  );
 
   it("reads the partner agent vault, and restricts sign-in to partner agents when configured", async () => {
     const agentWallet = devAccount(8);

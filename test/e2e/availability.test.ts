@@ -82,7 +82,8 @@ afterAll(async () => {
 });
 
 describe("screening a token the service does not control", () => {
-  it("a failed screen spends no service-wide budget, and the unreadable token is answered from cache without a chain call", async () => {
+  it("a failed screen spends no service-wide budget, and the unreadable token is answered from cache without a chain " +
+    "call", async () => {
     const proxy = await startRpcProxy(dn.anvil.rpcUrl);
     opened.push({ close: () => proxy.close() });
     // A service-wide budget of one new screen an hour.
@@ -221,7 +222,8 @@ describe("a bystander while others screen gas burners and poll the treasury afte
 });
 
 describe("the treasury with an airdropped gas burner", () => {
-  it("closes its week: the burner recorded unreadable and carried, the split sent, while the burners are screened", async () => {
+  it("closes its week: the burner recorded unreadable and carried, the split sent, while the burners are " +
+    "screened", async () => {
     expect(burners.length).toBeGreaterThan(0);
     const week = weekOf(Math.floor(clock() / 1000));
     const ts = week.end + 3_600;
@@ -258,24 +260,28 @@ describe("the treasury with an airdropped gas burner", () => {
 });
 
 describe("a batch that reads a token the service does not control", () => {
-  it("caps the whole eth_call: the burner's call fails on its own, the pinned calls before it answer (viem's plain multicall burns 29M gas for it)", async () => {
-    const burner = await deployGasBurner(dn);
-    const pinned = {
-      address: dn.universe.contracts.multicall3,
-      abi: parseAbi(["function getCurrentBlockTimestamp() view returns (uint256)"]),
-      functionName: "getCurrentBlockTimestamp",
-    } as const;
-    const burning = {
-      address: burner,
-      abi: parseAbi(["function name() view returns (string)"]),
-      functionName: "name",
-    } as const;
-    // Without a cap the node runs the burner to the end and it answers: seconds of node time for one caller.
-    const plain = await dn.pub.multicall({ contracts: [pinned, burning], allowFailure: true });
-    expect(plain[1]!.status).toBe("success");
-    const capped = await cappedMulticall(dn.pub, { contracts: [pinned, burning] });
-    expect(capped[0]!.status).toBe("success");
-    expect(capped[0]!.result as bigint).toBeGreaterThan(0n);
-    expect(capped[1]!.status).toBe("failure");
-  });
+  it(
+    "caps the whole eth_call: the burner's call fails on its own, the pinned calls before it answer (viem's plain " +
+      "multicall burns 29M gas for it)",
+    async () => {
+      const burner = await deployGasBurner(dn);
+      const pinned = {
+        address: dn.universe.contracts.multicall3,
+        abi: parseAbi(["function getCurrentBlockTimestamp() view returns (uint256)"]),
+        functionName: "getCurrentBlockTimestamp",
+      } as const;
+      const burning = {
+        address: burner,
+        abi: parseAbi(["function name() view returns (string)"]),
+        functionName: "name",
+      } as const;
+      // Without a cap the node runs the burner to the end and it answers: seconds of node time for one caller.
+      const plain = await dn.pub.multicall({ contracts: [pinned, burning], allowFailure: true });
+      expect(plain[1]!.status).toBe("success");
+      const capped = await cappedMulticall(dn.pub, { contracts: [pinned, burning] });
+      expect(capped[0]!.status).toBe("success");
+      expect(capped[0]!.result as bigint).toBeGreaterThan(0n);
+      expect(capped[1]!.status).toBe("failure");
+    },
+  );
 });

@@ -98,18 +98,21 @@ describe("request bodies", () => {
 });
 
 describe("rate limits", () => {
-  it("spends the public bucket (60, then 2 per second) across GET /api/v1/treasury and the /treasury page", async () => {
-    now += 200_000; // full buckets
-    const statuses: number[] = [];
-    for (let i = 0; i < 60; i++)
-      statuses.push((await api.call("GET", i % 2 ? "/treasury" : "/api/v1/treasury")).status);
-    expect(statuses.every((s) => s === 200)).toBe(true);
-    const limited = await api.call("GET", "/treasury");
-    expect([limited.status, limited.json?.error?.code]).toEqual([429, "RATE_LIMITED"]);
-    expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(0);
-    now += 1_000;
-    expect((await api.call("GET", "/api/v1/treasury")).status).toBe(200);
-  });
+  it(
+    "spends the public bucket (60, then 2 per second) across GET /api/v1/treasury and the /treasury " + "page",
+    async () => {
+      now += 200_000; // full buckets
+      const statuses: number[] = [];
+      for (let i = 0; i < 60; i++)
+        statuses.push((await api.call("GET", i % 2 ? "/treasury" : "/api/v1/treasury")).status);
+      expect(statuses.every((s) => s === 200)).toBe(true);
+      const limited = await api.call("GET", "/treasury");
+      expect([limited.status, limited.json?.error?.code]).toEqual([429, "RATE_LIMITED"]);
+      expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(0);
+      now += 1_000;
+      expect((await api.call("GET", "/api/v1/treasury")).status).toBe(200);
+    },
+  );
 
   it("spends the sign-in bucket (10, then one per 10 s) with Retry-After, and refills", async () => {
     const address = privateKeyToAccount(generatePrivateKey()).address;
@@ -237,33 +240,36 @@ describe("logs", () => {
 });
 
 describe("wrong method and unknown path", () => {
-  it("answers a known route's wrong method 405 METHOD_NOT_ALLOWED with Allow, parameterised routes included", async () => {
-    now += 1_000_000; // full buckets, whatever ran before
-    const cases: [string, string, string][] = [
-      ["POST", "/api/v1/tokens/USDG", "GET, HEAD"], // /tokens/:address (404 before)
-      ["DELETE", "/api/v1/tokens/0x00000000000000000000000000000000000000aa", "GET, HEAD"],
-      ["POST", "/api/v1/tokens", "GET, HEAD"],
-      ["PUT", "/api/v1/me/portfolio", "GET, HEAD"],
-      ["POST", "/api/v1/config", "GET, HEAD"],
-      ["GET", "/api/v1/live/quote", "POST"],
-      ["GET", "/api/v1/auth/challenge", "POST"],
-    ];
-    for (const [method, path, allow] of cases) {
-      const r = await api.call(method, path, method === "GET" ? undefined : {});
-      expect([
-        method,
-        path,
-        r.status,
-        r.json?.error?.code,
-        r.headers.get("allow"),
-        r.headers.get("cache-control"),
-      ]).toEqual([method, path, 405, "METHOD_NOT_ALLOWED", allow, "no-store"]);
-    }
-    // HEAD is served with GET, so on a POST-only route it is a wrong method too (no body, same headers).
-    const head = await api.call("HEAD", "/api/v1/live/quote");
-    expect([head.status, head.headers.get("allow")]).toEqual([405, "POST"]);
-    expect((await api.call("HEAD", "/api/v1/config")).status).toBe(200);
-  });
+  it(
+    "answers a known route's wrong method 405 METHOD_NOT_ALLOWED with Allow, parameterised routes " + "included",
+    async () => {
+      now += 1_000_000; // full buckets, whatever ran before
+      const cases: [string, string, string][] = [
+        ["POST", "/api/v1/tokens/USDG", "GET, HEAD"], // /tokens/:address (404 before)
+        ["DELETE", "/api/v1/tokens/0x00000000000000000000000000000000000000aa", "GET, HEAD"],
+        ["POST", "/api/v1/tokens", "GET, HEAD"],
+        ["PUT", "/api/v1/me/portfolio", "GET, HEAD"],
+        ["POST", "/api/v1/config", "GET, HEAD"],
+        ["GET", "/api/v1/live/quote", "POST"],
+        ["GET", "/api/v1/auth/challenge", "POST"],
+      ];
+      for (const [method, path, allow] of cases) {
+        const r = await api.call(method, path, method === "GET" ? undefined : {});
+        expect([
+          method,
+          path,
+          r.status,
+          r.json?.error?.code,
+          r.headers.get("allow"),
+          r.headers.get("cache-control"),
+        ]).toEqual([method, path, 405, "METHOD_NOT_ALLOWED", allow, "no-store"]);
+      }
+      // HEAD is served with GET, so on a POST-only route it is a wrong method too (no body, same headers).
+      const head = await api.call("HEAD", "/api/v1/live/quote");
+      expect([head.status, head.headers.get("allow")]).toEqual([405, "POST"]);
+      expect((await api.call("HEAD", "/api/v1/config")).status).toBe(200);
+    },
+  );
 
   it("answers 405 on every route the app serves, with that route's method in Allow", async () => {
     now += 1_000_000;

@@ -85,82 +85,89 @@ function withSweepTo(data: Hex, to: Address): Hex {
 }
 
 describe("fast/terms", () => {
-  it("publishes the pinned table with its SHA-256 (what an SDK derives from the same universe), the wallet's fee and the limits", async () => {
-    const { key } = await agent();
-    const r = await stack.agent.get("/live/fast/terms", key);
-    expect(r.status).toBe(200);
-    for (const f of [
-      "enabled",
-      "routes",
-      "deadline_s",
-      "limits",
-      "fee",
-      "base_fee_wei",
-      "max_notional_usd",
-      "mark_max_age_s",
-      "slippage_tolerance_by_size",
-      "stock_session_open",
-      "server_time",
-    ])
-      expect(r.json, f).toHaveProperty(f);
-    expect(r.json.enabled).toBe(true);
-    const c = stack.api.config;
-    const local = fastRouteTable({
-      chainId: 4663,
-      router: c.contracts.universalRouter,
-      tokens: c.tokens,
-      pools: c.pools,
-    });
-    expect(r.json.routes.sha256).toBe(fastRoutesSha256(local));
-    const pairs = r.json.routes.pairs.map((p: any) => `${p.token_in}>${p.token_out}`);
-    expect(pairs).toContain("ETH>USDG");
-    expect(pairs).toContain("TSLA>NVDA");
-    for (const never of ["WBTC", "ORBIO"]) expect(pairs.some((p: string) => p.includes(never))).toBe(false);
-    expect(pairs).not.toContain("ETH>WETH");
-    expect(r.json.fee).toMatchObject({
-      schedule: 2,
-      class: "major",
-      tier_bps: 25,
-      bps: 25,
-      shield_add_bps: 10,
-      posted_bps: 25,
-      recipient: c.feeRecipient,
-    });
-    expect((await stack.agent.get("/live/fast/terms?shield=1", key)).json.fee.bps).toBe(35);
-    expect((await stack.agent.get("/live/fast/terms?shield=2", key)).status).toBe(400);
-  });
+  it(
+    "publishes the pinned table with its SHA-256 (what an SDK derives from the same universe), the wallet's fee and " +
+      "the limits",
+    async () => {
+      const { key } = await agent();
+      const r = await stack.agent.get("/live/fast/terms", key);
+      expect(r.status).toBe(200);
+      for (const f of [
+        "enabled",
+        "routes",
+        "deadline_s",
+        "limits",
+        "fee",
+        "base_fee_wei",
+        "max_notional_usd",
+        "mark_max_age_s",
+        "slippage_tolerance_by_size",
+        "stock_session_open",
+        "server_time",
+      ])
+        expect(r.json, f).toHaveProperty(f);
+      expect(r.json.enabled).toBe(true);
+      const c = stack.api.config;
+      const local = fastRouteTable({
+        chainId: 4663,
+        router: c.contracts.universalRouter,
+        tokens: c.tokens,
+        pools: c.pools,
+      });
+      expect(r.json.routes.sha256).toBe(fastRoutesSha256(local));
+      const pairs = r.json.routes.pairs.map((p: any) => `${p.token_in}>${p.token_out}`);
+      expect(pairs).toContain("ETH>USDG");
+      expect(pairs).toContain("TSLA>NVDA");
+      for (const never of ["WBTC", "ORBIO"]) expect(pairs.some((p: string) => p.includes(never))).toBe(false);
+      expect(pairs).not.toContain("ETH>WETH");
+      expect(r.json.fee).toMatchObject({
+        schedule: 2,
+        class: "major",
+        tier_bps: 25,
+        bps: 25,
+        shield_add_bps: 10,
+        posted_bps: 25,
+        recipient: c.feeRecipient,
+      });
+      expect((await stack.agent.get("/live/fast/terms?shield=1", key)).json.fee.bps).toBe(35);
+      expect((await stack.agent.get("/live/fast/terms?shield=2", key)).status).toBe(400);
+    },
+  );
 });
 
 describe("live/fast relays what it rebuilt, once", () => {
-  it("ETH -> USDG: relayed, mined, listed as path fast; the same bytes again answer the same hash, no second relay", async () => {
-    const { a, key } = await agent();
-    const before = await usdgOf(a.address);
-    const { body, minOut } = await fastBody(stack, a, key, {
-      token_in: "ETH",
-      token_out: "USDG",
-      amount_in: parseEther("0.01"),
-    });
-    const r = await post(body, key);
-    expect(r.status, JSON.stringify(r.json)).toBe(200);
-    expect(r.json).toMatchObject({
-      relayed: true,
-      repeat: false,
-      fee: { bps: 25, class: "major", side: "input", token: zeroAddress },
-      min_out: minOut.toString(),
-    });
-    expect(BigInt(r.json.min_out_floor)).toBeLessThanOrEqual(minOut);
-    expect(r.json.simulation.ok).toBe(true);
-    expect((await stack.dn.mined(r.json.tx_hash)).status).toBe("success");
-    expect((await usdgOf(a.address)) - before).toBeGreaterThanOrEqual(minOut);
-    const again = await post(body, key);
-    expect(again.json).toMatchObject({ tx_hash: r.json.tx_hash, repeat: true });
-    // A repeat answers what the first call answered (what was relayed), not a fresh reading.
-    for (const k of ["route", "fee", "min_out", "min_out_floor", "checks", "simulation"])
-      expect(again.json[k], k).toEqual(r.json[k]);
-    const trades = (await stack.agent.get("/me/trades", key)).json.trades;
-    expect(trades.filter((t: any) => t.tx_hash === r.json.tx_hash.toLowerCase())).toHaveLength(1);
-    expect(trades[0]).toMatchObject({ path: "fast", tx_hash: r.json.tx_hash.toLowerCase() });
-  });
+  it(
+    "ETH -> USDG: relayed, mined, listed as path fast; the same bytes again answer the same hash, no second " + "relay",
+    async () => {
+      const { a, key } = await agent();
+      const before = await usdgOf(a.address);
+      const { body, minOut } = await fastBody(stack, a, key, {
+        token_in: "ETH",
+        token_out: "USDG",
+        amount_in: parseEther("0.01"),
+      });
+      const r = await post(body, key);
+      expect(r.status, JSON.stringify(r.json)).toBe(200);
+      expect(r.json).toMatchObject({
+        relayed: true,
+        repeat: false,
+        fee: { bps: 25, class: "major", side: "input", token: zeroAddress },
+        min_out: minOut.toString(),
+      });
+      expect(BigInt(r.json.min_out_floor)).toBeLessThanOrEqual(minOut);
+      expect(r.json.simulation.ok).toBe(true);
+      expect((await stack.dn.mined(r.json.tx_hash)).status).toBe("success");
+      expect((await usdgOf(a.address)) - before).toBeGreaterThanOrEqual(minOut);
+      const again = await post(body, key);
+      expect(again.json).toMatchObject({ tx_hash: r.json.tx_hash, repeat: true });
+      // A repeat answers what the first call answered (what was relayed), not a fresh reading.
+      for (const k of ["route", "fee", "min_out", "min_out_floor", "checks", "simulation"])
+        expect(again.json[k], k).toEqual(r.json[k]);
+      const trades = (await stack.agent.get("/me/trades", key)).json.trades;
+      expect(trades.filter((t: any) => t.tx_hash === r.json.tx_hash.toLowerCase())).toHaveLength(1);
+      expect(trades[0]).toMatchObject({ path: "fast", tx_hash: r.json.tx_hash.toLowerCase() });
+    },
+  );
 
   it("USDG -> ETH with a permit for exactly amount_in, carried in the swap", async () => {
     const { a, key } = await agent();
@@ -374,150 +381,169 @@ describe("every rule, provoked by a real signed transaction, answered in SPEC's 
     expect(await usdgOf(thief)).toBe(0n);
   });
 
-  it("MARKET_CLOSED on a Saturday for a stock pair; GEOFENCE without the attestation on a weekday; a stock pair trades inside the session", async () => {
-    const { a, key } = main;
-    try {
-      setClock(SATURDAY_NOON);
-      const closed = await fastBody(stack, a, key, {
-        token_in: "USDG",
-        token_out: "TSLA",
-        amount_in: parseUnits("20", 6),
-        permit: true,
-      });
-      expect(refusal(await post(closed.body, key)).code).toBe("MARKET_CLOSED");
-      setClock(WEDNESDAY_NY_10AM);
-      const geo = await fastBody(stack, a, key, {
-        token_in: "USDG",
-        token_out: "TSLA",
-        amount_in: parseUnits("20", 6),
-        permit: true,
-        body: { owner_attests_non_us: false },
-      });
-      expect(refusal(await post(geo.body, key)).code).toBe("GEOFENCE");
-      const open = await fastBody(stack, a, key, {
-        token_in: "USDG",
-        token_out: "TSLA",
-        amount_in: parseUnits("20", 6),
-        permit: true,
-      });
-      const r = await post(open.body, key);
-      expect(r.status, JSON.stringify(r.json)).toBe(200);
-      expect((await stack.dn.mined(r.json.tx_hash)).status).toBe("success");
-      // And back: a stock sale pays its fee on the output side (PAY_PORTION); the watcher settles both.
-      await approvePermit2(stack, a, stack.dn.token("TSLA"));
-      const held = await stack.dn.pub.readContract({
-        address: stack.dn.token("TSLA"),
-        abi: erc20Abi,
-        functionName: "balanceOf",
-        args: [a.address],
-      });
-      const back = await fastBody(stack, a, key, {
-        token_in: "TSLA",
-        token_out: "USDG",
-        amount_in: held,
-        permit: true,
-      });
-      const sold = await post(back.body, key);
-      expect(sold.status, JSON.stringify(sold.json)).toBe(200);
-      expect(sold.json.fee.side).toBe("output");
-      expect((await stack.dn.mined(sold.json.tx_hash)).status).toBe("success");
-      const status = async (h: string) =>
-        (await stack.agent.get("/me/trades", key)).json.trades.find((t: any) => t.tx_hash === h.toLowerCase())?.status;
-      for (
-        let i = 0;
-        i < 100 && ((await status(r.json.tx_hash)) !== "mined" || (await status(sold.json.tx_hash)) !== "mined");
-        i++
-      )
-        await new Promise((res) => setTimeout(res, 100));
-      expect([await status(r.json.tx_hash), await status(sold.json.tx_hash)]).toEqual(["mined", "mined"]);
-    } finally {
-      setClock(null);
-    }
-  });
+  it(
+    "MARKET_CLOSED on a Saturday for a stock pair; GEOFENCE without the attestation on a weekday; a stock pair " +
+      "trades inside the session",
+    async () => {
+      const { a, key } = main;
+      try {
+        setClock(SATURDAY_NOON);
+        const closed = await fastBody(stack, a, key, {
+          token_in: "USDG",
+          token_out: "TSLA",
+          amount_in: parseUnits("20", 6),
+          permit: true,
+        });
+        expect(refusal(await post(closed.body, key)).code).toBe("MARKET_CLOSED");
+        setClock(WEDNESDAY_NY_10AM);
+        const geo = await fastBody(stack, a, key, {
+          token_in: "USDG",
+          token_out: "TSLA",
+          amount_in: parseUnits("20", 6),
+          permit: true,
+          body: { owner_attests_non_us: false },
+        });
+        expect(refusal(await post(geo.body, key)).code).toBe("GEOFENCE");
+        const open = await fastBody(stack, a, key, {
+          token_in: "USDG",
+          token_out: "TSLA",
+          amount_in: parseUnits("20", 6),
+          permit: true,
+        });
+        const r = await post(open.body, key);
+        expect(r.status, JSON.stringify(r.json)).toBe(200);
+        expect((await stack.dn.mined(r.json.tx_hash)).status).toBe("success");
+        // And back: a stock sale pays its fee on the output side (PAY_PORTION); the watcher settles both.
+        await approvePermit2(stack, a, stack.dn.token("TSLA"));
+        const held = await stack.dn.pub.readContract({
+          address: stack.dn.token("TSLA"),
+          abi: erc20Abi,
+          functionName: "balanceOf",
+          args: [a.address],
+        });
+        const back = await fastBody(stack, a, key, {
+          token_in: "TSLA",
+          token_out: "USDG",
+          amount_in: held,
+          permit: true,
+        });
+        const sold = await post(back.body, key);
+        expect(sold.status, JSON.stringify(sold.json)).toBe(200);
+        expect(sold.json.fee.side).toBe("output");
+        expect((await stack.dn.mined(sold.json.tx_hash)).status).toBe("success");
+        const status = async (h: string) =>
+          (await stack.agent.get("/me/trades", key)).json.trades.find((t: any) => t.tx_hash === h.toLowerCase())
+            ?.status;
+        for (
+          let i = 0;
+          i < 100 && ((await status(r.json.tx_hash)) !== "mined" || (await status(sold.json.tx_hash)) !== "mined");
+          i++
+        )
+          await new Promise((res) => setTimeout(res, 100));
+        expect([await status(r.json.tx_hash), await status(sold.json.tx_hash)]).toEqual(["mined", "mined"]);
+      } finally {
+        setClock(null);
+      }
+    },
+  );
 
-  it("STOCK_PAUSED and WALLET_BLOCKED by the issuer; ROUTE_VS_MID for a stock pair whose minimum sits far under the pool mid", async () => {
-    const { a, key } = main;
-    const deployer = stack.dn.walletFor(stack.dn.deployer);
-    const usdgToNvda: FastOpts = { token_in: "USDG", token_out: "NVDA", amount_in: parseUnits("20", 6), permit: true };
-    try {
-      setClock(WEDNESDAY_NY_10AM);
-      await stack.dn.mined(
-        await deployer.writeContract({
-          address: stack.dn.token("NVDA"),
-          abi: stockTokenAbi,
-          functionName: "setTokenPaused",
-          args: [true],
-        }),
-      );
-      await refused(usdgToNvda, "STOCK_PAUSED");
-      await stack.dn.mined(
-        await deployer.writeContract({
-          address: stack.dn.token("NVDA"),
-          abi: stockTokenAbi,
-          functionName: "setTokenPaused",
-          args: [false],
-        }),
-      );
-      await stack.dn.mined(
-        await deployer.writeContract({
-          address: stack.dn.universe.contracts.stockRegistry,
-          abi: stockRegistryAbi,
-          functionName: "setBlocked",
-          args: [a.address, true],
-        }),
-      );
-      await refused(usdgToNvda, "WALLET_BLOCKED");
-      await stack.dn.mined(
-        await deployer.writeContract({
-          address: stack.dn.universe.contracts.stockRegistry,
-          abi: stockRegistryAbi,
-          functionName: "setBlocked",
-          args: [a.address, false],
-        }),
-      );
-      // Without simulation the minimum is what is judged against the mid: 6 % under it is ROUTE_VS_MID (MIN_OUT allows cap + pool fee + band).
-      const fair = await fastBody(stack, a, key, usdgToNvda);
-      const r = refusal(
-        await post(
-          (
-            await fastBody(stack, a, key, {
-              ...usdgToNvda,
-              min_out: (fair.minOut * 94n) / 99n,
-              body: { simulate: false },
-            })
-          ).body,
-          key,
-        ),
-      );
-      expect(r.rules).toContain("ROUTE_VS_MID");
-    } finally {
-      setClock(null);
-      await stack.dn.mined(
-        await deployer.writeContract({
-          address: stack.dn.token("NVDA"),
-          abi: stockTokenAbi,
-          functionName: "setTokenPaused",
-          args: [false],
-        }),
-      );
-      await stack.dn.mined(
-        await deployer.writeContract({
-          address: stack.dn.universe.contracts.stockRegistry,
-          abi: stockRegistryAbi,
-          functionName: "setBlocked",
-          args: [a.address, false],
-        }),
-      );
-    }
-  });
+  it(
+    "STOCK_PAUSED and WALLET_BLOCKED by the issuer; ROUTE_VS_MID for a stock pair whose minimum sits far under the " +
+      "pool mid",
+    async () => {
+      const { a, key } = main;
+      const deployer = stack.dn.walletFor(stack.dn.deployer);
+      const usdgToNvda: FastOpts = {
+        token_in: "USDG",
+        token_out: "NVDA",
+        amount_in: parseUnits("20", 6),
+        permit: true,
+      };
+      try {
+        setClock(WEDNESDAY_NY_10AM);
+        await stack.dn.mined(
+          await deployer.writeContract({
+            address: stack.dn.token("NVDA"),
+            abi: stockTokenAbi,
+            functionName: "setTokenPaused",
+            args: [true],
+          }),
+        );
+        await refused(usdgToNvda, "STOCK_PAUSED");
+        await stack.dn.mined(
+          await deployer.writeContract({
+            address: stack.dn.token("NVDA"),
+            abi: stockTokenAbi,
+            functionName: "setTokenPaused",
+            args: [false],
+          }),
+        );
+        await stack.dn.mined(
+          await deployer.writeContract({
+            address: stack.dn.universe.contracts.stockRegistry,
+            abi: stockRegistryAbi,
+            functionName: "setBlocked",
+            args: [a.address, true],
+          }),
+        );
+        await refused(usdgToNvda, "WALLET_BLOCKED");
+        await stack.dn.mined(
+          await deployer.writeContract({
+            address: stack.dn.universe.contracts.stockRegistry,
+            abi: stockRegistryAbi,
+            functionName: "setBlocked",
+            args: [a.address, false],
+          }),
+        );
+        // Without simulation the minimum is what is judged against the mid: 6 % under it is ROUTE_VS_MID (MIN_OUT
+        // allows cap + pool fee + band).
+        const fair = await fastBody(stack, a, key, usdgToNvda);
+        const r = refusal(
+          await post(
+            (
+              await fastBody(stack, a, key, {
+                ...usdgToNvda,
+                min_out: (fair.minOut * 94n) / 99n,
+                body: { simulate: false },
+              })
+            ).body,
+            key,
+          ),
+        );
+        expect(r.rules).toContain("ROUTE_VS_MID");
+      } finally {
+        setClock(null);
+        await stack.dn.mined(
+          await deployer.writeContract({
+            address: stack.dn.token("NVDA"),
+            abi: stockTokenAbi,
+            functionName: "setTokenPaused",
+            args: [false],
+          }),
+        );
+        await stack.dn.mined(
+          await deployer.writeContract({
+            address: stack.dn.universe.contracts.stockRegistry,
+            abi: stockRegistryAbi,
+            functionName: "setBlocked",
+            args: [a.address, false],
+          }),
+        );
+      }
+    },
+  );
 
-  it("SIMULATION_FAILED for a minimum the pools cannot meet; FAST_FUNDS without simulation for a wallet that lacks the input", async () => {
-    const { a, key } = main;
-    const ok = await fastBody(stack, a, key, eth());
-    await refused(eth({ min_out: ok.minOut * 2n }), "SIMULATION_FAILED", 422, { a, key });
-    const poor = await agent("0.005");
-    await refused(eth({ body: { simulate: false } }), "FAST_FUNDS", 422, poor);
-  });
+  it(
+    "SIMULATION_FAILED for a minimum the pools cannot meet; FAST_FUNDS without simulation for a wallet that lacks " +
+      "the input",
+    async () => {
+      const { a, key } = main;
+      const ok = await fastBody(stack, a, key, eth());
+      await refused(eth({ min_out: ok.minOut * 2n }), "SIMULATION_FAILED", 422, { a, key });
+      const poor = await agent("0.005");
+      await refused(eth({ body: { simulate: false } }), "FAST_FUNDS", 422, poor);
+    },
+  );
 
   it("POOL_FAR when the oracle moves 10 % from the pinned pool", async () => {
     const { a, key } = main;
@@ -614,161 +640,181 @@ describe("fast mode off", () => {
 });
 
 describe("two API instances on one PostgreSQL store", () => {
-  it("the same signed bytes sent to both at once are relayed once; a later repeat on either answers the same hash", async () => {
-    const second = await serveApi({
-      rpcUrl: stack.dn.anvil.rpcUrl,
-      db: stack.store.db,
-      indexed: stack.ix.liveReads().reads,
-      clock: () => Date.now() + offsetMs,
-    });
-    try {
-      const { a, key } = main;
-      const { body } = await fastBody(stack, a, key, {
-        token_in: "ETH",
-        token_out: "USDG",
-        amount_in: parseEther("0.01"),
+  it(
+    "the same signed bytes sent to both at once are relayed once; a later repeat on either answers the same " + "hash",
+    async () => {
+      const second = await serveApi({
+        rpcUrl: stack.dn.anvil.rpcUrl,
+        db: stack.store.db,
+        indexed: stack.ix.liveReads().reads,
+        clock: () => Date.now() + offsetMs,
       });
-      const viaSecond = (b: Record<string, unknown>) =>
-        second.call("POST", "/api/v1/live/fast", b, { authorization: `Bearer ${key}` });
-      const answers = await Promise.all([post(body, key), viaSecond(body), post(body, key), viaSecond(body)]);
-      const ok = answers.filter((r) => r.status === 200);
-      for (const r of answers) if (r.status !== 200) expect(r.json.error.code).toBe("IN_FLIGHT");
-      expect(ok.filter((r) => r.json.repeat === false)).toHaveLength(1);
-      const hash = ok[0]!.json.tx_hash;
-      expect((await stack.dn.mined(hash)).status).toBe("success");
-      for (const r of [await post(body, key), await viaSecond(body)])
-        expect(r.json).toMatchObject({ tx_hash: hash, repeat: true });
-      const rows = (await stack.agent.get("/me/trades", key)).json.trades.filter(
-        (t: any) => t.tx_hash === hash.toLowerCase(),
-      );
-      expect(rows).toHaveLength(1);
-    } finally {
-      await second.close();
-    }
-  });
+      try {
+        const { a, key } = main;
+        const { body } = await fastBody(stack, a, key, {
+          token_in: "ETH",
+          token_out: "USDG",
+          amount_in: parseEther("0.01"),
+        });
+        const viaSecond = (b: Record<string, unknown>) =>
+          second.call("POST", "/api/v1/live/fast", b, { authorization: `Bearer ${key}` });
+        const answers = await Promise.all([post(body, key), viaSecond(body), post(body, key), viaSecond(body)]);
+        const ok = answers.filter((r) => r.status === 200);
+        for (const r of answers) if (r.status !== 200) expect(r.json.error.code).toBe("IN_FLIGHT");
+        expect(ok.filter((r) => r.json.repeat === false)).toHaveLength(1);
+        const hash = ok[0]!.json.tx_hash;
+        expect((await stack.dn.mined(hash)).status).toBe("success");
+        for (const r of [await post(body, key), await viaSecond(body)])
+          expect(r.json).toMatchObject({ tx_hash: hash, repeat: true });
+        const rows = (await stack.agent.get("/me/trades", key)).json.trades.filter(
+          (t: any) => t.tx_hash === hash.toLowerCase(),
+        );
+        expect(rows).toHaveLength(1);
+      } finally {
+        await second.close();
+      }
+    },
+  );
 });
 
 describe("the sequencer's answers", () => {
-  it("no answer: 502 SEQUENCER_UNREACHABLE and the trade kept; the same bytes again are sent once more, answer repeat, and mine once", async () => {
-    const standIn = await startSequencerStandIn(stack.dn.anvil.rpcUrl);
-    standIn.mode("silent");
-    const deaf = await serveApi({
-      rpcUrl: stack.dn.anvil.rpcUrl,
-      db: stack.store.db,
-      indexed: stack.ix.liveReads().reads,
-      sequencer: httpSequencer(standIn.url, 500),
-      clock: () => Date.now() + offsetMs,
-    });
-    try {
-      const { a, key } = main;
-      const { body } = await fastBody(stack, a, key, {
-        token_in: "ETH",
-        token_out: "USDG",
-        amount_in: parseEther("0.01"),
+  it(
+    "no answer: 502 SEQUENCER_UNREACHABLE and the trade kept; the same bytes again are sent once more, answer " +
+      "repeat, and mine once",
+    async () => {
+      const standIn = await startSequencerStandIn(stack.dn.anvil.rpcUrl);
+      standIn.mode("silent");
+      const deaf = await serveApi({
+        rpcUrl: stack.dn.anvil.rpcUrl,
+        db: stack.store.db,
+        indexed: stack.ix.liveReads().reads,
+        sequencer: httpSequencer(standIn.url, 500),
+        clock: () => Date.now() + offsetMs,
       });
-      const r = await deaf.call("POST", "/api/v1/live/fast", body, { authorization: `Bearer ${key}` });
-      expect([r.status, r.json.error.code]).toEqual([502, "SEQUENCER_UNREACHABLE"]);
-      expect(standIn.received).toHaveLength(1);
-      const again = await post(body, key);
-      expect(again.status, JSON.stringify(again.json)).toBe(200);
-      expect(again.json).toMatchObject({ repeat: true, relayed: true });
-      expect((await stack.dn.mined(again.json.tx_hash)).status).toBe("success");
-      expect(
-        (await stack.agent.get("/me/trades", key)).json.trades.filter(
-          (t: any) => t.tx_hash === again.json.tx_hash.toLowerCase(),
-        ),
-      ).toHaveLength(1);
-    } finally {
-      await deaf.close();
-      await standIn.close();
-    }
-  });
+      try {
+        const { a, key } = main;
+        const { body } = await fastBody(stack, a, key, {
+          token_in: "ETH",
+          token_out: "USDG",
+          amount_in: parseEther("0.01"),
+        });
+        const r = await deaf.call("POST", "/api/v1/live/fast", body, { authorization: `Bearer ${key}` });
+        expect([r.status, r.json.error.code]).toEqual([502, "SEQUENCER_UNREACHABLE"]);
+        expect(standIn.received).toHaveLength(1);
+        const again = await post(body, key);
+        expect(again.status, JSON.stringify(again.json)).toBe(200);
+        expect(again.json).toMatchObject({ repeat: true, relayed: true });
+        expect((await stack.dn.mined(again.json.tx_hash)).status).toBe("success");
+        expect(
+          (await stack.agent.get("/me/trades", key)).json.trades.filter(
+            (t: any) => t.tx_hash === again.json.tx_hash.toLowerCase(),
+          ),
+        ).toHaveLength(1);
+      } finally {
+        await deaf.close();
+        await standIn.close();
+      }
+    },
+  );
 
-  it("no answer, then the same bytes past their deadline: nothing is sent again (issue 26 point 6), the repeat names its hash", async () => {
-    // A store of its own: the main stack's watcher must not resend these bytes before their deadline.
-    const store = await freshStore("pglite");
-    const silent = await startSequencerStandIn(stack.dn.anvil.rpcUrl);
-    silent.mode("silent");
-    const counting = await startSequencerStandIn(stack.dn.anvil.rpcUrl);
-    const indexed = stack.ix.liveReads().reads;
-    // Both instances read time as the chain does (run alone, this test finds the chain's clock wherever the snapshot left it).
-    const skew = Number((await stack.dn.pub.getBlock()).timestamp) * 1000 - Date.now();
-    const deaf = await serveApi({
-      rpcUrl: stack.dn.anvil.rpcUrl,
-      db: store.db,
-      indexed,
-      sequencer: httpSequencer(silent.url, 500),
-      clock: () => Date.now() + skew,
-    });
-    let late: Api | null = null;
-    let deafOpen = true;
-    try {
-      const a = await stack.dn.freshWallet(parseEther("2"));
-      const on = { ...stack, api: deaf, agent: agentOf(deaf, stack.dn) } as Stack;
-      const key = await on.agent.signIn(a);
-      const { body } = await fastBody(on, a, key, {
-        token_in: "ETH",
-        token_out: "USDG",
-        amount_in: parseEther("0.01"),
-      });
-      const r = await deaf.call("POST", "/api/v1/live/fast", body, { authorization: `Bearer ${key}` });
-      expect([r.status, r.json.error.code]).toEqual([502, "SEQUENCER_UNREACHABLE"]);
-      await deaf.close();
-      deafOpen = false;
-      // Another instance two minutes later (past the 60 s a fast deadline may lie ahead): its watcher and the repeat both see a dead plan.
-      late = await serveApi({
+  it(
+    "no answer, then the same bytes past their deadline: nothing is sent again (issue 26 point 6), the repeat names " +
+      "its hash",
+    async () => {
+      // A store of its own: the main stack's watcher must not resend these bytes before their deadline.
+      const store = await freshStore("pglite");
+      const silent = await startSequencerStandIn(stack.dn.anvil.rpcUrl);
+      silent.mode("silent");
+      const counting = await startSequencerStandIn(stack.dn.anvil.rpcUrl);
+      const indexed = stack.ix.liveReads().reads;
+      // Both instances read time as the chain does (run alone, this test finds the chain's clock wherever the snapshot
+      // left it).
+      const skew = Number((await stack.dn.pub.getBlock()).timestamp) * 1000 - Date.now();
+      const deaf = await serveApi({
         rpcUrl: stack.dn.anvil.rpcUrl,
         db: store.db,
         indexed,
-        sequencer: httpSequencer(counting.url, 2_000),
-        clock: () => Date.now() + skew + 120_000,
+        sequencer: httpSequencer(silent.url, 500),
+        clock: () => Date.now() + skew,
       });
-      const again = await late.call("POST", "/api/v1/live/fast", body, { authorization: `Bearer ${key}` });
-      expect(again.status, JSON.stringify(again.json)).toBe(200);
-      expect(again.json).toMatchObject({ repeat: true, relayed: true, tx_hash: keccak256(body.raw_tx) });
-      await new Promise((res) => setTimeout(res, 1_500));
-      expect(counting.received).toHaveLength(0);
-      expect(await stack.dn.pub.getTransaction({ hash: again.json.tx_hash }).catch(() => null)).toBeNull();
-    } finally {
-      if (deafOpen) await deaf.close();
-      await late?.close();
-      await silent.close();
-      await counting.close();
-      await store.drop();
-    }
-  });
+      let late: Api | null = null;
+      let deafOpen = true;
+      try {
+        const a = await stack.dn.freshWallet(parseEther("2"));
+        const on = { ...stack, api: deaf, agent: agentOf(deaf, stack.dn) } as Stack;
+        const key = await on.agent.signIn(a);
+        const { body } = await fastBody(on, a, key, {
+          token_in: "ETH",
+          token_out: "USDG",
+          amount_in: parseEther("0.01"),
+        });
+        const r = await deaf.call("POST", "/api/v1/live/fast", body, { authorization: `Bearer ${key}` });
+        expect([r.status, r.json.error.code]).toEqual([502, "SEQUENCER_UNREACHABLE"]);
+        await deaf.close();
+        deafOpen = false;
+        // Another instance two minutes later (past the 60 s a fast deadline may lie ahead): its watcher and the repeat
+        // both see a dead plan.
+        late = await serveApi({
+          rpcUrl: stack.dn.anvil.rpcUrl,
+          db: store.db,
+          indexed,
+          sequencer: httpSequencer(counting.url, 2_000),
+          clock: () => Date.now() + skew + 120_000,
+        });
+        const again = await late.call("POST", "/api/v1/live/fast", body, { authorization: `Bearer ${key}` });
+        expect(again.status, JSON.stringify(again.json)).toBe(200);
+        expect(again.json).toMatchObject({ repeat: true, relayed: true, tx_hash: keccak256(body.raw_tx) });
+        await new Promise((res) => setTimeout(res, 1_500));
+        expect(counting.received).toHaveLength(0);
+        expect(await stack.dn.pub.getTransaction({ hash: again.json.tx_hash }).catch(() => null)).toBeNull();
+      } finally {
+        if (deafOpen) await deaf.close();
+        await late?.close();
+        await silent.close();
+        await counting.close();
+        await store.drop();
+      }
+    },
+  );
 
-  it("a refusal (the wallet cannot pay the gas): 422 SUBMIT_REJECTED, nothing kept; once funded, the same bytes relay", async () => {
-    const { a, key } = await agent("0", "0");
-    const amount = parseEther("0.001");
-    await stack.dn.test.setBalance({ address: a.address, value: amount + 1n });
-    const { body } = await fastBody(stack, a, key, {
-      token_in: "ETH",
-      token_out: "USDG",
-      amount_in: amount,
-      body: { simulate: false },
-    });
-    const r = await post(body, key);
-    expect([r.status, r.json.error.code]).toEqual([422, "SUBMIT_REJECTED"]);
-    await stack.dn.test.setBalance({ address: a.address, value: parseEther("1") });
-    const later = await post(body, key);
-    expect(later.status, JSON.stringify(later.json)).toBe(200);
-    expect(later.json.repeat).toBe(false);
-    expect((await stack.dn.mined(later.json.tx_hash)).status).toBe("success");
-  });
+  it(
+    "a refusal (the wallet cannot pay the gas): 422 SUBMIT_REJECTED, nothing kept; once funded, the same bytes " +
+      "relay",
+    async () => {
+      const { a, key } = await agent("0", "0");
+      const amount = parseEther("0.001");
+      await stack.dn.test.setBalance({ address: a.address, value: amount + 1n });
+      const { body } = await fastBody(stack, a, key, {
+        token_in: "ETH",
+        token_out: "USDG",
+        amount_in: amount,
+        body: { simulate: false },
+      });
+      const r = await post(body, key);
+      expect([r.status, r.json.error.code]).toEqual([422, "SUBMIT_REJECTED"]);
+      await stack.dn.test.setBalance({ address: a.address, value: parseEther("1") });
+      const later = await post(body, key);
+      expect(later.status, JSON.stringify(later.json)).toBe(200);
+      expect(later.json.repeat).toBe(false);
+      expect((await stack.dn.mined(later.json.tx_hash)).status).toBe("success");
+    },
+  );
 });
 
 describe("marks gone stale", () => {
   const eth = (): FastOpts => ({ token_in: "ETH", token_out: "USDG", amount_in: parseEther("0.01") });
-  it("PRICE_STALE when the API's clock is two days past the feeds (503); last: caches do not run backwards", async () => {
-    const { a, key } = main;
-    try {
-      setClock(Date.now() + 2 * 86_400_000);
-      const { body } = await fastBody(stack, a, key, eth());
-      const r = await post(body, key);
-      expect([r.status, r.json.error.code]).toEqual([503, "PRICE_STALE"]);
-    } finally {
-      setClock(null);
-    }
-  });
+  it(
+    "PRICE_STALE when the API's clock is two days past the feeds (503); last: caches do not run " + "backwards",
+    async () => {
+      const { a, key } = main;
+      try {
+        setClock(Date.now() + 2 * 86_400_000);
+        const { body } = await fastBody(stack, a, key, eth());
+        const r = await post(body, key);
+        expect([r.status, r.json.error.code]).toEqual([503, "PRICE_STALE"]);
+      } finally {
+        setClock(null);
+      }
+    },
+  );
 });

@@ -120,7 +120,8 @@ const syncChain = async () => {
 
 describe("a paper agent with the rule brain", () => {
   let id: string;
-  it("is created active with every field, ticks on its interval and fills at the quoter's output after the fee", async () => {
+  it("is created active with every field, ticks on its interval and fills at the quoter's output after the " +
+    "fee", async () => {
     const r = await call("POST", "", ruleAgent({ name: "rebalancer" }));
     expect(r.status, r.text).toBe(201);
     id = r.json.id;
@@ -263,7 +264,8 @@ describe("a paper agent with a webhook brain", () => {
     expect(Number(formatUnits(BigInt(trade.amount_in), 6))).toBeCloseTo(150, 4);
   }, 60_000);
 
-  it("a stand-in holding another secret refuses the delivery: logged, nothing trades; a rotated secret takes effect at once", async () => {
+  it("a stand-in holding another secret refuses the delivery: logged, nothing trades; a rotated secret takes effect " +
+    "at once", async () => {
     const tradesBefore = (await logsOf(id, "?kinds=trade")).rows.length;
     hook.secret(path, `whsec_${Buffer.alloc(32, 7).toString("base64")}`);
     offsetMs += 60_000;
@@ -301,7 +303,8 @@ describe("a paper agent with a webhook brain", () => {
     await call("POST", `/${id}/update`, { limits: { max_trade_usd: 200, max_day_usd: 1000, max_position_usd: 5000 } });
   }, 60_000);
 
-  it("refuses answers that are not exactly orders inside the agent's pairs and limits: logged, nothing trades", async () => {
+  it("refuses answers that are not exactly orders inside the agent's pairs and limits: logged, nothing " +
+    "trades", async () => {
     const cases: [unknown, string][] = [
       ["not json", "AI_MALFORMED"],
       [[1, 2], "AI_MALFORMED"],
@@ -340,29 +343,33 @@ describe("a paper agent with a webhook brain", () => {
 });
 
 describe("the owner's routes", () => {
-  it("refuse unknown fields, contradicting terms, stock tokens for paper, bad settings; live and AI agents answer that their service is not running", async () => {
-    const cases: [Record<string, unknown>, number, string][] = [
-      [ruleAgent({ colour: "red" }), 400, "UNKNOWN_FIELD"],
-      [
-        ruleAgent({ limits: { max_trade_usd: 10, max_day_usd: 20, max_position_usd: 100, extra: 1 } }),
-        400,
-        "UNKNOWN_FIELD",
-      ],
-      [ruleAgent({ params: { targets: { ETH: 0.5, USDG: 0.5 }, extra: 1 } }), 400, "UNKNOWN_FIELD"],
-      [ruleAgent({ accept_risks: ["HONEYPOT"], policies: { block_risks: ["HONEYPOT"] } }), 422, "BAD_TERMS"],
-      [ruleAgent({ pairs: ["TSLA/USDG"], params: { targets: { TSLA: 0.5, USDG: 0.5 } } }), 422, "TOKEN_STOCK"],
-      [ruleAgent({ params: { targets: { ETH: 0.7, USDG: 0.5 } } }), 400, "BAD_REQUEST"],
-      [ruleAgent({ pairs: ["ETH/NOPE"] }), 400, "BAD_REQUEST"],
-      [ruleAgent({ interval_s: 5 }), 400, "BAD_REQUEST"],
-      [ruleAgent({ limits: { max_trade_usd: 10, max_day_usd: 5, max_position_usd: 100 } }), 400, "BAD_REQUEST"],
-      [ruleAgent({ mode: "live", paper_book: { USDG: "10" } }), 400, "BAD_REQUEST"],
-      [ruleAgent({ brain: "partner_llm", params: {} }), 503, "HOSTED_UNAVAILABLE"],
-    ];
-    for (const [body, status, code] of cases) {
-      const r = await call("POST", "", body);
-      expect([r.status, r.json.error?.code, JSON.stringify(body)]).toEqual([status, code, JSON.stringify(body)]);
-    }
-  });
+  it(
+    "refuse unknown fields, contradicting terms, stock tokens for paper, bad settings; live and AI agents answer " +
+      "that their service is not running",
+    async () => {
+      const cases: [Record<string, unknown>, number, string][] = [
+        [ruleAgent({ colour: "red" }), 400, "UNKNOWN_FIELD"],
+        [
+          ruleAgent({ limits: { max_trade_usd: 10, max_day_usd: 20, max_position_usd: 100, extra: 1 } }),
+          400,
+          "UNKNOWN_FIELD",
+        ],
+        [ruleAgent({ params: { targets: { ETH: 0.5, USDG: 0.5 }, extra: 1 } }), 400, "UNKNOWN_FIELD"],
+        [ruleAgent({ accept_risks: ["HONEYPOT"], policies: { block_risks: ["HONEYPOT"] } }), 422, "BAD_TERMS"],
+        [ruleAgent({ pairs: ["TSLA/USDG"], params: { targets: { TSLA: 0.5, USDG: 0.5 } } }), 422, "TOKEN_STOCK"],
+        [ruleAgent({ params: { targets: { ETH: 0.7, USDG: 0.5 } } }), 400, "BAD_REQUEST"],
+        [ruleAgent({ pairs: ["ETH/NOPE"] }), 400, "BAD_REQUEST"],
+        [ruleAgent({ interval_s: 5 }), 400, "BAD_REQUEST"],
+        [ruleAgent({ limits: { max_trade_usd: 10, max_day_usd: 5, max_position_usd: 100 } }), 400, "BAD_REQUEST"],
+        [ruleAgent({ mode: "live", paper_book: { USDG: "10" } }), 400, "BAD_REQUEST"],
+        [ruleAgent({ brain: "partner_llm", params: {} }), 503, "HOSTED_UNAVAILABLE"],
+      ];
+      for (const [body, status, code] of cases) {
+        const r = await call("POST", "", body);
+        expect([r.status, r.json.error?.code, JSON.stringify(body)]).toEqual([status, code, JSON.stringify(body)]);
+      }
+    },
+  );
 
   it(`allows ${MAX_AGENTS_PER_WALLET} agents per wallet, then 429 TOO_MANY_AGENTS`, async () => {
     const k = await agentOf(api, dn).signIn(privateKeyToAccount(generatePrivateKey()));
@@ -528,7 +535,8 @@ describe("a live agent's executor, held by the signing service", () => {
     expect([r.status, r.json.error?.code]).toEqual([403, "EXECUTOR_OWNER"]);
   });
 
-  it("refund-gas: STOP_FIRST while it runs, SESSION_ACTIVE while a session to it can be co-signed; then one plain transfer to the owner, mined, and nothing left to refund", async () => {
+  it("refund-gas: STOP_FIRST while it runs, SESSION_ACTIVE while a session to it can be co-signed; then one plain " +
+    "transfer to the owner, mined, and nothing left to refund", async () => {
     await fund(live.executor, "0.5");
     expect((await call("POST", `/${live.id}/refund-gas`)).json.error.code).toBe("STOP_FIRST");
     // The owner grants a session to the executor and switches it on.
@@ -659,7 +667,8 @@ describe("a live agent's executor, held by the signing service", () => {
 });
 
 describe("a live agent trading through its session", () => {
-  it("attaches a session granted to its executor, trades it through the co-signer, its executor signs, the trade is mined for the owner's wallet", async () => {
+  it("attaches a session granted to its executor, trades it through the co-signer, its executor signs, the trade is " +
+    "mined for the owner's wallet", async () => {
     await syncChain();
     const { wallet, k, hc, a } = await liveWebhookAgent("/live-brain", {
       pairs: ["ETH/USDG"],
@@ -836,8 +845,10 @@ describe("a live agent trading through its session", () => {
 });
 
 describe("a live agent trading a stock token", () => {
-  it("holds STOCK_ATTESTATION without the owner's attestation (the signing service refuses to sign one too), trades under it, and not after its revoke", async () => {
-    // Inside the US stock-token session (a run on a weekend moves the clocks on to Sunday 20:00 New York), with fresh feeds.
+  it("holds STOCK_ATTESTATION without the owner's attestation (the signing service refuses to sign one too), trades " +
+    "under it, and not after its revoke", async () => {
+    // Inside the US stock-token session (a run on a weekend moves the clocks on to Sunday 20:00 New York), with fresh
+    // feeds.
     while (!stockMarketOpen(Math.floor(clock() / 1000))) offsetMs += 3_600_000;
     await syncChain();
     await freshenMarket(dn);
@@ -884,7 +895,8 @@ describe("a live agent trading a stock token", () => {
       held.map((r: any) => r.code ?? r.kind),
       JSON.stringify(held),
     ).toEqual(["STOCK_ATTESTATION"]);
-    // The signing service is a gate of its own: a co-signed stock redeem is not signed by the executor without the attestation.
+    // The signing service is a gate of its own: a co-signed stock redeem is not signed by the executor without the
+    // attestation.
     const services = api.app.services;
     const built = await agentOf(api, dn).post(
       "/live/session/trade",

@@ -194,92 +194,97 @@ describe("GET hosted/ai and the AI agent's routes", () => {
 });
 
 describe("a paper AI agent", () => {
-  it("trades from a valid answer, paid by the pool; its spend row is the usage's cost, or the gateway's cost header", async () => {
-    const o = await newOwner();
-    gw.script(() => ({ json: buy(50), usage: { prompt_tokens: 1000, completion_tokens: 50 } }));
-    const before = gw.calls.length;
-    const a = await createAndTick(o, aiAgent());
-    const call = gw.calls.at(-1)!;
-    expect(gw.calls.length).toBe(before + 1);
-    expect(call).toMatchObject({
-      authorized: true,
-      key: gw.apiKey,
-      model: "stand-in/small",
-      max_completion_tokens: MAX_COMPLETION_TOKENS,
-    });
-    expect(call.response_format).toMatchObject({ type: "json_schema", json_schema: { strict: true } });
-    // The model reads the state and the strategy, never a key or an address.
-    const prompt = JSON.stringify(call.messages);
-    expect(prompt).toContain("Buy ETH with USDG");
-    expect(prompt).not.toContain(gw.apiKey);
-    expect(prompt).not.toMatch(/0x[0-9a-fA-F]{40}/);
+  it(
+    "trades from a valid answer, paid by the pool; its spend row is the usage's cost, or the gateway's cost " +
+      "header",
+    async () => {
+      const o = await newOwner();
+      gw.script(() => ({ json: buy(50), usage: { prompt_tokens: 1000, completion_tokens: 50 } }));
+      const before = gw.calls.length;
+      const a = await createAndTick(o, aiAgent());
+      const call = gw.calls.at(-1)!;
+      expect(gw.calls.length).toBe(before + 1);
+      expect(call).toMatchObject({
+        authorized: true,
+        key: gw.apiKey,
+        model: "stand-in/small",
+        max_completion_tokens: MAX_COMPLETION_TOKENS,
+      });
+      expect(call.response_format).toMatchObject({ type: "json_schema", json_schema: { strict: true } });
+      // The model reads the state and the strategy, never a key or an address.
+      const prompt = JSON.stringify(call.messages);
+      expect(prompt).toContain("Buy ETH with USDG");
+      expect(prompt).not.toContain(gw.apiKey);
+      expect(prompt).not.toMatch(/0x[0-9a-fA-F]{40}/);
 
-    const rows = await logs(o, a.id);
-    expect(rows.find((r) => r.kind === "decision")).toMatchObject({
-      orders: buy(50).orders,
-      note: "more ETH",
-      source: "service",
-    });
-    expect(rows.find((r) => r.kind === "trade")).toMatchObject({
-      mode: "paper",
-      token_in: "USDG",
-      token_out: "ETH",
-      fee_bps: 25,
-    });
-    let s = await spend(o, a.id);
-    expect(s.rows[0]).toMatchObject({
-      source: "service",
-      model: "stand-in/small",
-      status: "ok",
-      code: null,
-      prompt_tokens: 1000,
-      completion_tokens: 50,
-      cost_usd: 0.0011,
-      cost_source: "usage",
-    });
-    expect(s.rows[0].ms).toBeGreaterThanOrEqual(0);
+      const rows = await logs(o, a.id);
+      expect(rows.find((r) => r.kind === "decision")).toMatchObject({
+        orders: buy(50).orders,
+        note: "more ETH",
+        source: "service",
+      });
+      expect(rows.find((r) => r.kind === "trade")).toMatchObject({
+        mode: "paper",
+        token_in: "USDG",
+        token_out: "ETH",
+        fee_bps: 25,
+      });
+      let s = await spend(o, a.id);
+      expect(s.rows[0]).toMatchObject({
+        source: "service",
+        model: "stand-in/small",
+        status: "ok",
+        code: null,
+        prompt_tokens: 1000,
+        completion_tokens: 50,
+        cost_usd: 0.0011,
+        cost_source: "usage",
+      });
+      expect(s.rows[0].ms).toBeGreaterThanOrEqual(0);
 
-    gw.script(() => ({ json: { orders: [], note: "hold" }, costUsd: 0.0042 }));
-    offsetMs += 300_000;
-    await api.app.services.hosted.scheduler.runDue();
-    s = await spend(o, a.id);
-    expect(s.rows[0]).toMatchObject({ status: "ok", cost_usd: 0.0042, cost_source: "header" });
-    expect(s.ai).toMatchObject({
-      model: "stand-in/small",
-      funding: "service",
-      budget_usd_day: 1,
-      budget_left_usd: close6(1 - 0.0053),
-      today: { usd: 0.0053, calls: 2, by_source: { service: 0.0053, own: 0 } },
-    });
-    expect(s.ai.pool).toMatchObject({ eligible: true, kind: "trial", share_usd: 0.3, owner_used_usd: 0.0053 });
-    expect(s.ai.last.id).toBe(s.rows[0].id);
-    // A header under the usage at the price table does not lower what the budgets count.
-    gw.script(() => ({
-      json: { orders: [], note: "hold" },
-      costUsd: 0,
-      usage: { prompt_tokens: 1000, completion_tokens: 50 },
-    }));
-    offsetMs += 300_000;
-    await api.app.services.hosted.scheduler.runDue();
-    expect((await spend(o, a.id)).rows[0]).toMatchObject({ status: "ok", cost_usd: 0.0011, cost_source: "usage" });
-    // Paged by before.
-    const p1 = await spend(o, a.id, "?limit=2");
-    expect(p1.rows).toHaveLength(2);
-    expect((await spend(o, a.id, `?limit=1&before=${p1.next_before}`)).rows[0].cost_usd).toBe(0.0011);
-    expect((await o.call("GET", `/${a.id}`)).json.ai.today_usd).toBe(0.0064);
-    // The pool's day shows in /stats.
-    await api.app.services.stats.refresh();
-    const stats = await api.call("GET", "/api/v1/stats");
-    expect(stats.json.ai_pool).toMatchObject({
-      pool_usd: 1,
-      owners_funded: expect.any(Number),
-      agents_funded: expect.any(Number),
-    });
-    expect(stats.json.ai_pool.left_usd).toBeLessThanOrEqual(close6(1 - 0.0064));
-    await o.call("POST", `/${a.id}/stop`);
-  });
+      gw.script(() => ({ json: { orders: [], note: "hold" }, costUsd: 0.0042 }));
+      offsetMs += 300_000;
+      await api.app.services.hosted.scheduler.runDue();
+      s = await spend(o, a.id);
+      expect(s.rows[0]).toMatchObject({ status: "ok", cost_usd: 0.0042, cost_source: "header" });
+      expect(s.ai).toMatchObject({
+        model: "stand-in/small",
+        funding: "service",
+        budget_usd_day: 1,
+        budget_left_usd: close6(1 - 0.0053),
+        today: { usd: 0.0053, calls: 2, by_source: { service: 0.0053, own: 0 } },
+      });
+      expect(s.ai.pool).toMatchObject({ eligible: true, kind: "trial", share_usd: 0.3, owner_used_usd: 0.0053 });
+      expect(s.ai.last.id).toBe(s.rows[0].id);
+      // A header under the usage at the price table does not lower what the budgets count.
+      gw.script(() => ({
+        json: { orders: [], note: "hold" },
+        costUsd: 0,
+        usage: { prompt_tokens: 1000, completion_tokens: 50 },
+      }));
+      offsetMs += 300_000;
+      await api.app.services.hosted.scheduler.runDue();
+      expect((await spend(o, a.id)).rows[0]).toMatchObject({ status: "ok", cost_usd: 0.0011, cost_source: "usage" });
+      // Paged by before.
+      const p1 = await spend(o, a.id, "?limit=2");
+      expect(p1.rows).toHaveLength(2);
+      expect((await spend(o, a.id, `?limit=1&before=${p1.next_before}`)).rows[0].cost_usd).toBe(0.0011);
+      expect((await o.call("GET", `/${a.id}`)).json.ai.today_usd).toBe(0.0064);
+      // The pool's day shows in /stats.
+      await api.app.services.stats.refresh();
+      const stats = await api.call("GET", "/api/v1/stats");
+      expect(stats.json.ai_pool).toMatchObject({
+        pool_usd: 1,
+        owners_funded: expect.any(Number),
+        agents_funded: expect.any(Number),
+      });
+      expect(stats.json.ai_pool.left_usd).toBeLessThanOrEqual(close6(1 - 0.0064));
+      await o.call("POST", `/${a.id}/stop`);
+    },
+  );
 
-  it("refuses every answer that is not exactly orders inside its pairs and limits, and every failed call: logged with its code, spent as SPEC says, nothing traded", async () => {
+  it("refuses every answer that is not exactly orders inside its pairs and limits, and every failed call: logged " +
+    "with its code, spent as SPEC says, nothing traded", async () => {
     const o = await newOwner();
     const usage = { prompt_tokens: 800, completion_tokens: 40 };
     const usageCost = (800 * 1 + 40 * 2) / 1e6;
@@ -387,73 +392,77 @@ describe("a paper AI agent", () => {
 });
 
 describe("funding: the service's pool, then the owner's own gateway account", () => {
-  it("falls back to the owner's own key when the pool is spent (pool_hold), holds NOT_CONNECTED, AI_POOL_SPENT without fallback, DISCONNECTED after disconnect", async () => {
-    const owner = await newOwner();
-    // Another owner's call spends what is left of today's pool (the gateway's cost header).
-    const spender = await newOwner();
-    gw.script(() => ({ json: { orders: [], note: "x" }, costUsd: 1 }));
-    const s1 = await createAndTick(spender, aiAgent());
-    await spender.call("POST", `/${s1.id}/stop`);
-    expect((await owner.call("GET", "/ai")).json.funding.service).toMatchObject({
-      pool_state: "spent",
-      pool_left_usd: 0,
-    });
+  it(
+    "falls back to the owner's own key when the pool is spent (pool_hold), holds NOT_CONNECTED, AI_POOL_SPENT " +
+      "without fallback, DISCONNECTED after disconnect",
+    async () => {
+      const owner = await newOwner();
+      // Another owner's call spends what is left of today's pool (the gateway's cost header).
+      const spender = await newOwner();
+      gw.script(() => ({ json: { orders: [], note: "x" }, costUsd: 1 }));
+      const s1 = await createAndTick(spender, aiAgent());
+      await spender.call("POST", `/${s1.id}/stop`);
+      expect((await owner.call("GET", "/ai")).json.funding.service).toMatchObject({
+        pool_state: "spent",
+        pool_left_usd: 0,
+      });
 
-    gw.script(() => ({ json: buy(20), usage: { prompt_tokens: 500, completion_tokens: 30 } }));
-    const a = await createAndTick(owner, aiAgent());
-    expect((await logs(owner, a.id))[0]).toMatchObject({
-      kind: "hold",
-      code: "NOT_CONNECTED",
-      pool_hold: "AI_POOL_SPENT",
-    });
-    expect((await spend(owner, a.id)).ai.pool).toMatchObject({ eligible: false, why_not: "AI_POOL_SPENT" });
-    const strict = await createAndTick(owner, aiAgent({ fallback_own: false }));
-    expect((await logs(owner, strict.id))[0]).toMatchObject({ kind: "hold", code: "AI_POOL_SPENT" });
+      gw.script(() => ({ json: buy(20), usage: { prompt_tokens: 500, completion_tokens: 30 } }));
+      const a = await createAndTick(owner, aiAgent());
+      expect((await logs(owner, a.id))[0]).toMatchObject({
+        kind: "hold",
+        code: "NOT_CONNECTED",
+        pool_hold: "AI_POOL_SPENT",
+      });
+      expect((await spend(owner, a.id)).ai.pool).toMatchObject({ eligible: false, why_not: "AI_POOL_SPENT" });
+      const strict = await createAndTick(owner, aiAgent({ fallback_own: false }));
+      expect((await logs(owner, strict.id))[0]).toMatchObject({ kind: "hold", code: "AI_POOL_SPENT" });
 
-    // Connected: the owner's key pays (the stand-in sees it), the decision carries pool_hold.
-    const ownKey = `sk-own-${generatePrivateKey().slice(2, 26)}`;
-    gw.addKey(ownKey);
-    const c = await owner.call("POST", "/ai/own", { api_key: ownKey, day_cap_usd: 2 });
-    expect(c.status, c.text).toBe(200);
-    expect(c.json).toMatchObject({ connected: true, sub_hint: `…${ownKey.slice(-4)}`, day_cap_usd: 2 });
-    expect(JSON.stringify(c.json)).not.toContain(ownKey);
-    expect(
-      await owner.call("POST", "/ai/own", { api_key: ownKey, extra: 1 }).then((r) => [r.status, r.json.error.code]),
-    ).toEqual([400, "UNKNOWN_FIELD"]);
-    // The key is sealed at rest.
-    const [stored] = await store.db.query<{ sealed_key: string }>(
-      "SELECT sealed_key FROM app.ai_own WHERE sub_hint IS NOT NULL",
-    );
-    expect(stored!.sealed_key).not.toContain(ownKey.slice(3));
-    offsetMs += 300_000;
-    await api.app.services.hosted.scheduler.runDue();
-    expect(gw.calls.at(-1)!.key).toBe(ownKey);
-    const rows = await logs(owner, a.id);
-    expect(rows.find((r) => r.kind === "decision")).toMatchObject({ source: "own", pool_hold: "AI_POOL_SPENT" });
-    expect(rows.find((r) => r.kind === "trade")).toMatchObject({ token_out: "ETH" });
-    const row = (await spend(owner, a.id)).rows[0];
-    expect(row).toMatchObject({
-      source: "own",
-      status: "ok",
-      pool_hold: "AI_POOL_SPENT",
-      cost_usd: (500 + 30 * 2) / 1e6,
-    });
-    expect((await owner.call("GET", "/ai")).json.funding.own.today_usd).toBeGreaterThan(0);
+      // Connected: the owner's key pays (the stand-in sees it), the decision carries pool_hold.
+      const ownKey = `sk-own-${generatePrivateKey().slice(2, 26)}`;
+      gw.addKey(ownKey);
+      const c = await owner.call("POST", "/ai/own", { api_key: ownKey, day_cap_usd: 2 });
+      expect(c.status, c.text).toBe(200);
+      expect(c.json).toMatchObject({ connected: true, sub_hint: `…${ownKey.slice(-4)}`, day_cap_usd: 2 });
+      expect(JSON.stringify(c.json)).not.toContain(ownKey);
+      expect(
+        await owner.call("POST", "/ai/own", { api_key: ownKey, extra: 1 }).then((r) => [r.status, r.json.error.code]),
+      ).toEqual([400, "UNKNOWN_FIELD"]);
+      // The key is sealed at rest.
+      const [stored] = await store.db.query<{ sealed_key: string }>(
+        "SELECT sealed_key FROM app.ai_own WHERE sub_hint IS NOT NULL",
+      );
+      expect(stored!.sealed_key).not.toContain(ownKey.slice(3));
+      offsetMs += 300_000;
+      await api.app.services.hosted.scheduler.runDue();
+      expect(gw.calls.at(-1)!.key).toBe(ownKey);
+      const rows = await logs(owner, a.id);
+      expect(rows.find((r) => r.kind === "decision")).toMatchObject({ source: "own", pool_hold: "AI_POOL_SPENT" });
+      expect(rows.find((r) => r.kind === "trade")).toMatchObject({ token_out: "ETH" });
+      const row = (await spend(owner, a.id)).rows[0];
+      expect(row).toMatchObject({
+        source: "own",
+        status: "ok",
+        pool_hold: "AI_POOL_SPENT",
+        cost_usd: (500 + 30 * 2) / 1e6,
+      });
+      expect((await owner.call("GET", "/ai")).json.funding.own.today_usd).toBeGreaterThan(0);
 
-    // An owner-funded agent pays with the own key from the start, the pool is not asked.
-    const own = await createAndTick(owner, aiAgent({ funding: "own" }));
-    const ownRow = (await spend(owner, own.id)).rows[0];
-    expect(ownRow).toMatchObject({ source: "own", status: "ok" });
-    expect(ownRow.pool_hold).toBeUndefined();
-    expect((await spend(owner, own.id)).ai.pool).toBeNull();
+      // An owner-funded agent pays with the own key from the start, the pool is not asked.
+      const own = await createAndTick(owner, aiAgent({ funding: "own" }));
+      const ownRow = (await spend(owner, own.id)).rows[0];
+      expect(ownRow).toMatchObject({ source: "own", status: "ok" });
+      expect(ownRow.pool_hold).toBeUndefined();
+      expect((await spend(owner, own.id)).ai.pool).toBeNull();
 
-    const d = await owner.call("POST", "/ai/own/disconnect");
-    expect(d.json).toMatchObject({ connected: false, disconnected: true });
-    offsetMs += 300_000;
-    await api.app.services.hosted.scheduler.runDue();
-    expect((await logs(owner, own.id))[0]).toMatchObject({ kind: "hold", code: "DISCONNECTED" });
-    for (const id of [a.id, strict.id, own.id]) await owner.call("POST", `/${id}/stop`);
-  });
+      const d = await owner.call("POST", "/ai/own/disconnect");
+      expect(d.json).toMatchObject({ connected: false, disconnected: true });
+      offsetMs += 300_000;
+      await api.app.services.hosted.scheduler.runDue();
+      expect((await logs(owner, own.id))[0]).toMatchObject({ kind: "hold", code: "DISCONNECTED" });
+      for (const id of [a.id, strict.id, own.id]) await owner.call("POST", `/${id}/stop`);
+    },
+  );
 });
 
 describe("concurrent ticks of one owner on two instances over PostgreSQL", () => {

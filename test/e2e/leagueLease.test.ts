@@ -110,7 +110,8 @@ afterAll(async () => {
 });
 
 describe("league standings on two instances: one computation per key per pass, under a lease", () => {
-  it("the holder computes; a flood on both instances starts nothing; the other serves the holder's answer, stale while the next is computed", async () => {
+  it("the holder computes; a flood on both instances starts nothing; the other serves the holder's answer, stale " +
+    "while the next is computed", async () => {
     expect(await pass(a)).toBe(1);
     expect(counts()).toEqual([1, 0]);
     const first = await flood(100);
@@ -142,7 +143,8 @@ describe("league standings on two instances: one computation per key per pass, u
     expect(counts()).toEqual([2, 0]);
   }, 180_000);
 
-  it("a holder gone silent past the lease loses it to the other at its next pass; a holder that stops gives it up at once", async () => {
+  it("a holder gone silent past the lease loses it to the other at its next pass; a holder that stops gives it up at " +
+    "once", async () => {
     await warp(season.starts + 3_660 + LEASE_MS / 1000 + 60);
     expect(await pass(b)).toBe(1);
     expect(await pass(a)).toBe(0);

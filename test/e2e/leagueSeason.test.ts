@@ -146,7 +146,8 @@ beforeAll(async () => {
     const key = await stack.agent.signIn(wallet);
     let entry: string;
     if (n === 12) {
-      // Entered without the owner's statement (the owner's key is the wallet's only here: the wallet is the owner): unconfirmed.
+      // Entered without the owner's statement (the owner's key is the wallet's only here: the wallet is the owner):
+      // unconfirmed.
       const r = await stack.agent.post(
         "/league/enter",
         { agent_id: await registerAgent(wallet.address, agentWallet, "L12B") },
@@ -246,7 +247,8 @@ const practiceLogs = async () =>
 afterAll(() => stack?.stop());
 
 describe("a whole prize season", () => {
-  it("ranks relayed trades at independent marks, clusters owners, decides once and pays the top three eligible clusters", async () => {
+  it("ranks relayed trades at independent marks, clusters owners, decides once and pays the top three eligible " +
+    "clusters", async () => {
     const { dn } = stack;
     // Before its season the practice agent trades nothing: SEASON_CLOSED.
     await runTicks();
@@ -341,7 +343,8 @@ describe("a whole prize season", () => {
     // The next season is open, but the practice book waits for this season's standings to freeze.
     await runTicks();
     expect((await practiceLogs())[0]).toMatchObject({ kind: "hold", code: "LEAGUE_BOOK_PENDING" });
-    // Two instances on one store (neither holding the reserve's signer) settle at once: the season is decided once, its payouts planned.
+    // Two instances on one store (neither holding the reserve's signer) settle at once: the season is decided once, its
+    // payouts planned.
     const planner = () =>
       serveApi({
         rpcUrl: dn.anvil.rpcUrl,
@@ -556,7 +559,8 @@ describe("a whole prize season", () => {
       args: [RESERVE],
     });
     await stack.store.db.query(
-      "UPDATE app.league_payouts SET amount = (amount::numeric + 1)::text, status = 'sent' WHERE season = $1 AND place = 1",
+      "UPDATE app.league_payouts SET amount = (amount::numeric + 1)::text, status = 'sent' WHERE season = $1 AND " +
+        "place = 1",
       [season.number],
     );
     await stack.store.db.query("UPDATE app.league_ledgers SET settled_at = NULL WHERE season = $1", [season.number]);

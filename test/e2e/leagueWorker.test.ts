@@ -12,7 +12,8 @@ import { registerAgent as registerPartner } from "../helpers/league.js";
 
 /**
  * Issue 26, points 4 and 5, over HTTP on a devnet: the league's standings are computed by the
- * worker (one instance here; leagueLease.test.ts has two) and served stale while the next is computed; a flood of reads starts no
+ * worker (one instance here; leagueLease.test.ts has two) and served stale while the next is computed; a flood of reads
+ * starts no
  * computation; transfer links are read from the last block read; a board with no entry answers
  * from a constant; a season whose sanctions list or vault cannot be read at its decision block is
  * not decided until both can be, and then decided on what they say.
@@ -122,7 +123,8 @@ describe("league standings: one worker, stale answers, no reader-started recompu
     expect(computedOf(`practice:${season.number}`)).toBe(0);
   });
 
-  it("the first readers share one computation; a flood starts none; readers get the last answer while the next is computed; links are read from the last block read", async () => {
+  it("the first readers share one computation; a flood starts none; readers get the last answer while the next is " +
+    "computed; links are read from the last block read", async () => {
     const key = `prize:${season.number}`;
     // The first readers of a key wait for its first computation, all for the same one.
     const first = await Promise.all(Array.from({ length: 20 }, () => standings()));
@@ -178,7 +180,8 @@ describe("league standings: one worker, stale answers, no reader-started recompu
 });
 
 describe("a season is decided only on complete reads", () => {
-  it("an unreadable vault or sanctions list at the decision block leaves the season undecided; once readable it is decided on what the list says", async () => {
+  it("an unreadable vault or sanctions list at the decision block leaves the season undecided; once readable it is " +
+    "decided on what the list says", async () => {
     const { dn } = stack;
     const settler = api.app.services.league.settler;
     // Player 2's owner is listed during the season.

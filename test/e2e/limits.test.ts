@@ -86,16 +86,19 @@ describe("rate limits across instances", () => {
 });
 
 describe("client addresses", () => {
-  it("ignores the proxy header from a peer that is not a configured proxy: varying it does not escape the lockout", async () => {
-    const [a] = await twoInstances({
-      shared: true,
-      config: { trustedProxyHeader: "x-forwarded-for", trustedProxies: ["10.255.255.1"] },
-    });
-    const codes: number[] = [];
-    for (let i = 0; i < 22; i++)
-      codes.push((await me(a, "Bearer pit_w_nope", { "x-forwarded-for": `203.0.113.${i}` })).status);
-    expect(codes.slice(20)).toEqual([429, 429]);
-  });
+  it(
+    "ignores the proxy header from a peer that is not a configured proxy: varying it does not escape the " + "lockout",
+    async () => {
+      const [a] = await twoInstances({
+        shared: true,
+        config: { trustedProxyHeader: "x-forwarded-for", trustedProxies: ["10.255.255.1"] },
+      });
+      const codes: number[] = [];
+      for (let i = 0; i < 22; i++)
+        codes.push((await me(a, "Bearer pit_w_nope", { "x-forwarded-for": `203.0.113.${i}` })).status);
+      expect(codes.slice(20)).toEqual([429, 429]);
+    },
+  );
 
   it("believes the header from a configured proxy: each forwarded client has its own bucket", async () => {
     const [a] = await twoInstances({
@@ -108,53 +111,61 @@ describe("client addresses", () => {
     expect(codes).toEqual(Array(22).fill(401));
   });
 
-  it("counts an IPv6 client by its /64 (rotating inside it is one client) and an IPv4-mapped client as its IPv4 address", async () => {
-    const [a] = await twoInstances({
-      shared: true,
-      config: { trustedProxyHeader: "x-forwarded-for", trustedProxies: ["127.0.0.1", "::1", "::ffff:127.0.0.1"] },
-    });
-    const from = async (addr: string) => (await me(a, "Bearer pit_w_nope", { "x-forwarded-for": addr })).status;
-    const rotating: number[] = [];
-    for (let i = 0; i < 22; i++)
-      rotating.push(
-        await from(`2001:db8:aa:1:${((i * 7919) % 65536).toString(16)}:${i.toString(16)}::${(i + 1).toString(16)}`),
-      );
-    expect(rotating.slice(20)).toEqual([429, 429]);
-    // Another /64 of the same /48 is another client.
-    expect(await from("2001:db8:aa:2::1")).toBe(401);
-    // 203.0.113.50 locked out as itself is locked out as ::ffff:203.0.113.50 too.
-    for (let i = 0; i < 20; i++) expect(await from("203.0.113.50")).toBe(401);
-    expect(await from("::ffff:203.0.113.50")).toBe(429);
-  });
+  it(
+    "counts an IPv6 client by its /64 (rotating inside it is one client) and an IPv4-mapped client as its IPv4 " +
+      "address",
+    async () => {
+      const [a] = await twoInstances({
+        shared: true,
+        config: { trustedProxyHeader: "x-forwarded-for", trustedProxies: ["127.0.0.1", "::1", "::ffff:127.0.0.1"] },
+      });
+      const from = async (addr: string) => (await me(a, "Bearer pit_w_nope", { "x-forwarded-for": addr })).status;
+      const rotating: number[] = [];
+      for (let i = 0; i < 22; i++)
+        rotating.push(
+          await from(`2001:db8:aa:1:${((i * 7919) % 65536).toString(16)}:${i.toString(16)}::${(i + 1).toString(16)}`),
+        );
+      expect(rotating.slice(20)).toEqual([429, 429]);
+      // Another /64 of the same /48 is another client.
+      expect(await from("2001:db8:aa:2::1")).toBe(401);
+      // 203.0.113.50 locked out as itself is locked out as ::ffff:203.0.113.50 too.
+      for (let i = 0; i < 20; i++) expect(await from("203.0.113.50")).toBe(401);
+      expect(await from("::ffff:203.0.113.50")).toBe(429);
+    },
+  );
 
-  it("counts an IPv6 client's /56 together across instances: rotating its /64s runs into the /56's lockout (10× a client's); the next /56 is another client", async () => {
-    const [a, b] = await twoInstances({
-      shared: true,
-      config: { trustedProxyHeader: "x-forwarded-for", trustedProxies: ["127.0.0.1", "::1", "::ffff:127.0.0.1"] },
-    });
-    const from = async (api: Api, addr: string) =>
-      (await me(api, "Bearer pit_w_nope", { "x-forwarded-for": addr })).status;
-    const perSubnet = RATE_RULES.failedAuth.burst;
-    const subnets = PREFIX_SCALE[56];
-    // Each /64 stays within its own 20; together they spend the /56's 200, half on each instance.
-    const t0 = performance.now();
-    for (let n = 0; n < subnets; n++) {
-      const codes = await Promise.all(
-        Array.from({ length: perSubnet }, (_, i) =>
-          from(i % 2 ? a : b, `2001:db8:bb:${n.toString(16)}::${(i + 1).toString(16)}`),
-        ),
+  it(
+    "counts an IPv6 client's /56 together across instances: rotating its /64s runs into the /56's lockout (10× a " +
+      "client's); the next /56 is another client",
+    async () => {
+      const [a, b] = await twoInstances({
+        shared: true,
+        config: { trustedProxyHeader: "x-forwarded-for", trustedProxies: ["127.0.0.1", "::1", "::ffff:127.0.0.1"] },
+      });
+      const from = async (api: Api, addr: string) =>
+        (await me(api, "Bearer pit_w_nope", { "x-forwarded-for": addr })).status;
+      const perSubnet = RATE_RULES.failedAuth.burst;
+      const subnets = PREFIX_SCALE[56];
+      // Each /64 stays within its own 20; together they spend the /56's 200, half on each instance.
+      const t0 = performance.now();
+      for (let n = 0; n < subnets; n++) {
+        const codes = await Promise.all(
+          Array.from({ length: perSubnet }, (_, i) =>
+            from(i % 2 ? a : b, `2001:db8:bb:${n.toString(16)}::${(i + 1).toString(16)}`),
+          ),
+        );
+        expect(codes).toEqual(Array(perSubnet).fill(401));
+      }
+      // Fresh /64s of the same /56 pass only on what the /56 refilled (2 a second), then 429.
+      let passed = 0;
+      while ((await from(passed % 2 ? a : b, `2001:db8:bb:${(0x80 + passed).toString(16)}::1`)) === 401 && passed < 100)
+        passed++;
+      expect(passed).toBeLessThanOrEqual(
+        Math.ceil(((performance.now() - t0) / 1000) * RATE_RULES.failedAuth.perSecond * subnets),
       );
-      expect(codes).toEqual(Array(perSubnet).fill(401));
-    }
-    // Fresh /64s of the same /56 pass only on what the /56 refilled (2 a second), then 429.
-    let passed = 0;
-    while ((await from(passed % 2 ? a : b, `2001:db8:bb:${(0x80 + passed).toString(16)}::1`)) === 401 && passed < 100)
-      passed++;
-    expect(passed).toBeLessThanOrEqual(
-      Math.ceil(((performance.now() - t0) / 1000) * RATE_RULES.failedAuth.perSecond * subnets),
-    );
-    expect(await from(b, "2001:db8:bb:100::1")).toBe(401);
-  });
+      expect(await from(b, "2001:db8:bb:100::1")).toBe(401);
+    },
+  );
 
   it("takes the bearer scheme in any case", async () => {
     const [a] = await twoInstances({ shared: true });
@@ -233,44 +244,47 @@ describe("key revocation across instances (two npm run api processes on one Redi
 });
 
 describe("the new-token screening budget across instances", () => {
-  it("is one caller's budget on two instances sharing Redis: the second new token, on the other instance, is 429", async () => {
-    const budget = new RedisLimiter(REDIS_URL, `pit:test:screen:${Math.random().toString(36).slice(2)}:`, true);
-    expect(await budget.ready(10_000)).toBe(true);
-    limiters.push(budget);
-    const make = async () => {
-      const api = await serveApi({
-        rpcUrl: served.dn.anvil.rpcUrl,
-        db: served.store.db,
-        limiter: new RateLimiter(),
-        screenBudget: budget,
-        screen: { ...SCREEN_DEFAULTS, newPerCallerBurst: 1 },
-      });
-      apis.push(api);
-      return api;
-    };
-    const [a, b] = [await make(), await make()];
-    const deploy = async (name: string) =>
-      (
-        await served.dn.mined(
-          await served.dn.walletFor(served.dn.deployer).deployContract({
-            abi: parseAbi(["constructor(string, string, uint8)"]),
-            bytecode: fixtureBytecode("TestToken", "TestToken"),
-            args: [name, "NT", 18],
-          }),
-        )
-      ).contractAddress!;
-    const [t1, t2] = [await deploy("Budget One"), await deploy("Budget Two")];
-    const key = await keyOn(a);
-    const get = (api: Api, t: string) =>
-      api.call("GET", `/api/v1/tokens/${t}`, undefined, { authorization: `Bearer ${key}` });
-    expect((await get(a, t1)).status).toBe(200);
-    const second = await get(b, t2);
-    expect([second.status, second.json.error.code, second.headers.get("retry-after")]).toEqual([
-      429,
-      "RATE_LIMITED",
-      "60",
-    ]);
-    // A token already screened stays free on either instance.
-    expect((await get(b, t1)).status).toBe(200);
-  });
+  it(
+    "is one caller's budget on two instances sharing Redis: the second new token, on the other instance, is " + "429",
+    async () => {
+      const budget = new RedisLimiter(REDIS_URL, `pit:test:screen:${Math.random().toString(36).slice(2)}:`, true);
+      expect(await budget.ready(10_000)).toBe(true);
+      limiters.push(budget);
+      const make = async () => {
+        const api = await serveApi({
+          rpcUrl: served.dn.anvil.rpcUrl,
+          db: served.store.db,
+          limiter: new RateLimiter(),
+          screenBudget: budget,
+          screen: { ...SCREEN_DEFAULTS, newPerCallerBurst: 1 },
+        });
+        apis.push(api);
+        return api;
+      };
+      const [a, b] = [await make(), await make()];
+      const deploy = async (name: string) =>
+        (
+          await served.dn.mined(
+            await served.dn.walletFor(served.dn.deployer).deployContract({
+              abi: parseAbi(["constructor(string, string, uint8)"]),
+              bytecode: fixtureBytecode("TestToken", "TestToken"),
+              args: [name, "NT", 18],
+            }),
+          )
+        ).contractAddress!;
+      const [t1, t2] = [await deploy("Budget One"), await deploy("Budget Two")];
+      const key = await keyOn(a);
+      const get = (api: Api, t: string) =>
+        api.call("GET", `/api/v1/tokens/${t}`, undefined, { authorization: `Bearer ${key}` });
+      expect((await get(a, t1)).status).toBe(200);
+      const second = await get(b, t2);
+      expect([second.status, second.json.error.code, second.headers.get("retry-after")]).toEqual([
+        429,
+        "RATE_LIMITED",
+        "60",
+      ]);
+      // A token already screened stays free on either instance.
+      expect((await get(b, t1)).status).toBe(200);
+    },
+  );
 });

@@ -194,136 +194,143 @@ describe("GET /api/v1/me/portfolio", () => {
     }
   });
 
-  it("answers 502 RPC_UNAVAILABLE when the chain does not answer, 503 LIVE_UNAVAILABLE when marks cannot be read", async () => {
-    const proxy = await startRpcProxy(dn.anvil.rpcUrl);
-    let t = nowMs;
-    // The background workers that read the chain on their own (league standings, hosted ticks)
-    // are off, and the treasury preview's first build is awaited: only the portfolio's calls are counted.
-    const quiet = {
-      league: { cacheMs: 0, settleIntervalMs: 0 },
-      hostedScheduler: { intervalMs: 0 },
-      treasury: { cacheMs: 0 },
-    };
-    const overProxy = await serveApi({
-      rpcUrl: proxy.url,
-      db: stack.store.db,
-      indexed: stack.ix.liveReads().reads,
-      clock: () => t,
-      ...quiet,
-    });
-    const noIndexer = await serveApi({
-      rpcUrl: dn.anvil.rpcUrl,
-      db: stack.store.db,
-      indexed: sqlIndexedReads(async () => {
-        throw new Error("indexer gone");
-      }),
-      clock: () => t,
-    });
-    try {
-      expect((await portfolio(traderKey, overProxy)).status).toBe(200);
-      // The registry seeds core records in the background when an app starts (its reads go
-      // through the same proxy); a search waits for that seed, so nothing else is counted below.
-      expect(
-        (await overProxy.call("GET", "/api/v1/tokens?q=USDG", undefined, { authorization: `Bearer ${traderKey}` }))
-          .status,
-      ).toBe(200);
-      await overProxy.app.services.treasury.reader.refresh();
-      // A fresh answer costs the chain two calls: the block number, then one multicall at it.
-      proxy.reset();
-      t += 6_000;
-      expect((await portfolio(traderKey, overProxy)).json.cached).toBe(false);
-      expect(proxy.counts.methods).toEqual({ eth_blockNumber: 1, eth_call: 1 });
-      proxy.down();
-      t += 6_000;
-      const dead = await portfolio(traderKey, overProxy);
-      expect(dead.status).toBe(502);
-      expect(dead.json.error.code).toBe("RPC_UNAVAILABLE");
-      expect(dead.headers.get("retry-after")).not.toBeNull();
-      const blind = await portfolio(traderKey, noIndexer);
-      expect(blind.status).toBe(503);
-      expect(blind.json.error.code).toBe("LIVE_UNAVAILABLE");
-    } finally {
-      await overProxy.close();
-      await noIndexer.close();
-      await proxy.close();
-    }
-  });
+  it(
+    "answers 502 RPC_UNAVAILABLE when the chain does not answer, 503 LIVE_UNAVAILABLE when marks cannot be " + "read",
+    async () => {
+      const proxy = await startRpcProxy(dn.anvil.rpcUrl);
+      let t = nowMs;
+      // The background workers that read the chain on their own (league standings, hosted ticks)
+      // are off, and the treasury preview's first build is awaited: only the portfolio's calls are counted.
+      const quiet = {
+        league: { cacheMs: 0, settleIntervalMs: 0 },
+        hostedScheduler: { intervalMs: 0 },
+        treasury: { cacheMs: 0 },
+      };
+      const overProxy = await serveApi({
+        rpcUrl: proxy.url,
+        db: stack.store.db,
+        indexed: stack.ix.liveReads().reads,
+        clock: () => t,
+        ...quiet,
+      });
+      const noIndexer = await serveApi({
+        rpcUrl: dn.anvil.rpcUrl,
+        db: stack.store.db,
+        indexed: sqlIndexedReads(async () => {
+          throw new Error("indexer gone");
+        }),
+        clock: () => t,
+      });
+      try {
+        expect((await portfolio(traderKey, overProxy)).status).toBe(200);
+        // The registry seeds core records in the background when an app starts (its reads go
+        // through the same proxy); a search waits for that seed, so nothing else is counted below.
+        expect(
+          (await overProxy.call("GET", "/api/v1/tokens?q=USDG", undefined, { authorization: `Bearer ${traderKey}` }))
+            .status,
+        ).toBe(200);
+        await overProxy.app.services.treasury.reader.refresh();
+        // A fresh answer costs the chain two calls: the block number, then one multicall at it.
+        proxy.reset();
+        t += 6_000;
+        expect((await portfolio(traderKey, overProxy)).json.cached).toBe(false);
+        expect(proxy.counts.methods).toEqual({ eth_blockNumber: 1, eth_call: 1 });
+        proxy.down();
+        t += 6_000;
+        const dead = await portfolio(traderKey, overProxy);
+        expect(dead.status).toBe(502);
+        expect(dead.json.error.code).toBe("RPC_UNAVAILABLE");
+        expect(dead.headers.get("retry-after")).not.toBeNull();
+        const blind = await portfolio(traderKey, noIndexer);
+        expect(blind.status).toBe(503);
+        expect(blind.json.error.code).toBe("LIVE_UNAVAILABLE");
+      } finally {
+        await overProxy.close();
+        await noIndexer.close();
+        await proxy.close();
+      }
+    },
+  );
 });
 
 describe("one stale-mark rule: stats, trading and portfolio agree", () => {
-  it("a stock feed's Friday close is fresh on Sunday; a crypto feed as old, or a stock feed silent since Thursday, is stale", async () => {
-    // Sunday 23:30 UTC is 19:30 (EDT) or 18:30 (EST) in New York: the stock-token session is shut.
-    const d = new Date((await latestTime()) * 1000 + 2 * 86_400_000);
-    d.setUTCDate(d.getUTCDate() + ((7 - d.getUTCDay()) % 7));
-    d.setUTCHours(23, 30, 0, 0);
-    const sunday = d.getTime() / 1000;
-    const friday = sunday - 48 * 3_600; // an hour or two before Friday's close
-    const thursday = sunday - 80 * 3_600; // about 33 h of session before Friday's close
-    const holder = await dn.freshWallet(parseEther("1"), [
-      [dn.token("WBTC"), parseUnits("0.01", 8)],
-      [dn.token("TSLA"), parseUnits("2", 18)],
-      [dn.token("NVDA"), parseUnits("3", 18)],
-    ]);
-    const key = await stack.agent.signIn(holder);
-    const feeds = fx();
-    const at: [Address, number][] = [
-      [feeds.feedETH!, sunday - 60],
-      [feeds.feedUSDG!, sunday - 60],
-      [feeds.feedWBTC!, friday],
-      [feeds.feedTSLA!, friday],
-      [feeds.feedNVDA!, thursday],
-    ];
-    for (const [feed, updatedAt] of at) {
-      const [, answer] = await dn.pub.readContract({
-        address: feed,
-        abi: priceFeedAbi,
-        functionName: "latestRoundData",
-      });
-      await dn.mined(
-        await dn.walletFor(dn.deployer).writeContract({
+  it(
+    "a stock feed's Friday close is fresh on Sunday; a crypto feed as old, or a stock feed silent since Thursday, " +
+      "is stale",
+    async () => {
+      // Sunday 23:30 UTC is 19:30 (EDT) or 18:30 (EST) in New York: the stock-token session is shut.
+      const d = new Date((await latestTime()) * 1000 + 2 * 86_400_000);
+      d.setUTCDate(d.getUTCDate() + ((7 - d.getUTCDay()) % 7));
+      d.setUTCHours(23, 30, 0, 0);
+      const sunday = d.getTime() / 1000;
+      const friday = sunday - 48 * 3_600; // an hour or two before Friday's close
+      const thursday = sunday - 80 * 3_600; // about 33 h of session before Friday's close
+      const holder = await dn.freshWallet(parseEther("1"), [
+        [dn.token("WBTC"), parseUnits("0.01", 8)],
+        [dn.token("TSLA"), parseUnits("2", 18)],
+        [dn.token("NVDA"), parseUnits("3", 18)],
+      ]);
+      const key = await stack.agent.signIn(holder);
+      const feeds = fx();
+      const at: [Address, number][] = [
+        [feeds.feedETH!, sunday - 60],
+        [feeds.feedUSDG!, sunday - 60],
+        [feeds.feedWBTC!, friday],
+        [feeds.feedTSLA!, friday],
+        [feeds.feedNVDA!, thursday],
+      ];
+      for (const [feed, updatedAt] of at) {
+        const [, answer] = await dn.pub.readContract({
           address: feed,
           abi: priceFeedAbi,
-          functionName: "setAnswerAt",
-          args: [answer, BigInt(updatedAt)],
-        }),
-      );
-    }
-    await stack.ix.waitFor(await dn.pub.getBlockNumber());
-    // Every round must be readable where the service reads marks before the clock moves.
-    const reads = stack.ix.liveReads().reads;
-    for (const [feed, updatedAt] of at) {
-      for (let i = 0; (await reads.latestMark(feed, sunday))?.updatedAt !== updatedAt; i++) {
-        if (i > 100) throw new Error(`the indexer never showed ${feed}'s round at ${updatedAt}`);
-        await new Promise((r) => setTimeout(r, 100));
+          functionName: "latestRoundData",
+        });
+        await dn.mined(
+          await dn.walletFor(dn.deployer).writeContract({
+            address: feed,
+            abi: priceFeedAbi,
+            functionName: "setAnswerAt",
+            args: [answer, BigInt(updatedAt)],
+          }),
+        );
       }
-    }
-    nowMs = sunday * 1000;
-    const expected: Record<string, boolean> = { WBTC: true, TSLA: false, NVDA: true };
+      await stack.ix.waitFor(await dn.pub.getBlockNumber());
+      // Every round must be readable where the service reads marks before the clock moves.
+      const reads = stack.ix.liveReads().reads;
+      for (const [feed, updatedAt] of at) {
+        for (let i = 0; (await reads.latestMark(feed, sunday))?.updatedAt !== updatedAt; i++) {
+          if (i > 100) throw new Error(`the indexer never showed ${feed}'s round at ${updatedAt}`);
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      }
+      nowMs = sunday * 1000;
+      const expected: Record<string, boolean> = { WBTC: true, TSLA: false, NVDA: true };
 
-    // Stats is rebuilt in the background (issue 26): the answer at the moved clock.
-    await api.app.services.stats.refresh();
-    const stats = (await api.call("GET", "/api/v1/stats")).json;
-    const quotes: Record<string, any> = {};
-    for (const symbol of Object.keys(expected)) {
-      const q = await stack.agent.post(
-        "/live/quote",
-        { token_in: "USDG", token_out: symbol, amount_in: parseUnits("100", 6).toString() },
-        key,
-      );
-      expect(q.status, JSON.stringify(q.json)).toBe(200);
-      quotes[symbol] = q.json;
-    }
-    const held = (await portfolio(key)).json;
-    for (const [symbol, stale] of Object.entries(expected)) {
-      const row = stats.assets.find((a: any) => a.symbol === symbol);
-      expect(row.stale, `stats ${symbol}: ${JSON.stringify(row)}`).toBe(stale);
-      expect(quotes[symbol].marks.token_out.stale, `quote ${symbol}`).toBe(stale);
-      expect(
-        quotes[symbol].risks.some((r: any) => r.code === "STALE_MARK"),
-        `STALE_MARK ${symbol}`,
-      ).toBe(stale);
-      expect(held.holdings.find((h: any) => h.token === symbol).mark.stale, `portfolio ${symbol}`).toBe(stale);
-    }
-    expect(stats.assets.find((a: any) => a.symbol === "ETH").stale).toBe(false);
-  });
+      // Stats is rebuilt in the background (issue 26): the answer at the moved clock.
+      await api.app.services.stats.refresh();
+      const stats = (await api.call("GET", "/api/v1/stats")).json;
+      const quotes: Record<string, any> = {};
+      for (const symbol of Object.keys(expected)) {
+        const q = await stack.agent.post(
+          "/live/quote",
+          { token_in: "USDG", token_out: symbol, amount_in: parseUnits("100", 6).toString() },
+          key,
+        );
+        expect(q.status, JSON.stringify(q.json)).toBe(200);
+        quotes[symbol] = q.json;
+      }
+      const held = (await portfolio(key)).json;
+      for (const [symbol, stale] of Object.entries(expected)) {
+        const row = stats.assets.find((a: any) => a.symbol === symbol);
+        expect(row.stale, `stats ${symbol}: ${JSON.stringify(row)}`).toBe(stale);
+        expect(quotes[symbol].marks.token_out.stale, `quote ${symbol}`).toBe(stale);
+        expect(
+          quotes[symbol].risks.some((r: any) => r.code === "STALE_MARK"),
+          `STALE_MARK ${symbol}`,
+        ).toBe(stale);
+        expect(held.holdings.find((h: any) => h.token === symbol).mark.stale, `portfolio ${symbol}`).toBe(stale);
+      }
+      expect(stats.assets.find((a: any) => a.symbol === "ETH").stale).toBe(false);
+    },
+  );
 });

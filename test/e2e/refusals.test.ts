@@ -19,7 +19,10 @@ import {
 } from "../../abis/fixtures.js";
 import type { SqlIndexedReads } from "../../api/ports/indexed.js";
 
-/** live/prepare over HTTP: every refusal of SPEC.md "Risk and policy" and "Curve trades" that a plan can meet, with its status. */
+/**
+ * live/prepare over HTTP: every refusal of SPEC.md "Risk and policy" and "Curve trades" that a plan can meet, with its
+ * status.
+ */
 let dn: Devnet;
 let ix: Indexer;
 let store: Stack["store"];
@@ -57,31 +60,34 @@ beforeAll(async () => {
 afterAll(() => stack?.stop());
 
 describe("request rules", () => {
-  it("400 BAD_REQUEST for malformed bodies; 422 FEE_FIXED for fee_bps; 403 WALLET_MISMATCH for another wallet", async () => {
-    await refused({ token_in: "ETH" }, "BAD_REQUEST", 400);
-    await refused({ token_in: "ETH", token_out: "USDG", amount_in: "1", notional_usd: 5 }, "BAD_REQUEST", 400);
-    await refused({ token_in: "ETH", token_out: "USDG", amount_in: "0x10" }, "BAD_REQUEST", 400);
-    await refused({ token_in: "ETH", token_out: "USDG", notional_usd: 10, slipage_bps: 10 }, "BAD_REQUEST", 400);
-    await refused(
-      { token_in: "ETH", token_out: "USDG", notional_usd: 10, policies: ["block_severe"] },
-      "BAD_REQUEST",
-      400,
-    );
-    await refused({ token_in: "ETH", token_out: "USDG", notional_usd: 10, venues: ["sushi"] }, "BAD_REQUEST", 400);
-    await refused({ token_in: "ETH", token_out: "USDG", notional_usd: 10, fee_bps: 0 }, "FEE_FIXED");
-    await refused(
-      { token_in: "ETH", token_out: "USDG", notional_usd: 10, wallet: dn.universe.devnet!.accounts.traderA },
-      "WALLET_MISMATCH",
-      403,
-    );
-    const noWallet = await api.call(
-      "POST",
-      "/api/v1/live/prepare",
-      { token_in: "ETH", token_out: "USDG", notional_usd: 10 },
-      { authorization: `Bearer ${key}` },
-    );
-    expect(noWallet.status).toBe(400);
-  });
+  it(
+    "400 BAD_REQUEST for malformed bodies; 422 FEE_FIXED for fee_bps; 403 WALLET_MISMATCH for another " + "wallet",
+    async () => {
+      await refused({ token_in: "ETH" }, "BAD_REQUEST", 400);
+      await refused({ token_in: "ETH", token_out: "USDG", amount_in: "1", notional_usd: 5 }, "BAD_REQUEST", 400);
+      await refused({ token_in: "ETH", token_out: "USDG", amount_in: "0x10" }, "BAD_REQUEST", 400);
+      await refused({ token_in: "ETH", token_out: "USDG", notional_usd: 10, slipage_bps: 10 }, "BAD_REQUEST", 400);
+      await refused(
+        { token_in: "ETH", token_out: "USDG", notional_usd: 10, policies: ["block_severe"] },
+        "BAD_REQUEST",
+        400,
+      );
+      await refused({ token_in: "ETH", token_out: "USDG", notional_usd: 10, venues: ["sushi"] }, "BAD_REQUEST", 400);
+      await refused({ token_in: "ETH", token_out: "USDG", notional_usd: 10, fee_bps: 0 }, "FEE_FIXED");
+      await refused(
+        { token_in: "ETH", token_out: "USDG", notional_usd: 10, wallet: dn.universe.devnet!.accounts.traderA },
+        "WALLET_MISMATCH",
+        403,
+      );
+      const noWallet = await api.call(
+        "POST",
+        "/api/v1/live/prepare",
+        { token_in: "ETH", token_out: "USDG", notional_usd: 10 },
+        { authorization: `Bearer ${key}` },
+      );
+      expect(noWallet.status).toBe(400);
+    },
+  );
 
   it("451 SANCTIONED when the trading wallet joins the sanctions list after signing in", async () => {
     const w = await dn.freshWallet(parseEther("1"));
@@ -175,117 +181,131 @@ describe("policy", () => {
     ).toBe(30);
   });
 
-  it("approvals: APPROVAL_MODE, APPROVAL_BUDGET, UNLIMITED_APPROVAL; UNLIMITED_APPROVAL_IN_PLACE is a check", async () => {
-    const base = { token_in: "USDG", token_out: "ETH", notional_usd: 10 };
-    await refused({ ...base, approval_mode: "forever" }, "APPROVAL_MODE");
-    await refused({ ...base, approval_budget_usd: 0 }, "APPROVAL_BUDGET");
-    await refused({ ...base, approval_budget_usd: 10_001 }, "APPROVAL_BUDGET");
-    await refused({ ...base, approval_mode: "unlimited" }, "UNLIMITED_APPROVAL");
-    const p = await prepare({
-      ...base,
-      approval_mode: "unlimited",
-      allow_unlimited_approval: true,
-      permit_mode: "transaction",
-    });
-    expect(p.status, JSON.stringify(p.json)).toBe(200);
-    for (const s of p.json.steps.filter((x: any) => x.kind === "approve"))
-      await dn.mined(await dn.pub.sendRawTransaction({ serializedTransaction: await agent.sign(wallet, s.tx) }));
-    const again = await prepare(base);
-    expect(again.json.checks).toContain("UNLIMITED_APPROVAL_IN_PLACE");
-    expect(again.json.steps.map((s: any) => s.kind)).toEqual(["swap"]);
-  });
-
-  it("risks: RISK_NOT_ACCEPTED lists what is unaccepted; Shield policies give RISK_BLOCKED; an unreadable verdict is 503", async () => {
-    const e = await refused({ token_in: "USDG", token_out: fx().proxyToken, notional_usd: 20 }, "RISK_NOT_ACCEPTED");
-    expect(e.unaccepted).toEqual(["NO_INDEPENDENT_MARK"]);
-    const body = {
-      token_in: "USDG",
-      token_out: fx().proxyToken,
-      notional_usd: 20,
-      accept_risks: ["NO_INDEPENDENT_MARK"],
-      shield: true,
-    };
-    const b1 = await refused({ ...body, policies: ["verified_only"] }, "RISK_BLOCKED");
-    expect(b1).toMatchObject({ blocked: ["UNVERIFIED"], policy: ["verified_only"] });
-    const b2 = await refused({ ...body, policies: ["block_severe"] }, "RISK_BLOCKED");
-    expect(b2.blocked).toEqual(["NO_INDEPENDENT_MARK"]);
-    shield.set(fx().proxyToken, "verified");
-    const ok = await prepare({ ...body, policies: ["verified_only"], permit_mode: "transaction" });
-    expect(ok.status, JSON.stringify(ok.json)).toBe(200);
-    expect(ok.json).toMatchObject({ shield: true, fee_bps: 60, fee_tier: 50 });
-    expect(ok.json.report).toMatchObject({ verdict: "verified", source: "shield-stand-in" });
-    expect(ok.json.report.tokens[fx().proxyToken.toLowerCase()].verdict).toBe("verified");
-    const core = await agent.post(
-      "/live/quote",
-      { token_in: "ETH", token_out: "USDG", notional_usd: 10, shield: true },
-      key,
-    );
-    expect(core.json.report).toMatchObject({ verdict: null, tokens: {} });
-    shield.down();
-    await refused(body, "REPORT_UNAVAILABLE", 503);
-    shield.down(false);
-  });
-
-  it("price: ROUTE_VS_MID for a size far under the pool mid, ROUTE_VS_REF when the oracle disagrees with the pool", async () => {
-    // The indexer stalls (a real process, frozen) while a whale sells several percent off the
-    // BTC pool on chain: the route now pays far under the mid the service knows.
-    const resume = ix.pause();
-    try {
-      const whale = await dn.freshWallet(parseEther("1"), [[dn.token("WBTC"), parseUnits("20", 8)]]);
-      await approveForRouter(dn, whale, dn.token("WBTC"));
-      await routerSwap(dn, whale, {
-        poolKey: poolKeyOf(dn, "WBTC", "USDG"),
-        tokenIn: dn.token("WBTC"),
-        tokenOut: dn.token("USDG"),
-        amountIn: parseUnits("15", 8),
-        minOut: 0n,
-        feeBips: 0n,
-        feeRecipient: whale.address,
+  it(
+    "approvals: APPROVAL_MODE, APPROVAL_BUDGET, UNLIMITED_APPROVAL; UNLIMITED_APPROVAL_IN_PLACE is a " + "check",
+    async () => {
+      const base = { token_in: "USDG", token_out: "ETH", notional_usd: 10 };
+      await refused({ ...base, approval_mode: "forever" }, "APPROVAL_MODE");
+      await refused({ ...base, approval_budget_usd: 0 }, "APPROVAL_BUDGET");
+      await refused({ ...base, approval_budget_usd: 10_001 }, "APPROVAL_BUDGET");
+      await refused({ ...base, approval_mode: "unlimited" }, "UNLIMITED_APPROVAL");
+      const p = await prepare({
+        ...base,
+        approval_mode: "unlimited",
+        allow_unlimited_approval: true,
+        permit_mode: "transaction",
       });
-      // Pool states are re-read at most once a second.
+      expect(p.status, JSON.stringify(p.json)).toBe(200);
+      for (const s of p.json.steps.filter((x: any) => x.kind === "approve"))
+        await dn.mined(await dn.pub.sendRawTransaction({ serializedTransaction: await agent.sign(wallet, s.tx) }));
+      const again = await prepare(base);
+      expect(again.json.checks).toContain("UNLIMITED_APPROVAL_IN_PLACE");
+      expect(again.json.steps.map((s: any) => s.kind)).toEqual(["swap"]);
+    },
+  );
+
+  it(
+    "risks: RISK_NOT_ACCEPTED lists what is unaccepted; Shield policies give RISK_BLOCKED; an unreadable verdict is " +
+      "503",
+    async () => {
+      const e = await refused({ token_in: "USDG", token_out: fx().proxyToken, notional_usd: 20 }, "RISK_NOT_ACCEPTED");
+      expect(e.unaccepted).toEqual(["NO_INDEPENDENT_MARK"]);
+      const body = {
+        token_in: "USDG",
+        token_out: fx().proxyToken,
+        notional_usd: 20,
+        accept_risks: ["NO_INDEPENDENT_MARK"],
+        shield: true,
+      };
+      const b1 = await refused({ ...body, policies: ["verified_only"] }, "RISK_BLOCKED");
+      expect(b1).toMatchObject({ blocked: ["UNVERIFIED"], policy: ["verified_only"] });
+      const b2 = await refused({ ...body, policies: ["block_severe"] }, "RISK_BLOCKED");
+      expect(b2.blocked).toEqual(["NO_INDEPENDENT_MARK"]);
+      shield.set(fx().proxyToken, "verified");
+      const ok = await prepare({ ...body, policies: ["verified_only"], permit_mode: "transaction" });
+      expect(ok.status, JSON.stringify(ok.json)).toBe(200);
+      expect(ok.json).toMatchObject({ shield: true, fee_bps: 60, fee_tier: 50 });
+      expect(ok.json.report).toMatchObject({ verdict: "verified", source: "shield-stand-in" });
+      expect(ok.json.report.tokens[fx().proxyToken.toLowerCase()].verdict).toBe("verified");
+      const core = await agent.post(
+        "/live/quote",
+        { token_in: "ETH", token_out: "USDG", notional_usd: 10, shield: true },
+        key,
+      );
+      expect(core.json.report).toMatchObject({ verdict: null, tokens: {} });
+      shield.down();
+      await refused(body, "REPORT_UNAVAILABLE", 503);
+      shield.down(false);
+    },
+  );
+
+  it(
+    "price: ROUTE_VS_MID for a size far under the pool mid, ROUTE_VS_REF when the oracle disagrees with the " + "pool",
+    async () => {
+      // The indexer stalls (a real process, frozen) while a whale sells several percent off the
+      // BTC pool on chain: the route now pays far under the mid the service knows.
+      const resume = ix.pause();
+      try {
+        const whale = await dn.freshWallet(parseEther("1"), [[dn.token("WBTC"), parseUnits("20", 8)]]);
+        await approveForRouter(dn, whale, dn.token("WBTC"));
+        await routerSwap(dn, whale, {
+          poolKey: poolKeyOf(dn, "WBTC", "USDG"),
+          tokenIn: dn.token("WBTC"),
+          tokenOut: dn.token("USDG"),
+          amountIn: parseUnits("15", 8),
+          minOut: 0n,
+          feeBips: 0n,
+          feeRecipient: whale.address,
+        });
+        // Pool states are re-read at most once a second.
+        await new Promise((r) => setTimeout(r, 1_100));
+        const r = await prepare({
+          token_in: "WBTC",
+          token_out: "USDG",
+          notional_usd: 100,
+          accept_risks: ["HIGH_PRICE_IMPACT"],
+        });
+        expect(r.status, JSON.stringify(r.json)).toBe(422);
+        expect(r.json.error.code).toBe("ROUTE_VS_MID");
+        expect(r.json.error.message).toMatch(/under the pool mid/);
+      } finally {
+        resume();
+      }
+      await ix.waitFor(await dn.pub.getBlockNumber());
+      // A size that moves a real pool shows in the quote as distance from the mid.
+      const q = await api.call(
+        "POST",
+        "/api/v1/live/quote",
+        { token_in: "USDG", token_out: "ORBIO", notional_usd: 9_900 },
+        { authorization: `Bearer ${key}` },
+      );
+      expect(q.json.best.vs_mid_bps).toBeLessThan(-200);
+      // TSLA's oracle doubles; its pool does not move.
+      const feed = fx().feedTSLA!;
+      const [, answer] = await dn.pub.readContract({
+        address: feed,
+        abi: priceFeedAbi,
+        functionName: "latestRoundData",
+      });
+      await dn.mined(
+        await dn
+          .walletFor(dn.deployer)
+          .writeContract({ address: feed, abi: priceFeedAbi, functionName: "setAnswer", args: [answer * 2n] }),
+      );
+      await ix.waitFor(await dn.pub.getBlockNumber());
       await new Promise((r) => setTimeout(r, 1_100));
-      const r = await prepare({
-        token_in: "WBTC",
-        token_out: "USDG",
-        notional_usd: 100,
-        accept_risks: ["HIGH_PRICE_IMPACT"],
-      });
-      expect(r.status, JSON.stringify(r.json)).toBe(422);
-      expect(r.json.error.code).toBe("ROUTE_VS_MID");
-      expect(r.json.error.message).toMatch(/under the pool mid/);
-    } finally {
-      resume();
-    }
-    await ix.waitFor(await dn.pub.getBlockNumber());
-    // A size that moves a real pool shows in the quote as distance from the mid.
-    const q = await api.call(
-      "POST",
-      "/api/v1/live/quote",
-      { token_in: "USDG", token_out: "ORBIO", notional_usd: 9_900 },
-      { authorization: `Bearer ${key}` },
-    );
-    expect(q.json.best.vs_mid_bps).toBeLessThan(-200);
-    // TSLA's oracle doubles; its pool does not move.
-    const feed = fx().feedTSLA!;
-    const [, answer] = await dn.pub.readContract({ address: feed, abi: priceFeedAbi, functionName: "latestRoundData" });
-    await dn.mined(
-      await dn
-        .walletFor(dn.deployer)
-        .writeContract({ address: feed, abi: priceFeedAbi, functionName: "setAnswer", args: [answer * 2n] }),
-    );
-    await ix.waitFor(await dn.pub.getBlockNumber());
-    await new Promise((r) => setTimeout(r, 1_100));
-    const e = await refused(
-      { token_in: "USDG", token_out: "TSLA", notional_usd: 100, owner_attests_non_us: true },
-      "ROUTE_VS_REF",
-    );
-    expect(e.message).toMatch(/oracle/);
-    await dn.mined(
-      await dn
-        .walletFor(dn.deployer)
-        .writeContract({ address: feed, abi: priceFeedAbi, functionName: "setAnswer", args: [answer] }),
-    );
-  });
+      const e = await refused(
+        { token_in: "USDG", token_out: "TSLA", notional_usd: 100, owner_attests_non_us: true },
+        "ROUTE_VS_REF",
+      );
+      expect(e.message).toMatch(/oracle/);
+      await dn.mined(
+        await dn
+          .walletFor(dn.deployer)
+          .writeContract({ address: feed, abi: priceFeedAbi, functionName: "setAnswer", args: [answer] }),
+      );
+    },
+  );
 
   it("stock tokens: GEOFENCE, STOCK_PAUSED, WALLET_BLOCKED", async () => {
     await refused({ token_in: "USDG", token_out: "NVDA", notional_usd: 50 }, "GEOFENCE");
@@ -334,45 +354,49 @@ describe("policy", () => {
 });
 
 describe("simulation", () => {
-  it("QUOTE_SIM_MISMATCH when a transfer tax eats the output; DRY_RUN_UNFUNDABLE; SIMULATION_FAILED when the sale reverts", async () => {
-    // A 5% tax on each transfer: within 500 bps of slippage the router's minimum passes, but the
-    // wallet receives about 90% of the quote.
-    const body = {
-      token_in: "USDG",
-      token_out: fx().feeOnTransfer,
-      notional_usd: 20,
-      accept_risks: ["NO_INDEPENDENT_MARK"],
-      permit_mode: "transaction",
-    };
-    const e = await refused({ ...body, slippage_bps: 500 }, "QUOTE_SIM_MISMATCH");
-    expect(BigInt(e.simulation.amount_out)).toBeLessThan(BigInt(e.quoted));
-    // With the default 50 bps the router's own minimum stops it.
-    const f = await refused(body, "SIMULATION_FAILED");
-    expect(f.simulation.ok).toBe(false);
-    // Selling a honeypot: the wallet has none, the simulation lends it, and the transfer reverts.
-    // A token whose balances overrides cannot reach: lending it for the dry run is impossible.
-    const u = await refused(
-      {
-        token_in: fx().namespacedToken,
-        token_out: "USDG",
-        amount_in: parseEther("10").toString(),
+  it(
+    "QUOTE_SIM_MISMATCH when a transfer tax eats the output; DRY_RUN_UNFUNDABLE; SIMULATION_FAILED when the sale " +
+      "reverts",
+    async () => {
+      // A 5% tax on each transfer: within 500 bps of slippage the router's minimum passes, but the
+      // wallet receives about 90% of the quote.
+      const body = {
+        token_in: "USDG",
+        token_out: fx().feeOnTransfer,
+        notional_usd: 20,
         accept_risks: ["NO_INDEPENDENT_MARK"],
         permit_mode: "transaction",
-      },
-      "DRY_RUN_UNFUNDABLE",
-    );
-    expect(u.message).toMatch(/fund false/);
-    await refused(
-      {
-        token_in: fx().honeypot,
-        token_out: "USDG",
-        amount_in: parseEther("5").toString(),
-        accept_risks: ["NO_INDEPENDENT_MARK", "HONEYPOT"],
-        permit_mode: "transaction",
-      },
-      "SIMULATION_FAILED",
-    );
-  });
+      };
+      const e = await refused({ ...body, slippage_bps: 500 }, "QUOTE_SIM_MISMATCH");
+      expect(BigInt(e.simulation.amount_out)).toBeLessThan(BigInt(e.quoted));
+      // With the default 50 bps the router's own minimum stops it.
+      const f = await refused(body, "SIMULATION_FAILED");
+      expect(f.simulation.ok).toBe(false);
+      // Selling a honeypot: the wallet has none, the simulation lends it, and the transfer reverts.
+      // A token whose balances overrides cannot reach: lending it for the dry run is impossible.
+      const u = await refused(
+        {
+          token_in: fx().namespacedToken,
+          token_out: "USDG",
+          amount_in: parseEther("10").toString(),
+          accept_risks: ["NO_INDEPENDENT_MARK"],
+          permit_mode: "transaction",
+        },
+        "DRY_RUN_UNFUNDABLE",
+      );
+      expect(u.message).toMatch(/fund false/);
+      await refused(
+        {
+          token_in: fx().honeypot,
+          token_out: "USDG",
+          amount_in: parseEther("5").toString(),
+          accept_risks: ["NO_INDEPENDENT_MARK", "HONEYPOT"],
+          permit_mode: "transaction",
+        },
+        "SIMULATION_FAILED",
+      );
+    },
+  );
 });
 
 describe("curve trades", () => {
@@ -486,28 +510,31 @@ describe("outside the happy path of the service itself", () => {
     }
   });
 
-  it("502 VENUE_FAILED when the venue's quoter fails (retryable); NO_ROUTE stays for a pair no venue trades", async () => {
-    const quoter = dn.universe.contracts.v4Quoter;
-    const code = (await dn.pub.getCode({ address: quoter }))!;
-    // A quoter that fails every call: the pools exist, their read does not answer.
-    await dn.test.setCode({ address: quoter, bytecode: "0xfe" });
-    try {
-      const e = await refused({ token_in: "ETH", token_out: "USDG", notional_usd: 10 }, "VENUE_FAILED", 502);
-      expect(e.message).toMatch(/v4:/);
-      const q = await api.call(
-        "POST",
-        "/api/v1/live/quote",
-        { token_in: "ETH", token_out: "USDG", notional_usd: 10 },
-        { authorization: `Bearer ${key}` },
-      );
-      expect([q.status, q.json.error.code]).toEqual([502, "VENUE_FAILED"]);
-      expect(q.headers.get("retry-after")).toBeTruthy();
-      await refused({ token_in: "USDG", token_out: fx().noPoolToken, notional_usd: 10 }, "NO_ROUTE");
-    } finally {
-      await dn.test.setCode({ address: quoter, bytecode: code });
-    }
-    expect((await prepare({ token_in: "ETH", token_out: "USDG", notional_usd: 10 })).status).toBe(200);
-  });
+  it(
+    "502 VENUE_FAILED when the venue's quoter fails (retryable); NO_ROUTE stays for a pair no venue " + "trades",
+    async () => {
+      const quoter = dn.universe.contracts.v4Quoter;
+      const code = (await dn.pub.getCode({ address: quoter }))!;
+      // A quoter that fails every call: the pools exist, their read does not answer.
+      await dn.test.setCode({ address: quoter, bytecode: "0xfe" });
+      try {
+        const e = await refused({ token_in: "ETH", token_out: "USDG", notional_usd: 10 }, "VENUE_FAILED", 502);
+        expect(e.message).toMatch(/v4:/);
+        const q = await api.call(
+          "POST",
+          "/api/v1/live/quote",
+          { token_in: "ETH", token_out: "USDG", notional_usd: 10 },
+          { authorization: `Bearer ${key}` },
+        );
+        expect([q.status, q.json.error.code]).toEqual([502, "VENUE_FAILED"]);
+        expect(q.headers.get("retry-after")).toBeTruthy();
+        await refused({ token_in: "USDG", token_out: fx().noPoolToken, notional_usd: 10 }, "NO_ROUTE");
+      } finally {
+        await dn.test.setCode({ address: quoter, bytecode: code });
+      }
+      expect((await prepare({ token_in: "ETH", token_out: "USDG", notional_usd: 10 })).status).toBe(200);
+    },
+  );
 
   it("502 RPC_UNAVAILABLE when the chain stops answering mid-session (prepare and quote)", async () => {
     const proxy = await startRpcProxy(dn.anvil.rpcUrl);

@@ -213,7 +213,8 @@ describe("the sequencer", () => {
       for (const app of [closed, hanging]) {
         const ag = agentOf(app, dn);
         const key = await ag.signIn(a);
-        // Another amount for each: a trade whose answer was lost stays pending, and the same bytes again would be its repeat.
+        // Another amount for each: a trade whose answer was lost stays pending, and the same bytes again would be its
+        // repeat.
         const p = await planFor(a, key, app === closed ? "0.02" : "0.03", app);
         const r = await submit({ raw_tx: await ag.sign(a, p.tx) }, key, app);
         expect(r.status).toBe(502);

@@ -55,14 +55,17 @@ afterAll(async () => {
 const auth = () => ({ authorization: `Bearer ${key}` });
 
 describe("a route declared as one entry", () => {
-  it("is served: its query parsed at the edge (a bad one is 400 BAD_REQUEST), its answer from its own service", async () => {
-    const ok = await api.call("GET", "/api/v1/fixture/echo?name=ada", undefined, auth());
-    expect([ok.status, ok.json]).toEqual([200, { greeting: "hello, ada" }]);
-    const bad = await api.call("GET", "/api/v1/fixture/echo?name=ada&x=1", undefined, auth());
-    expect([bad.status, bad.json?.error?.code]).toEqual([400, "BAD_REQUEST"]);
-    const keyless = await api.call("GET", "/api/v1/fixture/echo?name=ada");
-    expect([keyless.status, keyless.json?.error?.code]).toEqual([401, "UNAUTHORIZED"]);
-  });
+  it(
+    "is served: its query parsed at the edge (a bad one is 400 BAD_REQUEST), its answer from its own " + "service",
+    async () => {
+      const ok = await api.call("GET", "/api/v1/fixture/echo?name=ada", undefined, auth());
+      expect([ok.status, ok.json]).toEqual([200, { greeting: "hello, ada" }]);
+      const bad = await api.call("GET", "/api/v1/fixture/echo?name=ada&x=1", undefined, auth());
+      expect([bad.status, bad.json?.error?.code]).toEqual([400, "BAD_REQUEST"]);
+      const keyless = await api.call("GET", "/api/v1/fixture/echo?name=ada");
+      expect([keyless.status, keyless.json?.error?.code]).toEqual([401, "UNAUTHORIZED"]);
+    },
+  );
 
   it("is in the OpenAPI document with its query, security, answer and codes", async () => {
     const doc = (await api.call("GET", "/api/v1/openapi.json")).json;

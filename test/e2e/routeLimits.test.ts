@@ -79,7 +79,10 @@ async function untilRefused(method: string, path: string, max: number, headers: 
   return { before, refusal: null };
 }
 
-/** Every route the app serves (middleware and the 404/405 fallbacks are method ALL), the auth/revoke routes last: they end the key. */
+/**
+ * Every route the app serves (middleware and the 404/405 fallbacks are method ALL), the auth/revoke routes last: they
+ * end the key.
+ */
 const routes = () => {
   const seen = new Set<string>();
   const list = api.app.routes
@@ -125,35 +128,39 @@ describe("every route spends a bucket", () => {
 });
 
 describe("POST /api/v1/live/fast", () => {
-  it("spends its liveFast bucket only when it simulates: a relaying call with simulate false spends only the key's bucket", async () => {
-    limiter.fresh();
-    const key = await agentOf(api, dn).signIn(privateKeyToAccount(generatePrivateKey()));
-    const auth = { authorization: `Bearer ${key}` };
-    const statuses = async (body: Record<string, unknown>, n: number) => {
-      const seen: number[] = [];
-      for (let i = 0; i < n; i++)
-        seen.push(
-          (
-            await fetch(`${api.url}/api/v1/live/fast`, {
-              method: "POST",
-              headers: { "content-type": "application/json", ...auth },
-              body: JSON.stringify(body),
-            })
-          ).status,
-        );
-      return seen;
-    };
-    // Past liveFast's burst but under the key's: only the liveFast bucket can refuse.
-    const n = RATE_RULES.liveFast.burst + 2;
-    expect(RATE_RULES.key.burst).toBeGreaterThan(n);
-    limiter.fresh();
-    expect(await statuses({ simulate: false }, n)).not.toContain(429);
-    for (const body of [{}, { simulate: true }, { simulate: false, check_only: true }]) {
+  it(
+    "spends its liveFast bucket only when it simulates: a relaying call with simulate false spends only the key's " +
+      "bucket",
+    async () => {
       limiter.fresh();
-      const seen = await statuses(body, n);
-      expect(seen.indexOf(429), JSON.stringify(body)).toBe(RATE_RULES.liveFast.burst);
-    }
-  });
+      const key = await agentOf(api, dn).signIn(privateKeyToAccount(generatePrivateKey()));
+      const auth = { authorization: `Bearer ${key}` };
+      const statuses = async (body: Record<string, unknown>, n: number) => {
+        const seen: number[] = [];
+        for (let i = 0; i < n; i++)
+          seen.push(
+            (
+              await fetch(`${api.url}/api/v1/live/fast`, {
+                method: "POST",
+                headers: { "content-type": "application/json", ...auth },
+                body: JSON.stringify(body),
+              })
+            ).status,
+          );
+        return seen;
+      };
+      // Past liveFast's burst but under the key's: only the liveFast bucket can refuse.
+      const n = RATE_RULES.liveFast.burst + 2;
+      expect(RATE_RULES.key.burst).toBeGreaterThan(n);
+      limiter.fresh();
+      expect(await statuses({ simulate: false }, n)).not.toContain(429);
+      for (const body of [{}, { simulate: true }, { simulate: false, check_only: true }]) {
+        limiter.fresh();
+        const seen = await statuses(body, n);
+        expect(seen.indexOf(429), JSON.stringify(body)).toBe(RATE_RULES.liveFast.burst);
+      }
+    },
+  );
 });
 
 describe("POST /mcp and GET /api/v1/openapi.json", () => {
@@ -175,47 +182,50 @@ describe("POST /mcp and GET /api/v1/openapi.json", () => {
     expect(((await refused.json()) as any).error.code).toBe("RATE_LIMITED");
   });
 
-  it("openapi.json answers 429 past its bucket; gzip when asked, the same bytes; a strong ETag answered 304", async () => {
-    limiter.fresh();
-    const get = (headers: Record<string, string>) => fetch(`${api.url}/api/v1/openapi.json`, { headers });
-    const plain = await get({ "accept-encoding": "identity" });
-    expect(plain.status).toBe(200);
-    expect(plain.headers.get("content-encoding")).toBeNull();
-    const plainText = await plain.text();
-    const doc = JSON.parse(plainText);
-    expect(doc.openapi).toBe("3.1.0");
-    const etag = plain.headers.get("etag")!;
-    expect(etag).toMatch(/^"[^"]+"$/);
-    expect(plain.headers.get("cache-control")).toBe("no-store");
+  it(
+    "openapi.json answers 429 past its bucket; gzip when asked, the same bytes; a strong ETag answered " + "304",
+    async () => {
+      limiter.fresh();
+      const get = (headers: Record<string, string>) => fetch(`${api.url}/api/v1/openapi.json`, { headers });
+      const plain = await get({ "accept-encoding": "identity" });
+      expect(plain.status).toBe(200);
+      expect(plain.headers.get("content-encoding")).toBeNull();
+      const plainText = await plain.text();
+      const doc = JSON.parse(plainText);
+      expect(doc.openapi).toBe("3.1.0");
+      const etag = plain.headers.get("etag")!;
+      expect(etag).toMatch(/^"[^"]+"$/);
+      expect(plain.headers.get("cache-control")).toBe("no-store");
 
-    // Node's fetch would inflate on its own: read the bytes as they came over a raw request.
-    const zipped = await rawGet("/api/v1/openapi.json", { "accept-encoding": "br;q=1, gzip;q=0.8" });
-    expect(zipped.status).toBe(200);
-    expect(zipped.headers["content-encoding"]).toBe("gzip");
-    expect(zipped.headers.vary).toMatch(/accept-encoding/i);
-    expect(zipped.body.length).toBeLessThan(Buffer.byteLength(plainText) / 3);
-    expect(gunzipSync(zipped.body).toString()).toBe(plainText);
-    expect(zipped.headers.etag).not.toBe(etag);
-    const refusedGzip = await rawGet("/api/v1/openapi.json", { "accept-encoding": "gzip;q=0" });
-    expect(refusedGzip.headers["content-encoding"]).toBeUndefined();
+      // Node's fetch would inflate on its own: read the bytes as they came over a raw request.
+      const zipped = await rawGet("/api/v1/openapi.json", { "accept-encoding": "br;q=1, gzip;q=0.8" });
+      expect(zipped.status).toBe(200);
+      expect(zipped.headers["content-encoding"]).toBe("gzip");
+      expect(zipped.headers.vary).toMatch(/accept-encoding/i);
+      expect(zipped.body.length).toBeLessThan(Buffer.byteLength(plainText) / 3);
+      expect(gunzipSync(zipped.body).toString()).toBe(plainText);
+      expect(zipped.headers.etag).not.toBe(etag);
+      const refusedGzip = await rawGet("/api/v1/openapi.json", { "accept-encoding": "gzip;q=0" });
+      expect(refusedGzip.headers["content-encoding"]).toBeUndefined();
 
-    for (const tag of [etag, zipped.headers.etag as string]) {
-      const again = await get({ "if-none-match": tag });
-      expect(again.status).toBe(304);
-      expect(await again.text()).toBe("");
-    }
-    expect((await get({ "if-none-match": '"something-else"' })).status).toBe(200);
+      for (const tag of [etag, zipped.headers.etag as string]) {
+        const again = await get({ "if-none-match": tag });
+        expect(again.status).toBe(304);
+        expect(await again.text()).toBe("");
+      }
+      expect((await get({ "if-none-match": '"something-else"' })).status).toBe(200);
 
-    let refused: Response | null = null;
-    for (let i = 0; i < RATE_RULES.public.burst + 5 && !refused; i++) {
-      const r = await get({ "if-none-match": etag });
-      if (r.status === 429) refused = r;
-      else await r.arrayBuffer();
-    }
-    expect(refused?.status).toBe(429);
-    expect(Number(refused!.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
-    expect(((await refused!.json()) as any).error.code).toBe("RATE_LIMITED");
-  });
+      let refused: Response | null = null;
+      for (let i = 0; i < RATE_RULES.public.burst + 5 && !refused; i++) {
+        const r = await get({ "if-none-match": etag });
+        if (r.status === 429) refused = r;
+        else await r.arrayBuffer();
+      }
+      expect(refused?.status).toBe(429);
+      expect(Number(refused!.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+      expect(((await refused!.json()) as any).error.code).toBe("RATE_LIMITED");
+    },
+  );
 });
 
 /** A GET over node:http, which leaves Content-Encoding to the caller. */

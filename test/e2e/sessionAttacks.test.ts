@@ -120,60 +120,64 @@ describe("the co-signer reads what it signs", () => {
         (e) => ({ code: e.code, rules: (e.extra?.signer_checks ?? []).map((c: any) => c.rule) }),
       );
 
-  it("refuses a recipient changed in the SWEEP, a sub-plan paying the thief, a TRANSFER or SWEEP to the executor, another target, a lower fee, a zero minimum; nothing is counted", async () => {
-    const before = await cosigner.usage(g.start.sign.delegation.delegation_hash, g.wallet.address);
-    const p = programOf(honest.callData);
-    const sweepAt = p.bytes.indexOf(Command.SWEEP);
-    const [usdg, , min] = decodeAbiParameters(addr3, p.ins[sweepAt]!);
-    const toThief = replaced(honest.callData, Command.SWEEP, inputs.sweep(usdg, thief, min));
-    const recipients = (r: unknown) => {
-      expect((r as any).code).toBe("SESSION_RECIPIENTS");
-      expect((r as any).rules).toContain("SESSION_RECIPIENTS");
-    };
-    recipients(await cosign({ ...honest, callData: toThief }));
+  it(
+    "refuses a recipient changed in the SWEEP, a sub-plan paying the thief, a TRANSFER or SWEEP to the executor, " +
+      "another target, a lower fee, a zero minimum; nothing is counted",
+    async () => {
+      const before = await cosigner.usage(g.start.sign.delegation.delegation_hash, g.wallet.address);
+      const p = programOf(honest.callData);
+      const sweepAt = p.bytes.indexOf(Command.SWEEP);
+      const [usdg, , min] = decodeAbiParameters(addr3, p.ins[sweepAt]!);
+      const toThief = replaced(honest.callData, Command.SWEEP, inputs.sweep(usdg, thief, min));
+      const recipients = (r: unknown) => {
+        expect((r as any).code).toBe("SESSION_RECIPIENTS");
+        expect((r as any).rules).toContain("SESSION_RECIPIENTS");
+      };
+      recipients(await cosign({ ...honest, callData: toThief }));
 
-    // The same theft one level down: the honest commands, then a sub-plan sweeping to the thief.
-    const sub = encodeAbiParameters(
-      [{ type: "bytes" }, { type: "bytes[]" }],
-      [toHex(Uint8Array.from([Command.SWEEP])), [inputs.sweep(usdg, thief, 0n)]],
-    );
-    const nested = execute([...p.bytes, Command.EXECUTE_SUB_PLAN], [...p.ins, sub], p.deadline);
-    recipients(await cosign({ ...honest, callData: nested }));
+      // The same theft one level down: the honest commands, then a sub-plan sweeping to the thief.
+      const sub = encodeAbiParameters(
+        [{ type: "bytes" }, { type: "bytes[]" }],
+        [toHex(Uint8Array.from([Command.SWEEP])), [inputs.sweep(usdg, thief, 0n)]],
+      );
+      const nested = execute([...p.bytes, Command.EXECUTE_SUB_PLAN], [...p.ins, sub], p.deadline);
+      recipients(await cosign({ ...honest, callData: nested }));
 
-    const transferToExecutor = execute(
-      [...p.bytes, Command.TRANSFER],
-      [...p.ins, inputs.transfer(usdg, g.executor.address, 1n)],
-      p.deadline,
-    );
-    recipients(await cosign({ ...honest, callData: transferToExecutor }));
-    const sweepToExecutor = replaced(honest.callData, Command.SWEEP, inputs.sweep(usdg, g.executor.address, min));
-    recipients(await cosign({ ...honest, callData: sweepToExecutor }));
+      const transferToExecutor = execute(
+        [...p.bytes, Command.TRANSFER],
+        [...p.ins, inputs.transfer(usdg, g.executor.address, 1n)],
+        p.deadline,
+      );
+      recipients(await cosign({ ...honest, callData: transferToExecutor }));
+      const sweepToExecutor = replaced(honest.callData, Command.SWEEP, inputs.sweep(usdg, g.executor.address, min));
+      recipients(await cosign({ ...honest, callData: sweepToExecutor }));
 
-    expect(((await cosign({ ...honest, target: stack.dn.token("WETH") })) as any).code).toBe("SESSION_TARGET");
-    // A revert-allowed fee command could be skipped: refused as an execution shape.
-    const flagged = execute(
-      p.bytes.map((b) => (b === Command.TRANSFER ? b | 0x80 : b)),
-      p.ins,
-      p.deadline,
-    );
-    expect(((await cosign({ ...honest, callData: flagged })) as any).rules).toContain("SESSION_EXECUTION");
+      expect(((await cosign({ ...honest, target: stack.dn.token("WETH") })) as any).code).toBe("SESSION_TARGET");
+      // A revert-allowed fee command could be skipped: refused as an execution shape.
+      const flagged = execute(
+        p.bytes.map((b) => (b === Command.TRANSFER ? b | 0x80 : b)),
+        p.ins,
+        p.deadline,
+      );
+      expect(((await cosign({ ...honest, callData: flagged })) as any).rules).toContain("SESSION_EXECUTION");
 
-    const [feeToken, feeTo, feeAmount] = decodeAbiParameters(addr3, p.ins[p.bytes.indexOf(Command.TRANSFER)]!);
-    const lowFee = replaced(honest.callData, Command.TRANSFER, inputs.transfer(feeToken, feeTo, feeAmount / 2n));
-    const low = (await cosign({ ...honest, callData: lowFee })) as any;
-    expect(low.code).toBe("REFUSED");
-    expect(low.rules).toContain("SESSION_EXECUTION"); // half the fee left in the router
-    const noMin = replaced(
-      honest.callData,
-      Command.SWEEP,
-      inputs.sweep(usdg, "0x0000000000000000000000000000000000000001", 0n),
-    );
-    expect(await cosign({ ...honest, callData: noMin })).toEqual({ code: "REFUSED", rules: ["PRICE"] });
-    expect(await cosign(honest, feeBps + 5)).toEqual({ code: "REFUSED", rules: ["FEE_DECLARED"] });
+      const [feeToken, feeTo, feeAmount] = decodeAbiParameters(addr3, p.ins[p.bytes.indexOf(Command.TRANSFER)]!);
+      const lowFee = replaced(honest.callData, Command.TRANSFER, inputs.transfer(feeToken, feeTo, feeAmount / 2n));
+      const low = (await cosign({ ...honest, callData: lowFee })) as any;
+      expect(low.code).toBe("REFUSED");
+      expect(low.rules).toContain("SESSION_EXECUTION"); // half the fee left in the router
+      const noMin = replaced(
+        honest.callData,
+        Command.SWEEP,
+        inputs.sweep(usdg, "0x0000000000000000000000000000000000000001", 0n),
+      );
+      expect(await cosign({ ...honest, callData: noMin })).toEqual({ code: "REFUSED", rules: ["PRICE"] });
+      expect(await cosign(honest, feeBps + 5)).toEqual({ code: "REFUSED", rules: ["FEE_DECLARED"] });
 
-    expect(await cosigner.usage(g.start.sign.delegation.delegation_hash, g.wallet.address)).toEqual(before);
-    expect(await cosign(honest)).toBe("signed");
-  });
+      expect(await cosigner.usage(g.start.sign.delegation.delegation_hash, g.wallet.address)).toEqual(before);
+      expect(await cosign(honest)).toBe("signed");
+    },
+  );
 });
 
 describe("the chain holds when keys are stolen", () => {
@@ -214,36 +218,40 @@ describe("the chain holds when keys are stolen", () => {
     return (await stack.dn.mined(hash)).status;
   };
 
-  it("a Permit2 approve to another spender reverts even with both keys; to the router it passes (the test can fail)", async () => {
-    const c = stack.dn.universe.contracts;
-    const approve = (spender: Address): Execution => ({
-      target: c.permit2,
-      value: 0n,
-      callData: encodeFunctionData({
+  it(
+    "a Permit2 approve to another spender reverts even with both keys; to the router it passes (the test can " +
+      "fail)",
+    async () => {
+      const c = stack.dn.universe.contracts;
+      const approve = (spender: Address): Execution => ({
+        target: c.permit2,
+        value: 0n,
+        callData: encodeFunctionData({
+          abi: permit2Abi,
+          functionName: "approve",
+          args: [stack.dn.token("USDG"), spender, maxUint160, 2 ** 40],
+        }),
+      });
+      expect(
+        await redeem(g.executor, [await stolenLeaf(approve(thief)), withRootGroup(g.root, 1)], approve(thief)),
+      ).toBe("reverted");
+      const [amount] = await stack.dn.pub.readContract({
+        address: c.permit2,
         abi: permit2Abi,
-        functionName: "approve",
-        args: [stack.dn.token("USDG"), spender, maxUint160, 2 ** 40],
-      }),
-    });
-    expect(await redeem(g.executor, [await stolenLeaf(approve(thief)), withRootGroup(g.root, 1)], approve(thief))).toBe(
-      "reverted",
-    );
-    const [amount] = await stack.dn.pub.readContract({
-      address: c.permit2,
-      abi: permit2Abi,
-      functionName: "allowance",
-      args: [g.wallet.address, stack.dn.token("USDG"), thief],
-    });
-    expect(amount).toBe(0n);
-    // The root's own group for Permit2 with the router as spender goes through: the revert above is the spender pin.
-    expect(
-      await redeem(
-        g.executor,
-        [await stolenLeaf(approve(c.universalRouter)), withRootGroup(g.root, 1)],
-        approve(c.universalRouter),
-      ),
-    ).toBe("success");
-  });
+        functionName: "allowance",
+        args: [g.wallet.address, stack.dn.token("USDG"), thief],
+      });
+      expect(amount).toBe(0n);
+      // The root's own group for Permit2 with the router as spender goes through: the revert above is the spender pin.
+      expect(
+        await redeem(
+          g.executor,
+          [await stolenLeaf(approve(c.universalRouter)), withRootGroup(g.root, 1)],
+          approve(c.universalRouter),
+        ),
+      ).toBe("success");
+    },
+  );
 
   it("the co-signer key alone cannot redeem the root, nor a leaf it signs to itself", async () => {
     const before = await balances(g.wallet.address);
@@ -289,29 +297,33 @@ describe("the chain holds when keys are stolen", () => {
     expect((await balances(g.wallet.address)).usdg).toBe(after.usdg);
   });
 
-  it("another wallet's key cannot trade the session, nor relay its executor's signature; the executor cannot relay the wallet's own plan", async () => {
-    const other = await stack.dn.freshWallet(parseEther("1"));
-    const otherKey = await stack.agent.signIn(other);
-    const r = await trade(g, { token_in: "ETH", token_out: "USDG", notional_usd: 5 }, otherKey);
-    expect([r.status, r.json.error.code]).toEqual([404, "NO_SESSION"]);
-    const t = await trade(g, { token_in: "ETH", token_out: "USDG", notional_usd: 5 });
-    const raw = await executorSigns(stack, g.executor, t.json.tx);
-    const wrongKey = await stack.agent.post("/live/submit", { raw_tx: raw }, otherKey);
-    expect([wrongKey.status, wrongKey.json.error.code]).toEqual([403, "WALLET_MISMATCH"]);
-    // The wallet's ordinary plan, signed by the executor, is not a session trade.
-    const plan = await stack.agent.post(
-      "/live/prepare",
-      { wallet: g.wallet.address, token_in: "ETH", token_out: "USDG", amount_in: parseEther("0.001").toString() },
-      g.walletKey,
-    );
-    expect(plan.status, JSON.stringify(plan.json)).toBe(200);
-    const byExecutor = await stack.agent.post(
-      "/live/submit",
-      { raw_tx: await executorSigns(stack, g.executor, plan.json.tx) },
-      g.walletKey,
-    );
-    expect([byExecutor.status, byExecutor.json.error.code]).toEqual([403, "WALLET_MISMATCH"]);
-  });
+  it(
+    "another wallet's key cannot trade the session, nor relay its executor's signature; the executor cannot relay " +
+      "the wallet's own plan",
+    async () => {
+      const other = await stack.dn.freshWallet(parseEther("1"));
+      const otherKey = await stack.agent.signIn(other);
+      const r = await trade(g, { token_in: "ETH", token_out: "USDG", notional_usd: 5 }, otherKey);
+      expect([r.status, r.json.error.code]).toEqual([404, "NO_SESSION"]);
+      const t = await trade(g, { token_in: "ETH", token_out: "USDG", notional_usd: 5 });
+      const raw = await executorSigns(stack, g.executor, t.json.tx);
+      const wrongKey = await stack.agent.post("/live/submit", { raw_tx: raw }, otherKey);
+      expect([wrongKey.status, wrongKey.json.error.code]).toEqual([403, "WALLET_MISMATCH"]);
+      // The wallet's ordinary plan, signed by the executor, is not a session trade.
+      const plan = await stack.agent.post(
+        "/live/prepare",
+        { wallet: g.wallet.address, token_in: "ETH", token_out: "USDG", amount_in: parseEther("0.001").toString() },
+        g.walletKey,
+      );
+      expect(plan.status, JSON.stringify(plan.json)).toBe(200);
+      const byExecutor = await stack.agent.post(
+        "/live/submit",
+        { raw_tx: await executorSigns(stack, g.executor, plan.json.tx) },
+        g.walletKey,
+      );
+      expect([byExecutor.status, byExecutor.json.error.code]).toEqual([403, "WALLET_MISMATCH"]);
+    },
+  );
 });
 
 describe("the end of a session", () => {
@@ -339,39 +351,44 @@ describe("the end of a session", () => {
 });
 
 describe("a co-signer answering another leaf", () => {
-  it("502 SIGNER_MISMATCH: the service checks the leaf allows exactly its execution, for its executor and root", async () => {
-    const lying: CosignerPort = {
-      ...cosigner,
-      address: cosigner.address,
-      register: (r) => cosigner.register(r),
-      revoke: (h) => cosigner.revoke(h),
-      usage: (h, w) => cosigner.usage(h, w),
-      cosign: async (req) => {
-        const a = await cosigner.cosign(req);
-        return {
-          ...a,
-          leaf: {
-            ...a.leaf,
-            caveats: a.leaf.caveats.map((c, i) => (i === 0 ? { ...c, terms: `${c.terms.slice(0, -2)}00` as Hex } : c)),
-          },
-        };
-      },
-    };
-    const api2 = await serveApi({
-      rpcUrl: stack.dn.anvil.rpcUrl,
-      db: stack.store.db,
-      indexed: stack.ix.liveReads().reads,
-      cosigner: lying,
-    });
-    try {
-      const g = await grantedSession(stack);
-      const key2 = await agentOf(api2, stack.dn).signIn(g.executor);
-      const r = await trade(g, { token_in: "ETH", token_out: "USDG", notional_usd: 5 }, key2, api2);
-      expect([r.status, r.json.error.code]).toEqual([502, "SIGNER_MISMATCH"]);
-    } finally {
-      await api2.close();
-    }
-  });
+  it(
+    "502 SIGNER_MISMATCH: the service checks the leaf allows exactly its execution, for its executor and " + "root",
+    async () => {
+      const lying: CosignerPort = {
+        ...cosigner,
+        address: cosigner.address,
+        register: (r) => cosigner.register(r),
+        revoke: (h) => cosigner.revoke(h),
+        usage: (h, w) => cosigner.usage(h, w),
+        cosign: async (req) => {
+          const a = await cosigner.cosign(req);
+          return {
+            ...a,
+            leaf: {
+              ...a.leaf,
+              caveats: a.leaf.caveats.map((c, i) =>
+                i === 0 ? { ...c, terms: `${c.terms.slice(0, -2)}00` as Hex } : c,
+              ),
+            },
+          };
+        },
+      };
+      const api2 = await serveApi({
+        rpcUrl: stack.dn.anvil.rpcUrl,
+        db: stack.store.db,
+        indexed: stack.ix.liveReads().reads,
+        cosigner: lying,
+      });
+      try {
+        const g = await grantedSession(stack);
+        const key2 = await agentOf(api2, stack.dn).signIn(g.executor);
+        const r = await trade(g, { token_in: "ETH", token_out: "USDG", notional_usd: 5 }, key2, api2);
+        expect([r.status, r.json.error.code]).toEqual([502, "SIGNER_MISMATCH"]);
+      } finally {
+        await api2.close();
+      }
+    },
+  );
 });
 
 describe("two API instances on one PostgreSQL store race the day cap", () => {
@@ -406,7 +423,10 @@ describe("two API instances on one PostgreSQL store race the day cap", () => {
 });
 
 describe("a stolen signing service alone moves nothing (the co-signer and the executors are apart)", () => {
-  /** A hosted live agent's executor (its key in the executor signing service) holding a switched-on session of its owner's wallet. */
+  /**
+   * A hosted live agent's executor (its key in the executor signing service) holding a switched-on session of its
+   * owner's wallet.
+   */
   async function hostedSession() {
     const { dn, agent } = stack;
     const wallet = await dn.freshWallet(parseEther("5"), [[dn.token("USDG"), 1_000_000_000n]]);
@@ -513,59 +533,68 @@ describe("a stolen signing service alone moves nothing (the co-signer and the ex
         )?.status ?? null)
       : null;
 
-  it("the co-signer's key, secret and store: a leaf paying a thief is signed, but the executor signing service neither answers its secret nor redeems it; nothing moves", async () => {
-    const h = await hostedSession();
-    const drain = drainTo(thief, parseEther("0.005"));
-    const data = redeemCalldata(
-      [await leafBy(cosignerKey, h.executor, h.root, drain), withRootGroup(h.root, 0)],
-      drain,
-    );
-    const thiefBefore = await stack.dn.pub.getBalance({ address: thief });
-    const signers = stack.api.signers;
-    if (signers) {
-      // What the co-signer's process holds opens nothing of the executor service's.
-      await expect(
-        httpExecutors(signers.urls.cosigner, signers.tokens.cosigner).signTrade(
-          h.executor,
-          await ask(h.executor, data),
-        ),
-      ).rejects.toMatchObject({ code: "SIGNER_REQUIRED" });
-      await expect(
-        httpExecutors(signers.urls.executors, signers.tokens.cosigner).signTrade(
-          h.executor,
-          await ask(h.executor, data),
-        ),
-      ).rejects.toMatchObject({ code: "SIGNER_REQUIRED" });
-    }
-    // Asked by the API itself (a stolen co-signer's leaf handed on as a trade): the service reads the calldata and refuses.
-    const raw = await stack.api.app.services
-      .executors!.signTrade(h.executor, await ask(h.executor, data))
-      .catch((e) => (expect(e.code).toBe("TX_REFUSED"), null));
-    await relay(raw);
-    expect(await stack.dn.pub.getBalance({ address: thief })).toBe(thiefBefore);
-    expect(raw).toBeNull();
-  });
+  it(
+    "the co-signer's key, secret and store: a leaf paying a thief is signed, but the executor signing service " +
+      "neither answers its secret nor redeems it; nothing moves",
+    async () => {
+      const h = await hostedSession();
+      const drain = drainTo(thief, parseEther("0.005"));
+      const data = redeemCalldata(
+        [await leafBy(cosignerKey, h.executor, h.root, drain), withRootGroup(h.root, 0)],
+        drain,
+      );
+      const thiefBefore = await stack.dn.pub.getBalance({ address: thief });
+      const signers = stack.api.signers;
+      if (signers) {
+        // What the co-signer's process holds opens nothing of the executor service's.
+        await expect(
+          httpExecutors(signers.urls.cosigner, signers.tokens.cosigner).signTrade(
+            h.executor,
+            await ask(h.executor, data),
+          ),
+        ).rejects.toMatchObject({ code: "SIGNER_REQUIRED" });
+        await expect(
+          httpExecutors(signers.urls.executors, signers.tokens.cosigner).signTrade(
+            h.executor,
+            await ask(h.executor, data),
+          ),
+        ).rejects.toMatchObject({ code: "SIGNER_REQUIRED" });
+      }
+      // Asked by the API itself (a stolen co-signer's leaf handed on as a trade): the service reads the calldata and
+      // refuses.
+      const raw = await stack.api.app.services
+        .executors!.signTrade(h.executor, await ask(h.executor, data))
+        .catch((e) => (expect(e.code).toBe("TX_REFUSED"), null));
+      await relay(raw);
+      expect(await stack.dn.pub.getBalance({ address: thief })).toBe(thiefBefore);
+      expect(raw).toBeNull();
+    },
+  );
 
-  it("the executor service's secret and store: its keys sign, but a leaf the co-signer did not sign reverts on chain; nothing moves", async () => {
-    const h = await hostedSession();
-    const drain = drainTo(thief, parseEther("0.005"));
-    const forger = privateKeyToAccount(generatePrivateKey());
-    const data = redeemCalldata([await leafBy(forger, h.executor, h.root, drain), withRootGroup(h.root, 0)], drain);
-    // The thief's own copy of the service over its store and secret: signs whatever it is given.
-    const stolen = createExecutorKeys({
-      db: stack.api.signers?.executorsDb ?? stack.store.db,
-      secret: DEVNET_EXECUTOR_KEYS_SECRET,
-      chainId: 4663,
-      clock: Date.now,
-      delegationManager: stack.dn.universe.contracts.delegationManager,
-      payout: null,
-    });
-    const walletBefore = await stack.dn.pub.getBalance({ address: h.wallet.address });
-    const thiefBefore = await stack.dn.pub.getBalance({ address: thief });
-    expect(await relay(await stolen.signTrade(h.executor, await ask(h.executor, data)))).toBe("reverted");
-    expect(await stack.dn.pub.getBalance({ address: thief })).toBe(thiefBefore);
-    expect(await stack.dn.pub.getBalance({ address: h.wallet.address })).toBe(walletBefore);
-  });
+  it(
+    "the executor service's secret and store: its keys sign, but a leaf the co-signer did not sign reverts on " +
+      "chain; nothing moves",
+    async () => {
+      const h = await hostedSession();
+      const drain = drainTo(thief, parseEther("0.005"));
+      const forger = privateKeyToAccount(generatePrivateKey());
+      const data = redeemCalldata([await leafBy(forger, h.executor, h.root, drain), withRootGroup(h.root, 0)], drain);
+      // The thief's own copy of the service over its store and secret: signs whatever it is given.
+      const stolen = createExecutorKeys({
+        db: stack.api.signers?.executorsDb ?? stack.store.db,
+        secret: DEVNET_EXECUTOR_KEYS_SECRET,
+        chainId: 4663,
+        clock: Date.now,
+        delegationManager: stack.dn.universe.contracts.delegationManager,
+        payout: null,
+      });
+      const walletBefore = await stack.dn.pub.getBalance({ address: h.wallet.address });
+      const thiefBefore = await stack.dn.pub.getBalance({ address: thief });
+      expect(await relay(await stolen.signTrade(h.executor, await ask(h.executor, data)))).toBe("reverted");
+      expect(await stack.dn.pub.getBalance({ address: thief })).toBe(thiefBefore);
+      expect(await stack.dn.pub.getBalance({ address: h.wallet.address })).toBe(walletBefore);
+    },
+  );
 });
 
 describe("sanctions are read by the co-signer at each co-signing", () => {
@@ -600,25 +629,28 @@ describe("sanctions are read by the co-signer at each co-signing", () => {
         );
   };
 
-  it("SANCTIONED when the executor or the wallet is listed after the grant: nothing co-signed, nothing counted", async () => {
-    const g = await grantedSession(stack);
-    const again = await cosignOf(g);
-    const used = await cosigner.usage(g.start.sign.delegation.delegation_hash, g.wallet.address);
-    await sanction(g.executor.address);
-    try {
-      expect(await again()).toBe("SANCTIONED");
-    } finally {
-      await sanction(g.executor.address, false);
-    }
-    await sanction(g.wallet.address);
-    try {
-      expect(await again()).toBe("SANCTIONED");
-    } finally {
-      await sanction(g.wallet.address, false);
-    }
-    expect(await cosigner.usage(g.start.sign.delegation.delegation_hash, g.wallet.address)).toEqual(used);
-    expect(await again()).toBe("signed");
-  });
+  it(
+    "SANCTIONED when the executor or the wallet is listed after the grant: nothing co-signed, nothing " + "counted",
+    async () => {
+      const g = await grantedSession(stack);
+      const again = await cosignOf(g);
+      const used = await cosigner.usage(g.start.sign.delegation.delegation_hash, g.wallet.address);
+      await sanction(g.executor.address);
+      try {
+        expect(await again()).toBe("SANCTIONED");
+      } finally {
+        await sanction(g.executor.address, false);
+      }
+      await sanction(g.wallet.address);
+      try {
+        expect(await again()).toBe("SANCTIONED");
+      } finally {
+        await sanction(g.wallet.address, false);
+      }
+      expect(await cosigner.usage(g.start.sign.delegation.delegation_hash, g.wallet.address)).toEqual(used);
+      expect(await again()).toBe("signed");
+    },
+  );
 
   it("an unreadable list (its address answering with a revert) refuses: never passes", async () => {
     const g = await grantedSession(stack);

@@ -71,203 +71,224 @@ describe("a session with a launchpad curve token", () => {
     g = await grantCurve();
   }, 120_000);
 
-  it("grants a curve root beside the session's root, binds the curve token and its owner-signed curve mark, and sets up the launchpad's allowance", () => {
-    const c = stack.dn.universe.contracts;
-    const st = g.start;
-    const token = launch().toLowerCase();
-    expect(st.curve).toMatchObject({ allowed: true, tokens: [token], roots: [st.sign.curve_roots[0].delegation_hash] });
-    expect(st.sign.delegation.binding.curve_tokens).toEqual([token]);
-    expect(st.sign.delegation.binding.marks[token].source).toEqual({
-      kind: "curve",
-      launchpad: c.launchpad.toLowerCase(),
-    });
-    expect(st.sign.curve_roots[0].groups).toEqual([
-      { group: 0, call: "fee_transfer+buy", token },
-      { group: 1, call: "fee_transfer+sell", token },
-    ]);
-    expect(st.setup.steps.filter((s: any) => s.kind === "approve").map((s: any) => s.tx.to)).toEqual([launch()]);
-    expect(g.curveRoots).toHaveLength(1);
-    expect(delegationHash(g.curveRoots[0]!)).toBe(st.sign.curve_roots[0].delegation_hash);
-  });
-
-  it("the executor buys on the curve and sells back: fee and trade in one mined transaction, for the wallet", async () => {
-    const { agent, dn } = stack;
-    const fees = stack.api.config.feeRecipient;
-    const [tokens0, fee0] = [await launchOf(g.wallet.address), await dn.pub.getBalance({ address: fees })];
-    const buy = await agent.post(
-      "/live/session/trade",
-      { session_id: g.sessionId, token_in: "ETH", token_out: launch(), notional_usd: 20 },
-      g.executorKey,
-    );
-    expect(buy.status, JSON.stringify(buy.json)).toBe(200);
-    expect(buy.json.simulated_ok, JSON.stringify(buy.json.simulation)).toBe(true);
-    expect(buy.json.execution).toMatchObject({
-      root: "curve",
-      target: g.wallet.address,
-      value: "0",
-      batch: true,
-      calls: [
-        { kind: "fee_transfer", target: fees },
-        { kind: "curve", target: dn.universe.contracts.launchpad },
-      ],
-    });
-    expect(buy.json.leaf.authority).toBe(g.start.sign.curve_roots[0].delegation_hash);
-    expect(buy.json.fee_leaf).toBeUndefined();
-    const sent = await agent.post(
-      "/live/submit",
-      { raw_tx: await executorSigns(stack, g.executor, buy.json.tx) },
-      g.executorKey,
-    );
-    expect(sent.status, JSON.stringify(sent.json)).toBe(200);
-    const rc = await dn.mined(sent.json.tx_hash);
-    expect(
-      rc.status,
-      `gas ${rc.gasUsed} of ${buy.json.tx.gas}; simulation ${JSON.stringify(buy.json.simulation)}`,
-    ).toBe("success");
-    const got = (await launchOf(g.wallet.address)) - tokens0;
-    expect(got).toBeGreaterThanOrEqual(BigInt(buy.json.swap.amount_out_min));
-    // The platform got at least our fee (the curve's own protocol share goes there too).
-    expect((await dn.pub.getBalance({ address: fees })) - fee0).toBeGreaterThanOrEqual(
-      BigInt(buy.json.execution.fee.value),
-    );
-
-    const eth0 = await dn.pub.getBalance({ address: g.wallet.address });
-    const sell = await agent.post(
-      "/live/session/trade",
-      { session_id: g.sessionId, token_in: launch(), token_out: "ETH", amount_in: (got / 2n).toString() },
-      g.walletKey,
-    );
-    expect(sell.status, JSON.stringify(sell.json)).toBe(200);
-    const sold = await agent.post(
-      "/live/submit",
-      { raw_tx: await executorSigns(stack, g.executor, sell.json.tx) },
-      g.walletKey,
-    );
-    expect(sold.status, JSON.stringify(sold.json)).toBe(200);
-    expect((await dn.mined(sold.json.tx_hash)).status).toBe("success");
-    expect(await launchOf(g.wallet.address)).toBe(tokens0 + got - got / 2n);
-    expect(await dn.pub.getBalance({ address: g.wallet.address })).toBeGreaterThan(eth0);
-    expect(sell.json.spend.trades_used).toBe(2);
-  });
-
-  it("the co-signer refuses a curve call paying the thief, a fee to the thief, another token, and a curve trade for a session without a curve root", async () => {
-    const t = await stack.agent.post(
-      "/live/session/trade",
-      { session_id: g.sessionId, token_in: "ETH", token_out: launch(), notional_usd: 5 },
-      g.executorKey,
-    );
-    expect(t.status, JSON.stringify(t.json)).toBe(200);
-    const [, trade] = t.json.execution.calls;
-    const swap: Execution = { target: trade.target, value: BigInt(trade.value), callData: trade.call_data };
-    const fee: Execution = {
-      target: t.json.execution.fee.target,
-      value: BigInt(t.json.execution.fee.value),
-      callData: t.json.execution.fee.call_data,
-    };
-    const min = BigInt(t.json.swap.amount_out_min);
-    const buy = (token: Address, to: Address) =>
-      encodeFunctionData({ abi: launchpadAbi, functionName: "buy", args: [token, min, to] });
-    const cosign = (hash: `0x${string}`, x: Execution, f: Execution) =>
-      cosigner
-        .cosign({
-          delegationHash: hash,
-          execution: x,
-          fee: f,
-          declared: { feeBps: t.json.fee_bps, expectedOut: BigInt(t.json.swap.amount_out_expected) },
-        })
-        .then(
-          () => "signed",
-          (e) => ({ code: e.code, rules: (e.extra?.signer_checks ?? []).map((c: any) => c.rule) }),
-        );
-    const hash = g.start.sign.delegation.delegation_hash;
-    const used = await cosigner.usage(hash, g.wallet.address);
-    expect(await cosign(hash, { ...swap, callData: buy(launch(), thief) }, fee)).toEqual({
-      code: "SESSION_RECIPIENTS",
-      rules: ["SESSION_RECIPIENTS"],
-    });
-    expect(await cosign(hash, swap, { ...fee, target: thief })).toEqual({
-      code: "SESSION_RECIPIENTS",
-      rules: ["SESSION_RECIPIENTS"],
-    });
-    expect(
-      ((await cosign(hash, { ...swap, callData: buy(stack.dn.token("USDG"), g.wallet.address) }, fee)) as any).rules,
-    ).toContain("SESSION_ROOT_ALLOWS");
-    expect(((await cosign(hash, { ...swap, target: stack.dn.token("USDG") }, fee)) as any).rules).toEqual([
-      "SESSION_ROOT_ALLOWS",
-    ]);
-    expect(await cosigner.usage(hash, g.wallet.address)).toEqual(used);
-    expect(await cosign(hash, swap, fee)).toBe("signed");
-
-    const plain = await grantedSession(stack);
-    expect(((await cosign(plain.start.sign.delegation.delegation_hash, swap, fee)) as any).code).toBe("SESSION_CURVE");
-    // Through the API, a plain session does not list the curve token at all.
-    const r = await stack.agent.post(
-      "/live/session/trade",
-      {
-        session_id: plain.sessionId,
-        token_in: "ETH",
-        token_out: launch(),
-        notional_usd: 5,
-        accept_risks: ["NO_INDEPENDENT_MARK"],
-      },
-      plain.executorKey,
-    );
-    expect(r.status).toBe(400);
-  });
-
-  it("on chain, even with both keys stolen, the curve root pins the fee's place, the recipient and the token", async () => {
-    const { dn } = stack;
-    const c = dn.universe.contracts;
-    const curveRoot = g.curveRoots[0]!;
-    const sizes = curveGroupSizes(1);
-    const stolenLeaf = async (execution: Execution): Promise<Delegation> => {
-      const unsigned = {
-        delegate: g.executor.address,
-        delegator: cosignerKey.address,
-        authority: delegationHash(curveRoot),
-        caveats: leafCaveats(
-          { execution, before: Number((await dn.pub.getBlock()).timestamp) + 600, cosignerNonce: 0n },
-          c.enforcers,
-        ),
-        salt: BigInt(Date.now()),
-      };
-      return {
-        ...unsigned,
-        signature: await cosignerKey.signTypedData(delegationTypedData(4663, c.delegationManager, unsigned)),
-      };
-    };
-    const redeem = async (group: number, calls: Execution[]) => {
-      const execution = walletBatch(g.wallet.address, calls);
-      const data = redeemManyCalldata([
-        { chain: [await stolenLeaf(execution), withGroup(curveRoot, group, sizes)], execution },
+  it(
+    "grants a curve root beside the session's root, binds the curve token and its owner-signed curve mark, and sets " +
+      "up the launchpad's allowance",
+    () => {
+      const c = stack.dn.universe.contracts;
+      const st = g.start;
+      const token = launch().toLowerCase();
+      expect(st.curve).toMatchObject({
+        allowed: true,
+        tokens: [token],
+        roots: [st.sign.curve_roots[0].delegation_hash],
+      });
+      expect(st.sign.delegation.binding.curve_tokens).toEqual([token]);
+      expect(st.sign.delegation.binding.marks[token].source).toEqual({
+        kind: "curve",
+        launchpad: c.launchpad.toLowerCase(),
+      });
+      expect(st.sign.curve_roots[0].groups).toEqual([
+        { group: 0, call: "fee_transfer+buy", token },
+        { group: 1, call: "fee_transfer+sell", token },
       ]);
-      return (
-        await dn.mined(
-          await dn.walletFor(g.executor).sendTransaction({ to: c.delegationManager, data, gas: 1_500_000n }),
-        )
-      ).status;
-    };
-    const buyFor = (to: Address): Execution => ({
-      target: c.launchpad,
-      value: parseEther("0.001"),
-      callData: encodeFunctionData({ abi: launchpadAbi, functionName: "buy", args: [launch(), 0n, to] }),
-    });
-    const fee = (to: Address, value = parseEther("0.0001")): Execution => ({ target: to, value, callData: "0x" });
-    const before = await dn.pub.getBalance({ address: g.wallet.address });
-    const fees = stack.api.config.feeRecipient;
-    expect(await redeem(curveGroupOf(0, true), [fee(fees), buyFor(thief)])).toBe("reverted");
-    expect(await launchOf(thief)).toBe(0n);
-    // The fee goes to the fee recipient only, first, and only beside a trade; no more ETH leaves than the root's bound.
-    expect(await redeem(curveGroupOf(0, true), [fee(thief), buyFor(g.wallet.address)])).toBe("reverted");
-    expect(await redeem(curveGroupOf(0, true), [buyFor(g.wallet.address), fee(fees)])).toBe("reverted");
-    expect(await redeem(curveGroupOf(0, true), [fee(fees)])).toBe("reverted");
-    expect(await redeem(curveGroupOf(0, true), [fee(fees, parseEther("3")), buyFor(g.wallet.address)])).toBe(
-      "reverted",
-    );
-    expect(await dn.pub.getBalance({ address: g.wallet.address })).toBe(before);
-    // The same trade paying the wallet passes the root: the reverts above are the pins (the test can fail).
-    expect(await redeem(curveGroupOf(0, true), [fee(fees), buyFor(g.wallet.address)])).toBe("success");
-  });
+      expect(st.setup.steps.filter((s: any) => s.kind === "approve").map((s: any) => s.tx.to)).toEqual([launch()]);
+      expect(g.curveRoots).toHaveLength(1);
+      expect(delegationHash(g.curveRoots[0]!)).toBe(st.sign.curve_roots[0].delegation_hash);
+    },
+  );
+
+  it(
+    "the executor buys on the curve and sells back: fee and trade in one mined transaction, for the " + "wallet",
+    async () => {
+      const { agent, dn } = stack;
+      const fees = stack.api.config.feeRecipient;
+      const [tokens0, fee0] = [await launchOf(g.wallet.address), await dn.pub.getBalance({ address: fees })];
+      const buy = await agent.post(
+        "/live/session/trade",
+        { session_id: g.sessionId, token_in: "ETH", token_out: launch(), notional_usd: 20 },
+        g.executorKey,
+      );
+      expect(buy.status, JSON.stringify(buy.json)).toBe(200);
+      expect(buy.json.simulated_ok, JSON.stringify(buy.json.simulation)).toBe(true);
+      expect(buy.json.execution).toMatchObject({
+        root: "curve",
+        target: g.wallet.address,
+        value: "0",
+        batch: true,
+        calls: [
+          { kind: "fee_transfer", target: fees },
+          { kind: "curve", target: dn.universe.contracts.launchpad },
+        ],
+      });
+      expect(buy.json.leaf.authority).toBe(g.start.sign.curve_roots[0].delegation_hash);
+      expect(buy.json.fee_leaf).toBeUndefined();
+      const sent = await agent.post(
+        "/live/submit",
+        { raw_tx: await executorSigns(stack, g.executor, buy.json.tx) },
+        g.executorKey,
+      );
+      expect(sent.status, JSON.stringify(sent.json)).toBe(200);
+      const rc = await dn.mined(sent.json.tx_hash);
+      expect(
+        rc.status,
+        `gas ${rc.gasUsed} of ${buy.json.tx.gas}; simulation ${JSON.stringify(buy.json.simulation)}`,
+      ).toBe("success");
+      const got = (await launchOf(g.wallet.address)) - tokens0;
+      expect(got).toBeGreaterThanOrEqual(BigInt(buy.json.swap.amount_out_min));
+      // The platform got at least our fee (the curve's own protocol share goes there too).
+      expect((await dn.pub.getBalance({ address: fees })) - fee0).toBeGreaterThanOrEqual(
+        BigInt(buy.json.execution.fee.value),
+      );
+
+      const eth0 = await dn.pub.getBalance({ address: g.wallet.address });
+      const sell = await agent.post(
+        "/live/session/trade",
+        { session_id: g.sessionId, token_in: launch(), token_out: "ETH", amount_in: (got / 2n).toString() },
+        g.walletKey,
+      );
+      expect(sell.status, JSON.stringify(sell.json)).toBe(200);
+      const sold = await agent.post(
+        "/live/submit",
+        { raw_tx: await executorSigns(stack, g.executor, sell.json.tx) },
+        g.walletKey,
+      );
+      expect(sold.status, JSON.stringify(sold.json)).toBe(200);
+      expect((await dn.mined(sold.json.tx_hash)).status).toBe("success");
+      expect(await launchOf(g.wallet.address)).toBe(tokens0 + got - got / 2n);
+      expect(await dn.pub.getBalance({ address: g.wallet.address })).toBeGreaterThan(eth0);
+      expect(sell.json.spend.trades_used).toBe(2);
+    },
+  );
+
+  it(
+    "the co-signer refuses a curve call paying the thief, a fee to the thief, another token, and a curve trade for " +
+      "a session without a curve root",
+    async () => {
+      const t = await stack.agent.post(
+        "/live/session/trade",
+        { session_id: g.sessionId, token_in: "ETH", token_out: launch(), notional_usd: 5 },
+        g.executorKey,
+      );
+      expect(t.status, JSON.stringify(t.json)).toBe(200);
+      const [, trade] = t.json.execution.calls;
+      const swap: Execution = { target: trade.target, value: BigInt(trade.value), callData: trade.call_data };
+      const fee: Execution = {
+        target: t.json.execution.fee.target,
+        value: BigInt(t.json.execution.fee.value),
+        callData: t.json.execution.fee.call_data,
+      };
+      const min = BigInt(t.json.swap.amount_out_min);
+      const buy = (token: Address, to: Address) =>
+        encodeFunctionData({ abi: launchpadAbi, functionName: "buy", args: [token, min, to] });
+      const cosign = (hash: `0x${string}`, x: Execution, f: Execution) =>
+        cosigner
+          .cosign({
+            delegationHash: hash,
+            execution: x,
+            fee: f,
+            declared: { feeBps: t.json.fee_bps, expectedOut: BigInt(t.json.swap.amount_out_expected) },
+          })
+          .then(
+            () => "signed",
+            (e) => ({ code: e.code, rules: (e.extra?.signer_checks ?? []).map((c: any) => c.rule) }),
+          );
+      const hash = g.start.sign.delegation.delegation_hash;
+      const used = await cosigner.usage(hash, g.wallet.address);
+      expect(await cosign(hash, { ...swap, callData: buy(launch(), thief) }, fee)).toEqual({
+        code: "SESSION_RECIPIENTS",
+        rules: ["SESSION_RECIPIENTS"],
+      });
+      expect(await cosign(hash, swap, { ...fee, target: thief })).toEqual({
+        code: "SESSION_RECIPIENTS",
+        rules: ["SESSION_RECIPIENTS"],
+      });
+      expect(
+        ((await cosign(hash, { ...swap, callData: buy(stack.dn.token("USDG"), g.wallet.address) }, fee)) as any).rules,
+      ).toContain("SESSION_ROOT_ALLOWS");
+      expect(((await cosign(hash, { ...swap, target: stack.dn.token("USDG") }, fee)) as any).rules).toEqual([
+        "SESSION_ROOT_ALLOWS",
+      ]);
+      expect(await cosigner.usage(hash, g.wallet.address)).toEqual(used);
+      expect(await cosign(hash, swap, fee)).toBe("signed");
+
+      const plain = await grantedSession(stack);
+      expect(((await cosign(plain.start.sign.delegation.delegation_hash, swap, fee)) as any).code).toBe(
+        "SESSION_CURVE",
+      );
+      // Through the API, a plain session does not list the curve token at all.
+      const r = await stack.agent.post(
+        "/live/session/trade",
+        {
+          session_id: plain.sessionId,
+          token_in: "ETH",
+          token_out: launch(),
+          notional_usd: 5,
+          accept_risks: ["NO_INDEPENDENT_MARK"],
+        },
+        plain.executorKey,
+      );
+      expect(r.status).toBe(400);
+    },
+  );
+
+  it(
+    "on chain, even with both keys stolen, the curve root pins the fee's place, the recipient and the " + "token",
+    async () => {
+      const { dn } = stack;
+      const c = dn.universe.contracts;
+      const curveRoot = g.curveRoots[0]!;
+      const sizes = curveGroupSizes(1);
+      const stolenLeaf = async (execution: Execution): Promise<Delegation> => {
+        const unsigned = {
+          delegate: g.executor.address,
+          delegator: cosignerKey.address,
+          authority: delegationHash(curveRoot),
+          caveats: leafCaveats(
+            { execution, before: Number((await dn.pub.getBlock()).timestamp) + 600, cosignerNonce: 0n },
+            c.enforcers,
+          ),
+          salt: BigInt(Date.now()),
+        };
+        return {
+          ...unsigned,
+          signature: await cosignerKey.signTypedData(delegationTypedData(4663, c.delegationManager, unsigned)),
+        };
+      };
+      const redeem = async (group: number, calls: Execution[]) => {
+        const execution = walletBatch(g.wallet.address, calls);
+        const data = redeemManyCalldata([
+          { chain: [await stolenLeaf(execution), withGroup(curveRoot, group, sizes)], execution },
+        ]);
+        return (
+          await dn.mined(
+            await dn.walletFor(g.executor).sendTransaction({ to: c.delegationManager, data, gas: 1_500_000n }),
+          )
+        ).status;
+      };
+      const buyFor = (to: Address): Execution => ({
+        target: c.launchpad,
+        value: parseEther("0.001"),
+        callData: encodeFunctionData({ abi: launchpadAbi, functionName: "buy", args: [launch(), 0n, to] }),
+      });
+      const fee = (to: Address, value = parseEther("0.0001")): Execution => ({ target: to, value, callData: "0x" });
+      const before = await dn.pub.getBalance({ address: g.wallet.address });
+      const fees = stack.api.config.feeRecipient;
+      expect(await redeem(curveGroupOf(0, true), [fee(fees), buyFor(thief)])).toBe("reverted");
+      expect(await launchOf(thief)).toBe(0n);
+      // The fee goes to the fee recipient only, first, and only beside a trade; no more ETH leaves than the root's
+      // bound.
+      expect(await redeem(curveGroupOf(0, true), [fee(thief), buyFor(g.wallet.address)])).toBe("reverted");
+      expect(await redeem(curveGroupOf(0, true), [buyFor(g.wallet.address), fee(fees)])).toBe("reverted");
+      expect(await redeem(curveGroupOf(0, true), [fee(fees)])).toBe("reverted");
+      expect(await redeem(curveGroupOf(0, true), [fee(fees, parseEther("3")), buyFor(g.wallet.address)])).toBe(
+        "reverted",
+      );
+      expect(await dn.pub.getBalance({ address: g.wallet.address })).toBe(before);
+      // The same trade paying the wallet passes the root: the reverts above are the pins (the test can fail).
+      expect(await redeem(curveGroupOf(0, true), [fee(fees), buyFor(g.wallet.address)])).toBe("success");
+    },
+  );
 
   it("revoke disables the curve root too: a held curve trade, sent after the on-chain steps, reverts", async () => {
     const { dn, agent } = stack;
@@ -434,7 +455,8 @@ describe("an executor unbundling a curve trade's fee", () => {
     expect(outcomes).toEqual([]);
     expect(await watch()).toEqual(before);
 
-    // The honest transaction: the wallet gets its tokens and the platform exactly the fee (plus the curve's own protocol share, read from its event).
+    // The honest transaction: the wallet gets its tokens and the platform exactly the fee (plus the curve's own
+    // protocol share, read from its event).
     const sent = await agent.post(
       "/live/submit",
       { raw_tx: await executorSigns(stack, g.executor, t.json.tx) },
@@ -484,94 +506,101 @@ describe("an owner-signed curve mark set by one block's price", () => {
     );
   };
 
-  it("push, grant, unwind, push, trade: the owner loses no more than the co-signer's bound, or nothing is granted or traded", async () => {
-    const { dn, agent } = stack;
-    const lp = dn.universe.contracts.launchpad;
-    const whale = await dn.freshWallet(parseEther("100"));
-    const w = dn.walletFor(whale);
-    const before = await curveState();
-    const fairUsd = (Number(before.virtualEth) / 1e18 / (Number(before.virtualToken) / 1e18)) * (await ethUsd());
-    // price = vE² / k: 1.55x takes vE up by sqrt(1.55), net of the curve's 1.5 % fee.
-    const pushWei = ((before.virtualEth * 2450n) / 10_000n / 985n) * 1000n;
-    const push = async () => {
-      const got0 = await launchOf(whale.address);
-      expect(
-        (
-          await dn.mined(
-            await w.writeContract({
-              address: lp,
-              abi: launchpadAbi,
-              functionName: "buy",
-              args: [launch(), 0n, whale.address],
-              value: pushWei,
-            }),
-          )
-        ).status,
-      ).toBe("success");
-      return (await launchOf(whale.address)) - got0;
-    };
-    const unwind = async (amount: bigint) => {
-      await dn.mined(
-        await w.writeContract({ address: launch(), abi: erc20Abi, functionName: "approve", args: [lp, amount] }),
-      );
-      expect(
-        (
-          await dn.mined(
-            await w.writeContract({
-              address: lp,
-              abi: launchpadAbi,
-              functionName: "sell",
-              args: [launch(), amount, 0n, whale.address],
-            }),
-          )
-        ).status,
-      ).toBe("success");
-    };
+  it(
+    "push, grant, unwind, push, trade: the owner loses no more than the co-signer's bound, or nothing is granted or " +
+      "traded",
+    async () => {
+      const { dn, agent } = stack;
+      const lp = dn.universe.contracts.launchpad;
+      const whale = await dn.freshWallet(parseEther("100"));
+      const w = dn.walletFor(whale);
+      const before = await curveState();
+      const fairUsd = (Number(before.virtualEth) / 1e18 / (Number(before.virtualToken) / 1e18)) * (await ethUsd());
+      // price = vE² / k: 1.55x takes vE up by sqrt(1.55), net of the curve's 1.5 % fee.
+      const pushWei = ((before.virtualEth * 2450n) / 10_000n / 985n) * 1000n;
+      const push = async () => {
+        const got0 = await launchOf(whale.address);
+        expect(
+          (
+            await dn.mined(
+              await w.writeContract({
+                address: lp,
+                abi: launchpadAbi,
+                functionName: "buy",
+                args: [launch(), 0n, whale.address],
+                value: pushWei,
+              }),
+            )
+          ).status,
+        ).toBe("success");
+        return (await launchOf(whale.address)) - got0;
+      };
+      const unwind = async (amount: bigint) => {
+        await dn.mined(
+          await w.writeContract({ address: launch(), abi: erc20Abi, functionName: "approve", args: [lp, amount] }),
+        );
+        expect(
+          (
+            await dn.mined(
+              await w.writeContract({
+                address: lp,
+                abi: launchpadAbi,
+                functionName: "sell",
+                args: [launch(), amount, 0n, whale.address],
+              }),
+            )
+          ).status,
+        ).toBe("success");
+      };
 
-    const pushed = await push();
-    const s = await curveState();
-    expect(Number(s.virtualEth) ** 2 / Number(before.virtualEth) ** 2).toBeGreaterThan(1.5);
-    const terms = { ...curveTerms(), max_trade_usd: 50, max_day_usd: 120 };
-    const first = await tryGrantedSession(stack, terms);
-    await unwind(pushed);
-    let g: Granted;
-    if ("refused" in first) {
-      // Refused while the spot sits outside the band around its 30-minute median; once unwound the
-      // grant signs the median, and the trade below must still not pay the pushed price.
-      expect([first.refused.status, first.refused.code], JSON.stringify(first.refused.json)).toEqual([503, "NO_MARK"]);
-      g = await grantCurve({ max_trade_usd: 50, max_day_usd: 120 });
-      const mark = g.start.sign.delegation.binding.marks[launch().toLowerCase()].usd;
-      expect(Math.abs(mark / fairUsd - 1)).toBeLessThan(0.0125);
-    } else g = first;
-    const again = await push();
-    const tokens0 = await launchOf(g.wallet.address);
-    const eth0 = await dn.pub.getBalance({ address: g.wallet.address });
-    const buy = await agent.post(
-      "/live/session/trade",
-      { session_id: g.sessionId, token_in: "ETH", token_out: launch(), notional_usd: 50 },
-      g.executorKey,
-    );
-    let lossBps = 0;
-    let bound = 0;
-    if (buy.status === 200) {
-      bound = buy.json.fee_bps + MAX_SLIPPAGE_BPS + PRICE_TOLERANCE_BPS;
-      const sent = await agent.post(
-        "/live/submit",
-        { raw_tx: await executorSigns(stack, g.executor, buy.json.tx) },
+      const pushed = await push();
+      const s = await curveState();
+      expect(Number(s.virtualEth) ** 2 / Number(before.virtualEth) ** 2).toBeGreaterThan(1.5);
+      const terms = { ...curveTerms(), max_trade_usd: 50, max_day_usd: 120 };
+      const first = await tryGrantedSession(stack, terms);
+      await unwind(pushed);
+      let g: Granted;
+      if ("refused" in first) {
+        // Refused while the spot sits outside the band around its 30-minute median; once unwound the
+        // grant signs the median, and the trade below must still not pay the pushed price.
+        expect([first.refused.status, first.refused.code], JSON.stringify(first.refused.json)).toEqual([
+          503,
+          "NO_MARK",
+        ]);
+        g = await grantCurve({ max_trade_usd: 50, max_day_usd: 120 });
+        const mark = g.start.sign.delegation.binding.marks[launch().toLowerCase()].usd;
+        expect(Math.abs(mark / fairUsd - 1)).toBeLessThan(0.0125);
+      } else g = first;
+      const again = await push();
+      const tokens0 = await launchOf(g.wallet.address);
+      const eth0 = await dn.pub.getBalance({ address: g.wallet.address });
+      const buy = await agent.post(
+        "/live/session/trade",
+        { session_id: g.sessionId, token_in: "ETH", token_out: launch(), notional_usd: 50 },
         g.executorKey,
       );
-      expect(sent.status, JSON.stringify(sent.json)).toBe(200);
-      expect((await dn.mined(sent.json.tx_hash)).status).toBe("success");
-      const paidUsd =
-        (Number(eth0 - (await dn.pub.getBalance({ address: g.wallet.address }))) / 1e18) * (await ethUsd());
-      const gotUsd = (Number((await launchOf(g.wallet.address)) - tokens0) / 1e18) * fairUsd;
-      lossBps = Math.round((1 - gotUsd / paidUsd) * 10_000);
-    }
-    await unwind(again);
-    // Today's code: the co-signer signed this buy at the pushed mark and the owner lost ~37 %.
-    expect(
-      buy.status === 200 ? lossBps : "refused",
-      `loss ${lossBps} bps, bound ${bound} bps; ${JSON.stringify(buy.json.error ?? {})}`,
-    ).toSatisfy((x: number | string) => x === "refused" || (x as number) <= bound);
-  });
+      let lossBps = 0;
+      let bound = 0;
+      if (buy.status === 200) {
+        bound = buy.json.fee_bps + MAX_SLIPPAGE_BPS + PRICE_TOLERANCE_BPS;
+        const sent = await agent.post(
+          "/live/submit",
+          { raw_tx: await executorSigns(stack, g.executor, buy.json.tx) },
+          g.executorKey,
+        );
+        expect(sent.status, JSON.stringify(sent.json)).toBe(200);
+        expect((await dn.mined(sent.json.tx_hash)).status).toBe("success");
+        const paidUsd =
+          (Number(eth0 - (await dn.pub.getBalance({ address: g.wallet.address }))) / 1e18) * (await ethUsd());
+        const gotUsd = (Number((await launchOf(g.wallet.address)) - tokens0) / 1e18) * fairUsd;
+        lossBps = Math.round((1 - gotUsd / paidUsd) * 10_000);
+      }
+      await unwind(again);
+      // Today's code: the co-signer signed this buy at the pushed mark and the owner lost ~37 %.
+      expect(
+        buy.status === 200 ? lossBps : "refused",
+        `loss ${lossBps} bps, bound ${bound} bps; ${JSON.stringify(buy.json.error ?? {})}`,
+      ).toSatisfy((x: number | string) => x === "refused" || (x as number) <= bound);
+    },
+  );
 });

@@ -86,15 +86,19 @@ describe("a session with a feedless token", () => {
     expect(g.start.not_enforced_on_chain.join("\n")).toMatch(/owner-signed marks/);
   });
 
-  it("the SDK reads the mark's pool on chain itself: the signed 30-minute median passes; a mark off it, or none, is GRANT_MARK", async () => {
-    const b = g.start.sign.delegation.binding;
-    const orbio = stack.dn.token("ORBIO").toLowerCase();
-    expect(await sdkMarkCheck(b)).toBeNull();
-    expect(
-      await sdkMarkCheck({ ...b, marks: { [orbio]: { ...b.marks[orbio], usd: b.marks[orbio].usd * 1.02 } } }),
-    ).toBe("GRANT_MARK");
-    expect(await sdkMarkCheck({ ...b, marks: undefined })).toBe("GRANT_MARK");
-  });
+  it(
+    "the SDK reads the mark's pool on chain itself: the signed 30-minute median passes; a mark off it, or none, is " +
+      "GRANT_MARK",
+    async () => {
+      const b = g.start.sign.delegation.binding;
+      const orbio = stack.dn.token("ORBIO").toLowerCase();
+      expect(await sdkMarkCheck(b)).toBeNull();
+      expect(
+        await sdkMarkCheck({ ...b, marks: { [orbio]: { ...b.marks[orbio], usd: b.marks[orbio].usd * 1.02 } } }),
+      ).toBe("GRANT_MARK");
+      expect(await sdkMarkCheck({ ...b, marks: undefined })).toBe("GRANT_MARK");
+    },
+  );
 
   it("a session with a feedless token lasting over 24 hours is SESSION_LIMIT", async () => {
     const r = await stack.agent.post(
@@ -128,39 +132,43 @@ describe("a session with a feedless token", () => {
     expect((await orbioOf(g.wallet.address)) - before).toBeGreaterThanOrEqual(BigInt(t.json.swap.amount_out_min));
   });
 
-  it("the co-signer refuses a minimum far under the signed mark (SIGNED_MARK_PRICE) or the quote (SLIPPAGE), and counts nothing", async () => {
-    const t = await stack.agent.post(
-      "/live/session/trade",
-      { session_id: g.sessionId, token_in: "USDG", token_out: "ORBIO", notional_usd: 10 },
-      g.executorKey,
-    );
-    expect(t.status, JSON.stringify(t.json)).toBe(200);
-    const honest: Execution = {
-      target: t.json.execution.target,
-      value: BigInt(t.json.execution.value),
-      callData: t.json.execution.call_data,
-    };
-    const min = BigInt(t.json.swap.amount_out_min);
-    const hash = g.start.sign.delegation.delegation_hash;
-    const used = await cosigner.usage(hash, g.wallet.address);
-    const low = { ...honest, callData: withMinimum(honest.callData, (min * 80n) / 100n) };
-    const r = await cosigner
-      .cosign({
-        delegationHash: hash,
-        execution: low,
-        declared: { feeBps: t.json.fee_bps, expectedOut: BigInt(t.json.swap.amount_out_expected) },
-      })
-      .then(
-        () => null,
-        (e) => e,
+  it(
+    "the co-signer refuses a minimum far under the signed mark (SIGNED_MARK_PRICE) or the quote (SLIPPAGE), and " +
+      "counts nothing",
+    async () => {
+      const t = await stack.agent.post(
+        "/live/session/trade",
+        { session_id: g.sessionId, token_in: "USDG", token_out: "ORBIO", notional_usd: 10 },
+        g.executorKey,
       );
-    expect(r?.code).toBe("REFUSED");
-    expect(r.extra.signer_checks.map((c: { rule: string }) => c.rule).sort()).toEqual([
-      "SIGNED_MARK_PRICE",
-      "SLIPPAGE",
-    ]);
-    expect(await cosigner.usage(hash, g.wallet.address)).toEqual(used);
-  });
+      expect(t.status, JSON.stringify(t.json)).toBe(200);
+      const honest: Execution = {
+        target: t.json.execution.target,
+        value: BigInt(t.json.execution.value),
+        callData: t.json.execution.call_data,
+      };
+      const min = BigInt(t.json.swap.amount_out_min);
+      const hash = g.start.sign.delegation.delegation_hash;
+      const used = await cosigner.usage(hash, g.wallet.address);
+      const low = { ...honest, callData: withMinimum(honest.callData, (min * 80n) / 100n) };
+      const r = await cosigner
+        .cosign({
+          delegationHash: hash,
+          execution: low,
+          declared: { feeBps: t.json.fee_bps, expectedOut: BigInt(t.json.swap.amount_out_expected) },
+        })
+        .then(
+          () => null,
+          (e) => e,
+        );
+      expect(r?.code).toBe("REFUSED");
+      expect(r.extra.signer_checks.map((c: { rule: string }) => c.rule).sort()).toEqual([
+        "SIGNED_MARK_PRICE",
+        "SLIPPAGE",
+      ]);
+      expect(await cosigner.usage(hash, g.wallet.address)).toEqual(used);
+    },
+  );
 });
 
 describe("a feedless mark the pool left before switch-on", () => {

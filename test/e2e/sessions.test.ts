@@ -39,115 +39,123 @@ describe("a session from grant to revoke", () => {
     g = await grantedSession(stack);
   }, 120_000);
 
-  it("answers the grant's fields, signs a root the delegation manager hashes the same, and upgrades the wallet to the pinned delegator", async () => {
-    const { dn } = stack;
-    const st = g.start;
-    for (const f of [
-      "session_id",
-      "status",
-      "wallet",
-      "executor",
-      "cosigner",
-      "expires",
-      "wallet_code",
-      "sign",
-      "setup",
-      "risk_terms",
-      "caveats",
-      "limits",
-      "exposure",
-      "on_chain_bounds",
-      "not_enforced_on_chain",
-      "curve",
-      "then",
-    ])
-      expect(st, f).toHaveProperty(f);
-    expect(st.status).toBe("pending");
-    expect(st.cosigner).toBe(stack.api.config.cosigner);
-    expect(st.wallet_code.state).toBe("eoa");
-    expect(st.caveats.map((c: any) => c.enforcer)).toEqual([
-      "LogicalOrWrapperEnforcer",
-      "ValueLteEnforcer",
-      "TimestampEnforcer",
-      "LimitedCallsEnforcer",
-      "NonceEnforcer",
-      "RedeemerEnforcer",
-      "NativeTokenPeriodTransferEnforcer",
-    ]);
-    expect(st.on_chain_bounds.redeemer).toBe(g.executor.address);
-    // The delegation manager computes the same root hash we answered.
-    const t = typedDataOf(st.sign.delegation.typed_data).message;
-    const onChain = await dn.pub.readContract({
-      address: dn.universe.contracts.delegationManager,
-      abi: delegationManagerAbi,
-      functionName: "getDelegationHash",
-      args: [{ ...t, caveats: t.caveats.map((c: any) => ({ ...c, args: "0x" })), signature: "0x" }],
-    });
-    expect(onChain).toBe(st.sign.delegation.delegation_hash);
-    expect((await dn.pub.getCode({ address: g.wallet.address }))?.toLowerCase()).toBe(
-      `0xef0100${dn.universe.contracts.statelessDelegator.slice(2).toLowerCase()}`,
-    );
-    const mine = await stack.agent.get("/me/sessions", g.walletKey);
-    expect(mine.status).toBe(200);
-    expect(mine.json.sessions[0]).toMatchObject({
-      session_id: g.sessionId,
-      status: "active",
-      executor: g.executor.address.toLowerCase(),
-      used: { trades: 0, trades_left: 5 },
-    });
-    expect(mine.json.routes.session_revoke).toMatch(/session\/revoke/);
-  });
+  it(
+    "answers the grant's fields, signs a root the delegation manager hashes the same, and upgrades the wallet to " +
+      "the pinned delegator",
+    async () => {
+      const { dn } = stack;
+      const st = g.start;
+      for (const f of [
+        "session_id",
+        "status",
+        "wallet",
+        "executor",
+        "cosigner",
+        "expires",
+        "wallet_code",
+        "sign",
+        "setup",
+        "risk_terms",
+        "caveats",
+        "limits",
+        "exposure",
+        "on_chain_bounds",
+        "not_enforced_on_chain",
+        "curve",
+        "then",
+      ])
+        expect(st, f).toHaveProperty(f);
+      expect(st.status).toBe("pending");
+      expect(st.cosigner).toBe(stack.api.config.cosigner);
+      expect(st.wallet_code.state).toBe("eoa");
+      expect(st.caveats.map((c: any) => c.enforcer)).toEqual([
+        "LogicalOrWrapperEnforcer",
+        "ValueLteEnforcer",
+        "TimestampEnforcer",
+        "LimitedCallsEnforcer",
+        "NonceEnforcer",
+        "RedeemerEnforcer",
+        "NativeTokenPeriodTransferEnforcer",
+      ]);
+      expect(st.on_chain_bounds.redeemer).toBe(g.executor.address);
+      // The delegation manager computes the same root hash we answered.
+      const t = typedDataOf(st.sign.delegation.typed_data).message;
+      const onChain = await dn.pub.readContract({
+        address: dn.universe.contracts.delegationManager,
+        abi: delegationManagerAbi,
+        functionName: "getDelegationHash",
+        args: [{ ...t, caveats: t.caveats.map((c: any) => ({ ...c, args: "0x" })), signature: "0x" }],
+      });
+      expect(onChain).toBe(st.sign.delegation.delegation_hash);
+      expect((await dn.pub.getCode({ address: g.wallet.address }))?.toLowerCase()).toBe(
+        `0xef0100${dn.universe.contracts.statelessDelegator.slice(2).toLowerCase()}`,
+      );
+      const mine = await stack.agent.get("/me/sessions", g.walletKey);
+      expect(mine.status).toBe(200);
+      expect(mine.json.sessions[0]).toMatchObject({
+        session_id: g.sessionId,
+        status: "active",
+        executor: g.executor.address.toLowerCase(),
+        used: { trades: 0, trades_left: 5 },
+      });
+      expect(mine.json.routes.session_revoke).toMatch(/session\/revoke/);
+    },
+  );
 
-  it("trades ETH -> USDG with the executor's key and USDG -> ETH with the wallet's key; both mined and listed for the wallet", async () => {
-    const { dn, agent } = stack;
-    const before = await usdgOf(g.wallet.address);
-    const t1 = await agent.post(
-      "/live/session/trade",
-      { session_id: g.sessionId, token_in: "ETH", token_out: "USDG", notional_usd: 20 },
-      g.executorKey,
-    );
-    expect(t1.status, JSON.stringify(t1.json)).toBe(200);
-    expect(t1.json.simulated_ok, JSON.stringify(t1.json.simulation)).toBe(true);
-    expect(t1.json.tx.to).toBe(dn.universe.contracts.delegationManager);
-    expect(t1.json.spend).toMatchObject({ trades_used: 1, trades_left: 4 });
-    const sent1 = await agent.post(
-      "/live/submit",
-      { raw_tx: await executorSigns(stack, g.executor, t1.json.tx) },
-      g.executorKey,
-    );
-    expect(sent1.status, JSON.stringify(sent1.json)).toBe(200);
-    expect((await dn.mined(sent1.json.tx_hash)).status).toBe("success");
-    expect(await usdgOf(g.wallet.address)).toBeGreaterThan(before + BigInt(t1.json.swap.amount_out_min) - 1n);
+  it(
+    "trades ETH -> USDG with the executor's key and USDG -> ETH with the wallet's key; both mined and listed for " +
+      "the wallet",
+    async () => {
+      const { dn, agent } = stack;
+      const before = await usdgOf(g.wallet.address);
+      const t1 = await agent.post(
+        "/live/session/trade",
+        { session_id: g.sessionId, token_in: "ETH", token_out: "USDG", notional_usd: 20 },
+        g.executorKey,
+      );
+      expect(t1.status, JSON.stringify(t1.json)).toBe(200);
+      expect(t1.json.simulated_ok, JSON.stringify(t1.json.simulation)).toBe(true);
+      expect(t1.json.tx.to).toBe(dn.universe.contracts.delegationManager);
+      expect(t1.json.spend).toMatchObject({ trades_used: 1, trades_left: 4 });
+      const sent1 = await agent.post(
+        "/live/submit",
+        { raw_tx: await executorSigns(stack, g.executor, t1.json.tx) },
+        g.executorKey,
+      );
+      expect(sent1.status, JSON.stringify(sent1.json)).toBe(200);
+      expect((await dn.mined(sent1.json.tx_hash)).status).toBe("success");
+      expect(await usdgOf(g.wallet.address)).toBeGreaterThan(before + BigInt(t1.json.swap.amount_out_min) - 1n);
 
-    const t2 = await agent.post(
-      "/live/session/trade",
-      { session_id: g.sessionId, token_in: "USDG", token_out: "ETH", notional_usd: 15 },
-      g.walletKey,
-    );
-    expect(t2.status, JSON.stringify(t2.json)).toBe(200);
-    const sent2 = await agent.post(
-      "/live/submit",
-      { raw_tx: await executorSigns(stack, g.executor, t2.json.tx) },
-      g.walletKey,
-    );
-    expect(sent2.status, JSON.stringify(sent2.json)).toBe(200);
-    expect((await dn.mined(sent2.json.tx_hash)).status).toBe("success");
+      const t2 = await agent.post(
+        "/live/session/trade",
+        { session_id: g.sessionId, token_in: "USDG", token_out: "ETH", notional_usd: 15 },
+        g.walletKey,
+      );
+      expect(t2.status, JSON.stringify(t2.json)).toBe(200);
+      const sent2 = await agent.post(
+        "/live/submit",
+        { raw_tx: await executorSigns(stack, g.executor, t2.json.tx) },
+        g.walletKey,
+      );
+      expect(sent2.status, JSON.stringify(sent2.json)).toBe(200);
+      expect((await dn.mined(sent2.json.tx_hash)).status).toBe("success");
 
-    // Listed for the wallet (not the executor), path session, mined by the watcher.
-    const listed = async () => (await agent.get("/me/trades", g.walletKey)).json.trades as any[];
-    for (let i = 0; i < 100 && (await listed()).filter((t) => t.status === "mined").length < 2; i++)
-      await new Promise((r) => setTimeout(r, 100));
-    const rows = await listed();
-    const byHash = (h: Hex) => rows.find((t) => t.tx_hash === h.toLowerCase());
-    expect(byHash(sent1.json.tx_hash)).toMatchObject({ status: "mined", path: "session", session_id: g.sessionId });
-    expect(byHash(sent2.json.tx_hash)).toMatchObject({ status: "mined", path: "session", session_id: g.sessionId });
-    expect(BigInt(byHash(sent1.json.tx_hash).amount_in)).toBe(BigInt(t1.json.swap.amount_in));
-    expect(
-      (await agent.get("/me/trades", g.executorKey)).json.trades.some(
-        (t: any) => t.tx_hash === sent1.json.tx_hash.toLowerCase(),
-      ),
-    ).toBe(false);
-  });
+      // Listed for the wallet (not the executor), path session, mined by the watcher.
+      const listed = async () => (await agent.get("/me/trades", g.walletKey)).json.trades as any[];
+      for (let i = 0; i < 100 && (await listed()).filter((t) => t.status === "mined").length < 2; i++)
+        await new Promise((r) => setTimeout(r, 100));
+      const rows = await listed();
+      const byHash = (h: Hex) => rows.find((t) => t.tx_hash === h.toLowerCase());
+      expect(byHash(sent1.json.tx_hash)).toMatchObject({ status: "mined", path: "session", session_id: g.sessionId });
+      expect(byHash(sent2.json.tx_hash)).toMatchObject({ status: "mined", path: "session", session_id: g.sessionId });
+      expect(BigInt(byHash(sent1.json.tx_hash).amount_in)).toBe(BigInt(t1.json.swap.amount_in));
+      expect(
+        (await agent.get("/me/trades", g.executorKey)).json.trades.some(
+          (t: any) => t.tx_hash === sent1.json.tx_hash.toLowerCase(),
+        ),
+      ).toBe(false);
+    },
+  );
 
   it("refuses past the per-trade and 24-hour caps, and a token outside the session", async () => {
     const { agent } = stack;
@@ -189,44 +197,48 @@ describe("a session from grant to revoke", () => {
     expect([b.status, b.json.error.code]).toEqual([422, "SESSION_MAX_DAY"]);
   });
 
-  it("revoke stops the next trade for every key and answers the on-chain steps; once sent, an old signed leaf reverts on chain", async () => {
-    const { dn, agent } = stack;
-    // A co-signed trade the executor still holds, not sent.
-    const held = await agent.post(
-      "/live/session/trade",
-      { session_id: g.sessionId, token_in: "USDG", token_out: "ETH", notional_usd: 5 },
-      g.executorKey,
-    );
-    expect(held.status, JSON.stringify(held.json)).toBe(200);
-    expect((await agent.post("/live/session/revoke", { session_id: g.sessionId }, g.executorKey)).json.error.code).toBe(
-      "WALLET_MISMATCH",
-    );
-    const rv = await agent.post("/live/session/revoke", { session_id: g.sessionId, reset_code: true }, g.walletKey);
-    expect(rv.status, JSON.stringify(rv.json)).toBe(200);
-    expect(rv.json).toMatchObject({ status: "revoked", signer_revoked: true });
-    expect(rv.json.on_chain.map((s: any) => s.kind)).toEqual(["disable_delegation", "increment_nonce", "lockdown"]);
-    expect(rv.json.simulation.every((s: any) => s.ok)).toBe(true);
-    expect(rv.json.reset_code.authorization.contract_address).toBe("0x0000000000000000000000000000000000000000");
-    for (const key of [g.executorKey, g.walletKey]) {
-      const r = await agent.post(
+  it(
+    "revoke stops the next trade for every key and answers the on-chain steps; once sent, an old signed leaf " +
+      "reverts on chain",
+    async () => {
+      const { dn, agent } = stack;
+      // A co-signed trade the executor still holds, not sent.
+      const held = await agent.post(
         "/live/session/trade",
-        { session_id: g.sessionId, token_in: "ETH", token_out: "USDG", notional_usd: 5 },
-        key,
+        { session_id: g.sessionId, token_in: "USDG", token_out: "ETH", notional_usd: 5 },
+        g.executorKey,
       );
-      expect([r.status, r.json.error.code]).toEqual([409, "SESSION_REVOKED"]);
-    }
-    // The main key sends the on-chain steps; the held leaf, sent straight to the chain, reverts.
-    for (const step of rv.json.on_chain)
+      expect(held.status, JSON.stringify(held.json)).toBe(200);
       expect(
-        (await dn.mined(await dn.walletFor(g.wallet).sendTransaction({ to: step.tx.to, data: step.tx.data }))).status,
-      ).toBe("success");
-    const replay = await dn
-      .walletFor(g.executor)
-      .sendTransaction({ to: held.json.tx.to, data: held.json.tx.data, gas: 1_000_000n });
-    expect((await dn.mined(replay)).status).toBe("reverted");
-    const rows = (await agent.get("/me/sessions", g.walletKey)).json.sessions;
-    expect(rows.find((x: any) => x.session_id === g.sessionId).status).toBe("revoked");
-  });
+        (await agent.post("/live/session/revoke", { session_id: g.sessionId }, g.executorKey)).json.error.code,
+      ).toBe("WALLET_MISMATCH");
+      const rv = await agent.post("/live/session/revoke", { session_id: g.sessionId, reset_code: true }, g.walletKey);
+      expect(rv.status, JSON.stringify(rv.json)).toBe(200);
+      expect(rv.json).toMatchObject({ status: "revoked", signer_revoked: true });
+      expect(rv.json.on_chain.map((s: any) => s.kind)).toEqual(["disable_delegation", "increment_nonce", "lockdown"]);
+      expect(rv.json.simulation.every((s: any) => s.ok)).toBe(true);
+      expect(rv.json.reset_code.authorization.contract_address).toBe("0x0000000000000000000000000000000000000000");
+      for (const key of [g.executorKey, g.walletKey]) {
+        const r = await agent.post(
+          "/live/session/trade",
+          { session_id: g.sessionId, token_in: "ETH", token_out: "USDG", notional_usd: 5 },
+          key,
+        );
+        expect([r.status, r.json.error.code]).toEqual([409, "SESSION_REVOKED"]);
+      }
+      // The main key sends the on-chain steps; the held leaf, sent straight to the chain, reverts.
+      for (const step of rv.json.on_chain)
+        expect(
+          (await dn.mined(await dn.walletFor(g.wallet).sendTransaction({ to: step.tx.to, data: step.tx.data }))).status,
+        ).toBe("success");
+      const replay = await dn
+        .walletFor(g.executor)
+        .sendTransaction({ to: held.json.tx.to, data: held.json.tx.data, gas: 1_000_000n });
+      expect((await dn.mined(replay)).status).toBe("reverted");
+      const rows = (await agent.get("/me/sessions", g.walletKey)).json.sessions;
+      expect(rows.find((x: any) => x.session_id === g.sessionId).status).toBe("revoked");
+    },
+  );
 });
 
 describe("grant and trade refusals", () => {
@@ -313,129 +325,144 @@ describe("grant and trade refusals", () => {
     ]);
   });
 
-  it("switch-on: BAD_SIGNATURE for another signer, a chain-0 or foreign authorization, a missing authorization; NO_SESSION for another wallet's key; SESSION_PENDING before it", async () => {
-    const st = (await grant({})).json;
-    const td = typedDataOf(st.sign.delegation.typed_data);
-    const a = st.sign.authorization;
-    const auth = await wallet.signAuthorization({
-      contractAddress: a.contract_address,
-      chainId: a.chain_id,
-      nonce: a.nonce,
-    });
-    const sig = await wallet.signTypedData(td);
-    const stranger = await stack.dn.freshWallet(0n);
-    const on = (body: Record<string, unknown>, k = key) =>
-      stack.agent.post("/live/session/grant", { session_id: st.session_id, ...body }, k);
-    expect(
-      await code(
-        on({
-          delegation_signature: await stranger.signTypedData(td),
-          authorization_signature: serializeSignature(auth),
-        }),
-      ),
-    ).toEqual([422, "BAD_SIGNATURE"]);
-    expect(
-      await code(on({ delegation_signature: "0x1234", authorization_signature: serializeSignature(auth) })),
-    ).toEqual([400, "BAD_SIGNATURE"]);
-    expect(await code(on({ delegation_signature: sig }))).toEqual([422, "BAD_SIGNATURE"]);
-    const chain0 = await wallet.signAuthorization({ contractAddress: a.contract_address, chainId: 0, nonce: a.nonce });
-    expect(await code(on({ delegation_signature: sig, authorization_signature: serializeSignature(chain0) }))).toEqual([
-      422,
-      "BAD_SIGNATURE",
-    ]);
-    const foreign = await wallet.signAuthorization({
-      contractAddress: stack.dn.token("WETH"),
-      chainId: 4663,
-      nonce: a.nonce,
-    });
-    expect(await code(on({ delegation_signature: sig, authorization_signature: serializeSignature(foreign) }))).toEqual(
-      [422, "BAD_SIGNATURE"],
-    );
-    const strangerKey = await stack.agent.signIn(stranger);
-    expect(
-      await code(on({ delegation_signature: sig, authorization_signature: serializeSignature(auth) }, strangerKey)),
-    ).toEqual([404, "NO_SESSION"]);
-    expect(
-      await code(
-        stack.agent.post(
-          "/live/session/trade",
-          { session_id: st.session_id, token_in: "ETH", token_out: "USDG", notional_usd: 5 },
-          key,
+  it(
+    "switch-on: BAD_SIGNATURE for another signer, a chain-0 or foreign authorization, a missing authorization; " +
+      "NO_SESSION for another wallet's key; SESSION_PENDING before it",
+    async () => {
+      const st = (await grant({})).json;
+      const td = typedDataOf(st.sign.delegation.typed_data);
+      const a = st.sign.authorization;
+      const auth = await wallet.signAuthorization({
+        contractAddress: a.contract_address,
+        chainId: a.chain_id,
+        nonce: a.nonce,
+      });
+      const sig = await wallet.signTypedData(td);
+      const stranger = await stack.dn.freshWallet(0n);
+      const on = (body: Record<string, unknown>, k = key) =>
+        stack.agent.post("/live/session/grant", { session_id: st.session_id, ...body }, k);
+      expect(
+        await code(
+          on({
+            delegation_signature: await stranger.signTypedData(td),
+            authorization_signature: serializeSignature(auth),
+          }),
         ),
-      ),
-    ).toEqual([409, "SESSION_PENDING"]);
-    // Nothing above changed it: the right signatures still switch it on, and again is the same answer.
-    const ok = await on({ delegation_signature: sig, authorization_signature: serializeSignature(auth) });
-    expect(ok.status, JSON.stringify(ok.json)).toBe(200);
-    expect(ok.json).toMatchObject({
-      status: "active",
-      authorization_stored: true,
-      delegation_hash: st.sign.delegation.delegation_hash,
-    });
-    expect(
-      (await on({ delegation_signature: sig, authorization_signature: serializeSignature(auth) })).json.status,
-    ).toBe("active");
-  });
+      ).toEqual([422, "BAD_SIGNATURE"]);
+      expect(
+        await code(on({ delegation_signature: "0x1234", authorization_signature: serializeSignature(auth) })),
+      ).toEqual([400, "BAD_SIGNATURE"]);
+      expect(await code(on({ delegation_signature: sig }))).toEqual([422, "BAD_SIGNATURE"]);
+      const chain0 = await wallet.signAuthorization({
+        contractAddress: a.contract_address,
+        chainId: 0,
+        nonce: a.nonce,
+      });
+      expect(
+        await code(on({ delegation_signature: sig, authorization_signature: serializeSignature(chain0) })),
+      ).toEqual([422, "BAD_SIGNATURE"]);
+      const foreign = await wallet.signAuthorization({
+        contractAddress: stack.dn.token("WETH"),
+        chainId: 4663,
+        nonce: a.nonce,
+      });
+      expect(
+        await code(on({ delegation_signature: sig, authorization_signature: serializeSignature(foreign) })),
+      ).toEqual([422, "BAD_SIGNATURE"]);
+      const strangerKey = await stack.agent.signIn(stranger);
+      expect(
+        await code(on({ delegation_signature: sig, authorization_signature: serializeSignature(auth) }, strangerKey)),
+      ).toEqual([404, "NO_SESSION"]);
+      expect(
+        await code(
+          stack.agent.post(
+            "/live/session/trade",
+            { session_id: st.session_id, token_in: "ETH", token_out: "USDG", notional_usd: 5 },
+            key,
+          ),
+        ),
+      ).toEqual([409, "SESSION_PENDING"]);
+      // Nothing above changed it: the right signatures still switch it on, and again is the same answer.
+      const ok = await on({ delegation_signature: sig, authorization_signature: serializeSignature(auth) });
+      expect(ok.status, JSON.stringify(ok.json)).toBe(200);
+      expect(ok.json).toMatchObject({
+        status: "active",
+        authorization_stored: true,
+        delegation_hash: st.sign.delegation.delegation_hash,
+      });
+      expect(
+        (await on({ delegation_signature: sig, authorization_signature: serializeSignature(auth) })).json.status,
+      ).toBe("active");
+    },
+  );
 
-  it("trade: SESSION_TERMS for other risk terms, SESSION_SETUP for a token input without setup, NO_SESSION for an unknown id", async () => {
-    const g = await grantedSession(stack, {}, { setup: false });
-    // Only the upgrade, no approvals: USDG cannot go in yet.
-    const up = g.start.setup.steps.find((s: any) => s.kind === "upgrade");
-    expect(up).toBeDefined();
-    const t = (body: Record<string, unknown>) =>
-      code(
-        stack.agent.post(
-          "/live/session/trade",
-          { session_id: g.sessionId, token_in: "ETH", token_out: "USDG", notional_usd: 5, ...body },
-          g.executorKey,
+  it(
+    "trade: SESSION_TERMS for other risk terms, SESSION_SETUP for a token input without setup, NO_SESSION for an " +
+      "unknown id",
+    async () => {
+      const g = await grantedSession(stack, {}, { setup: false });
+      // Only the upgrade, no approvals: USDG cannot go in yet.
+      const up = g.start.setup.steps.find((s: any) => s.kind === "upgrade");
+      expect(up).toBeDefined();
+      const t = (body: Record<string, unknown>) =>
+        code(
+          stack.agent.post(
+            "/live/session/trade",
+            { session_id: g.sessionId, token_in: "ETH", token_out: "USDG", notional_usd: 5, ...body },
+            g.executorKey,
+          ),
+        );
+      expect(await t({ shield: true })).toEqual([400, "SESSION_TERMS"]);
+      expect(await t({ accept_risks: ["HONEYPOT"] })).toEqual([400, "SESSION_TERMS"]);
+      expect(await t({ token_in: "USDG", token_out: "ETH" })).toEqual([422, "SESSION_SETUP"]);
+      expect(
+        await code(
+          stack.agent.post(
+            "/live/session/trade",
+            { session_id: "ses_00000000000000000000000000000000", token_in: "ETH", token_out: "USDG", notional_usd: 5 },
+            g.executorKey,
+          ),
         ),
-      );
-    expect(await t({ shield: true })).toEqual([400, "SESSION_TERMS"]);
-    expect(await t({ accept_risks: ["HONEYPOT"] })).toEqual([400, "SESSION_TERMS"]);
-    expect(await t({ token_in: "USDG", token_out: "ETH" })).toEqual([422, "SESSION_SETUP"]);
-    expect(
-      await code(
-        stack.agent.post(
-          "/live/session/trade",
-          { session_id: "ses_00000000000000000000000000000000", token_in: "ETH", token_out: "USDG", notional_usd: 5 },
-          g.executorKey,
+      ).toEqual([404, "NO_SESSION"]);
+      expect(
+        await code(
+          stack.agent.post(
+            "/live/session/trade",
+            { session_id: g.sessionId, token_in: "ETH", token_out: "USDG" },
+            g.executorKey,
+          ),
         ),
-      ),
-    ).toEqual([404, "NO_SESSION"]);
-    expect(
-      await code(
-        stack.agent.post(
-          "/live/session/trade",
-          { session_id: g.sessionId, token_in: "ETH", token_out: "USDG" },
-          g.executorKey,
-        ),
-      ),
-    ).toEqual([400, "BAD_REQUEST"]);
-  });
+      ).toEqual([400, "BAD_REQUEST"]);
+    },
+  );
 });
 
 describe("a binding changed in a store, a sanctioned executor", () => {
-  it("SESSION_BOUND when the service's or the co-signer's stored binding no longer hashes to the signed root's salt", async () => {
-    const g = await grantedSession(stack, {}, { setup: false });
-    const t = () =>
-      stack.agent.post(
-        "/live/session/trade",
-        { session_id: g.sessionId, token_in: "ETH", token_out: "USDG", notional_usd: 5 },
-        g.executorKey,
-      );
-    expect((await t()).status).toBe(200);
-    const widen = (table: string, column: string) =>
-      (table === "cosigner_roots" ? stack.api.signers!.cosignerDb : stack.store.db).query(
-        `UPDATE app.${table} SET binding = replace(binding, '"max_trade_usd":50', '"max_trade_usd":1000') WHERE ${column} = $1`,
-        [g.sessionId],
-      );
-    await widen("cosigner_roots", "session_id");
-    const byCosigner = await t();
-    expect([byCosigner.status, byCosigner.json.error.code]).toEqual([409, "SESSION_BOUND"]);
-    await widen("sessions", "id");
-    const byService = await t();
-    expect([byService.status, byService.json.error.code]).toEqual([409, "SESSION_BOUND"]);
-  });
+  it(
+    "SESSION_BOUND when the service's or the co-signer's stored binding no longer hashes to the signed root's " +
+      "salt",
+    async () => {
+      const g = await grantedSession(stack, {}, { setup: false });
+      const t = () =>
+        stack.agent.post(
+          "/live/session/trade",
+          { session_id: g.sessionId, token_in: "ETH", token_out: "USDG", notional_usd: 5 },
+          g.executorKey,
+        );
+      expect((await t()).status).toBe(200);
+      const widen = (table: string, column: string) =>
+        (table === "cosigner_roots" ? stack.api.signers!.cosignerDb : stack.store.db).query(
+          `UPDATE app.${table} SET binding = replace(binding, '"max_trade_usd":50', '"max_trade_usd":1000') WHERE ${column} = $1`,
+          [g.sessionId],
+        );
+      await widen("cosigner_roots", "session_id");
+      const byCosigner = await t();
+      expect([byCosigner.status, byCosigner.json.error.code]).toEqual([409, "SESSION_BOUND"]);
+      await widen("sessions", "id");
+      const byService = await t();
+      expect([byService.status, byService.json.error.code]).toEqual([409, "SESSION_BOUND"]);
+    },
+  );
 
   it("451 SANCTIONED for an executor on the sanctions list", async () => {
     const { dn, agent } = stack;
@@ -456,7 +483,8 @@ describe("a binding changed in a store, a sanctioned executor", () => {
 });
 
 describe("npm run cosigner and npm run executors: the two signing services, each its own process", () => {
-  it("co-signs and holds executor keys for an API that holds no key, each with its own secret and store; refuses a wrong or swapped secret; a service that is gone signs nothing", async () => {
+  it("co-signs and holds executor keys for an API that holds no key, each with its own secret and store; refuses a " +
+    "wrong or swapped secret; a service that is gone signs nothing", async () => {
     const { dn } = stack;
     const [cPort, ePort] = [await freePort(), await freePort()];
     const [cToken, eToken] = [randomBytes(24).toString("hex"), randomBytes(24).toString("hex")];

@@ -86,7 +86,8 @@ function quotes() {
 }
 
 describe("a trade's snapshot for a wallet holding a token whose balanceOf and allowance burn gas", () => {
-  it("answers the head reads, the quotes and the other token's balance; only the burner's reads are null; one eth_call, capped", async () => {
+  it("answers the head reads, the quotes and the other token's balance; only the burner's reads are null; one " +
+    "eth_call, capped", async () => {
     const usdg = dn.token("USDG");
     const held = parseUnits("250", 6);
     const wallet = await dn.freshWallet(10n ** 19n, [[usdg, held]]);
@@ -158,39 +159,48 @@ describe("a trade's snapshot on a silent node", () => {
 });
 
 describe("the dry run's balance-slot probe of an address-named token", () => {
-  it("is one eth_call capped at UNTRUSTED_GAS: a token whose balanceOf burns gas has no slot, a plain token's is found", async () => {
-    const config = { chainId: dn.universe.chainId, rpcUrl: proxy.url, contracts: dn.universe.contracts } as Parameters<
-      typeof createChainClient
-    >[0];
-    const chain = createChainClient(config);
-    const burner = await deployBalanceBurner(dn);
-    seen.length = 0;
-    expect(await findBalanceSlot(chain, burner)).toBeNull();
-    const ethCalls = seen.filter((m) => m.method === "eth_call");
-    expect(ethCalls).toHaveLength(1);
-    const gas = (ethCalls[0]!.params as [{ gas?: Hex }])[0].gas;
-    expect(gas !== undefined && BigInt(gas) <= UNTRUSTED_GAS, `gas cap ${gas}`).toBe(true);
+  it(
+    "is one eth_call capped at UNTRUSTED_GAS: a token whose balanceOf burns gas has no slot, a plain token's is " +
+      "found",
+    async () => {
+      const config = {
+        chainId: dn.universe.chainId,
+        rpcUrl: proxy.url,
+        contracts: dn.universe.contracts,
+      } as Parameters<typeof createChainClient>[0];
+      const chain = createChainClient(config);
+      const burner = await deployBalanceBurner(dn);
+      seen.length = 0;
+      expect(await findBalanceSlot(chain, burner)).toBeNull();
+      const ethCalls = seen.filter((m) => m.method === "eth_call");
+      expect(ethCalls).toHaveLength(1);
+      const gas = (ethCalls[0]!.params as [{ gas?: Hex }])[0].gas;
+      expect(gas !== undefined && BigInt(gas) <= UNTRUSTED_GAS, `gas cap ${gas}`).toBe(true);
 
-    const usdg = dn.token("USDG");
-    const slot = await findBalanceSlot(chain, usdg);
-    expect(slot).not.toBeNull();
-    const holder = "0x00000000000000000000000000000000000a11ce" as Address;
-    const funded = await dn.pub.readContract({
-      address: usdg,
-      abi: erc20Abi,
-      functionName: "balanceOf",
-      args: [holder],
-      stateOverride: [balanceOverride(usdg, holder, slot!, 777n)],
-    });
-    expect(funded).toBe(777n);
-  });
+      const usdg = dn.token("USDG");
+      const slot = await findBalanceSlot(chain, usdg);
+      expect(slot).not.toBeNull();
+      const holder = "0x00000000000000000000000000000000000a11ce" as Address;
+      const funded = await dn.pub.readContract({
+        address: usdg,
+        abi: erc20Abi,
+        functionName: "balanceOf",
+        args: [holder],
+        stateOverride: [balanceOverride(usdg, holder, slot!, 777n)],
+      });
+      expect(funded).toBe(777n);
+    },
+  );
 });
 
 describe("the capped batch's aggregator", () => {
-  it("runs the code contracts/src/CappedAggregator.sol compiles to (forge build, as the devnet snapshot ran it)", () => {
-    const artifact = JSON.parse(
-      readFileSync(join(ROOT, "contracts", "out", "CappedAggregator.sol", "CappedAggregator.json"), "utf8"),
-    );
-    expect(CAPPED_AGGREGATOR_RUNTIME).toBe(artifact.deployedBytecode.object);
-  });
+  it(
+    "runs the code contracts/src/CappedAggregator.sol compiles to (forge build, as the devnet snapshot ran " + "it)",
+    () => {
+      const artifact = JSON.parse(
+        readFileSync(join(ROOT, "contracts", "out", "CappedAggregator.sol", "CappedAggregator.json"), "utf8"),
+      );
+      expect(CAPPED_AGGREGATOR_RUNTIME).toBe(artifact.deployedBytecode.object);
+    },
+  );
 });

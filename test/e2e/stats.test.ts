@@ -74,36 +74,40 @@ describe("GET /api/v1/stats", () => {
     expect(third.cached_s).toBe(0);
   });
 
-  it("readers never start a recompute: past its age, a flood of reads gets the last answer at once and no build starts (issue 26 point 4)", async () => {
-    const counter = await buildCounter();
-    let at = Date.now();
-    // A loop that, after its first build, does not look again for an hour: only a reader could start a build.
-    const quiet = await serveApi({
-      rpcUrl: stack.dn.anvil.rpcUrl,
-      db: store.db,
-      indexed: stack.ix.liveReads().reads,
-      clock: () => at,
-      limiter: new RateLimiter(() => at, 1000, false),
-      config: { sequencerUrl: counter.url },
-      stats: { pollMs: 3_600_000 },
-    });
-    try {
-      const first = (await quiet.call("GET", "/api/v1/stats")).json;
-      expect(first.status).toBe("ok");
-      expect(counter.builds()).toBe(1);
-      at += 60_000;
-      const flood = await Promise.all(Array.from({ length: 50 }, () => quiet.call("GET", "/api/v1/stats")));
-      for (const r of flood) {
-        expect(r.status).toBe(200);
-        expect(r.json.generated_at).toBe(first.generated_at);
-        expect(r.json.cached_s).toBeGreaterThanOrEqual(60);
+  it(
+    "readers never start a recompute: past its age, a flood of reads gets the last answer at once and no build " +
+      "starts (issue 26 point 4)",
+    async () => {
+      const counter = await buildCounter();
+      let at = Date.now();
+      // A loop that, after its first build, does not look again for an hour: only a reader could start a build.
+      const quiet = await serveApi({
+        rpcUrl: stack.dn.anvil.rpcUrl,
+        db: store.db,
+        indexed: stack.ix.liveReads().reads,
+        clock: () => at,
+        limiter: new RateLimiter(() => at, 1000, false),
+        config: { sequencerUrl: counter.url },
+        stats: { pollMs: 3_600_000 },
+      });
+      try {
+        const first = (await quiet.call("GET", "/api/v1/stats")).json;
+        expect(first.status).toBe("ok");
+        expect(counter.builds()).toBe(1);
+        at += 60_000;
+        const flood = await Promise.all(Array.from({ length: 50 }, () => quiet.call("GET", "/api/v1/stats")));
+        for (const r of flood) {
+          expect(r.status).toBe(200);
+          expect(r.json.generated_at).toBe(first.generated_at);
+          expect(r.json.cached_s).toBeGreaterThanOrEqual(60);
+        }
+        expect(counter.builds()).toBe(1);
+      } finally {
+        await quiet.close();
+        await counter.close();
       }
-      expect(counter.builds()).toBe(1);
-    } finally {
-      await quiet.close();
-      await counter.close();
-    }
-  });
+    },
+  );
 
   it("a flood of reads starts at most one build per 5 s: the loop's", async () => {
     const counter = await buildCounter();

@@ -296,49 +296,53 @@ describe("GET /tokens (search) and /tokens/stats", () => {
     }
   });
 
-  it("carries each row's Shield report with shield=1, core assets' too; one unreadable verdict is 503 REPORT_UNAVAILABLE", async () => {
-    expect((await get(`/tokens/${fx().honeypot}`)).status).toBe(200); // in the registry whatever ran before
-    shield.set(fx().honeypot!, "flagged");
-    shield.set(dn.token("USDG"), "verified");
-    const hp = (await get(`/tokens?q=${fx().honeypot!.slice(0, 12)}&shield=1`)).json;
-    expect(hp.shield).toBe(true);
-    const row = hp.tokens.find((t: any) => t.address === fx().honeypot);
-    expect(row.report).toEqual({
-      verdict: "flagged",
-      url: expect.stringMatching(/^https:\/\//),
-      source: "shield-stand-in",
-      checked_at: expect.any(Number),
-    });
-    expect(row).toMatchObject({ shield: true, fee_bps: 60 });
-    expect(row.shield_available).toBeUndefined();
-    // A core asset's report is the provider's verdict, exactly as GET /tokens/<symbol>?shield=1 gives it.
-    const usdg = (await get("/tokens?q=USDG&shield=1")).json.tokens[0];
-    const single = (await get("/tokens/USDG?shield=1")).json;
-    expect(usdg.report).toMatchObject({ verdict: "verified", source: "shield-stand-in" });
-    expect({ ...usdg.report, checked_at: 0 }).toEqual({ ...single.report, checked_at: 0 });
-    expect(usdg.fee_bps).toBe(single.fee_bps);
-    const all = (await get("/tokens?limit=100&shield=1")).json;
-    expect(all.count).toBeGreaterThan(7);
-    for (const t of all.tokens) expect(["verified", "unverified", "flagged"], t.address).toContain(t.report.verdict);
-    const plain = (await get("/tokens?limit=100")).json;
-    expect(
-      plain.tokens.every((t: any) => t.shield === false && t.shield_available === true && t.report === undefined),
-    ).toBe(true);
+  it(
+    "carries each row's Shield report with shield=1, core assets' too; one unreadable verdict is 503 " +
+      "REPORT_UNAVAILABLE",
+    async () => {
+      expect((await get(`/tokens/${fx().honeypot}`)).status).toBe(200); // in the registry whatever ran before
+      shield.set(fx().honeypot!, "flagged");
+      shield.set(dn.token("USDG"), "verified");
+      const hp = (await get(`/tokens?q=${fx().honeypot!.slice(0, 12)}&shield=1`)).json;
+      expect(hp.shield).toBe(true);
+      const row = hp.tokens.find((t: any) => t.address === fx().honeypot);
+      expect(row.report).toEqual({
+        verdict: "flagged",
+        url: expect.stringMatching(/^https:\/\//),
+        source: "shield-stand-in",
+        checked_at: expect.any(Number),
+      });
+      expect(row).toMatchObject({ shield: true, fee_bps: 60 });
+      expect(row.shield_available).toBeUndefined();
+      // A core asset's report is the provider's verdict, exactly as GET /tokens/<symbol>?shield=1 gives it.
+      const usdg = (await get("/tokens?q=USDG&shield=1")).json.tokens[0];
+      const single = (await get("/tokens/USDG?shield=1")).json;
+      expect(usdg.report).toMatchObject({ verdict: "verified", source: "shield-stand-in" });
+      expect({ ...usdg.report, checked_at: 0 }).toEqual({ ...single.report, checked_at: 0 });
+      expect(usdg.fee_bps).toBe(single.fee_bps);
+      const all = (await get("/tokens?limit=100&shield=1")).json;
+      expect(all.count).toBeGreaterThan(7);
+      for (const t of all.tokens) expect(["verified", "unverified", "flagged"], t.address).toContain(t.report.verdict);
+      const plain = (await get("/tokens?limit=100")).json;
+      expect(
+        plain.tokens.every((t: any) => t.shield === false && t.shield_available === true && t.report === undefined),
+      ).toBe(true);
 
-    // One row's verdict unreadable: the whole answer is refused, never that row read as verified.
-    shield.set(dn.token("WBTC"), "verified");
-    shield.downFor(dn.token("WBTC"));
-    try {
-      const one = await get("/tokens?limit=100&shield=1");
-      expect([one.status, one.json.error.code]).toEqual([503, "REPORT_UNAVAILABLE"]);
-      expect(one.headers.get("retry-after")).toBe("15");
-      expect((await get("/tokens?q=WBTC&shield=1")).status).toBe(503);
-      expect((await get("/tokens?q=USDG&shield=1")).status).toBe(200);
-      expect((await get("/tokens?limit=100")).status).toBe(200);
-    } finally {
-      shield.downFor(dn.token("WBTC"), false);
-    }
-  });
+      // One row's verdict unreadable: the whole answer is refused, never that row read as verified.
+      shield.set(dn.token("WBTC"), "verified");
+      shield.downFor(dn.token("WBTC"));
+      try {
+        const one = await get("/tokens?limit=100&shield=1");
+        expect([one.status, one.json.error.code]).toEqual([503, "REPORT_UNAVAILABLE"]);
+        expect(one.headers.get("retry-after")).toBe("15");
+        expect((await get("/tokens?q=WBTC&shield=1")).status).toBe(503);
+        expect((await get("/tokens?q=USDG&shield=1")).status).toBe(200);
+        expect((await get("/tokens?limit=100")).status).toBe(200);
+      } finally {
+        shield.downFor(dn.token("WBTC"), false);
+      }
+    },
+  );
 
   it("counts the registry", async () => {
     for (const t of [fx().honeypot!, fx().noPoolToken!]) expect((await get(`/tokens/${t}`)).status).toBe(200); // in the registry whatever ran before
@@ -380,130 +384,150 @@ describe("core records seeded at start", () => {
     return false;
   }
 
-  it("fills a fresh registry with every core record before anyone asks, and each instance on one PostgreSQL finds them at once", async () => {
-    const store = await freshStore("postgres");
-    const opened: Api[] = [];
-    try {
-      const first = await serveAnother(store.db);
-      opened.push(first);
-      expect(await untilSeeded(store.db)).toBe(true);
-      const k = await signIn(first);
-      // An empty registry again, and two new instances on it: each one's first search finds the core assets.
-      await store.db.query("DELETE FROM app.tokens");
-      const [a, b] = [await serveAnother(store.db), await serveAnother(await store.reopen())];
-      opened.push(a, b);
-      const [wbtc, usdg, stocks] = await Promise.all([
-        getOn(a, "/tokens?q=wbtc", k),
-        getOn(b, "/tokens?q=USDG", k),
-        getOn(b, "/tokens?kind=stock", k),
-      ]);
-      expect(wbtc.json.tokens.map((t: any) => t.address)).toEqual([dn.token("WBTC")]);
-      expect(wbtc.json.tokens[0]).toMatchObject({ screen_status: "SCREENED", kind: "core", tier: "A", tradable: true });
-      expect(usdg.json.tokens.map((t: any) => t.address)).toEqual([dn.token("USDG")]);
-      expect(stocks.json.tokens.map((t: any) => t.symbol).sort()).toEqual(["NVDA", "TSLA"]);
-      const counted = (await getOn(a, "/tokens/stats", k)).json;
-      expect(counted.by_tier.A).toBe(coreAddresses().size - 1); // NVDA is paused: blocked
-      await a.app.services.stats.refresh();
-      expect((await a.call("GET", "/api/v1/stats")).json.tokens).toEqual({ tradable: counted.tradable });
-    } finally {
-      for (const o of opened) await o.close();
-      await store.drop();
-    }
-  });
+  it(
+    "fills a fresh registry with every core record before anyone asks, and each instance on one PostgreSQL finds " +
+      "them at once",
+    async () => {
+      const store = await freshStore("postgres");
+      const opened: Api[] = [];
+      try {
+        const first = await serveAnother(store.db);
+        opened.push(first);
+        expect(await untilSeeded(store.db)).toBe(true);
+        const k = await signIn(first);
+        // An empty registry again, and two new instances on it: each one's first search finds the core assets.
+        await store.db.query("DELETE FROM app.tokens");
+        const [a, b] = [await serveAnother(store.db), await serveAnother(await store.reopen())];
+        opened.push(a, b);
+        const [wbtc, usdg, stocks] = await Promise.all([
+          getOn(a, "/tokens?q=wbtc", k),
+          getOn(b, "/tokens?q=USDG", k),
+          getOn(b, "/tokens?kind=stock", k),
+        ]);
+        expect(wbtc.json.tokens.map((t: any) => t.address)).toEqual([dn.token("WBTC")]);
+        expect(wbtc.json.tokens[0]).toMatchObject({
+          screen_status: "SCREENED",
+          kind: "core",
+          tier: "A",
+          tradable: true,
+        });
+        expect(usdg.json.tokens.map((t: any) => t.address)).toEqual([dn.token("USDG")]);
+        expect(stocks.json.tokens.map((t: any) => t.symbol).sort()).toEqual(["NVDA", "TSLA"]);
+        const counted = (await getOn(a, "/tokens/stats", k)).json;
+        expect(counted.by_tier.A).toBe(coreAddresses().size - 1); // NVDA is paused: blocked
+        await a.app.services.stats.refresh();
+        expect((await a.call("GET", "/api/v1/stats")).json.tokens).toEqual({ tradable: counted.tradable });
+      } finally {
+        for (const o of opened) await o.close();
+        await store.drop();
+      }
+    },
+  );
 
-  it("finds a core asset by symbol even while its seed cannot land (no pool indexed yet), and stores no NO_ROUTE record for it", async () => {
-    const store = await freshStore("pglite");
-    // Indexed reads over an app store see no pools: as a server started before its indexer caught up.
-    const early = await serveApi({
-      rpcUrl: dn.anvil.rpcUrl,
-      db: store.db,
-      limiter: new RateLimiter(Date.now, 1000, false),
-    });
-    try {
-      const k = await signIn(early);
-      const r = (await getOn(early, "/tokens?q=WBTC", k)).json;
-      expect(r.tokens).toEqual([
-        expect.objectContaining({
-          address: dn.token("WBTC"),
-          symbol: "WBTC",
-          screen_status: "UNSCREENED",
-          tradable: false,
-          shield_available: true,
-        }),
-      ]);
-      expect(r.warnings.join(" ")).toMatch(/has not finished/);
-      expect(
-        await store.db.query("SELECT address FROM app.tokens WHERE address = $1", [dn.token("WBTC").toLowerCase()]),
-      ).toHaveLength(0);
-    } finally {
-      await early.close();
-      await store.drop();
-    }
-  });
-
-  it("answers a core asset looked up before its pools are indexed as not screened yet, stores nothing, and screens it once they are", async () => {
-    const store = await freshStore("pglite");
-    const early = await serveApi({
-      rpcUrl: dn.anvil.rpcUrl,
-      db: store.db,
-      limiter: new RateLimiter(Date.now, 1000, false),
-    });
-    try {
-      const k = await signIn(early);
-      const r = await getOn(early, "/tokens/ORBIO", k);
-      expect(r.status).toBe(200);
-      expect(r.json).toMatchObject({
-        address: dn.token("ORBIO"),
-        screen_status: "UNSCREENED",
-        tradable: false,
-        tier: null,
-      });
-      expect(r.json.blocked_reason ?? null).toBe(null);
-      expect(
-        await store.db.query("SELECT address FROM app.tokens WHERE address = $1", [dn.token("ORBIO").toLowerCase()]),
-      ).toHaveLength(0);
-      // The same store once an indexer has the pools (no restart of the record: it was never stored).
-      const later = await serveApi({
+  it(
+    "finds a core asset by symbol even while its seed cannot land (no pool indexed yet), and stores no NO_ROUTE " +
+      "record for it",
+    async () => {
+      const store = await freshStore("pglite");
+      // Indexed reads over an app store see no pools: as a server started before its indexer caught up.
+      const early = await serveApi({
         rpcUrl: dn.anvil.rpcUrl,
         db: store.db,
-        indexed: ix.liveReads().reads,
         limiter: new RateLimiter(Date.now, 1000, false),
       });
       try {
-        const s = await getOn(later, "/tokens/ORBIO", k);
-        expect(s.json).toMatchObject({ screen_status: "SCREENED", tradable: true, tier: "A", blocked_reason: null });
+        const k = await signIn(early);
+        const r = (await getOn(early, "/tokens?q=WBTC", k)).json;
+        expect(r.tokens).toEqual([
+          expect.objectContaining({
+            address: dn.token("WBTC"),
+            symbol: "WBTC",
+            screen_status: "UNSCREENED",
+            tradable: false,
+            shield_available: true,
+          }),
+        ]);
+        expect(r.warnings.join(" ")).toMatch(/has not finished/);
+        expect(
+          await store.db.query("SELECT address FROM app.tokens WHERE address = $1", [dn.token("WBTC").toLowerCase()]),
+        ).toHaveLength(0);
       } finally {
-        await later.close();
+        await early.close();
+        await store.drop();
       }
-    } finally {
-      await early.close();
-      await store.drop();
-    }
-  });
+    },
+  );
+
+  it(
+    "answers a core asset looked up before its pools are indexed as not screened yet, stores nothing, and screens " +
+      "it once they are",
+    async () => {
+      const store = await freshStore("pglite");
+      const early = await serveApi({
+        rpcUrl: dn.anvil.rpcUrl,
+        db: store.db,
+        limiter: new RateLimiter(Date.now, 1000, false),
+      });
+      try {
+        const k = await signIn(early);
+        const r = await getOn(early, "/tokens/ORBIO", k);
+        expect(r.status).toBe(200);
+        expect(r.json).toMatchObject({
+          address: dn.token("ORBIO"),
+          screen_status: "UNSCREENED",
+          tradable: false,
+          tier: null,
+        });
+        expect(r.json.blocked_reason ?? null).toBe(null);
+        expect(
+          await store.db.query("SELECT address FROM app.tokens WHERE address = $1", [dn.token("ORBIO").toLowerCase()]),
+        ).toHaveLength(0);
+        // The same store once an indexer has the pools (no restart of the record: it was never stored).
+        const later = await serveApi({
+          rpcUrl: dn.anvil.rpcUrl,
+          db: store.db,
+          indexed: ix.liveReads().reads,
+          limiter: new RateLimiter(Date.now, 1000, false),
+        });
+        try {
+          const s = await getOn(later, "/tokens/ORBIO", k);
+          expect(s.json).toMatchObject({ screen_status: "SCREENED", tradable: true, tier: "A", blocked_reason: null });
+        } finally {
+          await later.close();
+        }
+      } finally {
+        await early.close();
+        await store.drop();
+      }
+    },
+  );
 });
 
 describe("the overall screening budget", () => {
-  it("refuses a token not yet seen when the service's budget is spent, even to a caller with its own budget left", async () => {
-    // Its own server with a service-wide budget of one new screen an hour.
-    const other = await serveAnother(undefined, {
-      ...SCREEN_DEFAULTS,
-      newOverallBurst: 1,
-      newOverallPerSecond: 1 / 3600,
-    });
-    try {
-      const [one, two] = [await signIn(other), await signIn(other)];
-      const [x, y] = [await deployToken("Overall One", "OV1"), await deployToken("Overall Two", "OV2")];
-      expect((await getOn(other, `/tokens/${x}`, one)).status).toBe(200);
-      const spent = await getOn(other, `/tokens/${y}`, two);
-      expect([spent.status, spent.json.error.code]).toEqual([429, "RATE_LIMITED"]);
-      expect(spent.headers.get("retry-after")).toBe("60");
-      // Tokens already seen and core assets spend no budget.
-      expect((await getOn(other, `/tokens/${x}`, two)).status).toBe(200);
-      expect((await getOn(other, "/tokens/WBTC", two)).status).toBe(200);
-    } finally {
-      await other.close();
-    }
-  });
+  it(
+    "refuses a token not yet seen when the service's budget is spent, even to a caller with its own budget " + "left",
+    async () => {
+      // Its own server with a service-wide budget of one new screen an hour.
+      const other = await serveAnother(undefined, {
+        ...SCREEN_DEFAULTS,
+        newOverallBurst: 1,
+        newOverallPerSecond: 1 / 3600,
+      });
+      try {
+        const [one, two] = [await signIn(other), await signIn(other)];
+        const [x, y] = [await deployToken("Overall One", "OV1"), await deployToken("Overall Two", "OV2")];
+        expect((await getOn(other, `/tokens/${x}`, one)).status).toBe(200);
+        const spent = await getOn(other, `/tokens/${y}`, two);
+        expect([spent.status, spent.json.error.code]).toEqual([429, "RATE_LIMITED"]);
+        expect(spent.headers.get("retry-after")).toBe("60");
+        // Tokens already seen and core assets spend no budget.
+        expect((await getOn(other, `/tokens/${x}`, two)).status).toBe(200);
+        expect((await getOn(other, "/tokens/WBTC", two)).status).toBe(200);
+      } finally {
+        await other.close();
+      }
+    },
+  );
 });
 
 describe("slow screens and an unreachable registry", () => {

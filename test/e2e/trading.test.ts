@@ -352,58 +352,65 @@ describe("trades through the Universal Router", () => {
     });
   });
 
-  it("exact approval leaves nothing behind; a 30-day permit by transaction with a budget leaves what revoke clears", async () => {
-    const a = await dn.freshWallet(parseEther("1"), [[dn.token("USDG"), parseUnits("100", 6)]]);
-    const key = await signIn(api, a);
-    const fresh = await post("/live/revoke", { wallet: a.address }, key);
-    expect(fresh.json).toMatchObject({ nothing_to_revoke: true, ready: false, steps: [], simulation: null });
-    const exact = await prepare(key, {
-      wallet: a.address,
-      token_in: "USDG",
-      token_out: "ETH",
-      amount_in: parseUnits("20", 6).toString(),
-      approval_mode: "exact",
-      permit_mode: "transaction",
-    });
-    expect(decodeFunctionData({ abi: erc20Abi, data: exact.steps[0].tx.data }).args[1]).toBe(parseUnits("20", 6));
-    expect(exact.approval.left_after_trade).toBe("0");
-    const body = {
-      wallet: a.address,
-      token_in: "USDG",
-      token_out: "ETH",
-      amount_in: parseUnits("50", 6).toString(),
-      approval_budget_usd: 100,
-      permit_scope: "30d",
-      permit_mode: "transaction",
-    };
-    const p = await prepare(key, body);
-    expect(p.approval).toMatchObject({ mode: "budget", budget: 100, left_after_trade: parseUnits("50", 6).toString() });
-    expect(decodeFunctionData({ abi: permit2Abi, data: p.steps[1].tx.data }).args[2]).toBe(parseUnits("100", 6));
-    expect(p.ready).toBe(true);
-    expect(p.steps.map((s: any) => s.kind)).toEqual(["approve", "approve", "swap"]);
-    expect(p.steps[1].tx.to).toBe(PERMIT2_ADDRESS);
-    // The simulation runs the approvals first, from the wallet's real balances.
-    expect(p.simulation).toMatchObject({ ok: true, funded_by_overrides: false });
-    await sendSteps(a, p.steps);
-    const s = await post("/live/submit", { raw_tx: await sign(a, p.tx) }, key);
-    expect(s.status, JSON.stringify(s.json)).toBe(200);
-    expect((await waitSettled(key, s.json.tx_hash)).status).toBe("mined");
-    // The router now holds a live permit allowance: revoke answers approve(0) + lockdown.
-    const r = await post("/live/revoke", { wallet: a.address }, key);
-    expect(r.status, JSON.stringify(r.json)).toBe(200);
-    expect(r.json.nothing_to_revoke).toBe(false);
-    expect(r.json.steps.map((x: any) => x.decoded.function)).toEqual(["approve", "lockdown"]);
-    expect(r.json.before[0]).toMatchObject({
-      allowance: parseUnits("50", 6).toString(),
-      router_permit: { amount: parseUnits("50", 6).toString(), live: true },
-    });
-    expect(r.json.simulation.ok).toBe(true);
-    expect(r.json.simulation.after[0]).toMatchObject({ allowance: "0", router_permit_amount: "0" });
-    // Sent for real, nothing remains.
-    for (const step of r.json.steps)
-      await dn.mined(await dn.pub.sendRawTransaction({ serializedTransaction: await sign(a, step.tx) }));
-    expect((await post("/live/revoke", { wallet: a.address }, key)).json.nothing_to_revoke).toBe(true);
-  });
+  it(
+    "exact approval leaves nothing behind; a 30-day permit by transaction with a budget leaves what revoke " + "clears",
+    async () => {
+      const a = await dn.freshWallet(parseEther("1"), [[dn.token("USDG"), parseUnits("100", 6)]]);
+      const key = await signIn(api, a);
+      const fresh = await post("/live/revoke", { wallet: a.address }, key);
+      expect(fresh.json).toMatchObject({ nothing_to_revoke: true, ready: false, steps: [], simulation: null });
+      const exact = await prepare(key, {
+        wallet: a.address,
+        token_in: "USDG",
+        token_out: "ETH",
+        amount_in: parseUnits("20", 6).toString(),
+        approval_mode: "exact",
+        permit_mode: "transaction",
+      });
+      expect(decodeFunctionData({ abi: erc20Abi, data: exact.steps[0].tx.data }).args[1]).toBe(parseUnits("20", 6));
+      expect(exact.approval.left_after_trade).toBe("0");
+      const body = {
+        wallet: a.address,
+        token_in: "USDG",
+        token_out: "ETH",
+        amount_in: parseUnits("50", 6).toString(),
+        approval_budget_usd: 100,
+        permit_scope: "30d",
+        permit_mode: "transaction",
+      };
+      const p = await prepare(key, body);
+      expect(p.approval).toMatchObject({
+        mode: "budget",
+        budget: 100,
+        left_after_trade: parseUnits("50", 6).toString(),
+      });
+      expect(decodeFunctionData({ abi: permit2Abi, data: p.steps[1].tx.data }).args[2]).toBe(parseUnits("100", 6));
+      expect(p.ready).toBe(true);
+      expect(p.steps.map((s: any) => s.kind)).toEqual(["approve", "approve", "swap"]);
+      expect(p.steps[1].tx.to).toBe(PERMIT2_ADDRESS);
+      // The simulation runs the approvals first, from the wallet's real balances.
+      expect(p.simulation).toMatchObject({ ok: true, funded_by_overrides: false });
+      await sendSteps(a, p.steps);
+      const s = await post("/live/submit", { raw_tx: await sign(a, p.tx) }, key);
+      expect(s.status, JSON.stringify(s.json)).toBe(200);
+      expect((await waitSettled(key, s.json.tx_hash)).status).toBe("mined");
+      // The router now holds a live permit allowance: revoke answers approve(0) + lockdown.
+      const r = await post("/live/revoke", { wallet: a.address }, key);
+      expect(r.status, JSON.stringify(r.json)).toBe(200);
+      expect(r.json.nothing_to_revoke).toBe(false);
+      expect(r.json.steps.map((x: any) => x.decoded.function)).toEqual(["approve", "lockdown"]);
+      expect(r.json.before[0]).toMatchObject({
+        allowance: parseUnits("50", 6).toString(),
+        router_permit: { amount: parseUnits("50", 6).toString(), live: true },
+      });
+      expect(r.json.simulation.ok).toBe(true);
+      expect(r.json.simulation.after[0]).toMatchObject({ allowance: "0", router_permit_amount: "0" });
+      // Sent for real, nothing remains.
+      for (const step of r.json.steps)
+        await dn.mined(await dn.pub.sendRawTransaction({ serializedTransaction: await sign(a, step.tx) }));
+      expect((await post("/live/revoke", { wallet: a.address }, key)).json.nothing_to_revoke).toBe(true);
+    },
+  );
 
   it("a stock token needs owner_attests_non_us; with it, USDG -> TSLA is mined", async () => {
     const a = await dn.freshWallet(parseEther("1"), [[dn.token("USDG"), parseUnits("500", 6)]]);
@@ -606,104 +613,119 @@ describe("attack: a curve buy relayed without its own fee (issue 25 §1)", () =>
     );
   }
 
-  it("one mined fee pays for one plan: two instances racing on it relay one swap; a third plan is refused", async () => {
-    const a = await dn.freshWallet(parseEther("5"));
-    const key = await signIn(api, a);
-    // Three plans of the same amount (their swaps differ by slippage): each one's fee transfer is the same transaction shape.
-    const [p1, p2, p3] = [
-      await prepare(key, { ...curveBody(a), slippage_bps: 50 }),
-      await prepare(key, { ...curveBody(a), slippage_bps: 60 }),
-      await prepare(key, { ...curveBody(a), slippage_bps: 70 }),
-    ];
-    expect(new Set([p1, p2, p3].map((p: any) => JSON.stringify(p.steps[0].tx))).size).toBe(1);
-    expect(new Set([p1, p2, p3].map((p: any) => p.steps[1].tx.data)).size).toBe(3);
-    const fee = await sendRaw(await sign(a, p1.steps[0].tx));
-    const other = await serveApi({
-      rpcUrl: dn.anvil.rpcUrl,
-      db: stack.store.db,
-      indexed: ix.liveReads().reads,
-      limiter: new RateLimiter(Date.now, 10_000, false),
-    });
-    try {
-      const [s1, s2] = [await sign(a, p1.steps[1].tx), await sign(a, p2.steps[1].tx)];
-      const both = await Promise.all([
-        post("/live/submit", { raw_tx: s1, fee_tx_hash: fee }, key),
-        other.call("POST", "/api/v1/live/submit", { raw_tx: s2, fee_tx_hash: fee }, { authorization: `Bearer ${key}` }),
-      ]);
-      expect(both.map((r) => r.status).sort(), JSON.stringify(both.map((r) => r.json))).toEqual([200, 422]);
-      const won = both.find((r) => r.status === 200)!;
-      await waitSettled(key, won.json.tx_hash);
-      const after = await held(a);
-      expect(after).toBeGreaterThan(0n);
-      await refused(a, key, both.find((r) => r.status === 422)!, both[0].status === 422 ? s1 : s2, after);
-      const s3 = await sign(a, p3.steps[1].tx);
-      await refused(a, key, await post("/live/submit", { raw_tx: s3, fee_tx_hash: fee }, key), s3, after);
-    } finally {
-      await other.close();
-    }
-  });
+  it(
+    "one mined fee pays for one plan: two instances racing on it relay one swap; a third plan is " + "refused",
+    async () => {
+      const a = await dn.freshWallet(parseEther("5"));
+      const key = await signIn(api, a);
+      // Three plans of the same amount (their swaps differ by slippage): each one's fee transfer is the same
+      // transaction shape.
+      const [p1, p2, p3] = [
+        await prepare(key, { ...curveBody(a), slippage_bps: 50 }),
+        await prepare(key, { ...curveBody(a), slippage_bps: 60 }),
+        await prepare(key, { ...curveBody(a), slippage_bps: 70 }),
+      ];
+      expect(new Set([p1, p2, p3].map((p: any) => JSON.stringify(p.steps[0].tx))).size).toBe(1);
+      expect(new Set([p1, p2, p3].map((p: any) => p.steps[1].tx.data)).size).toBe(3);
+      const fee = await sendRaw(await sign(a, p1.steps[0].tx));
+      const other = await serveApi({
+        rpcUrl: dn.anvil.rpcUrl,
+        db: stack.store.db,
+        indexed: ix.liveReads().reads,
+        limiter: new RateLimiter(Date.now, 10_000, false),
+      });
+      try {
+        const [s1, s2] = [await sign(a, p1.steps[1].tx), await sign(a, p2.steps[1].tx)];
+        const both = await Promise.all([
+          post("/live/submit", { raw_tx: s1, fee_tx_hash: fee }, key),
+          other.call(
+            "POST",
+            "/api/v1/live/submit",
+            { raw_tx: s2, fee_tx_hash: fee },
+            { authorization: `Bearer ${key}` },
+          ),
+        ]);
+        expect(both.map((r) => r.status).sort(), JSON.stringify(both.map((r) => r.json))).toEqual([200, 422]);
+        const won = both.find((r) => r.status === 200)!;
+        await waitSettled(key, won.json.tx_hash);
+        const after = await held(a);
+        expect(after).toBeGreaterThan(0n);
+        await refused(a, key, both.find((r) => r.status === 422)!, both[0].status === 422 ? s1 : s2, after);
+        const s3 = await sign(a, p3.steps[1].tx);
+        await refused(a, key, await post("/live/submit", { raw_tx: s3, fee_tx_hash: fee }, key), s3, after);
+      } finally {
+        await other.close();
+      }
+    },
+  );
 
-  it("a pending fee (a nonce that never comes), a reverted fee and a fee mined before the plan pay for nothing", async () => {
-    const a = await dn.freshWallet(parseEther("5"));
-    const key = await signIn(api, a);
-    // Mined before the plan was built: the right value from the wallet to the recipient.
-    const early = await sendRaw(
-      await sign(a, {
-        to: api.config.feeRecipient,
-        data: "0x",
-        value: ((parseEther("0.05") * 50n) / 10_000n).toString(),
-        chain_id: 4663,
-      }),
-    );
-    const p = await prepare(key, curveBody(a));
-    const swap = async () => sign(a, p.steps[1].tx);
-    let raw = await swap();
-    await refused(a, key, await post("/live/submit", { raw_tx: raw, fee_tx_hash: early }, key), raw, 0n);
-    // Pending for ever: signed 1,000 nonces ahead, the node holds it unmined.
-    const pending = await dn.pub.sendRawTransaction({ serializedTransaction: await sign(a, p.steps[0].tx, 1_000) });
-    raw = await swap();
-    await refused(a, key, await post("/live/submit", { raw_tx: raw, fee_tx_hash: pending }, key), raw, 0n);
-    // Reverted: the recipient refuses ETH for one block (its code swapped for a bare REVERT).
-    const code = (await dn.pub.getCode({ address: api.config.feeRecipient })) ?? "0x";
-    await dn.test.setCode({ address: api.config.feeRecipient, bytecode: "0x60006000fd" });
-    let reverted: Hex;
-    try {
-      reverted = await dn.pub.sendRawTransaction({ serializedTransaction: await sign(a, p.steps[0].tx) });
-      expect((await dn.mined(reverted)).status).toBe("reverted");
-    } finally {
-      await dn.test.setCode({ address: api.config.feeRecipient, bytecode: code });
-    }
-    raw = await swap();
-    await refused(a, key, await post("/live/submit", { raw_tx: raw, fee_tx_hash: reverted }, key), raw, 0n);
-  });
+  it(
+    "a pending fee (a nonce that never comes), a reverted fee and a fee mined before the plan pay for " + "nothing",
+    async () => {
+      const a = await dn.freshWallet(parseEther("5"));
+      const key = await signIn(api, a);
+      // Mined before the plan was built: the right value from the wallet to the recipient.
+      const early = await sendRaw(
+        await sign(a, {
+          to: api.config.feeRecipient,
+          data: "0x",
+          value: ((parseEther("0.05") * 50n) / 10_000n).toString(),
+          chain_id: 4663,
+        }),
+      );
+      const p = await prepare(key, curveBody(a));
+      const swap = async () => sign(a, p.steps[1].tx);
+      let raw = await swap();
+      await refused(a, key, await post("/live/submit", { raw_tx: raw, fee_tx_hash: early }, key), raw, 0n);
+      // Pending for ever: signed 1,000 nonces ahead, the node holds it unmined.
+      const pending = await dn.pub.sendRawTransaction({ serializedTransaction: await sign(a, p.steps[0].tx, 1_000) });
+      raw = await swap();
+      await refused(a, key, await post("/live/submit", { raw_tx: raw, fee_tx_hash: pending }, key), raw, 0n);
+      // Reverted: the recipient refuses ETH for one block (its code swapped for a bare REVERT).
+      const code = (await dn.pub.getCode({ address: api.config.feeRecipient })) ?? "0x";
+      await dn.test.setCode({ address: api.config.feeRecipient, bytecode: "0x60006000fd" });
+      let reverted: Hex;
+      try {
+        reverted = await dn.pub.sendRawTransaction({ serializedTransaction: await sign(a, p.steps[0].tx) });
+        expect((await dn.mined(reverted)).status).toBe("reverted");
+      } finally {
+        await dn.test.setCode({ address: api.config.feeRecipient, bytecode: code });
+      }
+      raw = await swap();
+      await refused(a, key, await post("/live/submit", { raw_tx: raw, fee_tx_hash: reverted }, key), raw, 0n);
+    },
+  );
 
-  it("raw_txs: a fee at a nonce that never comes, or under the base fee, is refused before anything is sent", async () => {
-    const a = await dn.freshWallet(parseEther("5"));
-    const key = await signIn(api, a);
-    const p = await prepare(key, curveBody(a));
-    const far = await sign(a, p.steps[0].tx, 1_000);
-    let swap = await sign(a, p.steps[1].tx);
-    const r1 = await post("/live/submit", { raw_txs: [far, swap] }, key);
-    await refused(a, key, r1, swap, 0n);
-    expect(r1.json.error.sent).toEqual([]);
-    const nonce = await dn.pub.getTransactionCount({ address: a.address, blockTag: "pending" });
-    const baseFee = (await dn.pub.getBlock()).baseFeePerGas!;
-    const fee = p.steps[0].tx;
-    const cheap = await a.signTransaction({
-      chainId: 4663,
-      to: fee.to,
-      data: fee.data,
-      value: BigInt(fee.value),
-      nonce,
-      gas: 100_000n,
-      maxFeePerGas: baseFee - 1n,
-      maxPriorityFeePerGas: 0n,
-    });
-    swap = await sign(a, p.steps[1].tx, 1);
-    const r2 = await post("/live/submit", { raw_txs: [cheap, swap] }, key);
-    await refused(a, key, r2, swap, 0n);
-    expect(r2.json.error.sent).toEqual([]);
-  });
+  it(
+    "raw_txs: a fee at a nonce that never comes, or under the base fee, is refused before anything is " + "sent",
+    async () => {
+      const a = await dn.freshWallet(parseEther("5"));
+      const key = await signIn(api, a);
+      const p = await prepare(key, curveBody(a));
+      const far = await sign(a, p.steps[0].tx, 1_000);
+      let swap = await sign(a, p.steps[1].tx);
+      const r1 = await post("/live/submit", { raw_txs: [far, swap] }, key);
+      await refused(a, key, r1, swap, 0n);
+      expect(r1.json.error.sent).toEqual([]);
+      const nonce = await dn.pub.getTransactionCount({ address: a.address, blockTag: "pending" });
+      const baseFee = (await dn.pub.getBlock()).baseFeePerGas!;
+      const fee = p.steps[0].tx;
+      const cheap = await a.signTransaction({
+        chainId: 4663,
+        to: fee.to,
+        data: fee.data,
+        value: BigInt(fee.value),
+        nonce,
+        gas: 100_000n,
+        maxFeePerGas: baseFee - 1n,
+        maxPriorityFeePerGas: 0n,
+      });
+      swap = await sign(a, p.steps[1].tx, 1);
+      const r2 = await post("/live/submit", { raw_txs: [cheap, swap] }, key);
+      await refused(a, key, r2, swap, 0n);
+      expect(r2.json.error.sent).toEqual([]);
+    },
+  );
 });
 
 describe("a trade the chain reverts", () => {
@@ -762,53 +784,56 @@ describe("a trade the chain reverts", () => {
 });
 
 describe("fee schedule 2: the volume tier", () => {
-  it("a wallet past $100,000 of major volume through the service pays 20 bps; build answers without simulation", async () => {
-    const a = await dn.freshWallet(parseEther("200"), [[dn.token("USDG"), parseUnits("200000", 6)]]);
-    await approveForRouter(dn, a, dn.token("USDG"));
-    const key = await signIn(api, a);
-    const first = await prepare(key, { wallet: a.address, token_in: "ETH", token_out: "USDG", notional_usd: 9_500 });
-    expect(first).toMatchObject({ fee_tier: 25, fee_bps: 25 });
-    // Eleven trades of $9,500, alternating directions so the pool stays near its oracle.
-    const hashes: Hex[] = [];
-    for (let i = 0; i < 11; i++) {
-      const [tin, tout] = i % 2 === 0 ? ["ETH", "USDG"] : ["USDG", "ETH"];
-      const p = await prepare(key, { wallet: a.address, token_in: tin, token_out: tout, notional_usd: 9_500 });
-      const s = await post("/live/submit", { raw_tx: await sign(a, p.tx) }, key);
-      expect(s.status, JSON.stringify(s.json)).toBe(200);
-      await dn.mined(s.json.tx_hash);
-      hashes.push(s.json.tx_hash);
-    }
-    // Counted once the relay watcher has seen them mined (me/trades says so).
-    for (const h of hashes) expect((await waitSettled(key, h)).status).toBe("mined");
-    // A fresh instance (volume is cached 60 s per wallet per instance) sees the new tier.
-    const other = await serveApi({
-      rpcUrl: dn.anvil.rpcUrl,
-      db: stack.store.db,
-      indexed: ix.liveReads().reads,
-      limiter: new RateLimiter(Date.now, 10_000, false),
-    });
-    try {
-      const r = await other.call(
-        "POST",
-        "/api/v1/live/build",
-        { wallet: a.address, token_in: "ETH", token_out: "USDG", notional_usd: 100 },
-        { authorization: `Bearer ${key}` },
-      );
-      expect(r.status, JSON.stringify(r.json)).toBe(200);
-      expect(r.json).toMatchObject({ fee_class: "major", fee_tier: 20, fee_bps: 20 });
-      expect("simulation" in r.json).toBe(false);
-      // A quote for the same key carries the same tier; Shield adds 10 on top.
-      const shielded = await other.call(
-        "POST",
-        "/api/v1/live/quote",
-        { token_in: "ETH", token_out: "USDG", notional_usd: 100, shield: true },
-        { authorization: `Bearer ${key}` },
-      );
-      expect(shielded.json).toMatchObject({ fee_tier: 20, fee_bps: 30 });
-    } finally {
-      await other.close();
-    }
-  });
+  it(
+    "a wallet past $100,000 of major volume through the service pays 20 bps; build answers without " + "simulation",
+    async () => {
+      const a = await dn.freshWallet(parseEther("200"), [[dn.token("USDG"), parseUnits("200000", 6)]]);
+      await approveForRouter(dn, a, dn.token("USDG"));
+      const key = await signIn(api, a);
+      const first = await prepare(key, { wallet: a.address, token_in: "ETH", token_out: "USDG", notional_usd: 9_500 });
+      expect(first).toMatchObject({ fee_tier: 25, fee_bps: 25 });
+      // Eleven trades of $9,500, alternating directions so the pool stays near its oracle.
+      const hashes: Hex[] = [];
+      for (let i = 0; i < 11; i++) {
+        const [tin, tout] = i % 2 === 0 ? ["ETH", "USDG"] : ["USDG", "ETH"];
+        const p = await prepare(key, { wallet: a.address, token_in: tin, token_out: tout, notional_usd: 9_500 });
+        const s = await post("/live/submit", { raw_tx: await sign(a, p.tx) }, key);
+        expect(s.status, JSON.stringify(s.json)).toBe(200);
+        await dn.mined(s.json.tx_hash);
+        hashes.push(s.json.tx_hash);
+      }
+      // Counted once the relay watcher has seen them mined (me/trades says so).
+      for (const h of hashes) expect((await waitSettled(key, h)).status).toBe("mined");
+      // A fresh instance (volume is cached 60 s per wallet per instance) sees the new tier.
+      const other = await serveApi({
+        rpcUrl: dn.anvil.rpcUrl,
+        db: stack.store.db,
+        indexed: ix.liveReads().reads,
+        limiter: new RateLimiter(Date.now, 10_000, false),
+      });
+      try {
+        const r = await other.call(
+          "POST",
+          "/api/v1/live/build",
+          { wallet: a.address, token_in: "ETH", token_out: "USDG", notional_usd: 100 },
+          { authorization: `Bearer ${key}` },
+        );
+        expect(r.status, JSON.stringify(r.json)).toBe(200);
+        expect(r.json).toMatchObject({ fee_class: "major", fee_tier: 20, fee_bps: 20 });
+        expect("simulation" in r.json).toBe(false);
+        // A quote for the same key carries the same tier; Shield adds 10 on top.
+        const shielded = await other.call(
+          "POST",
+          "/api/v1/live/quote",
+          { token_in: "ETH", token_out: "USDG", notional_usd: 100, shield: true },
+          { authorization: `Bearer ${key}` },
+        );
+        expect(shielded.json).toMatchObject({ fee_tier: 20, fee_bps: 30 });
+      } finally {
+        await other.close();
+      }
+    },
+  );
 });
 
 describe("launchpad curve sells", () => {
@@ -884,20 +909,24 @@ describe("launchpad curve sells", () => {
 });
 
 describe("live/simulate", () => {
-  it("a real wallet without a router permit simulates its plan with the permit by transaction (nothing to sign yet)", async () => {
-    const a = await dn.freshWallet(parseEther("1"), [[dn.token("USDG"), parseUnits("500", 6)]]);
-    const key = await signIn(api, a);
-    const r = await post(
-      "/live/simulate",
-      { wallet: a.address, token_in: "USDG", token_out: "ETH", notional_usd: 50, fund: false },
-      key,
-    );
-    expect(r.status, JSON.stringify(r.json)).toBe(200);
-    expect(r.json).toMatchObject({ ok: true, synthetic: false, funded_by_overrides: false });
-    expect(r.json.transactions.map((t: any) => t.kind)).toEqual(["approve", "approve", "swap"]);
-    expect(r.json.transactions.every((t: any) => t.gas > 0)).toBe(true);
-    expect(BigInt(r.json.amount_out)).toBeGreaterThanOrEqual(BigInt(r.json.amount_out_min));
-  });
+  it(
+    "a real wallet without a router permit simulates its plan with the permit by transaction (nothing to sign " +
+      "yet)",
+    async () => {
+      const a = await dn.freshWallet(parseEther("1"), [[dn.token("USDG"), parseUnits("500", 6)]]);
+      const key = await signIn(api, a);
+      const r = await post(
+        "/live/simulate",
+        { wallet: a.address, token_in: "USDG", token_out: "ETH", notional_usd: 50, fund: false },
+        key,
+      );
+      expect(r.status, JSON.stringify(r.json)).toBe(200);
+      expect(r.json).toMatchObject({ ok: true, synthetic: false, funded_by_overrides: false });
+      expect(r.json.transactions.map((t: any) => t.kind)).toEqual(["approve", "approve", "swap"]);
+      expect(r.json.transactions.every((t: any) => t.gas > 0)).toBe(true);
+      expect(BigInt(r.json.amount_out)).toBeGreaterThanOrEqual(BigInt(r.json.amount_out_min));
+    },
+  );
 
   it("a synthetic funded wallet discloses only; a real wallet with fund false uses its exact balances", async () => {
     const a = await dn.freshWallet(parseEther("1"));

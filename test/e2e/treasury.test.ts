@@ -173,7 +173,8 @@ let trader: Address;
 const tradeHashes: Hex[] = [];
 
 describe("the treasury over two Mondays", () => {
-  it("previews week A with real trades' fees (ETH and USDG), ETH and USDG from outside and an unpriced token", async () => {
+  it("previews week A with real trades' fees (ETH and USDG), ETH and USDG from outside and an unpriced " +
+    "token", async () => {
     weekA = weekOf(Number((await dn.pub.getBlock()).timestamp));
     const a = await dn.freshWallet(parseEther("10"), [[dn.token("USDG"), parseUnits("2000", 6)]]);
     const key = await agentOf(api, dn).signIn(a);
@@ -246,7 +247,8 @@ describe("the treasury over two Mondays", () => {
     expect(preview.reconciliation).toMatchObject({ status: "agrees", eth: "trace" });
   }, 120_000);
 
-  it("closes week A after Monday: 50/40/10 rounded down, operations and buybacks moved by mined transfers, treasury booked and held", async () => {
+  it("closes week A after Monday: 50/40/10 rounded down, operations and buybacks moved by mined transfers, treasury " +
+    "booked and held", async () => {
     const usdgOpsBefore = await balanceOf(dn.token("USDG"), ops());
     const ethBuyBefore = await balanceOf(zeroAddress, buybacks);
     // Not before Monday 00:00 UTC: the week is still open.
@@ -307,7 +309,8 @@ describe("the treasury over two Mondays", () => {
     expect(t.weeks.map((w: WeekRow) => w.status)).toEqual(["preview", "booked"]);
   }, 120_000);
 
-  it("closes week B (dust only) with a closer that took over from one that died with the split signed: the owed treasury share moves once", async () => {
+  it("closes week B (dust only) with a closer that took over from one that died with the split signed: the owed " +
+    "treasury share moves once", async () => {
     const weekB = weekOf(weekA.end);
     // Under $1 of USDG from outside: carried with what week A left, not split.
     await mint(dn.token("USDG"), platform(), 400_000n);
@@ -385,7 +388,8 @@ describe("the treasury over two Mondays", () => {
     expect(v.code).toBe(0);
   }, 120_000);
 
-  it("a changed row: the store refuses the UPDATE; with its guard removed, integrity and the script both name the row, and rows from it on are not served", async () => {
+  it("a changed row: the store refuses the UPDATE; with its guard removed, integrity and the script both name the " +
+    "row, and rows from it on are not served", async () => {
     await expect(store.db.query("UPDATE app.treasury_rows SET body = body WHERE seq = 1")).rejects.toThrow(
       /append-only/,
     );
@@ -412,7 +416,8 @@ describe("the treasury over two Mondays", () => {
     expect((await treasuryJson()).integrity).toMatchObject({ ok: true, rows: 2 });
   }, 120_000);
 
-  it("a chain rewritten with recomputed hashes passes integrity, and the script finds the row the chain's logs disagree with", async () => {
+  it("a chain rewritten with recomputed hashes passes integrity, and the script finds the row the chain's logs " +
+    "disagree with", async () => {
     const rows = await store.db.query<{ seq: number; body: string }>(
       "SELECT seq, body FROM app.treasury_rows ORDER BY seq",
     );
@@ -433,7 +438,8 @@ describe("the treasury over two Mondays", () => {
     await store.db.exec("ALTER TABLE app.treasury_rows DISABLE TRIGGER treasury_rows_append_only");
     try {
       await store.db.exec(
-        "ALTER TABLE app.treasury_rows DROP CONSTRAINT treasury_rows_hash_key, DROP CONSTRAINT treasury_rows_prev_hash_key",
+        "ALTER TABLE app.treasury_rows DROP CONSTRAINT treasury_rows_hash_key, DROP CONSTRAINT " +
+          "treasury_rows_prev_hash_key",
       );
       for (const [i, body] of rewritten.entries()) {
         const row = JSON.parse(body);
@@ -476,7 +482,8 @@ describe("the treasury over two Mondays", () => {
     expect(r.text).toMatch(/Integrity: <span class="ok">ok<\/span>, 2 rows/);
   });
 
-  it("renders /treasury in a real Chromium: week rows, totals, integrity, the markup symbol shown as text and never run", async () => {
+  it("renders /treasury in a real Chromium: week rows, totals, integrity, the markup symbol shown as text and never " +
+    "run", async () => {
     const browser = await launchBrowser();
     try {
       const page = await browser.newPage();
@@ -498,7 +505,8 @@ describe("the treasury over two Mondays", () => {
     }
   }, 120_000);
 
-  it("ETH that a reverted call sent to the wallet is not income: neither a reverted transaction nor a call undone inside a successful one", async () => {
+  it("ETH that a reverted call sent to the wallet is not income: neither a reverted transaction nor a call undone " +
+    "inside a successful one", async () => {
     const before = tokenOf((await treasuryJson()).weeks[0], "ETH") ?? { outside: "0", outside_trades: 0 };
     const balance = await balanceOf(zeroAddress, platform());
     const mc = dn.universe.contracts.multicall3;
@@ -535,7 +543,8 @@ describe("the treasury over two Mondays", () => {
     expect(after.outside_trades).toBe(before.outside_trades);
   }, 120_000);
 
-  it("ETH by balance where the node does not trace: outside ETH exactly, the record's own transfers added back", async () => {
+  it("ETH by balance where the node does not trace: outside ETH exactly, the record's own transfers added " +
+    "back", async () => {
     const noTrace = await startRpcProxy(dn.anvil.rpcUrl, { refuse: ["trace_filter"] });
     opened.push({ close: () => noTrace.close() });
     const weekC = weekOf(Number((await dn.pub.getBlock()).timestamp));
@@ -560,7 +569,8 @@ describe("the treasury over two Mondays", () => {
     });
   }, 120_000);
 
-  it("a record that cannot account for ETH says so: ledger only where the node keeps no old state, and a balance its own transfers do not explain", async () => {
+  it("a record that cannot account for ETH says so: ledger only where the node keeps no old state, and a balance its " +
+    "own transfers do not explain", async () => {
     const noTrace = await startRpcProxy(dn.anvil.rpcUrl, { refuse: ["trace_filter"] });
     opened.push({ close: () => noTrace.close() });
     const own = await freshStore("pglite");
@@ -587,97 +597,104 @@ describe("the treasury over two Mondays", () => {
   }, 120_000);
 });
 
-describe("the split on a second devnet, signed by a JSON-RPC signer: two instances racing on PostgreSQL, a record that lost its store", () => {
-  let dn2: Devnet;
-  let chain2: Awaited<ReturnType<typeof startIndexedDevnet>>;
-  let off2 = 0;
-  const clock2 = () => Date.now() + off2;
-  const all = () => ({ operations: ops(), buybacks, treasury: treasuryWallet });
-  const serve2 = async (db: Awaited<ReturnType<typeof freshStore>>["db"], treasuryBuckets = all()) => {
-    const a = await serveApi({
-      rpcUrl: dn2.anvil.rpcUrl,
-      db,
-      clock: clock2,
-      indexed: chain2.ix.liveReads().reads,
-      limiter: new RateLimiter(clock2, 10_000, false),
-      config: { treasuryBuckets },
-      treasury: { confirmations: CONFIRMATIONS, intervalMs: NEVER, cacheMs: 0 },
-      // The production shape: the key in another process answering eth_signTransaction (here anvil's unlocked account 1).
-      platformSigner: rpcPlatformSigner(dn2.anvil.rpcUrl, platform2().address),
-    });
-    opened.push(a);
-    return a;
-  };
-  const platform2 = () => dn2.account(ACCOUNT_ROLES.platform);
-  beforeAll(async () => {
-    chain2 = await startIndexedDevnet();
-    dn2 = chain2.dn;
-    opened.push({ close: () => chain2.stop() });
-  }, 120_000);
+describe(
+  "the split on a second devnet, signed by a JSON-RPC signer: two instances racing on PostgreSQL, a record " +
+    "that lost its store",
+  () => {
+    let dn2: Devnet;
+    let chain2: Awaited<ReturnType<typeof startIndexedDevnet>>;
+    let off2 = 0;
+    const clock2 = () => Date.now() + off2;
+    const all = () => ({ operations: ops(), buybacks, treasury: treasuryWallet });
+    const serve2 = async (db: Awaited<ReturnType<typeof freshStore>>["db"], treasuryBuckets = all()) => {
+      const a = await serveApi({
+        rpcUrl: dn2.anvil.rpcUrl,
+        db,
+        clock: clock2,
+        indexed: chain2.ix.liveReads().reads,
+        limiter: new RateLimiter(clock2, 10_000, false),
+        config: { treasuryBuckets },
+        treasury: { confirmations: CONFIRMATIONS, intervalMs: NEVER, cacheMs: 0 },
+        // The production shape: the key in another process answering eth_signTransaction (here anvil's unlocked account
+        // 1).
+        platformSigner: rpcPlatformSigner(dn2.anvil.rpcUrl, platform2().address),
+      });
+      opened.push(a);
+      return a;
+    };
+    const platform2 = () => dn2.account(ACCOUNT_ROLES.platform);
+    beforeAll(async () => {
+      chain2 = await startIndexedDevnet();
+      dn2 = chain2.dn;
+      opened.push({ close: () => chain2.stop() });
+    }, 120_000);
 
-  async function weekOfIncome(usdg: bigint) {
-    const now = Number((await dn2.pub.getBlock()).timestamp);
-    await dn2.mined(
-      await dn2.walletFor(dn2.deployer).writeContract({
-        address: dn2.token("USDG"),
-        abi: mintableAbi,
-        functionName: "mint",
-        args: [platform2().address, usdg],
-      }),
-    );
-    await dn2.mined(
-      await dn2.walletFor(dn2.deployer).sendTransaction({ to: platform2().address, value: parseEther("0.05") }),
-    );
-    const w = weekOf(Math.max(now, Number((await dn2.pub.getBlock()).timestamp)));
-    await dn2.test.setNextBlockTimestamp({ timestamp: BigInt(w.end + 120) });
-    await dn2.test.mine({ blocks: CONFIRMATIONS + 2 });
-    off2 = (w.end + 120) * 1000 - Date.now();
-    await indexedTo(chain2);
-    return w;
-  }
+    async function weekOfIncome(usdg: bigint) {
+      const now = Number((await dn2.pub.getBlock()).timestamp);
+      await dn2.mined(
+        await dn2.walletFor(dn2.deployer).writeContract({
+          address: dn2.token("USDG"),
+          abi: mintableAbi,
+          functionName: "mint",
+          args: [platform2().address, usdg],
+        }),
+      );
+      await dn2.mined(
+        await dn2.walletFor(dn2.deployer).sendTransaction({ to: platform2().address, value: parseEther("0.05") }),
+      );
+      const w = weekOf(Math.max(now, Number((await dn2.pub.getBlock()).timestamp)));
+      await dn2.test.setNextBlockTimestamp({ timestamp: BigInt(w.end + 120) });
+      await dn2.test.mine({ blocks: CONFIRMATIONS + 2 });
+      off2 = (w.end + 120) * 1000 - Date.now();
+      await indexedTo(chain2);
+      return w;
+    }
 
-  it("two instances race to close the same weeks on one PostgreSQL store: each week recorded once, each split transfer sent once", async () => {
-    const pg = await freshStore("postgres");
-    opened.push({ close: () => pg.drop() });
-    await weekOfIncome(parseUnits("20", 6));
-    const one = await serve2(pg.db);
-    const two = await serve2(await pg.reopen());
-    const nonce = await dn2.pub.getTransactionCount({ address: platform2().address });
-    const [x, y] = await Promise.all([
-      one.app.services.treasury.closer.closeDue(),
-      two.app.services.treasury.closer.closeDue(),
-    ]);
-    const rows = [...x, ...y];
-    const stored = await pg.db.query<{ seq: number }>("SELECT seq FROM app.treasury_rows ORDER BY seq");
-    expect(stored.map((r) => Number(r.seq))).toEqual([1]);
-    expect(rows.map((r) => r.seq)).toEqual([1]);
-    const sent = rows.flatMap((r) => r.transfers);
-    expect(sent.length).toBe(6);
-    expect(new Set(sent.map((t) => t.tx_hash)).size).toBe(sent.length);
-    expect(await dn2.pub.getTransactionCount({ address: platform2().address })).toBe(nonce + sent.length);
-    const [ta, tb] = await Promise.all([treasuryJson(one), treasuryJson(two)]);
-    expect(ta.integrity).toEqual(tb.integrity);
-    expect(ta.integrity).toMatchObject({ ok: true, rows: rows.length });
-  }, 180_000);
+    it("two instances race to close the same weeks on one PostgreSQL store: each week recorded once, each split " +
+      "transfer sent once", async () => {
+      const pg = await freshStore("postgres");
+      opened.push({ close: () => pg.drop() });
+      await weekOfIncome(parseUnits("20", 6));
+      const one = await serve2(pg.db);
+      const two = await serve2(await pg.reopen());
+      const nonce = await dn2.pub.getTransactionCount({ address: platform2().address });
+      const [x, y] = await Promise.all([
+        one.app.services.treasury.closer.closeDue(),
+        two.app.services.treasury.closer.closeDue(),
+      ]);
+      const rows = [...x, ...y];
+      const stored = await pg.db.query<{ seq: number }>("SELECT seq FROM app.treasury_rows ORDER BY seq");
+      expect(stored.map((r) => Number(r.seq))).toEqual([1]);
+      expect(rows.map((r) => r.seq)).toEqual([1]);
+      const sent = rows.flatMap((r) => r.transfers);
+      expect(sent.length).toBe(6);
+      expect(new Set(sent.map((t) => t.tx_hash)).size).toBe(sent.length);
+      expect(await dn2.pub.getTransactionCount({ address: platform2().address })).toBe(nonce + sent.length);
+      const [ta, tb] = await Promise.all([treasuryJson(one), treasuryJson(two)]);
+      expect(ta.integrity).toEqual(tb.integrity);
+      expect(ta.integrity).toMatchObject({ ok: true, rows: rows.length });
+    }, 180_000);
 
-  it("a record that lost its store does not split the same week again: by the bucket transfers it does not know, or, with other buckets, by what the wallet no longer holds", async () => {
-    // The split the race sent, indexed: the first guard reads the bucket transfers from the indexer.
-    await indexedTo(chain2);
-    const nonce = await dn2.pub.getTransactionCount({ address: platform2().address });
-    const lost = await freshStore("pglite");
-    opened.push({ close: () => lost.drop() });
-    const same = await serve2(lost.db);
-    await expect(same.app.services.treasury.closer.closeDue()).rejects.toThrow(/not in this record/);
-    const moved = await freshStore("pglite");
-    opened.push({ close: () => moved.drop() });
-    const elsewhere = await serve2(moved.db, {
-      operations: getAddress("0x000000000000000000000000000000000000cc01"),
-      buybacks: getAddress("0x000000000000000000000000000000000000cc02"),
-      treasury: getAddress("0x000000000000000000000000000000000000cc03"),
-    });
-    await expect(elsewhere.app.services.treasury.closer.closeDue()).rejects.toThrow(/holds \d+ of .*nothing is sent/);
-    expect(await dn2.pub.getTransactionCount({ address: platform2().address })).toBe(nonce);
-    expect(await lost.db.query("SELECT seq FROM app.treasury_rows")).toEqual([]);
-    expect(await moved.db.query("SELECT seq FROM app.treasury_rows")).toEqual([]);
-  }, 120_000);
-});
+    it("a record that lost its store does not split the same week again: by the bucket transfers it does not know, or, " +
+      "with other buckets, by what the wallet no longer holds", async () => {
+      // The split the race sent, indexed: the first guard reads the bucket transfers from the indexer.
+      await indexedTo(chain2);
+      const nonce = await dn2.pub.getTransactionCount({ address: platform2().address });
+      const lost = await freshStore("pglite");
+      opened.push({ close: () => lost.drop() });
+      const same = await serve2(lost.db);
+      await expect(same.app.services.treasury.closer.closeDue()).rejects.toThrow(/not in this record/);
+      const moved = await freshStore("pglite");
+      opened.push({ close: () => moved.drop() });
+      const elsewhere = await serve2(moved.db, {
+        operations: getAddress("0x000000000000000000000000000000000000cc01"),
+        buybacks: getAddress("0x000000000000000000000000000000000000cc02"),
+        treasury: getAddress("0x000000000000000000000000000000000000cc03"),
+      });
+      await expect(elsewhere.app.services.treasury.closer.closeDue()).rejects.toThrow(/holds \d+ of .*nothing is sent/);
+      expect(await dn2.pub.getTransactionCount({ address: platform2().address })).toBe(nonce);
+      expect(await lost.db.query("SELECT seq FROM app.treasury_rows")).toEqual([]);
+      expect(await moved.db.query("SELECT seq FROM app.treasury_rows")).toEqual([]);
+    }, 120_000);
+  },
+);

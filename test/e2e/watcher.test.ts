@@ -51,7 +51,9 @@ const balance = (token: Address, owner: Address, blockNumber: bigint) =>
   token === zeroAddress
     ? dn.pub.getBalance({ address: owner, blockNumber })
     : dn.pub.readContract({ address: token, abi: erc20Abi, functionName: "balanceOf", args: [owner], blockNumber });
-/** How much `owner`'s balance of `token` changed over the block holding `hash` (each transaction mines its own block). */
+/**
+ * How much `owner`'s balance of `token` changed over the block holding `hash` (each transaction mines its own block).
+ */
 async function deltaIn(hash: Hex, token: Address, owner: Address) {
   const r = await dn.pub.getTransactionReceipt({ hash });
   return {
@@ -137,40 +139,43 @@ describe("outcomes without a trace: ETH in, ETH out and ETH fees agree with the 
     expect(o).toMatchObject({ blockNumber: Number(eth.receipt.blockNumber), blockHash: eth.receipt.blockHash });
   });
 
-  it("WBTC -> ETH (two hops): the last Swap gives the ETH out, PAY_PORTION's share is the output-side fee", async () => {
-    const a = await dn.freshWallet(parseEther("1"), [[dn.token("WBTC"), parseUnits("1", 8)]]);
-    const key = await agent.signIn(a);
-    const p = await prepare(key, {
-      wallet: a.address,
-      token_in: "WBTC",
-      token_out: "ETH",
-      notional_usd: 500,
-      permit_mode: "transaction",
-    });
-    expect(p).toMatchObject({ fee_side: "output", fee_token: zeroAddress });
-    expect(p.fee.command).toBe("PAY_PORTION");
-    expect(p.steps.find((x: any) => x.kind === "swap").decoded.commands).toContain("PAY_PORTION");
-    await sendSteps(a, p.steps);
-    const s = await agent.post("/live/submit", { raw_tx: await agent.sign(a, p.tx) }, key);
-    expect(s.status, JSON.stringify(s.json)).toBe(200);
-    const t = await settled(key, s.json.tx_hash);
-    const eth = await deltaIn(s.json.tx_hash, zeroAddress, a.address);
-    const wbtc = await deltaIn(s.json.tx_hash, dn.token("WBTC"), a.address);
-    const fee = await deltaIn(s.json.tx_hash, zeroAddress, platform());
-    expect(t).toMatchObject({
-      status: "mined",
-      amount_out_kind: "actual",
-      amount_out: (eth.delta + eth.gas).toString(),
-    });
-    expect((await recorded(s.json.tx_hash))!.outcome).toMatchObject({
-      amountIn: (-wbtc.delta).toString(),
-      feeToken: zeroAddress,
-      feeAmount: fee.delta.toString(),
-    });
-    // PAY_PORTION: bps of the gross output; the wallet got the rest.
-    const gross = eth.delta + eth.gas + fee.delta;
-    expect(fee.delta).toBe((gross * BigInt(p.fee.bps)) / 10_000n);
-  });
+  it(
+    "WBTC -> ETH (two hops): the last Swap gives the ETH out, PAY_PORTION's share is the output-side " + "fee",
+    async () => {
+      const a = await dn.freshWallet(parseEther("1"), [[dn.token("WBTC"), parseUnits("1", 8)]]);
+      const key = await agent.signIn(a);
+      const p = await prepare(key, {
+        wallet: a.address,
+        token_in: "WBTC",
+        token_out: "ETH",
+        notional_usd: 500,
+        permit_mode: "transaction",
+      });
+      expect(p).toMatchObject({ fee_side: "output", fee_token: zeroAddress });
+      expect(p.fee.command).toBe("PAY_PORTION");
+      expect(p.steps.find((x: any) => x.kind === "swap").decoded.commands).toContain("PAY_PORTION");
+      await sendSteps(a, p.steps);
+      const s = await agent.post("/live/submit", { raw_tx: await agent.sign(a, p.tx) }, key);
+      expect(s.status, JSON.stringify(s.json)).toBe(200);
+      const t = await settled(key, s.json.tx_hash);
+      const eth = await deltaIn(s.json.tx_hash, zeroAddress, a.address);
+      const wbtc = await deltaIn(s.json.tx_hash, dn.token("WBTC"), a.address);
+      const fee = await deltaIn(s.json.tx_hash, zeroAddress, platform());
+      expect(t).toMatchObject({
+        status: "mined",
+        amount_out_kind: "actual",
+        amount_out: (eth.delta + eth.gas).toString(),
+      });
+      expect((await recorded(s.json.tx_hash))!.outcome).toMatchObject({
+        amountIn: (-wbtc.delta).toString(),
+        feeToken: zeroAddress,
+        feeAmount: fee.delta.toString(),
+      });
+      // PAY_PORTION: bps of the gross output; the wallet got the rest.
+      const gross = eth.delta + eth.gas + fee.delta;
+      expect(fee.delta).toBe((gross * BigInt(p.fee.bps)) / 10_000n);
+    },
+  );
 
   it("WETH legs: USDG -> WETH and WETH -> USDG from WETH9's Transfer logs (fee in WETH on the way in)", async () => {
     const a = await dn.freshWallet(parseEther("1"), [[dn.token("USDG"), parseUnits("1000", 6)]]);
@@ -218,100 +223,107 @@ describe("outcomes without a trace: ETH in, ETH out and ETH fees agree with the 
     expect(wethFee.delta).toBe(BigInt(sell.fee.amount));
   });
 
-  it("curve buy then sell (two_step): tokens out, the curve's ETH to the wallet, each fee its own transaction", async () => {
-    const a = await dn.freshWallet(parseEther("5"));
-    const key = await agent.signIn(a);
-    const token = fx().launchToken;
-    const p = await prepare(key, {
-      wallet: a.address,
-      token_in: "ETH",
-      token_out: token,
-      amount_in: parseEther("0.1").toString(),
-      accept_risks: ["NO_INDEPENDENT_MARK"],
-    });
-    expect(p.steps.map((x: any) => x.kind)).toEqual(["fee_transfer", "swap"]);
-    const b = await agent.post(
-      "/live/submit",
-      { raw_txs: [await agent.sign(a, p.steps[0].tx), await agent.sign(a, p.steps[1].tx, { nonceOffset: 1 })] },
-      key,
-    );
-    expect(b.status, JSON.stringify(b.json)).toBe(200);
-    const tb = await settled(key, b.json.tx_hash);
-    const tokens = await deltaIn(b.json.tx_hash, token, a.address);
-    const buyEth = await deltaIn(b.json.tx_hash, zeroAddress, a.address);
-    const buyFee = await deltaIn(b.json.tx_hashes[0], zeroAddress, platform());
-    expect(tb).toMatchObject({ status: "mined", amount_out: tokens.delta.toString() });
-    expect((await recorded(b.json.tx_hash))!.outcome).toMatchObject({
-      amountIn: (-buyEth.delta - buyEth.gas).toString(),
-      feeToken: zeroAddress,
-      feeAmount: buyFee.delta.toString(),
-    });
-    expect(buyFee.delta).toBe(BigInt(p.fee.amount));
+  it(
+    "curve buy then sell (two_step): tokens out, the curve's ETH to the wallet, each fee its own " + "transaction",
+    async () => {
+      const a = await dn.freshWallet(parseEther("5"));
+      const key = await agent.signIn(a);
+      const token = fx().launchToken;
+      const p = await prepare(key, {
+        wallet: a.address,
+        token_in: "ETH",
+        token_out: token,
+        amount_in: parseEther("0.1").toString(),
+        accept_risks: ["NO_INDEPENDENT_MARK"],
+      });
+      expect(p.steps.map((x: any) => x.kind)).toEqual(["fee_transfer", "swap"]);
+      const b = await agent.post(
+        "/live/submit",
+        { raw_txs: [await agent.sign(a, p.steps[0].tx), await agent.sign(a, p.steps[1].tx, { nonceOffset: 1 })] },
+        key,
+      );
+      expect(b.status, JSON.stringify(b.json)).toBe(200);
+      const tb = await settled(key, b.json.tx_hash);
+      const tokens = await deltaIn(b.json.tx_hash, token, a.address);
+      const buyEth = await deltaIn(b.json.tx_hash, zeroAddress, a.address);
+      const buyFee = await deltaIn(b.json.tx_hashes[0], zeroAddress, platform());
+      expect(tb).toMatchObject({ status: "mined", amount_out: tokens.delta.toString() });
+      expect((await recorded(b.json.tx_hash))!.outcome).toMatchObject({
+        amountIn: (-buyEth.delta - buyEth.gas).toString(),
+        feeToken: zeroAddress,
+        feeAmount: buyFee.delta.toString(),
+      });
+      expect(buyFee.delta).toBe(BigInt(p.fee.amount));
 
-    const q = await prepare(key, {
-      wallet: a.address,
-      token_in: token,
-      token_out: "ETH",
-      amount_in: (tokens.delta / 2n).toString(),
-      accept_risks: ["NO_INDEPENDENT_MARK"],
-    });
-    expect(q.steps.map((x: any) => x.kind)).toEqual(["approve", "fee_transfer", "swap"]);
-    const raws = [
-      await agent.sign(a, q.steps[0].tx),
-      await agent.sign(a, q.steps[1].tx, { nonceOffset: 1 }),
-      await agent.sign(a, q.steps[2].tx, { nonceOffset: 2 }),
-    ];
-    const s = await agent.post("/live/submit", { raw_txs: raws }, key);
-    expect(s.status, JSON.stringify(s.json)).toBe(200);
-    const ts = await settled(key, s.json.tx_hash);
-    const sellEth = await deltaIn(s.json.tx_hash, zeroAddress, a.address);
-    const sellFee = await deltaIn(s.json.tx_hashes[1], zeroAddress, platform());
-    // The curve pays the wallet in the sale's own transaction; the fee went first in another.
-    expect(ts).toMatchObject({
-      status: "mined",
-      amount_out_kind: "actual",
-      amount_out: (sellEth.delta + sellEth.gas).toString(),
-    });
-    expect((await recorded(s.json.tx_hash))!.outcome).toMatchObject({
-      amountIn: (tokens.delta / 2n).toString(),
-      feeToken: zeroAddress,
-      feeAmount: sellFee.delta.toString(),
-    });
-    expect(sellFee.delta).toBe(BigInt(q.fee.amount));
-  });
+      const q = await prepare(key, {
+        wallet: a.address,
+        token_in: token,
+        token_out: "ETH",
+        amount_in: (tokens.delta / 2n).toString(),
+        accept_risks: ["NO_INDEPENDENT_MARK"],
+      });
+      expect(q.steps.map((x: any) => x.kind)).toEqual(["approve", "fee_transfer", "swap"]);
+      const raws = [
+        await agent.sign(a, q.steps[0].tx),
+        await agent.sign(a, q.steps[1].tx, { nonceOffset: 1 }),
+        await agent.sign(a, q.steps[2].tx, { nonceOffset: 2 }),
+      ];
+      const s = await agent.post("/live/submit", { raw_txs: raws }, key);
+      expect(s.status, JSON.stringify(s.json)).toBe(200);
+      const ts = await settled(key, s.json.tx_hash);
+      const sellEth = await deltaIn(s.json.tx_hash, zeroAddress, a.address);
+      const sellFee = await deltaIn(s.json.tx_hashes[1], zeroAddress, platform());
+      // The curve pays the wallet in the sale's own transaction; the fee went first in another.
+      expect(ts).toMatchObject({
+        status: "mined",
+        amount_out_kind: "actual",
+        amount_out: (sellEth.delta + sellEth.gas).toString(),
+      });
+      expect((await recorded(s.json.tx_hash))!.outcome).toMatchObject({
+        amountIn: (tokens.delta / 2n).toString(),
+        feeToken: zeroAddress,
+        feeAmount: sellFee.delta.toString(),
+      });
+      expect(sellFee.delta).toBe(BigInt(q.fee.amount));
+    },
+  );
 
-  it("a two_step trade whose fee never landed is listed as mined but counts nowhere (volume, league books, treasury)", async () => {
-    const a = await dn.freshWallet(parseEther("5"));
-    const key = await agent.signIn(a);
-    const p = await prepare(key, {
-      wallet: a.address,
-      token_in: "ETH",
-      token_out: fx().launchToken,
-      amount_in: parseEther("0.05").toString(),
-      accept_risks: ["NO_INDEPENDENT_MARK"],
-    });
-    // A trade relayed by older code against a fee transaction that never mined (the relay now refuses it).
-    const swapRaw = await agent.sign(a, p.steps[1].tx);
-    const ledger = api.app.services.ledger;
-    const claimed = await ledger.claimForRelay(p.plan_id, {
-      wallet: a.address,
-      keyId: 0,
-      path: "agent",
-      tokenIn: p.tokens.token_in,
-      tokenOut: p.tokens.token_out,
-      amountIn: p.amount_in,
-      amountOutMin: p.amount_out_min,
-      txHash: keccak256(swapRaw),
-      feeTxHash: keccak256("0xfee0"),
-      rawTx: swapRaw,
-    });
-    expect(claimed).toBe(true);
-    const hash = await dn.pub.sendRawTransaction({ serializedTransaction: swapRaw });
-    expect(await settled(key, hash)).toMatchObject({ status: "mined" });
-    expect(await ledger.minedSince(a.address, 0)).toEqual([]);
-    expect((await ledger.feesMinedBetween(0, 2 ** 40)).map((f) => f.txHash)).not.toContain(hash);
-    expect(await minedTrades(store.db, [a.address], 0, 2 ** 40)).toEqual([]);
-  });
+  it(
+    "a two_step trade whose fee never landed is listed as mined but counts nowhere (volume, league books, " +
+      "treasury)",
+    async () => {
+      const a = await dn.freshWallet(parseEther("5"));
+      const key = await agent.signIn(a);
+      const p = await prepare(key, {
+        wallet: a.address,
+        token_in: "ETH",
+        token_out: fx().launchToken,
+        amount_in: parseEther("0.05").toString(),
+        accept_risks: ["NO_INDEPENDENT_MARK"],
+      });
+      // A trade relayed by older code against a fee transaction that never mined (the relay now refuses it).
+      const swapRaw = await agent.sign(a, p.steps[1].tx);
+      const ledger = api.app.services.ledger;
+      const claimed = await ledger.claimForRelay(p.plan_id, {
+        wallet: a.address,
+        keyId: 0,
+        path: "agent",
+        tokenIn: p.tokens.token_in,
+        tokenOut: p.tokens.token_out,
+        amountIn: p.amount_in,
+        amountOutMin: p.amount_out_min,
+        txHash: keccak256(swapRaw),
+        feeTxHash: keccak256("0xfee0"),
+        rawTx: swapRaw,
+      });
+      expect(claimed).toBe(true);
+      const hash = await dn.pub.sendRawTransaction({ serializedTransaction: swapRaw });
+      expect(await settled(key, hash)).toMatchObject({ status: "mined" });
+      expect(await ledger.minedSince(a.address, 0)).toEqual([]);
+      expect((await ledger.feesMinedBetween(0, 2 ** 40)).map((f) => f.txHash)).not.toContain(hash);
+      expect(await minedTrades(store.db, [a.address], 0, 2 ** 40)).toEqual([]);
+    },
+  );
 
   it("no trace call and no per-block receipts reached the node: one receipt read per relayed hash", () => {
     expect(proxy.counts.methods.debug_traceTransaction ?? 0).toBe(0);

@@ -66,92 +66,107 @@ async function until<T>(read: () => Promise<T>, ok: (v: T) => boolean, ms = 20_0
 }
 
 describe("the relay under faults", () => {
-  it("an answer lost after the sequencer took the trade: 502, then mined in me/trades and counted; the same bytes again are a repeat", async () => {
-    const seq = await standIn("lost");
-    const lossy = await instance(seq.url);
-    const a = await stack.dn.freshWallet(parseEther("5"));
-    const { ag, key, raw } = await signedPlan(lossy, a);
-    const first = await ag.post("/live/submit", { raw_tx: raw }, key);
-    expect([first.status, first.json.error?.code]).toEqual([502, "SEQUENCER_UNREACHABLE"]);
+  it(
+    "an answer lost after the sequencer took the trade: 502, then mined in me/trades and counted; the same bytes " +
+      "again are a repeat",
+    async () => {
+      const seq = await standIn("lost");
+      const lossy = await instance(seq.url);
+      const a = await stack.dn.freshWallet(parseEther("5"));
+      const { ag, key, raw } = await signedPlan(lossy, a);
+      const first = await ag.post("/live/submit", { raw_tx: raw }, key);
+      expect([first.status, first.json.error?.code]).toEqual([502, "SEQUENCER_UNREACHABLE"]);
 
-    const trades = await until(
-      () => ag.get("/me/trades", key),
-      (r) => r.json.trades[0]?.status === "mined",
-    );
-    expect(trades.json.trades).toHaveLength(1);
-    expect(trades.json.trades[0]).toMatchObject({
-      status: "mined",
-      tx_hash: keccak256(raw),
-      amount_out_kind: "actual",
-    });
-    // What the volume tier adds up: the mined trade's outcome.
-    expect(await lossy.app.services.ledger.minedSince(a.address, 0)).toHaveLength(1);
+      const trades = await until(
+        () => ag.get("/me/trades", key),
+        (r) => r.json.trades[0]?.status === "mined",
+      );
+      expect(trades.json.trades).toHaveLength(1);
+      expect(trades.json.trades[0]).toMatchObject({
+        status: "mined",
+        tx_hash: keccak256(raw),
+        amount_out_kind: "actual",
+      });
+      // What the volume tier adds up: the mined trade's outcome.
+      expect(await lossy.app.services.ledger.minedSince(a.address, 0)).toHaveLength(1);
 
-    const again = await ag.post("/live/submit", { raw_tx: raw }, key);
-    expect(again.status, JSON.stringify(again.json)).toBe(200);
-    expect(again.json).toMatchObject({ tx_hash: keccak256(raw), as_built: true, repeat: true });
-    expect(seq.received).toHaveLength(1);
-  });
+      const again = await ag.post("/live/submit", { raw_tx: raw }, key);
+      expect(again.status, JSON.stringify(again.json)).toBe(200);
+      expect(again.json).toMatchObject({ tx_hash: keccak256(raw), as_built: true, repeat: true });
+      expect(seq.received).toHaveLength(1);
+    },
+  );
 
-  it("20 identical signed transactions at once over two instances: one relay, 20 equal hashes, no refused rows", async () => {
-    const seq = await standIn("forward");
-    const [one, two] = [await instance(seq.url), await instance(seq.url, true)];
-    const a = await stack.dn.freshWallet(parseEther("5"));
-    const { key, raw } = await signedPlan(one, a);
-    const answers = await Promise.all(
-      Array.from({ length: 20 }, (_, i) =>
-        agentOf(i % 2 ? two : one, stack.dn).post("/live/submit", { raw_tx: raw }, key),
-      ),
-    );
-    for (const r of answers) {
-      expect(r.status, JSON.stringify(r.json)).toBe(200);
-      expect(r.json.tx_hash).toBe(keccak256(raw));
-    }
-    expect(answers.filter((r) => r.json.repeat === false)).toHaveLength(1);
-    expect(seq.received).toEqual([raw]);
-    const listed = (await agentOf(one, stack.dn).get("/me/trades?refused=1", key)).json.trades;
-    expect(listed).toHaveLength(1);
-    expect(listed[0].tx_hash).toBe(keccak256(raw));
-  });
+  it(
+    "20 identical signed transactions at once over two instances: one relay, 20 equal hashes, no refused " + "rows",
+    async () => {
+      const seq = await standIn("forward");
+      const [one, two] = [await instance(seq.url), await instance(seq.url, true)];
+      const a = await stack.dn.freshWallet(parseEther("5"));
+      const { key, raw } = await signedPlan(one, a);
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          agentOf(i % 2 ? two : one, stack.dn).post("/live/submit", { raw_tx: raw }, key),
+        ),
+      );
+      for (const r of answers) {
+        expect(r.status, JSON.stringify(r.json)).toBe(200);
+        expect(r.json.tx_hash).toBe(keccak256(raw));
+      }
+      expect(answers.filter((r) => r.json.repeat === false)).toHaveLength(1);
+      expect(seq.received).toEqual([raw]);
+      const listed = (await agentOf(one, stack.dn).get("/me/trades?refused=1", key)).json.trades;
+      expect(listed).toHaveLength(1);
+      expect(listed[0].tx_hash).toBe(keccak256(raw));
+    },
+  );
 
-  it("a sent trade the node does not know (lost on the way, or forgotten by a restored node) is sent again and mined", async () => {
-    const seq = await standIn("blackhole");
-    const dropping = await instance(seq.url);
-    const a = await stack.dn.freshWallet(parseEther("5"));
-    const { ag, key, raw } = await signedPlan(dropping, a);
-    const r = await ag.post("/live/submit", { raw_tx: raw }, key);
-    expect([r.status, r.json.repeat]).toEqual([200, false]);
-    expect(await stack.dn.pub.getTransaction({ hash: keccak256(raw) }).catch(() => null)).toBeNull();
-    // The store's watcher (the first instance holds its lease) sends the kept bytes again.
-    const trades = await until(
-      () => ag.get("/me/trades", key),
-      (t) => t.json.trades[0]?.status === "mined",
-      30_000,
-    );
-    expect(trades.json.trades[0]).toMatchObject({ status: "mined", tx_hash: keccak256(raw) });
-    expect(seq.received).toEqual([raw]);
-  });
-
-  it("bytes the node already holds (the agent broadcast them too) are a relayed trade, not a refusal: listed and mined", async () => {
-    const direct = await instance(stack.dn.anvil.rpcUrl);
-    const a = await stack.dn.freshWallet(parseEther("5"));
-    const { ag, key, raw } = await signedPlan(direct, a);
-    await stack.dn.test.setAutomine(false);
-    try {
-      await stack.dn.pub.sendRawTransaction({ serializedTransaction: raw });
+  it(
+    "a sent trade the node does not know (lost on the way, or forgotten by a restored node) is sent again and " +
+      "mined",
+    async () => {
+      const seq = await standIn("blackhole");
+      const dropping = await instance(seq.url);
+      const a = await stack.dn.freshWallet(parseEther("5"));
+      const { ag, key, raw } = await signedPlan(dropping, a);
       const r = await ag.post("/live/submit", { raw_tx: raw }, key);
-      expect(r.status, JSON.stringify(r.json)).toBe(200);
-      expect(r.json).toMatchObject({ tx_hash: keccak256(raw), repeat: false });
-    } finally {
-      await stack.dn.test.setAutomine(true);
-      await stack.dn.test.mine({ blocks: 1 });
-    }
-    const trades = await until(
-      () => ag.get("/me/trades", key),
-      (t) => t.json.trades[0]?.status === "mined",
-    );
-    expect(trades.json.trades[0]).toMatchObject({ status: "mined", tx_hash: keccak256(raw) });
-  });
+      expect([r.status, r.json.repeat]).toEqual([200, false]);
+      expect(await stack.dn.pub.getTransaction({ hash: keccak256(raw) }).catch(() => null)).toBeNull();
+      // The store's watcher (the first instance holds its lease) sends the kept bytes again.
+      const trades = await until(
+        () => ag.get("/me/trades", key),
+        (t) => t.json.trades[0]?.status === "mined",
+        30_000,
+      );
+      expect(trades.json.trades[0]).toMatchObject({ status: "mined", tx_hash: keccak256(raw) });
+      expect(seq.received).toEqual([raw]);
+    },
+  );
+
+  it(
+    "bytes the node already holds (the agent broadcast them too) are a relayed trade, not a refusal: listed and " +
+      "mined",
+    async () => {
+      const direct = await instance(stack.dn.anvil.rpcUrl);
+      const a = await stack.dn.freshWallet(parseEther("5"));
+      const { ag, key, raw } = await signedPlan(direct, a);
+      await stack.dn.test.setAutomine(false);
+      try {
+        await stack.dn.pub.sendRawTransaction({ serializedTransaction: raw });
+        const r = await ag.post("/live/submit", { raw_tx: raw }, key);
+        expect(r.status, JSON.stringify(r.json)).toBe(200);
+        expect(r.json).toMatchObject({ tx_hash: keccak256(raw), repeat: false });
+      } finally {
+        await stack.dn.test.setAutomine(true);
+        await stack.dn.test.mine({ blocks: 1 });
+      }
+      const trades = await until(
+        () => ag.get("/me/trades", key),
+        (t) => t.json.trades[0]?.status === "mined",
+      );
+      expect(trades.json.trades[0]).toMatchObject({ status: "mined", tx_hash: keccak256(raw) });
+    },
+  );
 
   it("the same bytes already mined by someone else (nonce too low at the node) are a relayed trade too", async () => {
     const direct = await instance(stack.dn.anvil.rpcUrl);

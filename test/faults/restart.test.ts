@@ -114,7 +114,8 @@ async function killedAndRestarted(backend: Backend) {
 }
 
 describe("npm start after kill -9 of the whole stack", () => {
-  it("comes back at the first attempt on PGlite with the relayed trade mined; kill -9 of start.ts alone leaves nothing running; a killed indexer is restarted", async () => {
+  it("comes back at the first attempt on PGlite with the relayed trade mined; kill -9 of start.ts alone leaves " +
+    "nothing running; a killed indexer is restarted", async () => {
     const { env, run } = await killedAndRestarted("pglite");
 
     // The indexer killed with -9: restarted (reason logged), the chain untouched, API healthy again.

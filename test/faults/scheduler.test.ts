@@ -78,7 +78,8 @@ describe("1,000 agents at 60 s on two instances, one killed with SIGKILL mid-slo
     const deadline = Date.now() + 30_000;
     for (;;) {
       const [r] = await db.query<{ held: string; done: string }>(
-        "SELECT (SELECT count(*) FROM app.hosted_schedule WHERE lease_owner = 'child' AND next_tick_ms = $1)::text AS held, (SELECT count(*) FROM app.hosted_ticks WHERE instance = 'child' AND due_ms = $1)::text AS done",
+        "SELECT (SELECT count(*) FROM app.hosted_schedule WHERE lease_owner = 'child' AND next_tick_ms = $1)::text " +
+          "AS held, (SELECT count(*) FROM app.hosted_ticks WHERE instance = 'child' AND due_ms = $1)::text AS done",
         [slot2],
       );
       if (Number(r!.held) > 20 && Number(r!.done) > 0) break;
@@ -99,7 +100,8 @@ describe("1,000 agents at 60 s on two instances, one killed with SIGKILL mid-slo
 
     const slots = [0, 1, 2].map((k) => start + k * INTERVAL_S * 1000);
     const rows = await db.query<{ due_ms: string; n: string; agents: string }>(
-      "SELECT due_ms::text, count(*)::text AS n, count(DISTINCT agent_id)::text AS agents FROM app.hosted_ticks GROUP BY due_ms ORDER BY due_ms",
+      "SELECT due_ms::text, count(*)::text AS n, count(DISTINCT agent_id)::text AS agents FROM app.hosted_ticks " +
+        "GROUP BY due_ms ORDER BY due_ms",
     );
     expect(rows.map((r) => Number(r.due_ms))).toEqual(slots);
     for (const r of rows) expect([Number(r.n), Number(r.agents)]).toEqual([AGENTS, AGENTS]);

@@ -22,7 +22,9 @@ export function agentOf(api: Api, dn: Devnet) {
       api.call("POST", `/api/v1${path}`, body, { authorization: `Bearer ${key}` }),
     get: (path: string, key: string) =>
       api.call("GET", `/api/v1${path}`, undefined, { authorization: `Bearer ${key}` }),
-    /** Signs with the agent's own nonce and fees, the answer's gas when it gives one; our to, data, value and chain id. */
+    /**
+     * Signs with the agent's own nonce and fees, the answer's gas when it gives one; our to, data, value and chain id.
+     */
     async sign(a: Account, tx: PlanTx & { gas?: number }, opts: { nonceOffset?: number; nonce?: number } = {}) {
       const nonce =
         opts.nonce ??

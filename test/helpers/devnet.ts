@@ -21,7 +21,8 @@ export type Devnet = Awaited<ReturnType<typeof startDevnet>>;
  * shared between files: each gets its own chain and must stop it (afterAll).
  */
 export async function startDevnet(opts: { blockTime?: number } = {}) {
-  // A test process that dies (a hook timed out, the run was stopped) takes its devnet with it: no anvil outlives its file to load the rest of the run.
+  // A test process that dies (a hook timed out, the run was stopped) takes its devnet with it: no anvil outlives its
+  // file to load the rest of the run.
   const anvil: Anvil = await startAnvil({ loadState: SNAPSHOT_FILE, blockTime: opts.blockTime, dieWithParent: true });
   const universe: Universe = readUniverse(UNIVERSE_FILE);
   const chain = devnetChain(anvil.rpcUrl);

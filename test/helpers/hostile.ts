@@ -2,7 +2,10 @@ import { parseAbi, type Address } from "viem";
 import { fixtureBytecode } from "../../devnet/artifacts.js";
 import type { Devnet } from "./devnet.js";
 
-/** Gas a GasBurnerToken's name() and symbol() burn by default: under anvil's 30M call gas, about 1.5 s of node time each (pairing checks). */
+/**
+ * Gas a GasBurnerToken's name() and symbol() burn by default: under anvil's 30M call gas, about 1.5 s of node time each
+ * (pairing checks).
+ */
 export const BURN_GAS = 29_000_000n;
 
 export const gasBurnerAbi = parseAbi([

@@ -19,7 +19,8 @@ export async function recordTick(
 ): Promise<boolean> {
   if (tickMs) await new Promise((r) => setTimeout(r, tickMs));
   const rows = await db.query(
-    "INSERT INTO app.hosted_ticks (agent_id, tick_seq, due_ms, ran_at_ms, instance) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING RETURNING 1",
+    "INSERT INTO app.hosted_ticks (agent_id, tick_seq, due_ms, ran_at_ms, instance) VALUES ($1, $2, $3, $4, $5) ON " +
+      "CONFLICT DO NOTHING RETURNING 1",
     [c.agentId, c.seq, c.dueMs, clock(), instance],
   );
   return rows.length === 1;

@@ -19,7 +19,9 @@ export type Granted = {
   curveRoots: Delegation[];
 };
 
-/** A fresh wallet (ETH and USDG), a fresh executor (gas), both signed in; the session granted, switched on and set up. */
+/**
+ * A fresh wallet (ETH and USDG), a fresh executor (gas), both signed in; the session granted, switched on and set up.
+ */
 export async function grantedSession(
   s: Stack,
   limits: Record<string, unknown> = {},

@@ -307,27 +307,30 @@ describe.each<IndexerBackend>(["postgres", "pglite"])("indexer on %s", (backend)
     expect(await reads.twapX96(id, 1, 2)).toBeNull();
   });
 
-  it("books ERC-20 transfers in and out of the platform wallet from logs, trade or outside; native ETH has no log", async () => {
-    const usdg = dn.token("USDG").toLowerCase();
-    const rows = await reads.feeTransfersBetween(0, facts.lastTimestamp + 1);
-    const pick = (f: (r: (typeof rows)[number]) => boolean) => rows.filter(f);
-    expect(pick((r) => r.txHash === facts.erc20FeeTrade.hash)).toMatchObject([
-      { direction: "in", token: usdg, amount: facts.erc20FeeTrade.fee, source: "trade", method: "log" },
-    ]);
-    expect(pick((r) => r.txHash === facts.delegated.hash)).toMatchObject([
-      { direction: "in", token: usdg, amount: facts.delegated.fee, source: "trade" },
-    ]);
-    expect(
-      pick((r) => r.source === "outside" && r.direction === "in").map((r) => [r.token, r.amount, r.method]),
-    ).toEqual([[usdg, parseUnits("5", 6), "log"]]);
-    expect(pick((r) => r.direction === "out").map((r) => [r.token, r.amount, r.method])).toEqual([
-      [usdg, parseUnits("1", 6), "log"],
-    ]);
-    // ETH fees of our trades come from the relay watcher's outcomes; other ETH that reaches the
-    // wallet, from the treasury's balance reconciliation: the indexer reads no block for them.
-    expect(pick((r) => r.token === zeroAddress)).toEqual([]);
-    expect(await reads.feeTransfersBetween(facts.lastTimestamp + 1, facts.lastTimestamp + 100)).toEqual([]);
-  });
+  it(
+    "books ERC-20 transfers in and out of the platform wallet from logs, trade or outside; native ETH has no " + "log",
+    async () => {
+      const usdg = dn.token("USDG").toLowerCase();
+      const rows = await reads.feeTransfersBetween(0, facts.lastTimestamp + 1);
+      const pick = (f: (r: (typeof rows)[number]) => boolean) => rows.filter(f);
+      expect(pick((r) => r.txHash === facts.erc20FeeTrade.hash)).toMatchObject([
+        { direction: "in", token: usdg, amount: facts.erc20FeeTrade.fee, source: "trade", method: "log" },
+      ]);
+      expect(pick((r) => r.txHash === facts.delegated.hash)).toMatchObject([
+        { direction: "in", token: usdg, amount: facts.delegated.fee, source: "trade" },
+      ]);
+      expect(
+        pick((r) => r.source === "outside" && r.direction === "in").map((r) => [r.token, r.amount, r.method]),
+      ).toEqual([[usdg, parseUnits("5", 6), "log"]]);
+      expect(pick((r) => r.direction === "out").map((r) => [r.token, r.amount, r.method])).toEqual([
+        [usdg, parseUnits("1", 6), "log"],
+      ]);
+      // ETH fees of our trades come from the relay watcher's outcomes; other ETH that reaches the
+      // wallet, from the treasury's balance reconciliation: the indexer reads no block for them.
+      expect(pick((r) => r.token === zeroAddress)).toEqual([]);
+      expect(await reads.feeTransfersBetween(facts.lastTimestamp + 1, facts.lastTimestamp + 100)).toEqual([]);
+    },
+  );
 
   it("keeps oracle marks with their age", async () => {
     const mark = (await reads.latestMark(dn.universe.tokens.ETH!.feed!, facts.feedUpdatedAt + 30))!;
