@@ -165,8 +165,8 @@ describe("the co-signer's roots", () => {
         }),
       ),
     ).toBe("REFUSED:BINDING_TERMS");
-    // The groups and bounds as the co-signer would build them: another router, or more calls than the session
-    // needs, are not held.
+    // The groups and bounds as the co-signer would build them: another router, or more calls than
+    // the session needs, are not held.
     expect(
       await rulesOf(
         cosigner().register({ sessionId: "s2", root: await signedRoot(b, { router: executor }), binding: b }),

@@ -235,8 +235,8 @@ async function readTrade(s: CosignerState, req: CosignRequest): Promise<TradeRea
   );
 
   const { execution } = req;
-  // A curve trade redeems the session's curve root: one leaf over the wallet's own batch [fee, curve call], so
-  // neither is redeemed without the other; anything else the root itself.
+  // A curve trade redeems the session's curve root: one leaf over the wallet's own batch [fee,
+  // curve call], so neither is redeemed without the other; anything else the root itself.
   const curveRoot = held!.curve_roots
     ? delegationFromJson((JSON.parse(held!.curve_roots) as DelegationJson[])[0]!)
     : null;

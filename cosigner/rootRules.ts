@@ -94,8 +94,8 @@ export function shapeProblems(
   const out: Check[] = [];
   const bad = (message: string) => out.push({ rule: "BINDING_TERMS", ok: false, message });
   const e = pins.enforcers;
-  // Only the groups (the first caveat) are compared: the amounts here are placeholders (a balance bound must be
-  // above 0).
+  // Only the groups (the first caveat) are compared: the amounts here are placeholders (a balance
+  // bound must be above 0).
   const dummy = {
     executor: getAddress(b.executor),
     expires: b.expires,
@@ -133,8 +133,8 @@ export function shapeProblems(
         ]
       : ["ValueLteEnforcer", "NativeBalanceChangeEnforcer", ...bounds];
   const once = (n: string) => names.filter((x) => x === n).length === 1;
-  // SPEC's own names for the two bounds that have one: the wallet's nonce (one bump revokes every root) and the
-  // ETH day cap.
+  // SPEC's own names for the two bounds that have one: the wallet's nonce (one bump revokes every
+  // root) and the ETH day cap.
   if (!once("NonceEnforcer"))
     out.push({
       rule: "BINDING_NONCE",

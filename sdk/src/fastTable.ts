@@ -46,8 +46,8 @@ function pairProblem(p: FastPair, pins: Pins): string | null {
     if (!Number.isInteger(g) || g < 21_000 || g > MAX_GAS_FLOOR) return `a gas floor of ${g}`;
   let at = poolCurrency(p.address_in);
   for (const [i, h] of p.hops.entries()) {
-    // Two hops go through USDG, as the server's table is built (lib/fastRoutes): never a token of the server's
-    // choosing.
+    // Two hops go through USDG, as the server's table is built (lib/fastRoutes): never a token of
+    // the server's choosing.
     if (i === 1 && at !== lc(pins.tokens.USDG?.address ?? "")) return "a middle currency other than USDG";
     if (h.hooks !== zeroAddress) return "a hooked pool";
     if (!pins.pools.some((x) => lc(x.id) === lc(h.pool_id))) return `pool ${h.pool_id}, not a pinned canonical pool`;
