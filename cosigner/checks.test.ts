@@ -68,26 +68,32 @@ describe("the co-signer's checks", () => {
     expect(failed(run({ counters: { tradesUsed: 1, last24hUsd: 70 } }))).toEqual([]);
   });
 
-  it("refuses the last seconds of a session, tokens outside it, a fee the binding does not allow or none, an unknown class", () => {
-    expect(failed(run({ now: binding.expires - 10 }))).toContain("SESSION_EXPIRY");
-    expect(failed(run({ reading: reading({ tokenOut: "0x00000000000000000000000000000000000000f0" }) }))).toContain(
-      "SESSION_TOKENS",
-    );
-    expect(
-      failed(
-        run({
-          reading: reading({ fees: [{ token: zeroAddress, amount: 3n * 10n ** 12n, bps: null, command: "TRANSFER" }] }),
-          declaredFeeBps: 3,
-        }),
-      ),
-    ).toEqual(["SESSION_FEE"]);
-    expect(failed(run({ reading: reading({ fees: [] }) }))).toEqual(["FEE_REQUIRED"]);
-    expect(failed(run({ feeClassOf: () => null }))).toEqual(["FEE_CLASS"]);
-    expect(failed(run({ feeClassOf: (t) => (t === usdg ? "other" : "major") }))).toEqual(["SESSION_FEE"]);
-    expect(failed(run({ declaredFeeBps: 20 }))).toEqual(["FEE_DECLARED"]);
-  });
+  it(
+    "refuses the last seconds of a session, tokens outside it, a fee the binding does not allow or none, " +
+      "an unknown class",
+    () => {
+      expect(failed(run({ now: binding.expires - 10 }))).toContain("SESSION_EXPIRY");
+      expect(failed(run({ reading: reading({ tokenOut: "0x00000000000000000000000000000000000000f0" }) }))).toContain(
+        "SESSION_TOKENS",
+      );
+      expect(
+        failed(
+          run({
+            reading: reading({
+              fees: [{ token: zeroAddress, amount: 3n * 10n ** 12n, bps: null, command: "TRANSFER" }],
+            }),
+            declaredFeeBps: 3,
+          }),
+        ),
+      ).toEqual(["SESSION_FEE"]);
+      expect(failed(run({ reading: reading({ fees: [] }) }))).toEqual(["FEE_REQUIRED"]);
+      expect(failed(run({ feeClassOf: () => null }))).toEqual(["FEE_CLASS"]);
+      expect(failed(run({ feeClassOf: (t) => (t === usdg ? "other" : "major") }))).toEqual(["SESSION_FEE"]);
+      expect(failed(run({ declaredFeeBps: 20 }))).toEqual(["FEE_DECLARED"]);
+    },
+  );
 
-  it("judges the router's deadline by the chain's clock when it runs ahead: no further than 10 minutes, not past", () => {
+  it("judges the router's deadline by the chain's clock when ahead: no further than 10 minutes, not past", () => {
     expect(failed(run({ reading: reading({ deadline: BigInt(now + 601) }) }))).toEqual(["DEADLINE"]);
     expect(failed(run({ reading: reading({ deadline: BigInt(now) }) }))).toEqual(["DEADLINE"]);
     expect(failed(run({ reading: reading({ deadline: BigInt(now + 900) }), chainNow: now + 400 }))).toEqual([]);
@@ -100,15 +106,19 @@ describe("the co-signer's checks", () => {
     ]);
   });
 
-  it("judges a side priced at the owner-signed mark as SIGNED_MARK_PRICE, and a minimum too far under the quote as SLIPPAGE", () => {
-    const signed = { usdIn: 3_000, usdOut: 1, decimalsIn: 18, decimalsOut: 6, signedOut: true };
-    expect(failed(run({ marks: signed }))).toEqual([]);
-    expect(run({ marks: signed }).checks.map((c) => c.rule)).toContain("SIGNED_MARK_PRICE");
-    expect(failed(run({ marks: signed, reading: reading({ minOut: 27_000_000n }) }))).toEqual(["SIGNED_MARK_PRICE"]);
-    // 29.5 USDG is 500 bps under 31.05 quoted: allowed; under 31.06, not.
-    expect(failed(run({ declaredExpectedOut: 31_052_631n }))).toEqual([]);
-    expect(failed(run({ declaredExpectedOut: 31_060_000n }))).toEqual(["SLIPPAGE"]);
-  });
+  it(
+    "judges a side priced at the owner-signed mark as SIGNED_MARK_PRICE, " +
+      "and a minimum too far under the quote as SLIPPAGE",
+    () => {
+      const signed = { usdIn: 3_000, usdOut: 1, decimalsIn: 18, decimalsOut: 6, signedOut: true };
+      expect(failed(run({ marks: signed }))).toEqual([]);
+      expect(run({ marks: signed }).checks.map((c) => c.rule)).toContain("SIGNED_MARK_PRICE");
+      expect(failed(run({ marks: signed, reading: reading({ minOut: 27_000_000n }) }))).toEqual(["SIGNED_MARK_PRICE"]);
+      // 29.5 USDG is 500 bps under 31.05 quoted: allowed; under 31.06, not.
+      expect(failed(run({ declaredExpectedOut: 31_052_631n }))).toEqual([]);
+      expect(failed(run({ declaredExpectedOut: 31_060_000n }))).toEqual(["SLIPPAGE"]);
+    },
+  );
 
   it("reads the fee as bps: PAY_PORTION of the output, or exactly bps of the input; two payments are none", () => {
     expect(readFeeBps(reading())).toBe(25);

@@ -15,7 +15,10 @@ export const MAX_SLIPPAGE_BPS = 500;
 /** How far a pool may sit from the co-signer's oracle marks on top of slippage and fee. */
 export const PRICE_TOLERANCE_BPS = 300;
 
-/** USD per whole token of each side; `signed*` when the side is priced at the binding's owner-signed mark (a feedless token). */
+/**
+ * USD per whole token of each side; `signed*` when the side is priced at the binding's owner-signed
+ * mark (a feedless token).
+ */
 export type Marks = {
   usdIn: number | null;
   usdOut: number | null;
@@ -42,9 +45,11 @@ export type CheckInput = {
 
 export type CheckResult = { checks: Check[]; notionalUsd: number | null };
 
+type Add = (rule: string, ok: boolean, message: string) => void;
+
 export function checkExecution(x: CheckInput): CheckResult {
   const checks: Check[] = [];
-  const add = (rule: string, ok: boolean, message: string) => checks.push({ rule, ok, message });
+  const add: Add = (rule, ok, message) => checks.push({ rule, ok, message });
   const { binding: b, reading: r } = x;
 
   add("SESSION_EXPIRY", b.expires - x.now > EXPIRY_MARGIN_S, `the session ends at ${b.expires}`);
@@ -57,10 +62,17 @@ export function checkExecution(x: CheckInput): CheckResult {
 
   const inSession = (t: Address) => b.tokens.includes(t.toLowerCase());
   add("SESSION_TOKENS", inSession(r.tokenIn) && inSession(r.tokenOut), `${r.tokenIn} -> ${r.tokenOut}`);
+  const paid = checkFee(x, add, r.tokenIn, r.tokenOut);
+  const notional = checkPrice(x, add, paid);
+  if (notional === null) return { checks, notionalUsd: null };
+  checkLimits(x, add, notional);
+  return { checks, notionalUsd: notional };
+}
 
-  // Fee: read from the calldata, classed from the two tokens by the co-signer itself.
-  const classIn = x.feeClassOf(r.tokenIn);
-  const classOut = x.feeClassOf(r.tokenOut);
+/** Fee: read from the calldata, classed from the two tokens by the co-signer itself; answers the bps paid. */
+function checkFee(x: CheckInput, add: Add, tokenIn: Address, tokenOut: Address): number | null {
+  const classIn = x.feeClassOf(tokenIn);
+  const classOut = x.feeClassOf(tokenOut);
   const feeClass: FeeClass | null =
     classIn === null || classOut === null ? null : classIn === "major" && classOut === "major" ? "major" : "other";
   add(
@@ -68,14 +80,14 @@ export function checkExecution(x: CheckInput): CheckResult {
     feeClass !== null,
     feeClass ? `class ${feeClass}` : "a token's fee class is unknown to the co-signer",
   );
-  const paid = readFeeBps(r);
+  const paid = readFeeBps(x.reading);
   add(
     "FEE_REQUIRED",
     paid !== null,
     paid !== null ? `pays ${paid} bps` : "the call pays no single fee to the fee recipient",
   );
   if (feeClass !== null && paid !== null) {
-    const allowed = allowedFeeBps(b, feeClass);
+    const allowed = allowedFeeBps(x.binding, feeClass);
     add(
       "SESSION_FEE",
       allowed.includes(paid),
@@ -83,12 +95,19 @@ export function checkExecution(x: CheckInput): CheckResult {
     );
     add("FEE_DECLARED", paid === x.declaredFeeBps, `declared ${x.declaredFeeBps} bps, the calldata pays ${paid}`);
   }
+  return paid;
+}
 
-  // Price at the co-signer's own marks: what the minimum is worth against what goes in.
+/**
+ * Price at the co-signer's own marks: what the minimum is worth against what goes in (and against
+ * the API's quote). Answers the trade's notional in USD, or null without a mark for a side.
+ */
+function checkPrice(x: CheckInput, add: Add, paid: number | null): number | null {
+  const r = x.reading;
   const { usdIn, usdOut } = x.marks;
   if (usdIn === null || usdOut === null) {
     add("PRICE_UNAVAILABLE", false, "no fresh oracle mark for a side of the trade");
-    return { checks, notionalUsd: null };
+    return null;
   }
   const notional = (Number(r.amountIn) / 10 ** x.marks.decimalsIn) * usdIn;
   const floorUsd = (Number(r.minOut) / 10 ** x.marks.decimalsOut) * usdOut;
@@ -108,8 +127,12 @@ export function checkExecution(x: CheckInput): CheckResult {
       `minimum ${r.minOut} against ${x.declaredExpectedOut} quoted (at most ${MAX_SLIPPAGE_BPS} bps under)`,
     );
   }
+  return notional;
+}
 
-  // Limits: per trade, trades left, and 24 h across the wallet's sessions (counted sent or not).
+/** Limits: per trade, trades left, and 24 h across the wallet's sessions (counted sent or not). */
+function checkLimits(x: CheckInput, add: Add, notional: number): void {
+  const b = x.binding;
   add(
     "SESSION_MAX_TRADE",
     notional <= b.limits.max_trade_usd,
@@ -125,5 +148,4 @@ export function checkExecution(x: CheckInput): CheckResult {
     x.counters.last24hUsd + notional <= b.limits.max_day_usd,
     `$${x.counters.last24hUsd.toFixed(2)} in 24 h plus $${notional.toFixed(2)} against $${b.limits.max_day_usd}`,
   );
-  return { checks, notionalUsd: notional };
 }

@@ -24,6 +24,7 @@ import { bindingSalt, feeTermsOfSchedule2, type SessionBinding } from "../lib/se
 import { createCosigner, feeClassOf, type CosignerPins } from "./cosigner.js";
 import { beaconOf } from "../lib/eip1967.js";
 import { startDevnet, type Devnet } from "../test/helpers/devnet.js";
+import { fakeEnforcers } from "../test/helpers/enforcers.js";
 import { fixtureBytecode } from "../devnet/artifacts.js";
 import { stockTokenAbi } from "../abis/fixtures.js";
 import { cosignerFromEnv } from "./index.js";
@@ -33,21 +34,7 @@ import { loadConfig } from "../lib/config.js";
  * The co-signer's own gate, without a chain: which roots it agrees to hold, and that a frozen or
  * revoked co-signer signs nothing. (Trades against the chain: test/e2e/session*.test.ts.)
  */
-const enforcers = Object.fromEntries(
-  [
-    "LogicalOrWrapperEnforcer",
-    "AllowedTargetsEnforcer",
-    "AllowedMethodsEnforcer",
-    "AllowedCalldataEnforcer",
-    "ValueLteEnforcer",
-    "TimestampEnforcer",
-    "LimitedCallsEnforcer",
-    "NonceEnforcer",
-    "RedeemerEnforcer",
-    "NativeTokenPeriodTransferEnforcer",
-    "ExactExecutionEnforcer",
-  ].map((n, i) => [n, `0x${(i + 1).toString(16).padStart(40, "0")}` as Address]),
-);
+const enforcers = fakeEnforcers();
 const pins: CosignerPins = {
   chainId: 4663,
   delegationManager: "0x00000000000000000000000000000000000000d0",
@@ -178,7 +165,8 @@ describe("the co-signer's roots", () => {
         }),
       ),
     ).toBe("REFUSED:BINDING_TERMS");
-    // The groups and bounds as the co-signer would build them: another router, or more calls than the session needs, are not held.
+    // The groups and bounds as the co-signer would build them: another router, or more calls than
+    // the session needs, are not held.
     expect(
       await rulesOf(
         cosigner().register({ sessionId: "s2", root: await signedRoot(b, { router: executor }), binding: b }),
@@ -207,19 +195,27 @@ describe("the co-signer's roots", () => {
     ).toBe("REFUSED:ROOT_DAY_CAP");
   });
 
-  it("a feedless token needs an owner-signed mark it can read again (CAP_PRICE when it cannot), and a session of at most 24 hours (NO_FEED_SESSION)", async () => {
-    const feedless = "0x00000000000000000000000000000000000000f1";
-    const mark = { usd: 2, decimals: 18, source: { kind: "curve" as const, launchpad: pins.launchpad.toLowerCase() } };
-    const long = binding({ tokens: [zeroAddress, feedless], marks: { [feedless]: mark }, expires: now + 86_401 });
-    // The chain is unreachable here: the co-signer cannot read the curve, so the mark is not held either.
-    expect(await rulesOf(cosigner().register({ sessionId: "s5", root: await signedRoot(long), binding: long }))).toBe(
-      "REFUSED:NO_FEED_SESSION,CAP_PRICE",
-    );
-    const unmarked = binding({ tokens: [zeroAddress, feedless] });
-    expect(
-      await rulesOf(cosigner().register({ sessionId: "s5", root: await signedRoot(unmarked), binding: unmarked })),
-    ).toBe("REFUSED:BINDING_TERMS");
-  });
+  it(
+    "a feedless token needs an owner-signed mark it can read again (CAP_PRICE when it cannot), " +
+      "and a session of at most 24 hours (NO_FEED_SESSION)",
+    async () => {
+      const feedless = "0x00000000000000000000000000000000000000f1";
+      const mark = {
+        usd: 2,
+        decimals: 18,
+        source: { kind: "curve" as const, launchpad: pins.launchpad.toLowerCase() },
+      };
+      const long = binding({ tokens: [zeroAddress, feedless], marks: { [feedless]: mark }, expires: now + 86_401 });
+      // The chain is unreachable here: the co-signer cannot read the curve, so the mark is not held either.
+      expect(await rulesOf(cosigner().register({ sessionId: "s5", root: await signedRoot(long), binding: long }))).toBe(
+        "REFUSED:NO_FEED_SESSION,CAP_PRICE",
+      );
+      const unmarked = binding({ tokens: [zeroAddress, feedless] });
+      expect(
+        await rulesOf(cosigner().register({ sessionId: "s5", root: await signedRoot(unmarked), binding: unmarked })),
+      ).toBe("REFUSED:BINDING_TERMS");
+    },
+  );
 
   it("signs nothing frozen, for an unknown root, or after revoke", async () => {
     const b = binding({ expires: now + 1_800 });
@@ -272,32 +268,36 @@ describe("the co-signer under load", () => {
 
 describe("the co-signer's key", () => {
   const config = loadConfig({ ANVIL_PORT: "8545", PORT: "3000" });
-  it("comes from COSIGNER_KEY, else the devnet's account 2; a malformed key or one that is not the published co-signer fails at start", () => {
-    expect(cosignerFromEnv({ config, db, chain: chain as never, clock: Date.now, env: {} })!.address).toBe(
-      config.cosigner,
-    );
-    expect(() =>
-      cosignerFromEnv({ config, db, chain: chain as never, clock: Date.now, env: { COSIGNER_KEY: "0x1234" } }),
-    ).toThrow(/COSIGNER_KEY/);
-    expect(() =>
-      cosignerFromEnv({
-        config,
-        db,
-        chain: chain as never,
-        clock: Date.now,
-        env: { COSIGNER_KEY: generatePrivateKey() },
-      }),
-    ).toThrow(/COSIGNER_KEY: signs as .* but the service publishes co-signer/);
-    expect(
-      cosignerFromEnv({
-        config: { ...config, devnet: false, cosigner: null },
-        db,
-        chain: chain as never,
-        clock: Date.now,
-        env: {},
-      }),
-    ).toBeNull();
-  });
+  it(
+    "comes from COSIGNER_KEY, else the devnet's account 2; " +
+      "a malformed key or one that is not the published co-signer fails at start",
+    () => {
+      expect(cosignerFromEnv({ config, db, chain: chain as never, clock: Date.now, env: {} })!.address).toBe(
+        config.cosigner,
+      );
+      expect(() =>
+        cosignerFromEnv({ config, db, chain: chain as never, clock: Date.now, env: { COSIGNER_KEY: "0x1234" } }),
+      ).toThrow(/COSIGNER_KEY/);
+      expect(() =>
+        cosignerFromEnv({
+          config,
+          db,
+          chain: chain as never,
+          clock: Date.now,
+          env: { COSIGNER_KEY: generatePrivateKey() },
+        }),
+      ).toThrow(/COSIGNER_KEY: signs as .* but the service publishes co-signer/);
+      expect(
+        cosignerFromEnv({
+          config: { ...config, devnet: false, cosigner: null },
+          db,
+          chain: chain as never,
+          clock: Date.now,
+          env: {},
+        }),
+      ).toBeNull();
+    },
+  );
 });
 
 describe("the co-signer's fee class of a token named by address", () => {
@@ -307,40 +307,44 @@ describe("the co-signer's fee class of a token named by address", () => {
   });
   afterAll(() => dn?.stop());
 
-  it("is major behind the stock issuer's beacon, as the API bills it (stock_beacon), and other for any other bound token", async () => {
-    const deployer = dn.walletFor(dn.deployer);
-    const c = dn.universe.contracts;
-    const init = encodeFunctionData({
-      abi: stockTokenAbi,
-      functionName: "initialize",
-      args: ["Listed Later Inc. (tokenised)", "LATR", c.stockRegistry],
-    });
-    const stock = (
-      await dn.mined(
-        await deployer.deployContract({
-          abi: parseAbi(["constructor(address, bytes)"]),
-          bytecode: fixtureBytecode("Stocks", "BeaconProxy"),
-          args: [c.stockBeacon, init],
-        }),
-      )
-    ).contractAddress!;
-    const plain = (
-      await dn.mined(
-        await deployer.deployContract({
-          abi: parseAbi(["constructor(string, string, uint8)"]),
-          bytecode: fixtureBytecode("TestToken", "TestToken"),
-          args: ["Plain", "PLN", 18],
-        }),
-      )
-    ).contractAddress!;
-    const live = { ...pins, stockBeacon: c.stockBeacon };
-    const b = binding({ tokens: [zeroAddress, stock.toLowerCase() as Address, plain.toLowerCase() as Address] });
-    const beacon = (t: Address) => beaconOf(dn.pub, t);
-    expect(await feeClassOf(live, beacon, stock, b)).toBe("major");
-    expect(await feeClassOf(live, beacon, plain, b)).toBe("other");
-    expect(await feeClassOf(live, beacon, zeroAddress, b)).toBe("major");
-    // Outside the binding, or a beacon that cannot be read: no class (FEE_CLASS).
-    expect(await feeClassOf(live, beacon, stock, binding())).toBe(null);
-    expect(await feeClassOf(live, async () => Promise.reject(new Error("down")), stock, b)).toBe(null);
-  });
+  it(
+    "is major behind the stock issuer's beacon, as the API bills it (stock_beacon), " +
+      "and other for any other bound token",
+    async () => {
+      const deployer = dn.walletFor(dn.deployer);
+      const c = dn.universe.contracts;
+      const init = encodeFunctionData({
+        abi: stockTokenAbi,
+        functionName: "initialize",
+        args: ["Listed Later Inc. (tokenised)", "LATR", c.stockRegistry],
+      });
+      const stock = (
+        await dn.mined(
+          await deployer.deployContract({
+            abi: parseAbi(["constructor(address, bytes)"]),
+            bytecode: fixtureBytecode("Stocks", "BeaconProxy"),
+            args: [c.stockBeacon, init],
+          }),
+        )
+      ).contractAddress!;
+      const plain = (
+        await dn.mined(
+          await deployer.deployContract({
+            abi: parseAbi(["constructor(string, string, uint8)"]),
+            bytecode: fixtureBytecode("TestToken", "TestToken"),
+            args: ["Plain", "PLN", 18],
+          }),
+        )
+      ).contractAddress!;
+      const live = { ...pins, stockBeacon: c.stockBeacon };
+      const b = binding({ tokens: [zeroAddress, stock.toLowerCase() as Address, plain.toLowerCase() as Address] });
+      const beacon = (t: Address) => beaconOf(dn.pub, t);
+      expect(await feeClassOf(live, beacon, stock, b)).toBe("major");
+      expect(await feeClassOf(live, beacon, plain, b)).toBe("other");
+      expect(await feeClassOf(live, beacon, zeroAddress, b)).toBe("major");
+      // Outside the binding, or a beacon that cannot be read: no class (FEE_CLASS).
+      expect(await feeClassOf(live, beacon, stock, binding())).toBe(null);
+      expect(await feeClassOf(live, async () => Promise.reject(new Error("down")), stock, b)).toBe(null);
+    },
+  );
 });

@@ -95,7 +95,9 @@ async function register(s: CosignerState, r: CosignerRoot) {
   if (refused) throw refused;
   const hash = delegationHash(r.root);
   const rows = await s.d.db.query(
-    `INSERT INTO app.cosigner_roots (delegation_hash, session_id, wallet, executor, binding, root, registered_at, curve_roots) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+    `INSERT INTO app.cosigner_roots
+       (delegation_hash, session_id, wallet, executor, binding, root, registered_at, curve_roots)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
      ON CONFLICT (delegation_hash) DO NOTHING RETURNING delegation_hash`,
     [
       hash,
@@ -189,7 +191,10 @@ type HeldRoot = {
   curve_roots: string | null;
   revoked_at: string | null;
 };
-/** What a co-signing read before taking the wallet's lock: the trade as the co-signer reads it, priced and classed, and its nonce. */
+/**
+ * What a co-signing read before taking the wallet's lock: the trade as the co-signer reads it, priced
+ * and classed, and its nonce.
+ */
 type TradeRead = {
   hash: string;
   held: HeldRoot;
@@ -206,11 +211,15 @@ async function cosignOne(s: CosignerState, req: CosignRequest): Promise<CosignAn
   return s.d.db.tx((db) => signUnderLock(s, db, req, read));
 }
 
-/** The held root's gates (tradeRules.ts), then the co-signer's own reads of the trade; the sanctions list read beside them. */
+/**
+ * The held root's gates (tradeRules.ts), then the co-signer's own reads of the trade; the sanctions
+ * list read beside them.
+ */
 async function readTrade(s: CosignerState, req: CosignRequest): Promise<TradeRead> {
   const hash = lc(req.delegationHash);
   const [held] = await s.d.db.query<HeldRoot>(
-    "SELECT wallet, executor, binding, root, curve_roots, revoked_at FROM app.cosigner_roots WHERE delegation_hash = $1",
+    "SELECT wallet, executor, binding, root, curve_roots, revoked_at " +
+      "FROM app.cosigner_roots WHERE delegation_hash = $1",
     [hash],
   );
   const unheld = heldRefusal(held);
@@ -226,7 +235,8 @@ async function readTrade(s: CosignerState, req: CosignRequest): Promise<TradeRea
   );
 
   const { execution } = req;
-  // A curve trade redeems the session's curve root: one leaf over the wallet's own batch [fee, curve call], so neither is redeemed without the other; anything else the root itself.
+  // A curve trade redeems the session's curve root: one leaf over the wallet's own batch [fee,
+  // curve call], so neither is redeemed without the other; anything else the root itself.
   const curveRoot = held!.curve_roots
     ? delegationFromJson((JSON.parse(held!.curve_roots) as DelegationJson[])[0]!)
     : null;
@@ -264,7 +274,8 @@ async function signUnderLock(s: CosignerState, db: Db, req: CosignRequest, t: Tr
   const { hash, held, binding, priced } = t;
   await lockWallet(db, held.wallet);
   const [state] = await db.query<{ trades_used: number; revoked_at: string | null; day: string | number }>(
-    `SELECT trades_used, revoked_at, (SELECT COALESCE(SUM(notional_usd), 0) FROM app.cosigner_leaves WHERE wallet = $2 AND created_at > $3) AS day
+    `SELECT trades_used, revoked_at,
+       (SELECT COALESCE(SUM(notional_usd), 0) FROM app.cosigner_leaves WHERE wallet = $2 AND created_at > $3) AS day
      FROM app.cosigner_roots WHERE delegation_hash = $1`,
     [hash, held.wallet, nowOf(s) - DAY_S],
   );
@@ -304,7 +315,8 @@ async function signUnderLock(s: CosignerState, db: Db, req: CosignRequest, t: Tr
   };
   const leafHash = delegationHash(leaf);
   await db.query(
-    `WITH leaf AS (INSERT INTO app.cosigner_leaves (wallet, delegation_hash, leaf_hash, notional_usd, created_at) VALUES ($1, $2, $3, $4, $5))
+    `WITH leaf AS (INSERT INTO app.cosigner_leaves (wallet, delegation_hash, leaf_hash, notional_usd, created_at)
+       VALUES ($1, $2, $3, $4, $5))
      UPDATE app.cosigner_roots SET trades_used = trades_used + 1 WHERE delegation_hash = $2`,
     [held.wallet, hash, leafHash, notionalUsd, nowOf(s)],
   );

@@ -104,53 +104,66 @@ describe("executor keys at the signing service", () => {
     await db.close();
   });
 
-  it("signs only redeemDelegations to the DelegationManager, within the gas cap, from an executor neither retired nor closed", async () => {
-    const db = await openPglite();
-    await migrate(db);
-    const keys = createExecutorKeys({
-      db,
-      secret: "s".repeat(40),
-      chainId: 4663,
-      clock: Date.now,
-      delegationManager: dm,
-      payout: null,
-    });
-    const { executor } = await keys.create("ha_a", owner);
-    const redeem = redeemOf(root(7n), [usdg], executor);
-    expect(redeem.startsWith(toFunctionSelector("redeemDelegations(bytes[],bytes32[],bytes[])"))).toBe(true);
-    const base = {
-      to: dm,
-      data: redeem,
-      chainId: 4663,
-      nonce: 0,
-      gas: 500_000n,
-      maxFeePerGas: 10n ** 9n,
-      maxPriorityFeePerGas: 1n,
-      feeBps: 25,
-    };
-    const signed = parseTransaction(await keys.signTrade(executor, base));
-    expect([signed.to?.toLowerCase(), signed.value ?? 0n, signed.chainId, signed.data]).toEqual([dm, 0n, 4663, redeem]);
-    // A transfer of the wallet's tokens, another target, another chain, a runaway gas limit: refused.
-    await expect(keys.signTrade(executor, { ...base, data: "0xa9059cbb" })).rejects.toMatchObject({
-      code: "TX_REFUSED",
-    });
-    // A redeem of a leaf delegated to another executor: not this executor's gas.
-    await expect(keys.signTrade(executor, { ...base, data: redeemOf(root(7n), [usdg], owner) })).rejects.toMatchObject({
-      code: "TX_REFUSED",
-    });
-    // The right selector over bytes that do not decode as a redeem: refused, not signed blind.
-    await expect(
-      keys.signTrade(executor, { ...base, data: `${redeem.slice(0, 10)}${"00".repeat(64)}` as Hex }),
-    ).rejects.toMatchObject({ code: "TX_REFUSED" });
-    await expect(keys.signTrade(executor, { ...base, to: owner })).rejects.toMatchObject({ code: "TX_REFUSED" });
-    await expect(keys.signTrade(executor, { ...base, chainId: 1 })).rejects.toMatchObject({ code: "TX_REFUSED" });
-    await expect(keys.signTrade(executor, { ...base, gas: 5_000_000n })).rejects.toMatchObject({ code: "TX_REFUSED" });
-    await keys.retire(executor);
-    await expect(keys.signTrade(executor, base)).rejects.toMatchObject({ code: "EXECUTOR_CLOSED" });
-    await db.close();
-  });
+  it(
+    "signs only redeemDelegations to the DelegationManager, within the gas cap, " +
+      "from an executor neither retired nor closed",
+    async () => {
+      const db = await openPglite();
+      await migrate(db);
+      const keys = createExecutorKeys({
+        db,
+        secret: "s".repeat(40),
+        chainId: 4663,
+        clock: Date.now,
+        delegationManager: dm,
+        payout: null,
+      });
+      const { executor } = await keys.create("ha_a", owner);
+      const redeem = redeemOf(root(7n), [usdg], executor);
+      expect(redeem.startsWith(toFunctionSelector("redeemDelegations(bytes[],bytes32[],bytes[])"))).toBe(true);
+      const base = {
+        to: dm,
+        data: redeem,
+        chainId: 4663,
+        nonce: 0,
+        gas: 500_000n,
+        maxFeePerGas: 10n ** 9n,
+        maxPriorityFeePerGas: 1n,
+        feeBps: 25,
+      };
+      const signed = parseTransaction(await keys.signTrade(executor, base));
+      expect([signed.to?.toLowerCase(), signed.value ?? 0n, signed.chainId, signed.data]).toEqual([
+        dm,
+        0n,
+        4663,
+        redeem,
+      ]);
+      // A transfer of the wallet's tokens, another target, another chain, a runaway gas limit: refused.
+      await expect(keys.signTrade(executor, { ...base, data: "0xa9059cbb" })).rejects.toMatchObject({
+        code: "TX_REFUSED",
+      });
+      // A redeem of a leaf delegated to another executor: not this executor's gas.
+      await expect(
+        keys.signTrade(executor, { ...base, data: redeemOf(root(7n), [usdg], owner) }),
+      ).rejects.toMatchObject({
+        code: "TX_REFUSED",
+      });
+      // The right selector over bytes that do not decode as a redeem: refused, not signed blind.
+      await expect(
+        keys.signTrade(executor, { ...base, data: `${redeem.slice(0, 10)}${"00".repeat(64)}` as Hex }),
+      ).rejects.toMatchObject({ code: "TX_REFUSED" });
+      await expect(keys.signTrade(executor, { ...base, to: owner })).rejects.toMatchObject({ code: "TX_REFUSED" });
+      await expect(keys.signTrade(executor, { ...base, chainId: 1 })).rejects.toMatchObject({ code: "TX_REFUSED" });
+      await expect(keys.signTrade(executor, { ...base, gas: 5_000_000n })).rejects.toMatchObject({
+        code: "TX_REFUSED",
+      });
+      await keys.retire(executor);
+      await expect(keys.signTrade(executor, base)).rejects.toMatchObject({ code: "EXECUTOR_CLOSED" });
+      await db.close();
+    },
+  );
 
-  it("signs a redeem naming a stock token only under the owner's attestation for that root, until it is revoked", async () => {
+  it("signs a redeem naming a stock token only under the owner's attestation for its root, until revoked", async () => {
     const db = await openPglite();
     await migrate(db);
     const wallet = privateKeyToAccount(generatePrivateKey());
@@ -220,7 +233,8 @@ describe("executor keys at the signing service", () => {
     await expect(keys.signTrade(executor, stockRedeem)).rejects.toMatchObject({ code: "STOCK_ATTESTATION" });
     // A row written into the store by hand (no owner signature) signs nothing.
     await db.query(
-      "INSERT INTO app.executor_stock_attestations (executor, session_id, root_hash, issued, expires, signature) VALUES ($1, 's_1', $2, $3, $4, '0x00')",
+      "INSERT INTO app.executor_stock_attestations (executor, session_id, root_hash, issued, expires, signature) " +
+        "VALUES ($1, 's_1', $2, $3, $4, '0x00')",
       [executor.toLowerCase(), delegationHash(r).toLowerCase(), nowS() + 1, nowS() + 600],
     );
     await expect(keys.signTrade(executor, stockRedeem)).rejects.toMatchObject({ code: "STOCK_ATTESTATION" });
@@ -256,7 +270,7 @@ describe("executor keys at the signing service", () => {
     await db.close();
   });
 
-  it("does not open a key whose row's owner or agent was rewritten: a refund cannot be steered to another address", async () => {
+  it("does not open a key whose row's owner or agent was rewritten: a refund cannot be steered elsewhere", async () => {
     const db = await openPglite();
     await migrate(db);
     const keys = createExecutorKeys({ db, secret: "s".repeat(40), chainId: 4663, clock: Date.now, payout: null });
@@ -307,8 +321,8 @@ describe("executor keys at the signing service", () => {
     let C = w(n);
     for (let i = 0; i < n; i++) C += w(n * 32);
     C += w(64) + exec;
-    const data =
-      `${toFunctionSelector("redeemDelegations(bytes[],bytes32[],bytes[])")}${w(96)}${w(96 + A.length / 2)}${w(96 + A.length / 2 + B.length / 2)}${A}${B}${C}` as Hex;
+    const heads = `${w(96)}${w(96 + A.length / 2)}${w(96 + A.length / 2 + B.length / 2)}`;
+    const data = `${toFunctionSelector("redeemDelegations(bytes[],bytes32[],bytes[])")}${heads}${A}${B}${C}` as Hex;
     const t0 = performance.now();
     await expect(
       keys.signTrade(executor, {

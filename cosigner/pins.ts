@@ -10,7 +10,10 @@ export type CosignerPins = {
   weth: Address;
   feeRecipient: Address;
   permit2: Address;
-  /** Where it reads feedless tokens' prices itself (CAP_PRICE): v4 pools' state and Swap logs, the launchpad's curves and Trade logs. */
+  /**
+   * Where it reads feedless tokens' prices itself (CAP_PRICE): v4 pools' state and Swap logs, the
+   * launchpad's curves and Trade logs.
+   */
   stateView: Address;
   poolManager: Address;
   launchpad: Address;
@@ -18,7 +21,10 @@ export type CosignerPins = {
   stockBeacon: Address;
   /** The sanctions list it reads at every co-signing (a Chainalysis-style isSanctioned oracle). */
   sanctionsList: Address;
-  /** Tokens it can price and class: address, decimals, oracle feed (or a fixed USD price: USDG), and whether the fee class is major. */
+  /**
+   * Tokens it can price and class: address, decimals, oracle feed (or a fixed USD price: USDG), and
+   * whether the fee class is major.
+   */
   tokens: {
     address: Address;
     decimals: number;

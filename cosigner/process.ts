@@ -27,7 +27,8 @@ export async function openSignerStore(
   if (!url && !config.devnet)
     throw new ConfigError(
       variable,
-      `required off the devnet: the ${name === "cosigner" ? "co-signer" : "executor signing service"} keeps a store of its own`,
+      `required off the devnet: the ${name === "cosigner" ? "co-signer" : "executor signing service"} ` +
+        "keeps a store of its own",
     );
   if (url && config.databaseUrl && url === config.databaseUrl)
     throw new ConfigError(variable, "is the API's DATABASE_URL: a signing service keeps a store of its own");

@@ -24,7 +24,10 @@ import { lc } from "../lib/address.js";
 
 /** How long the co-signer reuses its oracle read of a pair (the chain time in it only shortens a leaf). */
 const MARKS_TTL_MS = 1_000;
-/** A feedless source's time-weighted read is reused this long (a 30-minute median moves little in it; each read costs a block search and logs). */
+/**
+ * A feedless source's time-weighted read is reused this long (a 30-minute median moves little in it;
+ * each read costs a block search and logs).
+ */
 const WINDOW_TTL_MS = 10_000;
 
 export type CosignerDeps = {
@@ -175,7 +178,10 @@ async function oracleUsd(s: CosignerState, t: CosignerPins["tokens"][number]): P
 const cachedLive = (s: CosignerState, token: Address, mark: SignedMark) =>
   s.live(`${lc(token)}:${JSON.stringify(mark.source)}:${mark.decimals}`, () => ownPrice(s, token, mark));
 
-/** The marks with each feedless side priced at its signed mark against the co-signer's own read (tradeRules signedSide). */
+/**
+ * The marks with each feedless side priced at its signed mark against the co-signer's own read
+ * (tradeRules signedSide).
+ */
 export async function withSignedMarks(
   s: CosignerState,
   m: PricedMarks,
@@ -267,7 +273,10 @@ export async function feeClassOf(
   return read.a !== null && lc(read.a) === lc(pins.stockBeacon) ? "major" : "other";
 }
 
-/** One read per key for `ttl` (MARKS_TTL_MS unless given): concurrent and repeated asks share it; a failed read is not kept. */
+/**
+ * One read per key for `ttl` (MARKS_TTL_MS unless given): concurrent and repeated asks share it; a
+ * failed read is not kept.
+ */
 function sharedReads<T>(clock: () => number, ttl = MARKS_TTL_MS) {
   const cache = new LRUCache<string, Promise<T>>({ max: 1_000, ttl, ...onClock(clock) });
   return (key: string, read: () => Promise<T>): Promise<T> => {

@@ -22,28 +22,13 @@ import {
   usableMark,
   type RootPins,
 } from "./rootRules.js";
+import { fakeEnforcers } from "../test/helpers/enforcers.js";
 
 /**
  * Which roots the co-signer holds, rule by rule, without a store or a chain: each test signs a root
  * the wallet would not have agreed to (or one the co-signer must not trust) and shows it is refused.
  */
-const names = [
-  "LogicalOrWrapperEnforcer",
-  "AllowedTargetsEnforcer",
-  "AllowedMethodsEnforcer",
-  "AllowedCalldataEnforcer",
-  "ValueLteEnforcer",
-  "TimestampEnforcer",
-  "LimitedCallsEnforcer",
-  "NonceEnforcer",
-  "RedeemerEnforcer",
-  "NativeTokenPeriodTransferEnforcer",
-  "ExactExecutionEnforcer",
-  "NativeBalanceChangeEnforcer",
-];
-const enforcers = Object.fromEntries(
-  names.map((n, i) => [n, `0x${(i + 1).toString(16).padStart(40, "0")}` as Address]),
-);
+const enforcers = fakeEnforcers();
 const cosigner = privateKeyToAccount(generatePrivateKey());
 const wallet = privateKeyToAccount(generatePrivateKey());
 const executor = privateKeyToAccount(generatePrivateKey()).address;
@@ -128,7 +113,7 @@ describe("the roots the co-signer holds", () => {
     expect(await rulesOf(binding(), { redeemer: thief })).toEqual(["BINDING_TERMS"]);
   });
 
-  it("refuses limits raised after the wallet signed: the salt no longer hashes the binding (ROOT_BINDS_LIMITS)", async () => {
+  it("refuses limits raised after the wallet signed: the salt hashes another binding (ROOT_BINDS_LIMITS)", async () => {
     const signed = binding();
     expect(await rulesOf(signed, {}, { ...signed, limits: { ...signed.limits, max_trade_usd: 10_000 } })).toEqual([
       "ROOT_BINDS_LIMITS",
@@ -136,15 +121,21 @@ describe("the roots the co-signer holds", () => {
     expect(await rulesOf(signed, { salt: 1n })).toEqual(["ROOT_BINDS_LIMITS"]);
   });
 
-  it("refuses a root delegated to another co-signer, another chain, a root outliving the binding, a signature not the wallet's", async () => {
-    expect(await rulesOf(binding(), { delegate: thief })).toEqual(["BINDING_TERMS"]);
-    const elsewhere = binding({ chain_id: 1 });
-    expect(await rulesOf(elsewhere)).toEqual(["BINDING_TERMS"]);
-    expect(await rulesOf(binding(), { expires: now + 3_601 })).toEqual(["BINDING_TERMS"]);
-    expect(await rulesOf(binding(), { signer: privateKeyToAccount(generatePrivateKey()) })).toEqual(["BINDING_TERMS"]);
-  });
+  it(
+    "refuses a root delegated to another co-signer, another chain, a root outliving the binding, " +
+      "a signature not the wallet's",
+    async () => {
+      expect(await rulesOf(binding(), { delegate: thief })).toEqual(["BINDING_TERMS"]);
+      const elsewhere = binding({ chain_id: 1 });
+      expect(await rulesOf(elsewhere)).toEqual(["BINDING_TERMS"]);
+      expect(await rulesOf(binding(), { expires: now + 3_601 })).toEqual(["BINDING_TERMS"]);
+      expect(await rulesOf(binding(), { signer: privateKeyToAccount(generatePrivateKey()) })).toEqual([
+        "BINDING_TERMS",
+      ]);
+    },
+  );
 
-  it("refuses targets it does not pin, more calls than the session needs, a missing nonce bound or ETH day cap", async () => {
+  it("refuses targets it does not pin, more calls than the session needs, no nonce bound or ETH day cap", async () => {
     expect(await rulesOf(binding(), { router: thief })).toEqual(["BINDING_TERMS"]);
     // max_trades 5 plus one approval per token: 6 calls at most.
     expect(await rulesOf(binding(), { maxCalls: 6 })).toEqual([]);
@@ -154,59 +145,63 @@ describe("the roots the co-signer holds", () => {
     expect(await rulesOf(binding(), { without: "RedeemerEnforcer" })).toEqual(["BINDING_TERMS", "BINDING_TERMS"]);
   });
 
-  it("a curve root must carry no ETH on its call and bound the wallet's own ETH decrease; one exactly when the binding lists curve tokens", () => {
-    const b = binding({ curve_tokens: ["0x00000000000000000000000000000000000000f1"] });
-    const honest = curveRootCaveats(
-      {
-        executor,
-        expires: b.expires,
-        maxValueWei: 10n ** 17n,
-        dayValueWei: null,
-        dayStart: 0,
-        maxCalls: 5,
-        walletNonce: 0n,
-        launchpad: x.pins.launchpad,
-        feeRecipient: x.pins.feeRecipient,
-        wallet: wallet.address,
-        tokens: ["0x00000000000000000000000000000000000000f1"],
-      },
-      enforcers,
-    ).slice(1);
-    expect(curveBoundProblems(enforcers, honest, b)).toEqual([]);
-    const swapped = (name: string, terms: `0x${string}`) =>
-      honest.map((c) => (c.enforcer.toLowerCase() === enforcers[name]!.toLowerCase() ? { ...c, terms } : c));
-    expect(
-      curveBoundProblems(enforcers, swapped("ValueLteEnforcer", createValueLteTerms({ maxValue: 1n })), b).map(
-        (c) => c.rule,
-      ),
-    ).toEqual(["BINDING_TERMS"]);
-    expect(
-      curveBoundProblems(
+  it(
+    "a curve root must carry no ETH on its call and bound the wallet's own ETH decrease; " +
+      "one exactly when the binding lists curve tokens",
+    () => {
+      const b = binding({ curve_tokens: ["0x00000000000000000000000000000000000000f1"] });
+      const honest = curveRootCaveats(
+        {
+          executor,
+          expires: b.expires,
+          maxValueWei: 10n ** 17n,
+          dayValueWei: null,
+          dayStart: 0,
+          maxCalls: 5,
+          walletNonce: 0n,
+          launchpad: x.pins.launchpad,
+          feeRecipient: x.pins.feeRecipient,
+          wallet: wallet.address,
+          tokens: ["0x00000000000000000000000000000000000000f1"],
+        },
         enforcers,
-        swapped(
-          "NativeBalanceChangeEnforcer",
-          createNativeBalanceChangeTerms({ recipient: thief, balance: 10n ** 17n, changeType: 1 }),
+      ).slice(1);
+      expect(curveBoundProblems(enforcers, honest, b)).toEqual([]);
+      const swapped = (name: string, terms: `0x${string}`) =>
+        honest.map((c) => (c.enforcer.toLowerCase() === enforcers[name]!.toLowerCase() ? { ...c, terms } : c));
+      expect(
+        curveBoundProblems(enforcers, swapped("ValueLteEnforcer", createValueLteTerms({ maxValue: 1n })), b).map(
+          (c) => c.rule,
         ),
-        b,
-      ).map((c) => c.rule),
-    ).toEqual(["BINDING_TERMS"]);
-    expect(
-      curveBoundProblems(
-        enforcers,
-        swapped(
-          "NativeBalanceChangeEnforcer",
-          createNativeBalanceChangeTerms({ recipient: wallet.address, balance: 10n ** 17n, changeType: 0 }),
-        ),
-        b,
-      ).map((c) => c.rule),
-    ).toEqual(["BINDING_TERMS"]);
-    const root = { sessionId: "s", binding: b, root: {} as Delegation };
-    expect(curveRootCountProblems(root).map((c) => c.rule)).toEqual(["BINDING_TERMS"]);
-    expect(curveRootCountProblems({ ...root, curveRoots: [{} as Delegation] })).toEqual([]);
-    expect(
-      curveRootCountProblems({ ...root, binding: binding(), curveRoots: [{} as Delegation] }).map((c) => c.rule),
-    ).toEqual(["BINDING_TERMS"]);
-  });
+      ).toEqual(["BINDING_TERMS"]);
+      expect(
+        curveBoundProblems(
+          enforcers,
+          swapped(
+            "NativeBalanceChangeEnforcer",
+            createNativeBalanceChangeTerms({ recipient: thief, balance: 10n ** 17n, changeType: 1 }),
+          ),
+          b,
+        ).map((c) => c.rule),
+      ).toEqual(["BINDING_TERMS"]);
+      expect(
+        curveBoundProblems(
+          enforcers,
+          swapped(
+            "NativeBalanceChangeEnforcer",
+            createNativeBalanceChangeTerms({ recipient: wallet.address, balance: 10n ** 17n, changeType: 0 }),
+          ),
+          b,
+        ).map((c) => c.rule),
+      ).toEqual(["BINDING_TERMS"]);
+      const root = { sessionId: "s", binding: b, root: {} as Delegation };
+      expect(curveRootCountProblems(root).map((c) => c.rule)).toEqual(["BINDING_TERMS"]);
+      expect(curveRootCountProblems({ ...root, curveRoots: [{} as Delegation] })).toEqual([]);
+      expect(
+        curveRootCountProblems({ ...root, binding: binding(), curveRoots: [{} as Delegation] }).map((c) => c.rule),
+      ).toEqual(["BINDING_TERMS"]);
+    },
+  );
 });
 
 describe("a feedless token's owner-signed mark", () => {
@@ -231,7 +226,7 @@ describe("a feedless token's owner-signed mark", () => {
     expect(usableMark(b({ ...mark, decimals: 1.5 }), "0xf1")).toBeNull();
   });
 
-  it("refuses a mark it cannot read again, one off its own median, an unsettled source, a shallow one (CAP_PRICE)", () => {
+  it("refuses a mark it cannot reread, one off its own median, an unsettled source, a shallow one (CAP_PRICE)", () => {
     expect(rules(own)).toEqual([]);
     expect(rules(null)).toEqual(["CAP_PRICE"]);
     // The owner signs $2.10 where the co-signer reads $2: 500 bps off, over the curve's 125 bps band.

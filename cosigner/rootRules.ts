@@ -32,10 +32,16 @@ export type RootPins = {
     "chainId" | "delegationManager" | "enforcers" | "router" | "permit2" | "launchpad" | "feeRecipient"
   >;
 };
-/** A feedless token's USD read at its mark's source: 30-minute median and its stability, spot, depth on the priced side. */
+/**
+ * A feedless token's USD read at its mark's source: 30-minute median and its stability, spot, depth on
+ * the priced side.
+ */
 export type OwnRead = { usd: number; stableShare: number; spotUsd: number; depthUsd: number };
 
-/** One signed root (the session's, or its curve root) against the binding: signed by the wallet, salted with the binding, redeemable by the executor alone, ending by the binding's expiry. */
+/**
+ * One signed root (the session's, or its curve root) against the binding: signed by the wallet, salted
+ * with the binding, redeemable by the executor alone, ending by the binding's expiry.
+ */
 export async function signedRootProblems(
   x: RootPins,
   root: Delegation,
@@ -88,7 +94,8 @@ export function shapeProblems(
   const out: Check[] = [];
   const bad = (message: string) => out.push({ rule: "BINDING_TERMS", ok: false, message });
   const e = pins.enforcers;
-  // Only the groups (the first caveat) are compared: the amounts here are placeholders (a balance bound must be above 0).
+  // Only the groups (the first caveat) are compared: the amounts here are placeholders (a balance
+  // bound must be above 0).
   const dummy = {
     executor: getAddress(b.executor),
     expires: b.expires,
@@ -126,7 +133,8 @@ export function shapeProblems(
         ]
       : ["ValueLteEnforcer", "NativeBalanceChangeEnforcer", ...bounds];
   const once = (n: string) => names.filter((x) => x === n).length === 1;
-  // SPEC's own names for the two bounds that have one: the wallet's nonce (one bump revokes every root) and the ETH day cap.
+  // SPEC's own names for the two bounds that have one: the wallet's nonce (one bump revokes every
+  // root) and the ETH day cap.
   if (!once("NonceEnforcer"))
     out.push({
       rule: "BINDING_NONCE",
@@ -172,7 +180,8 @@ export function curveBoundProblems(
           rule: "BINDING_TERMS",
           ok: false,
           message:
-            "the curve root does not bound the wallet's ETH per trade (no ETH on its call, a balance decrease of the wallet)",
+            "the curve root does not bound the wallet's ETH per trade " +
+            "(no ETH on its call, a balance decrease of the wallet)",
         },
       ];
 }
@@ -211,7 +220,10 @@ export function feedlessLifeProblems(b: SessionBinding, now: number): Check[] {
     : [];
 }
 
-/** The binding's owner-signed mark of a feedless token when it is one the co-signer can judge (a positive price, sane decimals), else null. */
+/**
+ * The binding's owner-signed mark of a feedless token when it is one the co-signer can judge (a
+ * positive price, sane decimals), else null.
+ */
 export function usableMark(b: SessionBinding, t: string): SignedMark | null {
   const m = b.marks?.[t];
   if (!m || !(m.usd > 0) || !Number.isInteger(m.decimals) || m.decimals < 0 || m.decimals > 36) return null;
@@ -235,13 +247,15 @@ export function markProblems(t: string, m: SignedMark, own: OwnRead | null, usdg
   const band = markBandBps(m.source, usdg);
   if (!(offBps(m.usd, own.usd) <= band))
     return bad(
-      `the signed mark $${m.usd} of ${t} is ${Math.round(offBps(m.usd, own.usd))} bps from the co-signer's 30-minute median $${own.usd.toPrecision(6)} (band ${band} bps)`,
+      `the signed mark $${m.usd} of ${t} is ${Math.round(offBps(m.usd, own.usd))} bps from the co-signer's ` +
+        `30-minute median $${own.usd.toPrecision(6)} (band ${band} bps)`,
     );
   const unsettled = markUnsettled({ median: own.usd, stableShare: own.stableShare }, own.spotUsd, band);
   if (unsettled) return bad(`no mark for ${t}: ${unsettled}; grant again once it settles`);
   if (own.depthUsd < MIN_MARK_DEPTH_USD)
     return bad(
-      `the source behind ${t}'s mark holds about $${Math.round(own.depthUsd)} on its priced side, under $${MIN_MARK_DEPTH_USD}: its price is too cheap to move`,
+      `the source behind ${t}'s mark holds about $${Math.round(own.depthUsd)} on its priced side, ` +
+        `under $${MIN_MARK_DEPTH_USD}: its price is too cheap to move`,
     );
   return [];
 }

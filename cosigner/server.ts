@@ -31,7 +31,10 @@ export function cosignerServer(port: CosignerPort, opts: ServeOpts): Server {
   );
 }
 
-/** The executor signing service as its own process (`npm run executors`): POST /v1/executors/<call>, behind its own bearer secret. */
+/**
+ * The executor signing service as its own process (`npm run executors`): POST /v1/executors/<call>,
+ * behind its own bearer secret.
+ */
 export function executorsServer(executors: ExecutorPort, opts: ServeOpts): Server {
   const routes: Record<string, Route> = {};
   for (const [name, fn] of Object.entries(executorWire))

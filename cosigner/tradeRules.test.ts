@@ -47,7 +47,10 @@ const binding = (over: Partial<SessionBinding> = {}): SessionBinding => ({
   ...over,
 });
 
-/** ETH -> USDG as the service builds it: 25 bps of the input to the fee recipient, the swap, the output swept to the wallet with its minimum. */
+/**
+ * ETH -> USDG as the service builds it: 25 bps of the input to the fee recipient, the swap, the output
+ * swept to the wallet with its minimum.
+ */
 function routerCall(o: { amountIn?: bigint; sweepTo?: Address; minOut?: bigint } = {}): Hex {
   const amountIn = o.amountIn ?? 10n ** 16n;
   const fee = (amountIn * 25n) / 10_000n;
@@ -108,7 +111,7 @@ describe("a trade the owner did not allow", () => {
     );
   });
 
-  it("over the 24 h limit across the wallet's sessions, and past its trades: SESSION_MAX_DAY, SESSION_TRADES_LEFT", () => {
+  it("over the 24 h limit across the wallet's sessions, past its trades: SESSION_MAX_DAY, SESSION_TRADES_LEFT", () => {
     expect(codeOf(verdict(routerCall(), { counters: { tradesUsed: 1, last24hUsd: 70 } }))).toBe("signed");
     expect(codeOf(verdict(routerCall(), { counters: { tradesUsed: 1, last24hUsd: 70.01 } }))).toBe(
       "SESSION_MAX_DAY:SESSION_MAX_DAY",
@@ -137,17 +140,21 @@ describe("the held root's gates", () => {
     expect(heldRefusal({ revoked_at: null })).toBeNull();
   });
 
-  it("signs nothing when the stored limits were changed after the wallet signed (SESSION_BOUND), nor once the session ended (SESSION_EXPIRED)", () => {
-    const b = binding();
-    const salt = bindingSalt(b).toString();
-    expect(boundRefusal(b, salt, now)).toBeNull();
-    expect(codeOf(boundRefusal({ ...b, limits: { ...b.limits, max_day_usd: 1_000_000 } }, salt, now))).toBe(
-      "SESSION_BOUND:",
-    );
-    expect(codeOf(boundRefusal({ ...b, executor: thief }, salt, now))).toBe("SESSION_BOUND:");
-    expect(codeOf(boundRefusal(b, salt, b.expires))).toBe("SESSION_EXPIRED:");
-    expect(boundRefusal(b, salt, b.expires - 1)).toBeNull();
-  });
+  it(
+    "signs nothing when the stored limits were changed after the wallet signed (SESSION_BOUND), " +
+      "nor once the session ended (SESSION_EXPIRED)",
+    () => {
+      const b = binding();
+      const salt = bindingSalt(b).toString();
+      expect(boundRefusal(b, salt, now)).toBeNull();
+      expect(codeOf(boundRefusal({ ...b, limits: { ...b.limits, max_day_usd: 1_000_000 } }, salt, now))).toBe(
+        "SESSION_BOUND:",
+      );
+      expect(codeOf(boundRefusal({ ...b, executor: thief }, salt, now))).toBe("SESSION_BOUND:");
+      expect(codeOf(boundRefusal(b, salt, b.expires))).toBe("SESSION_EXPIRED:");
+      expect(boundRefusal(b, salt, b.expires - 1)).toBeNull();
+    },
+  );
 
   it("signs no curve trade for a session without a curve root (SESSION_CURVE)", () => {
     expect(codeOf(curveRefusal(true, false))).toBe("SESSION_CURVE:");
@@ -184,15 +191,19 @@ describe("what a signed trade carries", () => {
     expect(spendAfter(binding(), 3, 99, 30)).toMatchObject({ trades_left: 0, remaining_24h_usd: 0 });
   });
 
-  it("prices a feedless side at whichever of the signed mark and its own read protects the wallet; unreadable prices nothing", () => {
-    const m = { usdIn: 1, usdOut: 1, decimalsIn: 18, decimalsOut: 18, chainTime: now };
-    const mark = { usd: 2, decimals: 6, source: { kind: "curve" as const, launchpad: zeroAddress } };
-    expect(signedSide(m, "in", mark, 2.5)).toEqual({ ...m, usdIn: 2.5, decimalsIn: 6, signedIn: true });
-    expect(signedSide(m, "in", mark, 1.5)).toMatchObject({ usdIn: 2 });
-    expect(signedSide(m, "out", mark, 2.5)).toEqual({ ...m, usdOut: 2, decimalsOut: 6, signedOut: true });
-    expect(signedSide(m, "out", mark, 1.5)).toMatchObject({ usdOut: 1.5 });
-    expect(signedSide(m, "out", mark, null)).toMatchObject({ usdOut: null });
-  });
+  it(
+    "prices a feedless side at whichever of the signed mark and its own read protects the wallet; " +
+      "unreadable prices nothing",
+    () => {
+      const m = { usdIn: 1, usdOut: 1, decimalsIn: 18, decimalsOut: 18, chainTime: now };
+      const mark = { usd: 2, decimals: 6, source: { kind: "curve" as const, launchpad: zeroAddress } };
+      expect(signedSide(m, "in", mark, 2.5)).toEqual({ ...m, usdIn: 2.5, decimalsIn: 6, signedIn: true });
+      expect(signedSide(m, "in", mark, 1.5)).toMatchObject({ usdIn: 2 });
+      expect(signedSide(m, "out", mark, 2.5)).toEqual({ ...m, usdOut: 2, decimalsOut: 6, signedOut: true });
+      expect(signedSide(m, "out", mark, 1.5)).toMatchObject({ usdOut: 1.5 });
+      expect(signedSide(m, "out", mark, null)).toMatchObject({ usdOut: null });
+    },
+  );
 
   it("takes no oracle round that is not positive or is stale", () => {
     expect(roundUsdPrice({ stock: false }, 3_000n * 10n ** 8n, BigInt(now), now)).toBe(3_000);

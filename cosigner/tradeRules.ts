@@ -40,7 +40,10 @@ export function heldRefusal(held: { revoked_at: string | null } | undefined): Re
   return revokedRefusal(held.revoked_at);
 }
 
-/** The stored binding must still hash to the signed root's salt (else its limits are not the wallet's), and the session must not have ended. */
+/**
+ * The stored binding must still hash to the signed root's salt (else its limits are not the wallet's),
+ * and the session must not have ended.
+ */
 export function boundRefusal(binding: SessionBinding, rootSalt: string, now: number): Refusal | null {
   if (BigInt(bindingHash(binding)) !== BigInt(rootSalt))
     return new Refusal("SESSION_BOUND", "the stored binding does not hash to the root's salt; grant again");
@@ -74,7 +77,10 @@ export function sanctionedRefusal(b: SessionBinding, listed: readonly unknown[])
     : null;
 }
 
-/** Failed limit rules answer their own SESSION_* code; any other failure answers REFUSED. Both list every failed rule. */
+/**
+ * Failed limit rules answer their own SESSION_* code; any other failure answers REFUSED. Both list
+ * every failed rule.
+ */
 export function failedRefusal(failed: Check[]): Refusal {
   const signer_checks = failed.map(({ rule, message }) => ({ rule, message }));
   const first = failed[0];

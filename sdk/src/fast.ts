@@ -3,7 +3,7 @@ import { permit2Abi } from "../../abis/permit2.js";
 import { bpsOf } from "../../lib/fees.js";
 import { fastPairHops, fastPairOf, type FastPair } from "../../lib/fastRoutes.js";
 import { readRouterCall, type RouterReading } from "../../lib/router/read.js";
-import { buildRouterSwap, permitTypedData, type PermitSingle } from "../../lib/router/swap.js";
+import { buildRouterSwap, permitTypedData, type FeeSpec, type PermitSingle } from "../../lib/router/swap.js";
 import { PitError } from "./errors.js";
 import { checkTable } from "./fastTable.js";
 import type { Http } from "./http.js";
@@ -35,7 +35,10 @@ const PERMIT_SLACK_S = 60;
 const GAS_MARGIN = 60_000;
 /** SPEC "Limits", fast mode: gas limit, maxFeePerGas against the base fee, and the most a transaction may cost. */
 const FAST_GAS = { max: 1_000_000n, feeMultiple: 10n, maxCostWei: 200_000_000_000_000n } as const;
-/** Codes a relay may have reached the sequencer under: the signed bytes may still land, so nothing else is signed for the trade. */
+/**
+ * Codes a relay may have reached the sequencer under: the signed bytes may still land, so nothing else
+ * is signed for the trade.
+ */
 const AFTER_RELAY = new Set(["NONCE", "SUBMIT_REJECTED", "SEQUENCER_UNREACHABLE", "IN_FLIGHT"]);
 
 type Terms = { enabled: boolean; routes: { sha256: Hex }; fee: { bps: number; recipient: string } };
@@ -174,8 +177,44 @@ type FastPlan = {
   reading: RouterReading;
 };
 
-/** Every reason to leave fast mode checked, then the swap built from the pinned pair and read back; only the permit signed. */
+/**
+ * Every reason to leave fast mode checked, then the swap built from the pinned pair and read back;
+ * only the permit signed.
+ */
 async function fastPlan(d: FastDeps, q: FastRequest): Promise<FastPlan> {
+  const { pinned, pair } = pinnedPair(d, q);
+  // The pending block's time is the next block's (a quiet chain's latest block can be long past); its base fee too.
+  const nextBlock = () => d.chain.getBlock({ blockTag: "pending" }).catch(() => d.chain.getBlock());
+  const [terms, block, server] = await Promise.all([
+    d.http.get<Terms>(`/live/fast/terms${q.shield ? "?shield=1" : ""}`),
+    nextBlock(),
+    serverMarks(d.http).catch(() => null),
+  ]);
+  checkTerms(terms, d.pins, pinned.sha256, q.shield ?? false);
+  const nowS = Number(block.timestamp);
+  const marks = await ownMarks(d, pair, nowS, server);
+  const sizing = sizeOf(d.pins, q, marks, pair);
+  const ethIn = pair.address_in === zeroAddress;
+  if (!ethIn) await checkApproval(d, pair, sizing.amountIn);
+  const fee = {
+    side: pair.fee_side,
+    bps: terms.fee.bps,
+    recipient: d.pins.feeRecipient,
+    amount: pair.fee_side === "input" ? bpsOf(sizing.amountIn, terms.fee.bps) : 0n,
+  };
+  const out = await pinnedQuote(d, pair, sizing.amountIn, fee).catch((err) => {
+    throw reason("POOL_FAR", `the pinned pools cannot be quoted: ${(err as Error).message.split("\n")[0]}`);
+  });
+  checkPoolFar(d.pins, pair, sizing, out, marks, terms.fee.bps);
+  const minOut = (out * BigInt(10_000 - (q.slippageBps ?? 50))) / 10_000n;
+  const deadline = nowS + DEADLINE_S;
+  const permit = ethIn ? null : await signPermit(d, pair, sizing.amountIn, deadline + PERMIT_SLACK_S);
+  const { built, reading } = buildAndRead(d, pair, { amountIn: sizing.amountIn, minOut, fee, deadline, permit });
+  return { pair, terms, baseFee: block.baseFeePerGas ?? 0n, sizing, minOut, deadline, permit, built, reading };
+}
+
+/** The pinned route table (checked as when it was read) and its pair for the trade, unless the pair rests. */
+function pinnedPair(d: FastDeps, q: FastRequest) {
   const pinned = d.pins.fastRoutes;
   if (!pinned) throw reason("CONFIG_MISMATCH", "no fast route table is pinned (pinFastRoutes)");
   // A table kept with the pins is checked as when it was read: an edit under the old SHA-256 shows here.
@@ -190,47 +229,43 @@ async function fastPlan(d: FastDeps, q: FastRequest): Promise<FastPlan> {
   if (until !== undefined && d.now() < until)
     throw reason(
       "COOLDOWN",
-      `the server refused a fast ${pair.token_in} -> ${pair.token_out} trade; fast mode rests until ${new Date(until).toISOString()}`,
+      `the server refused a fast ${pair.token_in} -> ${pair.token_out} trade; ` +
+        `fast mode rests until ${new Date(until).toISOString()}`,
     );
-  // The pending block's time is the next block's (a quiet chain's latest block can be long past); its base fee too.
-  const nextBlock = () => d.chain.getBlock({ blockTag: "pending" }).catch(() => d.chain.getBlock());
-  const [terms, block, server] = await Promise.all([
-    d.http.get<Terms>(`/live/fast/terms${q.shield ? "?shield=1" : ""}`),
-    nextBlock(),
-    serverMarks(d.http).catch(() => null),
-  ]);
-  checkTerms(terms, d.pins, pinned.sha256, q.shield ?? false);
-  const nowS = Number(block.timestamp);
-  const marks = await ownMarks(d, pair, nowS, server);
-  const sizing = sizeOf(d.pins, q, marks, pair);
-  const ethIn = pair.address_in === zeroAddress;
-  const wallet = d.account.address;
-  if (!ethIn) {
-    const allowance = await d.chain.readContract({
-      address: pair.address_in,
-      abi: erc20Abi,
-      functionName: "allowance",
-      args: [wallet, d.pins.permit2],
-    });
-    if (allowance < sizing.amountIn)
-      throw reason(
-        "APPROVAL",
-        `the wallet's ${pair.token_in} is not approved to Permit2 for ${sizing.amountIn}; fast mode carries a permit, never an approve`,
-      );
-  }
-  const fee = {
-    side: pair.fee_side,
-    bps: terms.fee.bps,
-    recipient: d.pins.feeRecipient,
-    amount: pair.fee_side === "input" ? bpsOf(sizing.amountIn, terms.fee.bps) : 0n,
-  };
-  const out = await pinnedQuote(d, pair, sizing.amountIn, fee).catch((err) => {
-    throw reason("POOL_FAR", `the pinned pools cannot be quoted: ${(err as Error).message.split("\n")[0]}`);
+  return { pinned, pair };
+}
+
+/** APPROVAL unless the wallet's input token is approved to Permit2 for the amount in (fast mode signs no approve). */
+async function checkApproval(d: FastDeps, pair: FastPair, amountIn: bigint) {
+  const allowance = await d.chain.readContract({
+    address: pair.address_in,
+    abi: erc20Abi,
+    functionName: "allowance",
+    args: [d.account.address, d.pins.permit2],
   });
-  checkPoolFar(d.pins, pair, sizing, out, marks, terms.fee.bps);
-  const minOut = (out * BigInt(10_000 - (q.slippageBps ?? 50))) / 10_000n;
-  const deadline = nowS + DEADLINE_S;
-  const permit = ethIn ? null : await signPermit(d, pair, sizing.amountIn, deadline + PERMIT_SLACK_S);
+  if (allowance < amountIn)
+    throw reason(
+      "APPROVAL",
+      `the wallet's ${pair.token_in} is not approved to Permit2 for ${amountIn}; ` +
+        "fast mode carries a permit, never an approve",
+    );
+}
+
+/**
+ * The swap built from the pinned pair, and read back as the co-signer's reader reads it
+ * (VERIFICATION_FAILED if wrong).
+ */
+function buildAndRead(
+  d: FastDeps,
+  pair: FastPair,
+  s: {
+    amountIn: bigint;
+    minOut: bigint;
+    fee: FeeSpec;
+    deadline: number;
+    permit: { permit: PermitSingle; signature: Hex } | null;
+  },
+) {
   const weth = d.pins.tokens.WETH?.address ?? zeroAddress;
   const built = buildRouterSwap({
     chainId: d.pins.chainId,
@@ -239,15 +274,15 @@ async function fastPlan(d: FastDeps, q: FastRequest): Promise<FastPlan> {
     tokenIn: pair.address_in,
     tokenOut: pair.address_out,
     weth,
-    amountIn: sizing.amountIn,
-    amountOutMin: minOut,
-    fee,
-    deadline,
-    permit,
+    amountIn: s.amountIn,
+    amountOutMin: s.minOut,
+    fee: s.fee,
+    deadline: s.deadline,
+    permit: s.permit,
   });
   const reading = readRouterCall(built.to, BigInt(built.value), built.data, {
     router: d.pins.router,
-    wallet,
+    wallet: d.account.address,
     feeRecipient: d.pins.feeRecipient,
     weth,
     permit: true,
@@ -258,10 +293,13 @@ async function fastPlan(d: FastDeps, q: FastRequest): Promise<FastPlan> {
       `the client's own fast call reads wrong: ${reading.failures[0]!.message}`,
       { rule: "RECIPIENT" },
     );
-  return { pair, terms, baseFee: block.baseFeePerGas ?? 0n, sizing, minOut, deadline, permit, built, reading };
+  return { built, reading };
 }
 
-/** Gas within SPEC's bounds, INSUFFICIENT_FUNDS, the signature, live/fast, the answered hash and the receipt checked. */
+/**
+ * Gas within SPEC's bounds, INSUFFICIENT_FUNDS, the signature, live/fast, the answered hash and the
+ * receipt checked.
+ */
 async function sendFast(
   d: FastDeps,
   q: FastRequest,
@@ -341,7 +379,10 @@ async function sendFast(
   return minedOutcome(d, signed);
 }
 
-/** CONFIG_MISMATCH unless the terms name the pinned table, fee recipient and schedule (the server's refusal when fast mode is off). */
+/**
+ * CONFIG_MISMATCH unless the terms name the pinned table, fee recipient and schedule (the server's
+ * refusal when fast mode is off).
+ */
 function checkTerms(t: Terms | null, pins: Pins, sha256: Hex, shield: boolean) {
   if (
     !t ||
@@ -360,7 +401,8 @@ function checkTerms(t: Terms | null, pins: Pins, sha256: Hex, shield: boolean) {
   if (t.fee.bps < pins.fee.majorMinBps + add || t.fee.bps > Math.min(pins.fee.majorMaxBps + add, pins.fee.maxBps))
     throw reason(
       "CONFIG_MISMATCH",
-      `the terms charge ${t.fee.bps} bps; the pinned major schedule is ${pins.fee.majorMinBps + add}-${pins.fee.majorMaxBps + add}`,
+      `the terms charge ${t.fee.bps} bps; ` +
+        `the pinned major schedule is ${pins.fee.majorMinBps + add}-${pins.fee.majorMaxBps + add}`,
     );
 }
 
@@ -380,13 +422,17 @@ async function ownMarks(d: FastDeps, pair: FastPair, nowS: number, server: Recor
     if (theirs === undefined || Math.abs(theirs - m.usd) > (m.usd * MARKS_DIFFER_BPS) / 10_000)
       throw reason(
         "MARKS_DIFFER",
-        `${sym} is $${m.usd} by the client's marks and ${theirs === undefined ? "unmarked" : `$${theirs}`} by the server's`,
+        `${sym} is $${m.usd} by the client's marks and ` +
+          `${theirs === undefined ? "unmarked" : `$${theirs}`} by the server's`,
       );
   }
   return { in: mIn!, out: mOut! };
 }
 
-/** The amount in (asked, or the notional at the client's own mark) and its worth; ROUTE_CAP over the pinned cap, CLIENT_CAP over the caller's. */
+/**
+ * The amount in (asked, or the notional at the client's own mark) and its worth; ROUTE_CAP over the
+ * pinned cap, CLIENT_CAP over the caller's.
+ */
 function sizeOf(pins: Pins, q: FastRequest, marks: { in: OwnMark }, pair: FastPair) {
   const decimals = pins.tokens[pair.token_in]!.decimals;
   const amountIn = q.amountIn ?? BigInt(Math.floor(((q.notionalUsd ?? 0) / marks.in.usd) * 10 ** decimals));
@@ -411,7 +457,10 @@ async function pinnedQuote(
   return fee.side === "output" ? amount - bpsOf(amount, fee.bps) : amount;
 }
 
-/** POOL_FAR: the pinned pools deliver further under the client's marks than their fees, ours and SPEC's band (checked when pinned). */
+/**
+ * POOL_FAR: the pinned pools deliver further under the client's marks than their fees, ours and SPEC's
+ * band (checked when pinned).
+ */
 function checkPoolFar(
   pins: Pins,
   pair: FastPair,
@@ -425,7 +474,8 @@ function checkPoolFar(
   if (outUsd < sizing.usd * (1 - allowed / 10_000))
     throw reason(
       "POOL_FAR",
-      `$${sizing.usd.toFixed(2)} in brings $${outUsd.toFixed(2)} out of the pinned pools: further under the marks than ${allowed} bps`,
+      `$${sizing.usd.toFixed(2)} in brings $${outUsd.toFixed(2)} out of the pinned pools: ` +
+        `further under the marks than ${allowed} bps`,
     );
 }
 

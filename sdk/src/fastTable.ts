@@ -46,7 +46,8 @@ function pairProblem(p: FastPair, pins: Pins): string | null {
     if (!Number.isInteger(g) || g < 21_000 || g > MAX_GAS_FLOOR) return `a gas floor of ${g}`;
   let at = poolCurrency(p.address_in);
   for (const [i, h] of p.hops.entries()) {
-    // Two hops go through USDG, as the server's table is built (lib/fastRoutes): never a token of the server's choosing.
+    // Two hops go through USDG, as the server's table is built (lib/fastRoutes): never a token of
+    // the server's choosing.
     if (i === 1 && at !== lc(pins.tokens.USDG?.address ?? "")) return "a middle currency other than USDG";
     if (h.hooks !== zeroAddress) return "a hooked pool";
     if (!pins.pools.some((x) => lc(x.id) === lc(h.pool_id))) return `pool ${h.pool_id}, not a pinned canonical pool`;
@@ -92,7 +93,10 @@ export function checkTable(table: FastRouteTable, sha256: Hex, pins: Pins): void
   }
 }
 
-/** Fast mode's table as the client builds it itself from the pinned tokens and canonical pools (lib/fastRoutes, as the server does). */
+/**
+ * Fast mode's table as the client builds it itself from the pinned tokens and canonical pools
+ * (lib/fastRoutes, as the server does).
+ */
 export function localTable(pins: Pins): FastRouteTable {
   const tokens = Object.fromEntries(
     Object.entries(pins.tokens).map(([s, t]) => [s, { address: t.address, kind: t.kind ?? "" }]),

@@ -67,17 +67,29 @@ export async function createPitClient(o: PitClientOptions) {
       pins.fastRoutes ??= read;
       return pins.fastRoutes;
     },
-    /** A fast trade built from the pinned table; on a fast reason, the prepared way (unless fallback is false: the reason thrown). */
+    /**
+     * A fast trade built from the pinned table; on a fast reason, the prepared way (unless fallback is
+     * false: the reason thrown).
+     */
     fastTrade: (q: FastRequest) =>
       fastTrade({ ...d, cooldown, now: Date.now, fallback: (t, nonce) => trade(d, t, { nonce }) }, q),
     /** me/portfolio, me/trades, league/me: checked to be this wallet's (ACCOUNT_SHAPE, ACCOUNT_WALLET). */
     account: <T = Record<string, unknown>>(path: AccountPath, query = "") =>
       account<T>(http, o.account.address, path, query),
-    /** A league statement for this wallet, rebuilt locally (LEAGUE_STATEMENT); the owner signs it with signStatement. */
+    /**
+     * A league statement for this wallet, rebuilt locally (LEAGUE_STATEMENT); the owner signs it with
+     * signStatement.
+     */
     leagueStatement: (q: StatementRequest) => askStatement(http, o.account.address, o.pins, q),
-    /** A session for an executor, checked (GRANT_BINDING, GRANT_CAPS, CONSENT_REQUIRED) before the wallet signs its root. */
+    /**
+     * A session for an executor, checked (GRANT_BINDING, GRANT_CAPS, CONSENT_REQUIRED) before the
+     * wallet signs its root.
+     */
     grantSession: (q: GrantRequest) => grantSession(d, q),
-    /** A live hosted agent whose executor's attestation is checked (EXECUTOR_ATTESTATION) before anything is granted to it. */
+    /**
+     * A live hosted agent whose executor's attestation is checked (EXECUTOR_ATTESTATION) before
+     * anything is granted to it.
+     */
     createLiveAgent: (body: Record<string, unknown>) => createLiveAgent(http, o.account.address, o.pins, body),
     get: <T>(path: string) => http.get<T>(path),
     post: <T>(path: string, body: unknown) => http.post<T>(path, body),

@@ -52,7 +52,8 @@ export async function askStatement(http: Http, wallet: Address, pins: Pins, q: S
   if (st.message !== mine || st.board !== board || st.agent_id !== q.agentId)
     throw new PitError(
       "LEAGUE_STATEMENT",
-      "the statement to sign is not this client's own rebuild of it (wallet, agent, board, entrant, nonce or times differ)",
+      "the statement to sign is not this client's own rebuild of it " +
+        "(wallet, agent, board, entrant, nonce or times differ)",
     );
   return st;
 }
@@ -68,7 +69,8 @@ export async function signStatement(owner: LocalAccount, st: Pick<Statement, "me
   if (!namesOwner || !eligibility)
     throw new PitError(
       "SIGNING_MISMATCH",
-      `the text is not ${owner.address}'s own ${st.board} statement${eligibility ? "" : " with the eligibility confirmation"}; nothing was signed`,
+      `the text is not ${owner.address}'s own ${st.board} statement` +
+        `${eligibility ? "" : " with the eligibility confirmation"}; nothing was signed`,
     );
   return owner.signMessage({ message: st.message });
 }

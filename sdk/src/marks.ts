@@ -66,7 +66,8 @@ export async function verifySignedMarks(
   if (JSON.stringify(Object.keys(marks).sort()) !== JSON.stringify([...needs].sort()))
     throw verificationFailed(
       "GRANT_MARK",
-      `the binding marks ${Object.keys(marks).join(", ") || "nothing"}; the session's feedless tokens are ${needs.join(", ") || "none"}`,
+      `the binding marks ${Object.keys(marks).join(", ") || "nothing"}; ` +
+        `the session's feedless tokens are ${needs.join(", ") || "none"}`,
     );
   for (const [token, m] of Object.entries(marks)) await checkMark(chain, pins, getAddress(token), m, nowS);
   return b.marks;
@@ -106,7 +107,8 @@ async function checkMark(chain: PublicClient, pins: Pins, token: Address, m: Sig
   const [median, spot, depth] = [read.median * againstUsd, read.spot * againstUsd, read.depthAgainst * againstUsd];
   if (!(offBps(m.usd, median) <= band))
     throw fail(
-      `the signed mark $${m.usd} is ${Math.round(offBps(m.usd, median))} bps from the pool's 30-minute median $${median.toPrecision(6)} (band ${band} bps)`,
+      `the signed mark $${m.usd} is ${Math.round(offBps(m.usd, median))} bps from the pool's ` +
+        `30-minute median $${median.toPrecision(6)} (band ${band} bps)`,
     );
   const unsettled = markUnsettled({ median, stableShare: read.stableShare }, spot, band);
   if (unsettled) throw fail(`no mark: ${unsettled}; grant again once it settles`);

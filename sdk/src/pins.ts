@@ -30,7 +30,10 @@ export type Pins = {
   pools: PinnedPool[];
   majorSymbols: string[];
   fee: { majorMaxBps: number; majorMinBps: number; otherBps: number; shieldAddBps: number; maxBps: number };
-  /** The risk table (code: severity) and the price-impact thresholds a plan's risks are checked against (RISK_CODES). */
+  /**
+   * The risk table (code: severity) and the price-impact thresholds a plan's risks are checked against
+   * (RISK_CODES).
+   */
   risks: Record<string, "severe" | "info">;
   impactBps: { info: number; high: number };
   /** Fast mode's route table, pinned from live/fast/terms when the agent is set up (see pinFastRoutes). */
@@ -123,7 +126,10 @@ export function pinsFrom(c: ConfigAnswer): Pins {
   };
 }
 
-/** The config's canonical pools, each checked: hookless, between its tokens, its id its key's (CONFIG_MISMATCH otherwise). */
+/**
+ * The config's canonical pools, each checked: hookless, between its tokens, its id its key's
+ * (CONFIG_MISMATCH otherwise).
+ */
 function poolsFrom(c: ConfigAnswer): PinnedPool[] {
   const pools = c.universe?.pools;
   if (!Array.isArray(pools) || !pools.length)
@@ -152,7 +158,10 @@ function poolsFrom(c: ConfigAnswer): PinnedPool[] {
   });
 }
 
-/** CONFIG_MISMATCH when the server's config is not the pinned one (another chain, router, recipient, token or fee schedule). */
+/**
+ * CONFIG_MISMATCH when the server's config is not the pinned one (another chain, router, recipient,
+ * token or fee schedule).
+ */
 export async function checkConfig(http: Http, pins: Pins): Promise<void> {
   const now = pinsFrom(await http.get<ConfigAnswer>("/config"));
   const diffs: string[] = [];

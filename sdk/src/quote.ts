@@ -6,7 +6,10 @@ import type { PoolKey } from "../../lib/v4.js";
 
 type Hop = { poolKey: PoolKey; zeroForOne: boolean; amountIn: bigint };
 
-/** The V4 hops of a router call, in order, sub-plans included (SWAP_EXACT_IN_SINGLE actions of its V4_SWAP commands). */
+/**
+ * The V4 hops of a router call, in order, sub-plans included (SWAP_EXACT_IN_SINGLE actions of its
+ * V4_SWAP commands).
+ */
 export function hopsOf(data: Hex): Hop[] {
   const d = decodeFunctionData({ abi: universalRouterAbi, data });
   const [commands, inputs] = d.args as unknown as [Hex, Hex[]];

@@ -113,11 +113,22 @@ function checkEthCaps(
     if (wei > most(usd))
       throw verificationFailed(
         "GRANT_CAPS",
-        `the root lets the session spend ${wei} wei of ETH ${name}: over $${usd} asked at the client's own ETH mark of $${mark.usd} (at most ${most(usd)} wei)`,
+        `the root lets the session spend ${wei} wei of ETH ${name}: over $${usd} asked ` +
+          `at the client's own ETH mark of $${mark.usd} (at most ${most(usd)} wei)`,
       );
   }
 }
 const sorted = (xs: string[]) => [...xs].sort();
+
+/** What verifyGrant reads beyond the answer and the pins: the time, the wallet's nonces and marks. */
+type GrantContext = {
+  nowS: number;
+  walletNonce: bigint;
+  txNonce: number;
+  ethMark: OwnMark | null;
+  verifiedMarks?: SessionBinding["marks"];
+};
+type AskedLimits = { max_trade_usd: number; max_day_usd: number; max_trades: number };
 
 /**
  * Checks a grant's start answer before the wallet signs anything (SPEC "Sessions"):
@@ -134,19 +145,28 @@ export function verifyGrant(
   q: GrantRequest & { wallet: Address },
   pins: Pins,
   sp: SessionPins,
-  o: {
-    nowS: number;
-    walletNonce: bigint;
-    txNonce: number;
-    ethMark: OwnMark | null;
-    verifiedMarks?: SessionBinding["marks"];
-  },
+  o: GrantContext,
 ): void {
   const b = start.sign.delegation.binding;
   const tokens = sorted(
     (q.tokens ?? ["ETH", "USDG"]).map((s) => pins.tokens[s]?.address.toLowerCase() ?? s.toLowerCase()),
   );
   const limits = { max_trade_usd: q.maxTradeUsd ?? 25, max_day_usd: q.maxDayUsd ?? 100, max_trades: q.maxTrades ?? 50 };
+  checkBindingAsked(b, q, tokens, limits, o);
+  checkOnChainBounds(b, start.on_chain_bounds, q, tokens, limits, o);
+  checkBindingNames(b, q, pins);
+  checkRoot(start, q, pins, sp, o);
+  checkAuthorization(start, q, pins, sp, o);
+}
+
+/** The binding's limits, tokens, setup budget, risk terms, version and marks are the ones asked and checked. */
+function checkBindingAsked(
+  b: SessionBinding,
+  q: GrantRequest,
+  tokens: string[],
+  limits: AskedLimits,
+  o: GrantContext,
+): void {
   if (JSON.stringify(b.limits) !== JSON.stringify(limits))
     throw verificationFailed(
       "GRANT_CAPS",
@@ -165,7 +185,8 @@ export function verifyGrant(
       "GRANT_BINDING",
       "the session binds risk terms (accepted risks, Shield, policies) other than the ones asked",
     );
-  // Curve roots are for curve tokens, which this client never signs; marks only as verifySignedMarks read them on chain.
+  // Curve roots are for curve tokens, which this client never signs; marks only as verifySignedMarks
+  // read them on chain.
   if (
     b.version !== BINDING_VERSION ||
     JSON.stringify(b.marks) !== JSON.stringify(o.verifiedMarks) ||
@@ -175,8 +196,18 @@ export function verifyGrant(
       "GRANT_BINDING",
       "the binding carries a version, marks or curve tokens this client did not ask for or check",
     );
+}
+
+/** The root's on-chain bounds: the expiry asked, calls for the trades, ETH caps that fit, the wallet's nonce. */
+function checkOnChainBounds(
+  b: SessionBinding,
+  ob: StartAnswer["on_chain_bounds"],
+  q: GrantRequest,
+  tokens: string[],
+  limits: AskedLimits,
+  o: GrantContext,
+): void {
   const expiresIn = q.expiresInS ?? 86_400;
-  const ob = start.on_chain_bounds;
   if (b.expires !== ob.expires || b.expires > o.nowS + expiresIn + 600)
     throw verificationFailed(
       "GRANT_CAPS",
@@ -194,6 +225,10 @@ export function verifyGrant(
       "GRANT_BINDING",
       `the root binds the wallet's nonce ${ob.wallet_nonce}; the delegation manager says ${o.walletNonce}`,
     );
+}
+
+/** The binding names this wallet, executor, the pinned co-signer, chain and fee schedule. */
+function checkBindingNames(b: SessionBinding, q: GrantRequest & { wallet: Address }, pins: Pins): void {
   const bindingOk =
     b.chain_id === pins.chainId &&
     same(b.wallet, q.wallet) &&
@@ -206,6 +241,18 @@ export function verifyGrant(
       "GRANT_BINDING",
       "the session's binding does not name this wallet, executor, the pinned co-signer, chain or fee schedule",
     );
+}
+
+/** The root to sign is on the pinned DelegationManager and exactly the one rebuilt from its binding. */
+function checkRoot(
+  start: StartAnswer,
+  q: GrantRequest & { wallet: Address },
+  pins: Pins,
+  sp: SessionPins,
+  o: GrantContext,
+): void {
+  const b = start.sign.delegation.binding;
+  const ob = start.on_chain_bounds;
   const t = start.sign.delegation.typed_data;
   if (
     t.domain.name !== "DelegationManager" ||
@@ -215,15 +262,7 @@ export function verifyGrant(
   )
     throw verificationFailed("GRANT_BINDING", "the root is not for the pinned DelegationManager on this chain");
   const m = t.message;
-  // The ETH day period starts when the server granted it: read from the terms, near now.
-  const dayCaveat = m.caveats.find((c) =>
-    same(c.enforcer, sp.enforcers.NativeTokenPeriodTransferEnforcer ?? zeroAddress),
-  );
-  const dayStart = dayCaveat
-    ? Number(decodeAbiParameters([{ type: "uint256" }, { type: "uint256" }, { type: "uint256" }], dayCaveat.terms)[2])
-    : 0;
-  if (dayCaveat && Math.abs(dayStart - o.nowS) > 600)
-    throw verificationFailed("GRANT_CAPS", "the root's ETH day period does not start now");
+  const dayStart = ethDayStart(m, sp, o.nowS);
   const expected: Caveat[] = rootCaveats(
     {
       router: pins.router,
@@ -253,6 +292,23 @@ export function verifyGrant(
       "GRANT_BINDING",
       "the root to sign is not the one rebuilt from its binding (delegate, delegator, salt or a caveat differs)",
     );
+}
+
+/** The ETH day period starts when the server granted it: read from the terms, near now (0 without the caveat). */
+function ethDayStart(m: TypedMessage, sp: SessionPins, nowS: number): number {
+  const dayCaveat = m.caveats.find((c) =>
+    same(c.enforcer, sp.enforcers.NativeTokenPeriodTransferEnforcer ?? zeroAddress),
+  );
+  const dayStart = dayCaveat
+    ? Number(decodeAbiParameters([{ type: "uint256" }, { type: "uint256" }, { type: "uint256" }], dayCaveat.terms)[2])
+    : 0;
+  if (dayCaveat && Math.abs(dayStart - nowS) > 600)
+    throw verificationFailed("GRANT_CAPS", "the root's ETH day period does not start now");
+  return dayStart;
+}
+
+/** An EIP-7702 authorization only to the pinned delegator, on this chain, at the next nonce, and with consent. */
+function checkAuthorization(start: StartAnswer, q: GrantRequest, pins: Pins, sp: SessionPins, o: GrantContext): void {
   const auth = start.sign.authorization;
   if (
     auth &&

@@ -110,7 +110,10 @@ async function permitRoundTrip(
   });
 }
 
-/** RECIPIENT unless `amountIn` is the amount asked, or worth the notional asked (within NOTIONAL_TOLERANCE) at the client's own mark. */
+/**
+ * RECIPIENT unless `amountIn` is the amount asked, or worth the notional asked (within
+ * NOTIONAL_TOLERANCE) at the client's own mark.
+ */
 async function checkAskedAmount(
   d: { chain: PublicClient; pins: Pins },
   q: TradeRequest,
@@ -137,7 +140,10 @@ async function checkAskedAmount(
     );
 }
 
-/** A quote this far from the client's own is not the market's (the server's expected amount is what the slippage is measured from). */
+/**
+ * A quote this far from the client's own is not the market's (the server's expected amount is what the
+ * slippage is measured from).
+ */
 export const QUOTE_TOLERANCE_BPS = 100;
 /** The signed minimum may sit this much under the slippage asked (the client quotes a block later). */
 const FLOOR_TOLERANCE_BPS = 10;
@@ -206,7 +212,10 @@ async function checkOwnQuote(
   return own;
 }
 
-/** The client's own impact may exceed the server's by this much (a block apart, rounding) before the server is said to understate it. */
+/**
+ * The client's own impact may exceed the server's by this much (a block apart, rounding) before the
+ * server is said to understate it.
+ */
 export const IMPACT_TOLERANCE_BPS = 50;
 
 /**
@@ -258,7 +267,8 @@ async function checkPrice(
     if (q.minOut !== undefined || q.allowUnmarked) return;
     throw verificationFailed(
       "PRICE",
-      `the client has no fresh mark of its own for ${!mIn || mIn.ageS > MARK_MAX_AGE_S ? q.tokenIn : q.tokenOut}: pass minOut (your own floor) or allowUnmarked`,
+      `the client has no fresh mark of its own for ${!mIn || mIn.ageS > MARK_MAX_AGE_S ? q.tokenIn : q.tokenOut}: ` +
+        "pass minOut (your own floor) or allowUnmarked",
     );
   }
   const inUsd = (Number(reading.amountIn) / 10 ** d.pins.tokens[q.tokenIn]!.decimals) * mIn.usd;
@@ -267,7 +277,8 @@ async function checkPrice(
   if (inUsd > 0 && outUsd < inUsd * (1 - (feeBps + PRICE_TOLERANCE_BPS) / 10_000))
     throw verificationFailed(
       "PRICE",
-      `$${inUsd.toFixed(2)} in would bring $${outUsd.toFixed(2)} out at the oracles' marks: more than ${PRICE_TOLERANCE_BPS} bps beyond the fee`,
+      `$${inUsd.toFixed(2)} in would bring $${outUsd.toFixed(2)} out at the oracles' marks: ` +
+        `more than ${PRICE_TOLERANCE_BPS} bps beyond the fee`,
     );
 }
 
@@ -347,7 +358,10 @@ type Checked = {
   nonceOverride: number | undefined;
 };
 
-/** The plan prepared (with its Permit2 round trip) and every check passed, nothing signed but the checked approve and permit. */
+/**
+ * The plan prepared (with its Permit2 round trip) and every check passed, nothing signed but the
+ * checked approve and permit.
+ */
 async function verifiedPlan(
   d: { http: Http; chain: PublicClient; account: LocalAccount; pins: Pins },
   q: TradeRequest,

@@ -1,5 +1,5 @@
 import { decodeFunctionData, erc20Abi, getAddress, zeroAddress, type Address, type Hex } from "viem";
-import { readFeeBps, readRouterCall } from "../../lib/router/read.js";
+import { readFeeBps, readRouterCall, type RouterReading } from "../../lib/router/read.js";
 import { poolId } from "../../lib/v4.js";
 import { verificationFailed } from "./errors.js";
 import { hopsOf } from "./quote.js";
@@ -74,26 +74,49 @@ export function verifyPlan(plan: PlanAnswer, intent: TradeIntent, pins: Pins) {
     throw verificationFailed("RECIPIENT", `the calldata spends ${r.amountIn}, the plan says ${plan.amount_in}`);
   if (intent.amountIn !== undefined && r.amountIn !== intent.amountIn)
     throw verificationFailed("RECIPIENT", `the calldata spends ${r.amountIn}, not the ${intent.amountIn} asked`);
-  // Every hop through a pinned canonical pool: a hookless pool of pinned tokens the server made is no market of the client's.
+  checkPools(tx.data, pins);
+  checkPermits(r, tokenIn, intent);
+  checkFee(plan, intent, pins, r);
+  checkMinOut(plan, intent, r);
+  checkRiskCodes(plan, intent, pins);
+  return r;
+}
+
+/**
+ * V4_HOOKS: every hop through a pinned canonical pool (a hookless pool of pinned tokens the server
+ * made is no market of the client's); FEE_BPS: no pool's LP fee above MAX_POOL_FEE.
+ */
+function checkPools(data: Hex, pins: Pins) {
   const pinnedPools = new Set(pins.pools.map((p) => p.id.toLowerCase()));
-  for (const h of hopsOf(tx.data)) {
+  for (const h of hopsOf(data)) {
     const id = poolId(h.poolKey).toLowerCase();
     if (!pinnedPools.has(id))
       throw verificationFailed(
         "V4_HOOKS",
-        `the route goes through pool ${id} (${h.poolKey.currency0}/${h.poolKey.currency1}, fee ${h.poolKey.fee}, hooks ${h.poolKey.hooks}), not one of the pinned canonical pools`,
+        `the route goes through pool ${id} (${h.poolKey.currency0}/${h.poolKey.currency1}, fee ${h.poolKey.fee}, ` +
+          `hooks ${h.poolKey.hooks}), not one of the pinned canonical pools`,
       );
     if (h.poolKey.fee > MAX_POOL_FEE)
       throw verificationFailed("FEE_BPS", `the route's pool charges an LP fee of ${h.poolKey.fee / 100} bps`);
   }
-  // A permit inside the call lets the router take exactly this trade's input, nothing else.
+}
+
+/** A permit inside the call lets the router take exactly this trade's input, nothing else. */
+function checkPermits(r: RouterReading, tokenIn: Address, intent: TradeIntent) {
   for (const p of r.permits ?? [])
     if (!same(p.token, tokenIn) || p.amount !== r.amountIn)
       throw verificationFailed(
         "RECIPIENT",
-        `the call's permit lets the router take ${p.amount} of ${p.token}, not this trade's ${r.amountIn} of ${intent.tokenIn}`,
+        `the call's permit lets the router take ${p.amount} of ${p.token}, ` +
+          `not this trade's ${r.amountIn} of ${intent.tokenIn}`,
       );
-  // The class is the client's own: major when both tokens are the schedule's major symbols.
+}
+
+/**
+ * FEE_CLASS: the class is the client's own (major when both tokens are the schedule's major
+ * symbols); FEE_BPS: the calldata pays the plan's rate, within the pinned schedule for that class.
+ */
+function checkFee(plan: PlanAnswer, intent: TradeIntent, pins: Pins, r: RouterReading) {
   const ownClass =
     pins.majorSymbols.includes(intent.tokenIn) && pins.majorSymbols.includes(intent.tokenOut) ? "major" : "other";
   if (plan.fee_class !== ownClass)
@@ -110,8 +133,13 @@ export function verifyPlan(plan: PlanAnswer, intent: TradeIntent, pins: Pins) {
   if (bps === null || bps !== plan.fee_bps || bps < allowed[0]! || bps > Math.min(allowed[1]!, pins.fee.maxBps))
     throw verificationFailed(
       "FEE_BPS",
-      `the calldata pays ${bps ?? "an unreadable"} bps (plan: ${plan.fee_bps}); ${ownClass} pays ${allowed[0]}-${allowed[1]}`,
+      `the calldata pays ${bps ?? "an unreadable"} bps (plan: ${plan.fee_bps}); ` +
+        `${ownClass} pays ${allowed[0]}-${allowed[1]}`,
     );
+}
+
+/** MIN_OUT: the calldata's minimum is the plan's, and at most the asked slippage under the expected output. */
+function checkMinOut(plan: PlanAnswer, intent: TradeIntent, r: RouterReading) {
   if (r.minOut !== BigInt(plan.amount_out_min))
     throw verificationFailed(
       "MIN_OUT",
@@ -125,8 +153,6 @@ export function verifyPlan(plan: PlanAnswer, intent: TradeIntent, pins: Pins) {
         `minimum out ${r.minOut} is below the expected ${plan.amount_out_expected} less ${intent.slippageBps} bps`,
       );
   }
-  checkRiskCodes(plan, intent, pins);
-  return r;
 }
 
 /**
@@ -206,7 +232,10 @@ export function verifyApprove(
     throw verificationFailed("RECIPIENT", `the approve step approves ${amount}, not this trade's ${amountIn}`);
 }
 
-/** The Permit2 PermitSingle the wallet signs: the pinned Permit2 and chain, the router as spender, this trade's token and amount, 30 minutes at most. */
+/**
+ * The Permit2 PermitSingle the wallet signs: the pinned Permit2 and chain, the router as spender, this
+ * trade's token and amount, 30 minutes at most.
+ */
 export function verifyPermit(
   typed: {
     domain: { name?: string; chainId?: number; verifyingContract?: string };

@@ -117,7 +117,7 @@ describe("the SDK's fast mode", () => {
     expect(t.amountIn).toBe(buy.amountIn);
   });
 
-  it("leaves fast mode for a pair the table does not pin (FAST_PAIR) and over the route's cap (ROUTE_CAP)", async () => {
+  it("leaves fast mode for a pair the table does not pin (FAST_PAIR), over the route's cap (ROUTE_CAP)", async () => {
     const a = await funded("3");
     const pit = await client(a, stack.api.url);
     expect(
@@ -259,7 +259,7 @@ describe("the SDK's fast mode", () => {
     expect(a.signed.tx).toBe(0);
   });
 
-  it("falls back at the fast transaction's nonce when the server refuses it, then rests the pair (COOLDOWN)", async () => {
+  it("falls back at the fast tx's nonce when the server refuses it, then rests the pair (COOLDOWN)", async () => {
     const a = await funded();
     const pit = await client(a);
     const before = await nonceOf(a.address);
@@ -303,29 +303,37 @@ describe("the SDK's fast mode", () => {
     expect(await nonceOf(a.address)).toBe(nonce + 1);
   });
 
-  it("signs nothing else after an answer that may follow a relay (SEQUENCER_UNREACHABLE): sends its own bytes and reports them", async () => {
-    const a = await funded();
-    const pit = await client(a);
-    const nonce = await nonceOf(a.address);
-    hostile.handle = fastAnswer("SEQUENCER_UNREACHABLE", 502);
-    const t = await pit.fastTrade(sell);
-    expect([t.path, t.reason]).toEqual(["fast", "SEQUENCER_UNREACHABLE"]);
-    expect(a.signed.tx).toBe(1);
-    expect(await nonceOf(a.address)).toBe(nonce + 1);
-    expect(t.amountOut).toBeGreaterThanOrEqual(t.minOut);
-  });
-
-  it("raises HASH_MISMATCH for another hash than the signed bytes' (or none), with the signed hash, without falling back", async () => {
-    for (const answer of [{ tx_hash: keccak256("0x02") }, null]) {
+  it(
+    "signs nothing else after an answer that may follow a relay (SEQUENCER_UNREACHABLE): " +
+      "sends its own bytes and reports them",
+    async () => {
       const a = await funded();
       const pit = await client(a);
-      hostile.tamper = (path, b) => (path === "/api/v1/live/fast" ? answer : b);
-      const err = await refusal(pit.fastTrade(sell));
-      expect(err.code).toBe("HASH_MISMATCH");
-      expect(err.detail.signed?.hash).toMatch(/^0x[0-9a-f]{64}$/);
+      const nonce = await nonceOf(a.address);
+      hostile.handle = fastAnswer("SEQUENCER_UNREACHABLE", 502);
+      const t = await pit.fastTrade(sell);
+      expect([t.path, t.reason]).toEqual(["fast", "SEQUENCER_UNREACHABLE"]);
       expect(a.signed.tx).toBe(1);
-    }
-  });
+      expect(await nonceOf(a.address)).toBe(nonce + 1);
+      expect(t.amountOut).toBeGreaterThanOrEqual(t.minOut);
+    },
+  );
+
+  it(
+    "raises HASH_MISMATCH for another hash than the signed bytes' (or none), " +
+      "with the signed hash, without falling back",
+    async () => {
+      for (const answer of [{ tx_hash: keccak256("0x02") }, null]) {
+        const a = await funded();
+        const pit = await client(a);
+        hostile.tamper = (path, b) => (path === "/api/v1/live/fast" ? answer : b);
+        const err = await refusal(pit.fastTrade(sell));
+        expect(err.code).toBe("HASH_MISMATCH");
+        expect(err.detail.signed?.hash).toMatch(/^0x[0-9a-f]{64}$/);
+        expect(a.signed.tx).toBe(1);
+      }
+    },
+  );
 
   describe("with the market moved", () => {
     const feed = () => stack.dn.universe.tokens.ETH!.feed!;

@@ -352,26 +352,30 @@ describe("the SDK against a hostile server", () => {
     expect(await stack.dn.pub.getTransactionCount({ address: account.address })).toBe(0);
   });
 
-  it("refuses a plan that understates its price impact (IMPACT_OWN), an unmarked pair without the caller's floor (PRICE), and trades it as answered", async () => {
-    // 1.5 ETH into ORBIO goes through two pools (5 and 30 bps of LP fee), the second a thin one:
-    // about 100 bps of impact. The answer says the fill is at the mid less the fees: no impact.
-    const orbio = { tokenIn: "ETH", tokenOut: "ORBIO", amountIn: parseEther("1.5") };
-    const account = counted();
-    await stack.dn.test.setBalance({ address: account.address, value: parseEther("3") });
-    const pit = await client(account);
-    hostile.tamper = prepared((p) => (p.quote.vs_mid_bps = -35));
-    const err = await pit.trade({ ...orbio, allowUnmarked: true }).catch((e) => e);
-    hostile.tamper = null;
-    expect([err.code, err.rule], err.message).toEqual(["VERIFICATION_FAILED", "IMPACT_OWN"]);
-    // ORBIO has no feed: its price is the pools', so the client asks for the caller's own floor.
-    const unmarked = await pit.trade(orbio).catch((e) => e);
-    expect([unmarked.code, unmarked.rule], unmarked.message).toEqual(["VERIFICATION_FAILED", "PRICE"]);
-    const floor = await pit.trade({ ...orbio, minOut: 10n ** 30n }).catch((e) => e);
-    expect([floor.code, floor.rule], floor.message).toEqual(["VERIFICATION_FAILED", "MIN_OUT"]);
-    expect(account.signed.tx).toBe(0);
-    const t = await pit.trade({ ...orbio, allowUnmarked: true });
-    expect(t.amountOut).toBeGreaterThanOrEqual(t.minOut);
-  });
+  it(
+    "refuses a plan that understates its price impact (IMPACT_OWN), " +
+      "an unmarked pair without the caller's floor (PRICE), and trades it as answered",
+    async () => {
+      // 1.5 ETH into ORBIO goes through two pools (5 and 30 bps of LP fee), the second a thin one:
+      // about 100 bps of impact. The answer says the fill is at the mid less the fees: no impact.
+      const orbio = { tokenIn: "ETH", tokenOut: "ORBIO", amountIn: parseEther("1.5") };
+      const account = counted();
+      await stack.dn.test.setBalance({ address: account.address, value: parseEther("3") });
+      const pit = await client(account);
+      hostile.tamper = prepared((p) => (p.quote.vs_mid_bps = -35));
+      const err = await pit.trade({ ...orbio, allowUnmarked: true }).catch((e) => e);
+      hostile.tamper = null;
+      expect([err.code, err.rule], err.message).toEqual(["VERIFICATION_FAILED", "IMPACT_OWN"]);
+      // ORBIO has no feed: its price is the pools', so the client asks for the caller's own floor.
+      const unmarked = await pit.trade(orbio).catch((e) => e);
+      expect([unmarked.code, unmarked.rule], unmarked.message).toEqual(["VERIFICATION_FAILED", "PRICE"]);
+      const floor = await pit.trade({ ...orbio, minOut: 10n ** 30n }).catch((e) => e);
+      expect([floor.code, floor.rule], floor.message).toEqual(["VERIFICATION_FAILED", "MIN_OUT"]);
+      expect(account.signed.tx).toBe(0);
+      const t = await pit.trade({ ...orbio, allowUnmarked: true });
+      expect(t.amountOut).toBeGreaterThanOrEqual(t.minOut);
+    },
+  );
 
   it("refuses a plan for another amount than the one asked (the request was changed on its way)", async () => {
     const account = counted(SHARED);
@@ -457,51 +461,60 @@ describe("the SDK against a hostile server", () => {
     }
   });
 
-  it("refuses a route through a hookless pool of pinned tokens that is not a pinned pool (one the server made): nothing signed", async () => {
-    // The server's own ETH/USDG pool at the market's price and a 1 % LP fee: within PRICE's 300 bps, twenty times the canonical pool's fee.
-    await makeAttackerPool();
-    const account = counted(SHARED);
-    await stack.dn.test.setBalance({ address: account.address, value: parseEther("1") });
-    const pit = await client(account);
-    hostile.tamper = async (path, plan) => {
-      if (!path.startsWith("/api/v1/live/prepare")) return plan;
-      let swapIn = 0n;
-      editCommand(tx(plan).data, Command.V4_SWAP, (i) => editSwap(i, (p) => ((swapIn = p.amountIn), p)));
-      const out = await quoteExactInputSingle(stack.dn.pub, pins.v4Quoter, attackerKey, true, swapIn);
-      const min = (out * 9_950n) / 10_000n;
-      tx(plan).data = editCommand(
-        editCommand(tx(plan).data, Command.V4_SWAP, (i) =>
-          editSwap(i, (p) => ({ ...p, poolKey: attackerKey, amountOutMinimum: min })),
-        ),
-        Command.SWEEP,
-        (i) => reAddr3(i, ([t, r]) => [t, r, min]),
-      );
-      Object.assign(plan, {
-        amount_out_expected: out.toString(),
-        amount_out_min: min.toString(),
-        quote: { ...plan.quote, vs_mid_bps: -300 },
-      });
-      return plan;
-    };
-    const err = await pit.trade(sell).catch((e) => e);
-    hostile.tamper = null;
-    expect([err.code, err.rule], err.message).toEqual(["VERIFICATION_FAILED", "V4_HOOKS"]);
-    expect(account.signed.tx).toBe(0);
-  });
-
-  it("raises HASH_MISMATCH, with the signed hash, when the server answers another hash than the signed transaction's, or none", async () => {
-    const account = counted();
-    await stack.dn.test.setBalance({ address: account.address, value: parseEther("1") });
-    const pit = await client(account);
-    for (const answer of [(body: any) => ({ ...body, tx_hash: `0x${"ab".repeat(32)}` }), () => null]) {
-      hostile.tamper = (path, body) => (path.startsWith("/api/v1/live/submit") ? answer(body) : body);
+  it(
+    "refuses a route through a hookless pool of pinned tokens that is not a pinned pool (one the server made): " +
+      "nothing signed",
+    async () => {
+      // The server's own ETH/USDG pool at the market's price and a 1 % LP fee: within PRICE's 300 bps, twenty
+      // times the canonical pool's fee.
+      await makeAttackerPool();
+      const account = counted(SHARED);
+      await stack.dn.test.setBalance({ address: account.address, value: parseEther("1") });
+      const pit = await client(account);
+      hostile.tamper = async (path, plan) => {
+        if (!path.startsWith("/api/v1/live/prepare")) return plan;
+        let swapIn = 0n;
+        editCommand(tx(plan).data, Command.V4_SWAP, (i) => editSwap(i, (p) => ((swapIn = p.amountIn), p)));
+        const out = await quoteExactInputSingle(stack.dn.pub, pins.v4Quoter, attackerKey, true, swapIn);
+        const min = (out * 9_950n) / 10_000n;
+        tx(plan).data = editCommand(
+          editCommand(tx(plan).data, Command.V4_SWAP, (i) =>
+            editSwap(i, (p) => ({ ...p, poolKey: attackerKey, amountOutMinimum: min })),
+          ),
+          Command.SWEEP,
+          (i) => reAddr3(i, ([t, r]) => [t, r, min]),
+        );
+        Object.assign(plan, {
+          amount_out_expected: out.toString(),
+          amount_out_min: min.toString(),
+          quote: { ...plan.quote, vs_mid_bps: -300 },
+        });
+        return plan;
+      };
       const err = await pit.trade(sell).catch((e) => e);
       hostile.tamper = null;
-      expect(err).toBeInstanceOf(PitError);
-      expect(err.code).toBe("HASH_MISMATCH");
-      expect(err.detail.signed.hash).toMatch(/^0x[0-9a-f]{64}$/);
-    }
-  });
+      expect([err.code, err.rule], err.message).toEqual(["VERIFICATION_FAILED", "V4_HOOKS"]);
+      expect(account.signed.tx).toBe(0);
+    },
+  );
+
+  it(
+    "raises HASH_MISMATCH, with the signed hash, " +
+      "when the server answers another hash than the signed transaction's, or none",
+    async () => {
+      const account = counted();
+      await stack.dn.test.setBalance({ address: account.address, value: parseEther("1") });
+      const pit = await client(account);
+      for (const answer of [(body: any) => ({ ...body, tx_hash: `0x${"ab".repeat(32)}` }), () => null]) {
+        hostile.tamper = (path, body) => (path.startsWith("/api/v1/live/submit") ? answer(body) : body);
+        const err = await pit.trade(sell).catch((e) => e);
+        hostile.tamper = null;
+        expect(err).toBeInstanceOf(PitError);
+        expect(err.code).toBe("HASH_MISMATCH");
+        expect(err.detail.signed.hash).toMatch(/^0x[0-9a-f]{64}$/);
+      }
+    },
+  );
 
   it("refuses a wallet that cannot pay before signing (INSUFFICIENT_FUNDS), and carries server codes", async () => {
     const account = counted();
@@ -553,7 +566,7 @@ describe("the SDK against a hostile server", () => {
     expect(out.stdout).toMatch(/^mined 0x[0-9a-f]{64}: \d+(\.\d+)? USDG\n$/);
   });
 
-  it("rebuilds league statements (LEAGUE_STATEMENT) and lets an owner sign only its own (SIGNING_MISMATCH)", async () => {
+  it("rebuilds league statements (LEAGUE_STATEMENT), lets an owner sign only its own (SIGNING_MISMATCH)", async () => {
     const { dn } = stack;
     const owner = privateKeyToAccount(generatePrivateKey());
     const w = dn.walletFor(dn.deployer);
@@ -687,7 +700,7 @@ describe("the SDK against a hostile server", () => {
       }
     });
 
-    it("refuses an approve and a permit for more than asked, the plan's amount raised with them: nothing signed", async () => {
+    it("refuses an approve and permit for more than asked, the plan's amount raised too: nothing signed", async () => {
       const a = await usdgWallet(SHARED);
       for (const ask of [buy, { tokenIn: "USDG", tokenOut: "ETH", notionalUsd: 30 }]) {
         const pit = await client(a);
@@ -708,7 +721,7 @@ describe("the SDK against a hostile server", () => {
       }
     });
 
-    it("refuses a plan listing more than one approve (each exact, each a transaction and a wait): nothing signed", async () => {
+    it("refuses a plan listing more than one approve (each exact, each a tx and a wait): nothing signed", async () => {
       const a = await usdgWallet(SHARED);
       const pit = await client(a);
       hostile.tamper = firstPrepare((p) => {
@@ -791,7 +804,10 @@ describe("the SDK against a hostile server", () => {
       expect(account.signed.typed).toBe(0);
     });
 
-    /** The root's ETH caps set to `wei` (per call and per day), its caveats re-encoded to match: a root consistent with its bounds. */
+    /**
+     * The root's ETH caps set to `wei` (per call and per day), its caveats re-encoded to match: a root
+     * consistent with its bounds.
+     */
     const ethCaps = (perCall: (honest: bigint) => bigint, perDay: (honest: bigint) => bigint) => (s: any) => {
       const ob = s.on_chain_bounds;
       const [call, day] = [perCall(BigInt(ob.eth_per_call_wei)), perDay(BigInt(ob.eth_per_day_wei))];
@@ -849,7 +865,7 @@ describe("the SDK against a hostile server", () => {
       },
     );
 
-    it("asks consent before a code change (CONSENT_REQUIRED), then grants with it against the real service", async () => {
+    it("asks consent before a code change (CONSENT_REQUIRED), then grants with it on the real service", async () => {
       const account = counted();
       await stack.dn.test.setBalance({ address: account.address, value: parseEther("1") });
       const pit = await client(account, stack.api.url);

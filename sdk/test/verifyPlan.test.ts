@@ -3,7 +3,10 @@ import { zeroAddress } from "viem";
 import { checkImpactRisks, type PlanAnswer, type TradeIntent } from "../src/verifyPlan.js";
 import type { Pins } from "../src/pins.js";
 
-/** The impact codes a plan must carry by the client's own measure (SPEC: 300 bps PRICE_IMPACT, 1000 bps HIGH_PRICE_IMPACT). */
+/**
+ * The impact codes a plan must carry by the client's own measure (SPEC: 300 bps PRICE_IMPACT, 1000 bps
+ * HIGH_PRICE_IMPACT).
+ */
 describe("checkImpactRisks", () => {
   const pins = {
     risks: { PRICE_IMPACT: "info", HIGH_PRICE_IMPACT: "severe" },
