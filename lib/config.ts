@@ -173,7 +173,10 @@ const envSchema = {
   /** The AI-model gateway (OpenAI-compatible) the partner_llm brain calls, and the service's key there. */
   AI_GATEWAY_URL: url.optional(),
   AI_GATEWAY_KEY: z.string().min(8, "must be at least 8 characters").optional(),
-  /** Models offered, with prices in USD per million tokens: a JSON list of {id, input, output, structured?, source?}. */
+  /**
+   * Models offered, with prices in USD per million tokens: a JSON list of
+   * {id, input, output, structured?, source?}.
+   */
   AI_MODELS: z
     .string()
     .transform((s, ctx) => {
@@ -245,12 +248,18 @@ const envSchema = {
     .refine((xs) => xs.every((x) => /^[1-9][0-9]{0,15}$/.test(x)), "must be a comma-separated list of agent ids")
     .transform((xs) => xs.map(Number))
     .optional(),
-  /** The wallet holding the prize reserve in the partner token, and the JSON-RPC signer holding its key (the devnet signs in process). */
+  /**
+   * The wallet holding the prize reserve in the partner token, and the JSON-RPC signer holding its
+   * key (the devnet signs in process).
+   */
   LEAGUE_RESERVE_WALLET: addr.optional(),
   LEAGUE_SIGNER_URL: url.optional(),
   /** The partner agent whose stake feeds the reserve (GET league reserve.agent_id). */
   LEAGUE_RESERVE_AGENT: z.coerce.number().int().min(1).optional(),
-  /** A season pays at most this many USD (in the partner token at its mark); the reserve holds at most this many seasons of it. */
+  /**
+   * A season pays at most this many USD (in the partner token at its mark); the reserve holds at
+   * most this many seasons of it.
+   */
   LEAGUE_PRIZE_CAP_USD: z.coerce.number().finite().min(0).optional(),
   LEAGUE_RESERVE_CEILING_SEASONS: z.coerce.number().int().min(1).max(100).optional(),
   /** PostgreSQL views schema of the indexer, for API processes outside Ponder's. */
@@ -314,7 +323,10 @@ export type Config = {
   cosignerPort: number;
   /** The co-signer's own store; null: PGlite in DATA_DIR/cosigner (the devnet only). */
   cosignerDatabaseUrl: string | null;
-  /** The executor signing service's URL and bearer secret (null: none, live hosted agents answer SIGNER_REQUIRED), its port and own store. */
+  /**
+   * The executor signing service's URL and bearer secret (null: none, live hosted agents answer
+   * SIGNER_REQUIRED), its port and own store.
+   */
   executorsUrl: string | null;
   executorsToken: string | null;
   executorsPort: number;
@@ -389,13 +401,8 @@ export const DEVNET_AI_OWN_KEYS_SECRET = "pit-devnet-ai-own-keys-not-a-secret-00
 /** Comprehensively sanctioned countries and regions (Crimea, Donetsk, Luhansk as ISO subdivisions). */
 export const DEFAULT_BLOCKED_COUNTRIES = ["CU", "IR", "KP", "SY", "UA-43", "UA-14", "UA-09"];
 
-/**
- * Reads the environment and the universe file into one validated Config. Throws ConfigError
- * naming the first bad variable. Pure apart from reading the universe file.
- */
-export function loadConfig(source: Record<string, string | undefined> = process.env): Config {
-  const env = parseEnv(source);
-  const devnet = env.CHAIN_RPC_URL === undefined;
+/** The universe file UNIVERSE_FILE names (relative to the repository), else the devnet's; read and checked. */
+function loadUniverse(env: Env, devnet: boolean): { universeFile: string; universe: Universe } {
   const universeFile = env.UNIVERSE_FILE
     ? isAbsolute(env.UNIVERSE_FILE)
       ? env.UNIVERSE_FILE
@@ -415,8 +422,19 @@ export function loadConfig(source: Record<string, string | undefined> = process.
   }
   if (universe.chainId !== CHAIN_ID)
     throw new ConfigError("UNIVERSE_FILE", `chainId is ${universe.chainId}, this service runs chain ${CHAIN_ID}`);
+  return { universeFile, universe };
+}
 
-  const rpcUrl = env.CHAIN_RPC_URL ?? `http://127.0.0.1:${env.ANVIL_PORT}`;
+/**
+ * The fee recipient and the co-signer's address (the devnet's accounts by default), after the
+ * signing services' settings are checked: each URL with its token, and off the devnet apart.
+ */
+function signerSettings(
+  source: Record<string, string | undefined>,
+  env: Env,
+  universe: Universe,
+  devnet: boolean,
+): { feeRecipient: Address; cosigner: Address | null } {
   const feeRecipient =
     env.PLATFORM_FEE_RECIPIENT ??
     (universe.devnet?.accounts.platform ? getAddress(universe.devnet.accounts.platform) : undefined);
@@ -439,15 +457,11 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       "required with EXECUTORS_URL (the executor signing service answers only the API holding it)",
     );
   if (!devnet) assertSignersApart(source, env);
-  // The sign-in domain is never taken from a Host header; on the devnet it defaults to localhost.
-  const authDomain = env.AUTH_DOMAIN ?? (devnet ? `localhost:${env.PORT}` : null);
-  const allowedHosts = env.ALLOWED_HOSTS ?? [
-    `localhost:${env.PORT}`,
-    `127.0.0.1:${env.PORT}`,
-    `[::1]:${env.PORT}`,
-    ...(authDomain ? [authDomain.toLowerCase()] : []),
-  ];
+  return { feeRecipient, cosigner };
+}
 
+/** The universe's tokens by symbol, addresses checksummed; ETH, WETH and USDG must be among them. */
+function tokensOf(universe: Universe): Record<string, TokenEntry> {
   const tokens: Record<string, TokenEntry> = {};
   for (const [symbol, t] of Object.entries(universe.tokens)) {
     tokens[symbol] = {
@@ -463,6 +477,42 @@ export function loadConfig(source: Record<string, string | undefined> = process.
   for (const required of ["ETH", "WETH", "USDG"]) {
     if (!tokens[required]) throw new ConfigError("UNIVERSE_FILE", `tokens.${required} is missing`);
   }
+  return tokens;
+}
+
+function leagueConfigOf(env: Env, devnet: boolean): LeagueConfig {
+  return {
+    hubs: (env.LEAGUE_HUBS ?? []).map((a) => getAddress(a)),
+    houseAgents: env.LEAGUE_HOUSE_AGENTS ?? [],
+    reserveWallet:
+      env.LEAGUE_RESERVE_WALLET ??
+      (devnet ? mnemonicToAccount(DEVNET_MNEMONIC, { addressIndex: DEVNET_RESERVE_INDEX }).address : null),
+    signerUrl: env.LEAGUE_SIGNER_URL ?? null,
+    reserveAgent: env.LEAGUE_RESERVE_AGENT ?? null,
+    prizeCapUsd: env.LEAGUE_PRIZE_CAP_USD ?? 1_000,
+    ceilingSeasons: env.LEAGUE_RESERVE_CEILING_SEASONS ?? 4,
+  };
+}
+
+/**
+ * Reads the environment and the universe file into one validated Config. Throws ConfigError
+ * naming the first bad variable. Pure apart from reading the universe file.
+ */
+export function loadConfig(source: Record<string, string | undefined> = process.env): Config {
+  const env = parseEnv(source);
+  const devnet = env.CHAIN_RPC_URL === undefined;
+  const { universeFile, universe } = loadUniverse(env, devnet);
+  const rpcUrl = env.CHAIN_RPC_URL ?? `http://127.0.0.1:${env.ANVIL_PORT}`;
+  const { feeRecipient, cosigner } = signerSettings(source, env, universe, devnet);
+  // The sign-in domain is never taken from a Host header; on the devnet it defaults to localhost.
+  const authDomain = env.AUTH_DOMAIN ?? (devnet ? `localhost:${env.PORT}` : null);
+  const allowedHosts = env.ALLOWED_HOSTS ?? [
+    `localhost:${env.PORT}`,
+    `127.0.0.1:${env.PORT}`,
+    `[::1]:${env.PORT}`,
+    ...(authDomain ? [authDomain.toLowerCase()] : []),
+  ];
+  const tokens = tokensOf(universe);
 
   return {
     chainId: CHAIN_ID,
@@ -516,17 +566,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     shieldUrl: env.SHIELD_URL ?? null,
     aggregatorUrls: env.AGGREGATOR_URLS ?? {},
     ai: aiConfigOf(env, devnet),
-    league: {
-      hubs: (env.LEAGUE_HUBS ?? []).map((a) => getAddress(a)),
-      houseAgents: env.LEAGUE_HOUSE_AGENTS ?? [],
-      reserveWallet:
-        env.LEAGUE_RESERVE_WALLET ??
-        (devnet ? mnemonicToAccount(DEVNET_MNEMONIC, { addressIndex: DEVNET_RESERVE_INDEX }).address : null),
-      signerUrl: env.LEAGUE_SIGNER_URL ?? null,
-      reserveAgent: env.LEAGUE_RESERVE_AGENT ?? null,
-      prizeCapUsd: env.LEAGUE_PRIZE_CAP_USD ?? 1_000,
-      ceilingSeasons: env.LEAGUE_RESERVE_CEILING_SEASONS ?? 4,
-    },
+    league: leagueConfigOf(env, devnet),
   };
 }
 
@@ -538,7 +578,9 @@ export function loadConfig(source: Record<string, string | undefined> = process.
  */
 function assertSignersApart(source: Record<string, string | undefined>, env: Env): void {
   const apart =
-    "the co-signer and the executor signing service run apart: `npm run cosigner` with COSIGNER_KEY, COSIGNER_TOKEN and COSIGNER_DATABASE_URL; `npm run executors` with EXECUTOR_KEYS_SECRET, EXECUTORS_TOKEN and EXECUTORS_DATABASE_URL";
+    "the co-signer and the executor signing service run apart: `npm run cosigner` with COSIGNER_KEY, " +
+    "COSIGNER_TOKEN and COSIGNER_DATABASE_URL; `npm run executors` with EXECUTOR_KEYS_SECRET, EXECUTORS_TOKEN " +
+    "and EXECUTORS_DATABASE_URL";
   if (source.COSIGNER_KEY && env.EXECUTOR_KEYS_SECRET)
     throw new ConfigError(
       "EXECUTOR_KEYS_SECRET",
@@ -566,7 +608,8 @@ function assertSignersApart(source: Record<string, string | undefined>, env: Env
 export function sameDatabase(a: string, b: string): boolean {
   const key = (u: string) => {
     const x = new URL(u);
-    return `${x.hostname.toLowerCase()}:${x.port || "5432"}/${decodeURIComponent(x.pathname.slice(1)) || decodeURIComponent(x.username)}`;
+    const database = decodeURIComponent(x.pathname.slice(1)) || decodeURIComponent(x.username);
+    return `${x.hostname.toLowerCase()}:${x.port || "5432"}/${database}`;
   };
   return key(a) === key(b);
 }

@@ -6,6 +6,7 @@ import {
   parseAbi,
   zeroAddress,
   type Address,
+  type Hex,
   type PublicClient,
 } from "viem";
 import { launchpadAbi } from "../abis/fixtures.js";
@@ -83,7 +84,10 @@ export function windowPrice(first: number, steps: PriceStep[], from: number, to:
 export function markUnsettled(w: WindowPrice, spot: number, bandBps: number): string | null {
   const minutes = MARK_WINDOW_S / 60;
   if (!(w.stableShare >= MARK_STABLE_SHARE))
-    return `its price held within ${bandBps} bps of its ${minutes}-minute median only ${Math.round(w.stableShare * 100)} % of the window (${MARK_STABLE_SHARE * 100} % needed)`;
+    return (
+      `its price held within ${bandBps} bps of its ${minutes}-minute median only ` +
+      `${Math.round(w.stableShare * 100)} % of the window (${MARK_STABLE_SHARE * 100} % needed)`
+    );
   const off = offBps(spot, w.median);
   if (!(off <= bandBps))
     return `its spot is ${Math.round(off)} bps from its ${minutes}-minute median (band ${bandBps} bps)`;
@@ -124,87 +128,95 @@ const extsloadAbi = parseAbi(["function extsload(bytes32 slot) view returns (byt
 const POOLS_SLOT = 6n;
 const LIQUIDITY_OFFSET = 3n;
 
+type PinnedSources = { poolManager: Address; launchpad: Address; againstDecimals: (a: Address) => number | null };
+type MarkToken = { address: Address; decimals: number };
+
 /**
- * The median and stability (windowPrice at `bandBps`) over [to - window, to] (to = the head's
- * time) and the spot of a mark's source, read on the chain alone: the state at the last block at
- * or before the window's start, then every price change logged since (v4 Swap events; the curve's
- * Trade events), each at its block's time.
- * null when the chain is younger than the window, the source is unknown or not pinned, or it
- * has no price (an uninitialized pool, a graduated curve).
+ * What a source read shares: the chain, the token, the pinned contracts, the window's blocks and
+ * the result's shape.
  */
-export async function readMarkSource(
-  chain: PublicClient,
-  src: MarkSource,
-  token: { address: Address; decimals: number },
-  pinned: { poolManager: Address; launchpad: Address; againstDecimals: (a: Address) => number | null },
-  bandBps: number,
-  window = MARK_WINDOW_S,
-): Promise<SourceRead | null> {
-  const head = await chain.getBlock();
-  const to = Number(head.timestamp);
-  const start = await lastBlockAtOrBefore(chain, to - window, head.number, to);
-  if (start === null) return null;
-  const timeOf = blockTimes(chain);
-  const read = (
-    first: number,
-    steps: PriceStep[],
-    spot: number,
-    depthAgainst: number,
-    against: Address,
-  ): SourceRead => ({
-    ...windowPrice(first, steps, to - window, to, bandBps),
+type SourceWindow = {
+  chain: PublicClient;
+  token: MarkToken;
+  pinned: PinnedSources;
+  headNumber: bigint;
+  /** The last block at or before the window's start. */
+  start: bigint;
+  timeOf: (n: bigint) => Promise<number>;
+  read: (first: number, steps: PriceStep[], spot: number, depthAgainst: number, against: Address) => SourceRead;
+};
+
+/** readMarkSource on the launchpad curve: its Trade events since the window's start, in ETH per token. */
+async function readCurveSource(w: SourceWindow, src: Extract<MarkSource, { kind: "curve" }>) {
+  const { chain, token, pinned } = w;
+  if (src.launchpad.toLowerCase() !== pinned.launchpad.toLowerCase()) return null;
+  const [curve, logs] = await Promise.all([
+    chain.readContract({
+      address: pinned.launchpad,
+      abi: launchpadAbi,
+      functionName: "curves",
+      args: [token.address],
+      blockNumber: w.headNumber,
+    }),
+    chain.getLogs({
+      address: pinned.launchpad,
+      event: launchpadAbi.find((x) => x.type === "event" && x.name === "Trade")! as never,
+      args: { token: token.address } as never,
+      fromBlock: w.start + 1n,
+      toBlock: w.headNumber,
+    }),
+  ]);
+  const [, , graduated, , virtualEth, virtualToken] = curve;
+  if (graduated || virtualToken === 0n) return null;
+  const trades = logs as unknown as {
+    blockNumber: bigint;
+    args: {
+      isBuy: boolean;
+      ethAmount: bigint;
+      tokenAmount: bigint;
+      fee: bigint;
+      virtualEth: bigint;
+      virtualToken: bigint;
+    };
+  }[];
+  const first = trades.length ? curveBefore(trades[0]!.args) : { virtualEth, virtualToken };
+  const changes = await Promise.all(
+    trades.map(async (t) => ({
+      ts: await w.timeOf(t.blockNumber),
+      price: curvePrice(t.args.virtualEth, t.args.virtualToken, token.decimals),
+    })),
+  );
+  const spot = curvePrice(virtualEth, virtualToken, token.decimals);
+  return w.read(
+    curvePrice(first.virtualEth, first.virtualToken, token.decimals),
+    changes,
     spot,
-    depthAgainst,
-    against,
-    steps: { first, steps, from: to - window, to },
-  });
-  if (src.kind === "curve") {
-    if (src.launchpad.toLowerCase() !== pinned.launchpad.toLowerCase()) return null;
-    const [curve, logs] = await Promise.all([
-      chain.readContract({
-        address: pinned.launchpad,
-        abi: launchpadAbi,
-        functionName: "curves",
-        args: [token.address],
-        blockNumber: head.number,
-      }),
-      chain.getLogs({
-        address: pinned.launchpad,
-        event: launchpadAbi.find((x) => x.type === "event" && x.name === "Trade")! as never,
-        args: { token: token.address } as never,
-        fromBlock: start + 1n,
-        toBlock: head.number,
-      }),
-    ]);
-    const [, , graduated, , virtualEth, virtualToken] = curve;
-    if (graduated || virtualToken === 0n) return null;
-    const trades = logs as unknown as {
-      blockNumber: bigint;
-      args: {
-        isBuy: boolean;
-        ethAmount: bigint;
-        tokenAmount: bigint;
-        fee: bigint;
-        virtualEth: bigint;
-        virtualToken: bigint;
-      };
-    }[];
-    const first = trades.length ? curveBefore(trades[0]!.args) : { virtualEth, virtualToken };
-    const changes = await Promise.all(
-      trades.map(async (t) => ({
-        ts: await timeOf(t.blockNumber),
-        price: curvePrice(t.args.virtualEth, t.args.virtualToken, token.decimals),
-      })),
-    );
-    const spot = curvePrice(virtualEth, virtualToken, token.decimals);
-    return read(
-      curvePrice(first.virtualEth, first.virtualToken, token.decimals),
-      changes,
-      spot,
-      Number(virtualEth) / 1e18,
-      zeroAddress,
-    );
-  }
+    Number(virtualEth) / 1e18,
+    zeroAddress,
+  );
+}
+
+/** A hookless pool's slot0 slot and liquidity reads over PoolManager's extsload, at a block. */
+function poolSlots(chain: PublicClient, poolManager: Address, id: Hex) {
+  const slot = hexToBigInt(
+    keccak256(encodeAbiParameters([{ type: "bytes32" }, { type: "uint256" }], [id, POOLS_SLOT])),
+  );
+  const load = (s: bigint, blockNumber: bigint) =>
+    chain
+      .readContract({
+        address: poolManager,
+        abi: extsloadAbi,
+        functionName: "extsload",
+        args: [`0x${s.toString(16).padStart(64, "0")}`],
+        blockNumber,
+      })
+      .then(hexToBigInt);
+  return { slot0: (at: bigint) => load(slot, at), liquidity: (at: bigint) => load(slot + LIQUIDITY_OFFSET, at) };
+}
+
+/** readMarkSource on a hookless v4 pool: slot0 then and now, its Swap events since, priced in `against`. */
+async function readPoolSource(w: SourceWindow, src: Extract<MarkSource, { kind: "pool" }>) {
+  const { chain, token, pinned } = w;
   const key = {
     currency0: getAddress(src.currency0),
     currency1: getAddress(src.currency1),
@@ -222,29 +234,17 @@ export async function readMarkSource(
   )
     return null;
   const id = poolId(key);
-  const slot = hexToBigInt(
-    keccak256(encodeAbiParameters([{ type: "bytes32" }, { type: "uint256" }], [id, POOLS_SLOT])),
-  );
-  const load = (s: bigint, blockNumber: bigint) =>
-    chain
-      .readContract({
-        address: pinned.poolManager,
-        abi: extsloadAbi,
-        functionName: "extsload",
-        args: [`0x${s.toString(16).padStart(64, "0")}`],
-        blockNumber,
-      })
-      .then(hexToBigInt);
+  const slots = poolSlots(chain, pinned.poolManager, id);
   const [slot0Then, slot0Now, liquidity, logs] = await Promise.all([
-    load(slot, start),
-    load(slot, head.number),
-    load(slot + LIQUIDITY_OFFSET, head.number),
+    slots.slot0(w.start),
+    slots.slot0(w.headNumber),
+    slots.liquidity(w.headNumber),
     chain.getLogs({
       address: pinned.poolManager,
       event: poolManagerAbi.find((x) => x.type === "event" && x.name === "Swap")! as never,
       args: { id } as never,
-      fromBlock: start + 1n,
-      toBlock: head.number,
+      fromBlock: w.start + 1n,
+      toBlock: w.headNumber,
     }),
   ]);
   const sqrtOf = (slot0: bigint) => slot0 & ((1n << 160n) - 1n);
@@ -260,18 +260,56 @@ export async function readMarkSource(
   };
   const swaps = logs as unknown as { blockNumber: bigint; args: { sqrtPriceX96: bigint } }[];
   const changes = await Promise.all(
-    swaps.map(async (s) => ({ ts: await timeOf(s.blockNumber), price: priceOf(s.args.sqrtPriceX96) })),
+    swaps.map(async (s) => ({ ts: await w.timeOf(s.blockNumber), price: priceOf(s.args.sqrtPriceX96) })),
   );
   // Virtual reserves of the `against` side: L·sqrtP (currency1) or L/sqrtP (currency0), in atoms.
   const sqrtP = Number(sqrtOf(slot0Now)) / 2 ** 96;
   const againstAtoms = tokenIs0 ? Number(liquidity) * sqrtP : Number(liquidity) / sqrtP;
-  return read(
+  return w.read(
     priceOf(sqrtOf(slot0Then)),
     changes,
     priceOf(sqrtOf(slot0Now)),
     againstAtoms / 10 ** againstDecimals,
     getAddress(src.against),
   );
+}
+
+/**
+ * The median and stability (windowPrice at `bandBps`) over [to - window, to] (to = the head's
+ * time) and the spot of a mark's source, read on the chain alone: the state at the last block at
+ * or before the window's start, then every price change logged since (v4 Swap events; the curve's
+ * Trade events), each at its block's time.
+ * null when the chain is younger than the window, the source is unknown or not pinned, or it
+ * has no price (an uninitialized pool, a graduated curve).
+ */
+export async function readMarkSource(
+  chain: PublicClient,
+  src: MarkSource,
+  token: MarkToken,
+  pinned: PinnedSources,
+  bandBps: number,
+  window = MARK_WINDOW_S,
+): Promise<SourceRead | null> {
+  const head = await chain.getBlock();
+  const to = Number(head.timestamp);
+  const start = await lastBlockAtOrBefore(chain, to - window, head.number, to);
+  if (start === null) return null;
+  const w: SourceWindow = {
+    chain,
+    token,
+    pinned,
+    headNumber: head.number,
+    start,
+    timeOf: blockTimes(chain),
+    read: (first, steps, spot, depthAgainst, against) => ({
+      ...windowPrice(first, steps, to - window, to, bandBps),
+      spot,
+      depthAgainst,
+      against,
+      steps: { first, steps, from: to - window, to },
+    }),
+  };
+  return src.kind === "curve" ? readCurveSource(w, src) : readPoolSource(w, src);
 }
 
 /**

@@ -87,7 +87,10 @@ export type RelayedPlan = {
 export type RelayedContracts = { poolManager: Address; router: Address; launchpad: Address };
 /** eth_getTransactionReceipt as JSON (status "0x1"/"0x0") or as viem parses it. */
 export type ReceiptLike = { status: string; logs: RawLog[] };
-/** Where the ETH amount came from: the last hop's PoolManager Swap, the curve's Trade event, the transaction value, or the plan. */
+/**
+ * Where the ETH amount came from: the last hop's PoolManager Swap, the curve's Trade event, the
+ * transaction value, or the plan.
+ */
 export type EthSource = "v4_swap" | "curve_trade" | "tx_value";
 export type RelayedOutcome = {
   status: "mined" | "reverted";
@@ -149,55 +152,85 @@ export function relayedOutcome(
     eth.push("tx_value");
   } else amountIn = sum(plan.tokenIn, (l) => same(l.from, wallet) && !same(l.to, wallet));
 
-  let feeToken: Address | null = null;
-  let feeAmount: bigint | null = null;
+  let fee: { feeToken: Address | null; feeAmount: bigint | null } = { feeToken: null, feeAmount: null };
   let amountOut: bigint;
   if (plan.tokenOut !== zeroAddress) {
     amountOut = sum(plan.tokenOut, (l) => same(l.to, wallet) && !same(l.from, wallet));
   } else if (plan.execution === "router") {
-    const swaps = receipt.logs.filter(
-      (l) =>
-        same(l.address, contracts.poolManager) &&
-        l.topics[0] === V4_SWAP_TOPIC &&
-        same(topicAddress(l.topics[2]), contracts.router),
-    );
-    const last = swaps[swaps.length - 1];
-    const amount0 = last ? (decodeAbiParameters([{ type: "int128" }], last.data.slice(0, 66) as Hex)[0] as bigint) : 0n;
-    const gross = amount0 > 0n ? amount0 : 0n;
+    const out = routerEthOut(receipt, plan, contracts);
+    amountOut = out.amountOut;
+    if (out.feeAmount !== null) fee = { feeToken: zeroAddress, feeAmount: out.feeAmount };
     eth.push("v4_swap");
-    if (plan.fee.side === "output" && plan.fee.token === zeroAddress) {
-      feeToken = zeroAddress;
-      feeAmount = bpsOf(gross, plan.fee.bps);
-      amountOut = gross - feeAmount;
-    } else amountOut = gross;
   } else {
-    const trade = receipt.logs.find(
-      (l) =>
-        same(l.address, contracts.launchpad) &&
-        l.topics[0] === CURVE_TRADE_TOPIC &&
-        same(topicAddress(l.topics[1]), plan.tokenIn),
-    );
-    const [isBuy, ethAmount] = trade
-      ? (decodeAbiParameters([{ type: "bool" }, { type: "uint256" }], trade.data.slice(0, 130) as Hex) as [
-          boolean,
-          bigint,
-        ])
-      : [true, 0n];
-    amountOut = isBuy ? 0n : ethAmount;
+    amountOut = curveEthOut(receipt, plan, contracts, ethFee);
     eth.push("curve_trade");
-    if (plan.execution === "batch" && ethFee) amountOut -= plan.fee.amount;
   }
+  if (fee.feeToken === null) fee = feePaid(legs, plan, twoStepFee);
+  return { status: "mined", ...base, amountIn, amountOut, ...fee, eth };
+}
 
-  if (feeToken === null) {
-    if (plan.fee.token !== zeroAddress) {
-      const paid = legs.find((l) => same(l.token, plan.fee.token) && same(l.to, plan.fee.recipient));
-      if (paid) [feeToken, feeAmount] = [paid.token, BigInt(paid.amount)];
-    } else if (plan.execution === "curve") {
-      if (twoStepFee !== null) [feeToken, feeAmount] = [zeroAddress, twoStepFee];
-    } else if (plan.execution === "batch" || plan.fee.side === "input") {
-      // A batch runs its fee call or reverts whole; the router's TRANSFER moves exactly its amount.
-      [feeToken, feeAmount] = [zeroAddress, plan.fee.amount];
-    }
+/**
+ * ETH out of a router trade: amount0 of the last PoolManager Swap the router made, less an
+ * output-side ETH fee (PAY_PORTION's `out * bps / 10_000`; feeAmount null when there is none).
+ */
+function routerEthOut(
+  receipt: ReceiptLike,
+  plan: RelayedPlan,
+  contracts: RelayedContracts,
+): { amountOut: bigint; feeAmount: bigint | null } {
+  const swaps = receipt.logs.filter(
+    (l) =>
+      same(l.address, contracts.poolManager) &&
+      l.topics[0] === V4_SWAP_TOPIC &&
+      same(topicAddress(l.topics[2]), contracts.router),
+  );
+  const last = swaps[swaps.length - 1];
+  const amount0 = last ? (decodeAbiParameters([{ type: "int128" }], last.data.slice(0, 66) as Hex)[0] as bigint) : 0n;
+  const gross = amount0 > 0n ? amount0 : 0n;
+  if (plan.fee.side === "output" && plan.fee.token === zeroAddress) {
+    const feeAmount = bpsOf(gross, plan.fee.bps);
+    return { amountOut: gross - feeAmount, feeAmount };
   }
-  return { status: "mined", ...base, amountIn, amountOut, feeToken, feeAmount, eth };
+  return { amountOut: gross, feeAmount: null };
+}
+
+/** ETH out of a curve sale: the Trade event's ethAmount (0 for a buy), less an ETH fee a batch pays inside. */
+function curveEthOut(receipt: ReceiptLike, plan: RelayedPlan, contracts: RelayedContracts, ethFee: boolean): bigint {
+  const trade = receipt.logs.find(
+    (l) =>
+      same(l.address, contracts.launchpad) &&
+      l.topics[0] === CURVE_TRADE_TOPIC &&
+      same(topicAddress(l.topics[1]), plan.tokenIn),
+  );
+  const [isBuy, ethAmount] = trade
+    ? (decodeAbiParameters([{ type: "bool" }, { type: "uint256" }], trade.data.slice(0, 130) as Hex) as [
+        boolean,
+        bigint,
+      ])
+    : [true, 0n];
+  let amountOut = isBuy ? 0n : ethAmount;
+  if (plan.execution === "batch" && ethFee) amountOut -= plan.fee.amount;
+  return amountOut;
+}
+
+/**
+ * The fee of a mined trade other than an output-side ETH fee: an ERC-20 fee's Transfer to the
+ * recipient; an ETH fee of a two_step curve trade when its transaction mined; a batch's or an
+ * input-side TRANSFER's exact amount.
+ */
+function feePaid(
+  legs: Leg[],
+  plan: RelayedPlan,
+  twoStepFee: bigint | null,
+): { feeToken: Address | null; feeAmount: bigint | null } {
+  if (plan.fee.token !== zeroAddress) {
+    const paid = legs.find((l) => same(l.token, plan.fee.token) && same(l.to, plan.fee.recipient));
+    if (paid) return { feeToken: paid.token, feeAmount: BigInt(paid.amount) };
+  } else if (plan.execution === "curve") {
+    if (twoStepFee !== null) return { feeToken: zeroAddress, feeAmount: twoStepFee };
+  } else if (plan.execution === "batch" || plan.fee.side === "input") {
+    // A batch runs its fee call or reverts whole; the router's TRANSFER moves exactly its amount.
+    return { feeToken: zeroAddress, feeAmount: plan.fee.amount };
+  }
+  return { feeToken: null, feeAmount: null };
 }

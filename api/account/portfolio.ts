@@ -88,6 +88,141 @@ async function live<T>(p: Promise<T>): Promise<T> {
   }
 }
 
+function coreWanted(d: PortfolioDeps): Wanted[] {
+  return Object.values(d.config.tokens).map((t) => ({
+    token: t.symbol,
+    address: t.address,
+    kind: t.native ? "native" : t.kind === "stock" ? "stock" : "core",
+    core: t,
+  }));
+}
+
+async function tradedWanted(d: PortfolioDeps, wallet: Address): Promise<Wanted[]> {
+  const traded = await live(
+    d.ledger.tradedTokens(
+      wallet,
+      Object.values(d.config.tokens).map((t) => t.address),
+      PORTFOLIO_MAX_TRADED,
+    ),
+  );
+  return traded.map((a) => ({ token: lc(a), address: getAddress(a), kind: "token", core: null }));
+}
+
+/** One token's calls: ETH through Multicall3; a token's balanceOf, plus its metadata when address-named. */
+function callsFor(d: PortfolioDeps, wallet: Address, w: Wanted) {
+  return w.core?.native
+    ? [
+        {
+          address: d.config.contracts.multicall3,
+          abi: multicall3Abi,
+          functionName: "getEthBalance",
+          args: [wallet],
+        } as const,
+      ]
+    : [
+        { address: w.address, abi: erc20Abi, functionName: "balanceOf", args: [wallet] } as const,
+        ...(w.core
+          ? []
+          : ([
+              { address: w.address, abi: erc20Abi, functionName: "decimals" },
+              { address: w.address, abi: erc20Abi, functionName: "symbol" },
+              { address: w.address, abi: erc20Abi, functionName: "name" },
+            ] as const)),
+      ];
+}
+
+type CallResult = Awaited<ReturnType<typeof cappedMulticall>>[number];
+
+/** One token's results (balance, then decimals, symbol, name when address-named) as a Read. */
+function readOf(w: Wanted, mine: CallResult[]): Read {
+  const [balance, decimals, symbol, name] = mine;
+  if (balance!.status !== "success")
+    return { failed: `balance unreadable: ${balance!.error.message.split("\n")[0]!.slice(0, 120)}` };
+  if (w.core)
+    return {
+      atoms: balance!.result as bigint,
+      symbol: w.core.symbol,
+      name: w.core.name,
+      decimals: w.core.decimals,
+    };
+  if (decimals!.status !== "success") return { failed: "decimals() unreadable: the amount cannot be scaled" };
+  const text = (r: CallResult | undefined) => (r?.status === "success" ? String(r.result) : "");
+  return {
+    atoms: balance!.result as bigint,
+    symbol: text(symbol),
+    name: text(name),
+    decimals: Number(decimals!.result),
+  };
+}
+
+/** Every balance (and traded tokens' metadata) in one eth_call at `blockNumber`. */
+async function readAt(d: PortfolioDeps, wallet: Address, wanted: Wanted[], blockNumber: bigint): Promise<Read[]> {
+  const perToken = wanted.map((w) => callsFor(d, wallet, w));
+  // batchSize 0: one aggregate call, never split into chunks that could straddle blocks.
+  // Capped (lib/chain cappedMulticall): address-named tokens are code the service does not control.
+  const results = await rpc(cappedMulticall(d.chain, { contracts: perToken.flat(), blockNumber }));
+  let next = 0;
+  return wanted.map((w, n) => {
+    const mine = results.slice(next, next + perToken[n]!.length);
+    next += mine.length;
+    return readOf(w, mine);
+  });
+}
+
+function holdingOf(w: Wanted, r: Exclude<Read, { failed: string }>, m: IndependentMark): Holding {
+  const amount = formatUnits(r.atoms, r.decimals);
+  const value = m.mark ? round6(Number(amount) * m.mark.usd) : null;
+  return {
+    token: w.token,
+    address: w.address,
+    symbol: r.symbol,
+    name: r.name,
+    decimals: r.decimals,
+    kind: w.kind,
+    amount_atoms: r.atoms.toString(),
+    amount,
+    priced: m.mark !== null,
+    price_usd: m.mark?.usd ?? null,
+    value_usd: value,
+    mark: m.mark,
+    unpriced: m.unpriced,
+  };
+}
+
+/** One fresh answer for `wallet` (see createPortfolio). */
+async function buildPortfolio(d: PortfolioDeps, wallet: Address): Promise<PortfolioBody> {
+  const wanted = [...coreWanted(d), ...(await tradedWanted(d, wallet))];
+  // The block first, then every read pinned to it: amounts are one consistent picture.
+  const blockNumber = await rpc(d.chain.getBlockNumber({ cacheTime: 0 }));
+  const reads = await readAt(d, wallet, wanted, blockNumber);
+  const held = wanted.flatMap((w, i) => {
+    const r = reads[i]!;
+    return "failed" in r || r.atoms === 0n ? [] : [{ w, r }];
+  });
+  const [marks, volume] = await live(
+    Promise.all([
+      Promise.all(held.map(({ w }) => (w.core ? d.market.independentMark(w.address) : noMark))),
+      d.volume.tier(wallet),
+    ]),
+  );
+  const holdings = held.map(({ w, r }, i) => holdingOf(w, r, marks[i]!));
+  const priced = holdings.filter((h) => h.priced);
+  return {
+    wallet: lc(wallet),
+    block: Number(blockNumber),
+    read_at: Math.floor(d.clock() / 1000),
+    holdings,
+    total_usd: round6(priced.reduce((sum, h) => sum + h.value_usd!, 0)),
+    priced: priced.map((h) => h.token),
+    unpriced: holdings.flatMap((h) => (h.unpriced ? [{ token: h.token, address: h.address, code: h.unpriced }] : [])),
+    unread: wanted.flatMap((w, i) => {
+      const r = reads[i]!;
+      return "failed" in r ? [{ token: w.token, address: w.address, reason: r.failed }] : [];
+    }),
+    volume,
+  };
+}
+
 /**
  * GET /me/portfolio: the wallet's balances of ETH, the core assets (stock tokens included) and up
  * to 40 address-named tokens it traded through the service, all read in one multicall pinned at
@@ -96,138 +231,12 @@ async function live<T>(p: Promise<T>): Promise<T> {
  * at `block`), while a balance that could not be read is listed under `unread`, never as zero.
  */
 export function createPortfolio(d: PortfolioDeps) {
-  const coreTokens = Object.values(d.config.tokens);
   const answers = new LRUCache<string, PortfolioBody>({
     max: 10_000,
     ttl: PORTFOLIO_TTL_MS,
     ...onClock(d.clock),
-    fetchMethod: (wallet) => build(wallet as Address),
+    fetchMethod: (wallet) => buildPortfolio(d, wallet as Address),
   });
-
-  function coreWanted(): Wanted[] {
-    return coreTokens.map((t) => ({
-      token: t.symbol,
-      address: t.address,
-      kind: t.native ? "native" : t.kind === "stock" ? "stock" : "core",
-      core: t,
-    }));
-  }
-
-  async function tradedWanted(wallet: Address): Promise<Wanted[]> {
-    const traded = await live(
-      d.ledger.tradedTokens(
-        wallet,
-        coreTokens.map((t) => t.address),
-        PORTFOLIO_MAX_TRADED,
-      ),
-    );
-    return traded.map((a) => ({ token: lc(a), address: getAddress(a), kind: "token", core: null }));
-  }
-
-  /** Every balance (and traded tokens' metadata) in one eth_call at `blockNumber`. */
-  async function readAt(wallet: Address, wanted: Wanted[], blockNumber: bigint): Promise<Read[]> {
-    const perToken = wanted.map((w) =>
-      w.core?.native
-        ? [
-            {
-              address: d.config.contracts.multicall3,
-              abi: multicall3Abi,
-              functionName: "getEthBalance",
-              args: [wallet],
-            } as const,
-          ]
-        : [
-            { address: w.address, abi: erc20Abi, functionName: "balanceOf", args: [wallet] } as const,
-            ...(w.core
-              ? []
-              : ([
-                  { address: w.address, abi: erc20Abi, functionName: "decimals" },
-                  { address: w.address, abi: erc20Abi, functionName: "symbol" },
-                  { address: w.address, abi: erc20Abi, functionName: "name" },
-                ] as const)),
-          ],
-    );
-    // batchSize 0: one aggregate call, never split into chunks that could straddle blocks.
-    // Capped (lib/chain cappedMulticall): address-named tokens are code the service does not control.
-    const results = await rpc(cappedMulticall(d.chain, { contracts: perToken.flat(), blockNumber }));
-    let next = 0;
-    return wanted.map((w, n) => {
-      const mine = results.slice(next, next + perToken[n]!.length);
-      next += mine.length;
-      const [balance, decimals, symbol, name] = mine;
-      if (balance!.status !== "success")
-        return { failed: `balance unreadable: ${balance!.error.message.split("\n")[0]!.slice(0, 120)}` };
-      if (w.core)
-        return {
-          atoms: balance!.result as bigint,
-          symbol: w.core.symbol,
-          name: w.core.name,
-          decimals: w.core.decimals,
-        };
-      if (decimals!.status !== "success") return { failed: "decimals() unreadable: the amount cannot be scaled" };
-      const text = (r: (typeof mine)[number] | undefined) => (r?.status === "success" ? String(r.result) : "");
-      return {
-        atoms: balance!.result as bigint,
-        symbol: text(symbol),
-        name: text(name),
-        decimals: Number(decimals!.result),
-      };
-    });
-  }
-
-  function holdingOf(w: Wanted, r: Exclude<Read, { failed: string }>, m: IndependentMark): Holding {
-    const amount = formatUnits(r.atoms, r.decimals);
-    const value = m.mark ? round6(Number(amount) * m.mark.usd) : null;
-    return {
-      token: w.token,
-      address: w.address,
-      symbol: r.symbol,
-      name: r.name,
-      decimals: r.decimals,
-      kind: w.kind,
-      amount_atoms: r.atoms.toString(),
-      amount,
-      priced: m.mark !== null,
-      price_usd: m.mark?.usd ?? null,
-      value_usd: value,
-      mark: m.mark,
-      unpriced: m.unpriced,
-    };
-  }
-
-  async function build(wallet: Address): Promise<PortfolioBody> {
-    const wanted = [...coreWanted(), ...(await tradedWanted(wallet))];
-    // The block first, then every read pinned to it: amounts are one consistent picture.
-    const blockNumber = await rpc(d.chain.getBlockNumber({ cacheTime: 0 }));
-    const reads = await readAt(wallet, wanted, blockNumber);
-    const held = wanted.flatMap((w, i) => {
-      const r = reads[i]!;
-      return "failed" in r || r.atoms === 0n ? [] : [{ w, r }];
-    });
-    const [marks, volume] = await live(
-      Promise.all([
-        Promise.all(held.map(({ w }) => (w.core ? d.market.independentMark(w.address) : noMark))),
-        d.volume.tier(wallet),
-      ]),
-    );
-    const holdings = held.map(({ w, r }, i) => holdingOf(w, r, marks[i]!));
-    const priced = holdings.filter((h) => h.priced);
-    return {
-      wallet: lc(wallet),
-      block: Number(blockNumber),
-      read_at: Math.floor(d.clock() / 1000),
-      holdings,
-      total_usd: round6(priced.reduce((sum, h) => sum + h.value_usd!, 0)),
-      priced: priced.map((h) => h.token),
-      unpriced: holdings.flatMap((h) => (h.unpriced ? [{ token: h.token, address: h.address, code: h.unpriced }] : [])),
-      unread: wanted.flatMap((w, i) => {
-        const r = reads[i]!;
-        return "failed" in r ? [{ token: w.token, address: w.address, reason: r.failed }] : [];
-      }),
-      volume,
-    };
-  }
-
   return {
     /** The wallet's portfolio; `cached` when the answer was built for an earlier call (within 5 s). */
     async get(wallet: Address): Promise<Portfolio> {

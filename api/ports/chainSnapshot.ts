@@ -80,98 +80,105 @@ export type SnapshotRequest = {
  */
 export const SNAPSHOT_GAS = { head: 50_000n, pinned: 100_000n, quote: QUOTE_GAS } as const;
 
-/**
- * Everything a trade needs from the chain, read in one eth_call at one block and decoded once into
- * named fields. Every call has a gas budget by kind, in order: head reads, pinned reads, the
- * caller's quotes, then untrusted token views (tokens anyone deployed: their balanceOf may burn
- * gas). A call that fails or burns its budget inside the batch is null (or `ok: false` for the
- * caller's own calls) and costs nothing else; a batch the RPC cannot answer at all is 502
- * RPC_UNAVAILABLE.
- */
-export async function readChainSnapshot(
-  chain: PublicClient,
-  config: Pick<Config, "contracts">,
-  req: SnapshotRequest,
-): Promise<ChainSnapshot> {
-  const c = config.contracts;
-  const batch: BudgetedCall[] = [];
-  const at = (gas: bigint, call: ContractFunctionParameters) => batch.push({ ...call, gas }) - 1;
-  const head = {
-    baseFee: at(SNAPSHOT_GAS.head, { address: c.multicall3, abi: multicall3Abi, functionName: "getBasefee" }),
-    time: at(SNAPSHOT_GAS.head, {
-      address: c.multicall3,
-      abi: multicall3Abi,
-      functionName: "getCurrentBlockTimestamp",
-    }),
-    block: at(SNAPSHOT_GAS.head, { address: c.multicall3, abi: multicall3Abi, functionName: "getBlockNumber" }),
+type Contracts = Config["contracts"];
+type SnapshotWallet = NonNullable<SnapshotRequest["wallet"]>;
+
+/** The batch being planned: each call with its gas budget; `add` gives the call's index in the answer. */
+type Batch = BudgetedCall[];
+const add = (batch: Batch, gas: bigint, call: ContractFunctionParameters) => batch.push({ ...call, gas }) - 1;
+const pinned = (batch: Batch, call: ContractFunctionParameters) => add(batch, SNAPSHOT_GAS.pinned, call);
+const untrusted = (batch: Batch, call: ContractFunctionParameters) => add(batch, UNTRUSTED_GAS, call);
+
+/** The head reads: Multicall3's basefee, timestamp and block number. */
+function planHead(batch: Batch, c: Contracts) {
+  const head = (functionName: string) =>
+    add(batch, SNAPSHOT_GAS.head, { address: c.multicall3, abi: multicall3Abi, functionName });
+  return { baseFee: head("getBasefee"), time: head("getCurrentBlockTimestamp"), block: head("getBlockNumber") };
+}
+
+/** The launchpad's curve of one token, its fees and the graduation level (pinned reads). */
+function planCurve(batch: Batch, c: Contracts, token: Address) {
+  return {
+    state: pinned(batch, { address: c.launchpad, abi: launchpadAbi, functionName: "curves", args: [token] }),
+    fees: pinned(batch, { address: c.launchpad, abi: launchpadAbi, functionName: "feeBps", args: [token] }),
+    graduation: pinned(batch, { address: c.launchpad, abi: launchpadAbi, functionName: "graduationWei" }),
   };
-  const pinned = (call: ContractFunctionParameters) => at(SNAPSHOT_GAS.pinned, call);
-  const untrusted = (call: ContractFunctionParameters) => at(UNTRUSTED_GAS, call);
-  const curveAt = req.curveToken
-    ? {
-        state: pinned({ address: c.launchpad, abi: launchpadAbi, functionName: "curves", args: [req.curveToken] }),
-        fees: pinned({ address: c.launchpad, abi: launchpadAbi, functionName: "feeBps", args: [req.curveToken] }),
-        graduation: pinned({ address: c.launchpad, abi: launchpadAbi, functionName: "graduationWei" }),
-      }
-    : null;
+}
+
+/** The wallet's pinned reads: sanctions, ETH, the router's Permit2 allowance, the stock registry's block. */
+function planWalletPinned(batch: Batch, c: Contracts, w: SnapshotWallet, stock: boolean) {
+  const sanctionsList = { address: c.sanctionsList, abi: sanctionsListAbi };
+  return {
+    sanctioned: pinned(batch, { ...sanctionsList, functionName: "isSanctioned", args: [w.address] }),
+    eth: pinned(batch, { address: c.multicall3, abi: multicall3Abi, functionName: "getEthBalance", args: [w.address] }),
+    routerPermit: w.inputToken
+      ? pinned(batch, {
+          address: c.permit2,
+          abi: permit2Abi,
+          functionName: "allowance",
+          args: [w.address, w.inputToken, c.universalRouter],
+        })
+      : null,
+    stockBlocked: stock
+      ? pinned(batch, { address: c.stockRegistry, abi: stockRegistryAbi, functionName: "isBlocked", args: [w.address] })
+      : null,
+  };
+}
+
+/** The wallet's untrusted token views: balances, and the input token's allowances to Permit2 and the launchpad. */
+function planWalletUntrusted(batch: Batch, c: Contracts, w: SnapshotWallet) {
+  const allowance = (spender: Address) =>
+    w.inputToken
+      ? untrusted(batch, {
+          address: w.inputToken,
+          abi: erc20Abi,
+          functionName: "allowance",
+          args: [w.address, spender],
+        })
+      : null;
+  return {
+    balances: w.tokens
+      .filter((t) => t !== zeroAddress)
+      .map(
+        (t) =>
+          [
+            lc(t),
+            untrusted(batch, { address: t, abi: erc20Abi, functionName: "balanceOf", args: [w.address] }),
+          ] as const,
+      ),
+    toPermit2: allowance(c.permit2),
+    toCurve: allowance(c.launchpad),
+  };
+}
+
+/** Every call of a snapshot, planned into one batch in budget order (see readChainSnapshot). */
+function planSnapshot(c: Contracts, req: SnapshotRequest) {
+  const batch: Batch = [];
+  const head = planHead(batch, c);
+  const curveAt = req.curveToken ? planCurve(batch, c, req.curveToken) : null;
   const registryPausedAt = req.stockTokens.length
-    ? pinned({ address: c.stockRegistry, abi: stockRegistryAbi, functionName: "paused" })
+    ? pinned(batch, { address: c.stockRegistry, abi: stockRegistryAbi, functionName: "paused" })
     : null;
   const w = req.wallet;
-  const walletPinned = w
-    ? {
-        sanctioned: pinned({
-          address: c.sanctionsList,
-          abi: sanctionsListAbi,
-          functionName: "isSanctioned",
-          args: [w.address],
-        }),
-        eth: pinned({ address: c.multicall3, abi: multicall3Abi, functionName: "getEthBalance", args: [w.address] }),
-        routerPermit: w.inputToken
-          ? pinned({
-              address: c.permit2,
-              abi: permit2Abi,
-              functionName: "allowance",
-              args: [w.address, w.inputToken, c.universalRouter],
-            })
-          : null,
-        stockBlocked: req.stockTokens.length
-          ? pinned({ address: c.stockRegistry, abi: stockRegistryAbi, functionName: "isBlocked", args: [w.address] })
-          : null,
-      }
-    : null;
-  const quotesAt = req.calls.map((call) => at(SNAPSHOT_GAS.quote, call));
+  const walletPinned = w ? planWalletPinned(batch, c, w, req.stockTokens.length > 0) : null;
+  const quotesAt = req.calls.map((call) => add(batch, SNAPSHOT_GAS.quote, call));
   const stockPausedAt = req.stockTokens.map(
-    (t) => [lc(t), untrusted({ address: t, abi: stockTokenAbi, functionName: "paused" })] as const,
+    (t) => [lc(t), untrusted(batch, { address: t, abi: stockTokenAbi, functionName: "paused" })] as const,
   );
-  const walletUntrusted = w
-    ? {
-        balances: w.tokens
-          .filter((t) => t !== zeroAddress)
-          .map(
-            (t) =>
-              [lc(t), untrusted({ address: t, abi: erc20Abi, functionName: "balanceOf", args: [w.address] })] as const,
-          ),
-        toPermit2: w.inputToken
-          ? untrusted({ address: w.inputToken, abi: erc20Abi, functionName: "allowance", args: [w.address, c.permit2] })
-          : null,
-        toCurve: w.inputToken
-          ? untrusted({
-              address: w.inputToken,
-              abi: erc20Abi,
-              functionName: "allowance",
-              args: [w.address, c.launchpad],
-            })
-          : null,
-      }
-    : null;
+  const walletUntrusted = w ? planWalletUntrusted(batch, c, w) : null;
+  return { batch, head, curveAt, registryPausedAt, walletPinned, quotesAt, stockPausedAt, walletUntrusted };
+}
 
-  const [results, delegation] = await Promise.all([
-    rpc(cappedMulticall(chain, { contracts: batch })),
-    w?.withDelegation
-      ? rpc(getDelegation(chain, { address: w.address })).then((a) => a ?? null)
-      : Promise.resolve(undefined),
-  ]);
+type SnapshotPlan = ReturnType<typeof planSnapshot>;
+type BatchResults = Awaited<ReturnType<typeof cappedMulticall>>;
+
+/** The answered batch decoded into the snapshot's named fields (a failed call is null, or `ok: false`). */
+function decodeSnapshot(
+  plan: SnapshotPlan,
+  w: SnapshotWallet | null,
+  results: BatchResults,
+  delegation: Address | null | undefined,
+): ChainSnapshot {
   const outcome = (i: number): CallOutcome => {
     const r = results[i]!;
     return r.status === "success"
@@ -183,6 +190,7 @@ export async function readChainSnapshot(
     const o = outcome(i);
     return o.ok ? (o.result as T) : null;
   };
+  const { head, curveAt, registryPausedAt, stockPausedAt, walletPinned, walletUntrusted } = plan;
   // Multicall3's timestamp cannot fail inside an answered batch: unread, the batch was not answered.
   const time = value<bigint>(head.time);
   if (time === null)
@@ -192,7 +200,7 @@ export async function readChainSnapshot(
     block: value<bigint>(head.block) ?? 0n,
     time: Number(time),
     baseFee: value<bigint>(head.baseFee) ?? 0n,
-    calls: quotesAt.map(outcome),
+    calls: plan.quotesAt.map(outcome),
     curve: curveAt ? decodeCurve(value(curveAt.state), value(curveAt.fees), value<bigint>(curveAt.graduation)) : null,
     stock:
       registryPausedAt !== null
@@ -216,6 +224,30 @@ export async function readChainSnapshot(
           }
         : null,
   };
+}
+
+/**
+ * Everything a trade needs from the chain, read in one eth_call at one block and decoded once into
+ * named fields. Every call has a gas budget by kind, in order: head reads, pinned reads, the
+ * caller's quotes, then untrusted token views (tokens anyone deployed: their balanceOf may burn
+ * gas). A call that fails or burns its budget inside the batch is null (or `ok: false` for the
+ * caller's own calls) and costs nothing else; a batch the RPC cannot answer at all is 502
+ * RPC_UNAVAILABLE.
+ */
+export async function readChainSnapshot(
+  chain: PublicClient,
+  config: Pick<Config, "contracts">,
+  req: SnapshotRequest,
+): Promise<ChainSnapshot> {
+  const plan = planSnapshot(config.contracts, req);
+  const w = req.wallet;
+  const [results, delegation] = await Promise.all([
+    rpc(cappedMulticall(chain, { contracts: plan.batch })),
+    w?.withDelegation
+      ? rpc(getDelegation(chain, { address: w.address })).then((a) => a ?? null)
+      : Promise.resolve(undefined),
+  ]);
+  return decodeSnapshot(plan, w, results, delegation);
 }
 
 function decodeCurve(state: unknown, fees: unknown, graduationWei: bigint | null): CurveSnapshot {

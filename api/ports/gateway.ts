@@ -6,7 +6,10 @@ import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError } from 
  * case reserved before a call, and the failures a call can end in (SPEC "Failed calls").
  */
 
-/** A model's price in USD per million tokens; `structured` (when set) replaces the output price under structured output. */
+/**
+ * A model's price in USD per million tokens; `structured` (when set) replaces the output price
+ * under structured output.
+ */
 export type ModelPrice = { input: number; output: number; structured: number | null; source: string };
 
 /** Tokens one call used. `cached_tokens` are inside `prompt_tokens`, `reasoning_tokens` inside `completion_tokens`. */
@@ -84,7 +87,10 @@ export function costUsd(usage: Usage, price: ModelPrice): number {
   return Math.round(usd * NANO) / NANO;
 }
 
-/** The most a call may cost before it is made: the prompt estimate and the whole completion allowance, rounded up to 1e-9. */
+/**
+ * The most a call may cost before it is made: the prompt estimate and the whole completion
+ * allowance, rounded up to 1e-9.
+ */
 export function worstCaseUsd(promptTokens: number, maxCompletionTokens: number, price: ModelPrice): number {
   checkPrice(price);
   const usd = (promptTokens * price.input + maxCompletionTokens * completionPrice(price)) / PER_MILLION;
@@ -147,8 +153,12 @@ function causeCodes(err: unknown, seen = new Set<unknown>()): string[] {
   return [...own, ...causeCodes(e.cause, seen), ...members];
 }
 
-const MODEL_WORDS =
-  /(invalid|unknown|unsupported|not a valid|no such|not found|not available|does not exist|not allowed)[^.]{0,40}\bmodel\b|\bmodel\b[^.]{0,60}(is invalid|not found|not supported|unsupported|not available|does not exist|not allowed|is not a valid)/i;
+const MODEL_WORDS = new RegExp(
+  "(invalid|unknown|unsupported|not a valid|no such|not found|not available|does not exist|not allowed)" +
+    "[^.]{0,40}\\bmodel\\b|\\bmodel\\b[^.]{0,60}" +
+    "(is invalid|not found|not supported|unsupported|not available|does not exist|not allowed|is not a valid)",
+  "i",
+);
 
 /** Whether a 400 is about the model: its param or code says so, or its message names the model or calls it unknown. */
 function aboutModel(err: APIError, model: string): boolean {
@@ -229,6 +239,99 @@ function failure(err: unknown, timedOut: boolean, ask: CompletionAsk, timeoutMs:
 /** The SDK's timeout when a call names none (each call passes its own). */
 const DEFAULT_TIMEOUT_MS = 30_000;
 
+/** One chat completion asked for `ask`'s JSON object, with the raw response (for the cost header). */
+function askCompletion(client: OpenAI, ask: CompletionAsk, timeoutMs: number, signal: AbortSignal) {
+  return client.chat.completions
+    .create(
+      {
+        model: ask.model,
+        messages: [
+          { role: "system", content: ask.system },
+          { role: "user", content: ask.user },
+        ],
+        max_completion_tokens: ask.maxCompletionTokens,
+        response_format: {
+          type: "json_schema",
+          json_schema: { name: ask.schemaName, schema: ask.schema, strict: true },
+        },
+      },
+      { timeout: timeoutMs, maxRetries: 0, signal },
+    )
+    .withResponse();
+}
+
+/**
+ * A 2xx answer read into the call's result: its first choice's text, its usage (or the bound when
+ * it reports none) and the cost header; an answer with no text is PARTNER_GATEWAY_ERROR.
+ */
+function readAnswer(
+  data: unknown,
+  response: Response,
+  ask: CompletionAsk,
+  costHeader: string,
+  ms: () => number,
+): CompletionResult {
+  if (!data || typeof data !== "object") {
+    return {
+      ok: false,
+      code: "PARTNER_GATEWAY_ERROR",
+      message: "gateway answer is not a chat completion",
+      mayHaveRun: true,
+      status: response.status,
+      usage: null,
+      ms: ms(),
+    };
+  }
+  const a = data as {
+    usage?: unknown;
+    choices?: Array<{ message?: { content?: unknown } | null; finish_reason?: unknown } | null>;
+  };
+  const usage = readUsage(a.usage);
+  const choice = Array.isArray(a.choices) ? a.choices[0] : undefined;
+  const content = choice?.message?.content;
+  if (typeof content !== "string" || content.length === 0) {
+    const why = choice
+      ? `no content${tag(choice.finish_reason) ? `, finish_reason ${tag(choice.finish_reason)}` : ""}`
+      : "no choices";
+    return {
+      ok: false,
+      code: "PARTNER_GATEWAY_ERROR",
+      message: `gateway answer carried ${why}`,
+      mayHaveRun: true,
+      status: response.status,
+      usage,
+      ms: ms(),
+    };
+  }
+  const costHeaderUsd = readCostHeader(response.headers.get(costHeader));
+  if (usage) return { ok: true, text: content, usage, usageEstimated: false, costHeaderUsd, ms: ms() };
+  const bound: Usage = {
+    prompt_tokens: estimatePromptTokens(ask.system + ask.user),
+    completion_tokens: Math.max(ask.maxCompletionTokens, Math.ceil(Buffer.byteLength(content, "utf8") / 3)),
+    cached_tokens: 0,
+    reasoning_tokens: 0,
+  };
+  return { ok: true, text: content, usage: bound, usageEstimated: true, costHeaderUsd, ms: ms() };
+}
+
+/** One call under its deadline; never throws (a failure is a result with its code). */
+async function complete(client: OpenAI, costHeader: string, ask: CompletionAsk): Promise<CompletionResult> {
+  const started = performance.now();
+  const ms = () => Math.round(performance.now() - started);
+  const timeoutMs = Math.max(1, Math.ceil(ask.timeoutMs));
+  // The SDK's timeout stops at the headers; this deadline also bounds reading the body.
+  const deadline = new AbortController();
+  const timer = setTimeout(() => deadline.abort(), timeoutMs);
+  try {
+    const { data, response } = await askCompletion(client, ask, timeoutMs, deadline.signal);
+    return readAnswer(data as unknown, response, ask, costHeader, ms);
+  } catch (err) {
+    return { ...failure(err, deadline.signal.aborted, ask, timeoutMs), ms: ms() };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /**
  * The gateway through the `openai` SDK: no hidden retries (maxRetries 0; a retry is the caller's
  * choice and its cost), the call's own timeout, and nothing taken from OPENAI_* environment
@@ -249,79 +352,5 @@ export function openaiGateway(o: { baseURL: string; apiKey: string; costHeader?:
     // The SDK's debug log prints request bodies (the prompt): never from an environment variable.
     logLevel: "off",
   });
-  return {
-    async complete(ask) {
-      const started = performance.now();
-      const ms = () => Math.round(performance.now() - started);
-      const timeoutMs = Math.max(1, Math.ceil(ask.timeoutMs));
-      // The SDK's timeout stops at the headers; this deadline also bounds reading the body.
-      const deadline = new AbortController();
-      const timer = setTimeout(() => deadline.abort(), timeoutMs);
-      try {
-        const { data, response } = await client.chat.completions
-          .create(
-            {
-              model: ask.model,
-              messages: [
-                { role: "system", content: ask.system },
-                { role: "user", content: ask.user },
-              ],
-              max_completion_tokens: ask.maxCompletionTokens,
-              response_format: {
-                type: "json_schema",
-                json_schema: { name: ask.schemaName, schema: ask.schema, strict: true },
-              },
-            },
-            { timeout: timeoutMs, maxRetries: 0, signal: deadline.signal },
-          )
-          .withResponse();
-        const answer = data as unknown;
-        if (!answer || typeof answer !== "object") {
-          return {
-            ok: false,
-            code: "PARTNER_GATEWAY_ERROR",
-            message: "gateway answer is not a chat completion",
-            mayHaveRun: true,
-            status: response.status,
-            usage: null,
-            ms: ms(),
-          };
-        }
-        const a = answer as {
-          usage?: unknown;
-          choices?: Array<{ message?: { content?: unknown } | null; finish_reason?: unknown } | null>;
-        };
-        const usage = readUsage(a.usage);
-        const choice = Array.isArray(a.choices) ? a.choices[0] : undefined;
-        const content = choice?.message?.content;
-        if (typeof content !== "string" || content.length === 0) {
-          const why = choice
-            ? `no content${tag(choice.finish_reason) ? `, finish_reason ${tag(choice.finish_reason)}` : ""}`
-            : "no choices";
-          return {
-            ok: false,
-            code: "PARTNER_GATEWAY_ERROR",
-            message: `gateway answer carried ${why}`,
-            mayHaveRun: true,
-            status: response.status,
-            usage,
-            ms: ms(),
-          };
-        }
-        const costHeaderUsd = readCostHeader(response.headers.get(costHeader));
-        if (usage) return { ok: true, text: content, usage, usageEstimated: false, costHeaderUsd, ms: ms() };
-        const bound: Usage = {
-          prompt_tokens: estimatePromptTokens(ask.system + ask.user),
-          completion_tokens: Math.max(ask.maxCompletionTokens, Math.ceil(Buffer.byteLength(content, "utf8") / 3)),
-          cached_tokens: 0,
-          reasoning_tokens: 0,
-        };
-        return { ok: true, text: content, usage: bound, usageEstimated: true, costHeaderUsd, ms: ms() };
-      } catch (err) {
-        return { ...failure(err, deadline.signal.aborted, ask, timeoutMs), ms: ms() };
-      } finally {
-        clearTimeout(timer);
-      }
-    },
-  };
+  return { complete: (ask) => complete(client, costHeader, ask) };
 }

@@ -118,6 +118,205 @@ const ident = (s: string) => {
   return `"${s}"`;
 };
 
+/** The store the reads run against: a failing-closed query and the table namer for the schema. */
+type Db = { query: Query; t: (name: string) => string };
+
+async function head(db: Db): Promise<IndexerStatus> {
+  const rows = await db.query(`SELECT latest_checkpoint FROM ${db.t("_ponder_checkpoint")} LIMIT 1`);
+  const cp = rows[0]?.latest_checkpoint;
+  return typeof cp === "string" ? decodeCheckpointHead(cp) : null;
+}
+
+async function pool(db: Db, id: Hex): Promise<PoolState | null> {
+  const rows = await db.query(`SELECT * FROM ${db.t("pool")} WHERE id = $1`, [lc(id)]);
+  return rows[0] ? poolFrom(rows[0]) : null;
+}
+
+/** Blocks the indexer is behind `chainHead`, or null before its first checkpoint. */
+async function lagBlocks(db: Db, chainHead: number): Promise<number | null> {
+  const h = await head(db);
+  return h ? Math.max(0, chainHead - h.block) : null;
+}
+
+/** Mid price of currency0 in currency1 (human units) from the pool's latest state. */
+async function poolMid(
+  db: Db,
+  id: Hex,
+  decimals0: number,
+  decimals1: number,
+): Promise<{ mid: number; block: number; timestamp: number } | null> {
+  const p = await pool(db, id);
+  return p ? { mid: priceFromX96(p.priceX96, decimals0, decimals1), block: p.block, timestamp: p.timestamp } : null;
+}
+
+async function curveToken(db: Db, token: Address): Promise<CurveTokenRow | null> {
+  const r = (await db.query(`SELECT * FROM ${db.t("curve_token")} WHERE token = $1`, [lc(token)]))[0];
+  if (!r) return null;
+  return {
+    token: r.token as Address,
+    creator: r.creator as Address,
+    name: r.name as string,
+    symbol: r.symbol as string,
+    feeMode: num(r.fee_mode),
+    virtualEth: big(r.virtual_eth),
+    virtualToken: big(r.virtual_token),
+    graduated: Boolean(r.graduated),
+    trades: num(r.trades),
+    launchedAt: num(r.launched_at),
+    block: num(r.block),
+    timestamp: num(r.timestamp),
+  };
+}
+
+/**
+ * A curve's trades that set its price over [from, to]: the last one at or before `from` (its
+ * reserves held at the window's start), then every one inside, in chain order (a block's trades
+ * by their log id: their time is the block's, so only the block's last state outlives it).
+ */
+async function curveTradesFor(db: Db, token: Address, from: number, to: number): Promise<CurveTradeRow[]> {
+  const rows = await db.query(
+    `(SELECT * FROM ${db.t("curve_trade")} WHERE token = $1 AND timestamp <= $2
+       ORDER BY timestamp DESC, block DESC, id DESC LIMIT 1)
+     UNION ALL (SELECT * FROM ${db.t("curve_trade")} WHERE token = $1 AND timestamp > $2 AND timestamp <= $3)
+     ORDER BY timestamp, block, id`,
+    [lc(token), from, to],
+  );
+  return rows.map((r) => ({
+    isBuy: Boolean(r.is_buy),
+    ethAmount: big(r.eth_amount),
+    tokenAmount: big(r.token_amount),
+    fee: big(r.fee),
+    virtualEth: big(r.virtual_eth),
+    virtualToken: big(r.virtual_token),
+    timestamp: num(r.timestamp),
+  }));
+}
+
+/**
+ * A pool's prices over [from, to] as the indexer logged them (the owner-signed marks' steps,
+ * lib/markSource windowPrice): the last observation at or before `from` (the price at the
+ * window's start), then every one inside, in chain order.
+ */
+async function poolStepsFor(
+  db: Db,
+  poolId: Hex,
+  from: number,
+  to: number,
+): Promise<{ ts: number; priceX96: bigint }[]> {
+  const obs = db.t("pool_observation");
+  const rows = await db.query(
+    `(SELECT timestamp, block, log_index, price_x_96::text AS p FROM ${obs}
+       WHERE pool_id = $1 AND timestamp <= $2 ORDER BY timestamp DESC, block DESC, log_index DESC LIMIT 1)
+     UNION ALL (SELECT timestamp, block, log_index, price_x_96::text AS p FROM ${obs}
+       WHERE pool_id = $1 AND timestamp > $2 AND timestamp <= $3)
+     ORDER BY timestamp, block, log_index`,
+    [lc(poolId), from, to],
+  );
+  return rows.map((r) => ({ ts: num(r.timestamp), priceX96: big(String(r.p)) }));
+}
+
+/** Every pool trading `token` (either side). */
+async function poolsOf(db: Db, token: Address): Promise<PoolState[]> {
+  const sql = `SELECT * FROM ${db.t("pool")} WHERE currency0 = $1 OR currency1 = $1 ORDER BY liquidity DESC`;
+  return (await db.query(sql, [lc(token)])).map(poolFrom);
+}
+
+async function pools(db: Db): Promise<PoolState[]> {
+  return (await db.query(`SELECT * FROM ${db.t("pool")} ORDER BY block, id`)).map(poolFrom);
+}
+
+/**
+ * Time-weighted arithmetic mean of priceX96 over [from, to] (unix seconds), or null when the
+ * pool has no observation at or before `from` (not enough history to say).
+ */
+async function twapX96(db: Db, poolId: Hex, from: number, to: number): Promise<bigint | null> {
+  if (!(to > from)) throw new RangeError("twap window must have to > from");
+  const rows = await db.query(
+    `WITH a AS (
+       SELECT price_x_96, cumulative_x_96, timestamp FROM ${db.t("pool_observation")}
+       WHERE pool_id = $1 AND timestamp <= $2 ORDER BY timestamp DESC, block DESC, log_index DESC LIMIT 1
+     ), b AS (
+       SELECT price_x_96, cumulative_x_96, timestamp FROM ${db.t("pool_observation")}
+       WHERE pool_id = $1 AND timestamp <= $3 ORDER BY timestamp DESC, block DESC, log_index DESC LIMIT 1
+     )
+     SELECT ((b.cumulative_x_96 + b.price_x_96 * ($3 - b.timestamp))
+       - (a.cumulative_x_96 + a.price_x_96 * ($2 - a.timestamp)))::text AS diff
+     FROM a, b`,
+    [lc(poolId), from, to],
+  );
+  const diff = rows[0]?.diff;
+  return diff === undefined || diff === null ? null : big(String(diff).split(".")[0]) / BigInt(to - from);
+}
+
+async function latestMark(db: Db, feed: Address, now: number): Promise<Mark | null> {
+  const rows = await db.query(`SELECT * FROM ${db.t("feed")} WHERE address = $1`, [lc(feed)]);
+  const r = rows[0];
+  if (!r) return null;
+  const updatedAt = num(r.updated_at);
+  return {
+    feed: r.address as Address,
+    roundId: big(r.round_id),
+    answer: big(r.answer),
+    updatedAt,
+    ageS: Math.max(0, now - updatedAt),
+    block: num(r.block),
+  };
+}
+
+/** Every round a feed logged, in chain order, with its block's time (the league's marks). */
+async function feedRounds(
+  db: Db,
+  feed: Address,
+): Promise<{ round_id: string; answer: bigint; updated_at: number; block: number; ts: number }[]> {
+  const rows = await db.query(
+    `SELECT round_id::text AS round_text, answer::text AS answer_text, updated_at, block, timestamp
+     FROM ${db.t("feed_round")} WHERE feed = $1 ORDER BY block, round_id`,
+    [lc(feed)],
+  );
+  return rows.map((r) => ({
+    round_id: String(r.round_text),
+    answer: big(r.answer_text),
+    updated_at: num(r.updated_at),
+    block: num(r.block),
+    ts: num(r.timestamp),
+  }));
+}
+
+/** A pool's price observations in chain order, with the running integral the indexer keeps (lib/twap). */
+async function poolObservations(
+  db: Db,
+  poolId: Hex,
+): Promise<{ ts: number; block: number; log: number; priceX96: bigint; cumulativeX96: bigint }[]> {
+  const rows = await db.query(
+    `SELECT timestamp, block, log_index, price_x_96::text AS p, cumulative_x_96::text AS c
+     FROM ${db.t("pool_observation")} WHERE pool_id = $1 ORDER BY block, log_index`,
+    [lc(poolId)],
+  );
+  return rows.map((r) => ({
+    ts: num(r.timestamp),
+    block: num(r.block),
+    log: num(r.log_index),
+    priceX96: big(r.p),
+    cumulativeX96: big(String(r.c).split(".")[0]),
+  }));
+}
+
+/** Unix time of the first transfer that reached the fee wallet, or null. */
+async function firstFeeTransferAt(db: Db): Promise<number | null> {
+  const rows = await db.query(`SELECT min(timestamp)::text AS t FROM ${db.t("fee_transfer")} WHERE direction = 'in'`);
+  const v = rows[0]?.t;
+  return typeof v === "string" ? Number(v) : null;
+}
+
+/** Fee-wallet transfers with from <= timestamp < to (a treasury week), in chain order. */
+async function feeTransfersBetween(db: Db, from: number, to: number): Promise<FeeTransferRow[]> {
+  const rows = await db.query(
+    `SELECT * FROM ${db.t("fee_transfer")} WHERE timestamp >= $1 AND timestamp < $2 ORDER BY block, id`,
+    [from, to],
+  );
+  return rows.map(feeTransferFrom);
+}
+
 /** Hex stored by Ponder is lower-case. */
 
 /**
@@ -139,192 +338,23 @@ export function sqlIndexedReads(read: Query, schema?: string) {
       );
     }
   };
-  const t = (name: string) => (schema ? `${ident(schema)}.${name}` : name);
-  async function head(): Promise<IndexerStatus> {
-    const rows = await query(`SELECT latest_checkpoint FROM ${t("_ponder_checkpoint")} LIMIT 1`);
-    const cp = rows[0]?.latest_checkpoint;
-    return typeof cp === "string" ? decodeCheckpointHead(cp) : null;
-  }
-  async function pool(id: Hex): Promise<PoolState | null> {
-    const rows = await query(`SELECT * FROM ${t("pool")} WHERE id = $1`, [lc(id)]);
-    return rows[0] ? poolFrom(rows[0]) : null;
-  }
+  const db: Db = { query, t: (name: string) => (schema ? `${ident(schema)}.${name}` : name) };
   return {
-    head,
-    pool,
-
-    /** Blocks the indexer is behind `chainHead`, or null before its first checkpoint. */
-    async lagBlocks(chainHead: number): Promise<number | null> {
-      const h = await head();
-      return h ? Math.max(0, chainHead - h.block) : null;
-    },
-
-    /** Mid price of currency0 in currency1 (human units) from the pool's latest state. */
-    async poolMid(
-      id: Hex,
-      decimals0: number,
-      decimals1: number,
-    ): Promise<{ mid: number; block: number; timestamp: number } | null> {
-      const p = await pool(id);
-      return p ? { mid: priceFromX96(p.priceX96, decimals0, decimals1), block: p.block, timestamp: p.timestamp } : null;
-    },
-
-    async curveToken(token: Address): Promise<CurveTokenRow | null> {
-      const r = (await query(`SELECT * FROM ${t("curve_token")} WHERE token = $1`, [lc(token)]))[0];
-      if (!r) return null;
-      return {
-        token: r.token as Address,
-        creator: r.creator as Address,
-        name: r.name as string,
-        symbol: r.symbol as string,
-        feeMode: num(r.fee_mode),
-        virtualEth: big(r.virtual_eth),
-        virtualToken: big(r.virtual_token),
-        graduated: Boolean(r.graduated),
-        trades: num(r.trades),
-        launchedAt: num(r.launched_at),
-        block: num(r.block),
-        timestamp: num(r.timestamp),
-      };
-    },
-
-    /**
-     * A curve's trades that set its price over [from, to]: the last one at or before `from` (its
-     * reserves held at the window's start), then every one inside, in chain order (a block's trades
-     * by their log id: their time is the block's, so only the block's last state outlives it).
-     */
-    async curveTradesFor(token: Address, from: number, to: number): Promise<CurveTradeRow[]> {
-      const rows = await query(
-        `(SELECT * FROM ${t("curve_trade")} WHERE token = $1 AND timestamp <= $2 ORDER BY timestamp DESC, block DESC, id DESC LIMIT 1)
-         UNION ALL (SELECT * FROM ${t("curve_trade")} WHERE token = $1 AND timestamp > $2 AND timestamp <= $3)
-         ORDER BY timestamp, block, id`,
-        [lc(token), from, to],
-      );
-      return rows.map((r) => ({
-        isBuy: Boolean(r.is_buy),
-        ethAmount: big(r.eth_amount),
-        tokenAmount: big(r.token_amount),
-        fee: big(r.fee),
-        virtualEth: big(r.virtual_eth),
-        virtualToken: big(r.virtual_token),
-        timestamp: num(r.timestamp),
-      }));
-    },
-
-    /**
-     * A pool's prices over [from, to] as the indexer logged them (the owner-signed marks' steps,
-     * lib/markSource windowPrice): the last observation at or before `from` (the price at the
-     * window's start), then every one inside, in chain order.
-     */
-    async poolStepsFor(poolId: Hex, from: number, to: number): Promise<{ ts: number; priceX96: bigint }[]> {
-      const rows = await query(
-        `(SELECT timestamp, block, log_index, price_x_96::text AS p FROM ${t("pool_observation")} WHERE pool_id = $1 AND timestamp <= $2 ORDER BY timestamp DESC, block DESC, log_index DESC LIMIT 1)
-         UNION ALL (SELECT timestamp, block, log_index, price_x_96::text AS p FROM ${t("pool_observation")} WHERE pool_id = $1 AND timestamp > $2 AND timestamp <= $3)
-         ORDER BY timestamp, block, log_index`,
-        [lc(poolId), from, to],
-      );
-      return rows.map((r) => ({ ts: num(r.timestamp), priceX96: big(String(r.p)) }));
-    },
-
-    /** Every pool trading `token` (either side). */
-    async poolsOf(token: Address): Promise<PoolState[]> {
-      return (
-        await query(`SELECT * FROM ${t("pool")} WHERE currency0 = $1 OR currency1 = $1 ORDER BY liquidity DESC`, [
-          lc(token),
-        ])
-      ).map(poolFrom);
-    },
-
-    async pools(): Promise<PoolState[]> {
-      return (await query(`SELECT * FROM ${t("pool")} ORDER BY block, id`)).map(poolFrom);
-    },
-
-    /**
-     * Time-weighted arithmetic mean of priceX96 over [from, to] (unix seconds), or null when the
-     * pool has no observation at or before `from` (not enough history to say).
-     */
-    async twapX96(poolId: Hex, from: number, to: number): Promise<bigint | null> {
-      if (!(to > from)) throw new RangeError("twap window must have to > from");
-      const rows = await query(
-        `WITH a AS (
-           SELECT price_x_96, cumulative_x_96, timestamp FROM ${t("pool_observation")}
-           WHERE pool_id = $1 AND timestamp <= $2 ORDER BY timestamp DESC, block DESC, log_index DESC LIMIT 1
-         ), b AS (
-           SELECT price_x_96, cumulative_x_96, timestamp FROM ${t("pool_observation")}
-           WHERE pool_id = $1 AND timestamp <= $3 ORDER BY timestamp DESC, block DESC, log_index DESC LIMIT 1
-         )
-         SELECT ((b.cumulative_x_96 + b.price_x_96 * ($3 - b.timestamp)) - (a.cumulative_x_96 + a.price_x_96 * ($2 - a.timestamp)))::text AS diff
-         FROM a, b`,
-        [lc(poolId), from, to],
-      );
-      const diff = rows[0]?.diff;
-      return diff === undefined || diff === null ? null : big(String(diff).split(".")[0]) / BigInt(to - from);
-    },
-
-    async latestMark(feed: Address, now: number): Promise<Mark | null> {
-      const rows = await query(`SELECT * FROM ${t("feed")} WHERE address = $1`, [lc(feed)]);
-      const r = rows[0];
-      if (!r) return null;
-      const updatedAt = num(r.updated_at);
-      return {
-        feed: r.address as Address,
-        roundId: big(r.round_id),
-        answer: big(r.answer),
-        updatedAt,
-        ageS: Math.max(0, now - updatedAt),
-        block: num(r.block),
-      };
-    },
-
-    /** Every round a feed logged, in chain order, with its block's time (the league's marks). */
-    async feedRounds(
-      feed: Address,
-    ): Promise<{ round_id: string; answer: bigint; updated_at: number; block: number; ts: number }[]> {
-      const rows = await query(
-        `SELECT round_id::text AS round_text, answer::text AS answer_text, updated_at, block, timestamp FROM ${t("feed_round")} WHERE feed = $1 ORDER BY block, round_id`,
-        [lc(feed)],
-      );
-      return rows.map((r) => ({
-        round_id: String(r.round_text),
-        answer: big(r.answer_text),
-        updated_at: num(r.updated_at),
-        block: num(r.block),
-        ts: num(r.timestamp),
-      }));
-    },
-
-    /** A pool's price observations in chain order, with the running integral the indexer keeps (lib/twap). */
-    async poolObservations(
-      poolId: Hex,
-    ): Promise<{ ts: number; block: number; log: number; priceX96: bigint; cumulativeX96: bigint }[]> {
-      const rows = await query(
-        `SELECT timestamp, block, log_index, price_x_96::text AS p, cumulative_x_96::text AS c FROM ${t("pool_observation")} WHERE pool_id = $1 ORDER BY block, log_index`,
-        [lc(poolId)],
-      );
-      return rows.map((r) => ({
-        ts: num(r.timestamp),
-        block: num(r.block),
-        log: num(r.log_index),
-        priceX96: big(r.p),
-        cumulativeX96: big(String(r.c).split(".")[0]),
-      }));
-    },
-
-    /** Unix time of the first transfer that reached the fee wallet, or null. */
-    async firstFeeTransferAt(): Promise<number | null> {
-      const rows = await query(`SELECT min(timestamp)::text AS t FROM ${t("fee_transfer")} WHERE direction = 'in'`);
-      const v = rows[0]?.t;
-      return typeof v === "string" ? Number(v) : null;
-    },
-
-    /** Fee-wallet transfers with from <= timestamp < to (a treasury week), in chain order. */
-    async feeTransfersBetween(from: number, to: number): Promise<FeeTransferRow[]> {
-      const rows = await query(
-        `SELECT * FROM ${t("fee_transfer")} WHERE timestamp >= $1 AND timestamp < $2 ORDER BY block, id`,
-        [from, to],
-      );
-      return rows.map(feeTransferFrom);
-    },
+    head: () => head(db),
+    pool: (id: Hex) => pool(db, id),
+    lagBlocks: (chainHead: number) => lagBlocks(db, chainHead),
+    poolMid: (id: Hex, decimals0: number, decimals1: number) => poolMid(db, id, decimals0, decimals1),
+    curveToken: (token: Address) => curveToken(db, token),
+    curveTradesFor: (token: Address, from: number, to: number) => curveTradesFor(db, token, from, to),
+    poolStepsFor: (poolId: Hex, from: number, to: number) => poolStepsFor(db, poolId, from, to),
+    poolsOf: (token: Address) => poolsOf(db, token),
+    pools: () => pools(db),
+    twapX96: (poolId: Hex, from: number, to: number) => twapX96(db, poolId, from, to),
+    latestMark: (feed: Address, now: number) => latestMark(db, feed, now),
+    feedRounds: (feed: Address) => feedRounds(db, feed),
+    poolObservations: (poolId: Hex) => poolObservations(db, poolId),
+    firstFeeTransferAt: () => firstFeeTransferAt(db),
+    feeTransfersBetween: (from: number, to: number) => feeTransfersBetween(db, from, to),
   };
 }
 

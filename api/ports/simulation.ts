@@ -131,7 +131,10 @@ const execute = (steps: Parameters<typeof routerProgram>[0]) => {
   return encodeFunctionData({ abi: universalRouterAbi, functionName: "execute", args: [commands, ins, deadline()] });
 };
 
-/** Swap program: pull `amount` of `tokenIn` into the router (ETH: sent as value), settle its whole balance, swap the full credit, take all out. */
+/**
+ * Swap program: pull `amount` of `tokenIn` into the router (ETH: sent as value), settle its whole
+ * balance, swap the full credit, take all out.
+ */
 function swapProgram(poolKey: PoolKey, tokenIn: Address, tokenOut: Address, amount: bigint): Hex {
   const steps: Parameters<typeof routerProgram>[0] = [];
   if (tokenIn !== zeroAddress)
@@ -158,7 +161,7 @@ function swapProgram(poolKey: PoolKey, tokenIn: Address, tokenOut: Address, amou
 const quoteIn = (chain: PublicClient, quoter: Address, poolKey: PoolKey, tokenIn: Address, amount: bigint) =>
   quoteExactInputSingle(chain, quoter, poolKey, tokenIn.toLowerCase() === poolKey.currency0.toLowerCase(), amount);
 
-export async function probeBuySell(p: {
+export type ProbeRequest = {
   chain: PublicClient;
   router: Address;
   quoter: Address;
@@ -167,91 +170,105 @@ export async function probeBuySell(p: {
   /** The pool's other side: USDG (or any mapping-balance token) or ETH (0x0). */
   quote: Address;
   quoteAmount: bigint;
-}): Promise<Probe> {
-  const { chain, router, poolKey, token, quote, quoteAmount } = p;
-  const wallet = "0x00000000000000000000000000000000005C4EE1" as Address;
-  const stateOverride: Override[] = [{ address: wallet, balance: 10n ** 24n }];
-  if (quote !== zeroAddress) {
-    const slot = await findBalanceSlot(chain, quote);
-    if (slot === null)
-      return {
-        ok: false,
-        buyTaxBps: null,
-        sellTaxBps: null,
-        honeypot: false,
-        reason: "quote token balance cannot be funded by overrides",
-        funded_by_overrides: true,
-      };
-    stateOverride.push(balanceOverride(quote, wallet, slot, quoteAmount));
+};
+
+/** The probe's made-up wallet: funded by overrides only. */
+const PROBE_WALLET = "0x00000000000000000000000000000000005C4EE1" as Address;
+
+/** A probe that stopped early: why, and what it measured before. */
+const probeStopped = (ok: boolean, honeypot: boolean, reason: string, buyTaxBps: number | null = null): Probe => ({
+  ok,
+  buyTaxBps,
+  sellTaxBps: null,
+  honeypot,
+  reason,
+  funded_by_overrides: true,
+});
+
+/** The shortfall of `got` against the quoter's `expected`, in bps (null without an expectation). */
+const taxBps = (expected: bigint, got: bigint) =>
+  expected > 0n ? Math.max(0, Number(((expected - got) * 10_000n) / expected)) : null;
+
+/** The probe wallet's overrides: gas money, and `quoteAmount` of the quote token (null: its balance has no slot). */
+async function probeOverrides(p: ProbeRequest): Promise<Override[] | null> {
+  const stateOverride: Override[] = [{ address: PROBE_WALLET, balance: 10n ** 24n }];
+  if (p.quote !== zeroAddress) {
+    const slot = await findBalanceSlot(p.chain, p.quote);
+    if (slot === null) return null;
+    stateOverride.push(balanceOverride(p.quote, PROBE_WALLET, slot, p.quoteAmount));
   }
-  const approvals = (t: Address) => [
-    {
-      to: t,
-      data: encodeFunctionData({ abi: erc20Abi, functionName: "approve", args: [PERMIT2_ADDRESS, maxUint256] }),
-    },
-    {
-      to: PERMIT2_ADDRESS,
-      data: encodeFunctionData({ abi: permit2Abi, functionName: "approve", args: [t, router, maxUint160, 2 ** 47] }),
-    },
-  ];
-  const balanceCall = (t: Address) => balanceRead(MULTICALL3_ADDRESS, t, wallet);
-  const buy = [
-    ...(quote === zeroAddress ? [] : approvals(quote)),
+  return stateOverride;
+}
+
+/** The approvals a token needs before the router pulls it: the token to Permit2, Permit2 to the router. */
+const approvalCalls = (router: Address, t: Address): SimCall[] => [
+  {
+    to: t,
+    data: encodeFunctionData({ abi: erc20Abi, functionName: "approve", args: [PERMIT2_ADDRESS, maxUint256] }),
+  },
+  {
+    to: PERMIT2_ADDRESS,
+    data: encodeFunctionData({ abi: permit2Abi, functionName: "approve", args: [t, router, maxUint160, 2 ** 47] }),
+  },
+];
+
+const probeBalance = (t: Address) => balanceRead(MULTICALL3_ADDRESS, t, PROBE_WALLET);
+
+/** The sell half: the buy again, then all `received` sold back, measured by the quote balance before and after. */
+async function probeSell(
+  p: ProbeRequest,
+  run: (calls: SimCall[]) => Promise<SimResult[]>,
+  buy: SimCall[],
+  received: bigint,
+  buyTaxBps: number | null,
+): Promise<Probe> {
+  const { chain, router, poolKey, token, quote } = p;
+  const expectedSell = await quoteIn(chain, p.quoter, poolKey, token, received);
+  const second = await run([
+    ...buy,
+    ...approvalCalls(router, token),
+    probeBalance(quote),
+    { to: router, data: swapProgram(poolKey, token, quote, received) },
+    probeBalance(quote),
+  ]);
+  const sellCall = second[second.length - 2]!;
+  if (hexToBigInt(sellCall.status) !== 1n)
+    return probeStopped(
+      true,
+      true,
+      `sell reverted${sellCall.error?.message ? `: ${sellCall.error.message}` : ""}`,
+      buyTaxBps,
+    );
+  const before = hexToBigInt(second[second.length - 3]!.returnData);
+  const after = hexToBigInt(second[second.length - 1]!.returnData);
+  const got = after - before;
+  const sellTaxBps = taxBps(expectedSell, got);
+  return { ok: true, buyTaxBps, sellTaxBps, honeypot: got === 0n, reason: null, funded_by_overrides: true };
+}
+
+export async function probeBuySell(p: ProbeRequest): Promise<Probe> {
+  const { chain, router, poolKey, token, quote, quoteAmount } = p;
+  const stateOverride = await probeOverrides(p);
+  if (stateOverride === null) return probeStopped(false, false, "quote token balance cannot be funded by overrides");
+  const buy: SimCall[] = [
+    ...(quote === zeroAddress ? [] : approvalCalls(router, quote)),
     {
       to: router,
       data: swapProgram(poolKey, quote, token, quoteAmount),
       value: quote === zeroAddress ? quoteAmount : 0n,
     },
-    balanceCall(token),
+    probeBalance(token),
   ];
-  const run = (calls: SimCall[]) => simulateCalls(chain, wallet, stateOverride, calls);
+  const run = (calls: SimCall[]) => simulateCalls(chain, PROBE_WALLET, stateOverride, calls);
   const expectedBuy = await quoteIn(chain, p.quoter, poolKey, quote, quoteAmount);
   const first = await run(buy);
   const buyCall = first[first.length - 2]!;
   if (hexToBigInt(buyCall.status) !== 1n)
-    return {
-      ok: false,
-      buyTaxBps: null,
-      sellTaxBps: null,
-      honeypot: false,
-      reason: `buy reverted${buyCall.error?.message ? `: ${buyCall.error.message}` : ""}`,
-      funded_by_overrides: true,
-    };
+    return probeStopped(false, false, `buy reverted${buyCall.error?.message ? `: ${buyCall.error.message}` : ""}`);
   const received = hexToBigInt(first[first.length - 1]!.returnData);
-  const buyTaxBps = expectedBuy > 0n ? Math.max(0, Number(((expectedBuy - received) * 10_000n) / expectedBuy)) : null;
-  if (received === 0n)
-    return {
-      ok: false,
-      buyTaxBps,
-      sellTaxBps: null,
-      honeypot: true,
-      reason: "the buy delivered nothing",
-      funded_by_overrides: true,
-    };
-
-  const expectedSell = await quoteIn(chain, p.quoter, poolKey, token, received);
-  const second = await run([
-    ...buy,
-    ...approvals(token),
-    balanceCall(quote),
-    { to: router, data: swapProgram(poolKey, token, quote, received) },
-    balanceCall(quote),
-  ]);
-  const sellCall = second[second.length - 2]!;
-  if (hexToBigInt(sellCall.status) !== 1n)
-    return {
-      ok: true,
-      buyTaxBps,
-      sellTaxBps: null,
-      honeypot: true,
-      reason: `sell reverted${sellCall.error?.message ? `: ${sellCall.error.message}` : ""}`,
-      funded_by_overrides: true,
-    };
-  const before = hexToBigInt(second[second.length - 3]!.returnData);
-  const after = hexToBigInt(second[second.length - 1]!.returnData);
-  const got = after - before;
-  const sellTaxBps = expectedSell > 0n ? Math.max(0, Number(((expectedSell - got) * 10_000n) / expectedSell)) : null;
-  return { ok: true, buyTaxBps, sellTaxBps, honeypot: got === 0n, reason: null, funded_by_overrides: true };
+  const buyTaxBps = taxBps(expectedBuy, received);
+  if (received === 0n) return probeStopped(false, true, "the buy delivered nothing", buyTaxBps);
+  return probeSell(p, run, buy, received, buyTaxBps);
 }
 
 /** A balance read as a call (ETH through Multicall3's getEthBalance). */

@@ -38,18 +38,7 @@ export function publicConfig(config: Config) {
         { address: t.address, decimals: t.decimals, kind: t.kind, native: t.native, feed: t.feed },
       ]),
     ),
-    fee: {
-      schedule: FEE_SCHEDULE,
-      major_symbols: majorSymbols(config.tokens),
-      major_tiers: MAJOR_TIERS,
-      other_bps: OTHER_BPS,
-      shield_add_bps: SHIELD_ADD_BPS,
-      max_bps: MAX_FEE_BPS,
-      recipient: config.feeRecipient,
-      to_self_allowed: false,
-      placeholder: "0x0000000000000000000000000000000000000000",
-      how: "Set by the server from the trade's class (major when both tokens are major symbols or stock tokens, else other), the wallet's 30-day volume tier and Shield; paid to the recipient inside the router call, input side by TRANSFER or output side by PAY_PORTION.",
-    },
+    fee: feeConfig(config),
     risks: RISKS,
     high_price_impact_bps: LIMITS.highPriceImpactBps,
     price_impact_bps: LIMITS.priceImpactBps,
@@ -57,20 +46,7 @@ export function publicConfig(config: Config) {
       policies: SHIELD_POLICIES,
       shield_only_risks: ["UNVERIFIED"],
     },
-    limits: {
-      max_notional_usd: LIMITS.maxNotionalUsd,
-      min_notional_usd: LIMITS.minNotionalUsd,
-      max_slippage_bps: LIMITS.slippageBySize[0]!.max_slippage_bps,
-      default_slippage_bps: LIMITS.defaultSlippageBps,
-      slippage_tolerance_by_size: LIMITS.slippageBySize,
-      max_vs_mid_bps: LIMITS.maxVsMidBps,
-      max_vs_ref_bps: LIMITS.maxVsRefBps,
-      deadline_s: LIMITS.deadlineS,
-      permit_trade_expiry_s: LIMITS.permitTradeExpiryS,
-      approval_modes: APPROVAL_MODES,
-      default_approval_budget_usd: LIMITS.defaultApprovalBudgetUsd,
-      max_approval_budget_usd: LIMITS.maxApprovalBudgetUsd,
-    },
+    limits: limitsConfig(),
     session: {
       cosigner: config.cosigner,
       delegation_manager: c.delegationManager,
@@ -89,6 +65,43 @@ export function publicConfig(config: Config) {
       // The canonical pools: clients pin them and trade (and build fast mode's table) through these alone.
       pools: canonicalPools(config),
     },
+  };
+}
+
+/** GET /config's fee block: the schedule, tiers and recipient, and how the server sets a trade's fee. */
+function feeConfig(config: Config) {
+  return {
+    schedule: FEE_SCHEDULE,
+    major_symbols: majorSymbols(config.tokens),
+    major_tiers: MAJOR_TIERS,
+    other_bps: OTHER_BPS,
+    shield_add_bps: SHIELD_ADD_BPS,
+    max_bps: MAX_FEE_BPS,
+    recipient: config.feeRecipient,
+    to_self_allowed: false,
+    placeholder: "0x0000000000000000000000000000000000000000",
+    how:
+      "Set by the server from the trade's class (major when both tokens are major symbols or stock tokens, else " +
+      "other), the wallet's 30-day volume tier and Shield; paid to the recipient inside the router call, input " +
+      "side by TRANSFER or output side by PAY_PORTION.",
+  };
+}
+
+/** GET /config's limits block: notional, slippage, price checks, deadlines and approval budgets. */
+function limitsConfig() {
+  return {
+    max_notional_usd: LIMITS.maxNotionalUsd,
+    min_notional_usd: LIMITS.minNotionalUsd,
+    max_slippage_bps: LIMITS.slippageBySize[0]!.max_slippage_bps,
+    default_slippage_bps: LIMITS.defaultSlippageBps,
+    slippage_tolerance_by_size: LIMITS.slippageBySize,
+    max_vs_mid_bps: LIMITS.maxVsMidBps,
+    max_vs_ref_bps: LIMITS.maxVsRefBps,
+    deadline_s: LIMITS.deadlineS,
+    permit_trade_expiry_s: LIMITS.permitTradeExpiryS,
+    approval_modes: APPROVAL_MODES,
+    default_approval_budget_usd: LIMITS.defaultApprovalBudgetUsd,
+    max_approval_budget_usd: LIMITS.maxApprovalBudgetUsd,
   };
 }
 

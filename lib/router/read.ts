@@ -56,7 +56,10 @@ const MAX_DEPTH = 2;
 const addr3 = [{ type: "address" }, { type: "address" }, { type: "uint256" }] as const;
 const addrAmount = [{ type: "address" }, { type: "uint256" }] as const;
 
-/** `spent`: what the program hands on of each token (transfers, settles, wraps), to find input left in the router. */
+/**
+ * `spent`: what the program hands on of each token (transfers, settles, wraps), to find input left
+ * in the router.
+ */
 type Acc = RouterReading & {
   spent: Map<string, bigint>;
   pulls: { token: Address; amount: bigint }[];
@@ -119,104 +122,135 @@ export function readRouterCall(target: Address, value: bigint, data: Hex, ctx: R
   };
 }
 
+/** One program's walk: the call's context, what was read so far, the sub-plan depth and the recipient tests. */
+type Walk = {
+  ctx: ReadContext;
+  acc: Acc;
+  depth: number;
+  fail: (rule: RouterRule, message: string) => void;
+  /** The router itself (ADDRESS_THIS or its own address). */
+  internal: (a: Address) => boolean;
+  /** The wallet (MSG_SENDER or its own address). */
+  toWallet: (a: Address) => boolean;
+  isFee: (a: Address) => boolean;
+};
+
 function readProgram(commands: Hex, inputs: readonly Hex[], ctx: ReadContext, acc: Acc, depth: number) {
   const fail = (rule: RouterRule, message: string) => acc.failures.push({ rule, message });
   const bytes = (commands.slice(2).match(/../g) ?? []).map((b) => parseInt(b, 16));
   if (bytes.length !== inputs.length)
     return fail("SESSION_EXECUTION", `${bytes.length} commands but ${inputs.length} inputs`);
-  const internal = (a: Address) => same(a, ROUTER_ADDRESS_THIS) || same(a, ctx.router);
-  const toWallet = (a: Address) => same(a, ROUTER_MSG_SENDER) || same(a, ctx.wallet);
-  const isFee = (a: Address) => same(a, ctx.feeRecipient);
-  // biome-ignore lint/suspicious/useIterableCallbackReturn: a command that fails is recorded and the walk goes on to the next
-  bytes.forEach((byte, i) => {
-    const input = inputs[i]!;
-    const cmd = byte & COMMAND_TYPE_MASK;
-    if (byte & FLAG_ALLOW_REVERT)
-      return fail("SESSION_EXECUTION", `command ${i} may revert without reverting the trade`);
-    try {
-      switch (cmd) {
-        case Command.PERMIT2_TRANSFER_FROM: {
-          const [token, to, amount] = decodeAbiParameters(
-            [{ type: "address" }, { type: "address" }, { type: "uint160" }],
-            input,
-          );
-          if (isFee(to)) {
-            acc.fees.push({ token, amount, bps: null, command: "PERMIT2_TRANSFER_FROM" });
-            spend(acc, token, amount);
-          } else if (!internal(to))
-            return fail("SESSION_RECIPIENTS", `command ${i} pulls the wallet's ${token} to ${to}`);
-          acc.pulls.push({ token, amount });
-          return;
-        }
-        case Command.TRANSFER:
-        case Command.PAY_PORTION: {
-          const [token, to, n] = decodeAbiParameters(addr3, input);
-          const portion = cmd === Command.PAY_PORTION;
-          if (isFee(to))
-            acc.fees.push({
-              token,
-              amount: portion ? null : n,
-              bps: portion ? n : null,
-              command: portion ? "PAY_PORTION" : "TRANSFER",
-            });
-          // A transfer to the router itself moves nothing: it would count input as handed on while it stays there.
-          else if (internal(to)) return fail("SESSION_EXECUTION", `command ${i} transfers to the router itself`);
-          else if (!toWallet(to)) return fail("SESSION_RECIPIENTS", `command ${i} pays ${to}`);
-          if (!portion) spend(acc, token, n);
-          return;
-        }
-        case Command.SWEEP: {
-          const [token, to, min] = decodeAbiParameters(addr3, input);
-          if (!toWallet(to)) return fail("SESSION_RECIPIENTS", `command ${i} sweeps ${token} to ${to}, not the wallet`);
-          acc.sweeps.push({ token, min });
-          return;
-        }
-        case Command.WRAP_ETH:
-        case Command.UNWRAP_WETH: {
-          const [to, amount] = decodeAbiParameters(addrAmount, input);
-          if (!internal(to) && !toWallet(to))
-            return fail("SESSION_RECIPIENTS", `command ${i} sends wrapped or unwrapped ETH to ${to}`);
-          // Wrapping a fixed amount would park the input as WETH in the router; the output is wrapped whole.
-          if (cmd === Command.WRAP_ETH && amount !== CONTRACT_BALANCE)
-            return fail("SESSION_EXECUTION", `command ${i} wraps a fixed amount of ETH`);
-          if (amount !== CONTRACT_BALANCE) spend(acc, cmd === Command.WRAP_ETH ? zeroAddress : ctx.weth, amount);
-          return;
-        }
-        case Command.PERMIT2_PERMIT: {
-          if (!ctx.permit || depth > 0 || acc.permits.length)
-            return fail("SESSION_EXECUTION", `command ${i} carries a Permit2 permit`);
-          const [permit] = decodeAbiParameters(permitSingleParams, input) as unknown as [
-            { details: { token: Address; amount: bigint; expiration: number }; spender: Address },
-          ];
-          if (!internal(permit.spender))
-            return fail(
-              "SESSION_RECIPIENTS",
-              `command ${i} permits ${permit.spender} to spend the wallet's ${permit.details.token}, not the router`,
-            );
-          acc.permits.push({
-            token: permit.details.token,
-            amount: permit.details.amount,
-            spender: permit.spender,
-            expiration: Number(permit.details.expiration),
-          });
-          return;
-        }
-        case Command.V4_SWAP:
-          return readV4(input, i, acc, fail, internal, toWallet);
-        case Command.EXECUTE_SUB_PLAN: {
-          if (depth >= MAX_DEPTH) return fail("SESSION_EXECUTION", `sub-plans nested deeper than ${MAX_DEPTH}`);
-          const [subCommands, subInputs] = decodeAbiParameters([{ type: "bytes" }, { type: "bytes[]" }], input);
-          return readProgram(subCommands, subInputs, ctx, acc, depth + 1);
-        }
-        default:
-          return fail(
-            "SESSION_EXECUTION",
-            `command 0x${cmd.toString(16).padStart(2, "0")} is not one a session trade uses`,
-          );
+  const w: Walk = {
+    ctx,
+    acc,
+    depth,
+    fail,
+    internal: (a) => same(a, ROUTER_ADDRESS_THIS) || same(a, ctx.router),
+    toWallet: (a) => same(a, ROUTER_MSG_SENDER) || same(a, ctx.wallet),
+    isFee: (a) => same(a, ctx.feeRecipient),
+  };
+  // A command that fails is recorded and the walk goes on to the next.
+  for (const [i, byte] of bytes.entries()) readCommand(w, byte, inputs[i]!, i);
+}
+
+/** One command: its revert flag refused, then read by its type; one that does not decode is a failure. */
+function readCommand(w: Walk, byte: number, input: Hex, i: number) {
+  const { fail } = w;
+  const cmd = byte & COMMAND_TYPE_MASK;
+  if (byte & FLAG_ALLOW_REVERT) return fail("SESSION_EXECUTION", `command ${i} may revert without reverting the trade`);
+  try {
+    switch (cmd) {
+      case Command.PERMIT2_TRANSFER_FROM:
+        return readPull(w, input, i);
+      case Command.TRANSFER:
+      case Command.PAY_PORTION:
+        return readPayment(w, input, i, cmd === Command.PAY_PORTION);
+      case Command.SWEEP: {
+        const [token, to, min] = decodeAbiParameters(addr3, input);
+        if (!w.toWallet(to)) return fail("SESSION_RECIPIENTS", `command ${i} sweeps ${token} to ${to}, not the wallet`);
+        w.acc.sweeps.push({ token, min });
+        return;
       }
-    } catch (err) {
-      fail("SESSION_EXECUTION", `command ${i} does not decode: ${(err as Error).message.split("\n")[0]}`);
+      case Command.WRAP_ETH:
+      case Command.UNWRAP_WETH:
+        return readWrap(w, input, i, cmd === Command.WRAP_ETH);
+      case Command.PERMIT2_PERMIT:
+        return readPermit(w, input, i);
+      case Command.V4_SWAP:
+        return readV4(input, i, w.acc, fail, w.internal, w.toWallet);
+      case Command.EXECUTE_SUB_PLAN: {
+        if (w.depth >= MAX_DEPTH) return fail("SESSION_EXECUTION", `sub-plans nested deeper than ${MAX_DEPTH}`);
+        const [subCommands, subInputs] = decodeAbiParameters([{ type: "bytes" }, { type: "bytes[]" }], input);
+        return readProgram(subCommands, subInputs, w.ctx, w.acc, w.depth + 1);
+      }
+      default:
+        return fail(
+          "SESSION_EXECUTION",
+          `command 0x${cmd.toString(16).padStart(2, "0")} is not one a session trade uses`,
+        );
     }
+  } catch (err) {
+    fail("SESSION_EXECUTION", `command ${i} does not decode: ${(err as Error).message.split("\n")[0]}`);
+  }
+}
+
+/** PERMIT2_TRANSFER_FROM: the wallet's token pulled into the router, or paid straight to the fee recipient. */
+function readPull(w: Walk, input: Hex, i: number) {
+  const [token, to, amount] = decodeAbiParameters(
+    [{ type: "address" }, { type: "address" }, { type: "uint160" }],
+    input,
+  );
+  if (w.isFee(to)) {
+    w.acc.fees.push({ token, amount, bps: null, command: "PERMIT2_TRANSFER_FROM" });
+    spend(w.acc, token, amount);
+  } else if (!w.internal(to)) return w.fail("SESSION_RECIPIENTS", `command ${i} pulls the wallet's ${token} to ${to}`);
+  w.acc.pulls.push({ token, amount });
+}
+
+/** TRANSFER or PAY_PORTION: to the fee recipient (a fee) or the wallet; never to the router itself or anyone else. */
+function readPayment(w: Walk, input: Hex, i: number, portion: boolean) {
+  const [token, to, n] = decodeAbiParameters(addr3, input);
+  if (w.isFee(to))
+    w.acc.fees.push({
+      token,
+      amount: portion ? null : n,
+      bps: portion ? n : null,
+      command: portion ? "PAY_PORTION" : "TRANSFER",
+    });
+  // A transfer to the router itself moves nothing: it would count input as handed on while it stays there.
+  else if (w.internal(to)) return w.fail("SESSION_EXECUTION", `command ${i} transfers to the router itself`);
+  else if (!w.toWallet(to)) return w.fail("SESSION_RECIPIENTS", `command ${i} pays ${to}`);
+  if (!portion) spend(w.acc, token, n);
+}
+
+/** WRAP_ETH (the router's whole balance only) or UNWRAP_WETH, to the router or the wallet. */
+function readWrap(w: Walk, input: Hex, i: number, wrap: boolean) {
+  const [to, amount] = decodeAbiParameters(addrAmount, input);
+  if (!w.internal(to) && !w.toWallet(to))
+    return w.fail("SESSION_RECIPIENTS", `command ${i} sends wrapped or unwrapped ETH to ${to}`);
+  // Wrapping a fixed amount would park the input as WETH in the router; the output is wrapped whole.
+  if (wrap && amount !== CONTRACT_BALANCE)
+    return w.fail("SESSION_EXECUTION", `command ${i} wraps a fixed amount of ETH`);
+  if (amount !== CONTRACT_BALANCE) spend(w.acc, wrap ? zeroAddress : w.ctx.weth, amount);
+}
+
+/** PERMIT2_PERMIT: only on the wallet's own path (`permit`), once, at the top level, for the router. */
+function readPermit(w: Walk, input: Hex, i: number) {
+  if (!w.ctx.permit || w.depth > 0 || w.acc.permits.length)
+    return w.fail("SESSION_EXECUTION", `command ${i} carries a Permit2 permit`);
+  const [permit] = decodeAbiParameters(permitSingleParams, input) as unknown as [
+    { details: { token: Address; amount: bigint; expiration: number }; spender: Address },
+  ];
+  if (!w.internal(permit.spender))
+    return w.fail(
+      "SESSION_RECIPIENTS",
+      `command ${i} permits ${permit.spender} to spend the wallet's ${permit.details.token}, not the router`,
+    );
+  w.acc.permits.push({
+    token: permit.details.token,
+    amount: permit.details.amount,
+    spender: permit.spender,
+    expiration: Number(permit.details.expiration),
   });
 }
 
@@ -271,7 +305,10 @@ function readV4(
 const spend = (acc: Acc, token: Address, amount: bigint) =>
   acc.spent.set(token.toLowerCase(), (acc.spent.get(token.toLowerCase()) ?? 0n) + amount);
 
-/** One input (ETH value or one pulled token), all of it handed on (none left in the router), one output swept to the wallet. */
+/**
+ * One input (ETH value or one pulled token), all of it handed on (none left in the router), one
+ * output swept to the wallet.
+ */
 function settleTotals(acc: Acc, value: bigint, fail: (r: RouterRule, m: string) => void) {
   const pulled = new Set(acc.pulls.map((p) => p.token.toLowerCase()));
   if (value > 0n) {
@@ -322,7 +359,8 @@ function checkSwapShape(acc: Acc, fail: (r: RouterRule, m: string) => void) {
   if (settled + inputFees !== acc.amountIn)
     fail(
       "SESSION_EXECUTION",
-      `the swap settles ${settled} and the fee takes ${inputFees} of an input of ${acc.amountIn}: the rest would stay in the router`,
+      `the swap settles ${settled} and the fee takes ${inputFees} of an input of ${acc.amountIn}: ` +
+        "the rest would stay in the router",
     );
   acc.hops.forEach((h, k) => {
     if (k === 0) return;
