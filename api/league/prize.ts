@@ -186,6 +186,64 @@ export async function minedTrades(db: Db, wallets: string[], from: number, to: n
 }
 export type MinedTrade = Awaited<ReturnType<typeof minedTrades>>[number];
 
+type SeasonEntry = Awaited<ReturnType<typeof seasonEntries>>[number];
+
+/** Each entry as the rules read it, and its ledger: its mined trades until it left. */
+function entryFactsOf(config: Config, s: Season, entries: SeasonEntry[], trades: MinedTrade[]) {
+  const house = new Set(config.league.houseAgents);
+  const ledgers = new Map<string, MinedTrade[]>();
+  const facts: EntryFacts[] = entries.map((e) => {
+    const left_at = e.left_at === null ? null : Number(e.left_at);
+    ledgers.set(
+      e.entry_id,
+      trades.filter((t) => t.wallet === e.wallet && t.trade.ts < untilOf(s, left_at)),
+    );
+    return {
+      entry_id: e.entry_id,
+      agent_id: Number(e.agent_id),
+      wallet: e.wallet,
+      owner: e.owner,
+      agent_wallet: e.agent_wallet,
+      token: e.token,
+      symbol: e.symbol,
+      name: e.name,
+      confirmed: e.confirmed === true,
+      confirmed_at: e.confirmed_at === null ? null : Number(e.confirmed_at),
+      entered_at: Number(e.entered_at),
+      left_at,
+      house: house.has(Number(e.agent_id)),
+    };
+  });
+  return { facts, ledgers };
+}
+
+/** What the board publishes for anyone to recompute it: the chain's contracts, hubs, tokens, entries with their proofs, books. */
+function publishedOf(config: Config, entries: SeasonEntry[], facts: EntryFacts[], ledgers: Map<string, MinedTrade[]>) {
+  // The owner's signed statement: anyone can check the confirmation recovers to the owner.
+  const proofs = Object.fromEntries(
+    entries.map((e) => [
+      e.entry_id,
+      e.confirmed && e.signature && e.message ? { message: e.message, signature: e.signature } : null,
+    ]),
+  );
+  return {
+    from_block: config.startBlock,
+    contracts: {
+      pool_manager: config.contracts.poolManager,
+      router: config.contracts.universalRouter,
+      launchpad: config.contracts.launchpad,
+      sanctions_list: config.contracts.sanctionsList,
+      partner_agent_vault: config.contracts.partnerAgentVault,
+      multicall3: config.contracts.multicall3,
+    },
+    hubs: [...hubsOf(config)],
+    link_tokens: linkTokens(config),
+    tokens: valuationTokens(config),
+    entries: facts.map((f) => ({ ...f, proof: proofs[f.entry_id] })),
+    books: publishedBooks(ledgers),
+  };
+}
+
 /**
  * The prize board of season `s` at an anchor: entries, their relayed mined trades valued at the
  * marks of their blocks, cluster links from transfer logs up to the anchor's block, sanctions and
@@ -218,30 +276,7 @@ export async function prizeBoard(d: PrizeDeps, s: Season, a: PrizeAnchor) {
     d.transfers.read(addresses, a.block),
     sanctionedAt(d.chain, d.config.contracts.sanctionsList, addresses, a.block),
   ]);
-  const house = new Set(d.config.league.houseAgents);
-  const ledgers = new Map<string, MinedTrade[]>();
-  const facts: EntryFacts[] = entries.map((e) => {
-    const left_at = e.left_at === null ? null : Number(e.left_at);
-    ledgers.set(
-      e.entry_id,
-      trades.filter((t) => t.wallet === e.wallet && t.trade.ts < untilOf(s, left_at)),
-    );
-    return {
-      entry_id: e.entry_id,
-      agent_id: Number(e.agent_id),
-      wallet: e.wallet,
-      owner: e.owner,
-      agent_wallet: e.agent_wallet,
-      token: e.token,
-      symbol: e.symbol,
-      name: e.name,
-      confirmed: e.confirmed === true,
-      confirmed_at: e.confirmed_at === null ? null : Number(e.confirmed_at),
-      entered_at: Number(e.entered_at),
-      left_at,
-      house: house.has(Number(e.agent_id)),
-    };
-  });
+  const { facts, ledgers } = entryFactsOf(d.config, s, entries, trades);
   const unreadable = [
     ...[...vault].filter(([, w]) => w === null).map(([id]) => `the partner vault's agent ${id}`),
     ...[...sanctioned].filter(([, x]) => x === null).map(([addr]) => `the sanctions list for ${addr}`),
@@ -257,34 +292,7 @@ export async function prizeBoard(d: PrizeDeps, s: Season, a: PrizeAnchor) {
     vault,
     hubs: hubsOf(d.config),
   });
-  // The owner's signed statement: anyone can check the confirmation recovers to the owner.
-  const proofs = Object.fromEntries(
-    entries.map((e) => [
-      e.entry_id,
-      e.confirmed && e.signature && e.message ? { message: e.message, signature: e.signature } : null,
-    ]),
-  );
-  return {
-    ...board,
-    ledgers,
-    unreadable,
-    published: {
-      from_block: d.config.startBlock,
-      contracts: {
-        pool_manager: d.config.contracts.poolManager,
-        router: d.config.contracts.universalRouter,
-        launchpad: d.config.contracts.launchpad,
-        sanctions_list: d.config.contracts.sanctionsList,
-        partner_agent_vault: d.config.contracts.partnerAgentVault,
-        multicall3: d.config.contracts.multicall3,
-      },
-      hubs: [...hubsOf(d.config)],
-      link_tokens: linkTokens(d.config),
-      tokens: valuationTokens(d.config),
-      entries: facts.map((f) => ({ ...f, proof: proofs[f.entry_id] })),
-      books: publishedBooks(ledgers),
-    },
-  };
+  return { ...board, ledgers, unreadable, published: publishedOf(d.config, entries, facts, ledgers) };
 }
 
 /** Each entry's trades as published for `league:verify`: hash, block, time, path, the plan (atoms as strings) and the amounts read from the receipt. */

@@ -32,7 +32,7 @@ export async function weekBlocks(chain: PublicClient, week: Week, head: number):
 
 /** What reached the platform wallet for one token in a week: from trades, and from anywhere else. */
 export type Flow = { received: bigint; trades: Set<string>; outside: bigint; outsideTxs: Set<string> };
-const newFlow = (): Flow => ({ received: 0n, trades: new Set(), outside: 0n, outsideTxs: new Set() });
+export const newFlow = (): Flow => ({ received: 0n, trades: new Set(), outside: 0n, outsideTxs: new Set() });
 
 /**
  * ERC-20 flows from the indexer's Transfer logs to the wallet: `trade` when the transaction went
