@@ -2,7 +2,10 @@ import type { Logger } from "pino";
 import type { Db } from "../ports/store/db.js";
 import type { Lease } from "../ports/store/lease.js";
 
-/** A key whose computation failed is not computed again by a reader for this long (the worker's next pass retries it). */
+/**
+ * A key whose computation failed is not computed again by a reader for this long (the worker's next pass
+ * retries it).
+ */
 export const FAILED_RETRY_MS = 5_000;
 
 type Answer<T> = { value: T; at: number };
@@ -46,8 +49,10 @@ export function storedAnswers<T>(
     async save(key, a) {
       const rows = await db.query(
         `INSERT INTO app.league_board_answers (key, answer, computed_at, block)
-         SELECT $1::text, $2::text, $3::bigint, $4::bigint WHERE EXISTS (SELECT 1 FROM app.leases WHERE name = $5 AND holder = $6)
-         ON CONFLICT (key) DO UPDATE SET answer = EXCLUDED.answer, computed_at = EXCLUDED.computed_at, block = EXCLUDED.block
+         SELECT $1::text, $2::text, $3::bigint, $4::bigint
+         WHERE EXISTS (SELECT 1 FROM app.leases WHERE name = $5 AND holder = $6)
+         ON CONFLICT (key) DO UPDATE
+         SET answer = EXCLUDED.answer, computed_at = EXCLUDED.computed_at, block = EXCLUDED.block
          RETURNING key`,
         [key, JSON.stringify(a.value), Math.floor(a.at), blockOf(a.value), lease.name, lease.holder],
       );

@@ -111,7 +111,10 @@ const by = (a: PrivateKeyAccount) => ({ wallet: a.address, keyId: 1 });
 /** Day 3 of season 4. */
 const SEASON_4_DAY_3_MS = (LEAGUE_EPOCH_S + 3 * SEASON_S + 2 * 86_400) * 1000;
 
-/** One migrated store for the file (a migration takes seconds), emptied of accounts and league rows before each test. */
+/**
+ * One migrated store for the file (a migration takes seconds), emptied of accounts and league rows before each
+ * test.
+ */
 beforeAll(async () => {
   db = await openPglite();
   await migrate(db);

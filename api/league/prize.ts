@@ -71,7 +71,10 @@ export function valuationTokens(config: Config): ValuationToken[] {
 /** Series are read again after this long (new rounds only append: answers for past times stay). */
 const SERIES_TTL_MS = 2_000;
 
-/** The indexer's tables as the league's mark reader: each series read once per couple of seconds, not once per trade. */
+/**
+ * The indexer's tables as the league's mark reader: each series read once per couple of seconds, not once per
+ * trade.
+ */
 export function indexedMarkReader(indexed: SqlIndexedReads): MarkReader {
   const memo = new Map<string, { at: number; value: Promise<unknown> }>();
   const cached = <T>(key: string, load: () => Promise<T>): Promise<T> => {
@@ -88,7 +91,10 @@ export function indexedMarkReader(indexed: SqlIndexedReads): MarkReader {
   });
 }
 
-/** Addresses that never link clusters: the chain's contracts, the platform's wallets, configured exchanges, the zero address (mints). */
+/**
+ * Addresses that never link clusters: the chain's contracts, the platform's wallets, configured exchanges, the
+ * zero address (mints).
+ */
 export function hubsOf(config: Config): Set<string> {
   const contracts = Object.values(config.contracts).flatMap((v) =>
     typeof v === "string" ? [v] : v && typeof v === "object" ? Object.values(v) : [],
@@ -135,13 +141,18 @@ export async function seasonEntries(db: Db, board: "prize" | "practice", s: Seas
       message: string | null;
     }
   >(
-    `SELECT e.*, e.seq::text AS seq, st.message FROM app.league_entries e LEFT JOIN app.league_statements st ON st.nonce = e.statement_nonce
-     WHERE e.board = $1 AND e.from_season <= $2 AND e.entered_at < $3 AND (e.left_at IS NULL OR e.left_at >= $4) ORDER BY e.seq`,
+    `SELECT e.*, e.seq::text AS seq, st.message
+     FROM app.league_entries e LEFT JOIN app.league_statements st ON st.nonce = e.statement_nonce
+     WHERE e.board = $1 AND e.from_season <= $2 AND e.entered_at < $3 AND (e.left_at IS NULL OR e.left_at >= $4)
+     ORDER BY e.seq`,
     [board, s.number, s.ends, s.starts],
   );
 }
 
-/** The trades the service relayed for `wallets` and that were mined in [from, to): amounts from the receipt, the plan that verify needs. */
+/**
+ * The trades the service relayed for `wallets` and that were mined in [from, to): amounts from the receipt, the
+ * plan that verify needs.
+ */
 export async function minedTrades(db: Db, wallets: string[], from: number, to: number) {
   if (!wallets.length) return [];
   const rows = await db.query<{
@@ -158,9 +169,12 @@ export async function minedTrades(db: Db, wallets: string[], from: number, to: n
     txs: string;
     summary: string;
   }>(
-    `SELECT t.id::text AS id, t.wallet, t.path, t.tx_hash, t.block_number::text AS block_number, t.block_time::text AS block_time, t.outcome, p.execution, p.token_in AS p_token_in, p.token_out AS p_token_out, p.txs, p.summary
+    `SELECT t.id::text AS id, t.wallet, t.path, t.tx_hash, t.block_number::text AS block_number,
+       t.block_time::text AS block_time, t.outcome,
+       p.execution, p.token_in AS p_token_in, p.token_out AS p_token_out, p.txs, p.summary
      FROM app.trades t JOIN app.plans p ON p.id = t.plan_id
-     WHERE t.wallet = ANY($1) AND t.status = 'mined' AND NOT t.fee_unpaid AND t.block_time >= $2 AND t.block_time < $3 AND t.outcome IS NOT NULL
+     WHERE t.wallet = ANY($1) AND t.status = 'mined' AND NOT t.fee_unpaid
+       AND t.block_time >= $2 AND t.block_time < $3 AND t.outcome IS NOT NULL
      ORDER BY t.block_number, t.id`,
     [wallets.map(lc), from, to],
   );
@@ -217,7 +231,10 @@ function entryFactsOf(config: Config, s: Season, entries: SeasonEntry[], trades:
   return { facts, ledgers };
 }
 
-/** What the board publishes for anyone to recompute it: the chain's contracts, hubs, tokens, entries with their proofs, books. */
+/**
+ * What the board publishes for anyone to recompute it: the chain's contracts, hubs, tokens, entries with their
+ * proofs, books.
+ */
 function publishedOf(config: Config, entries: SeasonEntry[], facts: EntryFacts[], ledgers: Map<string, MinedTrade[]>) {
   // The owner's signed statement: anyone can check the confirmation recovers to the owner.
   const proofs = Object.fromEntries(
@@ -295,7 +312,10 @@ export async function prizeBoard(d: PrizeDeps, s: Season, a: PrizeAnchor) {
   return { ...board, ledgers, unreadable, published: publishedOf(d.config, entries, facts, ledgers) };
 }
 
-/** Each entry's trades as published for `league:verify`: hash, block, time, path, the plan (atoms as strings) and the amounts read from the receipt. */
+/**
+ * Each entry's trades as published for `league:verify`: hash, block, time, path, the plan (atoms as strings)
+ * and the amounts read from the receipt.
+ */
 export function publishedBooks(ledgers: Map<string, MinedTrade[]>): Record<string, unknown[]> {
   const plan = (p: MinedTrade["plan"]) =>
     p ? { ...p, txValue: p.txValue.toString(), fee: { ...p.fee, amount: p.fee.amount.toString() } } : null;

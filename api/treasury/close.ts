@@ -63,7 +63,10 @@ export type TransferRow = {
 };
 export type Reconciliation = {
   status: "agrees" | "accepted";
-  /** Per token: the fees the relay ledger booked for trades mined in the week against the chain's (logs, or traces for ETH). */
+  /**
+   * Per token: the fees the relay ledger booked for trades mined in the week against the chain's (logs, or
+   * traces for ETH).
+   */
   ledger: { token: Address; symbol: string; ledger: string; chain: string | null }[];
   eth: "trace" | "balance" | "ledger";
   counts: { ledger_trades: number; chain_fee_transfers: number; outside_transfers: number; split_transfers: number };
@@ -102,7 +105,10 @@ export type CloseDeps = {
 const decimal = (v: bigint, places: number) =>
   `${v / 10n ** BigInt(places)}.${(v % 10n ** BigInt(places)).toString().padStart(places, "0")}`;
 
-/** ETH as the week found it: the flow split, how it was found, and what the chain shows came in from fee transactions. */
+/**
+ * ETH as the week found it: the flow split, how it was found, and what the chain shows came in from fee
+ * transactions.
+ */
 type EthWeek = { eth: Flow; method: EthFound; ethChain: bigint | null };
 
 /**
@@ -319,7 +325,10 @@ export async function draftWeek(
   };
 }
 
-/** The platform wallet's own transactions (split transfers of earlier rows) mined inside [first, last]: the balance method adds back what they spent. */
+/**
+ * The platform wallet's own transactions (split transfers of earlier rows) mined inside [first, last]: the
+ * balance method adds back what they spent.
+ */
 export function ownTxsIn(rows: Pick<WeekRow, "transfers">[], first: number | null, last: number | null): Hex[] {
   if (first === null || last === null) return [];
   return rows.flatMap((r) => r.transfers.filter((t) => t.block >= first && t.block <= last).map((t) => t.tx_hash));

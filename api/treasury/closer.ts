@@ -95,7 +95,10 @@ async function assertNoUnknownSplit(d: CloserDeps, week: Week, rows: WeekRow[]) 
     );
 }
 
-/** The week's draft and its signed split transfers, kept in the store before any is sent (a retry sends the same bytes). */
+/**
+ * The week's draft and its signed split transfers, kept in the store before any is sent (a retry sends the same
+ * bytes).
+ */
 async function keptDraft(d: CloserDeps, week: Week, blocks: WeekBlocks, rows: WeekRow[]) {
   const kept = await d.store.draft<Draft, Send>(week.start);
   if (kept) return kept;

@@ -85,7 +85,10 @@ export async function nodeTraces(chain: PublicClient): Promise<boolean> {
 
 const rpcHex = (n: number) => `0x${n.toString(16)}`;
 
-/** Transactions in [first, last] with a call to `to`, by trace_filter in ranges that halve while the node refuses them. */
+/**
+ * Transactions in [first, last] with a call to `to`, by trace_filter in ranges that halve while the node
+ * refuses them.
+ */
 async function txsCalling(chain: PublicClient, to: Address, first: number, last: number): Promise<Set<string>> {
   const hashes = new Set<string>();
   let step = TRACE_CHUNK_BLOCKS;
