@@ -328,6 +328,53 @@ async function useStatement(
   if (!used.length) throw new Refusal("STATEMENT_EXPIRED", "that statement was just used: ask for a new one");
 }
 
+/** The entry's row as enter writes it (in the transaction that uses its statement). */
+async function insertEntry(
+  db: Pick<Db, "query">,
+  e: {
+    id: string;
+    board: LeagueBoard;
+    agent: PartnerAgent;
+    entrant: Entrant;
+    wallet: Address;
+    proof: "owner_key" | "statement";
+    nonce: string | null;
+    signature: string | null;
+    confirmed: boolean | null;
+    fromSeason: number;
+    at: number;
+  },
+) {
+  await db.query(
+    `INSERT INTO app.league_entries (entry_id, board, agent_id, kind, wallet, account_id, hosted_id, entrant,
+     owner, agent_wallet, token, symbol, name, proof, statement_nonce, signature, confirmed, from_season,
+     entered_at, confirmed_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)`,
+    [
+      e.id,
+      e.board,
+      e.agent.agent_id,
+      e.entrant.kind,
+      e.wallet.toLowerCase(),
+      e.entrant.kind === "account" ? e.entrant.account : null,
+      e.entrant.kind === "hosted" ? e.entrant.hosted_id : null,
+      entrantText(e.entrant),
+      e.agent.owner.toLowerCase(),
+      e.agent.agentWallet.toLowerCase(),
+      e.agent.token.toLowerCase(),
+      e.agent.symbol,
+      e.agent.name,
+      e.proof,
+      e.nonce,
+      e.signature,
+      e.confirmed,
+      e.fromSeason,
+      e.at,
+      e.confirmed ? e.at : null,
+    ],
+  );
+}
+
 /** POST league/enter: plays from the next season. */
 export async function leagueEnter(d: LeagueDeps, body: unknown, who: LeagueWho) {
   const wallet = walletOf(who);
@@ -367,34 +414,19 @@ export async function leagueEnter(d: LeagueDeps, body: unknown, who: LeagueWho) 
           board: b,
           entrant: entrantKey,
         });
-      await tx.query(
-        `INSERT INTO app.league_entries (entry_id, board, agent_id, kind, wallet, account_id, hosted_id, entrant,
-         owner, agent_wallet, token, symbol, name, proof, statement_nonce, signature, confirmed, from_season,
-         entered_at, confirmed_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)`,
-        [
-          id,
-          b,
-          agent.agent_id,
-          entrant.kind,
-          wallet.toLowerCase(),
-          entrant.kind === "account" ? entrant.account : null,
-          entrant.kind === "hosted" ? entrant.hosted_id : null,
-          entrantKey,
-          agent.owner.toLowerCase(),
-          agent.agentWallet.toLowerCase(),
-          agent.token.toLowerCase(),
-          agent.symbol,
-          agent.name,
-          proof,
-          q.nonce ?? null,
-          q.signature ?? null,
-          confirmed,
-          cal.next.number,
-          nowS(d),
-          confirmed ? nowS(d) : null,
-        ],
-      );
+      await insertEntry(tx, {
+        id,
+        board: b,
+        agent,
+        entrant,
+        wallet,
+        proof,
+        nonce: q.nonce ?? null,
+        signature: q.signature ?? null,
+        confirmed,
+        fromSeason: cal.next.number,
+        at: nowS(d),
+      });
     });
   } catch (err) {
     // Two enters racing: the unique indexes decide, with the same codes.
