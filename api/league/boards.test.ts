@@ -6,7 +6,10 @@ import { createLease } from "../ports/store/lease.js";
 import { RECENT_CLOSED_SEASONS, workedSeasons } from "./read.js";
 import { LEAGUE_EPOCH_S, SEASON_S } from "../../lib/league/calendar.js";
 
-/** The standings worker's invariant with its own clock: one computation per key at a time, readers served the last answer. */
+/**
+ * The standings worker's invariant with its own clock: one computation per key at a time, readers served the
+ * last answer.
+ */
 function harness() {
   let now = 1_000_000;
   const calls: string[] = [];
@@ -26,42 +29,50 @@ function harness() {
 }
 
 describe("the standings worker", () => {
-  it("shares the first computation of a key among its first readers, then serves the last answer while the next runs", async () => {
-    const h = harness();
-    const first = await Promise.all(Array.from({ length: 50 }, () => h.worker.get("a")));
-    expect(new Set(first)).toEqual(new Set(["a@1"]));
-    expect(h.worker.computations("a")).toBe(1);
-    // A pass held on key a: readers get a@1 and start nothing.
-    h.gates.set("a", () => {});
-    const pass = h.worker.runOnce();
-    await new Promise((r) => setTimeout(r, 0));
-    expect(await Promise.all(Array.from({ length: 50 }, () => h.worker.get("a")))).toEqual(Array(50).fill("a@1"));
-    expect(h.worker.computations("a")).toBe(2);
-    // A second pass asked meanwhile is the same pass.
-    expect(h.worker.runOnce()).toBe(pass);
-    h.gates.get("a")!();
-    h.gates.delete("a");
-    expect(await pass).toBe(2);
-    expect(await h.worker.get("a")).toBe("a@2");
-    expect(h.calls).toEqual(["a", "a", "b"]);
-  });
+  it(
+    "shares the first computation of a key among its first readers, then serves the last answer " +
+      "while the next runs",
+    async () => {
+      const h = harness();
+      const first = await Promise.all(Array.from({ length: 50 }, () => h.worker.get("a")));
+      expect(new Set(first)).toEqual(new Set(["a@1"]));
+      expect(h.worker.computations("a")).toBe(1);
+      // A pass held on key a: readers get a@1 and start nothing.
+      h.gates.set("a", () => {});
+      const pass = h.worker.runOnce();
+      await new Promise((r) => setTimeout(r, 0));
+      expect(await Promise.all(Array.from({ length: 50 }, () => h.worker.get("a")))).toEqual(Array(50).fill("a@1"));
+      expect(h.worker.computations("a")).toBe(2);
+      // A second pass asked meanwhile is the same pass.
+      expect(h.worker.runOnce()).toBe(pass);
+      h.gates.get("a")!();
+      h.gates.delete("a");
+      expect(await pass).toBe(2);
+      expect(await h.worker.get("a")).toBe("a@2");
+      expect(h.calls).toEqual(["a", "a", "b"]);
+    },
+  );
 
-  it("keeps the last answer when a pass fails, and a reader of a key that just failed gets the failure until the retry time", async () => {
-    const h = harness();
-    await h.worker.runOnce();
-    h.failing(true);
-    await h.worker.runOnce();
-    expect(await h.worker.get("a")).toBe("a@1");
-    // A key never answered, failed just now: readers do not recompute it for FAILED_RETRY_MS.
-    const fresh = harness();
-    fresh.failing(true);
-    await expect(fresh.worker.get("a")).rejects.toThrow("chain down");
-    await expect(fresh.worker.get("a")).rejects.toThrow("chain down");
-    expect(fresh.worker.computations("a")).toBe(1);
-    fresh.tick(FAILED_RETRY_MS);
-    fresh.failing(false);
-    expect(await fresh.worker.get("a")).toBe("a@2");
-  });
+  it(
+    "keeps the last answer when a pass fails, and a reader of a key that just failed gets the " +
+      "failure until the retry time",
+    async () => {
+      const h = harness();
+      await h.worker.runOnce();
+      h.failing(true);
+      await h.worker.runOnce();
+      expect(await h.worker.get("a")).toBe("a@1");
+      // A key never answered, failed just now: readers do not recompute it for FAILED_RETRY_MS.
+      const fresh = harness();
+      fresh.failing(true);
+      await expect(fresh.worker.get("a")).rejects.toThrow("chain down");
+      await expect(fresh.worker.get("a")).rejects.toThrow("chain down");
+      expect(fresh.worker.computations("a")).toBe(1);
+      fresh.tick(FAILED_RETRY_MS);
+      fresh.failing(false);
+      expect(await fresh.worker.get("a")).toBe("a@2");
+    },
+  );
 
   it("works the season playing and the latest ended ones only", () => {
     const inSeason = (n: number) => LEAGUE_EPOCH_S + (n - 1) * SEASON_S + 3_600;
@@ -101,55 +112,65 @@ describe("the standings worker across instances, under a lease", () => {
   let db: Db | undefined;
   afterEach(async () => void (await db?.close()));
 
-  it("the holder computes each key once per pass; the others serve its answers and start nothing, stale while it computes the next", async () => {
-    const s = await sharedStore();
-    db = s.db;
-    const [a, b, cold] = [s.instance("A"), s.instance("B"), s.instance("C")];
-    expect(await a.worker.runOnce()).toBe(2);
-    // Readers of an instance that never passed: the stored answer, no computation.
-    expect(new Set(await cold.flood("a"))).toEqual(new Set(["a@A1"]));
-    expect(await b.worker.runOnce()).toBe(0);
-    const [fromA, fromB] = await Promise.all([a.flood("a"), b.flood("a")]);
-    expect(new Set([...fromA, ...fromB])).toEqual(new Set(["a@A1"]));
-    expect([a.worker.computations("a"), b.worker.computations("a"), cold.worker.computations("a")]).toEqual([1, 0, 0]);
+  it(
+    "the holder computes each key once per pass; the others serve its answers and start nothing, " +
+      "stale while it computes the next",
+    async () => {
+      const s = await sharedStore();
+      db = s.db;
+      const [a, b, cold] = [s.instance("A"), s.instance("B"), s.instance("C")];
+      expect(await a.worker.runOnce()).toBe(2);
+      // Readers of an instance that never passed: the stored answer, no computation.
+      expect(new Set(await cold.flood("a"))).toEqual(new Set(["a@A1"]));
+      expect(await b.worker.runOnce()).toBe(0);
+      const [fromA, fromB] = await Promise.all([a.flood("a"), b.flood("a")]);
+      expect(new Set([...fromA, ...fromB])).toEqual(new Set(["a@A1"]));
+      expect([a.worker.computations("a"), b.worker.computations("a"), cold.worker.computations("a")]).toEqual([
+        1, 0, 0,
+      ]);
 
-    // The holder's next pass, a second later, held on key a; the other's pass meanwhile computes nothing.
-    s.tick(1_000);
-    a.gates.set("a", () => {});
-    const pass = a.worker.runOnce();
-    for (let i = 0; i < 100 && a.worker.computations("a") < 2; i++) await new Promise((r) => setTimeout(r, 5));
-    expect(await b.worker.runOnce()).toBe(0);
-    const [heldA, heldB] = await Promise.all([a.flood("a"), b.flood("a")]);
-    expect(new Set([...heldA, ...heldB])).toEqual(new Set(["a@A1"]));
-    expect([a.worker.computations("a"), b.worker.computations("a")]).toEqual([2, 0]);
-    a.gates.get("a")!();
-    a.gates.delete("a");
-    expect(await pass).toBe(2);
-    // The other's next pass reads the new answers.
-    await b.worker.runOnce();
-    expect([await b.worker.get("a"), await b.worker.get("b")]).toEqual(["a@A3", "b@A4"]);
-    expect(b.worker.computations("a") + b.worker.computations("b")).toBe(0);
-  });
+      // The holder's next pass, a second later, held on key a; the other's pass meanwhile computes nothing.
+      s.tick(1_000);
+      a.gates.set("a", () => {});
+      const pass = a.worker.runOnce();
+      for (let i = 0; i < 100 && a.worker.computations("a") < 2; i++) await new Promise((r) => setTimeout(r, 5));
+      expect(await b.worker.runOnce()).toBe(0);
+      const [heldA, heldB] = await Promise.all([a.flood("a"), b.flood("a")]);
+      expect(new Set([...heldA, ...heldB])).toEqual(new Set(["a@A1"]));
+      expect([a.worker.computations("a"), b.worker.computations("a")]).toEqual([2, 0]);
+      a.gates.get("a")!();
+      a.gates.delete("a");
+      expect(await pass).toBe(2);
+      // The other's next pass reads the new answers.
+      await b.worker.runOnce();
+      expect([await b.worker.get("a"), await b.worker.get("b")]).toEqual(["a@A3", "b@A4"]);
+      expect(b.worker.computations("a") + b.worker.computations("b")).toBe(0);
+    },
+  );
 
-  it("a holder that dies keeps the lease until it lapses, then another takes it and computes; a holder that stops gives it up at once", async () => {
-    const s = await sharedStore();
-    db = s.db;
-    const [a, b] = [s.instance("A"), s.instance("B")];
-    expect(await a.worker.runOnce()).toBe(2);
-    // A goes silent (no stop, no pass). Within the lease, B only reads.
-    s.tick(LEASE_MS - 1);
-    expect(await b.worker.runOnce()).toBe(0);
-    s.tick(2);
-    expect(await b.worker.runOnce()).toBe(2);
-    expect(await b.worker.get("a")).toBe("a@B1");
-    // A back: no longer the holder, it serves B's answers.
-    expect(await a.worker.runOnce()).toBe(0);
-    expect(await a.worker.get("a")).toBe("a@B1");
-    // B stops cleanly: A takes over at its next pass, without waiting out the lease.
-    await b.worker.stop();
-    expect(await a.worker.runOnce()).toBe(2);
-    expect(await a.worker.get("a")).toBe("a@A3");
-  });
+  it(
+    "a holder that dies keeps the lease until it lapses, then another takes it and computes; a " +
+      "holder that stops gives it up at once",
+    async () => {
+      const s = await sharedStore();
+      db = s.db;
+      const [a, b] = [s.instance("A"), s.instance("B")];
+      expect(await a.worker.runOnce()).toBe(2);
+      // A goes silent (no stop, no pass). Within the lease, B only reads.
+      s.tick(LEASE_MS - 1);
+      expect(await b.worker.runOnce()).toBe(0);
+      s.tick(2);
+      expect(await b.worker.runOnce()).toBe(2);
+      expect(await b.worker.get("a")).toBe("a@B1");
+      // A back: no longer the holder, it serves B's answers.
+      expect(await a.worker.runOnce()).toBe(0);
+      expect(await a.worker.get("a")).toBe("a@B1");
+      // B stops cleanly: A takes over at its next pass, without waiting out the lease.
+      await b.worker.stop();
+      expect(await a.worker.runOnce()).toBe(2);
+      expect(await a.worker.get("a")).toBe("a@A3");
+    },
+  );
 
   it("readers of a key with no answer anywhere share one local computation", async () => {
     const s = await sharedStore();

@@ -2,7 +2,10 @@ import type { Logger } from "pino";
 import type { Db } from "../ports/store/db.js";
 import type { Lease } from "../ports/store/lease.js";
 
-/** A key whose computation failed is not computed again by a reader for this long (the worker's next pass retries it). */
+/**
+ * A key whose computation failed is not computed again by a reader for this long (the worker's next pass
+ * retries it).
+ */
 export const FAILED_RETRY_MS = 5_000;
 
 type Answer<T> = { value: T; at: number };
@@ -46,8 +49,10 @@ export function storedAnswers<T>(
     async save(key, a) {
       const rows = await db.query(
         `INSERT INTO app.league_board_answers (key, answer, computed_at, block)
-         SELECT $1::text, $2::text, $3::bigint, $4::bigint WHERE EXISTS (SELECT 1 FROM app.leases WHERE name = $5 AND holder = $6)
-         ON CONFLICT (key) DO UPDATE SET answer = EXCLUDED.answer, computed_at = EXCLUDED.computed_at, block = EXCLUDED.block
+         SELECT $1::text, $2::text, $3::bigint, $4::bigint
+         WHERE EXISTS (SELECT 1 FROM app.leases WHERE name = $5 AND holder = $6)
+         ON CONFLICT (key) DO UPDATE
+         SET answer = EXCLUDED.answer, computed_at = EXCLUDED.computed_at, block = EXCLUDED.block
          RETURNING key`,
         [key, JSON.stringify(a.value), Math.floor(a.at), blockOf(a.value), lease.name, lease.holder],
       );
@@ -57,6 +62,158 @@ export function storedAnswers<T>(
       await db.query("DELETE FROM app.league_board_answers WHERE NOT (key = ANY($1::text[]))", [live]);
     },
   };
+}
+
+export type BoardsDeps<T> = {
+  clock: () => number;
+  keys: () => Promise<string[]>;
+  compute: (key: string) => Promise<T>;
+  intervalMs?: number;
+  logger?: Logger;
+  onCompute?: (key: string) => Promise<void>;
+  shared?: SharedAnswers<T>;
+};
+
+/** The worker's state: answers held here, recent failures, computations and store reads under way, its timer. */
+type Worker<T> = {
+  d: BoardsDeps<T>;
+  answers: Map<string, Answer<T>>;
+  failed: Map<string, { err: unknown; at: number }>;
+  inFlight: Map<string, Promise<T>>;
+  loading: Map<string, Promise<Answer<T> | null>>;
+  started: Map<string, number>;
+  timer: NodeJS.Timeout | null;
+  running: Promise<number> | null;
+};
+
+/** The key's computation running now, or a new one: never two at once. */
+function computeOnce<T>(w: Worker<T>, key: string): Promise<T> {
+  const now = w.inFlight.get(key);
+  if (now) return now;
+  const run = (async () => {
+    w.started.set(key, (w.started.get(key) ?? 0) + 1);
+    await w.d.onCompute?.(key);
+    try {
+      const value = await w.d.compute(key);
+      w.answers.set(key, { value, at: w.d.clock() });
+      w.failed.delete(key);
+      return value;
+    } catch (err) {
+      w.failed.set(key, { err, at: w.d.clock() });
+      throw err;
+    }
+  })().finally(() => w.inFlight.delete(key));
+  w.inFlight.set(key, run);
+  return run;
+}
+
+/** A stored answer replaces the one held here only when computed later. */
+function keep<T>(w: Worker<T>, key: string, a: Answer<T>) {
+  const held = w.answers.get(key);
+  if (!held || held.at < a.at) w.answers.set(key, a);
+}
+
+/**
+ * The key's stored answer, read once for all the readers waiting on it (null: none stored, or the
+ * store did not answer).
+ */
+function loadOnce<T>(w: Worker<T>, shared: SharedAnswers<T>, key: string): Promise<Answer<T> | null> {
+  const now = w.loading.get(key);
+  if (now) return now;
+  const run = shared
+    .load([key], () => 0)
+    .then((m) => {
+      const a = m.get(key) ?? null;
+      if (a) keep(w, key, a);
+      return a;
+    })
+    .catch((err) => (w.d.logger?.warn({ err, key }, "league standings not read from the store"), null))
+    .finally(() => w.loading.delete(key));
+  w.loading.set(key, run);
+  return run;
+}
+
+/** The answers the holder wrote since the ones held here. */
+async function readStored<T>(w: Worker<T>, shared: SharedAnswers<T>, keys: string[]) {
+  for (const [k, a] of await shared.load(keys, (k) => w.answers.get(k)?.at ?? 0)) keep(w, k, a);
+}
+
+/** Computes the keys one after another (writing each answer when `shared`); a key that fails keeps its last answer. */
+async function computeAll<T>(w: Worker<T>, keys: string[], shared?: SharedAnswers<T>): Promise<number> {
+  let n = 0;
+  for (const [i, k] of keys.entries()) {
+    if (shared && i > 0 && !(await shared.hold())) {
+      // The lease went to another instance mid-pass: the rest is its to compute.
+      await readStored(w, shared, keys.slice(i));
+      break;
+    }
+    try {
+      const value = await computeOnce(w, k);
+      n++;
+      if (shared)
+        await shared
+          .save(k, { value, at: w.answers.get(k)?.at ?? w.d.clock() })
+          .catch((err) => w.d.logger?.warn({ err, key: k }, "league standings not written to the store"));
+    } catch (err) {
+      w.d.logger?.warn({ err, key: k }, "league standings not computed; the last answer stays served");
+    }
+  }
+  return n;
+}
+
+/** One pass over the keys; answers how many it computed (none on an instance that does not hold the lease). */
+async function once<T>(w: Worker<T>): Promise<number> {
+  const keys = await w.d.keys();
+  const live = new Set(keys);
+  for (const k of [...w.answers.keys()]) if (!live.has(k)) w.answers.delete(k);
+  const shared = w.d.shared;
+  if (!shared) return computeAll(w, keys);
+  if (!(await shared.hold())) {
+    await readStored(w, shared, keys);
+    return 0;
+  }
+  await shared.prune(keys);
+  return computeAll(w, keys, shared);
+}
+
+/** The key's last answer (here, else the store's); with none anywhere, that first computation (shared). */
+async function answerOf<T>(w: Worker<T>, key: string): Promise<T> {
+  const a = w.answers.get(key);
+  if (a) return a.value;
+  const f = w.failed.get(key);
+  if (f && w.d.clock() - f.at < FAILED_RETRY_MS && !w.inFlight.has(key)) throw f.err;
+  const run = w.inFlight.get(key);
+  if (run) return run;
+  if (w.d.shared) {
+    const stored = await loadOnce(w, w.d.shared, key);
+    if (stored) return stored.value;
+  }
+  return w.answers.get(key)?.value ?? computeOnce(w, key);
+}
+
+/** One pass now; a pass already running is shared. */
+const runOnce = <T>(w: Worker<T>) => (w.running ??= once(w).finally(() => (w.running = null)));
+
+/** Passes every `intervalMs` after the last one ends (none without an interval). */
+function start<T>(w: Worker<T>) {
+  const interval = w.d.intervalMs;
+  if (w.timer || !interval) return;
+  const tick = () => {
+    void runOnce(w)
+      .catch((err) => w.d.logger?.warn({ err }, "league standings pass failed"))
+      .finally(() => {
+        if (w.timer) w.timer = setTimeout(tick, interval);
+      });
+  };
+  w.timer = setTimeout(tick, 0);
+}
+
+/** Ends the timer and the pass running, and gives up the lease (another instance need not wait out its ttl). */
+async function stop<T>(w: Worker<T>) {
+  if (w.timer) clearTimeout(w.timer);
+  w.timer = null;
+  await w.running?.catch(() => undefined);
+  await w.d.shared?.release().catch((err) => w.d.logger?.warn({ err }, "league standings lease not released"));
 }
 
 /**
@@ -80,147 +237,27 @@ export function storedAnswers<T>(
  * FAILED_RETRY_MS (by the injected `clock`) rather than let each start another. `onCompute` sees
  * (and may hold) each computation as it starts: tests count and pause them with it.
  */
-export function createBoardsWorker<T>(d: {
-  clock: () => number;
-  keys: () => Promise<string[]>;
-  compute: (key: string) => Promise<T>;
-  intervalMs?: number;
-  logger?: Logger;
-  onCompute?: (key: string) => Promise<void>;
-  shared?: SharedAnswers<T>;
-}) {
-  const answers = new Map<string, Answer<T>>();
-  const failed = new Map<string, { err: unknown; at: number }>();
-  const inFlight = new Map<string, Promise<T>>();
-  const loading = new Map<string, Promise<Answer<T> | null>>();
-  const started = new Map<string, number>();
-  let timer: NodeJS.Timeout | null = null;
-  let running: Promise<number> | null = null;
-
-  /** The key's computation running now, or a new one: never two at once. */
-  function computeOnce(key: string): Promise<T> {
-    const now = inFlight.get(key);
-    if (now) return now;
-    const run = (async () => {
-      started.set(key, (started.get(key) ?? 0) + 1);
-      await d.onCompute?.(key);
-      try {
-        const value = await d.compute(key);
-        answers.set(key, { value, at: d.clock() });
-        failed.delete(key);
-        return value;
-      } catch (err) {
-        failed.set(key, { err, at: d.clock() });
-        throw err;
-      }
-    })().finally(() => inFlight.delete(key));
-    inFlight.set(key, run);
-    return run;
-  }
-
-  /** A stored answer replaces the one held here only when computed later. */
-  function keep(key: string, a: Answer<T>) {
-    const held = answers.get(key);
-    if (!held || held.at < a.at) answers.set(key, a);
-  }
-
-  /** The key's stored answer, read once for all the readers waiting on it (null: none stored, or the store did not answer). */
-  function loadOnce(shared: SharedAnswers<T>, key: string): Promise<Answer<T> | null> {
-    const now = loading.get(key);
-    if (now) return now;
-    const run = shared
-      .load([key], () => 0)
-      .then((m) => {
-        const a = m.get(key) ?? null;
-        if (a) keep(key, a);
-        return a;
-      })
-      .catch((err) => (d.logger?.warn({ err, key }, "league standings not read from the store"), null))
-      .finally(() => loading.delete(key));
-    loading.set(key, run);
-    return run;
-  }
-
-  /** The answers the holder wrote since the ones held here. */
-  async function readStored(shared: SharedAnswers<T>, keys: string[]) {
-    for (const [k, a] of await shared.load(keys, (k) => answers.get(k)?.at ?? 0)) keep(k, a);
-  }
-
-  /** Computes the keys one after another (writing each answer when `shared`); a key that fails keeps its last answer. */
-  async function computeAll(keys: string[], shared?: SharedAnswers<T>): Promise<number> {
-    let n = 0;
-    for (const [i, k] of keys.entries()) {
-      if (shared && i > 0 && !(await shared.hold())) {
-        // The lease went to another instance mid-pass: the rest is its to compute.
-        await readStored(shared, keys.slice(i));
-        break;
-      }
-      try {
-        const value = await computeOnce(k);
-        n++;
-        if (shared)
-          await shared
-            .save(k, { value, at: answers.get(k)?.at ?? d.clock() })
-            .catch((err) => d.logger?.warn({ err, key: k }, "league standings not written to the store"));
-      } catch (err) {
-        d.logger?.warn({ err, key: k }, "league standings not computed; the last answer stays served");
-      }
-    }
-    return n;
-  }
-
-  /** One pass over the keys; answers how many it computed (none on an instance that does not hold the lease). */
-  async function once(): Promise<number> {
-    const keys = await d.keys();
-    const live = new Set(keys);
-    for (const k of [...answers.keys()]) if (!live.has(k)) answers.delete(k);
-    const shared = d.shared;
-    if (!shared) return computeAll(keys);
-    if (!(await shared.hold())) {
-      await readStored(shared, keys);
-      return 0;
-    }
-    await shared.prune(keys);
-    return computeAll(keys, shared);
-  }
-
+export function createBoardsWorker<T>(d: BoardsDeps<T>) {
+  const w: Worker<T> = {
+    d,
+    answers: new Map(),
+    failed: new Map(),
+    inFlight: new Map(),
+    loading: new Map(),
+    started: new Map(),
+    timer: null,
+    running: null,
+  };
   return {
     /** The key's last answer (here, else the store's); with none anywhere, that first computation (shared). */
-    async get(key: string): Promise<T> {
-      const a = answers.get(key);
-      if (a) return a.value;
-      const f = failed.get(key);
-      if (f && d.clock() - f.at < FAILED_RETRY_MS && !inFlight.has(key)) throw f.err;
-      const run = inFlight.get(key);
-      if (run) return run;
-      if (d.shared) {
-        const stored = await loadOnce(d.shared, key);
-        if (stored) return stored.value;
-      }
-      return answers.get(key)?.value ?? computeOnce(key);
-    },
+    get: (key: string): Promise<T> => answerOf(w, key),
     /** How many computations of `key` started (tests and metrics). */
-    computations: (key: string) => started.get(key) ?? 0,
+    computations: (key: string) => w.started.get(key) ?? 0,
     /** One pass now (tests drive it; the timer runs it in the service); a pass already running is shared. */
-    runOnce: () => (running ??= once().finally(() => (running = null))),
-    start() {
-      if (timer || !d.intervalMs) return;
-      const tick = () => {
-        void this.runOnce()
-          .catch((err) => d.logger?.warn({ err }, "league standings pass failed"))
-          .finally(() => {
-            if (timer) timer = setTimeout(tick, d.intervalMs);
-          });
-      };
-      timer = setTimeout(tick, 0);
-    },
+    runOnce: () => runOnce(w),
+    start: () => start(w),
     /** Ends the timer and the pass running, and gives up the lease (another instance need not wait out its ttl). */
-    async stop() {
-      if (timer) clearTimeout(timer);
-      timer = null;
-      await running?.catch(() => undefined);
-      await d.shared?.release().catch((err) => d.logger?.warn({ err }, "league standings lease not released"));
-    },
+    stop: () => stop(w),
   };
 }
 

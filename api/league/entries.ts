@@ -157,7 +157,10 @@ async function accountIdOf(d: LeagueDeps, wallet: Address): Promise<number> {
   return Number(r.id);
 }
 
-/** Who plays: the trading wallet (prize), the wallet's exchange account or a hosted paper agent (practice), checked as enter checks it. */
+/**
+ * Who plays: the trading wallet (prize), the wallet's exchange account or a hosted paper agent (practice),
+ * checked as enter checks it.
+ */
 async function entrantOf(d: LeagueDeps, wallet: Address, b: LeagueBoard, hosted?: string): Promise<Entrant> {
   if (b === "prize") return { kind: "wallet", wallet: wallet.toLowerCase() };
   if (!hosted) return { kind: "account", account: await accountIdOf(d, wallet) };
@@ -180,7 +183,10 @@ function practiceAssets(config: Config): Set<string> {
   );
 }
 
-/** A hosted agent playing the practice board keeps its rules when its settings change (LEAGUE_PAIRS, LEAGUE_INTERVAL). */
+/**
+ * A hosted agent playing the practice board keeps its rules when its settings change (LEAGUE_PAIRS,
+ * LEAGUE_INTERVAL).
+ */
 export async function assertPracticeSettings(
   d: Pick<LeagueDeps, "db" | "config">,
   hostedId: string,
@@ -219,7 +225,8 @@ async function assertFree(
   o: { confirming?: boolean } = {},
 ) {
   const rows = await d.db.query<{ agent_id: string; entrant: string }>(
-    "SELECT agent_id::text AS agent_id, entrant FROM app.league_entries WHERE board = $1 AND left_at IS NULL AND (agent_id = $2 OR entrant = $3)",
+    "SELECT agent_id::text AS agent_id, entrant FROM app.league_entries WHERE board = $1 AND left_at IS " +
+      "NULL AND (agent_id = $2 OR entrant = $3)",
     [b, agent, entrant],
   );
   // A statement for the entry already there (this agent, this entrant) is the one confirm takes.
@@ -259,7 +266,8 @@ export async function leagueStatement(d: LeagueDeps, q: StatementParameters, who
     chain_id: d.config.chainId,
   });
   await d.db.query(
-    "INSERT INTO app.league_statements (nonce, wallet, agent_id, board, entrant, owner, message, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+    "INSERT INTO app.league_statements (nonce, wallet, agent_id, board, entrant, owner, message, " +
+      "expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
     [n, wallet.toLowerCase(), agent.agent_id, b, entrantText(entrant), agent.owner.toLowerCase(), message, expires],
   );
   return {
@@ -322,6 +330,53 @@ async function useStatement(
   if (!used.length) throw new Refusal("STATEMENT_EXPIRED", "that statement was just used: ask for a new one");
 }
 
+/** The entry's row as enter writes it (in the transaction that uses its statement). */
+async function insertEntry(
+  db: Pick<Db, "query">,
+  e: {
+    id: string;
+    board: LeagueBoard;
+    agent: PartnerAgent;
+    entrant: Entrant;
+    wallet: Address;
+    proof: "owner_key" | "statement";
+    nonce: string | null;
+    signature: string | null;
+    confirmed: boolean | null;
+    fromSeason: number;
+    at: number;
+  },
+) {
+  await db.query(
+    `INSERT INTO app.league_entries (entry_id, board, agent_id, kind, wallet, account_id, hosted_id, entrant,
+     owner, agent_wallet, token, symbol, name, proof, statement_nonce, signature, confirmed, from_season,
+     entered_at, confirmed_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)`,
+    [
+      e.id,
+      e.board,
+      e.agent.agent_id,
+      e.entrant.kind,
+      e.wallet.toLowerCase(),
+      e.entrant.kind === "account" ? e.entrant.account : null,
+      e.entrant.kind === "hosted" ? e.entrant.hosted_id : null,
+      entrantText(e.entrant),
+      e.agent.owner.toLowerCase(),
+      e.agent.agentWallet.toLowerCase(),
+      e.agent.token.toLowerCase(),
+      e.agent.symbol,
+      e.agent.name,
+      e.proof,
+      e.nonce,
+      e.signature,
+      e.confirmed,
+      e.fromSeason,
+      e.at,
+      e.confirmed ? e.at : null,
+    ],
+  );
+}
+
 /** POST league/enter: plays from the next season. */
 export async function leagueEnter(d: LeagueDeps, q: EnterParameters, who: LeagueWho) {
   const wallet = who.wallet;
@@ -360,32 +415,19 @@ export async function leagueEnter(d: LeagueDeps, q: EnterParameters, who: League
           board: b,
           entrant: entrantKey,
         });
-      await tx.query(
-        `INSERT INTO app.league_entries (entry_id, board, agent_id, kind, wallet, account_id, hosted_id, entrant, owner, agent_wallet, token, symbol, name, proof, statement_nonce, signature, confirmed, from_season, entered_at, confirmed_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)`,
-        [
-          id,
-          b,
-          agent.agent_id,
-          entrant.kind,
-          wallet.toLowerCase(),
-          entrant.kind === "account" ? entrant.account : null,
-          entrant.kind === "hosted" ? entrant.hosted_id : null,
-          entrantKey,
-          agent.owner.toLowerCase(),
-          agent.agentWallet.toLowerCase(),
-          agent.token.toLowerCase(),
-          agent.symbol,
-          agent.name,
-          proof,
-          q.nonce ?? null,
-          q.signature ?? null,
-          confirmed,
-          cal.next.number,
-          nowS(d),
-          confirmed ? nowS(d) : null,
-        ],
-      );
+      await insertEntry(tx, {
+        id,
+        board: b,
+        agent,
+        entrant,
+        wallet,
+        proof,
+        nonce: q.nonce ?? null,
+        signature: q.signature ?? null,
+        confirmed,
+        fromSeason: cal.next.number,
+        at: nowS(d),
+      });
     });
   } catch (err) {
     // Two enters racing: the unique indexes decide, with the same codes.
@@ -396,7 +438,10 @@ export async function leagueEnter(d: LeagueDeps, q: EnterParameters, who: League
     throw err;
   }
   const entry = await entryById(d, id);
-  const note = `plays from ${cal.next.name} (${cal.next.starts_at})${confirmed === false ? "; it wins nothing until the owner confirms eligibility with a signed prize statement (POST /api/v1/league/confirm)" : ""}`;
+  const unconfirmed =
+    "; it wins nothing until the owner confirms eligibility with a signed prize statement " +
+    "(POST /api/v1/league/confirm)";
+  const note = `plays from ${cal.next.name} (${cal.next.starts_at})${confirmed === false ? unconfirmed : ""}`;
   return { ...entry, note };
 }
 
@@ -433,7 +478,8 @@ export async function leagueConfirm(d: LeagueDeps, q: ConfirmParameters, who: Le
       entrant: r.entrant,
     });
     return tx.query(
-      "UPDATE app.league_entries SET confirmed = true, confirmed_at = COALESCE(confirmed_at, $4), statement_nonce = $2, signature = $3 WHERE entry_id = $1 AND left_at IS NULL RETURNING entry_id",
+      "UPDATE app.league_entries SET confirmed = true, confirmed_at = COALESCE(confirmed_at, $4), " +
+        "statement_nonce = $2, signature = $3 WHERE entry_id = $1 AND left_at IS NULL RETURNING entry_id",
       [r.entry_id, q.nonce, q.signature, nowS(d)],
     );
   });

@@ -36,15 +36,21 @@ const PARTNER_DECIMALS = 18;
 
 const STYLE = raw(`<style>
 body{font:14px/1.4 system-ui,sans-serif;margin:1.5rem;color:#111;max-width:90rem}
-table{border-collapse:collapse;margin:.5rem 0 1rem}td,th{border:1px solid #ccc;padding:.2rem .45rem;text-align:right;vertical-align:top}
-th{background:#f3f3f3}td.l,th.l{text-align:left}.bad{color:#a00;font-weight:600}.ok{color:#070;font-weight:600}.wait{color:#a60;font-weight:600}
-tr.ineligible td{background:#fff7f7}tr.house td,tr.left td{color:#555}ul.why{margin:.2rem 0 0;padding-left:1rem;font-size:12px}
-.badge{display:inline-block;border:1px solid #888;border-radius:3px;padding:0 .3rem;margin-left:.3rem;font-size:11px;text-transform:uppercase}
+table{border-collapse:collapse;margin:.5rem 0 1rem}td,th{border:1px solid #ccc;padding:.2rem .45rem;text-align:right;\
+vertical-align:top}
+th{background:#f3f3f3}td.l,th.l{text-align:left}.bad{color:#a00;font-weight:600}.ok{color:#070;font-weight:600}\
+.wait{color:#a60;font-weight:600}
+tr.ineligible td{background:#fff7f7}tr.house td,tr.left td{color:#555}ul.why{margin:.2rem 0 0;padding-left:1rem;\
+font-size:12px}
+.badge{display:inline-block;border:1px solid #888;border-radius:3px;padding:0 .3rem;margin-left:.3rem;font-size:11px;\
+text-transform:uppercase}
 code{font-size:12px}section{margin-bottom:1.5rem}
 </style>`);
 
 function page(title: string, body: Html, refresh = false): Html {
-  return html`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">${refresh ? raw(`<meta http-equiv="refresh" content="60">`) : ""}<title>${title}</title>${STYLE}</head><body>
+  return html`<!doctype html><html lang="en"><head><meta charset="utf-8">\
+<meta name="viewport" content="width=device-width,initial-scale=1">\
+${refresh ? raw(`<meta http-equiv="refresh" content="60">`) : ""}<title>${title}</title>${STYLE}</head><body>
 ${body}
 </body></html>`;
 }
@@ -68,33 +74,64 @@ const atoms = (a: string | null | undefined) =>
 const statusClass = (s: string) => (s === "pass" ? "ok" : s === "pending" ? "wait" : "bad");
 
 function badges(r: { house: boolean; left: boolean }): Html {
-  return html`${r.house ? html`<span class="badge house">house</span>` : ""}${r.left ? html`<span class="badge left">left</span>` : ""}`;
+  return html`${r.house ? html`<span class="badge house">house</span>` : ""}${
+    r.left
+      ? html`<span class="badge left">\
+left</span>`
+      : ""
+  }`;
 }
 
 /** Eligibility: the status, then every rule that did not pass with its reason (what keeps the row from a place). */
 function eligibilityCell(e: PrizeRowView["eligibility"]): Html {
   const open = e.rules.filter((r) => r.status !== "pass");
-  return html`<td class="l"><span class="${statusClass(e.status)}">${e.eligible ? "eligible" : e.status}</span>${open.length ? html`<ul class="why">${open.map((r) => html`<li data-rule="${r.rule}"><b>${r.rule}</b> ${r.status}: ${r.reason}${r.reviewed ? " (reviewed)" : ""}</li>`)}</ul>` : ""}</td>`;
+  return html`<td class="l">\
+<span class="${statusClass(e.status)}">${e.eligible ? "eligible" : e.status}</span>\
+${
+  open.length
+    ? html`<ul class="why">${open.map(
+        (r) => html`<li data-rule="${r.rule}">\
+<b>${r.rule}</b> ${r.status}: ${r.reason}${r.reviewed ? " (reviewed)" : ""}</li>`,
+      )}</ul>`
+    : ""
+}</td>`;
 }
 
 function clusterCell(r: PrizeRowView): Html {
   const kinds = [...new Set(r.cluster_links.map((l) => l.kind))];
-  return html`<td class="l"><code title="${r.cluster}">${r.cluster.slice(0, 10)}</code> ×${r.cluster_size}${kinds.length ? html` <small>(${kinds.join(", ")})</small>` : ""}</td>`;
+  return html`<td class="l">\
+<code title="${r.cluster}">${r.cluster.slice(0, 10)}</code> ×${r.cluster_size}${
+    kinds.length
+      ? html` <small>\
+(${kinds.join(", ")})</small>`
+      : ""
+  }</td>`;
 }
 
 function prizeRow(r: PrizeRowView): Html {
   const cls = [r.eligibility.eligible ? "" : "ineligible", r.house ? "house" : "", r.left ? "left" : ""]
     .filter(Boolean)
     .join(" ");
-  return html`<tr class="${cls}" data-entry="${r.entry_id}"><td>${r.rank}</td><td class="l label">${r.label}${badges(r)}</td><td class="l">${short(r.wallet)}</td>${clusterCell(r)}<td>${usd(r.profit_usd)}</td><td>${pct(r.return_pct)}</td><td>${pct(r.max_dd_pct)}</td><td>${usd(r.capital_usd)}</td><td>${r.trades}</td><td>${r.active_days}</td><td>${r.unvalued} / ${r.open_unpriced} / ${r.price_outliers}</td>${eligibilityCell(r.eligibility)}<td>${r.place ?? "–"}</td><td>${atoms(r.prize_atoms)}</td></tr>`;
+  return html`<tr class="${cls}" data-entry="${r.entry_id}"><td>${r.rank}</td>\
+<td class="l label">${r.label}${badges(r)}</td>\
+<td class="l">${short(r.wallet)}</td>${clusterCell(r)}<td>${usd(r.profit_usd)}</td><td>${pct(r.return_pct)}</td>\
+<td>${pct(r.max_dd_pct)}</td><td>${usd(r.capital_usd)}</td><td>${r.trades}</td><td>${r.active_days}</td>\
+<td>${r.unvalued} / ${r.open_unpriced} / ${r.price_outliers}</td>${eligibilityCell(r.eligibility)}<td>\
+${r.place ?? "–"}</td><td>${atoms(r.prize_atoms)}</td></tr>`;
 }
 
 function practiceRow(r: PracticeRowView): Html {
-  return html`<tr class="${r.left ? "left" : ""}" data-entry="${r.entry_id}"><td>${r.rank}</td><td class="l label">${r.label}${badges(r)}</td><td class="l">${r.kind}</td><td>${usd(r.equity)}</td><td>${usd(r.profit_usd)}</td><td>${pct(r.return_pct)}</td><td>${pct(r.max_dd_pct)}</td><td>${r.trades}</td></tr>`;
+  return html`<tr class="${r.left ? "left" : ""}" data-entry="${r.entry_id}"><td>${r.rank}</td>\
+<td class="l label">${r.label}${badges(r)}</td><td class="l">${r.kind}</td><td>${usd(r.equity)}</td>\
+<td>${usd(r.profit_usd)}</td><td>${pct(r.return_pct)}</td><td>${pct(r.max_dd_pct)}</td><td>${r.trades}</td></tr>`;
 }
 
-const PRIZE_HEAD = html`<tr><th>Rank</th><th class="l">Entrant</th><th class="l">Wallet</th><th class="l">Cluster</th><th>Profit (USD)</th><th>Return</th><th>Max drawdown</th><th>Capital (USD)</th><th>Trades</th><th>Active days</th><th title="unvalued / open unpriced / price outliers">Unvalued / open unpriced / outliers</th><th class="l">Eligibility</th><th>Place</th><th>Prize (partner token)</th></tr>`;
-const PRACTICE_HEAD = html`<tr><th>Rank</th><th class="l">Entrant</th><th class="l">Kind</th><th>Equity (USD)</th><th>Profit (USD)</th><th>Return</th><th>Max drawdown</th><th>Trades</th></tr>`;
+const PRIZE_HEAD = html`<tr><th>Rank</th><th class="l">Entrant</th><th class="l">Wallet</th><th class="l">Cluster</th>\
+<th>Profit (USD)</th><th>Return</th><th>Max drawdown</th><th>Capital (USD)</th><th>Trades</th><th>Active days</th>\
+<th title="unvalued / open unpriced / price outliers">Unvalued / open unpriced / outliers</th>\
+<th class="l">Eligibility</th><th>Place</th><th>Prize (partner token)</th></tr>`;
+const PRACTICE_HEAD = html`<tr><th>Rank</th><th class="l">Entrant</th><th class="l">Kind</th><th>Equity (USD)</th>\
+<th>Profit (USD)</th><th>Return</th><th>Max drawdown</th><th>Trades</th></tr>`;
 
 /** One board: what its numbers are (estimate, provisional, decided) and the rows, or that nobody plays. */
 function boardSection(b: BoardAnswer): Html {
@@ -110,9 +147,24 @@ function boardSection(b: BoardAnswer): Html {
       ? (b.rows as unknown as PrizeRowView[]).map(prizeRow)
       : (b.rows as unknown as PracticeRowView[]).map(practiceRow);
   return html`<section id="${b.board}" class="board">
-<h2>${b.board === "prize" ? "Prize board" : "Practice board"} <small>Season ${b.season}: ${basis}${b.valued_at ? html`, valued at ${iso(b.valued_at)}` : ""}</small></h2>
-${b.outcome ? html`<p class="outcome">${b.outcome.pays ? html`<span class="ok">pays</span>` : html`<span class="bad">does not pay</span>`}: ${b.outcome.why}</p>` : ""}
-${b.rows.length ? html`<table class="rows">${b.board === "prize" ? PRIZE_HEAD : PRACTICE_HEAD}${rows}</table>` : html`<p class="empty">Season ${b.season}: no entrants.</p>`}
+<h2>${b.board === "prize" ? "Prize board" : "Practice board"} <small>Season ${b.season}: ${basis}\
+${b.valued_at ? html`, valued at ${iso(b.valued_at)}` : ""}</small></h2>
+${
+  b.outcome
+    ? html`<p class="outcome">${
+        b.outcome.pays
+          ? html`<span class="ok">pays</span>`
+          : html`<span class="bad">\
+does not pay</span>`
+      }: ${b.outcome.why}</p>`
+    : ""
+}
+${
+  b.rows.length
+    ? html`<table class="rows">${b.board === "prize" ? PRIZE_HEAD : PRACTICE_HEAD}${rows}</table>\
+`
+    : html`<p class="empty">Season ${b.season}: no entrants.</p>`
+}
 <p><small>${b.entrants_next} entered for the next season.</small></p>
 </section>`;
 }
@@ -127,10 +179,22 @@ function clockSection(l: LeaguePageInput["league"]): Html {
         ? html`starts in ${dayHours(s.seconds_left)} (${s.starts_at})`
         : html`ended ${s.ends_at}`;
   return html`<section id="clock"><h2>Season clock</h2>
-<p><b>${s.name}</b>: <span class="status">${s.status}</span>, ${where}. ${l.entrants} prize and ${l.practice_entrants} practice entrants.</p>
-<p>Entries made now play from <a href="/league/seasons/${l.next_season.number}">${l.next_season.name}</a>, starting ${l.next_season.starts_at}.</p>
-<p>Schedule: ${l.schedule.map((x) => html`<a href="/league/seasons/${x.number}">${x.name}</a> ${x.starts_at.slice(0, 10)}; `)}</p>
-${l.past.length ? html`<p>Decided: ${l.past.map((p) => html`<a href="/league/seasons/${p.number}">${p.name}</a> (${p.pays ? `${p.winners.length} paid` : "did not pay"}); `)}</p>` : ""}
+<p><b>${s.name}</b>: <span class="status">${s.status}</span>, ${where}. ${l.entrants} prize and ${l.practice_entrants}\
+ practice entrants.</p>
+<p>Entries made now play from <a href="/league/seasons/${l.next_season.number}">${l.next_season.name}</a>\
+, starting ${l.next_season.starts_at}.</p>
+<p>Schedule: ${l.schedule.map(
+    (x) => html`<a href="/league/seasons/${x.number}">${x.name}</a>\
+ ${x.starts_at.slice(0, 10)}; `,
+  )}</p>
+${
+  l.past.length
+    ? html`<p>Decided: ${l.past.map(
+        (p) => html`<a href="/league/seasons/${p.number}">${p.name}</a>\
+ (${p.pays ? `${p.winners.length} paid` : "did not pay"}); `,
+      )}</p>`
+    : ""
+}
 </section>`;
 }
 
@@ -140,15 +204,28 @@ function rulesSection(l: LeaguePageInput["league"]): Html {
   return html`<section id="rules"><h2>Rules</h2><ul>
 <li>Score: ${r.score}.</li>
 <li>Valuation: ${r.valuation.marks}.</li>
-<li>Split: ${r.split.bps.map((b) => `${b / 100}%`).join(" / ")} to the top ${r.split.places}${r.split.one_per_owner_cluster ? ", one per owner cluster" : ""}; paid in ${r.split.token}.</li>
-<li>Minimum field: a season pays only if at least ${r.minimum_field.clusters} owner clusters traded ${t.trades} trades on ${t.active_days} days.</li>
-<li>Prize cap: $${r.prize_cap_usd} per season. Reserve ${l.reserve.on ? html`holds ${units(l.reserve.reserve_atoms)} partner tokens` : "is off"}.</li>
+<li>Split: ${r.split.bps.map((b) => `${b / 100}%`).join(" / ")} to the top ${r.split.places}\
+${r.split.one_per_owner_cluster ? ", one per owner cluster" : ""}; paid in ${r.split.token}.</li>
+<li>Minimum field: a season pays only if at least ${r.minimum_field.clusters} owner clusters traded ${t.trades}\
+ trades on ${t.active_days} days.</li>
+<li>Prize cap: $${r.prize_cap_usd} per season. Reserve ${
+    l.reserve.on
+      ? html`holds ${units(l.reserve.reserve_atoms)}\
+ partner tokens`
+      : "is off"
+  }.</li>
 </ul></section>`;
 }
 
-const JSON_LINKS = html`<p>JSON: <a href="/api/v1/league">/api/v1/league</a>, <a href="/api/v1/league/standings?board=prize">standings (prize)</a>, <a href="/api/v1/league/standings?board=practice">standings (practice)</a>, <a href="/api/v1/league/seasons">seasons</a>, <a href="/api/v1/league/reserve">reserve</a>.</p>`;
+const JSON_LINKS = html`<p>JSON: <a href="/api/v1/league">/api/v1/league</a>\
+, <a href="/api/v1/league/standings?board=prize">standings (prize)</a>\
+, <a href="/api/v1/league/standings?board=practice">standings (practice)</a>, <a href="/api/v1/league/seasons">\
+seasons</a>, <a href="/api/v1/league/reserve">reserve</a>.</p>`;
 
-/** GET /league: both boards of the current season, the clock and the rules; server-rendered, no script, every third-party string escaped by hono/html. */
+/**
+ * GET /league: both boards of the current season, the clock and the rules; server-rendered, no script, every
+ * third-party string escaped by hono/html.
+ */
 export function leaguePage(input: LeaguePageInput): Html {
   const l = input.league;
   return page(
@@ -166,14 +243,24 @@ ${JSON_LINKS}
 
 function winnersTable(d: LeagueSeasonInput): Html {
   if (!d.winners.length) return html`<p>No winners.</p>`;
-  return html`<table id="winners"><tr><th>Place</th><th class="l">Entrant</th><th>Profit (USD)</th><th>Amount</th><th class="l">Status</th><th class="l">Transaction</th></tr>
-${d.winners.map((w) => html`<tr><td>${String(w.place)}</td><td class="l label">${String(w.label)}</td><td>${usd(w.profit_usd as number)}</td><td>${atoms(w.amount as string | null)}</td><td class="l">${w.status}</td><td class="l">${w.tx_hash ? html`<code>${w.tx_hash}</code>` : "–"}</td></tr>`)}</table>`;
+  return html`<table id="winners"><tr><th>Place</th><th class="l">Entrant</th><th>Profit (USD)</th><th>Amount</th>\
+<th class="l">Status</th><th class="l">Transaction</th></tr>
+${d.winners.map(
+  (w) => html`<tr><td>${String(w.place)}</td><td class="l label">${String(w.label)}</td>\
+<td>${usd(w.profit_usd as number)}</td><td>${atoms(w.amount as string | null)}</td><td class="l">${w.status}</td>\
+<td class="l">${w.tx_hash ? html`<code>${w.tx_hash}</code>` : "–"}</td></tr>`,
+)}</table>`;
 }
 
 function payoutsTable(d: LeagueSeasonInput): Html {
   if (!d.payouts.length) return html`<p>No payouts.</p>`;
-  return html`<table id="payouts"><tr><th>Place</th><th>Agent</th><th class="l">Recipient</th><th>Amount</th><th class="l">Status</th><th class="l">Transaction</th></tr>
-${d.payouts.map((p) => html`<tr><td>${p.place}</td><td>${p.agent_id}</td><td class="l"><code>${p.recipient}</code></td><td>${atoms(p.amount)}</td><td class="l">${p.status}</td><td class="l">${p.tx_hash ? html`<code>${p.tx_hash}</code>` : "–"}</td></tr>`)}</table>`;
+  return html`<table id="payouts"><tr><th>Place</th><th>Agent</th><th class="l">Recipient</th><th>Amount</th>\
+<th class="l">Status</th><th class="l">Transaction</th></tr>
+${d.payouts.map(
+  (p) => html`<tr><td>${p.place}</td><td>${p.agent_id}</td><td class="l"><code>${p.recipient}</code>\
+</td><td>${atoms(p.amount)}</td><td class="l">${p.status}</td>\
+<td class="l">${p.tx_hash ? html`<code>${p.tx_hash}</code>` : "–"}</td></tr>`,
+)}</table>`;
 }
 
 /** The reserve ledger: partner-token amounts as units, the rest as served. */
@@ -195,14 +282,39 @@ function ledgerTable(d: LeagueSeasonInput): Html {
       | "reserve_after",
   ) => html`<tr><th class="l">${k}</th><td>${atoms(l[k])}</td></tr>`;
   return html`<table id="ledger">
-<tr><th class="l">status</th><td><span class="${l.status === "settled" ? "ok" : l.status === "incomplete" ? "bad" : "wait"}">${l.status}</span>${l.why ? html`: ${l.why}` : ""}</td></tr>
-${(["reserve_before", "gain", "half_gain", "added", "kept_staked", "cap", "ceiling", "reserve", "budget", "paid_total", "reserve_after"] as const).map(amount)}
+<tr><th class="l">status</th><td>\
+<span class="${l.status === "settled" ? "ok" : l.status === "incomplete" ? "bad" : "wait"}">${l.status}</span>\
+${l.why ? html`: ${l.why}` : ""}</td></tr>
+${(
+  [
+    "reserve_before",
+    "gain",
+    "half_gain",
+    "added",
+    "kept_staked",
+    "cap",
+    "ceiling",
+    "reserve",
+    "budget",
+    "paid_total",
+    "reserve_after",
+  ] as const
+).map(amount)}
 <tr><th class="l">shares</th><td>${l.shares.map((s) => units(s)).join(" / ") || "–"}</td></tr>
 <tr><th class="l">cap_usd</th><td>${l.cap_usd}</td></tr>
 <tr><th class="l">orbio_usd</th><td>${l.orbio_usd ?? "no mark"}</td></tr>
 <tr><th class="l">mark</th><td>${iso(l.mark_ts)} (${l.mark_source})</td></tr>
 </table>
-${d.withdrawal ? html`<p id="withdrawal">Withdrawal: ${d.withdrawal.tx_hash ? html`<code>${d.withdrawal.tx_hash}</code>` : "no transaction"}; ${d.withdrawal.note}.</p>` : ""}`;
+${
+  d.withdrawal
+    ? html`<p id="withdrawal">Withdrawal: ${
+        d.withdrawal.tx_hash
+          ? html`<code>${d.withdrawal.tx_hash}\
+</code>`
+          : "no transaction"
+      }; ${d.withdrawal.note}.</p>`
+    : ""
+}`;
 }
 
 /** GET /league/seasons/<n>: one season's prize standings, reserve ledger, payouts and winners. */
@@ -216,7 +328,8 @@ ${boardSection(d)}
 <section><h2>Winners</h2>${winnersTable(d)}</section>
 <section><h2>Payouts</h2>${payoutsTable(d)}</section>
 <section><h2>Reserve ledger</h2>${ledgerTable(d)}</section>
-<p>JSON: <a href="/api/v1/league/seasons/${n}">/api/v1/league/seasons/${n}</a>, <a href="/api/v1/league/seasons/${n}/books">books</a> (each entry's trades, to recompute the rows).</p>`,
+<p>JSON: <a href="/api/v1/league/seasons/${n}">/api/v1/league/seasons/${n}</a>, <a href="/api/v1/league/seasons/${n}\
+/books">books</a> (each entry's trades, to recompute the rows).</p>`,
   );
 }
 

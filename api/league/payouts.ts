@@ -11,7 +11,8 @@ import { partnerToken, type PayoutBook } from "./reserve.js";
 export async function prizePayouts(d: { db: Db; config: Config }) {
   const token = partnerToken(d.config);
   const ledgers = await d.db.query<{ season: number; ledger: string }>(
-    "SELECT l.season, l.ledger FROM app.league_ledgers l WHERE EXISTS (SELECT 1 FROM app.league_payouts p WHERE p.season = l.season) ORDER BY l.season DESC",
+    "SELECT l.season, l.ledger FROM app.league_ledgers l WHERE EXISTS (SELECT 1 FROM app.league_payouts " +
+      "p WHERE p.season = l.season) ORDER BY l.season DESC",
   );
   const out = [];
   for (const r of ledgers) {
@@ -24,7 +25,8 @@ export async function prizePayouts(d: { db: Db; config: Config }) {
       status: string;
       tx_hash: string | null;
     }>(
-      "SELECT place, agent_id::text AS agent_id, recipient, amount, status, tx_hash FROM app.league_payouts WHERE season = $1 ORDER BY place",
+      "SELECT place, agent_id::text AS agent_id, recipient, amount, status, tx_hash FROM " +
+        "app.league_payouts WHERE season = $1 ORDER BY place",
       [r.season],
     );
     out.push({

@@ -26,7 +26,10 @@ export const freshPracticeBook = (config: Config): Record<string, string> => ({
   [lc(config.tokens.USDG!.address)]: parseUnits(String(PRACTICE_BOOK_USD), config.tokens.USDG!.decimals).toString(),
 });
 
-/** What a hosted paper agent's tick may do under the practice board: hold, or trade on this season's book (reset when it starts). */
+/**
+ * What a hosted paper agent's tick may do under the practice board: hold, or trade on this season's book (reset
+ * when it starts).
+ */
 export type PracticeGate =
   | { hold: "SEASON_CLOSED" | "LEAGUE_BOOK_PENDING"; message: string }
   | { season: number; reset: Record<string, string> | null };
@@ -51,7 +54,9 @@ export async function practiceGate(
     const first = seasonOf(Math.max(e.from_season, cal.next.number), Math.floor(d.clock() / 1000));
     return {
       hold: "SEASON_CLOSED",
-      message: `the practice board is between seasons for this agent: it plays from ${first.name}, starting ${first.starts_at}`,
+      message:
+        `the practice board is between seasons for this agent: it plays from ${first.name}, starting ` +
+        `${first.starts_at}`,
     };
   }
   const n = cal.current.number;
@@ -64,13 +69,18 @@ export async function practiceGate(
     if (!frozen)
       return {
         hold: "LEAGUE_BOOK_PENDING",
-        message: `Season ${played}'s practice standings are not decided yet; the book resets to ${PRACTICE_BOOK_USD} USDG once they are`,
+        message:
+          `Season ${played}'s practice standings are not decided yet; the book resets to ${PRACTICE_BOOK_USD} ` +
+          `USDG once they are`,
       };
   }
   return { season: n, reset: freshPracticeBook(d.config) };
 }
 
-/** An order the practice board accepts: ETH, the BTC asset or the partner token against USDG (LEAGUE_PAIR otherwise). */
+/**
+ * An order the practice board accepts: ETH, the BTC asset or the partner token against USDG (LEAGUE_PAIR
+ * otherwise).
+ */
 export const practicePairOk = (tokenIn: string, tokenOut: string) => tokenIn === "USDG" || tokenOut === "USDG";
 
 /**
@@ -132,7 +142,9 @@ export async function practiceBoard(d: PracticeDeps, s: Season, valuedAt: number
 /** The agent's paper trades and its ticks' book values in the season (hosted logs). */
 async function tickStats(db: Db, agentId: string, s: Season) {
   const rows = await db.query<{ kind: string; created_at: string; value_usd: string | null }>(
-    "SELECT kind, created_at::text AS created_at, (body::json->>'value_usd') AS value_usd FROM app.hosted_logs WHERE agent_id = $1 AND kind IN ('trade', 'decision') AND created_at >= $2 AND created_at < $3 ORDER BY id",
+    "SELECT kind, created_at::text AS created_at, (body::json->>'value_usd') AS value_usd FROM " +
+      "app.hosted_logs WHERE agent_id = $1 AND kind IN ('trade', 'decision') AND created_at >= $2 AND " +
+      "created_at < $3 ORDER BY id",
     [agentId, s.starts * 1000, s.ends * 1000],
   );
   const trades = rows.filter((r) => r.kind === "trade");

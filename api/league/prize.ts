@@ -71,7 +71,10 @@ export function valuationTokens(config: Config): ValuationToken[] {
 /** Series are read again after this long (new rounds only append: answers for past times stay). */
 const SERIES_TTL_MS = 2_000;
 
-/** The indexer's tables as the league's mark reader: each series read once per couple of seconds, not once per trade. */
+/**
+ * The indexer's tables as the league's mark reader: each series read once per couple of seconds, not once per
+ * trade.
+ */
 export function indexedMarkReader(indexed: SqlIndexedReads): MarkReader {
   const memo = new Map<string, { at: number; value: Promise<unknown> }>();
   const cached = <T>(key: string, load: () => Promise<T>): Promise<T> => {
@@ -88,7 +91,10 @@ export function indexedMarkReader(indexed: SqlIndexedReads): MarkReader {
   });
 }
 
-/** Addresses that never link clusters: the chain's contracts, the platform's wallets, configured exchanges, the zero address (mints). */
+/**
+ * Addresses that never link clusters: the chain's contracts, the platform's wallets, configured exchanges, the
+ * zero address (mints).
+ */
 export function hubsOf(config: Config): Set<string> {
   const contracts = Object.values(config.contracts).flatMap((v) =>
     typeof v === "string" ? [v] : v && typeof v === "object" ? Object.values(v) : [],
@@ -135,13 +141,18 @@ export async function seasonEntries(db: Db, board: "prize" | "practice", s: Seas
       message: string | null;
     }
   >(
-    `SELECT e.*, e.seq::text AS seq, st.message FROM app.league_entries e LEFT JOIN app.league_statements st ON st.nonce = e.statement_nonce
-     WHERE e.board = $1 AND e.from_season <= $2 AND e.entered_at < $3 AND (e.left_at IS NULL OR e.left_at >= $4) ORDER BY e.seq`,
+    `SELECT e.*, e.seq::text AS seq, st.message
+     FROM app.league_entries e LEFT JOIN app.league_statements st ON st.nonce = e.statement_nonce
+     WHERE e.board = $1 AND e.from_season <= $2 AND e.entered_at < $3 AND (e.left_at IS NULL OR e.left_at >= $4)
+     ORDER BY e.seq`,
     [board, s.number, s.ends, s.starts],
   );
 }
 
-/** The trades the service relayed for `wallets` and that were mined in [from, to): amounts from the receipt, the plan that verify needs. */
+/**
+ * The trades the service relayed for `wallets` and that were mined in [from, to): amounts from the receipt, the
+ * plan that verify needs.
+ */
 export async function minedTrades(db: Db, wallets: string[], from: number, to: number) {
   if (!wallets.length) return [];
   const rows = await db.query<{
@@ -158,9 +169,12 @@ export async function minedTrades(db: Db, wallets: string[], from: number, to: n
     txs: string;
     summary: string;
   }>(
-    `SELECT t.id::text AS id, t.wallet, t.path, t.tx_hash, t.block_number::text AS block_number, t.block_time::text AS block_time, t.outcome, p.execution, p.token_in AS p_token_in, p.token_out AS p_token_out, p.txs, p.summary
+    `SELECT t.id::text AS id, t.wallet, t.path, t.tx_hash, t.block_number::text AS block_number,
+       t.block_time::text AS block_time, t.outcome,
+       p.execution, p.token_in AS p_token_in, p.token_out AS p_token_out, p.txs, p.summary
      FROM app.trades t JOIN app.plans p ON p.id = t.plan_id
-     WHERE t.wallet = ANY($1) AND t.status = 'mined' AND NOT t.fee_unpaid AND t.block_time >= $2 AND t.block_time < $3 AND t.outcome IS NOT NULL
+     WHERE t.wallet = ANY($1) AND t.status = 'mined' AND NOT t.fee_unpaid
+       AND t.block_time >= $2 AND t.block_time < $3 AND t.outcome IS NOT NULL
      ORDER BY t.block_number, t.id`,
     [wallets.map(lc), from, to],
   );
@@ -185,6 +199,67 @@ export async function minedTrades(db: Db, wallets: string[], from: number, to: n
   });
 }
 export type MinedTrade = Awaited<ReturnType<typeof minedTrades>>[number];
+
+type SeasonEntry = Awaited<ReturnType<typeof seasonEntries>>[number];
+
+/** Each entry as the rules read it, and its ledger: its mined trades until it left. */
+function entryFactsOf(config: Config, s: Season, entries: SeasonEntry[], trades: MinedTrade[]) {
+  const house = new Set(config.league.houseAgents);
+  const ledgers = new Map<string, MinedTrade[]>();
+  const facts: EntryFacts[] = entries.map((e) => {
+    const left_at = e.left_at === null ? null : Number(e.left_at);
+    ledgers.set(
+      e.entry_id,
+      trades.filter((t) => t.wallet === e.wallet && t.trade.ts < untilOf(s, left_at)),
+    );
+    return {
+      entry_id: e.entry_id,
+      agent_id: Number(e.agent_id),
+      wallet: e.wallet,
+      owner: e.owner,
+      agent_wallet: e.agent_wallet,
+      token: e.token,
+      symbol: e.symbol,
+      name: e.name,
+      confirmed: e.confirmed === true,
+      confirmed_at: e.confirmed_at === null ? null : Number(e.confirmed_at),
+      entered_at: Number(e.entered_at),
+      left_at,
+      house: house.has(Number(e.agent_id)),
+    };
+  });
+  return { facts, ledgers };
+}
+
+/**
+ * What the board publishes for anyone to recompute it: the chain's contracts, hubs, tokens, entries with their
+ * proofs, books.
+ */
+function publishedOf(config: Config, entries: SeasonEntry[], facts: EntryFacts[], ledgers: Map<string, MinedTrade[]>) {
+  // The owner's signed statement: anyone can check the confirmation recovers to the owner.
+  const proofs = Object.fromEntries(
+    entries.map((e) => [
+      e.entry_id,
+      e.confirmed && e.signature && e.message ? { message: e.message, signature: e.signature } : null,
+    ]),
+  );
+  return {
+    from_block: config.startBlock,
+    contracts: {
+      pool_manager: config.contracts.poolManager,
+      router: config.contracts.universalRouter,
+      launchpad: config.contracts.launchpad,
+      sanctions_list: config.contracts.sanctionsList,
+      partner_agent_vault: config.contracts.partnerAgentVault,
+      multicall3: config.contracts.multicall3,
+    },
+    hubs: [...hubsOf(config)],
+    link_tokens: linkTokens(config),
+    tokens: valuationTokens(config),
+    entries: facts.map((f) => ({ ...f, proof: proofs[f.entry_id] })),
+    books: publishedBooks(ledgers),
+  };
+}
 
 /**
  * The prize board of season `s` at an anchor: entries, their relayed mined trades valued at the
@@ -218,30 +293,7 @@ export async function prizeBoard(d: PrizeDeps, s: Season, a: PrizeAnchor) {
     d.transfers.read(addresses, a.block),
     sanctionedAt(d.chain, d.config.contracts.sanctionsList, addresses, a.block),
   ]);
-  const house = new Set(d.config.league.houseAgents);
-  const ledgers = new Map<string, MinedTrade[]>();
-  const facts: EntryFacts[] = entries.map((e) => {
-    const left_at = e.left_at === null ? null : Number(e.left_at);
-    ledgers.set(
-      e.entry_id,
-      trades.filter((t) => t.wallet === e.wallet && t.trade.ts < untilOf(s, left_at)),
-    );
-    return {
-      entry_id: e.entry_id,
-      agent_id: Number(e.agent_id),
-      wallet: e.wallet,
-      owner: e.owner,
-      agent_wallet: e.agent_wallet,
-      token: e.token,
-      symbol: e.symbol,
-      name: e.name,
-      confirmed: e.confirmed === true,
-      confirmed_at: e.confirmed_at === null ? null : Number(e.confirmed_at),
-      entered_at: Number(e.entered_at),
-      left_at,
-      house: house.has(Number(e.agent_id)),
-    };
-  });
+  const { facts, ledgers } = entryFactsOf(d.config, s, entries, trades);
   const unreadable = [
     ...[...vault].filter(([, w]) => w === null).map(([id]) => `the partner vault's agent ${id}`),
     ...[...sanctioned].filter(([, x]) => x === null).map(([addr]) => `the sanctions list for ${addr}`),
@@ -257,37 +309,13 @@ export async function prizeBoard(d: PrizeDeps, s: Season, a: PrizeAnchor) {
     vault,
     hubs: hubsOf(d.config),
   });
-  // The owner's signed statement: anyone can check the confirmation recovers to the owner.
-  const proofs = Object.fromEntries(
-    entries.map((e) => [
-      e.entry_id,
-      e.confirmed && e.signature && e.message ? { message: e.message, signature: e.signature } : null,
-    ]),
-  );
-  return {
-    ...board,
-    ledgers,
-    unreadable,
-    published: {
-      from_block: d.config.startBlock,
-      contracts: {
-        pool_manager: d.config.contracts.poolManager,
-        router: d.config.contracts.universalRouter,
-        launchpad: d.config.contracts.launchpad,
-        sanctions_list: d.config.contracts.sanctionsList,
-        partner_agent_vault: d.config.contracts.partnerAgentVault,
-        multicall3: d.config.contracts.multicall3,
-      },
-      hubs: [...hubsOf(d.config)],
-      link_tokens: linkTokens(d.config),
-      tokens: valuationTokens(d.config),
-      entries: facts.map((f) => ({ ...f, proof: proofs[f.entry_id] })),
-      books: publishedBooks(ledgers),
-    },
-  };
+  return { ...board, ledgers, unreadable, published: publishedOf(d.config, entries, facts, ledgers) };
 }
 
-/** Each entry's trades as published for `league:verify`: hash, block, time, path, the plan (atoms as strings) and the amounts read from the receipt. */
+/**
+ * Each entry's trades as published for `league:verify`: hash, block, time, path, the plan (atoms as strings)
+ * and the amounts read from the receipt.
+ */
 export function publishedBooks(ledgers: Map<string, MinedTrade[]>): Record<string, unknown[]> {
   const plan = (p: MinedTrade["plan"]) =>
     p ? { ...p, txValue: p.txValue.toString(), fee: { ...p.fee, amount: p.fee.amount.toString() } } : null;

@@ -23,7 +23,10 @@ export {
 } from "./standings.js";
 export type { Season } from "../../lib/league/calendar.js";
 
-/** How long the standings lease lasts unless renewed: well over one key's computation (the holder renews it before each). */
+/**
+ * How long the standings lease lasts unless renewed: well over one key's computation (the holder renews it
+ * before each).
+ */
 export const STANDINGS_LEASE_MS = 60_000;
 
 /**
@@ -63,7 +66,10 @@ export function createLeagueReader(d: ReadDeps) {
 }
 export type LeagueReader = ReturnType<typeof createLeagueReader>;
 
-/** A reading route whose chain, indexer or store read failed answers 503 LEAGUE_UNAVAILABLE (retryable), never a 500. */
+/**
+ * A reading route whose chain, indexer or store read failed answers 503 LEAGUE_UNAVAILABLE (retryable), never a
+ * 500.
+ */
 function guarded<A extends unknown[], R>(f: (...a: A) => Promise<R>): (...a: A) => Promise<R> {
   return async (...a) => {
     try {

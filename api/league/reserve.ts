@@ -59,7 +59,10 @@ export async function reserveGain(d: ReserveDeps, from: number, to: number, toBl
   return gain;
 }
 
-/** The payout book of season `s` at `valuedAt`, from the previous season's reserve_after and whether the season pays. */
+/**
+ * The payout book of season `s` at `valuedAt`, from the previous season's reserve_after and whether the season
+ * pays.
+ */
 export async function payoutBookOf(
   d: ReserveDeps,
   s: Season,

@@ -13,7 +13,8 @@ export function leagueRules(config: Config) {
     score: "season profit in USD (six decimals); highest wins; return and drawdown are context",
     valuation: {
       marks:
-        "independent only: USDG at $1, oracle feeds (a round older than the heartbeat plus grace is no mark; stock feeds count session time), the partner token at its USDG pool's TWAP",
+        "independent only: USDG at $1, oracle feeds (a round older than the heartbeat plus grace is no mark; " +
+        "stock feeds count session time), the partner token at its USDG pool's TWAP",
       tokens: valuationTokens(config),
       twap_window_s: LEAGUE_TWAP_WINDOW_S,
       feed_heartbeat_s: FEED_HEARTBEAT_S,
@@ -22,10 +23,13 @@ export function leagueRules(config: Config) {
       lost_mark: "a marked token without a mark at the valuation counts nothing",
       drawdown_grid_s: GRID_S,
       drawdown:
-        "largest fall of the profit from its peak, on each day's 00:00 UTC of the season and at the end, over the capital",
+        "largest fall of the profit from its peak, on each day's 00:00 UTC of the season and at the end, " +
+        "over the capital",
       capital: "half the book's largest gross exposure at the marks of its trades",
       price_outlier_bps: OUTLIER_BPS,
-      book: "every trade the service relayed for the trading wallet and that was mined in the season (own key, fast, session, hosted live); deposits, withdrawals and outside trades do not count",
+      book:
+        "every trade the service relayed for the trading wallet and that was mined in the season (own key, " +
+        "fast, session, hosted live); deposits, withdrawals and outside trades do not count",
     },
     split: {
       bps: PRIZE_SPLIT_BPS,
@@ -37,7 +41,9 @@ export function leagueRules(config: Config) {
     clusters: {
       links: ["address", "transfer", "funder"],
       hubs: [...hubsOf(config)],
-      note: "hubs never link; funder is the first token transfer into an address (native ETH moves leave no log and are not read)",
+      note:
+        "hubs never link; funder is the first token transfer into an address (native ETH moves leave no log " +
+        "and are not read)",
     },
     prize_cap_usd: config.league.prizeCapUsd,
     reserve_ceiling_seasons: config.league.ceilingSeasons,

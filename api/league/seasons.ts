@@ -16,7 +16,8 @@ async function payoutsOf(d: ReadDeps, n: number) {
     block: string | null;
     token: string;
   }>(
-    "SELECT place, entry_id, agent_id::text AS agent_id, recipient, amount, status, tx_hash, block::text AS block, token FROM app.league_payouts WHERE season = $1 ORDER BY place",
+    "SELECT place, entry_id, agent_id::text AS agent_id, recipient, amount, status, tx_hash, block::text " +
+      "AS block, token FROM app.league_payouts WHERE season = $1 ORDER BY place",
     [n],
   );
 }
@@ -78,7 +79,9 @@ export async function seasonDetail(r: Reading, raw: string) {
           tx_hash: null,
           amount: ledger.added,
           ts: l?.settled_at ?? null,
-          note: "the reserve wallet receives the stake's gains itself: half is added to the prize reserve without a withdrawal transaction",
+          note:
+            "the reserve wallet receives the stake's gains itself: half is added to the prize reserve without a " +
+            "withdrawal transaction",
         }
       : null,
     payouts: pays.map((p) => ({
@@ -143,7 +146,8 @@ export async function seasons(d: ReadDeps) {
 export async function books(r: Reading, raw: string) {
   const n = seasonNumber(r, raw);
   const [row] = await r.db.query<{ books: string | null; block: string; valued_at: string }>(
-    "SELECT books, block::text AS block, valued_at::text AS valued_at FROM app.league_results WHERE season = $1 AND board = 'prize'",
+    "SELECT books, block::text AS block, valued_at::text AS valued_at FROM app.league_results WHERE " +
+      "season = $1 AND board = 'prize'",
     [n],
   );
   if (row)
@@ -176,7 +180,10 @@ export async function books(r: Reading, raw: string) {
   };
 }
 
-/** A payout's status as answered: `planned` until mined (signed and sent too), `mined`, or `held` (settle.ts PayoutStatus: never sent, its recipient is listed). */
+/**
+ * A payout's status as answered: `planned` until mined (signed and sent too), `mined`, or `held` (settle.ts
+ * PayoutStatus: never sent, its recipient is listed).
+ */
 function shownStatus(s: string | undefined): "planned" | "mined" | "held" {
   return s === "mined" || s === "held" ? s : "planned";
 }

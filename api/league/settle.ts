@@ -35,7 +35,8 @@ async function ready(d: SettleDeps, s: Season): Promise<{ ok: true; block: bigin
   // A trade pending past DROP_AFTER_S is dropped (never mined): it cannot hold a season back.
   const [pending] = wallets.length
     ? await d.db.query(
-        "SELECT 1 FROM app.trades WHERE wallet = ANY($1) AND status = 'pending' AND tx_hash IS NOT NULL AND created_at < $2 AND created_at >= $3 LIMIT 1",
+        "SELECT 1 FROM app.trades WHERE wallet = ANY($1) AND status = 'pending' AND tx_hash IS NOT NULL AND " +
+          "created_at < $2 AND created_at >= $3 LIMIT 1",
         [wallets, s.ends, nowS(d) - DROP_AFTER_S],
       )
     : [];
@@ -62,7 +63,9 @@ export async function decideSeason(
   if (prize.unreadable.length)
     return {
       decided: false,
-      incomplete: `unreadable at block ${block}: ${prize.unreadable.slice(0, 3).join("; ")}${prize.unreadable.length > 3 ? ` and ${prize.unreadable.length - 3} more` : ""}`,
+      incomplete:
+        `unreadable at block ${block}: ${prize.unreadable.slice(0, 3).join("; ")}` +
+        `${prize.unreadable.length > 3 ? ` and ${prize.unreadable.length - 3} more` : ""}`,
     };
   const before = await reserveBefore(d.db, s.number);
   const book = await payoutBookOf(d, s, { before, pays: prize.outcome.pays, valuedAt, block, settled: false });
@@ -87,19 +90,22 @@ export async function decideSeason(
   };
   const decided = await d.db.tx(async (tx) => {
     const first = await tx.query(
-      "INSERT INTO app.league_results (season, board, decided_at, valued_at, block, answer, books) VALUES ($1, 'prize', $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING RETURNING season",
+      "INSERT INTO app.league_results (season, board, decided_at, valued_at, block, answer, books) VALUES " +
+        "($1, 'prize', $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING RETURNING season",
       [s.number, at, valuedAt, Number(block), JSON.stringify(prizeAnswer), JSON.stringify(books)],
     );
     if (!first.length) return false;
     await tx.query(
-      "INSERT INTO app.league_results (season, board, decided_at, valued_at, block, answer) VALUES ($1, 'practice', $2, $3, $4, $5)",
+      "INSERT INTO app.league_results (season, board, decided_at, valued_at, block, answer) VALUES ($1, " +
+        "'practice', $2, $3, $4, $5)",
       [s.number, at, valuedAt, Number(block), JSON.stringify({ rows: practice, valued_at: valuedAt })],
     );
     await tx.query("INSERT INTO app.league_ledgers (season, ledger) VALUES ($1, $2)", [s.number, JSON.stringify(book)]);
     for (const r of payouts) {
       const recipient = prize.recipients.get(r.entry_id)!;
       await tx.query(
-        "INSERT INTO app.league_payouts (season, place, entry_id, agent_id, recipient, token, amount, status, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, 'planned', $8)",
+        "INSERT INTO app.league_payouts (season, place, entry_id, agent_id, recipient, token, amount, " +
+          "status, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, 'planned', $8)",
         [
           s.number,
           r.place,
@@ -259,7 +265,8 @@ async function signPayouts(d: SettleDeps, signer: PlatformSigner, all: PayoutRow
   await d.db.tx(async (tx) => {
     for (const { r, raw } of signed) {
       const done = await tx.query(
-        "UPDATE app.league_payouts SET raw_tx = $3, tx_hash = $4, status = 'sent' WHERE season = $1 AND place = $2 AND raw_tx IS NULL RETURNING place",
+        "UPDATE app.league_payouts SET raw_tx = $3, tx_hash = $4, status = 'sent' WHERE season = $1 AND " +
+          "place = $2 AND raw_tx IS NULL RETURNING place",
         [r.season, r.place, raw, keccak256(raw)],
       );
       if (!done.length)
@@ -362,7 +369,8 @@ async function cancel(d: SettleDeps, signer: PlatformSigner, r: PayoutRow, tx: R
   }
   if (!cancelled)
     throw new Error(
-      `payout ${r.season}/${r.place}: its recipient is listed and the cancel at nonce ${tx.nonce} has not mined yet; nothing else is sent`,
+      `payout ${r.season}/${r.place}: its recipient is listed and the cancel at nonce ${tx.nonce} has not ` +
+        `mined yet; nothing else is sent`,
     );
   await d.db.query(
     "UPDATE app.league_payouts SET status = 'held' WHERE season = $1 AND place = $2 AND status = 'sent'",

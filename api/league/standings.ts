@@ -98,7 +98,8 @@ export async function workedKeys(d: ReadDeps): Promise<string[]> {
 /** A decided board's frozen answer, or null. */
 export async function decided(d: ReadDeps, n: number, board: Board) {
   const [r] = await d.db.query<{ answer: string; decided_at: string; block: string }>(
-    "SELECT answer, decided_at::text AS decided_at, block::text AS block FROM app.league_results WHERE season = $1 AND board = $2",
+    "SELECT answer, decided_at::text AS decided_at, block::text AS block FROM app.league_results WHERE " +
+      "season = $1 AND board = $2",
     [n, board],
   );
   return r
@@ -148,7 +149,10 @@ export async function computeBoard(d: ReadDeps, key: string): Promise<BoardBody>
   };
 }
 
-/** A board of season `n` and what its amounts are: decided (frozen), an estimate (playing or upcoming), provisional (ended). */
+/**
+ * A board of season `n` and what its amounts are: decided (frozen), an estimate (playing or upcoming),
+ * provisional (ended).
+ */
 export async function boardOf(
   r: Reading,
   n: number,
@@ -168,7 +172,8 @@ export async function liveBody(r: Reading, s: Season, board: Board): Promise<Boa
   if (!workedSeasons(nowS(r)).includes(s.number))
     throw new Refusal(
       "LEAGUE_UNAVAILABLE",
-      `season ${s.number}'s ${board} standings are computed only while it is among the latest ${RECENT_CLOSED_SEASONS} ended seasons; it waits for its decision`,
+      `season ${s.number}'s ${board} standings are computed only while it is among the latest ` +
+        `${RECENT_CLOSED_SEASONS} ended seasons; it waits for its decision`,
       {},
       { retryAfterS: 60 },
     );
@@ -179,7 +184,8 @@ export async function liveBody(r: Reading, s: Season, board: Board): Promise<Boa
 export async function entrantsOf(d: ReadDeps, board: Board, n: number): Promise<number> {
   const s = seasonAt(n, nowS(d));
   const [r] = await d.db.query<{ n: string }>(
-    "SELECT count(*)::text AS n FROM app.league_entries WHERE board = $1 AND from_season <= $2 AND entered_at < $3 AND (left_at IS NULL OR left_at >= $4)",
+    "SELECT count(*)::text AS n FROM app.league_entries WHERE board = $1 AND from_season <= $2 AND " +
+      "entered_at < $3 AND (left_at IS NULL OR left_at >= $4)",
     [board, n, s.ends, s.starts],
   );
   return Number(r?.n ?? 0);

@@ -41,7 +41,10 @@ export function createTransferLog(d: { config: Config; chain: PublicClient }) {
     }
   }
 
-  /** Every transfer of a link token into or out of `addresses` from the start block to `toBlock` (ordered by block, then log). */
+  /**
+   * Every transfer of a link token into or out of `addresses` from the start block to `toBlock` (ordered by
+   * block, then log).
+   */
   async function read(addresses: string[], toBlock: bigint): Promise<ChainTransfer[]> {
     const uniq = [...new Set(addresses.map(lc))];
     // Addresses grouped by the first block not yet kept for them.

@@ -32,7 +32,7 @@ export async function weekBlocks(chain: PublicClient, week: Week, head: number):
 
 /** What reached the platform wallet for one token in a week: from trades, and from anywhere else. */
 export type Flow = { received: bigint; trades: Set<string>; outside: bigint; outsideTxs: Set<string> };
-const newFlow = (): Flow => ({ received: 0n, trades: new Set(), outside: 0n, outsideTxs: new Set() });
+export const newFlow = (): Flow => ({ received: 0n, trades: new Set(), outside: 0n, outsideTxs: new Set() });
 
 /**
  * ERC-20 flows from the indexer's Transfer logs to the wallet: `trade` when the transaction went
@@ -85,7 +85,10 @@ export async function nodeTraces(chain: PublicClient): Promise<boolean> {
 
 const rpcHex = (n: number) => `0x${n.toString(16)}`;
 
-/** Transactions in [first, last] with a call to `to`, by trace_filter in ranges that halve while the node refuses them. */
+/**
+ * Transactions in [first, last] with a call to `to`, by trace_filter in ranges that halve while the node
+ * refuses them.
+ */
 async function txsCalling(chain: PublicClient, to: Address, first: number, last: number): Promise<Set<string>> {
   const hashes = new Set<string>();
   let step = TRACE_CHUNK_BLOCKS;

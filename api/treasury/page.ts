@@ -34,38 +34,80 @@ const bucketCells = (per: Record<string, string>, decimals: number) =>
 function totalsTable(totals: TokenTotal[]): Html {
   if (!totals.length) return html`<p>No week closed yet.</p>`;
   return html`<table id="totals">
-<tr><th class="l">Token</th><th>Received</th><th>Outside</th><th>Trades</th>${BUCKETS.map((b) => html`<th>Moved to ${b}</th>`)}${BUCKETS.map((b) => html`<th>Owed to ${b}</th>`)}<th>Held</th></tr>
-${totals.map((t) => html`<tr><td class="l">${t.symbol}</td><td>${units(t.received, t.decimals)}</td><td>${units(t.outside, t.decimals)}</td><td>${t.trades}</td>${bucketCells(t.moved, t.decimals)}${bucketCells(t.owed, t.decimals)}<td>${units(t.held, t.decimals)}</td></tr>`)}
+<tr><th class="l">Token</th><th>Received</th><th>Outside</th>\
+<th>Trades</th>${BUCKETS.map((b) => html`<th>Moved to ${b}</th>`)}${BUCKETS.map((b) => html`<th>Owed to ${b}</th>`)}\
+<th>Held</th></tr>
+${totals.map(
+  (t) => html`<tr><td class="l">${t.symbol}</td><td>${units(t.received, t.decimals)}</td>\
+<td>${units(t.outside, t.decimals)}</td>\
+<td>${t.trades}</td>${bucketCells(t.moved, t.decimals)}${bucketCells(t.owed, t.decimals)}<td>\
+${units(t.held, t.decimals)}</td></tr>`,
+)}
 </table>`;
 }
 
 function transfersList(a: TreasuryAnswer, transfers: TransferRow[]): Html {
   if (!transfers.length) return html``;
-  return html`<table><tr><th class="l">Bucket</th><th class="l">To</th><th class="l">Token</th><th>Amount</th><th class="l">Transaction</th><th>Block</th></tr>
-${transfers.map((t) => html`<tr><td class="l">${t.bucket}</td><td class="l"><code>${t.to}</code></td><td class="l">${t.symbol}</td><td>${units(t.amount, t.decimals)}</td><td class="l">${txLink(a, t.tx_hash)}</td><td>${t.block}</td></tr>`)}</table>`;
+  return html`<table><tr><th class="l">Bucket</th><th class="l">To</th><th class="l">Token</th><th>Amount</th>\
+<th class="l">Transaction</th><th>Block</th></tr>
+${transfers.map(
+  (t) => html`<tr><td class="l">${t.bucket}</td><td class="l"><code>${t.to}</code></td>\
+<td class="l">${t.symbol}</td><td>${units(t.amount, t.decimals)}</td><td class="l">${txLink(a, t.tx_hash)}</td>\
+<td>${t.block}</td></tr>`,
+)}</table>`;
 }
 
 function weekSection(a: TreasuryAnswer, w: WeekRow): Html {
   const r = w.reconciliation;
   return html`<section class="week" data-seq="${w.seq}">
-<h3>${w.week.label} <small>(${new Date(w.week.start * 1000).toISOString().slice(0, 10)} to ${new Date(w.week.end * 1000).toISOString().slice(0, 10)}, blocks ${w.week.first_block ?? "none"}–${w.week.last_block ?? ""})</small>: ${w.status}</h3>
-<table class="tokens"><tr><th class="l">Token</th><th>Received</th><th>Trades</th><th>Outside</th><th>Carried in</th><th>Pool</th><th class="l">Status</th>${BUCKETS.map((b) => html`<th>Booked ${b}</th>`)}<th>Carried out</th><th>Value (USD)</th></tr>
-${w.tokens.map((t) => html`<tr><td class="l">${t.symbol}</td><td>${units(t.received, t.decimals)}</td><td>${t.trades}</td><td>${units(t.outside, t.decimals)}</td><td>${units(t.carried_in, t.decimals)}</td><td>${units(t.pool, t.decimals)}</td><td class="l">${t.status}</td>${bucketCells(t.booked, t.decimals)}<td>${units(t.carried_out, t.decimals)}</td><td>${t.value_usd ?? "unpriced"}</td></tr>`)}
+<h3>${w.week.label} <small>(${new Date(w.week.start * 1000).toISOString().slice(0, 10)}\
+ to ${new Date(w.week.end * 1000).toISOString().slice(0, 10)}, blocks ${w.week.first_block ?? "none"}\
+–${w.week.last_block ?? ""})</small>: ${w.status}</h3>
+<table class="tokens"><tr><th class="l">Token</th><th>Received</th><th>Trades</th><th>Outside</th><th>Carried in</th>\
+<th>Pool</th><th class="l">Status</th>${BUCKETS.map((b) => html`<th>Booked ${b}</th>`)}<th>Carried out</th>\
+<th>Value (USD)</th></tr>
+${w.tokens.map(
+  (t) => html`<tr><td class="l">${t.symbol}</td><td>${units(t.received, t.decimals)}</td>\
+<td>${t.trades}</td><td>${units(t.outside, t.decimals)}</td><td>${units(t.carried_in, t.decimals)}</td>\
+<td>${units(t.pool, t.decimals)}</td>\
+<td class="l">${t.status}</td>${bucketCells(t.booked, t.decimals)}<td>${units(t.carried_out, t.decimals)}</td>\
+<td>${t.value_usd ?? "unpriced"}</td></tr>`,
+)}
 </table>
 ${transfersList(a, w.transfers)}
-<p>Reconciliation: <span class="${r.status === "agrees" ? "ok" : "bad"}">${r.status}</span> (ETH by ${r.eth})${r.accepted ? html`: ${r.accepted}` : ""}${w.hash ? html` · hash <code>${w.hash}</code>` : ""}</p>
+<p>Reconciliation: <span class="${r.status === "agrees" ? "ok" : "bad"}">${r.status}</span> (ETH by ${r.eth}\
+)${r.accepted ? html`: ${r.accepted}` : ""}${w.hash ? html` · hash <code>${w.hash}</code>` : ""}</p>
 </section>`;
 }
 
 /** GET /treasury: the record as HTML, server-rendered, no script; every third-party string escaped by hono/html. */
 export function treasuryPage(a: TreasuryAnswer): Html {
   const i = a.integrity;
-  return html`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>Treasury record</title>${STYLE}</head><body>
+  return html`<!doctype html><html lang="en"><head><meta charset="utf-8">\
+<meta name="viewport" content="width=device-width,initial-scale=1"><title>Treasury record</title>${STYLE}</head><body>
 <h1>Treasury record</h1>
-<p>Every fee reaches the platform wallet <code>${a.platform_wallet}</code>. Each week, ending Monday 00:00 UTC, what came in is split ${BUCKETS.map((b) => `${a.split_bps[b] / 100}% ${b}`).join(", ")}.</p>
-<p>Buckets: ${BUCKETS.map((b) => html`${b} ${a.buckets[b] ? html`<code>${a.buckets[b]}</code>` : "held in the platform wallet"}; `)}</p>
-<p id="integrity">Integrity: ${i.ok ? html`<span class="ok">ok</span>, ${i.rows} rows, head <code>${i.head}</code>` : html`<span class="bad">broken at row ${i.broken_at}</span>: ${i.why}. Rows from it on are not shown.`}</p>
-<p>Check it yourself: <code>npm run treasury:verify -- &lt;base_url&gt; &lt;rpc_url&gt;</code>; the JSON is at <a href="/api/v1/treasury">/api/v1/treasury</a>.</p>
+<p>Every fee reaches the platform wallet <code>${a.platform_wallet}</code>\
+. Each week, ending Monday 00:00 UTC, what came in is split ${BUCKETS.map(
+    (b) => `${a.split_bps[b] / 100}% ${b}\
+`,
+  ).join(", ")}.</p>
+<p>Buckets: ${BUCKETS.map(
+    (b) =>
+      html`${b} ${
+        a.buckets[b]
+          ? html`<code>${a.buckets[b]}</code>\
+`
+          : "held in the platform wallet"
+      }; `,
+  )}</p>
+<p id="integrity">Integrity: ${
+    i.ok
+      ? html`<span class="ok">ok</span>, ${i.rows} rows, head <code>${i.head}</code>\
+`
+      : html`<span class="bad">broken at row ${i.broken_at}</span>: ${i.why}. Rows from it on are not shown.`
+  }</p>
+<p>Check it yourself: <code>npm run treasury:verify -- &lt;base_url&gt; &lt;rpc_url&gt;</code>;\
+ the JSON is at <a href="/api/v1/treasury">/api/v1/treasury</a>.</p>
 <h2>Totals</h2>${totalsTable(a.totals)}
 <h2>Weeks</h2>${a.weeks.length ? a.weeks.map((w) => weekSection(a, w)) : html`<p>No weeks yet.</p>`}
 <p><small>Generated ${new Date(a.generated_at * 1000).toISOString()}.</small></p>

@@ -29,7 +29,10 @@ const callOf = (p: Planned) =>
         data: encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [p.to, BigInt(p.amount)] }),
       };
 
-/** The wallet's balance of a token it may have been airdropped (anyone's code): a fenced read (UNTRUSTED_GAS); one that cannot be read refuses the split. */
+/**
+ * The wallet's balance of a token it may have been airdropped (anyone's code): a fenced read (UNTRUSTED_GAS);
+ * one that cannot be read refuses the split.
+ */
 async function tokenBalance(chain: PublicClient, token: Address, holder: Address): Promise<bigint> {
   const r = await fencedRead(chain, { address: token, abi: erc20Abi, functionName: "balanceOf", args: [holder] });
   if (r.status === "failure")
@@ -76,7 +79,8 @@ export async function signSplit(
           : await tokenBalance(chain, token as Address, signer.address);
       if (has < need)
         throw new SplitRefused(
-          `the platform wallet holds ${has} of ${token}, the split and what the record holds need ${need}; nothing is sent`,
+          `the platform wallet holds ${has} of ${token}, the split and what the record holds need ${need}; ` +
+            `nothing is sent`,
         );
     }
   };
@@ -117,7 +121,8 @@ async function assertAsPlanned(s: Send, from: Address, buckets: PerBucket<Addres
     bucket.toLowerCase() === s.to.toLowerCase();
   if (!ok)
     throw new SplitRefused(
-      `the stored transfer ${s.tx_hash} (${s.bucket}, ${s.symbol}) is not the planned one to the ${s.bucket} bucket configured now; nothing more is sent`,
+      `the stored transfer ${s.tx_hash} (${s.bucket}, ${s.symbol}) is not the planned one to the ` +
+        `${s.bucket} bucket configured now; nothing more is sent`,
     );
 }
 
@@ -133,7 +138,8 @@ export async function deliverSplit(
     let receipt = await chain.getTransactionReceipt({ hash: s.tx_hash }).catch(() => null);
     if (!receipt) {
       await assertAsPlanned(s, check.from, check.buckets);
-      // "already known" or "nonce too low" means these bytes (or, for the nonce, bytes already mined) are in: the receipt says which.
+      // "already known" or "nonce too low" means these bytes (or, for the nonce, bytes already mined) are in:
+      // the receipt says which.
       await chain.sendRawTransaction({ serializedTransaction: s.raw_tx }).catch(() => undefined);
       receipt = await chain.waitForTransactionReceipt({ hash: s.tx_hash, timeout: timeoutMs, pollingInterval: 250 });
     }

@@ -3,7 +3,10 @@ export const SPLIT_BPS = { operations: 5_000, buybacks: 4_000, treasury: 1_000 }
 export type Bucket = keyof typeof SPLIT_BPS;
 export const BUCKETS = Object.keys(SPLIT_BPS) as Bucket[];
 export type PerBucket<T = bigint> = Record<Bucket, T>;
-/** A week's pool worth less than this (USD at the week's mark) is carried, not split: the transfers would cost more than they move. */
+/**
+ * A week's pool worth less than this (USD at the week's mark) is carried, not split: the transfers would cost
+ * more than they move.
+ */
 export const DUST_USD = 1;
 
 export type TokenStatus = "split" | "dust" | "unpriced" | "nothing";

@@ -17,7 +17,8 @@ export function createTreasuryStore(db: Db) {
       body: string,
     ): Promise<void> {
       await db.query(
-        "INSERT INTO app.treasury_rows (seq, week_start, body, hash, prev_hash, recorded_at) VALUES ($1, $2, $3, $4, $5, $6)",
+        "INSERT INTO app.treasury_rows (seq, week_start, body, hash, prev_hash, recorded_at) VALUES ($1, $2, " +
+          "$3, $4, $5, $6)",
         [row.seq, row.week.start, body, row.hash, row.prev_hash, row.recorded_at],
       );
     },
@@ -33,7 +34,8 @@ export function createTreasuryStore(db: Db) {
     /** Keeps the first draft of a week: whoever stored it first, its signed bytes are the ones sent. */
     async keepDraft<D, S>(weekStart: number, draft: D, sends: S[], now: number): Promise<{ draft: D; sends: S[] }> {
       await db.query(
-        "INSERT INTO app.treasury_drafts (week_start, draft, sends, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT (week_start) DO NOTHING",
+        "INSERT INTO app.treasury_drafts (week_start, draft, sends, created_at) VALUES ($1, $2, $3, $4) ON " +
+          "CONFLICT (week_start) DO NOTHING",
         [weekStart, JSON.stringify(draft), JSON.stringify(sends), now],
       );
       return (await this.draft<D, S>(weekStart))!;
