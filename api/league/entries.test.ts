@@ -295,7 +295,6 @@ describe("league entries: the prize board", () => {
     chain.state.down = true;
     const err = await rejectsWith(leagueEnter(d, { agent_id: 1 }, by(owner)), "LEAGUE_UNAVAILABLE");
     expect(err.retryAfterS).toBe(5);
-    await rejectsWith(leagueMe(d, { wallet: null, keyId: 1 }), "WALLET_NOT_BOUND");
   });
 
   it("keeps one entry per agent and per trading wallet on the board, until it leaves", async () => {
