@@ -23,12 +23,12 @@ const tracked = (): string[] =>
     .filter((f) => f && !f.startsWith("generated/") && !f.includes("/generated/"));
 
 /** Lines of `text` wider than WIDTH, as `file:line`. */
-export function wideLines(file: string, text: string): string[] {
+function wideLines(file: string, text: string): string[] {
   return text.split("\n").flatMap((l, i) => (l.length > WIDTH ? [`${file}:${i + 1} (${l.length})`] : []));
 }
 
 /** Functions of `text` longer than FUNCTION_LINES lines, as `file:line name (n lines)`. */
-export function longFunctions(file: string, text: string): string[] {
+function longFunctions(file: string, text: string): string[] {
   const src = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
   const out: string[] = [];
   const nameOf = (n: ts.Node): string => {
