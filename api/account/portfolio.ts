@@ -1,14 +1,15 @@
 import { onClock } from "../../lib/cacheClock.js";
 import { cappedMulticall } from "../../lib/chain.js";
 import { LRUCache } from "lru-cache";
-import { formatUnits, getAddress, type Address, type PublicClient } from "viem";
+import { formatUnits, getAddress, type Address } from "viem";
 import { erc20Abi } from "../../abis/erc20.js";
 import { multicall3Abi } from "../../abis/multicall3.js";
-import type { Config, TokenEntry } from "../../lib/config.js";
+import type { TokenEntry } from "../../lib/config.js";
 import { Refusal, rpc } from "../errors/index.js";
 import type { IndependentMark, Mark, Market, Unpriced } from "../market/index.js";
 import type { Ledger, Volume, VolumeTier } from "../trading/index.js";
 import { lc } from "../../lib/address.js";
+import type { Common } from "../ports/common.js";
 
 /** One answer per wallet is reused this long (SPEC.md "Limits": Portfolio reused 5 s). */
 export const PORTFOLIO_TTL_MS = 5_000;
@@ -53,13 +54,10 @@ export type PortfolioBody = {
 };
 export type Portfolio = PortfolioBody & { cached: boolean };
 
-export type PortfolioDeps = {
-  config: Config;
-  chain: PublicClient;
+export type PortfolioDeps = Pick<Common, "config" | "chain" | "clock"> & {
   market: Pick<Market, "independentMark">;
   ledger: Pick<Ledger, "tradedTokens">;
   volume: Pick<Volume, "tier">;
-  clock: () => number;
 };
 
 /** A token the answer reads: core assets from config, traded ones by address (metadata read too). */

@@ -1,6 +1,6 @@
-import type { Logger } from "pino";
 import type { Db } from "../ports/store/db.js";
 import type { Lease } from "../ports/store/lease.js";
+import type { Common } from "../ports/common.js";
 
 /**
  * A key whose computation failed is not computed again by a reader for this long (the worker's next pass
@@ -64,12 +64,10 @@ export function storedAnswers<T>(
   };
 }
 
-export type BoardsDeps<T> = {
-  clock: () => number;
+export type BoardsDeps<T> = Pick<Common, "clock" | "logger"> & {
   keys: () => Promise<string[]>;
   compute: (key: string) => Promise<T>;
   intervalMs?: number;
-  logger?: Logger;
   onCompute?: (key: string) => Promise<void>;
   shared?: SharedAnswers<T>;
 };

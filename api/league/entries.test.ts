@@ -16,7 +16,7 @@ import { partnerAgentVaultAbi, sanctionsListAbi } from "../../abis/fixtures.js";
 import { loadConfig } from "../../lib/config.js";
 import { LEAGUE_EPOCH_S, SEASON_S } from "../../lib/league/calendar.js";
 import { ELIGIBILITY_LINE, STATEMENT_TTL_S } from "../../lib/league/statement.js";
-import { assertNotSanctioned } from "../auth/signin.js";
+import { assertNotSanctioned } from "../auth/index.js";
 import { Refusal } from "../errors/index.js";
 import { openPglite, type Db } from "../ports/store/db.js";
 import { migrate } from "../ports/store/migrations.js";

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { getAddress, recoverMessageAddress, zeroAddress, type Address, type Hex, type PublicClient } from "viem";
+import { getAddress, recoverMessageAddress, zeroAddress, type Address, type Hex } from "viem";
 import { z } from "zod";
 import { partnerAgentVaultAbi } from "../../abis/fixtures.js";
 import type { Config } from "../../lib/config.js";
@@ -14,6 +14,7 @@ import {
 import { Refusal } from "../errors/index.js";
 import type { Caller } from "../http/caller.js";
 import type { Db } from "../ports/store/db.js";
+import type { Common } from "../ports/common.js";
 
 /** A hosted agent as the league reads it (hosted's store). */
 export type LeagueHostedAgent = {
@@ -29,11 +30,8 @@ export type LeagueHostedAgent = {
   brainState: Record<string, unknown> | null;
 };
 
-export type LeagueDeps = {
-  config: Config;
-  chain: PublicClient;
+export type LeagueDeps = Pick<Common, "config" | "chain" | "clock"> & {
   db: Db;
-  clock: () => number;
   /** SANCTIONED (451) for a listed address; ENGINE_UNAVAILABLE when the list cannot be read. */
   assertNotSanctioned: (address: Address, field: string) => Promise<void>;
   hostedAgent: (id: string) => Promise<LeagueHostedAgent | null>;

@@ -6,6 +6,7 @@ import type { Db } from "../ports/store/db.js";
 import { seasonEntries, valuationTokens } from "./prize.js";
 import type { PracticeAgent } from "./deps.js";
 import { lc } from "../../lib/address.js";
+import type { Common } from "../ports/common.js";
 
 /** Every practice book starts each season at 10,000 USDG (SPEC "Limits"). */
 export const PRACTICE_BOOK_USD = 10_000;
@@ -13,10 +14,8 @@ const DAY_MS = 86_400_000;
 const round6 = (x: number) => Math.round(x * 1e6) / 1e6;
 
 /** What the practice board reads; `hostedAgent` is the league's port to hosted agents (deps.ts). */
-export type PracticeDeps = {
-  config: Config;
+export type PracticeDeps = Pick<Common, "config" | "clock"> & {
   db: Db;
-  clock: () => number;
   marks: MarkReader;
   hostedAgent: (id: string) => Promise<PracticeAgent | null>;
 };

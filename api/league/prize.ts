@@ -1,4 +1,4 @@
-import { getAddress, zeroAddress, type Address, type PublicClient } from "viem";
+import { getAddress, zeroAddress, type Address } from "viem";
 export type { PrizeAnchor, PrizeRowView } from "../../lib/league/board.js";
 import type { Config } from "../../lib/config.js";
 import { sanctionedAt, vaultWalletsAt } from "../../lib/league/chain.js";
@@ -17,23 +17,20 @@ import type { SqlIndexedReads } from "../ports/indexed.js";
 import type { Db } from "../ports/store/db.js";
 import { linkTokens, type TransferLog } from "./transfers.js";
 import type { PracticeAgent } from "./deps.js";
-import type { Logger } from "pino";
 import { lc } from "../../lib/address.js";
+import type { Common } from "../ports/common.js";
 
-export type PrizeDeps = {
-  config: Config;
+export type PrizeDeps = Pick<Common, "config" | "chain"> & {
   db: Db;
-  chain: PublicClient;
   indexed: SqlIndexedReads;
   transfers: TransferLog;
 };
 /** What every league board needs, read or decided: the prize's reads plus marks, time, practice agents and a log. */
-export type BoardDeps = PrizeDeps & {
-  marks: MarkReader;
-  clock: () => number;
-  hostedAgent: (id: string) => Promise<PracticeAgent | null>;
-  logger?: Logger;
-};
+export type BoardDeps = PrizeDeps &
+  Pick<Common, "clock" | "logger"> & {
+    marks: MarkReader;
+    hostedAgent: (id: string) => Promise<PracticeAgent | null>;
+  };
 
 /** The tokens with an independent mark and how each is read (published as `rules.valuation.tokens`). */
 export function valuationTokens(config: Config): ValuationToken[] {

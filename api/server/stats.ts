@@ -1,4 +1,4 @@
-import { parseUnits, zeroAddress, type Address, type PublicClient } from "viem";
+import { parseUnits, zeroAddress, type Address } from "viem";
 import { quoteExactInputSingle } from "../../lib/quoter.js";
 import type { Config, TokenEntry } from "../../lib/config.js";
 import { MAJOR_TIERS, OTHER_BPS, SHIELD_ADD_BPS } from "../../lib/fees.js";
@@ -7,6 +7,7 @@ import { markStale } from "../market/index.js";
 import type { SqlIndexedReads } from "../ports/indexed.js";
 import type { Tokens } from "../tokens/index.js";
 import { candidateRoutes } from "../trading/index.js";
+import type { Common } from "../ports/common.js";
 
 export const STATS_TTL_MS = 5_000;
 /** How often (real time) the loop looks whether the last answer is STATS_TTL_MS old on the injected clock. */
@@ -16,12 +17,9 @@ export const REF_SIZE_USD = 1_000;
 type Side = { venue: string; fee: number; price: number; vs_mark_bps: number | null } | null;
 type PoolEntry = Config["pools"][number];
 
-export type StatsDeps = {
-  config: Config;
-  chain: PublicClient;
+export type StatsDeps = Pick<Common, "config" | "chain" | "clock"> & {
   indexed: SqlIndexedReads;
   tokens: Pick<Tokens, "counts">;
-  clock: () => number;
   aiPool?: () => Promise<Record<string, number> | null>;
   pollMs?: number;
   logger?: { warn(o: object, m: string): void };

@@ -28,6 +28,7 @@ import {
 } from "./split.js";
 import type { Week } from "./week.js";
 import { lc } from "../../lib/address.js";
+import type { Common } from "../ports/common.js";
 
 export type TokenRow = {
   token: Address;
@@ -88,9 +89,7 @@ export type WeekRow = {
 /** A split transfer decided at close time, before it is signed. */
 export type Planned = Omit<TransferRow, "tx_hash" | "block">;
 
-export type CloseDeps = {
-  config: Config;
-  chain: PublicClient;
+export type CloseDeps = Pick<Common, "config" | "chain"> & {
   /** The fenced reader of code the service does not control (foreign tokens' symbol and decimals). */
   reader: PublicClient;
   indexed: SqlIndexedReads;

@@ -1,4 +1,3 @@
-import type { Logger } from "pino";
 import type { PlatformSigner } from "../ports/platformSigner.js";
 import type { Ledger } from "../trading/index.js";
 import { draftWeek, ownTxsIn, type CloseDeps, type Planned, type WeekRow } from "./close.js";
@@ -8,27 +7,27 @@ import { deliverSplit, signSplit, SplitRefused, type Send } from "./send.js";
 import { BUCKETS } from "./split.js";
 import type { TreasuryStore } from "./store.js";
 import { weekAfter, weekOf, type Week } from "./week.js";
+import type { Common } from "../ports/common.js";
 
 /** Ponder's finality for unknown chains: a week closes once its last block is this deep in the indexer. */
 export const CLOSE_CONFIRMATIONS = 30;
 const LOCK = "treasury-week-closer";
 
-export type CloserDeps = CloseDeps & {
-  store: TreasuryStore;
-  ledger: CloseDeps["ledger"] & Pick<Ledger, "firstMinedAt" | "unsettledBefore">;
-  signer: PlatformSigner | null;
-  clock: () => number;
-  logger?: Logger;
-  confirmations?: number;
-  intervalMs?: number;
-  /**
-   * How long to wait for each split transfer's receipt before giving the pass up (the next pass
-   * sends the same bytes).
-   */
-  deliverTimeoutMs?: number;
-  /** Called after rows were appended (the reader drops its cached answer). */
-  onClosed?: () => void;
-};
+export type CloserDeps = CloseDeps &
+  Pick<Common, "clock" | "logger"> & {
+    store: TreasuryStore;
+    ledger: CloseDeps["ledger"] & Pick<Ledger, "firstMinedAt" | "unsettledBefore">;
+    signer: PlatformSigner | null;
+    confirmations?: number;
+    intervalMs?: number;
+    /**
+     * How long to wait for each split transfer's receipt before giving the pass up (the next pass
+     * sends the same bytes).
+     */
+    deliverTimeoutMs?: number;
+    /** Called after rows were appended (the reader drops its cached answer). */
+    onClosed?: () => void;
+  };
 
 /** Per token (lower-case address), what the wallet must still hold after the split: carried plus owed. */
 const heldAfter = (tokens: WeekRow["tokens"]) =>

@@ -1,11 +1,11 @@
 import type { Address } from "viem";
-import type { Logger } from "pino";
 import { draftWeek, ownTxsIn, type CloseDeps, type TokenRow, type WeekRow } from "./close.js";
 import { weekBlocks } from "./gather.js";
 import { checkChain, type Integrity } from "./record.js";
 import { BUCKETS, SPLIT_BPS, perBucket, type Bucket, type PerBucket } from "./split.js";
 import type { TreasuryStore } from "./store.js";
 import { weekOf } from "./week.js";
+import type { Common } from "../ports/common.js";
 
 /** The preview traces ETH over at most this many blocks (about 1.4 h of chain 4663). */
 export const PREVIEW_TRACE_BLOCKS = 50_000;
@@ -96,13 +96,12 @@ export const RECORD_TTL_MS = 1_000;
 type RecordPart = { at: number; integrity: Integrity; rows: WeekRow[]; prizePayouts: unknown[] };
 type Preview = { at: number; row: WeekRow | null };
 
-export type ReaderDeps = CloseDeps & {
-  store: TreasuryStore;
-  clock: () => number;
-  logger?: Logger;
-  cacheMs?: number;
-  prizePayouts?: () => Promise<unknown[]>;
-};
+export type ReaderDeps = CloseDeps &
+  Pick<Common, "clock" | "logger"> & {
+    store: TreasuryStore;
+    cacheMs?: number;
+    prizePayouts?: () => Promise<unknown[]>;
+  };
 
 /** The reader's state: the stored part shared for its ttl, the worker's last preview, its build queue and timer. */
 type ReaderState = {
