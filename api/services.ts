@@ -1,5 +1,6 @@
 import type { Address } from "viem";
 import type { AppDeps } from "./deps.js";
+import type { Common } from "./ports/common.js";
 import { createChainClient, createUntrustedReader } from "../lib/chain.js";
 import { createPortfolio } from "./account/index.js";
 import { assertNotSanctioned, authenticate, forgetRevoked, redisRevocations, type SignInDeps } from "./auth/index.js";
@@ -22,65 +23,75 @@ import { createHosted } from "./hosted/index.js";
 import { createLeague } from "./league/index.js";
 import { platformSignerFromConfig, reserveSignerFromConfig } from "./ports/platformSigner.js";
 
-/**
- * Every domain service, built once from the app's dependencies: the one place that wires the
- * domains together (routes receive these; nothing builds a second registry or ledger).
- */
-export function buildServices(deps: AppDeps) {
-  const clock = deps.clock ?? Date.now;
-  const { config, chain, indexed, db } = deps;
-  const market = createMarket({ config, indexed, clock });
-  // Code the service does not control (any token) is read through its own fenced client (lib/chain.ts).
-  const reader = createUntrustedReader(config);
-  // New-token screening budgets: shared by every instance when they share a Redis.
-  const ownScreenBudget = deps.screenBudget
-    ? null
-    : config.redisUrl
-      ? new RedisLimiter(config.redisUrl, "pit:screen:", true)
-      : null;
-  const screenBudget = deps.screenBudget ?? ownScreenBudget ?? undefined;
-  const tokens = createTokens({
-    db,
-    config,
-    chain,
-    reader,
-    indexed,
-    shield: deps.shield ?? null,
-    clock,
-    budget: screenBudget,
-    tuning: deps.screen,
-  });
-  const ledger = createLedger({ db, clock });
-  const volume = createVolume({ config, ledger, market, clock });
-  const trading = createTrading({
-    config,
-    chain,
-    indexed,
-    tokens,
-    market,
-    ledger,
-    volume,
-    clock,
-    aggregators: config.aggregatorUrls,
-  });
+/** The signing and relaying parties outside the API: given by tests, else reached at their configured URLs. */
+function outsideParties(deps: AppDeps) {
+  const { config } = deps;
   const sequencer = deps.sequencer ?? httpSequencer(config.sequencerUrl);
   // The co-signer and the executor signing service: each its own process (npm run cosigner, npm run
-  // executors; children of npm start on the devnet) reached over HTTP with its own bearer secret.
-  // The API holds no signing key; without a URL, sessions answer 503 and live hosted agents SIGNER_REQUIRED.
+  // executors; children of npm start on the devnet) reached over HTTP with its own bearer secret. The
+  // API holds no signing key; without a URL, sessions answer 503 and live hosted agents SIGNER_REQUIRED.
   const cosigner =
     deps.cosigner !== undefined
       ? deps.cosigner
       : config.cosignerUrl
         ? httpCosigner(config.cosignerUrl, config.cosignerToken!, config.cosigner!)
         : null;
-  const sessionStore = createSessionStore({ db, clock });
   const executors =
     deps.executors !== undefined
       ? deps.executors
       : config.executorsUrl
         ? httpExecutors(config.executorsUrl, config.executorsToken!)
         : null;
-  const hostedExecutor = async (executor: Address) => (executors ? await executors.state(executor) : null);
+  const platformSigner = deps.platformSigner !== undefined ? deps.platformSigner : platformSignerFromConfig(config);
+  const reserveSigner =
+    deps.league?.reserveSigner !== undefined ? deps.league.reserveSigner : reserveSignerFromConfig(config);
+  return { sequencer, cosigner, executors, platformSigner, reserveSigner };
+}
+
+/** Marks, the token registry (its screening budget shared over Redis when configured), the ledger and trading. */
+function tradingParts(deps: AppDeps, common: Common) {
+  const { config, chain } = common;
+  const { indexed, db } = deps;
+  const market = createMarket({ config, indexed, clock: common.clock });
+  // Code the service does not control (any token) is read through its own fenced client (lib/chain.ts).
+  const reader = createUntrustedReader(config);
+  const ownScreenBudget = deps.screenBudget
+    ? null
+    : config.redisUrl
+      ? new RedisLimiter(config.redisUrl, "pit:screen:", true)
+      : null;
+  const tokens = createTokens({
+    ...common,
+    db,
+    reader,
+    indexed,
+    shield: deps.shield ?? null,
+    budget: deps.screenBudget ?? ownScreenBudget ?? undefined,
+    tuning: deps.screen,
+  });
+  const ledger = createLedger({ db, clock: common.clock });
+  const volume = createVolume({ config, ledger, market, clock: common.clock });
+  const trading = createTrading({
+    ...common,
+    indexed,
+    tokens,
+    market,
+    ledger,
+    volume,
+    aggregators: config.aggregatorUrls,
+  });
+  return { market, reader, ownScreenBudget, tokens, ledger, volume, trading };
+}
+
+type TradingParts = ReturnType<typeof tradingParts>;
+type Outside = ReturnType<typeof outsideParties>;
+
+/** Sessions, fast mode, the relay and the watcher of what it relayed (started by createApp, one per store by lease). */
+function relayParts(deps: AppDeps, common: Common, t: TradingParts, o: Outside) {
+  const { config, chain, clock } = common;
+  const { db } = deps;
+  const { market, ledger, volume, trading } = t;
+  const { sequencer, executors } = o;
   const sessions = createSessions({
     config,
     chain,
@@ -88,14 +99,13 @@ export function buildServices(deps: AppDeps) {
     sides: trading.context.sides,
     trading,
     ledger,
-    store: sessionStore,
-    cosigner,
+    store: createSessionStore({ db, clock }),
+    cosigner: o.cosigner,
     now: () => Math.floor(clock() / 1000),
-    hostedExecutor,
+    hostedExecutor: async (executor: Address) => (executors ? await executors.state(executor) : null),
   });
   const fast = createFast({ config, chain, market, ledger, volume, sequencer, clock });
   const relay = createRelay({ config, chain, ledger, sequencer, clock, sessionExecutors: sessions.executorsOf });
-  // Outcomes of what this service relayed (started by createApp): one watcher per store, by lease.
   const watcher = createWatcher({
     chain,
     ledger,
@@ -109,39 +119,88 @@ export function buildServices(deps: AppDeps) {
       launchpad: config.contracts.launchpad,
     },
   });
-  const portfolio = createPortfolio({ config, chain, market, ledger, volume, clock });
-  // Key revocations announced to the other instances when they share a Redis.
-  // The weekly split of fees (started by createApp): closed once per store under an advisory lock.
-  const platformSigner = deps.platformSigner !== undefined ? deps.platformSigner : platformSignerFromConfig(config);
+  return { sessions, fast, relay, watcher };
+}
+
+/** Sign-in and the key checks the edge is handed (api/http imports no domain); revocations shared over Redis. */
+function signInParts(deps: AppDeps, common: Common) {
+  const { config } = common;
+  const revocations = config.redisUrl ? redisRevocations(() => redisConnection(config.redisUrl!), forgetRevoked) : null;
+  const signIn: SignInDeps = { db: deps.db, config, chain: common.chain, clock: common.clock, revocations };
+  const keyChecks: KeyChecks = {
+    authenticate: (apiKey) => authenticate(signIn, apiKey),
+    assertNotSanctioned: (wallet) => assertNotSanctioned(signIn, wallet, "wallet"),
+  };
+  return { signIn, keyChecks };
+}
+
+/**
+ * Every domain service, built once from the app's dependencies: the one place that wires the
+ * domains together (routes receive these; nothing builds a second registry or ledger).
+ */
+export function buildServices(deps: AppDeps) {
+  const common: Common = { config: deps.config, chain: deps.chain, clock: deps.clock ?? Date.now, logger: deps.logger };
+  const outside = outsideParties(deps);
+  const t = tradingParts(deps, common);
+  const r = relayParts(deps, common, t, outside);
+  const { hosted, league, treasury } = ownersParts(deps, common, t, r, outside);
+  const stats = createStats({
+    ...common,
+    indexed: deps.indexed,
+    tokens: t.tokens,
+    aiPool: hosted.aiPool,
+    pollMs: deps.stats?.pollMs,
+  });
+  const portfolio = createPortfolio({ ...common, market: t.market, ledger: t.ledger, volume: t.volume });
+  return {
+    deps,
+    config: common.config,
+    clock: common.clock,
+    ...t,
+    ...r,
+    ...signInParts(deps, common),
+    cosigner: outside.cosigner,
+    executors: outside.executors,
+    stats,
+    portfolio,
+    treasury,
+    hosted,
+    league,
+  };
+}
+
+/**
+ * The treasury, hosted agents and the league. The league reads hosted agents; a stopped or deleted
+ * agent leaves it, and the league gates practice ticks and settings.
+ */
+function ownersParts(deps: AppDeps, common: Common, t: TradingParts, r: ReturnType<typeof relayParts>, o: Outside) {
+  const { config, chain } = common;
+  const { db, indexed } = deps;
+  const { sessions, relay } = r;
+  const sanctions = (address: Address, field: string) => assertNotSanctioned({ chain, config }, address, field);
   // The closer reads and sends on a client of its own: no other read can silence it.
   const treasury = createTreasury({
-    config,
-    chain,
+    ...common,
     closerChain: createChainClient(config),
-    reader,
+    reader: t.reader,
     indexed,
     db,
-    market,
-    ledger,
-    signer: platformSigner,
-    clock,
-    logger: deps.logger,
+    market: t.market,
+    ledger: t.ledger,
+    signer: o.platformSigner,
     prizePayouts: () => leagueOf().prizePayouts(),
     ...deps.treasury,
   });
   // Hosted agents (their scheduler started by createApp): ticks shared by every instance on one store.
   const hosted = createHosted({
-    config,
-    chain,
-    market,
+    ...common,
+    market: t.market,
     db,
-    clock,
-    logger: deps.logger,
     scheduler: deps.hostedScheduler,
-    executors,
-    sequencer,
+    executors: o.executors,
+    sequencer: o.sequencer,
     liveSessionsOf: sessions.liveForExecutor,
-    assertNotSanctioned: (address, field) => assertNotSanctioned({ chain, config }, address, field),
+    assertNotSanctioned: sanctions,
     sessionOf: sessions.forHosted,
     revokeSession: (sessionId, who) => sessions.revoke({ session_id: sessionId, reset_code: false }, who),
     // The tick sends the route's snake_case body: parsed by the route's own schema, as a key's request is.
@@ -151,66 +210,20 @@ export function buildServices(deps: AppDeps) {
     beforeSettings: (id, next) => leagueOf().assertPracticeSettings(id, next),
     practice: (agent) => leagueOf().practiceGate(agent),
   });
-  // The league reads hosted agents; a stopped or deleted one leaves it.
-  const reserveSigner =
-    deps.league?.reserveSigner !== undefined ? deps.league.reserveSigner : reserveSignerFromConfig(config);
   const league = createLeague({
-    config,
-    chain,
+    ...common,
     db,
-    clock,
     indexed,
-    logger: deps.logger,
-    reserveSigner,
+    reserveSigner: o.reserveSigner,
     cacheMs: deps.league?.cacheMs,
     leaseMs: deps.league?.leaseMs,
     onCompute: deps.league?.onCompute,
     settleIntervalMs: deps.league?.settleIntervalMs,
-    assertNotSanctioned: (address, field) => assertNotSanctioned({ chain, config }, address, field),
+    assertNotSanctioned: sanctions,
     hostedAgent: (id) => hosted.store.get(id),
   });
   const leagueOf = () => league;
-  const stats = createStats({
-    config,
-    chain,
-    indexed,
-    tokens,
-    clock,
-    aiPool: hosted.aiPool,
-    pollMs: deps.stats?.pollMs,
-    logger: deps.logger,
-  });
-  const revocations = config.redisUrl ? redisRevocations(() => redisConnection(config.redisUrl!), forgetRevoked) : null;
-  const signIn: SignInDeps = { db, config, chain, clock, revocations };
-  // The edge checks keys with sign-in's functions, handed to it here (api/http imports no domain).
-  const keyChecks: KeyChecks = {
-    authenticate: (apiKey) => authenticate(signIn, apiKey),
-    assertNotSanctioned: (wallet) => assertNotSanctioned(signIn, wallet, "wallet"),
-  };
-  return {
-    deps,
-    config,
-    clock,
-    ownScreenBudget,
-    market,
-    tokens,
-    ledger,
-    volume,
-    trading,
-    relay,
-    watcher,
-    stats,
-    portfolio,
-    signIn,
-    keyChecks,
-    sessions,
-    cosigner,
-    executors,
-    fast,
-    treasury,
-    hosted,
-    league,
-  };
+  return { treasury, hosted, league };
 }
 
 export type Services = ReturnType<typeof buildServices>;
