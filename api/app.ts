@@ -22,11 +22,13 @@ import type { Services } from "./services.js";
  * (src/api/index.ts) and the standalone API process (scripts/api.ts) all run the same app.
  * Order matters: log and no-store wrap everything; then host, client address, country, browser
  * rules and the JSON body, so that routes only ever see a vetted request.
- * The workers (relay watcher, stats loop, treasury week closer and preview, hosted scheduler, league settler and standings) start with the app; `stop()` ends them (the
+ * The workers (relay watcher, stats loop, treasury week closer and preview, hosted scheduler, league settler and
+ * standings) start with the app; `stop()` ends them (the
  * server's close should call it).
  */
 export function createApp(deps: AppDeps, mounts: readonly Mount<Services>[] = MOUNTS) {
-  // The routes, each declared once (api/routes.ts): mounted here, and the OpenAPI document and MCP's tools built from the same list.
+  // The routes, each declared once (api/routes.ts): mounted here, and the OpenAPI document and MCP's tools built from
+  // the same list.
   const entries = mounts.flatMap((m) => m.entries);
   // With REDIS_URL the buckets are shared by every instance; otherwise this instance's memory.
   const ownLimiter = deps.limiter

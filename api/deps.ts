@@ -34,12 +34,18 @@ export type AppDeps = {
   sequencer?: Sequencer;
   /** The co-signer (default: over HTTP at COSIGNER_URL); null: none. */
   cosigner?: CosignerPort | null;
-  /** The platform wallet's signer for the treasury split (default: TREASURY_SIGNER_URL, or the devnet's account 1); null: none. */
+  /**
+   * The platform wallet's signer for the treasury split (default: TREASURY_SIGNER_URL, or the devnet's account 1);
+   * null: none.
+   */
   platformSigner?: PlatformSigner | null;
   /** Treasury tuning for tests: confirmations before a week closes, answer cache, closer interval, ETH method. */
   /** Hosted executors' signing service (default: over HTTP at EXECUTORS_URL); null: none. */
   executors?: ExecutorPort | null;
-  /** Hosted scheduler tuning for tests: pass interval (0: no timer, tests call runDue), lease, concurrency, instance name. */
+  /**
+   * Hosted scheduler tuning for tests: pass interval (0: no timer, tests call runDue), lease, concurrency, instance
+   * name.
+   */
   hostedScheduler?: {
     intervalMs?: number;
     leaseMs?: number;
@@ -48,7 +54,10 @@ export type AppDeps = {
     instance?: string;
   };
   /** League settler pass interval (0: not started; tests drive runOnce), reading cache, the reserve wallet's signer. */
-  /** cacheMs: the standings worker's pause between passes (0: not started); leaseMs: its lease's ttl; onCompute sees each standings computation start. */
+  /**
+   * cacheMs: the standings worker's pause between passes (0: not started); leaseMs: its lease's ttl; onCompute sees
+   * each standings computation start.
+   */
   league?: {
     settleIntervalMs?: number;
     cacheMs?: number;

@@ -30,15 +30,19 @@ describe("the catalogue against SPEC.md", () => {
     }
   });
 
-  it("has no code SPEC.md does not know, but its own INTERNAL and the co-signer's codes (SPEC gives those no status)", () => {
-    const table = spec.split("### Co-signer refusals")[1]!.split("\n### ")[0]!;
-    const cosignerCodes = new Set(
-      [...table.matchAll(/^\| ([A-Z_]+(?:, [A-Z_]+)*) \|/gm)].flatMap((m) => m[1]!.split(", ")),
-    );
-    const extra = Object.keys(CATALOGUE).filter((c) => !fromSpec.has(c) && c !== "INTERNAL");
-    expect(extra.length).toBeGreaterThan(0);
-    for (const c of extra) expect(cosignerCodes.has(c), c).toBe(true);
-  });
+  it(
+    "has no code SPEC.md does not know, but its own INTERNAL and the co-signer's codes (SPEC gives those no " +
+      "status)",
+    () => {
+      const table = spec.split("### Co-signer refusals")[1]!.split("\n### ")[0]!;
+      const cosignerCodes = new Set(
+        [...table.matchAll(/^\| ([A-Z_]+(?:, [A-Z_]+)*) \|/gm)].flatMap((m) => m[1]!.split(", ")),
+      );
+      const extra = Object.keys(CATALOGUE).filter((c) => !fromSpec.has(c) && c !== "INTERNAL");
+      expect(extra.length).toBeGreaterThan(0);
+      for (const c of extra) expect(cosignerCodes.has(c), c).toBe(true);
+    },
+  );
 });
 
 describe("statusOf and Refusal", () => {
@@ -66,18 +70,22 @@ describe("statusOf and Refusal", () => {
 });
 
 describe("which refusals are refused trades (kept in me/trades?refused=1)", () => {
-  it("is the catalogue's property: every trade refusal is 422 and every 422 refuses the trade, BAD_SIGNATURE only for the plan's typed data", () => {
-    const codes = Object.keys(CATALOGUE) as (keyof typeof CATALOGUE)[];
-    const trade = codes.filter((c) => refusesTrade(c));
-    expect(trade.length).toBeGreaterThan(50);
-    expect(trade.filter((c) => statusOf(c) !== 422)).toEqual([]);
-    expect(codes.filter((c) => statusOf(c) === 422 && !refusesTrade(c))).toEqual([]);
-    expect([
-      refusesTrade("BAD_SIGNATURE"),
-      refusesTrade("BAD_SIGNATURE", "malformed"),
-      refusesTrade("BAD_SIGNATURE", "typed_data"),
-    ]).toEqual([false, false, true]);
-    expect(new Refusal("SESSION_MAX_DAY", "x").refusesTrade).toBe(true);
-    expect(new Refusal("RPC_UNAVAILABLE", "x").refusesTrade).toBe(false);
-  });
+  it(
+    "is the catalogue's property: every trade refusal is 422 and every 422 refuses the trade, BAD_SIGNATURE only " +
+      "for the plan's typed data",
+    () => {
+      const codes = Object.keys(CATALOGUE) as (keyof typeof CATALOGUE)[];
+      const trade = codes.filter((c) => refusesTrade(c));
+      expect(trade.length).toBeGreaterThan(50);
+      expect(trade.filter((c) => statusOf(c) !== 422)).toEqual([]);
+      expect(codes.filter((c) => statusOf(c) === 422 && !refusesTrade(c))).toEqual([]);
+      expect([
+        refusesTrade("BAD_SIGNATURE"),
+        refusesTrade("BAD_SIGNATURE", "malformed"),
+        refusesTrade("BAD_SIGNATURE", "typed_data"),
+      ]).toEqual([false, false, true]);
+      expect(new Refusal("SESSION_MAX_DAY", "x").refusesTrade).toBe(true);
+      expect(new Refusal("RPC_UNAVAILABLE", "x").refusesTrade).toBe(false);
+    },
+  );
 });

@@ -142,7 +142,10 @@ export const CATALOGUE = {
   SIGNER_REQUIRED: { status: 503 },
   SIGNER_UNAVAILABLE: { status: 503 },
   SIGNER_MISMATCH: { status: 502 },
-  /** SPEC "Co-signer refusals" names these codes without statuses; ours: a refusal of the trade is 422, the signer out of service 503, too busy 429. */
+  /**
+   * SPEC "Co-signer refusals" names these codes without statuses; ours: a refusal of the trade is 422, the signer out
+   * of service 503, too busy 429.
+   */
   REFUSED: { status: 422, refusesTrade: true },
   /** refund-gas answers these 409 (SPEC "Hosted agents" route table). */
   REFUND_REFUSED: { status: 409 },

@@ -52,17 +52,21 @@ describe("httpKit over the root's key checks", () => {
     expect(await (await get("/keyed", "pit_w_live")).json()).toEqual({ key: 7 });
   });
 
-  it("refuses a sanctioned key's wallet with 451 on keyed routes, asks the list once while it is clean, and lets keyedEvenSanctioned through", async () => {
-    const sanctioned = new Set<string>();
-    const { get, asked } = edge(sanctioned);
-    expect((await get("/keyed", "pit_w_live")).status).toBe(200);
-    expect((await get("/keyed", "pit_w_live")).status).toBe(200);
-    expect(asked).toEqual([WALLET]); // a clean answer is trusted for a while
+  it(
+    "refuses a sanctioned key's wallet with 451 on keyed routes, asks the list once while it is clean, and lets " +
+      "keyedEvenSanctioned through",
+    async () => {
+      const sanctioned = new Set<string>();
+      const { get, asked } = edge(sanctioned);
+      expect((await get("/keyed", "pit_w_live")).status).toBe(200);
+      expect((await get("/keyed", "pit_w_live")).status).toBe(200);
+      expect(asked).toEqual([WALLET]); // a clean answer is trusted for a while
 
-    const listed = edge(new Set([WALLET]));
-    const refused = await listed.get("/keyed", "pit_w_live");
-    expect(refused.status).toBe(451);
-    expect(await codeOf(refused)).toBe("SANCTIONED");
-    expect(await (await listed.get("/even", "pit_w_live")).json()).toEqual({ key: 7 });
-  });
+      const listed = edge(new Set([WALLET]));
+      const refused = await listed.get("/keyed", "pit_w_live");
+      expect(refused.status).toBe(451);
+      expect(await codeOf(refused)).toBe("SANCTIONED");
+      expect(await (await listed.get("/even", "pit_w_live")).json()).toEqual({ key: 7 });
+    },
+  );
 });

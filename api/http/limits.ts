@@ -62,7 +62,10 @@ export function limit(limiter: Limiter, ...takes: Take[]): MiddlewareHandler<App
   };
 }
 
-/** The unkeyed routes' buckets (config, health, stats, treasury, league reads, openapi.json): per client address, and overall. */
+/**
+ * The unkeyed routes' buckets (config, health, stats, treasury, league reads, openapi.json): per client address, and
+ * overall.
+ */
 export const PUBLIC: Take[] = [
   ["public", RATE_RULES.public, "client"],
   ["public", PUBLIC_OVERALL, "overall"],

@@ -37,11 +37,13 @@ export type RawCall = { param: (name: string) => string; c: Context<AppEnv> };
 /**
  * One route of /api/v1, declared once (issue 27): the app mounts it, the OpenAPI document
  * describes it, test/e2e/routeLimits.test.ts holds its buckets, and MCP offers it as a tool where
- * `mcp` is set. The edge checks a `lockout` entry's client, spends `before` (client buckets counted even for a bad key), checks the
+ * `mcp` is set. The edge checks a `lockout` entry's client, spends `before` (client buckets counted even for a bad
+ * key), checks the
  * key, spends `limits`, parses the query and body with the entry's schemas (a schema's own
  * refusals: BAD_REQUEST, or `unknownField` for a field it does not know), then calls `handle`.
  */
-// biome-ignore lint/suspicious/noExplicitAny: a list mixes entries over different services; each handler is checked against its own at route()
+// A list mixes entries over different services; each handler is checked against its own at route().
+// biome-ignore lint/suspicious/noExplicitAny: see above
 export type RouteEntry<S = any, B = Record<string, unknown>, Q = Record<string, string>, F = any> = {
   method: "get" | "post";
   /** The path under /api/v1, OpenAPI style: `/hosted/{id}`. */
@@ -58,7 +60,10 @@ export type RouteEntry<S = any, B = Record<string, unknown>, Q = Record<string, 
   /** Buckets spent before the key is checked (per client), then `limits` after it. */
   before?: Take[];
   limits: Take[];
-  /** Spend `limits` only for a request this says costs them (fast: a call that skips the simulation spends only the key's bucket). */
+  /**
+   * Spend `limits` only for a request this says costs them (fast: a call that skips the simulation spends only the
+   * key's bucket).
+   */
   limitsWhen?: (body: Record<string, unknown>) => boolean;
   summary: string;
   /** The JSON body's and query's schemas: the edge parses with them and the handler gets their output. */

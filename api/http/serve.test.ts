@@ -26,17 +26,21 @@ function raw(bytes: string): Promise<string> {
 const bodyOf = (answer: string) => JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4));
 
 describe("serveApp", () => {
-  it("answers what Node cannot parse in our JSON error shape: 400 for a broken request line, 431 for oversized headers", async () => {
-    server = await serveApp(app, { port: 0, hostname: "127.0.0.1" });
-    const broken = await raw("NOT HTTP AT ALL\r\n\r\n");
-    expect(broken).toMatch(/^HTTP\/1\.1 400 /);
-    expect(broken).toMatch(/content-type: application\/json/i);
-    expect(broken).toMatch(/cache-control: no-store/i);
-    expect(bodyOf(broken).error.code).toBe("BAD_REQUEST");
-    const huge = await raw(`GET / HTTP/1.1\r\nHost: x\r\nX-Big: ${"a".repeat(40_000)}\r\n\r\n`);
-    expect(huge).toMatch(/^HTTP\/1\.1 431 /);
-    expect(bodyOf(huge).error).toMatchObject({ code: "BAD_REQUEST", message: "request headers too large" });
-  });
+  it(
+    "answers what Node cannot parse in our JSON error shape: 400 for a broken request line, 431 for oversized " +
+      "headers",
+    async () => {
+      server = await serveApp(app, { port: 0, hostname: "127.0.0.1" });
+      const broken = await raw("NOT HTTP AT ALL\r\n\r\n");
+      expect(broken).toMatch(/^HTTP\/1\.1 400 /);
+      expect(broken).toMatch(/content-type: application\/json/i);
+      expect(broken).toMatch(/cache-control: no-store/i);
+      expect(bodyOf(broken).error.code).toBe("BAD_REQUEST");
+      const huge = await raw(`GET / HTTP/1.1\r\nHost: x\r\nX-Big: ${"a".repeat(40_000)}\r\n\r\n`);
+      expect(huge).toMatch(/^HTTP\/1\.1 431 /);
+      expect(bodyOf(huge).error).toMatchObject({ code: "BAD_REQUEST", message: "request headers too large" });
+    },
+  );
 
   it("closes one peer's sockets past its share, but not a trusted proxy's", async () => {
     const open = async (n: number) => {

@@ -71,7 +71,8 @@ function answerClientError(err: Error & { code?: string }, socket: Socket) {
         : "malformed HTTP request";
   const body = JSON.stringify({ error: { code: "BAD_REQUEST", message } });
   socket.end(
-    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json\r\nCache-Control: no-store\r\nConnection: close\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json\r\nCache-Control: no-store\r\n` +
+      `Connection: close\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
   );
 }
 

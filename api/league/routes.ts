@@ -27,7 +27,9 @@ type LeagueReads = Pick<
   "league" | "standings" | "seasons" | "books" | "seasonDetail" | "reserve"
 >;
 
-/** What SPEC "League" routes use: the public reads and the keyed entry actions (entries.ts), as the signed-in wallet. */
+/**
+ * What SPEC "League" routes use: the public reads and the keyed entry actions (entries.ts), as the signed-in wallet.
+ */
 export type LeagueService = {
   reader: LeagueReads;
   statement: (q: StatementParameters, who: LeagueWho) => Promise<unknown>;
@@ -38,8 +40,10 @@ export type LeagueService = {
 };
 
 export const SIGN_STATEMENT_NOTE =
-  "Unsigned league statement: the owner of the partner agent signs this exact text with personal_sign (EIP-191) in their own wallet, after " +
-  "reading it (it states eligibility: 18 or older, not a US person, not sanctioned), then sends it to POST /api/v1/league/enter or /league/confirm.";
+  "Unsigned league statement: the owner of the partner agent signs this exact text with personal_sign (EIP-191) in " +
+  "their own wallet, after " +
+  "reading it (it states eligibility: 18 or older, not a US person, not sanctioned), then sends it to POST " +
+  "/api/v1/league/enter or /league/confirm.";
 
 // passthrough: the REST route, not this schema, decides which other fields are allowed.
 const statementInput = z
@@ -258,7 +262,10 @@ export const leagueRoutes = [
   }),
 ];
 
-/** GET /league and /league/seasons/<n>: the same answers as pages (HTML, no script); a season off the calendar is an HTML 404. */
+/**
+ * GET /league and /league/seasons/<n>: the same answers as pages (HTML, no script); a season off the calendar is an
+ * HTML 404.
+ */
 export function leaguePageRoutes(s: Pick<LeagueService, "reader">, http: HttpKit) {
   const app = new Hono<AppEnv>();
   const read = s.reader;

@@ -44,7 +44,10 @@ function result(r: { status: number; json: unknown }, ...notes: string[]): CallT
 const KEYED =
   "Needs the API key: send Authorization: Bearer pit_w_... on the MCP HTTP requests (without it: UNAUTHORIZED).";
 
-/** The tool of each route entry marked for agents: its arguments as the route's query (GET) or body (POST), called as the MCP caller. */
+/**
+ * The tool of each route entry marked for agents: its arguments as the route's query (GET) or body (POST), called as
+ * the MCP caller.
+ */
 function entryTools(server: McpServer, rest: RestCall, entries: readonly RouteEntry[]): void {
   for (const e of entries) {
     const t = e.mcp;

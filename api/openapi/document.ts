@@ -64,7 +64,9 @@ function errorResponses(codes: Code[]): Json {
   );
 }
 
-/** The success under its status, the errors under theirs; a status that also answers the success's shape takes either. */
+/**
+ * The success under its status, the errors under theirs; a status that also answers the success's shape takes either.
+ */
 function responsesOf(r: RouteDoc): Json {
   const success = { type: "object", required: r.answer, additionalProperties: true };
   const out: Json = {
@@ -82,11 +84,19 @@ function responsesOf(r: RouteDoc): Json {
   return out;
 }
 
+/** `post/hosted/{id}/pause` as an operation id: `postHostedByIdPause`. */
+function operationIdOf(r: Pick<RouteDoc, "method" | "path">): string {
+  const camel = r.path
+    .replace(/\{(\w+)\}/g, "By_$1")
+    .replace(/[^A-Za-z0-9]+(.)?/g, (_m, ch: string | undefined) => (ch ? ch.toUpperCase() : ""));
+  return `${r.method}${camel}`;
+}
+
 function operation(r: RouteDoc): Json {
   const security = r.auth === "key" || r.auth === "key(wallet)" ? [{ apiKey: [] }] : [];
   return {
     summary: r.summary,
-    operationId: `${r.method}${r.path.replace(/\{(\w+)\}/g, "By_$1").replace(/[^A-Za-z0-9]+(.)?/g, (_m, ch: string | undefined) => (ch ? ch.toUpperCase() : ""))}`,
+    operationId: operationIdOf(r),
     ...(r.extra ? { description: "Served beyond SPEC.md (see the README)." } : {}),
     "x-auth": r.auth,
     security,

@@ -7,7 +7,10 @@ import { publicLimit } from "../http/limits.js";
 import type { HttpKit } from "../http/kit.js";
 import { openApiDocument } from "./document.js";
 
-/** A fixed answer's bytes, plain and gzip-compressed, each with its strong ETag (a content coding is its own representation). */
+/**
+ * A fixed answer's bytes, plain and gzip-compressed, each with its strong ETag (a content coding is its own
+ * representation).
+ */
 type Encoded = { plain: Uint8Array; gzip: Uint8Array; etag: string; gzipEtag: string };
 
 /** Serialised, compressed and hashed once: a flood of reads costs a bucket lookup and a write of bytes already made. */
@@ -33,7 +36,8 @@ const held = (header: string | undefined, e: Encoded) =>
 
 function answer(c: Context<AppEnv>, e: Encoded): Response {
   const gzip = acceptsGzip(c.req.header("accept-encoding"));
-  // Cache-Control stays SPEC's no-store (set for every answer): a client keeping the ETag itself asks with If-None-Match.
+  // Cache-Control stays SPEC's no-store (set for every answer): a client keeping the ETag itself asks with
+  // If-None-Match.
   const headers: Record<string, string> = { ETag: gzip ? e.gzipEtag : e.etag, Vary: "Accept-Encoding" };
   if (held(c.req.header("if-none-match"), e)) return c.body(null, 304, headers);
   const bytes = gzip ? e.gzip : e.plain;

@@ -35,7 +35,8 @@ export async function aggregatorQuote(p: {
   if (!p.url) return { ...base, ok: false, amount_out: null, error: "not configured on this server" };
   try {
     const res = await fetch(
-      `${p.url.replace(/\/$/, "")}/quote?chainId=${p.chainId}&sellToken=${p.sellToken}&buyToken=${p.buyToken}&sellAmount=${p.sellAmount}`,
+      `${p.url.replace(/\/$/, "")}/quote?chainId=${p.chainId}` +
+        `&sellToken=${p.sellToken}&buyToken=${p.buyToken}&sellAmount=${p.sellAmount}`,
       { signal: AbortSignal.timeout(TIMEOUT_MS) },
     );
     const body = (await res.json()) as { buyAmount?: string; gas?: string };

@@ -21,9 +21,15 @@ export type CosignRequest = {
   delegationHash: Hex;
   /** The router call, or for a launchpad curve trade the curve call (redeemed under the session's curve root). */
   execution: Execution;
-  /** A curve trade's fee: plain ETH to the fee recipient, the first call of the wallet's batch the leaf allows (walletBatch). */
+  /**
+   * A curve trade's fee: plain ETH to the fee recipient, the first call of the wallet's batch the leaf allows
+   * (walletBatch).
+   */
   fee?: Execution;
-  /** What the API built: the co-signer refuses when its own reading differs (FEE_DECLARED) or the minimum sits too far under the quote (SLIPPAGE). */
+  /**
+   * What the API built: the co-signer refuses when its own reading differs (FEE_DECLARED) or the minimum sits too far
+   * under the quote (SLIPPAGE).
+   */
   declared: { feeBps: number; expectedOut?: bigint };
 };
 
@@ -48,7 +54,9 @@ export type CosignerUsage = { trades_used: number; last_24h_usd: number };
 
 export interface CosignerPort {
   readonly address: Address;
-  /** Holds a switched-on root: refuses a bad signature, a salt that is not the binding's hash, a root registered before. */
+  /**
+   * Holds a switched-on root: refuses a bad signature, a salt that is not the binding's hash, a root registered before.
+   */
   register(r: CosignerRoot): Promise<void>;
   /** Stops co-signing for this root at once (every instance: the state is in the store). */
   revoke(delegationHash: Hex): Promise<void>;

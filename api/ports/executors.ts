@@ -90,7 +90,10 @@ const atoms = (v: unknown) => {
     throw new Refusal("BAD_REQUEST", "atoms as a decimal string were expected");
   return BigInt(v);
 };
-/** The port's calls as JSON (atoms as decimal strings): what the standalone signing service serves at /v1/executors/<name>. */
+/**
+ * The port's calls as JSON (atoms as decimal strings): what the standalone signing service serves at
+ * /v1/executors/<name>.
+ */
 export const executorWire = {
   create: (p: ExecutorPort, b: { agentId: string; owner: Address }) => p.create(b.agentId, b.owner),
   attestation: (p: ExecutorPort, b: { executor: Address }) => p.attestation(b.executor),

@@ -77,14 +77,18 @@ describe("costUsd / worstCaseUsd / estimatePromptTokens", () => {
     ).toThrow(RangeError);
   });
 
-  it("bounds a call before it is made: the estimate covers the stand-in's count and the worst case covers the real cost", async () => {
-    const r = await openaiGateway({ baseURL: gw.url, apiKey: gw.apiKey }).complete(ask());
-    if (!r.ok) throw new Error(r.message);
-    const prompt = estimatePromptTokens(SYSTEM + USER);
-    expect(prompt).toBeGreaterThanOrEqual(r.usage.prompt_tokens);
-    expect(worstCaseUsd(prompt, 400, PRICE)).toBeGreaterThanOrEqual(costUsd(r.usage, PRICE));
-    expect(worstCaseUsd(1_000_000, 1_000_000, { input: 1, output: 2, structured: 3, source: "t" })).toBe(4);
-  });
+  it(
+    "bounds a call before it is made: the estimate covers the stand-in's count and the worst case covers the real " +
+      "cost",
+    async () => {
+      const r = await openaiGateway({ baseURL: gw.url, apiKey: gw.apiKey }).complete(ask());
+      if (!r.ok) throw new Error(r.message);
+      const prompt = estimatePromptTokens(SYSTEM + USER);
+      expect(prompt).toBeGreaterThanOrEqual(r.usage.prompt_tokens);
+      expect(worstCaseUsd(prompt, 400, PRICE)).toBeGreaterThanOrEqual(costUsd(r.usage, PRICE));
+      expect(worstCaseUsd(1_000_000, 1_000_000, { input: 1, output: 2, structured: 3, source: "t" })).toBe(4);
+    },
+  );
 });
 
 describe("openaiGateway against the stand-in", () => {
@@ -102,23 +106,27 @@ describe("openaiGateway against the stand-in", () => {
     expect(r.ms).toBeGreaterThanOrEqual(0);
   });
 
-  it("sends one chat completion: system then user, max_completion_tokens, response_format json_schema strict, the bearer key", async () => {
-    await openaiGateway({ baseURL: gw.url, apiKey: gw.apiKey }).complete(ask({ maxCompletionTokens: 321 }));
-    expect(gw.calls).toHaveLength(1);
-    const call = gw.calls[0]!;
-    expect(call.authorized).toBe(true);
-    expect(call.model).toBe("stand-in/small");
-    expect(call.messages).toEqual([
-      { role: "system", content: SYSTEM },
-      { role: "user", content: USER },
-    ]);
-    expect(call.max_completion_tokens).toBe(321);
-    expect(call.response_format).toEqual({
-      type: "json_schema",
-      json_schema: { name: "orders", schema: SCHEMA, strict: true },
-    });
-    expect(call.body.stream).toBeUndefined();
-  });
+  it(
+    "sends one chat completion: system then user, max_completion_tokens, response_format json_schema strict, the " +
+      "bearer key",
+    async () => {
+      await openaiGateway({ baseURL: gw.url, apiKey: gw.apiKey }).complete(ask({ maxCompletionTokens: 321 }));
+      expect(gw.calls).toHaveLength(1);
+      const call = gw.calls[0]!;
+      expect(call.authorized).toBe(true);
+      expect(call.model).toBe("stand-in/small");
+      expect(call.messages).toEqual([
+        { role: "system", content: SYSTEM },
+        { role: "user", content: USER },
+      ]);
+      expect(call.max_completion_tokens).toBe(321);
+      expect(call.response_format).toEqual({
+        type: "json_schema",
+        json_schema: { name: "orders", schema: SCHEMA, strict: true },
+      });
+      expect(call.body.stream).toBeUndefined();
+    },
+  );
 
   it("reads cached and reasoning tokens from the answer without double counting them in the cost", async () => {
     gw.script(() => ({

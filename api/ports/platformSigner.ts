@@ -69,7 +69,10 @@ export function platformSignerFromConfig(config: Config): PlatformSigner | null 
 /** Account 4 of the devnet mnemonic holds the devnet's prize reserve (lib/config). */
 const DEVNET_RESERVE_INDEX = 4;
 
-/** The league reserve wallet's signer: LEAGUE_SIGNER_URL's, on the devnet account 4 in process, else none (payouts stay planned). */
+/**
+ * The league reserve wallet's signer: LEAGUE_SIGNER_URL's, on the devnet account 4 in process, else none (payouts stay
+ * planned).
+ */
 export function reserveSignerFromConfig(config: Config): PlatformSigner | null {
   const wallet = config.league.reserveWallet;
   if (!wallet) return null;

@@ -1,6 +1,9 @@
 import { keccak256, type Hex } from "viem";
 
-/** The node already holds these exact bytes (geth and Nitro: "already known"; anvil: "already imported"): they were sent. */
+/**
+ * The node already holds these exact bytes (geth and Nitro: "already known"; anvil: "already imported"): they were
+ * sent.
+ */
 const ALREADY_KNOWN = /already known|already imported|known transaction/i;
 
 /** The sequencer's answer to a relay: a hash, a refusal, or nothing (unreachable). */

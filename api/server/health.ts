@@ -24,10 +24,14 @@ async function storeAnswers(db: Db): Promise<void> {
     throw new Error(`the app store reads migration ${rows[0]?.v ?? "none"}, not ${latest}`);
 }
 
-/** Closed treasury weeks whose reconciliation is `accepted` rather than `agrees` (the operator's count; status unaffected). */
+/**
+ * Closed treasury weeks whose reconciliation is `accepted` rather than `agrees` (the operator's count; status
+ * unaffected).
+ */
 async function weeksAccepted(db: Db): Promise<number> {
   const rows = await db.query<{ n: string }>(
-    "SELECT count(*)::text AS n FROM app.treasury_rows WHERE (body::json -> 'reconciliation' ->> 'status') = 'accepted'",
+    "SELECT count(*)::text AS n FROM app.treasury_rows WHERE (body::json -> 'reconciliation' ->> 'status') = " +
+      "'accepted'",
   );
   return Number(rows[0]?.n ?? 0);
 }

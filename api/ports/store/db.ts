@@ -43,12 +43,18 @@ export function storeFailure(err: unknown): unknown {
   );
 }
 
-/** An error the caller's own code threw inside a transaction: rolled back and rethrown as it was, not taken for the store failing. */
+/**
+ * An error the caller's own code threw inside a transaction: rolled back and rethrown as it was, not taken for the
+ * store failing.
+ */
 class FromCaller {
   constructor(readonly err: unknown) {}
 }
 
-/** A transaction whose begin, commit or connection failing is ENGINE_UNAVAILABLE, and whose body's own errors come back unchanged. */
+/**
+ * A transaction whose begin, commit or connection failing is ENGINE_UNAVAILABLE, and whose body's own errors come back
+ * unchanged.
+ */
 async function transaction<T>(
   run: (body: (db: Db) => Promise<T>) => Promise<T>,
   fn: (db: Db) => Promise<T>,

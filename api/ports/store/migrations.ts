@@ -137,7 +137,8 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
         ADD COLUMN outcome text,
         ADD COLUMN final boolean NOT NULL DEFAULT false,
         ADD COLUMN checked_at bigint;
-      CREATE INDEX trades_watch ON app.trades (id) WHERE tx_hash IS NOT NULL AND NOT final AND status IN ('pending', 'mined', 'reverted');
+      CREATE INDEX trades_watch ON app.trades (id)
+        WHERE tx_hash IS NOT NULL AND NOT final AND status IN ('pending', 'mined', 'reverted');
       CREATE INDEX trades_wallet_mined ON app.trades (wallet, created_at) WHERE status = 'mined';
     `,
   },
@@ -257,7 +258,8 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
     // app.hosted_schedule: one row per agent, claimed with FOR UPDATE SKIP LOCKED and a lease by
     // whichever instance is free; tick_seq is the fencing token. app.hosted_ticks: a tick's
     // effects commit with its row, unique per (agent, seq) and per (agent, due slot), so a slot
-    // run twice (a lease that lapsed under a slow or killed instance) commits once. app.hosted_logs: why the agent did or did not trade.
+    // run twice (a lease that lapsed under a slow or killed instance) commits once. app.hosted_logs: why the agent did
+    // or did not trade.
     sql: `
       CREATE TABLE app.hosted_agents (
         id text PRIMARY KEY,
@@ -459,7 +461,8 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
         entered_at bigint NOT NULL,
         left_at bigint
       );
-      -- One active entry per partner agent per board, and one per entrant (trading wallet, account, hosted agent) per board.
+      -- One active entry per partner agent per board, and one per entrant (trading wallet, account,
+      -- hosted agent) per board.
       CREATE UNIQUE INDEX league_entries_agent ON app.league_entries (board, agent_id) WHERE left_at IS NULL;
       CREATE UNIQUE INDEX league_entries_entrant ON app.league_entries (board, entrant) WHERE left_at IS NULL;
       CREATE INDEX league_entries_wallet ON app.league_entries (wallet);
@@ -527,7 +530,8 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
         ADD COLUMN fee_unpaid boolean NOT NULL DEFAULT false,
         ADD COLUMN reused_fee_tx_hash text;
       UPDATE app.trades t SET fee_unpaid = true, reused_fee_tx_hash = t.fee_tx_hash, fee_tx_hash = NULL
-        WHERE t.fee_tx_hash IS NOT NULL AND EXISTS (SELECT 1 FROM app.trades o WHERE o.fee_tx_hash = t.fee_tx_hash AND o.id < t.id);
+        WHERE t.fee_tx_hash IS NOT NULL
+          AND EXISTS (SELECT 1 FROM app.trades o WHERE o.fee_tx_hash = t.fee_tx_hash AND o.id < t.id);
       CREATE UNIQUE INDEX trades_fee_tx ON app.trades (fee_tx_hash) WHERE fee_tx_hash IS NOT NULL;
     `,
   },
@@ -555,7 +559,8 @@ export async function migrate(db: Db, now = () => Math.floor(Date.now() / 1000))
     await tx.query("SELECT pg_advisory_xact_lock(4663001)");
     await tx.query("CREATE SCHEMA IF NOT EXISTS app");
     await tx.query(
-      "CREATE TABLE IF NOT EXISTS app.schema_migrations (version int PRIMARY KEY, name text NOT NULL, applied_at bigint NOT NULL)",
+      "CREATE TABLE IF NOT EXISTS app.schema_migrations (version int PRIMARY KEY, name text NOT NULL, applied_at " +
+        "bigint NOT NULL)",
     );
     const done = new Set(
       (await tx.query<{ version: number }>("SELECT version FROM app.schema_migrations")).map((r) => Number(r.version)),
