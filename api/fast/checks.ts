@@ -6,7 +6,7 @@ import type { Mark } from "../market/index.js";
 import type { PlanSimulation } from "../ports/simulation.js";
 import { LIMITS, slippageCapBps } from "../trading/index.js";
 import type { FastTx } from "./decode.js";
-import type { FastRequest } from "./request.js";
+import type { FastParameters } from "./request.js";
 
 /** SPEC "Limits" (fast mode). */
 export const FAST_LIMITS = {
@@ -57,7 +57,7 @@ export type FastFacts = {
   router: Address;
   wallet: Address;
   tx: FastTx;
-  req: FastRequest;
+  req: FastParameters;
   pair: FastPair;
   amountIn: bigint;
   minOut: bigint;

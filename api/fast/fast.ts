@@ -5,7 +5,7 @@ import { fastPairOf, type FastPair, type FastRouteTable } from "../../lib/fastRo
 import { readFeeBps, readRouterCall } from "../../lib/router/read.js";
 import { stockMarketOpen } from "../../lib/marketHours.js";
 import type { KeyRecord } from "../auth/index.js";
-import { Refusal, parseBody, rpc } from "../errors/index.js";
+import { Refusal, rpc } from "../errors/index.js";
 import type { Market } from "../market/index.js";
 import { readChainSnapshot, balanceIn, type ChainSnapshot } from "../ports/chainSnapshot.js";
 import type { PoolState } from "../ports/indexed.js";
@@ -33,7 +33,7 @@ import {
 import { FAST_RULES, fastFailures, minOutFloor, unroutedFailures, type FastFacts, type FastFailure } from "./checks.js";
 import { parseFastTx, signerOf, type FastTx } from "./decode.js";
 import { notAsBuiltDiffs, poolRouteOf } from "./rebuild.js";
-import { fastRequest, type FastRequest } from "./request.js";
+import type { FastParameters } from "./request.js";
 import { lc } from "../../lib/address.js";
 
 export type FastDeps = {
@@ -59,11 +59,9 @@ const IN_FLIGHT_WAIT_MS = 2_000;
  * runs every rule in SPEC's order against what it rebuilds itself, and relays only a byte-for-byte
  * match, once per signed bytes (a repeat answers the same hash; a concurrent twin waits for it).
  */
-export async function fastTrade(d: FastDeps, body: Record<string, unknown>, key: KeyRecord) {
+export async function fastTrade(d: FastDeps, q: FastParameters, key: KeyRecord) {
   const t0 = performance.now();
-  if (!d.config.fastEnabled || !d.config.submitEnabled)
-    throw new Refusal("FAST_DISABLED", "fast mode is off on this server; use live/prepare and live/submit");
-  const q = parseBody(fastRequest, body);
+  assertFastEnabled(d);
   const wallet = key.wallet as Address | null;
   if (!wallet) throw new Refusal("WALLET_NOT_BOUND", "this key is bound to no wallet");
   const parsed = parseFastTx(q.raw_tx as Hex);
@@ -113,6 +111,12 @@ export async function fastTrade(d: FastDeps, body: Record<string, unknown>, key:
   };
 }
 
+/** FAST_DISABLED on a server that did not opt in (live/fast's first step: before any field is read). */
+export function assertFastEnabled(d: Pick<FastDeps, "config">): void {
+  if (!d.config.fastEnabled || !d.config.submitEnabled)
+    throw new Refusal("FAST_DISABLED", "fast mode is off on this server; use live/prepare and live/submit");
+}
+
 /** The first failure answered, all listed (each its rule and why); the answered one's terms. */
 function refusalOf(failures: FastFailure[], extra: Record<string, unknown> = {}): Refusal {
   const first = failures[0]!;
@@ -128,7 +132,7 @@ type Gathered = FastFacts & { timings: Record<string, number> };
 /** Marks, the fee tier, the chain (one multicall, where needed) and the simulation, read at once; then what the rules compare. The signer is the caller's to fill. */
 async function gatherFacts(
   d: FastDeps,
-  q: FastRequest,
+  q: FastParameters,
   tx: Omit<FastTx, "from">,
   pair: FastPair,
   wallet: Address,
@@ -245,7 +249,7 @@ async function gatherFacts(
 /** The exact signed call from its signer in one simulated block; with check_only and fund, the input lent by state overrides. */
 async function simulateSigned(
   d: FastDeps,
-  q: FastRequest,
+  q: FastParameters,
   tx: Omit<FastTx, "from">,
   pair: FastPair,
   feeToken: Address,
@@ -292,7 +296,7 @@ async function simulateSigned(
 /** PERMIT: none on an ETH input; for exactly amount_in; expiring within the trade permit's 30 minutes; signed by the wallet for the router. */
 async function permitProblemOf(
   d: FastDeps,
-  q: FastRequest,
+  q: FastParameters,
   pair: FastPair,
   amountIn: bigint,
   wallet: Address,

@@ -45,4 +45,5 @@ export const fastRequest = z
   .strict()
   .refine((r) => !r.fund || r.check_only, { message: "fund works with check_only only", path: ["fund"] });
 
-export type FastRequest = z.infer<typeof fastRequest>;
+/** live/fast's input as the edge parses it (api/fast/routes.ts). */
+export type FastParameters = z.infer<typeof fastRequest>;
