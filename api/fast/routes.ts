@@ -27,7 +27,10 @@ const termsQuery = z.record(z.string()).transform((query) => {
 /** live/fast/terms' input as the edge parses it. */
 export type TermsParameters = z.infer<typeof termsQuery>;
 
-/** A fast call refused before anything was relayed is kept as a refused trade (me/trades?refused=1), a bad field's included. */
+/**
+ * A fast call refused before anything was relayed is kept as a refused trade (me/trades?refused=1), a
+ * bad field's included.
+ */
 async function recordingRefusals({ c }: RawCall, s: FastService, work: () => Promise<unknown>) {
   try {
     return await work();

@@ -1,5 +1,5 @@
 import { bpsOf } from "../../lib/fees.js";
-import { zeroAddress, type Address, type Hex } from "viem";
+import { zeroAddress, type Address } from "viem";
 import { Refusal } from "../errors/index.js";
 import { approvalPlan } from "./approvals.js";
 import type { Evaluation, TradingContext } from "./evaluate.js";
@@ -15,7 +15,6 @@ import {
   describeCurveCall,
   describeRouterCall,
   type FeeSpec,
-  type PermitSingle,
   type PlanTx,
   type Step,
 } from "./txs.js";
@@ -242,7 +241,10 @@ async function buildRouterPlan(
   return { steps, execution: "router", swapTx, approval, permit, permitNow, fee, deadline, minOut };
 }
 
-/** An ERC-20 input's approval steps and permit (approvals.ts), from the wallet's allowances as the snapshot read them. */
+/**
+ * An ERC-20 input's approval steps and permit (approvals.ts), from the wallet's allowances as the
+ * snapshot read them.
+ */
 function inputApproval(
   ctx: TradingContext,
   e: Evaluation,

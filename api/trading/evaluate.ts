@@ -370,7 +370,10 @@ function withUniversePools(indexed: PoolState[], config: Config): PoolState[] {
   return pools;
 }
 
-/** The fee side ranks the more liquid, marked token of the pair (ETH/WETH/USDG, then oracle-marked majors, then other core, then the rest); input on a tie. */
+/**
+ * The fee side ranks the more liquid, marked token of the pair (ETH/WETH/USDG, then oracle-marked
+ * majors, then other core, then the rest); input on a tie.
+ */
 const feeSideRank = (t: TokenInfo) =>
   t.currency === zeroAddress || (t.symbol === "USDG" && t.core) ? 3 : t.core && t.feed ? 2 : t.core ? 1 : 0;
 

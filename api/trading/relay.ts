@@ -371,7 +371,8 @@ async function assertFeePaid(d: RelayDeps, { hash, plan, feeIdx, key }: FeeOf, s
   if (!receipt)
     throw refuse(
       waitMs
-        ? `fee transaction ${hash} has no receipt after ${waitMs / 1000} s; once it is mined, send the swap alone with fee_tx_hash`
+        ? `fee transaction ${hash} has no receipt after ${waitMs / 1000} s; ` +
+            "once it is mined, send the swap alone with fee_tx_hash"
         : `fee transaction ${hash} is not mined`,
     );
   if (receipt.status !== "success") throw refuse(`fee transaction ${hash} reverted`);
@@ -466,7 +467,8 @@ export async function sendRaw(sequencer: Sequencer, raw: Hex): Promise<Hex> {
       throw new Refusal("SUBMIT_REJECTED", `the sequencer refused the transaction: ${err.message.slice(0, 200)}`);
     throw new Refusal(
       "SEQUENCER_UNREACHABLE",
-      `${(err as Error).message}; it may or may not have arrived: look for the receipt before signing another with the same nonce`,
+      `${(err as Error).message}; it may or may not have arrived: ` +
+        "look for the receipt before signing another with the same nonce",
       {},
       { retryAfterS: 2 },
     );

@@ -23,7 +23,7 @@ export const revokeRequest = z
 /** live/revoke's request as its route's schema parsed it. */
 export type RevokeParameters = z.infer<typeof revokeRequest>;
 
-// biome-ignore lint/suspicious/noExplicitAny: several ABIs through one encoder; each call site names a function of its own ABI
+// biome-ignore lint/suspicious/noExplicitAny: several ABIs through one encoder; each call names its ABI's function
 const encodeCall = (abi: any, functionName: string, args: unknown[]) =>
   encodeFunctionData({ abi, functionName, args } as never);
 

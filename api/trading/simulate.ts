@@ -48,7 +48,8 @@ async function lendingOverrides(
   if (slot === null)
     throw new Refusal(
       "DRY_RUN_UNFUNDABLE",
-      `${e.tin.symbol || e.tin.address} keeps balances where overrides cannot fake them; simulate with fund false from a wallet that holds it, or trade small`,
+      `${e.tin.symbol || e.tin.address} keeps balances where overrides cannot fake them; ` +
+        "simulate with fund false from a wallet that holds it, or trade small",
     );
   const overrides: Override[] = [];
   const lent = balanceOverride(e.tin.address, wallet, slot, have + e.amountIn);
