@@ -119,7 +119,7 @@ describe("fast mode's rules", () => {
     expect(unrouted.map((x) => x.rule)).toEqual(["TX_ENCODING", "FAST_PAIR", "CHAIN_ID", "DEADLINE"]);
   });
 
-  it("GAS: the route's floor to 1,000,000; fees from the base fee to 10 times it; the tip within the cap; at most 0.0002 ETH", () => {
+  it("GAS: floor to 1,000,000; fees from the base fee to 10x it; the tip within the cap; at most 0.0002 ETH", () => {
     const tx = facts().tx;
     expect(rules(facts({ tx: { ...tx, gas: BigInt(pair.gas_floor - 1) } }))).toEqual(["GAS"]);
     expect(rules(facts({ tx: { ...tx, gas: 1_000_001n } }))).toEqual(["GAS"]);
@@ -129,7 +129,7 @@ describe("fast mode's rules", () => {
     expect(rules(facts({ baseFee: 10n ** 9n, tx: { ...tx, maxFeePerGas: 10n ** 9n } }))).toEqual(["GAS"]);
   });
 
-  it("MIN_OUT: the floor is the larger of the oracle value less cap + pool fee + band and the delivery less the cap", () => {
+  it("MIN_OUT: the floor is the larger of oracle value less cap + pool fee + band and delivery less cap", () => {
     const f = minOutFloor(facts());
     // $29.925 after the 25 bps fee; cap 500 + pool 5 + band 75 = 580 bps under: 28.189 USDG.
     expect(Number(f.oracle! - 28_189_350n)).toBeLessThanOrEqual(1);
@@ -140,7 +140,7 @@ describe("fast mode's rules", () => {
     expect(rules(facts({ minOut: 28_357_499n }))).toEqual(["MIN_OUT"]);
   });
 
-  it("POOL_FAR when the delivery sits further under the oracle value than pool fee + band; NOTIONAL and ROUTE_CAP at the marks", () => {
+  it("POOL_FAR: delivery further under the oracle value than pool fee + band; NOTIONAL, ROUTE_CAP at marks", () => {
     expect(rules(facts({ simulation: { ...facts().simulation!, amount_out: "29000000" } }))).toEqual(["POOL_FAR"]);
     expect(
       rules(

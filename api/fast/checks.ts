@@ -6,7 +6,7 @@ import type { Mark } from "../market/index.js";
 import type { PlanSimulation } from "../ports/simulation.js";
 import { LIMITS, slippageCapBps } from "../trading/index.js";
 import type { FastTx } from "./decode.js";
-import type { FastRequest } from "./request.js";
+import type { FastParameters } from "./request.js";
 
 /** SPEC "Limits" (fast mode). */
 export const FAST_LIMITS = {
@@ -57,7 +57,7 @@ export type FastFacts = {
   router: Address;
   wallet: Address;
   tx: FastTx;
-  req: FastRequest;
+  req: FastParameters;
   pair: FastPair;
   amountIn: bigint;
   minOut: bigint;
@@ -83,7 +83,10 @@ export type FastFacts = {
 const usdOf = (atoms: bigint, decimals: number, mark: Mark) => (Number(atoms) / 10 ** decimals) * mark.usd;
 const poolFeeBps = (p: FastPair) => p.hops.reduce((s, h) => s + h.fee / 100, 0);
 
-/** The least min_out the service accepts: under the oracle value by at most cap + pool fee + band, under the simulated delivery by at most the cap. */
+/**
+ * The least min_out the service accepts: under the oracle value by at most cap + pool fee + band,
+ * under the simulated delivery by at most the cap.
+ */
 export function minOutFloor(f: FastFacts) {
   const cap = slippageCapBps(f.marks.in ? usdOf(f.amountIn, f.decimals.in, f.marks.in) : LIMITS.maxNotionalUsd);
   const allowed = cap + poolFeeBps(f.pair) + f.pair.band_bps;
@@ -153,9 +156,17 @@ function txRules(f: TxFacts, fail: Fail) {
     );
 }
 
-/** The rules judged against the pinned route, the marks, the rebuilt calldata and the simulation. */
+/** The rules judged against the pinned route, the marks, the rebuilt calldata and the simulation, in SPEC's order. */
 function routedRules(f: FastFacts, fail: Fail) {
-  const { tx, req, pair } = f;
+  const usdIn = marketRules(f, fail);
+  costRules(f, fail);
+  boundRules(f, usdIn, fail);
+  outcomeRules(f, usdIn, fail);
+}
+
+/** The market open, fresh oracle marks, the value sent, the size: the trade's worth in USD (null without a mark). */
+function marketRules(f: FastFacts, fail: Fail): number | null {
+  const { tx, pair } = f;
   const ethIn = pair.address_in === zeroAddress;
   if (f.stockInvolved && !f.stockOpen)
     fail("MARKET_CLOSED", "stock tokens trade from Sunday 20:00 to Friday 20:00 New York time");
@@ -178,6 +189,12 @@ function routedRules(f: FastFacts, fail: Fail) {
     if (usdIn > pair.max_usd)
       fail("ROUTE_CAP", `the trade is $${usdIn.toFixed(2)}, over this route's $${pair.max_usd}`);
   }
+  return usdIn;
+}
+
+/** GAS and FEE_BPS: the transaction's gas within the terms, the fee this wallet's. */
+function costRules(f: FastFacts, fail: Fail) {
+  const { req, pair } = f;
   const gasTerms = {
     base_fee_wei: f.baseFee.toString(),
     gas_floor: req.permit ? pair.gas_floor_permit : pair.gas_floor,
@@ -188,17 +205,20 @@ function routedRules(f: FastFacts, fail: Fail) {
   const gasProblems = gasProblemsOf(f, gasTerms.gas_floor);
   if (gasProblems.length) fail("GAS", gasProblems.join("; "), gasTerms);
 
+  const how = pair.fee_side === "input" ? "an input-side TRANSFER of exactly the bps" : "an output-side PAY_PORTION";
   const feeTerms = { fee: { bps: f.fee.bps, tier: f.fee.tier, shield: req.shield, side: pair.fee_side } };
   const feeProblems = [
     ...(req.fee_bps !== f.fee.bps ? [`fee_bps ${req.fee_bps} is not this wallet's fee: ${f.fee.bps} bps`] : []),
     ...(f.calldataFeeBps !== f.fee.bps
-      ? [
-          `the calldata pays ${f.calldataFeeBps ?? "no single"} bps, not this wallet's ${f.fee.bps} bps (${pair.fee_side === "input" ? "an input-side TRANSFER of exactly the bps" : "an output-side PAY_PORTION"})`,
-        ]
+      ? [`the calldata pays ${f.calldataFeeBps ?? "no single"} bps, not this wallet's ${f.fee.bps} bps (${how})`]
       : []),
   ];
   if (feeProblems.length) fail("FEE_BPS", feeProblems.join("; "), feeTerms);
+}
 
+/** MIN_OUT, the client's own bounds, the permit and the calldata as rebuilt. */
+function boundRules(f: FastFacts, usdIn: number | null, fail: Fail) {
+  const { req } = f;
   const floor = minOutFloor(f);
   if (floor.floor !== null && f.minOut < floor.floor) {
     fail("MIN_OUT", `min_out ${f.minOut} is under the least ${floor.floor} this service relays`, {
@@ -229,7 +249,11 @@ function routedRules(f: FastFacts, fail: Fail) {
       `the calldata is not the pinned route's as rebuilt: ${f.diffs.map((d) => d.field).join(", ")}`,
       { diffs: f.diffs },
     );
+}
 
+/** The stock token's switches, the simulation, the delivery against the marks and the pool mid, the funds. */
+function outcomeRules(f: FastFacts, usdIn: number | null, fail: Fail) {
+  const { req, pair } = f;
   if (f.stockInvolved) {
     if (!req.owner_attests_non_us)
       fail("GEOFENCE", "a stock token: set owner_attests_non_us true to attest the owner is not a US person");
@@ -261,7 +285,8 @@ function routedRules(f: FastFacts, fail: Fail) {
       if (vsMid < -LIMITS.maxVsMidBps)
         fail(
           "ROUTE_VS_MID",
-          `${delivered !== null ? "the delivery" : "min_out"} is ${-vsMid} bps under the pool mid (at most ${LIMITS.maxVsMidBps})`,
+          `${delivered !== null ? "the delivery" : "min_out"} is ${-vsMid} bps under the pool mid ` +
+            `(at most ${LIMITS.maxVsMidBps})`,
         );
     }
   }
@@ -269,7 +294,10 @@ function routedRules(f: FastFacts, fail: Fail) {
     fail("FAST_FUNDS", "the wallet does not hold, or has not allowed through Permit2, what this trade spends");
 }
 
-/** GAS, every cause: a limit within the route's floor and the cap, fees within the base fee's 1x-10x, a tip within the fee cap, a bounded worst cost. */
+/**
+ * GAS, every cause: a limit within the route's floor and the cap, fees within the base fee's 1x-10x, a
+ * tip within the fee cap, a bounded worst cost.
+ */
 function gasProblemsOf(f: FastFacts, floor: number): string[] {
   const { tx } = f;
   const out: string[] = [];

@@ -5,7 +5,7 @@ import { fastPairOf, type FastPair, type FastRouteTable } from "../../lib/fastRo
 import { readFeeBps, readRouterCall } from "../../lib/router/read.js";
 import { stockMarketOpen } from "../../lib/marketHours.js";
 import type { KeyRecord } from "../auth/index.js";
-import { Refusal, parseBody, rpc } from "../errors/index.js";
+import { Refusal, rpc } from "../errors/index.js";
 import type { Market } from "../market/index.js";
 import { readChainSnapshot, balanceIn, type ChainSnapshot } from "../ports/chainSnapshot.js";
 import type { PoolState } from "../ports/indexed.js";
@@ -33,7 +33,7 @@ import {
 import { FAST_RULES, fastFailures, minOutFloor, unroutedFailures, type FastFacts, type FastFailure } from "./checks.js";
 import { parseFastTx, signerOf, type FastTx } from "./decode.js";
 import { notAsBuiltDiffs, poolRouteOf } from "./rebuild.js";
-import { fastRequest, type FastRequest } from "./request.js";
+import type { FastParameters } from "./request.js";
 import { lc } from "../../lib/address.js";
 
 export type FastDeps = {
@@ -46,7 +46,10 @@ export type FastDeps = {
   clock: () => number;
   table: FastRouteTable;
   sha256: Hex;
-  /** The latest block's base fee and time, reused for a second (GAS and DEADLINE tolerate that; the chain judges the rest). */
+  /**
+   * The latest block's base fee and time, reused for a second (GAS and DEADLINE tolerate that; the
+   * chain judges the rest).
+   */
   head: () => Promise<ChainHead>;
 };
 export type ChainHead = { baseFee: bigint; time: number };
@@ -59,11 +62,9 @@ const IN_FLIGHT_WAIT_MS = 2_000;
  * runs every rule in SPEC's order against what it rebuilds itself, and relays only a byte-for-byte
  * match, once per signed bytes (a repeat answers the same hash; a concurrent twin waits for it).
  */
-export async function fastTrade(d: FastDeps, body: Record<string, unknown>, key: KeyRecord) {
+export async function fastTrade(d: FastDeps, q: FastParameters, key: KeyRecord) {
   const t0 = performance.now();
-  if (!d.config.fastEnabled || !d.config.submitEnabled)
-    throw new Refusal("FAST_DISABLED", "fast mode is off on this server; use live/prepare and live/submit");
-  const q = parseBody(fastRequest, body);
+  assertFastEnabled(d);
   const wallet = key.wallet as Address | null;
   if (!wallet) throw new Refusal("WALLET_NOT_BOUND", "this key is bound to no wallet");
   const parsed = parseFastTx(q.raw_tx as Hex);
@@ -113,6 +114,12 @@ export async function fastTrade(d: FastDeps, body: Record<string, unknown>, key:
   };
 }
 
+/** FAST_DISABLED on a server that did not opt in (live/fast's first step: before any field is read). */
+export function assertFastEnabled(d: Pick<FastDeps, "config">): void {
+  if (!d.config.fastEnabled || !d.config.submitEnabled)
+    throw new Refusal("FAST_DISABLED", "fast mode is off on this server; use live/prepare and live/submit");
+}
+
 /** The first failure answered, all listed (each its rule and why); the answered one's terms. */
 function refusalOf(failures: FastFailure[], extra: Record<string, unknown> = {}): Refusal {
   const first = failures[0]!;
@@ -125,10 +132,13 @@ function refusalOf(failures: FastFailure[], extra: Record<string, unknown> = {})
 
 type Gathered = FastFacts & { timings: Record<string, number> };
 
-/** Marks, the fee tier, the chain (one multicall, where needed) and the simulation, read at once; then what the rules compare. The signer is the caller's to fill. */
+/**
+ * Marks, the fee tier, the chain (one multicall, where needed) and the simulation, read at once; then
+ * what the rules compare. The signer is the caller's to fill.
+ */
 async function gatherFacts(
   d: FastDeps,
-  q: FastRequest,
+  q: FastParameters,
   tx: Omit<FastTx, "from">,
   pair: FastPair,
   wallet: Address,
@@ -138,68 +148,17 @@ async function gatherFacts(
   const now = Math.floor(d.clock() / 1000);
   const amountIn = BigInt(q.amount_in);
   const minOut = BigInt(q.min_out);
-  const ethIn = pair.address_in === zeroAddress;
   const stockTokens = [pair.address_in, pair.address_out].filter((a) => d.market.core(a)?.kind === "stock");
-  const feeToken = pair.fee_side === "input" ? pair.address_in : pair.address_out;
-  // The chain's own reads only where a rule needs them fresh: balances without simulation, the issuer's switches on a stock pair.
-  const needSnapshot = !q.simulate || stockTokens.length > 0;
-  const [markIn, markOut, volume, head, snap, simulation, pools] = await Promise.all([
-    rpc(d.market.mark(pair.address_in)),
-    rpc(d.market.mark(pair.address_out)),
-    d.volume.usd30d(wallet),
-    rpc(d.head()),
-    needSnapshot
-      ? readChainSnapshot(d.chain, d.config, {
-          calls: [],
-          curveToken: null,
-          stockTokens,
-          wallet: {
-            address: wallet,
-            tokens: [pair.address_in, pair.address_out],
-            inputToken: ethIn ? null : pair.address_in,
-            withDelegation: false,
-          },
-        })
-      : Promise.resolve(null),
-    // Run as the key's wallet sends it: another signer's transaction is WALLET_MISMATCH whatever it does.
-    q.simulate && tx.to ? simulateSigned(d, q, tx, pair, feeToken, amountIn, wallet) : Promise.resolve(null),
-    stockTokens.length ? rpc(d.market.pools()) : Promise.resolve(null),
-  ]);
+  const { markIn, markOut, volume, head, snap, simulation, pools } = await readFacts(d, q, {
+    tx,
+    pair,
+    wallet,
+    stockTokens,
+  });
   const readMs = msSince(t0);
   const fee = feeFor({ feeClass: "major", volume30dUsd: volume, shield: q.shield });
-  const permit = q.permit
-    ? {
-        permit: {
-          details: {
-            token: pair.address_in,
-            amount: BigInt(q.permit.amount),
-            expiration: q.permit.expiration,
-            nonce: q.permit.nonce,
-          },
-          spender: c.universalRouter,
-          sigDeadline: BigInt(q.permit.sig_deadline),
-        },
-        signature: q.permit.signature as Hex,
-      }
-    : null;
-  const built = buildRouterSwap({
-    chainId: d.config.chainId,
-    router: c.universalRouter,
-    route: poolRouteOf(pair),
-    tokenIn: pair.address_in,
-    tokenOut: pair.address_out,
-    weth: d.config.tokens.WETH!.address,
-    amountIn,
-    amountOutMin: minOut,
-    fee: {
-      side: pair.fee_side,
-      bps: fee.bps,
-      recipient: d.config.feeRecipient,
-      amount: pair.fee_side === "input" ? bpsOf(amountIn, fee.bps) : 0n,
-    },
-    deadline: q.deadline,
-    permit,
-  });
+  const permit = signedPermitOf(q, pair, c.universalRouter);
+  const built = rebuiltSwap(d, q, pair, { bps: fee.bps, amountIn, minOut, permit });
   const reading = readRouterCall(tx.to ?? c.universalRouter, tx.value, tx.data, {
     router: c.universalRouter,
     wallet,
@@ -224,7 +183,8 @@ async function gatherFacts(
     stockInvolved: stockTokens.length > 0,
     stockOpen: stockMarketOpen(now),
     fee,
-    // The fee as the calldata pays it, judged on the pinned pair whatever else the call does (recipients are NOT_AS_BUILT's).
+    // The fee as the calldata pays it, judged on the pinned pair whatever else the call does (recipients are
+    // NOT_AS_BUILT's).
     calldataFeeBps: readFeeBps({ ...reading, tokenIn: pair.address_in, tokenOut: pair.address_out, amountIn }),
     baseFee: snap?.baseFee ?? head.baseFee,
     diffs: notAsBuiltDiffs(built.data, tx.data),
@@ -242,10 +202,92 @@ async function gatherFacts(
   };
 }
 
-/** The exact signed call from its signer in one simulated block; with check_only and fund, the input lent by state overrides. */
+type FactsFor = { tx: Omit<FastTx, "from">; pair: FastPair; wallet: Address; stockTokens: Address[] };
+
+/**
+ * The reads gatherFacts needs, all at once: marks, volume, head, the chain snapshot where needed, the
+ * simulation, pools.
+ */
+async function readFacts(d: FastDeps, q: FastParameters, { tx, pair, wallet, stockTokens }: FactsFor) {
+  const amountIn = BigInt(q.amount_in);
+  const feeToken = pair.fee_side === "input" ? pair.address_in : pair.address_out;
+  // The chain's own reads only where a rule needs them fresh: balances without simulation, a stock pair's switches.
+  const needSnapshot = !q.simulate || stockTokens.length > 0;
+  const [markIn, markOut, volume, head, snap, simulation, pools] = await Promise.all([
+    rpc(d.market.mark(pair.address_in)),
+    rpc(d.market.mark(pair.address_out)),
+    d.volume.usd30d(wallet),
+    rpc(d.head()),
+    needSnapshot
+      ? readChainSnapshot(d.chain, d.config, {
+          calls: [],
+          curveToken: null,
+          stockTokens,
+          wallet: {
+            address: wallet,
+            tokens: [pair.address_in, pair.address_out],
+            inputToken: pair.address_in === zeroAddress ? null : pair.address_in,
+            withDelegation: false,
+          },
+        })
+      : Promise.resolve(null),
+    // Run as the key's wallet sends it: another signer's transaction is WALLET_MISMATCH whatever it does.
+    q.simulate && tx.to ? simulateSigned(d, q, tx, pair, feeToken, amountIn, wallet) : Promise.resolve(null),
+    stockTokens.length ? rpc(d.market.pools()) : Promise.resolve(null),
+  ]);
+  return { markIn, markOut, volume, head, snap, simulation, pools };
+}
+
+/** The request's signed permit as the swap would carry it (PERMIT2_PERMIT), or null. */
+function signedPermitOf(q: FastParameters, pair: FastPair, router: Address) {
+  if (!q.permit) return null;
+  return {
+    permit: {
+      details: {
+        token: pair.address_in,
+        amount: BigInt(q.permit.amount),
+        expiration: q.permit.expiration,
+        nonce: q.permit.nonce,
+      },
+      spender: router,
+      sigDeadline: BigInt(q.permit.sig_deadline),
+    },
+    signature: q.permit.signature as Hex,
+  };
+}
+
+type Rebuild = { bps: number; amountIn: bigint; minOut: bigint; permit: ReturnType<typeof signedPermitOf> };
+
+/** The swap the service would build for this request from the pinned pair (what the signed bytes must match). */
+function rebuiltSwap(d: FastDeps, q: FastParameters, pair: FastPair, { bps, amountIn, minOut, permit }: Rebuild) {
+  const c = d.config.contracts;
+  return buildRouterSwap({
+    chainId: d.config.chainId,
+    router: c.universalRouter,
+    route: poolRouteOf(pair),
+    tokenIn: pair.address_in,
+    tokenOut: pair.address_out,
+    weth: d.config.tokens.WETH!.address,
+    amountIn,
+    amountOutMin: minOut,
+    fee: {
+      side: pair.fee_side,
+      bps,
+      recipient: d.config.feeRecipient,
+      amount: pair.fee_side === "input" ? bpsOf(amountIn, bps) : 0n,
+    },
+    deadline: q.deadline,
+    permit,
+  });
+}
+
+/**
+ * The exact signed call from its signer in one simulated block; with check_only and fund, the input
+ * lent by state overrides.
+ */
 async function simulateSigned(
   d: FastDeps,
-  q: FastRequest,
+  q: FastParameters,
   tx: Omit<FastTx, "from">,
   pair: FastPair,
   feeToken: Address,
@@ -289,10 +331,13 @@ async function simulateSigned(
   }
 }
 
-/** PERMIT: none on an ETH input; for exactly amount_in; expiring within the trade permit's 30 minutes; signed by the wallet for the router. */
+/**
+ * PERMIT: none on an ETH input; for exactly amount_in; expiring within the trade permit's 30 minutes;
+ * signed by the wallet for the router.
+ */
 async function permitProblemOf(
   d: FastDeps,
-  q: FastRequest,
+  q: FastParameters,
   pair: FastPair,
   amountIn: bigint,
   wallet: Address,
@@ -314,7 +359,10 @@ async function permitProblemOf(
   return null;
 }
 
-/** FAST_FUNDS (simulate false): the input held, and for an ERC-20 its Permit2 allowances (the router's from a permit in the call, or standing). */
+/**
+ * FAST_FUNDS (simulate false): the input held, and for an ERC-20 its Permit2 allowances (the router's
+ * from a permit in the call, or standing).
+ */
 function fundedFor(snap: ChainSnapshot, pair: FastPair, amountIn: bigint, withPermit: boolean, now: number): boolean {
   const w = snap.wallet;
   if (!w) return false;
@@ -445,19 +493,26 @@ async function relay(
       throw err;
     }
   }
-  // Not awaited: a trade left 'sending' (this write lost) is sent again by the watcher with the same bytes, which the node already holds.
+  // Not awaited: a trade left 'sending' (this write lost) is sent again by the watcher with the same bytes,
+  // which the node already holds.
   void d.ledger.markRelay(tx.hash, "sent").catch(() => {});
   return { repeat: false, timings: { store_ms: stored, send_ms: msSince(t1) } };
 }
 
-/** The fee in atoms: exactly bps of the input, or for an output fee bps of the output the minimum implies (at least). */
+/**
+ * The fee in atoms: exactly bps of the input, or for an output fee bps of the output the minimum
+ * implies (at least).
+ */
 function feeAmountOf(f: Gathered, pair: FastPair): bigint {
   if (pair.fee_side === "input") return bpsOf(f.amountIn, f.fee.bps);
   const delivered = f.simulation?.ok && f.simulation.amount_out ? BigInt(f.simulation.amount_out) : f.minOut;
   return bpsOf((delivered * 10_000n) / BigInt(10_000 - f.fee.bps), f.fee.bps);
 }
 
-/** Another call holds these bytes: wait for its relay to answer, then answer what it did (IN_FLIGHT if it takes too long or was refused). */
+/**
+ * Another call holds these bytes: wait for its relay to answer, then answer what it did (IN_FLIGHT if
+ * it takes too long or was refused).
+ */
 async function waitForTwin(d: FastDeps, hash: Hex): Promise<Repeat> {
   const until = Date.now() + IN_FLIGHT_WAIT_MS;
   for (;;) {
@@ -495,14 +550,16 @@ async function repeatOf(
   if (t.relay === "sending" && t.status === "pending") return waitForTwin(d, hash);
   const first = async (): Promise<Repeat> => ({ repeat: true, ...(await answeredFirst(d, t.planId)) });
   if (t.status !== "pending" || t.relay === "sent" || t.relay === null) return first();
-  // Past its plan's deadline the bytes could only revert: their hash, never a send (live/submit's rule; the ledger's claim refuses them too).
+  // Past its plan's deadline the bytes could only revert: their hash, never a send (live/submit's rule; the
+  // ledger's claim refuses them too).
   if (await pastDeadline(d, t.planId)) return first();
   const raw = await d.ledger.claimResend(hash, { staleBefore: Math.floor(d.clock() / 1000) + 1 });
   const state = raw ? await resend(d.sequencer, d.ledger, hash, raw) : "sending";
   if (state === "sent" || (await nodeKnows(d.chain, hash))) return first();
   throw new Refusal(
     "SEQUENCER_UNREACHABLE",
-    "these bytes were relayed once without an answer and the sequencer does not take them now; they may have arrived: look for the hash before signing another with the same nonce",
+    "these bytes were relayed once without an answer and the sequencer does not take them now; " +
+      "they may have arrived: look for the hash before signing another with the same nonce",
     {},
     { retryAfterS: 2 },
   );
@@ -521,7 +578,10 @@ async function answeredFirst(d: FastDeps, planId: number | null): Promise<Partia
   return (plan?.summary.answer as FastAnswer | undefined) ?? {};
 }
 
-/** NONCE: the sequencer refused the nonce and the chain does not hold these bytes; spent when a transaction took the nonce. */
+/**
+ * NONCE: the sequencer refused the nonce and the chain does not hold these bytes; spent when a
+ * transaction took the nonce.
+ */
 async function nonceRefusal(d: FastDeps, tx: FastTx, cause: Refusal): Promise<Refusal> {
   const next = await d.chain.getTransactionCount({ address: tx.from, blockTag: "latest" }).catch(() => null);
   const spent = next !== null && next > tx.nonce;

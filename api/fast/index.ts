@@ -3,7 +3,8 @@ import { fastRouteTable, fastRoutesSha256 } from "../../lib/fastRoutes.js";
 import type { KeyRecord } from "../auth/index.js";
 import { LRUCache } from "lru-cache";
 import { onClock } from "../../lib/cacheClock.js";
-import { fastTrade, type ChainHead, type FastDeps } from "./fast.js";
+import { assertFastEnabled, fastTrade, type ChainHead, type FastDeps } from "./fast.js";
+import type { FastParameters } from "./request.js";
 import { fastTerms } from "./terms.js";
 
 export { FAST_RULES, FAST_LIMITS } from "./checks.js";
@@ -44,7 +45,9 @@ export function createFast(d: Omit<FastDeps, "table" | "sha256" | "head">) {
     table,
     sha256: deps.sha256,
     terms: (wallet: Address, shield: boolean) => fastTerms(deps, wallet, shield),
-    trade: (body: Record<string, unknown>, key: KeyRecord) => fastTrade(deps, body, key),
+    /** FAST_DISABLED unless this server opted in to fast mode (and relays). */
+    assertEnabled: () => assertFastEnabled(deps),
+    trade: (q: FastParameters, key: KeyRecord) => fastTrade(deps, q, key),
   };
 }
 

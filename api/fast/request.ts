@@ -14,7 +14,10 @@ const uint48 = z
   .max(2 ** 48 - 1);
 const hex = z.string().regex(/^0x[0-9a-fA-F]*$/, "must be 0x hex");
 
-/** SPEC "POST /api/v1/live/fast": the request; amount_usd and max_notional_usd are the client's own bounds (AMOUNT_USD, CLIENT_CAP). */
+/**
+ * SPEC "POST /api/v1/live/fast": the request; amount_usd and max_notional_usd are the client's own
+ * bounds (AMOUNT_USD, CLIENT_CAP).
+ */
 export const fastRequest = z
   .object({
     raw_tx: hex.min(4).max(20_000),
@@ -45,4 +48,5 @@ export const fastRequest = z
   .strict()
   .refine((r) => !r.fund || r.check_only, { message: "fund works with check_only only", path: ["fund"] });
 
-export type FastRequest = z.infer<typeof fastRequest>;
+/** live/fast's input as the edge parses it (api/fast/routes.ts). */
+export type FastParameters = z.infer<typeof fastRequest>;

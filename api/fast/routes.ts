@@ -1,31 +1,39 @@
 import { z } from "zod";
 import { Refusal } from "../errors/index.js";
 import { FAST, WALLET } from "../errors/groups.js";
+import { boundCaller } from "../http/caller.js";
 import { RATE_RULES } from "../http/rateLimit.js";
-import { route, type RouteCall } from "../http/route.js";
+import { routesFor, type RawCall } from "../http/route.js";
 import type { Ledger } from "../trading/index.js";
 import type { Fast } from "./index.js";
 import { fastRequest } from "./request.js";
 
 /** What SPEC "Fast mode" reads: the pinned table's terms and trades, and the ledger that keeps refused trades. */
 export type FastService = {
-  fast: Pick<Fast, "terms" | "trade">;
+  fast: Pick<Fast, "terms" | "trade" | "assertEnabled">;
   ledger: Pick<Ledger, "recordRefused">;
 };
 
-/** live/fast/terms' query, read by hand for SPEC's own messages. */
-function shieldOf(query: Record<string, string>): boolean {
+const route = routesFor<FastService>();
+
+/** live/fast/terms' query: shield 0 or 1 and nothing else, refused in SPEC's own messages. */
+const termsQuery = z.record(z.string()).transform((query) => {
   const { shield, ...rest } = query;
   if (Object.keys(rest).length)
     throw new Refusal("BAD_REQUEST", `unknown query parameter ${Object.keys(rest)[0]}; this route takes shield`);
   if (shield !== undefined && shield !== "0" && shield !== "1") throw new Refusal("BAD_REQUEST", "shield is 0 or 1");
-  return shield === "1";
-}
+  return { shield: shield === "1" };
+});
+/** live/fast/terms' input as the edge parses it. */
+export type TermsParameters = z.infer<typeof termsQuery>;
 
-/** A fast call refused before anything was relayed is kept as a refused trade (me/trades?refused=1). */
-async function recordingRefusals({ c }: RouteCall<unknown, unknown>, s: FastService, run: () => Promise<unknown>) {
+/**
+ * A fast call refused before anything was relayed is kept as a refused trade (me/trades?refused=1), a
+ * bad field's included.
+ */
+async function recordingRefusals({ c }: RawCall, s: FastService, work: () => Promise<unknown>) {
   try {
-    return await run();
+    return await work();
   } catch (err) {
     const b = c.get("body") ?? {};
     if (err instanceof Refusal && err.refusesTrade && b.check_only !== true && c.get("key").wallet) {
@@ -46,43 +54,43 @@ async function recordingRefusals({ c }: RouteCall<unknown, unknown>, s: FastServ
 }
 
 /**
- * SPEC "GET /api/v1/live/fast/terms" and "POST /api/v1/live/fast". The trade parses its body
- * itself (FAST_DISABLED comes before the schema's refusals), so its schema is only documented.
+ * SPEC "GET /api/v1/live/fast/terms" and "POST /api/v1/live/fast". The trade's first step is
+ * FAST_DISABLED (before the schema's refusals); its refusals are kept as refused trades (`around`).
  */
 export const fastRoutes = [
-  route<FastService>({
+  route({
     method: "get",
     path: "/live/fast/terms",
     auth: "key",
     limits: [],
     summary: "Fast mode's pinned route table",
+    query: termsQuery,
     answer: ["enabled", "routes", "fee", "base_fee_wei"],
     errors: WALLET,
     mcp: {
       name: "fast_terms",
       description:
-        "Fast mode terms for your wallet (GET /api/v1/live/fast/terms): the pinned route table and its sha256, fee, limits. Build fast transactions locally from it.",
+        "Fast mode terms for your wallet (GET /api/v1/live/fast/terms): the pinned route table and its sha256, fee, " +
+        "limits. Build fast transactions locally from it.",
       input: z.object({ shield: z.boolean().optional() }),
       readOnly: true,
     },
-    handle: ({ query, c }, s) => {
-      const shield = shieldOf(query);
-      const wallet = c.get("key").wallet;
-      if (!wallet) throw new Refusal("WALLET_NOT_BOUND", "this key is bound to no wallet");
-      return s.fast.terms(wallet, shield);
-    },
+    // The query is read first: a bad one is BAD_REQUEST even for a key bound to no wallet.
+    handle: (call, s) => s.fast.terms(boundCaller()(call).wallet, call.query.shield),
   }),
-  route<FastService>({
+  route({
     method: "post",
     path: "/live/fast",
     auth: "key(wallet)",
     limits: [["liveFast", RATE_RULES.liveFast, "key"]],
-    // The simulation is what costs: a call that skips it (and relays) spends only the key's own bucket.
+    // The simulation is what costs: a call that skips it (and relays) spends only the key's bucket.
     limitsWhen: (b) => !(b.simulate === false && b.check_only !== true),
     summary: "A fast-mode trade from the pinned table",
-    documents: { body: fastRequest },
+    around: recordingRefusals,
+    first: (_, s) => s.fast.assertEnabled(),
+    body: fastRequest,
     answer: ["tx_hash", "relayed", "repeat"],
     errors: FAST,
-    handle: (call, s) => recordingRefusals(call, s, () => s.fast.trade(call.body, call.c.get("key"))),
+    handle: (call, s) => s.fast.trade(call.body, call.c.get("key")),
   }),
 ];

@@ -8,7 +8,10 @@ import { LIMITS } from "../trading/index.js";
 import { FAST_LIMITS } from "./checks.js";
 import type { FastDeps } from "./fast.js";
 
-/** GET live/fast/terms: what an SDK needs to build a fast transaction the server will relay, for this wallet (and Shield's fee with shield). */
+/**
+ * GET live/fast/terms: what an SDK needs to build a fast transaction the server will relay, for this
+ * wallet (and Shield's fee with shield).
+ */
 export async function fastTerms(d: FastDeps, wallet: Address, shield: boolean) {
   const [volume, head] = await Promise.all([d.volume.usd30d(wallet), rpc(d.head())]);
   const fee = feeFor({ feeClass: "major", volume30dUsd: volume, shield });

@@ -35,13 +35,8 @@ export type ApprovalPlan = {
 export const jsonSafe = <T>(v: T): any =>
   JSON.parse(JSON.stringify(v, (_, x) => (typeof x === "bigint" ? x.toString() : x)));
 
-/**
- * The approval steps an ERC-20 input needs before the router can pull it through Permit2: an
- * approve to the permit contract by mode (`budget`: the trade or the budget in tokens, whichever
- * is more; `exact`; `unlimited`), then the router's permit allowance by signature (typed data,
- * then a second call with the signature) or by transaction, for this trade (30 minutes) or 30 days.
- */
-export async function approvalPlan(p: {
+/** What approvalPlan is given: the trade's token, amount and deadline, the chain's state, the request. */
+export type ApprovalInput = {
   chainId: number;
   permit2: Address;
   router: Address;
@@ -55,41 +50,18 @@ export async function approvalPlan(p: {
   chainNow: number;
   state: AllowanceState;
   req: ApprovalRequest;
-}): Promise<ApprovalPlan> {
-  const { req, state } = p;
-  const steps: Step[] = [];
-  const have = state.toPermit2;
-  const budgetAtoms = p.atomsPerUsd !== null ? BigInt(Math.floor(req.budgetUsd * p.atomsPerUsd)) : 0n;
-  const approveAmount =
-    req.mode === "unlimited"
-      ? maxUint256
-      : req.mode === "exact"
-        ? p.amountIn
-        : p.amountIn > budgetAtoms
-          ? p.amountIn
-          : budgetAtoms;
-  // SPEC "Plan" approval: {mode, budget, allowance left, reason, left after trade}; budget in USD.
-  const approval: Record<string, unknown> = {
-    mode: req.mode,
-    budget: req.mode === "budget" ? req.budgetUsd : null,
-    allowance_left: have.toString(),
-    reason: null,
-    left_after_trade: null,
-  };
-  if (have < p.amountIn) {
-    steps.push({
-      kind: "approve",
-      why: `let the permit contract move ${req.mode === "unlimited" ? "any amount" : approveAmount.toString()} of ${p.symbol}`,
-      tx: buildApprove(p.chainId, p.token, p.permit2, approveAmount),
-      decoded: { function: "approve", spender: p.permit2, amount: approveAmount.toString() },
-    });
-    approval.reason = have === 0n ? "no allowance yet" : "allowance below this trade";
-    approval.left_after_trade = (approveAmount - p.amountIn).toString();
-  } else {
-    approval.left_after_trade = have >= maxUint160 ? have.toString() : (have - p.amountIn).toString();
-  }
+};
 
-  const [amount, expiration, nonce] = state.router;
+/**
+ * The approval steps an ERC-20 input needs before the router can pull it through Permit2: an
+ * approve to the permit contract by mode (`budget`: the trade or the budget in tokens, whichever
+ * is more; `exact`; `unlimited`), then the router's permit allowance by signature (typed data,
+ * then a second call with the signature) or by transaction, for this trade (30 minutes) or 30 days.
+ */
+export async function approvalPlan(p: ApprovalInput): Promise<ApprovalPlan> {
+  const { req } = p;
+  const { steps, approval, approveAmount } = permit2Approval(p);
+  const [amount, expiration, nonce] = p.state.router;
   if (amount >= p.amountIn && expiration > p.deadline)
     return { steps, approval, permit: null, permitNow: null, signedPermit: null };
   const at = req.permitNow ?? p.chainNow;
@@ -113,27 +85,77 @@ export async function approvalPlan(p: {
     sigDeadline: BigInt(at + LIMITS.permitTradeExpiryS),
   };
   if (req.permitMode === "transaction") {
-    steps.push({
-      kind: "approve",
-      why: "give the router a permit allowance (Permit2 approve by transaction)",
-      tx: buildPermit2Approve(
-        p.chainId,
-        p.permit2,
-        p.token,
-        p.router,
-        single.details.amount,
-        single.details.expiration,
-      ),
-      decoded: {
-        function: "approve",
-        token: p.token,
-        spender: p.router,
-        amount: single.details.amount.toString(),
-        expiration: single.details.expiration,
-      },
-    });
+    steps.push(permitByTransaction(p, single));
     return { steps, approval, permit: null, permitNow: null, signedPermit: null };
   }
+  return permitBySignature(p, single, at, { steps, approval });
+}
+
+/** The approve to the permit contract this trade needs (none when the allowance covers it), and SPEC's `approval`. */
+function permit2Approval(p: ApprovalInput) {
+  const { req } = p;
+  const steps: Step[] = [];
+  const have = p.state.toPermit2;
+  const budgetAtoms = p.atomsPerUsd !== null ? BigInt(Math.floor(req.budgetUsd * p.atomsPerUsd)) : 0n;
+  const approveAmount =
+    req.mode === "unlimited"
+      ? maxUint256
+      : req.mode === "exact"
+        ? p.amountIn
+        : p.amountIn > budgetAtoms
+          ? p.amountIn
+          : budgetAtoms;
+  // SPEC "Plan" approval: {mode, budget, allowance left, reason, left after trade}; budget in USD.
+  const approval: Record<string, unknown> = {
+    mode: req.mode,
+    budget: req.mode === "budget" ? req.budgetUsd : null,
+    allowance_left: have.toString(),
+    reason: null,
+    left_after_trade: null,
+  };
+  if (have < p.amountIn) {
+    const what = req.mode === "unlimited" ? "any amount" : approveAmount.toString();
+    steps.push({
+      kind: "approve",
+      why: `let the permit contract move ${what} of ${p.symbol}`,
+      tx: buildApprove(p.chainId, p.token, p.permit2, approveAmount),
+      decoded: { function: "approve", spender: p.permit2, amount: approveAmount.toString() },
+    });
+    approval.reason = have === 0n ? "no allowance yet" : "allowance below this trade";
+    approval.left_after_trade = (approveAmount - p.amountIn).toString();
+  } else {
+    approval.left_after_trade = have >= maxUint160 ? have.toString() : (have - p.amountIn).toString();
+  }
+  return { steps, approval, approveAmount };
+}
+
+/** The router's permit allowance given by a Permit2 approve transaction. */
+function permitByTransaction(p: ApprovalInput, single: PermitSingle): Step {
+  return {
+    kind: "approve",
+    why: "give the router a permit allowance (Permit2 approve by transaction)",
+    tx: buildPermit2Approve(p.chainId, p.permit2, p.token, p.router, single.details.amount, single.details.expiration),
+    decoded: {
+      function: "approve",
+      token: p.token,
+      spender: p.router,
+      amount: single.details.amount.toString(),
+      expiration: single.details.expiration,
+    },
+  };
+}
+
+/**
+ * The router's permit allowance by signature: the typed data to sign (first call), or the signed
+ * permit the swap carries (second call; BAD_SIGNATURE when it does not recover to the wallet).
+ */
+async function permitBySignature(
+  p: ApprovalInput,
+  single: PermitSingle,
+  at: number,
+  so: Pick<ApprovalPlan, "steps" | "approval">,
+): Promise<ApprovalPlan> {
+  const { req } = p;
   const typed = permitTypedData(p.chainId, p.permit2, single);
   const permit = {
     mode: "signature",
@@ -142,13 +164,13 @@ export async function approvalPlan(p: {
     signed: req.permitSignature !== undefined,
   };
   if (!req.permitSignature) {
-    steps.push({
+    so.steps.push({
       kind: "sign_permit",
       why: "sign this Permit2 typed data, then call again with permit_signature and permit_now",
       tx: null,
       decoded: jsonSafe(typed),
     });
-    return { steps, approval, permit, permitNow: at, signedPermit: null };
+    return { ...so, permit, permitNow: at, signedPermit: null };
   }
   const ok = await verifyTypedData({ address: p.wallet, ...typed, signature: req.permitSignature as Hex }).catch(
     () => false,
@@ -160,11 +182,5 @@ export async function approvalPlan(p: {
       {},
       { context: "typed_data" },
     );
-  return {
-    steps,
-    approval,
-    permit,
-    permitNow: at,
-    signedPermit: { permit: single, signature: req.permitSignature as Hex },
-  };
+  return { ...so, permit, permitNow: at, signedPermit: { permit: single, signature: req.permitSignature as Hex } };
 }

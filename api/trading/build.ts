@@ -1,5 +1,5 @@
 import { bpsOf } from "../../lib/fees.js";
-import { zeroAddress, type Address, type Hex } from "viem";
+import { zeroAddress, type Address } from "viem";
 import { Refusal } from "../errors/index.js";
 import { approvalPlan } from "./approvals.js";
 import type { Evaluation, TradingContext } from "./evaluate.js";
@@ -15,7 +15,6 @@ import {
   describeCurveCall,
   describeRouterCall,
   type FeeSpec,
-  type PermitSingle,
   type PlanTx,
   type Step,
 } from "./txs.js";
@@ -197,45 +196,12 @@ async function buildRouterPlan(
   deadline: number,
   minOut: bigint,
 ): Promise<BuiltPlan> {
-  const { fresh } = how;
   const { config } = ctx;
   const c = config.contracts;
-  const steps: Step[] = [];
-  let approval: Record<string, unknown> | null = null;
-  let permit: Record<string, unknown> | null = null;
-  let permitNow: number | null = null;
   // ERC-20 input: approval to the permit contract, then the router's permit allowance.
-  let signedPermit: { permit: PermitSingle; signature: Hex } | null = null;
-  if (e.tin.address !== zeroAddress) {
-    const current = e.snap.wallet?.routerPermit ?? [0n, 0, 0];
-    const a = await approvalPlan({
-      chainId: config.chainId,
-      permit2: c.permit2,
-      router: c.universalRouter,
-      wallet,
-      token: e.tin.address,
-      symbol: e.tin.symbol,
-      amountIn: e.amountIn,
-      atomsPerUsd: e.markIn ? 10 ** e.tin.decimals / e.markIn.usd : null,
-      deadline,
-      chainNow: Math.max(e.snap.time, ctx.now()),
-      state: fresh
-        ? { toPermit2: 0n, router: [0n, 0, current[2]] }
-        : { toPermit2: e.snap.wallet?.allowanceToPermit2 ?? 0n, router: current },
-      // A simulation cannot carry a signature the wallet has not made: its permit goes by transaction.
-      req: {
-        mode: r.approval_mode,
-        budgetUsd: r.approval_budget_usd,
-        permitMode: (fresh || how.simulation) && !r.permit_signature ? "transaction" : r.permit_mode,
-        permitScope: r.permit_scope,
-        permitSignature: r.permit_signature,
-        permitNow: r.permit_now,
-      },
-    });
-    steps.push(...a.steps);
-    ({ approval, permit, permitNow } = a);
-    signedPermit = a.signedPermit;
-  }
+  const a = e.tin.address !== zeroAddress ? await inputApproval(ctx, e, r, wallet, how, deadline) : null;
+  const steps: Step[] = [...(a?.steps ?? [])];
+  const { approval = null, permit = null, permitNow = null, signedPermit = null } = a ?? {};
   const feeSpec: FeeSpec = { side: e.feeSide, bps: e.fee.bps, recipient: config.feeRecipient, amount: e.inputFee };
   let swapTx: PlanTx | null = null;
   if (!steps.some((s) => s.kind === "sign_permit")) {
@@ -273,4 +239,45 @@ async function buildRouterPlan(
     amount: e.feeSide === "input" ? e.inputFee.toString() : feeAmountOut.toString(),
   };
   return { steps, execution: "router", swapTx, approval, permit, permitNow, fee, deadline, minOut };
+}
+
+/**
+ * An ERC-20 input's approval steps and permit (approvals.ts), from the wallet's allowances as the
+ * snapshot read them.
+ */
+function inputApproval(
+  ctx: TradingContext,
+  e: Evaluation,
+  r: TradeRequest,
+  wallet: Address,
+  { fresh, simulation }: BuildFor,
+  deadline: number,
+) {
+  const { config } = ctx;
+  const c = config.contracts;
+  const current = e.snap.wallet?.routerPermit ?? [0n, 0, 0];
+  return approvalPlan({
+    chainId: config.chainId,
+    permit2: c.permit2,
+    router: c.universalRouter,
+    wallet,
+    token: e.tin.address,
+    symbol: e.tin.symbol,
+    amountIn: e.amountIn,
+    atomsPerUsd: e.markIn ? 10 ** e.tin.decimals / e.markIn.usd : null,
+    deadline,
+    chainNow: Math.max(e.snap.time, ctx.now()),
+    state: fresh
+      ? { toPermit2: 0n, router: [0n, 0, current[2]] }
+      : { toPermit2: e.snap.wallet?.allowanceToPermit2 ?? 0n, router: current },
+    // A simulation cannot carry a signature the wallet has not made: its permit goes by transaction.
+    req: {
+      mode: r.approval_mode,
+      budgetUsd: r.approval_budget_usd,
+      permitMode: (fresh || simulation) && !r.permit_signature ? "transaction" : r.permit_mode,
+      permitScope: r.permit_scope,
+      permitSignature: r.permit_signature,
+      permitNow: r.permit_now,
+    },
+  });
 }

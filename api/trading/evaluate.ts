@@ -142,6 +142,56 @@ export async function evaluate(
   timings.routes_ms = msSince(t1);
 
   const t2 = performance.now();
+  const { snap, aggRows } = await readChain(ctx, { tin, tout }, choice, sizing, wallet);
+  timings.chain_ms = msSince(t2);
+
+  const gasPrice = snap.baseFee > 0n ? snap.baseFee : 1n;
+  const ethUsd = sizing.markEth?.usd ?? null;
+  const rows = quoteRows(choice.routes, snap, sizing, tin, tout, gasPrice, ethUsd);
+  const best = bestRoute(rows, choice.curveSide, snap);
+  const expectedOut = BigInt(best.row.amount_out!);
+  ctx.winners.set(choice.pair, best.row.id);
+
+  const notional = notionalUsd(r, sizing, tin, tout, expectedOut);
+  if (kind !== "quote") assertCurveFacts(best, choice.curveSide, snap, sizing);
+  const { risks, reports } = await assessRisks(ctx, r, tin, tout, best, sizing);
+  const slippage = r.slippage_bps ?? defaultSlippageBps(notional, sizing.feeClass);
+  const policy = policyOf(r, { tin, tout }, sizing, snap, { best, risks, notional, slippage, expectedOut });
+  timings.total_ms = msSince(t0);
+
+  const fees = feeFields(ctx, r, sizing, reports);
+  return {
+    ...sizing,
+    tin,
+    tout,
+    snap,
+    notional,
+    slippage,
+    expectedOut,
+    best,
+    rows,
+    aggRows,
+    ethUsd,
+    gasPrice,
+    risks,
+    policy,
+    fees,
+    timings,
+    fastHit: choice.fastHit,
+  };
+}
+
+/**
+ * One chain snapshot (the routes' quotes, the curve, the stocks, the wallet) and the aggregators'
+ * quotes, read at once; SANCTIONED for a sanctioned wallet, RPC_UNAVAILABLE when the list is unread.
+ */
+async function readChain(
+  ctx: TradingContext,
+  { tin, tout }: TradeSides,
+  choice: RouteChoice,
+  sizing: Sizing,
+  wallet: Address | null,
+) {
   const stocks = [tin, tout].filter((t) => t.stock);
   const [snap, aggRows] = await Promise.all([
     readChainSnapshot(ctx.chain, ctx.config, {
@@ -175,27 +225,23 @@ export async function evaluate(
       ),
     ),
   ]);
-  timings.chain_ms = msSince(t2);
   if (wallet && snap.wallet?.sanctioned)
     throw new Refusal("SANCTIONED", `wallet ${wallet} is on the sanctions list`, { address: wallet, field: "wallet" });
   if (wallet && snap.wallet?.sanctioned === null)
     throw new Refusal("RPC_UNAVAILABLE", "the sanctions list could not be read", {}, { retryAfterS: 2 });
+  return { snap, aggRows };
+}
 
-  const gasPrice = snap.baseFee > 0n ? snap.baseFee : 1n;
-  const ethUsd = sizing.markEth?.usd ?? null;
-  const rows = quoteRows(choice.routes, snap, sizing, tin, tout, gasPrice, ethUsd);
-  const best = bestRoute(rows, choice.curveSide, snap);
-  const expectedOut = BigInt(best.row.amount_out!);
-  ctx.winners.set(choice.pair, best.row.id);
+type TradeSides = { tin: TokenInfo; tout: TokenInfo };
+type Ranked = { best: RankedRoute; risks: Risk[]; notional: number; slippage: number; expectedOut: bigint };
 
-  const notional = notionalUsd(r, sizing, tin, tout, expectedOut);
-  if (kind !== "quote") assertCurveFacts(best, choice.curveSide, snap, sizing);
-  const { risks, reports } = await assessRisks(ctx, r, tin, tout, best, sizing);
-  const slippage = r.slippage_bps ?? defaultSlippageBps(notional, sizing.feeClass);
-  const policy = evaluatePolicy({
-    notionalUsd: notional,
+/** The policy's verdict on the ranked trade (SPEC "Risk and policy"). */
+function policyOf(r: TradeRequest, { tin, tout }: TradeSides, sizing: Sizing, snap: ChainSnapshot, k: Ranked) {
+  const stocks = [tin, tout].filter((t) => t.stock);
+  return evaluatePolicy({
+    notionalUsd: k.notional,
     tierLimitUsd: Math.min(tin.tierLimitUsd, tout.tierLimitUsd),
-    slippageBps: slippage,
+    slippageBps: k.slippage,
     feeBps: sizing.fee.bps,
     maxFeeBps: r.max_fee_bps ?? null,
     approval:
@@ -215,18 +261,25 @@ export async function evaluate(
           symbols: stocks.map((s) => s.symbol),
         }
       : null,
-    risks,
+    risks: k.risks,
     acceptRisks: r.accept_risks,
     shield: { on: r.shield, policies: r.policies },
-    vsMidBps: best.row.vs_mid_bps,
+    vsMidBps: k.best.row.vs_mid_bps,
     midRequired: true,
-    vsRefBps: vsReference(tin, tout, sizing, best),
+    vsRefBps: vsReference(tin, tout, sizing, k.best),
     minAmountOut: r.min_amount_out !== undefined ? BigInt(r.min_amount_out) : null,
-    expectedOut,
+    expectedOut: k.expectedOut,
   });
-  timings.total_ms = msSince(t0);
+}
 
-  const fees: FeeFields = {
+/** The fee's disclosure fields, and the shield's report (or that one is available). */
+function feeFields(
+  ctx: TradingContext,
+  r: TradeRequest,
+  sizing: Sizing,
+  reports: Parameters<typeof tradeReport>[0],
+): FeeFields {
+  return {
     fee_bps: sizing.fee.bps,
     fee_class: sizing.feeClass,
     fee_tier: sizing.fee.tier,
@@ -234,25 +287,6 @@ export async function evaluate(
     fee_token: sizing.feeToken.address,
     shield: r.shield,
     ...(r.shield ? { report: tradeReport(reports, ctx.now()) } : { shield_available: true as const }),
-  };
-  return {
-    ...sizing,
-    tin,
-    tout,
-    snap,
-    notional,
-    slippage,
-    expectedOut,
-    best,
-    rows,
-    aggRows,
-    ethUsd,
-    gasPrice,
-    risks,
-    policy,
-    fees,
-    timings,
-    fastHit: choice.fastHit,
   };
 }
 
@@ -336,7 +370,10 @@ function withUniversePools(indexed: PoolState[], config: Config): PoolState[] {
   return pools;
 }
 
-/** The fee side ranks the more liquid, marked token of the pair (ETH/WETH/USDG, then oracle-marked majors, then other core, then the rest); input on a tie. */
+/**
+ * The fee side ranks the more liquid, marked token of the pair (ETH/WETH/USDG, then oracle-marked
+ * majors, then other core, then the rest); input on a tie.
+ */
 const feeSideRank = (t: TokenInfo) =>
   t.currency === zeroAddress || (t.symbol === "USDG" && t.core) ? 3 : t.core && t.feed ? 2 : t.core ? 1 : 0;
 

@@ -10,7 +10,7 @@ export {
   permitTypedData,
   type PlanTx,
 } from "./txs.js";
-export { parseTradeRequest, tradeRequest, type TradeRequest } from "./request.js";
+export { parseTradeRequest, tradeBody, tradeRequest, type TradeParameters, type TradeRequest } from "./request.js";
 export type { Sides, TokenInfo, Who } from "./sides.js";
 export type { Evaluation } from "./evaluate.js";
 export { round2, msSince } from "./timing.js";

@@ -5,7 +5,7 @@ import type { PlanSimulation } from "../ports/simulation.js";
 import { buildPlan } from "./build.js";
 import { evaluate, type Evaluation, type TradingContext } from "./evaluate.js";
 import type { Ledger } from "./ledger.js";
-import { parseTradeRequest } from "./request.js";
+import type { TradeParameters } from "./request.js";
 import { simulateSteps, walletOf } from "./simulate.js";
 import type { Who } from "./sides.js";
 import { msSince, round2 } from "./timing.js";
@@ -54,11 +54,10 @@ async function checkedSimulation(
 /** live/build and live/prepare: the plan of SPEC.md "Plan", stored for the relay to compare against. */
 export async function planTrade(
   ctx: TradingContext & { ledger: Ledger },
-  body: Record<string, unknown>,
+  r: TradeParameters,
   who: Who,
   kind: "build" | "prepare",
 ) {
-  const r = parseTradeRequest(body);
   const wallet = walletOf(r, who);
   const e = await evaluate(ctx, r, kind, who, wallet);
   if (e.policy.refusal) throw e.policy.refusal;

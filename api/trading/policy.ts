@@ -81,114 +81,151 @@ export type PolicyResult = {
   accepted: string[];
 };
 
+/** The checks run so far, and the first failure (the refusal). */
+type Checker = {
+  checks: string[];
+  run: (name: string, f: () => void) => void;
+  fail: (code: Code, message: string, extra?: Record<string, unknown>) => void;
+  refusal: () => Refusal | null;
+};
+
+function checker(): Checker {
+  const checks: string[] = [];
+  let refusal: Refusal | null = null;
+  return {
+    checks,
+    run: (name, f) => {
+      checks.push(name);
+      f();
+    },
+    fail: (code, message, extra = {}) => {
+      refusal ??= new Refusal(code, message, extra);
+    },
+    refusal: () => refusal,
+  };
+}
+
 /**
  * The trading policy (SPEC.md "Risk and policy"): runs every check that applies, in a fixed order,
  * and names them in `checks`. The first failing one is the refusal; quote reports it, prepare and
  * build throw it.
  */
 export function evaluatePolicy(p: PolicyInput): PolicyResult {
-  const checks: string[] = [];
-  let refusal: Refusal | null = null;
-  const fail = (code: Code, message: string, extra: Record<string, unknown> = {}) => {
-    refusal ??= new Refusal(code, message, extra);
-  };
-  const run = (name: string, f: () => void) => {
-    checks.push(name);
-    f();
-  };
-
-  run("FEE_BPS", () => {
+  const k = checker();
+  k.run("FEE_BPS", () => {
     if (p.maxFeeBps !== null && p.feeBps > p.maxFeeBps)
-      fail("FEE_BPS", `the fee is ${p.feeBps} bps, above your max_fee_bps ${p.maxFeeBps}`);
+      k.fail("FEE_BPS", `the fee is ${p.feeBps} bps, above your max_fee_bps ${p.maxFeeBps}`);
   });
-  if (p.approval) {
-    const a = p.approval;
-    run("APPROVAL_MODE", () => {
-      if (!(APPROVAL_MODES as readonly string[]).includes(a.mode))
-        fail("APPROVAL_MODE", `approval_mode must be one of ${APPROVAL_MODES.join(", ")}`);
-    });
-    run("APPROVAL_BUDGET", () => {
-      if (!(a.budgetUsd > 0) || a.budgetUsd > LIMITS.maxApprovalBudgetUsd)
-        fail("APPROVAL_BUDGET", `approval_budget_usd must be above 0 and at most ${LIMITS.maxApprovalBudgetUsd}`);
-    });
-    run("UNLIMITED_APPROVAL", () => {
-      if (a.mode === "unlimited" && !a.allowUnlimited)
-        fail("UNLIMITED_APPROVAL", "approval_mode unlimited needs allow_unlimited_approval true");
-    });
-    if (a.unlimitedInPlace) checks.push("UNLIMITED_APPROVAL_IN_PLACE");
-  }
-  run("MIN_NOTIONAL", () => {
-    if (p.notionalUsd < LIMITS.minNotionalUsd)
-      fail("MIN_NOTIONAL", `the trade is $${p.notionalUsd.toFixed(2)}, below the $${LIMITS.minNotionalUsd} minimum`);
-  });
-  run("MAX_NOTIONAL", () => {
-    const max = Math.min(LIMITS.maxNotionalUsd, p.tierLimitUsd);
-    if (p.notionalUsd > max)
-      fail(
-        "MAX_NOTIONAL",
-        `the trade is $${p.notionalUsd.toFixed(2)}, above the $${max} maximum${max < LIMITS.maxNotionalUsd ? " for this token's tier" : ""}`,
-      );
-  });
-  run("MAX_SLIPPAGE", () => {
-    const cap = slippageCapBps(p.notionalUsd);
-    if (p.slippageBps > cap)
-      fail(
-        "MAX_SLIPPAGE",
-        `slippage_bps ${p.slippageBps} is above the ${cap} bps cap for a $${Math.round(p.notionalUsd)} trade`,
-      );
-  });
-  checks.push("TOKEN_TIER");
-  if (p.stock) {
-    const s = p.stock;
-    run("GEOFENCE", () => {
-      if (!s.attests)
-        fail(
-          "GEOFENCE",
-          `${s.symbols.join(", ")} is a stock token: set owner_attests_non_us true to attest the owner is not a US person`,
-        );
-    });
-    run("STOCK_PAUSED", () => {
-      if (s.paused) fail("STOCK_PAUSED", `the issuer has paused ${s.symbols.join(", ")}`);
-    });
-    run("WALLET_BLOCKED", () => {
-      if (s.walletBlocked) fail("WALLET_BLOCKED", "the stock token registry blocks this wallet");
-    });
-  }
+  if (p.approval) approvalChecks(k, p.approval);
+  sizeChecks(k, p);
+  k.checks.push("TOKEN_TIER");
+  if (p.stock) stockChecks(k, p.stock);
   const severe = [...new Set(p.risks.filter((r) => r.severity === "severe").map((r) => r.code))];
   const unaccepted = severe.filter((c) => !p.acceptRisks.includes(c));
   const accepted = severe.filter((c) => p.acceptRisks.includes(c));
-  run("RISKS", () => {
+  k.run("RISKS", () => {
     if (unaccepted.length)
-      fail(
+      k.fail(
         "RISK_NOT_ACCEPTED",
         `severe risks not accepted: ${unaccepted.join(", ")}; list them in accept_risks to proceed`,
         { unaccepted, risks: p.risks },
       );
   });
-  if (p.shield.on) {
-    run("SHIELD", () => {
-      const blocked = new Set<string>();
-      if (p.shield.policies.includes("block_severe")) for (const c of severe) blocked.add(c);
-      if (p.shield.policies.includes("verified_only"))
-        for (const r of p.risks) if (r.code === "UNVERIFIED") blocked.add(r.code);
-      if (blocked.size)
-        fail("RISK_BLOCKED", `Shield policy refuses: ${[...blocked].join(", ")}`, {
-          blocked: [...blocked],
-          policy: p.shield.policies,
-        });
-    });
-  }
-  run("ROUTE_VS_MID", () => {
+  if (p.shield.on) shieldCheck(k, p, severe);
+  priceChecks(k, p);
+  const r = k.refusal();
+  return {
+    ok: r === null,
+    code: r?.code ?? null,
+    message: r?.message ?? null,
+    checks: k.checks,
+    refusal: r,
+    unaccepted,
+    accepted,
+  };
+}
+
+function approvalChecks(k: Checker, a: NonNullable<PolicyInput["approval"]>) {
+  k.run("APPROVAL_MODE", () => {
+    if (!(APPROVAL_MODES as readonly string[]).includes(a.mode))
+      k.fail("APPROVAL_MODE", `approval_mode must be one of ${APPROVAL_MODES.join(", ")}`);
+  });
+  k.run("APPROVAL_BUDGET", () => {
+    if (!(a.budgetUsd > 0) || a.budgetUsd > LIMITS.maxApprovalBudgetUsd)
+      k.fail("APPROVAL_BUDGET", `approval_budget_usd must be above 0 and at most ${LIMITS.maxApprovalBudgetUsd}`);
+  });
+  k.run("UNLIMITED_APPROVAL", () => {
+    if (a.mode === "unlimited" && !a.allowUnlimited)
+      k.fail("UNLIMITED_APPROVAL", "approval_mode unlimited needs allow_unlimited_approval true");
+  });
+  if (a.unlimitedInPlace) k.checks.push("UNLIMITED_APPROVAL_IN_PLACE");
+}
+
+function sizeChecks(k: Checker, p: PolicyInput) {
+  k.run("MIN_NOTIONAL", () => {
+    if (p.notionalUsd < LIMITS.minNotionalUsd)
+      k.fail("MIN_NOTIONAL", `the trade is $${p.notionalUsd.toFixed(2)}, below the $${LIMITS.minNotionalUsd} minimum`);
+  });
+  k.run("MAX_NOTIONAL", () => {
+    const max = Math.min(LIMITS.maxNotionalUsd, p.tierLimitUsd);
+    const tier = max < LIMITS.maxNotionalUsd ? " for this token's tier" : "";
+    if (p.notionalUsd > max)
+      k.fail("MAX_NOTIONAL", `the trade is $${p.notionalUsd.toFixed(2)}, above the $${max} maximum${tier}`);
+  });
+  k.run("MAX_SLIPPAGE", () => {
+    const cap = slippageCapBps(p.notionalUsd);
+    if (p.slippageBps > cap)
+      k.fail(
+        "MAX_SLIPPAGE",
+        `slippage_bps ${p.slippageBps} is above the ${cap} bps cap for a $${Math.round(p.notionalUsd)} trade`,
+      );
+  });
+}
+
+function stockChecks(k: Checker, s: NonNullable<PolicyInput["stock"]>) {
+  k.run("GEOFENCE", () => {
+    if (!s.attests)
+      k.fail(
+        "GEOFENCE",
+        `${s.symbols.join(", ")} is a stock token: ` +
+          "set owner_attests_non_us true to attest the owner is not a US person",
+      );
+  });
+  k.run("STOCK_PAUSED", () => {
+    if (s.paused) k.fail("STOCK_PAUSED", `the issuer has paused ${s.symbols.join(", ")}`);
+  });
+  k.run("WALLET_BLOCKED", () => {
+    if (s.walletBlocked) k.fail("WALLET_BLOCKED", "the stock token registry blocks this wallet");
+  });
+}
+
+function shieldCheck(k: Checker, p: PolicyInput, severe: RiskCode[]) {
+  k.run("SHIELD", () => {
+    const blocked = new Set<string>();
+    if (p.shield.policies.includes("block_severe")) for (const c of severe) blocked.add(c);
+    if (p.shield.policies.includes("verified_only"))
+      for (const r of p.risks) if (r.code === "UNVERIFIED") blocked.add(r.code);
+    if (blocked.size)
+      k.fail("RISK_BLOCKED", `Shield policy refuses: ${[...blocked].join(", ")}`, {
+        blocked: [...blocked],
+        policy: p.shield.policies,
+      });
+  });
+}
+
+/** The route's price against the pool mid and the oracle reference, and the caller's limit. */
+function priceChecks(k: Checker, p: PolicyInput) {
+  k.run("ROUTE_VS_MID", () => {
     if (p.vsMidBps === null) {
-      if (p.midRequired) fail("NO_REFERENCE_MID", "the reference pool mid is unreadable; retry shortly");
+      if (p.midRequired) k.fail("NO_REFERENCE_MID", "the reference pool mid is unreadable; retry shortly");
     } else if (p.vsMidBps < -LIMITS.maxVsMidBps)
-      fail("ROUTE_VS_MID", `the route pays ${-p.vsMidBps} bps under the pool mid (at most ${LIMITS.maxVsMidBps})`);
+      k.fail("ROUTE_VS_MID", `the route pays ${-p.vsMidBps} bps under the pool mid (at most ${LIMITS.maxVsMidBps})`);
   });
   if (p.vsRefBps !== null) {
     const vsRef = p.vsRefBps;
-    run("ROUTE_VS_REF", () => {
+    k.run("ROUTE_VS_REF", () => {
       if (Math.abs(vsRef) > LIMITS.maxVsRefBps)
-        fail(
+        k.fail(
           "ROUTE_VS_REF",
           `the route's price is ${vsRef} bps from the oracle reference (at most ${LIMITS.maxVsRefBps})`,
         );
@@ -196,19 +233,9 @@ export function evaluatePolicy(p: PolicyInput): PolicyResult {
   }
   if (p.minAmountOut !== null) {
     const min = p.minAmountOut;
-    run("LIMIT", () => {
+    k.run("LIMIT", () => {
       if (min > p.expectedOut)
-        fail("LIMIT_NOT_REACHABLE", `min_amount_out ${min} cannot be met now: the best route gives ${p.expectedOut}`);
+        k.fail("LIMIT_NOT_REACHABLE", `min_amount_out ${min} cannot be met now: the best route gives ${p.expectedOut}`);
     });
   }
-  const r = refusal as Refusal | null;
-  return {
-    ok: r === null,
-    code: r?.code ?? null,
-    message: r?.message ?? null,
-    checks,
-    refusal: r,
-    unaccepted,
-    accepted,
-  };
 }

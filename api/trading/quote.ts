@@ -1,6 +1,6 @@
 import type { AggregatorRow } from "../ports/aggregators.js";
 import { costVsMid, evaluate, markView, type Evaluation, type TradingContext } from "./evaluate.js";
-import { parseTradeRequest } from "./request.js";
+import type { TradeParameters } from "./request.js";
 import { CURVE_VENUE } from "./routing.js";
 import type { Who } from "./sides.js";
 import { round2 } from "./timing.js";
@@ -29,8 +29,7 @@ function compareRow(e: Evaluation, row: AggregatorRow) {
 }
 
 /** live/quote: read-only; discloses every route and the policy's verdict, never refuses for risk. */
-export async function quoteTrade(ctx: TradingContext, body: Record<string, unknown>, who: Who) {
-  const r = parseTradeRequest(body);
+export async function quoteTrade(ctx: TradingContext, r: TradeParameters, who: Who) {
   const e = await evaluate(ctx, r, "quote", who, null);
   const mid = e.best.midAtoms !== null ? e.best.midAtoms * 10 ** (e.tin.decimals - e.tout.decimals) : null;
   const ours = e.rows

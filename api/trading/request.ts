@@ -41,10 +41,8 @@ const tradeFields = {
 export const tradeRequest = z.object(tradeFields).strict();
 export type TradeRequest = z.infer<typeof tradeRequest>;
 
-/** Parses a trading body: FEE_FIXED before anything else, then every field's rule. */
-export function parseTradeRequest(body: Record<string, unknown>): TradeRequest {
-  if ("fee_bps" in body) throw new Refusal("FEE_FIXED", "the server sets the fee; send max_fee_bps to cap it");
-  const r = parseBody(tradeRequest, body);
+/** The rules across fields, once every field's own rule passed (BAD_REQUEST, before any token is read). */
+function checkedTrade(r: TradeRequest): TradeRequest {
   if ((r.notional_usd === undefined) === (r.amount_in === undefined))
     throw new Refusal("BAD_REQUEST", "send exactly one of notional_usd or amount_in");
   if (r.amount_in !== undefined && BigInt(r.amount_in) === 0n)
@@ -62,4 +60,23 @@ export function parseTradeRequest(body: Record<string, unknown>): TradeRequest {
   for (const v of r.venues ?? [])
     if (!known.includes(v)) throw new Refusal("BAD_REQUEST", `unknown venue ${v}; known: ${known.join(", ")}`);
   return r;
+}
+
+/**
+ * A trade's body as the edge parses it (quote, build, simulate, prepare): every field's rule, then
+ * the rules across fields (their own messages, thrown as they are met).
+ */
+export const tradeBody = tradeRequest.transform(checkedTrade);
+/** The trade stages' input (api/trading/routes.ts parses it; sessions build it with parseTradeRequest). */
+export type TradeParameters = z.infer<typeof tradeBody>;
+
+/** FEE_FIXED: a body naming fee_bps is refused before any field is read (SPEC's order). */
+export function assertNoFee(body: Record<string, unknown>): void {
+  if ("fee_bps" in body) throw new Refusal("FEE_FIXED", "the server sets the fee; send max_fee_bps to cap it");
+}
+
+/** Parses a trading body: FEE_FIXED before anything else, then every field's rule. */
+export function parseTradeRequest(body: Record<string, unknown>): TradeParameters {
+  assertNoFee(body);
+  return parseBody(tradeBody, body);
 }

@@ -2,34 +2,39 @@ import { parseBody, Refusal } from "../errors/index.js";
 import { TRADING } from "../errors/groups.js";
 import type { Take } from "../http/limits.js";
 import { RATE_RULES } from "../http/rateLimit.js";
-import { route, type RouteCall } from "../http/route.js";
+import { routesFor, type RawCall } from "../http/route.js";
 import type { Ledger } from "./ledger.js";
-import type { Relay } from "./relay.js";
-import { revokeRequest, type RevokeParameters } from "./revoke.js";
-import { tradeRequest } from "./request.js";
-import { submitRequest } from "./relay.js";
+import { submitRequest, type Relay } from "./relay.js";
+import { revokeRequest } from "./revoke.js";
+import { assertNoFee, tradeBody } from "./request.js";
+import type { Who } from "./sides.js";
 import { prepareInput, quoteInput, SIGN_LOCALLY_NOTE } from "./tools.js";
 import type { Trading } from "./trading.js";
 
 /** What SPEC "Trading" reads: the trade's stages, the relay, and the ledger that keeps refused trades. */
 export type TradingService = {
   trading: Pick<Trading, "quote" | "plan" | "simulate" | "revoke" | "refOfParam">;
-  relay: Pick<Relay, "submit">;
+  relay: Pick<Relay, "submit" | "assertRelaying">;
   ledger: Pick<Ledger, "recordRefused">;
 };
 
+const route = routesFor<TradingService>();
 const QUOTE: Take[] = [["liveQuote", RATE_RULES.liveQuote, "key"]];
 const PREPARE: Take[] = [["livePrepare", RATE_RULES.livePrepare, "key"]];
 
-const who = ({ c }: RouteCall<unknown, unknown>) => ({ key: c.get("key"), clientAddr: c.get("clientAddr") });
+const who = ({ c }: RawCall): Who => ({ key: c.get("key"), clientAddr: c.get("clientAddr") });
+const rawBody = ({ c }: RawCall): Record<string, unknown> => c.get("body") ?? {};
+/** A trade's first step: FEE_FIXED before any field is read (SPEC's order); then the edge parses tradeBody. */
+const noFee = (call: RawCall) => assertNoFee(rawBody(call));
 
-/** A call never relayed is kept as a refused trade with its code (me/trades?refused=1). */
-async function refusedAsAgent({ c }: RouteCall<unknown, unknown>, s: TradingService, run: () => Promise<unknown>) {
+/** A call never relayed is kept as a refused trade with its code (me/trades?refused=1), a bad field's included. */
+async function refusedAsAgent(call: RawCall, s: TradingService, work: () => Promise<unknown>) {
   try {
-    return await run();
+    return await work();
   } catch (err) {
     if (err instanceof Refusal && err.refusesTrade) {
-      const b = c.get("body") ?? {};
+      const { c } = call;
+      const b = rawBody(call);
       await s.ledger
         .recordRefused({
           wallet: c.get("key").wallet,
@@ -47,18 +52,30 @@ async function refusedAsAgent({ c }: RouteCall<unknown, unknown>, s: TradingServ
 }
 
 /**
- * SPEC.md "Trading" (fast mode: api/fast/routes.ts). The trade routes parse their bodies
- * themselves (FEE_FIXED comes before the schema's refusals; submit's SUBMIT_DISABLED before any),
- * so their schemas are only documented; live/revoke's is parsed at the edge.
+ * live/prepare with action "revoke" is live/revoke under prepare's bucket: its body is revoke's
+ * (parsed here, at the edge, by revoke's schema), and its refusals are not refused trades. Any
+ * other prepare is a trade: FEE_FIXED first, then tradeBody, its refusals kept.
+ */
+function prepareOrRevoke(call: RawCall, s: TradingService, work: () => Promise<unknown>) {
+  const b = rawBody(call);
+  if (b.action === "revoke") return s.trading.revoke(parseBody(revokeRequest, b), who(call));
+  return refusedAsAgent(call, s, work);
+}
+
+/**
+ * SPEC.md "Trading" (fast mode: api/fast/routes.ts). A trade's body is parsed at the edge after
+ * its `first` step (FEE_FIXED before the schema's refusals; submit's SUBMIT_DISABLED before any);
+ * build, prepare and submit keep their refusals as refused trades (`around`).
  */
 export const tradingRoutes = [
-  route<TradingService>({
+  route({
     method: "post",
     path: "/live/quote",
     auth: "key",
     limits: QUOTE,
     summary: "Routes and marks for a trade (read-only)",
-    documents: { body: tradeRequest },
+    first: noFee,
+    body: tradeBody,
     answer: ["token_in", "token_out", "best", "routes"],
     errors: TRADING,
     mcp: {
@@ -69,52 +86,55 @@ export const tradingRoutes = [
     },
     handle: (call, s) => s.trading.quote(call.body, who(call)),
   }),
-  route<TradingService>({
+  route({
     method: "post",
     path: "/live/build",
     auth: "key(wallet)",
     limits: QUOTE,
     summary: "A plan built without simulation",
-    documents: { body: tradeRequest },
+    around: refusedAsAgent,
+    first: noFee,
+    body: tradeBody,
     answer: ["tx", "amount_in", "amount_out_min"],
     errors: TRADING,
-    handle: (call, s) => refusedAsAgent(call, s, () => s.trading.plan(call.body, who(call), "build")),
+    handle: (call, s) => s.trading.plan(call.body, who(call), "build"),
   }),
-  route<TradingService>({
+  route({
     method: "post",
     path: "/live/simulate",
     auth: "key",
     limits: QUOTE,
     summary: "A trade simulated against the chain",
-    documents: { body: tradeRequest },
+    first: noFee,
+    body: tradeBody,
     answer: ["ok"],
     errors: TRADING,
     handle: (call, s) => s.trading.simulate(call.body, who(call)),
   }),
-  route<TradingService>({
+  route({
     method: "post",
     path: "/live/prepare",
     auth: "key(wallet)",
     limits: PREPARE,
     summary: "A plan for the wallet to sign: transactions, fee, checks, simulation",
-    documents: { body: tradeRequest },
+    // action "revoke" never reaches first, the parse or handle: prepareOrRevoke answers it.
+    around: prepareOrRevoke,
+    first: noFee,
+    body: tradeBody,
     answer: ["ready", "tx", "steps", "amount_in", "amount_out_min", "fee_bps", "fee_class"],
     errors: TRADING,
     mcp: {
       name: "prepare_trade",
       description:
-        "Plan a trade for your own wallet (POST /api/v1/live/prepare): unsigned transaction(s) you verify and sign locally, then submit.",
+        "Plan a trade for your own wallet (POST /api/v1/live/prepare): unsigned transaction(s) you verify and sign " +
+        "locally, then submit.",
       input: prepareInput,
       readOnly: false,
       notes: [SIGN_LOCALLY_NOTE],
     },
-    // action "revoke" is live/revoke under prepare's bucket (not kept as a refused trade).
-    handle: (call, s) =>
-      call.body.action === "revoke"
-        ? s.trading.revoke(parseBody(revokeRequest, call.body), who(call))
-        : refusedAsAgent(call, s, () => s.trading.plan(call.body, who(call), "prepare")),
+    handle: (call, s) => s.trading.plan(call.body, who(call), "prepare"),
   }),
-  route<TradingService, RevokeParameters>({
+  route({
     method: "post",
     path: "/live/revoke",
     auth: "key(wallet)",
@@ -125,15 +145,17 @@ export const tradingRoutes = [
     errors: TRADING,
     handle: (call, s) => s.trading.revoke(call.body, who(call)),
   }),
-  route<TradingService>({
+  route({
     method: "post",
     path: "/live/submit",
     auth: "key(wallet)",
     limits: [],
     summary: "Relays a transaction the service built for this key",
-    documents: { body: submitRequest },
+    around: refusedAsAgent,
+    first: (_, s) => s.relay.assertRelaying(),
+    body: submitRequest,
     answer: ["tx_hash", "as_built"],
     errors: [...TRADING, "NONCE", "IN_FLIGHT"],
-    handle: (call, s) => refusedAsAgent(call, s, () => s.relay.submit(call.body, call.c.get("key"))),
+    handle: (call, s) => s.relay.submit(call.body, call.c.get("key")),
   }),
 ];

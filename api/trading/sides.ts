@@ -30,62 +30,82 @@ export type TokenInfo = {
   tierLimitUsd: number;
 };
 
+type SidesDeps = { config: Config; tokens: Tokens; market: Market };
+
+/** A core symbol or an address; a trade naming another symbol is TOKEN_NOT_ALLOWED. */
+function resolveSide(d: SidesDeps, param: string): Address {
+  try {
+    return d.tokens.resolve(param);
+  } catch (err) {
+    if (err instanceof Refusal && err.code === "ADDRESS_REQUIRED")
+      throw new Refusal(
+        "TOKEN_NOT_ALLOWED",
+        `${param} is not a core symbol: name the token by its 0x address`,
+        {},
+        { cause: err },
+      );
+    throw err;
+  }
+}
+
+/** The registry's record of a side (screened on demand): TOKEN_UNKNOWN, SCREEN_UNAVAILABLE, RPC_UNAVAILABLE. */
+async function recordOf(d: SidesDeps, param: string, address: Address, who: Who | null): Promise<TokenRecord> {
+  let record: TokenRecord;
+  try {
+    record = (await d.tokens.get(address, {
+      shield: false,
+      keyId: who?.key.keyId ?? 0,
+      clientAddr: who?.clientAddr ?? "quote",
+    })) as TokenRecord;
+  } catch (err) {
+    if (err instanceof Refusal && (err.code === "NOT_A_TOKEN" || err.code === "UNKNOWN_TOKEN"))
+      throw new Refusal("TOKEN_UNKNOWN", `${param}: ${err.message}`, {}, { cause: err });
+    if (err instanceof Refusal) throw err;
+    throw new Refusal(
+      "RPC_UNAVAILABLE",
+      `the chain RPC did not answer while screening ${param}`,
+      {},
+      { cause: err, retryAfterS: 2 },
+    );
+  }
+  if (record.screen_status === "UNSCREENED")
+    throw new Refusal(
+      "SCREEN_UNAVAILABLE",
+      `${address} is still being screened; retry in a few seconds`,
+      {},
+      { retryAfterS: 5 },
+    );
+  return record;
+}
+
+/** A refused call's side as the request named it: complete for core assets, the address otherwise. */
+function refOfParam(d: SidesDeps, param: unknown): TokenRef | null {
+  if (typeof param !== "string") return null;
+  const core = d.config.tokens[param.toUpperCase()] ?? d.market.core(param as Address);
+  if (core && (!/^0x/i.test(param) || /^0x[0-9a-fA-F]{40}$/.test(param)))
+    return {
+      token: core.symbol,
+      address: core.address,
+      symbol: core.symbol,
+      name: core.name,
+      decimals: core.decimals,
+    };
+  return /^0x[0-9a-fA-F]{40}$/.test(param)
+    ? { token: lc(param), address: getAddress(param), symbol: null, name: null, decimals: null }
+    : { token: param, address: null, symbol: null, name: null, decimals: null };
+}
+
 /**
  * The two sides of a trade: a core symbol or an address, resolved through the token registry
  * (screened on demand), with what the fee class and the policy need to know about each.
  */
-export function createSides(d: { config: Config; tokens: Tokens; market: Market }) {
+export function createSides(d: SidesDeps) {
   const majors = new Set(majorSymbols(d.config.tokens));
 
-  /** A core symbol or an address; a trade naming another symbol is TOKEN_NOT_ALLOWED. */
-  function resolve(param: string): Address {
-    try {
-      return d.tokens.resolve(param);
-    } catch (err) {
-      if (err instanceof Refusal && err.code === "ADDRESS_REQUIRED")
-        throw new Refusal(
-          "TOKEN_NOT_ALLOWED",
-          `${param} is not a core symbol: name the token by its 0x address`,
-          {},
-          { cause: err },
-        );
-      throw err;
-    }
-  }
-
-  async function recordOf(param: string, address: Address, who: Who | null): Promise<TokenRecord> {
-    let record: TokenRecord;
-    try {
-      record = (await d.tokens.get(address, {
-        shield: false,
-        keyId: who?.key.keyId ?? 0,
-        clientAddr: who?.clientAddr ?? "quote",
-      })) as TokenRecord;
-    } catch (err) {
-      if (err instanceof Refusal && (err.code === "NOT_A_TOKEN" || err.code === "UNKNOWN_TOKEN"))
-        throw new Refusal("TOKEN_UNKNOWN", `${param}: ${err.message}`, {}, { cause: err });
-      if (err instanceof Refusal) throw err;
-      throw new Refusal(
-        "RPC_UNAVAILABLE",
-        `the chain RPC did not answer while screening ${param}`,
-        {},
-        { cause: err, retryAfterS: 2 },
-      );
-    }
-    if (record.screen_status === "UNSCREENED")
-      throw new Refusal(
-        "SCREEN_UNAVAILABLE",
-        `${address} is still being screened; retry in a few seconds`,
-        {},
-        { retryAfterS: 5 },
-      );
-    return record;
-  }
-
   async function info(param: string, who: Who | null): Promise<TokenInfo> {
-    const address = resolve(param);
+    const address = resolveSide(d, param);
     const core = d.market.core(address);
-    const record = core?.native ? null : await recordOf(param, address, who);
+    const record = core?.native ? null : await recordOf(d, param, address, who);
     const limit = (record?.limits as { max_trade_usd?: number } | undefined)?.max_trade_usd;
     return {
       param,
@@ -125,24 +145,13 @@ export function createSides(d: { config: Config; tokens: Tokens; market: Market 
     decimals: t.decimals,
   });
 
-  /** A refused call's side as the request named it: complete for core assets, the address otherwise. */
-  function refOfParam(param: unknown): TokenRef | null {
-    if (typeof param !== "string") return null;
-    const core = d.config.tokens[param.toUpperCase()] ?? d.market.core(param as Address);
-    if (core && (!/^0x/i.test(param) || /^0x[0-9a-fA-F]{40}$/.test(param)))
-      return {
-        token: core.symbol,
-        address: core.address,
-        symbol: core.symbol,
-        name: core.name,
-        decimals: core.decimals,
-      };
-    return /^0x[0-9a-fA-F]{40}$/.test(param)
-      ? { token: lc(param), address: getAddress(param), symbol: null, name: null, decimals: null }
-      : { token: param, address: null, symbol: null, name: null, decimals: null };
-  }
-
-  return { resolve, info, pair, ref, refOfParam };
+  return {
+    resolve: (param: string) => resolveSide(d, param),
+    info,
+    pair,
+    ref,
+    refOfParam: (param: unknown) => refOfParam(d, param),
+  };
 }
 
 export type Sides = ReturnType<typeof createSides>;

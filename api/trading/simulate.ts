@@ -10,7 +10,7 @@ import {
 } from "../ports/simulation.js";
 import { buildPlan } from "./build.js";
 import { evaluate, type Evaluation, type TradingContext } from "./evaluate.js";
-import { parseTradeRequest, type TradeRequest } from "./request.js";
+import type { TradeParameters, TradeRequest } from "./request.js";
 import { CURVE_VENUE } from "./routing.js";
 import type { Who } from "./sides.js";
 import type { Step } from "./txs.js";
@@ -48,7 +48,8 @@ async function lendingOverrides(
   if (slot === null)
     throw new Refusal(
       "DRY_RUN_UNFUNDABLE",
-      `${e.tin.symbol || e.tin.address} keeps balances where overrides cannot fake them; simulate with fund false from a wallet that holds it, or trade small`,
+      `${e.tin.symbol || e.tin.address} keeps balances where overrides cannot fake them; ` +
+        "simulate with fund false from a wallet that holds it, or trade small",
     );
   const overrides: Override[] = [];
   const lent = balanceOverride(e.tin.address, wallet, slot, have + e.amountIn);
@@ -85,8 +86,7 @@ export async function simulateSteps(
  * live/simulate: with a wallet, that wallet's plan (fund false: its real balances); without, a
  * synthetic funded wallet that discloses only. mode `first` adds the approvals a fresh wallet needs.
  */
-export async function simulateTrade(ctx: TradingContext, body: Record<string, unknown>, who: Who) {
-  const r = parseTradeRequest(body);
+export async function simulateTrade(ctx: TradingContext, r: TradeParameters, who: Who) {
   const synthetic = !r.wallet;
   const wallet = synthetic ? SYNTHETIC_WALLET : walletOf(r, who);
   const e = await evaluate(ctx, r, "simulate", who, wallet, synthetic);

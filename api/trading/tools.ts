@@ -1,11 +1,17 @@
 import { z } from "zod";
 
-/** What an agent sends the "quote" and "prepare_trade" MCP tools (api/trading/routes.ts), and what it is told before signing. */
+/**
+ * What an agent sends the "quote" and "prepare_trade" MCP tools (api/trading/routes.ts), and what it
+ * is told before signing.
+ */
 
 export const SIGN_LOCALLY_NOTE =
-  "Unsigned plan: this server never holds or asks for a private key. Before signing, verify it locally (chain_id 4663; tx.to is config.router, " +
-  "or for steps each tx's target; fee recipient is config.fee.recipient; amounts and amount_out_min are what you asked), e.g. with @pit/sdk which " +
-  "re-derives the plan from its calldata. Sign with your own wallet (steps in order, permit typed data if asked), then send the signed raw " +
+  "Unsigned plan: this server never holds or asks for a private key. " +
+  "Before signing, verify it locally (chain_id 4663; tx.to is config.router, " +
+  "or for steps each tx's target; fee recipient is config.fee.recipient; " +
+  "amounts and amount_out_min are what you asked), e.g. with @pit/sdk which " +
+  "re-derives the plan from its calldata. Sign with your own wallet (steps in order, " +
+  "permit typed data if asked), then send the signed raw " +
   "transaction(s) to POST /api/v1/live/submit with the same API key.";
 
 const sizeFields = {

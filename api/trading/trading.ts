@@ -10,6 +10,7 @@ import { buildCurveCalls, buildPlan } from "./build.js";
 import { evaluate, type TradingContext } from "./evaluate.js";
 import type { Ledger } from "./ledger.js";
 import { planTrade } from "./plan.js";
+import type { TradeParameters } from "./request.js";
 import { quoteTrade } from "./quote.js";
 import { createRevoke } from "./revoke.js";
 import { createSides, type Who } from "./sides.js";
@@ -53,9 +54,9 @@ export function createTrading(d: TradingDeps) {
   };
   return {
     context: ctx,
-    quote: (body: Record<string, unknown>, who: Who) => quoteTrade(ctx, body, who),
-    plan: (body: Record<string, unknown>, who: Who, kind: "build" | "prepare") => planTrade(ctx, body, who, kind),
-    simulate: (body: Record<string, unknown>, who: Who) => simulateTrade(ctx, body, who),
+    quote: (r: TradeParameters, who: Who) => quoteTrade(ctx, r, who),
+    plan: (r: TradeParameters, who: Who, kind: "build" | "prepare") => planTrade(ctx, r, who, kind),
+    simulate: (r: TradeParameters, who: Who) => simulateTrade(ctx, r, who),
     revoke: createRevoke({ config: d.config, chain: d.chain, resolveToken: sides.resolve }),
     refOfParam: sides.refOfParam,
     stages: { evaluate, buildPlan, buildCurveCalls, simulateSteps },

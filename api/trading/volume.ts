@@ -22,7 +22,8 @@ export type VolumeTier = {
 
 /**
  * 30-day volume through the service: every trade the service relayed for the wallet and the
- * relay watcher saw mined (the app store's outcome), valued on its major side at today's marks (a trade with no major side
+ * relay watcher saw mined (the app store's outcome), valued on its major side at today's marks (a trade with no
+ * major side
  * counts nothing). It sets the wallet's major fee tier.
  */
 export function createVolume(d: { config: Config; ledger: Ledger; market: Market; clock: () => number }) {

@@ -7,14 +7,31 @@ import type { Sequencer } from "../ports/sequencer.js";
 import { DROP_AFTER_S, storedOutcome, type Ledger, type WatchedTrade } from "./ledger.js";
 import { resend, STALE_SEND_S } from "./relay.js";
 
-/** Blocks after which an outcome is final and no longer re-checked (Ponder's default finality for unknown chains). */
+/** Blocks after which an outcome is final and no longer re-checked (Ponder's default finality, unknown chains). */
 export const FINALITY_BLOCKS = 30;
-/** A pending trade is still looked at this long past the hour that makes it dropped (a receipt seen late still counts). */
+/** A pending trade is looked at this long past the hour that makes it dropped (a receipt seen late still counts). */
 const GRACE_S = 120;
-/** A sent transaction the node does not know (it lost it, e.g. a devnet restored from a state a second old) is sent again at most this often. */
+/**
+ * A sent transaction the node does not know (it lost it, e.g. a devnet restored from a state a
+ * second old) is sent again at most this often.
+ */
 export const RESEND_EVERY_S = 5;
 
 type RpcReceipt = { status: string; blockHash: Hex; blockNumber: Hex; logs: RawLog[] };
+
+type WatcherDeps = {
+  chain: PublicClient;
+  ledger: Ledger;
+  sequencer: Sequencer;
+  lease?: Lease;
+  contracts: RelayedContracts;
+  clock: () => number;
+  logger?: Logger;
+  intervalMs?: number;
+  concurrency?: number;
+};
+/** The watcher's deps and its raw JSON-RPC reads (receipts as the node answers them). */
+type Watching = WatcherDeps & { rpc: <T>(method: string, params: unknown[]) => Promise<T> };
 
 /**
  * The relay watcher: every `intervalMs` it reads `eth_getTransactionReceipt` for each relayed
@@ -35,82 +52,18 @@ type RpcReceipt = { status: string; blockHash: Hex; blockNumber: Hex; logs: RawL
  * another takes over within the lease's ttl when the holder dies. Updates stay conditional on
  * the row they read, so a pass that overlaps a takeover cannot undo a newer reading.
  */
-export function createWatcher(d: {
-  chain: PublicClient;
-  ledger: Ledger;
-  sequencer: Sequencer;
-  lease?: Lease;
-  contracts: RelayedContracts;
-  clock: () => number;
-  logger?: Logger;
-  intervalMs?: number;
-  concurrency?: number;
-}) {
+export function createWatcher(d: WatcherDeps) {
   const intervalMs = d.intervalMs ?? 500;
   const queue = new PQueue({ concurrency: d.concurrency ?? 8 });
-  const rpc = <T>(method: string, params: unknown[]) =>
-    d.chain.request({ method: method as never, params: params as never }) as Promise<T>;
+  const w: Watching = {
+    ...d,
+    rpc: <T>(method: string, params: unknown[]) =>
+      d.chain.request({ method: method as never, params: params as never }) as Promise<T>,
+  };
   let timer: NodeJS.Timeout | null = null;
   let running: Promise<void> | null = null;
   let stopped = true;
-
-  async function check(t: WatchedTrade, head: () => Promise<number>) {
-    const r = await rpc<RpcReceipt | null>("eth_getTransactionReceipt", [t.txHash]);
-    if (!r || !r.blockHash) {
-      if (t.status !== "pending" && t.blockHash) await d.ledger.backToPending(t.id, t.blockHash);
-      else await d.ledger.markChecked(t.id);
-      if (t.status === "pending") await resendIfForgotten(t);
-      return;
-    }
-    const blockNumber = Number(BigInt(r.blockNumber));
-    const final = (await head()) - blockNumber >= FINALITY_BLOCKS;
-    if (t.status !== "pending" && t.blockHash?.toLowerCase() === r.blockHash.toLowerCase()) {
-      if (final) await d.ledger.markFinal(t.id, t.blockHash);
-      return;
-    }
-    // New, or moved to another block: the block's time, and the fee transaction a two_step curve plan sent first.
-    const block = await rpc<{ timestamp: Hex } | null>("eth_getBlockByHash", [r.blockHash, false]);
-    if (!block) return; // reorged between the two reads: next tick
-    const twoStep = t.plan?.execution === "curve" && t.plan.fee.token === zeroAddress && t.plan.fee.amount > 0n;
-    const feeTx =
-      twoStep && t.feeTxHash ? await rpc<RpcReceipt | null>("eth_getTransactionReceipt", [t.feeTxHash]) : null;
-    // A two_step trade whose fee has no successful receipt paid nothing: it counts nowhere (volume, league, treasury).
-    const feeUnpaid = twoStep && feeTx?.status !== "0x1";
-    if (feeUnpaid)
-      d.logger?.warn(
-        { tx: t.txHash, fee_tx: t.feeTxHash },
-        "relay watcher: a curve trade mined without its fee; it counts nowhere",
-      );
-    const outcome = t.plan ? storedOutcome(relayedOutcome(r, t.plan, d.contracts, feeTx)) : null;
-    await d.ledger.recordOutcome(t.id, t.status === "pending" ? null : t.blockHash, {
-      status: r.status === "0x1" ? "mined" : "reverted",
-      blockNumber,
-      blockHash: r.blockHash,
-      blockTime: Number(BigInt(block.timestamp)),
-      outcome,
-      final,
-      feeUnpaid,
-    });
-  }
-
-  /** Sends a pending trade's bytes again when they may be lost and the node does not know them. */
-  async function resendIfForgotten(t: WatchedTrade) {
-    const now = Math.floor(d.clock() / 1000);
-    if (!t.rawTx || (t.deadline !== null && t.deadline <= now)) return;
-    const due =
-      t.relay === "lost" ||
-      (t.relay === "sending" && (t.sentAt ?? 0) < now - STALE_SEND_S) ||
-      (t.relay === "sent" && (t.sentAt ?? 0) < now - RESEND_EVERY_S);
-    if (!due) return;
-    if (await rpc<unknown>("eth_getTransactionByHash", [t.txHash])) return;
-    const raw = await d.ledger.claimResend(t.txHash, {
-      staleBefore: now - STALE_SEND_S,
-      ifSentBefore: now - RESEND_EVERY_S,
-    });
-    if (!raw) return;
-    const state = await resend(d.sequencer, d.ledger, t.txHash, raw);
-    d.logger?.info({ tx: t.txHash, relay: state }, "relay watcher: sent a pending trade's bytes again");
-  }
+  const check = (t: WatchedTrade, head: () => Promise<number>) => checkTrade(w, t, head);
 
   /** The scheduled pass: only while this instance holds the store's watcher lease. */
   async function leasedTick() {
@@ -124,7 +77,7 @@ export function createWatcher(d: {
     const trades = await d.ledger.watchList(now - DROP_AFTER_S - GRACE_S);
     if (trades.length === 0) return;
     let headP: Promise<number> | null = null;
-    const head = () => (headP ??= rpc<Hex>("eth_blockNumber", []).then((h) => Number(BigInt(h))));
+    const head = () => (headP ??= w.rpc<Hex>("eth_blockNumber", []).then((h) => Number(BigInt(h))));
     await queue.addAll(
       trades.map((t) => async () => {
         try {
@@ -167,3 +120,74 @@ export function createWatcher(d: {
 }
 
 export type Watcher = ReturnType<typeof createWatcher>;
+
+/** One watched trade: no receipt (back to pending, or sent again), the same block (final?), or a new outcome. */
+async function checkTrade(d: Watching, t: WatchedTrade, head: () => Promise<number>) {
+  const r = await d.rpc<RpcReceipt | null>("eth_getTransactionReceipt", [t.txHash]);
+  if (!r || !r.blockHash) {
+    if (t.status !== "pending" && t.blockHash) await d.ledger.backToPending(t.id, t.blockHash);
+    else await d.ledger.markChecked(t.id);
+    if (t.status === "pending") await resendIfForgotten(d, t);
+    return;
+  }
+  const blockNumber = Number(BigInt(r.blockNumber));
+  const final = (await head()) - blockNumber >= FINALITY_BLOCKS;
+  if (t.status !== "pending" && t.blockHash?.toLowerCase() === r.blockHash.toLowerCase()) {
+    if (final) await d.ledger.markFinal(t.id, t.blockHash);
+    return;
+  }
+  await recordMined(d, t, r, { blockNumber, final });
+}
+
+/**
+ * A receipt new, or moved to another block: the block's time, and the fee transaction a two_step
+ * curve plan sent first.
+ */
+async function recordMined(
+  d: Watching,
+  t: WatchedTrade,
+  r: RpcReceipt,
+  { blockNumber, final }: { blockNumber: number; final: boolean },
+) {
+  const block = await d.rpc<{ timestamp: Hex } | null>("eth_getBlockByHash", [r.blockHash, false]);
+  if (!block) return; // reorged between the two reads: next tick
+  const twoStep = t.plan?.execution === "curve" && t.plan.fee.token === zeroAddress && t.plan.fee.amount > 0n;
+  const feeTx =
+    twoStep && t.feeTxHash ? await d.rpc<RpcReceipt | null>("eth_getTransactionReceipt", [t.feeTxHash]) : null;
+  // A two_step trade whose fee has no successful receipt paid nothing: it counts nowhere (volume, league, treasury).
+  const feeUnpaid = twoStep && feeTx?.status !== "0x1";
+  if (feeUnpaid)
+    d.logger?.warn(
+      { tx: t.txHash, fee_tx: t.feeTxHash },
+      "relay watcher: a curve trade mined without its fee; it counts nowhere",
+    );
+  const outcome = t.plan ? storedOutcome(relayedOutcome(r, t.plan, d.contracts, feeTx)) : null;
+  await d.ledger.recordOutcome(t.id, t.status === "pending" ? null : t.blockHash, {
+    status: r.status === "0x1" ? "mined" : "reverted",
+    blockNumber,
+    blockHash: r.blockHash,
+    blockTime: Number(BigInt(block.timestamp)),
+    outcome,
+    final,
+    feeUnpaid,
+  });
+}
+
+/** Sends a pending trade's bytes again when they may be lost and the node does not know them. */
+async function resendIfForgotten(d: Watching, t: WatchedTrade) {
+  const now = Math.floor(d.clock() / 1000);
+  if (!t.rawTx || (t.deadline !== null && t.deadline <= now)) return;
+  const due =
+    t.relay === "lost" ||
+    (t.relay === "sending" && (t.sentAt ?? 0) < now - STALE_SEND_S) ||
+    (t.relay === "sent" && (t.sentAt ?? 0) < now - RESEND_EVERY_S);
+  if (!due) return;
+  if (await d.rpc<unknown>("eth_getTransactionByHash", [t.txHash])) return;
+  const raw = await d.ledger.claimResend(t.txHash, {
+    staleBefore: now - STALE_SEND_S,
+    ifSentBefore: now - RESEND_EVERY_S,
+  });
+  if (!raw) return;
+  const state = await resend(d.sequencer, d.ledger, t.txHash, raw);
+  d.logger?.info({ tx: t.txHash, relay: state }, "relay watcher: sent a pending trade's bytes again");
+}
