@@ -1,5 +1,4 @@
-import { recoverTypedDataAddress, zeroAddress, type Address, type Hex, type PublicClient } from "viem";
-import type { Config } from "../../lib/config.js";
+import { recoverTypedDataAddress, zeroAddress, type Address, type Hex } from "viem";
 import { bpsOf, feeFor } from "../../lib/fees.js";
 import { fastPairOf, type FastPair, type FastRouteTable } from "../../lib/fastRoutes.js";
 import { readFeeBps, readRouterCall } from "../../lib/router/read.js";
@@ -35,15 +34,13 @@ import { parseFastTx, signerOf, type FastTx } from "./decode.js";
 import { notAsBuiltDiffs, poolRouteOf } from "./rebuild.js";
 import type { FastParameters } from "./request.js";
 import { lc } from "../../lib/address.js";
+import type { Common } from "../ports/common.js";
 
-export type FastDeps = {
-  config: Config;
-  chain: PublicClient;
+export type FastDeps = Pick<Common, "config" | "chain" | "clock"> & {
   market: Market;
   ledger: Ledger;
   volume: Volume;
   sequencer: Sequencer;
-  clock: () => number;
   table: FastRouteTable;
   sha256: Hex;
   /**

@@ -1,4 +1,4 @@
-import { maxUint160, parseUnits, zeroAddress, type Address, type PublicClient } from "viem";
+import { maxUint160, parseUnits, zeroAddress, type Address } from "viem";
 import type { LRUCache } from "lru-cache";
 import type { Config } from "../../lib/config.js";
 import { bpsOf, feeFor, type FeeClass } from "../../lib/fees.js";
@@ -27,14 +27,13 @@ import type { Sides, TokenInfo, Who } from "./sides.js";
 import type { Volume } from "./volume.js";
 import { msSince } from "./timing.js";
 import { lc } from "../../lib/address.js";
+import type { Common } from "../ports/common.js";
 
 /** What a trading call is for: quote discloses, build/prepare/simulate plan for a wallet. */
 export type Kind = "quote" | "build" | "prepare" | "simulate";
 
 /** What the stages read and share; built once by createTrading. */
-export type TradingContext = {
-  config: Config;
-  chain: PublicClient;
+export type TradingContext = Pick<Common, "config" | "chain"> & {
   tokens: Tokens;
   market: Market;
   indexed: SqlIndexedReads;

@@ -8,7 +8,6 @@ import {
   type TransactionSerialized,
 } from "viem";
 import { z } from "zod";
-import type { Config } from "../../lib/config.js";
 import { SequencerRefused, type Sequencer } from "../ports/sequencer.js";
 import { Refusal } from "../errors/index.js";
 import { describeCurveCall, describeRouterCall, type PlanTx } from "./txs.js";
@@ -16,6 +15,7 @@ import { fingerprint, type Ledger, type StoredPlan } from "./ledger.js";
 import type { KeyRecord } from "../auth/index.js";
 import { msSince } from "./timing.js";
 import { sameAddress as same } from "../../lib/address.js";
+import type { Common } from "../ports/common.js";
 
 export const submitRequest = z
   .object({
@@ -72,12 +72,9 @@ export function diffTx(built: PlanTx, signed: PlanTx): Diff[] {
 }
 
 /** What the relay reads and writes. */
-export type RelayDeps = {
-  config: Config;
-  chain: PublicClient;
+export type RelayDeps = Pick<Common, "config" | "chain" | "clock"> & {
   ledger: Ledger;
   sequencer: Sequencer;
-  clock: () => number;
   sessionExecutors?: (wallet: Address) => Promise<Address[]>;
 };
 

@@ -1,7 +1,5 @@
 import { onClock } from "../../lib/cacheClock.js";
-import type { PublicClient } from "viem";
 import { LRUCache } from "lru-cache";
-import type { Config } from "../../lib/config.js";
 import type { Market } from "../market/index.js";
 import type { AggregatorVenue } from "../ports/aggregators.js";
 import type { SqlIndexedReads } from "../ports/indexed.js";
@@ -16,19 +14,17 @@ import { createRevoke } from "./revoke.js";
 import { createSides, type Who } from "./sides.js";
 import { simulateSteps, simulateTrade } from "./simulate.js";
 import type { Volume } from "./volume.js";
+import type { Common } from "../ports/common.js";
 
 /** A pair's winning route is tried alone by `fast` quotes for this long. */
 const WINNER_TTL_MS = 60_000;
 
-export type TradingDeps = {
-  config: Config;
-  chain: PublicClient;
+export type TradingDeps = Pick<Common, "config" | "chain" | "clock"> & {
   indexed: SqlIndexedReads;
   tokens: Tokens;
   market: Market;
   ledger: Ledger;
   volume: Volume;
-  clock: () => number;
   aggregators?: Partial<Record<AggregatorVenue, string>>;
 };
 

@@ -1,11 +1,11 @@
 import PQueue from "p-queue";
-import type { Logger } from "pino";
-import { zeroAddress, type Hex, type PublicClient } from "viem";
+import { zeroAddress, type Hex } from "viem";
 import { relayedOutcome, type RawLog, type RelayedContracts } from "../../lib/tradeOutcome.js";
 import type { Lease } from "../ports/store/lease.js";
 import type { Sequencer } from "../ports/sequencer.js";
 import { DROP_AFTER_S, storedOutcome, type Ledger, type WatchedTrade } from "./ledger.js";
 import { resend, STALE_SEND_S } from "./relay.js";
+import type { Common } from "../ports/common.js";
 
 /** Blocks after which an outcome is final and no longer re-checked (Ponder's default finality, unknown chains). */
 export const FINALITY_BLOCKS = 30;
@@ -19,14 +19,11 @@ export const RESEND_EVERY_S = 5;
 
 type RpcReceipt = { status: string; blockHash: Hex; blockNumber: Hex; logs: RawLog[] };
 
-type WatcherDeps = {
-  chain: PublicClient;
+type WatcherDeps = Pick<Common, "chain" | "clock" | "logger"> & {
   ledger: Ledger;
   sequencer: Sequencer;
   lease?: Lease;
   contracts: RelayedContracts;
-  clock: () => number;
-  logger?: Logger;
   intervalMs?: number;
   concurrency?: number;
 };
