@@ -207,9 +207,24 @@ export async function aiDecision(
     { ownerSinceMs: await d.ownerSince(agent.wallet), nowMs, worstUsd, tickSeq: t.seq },
   );
   if ("hold" in r) return hold(r.hold, r.message, r.poolHold);
+  return callModel(d, agent, { p, model, user, worstUsd, serviceKey: d.ai.gatewayKey }, r);
+}
+
+type Reserved = Extract<Awaited<ReturnType<typeof reserve>>, { rowId: unknown }>;
+
+/**
+ * The reserved call: the key it is paid with (the service's, or the owner's own opened), the
+ * model's answer read strictly, its cost settled on the reserved row.
+ */
+async function callModel(
+  d: AiDeps,
+  agent: StoredAgent,
+  c: { p: AiParams; model: AiModel; user: string; worstUsd: number; serviceKey: string },
+  r: Reserved,
+): Promise<Decision> {
   let apiKey: string;
   try {
-    apiKey = r.source === "service" ? d.ai.gatewayKey : openOwnKey(d.ai, agent.wallet, r.sealedKey!);
+    apiKey = r.source === "service" ? c.serviceKey : openOwnKey(d.ai, agent.wallet, r.sealedKey!);
   } catch {
     await settle(d.db, r.rowId, {
       status: "hold",
@@ -228,17 +243,17 @@ export async function aiDecision(
     };
   }
   const res = await d.gatewayFor(apiKey).complete({
-    model: model.id,
+    model: c.model.id,
     system: SYSTEM,
-    user,
+    user: c.user,
     schemaName: "orders",
     schema: ANSWER_SCHEMA as unknown as Record<string, unknown>,
     maxCompletionTokens: MAX_COMPLETION_TOKENS,
     timeoutMs: d.ai.callTimeoutMs,
   });
-  const cost = costOf(res, model, worstUsd);
+  const cost = costOf(res, c.model, c.worstUsd);
   const decision: Decision = res.ok
-    ? readAnswer(agent, p, res.text)
+    ? readAnswer(agent, c.p, res.text)
     : { refused: res.code, message: res.message, kind: HOLD_FAILURES.has(res.code) ? "hold" : "error" };
   const status = res.ok ? ("refused" in decision ? "invalid" : "ok") : "error";
   await settle(d.db, r.rowId, {
