@@ -419,7 +419,8 @@ export async function pauseAgent(d: HostedDeps, a: StoredAgent) {
 export async function resumeAgent(d: HostedDeps, a: StoredAgent) {
   if (a.status === "stopped") throw stoppedRefusal(a);
   if (a.mode === "live") await assertLiveReady(d, a, a.limits);
-  // The schedule keeps its slot: a paused agent's due row simply waits, so resume never ticks more often than interval_s.
+  // The schedule keeps its slot: a paused agent's due row simply waits, so resume never ticks more often than
+  // interval_s.
   const after = await changed(d, a, { status: "active", pauseReason: null });
   return viewOf(d, after, true);
 }
@@ -491,7 +492,10 @@ export async function revokeStockAttestation(d: HostedDeps, a: StoredAgent) {
 
 const lcs = (x: string) => x.toLowerCase();
 
-/** The attached session revoked at the service (stop, rotate-executor), with the steps the owner sends on chain; null when none is attached or it ended already. */
+/**
+ * The attached session revoked at the service (stop, rotate-executor), with the steps the owner sends
+ * on chain; null when none is attached or it ended already.
+ */
 async function revokeAttached(
   d: HostedDeps,
   a: StoredAgent,
@@ -531,7 +535,10 @@ async function assertFits(
     );
 }
 
-/** Before a live agent trades: kill switch, live trading on, an attached session active for its current executor that its limits fit. */
+/**
+ * Before a live agent trades: kill switch, live trading on, an attached session active for its current
+ * executor that its limits fit.
+ */
 async function assertLiveReady(d: HostedDeps, a: StoredAgent, limits: StoredAgent["limits"]) {
   if (d.config.hostedKillSwitch) throw new Refusal("KILLED", "the kill switch holds every live agent on this server");
   if (!d.config.hostedLive) throw new Refusal("LIVE_DISABLED", "live trading by hosted agents is off on this server");
@@ -589,7 +596,10 @@ export async function agentRefundGas(d: HostedDeps, a: StoredAgent) {
   return refundGas(d, a, executor);
 }
 
-/** rotate-executor: a new executor key, the old one retired at the signing service; the agent pauses until a session is attached. */
+/**
+ * rotate-executor: a new executor key, the old one retired at the signing service; the agent pauses
+ * until a session is attached.
+ */
 export async function rotateExecutor(d: HostedDeps, a: StoredAgent) {
   if (a.mode === "paper") throw new Refusal("PAPER_AGENT", "a paper agent has no executor to rotate");
   if (a.status === "stopped") throw stoppedRefusal(a);

@@ -8,7 +8,10 @@ import type { StoredAgent } from "./store.js";
 import { isLive } from "./store.js";
 import { ownerSince, poolDay, poolFor, spendRows, todayOf } from "./spend.js";
 
-/** A typical decision's prompt (state of a two-pair book and a short strategy), for GET hosted/ai's per-call estimate. */
+/**
+ * A typical decision's prompt (state of a two-pair book and a short strategy), for GET hosted/ai's
+ * per-call estimate.
+ */
 const TYPICAL_PROMPT_CHARS = 2_400;
 const DAY_MS = 86_400_000;
 
@@ -159,7 +162,9 @@ export async function connectOwn(d: HostedDeps, q: OwnConnectParameters, who: Ow
   const wallet = who.wallet;
   const now = Math.floor(d.clock() / 1000);
   await d.store.db.query(
-    "INSERT INTO app.ai_own (wallet, sealed_key, sub_hint, day_cap_usd, connected_at, disconnected_at) VALUES ($1, $2, $3, $4, $5, NULL) ON CONFLICT (wallet) DO UPDATE SET sealed_key = $2, sub_hint = $3, day_cap_usd = $4, connected_at = $5, disconnected_at = NULL",
+    `INSERT INTO app.ai_own (wallet, sealed_key, sub_hint, day_cap_usd, connected_at, disconnected_at)
+     VALUES ($1, $2, $3, $4, $5, NULL) ON CONFLICT (wallet)
+     DO UPDATE SET sealed_key = $2, sub_hint = $3, day_cap_usd = $4, connected_at = $5, disconnected_at = NULL`,
     [wallet.toLowerCase(), sealOwnKey(d.config.ai, wallet, q.api_key), `…${q.api_key.slice(-4)}`, q.day_cap_usd, now],
   );
   return (await aiInfo(d, who)).funding.own;
@@ -175,7 +180,8 @@ export function takesOwnKeys(d: Pick<HostedDeps, "config">): void {
 export async function disconnectOwn(d: HostedDeps, who: Owner) {
   const wallet = who.wallet;
   const r = await d.store.db.query(
-    "UPDATE app.ai_own SET sealed_key = NULL, sub_hint = NULL, disconnected_at = $2 WHERE wallet = $1 AND sealed_key IS NOT NULL RETURNING wallet",
+    `UPDATE app.ai_own SET sealed_key = NULL, sub_hint = NULL, disconnected_at = $2
+     WHERE wallet = $1 AND sealed_key IS NOT NULL RETURNING wallet`,
     [wallet.toLowerCase(), Math.floor(d.clock() / 1000)],
   );
   return { ...(await aiInfo(d, who)).funding.own, disconnected: r.length > 0 };

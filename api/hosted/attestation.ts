@@ -34,7 +34,8 @@ const last = async (store: HostedStore, agentId: string) =>
 /** Attestations must be issued after this (the last one's issue time, or its revocation). */
 export async function notBefore(store: HostedStore, agentId: string): Promise<number | null> {
   const [r] = await store.db.query<{ issued: string | null; revoked: string | null }>(
-    "SELECT max(issued)::text AS issued, max(revoked_at)::text AS revoked FROM app.hosted_attestations WHERE agent_id = $1",
+    `SELECT max(issued)::text AS issued, max(revoked_at)::text AS revoked FROM app.hosted_attestations
+     WHERE agent_id = $1`,
     [agentId],
   );
   const v = Math.max(Number(r?.issued ?? 0), Number(r?.revoked ?? 0));
@@ -141,13 +142,15 @@ export async function recordAttestation(
   await d.store.db.tx(async (tx) => {
     await tx.query("SELECT pg_advisory_xact_lock(4663003, hashtext($1))", [a.id]);
     const [r] = await tx.query<{ issued: string | null; revoked: string | null }>(
-      "SELECT max(issued)::text AS issued, max(revoked_at)::text AS revoked FROM app.hosted_attestations WHERE agent_id = $1",
+      `SELECT max(issued)::text AS issued, max(revoked_at)::text AS revoked FROM app.hosted_attestations
+       WHERE agent_id = $1`,
       [a.id],
     );
     const nb = Math.max(Number(r?.issued ?? 0), Number(r?.revoked ?? 0));
     await old(nb > 0 ? nb : null);
     await tx.query(
-      "INSERT INTO app.hosted_attestations (agent_id, session_id, issued, expires, signature, signed_at) VALUES ($1, $2, $3, $4, $5, $6)",
+      `INSERT INTO app.hosted_attestations (agent_id, session_id, issued, expires, signature, signed_at)
+       VALUES ($1, $2, $3, $4, $5, $6)`,
       [a.id, session.id, q.issued, q.expires, q.signature, now],
     );
   });

@@ -25,7 +25,10 @@ export type ExecutorDeps = HostedContext & {
   sequencer: Sequencer;
   /** Sessions the co-signer may still co-sign for this executor. */
   liveSessionsOf: (executor: Address) => Promise<string[]>;
-  /** SANCTIONED (or ENGINE_UNAVAILABLE when the list cannot be read) for an address on the sanctions list: auth's check. */
+  /**
+   * SANCTIONED (or ENGINE_UNAVAILABLE when the list cannot be read) for an address on the sanctions
+   * list: auth's check.
+   */
   assertNotSanctioned: (address: Address, field: string) => Promise<void>;
 };
 
@@ -61,13 +64,17 @@ export async function refundableExecutor(
 /** The agent's current executor (the newest not retired), or null. */
 export async function executorOf(d: Pick<ExecutorDeps, "store">, agentId: string): Promise<Address | null> {
   const [r] = await d.store.db.query<{ executor: string }>(
-    "SELECT executor FROM app.hosted_executors WHERE agent_id = $1 AND retired_at IS NULL ORDER BY created_at DESC LIMIT 1",
+    `SELECT executor FROM app.hosted_executors WHERE agent_id = $1 AND retired_at IS NULL
+     ORDER BY created_at DESC LIMIT 1`,
     [agentId],
   );
   return r ? getAddress(r.executor) : null;
 }
 
-/** Makes the agent's executor at the signing service and records it; SIGNER_REQUIRED when it does not answer, EXECUTOR_ATTESTATION when it cannot attest. */
+/**
+ * Makes the agent's executor at the signing service and records it; SIGNER_REQUIRED when it does not
+ * answer, EXECUTOR_ATTESTATION when it cannot attest.
+ */
 export async function newExecutor(
   d: ExecutorDeps,
   agent: Pick<StoredAgent, "id" | "wallet">,

@@ -72,7 +72,10 @@ const agent =
     s.owned(call.param("id"), caller(call), o);
 /** The body refused first (bare), then the agent. */
 const bareAgent = (call: RawCall, s: HostedService) => (bare(call), agent()(call, s));
-/** The agent first, then the body refused (bare): revoke, refund-gas and rotate-executor have always checked in this order. */
+/**
+ * The agent first, then the body refused (bare): revoke, refund-gas and rotate-executor have always
+ * checked in this order.
+ */
 const agentBare =
   (o: { deleted?: boolean } = {}) =>
   async (call: RawCall, s: HostedService) => {

@@ -5,7 +5,10 @@ import type { Db } from "../ports/store/db.js";
 
 export type Claimed = { agentId: string; seq: number; dueMs: number; intervalS: number };
 
-/** When the tick after one due at `dueMs` is due: the next slot, or the latest slot already passed (a late agent skips what it missed rather than replay it). */
+/**
+ * When the tick after one due at `dueMs` is due: the next slot, or the latest slot already passed (a
+ * late agent skips what it missed rather than replay it).
+ */
 export function nextDue(dueMs: number, intervalS: number, nowMs: number): number {
   const step = intervalS * 1000;
   const k = Math.max(1, Math.floor((nowMs - dueMs) / step));

@@ -75,7 +75,8 @@ async function totals(db: Pick<Db, "query">, day: number, scopes: string[]): Pro
 async function addTotals(db: Pick<Db, "query">, day: number, scopes: string[], nusd: number): Promise<void> {
   if (!scopes.length || nusd === 0) return;
   await db.query(
-    "INSERT INTO app.ai_totals (day, scope, nusd) SELECT $1, s, $3 FROM unnest($2::text[]) AS s ON CONFLICT (day, scope) DO UPDATE SET nusd = app.ai_totals.nusd + EXCLUDED.nusd",
+    `INSERT INTO app.ai_totals (day, scope, nusd) SELECT $1, s, $3 FROM unnest($2::text[]) AS s
+     ON CONFLICT (day, scope) DO UPDATE SET nusd = app.ai_totals.nusd + EXCLUDED.nusd`,
     [day, scopes, nusd],
   );
 }
@@ -163,7 +164,8 @@ export async function reserve(
     }
     const insert = async (source: Source, poolKind: string | null = null) => {
       const [row] = await tx.query<{ id: string }>(
-        "INSERT INTO app.ai_spend (agent_id, wallet, day, ts, tick_seq, source, model, status, cost_nusd, cost_source, pool_kind) VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', $8, 'bound', $9) RETURNING id",
+        `INSERT INTO app.ai_spend (agent_id, wallet, day, ts, tick_seq, source, model, status, cost_nusd,
+         cost_source, pool_kind) VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', $8, 'bound', $9) RETURNING id`,
         [a.id, wallet, day, o.nowMs, o.tickSeq, source, a.model, worst, poolKind],
       );
       await addTotals(tx, day, scopesOf({ source, wallet, agentId: a.id, poolKind }), worst);
@@ -242,7 +244,8 @@ export async function settle(db: Db, rowId: number, s: Settlement): Promise<void
       status: string;
       pool_kind: string | null;
     }>(
-      "SELECT cost_nusd::text AS cost_nusd, source, wallet, agent_id, day, status, pool_kind FROM app.ai_spend WHERE id = $1 FOR UPDATE",
+      `SELECT cost_nusd::text AS cost_nusd, source, wallet, agent_id, day, status, pool_kind FROM app.ai_spend
+       WHERE id = $1 FOR UPDATE`,
       [rowId],
     );
     if (!r || r.status !== "pending") return;
@@ -252,7 +255,8 @@ export async function settle(db: Db, rowId: number, s: Settlement): Promise<void
         ? nanoUp(s.costUsd)
         : Math.round(s.costUsd * NANO);
     await tx.query(
-      "UPDATE app.ai_spend SET status = $2, code = $3, prompt_tokens = $4, completion_tokens = $5, cost_nusd = $6, cost_source = $7, ms = $8, pool_hold = $9 WHERE id = $1",
+      `UPDATE app.ai_spend SET status = $2, code = $3, prompt_tokens = $4, completion_tokens = $5, cost_nusd = $6,
+       cost_source = $7, ms = $8, pool_hold = $9 WHERE id = $1`,
       [
         rowId,
         s.status,
@@ -281,7 +285,8 @@ export async function recordHold(
   o: { nowMs: number; tickSeq: number; code: string; poolHold?: string | null },
 ): Promise<void> {
   await db.query(
-    "INSERT INTO app.ai_spend (agent_id, wallet, day, ts, tick_seq, source, model, status, code, cost_nusd, cost_source, pool_hold, ms) VALUES ($1, $2, $3, $4, $5, NULL, $6, 'hold', $7, 0, NULL, $8, 0)",
+    `INSERT INTO app.ai_spend (agent_id, wallet, day, ts, tick_seq, source, model, status, code, cost_nusd,
+     cost_source, pool_hold, ms) VALUES ($1, $2, $3, $4, $5, NULL, $6, 'hold', $7, 0, NULL, $8, 0)`,
     [a.id, a.wallet.toLowerCase(), dayOf(o.nowMs), o.nowMs, o.tickSeq, a.model, o.code, o.poolHold ?? null],
   );
 }
@@ -360,10 +365,15 @@ export async function todayOf(
   return { usd: r6(usd), calls, by_source: bySource, prompt_tokens: prompt, completion_tokens: completion };
 }
 
-/** The pool's day for /stats and GET hosted/ai: size, what is left, owners and agents it paid for today (from the day totals). */
+/**
+ * The pool's day for /stats and GET hosted/ai: size, what is left, owners and agents it paid for today
+ * (from the day totals).
+ */
 export async function poolDay(db: Pick<Db, "query">, ai: AiConfig, nowMs: number) {
   const [r] = await db.query<{ n: string | null; owners: string; agents: string }>(
-    "SELECT sum(nusd) FILTER (WHERE scope = 'pool')::text AS n, count(*) FILTER (WHERE scope LIKE 'svc:%' AND nusd > 0)::text AS owners, count(*) FILTER (WHERE scope LIKE 'svcagent:%' AND nusd > 0)::text AS agents FROM app.ai_totals WHERE day = $1",
+    `SELECT sum(nusd) FILTER (WHERE scope = 'pool')::text AS n,
+     count(*) FILTER (WHERE scope LIKE 'svc:%' AND nusd > 0)::text AS owners,
+     count(*) FILTER (WHERE scope LIKE 'svcagent:%' AND nusd > 0)::text AS agents FROM app.ai_totals WHERE day = $1`,
     [dayOf(nowMs)],
   );
   const used = usdOf(r?.n ?? 0);

@@ -126,7 +126,10 @@ export function createHostedStore(db: Db) {
         )
       ).map(agentFrom);
     },
-    /** Writes the fields given, only while the agent is in one of `from` (a state change that lost a race answers null). */
+    /**
+     * Writes the fields given, only while the agent is in one of `from` (a state change that lost a
+     * race answers null).
+     */
     update: (id: string, from: AgentStatus[], set: AgentChange, now: number): Promise<StoredAgent | null> =>
       updateAgent(db, id, from, set, now),
     async log(
@@ -139,7 +142,8 @@ export function createHostedStore(db: Db) {
       via: Db = db,
     ): Promise<void> {
       await via.query(
-        "INSERT INTO app.hosted_logs (agent_id, tick_seq, kind, code, body, created_at) VALUES ($1, $2, $3, $4, $5, $6)",
+        `INSERT INTO app.hosted_logs (agent_id, tick_seq, kind, code, body, created_at)
+         VALUES ($1, $2, $3, $4, $5, $6)`,
         [agentId, tick, kind, code, JSON.stringify(body), now],
       );
     },

@@ -242,7 +242,10 @@ async function practiceGateOf(
   }
 }
 
-/** What the agent's brain decides this tick (rule, webhook or the AI model; AI_OFF where the server calls no model). A refusal without a kind is an error row. */
+/**
+ * What the agent's brain decides this tick (rule, webhook or the AI model; AI_OFF where the server
+ * calls no model). A refusal without a kind is an error row.
+ */
 async function decide(
   d: TickDeps,
   agent: StoredAgent,
@@ -447,7 +450,10 @@ export const ownerKey = (a: { keyId: number; wallet: Address }): KeyRecord => ({
   expiresAt: Number.MAX_SAFE_INTEGER,
 });
 
-/** The session wallet's balances of the agent's tokens, as a paper book (atoms by address); read together (one multicall). */
+/**
+ * The session wallet's balances of the agent's tokens, as a paper book (atoms by address); read
+ * together (one multicall).
+ */
 async function walletBook(d: TickDeps, agent: StoredAgent, wallet: Address): Promise<PaperBook> {
   const tokens = [...tokensOf(d.config, agent.pairs).values()];
   const atoms = await Promise.all(
@@ -476,7 +482,10 @@ async function runLiveTick(d: TickDeps, agent: StoredAgent, t: Slot): Promise<bo
   return true;
 }
 
-/** The issuer's switches for the order's stock tokens and the session wallet, read together; null when any read fails. */
+/**
+ * The issuer's switches for the order's stock tokens and the session wallet, read together; null when
+ * any read fails.
+ */
 async function stockSwitches(
   d: TickDeps,
   tokens: Address[],
@@ -498,7 +507,8 @@ async function stockSwitches(
 /** Still this tick's to act on: its lease held and the agent active (stop, pause or rotate end it between orders). */
 async function stillOurs(d: TickDeps, agentId: string, seq: number, instance: string): Promise<boolean> {
   const [r] = await d.store.db.query<{ ok: boolean }>(
-    "SELECT (s.tick_seq = $2 AND s.lease_owner = $3 AND a.status = 'active' AND a.deleted_at IS NULL) AS ok FROM app.hosted_schedule s JOIN app.hosted_agents a ON a.id = s.agent_id WHERE s.agent_id = $1",
+    `SELECT (s.tick_seq = $2 AND s.lease_owner = $3 AND a.status = 'active' AND a.deleted_at IS NULL) AS ok
+     FROM app.hosted_schedule s JOIN app.hosted_agents a ON a.id = s.agent_id WHERE s.agent_id = $1`,
     [agentId, seq, instance],
   );
   return !!r?.ok;
