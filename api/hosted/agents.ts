@@ -531,7 +531,8 @@ async function assertFits(
   if (limits.max_trade_usd > s.limits.max_trade_usd || limits.max_day_usd > s.limits.max_day_usd)
     throw new Refusal(
       "OUTSIDE_SESSION",
-      `the agent's limits ($${limits.max_trade_usd} a trade, $${limits.max_day_usd} a day) pass the session's ($${s.limits.max_trade_usd}, $${s.limits.max_day_usd})`,
+      `the agent's limits ($${limits.max_trade_usd} a trade, $${limits.max_day_usd} a day) ` +
+        `pass the session's ($${s.limits.max_trade_usd}, $${s.limits.max_day_usd})`,
     );
 }
 

@@ -25,14 +25,17 @@ export const AI_TEMPLATES = [
     title: "Rebalance to even weights",
     interval_s: 3_600,
     strategy:
-      "Keep the book near equal USD weights across the pair's tokens. Trade only when a token drifts more than 5% from its weight; otherwise answer no orders.",
+      "Keep the book near equal USD weights across the pair's tokens. " +
+      "Trade only when a token drifts more than 5% from its weight; otherwise answer no orders.",
   },
   {
     id: "trend",
     title: "Follow the trend",
     interval_s: 1_800,
     strategy:
-      "Compare each mark with the last decision's view. Buy a token that rose since the last tick with a small part of the USDG held; sell one that fell. Never hold more than half the book in one token.",
+      "Compare each mark with the last decision's view. " +
+      "Buy a token that rose since the last tick with a small part of the USDG held; sell one that fell. " +
+      "Never hold more than half the book in one token.",
   },
   {
     id: "dca",
@@ -56,9 +59,12 @@ export type AiDeps = {
 };
 
 const SYSTEM = [
-  "You are the decision step of an automated trading agent. Each call gives you the agent's state as JSON and its owner's strategy.",
-  'Answer with exactly one JSON object: {"orders": [{"token_in": SYMBOL, "token_out": SYMBOL, "amount_usd": NUMBER}], "note": SHORT_REASON}.',
-  "Use only the symbols of the agent's pairs, only pairs it lists, amounts from 1 to its max_trade_usd, at most max_orders orders. No orders is a valid answer.",
+  "You are the decision step of an automated trading agent. " +
+    "Each call gives you the agent's state as JSON and its owner's strategy.",
+  "Answer with exactly one JSON object: " +
+    '{"orders": [{"token_in": SYMBOL, "token_out": SYMBOL, "amount_usd": NUMBER}], "note": SHORT_REASON}.',
+  "Use only the symbols of the agent's pairs, only pairs it lists, amounts from 1 to its max_trade_usd, " +
+    "at most max_orders orders. No orders is a valid answer.",
 ].join("\n");
 
 /** The strict JSON schema the gateway is asked to answer under (structured output). */
@@ -114,12 +120,14 @@ export function readAnswer(agent: StoredAgent, p: AiParams, text: string): Decis
   if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed))
     return { refused: "AI_MALFORMED", message: "the model's answer is not one JSON object", kind: "error" };
   const r = aiAnswer.safeParse(parsed);
-  if (!r.success)
+  if (!r.success) {
+    const issue = r.error.issues[0]!;
     return {
       refused: "AI_SCHEMA",
-      message: `the model's answer is not exactly {orders, note} (${r.error.issues[0]!.path.join(".") || "answer"}: ${r.error.issues[0]!.code})`,
+      message: `the model's answer is not exactly {orders, note} (${issue.path.join(".") || "answer"}: ${issue.code})`,
       kind: "error",
     };
+  }
   if (r.data.orders.length > p.max_orders)
     return {
       refused: "AI_TOO_MANY",

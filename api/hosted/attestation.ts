@@ -96,7 +96,8 @@ export async function recordAttestation(
   if (q.expires < now + L.minAheadS || q.expires > now + L.maxAheadS || q.expires > session.expires) {
     throw new Refusal(
       "BAD_EXPIRY",
-      `expires must be from ${now + L.minAheadS} to ${Math.min(now + L.maxAheadS, session.expires)} (5 minutes ahead at least, 30 days at most, not after the session)`,
+      `expires must be from ${now + L.minAheadS} to ${Math.min(now + L.maxAheadS, session.expires)} ` +
+        "(5 minutes ahead at least, 30 days at most, not after the session)",
     );
   }
   if (q.issued < now - L.issuedWithinS || q.issued > now + 60)

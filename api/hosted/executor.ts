@@ -328,7 +328,8 @@ async function sendRefund(
   const [row] = await d.store.db.query<RefundRow>(
     `INSERT INTO app.executor_refunds (agent_id, executor, owner, nonce, value, balance, gas, max_fee_per_gas, raw,
        tx_hash, status, created_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'sent', $11) ON CONFLICT (executor, nonce) DO NOTHING RETURNING *`,
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'sent', $11)
+     ON CONFLICT (executor, nonce) DO NOTHING RETURNING *`,
     [
       agent.id,
       executor.toLowerCase(),

@@ -158,7 +158,10 @@ export async function reserve(
     if (agentToday + worst > nanoUp(a.budgetUsdDay)) {
       return {
         hold: "AI_BUDGET",
-        message: `this call may cost up to $${o.worstUsd.toFixed(6)}; $${usdOf(Math.max(0, nanoUp(a.budgetUsdDay) - agentToday)).toFixed(6)} of today's $${a.budgetUsdDay} budget is left`,
+        message:
+          `this call may cost up to $${o.worstUsd.toFixed(6)}; ` +
+          `$${usdOf(Math.max(0, nanoUp(a.budgetUsdDay) - agentToday)).toFixed(6)} ` +
+          `of today's $${a.budgetUsdDay} budget is left`,
         poolHold: null,
       };
     }
@@ -199,7 +202,9 @@ export async function reserve(
       const code = own?.disconnected_at ? "DISCONNECTED" : "NOT_CONNECTED";
       return {
         hold: code,
-        message: `the owner's own gateway account is ${code === "DISCONNECTED" ? "disconnected" : "not connected"}${poolHold ? `; the service's credits did not pay (${poolHold})` : ""}`,
+        message:
+          `the owner's own gateway account is ${code === "DISCONNECTED" ? "disconnected" : "not connected"}` +
+          (poolHold ? `; the service's credits did not pay (${poolHold})` : ""),
         poolHold,
       };
     }
@@ -346,7 +351,9 @@ export async function todayOf(
   if (where.wallet) conds.push(`wallet = $${params.push(where.wallet.toLowerCase())}`);
   if (where.source) conds.push(`source = $${params.push(where.source)}`);
   const rows = await db.query<{ source: string | null; n: string; calls: string; p: string; c: string }>(
-    `SELECT source, sum(cost_nusd)::text AS n, count(*) FILTER (WHERE status <> 'hold')::text AS calls, sum(prompt_tokens)::text AS p, sum(completion_tokens)::text AS c FROM app.ai_spend WHERE ${conds.join(" AND ")} GROUP BY source`,
+    `SELECT source, sum(cost_nusd)::text AS n, count(*) FILTER (WHERE status <> 'hold')::text AS calls,
+       sum(prompt_tokens)::text AS p, sum(completion_tokens)::text AS c
+     FROM app.ai_spend WHERE ${conds.join(" AND ")} GROUP BY source`,
     params,
   );
   const r6 = (x: number) => Math.round(x * 1e6) / 1e6;
