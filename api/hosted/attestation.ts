@@ -68,6 +68,12 @@ export async function attestationView(
   };
 }
 
+/** Whether `signature` is `wallet`'s EIP-191 signature over `text` (false for one that does not recover). */
+async function signedBy(wallet: Address, text: string, signature: Hex): Promise<boolean> {
+  const signer = await recoverMessageAddress({ message: text, signature }).catch(() => null);
+  return !!signer && signer.toLowerCase() === wallet.toLowerCase();
+}
+
 /**
  * POST stock-attestation: the owner's EIP-191 signature over stockAttestationText for exactly
  * this agent, its executor, the attached session and its root hash, issued and expires. Checked
@@ -110,13 +116,7 @@ export async function recordAttestation(
     issued: q.issued,
     expires: q.expires,
   });
-  let signer: Address | null = null;
-  try {
-    signer = await recoverMessageAddress({ message: text, signature: q.signature });
-  } catch {
-    signer = null;
-  }
-  if (!signer || signer.toLowerCase() !== a.wallet.toLowerCase())
+  if (!(await signedBy(a.wallet, text, q.signature)))
     throw new Refusal(
       "STOCK_ATTESTATION",
       "the signature is not the owner wallet's over exactly this agent, executor, session, issue time and expiry",

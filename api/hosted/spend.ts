@@ -129,6 +129,31 @@ export async function poolFor(
 }
 
 /**
+ * Whether the pool pays a call of `worst` nano-USD for this agent: its kind, and why not (its own
+ * reason, AI_POOL_SPENT, AI_SHARE_SPENT) or null.
+ */
+async function poolPays(
+  tx: Db,
+  ai: AiConfig,
+  a: AgentForSpend,
+  o: { ownerSinceMs: number | null; nowMs: number; worst: number; t: Map<string, number> },
+) {
+  const pool = await poolFor(tx, ai, a, o.ownerSinceMs, o.nowMs, o.t);
+  // The call must fit what is left of the pool and of the owner's share, worst case.
+  // New owners' trials together take at most their part of the pool: many fresh wallets cannot empty it.
+  const trialsFull =
+    pool.kind === "trial" && (o.t.get("trial") ?? 0) + o.worst > nanoUp((ai.pool.usdDay * ai.pool.trialPoolPct) / 100);
+  const why =
+    pool.why_not ??
+    (nanoUp(pool.pool_left_usd) < o.worst || trialsFull
+      ? "AI_POOL_SPENT"
+      : nanoUp(pool.share_left_usd) < o.worst
+        ? "AI_SHARE_SPENT"
+        : null);
+  return { pool, why };
+}
+
+/**
  * Reserves a call's worst case for the agent, paid by the pool when its funding is `service` and
  * the pool pays, else by the owner's own gateway account (when fallback_own allows). Holds with
  * SPEC's code when nothing may pay: AI_BUDGET, the pool's reasons, NOT_CONNECTED, DISCONNECTED,
@@ -176,18 +201,7 @@ export async function reserve(
     };
     let poolHold: string | null = null;
     if (a.funding === "service") {
-      const pool = await poolFor(tx, ai, a, o.ownerSinceMs, o.nowMs, t);
-      // The call must fit what is left of the pool and of the owner's share, worst case.
-      // New owners' trials together take at most their part of the pool: many fresh wallets cannot empty it.
-      const trialsFull =
-        pool.kind === "trial" && (t.get("trial") ?? 0) + worst > nanoUp((ai.pool.usdDay * ai.pool.trialPoolPct) / 100);
-      const why =
-        pool.why_not ??
-        (nanoUp(pool.pool_left_usd) < worst || trialsFull
-          ? "AI_POOL_SPENT"
-          : nanoUp(pool.share_left_usd) < worst
-            ? "AI_SHARE_SPENT"
-            : null);
+      const { pool, why } = await poolPays(tx, ai, a, { ...o, worst, t });
       if (!why)
         return { rowId: await insert("service", pool.kind), source: "service", poolHold: null, sealedKey: null };
       if (!a.fallbackOwn)
