@@ -35,6 +35,7 @@ async function paperTicks(agents: number): Promise<Row[]> {
       await hosted.create(
         {
           brain: "rule",
+          mode: "paper",
           params: { targets: { ETH: 0.5, USDG: 0.5 }, band_bps: 10 },
           interval_s: 60,
           pairs: ["ETH/USDG"],

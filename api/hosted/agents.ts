@@ -2,7 +2,17 @@ import { parseUnits, type Address } from "viem";
 import { MAJOR_TIERS, OTHER_BPS, SHIELD_ADD_BPS } from "../../lib/fees.js";
 import { parseBody, Refusal } from "../errors/index.js";
 import { privateHost } from "./brains.js";
-import { AI_LIMITS, aiParams, createRequest, ruleParams, updateRequest, webhookParams } from "./request.js";
+import {
+  AI_LIMITS,
+  aiParams,
+  ruleParams,
+  webhookParams,
+  type AttestationParameters,
+  type CreateParameters,
+  type LogsParameters,
+  type SessionParameters,
+  type UpdateParameters,
+} from "./request.js";
 import { AI_TEMPLATES, aiParamsOf } from "./ai.js";
 import { todayOf } from "./spend.js";
 import type { Scheduler } from "./scheduler.js";
@@ -21,9 +31,9 @@ import {
   type ExecutorDeps,
 } from "./executor.js";
 import type { HostedSession } from "./deps.js";
+import type { Caller } from "../http/caller.js";
 
 export const MAX_AGENTS_PER_WALLET = 20;
-const LOG_KINDS = ["decision", "trade", "hold", "session", "watch", "error"] as const;
 const DEFAULT_BOOK = { USDG: "10000" };
 
 export type HostedDeps = TickDeps &
@@ -37,21 +47,19 @@ export type HostedDeps = TickDeps &
     /** Refuses settings an agent may not take while it plays in the league (LEAGUE_PAIRS, LEAGUE_INTERVAL). */
     beforeSettings?: (agentId: string, next: { pairs: string[]; intervalS: number }) => Promise<void>;
   };
-export type Owner = { wallet: Address | null; keyId: number };
-
-export const ownerWallet = (who: Owner): Address => {
-  if (!who.wallet) throw new Refusal("WALLET_NOT_BOUND", "hosted agents need a key bound to a wallet");
-  return who.wallet;
-};
+/** The signed-in owner the hosted actions act for (its key bound to a wallet: api/http/caller.ts). */
+export type Owner = Caller;
+/** WALLET_NOT_BOUND's words on the hosted routes (their `first` step: api/hosted/routes.ts). */
+export const HOSTED_WALLET = "hosted agents need a key bound to a wallet";
 
 /** The agent for this owner: 404 unknown (or deleted, unless `deleted`), 403 another wallet's. */
 export async function owned(
-  d: HostedDeps,
+  d: Pick<HostedDeps, "store">,
   id: string,
   who: Owner,
   o: { deleted?: boolean } = {},
 ): Promise<StoredAgent> {
-  const wallet = ownerWallet(who);
+  const wallet = who.wallet;
   const a = /^ha_[A-Za-z0-9_-]{1,32}$/.test(id) ? await d.store.get(id) : null;
   if (!a || (a.deletedAt !== null && !o.deleted)) throw new Refusal("NOT_FOUND", `no hosted agent ${id}`);
   if (a.wallet.toLowerCase() !== wallet.toLowerCase())
@@ -280,9 +288,8 @@ function paperBookOf(d: HostedDeps, given: Record<string, string> | undefined, p
   return book;
 }
 
-export async function createAgent(d: HostedDeps, body: Record<string, unknown>, who: Owner) {
-  const wallet = ownerWallet(who);
-  const req = parseBody(createRequest, body, { unknownField: "UNKNOWN_FIELD" });
+export async function createAgent(d: HostedDeps, req: CreateParameters, who: Owner) {
+  const wallet = who.wallet;
   const terms = termsOf(req);
   if (req.mode === "live" && !d.executors) throw signerRequired();
   if (req.mode === "live" && req.paper_book)
@@ -345,11 +352,12 @@ export async function createAgent(d: HostedDeps, body: Record<string, unknown>, 
 }
 
 export async function listAgents(d: HostedDeps, who: Owner) {
-  return { agents: await Promise.all((await d.store.list(ownerWallet(who))).map((a) => viewOf(d, a))) };
+  return { agents: await Promise.all((await d.store.list(who.wallet)).map((a) => viewOf(d, a))) };
 }
 
-export async function agentDetail(d: HostedDeps, id: string, who: Owner) {
-  return viewOf(d, await owned(d, id, who), true);
+/** GET hosted/<id>: the agent the route's first step found (owned). */
+export async function agentDetail(d: HostedDeps, a: StoredAgent) {
+  return viewOf(d, a, true);
 }
 
 const stoppedRefusal = (a: StoredAgent) =>
@@ -362,9 +370,7 @@ async function changed(d: HostedDeps, a: StoredAgent, set: Parameters<HostedDeps
   return after;
 }
 
-export async function updateAgent(d: HostedDeps, id: string, body: Record<string, unknown>, who: Owner) {
-  const a = await owned(d, id, who);
-  const req = parseBody(updateRequest, body, { unknownField: "UNKNOWN_FIELD" });
+export async function updateAgent(d: HostedDeps, a: StoredAgent, req: UpdateParameters) {
   if (a.status === "stopped") throw stoppedRefusal(a);
   if (req.live !== undefined && a.mode === "paper")
     throw new Refusal("PAPER_AGENT", "a paper agent has no session to trade live through; create a live agent");
@@ -401,8 +407,7 @@ export async function updateAgent(d: HostedDeps, id: string, body: Record<string
   return { ...(await viewOf(d, after, true)), ...(newSecret ? { webhook_secret: newSecret } : {}) };
 }
 
-export async function pauseAgent(d: HostedDeps, id: string, who: Owner) {
-  const a = await owned(d, id, who);
+export async function pauseAgent(d: HostedDeps, a: StoredAgent) {
   if (a.status === "stopped") throw stoppedRefusal(a);
   return viewOf(
     d,
@@ -411,17 +416,16 @@ export async function pauseAgent(d: HostedDeps, id: string, who: Owner) {
   );
 }
 
-export async function resumeAgent(d: HostedDeps, id: string, who: Owner) {
-  const a = await owned(d, id, who);
+export async function resumeAgent(d: HostedDeps, a: StoredAgent) {
   if (a.status === "stopped") throw stoppedRefusal(a);
   if (a.mode === "live") await assertLiveReady(d, a, a.limits);
-  // The schedule keeps its slot: a paused agent's due row simply waits, so resume never ticks more often than interval_s.
+  // The schedule keeps its slot: a paused agent's due row simply waits, so resume never ticks more often than
+  // interval_s.
   const after = await changed(d, a, { status: "active", pauseReason: null });
   return viewOf(d, after, true);
 }
 
-export async function stopAgent(d: HostedDeps, id: string, who: Owner) {
-  const a = await owned(d, id, who);
+export async function stopAgent(d: HostedDeps, a: StoredAgent) {
   if (a.status === "stopped") {
     // A stop whose league exit failed is healed by asking again.
     await d.onStopped?.(a.id);
@@ -434,8 +438,7 @@ export async function stopAgent(d: HostedDeps, id: string, who: Owner) {
   return { ...(await viewOf(d, after, true)), session_revoke: sessionRevoke };
 }
 
-export async function deleteAgent(d: HostedDeps, id: string, who: Owner) {
-  const a = await owned(d, id, who);
+export async function deleteAgent(d: HostedDeps, a: StoredAgent) {
   if (a.mode === "live" && a.status !== "stopped")
     throw new Refusal("STOP_FIRST", "stop a live agent before deleting it");
   const after = await d.store.update(
@@ -444,54 +447,22 @@ export async function deleteAgent(d: HostedDeps, id: string, who: Owner) {
     { deletedAt: Math.floor(d.clock() / 1000) },
     Math.floor(d.clock() / 1000),
   );
-  if (!after) throw new Refusal("NOT_FOUND", `no hosted agent ${id}`);
+  if (!after) throw new Refusal("NOT_FOUND", `no hosted agent ${a.id}`);
   await d.onStopped?.(a.id);
   return { ...(await viewOf(d, after)), deleted: true };
 }
 
-export async function agentLogs(d: HostedDeps, id: string, query: Record<string, string>, who: Owner) {
-  const a = await owned(d, id, who);
-  const { limit, before } = pageOf(query, ["kinds"]);
-  const kinds = query.kinds === undefined ? undefined : query.kinds.split(",");
-  const unknown = kinds?.find((k) => !(LOG_KINDS as readonly string[]).includes(k));
-  if (unknown !== undefined)
-    throw new Refusal("BAD_REQUEST", `kinds: ${unknown} is not one of ${LOG_KINDS.join(", ")}`);
+/** GET hosted/<id>/logs: the query as the edge parsed it (request.ts logsQuery). */
+export async function agentLogs(d: HostedDeps, a: StoredAgent, q: LogsParameters) {
+  const { limit, before } = q;
+  const kinds = q.kinds === undefined ? undefined : q.kinds.split(",");
   const rows = await d.store.logs(a.id, { limit: limit + 1, before, kinds });
   const page = rows.slice(0, limit);
   return { id: a.id, rows: page, next_before: rows.length > limit ? page.at(-1)!.id : null };
 }
 
-/** limit (1 to 200, default 50) and before (a row id) of a paged hosted listing; any other parameter but `also` is BAD_REQUEST. */
-export function pageOf(
-  query: Record<string, string>,
-  also: string[] = [],
-): { limit: number; before: number | undefined } {
-  const extra = Object.keys(query).find((k) => !["limit", "before", ...also].includes(k));
-  if (extra) throw new Refusal("BAD_REQUEST", `unknown query parameter ${extra}`);
-  const limit = query.limit === undefined ? 50 : Number(query.limit);
-  if (!Number.isInteger(limit) || limit < 1 || limit > 200)
-    throw new Refusal("BAD_REQUEST", "limit must be an integer from 1 to 200");
-  const before = query.before === undefined ? undefined : Number(query.before);
-  if (before !== undefined && (!Number.isSafeInteger(before) || before < 1))
-    throw new Refusal("BAD_REQUEST", "before must be a row id");
-  return { limit, before };
-}
-
 /** POST stock-attestation: a live agent with an attached session; the owner's signed attestation (attestation.ts). */
-export async function addStockAttestation(
-  d: HostedDeps,
-  id: string,
-  who: Owner,
-  body: Record<string, unknown>,
-  schema: Parameters<typeof parseBody>[0],
-) {
-  const a = await owned(d, id, who);
-  const q = parseBody(schema, body, { unknownField: "UNKNOWN_FIELD" }) as {
-    session_id: string;
-    issued: number;
-    expires: number;
-    signature: `0x${string}`;
-  };
+export async function addStockAttestation(d: HostedDeps, a: StoredAgent, q: AttestationParameters) {
   if (a.mode === "paper") throw new Refusal("PAPER_AGENT", "a paper agent has no session or executor");
   if (a.status === "stopped") throw stoppedRefusal(a);
   if (!d.executors) throw signerRequired();
@@ -508,10 +479,7 @@ export async function addStockAttestation(
 }
 
 /** POST stock-attestation/revoke: stock-token orders hold at once. */
-export async function revokeStockAttestation(d: HostedDeps, id: string, who: Owner, body: Record<string, unknown>) {
-  const a = await owned(d, id, who);
-  if (Object.keys(body).length)
-    throw new Refusal("UNKNOWN_FIELD", `unknown field ${Object.keys(body)[0]}; this route takes no body`);
+export async function revokeStockAttestation(d: HostedDeps, a: StoredAgent) {
   if (a.mode === "paper") throw new Refusal("PAPER_AGENT", "a paper agent has no session or executor");
   const revoked = await revokeAttestation(d.store, a.id, Math.floor(d.clock() / 1000));
   // Here first (orders hold at once), then at the signing service, which then signs no stock redeem;
@@ -524,7 +492,10 @@ export async function revokeStockAttestation(d: HostedDeps, id: string, who: Own
 
 const lcs = (x: string) => x.toLowerCase();
 
-/** The attached session revoked at the service (stop, rotate-executor), with the steps the owner sends on chain; null when none is attached or it ended already. */
+/**
+ * The attached session revoked at the service (stop, rotate-executor), with the steps the owner sends
+ * on chain; null when none is attached or it ended already.
+ */
 async function revokeAttached(
   d: HostedDeps,
   a: StoredAgent,
@@ -560,11 +531,15 @@ async function assertFits(
   if (limits.max_trade_usd > s.limits.max_trade_usd || limits.max_day_usd > s.limits.max_day_usd)
     throw new Refusal(
       "OUTSIDE_SESSION",
-      `the agent's limits ($${limits.max_trade_usd} a trade, $${limits.max_day_usd} a day) pass the session's ($${s.limits.max_trade_usd}, $${s.limits.max_day_usd})`,
+      `the agent's limits ($${limits.max_trade_usd} a trade, $${limits.max_day_usd} a day) ` +
+        `pass the session's ($${s.limits.max_trade_usd}, $${s.limits.max_day_usd})`,
     );
 }
 
-/** Before a live agent trades: kill switch, live trading on, an attached session active for its current executor that its limits fit. */
+/**
+ * Before a live agent trades: kill switch, live trading on, an attached session active for its current
+ * executor that its limits fit.
+ */
 async function assertLiveReady(d: HostedDeps, a: StoredAgent, limits: StoredAgent["limits"]) {
   if (d.config.hostedKillSwitch) throw new Refusal("KILLED", "the kill switch holds every live agent on this server");
   if (!d.config.hostedLive) throw new Refusal("LIVE_DISABLED", "live trading by hosted agents is off on this server");
@@ -581,15 +556,7 @@ async function assertLiveReady(d: HostedDeps, a: StoredAgent, limits: StoredAgen
  * active; OUTSIDE_SESSION when the agent's tokens or limits pass the session's. The agent stays
  * paused until resumed (or update live=true).
  */
-export async function attachSession(
-  d: HostedDeps,
-  id: string,
-  who: Owner,
-  body: Record<string, unknown>,
-  schema: Parameters<typeof parseBody>[0],
-) {
-  const a = await owned(d, id, who);
-  const q = parseBody(schema, body, { unknownField: "UNKNOWN_FIELD" }) as { session_id: string };
+export async function attachSession(d: HostedDeps, a: StoredAgent, q: SessionParameters) {
   if (a.mode === "paper") throw new Refusal("PAPER_AGENT", "a paper agent has no session or executor");
   if (a.status === "stopped") throw stoppedRefusal(a);
   const s = await d.sessionOf(q.session_id);
@@ -617,26 +584,24 @@ async function liveExecutor(d: HostedDeps, a: StoredAgent): Promise<Address> {
   return executor;
 }
 
-export async function agentExecutor(d: HostedDeps, id: string, who: Owner) {
-  const a = await owned(d, id, who, { deleted: true });
+/** GET hosted/<id>/executor: the agent found with its deleted ones (owned, deleted: true). */
+export async function agentExecutor(d: HostedDeps, a: StoredAgent) {
   return executorView(d, a, await liveExecutor(d, a));
 }
 
-export async function agentRefundGas(d: HostedDeps, id: string, who: Owner, body: Record<string, unknown>) {
-  const a = await owned(d, id, who, { deleted: true });
-  if (Object.keys(body).length)
-    throw new Refusal("UNKNOWN_FIELD", `unknown field ${Object.keys(body)[0]}; this route takes no body`);
+/** POST hosted/<id>/refund-gas: the agent found with its deleted ones (owned, deleted: true). */
+export async function agentRefundGas(d: HostedDeps, a: StoredAgent) {
   if (a.mode === "paper") throw new Refusal("NO_EXECUTOR", "a paper agent has no executor");
   const executor = await refundableExecutor(d, a.id);
   if (!executor) throw new Refusal("NO_EXECUTOR", `hosted agent ${a.id} has no executor`);
   return refundGas(d, a, executor);
 }
 
-/** rotate-executor: a new executor key, the old one retired at the signing service; the agent pauses until a session is attached. */
-export async function rotateExecutor(d: HostedDeps, id: string, who: Owner, body: Record<string, unknown>) {
-  const a = await owned(d, id, who);
-  if (Object.keys(body).length)
-    throw new Refusal("UNKNOWN_FIELD", `unknown field ${Object.keys(body)[0]}; this route takes no body`);
+/**
+ * rotate-executor: a new executor key, the old one retired at the signing service; the agent pauses
+ * until a session is attached.
+ */
+export async function rotateExecutor(d: HostedDeps, a: StoredAgent) {
   if (a.mode === "paper") throw new Refusal("PAPER_AGENT", "a paper agent has no executor to rotate");
   if (a.status === "stopped") throw stoppedRefusal(a);
   const old = await liveExecutor(d, a);
@@ -656,10 +621,9 @@ export async function rotateExecutor(d: HostedDeps, id: string, who: Owner, body
   };
 }
 
-export async function rotateWebhookSecret(d: HostedDeps, id: string, who: Owner) {
-  const a = await owned(d, id, who);
+export async function rotateWebhookSecret(d: HostedDeps, a: StoredAgent) {
   if (a.brain !== "webhook")
-    throw new Refusal("NOT_WEBHOOK", `hosted agent ${id}'s brain is ${a.brain}, not a webhook`);
+    throw new Refusal("NOT_WEBHOOK", `hosted agent ${a.id}'s brain is ${a.brain}, not a webhook`);
   if (a.status === "stopped") throw stoppedRefusal(a);
   const secret = newWebhookSecret();
   const after = await changed(d, a, { webhookSecret: secret });

@@ -25,14 +25,17 @@ export const AI_TEMPLATES = [
     title: "Rebalance to even weights",
     interval_s: 3_600,
     strategy:
-      "Keep the book near equal USD weights across the pair's tokens. Trade only when a token drifts more than 5% from its weight; otherwise answer no orders.",
+      "Keep the book near equal USD weights across the pair's tokens. " +
+      "Trade only when a token drifts more than 5% from its weight; otherwise answer no orders.",
   },
   {
     id: "trend",
     title: "Follow the trend",
     interval_s: 1_800,
     strategy:
-      "Compare each mark with the last decision's view. Buy a token that rose since the last tick with a small part of the USDG held; sell one that fell. Never hold more than half the book in one token.",
+      "Compare each mark with the last decision's view. " +
+      "Buy a token that rose since the last tick with a small part of the USDG held; sell one that fell. " +
+      "Never hold more than half the book in one token.",
   },
   {
     id: "dca",
@@ -56,9 +59,12 @@ export type AiDeps = {
 };
 
 const SYSTEM = [
-  "You are the decision step of an automated trading agent. Each call gives you the agent's state as JSON and its owner's strategy.",
-  'Answer with exactly one JSON object: {"orders": [{"token_in": SYMBOL, "token_out": SYMBOL, "amount_usd": NUMBER}], "note": SHORT_REASON}.',
-  "Use only the symbols of the agent's pairs, only pairs it lists, amounts from 1 to its max_trade_usd, at most max_orders orders. No orders is a valid answer.",
+  "You are the decision step of an automated trading agent. " +
+    "Each call gives you the agent's state as JSON and its owner's strategy.",
+  "Answer with exactly one JSON object: " +
+    '{"orders": [{"token_in": SYMBOL, "token_out": SYMBOL, "amount_usd": NUMBER}], "note": SHORT_REASON}.',
+  "Use only the symbols of the agent's pairs, only pairs it lists, amounts from 1 to its max_trade_usd, " +
+    "at most max_orders orders. No orders is a valid answer.",
 ].join("\n");
 
 /** The strict JSON schema the gateway is asked to answer under (structured output). */
@@ -114,12 +120,14 @@ export function readAnswer(agent: StoredAgent, p: AiParams, text: string): Decis
   if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed))
     return { refused: "AI_MALFORMED", message: "the model's answer is not one JSON object", kind: "error" };
   const r = aiAnswer.safeParse(parsed);
-  if (!r.success)
+  if (!r.success) {
+    const issue = r.error.issues[0]!;
     return {
       refused: "AI_SCHEMA",
-      message: `the model's answer is not exactly {orders, note} (${r.error.issues[0]!.path.join(".") || "answer"}: ${r.error.issues[0]!.code})`,
+      message: `the model's answer is not exactly {orders, note} (${issue.path.join(".") || "answer"}: ${issue.code})`,
       kind: "error",
     };
+  }
   if (r.data.orders.length > p.max_orders)
     return {
       refused: "AI_TOO_MANY",
@@ -207,9 +215,24 @@ export async function aiDecision(
     { ownerSinceMs: await d.ownerSince(agent.wallet), nowMs, worstUsd, tickSeq: t.seq },
   );
   if ("hold" in r) return hold(r.hold, r.message, r.poolHold);
+  return callModel(d, agent, { p, model, user, worstUsd, serviceKey: d.ai.gatewayKey }, r);
+}
+
+type Reserved = Extract<Awaited<ReturnType<typeof reserve>>, { rowId: unknown }>;
+
+/**
+ * The reserved call: the key it is paid with (the service's, or the owner's own opened), the
+ * model's answer read strictly, its cost settled on the reserved row.
+ */
+async function callModel(
+  d: AiDeps,
+  agent: StoredAgent,
+  c: { p: AiParams; model: AiModel; user: string; worstUsd: number; serviceKey: string },
+  r: Reserved,
+): Promise<Decision> {
   let apiKey: string;
   try {
-    apiKey = r.source === "service" ? d.ai.gatewayKey : openOwnKey(d.ai, agent.wallet, r.sealedKey!);
+    apiKey = r.source === "service" ? c.serviceKey : openOwnKey(d.ai, agent.wallet, r.sealedKey!);
   } catch {
     await settle(d.db, r.rowId, {
       status: "hold",
@@ -228,17 +251,17 @@ export async function aiDecision(
     };
   }
   const res = await d.gatewayFor(apiKey).complete({
-    model: model.id,
+    model: c.model.id,
     system: SYSTEM,
-    user,
+    user: c.user,
     schemaName: "orders",
     schema: ANSWER_SCHEMA as unknown as Record<string, unknown>,
     maxCompletionTokens: MAX_COMPLETION_TOKENS,
     timeoutMs: d.ai.callTimeoutMs,
   });
-  const cost = costOf(res, model, worstUsd);
+  const cost = costOf(res, c.model, c.worstUsd);
   const decision: Decision = res.ok
-    ? readAnswer(agent, p, res.text)
+    ? readAnswer(agent, c.p, res.text)
     : { refused: res.code, message: res.message, kind: HOLD_FAILURES.has(res.code) ? "hold" : "error" };
   const status = res.ok ? ("refused" in decision ? "invalid" : "ok") : "error";
   await settle(d.db, r.rowId, {

@@ -1,13 +1,17 @@
 import { z } from "zod";
-import { parseBody, Refusal } from "../errors/index.js";
+import { Refusal } from "../errors/index.js";
 import { estimatePromptTokens, worstCaseUsd } from "../ports/gateway.js";
 import { AI_TEMPLATES, aiParamsOf, MAX_COMPLETION_TOKENS, sealOwnKey } from "./ai.js";
-import { owned, ownerWallet, pageOf, type HostedDeps, type Owner } from "./agents.js";
-import { AI_LIMITS } from "./request.js";
+import { owned, type HostedDeps, type Owner } from "./agents.js";
+import { AI_LIMITS, type SpendParameters } from "./request.js";
+import type { StoredAgent } from "./store.js";
 import { isLive } from "./store.js";
 import { ownerSince, poolDay, poolFor, spendRows, todayOf } from "./spend.js";
 
-/** A typical decision's prompt (state of a two-pair book and a short strategy), for GET hosted/ai's per-call estimate. */
+/**
+ * A typical decision's prompt (state of a two-pair book and a short strategy), for GET hosted/ai's
+ * per-call estimate.
+ */
 const TYPICAL_PROMPT_CHARS = 2_400;
 const DAY_MS = 86_400_000;
 
@@ -21,6 +25,8 @@ export const ownConnect = z
     day_cap_usd: z.number().finite().positive().max(100).default(5),
   })
   .strict();
+/** POST hosted/ai/own's body as the edge parses it. */
+export type OwnConnectParameters = z.infer<typeof ownConnect>;
 
 async function ownRow(d: HostedDeps, wallet: string) {
   const [r] = await d.store.db.query<{
@@ -37,7 +43,7 @@ const ownerSinceMs = (d: HostedDeps, wallet: string) => ownerSince(d.store.db, w
 
 /** GET hosted/ai: what this server's AI brain offers, and this owner's funding. */
 export async function aiInfo(d: HostedDeps, who: Owner) {
-  const wallet = ownerWallet(who);
+  const wallet = who.wallet;
   const ai = d.config.ai;
   const enabled = ai.gatewayUrl !== null && ai.gatewayKey !== null && ai.models.length > 0;
   const now = d.clock();
@@ -102,11 +108,16 @@ export async function aiInfo(d: HostedDeps, who: Owner) {
 }
 
 /** GET hosted/<id>/spend: the agent's AI budget, today's spend, the pool's view, and its rows. */
-export async function agentSpend(d: HostedDeps, id: string, query: Record<string, string>, who: Owner) {
+/** The owner's AI agent (its deleted ones too) that GET hosted/<id>/spend reads: NOT_AI before the query is read. */
+export async function ownedAi(d: Pick<HostedDeps, "store">, id: string, who: Owner): Promise<StoredAgent> {
   const a = await owned(d, id, who, { deleted: true });
   if (a.brain !== "partner_llm")
     throw new Refusal("NOT_AI", `hosted agent ${id} has a ${a.brain} brain, not an AI model`);
-  const { limit, before } = pageOf(query);
+  return a;
+}
+
+export async function agentSpend(d: HostedDeps, a: StoredAgent, q: SpendParameters) {
+  const { limit, before } = q;
   const p = aiParamsOf(a);
   const now = d.clock();
   const today = await todayOf(d.store.db, { agentId: a.id }, now);
@@ -146,24 +157,31 @@ export async function agentSpend(d: HostedDeps, id: string, query: Record<string
  * answer shows its last four characters) and a day cap for calls it pays. Not in SPEC's list: it is
  * how `funding.own.connected` becomes true.
  */
-export async function connectOwn(d: HostedDeps, who: Owner, body: Record<string, unknown>) {
-  const wallet = ownerWallet(who);
-  if (!d.config.ai.gatewayUrl || !d.config.ai.ownKeysSecret)
-    throw new Refusal("HOSTED_UNAVAILABLE", "this server takes no owners' own gateway keys", {}, { retryAfterS: 3600 });
-  const q = parseBody(ownConnect, body, { unknownField: "UNKNOWN_FIELD" });
+export async function connectOwn(d: HostedDeps, q: OwnConnectParameters, who: Owner) {
+  takesOwnKeys(d);
+  const wallet = who.wallet;
   const now = Math.floor(d.clock() / 1000);
   await d.store.db.query(
-    "INSERT INTO app.ai_own (wallet, sealed_key, sub_hint, day_cap_usd, connected_at, disconnected_at) VALUES ($1, $2, $3, $4, $5, NULL) ON CONFLICT (wallet) DO UPDATE SET sealed_key = $2, sub_hint = $3, day_cap_usd = $4, connected_at = $5, disconnected_at = NULL",
+    `INSERT INTO app.ai_own (wallet, sealed_key, sub_hint, day_cap_usd, connected_at, disconnected_at)
+     VALUES ($1, $2, $3, $4, $5, NULL) ON CONFLICT (wallet)
+     DO UPDATE SET sealed_key = $2, sub_hint = $3, day_cap_usd = $4, connected_at = $5, disconnected_at = NULL`,
     [wallet.toLowerCase(), sealOwnKey(d.config.ai, wallet, q.api_key), `…${q.api_key.slice(-4)}`, q.day_cap_usd, now],
   );
   return (await aiInfo(d, who)).funding.own;
 }
 
+/** HOSTED_UNAVAILABLE where this server keeps no owners' own gateway keys (before ai/own's body is read). */
+export function takesOwnKeys(d: Pick<HostedDeps, "config">): void {
+  if (!d.config.ai.gatewayUrl || !d.config.ai.ownKeysSecret)
+    throw new Refusal("HOSTED_UNAVAILABLE", "this server takes no owners' own gateway keys", {}, { retryAfterS: 3600 });
+}
+
 /** POST hosted/ai/own/disconnect: the key is erased; own-funded ticks hold DISCONNECTED. */
 export async function disconnectOwn(d: HostedDeps, who: Owner) {
-  const wallet = ownerWallet(who);
+  const wallet = who.wallet;
   const r = await d.store.db.query(
-    "UPDATE app.ai_own SET sealed_key = NULL, sub_hint = NULL, disconnected_at = $2 WHERE wallet = $1 AND sealed_key IS NOT NULL RETURNING wallet",
+    `UPDATE app.ai_own SET sealed_key = NULL, sub_hint = NULL, disconnected_at = $2
+     WHERE wallet = $1 AND sealed_key IS NOT NULL RETURNING wallet`,
     [wallet.toLowerCase(), Math.floor(d.clock() / 1000)],
   );
   return { ...(await aiInfo(d, who)).funding.own, disconnected: r.length > 0 };

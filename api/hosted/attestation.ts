@@ -34,7 +34,8 @@ const last = async (store: HostedStore, agentId: string) =>
 /** Attestations must be issued after this (the last one's issue time, or its revocation). */
 export async function notBefore(store: HostedStore, agentId: string): Promise<number | null> {
   const [r] = await store.db.query<{ issued: string | null; revoked: string | null }>(
-    "SELECT max(issued)::text AS issued, max(revoked_at)::text AS revoked FROM app.hosted_attestations WHERE agent_id = $1",
+    `SELECT max(issued)::text AS issued, max(revoked_at)::text AS revoked FROM app.hosted_attestations
+     WHERE agent_id = $1`,
     [agentId],
   );
   const v = Math.max(Number(r?.issued ?? 0), Number(r?.revoked ?? 0));
@@ -67,6 +68,12 @@ export async function attestationView(
   };
 }
 
+/** Whether `signature` is `wallet`'s EIP-191 signature over `text` (false for one that does not recover). */
+async function signedBy(wallet: Address, text: string, signature: Hex): Promise<boolean> {
+  const signer = await recoverMessageAddress({ message: text, signature }).catch(() => null);
+  return !!signer && signer.toLowerCase() === wallet.toLowerCase();
+}
+
 /**
  * POST stock-attestation: the owner's EIP-191 signature over stockAttestationText for exactly
  * this agent, its executor, the attached session and its root hash, issued and expires. Checked
@@ -95,7 +102,8 @@ export async function recordAttestation(
   if (q.expires < now + L.minAheadS || q.expires > now + L.maxAheadS || q.expires > session.expires) {
     throw new Refusal(
       "BAD_EXPIRY",
-      `expires must be from ${now + L.minAheadS} to ${Math.min(now + L.maxAheadS, session.expires)} (5 minutes ahead at least, 30 days at most, not after the session)`,
+      `expires must be from ${now + L.minAheadS} to ${Math.min(now + L.maxAheadS, session.expires)} ` +
+        "(5 minutes ahead at least, 30 days at most, not after the session)",
     );
   }
   if (q.issued < now - L.issuedWithinS || q.issued > now + 60)
@@ -108,13 +116,7 @@ export async function recordAttestation(
     issued: q.issued,
     expires: q.expires,
   });
-  let signer: Address | null = null;
-  try {
-    signer = await recoverMessageAddress({ message: text, signature: q.signature });
-  } catch {
-    signer = null;
-  }
-  if (!signer || signer.toLowerCase() !== a.wallet.toLowerCase())
+  if (!(await signedBy(a.wallet, text, q.signature)))
     throw new Refusal(
       "STOCK_ATTESTATION",
       "the signature is not the owner wallet's over exactly this agent, executor, session, issue time and expiry",
@@ -141,13 +143,15 @@ export async function recordAttestation(
   await d.store.db.tx(async (tx) => {
     await tx.query("SELECT pg_advisory_xact_lock(4663003, hashtext($1))", [a.id]);
     const [r] = await tx.query<{ issued: string | null; revoked: string | null }>(
-      "SELECT max(issued)::text AS issued, max(revoked_at)::text AS revoked FROM app.hosted_attestations WHERE agent_id = $1",
+      `SELECT max(issued)::text AS issued, max(revoked_at)::text AS revoked FROM app.hosted_attestations
+       WHERE agent_id = $1`,
       [a.id],
     );
     const nb = Math.max(Number(r?.issued ?? 0), Number(r?.revoked ?? 0));
     await old(nb > 0 ? nb : null);
     await tx.query(
-      "INSERT INTO app.hosted_attestations (agent_id, session_id, issued, expires, signature, signed_at) VALUES ($1, $2, $3, $4, $5, $6)",
+      `INSERT INTO app.hosted_attestations (agent_id, session_id, issued, expires, signature, signed_at)
+       VALUES ($1, $2, $3, $4, $5, $6)`,
       [a.id, session.id, q.issued, q.expires, q.signature, now],
     );
   });

@@ -31,7 +31,10 @@ export type Decision = (
   | { refused: string; message: string; kind?: "hold" | "error" }
 ) & { poolHold?: string; source?: "service" | "own" };
 
-/** Orders checked against the agent's pairs and per-trade limit: the first that breaks a rule refuses the whole answer. */
+/**
+ * Orders checked against the agent's pairs and per-trade limit: the first that breaks a rule refuses
+ * the whole answer.
+ */
 export function checkOrders(agent: StoredAgent, orders: Order[]): { code: string; message: string } | null {
   const tokens = new Set(agent.pairs.flatMap((p) => p.split("/")));
   for (const o of orders) {
@@ -48,7 +51,10 @@ export function checkOrders(agent: StoredAgent, orders: Order[]): { code: string
   return null;
 }
 
-/** Rebalance to target weights: the most overweight token goes to the most underweight, once the drift passes the band. */
+/**
+ * Rebalance to target weights: the most overweight token goes to the most underweight, once the drift
+ * passes the band.
+ */
 export function ruleBrain(agent: StoredAgent, s: TickState): Decision {
   const p = ruleParams.parse(agent.params);
   if (s.value_usd <= 0) return { orders: [], note: "empty book" };
@@ -80,7 +86,10 @@ export function webhookVerifies(secret: string, id: string, timestamp: number, b
 
 export const WEBHOOK_TIMEOUT_MS = 10_000;
 
-/** A host that is, or whose DNS names, a private address (checked each tick; a name that does not resolve is refused too). */
+/**
+ * A host that is, or whose DNS names, a private address (checked each tick; a name that does not
+ * resolve is refused too).
+ */
 export async function resolvesPrivate(host: string): Promise<boolean> {
   if (privateHost(host)) return true;
   if (isIP(host.replace(/^\[|\]$/g, ""))) return false;

@@ -25,7 +25,10 @@ export type ExecutorDeps = HostedContext & {
   sequencer: Sequencer;
   /** Sessions the co-signer may still co-sign for this executor. */
   liveSessionsOf: (executor: Address) => Promise<string[]>;
-  /** SANCTIONED (or ENGINE_UNAVAILABLE when the list cannot be read) for an address on the sanctions list: auth's check. */
+  /**
+   * SANCTIONED (or ENGINE_UNAVAILABLE when the list cannot be read) for an address on the sanctions
+   * list: auth's check.
+   */
   assertNotSanctioned: (address: Address, field: string) => Promise<void>;
 };
 
@@ -61,13 +64,17 @@ export async function refundableExecutor(
 /** The agent's current executor (the newest not retired), or null. */
 export async function executorOf(d: Pick<ExecutorDeps, "store">, agentId: string): Promise<Address | null> {
   const [r] = await d.store.db.query<{ executor: string }>(
-    "SELECT executor FROM app.hosted_executors WHERE agent_id = $1 AND retired_at IS NULL ORDER BY created_at DESC LIMIT 1",
+    `SELECT executor FROM app.hosted_executors WHERE agent_id = $1 AND retired_at IS NULL
+     ORDER BY created_at DESC LIMIT 1`,
     [agentId],
   );
   return r ? getAddress(r.executor) : null;
 }
 
-/** Makes the agent's executor at the signing service and records it; SIGNER_REQUIRED when it does not answer, EXECUTOR_ATTESTATION when it cannot attest. */
+/**
+ * Makes the agent's executor at the signing service and records it; SIGNER_REQUIRED when it does not
+ * answer, EXECUTOR_ATTESTATION when it cannot attest.
+ */
 export async function newExecutor(
   d: ExecutorDeps,
   agent: Pick<StoredAgent, "id" | "wallet">,
@@ -219,6 +226,21 @@ async function settle(d: ExecutorDeps, r: RefundRow, waitMs: number): Promise<Re
  * same signed transaction (`already`).
  */
 export async function refundGas(d: ExecutorDeps, agent: StoredAgent, executor: Address) {
+  const { owner, executors } = await refundOwner(d, agent, executor);
+  await executors.close(executor);
+  const open = await resentRefund(d, agent, executor);
+  if (open) return open;
+  const signed = await signedRefund(d, executors, executor, owner);
+  return sendRefund(d, agent, executor, owner, signed);
+}
+
+/**
+ * The checks before an executor's gas is refunded: the signing service is there, the agent is
+ * stopped (or deleted), the server relays, no session may still be co-signed for the executor, and
+ * the executor's owner on record is this agent's owner and not sanctioned. Answers that owner and
+ * the signing service.
+ */
+async function refundOwner(d: ExecutorDeps, agent: StoredAgent, executor: Address) {
   if (!d.executors) throw signerRequired();
   if (agent.status !== "stopped" && agent.deletedAt === null)
     throw new Refusal("STOP_FIRST", "stop the agent before refunding its executor's gas");
@@ -227,25 +249,33 @@ export async function refundGas(d: ExecutorDeps, agent: StoredAgent, executor: A
     throw new Refusal("SESSION_ACTIVE", "a session granted to this executor can still be co-signed: revoke it first");
   const state = await d.executors.state(executor);
   if (!state) throw signerRequired();
-  if (state.owner.toLowerCase() !== agent.wallet.toLowerCase() || state.owner.toLowerCase() === executor.toLowerCase())
+  const owner = state.owner.toLowerCase();
+  if (owner !== agent.wallet.toLowerCase() || owner === executor.toLowerCase())
     throw new Refusal("REFUND_OWNER", "the executor's owner on record is not this agent's owner");
   await d.assertNotSanctioned(state.owner, "owner");
+  return { owner: state.owner, executors: d.executors };
+}
 
-  await d.executors.close(executor);
+/**
+ * A refund sent before and not mined: the same bytes again (a node that dropped them takes them
+ * back; a mined nonce refuses them) and its answer (`already`); null when there is none, or when
+ * its nonce went to another transaction (it can never land: it is marked dropped and a new one may
+ * be signed).
+ */
+async function resentRefund(d: ExecutorDeps, agent: StoredAgent, executor: Address) {
   const open = await lastRefund(d, executor);
-  if (open && (open.status === "sent" || open.status === "uncertain")) {
-    // The same bytes again (a node that dropped them takes them back; a mined nonce refuses them).
-    await d.sequencer.sendRawTransaction(open.raw).catch(() => undefined);
-    const r = await settle(d, open, 2_000);
-    if (r.status === "sent" || r.status === "uncertain") {
-      const spent = await d.chain.getTransactionCount({ address: executor, blockTag: "latest" }).catch(() => null);
-      // Its nonce went to another transaction: this refund can never land, so a new one may be signed.
-      if (spent !== null && spent > Number(r.nonce))
-        await d.store.db.query("UPDATE app.executor_refunds SET status = 'dropped' WHERE id = $1", [r.id]);
-      else return refundAnswer(agent.id, r, { already: true, closed: true });
-    }
-  }
+  if (!open || (open.status !== "sent" && open.status !== "uncertain")) return null;
+  await d.sequencer.sendRawTransaction(open.raw).catch(() => undefined);
+  const r = await settle(d, open, 2_000);
+  if (r.status !== "sent" && r.status !== "uncertain") return null;
+  const spent = await d.chain.getTransactionCount({ address: executor, blockTag: "latest" }).catch(() => null);
+  if (spent === null || spent <= Number(r.nonce)) return refundAnswer(agent.id, r, { already: true, closed: true });
+  await d.store.db.query("UPDATE app.executor_refunds SET status = 'dropped' WHERE id = $1", [r.id]);
+  return null;
+}
 
+/** The refund signed at the signing service and checked (assertPlainRefund): the balance less the transfer's gas. */
+async function signedRefund(d: ExecutorDeps, executors: ExecutorPort, executor: Address, owner: Address) {
   let balance: bigint, nonce: number, pending: number, fees: { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint };
   try {
     [balance, nonce, pending, fees] = await Promise.all([
@@ -274,33 +304,43 @@ export async function refundGas(d: ExecutorDeps, agent: StoredAgent, executor: A
       "REFUND_GAS",
       `the executor holds ${balance} wei, not more than the transfer's ${cost} wei of gas`,
     );
-  const value = balance - cost;
   const ask = {
     chainId: d.config.chainId,
     nonce,
     gas: REFUND_GAS,
     maxFeePerGas,
     maxPriorityFeePerGas: fees.maxPriorityFeePerGas < maxFeePerGas ? fees.maxPriorityFeePerGas : maxFeePerGas,
-    value,
+    value: balance - cost,
   };
-  const raw = await d.executors.signRefund(executor, ask);
-  await assertPlainRefund(raw, executor, state.owner, ask);
+  const raw = await executors.signRefund(executor, ask);
+  await assertPlainRefund(raw, executor, owner, ask);
+  return { raw, ask, balance };
+}
 
-  const hash = keccak256(raw);
+/** The signed refund recorded (once per executor and nonce), relayed, and its receipt awaited a while. */
+async function sendRefund(
+  d: ExecutorDeps,
+  agent: StoredAgent,
+  executor: Address,
+  owner: Address,
+  { raw, ask, balance }: Awaited<ReturnType<typeof signedRefund>>,
+) {
   const [row] = await d.store.db.query<RefundRow>(
-    `INSERT INTO app.executor_refunds (agent_id, executor, owner, nonce, value, balance, gas, max_fee_per_gas, raw, tx_hash, status, created_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'sent', $11) ON CONFLICT (executor, nonce) DO NOTHING RETURNING *`,
+    `INSERT INTO app.executor_refunds (agent_id, executor, owner, nonce, value, balance, gas, max_fee_per_gas, raw,
+       tx_hash, status, created_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'sent', $11)
+     ON CONFLICT (executor, nonce) DO NOTHING RETURNING *`,
     [
       agent.id,
       executor.toLowerCase(),
-      state.owner.toLowerCase(),
-      nonce,
-      value.toString(),
+      owner.toLowerCase(),
+      ask.nonce,
+      ask.value.toString(),
       balance.toString(),
       REFUND_GAS.toString(),
-      maxFeePerGas.toString(),
+      ask.maxFeePerGas.toString(),
       raw,
-      hash,
+      keccak256(raw),
       Math.floor(d.clock() / 1000),
     ],
   );
@@ -316,11 +356,8 @@ export async function refundGas(d: ExecutorDeps, agent: StoredAgent, executor: A
       relayError,
     ]);
   }
-  const settled = await settle(
-    d,
-    { ...row, status: relayError ? "uncertain" : "sent", relay_error: relayError },
-    RECEIPT_WAIT_MS,
-  );
+  const status = relayError ? "uncertain" : "sent";
+  const settled = await settle(d, { ...row, status, relay_error: relayError }, RECEIPT_WAIT_MS);
   return refundAnswer(agent.id, settled, { already: false, closed: true });
 }
 

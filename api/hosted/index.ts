@@ -20,19 +20,36 @@ import {
   rotateWebhookSecret,
   stopAgent,
   updateAgent,
+  owned,
   type HostedDeps,
   type Owner,
 } from "./agents.js";
 import type { ExecutorPort } from "../ports/executors.js";
 import type { Sequencer } from "../ports/sequencer.js";
 import { createScheduler } from "./scheduler.js";
-import { createHostedStore, isLive } from "./store.js";
+import { createHostedStore, isLive, type HostedStore, type StoredAgent } from "./store.js";
 import { runTick, type LiveDeps, type TickDeps } from "./tick.js";
 import { executorOf } from "./executor.js";
 import type { HostedSession } from "./deps.js";
 import type { AiDeps } from "./ai.js";
 import { ownerSince, poolDay } from "./spend.js";
-import { agentSpend, aiInfo, connectOwn, disconnectOwn } from "./aiAccount.js";
+import {
+  agentSpend,
+  aiInfo,
+  connectOwn,
+  disconnectOwn,
+  ownedAi,
+  takesOwnKeys,
+  type OwnConnectParameters,
+} from "./aiAccount.js";
+import type {
+  AttestationParameters,
+  CreateParameters,
+  LogsParameters,
+  SessionParameters,
+  SpendParameters,
+  UpdateParameters,
+} from "./request.js";
 import { openaiGateway, type GatewayPort } from "../ports/gateway.js";
 import { LRUCache } from "lru-cache";
 
@@ -49,12 +66,8 @@ export {
 } from "./request.js";
 export { ownConnect } from "./aiAccount.js";
 
-/**
- * Hosted agents: the owner's routes and the scheduler that ticks them (started by createApp).
- * Paper and live agents with the rule or webhook brain run here; live agents trade through the
- * session attached to their executor, whose key the signing service holds.
- */
-export function createHosted(d: {
+/** What createHosted is given (api/services.ts). */
+export type HostedInput = {
   config: Config;
   chain: PublicClient;
   market: Pick<Market, "mark">;
@@ -80,28 +93,16 @@ export function createHosted(d: {
     instance?: string;
   };
   webhookTimeoutMs?: number;
-}) {
+};
+
+/**
+ * Hosted agents: the owner's routes and the scheduler that ticks them (started by createApp).
+ * Paper and live agents with the rule or webhook brain run here; live agents trade through the
+ * session attached to their executor, whose key the signing service holds.
+ */
+export function createHosted(d: HostedInput) {
   const store = createHostedStore(d.db);
-  const live: LiveDeps = {
-    sessionOf: d.sessionOf,
-    trade: d.trade,
-    submit: d.submit,
-    signTrade: d.executors ? (e, tx) => d.executors!.signTrade(e, tx) : null,
-    executorOf: (id) => executorOf({ store }, id),
-  };
-  const tickDeps = {
-    config: d.config,
-    chain: d.chain,
-    market: d.market,
-    store,
-    clock: d.clock,
-    logger: d.logger,
-    allowPrivateWebhooks: d.config.devnet,
-    webhookTimeoutMs: d.webhookTimeoutMs,
-    live,
-    ai: aiDepsOf(d),
-    practice: d.practice,
-  };
+  const tickDeps = tickDepsOf(d, store);
   const scheduler = createScheduler({
     db: d.db,
     clock: d.clock,
@@ -124,63 +125,96 @@ export function createHosted(d: {
   return {
     store,
     scheduler,
-    create: (body: Record<string, unknown>, who: Owner) => createAgent(h, body, who),
-    list: (who: Owner) => listAgents(h, who),
+    ...ownerActions(h),
     /** me/sessions' hosted rows: id, name, status, strategy, mode, live, trading, pairs, session_id, pause_reason. */
-    async summaries(wallet: Address) {
-      return (await store.list(wallet)).map((a) => ({
-        id: a.id,
-        name: a.name,
-        status: a.status,
-        strategy: a.brain === "partner_llm" ? String(a.params.strategy ?? "") : a.brain,
-        mode: a.mode,
-        live: isLive(a),
-        trading: a.status === "active",
-        pairs: a.pairs,
-        session_id: a.sessionId,
-        pause_reason: a.pauseReason,
-      }));
-    },
-    detail: (id: string, who: Owner) => agentDetail(h, id, who),
-    update: (id: string, body: Record<string, unknown>, who: Owner) => updateAgent(h, id, body, who),
-    pause: (id: string, who: Owner) => pauseAgent(h, id, who),
-    resume: (id: string, who: Owner) => resumeAgent(h, id, who),
-    stop: (id: string, who: Owner) => stopAgent(h, id, who),
-    remove: (id: string, who: Owner) => deleteAgent(h, id, who),
-    logs: (id: string, query: Record<string, string>, who: Owner) => agentLogs(h, id, query, who),
-    rotateWebhookSecret: (id: string, who: Owner) => rotateWebhookSecret(h, id, who),
-    executor: (id: string, who: Owner) => agentExecutor(h, id, who),
-    refundGas: (id: string, who: Owner, body: Record<string, unknown>) => agentRefundGas(h, id, who, body),
-    rotateExecutor: (id: string, who: Owner, body: Record<string, unknown>) => rotateExecutor(h, id, who, body),
-    attachSession: (
-      id: string,
-      who: Owner,
-      body: Record<string, unknown>,
-      schema: Parameters<typeof attachSession>[4],
-    ) => attachSession(h, id, who, body, schema),
-    stockAttestation: (
-      id: string,
-      who: Owner,
-      body: Record<string, unknown>,
-      schema: Parameters<typeof addStockAttestation>[4],
-    ) => addStockAttestation(h, id, who, body, schema),
-    revokeStockAttestation: (id: string, who: Owner, body: Record<string, unknown>) =>
-      revokeStockAttestation(h, id, who, body),
-    aiInfo: (who: Owner) => aiInfo(h, who),
-    spend: (id: string, query: Record<string, string>, who: Owner) => agentSpend(h, id, query, who),
-    connectOwn: (who: Owner, body: Record<string, unknown>) => connectOwn(h, who, body),
-    disconnectOwn: (who: Owner) => disconnectOwn(h, who),
+    summaries: (wallet: Address) => summaries(store, wallet),
     /** stats.ai_pool: null when the pool is off. */
-    async aiPool() {
-      if (!d.config.ai.gatewayUrl || d.config.ai.pool.usdDay <= 0) return null;
-      const p = await poolDay(d.db, d.config.ai, d.clock());
-      return {
-        pool_usd: p.pool_usd,
-        left_usd: p.left_usd,
-        owners_funded: p.owners_funded,
-        agents_funded: p.agents_funded,
-      };
-    },
+    aiPool: () => aiPool(d),
+  };
+}
+
+/** What a tick reads: the context, live trading's calls, the AI brain's gateway, the practice gate. */
+function tickDepsOf(d: HostedInput, store: HostedStore): TickDeps {
+  const live: LiveDeps = {
+    sessionOf: d.sessionOf,
+    trade: d.trade,
+    submit: d.submit,
+    signTrade: d.executors ? (e, tx) => d.executors!.signTrade(e, tx) : null,
+    executorOf: (id) => executorOf({ store }, id),
+  };
+  return {
+    config: d.config,
+    chain: d.chain,
+    market: d.market,
+    store,
+    clock: d.clock,
+    logger: d.logger,
+    allowPrivateWebhooks: d.config.devnet,
+    webhookTimeoutMs: d.webhookTimeoutMs,
+    live,
+    ai: aiDepsOf(d),
+    practice: d.practice,
+  };
+}
+
+/**
+ * The owner's actions (SPEC "Hosted agents"), each with its input as the route parsed it. Those
+ * on one agent take the agent the route's first step found: `owned` (NOT_FOUND, FORBIDDEN), or
+ * `ownedAi` for spend (NOT_AI too); `takesOwnKeys` is ai/own's first step.
+ */
+function ownerActions(h: HostedDeps) {
+  return {
+    owned: (id: string, who: Owner, o?: { deleted?: boolean }) => owned(h, id, who, o),
+    ownedAi: (id: string, who: Owner) => ownedAi(h, id, who),
+    takesOwnKeys: () => takesOwnKeys(h),
+    create: (q: CreateParameters, who: Owner) => createAgent(h, q, who),
+    list: (who: Owner) => listAgents(h, who),
+    detail: (a: StoredAgent) => agentDetail(h, a),
+    update: (a: StoredAgent, q: UpdateParameters) => updateAgent(h, a, q),
+    pause: (a: StoredAgent) => pauseAgent(h, a),
+    resume: (a: StoredAgent) => resumeAgent(h, a),
+    stop: (a: StoredAgent) => stopAgent(h, a),
+    remove: (a: StoredAgent) => deleteAgent(h, a),
+    logs: (a: StoredAgent, q: LogsParameters) => agentLogs(h, a, q),
+    rotateWebhookSecret: (a: StoredAgent) => rotateWebhookSecret(h, a),
+    executor: (a: StoredAgent) => agentExecutor(h, a),
+    refundGas: (a: StoredAgent) => agentRefundGas(h, a),
+    rotateExecutor: (a: StoredAgent) => rotateExecutor(h, a),
+    attachSession: (a: StoredAgent, q: SessionParameters) => attachSession(h, a, q),
+    stockAttestation: (a: StoredAgent, q: AttestationParameters) => addStockAttestation(h, a, q),
+    revokeStockAttestation: (a: StoredAgent) => revokeStockAttestation(h, a),
+    aiInfo: (who: Owner) => aiInfo(h, who),
+    spend: (a: StoredAgent, q: SpendParameters) => agentSpend(h, a, q),
+    connectOwn: (q: OwnConnectParameters, who: Owner) => connectOwn(h, q, who),
+    disconnectOwn: (who: Owner) => disconnectOwn(h, who),
+  };
+}
+
+/** me/sessions' hosted rows. */
+async function summaries(store: HostedStore, wallet: Address) {
+  return (await store.list(wallet)).map((a) => ({
+    id: a.id,
+    name: a.name,
+    status: a.status,
+    strategy: a.brain === "partner_llm" ? String(a.params.strategy ?? "") : a.brain,
+    mode: a.mode,
+    live: isLive(a),
+    trading: a.status === "active",
+    pairs: a.pairs,
+    session_id: a.sessionId,
+    pause_reason: a.pauseReason,
+  }));
+}
+
+/** stats.ai_pool: null when the pool is off. */
+async function aiPool(d: Pick<HostedInput, "config" | "db" | "clock">) {
+  if (!d.config.ai.gatewayUrl || d.config.ai.pool.usdDay <= 0) return null;
+  const p = await poolDay(d.db, d.config.ai, d.clock());
+  return {
+    pool_usd: p.pool_usd,
+    left_usd: p.left_usd,
+    owners_funded: p.owners_funded,
+    agents_funded: p.agents_funded,
   };
 }
 

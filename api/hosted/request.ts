@@ -1,4 +1,6 @@
+import type { Hex } from "viem";
 import { z } from "zod";
+import { Refusal } from "../errors/index.js";
 
 /** Symbols or addresses of tokens a pair names ("ETH/USDG"). */
 const pair = z.string().regex(/^[A-Za-z0-9x]{1,42}\/[A-Za-z0-9x]{1,42}$/, 'a pair is "TOKEN/TOKEN", e.g. "ETH/USDG"');
@@ -134,7 +136,6 @@ export const updateRequest = z
   })
   .strict();
 
-export type CreateRequest = z.infer<typeof createRequest>;
 export type Limits = z.infer<typeof limitsSchema>;
 export type RuleParams = z.infer<typeof ruleParams>;
 
@@ -164,17 +165,64 @@ export const attestationBody = z
     session_id: z.string().min(1).max(64),
     issued: z.number().int().nonnegative(),
     expires: z.number().int().nonnegative(),
-    signature: z.string().regex(/^0x[0-9a-fA-F]{130}$/, "a 65-byte signature"),
+    signature: z
+      .string()
+      .regex(/^0x[0-9a-fA-F]{130}$/, "a 65-byte signature")
+      .transform((x) => x as Hex),
   })
   .strict();
 
-/** GET hosted/<id>/logs and spend's query as pageOf (agents.ts) checks it, after the agent is found: documented, not parsed at the edge. */
-export const logsQuery = z
-  .object({
-    limit: z.coerce.number().int().min(1).max(200).optional(),
-    before: z.coerce.number().int().optional(),
-    kinds: z.string().optional(),
-  })
-  .strict();
-/** A POST that takes no body: documented as empty; the route refuses any field itself (its own message). */
+export const LOG_KINDS = ["decision", "trade", "hold", "session", "watch", "error"] as const;
+
+/**
+ * limit (1 to 200, default 50) and before (a row id) of a paged hosted listing; any other
+ * parameter but `also` is BAD_REQUEST, in these words.
+ */
+export function pageOf(
+  query: Record<string, string>,
+  also: string[] = [],
+): { limit: number; before: number | undefined } {
+  const extra = Object.keys(query).find((k) => !["limit", "before", ...also].includes(k));
+  if (extra) throw new Refusal("BAD_REQUEST", `unknown query parameter ${extra}`);
+  const limit = query.limit === undefined ? 50 : Number(query.limit);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 200)
+    throw new Refusal("BAD_REQUEST", "limit must be an integer from 1 to 200");
+  const before = query.before === undefined ? undefined : Number(query.before);
+  if (before !== undefined && (!Number.isSafeInteger(before) || before < 1))
+    throw new Refusal("BAD_REQUEST", "before must be a row id");
+  return { limit, before };
+}
+
+/** kinds of GET hosted/<id>/logs: BAD_REQUEST for one that is not a log kind. */
+function checkKinds(kinds: string | undefined) {
+  const unknown = kinds?.split(",").find((k) => !(LOG_KINDS as readonly string[]).includes(k));
+  if (unknown !== undefined)
+    throw new Refusal("BAD_REQUEST", `kinds: ${unknown} is not one of ${LOG_KINDS.join(", ")}`);
+}
+
+const page = {
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  before: z.coerce.number().int().min(1).optional(),
+};
+/**
+ * GET hosted/<id>/logs and spend's queries, parsed at the edge after the agent is found. Their
+ * checks (pageOf, checkKinds) refuse in their own words before zod reads the object (which then
+ * always parses): zod's would read "limit: Number must be..." where the route says "limit must be
+ * an integer from 1 to 200". The document shows the inner object.
+ */
+export const logsQuery = z.preprocess(
+  (q) => (pageOf(q as Record<string, string>, ["kinds"]), checkKinds((q as Record<string, string>).kinds), q),
+  z.object({ ...page, kinds: z.string().optional() }).strict(),
+);
+export const spendQuery = z.preprocess((q) => (pageOf(q as Record<string, string>), q), z.object(page).strict());
+export type LogsParameters = z.infer<typeof logsQuery>;
+export type SpendParameters = z.infer<typeof spendQuery>;
+
+/** A POST that takes no body: documented as empty; the route refuses any field first (its own message). */
 export const noBody = z.object({}).strict();
+
+/** The actions' input as the edge parses it (api/hosted/routes.ts). */
+export type CreateParameters = z.infer<typeof createRequest>;
+export type UpdateParameters = z.infer<typeof updateRequest>;
+export type SessionParameters = z.infer<typeof sessionBody>;
+export type AttestationParameters = z.infer<typeof attestationBody>;

@@ -1,17 +1,28 @@
-import type { Context } from "hono";
-import type { AppEnv } from "../http/env.js";
 import { HOSTED, WALLET } from "../errors/groups.js";
 import { Refusal, type Code } from "../errors/index.js";
+import { boundCaller } from "../http/caller.js";
 import type { Take } from "../http/limits.js";
 import { RATE_RULES } from "../http/rateLimit.js";
-import { route, type RouteCall } from "../http/route.js";
+import { routesFor, type RawCall } from "../http/route.js";
+import { HOSTED_WALLET } from "./agents.js";
 import type { Hosted } from "./index.js";
-import { attestationBody, createRequest, logsQuery, noBody, sessionBody, updateRequest } from "./request.js";
+import {
+  attestationBody,
+  createRequest,
+  logsQuery,
+  noBody,
+  sessionBody,
+  spendQuery,
+  updateRequest,
+} from "./request.js";
 import { ownConnect } from "./aiAccount.js";
 
 /** What SPEC "Hosted agents" needs: the hosted service's owner actions (not its store or scheduler). */
 export type HostedService = Pick<
   Hosted,
+  | "owned"
+  | "ownedAi"
+  | "takesOwnKeys"
   | "create"
   | "list"
   | "detail"
@@ -39,37 +50,66 @@ const before: Take[] = [["hostedClient", RATE_RULES.hostedClient, "client"]];
 const limits: Take[] = [["hostedKey", RATE_RULES.hostedKey, "key"]];
 const auth = "key(wallet)" as const;
 const AGENT_SETTINGS: Code[] = [...HOSTED, "TOKEN_NOT_ALLOWED", "LEAGUE_PAIRS", "LEAGUE_INTERVAL"];
+const route = routesFor<HostedService>();
 
-const who = (c: Context<AppEnv>) => ({ wallet: c.get("key").wallet, keyId: c.get("key").keyId });
-const id = (call: RouteCall<unknown, unknown>) => call.param("id");
-/** A POST that takes no body: any field is UNKNOWN_FIELD with this message (an empty strict schema's would read "unknown field a, b"), before the action. */
-function bare(body: Record<string, unknown>) {
-  const extra = Object.keys(body);
+/** The owner: WALLET_NOT_BOUND before anything else is read. */
+const caller = boundCaller(HOSTED_WALLET);
+
+/**
+ * A POST that takes no body: any field is UNKNOWN_FIELD with this message (an empty strict
+ * schema's would read "unknown field a, b"). Read from the raw body in a `first` step, so it comes
+ * where it always did; the edge's parse with noBody then has nothing left to refuse.
+ */
+function bare({ c }: RawCall) {
+  const extra = Object.keys(c.get("body") ?? {});
   if (extra.length) throw new Refusal("UNKNOWN_FIELD", `unknown field ${extra[0]}; this route takes no body`);
 }
 
+/** The agent the path names, the caller's (WALLET_NOT_BOUND, NOT_FOUND, FORBIDDEN), deleted ones too when asked. */
+const agent =
+  (o: { deleted?: boolean } = {}) =>
+  (call: RawCall, s: HostedService) =>
+    s.owned(call.param("id"), caller(call), o);
+/** The body refused first (bare), then the agent. */
+const bareAgent = (call: RawCall, s: HostedService) => (bare(call), agent()(call, s));
+/**
+ * The agent first, then the body refused (bare): revoke, refund-gas and rotate-executor have always
+ * checked in this order.
+ */
+const agentBare =
+  (o: { deleted?: boolean } = {}) =>
+  async (call: RawCall, s: HostedService) => {
+    const a = await agent(o)(call, s);
+    bare(call);
+    return a;
+  };
+/** Parsed bodies refuse a field they do not know as UNKNOWN_FIELD. */
+const strict = { unknownField: "UNKNOWN_FIELD" } as const;
+
 /**
  * SPEC "Hosted agents": every route, and the owner's own gateway key (ai/own, ai/own/disconnect).
- * Registered in this order: "/hosted/ai" before "/hosted/{id}" ("ai" is not an agent id).
- * Bodies and queries are `documents` only: each action parses its input itself after finding the
- * owner's wallet or agent (WALLET_NOT_BOUND, NOT_FOUND, FORBIDDEN, and ai/own's HOSTED_UNAVAILABLE
- * come before a bad field), so moving the parse to the edge would change which refusal a request gets.
+ * Registered in this order: "/hosted/ai" before "/hosted/{id}" ("ai" is not an agent id). Each
+ * route's `first` step finds the owner's wallet or agent (WALLET_NOT_BOUND, NOT_FOUND, FORBIDDEN,
+ * spend's NOT_AI, ai/own's HOSTED_UNAVAILABLE, a bodiless POST's field), then the edge parses the
+ * body or query: which refusal a request gets is what it was when each action parsed its own.
  */
 export const hostedRoutes = [
-  route<HostedService>({
+  route({
     method: "post",
     path: "/hosted",
     auth,
     before,
     limits,
     summary: "Creates a hosted agent",
-    documents: { body: createRequest },
+    body: createRequest,
+    ...strict,
+    first: caller,
     status: 201,
     answer: ["id", "brain", "mode", "status"],
     errors: AGENT_SETTINGS,
-    handle: ({ body, c }, s) => s.create(body, who(c)),
+    handle: ({ body, found }, s) => s.create(body, found),
   }),
-  route<HostedService>({
+  route({
     method: "get",
     path: "/hosted/ai",
     auth,
@@ -78,47 +118,57 @@ export const hostedRoutes = [
     summary: "The AI-model brain's models, pool and funding",
     answer: ["models"],
     errors: WALLET,
-    handle: ({ c }, s) => s.aiInfo(who(c)),
+    first: caller,
+    handle: ({ found }, s) => s.aiInfo(found),
   }),
-  route<HostedService>({
+  route({
     method: "post",
     path: "/hosted/ai/own",
     auth,
     before,
     limits,
     summary: "Connects the owner's own gateway key",
-    documents: { body: ownConnect },
+    body: ownConnect,
+    ...strict,
+    first: (call, s) => {
+      const who = caller(call);
+      s.takesOwnKeys();
+      return who;
+    },
     answer: [],
     errors: HOSTED,
     extra: true,
-    handle: ({ body, c }, s) => s.connectOwn(who(c), body),
+    handle: ({ body, found }, s) => s.connectOwn(body, found),
   }),
-  route<HostedService>({
+  route({
     method: "post",
     path: "/hosted/ai/own/disconnect",
     auth,
     before,
     limits,
     summary: "Disconnects the owner's own gateway key",
-    documents: { body: noBody },
+    body: noBody,
+    ...strict,
+    first: (call) => (bare(call), caller(call)),
     answer: [],
     errors: HOSTED,
     extra: true,
-    handle: ({ body, c }, s) => (bare(body), s.disconnectOwn(who(c))),
+    handle: ({ found }, s) => s.disconnectOwn(found),
   }),
-  route<HostedService>({
+  route({
     method: "get",
     path: "/hosted/{id}/spend",
     auth,
     before,
     limits,
     summary: "An AI agent's spend",
-    documents: { query: logsQuery },
+    query: spendQuery,
+    first: (call, s) => s.ownedAi(call.param("id"), caller(call)),
     answer: [],
     errors: [...HOSTED, "NOT_AI"],
-    handle: (call, s) => s.spend(id(call), call.query, who(call.c)),
+    handle: ({ query, found }, s) => s.spend(found, query),
   }),
-  route<HostedService>({
+  route({
     method: "get",
     path: "/hosted",
     auth,
@@ -127,9 +177,10 @@ export const hostedRoutes = [
     summary: "The wallet's hosted agents",
     answer: ["agents"],
     errors: WALLET,
-    handle: ({ c }, s) => s.list(who(c)),
+    first: caller,
+    handle: ({ found }, s) => s.list(found),
   }),
-  route<HostedService>({
+  route({
     method: "get",
     path: "/hosted/{id}",
     auth,
@@ -138,93 +189,107 @@ export const hostedRoutes = [
     summary: "One hosted agent",
     answer: ["id", "status"],
     errors: HOSTED,
-    handle: (call, s) => s.detail(id(call), who(call.c)),
+    first: agent(),
+    handle: ({ found }, s) => s.detail(found),
   }),
-  route<HostedService>({
+  route({
     method: "post",
     path: "/hosted/{id}/update",
     auth,
     before,
     limits,
     summary: "Changes an agent's settings",
-    documents: { body: updateRequest },
+    body: updateRequest,
+    ...strict,
+    first: agent(),
     answer: ["id"],
     errors: AGENT_SETTINGS,
-    handle: (call, s) => s.update(id(call), call.body, who(call.c)),
+    handle: ({ body, found }, s) => s.update(found, body),
   }),
-  route<HostedService>({
+  route({
     method: "post",
     path: "/hosted/{id}/pause",
     auth,
     before,
     limits,
     summary: "Pauses an agent",
-    documents: { body: noBody },
+    body: noBody,
+    ...strict,
+    first: bareAgent,
     answer: ["id", "status"],
     errors: HOSTED,
-    handle: (call, s) => (bare(call.body), s.pause(id(call), who(call.c))),
+    handle: ({ found }, s) => s.pause(found),
   }),
-  route<HostedService>({
+  route({
     method: "post",
     path: "/hosted/{id}/resume",
     auth,
     before,
     limits,
     summary: "Resumes an agent",
-    documents: { body: noBody },
+    body: noBody,
+    ...strict,
+    first: bareAgent,
     answer: ["id", "status"],
     errors: HOSTED,
-    handle: (call, s) => (bare(call.body), s.resume(id(call), who(call.c))),
+    handle: ({ found }, s) => s.resume(found),
   }),
-  route<HostedService>({
+  route({
     method: "post",
     path: "/hosted/{id}/stop",
     auth,
     before,
     limits,
     summary: "Stops an agent (it leaves the league)",
-    documents: { body: noBody },
+    body: noBody,
+    ...strict,
+    first: bareAgent,
     answer: ["id", "status"],
     errors: HOSTED,
-    handle: (call, s) => (bare(call.body), s.stop(id(call), who(call.c))),
+    handle: ({ found }, s) => s.stop(found),
   }),
-  route<HostedService>({
+  route({
     method: "post",
     path: "/hosted/{id}/delete",
     auth,
     before,
     limits,
     summary: "Deletes an agent",
-    documents: { body: noBody },
+    body: noBody,
+    ...strict,
+    first: bareAgent,
     answer: [],
     errors: HOSTED,
-    handle: (call, s) => (bare(call.body), s.remove(id(call), who(call.c))),
+    handle: ({ found }, s) => s.remove(found),
   }),
-  route<HostedService>({
+  route({
     method: "get",
     path: "/hosted/{id}/logs",
     auth,
     before,
     limits,
     summary: "Why the agent did or did not trade",
-    documents: { query: logsQuery },
+    query: logsQuery,
+    first: agent(),
     answer: ["id", "rows", "next_before"],
     errors: [...HOSTED, "BAD_REQUEST"],
-    handle: (call, s) => s.logs(id(call), call.query, who(call.c)),
+    handle: ({ query, found }, s) => s.logs(found, query),
   }),
-  route<HostedService>({
+  route({
     method: "post",
     path: "/hosted/{id}/rotate-webhook-secret",
     auth,
     before,
     limits,
     summary: "A new webhook secret",
-    documents: { body: noBody },
+    body: noBody,
+    ...strict,
+    first: bareAgent,
     answer: [],
     errors: HOSTED,
-    handle: (call, s) => (bare(call.body), s.rotateWebhookSecret(id(call), who(call.c))),
+    handle: ({ found }, s) => s.rotateWebhookSecret(found),
   }),
-  route<HostedService>({
+  route({
     method: "get",
     path: "/hosted/{id}/executor",
     auth,
@@ -233,67 +298,77 @@ export const hostedRoutes = [
     summary: "A live agent's executor",
     answer: [],
     errors: [...HOSTED, "NO_EXECUTOR"],
-    handle: (call, s) => s.executor(id(call), who(call.c)),
+    first: agent({ deleted: true }),
+    handle: ({ found }, s) => s.executor(found),
   }),
-  route<HostedService>({
+  route({
     method: "post",
     path: "/hosted/{id}/session",
     auth,
     before,
     limits,
     summary: "Attaches a session to a live agent's executor",
-    documents: { body: sessionBody },
+    body: sessionBody,
+    ...strict,
+    first: agent(),
     answer: [],
     errors: HOSTED,
-    handle: (call, s) => s.attachSession(id(call), who(call.c), call.body, sessionBody),
+    handle: ({ body, found }, s) => s.attachSession(found, body),
   }),
-  route<HostedService>({
+  route({
     method: "post",
     path: "/hosted/{id}/stock-attestation",
     auth,
     before,
     limits,
     summary: "The owner's stock-token attestation",
-    documents: { body: attestationBody },
+    body: attestationBody,
+    ...strict,
+    first: agent(),
     answer: [],
     errors: [...HOSTED, "BAD_REQUEST", "BAD_SIGNATURE"],
-    handle: (call, s) => s.stockAttestation(id(call), who(call.c), call.body, attestationBody),
+    handle: ({ body, found }, s) => s.stockAttestation(found, body),
   }),
-  // These three refuse a body's field themselves, after finding the agent.
-  route<HostedService>({
+  route({
     method: "post",
     path: "/hosted/{id}/stock-attestation/revoke",
     auth,
     before,
     limits,
     summary: "Revokes the stock-token attestation",
-    documents: { body: noBody },
+    body: noBody,
+    ...strict,
+    first: agentBare(),
     answer: [],
     errors: HOSTED,
-    handle: (call, s) => s.revokeStockAttestation(id(call), who(call.c), call.body),
+    handle: ({ found }, s) => s.revokeStockAttestation(found),
   }),
-  route<HostedService>({
+  route({
     method: "post",
     path: "/hosted/{id}/refund-gas",
     auth,
     before,
     limits,
     summary: "Returns a live agent's executor gas to the owner",
-    documents: { body: noBody },
+    body: noBody,
+    ...strict,
+    first: agentBare({ deleted: true }),
     answer: [],
     errors: [...HOSTED, "SUBMIT_DISABLED"],
-    handle: (call, s) => s.refundGas(id(call), who(call.c), call.body),
+    handle: ({ found }, s) => s.refundGas(found),
   }),
-  route<HostedService>({
+  route({
     method: "post",
     path: "/hosted/{id}/rotate-executor",
     auth,
     before,
     limits,
     summary: "A new executor for a live agent",
-    documents: { body: noBody },
+    body: noBody,
+    ...strict,
+    first: agentBare(),
     answer: [],
     errors: [...HOSTED, "PAPER_AGENT"],
-    handle: (call, s) => s.rotateExecutor(id(call), who(call.c), call.body),
+    handle: ({ found }, s) => s.rotateExecutor(found),
   }),
 ];

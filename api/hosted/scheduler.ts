@@ -5,22 +5,17 @@ import type { Db } from "../ports/store/db.js";
 
 export type Claimed = { agentId: string; seq: number; dueMs: number; intervalS: number };
 
-/** When the tick after one due at `dueMs` is due: the next slot, or the latest slot already passed (a late agent skips what it missed rather than replay it). */
+/**
+ * When the tick after one due at `dueMs` is due: the next slot, or the latest slot already passed (a
+ * late agent skips what it missed rather than replay it).
+ */
 export function nextDue(dueMs: number, intervalS: number, nowMs: number): number {
   const step = intervalS * 1000;
   const k = Math.max(1, Math.floor((nowMs - dueMs) / step));
   return dueMs + k * step;
 }
 
-/**
- * The hosted agents' scheduler: any number of instances share app.hosted_schedule. Each claims
- * due rows of active agents with FOR UPDATE SKIP LOCKED and a lease (tick_seq + 1 is the
- * fencing token), runs them on a bounded queue with a timeout each, and moves the row to its next
- * slot only while it still holds the lease. A crashed instance's leases lapse after `leaseMs` and
- * another instance claims the same agents with the next seq; a tick that ran twice commits once
- * (runTick's (agent, seq) row). The embedded default runs this on PGlite in one process.
- */
-export function createScheduler(d: {
+type SchedulerDeps = {
   db: Db;
   clock: () => number;
   runTick: (c: Claimed, instance: string) => Promise<boolean>;
@@ -31,69 +26,38 @@ export function createScheduler(d: {
   tickTimeoutMs?: number;
   intervalMs?: number;
   instance?: string;
-}) {
-  const instance = d.instance ?? randomUUID();
-  const leaseMs = d.leaseMs ?? 30_000;
+};
+/** One scheduler instance: its deps, its name (the lease owner), its lease and tick timeout. */
+type Instance = { d: SchedulerDeps; instance: string; leaseMs: number; tickTimeoutMs: number };
+
+/**
+ * The hosted agents' scheduler: any number of instances share app.hosted_schedule. Each claims
+ * due rows of active agents with FOR UPDATE SKIP LOCKED and a lease (tick_seq + 1 is the
+ * fencing token), runs them on a bounded queue with a timeout each, and moves the row to its next
+ * slot only while it still holds the lease. A crashed instance's leases lapse after `leaseMs` and
+ * another instance claims the same agents with the next seq; a tick that ran twice commits once
+ * (runTick's (agent, seq) row). The embedded default runs this on PGlite in one process.
+ */
+export function createScheduler(d: SchedulerDeps) {
+  const me: Instance = {
+    d,
+    instance: d.instance ?? randomUUID(),
+    leaseMs: d.leaseMs ?? 30_000,
+    tickTimeoutMs: d.tickTimeoutMs ?? 20_000,
+  };
   const batch = d.batch ?? 200;
   const queue = new PQueue({ concurrency: d.concurrency ?? 16 });
-  const tickTimeoutMs = d.tickTimeoutMs ?? 20_000;
   let timer: NodeJS.Timeout | null = null;
   let pass: Promise<number> | null = null;
-
-  async function claim(n: number): Promise<Claimed[]> {
-    const now = d.clock();
-    const rows = await d.db.query<{ agent_id: string; tick_seq: string; next_tick_ms: string; interval_s: number }>(
-      `UPDATE app.hosted_schedule s SET lease_owner = $1, lease_until_ms = $2::bigint + $3::bigint, tick_seq = s.tick_seq + 1
-       FROM app.hosted_agents a
-       WHERE a.id = s.agent_id AND s.agent_id IN (
-         SELECT q.agent_id FROM app.hosted_schedule q JOIN app.hosted_agents g ON g.id = q.agent_id
-         WHERE q.next_tick_ms <= $2 AND (q.lease_until_ms IS NULL OR q.lease_until_ms < $2) AND g.status = 'active' AND g.deleted_at IS NULL
-         ORDER BY q.next_tick_ms LIMIT $4 FOR UPDATE OF q SKIP LOCKED)
-       RETURNING s.agent_id, s.tick_seq, s.next_tick_ms, a.interval_s`,
-      [instance, now, leaseMs, n],
-    );
-    return rows.map((r) => ({
-      agentId: r.agent_id,
-      seq: Number(r.tick_seq),
-      dueMs: Number(r.next_tick_ms),
-      intervalS: Number(r.interval_s),
-    }));
-  }
-
-  async function finish(c: Claimed) {
-    await d.db.query(
-      "UPDATE app.hosted_schedule SET next_tick_ms = $4, lease_owner = NULL, lease_until_ms = NULL WHERE agent_id = $1 AND tick_seq = $2 AND lease_owner = $3",
-      [c.agentId, c.seq, instance, nextDue(c.dueMs, c.intervalS, d.clock())],
-    );
-  }
-
-  async function runOne(c: Claimed) {
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      const late = new Promise<never>(
-        (_, reject) =>
-          (timer = setTimeout(() => reject(new Error(`tick took over ${tickTimeoutMs} ms`)), tickTimeoutMs)),
-      );
-      const run = d.runTick(c, instance);
-      run.catch(() => {});
-      await Promise.race([run, late]);
-    } catch (err) {
-      d.logger?.warn({ err, agent: c.agentId, tick: c.seq }, "hosted tick failed");
-    } finally {
-      clearTimeout(timer);
-      // A failed or slow tick still moves on: the next slot is a new tick, never this one again.
-      await finish(c).catch((err) => d.logger?.warn({ err, agent: c.agentId }, "hosted schedule not advanced"));
-    }
-  }
 
   /** Claims and runs every due tick (batch by batch) until none is due; answers how many were claimed. */
   async function runDue(): Promise<number> {
     let total = 0;
     for (;;) {
       const room = Math.max(1, batch - queue.size - queue.pending);
-      const claimed = await claim(room);
+      const claimed = await claim(me, room);
       total += claimed.length;
-      for (const c of claimed) void queue.add(() => runOne(c));
+      for (const c of claimed) void queue.add(() => runOne(me, c));
       if (claimed.length < room) break;
       await queue.onSizeLessThan(Math.max(1, Math.floor(batch / 2)));
     }
@@ -102,7 +66,7 @@ export function createScheduler(d: {
   }
 
   return {
-    instance,
+    instance: me.instance,
     runDue,
     /** Resets an agent's next tick (resume, interval change): due at `atMs`. */
     async dueAt(agentId: string, atMs: number) {
@@ -126,6 +90,58 @@ export function createScheduler(d: {
       await queue.onIdle();
     },
   };
+}
+
+/** Up to `n` due rows of active agents, leased to this instance (their seq moved on: the fencing token). */
+async function claim({ d, instance, leaseMs }: Instance, n: number): Promise<Claimed[]> {
+  const now = d.clock();
+  const rows = await d.db.query<{ agent_id: string; tick_seq: string; next_tick_ms: string; interval_s: number }>(
+    `UPDATE app.hosted_schedule s SET lease_owner = $1, lease_until_ms = $2::bigint + $3::bigint,
+       tick_seq = s.tick_seq + 1
+     FROM app.hosted_agents a
+     WHERE a.id = s.agent_id AND s.agent_id IN (
+       SELECT q.agent_id FROM app.hosted_schedule q JOIN app.hosted_agents g ON g.id = q.agent_id
+       WHERE q.next_tick_ms <= $2 AND (q.lease_until_ms IS NULL OR q.lease_until_ms < $2)
+         AND g.status = 'active' AND g.deleted_at IS NULL
+       ORDER BY q.next_tick_ms LIMIT $4 FOR UPDATE OF q SKIP LOCKED)
+     RETURNING s.agent_id, s.tick_seq, s.next_tick_ms, a.interval_s`,
+    [instance, now, leaseMs, n],
+  );
+  return rows.map((r) => ({
+    agentId: r.agent_id,
+    seq: Number(r.tick_seq),
+    dueMs: Number(r.next_tick_ms),
+    intervalS: Number(r.interval_s),
+  }));
+}
+
+/** The row moved to its next slot and its lease let go, only while this instance still holds it. */
+async function finish({ d, instance }: Instance, c: Claimed) {
+  await d.db.query(
+    `UPDATE app.hosted_schedule SET next_tick_ms = $4, lease_owner = NULL, lease_until_ms = NULL
+     WHERE agent_id = $1 AND tick_seq = $2 AND lease_owner = $3`,
+    [c.agentId, c.seq, instance, nextDue(c.dueMs, c.intervalS, d.clock())],
+  );
+}
+
+/** One claimed tick, given up after the tick timeout; the row moves on either way. */
+async function runOne(me: Instance, c: Claimed) {
+  const { d, instance, tickTimeoutMs } = me;
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const late = new Promise<never>(
+      (_, reject) => (timer = setTimeout(() => reject(new Error(`tick took over ${tickTimeoutMs} ms`)), tickTimeoutMs)),
+    );
+    const run = d.runTick(c, instance);
+    run.catch(() => {});
+    await Promise.race([run, late]);
+  } catch (err) {
+    d.logger?.warn({ err, agent: c.agentId, tick: c.seq }, "hosted tick failed");
+  } finally {
+    clearTimeout(timer);
+    // A failed or slow tick still moves on: the next slot is a new tick, never this one again.
+    await finish(me, c).catch((err) => d.logger?.warn({ err, agent: c.agentId }, "hosted schedule not advanced"));
+  }
 }
 
 export type Scheduler = ReturnType<typeof createScheduler>;

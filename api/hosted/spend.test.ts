@@ -57,7 +57,8 @@ const sum = async (where: string) =>
 describe("reserving an AI call's worst case on PostgreSQL", () => {
   it("holds 40 concurrent reservations of one owner within the own day cap and the agent's budget", async () => {
     await db.query(
-      "INSERT INTO app.ai_own (wallet, sealed_key, sub_hint, day_cap_usd, connected_at) VALUES ($1, 'x', '…abcd', 0.02, 0)",
+      `INSERT INTO app.ai_own (wallet, sealed_key, sub_hint, day_cap_usd, connected_at)
+       VALUES ($1, 'x', '…abcd', 0.02, 0)`,
       [wallet.toLowerCase()],
     );
     const now = Date.now();

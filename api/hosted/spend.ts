@@ -75,7 +75,8 @@ async function totals(db: Pick<Db, "query">, day: number, scopes: string[]): Pro
 async function addTotals(db: Pick<Db, "query">, day: number, scopes: string[], nusd: number): Promise<void> {
   if (!scopes.length || nusd === 0) return;
   await db.query(
-    "INSERT INTO app.ai_totals (day, scope, nusd) SELECT $1, s, $3 FROM unnest($2::text[]) AS s ON CONFLICT (day, scope) DO UPDATE SET nusd = app.ai_totals.nusd + EXCLUDED.nusd",
+    `INSERT INTO app.ai_totals (day, scope, nusd) SELECT $1, s, $3 FROM unnest($2::text[]) AS s
+     ON CONFLICT (day, scope) DO UPDATE SET nusd = app.ai_totals.nusd + EXCLUDED.nusd`,
     [day, scopes, nusd],
   );
 }
@@ -128,6 +129,31 @@ export async function poolFor(
 }
 
 /**
+ * Whether the pool pays a call of `worst` nano-USD for this agent: its kind, and why not (its own
+ * reason, AI_POOL_SPENT, AI_SHARE_SPENT) or null.
+ */
+async function poolPays(
+  tx: Db,
+  ai: AiConfig,
+  a: AgentForSpend,
+  o: { ownerSinceMs: number | null; nowMs: number; worst: number; t: Map<string, number> },
+) {
+  const pool = await poolFor(tx, ai, a, o.ownerSinceMs, o.nowMs, o.t);
+  // The call must fit what is left of the pool and of the owner's share, worst case.
+  // New owners' trials together take at most their part of the pool: many fresh wallets cannot empty it.
+  const trialsFull =
+    pool.kind === "trial" && (o.t.get("trial") ?? 0) + o.worst > nanoUp((ai.pool.usdDay * ai.pool.trialPoolPct) / 100);
+  const why =
+    pool.why_not ??
+    (nanoUp(pool.pool_left_usd) < o.worst || trialsFull
+      ? "AI_POOL_SPENT"
+      : nanoUp(pool.share_left_usd) < o.worst
+        ? "AI_SHARE_SPENT"
+        : null);
+  return { pool, why };
+}
+
+/**
  * Reserves a call's worst case for the agent, paid by the pool when its funding is `service` and
  * the pool pays, else by the owner's own gateway account (when fallback_own allows). Holds with
  * SPEC's code when nothing may pay: AI_BUDGET, the pool's reasons, NOT_CONNECTED, DISCONNECTED,
@@ -157,13 +183,17 @@ export async function reserve(
     if (agentToday + worst > nanoUp(a.budgetUsdDay)) {
       return {
         hold: "AI_BUDGET",
-        message: `this call may cost up to $${o.worstUsd.toFixed(6)}; $${usdOf(Math.max(0, nanoUp(a.budgetUsdDay) - agentToday)).toFixed(6)} of today's $${a.budgetUsdDay} budget is left`,
+        message:
+          `this call may cost up to $${o.worstUsd.toFixed(6)}; ` +
+          `$${usdOf(Math.max(0, nanoUp(a.budgetUsdDay) - agentToday)).toFixed(6)} ` +
+          `of today's $${a.budgetUsdDay} budget is left`,
         poolHold: null,
       };
     }
     const insert = async (source: Source, poolKind: string | null = null) => {
       const [row] = await tx.query<{ id: string }>(
-        "INSERT INTO app.ai_spend (agent_id, wallet, day, ts, tick_seq, source, model, status, cost_nusd, cost_source, pool_kind) VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', $8, 'bound', $9) RETURNING id",
+        `INSERT INTO app.ai_spend (agent_id, wallet, day, ts, tick_seq, source, model, status, cost_nusd,
+         cost_source, pool_kind) VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', $8, 'bound', $9) RETURNING id`,
         [a.id, wallet, day, o.nowMs, o.tickSeq, source, a.model, worst, poolKind],
       );
       await addTotals(tx, day, scopesOf({ source, wallet, agentId: a.id, poolKind }), worst);
@@ -171,18 +201,7 @@ export async function reserve(
     };
     let poolHold: string | null = null;
     if (a.funding === "service") {
-      const pool = await poolFor(tx, ai, a, o.ownerSinceMs, o.nowMs, t);
-      // The call must fit what is left of the pool and of the owner's share, worst case.
-      // New owners' trials together take at most their part of the pool: many fresh wallets cannot empty it.
-      const trialsFull =
-        pool.kind === "trial" && (t.get("trial") ?? 0) + worst > nanoUp((ai.pool.usdDay * ai.pool.trialPoolPct) / 100);
-      const why =
-        pool.why_not ??
-        (nanoUp(pool.pool_left_usd) < worst || trialsFull
-          ? "AI_POOL_SPENT"
-          : nanoUp(pool.share_left_usd) < worst
-            ? "AI_SHARE_SPENT"
-            : null);
+      const { pool, why } = await poolPays(tx, ai, a, { ...o, worst, t });
       if (!why)
         return { rowId: await insert("service", pool.kind), source: "service", poolHold: null, sealedKey: null };
       if (!a.fallbackOwn)
@@ -197,7 +216,9 @@ export async function reserve(
       const code = own?.disconnected_at ? "DISCONNECTED" : "NOT_CONNECTED";
       return {
         hold: code,
-        message: `the owner's own gateway account is ${code === "DISCONNECTED" ? "disconnected" : "not connected"}${poolHold ? `; the service's credits did not pay (${poolHold})` : ""}`,
+        message:
+          `the owner's own gateway account is ${code === "DISCONNECTED" ? "disconnected" : "not connected"}` +
+          (poolHold ? `; the service's credits did not pay (${poolHold})` : ""),
         poolHold,
       };
     }
@@ -242,7 +263,8 @@ export async function settle(db: Db, rowId: number, s: Settlement): Promise<void
       status: string;
       pool_kind: string | null;
     }>(
-      "SELECT cost_nusd::text AS cost_nusd, source, wallet, agent_id, day, status, pool_kind FROM app.ai_spend WHERE id = $1 FOR UPDATE",
+      `SELECT cost_nusd::text AS cost_nusd, source, wallet, agent_id, day, status, pool_kind FROM app.ai_spend
+       WHERE id = $1 FOR UPDATE`,
       [rowId],
     );
     if (!r || r.status !== "pending") return;
@@ -252,7 +274,8 @@ export async function settle(db: Db, rowId: number, s: Settlement): Promise<void
         ? nanoUp(s.costUsd)
         : Math.round(s.costUsd * NANO);
     await tx.query(
-      "UPDATE app.ai_spend SET status = $2, code = $3, prompt_tokens = $4, completion_tokens = $5, cost_nusd = $6, cost_source = $7, ms = $8, pool_hold = $9 WHERE id = $1",
+      `UPDATE app.ai_spend SET status = $2, code = $3, prompt_tokens = $4, completion_tokens = $5, cost_nusd = $6,
+       cost_source = $7, ms = $8, pool_hold = $9 WHERE id = $1`,
       [
         rowId,
         s.status,
@@ -281,7 +304,8 @@ export async function recordHold(
   o: { nowMs: number; tickSeq: number; code: string; poolHold?: string | null },
 ): Promise<void> {
   await db.query(
-    "INSERT INTO app.ai_spend (agent_id, wallet, day, ts, tick_seq, source, model, status, code, cost_nusd, cost_source, pool_hold, ms) VALUES ($1, $2, $3, $4, $5, NULL, $6, 'hold', $7, 0, NULL, $8, 0)",
+    `INSERT INTO app.ai_spend (agent_id, wallet, day, ts, tick_seq, source, model, status, code, cost_nusd,
+     cost_source, pool_hold, ms) VALUES ($1, $2, $3, $4, $5, NULL, $6, 'hold', $7, 0, NULL, $8, 0)`,
     [a.id, a.wallet.toLowerCase(), dayOf(o.nowMs), o.nowMs, o.tickSeq, a.model, o.code, o.poolHold ?? null],
   );
 }
@@ -341,7 +365,9 @@ export async function todayOf(
   if (where.wallet) conds.push(`wallet = $${params.push(where.wallet.toLowerCase())}`);
   if (where.source) conds.push(`source = $${params.push(where.source)}`);
   const rows = await db.query<{ source: string | null; n: string; calls: string; p: string; c: string }>(
-    `SELECT source, sum(cost_nusd)::text AS n, count(*) FILTER (WHERE status <> 'hold')::text AS calls, sum(prompt_tokens)::text AS p, sum(completion_tokens)::text AS c FROM app.ai_spend WHERE ${conds.join(" AND ")} GROUP BY source`,
+    `SELECT source, sum(cost_nusd)::text AS n, count(*) FILTER (WHERE status <> 'hold')::text AS calls,
+       sum(prompt_tokens)::text AS p, sum(completion_tokens)::text AS c
+     FROM app.ai_spend WHERE ${conds.join(" AND ")} GROUP BY source`,
     params,
   );
   const r6 = (x: number) => Math.round(x * 1e6) / 1e6;
@@ -360,10 +386,15 @@ export async function todayOf(
   return { usd: r6(usd), calls, by_source: bySource, prompt_tokens: prompt, completion_tokens: completion };
 }
 
-/** The pool's day for /stats and GET hosted/ai: size, what is left, owners and agents it paid for today (from the day totals). */
+/**
+ * The pool's day for /stats and GET hosted/ai: size, what is left, owners and agents it paid for today
+ * (from the day totals).
+ */
 export async function poolDay(db: Pick<Db, "query">, ai: AiConfig, nowMs: number) {
   const [r] = await db.query<{ n: string | null; owners: string; agents: string }>(
-    "SELECT sum(nusd) FILTER (WHERE scope = 'pool')::text AS n, count(*) FILTER (WHERE scope LIKE 'svc:%' AND nusd > 0)::text AS owners, count(*) FILTER (WHERE scope LIKE 'svcagent:%' AND nusd > 0)::text AS agents FROM app.ai_totals WHERE day = $1",
+    `SELECT sum(nusd) FILTER (WHERE scope = 'pool')::text AS n,
+     count(*) FILTER (WHERE scope LIKE 'svc:%' AND nusd > 0)::text AS owners,
+     count(*) FILTER (WHERE scope LIKE 'svcagent:%' AND nusd > 0)::text AS agents FROM app.ai_totals WHERE day = $1`,
     [dayOf(nowMs)],
   );
   const used = usdOf(r?.n ?? 0);

@@ -82,54 +82,42 @@ export type LogRow = {
   [k: string]: unknown;
 };
 
+/** The fields an owner's action (or a stop) may change. */
+type AgentChange = Partial<
+  Pick<
+    StoredAgent,
+    | "name"
+    | "brain"
+    | "params"
+    | "intervalS"
+    | "pairs"
+    | "limits"
+    | "status"
+    | "pauseReason"
+    | "terms"
+    | "webhookSecret"
+    | "deletedAt"
+    | "sessionId"
+  >
+>;
+
+const oneAgent = async (db: Db, text: string, params: unknown[]) => {
+  const [r] = await db.query(text, params);
+  return r ? agentFrom(r) : null;
+};
+
 /** The hosted domain's tables: agents, schedule, ticks and logs. */
 export function createHostedStore(db: Db) {
-  const one = async (text: string, params: unknown[]) => {
-    const [r] = await db.query(text, params);
-    return r ? agentFrom(r) : null;
-  };
   return {
     db,
-    /** Inserts the agent and its schedule row (first tick at `firstTickMs`) in one transaction; null past `maxPerWallet` live (not deleted) agents. */
-    async create(a: StoredAgent, firstTickMs: number, maxPerWallet: number): Promise<StoredAgent | null> {
-      return db.tx(async (tx) => {
-        // One wallet's creates are serialised so two at once cannot both be the 20th.
-        await tx.query("SELECT pg_advisory_xact_lock(4663002, hashtext($1))", [a.wallet.toLowerCase()]);
-        const [n] = await tx.query<{ n: string }>(
-          "SELECT count(*)::text AS n FROM app.hosted_agents WHERE wallet = $1 AND deleted_at IS NULL",
-          [a.wallet.toLowerCase()],
-        );
-        if (Number(n?.n ?? 0) >= maxPerWallet) return null;
-        await tx.query(
-          `INSERT INTO app.hosted_agents (id, wallet, key_id, name, brain, params, interval_s, pairs, limits, mode, status, pause_reason, terms, webhook_secret, paper_book, brain_state, last_decision, last_trade, created_at, updated_at)
-           VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,NULL,NULL,NULL,$16,$16)`,
-          [
-            a.id,
-            a.wallet.toLowerCase(),
-            a.keyId,
-            a.name,
-            a.brain,
-            json(a.params),
-            a.intervalS,
-            json(a.pairs),
-            json(a.limits),
-            a.mode,
-            a.status,
-            json(a.pauseReason),
-            json(a.terms),
-            a.webhookSecret,
-            json(a.paperBook),
-            a.createdAt,
-          ],
-        );
-        await tx.query("INSERT INTO app.hosted_schedule (agent_id, next_tick_ms) VALUES ($1, $2)", [a.id, firstTickMs]);
-        return a;
-      });
-    },
-
+    /**
+     * Inserts the agent and its schedule row (first tick at `firstTickMs`) in one transaction;
+     * null past `maxPerWallet` live (not deleted) agents.
+     */
+    create: (a: StoredAgent, firstTickMs: number, maxPerWallet: number): Promise<StoredAgent | null> =>
+      insertAgent(db, a, firstTickMs, maxPerWallet),
     /** The agent, deleted ones included (their executor stays viewable). */
-    get: (id: string) => one("SELECT * FROM app.hosted_agents WHERE id = $1", [id]),
-
+    get: (id: string) => oneAgent(db, "SELECT * FROM app.hosted_agents WHERE id = $1", [id]),
     async list(wallet: Address): Promise<StoredAgent[]> {
       return (
         await db.query(
@@ -138,53 +126,12 @@ export function createHostedStore(db: Db) {
         )
       ).map(agentFrom);
     },
-
-    /** Writes the fields given, only while the agent is in one of `from` (a state change that lost a race answers null). */
-    async update(
-      id: string,
-      from: AgentStatus[],
-      set: Partial<
-        Pick<
-          StoredAgent,
-          | "name"
-          | "brain"
-          | "params"
-          | "intervalS"
-          | "pairs"
-          | "limits"
-          | "status"
-          | "pauseReason"
-          | "terms"
-          | "webhookSecret"
-          | "deletedAt"
-          | "sessionId"
-        >
-      >,
-      now: number,
-    ): Promise<StoredAgent | null> {
-      const cols: Record<string, unknown> = {
-        name: set.name,
-        brain: set.brain,
-        params: set.params === undefined ? undefined : json(set.params),
-        interval_s: set.intervalS,
-        pairs: set.pairs === undefined ? undefined : json(set.pairs),
-        limits: set.limits === undefined ? undefined : json(set.limits),
-        status: set.status,
-        pause_reason: set.pauseReason === undefined ? undefined : json(set.pauseReason),
-        terms: set.terms === undefined ? undefined : json(set.terms),
-        webhook_secret: set.webhookSecret,
-        deleted_at: set.deletedAt,
-        session_id: set.sessionId,
-      };
-      const keys = Object.keys(cols).filter((k) => cols[k] !== undefined);
-      const params: unknown[] = [id, from, now, ...keys.map((k) => cols[k])];
-      const assignments = ["updated_at = $3", ...keys.map((k, i) => `${k} = $${i + 4}`)].join(", ");
-      return one(
-        `UPDATE app.hosted_agents SET ${assignments} WHERE id = $1 AND status = ANY($2) AND deleted_at IS NULL RETURNING *`,
-        params,
-      );
-    },
-
+    /**
+     * Writes the fields given, only while the agent is in one of `from` (a state change that lost a
+     * race answers null).
+     */
+    update: (id: string, from: AgentStatus[], set: AgentChange, now: number): Promise<StoredAgent | null> =>
+      updateAgent(db, id, from, set, now),
     async log(
       agentId: string,
       tick: number | null,
@@ -195,35 +142,106 @@ export function createHostedStore(db: Db) {
       via: Db = db,
     ): Promise<void> {
       await via.query(
-        "INSERT INTO app.hosted_logs (agent_id, tick_seq, kind, code, body, created_at) VALUES ($1, $2, $3, $4, $5, $6)",
+        `INSERT INTO app.hosted_logs (agent_id, tick_seq, kind, code, body, created_at)
+         VALUES ($1, $2, $3, $4, $5, $6)`,
         [agentId, tick, kind, code, JSON.stringify(body), now],
       );
     },
-
-    async logs(agentId: string, o: { limit: number; before?: number; kinds?: string[] }): Promise<LogRow[]> {
-      const rows = await db.query<{
-        id: string;
-        agent_id: string;
-        tick_seq: string | null;
-        kind: string;
-        code: string | null;
-        body: string;
-        created_at: string;
-      }>(
-        `SELECT * FROM app.hosted_logs WHERE agent_id = $1 AND ($2::bigint IS NULL OR id < $2) AND ($3::text[] IS NULL OR kind = ANY($3)) ORDER BY id DESC LIMIT $4`,
-        [agentId, o.before ?? null, o.kinds ?? null, o.limit],
-      );
-      return rows.map((r) => ({
-        ...(JSON.parse(r.body) as Record<string, unknown>),
-        id: Number(r.id),
-        agent_id: r.agent_id,
-        tick: r.tick_seq === null ? null : Number(r.tick_seq),
-        kind: r.kind,
-        code: r.code,
-        at: Number(r.created_at),
-      }));
-    },
+    logs: (agentId: string, o: { limit: number; before?: number; kinds?: string[] }) => logRows(db, agentId, o),
   };
+}
+
+async function insertAgent(db: Db, a: StoredAgent, firstTickMs: number, maxPerWallet: number) {
+  return db.tx(async (tx) => {
+    // One wallet's creates are serialised so two at once cannot both be the 20th.
+    await tx.query("SELECT pg_advisory_xact_lock(4663002, hashtext($1))", [a.wallet.toLowerCase()]);
+    const [n] = await tx.query<{ n: string }>(
+      "SELECT count(*)::text AS n FROM app.hosted_agents WHERE wallet = $1 AND deleted_at IS NULL",
+      [a.wallet.toLowerCase()],
+    );
+    if (Number(n?.n ?? 0) >= maxPerWallet) return null;
+    await tx.query(
+      `INSERT INTO app.hosted_agents (id, wallet, key_id, name, brain, params, interval_s, pairs, limits, mode,
+         status, pause_reason, terms, webhook_secret, paper_book, brain_state, last_decision, last_trade,
+         created_at, updated_at)
+       VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,NULL,NULL,NULL,$16,$16)`,
+      [
+        a.id,
+        a.wallet.toLowerCase(),
+        a.keyId,
+        a.name,
+        a.brain,
+        json(a.params),
+        a.intervalS,
+        json(a.pairs),
+        json(a.limits),
+        a.mode,
+        a.status,
+        json(a.pauseReason),
+        json(a.terms),
+        a.webhookSecret,
+        json(a.paperBook),
+        a.createdAt,
+      ],
+    );
+    await tx.query("INSERT INTO app.hosted_schedule (agent_id, next_tick_ms) VALUES ($1, $2)", [a.id, firstTickMs]);
+    return a;
+  });
+}
+
+async function updateAgent(db: Db, id: string, from: AgentStatus[], set: AgentChange, now: number) {
+  const cols: Record<string, unknown> = {
+    name: set.name,
+    brain: set.brain,
+    params: set.params === undefined ? undefined : json(set.params),
+    interval_s: set.intervalS,
+    pairs: set.pairs === undefined ? undefined : json(set.pairs),
+    limits: set.limits === undefined ? undefined : json(set.limits),
+    status: set.status,
+    pause_reason: set.pauseReason === undefined ? undefined : json(set.pauseReason),
+    terms: set.terms === undefined ? undefined : json(set.terms),
+    webhook_secret: set.webhookSecret,
+    deleted_at: set.deletedAt,
+    session_id: set.sessionId,
+  };
+  const keys = Object.keys(cols).filter((k) => cols[k] !== undefined);
+  const params: unknown[] = [id, from, now, ...keys.map((k) => cols[k])];
+  const assignments = ["updated_at = $3", ...keys.map((k, i) => `${k} = $${i + 4}`)].join(", ");
+  return oneAgent(
+    db,
+    `UPDATE app.hosted_agents SET ${assignments}
+     WHERE id = $1 AND status = ANY($2) AND deleted_at IS NULL RETURNING *`,
+    params,
+  );
+}
+
+async function logRows(
+  db: Db,
+  agentId: string,
+  o: { limit: number; before?: number; kinds?: string[] },
+): Promise<LogRow[]> {
+  const rows = await db.query<{
+    id: string;
+    agent_id: string;
+    tick_seq: string | null;
+    kind: string;
+    code: string | null;
+    body: string;
+    created_at: string;
+  }>(
+    `SELECT * FROM app.hosted_logs WHERE agent_id = $1 AND ($2::bigint IS NULL OR id < $2)
+     AND ($3::text[] IS NULL OR kind = ANY($3)) ORDER BY id DESC LIMIT $4`,
+    [agentId, o.before ?? null, o.kinds ?? null, o.limit],
+  );
+  return rows.map((r) => ({
+    ...(JSON.parse(r.body) as Record<string, unknown>),
+    id: Number(r.id),
+    agent_id: r.agent_id,
+    tick: r.tick_seq === null ? null : Number(r.tick_seq),
+    kind: r.kind,
+    code: r.code,
+    at: Number(r.created_at),
+  }));
 }
 
 export type HostedStore = ReturnType<typeof createHostedStore>;

@@ -11,6 +11,7 @@ import { aiDecision, type AiDeps } from "./ai.js";
 import type { Order } from "./request.js";
 import type { PaperBook, StoredAgent } from "./store.js";
 import type { HostedContext } from "./deps.js";
+import type { Db } from "../ports/store/db.js";
 import type { ExecutorPort } from "../ports/executors.js";
 import { Refusal } from "../errors/index.js";
 import { attestationView } from "./attestation.js";
@@ -128,6 +129,32 @@ async function stateOf(
 }
 
 /**
+ * The limit an order of either tick meets before it is sized: the day's (USD filled in the last
+ * 24 h, `day`, plus this order), then the position's (the token bought would be worth more than
+ * max_position_usd at the tick's book; USDG has none). null: the limits let it go.
+ */
+export function orderHolds(
+  agent: Pick<StoredAgent, "limits">,
+  order: Order,
+  book: TickState["book"],
+  day: number,
+): { code: "MAX_DAY" | "MAX_POSITION"; message: string } | null {
+  const { max_day_usd, max_position_usd } = agent.limits;
+  if (day + order.amount_usd > max_day_usd)
+    return {
+      code: "MAX_DAY",
+      message: `$${order.amount_usd} would pass the day's $${max_day_usd} (filled $${day.toFixed(2)})`,
+    };
+  const outAfter = (book[order.token_out]?.usd ?? 0) + order.amount_usd;
+  if (order.token_out !== "USDG" && outAfter > max_position_usd)
+    return {
+      code: "MAX_POSITION",
+      message: `${order.token_out} would be worth $${outAfter.toFixed(2)}, over $${max_position_usd}`,
+    };
+  return null;
+}
+
+/**
  * Fills one order on the paper book at the V4Quoter's output for the pair's pool at the tick's
  * block, after the fee a live trade would pay (taken from the input): deterministic, no
  * randomness. Holds (no fill) for a pair without a pool, the day's limit, the position limit, or
@@ -146,17 +173,8 @@ async function fillPaper(
   const markIn = s.marks[o.token_in];
   if (!markIn || !s.marks[o.token_out])
     return { hold: "TOKEN_STALE", message: `no mark for ${markIn ? o.token_out : o.token_in}` };
-  if (filledTodayUsd + o.amount_usd > agent.limits.max_day_usd)
-    return {
-      hold: "MAX_DAY",
-      message: `$${o.amount_usd} would pass the day's $${agent.limits.max_day_usd} (filled $${filledTodayUsd.toFixed(2)})`,
-    };
-  const outAfter = (s.book[o.token_out]?.usd ?? 0) + o.amount_usd;
-  if (tout.symbol !== "USDG" && outAfter > agent.limits.max_position_usd)
-    return {
-      hold: "MAX_POSITION",
-      message: `${o.token_out} would be worth $${outAfter.toFixed(2)}, over $${agent.limits.max_position_usd}`,
-    };
+  const limit = orderHolds(agent, o, s.book, filledTodayUsd);
+  if (limit) return { hold: limit.code, message: limit.message };
   const pool = d.config.pools.find(
     (p) =>
       (lc(p.currency0) === lc(tin.address) && lc(p.currency1) === lc(tout.address)) ||
@@ -224,7 +242,10 @@ async function practiceGateOf(
   }
 }
 
-/** What the agent's brain decides this tick (rule, webhook or the AI model; AI_OFF where the server calls no model). A refusal without a kind is an error row. */
+/**
+ * What the agent's brain decides this tick (rule, webhook or the AI model; AI_OFF where the server
+ * calls no model). A refusal without a kind is an error row.
+ */
 async function decide(
   d: TickDeps,
   agent: StoredAgent,
@@ -247,17 +268,70 @@ const paidBy = (x: Decision) => ({
 /** USD filled in the last 24 h (trade rows). */
 async function filledToday(d: TickDeps, agentId: string): Promise<number> {
   const [r] = await d.store.db.query<{ usd: string | null }>(
-    "SELECT sum((body::json->>'amount_usd')::float8)::text AS usd FROM app.hosted_logs WHERE agent_id = $1 AND kind = 'trade' AND created_at >= $2",
+    `SELECT sum((body::json->>'amount_usd')::float8)::text AS usd FROM app.hosted_logs
+     WHERE agent_id = $1 AND kind = 'trade' AND created_at >= $2`,
     [agentId, d.clock() - DAY_MS],
   );
   return Number(r?.usd ?? 0);
 }
 
 /**
+ * The decision's log entry, the same for both ticks: a refusal (a hold, or an error row), or the
+ * orders with checkOrders' verdict. `orders`: those that go on, null when none may (refused, or an
+ * answer that breaks a rule).
+ */
+export function decisionEntry(
+  agent: StoredAgent,
+  decision: Decision,
+  valueUsd: number,
+): { entry: Entry; orders: Order[] | null } {
+  if ("refused" in decision)
+    return {
+      entry: {
+        kind: decision.kind ?? "error",
+        code: decision.refused,
+        body: { message: decision.message, ...paidBy(decision) },
+      },
+      orders: null,
+    };
+  const bad = checkOrders(agent, decision.orders);
+  const body = {
+    orders: decision.orders,
+    note: decision.note ?? null,
+    value_usd: valueUsd,
+    ...paidBy(decision),
+    ...(bad ? { message: bad.message } : {}),
+  };
+  return { entry: { kind: "decision", code: bad?.code ?? null, body }, orders: bad ? null : decision.orders };
+}
+
+/** A tick's slot: the agent's schedule seq, when it was due, and the instance holding its lease. */
+type Slot = { seq: number; dueMs: number; instance: string };
+
+/**
+ * Takes the tick's slot in `tx`: only while this instance still holds the schedule's lease (a
+ * tick that outlived its timeout, or whose lease another instance took, takes nothing), and once
+ * per agent and seq (its app.hosted_ticks row).
+ */
+async function takeSlot(tx: Db, agentId: string, t: Slot, nowMs: number): Promise<boolean> {
+  const held = await tx.query(
+    "SELECT 1 FROM app.hosted_schedule WHERE agent_id = $1 AND tick_seq = $2 AND lease_owner = $3 FOR UPDATE",
+    [agentId, t.seq, t.instance],
+  );
+  if (!held.length) return false;
+  const first = await tx.query(
+    `INSERT INTO app.hosted_ticks (agent_id, tick_seq, due_ms, ran_at_ms, instance) VALUES ($1, $2, $3, $4, $5)
+     ON CONFLICT DO NOTHING RETURNING tick_seq`,
+    [agentId, t.seq, t.dueMs, nowMs, t.instance],
+  );
+  return first.length === 1;
+}
+
+/**
  * One tick of a paper agent: its brain decides, the orders are checked, filled on the paper
  * book, and everything (book, decision, logs) commits with the tick's row, unique per agent and
- * due slot: a slot that runs twice (its lease lapsed under a slow or killed instance) commits once. Answers false when the tick had already run or the agent is not
- * active.
+ * due slot: a slot that runs twice (its lease lapsed under a slow or killed instance) commits
+ * once. Answers false when the tick had already run or the agent is not active.
  */
 export async function runTick(
   d: TickDeps,
@@ -268,8 +342,11 @@ export async function runTick(
 ): Promise<boolean> {
   const agent = await d.store.get(agentId);
   if (!agent || agent.status !== "active" || agent.deletedAt !== null) return false;
-  if (agent.mode === "live") return runLiveTick(d, agent, seq, dueMs, instance);
-  const entries: Entry[] = [];
+  const t = { seq, dueMs, instance };
+  return agent.mode === "live" ? runLiveTick(d, agent, t) : runPaperTick(d, agent, t);
+}
+
+async function runPaperTick(d: TickDeps, agent: StoredAgent, t: Slot): Promise<boolean> {
   const gate = await practiceGateOf(d, agent);
   let book: PaperBook = { ...(agent.paperBook ?? {}) };
   let brainState = agent.brainState ?? {};
@@ -279,93 +356,88 @@ export async function runTick(
     brainState = { ...brainState, league_season: gate.season, start_usd: null };
   }
   const block = Number(await d.chain.getBlockNumber());
-  const s = await stateOf(d, agent, seq, block, book);
+  const s = await stateOf(d, agent, t.seq, block, book);
   const decision: Decision =
     gate && "hold" in gate
       ? { refused: gate.hold, message: gate.message, kind: "hold" }
-      : await decide(d, agent, s, { seq, dueMs, live: false });
+      : await decide(d, agent, s, { seq: t.seq, dueMs: t.dueMs, live: false });
+  const { entry, orders } = decisionEntry(agent, decision, s.value_usd);
+  const practice = !!gate && "season" in gate;
+  const run = orders?.length ? await paperOrders(d, agent, orders, { s, book, practice }) : { entries: [], fills: [] };
+  const after = await stateOf(d, agent, t.seq, block, book);
+  return commitPaper(d, agent, t, {
+    book,
+    brainState: { ...brainState, start_usd: Number(brainState.start_usd ?? s.value_usd), value_usd: after.value_usd },
+    lastDecision: {
+      tick: t.seq,
+      at: s.at,
+      block,
+      ...("refused" in decision
+        ? { code: decision.refused, message: decision.message }
+        : { orders: decision.orders, note: decision.note ?? null }),
+      fills: run.fills.length,
+    },
+    fills: run.fills,
+    entries: [entry, ...run.entries],
+  });
+}
 
+/** The paper tick's orders in turn, each seeing the fills before it: their log entries and fills. */
+async function paperOrders(
+  d: TickDeps,
+  agent: StoredAgent,
+  orders: Order[],
+  p: { s: TickState; book: PaperBook; practice: boolean },
+): Promise<{ entries: Entry[]; fills: Fill[] }> {
+  const entries: Entry[] = [];
   const fills: Fill[] = [];
-  if ("refused" in decision) {
-    entries.push({
-      kind: decision.kind ?? "error",
-      code: decision.refused,
-      body: { message: decision.message, ...paidBy(decision) },
-    });
-  } else {
-    const bad = checkOrders(agent, decision.orders);
-    entries.push({
-      kind: "decision",
-      code: bad?.code ?? null,
-      body: {
-        orders: decision.orders,
-        note: decision.note ?? null,
-        value_usd: s.value_usd,
-        ...paidBy(decision),
-        ...(bad ? { message: bad.message } : {}),
-      },
-    });
-    if (!bad) {
-      let today = await filledToday(d, agent.id);
-      for (const o of decision.orders) {
-        if (gate && "season" in gate && o.token_in !== "USDG" && o.token_out !== "USDG") {
-          entries.push({
-            kind: "hold",
-            code: "LEAGUE_PAIR",
-            body: {
-              message: `the practice board counts orders against USDG only (${o.token_in}/${o.token_out})`,
-              order: o,
-            },
-          });
-          continue;
-        }
-        const r = await fillPaper(d, agent, o, s, book, today);
-        if ("hold" in r) entries.push({ kind: "hold", code: r.hold, body: { message: r.message, order: o } });
-        else {
-          fills.push(r.fill);
-          today += r.fill.amount_usd;
-          entries.push({ kind: "trade", code: null, body: { ...r.fill, mode: "paper" } });
-        }
-      }
+  let today = await filledToday(d, agent.id);
+  for (const o of orders) {
+    if (p.practice && o.token_in !== "USDG" && o.token_out !== "USDG") {
+      const message = `the practice board counts orders against USDG only (${o.token_in}/${o.token_out})`;
+      entries.push({ kind: "hold", code: "LEAGUE_PAIR", body: { message, order: o } });
+      continue;
+    }
+    const r = await fillPaper(d, agent, o, p.s, p.book, today);
+    if ("hold" in r) entries.push({ kind: "hold", code: r.hold, body: { message: r.message, order: o } });
+    else {
+      fills.push(r.fill);
+      today += r.fill.amount_usd;
+      entries.push({ kind: "trade", code: null, body: { ...r.fill, mode: "paper" } });
     }
   }
-  const after = await stateOf(d, agent, seq, block, book);
-  const start = Number(brainState.start_usd ?? s.value_usd);
-  const lastDecision = {
-    tick: seq,
-    at: s.at,
-    block,
-    ...("refused" in decision
-      ? { code: decision.refused, message: decision.message }
-      : { orders: decision.orders, note: decision.note ?? null }),
-    fills: fills.length,
-  };
+  return { entries, fills };
+}
+
+/** The paper tick's book, state, decision and logs, in one transaction with its slot (takeSlot). */
+async function commitPaper(
+  d: TickDeps,
+  agent: StoredAgent,
+  t: Slot,
+  c: {
+    book: PaperBook;
+    brainState: Record<string, unknown>;
+    lastDecision: Record<string, unknown>;
+    fills: Fill[];
+    entries: Entry[];
+  },
+): Promise<boolean> {
   const now = d.clock();
   return d.store.db.tx(async (tx) => {
-    // Only while this instance still holds the tick's lease: a tick that outlived its timeout (the
-    // schedule moved on) or whose lease another instance took commits nothing.
-    const held = await tx.query(
-      "SELECT 1 FROM app.hosted_schedule WHERE agent_id = $1 AND tick_seq = $2 AND lease_owner = $3 FOR UPDATE",
-      [agent.id, seq, instance],
-    );
-    if (!held.length) return false;
-    const first = await tx.query(
-      "INSERT INTO app.hosted_ticks (agent_id, tick_seq, due_ms, ran_at_ms, instance) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING RETURNING tick_seq",
-      [agent.id, seq, dueMs, now, instance],
-    );
-    if (!first.length) return false;
+    if (!(await takeSlot(tx, agent.id, t, now))) return false;
     await tx.query(
-      "UPDATE app.hosted_agents SET paper_book = $2, brain_state = $3, last_decision = $4, last_trade = COALESCE($5, last_trade), updated_at = $6 WHERE id = $1",
+      `UPDATE app.hosted_agents SET paper_book = $2, brain_state = $3, last_decision = $4,
+       last_trade = COALESCE($5, last_trade), updated_at = $6 WHERE id = $1`,
       [
         agent.id,
-        JSON.stringify(book),
-        JSON.stringify({ ...brainState, start_usd: start, value_usd: after.value_usd }),
-        JSON.stringify(lastDecision),
-        fills.length ? JSON.stringify({ ...fills.at(-1), at: now }) : null,
+        JSON.stringify(c.book),
+        JSON.stringify(c.brainState),
+        JSON.stringify(c.lastDecision),
+        c.fills.length ? JSON.stringify({ ...c.fills.at(-1), at: now }) : null,
         now,
       ],
     );
-    for (const e of entries) await d.store.log(agent.id, seq, e.kind, e.code, e.body, now, tx);
+    for (const e of c.entries) await d.store.log(agent.id, t.seq, e.kind, e.code, e.body, now, tx);
     return true;
   });
 }
@@ -378,26 +450,10 @@ export const ownerKey = (a: { keyId: number; wallet: Address }): KeyRecord => ({
   expiresAt: Number.MAX_SAFE_INTEGER,
 });
 
-/** Claims the tick's slot before anything moves on chain: a live slot that runs twice trades once (a lost one trades never, the safe side). */
-async function claimSlot(d: TickDeps, agentId: string, seq: number, dueMs: number, instance: string): Promise<boolean> {
-  return d.store.db.tx(async (tx) => {
-    const held = await tx.query(
-      "SELECT 1 FROM app.hosted_schedule WHERE agent_id = $1 AND tick_seq = $2 AND lease_owner = $3 FOR UPDATE",
-      [agentId, seq, instance],
-    );
-    if (!held.length) return false;
-    return (
-      (
-        await tx.query(
-          "INSERT INTO app.hosted_ticks (agent_id, tick_seq, due_ms, ran_at_ms, instance) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING RETURNING 1",
-          [agentId, seq, dueMs, d.clock(), instance],
-        )
-      ).length === 1
-    );
-  });
-}
-
-/** The session wallet's balances of the agent's tokens, as a paper book (atoms by address); read together (one multicall). */
+/**
+ * The session wallet's balances of the agent's tokens, as a paper book (atoms by address); read
+ * together (one multicall).
+ */
 async function walletBook(d: TickDeps, agent: StoredAgent, wallet: Address): Promise<PaperBook> {
   const tokens = [...tokensOf(d.config, agent.pairs).values()];
   const atoms = await Promise.all(
@@ -411,27 +467,25 @@ async function walletBook(d: TickDeps, agent: StoredAgent, wallet: Address): Pro
 }
 
 /**
- * A live tick: the slot is claimed first; the brain sees the session wallet's balances; each
- * order goes through session/trade (the co-signer's checks) with the owner's key, is signed by the
- * executor at the signing service (a redeem to the DelegationManager only) and relayed by submit,
- * byte for byte as built. Any refusal is a hold with its code; nothing else can move the wallet's
- * funds than what the session's root and leaves allow.
+ * A live tick: the slot is claimed first (takeSlot, before anything moves on chain: a live slot
+ * that runs twice trades once, a lost one never, the safe side); the brain sees the session
+ * wallet's balances; each order goes through session/trade (the co-signer's checks) with the
+ * owner's key, is signed by the executor at the signing service (a redeem to the DelegationManager
+ * only) and relayed by submit, byte for byte as built. Any refusal is a hold with its code;
+ * nothing else can move the wallet's funds than what the session's root and leaves allow.
  */
-async function runLiveTick(
-  d: TickDeps,
-  agent: StoredAgent,
-  seq: number,
-  dueMs: number,
-  instance: string,
-): Promise<boolean> {
-  if (!(await claimSlot(d, agent.id, seq, dueMs, instance))) return false;
+async function runLiveTick(d: TickDeps, agent: StoredAgent, t: Slot): Promise<boolean> {
+  if (!(await d.store.db.tx((tx) => takeSlot(tx, agent.id, t, d.clock())))) return false;
   // A tick that outlives its timeout loses its lease when the scheduler moves on, and stillOurs
   // stops it before its next order: it cannot keep trading beside the next tick.
-  await liveTickBody(d, agent, seq, dueMs, instance);
+  await liveTickBody(d, agent, t);
   return true;
 }
 
-/** The issuer's switches for the order's stock tokens and the session wallet, read together; null when any read fails. */
+/**
+ * The issuer's switches for the order's stock tokens and the session wallet, read together; null when
+ * any read fails.
+ */
 async function stockSwitches(
   d: TickDeps,
   tokens: Address[],
@@ -453,26 +507,31 @@ async function stockSwitches(
 /** Still this tick's to act on: its lease held and the agent active (stop, pause or rotate end it between orders). */
 async function stillOurs(d: TickDeps, agentId: string, seq: number, instance: string): Promise<boolean> {
   const [r] = await d.store.db.query<{ ok: boolean }>(
-    "SELECT (s.tick_seq = $2 AND s.lease_owner = $3 AND a.status = 'active' AND a.deleted_at IS NULL) AS ok FROM app.hosted_schedule s JOIN app.hosted_agents a ON a.id = s.agent_id WHERE s.agent_id = $1",
+    `SELECT (s.tick_seq = $2 AND s.lease_owner = $3 AND a.status = 'active' AND a.deleted_at IS NULL) AS ok
+     FROM app.hosted_schedule s JOIN app.hosted_agents a ON a.id = s.agent_id WHERE s.agent_id = $1`,
     [agentId, seq, instance],
   );
   return !!r?.ok;
 }
 
-async function liveTickBody(
-  d: TickDeps,
-  agent: StoredAgent,
-  seq: number,
-  dueMs: number,
-  instance: string,
-): Promise<void> {
-  const now = d.clock();
-  const hold = async (code: string, message: string, extra: Record<string, unknown> = {}) =>
-    d.store.log(agent.id, seq, "hold", code, { message, ...extra }, now);
-  if (d.config.hostedKillSwitch || !d.config.hostedLive || !d.live || !d.live.signTrade)
-    return void (await hold("LIVE_OFF", "live trading by hosted agents is off on this server"));
-  const session = agent.sessionId ? await d.live.sessionOf(agent.sessionId) : null;
-  const executor = await d.live.executorOf(agent.id);
+/** What a live tick's orders go through: the live calls, its session and executor, the owner's key. */
+type LiveRun = {
+  live: LiveDeps & { signTrade: NonNullable<LiveDeps["signTrade"]> };
+  session: { id: string; wallet: Address };
+  executor: Address;
+  key: KeyRecord;
+  seq: number;
+  now: number;
+};
+type Hold = (code: string, message: string, extra?: Record<string, unknown>) => Promise<void>;
+
+/** The live tick's calls and its active session for the agent's current executor, or why it holds (LIVE_OFF). */
+async function liveReady(d: TickDeps, agent: StoredAgent, seq: number, now: number): Promise<LiveRun | string> {
+  const live = d.live;
+  if (d.config.hostedKillSwitch || !d.config.hostedLive || !live || !live.signTrade)
+    return "live trading by hosted agents is off on this server";
+  const session = agent.sessionId ? await live.sessionOf(agent.sessionId) : null;
+  const executor = await live.executorOf(agent.id);
   if (
     !session ||
     session.status !== "active" ||
@@ -480,161 +539,164 @@ async function liveTickBody(
     !executor ||
     lc(session.executor) !== lc(executor)
   )
-    return void (await hold("LIVE_OFF", "the attached session is not active for the current executor"));
+    return "the attached session is not active for the current executor";
+  return { live: { ...live, signTrade: live.signTrade }, session, executor, key: ownerKey(agent), seq, now };
+}
+
+async function liveTickBody(d: TickDeps, agent: StoredAgent, t: Slot): Promise<void> {
+  const now = d.clock();
+  const hold: Hold = async (code, message, extra = {}) =>
+    d.store.log(agent.id, t.seq, "hold", code, { message, ...extra }, now);
+  const run = await liveReady(d, agent, t.seq, now);
+  if (typeof run === "string") return void (await hold("LIVE_OFF", run));
   const block = Number(await d.chain.getBlockNumber());
-  const s = await stateOf(d, agent, seq, block, await walletBook(d, agent, session.wallet));
-  const decision = await decide(d, agent, s, { seq, dueMs, live: true });
-  if ("refused" in decision) {
-    await d.store.log(
-      agent.id,
-      seq,
-      decision.kind ?? "error",
-      decision.refused,
-      { message: decision.message, ...paidBy(decision) },
-      now,
-    );
-    return;
-  }
-  const bad = checkOrders(agent, decision.orders);
-  await d.store.log(
-    agent.id,
-    seq,
-    "decision",
-    bad?.code ?? null,
-    {
-      orders: decision.orders,
-      note: decision.note ?? null,
-      value_usd: s.value_usd,
-      ...paidBy(decision),
-      ...(bad ? { message: bad.message } : {}),
-    },
-    now,
-  );
-  if (bad) return;
-  const key = ownerKey(agent);
+  const s = await stateOf(d, agent, t.seq, block, await walletBook(d, agent, run.session.wallet));
+  const decision = await decide(d, agent, s, { seq: t.seq, dueMs: t.dueMs, live: true });
+  const { entry, orders } = decisionEntry(agent, decision, s.value_usd);
+  await d.store.log(agent.id, t.seq, entry.kind, entry.code, entry.body, now);
+  if (!orders || "refused" in decision) return;
   let today = await filledToday(d, agent.id);
-  for (const o of decision.orders) {
-    if (!(await stillOurs(d, agent.id, seq, instance))) {
-      await hold(
-        "LIVE_OFF",
-        "the agent was stopped, paused or its tick timed out: the rest of this tick's orders are dropped",
-        { order: o },
-      );
+  for (const o of orders) {
+    if (!(await stillOurs(d, agent.id, t.seq, t.instance))) {
+      const why = "the agent was stopped, paused or its tick timed out: the rest of this tick's orders are dropped";
+      await hold("LIVE_OFF", why, { order: o });
       break;
     }
-    if (today + o.amount_usd > agent.limits.max_day_usd) {
-      await hold("MAX_DAY", `$${o.amount_usd} would pass the day's $${agent.limits.max_day_usd}`, { order: o });
-      continue;
-    }
-    const outAfter = (s.book[o.token_out]?.usd ?? 0) + o.amount_usd;
-    if (d.config.tokens[o.token_out]?.symbol !== "USDG" && outAfter > agent.limits.max_position_usd) {
-      await hold(
-        "MAX_POSITION",
-        `${o.token_out} would be worth $${outAfter.toFixed(2)}, over $${agent.limits.max_position_usd}`,
-        { order: o },
-      );
-      continue;
-    }
-    const stocks = [o.token_in, o.token_out]
-      .filter((sym) => d.config.tokens[sym]?.kind === "stock")
-      .map((sym) => d.config.tokens[sym]!.address);
-    const stock = stocks.length > 0;
-    if (stock) {
-      const why = stockHold({
-        open: stockMarketOpen(Math.floor(now / 1000)),
-        read: await stockSwitches(d, stocks, session.wallet),
-      });
-      if (why) {
-        await hold(why.code, why.message, { order: o });
-        continue;
-      }
-      const att = await attestationView(d.store, agent, Math.floor(now / 1000));
-      if (!att?.valid) {
-        await hold(
-          "STOCK_ATTESTATION",
-          `stock tokens need the owner's valid attestation for this session (${att?.why_not ?? "none"})`,
-          { order: o },
-        );
-        continue;
-      }
-    }
-    try {
-      const t = await d.live.trade(
-        {
-          session_id: session.id,
-          token_in: o.token_in,
-          token_out: o.token_out,
-          notional_usd: o.amount_usd,
-          ...(stock ? { owner_attests_non_us: true } : {}),
-        },
-        { key, clientAddr: "hosted" },
-      );
-      // A redeem the simulation says reverts is not sent: the executor's gas would pay for nothing.
-      if (!t.simulated_ok) {
-        await hold("SIMULATION_FAILED", "the co-signed redeem does not simulate; nothing sent", { order: o });
-        continue;
-      }
-      const [nonce, fees] = await Promise.all([
-        d.chain.getTransactionCount({ address: executor, blockTag: "pending" }),
-        d.chain.estimateFeesPerGas(),
-      ]);
-      const raw = await d.live.signTrade(executor, {
-        to: t.tx.to,
-        data: t.tx.data,
-        chainId: t.tx.chain_id,
-        nonce,
-        gas: BigInt(t.tx.gas),
-        maxFeePerGas: fees.maxFeePerGas * 2n,
-        maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
-        feeBps: t.fee_bps,
-      });
-      const sent = await d.live.submit({ raw_tx: raw }, key, { path: "hosted" });
-      today += t.swap.notional_usd;
-      s.book[o.token_out] = {
-        amount: s.book[o.token_out]?.amount ?? "0",
-        usd: (s.book[o.token_out]?.usd ?? 0) + t.swap.notional_usd,
-      };
-      s.book[o.token_in] = {
-        amount: s.book[o.token_in]?.amount ?? "0",
-        usd: (s.book[o.token_in]?.usd ?? 0) - t.swap.notional_usd,
-      };
-      await d.store.log(
-        agent.id,
-        seq,
-        "trade",
-        null,
-        {
-          mode: "live",
-          token_in: o.token_in,
-          token_out: o.token_out,
-          amount_in: t.swap.amount_in,
-          amount_out_min: t.swap.amount_out_min,
-          amount_usd: t.swap.notional_usd,
-          fee_bps: t.fee_bps,
-          fee_class: t.fee_class,
-          fee_tier: t.fee_tier,
-          tx_hash: sent.tx_hash,
-          session_id: session.id,
-        },
-        now,
-      );
-      await d.store.db.query("UPDATE app.hosted_agents SET last_trade = $2, updated_at = $3 WHERE id = $1", [
-        agent.id,
-        JSON.stringify({ token_in: o.token_in, token_out: o.token_out, tx_hash: sent.tx_hash, at: now }),
-        now,
-      ]);
-    } catch (err) {
-      if (!(err instanceof Refusal)) throw err;
-      await hold(holdCodeOf(err.code), err.message, { order: o, refusal: err.code });
-    }
+    const why = orderHolds(agent, o, s.book, today) ?? (await stockHoldOf(d, agent, o, run));
+    if (why) await hold(why.code, why.message, { order: o });
+    else today += await liveOrder(d, agent, o, s, run, hold);
   }
   await d.store.db.query("UPDATE app.hosted_agents SET last_decision = $2, brain_state = $3 WHERE id = $1", [
     agent.id,
-    JSON.stringify({ tick: seq, at: now, block, orders: decision.orders, note: decision.note ?? null }),
+    JSON.stringify({ tick: t.seq, at: now, block, orders: decision.orders, note: decision.note ?? null }),
     JSON.stringify({
       ...(agent.brainState ?? {}),
       start_usd: Number(agent.brainState?.start_usd ?? s.value_usd),
       value_usd: s.value_usd,
     }),
+  ]);
+}
+
+/** The order's stock tokens (config addresses). */
+const stocksOf = (d: TickDeps, o: Order) =>
+  [o.token_in, o.token_out]
+    .filter((sym) => d.config.tokens[sym]?.kind === "stock")
+    .map((sym) => d.config.tokens[sym]!.address);
+
+/** Why an order touching a stock token holds now (stockHold, then the owner's attestation); null: it may go. */
+async function stockHoldOf(
+  d: TickDeps,
+  agent: StoredAgent,
+  o: Order,
+  run: LiveRun,
+): Promise<{ code: string; message: string } | null> {
+  const stocks = stocksOf(d, o);
+  if (!stocks.length) return null;
+  const nowS = Math.floor(run.now / 1000);
+  const why = stockHold({ open: stockMarketOpen(nowS), read: await stockSwitches(d, stocks, run.session.wallet) });
+  if (why) return why;
+  const att = await attestationView(d.store, agent, nowS);
+  if (att?.valid) return null;
+  return {
+    code: "STOCK_ATTESTATION",
+    message: `stock tokens need the owner's valid attestation for this session (${att?.why_not ?? "none"})`,
+  };
+}
+
+/**
+ * One live order: co-signed by session/trade, signed by the executor, relayed; logged as a trade
+ * and the agent's last trade. A refusal on the way is a hold. Answers the USD it traded (0 held).
+ */
+async function liveOrder(
+  d: TickDeps,
+  agent: StoredAgent,
+  o: Order,
+  s: TickState,
+  run: LiveRun,
+  hold: Hold,
+): Promise<number> {
+  try {
+    const t = await run.live.trade(
+      {
+        session_id: run.session.id,
+        token_in: o.token_in,
+        token_out: o.token_out,
+        notional_usd: o.amount_usd,
+        ...(stocksOf(d, o).length ? { owner_attests_non_us: true } : {}),
+      },
+      { key: run.key, clientAddr: "hosted" },
+    );
+    // A redeem the simulation says reverts is not sent: the executor's gas would pay for nothing.
+    if (!t.simulated_ok) {
+      await hold("SIMULATION_FAILED", "the co-signed redeem does not simulate; nothing sent", { order: o });
+      return 0;
+    }
+    const sent = await signAndSend(d, t, run);
+    const usd = t.swap.notional_usd;
+    s.book[o.token_out] = { amount: s.book[o.token_out]?.amount ?? "0", usd: (s.book[o.token_out]?.usd ?? 0) + usd };
+    s.book[o.token_in] = { amount: s.book[o.token_in]?.amount ?? "0", usd: (s.book[o.token_in]?.usd ?? 0) - usd };
+    await logLiveTrade(d, agent, o, t, sent.tx_hash, run);
+    return usd;
+  } catch (err) {
+    if (!(err instanceof Refusal)) throw err;
+    await hold(holdCodeOf(err.code), err.message, { order: o, refusal: err.code });
+    return 0;
+  }
+}
+
+type Built = Awaited<ReturnType<LiveDeps["trade"]>>;
+
+/** The co-signed redeem signed by the executor (its pending nonce, twice the fee estimate) and relayed by submit. */
+async function signAndSend(d: TickDeps, t: Built, run: LiveRun): Promise<{ tx_hash: `0x${string}` }> {
+  const [nonce, fees] = await Promise.all([
+    d.chain.getTransactionCount({ address: run.executor, blockTag: "pending" }),
+    d.chain.estimateFeesPerGas(),
+  ]);
+  const raw = await run.live.signTrade(run.executor, {
+    to: t.tx.to,
+    data: t.tx.data,
+    chainId: t.tx.chain_id,
+    nonce,
+    gas: BigInt(t.tx.gas),
+    maxFeePerGas: fees.maxFeePerGas * 2n,
+    maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
+    feeBps: t.fee_bps,
+  });
+  return run.live.submit({ raw_tx: raw }, run.key, { path: "hosted" });
+}
+
+/** A live trade's log row and the agent's last trade. */
+async function logLiveTrade(
+  d: TickDeps,
+  agent: StoredAgent,
+  o: Order,
+  t: Built,
+  txHash: `0x${string}`,
+  run: LiveRun,
+): Promise<void> {
+  await d.store.log(
+    agent.id,
+    run.seq,
+    "trade",
+    null,
+    {
+      mode: "live",
+      token_in: o.token_in,
+      token_out: o.token_out,
+      amount_in: t.swap.amount_in,
+      amount_out_min: t.swap.amount_out_min,
+      amount_usd: t.swap.notional_usd,
+      fee_bps: t.fee_bps,
+      fee_class: t.fee_class,
+      fee_tier: t.fee_tier,
+      tx_hash: txHash,
+      session_id: run.session.id,
+    },
+    run.now,
+  );
+  await d.store.db.query("UPDATE app.hosted_agents SET last_trade = $2, updated_at = $3 WHERE id = $1", [
+    agent.id,
+    JSON.stringify({ token_in: o.token_in, token_out: o.token_out, tx_hash: txHash, at: run.now }),
+    run.now,
   ]);
 }

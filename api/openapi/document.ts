@@ -1,5 +1,5 @@
 import { zodToJsonSchema } from "zod-to-json-schema";
-import type { ZodObject, ZodRawShape, ZodTypeAny } from "zod";
+import { ZodEffects, type ZodObject, type ZodRawShape, type ZodTypeAny } from "zod";
 import { CATALOGUE, statusOf, type Code } from "../errors/index.js";
 import { EDGE } from "../errors/groups.js";
 import type { RouteEntry } from "../http/route.js";
@@ -20,9 +20,10 @@ function schemaOf(s: ZodTypeAny): Json {
   return rest;
 }
 
-/** The query's fields as OpenAPI parameters. */
+/** The query's fields as OpenAPI parameters (a preprocessed query's: its inner object's). */
 function queryParameters(q: ZodTypeAny): Json[] {
-  const shape = (q as unknown as ZodObject<ZodRawShape>).shape ?? {};
+  const object = q instanceof ZodEffects ? q.innerType() : q;
+  const shape = (object as unknown as ZodObject<ZodRawShape>).shape ?? {};
   return Object.entries(shape).map(([name, s]) => ({
     name,
     in: "query",
