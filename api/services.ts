@@ -170,27 +170,15 @@ export function buildServices(deps: AppDeps) {
 }
 
 /**
- * The treasury, hosted agents and the league. The league reads hosted agents; a stopped or deleted
- * agent leaves it, and the league gates practice ticks and settings.
+ * Hosted agents, the league and the treasury, built in that order: the league reads hosted agents
+ * and attaches to their announcements (a stop, a settings change) and ticks (its practice gate);
+ * the treasury reads the league's prize payouts. Nothing calls back up the order.
  */
 function ownersParts(deps: AppDeps, common: Common, t: TradingParts, r: ReturnType<typeof relayParts>, o: Outside) {
   const { config, chain } = common;
   const { db, indexed } = deps;
   const { sessions, relay } = r;
   const sanctions = (address: Address, field: string) => assertNotSanctioned({ chain, config }, address, field);
-  // The closer reads and sends on a client of its own: no other read can silence it.
-  const treasury = createTreasury({
-    ...common,
-    closerChain: createChainClient(config),
-    reader: t.reader,
-    indexed,
-    db,
-    market: t.market,
-    ledger: t.ledger,
-    signer: o.platformSigner,
-    prizePayouts: () => leagueOf().prizePayouts(),
-    ...deps.treasury,
-  });
   // Hosted agents (their scheduler started by createApp): ticks shared by every instance on one store.
   const hosted = createHosted({
     ...common,
@@ -206,9 +194,6 @@ function ownersParts(deps: AppDeps, common: Common, t: TradingParts, r: ReturnTy
     // The tick sends the route's snake_case body: parsed by the route's own schema, as a key's request is.
     trade: (body, who) => sessions.trade(parseBody(sessionTradeRequest, body), who),
     submit: relay.submit,
-    onStopped: (id) => leagueOf().leaveHosted(id),
-    beforeSettings: (id, next) => leagueOf().assertPracticeSettings(id, next),
-    practice: (agent) => leagueOf().practiceGate(agent),
   });
   const league = createLeague({
     ...common,
@@ -222,7 +207,24 @@ function ownersParts(deps: AppDeps, common: Common, t: TradingParts, r: ReturnTy
     assertNotSanctioned: sanctions,
     hostedAgent: (id) => hosted.store.get(id),
   });
-  const leagueOf = () => league;
+  hosted.attach({
+    onStopped: (id) => league.leaveHosted(id),
+    beforeSettings: (id, next) => league.assertPracticeSettings(id, next),
+    practice: (agent) => league.practiceGate(agent),
+  });
+  // The closer reads and sends on a client of its own: no other read can silence it.
+  const treasury = createTreasury({
+    ...common,
+    closerChain: createChainClient(config),
+    reader: t.reader,
+    indexed,
+    db,
+    market: t.market,
+    ledger: t.ledger,
+    signer: o.platformSigner,
+    prizePayouts: () => league.prizePayouts(),
+    ...deps.treasury,
+  });
   return { treasury, hosted, league };
 }
 

@@ -66,6 +66,16 @@ export {
 } from "./request.js";
 export { ownConnect } from "./aiAccount.js";
 
+/** What another domain attaches to hosted agents' announcements and ticks (HostedService.attach). */
+export type HostedHooks = {
+  /** A stopped or deleted agent (it leaves the league at once). */
+  onStopped?: HostedDeps["onStopped"];
+  /** Pairs or interval about to change: may refuse (a practice entrant's LEAGUE_PAIRS, LEAGUE_INTERVAL). */
+  beforeSettings?: HostedDeps["beforeSettings"];
+  /** The practice board's gate before a paper tick. */
+  practice?: NonNullable<TickDeps["practice"]>;
+};
+
 /** What createHosted is given (api/services.ts). */
 export type HostedInput = {
   config: Config;
@@ -82,9 +92,6 @@ export type HostedInput = {
   revokeSession: HostedDeps["revokeSession"];
   trade: LiveDeps["trade"];
   submit: LiveDeps["submit"];
-  onStopped?: HostedDeps["onStopped"];
-  beforeSettings?: HostedDeps["beforeSettings"];
-  practice?: TickDeps["practice"];
   scheduler?: {
     intervalMs?: number;
     leaseMs?: number;
@@ -102,7 +109,8 @@ export type HostedInput = {
  */
 export function createHosted(d: HostedInput) {
   const store = createHostedStore(d.db);
-  const tickDeps = tickDepsOf(d, store);
+  const hooks: HostedHooks = {};
+  const tickDeps = tickDepsOf(d, store, hooks);
   const scheduler = createScheduler({
     db: d.db,
     clock: d.clock,
@@ -119,12 +127,17 @@ export function createHosted(d: HostedInput) {
     assertNotSanctioned: d.assertNotSanctioned,
     sessionOf: d.sessionOf,
     revokeSession: d.revokeSession,
-    onStopped: d.onStopped,
-    beforeSettings: d.beforeSettings,
+    onStopped: async (id) => await hooks.onStopped?.(id),
+    beforeSettings: async (id, next) => await hooks.beforeSettings?.(id, next),
   };
   return {
     store,
     scheduler,
+    /**
+     * Hosted announces, it calls no other domain by name: the league attaches what a stop and a
+     * settings change mean to it, and its practice gate (api/services.ts wires it once).
+     */
+    attach: (h: HostedHooks) => void Object.assign(hooks, h),
     ...ownerActions(h),
     /** me/sessions' hosted rows: id, name, status, strategy, mode, live, trading, pairs, session_id, pause_reason. */
     summaries: (wallet: Address) => summaries(store, wallet),
@@ -134,7 +147,7 @@ export function createHosted(d: HostedInput) {
 }
 
 /** What a tick reads: the context, live trading's calls, the AI brain's gateway, the practice gate. */
-function tickDepsOf(d: HostedInput, store: HostedStore): TickDeps {
+function tickDepsOf(d: HostedInput, store: HostedStore, hooks: HostedHooks): TickDeps {
   const live: LiveDeps = {
     sessionOf: d.sessionOf,
     trade: d.trade,
@@ -153,7 +166,7 @@ function tickDepsOf(d: HostedInput, store: HostedStore): TickDeps {
     webhookTimeoutMs: d.webhookTimeoutMs,
     live,
     ai: aiDepsOf(d),
-    practice: d.practice,
+    practice: (agent) => (hooks.practice ? hooks.practice(agent) : Promise.resolve(null)),
   };
 }
 
