@@ -89,6 +89,21 @@ export const switchOnRequest = z
 /** A grant's second call (the wallet's signatures), as the grant route parses it. */
 export type SwitchOnParameters = z.infer<typeof switchOnRequest>;
 
+/**
+ * live/session/grant's body: a switch-on when it names session_id, else a grant's first call.
+ * Refused as that call's own schema refuses it (its first problem, in parseBody's words), never as
+ * a union that matched neither; the document shows both.
+ */
+export const grantBody = z.preprocess(
+  (body, ctx) => {
+    const own = typeof body === "object" && body !== null && "session_id" in body ? switchOnRequest : startRequest;
+    const parsed = own.safeParse(body);
+    if (!parsed.success) for (const issue of parsed.error.issues) ctx.addIssue({ ...issue, fatal: true });
+    return body;
+  },
+  z.union([startRequest, switchOnRequest]),
+);
+
 const limit = (msg: string): never => {
   throw new Refusal("SESSION_LIMIT", msg);
 };
