@@ -181,7 +181,7 @@ export function buildServices(deps: AppDeps) {
     logger: deps.logger,
   });
   const revocations = config.redisUrl ? redisRevocations(() => redisConnection(config.redisUrl!), forgetRevoked) : null;
-  const signIn: SignInDeps = { db, config, chain, clock, revocations };
+  const signIn: SignInDeps = { db, config, chain, clock, revocations, caps: deps.signInCaps };
   // The edge checks keys with sign-in's functions, handed to it here (api/http imports no domain).
   const keyChecks: KeyChecks = {
     authenticate: (apiKey) => authenticate(signIn, apiKey),
