@@ -172,7 +172,8 @@ export async function createChallenge(d: SignInDeps, q: ChallengeParameters, { h
   });
   await d.db.tx(async (tx) => {
     await tx.query(
-      "INSERT INTO app.challenges (nonce, wallet, purpose, message, issued_at, expires_at, host, client_addr) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+      `INSERT INTO app.challenges (nonce, wallet, purpose, message, issued_at, expires_at, host, client_addr)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
       [nonce, address.toLowerCase(), purpose, message, issuedAt, expiresAt, host.toLowerCase(), clientAddr],
     );
     await tx.query(
@@ -193,7 +194,8 @@ export async function createChallenge(d: SignInDeps, q: ChallengeParameters, { h
     then:
       purpose === "revoke-all"
         ? "Sign message with personal_sign and POST /api/v1/auth/revoke-all {address, signature, nonce} within 300 s."
-        : "Check the domain, chain id 4663 and your address in message, sign it with personal_sign and POST /api/v1/auth/verify {address, signature, nonce} within 300 s.",
+        : "Check the domain, chain id 4663 and your address in message, sign it with personal_sign and " +
+          "POST /api/v1/auth/verify {address, signature, nonce} within 300 s.",
     uri,
     version: "1",
     statement,
@@ -233,7 +235,8 @@ async function consumeChallenge(
   if (open.length === 0) {
     throw new Refusal(
       "CHALLENGE_EXPIRED",
-      `no open ${purpose} challenge for ${address}${onHost} (expired or used${onHost ? ", or issued on another host" : ""}): ask for a new one`,
+      `no open ${purpose} challenge for ${address}${onHost} ` +
+        `(expired or used${onHost ? ", or issued on another host" : ""}): ask for a new one`,
     );
   }
   for (const c of open) {
@@ -256,7 +259,8 @@ async function consumeChallenge(
   throw new Refusal(
     "BAD_SIGNATURE",
     crowded
-      ? "the signature does not recover to this address for the open challenges tried; other clients hold open challenges for this wallet, so send the signed challenge's nonce with the signature"
+      ? "the signature does not recover to this address for the open challenges tried; other clients hold " +
+          "open challenges for this wallet, so send the signed challenge's nonce with the signature"
       : "the signature does not recover to this address for any open challenge",
   );
 }
@@ -359,7 +363,8 @@ async function storeKey(d: SignInDeps, address: Address, keyHash: string, client
   if (!account) {
     await enforceCap(d, "accounts", clientAddr, caps.accountsPerAddressDay, caps.accountsServiceHour, "SIGNUP_CAPPED");
     [account] = await d.db.query<{ id: string; name: string }>(
-      "INSERT INTO app.accounts (wallet, name, client_addr, created_at) VALUES ($1, $2, $3, $4) RETURNING id::text, name",
+      `INSERT INTO app.accounts (wallet, name, client_addr, created_at) VALUES ($1, $2, $3, $4)
+       RETURNING id::text, name`,
       [wallet, `wallet ${address.slice(0, 6)}…${address.slice(-4)}`, clientAddr, t],
     );
   }
@@ -445,7 +450,8 @@ export async function authenticate(d: Pick<SignInDeps, "db" | "clock">, apiKey: 
   const hit = keyCache.get(hash);
   if (hit && hit.expiresAt > Math.floor(d.clock() / 1000)) return hit;
   const [r] = await d.db.query<{ id: string; wallet: string; account_id: string; name: string; expires_at: string }>(
-    `SELECT k.id::text, k.wallet, k.account_id::text, a.name, k.expires_at::text FROM app.api_keys k JOIN app.accounts a ON a.id = k.account_id
+    `SELECT k.id::text, k.wallet, k.account_id::text, a.name, k.expires_at::text
+     FROM app.api_keys k JOIN app.accounts a ON a.id = k.account_id
      WHERE k.key_hash = $1 AND k.revoked_at IS NULL AND k.expires_at > $2`,
     [hash, Math.floor(d.clock() / 1000)],
   );

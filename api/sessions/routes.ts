@@ -19,9 +19,12 @@ import { lc } from "../../lib/address.js";
 
 /** Said with every unsigned grant the MCP tool hands back: what to check before signing. */
 export const SIGN_GRANT_NOTE =
-  "Unsigned session grant: this server never holds or asks for a private key. Before signing, rebuild the delegation locally (delegate, caveats, " +
-  "limits, expiry, co-signer, and any EIP-7702 authorization changing your wallet's code), e.g. with @pit/sdk grantSession which checks GRANT_BINDING " +
-  "and GRANT_CAPS. Sign the typed data with your own wallet, then POST /api/v1/live/session/grant again with session_id, delegation_signature " +
+  "Unsigned session grant: this server never holds or asks for a private key. " +
+  "Before signing, rebuild the delegation locally (delegate, caveats, " +
+  "limits, expiry, co-signer, and any EIP-7702 authorization changing your wallet's code), " +
+  "e.g. with @pit/sdk grantSession which checks GRANT_BINDING " +
+  "and GRANT_CAPS. Sign the typed data with your own wallet, " +
+  "then POST /api/v1/live/session/grant again with session_id, delegation_signature " +
   "and (for a plain wallet) authorization_signature.";
 
 /**
@@ -74,7 +77,8 @@ export const sessionRoutes = [
     mcp: {
       name: "prepare_session",
       description:
-        "Start a session grant for an executor (POST /api/v1/live/session/grant): unsigned delegation typed data you verify and sign locally.",
+        "Start a session grant for an executor (POST /api/v1/live/session/grant): " +
+        "unsigned delegation typed data you verify and sign locally.",
       input: grantInput,
       readOnly: false,
       notes: [SIGN_GRANT_NOTE],
@@ -140,7 +144,10 @@ export const sessionRoutes = [
   }),
 ];
 
-/** A refused session trade is kept like other refused trades (me/trades?refused=1), on the session's wallet when the key may trade it. */
+/**
+ * A refused session trade is kept like other refused trades (me/trades?refused=1), on the session's
+ * wallet when the key may trade it.
+ */
 async function recordRefused(
   { body: b, c }: RouteCall<SessionTradeParameters, unknown>,
   s: SessionsService,

@@ -357,7 +357,10 @@ function executionView(
   };
 }
 
-/** A session the key may trade: the wallet's or the executor's key; switched on, not revoked, not ending within seconds. */
+/**
+ * A session the key may trade: the wallet's or the executor's key; switched on, not revoked, not
+ * ending within seconds.
+ */
 async function tradableSession(d: SessionDeps, id: string, who: Who): Promise<StoredSession> {
   if (!d.cosigner)
     throw new Refusal(
@@ -397,7 +400,8 @@ function assertSetup(d: SessionDeps, s: StoredSession, e: Evaluation) {
     );
     throw new Refusal(
       "SESSION_SETUP",
-      `${e.tin.symbol || e.tin.address} needs the session's setup first: the wallet's Permit2 allowances are short or expired`,
+      `${e.tin.symbol || e.tin.address} needs the session's setup first: ` +
+        "the wallet's Permit2 allowances are short or expired",
       { setup: steps, allowance: { to_permit2: toPermit2.toString(), router: amount.toString(), expiration } },
     );
   }
@@ -475,7 +479,8 @@ function assertCurve(_d: SessionDeps, s: StoredSession, e: Evaluation, route: Cu
     );
     throw new Refusal(
       "SESSION_CURVE_STEPS",
-      `selling ${e.tin.symbol || e.tin.address} on the curve needs the launchpad's allowance from the session's setup first`,
+      `selling ${e.tin.symbol || e.tin.address} on the curve ` +
+        "needs the launchpad's allowance from the session's setup first",
       { setup: steps, allowance: { to_launchpad: (e.snap.wallet?.allowanceToCurve ?? 0n).toString() } },
     );
   }

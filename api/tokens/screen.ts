@@ -257,7 +257,10 @@ async function curveTerms(ctx: ScreenContext, address: Address, add: (c: RiskCod
   return fees ? { curveFeeBps: Number(fees[0] + fees[2]), creatorTaxBps: Number(fees[1]) } : null;
 }
 
-/** Where the token's price comes from; independent marks are market's rule (USDG $1, feeds, the partner token's USDG-pool TWAP). */
+/**
+ * Where the token's price comes from; independent marks are market's rule (USDG $1, feeds, the partner
+ * token's USDG-pool TWAP).
+ */
 export function referenceOf(
   config: Config,
   address: Address,
