@@ -10,6 +10,7 @@ import type { CosignerPort } from "./ports/cosigner.js";
 import type { PlatformSigner } from "./ports/platformSigner.js";
 import type { ExecutorPort } from "./ports/executors.js";
 import type { ScreenTuning } from "./tokens/index.js";
+import type { SignInCaps } from "./auth/index.js";
 
 /** Everything the app touches outside itself, passed in so tests build it directly. */
 export type AppDeps = {
@@ -27,6 +28,8 @@ export type AppDeps = {
   screenBudget?: Limiter;
   /** Screening limits (default SCREEN_DEFAULTS): tests and the benchmark pass their own. */
   screen?: ScreenTuning;
+  /** New accounts' and keys' caps per client and for the service (default SIGN_IN_CAPS): tests and the benchmark pass their own. */
+  signInCaps?: SignInCaps;
   /** The Shield verdict provider; null when none is configured (shield=1 then answers 503). */
   shield?: ShieldProvider | null;
   clock?: () => number;

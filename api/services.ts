@@ -126,7 +126,14 @@ function relayParts(deps: AppDeps, common: Common, t: TradingParts, o: Outside) 
 function signInParts(deps: AppDeps, common: Common) {
   const { config } = common;
   const revocations = config.redisUrl ? redisRevocations(() => redisConnection(config.redisUrl!), forgetRevoked) : null;
-  const signIn: SignInDeps = { db: deps.db, config, chain: common.chain, clock: common.clock, revocations };
+  const signIn: SignInDeps = {
+    db: deps.db,
+    config,
+    chain: common.chain,
+    clock: common.clock,
+    revocations,
+    caps: deps.signInCaps,
+  };
   const keyChecks: KeyChecks = {
     authenticate: (apiKey) => authenticate(signIn, apiKey),
     assertNotSanctioned: (wallet) => assertNotSanctioned(signIn, wallet, "wallet"),

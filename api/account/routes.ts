@@ -1,13 +1,13 @@
-import type { Context } from "hono";
 import type { Address } from "viem";
 import { z } from "zod";
-import type { AppEnv } from "../http/env.js";
 import { WALLET } from "../errors/groups.js";
-import { Refusal } from "../errors/index.js";
-import { route } from "../http/route.js";
+import { boundCaller } from "../http/caller.js";
+import { noQuery, onlyQuery } from "../http/query.js";
+import { routesFor } from "../http/route.js";
 import { RATE_RULES, type BucketRule } from "../http/rateLimit.js";
 import type { Ledger } from "../trading/index.js";
 import type { Portfolio } from "./index.js";
+import { myTrades, tradesQuery } from "./trades.js";
 
 /**
  * me/portfolio's overall bucket (SPEC.md: "key; overall"). A miss costs the instance one block
@@ -26,14 +26,6 @@ export type AccountService = {
   portfolio: (wallet: Address) => Promise<Portfolio>;
 };
 
-/** me/trades' query as the document shows it; the handler checks it by hand, in SPEC's words. */
-const tradesQuery = z
-  .object({
-    limit: z.coerce.number().int().min(1).max(100).optional(),
-    before: z.coerce.number().int().optional(),
-    refused: z.enum(["1"]).optional(),
-  })
-  .strict();
 /** What the trades tool takes (booleans become the REST flag `1`). */
 const tradesInput = z.object({
   limit: z.number().int().min(1).max(100).optional(),
@@ -41,23 +33,20 @@ const tradesInput = z.object({
   refused: z.boolean().optional(),
 });
 
-/** The key's wallet: every account route acts for it and names none. */
-function walletOf(c: Context<AppEnv>): Address {
-  const wallet = c.get("key").wallet;
-  if (!wallet) throw new Refusal("WALLET_NOT_BOUND", "this key is bound to no wallet");
-  return wallet;
-}
+const route = routesFor<AccountService>();
+/** Every account route acts for the key's wallet and names none. */
+const caller = boundCaller();
 
 /** SPEC.md "Your account": the key's own wallet; nothing names a wallet. */
 export const accountRoutes = [
-  route<AccountService>({
+  route({
     method: "get",
     path: "/me/trades",
     auth: "key(wallet)",
     limits: [["meList", RATE_RULES.meList, "key"]],
     summary: "The wallet's trades, newest first",
-    // Checked by hand (each refusal names its field as SPEC does), before the wallet: documented only.
-    documents: { query: tradesQuery },
+    first: onlyQuery(["limit", "before", "refused"]),
+    query: tradesQuery,
     answer: ["wallet", "trades", "next_before"],
     errors: [...WALLET, "BAD_REQUEST"],
     mcp: {
@@ -66,35 +55,10 @@ export const accountRoutes = [
       input: tradesInput,
       readOnly: true,
     },
-    handle: async ({ query: q, c }, s) => {
-      const extra = Object.keys(q).filter((k) => !["limit", "before", "refused"].includes(k));
-      if (extra.length)
-        throw new Refusal(
-          "BAD_REQUEST",
-          `unknown query parameter ${extra[0]}; this route takes limit, before, refused`,
-        );
-      const lim = q.limit === undefined ? 50 : /^\d{1,3}$/.test(q.limit) ? Number(q.limit) : NaN;
-      if (!(lim >= 1 && lim <= 100)) throw new Refusal("BAD_REQUEST", "limit must be an integer from 1 to 100");
-      if (q.before !== undefined && !/^\d{1,18}$/.test(q.before))
-        throw new Refusal("BAD_REQUEST", "before must be a trade id");
-      if (q.refused !== undefined && q.refused !== "1" && q.refused !== "0")
-        throw new Refusal("BAD_REQUEST", "refused must be 1");
-      const wallet = walletOf(c);
-      const refused = q.refused === "1";
-      const page = await s.trades(wallet, {
-        limit: lim,
-        before: q.before === undefined ? null : Number(q.before),
-        refused,
-      });
-      return {
-        wallet: wallet.toLowerCase(),
-        trades: page.trades,
-        next_before: page.next_before,
-        refused_included: refused,
-      };
-    },
+    // The query is refused before the wallet (SPEC's order): the caller is found after the parse.
+    handle: (call, s) => myTrades(s, call.query, caller(call)),
   }),
-  route<AccountService>({
+  route({
     method: "get",
     path: "/me/portfolio",
     auth: "key(wallet)",
@@ -111,10 +75,10 @@ export const accountRoutes = [
       input: z.object({}),
       readOnly: true,
     },
-    handle: ({ c }, s) => {
-      const extra = Object.keys(c.req.query());
-      if (extra.length) throw new Refusal("BAD_REQUEST", `unknown query parameter ${extra[0]}; this route takes none`);
-      return s.portfolio(walletOf(c));
+    first: (call) => {
+      noQuery(call);
+      return caller(call);
     },
+    handle: ({ found }, s) => s.portfolio(found.wallet),
   }),
 ];

@@ -1,11 +1,20 @@
-import type { Context } from "hono";
-import { z } from "zod";
-import type { AppEnv } from "../http/env.js";
 import { KEYED } from "../errors/groups.js";
-import { route } from "../http/route.js";
+import { routesFor, type RawCall } from "../http/route.js";
 import { AUTH_OVERALL, RATE_RULES } from "../http/rateLimit.js";
 import type { Take } from "../http/limits.js";
-import { createChallenge, partnerAgentOf, revokeAll, revokeKey, verifySignIn, type SignInDeps } from "./signin.js";
+import {
+  challengeRequest,
+  createChallenge,
+  partnerAgentOf,
+  revokeAll,
+  revokeAllRequest,
+  revokeKey,
+  signInDomain,
+  verifyRequest,
+  verifySignIn,
+  type SignInDeps,
+  type SignInOrigin,
+} from "./signin.js";
 
 /** What SPEC "Sign-in and keys" works with: the sign-in's own dependencies (keys, challenges, chain). */
 export type AuthService = SignInDeps;
@@ -16,39 +25,37 @@ const SIGN_IN: Take[] = [
   ["auth", AUTH_OVERALL, "overall"],
 ];
 
-const address = z.string().regex(/^0x[0-9a-fA-F]{40}$/);
-const signature = z.string().regex(/^0x[0-9a-fA-F]{130}$/);
-/**
- * The requests' shapes as signin.ts checks them by hand (documented only: its own checks answer
- * each field's refusal in its own words, and verify looks at the sanctions list before the nonce).
- */
-const challengeRequest = z.object({ address, purpose: z.enum(["revoke-all"]).optional() }).strict();
-const verifyRequest = z.object({ address, signature, nonce: z.string().optional() }).strict();
-
 // The host guard has vetted Host: it is one this server answers for.
-const hostOf = (c: Context<AppEnv>) => c.req.header("host") ?? "";
+const origin = ({ c }: RawCall): SignInOrigin => ({
+  host: c.req.header("host") ?? "",
+  clientAddr: c.get("clientAddr"),
+});
+
+const route = routesFor<AuthService>();
 
 /** SPEC.md "Sign-in and keys". */
 export const authRoutes = [
-  route<AuthService>({
+  route({
     method: "post",
     path: "/auth/challenge",
     auth: "none",
     limits: SIGN_IN,
     summary: "A sign-in (or revoke-all) challenge",
-    documents: { body: challengeRequest },
+    // No sign-in domain: 503 before the body is read.
+    first: (_, s) => signInDomain(s),
+    body: challengeRequest,
     answer: ["message", "nonce"],
     errors: ["BAD_REQUEST", "AUTH_DOMAIN_UNSET", "RATE_LIMITED", "SANCTIONED"],
-    handle: ({ body, c }, s) => createChallenge(s, body, hostOf(c), c.get("clientAddr")),
+    handle: (call, s) => createChallenge(s, call.body, origin(call)),
   }),
-  route<AuthService>({
+  route({
     method: "post",
     path: "/auth/verify",
     auth: "none",
     lockout: true,
     limits: SIGN_IN,
     summary: "A signed challenge for an API key",
-    documents: { body: verifyRequest },
+    body: verifyRequest,
     answer: ["api_key", "key_id", "expires_at", "wallet"],
     errors: [
       "BAD_REQUEST",
@@ -62,21 +69,21 @@ export const authRoutes = [
       "KEYS_CAPPED",
       "AUTH_DOMAIN_UNSET",
     ],
-    handle: ({ body, c }, s) => verifySignIn(s, body, c.get("clientAddr"), hostOf(c)),
+    handle: (call, s) => verifySignIn(s, call.body, origin(call)),
   }),
-  route<AuthService>({
+  route({
     method: "post",
     path: "/auth/revoke-all",
     auth: "signature",
     lockout: true,
     limits: SIGN_IN,
     summary: "Revokes every key of a wallet with its signature",
-    documents: { body: verifyRequest },
+    body: revokeAllRequest,
     answer: ["wallet", "revoked"],
     errors: ["BAD_REQUEST", "BAD_SIGNATURE", "CHALLENGE_EXPIRED", "RATE_LIMITED"],
-    handle: ({ body, c }, s) => revokeAll(s, body, hostOf(c), c.get("clientAddr")),
+    handle: (call, s) => revokeAll(s, call.body, origin(call)),
   }),
-  route<AuthService>({
+  route({
     method: "get",
     path: "/auth/me",
     auth: "key",
@@ -96,7 +103,7 @@ export const authRoutes = [
       };
     },
   }),
-  route<AuthService>({
+  route({
     method: "post",
     path: "/auth/revoke",
     auth: "key",

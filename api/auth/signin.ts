@@ -4,7 +4,8 @@ import { createSiweMessage, generateSiweNonce } from "viem/siwe";
 import { LRUCache } from "lru-cache";
 import { partnerAgentVaultAbi, sanctionsListAbi } from "../../abis/fixtures.js";
 import type { Config } from "../../lib/config.js";
-import { Refusal } from "../errors/index.js";
+import { z } from "zod";
+import { inOwnWords, Refusal, worded } from "../errors/index.js";
 import type { Revocations, Revoked } from "./revocations.js";
 import type { Db } from "../ports/store/db.js";
 import type { KeyRecord } from "../http/env.js";
@@ -17,13 +18,20 @@ export const KEY_TTL_S = 2_592_000;
 export const SIGN_IN_STATEMENT = "Sign in to the trading service. Signing accepts the Terms of Use.";
 export const MAX_OPEN_CHALLENGES = 5;
 export const REVOKE_ALL_STATEMENT = "Revoke every API key of this wallet. This cannot sign in.";
-/** New accounts / keys per client address per day, and for the whole service per hour. */
-export const CAPS = {
+/** New accounts and keys: at most so many per client address a day, and for the whole service an hour. */
+export type SignInCaps = {
+  accountsPerAddressDay: number;
+  accountsServiceHour: number;
+  keysPerAddressDay: number;
+  keysServiceHour: number;
+};
+/** SPEC's sign-in caps (tests and the benchmark pass their own as SignInDeps.caps). */
+export const SIGN_IN_CAPS: Readonly<SignInCaps> = Object.freeze({
   accountsPerAddressDay: 20,
   accountsServiceHour: 1000,
   keysPerAddressDay: 100,
   keysServiceHour: 5000,
-};
+});
 
 export type Purpose = "sign-in" | "revoke-all";
 /** `revocations`: where revoked keys are announced to other instances (Redis), if anywhere. */
@@ -33,7 +41,11 @@ export type SignInDeps = {
   chain: PublicClient;
   clock: () => number;
   revocations?: Revocations | null;
+  /** New accounts' and keys' caps (default SIGN_IN_CAPS). */
+  caps?: SignInCaps;
 };
+/** Where a sign-in request came from: the Host it was asked on (one the server answers for) and the client. */
+export type SignInOrigin = { host: string; clientAddr: string };
 export type PartnerAgent = {
   agent_id: number;
   token: Address;
@@ -45,18 +57,64 @@ export type PartnerAgent = {
 const now = (d: SignInDeps) => Math.floor(d.clock() / 1000);
 export const hashKey = (apiKey: string) => createHash("sha256").update(apiKey).digest("hex");
 
-export function parseWallet(value: unknown, field = "address"): Address {
-  if (typeof value !== "string" || !/^0x[0-9a-fA-F]{40}$/.test(value) || !isAddress(value, { strict: false })) {
-    throw new Refusal("BAD_REQUEST", `${field} must be a 0x address (40 hex digits)`);
-  }
-  return getAddress(value);
-}
+const HEX_ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+/** The wallet a request names, checksummed; any other value refused in SPEC's words. */
+const walletField = worded(
+  z
+    .string()
+    .regex(HEX_ADDRESS)
+    .refine((v) => isAddress(v, { strict: false }))
+    .transform((v) => getAddress(v)),
+  "address must be a 0x address (40 hex digits)",
+);
+const signatureField = worded(
+  z
+    .string()
+    .regex(/^0x[0-9a-fA-F]{130}$/)
+    .transform((v) => v as Hex),
+  "signature must be 0x followed by 130 hex digits (personal_sign)",
+);
+const NONCE = /^[A-Za-z0-9]{8,128}$/;
+const BAD_NONCE = "nonce must be the challenge's nonce";
 
-export function parseSignature(value: unknown): Hex {
-  if (typeof value !== "string" || !/^0x[0-9a-fA-F]{130}$/.test(value)) {
-    throw new Refusal("BAD_REQUEST", "signature must be 0x followed by 130 hex digits (personal_sign)");
-  }
-  return value as Hex;
+/**
+ * The sign-in requests as the edge parses them: each field refused in its own words, in this order;
+ * fields they do not know are ignored.
+ */
+export const challengeRequest = z.object({
+  address: walletField,
+  purpose: worded(z.enum(["revoke-all"]).optional(), "purpose may only be revoke-all"),
+});
+export const verifyRequest = z.object({
+  address: walletField,
+  signature: signatureField,
+  // Checked after the sanctions list (SPEC's order): a value that is no nonce is kept as null, refused then.
+  nonce: z
+    .string()
+    .regex(NONCE)
+    .optional()
+    .transform((v): string | undefined | null => v)
+    .catch(null),
+});
+export const revokeAllRequest = z.object({
+  address: walletField,
+  signature: signatureField,
+  nonce: inOwnWords(z.string().regex(NONCE), (v) =>
+    v === undefined
+      ? "nonce is required: the revoke-all challenge's nonce"
+      : typeof v === "string" && NONCE.test(v)
+        ? null
+        : BAD_NONCE,
+  ),
+});
+export type ChallengeParameters = z.infer<typeof challengeRequest>;
+export type VerifyParameters = z.infer<typeof verifyRequest>;
+export type RevokeAllParameters = z.infer<typeof revokeAllRequest>;
+
+/** The domain sign-in messages name: 503 AUTH_DOMAIN_UNSET without one (before the request is read). */
+export function signInDomain(d: Pick<SignInDeps, "config">): string {
+  if (!d.config.authDomain) throw new Refusal("AUTH_DOMAIN_UNSET", "this server has no sign-in domain configured");
+  return d.config.authDomain;
 }
 
 /** 451 SANCTIONED when the sanctions list names the address; unreadable list fails closed. */
@@ -90,20 +148,18 @@ export async function assertNotSanctioned(
  * wallet and client: a sixth retires that client's oldest, never another client's, so nobody can
  * keep a wallet from signing in by asking challenges for it.
  */
-export async function createChallenge(d: SignInDeps, body: Record<string, unknown>, host: string, clientAddr: string) {
-  if (!d.config.authDomain) throw new Refusal("AUTH_DOMAIN_UNSET", "this server has no sign-in domain configured");
-  const address = parseWallet(body.address);
-  if (body.purpose !== undefined && body.purpose !== "revoke-all")
-    throw new Refusal("BAD_REQUEST", "purpose may only be revoke-all");
-  const purpose: Purpose = body.purpose === "revoke-all" ? "revoke-all" : "sign-in";
+export async function createChallenge(d: SignInDeps, q: ChallengeParameters, { host, clientAddr }: SignInOrigin) {
+  const domain = signInDomain(d);
+  const { address } = q;
+  const purpose: Purpose = q.purpose ?? "sign-in";
   await assertNotSanctioned(d, address);
   const issuedAt = now(d);
   const expiresAt = issuedAt + CHALLENGE_TTL_S;
   const nonce = generateSiweNonce();
   const statement = purpose === "revoke-all" ? REVOKE_ALL_STATEMENT : SIGN_IN_STATEMENT;
-  const uri = `https://${d.config.authDomain}`;
+  const uri = `https://${domain}`;
   const message = createSiweMessage({
-    domain: d.config.authDomain,
+    domain,
     address,
     statement,
     uri,
@@ -116,7 +172,8 @@ export async function createChallenge(d: SignInDeps, body: Record<string, unknow
   });
   await d.db.tx(async (tx) => {
     await tx.query(
-      "INSERT INTO app.challenges (nonce, wallet, purpose, message, issued_at, expires_at, host, client_addr) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+      `INSERT INTO app.challenges (nonce, wallet, purpose, message, issued_at, expires_at, host, client_addr)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
       [nonce, address.toLowerCase(), purpose, message, issuedAt, expiresAt, host.toLowerCase(), clientAddr],
     );
     await tx.query(
@@ -130,14 +187,15 @@ export async function createChallenge(d: SignInDeps, body: Record<string, unknow
     address,
     message,
     nonce,
-    domain: d.config.authDomain,
+    domain,
     chain_id: d.config.chainId,
     issued_at: issuedAt,
     expires_at: expiresAt,
     then:
       purpose === "revoke-all"
         ? "Sign message with personal_sign and POST /api/v1/auth/revoke-all {address, signature, nonce} within 300 s."
-        : "Check the domain, chain id 4663 and your address in message, sign it with personal_sign and POST /api/v1/auth/verify {address, signature, nonce} within 300 s.",
+        : "Check the domain, chain id 4663 and your address in message, sign it with personal_sign and " +
+          "POST /api/v1/auth/verify {address, signature, nonce} within 300 s.",
     uri,
     version: "1",
     statement,
@@ -169,18 +227,16 @@ async function consumeChallenge(
   address: Address,
   signature: Hex,
   purpose: Purpose,
-  nonce: unknown,
-  host: string,
-  clientAddr: string,
+  nonce: string | undefined,
+  { host, clientAddr }: SignInOrigin,
 ): Promise<void> {
-  if (nonce !== undefined && (typeof nonce !== "string" || !/^[A-Za-z0-9]{8,128}$/.test(nonce)))
-    throw new Refusal("BAD_REQUEST", "nonce must be the challenge's nonce");
-  const open = await openChallenges(d, address, purpose, nonce as string | undefined, host, clientAddr);
+  const open = await openChallenges(d, address, purpose, nonce, host, clientAddr);
   const onHost = purpose === "revoke-all" ? " on this host" : "";
   if (open.length === 0) {
     throw new Refusal(
       "CHALLENGE_EXPIRED",
-      `no open ${purpose} challenge for ${address}${onHost} (expired or used${onHost ? ", or issued on another host" : ""}): ask for a new one`,
+      `no open ${purpose} challenge for ${address}${onHost} ` +
+        `(expired or used${onHost ? ", or issued on another host" : ""}): ask for a new one`,
     );
   }
   for (const c of open) {
@@ -203,7 +259,8 @@ async function consumeChallenge(
   throw new Refusal(
     "BAD_SIGNATURE",
     crowded
-      ? "the signature does not recover to this address for the open challenges tried; other clients hold open challenges for this wallet, so send the signed challenge's nonce with the signature"
+      ? "the signature does not recover to this address for the open challenges tried; other clients hold " +
+          "open challenges for this wallet, so send the signed challenge's nonce with the signature"
       : "the signature does not recover to this address for any open challenge",
   );
 }
@@ -292,59 +349,62 @@ async function enforceCap(
     throw new Refusal(code, `the service reached its hourly cap (${serviceHour})`, {}, { retryAfterS: 600 });
 }
 
-export async function verifySignIn(d: SignInDeps, body: Record<string, unknown>, clientAddr: string, host: string) {
-  const address = parseWallet(body.address);
-  const signature = parseSignature(body.signature);
-  await assertNotSanctioned(d, address);
-  await consumeChallenge(d, address, signature, "sign-in", body.nonce, host, clientAddr);
-  const partner = await partnerAgentOf(d, address);
-  if (d.config.requirePartnerAgent) {
-    if (partner.check !== "ok")
-      throw new Refusal(
-        "PARTNER_UNAVAILABLE",
-        "the partner agent list could not be read; try again shortly",
-        {},
-        { retryAfterS: 10 },
-      );
-    if (!partner.agent)
-      throw new Refusal("NOT_PARTNER_AGENT", "this server signs in only partner agents' wallets and owners");
-  }
+/**
+ * Stores a new key for the wallet (in the sign-in's transaction), and its account the first time,
+ * each within its caps (SIGNUP_CAPPED, KEYS_CAPPED).
+ */
+async function storeKey(d: SignInDeps, address: Address, keyHash: string, clientAddr: string, t: number) {
+  const caps = d.caps ?? SIGN_IN_CAPS;
   const wallet = address.toLowerCase();
+  let [account] = await d.db.query<{ id: string; name: string }>(
+    "SELECT id::text, name FROM app.accounts WHERE wallet = $1",
+    [wallet],
+  );
+  if (!account) {
+    await enforceCap(d, "accounts", clientAddr, caps.accountsPerAddressDay, caps.accountsServiceHour, "SIGNUP_CAPPED");
+    [account] = await d.db.query<{ id: string; name: string }>(
+      `INSERT INTO app.accounts (wallet, name, client_addr, created_at) VALUES ($1, $2, $3, $4)
+       RETURNING id::text, name`,
+      [wallet, `wallet ${address.slice(0, 6)}…${address.slice(-4)}`, clientAddr, t],
+    );
+  }
+  await enforceCap(d, "api_keys", clientAddr, caps.keysPerAddressDay, caps.keysServiceHour, "KEYS_CAPPED");
+  const [key] = await d.db.query<{ id: string }>(
+    `INSERT INTO app.api_keys (key_hash, wallet, account_id, client_addr, created_at, expires_at)
+     VALUES ($1, $2, $3, $4, $5, $6) RETURNING id::text`,
+    [keyHash, wallet, account!.id, clientAddr, t, t + KEY_TTL_S],
+  );
+  return { keyId: Number(key!.id), account: { id: Number(account!.id), name: account!.name } };
+}
+
+/** The wallet's partner agent; where only partners sign in, 503 when the list is unreadable, 403 for no partner. */
+async function signInPartner(d: SignInDeps, address: Address) {
+  const partner = await partnerAgentOf(d, address);
+  if (!d.config.requirePartnerAgent) return partner;
+  if (partner.check !== "ok")
+    throw new Refusal(
+      "PARTNER_UNAVAILABLE",
+      "the partner agent list could not be read; try again shortly",
+      {},
+      { retryAfterS: 10 },
+    );
+  if (!partner.agent)
+    throw new Refusal("NOT_PARTNER_AGENT", "this server signs in only partner agents' wallets and owners");
+  return partner;
+}
+
+/** POST auth/verify: a signed sign-in challenge for a new API key (and the wallet's account, the first time). */
+export async function verifySignIn(d: SignInDeps, q: VerifyParameters, from: SignInOrigin) {
+  const { address, signature } = q;
+  await assertNotSanctioned(d, address);
+  if (q.nonce === null) throw new Refusal("BAD_REQUEST", BAD_NONCE);
+  await consumeChallenge(d, address, signature, "sign-in", q.nonce, from);
+  const partner = await signInPartner(d, address);
+  const { clientAddr } = from;
   const t = now(d);
   const apiKey = KEY_PREFIX + randomBytes(32).toString("base64url");
-  const row = await d.db.tx(async (tx) => {
-    let [account] = await tx.query<{ id: string; name: string }>(
-      "SELECT id::text, name FROM app.accounts WHERE wallet = $1",
-      [wallet],
-    );
-    if (!account) {
-      await enforceCap(
-        { ...d, db: tx },
-        "accounts",
-        clientAddr,
-        CAPS.accountsPerAddressDay,
-        CAPS.accountsServiceHour,
-        "SIGNUP_CAPPED",
-      );
-      [account] = await tx.query<{ id: string; name: string }>(
-        "INSERT INTO app.accounts (wallet, name, client_addr, created_at) VALUES ($1, $2, $3, $4) RETURNING id::text, name",
-        [wallet, `wallet ${address.slice(0, 6)}…${address.slice(-4)}`, clientAddr, t],
-      );
-    }
-    await enforceCap(
-      { ...d, db: tx },
-      "api_keys",
-      clientAddr,
-      CAPS.keysPerAddressDay,
-      CAPS.keysServiceHour,
-      "KEYS_CAPPED",
-    );
-    const [key] = await tx.query<{ id: string }>(
-      "INSERT INTO app.api_keys (key_hash, wallet, account_id, client_addr, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id::text",
-      [hashKey(apiKey), wallet, account!.id, clientAddr, t, t + KEY_TTL_S],
-    );
-    return { keyId: Number(key!.id), account: { id: Number(account!.id), name: account!.name } };
-  });
+  const row = await d.db.tx((tx) => storeKey({ ...d, db: tx }, address, hashKey(apiKey), clientAddr, t));
+  const wallet = address.toLowerCase();
   return {
     api_key: apiKey,
     key_id: row.keyId,
@@ -353,7 +413,9 @@ export async function verifySignIn(d: SignInDeps, body: Record<string, unknown>,
     account: row.account,
     partner_agent: partner.agent,
     partner_check: partner.check,
-    note: "Shown once: only its SHA-256 is stored. Send it as Authorization: Bearer <api_key>. It lasts 30 days; POST /api/v1/auth/revoke ends it sooner.",
+    note:
+      "Shown once: only its SHA-256 is stored. Send it as Authorization: Bearer <api_key>. " +
+      "It lasts 30 days; POST /api/v1/auth/revoke ends it sooner.",
   };
 }
 
@@ -388,7 +450,8 @@ export async function authenticate(d: Pick<SignInDeps, "db" | "clock">, apiKey: 
   const hit = keyCache.get(hash);
   if (hit && hit.expiresAt > Math.floor(d.clock() / 1000)) return hit;
   const [r] = await d.db.query<{ id: string; wallet: string; account_id: string; name: string; expires_at: string }>(
-    `SELECT k.id::text, k.wallet, k.account_id::text, a.name, k.expires_at::text FROM app.api_keys k JOIN app.accounts a ON a.id = k.account_id
+    `SELECT k.id::text, k.wallet, k.account_id::text, a.name, k.expires_at::text
+     FROM app.api_keys k JOIN app.accounts a ON a.id = k.account_id
      WHERE k.key_hash = $1 AND k.revoked_at IS NULL AND k.expires_at > $2`,
     [hash, Math.floor(d.clock() / 1000)],
   );
@@ -412,11 +475,9 @@ export async function revokeKey(d: Pick<SignInDeps, "db" | "clock" | "revocation
 }
 
 /** `host`: the Host revoke-all arrived on; only a revoke-all challenge issued there is open to it. */
-export async function revokeAll(d: SignInDeps, body: Record<string, unknown>, host: string, clientAddr: string) {
-  const address = parseWallet(body.address);
-  const signature = parseSignature(body.signature);
-  if (body.nonce === undefined) throw new Refusal("BAD_REQUEST", "nonce is required: the revoke-all challenge's nonce");
-  await consumeChallenge(d, address, signature, "revoke-all", body.nonce, host, clientAddr);
+export async function revokeAll(d: SignInDeps, q: RevokeAllParameters, from: SignInOrigin) {
+  const { address, signature } = q;
+  await consumeChallenge(d, address, signature, "revoke-all", q.nonce, from);
   const t = now(d);
   const rows = await d.db.query(
     "UPDATE app.api_keys SET revoked_at = $2 WHERE wallet = $1 AND revoked_at IS NULL AND expires_at > $2 RETURNING id",

@@ -1,2 +1,2 @@
 export { CATALOGUE, statusOf, type Code, type Status } from "./catalogue.js";
-export { isCode, parseBody, Refusal, rpc, type RefusalOptions } from "./refusal.js";
+export { inOwnWords, isCode, parseBody, Refusal, rpc, worded, type RefusalOptions } from "./refusal.js";

@@ -1,4 +1,4 @@
-import type { z } from "zod";
+import { z, type ZodTypeAny } from "zod";
 import { CATALOGUE, refusesTrade, statusOf, type Code, type ContextOf, type Status } from "./catalogue.js";
 
 export type RefusalOptions<C extends Code = Code> = {
@@ -66,10 +66,30 @@ export function parseBody<S extends z.ZodTypeAny>(
   const parsed = schema.safeParse(body);
   if (parsed.success) return parsed.data;
   const i = parsed.error.issues[0]!;
+  if (i.code === "custom" && i.params?.[WORDED]) throw new Refusal("BAD_REQUEST", i.message);
   if (i.code === "unrecognized_keys")
     throw new Refusal(o.unknownField ?? "BAD_REQUEST", `unknown field ${[...i.path, i.keys.join(", ")].join(".")}`);
   throw new Refusal("BAD_REQUEST", `${i.path.join(".") || "body"}: ${i.message}`);
 }
+
+const WORDED = "worded";
+
+/**
+ * `schema` as the document shows it, refused in its own words: a value `problem` names a problem
+ * of is 400 BAD_REQUEST with that message as it is (parseBody adds no field name), before `schema`
+ * reads it. For inputs whose refusals SPEC words per field ("limit must be an integer from 1 to 100").
+ */
+export function inOwnWords<S extends ZodTypeAny>(schema: S, problem: (value: unknown) => string | null) {
+  return z.preprocess((value, ctx) => {
+    const message = problem(value);
+    if (message !== null) ctx.addIssue({ code: "custom", message, params: { [WORDED]: true }, fatal: true });
+    return value;
+  }, schema);
+}
+
+/** `schema`, any value it refuses answered with `message` as it is (inOwnWords). */
+export const worded = <S extends ZodTypeAny>(schema: S, message: string) =>
+  inOwnWords(schema, (value) => (schema.safeParse(value).success ? null : message));
 
 /** A chain read: anything but our own refusal becomes 502 RPC_UNAVAILABLE (retryable). */
 export async function rpc<T>(p: Promise<T>): Promise<T> {

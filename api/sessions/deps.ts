@@ -17,6 +17,9 @@ export type SessionDeps = {
   /** null when no co-signer key is configured: grants and trades answer 503 SIGNER_UNAVAILABLE. */
   cosigner: CosignerPort | null;
   now: () => number;
-  /** A hosted executor's owner and state (null for any other address): a session may name it only from that owner's wallet, and never once it is retired or closed. */
+  /**
+   * A hosted executor's owner and state (null for any other address): a session may name it only from
+   * that owner's wallet, and never once it is retired or closed.
+   */
   hostedExecutor?: (executor: Address) => Promise<{ owner: Address; retired: boolean; closed: boolean } | null>;
 };

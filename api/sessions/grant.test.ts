@@ -16,7 +16,7 @@ const refusal = (f: () => unknown) => {
 };
 
 describe("grantLimits: a grant's limits within SPEC's, with the day cap and setup budget defaulted", () => {
-  it("defaults the day cap to $100 or the trade cap, at most 100 times it, and the setup budget to the day cap up to $10,000", () => {
+  it("defaults the day cap to $100 or the trade cap, at most 100x it, and the setup budget to it up to $10,000", () => {
     expect(grantLimits(ask())).toEqual({ maxDay: 100, budgetUsd: 100 });
     expect(grantLimits(ask({ max_trade_usd: 0.5 }))).toEqual({ maxDay: 50, budgetUsd: 50 });
     expect(grantLimits(ask({ max_trade_usd: 1_000 }))).toEqual({ maxDay: 1_000, budgetUsd: 1_000 });

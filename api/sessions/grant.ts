@@ -89,6 +89,21 @@ export const switchOnRequest = z
 /** A grant's second call (the wallet's signatures), as the grant route parses it. */
 export type SwitchOnParameters = z.infer<typeof switchOnRequest>;
 
+/**
+ * live/session/grant's body: a switch-on when it names session_id, else a grant's first call.
+ * Refused as that call's own schema refuses it (its first problem, in parseBody's words), never as
+ * a union that matched neither; the document shows both.
+ */
+export const grantBody = z.preprocess(
+  (body, ctx) => {
+    const own = typeof body === "object" && body !== null && "session_id" in body ? switchOnRequest : startRequest;
+    const parsed = own.safeParse(body);
+    if (!parsed.success) for (const issue of parsed.error.issues) ctx.addIssue({ ...issue, fatal: true });
+    return body;
+  },
+  z.union([startRequest, switchOnRequest]),
+);
+
 const limit = (msg: string): never => {
   throw new Refusal("SESSION_LIMIT", msg);
 };
@@ -100,14 +115,18 @@ export function walletCodeOf(code: Hex | undefined, pinned: Address): WalletCode
     return { state: "pinned", implementation: getAddress(pinned), version: "1.3.0" };
   throw new Refusal(
     "WALLET_CODE",
-    `the wallet runs code other than the pinned EIP7702StatelessDeleGator 1.3.0 (${pinned}); reset it or use another wallet`,
+    `the wallet runs code other than the pinned EIP7702StatelessDeleGator 1.3.0 (${pinned}); ` +
+      "reset it or use another wallet",
     { wallet_code: code.slice(0, 48) },
   );
 }
 
 /** The caller's wallet, the executor and the cosigner a grant names, with its day cap and setup budget in USD. */
 type GrantParties = { wallet: Address; executor: Address; cosigner: CosignerPort; maxDay: number; budgetUsd: number };
-/** The session's tokens through the registry, the pools they trade on, and which of them are on a live launchpad curve. */
+/**
+ * The session's tokens through the registry, the pools they trade on, and which of them are on a live
+ * launchpad curve.
+ */
 type GrantTokens = { unique: TokenInfo[]; pools: PoolState[]; withEth: boolean; curveTokens: Address[] };
 /** The wallet's state on chain when the grant starts. */
 type WalletState = { walletCode: WalletCode; txNonce: number; dmNonce: bigint; ethUsd: number };
@@ -216,7 +235,10 @@ export function grantLimits(
   return { maxDay, budgetUsd };
 }
 
-/** The co-signer (SIGNER_UNAVAILABLE without one), once the executor is a key of its own and, if hosted, the wallet's. */
+/**
+ * The co-signer (SIGNER_UNAVAILABLE without one), once the executor is a key of its own and, if
+ * hosted, the wallet's.
+ */
 async function grantExecutor(d: SessionDeps, wallet: Address, executor: Address): Promise<CosignerPort> {
   const cosigner = d.cosigner;
   if (!cosigner)
@@ -245,7 +267,10 @@ function checkPolicies(q: Pick<StartGrantParameters, "policies" | "shield">) {
   if (q.policies.length && !q.shield) throw new Refusal("BAD_REQUEST", "policies apply with shield true");
 }
 
-/** The session's tokens through the registry, with the risk terms the session binds: each tradable and its severe risks accepted. */
+/**
+ * The session's tokens through the registry, with the risk terms the session binds: each tradable and
+ * its severe risks accepted.
+ */
 async function grantTokens(d: SessionDeps, q: StartGrantParameters, who: Who): Promise<GrantTokens> {
   const infos = [];
   for (const param of q.tokens) infos.push(await sessionToken(d, param, who));
@@ -283,7 +308,10 @@ async function grantTokens(d: SessionDeps, q: StartGrantParameters, who: Who): P
   return { unique, pools, withEth, curveTokens };
 }
 
-/** The chain: wallet code, the wallet's nonces (transactions, and at the delegation manager's nonce enforcer), the ETH mark; a sanctioned executor refused. */
+/**
+ * The chain: wallet code, the wallet's nonces (transactions, and at the delegation manager's nonce
+ * enforcer), the ETH mark; a sanctioned executor refused.
+ */
 async function walletState(d: SessionDeps, wallet: Address, executor: Address): Promise<WalletState> {
   const c = d.config.contracts;
   const [code, txNonce, dmNonce, ethMark, sanctioned] = await rpc(
@@ -389,7 +417,10 @@ async function grantRoots(
 
 const curveRootsOf = (r: GrantRoots) => (r.curveRoot ? [r.curveRoot] : []);
 
-/** Setup for the main key: the upgrade (an EOA), then for each ERC-20 the Permit2 allowance and the router's allowance at Permit2 (a curve token: the launchpad's allowance). */
+/**
+ * Setup for the main key: the upgrade (an EOA), then for each ERC-20 the Permit2 allowance and the
+ * router's allowance at Permit2 (a curve token: the launchpad's allowance).
+ */
 async function grantSetup(
   d: SessionDeps,
   p: GrantParties,
@@ -418,7 +449,9 @@ async function grantSetup(
   if (authorization)
     steps.push({
       kind: "upgrade",
-      why: "EIP-7702: the wallet sends a type-4 transaction to itself carrying the authorization above (nonce = its next nonce + 1)",
+      why:
+        "EIP-7702: the wallet sends a type-4 transaction to itself carrying the authorization above " +
+        "(nonce = its next nonce + 1)",
       tx: { to: p.wallet, data: "0x", value: "0", chain_id: config.chainId },
       authorization,
     });
@@ -430,7 +463,9 @@ async function grantSetup(
       steps.push({
         kind: "approve",
         token: t.address,
-        why: `let the launchpad curve take up to the setup budget of ${t.symbol || t.address} when the session sells it`,
+        why:
+          `let the launchpad curve take up to the setup budget of ${t.symbol || t.address} ` +
+          "when the session sells it",
         tx: buildApprove(config.chainId, t.address, c.launchpad, atoms),
       });
       continue;
@@ -451,7 +486,10 @@ async function grantSetup(
   return { steps, authorization, budgets };
 }
 
-/** The first call's answer: what to sign, the setup, the caveats, the exposure, what the chain enforces and what the co-signer does, the next steps. */
+/**
+ * The first call's answer: what to sign, the setup, the caveats, the exposure, what the chain enforces
+ * and what the co-signer does, the next steps.
+ */
 function startAnswer(d: SessionDeps, q: StartGrantParameters, p: GrantParties, r: GrantRoots, setup: GrantSetup) {
   const c = d.config.contracts;
   const typed = delegationTypedData(d.config.chainId, c.delegationManager, r.unsigned);
@@ -484,9 +522,13 @@ function startAnswer(d: SessionDeps, q: StartGrantParameters, p: GrantParties, r
           tokens: r.binding.curve_tokens,
           roots: curveRootsOf(r).map((x) => delegationHash(x)),
           launchpad: c.launchpad,
-          fee: "plain ETH to the fee recipient, the first call of one batch the wallet runs itself: the fee and the trade are redeemed together or not at all",
+          fee:
+            "plain ETH to the fee recipient, the first call of one batch the wallet runs itself: " +
+            "the fee and the trade are redeemed together or not at all",
           max_calls: q.max_trades,
-          note: "a curve trade needs the wallet to hold at least the curve root's ETH per trade (its on-chain ETH bound reads the balance before the trade)",
+          note:
+            "a curve trade needs the wallet to hold at least the curve root's ETH per trade " +
+            "(its on-chain ETH bound reads the balance before the trade)",
         }
       : { allowed: false, reason: "no session token trades on a live launchpad curve" },
     then: nextSteps(r, setup),
@@ -547,7 +589,8 @@ function notEnforcedOnChain(r: GrantRoots): string[] {
       : []),
     ...(r.marks
       ? [
-          `feedless tokens (${Object.keys(r.marks).join(", ")}) priced at the owner-signed marks in sign.delegation.binding.marks: the co-signer`,
+          `feedless tokens (${Object.keys(r.marks).join(", ")}) priced at the owner-signed marks ` +
+            "in sign.delegation.binding.marks: the co-signer",
         ]
       : []),
   ];
@@ -631,7 +674,8 @@ async function signedMarks(
     if (w.depthUsd < MIN_MARK_DEPTH_USD)
       throw new Refusal(
         "NO_MARK",
-        `the source of ${name}'s price holds about $${Math.round(w.depthUsd)} on its priced side, under $${MIN_MARK_DEPTH_USD}: too shallow to price a session`,
+        `the source of ${name}'s price holds about $${Math.round(w.depthUsd)} on its priced side, ` +
+          `under $${MIN_MARK_DEPTH_USD}: too shallow to price a session`,
         {},
         { retryAfterS: 300 },
       );
@@ -674,7 +718,10 @@ async function chainSpotUsd(d: SessionDeps, source: MarkSource, t: TokenInfo): P
   return spot * againstUsd;
 }
 
-/** A grant's token through the registry; an address that is no known token is SPEC's grant code UNKNOWN_TOKEN (404), not trading's TOKEN_UNKNOWN. */
+/**
+ * A grant's token through the registry; an address that is no known token is SPEC's grant code
+ * UNKNOWN_TOKEN (404), not trading's TOKEN_UNKNOWN.
+ */
 async function sessionToken(d: SessionDeps, param: string, who: Who): Promise<TokenInfo> {
   try {
     return await d.sides.info(param, who);
@@ -760,7 +807,10 @@ export async function switchOn(d: SessionDeps, q: SwitchOnParameters, who: Who) 
   return switchOnAnswer(d, (await d.store.byId(s.id))!);
 }
 
-/** Each curve root signed by the wallet, one signature per root hash: none missing, none unknown (SESSION_CURVE_ROOTS). */
+/**
+ * Each curve root signed by the wallet, one signature per root hash: none missing, none unknown
+ * (SESSION_CURVE_ROOTS).
+ */
 async function signedCurveRoots(d: SessionDeps, s: StoredSession, sigs: Record<string, string>): Promise<Delegation[]> {
   const expected = s.curveRoots.map((r) => lc(delegationHash(r)));
   const given = Object.keys(sigs).map(lc);
@@ -770,7 +820,8 @@ async function signedCurveRoots(d: SessionDeps, s: StoredSession, sigs: Record<s
     throw new Refusal(
       "SESSION_CURVE_ROOTS",
       expected.length
-        ? `curve_root_signatures must sign exactly the session's curve roots (missing ${missing.length}, unknown ${unknown.length})`
+        ? "curve_root_signatures must sign exactly the session's curve roots " +
+            `(missing ${missing.length}, unknown ${unknown.length})`
         : "this session has no curve roots to sign",
       { curve_roots: expected },
     );
@@ -826,7 +877,8 @@ async function checkAuthorization(
   }
   throw new Refusal(
     "BAD_SIGNATURE",
-    `authorization_signature is not the wallet's EIP-7702 authorization to ${address} on chain ${d.config.chainId} at nonce ${next + 1} or ${next}`,
+    `authorization_signature is not the wallet's EIP-7702 authorization to ${address} ` +
+      `on chain ${d.config.chainId} at nonce ${next + 1} or ${next}`,
     {},
     { context: "typed_data" },
   );

@@ -9,7 +9,7 @@ import { sessionView } from "./view.js";
 export { createSessionStore, type SessionStore, type StoredSession } from "./store.js";
 export type { SessionDeps } from "./deps.js";
 /** Request schemas, for the OpenAPI document (api/openapi). */
-export { startRequest as grantRequest, switchOnRequest } from "./grant.js";
+export { grantBody, startRequest as grantRequest, switchOnRequest } from "./grant.js";
 export { sessionTradeRequest } from "./trade.js";
 export { revokeRequest as sessionRevokeRequest } from "./revoke.js";
 export type { RevokeSessionParameters, SessionTradeParameters, StartGrantParameters, SwitchOnParameters };

@@ -1,16 +1,17 @@
 import type { Address } from "viem";
 import { z } from "zod";
 import { SESSIONS, WALLET } from "../errors/groups.js";
-import { Refusal, parseBody } from "../errors/index.js";
-import { route, type RouteCall } from "../http/route.js";
+import { Refusal } from "../errors/index.js";
+import { boundCaller } from "../http/caller.js";
+import { noQuery } from "../http/query.js";
+import { routesFor, type RawCall, type RouteCall } from "../http/route.js";
 import { RATE_RULES } from "../http/rateLimit.js";
 import type { Take } from "../http/limits.js";
 import type { Ledger, TokenRef, Who } from "../trading/index.js";
 import {
-  grantRequest,
+  grantBody,
   sessionRevokeRequest,
   sessionTradeRequest,
-  switchOnRequest,
   type Sessions,
   type SessionTradeParameters,
 } from "./index.js";
@@ -18,9 +19,12 @@ import { lc } from "../../lib/address.js";
 
 /** Said with every unsigned grant the MCP tool hands back: what to check before signing. */
 export const SIGN_GRANT_NOTE =
-  "Unsigned session grant: this server never holds or asks for a private key. Before signing, rebuild the delegation locally (delegate, caveats, " +
-  "limits, expiry, co-signer, and any EIP-7702 authorization changing your wallet's code), e.g. with @pit/sdk grantSession which checks GRANT_BINDING " +
-  "and GRANT_CAPS. Sign the typed data with your own wallet, then POST /api/v1/live/session/grant again with session_id, delegation_signature " +
+  "Unsigned session grant: this server never holds or asks for a private key. " +
+  "Before signing, rebuild the delegation locally (delegate, caveats, " +
+  "limits, expiry, co-signer, and any EIP-7702 authorization changing your wallet's code), " +
+  "e.g. with @pit/sdk grantSession which checks GRANT_BINDING " +
+  "and GRANT_CAPS. Sign the typed data with your own wallet, " +
+  "then POST /api/v1/live/session/grant again with session_id, delegation_signature " +
   "and (for a plain wallet) authorization_signature.";
 
 /**
@@ -37,7 +41,11 @@ export type SessionsService = {
 /** Every live/session route's bucket, per key (SPEC: as live/prepare). */
 const SESSION_LIMIT: Take[] = [["livePrepare", RATE_RULES.livePrepare, "key"]];
 
-const who = ({ c }: RouteCall<unknown, unknown>): Who => ({ key: c.get("key"), clientAddr: c.get("clientAddr") });
+const who = ({ c }: RawCall): Who => ({ key: c.get("key"), clientAddr: c.get("clientAddr") });
+const route = routesFor<SessionsService>();
+
+/** me/sessions acts for the key's wallet. */
+const caller = boundCaller();
 
 /** What prepare_session takes (the grant's first call; the REST route decides which other fields are allowed). */
 const grantInput = z
@@ -56,31 +64,29 @@ const grantInput = z
 
 /** SPEC.md "Sessions" (live/session/*) and GET me/sessions. */
 export const sessionRoutes = [
-  route<SessionsService>({
+  route({
     method: "post",
     path: "/live/session/grant",
     auth: "key(wallet)",
     limits: SESSION_LIMIT,
     summary: "Starts a session grant, or switches it on with the wallet's signatures",
-    // One route, two calls: a body with session_id is the switch-on. Each call's schema is picked by
-    // that field before parsing, so the handler parses (the document shows both).
-    documents: { body: z.union([grantRequest, switchOnRequest]) },
+    // One route, two calls: a body with session_id is the switch-on (grantBody picks the schema by it).
+    body: grantBody,
     answer: ["session_id", "status"],
     errors: SESSIONS,
     mcp: {
       name: "prepare_session",
       description:
-        "Start a session grant for an executor (POST /api/v1/live/session/grant): unsigned delegation typed data you verify and sign locally.",
+        "Start a session grant for an executor (POST /api/v1/live/session/grant): " +
+        "unsigned delegation typed data you verify and sign locally.",
       input: grantInput,
       readOnly: false,
       notes: [SIGN_GRANT_NOTE],
     },
-    handle: (call, s) =>
-      "session_id" in call.body
-        ? s.sessions.switchOn(parseBody(switchOnRequest, call.body), who(call))
-        : s.sessions.start(parseBody(grantRequest, call.body), who(call)),
+    handle: ({ body, ...call }, s) =>
+      "session_id" in body ? s.sessions.switchOn(body, who(call)) : s.sessions.start(body, who(call)),
   }),
-  route<SessionsService, SessionTradeParameters>({
+  route({
     method: "post",
     path: "/live/session/trade",
     auth: "key",
@@ -89,6 +95,8 @@ export const sessionRoutes = [
     body: sessionTradeRequest,
     answer: ["session_id", "ready", "tx"],
     errors: SESSIONS,
+    // The action's refusals are kept as refused trades, with the parsed body's tokens; a bad field is
+    // no refused trade (BAD_REQUEST), so the handler records them, not an `around` step.
     handle: async (call, s) => {
       try {
         return await s.sessions.trade(call.body, who(call));
@@ -98,7 +106,7 @@ export const sessionRoutes = [
       }
     },
   }),
-  route<SessionsService, z.infer<typeof sessionRevokeRequest>>({
+  route({
     method: "post",
     path: "/live/session/revoke",
     auth: "key(wallet)",
@@ -111,7 +119,7 @@ export const sessionRoutes = [
     errors: SESSIONS,
     handle: (call, s) => s.sessions.revoke(call.body, who(call)),
   }),
-  route<SessionsService>({
+  route({
     method: "get",
     path: "/me/sessions",
     auth: "key(wallet)",
@@ -119,11 +127,11 @@ export const sessionRoutes = [
     summary: "The wallet's sessions and hosted agents",
     answer: ["wallet"],
     errors: WALLET,
-    handle: async ({ c }, s) => {
-      const extra = Object.keys(c.req.query());
-      if (extra.length) throw new Refusal("BAD_REQUEST", `unknown query parameter ${extra[0]}; this route takes none`);
-      const wallet = c.get("key").wallet;
-      if (!wallet) throw new Refusal("WALLET_NOT_BOUND", "this key is bound to no wallet");
+    first: (call) => {
+      noQuery(call);
+      return caller(call);
+    },
+    handle: async ({ found: { wallet } }, s) => {
       const mine = await s.sessions.mine(wallet);
       return {
         wallet: mine.wallet,
@@ -136,7 +144,10 @@ export const sessionRoutes = [
   }),
 ];
 
-/** A refused session trade is kept like other refused trades (me/trades?refused=1), on the session's wallet when the key may trade it. */
+/**
+ * A refused session trade is kept like other refused trades (me/trades?refused=1), on the session's
+ * wallet when the key may trade it.
+ */
 async function recordRefused(
   { body: b, c }: RouteCall<SessionTradeParameters, unknown>,
   s: SessionsService,

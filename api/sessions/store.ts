@@ -58,103 +58,122 @@ function sessionFrom(r: Record<string, unknown>): StoredSession {
   };
 }
 
+type StoreDeps = { db: Db; clock: () => number };
+const nowS = (d: StoreDeps) => Math.floor(d.clock() / 1000);
+/** A grant as the start call stores it, before it is switched on. */
+export type NewSession = Omit<StoredSession, "status" | "createdAt" | "authorization" | "activatedAt" | "revokedAt">;
+
+/**
+ * Stores a pending grant; answers the session already holding the same root (the same terms
+ * asked twice in one second hash to one delegation) instead, or null when it was stored.
+ */
+async function insertSession(d: StoreDeps, s: NewSession): Promise<StoredSession | null> {
+  const stored = await d.db.query(
+    `INSERT INTO app.sessions (id, wallet, executor, cosigner, key_id, status, created_at, expires, wallet_code,
+       tokens, binding, root, delegation_hash, start, curve_roots)
+     VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7, $8, $9, $10, $11, $12, $13, $14)
+     ON CONFLICT (delegation_hash) DO NOTHING RETURNING id`,
+    [
+      s.id,
+      lc(s.wallet),
+      lc(s.executor),
+      lc(s.cosigner),
+      s.keyId,
+      nowS(d),
+      s.expires,
+      JSON.stringify(s.walletCode),
+      JSON.stringify(s.tokens),
+      JSON.stringify(s.binding),
+      JSON.stringify(delegationToJson(s.root)),
+      s.delegationHash,
+      JSON.stringify(s.start),
+      JSON.stringify(s.curveRoots.map(delegationToJson)),
+    ],
+  );
+  if (stored.length) return null;
+  const [r] = await d.db.query("SELECT * FROM app.sessions WHERE delegation_hash = $1", [s.delegationHash]);
+  return r ? sessionFrom(r) : null;
+}
+
+async function sessionById(d: StoreDeps, id: string): Promise<StoredSession | null> {
+  const [r] = await d.db.query("SELECT * FROM app.sessions WHERE id = $1", [id]);
+  return r ? sessionFrom(r) : null;
+}
+
+async function sessionsOfWallet(d: StoreDeps, wallet: Address, limit = 100): Promise<StoredSession[]> {
+  const rows = await d.db.query("SELECT * FROM app.sessions WHERE wallet = $1 ORDER BY created_at DESC, id LIMIT $2", [
+    lc(wallet),
+    limit,
+  ]);
+  return rows.map(sessionFrom);
+}
+
+/** Executors of the wallet's sessions ever switched on (the relay takes their signatures for session plans). */
+async function executorsOf(d: StoreDeps, wallet: Address): Promise<Address[]> {
+  const rows = await d.db.query<{ executor: Address }>(
+    "SELECT DISTINCT executor FROM app.sessions WHERE wallet = $1 AND activated_at IS NOT NULL",
+    [lc(wallet)],
+  );
+  return rows.map((r) => r.executor);
+}
+
+/** Sessions granted to `executor` that the co-signer may still co-sign (active, unexpired). */
+async function liveForExecutor(d: StoreDeps, executor: Address): Promise<string[]> {
+  const rows = await d.db.query<{ id: string }>(
+    "SELECT id FROM app.sessions WHERE executor = $1 AND status = 'active' AND expires > $2",
+    [lc(executor), nowS(d)],
+  );
+  return rows.map((r) => r.id);
+}
+
+/**
+ * pending -> active with the wallet's signatures (the root's, the curve roots' signed); false when
+ * it was not pending any more.
+ */
+async function activateSession(
+  d: StoreDeps,
+  id: string,
+  signature: Hex,
+  authorization: StoredAuthorization | null,
+  curveRoots: Delegation[],
+): Promise<boolean> {
+  const rows = await d.db.query(
+    `UPDATE app.sessions SET status = 'active', delegation_signature = $2, authorization_json = $3,
+       activated_at = $4, curve_roots = $5
+     WHERE id = $1 AND status = 'pending' RETURNING id`,
+    [
+      id,
+      signature,
+      authorization ? JSON.stringify(authorization) : null,
+      nowS(d),
+      JSON.stringify(curveRoots.map(delegationToJson)),
+    ],
+  );
+  return rows.length === 1;
+}
+
+/** -> revoked (from pending or active); the revocation time, the first one when it was revoked before. */
+async function revokeStored(d: StoreDeps, id: string): Promise<number> {
+  const [r] = await d.db.query<{ revoked_at: string }>(
+    `UPDATE app.sessions SET status = 'revoked', revoked_at = COALESCE(revoked_at, $2)
+     WHERE id = $1 RETURNING revoked_at`,
+    [id, nowS(d)],
+  );
+  return Number(r!.revoked_at);
+}
+
 /** The service's record of sessions (app.sessions); the co-signer keeps its own (app.cosigner_*). */
-export function createSessionStore(d: { db: Db; clock: () => number }) {
-  const now = () => Math.floor(d.clock() / 1000);
+export function createSessionStore(d: StoreDeps) {
   return {
     newId: () => `ses_${randomBytes(16).toString("hex")}`,
-
-    /**
-     * Stores a pending grant; answers the session already holding the same root (the same terms
-     * asked twice in one second hash to one delegation) instead, or null when it was stored.
-     */
-    async insert(
-      s: Omit<StoredSession, "status" | "createdAt" | "authorization" | "activatedAt" | "revokedAt">,
-    ): Promise<StoredSession | null> {
-      const stored = await d.db.query(
-        `INSERT INTO app.sessions (id, wallet, executor, cosigner, key_id, status, created_at, expires, wallet_code, tokens, binding, root, delegation_hash, start, curve_roots)
-         VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7, $8, $9, $10, $11, $12, $13, $14) ON CONFLICT (delegation_hash) DO NOTHING RETURNING id`,
-        [
-          s.id,
-          lc(s.wallet),
-          lc(s.executor),
-          lc(s.cosigner),
-          s.keyId,
-          now(),
-          s.expires,
-          JSON.stringify(s.walletCode),
-          JSON.stringify(s.tokens),
-          JSON.stringify(s.binding),
-          JSON.stringify(delegationToJson(s.root)),
-          s.delegationHash,
-          JSON.stringify(s.start),
-          JSON.stringify(s.curveRoots.map(delegationToJson)),
-        ],
-      );
-      if (stored.length) return null;
-      const [r] = await d.db.query("SELECT * FROM app.sessions WHERE delegation_hash = $1", [s.delegationHash]);
-      return r ? sessionFrom(r) : null;
-    },
-
-    async byId(id: string): Promise<StoredSession | null> {
-      const [r] = await d.db.query("SELECT * FROM app.sessions WHERE id = $1", [id]);
-      return r ? sessionFrom(r) : null;
-    },
-
-    async forWallet(wallet: Address, limit = 100): Promise<StoredSession[]> {
-      const rows = await d.db.query(
-        "SELECT * FROM app.sessions WHERE wallet = $1 ORDER BY created_at DESC, id LIMIT $2",
-        [lc(wallet), limit],
-      );
-      return rows.map(sessionFrom);
-    },
-
-    /** Executors of the wallet's sessions that were ever switched on (the relay takes their signatures for session plans). */
-    async executorsOf(wallet: Address): Promise<Address[]> {
-      const rows = await d.db.query<{ executor: Address }>(
-        "SELECT DISTINCT executor FROM app.sessions WHERE wallet = $1 AND activated_at IS NOT NULL",
-        [lc(wallet)],
-      );
-      return rows.map((r) => r.executor);
-    },
-
-    /** Sessions granted to `executor` that the co-signer may still co-sign (active, unexpired). */
-    async liveForExecutor(executor: Address): Promise<string[]> {
-      const rows = await d.db.query<{ id: string }>(
-        "SELECT id FROM app.sessions WHERE executor = $1 AND status = 'active' AND expires > $2",
-        [lc(executor), now()],
-      );
-      return rows.map((r) => r.id);
-    },
-
-    /** pending -> active with the wallet's signatures (the root's, the curve roots' signed); false when it was not pending any more. */
-    async activate(
-      id: string,
-      signature: Hex,
-      authorization: StoredAuthorization | null,
-      curveRoots: Delegation[],
-    ): Promise<boolean> {
-      const rows = await d.db.query(
-        "UPDATE app.sessions SET status = 'active', delegation_signature = $2, authorization_json = $3, activated_at = $4, curve_roots = $5 WHERE id = $1 AND status = 'pending' RETURNING id",
-        [
-          id,
-          signature,
-          authorization ? JSON.stringify(authorization) : null,
-          now(),
-          JSON.stringify(curveRoots.map(delegationToJson)),
-        ],
-      );
-      return rows.length === 1;
-    },
-
-    /** -> revoked (from pending or active); the revocation time, the first one when it was revoked before. */
-    async revoke(id: string): Promise<number> {
-      const [r] = await d.db.query<{ revoked_at: string }>(
-        "UPDATE app.sessions SET status = 'revoked', revoked_at = COALESCE(revoked_at, $2) WHERE id = $1 RETURNING revoked_at",
-        [id, now()],
-      );
-      return Number(r!.revoked_at);
-    },
+    insert: (s: NewSession) => insertSession(d, s),
+    byId: (id: string) => sessionById(d, id),
+    forWallet: (wallet: Address, limit?: number) => sessionsOfWallet(d, wallet, limit),
+    executorsOf: (wallet: Address) => executorsOf(d, wallet),
+    liveForExecutor: (executor: Address) => liveForExecutor(d, executor),
+    activate: (id: string, signature: Hex, authorization: StoredAuthorization | null, curveRoots: Delegation[]) =>
+      activateSession(d, id, signature, authorization, curveRoots),
+    revoke: (id: string) => revokeStored(d, id),
   };
 }
 

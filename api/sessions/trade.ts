@@ -1,4 +1,4 @@
-import { getAddress, zeroAddress, type Address } from "viem";
+import { getAddress, zeroAddress, type Address, type Hex } from "viem";
 import { z } from "zod";
 import { bpsOf } from "../../lib/fees.js";
 import {
@@ -10,10 +10,12 @@ import {
   walletBatch,
   withGroup,
   withRootGroup,
+  type Delegation,
   type Execution,
 } from "../../lib/delegation.js";
 import { bindingHash, EXPIRY_MARGIN_S } from "../../lib/sessionBinding.js";
 import { Refusal, rpc } from "../errors/index.js";
+import type { CosignAnswer } from "../ports/cosigner.js";
 import { simulatePlan } from "../ports/simulation.js";
 import {
   buildRouterSwap,
@@ -58,6 +60,19 @@ export type SessionTradeParameters = z.infer<typeof sessionTradeRequest>;
 const sameSet = (a: string[], b: string[]) =>
   a.length === b.length && [...a].sort().every((x, i) => x === [...b].sort()[i]);
 
+/** The session's swap as buildSwap makes it. */
+type SessionSwap = ReturnType<typeof buildSwap>;
+/** What the co-signer signed and what the executor sends: the leaf, the redeemed execution, the transaction. */
+type Cosigned = {
+  signed: CosignAnswer;
+  execution: Execution;
+  fee: Execution | undefined;
+  redeemed: Execution;
+  curve: { root: Delegation; group: number } | null;
+  tx: PlanTx;
+  cosignMs: number;
+};
+
 /**
  * live/session/trade: the house's trading stages build the swap for the session wallet; the
  * co-signer re-reads it and signs a leaf to the executor; the answer is the executor's
@@ -67,6 +82,23 @@ const sameSet = (a: string[], b: string[]) =>
 export async function sessionTrade(d: SessionDeps, q: SessionTradeParameters, who: Who) {
   const t0 = performance.now();
   const s = await tradableSession(d, q.session_id, who);
+  const r = tradeRequestOf(s, q);
+  await assertSessionTokens(d, s, r, who);
+  const e = await evaluateWithin(d, s, r, who);
+  const swap = buildSwap(d, s, e, r);
+  const co = await cosignSwap(d, s, e, swap);
+  // The simulation and the stored plan do not wait for each other.
+  const t2 = performance.now();
+  const [simulation, planId] = await Promise.all([simulateLeaf(d, s, e, co), savePlan(d, s, e, swap, co, who)]);
+  const timings = { cosign_ms: co.cosignMs, simulate_ms: msSince(t2), t0 };
+  return tradeAnswer(d, s, e, swap, co, { simulation, planId, timings });
+}
+
+/**
+ * The trade as the house's stages take it, for the session's wallet under the session's risk
+ * terms (SESSION_TERMS when it asks others), approvals exact and no permit inside.
+ */
+function tradeRequestOf(s: StoredSession, q: SessionTradeParameters): TradeRequest {
   const terms = s.binding.risk_terms;
   if (
     (q.accept_risks && !sameSet(q.accept_risks, terms.accept_risks)) ||
@@ -80,7 +112,7 @@ export async function sessionTrade(d: SessionDeps, q: SessionTradeParameters, wh
     );
   }
   const { session_id: _id, ...rest } = q;
-  const r: TradeRequest = parseTradeRequest({
+  return parseTradeRequest({
     ...rest,
     wallet: s.wallet,
     accept_risks: terms.accept_risks,
@@ -89,17 +121,24 @@ export async function sessionTrade(d: SessionDeps, q: SessionTradeParameters, wh
     approval_mode: "exact",
     permit_mode: "transaction",
   });
+}
 
-  // Tokens of the session only, before any chain read.
-  const ctx = d.trading.context;
-  const { tin, tout } = await ctx.sides.pair(r, who);
+/** Tokens of the session only (SESSION_TOKENS), before any chain read. */
+async function assertSessionTokens(d: SessionDeps, s: StoredSession, r: TradeRequest, who: Who) {
+  const { tin, tout } = await d.trading.context.sides.pair(r, who);
   for (const t of [tin, tout])
     if (!s.binding.tokens.includes(lc(t.address)))
       throw new Refusal("SESSION_TOKENS", `${t.symbol || t.address} is not one of this session's tokens`, {
         tokens: s.tokens,
       });
+}
 
-  const e = await d.trading.stages.evaluate(ctx, r, "prepare", who, s.wallet);
+/**
+ * The house's evaluation of the trade for the session wallet, within the session: its policy, its
+ * per-trade cap, and the curve root or the setup the route needs.
+ */
+async function evaluateWithin(d: SessionDeps, s: StoredSession, r: TradeRequest, who: Who): Promise<Evaluation> {
+  const e = await d.trading.stages.evaluate(d.trading.context, r, "prepare", who, s.wallet);
   if (e.policy.refusal) throw e.policy.refusal;
   // The per-trade cap needs no counter: refused before co-signing (the co-signer counts the rest under its lock).
   if (e.notional > s.binding.limits.max_trade_usd)
@@ -110,8 +149,14 @@ export async function sessionTrade(d: SessionDeps, q: SessionTradeParameters, wh
   const route = e.best.quote.route;
   if (route.venue === "curve") assertCurve(d, s, e, route);
   else assertSetup(d, s, e);
+  return e;
+}
 
-  const swap = buildSwap(d, s, e, r);
+/**
+ * The co-signer's leaf for the swap, checked to allow exactly this execution for the session's
+ * executor under its root (SIGNER_MISMATCH otherwise), and the executor's redeemDelegations call.
+ */
+async function cosignSwap(d: SessionDeps, s: StoredSession, e: Evaluation, swap: SessionSwap): Promise<Cosigned> {
   const execution: Execution = { target: swap.tx.to, value: BigInt(swap.tx.value), callData: swap.tx.data };
   const fee: Execution | undefined = swap.feeTx
     ? { target: swap.feeTx.to, value: BigInt(swap.feeTx.value), callData: swap.feeTx.data }
@@ -126,6 +171,7 @@ export async function sessionTrade(d: SessionDeps, q: SessionTradeParameters, wh
   const cosignMs = msSince(t1);
   // The leaf redeems the root that allows its call: the session's root, or for a curve trade its
   // curve root over the wallet's own batch [fee, curve call] (one execution: never one without the other).
+  const route = e.best.quote.route;
   const curveRoot = s.curveRoots[0];
   const curve =
     fee && curveRoot && route.venue === "curve"
@@ -134,7 +180,31 @@ export async function sessionTrade(d: SessionDeps, q: SessionTradeParameters, wh
   if (fee && !curve)
     throw new Refusal("SESSION_CURVE", "this session has no curve root: grant one that lists the curve token and ETH");
   const redeemed: Execution = fee ? walletBatch(s.wallet, [fee, execution]) : execution;
-  const authority = curve ? delegationHash(curve.root) : s.delegationHash;
+  assertLeafAllows(d, s, e, signed, curve ? delegationHash(curve.root) : s.delegationHash, redeemed);
+  const data = curve
+    ? redeemCalldata(
+        [signed.leaf, withGroup(curve.root, curve.group, curveGroupSizes(s.binding.curve_tokens!.length))],
+        redeemed,
+      )
+    : redeemCalldata([signed.leaf, withRootGroup(s.root, 0)], execution);
+  const tx: PlanTx = {
+    to: getAddress(d.config.contracts.delegationManager),
+    data,
+    value: "0",
+    chain_id: d.config.chainId,
+  };
+  return { signed, execution, fee, redeemed, curve, tx, cosignMs };
+}
+
+/** The leaf delegates from the co-signer to the executor, under `authority`, once, for `redeemed` only. */
+function assertLeafAllows(
+  d: SessionDeps,
+  s: StoredSession,
+  e: Evaluation,
+  signed: CosignAnswer,
+  authority: Hex,
+  redeemed: Execution,
+) {
   const leaf = signed.leaf;
   const allows =
     lc(leaf.delegator) === lc(d.cosigner!.address) &&
@@ -146,66 +216,80 @@ export async function sessionTrade(d: SessionDeps, q: SessionTradeParameters, wh
       "SIGNER_MISMATCH",
       "the co-signer answered a leaf for another executor, root or execution; nothing co-signed is used",
     );
-  const data = curve
-    ? redeemCalldata(
-        [leaf, withGroup(curve.root, curve.group, curveGroupSizes(s.binding.curve_tokens!.length))],
-        redeemed,
-      )
-    : redeemCalldata([leaf, withRootGroup(s.root, 0)], execution);
-  const tx: PlanTx = {
-    to: getAddress(d.config.contracts.delegationManager),
-    data,
-    value: "0",
-    chain_id: d.config.chainId,
-  };
-  // The simulation and the stored plan do not wait for each other.
-  const t2 = performance.now();
-  const tokens = { token_in: ctx.sides.ref(e.tin), token_out: ctx.sides.ref(e.tout) };
-  const [simulation, planId] = await Promise.all([
-    rpc(
-      simulatePlan({
-        chain: d.chain,
-        multicall3: d.config.contracts.multicall3,
-        wallet: s.wallet,
-        from: s.executor,
-        txs: [{ to: tx.to, data: tx.data, value: 0n }],
-        tokenOut: e.tout.address,
-        feeToken: e.feeToken.address,
-        feeRecipient: d.config.feeRecipient,
-        overrides: [],
-      }),
-    ),
-    d.ledger.savePlan({
-      keyId: who.key.keyId,
+}
+
+/** The executor's transaction simulated from the executor against the session wallet. */
+function simulateLeaf(d: SessionDeps, s: StoredSession, e: Evaluation, co: Cosigned) {
+  return rpc(
+    simulatePlan({
+      chain: d.chain,
+      multicall3: d.config.contracts.multicall3,
       wallet: s.wallet,
-      kind: "session",
-      // Fee and curve call in one transaction from the wallet: a batch, as prepare's delegated plans.
-      execution: fee ? "batch" : "router",
-      tokenIn: tokens.token_in,
-      tokenOut: tokens.token_out,
-      amountIn: e.amountIn.toString(),
-      amountOutMin: swap.minOut.toString(),
-      feeBps: e.fee.bps,
-      deadline: signed.expires,
-      txs: [{ kind: "swap", tx }],
-      summary: {
-        route: e.best.row.id,
-        fee: swap.fee,
-        session_id: s.id,
-        executor: s.executor,
-        execution_value: execution.value.toString(),
-        leaf_hash: signed.leafHash,
-      },
+      from: s.executor,
+      txs: [{ to: co.tx.to, data: co.tx.data, value: 0n }],
+      tokenOut: e.tout.address,
+      feeToken: e.feeToken.address,
+      feeRecipient: d.config.feeRecipient,
+      overrides: [],
     }),
-  ]);
-  const simulateMs = msSince(t2);
+  );
+}
+
+/** The tokens of the trade as the answer and the plan name them. */
+const tokensOf = (d: SessionDeps, e: Evaluation) => ({
+  token_in: d.trading.context.sides.ref(e.tin),
+  token_out: d.trading.context.sides.ref(e.tout),
+});
+
+/** The plan submit relays byte for byte (a session plan). */
+function savePlan(d: SessionDeps, s: StoredSession, e: Evaluation, swap: SessionSwap, co: Cosigned, who: Who) {
+  const tokens = tokensOf(d, e);
+  return d.ledger.savePlan({
+    keyId: who.key.keyId,
+    wallet: s.wallet,
+    kind: "session",
+    // Fee and curve call in one transaction from the wallet: a batch, as prepare's delegated plans.
+    execution: co.fee ? "batch" : "router",
+    tokenIn: tokens.token_in,
+    tokenOut: tokens.token_out,
+    amountIn: e.amountIn.toString(),
+    amountOutMin: swap.minOut.toString(),
+    feeBps: e.fee.bps,
+    deadline: co.signed.expires,
+    txs: [{ kind: "swap", tx: co.tx }],
+    summary: {
+      route: e.best.row.id,
+      fee: swap.fee,
+      session_id: s.id,
+      executor: s.executor,
+      execution_value: co.execution.value.toString(),
+      leaf_hash: co.signed.leafHash,
+    },
+  });
+}
+
+/** live/session/trade's answer: the executor's transaction, the leaf, the swap, the checks and the plan. */
+function tradeAnswer(
+  d: SessionDeps,
+  s: StoredSession,
+  e: Evaluation,
+  swap: SessionSwap,
+  co: Cosigned,
+  out: {
+    simulation: Awaited<ReturnType<typeof simulateLeaf>>;
+    planId: Awaited<ReturnType<typeof savePlan>>;
+    timings: { cosign_ms: number; simulate_ms: number; t0: number };
+  },
+) {
+  const { simulation, timings } = out;
+  const { signed } = co;
   const gas = Number(e.best.row.gas) + REDEEM_GAS;
   return {
     session_id: s.id,
     ready: simulation.ok,
     simulated_ok: simulation.ok,
     tx: {
-      ...tx,
+      ...co.tx,
       from: s.executor,
       gas: simulation.ok && simulation.gas_total ? Math.ceil(simulation.gas_total * 1.25) : gas,
     },
@@ -221,7 +305,7 @@ export async function sessionTrade(d: SessionDeps, q: SessionTradeParameters, wh
       salt: signed.leaf.salt.toString(),
       signature: signed.leaf.signature,
     },
-    execution: executionView(redeemed, curve?.group ?? 0, fee && { fee, trade: execution }),
+    execution: executionView(co.redeemed, co.curve?.group ?? 0, co.fee && { fee: co.fee, trade: co.execution }),
     swap: {
       route: e.best.row,
       amount_in: e.amountIn.toString(),
@@ -230,16 +314,21 @@ export async function sessionTrade(d: SessionDeps, q: SessionTradeParameters, wh
       amount_out_min: swap.minOut.toString(),
       deadline: swap.deadline,
       fee: swap.fee,
-      tokens,
+      tokens: tokensOf(d, e),
     },
     simulation: { ...simulation, from: s.executor },
     checks: { policy: e.policy.checks, signer: signed.checks },
     spend: signed.spend,
     risks: e.risks,
     ...e.fees,
-    risk_terms: terms,
-    plan_id: planId,
-    timings: { ...e.timings, cosign_ms: cosignMs, simulate_ms: simulateMs, total_ms: msSince(t0) },
+    risk_terms: s.binding.risk_terms,
+    plan_id: out.planId,
+    timings: {
+      ...e.timings,
+      cosign_ms: timings.cosign_ms,
+      simulate_ms: timings.simulate_ms,
+      total_ms: msSince(timings.t0),
+    },
   };
 }
 
@@ -268,7 +357,10 @@ function executionView(
   };
 }
 
-/** A session the key may trade: the wallet's or the executor's key; switched on, not revoked, not ending within seconds. */
+/**
+ * A session the key may trade: the wallet's or the executor's key; switched on, not revoked, not
+ * ending within seconds.
+ */
 async function tradableSession(d: SessionDeps, id: string, who: Who): Promise<StoredSession> {
   if (!d.cosigner)
     throw new Refusal(
@@ -308,7 +400,8 @@ function assertSetup(d: SessionDeps, s: StoredSession, e: Evaluation) {
     );
     throw new Refusal(
       "SESSION_SETUP",
-      `${e.tin.symbol || e.tin.address} needs the session's setup first: the wallet's Permit2 allowances are short or expired`,
+      `${e.tin.symbol || e.tin.address} needs the session's setup first: ` +
+        "the wallet's Permit2 allowances are short or expired",
       { setup: steps, allowance: { to_permit2: toPermit2.toString(), router: amount.toString(), expiration } },
     );
   }
@@ -386,7 +479,8 @@ function assertCurve(_d: SessionDeps, s: StoredSession, e: Evaluation, route: Cu
     );
     throw new Refusal(
       "SESSION_CURVE_STEPS",
-      `selling ${e.tin.symbol || e.tin.address} on the curve needs the launchpad's allowance from the session's setup first`,
+      `selling ${e.tin.symbol || e.tin.address} on the curve ` +
+        "needs the launchpad's allowance from the session's setup first",
       { setup: steps, allowance: { to_launchpad: (e.snap.wallet?.allowanceToCurve ?? 0n).toString() } },
     );
   }

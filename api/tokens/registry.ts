@@ -58,14 +58,19 @@ export const SCREEN_DEFAULTS: Readonly<ScreenTuning> = Object.freeze({
  * caller naming it over and over costs nothing, and a token fixed since is seen within 10 min.
  */
 export const UNREADABLE_TTL_MS = 600_000;
-/** Core records are seeded when the service is built; a search waits this long for the seed; a seed that could not finish is tried again after retryMs. */
+/**
+ * Core records are seeded when the service is built; a search waits this long for the seed; a seed
+ * that could not finish is tried again after retryMs.
+ */
 export const SEED = { waitMs: 8_000, retryMs: 10_000 };
 /** GET /tokens/stats and /stats count the registry at most this often (SPEC Limits "token stats every 30 s"). */
 export const TOKEN_STATS_TTL_MS = 30_000;
 
 /**
- * `reader`: the fenced client for the token's own code (lib/chain createUntrustedReader). `budget`: where new-token screening budgets live (shared by instances through Redis); default this instance's memory.
- * `tuning`: the screening limits (default SCREEN_DEFAULTS); read at each use, so the one who passed it may tighten it later (tests do).
+ * `reader`: the fenced client for the token's own code (lib/chain createUntrustedReader). `budget`: where
+ * new-token screening budgets live (shared by instances through Redis); default this instance's memory.
+ * `tuning`: the screening limits (default SCREEN_DEFAULTS); read at each use, so the one who passed it may
+ * tighten it later (tests do).
  */
 type Deps = {
   db: Db;
@@ -169,7 +174,10 @@ async function keepRecord(r: Registry, rec: TokenRecord) {
   r.records.set(rec.address.toLowerCase(), rec);
 }
 
-/** The screen of a token not yet seen, one per token at a time, in the queue (503 SCREEN_UNAVAILABLE when it is full). */
+/**
+ * The screen of a token not yet seen, one per token at a time, in the queue (503 SCREEN_UNAVAILABLE
+ * when it is full).
+ */
 function startScreen(r: Registry, address: Address): Promise<TokenRecord> {
   const key = address.toLowerCase();
   const running = r.inflight.get(key);
@@ -253,7 +261,10 @@ async function shieldReport(d: Deps, address: Address): Promise<ShieldReport> {
   }
 }
 
-/** Shield's verdict for each row, eight asked at once; the first unreadable one refuses them all (503 REPORT_UNAVAILABLE). */
+/**
+ * Shield's verdict for each row, eight asked at once; the first unreadable one refuses them all (503
+ * REPORT_UNAVAILABLE).
+ */
 function reportsFor(d: Deps, addresses: Address[]): Promise<ShieldReport[]> {
   const asking = new PQueue({ concurrency: 8 });
   return Promise.all(addresses.map((a) => asking.add(() => shieldReport(d, a))));
@@ -325,7 +336,8 @@ function seeded(r: Registry): Promise<boolean> {
   if (r.seed === null || performance.now() >= r.seed.retryAt) {
     const current = { run: Promise.resolve(false), retryAt: Infinity };
     current.run = seedCore(r).then((complete) => {
-      // A complete seed never runs again; an incomplete one starts again for the first caller SEED.retryMs after it ended.
+      // A complete seed never runs again; an incomplete one starts again for the first caller SEED.retryMs after
+      // it ended.
       if (!complete) current.retryAt = performance.now() + SEED.retryMs;
       return complete;
     });
@@ -350,7 +362,10 @@ function unscreenedCore(t: TokenEntry): Record<string, unknown> & { address: Add
   };
 }
 
-/** The latest counts; null while the first has not landed within waitMs; 503 REGISTRY_UNAVAILABLE when no count could be had. */
+/**
+ * The latest counts; null while the first has not landed within waitMs; 503 REGISTRY_UNAVAILABLE when
+ * no count could be had.
+ */
 async function counts(r: Registry, waitMs: number): Promise<TokenCounts | null> {
   try {
     return (
@@ -371,7 +386,10 @@ async function stats(r: Registry) {
 type GetOptions = { shield: boolean; keyId: number; clientAddr: string };
 const shieldFields = (shield: boolean) => ({ shield, ...(shield ? { report: null } : { shield_available: true }) });
 
-/** A token not yet seen, screened (spending the budgets); null when the screen outlasts the answer window (it runs on). */
+/**
+ * A token not yet seen, screened (spending the budgets); null when the screen outlasts the answer
+ * window (it runs on).
+ */
 async function screenNew(r: Registry, address: Address, keyId: number): Promise<TokenRecord | null> {
   const known = r.unreadable.get(address.toLowerCase());
   if (known) throw known;
@@ -412,7 +430,10 @@ async function getToken(r: Registry, param: string, opts: GetOptions) {
 
 type SearchParams = { q?: string; tier?: string; kind?: string; limit: number; shield: boolean };
 
-/** The search's filter and what the answer says of the query (a core symbol: how many others use it, with a warning). */
+/**
+ * The search's filter and what the answer says of the query (a core symbol: how many others use it,
+ * with a warning).
+ */
 async function searchFilter(r: Registry, p: SearchParams, core: TokenEntry | undefined) {
   const warnings: string[] = [];
   let query: Record<string, unknown> = { q: p.q ?? null, tier: p.tier ?? null, kind: p.kind ?? null, limit: p.limit };

@@ -1,42 +1,46 @@
 import { z } from "zod";
-import { Refusal } from "../errors/index.js";
+import { inOwnWords, worded } from "../errors/index.js";
 import { KEYED } from "../errors/groups.js";
-import { route } from "../http/route.js";
+import { onlyQuery } from "../http/query.js";
+import { routesFor } from "../http/route.js";
 import { RATE_RULES } from "../http/rateLimit.js";
 import type { Tokens } from "./registry.js";
 
 /** What SPEC "Tokens" reads: the registry's counts, a record (screened on demand) and its search. */
 export type TokensService = Pick<Tokens, "stats" | "get" | "search">;
 
-const KINDS = ["core", "stock", "partner_agent", "launchpad", "bridged", "erc20"];
-const TIERS = ["A", "B", "C", "blocked"];
+const KINDS = ["core", "stock", "partner_agent", "launchpad", "bridged", "erc20"] as const;
+const TIERS = ["A", "B", "C", "blocked"] as const;
 
-function onlyQuery(q: Record<string, string>, allowed: string[]) {
-  const extra = Object.keys(q).filter((k) => !allowed.includes(k));
-  if (extra.length)
-    throw new Refusal("BAD_REQUEST", `unknown query parameter ${extra[0]}; this route takes ${allowed.join(", ")}`);
-}
+/** shield=1 screens with Shield; 0 or nothing does not; anything else is refused in SPEC's words. */
+const shield = worded(
+  z
+    .enum(["0", "1"])
+    .optional()
+    .transform((v) => v === "1"),
+  "shield must be 1",
+);
+/** GET tokens/{address}'s query, after `first` turned down any other parameter. */
+export const recordQuery = z.object({ shield }).strict();
+export type RecordParameters = z.infer<typeof recordQuery>;
 
-function shieldParam(v: string | undefined): boolean {
-  if (v === undefined || v === "0") return false;
-  if (v === "1") return true;
-  throw new Refusal("BAD_REQUEST", "shield must be 1");
-}
-
-/**
- * The queries' shapes as the handlers check them by hand (documented only: their own checks answer
- * each parameter's refusal in its own words, and shield=0 is taken though undocumented).
- */
-const searchQuery = z
+/** An integer of digits only ("007" is 7, "1e2" is not). */
+const limit = inOwnWords(z.coerce.number().int().min(1).max(100).default(20), (v) =>
+  v === undefined || (typeof v === "string" && /^\d+$/.test(v) && Number(v) >= 1 && Number(v) <= 100)
+    ? null
+    : "limit must be an integer from 1 to 100",
+);
+/** GET tokens' query (each parameter's refusal in its own words, in this order), after `first`. */
+export const searchQuery = z
   .object({
-    q: z.string().max(64).optional(),
-    tier: z.string().optional(),
-    kind: z.string().optional(),
-    limit: z.coerce.number().int().min(1).max(100).optional(),
-    shield: z.enum(["1"]).optional(),
+    q: worded(z.string().min(1).max(64).optional(), "q must be 1 to 64 characters"),
+    tier: worded(z.enum(TIERS).optional(), `tier must be one of ${TIERS.join(", ")}`),
+    kind: worded(z.enum(KINDS).optional(), `kind must be one of ${KINDS.join(", ")}`),
+    limit,
+    shield,
   })
   .strict();
-const recordQuery = z.object({ shield: z.enum(["1"]).optional() }).strict();
+export type SearchParameters = z.infer<typeof searchQuery>;
 
 /** The MCP tool's arguments: the search's query, shield as a boolean (sent as `1`). */
 const searchInput = z.object({
@@ -47,9 +51,11 @@ const searchInput = z.object({
   shield: z.boolean().optional(),
 });
 
+const route = routesFor<TokensService>();
+
 /** SPEC.md "Tokens (key)": a fixed path (/tokens/stats) before the parameter that would match it. */
 export const tokenRoutes = [
-  route<TokensService>({
+  route({
     method: "get",
     path: "/tokens/stats",
     auth: "key",
@@ -57,12 +63,11 @@ export const tokenRoutes = [
     summary: "Counts of the token registry",
     answer: ["total", "tradable", "by_tier"],
     errors: [...KEYED, "STATS_PENDING"],
-    handle: ({ query }, s) => {
-      onlyQuery(query, []);
-      return s.stats();
-    },
+    // Any query parameter is refused; the list it takes is empty.
+    first: onlyQuery([]),
+    handle: (_, s) => s.stats(),
   }),
-  route<TokensService>({
+  route({
     method: "get",
     path: "/tokens/{address}",
     auth: "key",
@@ -71,7 +76,8 @@ export const tokenRoutes = [
       ["tokenScreen", RATE_RULES.tokenScreenClient, "client"],
     ],
     summary: "A token record, screened on demand",
-    documents: { query: recordQuery },
+    first: onlyQuery(["shield"]),
+    query: recordQuery,
     answer: ["address", "screen_status", "tradable"],
     errors: [
       ...KEYED,
@@ -83,16 +89,10 @@ export const tokenRoutes = [
       "REGISTRY_UNAVAILABLE",
       "REPORT_UNAVAILABLE",
     ],
-    handle: ({ query, param, c }, s) => {
-      onlyQuery(query, ["shield"]);
-      return s.get(param("address"), {
-        shield: shieldParam(query.shield),
-        keyId: c.get("key").keyId,
-        clientAddr: c.get("clientAddr"),
-      });
-    },
+    handle: ({ query, param, c }, s) =>
+      s.get(param("address"), { shield: query.shield, keyId: c.get("key").keyId, clientAddr: c.get("clientAddr") }),
   }),
-  route<TokensService>({
+  route({
     method: "get",
     path: "/tokens",
     auth: "key",
@@ -101,7 +101,8 @@ export const tokenRoutes = [
       ["tokenSearch", RATE_RULES.tokenSearchClient, "client"],
     ],
     summary: "Token search (never screens)",
-    documents: { query: searchQuery },
+    first: onlyQuery(["q", "tier", "kind", "limit", "shield"]),
+    query: searchQuery,
     answer: ["query", "tokens", "count"],
     errors: [...KEYED, "REGISTRY_UNAVAILABLE", "REPORT_UNAVAILABLE"],
     mcp: {
@@ -110,24 +111,6 @@ export const tokenRoutes = [
       input: searchInput,
       readOnly: true,
     },
-    handle: ({ query }, s) => {
-      onlyQuery(query, ["q", "tier", "kind", "limit", "shield"]);
-      if (query.q !== undefined && (query.q.length === 0 || query.q.length > 64))
-        throw new Refusal("BAD_REQUEST", "q must be 1 to 64 characters");
-      if (query.tier !== undefined && !TIERS.includes(query.tier))
-        throw new Refusal("BAD_REQUEST", `tier must be one of ${TIERS.join(", ")}`);
-      if (query.kind !== undefined && !KINDS.includes(query.kind))
-        throw new Refusal("BAD_REQUEST", `kind must be one of ${KINDS.join(", ")}`);
-      const lim = query.limit === undefined ? 20 : Number(query.limit);
-      if (!Number.isInteger(lim) || lim < 1 || lim > 100 || !/^\d+$/.test(query.limit ?? "20"))
-        throw new Refusal("BAD_REQUEST", "limit must be an integer from 1 to 100");
-      return s.search({
-        q: query.q,
-        tier: query.tier,
-        kind: query.kind,
-        limit: lim,
-        shield: shieldParam(query.shield),
-      });
-    },
+    handle: ({ query }, s) => s.search(query),
   }),
 ];

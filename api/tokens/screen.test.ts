@@ -46,7 +46,7 @@ describe("gradeOf: the tier and the blocked reason from what a screen found", ()
     });
   });
 
-  it("grades B only with $250k of depth, no severe risk and under 1 % tax; a missing independent mark alone does not count", () => {
+  it("grades B only with $250k of depth, no severe risk, under 1 % tax; a missing independent mark is no bar", () => {
     expect(grade({ liquidity: 250_000, risks: [risk("NO_INDEPENDENT_MARK"), risk("UPGRADEABLE")] }).tier).toBe("B");
     expect(grade({ liquidity: 249_999 }).tier).toBe("C");
     expect(grade({ risks: [risk("SELL_TAX_HIGH")] }).tier).toBe("C");

@@ -257,7 +257,10 @@ async function curveTerms(ctx: ScreenContext, address: Address, add: (c: RiskCod
   return fees ? { curveFeeBps: Number(fees[0] + fees[2]), creatorTaxBps: Number(fees[1]) } : null;
 }
 
-/** Where the token's price comes from; independent marks are market's rule (USDG $1, feeds, the partner token's USDG-pool TWAP). */
+/**
+ * Where the token's price comes from; independent marks are market's rule (USDG $1, feeds, the partner
+ * token's USDG-pool TWAP).
+ */
 export function referenceOf(
   config: Config,
   address: Address,
@@ -329,6 +332,22 @@ async function ethUsdOf(ctx: ScreenContext): Promise<number | null> {
   return ethMark ? Number(ethMark.answer) / 1e8 : null;
 }
 
+/** The token's depth in USD: its deepest quoted pool's, else the ETH its launchpad curve holds, else none. */
+function liquidityOf(best: QuotedPool | null, curveEthWei: bigint | null, ethUsd: number | null): number {
+  if (best) return Math.round(best.liquidity);
+  return curveEthWei !== null ? Math.round((Number(curveEthWei) / 1e18) * (ethUsd ?? 0)) : 0;
+}
+
+/** The probe trade as the record shows it. */
+const simulationView = (probe: Probe) => ({
+  ok: probe.ok,
+  buy_tax_bps: probe.buyTaxBps,
+  sell_tax_bps: probe.sellTaxBps,
+  honeypot: probe.honeypot,
+  reason: probe.reason,
+  funded_by_overrides: true,
+});
+
 /**
  * A token's record as read now from the chain and the indexer: what it is, where it trades, what
  * a probe trade measures, its risks and its tier. Symbols and names are stored exactly as read.
@@ -355,11 +374,7 @@ export async function screenToken(ctx: ScreenContext, address: Address): Promise
   const venues = venuesOf(config, pools, core, onCurve ? curve![2] : null);
   const ethUsd = await ethUsdOf(ctx);
   const best = rankQuoted(config, address, pools, ethUsd)[0] ?? null;
-  const liquidity = best
-    ? Math.round(best.liquidity)
-    : onCurve
-      ? Math.round((Number(curve![6]) / 1e18) * (ethUsd ?? 0))
-      : 0;
+  const liquidity = liquidityOf(best, onCurve ? curve![6] : null, ethUsd);
 
   const probe = best && !core ? await probeOf(ctx, address, best, ethUsd, add) : null;
   let creatorTaxBps = probe ? Math.max(probe.buyTaxBps ?? 0, probe.sellTaxBps ?? 0) : 0;
@@ -402,16 +417,7 @@ export async function screenToken(ctx: ScreenContext, address: Address): Promise
     curve_fee_bps: curveFeeBps,
     multiplier,
     flags: { core: !!core, proxy: impl !== null, implementation: impl, paused, on_curve: onCurve },
-    simulation: probe
-      ? {
-          ok: probe.ok,
-          buy_tax_bps: probe.buyTaxBps,
-          sell_tax_bps: probe.sellTaxBps,
-          honeypot: probe.honeypot,
-          reason: probe.reason,
-          funded_by_overrides: true,
-        }
-      : null,
+    simulation: probe ? simulationView(probe) : null,
     risks,
     limits: { max_trade_usd: TIER_LIMITS[tier] },
     warnings,

@@ -103,7 +103,7 @@ describe("findRecords", () => {
     expect(symbols(await findRecords(db, { limit: 2 }))).toEqual(["zeta", "50%_OFF"]);
   });
 
-  it("matches text in symbol or name literally (% and _ are not wildcards), an address prefix, or one address", async () => {
+  it("matches symbol or name text literally (% and _ are no wildcards), an address prefix, one address", async () => {
     const db = await stocked();
     expect(symbols(await findRecords(db, { match: { by: "text", value: "0%_" }, limit: 10 }))).toEqual(["50%_OFF"]);
     expect(symbols(await findRecords(db, { match: { by: "text", value: "HALF" }, limit: 10 }))).toEqual(["50%_OFF"]);
@@ -122,7 +122,7 @@ describe("findRecords", () => {
 });
 
 describe("othersWithSymbol", () => {
-  it("counts the other tokens calling themselves the core symbol, in any case, never the core asset itself", async () => {
+  it("counts other tokens calling themselves the core symbol, in any case, never the core asset itself", async () => {
     const db = await registry();
     await storeRecord(db, record(1, { symbol: "USDG" }));
     await storeRecord(db, record(2, { symbol: "usdg" }));

@@ -16,7 +16,10 @@ export type TokenCounts = {
   };
 };
 
-/** How GET /tokens narrows the registry: one match on `q` (an exact address, an address prefix or text in symbol or name), tier, kind. */
+/**
+ * How GET /tokens narrows the registry: one match on `q` (an exact address, an address prefix or text
+ * in symbol or name), tier, kind.
+ */
 export type RecordFilter = {
   match?: { by: "address" | "prefix" | "text"; value: string };
   tier?: string;
@@ -32,12 +35,14 @@ const unavailable = () =>
  * even NUL survives; the symbol and name columns, which PostgreSQL's text cannot hold NUL in, carry U+FFFD instead.
  */
 export async function storeRecord(db: Db, rec: TokenRecord): Promise<void> {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is exactly what PostgreSQL text refuses and this replaces
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is exactly what PostgreSQL text refuses
   const clean = (s: string) => s.replace(/\u0000/g, "\uFFFD");
   await db.query(
-    `INSERT INTO app.tokens (address, symbol, name, kind, tier, tradable, blocked_reason, risk_codes, implementation, record, screened_at)
+    `INSERT INTO app.tokens (address, symbol, name, kind, tier, tradable, blocked_reason, risk_codes, implementation,
+         record, screened_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
-       ON CONFLICT (address) DO UPDATE SET symbol = $2, name = $3, kind = $4, tier = $5, tradable = $6, blocked_reason = $7, risk_codes = $8, implementation = $9, record = $10, screened_at = $11`,
+       ON CONFLICT (address) DO UPDATE SET symbol = $2, name = $3, kind = $4, tier = $5, tradable = $6,
+         blocked_reason = $7, risk_codes = $8, implementation = $9, record = $10, screened_at = $11`,
     [
       rec.address.toLowerCase(),
       clean(rec.symbol),
@@ -54,7 +59,10 @@ export async function storeRecord(db: Db, rec: TokenRecord): Promise<void> {
   );
 }
 
-/** The stored record by lowercase address (undefined: never screened); 503 REGISTRY_UNAVAILABLE when the store does not answer. */
+/**
+ * The stored record by lowercase address (undefined: never screened); 503 REGISTRY_UNAVAILABLE when
+ * the store does not answer.
+ */
 export async function loadRecord(db: Db, key: string): Promise<TokenRecord | undefined> {
   let rows: { record: string }[];
   try {
@@ -94,13 +102,17 @@ function whereOf(f: RecordFilter): { where: string[]; params: unknown[] } {
   return { where, params };
 }
 
-/** Stored records matching the filter, tradable tiers first, then by symbol; 503 REGISTRY_UNAVAILABLE when the store does not answer. */
+/**
+ * Stored records matching the filter, tradable tiers first, then by symbol; 503 REGISTRY_UNAVAILABLE
+ * when the store does not answer.
+ */
 export async function findRecords(db: Db, f: RecordFilter): Promise<TokenRecord[]> {
   const { where, params } = whereOf(f);
   params.push(f.limit);
   const rows = await db
     .query<{ record: string }>(
-      `SELECT record FROM app.tokens ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY (tier = 'blocked'), tier, lower(symbol), address LIMIT $${params.length}`,
+      `SELECT record FROM app.tokens ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
+       ORDER BY (tier = 'blocked'), tier, lower(symbol), address LIMIT $${params.length}`,
       params,
     )
     .catch(() => {
@@ -127,7 +139,8 @@ export async function countRegistry(db: Db, clock: () => number): Promise<TokenC
       by_kind: await group("SELECT kind AS k, count(*)::text AS n FROM app.tokens GROUP BY kind"),
       by_risk: await group("SELECT r AS k, count(*)::text AS n FROM app.tokens, unnest(risk_codes) AS r GROUP BY r"),
       blocked_by_reason: await group(
-        "SELECT blocked_reason AS k, count(*)::text AS n FROM app.tokens WHERE blocked_reason IS NOT NULL GROUP BY blocked_reason",
+        `SELECT blocked_reason AS k, count(*)::text AS n FROM app.tokens
+         WHERE blocked_reason IS NOT NULL GROUP BY blocked_reason`,
       ),
       generated_at: Math.floor(at / 1000),
     },

@@ -6,7 +6,7 @@ import { getAddress } from "viem";
 import type { Devnet } from "../helpers/devnet.js";
 import { serveApi, type Api, type StoreKind } from "../helpers/api.js";
 import { startServedDevnet, type Served } from "../helpers/stack.js";
-import { CAPS } from "../../api/auth/signin.js";
+import { SIGN_IN_CAPS } from "../../api/auth/signin.js";
 import { RateLimiter } from "../../api/http/rateLimit.js";
 import { devAccount } from "../../devnet/deploy.js";
 import { sanctionsListAbi } from "../../abis/fixtures.js";
@@ -435,31 +435,40 @@ describe.each<StoreKind>(["pglite", "postgres"])("sign-in and keys on %s", (kind
   });
 
   it("caps new accounts and new keys per address", async () => {
-    const saved = { ...CAPS };
-    try {
-      CAPS.accountsPerAddressDay =
-        (
-          await store.db.query<{ n: string }>(
-            "SELECT count(*)::text AS n FROM app.accounts WHERE client_addr = '127.0.0.1' AND created_at > $1",
-            [Math.floor(now / 1000) - 86400],
-          )
-        ).map((r) => Number(r.n))[0]! + 1;
-      const a = privateKeyToAccount(generatePrivateKey());
-      expect((await signIn(a)).status).toBe(200);
-      const b = await signIn(privateKeyToAccount(generatePrivateKey()));
-      expect([b.status, b.json.error.code]).toEqual([429, "SIGNUP_CAPPED"]);
-      expect(Number(b.headers.get("retry-after"))).toBeGreaterThan(0);
-      CAPS.accountsPerAddressDay = saved.accountsPerAddressDay;
-      CAPS.keysPerAddressDay = (
+    /** Rows this client address made in the last day. */
+    const today = async (table: "accounts" | "api_keys") =>
+      (
         await store.db.query<{ n: string }>(
-          "SELECT count(*)::text AS n FROM app.api_keys WHERE client_addr = '127.0.0.1' AND created_at > $1",
+          `SELECT count(*)::text AS n FROM app.${table} WHERE client_addr = '127.0.0.1' AND created_at > $1`,
           [Math.floor(now / 1000) - 86400],
         )
       ).map((r) => Number(r.n))[0]!;
-      const k = await signIn(a);
+    /** An app on the same store whose caps are SPEC's but for `caps`. */
+    const cappedAt = (caps: Partial<typeof SIGN_IN_CAPS>) =>
+      serveApi({
+        rpcUrl: dn.anvil.rpcUrl,
+        db: store.db,
+        clock,
+        cosigner: null,
+        executors: null,
+        signInCaps: { ...SIGN_IN_CAPS, ...caps },
+      });
+    const a = privateKeyToAccount(generatePrivateKey());
+    const accounts = await cappedAt({ accountsPerAddressDay: (await today("accounts")) + 1 });
+    try {
+      expect((await signIn(a, accounts)).status).toBe(200);
+      const b = await signIn(privateKeyToAccount(generatePrivateKey()), accounts);
+      expect([b.status, b.json.error.code]).toEqual([429, "SIGNUP_CAPPED"]);
+      expect(Number(b.headers.get("retry-after"))).toBeGreaterThan(0);
+    } finally {
+      await accounts.close();
+    }
+    const keys = await cappedAt({ keysPerAddressDay: await today("api_keys") });
+    try {
+      const k = await signIn(a, keys);
       expect([k.status, k.json.error.code]).toEqual([429, "KEYS_CAPPED"]);
     } finally {
-      Object.assign(CAPS, saved);
+      await keys.close();
     }
   });
 

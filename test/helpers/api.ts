@@ -88,6 +88,7 @@ export async function serveApi(opts: {
   cosigner?: CosignerPort | null;
   screenBudget?: Limiter;
   screen?: AppDeps["screen"];
+  signInCaps?: AppDeps["signInCaps"];
   platformSigner?: PlatformSigner | null;
   treasury?: AppDeps["treasury"];
   hostedScheduler?: AppDeps["hostedScheduler"];
@@ -128,6 +129,7 @@ export async function serveApi(opts: {
       cosigner: opts.cosigner !== undefined ? opts.cosigner : signers!.cosigner,
       ...(opts.screenBudget ? { screenBudget: opts.screenBudget } : {}),
       screen: opts.screen,
+      signInCaps: opts.signInCaps,
       ...(opts.platformSigner !== undefined ? { platformSigner: opts.platformSigner } : {}),
       treasury: opts.treasury,
       hostedScheduler: opts.hostedScheduler,
