@@ -15,8 +15,7 @@ import { createLease } from "./ports/store/lease.js";
 import { createStats } from "./server/index.js";
 import { createTokens } from "./tokens/index.js";
 import { createLedger, createRelay, createTrading, createVolume, createWatcher } from "./trading/index.js";
-import { createSessions, createSessionStore, sessionTradeRequest } from "./sessions/index.js";
-import { parseBody } from "./errors/index.js";
+import { createSessions, createSessionStore } from "./sessions/index.js";
 import { createFast } from "./fast/index.js";
 import { createTreasury } from "./treasury/index.js";
 import { createHosted } from "./hosted/index.js";
@@ -198,8 +197,7 @@ function ownersParts(deps: AppDeps, common: Common, t: TradingParts, r: ReturnTy
     assertNotSanctioned: sanctions,
     sessionOf: sessions.forHosted,
     revokeSession: (sessionId, who) => sessions.revoke({ session_id: sessionId, reset_code: false }, who),
-    // The tick sends the route's snake_case body: parsed by the route's own schema, as a key's request is.
-    trade: (body, who) => sessions.trade(parseBody(sessionTradeRequest, body), who),
+    trade: sessions.trade,
     submit: relay.submit,
   });
   const league = createLeague({

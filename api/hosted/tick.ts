@@ -3,7 +3,8 @@ import { formatUnits, parseUnits, zeroAddress, type Address } from "viem";
 import type { Config, TokenEntry } from "../../lib/config.js";
 import { erc20Abi } from "../../abis/erc20.js";
 import type { KeyRecord } from "../auth/index.js";
-import type { Who } from "../trading/index.js";
+import type { SubmitParameters, Who } from "../trading/index.js";
+import type { SessionTradeParameters } from "../sessions/index.js";
 import { feeFor, majorSymbols } from "../../lib/fees.js";
 import { quoteExactInputSingle } from "../../lib/quoter.js";
 import { checkOrders, ruleBrain, webhookBrain, type Decision, type TickState } from "./brains.js";
@@ -25,8 +26,9 @@ export type LiveDeps = {
   sessionOf: (
     id: string,
   ) => Promise<{ id: string; wallet: Address; executor: Address; status: string; expires: number } | null>;
+  /** Sessions' trade with its typed input (the same call a key's request makes once the edge parsed it). */
   trade: (
-    body: Record<string, unknown>,
+    q: SessionTradeParameters,
     who: Who,
   ) => Promise<{
     simulated_ok: boolean;
@@ -36,11 +38,7 @@ export type LiveDeps = {
     fee_tier: number;
     swap: { amount_in: string; amount_out_min: string; notional_usd: number };
   }>;
-  submit: (
-    body: Record<string, unknown>,
-    key: KeyRecord,
-    as?: { path?: "hosted" },
-  ) => Promise<{ tx_hash: `0x${string}` }>;
+  submit: (q: SubmitParameters, key: KeyRecord, as?: { path?: "hosted" }) => Promise<{ tx_hash: `0x${string}` }>;
   signTrade: ExecutorPort["signTrade"] | null;
   executorOf: (agentId: string) => Promise<Address | null>;
 };

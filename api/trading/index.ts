@@ -18,7 +18,7 @@ export { createLedger, DROP_AFTER_S, relayedPlanOf, type Ledger, type TokenRef }
 export { createVolume, VOLUME_WINDOW_DAYS, type Volume, type VolumeTier } from "./volume.js";
 export { createRelay, nodeKnows, resend, sendRaw, type Relay } from "./relay.js";
 /** Request schemas, for the OpenAPI document (api/openapi). */
-export { submitRequest } from "./relay.js";
+export { submitRequest, type SubmitParameters } from "./relay.js";
 export { revokeRequest, type RevokeParameters } from "./revoke.js";
 export { createWatcher, FINALITY_BLOCKS, type Watcher } from "./watcher.js";
 export { APPROVAL_MODES, LIMITS, SHIELD_POLICIES, slippageCapBps } from "./policy.js";
