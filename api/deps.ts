@@ -28,7 +28,10 @@ export type AppDeps = {
   screenBudget?: Limiter;
   /** Screening limits (default SCREEN_DEFAULTS): tests and the benchmark pass their own. */
   screen?: ScreenTuning;
-  /** New accounts' and keys' caps per client and for the service (default SIGN_IN_CAPS): tests and the benchmark pass their own. */
+  /**
+   * New accounts' and keys' caps per client and for the service (default SIGN_IN_CAPS): tests and the benchmark pass
+   * their own.
+   */
   signInCaps?: SignInCaps;
   /** The Shield verdict provider; null when none is configured (shield=1 then answers 503). */
   shield?: ShieldProvider | null;

@@ -119,7 +119,8 @@ async function overhead(db: Db, label: string, decisions: number): Promise<Row[]
   }
   return [
     summarize(
-      `hosted AI: decision overhead beyond a ${GATEWAY_MS} ms gateway (prompt, reserve, openai client over loopback, settle, read), ${label}`,
+      `hosted AI: decision overhead beyond a ${GATEWAY_MS} ms gateway (prompt, reserve, openai client over loopback, ` +
+        `settle, read), ${label}`,
       samples,
       "ms",
     ),

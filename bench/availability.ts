@@ -231,7 +231,8 @@ export async function benchAvailability(opts: { rounds: number }): Promise<Row[]
       });
       rows.push(
         one(
-          `${attack.name}: attacker answered per second (${ATTACKERS} addresses; ${f.limited} of ${f.sent} were 429, ${f.other} other)`,
+          `${attack.name}: attacker answered per second (${ATTACKERS} addresses; ${f.limited} of ${f.sent} were 429, ` +
+            `${f.other} other)`,
           "req/s",
           f.ok / f.seconds,
           f.sent,

@@ -204,7 +204,8 @@ export async function benchFast(opts: { trades: number; seconds: number; agents:
         "ms",
       ),
       one(
-        `live/fast with simulation: chain RPC calls per trade, the relay watcher's included [${all(simCounts)}]; before the relay`,
+        `live/fast with simulation: chain RPC calls per trade, the relay watcher's included [${all(simCounts)}]; ` +
+          `before the relay`,
         "request trips before the relay",
         tripsBeforeRelay(simCounts),
         opts.trades,

@@ -75,8 +75,10 @@ async function schedulerLag(agents: number): Promise<Row[]> {
     const start = Date.now();
     const clock = virtualClock(start, rate);
     await db.query(
-      `INSERT INTO app.hosted_agents (id, wallet, key_id, name, brain, params, interval_s, pairs, limits, mode, status, terms, created_at, updated_at)
-       SELECT 'ha_b' || i, '0x' || lpad(to_hex(i), 40, '0'), 1, 'b', 'rule', '{}', 60, '[]', '{}', 'paper', 'active', '{}', 0, 0 FROM generate_series(1, $1) AS i`,
+      `INSERT INTO app.hosted_agents (id, wallet, key_id, name, brain, params, interval_s, pairs, limits, mode,
+             status, terms, created_at, updated_at)
+       SELECT 'ha_b' || i, '0x' || lpad(to_hex(i), 40, '0'), 1, 'b', 'rule', '{}', 60, '[]', '{}', 'paper', 'active',
+         '{}', 0, 0 FROM generate_series(1, $1) AS i`,
       [agents],
     );
     // Due times spread over the first interval, as agents created over time are.

@@ -296,7 +296,9 @@ export async function benchIndexer(opts: { swaps: number; latencySamples: number
   }
   await anvil.stop();
   const median = (xs: number[]) => summarize("", xs, "").p50;
-  const what = `${seeded.swaps} swaps + ${seeded.transfers} fee-wallet transfers in ${seeded.blocks} blocks (Ponder's historical phase, which also covers the snapshot's ~150 and 256 empty blocks)`;
+  const what =
+    `${seeded.swaps} swaps + ${seeded.transfers} fee-wallet transfers in ${seeded.blocks} blocks ` +
+    "(Ponder's historical phase, which also covers the snapshot's ~150 and 256 empty blocks)";
   return [
     summarize(`backfill, bare Ponder (empty handlers): ${what}`, rates.bare, "events/s"),
     summarize(`backfill, service indexer: ${what}`, rates.service, "events/s"),

@@ -203,14 +203,19 @@ export async function benchIndexerBlocks(opts: {
       if (head - snapshotHead !== BigInt(n))
         throw new Error(`the devnet is ${head - snapshotHead} blocks past the snapshot, not ${n}`);
       log(
-        `N=${n}: head ${head} (snapshot ${snapshotHead}), mined in ${((performance.now() - tMine) / 1000).toFixed(1)} s`,
+        `N=${n}: head ${head} (snapshot ${snapshotHead}), ` +
+          `mined in ${((performance.now() - tMine) / 1000).toFixed(1)} s`,
       );
       for (const backend of backends) {
         for (const app of apps) {
           const outcome = await startToReady(app, backend, anvil.port, opts.capMs, opts.serviceRoot ?? ROOT);
           results.push({ n, app, backend, outcome });
           log(
-            `N=${n} ${app} ${backend}: ${"readyMs" in outcome ? `${(outcome.readyMs / 1000).toFixed(1)} s to /ready (historical phase ${outcome.historicalS?.toFixed(1) ?? "?"} s)` : `not ready within ${opts.capMs / 1000} s, stopped; log tail:\n${outcome.log.slice(-600)}`}`,
+            `N=${n} ${app} ${backend}: ` +
+              ("readyMs" in outcome
+                ? `${(outcome.readyMs / 1000).toFixed(1)} s to /ready ` +
+                  `(historical phase ${outcome.historicalS?.toFixed(1) ?? "?"} s)`
+                : `not ready within ${opts.capMs / 1000} s, stopped; log tail:\n${outcome.log.slice(-600)}`),
           );
         }
       }
@@ -232,7 +237,10 @@ export async function benchIndexerBlocks(opts: {
             summarize(
               name,
               [r.outcome.readyMs],
-              `ms${r.outcome.historicalS !== null ? ` (historical phase ${(r.outcome.historicalS * 1000).toFixed(0)} ms)` : ""}`,
+              "ms" +
+                (r.outcome.historicalS !== null
+                  ? ` (historical phase ${(r.outcome.historicalS * 1000).toFixed(0)} ms)`
+                  : ""),
             ),
           );
         } else {

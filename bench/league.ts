@@ -87,7 +87,8 @@ async function seed(
   for (let i = 0; i < o.entrants; i++) {
     const w = wallet(i);
     await db.query(
-      `INSERT INTO app.league_entries (entry_id, board, agent_id, kind, wallet, entrant, owner, agent_wallet, token, symbol, name, proof, confirmed, confirmed_at, from_season, entered_at)
+      `INSERT INTO app.league_entries (entry_id, board, agent_id, kind, wallet, entrant, owner, agent_wallet, token,
+             symbol, name, proof, confirmed, confirmed_at, from_season, entered_at)
        VALUES ($1, 'prize', $2, 'wallet', $3, $4, $3, $3, $5, $6, $7, 'owner_key', false, NULL, $8, $9)`,
       [
         `le_b${String(i).padStart(15, "0")}`,
@@ -103,23 +104,29 @@ async function seed(
     );
     const [sell] = await db.query<{ id: string }>(
       "INSERT INTO app.plans (key_id, wallet, kind, execution, token_in, token_out, amount_in, amount_out_min, " +
-        "fee_bps, deadline, txs, summary, created_at) VALUES (0, $1, 'trade', 'router', $2, $3, '0', '0', 25, 0, $4, $5, 0) " +
+        "fee_bps, deadline, txs, summary, created_at) VALUES (0, $1, 'trade', 'router', $2, $3, '0', '0', 25, 0, $4, " +
+        "$5, 0) " +
         "RETURNING id::text AS id",
       [w, JSON.stringify(eth), JSON.stringify(usdg), txs, summary],
     );
     const [buy] = await db.query<{ id: string }>(
       "INSERT INTO app.plans (key_id, wallet, kind, execution, token_in, token_out, amount_in, amount_out_min, " +
-        "fee_bps, deadline, txs, summary, created_at) VALUES (0, $1, 'trade', 'router', $2, $3, '0', '0', 25, 0, $4, $5, 0) " +
+        "fee_bps, deadline, txs, summary, created_at) VALUES (0, $1, 'trade', 'router', $2, $3, '0', '0', 25, 0, $4, " +
+        "$5, 0) " +
         "RETURNING id::text AS id",
       [w, JSON.stringify(usdg), JSON.stringify(eth), txs, summary],
     );
     // Trades spread over the season so far, on blocks the chain has (marks are read at each).
     await db.query(
-      `INSERT INTO app.trades (wallet, key_id, plan_id, path, status, token_in, token_out, amount_in, amount_out_min, tx_hash, created_at, block_number, block_time, outcome, final)
-       SELECT $1, 0, CASE WHEN g % 2 = 0 THEN $2::bigint ELSE $3::bigint END, 'prepare', 'mined', NULL, NULL, '0', '0', $1 || '-' || g, $4 + g, 1 + (g * 7) % $5, $4 + ((g * 9973) % GREATEST(1, $6 - $4)),
+      `INSERT INTO app.trades (wallet, key_id, plan_id, path, status, token_in, token_out, amount_in, amount_out_min,
+             tx_hash, created_at, block_number, block_time, outcome, final)
+       SELECT $1, 0, CASE WHEN g % 2 = 0 THEN $2::bigint ELSE $3::bigint END, 'prepare', 'mined', NULL, NULL, '0',
+         '0', $1 || '-' || g, $4 + g, 1 + (g * 7) % $5, $4 + ((g * 9973) % GREATEST(1, $6 - $4)),
          CASE WHEN g % 2 = 0
-           THEN json_build_object('tokenIn', $7::text, 'amountIn', ((10 + g) * 1000000000000000)::text, 'tokenOut', $8::text, 'amountOut', ((10 + g) * 2990000)::text)::text
-           ELSE json_build_object('tokenIn', $8::text, 'amountIn', ((10 + g) * 2990000)::text, 'tokenOut', $7::text, 'amountOut', ((10 + g) * 990000000000000)::text)::text END,
+           THEN json_build_object('tokenIn', $7::text, 'amountIn', ((10 + g) * 1000000000000000)::text, 'tokenOut',
+             $8::text, 'amountOut', ((10 + g) * 2990000)::text)::text
+           ELSE json_build_object('tokenIn', $8::text, 'amountIn', ((10 + g) * 2990000)::text, 'tokenOut', $7::text,
+             'amountOut', ((10 + g) * 990000000000000)::text)::text END,
          true
        FROM generate_series(1, $9) AS g`,
       [

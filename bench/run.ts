@@ -88,7 +88,9 @@ if (!only || only === "indexer" || only === "indexer-blocks") {
   );
 }
 
-const machine = `${cpus().length} cores (${cpus()[0]?.model ?? "?"}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB, node ${process.version}`;
+const machine =
+  `${cpus().length} cores (${cpus()[0]?.model ?? "?"}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB, node ` +
+  `${process.version}`;
 const report = `# Benchmark run ${new Date().toISOString()}\n\nMachine: ${machine}\n\n${table(rows)}\n`;
 console.log(report);
 mkdirSync(join(ROOT, "bench", "out"), { recursive: true });

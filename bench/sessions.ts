@@ -98,7 +98,8 @@ export async function benchSessions(opts: { trades: number }): Promise<Row[]> {
     });
     return [
       summarize(
-        `live/session/trade ETH->USDG: build, co-sign (row lock), simulate the redeem from the executor, store the plan (latency; server-side p50 stages: ${breakdown})`,
+        `live/session/trade ETH->USDG: build, co-sign (row lock), simulate the redeem from the executor, store the ` +
+          `plan (latency; server-side p50 stages: ${breakdown})`,
         ms,
         "ms",
       ),

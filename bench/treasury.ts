@@ -86,7 +86,8 @@ export async function benchTreasury(opts: { transfers: number; requests: number 
     if (!stdout.startsWith("ok")) throw new Error(`verify: ${stdout}`);
     return [
       summarize(
-        `treasury: close a week of ${opts.transfers} USDG + ${Math.ceil(opts.transfers / 10)} ETH transfers in (6 split transfers mined)`,
+        `treasury: close a week of ${opts.transfers} USDG + ${Math.ceil(opts.transfers / 10)} ETH transfers in (6 ` +
+          `split transfers mined)`,
         [closeMs],
         "ms",
       ),

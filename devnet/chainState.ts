@@ -61,5 +61,8 @@ export function repairState(state: string, pristine: string): string | null {
     return `chain state ${state} was cut by a kill during a write; continuing from its last complete copy`;
   }
   copyFileSync(pristine, state);
-  return `chain state ${state} was cut by a kill during a write and has no complete copy; starting from the pristine snapshot`;
+  return (
+    `chain state ${state} was cut by a kill during a write and has no complete copy; starting from the pristine ` +
+    `snapshot`
+  );
 }

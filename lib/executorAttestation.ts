@@ -10,5 +10,8 @@ export function executorAttestationText(a: {
   chainId: number;
   issued: number;
 }): string {
-  return `pit hosted executor\nexecutor: ${a.executor}\nagent: ${a.agentId}\nowner: ${a.owner}\nchain: ${a.chainId}\nissued: ${a.issued}\nThis key is held by the service's signing service for this agent only.`;
+  return (
+    `pit hosted executor\nexecutor: ${a.executor}\nagent: ${a.agentId}\nowner: ${a.owner}\nchain: ` +
+    `${a.chainId}\nissued: ${a.issued}\nThis key is held by the service's signing service for this agent only.`
+  );
 }

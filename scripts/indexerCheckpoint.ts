@@ -67,7 +67,8 @@ const quote = (ident: string) => `"${ident.replace(/"/g, '""')}"`;
 
 async function tableExists(db: Db, schema: string, table: string): Promise<boolean> {
   const rows = await db.query(
-    `SELECT 1 FROM information_schema.tables WHERE table_schema = '${schema.replace(/'/g, "''")}' AND table_name = '${table}'`,
+    `SELECT 1 FROM information_schema.tables WHERE table_schema = '${schema.replace(/'/g, "''")}' AND table_name = ` +
+      `'${table}'`,
   );
   return rows.length > 0;
 }
@@ -76,7 +77,8 @@ async function tableExists(db: Db, schema: string, table: string): Promise<boole
 export async function readCheckpoint(db: Db, schema: string, chainId: number): Promise<IndexerCheckpoint | null> {
   if (!(await tableExists(db, schema, "_ponder_checkpoint"))) return null;
   const rows = await db.query(
-    `SELECT latest_checkpoint, finalized_checkpoint FROM ${quote(schema)}."_ponder_checkpoint" WHERE chain_id = ${chainId}`,
+    `SELECT latest_checkpoint, finalized_checkpoint FROM ${quote(schema)}."_ponder_checkpoint" WHERE chain_id = ` +
+      `${chainId}`,
   );
   const row = rows[0];
   if (!row) return null;
@@ -97,7 +99,8 @@ export async function readCheckpoint(db: Db, schema: string, chainId: number): P
 export async function releaseDeadLock(db: Db, schema: string): Promise<boolean> {
   if (!(await tableExists(db, schema, "_ponder_meta"))) return false;
   const rows = await db.query(
-    `UPDATE ${quote(schema)}."_ponder_meta" SET value = jsonb_set(value, '{is_locked}', to_jsonb(0)) WHERE key = 'app' AND (value->>'is_locked') = '1' RETURNING key`,
+    `UPDATE ${quote(schema)}."_ponder_meta" SET value = jsonb_set(value, '{is_locked}', to_jsonb(0)) WHERE key = ` +
+      `'app' AND (value->>'is_locked') = '1' RETURNING key`,
   );
   return rows.length > 0;
 }
@@ -138,11 +141,15 @@ export async function judge(cp: IndexerCheckpoint, chain: ChainView, devnet: boo
   const finalizedTs = cp.finalizedBlock <= chain.head ? await chain.timestampAt(cp.finalizedBlock) : null;
   const finalizedKept = finalizedTs === cp.finalizedTimestamp;
   if (finalizedKept && chain.head >= needHead) return { action: "none" };
-  const where = `the indexer is at block ${cp.latestBlock} (finalized ${cp.finalizedBlock}), the chain's head is ${chain.head}`;
+  const where =
+    `the indexer is at block ${cp.latestBlock} (finalized ${cp.finalizedBlock}), the chain's head is ` +
+    `${chain.head}`;
   if (!finalizedKept) {
     const reason = `${where}: the chain lost finalized block ${cp.finalizedBlock}`;
     return devnet ? { action: "reindex", reason } : { action: "refuse", reason };
   }
-  const reason = `${where}: ${needHead - chain.head} block(s) missing, all inside the ${FINALITY_BLOCKS}-block unfinalized window`;
+  const reason =
+    `${where}: ${needHead - chain.head} block(s) missing, all inside the ${FINALITY_BLOCKS}-block ` +
+    `unfinalized window`;
   return devnet ? { action: "mine", blocks: needHead - chain.head, reason } : { action: "refuse", reason };
 }

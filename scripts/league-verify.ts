@@ -228,7 +228,8 @@ async function main() {
   for (const p of r.problems) console.log(`problem: ${p}`);
   if (r.first) {
     console.log(
-      `row ${r.first.rank} (${r.first.entry_id}) differs at ${r.first.field}: published ${JSON.stringify(r.first.published)}, recomputed ${JSON.stringify(r.first.recomputed)}`,
+      `row ${r.first.rank} (${r.first.entry_id}) differs at ${r.first.field}: published ` +
+        `${JSON.stringify(r.first.published)}, recomputed ${JSON.stringify(r.first.recomputed)}`,
     );
     process.exit(1);
   }

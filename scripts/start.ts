@@ -141,13 +141,16 @@ async function reconcileIndexer(config: Config, schema: string, deadIndexerSchem
       return;
     case "reindex":
       event("warn", {
-        msg: `re-indexing from scratch: ${verdict.reason}; dropping the indexer's build ${schema} (the app store is kept)`,
+        msg:
+          `re-indexing from scratch: ${verdict.reason}; dropping the indexer's build ${schema} (the app store is ` +
+          `kept)`,
       });
       await dropIndexerBuild(config, schema);
       return;
     case "refuse":
       throw new Error(
-        `the indexer's saved progress does not fit the chain: ${verdict.reason}. Point CHAIN_RPC_URL at a node that has these blocks, or drop schema ${schema} to re-index`,
+        `the indexer's saved progress does not fit the chain: ${verdict.reason}. Point CHAIN_RPC_URL at a node that ` +
+          `has these blocks, or drop schema ${schema} to re-index`,
       );
   }
 }
@@ -285,7 +288,8 @@ async function main() {
       onGiveUp: (reason) => (event("error", { msg: "giving up on a signing service", reason }), void stop(1)),
     });
     say(
-      `devnet: co-signer on ${signers.apiEnv.COSIGNER_URL}, executor signing service on ${signers.apiEnv.EXECUTORS_URL} (each its own process, secret and store)`,
+      `devnet: co-signer on ${signers.apiEnv.COSIGNER_URL}, executor signing service on ` +
+        `${signers.apiEnv.EXECUTORS_URL} (each its own process, secret and store)`,
     );
   }
 

@@ -99,7 +99,11 @@ export class StallWatch {
     this.stuckSince ??= now;
     const budget = !this.ready ? this.startupStallMs : this.afterOutage ? this.afterOutageMs : this.stallMs;
     if (now - this.stuckSince < budget) return null;
-    return `indexer stalled: block ${this.lastBlock ?? "unknown"} for ${Math.round((now - this.stuckSince) / 1000)} s while the chain's head is ${head}${this.afterOutage ? " (after a node outage)" : ""}`;
+    const stuckS = Math.round((now - this.stuckSince) / 1000);
+    return (
+      `indexer stalled: block ${this.lastBlock ?? "unknown"} for ${stuckS} s while the chain's head is ${head}` +
+      (this.afterOutage ? " (after a node outage)" : "")
+    );
   }
 }
 

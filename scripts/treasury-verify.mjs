@@ -161,7 +161,8 @@ async function checkEth(platform, row, all) {
     }
     check(
       change + spent === ethIn,
-      `ETH: the balance moved ${change} wei (+${spent} the record's own transfers spent), the row says ${ethIn} came in`,
+      `ETH: the balance moved ${change} wei (+${spent} the record's own transfers spent), the row says ${ethIn} came ` +
+        `in`,
     );
   }
 }
@@ -219,11 +220,13 @@ async function verifyWeek(answer, tradeTargets, row, prev, all) {
     const e = byToken.get(lc(t.token)) ?? { trade: 0n, outside: 0n, trades: new Set(), outsideTxs: new Set() };
     check(
       BigInt(t.received) === e.trade && t.trades === e.trades.size,
-      `${t.symbol}: received ${t.received} in ${t.trades} trades, the logs show ${e.trade} in ${e.trades.size} transactions to the router or DelegationManager`,
+      `${t.symbol}: received ${t.received} in ${t.trades} trades, the logs show ${e.trade} in ${e.trades.size} ` +
+        `transactions to the router or DelegationManager`,
     );
     check(
       BigInt(t.outside) === e.outside && t.outside_trades === e.outsideTxs.size,
-      `${t.symbol}: outside ${t.outside} in ${t.outside_trades} transactions, the logs show ${e.outside} in ${e.outsideTxs.size}`,
+      `${t.symbol}: outside ${t.outside} in ${t.outside_trades} transactions, the logs show ${e.outside} in ` +
+        `${e.outsideTxs.size}`,
     );
   }
   if (w.first_block !== null && row.reconciliation.status === "agrees") await checkEth(platform, row, all);
@@ -320,7 +323,8 @@ async function main() {
   }
   if (i.rows !== rows.length || i.head !== head) {
     console.log(
-      `row ${rows.length + 1}: the server's integrity says ${i.rows} rows ending ${i.head}, the rows served end ${head} after ${rows.length}`,
+      `row ${rows.length + 1}: the server's integrity says ${i.rows} rows ending ${i.head}, the rows served end ` +
+        `${head} after ${rows.length}`,
     );
     process.exit(1);
   }

@@ -209,7 +209,8 @@ export function eligibilityOf(e: PrizeEntry, b: BookNumbers, o: { decided: boole
           "PRICES",
           "fills near the marks",
           "flag",
-          `${b.price_outliers} trade(s) filled more than ${OUTLIER_BPS / 100} % from the marks of their block: held for review`,
+          `${b.price_outliers} trade(s) filled more than ${OUTLIER_BPS / 100} % from the marks of their block: held ` +
+            `for review`,
         )
       : r("PRICES", "fills near the marks", "pass", "every valued fill is near its marks"),
     b.unmarked_realised_usd > 0
@@ -300,9 +301,11 @@ export function prizeStandings(input: {
     r.prize_atoms = input.shares ? input.shares[k]! : null;
   }
   const why = pays
-    ? `${active.size} owner clusters traded the minimum (at least ${MIN_CLUSTERS} needed); ${eligible.length} eligible entries`
+    ? `${active.size} owner clusters traded the minimum (at least ${MIN_CLUSTERS} needed); ${eligible.length} ` +
+      `eligible entries`
     : active.size < MIN_CLUSTERS
-      ? `only ${active.size} owner clusters traded the minimum (${MIN_TRADES} trades on ${MIN_ACTIVE_DAYS} days); a season pays with at least ${MIN_CLUSTERS}`
+      ? `only ${active.size} owner clusters traded the minimum (${MIN_TRADES} trades on ${MIN_ACTIVE_DAYS} days); a ` +
+        `season pays with at least ${MIN_CLUSTERS}`
       : "no entry is eligible";
   return {
     rows,

@@ -190,7 +190,8 @@ describe("§3 an owner-signed curve mark lifted by a short spike", () => {
     await sell(await launchOf(whale.address));
     expect(
       trade.status === 200 ? lossBps : "refused",
-      `mark $${mark} vs fair $${fairUsd.toPrecision(6)}; loss ${lossBps} bps, bound ${bound} bps; ${JSON.stringify(trade.json.error ?? {})}`,
+      `mark $${mark} vs fair $${fairUsd.toPrecision(6)}; loss ${lossBps} bps, bound ${bound} bps; ` +
+        `${JSON.stringify(trade.json.error ?? {})}`,
     ).toSatisfy((x: number | string) => x === "refused" || (x as number) <= bound);
   }, 120_000);
 });

@@ -140,7 +140,9 @@ describe("junk input over every route", () => {
       const body = ["GET", "HEAD", "OPTIONS"].includes(method) ? undefined : junkBody(r);
       const res = await fetch(`${api.url}${path}`, { method, headers, body });
       const text = await res.text();
-      const where = `${i}: ${method} ${path.slice(0, 60)} ${JSON.stringify(headers)} body=${JSON.stringify(body?.slice(0, 80))}`;
+      const where =
+        `${i}: ${method} ${path.slice(0, 60)} ${JSON.stringify(headers)} ` +
+        `body=${JSON.stringify(body?.slice(0, 80))}`;
       expect(res.status, where).toBeLessThan(500);
       if (method === "HEAD") continue;
       let json: any;

@@ -11,7 +11,10 @@ let api: Api;
 
 /** A Ponder-shaped checkpoint for block n at time t. */
 const checkpoint = (block: number, ts: number) =>
-  `${String(ts).padStart(10, "0")}${"4663".padStart(16, "0")}${String(block).padStart(16, "0")}${"0".repeat(16)}9${"0".repeat(16)}`;
+  String(ts).padStart(10, "0") +
+  "4663".padStart(16, "0") +
+  String(block).padStart(16, "0") +
+  `${"0".repeat(16)}9${"0".repeat(16)}`;
 
 async function setIndexerHead(db: Db, block: number | null) {
   await db.query("DELETE FROM _ponder_checkpoint");

@@ -452,7 +452,8 @@ describe("a binding changed in a store, a sanctioned executor", () => {
       expect((await t()).status).toBe(200);
       const widen = (table: string, column: string) =>
         (table === "cosigner_roots" ? stack.api.signers!.cosignerDb : stack.store.db).query(
-          `UPDATE app.${table} SET binding = replace(binding, '"max_trade_usd":50', '"max_trade_usd":1000') WHERE ${column} = $1`,
+          `UPDATE app.${table} SET binding = replace(binding, '"max_trade_usd":50', '"max_trade_usd":1000') WHERE ` +
+            `${column} = $1`,
           [g.sessionId],
         );
       await widen("cosigner_roots", "session_id");

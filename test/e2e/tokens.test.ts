@@ -345,7 +345,8 @@ describe("GET /tokens (search) and /tokens/stats", () => {
   );
 
   it("counts the registry", async () => {
-    for (const t of [fx().honeypot!, fx().noPoolToken!]) expect((await get(`/tokens/${t}`)).status).toBe(200); // in the registry whatever ran before
+    // In the registry whatever ran before.
+    for (const t of [fx().honeypot!, fx().noPoolToken!]) expect((await get(`/tokens/${t}`)).status).toBe(200);
     const s = (await get("/tokens/stats")).json;
     const [{ n }] = (await stack.store.db.query<{ n: string }>("SELECT count(*)::text AS n FROM app.tokens")) as [
       { n: string },

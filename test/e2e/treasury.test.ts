@@ -675,7 +675,8 @@ describe(
       expect(ta.integrity).toMatchObject({ ok: true, rows: rows.length });
     }, 180_000);
 
-    it("a record that lost its store does not split the same week again: by the bucket transfers it does not know, or, " +
+    it("a record that lost its store does not split the same week again: by the bucket transfers it does not know, " +
+      "or, " +
       "with other buckets, by what the wallet no longer holds", async () => {
       // The split the race sent, indexed: the first guard reads the bucket transfers from the indexer.
       await indexedTo(chain2);

@@ -28,8 +28,10 @@ afterAll(async () => {
 
 async function seed(db: Db, start: number) {
   await db.query(
-    `INSERT INTO app.hosted_agents (id, wallet, key_id, name, brain, params, interval_s, pairs, limits, mode, status, terms, created_at, updated_at)
-     SELECT 'ha_s' || i, '0x' || lpad(to_hex(i), 40, '0'), 1, 'scale ' || i, 'rule', '{}', $1, '["ETH/USDG"]', '{}', 'paper', 'active', '{}', 0, 0 FROM generate_series(1, $2) AS i`,
+    `INSERT INTO app.hosted_agents (id, wallet, key_id, name, brain, params, interval_s, pairs, limits, mode, status,
+           terms, created_at, updated_at)
+     SELECT 'ha_s' || i, '0x' || lpad(to_hex(i), 40, '0'), 1, 'scale ' || i, 'rule', '{}', $1, '["ETH/USDG"]', '{}',
+       'paper', 'active', '{}', 0, 0 FROM generate_series(1, $2) AS i`,
     [INTERVAL_S, AGENTS],
   );
   await db.query(

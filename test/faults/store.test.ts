@@ -99,7 +99,8 @@ describe("the app store's connections terminated mid-transaction", () => {
       while (killing && caughtInTransaction < 8 && Date.now() < deadline) {
         const { rows } = await admin.query<{ state: string }>(
           `SELECT state, pg_terminate_backend(pid) FROM pg_stat_activity
-            WHERE application_name = 'pit-app-store' AND datname = current_database() AND state IN ('active', 'idle in transaction')`,
+            WHERE application_name = 'pit-app-store' AND datname = current_database() AND state IN ('active',
+              'idle in transaction')`,
         );
         caughtInTransaction += rows.filter((r) => r.state === "idle in transaction" || r.state === "active").length;
         await new Promise((r) => setTimeout(r, 5));

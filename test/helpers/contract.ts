@@ -50,7 +50,10 @@ export function contractProblem(method: string, url: string, status: number, jso
   if (!route || !op) return null;
   const res = op.responses[String(status)];
   if (!res)
-    return `${method} ${route} answered ${status}, not documented (${Object.keys(op.responses).join(", ")}): ${JSON.stringify(json)?.slice(0, 200)}`;
+    return (
+      `${method} ${route} answered ${status}, not documented (${Object.keys(op.responses).join(", ")}): ` +
+      `${JSON.stringify(json)?.slice(0, 200)}`
+    );
   const schema = res.content?.["application/json"]?.schema;
   if (!schema) return null;
   const key = `${method} ${route} ${status}`;

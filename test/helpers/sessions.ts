@@ -138,7 +138,8 @@ export async function runSetup(
     const hash =
       step.kind === "upgrade"
         ? await w.sendTransaction({ to: wallet.address, data: "0x", authorizationList: [auth!] })
-        : // The upgrade bumped the nonce twice (its authorization too): take it from the mined state, not the pool's view.
+        : // The upgrade bumped the nonce twice (its authorization too): take it from the mined state,
+          // not the pool's view.
           await w.sendTransaction({
             to: step.tx.to,
             data: step.tx.data,

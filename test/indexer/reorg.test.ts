@@ -51,7 +51,8 @@ describe("reorgs", () => {
 
     const swapsOf = async (hash: Hex) =>
       (await query(
-        `SELECT amount0::text AS amount0, block::text AS block FROM "${ix.viewsSchema}".pool_observation WHERE tx_hash = $1 AND kind = 'swap'`,
+        `SELECT amount0::text AS amount0, block::text AS block FROM "${ix.viewsSchema}".pool_observation WHERE ` +
+          `tx_hash = $1 AND kind = 'swap'`,
         [hash],
       )) as { amount0: string; block: string }[];
     const observations = async (hash: Hex) => (await swapsOf(hash)).length;

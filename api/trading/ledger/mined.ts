@@ -14,7 +14,8 @@ export async function feesMinedBetween(
   to: number,
 ): Promise<{ txHash: Hex; feeTxHash: Hex | null; token: Address; amount: bigint }[]> {
   const rows = await d.db.query<{ tx_hash: Hex; fee_tx_hash: Hex | null; outcome: string | null }>(
-    "SELECT tx_hash, fee_tx_hash, outcome FROM app.trades WHERE status = 'mined' AND NOT fee_unpaid AND block_time >= $1 AND block_time < $2 ORDER BY id",
+    "SELECT tx_hash, fee_tx_hash, outcome FROM app.trades WHERE status = 'mined' AND NOT fee_unpaid AND block_time " +
+      ">= $1 AND block_time < $2 ORDER BY id",
     [from, to],
   );
   return rows.flatMap((r) => {
@@ -33,16 +34,23 @@ export async function firstMinedAt(d: LedgerDeps): Promise<number | null> {
   return r?.t ? Number(r.t) : null;
 }
 
-/** Trades relayed before `before` that may still be mined (pending, younger than the drop window): their fees are not known yet. */
+/**
+ * Trades relayed before `before` that may still be mined (pending, younger than the drop window): their fees are not
+ * known yet.
+ */
 export async function unsettledBefore(d: LedgerDeps, before: number): Promise<number> {
   const [r] = await d.db.query<{ n: string }>(
-    "SELECT count(*)::text AS n FROM app.trades WHERE status = 'pending' AND tx_hash IS NOT NULL AND created_at < $1 AND created_at >= $2",
+    "SELECT count(*)::text AS n FROM app.trades WHERE status = 'pending' AND tx_hash IS NOT NULL AND created_at < $1 " +
+      "AND created_at >= $2",
     [before, nowS(d) - DROP_AFTER_S],
   );
   return Number(r?.n ?? 0);
 }
 
-/** Outcomes of the wallet's relayed trades mined since `since` (unix s), those whose fee landed: the volume tier's input. */
+/**
+ * Outcomes of the wallet's relayed trades mined since `since` (unix s), those whose fee landed: the volume tier's
+ * input.
+ */
 export async function minedSince(d: LedgerDeps, wallet: Address, since: number): Promise<StoredOutcome[]> {
   const rows = await d.db.query(
     "SELECT outcome FROM app.trades WHERE wallet = $1 AND status = 'mined' AND NOT fee_unpaid AND created_at >= $2",

@@ -6,7 +6,8 @@ import { type LedgerDeps, nowS, fingerprint, type StoredPlan, planFrom } from ".
 export async function savePlan(d: LedgerDeps, p: Omit<StoredPlan, "id" | "createdAt" | "usedAt">): Promise<number> {
   return d.db.tx(async (db) => {
     const [row] = await db.query<{ id: string }>(
-      `INSERT INTO app.plans (key_id, wallet, kind, execution, token_in, token_out, amount_in, amount_out_min, fee_bps, deadline, txs, summary, created_at)
+      `INSERT INTO app.plans (key_id, wallet, kind, execution, token_in, token_out, amount_in, amount_out_min,
+             fee_bps, deadline, txs, summary, created_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id::text`,
       [
         p.keyId,
@@ -50,7 +51,10 @@ export async function planByFingerprint(
   return r ? { plan: planFrom(r), idx: Number(r.tx_idx), kind: r.tx_kind as string } : null;
 }
 
-/** A session plan holding this transaction, whoever's key built it (the relay checks the key against its wallet and executor). */
+/**
+ * A session plan holding this transaction, whoever's key built it (the relay checks the key against its wallet and
+ * executor).
+ */
 export async function sessionPlanByFingerprint(
   d: LedgerDeps,
   fp: Hex,

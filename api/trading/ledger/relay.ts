@@ -8,7 +8,10 @@ import {
   type PendingTrade,
 } from "./records.js";
 
-/** A relayed trade's life before its receipt: the plan claimed with its pending trade, each send's answer, a resend claimed by one caller. */
+/**
+ * A relayed trade's life before its receipt: the plan claimed with its pending trade, each send's answer, a resend
+ * claimed by one caller.
+ */
 
 /** Raised inside claimForRelay's transaction to roll back its plan claim when the hash is already a trade. */
 class TradeExists extends Error {}
@@ -44,8 +47,10 @@ export async function claimForRelay(d: LedgerDeps, planId: number, p: PendingTra
       );
       if (claimed.length === 0) return false;
       const rows = await db.query(
-        `INSERT INTO app.trades (wallet, key_id, plan_id, path, status, token_in, token_out, amount_in, amount_out_min, tx_hash, fee_tx_hash, created_at, raw_tx, relay, sent_at, session_id)
-       VALUES ($1, $2, $3, $4, 'pending', $5, $6, $7, $8, $9, $10, $11, $12, 'sending', $11, $13) ON CONFLICT DO NOTHING RETURNING id`,
+        `INSERT INTO app.trades (wallet, key_id, plan_id, path, status, token_in, token_out, amount_in,
+               amount_out_min, tx_hash, fee_tx_hash, created_at, raw_tx, relay, sent_at, session_id)
+       VALUES ($1, $2, $3, $4, 'pending', $5, $6, $7, $8, $9, $10, $11, $12, 'sending', $11, $13) ON CONFLICT DO
+         NOTHING RETURNING id`,
         [
           p.wallet.toLowerCase(),
           p.keyId,
@@ -66,7 +71,8 @@ export async function claimForRelay(d: LedgerDeps, planId: number, p: PendingTra
       return true;
     })
     .catch((err) => {
-      // The same signed bytes relayed under another plan with the same transaction (two identical plans): a repeat; or the fee is another trade's.
+      // The same signed bytes relayed under another plan with the same transaction (two identical plans): a repeat; or
+      // the fee is another trade's.
       if (err instanceof TradeExists) return false;
       throw err;
     });
@@ -94,7 +100,8 @@ export async function recordClientBuilt(
   return d.db
     .tx(async (db) => {
       const [plan] = await db.query<{ id: string }>(
-        `INSERT INTO app.plans (key_id, wallet, kind, execution, token_in, token_out, amount_in, amount_out_min, fee_bps, deadline, txs, summary, created_at, used_at)
+        `INSERT INTO app.plans (key_id, wallet, kind, execution, token_in, token_out, amount_in, amount_out_min,
+               fee_bps, deadline, txs, summary, created_at, used_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13) RETURNING id::text`,
         [
           p.keyId,
@@ -113,8 +120,10 @@ export async function recordClientBuilt(
         ],
       );
       const rows = await db.query(
-        `INSERT INTO app.trades (wallet, key_id, plan_id, path, status, token_in, token_out, amount_in, amount_out_min, tx_hash, fee_tx_hash, created_at, raw_tx, relay, sent_at)
-         VALUES ($1, $2, $3, $4, 'pending', $5, $6, $7, $8, $9, NULL, $10, $11, 'sending', $10) ON CONFLICT (tx_hash) DO NOTHING RETURNING id`,
+        `INSERT INTO app.trades (wallet, key_id, plan_id, path, status, token_in, token_out, amount_in,
+               amount_out_min, tx_hash, fee_tx_hash, created_at, raw_tx, relay, sent_at)
+         VALUES ($1, $2, $3, $4, 'pending', $5, $6, $7, $8, $9, NULL, $10, $11, 'sending', $10) ON CONFLICT (tx_hash)
+           DO NOTHING RETURNING id`,
         [
           t.wallet.toLowerCase(),
           t.keyId,
@@ -166,7 +175,8 @@ export async function claimResend(
   o: { staleBefore: number; ifSentBefore?: number },
 ): Promise<Hex | null> {
   const rows = await d.db.query<{ raw_tx: Hex }>(
-    `UPDATE app.trades SET relay = 'sending', sent_at = $2 WHERE tx_hash = $1 AND status = 'pending' AND raw_tx IS NOT NULL
+    `UPDATE app.trades SET relay = 'sending', sent_at = $2 WHERE tx_hash = $1 AND status = 'pending' AND raw_tx IS NOT
+           NULL
        AND (relay = 'lost' OR (relay = 'sending' AND sent_at < $3) OR (relay = 'sent' AND sent_at < $4))
        AND NOT EXISTS (SELECT 1 FROM app.plans p WHERE p.id = app.trades.plan_id AND p.deadline < $2)
      RETURNING raw_tx`,

@@ -18,7 +18,8 @@ export async function recordRefused(
   },
 ) {
   await d.db.query(
-    `INSERT INTO app.trades (wallet, key_id, path, status, token_in, token_out, amount_in, code, created_at, session_id) VALUES ($1, $2, $3, 'refused', $4, $5, $6, $7, $8, $9)`,
+    `INSERT INTO app.trades (wallet, key_id, path, status, token_in, token_out, amount_in, code, created_at, ` +
+      `session_id) VALUES ($1, $2, $3, 'refused', $4, $5, $6, $7, $8, $9)`,
     [
       p.wallet.toLowerCase(),
       p.keyId,

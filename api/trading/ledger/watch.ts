@@ -17,8 +17,10 @@ import {
  */
 export async function watchList(d: LedgerDeps, since: number, limit = 500): Promise<WatchedTrade[]> {
   const rows = await d.db.query(
-    `SELECT t.id, t.wallet, t.tx_hash, t.fee_tx_hash, t.status, t.block_number, t.block_hash, t.created_at, t.checked_at,
-            t.raw_tx, t.relay, t.sent_at, p.deadline AS p_deadline, p.execution AS p_execution, p.token_in AS p_token_in, p.token_out AS p_token_out, p.txs AS p_txs, p.summary AS p_summary
+    `SELECT t.id, t.wallet, t.tx_hash, t.fee_tx_hash, t.status, t.block_number, t.block_hash, t.created_at,
+           t.checked_at,
+            t.raw_tx, t.relay, t.sent_at, p.deadline AS p_deadline, p.execution AS p_execution, p.token_in AS
+              p_token_in, p.token_out AS p_token_out, p.txs AS p_txs, p.summary AS p_summary
      FROM app.trades t LEFT JOIN app.plans p ON p.id = t.plan_id
      WHERE t.tx_hash IS NOT NULL AND NOT t.final AND t.status IN ('pending', 'mined', 'reverted')
        AND (t.status <> 'pending' OR t.created_at >= $1 OR t.checked_at IS NULL)
@@ -73,7 +75,8 @@ export async function recordOutcome(
   },
 ) {
   await d.db.query(
-    `UPDATE app.trades SET status = $3, block_number = $4, block_hash = $5, block_time = $6, outcome = $7, final = $8, checked_at = $9, fee_unpaid = $10
+    `UPDATE app.trades SET status = $3, block_number = $4, block_hash = $5, block_time = $6, outcome = $7, final = $8,
+           checked_at = $9, fee_unpaid = $10
      WHERE id = $1 AND status IN ('pending', 'mined', 'reverted') AND block_hash IS NOT DISTINCT FROM $2`,
     [
       id,
@@ -93,7 +96,8 @@ export async function recordOutcome(
 /** The receipt is gone (its block was reorged away): pending again. */
 export async function backToPending(d: LedgerDeps, id: number, seenHash: Hex) {
   await d.db.query(
-    `UPDATE app.trades SET status = 'pending', block_number = NULL, block_hash = NULL, block_time = NULL, outcome = NULL, checked_at = $3
+    `UPDATE app.trades SET status = 'pending', block_number = NULL, block_hash = NULL, block_time = NULL, outcome =
+           NULL, checked_at = $3
      WHERE id = $1 AND block_hash = $2 AND NOT final`,
     [id, seenHash.toLowerCase(), nowS(d)],
   );
