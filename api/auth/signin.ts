@@ -1,14 +1,14 @@
 import { createHash, randomBytes } from "node:crypto";
-import { getAddress, isAddress, recoverMessageAddress, type Address, type Hex, type PublicClient } from "viem";
+import { getAddress, isAddress, recoverMessageAddress, type Address, type Hex } from "viem";
 import { createSiweMessage, generateSiweNonce } from "viem/siwe";
 import { LRUCache } from "lru-cache";
 import { partnerAgentVaultAbi, sanctionsListAbi } from "../../abis/fixtures.js";
-import type { Config } from "../../lib/config.js";
 import { z } from "zod";
 import { inOwnWords, Refusal, worded } from "../errors/index.js";
 import type { Revocations, Revoked } from "./revocations.js";
 import type { Db } from "../ports/store/db.js";
 import type { KeyRecord } from "../http/env.js";
+import type { Common } from "../ports/common.js";
 
 export type { KeyRecord };
 
@@ -35,11 +35,8 @@ export const SIGN_IN_CAPS: Readonly<SignInCaps> = Object.freeze({
 
 export type Purpose = "sign-in" | "revoke-all";
 /** `revocations`: where revoked keys are announced to other instances (Redis), if anywhere. */
-export type SignInDeps = {
+export type SignInDeps = Pick<Common, "config" | "chain" | "clock"> & {
   db: Db;
-  config: Config;
-  chain: PublicClient;
-  clock: () => number;
   revocations?: Revocations | null;
   /** New accounts' and keys' caps (default SIGN_IN_CAPS). */
   caps?: SignInCaps;

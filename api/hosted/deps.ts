@@ -1,18 +1,15 @@
-import type { Address, PublicClient } from "viem";
-import type { Config } from "../../lib/config.js";
+import type { Address } from "viem";
 import type { Market } from "../market/index.js";
 import type { HostedStore } from "./store.js";
+import type { Common } from "../ports/common.js";
 
 /**
  * What the tick, the executors and the attestations all read, declared once here so that none of
  * them imports another for its types (they used to import each other in a circle).
  */
-export type HostedContext = {
-  config: Config;
-  chain: PublicClient;
+export type HostedContext = Pick<Common, "config" | "chain" | "clock"> & {
   market: Pick<Market, "mark">;
   store: HostedStore;
-  clock: () => number;
 };
 
 /** A session as a hosted agent sees it (sessions' forHosted). */

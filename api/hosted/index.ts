@@ -1,5 +1,4 @@
-import type { Logger } from "pino";
-import type { Address, PublicClient } from "viem";
+import type { Address } from "viem";
 import type { Config } from "../../lib/config.js";
 import type { Market } from "../market/index.js";
 import type { Db } from "../ports/store/db.js";
@@ -64,6 +63,7 @@ export {
   sessionBody as hostedSessionBody,
   attestationBody as hostedAttestationBody,
 } from "./request.js";
+import type { Common } from "../ports/common.js";
 export { ownConnect } from "./aiAccount.js";
 
 /** What another domain attaches to hosted agents' announcements and ticks (HostedService.attach). */
@@ -77,13 +77,9 @@ export type HostedHooks = {
 };
 
 /** What createHosted is given (api/services.ts). */
-export type HostedInput = {
-  config: Config;
-  chain: PublicClient;
+export type HostedInput = Common & {
   market: Pick<Market, "mark">;
   db: Db;
-  clock: () => number;
-  logger?: Logger;
   executors: ExecutorPort | null;
   sequencer: Sequencer;
   liveSessionsOf: (executor: Address) => Promise<string[]>;

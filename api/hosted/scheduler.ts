@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import PQueue from "p-queue";
-import type { Logger } from "pino";
 import type { Db } from "../ports/store/db.js";
+import type { Common } from "../ports/common.js";
 
 export type Claimed = { agentId: string; seq: number; dueMs: number; intervalS: number };
 
@@ -15,11 +15,9 @@ export function nextDue(dueMs: number, intervalS: number, nowMs: number): number
   return dueMs + k * step;
 }
 
-type SchedulerDeps = {
+type SchedulerDeps = Pick<Common, "clock" | "logger"> & {
   db: Db;
-  clock: () => number;
   runTick: (c: Claimed, instance: string) => Promise<boolean>;
-  logger?: Logger;
   leaseMs?: number;
   batch?: number;
   concurrency?: number;

@@ -1,14 +1,12 @@
-import type { Address, PublicClient } from "viem";
-import type { Config } from "../../lib/config.js";
+import type { Address } from "viem";
 import type { Market } from "../market/index.js";
 import type { CosignerPort } from "../ports/cosigner.js";
 import type { Ledger, Sides, Trading } from "../trading/index.js";
 import type { SessionStore } from "./store.js";
+import type { Common } from "../ports/common.js";
 
 /** What the sessions domain reads and writes; built once in services.ts. */
-export type SessionDeps = {
-  config: Config;
-  chain: PublicClient;
+export type SessionDeps = Pick<Common, "config" | "chain"> & {
   market: Market;
   sides: Sides;
   trading: Trading;

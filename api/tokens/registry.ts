@@ -19,6 +19,7 @@ import {
   type RecordFilter,
   type TokenCounts,
 } from "./store.js";
+import type { Common } from "../ports/common.js";
 
 export { TIER_LIMITS, type Risk, type TokenRecord } from "./screen.js";
 export type { TokenCounts } from "./store.js";
@@ -72,14 +73,11 @@ export const TOKEN_STATS_TTL_MS = 30_000;
  * `tuning`: the screening limits (default SCREEN_DEFAULTS); read at each use, so the one who passed it may
  * tighten it later (tests do).
  */
-type Deps = {
+type Deps = Pick<Common, "config" | "chain" | "clock"> & {
   db: Db;
-  config: Config;
-  chain: PublicClient;
   reader: PublicClient;
   indexed: SqlIndexedReads;
   shield: ShieldProvider | null;
-  clock: () => number;
   budget?: Limiter;
   tuning?: ScreenTuning;
 };

@@ -11,6 +11,7 @@ import { deepestPool, independentBasis, TWAP_WINDOW_S } from "../market/index.js
 import type { SqlIndexedReads, PoolState } from "../ports/indexed.js";
 import { probeBuySell, type Probe } from "../ports/simulation.js";
 import { lc } from "../../lib/address.js";
+import type { Common } from "../ports/common.js";
 
 export const TIER_LIMITS = { A: 10_000, B: 2_500, C: 500, blocked: 0 } as const;
 const B_MIN_LIQUIDITY_USD = 250_000;
@@ -31,9 +32,7 @@ export type TokenRecord = Record<string, unknown> & {
  * (lib/chain createUntrustedReader), indexed pools and marks, the core assets by lowercase address,
  * and the time in seconds the record is stamped with.
  */
-export type ScreenContext = {
-  config: Config;
-  chain: PublicClient;
+export type ScreenContext = Pick<Common, "config" | "chain"> & {
   reader: PublicClient;
   indexed: SqlIndexedReads;
   coreByAddress: Map<string, TokenEntry>;
