@@ -11,6 +11,7 @@ import { createMarket } from "./market/index.js";
 import { httpSequencer } from "./ports/sequencer.js";
 import { httpCosigner } from "./ports/cosigner.js";
 import { httpExecutors } from "./ports/executors.js";
+import { hostedAvailability } from "./ports/hostedAvailability.js";
 import { createLease } from "./ports/store/lease.js";
 import { createStats } from "./server/index.js";
 import { createTokens } from "./tokens/index.js";
@@ -102,6 +103,7 @@ function relayParts(deps: AppDeps, common: Common, t: TradingParts, o: Outside) 
     cosigner: o.cosigner,
     now: () => Math.floor(clock() / 1000),
     hostedExecutor: async (executor: Address) => (executors ? await executors.state(executor) : null),
+    hostedAvailable: hostedAvailability({ config, executors, clock }),
   });
   const fast = createFast({ config, chain, market, ledger, volume, sequencer, clock });
   const relay = createRelay({ config, chain, ledger, sequencer, clock, sessionExecutors: sessions.executorsOf });

@@ -20,4 +20,6 @@ export type SessionDeps = Pick<Common, "config" | "chain"> & {
    * that owner's wallet, and never once it is retired or closed.
    */
   hostedExecutor?: (executor: Address) => Promise<{ owner: Address; retired: boolean; closed: boolean } | null>;
+  /** me/sessions `hosted_available`: whether hosted agents can trade live now (api/ports/hostedAvailability.ts). */
+  hostedAvailable: () => Promise<boolean>;
 };

@@ -41,6 +41,8 @@ export function createSessions(d: SessionDeps) {
     },
     /** Sessions an executor can still be co-signed under (hosted refund-gas waits for none). */
     liveForExecutor: (executor: Address) => d.store.liveForExecutor(executor),
+    /** me/sessions `hosted_available`: bounded in time and cached (never a hung request). */
+    hostedAvailable: () => d.hostedAvailable(),
     async mine(wallet: Address) {
       const rows = await d.store.forWallet(wallet);
       return {

@@ -32,7 +32,7 @@ export const SIGN_GRANT_NOTE =
  * summary rows, and how a refused session trade is kept with the other refused trades.
  */
 export type SessionsService = {
-  sessions: Pick<Sessions, "start" | "switchOn" | "trade" | "revoke" | "forHosted" | "mine">;
+  sessions: Pick<Sessions, "start" | "switchOn" | "trade" | "revoke" | "forHosted" | "mine" | "hostedAvailable">;
   hostedSummaries: (wallet: Address) => Promise<unknown>;
   recordRefused: Ledger["recordRefused"];
   refOfParam: (param: unknown) => TokenRef | null;
@@ -132,12 +132,17 @@ export const sessionRoutes = [
       return caller(call);
     },
     handle: async ({ found: { wallet } }, s) => {
-      const mine = await s.sessions.mine(wallet);
+      // The availability probe (at most a second, usually cached) runs beside the store reads.
+      const [mine, hosted, available] = await Promise.all([
+        s.sessions.mine(wallet),
+        s.hostedSummaries(wallet),
+        s.sessions.hostedAvailable(),
+      ]);
       return {
         wallet: mine.wallet,
         sessions: mine.sessions,
-        hosted: await s.hostedSummaries(wallet),
-        hosted_available: true,
+        hosted,
+        hosted_available: available,
         routes: mine.routes,
       };
     },
