@@ -50,7 +50,7 @@ function outsideParties(deps: AppDeps) {
 
 /** Marks, the token registry (its screening budget shared over Redis when configured), the ledger and trading. */
 function tradingParts(deps: AppDeps, common: Common) {
-  const { config, chain } = common;
+  const { config } = common;
   const { indexed, db } = deps;
   const market = createMarket({ config, indexed, clock: common.clock });
   // Code the service does not control (any token) is read through its own fenced client (lib/chain.ts).
