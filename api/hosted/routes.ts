@@ -49,6 +49,8 @@ export type HostedService = Pick<
 const before: Take[] = [["hostedClient", RATE_RULES.hostedClient, "client"]];
 const limits: Take[] = [["hostedKey", RATE_RULES.hostedKey, "key"]];
 const auth = "key(wallet)" as const;
+/** Pause, stop and delete: a sanctioned owner may still end what it started (SPEC "Authentication" 10). */
+const evenSanctioned = true;
 const AGENT_SETTINGS: Code[] = [...HOSTED, "TOKEN_NOT_ALLOWED", "LEAGUE_PAIRS", "LEAGUE_INTERVAL"];
 const route = routesFor<HostedService>();
 
@@ -210,6 +212,7 @@ export const hostedRoutes = [
     method: "post",
     path: "/hosted/{id}/pause",
     auth,
+    evenSanctioned,
     before,
     limits,
     summary: "Pauses an agent",
@@ -238,6 +241,7 @@ export const hostedRoutes = [
     method: "post",
     path: "/hosted/{id}/stop",
     auth,
+    evenSanctioned,
     before,
     limits,
     summary: "Stops an agent (it leaves the league)",
@@ -252,6 +256,7 @@ export const hostedRoutes = [
     method: "post",
     path: "/hosted/{id}/delete",
     auth,
+    evenSanctioned,
     before,
     limits,
     summary: "Deletes an agent",
