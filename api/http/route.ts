@@ -142,8 +142,14 @@ function lockoutOf(e: Pick<RouteEntry, "lockout">, http: HttpKit): MiddlewareHan
 }
 
 /** `first`, then the input parsed by the entry's schemas, then `handle`. */
-async function callOf<S>(e: RouteEntry<S>, s: S, raw: RawCall) {
-  const found = e.first ? await e.first(raw, s) : undefined;
+function callOf<S>(e: RouteEntry<S>, s: S, raw: RawCall): unknown {
+  // No promise unless `first` needs one: most routes have no first step, and the edge is on every request.
+  if (!e.first) return withInput(e, s, raw, undefined);
+  return Promise.resolve(e.first(raw, s)).then((found) => withInput(e, s, raw, found));
+}
+
+/** The input parsed by the entry's schemas, then `handle`. */
+function withInput<S>(e: RouteEntry<S>, s: S, raw: RawCall, found: unknown): unknown {
   const rawQuery = raw.c.req.query();
   const query = e.query ? parseBody(e.query, rawQuery) : rawQuery;
   const rawBody = raw.c.get("body") ?? {};
@@ -155,7 +161,7 @@ async function callOf<S>(e: RouteEntry<S>, s: S, raw: RawCall) {
 function handlerOf<S>(e: RouteEntry<S>, s: S, http: HttpKit) {
   return async (c: Context<AppEnv>) => {
     const raw: RawCall = { param: (name) => c.req.param(name)!, c };
-    const work = () => (e.around ? e.around(raw, s, () => callOf(e, s, raw)) : callOf(e, s, raw));
+    const work = async () => (e.around ? e.around(raw, s, async () => callOf(e, s, raw)) : callOf(e, s, raw));
     const out = await (e.lockout ? countingFailedSignatures(http.limiter, c.get("clientAddr"), work) : work());
     return out instanceof Response ? out : c.json(out as object, e.status ?? 200);
   };
