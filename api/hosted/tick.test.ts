@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { StoredAgent, Terms } from "./store.js";
 import type { TickState } from "./brains.js";
 import { decisionEntry, orderHolds, riskHold, termsFee } from "./tick.js";
-import { risk } from "../trading/policy.js";
+import type { Risk } from "../trading/index.js";
 
 const limits = { max_trade_usd: 100, max_day_usd: 300, max_position_usd: 500 };
 const agent = {
@@ -84,8 +84,8 @@ describe("riskHold: the agent's own risk terms on an order's tokens, paper and l
     policies: { block_risks: [] },
     ...o,
   });
-  const honeypot = risk("HONEYPOT", "sells fail", "0xabc");
-  const proxy = risk("UPGRADEABLE", "proxy", "0xabc");
+  const honeypot: Risk = { code: "HONEYPOT", severity: "severe", detail: "sells fail", token: "0xabc" };
+  const proxy: Risk = { code: "UPGRADEABLE", severity: "info", detail: "proxy", token: "0xabc" };
 
   it("lets a token with no risk, or only info risks, go under empty terms", () => {
     expect(riskHold([], terms())).toBeNull();
