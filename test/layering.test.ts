@@ -206,7 +206,7 @@ describe("layering rules (on synthetic edges: each rule can fail)", () => {
     "flags Hono outside a domain's routes.ts (page.ts: hono/html only), and allows it in routes.ts, api/http and " +
       "api/app.ts",
     () => {
-      const rule = "in a domain only routes.ts imports Hono (and page.ts its HTML escaping)";
+      const rule = "in a domain only routes.ts (and its unit test) imports Hono (and page.ts its HTML escaping)";
       expect(
         violations([
           pkg("api/trading/plan.ts", "hono"),
@@ -223,6 +223,7 @@ describe("layering rules (on synthetic edges: each rule can fail)", () => {
       expect(
         violations([
           pkg("api/trading/routes.ts", "hono"),
+          pkg("api/trading/routes.test.ts", "hono"),
           pkg("api/http/guards.ts", "hono"),
           pkg("api/app.ts", "hono"),
           pkg("api/trading/plan.ts", "viem"),
