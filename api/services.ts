@@ -201,6 +201,7 @@ function ownersParts(deps: AppDeps, common: Common, t: TradingParts, r: ReturnTy
     revokeSession: (sessionId, who) => sessions.revoke({ session_id: sessionId, reset_code: false }, who),
     trade: sessions.trade,
     submit: relay.submit,
+    sides: t.trading.context.sides,
   });
   const league = createLeague({
     ...common,

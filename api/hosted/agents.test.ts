@@ -43,6 +43,7 @@ beforeEach(async () => {
     config,
     chain: {} as PublicClient,
     market: { mark: async () => null },
+    sides: { pair: async () => Promise.reject(new Error("agents do not read sides")) },
     store: createHostedStore(db),
     clock: () => T0,
     allowPrivateWebhooks: false,

@@ -88,6 +88,8 @@ export type HostedInput = Common & {
   revokeSession: HostedDeps["revokeSession"];
   trade: LiveDeps["trade"];
   submit: LiveDeps["submit"];
+  /** Trading's sides: an order's tokens and their risks, read as a key's trade reads them. */
+  sides: TickDeps["sides"];
   scheduler?: {
     intervalMs?: number;
     leaseMs?: number;
@@ -155,6 +157,7 @@ function tickDepsOf(d: HostedInput, store: HostedStore, hooks: HostedHooks): Tic
     config: d.config,
     chain: d.chain,
     market: d.market,
+    sides: d.sides,
     store,
     clock: d.clock,
     logger: d.logger,

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
-import type { StoredAgent } from "./store.js";
+import type { StoredAgent, Terms } from "./store.js";
 import type { TickState } from "./brains.js";
-import { decisionEntry, orderHolds } from "./tick.js";
+import { decisionEntry, orderHolds, riskHold, termsFee } from "./tick.js";
+import type { Risk } from "../trading/index.js";
 
 const limits = { max_trade_usd: 100, max_day_usd: 300, max_position_usd: 500 };
 const agent = {
@@ -73,5 +74,65 @@ describe("decisionEntry: the decision's log entry, the same for paper and live",
       code: "AI_SIZE",
       body: { orders, note: null, value_usd: 1420, message: "$150 is outside 1 to 100" },
     });
+  });
+});
+
+describe("riskHold: the agent's own risk terms on an order's tokens, paper and live alike", () => {
+  const terms = (o: Partial<Terms> = {}): Terms => ({
+    accept_risks: [],
+    shield: false,
+    policies: { block_risks: [] },
+    ...o,
+  });
+  const honeypot: Risk = { code: "HONEYPOT", severity: "severe", detail: "sells fail", token: "0xabc" };
+  const proxy: Risk = { code: "UPGRADEABLE", severity: "info", detail: "proxy", token: "0xabc" };
+
+  it("lets a token with no risk, or only info risks, go under empty terms", () => {
+    expect(riskHold([], terms())).toBeNull();
+    expect(riskHold([proxy], terms())).toBeNull();
+  });
+
+  it("holds RISKS_MISSING for a severe risk the agent does not accept, and lets it go once accepted", () => {
+    expect(riskHold([honeypot, proxy], terms())).toEqual({
+      code: "RISKS_MISSING",
+      refusal: "RISK_NOT_ACCEPTED",
+      message: "severe risks not accepted: HONEYPOT; list them in accept_risks to proceed",
+    });
+    expect(riskHold([honeypot], terms({ accept_risks: ["HONEYPOT"] }))).toBeNull();
+  });
+
+  it("holds TOKEN_BLOCKED for any risk the owner blocks, an info one too, before an unaccepted one", () => {
+    expect(riskHold([proxy], terms({ policies: { block_risks: ["UPGRADEABLE"] } }))).toEqual({
+      code: "TOKEN_BLOCKED",
+      refusal: "RISK_BLOCKED",
+      message: "the owner's policies.block_risks refuses: UPGRADEABLE",
+    });
+    expect(riskHold([honeypot], terms({ policies: { block_risks: ["HONEYPOT"] } }))?.code).toBe("TOKEN_BLOCKED");
+    // A blocked code the tokens do not carry holds nothing.
+    expect(riskHold([proxy], terms({ policies: { block_risks: ["HONEYPOT"] } }))).toBeNull();
+  });
+
+  it("is not loosened by Shield: the agent's Shield adds no policy of its own to its block list", () => {
+    expect(riskHold([honeypot], terms({ shield: true }))?.code).toBe("RISKS_MISSING");
+    expect(riskHold([proxy], terms({ shield: true }))).toBeNull();
+  });
+});
+
+describe("termsFee: a paper fill pays the fee live would charge under the agent's terms", () => {
+  it("charges Shield's 10 bps only when the agent asked for Shield, and says so", () => {
+    expect(termsFee("major", { shield: false })).toEqual({
+      fee_bps: 25,
+      fee_class: "major",
+      fee_tier: 25,
+      shield: false,
+    });
+    expect(termsFee("major", { shield: true })).toEqual({
+      fee_bps: 35,
+      fee_class: "major",
+      fee_tier: 25,
+      shield: true,
+    });
+    expect(termsFee("other", { shield: false }).fee_bps).toBe(50);
+    expect(termsFee("other", { shield: true }).fee_bps).toBe(60);
   });
 });

@@ -3,14 +3,23 @@ import { formatUnits, parseUnits, zeroAddress, type Address } from "viem";
 import type { Config, TokenEntry } from "../../lib/config.js";
 import { erc20Abi } from "../../abis/erc20.js";
 import type { KeyRecord } from "../auth/index.js";
-import type { SubmitParameters, Who } from "../trading/index.js";
+import {
+  feeClassOf,
+  recordRisks,
+  riskVerdict,
+  type Risk,
+  type Sides,
+  type SubmitParameters,
+  type TokenInfo,
+  type Who,
+} from "../trading/index.js";
 import type { SessionTradeParameters } from "../sessions/index.js";
-import { feeFor, majorSymbols } from "../../lib/fees.js";
+import { feeFor, type FeeClass } from "../../lib/fees.js";
 import { quoteExactInputSingle } from "../../lib/quoter.js";
 import { checkOrders, ruleBrain, webhookBrain, type Decision, type TickState } from "./brains.js";
 import { aiDecision, type AiDeps } from "./ai.js";
 import type { Order } from "./request.js";
-import type { PaperBook, StoredAgent } from "./store.js";
+import type { PaperBook, StoredAgent, Terms } from "./store.js";
 import type { HostedContext } from "./deps.js";
 import type { Db } from "../ports/store/db.js";
 import type { ExecutorPort } from "../ports/executors.js";
@@ -36,6 +45,7 @@ export type LiveDeps = {
     fee_bps: number;
     fee_class: string;
     fee_tier: number;
+    shield: boolean;
     swap: { amount_in: string; amount_out_min: string; notional_usd: number };
   }>;
   submit: (q: SubmitParameters, key: KeyRecord, as?: { path?: "hosted" }) => Promise<{ tx_hash: `0x${string}` }>;
@@ -44,6 +54,8 @@ export type LiveDeps = {
 };
 
 export type TickDeps = HostedContext & {
+  /** Both sides of an order as a key's trade reads them (the token registry's records and their risks). */
+  sides: Pick<Sides, "pair">;
   live?: LiveDeps;
   /** The AI-model brain's gateway and budgets; absent: AI agents hold AI_OFF. */
   ai?: AiDeps;
@@ -72,6 +84,7 @@ type Fill = {
   fee_bps: number;
   fee_class: string;
   fee_tier: number;
+  shield: boolean;
   fee: string;
   block: number;
 };
@@ -152,6 +165,53 @@ export function orderHolds(
   return null;
 }
 
+/** Why an order does not go: SPEC's hold code, and the refusal it stands for when one was raised. */
+type OrderHold = { code: string; message: string; refusal?: string };
+
+/**
+ * Why the agent's own risk terms hold an order whose tokens carry `risks`: TOKEN_BLOCKED for a
+ * code its policies.block_risks names, else RISKS_MISSING for a severe one it does not accept
+ * (riskVerdict: the reading a key's trade gets from the policy). null: its terms let it go.
+ */
+export function riskHold(risks: Risk[], terms: Terms): Required<OrderHold> | null {
+  const v = riskVerdict(risks, {
+    acceptRisks: terms.accept_risks,
+    shieldPolicies: null,
+    blockRisks: terms.policies.block_risks,
+  });
+  const r = v.blocked ?? v.notAccepted;
+  return r ? { code: holdCodeOf(r.code), message: r.message, refusal: r.code } : null;
+}
+
+/**
+ * The fee of an order under the agent's terms, as live sets it (lib/fees feeFor): the class's
+ * rate, plus Shield's only when the terms ask for Shield. Paper has no 30-day volume: the posted
+ * rate.
+ */
+export function termsFee(feeClass: FeeClass, terms: Pick<Terms, "shield">) {
+  const fee = feeFor({ feeClass, volume30dUsd: 0, shield: terms.shield });
+  return { fee_bps: fee.bps, fee_class: feeClass, fee_tier: fee.tier, shield: terms.shield };
+}
+
+/**
+ * The order's sides as a key's trade reads them (sides.pair: the registry's records), held by
+ * the agent's risk terms (riskHold); a side that cannot be read holds with its refusal's code.
+ */
+async function orderSides(
+  d: TickDeps,
+  agent: StoredAgent,
+  o: Order,
+): Promise<{ tin: TokenInfo; tout: TokenInfo } | { hold: OrderHold }> {
+  try {
+    const s = await d.sides.pair(o, { key: ownerKey(agent), clientAddr: "hosted" });
+    const why = riskHold(recordRisks(s.tin, s.tout), agent.terms);
+    return why ? { hold: why } : s;
+  } catch (err) {
+    if (!(err instanceof Refusal)) throw err;
+    return { hold: { code: holdCodeOf(err.code), message: err.message, refusal: err.code } };
+  }
+}
+
 /**
  * Fills one order on the paper book at the V4Quoter's output for the pair's pool at the tick's
  * block, after the fee a live trade would pay (taken from the input): deterministic, no
@@ -165,30 +225,32 @@ async function fillPaper(
   s: TickState,
   book: PaperBook,
   filledTodayUsd: number,
-): Promise<{ fill: Fill } | { hold: string; message: string }> {
+): Promise<{ fill: Fill } | { hold: OrderHold }> {
   const tin = d.config.tokens[o.token_in]!;
   const tout = d.config.tokens[o.token_out]!;
   const markIn = s.marks[o.token_in];
   if (!markIn || !s.marks[o.token_out])
-    return { hold: "TOKEN_STALE", message: `no mark for ${markIn ? o.token_out : o.token_in}` };
+    return { hold: { code: "TOKEN_STALE", message: `no mark for ${markIn ? o.token_out : o.token_in}` } };
   const limit = orderHolds(agent, o, s.book, filledTodayUsd);
-  if (limit) return { hold: limit.code, message: limit.message };
+  if (limit) return { hold: limit };
+  const sides = await orderSides(d, agent, o);
+  if ("hold" in sides) return sides;
   const pool = d.config.pools.find(
     (p) =>
       (lc(p.currency0) === lc(tin.address) && lc(p.currency1) === lc(tout.address)) ||
       (lc(p.currency0) === lc(tout.address) && lc(p.currency1) === lc(tin.address)),
   );
   if (!pool || lc(pool.hooks) !== lc(zeroAddress))
-    return { hold: "PAIR", message: `no hookless pool for ${o.token_in}/${o.token_out}` };
+    return { hold: { code: "PAIR", message: `no hookless pool for ${o.token_in}/${o.token_out}` } };
   const held = BigInt(book[lc(tin.address)] ?? "0");
   const wanted = parseUnits((o.amount_usd / markIn).toFixed(tin.decimals), tin.decimals);
   const amountIn = wanted < held ? wanted : held;
   if (Number(formatUnits(amountIn, tin.decimals)) * markIn < 1)
-    return { hold: "PAPER_BALANCE", message: `the book holds ${formatUnits(held, tin.decimals)} ${o.token_in}` };
-  const major = new Set(majorSymbols(d.config.tokens));
-  const feeClass = major.has(o.token_in) && major.has(o.token_out) ? "major" : "other";
-  const fee = feeFor({ feeClass, volume30dUsd: 0, shield: agent.terms.shield });
-  const feeAtoms = (amountIn * BigInt(fee.bps)) / 10_000n;
+    return {
+      hold: { code: "PAPER_BALANCE", message: `the book holds ${formatUnits(held, tin.decimals)} ${o.token_in}` },
+    };
+  const fee = termsFee(feeClassOf(sides.tin, sides.tout), agent.terms);
+  const feeAtoms = (amountIn * BigInt(fee.fee_bps)) / 10_000n;
   const zeroForOne = lc(pool.currency0) === lc(tin.address);
   const out = await quoteExactInputSingle(
     d.chain,
@@ -217,9 +279,7 @@ async function fillPaper(
       amount_in: amountIn.toString(),
       amount_out: out.toString(),
       amount_usd: Number(formatUnits(amountIn, tin.decimals)) * markIn,
-      fee_bps: fee.bps,
-      fee_class: feeClass,
-      fee_tier: fee.tier,
+      ...fee,
       fee: feeAtoms.toString(),
       block: s.block,
     },
@@ -397,7 +457,7 @@ async function paperOrders(
       continue;
     }
     const r = await fillPaper(d, agent, o, p.s, p.book, today);
-    if ("hold" in r) entries.push({ kind: "hold", code: r.hold, body: { message: r.message, order: o } });
+    if ("hold" in r) entries.push(holdEntry(r.hold, o));
     else {
       fills.push(r.fill);
       today += r.fill.amount_usd;
@@ -406,6 +466,13 @@ async function paperOrders(
   }
   return { entries, fills };
 }
+
+/** A held order's log entry: the refusal it stands for beside SPEC's code, when one was raised. */
+const holdEntry = (h: OrderHold, o: Order): Entry => ({
+  kind: "hold",
+  code: h.code,
+  body: { message: h.message, order: o, ...(h.refusal ? { refusal: h.refusal } : {}) },
+});
 
 /** The paper tick's book, state, decision and logs, in one transaction with its slot (takeSlot). */
 async function commitPaper(
@@ -560,8 +627,9 @@ async function liveTickBody(d: TickDeps, agent: StoredAgent, t: Slot): Promise<v
       await hold("LIVE_OFF", why, { order: o });
       break;
     }
-    const why = orderHolds(agent, o, s.book, today) ?? (await stockHoldOf(d, agent, o, run));
-    if (why) await hold(why.code, why.message, { order: o });
+    const why: OrderHold | null =
+      orderHolds(agent, o, s.book, today) ?? (await stockHoldOf(d, agent, o, run)) ?? (await riskHoldOf(d, agent, o));
+    if (why) await hold(why.code, why.message, { order: o, ...(why.refusal ? { refusal: why.refusal } : {}) });
     else today += await liveOrder(d, agent, o, s, run, hold);
   }
   await d.store.db.query("UPDATE app.hosted_agents SET last_decision = $2, brain_state = $3 WHERE id = $1", [
@@ -573,6 +641,12 @@ async function liveTickBody(d: TickDeps, agent: StoredAgent, t: Slot): Promise<v
       value_usd: s.value_usd,
     }),
   ]);
+}
+
+/** The agent's risk terms on a live order's tokens, before session/trade builds it (orderSides); null: it may go. */
+async function riskHoldOf(d: TickDeps, agent: StoredAgent, o: Order): Promise<OrderHold | null> {
+  const r = await orderSides(d, agent, o);
+  return "hold" in r ? r.hold : null;
 }
 
 /** The order's stock tokens (config addresses). */
@@ -620,6 +694,8 @@ async function liveOrder(
         token_in: o.token_in,
         token_out: o.token_out,
         notional_usd: o.amount_usd,
+        // The agent's Shield, never the session's alone: a session binding other terms holds (SHIELD_MISMATCH).
+        shield: agent.terms.shield,
         ...(stocksOf(d, o).length ? { owner_attests_non_us: true } : {}),
       },
       { key: run.key, clientAddr: "hosted" },
@@ -687,6 +763,7 @@ async function logLiveTrade(
       fee_bps: t.fee_bps,
       fee_class: t.fee_class,
       fee_tier: t.fee_tier,
+      shield: t.shield,
       tx_hash: txHash,
       session_id: run.session.id,
     },

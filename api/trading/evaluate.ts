@@ -23,7 +23,7 @@ import {
   type Route,
   type RouteQuote,
 } from "./routing.js";
-import type { Sides, TokenInfo, Who } from "./sides.js";
+import { feeClassOf, recordRisks, type Sides, type TokenInfo, type Who } from "./sides.js";
 import type { Volume } from "./volume.js";
 import { msSince } from "./timing.js";
 import { lc } from "../../lib/address.js";
@@ -405,7 +405,7 @@ async function sizeAndFee(
     amountIn = parseUnits((r.notional_usd! / markIn.usd).toFixed(tin.decimals), tin.decimals);
     if (amountIn === 0n) throw new Refusal("MIN_NOTIONAL", "the trade rounds to zero atoms");
   }
-  const feeClass: FeeClass = tin.major && tout.major ? "major" : "other";
+  const feeClass: FeeClass = feeClassOf(tin, tout);
   const volumeUsd = tierWallet && feeClass === "major" ? await ctx.volume.usd30d(tierWallet) : 0;
   const fee = feeFor({ feeClass, volume30dUsd: volumeUsd, shield: r.shield });
   const curveOnly = routes.every((x) => x.venue === CURVE_VENUE);
@@ -617,10 +617,7 @@ async function assessRisks(
   best: RankedRoute,
   s: Sizing,
 ): Promise<{ risks: Risk[]; reports: Record<string, ShieldReport> }> {
-  const risks: Risk[] = [];
-  for (const t of [tin, tout])
-    for (const x of (t.record?.risks as Risk[] | undefined) ?? [])
-      risks.push({ ...x, token: t.core ? t.symbol : lc(t.address) });
+  const risks: Risk[] = recordRisks(tin, tout);
   const impact = best.row.vs_mid_bps !== null ? Math.max(0, -best.row.vs_mid_bps - Math.round(best.venueFeeBps)) : 0;
   if (impact >= LIMITS.highPriceImpactBps)
     risks.push(risk("HIGH_PRICE_IMPACT", `this size moves the price about ${impact} bps`));

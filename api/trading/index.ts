@@ -11,7 +11,7 @@ export {
   type PlanTx,
 } from "./txs.js";
 export { parseTradeRequest, tradeBody, tradeRequest, type TradeParameters, type TradeRequest } from "./request.js";
-export type { Sides, TokenInfo, Who } from "./sides.js";
+export { feeClassOf, recordRisks, type Sides, type TokenInfo, type Who } from "./sides.js";
 export type { Evaluation } from "./evaluate.js";
 export { round2, msSince } from "./timing.js";
 export { createLedger, DROP_AFTER_S, relayedPlanOf, type Ledger, type TokenRef } from "./ledger.js";
@@ -21,4 +21,4 @@ export { createRelay, nodeKnows, resend, sendRaw, type Relay } from "./relay.js"
 export { submitRequest, type SubmitParameters } from "./relay.js";
 export { revokeRequest, type RevokeParameters } from "./revoke.js";
 export { createWatcher, FINALITY_BLOCKS, type Watcher } from "./watcher.js";
-export { APPROVAL_MODES, LIMITS, SHIELD_POLICIES, slippageCapBps } from "./policy.js";
+export { APPROVAL_MODES, LIMITS, SHIELD_POLICIES, riskVerdict, slippageCapBps, type Risk } from "./policy.js";

@@ -1,5 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { defaultSlippageBps, evaluatePolicy, LIMITS, risk, slippageCapBps, type PolicyInput } from "./policy.js";
+import {
+  defaultSlippageBps,
+  evaluatePolicy,
+  LIMITS,
+  risk,
+  riskVerdict,
+  slippageCapBps,
+  type PolicyInput,
+} from "./policy.js";
 
 const ok: PolicyInput = {
   notionalUsd: 100,
@@ -67,6 +75,19 @@ describe("evaluatePolicy", () => {
       blocked: ["NO_INDEPENDENT_MARK", "UNVERIFIED"],
       policy: ["block_severe", "verified_only"],
     });
+  });
+
+  it("riskVerdict: Shield's policies and an owner's block list refuse the codes they name, any severity", () => {
+    const risks = [risk("NO_INDEPENDENT_MARK", "pool only"), risk("UPGRADEABLE", "proxy")];
+    const none = riskVerdict(risks, { acceptRisks: ["NO_INDEPENDENT_MARK"], shieldPolicies: null });
+    expect([none.notAccepted, none.blocked, none.accepted]).toEqual([null, null, ["NO_INDEPENDENT_MARK"]]);
+    // Without Shield its policies name nothing; the owner's list blocks an info code too.
+    expect(
+      riskVerdict(risks, { acceptRisks: [], shieldPolicies: null, blockRisks: ["UPGRADEABLE"] }).blocked,
+    ).toMatchObject({ code: "RISK_BLOCKED", extra: { blocked: ["UPGRADEABLE"], block_risks: ["UPGRADEABLE"] } });
+    const both = riskVerdict(risks, { acceptRisks: [], shieldPolicies: ["block_severe"], blockRisks: ["UPGRADEABLE"] });
+    expect(both.blocked!.extra).toMatchObject({ blocked: ["NO_INDEPENDENT_MARK", "UPGRADEABLE"] });
+    expect(both.notAccepted!.code).toBe("RISK_NOT_ACCEPTED");
   });
 
   it("stock tokens: geofence before pause before wallet block; approvals; references; limits", () => {

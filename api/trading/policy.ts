@@ -50,6 +50,55 @@ export const risk = (code: RiskCode, detail: string, token?: string): Risk => ({
   ...(token ? { token } : {}),
 });
 
+/**
+ * Risk terms as a trade carries them: the severe codes accepted; Shield's policies (null: Shield
+ * off); the codes an owner blocks outright (a hosted agent's policies.block_risks, any severity).
+ */
+export type RiskTerms = {
+  acceptRisks: readonly string[];
+  shieldPolicies: readonly string[] | null;
+  blockRisks?: readonly string[];
+};
+
+/**
+ * The one reading of risk terms, for a key's trade (evaluatePolicy) and a hosted agent's order
+ * alike: severe codes not accepted (RISK_NOT_ACCEPTED) and those accepted; what Shield's policies
+ * refuse (block_severe: every severe code, verified_only: UNVERIFIED) and the owner's block list
+ * (RISK_BLOCKED). A refusal is null when its terms let the risks through.
+ */
+export function riskVerdict(risks: Risk[], t: RiskTerms) {
+  const severe = [...new Set(risks.filter((r) => r.severity === "severe").map((r) => r.code))];
+  const unaccepted = severe.filter((c) => !t.acceptRisks.includes(c));
+  const accepted = severe.filter((c) => t.acceptRisks.includes(c));
+  const policies = t.shieldPolicies ?? [];
+  const byShield = new Set<string>();
+  if (policies.includes("block_severe")) for (const c of severe) byShield.add(c);
+  if (policies.includes("verified_only")) for (const r of risks) if (r.code === "UNVERIFIED") byShield.add(r.code);
+  const byOwner = [...new Set(risks.map((r) => r.code).filter((c) => t.blockRisks?.includes(c)))];
+  const blocked = [...new Set([...byShield, ...byOwner])];
+  return {
+    severe,
+    unaccepted,
+    accepted,
+    notAccepted: unaccepted.length
+      ? new Refusal(
+          "RISK_NOT_ACCEPTED",
+          `severe risks not accepted: ${unaccepted.join(", ")}; list them in accept_risks to proceed`,
+          { unaccepted, risks },
+        )
+      : null,
+    blocked: blocked.length
+      ? new Refusal(
+          "RISK_BLOCKED",
+          byOwner.length
+            ? `the owner's policies.block_risks refuses: ${byOwner.join(", ")}`
+            : `Shield policy refuses: ${blocked.join(", ")}`,
+          { blocked, policy: policies, ...(byOwner.length ? { block_risks: byOwner } : {}) },
+        )
+      : null,
+  };
+}
+
 /** Everything the policy looks at; null where a reading does not apply to this plan. */
 export type PolicyInput = {
   notionalUsd: number;
@@ -86,6 +135,7 @@ type Checker = {
   checks: string[];
   run: (name: string, f: () => void) => void;
   fail: (code: Code, message: string, extra?: Record<string, unknown>) => void;
+  refuse: (r: Refusal) => void;
   refusal: () => Refusal | null;
 };
 
@@ -100,6 +150,9 @@ function checker(): Checker {
     },
     fail: (code, message, extra = {}) => {
       refusal ??= new Refusal(code, message, extra);
+    },
+    refuse: (r) => {
+      refusal ??= r;
     },
     refusal: () => refusal,
   };
@@ -120,18 +173,18 @@ export function evaluatePolicy(p: PolicyInput): PolicyResult {
   sizeChecks(k, p);
   k.checks.push("TOKEN_TIER");
   if (p.stock) stockChecks(k, p.stock);
-  const severe = [...new Set(p.risks.filter((r) => r.severity === "severe").map((r) => r.code))];
-  const unaccepted = severe.filter((c) => !p.acceptRisks.includes(c));
-  const accepted = severe.filter((c) => p.acceptRisks.includes(c));
-  k.run("RISKS", () => {
-    if (unaccepted.length)
-      k.fail(
-        "RISK_NOT_ACCEPTED",
-        `severe risks not accepted: ${unaccepted.join(", ")}; list them in accept_risks to proceed`,
-        { unaccepted, risks: p.risks },
-      );
+  const v = riskVerdict(p.risks, {
+    acceptRisks: p.acceptRisks,
+    shieldPolicies: p.shield.on ? p.shield.policies : null,
   });
-  if (p.shield.on) shieldCheck(k, p, severe);
+  const { unaccepted, accepted } = v;
+  k.run("RISKS", () => {
+    if (v.notAccepted) k.refuse(v.notAccepted);
+  });
+  if (p.shield.on)
+    k.run("SHIELD", () => {
+      if (v.blocked) k.refuse(v.blocked);
+    });
   priceChecks(k, p);
   const r = k.refusal();
   return {
@@ -196,20 +249,6 @@ function stockChecks(k: Checker, s: NonNullable<PolicyInput["stock"]>) {
   });
   k.run("WALLET_BLOCKED", () => {
     if (s.walletBlocked) k.fail("WALLET_BLOCKED", "the stock token registry blocks this wallet");
-  });
-}
-
-function shieldCheck(k: Checker, p: PolicyInput, severe: RiskCode[]) {
-  k.run("SHIELD", () => {
-    const blocked = new Set<string>();
-    if (p.shield.policies.includes("block_severe")) for (const c of severe) blocked.add(c);
-    if (p.shield.policies.includes("verified_only"))
-      for (const r of p.risks) if (r.code === "UNVERIFIED") blocked.add(r.code);
-    if (blocked.size)
-      k.fail("RISK_BLOCKED", `Shield policy refuses: ${[...blocked].join(", ")}`, {
-        blocked: [...blocked],
-        policy: p.shield.policies,
-      });
   });
 }
 

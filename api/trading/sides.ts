@@ -6,7 +6,8 @@ import { Refusal } from "../errors/index.js";
 import type { Market } from "../market/index.js";
 import type { TokenRecord, Tokens } from "../tokens/index.js";
 import type { TokenRef } from "./ledger.js";
-import { LIMITS } from "./policy.js";
+import { LIMITS, type Risk } from "./policy.js";
+import type { FeeClass } from "../../lib/fees.js";
 import { lc } from "../../lib/address.js";
 
 /** Who asks: the key (for its wallet and screening budget) and the client address. */
@@ -29,6 +30,18 @@ export type TokenInfo = {
   record: TokenRecord | null;
   tierLimitUsd: number;
 };
+
+/** The risks the registry's records of both sides carry, each named by its token (a core symbol or the address). */
+export function recordRisks(tin: TokenInfo, tout: TokenInfo): Risk[] {
+  const risks: Risk[] = [];
+  for (const t of [tin, tout])
+    for (const x of (t.record?.risks as Risk[] | undefined) ?? [])
+      risks.push({ ...x, token: t.core ? t.symbol : lc(t.address) });
+  return risks;
+}
+
+/** A trade's fee class: major when both sides are. */
+export const feeClassOf = (tin: TokenInfo, tout: TokenInfo): FeeClass => (tin.major && tout.major ? "major" : "other");
 
 type SidesDeps = { config: Config; tokens: Tokens; market: Market };
 
