@@ -30,6 +30,7 @@ async function overhead(db: Db, label: string, decisions: number): Promise<Row[]
     ai: {
       gatewayUrl: gw.url,
       gatewayKey: gw.apiKey,
+      standIn: false,
       models: [{ id: "m", price: { input: 0.15, output: 0.6, structured: null, source: "bench" } }],
       pool: {
         usdDay: 1_000,

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import type { Config } from "../lib/config.js";
 
 /** What the stand-in saw: one chat completion request as sent, and whether its bearer key held. */
 export type Call = {
@@ -65,7 +66,7 @@ const contentChars = (messages: Call["messages"]) =>
  * test scripted (default: content {"orders":[]}, usage prompt = ceil(message chars / 4),
  * completion = ceil(content chars / 4)).
  */
-export async function startGatewayStandIn(o: { apiKey?: string; models?: string[] } = {}) {
+export async function startGatewayStandIn(o: { apiKey?: string; models?: string[]; keepCalls?: boolean } = {}) {
   const apiKey = o.apiKey ?? `sk-standin-${randomBytes(12).toString("hex")}`;
   // Further accounts (an owner's own key): each call records which key paid.
   const keys = new Set([apiKey]);
@@ -118,7 +119,8 @@ export async function startGatewayStandIn(o: { apiKey?: string; models?: string[
       key: authorized ? bearer : null,
       body,
     };
-    calls.push(call);
+    // A long-running devnet keeps no history (it would only grow); tests read it.
+    if (o.keepCalls !== false) calls.push(call);
     if (!authorized) return unauthorized();
     if (typeof call.model !== "string" || !models.includes(call.model)) {
       return send(
@@ -192,5 +194,79 @@ export async function startGatewayStandIn(o: { apiKey?: string; models?: string[
     /** How the stand-in answers from now on (null: the default answer). */
     script: (fn: ((call: Call) => Reply) | null) => void (scripted = fn),
     close: () => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))),
+  };
+}
+
+/**
+ * The models `npm start` offers on the devnet when no gateway is configured (AI_MODELS' format):
+ * made-up prices in USD per million tokens, named as stand-ins.
+ */
+export const DEVNET_AI_MODELS = [
+  { id: "stand-in/small", input: 0.15, output: 0.6, source: "stand-in" },
+  { id: "stand-in/large", input: 2.5, output: 10, source: "stand-in" },
+];
+/** The devnet's pool for AI calls (USD per UTC day) when the stand-in pays: new owners' trials use it at once. */
+export const DEVNET_AI_POOL_USD_DAY = "5";
+
+/** One stand-in order's size: small, so a paper book sees many. */
+const DEVNET_ORDER_USD = 10;
+
+/**
+ * The devnet stand-in's answer (no model behind it): a fixed rule a newcomer can follow in the logs.
+ * It moves up to $10 (at most the per-trade limit, half the holding) of the largest priced holding
+ * into the other token of the first pair that names it; nothing when no holding is worth $2. It reads
+ * the decision's prompt as the service sends it (a JSON state); anything else gets no orders.
+ */
+export function devnetAnswer(call: Call): Reply {
+  const none = (why: string): Reply => ({ json: { orders: [], note: `stand-in ${String(call.model)}: ${why}` } });
+  let s: any;
+  try {
+    s = JSON.parse(String(call.messages.findLast((m) => m?.role === "user")?.content));
+  } catch {
+    return none("the prompt is not the service's JSON state");
+  }
+  const pairs: string[] = Array.isArray(s?.pairs) ? s.pairs.filter((p: unknown) => typeof p === "string") : [];
+  const held = Object.entries((s?.book ?? {}) as Record<string, { usd?: unknown }>)
+    .map(([sym, h]) => ({ sym, usd: typeof h?.usd === "number" ? h.usd : 0 }))
+    .filter((h) => pairs.some((p) => p.split("/").includes(h.sym)))
+    .sort((a, b) => b.usd - a.usd)[0];
+  const maxTrade = Number(s?.limits?.max_trade_usd ?? 0);
+  const amount = Math.floor(Math.min(DEVNET_ORDER_USD, maxTrade, (held?.usd ?? 0) / 2) * 100) / 100;
+  if (!held || amount < 1) return none("no holding to move");
+  const pair = pairs.find((p) => p.split("/").includes(held.sym))!;
+  const other = pair.split("/").find((x) => x !== held.sym)!;
+  return {
+    json: {
+      orders: [{ token_in: held.sym, token_out: other, amount_usd: amount }],
+      note: `stand-in ${String(call.model)}: moves $${amount} of ${held.sym} into ${other}`,
+    },
+  };
+}
+
+/**
+ * `npm start`'s AI gateway: none off the devnet or when AI_GATEWAY_URL names one; else the stand-in
+ * serving AI_MODELS' models (DEVNET_AI_MODELS when unset) behind AI_GATEWAY_KEY (or a key drawn
+ * now), answering devnetAnswer, and the environment that gives it to the API: marked as a stand-in,
+ * with a pool (DEVNET_AI_POOL_USD_DAY unless AI_POOL_USD_DAY is set) so an AI agent decides at once.
+ */
+export async function startDevnetGateway(
+  config: Pick<Config, "devnet" | "ai">,
+  env: Record<string, string | undefined> = process.env,
+) {
+  if (!config.devnet || config.ai.gatewayUrl) return null;
+  const models = config.ai.models.length ? config.ai.models.map((m) => m.id) : DEVNET_AI_MODELS.map((m) => m.id);
+  const standIn = await startGatewayStandIn({ models, apiKey: config.ai.gatewayKey ?? undefined, keepCalls: false });
+  standIn.script(devnetAnswer);
+  return {
+    url: standIn.url,
+    models,
+    close: standIn.close,
+    apiEnv: {
+      AI_GATEWAY_URL: standIn.url,
+      AI_GATEWAY_KEY: standIn.apiKey,
+      AI_GATEWAY_STAND_IN: "true",
+      AI_MODELS: env.AI_MODELS ?? JSON.stringify(DEVNET_AI_MODELS),
+      AI_POOL_USD_DAY: env.AI_POOL_USD_DAY ?? DEVNET_AI_POOL_USD_DAY,
+    },
   };
 }

@@ -156,6 +156,18 @@ describe("loadConfig", () => {
     },
   );
 
+  it("marks the devnet's stand-in AI gateway as such, and never a gateway off the devnet", () => {
+    const gw = {
+      AI_GATEWAY_URL: "http://127.0.0.1:9/v1",
+      AI_GATEWAY_KEY: "k".repeat(16),
+      AI_MODELS: JSON.stringify([{ id: "m", input: 1, output: 2 }]),
+    };
+    expect(load(gw).ai.standIn).toBe(false);
+    expect(load({ ...gw, AI_GATEWAY_STAND_IN: "true" }).ai.standIn).toBe(true);
+    failsOn({ ...gw, AI_GATEWAY_STAND_IN: "true", CHAIN_RPC_URL: "https://rpc.example.org" }, "AI_GATEWAY_STAND_IN");
+    failsOn({ AI_GATEWAY_STAND_IN: "true" }, "AI_GATEWAY_STAND_IN");
+  });
+
   it("refuses a universe for another chain, a broken one, and a missing fee recipient outside the devnet", () => {
     failsOn({ UNIVERSE_FILE: universeWithout((u) => (u.chainId = 1)) }, "UNIVERSE_FILE");
     failsOn({ UNIVERSE_FILE: universeWithout((u) => (u.contracts.poolManager = "0xnope")) }, "UNIVERSE_FILE");

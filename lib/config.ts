@@ -173,6 +173,8 @@ const envSchema = {
   /** The AI-model gateway (OpenAI-compatible) the partner_llm brain calls, and the service's key there. */
   AI_GATEWAY_URL: url.optional(),
   AI_GATEWAY_KEY: z.string().min(8, "must be at least 8 characters").optional(),
+  /** Set by `npm start` for the stand-in gateway it starts on the devnet: GET hosted/ai marks its models. */
+  AI_GATEWAY_STAND_IN: bool.default("false"),
   /**
    * Models offered, with prices in USD per million tokens: a JSON list of
    * {id, input, output, structured?, source?}.
@@ -378,6 +380,8 @@ export type AiModel = {
 export type AiConfig = {
   gatewayUrl: string | null;
   gatewayKey: string | null;
+  /** The gateway is the devnet's stand-in (no model behind it): GET hosted/ai says so on each model. */
+  standIn: boolean;
   models: AiModel[];
   pool: {
     usdDay: number;
@@ -619,6 +623,11 @@ function aiConfigOf(env: Env, devnet: boolean): AiConfig {
     throw new ConfigError("AI_GATEWAY_KEY", "required with AI_GATEWAY_URL");
   if (env.AI_GATEWAY_URL && !env.AI_MODELS)
     throw new ConfigError("AI_MODELS", "required with AI_GATEWAY_URL (the models offered and their prices)");
+  if (env.AI_GATEWAY_STAND_IN && (!devnet || !env.AI_GATEWAY_URL))
+    throw new ConfigError(
+      "AI_GATEWAY_STAND_IN",
+      "only on the devnet, with AI_GATEWAY_URL (npm start sets both for the stand-in gateway it starts)",
+    );
   const models = (env.AI_MODELS ?? []).map((m) => ({
     id: m.id,
     price: { input: m.input, output: m.output, structured: m.structured ?? null, source: m.source ?? "config" },
@@ -628,6 +637,7 @@ function aiConfigOf(env: Env, devnet: boolean): AiConfig {
   return {
     gatewayUrl: env.AI_GATEWAY_URL ?? null,
     gatewayKey: env.AI_GATEWAY_KEY ?? null,
+    standIn: env.AI_GATEWAY_STAND_IN,
     models,
     pool: {
       usdDay: env.AI_POOL_USD_DAY ?? 0,

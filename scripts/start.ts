@@ -25,6 +25,7 @@ import { ensureSnapshot, SNAPSHOT_FILE } from "../devnet/snapshot.js";
 import { ConfigError, loadConfig, type Config } from "../lib/config.js";
 import { ROOT } from "../lib/root.js";
 import { startShieldStandIn } from "../devnet/shieldStandIn.js";
+import { startDevnetGateway } from "../devnet/gatewayStandIn.js";
 import { dropIndexerBuild, judge, openIndexerDb, readCheckpoint, releaseDeadLock } from "./indexerCheckpoint.js";
 import { indexerSchema } from "./indexerSchema.js";
 import { cleanLeftovers, removePids, writePids, type StackPids } from "./pidFile.js";
@@ -185,6 +186,7 @@ function spawnPonder(
   anvil: Anvil | null,
   shieldUrl: string | null,
   signers: Signers | null,
+  aiEnv: Record<string, string>,
 ): ChildProcess {
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => !signers?.withheld.includes(k)));
   return spawnDyingWithParent(process.execPath, ponderArgs(config), {
@@ -204,6 +206,7 @@ function spawnPonder(
       ...(anvil?.process.pid ? { PIT_ANVIL_PID: String(anvil.process.pid) } : {}),
       DATABASE_SCHEMA: schema,
       ...(shieldUrl ? { SHIELD_URL: shieldUrl } : {}),
+      ...aiEnv,
     },
   });
 }
@@ -280,6 +283,12 @@ async function main() {
     say(`devnet: Shield stand-in on ${shieldUrl}`);
   }
 
+  // Nor an AI-model gateway, unless AI_GATEWAY_URL names one: a local stand-in answers in its place,
+  // so the AI brain runs too (GET /hosted/ai marks its models as stand-ins).
+  const gateway = await startDevnetGateway(config);
+  if (gateway)
+    say(`devnet: AI gateway stand-in on ${gateway.url} (models ${gateway.models.join(", ")}, no model behind)`);
+
   // The devnet's co-signer and executor signing service: two child processes the API reaches over
   // HTTP (off the devnet the operator runs them, and the API is given COSIGNER_URL and EXECUTORS_URL).
   if (config.devnet && !config.cosignerUrl && !config.executorsUrl) {
@@ -299,7 +308,7 @@ async function main() {
 
   supervisor = new IndexerSupervisor({
     spawnIndexer: () => {
-      const child = spawnPonder(config, schema, anvil, shieldUrl, signers);
+      const child = spawnPonder(config, schema, anvil, shieldUrl, signers, gateway?.apiEnv ?? {});
       pids.indexer = child.pid;
       writePids(config.dataDir, pids);
       return child;

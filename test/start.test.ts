@@ -6,6 +6,8 @@ import { afterAll, describe, expect, it } from "vitest";
 import { createPublicClient, http } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { freePort } from "../devnet/anvil.js";
+import { startDevnetGateway } from "../devnet/gatewayStandIn.js";
+import { loadConfig } from "../lib/config.js";
 import { ROOT } from "../lib/root.js";
 import { decodeCheckpoint, judge, type IndexerCheckpoint } from "../scripts/indexerCheckpoint.js";
 import { StallWatch } from "../scripts/supervisor.js";
@@ -63,6 +65,57 @@ const closed = async (port: number) => {
   }
 };
 
+/**
+ * Every brain runs after one command: with no AI_GATEWAY_URL the devnet's stand-in gateway answers
+ * (GET hosted/ai marks its models), and a new owner's paper AI agent decides at its first tick (due
+ * at creation), paid by the devnet's pool, and trades the stand-in's order on paper.
+ */
+async function aiAgentDecides(env: Parameters<typeof call>[0], apiKey: string, run: Run) {
+  const auth = { authorization: `Bearer ${apiKey}` };
+  const ai = (await call(env, "GET", "/api/v1/hosted/ai", undefined, auth)).json;
+  expect(ai.enabled, JSON.stringify(ai)).toBe(true);
+  expect(ai.models.map((m: any) => [m.id, m.stand_in, m.price.source, m.available])).toEqual([
+    ["stand-in/small", true, "stand-in", true],
+    ["stand-in/large", true, "stand-in", true],
+  ]);
+  expect(ai.funding.service).toMatchObject({ available: true, pool_state: "open", trial_open: true });
+  const agent = await call(
+    env,
+    "POST",
+    "/api/v1/hosted",
+    {
+      brain: "partner_llm",
+      params: { model: "stand-in/small", strategy: "Build a small ETH position." },
+      interval_s: 900,
+      pairs: ["ETH/USDG"],
+      limits: { max_trade_usd: 20, max_day_usd: 40, max_position_usd: 100 },
+    },
+    auth,
+  );
+  expect(agent.status, JSON.stringify(agent.json)).toBe(201);
+  const rows = await until(
+    "the AI agent's first tick",
+    async () => {
+      const r = (await call(env, "GET", `/api/v1/hosted/${agent.json.id}/logs`, undefined, auth)).json.rows;
+      return r?.length ? (r as any[]) : undefined;
+    },
+    30_000,
+    run,
+  );
+  expect(
+    rows.find((r) => r.kind === "decision"),
+    JSON.stringify(rows),
+  ).toMatchObject({
+    code: null,
+    orders: [{ token_in: "USDG", token_out: "ETH", amount_usd: 10 }],
+    note: "stand-in stand-in/small: moves $10 of USDG into ETH",
+    source: "service",
+  });
+  expect(rows.find((r) => r.kind === "trade")).toMatchObject({ mode: "paper", token_in: "USDG", token_out: "ETH" });
+  const spend = (await call(env, "GET", `/api/v1/hosted/${agent.json.id}/spend`, undefined, auth)).json;
+  expect(spend.rows[0]).toMatchObject({ source: "service", model: "stand-in/small", status: "ok" });
+}
+
 afterAll(async () => {
   for (const r of runs) if (r.child.exitCode === null) r.child.kill("SIGKILL");
 });
@@ -104,6 +157,8 @@ describe("npm start", () => {
     const config = (await call(env, "GET", "/api/v1/config")).json;
     expect(config.chain_id).toBe(4663);
     expect(config.tokens.USDG.decimals).toBe(6);
+
+    await aiAgentDecides(env, firstKey.api_key, first);
 
     const chain = createPublicClient({ transport: http(`http://127.0.0.1:${anvilPort}`) });
     expect(await chain.getChainId()).toBe(4663);
@@ -167,7 +222,7 @@ describe("npm start", () => {
     second.child.kill("SIGINT");
     expect(await second.exited).toBe(0);
     expect(await closed(anvilPort)).toBe(true);
-  }, 150_000);
+  }, 180_000);
 
   it("fails at once on bad config, naming the variable", async () => {
     const run = start({ PORT: "not-a-port", ANVIL_PORT: String(await freePort()) });
@@ -213,6 +268,34 @@ describe("npm start's decisions", () => {
     const refused = await judge(cp, chain(195), false);
     expect(refused.action).toBe("refuse");
     expect("reason" in refused && refused.reason).toMatch(/block 200 .*finalized 170.*head is 195/);
+  });
+
+  it("starts the stand-in AI gateway on the devnet only, and only when AI_GATEWAY_URL names none", async () => {
+    expect(await startDevnetGateway(loadConfig({ CHAIN_RPC_URL: "https://rpc.example.org" }))).toBeNull();
+    const real = {
+      AI_GATEWAY_URL: "http://127.0.0.1:9/v1",
+      AI_GATEWAY_KEY: "k".repeat(16),
+      AI_MODELS: JSON.stringify([{ id: "m", input: 1, output: 2 }]),
+    };
+    expect(await startDevnetGateway(loadConfig(real), real)).toBeNull();
+    const g = await startDevnetGateway(loadConfig({}), {});
+    try {
+      // What the API is given makes it call the stand-in, say so, and fund new owners' trials.
+      expect(loadConfig(g!.apiEnv).ai).toMatchObject({
+        gatewayUrl: g!.url,
+        standIn: true,
+        models: [{ id: "stand-in/small" }, { id: "stand-in/large" }],
+        pool: { usdDay: 5 },
+      });
+    } finally {
+      await g!.close();
+    }
+    // The owner's own models and pool are kept; the stand-in serves those models.
+    const own = { AI_MODELS: real.AI_MODELS, AI_POOL_USD_DAY: "0" };
+    const h = await startDevnetGateway(loadConfig(own), own);
+    await h!.close();
+    expect(h!.models).toEqual(["m"]);
+    expect(h!.apiEnv).toMatchObject(own);
   });
 
   it("calls a stall only when the chain answers and moves ahead of an indexer that does not", () => {

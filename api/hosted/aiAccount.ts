@@ -65,6 +65,8 @@ export async function aiInfo(d: HostedDeps, who: Owner) {
       id: m.id,
       price: m.price,
       available: enabled,
+      // Beside SPEC's fields: true when no model is behind it (the devnet's stand-in gateway).
+      stand_in: ai.standIn,
       estimate: {
         max_completion_tokens: MAX_COMPLETION_TOKENS,
         worst_case_usd_per_call: worstCaseUsd(

@@ -20,6 +20,7 @@ afterAll(async () => {
 const ai: AiConfig = {
   gatewayUrl: "http://127.0.0.1:1/v1",
   gatewayKey: "k".repeat(16),
+  standIn: false,
   models: [{ id: "m", price: { input: 1, output: 1, structured: null, source: "t" } }],
   pool: {
     usdDay: 0.05,

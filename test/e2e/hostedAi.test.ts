@@ -30,6 +30,7 @@ const LARGE: ModelPrice = { input: 10, output: 30, structured: 40, source: "test
 const aiConfig = (): AiConfig => ({
   gatewayUrl: gw.url,
   gatewayKey: gw.apiKey,
+  standIn: false,
   models: [
     { id: "stand-in/small", price: SMALL },
     { id: "stand-in/large", price: LARGE },
@@ -129,9 +130,10 @@ describe("GET hosted/ai and the AI agent's routes", () => {
       budget_max_usd: 20,
       app_fee_pct: 0,
     });
-    expect(info.json.models.map((m: any) => [m.id, m.price.input, m.price.output, m.available])).toEqual([
-      ["stand-in/small", 1, 2, true],
-      ["stand-in/large", 10, 30, true],
+    // A configured gateway's models are not marked as stand-ins (only npm start's devnet gateway is).
+    expect(info.json.models.map((m: any) => [m.id, m.price.input, m.price.output, m.available, m.stand_in])).toEqual([
+      ["stand-in/small", 1, 2, true, false],
+      ["stand-in/large", 10, 30, true, false],
     ]);
     expect(info.json.templates.map((t: any) => t.id)).toEqual(["rebalance", "trend", "dca"]);
     expect(info.json.funding.own).toMatchObject({ available: true, connected: false, sub_hint: null, today_usd: 0 });
