@@ -202,6 +202,8 @@ function ownersParts(deps: AppDeps, common: Common, t: TradingParts, r: ReturnTy
     trade: sessions.trade,
     submit: relay.submit,
     sides: t.trading.context.sides,
+    volume30d: t.volume.usd30d,
+    tradesOf: t.ledger.tradesByHash,
   });
   const league = createLeague({
     ...common,

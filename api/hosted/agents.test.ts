@@ -44,6 +44,8 @@ beforeEach(async () => {
     chain: {} as PublicClient,
     market: { mark: async () => null },
     sides: { pair: async () => Promise.reject(new Error("agents do not read sides")) },
+    volume30d: async () => 0,
+    tradesOf: async () => [],
     store: createHostedStore(db),
     clock: () => T0,
     allowPrivateWebhooks: false,

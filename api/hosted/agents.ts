@@ -1,5 +1,4 @@
 import { parseUnits, type Address } from "viem";
-import { MAJOR_TIERS, OTHER_BPS, SHIELD_ADD_BPS } from "../../lib/fees.js";
 import { parseBody, Refusal } from "../errors/index.js";
 import { privateHost } from "./brains.js";
 import {
@@ -32,12 +31,16 @@ import {
 } from "./executor.js";
 import type { HostedSession } from "./deps.js";
 import type { Caller } from "../http/caller.js";
+import { agentTerms, sessionTerms, termsMisfit, type TermsView } from "./terms.js";
+import { liveStatsOf, type LiveStats, type LiveStatsDeps } from "./liveStats.js";
+import { watchFor, type Watch } from "./watch.js";
 
 export const MAX_AGENTS_PER_WALLET = 20;
 const DEFAULT_BOOK = { USDG: "10000" };
 
 export type HostedDeps = TickDeps &
-  ExecutorDeps & {
+  ExecutorDeps &
+  LiveStatsDeps & {
     scheduler: Pick<Scheduler, "dueAt">;
     sessionOf: (id: string) => Promise<HostedSession | null>;
     /** Revokes a session at the service as its wallet's key would (live/session/revoke); answers its on-chain steps. */
@@ -67,14 +70,17 @@ export async function owned(
   return a;
 }
 
+/** What the view shows beside the stored agent, read by viewOf. */
+type Shown = {
+  executor: Address | null;
+  terms: TermsView;
+  session_terms: TermsView | null;
+  live_stats: LiveStats | null;
+  watch: Watch;
+};
+
 /** SPEC "Hosted agent": the public shape; detail adds brain_state and last_trade. Never the webhook secret. */
-export function agentView(
-  d: Pick<HostedDeps, "config">,
-  a: StoredAgent,
-  detail = false,
-  executor: Address | null = null,
-) {
-  const shieldAdd = a.terms.shield ? SHIELD_ADD_BPS : 0;
+export function agentView(d: Pick<HostedDeps, "config">, a: StoredAgent, detail: boolean, shown: Shown) {
   const tokens = [...new Set(a.pairs.flatMap((p) => p.split("/")))].map((sym) => {
     const t = d.config.tokens[sym]!;
     return { symbol: sym, address: t.address, decimals: t.decimals };
@@ -95,17 +101,9 @@ export function agentView(
     pause_reason: a.pauseReason,
     trading: a.status === "active" && a.deletedAt === null,
     session_id: a.sessionId,
-    executor,
-    terms: {
-      fee_schedule: 2,
-      fees: {
-        major_max_bps: MAJOR_TIERS[0].bps + shieldAdd,
-        major_min_bps: MAJOR_TIERS.at(-1)!.bps + shieldAdd,
-        other_bps: OTHER_BPS + shieldAdd,
-      },
-      ...a.terms,
-    },
-    session_terms: null,
+    executor: shown.executor,
+    terms: shown.terms,
+    session_terms: shown.session_terms,
     tokens,
     pnl:
       Number.isFinite(start) && Number.isFinite(value)
@@ -117,8 +115,8 @@ export function agentView(
           }
         : null,
     last_decision: a.lastDecision,
-    live_stats: null,
-    watch: null,
+    live_stats: shown.live_stats,
+    watch: shown.watch,
     created_at: a.createdAt,
     ...(a.deletedAt !== null ? { deleted_at: a.deletedAt } : {}),
     ...(detail
@@ -139,18 +137,34 @@ export function agentView(
   };
 }
 
-/** The view with the live agent's current executor (paper agents have none). */
+/**
+ * The view with what is read beside the stored agent: a live agent's current executor and attached
+ * session, its terms at the owner's volume tier, the session's terms, live_stats and watch.
+ */
 async function viewOf(d: HostedDeps, a: StoredAgent, detail = false) {
+  const live = a.mode === "live";
+  const [executor, session, volume] = await Promise.all([
+    live ? executorOf(d, a.id) : null,
+    live && a.sessionId ? d.sessionOf(a.sessionId) : null,
+    d.volume30d(a.wallet),
+  ]);
+  const [liveStats, watch] = await Promise.all([liveStatsOf(d, a), watchFor(d, a, session, executor)]);
+  const shown: Shown = {
+    executor,
+    terms: agentTerms(a.terms, volume),
+    session_terms: session ? sessionTerms(session) : null,
+    live_stats: liveStats,
+    watch,
+  };
   const view = {
-    ...agentView(d, a, detail, a.mode === "live" ? await executorOf(d, a.id) : null),
+    ...agentView(d, a, detail, shown),
     ...(a.brain === "partner_llm" ? { ai: await aiView(d, a) } : {}),
   };
-  if (!detail || a.mode !== "live") return view;
+  if (!detail || !live) return view;
   const [r] = await d.store.db.query<{ tx_hash: string; status: string; value: string; block: string | null }>(
     "SELECT tx_hash, status, value, block FROM app.executor_refunds WHERE agent_id = $1 ORDER BY id DESC LIMIT 1",
     [a.id],
   );
-  const session = a.sessionId ? await d.sessionOf(a.sessionId) : null;
   const stockTokens = [...new Set(a.pairs.flatMap((p) => p.split("/")))].filter(
     (sym) => d.config.tokens[sym]?.kind === "stock",
   );
@@ -383,10 +397,19 @@ export async function updateAgent(d: HostedDeps, a: StoredAgent, req: UpdatePara
   checkAiInterval(brain, req.interval_s ?? a.intervalS);
   if (req.pairs || req.interval_s !== undefined)
     await d.beforeSettings?.(a.id, { pairs, intervalS: req.interval_s ?? a.intervalS });
-  if (req.live === true) await assertLiveReady(d, { ...a, pairs }, req.limits ?? a.limits);
-  else if (a.mode === "live" && a.sessionId && (req.limits || req.pairs))
-    await assertFits(d, a, await sessionFor(d, a), req.limits ?? a.limits, pairs);
   const terms = termsOf(req, a.terms);
+  const newTerms = req.accept_risks !== undefined || req.shield !== undefined || req.policies !== undefined;
+  // Terms are held to the session while the agent runs on it; a paused agent may change them
+  // (Shield must equal the session's: the owner changes it, then attaches a session binding it),
+  // and resume, update live=true and attach check them.
+  const runs = a.status === "active" && req.live !== false;
+  if (req.live === true) await assertLiveReady(d, { ...a, pairs, terms }, req.limits ?? a.limits);
+  else if (a.mode === "live" && a.sessionId && (req.limits || req.pairs || (newTerms && runs)))
+    await assertFits(d, a, await sessionFor(d, a), {
+      limits: req.limits ?? a.limits,
+      pairs,
+      terms: runs ? terms : null,
+    });
   const newSecret = brain === "webhook" && !a.webhookSecret ? newWebhookSecret() : undefined;
   const after = await changed(d, a, {
     ...(req.live === true
@@ -515,14 +538,18 @@ async function sessionFor(d: HostedDeps, a: StoredAgent) {
   return s;
 }
 
-/** OUTSIDE_SESSION unless the agent's tokens are the session's and its limits within the session's. */
+/**
+ * OUTSIDE_SESSION unless the agent's tokens are the session's, its limits within the session's and,
+ * with `terms`, its terms no wider than the session's (terms.ts termsMisfit: the risks it accepts,
+ * its Shield, the fees its trades pay at the owner's volume tier).
+ */
 async function assertFits(
   d: HostedDeps,
-  _a: StoredAgent,
+  a: StoredAgent,
   s: HostedSession,
-  limits: StoredAgent["limits"],
-  pairs: string[],
+  next: { limits: StoredAgent["limits"]; pairs: string[]; terms: Terms | null },
 ) {
+  const { limits, pairs } = next;
   const tokens = [...new Set(pairs.flatMap((p) => p.split("/")))].map((sym) =>
     Object.hasOwn(d.config.tokens, sym) ? lcs(d.config.tokens[sym]!.address) : sym,
   );
@@ -534,6 +561,12 @@ async function assertFits(
       `the agent's limits ($${limits.max_trade_usd} a trade, $${limits.max_day_usd} a day) ` +
         `pass the session's ($${s.limits.max_trade_usd}, $${s.limits.max_day_usd})`,
     );
+  if (!next.terms) return;
+  const why = termsMisfit(agentTerms(next.terms, await d.volume30d(a.wallet)), sessionTerms(s));
+  if (why)
+    throw new Refusal("OUTSIDE_SESSION", `the agent's terms are wider than the session's: ${why}`, {
+      session_terms: sessionTerms(s),
+    });
 }
 
 /**
@@ -547,13 +580,13 @@ async function assertLiveReady(d: HostedDeps, a: StoredAgent, limits: StoredAgen
   const executor = await executorOf(d, a.id);
   if (s.status !== "active" || s.expires * 1000 <= d.clock() || !executor || lcs(s.executor) !== lcs(executor))
     throw new Refusal("SESSION_NOT_ACTIVE", "the attached session is not active for the agent's executor");
-  await assertFits(d, a, s, limits, a.pairs);
+  await assertFits(d, a, s, { limits, pairs: a.pairs, terms: a.terms });
 }
 
 /**
  * POST session: attaches a session the owner granted to this agent's current executor. NO_SESSION
  * for a session that is not the owner's; BAD_SESSION for one granted to another executor or not
- * active; OUTSIDE_SESSION when the agent's tokens or limits pass the session's. The agent stays
+ * active; OUTSIDE_SESSION when the agent's tokens, limits or terms pass the session's. The agent stays
  * paused until resumed (or update live=true).
  */
 export async function attachSession(d: HostedDeps, a: StoredAgent, q: SessionParameters) {
@@ -567,7 +600,7 @@ export async function attachSession(d: HostedDeps, a: StoredAgent, q: SessionPar
     throw new Refusal("BAD_SESSION", "the session was granted to another executor than this agent's");
   if (s.status !== "active" || s.expires * 1000 <= d.clock())
     throw new Refusal("BAD_SESSION", `the session is ${s.status === "active" ? "expired" : s.status}, not active`);
-  await assertFits(d, a, s, a.limits, a.pairs);
+  await assertFits(d, a, s, { limits: a.limits, pairs: a.pairs, terms: a.terms });
   const after = await changed(d, a, {
     sessionId: s.id,
     status: "paused",

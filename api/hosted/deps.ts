@@ -22,4 +22,8 @@ export type HostedSession = {
   tokens: string[];
   limits: { max_trade_usd: number; max_day_usd: number; max_trades: number };
   root_hash: string;
+  /** The risk terms the session's binding commits to (policies: Shield's). */
+  risk_terms: { accept_risks: string[]; shield: boolean; policies: string[] };
+  /** The binding's fee terms (schedule, major range, other rate, Shield's addition). */
+  fee: { schedule: number; major_min_bps: number; major_max_bps: number; other_bps: number; shield_add_bps: number };
 };

@@ -157,8 +157,11 @@ const refundAnswer = (agentId: string, r: RefundRow, o: { already: boolean; clos
   closed: o.closed,
 });
 
-/** The executor view: balance against what about twenty redeems cost now, the refund's state, the attestation. */
-export async function executorView(d: ExecutorDeps, agent: StoredAgent, executor: Address) {
+/**
+ * The executor's balance against what about twenty redeems cost at the chain's gas price now, and
+ * the top-up that would cover them (null when enough); CHAIN_UNAVAILABLE when the chain does not answer.
+ */
+export async function executorGas(d: Pick<ExecutorDeps, "chain" | "market" | "config">, executor: Address) {
   let balance: bigint;
   let gasPrice: bigint;
   try {
@@ -169,6 +172,24 @@ export async function executorView(d: ExecutorDeps, agent: StoredAgent, executor
   const min = REDEEM_GAS * REDEEMS_FUNDED * gasPrice;
   const eth = (await d.market.mark(d.config.tokens.ETH!.address))?.usd ?? null;
   const usd = (wei: bigint) => (eth === null ? null : Math.round(Number(formatEther(wei)) * eth * 100) / 100);
+  return {
+    gasPrice,
+    view: {
+      executor,
+      balance_wei: balance.toString(),
+      balance_usd: usd(balance),
+      min_balance_wei: min.toString(),
+      min_balance_usd: usd(min),
+      enough: balance >= min,
+      top_up: balance >= min ? null : { wei: (min - balance).toString(), usd: usd(min - balance), to: executor },
+    },
+  };
+}
+
+/** The executor view: balance against what about twenty redeems cost now, the refund's state, the attestation. */
+export async function executorView(d: ExecutorDeps, agent: StoredAgent, executor: Address) {
+  const { gasPrice, view } = await executorGas(d, executor);
+  const balance = BigInt(view.balance_wei);
   const last = await lastRefund(d, executor);
   const whyNot =
     agent.status !== "stopped" && agent.deletedAt === null
@@ -177,13 +198,7 @@ export async function executorView(d: ExecutorDeps, agent: StoredAgent, executor
         ? "REFUND_GAS"
         : null;
   return {
-    executor,
-    balance_wei: balance.toString(),
-    balance_usd: usd(balance),
-    min_balance_wei: min.toString(),
-    min_balance_usd: usd(min),
-    enough: balance >= min,
-    top_up: balance >= min ? null : { wei: (min - balance).toString(), usd: usd(min - balance), to: executor },
+    ...view,
     refund: {
       available: whyNot === null,
       why_not: whyNot,

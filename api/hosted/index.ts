@@ -90,6 +90,10 @@ export type HostedInput = Common & {
   submit: LiveDeps["submit"];
   /** Trading's sides: an order's tokens and their risks, read as a key's trade reads them. */
   sides: TickDeps["sides"];
+  /** Trading's volume tier: the owner wallet's 30-day volume (the fee its agents' trades pay). */
+  volume30d: TickDeps["volume30d"];
+  /** The wallet's trades by hash as me/trades lists them (live_stats). */
+  tradesOf: HostedDeps["tradesOf"];
   scheduler?: {
     intervalMs?: number;
     leaseMs?: number;
@@ -125,6 +129,7 @@ export function createHosted(d: HostedInput) {
     assertNotSanctioned: d.assertNotSanctioned,
     sessionOf: d.sessionOf,
     revokeSession: d.revokeSession,
+    tradesOf: d.tradesOf,
     onStopped: async (id) => await hooks.onStopped?.(id),
     beforeSettings: async (id, next) => await hooks.beforeSettings?.(id, next),
   };
@@ -158,6 +163,7 @@ function tickDepsOf(d: HostedInput, store: HostedStore, hooks: HostedHooks): Tic
     chain: d.chain,
     market: d.market,
     sides: d.sides,
+    volume30d: d.volume30d,
     store,
     clock: d.clock,
     logger: d.logger,

@@ -120,19 +120,27 @@ describe("riskHold: the agent's own risk terms on an order's tokens, paper and l
 
 describe("termsFee: a paper fill pays the fee live would charge under the agent's terms", () => {
   it("charges Shield's 10 bps only when the agent asked for Shield, and says so", () => {
-    expect(termsFee("major", { shield: false })).toEqual({
+    expect(termsFee("major", { shield: false }, 0)).toEqual({
       fee_bps: 25,
       fee_class: "major",
       fee_tier: 25,
       shield: false,
     });
-    expect(termsFee("major", { shield: true })).toEqual({
+    expect(termsFee("major", { shield: true }, 0)).toEqual({
       fee_bps: 35,
       fee_class: "major",
       fee_tier: 25,
       shield: true,
     });
-    expect(termsFee("other", { shield: false }).fee_bps).toBe(50);
-    expect(termsFee("other", { shield: true }).fee_bps).toBe(60);
+    expect(termsFee("other", { shield: false }, 0).fee_bps).toBe(50);
+    expect(termsFee("other", { shield: true }, 0).fee_bps).toBe(60);
+  });
+
+  it("charges a major fill the owner's 30-day volume tier, as live does; other fills keep other_bps", () => {
+    expect(termsFee("major", { shield: false }, 99_999.99)).toMatchObject({ fee_bps: 25, fee_tier: 25 });
+    expect(termsFee("major", { shield: false }, 100_000)).toMatchObject({ fee_bps: 20, fee_tier: 20 });
+    expect(termsFee("major", { shield: true }, 1_000_000)).toMatchObject({ fee_bps: 25, fee_tier: 15 });
+    expect(termsFee("major", { shield: false }, 50_000_000)).toMatchObject({ fee_bps: 10, fee_tier: 10 });
+    expect(termsFee("other", { shield: false }, 50_000_000)).toMatchObject({ fee_bps: 50, fee_tier: 50 });
   });
 });

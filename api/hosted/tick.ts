@@ -56,6 +56,8 @@ export type LiveDeps = {
 export type TickDeps = HostedContext & {
   /** Both sides of an order as a key's trade reads them (the token registry's records and their risks). */
   sides: Pick<Sides, "pair">;
+  /** A wallet's 30-day volume in USD, as trading's volume tier counts it (its major fee rate). */
+  volume30d: (wallet: Address) => Promise<number>;
   live?: LiveDeps;
   /** The AI-model brain's gateway and budgets; absent: AI agents hold AI_OFF. */
   ai?: AiDeps;
@@ -185,11 +187,11 @@ export function riskHold(risks: Risk[], terms: Terms): Required<OrderHold> | nul
 
 /**
  * The fee of an order under the agent's terms, as live sets it (lib/fees feeFor): the class's
- * rate, plus Shield's only when the terms ask for Shield. Paper has no 30-day volume: the posted
- * rate.
+ * rate (major at the owner wallet's 30-day volume tier, as its session trades are charged), plus
+ * Shield's only when the terms ask for Shield.
  */
-export function termsFee(feeClass: FeeClass, terms: Pick<Terms, "shield">) {
-  const fee = feeFor({ feeClass, volume30dUsd: 0, shield: terms.shield });
+export function termsFee(feeClass: FeeClass, terms: Pick<Terms, "shield">, volume30dUsd: number) {
+  const fee = feeFor({ feeClass, volume30dUsd, shield: terms.shield });
   return { fee_bps: fee.bps, fee_class: feeClass, fee_tier: fee.tier, shield: terms.shield };
 }
 
@@ -214,7 +216,7 @@ async function orderSides(
 
 /**
  * Fills one order on the paper book at the V4Quoter's output for the pair's pool at the tick's
- * block, after the fee a live trade would pay (taken from the input): deterministic, no
+ * block, after the fee a live trade would pay (termsFee, taken from the input): deterministic, no
  * randomness. Holds (no fill) for a pair without a pool, the day's limit, the position limit, or
  * a book that cannot pay.
  */
@@ -249,7 +251,9 @@ async function fillPaper(
     return {
       hold: { code: "PAPER_BALANCE", message: `the book holds ${formatUnits(held, tin.decimals)} ${o.token_in}` },
     };
-  const fee = termsFee(feeClassOf(sides.tin, sides.tout), agent.terms);
+  const feeClass = feeClassOf(sides.tin, sides.tout);
+  // The owner's tier as trading reads it for the session wallet (the owner's wallet): one volume, no second count.
+  const fee = termsFee(feeClass, agent.terms, feeClass === "major" ? await d.volume30d(agent.wallet) : 0);
   const feeAtoms = (amountIn * BigInt(fee.fee_bps)) / 10_000n;
   const zeroForOne = lc(pool.currency0) === lc(tin.address);
   const out = await quoteExactInputSingle(

@@ -36,6 +36,9 @@ export function createSessions(d: SessionDeps) {
             tokens: s.binding.tokens,
             limits: s.binding.limits,
             root_hash: s.delegationHash,
+            // The terms the binding commits to: the agent's must fit them (OUTSIDE_SESSION).
+            risk_terms: s.binding.risk_terms,
+            fee: s.binding.fee,
           }
         : null;
     },

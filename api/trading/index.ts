@@ -14,7 +14,14 @@ export { parseTradeRequest, tradeBody, tradeRequest, type TradeParameters, type 
 export { feeClassOf, recordRisks, type Sides, type TokenInfo, type Who } from "./sides.js";
 export type { Evaluation } from "./evaluate.js";
 export { round2, msSince } from "./timing.js";
-export { createLedger, DROP_AFTER_S, relayedPlanOf, type Ledger, type TokenRef } from "./ledger.js";
+export {
+  createLedger,
+  DROP_AFTER_S,
+  relayedPlanOf,
+  type Ledger,
+  type TokenRef,
+  type TradeRecord,
+} from "./ledger.js";
 export { createVolume, VOLUME_WINDOW_DAYS, type Volume, type VolumeTier } from "./volume.js";
 export { createRelay, nodeKnows, resend, sendRaw, type Relay } from "./relay.js";
 /** Request schemas, for the OpenAPI document (api/openapi). */

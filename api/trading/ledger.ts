@@ -19,6 +19,7 @@ export {
   type TokenRef,
   type WatchedTrade,
 } from "./ledger/records.js";
+export type { TradeRecord } from "./ledger/trades.js";
 
 /** A ledger query with its deps bound: what callers hold. */
 type Bound<Q> = { [K in keyof Q]: Q[K] extends (d: LedgerDeps, ...a: infer A) => infer R ? (...a: A) => R : never };

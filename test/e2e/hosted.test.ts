@@ -141,9 +141,10 @@ describe("a paper agent with the rule brain", () => {
       last_decision: null,
     });
     expect(id).toMatch(/^ha_/);
+    // What its trades pay: major at the owner's 30-day volume tier (no volume yet: the posted 25 bps).
     expect(r.json.terms).toMatchObject({
       fee_schedule: 2,
-      fees: { major_max_bps: 25, major_min_bps: 10, other_bps: 50 },
+      fees: { major_max_bps: 25, major_min_bps: 25, other_bps: 50 },
     });
     expect(r.json.webhook_secret).toBeUndefined();
 
@@ -514,6 +515,20 @@ describe("a live agent's executor, held by the signing service", () => {
     });
     expect(BigInt(view.top_up.wei)).toBe(BigInt(view.min_balance_wei));
     expect(view.executor_attestation.signature).toBe(att.signature);
+    // The agent shows it waits on gas (paused: no next tick), has no session and has not traded live.
+    const d = (await call("GET", `/${live.id}`)).json;
+    expect(d).toMatchObject({
+      session_terms: null,
+      live_stats: { trades: 0, pending: 0, volume_usd: 0, fees_usd: 0, profit_usd: 0, positions: {} },
+      watch: {
+        next_tick_at: null,
+        hold: null,
+        session_ending: null,
+        executor_gas: { executor: live.executor, balance_wei: "0", enough: false, top_up: { to: live.executor } },
+      },
+    });
+    expect(BigInt(d.watch.executor_gas.top_up.wei)).toBe(BigInt(d.watch.executor_gas.min_balance_wei));
+    expect(BigInt(d.watch.executor_gas.min_balance_wei)).toBeGreaterThan(0n);
   });
 
   it("a session naming another owner's hosted executor is refused (EXECUTOR_OWNER)", async () => {
@@ -666,6 +681,65 @@ describe("a live agent's executor, held by the signing service", () => {
   });
 });
 
+/**
+ * What a live agent shows once its trade is mined: live_stats summing its mined trades as me/trades
+ * lists them (path hosted), its terms at the owner's tier, its session's terms, and its watch.
+ */
+async function expectShown(
+  k: string,
+  hc: (method: "GET" | "POST", p: string, body?: unknown) => ReturnType<Api["call"]>,
+  id: string,
+  sessionId: string,
+) {
+  const rows = ((await agentOf(api, dn).get("/me/trades?limit=100", k)).json.trades as any[]).filter(
+    (t) => t.path === "hosted" && t.status === "mined",
+  );
+  const net: Record<string, bigint> = {};
+  for (const t of rows) {
+    net[t.token_in.symbol] = (net[t.token_in.symbol] ?? 0n) - BigInt(t.amount_in);
+    net[t.token_out.symbol] = (net[t.token_out.symbol] ?? 0n) + BigInt(t.amount_out);
+  }
+  const trades = ((await hc("GET", `/${id}/logs?kinds=trade`)).json.rows as any[]).filter((r) =>
+    rows.some((t) => t.tx_hash === r.tx_hash),
+  );
+  const usd = trades.reduce((x, r) => x + r.amount_usd, 0);
+  const fees = trades.reduce((x, r) => x + (r.amount_usd * r.fee_bps) / 10_000, 0);
+  const d = (await hc("GET", `/${id}`)).json;
+  expect(rows.length).toBeGreaterThan(0);
+  expect(d.live_stats).toMatchObject({
+    trades: rows.length,
+    pending: 0,
+    volume_usd: Math.round(usd * 100) / 100,
+    fees_usd: Math.round(fees * 100) / 100,
+  });
+  expect(
+    Object.fromEntries(Object.entries(d.live_stats.positions).map(([sym, p]: [string, any]) => [sym, BigInt(p.atoms)])),
+  ).toEqual(net);
+  expect(d.live_stats.profit_usd).toBeCloseTo(d.live_stats.realised_usd + d.live_stats.open_usd, 2);
+  expect(d.terms).toMatchObject({ fee_schedule: 2, fees: { major_max_bps: 25, major_min_bps: 25, other_bps: 50 } });
+  expect(d.session_terms).toEqual({
+    fee_schedule: 2,
+    fees: { major_max_bps: 25, major_min_bps: 10, other_bps: 50 },
+    accept_risks: [],
+    shield: false,
+    policies: { block_risks: [], shield_policies: [] },
+  });
+  // Running: its next slot; its session (an hour long) ends within the hour; its executor has gas; no hold.
+  const [due] = await store.db.query<{ next_tick_ms: string }>(
+    "SELECT next_tick_ms FROM app.hosted_schedule WHERE agent_id = $1",
+    [id],
+  );
+  expect(d.watch).toEqual({
+    next_tick_at: Math.ceil(Number(due!.next_tick_ms) / 1000),
+    hold: null,
+    session_ending: { session_id: sessionId, expires: d.session_expires, seconds_left: expect.any(Number) },
+    executor_gas: null,
+  });
+  const left = d.session_expires - Math.floor(clock() / 1000);
+  expect(d.watch.session_ending.seconds_left).toBeGreaterThanOrEqual(left);
+  expect(d.watch.session_ending.seconds_left).toBeLessThanOrEqual(Math.min(left + 5, 3_600));
+}
+
 describe("a live agent trading through its session", () => {
   it("attaches a session granted to its executor, trades it through the co-signer, its executor signs, the trade is " +
     "mined for the owner's wallet", async () => {
@@ -676,7 +750,7 @@ describe("a live agent trading through its session", () => {
       order: { token_in: "ETH", token_out: "USDG" },
     });
 
-    const grant = async (executor: Address, limits: Record<string, number>) => {
+    const grant = async (executor: Address, limits: Record<string, unknown>) => {
       const st = await agentOf(api, dn).post(
         "/live/session/grant",
         { wallet: wallet.address, executor, tokens: ["ETH", "USDG"], expires_in_s: 3_600, ...limits },
@@ -712,17 +786,38 @@ describe("a live agent trading through its session", () => {
       ).json.error.code,
     ).toBe("FORBIDDEN");
 
+    // Terms wider than the session's: Shield off where the session binds it (the limits fit).
+    const shielded = await grant(a.executor, { max_trade_usd: 50, max_day_usd: 120, max_trades: 5, shield: true });
+    const unshielded = await hc("POST", `/${a.id}/session`, { session_id: shielded.id });
+    expect([unshielded.status, unshielded.json.error.code]).toEqual([422, "OUTSIDE_SESSION"]);
+    expect(unshielded.json.error.message).toMatch(
+      /terms are wider than the session's: shield: the session binds Shield/,
+    );
+
     const s = await grant(a.executor, { max_trade_usd: 50, max_day_usd: 120, max_trades: 5 });
     const at = await hc("POST", `/${a.id}/session`, { session_id: s.id });
     expect(at.status, at.text).toBe(200);
     expect(at.json).toMatchObject({ session_id: s.id, status: "paused", live: false });
+    // Paused, the owner may widen the terms; resume and live=true then refuse them, naming the term.
+    expect((await hc("POST", `/${a.id}/update`, { accept_risks: ["NO_INDEPENDENT_MARK"] })).status).toBe(200);
+    for (const wider of [hc("POST", `/${a.id}/resume`), hc("POST", `/${a.id}/update`, { live: true })]) {
+      const r = await wider;
+      expect([r.status, r.json.error?.code]).toEqual([422, "OUTSIDE_SESSION"]);
+      expect(r.json.error.message).toMatch(/accept_risks: the agent accepts NO_INDEPENDENT_MARK, which the session/);
+    }
+    expect((await hc("GET", `/${a.id}`)).json).toMatchObject({ status: "paused", live: false });
+    expect((await hc("POST", `/${a.id}/update`, { accept_risks: [] })).status).toBe(200);
     const on = await hc("POST", `/${a.id}/resume`);
     expect(on.json).toMatchObject({ status: "active", live: true, trading: true });
-    // Limits wider than the session are refused while it is attached.
+    // Limits or terms wider than the session are refused while it runs on it.
     expect(
       (await hc("POST", `/${a.id}/update`, { limits: { max_trade_usd: 60, max_day_usd: 120, max_position_usd: 1000 } }))
         .json.error.code,
     ).toBe("OUTSIDE_SESSION");
+    const shield = await hc("POST", `/${a.id}/update`, { shield: true });
+    expect([shield.status, shield.json.error?.code]).toEqual([422, "OUTSIDE_SESSION"]);
+    expect(shield.json.error.message).toMatch(/shield: the agent asks for Shield/);
+    expect((await hc("GET", `/${a.id}`)).json.terms).toMatchObject({ shield: false, accept_risks: [] });
 
     offsetMs += 60_000;
     await syncChain();
@@ -750,6 +845,7 @@ describe("a live agent trading through its session", () => {
       await new Promise((r) => setTimeout(r, 100));
     }
     expect(listed).toMatchObject({ status: "mined", path: "hosted", session_id: s.id });
+    await expectShown(k, hc, a.id, s.id);
     // The same slot again trades nothing more (its tick row was claimed before the trade).
     expect((await hc("GET", `/${a.id}/logs?kinds=trade`)).json.rows).toHaveLength(1);
 

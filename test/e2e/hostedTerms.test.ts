@@ -109,6 +109,15 @@ describe("a hosted agent's risk terms on its paper orders", () => {
       const d = (await call("GET", `/${id}`)).json;
       expect(d.paper_book.USDG.atoms).toBe("200000000");
       expect(d.last_trade).toBeNull();
+      // It shows what it waits on (the hold since its tick, its next tick); a paper agent has no session or live stats.
+      const hold = rows.find((x) => x.kind === "hold");
+      expect(d).toMatchObject({ session_terms: null, live_stats: null });
+      expect(d.watch).toMatchObject({
+        hold: { code, since: Math.floor(hold.at / 1000), tick: hold.tick },
+        session_ending: null,
+        executor_gas: null,
+      });
+      expect(d.watch.next_tick_at).toBeGreaterThan(Math.floor(hold.at / 1000));
     }
     const trade = (await logsOf(allowed)).find((x) => x.kind === "trade");
     expect(trade).toMatchObject({ token_in: "USDG", token_out: "SHIFT", mode: "paper", shield: false });

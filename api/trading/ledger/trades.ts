@@ -98,6 +98,26 @@ export async function tradedTokens(
   return rows.map((r) => r.address as Address);
 }
 
+/**
+ * The wallet's relayed trades with these transaction hashes, oldest first, as GET me/trades answers
+ * them (a pending one past the drop window is `dropped`): a hosted agent's live_stats reads its own.
+ */
+export async function tradesByHash(d: LedgerDeps, wallet: Address, hashes: string[]): Promise<TradeRecord[]> {
+  if (!hashes.length) return [];
+  const rows = await d.db.query(
+    "SELECT * FROM app.trades WHERE wallet = $1 AND tx_hash = ANY($2::text[]) ORDER BY id",
+    [wallet.toLowerCase(), hashes.map((h) => h.toLowerCase())],
+  );
+  return rows.map((r) =>
+    tradeRecord(
+      r.status === "pending" && nowS(d) - Number(r.created_at) > DROP_AFTER_S ? { ...r, status: "dropped" } : r,
+    ),
+  );
+}
+
+/** One trade as GET me/trades answers it. */
+export type TradeRecord = ReturnType<typeof tradeRecord>;
+
 /** A trades row as GET me/trades answers it: the output amount actual once mined, else the minimum. */
 function tradeRecord(r: Record<string, unknown>) {
   const o = outcomeOf(r.outcome);
