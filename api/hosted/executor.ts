@@ -157,8 +157,13 @@ const refundAnswer = (agentId: string, r: RefundRow, o: { already: boolean; clos
   closed: o.closed,
 });
 
-/** The executor view: balance against what about twenty redeems cost now, the refund's state, the attestation. */
-export async function executorView(d: ExecutorDeps, agent: StoredAgent, executor: Address) {
+/**
+ * The executor's gas as the executor view shows it: its balance against what about twenty redeems
+ * cost at the chain's gas price now (`min_balance_wei`), `enough`, and the `top_up` that would
+ * make it enough (null when it is). A live tick reads the same before each order (tick.ts). The
+ * gas price comes back for the refund's own check. CHAIN_UNAVAILABLE when the chain does not answer.
+ */
+export async function executorGas(d: Pick<HostedContext, "chain" | "market" | "config">, executor: Address) {
   let balance: bigint;
   let gasPrice: bigint;
   try {
@@ -169,21 +174,32 @@ export async function executorView(d: ExecutorDeps, agent: StoredAgent, executor
   const min = REDEEM_GAS * REDEEMS_FUNDED * gasPrice;
   const eth = (await d.market.mark(d.config.tokens.ETH!.address))?.usd ?? null;
   const usd = (wei: bigint) => (eth === null ? null : Math.round(Number(formatEther(wei)) * eth * 100) / 100);
+  return {
+    gasPrice,
+    view: {
+      balance_wei: balance.toString(),
+      balance_usd: usd(balance),
+      min_balance_wei: min.toString(),
+      min_balance_usd: usd(min),
+      enough: balance >= min,
+      top_up: balance >= min ? null : { wei: (min - balance).toString(), usd: usd(min - balance), to: executor },
+    },
+  };
+}
+
+/** The executor view: its gas (executorGas), the refund's state, the attestation. */
+export async function executorView(d: ExecutorDeps, agent: StoredAgent, executor: Address) {
+  const { gasPrice, view } = await executorGas(d, executor);
   const last = await lastRefund(d, executor);
   const whyNot =
     agent.status !== "stopped" && agent.deletedAt === null
       ? "STOP_FIRST"
-      : balance <= REFUND_GAS * gasPrice * 2n
+      : BigInt(view.balance_wei) <= REFUND_GAS * gasPrice * 2n
         ? "REFUND_GAS"
         : null;
   return {
     executor,
-    balance_wei: balance.toString(),
-    balance_usd: usd(balance),
-    min_balance_wei: min.toString(),
-    min_balance_usd: usd(min),
-    enough: balance >= min,
-    top_up: balance >= min ? null : { wei: (min - balance).toString(), usd: usd(min - balance), to: executor },
+    ...view,
     refund: {
       available: whyNot === null,
       why_not: whyNot,
