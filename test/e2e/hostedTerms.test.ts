@@ -336,8 +336,9 @@ describe("a live agent's orders held before anything moves (issue 28)", () => {
     expect(pushed.status).toBe("success");
     // Forty minutes on: the pool's 30-minute price (the API's reference mid) is the new one, the mark
     // the owner signed at grant is not, and the co-signer prices what the wallet buys at the lower.
-    offsetMs += 40 * 60_000;
-    await syncChain();
+    // (The chain alone moves on: it runs ahead of the service's clock here, see withTwapHistory.)
+    await dn.test.increaseTime({ seconds: 40 * 60 });
+    await dn.test.mine({ blocks: 1 });
     await chain.ix.waitFor(await dn.pub.getBlockNumber());
     const before = await fundsOf(wallet.address, rootHash);
     await nextTick();
