@@ -218,6 +218,27 @@ export async function aiDecision(
   return callModel(d, agent, { p, model, user, worstUsd, serviceKey: d.ai.gatewayKey }, r);
 }
 
+/**
+ * A live AI agent's tick that cannot trade live (live trading off or killed on this server, or no
+ * active session for its current executor) asks no model: its orders could not go, and the call
+ * would be paid for nothing. It holds AI_NOT_LIVE (SPEC "AI agent holds (tick with no call)"),
+ * kept in the spend rows at no cost like every AI hold; other brains hold LIVE_OFF there.
+ */
+export async function aiNotLive(
+  db: Db,
+  agent: StoredAgent,
+  t: { seq: number; nowMs: number },
+  why: string,
+): Promise<Extract<Decision, { refused: string }>> {
+  const model = aiParamsOf(agent).model;
+  await recordHold(
+    db,
+    { id: agent.id, wallet: agent.wallet, model },
+    { nowMs: t.nowMs, tickSeq: t.seq, code: "AI_NOT_LIVE" },
+  );
+  return { refused: "AI_NOT_LIVE", message: `no model call: this live agent cannot trade now (${why})`, kind: "hold" };
+}
+
 type Reserved = Extract<Awaited<ReturnType<typeof reserve>>, { rowId: unknown }>;
 
 /**

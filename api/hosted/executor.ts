@@ -158,10 +158,12 @@ const refundAnswer = (agentId: string, r: RefundRow, o: { already: boolean; clos
 });
 
 /**
- * The executor's balance against what about twenty redeems cost at the chain's gas price now, and
- * the top-up that would cover them (null when enough); CHAIN_UNAVAILABLE when the chain does not answer.
+ * The executor's gas as the executor view shows it: its balance against what about twenty redeems
+ * cost at the chain's gas price now (`min_balance_wei`), `enough`, and the `top_up` that would
+ * make it enough (null when it is). A live tick reads the same before each order (tick.ts). The
+ * gas price comes back for the refund's own check. CHAIN_UNAVAILABLE when the chain does not answer.
  */
-export async function executorGas(d: Pick<ExecutorDeps, "chain" | "market" | "config">, executor: Address) {
+export async function executorGas(d: Pick<HostedContext, "chain" | "market" | "config">, executor: Address) {
   let balance: bigint;
   let gasPrice: bigint;
   try {
@@ -186,15 +188,14 @@ export async function executorGas(d: Pick<ExecutorDeps, "chain" | "market" | "co
   };
 }
 
-/** The executor view: balance against what about twenty redeems cost now, the refund's state, the attestation. */
+/** The executor view: its gas (executorGas), the refund's state, the attestation. */
 export async function executorView(d: ExecutorDeps, agent: StoredAgent, executor: Address) {
   const { gasPrice, view } = await executorGas(d, executor);
-  const balance = BigInt(view.balance_wei);
   const last = await lastRefund(d, executor);
   const whyNot =
     agent.status !== "stopped" && agent.deletedAt === null
       ? "STOP_FIRST"
-      : balance <= REFUND_GAS * gasPrice * 2n
+      : BigInt(view.balance_wei) <= REFUND_GAS * gasPrice * 2n
         ? "REFUND_GAS"
         : null;
   return {

@@ -50,6 +50,70 @@ const HOLD_OF: Record<string, string> = {
 export const holdCodeOf = (refusalCode: string): string =>
   Object.hasOwn(HOLD_OF, refusalCode) ? HOLD_OF[refusalCode]! : refusalCode;
 
+/** One failed rule of the co-signer, as its refusal lists them (SPEC: signer_checks). */
+export type SignerCheck = { rule: string; message: string };
+
+/**
+ * The co-signer's rules over a trade (cosigner/checks.ts, tradeRules.ts) and SPEC's hold for each;
+ * null: SPEC names no hold closer than the co-signer's own answer. Its rule names are SPEC's codes,
+ * so these agree with HOLD_OF; the list is whole so that a rule added there is decided here.
+ */
+const HOLD_OF_RULE: Record<string, string | null> = {
+  PRICE: "MIN_OUT_FLOOR",
+  SIGNED_MARK_PRICE: "MIN_OUT_FLOOR",
+  SLIPPAGE: "MIN_OUT_FLOOR",
+  PRICE_UNAVAILABLE: "TOKEN_STALE",
+  FEE_CLASS: "FEE_CLASS",
+  FEE_REQUIRED: "FEE_MISMATCH",
+  SESSION_FEE: "FEE_MISMATCH",
+  FEE_DECLARED: "FEE_MISMATCH",
+  SESSION_TOKENS: "PAIR",
+  NO_FEED_SESSION: "SESSION_TOO_LONG",
+  // Limits, the execution's shape, its deadline, an unknown root: the co-signer's answer says it best.
+  SESSION_EXPIRY: null,
+  SESSION_TARGET: null,
+  SESSION_EXECUTION: null,
+  SESSION_RECIPIENTS: null,
+  SESSION_ROOT_ALLOWS: null,
+  SESSION_MAX_TRADE: null,
+  SESSION_TRADES_LEFT: null,
+  SESSION_MAX_DAY: null,
+  DEADLINE: null,
+  TRADE_REFUSED: null,
+};
+
+/** The failed rules a refusal carries (the co-signer's `signer_checks`), or null when it carries none. */
+export function signerChecksOf(extra: Record<string, unknown>): SignerCheck[] | null {
+  const raw = extra.signer_checks;
+  if (!Array.isArray(raw)) return null;
+  return raw
+    .filter((c): c is { rule: string; message?: unknown } => typeof c?.rule === "string")
+    .map((c) => ({ rule: c.rule, message: typeof c.message === "string" ? c.message : "" }));
+}
+
+/**
+ * Why a live order holds when something on its way refused it: SPEC's hold code, the refusal's own
+ * code (`refusal`) and, for the co-signer's, the rules that failed (`signer_checks`). The co-signer
+ * answers REFUSED for every failure that is not a session limit alone (SPEC "Co-signer
+ * refusals"), so its code says nothing of why: the hold is that of the first failed rule SPEC names
+ * a hold for, in the co-signer's order of checks (fee before price), else the refusal's own code.
+ */
+export function refusalHold(r: { code: string; message: string; extra: Record<string, unknown> }): {
+  code: string;
+  message: string;
+  refusal: string;
+  signer_checks?: SignerCheck[];
+} {
+  const checks = signerChecksOf(r.extra);
+  const byRule = checks?.map((c) => HOLD_OF_RULE[c.rule]).find((h) => typeof h === "string");
+  return {
+    code: byRule ?? holdCodeOf(r.code),
+    message: r.message,
+    refusal: r.code,
+    ...(checks ? { signer_checks: checks } : {}),
+  };
+}
+
 /**
  * Why an order touching a stock token cannot go now: MARKET_CLOSED outside the US stock-token
  * session; STOCK_UNREAD when the issuer's switches could not be read; TOKEN_BLOCKED when the issuer

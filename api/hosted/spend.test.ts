@@ -4,7 +4,7 @@ import { openPostgres, type Db } from "../ports/store/db.js";
 import { migrate } from "../ports/store/migrations.js";
 import { createDatabase, dropDatabase } from "../../test/helpers/indexer.js";
 import type { AiConfig } from "../../lib/config.js";
-import { NANO, reserve, settle } from "./spend.js";
+import { LOCK_POOL, NANO, reserve, settle } from "./spend.js";
 
 const name = `pit_spend_${Math.random().toString(36).slice(2, 10)}`;
 let db: Db;
@@ -109,6 +109,41 @@ describe("reserving an AI call's worst case on PostgreSQL", () => {
       expect(await sum(`source = 'service' AND wallet = '${o.toLowerCase()}'`)).toBeLessThanOrEqual(0.03);
     expect(new Set(all.flatMap((r) => ("hold" in r ? [r.hold] : [])))).toEqual(new Set(["AI_POOL_SPENT"]));
   });
+
+  it(
+    "is AI_POOL_UNAVAILABLE when the pool's lock cannot be had in time: the owner's own account pays with it as " +
+      "pool_hold, or the tick holds; a free pool pays again",
+    async () => {
+      const now = Date.now() + 2 * 86_400_000;
+      const w = "0x00000000000000000000000000000000000000e1" as Address;
+      await db.query(
+        `INSERT INTO app.ai_own (wallet, sealed_key, sub_hint, day_cap_usd, connected_at)
+       VALUES ($1, 'x', '…abcd', 1, 0)`,
+        [w.toLowerCase()],
+      );
+      const ask = (i: number, fallbackOwn: boolean) =>
+        reserve(
+          db,
+          ai,
+          { ...agent(300 + i), wallet: w, funding: "service", fallbackOwn },
+          { ownerSinceMs: now, nowMs: now, worstUsd: 0.001, tickSeq: i, poolLockMs: 200 },
+        );
+      // Another connection holds the pool's lock for a second (a stuck reservation elsewhere in the fleet).
+      let taken!: () => void;
+      const locked = new Promise<void>((r) => (taken = r));
+      const holder = db.tx(async (tx) => {
+        await tx.query("SELECT pg_advisory_xact_lock($1, 0)", [LOCK_POOL]);
+        taken();
+        await new Promise((r) => setTimeout(r, 1_000));
+      });
+      await locked;
+      const [held, own] = await Promise.all([ask(0, false), ask(1, true)]);
+      await holder;
+      expect(held).toEqual({ hold: "AI_POOL_UNAVAILABLE", message: expect.any(String), poolHold: null });
+      expect(own).toMatchObject({ source: "own", poolHold: "AI_POOL_UNAVAILABLE" });
+      expect(await ask(2, false)).toMatchObject({ source: "service", poolHold: null });
+    },
+  );
 
   it("lets new owners' trials together take only their part of the pool, however many wallets ask", async () => {
     const now = Date.now() + 86_400_000;

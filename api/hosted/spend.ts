@@ -36,7 +36,8 @@ export type PoolView = {
   pool_left_usd: number;
 };
 
-const LOCK_POOL = 4663006;
+/** The pool's advisory lock (two-key form: this, 0): every pool-paid reservation of the fleet takes it. */
+export const LOCK_POOL = 4663006;
 const LOCK_OWNER = 4663005;
 
 type AgentForSpend = {
@@ -153,84 +154,127 @@ async function poolPays(
   return { pool, why };
 }
 
+/** How long a pool-paid reservation waits for the pool's lock before the pool counts as unavailable. */
+export const POOL_LOCK_MS = 5_000;
+
+/** The store's answer to a lock not had within lock_timeout (SQLSTATE 55P03), as it comes or as its cause. */
+const lockTimedOut = (err: unknown): boolean =>
+  [err, (err as { cause?: unknown } | null)?.cause].some((e) => (e as { code?: unknown } | null)?.code === "55P03");
+
 /**
  * Reserves a call's worst case for the agent, paid by the pool when its funding is `service` and
  * the pool pays, else by the owner's own gateway account (when fallback_own allows). Holds with
  * SPEC's code when nothing may pay: AI_BUDGET, the pool's reasons, NOT_CONNECTED, DISCONNECTED,
- * OWN_DAY_CAP.
+ * OWN_DAY_CAP. The pool is one lock every pool-paid call of the fleet takes: when it cannot be had
+ * within `poolLockMs` (POOL_LOCK_MS), the pool is AI_POOL_UNAVAILABLE for this call, a reason of
+ * its own like AI_POOL_SPENT (the owner's own account pays with it as pool_hold, or the tick holds),
+ * rather than a tick that waits out its timeout. A store that fails otherwise fails the tick.
  */
 export async function reserve(
   db: Db,
   ai: AiConfig,
   a: AgentForSpend,
+  o: { ownerSinceMs: number | null; nowMs: number; worstUsd: number; tickSeq: number; poolLockMs?: number },
+): Promise<Reservation> {
+  if (a.funding !== "service") return db.tx((tx) => reserveIn(tx, ai, a, o, null));
+  try {
+    return await db.tx((tx) => reserveIn(tx, ai, a, o, o.poolLockMs ?? POOL_LOCK_MS));
+  } catch (err) {
+    if (!lockTimedOut(err)) throw err;
+    const why = "AI_POOL_UNAVAILABLE";
+    if (!a.fallbackOwn)
+      return { hold: why, message: "the service's credits could not be reached in time; no call", poolHold: null };
+    return db.tx((tx) => reserveIn(tx, ai, { ...a, funding: "own" }, o, null, why));
+  }
+}
+
+/**
+ * One reservation in `tx`: the pool's lock (within `poolLockMs`) before the owner's for pool-paid
+ * calls, then the budgets in turn. `poolHold`: why the pool does not pay, known before (reserve).
+ */
+async function reserveIn(
+  tx: Db,
+  ai: AiConfig,
+  a: AgentForSpend,
   o: { ownerSinceMs: number | null; nowMs: number; worstUsd: number; tickSeq: number },
+  poolLockMs: number | null,
+  poolHoldBefore: string | null = null,
 ): Promise<Reservation> {
   const day = dayOf(o.nowMs);
   const worst = nanoUp(o.worstUsd);
   const wallet = a.wallet.toLowerCase();
-  return db.tx(async (tx) => {
-    // The pool's lock before the owner's, always in this order (one statement, evaluated left to right).
-    if (a.funding === "service")
-      await tx.query("SELECT pg_advisory_xact_lock($1, 0), pg_advisory_xact_lock($2, hashtext($3))", [
-        LOCK_POOL,
-        LOCK_OWNER,
-        wallet,
-      ]);
-    else await tx.query("SELECT pg_advisory_xact_lock($1, hashtext($2))", [LOCK_OWNER, wallet]);
-    // Every total this reservation may need, in one read.
-    const t = await totals(tx, day, [`agent:${a.id}`, "pool", `svc:${wallet}`, `own:${wallet}`, "trial"]);
-    const agentToday = t.get(`agent:${a.id}`) ?? 0;
-    if (agentToday + worst > nanoUp(a.budgetUsdDay)) {
-      return {
-        hold: "AI_BUDGET",
-        message:
-          `this call may cost up to $${o.worstUsd.toFixed(6)}; ` +
-          `$${usdOf(Math.max(0, nanoUp(a.budgetUsdDay) - agentToday)).toFixed(6)} ` +
-          `of today's $${a.budgetUsdDay} budget is left`,
-        poolHold: null,
-      };
-    }
-    const insert = async (source: Source, poolKind: string | null = null) => {
-      const [row] = await tx.query<{ id: string }>(
-        `INSERT INTO app.ai_spend (agent_id, wallet, day, ts, tick_seq, source, model, status, cost_nusd,
-         cost_source, pool_kind) VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', $8, 'bound', $9) RETURNING id`,
-        [a.id, wallet, day, o.nowMs, o.tickSeq, source, a.model, worst, poolKind],
-      );
-      await addTotals(tx, day, scopesOf({ source, wallet, agentId: a.id, poolKind }), worst);
-      return Number(row!.id);
+  if (a.funding === "service") {
+    // The pool's lock before the owner's, always in this order; only the pool's wait is bounded.
+    await tx.query(`SET LOCAL lock_timeout = ${Math.max(1, Math.round(poolLockMs ?? POOL_LOCK_MS))}`);
+    await tx.query("SELECT pg_advisory_xact_lock($1, 0)", [LOCK_POOL]);
+    await tx.query("SET LOCAL lock_timeout = 0");
+  }
+  await tx.query("SELECT pg_advisory_xact_lock($1, hashtext($2))", [LOCK_OWNER, wallet]);
+  // Every total this reservation may need, in one read.
+  const t = await totals(tx, day, [`agent:${a.id}`, "pool", `svc:${wallet}`, `own:${wallet}`, "trial"]);
+  const agentToday = t.get(`agent:${a.id}`) ?? 0;
+  if (agentToday + worst > nanoUp(a.budgetUsdDay)) {
+    return {
+      hold: "AI_BUDGET",
+      message:
+        `this call may cost up to $${o.worstUsd.toFixed(6)}; ` +
+        `$${usdOf(Math.max(0, nanoUp(a.budgetUsdDay) - agentToday)).toFixed(6)} ` +
+        `of today's $${a.budgetUsdDay} budget is left`,
+      poolHold: null,
     };
-    let poolHold: string | null = null;
-    if (a.funding === "service") {
-      const { pool, why } = await poolPays(tx, ai, a, { ...o, worst, t });
-      if (!why)
-        return { rowId: await insert("service", pool.kind), source: "service", poolHold: null, sealedKey: null };
-      if (!a.fallbackOwn)
-        return { hold: why, message: `the service's credits do not pay for this call (${why})`, poolHold: null };
-      poolHold = why;
-    }
-    const [own] = await tx.query<{ sealed_key: string | null; day_cap_usd: number; disconnected_at: string | null }>(
-      "SELECT sealed_key, day_cap_usd, disconnected_at FROM app.ai_own WHERE wallet = $1",
-      [wallet],
+  }
+  const insert = async (source: Source, poolKind: string | null = null) => {
+    const [row] = await tx.query<{ id: string }>(
+      `INSERT INTO app.ai_spend (agent_id, wallet, day, ts, tick_seq, source, model, status, cost_nusd,
+       cost_source, pool_kind) VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', $8, 'bound', $9) RETURNING id`,
+      [a.id, wallet, day, o.nowMs, o.tickSeq, source, a.model, worst, poolKind],
     );
-    if (!own?.sealed_key) {
-      const code = own?.disconnected_at ? "DISCONNECTED" : "NOT_CONNECTED";
-      return {
-        hold: code,
-        message:
-          `the owner's own gateway account is ${code === "DISCONNECTED" ? "disconnected" : "not connected"}` +
-          (poolHold ? `; the service's credits did not pay (${poolHold})` : ""),
-        poolHold,
-      };
-    }
-    const ownToday = t.get(`own:${wallet}`) ?? 0;
-    if (ownToday + worst > nanoUp(Number(own.day_cap_usd)))
-      return {
-        hold: "OWN_DAY_CAP",
-        message: `the owner's own day cap of $${own.day_cap_usd} would be passed`,
-        poolHold,
-      };
-    return { rowId: await insert("own"), source: "own", poolHold, sealedKey: own.sealed_key };
-  });
+    await addTotals(tx, day, scopesOf({ source, wallet, agentId: a.id, poolKind }), worst);
+    return Number(row!.id);
+  };
+  let poolHold = poolHoldBefore;
+  if (a.funding === "service") {
+    const { pool, why } = await poolPays(tx, ai, a, { ...o, worst, t });
+    if (!why) return { rowId: await insert("service", pool.kind), source: "service", poolHold: null, sealedKey: null };
+    if (!a.fallbackOwn)
+      return { hold: why, message: `the service's credits do not pay for this call (${why})`, poolHold: null };
+    poolHold = why;
+  }
+  return ownPays(tx, { wallet, worst, t, poolHold }, () => insert("own"));
+}
+
+/**
+ * The owner's own gateway account pays, when connected and within its day cap (NOT_CONNECTED,
+ * DISCONNECTED, OWN_DAY_CAP).
+ */
+async function ownPays(
+  tx: Db,
+  r: { wallet: string; worst: number; t: Map<string, number>; poolHold: string | null },
+  insert: () => Promise<number>,
+): Promise<Reservation> {
+  const { wallet, worst, poolHold } = r;
+  const [own] = await tx.query<{ sealed_key: string | null; day_cap_usd: number; disconnected_at: string | null }>(
+    "SELECT sealed_key, day_cap_usd, disconnected_at FROM app.ai_own WHERE wallet = $1",
+    [wallet],
+  );
+  if (!own?.sealed_key) {
+    const code = own?.disconnected_at ? "DISCONNECTED" : "NOT_CONNECTED";
+    return {
+      hold: code,
+      message:
+        `the owner's own gateway account is ${code === "DISCONNECTED" ? "disconnected" : "not connected"}` +
+        (poolHold ? `; the service's credits did not pay (${poolHold})` : ""),
+      poolHold,
+    };
+  }
+  const ownToday = r.t.get(`own:${wallet}`) ?? 0;
+  if (ownToday + worst > nanoUp(Number(own.day_cap_usd)))
+    return {
+      hold: "OWN_DAY_CAP",
+      message: `the owner's own day cap of $${own.day_cap_usd} would be passed`,
+      poolHold,
+    };
+  return { rowId: await insert(), source: "own", poolHold, sealedKey: own.sealed_key };
 }
 
 export type Settlement = {

@@ -17,7 +17,7 @@ import type { SessionTradeParameters } from "../sessions/index.js";
 import { feeFor, type FeeClass } from "../../lib/fees.js";
 import { quoteExactInputSingle } from "../../lib/quoter.js";
 import { checkOrders, ruleBrain, webhookBrain, type Decision, type TickState } from "./brains.js";
-import { aiDecision, type AiDeps } from "./ai.js";
+import { aiDecision, aiNotLive, type AiDeps } from "./ai.js";
 import type { Order } from "./request.js";
 import type { PaperBook, StoredAgent, Terms } from "./store.js";
 import type { HostedContext } from "./deps.js";
@@ -25,7 +25,8 @@ import type { Db } from "../ports/store/db.js";
 import type { ExecutorPort } from "../ports/executors.js";
 import { Refusal } from "../errors/index.js";
 import { attestationView } from "./attestation.js";
-import { holdCodeOf, stockHold } from "./holds.js";
+import { holdCodeOf, refusalHold, stockHold } from "./holds.js";
+import { executorGas } from "./executor.js";
 import { stockRegistryAbi, stockTokenAbi } from "../../abis/fixtures.js";
 import { stockMarketOpen } from "../../lib/marketHours.js";
 import { lc } from "../../lib/address.js";
@@ -167,8 +168,11 @@ export function orderHolds(
   return null;
 }
 
-/** Why an order does not go: SPEC's hold code, and the refusal it stands for when one was raised. */
-type OrderHold = { code: string; message: string; refusal?: string };
+/**
+ * Why an order does not go: SPEC's hold code, and what its log row carries beside the message: the
+ * refusal it stands for when one was raised, the co-signer's failed rules, the executor's top-up.
+ */
+type OrderHold = { code: string; message: string; refusal?: string; [field: string]: unknown };
 
 /**
  * Why the agent's own risk terms hold an order whose tokens carry `risks`: TOKEN_BLOCKED for a
@@ -210,7 +214,7 @@ async function orderSides(
     return why ? { hold: why } : s;
   } catch (err) {
     if (!(err instanceof Refusal)) throw err;
-    return { hold: { code: holdCodeOf(err.code), message: err.message, refusal: err.code } };
+    return { hold: refusalHold(err) };
   }
 }
 
@@ -471,11 +475,11 @@ async function paperOrders(
   return { entries, fills };
 }
 
-/** A held order's log entry: the refusal it stands for beside SPEC's code, when one was raised. */
-const holdEntry = (h: OrderHold, o: Order): Entry => ({
+/** A held order's log entry: SPEC's code, and the order beside what the hold carries (OrderHold). */
+const holdEntry = ({ code, message, ...more }: OrderHold, o: Order): Entry => ({
   kind: "hold",
-  code: h.code,
-  body: { message: h.message, order: o, ...(h.refusal ? { refusal: h.refusal } : {}) },
+  code,
+  body: { message, order: o, ...more },
 });
 
 /** The paper tick's book, state, decision and logs, in one transaction with its slot (takeSlot). */
@@ -617,7 +621,11 @@ async function liveTickBody(d: TickDeps, agent: StoredAgent, t: Slot): Promise<v
   const hold: Hold = async (code, message, extra = {}) =>
     d.store.log(agent.id, t.seq, "hold", code, { message, ...extra }, now);
   const run = await liveReady(d, agent, t.seq, now);
-  if (typeof run === "string") return void (await hold("LIVE_OFF", run));
+  if (typeof run === "string") {
+    if (agent.brain !== "partner_llm") return void (await hold("LIVE_OFF", run));
+    const off = await aiNotLive(d.store.db, agent, { seq: t.seq, nowMs: now }, run);
+    return void (await hold(off.refused, off.message));
+  }
   const block = Number(await d.chain.getBlockNumber());
   const s = await stateOf(d, agent, t.seq, block, await walletBook(d, agent, run.session.wallet));
   const decision = await decide(d, agent, s, { seq: t.seq, dueMs: t.dueMs, live: true });
@@ -632,9 +640,14 @@ async function liveTickBody(d: TickDeps, agent: StoredAgent, t: Slot): Promise<v
       break;
     }
     const why: OrderHold | null =
-      orderHolds(agent, o, s.book, today) ?? (await stockHoldOf(d, agent, o, run)) ?? (await riskHoldOf(d, agent, o));
-    if (why) await hold(why.code, why.message, { order: o, ...(why.refusal ? { refusal: why.refusal } : {}) });
-    else today += await liveOrder(d, agent, o, s, run, hold);
+      orderHolds(agent, o, s.book, today) ??
+      (await stockHoldOf(d, agent, o, run)) ??
+      (await riskHoldOf(d, agent, o)) ??
+      (await gasHoldOf(d, run));
+    if (why) {
+      const e = holdEntry(why, o);
+      await d.store.log(agent.id, t.seq, e.kind, e.code, e.body, now);
+    } else today += await liveOrder(d, agent, o, s, run, hold);
   }
   await d.store.db.query("UPDATE app.hosted_agents SET last_decision = $2, brain_state = $3 WHERE id = $1", [
     agent.id,
@@ -680,6 +693,34 @@ async function stockHoldOf(
 }
 
 /**
+ * The executor's gas before a live order is co-signed (executorGas, the executor view's own
+ * reading): under the view's min balance (about twenty redeems at today's gas price) the order holds
+ * INSUFFICIENT_FUNDS with the view's `top_up`, and nothing is co-signed (every co-signed trade
+ * counts toward the session's day) or relayed. SPEC's hold list has no gas code; INSUFFICIENT_FUNDS
+ * is SPEC's word for a sender that cannot pay its gas. A chain that does not answer holds too.
+ */
+async function gasHoldOf(d: TickDeps, run: LiveRun): Promise<OrderHold | null> {
+  let gas: Awaited<ReturnType<typeof executorGas>>["view"];
+  try {
+    gas = (await executorGas(d, run.executor)).view;
+  } catch (err) {
+    if (!(err instanceof Refusal)) throw err;
+    return refusalHold(err);
+  }
+  if (gas.enough) return null;
+  return {
+    code: "INSUFFICIENT_FUNDS",
+    message:
+      `the executor ${run.executor} holds ${gas.balance_wei} wei, under the ${gas.min_balance_wei} wei ` +
+      "its redeems need: top it up; nothing was co-signed or sent",
+    executor: run.executor,
+    balance_wei: gas.balance_wei,
+    min_balance_wei: gas.min_balance_wei,
+    top_up: gas.top_up,
+  };
+}
+
+/**
  * One live order: co-signed by session/trade, signed by the executor, relayed; logged as a trade
  * and the agent's last trade. A refusal on the way is a hold. Answers the USD it traded (0 held).
  */
@@ -717,7 +758,8 @@ async function liveOrder(
     return usd;
   } catch (err) {
     if (!(err instanceof Refusal)) throw err;
-    await hold(holdCodeOf(err.code), err.message, { order: o, refusal: err.code });
+    const { code, message, ...more } = refusalHold(err);
+    await hold(code, message, { order: o, ...more });
     return 0;
   }
 }

@@ -193,7 +193,8 @@ describe("openaiGateway against the stand-in", () => {
 
   it.each([
     [500, "PARTNER_GATEWAY_ERROR", true],
-    [502, "PARTNER_GATEWAY_ERROR", true],
+    [502, "PARTNER_UNAVAILABLE", true],
+    [504, "PARTNER_GATEWAY_ERROR", true],
     [503, "PARTNER_BUSY", true],
     [429, "PARTNER_RATE", false],
     [402, "PARTNER_BALANCE", false],

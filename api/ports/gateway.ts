@@ -24,6 +24,7 @@ export type GatewayFailure =
   | "PARTNER_TIMEOUT"
   | "PARTNER_GATEWAY_ERROR"
   | "PARTNER_UNREACHABLE"
+  | "PARTNER_UNAVAILABLE"
   | "PARTNER_REJECTED"
   | "PARTNER_RATE"
   | "PARTNER_BALANCE"
@@ -195,6 +196,9 @@ function statusFailure(err: APIError & { status: number }, model: string): Failu
   if (s === 400) return f("PARTNER_REJECTED", false);
   if (s > 400 && s < 500) return f("PARTNER_REJECTED", true);
   if (s === 503) return f("PARTNER_BUSY", true);
+  // A 502 is the gateway saying the model behind it is down or answered nothing it could use (the
+  // gateway itself works): PARTNER_UNAVAILABLE, a failed call that may have run upstream.
+  if (s === 502) return f("PARTNER_UNAVAILABLE", true);
   return f("PARTNER_GATEWAY_ERROR", true);
 }
 

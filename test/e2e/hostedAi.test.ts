@@ -352,6 +352,8 @@ describe("a paper AI agent", () => {
         cost: "worst",
       },
       { reply: () => ({ status: 500 }), code: "PARTNER_GATEWAY_ERROR", kind: "error", status: "error", cost: "worst" },
+      // The gateway answers, but the model behind it is down: a failed call that may have run upstream.
+      { reply: () => ({ status: 502 }), code: "PARTNER_UNAVAILABLE", kind: "error", status: "error", cost: "worst" },
       { reply: () => ({ status: 429 }), code: "PARTNER_RATE", kind: "hold", status: "error", cost: "zero" },
       { reply: () => ({ status: 401 }), code: "PARTNER_REJECTED", kind: "error", status: "error", cost: "zero" },
     ];

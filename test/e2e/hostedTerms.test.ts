@@ -8,7 +8,9 @@ import { RateLimiter } from "../../api/http/rateLimit.js";
 import { loadConfig } from "../../lib/config.js";
 import { erc20Abi, mintableAbi } from "../../abis/erc20.js";
 import { startWebhookStandIn } from "../../devnet/webhookStandIn.js";
+import { startGatewayStandIn } from "../../devnet/gatewayStandIn.js";
 import { runSetup, walletSignatures } from "../helpers/sessions.js";
+import { approveForRouter, poolKeyOf, routerSwap } from "../helpers/trades.js";
 
 /**
  * A hosted agent's risk terms decide every order (issue 28): on a devnet whose server lists the
@@ -21,6 +23,7 @@ let chain: Awaited<ReturnType<typeof startIndexedDevnet>>;
 let store: Awaited<ReturnType<typeof freshStore>>;
 let api: Api;
 let hook: Awaited<ReturnType<typeof startWebhookStandIn>>;
+let gw: Awaited<ReturnType<typeof startGatewayStandIn>>;
 let key: string;
 let offsetMs = 0;
 const clock = () => Date.now() + offsetMs;
@@ -30,6 +33,7 @@ beforeAll(async () => {
   const dn = chain.dn;
   store = await freshStore("pglite");
   hook = await startWebhookStandIn({ now: clock });
+  gw = await startGatewayStandIn({ models: ["stand-in/small"] });
   const base = loadConfig({ ANVIL_PORT: String(dn.anvil.port) });
   const shift = (dn.universe.devnet!.fixtures as Record<string, Address>).proxyToken!;
   api = await serveApi({
@@ -40,6 +44,12 @@ beforeAll(async () => {
     limiter: new RateLimiter(clock, 10_000, false),
     hostedScheduler: { intervalMs: 0 },
     config: {
+      ai: {
+        ...base.ai,
+        gatewayUrl: gw.url,
+        gatewayKey: gw.apiKey,
+        models: [{ id: "stand-in/small", price: { input: 1, output: 2, structured: null, source: "test table" } }],
+      },
       tokens: {
         ...base.tokens,
         SHIFT: {
@@ -59,6 +69,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await api?.close();
   await hook?.close();
+  await gw?.close();
   await store?.drop();
   await chain?.stop();
 });
@@ -149,64 +160,94 @@ async function syncChain() {
   await chain.dn.test.mine({ blocks: 1 });
 }
 
+/**
+ * A wallet with 5 ETH and 500 USDG, signed in, and its live agent on SHIFT/USDG made by `body`
+ * (a webhook brain scripted to buy $15 of SHIFT each tick unless `body` names another brain); its
+ * executor funded with 0.5 ETH; a session that accepts SHIFT's severe risk attached; resumed.
+ */
+async function liveShiftAgent(path: string, body: Record<string, unknown> = {}) {
+  const dn = chain.dn;
+  await syncChain();
+  const wallet = privateKeyToAccount(generatePrivateKey());
+  await dn.test.setBalance({ address: wallet.address, value: parseEther("5") });
+  const usdg = dn.token("USDG");
+  const deployer = dn.walletFor(dn.deployer);
+  await dn.mined(
+    await deployer.writeContract({
+      address: usdg,
+      abi: mintableAbi,
+      functionName: "mint",
+      args: [wallet.address, parseUnits("500", 6)],
+    }),
+  );
+  const k = await agentOf(api, dn).signIn(wallet);
+  const hc = (method: "GET" | "POST", p: string, b?: unknown) =>
+    api.call(method, `/api/v1/hosted${p}`, method === "POST" ? (b ?? {}) : undefined, {
+      authorization: `Bearer ${k}`,
+    });
+  const made = await hc("POST", "", {
+    brain: "webhook",
+    params: { url: hook.url(path) },
+    interval_s: 60,
+    pairs: ["SHIFT/USDG"],
+    limits: { max_trade_usd: 20, max_day_usd: 40, max_position_usd: 1000 },
+    mode: "live",
+    ...body,
+  });
+  expect(made.status, made.text).toBe(201);
+  const a = made.json;
+  if (a.webhook_secret) {
+    hook.secret(path, a.webhook_secret);
+    hook.script(path, () => ({ json: { orders: [{ token_in: "USDG", token_out: "SHIFT", amount_usd: 15 }] } }));
+  }
+  await dn.mined(await deployer.sendTransaction({ to: a.executor, value: parseEther("0.5") }));
+  const grant = {
+    wallet: wallet.address,
+    executor: a.executor,
+    tokens: ["SHIFT", "USDG"],
+    expires_in_s: 3_600,
+    max_trade_usd: 50,
+    max_day_usd: 120,
+    max_trades: 5,
+    accept_risks: ["NO_INDEPENDENT_MARK"],
+  };
+  const st = await agentOf(api, dn).post("/live/session/grant", grant, k);
+  expect(st.status, st.text).toBe(200);
+  const { body: switchOn, auth } = await walletSignatures(wallet, st.json);
+  const on = await agentOf(api, dn).post("/live/session/grant", switchOn, k);
+  expect(on.status, on.text).toBe(200);
+  await runSetup({ dn }, wallet, st.json.setup.steps, auth);
+  expect((await hc("POST", `/${a.id}/session`, { session_id: st.json.session_id })).status).toBe(200);
+  expect((await hc("POST", `/${a.id}/resume`)).json).toMatchObject({ live: true, trading: true });
+  const rootHash = st.json.sign.delegation.delegation_hash as `0x${string}`;
+  return { wallet, k, hc, a, sessionId: st.json.session_id as string, rootHash };
+}
+
+/** The next tick of every due agent, with the chain's clock where the service's is. */
+async function nextTick() {
+  offsetMs += 60_000;
+  await syncChain();
+  await api.app.services.hosted.scheduler.runDue();
+}
+
+/** The wallet's SHIFT and USDG, and what the co-signer has counted for its session. */
+async function fundsOf(wallet: Address, rootHash: `0x${string}`) {
+  const read = (token: Address) =>
+    chain.dn.pub.readContract({ address: token, abi: erc20Abi, functionName: "balanceOf", args: [wallet] });
+  return {
+    shift: await read(shiftOf()),
+    usdg: await read(chain.dn.token("USDG")),
+    cosigned: await api.app.services.cosigner!.usage(rootHash, wallet),
+  };
+}
+const shiftOf = () => (chain.dn.universe.devnet!.fixtures as Record<string, Address>).proxyToken!;
+
 describe("a hosted agent's risk terms on its live orders", () => {
   it("holds RISKS_MISSING before session/trade when the session accepts a risk the agent does not: the wallet's " +
     "funds never move", async () => {
-    const dn = chain.dn;
-    await syncChain();
-    const wallet = privateKeyToAccount(generatePrivateKey());
-    await dn.test.setBalance({ address: wallet.address, value: parseEther("5") });
-    const usdg = dn.token("USDG");
-    const deployer = dn.walletFor(dn.deployer);
-    await dn.mined(
-      await deployer.writeContract({
-        address: usdg,
-        abi: mintableAbi,
-        functionName: "mint",
-        args: [wallet.address, parseUnits("500", 6)],
-      }),
-    );
-    const k = await agentOf(api, dn).signIn(wallet);
-    const hc = (method: "GET" | "POST", p: string, body?: unknown) =>
-      api.call(method, `/api/v1/hosted${p}`, method === "POST" ? (body ?? {}) : undefined, {
-        authorization: `Bearer ${k}`,
-      });
-    const made = await hc("POST", "", {
-      brain: "webhook",
-      params: { url: hook.url("/shift") },
-      interval_s: 60,
-      pairs: ["SHIFT/USDG"],
-      limits: { max_trade_usd: 20, max_day_usd: 40, max_position_usd: 1000 },
-      mode: "live",
-    });
-    expect(made.status, made.text).toBe(201);
-    const a = made.json;
-    hook.secret("/shift", a.webhook_secret);
-    hook.script("/shift", () => ({ json: { orders: [{ token_in: "USDG", token_out: "SHIFT", amount_usd: 15 }] } }));
-    await dn.mined(await deployer.sendTransaction({ to: a.executor, value: parseEther("0.5") }));
     // The owner's session accepts SHIFT's severe risk; the agent's terms (accept_risks []) do not.
-    const grant = {
-      wallet: wallet.address,
-      executor: a.executor,
-      tokens: ["SHIFT", "USDG"],
-      expires_in_s: 3_600,
-      max_trade_usd: 50,
-      max_day_usd: 120,
-      max_trades: 5,
-      accept_risks: ["NO_INDEPENDENT_MARK"],
-    };
-    const st = await agentOf(api, dn).post("/live/session/grant", grant, k);
-    expect(st.status, st.text).toBe(200);
-    const { body, auth } = await walletSignatures(wallet, st.json);
-    const on = await agentOf(api, dn).post("/live/session/grant", body, k);
-    expect(on.status, on.text).toBe(200);
-    await runSetup({ dn }, wallet, st.json.setup.steps, auth);
-    expect((await hc("POST", `/${a.id}/session`, { session_id: st.json.session_id })).status).toBe(200);
-    expect((await hc("POST", `/${a.id}/resume`)).json).toMatchObject({ live: true, trading: true });
-
-    offsetMs += 60_000;
-    await syncChain();
-    await api.app.services.hosted.scheduler.runDue();
+    const { wallet, hc, a } = await liveShiftAgent("/shift");
+    await nextTick();
     const rows = (await hc("GET", `/${a.id}/logs`)).json.rows as any[];
     expect(
       rows.find((x) => x.kind === "hold"),
@@ -217,13 +258,108 @@ describe("a hosted agent's risk terms on its live orders", () => {
       order: { token_in: "USDG", token_out: "SHIFT" },
     });
     expect(rows.filter((x) => x.kind === "trade")).toEqual([]);
-    const shift = (dn.universe.devnet!.fixtures as Record<string, Address>).proxyToken!;
-    const held = await dn.pub.readContract({
-      address: shift,
+    const held = await chain.dn.pub.readContract({
+      address: shiftOf(),
       abi: erc20Abi,
       functionName: "balanceOf",
       args: [wallet.address],
     });
     expect(held).toBe(0n);
+  }, 90_000);
+});
+
+describe("a live agent's orders held before anything moves (issue 28)", () => {
+  const accepts = { accept_risks: ["NO_INDEPENDENT_MARK"] };
+
+  it("holds INSUFFICIENT_FUNDS with the executor view's top_up when its executor's gas is under the view's " +
+    "min balance: nothing is co-signed or relayed", async () => {
+    const { wallet, hc, a, rootHash } = await liveShiftAgent("/gas", accepts);
+    await chain.dn.test.setBalance({ address: a.executor, value: 1_000n });
+    const before = await fundsOf(wallet.address, rootHash);
+    await nextTick();
+    const rows = (await hc("GET", `/${a.id}/logs`)).json.rows as any[];
+    const hold = rows.find((x) => x.kind === "hold");
+    expect(hold, JSON.stringify(rows)).toMatchObject({
+      code: "INSUFFICIENT_FUNDS",
+      order: { token_in: "USDG", token_out: "SHIFT" },
+      executor: a.executor,
+      balance_wei: "1000",
+      top_up: { to: a.executor },
+    });
+    expect(BigInt(hold.top_up.wei)).toBe(BigInt(hold.min_balance_wei) - 1_000n);
+    // The executor view says the same.
+    const view = (await hc("GET", `/${a.id}/executor`)).json;
+    expect(view).toMatchObject({ enough: false, balance_wei: "1000", top_up: { to: a.executor } });
+    expect(rows.filter((x) => x.kind === "trade")).toEqual([]);
+    expect(await chain.dn.pub.getTransactionCount({ address: a.executor })).toBe(0);
+    expect(await fundsOf(wallet.address, rootHash)).toEqual(before);
+  }, 90_000);
+
+  it("holds AI_NOT_LIVE, with no model call and nothing spent, when a live AI agent's session is no longer " +
+    "active", async () => {
+    const ai = {
+      brain: "partner_llm",
+      params: { strategy: "Buy SHIFT with USDG.", model: "stand-in/small" },
+      interval_s: 300,
+      ...accepts,
+    };
+    const { k, hc, a, sessionId } = await liveShiftAgent("/ai", ai);
+    const revoked = await agentOf(api, chain.dn).post("/live/session/revoke", { session_id: sessionId }, k);
+    expect(revoked.status, revoked.text).toBe(200);
+    const calls = gw.calls.length;
+    await nextTick();
+    const rows = (await hc("GET", `/${a.id}/logs`)).json.rows as any[];
+    expect(rows[0], JSON.stringify(rows)).toMatchObject({ kind: "hold", code: "AI_NOT_LIVE" });
+    expect(gw.calls.length).toBe(calls);
+    const spent = (await hc("GET", `/${a.id}/spend`)).json;
+    expect(spent.rows[0]).toMatchObject({ status: "hold", code: "AI_NOT_LIVE", cost_usd: 0 });
+    expect(spent.ai.today.calls).toBe(0);
+  }, 90_000);
+
+  it("holds MIN_OUT_FLOOR with the co-signer's signer_checks when the co-signer refuses the price: SHIFT's pool " +
+    "has moved far from the owner-signed mark; the wallet's funds never move", async () => {
+    const dn = chain.dn;
+    const { wallet, hc, a, rootHash } = await liveShiftAgent("/price", accepts);
+    // Someone buys 25,000 USDG of SHIFT: its pool's price goes to about 2.25 USDG, the signed mark stays at 1.
+    const whale = privateKeyToAccount(generatePrivateKey());
+    await dn.test.setBalance({ address: whale.address, value: parseEther("1") });
+    const usdg = dn.token("USDG");
+    await dn.mined(
+      await dn.walletFor(dn.deployer).writeContract({
+        address: usdg,
+        abi: mintableAbi,
+        functionName: "mint",
+        args: [whale.address, parseUnits("25000", 6)],
+      }),
+    );
+    await approveForRouter(dn, whale, usdg);
+    const pushed = await routerSwap(dn, whale, {
+      poolKey: poolKeyOf(dn, "SHIFT", "USDG"),
+      tokenIn: usdg,
+      tokenOut: shiftOf(),
+      amountIn: parseUnits("25000", 6),
+      minOut: 0n,
+      feeBips: 0n,
+      feeRecipient: whale.address,
+    });
+    expect(pushed.status).toBe("success");
+    // Forty minutes on: the pool's 30-minute price (the API's reference mid) is the new one, the mark
+    // the owner signed at grant is not, and the co-signer prices what the wallet buys at the lower.
+    // (The chain alone moves on: it runs ahead of the service's clock here, see withTwapHistory.)
+    await dn.test.increaseTime({ seconds: 40 * 60 });
+    await dn.test.mine({ blocks: 1 });
+    await chain.ix.waitFor(await dn.pub.getBlockNumber());
+    const before = await fundsOf(wallet.address, rootHash);
+    await nextTick();
+    const rows = (await hc("GET", `/${a.id}/logs`)).json.rows as any[];
+    const hold = rows.find((x) => x.kind === "hold");
+    expect(hold, JSON.stringify(rows)).toMatchObject({
+      code: "MIN_OUT_FLOOR",
+      refusal: "REFUSED",
+      order: { token_in: "USDG", token_out: "SHIFT" },
+    });
+    expect(hold.signer_checks.map((c: { rule: string }) => c.rule)).toContain("SIGNED_MARK_PRICE");
+    expect(rows.filter((x) => x.kind === "trade")).toEqual([]);
+    expect(await fundsOf(wallet.address, rootHash)).toEqual(before);
   }, 90_000);
 });
