@@ -176,6 +176,8 @@ export async function executorGas(d: Pick<HostedContext, "chain" | "market" | "c
   const usd = (wei: bigint) => (eth === null ? null : Math.round(Number(formatEther(wei)) * eth * 100) / 100);
   return {
     gasPrice,
+    /** What one redeem costs at today's gas price: a live order holds under it (tick.ts). */
+    oneRedeemWei: REDEEM_GAS * gasPrice,
     view: {
       executor,
       balance_wei: balance.toString(),

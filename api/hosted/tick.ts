@@ -694,29 +694,32 @@ async function stockHoldOf(
 
 /**
  * The executor's gas before a live order is co-signed (executorGas, the executor view's own
- * reading): under the view's min balance (about twenty redeems at today's gas price) the order holds
- * INSUFFICIENT_FUNDS with the view's `top_up`, and nothing is co-signed (every co-signed trade
- * counts toward the session's day) or relayed. SPEC's hold list has no gas code; INSUFFICIENT_FUNDS
- * is SPEC's word for a sender that cannot pay its gas. A chain that does not answer holds too.
+ * reading): an executor that cannot pay one more redeem at today's gas price holds the order
+ * INSUFFICIENT_FUNDS with the view's `top_up` (to about twenty redeems), and nothing is co-signed
+ * (every co-signed trade counts toward the session's day) or relayed. Under the view's min balance
+ * but able to pay, it trades and `watch.executor_gas` says to top up: holding at twenty would stop
+ * an agent that can still trade. SPEC's hold list has no gas code; INSUFFICIENT_FUNDS is SPEC's
+ * word for a sender that cannot pay its gas. A chain that does not answer holds too.
  */
 async function gasHoldOf(d: TickDeps, run: LiveRun): Promise<OrderHold | null> {
-  let gas: Awaited<ReturnType<typeof executorGas>>["view"];
+  let gas: Awaited<ReturnType<typeof executorGas>>;
   try {
-    gas = (await executorGas(d, run.executor)).view;
+    gas = await executorGas(d, run.executor);
   } catch (err) {
     if (!(err instanceof Refusal)) throw err;
     return refusalHold(err);
   }
-  if (gas.enough) return null;
+  const { view } = gas;
+  if (BigInt(view.balance_wei) >= gas.oneRedeemWei) return null;
   return {
     code: "INSUFFICIENT_FUNDS",
     message:
-      `the executor ${run.executor} holds ${gas.balance_wei} wei, under the ${gas.min_balance_wei} wei ` +
-      "its redeems need: top it up; nothing was co-signed or sent",
+      `the executor ${run.executor} holds ${view.balance_wei} wei, under the ${gas.oneRedeemWei} wei ` +
+      "one redeem costs now: top it up; nothing was co-signed or sent",
     executor: run.executor,
-    balance_wei: gas.balance_wei,
-    min_balance_wei: gas.min_balance_wei,
-    top_up: gas.top_up,
+    balance_wei: view.balance_wei,
+    min_balance_wei: view.min_balance_wei,
+    top_up: view.top_up,
   };
 }
 

@@ -271,8 +271,8 @@ describe("a hosted agent's risk terms on its live orders", () => {
 describe("a live agent's orders held before anything moves (issue 28)", () => {
   const accepts = { accept_risks: ["NO_INDEPENDENT_MARK"] };
 
-  it("holds INSUFFICIENT_FUNDS with the executor view's top_up when its executor's gas is under the view's " +
-    "min balance: nothing is co-signed or relayed", async () => {
+  it("holds INSUFFICIENT_FUNDS with the executor view's top_up when its executor cannot pay one redeem: " +
+    "nothing is co-signed or relayed", async () => {
     const { wallet, hc, a, rootHash } = await liveShiftAgent("/gas", accepts);
     await chain.dn.test.setBalance({ address: a.executor, value: 1_000n });
     const before = await fundsOf(wallet.address, rootHash);
