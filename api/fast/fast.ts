@@ -5,6 +5,7 @@ import { readFeeBps, readRouterCall } from "../../lib/router/read.js";
 import { stockMarketOpen } from "../../lib/marketHours.js";
 import type { KeyRecord } from "../auth/index.js";
 import { Refusal, rpc } from "../errors/index.js";
+import { callerOf } from "../http/caller.js";
 import type { Market } from "../market/index.js";
 import { readChainSnapshot, balanceIn, type ChainSnapshot } from "../ports/chainSnapshot.js";
 import type { PoolState } from "../ports/indexed.js";
@@ -62,8 +63,7 @@ const IN_FLIGHT_WAIT_MS = 2_000;
 export async function fastTrade(d: FastDeps, q: FastParameters, key: KeyRecord) {
   const t0 = performance.now();
   assertFastEnabled(d);
-  const wallet = key.wallet as Address | null;
-  if (!wallet) throw new Refusal("WALLET_NOT_BOUND", "this key is bound to no wallet");
+  const { wallet } = callerOf(key);
   const parsed = parseFastTx(q.raw_tx as Hex);
   // The same signed bytes again: their hash, nothing relayed twice.
   const prior = q.check_only ? null : d.ledger.tradeByHash(parsed.hash);

@@ -1,5 +1,4 @@
 import type { Address } from "viem";
-import type { Config } from "../../lib/config.js";
 import type { Market } from "../market/index.js";
 import type { Db } from "../ports/store/db.js";
 import {
@@ -239,7 +238,7 @@ async function aiPool(d: Pick<HostedInput, "config" | "db" | "clock">) {
 export type Hosted = ReturnType<typeof createHosted>;
 
 /** The AI brain's gateway clients (one per key: the service's, or an owner's own) and the owner's trial start. */
-function aiDepsOf(d: { config: Config; db: Db; clock: () => number }): AiDeps | undefined {
+function aiDepsOf(d: Pick<Common, "config" | "clock"> & { db: Db }): AiDeps | undefined {
   const url = d.config.ai.gatewayUrl;
   if (!url) return undefined;
   const clients = new LRUCache<string, GatewayPort>({ max: 1_000 });

@@ -10,9 +10,14 @@ export type Caller = { wallet: Address; keyId: number };
  * (`why` says what needed the wallet) before any field of the input is read.
  */
 export const boundCaller =
-  (why = "this key is bound to no wallet") =>
-  ({ c }: RawCall): Caller => {
-    const { wallet, keyId } = c.get("key");
-    if (!wallet) throw new Refusal("WALLET_NOT_BOUND", why);
-    return { wallet, keyId };
-  };
+  (why = UNBOUND) =>
+  ({ c }: RawCall): Caller =>
+    callerOf(c.get("key"), why);
+
+const UNBOUND = "this key is bound to no wallet";
+
+/** The key's caller, or 403 WALLET_NOT_BOUND (`why` says what needed the wallet). */
+export function callerOf(key: { wallet: Address | null; keyId: number }, why = UNBOUND): Caller {
+  if (!key.wallet) throw new Refusal("WALLET_NOT_BOUND", why);
+  return { wallet: key.wallet, keyId: key.keyId };
+}

@@ -1,4 +1,3 @@
-import type { PublicClient } from "viem";
 import type { Config } from "../../lib/config.js";
 import { sharesOf } from "../../lib/league/rules.js";
 import { markAt, type MarkReader } from "../../lib/league/valuation.js";
@@ -7,6 +6,7 @@ import type { Db } from "../ports/store/db.js";
 import { valuationTokens } from "./prize.js";
 import type { TransferLog } from "./transfers.js";
 import { lc } from "../../lib/address.js";
+import type { Common } from "../ports/common.js";
 
 /**
  * One season's payout book, served as `ledger` (SPEC GET league/seasons/<n>, README "League reserve").
@@ -37,7 +37,7 @@ export type PayoutBook = {
   why: string | null;
 };
 
-export type ReserveDeps = { config: Config; chain: PublicClient; marks: MarkReader; transfers: TransferLog };
+export type ReserveDeps = Pick<Common, "config" | "chain"> & { marks: MarkReader; transfers: TransferLog };
 
 /** The partner token (payouts and the reserve are in it). */
 export const partnerToken = (config: Config) => Object.values(config.tokens).find((t) => t.kind === "partner") ?? null;

@@ -1,7 +1,8 @@
-import { zeroAddress, type PublicClient } from "viem";
+import { zeroAddress } from "viem";
 import type { Config } from "../../lib/config.js";
 import { transfersOf, type ChainTransfer } from "../../lib/league/chain.js";
 import { lc } from "../../lib/address.js";
+import type { Common } from "../ports/common.js";
 
 /**
  * Blocks this close to the newest block read are read again next time, never kept: a reorg of the
@@ -25,7 +26,7 @@ export const linkTokens = (config: Config) =>
  * what is kept answers from what is kept, cut at that block. A failed read throws (never a partial
  * answer): the caller's pass fails and is retried.
  */
-export function createTransferLog(d: { config: Config; chain: PublicClient }) {
+export function createTransferLog(d: Pick<Common, "config" | "chain">) {
   const tokens = linkTokens(d.config);
   const start = BigInt(d.config.startBlock);
   /** Address → the last block whose transfers touching it are all in `byAddress`. */

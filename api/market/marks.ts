@@ -7,6 +7,7 @@ import { curveBefore, curvePrice, MARK_WINDOW_S, windowPrice } from "../../lib/m
 import type { PoolState, SqlIndexedReads } from "../ports/indexed.js";
 import { markStale } from "./stale.js";
 import { lc } from "../../lib/address.js";
+import type { Common } from "../ports/common.js";
 
 /** Where a mark comes from: the independent ones (oracle, twap, fixed) and the trading-only ones. */
 export type MarkSource = "oracle" | "twap" | "fixed" | "pool-mid" | "curve";
@@ -55,7 +56,7 @@ const priced = (mark: Mark): IndependentMark => ({ mark, unpriced: null });
 const unavailableUnlessPriced = (mark: Mark | null): IndependentMark =>
   mark ? priced(mark) : { mark: null, unpriced: "MARK_UNAVAILABLE" };
 
-type MarketDeps = { config: Config; indexed: SqlIndexedReads; clock: () => number };
+type MarketDeps = Pick<Common, "config" | "clock"> & { indexed: SqlIndexedReads };
 
 /** One market's reads and short-lived copies (see createMarket). */
 type MarketState = {

@@ -36,6 +36,7 @@ import { markBandBps, markUnsettled, MARK_WINDOW_S, MIN_MARK_DEPTH_USD, readSpot
 import type { PoolState } from "../ports/indexed.js";
 import { launchpadAbi, sanctionsListAbi } from "../../abis/fixtures.js";
 import { Refusal, rpc } from "../errors/index.js";
+import { callerOf } from "../http/caller.js";
 import { buildApprove, buildPermit2Approve, SHIELD_POLICIES, type TokenInfo, type Who } from "../trading/index.js";
 import type { SessionDeps } from "./deps.js";
 import type { StoredAuthorization, StoredSession, WalletCode } from "./store.js";
@@ -198,8 +199,7 @@ export async function startGrant(d: SessionDeps, q: StartGrantParameters, who: W
 
 /** The wallet granting, the caller's key's own (WALLET_NOT_BOUND, WALLET_MISMATCH), and the executor it names. */
 function callerParties(q: StartGrantParameters, who: Who): { wallet: Address; executor: Address } {
-  const keyWallet = who.key.wallet;
-  if (!keyWallet) throw new Refusal("WALLET_NOT_BOUND", "this key is bound to no wallet");
+  const keyWallet = callerOf(who.key).wallet;
   if (lc(q.wallet) !== lc(keyWallet))
     throw new Refusal("WALLET_MISMATCH", "a session is granted by its own wallet's key");
   return { wallet: getAddress(q.wallet), executor: getAddress(q.executor) };

@@ -1,4 +1,4 @@
-import { encodeFunctionData, getAddress, zeroAddress, type Address, type PublicClient } from "viem";
+import { encodeFunctionData, getAddress, zeroAddress, type Address } from "viem";
 import { z } from "zod";
 import { cappedMulticall } from "../../lib/chain.js";
 import { erc20Abi } from "../../abis/erc20.js";
@@ -10,6 +10,7 @@ import { buildApprove, buildLockdown, type Step } from "./txs.js";
 import type { KeyRecord } from "../auth/index.js";
 import { simulateCalls } from "../ports/simulation.js";
 import { lc } from "../../lib/address.js";
+import type { Common } from "../ports/common.js";
 
 const address = z.string().regex(/^0x[0-9a-fA-F]{40}$/, "must be a 0x address");
 export const revokeRequest = z
@@ -27,7 +28,7 @@ export type RevokeParameters = z.infer<typeof revokeRequest>;
 const encodeCall = (abi: any, functionName: string, args: unknown[]) =>
   encodeFunctionData({ abi, functionName, args } as never);
 
-type RevokeDeps = { config: Config; chain: PublicClient; resolveToken: (param: string) => Address };
+type RevokeDeps = Pick<Common, "config" | "chain"> & { resolveToken: (param: string) => Address };
 type Allowances = Awaited<ReturnType<typeof readAllowances>>;
 
 /**

@@ -1,5 +1,4 @@
 import { getAddress, zeroAddress, type Address } from "viem";
-import type { Config } from "../../lib/config.js";
 import { majorSymbols } from "../../lib/fees.js";
 import type { KeyRecord } from "../auth/index.js";
 import { Refusal } from "../errors/index.js";
@@ -9,6 +8,7 @@ import type { TokenRef } from "./ledger.js";
 import { LIMITS, type Risk } from "./policy.js";
 import type { FeeClass } from "../../lib/fees.js";
 import { lc } from "../../lib/address.js";
+import type { Common } from "../ports/common.js";
 
 /** Who asks: the key (for its wallet and screening budget) and the client address. */
 export type Who = { key: KeyRecord; clientAddr: string };
@@ -43,7 +43,7 @@ export function recordRisks(tin: TokenInfo, tout: TokenInfo): Risk[] {
 /** A trade's fee class: major when both sides are. */
 export const feeClassOf = (tin: TokenInfo, tout: TokenInfo): FeeClass => (tin.major && tout.major ? "major" : "other");
 
-type SidesDeps = { config: Config; tokens: Tokens; market: Market };
+type SidesDeps = Pick<Common, "config"> & { tokens: Tokens; market: Market };
 
 /** A core symbol or an address; a trade naming another symbol is TOKEN_NOT_ALLOWED. */
 function resolveSide(d: SidesDeps, param: string): Address {

@@ -1,10 +1,10 @@
 import { onClock } from "../../lib/cacheClock.js";
 import { LRUCache } from "lru-cache";
 import type { Address } from "viem";
-import type { Config } from "../../lib/config.js";
 import { MAJOR_TIERS, majorSymbols, majorTierBps } from "../../lib/fees.js";
 import type { Market } from "../market/index.js";
 import type { Ledger } from "./ledger.js";
+import type { Common } from "../ports/common.js";
 
 export const VOLUME_WINDOW_DAYS = 30;
 /** A wallet's volume is counted at most once a minute per instance. */
@@ -26,7 +26,7 @@ export type VolumeTier = {
  * major side
  * counts nothing). It sets the wallet's major fee tier.
  */
-export function createVolume(d: { config: Config; ledger: Ledger; market: Market; clock: () => number }) {
+export function createVolume(d: Pick<Common, "config" | "clock"> & { ledger: Ledger; market: Market }) {
   const majors = new Set(majorSymbols(d.config.tokens));
   const cache = new LRUCache<string, number>({
     max: 50_000,
