@@ -96,8 +96,9 @@ async function aiAgentDecides(env: Parameters<typeof call>[0], apiKey: string, r
   const rows = await until(
     "the AI agent's first tick",
     async () => {
+      // The tick logs its decision, then its fill: wait for the row that ends it, not the first row.
       const r = (await call(env, "GET", `/api/v1/hosted/${agent.json.id}/logs`, undefined, auth)).json.rows;
-      return r?.length ? (r as any[]) : undefined;
+      return (r as any[] | undefined)?.some((x) => ["trade", "hold", "error"].includes(x.kind)) ? (r as any[]) : undefined;
     },
     30_000,
     run,
