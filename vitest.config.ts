@@ -13,7 +13,8 @@ export default defineConfig({
       "sdk/test/**/*.test.ts",
     ],
     // The smart-accounts-kit's analytics stay off in every test process (and what they spawn).
-    env: { DO_NOT_TRACK: "1" },
+    // In-memory stores open from one migrated dump (test/globalSetup.ts builds it first).
+    env: { DO_NOT_TRACK: "1", PGLITE_TEMPLATE_DIR: new URL("./.data/test", import.meta.url).pathname },
     globalSetup: ["test/globalSetup.ts"],
     // Each file starts its own anvil; two cores means two files at a time is the sweet spot.
     pool: "forks",

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openMigratedMemory } from "../api/ports/store/memory.js";
 import {
   createPublicClient,
   custom,
@@ -10,7 +11,7 @@ import {
   zeroAddress,
 } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { openPglite, type Db } from "../api/ports/store/db.js";
+import type { Db } from "../api/ports/store/db.js";
 import { migrate } from "../api/ports/store/migrations.js";
 import type { Refusal } from "../api/errors/index.js";
 import {
@@ -67,7 +68,7 @@ const executor = privateKeyToAccount(generatePrivateKey()).address;
 const chain = createPublicClient({ transport: http("http://127.0.0.1:9", { retryCount: 0 }) });
 let db: Db;
 beforeAll(async () => {
-  db = await openPglite();
+  db = await openMigratedMemory();
   await migrate(db);
 });
 afterAll(() => db?.close());

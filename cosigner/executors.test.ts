@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { openMigratedMemory } from "../api/ports/store/memory.js";
 import {
   getAddress,
   parseTransaction,
@@ -7,7 +8,6 @@ import {
   verifyMessage,
   type Address,
 } from "viem";
-import { openPglite } from "../api/ports/store/db.js";
 import { migrate } from "../api/ports/store/migrations.js";
 import { createExecutorKeys } from "./executors.js";
 import { delegationHash, redeemCalldata, ROOT_AUTHORITY, type Delegation } from "../lib/delegation.js";
@@ -49,7 +49,7 @@ const ask = { chainId: 4663, nonce: 0, gas: 21_000n, maxFeePerGas: 10n ** 9n, ma
 
 describe("executor keys at the signing service", () => {
   it("seals each key: no row holds it in the clear, another secret or another row cannot open it", async () => {
-    const db = await openPglite();
+    const db = await openMigratedMemory();
     await migrate(db);
     const keys = createExecutorKeys({ db, secret: "s".repeat(40), chainId: 4663, clock: Date.now, payout: null });
     const a = await keys.create("ha_a", owner);
@@ -80,7 +80,7 @@ describe("executor keys at the signing service", () => {
   });
 
   it("signs a refund only once the executor is closed, only to the recorded owner, as a plain transfer", async () => {
-    const db = await openPglite();
+    const db = await openMigratedMemory();
     await migrate(db);
     const keys = createExecutorKeys({ db, secret: "s".repeat(40), chainId: 4663, clock: Date.now, payout: null });
     const { executor } = await keys.create("ha_a", owner);
@@ -108,7 +108,7 @@ describe("executor keys at the signing service", () => {
     "signs only redeemDelegations to the DelegationManager, within the gas cap, " +
       "from an executor neither retired nor closed",
     async () => {
-      const db = await openPglite();
+      const db = await openMigratedMemory();
       await migrate(db);
       const keys = createExecutorKeys({
         db,
@@ -164,7 +164,7 @@ describe("executor keys at the signing service", () => {
   );
 
   it("signs a redeem naming a stock token only under the owner's attestation for its root, until revoked", async () => {
-    const db = await openPglite();
+    const db = await openMigratedMemory();
     await migrate(db);
     const wallet = privateKeyToAccount(generatePrivateKey());
     let now = Date.now();
@@ -242,7 +242,7 @@ describe("executor keys at the signing service", () => {
   });
 
   it("records a revoke even when no attestation is held: one issued before it is not taken afterwards", async () => {
-    const db = await openPglite();
+    const db = await openMigratedMemory();
     await migrate(db);
     const wallet = privateKeyToAccount(generatePrivateKey());
     const now = Date.now();
@@ -271,7 +271,7 @@ describe("executor keys at the signing service", () => {
   });
 
   it("does not open a key whose row's owner or agent was rewritten: a refund cannot be steered elsewhere", async () => {
-    const db = await openPglite();
+    const db = await openMigratedMemory();
     await migrate(db);
     const keys = createExecutorKeys({ db, secret: "s".repeat(40), chainId: 4663, clock: Date.now, payout: null });
     const { executor } = await keys.create("ha_o", owner);
@@ -290,7 +290,7 @@ describe("executor keys at the signing service", () => {
   });
 
   it("refuses a redeem whose offsets alias one blob into a huge structure, at once", async () => {
-    const db = await openPglite();
+    const db = await openMigratedMemory();
     await migrate(db);
     const keys = createExecutorKeys({
       db,

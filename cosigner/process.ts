@@ -7,6 +7,7 @@ import type { Logger } from "pino";
 import type { PublicClient } from "viem";
 import { httpCosigner, type CosignerPort } from "../api/ports/cosigner.js";
 import { httpExecutors, type ExecutorPort } from "../api/ports/executors.js";
+import { openMigratedMemory } from "../api/ports/store/memory.js";
 import { openPglite, openPostgres, type Db } from "../api/ports/store/db.js";
 import { migrate } from "../api/ports/store/migrations.js";
 import { ConfigError, loadConfig, type Config } from "../lib/config.js";
@@ -34,7 +35,7 @@ export async function openSignerStore(
     throw new ConfigError(variable, "is the API's DATABASE_URL: a signing service keeps a store of its own");
   let db: Db;
   if (url) db = await openPostgres(url);
-  else if (memory) db = await openPglite(`memory://${name}-${randomBytes(6).toString("hex")}`);
+  else if (memory) db = await openMigratedMemory(name);
   else {
     const dir = join(config.dataDir, name);
     mkdirSync(dir, { recursive: true });

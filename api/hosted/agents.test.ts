@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { openMigratedMemory } from "../ports/store/memory.js";
 import { getAddress, type PublicClient } from "viem";
 import { loadConfig } from "../../lib/config.js";
 import { parseBody } from "../errors/index.js";
@@ -35,7 +36,7 @@ let d: HostedDeps;
 let dues: [string, number][];
 let stopped: string[];
 beforeEach(async () => {
-  db = await openPglite(`memory://${Math.random().toString(36).slice(2)}`);
+  db = await openMigratedMemory();
   await migrate(db);
   dues = [];
   stopped = [];

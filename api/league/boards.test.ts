@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { openMigratedMemory } from "../ports/store/memory.js";
 import { createBoardsWorker, FAILED_RETRY_MS, storedAnswers } from "./boards.js";
 import { openPglite, type Db } from "../ports/store/db.js";
 import { migrate } from "../ports/store/migrations.js";
@@ -88,7 +89,7 @@ describe("the standings worker", () => {
  */
 const LEASE_MS = 60_000;
 async function sharedStore() {
-  const db = await openPglite(`memory://${Math.random().toString(36).slice(2)}`);
+  const db = await openMigratedMemory();
   await migrate(db);
   let now = 1_000_000;
   const clock = () => now;

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { openMigratedMemory } from "../ports/store/memory.js";
 import {
   createPublicClient,
   custom,
@@ -18,7 +19,7 @@ import { LEAGUE_EPOCH_S, SEASON_S } from "../../lib/league/calendar.js";
 import { ELIGIBILITY_LINE, STATEMENT_TTL_S } from "../../lib/league/statement.js";
 import { assertNotSanctioned } from "../auth/index.js";
 import { Refusal } from "../errors/index.js";
-import { openPglite, type Db } from "../ports/store/db.js";
+import type { Db } from "../ports/store/db.js";
 import { migrate } from "../ports/store/migrations.js";
 import {
   leagueConfirm,
@@ -116,7 +117,7 @@ const SEASON_4_DAY_3_MS = (LEAGUE_EPOCH_S + 3 * SEASON_S + 2 * 86_400) * 1000;
  * test.
  */
 beforeAll(async () => {
-  db = await openPglite();
+  db = await openMigratedMemory();
   await migrate(db);
 });
 afterAll(async () => {

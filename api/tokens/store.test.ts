@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { openMigratedMemory } from "../ports/store/memory.js";
 import type { Address } from "viem";
 import { openPglite, type Db } from "../ports/store/db.js";
 import { migrate } from "../ports/store/migrations.js";
@@ -13,7 +14,7 @@ afterEach(async () => {
 
 /** A migrated registry of its own (a real PGlite in memory). */
 async function registry(): Promise<Db> {
-  const db = await openPglite(`memory://${Math.random().toString(36).slice(2)}`);
+  const db = await openMigratedMemory();
   opened.push(db);
   await migrate(db);
   return db;

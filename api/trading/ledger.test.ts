@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { openMigratedMemory } from "../ports/store/memory.js";
 import type { Address, Hex } from "viem";
-import { openPglite, type Db } from "../ports/store/db.js";
+import type { Db } from "../ports/store/db.js";
 import { migrate } from "../ports/store/migrations.js";
 import {
   createLedger,
@@ -65,7 +66,7 @@ let nowMs: number;
 let ledger: Ledger;
 const nowS = () => Math.floor(nowMs / 1000);
 beforeEach(async () => {
-  db = await openPglite();
+  db = await openMigratedMemory();
   await migrate(db);
   nowMs = 1_800_000_000_000;
   ledger = createLedger({ db, clock: () => nowMs });

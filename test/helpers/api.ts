@@ -1,4 +1,5 @@
 import { serveApp } from "../../api/http/serve.js";
+import { openMigratedMemory } from "../../api/ports/store/memory.js";
 import pino from "pino";
 import { createApp } from "../../api/app.js";
 import { sqlIndexedReads, type SqlIndexedReads } from "../../api/ports/indexed.js";
@@ -10,7 +11,7 @@ import type { PlatformSigner } from "../../api/ports/platformSigner.js";
 import type { AppDeps } from "../../api/deps.js";
 import type { Mount } from "../../api/http/route.js";
 import type { Services } from "../../api/services.js";
-import { openPglite, openPostgres, type Db } from "../../api/ports/store/db.js";
+import { openPostgres, type Db } from "../../api/ports/store/db.js";
 import { migrate } from "../../api/ports/store/migrations.js";
 import { createChainClient } from "../../lib/chain.js";
 import { loadConfig, type Config } from "../../lib/config.js";
@@ -45,9 +46,7 @@ export async function freshStore(
   kind: StoreKind,
 ): Promise<{ db: Db; reopen: () => Promise<Db>; drop: () => Promise<void> }> {
   if (kind === "pglite") {
-    const dir = `memory://${Math.random().toString(36).slice(2)}`;
-    const db = await openPglite(dir);
-    await migrate(db);
+    const db = await openMigratedMemory();
     // In-memory PGlite dies with its handle: "reopen" hands back the same live store.
     return { db, reopen: async () => db, drop: () => db.close() };
   }

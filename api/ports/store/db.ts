@@ -99,9 +99,14 @@ function localLocks() {
   };
 }
 
-export async function openPglite(dataDir?: string): Promise<Db> {
-  const lite = new PGlite(dataDir);
+export async function openPglite(dataDir?: string, from?: Blob): Promise<Db> {
+  const lite = new PGlite({ dataDir, loadDataDir: from });
   await lite.waitReady;
+  return pgliteDb(lite);
+}
+
+/** The Db over an open PGlite (its transactions bound to it; one process, so its locks are local). */
+export function pgliteDb(lite: PGlite): Db {
   const exclusive = localLocks();
   const bound = (q: Pick<PGlite, "query" | "exec">): Db => ({
     kind: "pglite",

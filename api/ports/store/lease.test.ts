@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { openPglite } from "./db.js";
+import { openMigratedMemory } from "./memory.js";
 import { createLease } from "./lease.js";
 import { migrate } from "./migrations.js";
 
 describe("createLease", () => {
   it("one holder at a time; a release or a lapse hands it over", async () => {
-    const db = await openPglite();
+    const db = await openMigratedMemory();
     await migrate(db);
     const a = createLease(db, "relay-watcher", 300);
     const b = createLease(db, "relay-watcher", 300);
