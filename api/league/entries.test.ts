@@ -220,9 +220,12 @@ describe("league entries: the prize board", () => {
     await rejectsWith(leagueConfirm(d, { agent_id: id, signature, nonce }, by(owner)), "STATEMENT_EXPIRED");
     // Playing from the next season, as the entrant's list shows.
     nowMs += SEASON_S * 1000;
-    expect((await leagueMe(d, by(owner))).entries).toMatchObject([
+    const me = await leagueMe(d, by(owner));
+    expect(me.entries).toMatchObject([
       { entry_id: entry.entry_id, status: "active", playing: true, season: 5, confirmed: true },
     ]);
+    // The wallet in the case every other answer names it (me/portfolio, me/trades, auth/verify): lowercase.
+    expect(me.wallet).toBe(owner.address.toLowerCase());
   });
 
   it("refuses a statement signed by anyone but the owner, and leaves it good for the owner's signature", async () => {

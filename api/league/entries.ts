@@ -535,7 +535,8 @@ export async function leagueMe(d: LeagueDeps, who: LeagueWho) {
   const rows = await d.db.query<EntryRow>("SELECT * FROM app.league_entries WHERE wallet = $1 ORDER BY seq DESC", [
     wallet.toLowerCase(),
   ]);
-  return { wallet: getAddress(wallet), entries: rows.map((r) => entryView(d, r)) };
+  // Lowercase, as every other answer names the key's wallet (me/portfolio, me/trades, me/sessions, auth/verify).
+  return { wallet: wallet.toLowerCase(), entries: rows.map((r) => entryView(d, r)) };
 }
 
 async function entryById(d: LeagueDeps, id: string) {

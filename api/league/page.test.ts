@@ -209,6 +209,7 @@ const detail = (o: Partial<LeagueSeasonInput> = {}): LeagueSeasonInput => ({
   ledger,
   withdrawal: {
     tx_hash: null,
+    tx_hashes: [],
     amount: ledger.added,
     ts: NOW,
     note: "the reserve wallet receives the stake's gains itself",
@@ -222,6 +223,7 @@ const detail = (o: Partial<LeagueSeasonInput> = {}): LeagueSeasonInput => ({
       amount: "1000000000000000000",
       status: "mined",
       tx_hash: `0x${"ab".repeat(32)}`,
+      why: null,
     },
   ],
   winners: [

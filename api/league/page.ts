@@ -258,7 +258,7 @@ function payoutsTable(d: LeagueSeasonInput): Html {
 <th class="l">Status</th><th class="l">Transaction</th></tr>
 ${d.payouts.map(
   (p) => html`<tr><td>${p.place}</td><td>${p.agent_id}</td><td class="l"><code>${p.recipient}</code>\
-</td><td>${atoms(p.amount)}</td><td class="l">${p.status}</td>\
+</td><td>${atoms(p.amount)}</td><td class="l">${p.status}${p.why ? html`: ${p.why}` : ""}</td>\
 <td class="l">${p.tx_hash ? html`<code>${p.tx_hash}</code>` : "–"}</td></tr>`,
 )}</table>`;
 }

@@ -1,7 +1,7 @@
 import type { Config } from "../../lib/config.js";
 import { PRIZE_SPLIT_BPS } from "../../lib/league/rules.js";
 import type { Db } from "../ports/store/db.js";
-import { partnerToken, type PayoutBook } from "./reserve.js";
+import { partnerToken, stakeWithdrawal, type PayoutBook } from "./reserve.js";
 
 /**
  * The treasury's `prize_payouts` (SPEC GET treasury): each season that planned payouts, newest
@@ -52,17 +52,16 @@ export async function prizePayouts(d: { db: Db; config: Config }) {
         amount: p.amount,
         tx_hash: p.status === "mined" ? p.tx_hash : null,
       })),
-      stake_withdrawal: {
-        tx_hash: null,
-        amount: l.added,
-        note: "the reserve wallet receives the stake's gains itself; no withdrawal transaction",
-      },
+      stake_withdrawal: (({ tx_hash, tx_hashes, amount, note }) => ({ tx_hash, tx_hashes, amount, note }))(
+        stakeWithdrawal(l),
+      ),
       distributor: d.config.league.reserveWallet,
       note: pays.some((p) => p.status === "held")
-        ? "held: a recipient is on the sanctions list; its transfer is not sent and its share stays in the reserve"
+        ? "held: a recipient is on the sanctions list; its transfer is not sent and its share stays in the reserve " +
+          "wallet, set aside"
         : pays.every((p) => p.status === "mined")
           ? "paid"
-          : "planned: transfers not all mined yet",
+          : "owed: transfers not all mined yet; paid in order, oldest season first",
     });
   }
   return out;

@@ -93,7 +93,7 @@ export const leagueRoutes = [
       "entrants_next",
       "now",
     ],
-    errors: ["BAD_REQUEST", "NO_SEASON", "RATE_LIMITED", "LEAGUE_UNAVAILABLE"],
+    errors: ["BAD_REQUEST", "RATE_LIMITED", "LEAGUE_UNAVAILABLE"],
     handle: ({ query }, s) => s.reader.standings(query),
   }),
   route({

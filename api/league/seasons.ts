@@ -1,6 +1,6 @@
 import { calendarAt, season as seasonAt } from "../../lib/league/calendar.js";
 import { Refusal } from "../errors/index.js";
-import type { PayoutBook } from "./reserve.js";
+import { stakeWithdrawal, type PayoutBook } from "./reserve.js";
 import { boardOf, decided, entrantsOf, liveBody, nowS, standings, type ReadDeps, type Reading } from "./standings.js";
 
 /** A season's payouts as stored, by place. */
@@ -15,11 +15,29 @@ async function payoutsOf(d: ReadDeps, n: number) {
     tx_hash: string | null;
     block: string | null;
     token: string;
+    why: string | null;
   }>(
     "SELECT place, entry_id, agent_id::text AS agent_id, recipient, amount, status, tx_hash, block::text " +
-      "AS block, token FROM app.league_payouts WHERE season = $1 ORDER BY place",
+      "AS block, token, why FROM app.league_payouts WHERE season = $1 ORDER BY place",
     [n],
   );
+}
+
+/**
+ * The season's places not paid yet (beyond SPEC: `owed` on the season): planned or signed, not
+ * mined and not held, each with why it waits. They are paid in order, oldest season first, then place.
+ */
+function owedOf(pays: Awaited<ReturnType<typeof payoutsOf>>) {
+  return pays
+    .filter((p) => p.status === "planned" || p.status === "sent")
+    .map((p) => ({
+      place: p.place,
+      entry_id: p.entry_id,
+      agent_id: Number(p.agent_id),
+      recipient: p.recipient,
+      amount: p.amount,
+      why: p.status === "sent" ? "signed and sent; waiting for it to mine" : (p.why ?? "owed: paid in order"),
+    }));
 }
 
 /** The placed rows of a prize board with what each place was (or is to be) paid. */
@@ -74,16 +92,7 @@ export async function seasonDetail(r: Reading, raw: string) {
   return {
     ...st,
     ledger,
-    withdrawal: ledger
-      ? {
-          tx_hash: null,
-          amount: ledger.added,
-          ts: l?.settled_at ?? null,
-          note:
-            "the reserve wallet receives the stake's gains itself: half is added to the prize reserve without a " +
-            "withdrawal transaction",
-        }
-      : null,
+    withdrawal: ledger ? stakeWithdrawal(ledger) : null,
     payouts: pays.map((p) => ({
       place: p.place,
       entry_id: p.entry_id,
@@ -92,7 +101,10 @@ export async function seasonDetail(r: Reading, raw: string) {
       amount: p.amount,
       status: shownStatus(p.status),
       tx_hash: p.status === "held" ? null : p.tx_hash,
+      // Beyond SPEC: why a place is held (its sanctions read) or still owed; null once mined.
+      why: p.status === "mined" ? null : p.status === "sent" ? "signed and sent; waiting for it to mine" : p.why,
     })),
+    owed: owedOf(pays),
     winners: await winnersOf(r, n, st.rows),
     settled_at: l?.settled_at ?? null,
   };
@@ -118,6 +130,7 @@ export async function seasonSummary(d: ReadDeps, n: number) {
     practice_entrants: practice,
     decided: !!done,
     winners: done ? await winnersOf(d, n, done.rows) : [],
+    owed: done ? owedOf(await payoutsOf(d, n)) : [],
     pays: outcome ? outcome.pays : null,
     why: outcome
       ? outcome.why

@@ -14,7 +14,7 @@ import { DROP_AFTER_S } from "../trading/index.js";
 import { sanctionsListAbi } from "../../abis/fixtures.js";
 import { practiceBoard } from "./practice.js";
 import { prizeBoard, seasonEntries, type BoardDeps, type PrizeAnchor } from "./prize.js";
-import { payoutBookOf, partnerToken, reserveBefore, type PayoutBook } from "./reserve.js";
+import { payoutBookOf, partnerToken, reserveAfter, reserveBefore, type PayoutBook } from "./reserve.js";
 
 export type SettleDeps = BoardDeps & {
   /** The reserve wallet's signer (the platform signer port); null: payouts stay planned. */
@@ -77,6 +77,10 @@ export async function decideSeason(
       r.eligibility.rules.find((x) => x.rule === "PAYABLE")?.status === "pass",
   );
   for (const r of prize.rows) r.prize_atoms = r.place !== null ? book.shares[r.place - 1]! : null;
+  book.reserve_after = reserveAfter(
+    book,
+    payouts.map((r) => ({ amount: book.shares[r.place! - 1]! })),
+  ).toString();
   const practice = await practiceBoard(d, s, valuedAt);
   const at = nowS(d);
   const books = prize.published;
@@ -132,67 +136,121 @@ type PayoutRow = {
   status: PayoutStatus;
   raw_tx: string | null;
   tx_hash: string | null;
+  why: string | null;
 };
 
 /**
  * A league payout's status (SPEC league seasons `payouts[].status` and `winners[].status`):
- * `planned` until its transfer is signed, `sent` once signed and stored (answered as `planned`
- * until mined), `mined` once the chain shows it, and `held` when its recipient is on the sanctions
- * list read right before signing or before a re-send: the transfer is never sent (a stored one is
- * cancelled at its nonce), its share stays in the reserve, and it stays held; an operator decides.
+ * `planned` until its transfer is signed (owed: `why` says what it waits for), `sent` once signed
+ * and stored (answered as `planned` until mined), `mined` once the chain shows it, and `held` when
+ * its recipient is on the sanctions list read right before signing or before a re-send: the
+ * transfer is never sent (a stored one is cancelled at its nonce), its share stays in the reserve
+ * wallet set aside (no later season's budget counts it), and it stays held; an operator decides.
  */
 export type PayoutStatus = "planned" | "sent" | "mined" | "held";
 /** A payout that no pass sends again: mined, or held. */
 const DONE = ["mined", "held"];
+/** Every payout is paid in this order: oldest season first, then place. */
+const IN_ORDER = "ORDER BY season, place";
+
+export const NO_SIGNER_WHY =
+  "owed: no reserve signer is configured (LEAGUE_SIGNER_URL); paid in order, oldest season first, once one is";
 
 /**
- * Pays season `n`'s planned places from the reserve wallet: every transfer is signed (consecutive
- * nonces) and stored before the first is sent, so a settler that dies mid-way sends the same bytes
- * again and pays each place once. The ledger records what was paid once every transfer mined.
+ * Pays every owed place from the reserve wallet, oldest season first, then place. A transfer signed
+ * earlier is delivered first: nothing new is signed while one is not mined. Then the longest run of
+ * owed places the wallet's balance covers is signed (consecutive nonces) and stored before the first
+ * is sent, so a settler that dies mid-way sends the same bytes again and pays each place once; the
+ * rest stays owed, in order. A ledger is settled once each of its places is mined or held.
  */
-export async function payPlanned(
-  d: SettleDeps,
-  n: number,
-  hold: () => Promise<boolean> = async () => true,
-): Promise<void> {
-  const rows = await d.db.query<PayoutRow>(
-    "SELECT * FROM app.league_payouts WHERE season = $1 AND status <> ALL($2) ORDER BY place",
-    [n, DONE],
-  );
-  if (rows.length && d.signer) {
-    const unsigned = rows.filter((r) => r.raw_tx === null);
-    if (unsigned.length) await signPayouts(d, d.signer, unsigned);
-    for (const r of await d.db.query<PayoutRow>(
-      "SELECT * FROM app.league_payouts WHERE season = $1 AND status = 'sent' ORDER BY place",
-      [n],
-    )) {
+export async function payOwed(d: SettleDeps, hold: () => Promise<boolean> = async () => true): Promise<void> {
+  const sent = () => d.db.query<PayoutRow>(`SELECT * FROM app.league_payouts WHERE status = 'sent' ${IN_ORDER}`);
+  if (d.signer) {
+    for (const r of await sent()) {
       // Each send waits up to a minute: the lease is renewed before it (another instance may have taken over).
       if (!(await hold())) return;
       await deliver(d, d.signer, r);
     }
+    if ((await sent()).length) return;
+    if (await signOwed(d, d.signer))
+      for (const r of await sent()) {
+        if (!(await hold())) return;
+        await deliver(d, d.signer, r);
+      }
+  } else {
+    const owed = await d.db.query<{ season: number; place: number }>(
+      "UPDATE app.league_payouts SET why = $1 WHERE status = 'planned' AND why IS DISTINCT FROM $1 " +
+        "RETURNING season, place",
+      [NO_SIGNER_WHY],
+    );
+    if (owed.length) d.logger?.warn({ owed }, "league places owed: no reserve signer is configured");
   }
-  const all = await d.db.query<PayoutRow>("SELECT * FROM app.league_payouts WHERE season = $1 ORDER BY place", [n]);
-  if (all.some((r) => !DONE.includes(r.status))) return;
-  const [l] = await d.db.query<{ ledger: string; settled_at: string | null }>(
-    "SELECT ledger, settled_at FROM app.league_ledgers WHERE season = $1",
-    [n],
+  await settleLedgers(d);
+}
+
+/** Settles each ledger whose places are all mined or held: what was paid, from the chain's receipts. */
+async function settleLedgers(d: SettleDeps) {
+  const open = await d.db.query<{ season: number; ledger: string }>(
+    "SELECT season, ledger FROM app.league_ledgers l WHERE settled_at IS NULL AND NOT EXISTS (SELECT 1 FROM " +
+      "app.league_payouts p WHERE p.season = l.season AND p.status <> ALL($1)) ORDER BY season",
+    [DONE],
   );
-  if (!l || l.settled_at !== null) return;
-  const book = JSON.parse(l.ledger) as PayoutBook;
-  // A held place is not paid: its share stays in the reserve.
-  const paid = [1, 2, 3].map((p) => BigInt(all.find((r) => r.place === p && r.status === "mined")?.amount ?? "0"));
-  const total = paid.reduce((a, b) => a + b, 0n);
-  const settled: PayoutBook = {
-    ...book,
-    paid: paid.map(String),
-    paid_total: total.toString(),
-    reserve_after: (BigInt(book.reserve) - total).toString(),
-    status: book.status === "incomplete" ? "incomplete" : "settled",
-  };
-  await d.db.query(
-    "UPDATE app.league_ledgers SET ledger = $2, settled_at = $3 WHERE season = $1 AND settled_at IS NULL",
-    [n, JSON.stringify(settled), nowS(d)],
-  );
+  for (const l of open) {
+    const all = await d.db.query<PayoutRow>("SELECT * FROM app.league_payouts WHERE season = $1 ORDER BY place", [
+      l.season,
+    ]);
+    const book = JSON.parse(l.ledger) as PayoutBook;
+    const paid = [1, 2, 3].map((p) => BigInt(all.find((r) => r.place === p && r.status === "mined")?.amount ?? "0"));
+    const total = paid.reduce((a, b) => a + b, 0n);
+    const settled: PayoutBook = {
+      ...book,
+      paid: paid.map(String),
+      paid_total: total.toString(),
+      reserve_after: reserveAfter(book, all).toString(),
+      status: book.status === "incomplete" ? "incomplete" : "settled",
+    };
+    await d.db.query(
+      "UPDATE app.league_ledgers SET ledger = $2, settled_at = $3 WHERE season = $1 AND settled_at IS NULL",
+      [l.season, JSON.stringify(settled), nowS(d)],
+    );
+  }
+}
+
+/**
+ * The longest run of `rows` (in order) that `balance` covers, each recipient read on the sanctions
+ * list right before: a listed one is held (its amount frees room for the next), and the first place
+ * the balance does not cover stops the run (a later, smaller place never goes before it).
+ */
+export async function payableInOrder<R extends Pick<PayoutRow, "amount" | "recipient" | "token">>(
+  rows: R[],
+  balance: bigint,
+  listedOf: (recipients: string[]) => Promise<{ listed: boolean[]; block: bigint }>,
+): Promise<{ pay: R[]; held: { r: R; block: bigint }[]; owed: R[] }> {
+  const pay: R[] = [];
+  const held: { r: R; block: bigint }[] = [];
+  let rest = rows;
+  let left = balance;
+  for (;;) {
+    const next: R[] = [];
+    let room = left;
+    for (const r of rest) {
+      if (r.token !== rows[0]!.token || BigInt(r.amount) > room) break;
+      next.push(r);
+      room -= BigInt(r.amount);
+    }
+    if (!next.length) break;
+    const { listed, block } = await listedOf(next.map((r) => r.recipient));
+    next.forEach((r, i) => {
+      if (listed[i]) held.push({ r, block });
+      else {
+        pay.push(r);
+        left -= BigInt(r.amount);
+      }
+    });
+    rest = rest.slice(next.length);
+    if (!listed.some(Boolean)) break;
+  }
+  return { pay, held, owed: rest };
 }
 
 const transferCall = (r: Pick<PayoutRow, "token" | "recipient" | "amount">) => ({
@@ -206,46 +264,69 @@ const transferCall = (r: Pick<PayoutRow, "token" | "recipient" | "amount">) => (
 });
 
 /**
- * Signs every unsigned payout of a season with consecutive nonces and stores them in one
- * transaction: a pass that fails mid-way stores none, so no nonce is ever given twice. Refuses
- * over a transaction of the reserve wallet in flight, or past what the wallet holds.
+ * Signs the owed places the reserve wallet's balance covers, in order (payableInOrder), with
+ * consecutive nonces, and stores them in one transaction: a pass that fails mid-way stores none, so
+ * no nonce is ever given twice. Refuses over a transaction of the reserve wallet in flight. A place
+ * left owed says why; one whose recipient is listed is held. Answers whether anything was signed.
  */
-async function signPayouts(d: SettleDeps, signer: PlatformSigner, all: PayoutRow[]) {
-  const listed = await sanctioned(
-    d,
-    all.map((r) => r.recipient),
+async function signOwed(d: SettleDeps, signer: PlatformSigner): Promise<boolean> {
+  const owed = await d.db.query<PayoutRow>(
+    `SELECT * FROM app.league_payouts WHERE status = 'planned' AND raw_tx IS NULL ${IN_ORDER}`,
   );
-  for (const r of all.filter((_, i) => listed[i])) {
-    await d.db.query(
-      "UPDATE app.league_payouts SET status = 'held' WHERE season = $1 AND place = $2 AND raw_tx IS NULL",
-      [r.season, r.place],
-    );
-    d.logger?.warn(
-      { season: r.season, place: r.place, recipient: r.recipient },
-      "league payout held: its recipient is on the sanctions list; nothing is signed for it",
-    );
-  }
-  const rows = all.filter((_, i) => !listed[i]);
-  if (!rows.length) return;
-  const [latest, pending, fees, chainId] = await Promise.all([
+  if (!owed.length) return false;
+  const [latest, pending] = await Promise.all([
     d.chain.getTransactionCount({ address: signer.address, blockTag: "latest" }),
     d.chain.getTransactionCount({ address: signer.address, blockTag: "pending" }),
-    d.chain.estimateFeesPerGas(),
-    d.chain.getChainId(),
   ]);
   if (pending !== latest)
     throw new Error(
       `the reserve wallet has ${pending - latest} transaction(s) in flight; no payout is signed over them`,
     );
-  const need = rows.reduce((s, r) => s + BigInt(r.amount), 0n);
-  const has = await d.chain.readContract({
-    address: getAddress(rows[0]!.token),
+  const balance = await d.chain.readContract({
+    address: getAddress(owed[0]!.token),
     abi: erc20Abi,
     functionName: "balanceOf",
     args: [signer.address],
   });
-  if (has < need)
-    throw new Error(`the reserve wallet holds ${has} of the partner token, the payouts need ${need}; nothing is sent`);
+  const { pay, held, owed: left } = await payableInOrder(owed, balance, (a) => sanctioned(d, a));
+  for (const { r, block } of held) await holdUnsigned(d, r, block);
+  let need = 0n;
+  const short = balance - pay.reduce((a, r) => a + BigInt(r.amount), 0n);
+  for (const r of left) {
+    need += BigInt(r.amount);
+    await d.db.query("UPDATE app.league_payouts SET why = $3 WHERE season = $1 AND place = $2 AND status = 'planned'", [
+      r.season,
+      r.place,
+      `owed: the reserve wallet has ${short} atoms left of the ${need} owed through this place; paid in order ` +
+        "(oldest season first, then place) once it holds them",
+    ]);
+  }
+  if (left.length) d.logger?.warn({ owed: left.length, short: short.toString() }, "league places owed: short reserve");
+  if (!pay.length) return false;
+  await signAndStore(d, signer, pay, latest);
+  return true;
+}
+
+/** A place whose recipient was listed right before signing: held, nothing signed for it. */
+async function holdUnsigned(d: SettleDeps, r: PayoutRow, block: bigint) {
+  await d.db.query(
+    "UPDATE app.league_payouts SET status = 'held', why = $3 WHERE season = $1 AND place = $2 AND raw_tx IS NULL",
+    [
+      r.season,
+      r.place,
+      `held: its recipient ${r.recipient} is on the sanctions list (read at block ${block}, right before ` +
+        "signing); nothing is signed for it and it is never paid",
+    ],
+  );
+  d.logger?.warn(
+    { season: r.season, place: r.place, recipient: r.recipient },
+    "league payout held: its recipient is on the sanctions list; nothing is signed for it",
+  );
+}
+
+/** Signs `rows` from nonce `nonce` on, then stores every signed transfer at once (or none). */
+async function signAndStore(d: SettleDeps, signer: PlatformSigner, rows: PayoutRow[], nonce: number) {
+  const [fees, chainId] = await Promise.all([d.chain.estimateFeesPerGas(), d.chain.getChainId()]);
   const signed: { r: PayoutRow; raw: Hex }[] = [];
   for (const [i, r] of rows.entries()) {
     const call = transferCall(r);
@@ -255,7 +336,7 @@ async function signPayouts(d: SettleDeps, signer: PlatformSigner, all: PayoutRow
       raw: await signer.signTransaction({
         ...call,
         chainId,
-        nonce: latest + i,
+        nonce: nonce + i,
         gas,
         maxFeePerGas: fees.maxFeePerGas * 2n,
         maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
@@ -265,8 +346,8 @@ async function signPayouts(d: SettleDeps, signer: PlatformSigner, all: PayoutRow
   await d.db.tx(async (tx) => {
     for (const { r, raw } of signed) {
       const done = await tx.query(
-        "UPDATE app.league_payouts SET raw_tx = $3, tx_hash = $4, status = 'sent' WHERE season = $1 AND " +
-          "place = $2 AND raw_tx IS NULL RETURNING place",
+        "UPDATE app.league_payouts SET raw_tx = $3, tx_hash = $4, status = 'sent', why = NULL WHERE season = $1 " +
+          "AND place = $2 AND raw_tx IS NULL RETURNING place",
         [r.season, r.place, raw, keccak256(raw)],
       );
       if (!done.length)
@@ -301,7 +382,8 @@ async function deliver(d: SettleDeps, signer: PlatformSigner, r: PayoutRow) {
     )
       throw new Error(`stored payout ${hash} is not the planned transfer; nothing is sent`);
     // Listed since it was signed: its nonce goes to a cancel instead, and it is held.
-    if ((await sanctioned(d, [r.recipient]))[0]) return cancel(d, signer, r, tx);
+    const read = await sanctioned(d, [r.recipient]);
+    if (read.listed[0]) return cancel(d, signer, r, tx, read.block);
     await d.chain.sendRawTransaction({ serializedTransaction: r.raw_tx as Hex }).catch(() => undefined);
     receipt = await d.chain.waitForTransactionReceipt({ hash, timeout: 60_000, pollingInterval: 250 });
   }
@@ -314,13 +396,15 @@ async function deliver(d: SettleDeps, signer: PlatformSigner, r: PayoutRow) {
 }
 
 /**
- * The sanctions list read now for each address (SPEC: a prize goes to no listed address). An
- * unreadable list signs and sends nothing: the pass fails and the next one reads again.
+ * The sanctions list read now (at the newest block) for each address (SPEC: a prize goes to no
+ * listed address). An unreadable list signs and sends nothing: the pass fails and the next one
+ * reads again.
  */
-async function sanctioned(d: SettleDeps, addresses: string[]): Promise<boolean[]> {
-  if (!addresses.length) return [];
+async function sanctioned(d: SettleDeps, addresses: string[]): Promise<{ listed: boolean[]; block: bigint }> {
   try {
-    return await d.chain.multicall({
+    const block = await d.chain.getBlockNumber();
+    if (!addresses.length) return { listed: [], block };
+    const listed = await d.chain.multicall({
       contracts: addresses.map((a) => ({
         address: d.config.contracts.sanctionsList,
         abi: sanctionsListAbi,
@@ -328,7 +412,9 @@ async function sanctioned(d: SettleDeps, addresses: string[]): Promise<boolean[]
         args: [getAddress(a)] as const,
       })),
       allowFailure: false,
+      blockNumber: block,
     });
+    return { listed, block };
   } catch (err) {
     throw new Error(
       `the sanctions list could not be read; no payout is signed or sent: ${(err as Error).message.split("\n")[0]}`,
@@ -341,7 +427,13 @@ async function sanctioned(d: SettleDeps, addresses: string[]): Promise<boolean[]
  * nonce (fees doubled, so the pool takes the replacement), and the payout is held once that mined.
  * If the payout's own bytes mined first (they were out already), it is recorded as mined.
  */
-async function cancel(d: SettleDeps, signer: PlatformSigner, r: PayoutRow, tx: ReturnType<typeof parseTransaction>) {
+async function cancel(
+  d: SettleDeps,
+  signer: PlatformSigner,
+  r: PayoutRow,
+  tx: ReturnType<typeof parseTransaction>,
+  block: bigint,
+) {
   const fees = await d.chain.estimateFeesPerGas();
   const maxFee = [fees.maxFeePerGas * 2n, (tx.maxFeePerGas ?? 0n) * 2n].reduce((a, b) => (a > b ? a : b));
   const tip = [fees.maxPriorityFeePerGas * 2n, (tx.maxPriorityFeePerGas ?? 0n) * 2n].reduce((a, b) => (a > b ? a : b));
@@ -373,8 +465,13 @@ async function cancel(d: SettleDeps, signer: PlatformSigner, r: PayoutRow, tx: R
         `mined yet; nothing else is sent`,
     );
   await d.db.query(
-    "UPDATE app.league_payouts SET status = 'held' WHERE season = $1 AND place = $2 AND status = 'sent'",
-    [r.season, r.place],
+    "UPDATE app.league_payouts SET status = 'held', why = $3 WHERE season = $1 AND place = $2 AND status = 'sent'",
+    [
+      r.season,
+      r.place,
+      `held: its recipient ${r.recipient} is on the sanctions list (read again at block ${block}, before a ` +
+        `re-send); its signed transfer was cancelled at nonce ${tx.nonce} and it is never paid`,
+    ],
   );
   d.logger?.warn(
     { season: r.season, place: r.place, recipient: r.recipient },
@@ -384,7 +481,7 @@ async function cancel(d: SettleDeps, signer: PlatformSigner, r: PayoutRow, tx: R
 
 /**
  * The league settler (started by createApp): under its lease (one instance per store), decides
- * every ended season in order and pays its planned places. A season with no entries on either
+ * every ended season in order, then pays the places owed, oldest season first. A season with no entries on either
  * board is not decided (nothing to publish).
  */
 export function createSettler(d: SettleDeps & { lease: Lease; intervalMs?: number }) {
@@ -397,18 +494,14 @@ export function createSettler(d: SettleDeps & { lease: Lease; intervalMs?: numbe
     const [first] = await d.db.query<{ n: number | null }>("SELECT min(from_season) AS n FROM app.league_entries");
     const last = seasonNumberAt(nowS(d)) - 1;
     const [done] = await d.db.query<{ n: number | null }>("SELECT max(season) AS n FROM app.league_results");
+    // Each season is decided in turn, whether or not an earlier one's places are paid yet: a place not
+    // paid stays owed (its amount left the reserve's book at its decision) and is paid in order after.
     for (let n = Math.max(Number(first?.n ?? last + 1), Number(done?.n ?? 0) + 1); n <= last; n++) {
-      // A season's reserve starts from the last one's reserve after its payouts: decided only once those are mined.
-      const [unsettled] = await d.db.query(
-        "SELECT 1 FROM app.league_ledgers WHERE season < $1 AND settled_at IS NULL LIMIT 1",
-        [n],
-      );
-      if (unsettled) return { decided, waiting: `season ${n} waits for the last season's payouts` };
       const s = seasonAt(n, nowS(d));
       const r = await ready(d, s);
       if (!r.ok) {
         d.logger?.info({ season: n, why: r.why }, "league season not ready to decide");
-        await payOpen();
+        await pay();
         return { decided, waiting: `season ${n}: ${r.why}` };
       }
       if (!(await d.lease.hold())) return { decided, waiting: "the lease moved to another instance" };
@@ -418,22 +511,17 @@ export function createSettler(d: SettleDeps & { lease: Lease; intervalMs?: numbe
           { season: n, why: done.incomplete },
           "league season not decided: a read at its decision block failed; the next pass reads again",
         );
-        await payOpen();
+        await pay();
         return { decided, waiting: `season ${n}: ${done.incomplete}` };
       }
       if (done.decided) decided.push(n);
-      await payOpen();
     }
-    await payOpen();
+    await pay();
     return { decided, waiting: null };
   }
-  /** Pays the oldest season with payouts not yet mined (and settles its ledger); the lease is renewed first. */
-  async function payOpen() {
-    const [open] = await d.db.query<{ season: number }>(
-      "SELECT season FROM app.league_ledgers WHERE settled_at IS NULL ORDER BY season LIMIT 1",
-    );
-    if (!open || !(await d.lease.hold())) return;
-    await payPlanned(d, open.season, () => d.lease.hold());
+  /** Pays the places owed, in order (and settles the ledgers paid); the lease is renewed first. */
+  async function pay() {
+    if (await d.lease.hold()) await payOwed(d, () => d.lease.hold());
   }
   return {
     /** One pass (tests drive it; the timer runs it in the service). */

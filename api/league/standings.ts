@@ -195,8 +195,11 @@ export async function entrantsOf(d: ReadDeps, board: Board, n: number): Promise<
 export async function standings(r: Reading, q: StandingsParameters) {
   const cal = calendarAt(nowS(r));
   const n = q.season ?? cal.current.number;
+  // SPEC's row for standings answers 400 BAD_REQUEST for a bad query (NO_SEASON is the seasons/<n> path's).
   if (n > cal.next.number)
-    throw new Refusal("NO_SEASON", `season ${n} is not on the calendar yet (the next is ${cal.next.number})`);
+    throw new Refusal("BAD_REQUEST", `season ${n} is not on the calendar yet (the next is ${cal.next.number})`, {
+      field: "season",
+    });
   const board = q.board ?? "prize";
   const { s, body, basis } = await boardOf(r, n, board);
   return {

@@ -14,7 +14,7 @@ import {
 import { generatePrivateKey, mnemonicToAccount, privateKeyToAccount } from "viem/accounts";
 import { priceFeedAbi, sanctionsListAbi } from "../../abis/fixtures.js";
 import { DEVNET_MNEMONIC } from "../../lib/config.js";
-import { calendarAt, type season as seasonAt } from "../../lib/league/calendar.js";
+import { calendarAt, SEASON_S, type season as seasonAt } from "../../lib/league/calendar.js";
 import { verifyLeague } from "../../scripts/league-verify.js";
 import { freshenMarket, startStack, type Stack } from "../helpers/stack.js";
 import { serveApi } from "../helpers/api.js";
@@ -240,6 +240,26 @@ beforeAll(async () => {
   expect(e.json).toMatchObject({ board: "practice", kind: "hosted", confirmed: null });
 }, 300_000);
 let practiceAgent: string;
+/** Mints ORBIO to `to` (the devnet's deployer may): answers the mined transaction's hash. */
+async function mintOrbio(to: Address, amount: bigint): Promise<Hex> {
+  const { dn } = stack;
+  const hash = await dn.walletFor(dn.deployer).writeContract({
+    address: dn.token("ORBIO"),
+    abi: [
+      {
+        type: "function",
+        name: "mint",
+        stateMutability: "nonpayable",
+        inputs: [{ type: "address" }, { type: "uint256" }],
+        outputs: [],
+      },
+    ],
+    functionName: "mint",
+    args: [to, amount],
+  });
+  await dn.mined(hash);
+  return hash;
+}
 const runTicks = () => stack.api.app.services.hosted.scheduler.runDue();
 /** The practice agent's newest log rows. */
 const practiceLogs = async () =>
@@ -292,23 +312,8 @@ describe("a whole prize season", () => {
       feeBips: 0n,
       feeRecipient: stack.api.config.feeRecipient,
     });
-    // The reserve's stake gains arrive: 10,000 ORBIO.
-    await dn.mined(
-      await dn.walletFor(dn.deployer).writeContract({
-        address: dn.token("ORBIO"),
-        abi: [
-          {
-            type: "function",
-            name: "mint",
-            stateMutability: "nonpayable",
-            inputs: [{ type: "address" }, { type: "uint256" }],
-            outputs: [],
-          },
-        ],
-        functionName: "mint",
-        args: [RESERVE, parseEther("10000")],
-      }),
-    );
+    // The reserve's stake gains arrive: 10,000 ORBIO (the stake's withdrawal to the reserve wallet).
+    const gainTx = await mintOrbio(RESERVE, parseEther("10000"));
 
     // Day 2: one more sale each; then owner 10 is put on the sanctions list.
     await warp(season.starts + 86_400 + 3_600);
@@ -366,6 +371,59 @@ describe("a whole prize season", () => {
       passes.flatMap((p) => p.decided),
       JSON.stringify(passes),
     ).toEqual([season.number]);
+    // Without the reserve's signer (production without LEAGUE_SIGNER_URL) nothing is signed: the places stay owed,
+    // shown on the season with why.
+    const unsigned = await planner();
+    await unsigned.app.services.league.settler.runOnce();
+    const seasonAnswer = async (n: number) => (await stack.api.call("GET", `/api/v1/league/seasons/${n}`)).json;
+    const owedNow = await seasonAnswer(season.number);
+    expect(owedNow.payouts.map((p: { status: string }) => p.status)).toEqual(["planned", "planned", "planned"]);
+    expect(owedNow.owed.map((o: { place: number }) => o.place)).toEqual([1, 2, 3]);
+    for (const o of owedNow.owed) expect(o.why).toMatch(/no reserve signer is configured \(LEAGUE_SIGNER_URL\)/);
+    // The stake's withdrawal carries its transaction: the transfer that brought the gains.
+    expect(owedNow.withdrawal).toMatchObject({ tx_hash: gainTx, tx_hashes: [gainTx], amount: owedNow.ledger.added });
+
+    // The practice board froze at the end: one paper agent, 10,000 USDG less its ETH's fall.
+    const practice = (await stack.api.call("GET", `/api/v1/league/standings?season=${season.number}&board=practice`))
+      .json;
+    expect(practice).toMatchObject({ board: "practice", decided: true, outcome: null, amounts_atoms: null });
+    expect(practice.rows).toEqual([
+      expect.objectContaining({
+        rank: 1,
+        kind: "hosted",
+        trades: 1,
+        eligibility: null,
+        place: null,
+        prize_atoms: null,
+      }),
+    ]);
+    expect(practice.rows[0].equity).toBeLessThan(10_000);
+    expect(practice.rows[0].profit_usd).toBeCloseTo(practice.rows[0].equity - 10_000, 5);
+    // Then the agent's next tick starts the new season's book at 10,000 USDG again.
+    await warp(season.ends + 600);
+    await runTicks();
+    const agentNow = (await stack.agent.get(`/hosted/${practiceAgent}`, P(1).key)).json;
+    expect(agentNow.brain_state.league_season).toBe(season.number + 1);
+    // Reset to 10,000 USDG, then the rule moved $1,000 (its max trade) into ETH.
+    expect(agentNow.paper_book.USDG.atoms).toBe(parseUnits("9000", 6).toString());
+
+    // The next season ends (nobody traded in it) while this one's places are still owed: it is decided all the same,
+    // from the reserve left once this season's places are taken out.
+    await warp(season.ends + SEASON_S + 60);
+    await stack.ix.waitFor(await dn.pub.getBlockNumber());
+    expect((await unsigned.app.services.league.settler.runOnce()).decided).toEqual([season.number + 1]);
+    await unsigned.close();
+    const later = (await stack.api.call("GET", `/api/v1/league/standings?season=${season.number + 1}`)).json;
+    expect(later).toMatchObject({ status: "closed", decided: true, amounts_basis: "decided" });
+    expect(later.rows).toHaveLength(12);
+    expect(later.outcome).toMatchObject({ pays: false, active_clusters: 0 });
+    const laterAnswer = await seasonAnswer(season.number + 1);
+    const planned = owedNow.ledger.shares.reduce((a: bigint, x: string) => a + BigInt(x), 0n);
+    expect(laterAnswer.ledger.reserve_before).toBe((BigInt(owedNow.ledger.reserve) - planned).toString());
+    const listed = (await stack.api.call("GET", "/api/v1/league/seasons")).json.seasons;
+    const line = (n: number) => listed.find((x: { number: number }) => x.number === n);
+    expect(line(season.number + 1)).toMatchObject({ decided: true, pays: false, owed: [] });
+    expect(line(season.number).owed.map((o: { place: number }) => o.place)).toEqual([1, 2, 3]);
     // Decided, not yet paid: the third place's agent wallet is put on the sanctions list.
     await dn.mined(
       await dn.walletFor(dn.deployer).writeContract({
@@ -391,7 +449,24 @@ describe("a whole prize season", () => {
         ])
       ).length,
     ).toBe(0);
-    // The instance with the signer pays places 1 and 2; place 3 is held (read right before signing), never sent.
+    // The instance with the signer pays in order. A short reserve first: the wallet holds places 1 and 3's amounts,
+    // not place 2's. Place 1 is paid; place 2 stays owed (why names the shortfall), and place 3, smaller, waits
+    // behind it: its recipient is not even read on the list yet.
+    const shares = owedNow.ledger.shares.map(BigInt) as bigint[];
+    const reserveKey = mnemonicToAccount(DEVNET_MNEMONIC, { addressIndex: 4 });
+    const sink = fresh().address;
+    const drained = reserveHeld - shares[0]! - shares[2]!;
+    await transfer(reserveKey as unknown as Account, dn.token("ORBIO"), sink, drained);
+    await stack.api.app.services.league.settler.runOnce();
+    const short = await seasonAnswer(season.number);
+    expect(short.payouts.map((p: { status: string }) => p.status)).toEqual(["mined", "planned", "planned"]);
+    expect(short.owed.map((o: { place: number }) => o.place)).toEqual([2, 3]);
+    expect(short.owed[0].why).toMatch(
+      new RegExp(`reserve wallet has ${shares[2]} atoms left of the ${shares[1]} owed`),
+    );
+    expect([await orbio(P(7).agentWallet), await orbio(P(6).agentWallet)]).toEqual([0n, 0n]);
+    // Topped up: place 2 is paid; place 3 is held (its recipient read on the list right before signing), never sent.
+    await mintOrbio(RESERVE, drained);
     await stack.api.app.services.league.settler.runOnce();
     // A later pass (a restart) decides and pays nothing again.
     await stack.api.app.services.league.settler.runOnce();
@@ -445,18 +520,22 @@ describe("a whole prize season", () => {
       [3, P(6).agentWallet, "held"],
     ]);
     expect(detail.payouts[2].tx_hash).toBeNull();
+    expect(detail.payouts[2].why).toMatch(
+      /^held: its recipient 0x[0-9a-f]{40} is on the sanctions list \(read at block/,
+    );
+    expect(detail.owed).toEqual([]);
     for (const [i, n] of [9, 7].entries()) expect((await orbio(P(n).agentWallet)).toString()).toBe(ledger.shares[i]);
     expect(await orbio(P(6).agentWallet)).toBe(0n);
-    // The held share stays in the reserve.
+    // The held share stays in the reserve wallet, set aside: the reserve's book (and the next season's budget) took
+    // every place out at the decision.
     expect(ledger.paid).toEqual([ledger.shares[0], ledger.shares[1], "0"]);
-    expect(BigInt(ledger.reserve_after)).toBe(
-      BigInt(ledger.reserve) - BigInt(ledger.shares[0]) - BigInt(ledger.shares[1]),
-    );
+    expect(BigInt(ledger.reserve_after)).toBe(BigInt(ledger.reserve) - planned);
     expect(await orbio(RESERVE)).toBe(reserveHeld - BigInt(ledger.shares[0]) - BigInt(ledger.shares[1]));
     // The treasury record shows the season's payouts.
     const treasury = (await stack.api.call("GET", "/api/v1/treasury")).json;
     expect(treasury.prize_payouts[0]).toMatchObject({
       season: season.number,
+      stake_withdrawal: { tx_hash: gainTx },
       symbol: "ORBIO",
       recipients: [
         expect.objectContaining({ rank: 1, share_bps: 5000, amount: ledger.shares[0] }),
@@ -480,39 +559,16 @@ describe("a whole prize season", () => {
       [3, "held"],
     ]);
 
-    // The practice board froze at the end: one paper agent, 10,000 USDG less its ETH's fall.
-    const practice = (await stack.api.call("GET", `/api/v1/league/standings?season=${season.number}&board=practice`))
-      .json;
-    expect(practice).toMatchObject({ board: "practice", decided: true, outcome: null, amounts_atoms: null });
-    expect(practice.rows).toEqual([
-      expect.objectContaining({
-        rank: 1,
-        kind: "hosted",
-        trades: 1,
-        eligibility: null,
-        place: null,
-        prize_atoms: null,
-      }),
-    ]);
-    expect(practice.rows[0].equity).toBeLessThan(10_000);
-    expect(practice.rows[0].profit_usd).toBeCloseTo(practice.rows[0].equity - 10_000, 5);
-    // Then the agent's next tick starts the new season's book at 10,000 USDG again.
-    await warp(season.ends + 600);
-    await runTicks();
-    const agentNow = (await stack.agent.get(`/hosted/${practiceAgent}`, P(1).key)).json;
-    expect(agentNow.brain_state.league_season).toBe(season.number + 1);
-    // Reset to 10,000 USDG, then the rule moved $1,000 (its max trade) into ETH.
-    expect(agentNow.paper_book.USDG.atoms).toBe(parseUnits("9000", 6).toString());
-
     // Anyone recomputes every row from the chain and the published entries.
     const v = await verifyLeague(stack.api.url, dn.anvil.rpcUrl, season.number);
     expect(v.problems).toEqual([]);
     expect(v.first).toBeNull();
     expect(v.rows).toBe(12);
+    const v2 = await verifyLeague(stack.api.url, dn.anvil.rpcUrl, season.number + 1);
+    expect([v2.problems, v2.first, v2.rows]).toEqual([[], null, 12]);
 
     // A payout signed and stored, not yet sent, whose recipient is listed since: at its re-send the
     // list is read again; its nonce is cancelled, it is held, and nothing reaches the recipient.
-    const reserveKey = mnemonicToAccount(DEVNET_MNEMONIC, { addressIndex: 4 });
     const resend = await reserveKey.signTransaction({
       type: "eip1559",
       chainId: 4663,

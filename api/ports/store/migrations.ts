@@ -551,6 +551,13 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
       );
     `,
   },
+  {
+    version: 18,
+    name: "league payouts say why they are owed or held",
+    // Issue 29 point 4: a place not paid yet (no reserve signer, a short reserve) stays owed and a
+    // listed recipient is held; `why` is the settler's last reason, served on the season's payouts.
+    sql: "ALTER TABLE app.league_payouts ADD COLUMN why text;",
+  },
 ];
 
 export async function migrate(db: Db, now = () => Math.floor(Date.now() / 1000)): Promise<number[]> {

@@ -1,0 +1,57 @@
+import { describe, expect, it } from "vitest";
+import { payableInOrder } from "./settle.js";
+
+const T = "0x00000000000000000000000000000000000000aa";
+/** Owed places as the settler reads them: oldest season first, then place. */
+const owed = (...xs: [number, number, bigint, string][]) =>
+  xs.map(([season, place, amount, recipient]) => ({ season, place, amount: amount.toString(), recipient, token: T }));
+
+describe("owed league places are paid in order", () => {
+  it("pays the run the balance covers, oldest season first: a later, smaller place never goes first", async () => {
+    const rows = owed([4, 1, 50n, "a"], [4, 2, 30n, "b"], [4, 3, 20n, "c"], [5, 1, 5n, "d"]);
+    const reads: string[][] = [];
+    const listedOf = async (r: string[]) => (reads.push(r), { listed: r.map(() => false), block: 7n });
+    const some = await payableInOrder(rows, 79n, listedOf);
+    // 79 covers season 4's first place only: its second (30) does not fit, so neither does anything after it.
+    expect(some.pay.map((r) => [r.season, r.place])).toEqual([[4, 1]]);
+    expect(some.owed.map((r) => [r.season, r.place])).toEqual([
+      [4, 2],
+      [4, 3],
+      [5, 1],
+    ]);
+    // Only the places about to be signed are read on the list.
+    expect(reads).toEqual([["a"]]);
+    const all = await payableInOrder(rows, 105n, listedOf);
+    expect(all.pay.map((r) => [r.season, r.place])).toEqual([
+      [4, 1],
+      [4, 2],
+      [4, 3],
+      [5, 1],
+    ]);
+    expect(all.owed).toEqual([]);
+  });
+
+  it("holds a listed recipient (read right before signing) and gives its room to the next places", async () => {
+    const rows = owed([4, 1, 50n, "a"], [4, 2, 30n, "listed"], [4, 3, 20n, "c"], [5, 1, 25n, "d"]);
+    const listedOf = async (r: string[]) => ({ listed: r.map((a) => a === "listed"), block: 9n });
+    const out = await payableInOrder(rows, 95n, listedOf);
+    expect(out.held.map(({ r, block }) => [r.place, block])).toEqual([[2, 9n]]);
+    expect(out.pay.map((r) => [r.season, r.place])).toEqual([
+      [4, 1],
+      [4, 3],
+      [5, 1],
+    ]);
+    expect(out.owed).toEqual([]);
+  });
+
+  it("signs nothing when the first place owed does not fit, nor a row of another token", async () => {
+    const rows = owed([4, 1, 50n, "a"], [4, 2, 1n, "b"]);
+    const none = await payableInOrder(rows, 49n, async () => ({ listed: [], block: 1n }));
+    expect(none).toMatchObject({ pay: [], held: [] });
+    expect(none.owed).toHaveLength(2);
+    const other = [rows[0]!, { ...rows[1]!, token: "0x00000000000000000000000000000000000000bb" }];
+    const mixed = await payableInOrder(other, 100n, async (r) => ({ listed: r.map(() => false), block: 1n }));
+    expect(mixed.pay).toHaveLength(1);
+    expect(mixed.owed).toHaveLength(1);
+  });
+});
