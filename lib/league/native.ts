@@ -33,7 +33,7 @@ export type CallFrame = {
   calls?: CallFrame[];
 };
 
-/** Frames whose `value` is not moved: a delegatecall shows its caller's value, a staticcall none, a callcode its own. */
+/** Frames whose `value` is not moved: a delegatecall shows its caller's, a staticcall none, a callcode its own. */
 const NO_MOVE = new Set(["DELEGATECALL", "STATICCALL", "CALLCODE"]);
 
 /**
