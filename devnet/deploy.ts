@@ -504,6 +504,7 @@ export async function deployUniverse(rpcUrl: string): Promise<Universe> {
       },
       deployedAt: Math.floor(Date.now() / 1000),
       deployMs: Date.now() - started,
+      lastBlock: Number(await pub.getBlockNumber()),
     },
   };
 }

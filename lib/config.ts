@@ -255,6 +255,8 @@ const envSchema = {
    * key (the devnet signs in process).
    */
   LEAGUE_RESERVE_WALLET: addr.optional(),
+  /** The first block scanned for native ETH links (default: the start block; a devnet's: after its snapshot). */
+  LEAGUE_NATIVE_FROM_BLOCK: z.coerce.number().int().min(0).optional(),
   LEAGUE_SIGNER_URL: url.optional(),
   /** The partner agent whose stake feeds the reserve (GET league reserve.agent_id). */
   LEAGUE_RESERVE_AGENT: z.coerce.number().int().min(1).optional(),
@@ -308,6 +310,12 @@ export type Config = {
   dataDir: string;
   universeFile: string;
   startBlock: number;
+  /**
+   * The first block the league scans for native ETH moves (it reads state at the block before:
+   * LEAGUE_NATIVE_FROM_BLOCK; default startBlock, or on a devnet the block after its snapshot,
+   * the first a loaded node has state before).
+   */
+  nativeFromBlock: number;
   contracts: Universe["contracts"];
   tokens: Record<string, TokenEntry>;
   pools: Universe["pools"];
@@ -529,6 +537,11 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     dataDir: env.DATA_DIR ? (isAbsolute(env.DATA_DIR) ? env.DATA_DIR : join(ROOT, env.DATA_DIR)) : join(ROOT, ".data"),
     universeFile,
     startBlock: universe.startBlock,
+    nativeFromBlock: Math.max(
+      universe.startBlock,
+      env.LEAGUE_NATIVE_FROM_BLOCK ??
+        (universe.devnet?.lastBlock !== undefined ? universe.devnet.lastBlock + 1 : universe.startBlock),
+    ),
     contracts: universe.contracts,
     tokens,
     pools: universe.pools,

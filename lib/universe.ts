@@ -66,6 +66,8 @@ export const universeSchema = z.object({
       fixtures: z.record(address),
       deployedAt: z.number().int(),
       deployMs: z.number(),
+      /** The deploy's last block: a node loaded from the snapshot has no state before it. */
+      lastBlock: z.number().int().min(0).optional(),
     })
     .optional(),
 });

@@ -6,8 +6,9 @@
  * signed statement, checked here) and which transactions it relayed (tx hashes with their plans).
  * From the chain: each trade's receipt (amounts recomputed with lib/tradeOutcome, block and time),
  * feed rounds and the partner pool's price history from logs, transfers among entrants' addresses
- * (clusters), the sanctions list and the vault at the published block. Then the same lib/ code as
- * the service ranks the board. Exit 0 when every row agrees, 1 at the first difference.
+ * (clusters: token Transfer logs, and native ETH moves from debug_traceBlockByNumber), the sanctions
+ * list and the vault at the published block. Then the same lib/ code as the service ranks the
+ * board. Exit 0 when every row agrees, 1 at the first difference.
  */
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -23,6 +24,7 @@ import {
 import { boardFrom, type EntryFacts } from "../lib/league/board.js";
 import { sanctionedAt, transfersOf, vaultWalletsAt, chainMarkReader } from "../lib/league/chain.js";
 import { season as seasonAt } from "../lib/league/calendar.js";
+import { NATIVE_UNREADABLE, NativeUnreadable, nativeTransfersOf } from "../lib/league/native.js";
 import { ELIGIBILITY_LINE } from "../lib/league/statement.js";
 import { markMemo, type SeasonTrade, type ValuationToken } from "../lib/league/valuation.js";
 import { relayedOutcome, type RelayedPlan } from "../lib/tradeOutcome.js";
@@ -52,6 +54,7 @@ type Published = {
   block: number;
   valued_at: number;
   from_block: number;
+  native_from_block?: number;
   contracts: {
     pool_manager: Address;
     router: Address;
@@ -172,8 +175,16 @@ export async function verifyLeague(base: string, rpcUrl: string, n: number): Pro
     ...pub.entries.flatMap((e) => [e.wallet, e.owner, e.agent_wallet]),
     ...[...vault.values()].filter((v): v is string => v !== null),
   ];
-  const [transfers, sanctioned] = await Promise.all([
+  const [transfers, native, sanctioned] = await Promise.all([
     transfersOf(chain, addresses, BigInt(pub.from_block), block, pub.link_tokens),
+    // Native ETH moves from traces, as the service reads them; a node that cannot answer flags rule LINKS.
+    nativeTransfersOf(chain, addresses, BigInt(pub.native_from_block ?? pub.from_block), block).then(
+      (transfers) => ({ transfers, unreadable: null }),
+      (err) => {
+        if (err instanceof NativeUnreadable) return { transfers: [], unreadable: NATIVE_UNREADABLE };
+        throw err;
+      },
+    ),
     sanctionedAt(chain, getAddress(pub.contracts.sanctions_list), addresses, block),
   ]);
   const facts: EntryFacts[] = pub.entries.map(({ proof: _p, ...f }) => f);
@@ -189,7 +200,8 @@ export async function verifyLeague(base: string, rpcUrl: string, n: number): Pro
     entries: facts,
     trades,
     marks,
-    transfers,
+    transfers: [...transfers, ...native.transfers],
+    linksUnread: native.unreadable,
     sanctioned,
     vault,
     hubs: new Set(pub.hubs),

@@ -242,6 +242,8 @@ function publishedOf(config: Config, entries: SeasonEntry[], facts: EntryFacts[]
   );
   return {
     from_block: config.startBlock,
+    // Native ETH moves are scanned from here (a devnet's node has no state before its snapshot).
+    native_from_block: config.nativeFromBlock,
     contracts: {
       pool_manager: config.contracts.poolManager,
       router: config.contracts.universalRouter,
@@ -260,10 +262,11 @@ function publishedOf(config: Config, entries: SeasonEntry[], facts: EntryFacts[]
 
 /**
  * The prize board of season `s` at an anchor: entries, their relayed mined trades valued at the
- * marks of their blocks, cluster links from transfer logs up to the anchor's block, sanctions and
- * the vault's wallets read at that block, then lib/league/rules. Answers the rows, the outcome,
- * each entry's book (the trades and valuations `league:verify` checks), and `unreadable`: what
- * could not be read (rows flag it; a decision refuses it). A failed transfer read throws.
+ * marks of their blocks, cluster links from transfer logs and native ETH traces up to the anchor's
+ * block, sanctions and the vault's wallets read at that block, then lib/league/rules. Answers the
+ * rows, the outcome, each entry's book (the trades and valuations `league:verify` checks), and
+ * `unreadable`: what could not be read (rows flag it; a decision refuses it). A failed transfer
+ * read throws; a node that cannot trace native ETH flags rule LINKS (a decision keeps the flag).
  */
 export async function prizeBoard(d: PrizeDeps, s: Season, a: PrizeAnchor) {
   const entries = await seasonEntries(d.db, "prize", s);
@@ -286,8 +289,9 @@ export async function prizeBoard(d: PrizeDeps, s: Season, a: PrizeAnchor) {
     ...entries.flatMap((e) => [e.wallet, e.owner, e.agent_wallet]),
     ...[...vault.values()].filter((v): v is string => v !== null),
   ];
-  const [transfers, sanctioned] = await Promise.all([
+  const [logs, native, sanctioned] = await Promise.all([
     d.transfers.read(addresses, a.block),
+    d.transfers.native(addresses, a.block),
     sanctionedAt(d.chain, d.config.contracts.sanctionsList, addresses, a.block),
   ]);
   const { facts, ledgers } = entryFactsOf(d.config, s, entries, trades);
@@ -301,7 +305,8 @@ export async function prizeBoard(d: PrizeDeps, s: Season, a: PrizeAnchor) {
     entries: facts,
     trades: new Map([...ledgers].map(([id, ts]) => [id, ts.map((t) => t.trade)])),
     marks,
-    transfers,
+    transfers: [...logs, ...native.transfers],
+    linksUnread: native.unreadable,
     sanctioned,
     vault,
     hubs: hubsOf(d.config),

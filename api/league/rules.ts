@@ -42,8 +42,12 @@ export function leagueRules(config: Config) {
       links: ["address", "transfer", "funder"],
       hubs: [...hubsOf(config)],
       note:
-        "hubs never link; funder is the first token transfer into an address (native ETH moves leave no log " +
-        "and are not read)",
+        "hubs never link; transfer is a token or native ETH transfer between two entries' addresses; funder is " +
+        "the first non-hub transfer (token or ETH) into two entries' addresses from one address",
+      native_eth:
+        "read from debug_traceBlockByNumber (callTracer, internal calls included, reverted calls excluded) over " +
+        "the blocks where an address's nonce or ETH balance changed (found by halving on an archive node); a node " +
+        "that cannot answer flags rule LINKS",
     },
     prize_cap_usd: config.league.prizeCapUsd,
     reserve_ceiling_seasons: config.league.ceilingSeasons,

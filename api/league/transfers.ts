@@ -1,6 +1,7 @@
 import { zeroAddress } from "viem";
 import type { Config } from "../../lib/config.js";
 import { transfersOf, type ChainTransfer } from "../../lib/league/chain.js";
+import { NATIVE_UNREADABLE, NativeUnreadable, chainOrder, nativeTransfersOf } from "../../lib/league/native.js";
 import { lc } from "../../lib/address.js";
 import type { Common } from "../ports/common.js";
 
@@ -13,7 +14,7 @@ export const REORG_DEPTH = 64n;
 
 const keyOf = (t: ChainTransfer) => `${t.block}:${t.log_index}`;
 
-/** The tokens whose transfers link owners: every configured ERC-20 (native ETH moves leave no log). */
+/** The tokens whose Transfer logs link owners: every configured ERC-20 (native ETH moves are read from traces). */
 export const linkTokens = (config: Config) =>
   Object.values(config.tokens)
     .filter((t) => !t.native && t.address !== zeroAddress)
@@ -70,8 +71,10 @@ export function createTransferLog(d: Pick<Common, "config" | "chain">) {
     return [...out.values()].sort((a, b) => a.block - b.block || a.log_index - b.log_index);
   }
 
+  const native = nativeLog(d, BigInt(d.config.nativeFromBlock));
   return {
     read,
+    native,
     /** A block's timestamp, read once per block (the reserve's gains are counted by block time). */
     blockTime(block: number): Promise<number> {
       let t = times.get(block);
@@ -86,3 +89,50 @@ export function createTransferLog(d: Pick<Common, "config" | "chain">) {
 }
 
 export type TransferLog = ReturnType<typeof createTransferLog>;
+
+/**
+ * The native ETH moves touching the league's addresses (lib/league/native: traces of the blocks
+ * where an address's nonce or balance changed), read once like the logs: each address keeps its
+ * moves and the last block they cover, and a read scans only the blocks after that (the last
+ * REORG_DEPTH again). A node that cannot trace or answer past balances answers `unreadable` and no
+ * move (rule LINKS flags); any other failure throws (the pass is retried).
+ */
+function nativeLog(d: Pick<Common, "chain">, start: bigint) {
+  const through = new Map<string, bigint>();
+  const byAddress = new Map<string, Map<string, ChainTransfer>>();
+  const keyOf = (t: ChainTransfer) => `${t.block}:${t.tx_index}:${t.log_index}`;
+  return async (
+    addresses: string[],
+    toBlock: bigint,
+  ): Promise<{ transfers: ChainTransfer[]; unreadable: string | null }> => {
+    const uniq = [...new Set(addresses.map(lc))];
+    const groups = new Map<bigint, string[]>();
+    for (const a of uniq) {
+      const from = (through.get(a) ?? start - 1n) + 1n;
+      if (from <= toBlock) groups.set(from, [...(groups.get(from) ?? []), a]);
+    }
+    const keepUntil = toBlock - REORG_DEPTH;
+    const out = new Map<string, ChainTransfer>();
+    for (const [from, group] of groups) {
+      let fresh: ChainTransfer[];
+      try {
+        fresh = await nativeTransfersOf(d.chain, group, from, toBlock);
+      } catch (err) {
+        if (err instanceof NativeUnreadable) return { transfers: [], unreadable: NATIVE_UNREADABLE };
+        throw err;
+      }
+      for (const t of fresh) {
+        out.set(keyOf(t), t);
+        if (BigInt(t.block) > keepUntil) continue;
+        for (const a of [t.from, t.to]) {
+          if (!byAddress.has(a)) byAddress.set(a, new Map());
+          byAddress.get(a)!.set(keyOf(t), t);
+        }
+      }
+      if (keepUntil >= from - 1n) for (const a of group) through.set(a, keepUntil);
+    }
+    for (const a of uniq)
+      for (const t of byAddress.get(a)?.values() ?? []) if (BigInt(t.block) <= toBlock) out.set(keyOf(t), t);
+    return { transfers: [...out.values()].sort(chainOrder), unreadable: null };
+  };
+}

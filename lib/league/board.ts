@@ -27,7 +27,10 @@ export type PrizeInputs = {
   /** Each entry's relayed trades mined in the season (before it left). */
   trades: Map<string, SeasonTrade[]>;
   marks: MarkMemo;
+  /** Token transfers (logs) and native ETH moves (traces) touching the entries' addresses. */
   transfers: ChainTransfer[];
+  /** Why the native ETH moves could not be read (NATIVE_UNREADABLE); null: they were. */
+  linksUnread: string | null;
   sanctioned: Map<string, boolean | null>;
   vault: Map<number, string | null>;
   hubs: Set<string>;
@@ -71,6 +74,7 @@ export async function boardFrom(i: PrizeInputs) {
     ends: s.ends,
     checked_at: a.valuedAt,
     shares: a.shares,
+    links_unread: i.linksUnread,
   });
   const live = s.status === "open";
   // Where each entry's prize would go: the agent's wallet as the vault records it at the anchor.

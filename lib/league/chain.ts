@@ -19,6 +19,9 @@ export type ChainTransfer = {
   amount: bigint;
   tx_hash: string;
   block: number;
+  /** The transaction's index in its block (orders a block's ETH moves and logs). */
+  tx_index: number;
+  /** The log's index; below zero for a native ETH move (its call's place in the trace, before the logs). */
   log_index: number;
 };
 
@@ -64,6 +67,7 @@ export async function transfersOf(
         data: string;
         transactionHash: string;
         blockNumber: string;
+        transactionIndex: string;
         logIndex: string;
       }[];
       for (const l of logs) {
@@ -78,6 +82,7 @@ export async function transfersOf(
           amount,
           tx_hash: l.transactionHash,
           block: Number(l.blockNumber),
+          tx_index: Number(l.transactionIndex),
           log_index: Number(l.logIndex),
         };
         seen.set(`${t.block}:${t.log_index}`, t);

@@ -102,12 +102,20 @@ export function clustersOf(
 
 /**
  * Links between entries from what the chain shows: `address` (two entries share an address),
- * `transfer` (a token transfer from one entry's address to another's) and `funder` (the first
- * transfer into each of two entries' addresses came from the same address). Hubs never link.
+ * `transfer` (a token or native ETH transfer from one entry's address to another's) and `funder` (the
+ * first transfer into each of two entries' addresses came from the same address). Hubs never link.
  */
 export function linksOf(
   entries: PrizeEntry[],
-  transfers: { from: string; to: string; tx_hash: string; block: number; log_index: number; token: string }[],
+  transfers: {
+    from: string;
+    to: string;
+    tx_hash: string;
+    block: number;
+    tx_index?: number;
+    log_index: number;
+    token: string;
+  }[],
   hubs: Set<string>,
 ): Link[] {
   const byAddress = new Map<string, string[]>();
@@ -123,7 +131,10 @@ export function linksOf(
   const links: Link[] = [];
   for (const [address, ids] of byAddress)
     for (let i = 1; i < ids.length; i++) links.push({ kind: "address", a: ids[0]!, b: ids[i]!, evidence: { address } });
-  const ordered = [...transfers].sort((x, y) => x.block - y.block || x.log_index - y.log_index);
+  // Chain order: block, transaction, then a native ETH call (log_index below zero) or a log.
+  const ordered = [...transfers].sort(
+    (x, y) => x.block - y.block || (x.tx_index ?? 0) - (y.tx_index ?? 0) || x.log_index - y.log_index,
+  );
   const funder = new Map<string, (typeof ordered)[number]>();
   for (const t of ordered) {
     const [from, to] = [lc(t.from), lc(t.to)];
@@ -167,7 +178,11 @@ export const tradedMinimum = (b: Pick<BookNumbers, "trades" | "active_days">) =>
  * The entry's eligibility rules. CONFIRMED and SANCTIONS are never reviewable; an unreadable
  * input is a flag, never a pass; a rule that may still change while the season plays is pending.
  */
-export function eligibilityOf(e: PrizeEntry, b: BookNumbers, o: { decided: boolean; ends: number }): Rule[] {
+export function eligibilityOf(
+  e: PrizeEntry,
+  b: BookNumbers,
+  o: { decided: boolean; ends: number; links_unread?: string | null },
+): Rule[] {
   const r = (rule: string, name: string, status: RuleStatus, reason: string): Rule => ({
     rule,
     name,
@@ -226,6 +241,10 @@ export function eligibilityOf(e: PrizeEntry, b: BookNumbers, o: { decided: boole
       : /^0x0{40}$/.test(e.vault_wallet)
         ? r("PAYABLE", "the vault names the agent's wallet", "fail", "the partner vault names no wallet for the agent")
         : r("PAYABLE", "the vault names the agent's wallet", "pass", `prizes go to ${lc(e.vault_wallet)}`),
+    // A cluster read without its native ETH links could hide one owner's several entries.
+    o.links_unread
+      ? r("LINKS", "owner links read in full", "flag", `${o.links_unread}: held for review`)
+      : r("LINKS", "owner links read in full", "pass", "token transfers and native ETH moves (traces) were read"),
   ];
 }
 
@@ -264,6 +283,8 @@ export function prizeStandings(input: {
   ends: number;
   checked_at: number;
   shares: string[] | null;
+  /** Why the native ETH links could not be read (rule LINKS flags every entry); null or absent: read. */
+  links_unread?: string | null;
 }): { rows: PrizeRow[]; outcome: Outcome; places: (string | null)[] } {
   const clusters = clustersOf(input.entries, input.links);
   const rows = input.entries.map((e) => {

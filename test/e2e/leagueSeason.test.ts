@@ -25,7 +25,8 @@ import { registerAgent as registerPartner } from "../helpers/league.js";
 /**
  * A whole league season on a devnet with the clock driven (issue 18): twelve owners enter the
  * prize board, trade through the service on two days (and once outside it), two are linked by a
- * transfer, two share a configured exchange (a hub) and stay apart, one loses its token's mark,
+ * transfer, two share a configured exchange (a hub) and stay apart, three more whose wallets one
+ * owner funded in plain ETH are one cluster (issue 29: links from traces), one loses its token's mark,
  * one is sanctioned, one never confirms, one is a house agent. At the end the settler decides
  * once, pays the top three eligible clusters from the reserve, the treasury shows the payouts,
  * and `league:verify` recomputes every row from the chain alone.
@@ -115,6 +116,22 @@ const players: Player[] = [];
 const P = (n: number) => players[n - 1]!;
 let season: ReturnType<typeof seasonAt>;
 
+/** Player n enters the prize board with its owner's signed statement. */
+async function enterPrize(n: number, wallet: Account, owner: Account) {
+  const agentWallet = fresh().address;
+  const id = await registerAgent(owner.address, agentWallet, `L${n}`);
+  const key = await stack.agent.signIn(wallet);
+  const st = await stack.agent.post("/league/statement", { agent_id: id }, key);
+  expect(st.status, st.text).toBe(200);
+  const r = await stack.agent.post(
+    "/league/enter",
+    { agent_id: id, nonce: st.json.nonce, signature: await owner.signMessage({ message: st.json.message }) },
+    key,
+  );
+  expect(r.status, r.text).toBe(201);
+  players.push({ n, wallet, owner, agentWallet, id, key, entry: r.json.entry_id });
+}
+
 beforeAll(async () => {
   stack = await startStack({
     clock,
@@ -140,12 +157,9 @@ beforeAll(async () => {
   // Twelve owners, each trading with its own wallet; prizes go to each agent's own wallet.
   for (let n = 1; n <= 12; n++) {
     const wallet = await dn.freshWallet(parseEther("5"), [[usdg, parseUnits("100", 6)]]);
-    const owner = fresh();
-    const agentWallet = fresh().address;
-    const id = await registerAgent(owner.address, agentWallet, `L${n}`);
-    const key = await stack.agent.signIn(wallet);
-    let entry: string;
     if (n === 12) {
+      const agentWallet = fresh().address;
+      const key = await stack.agent.signIn(wallet);
       // Entered without the owner's statement (the owner's key is the wallet's only here: the wallet is the owner):
       // unconfirmed.
       const r = await stack.agent.post(
@@ -155,20 +169,19 @@ beforeAll(async () => {
       );
       expect(r.status, r.text).toBe(201);
       expect(r.json.confirmed).toBe(false);
-      entry = r.json.entry_id;
-      players.push({ n, wallet, owner: wallet, agentWallet, id: r.json.agent_id, key, entry });
+      players.push({ n, wallet, owner: wallet, agentWallet, id: r.json.agent_id, key, entry: r.json.entry_id });
       continue;
     }
-    const st = await stack.agent.post("/league/statement", { agent_id: id }, key);
-    expect(st.status, st.text).toBe(200);
-    const r = await stack.agent.post(
-      "/league/enter",
-      { agent_id: id, nonce: st.json.nonce, signature: await owner.signMessage({ message: st.json.message }) },
-      key,
-    );
-    expect(r.status, r.text).toBe(201);
-    entry = r.json.entry_id;
-    players.push({ n, wallet, owner, agentWallet, id, key, entry });
+    await enterPrize(n, wallet, fresh());
+  }
+  // Owner 13 funds its own trading wallet and those of agents 14 and 15 (other owners on paper) in
+  // plain ETH: no token moves between them, only native transfers.
+  const ring = fresh();
+  await dn.test.setBalance({ address: ring.address, value: parseEther("20") });
+  for (const n of [13, 14, 15]) {
+    const wallet = fresh();
+    await dn.mined(await dn.walletFor(ring).sendTransaction({ to: wallet.address, value: parseEther("5") }));
+    await enterPrize(n, wallet, n === 13 ? ring : fresh());
   }
   house.push(P(11).id);
   // Owner 9 sends owner 8's trading wallet some USDG: one owner cluster.
@@ -338,7 +351,7 @@ describe("a whole prize season", () => {
       amounts_basis: "estimate",
       decided: false,
     });
-    expect(live.json.rows).toHaveLength(12);
+    expect(live.json.rows).toHaveLength(15);
 
     // The last hour: ETH's feed falls 10 % (sellers gain), the BTC asset's feed is left stale.
     await warp(season.ends - 3_600);
@@ -430,7 +443,7 @@ describe("a whole prize season", () => {
         address: dn.universe.contracts.sanctionsList,
         abi: sanctionsListAbi,
         functionName: "addToSanctionsList",
-        args: [[P(6).agentWallet]],
+        args: [[P(7).agentWallet]],
       }),
     );
     const orbio = (a: Address) =>
@@ -480,8 +493,8 @@ describe("a whole prize season", () => {
     expect(st.rows.map((r: { score: number }) => r.score)).toEqual(
       [...st.rows.map((r: { score: number }) => r.score)].sort((a, b) => b - a),
     );
-    expect(row(12).rank).toBe(1);
-    expect(row(5).rank).toBe(12);
+    expect(row(15).rank).toBe(1);
+    expect(row(5).rank).toBe(15);
     expect(row(5).open_unpriced).toBe(1);
     // Wallet 1's outside trade is not in its book: 3 trades.
     expect(row(1).trades).toBe(3);
@@ -494,9 +507,27 @@ describe("a whole prize season", () => {
     expect(row(8).cluster).toBe(row(9).cluster);
     expect(row(9).cluster_links).toEqual([expect.objectContaining({ kind: "transfer", with: P(8).entry })]);
     expect(row(3).cluster).not.toBe(row(4).cluster);
-    expect(st.outcome).toMatchObject({ pays: true, active_clusters: 11 });
-    // Places: 9 (best eligible), 7 (8 is 9's cluster), 6.
-    expect([row(9).place, row(8).place, row(7).place, row(6).place]).toEqual([1, null, 2, 3]);
+    // 13, 14 and 15 are one cluster by their native ETH funding alone: owner 13 sent each wallet its
+    // first ETH (funder) and is 13's own address (transfer); the cluster takes one paid place.
+    expect([row(14).cluster, row(15).cluster]).toEqual([row(13).cluster, row(13).cluster]);
+    const native = (n: number) =>
+      row(n)
+        .cluster_links.filter((l: { evidence: { token: string } }) => /^0x0{40}$/.test(l.evidence.token))
+        .map((l: { kind: string; with: string }) => [l.kind, l.with])
+        .sort();
+    expect(native(15)).toEqual([
+      ["funder", P(13).entry],
+      ["transfer", P(13).entry],
+    ]);
+    expect(row(15).cluster_links[0].evidence.from).toBe(P(13).owner.address.toLowerCase());
+    expect(st.outcome).toMatchObject({ pays: true, active_clusters: 12 });
+    expect(
+      st.rows.every((r: { eligibility: { rules: { rule: string; status: string }[] } }) =>
+        r.eligibility.rules.some((x) => x.rule === "LINKS" && x.status === "pass"),
+      ),
+    ).toBe(true);
+    // Places: 15 (best eligible; 14 and 13 are its cluster), 9 (8 is 9's cluster), 7.
+    expect([13, 14, 15, 9, 8, 7, 6].map((n) => row(n).place)).toEqual([null, null, 1, 2, null, 3, null]);
     // Cap $1,000 at ORBIO's mark, within half of the 10,000 ORBIO gain: 50/30/20.
     const detail = (await stack.api.call("GET", `/api/v1/league/seasons/${season.number}`)).json;
     const { ledger } = detail;
@@ -515,17 +546,17 @@ describe("a whole prize season", () => {
         p.status,
       ]),
     ).toEqual([
-      [1, P(9).agentWallet, "mined"],
-      [2, P(7).agentWallet, "mined"],
-      [3, P(6).agentWallet, "held"],
+      [1, P(15).agentWallet, "mined"],
+      [2, P(9).agentWallet, "mined"],
+      [3, P(7).agentWallet, "held"],
     ]);
     expect(detail.payouts[2].tx_hash).toBeNull();
     expect(detail.payouts[2].why).toMatch(
       /^held: its recipient 0x[0-9a-f]{40} is on the sanctions list \(read at block/,
     );
     expect(detail.owed).toEqual([]);
-    for (const [i, n] of [9, 7].entries()) expect((await orbio(P(n).agentWallet)).toString()).toBe(ledger.shares[i]);
-    expect(await orbio(P(6).agentWallet)).toBe(0n);
+    for (const [i, n] of [15, 9].entries()) expect((await orbio(P(n).agentWallet)).toString()).toBe(ledger.shares[i]);
+    expect(await orbio(P(7).agentWallet)).toBe(0n);
     // The held share stays in the reserve wallet, set aside: the reserve's book (and the next season's budget) took
     // every place out at the decision.
     expect(ledger.paid).toEqual([ledger.shares[0], ledger.shares[1], "0"]);
@@ -552,7 +583,7 @@ describe("a whole prize season", () => {
     const list = (await stack.api.call("GET", "/api/v1/league/seasons")).json.seasons.find(
       (s: { number: number }) => s.number === season.number,
     );
-    expect(list).toMatchObject({ decided: true, pays: true, entrants: 12 });
+    expect(list).toMatchObject({ decided: true, pays: true, entrants: 15 });
     expect(list.winners.map((w: { place: number; status: string }) => [w.place, w.status])).toEqual([
       [1, "mined"],
       [2, "mined"],
@@ -563,9 +594,9 @@ describe("a whole prize season", () => {
     const v = await verifyLeague(stack.api.url, dn.anvil.rpcUrl, season.number);
     expect(v.problems).toEqual([]);
     expect(v.first).toBeNull();
-    expect(v.rows).toBe(12);
+    expect(v.rows).toBe(15);
     const v2 = await verifyLeague(stack.api.url, dn.anvil.rpcUrl, season.number + 1);
-    expect([v2.problems, v2.first, v2.rows]).toEqual([[], null, 12]);
+    expect([v2.problems, v2.first, v2.rows]).toEqual([[], null, 15]);
 
     // A payout signed and stored, not yet sent, whose recipient is listed since: at its re-send the
     // list is read again; its nonce is cancelled, it is held, and nothing reaches the recipient.
@@ -581,7 +612,7 @@ describe("a whole prize season", () => {
       data: encodeFunctionData({
         abi: erc20Abi,
         functionName: "transfer",
-        args: [P(7).agentWallet, BigInt(ledger.shares[1])],
+        args: [P(9).agentWallet, BigInt(ledger.shares[1])],
       }),
     });
     await stack.store.db.query(
@@ -594,12 +625,12 @@ describe("a whole prize season", () => {
         address: dn.universe.contracts.sanctionsList,
         abi: sanctionsListAbi,
         functionName: "addToSanctionsList",
-        args: [[P(7).agentWallet]],
+        args: [[P(9).agentWallet]],
       }),
     );
-    const paidBefore = await orbio(P(7).agentWallet);
+    const paidBefore = await orbio(P(9).agentWallet);
     await stack.api.app.services.league.settler.runOnce();
-    expect(await orbio(P(7).agentWallet)).toBe(paidBefore);
+    expect(await orbio(P(9).agentWallet)).toBe(paidBefore);
     expect(await dn.pub.getTransactionReceipt({ hash: keccak256(resend) }).catch(() => null)).toBeNull();
     expect(
       (await stack.api.call("GET", `/api/v1/league/seasons/${season.number}`)).json.payouts.map(

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Address } from "viem";
+import { parseEther, zeroAddress, type Address } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { sanctionsListAbi } from "../../abis/fixtures.js";
 import { calendarAt, type season as seasonAt } from "../../lib/league/calendar.js";
@@ -177,6 +177,76 @@ describe("league standings: one worker, stale answers, no reader-started recompu
     // Still nothing computed for the empty practice board.
     expect(computedOf(`practice:${season.number}`)).toBe(0);
   }, 120_000);
+});
+
+describe("native ETH links (issue 29)", () => {
+  it("an owner's plain ETH to another entry's agent wallet links the two; a pass over no new block traces nothing " +
+    "again; a node that cannot trace flags rule LINKS on every row", async () => {
+    const { dn } = stack;
+    const [a, b] = [players[0]!, players[1]!];
+    const boards = api.app.services.league.boards;
+    await dn.test.setBalance({ address: a.owner.address, value: parseEther("1") });
+    const hash = await dn.walletFor(a.owner).sendTransaction({ to: b.agentWallet, value: parseEther("0.1") });
+    await dn.mined(hash);
+    // Past the reorg depth: the transfer's block is kept, not read again.
+    await dn.test.mine({ blocks: 70 });
+    await warp(season.starts + 10_800);
+    await boards.runOnce();
+    const rows = (await standings()).json.rows as Record<string, any>[];
+    const row = (p: { entry: string }) => rows.find((r) => r.entry_id === p.entry)!;
+    expect(row(b).cluster).toBe(row(a).cluster);
+    expect(row(b).cluster_links).toEqual([
+      {
+        kind: "transfer",
+        with: a.entry,
+        evidence: {
+          from: a.owner.address.toLowerCase(),
+          to: b.agentWallet.toLowerCase(),
+          tx_hash: hash,
+          block: Number((await dn.pub.getTransactionReceipt({ hash })).blockNumber),
+          token: zeroAddress,
+        },
+      },
+    ]);
+    expect(row(a).eligibility.rules.find((r: { rule: string }) => r.rule === "LINKS").status).toBe("pass");
+    // The next pass, no new block: nothing traced again.
+    const traced = () => proxy.counts.methods.debug_traceBlockByNumber ?? 0;
+    const before = traced();
+    expect(before).toBeGreaterThan(0);
+    await boards.runOnce();
+    expect(traced()).toBe(before);
+
+    // Another instance on the same store whose node does not answer debug_traceBlockByNumber.
+    const noTrace = await startRpcProxy(dn.anvil.rpcUrl, { refuse: ["debug_traceBlockByNumber"] });
+    const other = await serveApi({
+      rpcUrl: noTrace.url,
+      db: stack.store.db,
+      clock,
+      indexed: stack.ix.liveReads().reads,
+      limiter: new RateLimiter(clock, 10_000, false),
+      league: { settleIntervalMs: 0, cacheMs: 0 },
+      hostedScheduler: { intervalMs: 0 },
+    });
+    try {
+      // This instance gives up the standings lease; the other computes.
+      await boards.stop();
+      await warp(season.starts + 11_000);
+      expect(await other.app.services.league.boards.runOnce()).toBe(1);
+      const flagged = (await other.call("GET", "/api/v1/league/standings")).json.rows as Record<string, any>[];
+      expect(flagged).toHaveLength(2);
+      for (const r of flagged) {
+        expect(r.eligibility.rules.find((x: { rule: string }) => x.rule === "LINKS")).toMatchObject({
+          status: "flag",
+          reason: expect.stringMatching(/debug_traceBlockByNumber.*held for review/),
+        });
+        expect(r.eligibility.eligible).toBe(false);
+      }
+      expect(noTrace.counts.methods.debug_traceBlockByNumber).toBeGreaterThan(0);
+    } finally {
+      await other.close();
+      await noTrace.close();
+    }
+  }, 180_000);
 });
 
 describe("a season is decided only on complete reads", () => {

@@ -1,0 +1,175 @@
+/**
+ * Native ETH moves among the league's addresses (issue 29, point 1): ETH leaves no log, so the
+ * moves are read from the node's call traces (`debug_traceBlockByNumber` with `callTracer`: an
+ * Arbitrum Nitro node answers it, anvil too; `trace_filter` is not a Nitro API), over only the
+ * blocks where an address's state changed.
+ *
+ * Which blocks: an address's nonce only grows, and an address without code cannot lose ETH
+ * without sending a transaction (which moves its nonce; setting code moves it too). So between
+ * two blocks with the same nonce and balance nothing came in or went out; where they differ, the
+ * interval is halved until each change is one block (`eth_getTransactionCount` and `eth_getBalance`
+ * at past blocks: an archive node). Each such block is traced once and every value-carrying call
+ * that did not revert, nested ones included, is kept when it touches one of the addresses.
+ *
+ * Limit: an address with code (an EIP-7702 delegation) can send ETH in another account's
+ * transaction; ETH that comes in and goes out again between two probes without its nonce moving
+ * is not seen. The probes are the range's ends and the halvings, so a move inside a range whose
+ * ends look alike is missed.
+ */
+import type { PublicClient } from "viem";
+import { lc } from "../address.js";
+import type { ChainTransfer } from "./chain.js";
+
+/** The token named for native ETH in a link's evidence (ETH's configured address). */
+export const NATIVE_TOKEN = "0x0000000000000000000000000000000000000000";
+
+/** A callTracer frame (geth's shape; Nitro and anvil answer it). */
+export type CallFrame = {
+  type: string;
+  from: string;
+  to?: string;
+  value?: string;
+  error?: string;
+  calls?: CallFrame[];
+};
+
+/** Frames whose `value` is not moved: a delegatecall shows its caller's, a staticcall none, a callcode its own. */
+const NO_MOVE = new Set(["DELEGATECALL", "STATICCALL", "CALLCODE"]);
+
+/**
+ * The ETH a transaction's trace moved to or from `addresses`, in call order: every frame with a
+ * value above zero whose frame and parents did not revert (a reverted frame moved nothing, nor did
+ * its children). Native transfers sort before the transaction's logs (`log_index` below zero).
+ */
+export function nativeMovesOf(
+  frame: CallFrame,
+  at: { tx_hash: string; block: number; tx_index: number },
+  addresses: Set<string>,
+): ChainTransfer[] {
+  const out: ChainTransfer[] = [];
+  let seq = 0;
+  const walk = (f: CallFrame) => {
+    if (f.error) return;
+    const value = f.value ? BigInt(f.value) : 0n;
+    const [from, to] = [lc(f.from), lc(f.to ?? NATIVE_TOKEN)];
+    if (value > 0n && !NO_MOVE.has(f.type.toUpperCase()) && from !== to && (addresses.has(from) || addresses.has(to)))
+      out.push({ from, to, token: NATIVE_TOKEN, amount: value, ...at, log_index: -1_000_000 + seq });
+    seq++;
+    for (const c of f.calls ?? []) walk(c);
+  };
+  walk(frame);
+  return out;
+}
+
+/** The node cannot answer what native links need (no tracer, or no past state): the rule is flagged, never passed. */
+export class NativeUnreadable extends Error {}
+/** Why, in the rule's reason: the same words whoever reads (the service, `league:verify`), whatever the node said. */
+export const NATIVE_UNREADABLE =
+  "the node does not answer debug_traceBlockByNumber (callTracer) or past balances: native ETH links were not read";
+
+/** Whether `err` says the node lacks the method or the past state (as opposed to a failed request, retried). */
+export function cannotAnswer(err: unknown): boolean {
+  const seen: unknown[] = [];
+  for (let e = err as { code?: unknown; cause?: unknown } | undefined; e && !seen.includes(e); e = e.cause as never) {
+    seen.push(e);
+    if (e.code === -32601 || e.code === -32004) return true;
+  }
+  return /does not exist|not available|not supported|method not found|missing trie node|historical state|pruned/i.test(
+    String((err as Error)?.message ?? err),
+  );
+}
+
+/** Runs `f` over `items`, `n` at a time. */
+async function eachLimited<T>(items: T[], n: number, f: (x: T) => Promise<void>) {
+  let i = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(n, items.length) }, async () => {
+      while (i < items.length) await f(items[i++]!);
+    }),
+  );
+}
+
+/** An address's state at a block: its nonce and balance (block -1: before the chain, nothing). */
+async function stateAt(chain: PublicClient, address: string, block: bigint): Promise<string> {
+  if (block < 0n) return "0:0";
+  const a = address as `0x${string}`;
+  const [nonce, balance] = await Promise.all([
+    chain.getTransactionCount({ address: a, blockNumber: block }),
+    chain.getBalance({ address: a, blockNumber: block }),
+  ]);
+  return `${nonce}:${balance}`;
+}
+
+/** The blocks in [from, to] where `address`'s nonce or balance changed, by halving intervals whose ends differ. */
+export async function changedBlocks(chain: PublicClient, address: string, from: bigint, to: bigint) {
+  const out: bigint[] = [];
+  const split = async (lo: bigint, slo: string, hi: bigint, shi: string): Promise<void> => {
+    if (slo === shi) return;
+    if (hi - lo === 1n) return void out.push(hi);
+    const mid = (lo + hi) / 2n;
+    const smid = await stateAt(chain, address, mid);
+    await split(lo, slo, mid, smid);
+    await split(mid, smid, hi, shi);
+  };
+  if (from <= to) {
+    const [a, b] = await Promise.all([stateAt(chain, address, from - 1n), stateAt(chain, address, to)]);
+    await split(from - 1n, a, to, b);
+  }
+  return out;
+}
+
+type TracedTx = { txHash?: string; result?: CallFrame; error?: string };
+
+/** The ETH moves in `block` touching `addresses` (one debug_traceBlockByNumber with callTracer). */
+export async function tracedBlockMoves(chain: PublicClient, block: bigint, addresses: Set<string>) {
+  const rows = (await chain.request({
+    method: "debug_traceBlockByNumber" as never,
+    params: [`0x${block.toString(16)}`, { tracer: "callTracer" }] as never,
+  })) as TracedTx[];
+  // Older nodes leave out the hash: the block's transactions are in the trace's order.
+  const hashes = rows.some((r) => !r.txHash) ? (await chain.getBlock({ blockNumber: block })).transactions : [];
+  const out: ChainTransfer[] = [];
+  for (const [i, r] of rows.entries()) {
+    if (!r.result) throw new Error(`block ${block}: transaction ${i} was not traced (${r.error ?? "no result"})`);
+    const tx_hash = r.txHash ?? (hashes[i] as string | undefined);
+    if (!tx_hash) throw new Error(`block ${block}: transaction ${i} has no hash`);
+    out.push(...nativeMovesOf(r.result, { tx_hash: lc(tx_hash), block: Number(block), tx_index: i }, addresses));
+  }
+  return out;
+}
+
+/** At most this many addresses scanned, or blocks traced, at once. */
+const PARALLEL = 4;
+
+/**
+ * Every native ETH move touching `addresses` in [from, to] (per address: its changed blocks,
+ * each block traced once), ordered by block, transaction and call. Throws NativeUnreadable when
+ * the node cannot answer (no tracer, no past state); any other failure throws as is (retried).
+ */
+export async function nativeTransfersOf(
+  chain: PublicClient,
+  addresses: string[],
+  from: bigint,
+  to: bigint,
+): Promise<ChainTransfer[]> {
+  const uniq = [...new Set(addresses.map(lc))].sort();
+  const set = new Set(uniq);
+  const blocks = new Set<bigint>();
+  try {
+    await eachLimited(uniq, PARALLEL, async (a) => {
+      for (const b of await changedBlocks(chain, a, from, to)) blocks.add(b);
+    });
+    const out: ChainTransfer[] = [];
+    await eachLimited([...blocks], PARALLEL, async (b) => void out.push(...(await tracedBlockMoves(chain, b, set))));
+    return out.sort(chainOrder);
+  } catch (err) {
+    if (cannotAnswer(err)) throw new NativeUnreadable(NATIVE_UNREADABLE, { cause: err });
+    throw err;
+  }
+}
+
+/** Chain order: block, transaction, then the call or log within it. */
+export const chainOrder = (
+  a: Pick<ChainTransfer, "block" | "tx_index" | "log_index">,
+  b: Pick<ChainTransfer, "block" | "tx_index" | "log_index">,
+) => a.block - b.block || (a.tx_index ?? 0) - (b.tx_index ?? 0) || a.log_index - b.log_index;
