@@ -3,7 +3,8 @@
  * from the chain and the service's published entries, and prints the first row that differs.
  *
  * From the service it takes only what the chain cannot say: who entered (entries, with the owner's
- * signed statement, checked here) and which transactions it relayed (tx hashes with their plans).
+ * signed statement, checked here), which transactions it relayed (tx hashes with their plans) and
+ * the operator's reviews of flags (each applies only to the flag it names, as the service applies it).
  * From the chain: each trade's receipt (amounts recomputed with lib/tradeOutcome, block and time),
  * feed rounds and the partner pool's price history from logs, transfers among entrants' addresses
  * (clusters: token Transfer logs, and native ETH moves from debug_traceBlockByNumber), the sanctions
@@ -27,6 +28,7 @@ import { season as seasonAt } from "../lib/league/calendar.js";
 import { NATIVE_UNREADABLE, NativeUnreadable, nativeTransfersOf } from "../lib/league/native.js";
 import { ELIGIBILITY_LINE } from "../lib/league/statement.js";
 import { markMemo, type SeasonTrade, type ValuationToken } from "../lib/league/valuation.js";
+import type { Review } from "../lib/league/review.js";
 import { relayedOutcome, type RelayedPlan } from "../lib/tradeOutcome.js";
 import { canonicalJson } from "../lib/canonicalJson.js";
 import { chain4663 } from "../lib/chain.js";
@@ -68,6 +70,8 @@ type Published = {
   tokens: ValuationToken[];
   entries: (EntryFacts & { proof: { message: string; signature: Hex } | null })[];
   books: Record<string, PublishedTrade[]>;
+  /** The operator's reviews of the season's flags (none before reviews existed). */
+  reviews?: Review[];
 };
 export type VerifyResult = {
   rows: number;
@@ -145,6 +149,8 @@ export async function verifyLeague(base: string, rpcUrl: string, n: number): Pro
     )
       problems.push(`${e.entry_id}: the statement does not prove the owner's confirmation`);
   }
+  for (const r of pub.reviews ?? [])
+    if (r.season !== n) problems.push(`review ${r.id}: of season ${r.season}, published with season ${n}`);
   const trades = new Map<string, SeasonTrade[]>();
   for (const e of pub.entries) {
     const list: SeasonTrade[] = [];
@@ -205,6 +211,7 @@ export async function verifyLeague(base: string, rpcUrl: string, n: number): Pro
     sanctioned,
     vault,
     hubs: new Set(pub.hubs),
+    reviews: pub.reviews ?? [],
   });
   // Decided answers carry the paid amounts set after ranking; compare like for like.
   const recomputed = board.rows as unknown as Record<string, unknown>[];

@@ -34,6 +34,8 @@ export { statementBody, enterBody, confirmBody, leaveBody } from "./entries.js";
 export { standingsQuery } from "./read.js";
 export { indexedMarkReader, valuationTokens } from "./prize.js";
 export { leaguePage, leagueSeasonPage } from "./page.js";
+/** The operator's reviews of flags (npm run league:review; no route). */
+export { recordReview, seasonReviews, ReviewRefused, type ReviewRequest } from "./reviews.js";
 
 /**
  * The league (SPEC "League"): entries, the prize and practice boards, the settler that decides

@@ -17,6 +17,8 @@ import type { SqlIndexedReads } from "../ports/indexed.js";
 import type { Db } from "../ports/store/db.js";
 import { linkTokens, type TransferLog } from "./transfers.js";
 import type { PracticeAgent } from "./deps.js";
+import { seasonReviews } from "./reviews.js";
+import type { Review } from "../../lib/league/review.js";
 import { lc } from "../../lib/address.js";
 import type { Common } from "../ports/common.js";
 
@@ -232,7 +234,13 @@ function entryFactsOf(config: Config, s: Season, entries: SeasonEntry[], trades:
  * What the board publishes for anyone to recompute it: the chain's contracts, hubs, tokens, entries with their
  * proofs, books.
  */
-function publishedOf(config: Config, entries: SeasonEntry[], facts: EntryFacts[], ledgers: Map<string, MinedTrade[]>) {
+function publishedOf(
+  config: Config,
+  entries: SeasonEntry[],
+  facts: EntryFacts[],
+  ledgers: Map<string, MinedTrade[]>,
+  reviews: Review[],
+) {
   // The owner's signed statement: anyone can check the confirmation recovers to the owner.
   const proofs = Object.fromEntries(
     entries.map((e) => [
@@ -257,6 +265,8 @@ function publishedOf(config: Config, entries: SeasonEntry[], facts: EntryFacts[]
     tokens: valuationTokens(config),
     entries: facts.map((f) => ({ ...f, proof: proofs[f.entry_id] })),
     books: publishedBooks(ledgers),
+    // The operator's reviews of the season's flags, with who, when and why: the chain cannot say them.
+    reviews,
   };
 }
 
@@ -289,10 +299,11 @@ export async function prizeBoard(d: PrizeDeps, s: Season, a: PrizeAnchor) {
     ...entries.flatMap((e) => [e.wallet, e.owner, e.agent_wallet]),
     ...[...vault.values()].filter((v): v is string => v !== null),
   ];
-  const [logs, native, sanctioned] = await Promise.all([
+  const [logs, native, sanctioned, reviews] = await Promise.all([
     d.transfers.read(addresses, a.block),
     d.transfers.native(addresses, a.block),
     sanctionedAt(d.chain, d.config.contracts.sanctionsList, addresses, a.block),
+    seasonReviews(d.db, s.number),
   ]);
   const { facts, ledgers } = entryFactsOf(d.config, s, entries, trades);
   const unreadable = [
@@ -310,8 +321,9 @@ export async function prizeBoard(d: PrizeDeps, s: Season, a: PrizeAnchor) {
     sanctioned,
     vault,
     hubs: hubsOf(d.config),
+    reviews,
   });
-  return { ...board, ledgers, unreadable, published: publishedOf(d.config, entries, facts, ledgers) };
+  return { ...board, ledgers, unreadable, published: publishedOf(d.config, entries, facts, ledgers, reviews) };
 }
 
 /**

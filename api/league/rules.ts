@@ -3,6 +3,8 @@ import { MIN_ACTIVE_DAYS, MIN_CLUSTERS, MIN_TRADES, PRIZE_SPLIT_BPS } from "../.
 import { GRID_S, LEAGUE_TWAP_WINDOW_S } from "../../lib/league/valuation.js";
 import { FEED_GRACE_S, FEED_HEARTBEAT_S } from "../../lib/markStale.js";
 import { OUTLIER_BPS } from "../../lib/league/book.js";
+import { COPY_MIN_TRADES, COPY_SHARE_BPS, COPY_WINDOW_S } from "../../lib/league/copy.js";
+import { NEVER_REVIEWED } from "../../lib/league/review.js";
 import { PRACTICE_BOOK_USD } from "./practice.js";
 import { hubsOf, valuationTokens } from "./prize.js";
 import { PRACTICE_MIN_INTERVAL_S } from "./entries.js";
@@ -51,8 +53,22 @@ export function leagueRules(config: Config) {
     },
     prize_cap_usd: config.league.prizeCapUsd,
     reserve_ceiling_seasons: config.league.ceilingSeasons,
-    copy_trading_window_s: null,
-    copy_trading: "not detected in this version: no rule holds a prize for copied trades",
+    copy_trading_window_s: COPY_WINDOW_S,
+    copy_trading_share_bps: COPY_SHARE_BPS,
+    copy_trading_min_trades: COPY_MIN_TRADES,
+    copy_trading:
+      `rule COPY_TRADING flags for review an entry more than ${COPY_SHARE_BPS / 100} % of whose season volume ` +
+      `(at the marks of each trade's block; by trades when none is valued), in at least ${COPY_MIN_TRADES} ` +
+      "trades, follows another owner cluster's trades: a trade follows when, of that cluster's trades of the " +
+      `same pair and direction mined within ${COPY_WINDOW_S} s of it in another block, the nearest came before`,
+    review: {
+      how: "an operator's verdict (pass or fail) on one entry's flagged rule in a season not yet decided",
+      binds:
+        "to the flag's reason as reviewed: new evidence changes the reason and the rule is a flag again; the " +
+        "latest review of a flag applies",
+      never_reviewed: Object.keys(NEVER_REVIEWED),
+      published: "every review with the season's books (who, when, why); the rule shows reviewed and the verdict",
+    },
     practice_starting_book: { USDG: PRACTICE_BOOK_USD },
     division: "one division: spot trades on chain 4663",
     hosted_assets: {

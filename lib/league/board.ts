@@ -7,6 +7,8 @@ import { getAddress } from "viem";
 import type { Season } from "./calendar.js";
 import type { ChainTransfer } from "./chain.js";
 import { linksOf, prizeStandings, type Link, type PrizeEntry, type PrizeRow } from "./rules.js";
+import type { CopyTrade } from "./copy.js";
+import type { Review } from "./review.js";
 import { entrantBook, type MarkMemo, type SeasonTrade } from "./valuation.js";
 import { lc } from "../address.js";
 
@@ -34,6 +36,8 @@ export type PrizeInputs = {
   sanctioned: Map<string, boolean | null>;
   vault: Map<number, string | null>;
   hubs: Set<string>;
+  /** The operator's reviews of the season's flags, as recorded (published with the books). */
+  reviews: Review[];
 };
 
 /** Play counts until the season's end, or until the entry left. */
@@ -75,6 +79,8 @@ export async function boardFrom(i: PrizeInputs) {
     checked_at: a.valuedAt,
     shares: a.shares,
     links_unread: i.linksUnread,
+    trades: copyTradesOf(i.trades, books),
+    reviews: i.reviews,
   });
   const live = s.status === "open";
   // Where each entry's prize would go: the agent's wallet as the vault records it at the anchor.
@@ -86,6 +92,31 @@ export async function boardFrom(i: PrizeInputs) {
     books,
     recipients,
   };
+}
+
+/** Each entry's trades for copy detection: pair, direction, time, and the value of its marked side at its block. */
+function copyTradesOf(
+  trades: Map<string, SeasonTrade[]>,
+  books: Map<string, Awaited<ReturnType<typeof entrantBook>>>,
+): Map<string, CopyTrade[]> {
+  const out = new Map<string, CopyTrade[]>();
+  for (const [id, book] of books) {
+    const usd = new Map<string, number>();
+    // The input's value, else the output's: one side is enough to size the trade.
+    for (const v of book.valuations) if (v.side === "in" || !usd.has(v.trade_id)) usd.set(v.trade_id, v.usd);
+    out.set(
+      id,
+      (trades.get(id) ?? []).map((t) => ({
+        id: t.id,
+        ts: t.ts,
+        block: t.block,
+        token_in: t.token_in.address,
+        token_out: t.token_out.address,
+        usd: usd.get(t.id) ?? 0,
+      })),
+    );
+  }
+  return out;
 }
 
 /** A prize row as served (SPEC "Standings rows"), with the links and checks that make it recomputable. */

@@ -66,6 +66,8 @@ export type BookNumbers = {
 };
 
 import { OUTLIER_BPS } from "./book.js";
+import { copyFindings, copyRule, type CopyFinding, type CopyTrade } from "./copy.js";
+import { applyReviews, type Review } from "./review.js";
 import { lc } from "../address.js";
 
 /**
@@ -182,6 +184,7 @@ export function eligibilityOf(
   e: PrizeEntry,
   b: BookNumbers,
   o: { decided: boolean; ends: number; links_unread?: string | null },
+  copy: CopyFinding | null = null,
 ): Rule[] {
   const r = (rule: string, name: string, status: RuleStatus, reason: string): Rule => ({
     rule,
@@ -236,6 +239,7 @@ export function eligibilityOf(
           `$${b.unmarked_realised_usd} realised on tokens without an independent mark: held for review`,
         )
       : r("UNMARKED", "no gain priced by no one", "pass", "no realised gain on tokens without an independent mark"),
+    copyRule(copy),
     e.vault_wallet === null
       ? r("PAYABLE", "the vault names the agent's wallet", "flag", "the partner vault could not be read")
       : /^0x0{40}$/.test(e.vault_wallet)
@@ -285,11 +289,20 @@ export function prizeStandings(input: {
   shares: string[] | null;
   /** Why the native ETH links could not be read (rule LINKS flags every entry); null or absent: read. */
   links_unread?: string | null;
+  /** Each entry's trades as copy detection reads them (lib/league/copy). */
+  trades?: Map<string, CopyTrade[]>;
+  /** The operator's reviews of this season's flags (lib/league/review). */
+  reviews?: Review[];
 }): { rows: PrizeRow[]; outcome: Outcome; places: (string | null)[] } {
   const clusters = clustersOf(input.entries, input.links);
+  const copies = copyFindings(input.trades ?? new Map(), new Map([...clusters].map(([id, c]) => [id, c.cluster])));
   const rows = input.entries.map((e) => {
     const b = input.books.get(e.entry_id)!;
-    const rules = eligibilityOf(e, b, input);
+    const rules = applyReviews(
+      e.entry_id,
+      eligibilityOf(e, b, input, copies.get(e.entry_id) ?? null),
+      input.reviews ?? [],
+    );
     const status = worst(rules);
     const c = clusters.get(e.entry_id)!;
     return {

@@ -21,6 +21,8 @@ import { serveApi } from "../helpers/api.js";
 import { RateLimiter } from "../../api/http/rateLimit.js";
 import { poolKeyOf, routerSwap } from "../helpers/trades.js";
 import { registerAgent as registerPartner } from "../helpers/league.js";
+import { COPY_WINDOW_S } from "../../lib/league/copy.js";
+import { recordReview } from "../../api/league/index.js";
 
 /**
  * A whole league season on a devnet with the clock driven (issue 18): twelve owners enter the
@@ -113,6 +115,8 @@ type Player = {
   entry: string;
 };
 const players: Player[] = [];
+/** Wallets that trade one after the other do so this far apart: more than the copy-trading window. */
+const APART_S = COPY_WINDOW_S + 100;
 const P = (n: number) => players[n - 1]!;
 let season: ReturnType<typeof seasonAt>;
 
@@ -297,7 +301,9 @@ describe("a whole prize season", () => {
       mode: "paper",
       amount_in: parseUnits("1000", 6).toString(),
     });
+    // Each wallet at its own time, further apart than the copy-trading window: nobody follows another.
     for (const p of players) {
+      await warp(season.starts + 3_600 + APART_S * p.n);
       await sell(p.wallet, p.key, 60 + 20 * p.n);
       await sell(p.wallet, p.key, 20);
     }
@@ -331,7 +337,10 @@ describe("a whole prize season", () => {
     // Day 2: one more sale each; then owner 10 is put on the sanctions list.
     await warp(season.starts + 86_400 + 3_600);
     await postFeeds();
-    for (const p of players) await sell(p.wallet, p.key, 20);
+    for (const p of players) {
+      await warp(season.starts + 86_400 + 3_600 + APART_S * p.n);
+      await sell(p.wallet, p.key, 20);
+    }
     await dn.mined(
       await dn.walletFor(dn.deployer).writeContract({
         address: dn.universe.contracts.sanctionsList,
@@ -692,4 +701,121 @@ describe("a whole prize season", () => {
     expect(cli.status).toBe(1);
     expect(cli.stdout).toMatch(/row 2 \(le_[0-9a-f]+\) differs at profit_usd/);
   }, 600_000);
+});
+
+describe("copy-trading and the operator's review (issue 29)", () => {
+  it("flags a copier and not two honest agents of one pair; a reviewed flag passes, SANCTIONS is refused; verify " +
+    "agrees after each", async () => {
+    const { dn } = stack;
+    // The next season, played by the same entries: wallet 2 copies wallet 1; wallets 3 and 4 trade on their own.
+    const next = calendarAt(await chainNow()).current;
+    expect(next.number).toBe(season.number + 1);
+    const at = async (ts: number, ...sales: Player[]) => {
+      await warp(ts);
+      for (const p of sales) await sell(p.wallet, p.key, 40);
+    };
+    // ETH's feed back at the pool's price (the first season's fall was the feed's alone), read by the indexer.
+    const freshFeeds = async () => {
+      await postFeeds({ eth: 3_000 });
+      await stack.ix.waitFor(await dn.pub.getBlockNumber());
+    };
+    const day1 = next.starts + 3_600;
+    await warp(day1 - 60);
+    await freshFeeds();
+    // The copier sells seconds after the leader, every time.
+    await at(day1, P(1), P(2));
+    await at(day1 + 1_800, P(1), P(2));
+    // The honest pair: once 3 just before 4, once 4 just before 3, the rest at their own times.
+    await at(day1 + 3 * 3_600, P(3), P(4));
+    await at(day1 + 4 * 3_600, P(4), P(3));
+    const day2 = next.starts + 86_400 + 3_600;
+    await warp(day2 - 60);
+    await freshFeeds();
+    await at(day2, P(1), P(2));
+    await at(day2 + 3_600, P(3));
+    await at(day2 + 2 * 3_600, P(4));
+    await stack.ix.waitFor(await dn.pub.getBlockNumber());
+
+    const board = async () => {
+      await stack.api.app.services.league.boards.runOnce();
+      const r = await stack.api.call("GET", `/api/v1/league/standings?season=${next.number}`);
+      expect(r.status, r.text).toBe(200);
+      const row = (n: number) => r.json.rows.find((x: { entry_id: string }) => x.entry_id === P(n).entry)!;
+      const copy = (n: number) =>
+        row(n).eligibility.rules.find((x: { rule: string }) => x.rule === "COPY_TRADING") as {
+          status: string;
+          reason: string;
+          reviewed: boolean;
+        };
+      return { row, copy };
+    };
+    const verified = async () => {
+      const v = await verifyLeague(stack.api.url, dn.anvil.rpcUrl, next.number);
+      expect(v.problems).toEqual([]);
+      expect(v.first).toBeNull();
+    };
+    // The window and the share are published with the league's rules.
+    expect((await stack.api.call("GET", "/api/v1/league")).json.rules).toMatchObject({
+      copy_trading_window_s: COPY_WINDOW_S,
+      copy_trading_share_bps: 5_000,
+      review: { never_reviewed: ["CONFIRMED", "SANCTIONS", "PAYABLE"] },
+    });
+    const flagged = await board();
+    expect(flagged.copy(2)).toEqual({
+      rule: "COPY_TRADING",
+      name: "does not copy another cluster's trades",
+      status: "flag",
+      reason: expect.stringMatching(
+        new RegExp(`^100\\.00 % of its season volume \\(3 of 3 trades\\) repeats entry ${P(1).entry}'s trades`),
+      ),
+      reviewed: false,
+    });
+    expect(flagged.row(2).eligibility).toMatchObject({ status: "flag", eligible: false });
+    // The leader and the honest pair are not flagged; each of the pair follows the other a third of the time.
+    expect([1, 3, 4].map((n) => flagged.copy(n).status)).toEqual(["pass", "pass", "pass"]);
+    expect([1, 3, 4].map((n) => flagged.row(n).eligibility.eligible)).toEqual([true, true, true]);
+    await verified();
+
+    // The operator reviews the flag: pass. The next pass of the standings applies it, with who and why.
+    const review = await recordReview(stack.store.db, {
+      entry_id: P(2).entry,
+      rule: "COPY_TRADING",
+      verdict: "pass",
+      reason: "both follow the same public signal; owners unrelated",
+      by: "operator-ann",
+      at: Math.floor(clock() / 1000),
+    });
+    expect(review).toMatchObject({ season: next.number, flag_reason: flagged.copy(2).reason });
+    const passed = await board();
+    expect(passed.copy(2)).toMatchObject({
+      status: "pass",
+      reviewed: true,
+      reason: expect.stringMatching(/; reviewed pass by operator-ann at .*: both follow the same public signal/),
+    });
+    expect(passed.row(2).eligibility).toMatchObject({ status: "pass", eligible: true });
+    const books = (await stack.api.call("GET", `/api/v1/league/seasons/${next.number}/books`)).json;
+    expect(books.reviews).toEqual([review]);
+    await verified();
+
+    // SANCTIONS can never be reviewed away: the review is refused and nothing is recorded.
+    await expect(
+      recordReview(stack.store.db, {
+        entry_id: P(10).entry,
+        rule: "SANCTIONS",
+        verdict: "pass",
+        reason: "looks fine",
+        by: "operator-ann",
+        at: Math.floor(clock() / 1000),
+      }),
+    ).rejects.toThrow(/^SANCTIONS can never be reviewed away/);
+    const later = await board();
+    expect(later.row(10).eligibility.rules.find((x: { rule: string }) => x.rule === "SANCTIONS")).toMatchObject({
+      status: "fail",
+      reviewed: false,
+    });
+    expect(
+      (await stack.store.db.query("SELECT 1 FROM app.league_reviews WHERE season = $1", [next.number])).length,
+    ).toBe(1);
+    await verified();
+  }, 300_000);
 });

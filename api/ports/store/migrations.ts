@@ -558,6 +558,32 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
     // listed recipient is held; `why` is the settler's last reason, served on the season's payouts.
     sql: "ALTER TABLE app.league_payouts ADD COLUMN why text;",
   },
+  {
+    version: 19,
+    name: "league reviews of flags (append-only)",
+    // Issue 29 point 3: `npm run league:review` records the operator's verdict on one entry's
+    // flagged rule in one season, with the flag's reason as reviewed, why, who and when. The boards
+    // apply the latest review of each flag and publish them all. Nothing changes or removes a row
+    // (a correction is a later review); CONFIRMED, SANCTIONS and PAYABLE are never reviewed.
+    sql: `
+      CREATE TABLE app.league_reviews (
+        id bigserial PRIMARY KEY,
+        season int NOT NULL,
+        entry_id text NOT NULL,
+        rule text NOT NULL CHECK (rule NOT IN ('CONFIRMED', 'SANCTIONS', 'PAYABLE')),
+        verdict text NOT NULL CHECK (verdict IN ('pass', 'fail')),
+        flag_reason text NOT NULL,
+        reason text NOT NULL CHECK (length(btrim(reason)) > 0),
+        by_name text NOT NULL CHECK (length(btrim(by_name)) > 0),
+        at bigint NOT NULL
+      );
+      CREATE INDEX league_reviews_season ON app.league_reviews (season, id);
+      CREATE FUNCTION app.league_reviews_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN RAISE EXCEPTION 'app.league_reviews is append-only'; END $$;
+      CREATE TRIGGER league_reviews_append_only BEFORE UPDATE OR DELETE ON app.league_reviews
+        FOR EACH ROW EXECUTE FUNCTION app.league_reviews_append_only();
+    `,
+  },
 ];
 
 export async function migrate(db: Db, now = () => Math.floor(Date.now() / 1000)): Promise<number[]> {

@@ -1,0 +1,189 @@
+import { describe, expect, it } from "vitest";
+import { COPY_WINDOW_S, copyFindings, type CopyTrade } from "./copy.js";
+import { prizeStandings, sharesOf, type BookNumbers, type PrizeEntry } from "./rules.js";
+import type { Review } from "./review.js";
+
+const ETH = "0x00000000000000000000000000000000000000e7";
+const USDG = "0x0000000000000000000000000000000000000005";
+const BTC = "0x00000000000000000000000000000000000000b7";
+
+/** A trade at `ts` (its block grows with time), selling ETH for USDG unless told. */
+const t = (id: string, ts: number, o: Partial<CopyTrade> = {}): CopyTrade => ({
+  id,
+  ts,
+  block: Math.floor(ts / 2),
+  token_in: ETH,
+  token_out: USDG,
+  usd: 100,
+  ...o,
+});
+/** Entries' trades, each entry its own cluster unless `clusters` names it. */
+const find = (trades: Record<string, CopyTrade[]>, clusters: Record<string, string> = {}) =>
+  copyFindings(new Map(Object.entries(trades)), new Map(Object.keys(trades).map((e) => [e, clusters[e] ?? e])));
+const DAY = 86_400;
+/** The leader's three trades on two days. */
+const leader = [t("l1", 10_000), t("l2", 20_000), t("l3", DAY + 10_000)];
+const lagged = (lag: number, o: Partial<CopyTrade> = {}) => leader.map((x, i) => t(`c${i}`, x.ts + lag, o));
+
+describe("copy-trading detection", () => {
+  it("flags an entry whose trades follow another cluster's within the window, and not the one it follows", () => {
+    const f = find({ leader, copier: lagged(12) });
+    expect(f.get("copier")).toEqual({ leader: "leader", cluster: "leader", share_bps: 10_000, trades: 3, of: 3 });
+    expect(f.has("leader")).toBe(false);
+    // At the window's edge it still follows; a second later it does not.
+    expect(find({ leader, copier: lagged(COPY_WINDOW_S) }).has("copier")).toBe(true);
+    expect(find({ leader, copier: lagged(COPY_WINDOW_S + 1) }).has("copier")).toBe(false);
+  });
+
+  it("does not flag two honest agents trading the same pair at independent times, near each other in either order", () => {
+    // Each is once just before the other, once just after, once alone: a third of its volume follows.
+    const a = [t("a1", 10_000), t("a2", 20_060), t("a3", DAY + 30_000)];
+    const b = [t("b1", 10_060), t("b2", 20_000), t("b3", DAY + 50_000)];
+    expect(find({ a, b }).size).toBe(0);
+    // One agent trading every 100 s, another at times of its own: its nearest comes before only now and then.
+    const busy = Array.from({ length: 400 }, (_, i) => t(`m${i}`, 10_000 + 100 * i));
+    const own = [10_070, 12_020, 15_080, 18_060, 22_090, 27_040].map((ts, i) => t(`o${i}`, ts));
+    expect(find({ busy, own }).size).toBe(0);
+  });
+
+  it("needs most of the season volume: half is not most, and a large trade of its own outweighs small copies", () => {
+    const own = [t("o1", 3 * DAY), t("o2", 4 * DAY), t("o3", 5 * DAY)];
+    expect(find({ leader, copier: [...lagged(10), ...own] }).has("copier")).toBe(false);
+    const four = find({ leader, copier: [...lagged(10), ...own.slice(1)] }).get("copier");
+    expect(four).toMatchObject({ share_bps: 6_000, trades: 3, of: 5 });
+    expect(find({ leader, copier: [...lagged(10), t("big", 3 * DAY, { usd: 301 })] }).has("copier")).toBe(false);
+    // Without any valued trade, trades count instead.
+    expect(find({ leader, copier: lagged(10, { usd: 0 }) }).get("copier")).toMatchObject({ share_bps: 10_000 });
+  });
+
+  it("needs the same pair and direction, another block, another cluster, and three trades", () => {
+    expect(find({ leader, copier: lagged(10, { token_in: USDG, token_out: ETH }) }).size).toBe(0);
+    expect(find({ leader, copier: lagged(10, { token_out: BTC }) }).size).toBe(0);
+    expect(find({ leader, copier: leader.map((x, i) => t(`c${i}`, x.ts, { block: x.block })) }).size).toBe(0);
+    expect(find({ leader, copier: lagged(10) }, { copier: "leader" }).size).toBe(0);
+    expect(find({ leader, copier: lagged(10).slice(0, 2) }).size).toBe(0);
+  });
+
+  it("counts a cluster's entries together and names the entry it followed most", () => {
+    const other = [t("x1", 40_000)];
+    const copier = [...lagged(10).slice(0, 2), t("c9", 40_010)];
+    const f = find({ leader: leader.slice(0, 2), other, copier }, { other: "leader" });
+    expect(f.get("copier")).toMatchObject({ leader: "leader", cluster: "leader", trades: 3, share_bps: 10_000 });
+  });
+});
+
+const addr = (n: number) => `0x${n.toString(16).padStart(40, "0")}`;
+const entry = (i: number): PrizeEntry => ({
+  entry_id: `le_${i}`,
+  agent_id: i,
+  wallet: addr(100 + i),
+  owner: addr(200 + i),
+  agent_wallet: addr(300 + i),
+  token: addr(1),
+  symbol: `A${i}`,
+  name: `Agent ${i}`,
+  confirmed: true,
+  confirmed_at: 10,
+  entered_at: i,
+  left_at: null,
+  house: false,
+  sanctioned: false,
+  vault_wallet: addr(300 + i),
+});
+const book = (profit: number): BookNumbers => ({
+  profit_usd: profit,
+  score: profit,
+  return_pct: null,
+  max_dd_pct: null,
+  capital_usd: 0,
+  trades: 3,
+  active_days: 2,
+  unvalued: 0,
+  open_unpriced: 0,
+  price_outliers: 0,
+  uncredited_usd: 0,
+  unmarked_realised_usd: 0,
+});
+
+describe("rule COPY_TRADING and the operator's review", () => {
+  const twelve = Array.from({ length: 12 }, (_, i) => entry(i + 1));
+  // Entry 1 copies entry 2 and scores best.
+  const trades = new Map([
+    ["le_1", lagged(5)],
+    ["le_2", leader],
+  ]);
+  const board = (reviews: Review[] = []) =>
+    prizeStandings({
+      entries: twelve,
+      books: new Map(twelve.map((e, i) => [e.entry_id, book(100 - i)])),
+      links: [],
+      decided: false,
+      ends: 10 * DAY,
+      checked_at: 2 * DAY,
+      shares: sharesOf(1_000n),
+      trades,
+      reviews,
+    });
+  const rule = (st: ReturnType<typeof board>, id: string, name: string) =>
+    st.rows.find((r) => r.entry_id === id)!.eligibility.rules.find((r) => r.rule === name)!;
+  const review = (o: Partial<Review>): Review => ({
+    id: 1,
+    season: 1,
+    entry_id: "le_1",
+    rule: "COPY_TRADING",
+    verdict: "pass",
+    flag_reason: rule(board(), "le_1", "COPY_TRADING").reason,
+    reason: "signals from a shared public feed",
+    by: "alice",
+    at: DAY,
+    ...o,
+  });
+
+  it("holds the copier for review with the matched entry and the share; the place goes down the board", () => {
+    const st = board();
+    expect(rule(st, "le_1", "COPY_TRADING")).toEqual({
+      rule: "COPY_TRADING",
+      name: "does not copy another cluster's trades",
+      status: "flag",
+      reason:
+        "100.00 % of its season volume (3 of 3 trades) repeats entry le_2's trades (cluster le_2): the same pair " +
+        `and direction, mined up to ${COPY_WINDOW_S} s after them: held for review`,
+      reviewed: false,
+    });
+    expect(rule(st, "le_2", "COPY_TRADING").status).toBe("pass");
+    expect(st.rows.find((r) => r.entry_id === "le_1")).toMatchObject({ place: null, eligibility: { eligible: false } });
+    expect(st.rows.find((r) => r.place === 1)!.entry_id).toBe("le_2");
+  });
+
+  it("a review of the flag as it stands decides it, the latest one wins, and it names who, when and why", () => {
+    const passed = board([review({})]);
+    expect(rule(passed, "le_1", "COPY_TRADING")).toMatchObject({
+      status: "pass",
+      reviewed: true,
+      reason: expect.stringMatching(
+        /held for review; reviewed pass by alice at 1970-01-02T00:00:00.000Z: signals from a shared public feed$/,
+      ),
+    });
+    expect(passed.rows.find((r) => r.entry_id === "le_1")).toMatchObject({ place: 1, eligibility: { eligible: true } });
+    const failed = board([review({}), review({ id: 2, verdict: "fail", at: DAY + 1 })]);
+    expect(rule(failed, "le_1", "COPY_TRADING")).toMatchObject({ status: "fail", reviewed: true });
+    expect(failed.rows.find((r) => r.entry_id === "le_1")!.place).toBeNull();
+  });
+
+  it("a review of another flag, another entry or a rule never reviewed changes nothing", () => {
+    const stale = review({ flag_reason: "66.66 % of its season volume (2 of 3 trades) ..." });
+    expect(rule(board([stale]), "le_1", "COPY_TRADING")).toMatchObject({ status: "flag", reviewed: false });
+    expect(rule(board([review({ entry_id: "le_3" })]), "le_1", "COPY_TRADING").status).toBe("flag");
+    const listed = prizeStandings({
+      entries: [{ ...entry(1), sanctioned: null }],
+      books: new Map([["le_1", book(1)]]),
+      links: [],
+      decided: false,
+      ends: 10 * DAY,
+      checked_at: 2 * DAY,
+      shares: null,
+      reviews: [review({ rule: "SANCTIONS", flag_reason: "the sanctions list could not be read" })],
+    });
+    expect(rule(listed, "le_1", "SANCTIONS")).toMatchObject({ status: "flag", reviewed: false });
+  });
+});
