@@ -50,7 +50,10 @@ export function leagueRules(config: Config) {
     copy_trading_window_s: null,
     copy_trading: "not detected in this version: no rule holds a prize for copied trades",
     practice_starting_book: { USDG: PRACTICE_BOOK_USD },
-    division: "one division: spot trades on chain 4663",
+    division:
+      "spot trades on chain 4663; the practice board's paper orders (exchange accounts' and hosted agents') trade " +
+      "the hosted assets against USDG, filled at the V4Quoter's output at the latest block after the live fee; an " +
+      "account's order outside them is refused LEAGUE_DIVISION",
     hosted_assets: {
       pairs_against: "USDG",
       assets: Object.values(config.tokens)
