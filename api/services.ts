@@ -216,6 +216,7 @@ function ownersParts(deps: AppDeps, common: Common, t: TradingParts, r: ReturnTy
     settleIntervalMs: deps.league?.settleIntervalMs,
     assertNotSanctioned: sanctions,
     hostedAgent: (id) => hosted.store.get(id),
+    volume30d: t.volume.usd30d,
   });
   hosted.attach({
     onStopped: (id) => league.leaveHosted(id),

@@ -193,6 +193,11 @@ export const CATALOGUE = {
   LEAGUE_INTERVAL: { status: 409 },
   NOT_ENTERED: { status: 404 },
   NO_SEASON: { status: 404 },
+  /**
+   * SPEC names it without a status ("A practice paper order between seasons is refused as SEASON_CLOSED with why"):
+   * 409, as the league's other refusals of what the board's state does not allow.
+   */
+  SEASON_CLOSED: { status: 409 },
   LEAGUE_UNAVAILABLE: { status: 503 },
   /** Ours, not SPEC's: an unexpected failure (logged; never a stack trace in the body). */
   INTERNAL: { status: 500 },

@@ -15,7 +15,7 @@ import {
 } from "../trading/index.js";
 import type { SessionTradeParameters } from "../sessions/index.js";
 import { feeFor, type FeeClass } from "../../lib/fees.js";
-import { quoteExactInputSingle } from "../../lib/quoter.js";
+import { fillAtQuote, paperPool } from "../../lib/paperFill.js";
 import { checkOrders, ruleBrain, webhookBrain, type Decision, type TickState } from "./brains.js";
 import { aiDecision, aiNotLive, type AiDeps } from "./ai.js";
 import type { Order } from "./request.js";
@@ -241,13 +241,8 @@ async function fillPaper(
   if (limit) return { hold: limit };
   const sides = await orderSides(d, agent, o);
   if ("hold" in sides) return sides;
-  const pool = d.config.pools.find(
-    (p) =>
-      (lc(p.currency0) === lc(tin.address) && lc(p.currency1) === lc(tout.address)) ||
-      (lc(p.currency0) === lc(tout.address) && lc(p.currency1) === lc(tin.address)),
-  );
-  if (!pool || lc(pool.hooks) !== lc(zeroAddress))
-    return { hold: { code: "PAIR", message: `no hookless pool for ${o.token_in}/${o.token_out}` } };
+  const pool = paperPool(d.config, tin, tout);
+  if (!pool) return { hold: { code: "PAIR", message: `no hookless pool for ${o.token_in}/${o.token_out}` } };
   const held = BigInt(book[lc(tin.address)] ?? "0");
   const wanted = parseUnits((o.amount_usd / markIn).toFixed(tin.decimals), tin.decimals);
   const amountIn = wanted < held ? wanted : held;
@@ -258,18 +253,12 @@ async function fillPaper(
   const feeClass = feeClassOf(sides.tin, sides.tout);
   // The owner's tier as trading reads it for the session wallet (the owner's wallet): one volume, no second count.
   const fee = termsFee(feeClass, agent.terms, feeClass === "major" ? await d.volume30d(agent.wallet) : 0);
-  const feeAtoms = (amountIn * BigInt(fee.fee_bps)) / 10_000n;
-  const zeroForOne = lc(pool.currency0) === lc(tin.address);
-  const out = await quoteExactInputSingle(
+  const { amountOut: out, feeAtoms } = await fillAtQuote(
     d.chain,
-    d.config.contracts.v4Quoter,
-    pool,
-    zeroForOne,
-    amountIn - feeAtoms,
-    BigInt(s.block),
+    d.config,
+    { pool, tin, tout, amountIn, feeBps: fee.fee_bps, block: BigInt(s.block) },
+    book,
   );
-  book[lc(tin.address)] = (held - amountIn).toString();
-  book[lc(tout.address)] = (BigInt(book[lc(tout.address)] ?? "0") + out).toString();
   // The tick's later orders see this fill: positions and balances run with the book.
   const filledUsd = Number(formatUnits(amountIn, tin.decimals)) * markIn;
   s.book[o.token_in] = {

@@ -27,6 +27,8 @@ export const RATE_RULES = {
   hostedKey: { burst: 20, perSecond: 2 },
   meList: { burst: 20, perSecond: 2 },
   portfolio: { burst: 6, perSecond: 0.5 },
+  /** league/practice/order (beyond SPEC's table): a paper order asks the quoter once, as a hosted tick's order does. */
+  leaguePractice: { burst: 20, perSecond: 2 },
   /**
    * POST /mcp itself (initialize, tools/list, a bad JSON-RPC call): SPEC's public numbers, per
    * client address and overall (MCP_OVERALL), in a bucket of its own so an MCP session does not

@@ -15,6 +15,7 @@ import { Refusal } from "../errors/index.js";
 import type { Caller } from "../http/caller.js";
 import type { Db } from "../ports/store/db.js";
 import type { Common } from "../ports/common.js";
+import { accountBookOf } from "./practiceOrders.js";
 
 /** A hosted agent as the league reads it (hosted's store). */
 export type LeagueHostedAgent = {
@@ -529,14 +530,21 @@ export async function leaveHosted(d: Pick<LeagueDeps, "db" | "clock">, hostedId:
   ]);
 }
 
-/** GET league/me: the wallet's entries, newest first. */
+/** GET league/me: the wallet's entries, newest first; an exchange account's practice entry with its book now. */
 export async function leagueMe(d: LeagueDeps, who: LeagueWho) {
   const wallet = who.wallet;
   const rows = await d.db.query<EntryRow>("SELECT * FROM app.league_entries WHERE wallet = $1 ORDER BY seq DESC", [
     wallet.toLowerCase(),
   ]);
+  const entries = [];
+  for (const r of rows)
+    entries.push(
+      r.kind === "account" && r.board === "practice"
+        ? { ...entryView(d, r), practice: await accountBookOf(d, r) }
+        : entryView(d, r),
+    );
   // Lowercase, as every other answer names the key's wallet (me/portfolio, me/trades, me/sessions, auth/verify).
-  return { wallet: wallet.toLowerCase(), entries: rows.map((r) => entryView(d, r)) };
+  return { wallet: wallet.toLowerCase(), entries };
 }
 
 async function entryById(d: LeagueDeps, id: string) {

@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import type { Address } from "viem";
 import type { SqlIndexedReads } from "../ports/indexed.js";
 import type { PlatformSigner } from "../ports/platformSigner.js";
 import { createLease } from "../ports/store/lease.js";
@@ -18,6 +19,7 @@ import {
   type LeaveParameters,
 } from "./entries.js";
 import { practiceGate } from "./practice.js";
+import { practiceOrder, type PracticeOrderParameters } from "./practiceOrders.js";
 import type { PracticeAgent } from "./deps.js";
 import { indexedMarkReader } from "./prize.js";
 import { createLeagueReader } from "./read.js";
@@ -32,6 +34,7 @@ export { leagueRules } from "./read.js";
 /** Request schemas, for the OpenAPI document (api/openapi). */
 export { statementBody, enterBody, confirmBody, leaveBody } from "./entries.js";
 export { standingsQuery } from "./read.js";
+export { practiceOrderBody, type PracticeOrderParameters } from "./practiceOrders.js";
 export { indexedMarkReader, valuationTokens } from "./prize.js";
 export { leaguePage, leagueSeasonPage } from "./page.js";
 /** The operator's reviews of flags (npm run league:review; no route). */
@@ -48,6 +51,8 @@ export function createLeague(
   d: LeagueDeps & {
     indexed: SqlIndexedReads;
     reserveSigner: PlatformSigner | null;
+    /** The wallet's 30-day volume (trading's tier): a practice paper order pays the fee a live trade would. */
+    volume30d: (wallet: Address) => Promise<number>;
     logger?: Logger;
     cacheMs?: number;
     leaseMs?: number;
@@ -75,6 +80,7 @@ export function createLeague(
     confirm: (q: ConfirmParameters, who: LeagueWho) => leagueConfirm(d, q, who),
     leave: (q: LeaveParameters, who: LeagueWho) => leagueLeave(d, q, who),
     me: (who: LeagueWho) => leagueMe(d, who),
+    practiceOrder: (q: PracticeOrderParameters, who: LeagueWho) => practiceOrder({ ...d, marks }, q, who),
     leaveHosted: (hostedId: string) => leaveHosted(d, hostedId),
     assertPracticeSettings: (hostedId: string, next: { pairs: string[]; intervalS: number }) =>
       assertPracticeSettings(d, hostedId, next),

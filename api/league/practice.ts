@@ -1,7 +1,7 @@
 import { getAddress, parseUnits } from "viem";
 import type { Config } from "../../lib/config.js";
 import { calendarAt, season as seasonOf, type Season } from "../../lib/league/calendar.js";
-import { markMemo, type MarkReader } from "../../lib/league/valuation.js";
+import { markMemo, type MarkMemo, type MarkReader } from "../../lib/league/valuation.js";
 import type { Db } from "../ports/store/db.js";
 import { seasonEntries, valuationTokens } from "./prize.js";
 import type { PracticeAgent } from "./deps.js";
@@ -83,9 +83,9 @@ export async function practiceGate(
 export const practicePairOk = (tokenIn: string, tokenOut: string) => tokenIn === "USDG" || tokenOut === "USDG";
 
 /**
- * The practice board of season `s` valued at `valuedAt`: each hosted paper agent's season book at
- * the independent marks (an account entrant keeps its 10,000 USDG: the API has no paper orders),
- * profit against 10,000 USDG, drawdown over its ticks' values, trades and active days from its logs.
+ * The practice board of season `s` valued at `valuedAt`: each entrant's season book at the independent
+ * marks (a hosted paper agent's from its ticks, an exchange account's from its paper fills), profit
+ * against 10,000 USDG, drawdown over its ticks' or fills' values, trades and active days.
  */
 export async function practiceBoard(d: PracticeDeps, s: Season, valuedAt: number) {
   const entries = await seasonEntries(d.db, "practice", s);
@@ -94,15 +94,18 @@ export async function practiceBoard(d: PracticeDeps, s: Season, valuedAt: number
   for (const e of entries) {
     const agent = e.hosted_id ? await d.hostedAgent(e.hosted_id) : null;
     const inSeason = agent && Number(agent.brainState?.league_season ?? 0) === s.number;
-    const book = inSeason ? (agent!.paperBook ?? {}) : freshPracticeBook(d.config);
-    let equity = 0;
-    for (const [token, atoms] of Object.entries(book)) {
-      const t = marks.token(token);
-      const m = await marks.at(token, { time: valuedAt });
-      if (t && m) equity += (Number(atoms) / 10 ** t.decimals) * m.usd;
-    }
-    const stats =
-      agent && inSeason ? await tickStats(d.db, agent.id, s) : { trades: 0, days: 0, values: [] as number[] };
+    const fills = e.kind === "account" ? await accountFills(d.db, e.entry_id, s.number) : null;
+    const book = fills
+      ? accountBook(d.config, fills)
+      : inSeason
+        ? (agent!.paperBook ?? {})
+        : freshPracticeBook(d.config);
+    const equity = await bookValue(marks, book, valuedAt);
+    const stats = fills
+      ? fillStats(fills)
+      : agent && inSeason
+        ? await tickStats(d.db, agent.id, s)
+        : { trades: 0, days: 0, values: [] as number[] };
     let peak = PRACTICE_BOOK_USD;
     let dd = 0;
     for (const v of [...stats.values, equity]) (peak = Math.max(peak, v)), (dd = Math.max(dd, peak - v));
@@ -151,5 +154,62 @@ async function tickStats(db: Db, agentId: string, s: Season) {
     trades: trades.length,
     days: new Set(trades.map((r) => Math.floor(Number(r.created_at) / DAY_MS))).size,
     values: rows.filter((r) => r.kind === "decision" && r.value_usd !== null).map((r) => Number(r.value_usd)),
+  };
+}
+
+/** A book's value at the independent marks of `time`: a token without a mark then counts nothing. */
+export async function bookValue(marks: MarkMemo, book: Record<string, string>, time: number): Promise<number> {
+  let equity = 0;
+  for (const [token, atoms] of Object.entries(book)) {
+    const t = marks.token(token);
+    const m = await marks.at(token, { time });
+    if (t && m) equity += (Number(atoms) / 10 ** t.decimals) * m.usd;
+  }
+  return equity;
+}
+
+/** One paper fill of an exchange account on the practice board (app.league_practice_fills). */
+export type PracticeFill = {
+  id: string;
+  token_in: string;
+  token_out: string;
+  amount_in: string;
+  amount_out: string;
+  fee: string;
+  fee_bps: number;
+  fee_class: string;
+  fee_tier: number;
+  amount_usd: number;
+  value_usd: number;
+  block: string;
+  created_at: string;
+};
+
+/** The account entry's paper fills of season `season`, in the order they filled. */
+export async function accountFills(db: Pick<Db, "query">, entryId: string, season: number): Promise<PracticeFill[]> {
+  return db.query<PracticeFill>(
+    `SELECT id::text AS id, token_in, token_out, amount_in, amount_out, fee, fee_bps, fee_class, fee_tier,
+       amount_usd, value_usd, block::text AS block, created_at::text AS created_at
+     FROM app.league_practice_fills WHERE entry_id = $1 AND season = $2 ORDER BY id`,
+    [entryId, season],
+  );
+}
+
+/** The account's season book: 10,000 USDG, each fill taking its input out and putting its output in. */
+export function accountBook(config: Config, fills: PracticeFill[]): Record<string, string> {
+  const book = freshPracticeBook(config);
+  for (const f of fills) {
+    book[f.token_in] = (BigInt(book[f.token_in] ?? "0") - BigInt(f.amount_in)).toString();
+    book[f.token_out] = (BigInt(book[f.token_out] ?? "0") + BigInt(f.amount_out)).toString();
+  }
+  return book;
+}
+
+/** An account's trades, active days and book values after each fill. */
+function fillStats(fills: PracticeFill[]) {
+  return {
+    trades: fills.length,
+    days: new Set(fills.map((f) => Math.floor(Number(f.created_at) / DAY_MS))).size,
+    values: fills.map((f) => Number(f.value_usd)),
   };
 }

@@ -18,6 +18,8 @@ import {
   type StatementParameters,
 } from "./entries.js";
 import { boundCaller } from "../http/caller.js";
+import { RATE_RULES } from "../http/rateLimit.js";
+import { practiceOrderBody, type PracticeOrderParameters } from "./practiceOrders.js";
 import { leagueMissingPage, leaguePage, leagueSeasonPage } from "./page.js";
 import { standingsQuery, type createLeagueReader } from "./read.js";
 
@@ -37,6 +39,7 @@ export type LeagueService = {
   confirm: (q: ConfirmParameters, who: LeagueWho) => Promise<unknown>;
   leave: (q: LeaveParameters, who: LeagueWho) => Promise<unknown>;
   me: (who: LeagueWho) => Promise<unknown>;
+  practiceOrder: (q: PracticeOrderParameters, who: LeagueWho) => Promise<unknown>;
 };
 
 export const SIGN_STATEMENT_NOTE =
@@ -248,6 +251,36 @@ export const leagueRoutes = [
     answer: ["entry_id", "status"],
     errors: [...WALLET, "BAD_REQUEST", "FORBIDDEN", "NOT_ENTERED"],
     handle: ({ body, found }, s) => s.leave(body, found),
+  }),
+  // Beyond SPEC's table: SPEC's practice board takes "an API exchange account" and refuses its paper order
+  // between seasons (SEASON_CLOSED); this is that order.
+  route({
+    method: "post",
+    path: "/league/practice/order",
+    auth: "key(wallet)",
+    limits: [["leaguePractice", RATE_RULES.leaguePractice, "key"]],
+    summary: "A paper order of the wallet's exchange account on the practice board, filled at the quoter's output",
+    body: practiceOrderBody,
+    unknownField: "UNKNOWN_FIELD",
+    first: caller,
+    answer: ["entry_id", "season", "fill", "book", "equity", "profit_usd", "trades"],
+    errors: [
+      ...WALLET,
+      "BAD_REQUEST",
+      "UNKNOWN_FIELD",
+      "NOT_FOUND",
+      "NOT_ENTERED",
+      "SEASON_CLOSED",
+      "LEAGUE_DIVISION",
+      "SAME_TOKEN",
+      "MIN_NOTIONAL",
+      "NO_ROUTE",
+      "NO_MARK",
+      "VENUE_FAILED",
+      "LEAGUE_UNAVAILABLE",
+    ],
+    extra: true,
+    handle: ({ body, found }, s) => s.practiceOrder(body, found),
   }),
   route({
     method: "get",

@@ -70,7 +70,10 @@ export function leagueRules(config: Config) {
       published: "every review with the season's books (who, when, why); the rule shows reviewed and the verdict",
     },
     practice_starting_book: { USDG: PRACTICE_BOOK_USD },
-    division: "one division: spot trades on chain 4663",
+    division:
+      "spot trades on chain 4663; the practice board's paper orders (exchange accounts' and hosted agents') trade " +
+      "the hosted assets against USDG, filled at the V4Quoter's output at the latest block after the live fee; an " +
+      "account's order outside them is refused LEAGUE_DIVISION",
     hosted_assets: {
       pairs_against: "USDG",
       assets: Object.values(config.tokens)

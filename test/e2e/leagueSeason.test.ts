@@ -23,6 +23,8 @@ import { poolKeyOf, routerSwap } from "../helpers/trades.js";
 import { registerAgent as registerPartner } from "../helpers/league.js";
 import { COPY_WINDOW_S } from "../../lib/league/copy.js";
 import { recordReview } from "../../api/league/index.js";
+import { paperPool } from "../../lib/paperFill.js";
+import { quoteExactInputSingle } from "../../lib/quoter.js";
 
 /**
  * A whole league season on a devnet with the clock driven (issue 18): twelve owners enter the
@@ -255,6 +257,32 @@ beforeAll(async () => {
   );
   expect(e.status, e.text).toBe(201);
   expect(e.json).toMatchObject({ board: "practice", kind: "hosted", confirmed: null });
+  // Wallets 2 and 3 also enter their exchange accounts on the practice board (issue 29 point 5).
+  expect(codeOf(await practiceOrder(2, { token_in: "USDG", token_out: "ETH", notional_usd: 100 }))).toEqual([
+    404,
+    "NOT_ENTERED",
+  ]);
+  for (const n of [2, 3]) {
+    const ps = await stack.agent.post("/league/statement", { agent_id: P(n).id, board: "practice" }, P(n).key);
+    expect(ps.json.entrant).toMatch(/^practice board: account \d+$/);
+    const pe = await stack.agent.post(
+      "/league/enter",
+      {
+        agent_id: P(n).id,
+        board: "practice",
+        nonce: ps.json.nonce,
+        signature: await P(n).owner.signMessage({ message: ps.json.message }),
+      },
+      P(n).key,
+    );
+    expect(pe.status, pe.text).toBe(201);
+    expect(pe.json).toMatchObject({ board: "practice", kind: "account", from_season: season.number });
+    accountEntry.push(pe.json.entry_id);
+  }
+  // Before its first season an account's paper order is refused, with why.
+  const early = await practiceOrder(2, { token_in: "USDG", token_out: "ETH", notional_usd: 100 });
+  expect(codeOf(early)).toEqual([409, "SEASON_CLOSED"]);
+  expect(early.json.error).toMatchObject({ why: expect.any(String), season: season.number });
 }, 300_000);
 let practiceAgent: string;
 /** Mints ORBIO to `to` (the devnet's deployer may): answers the mined transaction's hash. */
@@ -277,11 +305,83 @@ async function mintOrbio(to: Address, amount: bigint): Promise<Hex> {
   await dn.mined(hash);
   return hash;
 }
+/** The practice entries of wallets 2 and 3's exchange accounts. */
+const accountEntry: string[] = [];
+const codeOf = (r: { status: number; json: any }) => [r.status, r.json.error?.code];
+/** A paper order of wallet n's exchange account on the practice board. */
+const practiceOrder = (n: number, body: Record<string, unknown>) =>
+  stack.agent.post("/league/practice/order", body, P(n).key);
 const runTicks = () => stack.api.app.services.hosted.scheduler.runDue();
 /** The practice agent's newest log rows. */
 const practiceLogs = async () =>
   (await stack.agent.get(`/hosted/${practiceAgent}/logs`, P(1).key)).json.rows as Record<string, unknown>[];
 afterAll(() => stack?.stop());
+
+let account3Eth = "";
+/**
+ * Day 1's paper orders of the two accounts: account 2 buys $2,000 of ETH at the quoter's output (its answer
+ * shows the fill and the book), account 3 buys $500; orders outside the practice board's division, of an
+ * unknown token and beyond the book are refused.
+ */
+async function paperOrdersDay1() {
+  const { dn } = stack;
+  // The marks are the indexer's: it has the feeds' new rounds first.
+  await stack.ix.waitFor(await dn.pub.getBlockNumber());
+  const buy = await practiceOrder(2, { token_in: "USDG", token_out: "ETH", notional_usd: 2_000 });
+  expect(buy.status, buy.text).toBe(200);
+  const usdgIn = parseUnits("2000", 6);
+  expect(buy.json).toMatchObject({
+    entry_id: accountEntry[0],
+    season: season.number,
+    fill: { token_in: "USDG", token_out: "ETH", amount_in: usdgIn.toString(), fee_class: "major", fee_bps: 25 },
+    book: { USDG: { atoms: parseUnits("8000", 6).toString() } },
+    trades: 1,
+  });
+  // Filled at the V4Quoter's output at its block, after the fee a live trade pays.
+  const pool = paperPool(stack.api.config, stack.api.config.tokens.USDG!, stack.api.config.tokens.ETH!)!;
+  const fee = (usdgIn * 25n) / 10_000n;
+  const quoted = await quoteExactInputSingle(
+    dn.pub,
+    dn.universe.contracts.v4Quoter,
+    pool,
+    pool.currency0.toLowerCase() === stack.api.config.tokens.USDG!.address.toLowerCase(),
+    usdgIn - fee,
+    BigInt(buy.json.fill.block),
+  );
+  expect(buy.json.fill).toMatchObject({ amount_out: quoted.toString(), fee: fee.toString() });
+  expect(buy.json.book.ETH.atoms).toBe(quoted.toString());
+  const small = await practiceOrder(3, { token_in: "USDG", token_out: "ETH", notional_usd: 500 });
+  expect(small.status, small.text).toBe(200);
+  account3Eth = small.json.book.ETH.atoms;
+  // Another division: WETH, a pair not against USDG, an address that is no practice asset.
+  for (const [token_in, token_out] of [
+    ["USDG", "WETH"],
+    ["ETH", "WBTC"],
+    ["USDG", "0x00000000000000000000000000000000000000a1"],
+  ])
+    expect(codeOf(await practiceOrder(2, { token_in, token_out, notional_usd: 10 }))).toEqual([409, "LEAGUE_DIVISION"]);
+  expect(codeOf(await practiceOrder(2, { token_in: "USDG", token_out: "NOPE", notional_usd: 10 }))).toEqual([
+    404,
+    "NOT_FOUND",
+  ]);
+  // Bad input: both amounts, more than the book holds, an unknown field.
+  for (const body of [
+    { token_in: "USDG", token_out: "ETH", notional_usd: 10, amount_in: "1000" },
+    { token_in: "USDG", token_out: "ETH", amount_in: parseUnits("8001", 6).toString() },
+  ])
+    expect(codeOf(await practiceOrder(2, body))).toEqual([400, "BAD_REQUEST"]);
+  expect(codeOf(await practiceOrder(2, { token_in: "USDG", token_out: "ETH", notional_usd: 10, x: 1 }))).toEqual([
+    400,
+    "UNKNOWN_FIELD",
+  ]);
+  // The account sees its book in league/me.
+  const me = (await stack.agent.get("/league/me", P(2).key)).json;
+  expect(me.entries.find((x: { entry_id: string }) => x.entry_id === accountEntry[0]).practice).toMatchObject({
+    season: season.number,
+    trades: 1,
+    book: { USDG: { amount: "8000" }, ETH: { atoms: quoted.toString() } },
+  });
+}
 
 describe("a whole prize season", () => {
   it("ranks relayed trades at independent marks, clusters owners, decides once and pays the top three eligible " +
@@ -307,6 +407,7 @@ describe("a whole prize season", () => {
       await sell(p.wallet, p.key, 60 + 20 * p.n);
       await sell(p.wallet, p.key, 20);
     }
+    await paperOrdersDay1();
     // Wallet 5 also buys the BTC asset, whose feed will stop before the end: its mark is lost.
     const p5 = await stack.agent.post(
       "/live/prepare",
@@ -341,6 +442,11 @@ describe("a whole prize season", () => {
       await warp(season.starts + 86_400 + 3_600 + APART_S * p.n);
       await sell(p.wallet, p.key, 20);
     }
+    // Account 3 sells its ETH back before the fall; account 2 holds $2,000 of it.
+    await stack.ix.waitFor(await dn.pub.getBlockNumber());
+    const back = await practiceOrder(3, { token_in: "ETH", token_out: "USDG", amount_in: account3Eth });
+    expect(back.status, back.text).toBe(200);
+    expect(back.json).toMatchObject({ trades: 2, book: { ETH: { atoms: "0" } } });
     await dn.mined(
       await dn.walletFor(dn.deployer).writeContract({
         address: dn.universe.contracts.sanctionsList,
@@ -405,22 +511,26 @@ describe("a whole prize season", () => {
     // The stake's withdrawal carries its transaction: the transfer that brought the gains.
     expect(owedNow.withdrawal).toMatchObject({ tx_hash: gainTx, tx_hashes: [gainTx], amount: owedNow.ledger.added });
 
-    // The practice board froze at the end: one paper agent, 10,000 USDG less its ETH's fall.
+    // The practice board froze at the end: the paper agent and two exchange accounts, each 10,000 USDG moved by its
+    // paper fills. Account 3 sold its ETH before the fall and ranks first; account 2 held $2,000 of ETH, twice the
+    // agent's $1,000, and ranks last.
     const practice = (await stack.api.call("GET", `/api/v1/league/standings?season=${season.number}&board=practice`))
       .json;
     expect(practice).toMatchObject({ board: "practice", decided: true, outcome: null, amounts_atoms: null });
+    const none = { eligibility: null, place: null, prize_atoms: null };
     expect(practice.rows).toEqual([
-      expect.objectContaining({
-        rank: 1,
-        kind: "hosted",
-        trades: 1,
-        eligibility: null,
-        place: null,
-        prize_atoms: null,
-      }),
+      expect.objectContaining({ rank: 1, kind: "account", entry_id: accountEntry[1], trades: 2, ...none }),
+      expect.objectContaining({ rank: 2, kind: "hosted", trades: 1, ...none }),
+      expect.objectContaining({ rank: 3, kind: "account", entry_id: accountEntry[0], trades: 1, ...none }),
     ]);
-    expect(practice.rows[0].equity).toBeLessThan(10_000);
-    expect(practice.rows[0].profit_usd).toBeCloseTo(practice.rows[0].equity - 10_000, 5);
+    for (const r of practice.rows) {
+      expect(r.equity).toBeLessThan(10_000);
+      expect(r.profit_usd).toBeCloseTo(r.equity - 10_000, 5);
+    }
+    // Account 3 lost only the fees and the pool's price impact; account 2 lost with ETH's fall, drawn down.
+    expect(practice.rows[0].equity).toBeGreaterThan(9_980);
+    expect(practice.rows[2].profit_usd).toBeLessThan(-100);
+    expect(practice.rows[2].max_dd_pct).toBeGreaterThan(0);
     // Then the agent's next tick starts the new season's book at 10,000 USDG again.
     await warp(season.ends + 600);
     await runTicks();
@@ -428,6 +538,13 @@ describe("a whole prize season", () => {
     expect(agentNow.brain_state.league_season).toBe(season.number + 1);
     // Reset to 10,000 USDG, then the rule moved $1,000 (its max trade) into ETH.
     expect(agentNow.paper_book.USDG.atoms).toBe(parseUnits("9000", 6).toString());
+    // An account's book starts the new season at 10,000 USDG too (league/me shows it).
+    const me2 = (await stack.agent.get("/league/me", P(2).key)).json;
+    expect(me2.entries.find((x: { entry_id: string }) => x.entry_id === accountEntry[0]).practice).toEqual({
+      season: season.number + 1,
+      book: { USDG: { atoms: parseUnits("10000", 6).toString(), amount: "10000" } },
+      trades: 0,
+    });
 
     // The next season ends (nobody traded in it) while this one's places are still owed: it is decided all the same,
     // from the reserve left once this season's places are taken out.

@@ -584,6 +584,34 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
         FOR EACH ROW EXECUTE FUNCTION app.league_reviews_append_only();
     `,
   },
+  {
+    version: 20,
+    name: "practice board paper fills of exchange accounts",
+    // Issue 29 point 5: an account's paper orders on the practice board (POST league/practice/order),
+    // filled at the V4Quoter's output at `block`. The account's book for a season is 10,000 USDG
+    // moved by its fills of that season in id order; value_usd is the book at the independent marks
+    // right after the fill (the practice row's drawdown). created_at is the service clock's ms.
+    sql: `
+      CREATE TABLE app.league_practice_fills (
+        id bigserial PRIMARY KEY,
+        entry_id text NOT NULL REFERENCES app.league_entries (entry_id),
+        season int NOT NULL,
+        token_in text NOT NULL,
+        token_out text NOT NULL,
+        amount_in text NOT NULL,
+        amount_out text NOT NULL,
+        fee text NOT NULL,
+        fee_bps int NOT NULL,
+        fee_class text NOT NULL,
+        fee_tier int NOT NULL,
+        amount_usd double precision NOT NULL,
+        value_usd double precision NOT NULL,
+        block bigint NOT NULL,
+        created_at bigint NOT NULL
+      );
+      CREATE INDEX league_practice_fills_entry ON app.league_practice_fills (entry_id, season, id);
+    `,
+  },
 ];
 
 export async function migrate(db: Db, now = () => Math.floor(Date.now() / 1000)): Promise<number[]> {
