@@ -402,7 +402,9 @@ async function deliver(d: SettleDeps, signer: PlatformSigner, r: PayoutRow) {
  */
 async function sanctioned(d: SettleDeps, addresses: string[]): Promise<{ listed: boolean[]; block: bigint }> {
   try {
-    const block = await d.chain.getBlockNumber();
+    // Uncached: viem keeps a block number for its polling interval, and a listing mined in that
+    // window would be read as clean (a payout to a listed recipient).
+    const block = await d.chain.getBlockNumber({ cacheTime: 0 });
     if (!addresses.length) return { listed: [], block };
     const listed = await d.chain.multicall({
       contracts: addresses.map((a) => ({

@@ -438,15 +438,15 @@ describe("a whole prize season", () => {
     // Day 2: one more sale each; then owner 10 is put on the sanctions list.
     await warp(season.starts + 86_400 + 3_600);
     await postFeeds();
-    for (const p of players) {
-      await warp(season.starts + 86_400 + 3_600 + APART_S * p.n);
-      await sell(p.wallet, p.key, 20);
-    }
-    // Account 3 sells its ETH back before the fall; account 2 holds $2,000 of it.
+    // Account 3 sells its ETH back before the fall, at the day's fresh feeds; account 2 holds $2,000 of it.
     await stack.ix.waitFor(await dn.pub.getBlockNumber());
     const back = await practiceOrder(3, { token_in: "ETH", token_out: "USDG", amount_in: account3Eth });
     expect(back.status, back.text).toBe(200);
     expect(back.json).toMatchObject({ trades: 2, book: { ETH: { atoms: "0" } } });
+    for (const p of players) {
+      await warp(season.starts + 86_400 + 3_600 + APART_S * p.n);
+      await sell(p.wallet, p.key, 20);
+    }
     await dn.mined(
       await dn.walletFor(dn.deployer).writeContract({
         address: dn.universe.contracts.sanctionsList,
@@ -554,7 +554,7 @@ describe("a whole prize season", () => {
     await unsigned.close();
     const later = (await stack.api.call("GET", `/api/v1/league/standings?season=${season.number + 1}`)).json;
     expect(later).toMatchObject({ status: "closed", decided: true, amounts_basis: "decided" });
-    expect(later.rows).toHaveLength(12);
+    expect(later.rows).toHaveLength(15);
     expect(later.outcome).toMatchObject({ pays: false, active_clusters: 0 });
     const laterAnswer = await seasonAnswer(season.number + 1);
     const planned = owedNow.ledger.shares.reduce((a: bigint, x: string) => a + BigInt(x), 0n);
@@ -824,9 +824,10 @@ describe("copy-trading and the operator's review (issue 29)", () => {
   it("flags a copier and not two honest agents of one pair; a reviewed flag passes, SANCTIONS is refused; verify " +
     "agrees after each", async () => {
     const { dn } = stack;
-    // The next season, played by the same entries: wallet 2 copies wallet 1; wallets 3 and 4 trade on their own.
+    // The season playing now (after the one the first case decided with nobody trading), played by the same
+    // entries: wallet 2 copies wallet 1; wallets 3 and 4 trade on their own.
     const next = calendarAt(await chainNow()).current;
-    expect(next.number).toBe(season.number + 1);
+    expect(next.number).toBe(season.number + 2);
     const at = async (ts: number, ...sales: Player[]) => {
       await warp(ts);
       for (const p of sales) await sell(p.wallet, p.key, 40);
@@ -838,6 +839,8 @@ describe("copy-trading and the operator's review (issue 29)", () => {
     };
     const day1 = next.starts + 3_600;
     await warp(day1 - 60);
+    // Weeks on, their keys have expired: they sign in again.
+    for (const n of [1, 2, 3, 4]) P(n).key = await stack.agent.signIn(P(n).wallet);
     await freshFeeds();
     // The copier sells seconds after the leader, every time.
     await at(day1, P(1), P(2));
