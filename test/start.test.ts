@@ -98,7 +98,8 @@ async function aiAgentDecides(env: Parameters<typeof call>[0], apiKey: string, r
     async () => {
       // The tick logs its decision, then its fill: wait for the row that ends it, not the first row.
       const r = (await call(env, "GET", `/api/v1/hosted/${agent.json.id}/logs`, undefined, auth)).json.rows;
-      return (r as any[] | undefined)?.some((x) => ["trade", "hold", "error"].includes(x.kind)) ? (r as any[]) : undefined;
+      const ended = (r as any[] | undefined)?.some((x) => ["trade", "hold", "error"].includes(x.kind));
+      return ended ? (r as any[]) : undefined;
     },
     30_000,
     run,

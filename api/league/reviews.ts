@@ -95,7 +95,8 @@ async function flagOf(db: Db, q: ReviewRequest): Promise<{ season: number; flag_
   const flagged = found.filter((f) => f.rule.status === "flag" || f.rule.reviewed);
   if (!flagged.length)
     throw new ReviewRefused(
-      `rule ${q.rule} of entry ${q.entry_id} is ${found.map((f) => `${f.rule.status} in season ${f.season}`).join(", ")}` +
+      `rule ${q.rule} of entry ${q.entry_id} is ` +
+        `${found.map((f) => `${f.rule.status} in season ${f.season}`).join(", ")}` +
         ": only a flag is reviewed",
     );
   if (flagged.length > 1)

@@ -35,7 +35,7 @@ describe("copy-trading detection", () => {
     expect(find({ leader, copier: lagged(COPY_WINDOW_S + 1) }).has("copier")).toBe(false);
   });
 
-  it("does not flag two honest agents trading the same pair at independent times, near each other in either order", () => {
+  it("does not flag two honest agents trading one pair at independent times, near each other in either order", () => {
     // Each is once just before the other, once just after, once alone: a third of its volume follows.
     const a = [t("a1", 10_000), t("a2", 20_060), t("a3", DAY + 30_000)];
     const b = [t("b1", 10_060), t("b2", 20_000), t("b3", DAY + 50_000)];

@@ -47,7 +47,10 @@ export function reviewOf(reviews: Review[], entry: string, rule: string, flagRea
   return best;
 }
 
-/** An entry's rules with its reviews applied: each reviewable flag with a review of that very flag takes its verdict. */
+/**
+ * An entry's rules with its reviews applied: each reviewable flag with a review of that very flag
+ * takes its verdict.
+ */
 export function applyReviews(entry: string, rules: Rule[], reviews: Review[]): Rule[] {
   if (!reviews.length) return rules;
   return rules.map((x) => {
