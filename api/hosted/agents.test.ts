@@ -3,7 +3,7 @@ import { openMigratedMemory } from "../ports/store/memory.js";
 import { getAddress, type PublicClient } from "viem";
 import { loadConfig } from "../../lib/config.js";
 import { parseBody } from "../errors/index.js";
-import { type Db } from "../ports/store/db.js";
+import type { Db } from "../ports/store/db.js";
 import { migrate } from "../ports/store/migrations.js";
 import type { Sequencer } from "../ports/sequencer.js";
 import {

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { openMigratedMemory } from "../ports/store/memory.js";
 import { createBoardsWorker, FAILED_RETRY_MS, storedAnswers } from "./boards.js";
-import { type Db } from "../ports/store/db.js";
+import type { Db } from "../ports/store/db.js";
 import { migrate } from "../ports/store/migrations.js";
 import { createLease } from "../ports/store/lease.js";
 import { RECENT_CLOSED_SEASONS, workedSeasons } from "./read.js";

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { openMigratedMemory } from "../ports/store/memory.js";
 import type { Address } from "viem";
-import { type Db } from "../ports/store/db.js";
+import type { Db } from "../ports/store/db.js";
 import { migrate } from "../ports/store/migrations.js";
 import { Refusal } from "../errors/index.js";
 import type { Risk, TokenRecord } from "./screen.js";
