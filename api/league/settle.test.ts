@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { payableInOrder } from "./settle.js";
+import { payableInOrder, spendable } from "./settle.js";
 
 const T = "0x00000000000000000000000000000000000000aa";
 /** Owed places as the settler reads them: oldest season first, then place. */
@@ -53,5 +53,19 @@ describe("owed league places are paid in order", () => {
     const mixed = await payableInOrder(other, 100n, async (r) => ({ listed: r.map(() => false), block: 1n }));
     expect(mixed.pay).toHaveLength(1);
     expect(mixed.owed).toHaveLength(1);
+  });
+});
+
+describe("spendable: the reserve wallet's balance for owed places", () => {
+  const T = "0x00000000000000000000000000000000000000aa";
+  it("sets the held places' shares aside, in the payouts' token only, never below zero", () => {
+    const held = [
+      { amount: "300", token: T },
+      { amount: "200", token: T.toUpperCase().replace("0X", "0x") },
+      { amount: "999", token: "0x00000000000000000000000000000000000000bb" },
+    ];
+    expect(spendable(1_000n, held, T)).toBe(500n);
+    expect(spendable(1_000n, [], T)).toBe(1_000n);
+    expect(spendable(400n, held, T)).toBe(0n);
   });
 });

@@ -264,7 +264,17 @@ const transferCall = (r: Pick<PayoutRow, "token" | "recipient" | "amount">) => (
 });
 
 /**
- * Signs the owed places the reserve wallet's balance covers, in order (payableInOrder), with
+ * The reserve wallet's balance less the shares of held places in the same token: a held share stays
+ * in the wallet set aside for the operator, never spent on later places.
+ */
+export function spendable(balance: bigint, held: Pick<PayoutRow, "amount" | "token">[], token: string): bigint {
+  const aside = held.filter((h) => h.token.toLowerCase() === token.toLowerCase());
+  const left = balance - aside.reduce((a, h) => a + BigInt(h.amount), 0n);
+  return left > 0n ? left : 0n;
+}
+
+/**
+ * Signs the owed places the reserve wallet's balance covers (less held shares), in order (payableInOrder), with
  * consecutive nonces, and stores them in one transaction: a pass that fails mid-way stores none, so
  * no nonce is ever given twice. Refuses over a transaction of the reserve wallet in flight. A place
  * left owed says why; one whose recipient is listed is held. Answers whether anything was signed.
@@ -282,14 +292,21 @@ async function signOwed(d: SettleDeps, signer: PlatformSigner): Promise<boolean>
     throw new Error(
       `the reserve wallet has ${pending - latest} transaction(s) in flight; no payout is signed over them`,
     );
-  const balance = await d.chain.readContract({
-    address: getAddress(owed[0]!.token),
-    abi: erc20Abi,
-    functionName: "balanceOf",
-    args: [signer.address],
-  });
-  const { pay, held, owed: left } = await payableInOrder(owed, balance, (a) => sanctioned(d, a));
-  for (const { r, block } of held) await holdUnsigned(d, r, block);
+  const held = await d.db.query<Pick<PayoutRow, "amount" | "token">>(
+    "SELECT amount, token FROM app.league_payouts WHERE status = 'held'",
+  );
+  const balance = spendable(
+    await d.chain.readContract({
+      address: getAddress(owed[0]!.token),
+      abi: erc20Abi,
+      functionName: "balanceOf",
+      args: [signer.address],
+    }),
+    held,
+    owed[0]!.token,
+  );
+  const { pay, held: listed, owed: left } = await payableInOrder(owed, balance, (a) => sanctioned(d, a));
+  for (const { r, block } of listed) await holdUnsigned(d, r, block);
   let need = 0n;
   const short = balance - pay.reduce((a, r) => a + BigInt(r.amount), 0n);
   for (const r of left) {
@@ -347,7 +364,7 @@ async function signAndStore(d: SettleDeps, signer: PlatformSigner, rows: PayoutR
     for (const { r, raw } of signed) {
       const done = await tx.query(
         "UPDATE app.league_payouts SET raw_tx = $3, tx_hash = $4, status = 'sent', why = NULL WHERE season = $1 " +
-          "AND place = $2 AND raw_tx IS NULL RETURNING place",
+          "AND place = $2 AND raw_tx IS NULL AND status = 'planned' RETURNING place",
         [r.season, r.place, raw, keccak256(raw)],
       );
       if (!done.length)
