@@ -172,6 +172,8 @@ export async function payOwed(d: SettleDeps, hold: () => Promise<boolean> = asyn
       await deliver(d, d.signer, r);
     }
     if ((await sent()).length) return;
+    // The deliveries above may have outlasted the lease: no signing without it.
+    if (!(await hold())) return;
     if (await signOwed(d, d.signer))
       for (const r of await sent()) {
         if (!(await hold())) return;
@@ -361,6 +363,11 @@ async function signAndStore(d: SettleDeps, signer: PlatformSigner, rows: PayoutR
     });
   }
   await d.db.tx(async (tx) => {
+    // One signer's store at a time, and none over bytes another pass stored: two passes that raced past the
+    // lease would otherwise store different payouts at the same nonces.
+    await tx.query("SELECT pg_advisory_xact_lock(4663029)");
+    if ((await tx.query("SELECT 1 FROM app.league_payouts WHERE status = 'sent' LIMIT 1")).length)
+      throw new Error("another pass stored signed payouts first; nothing of this pass is stored");
     for (const { r, raw } of signed) {
       const done = await tx.query(
         "UPDATE app.league_payouts SET raw_tx = $3, tx_hash = $4, status = 'sent', why = NULL WHERE season = $1 " +
