@@ -49,12 +49,7 @@ export function createTransferLog(d: Pick<Common, "config" | "chain">) {
    */
   async function read(addresses: string[], toBlock: bigint): Promise<ChainTransfer[]> {
     const uniq = [...new Set(addresses.map(lc))];
-    // Addresses grouped by the first block not yet kept for them.
-    const groups = new Map<bigint, string[]>();
-    for (const a of uniq) {
-      const from = (through.get(a) ?? start - 1n) + 1n;
-      if (from <= toBlock) groups.set(from, [...(groups.get(from) ?? []), a]);
-    }
+    const groups = unreadGroups(uniq, through, start, toBlock);
     const keepUntil = toBlock - REORG_DEPTH;
     const out = new Map<string, ChainTransfer>();
     for (const [from, group] of groups) {
@@ -106,11 +101,7 @@ function nativeLog(d: Pick<Common, "chain">, start: bigint) {
     toBlock: bigint,
   ): Promise<{ transfers: ChainTransfer[]; unreadable: string | null }> => {
     const uniq = [...new Set(addresses.map(lc))];
-    const groups = new Map<bigint, string[]>();
-    for (const a of uniq) {
-      const from = (through.get(a) ?? start - 1n) + 1n;
-      if (from <= toBlock) groups.set(from, [...(groups.get(from) ?? []), a]);
-    }
+    const groups = unreadGroups(uniq, through, start, toBlock);
     const keepUntil = toBlock - REORG_DEPTH;
     const out = new Map<string, ChainTransfer>();
     for (const [from, group] of groups) {
@@ -135,4 +126,14 @@ function nativeLog(d: Pick<Common, "chain">, start: bigint) {
       for (const t of byAddress.get(a)?.values() ?? []) if (BigInt(t.block) <= toBlock) out.set(keyOf(t), t);
     return { transfers: [...out.values()].sort(chainOrder), unreadable: null };
   };
+}
+
+/** Addresses grouped by the first block not yet kept for them (those already read through `toBlock` left out). */
+function unreadGroups(addresses: string[], through: Map<string, bigint>, start: bigint, toBlock: bigint) {
+  const groups = new Map<bigint, string[]>();
+  for (const a of addresses) {
+    const from = (through.get(a) ?? start - 1n) + 1n;
+    if (from <= toBlock) groups.set(from, [...(groups.get(from) ?? []), a]);
+  }
+  return groups;
 }
