@@ -950,6 +950,9 @@ describe("a live agent trading a stock token", () => {
     await freshenMarket(dn);
     offsetMs += 180_000;
     await syncChain();
+    // The grant reads the ETH mark from the indexer: it must hold the fresh rounds (the loop above may have moved
+    // the clocks hours on, past every older round).
+    await chain.ix.waitFor(await dn.pub.getBlockNumber());
     const { wallet, k, hc, a } = await liveWebhookAgent("/stock-brain", {
       pairs: ["TSLA/USDG"],
       max_day_usd: 100,
