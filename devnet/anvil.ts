@@ -1,7 +1,9 @@
 import { spawn, type ChildProcess, type SpawnOptions } from "node:child_process";
 import { existsSync } from "node:fs";
-import { createServer } from "node:net";
 import { foundryBin } from "./foundry.js";
+import { freePort } from "./ports.js";
+
+export { freePort };
 
 export const CHAIN_ID = 4663;
 
@@ -49,19 +51,6 @@ export type Anvil = {
   process: ChildProcess;
   stop(): Promise<void>;
 };
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.unref();
-    srv.on("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const addr = srv.address();
-      const port = typeof addr === "object" && addr ? addr.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 async function rpcReady(url: string): Promise<boolean> {
   try {
