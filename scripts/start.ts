@@ -28,6 +28,7 @@ import { startShieldStandIn } from "../devnet/shieldStandIn.js";
 import { startDevnetGateway } from "../devnet/gatewayStandIn.js";
 import { dropIndexerBuild, judge, openIndexerDb, readCheckpoint, releaseDeadLock } from "./indexerCheckpoint.js";
 import { indexerSchema } from "./indexerSchema.js";
+import { buildApiBundle } from "./apiBundle.js";
 import { cleanLeftovers, removePids, writePids, type StackPids } from "./pidFile.js";
 import { IndexerSupervisor } from "./supervisor.js";
 import { startSigners } from "./signers.js";
@@ -181,6 +182,7 @@ function ponderArgs(config: Config): string[] {
 type Signers = Awaited<ReturnType<typeof startSigners>>;
 
 function spawnPonder(
+  apiBundle: string,
   config: Config,
   schema: string,
   anvil: Anvil | null,
@@ -205,6 +207,7 @@ function spawnPonder(
       PIT_PARENT_PID: String(process.pid),
       ...(anvil?.process.pid ? { PIT_ANVIL_PID: String(anvil.process.pid) } : {}),
       DATABASE_SCHEMA: schema,
+      PIT_API_BUNDLE: apiBundle,
       ...(shieldUrl ? { SHIELD_URL: shieldUrl } : {}),
       ...aiEnv,
     },
@@ -303,12 +306,13 @@ async function main() {
   }
 
   const schema = indexerSchema(config);
+  const apiBundle = await buildApiBundle();
   await reconcileIndexer(config, schema, leftovers.deadIndexerSchema);
   pids.schema = schema;
 
   supervisor = new IndexerSupervisor({
     spawnIndexer: () => {
-      const child = spawnPonder(config, schema, anvil, shieldUrl, signers, gateway?.apiEnv ?? {});
+      const child = spawnPonder(apiBundle, config, schema, anvil, shieldUrl, signers, gateway?.apiEnv ?? {});
       pids.indexer = child.pid;
       writePids(config.dataDir, pids);
       return child;

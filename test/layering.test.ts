@@ -434,7 +434,7 @@ describe("the tree", () => {
   it("is read: the graph has the edges we know exist (a scanner that reads nothing would pass everything)", () => {
     const has = (from: string, to: string) => edges.some((e) => e.from === from && e.to === to);
     expect(edges.length).toBeGreaterThan(200);
-    expect(has("src/api/index.ts", "api/app.ts")).toBe(true); // written without an extension
+    expect(has("src/api/index.ts", "api/embedded.ts")).toBe(true); // written without an extension
     expect(has("api/app.ts", "hono")).toBe(true);
     expect(has("api/routes.ts", "api/trading/routes.ts")).toBe(true); // written as ./trading/routes.js
     expect(has("api/http/errors.ts", "hono/http-exception")).toBe(true);
