@@ -27,11 +27,13 @@ export type AccountService = {
 };
 
 /** What the trades tool takes (booleans become the REST flag `1`). */
-const tradesInput = z.object({
-  limit: z.number().int().min(1).max(100).optional(),
-  before: z.number().int().optional(),
-  refused: z.boolean().optional(),
-});
+const tradesInput = z
+  .object({
+    limit: z.number().int().min(1).max(100).optional().describe("rows, 1 to 100 (default 50)"),
+    before: z.number().int().optional().describe("only trades older than this trade id (next_before pages)"),
+    refused: z.boolean().optional().describe("also list refused and dropped trades"),
+  })
+  .strict();
 
 const route = routesFor<AccountService>();
 /** Every account route acts for the key's wallet and names none. */
@@ -72,7 +74,7 @@ export const accountRoutes = [
     mcp: {
       name: "portfolio",
       description: "The key's wallet holdings and 30-day volume (GET /api/v1/me/portfolio).",
-      input: z.object({}),
+      input: z.object({}).strict(),
       readOnly: true,
     },
     first: (call) => {

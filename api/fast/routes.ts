@@ -72,7 +72,7 @@ export const fastRoutes = [
       description:
         "Fast mode terms for your wallet (GET /api/v1/live/fast/terms): the pinned route table and its sha256, fee, " +
         "limits. Build fast transactions locally from it.",
-      input: z.object({ shield: z.boolean().optional() }),
+      input: z.object({ shield: z.boolean().optional().describe("terms with Shield screening") }).strict(),
       readOnly: true,
     },
     // The query is read first: a bad one is BAD_REQUEST even for a key bound to no wallet.

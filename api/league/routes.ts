@@ -52,8 +52,8 @@ export const SIGN_STATEMENT_NOTE =
 const statementInput = z
   .object({
     agent_id: z.number().int().describe("your partner agent's id"),
-    board: z.enum(["prize", "practice"]).optional(),
-    hosted_id: z.string().optional(),
+    board: z.enum(["prize", "practice"]).optional().describe("the board to enter (default prize)"),
+    hosted_id: z.string().optional().describe("enter this hosted agent of yours instead of an API account"),
   })
   .passthrough();
 

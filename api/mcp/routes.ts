@@ -30,11 +30,18 @@ const NOT_FORWARDED = new Set([
   "last-event-id",
 ]);
 
-/** REST calls as the caller of this /mcp request; the node socket (c.env) goes along for the client address. */
+/**
+ * REST calls as the caller of this /mcp request; the node socket (c.env) goes along for the client address.
+ * A client that cannot set headers may put its key in the URL (`/mcp?key=pit_w_...`): it is sent on as the
+ * Authorization header, which wins when both are there. The request log never records a query string,
+ * but proxies and clients may: the header is the better place.
+ */
 function restAs(c: Context<AppEnv>, appFetch: AppFetch): RestCall {
+  const urlKey = c.req.query("key");
   return async (method, path, body) => {
     const headers = new Headers({ accept: "application/json" });
     c.req.raw.headers.forEach((v, k) => void (NOT_FORWARDED.has(k) ? 0 : headers.set(k, v)));
+    if (urlKey && !headers.has("authorization")) headers.set("authorization", `Bearer ${urlKey}`);
     const text = body === undefined ? undefined : JSON.stringify(body);
     if (text !== undefined) {
       // jsonBody reads an absent Content-Length as an empty body, and a Request carries none by itself.

@@ -1,5 +1,5 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { CallToolRequestSchema, ErrorCode, McpError, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import type { RouteEntry } from "../http/route.js";
 
@@ -19,7 +19,27 @@ export type RestCall = (
 
 const READ = { readOnlyHint: true, destructiveHint: false, openWorldHint: false } as const;
 
-const leagueInput = z.object({ season: z.number().int().optional(), board: z.enum(["prize", "practice"]).optional() });
+const leagueInput = z
+  .object({
+    season: z.number().int().optional().describe("season number (default: the current one)"),
+    board: z.enum(["prize", "practice"]).optional().describe("which board's standings (default prize)"),
+  })
+  .strict();
+
+const followInput = z
+  .object({ tx_hash: z.string().describe("the transaction hash live/submit (or a session trade) answered") })
+  .strict();
+
+/** How far back follow_trade looks: me/trades pages of 100, newest first. */
+const FOLLOW_PAGES = 5;
+
+/** A tool's work on the arguments exactly as the client sent them. */
+type ToolRun = (args: Record<string, unknown>) => Promise<CallToolResult>;
+type AddTool = (
+  name: string,
+  config: { description: string; inputSchema: z.AnyZodObject; annotations: typeof READ | Record<string, boolean> },
+  run: ToolRun,
+) => void;
 
 /** A query string of the given values; booleans as the REST flag `1` (false: left out). */
 function query(args: Record<string, unknown>): string {
@@ -29,49 +49,71 @@ function query(args: Record<string, unknown>): string {
   return s ? `?${s}` : "";
 }
 
-/** The REST answer as the tool's result: its JSON as text, isError for a refusal ({error: {code, message}}). */
+/**
+ * The REST answer as the tool's result: its JSON as structured content and as text (for clients that
+ * read only text), isError for a refusal ({error: {code, message}}).
+ */
 function result(r: { status: number; json: unknown }, ...notes: string[]): CallToolResult {
   const isError = r.status >= 400;
+  const structured = r.json !== null && typeof r.json === "object" && !Array.isArray(r.json);
   return {
     content: [
       { type: "text", text: JSON.stringify(r.json) },
       ...(isError ? [] : notes.map((text) => ({ type: "text" as const, text }))),
     ],
+    ...(structured ? { structuredContent: r.json as Record<string, unknown> } : {}),
     isError,
   };
+}
+
+/** A refusal made here, shaped as REST's (a path argument missing, a trade not found). */
+const refusal = (status: number, code: string, message: string) =>
+  result({ status, json: { error: { code, message } } });
+
+/** The route's path with its `{name}` arguments filled in (and taken out of the rest), or the first missing one. */
+function fillPath(
+  path: string,
+  args: Record<string, unknown>,
+): { path: string; rest: Record<string, unknown> } | string {
+  const rest = { ...args };
+  let missing: string | null = null;
+  const filled = path.replace(/\{(\w+)\}/g, (_, name: string) => {
+    const v = rest[name];
+    delete rest[name];
+    if (typeof v !== "string" || v === "") missing ??= name;
+    return encodeURIComponent(String(v ?? ""));
+  });
+  return missing ?? { path: filled, rest };
 }
 
 const KEYED =
   "Needs the API key: send Authorization: Bearer pit_w_... on the MCP HTTP requests (without it: UNAUTHORIZED).";
 
 /**
- * The tool of each route entry marked for agents: its arguments as the route's query (GET) or body (POST), called as
- * the MCP caller.
+ * The tool of each route entry marked for agents: its arguments as the route's path and query (GET) or
+ * body (POST), called as the MCP caller.
  */
-function entryTools(server: McpServer, rest: RestCall, entries: readonly RouteEntry[]): void {
+function entryTools(add: AddTool, rest: RestCall, entries: readonly RouteEntry[]): void {
   for (const e of entries) {
     const t = e.mcp;
     if (!t) continue;
     const description = e.auth === "key" || e.auth === "key(wallet)" ? `${t.description} ${KEYED}` : t.description;
     const annotations = t.readOnly ? READ : { readOnlyHint: false, destructiveHint: false, openWorldHint: false };
-    const path = `/api/v1${e.path}`;
-    server.registerTool(
-      t.name,
-      { description, inputSchema: t.input, annotations },
-      async (a: Record<string, unknown>) =>
-        result(
-          e.method === "get" ? await rest("GET", `${path}${query(a)}`) : await rest("POST", path, a),
-          ...(t.notes ?? []),
-        ),
-    );
+    add(t.name, { description, inputSchema: t.input, annotations }, async (a) => {
+      const filled = fillPath(`/api/v1${e.path}`, a);
+      if (typeof filled === "string") return refusal(400, "BAD_REQUEST", `${filled} is required`);
+      const answer =
+        e.method === "get"
+          ? await rest("GET", `${filled.path}${query(filled.rest)}`)
+          : await rest("POST", filled.path, filled.rest);
+      return result(answer, ...(t.notes ?? []));
+    });
   }
 }
 
-/** A server for one MCP request: its tools call REST through `rest`, bound to that request's caller. */
-export function mcpServer(rest: RestCall, version: string, entries: readonly RouteEntry[]): McpServer {
-  const server = new McpServer({ name: "pit-trading-service", version }, { capabilities: { tools: {} } });
-  entryTools(server, rest, entries);
-  server.registerTool(
+/** The league and a board's standings in one call. */
+function leagueTool(add: AddTool, rest: RestCall): void {
+  add(
     "league",
     {
       description: "The league (GET /api/v1/league) and a board's standings (GET /api/v1/league/standings). No key.",
@@ -87,5 +129,60 @@ export function mcpServer(rest: RestCall, version: string, entries: readonly Rou
         : result({ status: 200, json: { league: league.json, standings: standings.json } });
     },
   );
+}
+
+/** One trade of the key's wallet by its hash: its record from me/trades (refused ones included), newest first. */
+function followTradeTool(add: AddTool, rest: RestCall): void {
+  add(
+    "follow_trade",
+    {
+      description:
+        "One trade of the key's wallet by transaction hash: its me/trades record (status pending, mined, " +
+        `reverted, dropped or refused; amount_out once mined), found among the latest ${FOLLOW_PAGES * 100}. ` +
+        "Call again to follow a pending one. " +
+        KEYED,
+      inputSchema: followInput,
+      annotations: READ,
+    },
+    async (a) => {
+      const bad = followInput.safeParse(a);
+      if (!bad.success) return refusal(400, "BAD_REQUEST", bad.error.issues.map((i) => i.message).join("; "));
+      const hash = bad.data.tx_hash.toLowerCase();
+      let before: unknown = null;
+      for (let page = 0; page < FOLLOW_PAGES; page++) {
+        const r = await rest("GET", `/api/v1/me/trades?limit=100&refused=1${before ? `&before=${before}` : ""}`);
+        if (r.status >= 400) return result(r);
+        const j = r.json as { wallet: string; trades: { tx_hash: string | null }[]; next_before: unknown };
+        const trade = j.trades.find((t) => t.tx_hash?.toLowerCase() === hash);
+        if (trade) return result({ status: 200, json: { wallet: j.wallet, trade } });
+        if (j.next_before === null) break;
+        before = j.next_before;
+      }
+      return refusal(404, "NOT_FOUND", `no trade with tx_hash ${hash} among this wallet's latest trades`);
+    },
+  );
+}
+
+/**
+ * A server for one MCP request: its tools call REST through `rest`, bound to that request's caller.
+ * A call reaches its tool with the arguments as sent, so REST judges them (an unknown one refused as
+ * REST refuses it, never dropped on the way); the tool list never changes, so none is announced.
+ */
+export function mcpServer(rest: RestCall, version: string, entries: readonly RouteEntry[]): McpServer {
+  const server = new McpServer({ name: "pit-trading-service", version }, { capabilities: { tools: {} } });
+  const runs = new Map<string, ToolRun>();
+  const add: AddTool = (name, config, run) => {
+    server.registerTool(name, config, (a: Record<string, unknown>) => run(a));
+    runs.set(name, run);
+  };
+  entryTools(add, rest, entries);
+  leagueTool(add, rest);
+  followTradeTool(add, rest);
+  server.server.setRequestHandler(CallToolRequestSchema, async (request) => {
+    const run = runs.get(request.params.name);
+    if (!run) throw new McpError(ErrorCode.InvalidParams, `Tool ${request.params.name} not found`);
+    return run(request.params.arguments ?? {});
+  });
+  server.server.registerCapabilities({ tools: { listChanged: false } });
   return server;
 }

@@ -13,7 +13,7 @@ export type ServerService = {
   health: () => Promise<{ status: "ok" | "degraded" | "down"; checks: unknown }>;
 };
 
-const none = z.object({});
+const none = z.object({}).strict();
 
 /** SPEC.md "Server": config, health, stats (treasury: api/treasury/routes.ts). */
 export const serverRoutes = [

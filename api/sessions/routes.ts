@@ -52,13 +52,13 @@ const grantInput = z
   .object({
     wallet: z.string().describe("your wallet address: must be the API key's wallet"),
     executor: z.string().describe("the address that will trade for you within the session's limits"),
-    tokens: z.array(z.string()).optional(),
-    max_trade_usd: z.number().optional(),
-    max_day_usd: z.number().optional(),
-    max_trades: z.number().optional(),
-    expires_in_s: z.number().optional(),
-    accept_risks: z.array(z.string()).optional(),
-    shield: z.boolean().optional(),
+    tokens: z.array(z.string()).optional().describe("the tokens the session may trade (symbols or addresses)"),
+    max_trade_usd: z.number().optional().describe("largest single trade in dollars"),
+    max_day_usd: z.number().optional().describe("most traded per UTC day in dollars"),
+    max_trades: z.number().optional().describe("most trades over the session's life"),
+    expires_in_s: z.number().optional().describe("the session's life in seconds"),
+    accept_risks: z.array(z.string()).optional().describe("severe risk codes the session accepts"),
+    shield: z.boolean().optional().describe("screen every trade's token with Shield"),
   })
   .passthrough();
 

@@ -43,13 +43,23 @@ export const searchQuery = z
 export type SearchParameters = z.infer<typeof searchQuery>;
 
 /** The MCP tool's arguments: the search's query, shield as a boolean (sent as `1`). */
-const searchInput = z.object({
-  q: z.string().max(64).optional().describe("name, symbol or address prefix"),
-  tier: z.string().optional(),
-  kind: z.string().optional(),
-  limit: z.number().int().min(1).max(100).optional(),
-  shield: z.boolean().optional(),
-});
+const searchInput = z
+  .object({
+    q: z.string().max(64).optional().describe("name, symbol or address prefix"),
+    tier: z.string().optional().describe("only this tier (core, verified, listed, unscreened...)"),
+    kind: z.string().optional().describe("only this kind of token (stock, launch, ...)"),
+    limit: z.number().int().min(1).max(100).optional().describe("rows, 1 to 100 (default 20)"),
+    shield: z.boolean().optional().describe("add each token's Shield verdict"),
+  })
+  .strict();
+
+/** The token tool's arguments: the address in the path, shield as a boolean (sent as `1`). */
+const recordInput = z
+  .object({
+    address: z.string().describe("token address (core assets also by symbol: ETH, USDG, ...)"),
+    shield: z.boolean().optional().describe("add the Shield verdict report"),
+  })
+  .strict();
 
 const route = routesFor<TokensService>();
 
@@ -89,6 +99,14 @@ export const tokenRoutes = [
       "REGISTRY_UNAVAILABLE",
       "REPORT_UNAVAILABLE",
     ],
+    mcp: {
+      name: "token",
+      description:
+        "One token's record (GET /api/v1/tokens/{address}): tier, kind, risks, tradable; screened on demand " +
+        "(within about 8 s) if it was never screened.",
+      input: recordInput,
+      readOnly: true,
+    },
     handle: ({ query, param, c }, s) =>
       s.get(param("address"), { shield: query.shield, keyId: c.get("key").keyId, clientAddr: c.get("clientAddr") }),
   }),

@@ -12,7 +12,7 @@ import { walletSignatures } from "../helpers/sessions.js";
  * and the agent signs it itself and relays it through REST: nothing asks for a private key.
  */
 type Account = ReturnType<typeof privateKeyToAccount>;
-type ToolResult = { content: { type: string; text: string }[]; isError?: boolean };
+type ToolResult = { content: { type: string; text: string }[]; isError?: boolean; structuredContent?: unknown };
 const TOOLS = [
   "config",
   "tokens",
@@ -24,6 +24,8 @@ const TOOLS = [
   "prepare_trade",
   "prepare_session",
   "prepare_league_statement",
+  "token",
+  "follow_trade",
 ];
 
 let stack: Stack;
@@ -32,18 +34,20 @@ let key: string;
 let keyed: Client;
 let keyless: Client;
 
-async function connect(headers: Record<string, string>): Promise<Client> {
+async function connect(headers: Record<string, string>, path = "/mcp"): Promise<Client> {
   const client = new Client({ name: "mcp-e2e", version: "0.0.0" });
   await client.connect(
-    new StreamableHTTPClientTransport(new URL(`${stack.api.url}/mcp`), { requestInit: { headers } }),
+    new StreamableHTTPClientTransport(new URL(`${stack.api.url}${path}`), { requestInit: { headers } }),
   );
   return client;
 }
 
-/** A tool's answer: isError and the JSON of its first text block (the REST answer). */
+/** A tool's answer: isError and the JSON of its first text block (the REST answer), also its structured content. */
 async function call(client: Client, name: string, args: Record<string, unknown> = {}) {
   const r = (await client.callTool({ name, arguments: args })) as ToolResult;
-  return { isError: r.isError === true, json: JSON.parse(r.content[0]!.text), texts: r.content.map((c) => c.text) };
+  const json = JSON.parse(r.content[0]!.text);
+  expect(r.structuredContent, name).toEqual(json);
+  return { isError: r.isError === true, json, texts: r.content.map((c) => c.text) };
 }
 
 const tradeArgs = () => ({ token_in: "ETH", token_out: "USDG", notional_usd: 25 });
@@ -77,6 +81,48 @@ describe("MCP at /mcp", () => {
     expect(tools.find((t) => t.name === "prepare_trade")!.inputSchema.required).toEqual(
       expect.arrayContaining(["wallet", "token_in", "token_out"]),
     );
+    // Every argument says what it is; the list never changes, so no change is announced.
+    const undescribed = tools.flatMap((t) =>
+      Object.entries((t.inputSchema.properties ?? {}) as Record<string, { description?: string }>)
+        .filter(([, p]) => !p.description)
+        .map(([n]) => `${t.name}.${n}`),
+    );
+    expect(undescribed).toEqual([]);
+    expect(keyed.getServerCapabilities()?.tools?.listChanged ?? false).toBe(false);
+  });
+
+  it("refuses an argument REST does not know as REST refuses it, never dropping it on the way", async () => {
+    const rest = await stack.agent.get("/tokens?lim=1", key);
+    expect(rest.status).toBe(400);
+    const tool = await call(keyed, "tokens", { lim: 1 });
+    expect(tool.isError).toBe(true);
+    expect(tool.json.error.code).toBe(rest.json.error.code);
+    const trades = await call(keyed, "trades", { limit: 5, colour: "red" });
+    expect(trades.isError).toBe(true);
+    expect(trades.json.error.code).toBe((await stack.agent.get("/me/trades?limit=5&colour=red", key)).json.error.code);
+  });
+
+  it("looks up one token as GET tokens/<address> answers it, and asks for the address", async () => {
+    const usdg = stack.dn.token("USDG");
+    const tool = await call(keyed, "token", { address: usdg });
+    expect(tool.isError, JSON.stringify(tool.json)).toBe(false);
+    const rest = await stack.agent.get(`/tokens/${usdg}`, key);
+    expect(tool.json.address).toBe(rest.json.address);
+    expect(tool.json.tradable).toBe(rest.json.tradable);
+    const missing = await call(keyed, "token", {});
+    expect(missing.isError).toBe(true);
+    expect(missing.json.error.code).toBe("BAD_REQUEST");
+  });
+
+  it("takes the key from the URL for a client that cannot set headers", async () => {
+    const headerless = await connect({}, `/mcp?key=${key}`);
+    try {
+      const portfolio = await call(headerless, "portfolio");
+      expect(portfolio.isError, JSON.stringify(portfolio.json)).toBe(false);
+      expect(portfolio.json.wallet).toBe(account.address.toLowerCase());
+    } finally {
+      await headerless.close();
+    }
   });
 
   it("answers config, quote, portfolio and league as REST does", async () => {
@@ -134,6 +180,19 @@ describe("MCP at /mcp", () => {
 
     const trades = await call(keyed, "trades", { limit: 5 });
     expect(trades.json.trades.map((t: { tx_hash: string }) => t.tx_hash)).toContain(submitted.json.tx_hash);
+
+    // Followed by its hash (any case) until the relay watcher has it mined.
+    const hash = String(submitted.json.tx_hash);
+    let followed = await call(keyed, "follow_trade", { tx_hash: hash.toUpperCase().replace("0X", "0x") });
+    for (let i = 0; i < 50 && followed.json.trade?.status === "pending"; i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      followed = await call(keyed, "follow_trade", { tx_hash: hash });
+    }
+    expect(followed.isError, JSON.stringify(followed.json)).toBe(false);
+    expect(followed.json.trade).toMatchObject({ tx_hash: hash, status: "mined" });
+    const unknown = await call(keyed, "follow_trade", { tx_hash: `0x${"ab".repeat(32)}` });
+    expect(unknown.isError).toBe(true);
+    expect(unknown.json.error.code).toBe("NOT_FOUND");
   });
 
   it("prepares a session grant the wallet signs itself and switches on through REST", async () => {
