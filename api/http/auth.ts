@@ -31,16 +31,25 @@ export function requireKey(checks: Pick<KeyChecks, "authenticate">, limiter: Lim
     const key = m ? await checks.authenticate(m[1]!) : null;
     if (!key) {
       await failedAuthentication(limiter, c.get("clientAddr"));
-      throw new Refusal(
-        "UNAUTHORIZED",
-        header ? "unknown, expired or revoked API key" : "send Authorization: Bearer <api_key>",
-      );
+      throw new Refusal("UNAUTHORIZED", unauthorizedMessage(header, m !== null));
     }
     c.set("key", key);
     const wait = await limiter.spend([{ key: `key:key:${key.keyId}`, rule: RATE_RULES.key }]);
     if (wait > 0) throw rateLimited(wait, "requests for this key");
     await next();
   };
+}
+
+/**
+ * What a 401 tells the caller to do: a key sent without `Bearer `, or under another scheme, is told
+ * the header's form (it was never looked up, so "unknown key" would send its owner to sign in again).
+ */
+export function unauthorizedMessage(header: string, wellFormed: boolean): string {
+  if (!header) return "send the API key as Authorization: Bearer <api_key>";
+  if (wellFormed) return "unknown, expired or revoked API key: sign in again (POST /api/v1/auth/challenge)";
+  if (/^[A-Za-z0-9_-]{1,200}$/.test(header.trim()))
+    return "the Authorization header has no Bearer prefix: send it as Authorization: Bearer <api_key>";
+  return "the Authorization header must be Bearer <api_key> (one space, the key as sign-in issued it)";
 }
 
 /** The address's failed-authentication buckets: its own and, for an IPv6 /64, its /56 and /48. */
