@@ -68,8 +68,8 @@ describe("curve facts before a curve trade is built", () => {
 });
 
 describe("a size too small to route (issue 30)", () => {
-  const eth = { symbol: "ETH", address: zeroAddress, decimals: 18 } as TokenInfo;
-  const mark = { usd: 4_000, source: "feed", age_s: 1, stale: false } as const;
+  const eth = { symbol: "ETH", address: zeroAddress, decimals: 18 };
+  const mark = { usd: 4_000, source: "oracle" as const, age_s: 1, stale: false };
   it("is MIN_NOTIONAL naming the minimum in dollars and atoms, not NO_ROUTE", () => {
     let err: { code?: string; message?: string } = {};
     try {
