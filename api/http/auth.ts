@@ -2,7 +2,7 @@ import type { MiddlewareHandler } from "hono";
 import type { AppEnv, KeyRecord } from "./env.js";
 import { Refusal } from "../errors/index.js";
 import { RATE_RULES, type Limiter } from "./rateLimit.js";
-import { clientBuckets, rateLimited } from "./limits.js";
+import { clientBuckets, rateLimited, showQuota } from "./limits.js";
 import { LRUCache } from "lru-cache";
 import type { Address } from "viem";
 
@@ -34,8 +34,9 @@ export function requireKey(checks: Pick<KeyChecks, "authenticate">, limiter: Lim
       throw new Refusal("UNAUTHORIZED", unauthorizedMessage(header, m !== null));
     }
     c.set("key", key);
-    const wait = await limiter.spend([{ key: `key:key:${key.keyId}`, rule: RATE_RULES.key }]);
-    if (wait > 0) throw rateLimited(wait, "requests for this key");
+    const { wait, quota } = await limiter.charge([{ key: `key:key:${key.keyId}`, rule: RATE_RULES.key }]);
+    if (wait > 0) throw rateLimited(wait, "requests for this key", quota);
+    showQuota(c, quota);
     await next();
   };
 }
@@ -57,9 +58,13 @@ const failBuckets = (clientAddr: string) => clientBuckets("failedAuth", RATE_RUL
 
 /** 429 while any of the address's failed-authentication buckets is empty (checked before any work). */
 export async function notLockedOut(limiter: Limiter, clientAddr: string): Promise<void> {
-  const waits = await Promise.all(failBuckets(clientAddr).map((b) => limiter.wait(b.key, b.rule)));
+  const buckets = failBuckets(clientAddr);
+  const waits = await Promise.all(buckets.map((b) => limiter.wait(b.key, b.rule)));
   const wait = Math.max(0, ...waits);
-  if (wait > 0) throw rateLimited(wait, "failed authentications from this address");
+  // The quota shown is the bucket that locks the address out (its burst; nothing left; Reset the wait).
+  const limit = buckets[waits.indexOf(wait)]?.rule.burst ?? RATE_RULES.failedAuth.burst;
+  if (wait > 0)
+    throw rateLimited(wait, "failed authentications from this address", { limit, remaining: 0, resetS: wait });
 }
 
 /** Counts one failed authentication against the address and its prefixes. */

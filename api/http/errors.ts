@@ -4,6 +4,7 @@ import { METHOD_NAME_ALL } from "hono/router";
 import { TrieRouter } from "hono/router/trie-router";
 import { Refusal } from "../errors/index.js";
 import { chainUnreachable } from "../../lib/chain.js";
+import { showRefusedQuota, wholeSeconds } from "./limits.js";
 
 /**
  * A refusal as SPEC's `{error: {code, message, ...}}`, plus `request_id` (beyond SPEC): the id the
@@ -11,8 +12,9 @@ import { chainUnreachable } from "../../lib/chain.js";
  */
 export function respondError(c: Context, err: Refusal): Response {
   c.header("Cache-Control", "no-store");
-  if (err.retryAfterS !== undefined) c.header("Retry-After", String(Math.max(1, Math.ceil(err.retryAfterS))));
+  if (err.retryAfterS !== undefined) c.header("Retry-After", wholeSeconds(err.retryAfterS));
   c.set("errorCode", err.code);
+  if (err.status === 429) showRefusedQuota(c, err);
   const body = err.body();
   const requestId: string | undefined = c.get("requestId");
   return c.json(requestId === undefined ? body : { error: { ...body.error, request_id: requestId } }, err.status);
