@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
 import { getAddress, isAddress, recoverMessageAddress, type Address, type Hex } from "viem";
-import { createSiweMessage, generateSiweNonce } from "viem/siwe";
+import { createSiweMessage } from "viem/siwe";
 import { LRUCache } from "lru-cache";
 import { partnerAgentVaultAbi, sanctionsListAbi } from "../../abis/fixtures.js";
 import { z } from "zod";
@@ -72,6 +72,13 @@ const signatureField = worded(
   "signature must be 0x followed by 130 hex digits (personal_sign)",
 );
 const NONCE = /^[A-Za-z0-9]{8,128}$/;
+
+/**
+ * A challenge's nonce: 128 bits from the OS CSPRNG as 32 hex digits (EIP-4361: alphanumeric, at
+ * least 8). Not viem's generateSiweNonce: it slices one Math.random buffer, each nonce the previous
+ * one shifted by a character, so one challenge's nonce told the next.
+ */
+export const newNonce = (): string => randomBytes(16).toString("hex");
 const BAD_NONCE = "nonce must be the challenge's nonce";
 
 /**
@@ -152,7 +159,7 @@ export async function createChallenge(d: SignInDeps, q: ChallengeParameters, { h
   await assertNotSanctioned(d, address);
   const issuedAt = now(d);
   const expiresAt = issuedAt + CHALLENGE_TTL_S;
-  const nonce = generateSiweNonce();
+  const nonce = newNonce();
   const statement = purpose === "revoke-all" ? REVOKE_ALL_STATEMENT : SIGN_IN_STATEMENT;
   const uri = `https://${domain}`;
   const message = createSiweMessage({

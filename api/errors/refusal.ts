@@ -57,19 +57,77 @@ export class Refusal<C extends Code = Code> extends Error {
 
 export const isCode = (code: string): code is Code => Object.hasOwn(CATALOGUE, code);
 
-/** Parses a request body with a zod schema; the first problem is a 400 BAD_REQUEST naming the field. */
+/**
+ * Parses a request body with a zod schema; the first problem is a 400 BAD_REQUEST naming the field.
+ * A camelCase field whose snake_case name the schema reads is that problem, wherever it sits.
+ */
 export function parseBody<S extends z.ZodTypeAny>(
   schema: S,
   body: unknown,
   o: { unknownField?: "UNKNOWN_FIELD" } = {},
 ): z.infer<S> {
+  const unknownCode = o.unknownField ?? "BAD_REQUEST";
+  const camel = camelAlias(schema, body);
+  if (camel) throw new Refusal(unknownCode, `${camel}: fields are snake_case; send ${snakeOf(camel)}`);
   const parsed = schema.safeParse(body);
   if (parsed.success) return parsed.data;
+  const nested = nestedCamelAlias(parsed.error.issues);
+  if (nested) throw new Refusal(unknownCode, nested);
   const i = parsed.error.issues[0]!;
   if (i.code === "custom" && i.params?.[WORDED]) throw new Refusal("BAD_REQUEST", i.message);
   if (i.code === "unrecognized_keys")
-    throw new Refusal(o.unknownField ?? "BAD_REQUEST", `unknown field ${[...i.path, i.keys.join(", ")].join(".")}`);
+    throw new Refusal(unknownCode, `unknown field ${[...i.path, i.keys.join(", ")].join(".")}`);
   throw new Refusal("BAD_REQUEST", `${i.path.join(".") || "body"}: ${i.message}`);
+}
+
+/** Inside an object: an unknown camelCase field sent where its snake_case name is missing (`limits.maxTradeUsd`). */
+function nestedCamelAlias(issues: z.ZodIssue[]): string | null {
+  const missing = new Set(issues.filter((i) => i.code === "invalid_type").map((i) => i.path.join(".")));
+  for (const i of issues) {
+    if (i.code !== "unrecognized_keys") continue;
+    const k = i.keys.find((key) => missing.has([...i.path, snakeOf(key)].join(".")) && snakeOf(key) !== key);
+    if (k) return `${[...i.path, k].join(".")}: fields are snake_case; send ${snakeOf(k)}`;
+  }
+  return null;
+}
+
+/** `tokenIn` as this API spells its fields: `token_in`. */
+export const snakeOf = (field: string) => field.replace(/([a-z0-9])([A-Z])/g, "$1_$2").toLowerCase();
+
+const KEYS = new WeakMap<ZodTypeAny, ReadonlySet<string>>();
+
+/** The top-level fields a schema reads (through effects, defaults, unions), cached per schema. */
+function keysOf(schema: ZodTypeAny): ReadonlySet<string> {
+  let keys = KEYS.get(schema);
+  if (!keys) {
+    const d = schema._def as Record<string, unknown>;
+    const inner = (d.schema ?? d.innerType ?? d.in) as ZodTypeAny | undefined;
+    const options = (d.options ?? [d.left, d.right].filter(Boolean)) as ZodTypeAny[] | Map<unknown, ZodTypeAny>;
+    keys = new Set(
+      schema instanceof z.ZodObject
+        ? Object.keys(schema.shape as object)
+        : inner
+          ? keysOf(inner)
+          : [...options.values()].flatMap((x) => [...keysOf(x)]),
+    );
+    KEYS.set(schema, keys);
+  }
+  return keys;
+}
+
+/**
+ * A camelCase field of the body whose snake_case name the schema reads (`tokenIn` for `token_in`):
+ * named, not ignored, so a lenient schema does not quietly trade on a default the caller meant to set.
+ */
+function camelAlias(schema: ZodTypeAny, body: unknown): string | null {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) return null;
+  let keys: ReadonlySet<string> | null = null;
+  for (const field of Object.keys(body)) {
+    if (!/[a-z0-9][A-Z]/.test(field)) continue;
+    keys ??= keysOf(schema);
+    if (!keys.has(field) && keys.has(snakeOf(field))) return field;
+  }
+  return null;
 }
 
 const WORDED = "worded";

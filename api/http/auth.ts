@@ -2,7 +2,7 @@ import type { MiddlewareHandler } from "hono";
 import type { AppEnv, KeyRecord } from "./env.js";
 import { Refusal } from "../errors/index.js";
 import { RATE_RULES, type Limiter } from "./rateLimit.js";
-import { clientBuckets, rateLimited } from "./limits.js";
+import { clientBuckets, rateLimited, showQuota } from "./limits.js";
 import { LRUCache } from "lru-cache";
 import type { Address } from "viem";
 
@@ -31,16 +31,26 @@ export function requireKey(checks: Pick<KeyChecks, "authenticate">, limiter: Lim
     const key = m ? await checks.authenticate(m[1]!) : null;
     if (!key) {
       await failedAuthentication(limiter, c.get("clientAddr"));
-      throw new Refusal(
-        "UNAUTHORIZED",
-        header ? "unknown, expired or revoked API key" : "send Authorization: Bearer <api_key>",
-      );
+      throw new Refusal("UNAUTHORIZED", unauthorizedMessage(header, m !== null));
     }
     c.set("key", key);
-    const wait = await limiter.spend([{ key: `key:key:${key.keyId}`, rule: RATE_RULES.key }]);
-    if (wait > 0) throw rateLimited(wait, "requests for this key");
+    const { wait, quota } = await limiter.charge([{ key: `key:key:${key.keyId}`, rule: RATE_RULES.key }]);
+    if (wait > 0) throw rateLimited(wait, "requests for this key", quota);
+    showQuota(c, quota);
     await next();
   };
+}
+
+/**
+ * What a 401 tells the caller to do: a key sent without `Bearer `, or under another scheme, is told
+ * the header's form (it was never looked up, so "unknown key" would send its owner to sign in again).
+ */
+export function unauthorizedMessage(header: string, wellFormed: boolean): string {
+  if (!header) return "send the API key as Authorization: Bearer <api_key>";
+  if (wellFormed) return "unknown, expired or revoked API key: sign in again (POST /api/v1/auth/challenge)";
+  if (/^[A-Za-z0-9_-]{1,200}$/.test(header.trim()))
+    return "the Authorization header has no Bearer prefix: send it as Authorization: Bearer <api_key>";
+  return "the Authorization header must be Bearer <api_key> (one space, the key as sign-in issued it)";
 }
 
 /** The address's failed-authentication buckets: its own and, for an IPv6 /64, its /56 and /48. */
@@ -48,9 +58,13 @@ const failBuckets = (clientAddr: string) => clientBuckets("failedAuth", RATE_RUL
 
 /** 429 while any of the address's failed-authentication buckets is empty (checked before any work). */
 export async function notLockedOut(limiter: Limiter, clientAddr: string): Promise<void> {
-  const waits = await Promise.all(failBuckets(clientAddr).map((b) => limiter.wait(b.key, b.rule)));
+  const buckets = failBuckets(clientAddr);
+  const waits = await Promise.all(buckets.map((b) => limiter.wait(b.key, b.rule)));
   const wait = Math.max(0, ...waits);
-  if (wait > 0) throw rateLimited(wait, "failed authentications from this address");
+  // The quota shown is the bucket that locks the address out (its burst; nothing left; Reset the wait).
+  const limit = buckets[waits.indexOf(wait)]?.rule.burst ?? RATE_RULES.failedAuth.burst;
+  if (wait > 0)
+    throw rateLimited(wait, "failed authentications from this address", { limit, remaining: 0, resetS: wait });
 }
 
 /** Counts one failed authentication against the address and its prefixes. */

@@ -1,5 +1,6 @@
 import type { Logger } from "pino";
 import type { Address } from "viem";
+import type { Quota } from "./rateLimit.js";
 
 /** A live API key as the edge hands it to routes (auth/ looks it up; the edge only carries it). */
 export type KeyRecord = { keyId: number; wallet: Address; account: { id: number; name: string }; expiresAt: number };
@@ -14,5 +15,7 @@ export type AppEnv = {
     clientAddr: string;
     body: Record<string, unknown>;
     key: KeyRecord;
+    /** The tightest rate bucket this request spent from, as its RateLimit headers show it (api/http/limits.ts). */
+    quota: Quota | undefined;
   };
 };

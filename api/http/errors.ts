@@ -4,12 +4,20 @@ import { METHOD_NAME_ALL } from "hono/router";
 import { TrieRouter } from "hono/router/trie-router";
 import { Refusal } from "../errors/index.js";
 import { chainUnreachable } from "../../lib/chain.js";
+import { showRefusedQuota, wholeSeconds } from "./limits.js";
 
+/**
+ * A refusal as SPEC's `{error: {code, message, ...}}`, plus `request_id` (beyond SPEC): the id the
+ * request's log line and X-Request-Id header carry, so a report of a refusal finds its log line.
+ */
 export function respondError(c: Context, err: Refusal): Response {
   c.header("Cache-Control", "no-store");
-  if (err.retryAfterS !== undefined) c.header("Retry-After", String(Math.max(1, Math.ceil(err.retryAfterS))));
+  if (err.retryAfterS !== undefined) c.header("Retry-After", wholeSeconds(err.retryAfterS));
   c.set("errorCode", err.code);
-  return c.json(err.body(), err.status);
+  if (err.status === 429) showRefusedQuota(c, err);
+  const body = err.body();
+  const requestId: string | undefined = c.get("requestId");
+  return c.json(requestId === undefined ? body : { error: { ...body.error, request_id: requestId } }, err.status);
 }
 
 /** Every failure answers JSON; anything unexpected is a logged 500 without its stack in the body. */

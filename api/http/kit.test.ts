@@ -39,7 +39,7 @@ function edge(sanctioned: Set<string>) {
   app.onError(onError);
   const get = (path: string, apiKey?: string) =>
     app.request(path, { headers: apiKey ? { authorization: `Bearer ${apiKey}` } : {} });
-  return { get, asked };
+  return { get, asked, app };
 }
 
 const codeOf = async (r: Response) => ((await r.json()) as { error: { code: string } }).error.code;
@@ -50,6 +50,22 @@ describe("httpKit over the root's key checks", () => {
     expect(await codeOf(await get("/keyed"))).toBe("UNAUTHORIZED");
     expect((await get("/keyed", "pit_w_other")).status).toBe(401);
     expect(await (await get("/keyed", "pit_w_live")).json()).toEqual({ key: 7 });
+  });
+
+  it("says what to do with the Authorization header: a key without Bearer is not an unknown key", async () => {
+    const { app } = edge(new Set());
+    const message = async (authorization?: string) => {
+      const r = await app.request("/keyed", { headers: authorization === undefined ? {} : { authorization } });
+      const e = ((await r.json()) as { error: { code: string; message: string } }).error;
+      expect([r.status, e.code]).toEqual([401, "UNAUTHORIZED"]);
+      return e.message;
+    };
+    expect(await message()).toBe("send the API key as Authorization: Bearer <api_key>");
+    expect(await message("pit_w_live")).toMatch(/no Bearer prefix: send it as Authorization: Bearer <api_key>/);
+    expect(await message("Token pit_w_live")).toMatch(/must be Bearer <api_key>/);
+    expect(await message("bearer pit_w_gone")).toMatch(/^unknown, expired or revoked API key: sign in again/);
+    // The key itself is never echoed back.
+    expect(await message("pit_w_live")).not.toContain("pit_w_live");
   });
 
   it(

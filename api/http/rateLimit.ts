@@ -73,6 +73,42 @@ type Bucket = { tokens: number; at: number };
 export type BucketTake = { key: string; rule: BucketRule };
 
 /**
+ * What the tightest of a spend's buckets still allows, for the RateLimit-Limit, -Remaining and
+ * -Reset headers: its burst, the whole tokens left, and the seconds until it holds one more (a
+ * token bucket refills steadily, not per window; so on a 429 this is the Retry-After).
+ */
+export type Quota = { limit: number; remaining: number; resetS: number };
+
+/** A spend's outcome: wait 0 when allowed; the quota of the tightest bucket (or of the one that refused). */
+export type Spent = { wait: number; quota: Quota | null };
+
+/**
+ * The quota a spend reports from its buckets' levels (tokens, fractional): when allowed, the bucket
+ * with the fewest whole tokens left after it (the longest reset on a tie); when refused, the one
+ * that refused longest, with nothing left. api/http/redisLimiter.ts's script computes the same.
+ */
+export function quotaOf(levels: { tokens: number; rule: BucketRule }[]): Spent {
+  let wait = 0;
+  let quota: Quota | null = null;
+  for (const { tokens, rule } of levels) {
+    const w = tokens >= 1 ? 0 : (1 - tokens) / rule.perSecond;
+    if (w > wait) [wait, quota] = [w, { limit: rule.burst, remaining: 0, resetS: w }];
+  }
+  if (wait > 0) return { wait, quota };
+  for (const { tokens, rule } of levels) {
+    const left = tokens - 1;
+    const q = {
+      limit: rule.burst,
+      remaining: Math.floor(left),
+      resetS: (Math.floor(left) + 1 - left) / rule.perSecond,
+    };
+    if (!quota || q.remaining < quota.remaining || (q.remaining === quota.remaining && q.resetS > quota.resetS))
+      quota = q;
+  }
+  return { wait: 0, quota };
+}
+
+/**
  * Where rate buckets live: in memory (one instance; the embedded default) or in Redis (shared by
  * every instance, api/http/redisLimiter.ts). Both spend all of a request's buckets or none.
  */
@@ -80,6 +116,8 @@ export interface Limiter {
   readonly enabled: boolean;
   /** Takes one token from each bucket, all or none: 0 when allowed, else seconds until all could pass. */
   spend(buckets: BucketTake[]): Promise<number>;
+  /** As spend, with the quota the RateLimit headers show (null when limits are off or no bucket is named). */
+  charge(buckets: BucketTake[]): Promise<Spent>;
   /** Seconds until this bucket has a token (0: now), without taking one. */
   wait(key: string, rule: BucketRule): Promise<number>;
   close?(): Promise<void>;
@@ -115,11 +153,20 @@ export class RateLimiter implements Limiter {
   }
 
   async spend(buckets: BucketTake[]): Promise<number> {
-    const waits = buckets.map((b) => this.peek(b.key, b.rule));
-    const wait = Math.max(0, ...waits);
-    if (wait > 0) return wait;
-    for (const b of buckets) this.take(b.key, b.rule);
-    return 0;
+    return (await this.charge(buckets)).wait;
+  }
+
+  async charge(buckets: BucketTake[]): Promise<Spent> {
+    if (!this.enabled || buckets.length === 0) return { wait: 0, quota: null };
+    const spent = quotaOf(buckets.map((b) => ({ tokens: this.level(b.key, b.rule), rule: b.rule })));
+    if (spent.wait === 0) for (const b of buckets) this.take(b.key, b.rule);
+    return spent;
+  }
+
+  /** The bucket's tokens now (fractional), without taking one. */
+  private level(key: string, rule: BucketRule): number {
+    const b = this.buckets.get(key);
+    return b ? Math.min(rule.burst, b.tokens + (this.clock() / 1000 - b.at) * rule.perSecond) : rule.burst;
   }
 
   async wait(key: string, rule: BucketRule): Promise<number> {
@@ -129,9 +176,7 @@ export class RateLimiter implements Limiter {
   /** Whether a take would pass, without taking (for failed-auth lockouts checked before work). */
   peek(key: string, rule: BucketRule): number {
     if (!this.enabled) return 0;
-    const b = this.buckets.get(key);
-    if (!b) return 0;
-    const tokens = Math.min(rule.burst, b.tokens + (this.clock() / 1000 - b.at) * rule.perSecond);
+    const tokens = this.level(key, rule);
     return tokens >= 1 ? 0 : (1 - tokens) / rule.perSecond;
   }
 

@@ -1,4 +1,9 @@
+import { Hono } from "hono";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { AppEnv } from "./env.js";
+import { onError } from "./errors.js";
+import { limit } from "./limits.js";
+import { RateLimiter, type Limiter } from "./rateLimit.js";
 import { RedisLimiter } from "./redisLimiter.js";
 
 const REDIS = process.env.TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
@@ -60,5 +65,41 @@ describe("RedisLimiter", () => {
       retryAfterS: 2,
     });
     await dead.close();
+  });
+
+  it("sends the same RateLimit headers as the in-memory limiter, and the same quota for several buckets", async () => {
+    const headers = async (limiter: Limiter) => {
+      const app = new Hono<AppEnv>();
+      app.use("*", async (c, next) => {
+        c.set("clientAddr", "192.0.2.9");
+        await next();
+      });
+      app.get("/r", limit(limiter, ["h", { burst: 3, perSecond: 0.01 }, "client"]), (c) => c.json({}));
+      app.onError(onError);
+      const seen: (string | number | null)[][] = [];
+      for (let i = 0; i < 5; i++) {
+        const r = await app.request("/r");
+        const h = (n: string) => r.headers.get(n);
+        seen.push([r.status, h("ratelimit-limit"), h("ratelimit-remaining"), h("ratelimit-reset"), h("retry-after")]);
+      }
+      return seen;
+    };
+    const shared = await headers(a);
+    expect(shared).toEqual(await headers(new RateLimiter(() => 0)));
+    expect(shared.at(-1)).toEqual([429, "3", "0", "100", "100"]);
+    const two = [
+      { key: "q1", rule: { burst: 5, perSecond: 0.001 } },
+      { key: "q2", rule: { burst: 2, perSecond: 0.001 } },
+    ];
+    const memory = new RateLimiter(() => 0);
+    for (let i = 0; i < 3; i++) {
+      const [r, m] = [await b.charge(two), await memory.charge(two)];
+      expect([r.wait > 0, r.quota?.limit, r.quota?.remaining]).toEqual([
+        m.wait > 0,
+        m.quota?.limit,
+        m.quota?.remaining,
+      ]);
+      expect(Math.abs(r.quota!.resetS - m.quota!.resetS)).toBeLessThan(1);
+    }
   });
 });

@@ -137,7 +137,14 @@ export function openApiDocument(o: { version: string; serverUrl?: string; routes
             error: {
               type: "object",
               required: ["code", "message"],
-              properties: { code: { type: "string", enum: Object.keys(CATALOGUE) }, message: { type: "string" } },
+              properties: {
+                code: { type: "string", enum: Object.keys(CATALOGUE) },
+                message: { type: "string" },
+                request_id: {
+                  type: "string",
+                  description: "The request's id, as in its X-Request-Id header and the service's log line.",
+                },
+              },
               additionalProperties: true,
             },
           },

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { zeroAddress, type Address } from "viem";
 import type { ChainSnapshot, CurveSnapshot } from "../ports/chainSnapshot.js";
-import { assertCurveFacts, type RankedRoute } from "./evaluate.js";
+import { assertCurveFacts, assertNotUndersized, type RankedRoute } from "./evaluate.js";
 import type { CurveRoute } from "./routing.js";
 import type { TokenInfo } from "./sides.js";
 
@@ -64,5 +64,26 @@ describe("curve facts before a curve trade is built", () => {
     expect(code({ ...live, state: null })).toBe("VENUE_FAILED");
     expect(code({ ...live, fees: null })).toBe("VENUE_FAILED");
     expect(code({ ...live, graduationWei: null })).toBe("VENUE_FAILED");
+  });
+});
+
+describe("a size too small to route (issue 30)", () => {
+  const eth = { symbol: "ETH", address: zeroAddress, decimals: 18 };
+  const mark = { usd: 4_000, source: "oracle" as const, age_s: 1, stale: false };
+  it("is MIN_NOTIONAL naming the minimum in dollars and atoms, not NO_ROUTE", () => {
+    let err: { code?: string; message?: string } = {};
+    try {
+      assertNotUndersized({ amountIn: 1n, markIn: mark }, eth);
+    } catch (e) {
+      err = e as typeof err;
+    }
+    expect(err.code).toBe("MIN_NOTIONAL");
+    expect(err.message).toMatch(/\(1 atoms of ETH\), below the \$1 minimum/);
+    // $1 at $4,000 per ETH is 0.00025 ETH: 250,000,000,000,000 wei (one more, to be sure of the dollar).
+    expect(err.message).toContain("send amount_in of at least 250000000000001 atoms, or notional_usd of at least 1");
+  });
+  it("leaves a trade worth the minimum, or one without a mark, to the routes' own answer", () => {
+    expect(() => assertNotUndersized({ amountIn: 10n ** 15n, markIn: mark }, eth)).not.toThrow();
+    expect(() => assertNotUndersized({ amountIn: 1n, markIn: null }, eth)).not.toThrow();
   });
 });

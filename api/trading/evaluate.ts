@@ -147,6 +147,8 @@ export async function evaluate(
   const gasPrice = snap.baseFee > 0n ? snap.baseFee : 1n;
   const ethUsd = sizing.markEth?.usd ?? null;
   const rows = quoteRows(choice.routes, snap, sizing, tin, tout, gasPrice, ethUsd);
+  // A size no venue answers is most often just too small: that is said with the minimum, not NO_ROUTE.
+  if (!rows.some((x) => x.quote.ok)) assertNotUndersized(sizing, tin);
   const best = bestRoute(rows, choice.curveSide, snap);
   const expectedOut = BigInt(best.row.amount_out!);
   ctx.winners.set(choice.pair, best.row.id);
@@ -403,7 +405,12 @@ async function sizeAndFee(
         { retryAfterS: 5 },
       );
     amountIn = parseUnits((r.notional_usd! / markIn.usd).toFixed(tin.decimals), tin.decimals);
-    if (amountIn === 0n) throw new Refusal("MIN_NOTIONAL", "the trade rounds to zero atoms");
+    if (amountIn === 0n)
+      throw new Refusal(
+        "MIN_NOTIONAL",
+        `notional_usd ${r.notional_usd} is zero atoms of ${tin.symbol || tin.address}: ` +
+          `trades are at least $${LIMITS.minNotionalUsd}`,
+      );
   }
   const feeClass: FeeClass = feeClassOf(tin, tout);
   const volumeUsd = tierWallet && feeClass === "major" ? await ctx.volume.usd30d(tierWallet) : 0;
@@ -559,6 +566,27 @@ function bestRoute(rows: RankedRoute[], curveSide: TokenInfo | null, snap: Chain
         .filter(Boolean)
         .join("; ") || "no output"
     }`,
+  );
+}
+
+/**
+ * MIN_NOTIONAL naming the minimum, in dollars and in the input's atoms, for an input worth less than
+ * SPEC's minimum at its mark (a 1-wei trade): no venue gives it any output, and NO_ROUTE would send
+ * the caller looking for another venue rather than a larger amount. Without a mark it is not judged.
+ */
+export function assertNotUndersized(
+  s: Pick<Sizing, "amountIn" | "markIn">,
+  tin: Pick<TokenInfo, "symbol" | "address" | "decimals">,
+) {
+  if (!s.markIn || !(s.markIn.usd > 0)) return;
+  const usd = (Number(s.amountIn) / 10 ** tin.decimals) * s.markIn.usd;
+  if (usd >= LIMITS.minNotionalUsd) return;
+  const min = LIMITS.minNotionalUsd;
+  const atoms = parseUnits((min / s.markIn.usd).toFixed(tin.decimals), tin.decimals) + 1n;
+  throw new Refusal(
+    "MIN_NOTIONAL",
+    `the trade is $${usd.toFixed(usd < 0.01 ? 6 : 2)} (${s.amountIn} atoms of ${tin.symbol || tin.address}), below ` +
+      `the $${min} minimum: send amount_in of at least ${atoms} atoms, or notional_usd of at least ${min}`,
   );
 }
 

@@ -8,7 +8,7 @@ import { PitError } from "./errors.js";
 import { checkTable } from "./fastTable.js";
 import type { Http } from "./http.js";
 import { MARK_MAX_AGE_S, ownMark, serverMarks, type OwnMark } from "./marks.js";
-import type { Pins } from "./pins.js";
+import { withPinnedSymbols, type Pins } from "./pins.js";
 import { quoteHops } from "./quote.js";
 import { minedOutcome, type TradeRequest, type TradeResult } from "./trade.js";
 
@@ -71,6 +71,7 @@ export type FastDeps = {
 
 /** A fast trade, or the prepared way with the reason fast mode was left (fallback off: that reason thrown). */
 export async function fastTrade(d: FastDeps, q: FastRequest): Promise<FastResult> {
+  q = withPinnedSymbols(d.pins, q);
   let signed: Signed | null = null;
   try {
     const r = await fastAttempt(d, q, (s) => (signed = s));

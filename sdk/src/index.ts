@@ -20,7 +20,7 @@ import { readFastRoutes } from "./fastTable.js";
 import { PitError } from "./errors.js";
 
 export { PitError, type VerificationRule } from "./errors.js";
-export { pinsFrom, type Pins } from "./pins.js";
+export { pinnedSymbol, pinsFrom, type Pins } from "./pins.js";
 export { verifyPlan, type PlanAnswer, type TradeIntent } from "./verifyPlan.js";
 export type { TradeRequest, TradeResult } from "./trade.js";
 export { COOLDOWN_MS, MARKS_DIFFER_BPS, type FastRequest, type FastResult } from "./fast.js";

@@ -81,6 +81,31 @@ type ConfigAnswer = {
 };
 
 /** Pins taken from a config answer the developer trusts (read once, then kept with the agent). */
+/**
+ * A token as the server matches it (api/trading/sides.ts): a core symbol in any case (`eth` is
+ * ETH), or a pinned token's address; the pinned symbol then, else the name unchanged. Checks that
+ * looked `eth` up as given found no pinned token and refused a trade the server had built.
+ */
+export function pinnedSymbol(pins: Pick<Pins, "tokens">, token: string): string {
+  const upper = token.toUpperCase();
+  if (Object.hasOwn(pins.tokens, upper)) return upper;
+  if (/^0x[0-9a-fA-F]{40}$/.test(token)) {
+    const found = Object.entries(pins.tokens).find(([, t]) => t.address.toLowerCase() === token.toLowerCase());
+    if (found) return found[0];
+  }
+  return token;
+}
+
+/** A request's tokenIn and tokenOut as pinned symbols (pinnedSymbol). */
+export const withPinnedSymbols = <Q extends { tokenIn: string; tokenOut: string }>(
+  pins: Pick<Pins, "tokens">,
+  q: Q,
+): Q => ({
+  ...q,
+  tokenIn: pinnedSymbol(pins, q.tokenIn),
+  tokenOut: pinnedSymbol(pins, q.tokenOut),
+});
+
 export function pinsFrom(c: ConfigAnswer): Pins {
   const tiers = c.fee.major_tiers.map((t) => t.bps);
   return {

@@ -20,7 +20,7 @@ import { BINDING_VERSION, bindingSalt, feeTermsOfSchedule2, type SessionBinding 
 import { PitError, verificationFailed } from "./errors.js";
 import type { Http } from "./http.js";
 import { MARK_MAX_AGE_S, ownMark, verifySignedMarks, type OwnMark } from "./marks.js";
-import type { Pins } from "./pins.js";
+import { pinnedSymbol, type Pins } from "./pins.js";
 import { sameAddress as same } from "../../lib/address.js";
 
 export type GrantRequest = {
@@ -149,7 +149,9 @@ export function verifyGrant(
 ): void {
   const b = start.sign.delegation.binding;
   const tokens = sorted(
-    (q.tokens ?? ["ETH", "USDG"]).map((s) => pins.tokens[s]?.address.toLowerCase() ?? s.toLowerCase()),
+    (q.tokens ?? ["ETH", "USDG"]).map(
+      (s) => pins.tokens[pinnedSymbol(pins, s)]?.address.toLowerCase() ?? s.toLowerCase(),
+    ),
   );
   const limits = { max_trade_usd: q.maxTradeUsd ?? 25, max_day_usd: q.maxDayUsd ?? 100, max_trades: q.maxTrades ?? 50 };
   checkBindingAsked(b, q, tokens, limits, o);

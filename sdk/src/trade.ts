@@ -5,7 +5,7 @@ import { MARK_MAX_AGE_S, ownMark } from "./marks.js";
 import { PitError, verificationFailed } from "./errors.js";
 import { hopFeesBps, ownImpactBps, ownQuote } from "./quote.js";
 import type { Http } from "./http.js";
-import type { Pins } from "./pins.js";
+import { withPinnedSymbols, type Pins } from "./pins.js";
 import {
   checkImpactRisks,
   verifyApprove,
@@ -316,6 +316,7 @@ export async function trade(
   q: TradeRequest,
   o: { nonce?: number } = {},
 ): Promise<TradeResult> {
+  q = withPinnedSymbols(d.pins, q);
   const intent: TradeIntent = {
     wallet: d.account.address,
     tokenIn: q.tokenIn,

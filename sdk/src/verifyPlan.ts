@@ -3,7 +3,7 @@ import { readFeeBps, readRouterCall, type RouterReading } from "../../lib/router
 import { poolId } from "../../lib/v4.js";
 import { verificationFailed } from "./errors.js";
 import { hopsOf } from "./quote.js";
-import type { Pins } from "./pins.js";
+import { pinnedSymbol, withPinnedSymbols, type Pins } from "./pins.js";
 import { sameAddress as same } from "../../lib/address.js";
 
 /** The parts of a prepare answer (SPEC "Plan") the SDK re-derives before signing. */
@@ -41,7 +41,9 @@ const riskCodes = (r: PlanAnswer["risks"]) => (r ?? []).map((x) => (typeof x ===
  * rate and recipient, the tokens, the amount in and the minimum out.
  * Throws VERIFICATION_FAILED with the rule; answers the reading when all pass.
  */
-export function verifyPlan(plan: PlanAnswer, intent: TradeIntent, pins: Pins) {
+export function verifyPlan(plan: PlanAnswer, asked: TradeIntent, pins: Pins) {
+  // Symbols as the server matches them: `eth` is the pinned ETH (and so a major for the fee class).
+  const intent = withPinnedSymbols(pins, asked);
   const tx = plan.tx;
   if (!tx) throw verificationFailed("RECIPIENT", "the plan has no transaction to check");
   if (tx.chain_id !== pins.chainId)
@@ -208,7 +210,7 @@ export function verifyApprove(
   pins: Pins,
   amountIn: bigint,
 ) {
-  const token = pins.tokens[intent.tokenIn]?.address;
+  const token = pins.tokens[pinnedSymbol(pins, intent.tokenIn)]?.address;
   if (!token || !same(tx.to, token) || tx.chain_id !== pins.chainId || BigInt(tx.value) !== 0n)
     throw verificationFailed("RECIPIENT", `the approve step goes to ${tx.to}, not ${intent.tokenIn}`);
   let spender: Address;
@@ -261,7 +263,10 @@ export function verifyPermit(
     throw verificationFailed("RECIPIENT", "the permit is not for the pinned Permit2 on this chain");
   if (!same(m.spender, pins.router))
     throw verificationFailed("RECIPIENT", `the permit lets ${m.spender} spend, not the pinned router ${pins.router}`);
-  if (!same(m.details.token, pins.tokens[intent.tokenIn]?.address ?? "") || BigInt(m.details.amount) !== amountIn)
+  if (
+    !same(m.details.token, pins.tokens[pinnedSymbol(pins, intent.tokenIn)]?.address ?? "") ||
+    BigInt(m.details.amount) !== amountIn
+  )
     throw verificationFailed(
       "RECIPIENT",
       `the permit covers ${m.details.amount} of ${m.details.token}, not this trade's ${amountIn} of ${intent.tokenIn}`,

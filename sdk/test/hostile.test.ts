@@ -541,6 +541,15 @@ describe("the SDK against a hostile server", () => {
     expect(receipt.status).toBe("success");
   });
 
+  it("trades eth -> usdg written in lower case, as the server matches symbols (issue 30: not RECIPIENT)", async () => {
+    const account = counted();
+    await stack.dn.test.setBalance({ address: account.address, value: parseEther("1") });
+    const pit = await client(account, stack.api.url);
+    const t = await pit.trade({ ...sell, tokenIn: "eth", tokenOut: "usdg" });
+    expect(account.signed.tx).toBe(1);
+    expect(t.amountOut).toBeGreaterThanOrEqual(t.minOut);
+  });
+
   it("runs the README's ten-line example: signs in, trades ETH -> USDG, prints the mined amount", async () => {
     const file = readFileSync(join(ROOT, "sdk/examples/trade.ts"), "utf8");
     expect(readFileSync(join(ROOT, "README.md"), "utf8")).toContain(file);

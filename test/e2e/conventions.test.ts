@@ -118,11 +118,26 @@ describe("rate limits", () => {
     const address = privateKeyToAccount(generatePrivateKey()).address;
     now += 200_000; // full buckets
     const statuses: number[] = [];
-    for (let i = 0; i < 11; i++) statuses.push((await api.call("POST", "/api/v1/auth/challenge", { address })).status);
+    const remaining: (string | null)[] = [];
+    for (let i = 0; i < 11; i++) {
+      const r = await api.call("POST", "/api/v1/auth/challenge", { address });
+      statuses.push(r.status);
+      remaining.push(r.headers.get("ratelimit-remaining"));
+      // The tightest bucket is the client's sign-in one (10, then one per 10 s): one more request in 10 s.
+      if (i < 10) expect([r.headers.get("ratelimit-limit"), r.headers.get("ratelimit-reset")]).toEqual(["10", "10"]);
+    }
     expect(statuses.slice(0, 10).every((s) => s === 200)).toBe(true);
+    // Issue 30: the RateLimit headers count down with each request, and the 429 says 0.
+    expect(remaining).toEqual(["9", "8", "7", "6", "5", "4", "3", "2", "1", "0", "0"]);
     const limited = await api.call("POST", "/api/v1/auth/challenge", { address });
     expect([limited.status, limited.json.error.code]).toEqual([429, "RATE_LIMITED"]);
     expect(Number(limited.headers.get("retry-after"))).toBe(10);
+    expect(["limit", "remaining", "reset"].map((h) => limited.headers.get(`ratelimit-${h}`))).toEqual([
+      "10",
+      "0",
+      "10",
+    ]);
+    expect(limited.json.error.request_id).toBe(limited.headers.get("x-request-id"));
     now += 10_000;
     expect((await api.call("POST", "/api/v1/auth/challenge", { address })).status).toBe(200);
     expect((await api.call("POST", "/api/v1/auth/challenge", { address })).status).toBe(429);
@@ -137,6 +152,7 @@ describe("rate limits", () => {
     const locked = await api.call("GET", "/api/v1/auth/me", undefined, { authorization: "Bearer pit_w_wrong" });
     expect([locked.status, locked.json.error.code]).toEqual([429, "RATE_LIMITED"]);
     expect(Number(locked.headers.get("retry-after"))).toBe(5);
+    expect(["limit", "remaining", "reset"].map((h) => locked.headers.get(`ratelimit-${h}`))).toEqual(["20", "0", "5"]);
     now += 5_000;
     expect((await api.call("GET", "/api/v1/auth/me")).status).toBe(401);
   });
@@ -152,10 +168,16 @@ describe("rate limits", () => {
       })
     ).json.api_key;
     const codes: number[] = [];
-    for (let i = 0; i < 31; i++)
-      codes.push((await api.call("GET", "/api/v1/auth/me", undefined, { authorization: `Bearer ${key}` })).status);
+    const left: number[] = [];
+    for (let i = 0; i < 31; i++) {
+      const r = await api.call("GET", "/api/v1/auth/me", undefined, { authorization: `Bearer ${key}` });
+      codes.push(r.status);
+      left.push(Number(r.headers.get("ratelimit-remaining")));
+    }
     expect(codes.filter((s) => s === 200)).toHaveLength(30);
     expect(codes[30]).toBe(429);
+    // The key's bucket (30, then 10 per second) counts down to the 429, whose Reset is its Retry-After.
+    expect(left).toEqual([...Array.from({ length: 30 }, (_, i) => 29 - i), 0]);
     now += 1000;
     expect((await api.call("GET", "/api/v1/auth/me", undefined, { authorization: `Bearer ${key}` })).status).toBe(200);
 

@@ -76,6 +76,22 @@ describe("rate limits across instances", () => {
     expect(alone.filter((r) => r.status === 200)).toHaveLength(50);
   });
 
+  it("RateLimit headers count one bucket down across both instances, to a 429 with Reset = Retry-After", async () => {
+    const [a, b] = await twoInstances({ shared: true });
+    const address = privateKeyToAccount(generatePrivateKey()).address;
+    const seen: (string | number | null)[][] = [];
+    for (let i = 0; i < 11; i++) {
+      const r = await (i % 2 ? a : b).call("POST", "/api/v1/auth/challenge", { address });
+      const h = (n: string) => r.headers.get(n);
+      seen.push([r.status, h("ratelimit-limit"), h("ratelimit-remaining"), h("ratelimit-reset"), h("retry-after")]);
+    }
+    // Sign-in's bucket (10, then one per 10 s), shared in Redis: each instance's answer counts the other's.
+    expect(seen).toEqual([
+      ...Array.from({ length: 10 }, (_, i) => [200, "10", String(9 - i), "10", null]),
+      [429, "10", "0", "10", "10"],
+    ]);
+  });
+
   it("failed authentications from one address lock it out at 20 across both instances", async () => {
     const [a, b] = await twoInstances({ shared: true });
     const codes: number[] = [];

@@ -595,3 +595,15 @@ describe("outside the happy path of the service itself", () => {
     }
   });
 });
+
+describe("messages that say what to do (issue 30)", () => {
+  it("1 wei is MIN_NOTIONAL naming the minimum; tokenIn points to token_in; request_id is the header's", async () => {
+    const tiny = await refused({ token_in: "ETH", token_out: "USDG", amount_in: "1" }, "MIN_NOTIONAL");
+    expect(tiny.message).toMatch(/\(1 atoms of ETH\), below the \$1 minimum: send amount_in of at least \d+ atoms/);
+    const camel = await refused({ tokenIn: "ETH", token_out: "USDG", notional_usd: 5 }, "BAD_REQUEST", 400);
+    expect(camel.message).toBe("tokenIn: fields are snake_case; send token_in");
+    const r = await prepare({ token_in: "ETH", token_out: "USDG", amount_in: "1" });
+    expect(r.json.error.request_id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(r.json.error.request_id).toBe(r.headers.get("x-request-id"));
+  });
+});

@@ -24,6 +24,9 @@ class FreshBuckets implements Limiter {
   spend(b: BucketTake[]) {
     return this.inner.spend(b);
   }
+  charge(b: BucketTake[]) {
+    return this.inner.charge(b);
+  }
   wait(key: string, rule: BucketRule) {
     return this.inner.wait(key, rule);
   }
