@@ -61,7 +61,8 @@ function yAxis(ys: number[], y: (v: number) => number, text: (v: number) => stri
   return ys
     .map(
       (v) =>
-        `<line x1="${LEFT}" x2="${W - RIGHT}" y1="${n1(y(v))}" y2="${n1(y(v))}" stroke="${v === 0 ? "#666" : "#ddd"}"/>` +
+        `<line x1="${LEFT}" x2="${W - RIGHT}" y1="${n1(y(v))}" y2="${n1(y(v))}" ` +
+        `stroke="${v === 0 ? "#666" : "#ddd"}"/>` +
         `<text x="${LEFT - 6}" y="${n1(y(v) + 4)}" text-anchor="end" font-size="12" fill="#333">${esc(text(v))}</text>`,
     )
     .join("");

@@ -391,7 +391,8 @@ describe("league page", () => {
     expect(priced).toContain('data-label="Ceiling the reserve may reach" data-value="30"');
     expect(priced).toContain('data-label="Reserve after the last decided season" data-value="2.5"');
     expect(priced).toContain(
-      '<td class="l">Cap: $1000 per season in partner tokens</td><td><span title="10000000000000000000 atoms">10</span>',
+      '<td class="l">Cap: $1000 per season in partner tokens</td>' +
+        '<td><span title="10000000000000000000 atoms">10</span>',
     );
     const unpriced = String(await at(null));
     expect(unpriced).toContain('data-label="Cap: $1000 per season in partner tokens" data-value=""');

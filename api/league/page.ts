@@ -43,12 +43,13 @@ body{font:14px/1.4 system-ui,sans-serif;margin:0 auto;padding:1rem;color:#111;ma
 table{border-collapse:collapse;margin:.5rem 0 1rem}td,th{border:1px solid #ccc;padding:.2rem .45rem;text-align:right;\
 vertical-align:top}
 th{background:#f3f3f3}td.l,th.l{text-align:left}.bad{color:#a00;font-weight:600}.ok{color:#070;font-weight:600}\
-.wait{color:#a60;font-weight:600}
+.wait{color:#8a5200;font-weight:600}
 tr.ineligible td{background:#fff7f7}tr.house td,tr.left td{color:#555}ul.why{margin:.2rem 0 0;padding-left:1rem;\
 font-size:12px}
 .badge{display:inline-block;border:1px solid #888;border-radius:3px;padding:0 .3rem;margin-left:.3rem;font-size:11px;\
 text-transform:uppercase}
-code{font-size:12px;overflow-wrap:anywhere}section{margin-bottom:1.5rem}p,h1,h2,li{overflow-wrap:anywhere}
+code{font-size:12px;overflow-wrap:anywhere}section{margin-bottom:1.5rem}p,h1,h2,li{overflow-wrap:anywhere}\
+.scroll code{overflow-wrap:normal;white-space:nowrap}
 .scroll{overflow-x:auto;max-width:100%}.scroll:focus{outline:2px solid #1f5fa8}
 svg.chart{display:block;width:100%;max-width:40rem;height:auto;margin:.5rem 0 1rem}
 </style>`);
@@ -297,7 +298,10 @@ function reserveSection(l: LeaguePageInput["league"]): Html {
 ${scroll(
   "Reserve against its cap",
   html`<table id="reserve-rows"><tr><th class="l">Amount</th><th>Partner tokens</th></tr>
-${rows.map((r) => html`<tr><td class="l">${r.label}</td><td>${r.atoms === null ? `unknown: ${r.why}` : atoms(r.atoms)}</td></tr>`)}\
+${rows.map(
+  (r) => html`<tr><td class="l">${r.label}</td>\
+<td>${r.atoms === null ? `unknown: ${r.why}` : atoms(r.atoms)}</td></tr>`,
+)}\
 </table>`,
 )}</section>`;
 }

@@ -116,7 +116,7 @@ describe("treasury page", () => {
     expect(b!.booked.operations).toBe(312n);
   });
 
-  it("draws the weekly inflow and the split with the table's numbers, in a main landmark, reloading never", async () => {
+  it("draws weekly inflow and split with the table's numbers, in a main landmark, never reloading", async () => {
     const page = String(await treasuryPage(answer(null)));
     expect(page).toContain("<main>");
     expect(page).not.toMatch(/http-equiv="refresh"/i);

@@ -81,7 +81,8 @@ function weekSection(a: TreasuryAnswer, w: WeekRow): Html {
 –${w.week.last_block ?? ""})</small>: ${w.status}</h3>
 ${scroll(
   `Tokens of ${w.week.label}`,
-  html`<table class="tokens"><tr><th class="l">Token</th><th>Received</th><th>Trades</th><th>Outside</th><th>Carried in</th>\
+  html`<table class="tokens"><tr><th class="l">Token</th><th>Received</th><th>Trades</th><th>Outside</th>\
+<th>Carried in</th>\
 <th>Pool</th><th class="l">Status</th>${BUCKETS.map((b) => html`<th>Booked ${b}</th>`)}<th>Carried out</th>\
 <th>Value (USD)</th></tr>
 ${w.tokens.map(
