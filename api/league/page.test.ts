@@ -268,7 +268,11 @@ describe("league page", () => {
       }),
     );
     expectEscaped(page);
-    expect(page).toContain('<meta http-equiv="refresh" content="60">');
+    // No self-reload (issue 30 point 5): when it was read and a link to read it again, in landmarks.
+    expect(page).not.toContain("http-equiv");
+    expect(page).toContain('<a href="/league">Reload</a>');
+    expect(page).toContain('Updated at <time datetime="2026-11-25T15:30:00Z">');
+    expect(page).toMatch(/<main>\s*<h1>League<\/h1>[\s\S]*<\/main>\s*<footer>/);
     const s = season(24, NOW);
     expect(page).toContain(`day ${s.day} of 14, ${dayHours(s.seconds_left)} left`);
     expect(page).toMatch(/<section id="prize"[\s\S]*<section id="practice"/);
@@ -340,5 +344,61 @@ describe("league page", () => {
     expect(page).toContain("Season 25: no entrants.");
     expect(page).toContain("No ledger yet.");
     expect(page).toContain("No winners.");
+  });
+
+  it("draws the top entrants' profit by day, ending at the row's profit, with the same points in a table", async () => {
+    const day0 = season(24, NOW).starts;
+    const page = String(
+      await leaguePage({
+        league: league(),
+        prize: board("prize", [hostile, ineligible]),
+        practice: board("practice", []),
+        curves: {
+          [hostile.entry_id]: [
+            { ts: day0, profit_usd: 0 },
+            { ts: day0 + 86_400, profit_usd: -3.5 },
+          ],
+        },
+      }),
+    );
+    expectEscaped(page);
+    const chart = page.slice(page.indexOf('<svg class="chart" id="profit-chart"'), page.indexOf("</svg>") + 6);
+    expect(chart).toContain('role="img"');
+    expect(chart.match(/<circle class="point" data-series="le_0000000000000001"/g)).toHaveLength(3);
+    expect(chart).toContain(`data-x="${day0 + 86_400}" data-value="-3.5"`);
+    expect(chart).toContain(`data-x="${NOW}" data-value="12.5"`);
+    // The second row has no curve kept: its line is the row's profit now.
+    expect(chart.match(/<circle class="point" data-series="le_0000000000000002"/g)).toHaveLength(1);
+    expect(chart).toContain("&#60;script&#62;alert(1)&#60;/script&#62;");
+    expect(page).toMatch(
+      /<tr data-entry="le_0000000000000001"><td class="l label">[^<]*<\/td><td>0.00<\/td><td>-3.50<\/td>/,
+    );
+  });
+
+  it("draws the reserve against its cap, an amount without the partner token's mark as unknown", async () => {
+    const l = league();
+    const estimate = { status: "estimate", reserve: "3000000000000000000", budget: "3000000000000000000" };
+    const at = (orbio: number | null) =>
+      leaguePage({
+        league: { ...l, reserve: { ...l.reserve, estimate: { ...estimate, ...ledgerCap, orbio_usd: orbio } } },
+        prize: board("prize", []),
+        practice: board("practice", []),
+      });
+    const ledgerCap = { cap: ledger.cap, ceiling: ledger.ceiling };
+    const priced = String(await at(0.1));
+    expect(priced.match(/<rect class="bar"/g)).toHaveLength(5);
+    expect(priced).toContain('data-label="Cap: $1000 per season in partner tokens" data-value="10"');
+    expect(priced).toContain('data-label="Ceiling the reserve may reach" data-value="30"');
+    expect(priced).toContain('data-label="Reserve after the last decided season" data-value="2.5"');
+    expect(priced).toContain(
+      '<td class="l">Cap: $1000 per season in partner tokens</td>' +
+        '<td><span title="10000000000000000000 atoms">10</span>',
+    );
+    const unpriced = String(await at(null));
+    expect(unpriced).toContain('data-label="Cap: $1000 per season in partner tokens" data-value=""');
+    expect(unpriced).toContain("unknown: no mark for the partner token");
+    expect(
+      String(await leaguePage({ league: league(), prize: board("prize", []), practice: board("practice", []) })),
+    ).toContain("No prize entrants to draw.");
   });
 });

@@ -3,6 +3,8 @@ import type { HtmlEscapedString } from "hono/utils/html";
 import type { PrizeRowView } from "./prize.js";
 import type { practiceBoard } from "./practice.js";
 import type { LeagueReader } from "./read.js";
+import type { BookPoint } from "../../lib/league/book.js";
+import { TOP_CURVES, profitChart, profitLines, reserveChart } from "./charts.js";
 
 type Html = HtmlEscapedString | Promise<HtmlEscapedString>;
 type LeagueAnswer = Awaited<ReturnType<LeagueReader["league"]>>;
@@ -16,13 +18,15 @@ export type LeaguePageInput = {
     LeagueAnswer,
     "season" | "next_season" | "entrants" | "practice_entrants" | "schedule" | "past" | "now"
   > & {
-    reserve: Pick<LeagueAnswer["reserve"], "on" | "reserve_atoms" | "cap_usd">;
+    reserve: Pick<LeagueAnswer["reserve"], "on" | "reserve_atoms" | "cap_usd"> & { estimate?: Estimate };
     rules: Pick<LeagueAnswer["rules"], "score" | "split" | "minimum_field" | "prize_cap_usd"> & {
       valuation: Pick<LeagueAnswer["rules"]["valuation"], "marks">;
     };
   };
   prize: BoardAnswer;
   practice: BoardAnswer;
+  /** The prize board's profit curves by entry id (from the same computation as its rows). */
+  curves?: Record<string, BookPoint[]>;
 };
 type BoardAnswer = Pick<
   StandingsAnswer,
@@ -35,23 +39,44 @@ export type LeagueSeasonInput = BoardAnswer &
 const PARTNER_DECIMALS = 18;
 
 const STYLE = raw(`<style>
-body{font:14px/1.4 system-ui,sans-serif;margin:1.5rem;color:#111;max-width:90rem}
+body{font:14px/1.4 system-ui,sans-serif;margin:0 auto;padding:1rem;color:#111;max-width:90rem}
 table{border-collapse:collapse;margin:.5rem 0 1rem}td,th{border:1px solid #ccc;padding:.2rem .45rem;text-align:right;\
 vertical-align:top}
 th{background:#f3f3f3}td.l,th.l{text-align:left}.bad{color:#a00;font-weight:600}.ok{color:#070;font-weight:600}\
-.wait{color:#a60;font-weight:600}
+.wait{color:#8a5200;font-weight:600}
 tr.ineligible td{background:#fff7f7}tr.house td,tr.left td{color:#555}ul.why{margin:.2rem 0 0;padding-left:1rem;\
 font-size:12px}
 .badge{display:inline-block;border:1px solid #888;border-radius:3px;padding:0 .3rem;margin-left:.3rem;font-size:11px;\
 text-transform:uppercase}
-code{font-size:12px}section{margin-bottom:1.5rem}
+code{font-size:12px;overflow-wrap:anywhere}section{margin-bottom:1.5rem}p,h1,h2,li{overflow-wrap:anywhere}\
+.scroll code{overflow-wrap:normal;white-space:nowrap}
+.scroll{overflow-x:auto;max-width:100%}.scroll:focus{outline:2px solid #1f5fa8}
+svg.chart{display:block;width:100%;max-width:40rem;height:auto;margin:.5rem 0 1rem}
 </style>`);
 
-function page(title: string, body: Html, refresh = false): Html {
+/**
+ * A wide table in a box that scrolls sideways by itself, so the page fits a phone; focusable and named, so a
+ * keyboard reaches what is off screen.
+ */
+const scroll = (label: string, table: Html) =>
+  html`<div class="scroll" role="region" aria-label="${label}" tabindex="0">${table}</div>`;
+
+/**
+ * The shell: the body in `main`; with `updated`, a footer saying when the numbers were read and a link to read
+ * them again (the page never reloads itself: a reader keeps their place, and a screen reader is not interrupted).
+ */
+function page(title: string, body: Html, updated?: { at: number; href: string }): Html {
   return html`<!doctype html><html lang="en"><head><meta charset="utf-8">\
-<meta name="viewport" content="width=device-width,initial-scale=1">\
-${refresh ? raw(`<meta http-equiv="refresh" content="60">`) : ""}<title>${title}</title>${STYLE}</head><body>
+<meta name="viewport" content="width=device-width,initial-scale=1"><title>${title}</title>${STYLE}</head><body>
+<main>
 ${body}
+</main>${
+    updated
+      ? html`
+<footer><p id="updated"><small>Updated at <time datetime="${iso(updated.at)}">${iso(updated.at)}</time>. \
+<a href="${updated.href}">Reload</a> for newer numbers.</small></p></footer>`
+      : ""
+  }
 </body></html>`;
 }
 
@@ -161,8 +186,10 @@ does not pay</span>`
 }
 ${
   b.rows.length
-    ? html`<table class="rows">${b.board === "prize" ? PRIZE_HEAD : PRACTICE_HEAD}${rows}</table>\
-`
+    ? scroll(
+        `${b.board === "prize" ? "Prize" : "Practice"} board rows`,
+        html`<table class="rows">${b.board === "prize" ? PRIZE_HEAD : PRACTICE_HEAD}${rows}</table>`,
+      )
     : html`<p class="empty">Season ${b.season}: no entrants.</p>`
 }
 <p><small>${b.entrants_next} entered for the next season.</small></p>
@@ -222,9 +249,87 @@ const JSON_LINKS = html`<p>JSON: <a href="/api/v1/league">/api/v1/league</a>\
 , <a href="/api/v1/league/standings?board=practice">standings (practice)</a>, <a href="/api/v1/league/seasons">\
 seasons</a>, <a href="/api/v1/league/reserve">reserve</a>.</p>`;
 
+/** The reserve's estimate as the page reads it (a pending estimate has only a why). */
+type Estimate = {
+  status: string;
+  why?: string | null;
+  reserve?: string;
+  cap?: string;
+  ceiling?: string;
+  budget?: string;
+  orbio_usd?: number | null;
+};
+/** One amount of the reserve chart and table: partner-token atoms, or null with why it is not known. */
+type ReserveRow = { label: string; atoms: string | null; why: string };
+
+/** The reserve against its cap: what it holds, this season's estimate, the cap, the ceiling and the budget. */
+export function reserveRows(r: LeaguePageInput["league"]["reserve"]): ReserveRow[] {
+  const e = r.estimate;
+  const why = e?.why ?? (e ? `estimate ${e.status}` : "no estimate");
+  // Without the partner token's mark the cap (USD in tokens) is not known; the book then carries a cap of 0.
+  const noMark = e && e.orbio_usd === null ? "no mark for the partner token" : why;
+  return [
+    { label: "Reserve after the last decided season", atoms: r.reserve_atoms, why },
+    { label: "Reserve this season (estimate)", atoms: e?.reserve ?? null, why },
+    {
+      label: `Cap: $${r.cap_usd} per season in partner tokens`,
+      atoms: e?.orbio_usd ? (e.cap ?? null) : null,
+      why: noMark,
+    },
+    { label: "Ceiling the reserve may reach", atoms: e?.orbio_usd ? (e.ceiling ?? null) : null, why: noMark },
+    { label: "This season's budget", atoms: e?.budget ?? null, why },
+  ];
+}
+
+/** Partner tokens to six significant digits: the chart's text (the table has them exact). */
+const approx = (atoms: string) => String(Number(Number(units(atoms)).toPrecision(6)));
+
+function reserveSection(l: LeaguePageInput["league"]): Html {
+  if (!l.reserve.on)
+    return html`<section id="reserve"><h2>Reserve against its cap</h2><p>The reserve is off.</p>\
+</section>`;
+  const rows = reserveRows(l.reserve);
+  const bars = rows.map((r) => ({
+    label: r.label,
+    value: r.atoms === null ? null : Number(units(r.atoms)),
+    text: r.atoms === null ? `unknown: ${r.why}` : `${approx(r.atoms)} tokens`,
+  }));
+  return html`<section id="reserve"><h2>Reserve against its cap</h2>${raw(reserveChart(bars))}
+${scroll(
+  "Reserve against its cap",
+  html`<table id="reserve-rows"><tr><th class="l">Amount</th><th>Partner tokens</th></tr>
+${rows.map(
+  (r) => html`<tr><td class="l">${r.label}</td>\
+<td>${r.atoms === null ? `unknown: ${r.why}` : atoms(r.atoms)}</td></tr>`,
+)}\
+</table>`,
+)}</section>`;
+}
+
+/** The top entrants' profit over the season, drawn, and the same points in a table (a column per day). */
+function profitSection(b: BoardAnswer, curves: Record<string, BookPoint[]>): Html {
+  const rows = b.rows as unknown as PrizeRowView[];
+  const head = html`<h2>Profit over the season <small>(top ${TOP_CURVES} of the prize board)</small></h2>`;
+  if (!rows.length) return html`<section id="profit">${head}<p>No prize entrants to draw.</p></section>`;
+  const lines = profitLines(rows, curves, b.valued_at);
+  const times = [...new Set(lines.flatMap((l) => l.points.map((p) => p.x)))].sort((x, y) => x - y);
+  return html`<section id="profit">${head}${raw(profitChart(lines, b.season))}
+${scroll(
+  "Profit over the season",
+  html`<table id="profit-rows"><tr><th class="l">Entrant</th>${times.map((t) => html`<th>${iso(t)}</th>`)}</tr>
+${lines.map(
+  (l) =>
+    html`<tr data-entry="${l.key}"><td class="l label">${l.name}</td>${times.map((t) => {
+      const p = l.points.find((x) => x.x === t);
+      return html`<td>${p ? usd(p.y) : "–"}</td>`;
+    })}</tr>`,
+)}</table>`,
+)}</section>`;
+}
+
 /**
- * GET /league: both boards of the current season, the clock and the rules; server-rendered, no script, every
- * third-party string escaped by hono/html.
+ * GET /league: both boards of the current season, the clock, the charts and the rules; server-rendered, no
+ * script, every third-party string escaped (hono/html for the page, lib/svgChart for the charts).
  */
 export function leaguePage(input: LeaguePageInput): Html {
   const l = input.league;
@@ -233,34 +338,41 @@ export function leaguePage(input: LeaguePageInput): Html {
     html`<h1>League</h1>
 ${clockSection(l)}
 ${boardSection(input.prize)}
+${profitSection(input.prize, input.curves ?? {})}
+${reserveSection(l)}
 ${boardSection(input.practice)}
 ${rulesSection(l)}
-${JSON_LINKS}
-<p><small>Generated ${iso(l.now)}; this page reloads every minute.</small></p>`,
-    true,
+${JSON_LINKS}`,
+    { at: l.now, href: "/league" },
   );
 }
 
 function winnersTable(d: LeagueSeasonInput): Html {
   if (!d.winners.length) return html`<p>No winners.</p>`;
-  return html`<table id="winners"><tr><th>Place</th><th class="l">Entrant</th><th>Profit (USD)</th><th>Amount</th>\
+  return scroll(
+    "Winners",
+    html`<table id="winners"><tr><th>Place</th><th class="l">Entrant</th><th>Profit (USD)</th><th>Amount</th>\
 <th class="l">Status</th><th class="l">Transaction</th></tr>
 ${d.winners.map(
   (w) => html`<tr><td>${String(w.place)}</td><td class="l label">${String(w.label)}</td>\
 <td>${usd(w.profit_usd as number)}</td><td>${atoms(w.amount as string | null)}</td><td class="l">${w.status}</td>\
 <td class="l">${w.tx_hash ? html`<code>${w.tx_hash}</code>` : "–"}</td></tr>`,
-)}</table>`;
+)}</table>`,
+  );
 }
 
 function payoutsTable(d: LeagueSeasonInput): Html {
   if (!d.payouts.length) return html`<p>No payouts.</p>`;
-  return html`<table id="payouts"><tr><th>Place</th><th>Agent</th><th class="l">Recipient</th><th>Amount</th>\
+  return scroll(
+    "Payouts",
+    html`<table id="payouts"><tr><th>Place</th><th>Agent</th><th class="l">Recipient</th><th>Amount</th>\
 <th class="l">Status</th><th class="l">Transaction</th></tr>
 ${d.payouts.map(
   (p) => html`<tr><td>${p.place}</td><td>${p.agent_id}</td><td class="l"><code>${p.recipient}</code>\
 </td><td>${atoms(p.amount)}</td><td class="l">${p.status}${p.why ? html`: ${p.why}` : ""}</td>\
 <td class="l">${p.tx_hash ? html`<code>${p.tx_hash}</code>` : "–"}</td></tr>`,
-)}</table>`;
+)}</table>`,
+  );
 }
 
 /** The reserve ledger: partner-token amounts as units, the rest as served. */
@@ -281,7 +393,9 @@ function ledgerTable(d: LeagueSeasonInput): Html {
       | "paid_total"
       | "reserve_after",
   ) => html`<tr><th class="l">${k}</th><td>${atoms(l[k])}</td></tr>`;
-  return html`<table id="ledger">
+  return html`${scroll(
+    "Reserve ledger",
+    html`<table id="ledger">
 <tr><th class="l">status</th><td>\
 <span class="${l.status === "settled" ? "ok" : l.status === "incomplete" ? "bad" : "wait"}">${l.status}</span>\
 ${l.why ? html`: ${l.why}` : ""}</td></tr>
@@ -304,7 +418,8 @@ ${(
 <tr><th class="l">cap_usd</th><td>${l.cap_usd}</td></tr>
 <tr><th class="l">orbio_usd</th><td>${l.orbio_usd ?? "no mark"}</td></tr>
 <tr><th class="l">mark</th><td>${iso(l.mark_ts)} (${l.mark_source})</td></tr>
-</table>
+</table>`,
+  )}
 ${
   d.withdrawal
     ? html`<p id="withdrawal">Withdrawal: ${

@@ -6,6 +6,7 @@ import { books, seasonDetail, seasons } from "./seasons.js";
 import {
   computeBoard,
   standings,
+  standingsWithCurves,
   workedKeys,
   type BoardBody,
   type ReadDeps,
@@ -57,6 +58,7 @@ export function createLeagueReader(d: ReadDeps) {
   return {
     league: guarded(() => league(r)),
     standings: guarded((q: StandingsParameters) => standings(r, q)),
+    standingsWithCurves: guarded((q: StandingsParameters) => standingsWithCurves(r, q)),
     seasons: guarded(() => seasons(r)),
     seasonDetail: guarded((raw: string) => seasonDetail(r, raw)),
     reserve: guarded(() => reserve(r)),

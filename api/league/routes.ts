@@ -26,7 +26,7 @@ import { standingsQuery, type createLeagueReader } from "./read.js";
 /** The reading routes' answers (read.ts), unkeyed. */
 type LeagueReads = Pick<
   ReturnType<typeof createLeagueReader>,
-  "league" | "standings" | "seasons" | "books" | "seasonDetail" | "reserve"
+  "league" | "standings" | "standingsWithCurves" | "seasons" | "books" | "seasonDetail" | "reserve"
 >;
 
 /**
@@ -305,10 +305,10 @@ export function leaguePageRoutes(s: Pick<LeagueService, "reader">, http: HttpKit
   app.get("/league", publicLimit(http.limiter), async (c) => {
     const [league, prize, practice] = await Promise.all([
       read.league(),
-      read.standings({ board: "prize" }),
+      read.standingsWithCurves({ board: "prize" }),
       read.standings({ board: "practice" }),
     ]);
-    return c.html(leaguePage({ league, prize, practice }));
+    return c.html(leaguePage({ league, prize: prize.answer, curves: prize.curves, practice }));
   });
   app.get("/league/seasons/:n", publicLimit(http.limiter), async (c) => {
     try {

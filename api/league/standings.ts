@@ -6,6 +6,7 @@ import { practiceBoard } from "./practice.js";
 import { prizeBoard, type BoardDeps } from "./prize.js";
 import { payoutBookOf, reserveBefore, type PayoutBook } from "./reserve.js";
 import type { BoardsWorker } from "./boards.js";
+import type { BookPoint } from "../../lib/league/book.js";
 
 export type ReadDeps = BoardDeps & {
   /** The standings worker's pause between passes (ms, default 15 s); 0: no timer (tests run its passes). */
@@ -34,6 +35,11 @@ export type BoardBody = {
   published?: unknown;
   block?: number;
   decided_at?: number;
+  /**
+   * A prize board's profit of each entry at each day's 00:00 UTC of the season (entry id to points), for the
+   * /league page's chart; not part of the standings answer.
+   */
+  curves?: Record<string, BookPoint[]>;
 };
 export const nowS = (d: Pick<ReadDeps, "clock">) => Math.floor(d.clock() / 1000);
 export const standingsQuery = z
@@ -146,6 +152,7 @@ export async function computeBoard(d: ReadDeps, key: string): Promise<BoardBody>
     ledger: book,
     published: prize.published,
     block: Number(block),
+    curves: Object.fromEntries([...prize.books].map(([id, b]) => [id, b.curve])),
   };
 }
 
@@ -193,6 +200,14 @@ export async function entrantsOf(d: ReadDeps, board: Board, n: number): Promise<
 
 /** GET league/standings. */
 export async function standings(r: Reading, q: StandingsParameters) {
+  return (await standingsWithCurves(r, q)).answer;
+}
+
+/**
+ * The standings answer and, from the same computation, each entry's profit curve (the /league page draws the
+ * rows it lists; a decided board kept no curves and gives none).
+ */
+export async function standingsWithCurves(r: Reading, q: StandingsParameters) {
   const cal = calendarAt(nowS(r));
   const n = q.season ?? cal.current.number;
   // SPEC's row for standings answers 400 BAD_REQUEST for a bad query (NO_SEASON is the seasons/<n> path's).
@@ -202,7 +217,7 @@ export async function standings(r: Reading, q: StandingsParameters) {
     });
   const board = q.board ?? "prize";
   const { s, body, basis } = await boardOf(r, n, board);
-  return {
+  const answer = {
     board,
     season: n,
     status: s.status,
@@ -216,4 +231,5 @@ export async function standings(r: Reading, q: StandingsParameters) {
     entrants_next: await entrantsOf(r, board, n + 1),
     now: nowS(r),
   };
+  return { answer, curves: body.curves ?? {} };
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { treasuryPage, units } from "./page.js";
+import { weekSums } from "./charts.js";
 import type { TreasuryAnswer } from "./read.js";
 import type { WeekRow } from "./close.js";
 
@@ -89,5 +90,41 @@ describe("treasury page", () => {
     const page = String(await treasuryPage(answer(null)));
     expect(page).toContain(`title="${hash}"`);
     expect(page).not.toContain('href="https://');
+  });
+
+  it("sums each week in USD at its own marks, unpriced tokens named and left out", () => {
+    const priced = {
+      ...row.tokens[0]!,
+      symbol: "USDG",
+      received: "2000000",
+      outside: "500000",
+      booked: { operations: "1250000", buybacks: "1000000", treasury: "250000" },
+    };
+    const unpriced = { ...priced, symbol: "ODD", mark: null };
+    const older = { ...row, seq: 1, week: { ...row.week, label: "2026-W47" }, tokens: [priced, unpriced] };
+    const newer = { ...row, seq: 2, tokens: [{ ...priced, mark: "2.50000000" }] };
+    const [a, b] = weekSums([newer, older]);
+    expect(a).toEqual({
+      seq: 1,
+      label: "2026-W47",
+      fees: 200n,
+      outside: 50n,
+      booked: { operations: 125n, buybacks: 100n, treasury: 25n },
+      unpriced: ["ODD"],
+    });
+    expect(b!.fees).toBe(500n);
+    expect(b!.booked.operations).toBe(312n);
+  });
+
+  it("draws weekly inflow and split with the table's numbers, in a main landmark, never reloading", async () => {
+    const page = String(await treasuryPage(answer(null)));
+    expect(page).toContain("<main>");
+    expect(page).not.toMatch(/http-equiv="refresh"/i);
+    expect(page).toContain('<a href="/treasury">Reload</a>');
+    for (const id of ["inflow-chart", "split-chart"])
+      expect(page).toContain(`<svg class="chart" id="${id}" role="img"`);
+    expect(page).toContain('data-series="trade fees" data-label="2026-W48" data-value="1.23"');
+    expect(page).toContain('data-series="operations" data-label="2026-W48" data-value="0"');
+    expect(page).toMatch(/<tr data-seq="1"><td class="l">2026-W48<\/td><td>1.23<\/td><td>0.00<\/td>/);
   });
 });

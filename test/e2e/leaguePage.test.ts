@@ -4,6 +4,7 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import type { Browser, Page } from "playwright-core";
 import { calendarAt } from "../../lib/league/calendar.js";
 import { launchBrowser } from "../helpers/browser.js";
+import { chartMarks, pageFacts, WIDTHS } from "../helpers/pageChecks.js";
 import { startStack, type Stack } from "../helpers/stack.js";
 import { registerAgent as registerPartner } from "../helpers/league.js";
 
@@ -43,6 +44,33 @@ const registerAgent = (owner: Address, wallet: Address, symbol: string, name: st
 /** The page's status once Chromium loaded `path`. */
 const open = async (path: string) => (await page.goto(`${stack.api.url}${path}`))?.status();
 
+/**
+ * Issue 30 point 5 at a desktop's and a 390 px phone's width: no sideways scroll, `main` with the h1, no
+ * self-reload, and no serious or critical axe-core finding.
+ */
+async function expectFits(path: string) {
+  for (const width of WIDTHS) {
+    const f = await pageFacts(page, `${stack.api.url}${path}`, width);
+    expect(f.scrollWidth, `${path} at ${width}`).toBeLessThanOrEqual(width);
+    expect([f.mains, f.h1s, f.refreshes, f.scripts], `${path} at ${width}`).toEqual([1, 1, 0, 0]);
+    expect(f.serious, `${path} at ${width}`).toEqual([]);
+  }
+}
+
+/** The reserve chart draws the table's five amounts: each bar the row's tokens, or empty where it is unknown. */
+async function expectReserveChart() {
+  const bars = await chartMarks(page, "reserve-chart");
+  const rows = await page
+    .locator("#reserve-rows tr:has(td)")
+    .evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent ?? "")));
+  expect(bars.map((b) => b.label)).toEqual(rows.map((r) => r[0]));
+  for (const [i, b] of bars.entries()) {
+    const cell = rows[i]![1]!;
+    if (b.value === "") expect(cell).toMatch(/^unknown: /);
+    else expect(Number(b.value)).toBeCloseTo(Number(cell), 6);
+  }
+}
+
 describe("league pages", () => {
   it("/league shows the season clock, both boards empty, the rules and the JSON links", async () => {
     const cal = calendarAt(nowS());
@@ -54,10 +82,16 @@ describe("league pages", () => {
     expect(await page.locator("#prize .empty").innerText()).toBe(`Season ${cal.current.number}: no entrants.`);
     expect(await page.locator("#practice .empty").innerText()).toBe(`Season ${cal.current.number}: no entrants.`);
     expect(await page.locator("#rules").innerText()).toContain("50% / 30% / 20%");
-    expect(await page.locator('meta[http-equiv="refresh"]').getAttribute("content")).toBe("60");
+    // It never reloads itself (issue 30 point 5): it says when it was read and links to read it again.
+    expect(await page.locator("meta[http-equiv]").count()).toBe(0);
+    expect(await page.locator("footer #updated").innerText()).toMatch(/^Updated at \S+Z\. Reload for newer numbers\.$/);
+    expect(await page.locator('footer a[href="/league"]').innerText()).toBe("Reload");
+    expect(await page.locator("#profit").innerText()).toContain("No prize entrants to draw.");
+    await expectReserveChart();
     expect(await page.locator('a[href="/api/v1/league"]').count()).toBe(1);
     expect(await page.locator("script").count()).toBe(0);
     expect(dialogs).toEqual([]);
+    await expectFits("/league");
   }, 60_000);
 
   it("a prize entry named in markup plays the next season and reads back as text, never run", async () => {
@@ -93,6 +127,19 @@ describe("league pages", () => {
       expect(await page.locator("script").count()).toBe(0);
       expect(dialogs).toEqual([]);
     }
+    // /league (open last) draws the entrant's profit, its name in markup as text, and the reserve.
+    const entry = await page.locator("#prize table.rows tr[data-entry]").getAttribute("data-entry");
+    const points = await chartMarks(page, "profit-chart");
+    // A point per day of the season the chain has reached, then the row's profit at its valuation.
+    expect(points.length).toBeGreaterThanOrEqual(1);
+    expect(points.every((p) => p.series === entry)).toBe(true);
+    const cells = await page.locator(`#profit-rows tr[data-entry="${entry}"] td:not(.label)`).allInnerTexts();
+    expect(points.map((p) => Number(p.value).toFixed(2))).toEqual(cells.filter((c) => c !== "–"));
+    expect(await page.locator("#profit-rows td.label").innerText()).toBe(`${IMG} (${IMG})`);
+    await expectReserveChart();
+    await expectFits("/league");
+    await expectFits(`/league/seasons/${next.number}`);
+    expect(dialogs).toEqual([]);
   }, 120_000);
 
   it("a season off the calendar is an HTML 404", async () => {

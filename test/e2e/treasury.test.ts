@@ -23,6 +23,7 @@ import { erc20Abi, mintableAbi } from "../../abis/erc20.js";
 import { rowHash, weekOf, type WeekRow } from "../../api/treasury/index.js";
 import { ACCOUNT_ROLES } from "../../devnet/deploy.js";
 import { launchBrowser } from "../helpers/browser.js";
+import { chartMarks, pageFacts, WIDTHS } from "../helpers/pageChecks.js";
 import { rpcPlatformSigner } from "../../api/ports/platformSigner.js";
 
 /**
@@ -171,6 +172,9 @@ let rowA: WeekRow;
 let rowB: WeekRow;
 let trader: Address;
 const tradeHashes: Hex[] = [];
+
+/** A table's dollars ("4.20") as the chart's data writes the number ("4.2"). */
+const bare = (dollars: string | undefined) => String(Number(dollars));
 
 describe("the treasury over two Mondays", () => {
   it("previews week A with real trades' fees (ETH and USDG), ETH and USDG from outside and an unpriced " +
@@ -500,6 +504,34 @@ describe("the treasury over two Mondays", () => {
       expect(await page.locator("td", { hasText: scriptSymbol }).first().innerText()).toBe(scriptSymbol);
       expect(await page.locator("script").count()).toBe(0);
       expect(dialogs).toEqual([]);
+      // Issue 30 point 5: it fits a desktop and a 390 px phone, has its landmarks, never reloads itself, and
+      // axe-core finds nothing serious; the charts draw the week table's numbers.
+      for (const width of WIDTHS) {
+        const f = await pageFacts(page, `${api.url}/treasury`, width);
+        expect(f.scrollWidth, `width ${width}`).toBeLessThanOrEqual(width);
+        expect([f.mains, f.h1s, f.refreshes, f.scripts]).toEqual([1, 1, 0, 0]);
+        expect(f.serious, `width ${width}`).toEqual([]);
+      }
+      const sums = await page
+        .locator("#week-sums tr[data-seq]")
+        .evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent ?? "")));
+      expect(sums).toHaveLength(3);
+      expect(
+        sums.some((r) => Number(r[1]) > 0),
+        "real trades' fees are drawn",
+      ).toBe(true);
+      const inflow = await chartMarks(page, "inflow-chart");
+      const split = await chartMarks(page, "split-chart");
+      expect([inflow.length, split.length]).toEqual([2 * sums.length, 3 * sums.length]);
+      for (const [label, fees, outside, ops, buy, tre] of sums) {
+        const at = (marks: typeof inflow, series: string) =>
+          marks.find((m) => m.label === label && m.series === series)?.value;
+        expect([at(inflow, "trade fees"), at(inflow, "from outside")], label).toEqual([fees, outside].map(bare));
+        expect(
+          ["operations", "buybacks", "treasury"].map((b) => at(split, b)),
+          label,
+        ).toEqual([ops, buy, tre].map(bare));
+      }
     } finally {
       await browser.close();
     }
