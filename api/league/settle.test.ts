@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { payableInOrder, spendable } from "./settle.js";
+import { payableInOrder, spendable } from "./pay.js";
 
 const T = "0x00000000000000000000000000000000000000aa";
 /** Owed places as the settler reads them: oldest season first, then place. */
