@@ -9,14 +9,24 @@ import {
   keccak256,
   parseTransaction,
   recoverTransactionAddress,
+  TransactionReceiptNotFoundError,
   type Hex,
+  type TransactionReceipt,
 } from "viem";
 import type { PlatformSigner } from "../ports/platformSigner.js";
 import { sanctionsListAbi } from "../../abis/fixtures.js";
 import { reserveAfter, type PayoutBook } from "./reserve.js";
-import type { SettleDeps } from "./settle.js";
+import type { Common } from "../ports/common.js";
+import type { Db } from "../ports/store/db.js";
 
-const nowS = (d: Pick<SettleDeps, "clock">) => Math.floor(d.clock() / 1000);
+/** What paying needs (the settler's deps carry it): the store, the chain, the reserve wallet's signer. */
+export type PayDeps = Pick<Common, "config" | "chain" | "clock" | "logger"> & {
+  db: Db;
+  /** The reserve wallet's signer (the platform signer port); null: payouts stay planned. */
+  signer: PlatformSigner | null;
+};
+
+const nowS = (d: Pick<PayDeps, "clock">) => Math.floor(d.clock() / 1000);
 
 type PayoutRow = {
   season: number;
@@ -27,6 +37,9 @@ type PayoutRow = {
   status: PayoutStatus;
   raw_tx: string | null;
   tx_hash: string | null;
+  /** A cancel at the payout's nonce (a self-transfer), stored before it is sent; null: none signed. */
+  cancel_raw: string | null;
+  cancel_hash: string | null;
   why: string | null;
 };
 
@@ -49,27 +62,29 @@ export const NO_SIGNER_WHY =
 
 /**
  * Pays every owed place from the reserve wallet, oldest season first, then place. A transfer signed
- * earlier is delivered first: nothing new is signed while one is not mined. Then the longest run of
+ * earlier is resolved first (deliver): mined, held once its cancel mined, or planned again when its
+ * nonce was spent by another transaction, so no stored transfer blocks the places after it for
+ * good; nothing new is signed while one still waits at an open nonce. Then the longest run of
  * owed places the wallet's balance covers is signed (consecutive nonces) and stored before the first
  * is sent, so a settler that dies mid-way sends the same bytes again and pays each place once; the
  * rest stays owed, in order. A ledger is settled once each of its places is mined or held.
  */
-export async function payOwed(d: SettleDeps, hold: () => Promise<boolean> = async () => true): Promise<void> {
+export async function payOwed(d: PayDeps, hold: () => Promise<boolean> = async () => true): Promise<void> {
   const sent = () => d.db.query<PayoutRow>(`SELECT * FROM app.league_payouts WHERE status = 'sent' ${IN_ORDER}`);
-  if (d.signer) {
+  /** Resolves the stored transfers in nonce order; false at the first still waiting (the later ones wait behind it). */
+  const deliverAll = async (signer: PlatformSigner) => {
     for (const r of await sent()) {
       // Each send waits up to a minute: the lease is renewed before it (another instance may have taken over).
-      if (!(await hold())) return;
-      await deliver(d, d.signer, r);
+      if (!(await hold())) return false;
+      if (!(await deliver(d, signer, r))) return false;
     }
-    if ((await sent()).length) return;
+    return true;
+  };
+  if (d.signer) {
+    if (!(await deliverAll(d.signer)) || (await sent()).length) return settleLedgers(d);
     // The deliveries above may have outlasted the lease: no signing without it.
     if (!(await hold())) return;
-    if (await signOwed(d, d.signer))
-      for (const r of await sent()) {
-        if (!(await hold())) return;
-        await deliver(d, d.signer, r);
-      }
+    if (await signOwed(d, d.signer)) await deliverAll(d.signer);
   } else {
     const owed = await d.db.query<{ season: number; place: number }>(
       "UPDATE app.league_payouts SET why = $1 WHERE status = 'planned' AND why IS DISTINCT FROM $1 " +
@@ -82,7 +97,7 @@ export async function payOwed(d: SettleDeps, hold: () => Promise<boolean> = asyn
 }
 
 /** Settles each ledger whose places are all mined or held: what was paid, from the chain's receipts. */
-async function settleLedgers(d: SettleDeps) {
+async function settleLedgers(d: PayDeps) {
   const open = await d.db.query<{ season: number; ledger: string }>(
     "SELECT season, ledger FROM app.league_ledgers l WHERE settled_at IS NULL AND NOT EXISTS (SELECT 1 FROM " +
       "app.league_payouts p WHERE p.season = l.season AND p.status <> ALL($1)) ORDER BY season",
@@ -172,7 +187,7 @@ export function spendable(balance: bigint, held: Pick<PayoutRow, "amount" | "tok
  * no nonce is ever given twice. Refuses over a transaction of the reserve wallet in flight. A place
  * left owed says why; one whose recipient is listed is held. Answers whether anything was signed.
  */
-async function signOwed(d: SettleDeps, signer: PlatformSigner): Promise<boolean> {
+async function signOwed(d: PayDeps, signer: PlatformSigner): Promise<boolean> {
   const owed = await d.db.query<PayoutRow>(
     `SELECT * FROM app.league_payouts WHERE status = 'planned' AND raw_tx IS NULL ${IN_ORDER}`,
   );
@@ -218,7 +233,7 @@ async function signOwed(d: SettleDeps, signer: PlatformSigner): Promise<boolean>
 }
 
 /** A place whose recipient was listed right before signing: held, nothing signed for it. */
-async function holdUnsigned(d: SettleDeps, r: PayoutRow, block: bigint) {
+async function holdUnsigned(d: PayDeps, r: PayoutRow, block: bigint) {
   await d.db.query(
     "UPDATE app.league_payouts SET status = 'held', why = $3 WHERE season = $1 AND place = $2 AND raw_tx IS NULL",
     [
@@ -235,7 +250,7 @@ async function holdUnsigned(d: SettleDeps, r: PayoutRow, block: bigint) {
 }
 
 /** Signs `rows` from nonce `nonce` on, then stores every signed transfer at once (or none). */
-async function signAndStore(d: SettleDeps, signer: PlatformSigner, rows: PayoutRow[], nonce: number) {
+async function signAndStore(d: PayDeps, signer: PlatformSigner, rows: PayoutRow[], nonce: number) {
   const [fees, chainId] = await Promise.all([d.chain.estimateFeesPerGas(), d.chain.getChainId()]);
   const signed: { r: PayoutRow; raw: Hex }[] = [];
   for (const [i, r] of rows.entries()) {
@@ -271,11 +286,44 @@ async function signAndStore(d: SettleDeps, signer: PlatformSigner, rows: PayoutR
   });
 }
 
+/** How long one pass waits for a sent payout (or its cancel) to mine before it leaves it for the next pass. */
+const WAIT_MS = 60_000;
+
 /**
- * Sends the stored bytes (again, when not mined), after checking they are exactly the planned
- * transfer of the decided amount from the reserve wallet, and that the stored hash is theirs.
+ * Resolves a stored payout by the chain (`resolved`), else sends its stored bytes again (the same
+ * nonce: it pays once) or, when its recipient is listed since it was signed, its cancel at that
+ * nonce, and waits a while. Answers whether the payout is resolved; false: it still waits at its
+ * nonce, and the payouts after it wait behind it. Nothing is sent that fails the stored checks.
  */
-async function deliver(d: SettleDeps, signer: PlatformSigner, r: PayoutRow) {
+async function deliver(d: PayDeps, signer: PlatformSigner, r: PayoutRow): Promise<boolean> {
+  const nonce = await checkStored(d, signer, r);
+  if (await resolved(d, signer, r, nonce)) return true;
+  let raw = r.cancel_raw as Hex | null;
+  if (!raw) {
+    // Listed since it was signed: its nonce goes to a cancel instead, and it is held once that mines.
+    const read = await sanctioned(d, [r.recipient]);
+    raw = read.listed[0] ? await storeCancel(d, signer, r, read.block) : (r.raw_tx as Hex);
+  }
+  await d.chain.sendRawTransaction({ serializedTransaction: raw }).catch(() => undefined);
+  // Whatever the wait answers (viem answers a replaced transaction with its replacement's receipt),
+  // only the receipts of this payout's own hashes resolve it.
+  await d.chain
+    .waitForTransactionReceipt({ hash: keccak256(raw), timeout: WAIT_MS, pollingInterval: 250 })
+    .catch(() => null);
+  if (await resolved(d, signer, r, nonce)) return true;
+  d.logger?.warn(
+    { season: r.season, place: r.place, nonce, tx_hash: r.tx_hash, cancel_hash: r.cancel_hash },
+    "league payout not mined yet: it is sent again next pass, and the payouts after it wait",
+  );
+  return false;
+}
+
+/**
+ * The stored payout's checks before anything of it is sent or resolved: its hash is its bytes', its
+ * amount is the decided share, the bytes are exactly the planned transfer from the reserve wallet,
+ * and a stored cancel is a self-transfer of nothing at the same nonce. Answers the nonce.
+ */
+async function checkStored(d: PayDeps, signer: PlatformSigner, r: PayoutRow): Promise<number> {
   const hash = r.tx_hash as Hex;
   if (!r.raw_tx || keccak256(r.raw_tx as Hex) !== hash)
     throw new Error(`stored payout ${r.season}/${r.place}: its hash is not its bytes'; nothing is sent`);
@@ -284,30 +332,85 @@ async function deliver(d: SettleDeps, signer: PlatformSigner, r: PayoutRow) {
   ]);
   if (!l || (JSON.parse(l.ledger) as PayoutBook).shares[r.place - 1] !== r.amount)
     throw new Error(`stored payout ${r.season}/${r.place} is not the decided share; nothing is sent`);
-  let receipt = await d.chain.getTransactionReceipt({ hash }).catch(() => null);
-  if (!receipt) {
-    const tx = parseTransaction(r.raw_tx as Hex);
-    const want = transferCall(r);
-    const from = await recoverTransactionAddress({ serializedTransaction: r.raw_tx as never });
+  const tx = parseTransaction(r.raw_tx as Hex);
+  const want = transferCall(r);
+  const from = await recoverTransactionAddress({ serializedTransaction: r.raw_tx as never });
+  const me = signer.address.toLowerCase();
+  if (
+    from.toLowerCase() !== me ||
+    tx.to?.toLowerCase() !== want.to.toLowerCase() ||
+    tx.data !== want.data ||
+    (tx.value ?? 0n) !== 0n
+  )
+    throw new Error(`stored payout ${hash} is not the planned transfer; nothing is sent`);
+  if (r.cancel_raw !== null) {
+    const c = parseTransaction(r.cancel_raw as Hex);
+    const by = await recoverTransactionAddress({ serializedTransaction: r.cancel_raw as never });
     if (
-      from.toLowerCase() !== signer.address.toLowerCase() ||
-      tx.to?.toLowerCase() !== want.to.toLowerCase() ||
-      tx.data !== want.data ||
-      (tx.value ?? 0n) !== 0n
+      keccak256(r.cancel_raw as Hex) !== r.cancel_hash ||
+      by.toLowerCase() !== me ||
+      c.to?.toLowerCase() !== me ||
+      (c.value ?? 0n) !== 0n ||
+      c.nonce !== tx.nonce
     )
-      throw new Error(`stored payout ${hash} is not the planned transfer; nothing is sent`);
-    // Listed since it was signed: its nonce goes to a cancel instead, and it is held.
-    const read = await sanctioned(d, [r.recipient]);
-    if (read.listed[0]) return cancel(d, signer, r, tx, read.block);
-    await d.chain.sendRawTransaction({ serializedTransaction: r.raw_tx as Hex }).catch(() => undefined);
-    receipt = await d.chain.waitForTransactionReceipt({ hash, timeout: 60_000, pollingInterval: 250 });
+      throw new Error(`stored cancel of payout ${r.season}/${r.place} is not a cancel at its nonce; nothing is sent`);
   }
-  if (receipt.status !== "success") throw new Error(`payout ${hash} reverted`);
-  await d.db.query("UPDATE app.league_payouts SET status = 'mined', block = $3 WHERE season = $1 AND place = $2", [
-    r.season,
-    r.place,
-    Number(receipt.blockNumber),
-  ]);
+  return tx.nonce!;
+}
+
+/** A transaction's receipt, null when the chain has none: any other failed read throws (never read as "not mined"). */
+async function receiptOf(d: PayDeps, hash: string | null): Promise<TransactionReceipt | null> {
+  if (!hash) return null;
+  try {
+    return await d.chain.getTransactionReceipt({ hash: hash as Hex });
+  } catch (err) {
+    if (err instanceof TransactionReceiptNotFoundError) return null;
+    throw err;
+  }
+}
+
+/**
+ * Resolves a sent payout by what the chain shows at its nonce: its own transfer mined (mined), its
+ * cancel mined (held), its transfer reverted (planned again: nothing moved), or the nonce spent by
+ * a transaction that is neither, e.g. the operator's own (planned again, signed later at a new
+ * nonce: its bytes can never mine, so the place is paid once). The wallet's mined nonce is read
+ * before the receipts, so a transaction of ours mined by then shows its receipt. Answers whether
+ * it resolved the payout; false: its nonce is still open.
+ */
+async function resolved(d: PayDeps, signer: PlatformSigner, r: PayoutRow, nonce: number): Promise<boolean> {
+  const mined = await d.chain.getTransactionCount({ address: signer.address, blockTag: "latest" });
+  const paid = await receiptOf(d, r.tx_hash);
+  if (paid?.status === "success") {
+    await d.db.query(
+      "UPDATE app.league_payouts SET status = 'mined', block = $3, why = NULL WHERE season = $1 AND place = $2 " +
+        "AND status = 'sent'",
+      [r.season, r.place, Number(paid.blockNumber)],
+    );
+    return true;
+  }
+  if (await receiptOf(d, r.cancel_hash)) return holdCancelled(d, r, nonce).then(() => true);
+  if (paid) return replan(d, r, `its transfer ${r.tx_hash} reverted at nonce ${nonce}; nothing moved`);
+  if (mined <= nonce) return false;
+  return replan(
+    d,
+    r,
+    `nonce ${nonce} was used by another transaction of the reserve wallet (not this payout's ${r.tx_hash} ` +
+      `${r.cancel_hash ? `nor its cancel ${r.cancel_hash}` : ""})`.trimEnd(),
+  );
+}
+
+/**
+ * A sent payout that can no longer mine at its nonce (proven: `resolved`) is owed again, unsigned:
+ * the next signing gives it a new nonce, in order.
+ */
+async function replan(d: PayDeps, r: PayoutRow, cause: string): Promise<true> {
+  await d.db.query(
+    "UPDATE app.league_payouts SET status = 'planned', raw_tx = NULL, tx_hash = NULL, cancel_raw = NULL, " +
+      "cancel_hash = NULL, why = $3 WHERE season = $1 AND place = $2 AND status = 'sent' AND tx_hash = $4",
+    [r.season, r.place, `owed: ${cause}; signed again at a new nonce, in order`, r.tx_hash],
+  );
+  d.logger?.warn({ season: r.season, place: r.place, cause }, "league payout planned again: its nonce is spent");
+  return true;
 }
 
 /**
@@ -315,7 +418,7 @@ async function deliver(d: SettleDeps, signer: PlatformSigner, r: PayoutRow) {
  * listed address). An unreadable list signs and sends nothing: the pass fails and the next one
  * reads again.
  */
-async function sanctioned(d: SettleDeps, addresses: string[]): Promise<{ listed: boolean[]; block: bigint }> {
+async function sanctioned(d: PayDeps, addresses: string[]): Promise<{ listed: boolean[]; block: bigint }> {
   try {
     // Uncached: viem keeps a block number for its polling interval, and a listing mined in that
     // window would be read as clean (a payout to a listed recipient).
@@ -340,17 +443,12 @@ async function sanctioned(d: SettleDeps, addresses: string[]): Promise<{ listed:
 }
 
 /**
- * Holds a signed payout whose recipient was listed since: a plain self-transfer replaces it at its
- * nonce (fees doubled, so the pool takes the replacement), and the payout is held once that mined.
- * If the payout's own bytes mined first (they were out already), it is recorded as mined.
+ * Signs and stores the cancel of a sent payout whose recipient was listed since it was signed: a
+ * plain self-transfer at its nonce (fees doubled, so the pool takes the replacement), stored
+ * before it is sent like the payout's own bytes, so every later pass sends the same cancel.
  */
-async function cancel(
-  d: SettleDeps,
-  signer: PlatformSigner,
-  r: PayoutRow,
-  tx: ReturnType<typeof parseTransaction>,
-  block: bigint,
-) {
+async function storeCancel(d: PayDeps, signer: PlatformSigner, r: PayoutRow, block: bigint): Promise<Hex> {
+  const tx = parseTransaction(r.raw_tx as Hex);
   const fees = await d.chain.estimateFeesPerGas();
   const maxFee = [fees.maxFeePerGas * 2n, (tx.maxFeePerGas ?? 0n) * 2n].reduce((a, b) => (a > b ? a : b));
   const tip = [fees.maxPriorityFeePerGas * 2n, (tx.maxPriorityFeePerGas ?? 0n) * 2n].reduce((a, b) => (a > b ? a : b));
@@ -363,31 +461,35 @@ async function cancel(
     maxFeePerGas: maxFee,
     maxPriorityFeePerGas: tip < maxFee ? tip : maxFee,
   });
-  const hash = await d.chain.sendRawTransaction({ serializedTransaction: raw }).catch(() => keccak256(raw));
-  const cancelled = await d.chain
-    .waitForTransactionReceipt({ hash, timeout: 60_000, pollingInterval: 250 })
-    .catch(() => null);
-  const paid = await d.chain.getTransactionReceipt({ hash: r.tx_hash as Hex }).catch(() => null);
-  if (paid?.status === "success") {
-    await d.db.query("UPDATE app.league_payouts SET status = 'mined', block = $3 WHERE season = $1 AND place = $2", [
+  const stored = await d.db.query(
+    "UPDATE app.league_payouts SET cancel_raw = $3, cancel_hash = $4, why = $5 WHERE season = $1 AND place = $2 " +
+      "AND status = 'sent' AND tx_hash = $6 AND cancel_raw IS NULL RETURNING place",
+    [
       r.season,
       r.place,
-      Number(paid.blockNumber),
-    ]);
-    return;
-  }
-  if (!cancelled)
-    throw new Error(
-      `payout ${r.season}/${r.place}: its recipient is listed and the cancel at nonce ${tx.nonce} has not ` +
-        `mined yet; nothing else is sent`,
-    );
+      raw,
+      keccak256(raw),
+      `held once its cancel mines: its recipient is on the sanctions list (read at block ${block}, before a re-send)`,
+      r.tx_hash,
+    ],
+  );
+  if (!stored.length) throw new Error(`payout ${r.season}/${r.place} changed under this pass; nothing is sent`);
+  d.logger?.warn(
+    { season: r.season, place: r.place, recipient: r.recipient, nonce: tx.nonce, block: block.toString() },
+    "league payout cancelled at its nonce: its recipient is on the sanctions list",
+  );
+  return raw;
+}
+
+/** A payout whose cancel mined: held, never paid (its nonce is spent by the cancel). */
+async function holdCancelled(d: PayDeps, r: PayoutRow, nonce: number) {
   await d.db.query(
     "UPDATE app.league_payouts SET status = 'held', why = $3 WHERE season = $1 AND place = $2 AND status = 'sent'",
     [
       r.season,
       r.place,
-      `held: its recipient ${r.recipient} is on the sanctions list (read again at block ${block}, before a ` +
-        `re-send); its signed transfer was cancelled at nonce ${tx.nonce} and it is never paid`,
+      `held: its recipient ${r.recipient} is on the sanctions list (read again before a re-send); its signed ` +
+        `transfer was cancelled at nonce ${nonce} by ${r.cancel_hash} and it is never paid`,
     ],
   );
   d.logger?.warn(
