@@ -128,8 +128,21 @@ export function createSettler(d: SettleDeps & { lease: Lease; intervalMs?: numbe
   let running: Promise<{ decided: number[]; waiting: string | null }> | null = null;
   /** One pass: the seasons it decided, or why it waits (null: nothing to do, or another instance holds the lease). */
   async function once(): Promise<{ decided: number[]; waiting: string | null }> {
+    if (!(await d.lease.hold())) return { decided: [], waiting: "another instance settles" };
+    let out: { decided: number[]; waiting: string | null };
+    try {
+      out = await decideDue();
+    } catch (err) {
+      // A decision that failed (a read that threw) never skips the places owed: they are paid, then the pass fails.
+      await pay().catch((e) => d.logger?.warn({ err: e }, "league payouts failed after a failed decision"));
+      throw err;
+    }
+    await pay();
+    return out;
+  }
+  /** Decides every ended season in turn: the seasons decided, or why the next one waits. */
+  async function decideDue(): Promise<{ decided: number[]; waiting: string | null }> {
     const decided: number[] = [];
-    if (!(await d.lease.hold())) return { decided, waiting: "another instance settles" };
     const [first] = await d.db.query<{ n: number | null }>("SELECT min(from_season) AS n FROM app.league_entries");
     const last = seasonNumberAt(nowS(d)) - 1;
     const [done] = await d.db.query<{ n: number | null }>("SELECT max(season) AS n FROM app.league_results");
@@ -140,7 +153,6 @@ export function createSettler(d: SettleDeps & { lease: Lease; intervalMs?: numbe
       const r = await ready(d, s);
       if (!r.ok) {
         d.logger?.info({ season: n, why: r.why }, "league season not ready to decide");
-        await pay();
         return { decided, waiting: `season ${n}: ${r.why}` };
       }
       if (!(await d.lease.hold())) return { decided, waiting: "the lease moved to another instance" };
@@ -150,12 +162,10 @@ export function createSettler(d: SettleDeps & { lease: Lease; intervalMs?: numbe
           { season: n, why: done.incomplete },
           "league season not decided: a read at its decision block failed; the next pass reads again",
         );
-        await pay();
         return { decided, waiting: `season ${n}: ${done.incomplete}` };
       }
       if (done.decided) decided.push(n);
     }
-    await pay();
     return { decided, waiting: null };
   }
   /** Pays the places owed, in order (and settles the ledgers paid); the lease is renewed first. */
