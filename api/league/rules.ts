@@ -7,7 +7,20 @@ import { COPY_MIN_TRADES, COPY_SHARE_BPS, COPY_WINDOW_S } from "../../lib/league
 import { NEVER_REVIEWED } from "../../lib/league/review.js";
 import { PRACTICE_BOOK_USD } from "./practice.js";
 import { hubsOf, valuationTokens } from "./prize.js";
+import { NATIVE_BLOCKS_PER_READ, NATIVE_STEP_BLOCKS } from "./transfers.js";
+import { NATIVE_MAX_FAILURES } from "../../lib/league/native.js";
 import { PRACTICE_MIN_INTERVAL_S } from "./entries.js";
+
+/** How the native ETH links are scanned, bounded (published as `rules.clusters.native_scan`). */
+const NATIVE_SCAN = {
+  blocks_per_step: Number(NATIVE_STEP_BLOCKS),
+  blocks_per_pass: Number(NATIVE_BLOCKS_PER_READ),
+  max_failures: NATIVE_MAX_FAILURES,
+  note:
+    "scanned in steps, progress kept after each; a scan not yet through the block flags LINKS and holds " +
+    "the decision; a block (or a step's state reads) failing max_failures times in a row is skipped and " +
+    "flags LINKS with the blocks named (published with the books as native_skipped); never a silent pass",
+};
 
 /** The published rules (GET league `rules`): what the rows are computed by, so anyone can recompute them. */
 export function leagueRules(config: Config) {
@@ -50,6 +63,7 @@ export function leagueRules(config: Config) {
         "read from debug_traceBlockByNumber (callTracer, internal calls included, reverted calls excluded) over " +
         "the blocks where an address's nonce or ETH balance changed (found by halving on an archive node); a node " +
         "that cannot answer flags rule LINKS",
+      native_scan: NATIVE_SCAN,
     },
     prize_cap_usd: config.league.prizeCapUsd,
     reserve_ceiling_seasons: config.league.ceilingSeasons,
