@@ -136,7 +136,7 @@ const rows = (db: Db) =>
   );
 
 describe("a stored payout never stalls the payouts after it", () => {
-  it("signs a place again at a new nonce when another transaction used its nonce; each place is paid once", async () => {
+  it("signs a place again at a new nonce when another transaction spent its nonce; each is paid once", async () => {
     const db = await seeded([
       [1, R1, "500"],
       [2, R2, "300"],

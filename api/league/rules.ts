@@ -4,7 +4,7 @@ import { GRID_S, LEAGUE_TWAP_WINDOW_S } from "../../lib/league/valuation.js";
 import { FEED_GRACE_S, FEED_HEARTBEAT_S } from "../../lib/markStale.js";
 import { OUTLIER_BPS } from "../../lib/league/book.js";
 import { COPY_MIN_TRADES, COPY_SHARE_BPS, COPY_WINDOW_S } from "../../lib/league/copy.js";
-import { NEVER_REVIEWED } from "../../lib/league/review.js";
+import { NEVER_REVIEWED, REVIEW_WINDOW_S } from "../../lib/league/review.js";
 import { PRACTICE_BOOK_USD } from "./practice.js";
 import { hubsOf, valuationTokens } from "./prize.js";
 import { NATIVE_BLOCKS_PER_READ, NATIVE_STEP_BLOCKS } from "./transfers.js";
@@ -77,6 +77,10 @@ export function leagueRules(config: Config) {
       `same pair and direction mined within ${COPY_WINDOW_S} s of it in another block, the nearest came before`,
     review: {
       how: "an operator's verdict (pass or fail) on one entry's flagged rule in a season not yet decided",
+      window_s: REVIEW_WINDOW_S,
+      window:
+        "a season is not decided while an entry that reviews could make eligible has an open flag, until " +
+        "window_s after its end; then it is decided with the flags left unreviewed as fails",
       binds:
         "to the flag's reason as reviewed: new evidence changes the reason and the rule is a flag again; the " +
         "latest review of a flag applies",

@@ -6,6 +6,7 @@ import { practiceBoard } from "./practice.js";
 import { prizeBoard, seasonEntries, type BoardDeps, type PrizeAnchor } from "./prize.js";
 import { payoutBookOf, partnerToken, reserveAfter, reserveBefore } from "./reserve.js";
 import { payOwed } from "./pay.js";
+import { reviewHold } from "../../lib/league/review.js";
 
 export type SettleDeps = BoardDeps & {
   /** The reserve wallet's signer (the platform signer port); null: payouts stay planned. */
@@ -41,13 +42,15 @@ async function ready(d: SettleDeps, s: Season): Promise<{ ok: true; block: bigin
  * results' primary key: a second instance (or a second run) decides nothing. Decided only on
  * complete reads: a sanctions or vault read that failed at `block` decides nothing and answers why
  * (`incomplete`; the next pass reads again), so a flag from a failed read is never the final
- * record; a failed transfer read throws (the pass fails and is retried).
+ * record; a failed transfer read throws (the pass fails and is retried). Flags a review could
+ * still clear wait up to REVIEW_WINDOW_S after the season's end (`reviews` says why), so a node
+ * that cannot trace, flagging LINKS everywhere, does not decide a season that pays nothing.
  */
 export async function decideSeason(
   d: SettleDeps,
   s: Season,
   block: bigint,
-): Promise<{ decided: boolean; incomplete: string | null }> {
+): Promise<{ decided: boolean; incomplete: string | null; reviews?: string }> {
   const valuedAt = s.ends - 1;
   const anchor: PrizeAnchor = { valuedAt, block, ended: true, decided: true, shares: null };
   const prize = await prizeBoard(d, s, anchor);
@@ -58,6 +61,9 @@ export async function decideSeason(
         `unreadable at block ${block}: ${prize.unreadable.slice(0, 3).join("; ")}` +
         `${prize.unreadable.length > 3 ? ` and ${prize.unreadable.length - 3} more` : ""}`,
     };
+  // Flags a review could still clear hold the decision for a while (lib/league/review REVIEW_WINDOW_S).
+  const hold = reviewHold(prize.rows, s.ends, nowS(d));
+  if (hold) return { decided: false, incomplete: null, reviews: hold };
   const before = await reserveBefore(d.db, s.number);
   const book = await payoutBookOf(d, s, { before, pays: prize.outcome.pays, valuedAt, block, settled: false });
   const token = partnerToken(d.config);
@@ -163,6 +169,10 @@ export function createSettler(d: SettleDeps & { lease: Lease; intervalMs?: numbe
           "league season not decided: a read at its decision block failed; the next pass reads again",
         );
         return { decided, waiting: `season ${n}: ${done.incomplete}` };
+      }
+      if (done.reviews) {
+        d.logger?.info({ season: n, why: done.reviews }, "league season not decided yet: flags wait for review");
+        return { decided, waiting: `season ${n}: ${done.reviews}` };
       }
       if (done.decided) decided.push(n);
     }
