@@ -25,7 +25,14 @@ import {
 import { boardFrom, type EntryFacts } from "../lib/league/board.js";
 import { sanctionedAt, transfersOf, vaultWalletsAt, chainMarkReader } from "../lib/league/chain.js";
 import { season as seasonAt } from "../lib/league/calendar.js";
-import { NATIVE_UNREADABLE, NativeUnreadable, nativeTransfersOf } from "../lib/league/native.js";
+import {
+  NATIVE_UNREADABLE,
+  NativeUnreadable,
+  nativeTransfersOf,
+  seenDespite,
+  skippedReason,
+  type NativeSkips,
+} from "../lib/league/native.js";
 import { ELIGIBILITY_LINE } from "../lib/league/statement.js";
 import { markMemo, type SeasonTrade, type ValuationToken } from "../lib/league/valuation.js";
 import type { Review } from "../lib/league/review.js";
@@ -57,6 +64,8 @@ type Published = {
   valued_at: number;
   from_block: number;
   native_from_block?: number;
+  /** What the service's bounded native scan skipped after repeated failures (absent: nothing). */
+  native_skipped?: NativeSkips;
   contracts: {
     pool_manager: Address;
     router: Address;
@@ -184,8 +193,16 @@ export async function verifyLeague(base: string, rpcUrl: string, n: number): Pro
   const [transfers, native, sanctioned] = await Promise.all([
     transfersOf(chain, addresses, BigInt(pub.from_block), block, pub.link_tokens),
     // Native ETH moves from traces, as the service reads them; a node that cannot answer flags rule LINKS.
+    // What the service skipped is left out here too, and flags LINKS with the same words.
     nativeTransfersOf(chain, addresses, BigInt(pub.native_from_block ?? pub.from_block), block).then(
-      (transfers) => ({ transfers, unreadable: null }),
+      (transfers) => {
+        const skips = pub.native_skipped ?? { blocks: [], ranges: [] };
+        const any = skips.blocks.length > 0 || skips.ranges.length > 0;
+        return {
+          transfers: any ? seenDespite(transfers, skips, new Set(addresses.map((a) => a.toLowerCase()))) : transfers,
+          unreadable: any ? skippedReason(skips) : null,
+        };
+      },
       (err) => {
         if (err instanceof NativeUnreadable) return { transfers: [], unreadable: NATIVE_UNREADABLE };
         throw err;

@@ -276,7 +276,9 @@ function publishedOf(
  * block, sanctions and the vault's wallets read at that block, then lib/league/rules. Answers the
  * rows, the outcome, each entry's book (the trades and valuations `league:verify` checks), and
  * `unreadable`: what could not be read (rows flag it; a decision refuses it). A failed transfer
- * read throws; a node that cannot trace native ETH flags rule LINKS (a decision keeps the flag).
+ * read throws; a node that cannot trace native ETH, or blocks skipped after repeated failures, flag
+ * rule LINKS (a decision keeps the flag); a native scan not yet through the block (bounded per
+ * pass, or a failure to try again) flags LINKS and is `unreadable` (the decision waits for it).
  */
 export async function prizeBoard(d: PrizeDeps, s: Season, a: PrizeAnchor) {
   const entries = await seasonEntries(d.db, "prize", s);
@@ -309,6 +311,8 @@ export async function prizeBoard(d: PrizeDeps, s: Season, a: PrizeAnchor) {
   const unreadable = [
     ...[...vault].filter(([, w]) => w === null).map(([id]) => `the partner vault's agent ${id}`),
     ...[...sanctioned].filter(([, x]) => x === null).map(([addr]) => `the sanctions list for ${addr}`),
+    // Not read through the block yet (bounded per pass, or a failure tried again): a decision waits for the rest.
+    ...(native.behind ? [native.behind] : []),
   ];
   const board = await boardFrom({
     season: s,
@@ -317,13 +321,14 @@ export async function prizeBoard(d: PrizeDeps, s: Season, a: PrizeAnchor) {
     trades: new Map([...ledgers].map(([id, ts]) => [id, ts.map((t) => t.trade)])),
     marks,
     transfers: [...logs, ...native.transfers],
-    linksUnread: native.unreadable,
+    linksUnread: [native.unreadable, native.behind].filter(Boolean).join("; ") || null,
     sanctioned,
     vault,
     hubs: hubsOf(d.config),
     reviews,
   });
-  return { ...board, ledgers, unreadable, published: publishedOf(d.config, entries, facts, ledgers, reviews) };
+  const published = publishedOf(d.config, entries, facts, ledgers, reviews);
+  return { ...board, ledgers, unreadable, published: { ...published, native_skipped: native.skipped } };
 }
 
 /**

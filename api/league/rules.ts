@@ -4,10 +4,23 @@ import { GRID_S, LEAGUE_TWAP_WINDOW_S } from "../../lib/league/valuation.js";
 import { FEED_GRACE_S, FEED_HEARTBEAT_S } from "../../lib/markStale.js";
 import { OUTLIER_BPS } from "../../lib/league/book.js";
 import { COPY_MIN_TRADES, COPY_SHARE_BPS, COPY_WINDOW_S } from "../../lib/league/copy.js";
-import { NEVER_REVIEWED } from "../../lib/league/review.js";
+import { NEVER_REVIEWED, REVIEW_WINDOW_S } from "../../lib/league/review.js";
 import { PRACTICE_BOOK_USD } from "./practice.js";
 import { hubsOf, valuationTokens } from "./prize.js";
+import { NATIVE_BLOCKS_PER_READ, NATIVE_STEP_BLOCKS } from "./transfers.js";
+import { NATIVE_MAX_FAILURES } from "../../lib/league/native.js";
 import { PRACTICE_MIN_INTERVAL_S } from "./entries.js";
+
+/** How the native ETH links are scanned, bounded (published as `rules.clusters.native_scan`). */
+const NATIVE_SCAN = {
+  blocks_per_step: Number(NATIVE_STEP_BLOCKS),
+  blocks_per_pass: Number(NATIVE_BLOCKS_PER_READ),
+  max_failures: NATIVE_MAX_FAILURES,
+  note:
+    "scanned in steps, progress kept after each; a scan not yet through the block flags LINKS and holds " +
+    "the decision; a block (or a step's state reads) failing max_failures times in a row is skipped and " +
+    "flags LINKS with the blocks named (published with the books as native_skipped); never a silent pass",
+};
 
 /** The published rules (GET league `rules`): what the rows are computed by, so anyone can recompute them. */
 export function leagueRules(config: Config) {
@@ -50,6 +63,7 @@ export function leagueRules(config: Config) {
         "read from debug_traceBlockByNumber (callTracer, internal calls included, reverted calls excluded) over " +
         "the blocks where an address's nonce or ETH balance changed (found by halving on an archive node); a node " +
         "that cannot answer flags rule LINKS",
+      native_scan: NATIVE_SCAN,
     },
     prize_cap_usd: config.league.prizeCapUsd,
     reserve_ceiling_seasons: config.league.ceilingSeasons,
@@ -63,6 +77,10 @@ export function leagueRules(config: Config) {
       `same pair and direction mined within ${COPY_WINDOW_S} s of it in another block, the nearest came before`,
     review: {
       how: "an operator's verdict (pass or fail) on one entry's flagged rule in a season not yet decided",
+      window_s: REVIEW_WINDOW_S,
+      window:
+        "a season is not decided while an entry that reviews could make eligible has an open flag, until " +
+        "window_s after its end; then it is decided with the flags left unreviewed as fails",
       binds:
         "to the flag's reason as reviewed: new evidence changes the reason and the rule is a flag again; the " +
         "latest review of a flag applies",

@@ -36,7 +36,8 @@ function owedOf(pays: Awaited<ReturnType<typeof payoutsOf>>) {
       agent_id: Number(p.agent_id),
       recipient: p.recipient,
       amount: p.amount,
-      why: p.status === "sent" ? "signed and sent; waiting for it to mine" : (p.why ?? "owed: paid in order"),
+      why:
+        p.status === "sent" ? (p.why ?? "signed and sent; waiting for it to mine") : (p.why ?? "owed: paid in order"),
     }));
 }
 

@@ -1,5 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { payableInOrder, spendable } from "./settle.js";
+import { season } from "../../lib/league/calendar.js";
+import { openMigratedMemory } from "../ports/store/memory.js";
+import { NO_SIGNER_WHY, payableInOrder, spendable } from "./pay.js";
+import { createSettler } from "./settle.js";
+
+const W = "0x0000000000000000000000000000000000000777";
 
 const T = "0x00000000000000000000000000000000000000aa";
 /** Owed places as the settler reads them: oldest season first, then place. */
@@ -67,5 +72,46 @@ describe("spendable: the reserve wallet's balance for owed places", () => {
     expect(spendable(1_000n, held, T)).toBe(500n);
     expect(spendable(1_000n, [], T)).toBe(1_000n);
     expect(spendable(400n, held, T)).toBe(0n);
+  });
+});
+
+describe("the settler's pass", () => {
+  it("pays the places owed even when deciding a season fails", async () => {
+    const db = await openMigratedMemory("settle");
+    const s = season(3, 0);
+    await db.query(
+      "INSERT INTO app.league_entries (entry_id, board, agent_id, kind, wallet, entrant, owner, agent_wallet, token, " +
+        "symbol, name, proof, from_season, entered_at) VALUES ('e1', 'prize', 1, 'wallet', $1, $1, $1, $1, $1, " +
+        "'A', 'a', 'p', 3, $2)",
+      [W, s.starts - 10],
+    );
+    await db.query(
+      "INSERT INTO app.league_payouts (season, place, entry_id, agent_id, recipient, token, amount, status, " +
+        "created_at) VALUES (2, 1, 'e0', 1, $1, $2, '5', 'planned', 0)",
+      [W, T],
+    );
+    const chain = {
+      multicall: async () => {
+        throw new Error("node down");
+      },
+    };
+    const settler = createSettler({
+      db,
+      chain,
+      clock: () => (s.ends + 60) * 1000,
+      config: { contracts: {}, league: { houseAgents: [] }, tokens: {} },
+      indexed: { head: async () => ({ block: 50, timestamp: s.ends + 30 }) },
+      transfers: {
+        read: async () => {
+          throw new Error("the transfer log could not be read");
+        },
+        native: async () => ({ transfers: [], unreadable: null }),
+      },
+      signer: null,
+      lease: { hold: async () => true, release: async () => undefined },
+    } as unknown as Parameters<typeof createSettler>[0]);
+    await expect(settler.runOnce()).rejects.toThrow(/transfer log could not be read/);
+    const [row] = await db.query<{ why: string | null }>("SELECT why FROM app.league_payouts");
+    expect(row!.why).toBe(NO_SIGNER_WHY);
   });
 });

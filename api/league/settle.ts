@@ -1,20 +1,12 @@
-import {
-  encodeFunctionData,
-  erc20Abi,
-  getAddress,
-  keccak256,
-  parseTransaction,
-  recoverTransactionAddress,
-  type Hex,
-} from "viem";
 import { season as seasonAt, seasonNumberAt, type Season } from "../../lib/league/calendar.js";
 import type { PlatformSigner } from "../ports/platformSigner.js";
 import type { Lease } from "../ports/store/lease.js";
 import { DROP_AFTER_S } from "../trading/index.js";
-import { sanctionsListAbi } from "../../abis/fixtures.js";
 import { practiceBoard } from "./practice.js";
 import { prizeBoard, seasonEntries, type BoardDeps, type PrizeAnchor } from "./prize.js";
-import { payoutBookOf, partnerToken, reserveAfter, reserveBefore, type PayoutBook } from "./reserve.js";
+import { payoutBookOf, partnerToken, reserveAfter, reserveBefore } from "./reserve.js";
+import { payOwed } from "./pay.js";
+import { reviewHold } from "../../lib/league/review.js";
 
 export type SettleDeps = BoardDeps & {
   /** The reserve wallet's signer (the platform signer port); null: payouts stay planned. */
@@ -50,13 +42,15 @@ async function ready(d: SettleDeps, s: Season): Promise<{ ok: true; block: bigin
  * results' primary key: a second instance (or a second run) decides nothing. Decided only on
  * complete reads: a sanctions or vault read that failed at `block` decides nothing and answers why
  * (`incomplete`; the next pass reads again), so a flag from a failed read is never the final
- * record; a failed transfer read throws (the pass fails and is retried).
+ * record; a failed transfer read throws (the pass fails and is retried). Flags a review could
+ * still clear wait up to REVIEW_WINDOW_S after the season's end (`reviews` says why), so a node
+ * that cannot trace, flagging LINKS everywhere, does not decide a season that pays nothing.
  */
 export async function decideSeason(
   d: SettleDeps,
   s: Season,
   block: bigint,
-): Promise<{ decided: boolean; incomplete: string | null }> {
+): Promise<{ decided: boolean; incomplete: string | null; reviews?: string }> {
   const valuedAt = s.ends - 1;
   const anchor: PrizeAnchor = { valuedAt, block, ended: true, decided: true, shares: null };
   const prize = await prizeBoard(d, s, anchor);
@@ -67,6 +61,9 @@ export async function decideSeason(
         `unreadable at block ${block}: ${prize.unreadable.slice(0, 3).join("; ")}` +
         `${prize.unreadable.length > 3 ? ` and ${prize.unreadable.length - 3} more` : ""}`,
     };
+  // Flags a review could still clear hold the decision for a while (lib/league/review REVIEW_WINDOW_S).
+  const hold = reviewHold(prize.rows, s.ends, nowS(d));
+  if (hold) return { decided: false, incomplete: null, reviews: hold };
   const before = await reserveBefore(d.db, s.number);
   const book = await payoutBookOf(d, s, { before, pays: prize.outcome.pays, valuedAt, block, settled: false });
   const token = partnerToken(d.config);
@@ -127,384 +124,6 @@ export async function decideSeason(
   return { decided, incomplete: null };
 }
 
-type PayoutRow = {
-  season: number;
-  place: number;
-  recipient: string;
-  token: string;
-  amount: string;
-  status: PayoutStatus;
-  raw_tx: string | null;
-  tx_hash: string | null;
-  why: string | null;
-};
-
-/**
- * A league payout's status (SPEC league seasons `payouts[].status` and `winners[].status`):
- * `planned` until its transfer is signed (owed: `why` says what it waits for), `sent` once signed
- * and stored (answered as `planned` until mined), `mined` once the chain shows it, and `held` when
- * its recipient is on the sanctions list read right before signing or before a re-send: the
- * transfer is never sent (a stored one is cancelled at its nonce), its share stays in the reserve
- * wallet set aside (no later season's budget counts it), and it stays held; an operator decides.
- */
-export type PayoutStatus = "planned" | "sent" | "mined" | "held";
-/** A payout that no pass sends again: mined, or held. */
-const DONE = ["mined", "held"];
-/** Every payout is paid in this order: oldest season first, then place. */
-const IN_ORDER = "ORDER BY season, place";
-
-export const NO_SIGNER_WHY =
-  "owed: no reserve signer is configured (LEAGUE_SIGNER_URL); paid in order, oldest season first, once one is";
-
-/**
- * Pays every owed place from the reserve wallet, oldest season first, then place. A transfer signed
- * earlier is delivered first: nothing new is signed while one is not mined. Then the longest run of
- * owed places the wallet's balance covers is signed (consecutive nonces) and stored before the first
- * is sent, so a settler that dies mid-way sends the same bytes again and pays each place once; the
- * rest stays owed, in order. A ledger is settled once each of its places is mined or held.
- */
-export async function payOwed(d: SettleDeps, hold: () => Promise<boolean> = async () => true): Promise<void> {
-  const sent = () => d.db.query<PayoutRow>(`SELECT * FROM app.league_payouts WHERE status = 'sent' ${IN_ORDER}`);
-  if (d.signer) {
-    for (const r of await sent()) {
-      // Each send waits up to a minute: the lease is renewed before it (another instance may have taken over).
-      if (!(await hold())) return;
-      await deliver(d, d.signer, r);
-    }
-    if ((await sent()).length) return;
-    // The deliveries above may have outlasted the lease: no signing without it.
-    if (!(await hold())) return;
-    if (await signOwed(d, d.signer))
-      for (const r of await sent()) {
-        if (!(await hold())) return;
-        await deliver(d, d.signer, r);
-      }
-  } else {
-    const owed = await d.db.query<{ season: number; place: number }>(
-      "UPDATE app.league_payouts SET why = $1 WHERE status = 'planned' AND why IS DISTINCT FROM $1 " +
-        "RETURNING season, place",
-      [NO_SIGNER_WHY],
-    );
-    if (owed.length) d.logger?.warn({ owed }, "league places owed: no reserve signer is configured");
-  }
-  await settleLedgers(d);
-}
-
-/** Settles each ledger whose places are all mined or held: what was paid, from the chain's receipts. */
-async function settleLedgers(d: SettleDeps) {
-  const open = await d.db.query<{ season: number; ledger: string }>(
-    "SELECT season, ledger FROM app.league_ledgers l WHERE settled_at IS NULL AND NOT EXISTS (SELECT 1 FROM " +
-      "app.league_payouts p WHERE p.season = l.season AND p.status <> ALL($1)) ORDER BY season",
-    [DONE],
-  );
-  for (const l of open) {
-    const all = await d.db.query<PayoutRow>("SELECT * FROM app.league_payouts WHERE season = $1 ORDER BY place", [
-      l.season,
-    ]);
-    const book = JSON.parse(l.ledger) as PayoutBook;
-    const paid = [1, 2, 3].map((p) => BigInt(all.find((r) => r.place === p && r.status === "mined")?.amount ?? "0"));
-    const total = paid.reduce((a, b) => a + b, 0n);
-    const settled: PayoutBook = {
-      ...book,
-      paid: paid.map(String),
-      paid_total: total.toString(),
-      reserve_after: reserveAfter(book, all).toString(),
-      status: book.status === "incomplete" ? "incomplete" : "settled",
-    };
-    await d.db.query(
-      "UPDATE app.league_ledgers SET ledger = $2, settled_at = $3 WHERE season = $1 AND settled_at IS NULL",
-      [l.season, JSON.stringify(settled), nowS(d)],
-    );
-  }
-}
-
-/**
- * The longest run of `rows` (in order) that `balance` covers, each recipient read on the sanctions
- * list right before: a listed one is held (its amount frees room for the next), and the first place
- * the balance does not cover stops the run (a later, smaller place never goes before it).
- */
-export async function payableInOrder<R extends Pick<PayoutRow, "amount" | "recipient" | "token">>(
-  rows: R[],
-  balance: bigint,
-  listedOf: (recipients: string[]) => Promise<{ listed: boolean[]; block: bigint }>,
-): Promise<{ pay: R[]; held: { r: R; block: bigint }[]; owed: R[] }> {
-  const pay: R[] = [];
-  const held: { r: R; block: bigint }[] = [];
-  let rest = rows;
-  let left = balance;
-  for (;;) {
-    const next: R[] = [];
-    let room = left;
-    for (const r of rest) {
-      if (r.token !== rows[0]!.token || BigInt(r.amount) > room) break;
-      next.push(r);
-      room -= BigInt(r.amount);
-    }
-    if (!next.length) break;
-    const { listed, block } = await listedOf(next.map((r) => r.recipient));
-    next.forEach((r, i) => {
-      if (listed[i]) held.push({ r, block });
-      else {
-        pay.push(r);
-        left -= BigInt(r.amount);
-      }
-    });
-    rest = rest.slice(next.length);
-    if (!listed.some(Boolean)) break;
-  }
-  return { pay, held, owed: rest };
-}
-
-const transferCall = (r: Pick<PayoutRow, "token" | "recipient" | "amount">) => ({
-  to: getAddress(r.token),
-  value: 0n,
-  data: encodeFunctionData({
-    abi: erc20Abi,
-    functionName: "transfer",
-    args: [getAddress(r.recipient), BigInt(r.amount)],
-  }),
-});
-
-/**
- * The reserve wallet's balance less the shares of held places in the same token: a held share stays
- * in the wallet set aside for the operator, never spent on later places.
- */
-export function spendable(balance: bigint, held: Pick<PayoutRow, "amount" | "token">[], token: string): bigint {
-  const aside = held.filter((h) => h.token.toLowerCase() === token.toLowerCase());
-  const left = balance - aside.reduce((a, h) => a + BigInt(h.amount), 0n);
-  return left > 0n ? left : 0n;
-}
-
-/**
- * Signs the owed places the reserve wallet's balance covers (less held shares), in order (payableInOrder), with
- * consecutive nonces, and stores them in one transaction: a pass that fails mid-way stores none, so
- * no nonce is ever given twice. Refuses over a transaction of the reserve wallet in flight. A place
- * left owed says why; one whose recipient is listed is held. Answers whether anything was signed.
- */
-async function signOwed(d: SettleDeps, signer: PlatformSigner): Promise<boolean> {
-  const owed = await d.db.query<PayoutRow>(
-    `SELECT * FROM app.league_payouts WHERE status = 'planned' AND raw_tx IS NULL ${IN_ORDER}`,
-  );
-  if (!owed.length) return false;
-  const [latest, pending] = await Promise.all([
-    d.chain.getTransactionCount({ address: signer.address, blockTag: "latest" }),
-    d.chain.getTransactionCount({ address: signer.address, blockTag: "pending" }),
-  ]);
-  if (pending !== latest)
-    throw new Error(
-      `the reserve wallet has ${pending - latest} transaction(s) in flight; no payout is signed over them`,
-    );
-  const held = await d.db.query<Pick<PayoutRow, "amount" | "token">>(
-    "SELECT amount, token FROM app.league_payouts WHERE status = 'held'",
-  );
-  const balance = spendable(
-    await d.chain.readContract({
-      address: getAddress(owed[0]!.token),
-      abi: erc20Abi,
-      functionName: "balanceOf",
-      args: [signer.address],
-    }),
-    held,
-    owed[0]!.token,
-  );
-  const { pay, held: listed, owed: left } = await payableInOrder(owed, balance, (a) => sanctioned(d, a));
-  for (const { r, block } of listed) await holdUnsigned(d, r, block);
-  let need = 0n;
-  const short = balance - pay.reduce((a, r) => a + BigInt(r.amount), 0n);
-  for (const r of left) {
-    need += BigInt(r.amount);
-    await d.db.query("UPDATE app.league_payouts SET why = $3 WHERE season = $1 AND place = $2 AND status = 'planned'", [
-      r.season,
-      r.place,
-      `owed: the reserve wallet has ${short} atoms left of the ${need} owed through this place; paid in order ` +
-        "(oldest season first, then place) once it holds them",
-    ]);
-  }
-  if (left.length) d.logger?.warn({ owed: left.length, short: short.toString() }, "league places owed: short reserve");
-  if (!pay.length) return false;
-  await signAndStore(d, signer, pay, latest);
-  return true;
-}
-
-/** A place whose recipient was listed right before signing: held, nothing signed for it. */
-async function holdUnsigned(d: SettleDeps, r: PayoutRow, block: bigint) {
-  await d.db.query(
-    "UPDATE app.league_payouts SET status = 'held', why = $3 WHERE season = $1 AND place = $2 AND raw_tx IS NULL",
-    [
-      r.season,
-      r.place,
-      `held: its recipient ${r.recipient} is on the sanctions list (read at block ${block}, right before ` +
-        "signing); nothing is signed for it and it is never paid",
-    ],
-  );
-  d.logger?.warn(
-    { season: r.season, place: r.place, recipient: r.recipient },
-    "league payout held: its recipient is on the sanctions list; nothing is signed for it",
-  );
-}
-
-/** Signs `rows` from nonce `nonce` on, then stores every signed transfer at once (or none). */
-async function signAndStore(d: SettleDeps, signer: PlatformSigner, rows: PayoutRow[], nonce: number) {
-  const [fees, chainId] = await Promise.all([d.chain.estimateFeesPerGas(), d.chain.getChainId()]);
-  const signed: { r: PayoutRow; raw: Hex }[] = [];
-  for (const [i, r] of rows.entries()) {
-    const call = transferCall(r);
-    const gas = ((await d.chain.estimateGas({ account: signer.address, ...call })) * 13n) / 10n;
-    signed.push({
-      r,
-      raw: await signer.signTransaction({
-        ...call,
-        chainId,
-        nonce: nonce + i,
-        gas,
-        maxFeePerGas: fees.maxFeePerGas * 2n,
-        maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
-      }),
-    });
-  }
-  await d.db.tx(async (tx) => {
-    // One signer's store at a time, and none over bytes another pass stored: two passes that raced past the
-    // lease would otherwise store different payouts at the same nonces.
-    await tx.query("SELECT pg_advisory_xact_lock(4663029)");
-    if ((await tx.query("SELECT 1 FROM app.league_payouts WHERE status = 'sent' LIMIT 1")).length)
-      throw new Error("another pass stored signed payouts first; nothing of this pass is stored");
-    for (const { r, raw } of signed) {
-      const done = await tx.query(
-        "UPDATE app.league_payouts SET raw_tx = $3, tx_hash = $4, status = 'sent', why = NULL WHERE season = $1 " +
-          "AND place = $2 AND raw_tx IS NULL AND status = 'planned' RETURNING place",
-        [r.season, r.place, raw, keccak256(raw)],
-      );
-      if (!done.length)
-        throw new Error(`payout ${r.season}/${r.place} was signed by another pass; nothing of this pass is stored`);
-    }
-  });
-}
-
-/**
- * Sends the stored bytes (again, when not mined), after checking they are exactly the planned
- * transfer of the decided amount from the reserve wallet, and that the stored hash is theirs.
- */
-async function deliver(d: SettleDeps, signer: PlatformSigner, r: PayoutRow) {
-  const hash = r.tx_hash as Hex;
-  if (!r.raw_tx || keccak256(r.raw_tx as Hex) !== hash)
-    throw new Error(`stored payout ${r.season}/${r.place}: its hash is not its bytes'; nothing is sent`);
-  const [l] = await d.db.query<{ ledger: string }>("SELECT ledger FROM app.league_ledgers WHERE season = $1", [
-    r.season,
-  ]);
-  if (!l || (JSON.parse(l.ledger) as PayoutBook).shares[r.place - 1] !== r.amount)
-    throw new Error(`stored payout ${r.season}/${r.place} is not the decided share; nothing is sent`);
-  let receipt = await d.chain.getTransactionReceipt({ hash }).catch(() => null);
-  if (!receipt) {
-    const tx = parseTransaction(r.raw_tx as Hex);
-    const want = transferCall(r);
-    const from = await recoverTransactionAddress({ serializedTransaction: r.raw_tx as never });
-    if (
-      from.toLowerCase() !== signer.address.toLowerCase() ||
-      tx.to?.toLowerCase() !== want.to.toLowerCase() ||
-      tx.data !== want.data ||
-      (tx.value ?? 0n) !== 0n
-    )
-      throw new Error(`stored payout ${hash} is not the planned transfer; nothing is sent`);
-    // Listed since it was signed: its nonce goes to a cancel instead, and it is held.
-    const read = await sanctioned(d, [r.recipient]);
-    if (read.listed[0]) return cancel(d, signer, r, tx, read.block);
-    await d.chain.sendRawTransaction({ serializedTransaction: r.raw_tx as Hex }).catch(() => undefined);
-    receipt = await d.chain.waitForTransactionReceipt({ hash, timeout: 60_000, pollingInterval: 250 });
-  }
-  if (receipt.status !== "success") throw new Error(`payout ${hash} reverted`);
-  await d.db.query("UPDATE app.league_payouts SET status = 'mined', block = $3 WHERE season = $1 AND place = $2", [
-    r.season,
-    r.place,
-    Number(receipt.blockNumber),
-  ]);
-}
-
-/**
- * The sanctions list read now (at the newest block) for each address (SPEC: a prize goes to no
- * listed address). An unreadable list signs and sends nothing: the pass fails and the next one
- * reads again.
- */
-async function sanctioned(d: SettleDeps, addresses: string[]): Promise<{ listed: boolean[]; block: bigint }> {
-  try {
-    // Uncached: viem keeps a block number for its polling interval, and a listing mined in that
-    // window would be read as clean (a payout to a listed recipient).
-    const block = await d.chain.getBlockNumber({ cacheTime: 0 });
-    if (!addresses.length) return { listed: [], block };
-    const listed = await d.chain.multicall({
-      contracts: addresses.map((a) => ({
-        address: d.config.contracts.sanctionsList,
-        abi: sanctionsListAbi,
-        functionName: "isSanctioned" as const,
-        args: [getAddress(a)] as const,
-      })),
-      allowFailure: false,
-      blockNumber: block,
-    });
-    return { listed, block };
-  } catch (err) {
-    throw new Error(
-      `the sanctions list could not be read; no payout is signed or sent: ${(err as Error).message.split("\n")[0]}`,
-    );
-  }
-}
-
-/**
- * Holds a signed payout whose recipient was listed since: a plain self-transfer replaces it at its
- * nonce (fees doubled, so the pool takes the replacement), and the payout is held once that mined.
- * If the payout's own bytes mined first (they were out already), it is recorded as mined.
- */
-async function cancel(
-  d: SettleDeps,
-  signer: PlatformSigner,
-  r: PayoutRow,
-  tx: ReturnType<typeof parseTransaction>,
-  block: bigint,
-) {
-  const fees = await d.chain.estimateFeesPerGas();
-  const maxFee = [fees.maxFeePerGas * 2n, (tx.maxFeePerGas ?? 0n) * 2n].reduce((a, b) => (a > b ? a : b));
-  const tip = [fees.maxPriorityFeePerGas * 2n, (tx.maxPriorityFeePerGas ?? 0n) * 2n].reduce((a, b) => (a > b ? a : b));
-  const raw = await signer.signTransaction({
-    to: signer.address,
-    value: 0n,
-    chainId: tx.chainId!,
-    nonce: tx.nonce!,
-    gas: 21_000n,
-    maxFeePerGas: maxFee,
-    maxPriorityFeePerGas: tip < maxFee ? tip : maxFee,
-  });
-  const hash = await d.chain.sendRawTransaction({ serializedTransaction: raw }).catch(() => keccak256(raw));
-  const cancelled = await d.chain
-    .waitForTransactionReceipt({ hash, timeout: 60_000, pollingInterval: 250 })
-    .catch(() => null);
-  const paid = await d.chain.getTransactionReceipt({ hash: r.tx_hash as Hex }).catch(() => null);
-  if (paid?.status === "success") {
-    await d.db.query("UPDATE app.league_payouts SET status = 'mined', block = $3 WHERE season = $1 AND place = $2", [
-      r.season,
-      r.place,
-      Number(paid.blockNumber),
-    ]);
-    return;
-  }
-  if (!cancelled)
-    throw new Error(
-      `payout ${r.season}/${r.place}: its recipient is listed and the cancel at nonce ${tx.nonce} has not ` +
-        `mined yet; nothing else is sent`,
-    );
-  await d.db.query(
-    "UPDATE app.league_payouts SET status = 'held', why = $3 WHERE season = $1 AND place = $2 AND status = 'sent'",
-    [
-      r.season,
-      r.place,
-      `held: its recipient ${r.recipient} is on the sanctions list (read again at block ${block}, before a ` +
-        `re-send); its signed transfer was cancelled at nonce ${tx.nonce} and it is never paid`,
-    ],
-  );
-  d.logger?.warn(
-    { season: r.season, place: r.place, recipient: r.recipient },
-    "league payout held at its re-send: its recipient is on the sanctions list; its nonce was cancelled",
-  );
-}
-
 /**
  * The league settler (started by createApp): under its lease (one instance per store), decides
  * every ended season in order, then pays the places owed, oldest season first. A season with no entries on either
@@ -515,8 +134,21 @@ export function createSettler(d: SettleDeps & { lease: Lease; intervalMs?: numbe
   let running: Promise<{ decided: number[]; waiting: string | null }> | null = null;
   /** One pass: the seasons it decided, or why it waits (null: nothing to do, or another instance holds the lease). */
   async function once(): Promise<{ decided: number[]; waiting: string | null }> {
+    if (!(await d.lease.hold())) return { decided: [], waiting: "another instance settles" };
+    let out: { decided: number[]; waiting: string | null };
+    try {
+      out = await decideDue();
+    } catch (err) {
+      // A decision that failed (a read that threw) never skips the places owed: they are paid, then the pass fails.
+      await pay().catch((e) => d.logger?.warn({ err: e }, "league payouts failed after a failed decision"));
+      throw err;
+    }
+    await pay();
+    return out;
+  }
+  /** Decides every ended season in turn: the seasons decided, or why the next one waits. */
+  async function decideDue(): Promise<{ decided: number[]; waiting: string | null }> {
     const decided: number[] = [];
-    if (!(await d.lease.hold())) return { decided, waiting: "another instance settles" };
     const [first] = await d.db.query<{ n: number | null }>("SELECT min(from_season) AS n FROM app.league_entries");
     const last = seasonNumberAt(nowS(d)) - 1;
     const [done] = await d.db.query<{ n: number | null }>("SELECT max(season) AS n FROM app.league_results");
@@ -527,7 +159,6 @@ export function createSettler(d: SettleDeps & { lease: Lease; intervalMs?: numbe
       const r = await ready(d, s);
       if (!r.ok) {
         d.logger?.info({ season: n, why: r.why }, "league season not ready to decide");
-        await pay();
         return { decided, waiting: `season ${n}: ${r.why}` };
       }
       if (!(await d.lease.hold())) return { decided, waiting: "the lease moved to another instance" };
@@ -537,12 +168,14 @@ export function createSettler(d: SettleDeps & { lease: Lease; intervalMs?: numbe
           { season: n, why: done.incomplete },
           "league season not decided: a read at its decision block failed; the next pass reads again",
         );
-        await pay();
         return { decided, waiting: `season ${n}: ${done.incomplete}` };
+      }
+      if (done.reviews) {
+        d.logger?.info({ season: n, why: done.reviews }, "league season not decided yet: flags wait for review");
+        return { decided, waiting: `season ${n}: ${done.reviews}` };
       }
       if (done.decided) decided.push(n);
     }
-    await pay();
     return { decided, waiting: null };
   }
   /** Pays the places owed, in order (and settles the ledgers paid); the lease is renewed first. */

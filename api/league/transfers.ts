@@ -1,7 +1,17 @@
-import { zeroAddress } from "viem";
+import { zeroAddress, type PublicClient } from "viem";
 import type { Config } from "../../lib/config.js";
 import { transfersOf, type ChainTransfer } from "../../lib/league/chain.js";
-import { NATIVE_UNREADABLE, NativeUnreadable, chainOrder, nativeTransfersOf } from "../../lib/league/native.js";
+import {
+  NATIVE_MAX_FAILURES,
+  NATIVE_UNREADABLE,
+  NativeUnreadable,
+  cannotAnswer,
+  chainOrder,
+  changedBlocksOf,
+  skippedReason,
+  tracedBlockMoves,
+  type NativeSkips,
+} from "../../lib/league/native.js";
 import { lc } from "../../lib/address.js";
 import type { Common } from "../ports/common.js";
 
@@ -85,47 +95,200 @@ export function createTransferLog(d: Pick<Common, "config" | "chain">) {
 
 export type TransferLog = ReturnType<typeof createTransferLog>;
 
+/** Blocks traced at once. */
+const PARALLEL = 4;
+/**
+ * Blocks one step of the native scan covers (the halving, then the traces of its changed blocks);
+ * progress is kept after each.
+ */
+export const NATIVE_STEP_BLOCKS = 10_000n;
+/** Blocks one read scans at most, all addresses together: the rest is scanned by the next reads (the next passes). */
+export const NATIVE_BLOCKS_PER_READ = 200_000n;
+
+/** A native read's answer: the moves, and why they are not complete (rule LINKS flags either, never a pass). */
+export type NativeRead = {
+  transfers: ChainTransfer[];
+  /** Final for this read: the node cannot trace, or blocks were skipped after failing NATIVE_MAX_FAILURES times. */
+  unreadable: string | null;
+  /** Not read through the block yet (the per-read bound, or a failure to try again): a decision waits for it. */
+  behind: string | null;
+  /** What was skipped (published with the season's books, so `league:verify` skips the same). */
+  skipped: NativeSkips;
+};
+
 /**
  * The native ETH moves touching the league's addresses (lib/league/native: traces of the blocks
  * where an address's nonce or balance changed), read once like the logs: each address keeps its
  * moves and the last block they cover, and a read scans only the blocks after that (the last
- * REORG_DEPTH again). A node that cannot trace or answer past balances answers `unreadable` and no
- * move (rule LINKS flags); any other failure throws (the pass is retried).
+ * REORG_DEPTH again). Bounded (issue 29 review, finding 2): one read scans at most
+ * NATIVE_BLOCKS_PER_READ blocks in steps of NATIVE_STEP_BLOCKS, keeping its progress after each
+ * step, and answers `behind` for the rest; a step or block that fails is tried again by the next
+ * read (`behind`), and after NATIVE_MAX_FAILURES failures in a row it is skipped and answered as
+ * `unreadable`, so one bad block neither stalls the scan nor passes silently. A node that cannot
+ * trace or answer past balances answers `unreadable` and no move.
  */
 function nativeLog(d: Pick<Common, "chain">, start: bigint) {
-  const through = new Map<string, bigint>();
-  const byAddress = new Map<string, Map<string, ChainTransfer>>();
-  const keyOf = (t: ChainTransfer) => `${t.block}:${t.tx_index}:${t.log_index}`;
-  return async (
-    addresses: string[],
-    toBlock: bigint,
-  ): Promise<{ transfers: ChainTransfer[]; unreadable: string | null }> => {
+  const st: NativeState = { through: new Map(), byAddress: new Map(), failures: new Map(), skipped: new Map() };
+  return async (addresses: string[], toBlock: bigint): Promise<NativeRead> => {
     const uniq = [...new Set(addresses.map(lc))];
-    const groups = unreadGroups(uniq, through, start, toBlock);
-    const keepUntil = toBlock - REORG_DEPTH;
     const out = new Map<string, ChainTransfer>();
-    for (const [from, group] of groups) {
-      let fresh: ChainTransfer[];
-      try {
-        fresh = await nativeTransfersOf(d.chain, group, from, toBlock);
-      } catch (err) {
-        if (err instanceof NativeUnreadable) return { transfers: [], unreadable: NATIVE_UNREADABLE };
-        throw err;
+    const behind: string[] = [];
+    const budget = { left: NATIVE_BLOCKS_PER_READ };
+    try {
+      for (const [from, group] of unreadGroups(uniq, st.through, start, toBlock)) {
+        const why = await scanGroup(d.chain, st, group, { from, toBlock, budget }, out);
+        if (why) behind.push(why);
       }
-      for (const t of fresh) {
-        out.set(keyOf(t), t);
-        if (BigInt(t.block) > keepUntil) continue;
-        for (const a of [t.from, t.to]) {
-          if (!byAddress.has(a)) byAddress.set(a, new Map());
-          byAddress.get(a)!.set(keyOf(t), t);
-        }
-      }
-      if (keepUntil >= from - 1n) for (const a of group) through.set(a, keepUntil);
+    } catch (err) {
+      if (err instanceof NativeUnreadable)
+        return { transfers: [], unreadable: NATIVE_UNREADABLE, behind: null, skipped: { blocks: [], ranges: [] } };
+      throw err;
     }
     for (const a of uniq)
-      for (const t of byAddress.get(a)?.values() ?? []) if (BigInt(t.block) <= toBlock) out.set(keyOf(t), t);
-    return { transfers: [...out.values()].sort(chainOrder), unreadable: null };
+      for (const t of st.byAddress.get(a)?.values() ?? []) if (BigInt(t.block) <= toBlock) out.set(nativeKey(t), t);
+    const skips = skipsOf(st, new Set(uniq), toBlock);
+    return {
+      transfers: [...out.values()].sort(chainOrder),
+      unreadable: skips.blocks.length || skips.ranges.length ? skippedReason(skips) : null,
+      behind: behind.length ? behind.join("; ") : null,
+      skipped: skips,
+    };
   };
+}
+
+const nativeKey = (t: ChainTransfer) => `${t.block}:${t.tx_index}:${t.log_index}`;
+
+type NativeState = {
+  /** Address → the last block whose native moves touching it are all in `byAddress`. */
+  through: Map<string, bigint>;
+  byAddress: Map<string, Map<string, ChainTransfer>>;
+  /** A step (`state:<from>:<addresses>`) or block (`block:<n>`) → its failures in a row. */
+  failures: Map<string, number>;
+  /** What was skipped after failing too often, by its failure key. */
+  skipped: Map<string, Skip>;
+};
+
+/** The skips that touch a read of `addresses` up to `toBlock`. */
+function skipsOf(st: NativeState, addresses: Set<string>, toBlock: bigint): NativeSkips {
+  const out: NativeSkips = { blocks: [], ranges: [] };
+  for (const k of st.skipped.values()) {
+    if (!k.addresses.some((a) => addresses.has(a))) continue;
+    if (k.block !== undefined && BigInt(k.block) <= toBlock) out.blocks.push(k.block);
+    else if (k.block === undefined && BigInt(k.from!) <= toBlock)
+      out.ranges.push({ from: k.from!, to: k.to!, addresses: k.addresses });
+  }
+  out.blocks.sort((a, b) => a - b);
+  return out;
+}
+
+/**
+ * Scans one group of addresses from `from` in steps, keeping each step's moves and progress, until
+ * `toBlock` or the read's budget; answers why it stopped short (null: read through `toBlock`).
+ */
+async function scanGroup(
+  chain: PublicClient,
+  st: NativeState,
+  group: string[],
+  o: { from: bigint; toBlock: bigint; budget: { left: bigint } },
+  out: Map<string, ChainTransfer>,
+): Promise<string | null> {
+  const keepUntil = o.toBlock - REORG_DEPTH;
+  for (let lo = o.from; lo <= o.toBlock; ) {
+    if (o.budget.left <= 0n)
+      return (
+        `native ETH moves of ${group.length} address(es) read through block ${lo - 1n} of ${o.toBlock} (at ` +
+        `most ${NATIVE_BLOCKS_PER_READ} blocks per read; the rest next pass)`
+      );
+    const hi = lo + NATIVE_STEP_BLOCKS - 1n < o.toBlock ? lo + NATIVE_STEP_BLOCKS - 1n : o.toBlock;
+    const step = await nativeStep(chain, st, group, lo, hi);
+    for (const t of step.moves) {
+      out.set(nativeKey(t), t);
+      if (BigInt(t.block) > keepUntil) continue;
+      for (const a of [t.from, t.to]) {
+        if (!st.byAddress.has(a)) st.byAddress.set(a, new Map());
+        st.byAddress.get(a)!.set(nativeKey(t), t);
+      }
+    }
+    const kept = step.through < keepUntil ? step.through : keepUntil;
+    if (kept >= lo - 1n) for (const a of group) st.through.set(a, kept);
+    o.budget.left -= step.through - lo + 1n;
+    if (!step.failed) {
+      lo = hi + 1n;
+      continue;
+    }
+    const { key, what, resume, skip, err } = step.failed;
+    const n = (st.failures.get(key) ?? 0) + 1;
+    st.failures.set(key, n);
+    const said = (err as Error)?.message?.split("\n")[0] ?? String(err);
+    if (n < NATIVE_MAX_FAILURES)
+      return (
+        `native ETH moves: ${what} could not be read (${n} of ${NATIVE_MAX_FAILURES} tries; read again next ` +
+        `pass): ${said}`
+      );
+    // Skipped: flagged (never a pass), and the scan goes on past it.
+    st.failures.delete(key);
+    st.skipped.set(key, skip);
+    if (resume - 1n <= keepUntil) for (const a of group) st.through.set(a, resume - 1n);
+    lo = resume;
+  }
+  return null;
+}
+
+type StepFailure = {
+  key: string;
+  what: string;
+  resume: bigint;
+  skip: Skip;
+  err: unknown;
+};
+/** A skipped block (its trace failed) or range (the addresses' state could not be read), and the addresses it hid. */
+type Skip = { block?: number; from?: number; to?: number; addresses: string[] };
+
+/**
+ * One step: the blocks in [lo, hi] where the group's state changed, then their traces in order.
+ * Answers the moves read, the last block read in full, and the failure that ended it early.
+ */
+async function nativeStep(chain: PublicClient, st: NativeState, group: string[], lo: bigint, hi: bigint) {
+  const set = new Set(group);
+  const moves: ChainTransfer[] = [];
+  const fail = (err: unknown, f: Omit<StepFailure, "err">) => {
+    if (cannotAnswer(err)) throw new NativeUnreadable(NATIVE_UNREADABLE, { cause: err });
+    return { moves, through: lo - 1n, failed: { ...f, err } as StepFailure };
+  };
+  let blocks: bigint[];
+  try {
+    blocks = await changedBlocksOf(chain, group, lo, hi);
+  } catch (err) {
+    const key = `state:${lo}:${[...group].sort().join()}`;
+    const skip = { from: Number(lo), to: Number(hi), addresses: [...group].sort() };
+    return fail(err, {
+      key,
+      what: `the state of ${group.length} address(es) in blocks ${lo}-${hi}`,
+      resume: hi + 1n,
+      skip,
+    });
+  }
+  // A block skipped already is not traced again: the addresses it now hides are added to it.
+  const todo = blocks.filter((b) => {
+    const known = st.skipped.get(`block:${b}`);
+    if (known) known.addresses = [...new Set([...known.addresses, ...group])].sort();
+    return !known;
+  });
+  for (let i = 0; i < todo.length; i += PARALLEL) {
+    const batch = todo.slice(i, i + PARALLEL);
+    const traced = await Promise.allSettled(batch.map((b) => tracedBlockMoves(chain, b, set)));
+    // In block order: the first failure ends the step there (what came after it is read again).
+    for (const [j, t] of traced.entries()) {
+      if (t.status === "fulfilled") moves.push(...t.value);
+      else {
+        const b = batch[j]!;
+        const what = `the trace of block ${b}`;
+        const skip = { block: Number(b), addresses: [...group].sort() };
+        return { ...fail(t.reason, { key: `block:${b}`, what, resume: b + 1n, skip }), through: b - 1n };
+      }
+    }
+  }
+  return { moves, through: hi, failed: null as StepFailure | null };
 }
 
 /** Addresses grouped by the first block not yet kept for them (those already read through `toBlock` left out). */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { cannotAnswer, nativeMovesOf, NATIVE_TOKEN, type CallFrame } from "./native.js";
+import { cannotAnswer, nativeMovesOf, NATIVE_TOKEN, seenDespite, type CallFrame } from "./native.js";
 import { linksOf, prizeStandings, sharesOf, type BookNumbers, type PrizeEntry } from "./rules.js";
 
 const addr = (n: number) => `0x${n.toString(16).padStart(40, "0")}`;
@@ -172,5 +172,19 @@ describe("native ETH moves from a callTracer trace", () => {
     expect(cannotAnswer(new Error("outer", { cause: Object.assign(new Error("inner"), { code: -32601 }) }))).toBe(true);
     expect(cannotAnswer(new Error("missing trie node 0xabc (path )"))).toBe(true);
     expect(cannotAnswer(new Error("fetch failed"))).toBe(false);
+  });
+});
+
+describe("league:verify leaves out what the service's bounded scan skipped", () => {
+  it("drops moves in a skipped block, and in a skipped range those only its addresses would have seen", () => {
+    const m = (block: number, from: string, to: string) =>
+      ({ from, to, token: NATIVE_TOKEN, amount: 1n, tx_hash: "0x1", block, tx_index: 0, log_index: -1 }) as const;
+    const [a, b, x] = ["0xa", "0xb", "0xe"];
+    const moves = [m(5, x, a), m(7, x, a), m(7, a, b), m(9, x, b)];
+    const skips = { blocks: [5], ranges: [{ from: 6, to: 8, addresses: [a] }] };
+    expect(seenDespite(moves, skips, new Set([a, b])).map((t) => [t.block, t.from, t.to])).toEqual([
+      [7, a, b],
+      [9, x, b],
+    ]);
   });
 });

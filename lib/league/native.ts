@@ -141,6 +141,15 @@ export async function tracedBlockMoves(chain: PublicClient, block: bigint, addre
 /** At most this many addresses scanned, or blocks traced, at once. */
 const PARALLEL = 4;
 
+/** The blocks in [from, to] where any of `addresses` changed nonce or balance, in order (PARALLEL at once). */
+export async function changedBlocksOf(chain: PublicClient, addresses: string[], from: bigint, to: bigint) {
+  const blocks = new Set<bigint>();
+  await eachLimited(addresses, PARALLEL, async (a) => {
+    for (const b of await changedBlocks(chain, a, from, to)) blocks.add(b);
+  });
+  return [...blocks].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
 /**
  * Every native ETH move touching `addresses` in [from, to] (per address: its changed blocks,
  * each block traced once), ordered by block, transaction and call. Throws NativeUnreadable when
@@ -154,18 +163,47 @@ export async function nativeTransfersOf(
 ): Promise<ChainTransfer[]> {
   const uniq = [...new Set(addresses.map(lc))].sort();
   const set = new Set(uniq);
-  const blocks = new Set<bigint>();
   try {
-    await eachLimited(uniq, PARALLEL, async (a) => {
-      for (const b of await changedBlocks(chain, a, from, to)) blocks.add(b);
-    });
+    const blocks = await changedBlocksOf(chain, uniq, from, to);
     const out: ChainTransfer[] = [];
-    await eachLimited([...blocks], PARALLEL, async (b) => void out.push(...(await tracedBlockMoves(chain, b, set))));
+    await eachLimited(blocks, PARALLEL, async (b) => void out.push(...(await tracedBlockMoves(chain, b, set))));
     return out.sort(chainOrder);
   } catch (err) {
     if (cannotAnswer(err)) throw new NativeUnreadable(NATIVE_UNREADABLE, { cause: err });
     throw err;
   }
+}
+
+/**
+ * What a bounded scan left unread after failing NATIVE_MAX_FAILURES times in a row (published with
+ * the season's books): blocks whose trace failed, and ranges where the state of some addresses
+ * could not be read (the blocks they changed in are unknown).
+ */
+export type NativeSkips = { blocks: number[]; ranges: { from: number; to: number; addresses: string[] }[] };
+
+/** A scan step's (or block's) failures in a row before it is skipped and rule LINKS flags it. */
+export const NATIVE_MAX_FAILURES = 3;
+
+/** Rule LINKS's reason for skipped reads (the same words whoever reads: the service, `league:verify`). */
+export const skippedReason = (k: NativeSkips) =>
+  `native ETH moves not read after ${NATIVE_MAX_FAILURES} failed tries: ` +
+  [
+    ...k.blocks.map((b) => `the trace of block ${b}`),
+    ...k.ranges.map((r) => `the state of ${r.addresses.length} address(es) in blocks ${r.from}-${r.to}`),
+  ].join(", ");
+
+/**
+ * The moves a full read finds that the bounded scan with `skips` saw too (`league:verify` recomputes
+ * the service's links): none in a skipped block, and in a skipped range only a move with an
+ * endpoint among the addresses whose state was read there (its other scan traced the block).
+ */
+export function seenDespite(moves: ChainTransfer[], skips: NativeSkips, addresses: Set<string>): ChainTransfer[] {
+  const blocks = new Set(skips.blocks);
+  const skipped = (a: string, block: number) =>
+    skips.ranges.some((r) => block >= r.from && block <= r.to && r.addresses.includes(a));
+  return moves.filter(
+    (m) => !blocks.has(m.block) && [m.from, m.to].some((a) => addresses.has(a) && !skipped(a, m.block)),
+  );
 }
 
 /** Chain order: block, transaction, then the call or log within it. */

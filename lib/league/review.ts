@@ -59,3 +59,37 @@ export function applyReviews(entry: string, rules: Rule[], reviews: Review[]): R
     return r ? { ...x, status: r.verdict, reason: reviewedReason(r), reviewed: true } : x;
   });
 }
+
+/**
+ * How long after a season's end the settler waits for the operator's reviews (issue 29 review,
+ * finding 3). A flag is not a verdict: a node that cannot trace flags LINKS on every entry, and
+ * deciding at once would pay nothing for want of a review. So a season is not decided while an
+ * entry that a review could still make eligible (each rule it does not pass is a flag a review may
+ * change) has such a flag, until this long after its end; then it is decided with every flag left
+ * as a fail (never a pass). Published as `rules.review.window_s`.
+ */
+export const REVIEW_WINDOW_S = 3 * 86_400;
+
+type ReviewedRow = { entry_id: string; eligibility: { rules: Pick<Rule, "rule" | "status">[] } };
+
+/** The flags a review could still turn into an eligible entry, as `<entry> <rule>`. */
+export function openFlags(rows: ReviewedRow[]): string[] {
+  return rows.flatMap((r) => {
+    const open = r.eligibility.rules.filter((x) => x.status !== "pass");
+    const reviewable = open.every((x) => x.status === "flag" && !(x.rule in NEVER_REVIEWED));
+    return open.length && reviewable ? open.map((x) => `${r.entry_id} ${x.rule}`) : [];
+  });
+}
+
+/**
+ * Why a season that ended at `ends` waits for reviews at `now` (null: decide now): open flags
+ * within REVIEW_WINDOW_S of the end.
+ */
+export function reviewHold(rows: ReviewedRow[], ends: number, now: number): string | null {
+  const open = openFlags(rows);
+  if (!open.length || now >= ends + REVIEW_WINDOW_S) return null;
+  return (
+    `${open.length} flag(s) open for review (${open.slice(0, 3).join(", ")}${open.length > 3 ? ", ..." : ""}); ` +
+    `decided at ${new Date((ends + REVIEW_WINDOW_S) * 1000).toISOString()} at the latest, unreviewed flags as fails`
+  );
+}

@@ -612,6 +612,15 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
       CREATE INDEX league_practice_fills_entry ON app.league_practice_fills (entry_id, season, id);
     `,
   },
+  {
+    version: 21,
+    name: "league payouts keep the cancel they sent",
+    // Issue 29 review, finding 1: a payout cancelled at its nonce (its recipient listed since it was
+    // signed) stores the cancel's bytes and hash before sending them, as the payout's own are: a
+    // later pass finds the cancel mined after its wait (the place is held) and re-sends the same
+    // bytes, never a second cancel at the nonce.
+    sql: "ALTER TABLE app.league_payouts ADD COLUMN cancel_raw text, ADD COLUMN cancel_hash text;",
+  },
 ];
 
 export async function migrate(db: Db, now = () => Math.floor(Date.now() / 1000)): Promise<number[]> {
