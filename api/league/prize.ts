@@ -1,4 +1,4 @@
-import { getAddress, zeroAddress, type Address } from "viem";
+import { zeroAddress, type Address } from "viem";
 export type { PrizeAnchor, PrizeRowView } from "../../lib/league/board.js";
 import type { Config } from "../../lib/config.js";
 import { sanctionedAt, vaultWalletsAt } from "../../lib/league/chain.js";
@@ -12,7 +12,6 @@ import {
   type ValuationToken,
 } from "../../lib/league/valuation.js";
 import type { Season } from "../../lib/league/calendar.js";
-import { relayedPlanOf, type TokenRef } from "../trading/index.js";
 import { independentBasis } from "../market/index.js";
 import type { SqlIndexedReads } from "../ports/indexed.js";
 import type { Db } from "../ports/store/db.js";
