@@ -48,13 +48,14 @@ if (!only || only === "hosted")
   rows.push(...(await benchHosted({ paperAgents: quick ? 50 : 200, sizes: quick ? [1_000] : [1_000, 10_000] })));
 // Issue 17: an AI decision's overhead beyond the gateway's latency; `--only=ai`.
 if (!only || only === "ai") rows.push(...(await benchAi({ decisions: quick ? 50 : 300 })));
-// Issue 18: prize standings of 1,000 entrants with 100 trades each, recomputed and cached; `--only=league`.
+// Issue 18: prize standings of 1,000 entrants with 100 trades each: rebuilt, after 100 new trades (issue 29), served;
+// `--only=league`.
 if (!only || only === "league")
   rows.push(
     ...(await benchLeague(
       quick
-        ? { entrants: 100, trades: 20, recomputes: 3, requests: 100 }
-        : { entrants: 1_000, trades: 100, recomputes: 5, requests: 500 },
+        ? { entrants: 100, trades: 20, recomputes: 3, increments: 5, requests: 100 }
+        : { entrants: 1_000, trades: 100, recomputes: 3, increments: 10, requests: 500 },
     )),
   );
 // Issue 19: what the SDK's checks cost a trade, prepared and fast; `--only=sdk`.

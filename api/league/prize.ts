@@ -1,9 +1,10 @@
-import { getAddress, zeroAddress, type Address } from "viem";
+import { zeroAddress, type Address } from "viem";
 export type { PrizeAnchor, PrizeRowView } from "../../lib/league/board.js";
 import type { Config } from "../../lib/config.js";
 import { sanctionedAt, vaultWalletsAt } from "../../lib/league/chain.js";
-import { boardFrom, untilOf, type EntryFacts, type PrizeAnchor } from "../../lib/league/board.js";
+import { boardFrom, untilOf, type BookWindow, type EntryFacts, type PrizeAnchor } from "../../lib/league/board.js";
 import {
+  keptEntrantBook,
   markMemo,
   seriesMarkReader,
   type MarkReader,
@@ -11,7 +12,6 @@ import {
   type ValuationToken,
 } from "../../lib/league/valuation.js";
 import type { Season } from "../../lib/league/calendar.js";
-import { relayedPlanOf, type TokenRef } from "../trading/index.js";
 import { independentBasis } from "../market/index.js";
 import type { SqlIndexedReads } from "../ports/indexed.js";
 import type { Db } from "../ports/store/db.js";
@@ -21,11 +21,16 @@ import { seasonReviews } from "./reviews.js";
 import type { Review } from "../../lib/league/review.js";
 import { lc } from "../../lib/address.js";
 import type { Common } from "../ports/common.js";
+import { keptBookOfEntry, keptSeason, keptTrades, type KeptSeasons } from "./kept.js";
+import { minedTrades, type MinedTrade } from "./trades.js";
+export { minedTrades, type MinedTrade } from "./trades.js";
 
 export type PrizeDeps = Pick<Common, "config" | "chain"> & {
   db: Db;
   indexed: SqlIndexedReads;
   transfers: TransferLog;
+  /** The standings worker's kept trades and books (kept.ts); without, every computation reads and values all. */
+  kept?: KeptSeasons;
 };
 /** What every league board needs, read or decided: the prize's reads plus marks, time, practice agents and a log. */
 export type BoardDeps = PrizeDeps &
@@ -148,68 +153,28 @@ export async function seasonEntries(db: Db, board: "prize" | "practice", s: Seas
   );
 }
 
-/**
- * The trades the service relayed for `wallets` and that were mined in [from, to): amounts from the receipt, the
- * plan that verify needs.
- */
-export async function minedTrades(db: Db, wallets: string[], from: number, to: number) {
-  if (!wallets.length) return [];
-  const rows = await db.query<{
-    id: string;
-    wallet: string;
-    path: string;
-    tx_hash: string;
-    block_number: string;
-    block_time: string;
-    outcome: string;
-    execution: string;
-    p_token_in: string;
-    p_token_out: string;
-    txs: string;
-    summary: string;
-  }>(
-    `SELECT t.id::text AS id, t.wallet, t.path, t.tx_hash, t.block_number::text AS block_number,
-       t.block_time::text AS block_time, t.outcome,
-       p.execution, p.token_in AS p_token_in, p.token_out AS p_token_out, p.txs, p.summary
-     FROM app.trades t JOIN app.plans p ON p.id = t.plan_id
-     WHERE t.wallet = ANY($1) AND t.status = 'mined' AND NOT t.fee_unpaid
-       AND t.block_time >= $2 AND t.block_time < $3 AND t.outcome IS NOT NULL
-     ORDER BY t.block_number, t.id`,
-    [wallets.map(lc), from, to],
-  );
-  return rows.flatMap((r) => {
-    const o = JSON.parse(r.outcome) as { amountIn: string | null; amountOut: string | null };
-    const tin = JSON.parse(r.p_token_in) as TokenRef;
-    const tout = JSON.parse(r.p_token_out) as TokenRef;
-    if (!o.amountIn || !o.amountOut || !tin.address || !tout.address || tin.decimals === null || tout.decimals === null)
-      return [];
-    const plan = relayedPlanOf(getAddress(r.wallet), r.execution, tin, tout, JSON.parse(r.txs), JSON.parse(r.summary));
-    const trade: SeasonTrade = {
-      id: r.id,
-      tx_hash: r.tx_hash,
-      block: Number(r.block_number),
-      ts: Number(r.block_time),
-      token_in: { address: lc(tin.address), decimals: tin.decimals },
-      amount_in: BigInt(o.amountIn),
-      token_out: { address: lc(tout.address), decimals: tout.decimals },
-      amount_out: BigInt(o.amountOut),
-    };
-    return [{ wallet: lc(r.wallet), path: r.path, plan, trade }];
-  });
+/** Trades grouped by wallet, each list in the order read. */
+function byWallet(trades: MinedTrade[]): Map<string, MinedTrade[]> {
+  const out = new Map<string, MinedTrade[]>();
+  for (const t of trades) {
+    const list = out.get(t.wallet);
+    if (list) list.push(t);
+    else out.set(t.wallet, [t]);
+  }
+  return out;
 }
-export type MinedTrade = Awaited<ReturnType<typeof minedTrades>>[number];
 
 type SeasonEntry = Awaited<ReturnType<typeof seasonEntries>>[number];
 
-/** Each entry as the rules read it, and its ledger: its mined trades until it left. */
-function entryFactsOf(config: Config, s: Season, entries: SeasonEntry[], trades: MinedTrade[]) {
+/** Each entry as the rules read it, and its ledger: its wallet's mined trades until it left. */
+function entryFactsOf(config: Config, s: Season, entries: SeasonEntry[], trades: Map<string, MinedTrade[]>) {
   const house = new Set(config.league.houseAgents);
   const ledgers = new Map<string, MinedTrade[]>();
   const facts: EntryFacts[] = entries.map((e) => {
     const left_at = e.left_at === null ? null : Number(e.left_at);
     ledgers.set(
       e.entry_id,
-      trades.filter((t) => t.wallet === e.wallet && t.trade.ts < untilOf(s, left_at)),
+      (trades.get(lc(e.wallet)) ?? []).filter((t) => t.trade.ts < untilOf(s, left_at)),
     );
     return {
       entry_id: e.entry_id,
@@ -282,12 +247,11 @@ function publishedOf(
  */
 export async function prizeBoard(d: PrizeDeps, s: Season, a: PrizeAnchor) {
   const entries = await seasonEntries(d.db, "prize", s);
-  const trades = await minedTrades(
-    d.db,
-    entries.map((e) => e.wallet),
-    s.starts,
-    s.ends,
-  );
+  const wallets = entries.map((e) => e.wallet);
+  const kept = d.kept ? keptSeason(d.kept, s.number) : null;
+  const trades = kept
+    ? await keptTrades(d.db, kept, wallets, s.starts, s.ends)
+    : byWallet(await minedTrades(d.db, wallets, s.starts, s.ends));
   const marks = markMemo(indexedMarkReader(d.indexed), valuationTokens(d.config));
   // Chain facts at the anchor's block: transfers (cluster links), the sanctions list, the vault's wallets.
   const vault = await vaultWalletsAt(
@@ -326,6 +290,12 @@ export async function prizeBoard(d: PrizeDeps, s: Season, a: PrizeAnchor) {
     vault,
     hubs: hubsOf(d.config),
     reviews,
+    ...(kept
+      ? {
+          bookOf: (id: string, ts: SeasonTrade[], o: BookWindow) =>
+            keptEntrantBook(marks, keptBookOfEntry(kept, id), ts, (t) => kept.final.has(t), o),
+        }
+      : {}),
   });
   const published = publishedOf(d.config, entries, facts, ledgers, reviews);
   return { ...board, ledgers, unreadable, published: { ...published, native_skipped: native.skipped } };

@@ -1,6 +1,7 @@
 import { Refusal } from "../errors/index.js";
 import { createBoardsWorker, storedAnswers } from "./boards.js";
 import { createLease } from "../ports/store/lease.js";
+import type { KeptSeasons } from "./kept.js";
 import { league, reserve } from "./overview.js";
 import { books, seasonDetail, seasons } from "./seasons.js";
 import {
@@ -45,10 +46,16 @@ export function createLeagueReader(d: ReadDeps) {
     createLease(d.db, "league-standings", d.leaseMs ?? STANDINGS_LEASE_MS, d.clock),
     (b) => b.block ?? null,
   );
+  // The prize boards' kept trades and books (issue 29 point 6): a pass adds only what came in since the last.
+  const kept: KeptSeasons = new Map();
   const worker = createBoardsWorker({
     clock: d.clock,
-    compute: (key) => computeBoard(d, key),
-    keys: () => workedKeys(d),
+    compute: (key) => computeBoard({ ...d, kept }, key),
+    keys: async () => {
+      const keys = await workedKeys(d);
+      for (const n of kept.keys()) if (!keys.includes(`prize:${n}`)) kept.delete(n);
+      return keys;
+    },
     intervalMs: d.cacheMs ?? 15_000,
     logger: d.logger,
     onCompute: d.onCompute,
@@ -64,6 +71,8 @@ export function createLeagueReader(d: ReadDeps) {
     reserve: guarded(() => reserve(r)),
     books: guarded((raw: string) => books(r, raw)),
     worker,
+    /** Drops the kept trades and books: the next pass reads and values every season in full (the bench's rebuild). */
+    forget: () => kept.clear(),
   };
 }
 export type LeagueReader = ReturnType<typeof createLeagueReader>;

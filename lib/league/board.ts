@@ -11,6 +11,7 @@ import type { CopyTrade } from "./copy.js";
 import type { Review } from "./review.js";
 import { entrantBook, type MarkMemo, type SeasonTrade } from "./valuation.js";
 import { lc } from "../address.js";
+import type { SeasonBook } from "./book.js";
 
 /** What a prize computation is anchored to: marks end at `valuedAt`, chain facts are read at `block`. */
 export type PrizeAnchor = {
@@ -38,7 +39,14 @@ export type PrizeInputs = {
   hubs: Set<string>;
   /** The operator's reviews of the season's flags, as recorded (published with the books). */
   reviews: Review[];
+  /**
+   * How an entry's book is valued: `entrantBook` (the default, from scratch), or the standings worker's kept
+   * books (the same answer, adding only the trades since its last pass).
+   */
+  bookOf?: (entryId: string, trades: SeasonTrade[], o: BookWindow) => Promise<SeasonBook>;
 };
+/** Where an entry's book is valued: the grid from the season's start, the end at `valuedAt`. */
+export type BookWindow = { starts: number; valuedAt: number; ended: boolean };
 
 /** Play counts until the season's end, or until the entry left. */
 export const untilOf = (s: Pick<Season, "ends">, leftAt: number | null) =>
@@ -46,13 +54,14 @@ export const untilOf = (s: Pick<Season, "ends">, leftAt: number | null) =>
 
 export async function boardFrom(i: PrizeInputs) {
   const { season: s, anchor: a } = i;
-  const books = new Map<string, Awaited<ReturnType<typeof entrantBook>>>();
+  const books = new Map<string, SeasonBook>();
   const entries: PrizeEntry[] = [];
+  const bookOf = i.bookOf ?? ((_id, trades, o) => entrantBook(i.marks, trades, o));
   for (const e of i.entries) {
     const until = untilOf(s, e.left_at);
     books.set(
       e.entry_id,
-      await entrantBook(i.marks, i.trades.get(e.entry_id) ?? [], {
+      await bookOf(e.entry_id, i.trades.get(e.entry_id) ?? [], {
         starts: s.starts,
         valuedAt: Math.min(a.valuedAt, until - 1),
         ended: a.ended,
@@ -95,10 +104,7 @@ export async function boardFrom(i: PrizeInputs) {
 }
 
 /** Each entry's trades for copy detection: pair, direction, time, and the value of its marked side at its block. */
-function copyTradesOf(
-  trades: Map<string, SeasonTrade[]>,
-  books: Map<string, Awaited<ReturnType<typeof entrantBook>>>,
-): Map<string, CopyTrade[]> {
+function copyTradesOf(trades: Map<string, SeasonTrade[]>, books: Map<string, SeasonBook>): Map<string, CopyTrade[]> {
   const out = new Map<string, CopyTrade[]>();
   for (const [id, book] of books) {
     const usd = new Map<string, number>();

@@ -58,84 +58,105 @@ type State = {
   unmarkedRealised: number;
 };
 
+/** The running totals of a replay: the state, the valuations made, the counts, capital so far. */
+type Replay = {
+  s: State;
+  valuations: Valuation[];
+  unvalued: number;
+  outliers: number;
+  capital: number;
+  lastMark: Map<string, number>;
+  days: Set<number>;
+};
+
+const newReplay = (): Replay => ({
+  s: { marked: new Map(), unmarked: new Map(), uncredited: 0, unmarkedRealised: 0 },
+  valuations: [],
+  unvalued: 0,
+  outliers: 0,
+  capital: 0,
+  lastMark: new Map(),
+  days: new Set(),
+});
+
 /**
  * Replays trades in order into the book's state; answers the valuations made and the counts.
  * `at(ts, state)` is called at each grid time (ascending) once the trades up to it are in.
  */
 function replay(trades: BookTrade[], grid: number[] = [], at: (i: number, s: State) => void = () => {}) {
-  const s: State = { marked: new Map(), unmarked: new Map(), uncredited: 0, unmarkedRealised: 0 };
-  const valuations: Valuation[] = [];
-  let unvalued = 0;
-  let outliers = 0;
-  let capital = 0;
-  const lastMark = new Map<string, number>();
-  const days = new Set<number>();
-  const addMarked = (t: BookToken, atoms: bigint) => {
-    const k = lc(t.address);
-    s.marked.set(k, { token: t, atoms: (s.marked.get(k)?.atoms ?? 0n) + atoms });
-  };
+  const r = newReplay();
   let g = 0;
   const until = (ts: number) => {
-    while (g < grid.length && grid[g]! < ts) at(g, s), g++;
+    while (g < grid.length && grid[g]! < ts) at(g, r.s), g++;
   };
   for (const t of trades) {
     until(t.ts);
-    days.add(Math.floor(t.ts / 86_400));
-    const usdIn = t.mark_in ? whole(t.amount_in, t.token_in.decimals) * t.mark_in.usd : null;
-    const usdOut = t.mark_out ? whole(t.amount_out, t.token_out.decimals) * t.mark_out.usd : null;
-    if (t.mark_in)
-      valuations.push({
-        trade_id: t.id,
-        side: "in",
-        token: lc(t.token_in.address),
-        usd: round6(usdIn!),
-        mark: t.mark_in,
-      });
-    if (t.mark_out)
-      valuations.push({
-        trade_id: t.id,
-        side: "out",
-        token: lc(t.token_out.address),
-        usd: round6(usdOut!),
-        mark: t.mark_out,
-      });
-    if (usdIn !== null && usdOut !== null && usdIn > 0 && Math.abs(usdOut / usdIn - 1) * 10_000 > OUTLIER_BPS)
-      outliers++;
-    if (usdIn !== null && usdOut !== null && usdOut > usdIn) s.uncredited += usdOut - usdIn;
-    // The cost leaving an unmarked input (average cost), and the marked value that paid for an unmarked output.
-    let released: number | null = 0;
-    const markedIn = t.marked_in ?? t.mark_in !== null;
-    const markedOut = t.marked_out ?? t.mark_out !== null;
-    if (markedIn) {
-      addMarked(t.token_in, -t.amount_in);
-      released = null;
-    } else {
-      const k = lc(t.token_in.address);
-      const h = s.unmarked.get(k) ?? { token: t.token_in, atoms: 0n, cost: 0 };
-      const part = h.atoms > 0n ? Math.min(1, Number(t.amount_in) / Number(h.atoms)) : 0;
-      released = h.cost * part;
-      if (usdOut !== null) s.unmarkedRealised += usdOut - released;
-      s.unmarked.set(k, {
-        token: t.token_in,
-        atoms: h.atoms > t.amount_in ? h.atoms - t.amount_in : 0n,
-        cost: h.cost - released,
-      });
-    }
-    if (markedOut) addMarked(t.token_out, t.amount_out);
-    else {
-      const k = lc(t.token_out.address);
-      const h = s.unmarked.get(k) ?? { token: t.token_out, atoms: 0n, cost: 0 };
-      // The cost is what paid for it: the input at its mark, or the cost released by an unmarked input.
-      const cost = usdIn ?? released;
-      s.unmarked.set(k, { token: t.token_out, atoms: h.atoms + t.amount_out, cost: h.cost + (cost ?? 0) });
-    }
-    if (usdIn === null && usdOut === null && !(markedIn && markedOut)) unvalued++;
-    if (t.mark_in) lastMark.set(lc(t.token_in.address), t.mark_in.usd);
-    if (t.mark_out) lastMark.set(lc(t.token_out.address), t.mark_out.usd);
-    capital = Math.max(capital, grossHalf(s, lastMark));
+    step(r, t);
   }
   until(Number.POSITIVE_INFINITY);
-  return { s, valuations, unvalued, outliers, capital, activeDays: days.size };
+  return r;
+}
+
+/** One trade into the replay: its valuations, counts, the positions it moves, the capital after it. */
+function step(r: Replay, t: BookTrade) {
+  const s = r.s;
+  const addMarked = (tk: BookToken, atoms: bigint) => {
+    const k = lc(tk.address);
+    s.marked.set(k, { token: tk, atoms: (s.marked.get(k)?.atoms ?? 0n) + atoms });
+  };
+  r.days.add(Math.floor(t.ts / 86_400));
+  const usdIn = t.mark_in ? whole(t.amount_in, t.token_in.decimals) * t.mark_in.usd : null;
+  const usdOut = t.mark_out ? whole(t.amount_out, t.token_out.decimals) * t.mark_out.usd : null;
+  if (t.mark_in)
+    r.valuations.push({
+      trade_id: t.id,
+      side: "in",
+      token: lc(t.token_in.address),
+      usd: round6(usdIn!),
+      mark: t.mark_in,
+    });
+  if (t.mark_out)
+    r.valuations.push({
+      trade_id: t.id,
+      side: "out",
+      token: lc(t.token_out.address),
+      usd: round6(usdOut!),
+      mark: t.mark_out,
+    });
+  if (usdIn !== null && usdOut !== null && usdIn > 0 && Math.abs(usdOut / usdIn - 1) * 10_000 > OUTLIER_BPS)
+    r.outliers++;
+  if (usdIn !== null && usdOut !== null && usdOut > usdIn) s.uncredited += usdOut - usdIn;
+  // The cost leaving an unmarked input (average cost), and the marked value that paid for an unmarked output.
+  let released: number | null = 0;
+  const markedIn = t.marked_in ?? t.mark_in !== null;
+  const markedOut = t.marked_out ?? t.mark_out !== null;
+  if (markedIn) {
+    addMarked(t.token_in, -t.amount_in);
+    released = null;
+  } else {
+    const k = lc(t.token_in.address);
+    const h = s.unmarked.get(k) ?? { token: t.token_in, atoms: 0n, cost: 0 };
+    const part = h.atoms > 0n ? Math.min(1, Number(t.amount_in) / Number(h.atoms)) : 0;
+    released = h.cost * part;
+    if (usdOut !== null) s.unmarkedRealised += usdOut - released;
+    s.unmarked.set(k, {
+      token: t.token_in,
+      atoms: h.atoms > t.amount_in ? h.atoms - t.amount_in : 0n,
+      cost: h.cost - released,
+    });
+  }
+  if (markedOut) addMarked(t.token_out, t.amount_out);
+  else {
+    const k = lc(t.token_out.address);
+    const h = s.unmarked.get(k) ?? { token: t.token_out, atoms: 0n, cost: 0 };
+    // The cost is what paid for it: the input at its mark, or the cost released by an unmarked input.
+    const cost = usdIn ?? released;
+    s.unmarked.set(k, { token: t.token_out, atoms: h.atoms + t.amount_out, cost: h.cost + (cost ?? 0) });
+  }
+  if (usdIn === null && usdOut === null && !(markedIn && markedOut)) r.unvalued++;
+  if (t.mark_in) r.lastMark.set(lc(t.token_in.address), t.mark_in.usd);
+  if (t.mark_out) r.lastMark.set(lc(t.token_out.address), t.mark_out.usd);
+  r.capital = Math.max(r.capital, grossHalf(s, r.lastMark));
 }
 
 /**
@@ -170,31 +191,38 @@ function profitAt(
   return { usd: usd - s.uncredited, unmarkedNow };
 }
 
+/** A point of the grid: its time and the marks then (null for a token without one). */
+export type GridPoint = { ts: number; marks: (token: string) => number | null };
+export type BookOptions = { endMarks: (token: string) => number | null; grid: GridPoint[]; ended: boolean };
+/** The order a book replays its trades in: block, time, id. */
+const tradeOrder = (a: BookTrade, b: BookTrade) =>
+  a.block - b.block || a.ts - b.ts || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+const pointAt = (s: State, g: GridPoint): BookPoint => ({
+  ts: g.ts,
+  profit_usd: round6(profitAt(s, g.marks, false).usd),
+});
+
 /**
  * The standing's numbers for one entrant: profit (the score, six decimals), return on the capital
  * the book had out, max drawdown over `grid` (each point's marks given), trades, active days, the
  * trades that could not be valued, the unmarked tokens still held, price outliers, and every
  * valuation with its mark.
  */
-export function seasonBook(
-  trades: BookTrade[],
-  o: {
-    endMarks: (token: string) => number | null;
-    grid: { ts: number; marks: (token: string) => number | null }[];
-    ended: boolean;
-  },
-) {
-  const sorted = [...trades].sort(
-    (a, b) => a.block - b.block || a.ts - b.ts || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
-  );
+export function seasonBook(trades: BookTrade[], o: BookOptions) {
+  const sorted = [...trades].sort(tradeOrder);
   const grid = [...o.grid].sort((a, b) => a.ts - b.ts);
   const curve: BookPoint[] = [];
   // A grid point counts the trades mined at or before its time.
   const r = replay(
     sorted,
     grid.map((g) => g.ts + 1),
-    (i, s) => curve.push({ ts: grid[i]!.ts, profit_usd: round6(profitAt(s, grid[i]!.marks, false).usd) }),
+    (i, s) => curve.push(pointAt(s, grid[i]!)),
   );
+  return summaryOf(r, sorted.length, curve, o);
+}
+
+/** The book's numbers from a replay of `trades` trades and its curve, at the end marks. */
+function summaryOf(r: Replay, trades: number, curve: BookPoint[], o: Omit<BookOptions, "grid">) {
   const final = profitAt(r.s, o.endMarks, o.ended);
   let peak = 0;
   let dd = 0;
@@ -209,14 +237,66 @@ export function seasonBook(
     capital_usd: round6(capital),
     return_pct: capital > 0 ? Math.round((final.usd / capital) * 10_000) / 100 : null,
     max_dd_pct: capital > 0 ? Math.round((dd / capital) * 10_000) / 100 : null,
-    trades: sorted.length,
-    active_days: r.activeDays,
+    trades,
+    active_days: r.days.size,
     unvalued: r.unvalued,
     open_unpriced: [...r.s.unmarked.values()].filter((h) => h.atoms > 0n).length + final.unmarkedNow,
     price_outliers: r.outliers,
     uncredited_usd: round6(r.s.uncredited),
     unmarked_realised_usd: round6(r.s.unmarkedRealised),
-    valuations: r.valuations,
+    valuations: [...r.valuations],
     curve,
   };
+}
+export type SeasonBook = ReturnType<typeof seasonBook>;
+
+/**
+ * An entrant's book kept between standings passes (issue 29 point 6): the replay after the trades
+ * applied so far and the grid points those trades already passed (their profit can no longer
+ * change). A pass adds only the trades that came in since, so its cost is the new trades, not the
+ * season.
+ */
+export type KeptBook = { r: Replay; curve: BookPoint[]; last: BookTrade | null; maxTs: number; trades: number };
+
+export const keptBook = (): KeptBook => ({ r: newReplay(), curve: [], last: null, maxTs: -Infinity, trades: 0 });
+
+/**
+ * Adds `trades` (the ones after those applied) over `grid` (the season's points so far; a point
+ * already passed needs no marks). Answers false, changing nothing, when the book cannot take them
+ * as a full replay would: a trade sorts before one applied, or the grid gained a point the applied
+ * trades had passed. The caller then replays the entrant from scratch.
+ */
+export function addTrades(b: KeptBook, trades: BookTrade[], grid: GridPoint[]): boolean {
+  const sorted = [...trades].sort(tradeOrder);
+  const g = [...grid].sort((x, y) => x.ts - y.ts);
+  if (b.last && sorted.length && tradeOrder(sorted[0]!, b.last) <= 0) return false;
+  if (passed(g, b.maxTs) !== b.curve.length || (b.curve.length && g[b.curve.length - 1]!.ts !== b.curve.at(-1)!.ts))
+    return false;
+  for (const t of sorted) {
+    // As in a full replay: a grid point is passed by the first trade mined after its time (and its second).
+    while (b.curve.length < g.length && g[b.curve.length]!.ts + 1 < t.ts)
+      b.curve.push(pointAt(b.r.s, g[b.curve.length]!));
+    step(b.r, t);
+    b.last = t;
+    b.maxTs = Math.max(b.maxTs, t.ts);
+    b.trades++;
+  }
+  return true;
+}
+
+/** How many leading points of `grid` (ascending) a book whose latest trade was at `maxTs` has passed. */
+function passed(grid: GridPoint[], maxTs: number): number {
+  let n = 0;
+  while (n < grid.length && grid[n]!.ts + 1 < maxTs) n++;
+  return n;
+}
+
+/**
+ * The kept book's numbers, as `seasonBook` answers them for the same trades: the points not yet
+ * passed are valued at the state now. `grid` is the one of the last `addTrades`.
+ */
+export function keptBookOf(b: KeptBook, o: BookOptions): SeasonBook {
+  const grid = [...o.grid].sort((x, y) => x.ts - y.ts);
+  const curve = [...b.curve, ...grid.slice(b.curve.length).map((g) => pointAt(b.r.s, g))];
+  return summaryOf(b.r, b.trades, curve, o);
 }

@@ -5,7 +5,17 @@
  * numbers. The reader behind the marks is the indexer's tables (API) or the chain's logs (verify).
  */
 import { markStale } from "../markStale.js";
-import { seasonBook, type BookToken, type BookTrade, type Mark } from "./book.js";
+import {
+  addTrades,
+  keptBook,
+  keptBookOf,
+  seasonBook,
+  type BookToken,
+  type BookTrade,
+  type KeptBook,
+  type Mark,
+  type SeasonBook,
+} from "./book.js";
 import { priceFromX96 } from "../twap.js";
 import { lc } from "../address.js";
 
@@ -158,16 +168,8 @@ export function markMemo(r: MarkReader, tokens: ValuationToken[]) {
 }
 export type MarkMemo = ReturnType<typeof markMemo>;
 
-/**
- * One entrant's book for the season: each trade valued at the marks of its block, the curve on
- * the grid, the end at `valuedAt` (the season's last second once it ended, else now). Answers the
- * book's numbers and every valuation with the mark it used.
- */
-export async function entrantBook(
-  marks: MarkMemo,
-  trades: SeasonTrade[],
-  o: { starts: number; valuedAt: number; ended: boolean },
-) {
+/** Each trade with the marks of its block (and whether each side's token has a mark at all). */
+async function valuedTrades(marks: MarkMemo, trades: SeasonTrade[]): Promise<BookTrade[]> {
   const book: BookTrade[] = [];
   for (const t of trades) {
     const [mark_in, mark_out] = await Promise.all([
@@ -188,14 +190,88 @@ export async function entrantBook(
       marked_out: !!marks.token(t.token_out.address),
     });
   }
-  const held = [...new Set(trades.flatMap((t) => [lc(t.token_in.address), lc(t.token_out.address)]))].filter((a) =>
-    marks.token(a),
+  return book;
+}
+
+/** The marked tokens `trades` touch: the only ones a grid point or the end values. */
+const heldOf = (marks: MarkMemo, trades: { token_in: BookToken; token_out: BookToken }[]) =>
+  [...new Set(trades.flatMap((t) => [lc(t.token_in.address), lc(t.token_out.address)]))].filter((a) => marks.token(a));
+
+/** The marks of `held` at a time, as a book reads them. */
+async function marksAt(marks: MarkMemo, held: string[], time: number) {
+  const m = new Map<string, number | null>();
+  for (const a of held) m.set(a, (await marks.at(a, { time }))?.usd ?? null);
+  return (token: string) => m.get(lc(token)) ?? null;
+}
+
+/** The grid's points up to `valuedAt`, marks read from point `from` on (a kept book has passed the earlier ones). */
+const gridOf = (marks: MarkMemo, held: string[], o: { starts: number; valuedAt: number }, from = 0) =>
+  Promise.all(
+    gridTimes(o.starts, o.valuedAt).map(async (ts, i) => ({
+      ts,
+      marks: i < from ? () => null : await marksAt(marks, held, ts),
+    })),
   );
-  const marksAt = async (time: number) => {
-    const m = new Map<string, number | null>();
-    for (const a of held) m.set(a, (await marks.at(a, { time }))?.usd ?? null);
-    return (token: string) => m.get(lc(token)) ?? null;
-  };
-  const grid = await Promise.all(gridTimes(o.starts, o.valuedAt).map(async (ts) => ({ ts, marks: await marksAt(ts) })));
-  return seasonBook(book, { endMarks: await marksAt(o.valuedAt), grid, ended: o.ended });
+
+/**
+ * One entrant's book for the season: each trade valued at the marks of its block, the curve on
+ * the grid, the end at `valuedAt` (the season's last second once it ended, else now). Answers the
+ * book's numbers and every valuation with the mark it used.
+ */
+export async function entrantBook(
+  marks: MarkMemo,
+  trades: SeasonTrade[],
+  o: { starts: number; valuedAt: number; ended: boolean },
+) {
+  const book = await valuedTrades(marks, trades);
+  const held = heldOf(marks, trades);
+  const grid = await gridOf(marks, held, o);
+  return seasonBook(book, { endMarks: await marksAt(marks, held, o.valuedAt), grid, ended: o.ended });
+}
+
+/**
+ * An entrant's book kept by the standings worker between passes (issue 29 point 6): the final
+ * trades applied, valued once, and the replay after them.
+ */
+export type KeptEntrant = { trades: BookTrade[]; book: KeptBook };
+export const keptEntrant = (): KeptEntrant => ({ trades: [], book: keptBook() });
+
+/**
+ * `entrantBook` from a kept book: only the final trades not yet applied are valued and added (a
+ * change before them, or a grid point they had passed, replays the entrant from scratch); trades
+ * not final yet (`final` false: their block may still be reorganised) are never kept, and an
+ * entrant with one is valued in full for this pass. Answers what `entrantBook` answers.
+ */
+export async function keptEntrantBook(
+  marks: MarkMemo,
+  kept: KeptEntrant,
+  trades: SeasonTrade[],
+  final: (id: string) => boolean,
+  o: { starts: number; valuedAt: number; ended: boolean },
+): Promise<SeasonBook> {
+  const done = trades.filter((t) => final(t.id));
+  if (!isPrefix(kept.trades, done)) Object.assign(kept, keptEntrant());
+  const added = await valuedTrades(marks, done.slice(kept.trades.length));
+  const held = heldOf(marks, trades);
+  // Grid points the kept book passed keep their profit: their marks are not read again.
+  const grid = await gridOf(marks, held, o, kept.book.curve.length);
+  if (!addTrades(kept.book, added, grid)) {
+    Object.assign(kept, keptEntrant());
+    return keptEntrantBook(marks, kept, trades, final, o);
+  }
+  kept.trades.push(...added);
+  const end = { endMarks: await marksAt(marks, held, o.valuedAt), grid, ended: o.ended };
+  if (done.length === trades.length) return keptBookOf(kept.book, end);
+  const open = await valuedTrades(
+    marks,
+    trades.filter((t) => !final(t.id)),
+  );
+  return seasonBook([...kept.trades, ...open], { ...end, grid: await gridOf(marks, held, o) });
+}
+
+/** Whether `kept`'s ids begin `trades`, in order. */
+function isPrefix(kept: { id: string }[], trades: { id: string }[]) {
+  if (kept.length > trades.length) return false;
+  for (let i = kept.length - 1; i >= 0; i--) if (kept[i]!.id !== trades[i]!.id) return false;
+  return true;
 }

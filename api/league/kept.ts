@@ -1,0 +1,93 @@
+/**
+ * What the standings worker keeps of a season's prize board between passes (issue 29 point 6), in
+ * this process: the relayed trades read so far, per wallet, and each entry's kept book. A pass
+ * reads only the rows after each wallet's last id read, and again the rows whose block was not
+ * final then (a reorganisation may still move or drop them), so its cost is the trades that came
+ * in, not the season. Nothing here is stored: an instance that takes the standings lease builds
+ * its own on its first pass (a full read).
+ */
+import { keptEntrant, type KeptEntrant } from "../../lib/league/valuation.js";
+import { lc } from "../../lib/address.js";
+import type { Db } from "../ports/store/db.js";
+import { minedTradeOf, tradeRows, type MinedTrade, type TradeRow } from "./trades.js";
+
+export type KeptSeason = {
+  /** Per wallet: the highest trade id read (any status). */
+  cursor: Map<string, string>;
+  /** Ids of rows read before their block was final: read again on every pass. */
+  open: Set<string>;
+  /** The season's mined trades per wallet, by block then id (as minedTrades answers them). */
+  byWallet: Map<string, MinedTrade[]>;
+  /** Ids of the mined trades whose block is final (a kept book takes only these). */
+  final: Set<string>;
+  /** Each entry's kept book. */
+  books: Map<string, KeptEntrant>;
+};
+
+/** The kept state of each season the worker computes, by season number. */
+export type KeptSeasons = Map<number, KeptSeason>;
+
+export function keptSeason(kept: KeptSeasons, season: number): KeptSeason {
+  let k = kept.get(season);
+  if (!k) {
+    k = { cursor: new Map(), open: new Set(), byWallet: new Map(), final: new Set(), books: new Map() };
+    kept.set(season, k);
+  }
+  return k;
+}
+
+/** An entry's kept book (a new one on its first pass). */
+export function keptBookOfEntry(k: KeptSeason, entryId: string): KeptEntrant {
+  let b = k.books.get(entryId);
+  if (!b) k.books.set(entryId, (b = keptEntrant()));
+  return b;
+}
+
+/**
+ * The relayed trades of `wallets` mined in [from, to), as `minedTrades` answers them grouped by
+ * wallet, reading only the rows new since the last pass and the ones not final then.
+ */
+export async function keptTrades(
+  db: Db,
+  k: KeptSeason,
+  wallets: string[],
+  from: number,
+  to: number,
+): Promise<Map<string, MinedTrade[]>> {
+  const ws = wallets.map(lc);
+  const fresh = ws.length
+    ? await tradeRows(
+        db,
+        "t.id > c.after",
+        [ws, ws.map((w) => k.cursor.get(w) ?? "0")],
+        "JOIN unnest($1::text[], $2::bigint[]) AS c(wallet, after) ON t.wallet = c.wallet",
+      )
+    : [];
+  const again = k.open.size ? await tradeRows(db, "t.id = ANY($1::bigint[])", [[...k.open]]) : [];
+  const touched = new Set<string>();
+  for (const r of [...again, ...fresh]) {
+    touched.add(lc(r.wallet));
+    take(k, r, from, to);
+  }
+  for (const w of touched) k.byWallet.get(w)?.sort(byBlockThenId);
+  return k.byWallet;
+}
+
+const byBlockThenId = (a: MinedTrade, b: MinedTrade) =>
+  a.trade.block - b.trade.block || Number(BigInt(a.trade.id) - BigInt(b.trade.id));
+
+/** One row into the kept trades: added, replaced or dropped by what it says now; open until final. */
+function take(k: KeptSeason, r: TradeRow, from: number, to: number) {
+  const w = lc(r.wallet);
+  const read = BigInt(r.id) <= BigInt(k.cursor.get(w) ?? "0");
+  if (!read) k.cursor.set(w, r.id);
+  if (r.final) k.open.delete(r.id);
+  else k.open.add(r.id);
+  // A row read before (open) replaces what it said then.
+  const list = read ? (k.byWallet.get(w) ?? []).filter((t) => t.trade.id !== r.id) : (k.byWallet.get(w) ?? []);
+  const mined = minedTradeOf(r, from, to);
+  if (mined) list.push(mined);
+  k.byWallet.set(w, list);
+  if (mined && r.final) k.final.add(r.id);
+  else k.final.delete(r.id);
+}
