@@ -10,6 +10,7 @@ import { treasuryPageRoutes } from "./treasury/routes.js";
 import { leaguePageRoutes } from "./league/routes.js";
 import { openApiRoutes } from "./openapi/routes.js";
 import { mcpRoutes } from "./mcp/routes.js";
+import { docsRoutes } from "./docs/routes.js";
 import { httpKit } from "./http/kit.js";
 import { buildServices } from "./services.js";
 import { mountRoutes } from "./http/route.js";
@@ -59,6 +60,7 @@ export function createApp(deps: AppDeps, mounts: readonly Mount<Services>[] = MO
     mcpRoutes((req, env) => app.fetch(req, env), deps.config.version, limiter, entries),
   );
   app.route("/", leaguePageRoutes(services.league, http));
+  app.route("/", docsRoutes({ version: deps.config.version, chainId: deps.config.chainId }, http));
   // A known route (parameterised ones too) with the wrong method is 405 with Allow; other paths 404.
   app.all("/api/v1/*", wrongMethodOrNotFound(app.routes));
   // Mounted inside Ponder, the parent's notFound would answer plain text: catch the rest here.

@@ -4,6 +4,7 @@ import type { PrizeRowView } from "./prize.js";
 import type { practiceBoard } from "./practice.js";
 import type { LeagueReader } from "./read.js";
 import type { BookPoint } from "../../lib/league/book.js";
+import { SITE_NAV } from "../../lib/siteNav.js";
 import { TOP_CURVES, profitChart, profitLines, reserveChart } from "./charts.js";
 
 type Html = HtmlEscapedString | Promise<HtmlEscapedString>;
@@ -68,6 +69,7 @@ const scroll = (label: string, table: Html) =>
 function page(title: string, body: Html, updated?: { at: number; href: string }): Html {
   return html`<!doctype html><html lang="en"><head><meta charset="utf-8">\
 <meta name="viewport" content="width=device-width,initial-scale=1"><title>${title}</title>${STYLE}</head><body>
+<header>${raw(SITE_NAV)}</header>
 <main>
 ${body}
 </main>${

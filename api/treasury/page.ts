@@ -3,6 +3,7 @@ import type { HtmlEscapedString } from "hono/utils/html";
 import type { TransferRow, WeekRow } from "./close.js";
 import type { TokenTotal, TreasuryAnswer } from "./read.js";
 import { BUCKETS } from "./split.js";
+import { SITE_NAV } from "../../lib/siteNav.js";
 import { dollars, inflowChart, splitChart, weekSums } from "./charts.js";
 
 type Html = HtmlEscapedString | Promise<HtmlEscapedString>;
@@ -154,6 +155,7 @@ export function treasuryPage(a: TreasuryAnswer): Html {
   const at = new Date(a.generated_at * 1000).toISOString();
   return html`<!doctype html><html lang="en"><head><meta charset="utf-8">\
 <meta name="viewport" content="width=device-width,initial-scale=1"><title>Treasury record</title>${STYLE}</head><body>
+<header>${raw(SITE_NAV)}</header>
 <main>
 <h1>Treasury record</h1>
 ${aboutSection(a)}
