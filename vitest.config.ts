@@ -2,7 +2,8 @@ import { defineConfig } from "vitest/config";
 import SlowestFirst from "./test/sequencer.js";
 
 export default defineConfig({
-  // The workspace's SDK by name, from its source (sdk/package.json builds dist with tsc).
+  // The workspace's SDK by name, from its source (sdk/build.ts builds the package that
+  // sdk/test/package.test.ts installs elsewhere).
   resolve: { alias: { "@pit/sdk": new URL("./sdk/src/index.ts", import.meta.url).pathname } },
   test: {
     include: [

@@ -32,6 +32,8 @@ const isHono = (e: Edge) => !e.local && (e.to === "hono" || e.to.startsWith("hon
 const under = (file: string, ...dirs: string[]) => dirs.some((d) => file.startsWith(`${d}/`));
 
 type Rule = { name: string; breaks(e: Edge): boolean };
+/** The server's refusal codes as data: the SDK's ErrorCode union is read from it (issue 30). */
+const CATALOGUE = "api/errors/catalogue.ts";
 
 export const RULES: Rule[] = [
   {
@@ -84,8 +86,14 @@ export const RULES: Rule[] = [
     breaks: (e) => under(e.from, "lib", "abis") && e.local && under(e.to, "api", "src"),
   },
   {
-    name: "the SDK (sdk/src/) imports only its own files, lib/, abis/ and viem",
-    breaks: (e) => under(e.from, "sdk/src") && (e.local ? !under(e.to, "sdk/src", "lib", "abis") : e.to !== "viem"),
+    name: "the SDK (sdk/src/) imports only its own files, lib/, abis/, the error catalogue and viem",
+    breaks: (e) =>
+      under(e.from, "sdk/src") &&
+      (e.local ? !under(e.to, "sdk/src", "lib", "abis") && e.to !== CATALOGUE : e.to !== "viem"),
+  },
+  {
+    name: "the error catalogue (api/errors/catalogue.ts), which the SDK's package ships, imports nothing",
+    breaks: (e) => e.from === CATALOGUE,
   },
 ];
 
@@ -264,12 +272,12 @@ describe("layering rules (on synthetic edges: each rule can fail)", () => {
         violations([
           local("api/ports/store/db.ts", "api/auth/index.ts"),
           local("api/errors/refusal.ts", "api/trading/policy.ts"),
-          pkg("api/errors/catalogue.ts", "hono"),
+          pkg("api/errors/groups.ts", "hono"),
           local("api/http/auth.ts", "api/auth/index.ts"),
         ]),
       ).toEqual(
         [
-          "api/ports and api/errors do not import Hono: api/errors/catalogue.ts -> hono",
+          "api/ports and api/errors do not import Hono: api/errors/groups.ts -> hono",
           `${rule}: api/errors/refusal.ts -> api/trading/policy.ts`,
           `${rule}: api/http/auth.ts -> api/auth/index.ts`,
           `${rule}: api/ports/store/db.ts -> api/auth/index.ts`,
@@ -412,7 +420,8 @@ describe("circles (on synthetic edges)", () => {
 
 describe("the SDK's rule", () => {
   const local = (from: string, to: string): Edge => ({ from, to, local: true });
-  it("flags the SDK importing the server, the tests or another chain library, and allows lib/, abis/ and viem", () => {
+  const rule = "the SDK (sdk/src/) imports only its own files, lib/, abis/, the error catalogue and viem";
+  it("flags the SDK importing the server, tests or another chain library; allows lib, abis, viem, catalogue", () => {
     expect(
       violations([
         local("sdk/src/trade.ts", "api/trading/index.ts"),
@@ -420,11 +429,31 @@ describe("the SDK's rule", () => {
         local("sdk/src/fast.ts", "abis/permit2.ts"),
         { from: "sdk/src/fast.ts", to: "ethers", local: false },
         { from: "sdk/src/fast.ts", to: "viem", local: false },
+        local("sdk/src/errors.ts", "api/errors/catalogue.ts"),
+        local("sdk/src/errors.ts", "api/errors/refusal.ts"),
       ]),
     ).toEqual([
-      "the SDK (sdk/src/) imports only its own files, lib/, abis/ and viem: sdk/src/fast.ts -> ethers",
-      "the SDK (sdk/src/) imports only its own files, lib/, abis/ and viem: sdk/src/trade.ts -> api/trading/index.ts",
+      `${rule}: sdk/src/errors.ts -> api/errors/refusal.ts`,
+      `${rule}: sdk/src/fast.ts -> ethers`,
+      `${rule}: sdk/src/trade.ts -> api/trading/index.ts`,
     ]);
+  });
+
+  it("flags the catalogue the SDK reads importing anything, so the package never bundles the server", () => {
+    expect(
+      violations([
+        local("api/errors/catalogue.ts", "lib/fees.ts"),
+        { from: "api/errors/catalogue.ts", to: "hono", local: false },
+      ]),
+    ).toEqual(
+      [
+        "the error catalogue (api/errors/catalogue.ts), which the SDK's package ships, imports nothing: " +
+          "api/errors/catalogue.ts -> hono",
+        "api/ports and api/errors do not import Hono: api/errors/catalogue.ts -> hono",
+        "the error catalogue (api/errors/catalogue.ts), which the SDK's package ships, imports nothing: " +
+          "api/errors/catalogue.ts -> lib/fees.ts",
+      ].sort(),
+    );
   });
 });
 
@@ -439,6 +468,7 @@ describe("the tree", () => {
     expect(has("api/routes.ts", "api/trading/routes.ts")).toBe(true); // written as ./trading/routes.js
     expect(has("api/http/errors.ts", "hono/http-exception")).toBe(true);
     expect(has("sdk/src/fast.ts", "lib/router/swap.ts")).toBe(true);
+    expect(has("sdk/src/errors.ts", "api/errors/catalogue.ts")).toBe(true); // import type only
     expect(has("api/hosted/executor.ts", "api/hosted/deps.ts")).toBe(true); // import type only
     expect(edges.filter((e) => e.local && !existsSync(join(ROOT, e.to))).map((e) => `${e.from} -> ${e.to}`)).toEqual(
       [],

@@ -2,7 +2,8 @@
  * The catalogue of refusal codes and their HTTP statuses, as SPEC.md's error tables give them
  * (`catalogue.test.ts` checks it against SPEC.md). Domain code throws status-free Refusals; the
  * HTTP edge asks `statusOf`. Where SPEC gives one code several statuses, `when` names the context
- * that picks each. Shared with the SDK: no HTTP library here.
+ * that picks each. Shared with the SDK, whose ErrorCode union is read from it: this file imports
+ * nothing (test/layering.test.ts), so the SDK's package can ship its declarations.
  */
 export type Status = 400 | 401 | 403 | 404 | 405 | 409 | 411 | 413 | 421 | 422 | 429 | 451 | 500 | 502 | 503;
 /**

@@ -1,3 +1,5 @@
+import type { Code } from "../../api/errors/catalogue.js";
+
 /**
  * Every failure the SDK raises is a PitError with SPEC's `code` ("Client-side errors"): a server
  * refusal keeps the server's code (HTTP_<status> when it gave none), a local check is
@@ -22,10 +24,42 @@ export type VerificationRule =
   | "GRANT_MARK"
   | "EXECUTOR_ATTESTATION";
 
+/**
+ * SPEC "Client-side errors": the codes the SDK raises itself, before or without the server's word
+ * (fast mode's reasons the server's catalogue lacks included), and NO_ANSWER, its own: a request
+ * whose answer never came. Values, so a test holds them to SPEC's table.
+ */
+export const CLIENT_CODES = [
+  "VERIFICATION_FAILED",
+  "HASH_MISMATCH",
+  "CONFIG_MISMATCH",
+  "MINED_MISMATCH",
+  "TX_REVERTED",
+  "CONSENT_REQUIRED",
+  "INSUFFICIENT_FUNDS",
+  "ACCOUNT_SHAPE",
+  "ACCOUNT_WALLET",
+  "LEAGUE_STATEMENT",
+  "SIGNING_MISMATCH",
+  "STALE",
+  "APPROVAL",
+  "MARKS_DIFFER",
+  "COOLDOWN",
+  "NO_ANSWER",
+] as const;
+export type ClientCode = (typeof CLIENT_CODES)[number];
+/**
+ * A refusal's code as the server's catalogue names it: the type is read from the catalogue itself
+ * (a data file with no imports), so the SDK's codes cannot drift from the server's.
+ */
+export type ServerCode = Code;
+/** Every `code` a PitError carries; HTTP_<status> for a server answer that named none. */
+export type ErrorCode = ServerCode | ClientCode | `HTTP_${number}`;
+
 export class PitError extends Error {
   override name = "PitError";
   constructor(
-    readonly code: string,
+    readonly code: ErrorCode,
     message: string,
     readonly detail: {
       rule?: VerificationRule;

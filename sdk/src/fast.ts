@@ -4,7 +4,7 @@ import { bpsOf } from "../../lib/fees.js";
 import { fastPairHops, fastPairOf, type FastPair } from "../../lib/fastRoutes.js";
 import { readRouterCall, type RouterReading } from "../../lib/router/read.js";
 import { buildRouterSwap, permitTypedData, type FeeSpec, type PermitSingle } from "../../lib/router/swap.js";
-import { PitError } from "./errors.js";
+import { PitError, type ErrorCode } from "./errors.js";
 import { checkTable } from "./fastTable.js";
 import type { Http } from "./http.js";
 import { MARK_MAX_AGE_S, ownMark, serverMarks, type OwnMark } from "./marks.js";
@@ -45,7 +45,7 @@ type Terms = { enabled: boolean; routes: { sha256: Hex }; fee: { bps: number; re
 
 /** A reason to leave fast mode, SPEC's code first; nothing signed went anywhere. */
 class FastReason extends PitError {}
-const reason = (code: string, message: string) => new FastReason(code, message);
+const reason = (code: ErrorCode, message: string) => new FastReason(code, message);
 
 /** What was signed: enough to find it on chain and check what it did. */
 type Signed = {

@@ -1,4 +1,4 @@
-import { PitError } from "./errors.js";
+import { PitError, type ErrorCode } from "./errors.js";
 
 /** A server that has not answered in this long has not answered. */
 const ANSWER_TIMEOUT_MS = 30_000;
@@ -61,7 +61,8 @@ export function createHttp(
       await new Promise((r) => setTimeout(r, retryAfterS * 1000));
       return call<T>(method, path, body, true);
     }
-    const code = typeof err?.code === "string" ? err.code : `HTTP_${res.status}`;
+    // The server's code as it sent it: a newer server may name one this build's catalogue lacks.
+    const code = (typeof err?.code === "string" ? err.code : `HTTP_${res.status}`) as ErrorCode;
     throw new PitError(
       code,
       typeof err?.message === "string" ? err.message : `${method} ${path} answered ${res.status}`,

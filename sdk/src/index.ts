@@ -19,7 +19,14 @@ import { fastTrade, type FastRequest } from "./fast.js";
 import { readFastRoutes } from "./fastTable.js";
 import { PitError } from "./errors.js";
 
-export { PitError, type VerificationRule } from "./errors.js";
+export {
+  CLIENT_CODES,
+  PitError,
+  type ClientCode,
+  type ErrorCode,
+  type ServerCode,
+  type VerificationRule,
+} from "./errors.js";
 export { pinnedSymbol, pinsFrom, type Pins } from "./pins.js";
 export { verifyPlan, type PlanAnswer, type TradeIntent } from "./verifyPlan.js";
 export type { TradeRequest, TradeResult } from "./trade.js";
