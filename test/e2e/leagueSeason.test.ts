@@ -396,7 +396,10 @@ describe("a whole prize season", () => {
     // The practice book starts at 10,000 USDG and the rule agent rebalances half into ETH.
     await runTicks();
     const day1 = await practiceLogs();
-    expect(day1.find((l) => l.kind === "trade"), JSON.stringify(day1.slice(0, 3))).toMatchObject({
+    expect(
+      day1.find((l) => l.kind === "trade"),
+      JSON.stringify(day1.slice(0, 3)),
+    ).toMatchObject({
       token_in: "USDG",
       token_out: "ETH",
       mode: "paper",
