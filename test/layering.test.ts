@@ -5,7 +5,7 @@ import ts from "typescript";
 import { describe, expect, it } from "vitest";
 
 /**
- * The layering of the tree (README "Where things live", issue 10 point 1), read from the import
+ * The layering of the tree (docs/layout.md "Where things live", issue 10 point 1), read from the import
  * graph of the source itself: every import, export-from and import() of every .ts file under
  * api/, src/, lib/ and abis/, as TypeScript's own pre-processor sees them (type-only imports
  * included: a domain that needs another's types takes them from its index.ts too).

@@ -79,7 +79,7 @@ export type RouteEntry<S = any, B = Record<string, unknown>, Q = Record<string, 
   answer: string[];
   status?: 200 | 201;
   errors: Code[];
-  /** Not in SPEC: served beyond it (README says why). */
+  /** Not in SPEC: served beyond it (the docs/ page of its domain says why). */
   extra?: boolean;
   /** A status that also answers the success's shape (health: 503 when down). */
   alsoAnswers?: 503;

@@ -9,7 +9,7 @@ import { lc } from "../../lib/address.js";
 import type { Common } from "../ports/common.js";
 
 /**
- * One season's payout book, served as `ledger` (SPEC GET league/seasons/<n>, README "League reserve").
+ * One season's payout book, served as `ledger` (SPEC GET league/seasons/<n>, docs/league.md "The payout book").
  * The reserve wallet holds the partner token; what reaches it in a season (the reserve agent's
  * stake gains) is `gain`. Half is added to the prize reserve, the rest stays staked (with what
  * would pass the ceiling). A season's budget is the reserve up to the cap (prize_cap_usd in the

@@ -33,7 +33,7 @@ describe("the SDK's error codes", () => {
     const spec = specClientCodes();
     expect(spec).toEqual(expect.arrayContaining(["VERIFICATION_FAILED", "MARKS_DIFFER", "SIGNING_MISMATCH"]));
     const clientOnly = spec.filter((c) => !(c in CATALOGUE));
-    // NO_ANSWER is the SDK's own (README: an answer that never comes); SPEC's table does not name it.
+    // NO_ANSWER is the SDK's own (docs/sdk-openapi-mcp.md: an answer that never comes); SPEC's table does not name it.
     expect([...CLIENT_CODES].sort()).toEqual([...new Set([...clientOnly, "NO_ANSWER"])].sort());
   });
 
