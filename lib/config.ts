@@ -366,7 +366,10 @@ export type Config = {
   league: LeagueConfig;
 };
 
-/** The league's settings (SPEC "League", docs/league.md "League"). reserveWallet null: no reserve, seasons pay nothing. */
+/**
+ * The league's settings (SPEC "League", docs/league.md "League"). reserveWallet null: no reserve, seasons pay
+ * nothing.
+ */
 export type LeagueConfig = {
   hubs: Address[];
   houseAgents: number[];
