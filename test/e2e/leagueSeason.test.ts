@@ -54,7 +54,7 @@ async function warp(ts: number) {
   offsetMs = ts * 1000 - Date.now();
 }
 
-/** Posts every feed's answer again (fresh marks), ETH at `eth` when given, skipping `skip`. */
+/** Posts every feed's answer again (fresh marks), ETH at `eth` when given, skipping `skip`; the indexer holds them. */
 async function postFeeds(o: { eth?: number; skip?: string[] } = {}) {
   const { dn } = stack;
   for (const [sym, t] of Object.entries(dn.universe.tokens)) {
@@ -71,6 +71,9 @@ async function postFeeds(o: { eth?: number; skip?: string[] } = {}) {
         .writeContract({ address: t.feed, abi: priceFeedAbi, functionName: "setAnswer", args: [next] }),
     );
   }
+  // Marks are the indexer's: whatever reads them next (a hosted tick, a paper order) must see these rounds, not
+  // the stale ones before them (a loaded full run once ticked first and held the practice agent's day-1 trade).
+  await stack.ix.waitFor(await dn.pub.getBlockNumber());
 }
 
 const registerAgent = (owner: Address, wallet: Address, symbol: string) =>
