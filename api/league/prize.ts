@@ -288,6 +288,7 @@ export async function prizeBoard(d: PrizeDeps, s: Season, a: PrizeAnchor) {
     reviews,
     ...(kept
       ? {
+          copyMemo: kept.copy,
           bookOf: (id: string, ts: SeasonTrade[], o: BookWindow) =>
             keptEntrantBook(marks, keptBookOfEntry(kept, id), ts, (t) => kept.final.has(t), o),
         }

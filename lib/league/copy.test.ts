@@ -5,6 +5,7 @@ import {
   COPY_SHARE_BPS,
   COPY_WINDOW_S,
   copyFindings,
+  copyMemo,
   type CopyFinding,
   type CopyTrade,
 } from "./copy.js";
@@ -219,6 +220,27 @@ function randomSeason(seed: number) {
   return { trades, clusters };
 }
 
+/** One pass's changes to a season: new trades near old ones, one gone, one moved, one revalued, maybe a cluster. */
+function mutate(trades: Map<string, CopyTrade[]>, clusters: Map<string, string>, r: () => number, pass: number) {
+  const ids = [...trades.keys()];
+  const some = () => trades.get(ids[Math.floor(r() * ids.length)]!)!;
+  for (let i = 0; i < 4; i++) {
+    const [from, to] = [some(), some()];
+    const x = from[Math.floor(r() * from.length)];
+    if (x) to.push({ ...x, id: `p${pass}-${i}`, ts: x.ts + Math.floor(r() * 90) - 10, block: x.block + 1 });
+  }
+  const gone = some();
+  if (gone.length) gone.splice(Math.floor(r() * gone.length), 1);
+  const moved = some();
+  if (moved.length) {
+    const j = Math.floor(r() * moved.length);
+    moved[j] = { ...moved[j]!, ts: moved[j]!.ts + 40, block: moved[j]!.block + 2 };
+  }
+  const revalued = some();
+  if (revalued.length) revalued[0] = { ...revalued[0]!, usd: revalued[0]!.usd * 3 + 1 };
+  if (r() < 0.2) clusters.set(ids[0]!, `c${Math.floor(r() * 3)}`);
+}
+
 describe("copy detection's indexed scan", () => {
   it("agrees with the reference field for field on 400 random seasons", () => {
     let flagged = 0;
@@ -229,6 +251,22 @@ describe("copy detection's indexed scan", () => {
       expect([...found], `seed ${seed}`).toEqual([...referenceFindings(trades, clusters)]);
     }
     // Not only empty answers: the seasons are dense enough that entries follow each other.
+    expect(flagged).toBeGreaterThan(50);
+  });
+
+  it("with a memo kept across passes, agrees after trades come, go, move and change value, and clusters change", () => {
+    let flagged = 0;
+    for (let seed = 1; seed <= 120; seed++) {
+      const { trades, clusters } = randomSeason(seed);
+      const r = rng(seed + 10_000);
+      const memo = copyMemo();
+      for (let pass = 0; pass < 6; pass++) {
+        const found = copyFindings(trades, clusters, memo);
+        flagged += found.size;
+        expect([...found], `seed ${seed} pass ${pass}`).toEqual([...referenceFindings(trades, clusters)]);
+        mutate(trades, clusters, r, pass);
+      }
+    }
     expect(flagged).toBeGreaterThan(50);
   });
 

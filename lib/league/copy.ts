@@ -186,28 +186,92 @@ function findingOf(own: CopyTrade[], follows: number[][], ix: ReturnType<typeof 
 }
 
 /**
+ * What copy detection keeps between the standings worker's passes (issue 29 point 6): each trade's follows and
+ * where it was, each entry's finding. A trade's follows depend only on its pair's trades within COPY_WINDOW_S of
+ * it, so a pass scans again only the trades near one that came, went or moved; an entry whose follows and values
+ * are unchanged keeps its finding. Valid for one set of entries and clusters (`key`); any change there starts over.
+ */
+export type CopyMemo = {
+  key: string;
+  /** By entry and trade id: where the trade was (pair, time, block), its value, its follows. */
+  trades: Map<string, { at: string; pair: string; ts: number; usd: number; fs: number[] }>;
+  /** By entry: its finding and how many trades it was made of. */
+  findings: Map<string, { best: CopyFinding | null; n: number }>;
+};
+export const copyMemo = (): CopyMemo => ({ key: "", trades: new Map(), findings: new Map() });
+
+const memoKey = (ix: ReturnType<typeof indexOf>) =>
+  ix.entries.map((e) => `${e}=${ix.clusters[ix.entryCluster.get(e)!]}`).join("\n");
+
+/** Per pair, the sorted times of the trades that came, went or moved since the memo's pass. */
+function movedTimes(trades: Map<string, CopyTrade[]>, memo: CopyMemo) {
+  const times = new Map<string, number[]>();
+  const add = (pair: string, ts: number) => (times.get(pair) ?? times.set(pair, []).get(pair)!).push(ts);
+  const seen = new Set<string>();
+  for (const [entry, own] of trades)
+    for (const t of own) {
+      const k = `${entry}\u0000${t.id}`;
+      seen.add(k);
+      const was = memo.trades.get(k);
+      const [pair, at] = [pairOf(t), `${pairOf(t)}|${t.ts}|${t.block}`];
+      if (was?.at === at) continue;
+      add(pair, t.ts);
+      if (was) add(was.pair, was.ts);
+    }
+  for (const [k, was] of memo.trades) if (!seen.has(k)) add(was.pair, was.ts);
+  return new Map([...times].map(([pair, list]) => [pair, Float64Array.from(list).sort()]));
+}
+
+/** Whether `t` is within the window of a trade that moved (its follows may have changed). */
+function nearMoved(t: CopyTrade, moved: Map<string, Float64Array>) {
+  const list = moved.get(pairOf(t));
+  if (!list) return false;
+  const i = lowerBound(list, t.ts - COPY_WINDOW_S);
+  return i < list.length && list[i]! <= t.ts + COPY_WINDOW_S;
+}
+
+/**
  * Each entry that copies another cluster, with the cluster it follows most and the share of its
  * volume that follows it. `clusterOf` names each entry's owner cluster; trades of one's own
  * cluster are never a copy. Each trade scans only its pair's trades within the window (a binary
  * search into that pair's trades sorted by time), with per-cluster scratch in typed arrays: no
  * allocation per neighbour (it was 20 to 35 s for 1,000 entrants of 100 trades over three days).
+ * With a `memo` (kept by the caller between calls) only trades near a change are scanned again.
  */
-export function copyFindings(trades: Map<string, CopyTrade[]>, clusterOf: Map<string, string>) {
+export function copyFindings(trades: Map<string, CopyTrade[]>, clusterOf: Map<string, string>, memo?: CopyMemo) {
   const ix = indexOf(trades, clusterOf);
+  const m = memo ?? copyMemo();
+  const key = memoKey(ix);
+  if (m.key !== key) Object.assign(m, { ...copyMemo(), key });
+  const moved = movedTimes(trades, m);
   const scratch = scratchOf(ix.clusters.length);
   const tallies = talliesOf(ix.clusters.length);
   const out = new Map<string, CopyFinding>();
+  const kept: CopyMemo["trades"] = new Map();
   let no = 0;
   for (const [entry, own] of trades) {
     const cluster = ix.entryCluster.get(entry)!;
+    const prev = m.findings.get(entry);
+    // New, or it lost trades (a reorganisation): valued again.
+    let changed = prev?.n !== own.length;
     const follows = own.map((t) => {
-      const fs: number[] = [];
-      followsOf(t, cluster, ix.pairs.get(pairOf(t))!, scratch, no++, fs);
+      const k = `${entry}\u0000${t.id}`;
+      const was = m.trades.get(k);
+      let fs = was?.fs;
+      if (!fs || was!.at !== `${pairOf(t)}|${t.ts}|${t.block}` || nearMoved(t, moved)) {
+        fs = [];
+        followsOf(t, cluster, ix.pairs.get(pairOf(t))!, scratch, no++, fs);
+        changed ||= !was || was.fs.length !== fs.length || was.fs.some((v, x) => v !== fs![x]);
+      }
+      changed ||= was?.usd !== t.usd;
+      kept.set(k, { at: `${pairOf(t)}|${t.ts}|${t.block}`, pair: pairOf(t), ts: t.ts, usd: t.usd, fs });
       return fs;
     });
-    const best = findingOf(own, follows, ix, tallies);
+    const best = changed || !prev ? findingOf(own, follows, ix, tallies) : prev.best;
+    m.findings.set(entry, { best, n: own.length });
     if (best) out.set(entry, best);
   }
+  m.trades = kept;
   return out;
 }
 
