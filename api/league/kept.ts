@@ -8,6 +8,7 @@
  */
 import { keptEntrant, type KeptEntrant } from "../../lib/league/valuation.js";
 import { lc } from "../../lib/address.js";
+import { copyMemo, type CopyMemo } from "../../lib/league/copy.js";
 import type { Db } from "../ports/store/db.js";
 import { minedTradeOf, tradeRows, type MinedTrade, type TradeRow } from "./trades.js";
 
@@ -22,6 +23,8 @@ export type KeptSeason = {
   final: Set<string>;
   /** Each entry's kept book. */
   books: Map<string, KeptEntrant>;
+  /** Copy detection's follows and findings from the last pass (lib/league/copy CopyMemo). */
+  copy: CopyMemo;
 };
 
 /** The kept state of each season the worker computes, by season number. */
@@ -30,7 +33,14 @@ export type KeptSeasons = Map<number, KeptSeason>;
 export function keptSeason(kept: KeptSeasons, season: number): KeptSeason {
   let k = kept.get(season);
   if (!k) {
-    k = { cursor: new Map(), open: new Set(), byWallet: new Map(), final: new Set(), books: new Map() };
+    k = {
+      cursor: new Map(),
+      open: new Set(),
+      byWallet: new Map(),
+      final: new Set(),
+      books: new Map(),
+      copy: copyMemo(),
+    };
     kept.set(season, k);
   }
   return k;

@@ -151,6 +151,28 @@ function assertHeld(book: Record<string, string>, tin: TokenEntry, amountIn: big
 }
 
 /**
+ * Paper orders one account entry may fill in a season: about one every ten minutes around the clock for
+ * the two weeks. Each order reads and replays the season's fills (its book), so an uncapped account would
+ * make every order of its own slower and the table grow without bound.
+ */
+export const PRACTICE_ORDERS_PER_SEASON = 2_000;
+
+/**
+ * RATE_LIMITED (429, the catalogue's code for "too many requests"; this route is beyond SPEC's table) once the
+ * entry holds PRACTICE_ORDERS_PER_SEASON fills this season, retrying when the next season opens.
+ */
+export function assertOrderRoom(fills: number, s: Season, now: number) {
+  if (fills < PRACTICE_ORDERS_PER_SEASON) return;
+  throw new Refusal(
+    "RATE_LIMITED",
+    `this account filled ${fills} paper orders in ${s.name}, the most a season takes ` +
+      `(${PRACTICE_ORDERS_PER_SEASON}); its book plays on until the season ends`,
+    { limit: PRACTICE_ORDERS_PER_SEASON, season: s.number },
+    { retryAfterS: Math.max(1, s.ends - now) },
+  );
+}
+
+/**
  * POST league/practice/order: one paper order of the signed-in wallet's exchange account on the
  * practice board, filled at the V4Quoter's output at the latest block after the fee a live trade of
  * the wallet would pay (lib/paperFill, the hosted paper agents' fill). The book is the season's
@@ -168,7 +190,9 @@ export async function practiceOrder(d: PracticeOrderDeps, q: PracticeOrderParame
   const amountUsd = Number(formatUnits(amountIn, tin.decimals)) * markIn;
   if (amountUsd < 1)
     throw new Refusal("MIN_NOTIONAL", `the order is worth $${amountUsd.toFixed(4)}: a practice order is at least $1`);
-  const book = accountBook(d.config, await accountFills(d.db, entry.entry_id, s.number));
+  const held = await accountFills(d.db, entry.entry_id, s.number);
+  assertOrderRoom(held.length, s, now);
+  const book = accountBook(d.config, held);
   assertHeld(book, tin, amountIn);
   const pool = paperPool(d.config, tin, tout);
   if (!pool) throw new Refusal("NO_ROUTE", `no hookless pool for ${tin.symbol}/${tout.symbol}`);
@@ -265,6 +289,8 @@ async function commitFill(
         starts_at: seasonOf(s.number + 1, nowS(d)).starts_at,
       });
     const before = await accountFills(tx, entry.entry_id, s.number);
+    // Under the lock: two orders that both passed the first check cannot both take the last place.
+    assertOrderRoom(before.length, s, nowS(d));
     const tin = Object.values(d.config.tokens).find((t) => lc(t.address) === fill.token_in)!;
     assertHeld(accountBook(d.config, before), tin, BigInt(fill.amount_in));
     const row = { ...fill, id: "", value_usd: 0, created_at: String(d.clock()) };

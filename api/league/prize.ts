@@ -22,7 +22,7 @@ import type { Review } from "../../lib/league/review.js";
 import { lc } from "../../lib/address.js";
 import type { Common } from "../ports/common.js";
 import { keptBookOfEntry, keptSeason, keptTrades, type KeptSeasons } from "./kept.js";
-import { minedTrades, type MinedTrade } from "./trades.js";
+import { minedTradeOf, minedTrades, tradeRows, type MinedTrade } from "./trades.js";
 export { minedTrades, type MinedTrade } from "./trades.js";
 
 export type PrizeDeps = Pick<Common, "config" | "chain"> & {
@@ -199,13 +199,7 @@ function entryFactsOf(config: Config, s: Season, entries: SeasonEntry[], trades:
  * What the board publishes for anyone to recompute it: the chain's contracts, hubs, tokens, entries with their
  * proofs, books.
  */
-function publishedOf(
-  config: Config,
-  entries: SeasonEntry[],
-  facts: EntryFacts[],
-  ledgers: Map<string, MinedTrade[]>,
-  reviews: Review[],
-) {
+function publishedOf(config: Config, entries: SeasonEntry[], facts: EntryFacts[], reviews: Review[]) {
   // The owner's signed statement: anyone can check the confirmation recovers to the owner.
   const proofs = Object.fromEntries(
     entries.map((e) => [
@@ -229,7 +223,9 @@ function publishedOf(
     link_tokens: linkTokens(config),
     tokens: valuationTokens(config),
     entries: facts.map((f) => ({ ...f, proof: proofs[f.entry_id] })),
-    books: publishedBooks(ledgers),
+    // Filled in where they are published (a decision's frozen books, the books route): building and storing
+    // every trade on every standings pass cost seconds (issue 29 point 6). Kept here so the key keeps its place.
+    books: undefined as Record<string, unknown[]> | undefined,
     // The operator's reviews of the season's flags, with who, when and why: the chain cannot say them.
     reviews,
   };
@@ -292,13 +288,32 @@ export async function prizeBoard(d: PrizeDeps, s: Season, a: PrizeAnchor) {
     reviews,
     ...(kept
       ? {
+          copyMemo: kept.copy,
           bookOf: (id: string, ts: SeasonTrade[], o: BookWindow) =>
             keptEntrantBook(marks, keptBookOfEntry(kept, id), ts, (t) => kept.final.has(t), o),
         }
       : {}),
   });
-  const published = publishedOf(d.config, entries, facts, ledgers, reviews);
+  const published = publishedOf(d.config, entries, facts, reviews);
   return { ...board, ledgers, unreadable, published: { ...published, native_skipped: native.skipped } };
+}
+
+/** Each entry's trade ids, in its ledger's order: what the books route reads back from app.trades (tradeBooks). */
+export const ledgerIds = (ledgers: Map<string, MinedTrade[]>): Record<string, string[]> =>
+  Object.fromEntries([...ledgers].map(([id, ts]) => [id, ts.map((t) => t.trade.id)]));
+
+/**
+ * Each entry's published trades read back by id (ledgerIds), as `publishedBooks` wrote them when the standings
+ * were computed; a row that changed since (a reorganisation) is published as it is now, or left out once it is no
+ * longer mined in the season.
+ */
+export async function tradeBooks(db: Db, ids: Record<string, string[]>, s: Pick<Season, "starts" | "ends">) {
+  const all = Object.values(ids).flat();
+  const rows = all.length ? await tradeRows(db, "t.id = ANY($1::bigint[])", [all]) : [];
+  const byId = new Map(rows.flatMap((r) => [[r.id, minedTradeOf(r, s.starts, s.ends)] as const]));
+  return publishedBooks(
+    new Map(Object.entries(ids).map(([entry, list]) => [entry, list.flatMap((id) => byId.get(id) ?? [])])),
+  );
 }
 
 /**

@@ -278,6 +278,8 @@ export const leagueRoutes = [
       "NO_MARK",
       "VENUE_FAILED",
       "LEAGUE_UNAVAILABLE",
+      // Also the season's cap of paper orders per account (PRACTICE_ORDERS_PER_SEASON).
+      "RATE_LIMITED",
     ],
     extra: true,
     handle: ({ body, found }, s) => s.practiceOrder(body, found),

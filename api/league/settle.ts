@@ -3,7 +3,7 @@ import type { PlatformSigner } from "../ports/platformSigner.js";
 import type { Lease } from "../ports/store/lease.js";
 import { DROP_AFTER_S } from "../trading/index.js";
 import { practiceBoard } from "./practice.js";
-import { prizeBoard, seasonEntries, type BoardDeps, type PrizeAnchor } from "./prize.js";
+import { prizeBoard, publishedBooks, seasonEntries, type BoardDeps, type PrizeAnchor } from "./prize.js";
 import { payoutBookOf, partnerToken, reserveAfter, reserveBefore } from "./reserve.js";
 import { payOwed } from "./pay.js";
 import { reviewHold } from "../../lib/league/review.js";
@@ -80,7 +80,8 @@ export async function decideSeason(
   ).toString();
   const practice = await practiceBoard(d, s, valuedAt);
   const at = nowS(d);
-  const books = prize.published;
+  // The frozen books carry every trade as published (league:verify recomputes a decided season from them alone).
+  const books = { ...prize.published, books: publishedBooks(prize.ledgers) };
   const prizeAnswer = {
     rows: prize.rows,
     outcome: prize.outcome,

@@ -3,7 +3,7 @@ import { calendarAt, season as seasonAt, type Season } from "../../lib/league/ca
 import { prizeStandings, sharesOf } from "../../lib/league/rules.js";
 import { Refusal } from "../errors/index.js";
 import { practiceBoard } from "./practice.js";
-import { prizeBoard, type BoardDeps } from "./prize.js";
+import { ledgerIds, prizeBoard, type BoardDeps } from "./prize.js";
 import { payoutBookOf, reserveBefore, type PayoutBook } from "./reserve.js";
 import type { BoardsWorker } from "./boards.js";
 import type { BookPoint } from "../../lib/league/book.js";
@@ -150,7 +150,8 @@ export async function computeBoard(d: ReadDeps, key: string): Promise<BoardBody>
     amounts_atoms: book.shares,
     valued_at: valuedAt,
     ledger: book,
-    published: prize.published,
+    // The trades by id, not as JSON: verify's books are read back from app.trades (seasons.ts books).
+    published: { ...prize.published, trade_ids: ledgerIds(prize.ledgers) },
     block: Number(block),
     curves: Object.fromEntries([...prize.books].map(([id, b]) => [id, b.curve])),
   };

@@ -7,7 +7,7 @@ import { getAddress } from "viem";
 import type { Season } from "./calendar.js";
 import type { ChainTransfer } from "./chain.js";
 import { linksOf, prizeStandings, type Link, type PrizeEntry, type PrizeRow } from "./rules.js";
-import type { CopyTrade } from "./copy.js";
+import type { CopyMemo, CopyTrade } from "./copy.js";
 import type { Review } from "./review.js";
 import { entrantBook, type MarkMemo, type SeasonTrade } from "./valuation.js";
 import { lc } from "../address.js";
@@ -44,6 +44,8 @@ export type PrizeInputs = {
    * books (the same answer, adding only the trades since its last pass).
    */
   bookOf?: (entryId: string, trades: SeasonTrade[], o: BookWindow) => Promise<SeasonBook>;
+  /** Copy detection's memo from the worker's previous pass (the same answer, scanning only near new trades). */
+  copyMemo?: CopyMemo;
 };
 /** Where an entry's book is valued: the grid from the season's start, the end at `valuedAt`. */
 export type BookWindow = { starts: number; valuedAt: number; ended: boolean };
@@ -89,6 +91,7 @@ export async function boardFrom(i: PrizeInputs) {
     shares: a.shares,
     links_unread: i.linksUnread,
     trades: copyTradesOf(i.trades, books),
+    ...(i.copyMemo ? { copyMemo: i.copyMemo } : {}),
     reviews: i.reviews,
   });
   const live = s.status === "open";

@@ -1,5 +1,14 @@
 import { describe, expect, it } from "vitest";
-import { COPY_WINDOW_S, copyFindings, type CopyTrade } from "./copy.js";
+import { lc } from "../address.js";
+import {
+  COPY_MIN_TRADES,
+  COPY_SHARE_BPS,
+  COPY_WINDOW_S,
+  copyFindings,
+  copyMemo,
+  type CopyFinding,
+  type CopyTrade,
+} from "./copy.js";
 import { prizeStandings, sharesOf, type BookNumbers, type PrizeEntry } from "./rules.js";
 import type { Review } from "./review.js";
 
@@ -69,6 +78,216 @@ describe("copy-trading detection", () => {
     const copier = [...lagged(10).slice(0, 2), t("c9", 40_010)];
     const f = find({ leader: leader.slice(0, 2), other, copier }, { other: "leader" });
     expect(f.get("copier")).toMatchObject({ leader: "leader", cluster: "leader", trades: 3, share_bps: 10_000 });
+  });
+});
+
+/*
+ * The implementation before the indexed scan (each trade's window scanned with a Map per trade), kept as the
+ * reference the scan must agree with, field for field.
+ */
+type Placed = CopyTrade & { entry: string; cluster: string };
+
+/** Reference: the first index of `list` (sorted by ts) whose ts is at least `ts`. */
+function lowerBound(list: Placed[], ts: number): number {
+  let [lo, hi] = [0, list.length];
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (list[mid]!.ts < ts) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** For one trade: each other cluster with a trade in the window, its nearest before and after, and who was before. */
+function nearestOf(t: Placed, list: Placed[]) {
+  const near = new Map<string, { before: number; after: number; leader: string }>();
+  for (let i = lowerBound(list, t.ts - COPY_WINDOW_S); i < list.length && list[i]!.ts <= t.ts + COPY_WINDOW_S; i++) {
+    const u = list[i]!;
+    // The same block: neither saw the other mined.
+    if (u.cluster === t.cluster || u.block === t.block) continue;
+    const n = near.get(u.cluster) ?? { before: Infinity, after: Infinity, leader: "" };
+    const d = Math.abs(t.ts - u.ts);
+    if (u.block < t.block && (d < n.before || (d === n.before && u.entry < n.leader)))
+      Object.assign(n, { before: d, leader: u.entry });
+    if (u.block > t.block && d < n.after) n.after = d;
+    near.set(u.cluster, n);
+  }
+  return near;
+}
+
+/**
+ * Each entry that copies another cluster, with the cluster it follows most and the share of its
+ * volume that follows it. `clusterOf` names each entry's owner cluster; trades of one's own
+ * cluster are never a copy.
+ */
+function referenceFindings(trades: Map<string, CopyTrade[]>, clusterOf: Map<string, string>) {
+  const byPair = new Map<string, Placed[]>();
+  const placed = new Map<string, Placed[]>();
+  for (const [entry, list] of trades) {
+    const cluster = clusterOf.get(entry) ?? entry;
+    const own = list.map((t) => ({ ...t, entry, cluster }));
+    placed.set(entry, own);
+    for (const t of own) {
+      const k = `${lc(t.token_in)}>${lc(t.token_out)}`;
+      if (!byPair.has(k)) byPair.set(k, []);
+      byPair.get(k)!.push(t);
+    }
+  }
+  for (const list of byPair.values()) list.sort((a, b) => a.ts - b.ts || a.block - b.block);
+  const out = new Map<string, CopyFinding>();
+  for (const [entry, own] of placed) {
+    const valued = own.some((t) => t.usd > 0);
+    const weight = (t: Placed) => (valued ? Math.max(t.usd, 0) : 1);
+    const total = own.reduce((a, t) => a + weight(t), 0);
+    // Per followed cluster: volume, trades, and the volume per leading entry.
+    const followed = new Map<string, { usd: number; n: number; by: Map<string, number> }>();
+    for (const t of own) {
+      const near = nearestOf(t, byPair.get(`${lc(t.token_in)}>${lc(t.token_out)}`)!);
+      for (const [cluster, n] of near) {
+        if (!(n.before < n.after)) continue;
+        const f = followed.get(cluster) ?? { usd: 0, n: 0, by: new Map<string, number>() };
+        f.usd += weight(t);
+        f.n++;
+        f.by.set(n.leader, (f.by.get(n.leader) ?? 0) + weight(t));
+        followed.set(cluster, f);
+      }
+    }
+    let best: CopyFinding | null = null;
+    for (const [cluster, f] of followed) {
+      const share_bps = total > 0 ? Math.floor((f.usd / total) * 10_000) : 0;
+      if (f.n < COPY_MIN_TRADES || f.usd * 10_000 <= total * COPY_SHARE_BPS) continue;
+      if (best && (share_bps < best.share_bps || (share_bps === best.share_bps && cluster > best.cluster))) continue;
+      const leader = [...f.by].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))[0]![0];
+      best = { leader, cluster, share_bps, trades: f.n, of: own.length };
+    }
+    if (best) out.set(entry, best);
+  }
+  return out;
+}
+
+/** A small deterministic generator (tests repeat). */
+function rng(seed: number) {
+  // Spread small seeds over 32 bits: xorshift starts slowly from a small state.
+  let x = Math.imul(seed, 2654435761) >>> 0 || 1;
+  return () => {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    return (x >>> 0) / 2 ** 32;
+  };
+}
+
+/** A random season: few clusters of several entries, under six hours, a few pairs, shared blocks, unvalued trades. */
+function randomSeason(seed: number) {
+  const r = rng(seed);
+  const pick = <T>(xs: T[]) => xs[Math.floor(r() * xs.length)]!;
+  const pairs = [
+    [ETH, USDG],
+    [USDG, ETH],
+    [ETH, BTC],
+    [BTC.toUpperCase().replace("0X", "0x"), ETH],
+  ] as const;
+  const trades = new Map<string, CopyTrade[]>();
+  const clusters = new Map<string, string>();
+  const entries = 2 + Math.floor(r() * 12);
+  const valuedAll = r() < 0.8;
+  for (let e = 0; e < entries; e++) {
+    const id = `le_${Math.floor(r() * 1000)}_${e}`;
+    clusters.set(id, `c${Math.floor(r() * Math.max(1, entries / 2))}`);
+    const monotonic = r() < 0.5;
+    const list = Array.from({ length: Math.floor(r() * 25) }, (_, i): CopyTrade => {
+      const ts = Math.floor(r() * 20_000);
+      const [token_in, token_out] = pick([...pairs]);
+      const usd = !valuedAll || r() < 0.15 ? 0 : Math.round(r() * 1e6) / 100;
+      return {
+        id: `${id}-${i}`,
+        ts,
+        block: monotonic ? Math.floor(ts / 12) : Math.floor(r() * 300),
+        token_in,
+        token_out,
+        usd,
+      };
+    });
+    // Some entries copy an earlier one: its trades a little later (or not), in other blocks, with some of their own.
+    const earlier = [...trades.values()];
+    if (earlier.length && r() < 0.5) {
+      const lag = Math.floor(r() * 160) - 20;
+      for (const x of pick(earlier))
+        if (r() < 0.85) list.push({ ...x, id: `${id}-c${x.id}`, ts: x.ts + lag, block: x.block + Math.floor(r() * 4) });
+    }
+    trades.set(id, list);
+  }
+  return { trades, clusters };
+}
+
+/** One pass's changes to a season: new trades near old ones, one gone, one moved, one revalued, maybe a cluster. */
+function mutate(trades: Map<string, CopyTrade[]>, clusters: Map<string, string>, r: () => number, pass: number) {
+  const ids = [...trades.keys()];
+  const some = () => trades.get(ids[Math.floor(r() * ids.length)]!)!;
+  for (let i = 0; i < 4; i++) {
+    const [from, to] = [some(), some()];
+    const x = from[Math.floor(r() * from.length)];
+    if (x) to.push({ ...x, id: `p${pass}-${i}`, ts: x.ts + Math.floor(r() * 90) - 10, block: x.block + 1 });
+  }
+  const gone = some();
+  if (gone.length) gone.splice(Math.floor(r() * gone.length), 1);
+  const moved = some();
+  if (moved.length) {
+    const j = Math.floor(r() * moved.length);
+    moved[j] = { ...moved[j]!, ts: moved[j]!.ts + 40, block: moved[j]!.block + 2 };
+  }
+  const revalued = some();
+  if (revalued.length) revalued[0] = { ...revalued[0]!, usd: revalued[0]!.usd * 3 + 1 };
+  if (r() < 0.2) clusters.set(ids[0]!, `c${Math.floor(r() * 3)}`);
+}
+
+describe("copy detection's indexed scan", () => {
+  it("agrees with the reference field for field on 400 random seasons", () => {
+    let flagged = 0;
+    for (let seed = 1; seed <= 400; seed++) {
+      const { trades, clusters } = randomSeason(seed);
+      const found = copyFindings(trades, clusters);
+      flagged += found.size;
+      expect([...found], `seed ${seed}`).toEqual([...referenceFindings(trades, clusters)]);
+    }
+    // Not only empty answers: the seasons are dense enough that entries follow each other.
+    expect(flagged).toBeGreaterThan(50);
+  });
+
+  it("with a memo kept across passes, agrees after trades come, go, move and change value, and clusters change", () => {
+    let flagged = 0;
+    for (let seed = 1; seed <= 120; seed++) {
+      const { trades, clusters } = randomSeason(seed);
+      const r = rng(seed + 10_000);
+      const memo = copyMemo();
+      for (let pass = 0; pass < 6; pass++) {
+        const found = copyFindings(trades, clusters, memo);
+        flagged += found.size;
+        expect([...found], `seed ${seed} pass ${pass}`).toEqual([...referenceFindings(trades, clusters)]);
+        mutate(trades, clusters, r, pass);
+      }
+    }
+    expect(flagged).toBeGreaterThan(50);
+  });
+
+  it("agrees on a dense season where many entries copy", () => {
+    const trades = new Map<string, CopyTrade[]>();
+    for (let i = 0; i < 60; i++)
+      trades.set(
+        `le_${i}`,
+        Array.from({ length: 40 }, (_, g) => ({
+          id: `${i}-${g}`,
+          ts: (g * 9973 + i * 7919) % 86_400,
+          block: 1 + ((g * 7 + i * 13) % 150),
+          token_in: g % 2 ? USDG : ETH,
+          token_out: g % 2 ? ETH : USDG,
+          usd: 10 + g * 1.1,
+        })),
+      );
+    const clusters = new Map([...trades.keys()].map((k, i) => [k, `c${i % 37}`]));
+    const found = copyFindings(trades, clusters);
+    expect(found.size).toBeGreaterThan(0);
+    expect([...found]).toEqual([...referenceFindings(trades, clusters)]);
   });
 });
 

@@ -66,7 +66,7 @@ export type BookNumbers = {
 };
 
 import { OUTLIER_BPS } from "./book.js";
-import { copyFindings, copyRule, type CopyFinding, type CopyTrade } from "./copy.js";
+import { copyFindings, copyRule, type CopyFinding, type CopyMemo, type CopyTrade } from "./copy.js";
 import { applyReviews, type Review } from "./review.js";
 import { lc } from "../address.js";
 
@@ -291,11 +291,17 @@ export function prizeStandings(input: {
   links_unread?: string | null;
   /** Each entry's trades as copy detection reads them (lib/league/copy). */
   trades?: Map<string, CopyTrade[]>;
+  /** Copy detection's memo from the previous pass (the standings worker keeps one per season). */
+  copyMemo?: CopyMemo;
   /** The operator's reviews of this season's flags (lib/league/review). */
   reviews?: Review[];
 }): { rows: PrizeRow[]; outcome: Outcome; places: (string | null)[] } {
   const clusters = clustersOf(input.entries, input.links);
-  const copies = copyFindings(input.trades ?? new Map(), new Map([...clusters].map(([id, c]) => [id, c.cluster])));
+  const copies = copyFindings(
+    input.trades ?? new Map(),
+    new Map([...clusters].map(([id, c]) => [id, c.cluster])),
+    input.copyMemo,
+  );
   const rows = input.entries.map((e) => {
     const b = input.books.get(e.entry_id)!;
     const rules = applyReviews(
