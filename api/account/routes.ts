@@ -4,6 +4,7 @@ import { WALLET } from "../errors/groups.js";
 import { boundCaller } from "../http/caller.js";
 import { noQuery, onlyQuery } from "../http/query.js";
 import { routesFor } from "../http/route.js";
+import { fieldsOnly } from "../http/answers.js";
 import { RATE_RULES, type BucketRule } from "../http/rateLimit.js";
 import type { Ledger } from "../trading/index.js";
 import type { Portfolio } from "./index.js";
@@ -33,7 +34,11 @@ const tradesInput = z.object({
   refused: z.boolean().optional(),
 });
 
-const route = routesFor<AccountService>();
+const route = routesFor<AccountService>({
+  name: "Your account",
+  description:
+    "Reads for the key's own wallet: trades, portfolio, sessions (nothing names a wallet; no fee is reported).",
+});
 /** Every account route acts for the key's wallet and names none. */
 const caller = boundCaller();
 
@@ -47,7 +52,7 @@ export const accountRoutes = [
     summary: "The wallet's trades, newest first",
     first: onlyQuery(["limit", "before", "refused"]),
     query: tradesQuery,
-    answer: ["wallet", "trades", "next_before"],
+    answer: fieldsOnly(["wallet", "trades", "next_before"]),
     errors: [...WALLET, "BAD_REQUEST"],
     mcp: {
       name: "trades",
@@ -67,7 +72,7 @@ export const accountRoutes = [
       ["portfolio", PORTFOLIO_OVERALL, "overall"],
     ],
     summary: "The wallet's holdings at independent marks",
-    answer: ["wallet", "block", "holdings", "total_usd", "volume"],
+    answer: fieldsOnly(["wallet", "block", "holdings", "total_usd", "volume"]),
     errors: [...WALLET, "RPC_UNAVAILABLE", "LIVE_UNAVAILABLE"],
     mcp: {
       name: "portfolio",

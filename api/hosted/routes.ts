@@ -4,6 +4,7 @@ import { boundCaller } from "../http/caller.js";
 import type { Take } from "../http/limits.js";
 import { RATE_RULES } from "../http/rateLimit.js";
 import { routesFor, type RawCall } from "../http/route.js";
+import { fieldsOnly } from "../http/answers.js";
 import { HOSTED_WALLET } from "./agents.js";
 import type { Hosted } from "./index.js";
 import {
@@ -52,7 +53,11 @@ const auth = "key(wallet)" as const;
 /** Pause, stop and delete: a sanctioned owner may still end what it started (SPEC "Authentication" 10). */
 const evenSanctioned = true;
 const AGENT_SETTINGS: Code[] = [...HOSTED, "TOKEN_NOT_ALLOWED", "LEAGUE_PAIRS", "LEAGUE_INTERVAL"];
-const route = routesFor<HostedService>();
+const route = routesFor<HostedService>({
+  name: "Hosted agents",
+  description:
+    "Agents the service runs for a wallet (paper or live): executor keys, logs, AI-model brains with budgets, stock-token attestations and gas refunds.",
+});
 
 /** The owner: WALLET_NOT_BOUND before anything else is read. */
 const caller = boundCaller(HOSTED_WALLET);
@@ -107,7 +112,7 @@ export const hostedRoutes = [
     ...strict,
     first: caller,
     status: 201,
-    answer: ["id", "brain", "mode", "status"],
+    answer: fieldsOnly(["id", "brain", "mode", "status"]),
     errors: AGENT_SETTINGS,
     handle: ({ body, found }, s) => s.create(body, found),
   }),
@@ -118,7 +123,7 @@ export const hostedRoutes = [
     before,
     limits,
     summary: "The AI-model brain's models, pool and funding",
-    answer: ["models"],
+    answer: fieldsOnly(["models"]),
     errors: WALLET,
     first: caller,
     handle: ({ found }, s) => s.aiInfo(found),
@@ -137,7 +142,7 @@ export const hostedRoutes = [
       s.takesOwnKeys();
       return who;
     },
-    answer: [],
+    answer: fieldsOnly([]),
     errors: HOSTED,
     extra: true,
     handle: ({ body, found }, s) => s.connectOwn(body, found),
@@ -152,7 +157,7 @@ export const hostedRoutes = [
     body: noBody,
     ...strict,
     first: (call) => (bare(call), caller(call)),
-    answer: [],
+    answer: fieldsOnly([]),
     errors: HOSTED,
     extra: true,
     handle: ({ found }, s) => s.disconnectOwn(found),
@@ -166,7 +171,7 @@ export const hostedRoutes = [
     summary: "An AI agent's spend",
     query: spendQuery,
     first: (call, s) => s.ownedAi(call.param("id"), caller(call)),
-    answer: [],
+    answer: fieldsOnly([]),
     errors: [...HOSTED, "NOT_AI"],
     handle: ({ query, found }, s) => s.spend(found, query),
   }),
@@ -177,7 +182,7 @@ export const hostedRoutes = [
     before,
     limits,
     summary: "The wallet's hosted agents",
-    answer: ["agents"],
+    answer: fieldsOnly(["agents"]),
     errors: WALLET,
     first: caller,
     handle: ({ found }, s) => s.list(found),
@@ -189,7 +194,7 @@ export const hostedRoutes = [
     before,
     limits,
     summary: "One hosted agent",
-    answer: ["id", "status"],
+    answer: fieldsOnly(["id", "status"]),
     errors: HOSTED,
     first: agent(),
     handle: ({ found }, s) => s.detail(found),
@@ -204,7 +209,7 @@ export const hostedRoutes = [
     body: updateRequest,
     ...strict,
     first: agent(),
-    answer: ["id"],
+    answer: fieldsOnly(["id"]),
     errors: AGENT_SETTINGS,
     handle: ({ body, found }, s) => s.update(found, body),
   }),
@@ -219,7 +224,7 @@ export const hostedRoutes = [
     body: noBody,
     ...strict,
     first: bareAgent,
-    answer: ["id", "status"],
+    answer: fieldsOnly(["id", "status"]),
     errors: HOSTED,
     handle: ({ found }, s) => s.pause(found),
   }),
@@ -233,7 +238,7 @@ export const hostedRoutes = [
     body: noBody,
     ...strict,
     first: bareAgent,
-    answer: ["id", "status"],
+    answer: fieldsOnly(["id", "status"]),
     errors: HOSTED,
     handle: ({ found }, s) => s.resume(found),
   }),
@@ -248,7 +253,7 @@ export const hostedRoutes = [
     body: noBody,
     ...strict,
     first: bareAgent,
-    answer: ["id", "status"],
+    answer: fieldsOnly(["id", "status"]),
     errors: HOSTED,
     handle: ({ found }, s) => s.stop(found),
   }),
@@ -263,7 +268,7 @@ export const hostedRoutes = [
     body: noBody,
     ...strict,
     first: bareAgent,
-    answer: [],
+    answer: fieldsOnly([]),
     errors: HOSTED,
     handle: ({ found }, s) => s.remove(found),
   }),
@@ -276,7 +281,7 @@ export const hostedRoutes = [
     summary: "Why the agent did or did not trade",
     query: logsQuery,
     first: agent(),
-    answer: ["id", "rows", "next_before"],
+    answer: fieldsOnly(["id", "rows", "next_before"]),
     errors: [...HOSTED, "BAD_REQUEST"],
     handle: ({ query, found }, s) => s.logs(found, query),
   }),
@@ -290,7 +295,7 @@ export const hostedRoutes = [
     body: noBody,
     ...strict,
     first: bareAgent,
-    answer: [],
+    answer: fieldsOnly([]),
     errors: HOSTED,
     handle: ({ found }, s) => s.rotateWebhookSecret(found),
   }),
@@ -301,7 +306,7 @@ export const hostedRoutes = [
     before,
     limits,
     summary: "A live agent's executor",
-    answer: [],
+    answer: fieldsOnly([]),
     errors: [...HOSTED, "NO_EXECUTOR"],
     first: agent({ deleted: true }),
     handle: ({ found }, s) => s.executor(found),
@@ -316,7 +321,7 @@ export const hostedRoutes = [
     body: sessionBody,
     ...strict,
     first: agent(),
-    answer: [],
+    answer: fieldsOnly([]),
     errors: HOSTED,
     handle: ({ body, found }, s) => s.attachSession(found, body),
   }),
@@ -330,7 +335,7 @@ export const hostedRoutes = [
     body: attestationBody,
     ...strict,
     first: agent(),
-    answer: [],
+    answer: fieldsOnly([]),
     errors: [...HOSTED, "BAD_REQUEST", "BAD_SIGNATURE"],
     handle: ({ body, found }, s) => s.stockAttestation(found, body),
   }),
@@ -344,7 +349,7 @@ export const hostedRoutes = [
     body: noBody,
     ...strict,
     first: agentBare(),
-    answer: [],
+    answer: fieldsOnly([]),
     errors: HOSTED,
     handle: ({ found }, s) => s.revokeStockAttestation(found),
   }),
@@ -358,7 +363,7 @@ export const hostedRoutes = [
     body: noBody,
     ...strict,
     first: agentBare({ deleted: true }),
-    answer: [],
+    answer: fieldsOnly([]),
     errors: [...HOSTED, "SUBMIT_DISABLED"],
     handle: ({ found }, s) => s.refundGas(found),
   }),
@@ -372,7 +377,7 @@ export const hostedRoutes = [
     body: noBody,
     ...strict,
     first: agentBare(),
-    answer: [],
+    answer: fieldsOnly([]),
     errors: [...HOSTED, "PAPER_AGENT"],
     handle: ({ found }, s) => s.rotateExecutor(found),
   }),

@@ -5,6 +5,7 @@ import { Refusal } from "../errors/index.js";
 import { boundCaller } from "../http/caller.js";
 import { noQuery } from "../http/query.js";
 import { routesFor, type RawCall, type RouteCall } from "../http/route.js";
+import { fieldsOnly } from "../http/answers.js";
 import { RATE_RULES } from "../http/rateLimit.js";
 import type { Take } from "../http/limits.js";
 import type { Ledger, TokenRef, Who } from "../trading/index.js";
@@ -42,7 +43,11 @@ export type SessionsService = {
 const SESSION_LIMIT: Take[] = [["livePrepare", RATE_RULES.livePrepare, "key"]];
 
 const who = ({ c }: RawCall): Who => ({ key: c.get("key"), clientAddr: c.get("clientAddr") });
-const route = routesFor<SessionsService>();
+const route = routesFor<SessionsService>({
+  name: "Sessions",
+  description:
+    "A wallet delegates limited trading to an executor address; a co-signer co-signs each session trade within the session's limits.",
+});
 
 /** me/sessions acts for the key's wallet. */
 const caller = boundCaller();
@@ -72,7 +77,7 @@ export const sessionRoutes = [
     summary: "Starts a session grant, or switches it on with the wallet's signatures",
     // One route, two calls: a body with session_id is the switch-on (grantBody picks the schema by it).
     body: grantBody,
-    answer: ["session_id", "status"],
+    answer: fieldsOnly(["session_id", "status"]),
     errors: SESSIONS,
     mcp: {
       name: "prepare_session",
@@ -93,7 +98,7 @@ export const sessionRoutes = [
     limits: SESSION_LIMIT,
     summary: "A co-signed trade within a session",
     body: sessionTradeRequest,
-    answer: ["session_id", "ready", "tx"],
+    answer: fieldsOnly(["session_id", "ready", "tx"]),
     errors: SESSIONS,
     // The action's refusals are kept as refused trades, with the parsed body's tokens; a bad field is
     // no refused trade (BAD_REQUEST), so the handler records them, not an `around` step.
@@ -115,7 +120,7 @@ export const sessionRoutes = [
     limits: SESSION_LIMIT,
     summary: "Revokes a session for every key",
     body: sessionRevokeRequest,
-    answer: ["session_id", "status"],
+    answer: fieldsOnly(["session_id", "status"]),
     errors: SESSIONS,
     handle: (call, s) => s.sessions.revoke(call.body, who(call)),
   }),
@@ -125,7 +130,7 @@ export const sessionRoutes = [
     auth: "key(wallet)",
     limits: [["meList", RATE_RULES.meList, "key"]],
     summary: "The wallet's sessions and hosted agents",
-    answer: ["wallet"],
+    answer: fieldsOnly(["wallet"]),
     errors: WALLET,
     first: (call) => {
       noQuery(call);

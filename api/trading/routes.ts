@@ -3,6 +3,7 @@ import { TRADING } from "../errors/groups.js";
 import type { Take } from "../http/limits.js";
 import { RATE_RULES } from "../http/rateLimit.js";
 import { routesFor, type RawCall } from "../http/route.js";
+import { fieldsOnly } from "../http/answers.js";
 import type { Ledger } from "./ledger.js";
 import { submitRequest, type Relay } from "./relay.js";
 import { revokeRequest } from "./revoke.js";
@@ -18,7 +19,11 @@ export type TradingService = {
   ledger: Pick<Ledger, "recordRefused">;
 };
 
-const route = routesFor<TradingService>();
+const route = routesFor<TradingService>({
+  name: "Trading",
+  description:
+    "Quote, prepare, build, simulate, submit (relay of signed transactions the service built for the key) and approval revocation.",
+});
 const QUOTE: Take[] = [["liveQuote", RATE_RULES.liveQuote, "key"]];
 const PREPARE: Take[] = [["livePrepare", RATE_RULES.livePrepare, "key"]];
 
@@ -76,7 +81,7 @@ export const tradingRoutes = [
     summary: "Routes and marks for a trade (read-only)",
     first: noFee,
     body: tradeBody,
-    answer: ["token_in", "token_out", "best", "routes"],
+    answer: fieldsOnly(["token_in", "token_out", "best", "routes"]),
     errors: TRADING,
     mcp: {
       name: "quote",
@@ -95,7 +100,7 @@ export const tradingRoutes = [
     around: refusedAsAgent,
     first: noFee,
     body: tradeBody,
-    answer: ["tx", "amount_in", "amount_out_min"],
+    answer: fieldsOnly(["tx", "amount_in", "amount_out_min"]),
     errors: TRADING,
     handle: (call, s) => s.trading.plan(call.body, who(call), "build"),
   }),
@@ -107,7 +112,7 @@ export const tradingRoutes = [
     summary: "A trade simulated against the chain",
     first: noFee,
     body: tradeBody,
-    answer: ["ok"],
+    answer: fieldsOnly(["ok"]),
     errors: TRADING,
     handle: (call, s) => s.trading.simulate(call.body, who(call)),
   }),
@@ -121,7 +126,7 @@ export const tradingRoutes = [
     around: prepareOrRevoke,
     first: noFee,
     body: tradeBody,
-    answer: ["ready", "tx", "steps", "amount_in", "amount_out_min", "fee_bps", "fee_class"],
+    answer: fieldsOnly(["ready", "tx", "steps", "amount_in", "amount_out_min", "fee_bps", "fee_class"]),
     errors: TRADING,
     mcp: {
       name: "prepare_trade",
@@ -141,7 +146,7 @@ export const tradingRoutes = [
     limits: PREPARE,
     summary: "Transactions that revoke the wallet's approvals",
     body: revokeRequest,
-    answer: ["steps", "before", "ready", "nothing_to_revoke"],
+    answer: fieldsOnly(["steps", "before", "ready", "nothing_to_revoke"]),
     errors: TRADING,
     handle: (call, s) => s.trading.revoke(call.body, who(call)),
   }),
@@ -154,7 +159,7 @@ export const tradingRoutes = [
     around: refusedAsAgent,
     first: (_, s) => s.relay.assertRelaying(),
     body: submitRequest,
-    answer: ["tx_hash", "as_built"],
+    answer: fieldsOnly(["tx_hash", "as_built"]),
     errors: [...TRADING, "NONCE", "IN_FLIGHT"],
     handle: (call, s) => s.relay.submit(call.body, call.c.get("key")),
   }),

@@ -24,7 +24,7 @@ const echo = route<EchoService, Record<string, unknown>, z.infer<typeof echoQuer
   limits: [["fixtureEcho", { burst: 3, perSecond: 0.001 }, "key"]],
   summary: "A fixture: greets the name it is given",
   query: echoQuery,
-  answer: ["greeting"],
+  answer: z.object({ greeting: z.string() }),
   errors: ["UNAUTHORIZED", "RATE_LIMITED"],
   mcp: {
     name: "fixture_echo",
