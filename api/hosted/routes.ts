@@ -5,6 +5,7 @@ import type { Take } from "../http/limits.js";
 import { RATE_RULES } from "../http/rateLimit.js";
 import { routesFor, type RawCall } from "../http/route.js";
 import { fieldsOnly } from "../http/answers.js";
+import { agentAnswer, agentsAnswer } from "./answers.js";
 import { HOSTED_WALLET } from "./agents.js";
 import type { Hosted } from "./index.js";
 import {
@@ -56,7 +57,8 @@ const AGENT_SETTINGS: Code[] = [...HOSTED, "TOKEN_NOT_ALLOWED", "LEAGUE_PAIRS", 
 const route = routesFor<HostedService>({
   name: "Hosted agents",
   description:
-    "Agents the service runs for a wallet (paper or live): executor keys, logs, AI-model brains with budgets, stock-token attestations and gas refunds.",
+    "Agents the service runs for a wallet (paper or live): executor keys, logs, " +
+    "AI-model brains with budgets, stock-token attestations and gas refunds.",
 });
 
 /** The owner: WALLET_NOT_BOUND before anything else is read. */
@@ -182,7 +184,7 @@ export const hostedRoutes = [
     before,
     limits,
     summary: "The wallet's hosted agents",
-    answer: fieldsOnly(["agents"]),
+    answer: agentsAnswer,
     errors: WALLET,
     first: caller,
     handle: ({ found }, s) => s.list(found),
@@ -194,7 +196,7 @@ export const hostedRoutes = [
     before,
     limits,
     summary: "One hosted agent",
-    answer: fieldsOnly(["id", "status"]),
+    answer: agentAnswer,
     errors: HOSTED,
     first: agent(),
     handle: ({ found }, s) => s.detail(found),

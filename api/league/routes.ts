@@ -6,6 +6,7 @@ import { PUBLIC, publicLimit } from "../http/limits.js";
 import type { HttpKit } from "../http/kit.js";
 import { routesFor } from "../http/route.js";
 import { fieldsOnly } from "../http/answers.js";
+import { standingsAnswer } from "./answers.js";
 import { Refusal } from "../errors/index.js";
 import {
   confirmBody,
@@ -98,19 +99,7 @@ export const leagueRoutes = [
     limits: PUBLIC,
     summary: "A board's standings for a season",
     query: standingsQuery,
-    answer: fieldsOnly([
-      "board",
-      "season",
-      "status",
-      "rows",
-      "outcome",
-      "places",
-      "amounts_atoms",
-      "amounts_basis",
-      "decided",
-      "entrants_next",
-      "now",
-    ]),
+    answer: standingsAnswer,
     errors: ["BAD_REQUEST", "RATE_LIMITED", "LEAGUE_UNAVAILABLE"],
     handle: ({ query }, s) => s.reader.standings(query),
   }),

@@ -17,6 +17,7 @@ import {
   type SessionTradeParameters,
 } from "./index.js";
 import { lc } from "../../lib/address.js";
+import { sessionTradeAnswer } from "./answers.js";
 
 /** Said with every unsigned grant the MCP tool hands back: what to check before signing. */
 export const SIGN_GRANT_NOTE =
@@ -46,7 +47,8 @@ const who = ({ c }: RawCall): Who => ({ key: c.get("key"), clientAddr: c.get("cl
 const route = routesFor<SessionsService>({
   name: "Sessions",
   description:
-    "A wallet delegates limited trading to an executor address; a co-signer co-signs each session trade within the session's limits.",
+    "A wallet delegates limited trading to an executor address; a co-signer " +
+    "co-signs each session trade within the session's limits.",
 });
 
 /** me/sessions acts for the key's wallet. */
@@ -98,7 +100,7 @@ export const sessionRoutes = [
     limits: SESSION_LIMIT,
     summary: "A co-signed trade within a session",
     body: sessionTradeRequest,
-    answer: fieldsOnly(["session_id", "ready", "tx"]),
+    answer: sessionTradeAnswer,
     errors: SESSIONS,
     // The action's refusals are kept as refused trades, with the parsed body's tokens; a bad field is
     // no refused trade (BAD_REQUEST), so the handler records them, not an `around` step.

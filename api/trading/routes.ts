@@ -3,7 +3,7 @@ import { TRADING } from "../errors/groups.js";
 import type { Take } from "../http/limits.js";
 import { RATE_RULES } from "../http/rateLimit.js";
 import { routesFor, type RawCall } from "../http/route.js";
-import { fieldsOnly } from "../http/answers.js";
+import { planAnswer, prepareAnswer, quoteAnswer, revokeAnswer, simulateAnswer, submitAnswer } from "./answers.js";
 import type { Ledger } from "./ledger.js";
 import { submitRequest, type Relay } from "./relay.js";
 import { revokeRequest } from "./revoke.js";
@@ -22,7 +22,8 @@ export type TradingService = {
 const route = routesFor<TradingService>({
   name: "Trading",
   description:
-    "Quote, prepare, build, simulate, submit (relay of signed transactions the service built for the key) and approval revocation.",
+    "Quote, prepare, build, simulate, submit (relay of signed transactions " +
+    "the service built for the key) and approval revocation.",
 });
 const QUOTE: Take[] = [["liveQuote", RATE_RULES.liveQuote, "key"]];
 const PREPARE: Take[] = [["livePrepare", RATE_RULES.livePrepare, "key"]];
@@ -81,7 +82,7 @@ export const tradingRoutes = [
     summary: "Routes and marks for a trade (read-only)",
     first: noFee,
     body: tradeBody,
-    answer: fieldsOnly(["token_in", "token_out", "best", "routes"]),
+    answer: quoteAnswer,
     errors: TRADING,
     mcp: {
       name: "quote",
@@ -100,7 +101,7 @@ export const tradingRoutes = [
     around: refusedAsAgent,
     first: noFee,
     body: tradeBody,
-    answer: fieldsOnly(["tx", "amount_in", "amount_out_min"]),
+    answer: planAnswer,
     errors: TRADING,
     handle: (call, s) => s.trading.plan(call.body, who(call), "build"),
   }),
@@ -112,7 +113,7 @@ export const tradingRoutes = [
     summary: "A trade simulated against the chain",
     first: noFee,
     body: tradeBody,
-    answer: fieldsOnly(["ok"]),
+    answer: simulateAnswer,
     errors: TRADING,
     handle: (call, s) => s.trading.simulate(call.body, who(call)),
   }),
@@ -126,7 +127,7 @@ export const tradingRoutes = [
     around: prepareOrRevoke,
     first: noFee,
     body: tradeBody,
-    answer: fieldsOnly(["ready", "tx", "steps", "amount_in", "amount_out_min", "fee_bps", "fee_class"]),
+    answer: prepareAnswer,
     errors: TRADING,
     mcp: {
       name: "prepare_trade",
@@ -146,7 +147,7 @@ export const tradingRoutes = [
     limits: PREPARE,
     summary: "Transactions that revoke the wallet's approvals",
     body: revokeRequest,
-    answer: fieldsOnly(["steps", "before", "ready", "nothing_to_revoke"]),
+    answer: revokeAnswer,
     errors: TRADING,
     handle: (call, s) => s.trading.revoke(call.body, who(call)),
   }),
@@ -159,7 +160,7 @@ export const tradingRoutes = [
     around: refusedAsAgent,
     first: (_, s) => s.relay.assertRelaying(),
     body: submitRequest,
-    answer: fieldsOnly(["tx_hash", "as_built"]),
+    answer: submitAnswer,
     errors: [...TRADING, "NONCE", "IN_FLIGHT"],
     handle: (call, s) => s.relay.submit(call.body, call.c.get("key")),
   }),

@@ -3,7 +3,7 @@ import type { AppEnv } from "../http/env.js";
 import { PUBLIC, publicLimit } from "../http/limits.js";
 import type { HttpKit } from "../http/kit.js";
 import { routesFor } from "../http/route.js";
-import { fieldsOnly } from "../http/answers.js";
+import { treasuryAnswer } from "./answers.js";
 import { treasuryPage } from "./index.js";
 import type { TreasuryReader } from "./read.js";
 
@@ -23,7 +23,7 @@ export const treasuryRoutes = [
     auth: "none",
     limits: PUBLIC,
     summary: "The public treasury record",
-    answer: fieldsOnly(["platform_wallet", "buckets", "split_bps", "integrity", "weeks", "totals", "prize_payouts"]),
+    answer: treasuryAnswer,
     errors: ["RATE_LIMITED"],
     handle: (_, s) => s.answer(),
   }),
