@@ -5,7 +5,14 @@ import type { quoteTrade } from "../api/trading/quote.js";
 import type { Relay } from "../api/trading/relay.js";
 import type { simulateTrade } from "../api/trading/simulate.js";
 import type { Trading } from "../api/trading/trading.js";
-import type { planAnswer, quoteAnswer, revokeAnswer, simulateAnswer, submitAnswer } from "../api/trading/answers.js";
+import type {
+  planAnswer,
+  quoteAnswer,
+  revokeAnswer,
+  simulateAnswer,
+  submitAnswer,
+  tradeRecord,
+} from "../api/trading/answers.js";
 import type { sessionTradeAnswer } from "../api/sessions/answers.js";
 import type { Sessions } from "../api/sessions/index.js";
 import type { agentAnswer, agentsAnswer } from "../api/hosted/answers.js";
@@ -16,6 +23,12 @@ import type { PrizeRowView } from "../api/league/prize.js";
 import type { prizePayouts } from "../api/league/payouts.js";
 import type { prizePayout, treasuryAnswer } from "../api/treasury/answers.js";
 import type { TreasuryAnswer } from "../api/treasury/read.js";
+import type { challengeAnswer, revokeAllAnswer, verifyAnswer } from "../api/auth/answers.js";
+import type { portfolioAnswer, tradesAnswer } from "../api/account/answers.js";
+import type { Portfolio } from "../api/account/index.js";
+import type { myTrades } from "../api/account/trades.js";
+import type { TradeRecord } from "../api/trading/index.js";
+import type { createChallenge, revokeAll, verifySignIn } from "../api/auth/signin.js";
 import type { standings } from "../api/league/standings.js";
 
 /**
@@ -42,6 +55,12 @@ type Checked = [
   Fits<typeof practiceRow, Out<typeof practiceBoard>[number]>,
   FitsBut<typeof treasuryAnswer, "prize_payouts", TreasuryAnswer>,
   Fits<typeof prizePayout, Out<typeof prizePayouts>[number]>,
+  Fits<typeof challengeAnswer, Out<typeof createChallenge>>,
+  Fits<typeof verifyAnswer, Out<typeof verifySignIn>>,
+  Fits<typeof revokeAllAnswer, Out<typeof revokeAll>>,
+  FitsBut<typeof tradesAnswer, "trades", Out<typeof myTrades>>,
+  FitsBut<typeof tradeRecord, "path" | "status" | "token_in" | "code", TradeRecord>,
+  Fits<typeof portfolioAnswer, Portfolio>,
 ];
 
 describe("answer schemas", () => {

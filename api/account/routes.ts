@@ -4,7 +4,7 @@ import { WALLET } from "../errors/groups.js";
 import { boundCaller } from "../http/caller.js";
 import { noQuery, onlyQuery } from "../http/query.js";
 import { routesFor } from "../http/route.js";
-import { fieldsOnly } from "../http/answers.js";
+import { portfolioAnswer, tradesAnswer } from "./answers.js";
 import { RATE_RULES, type BucketRule } from "../http/rateLimit.js";
 import type { Ledger } from "../trading/index.js";
 import type { Portfolio } from "./index.js";
@@ -52,7 +52,7 @@ export const accountRoutes = [
     summary: "The wallet's trades, newest first",
     first: onlyQuery(["limit", "before", "refused"]),
     query: tradesQuery,
-    answer: fieldsOnly(["wallet", "trades", "next_before"]),
+    answer: tradesAnswer,
     errors: [...WALLET, "BAD_REQUEST"],
     mcp: {
       name: "trades",
@@ -72,7 +72,7 @@ export const accountRoutes = [
       ["portfolio", PORTFOLIO_OVERALL, "overall"],
     ],
     summary: "The wallet's holdings at independent marks",
-    answer: fieldsOnly(["wallet", "block", "holdings", "total_usd", "volume"]),
+    answer: portfolioAnswer,
     errors: [...WALLET, "RPC_UNAVAILABLE", "LIVE_UNAVAILABLE"],
     mcp: {
       name: "portfolio",

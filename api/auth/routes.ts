@@ -1,6 +1,6 @@
 import { KEYED } from "../errors/groups.js";
 import { routesFor, type RawCall } from "../http/route.js";
-import { fieldsOnly } from "../http/answers.js";
+import { challengeAnswer, meAnswer, revokeAllAnswer, revokeAnswer, verifyAnswer } from "./answers.js";
 import { AUTH_OVERALL, RATE_RULES } from "../http/rateLimit.js";
 import type { Take } from "../http/limits.js";
 import {
@@ -49,7 +49,7 @@ export const authRoutes = [
     // No sign-in domain: 503 before the body is read.
     first: (_, s) => signInDomain(s),
     body: challengeRequest,
-    answer: fieldsOnly(["message", "nonce"]),
+    answer: challengeAnswer,
     errors: ["BAD_REQUEST", "AUTH_DOMAIN_UNSET", "RATE_LIMITED", "SANCTIONED"],
     handle: (call, s) => createChallenge(s, call.body, origin(call)),
   }),
@@ -61,7 +61,7 @@ export const authRoutes = [
     limits: SIGN_IN,
     summary: "A signed challenge for an API key",
     body: verifyRequest,
-    answer: fieldsOnly(["api_key", "key_id", "expires_at", "wallet"]),
+    answer: verifyAnswer,
     errors: [
       "BAD_REQUEST",
       "CHALLENGE_EXPIRED",
@@ -84,7 +84,7 @@ export const authRoutes = [
     limits: SIGN_IN,
     summary: "Revokes every key of a wallet with its signature",
     body: revokeAllRequest,
-    answer: fieldsOnly(["wallet", "revoked"]),
+    answer: revokeAllAnswer,
     errors: ["BAD_REQUEST", "BAD_SIGNATURE", "CHALLENGE_EXPIRED", "RATE_LIMITED"],
     handle: (call, s) => revokeAll(s, call.body, origin(call)),
   }),
@@ -94,7 +94,7 @@ export const authRoutes = [
     auth: "key",
     limits: [],
     summary: "The key's wallet and account",
-    answer: fieldsOnly(["wallet", "key_id", "expires_at"]),
+    answer: meAnswer,
     errors: KEYED,
     handle: async ({ c }, s) => {
       const key = c.get("key");
@@ -116,7 +116,7 @@ export const authRoutes = [
     evenSanctioned: true,
     limits: [],
     summary: "Revokes the calling key",
-    answer: fieldsOnly(["revoked", "key_id"]),
+    answer: revokeAnswer,
     errors: KEYED,
     handle: async ({ c }, s) => {
       const key = c.get("key");

@@ -356,3 +356,26 @@ export const submitAnswer = named(
     })
     .describe("The relayed transaction's hash."),
 );
+
+/** A trade as GET me/trades lists it (SPEC "Trade record"). */
+export const tradeRecord = named(
+  "TradeRecord",
+  z
+    .object({
+      id: z.number().int(),
+      time: unixS,
+      path: z.enum(["agent", "session", "hosted", "fast"]),
+      status: z.enum(["pending", "mined", "reverted", "dropped", "refused"]).describe("dropped, refused: refused=1"),
+      token_in: tokenRef.nullable(),
+      token_out: tokenRef.nullable(),
+      amount_in: atoms.nullable(),
+      amount_out: atoms.nullable().describe("actual once mined, else the plan's minimum; null when nothing came out"),
+      amount_out_kind: z.enum(["actual", "minimum"]).nullable(),
+      amount_out_min: atoms.nullable(),
+      tx_hash: txHash.nullable(),
+      block: z.number().int().nullable(),
+      session_id: z.string().nullable(),
+      code: z.string().optional().describe("refused rows: the refusal's code"),
+    })
+    .describe("A trade record (me/trades)."),
+);
