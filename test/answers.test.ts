@@ -15,7 +15,7 @@ import type {
 } from "../api/trading/answers.js";
 import type { sessionTradeAnswer } from "../api/sessions/answers.js";
 import type { Sessions } from "../api/sessions/index.js";
-import type { agentAnswer, agentsAnswer } from "../api/hosted/answers.js";
+import type * as hosted from "../api/hosted/answers.js";
 import type { Hosted } from "../api/hosted/index.js";
 import type { practiceRow, prizeRow, standingsAnswer } from "../api/league/answers.js";
 import type { practiceBoard } from "../api/league/practice.js";
@@ -48,8 +48,22 @@ type Checked = [
   Fits<typeof revokeAnswer, Out<Trading["revoke"]>>,
   Fits<typeof submitAnswer, Out<Relay["submit"]>>,
   Fits<typeof sessionTradeAnswer, Out<Sessions["trade"]>>,
-  Fits<typeof agentAnswer, Out<Hosted["detail"]>>,
-  Fits<typeof agentsAnswer, Out<Hosted["list"]>>,
+  Fits<typeof hosted.agentAnswer, Out<Hosted["detail"]>>,
+  Fits<typeof hosted.agentsAnswer, Out<Hosted["list"]>>,
+  Fits<typeof hosted.createdAnswer, Out<Hosted["create"]>>,
+  Fits<typeof hosted.agentAnswer, Out<Hosted["update"]>>,
+  Fits<typeof hosted.agentAnswer, Out<Hosted["pause"]>>,
+  Fits<typeof hosted.agentAnswer, Out<Hosted["resume"]>>,
+  Fits<typeof hosted.stoppedAnswer, Out<Hosted["stop"]>>,
+  Fits<typeof hosted.deletedAnswer, Out<Hosted["remove"]>>,
+  Fits<typeof hosted.logsAnswer, Out<Hosted["logs"]>>,
+  Fits<typeof hosted.webhookSecretAnswer, Out<Hosted["rotateWebhookSecret"]>>,
+  Fits<typeof hosted.executorAnswer, Out<Hosted["executor"]>>,
+  Fits<typeof hosted.agentAnswer, Out<Hosted["attachSession"]>>,
+  Fits<typeof hosted.agentAnswer, Out<Hosted["stockAttestation"]>>,
+  Fits<typeof hosted.attestationRevokedAnswer, Out<Hosted["revokeStockAttestation"]>>,
+  Fits<typeof hosted.refundAnswer, Out<Hosted["refundGas"]>>,
+  Fits<typeof hosted.rotatedAnswer, Out<Hosted["rotateExecutor"]>>,
   FitsBut<typeof standingsAnswer, "rows", Out<typeof standings>>,
   Fits<typeof prizeRow, PrizeRowView>,
   Fits<typeof practiceRow, Out<typeof practiceBoard>[number]>,

@@ -143,3 +143,144 @@ export const agentAnswer = named(
 
 /** GET hosted. */
 export const agentsAnswer = named("HostedAgents", z.object({ agents: z.array(agentAnswer) }));
+
+/** The signing service's attestation that it holds the executor's key for this agent only. */
+const executorAttestation = z.object({
+  executor: address,
+  agent_id: z.string(),
+  owner: address,
+  chain_id: z.number().int(),
+  issued_at: unixS,
+  message: z.string(),
+  signature: hex,
+});
+
+/** The agent with fields an action adds beside it. */
+const agentWith = <T extends z.ZodRawShape>(name: string, extra: T, description: string) =>
+  named(name, agentAnswer.and(z.object(extra)).describe(description));
+
+/** POST hosted (201): the agent; a live one comes back paused with its executor's attestation. */
+export const createdAnswer = agentWith(
+  "HostedAgentCreated",
+  {
+    executor_attestation: z
+      .unknown()
+      .describe("live agents: {executor, agent_id, owner, chain_id, issued_at, message, signature}"),
+    webhook_secret: z.string().optional().describe("webhook agents: shown once"),
+  },
+  "The new agent; a live agent comes back paused with executor and executor_attestation.",
+);
+
+/** The session revoked at the service by stop or rotate-executor: steps for the main key to send on chain. */
+const sessionRevoke = z.record(z.unknown()).nullable().describe("the session revoked at the service, or null");
+
+/** POST hosted/<id>/stop. */
+export const stoppedAnswer = agentWith(
+  "HostedAgentStopped",
+  { session_revoke: sessionRevoke },
+  "The stopped agent (final); its session revoked at the service, with on-chain steps for the main key.",
+);
+
+/** POST hosted/<id>/delete. */
+export const deletedAnswer = agentWith(
+  "HostedAgentDeleted",
+  { deleted: z.boolean().describe("always true") },
+  "The deleted agent.",
+);
+
+/** POST hosted/<id>/rotate-webhook-secret. */
+export const webhookSecretAnswer = agentWith(
+  "HostedAgentWebhookSecret",
+  { webhook_secret: z.string().describe("shown once; the old one stops at once") },
+  "The agent with its new webhook secret.",
+);
+
+/** POST hosted/<id>/rotate-executor. */
+export const rotatedAnswer = agentWith(
+  "HostedAgentRotated",
+  {
+    retired_executor: address.nullable(),
+    session_revoke: sessionRevoke,
+    executor_attestation: executorAttestation.optional(),
+  },
+  "The agent, paused, with a new executor; its session revoked at the service.",
+);
+
+/** POST hosted/<id>/stock-attestation/revoke. */
+export const attestationRevokedAnswer = agentWith(
+  "HostedAgentAttestationRevoked",
+  { revoked: z.boolean(), signer_revoked: z.boolean().describe("revoked at the signing service too") },
+  "The agent with its stock attestation revoked.",
+);
+
+/** GET hosted/<id>/executor (SPEC "Executor view"). */
+export const executorAnswer = named(
+  "HostedExecutor",
+  z
+    .object({
+      executor: address,
+      balance_wei: atoms,
+      balance_usd: usd.nullable(),
+      min_balance_wei: atoms,
+      min_balance_usd: usd.nullable(),
+      enough: z.boolean(),
+      top_up: z.object({ wei: atoms, usd: usd.nullable(), to: address }).nullable(),
+      refund: z.object({
+        available: z.boolean(),
+        why_not: z.string().nullable(),
+        route: z.string(),
+        last: z.record(z.unknown()).nullable(),
+      }),
+      executor_attestation: executorAttestation.nullable(),
+    })
+    .describe("The agent's executor: its gas, top-up and refund."),
+);
+
+/** GET hosted/<id>/logs. */
+export const logsAnswer = named(
+  "HostedLogs",
+  z
+    .object({
+      id: z.string(),
+      rows: z.array(
+        z
+          .object({
+            id: z.number().int(),
+            agent_id: z.string(),
+            tick: z.number().int().nullable(),
+            kind: z.string().describe("decision, trade, hold, session, watch..."),
+            code: z.string().nullable(),
+            at: z.number().describe("unix milliseconds"),
+          })
+          .catchall(z.unknown())
+          .describe("a log row; a trade row records fee_bps, fee_class, fee_tier"),
+      ),
+      next_before: z.number().int().nullable(),
+    })
+    .describe("The agent's log, newest first."),
+);
+
+/** POST hosted/<id>/refund-gas. */
+export const refundAnswer = named(
+  "HostedGasRefund",
+  z
+    .object({
+      id: z.string(),
+      executor: address,
+      to: address.describe("the owner the service recorded"),
+      value_wei: atoms,
+      balance_wei: atoms,
+      tx_hash: txHash,
+      raw: hex,
+      nonce: z.number().int(),
+      gas: z.number().int(),
+      max_fee_per_gas: atoms,
+      max_cost_wei: atoms,
+      status: z.string().describe("mined, reverted, sent (no receipt yet) or uncertain"),
+      block: z.number().int().nullable(),
+      already: z.boolean().describe("a repeat before mined: the same signed transaction"),
+      relay_error: z.string().nullable(),
+      closed: z.boolean(),
+    })
+    .describe("The executor's ETH sent back to the owner."),
+);
