@@ -35,7 +35,8 @@ const origin = ({ c }: RawCall): SignInOrigin => ({
 const route = routesFor<AuthService>({
   name: "Sign-in and keys",
   description:
-    "Wallet sign-in (EIP-4361 message, EIP-191 signature) that issues an API key bound to one wallet, and its revocation.",
+    "Wallet sign-in (EIP-4361 message, EIP-191 signature) that issues an API key bound to one wallet, " +
+    "and its revocation.",
 });
 
 /** SPEC.md "Sign-in and keys". */

@@ -3,6 +3,7 @@ import { PUBLIC } from "../http/limits.js";
 import { routesFor } from "../http/route.js";
 import { fieldsOnly } from "../http/answers.js";
 import type { Stats } from "./stats.js";
+import { healthAnswer } from "./answers.js";
 
 export const SERVICE_NAME = "pit-trading-service";
 
@@ -46,7 +47,7 @@ export const serverRoutes = [
     auth: "none",
     limits: PUBLIC,
     summary: "Health of the chain, indexer and database",
-    answer: fieldsOnly(["status", "service", "version"]),
+    answer: healthAnswer,
     errors: ["RATE_LIMITED"],
     alsoAnswers: 503,
     handle: async ({ c }, s) => {

@@ -74,7 +74,11 @@ describe("a route declared as one entry", () => {
     expect(op.summary).toBe("A fixture: greets the name it is given");
     expect(op.security).toEqual([{ apiKey: [] }]);
     expect(op.parameters).toEqual([expect.objectContaining({ name: "name", in: "query", required: true })]);
-    expect(op.responses["200"].content["application/json"].schema.required).toEqual(["greeting"]);
+    // The answer is a component, named after the operation, generated from the entry's answer schema.
+    const answer = op.responses["200"].content["application/json"].schema;
+    expect(answer).toEqual({ $ref: "#/components/schemas/GetFixtureEchoAnswer" });
+    expect(doc.components.schemas.GetFixtureEchoAnswer.required).toEqual(["greeting"]);
+    expect(op.tags).toEqual(["Other"]);
     expect(op.responses["429"].description).toContain("RATE_LIMITED");
   });
 
