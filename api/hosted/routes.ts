@@ -122,6 +122,7 @@ export const hostedRoutes = [
     before,
     limits,
     summary: "Creates a hosted agent",
+    description: "The wallet's hosted agents: {agents: [agent]}.",
     body: createRequest,
     ...strict,
     first: caller,
@@ -208,6 +209,9 @@ export const hostedRoutes = [
     before,
     limits,
     summary: "One hosted agent",
+    description:
+      "The agent's detail: its settings, status, terms, pnl, live_stats and watch, plus brain_state and " +
+      "last_trade; for a live agent its session, stock attestation and last gas refund.",
     answer: agentAnswer,
     errors: HOSTED,
     first: agent(),

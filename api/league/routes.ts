@@ -98,6 +98,9 @@ export const leagueRoutes = [
     auth: "none",
     limits: PUBLIC,
     summary: "A board's standings for a season",
+    description:
+      "A board's standings for a season (default the current, board prize): its rows ranked by profit, the " +
+      "outcome, the paid places and their amounts, and whether the season is decided.",
     query: standingsQuery,
     answer: standingsAnswer,
     errors: ["BAD_REQUEST", "RATE_LIMITED", "LEAGUE_UNAVAILABLE"],

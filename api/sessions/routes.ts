@@ -99,6 +99,10 @@ export const sessionRoutes = [
     auth: "key",
     limits: SESSION_LIMIT,
     summary: "A co-signed trade within a session",
+    description:
+      "A trade within a session: the co-signer co-signs a one-time leaf within the session's limits; the " +
+      "answer is the executor's redeemDelegations transaction to sign and send, with the leaf, the swap, " +
+      "the simulation, the checks and the spend.",
     body: sessionTradeRequest,
     answer: sessionTradeAnswer,
     errors: SESSIONS,

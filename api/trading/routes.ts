@@ -80,6 +80,10 @@ export const tradingRoutes = [
     auth: "key",
     limits: QUOTE,
     summary: "Routes and marks for a trade (read-only)",
+    description:
+      "Read-only; discloses, never refuses for risk: every route ranked (ours first, aggregators' for " +
+      "comparison and never built), the best, the mid and marks, the policy's verdict, risks and the fee " +
+      "the trade would pay.",
     first: noFee,
     body: tradeBody,
     answer: quoteAnswer,
@@ -98,6 +102,7 @@ export const tradingRoutes = [
     auth: "key(wallet)",
     limits: QUOTE,
     summary: "A plan built without simulation",
+    description: "Same request and answer as prepare, without simulation (simulation absent).",
     around: refusedAsAgent,
     first: noFee,
     body: tradeBody,
@@ -111,6 +116,9 @@ export const tradingRoutes = [
     auth: "key",
     limits: QUOTE,
     summary: "A trade simulated against the chain",
+    description:
+      "The trade simulated against the chain; without a wallet from a synthetic wallet funded by state " +
+      "overrides (cannot be signed; discloses only, never refuses for risk).",
     first: noFee,
     body: tradeBody,
     answer: simulateAnswer,
@@ -123,6 +131,9 @@ export const tradingRoutes = [
     auth: "key(wallet)",
     limits: PREPARE,
     summary: "A plan for the wallet to sign: transactions, fee, checks, simulation",
+    description:
+      "Quote, policy, build and simulation in one call: the plan for the wallet to verify and sign locally " +
+      "(steps, fee, checks, simulation). action `revoke` answers as live/revoke.",
     // action "revoke" never reaches first, the parse or handle: prepareOrRevoke answers it.
     around: prepareOrRevoke,
     first: noFee,
@@ -146,6 +157,9 @@ export const tradingRoutes = [
     auth: "key(wallet)",
     limits: PREPARE,
     summary: "Transactions that revoke the wallet's approvals",
+    description:
+      "approve(spender, 0) while an allowance remains, plus the permit contract's lockdown while the router " +
+      "holds a live permit allowance, simulated against the wallet.",
     body: revokeRequest,
     answer: revokeAnswer,
     errors: TRADING,
@@ -157,6 +171,9 @@ export const tradingRoutes = [
     auth: "key(wallet)",
     limits: [],
     summary: "Relays a transaction the service built for this key",
+    description:
+      "Relays only transactions the service built for this key, signed by the key's wallet or a session's " +
+      "executor, byte for byte; the same signed bytes again answer the same hash with no second relay.",
     around: refusedAsAgent,
     first: (_, s) => s.relay.assertRelaying(),
     body: submitRequest,

@@ -23,6 +23,10 @@ export const treasuryRoutes = [
     auth: "none",
     limits: PUBLIC,
     summary: "The public treasury record",
+    description:
+      "Every fee goes to the platform wallet; weekly (week ends Monday 00:00 UTC) split 50% operations, 40% " +
+      "buybacks, 10% treasury. Rows are chained by SHA-256; rows from a broken one on are not served. The " +
+      "record names no trading wallet and no trade.",
     answer: treasuryAnswer,
     errors: ["RATE_LIMITED"],
     handle: (_, s) => s.answer(),
