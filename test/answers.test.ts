@@ -13,7 +13,8 @@ import type {
   submitAnswer,
   tradeRecord,
 } from "../api/trading/answers.js";
-import type { sessionTradeAnswer } from "../api/sessions/answers.js";
+import type * as sessions from "../api/sessions/answers.js";
+import type { sessionView } from "../api/sessions/view.js";
 import type { Sessions } from "../api/sessions/index.js";
 import type * as hosted from "../api/hosted/answers.js";
 import type { Hosted } from "../api/hosted/index.js";
@@ -47,7 +48,10 @@ type Checked = [
   Fits<typeof simulateAnswer, Out<typeof simulateTrade>>,
   Fits<typeof revokeAnswer, Out<Trading["revoke"]>>,
   Fits<typeof submitAnswer, Out<Relay["submit"]>>,
-  Fits<typeof sessionTradeAnswer, Out<Sessions["trade"]>>,
+  Fits<typeof sessions.sessionTradeAnswer, Out<Sessions["trade"]>>,
+  Fits<typeof sessions.sessionRevokedAnswer, Out<Sessions["revoke"]>>,
+  Fits<typeof sessions.sessionView, Out<typeof sessionView>>,
+  Fits<typeof sessions.hostedSummary, Out<Hosted["summaries"]>[number]>,
   Fits<typeof hosted.agentAnswer, Out<Hosted["detail"]>>,
   Fits<typeof hosted.agentsAnswer, Out<Hosted["list"]>>,
   Fits<typeof hosted.createdAnswer, Out<Hosted["create"]>>,

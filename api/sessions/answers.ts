@@ -97,3 +97,92 @@ export const sessionTradeAnswer = named(
     })
     .describe("A co-signed trade within a session: the executor's transaction to send."),
 );
+
+/** A session (SPEC "Session"): its limits and what is used of them, as the co-signer counts. */
+export const sessionView = named(
+  "Session",
+  z
+    .object({
+      session_id: z.string(),
+      status: z.enum(["pending", "active", "revoked"]).describe("expiry is refused as SESSION_EXPIRED"),
+      wallet: address,
+      executor: address,
+      cosigner: address,
+      expires: unixS,
+      wallet_code: z
+        .object({
+          state: z.enum(["eoa", "pinned"]),
+          implementation: address.nullable(),
+          version: z.string().nullable(),
+        })
+        .describe("the wallet's code: a plain account, or delegating (EIP-7702) to the pinned delegator"),
+      tokens: z.array(tokenRef).describe("the tokens the session may trade"),
+      limits: z.object({ max_trade_usd: usd, max_day_usd: usd, max_trades: z.number().int() }),
+      used: z.object({
+        trades: z.number().int(),
+        trades_left: z.number().int(),
+        last_24h_usd: usd,
+        remaining_24h_usd: usd,
+      }),
+      risk_terms: z.object({ accept_risks: z.array(z.string()), shield: z.boolean(), policies: z.array(z.string()) }),
+      delegation_hash: hex,
+    })
+    .describe("A session: a wallet's limited delegation to an executor, co-signed within its limits."),
+);
+
+/** A hosted agent's summary row in me/sessions. */
+export const hostedSummary = z.object({
+  id: z.string(),
+  name: z.string(),
+  status: z.enum(["active", "paused", "stopped"]),
+  strategy: z.string(),
+  mode: z.enum(["paper", "live"]),
+  live: z.boolean(),
+  trading: z.boolean(),
+  pairs: z.array(z.string()),
+  session_id: z.string().nullable(),
+  pause_reason: z.object({ code: z.string(), message: z.string().optional() }).nullable(),
+});
+
+/** GET me/sessions. */
+export const mySessionsAnswer = named(
+  "MySessions",
+  z
+    .object({
+      wallet: address,
+      sessions: z.array(sessionView),
+      hosted: z.array(hostedSummary),
+      hosted_available: z.boolean(),
+      routes: z.object({ session_revoke: z.string(), agent_pause: z.string() }).describe("read-only: where to act"),
+    })
+    .describe("The wallet's sessions and hosted agents."),
+);
+
+/** POST live/session/revoke. */
+export const sessionRevokedAnswer = named(
+  "SessionRevoked",
+  z
+    .object({
+      session_id: z.string(),
+      status: z.string().describe("revoked"),
+      revoked_at: unixS,
+      effective: z.string(),
+      signer_revoked: z.boolean(),
+      on_chain: z
+        .array(z.object({ kind: z.string(), why: z.string(), tx: planTx }))
+        .describe("steps the main key sends to end the session on chain"),
+      simulation: z
+        .array(z.object({ kind: z.string(), ok: z.boolean(), error: z.string().nullable() }))
+        .describe("each on-chain step simulated from the wallet"),
+      approvals: z.array(
+        z.object({
+          token: address,
+          spender: address,
+          amount: atoms.nullable(),
+          expiration: z.number().nullable(),
+        }),
+      ),
+      reset_code: z.unknown().describe("with reset_code: the authorization resetting the wallet's code, else null"),
+    })
+    .describe("The session revoked for every key; the co-signer stops at once."),
+);

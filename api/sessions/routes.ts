@@ -17,7 +17,7 @@ import {
   type SessionTradeParameters,
 } from "./index.js";
 import { lc } from "../../lib/address.js";
-import { sessionTradeAnswer } from "./answers.js";
+import { mySessionsAnswer, sessionRevokedAnswer, sessionTradeAnswer } from "./answers.js";
 
 /** Said with every unsigned grant the MCP tool hands back: what to check before signing. */
 export const SIGN_GRANT_NOTE =
@@ -126,7 +126,7 @@ export const sessionRoutes = [
     limits: SESSION_LIMIT,
     summary: "Revokes a session for every key",
     body: sessionRevokeRequest,
-    answer: fieldsOnly(["session_id", "status"]),
+    answer: sessionRevokedAnswer,
     errors: SESSIONS,
     handle: (call, s) => s.sessions.revoke(call.body, who(call)),
   }),
@@ -136,7 +136,7 @@ export const sessionRoutes = [
     auth: "key(wallet)",
     limits: [["meList", RATE_RULES.meList, "key"]],
     summary: "The wallet's sessions and hosted agents",
-    answer: fieldsOnly(["wallet"]),
+    answer: mySessionsAnswer,
     errors: WALLET,
     first: (call) => {
       noQuery(call);
