@@ -4,6 +4,7 @@ import { WALLET } from "../errors/groups.js";
 import { boundCaller } from "../http/caller.js";
 import { noQuery, onlyQuery } from "../http/query.js";
 import { routesFor } from "../http/route.js";
+import { portfolioAnswer, tradesAnswer } from "./answers.js";
 import { RATE_RULES, type BucketRule } from "../http/rateLimit.js";
 import type { Ledger } from "../trading/index.js";
 import type { Portfolio } from "./index.js";
@@ -35,7 +36,11 @@ const tradesInput = z
   })
   .strict();
 
-const route = routesFor<AccountService>();
+const route = routesFor<AccountService>({
+  name: "Your account",
+  description:
+    "Reads for the key's own wallet: trades, portfolio, sessions (nothing names a wallet; no fee is reported).",
+});
 /** Every account route acts for the key's wallet and names none. */
 const caller = boundCaller();
 
@@ -49,7 +54,7 @@ export const accountRoutes = [
     summary: "The wallet's trades, newest first",
     first: onlyQuery(["limit", "before", "refused"]),
     query: tradesQuery,
-    answer: ["wallet", "trades", "next_before"],
+    answer: tradesAnswer,
     errors: [...WALLET, "BAD_REQUEST"],
     mcp: {
       name: "trades",
@@ -69,7 +74,7 @@ export const accountRoutes = [
       ["portfolio", PORTFOLIO_OVERALL, "overall"],
     ],
     summary: "The wallet's holdings at independent marks",
-    answer: ["wallet", "block", "holdings", "total_usd", "volume"],
+    answer: portfolioAnswer,
     errors: [...WALLET, "RPC_UNAVAILABLE", "LIVE_UNAVAILABLE"],
     mcp: {
       name: "portfolio",

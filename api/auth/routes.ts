@@ -1,5 +1,6 @@
 import { KEYED } from "../errors/groups.js";
 import { routesFor, type RawCall } from "../http/route.js";
+import { challengeAnswer, meAnswer, revokeAllAnswer, revokeAnswer, verifyAnswer } from "./answers.js";
 import { AUTH_OVERALL, RATE_RULES } from "../http/rateLimit.js";
 import type { Take } from "../http/limits.js";
 import {
@@ -31,7 +32,12 @@ const origin = ({ c }: RawCall): SignInOrigin => ({
   clientAddr: c.get("clientAddr"),
 });
 
-const route = routesFor<AuthService>();
+const route = routesFor<AuthService>({
+  name: "Sign-in and keys",
+  description:
+    "Wallet sign-in (EIP-4361 message, EIP-191 signature) that issues an API key bound to one wallet, " +
+    "and its revocation.",
+});
 
 /** SPEC.md "Sign-in and keys". */
 export const authRoutes = [
@@ -44,7 +50,7 @@ export const authRoutes = [
     // No sign-in domain: 503 before the body is read.
     first: (_, s) => signInDomain(s),
     body: challengeRequest,
-    answer: ["message", "nonce"],
+    answer: challengeAnswer,
     errors: ["BAD_REQUEST", "AUTH_DOMAIN_UNSET", "RATE_LIMITED", "SANCTIONED"],
     handle: (call, s) => createChallenge(s, call.body, origin(call)),
   }),
@@ -56,7 +62,7 @@ export const authRoutes = [
     limits: SIGN_IN,
     summary: "A signed challenge for an API key",
     body: verifyRequest,
-    answer: ["api_key", "key_id", "expires_at", "wallet"],
+    answer: verifyAnswer,
     errors: [
       "BAD_REQUEST",
       "CHALLENGE_EXPIRED",
@@ -79,7 +85,7 @@ export const authRoutes = [
     limits: SIGN_IN,
     summary: "Revokes every key of a wallet with its signature",
     body: revokeAllRequest,
-    answer: ["wallet", "revoked"],
+    answer: revokeAllAnswer,
     errors: ["BAD_REQUEST", "BAD_SIGNATURE", "CHALLENGE_EXPIRED", "RATE_LIMITED"],
     handle: (call, s) => revokeAll(s, call.body, origin(call)),
   }),
@@ -89,7 +95,7 @@ export const authRoutes = [
     auth: "key",
     limits: [],
     summary: "The key's wallet and account",
-    answer: ["wallet", "key_id", "expires_at"],
+    answer: meAnswer,
     errors: KEYED,
     handle: async ({ c }, s) => {
       const key = c.get("key");
@@ -111,7 +117,7 @@ export const authRoutes = [
     evenSanctioned: true,
     limits: [],
     summary: "Revokes the calling key",
-    answer: ["revoked", "key_id"],
+    answer: revokeAnswer,
     errors: KEYED,
     handle: async ({ c }, s) => {
       const key = c.get("key");

@@ -4,6 +4,7 @@ import { FAST, WALLET } from "../errors/groups.js";
 import { boundCaller } from "../http/caller.js";
 import { RATE_RULES } from "../http/rateLimit.js";
 import { routesFor, type RawCall } from "../http/route.js";
+import { fieldsOnly } from "../http/answers.js";
 import type { Ledger } from "../trading/index.js";
 import type { Fast } from "./index.js";
 import { fastRequest } from "./request.js";
@@ -14,7 +15,10 @@ export type FastService = {
   ledger: Pick<Ledger, "recordRefused">;
 };
 
-const route = routesFor<FastService>();
+const route = routesFor<FastService>({
+  name: "Fast mode",
+  description: "SDK-built transactions on pinned routes, verified byte for byte and relayed.",
+});
 
 /** live/fast/terms' query: shield 0 or 1 and nothing else, refused in SPEC's own messages. */
 const termsQuery = z.record(z.string()).transform((query) => {
@@ -65,7 +69,7 @@ export const fastRoutes = [
     limits: [],
     summary: "Fast mode's pinned route table",
     query: termsQuery,
-    answer: ["enabled", "routes", "fee", "base_fee_wei"],
+    answer: fieldsOnly(["enabled", "routes", "fee", "base_fee_wei"]),
     errors: WALLET,
     mcp: {
       name: "fast_terms",
@@ -89,7 +93,7 @@ export const fastRoutes = [
     around: recordingRefusals,
     first: (_, s) => s.fast.assertEnabled(),
     body: fastRequest,
-    answer: ["tx_hash", "relayed", "repeat"],
+    answer: fieldsOnly(["tx_hash", "relayed", "repeat"]),
     errors: FAST,
     handle: (call, s) => s.fast.trade(call.body, call.c.get("key")),
   }),

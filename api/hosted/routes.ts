@@ -4,6 +4,20 @@ import { boundCaller } from "../http/caller.js";
 import type { Take } from "../http/limits.js";
 import { RATE_RULES } from "../http/rateLimit.js";
 import { routesFor, type RawCall } from "../http/route.js";
+import { fieldsOnly } from "../http/answers.js";
+import {
+  agentAnswer,
+  agentsAnswer,
+  attestationRevokedAnswer,
+  createdAnswer,
+  deletedAnswer,
+  executorAnswer,
+  logsAnswer,
+  refundAnswer,
+  rotatedAnswer,
+  stoppedAnswer,
+  webhookSecretAnswer,
+} from "./answers.js";
 import { HOSTED_WALLET } from "./agents.js";
 import type { Hosted } from "./index.js";
 import {
@@ -52,7 +66,12 @@ const auth = "key(wallet)" as const;
 /** Pause, stop and delete: a sanctioned owner may still end what it started (SPEC "Authentication" 10). */
 const evenSanctioned = true;
 const AGENT_SETTINGS: Code[] = [...HOSTED, "TOKEN_NOT_ALLOWED", "LEAGUE_PAIRS", "LEAGUE_INTERVAL"];
-const route = routesFor<HostedService>();
+const route = routesFor<HostedService>({
+  name: "Hosted agents",
+  description:
+    "Agents the service runs for a wallet (paper or live): executor keys, logs, " +
+    "AI-model brains with budgets, stock-token attestations and gas refunds.",
+});
 
 /** The owner: WALLET_NOT_BOUND before anything else is read. */
 const caller = boundCaller(HOSTED_WALLET);
@@ -103,11 +122,12 @@ export const hostedRoutes = [
     before,
     limits,
     summary: "Creates a hosted agent",
+    description: "The wallet's hosted agents: {agents: [agent]}.",
     body: createRequest,
     ...strict,
     first: caller,
     status: 201,
-    answer: ["id", "brain", "mode", "status"],
+    answer: createdAnswer,
     errors: AGENT_SETTINGS,
     handle: ({ body, found }, s) => s.create(body, found),
   }),
@@ -118,7 +138,7 @@ export const hostedRoutes = [
     before,
     limits,
     summary: "The AI-model brain's models, pool and funding",
-    answer: ["models"],
+    answer: fieldsOnly(["models"]),
     errors: WALLET,
     first: caller,
     handle: ({ found }, s) => s.aiInfo(found),
@@ -137,7 +157,7 @@ export const hostedRoutes = [
       s.takesOwnKeys();
       return who;
     },
-    answer: [],
+    answer: fieldsOnly([]),
     errors: HOSTED,
     extra: true,
     handle: ({ body, found }, s) => s.connectOwn(body, found),
@@ -152,7 +172,7 @@ export const hostedRoutes = [
     body: noBody,
     ...strict,
     first: (call) => (bare(call), caller(call)),
-    answer: [],
+    answer: fieldsOnly([]),
     errors: HOSTED,
     extra: true,
     handle: ({ found }, s) => s.disconnectOwn(found),
@@ -166,7 +186,7 @@ export const hostedRoutes = [
     summary: "An AI agent's spend",
     query: spendQuery,
     first: (call, s) => s.ownedAi(call.param("id"), caller(call)),
-    answer: [],
+    answer: fieldsOnly([]),
     errors: [...HOSTED, "NOT_AI"],
     handle: ({ query, found }, s) => s.spend(found, query),
   }),
@@ -177,7 +197,7 @@ export const hostedRoutes = [
     before,
     limits,
     summary: "The wallet's hosted agents",
-    answer: ["agents"],
+    answer: agentsAnswer,
     errors: WALLET,
     first: caller,
     handle: ({ found }, s) => s.list(found),
@@ -189,7 +209,10 @@ export const hostedRoutes = [
     before,
     limits,
     summary: "One hosted agent",
-    answer: ["id", "status"],
+    description:
+      "The agent's detail: its settings, status, terms, pnl, live_stats and watch, plus brain_state and " +
+      "last_trade; for a live agent its session, stock attestation and last gas refund.",
+    answer: agentAnswer,
     errors: HOSTED,
     first: agent(),
     handle: ({ found }, s) => s.detail(found),
@@ -204,7 +227,7 @@ export const hostedRoutes = [
     body: updateRequest,
     ...strict,
     first: agent(),
-    answer: ["id"],
+    answer: agentAnswer,
     errors: AGENT_SETTINGS,
     handle: ({ body, found }, s) => s.update(found, body),
   }),
@@ -219,7 +242,7 @@ export const hostedRoutes = [
     body: noBody,
     ...strict,
     first: bareAgent,
-    answer: ["id", "status"],
+    answer: agentAnswer,
     errors: HOSTED,
     handle: ({ found }, s) => s.pause(found),
   }),
@@ -233,7 +256,7 @@ export const hostedRoutes = [
     body: noBody,
     ...strict,
     first: bareAgent,
-    answer: ["id", "status"],
+    answer: agentAnswer,
     errors: HOSTED,
     handle: ({ found }, s) => s.resume(found),
   }),
@@ -248,7 +271,7 @@ export const hostedRoutes = [
     body: noBody,
     ...strict,
     first: bareAgent,
-    answer: ["id", "status"],
+    answer: stoppedAnswer,
     errors: HOSTED,
     handle: ({ found }, s) => s.stop(found),
   }),
@@ -263,7 +286,7 @@ export const hostedRoutes = [
     body: noBody,
     ...strict,
     first: bareAgent,
-    answer: [],
+    answer: deletedAnswer,
     errors: HOSTED,
     handle: ({ found }, s) => s.remove(found),
   }),
@@ -276,7 +299,7 @@ export const hostedRoutes = [
     summary: "Why the agent did or did not trade",
     query: logsQuery,
     first: agent(),
-    answer: ["id", "rows", "next_before"],
+    answer: logsAnswer,
     errors: [...HOSTED, "BAD_REQUEST"],
     handle: ({ query, found }, s) => s.logs(found, query),
   }),
@@ -290,7 +313,7 @@ export const hostedRoutes = [
     body: noBody,
     ...strict,
     first: bareAgent,
-    answer: [],
+    answer: webhookSecretAnswer,
     errors: HOSTED,
     handle: ({ found }, s) => s.rotateWebhookSecret(found),
   }),
@@ -301,7 +324,7 @@ export const hostedRoutes = [
     before,
     limits,
     summary: "A live agent's executor",
-    answer: [],
+    answer: executorAnswer,
     errors: [...HOSTED, "NO_EXECUTOR"],
     first: agent({ deleted: true }),
     handle: ({ found }, s) => s.executor(found),
@@ -316,7 +339,7 @@ export const hostedRoutes = [
     body: sessionBody,
     ...strict,
     first: agent(),
-    answer: [],
+    answer: agentAnswer,
     errors: HOSTED,
     handle: ({ body, found }, s) => s.attachSession(found, body),
   }),
@@ -330,7 +353,7 @@ export const hostedRoutes = [
     body: attestationBody,
     ...strict,
     first: agent(),
-    answer: [],
+    answer: agentAnswer,
     errors: [...HOSTED, "BAD_REQUEST", "BAD_SIGNATURE"],
     handle: ({ body, found }, s) => s.stockAttestation(found, body),
   }),
@@ -344,7 +367,7 @@ export const hostedRoutes = [
     body: noBody,
     ...strict,
     first: agentBare(),
-    answer: [],
+    answer: attestationRevokedAnswer,
     errors: HOSTED,
     handle: ({ found }, s) => s.revokeStockAttestation(found),
   }),
@@ -358,7 +381,7 @@ export const hostedRoutes = [
     body: noBody,
     ...strict,
     first: agentBare({ deleted: true }),
-    answer: [],
+    answer: refundAnswer,
     errors: [...HOSTED, "SUBMIT_DISABLED"],
     handle: ({ found }, s) => s.refundGas(found),
   }),
@@ -372,7 +395,7 @@ export const hostedRoutes = [
     body: noBody,
     ...strict,
     first: agentBare(),
-    answer: [],
+    answer: rotatedAnswer,
     errors: [...HOSTED, "PAPER_AGENT"],
     handle: ({ found }, s) => s.rotateExecutor(found),
   }),

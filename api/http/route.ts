@@ -21,6 +21,9 @@ export type McpTool = {
   notes?: string[];
 };
 
+/** A group of the document's routes (one per domain): its name and what its routes are for. */
+export type Tag = { name: string; description: string };
+
 /** What a handler is given: the input as the entry's schemas parsed it, what `first` found, and the request. */
 export type RouteCall<B, Q, F = undefined> = {
   body: B;
@@ -66,6 +69,10 @@ export type RouteEntry<S = any, B = Record<string, unknown>, Q = Record<string, 
    */
   limitsWhen?: (body: Record<string, unknown>) => boolean;
   summary: string;
+  /** What the route does and answers, in SPEC's words (the document's operation description). */
+  description?: string;
+  /** The document's group of the route: its domain's (routesFor sets it). */
+  tag?: Tag;
   /** The JSON body's and query's schemas: the edge parses with them and the handler gets their output. */
   // biome-ignore lint/suspicious/noExplicitAny: a schema's input type is whatever JSON it accepts
   body?: z.ZodType<B, z.ZodTypeDef, any>;
@@ -75,8 +82,12 @@ export type RouteEntry<S = any, B = Record<string, unknown>, Q = Record<string, 
   unknownField?: "UNKNOWN_FIELD";
   /** Schemas the document shows for a route whose action still parses its raw input itself. */
   documents?: { body?: ZodTypeAny; query?: ZodTypeAny };
-  /** The answer's top-level fields every success carries (SPEC's payload lists). */
-  answer: string[];
+  /**
+   * The success answer's schema (SPEC's answer shape, api/<domain>/answers.ts): the document's, what the e2e suite
+   * holds every real answer to, and what the document's examples are checked against. Never parsed at run time: the
+   * answer goes out as the handler made it.
+   */
+  answer: ZodTypeAny;
   status?: 200 | 201;
   errors: Code[];
   /** Not in SPEC: served beyond it (the docs/ page of its domain says why). */
@@ -107,12 +118,12 @@ export function route<S, B = Record<string, unknown>, Q = Record<string, string>
 
 /**
  * `route` for the entries of one domain's service S, the rest inferred from the entry (the body's
- * and query's schemas, what `first` finds): `const route = routesFor<HostedService>()`.
+ * and query's schemas, what `first` finds), each in the domain's `tag`: `const route = routesFor<HostedService>(tag)`.
  */
 export const routesFor =
-  <S>() =>
+  <S>(tag?: Tag) =>
   <B = Record<string, unknown>, Q = Record<string, string>, F = undefined>(e: RouteEntry<S, B, Q, F>): RouteEntry<S> =>
-    e as unknown as RouteEntry<S>;
+    (tag ? { tag, ...e } : e) as unknown as RouteEntry<S>;
 
 /** A domain's routes and how the root picks that domain's service from its own (api/routes.ts). */
 // biome-ignore lint/suspicious/noExplicitAny: as RouteEntry's service

@@ -5,6 +5,8 @@ import { WALLET } from "../errors/groups.js";
 import { PUBLIC, publicLimit } from "../http/limits.js";
 import type { HttpKit } from "../http/kit.js";
 import { routesFor } from "../http/route.js";
+import { fieldsOnly } from "../http/answers.js";
+import { standingsAnswer } from "./answers.js";
 import { Refusal } from "../errors/index.js";
 import {
   confirmBody,
@@ -57,7 +59,11 @@ const statementInput = z
   })
   .passthrough();
 
-const route = routesFor<LeagueService>();
+const route = routesFor<LeagueService>({
+  name: "League",
+  description:
+    "The trading league: a prize board with real trades and a practice board with paper trades, in two-week seasons.",
+});
 /** The keyed entry actions act for the key's wallet: WALLET_NOT_BOUND before a bad field. */
 const caller = boundCaller("the league needs a key bound to a wallet");
 
@@ -72,7 +78,17 @@ export const leagueRoutes = [
     auth: "none",
     limits: PUBLIC,
     summary: "The calendar, the reserve and the rules",
-    answer: ["season", "next_season", "entrants", "practice_entrants", "schedule", "reserve", "rules", "past", "now"],
+    answer: fieldsOnly([
+      "season",
+      "next_season",
+      "entrants",
+      "practice_entrants",
+      "schedule",
+      "reserve",
+      "rules",
+      "past",
+      "now",
+    ]),
     errors: ["RATE_LIMITED", "LEAGUE_UNAVAILABLE"],
     handle: (_, s) => s.reader.league(),
   }),
@@ -82,20 +98,11 @@ export const leagueRoutes = [
     auth: "none",
     limits: PUBLIC,
     summary: "A board's standings for a season",
+    description:
+      "A board's standings for a season (default the current, board prize): its rows ranked by profit, the " +
+      "outcome, the paid places and their amounts, and whether the season is decided.",
     query: standingsQuery,
-    answer: [
-      "board",
-      "season",
-      "status",
-      "rows",
-      "outcome",
-      "places",
-      "amounts_atoms",
-      "amounts_basis",
-      "decided",
-      "entrants_next",
-      "now",
-    ],
+    answer: standingsAnswer,
     errors: ["BAD_REQUEST", "RATE_LIMITED", "LEAGUE_UNAVAILABLE"],
     handle: ({ query }, s) => s.reader.standings(query),
   }),
@@ -105,7 +112,7 @@ export const leagueRoutes = [
     auth: "none",
     limits: PUBLIC,
     summary: "Every season, newest first",
-    answer: ["seasons", "now"],
+    answer: fieldsOnly(["seasons", "now"]),
     errors: ["RATE_LIMITED", "LEAGUE_UNAVAILABLE"],
     handle: (_, s) => s.reader.seasons(),
   }),
@@ -116,7 +123,7 @@ export const leagueRoutes = [
     auth: "none",
     limits: PUBLIC,
     summary: "A season's published inputs for league:verify",
-    answer: ["season", "decided", "books"],
+    answer: fieldsOnly(["season", "decided", "books"]),
     errors: ["NO_SEASON", "RATE_LIMITED", "LEAGUE_UNAVAILABLE"],
     extra: true,
     handle: ({ param }, s) => s.reader.books(param("n")),
@@ -127,7 +134,7 @@ export const leagueRoutes = [
     auth: "none",
     limits: PUBLIC,
     summary: "One season: standings, ledger, payouts, winners",
-    answer: ["board", "season", "rows", "ledger", "withdrawal", "payouts", "winners", "settled_at"],
+    answer: fieldsOnly(["board", "season", "rows", "ledger", "withdrawal", "payouts", "winners", "settled_at"]),
     errors: ["NO_SEASON", "RATE_LIMITED", "LEAGUE_UNAVAILABLE"],
     handle: ({ param }, s) => s.reader.seasonDetail(param("n")),
   }),
@@ -137,7 +144,7 @@ export const leagueRoutes = [
     auth: "none",
     limits: PUBLIC,
     summary: "The prize reserve's ledger by season",
-    answer: ["on", "agent_id", "rows", "estimate", "rules"],
+    answer: fieldsOnly(["on", "agent_id", "rows", "estimate", "rules"]),
     errors: ["RATE_LIMITED", "LEAGUE_UNAVAILABLE"],
     handle: (_, s) => s.reader.reserve(),
   }),
@@ -150,7 +157,7 @@ export const leagueRoutes = [
     body: statementBody,
     unknownField: "UNKNOWN_FIELD",
     first: caller,
-    answer: ["message", "nonce", "expires_at", "agent_id", "board", "entrant", "owner"],
+    answer: fieldsOnly(["message", "nonce", "expires_at", "agent_id", "board", "entrant", "owner"]),
     errors: [
       ...WALLET,
       "BAD_REQUEST",
@@ -187,7 +194,7 @@ export const leagueRoutes = [
     unknownField: "UNKNOWN_FIELD",
     first: caller,
     status: 201,
-    answer: ["entry_id", "board", "agent_id", "status", "from_season", "confirmed", "note"],
+    answer: fieldsOnly(["entry_id", "board", "agent_id", "status", "from_season", "confirmed", "note"]),
     errors: [
       ...WALLET,
       "BAD_REQUEST",
@@ -222,7 +229,7 @@ export const leagueRoutes = [
     body: confirmBody,
     unknownField: "UNKNOWN_FIELD",
     first: caller,
-    answer: ["entry_id", "confirmed"],
+    answer: fieldsOnly(["entry_id", "confirmed"]),
     errors: [
       ...WALLET,
       "BAD_REQUEST",
@@ -248,7 +255,7 @@ export const leagueRoutes = [
     body: leaveBody,
     unknownField: "UNKNOWN_FIELD",
     first: caller,
-    answer: ["entry_id", "status"],
+    answer: fieldsOnly(["entry_id", "status"]),
     errors: [...WALLET, "BAD_REQUEST", "FORBIDDEN", "NOT_ENTERED"],
     handle: ({ body, found }, s) => s.leave(body, found),
   }),
@@ -263,7 +270,7 @@ export const leagueRoutes = [
     body: practiceOrderBody,
     unknownField: "UNKNOWN_FIELD",
     first: caller,
-    answer: ["entry_id", "season", "fill", "book", "equity", "profit_usd", "trades"],
+    answer: fieldsOnly(["entry_id", "season", "fill", "book", "equity", "profit_usd", "trades"]),
     errors: [
       ...WALLET,
       "BAD_REQUEST",
@@ -290,7 +297,7 @@ export const leagueRoutes = [
     auth: "key(wallet)",
     limits: [],
     summary: "The wallet's league entries",
-    answer: ["wallet", "entries"],
+    answer: fieldsOnly(["wallet", "entries"]),
     errors: WALLET,
     first: caller,
     handle: ({ found }, s) => s.me(found),

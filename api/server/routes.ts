@@ -1,7 +1,9 @@
 import { z } from "zod";
 import { PUBLIC } from "../http/limits.js";
-import { route } from "../http/route.js";
+import { routesFor } from "../http/route.js";
+import { fieldsOnly } from "../http/answers.js";
 import type { Stats } from "./stats.js";
+import { healthAnswer } from "./answers.js";
 
 export const SERVICE_NAME = "pit-trading-service";
 
@@ -15,15 +17,20 @@ export type ServerService = {
 
 const none = z.object({}).strict();
 
+const route = routesFor<ServerService>({
+  name: "Server",
+  description: "Public records: configuration, health and statistics.",
+});
+
 /** SPEC.md "Server": config, health, stats (treasury: api/treasury/routes.ts). */
 export const serverRoutes = [
-  route<ServerService>({
+  route({
     method: "get",
     path: "/config",
     auth: "none",
     limits: PUBLIC,
     summary: "The server's pinned configuration",
-    answer: ["chain_id", "version", "auth", "router", "permit_contract", "tokens", "fee"],
+    answer: fieldsOnly(["chain_id", "version", "auth", "router", "permit_contract", "tokens", "fee"]),
     errors: ["RATE_LIMITED"],
     mcp: {
       name: "config",
@@ -34,13 +41,13 @@ export const serverRoutes = [
     // Immutable for the life of the process: serialised once, not per request.
     handle: ({ c }, s) => c.body(s.configJson, 200, { "Content-Type": "application/json" }),
   }),
-  route<ServerService>({
+  route({
     method: "get",
     path: "/health",
     auth: "none",
     limits: PUBLIC,
     summary: "Health of the chain, indexer and database",
-    answer: ["status", "service", "version"],
+    answer: healthAnswer,
     errors: ["RATE_LIMITED"],
     alsoAnswers: 503,
     handle: async ({ c }, s) => {
@@ -52,13 +59,13 @@ export const serverRoutes = [
       );
     },
   }),
-  route<ServerService>({
+  route({
     method: "get",
     path: "/stats",
     auth: "none",
     limits: PUBLIC,
     summary: "Shared market statistics (rebuilt at most every 5 s)",
-    answer: ["status", "generated_at", "cached_s"],
+    answer: fieldsOnly(["status", "generated_at", "cached_s"]),
     errors: ["RATE_LIMITED"],
     handle: (_, s) => s.stats.get(),
   }),

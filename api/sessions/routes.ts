@@ -5,6 +5,7 @@ import { Refusal } from "../errors/index.js";
 import { boundCaller } from "../http/caller.js";
 import { noQuery } from "../http/query.js";
 import { routesFor, type RawCall, type RouteCall } from "../http/route.js";
+import { fieldsOnly } from "../http/answers.js";
 import { RATE_RULES } from "../http/rateLimit.js";
 import type { Take } from "../http/limits.js";
 import type { Ledger, TokenRef, Who } from "../trading/index.js";
@@ -16,6 +17,7 @@ import {
   type SessionTradeParameters,
 } from "./index.js";
 import { lc } from "../../lib/address.js";
+import { mySessionsAnswer, sessionRevokedAnswer, sessionTradeAnswer } from "./answers.js";
 
 /** Said with every unsigned grant the MCP tool hands back: what to check before signing. */
 export const SIGN_GRANT_NOTE =
@@ -42,7 +44,12 @@ export type SessionsService = {
 const SESSION_LIMIT: Take[] = [["livePrepare", RATE_RULES.livePrepare, "key"]];
 
 const who = ({ c }: RawCall): Who => ({ key: c.get("key"), clientAddr: c.get("clientAddr") });
-const route = routesFor<SessionsService>();
+const route = routesFor<SessionsService>({
+  name: "Sessions",
+  description:
+    "A wallet delegates limited trading to an executor address; a co-signer " +
+    "co-signs each session trade within the session's limits.",
+});
 
 /** me/sessions acts for the key's wallet. */
 const caller = boundCaller();
@@ -72,7 +79,7 @@ export const sessionRoutes = [
     summary: "Starts a session grant, or switches it on with the wallet's signatures",
     // One route, two calls: a body with session_id is the switch-on (grantBody picks the schema by it).
     body: grantBody,
-    answer: ["session_id", "status"],
+    answer: fieldsOnly(["session_id", "status"]),
     errors: SESSIONS,
     mcp: {
       name: "prepare_session",
@@ -92,8 +99,12 @@ export const sessionRoutes = [
     auth: "key",
     limits: SESSION_LIMIT,
     summary: "A co-signed trade within a session",
+    description:
+      "A trade within a session: the co-signer co-signs a one-time leaf within the session's limits; the " +
+      "answer is the executor's redeemDelegations transaction to sign and send, with the leaf, the swap, " +
+      "the simulation, the checks and the spend.",
     body: sessionTradeRequest,
-    answer: ["session_id", "ready", "tx"],
+    answer: sessionTradeAnswer,
     errors: SESSIONS,
     // The action's refusals are kept as refused trades, with the parsed body's tokens; a bad field is
     // no refused trade (BAD_REQUEST), so the handler records them, not an `around` step.
@@ -115,7 +126,7 @@ export const sessionRoutes = [
     limits: SESSION_LIMIT,
     summary: "Revokes a session for every key",
     body: sessionRevokeRequest,
-    answer: ["session_id", "status"],
+    answer: sessionRevokedAnswer,
     errors: SESSIONS,
     handle: (call, s) => s.sessions.revoke(call.body, who(call)),
   }),
@@ -125,7 +136,7 @@ export const sessionRoutes = [
     auth: "key(wallet)",
     limits: [["meList", RATE_RULES.meList, "key"]],
     summary: "The wallet's sessions and hosted agents",
-    answer: ["wallet"],
+    answer: mySessionsAnswer,
     errors: WALLET,
     first: (call) => {
       noQuery(call);

@@ -344,14 +344,14 @@ function executionView(
   curve: { fee: Execution; trade: Execution } | null | undefined,
 ) {
   const base = { ...callView(redeemed), mode: "single", root_group: group };
-  if (!curve) return { ...base, root: "session" };
+  if (!curve) return { ...base, root: "session" as const };
   return {
     ...base,
-    root: "curve",
-    batch: true,
+    root: "curve" as const,
+    batch: true as const,
     calls: [
-      { kind: "fee_transfer", ...callView(curve.fee) },
-      { kind: "curve", ...callView(curve.trade) },
+      { kind: "fee_transfer" as const, ...callView(curve.fee) },
+      { kind: "curve" as const, ...callView(curve.trade) },
     ],
     fee: callView(curve.fee),
   };

@@ -3,6 +3,7 @@ import { inOwnWords, worded } from "../errors/index.js";
 import { KEYED } from "../errors/groups.js";
 import { onlyQuery } from "../http/query.js";
 import { routesFor } from "../http/route.js";
+import { fieldsOnly } from "../http/answers.js";
 import { RATE_RULES } from "../http/rateLimit.js";
 import type { Tokens } from "./registry.js";
 
@@ -61,7 +62,11 @@ const recordInput = z
   })
   .strict();
 
-const route = routesFor<TokensService>();
+const route = routesFor<TokensService>({
+  name: "Tokens",
+  description:
+    "The token registry: on-demand screening, tiers, risk disclosures and an optional verdict report (Shield).",
+});
 
 /** SPEC.md "Tokens (key)": a fixed path (/tokens/stats) before the parameter that would match it. */
 export const tokenRoutes = [
@@ -71,7 +76,7 @@ export const tokenRoutes = [
     auth: "key",
     limits: [],
     summary: "Counts of the token registry",
-    answer: ["total", "tradable", "by_tier"],
+    answer: fieldsOnly(["total", "tradable", "by_tier"]),
     errors: [...KEYED, "STATS_PENDING"],
     // Any query parameter is refused; the list it takes is empty.
     first: onlyQuery([]),
@@ -88,7 +93,7 @@ export const tokenRoutes = [
     summary: "A token record, screened on demand",
     first: onlyQuery(["shield"]),
     query: recordQuery,
-    answer: ["address", "screen_status", "tradable"],
+    answer: fieldsOnly(["address", "screen_status", "tradable"]),
     errors: [
       ...KEYED,
       "ADDRESS_REQUIRED",
@@ -121,7 +126,7 @@ export const tokenRoutes = [
     summary: "Token search (never screens)",
     first: onlyQuery(["q", "tier", "kind", "limit", "shield"]),
     query: searchQuery,
-    answer: ["query", "tokens", "count"],
+    answer: fieldsOnly(["query", "tokens", "count"]),
     errors: [...KEYED, "REGISTRY_UNAVAILABLE", "REPORT_UNAVAILABLE"],
     mcp: {
       name: "tokens",

@@ -48,7 +48,11 @@ export async function quoteTrade(ctx: TradingContext, r: TradeParameters, who: W
     mid:
       mid === null
         ? null
-        : { price: mid, route: e.best.row.id, source: e.best.quote.route.venue === CURVE_VENUE ? "curve" : "pool-mid" },
+        : {
+            price: mid,
+            route: e.best.row.id,
+            source: e.best.quote.route.venue === CURVE_VENUE ? ("curve" as const) : ("pool-mid" as const),
+          },
     marks: { token_in: markView(e.markIn), token_out: markView(e.markOut), ETH: markView(e.markEth) },
     gas_price_wei: e.gasPrice.toString(),
     eth_usd: e.ethUsd,

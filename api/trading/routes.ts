@@ -3,6 +3,7 @@ import { TRADING } from "../errors/groups.js";
 import type { Take } from "../http/limits.js";
 import { RATE_RULES } from "../http/rateLimit.js";
 import { routesFor, type RawCall } from "../http/route.js";
+import { planAnswer, prepareAnswer, quoteAnswer, revokeAnswer, simulateAnswer, submitAnswer } from "./answers.js";
 import type { Ledger } from "./ledger.js";
 import { submitRequest, type Relay } from "./relay.js";
 import { revokeRequest } from "./revoke.js";
@@ -18,7 +19,12 @@ export type TradingService = {
   ledger: Pick<Ledger, "recordRefused">;
 };
 
-const route = routesFor<TradingService>();
+const route = routesFor<TradingService>({
+  name: "Trading",
+  description:
+    "Quote, prepare, build, simulate, submit (relay of signed transactions " +
+    "the service built for the key) and approval revocation.",
+});
 const QUOTE: Take[] = [["liveQuote", RATE_RULES.liveQuote, "key"]];
 const PREPARE: Take[] = [["livePrepare", RATE_RULES.livePrepare, "key"]];
 
@@ -74,9 +80,13 @@ export const tradingRoutes = [
     auth: "key",
     limits: QUOTE,
     summary: "Routes and marks for a trade (read-only)",
+    description:
+      "Read-only; discloses, never refuses for risk: every route ranked (ours first, aggregators' for " +
+      "comparison and never built), the best, the mid and marks, the policy's verdict, risks and the fee " +
+      "the trade would pay.",
     first: noFee,
     body: tradeBody,
-    answer: ["token_in", "token_out", "best", "routes"],
+    answer: quoteAnswer,
     errors: TRADING,
     mcp: {
       name: "quote",
@@ -92,10 +102,11 @@ export const tradingRoutes = [
     auth: "key(wallet)",
     limits: QUOTE,
     summary: "A plan built without simulation",
+    description: "Same request and answer as prepare, without simulation (simulation absent).",
     around: refusedAsAgent,
     first: noFee,
     body: tradeBody,
-    answer: ["tx", "amount_in", "amount_out_min"],
+    answer: planAnswer,
     errors: TRADING,
     handle: (call, s) => s.trading.plan(call.body, who(call), "build"),
   }),
@@ -105,9 +116,12 @@ export const tradingRoutes = [
     auth: "key",
     limits: QUOTE,
     summary: "A trade simulated against the chain",
+    description:
+      "The trade simulated against the chain; without a wallet from a synthetic wallet funded by state " +
+      "overrides (cannot be signed; discloses only, never refuses for risk).",
     first: noFee,
     body: tradeBody,
-    answer: ["ok"],
+    answer: simulateAnswer,
     errors: TRADING,
     handle: (call, s) => s.trading.simulate(call.body, who(call)),
   }),
@@ -117,11 +131,14 @@ export const tradingRoutes = [
     auth: "key(wallet)",
     limits: PREPARE,
     summary: "A plan for the wallet to sign: transactions, fee, checks, simulation",
+    description:
+      "Quote, policy, build and simulation in one call: the plan for the wallet to verify and sign locally " +
+      "(steps, fee, checks, simulation). action `revoke` answers as live/revoke.",
     // action "revoke" never reaches first, the parse or handle: prepareOrRevoke answers it.
     around: prepareOrRevoke,
     first: noFee,
     body: tradeBody,
-    answer: ["ready", "tx", "steps", "amount_in", "amount_out_min", "fee_bps", "fee_class"],
+    answer: prepareAnswer,
     errors: TRADING,
     mcp: {
       name: "prepare_trade",
@@ -140,8 +157,11 @@ export const tradingRoutes = [
     auth: "key(wallet)",
     limits: PREPARE,
     summary: "Transactions that revoke the wallet's approvals",
+    description:
+      "approve(spender, 0) while an allowance remains, plus the permit contract's lockdown while the router " +
+      "holds a live permit allowance, simulated against the wallet.",
     body: revokeRequest,
-    answer: ["steps", "before", "ready", "nothing_to_revoke"],
+    answer: revokeAnswer,
     errors: TRADING,
     handle: (call, s) => s.trading.revoke(call.body, who(call)),
   }),
@@ -151,10 +171,13 @@ export const tradingRoutes = [
     auth: "key(wallet)",
     limits: [],
     summary: "Relays a transaction the service built for this key",
+    description:
+      "Relays only transactions the service built for this key, signed by the key's wallet or a session's " +
+      "executor, byte for byte; the same signed bytes again answer the same hash with no second relay.",
     around: refusedAsAgent,
     first: (_, s) => s.relay.assertRelaying(),
     body: submitRequest,
-    answer: ["tx_hash", "as_built"],
+    answer: submitAnswer,
     errors: [...TRADING, "NONCE", "IN_FLIGHT"],
     handle: (call, s) => s.relay.submit(call.body, call.c.get("key")),
   }),

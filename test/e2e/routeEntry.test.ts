@@ -24,7 +24,7 @@ const echo = route<EchoService, Record<string, unknown>, z.infer<typeof echoQuer
   limits: [["fixtureEcho", { burst: 3, perSecond: 0.001 }, "key"]],
   summary: "A fixture: greets the name it is given",
   query: echoQuery,
-  answer: ["greeting"],
+  answer: z.object({ greeting: z.string() }),
   errors: ["UNAUTHORIZED", "RATE_LIMITED"],
   mcp: {
     name: "fixture_echo",
@@ -74,7 +74,11 @@ describe("a route declared as one entry", () => {
     expect(op.summary).toBe("A fixture: greets the name it is given");
     expect(op.security).toEqual([{ apiKey: [] }]);
     expect(op.parameters).toEqual([expect.objectContaining({ name: "name", in: "query", required: true })]);
-    expect(op.responses["200"].content["application/json"].schema.required).toEqual(["greeting"]);
+    // The answer is a component, named after the operation, generated from the entry's answer schema.
+    const answer = op.responses["200"].content["application/json"].schema;
+    expect(answer).toEqual({ $ref: "#/components/schemas/GetFixtureEchoAnswer" });
+    expect(doc.components.schemas.GetFixtureEchoAnswer.required).toEqual(["greeting"]);
+    expect(op.tags).toEqual(["Other"]);
     expect(op.responses["429"].description).toContain("RATE_LIMITED");
   });
 

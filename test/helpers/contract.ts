@@ -1,7 +1,8 @@
-import { appendFileSync } from "node:fs";
+import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
 import Ajv, { type ValidateFunction } from "ajv";
 import { openApiDocument } from "../../api/openapi/document.js";
 import { API_ROUTES } from "../../api/routes.js";
+import { ROOT } from "../../lib/root.js";
 
 /**
  * The OpenAPI contract over the whole e2e suite: every answer a test reads through the API
@@ -62,10 +63,44 @@ export function contractProblem(method: string, url: string, status: number, jso
   return validate(json) ? null : `${key}: ${ajv.errorsText(validate.errors)}: ${JSON.stringify(json)?.slice(0, 200)}`;
 }
 
+/** Where the document's examples are kept (api/openapi/document.ts reads them). */
+const EXAMPLES_FILE = `${ROOT}/api/openapi/examples.json`;
+/** Fields whose values an example never shows (a key is shown once, to its owner). */
+const SECRET_FIELDS = new Set(["api_key", "webhook_secret", "secret"]);
+/** At most this many items of an array are kept: an example shows the shape, not the whole list. */
+const EXAMPLE_ITEMS = 3;
+
+/** An answer as an example: secrets replaced, arrays cut to their first items. */
+function exampleOf(v: unknown, key = ""): unknown {
+  if (SECRET_FIELDS.has(key) && typeof v === "string") return `${v.slice(0, 6)}…(not shown)`;
+  if (Array.isArray(v)) return v.slice(0, EXAMPLE_ITEMS).map((x) => exampleOf(x));
+  if (v && typeof v === "object") return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, exampleOf(x, k)]));
+  return v;
+}
+
+/**
+ * With PIT_OPENAPI_EXAMPLES=1, a documented answer is kept in api/openapi/examples.json as its route's example for
+ * its status, where that route and status have none yet (=replace: every time, the newest kept).
+ */
+function keepExample(method: string, url: string, status: number, json: unknown): void {
+  const mode = process.env.PIT_OPENAPI_EXAMPLES;
+  const route = routeOf(new URL(url, "http://x").pathname.slice("/api/v1".length));
+  if (!mode || !route || json === undefined) return;
+  const all = JSON.parse(readFileSync(EXAMPLES_FILE, "utf8")) as Record<string, Record<string, unknown>>;
+  const key = `${method.toLowerCase()} ${route}`;
+  if (all[key]?.[String(status)] !== undefined && mode !== "replace") return;
+  all[key] = { ...all[key], [String(status)]: exampleOf(json) };
+  const sorted = Object.fromEntries(Object.entries(all).sort(([a], [b]) => a.localeCompare(b)));
+  writeFileSync(EXAMPLES_FILE, `${JSON.stringify(sorted, null, 2)}\n`);
+}
+
 /** Fails (or, with PIT_CONTRACT_LOG, records) an answer the document does not describe. */
 export function holdToContract(method: string, url: string, status: number, json: unknown): void {
   const problem = contractProblem(method, url, status, json);
-  if (!problem) return;
+  if (!problem) {
+    keepExample(method, url, status, json);
+    return;
+  }
   const log = process.env.PIT_CONTRACT_LOG;
   if (log) appendFileSync(log, `${problem}\n`);
   else throw new Error(`the answer breaks the OpenAPI document: ${problem}`);
