@@ -80,7 +80,8 @@ function fillPath(
   const filled = path.replace(/\{(\w+)\}/g, (_, name: string) => {
     const v = rest[name];
     delete rest[name];
-    if (typeof v !== "string" || v === "") missing ??= name;
+    // A dot segment would be resolved away by the URL and call another route: refused like an absent one.
+    if (typeof v !== "string" || v === "" || v === "." || v === "..") missing ??= name;
     return encodeURIComponent(String(v ?? ""));
   });
   return missing ?? { path: filled, rest };

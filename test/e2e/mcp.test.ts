@@ -112,6 +112,12 @@ describe("MCP at /mcp", () => {
     const missing = await call(keyed, "token", {});
     expect(missing.isError).toBe(true);
     expect(missing.json.error.code).toBe("BAD_REQUEST");
+    // A dot segment never walks the path to another route; a slash stays inside the one segment.
+    for (const address of ["..", "."])
+      expect((await call(keyed, "token", { address })).json.error.code).toBe("BAD_REQUEST");
+    const slash = await call(keyed, "token", { address: "../../me/trades" });
+    expect(slash.isError).toBe(true);
+    expect(slash.json.trades).toBeUndefined();
   });
 
   it("takes the key from the URL for a client that cannot set headers", async () => {
