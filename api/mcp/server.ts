@@ -37,9 +37,33 @@ const FOLLOW_PAGES = 5;
 type ToolRun = (args: Record<string, unknown>) => Promise<CallToolResult>;
 type AddTool = (
   name: string,
-  config: { description: string; inputSchema: z.AnyZodObject; annotations: typeof READ | Record<string, boolean> },
+  config: {
+    description: string;
+    inputSchema: z.AnyZodObject;
+    outputSchema?: z.AnyZodObject;
+    annotations: typeof READ | Record<string, boolean>;
+  },
   run: ToolRun,
 ) => void;
+
+/**
+ * An answer schema as an output schema: every object in it open to more fields, as answers are (SPEC lists a
+ * route's fields, and an answer may carry more), so a client holding the answer to it checks what is named.
+ */
+function opened(s: z.ZodTypeAny): z.ZodTypeAny {
+  if (s instanceof z.ZodObject)
+    return z
+      .object(Object.fromEntries(Object.entries(s.shape as z.ZodRawShape).map(([k, v]) => [k, opened(v)])))
+      .passthrough();
+  if (s instanceof z.ZodArray) return z.array(opened(s.element));
+  if (s instanceof z.ZodOptional) return opened(s.unwrap()).optional();
+  if (s instanceof z.ZodNullable) return opened(s.unwrap()).nullable();
+  if (s instanceof z.ZodUnion) return z.union(s.options.map(opened) as [z.ZodTypeAny, z.ZodTypeAny]);
+  if (s instanceof z.ZodRecord) return z.record(opened(s.valueSchema));
+  if (s instanceof z.ZodEffects) return opened(s.innerType());
+  if (s instanceof z.ZodLazy) return opened(s.schema);
+  return s;
+}
 
 /** A query string of the given values; booleans as the REST flag `1` (false: left out). */
 function query(args: Record<string, unknown>): string {
@@ -51,11 +75,12 @@ function query(args: Record<string, unknown>): string {
 
 /**
  * The REST answer as the tool's result: its JSON as structured content and as text (for clients that
- * read only text), isError for a refusal ({error: {code, message}}).
+ * read only text); a refusal ({error: {code, message}}) as text with isError.
  */
 function result(r: { status: number; json: unknown }, ...notes: string[]): CallToolResult {
   const isError = r.status >= 400;
-  const structured = r.json !== null && typeof r.json === "object" && !Array.isArray(r.json);
+  // A refusal is text alone: a tool's output schema describes its answer, and clients hold structured content to it.
+  const structured = !isError && r.json !== null && typeof r.json === "object" && !Array.isArray(r.json);
   return {
     content: [
       { type: "text", text: JSON.stringify(r.json) },
@@ -100,7 +125,9 @@ function entryTools(add: AddTool, rest: RestCall, entries: readonly RouteEntry[]
     if (!t) continue;
     const description = e.auth === "key" || e.auth === "key(wallet)" ? `${t.description} ${KEYED}` : t.description;
     const annotations = t.readOnly ? READ : { readOnlyHint: false, destructiveHint: false, openWorldHint: false };
-    add(t.name, { description, inputSchema: t.input, annotations }, async (a) => {
+    // The route's answer schema (the OpenAPI document's), opened, where it is an object.
+    const outputSchema = e.answer instanceof z.ZodObject ? (opened(e.answer) as z.AnyZodObject) : undefined;
+    add(t.name, { description, inputSchema: t.input, outputSchema, annotations }, async (a) => {
       const filled = fillPath(`/api/v1${e.path}`, a);
       if (typeof filled === "string") return refusal(400, "BAD_REQUEST", `${filled} is required`);
       const answer =

@@ -46,7 +46,8 @@ async function connect(headers: Record<string, string>, path = "/mcp"): Promise<
 async function call(client: Client, name: string, args: Record<string, unknown> = {}) {
   const r = (await client.callTool({ name, arguments: args })) as ToolResult;
   const json = JSON.parse(r.content[0]!.text);
-  expect(r.structuredContent, name).toEqual(json);
+  // A success is structured too (the client has held it to the tool's output schema); a refusal is text alone.
+  expect(r.structuredContent, name).toEqual(r.isError ? undefined : json);
   return { isError: r.isError === true, json, texts: r.content.map((c) => c.text) };
 }
 
@@ -89,6 +90,12 @@ describe("MCP at /mcp", () => {
     );
     expect(undescribed).toEqual([]);
     expect(keyed.getServerCapabilities()?.tools?.listChanged ?? false).toBe(false);
+    // Tools backed by a typed route declare its answer as their output schema.
+    const outputs = Object.fromEntries(tools.map((t) => [t.name, t.outputSchema]));
+    for (const name of ["quote", "portfolio", "trades"]) {
+      expect(outputs[name]?.type, name).toBe("object");
+      expect(Object.keys(outputs[name]?.properties ?? {}).length, name).toBeGreaterThan(2);
+    }
   });
 
   it("refuses an argument REST does not know as REST refuses it, never dropping it on the way", async () => {
