@@ -136,33 +136,37 @@ const rows = (db: Db) =>
   );
 
 describe("a stored payout never stalls the payouts after it", () => {
-  it("signs a place again at a new nonce when another transaction spent its nonce; each is paid once", async () => {
-    const db = await seeded([
-      [1, R1, "500"],
-      [2, R2, "300"],
-    ]);
-    const f = fakeChain();
-    const d = depsOf(db, f.client);
-    f.c.mine = false;
-    // Signed at nonces 5 and 6; the first waits in the pool and is not mined.
-    await payOwed(d).catch(() => undefined);
-    expect((await rows(db)).map((r) => r.status)).toEqual(["sent", "sent"]);
-    const first = (await rows(db))[0]!.tx_hash;
-    // The operator's own transaction takes nonce 5: place 1's bytes can never mine.
-    f.other();
-    f.c.mine = true;
-    await payOwed(d);
-    const after = await rows(db);
-    expect(after.map((r) => r.status)).toEqual(["mined", "mined"]);
-    expect(after[0]!.tx_hash).not.toBe(first);
-    expect(f.c.paid).toEqual([
-      { to: R2, amount: 300n },
-      { to: R1, amount: 500n },
-    ]);
-    // A later pass pays nothing again.
-    await payOwed(d);
-    expect(f.c.paid).toHaveLength(2);
-  });
+  it(
+    "holds a place whose nonce another transaction spent (it may have paid it), never signing it again; the places " +
+      "after it are paid",
+    async () => {
+      const db = await seeded([
+        [1, R1, "500"],
+        [2, R2, "300"],
+      ]);
+      const f = fakeChain();
+      const d = depsOf(db, f.client);
+      f.c.mine = false;
+      // Signed at nonces 5 and 6; the first waits in the pool and is not mined.
+      await payOwed(d).catch(() => undefined);
+      expect((await rows(db)).map((r) => r.status)).toEqual(["sent", "sent"]);
+      const first = (await rows(db))[0]!.tx_hash;
+      // Another transaction takes nonce 5 (say the operator's re-send of place 1's transfer with a higher fee):
+      // place 1's bytes can never mine, and signing it again could pay it twice.
+      f.other();
+      f.c.mine = true;
+      await payOwed(d);
+      const after = await rows(db);
+      expect(after.map((r) => r.status)).toEqual(["held", "mined"]);
+      expect(after[0]!.tx_hash).toBe(first);
+      expect(after[0]!.why).toMatch(/^held: nonce 5 of the reserve wallet was spent by a transaction that is not/);
+      expect(f.c.paid).toEqual([{ to: R2, amount: 300n }]);
+      // A later pass signs nothing for it.
+      await payOwed(d);
+      expect(f.c.paid).toHaveLength(1);
+      expect((await rows(db))[0]!.status).toBe("held");
+    },
+  );
 
   it("holds a place whose cancel mined after its wait, and signs no second cancel at its nonce", async () => {
     const db = await seeded([[1, R1, "500"]]);

@@ -372,8 +372,8 @@ async function receiptOf(d: PayDeps, hash: string | null): Promise<TransactionRe
 /**
  * Resolves a sent payout by what the chain shows at its nonce: its own transfer mined (mined), its
  * cancel mined (held), its transfer reverted (planned again: nothing moved), or the nonce spent by
- * a transaction that is neither, e.g. the operator's own (planned again, signed later at a new
- * nonce: its bytes can never mine, so the place is paid once). The wallet's mined nonce is read
+ * a transaction that is neither, e.g. the operator's own (held for the operator: that transaction
+ * may have paid the place, see holdSpent). The wallet's mined nonce is read
  * before the receipts, so a transaction of ours mined by then shows its receipt. Answers whether
  * it resolved the payout; false: its nonce is still open.
  */
@@ -391,11 +391,32 @@ async function resolved(d: PayDeps, signer: PlatformSigner, r: PayoutRow, nonce:
   if (await receiptOf(d, r.cancel_hash)) return holdCancelled(d, r, nonce).then(() => true);
   if (paid) return replan(d, r, `its transfer ${r.tx_hash} reverted at nonce ${nonce}; nothing moved`);
   if (mined <= nonce) return false;
-  return replan(
-    d,
-    r,
-    `nonce ${nonce} was used by another transaction of the reserve wallet (not this payout's ${r.tx_hash} ` +
-      `${r.cancel_hash ? `nor its cancel ${r.cancel_hash}` : ""})`.trimEnd(),
+  return holdSpent(d, r, nonce).then(() => true);
+}
+
+/**
+ * A payout whose nonce another transaction spent is held for the operator, never signed again by
+ * itself: that transaction may be the operator's own re-send of this very transfer (a fee bump),
+ * and paying again at a new nonce would pay the place twice. Its share stays set aside (held rows
+ * are not spendable); the places after it go on.
+ */
+async function holdSpent(d: PayDeps, r: PayoutRow, nonce: number) {
+  const others = `${r.tx_hash}${r.cancel_hash ? ` nor its cancel ${r.cancel_hash}` : ""}`;
+  await d.db.query(
+    "UPDATE app.league_payouts SET status = 'held', why = $3 WHERE season = $1 AND place = $2 AND status = 'sent' " +
+      "AND tx_hash = $4",
+    [
+      r.season,
+      r.place,
+      `held: nonce ${nonce} of the reserve wallet was spent by a transaction that is not this payout's ${others}; ` +
+        `it may have paid ${r.recipient} already (a re-send by hand), so it is not signed again: the operator ` +
+        "reads that transaction and pays the place by hand only if nothing reached the recipient",
+      r.tx_hash,
+    ],
+  );
+  d.logger?.warn(
+    { season: r.season, place: r.place, recipient: r.recipient },
+    "league payout held: its nonce was spent by another transaction; the operator resolves it",
   );
 }
 
