@@ -71,7 +71,9 @@ export function createLeague(
     hostedAgent,
     transfers,
     signer: d.reserveSigner,
-    lease: createLease(d.db, "league-settler", 60_000),
+    // Three payout waits (pay.ts WAIT_MS, 60 s): a holder waiting on a payout's receipt keeps its lease, so a
+    // second instance does not run a pass beside it (the stores' guards hold either way; this saves the double work).
+    lease: createLease(d.db, "league-settler", 180_000),
     intervalMs: d.settleIntervalMs,
   });
   return {

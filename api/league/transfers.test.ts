@@ -52,6 +52,20 @@ describe("the native ETH scan is bounded", () => {
     expect(again.unreadable).toBe(last.unreadable);
   });
 
+  it("counts failures in a row: a block near the head that fails now and then is never skipped", async () => {
+    // Within the last blocks, which every read traces again (a reorg may change them).
+    const failing = new Set([159_990]);
+    const { log } = tracingChain([159_990], failing);
+    for (let round = 0; round < 3; round++) {
+      for (let n = 1; n < NATIVE_MAX_FAILURES; n++)
+        expect((await log.native([A], 160_000n)).behind).toMatch(/the trace of block 159990 could not be read/);
+      failing.delete(159_990);
+      const ok = await log.native([A], 160_000n);
+      expect([ok.behind, ok.unreadable]).toEqual([null, null]);
+      failing.add(159_990);
+    }
+  });
+
   it("scans at most NATIVE_BLOCKS_PER_READ blocks per read, keeping its progress; the rest is behind", async () => {
     const { log } = tracingChain([10, 250_000, 420_000]);
     const first = await log.native([A], 450_000n);

@@ -213,6 +213,7 @@ async function scanGroup(
     if (kept >= lo - 1n) for (const a of group) st.through.set(a, kept);
     o.budget.left -= step.through - lo + 1n;
     if (!step.failed) {
+      clearFailures(st.failures, lo, hi);
       lo = hi + 1n;
       continue;
     }
@@ -232,6 +233,18 @@ async function scanGroup(
     lo = resume;
   }
   return null;
+}
+
+/**
+ * A step read in full clears the failures counted on it (its blocks', and its state read's): "in a row" means
+ * in a row, so a node that fails now and then never adds up to a skip (each skip flags LINKS).
+ */
+function clearFailures(failures: Map<string, number>, lo: bigint, hi: bigint) {
+  for (const key of failures.keys()) {
+    const [kind, at] = key.split(":");
+    const n = BigInt(at ?? "-1");
+    if ((kind === "block" && n >= lo && n <= hi) || (kind === "state" && n === lo)) failures.delete(key);
+  }
 }
 
 type StepFailure = {
