@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import {
   decodeFunctionData,
+  EstimateGasExecutionError,
+  ExecutionRevertedError,
   erc20Abi,
   keccak256,
   parseTransaction,
@@ -35,6 +37,8 @@ function fakeChain() {
     fee: 10n ** 9n,
     receiptsDown: false,
     listed: new Set<string>(),
+    frozen: new Set<string>(),
+    paused: false,
     pool: new Map<Hex, Hex>(),
     receipts: new Map<Hex, Receipt>(),
     paid: [] as { to: string; amount: bigint }[],
@@ -84,7 +88,13 @@ function fakeChain() {
     // Fees move between passes: a transaction signed again is not the same bytes.
     estimateFeesPerGas: async () => ({ maxFeePerGas: (c.fee += 1n), maxPriorityFeePerGas: 10n ** 8n }),
     getChainId: async () => 4663,
-    estimateGas: async () => 50_000n,
+    // A token that freezes some recipients: the transfer's estimate reverts (the reserve itself always receives).
+    estimateGas: async ({ data }: { data: Hex }) => {
+      const { args } = decodeFunctionData({ abi: erc20Abi, data });
+      if (c.frozen.has((args[0] as string).toLowerCase()) || c.paused)
+        throw new EstimateGasExecutionError(new ExecutionRevertedError({ message: "frozen" }), {});
+      return 50_000n;
+    },
     readContract: async () => 10n ** 24n,
     getBlockNumber: async () => 1_000n,
     multicall: async ({ contracts }: { contracts: { args: readonly [string] }[] }) =>
@@ -190,6 +200,25 @@ describe("a stored payout never stalls the payouts after it", () => {
       "SELECT count(*)::int AS n FROM app.league_ledgers WHERE settled_at IS NOT NULL",
     )) as [{ n: number }];
     expect(n).toBe(1);
+  });
+
+  it("holds a place the token refuses to receive, paying the places after; a paused token holds none", async () => {
+    const db = await seeded([
+      [1, R1, "500"],
+      [2, R2, "300"],
+    ]);
+    const f = fakeChain();
+    const d = depsOf(db, f.client);
+    f.c.paused = true;
+    await expect(payOwed(d)).rejects.toThrow();
+    expect((await rows(db)).map((r) => r.status)).toEqual(["planned", "planned"]);
+    f.c.paused = false;
+    f.c.frozen.add(R1);
+    await payOwed(d);
+    const after = await rows(db);
+    expect(after.map((r) => r.status)).toEqual(["held", "mined"]);
+    expect(after[0]!.why).toMatch(/^held: the token refuses a transfer to 0x0+111/);
+    expect(f.c.paid).toEqual([{ to: R2, amount: 300n }]);
   });
 
   it("never takes an unreadable receipt for one not mined: nothing is signed again", async () => {

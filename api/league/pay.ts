@@ -3,7 +3,9 @@
  * oldest season first, then place, its signed bytes stored before they are sent.
  */
 import {
+  BaseError,
   encodeFunctionData,
+  ExecutionRevertedError,
   erc20Abi,
   getAddress,
   keccak256,
@@ -253,21 +255,23 @@ async function holdUnsigned(d: PayDeps, r: PayoutRow, block: bigint) {
 async function signAndStore(d: PayDeps, signer: PlatformSigner, rows: PayoutRow[], nonce: number) {
   const [fees, chainId] = await Promise.all([d.chain.estimateFeesPerGas(), d.chain.getChainId()]);
   const signed: { r: PayoutRow; raw: Hex }[] = [];
-  for (const [i, r] of rows.entries()) {
+  for (const r of rows) {
     const call = transferCall(r);
-    const gas = ((await d.chain.estimateGas({ account: signer.address, ...call })) * 13n) / 10n;
+    const estimate = await gasOrRefusal(d, signer, r);
+    if (estimate === null) continue;
     signed.push({
       r,
       raw: await signer.signTransaction({
         ...call,
         chainId,
-        nonce: nonce + i,
-        gas,
+        nonce: nonce + signed.length,
+        gas: (estimate * 13n) / 10n,
         maxFeePerGas: fees.maxFeePerGas * 2n,
         maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
       }),
     });
   }
+  if (!signed.length) return;
   await d.db.tx(async (tx) => {
     // One signer's store at a time, and none over bytes another pass stored: two passes that raced past the
     // lease would otherwise store different payouts at the same nonces.
@@ -284,6 +288,37 @@ async function signAndStore(d: PayDeps, signer: PlatformSigner, rows: PayoutRow[
         throw new Error(`payout ${r.season}/${r.place} was signed by another pass; nothing of this pass is stored`);
     }
   });
+}
+
+const reverted = (err: unknown) =>
+  err instanceof BaseError && err.walk((e) => e instanceof ExecutionRevertedError) instanceof ExecutionRevertedError;
+
+/**
+ * A payout's gas, or null when the token refuses this recipient: then it is held with why, and the
+ * places after it are signed (one recipient a token freezes must not stall every later payout). A
+ * refusal of the same transfer to the reserve wallet itself means the token refuses everyone (paused):
+ * nothing is held, the pass fails and a later one tries again.
+ */
+async function gasOrRefusal(d: PayDeps, signer: PlatformSigner, r: PayoutRow): Promise<bigint | null> {
+  try {
+    return await d.chain.estimateGas({ account: signer.address, ...transferCall(r) });
+  } catch (err) {
+    if (!reverted(err)) throw err;
+    await d.chain.estimateGas({ account: signer.address, ...transferCall({ ...r, recipient: signer.address }) });
+    const said = (err as BaseError).shortMessage;
+    await d.db.query(
+      "UPDATE app.league_payouts SET status = 'held', why = $3 WHERE season = $1 AND place = $2 AND raw_tx IS NULL " +
+        "AND status = 'planned'",
+      [
+        r.season,
+        r.place,
+        `held: the token refuses a transfer to ${r.recipient} (${said}) while it takes one to the reserve wallet; ` +
+          "nothing is signed for it: the operator pays the place by hand once the recipient can receive",
+      ],
+    );
+    d.logger?.warn({ season: r.season, place: r.place, recipient: r.recipient }, "league payout held: token refuses");
+    return null;
+  }
 }
 
 /** How long one pass waits for a sent payout (or its cancel) to mine before it leaves it for the next pass. */
