@@ -235,20 +235,32 @@ async function signOwed(d: PayDeps, signer: PlatformSigner): Promise<boolean> {
 }
 
 /** A place whose recipient was listed right before signing: held, nothing signed for it. */
-async function holdUnsigned(d: PayDeps, r: PayoutRow, block: bigint) {
-  await d.db.query(
-    "UPDATE app.league_payouts SET status = 'held', why = $3 WHERE season = $1 AND place = $2 AND raw_tx IS NULL",
-    [
-      r.season,
-      r.place,
-      `held: its recipient ${r.recipient} is on the sanctions list (read at block ${block}, right before ` +
-        "signing); nothing is signed for it and it is never paid",
-    ],
-  );
-  d.logger?.warn(
-    { season: r.season, place: r.place, recipient: r.recipient },
+function holdUnsigned(d: PayDeps, r: PayoutRow, block: bigint) {
+  return hold(
+    d,
+    r,
+    "unsigned",
+    `held: its recipient ${r.recipient} is on the sanctions list (read at block ${block}, right before ` +
+      "signing); nothing is signed for it and it is never paid",
     "league payout held: its recipient is on the sanctions list; nothing is signed for it",
   );
+}
+
+/** Where a held row must still stand (each caller's own guard: a row another pass moved on is left alone). */
+const HOLD_WHERE = {
+  unsigned: "raw_tx IS NULL",
+  planned: "raw_tx IS NULL AND status = 'planned'",
+  sent: "status = 'sent'",
+  sentAs: "status = 'sent' AND tx_hash = $4",
+} as const;
+
+/** Holds a place with why: its share stays set aside and this service never pays it (the operator may). */
+async function hold(d: PayDeps, r: PayoutRow, from: keyof typeof HOLD_WHERE, why: string, msg: string) {
+  await d.db.query(
+    `UPDATE app.league_payouts SET status = 'held', why = $3 WHERE season = $1 AND place = $2 AND ${HOLD_WHERE[from]}`,
+    from === "sentAs" ? [r.season, r.place, why, r.tx_hash] : [r.season, r.place, why],
+  );
+  d.logger?.warn({ season: r.season, place: r.place, recipient: r.recipient }, msg);
 }
 
 /** Signs `rows` from nonce `nonce` on, then stores every signed transfer at once (or none). */
@@ -306,17 +318,14 @@ async function gasOrRefusal(d: PayDeps, signer: PlatformSigner, r: PayoutRow): P
     if (!reverted(err)) throw err;
     await d.chain.estimateGas({ account: signer.address, ...transferCall({ ...r, recipient: signer.address }) });
     const said = (err as BaseError).shortMessage;
-    await d.db.query(
-      "UPDATE app.league_payouts SET status = 'held', why = $3 WHERE season = $1 AND place = $2 AND raw_tx IS NULL " +
-        "AND status = 'planned'",
-      [
-        r.season,
-        r.place,
-        `held: the token refuses a transfer to ${r.recipient} (${said}) while it takes one to the reserve wallet; ` +
-          "nothing is signed for it: the operator pays the place by hand once the recipient can receive",
-      ],
+    await hold(
+      d,
+      r,
+      "planned",
+      `held: the token refuses a transfer to ${r.recipient} (${said}) while it takes one to the reserve wallet; ` +
+        "nothing is signed for it: the operator pays the place by hand once the recipient can receive",
+      "league payout held: token refuses",
     );
-    d.logger?.warn({ season: r.season, place: r.place, recipient: r.recipient }, "league payout held: token refuses");
     return null;
   }
 }
@@ -435,22 +444,15 @@ async function resolved(d: PayDeps, signer: PlatformSigner, r: PayoutRow, nonce:
  * and paying again at a new nonce would pay the place twice. Its share stays set aside (held rows
  * are not spendable); the places after it go on.
  */
-async function holdSpent(d: PayDeps, r: PayoutRow, nonce: number) {
+function holdSpent(d: PayDeps, r: PayoutRow, nonce: number) {
   const others = `${r.tx_hash}${r.cancel_hash ? ` nor its cancel ${r.cancel_hash}` : ""}`;
-  await d.db.query(
-    "UPDATE app.league_payouts SET status = 'held', why = $3 WHERE season = $1 AND place = $2 AND status = 'sent' " +
-      "AND tx_hash = $4",
-    [
-      r.season,
-      r.place,
-      `held: nonce ${nonce} of the reserve wallet was spent by a transaction that is not this payout's ${others}; ` +
-        `it may have paid ${r.recipient} already (a re-send by hand), so it is not signed again: the operator ` +
-        "reads that transaction and pays the place by hand only if nothing reached the recipient",
-      r.tx_hash,
-    ],
-  );
-  d.logger?.warn(
-    { season: r.season, place: r.place, recipient: r.recipient },
+  return hold(
+    d,
+    r,
+    "sentAs",
+    `held: nonce ${nonce} of the reserve wallet was spent by a transaction that is not this payout's ${others}; ` +
+      `it may have paid ${r.recipient} already (a re-send by hand), so it is not signed again: the operator ` +
+      "reads that transaction and pays the place by hand only if nothing reached the recipient",
     "league payout held: its nonce was spent by another transaction; the operator resolves it",
   );
 }
@@ -538,18 +540,13 @@ async function storeCancel(d: PayDeps, signer: PlatformSigner, r: PayoutRow, blo
 }
 
 /** A payout whose cancel mined: held, never paid (its nonce is spent by the cancel). */
-async function holdCancelled(d: PayDeps, r: PayoutRow, nonce: number) {
-  await d.db.query(
-    "UPDATE app.league_payouts SET status = 'held', why = $3 WHERE season = $1 AND place = $2 AND status = 'sent'",
-    [
-      r.season,
-      r.place,
-      `held: its recipient ${r.recipient} is on the sanctions list (read again before a re-send); its signed ` +
-        `transfer was cancelled at nonce ${nonce} by ${r.cancel_hash} and it is never paid`,
-    ],
-  );
-  d.logger?.warn(
-    { season: r.season, place: r.place, recipient: r.recipient },
+function holdCancelled(d: PayDeps, r: PayoutRow, nonce: number) {
+  return hold(
+    d,
+    r,
+    "sent",
+    `held: its recipient ${r.recipient} is on the sanctions list (read again before a re-send); its signed ` +
+      `transfer was cancelled at nonce ${nonce} by ${r.cancel_hash} and it is never paid`,
     "league payout held at its re-send: its recipient is on the sanctions list; its nonce was cancelled",
   );
 }
