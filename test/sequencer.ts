@@ -24,6 +24,13 @@ const SLOWEST_FIRST = [
   "test/e2e/fast.test.ts",
   "test/e2e/leagueWorker.test.ts",
   "test/e2e/routeLimits.test.ts",
+  // Store-heavy files without a devnet (PostgreSQL and PGlite; 15-20 s each, measured under load).
+  "api/hosted/agents.test.ts",
+  "api/tokens/store.test.ts",
+  "cosigner/executors.test.ts",
+  "api/trading/ledger.test.ts",
+  "api/league/pay.test.ts",
+  "api/league/boards.test.ts",
 ];
 
 export default class SlowestFirst extends BaseSequencer {

@@ -48,13 +48,15 @@ describe("RedisLimiter", () => {
   });
 
   it("refills at the rule's rate", async () => {
-    const fast = { burst: 2, perSecond: 20 };
+    // One token a second: the three spends below must land within one refill, which a loaded
+    // machine did not always manage at 20 a second (the third spend then found a fresh token).
+    const fast = { burst: 2, perSecond: 1 };
     expect(await a.spend([{ key: "fast", rule: fast }])).toBe(0);
     expect(await a.spend([{ key: "fast", rule: fast }])).toBe(0);
     const wait = await a.spend([{ key: "fast", rule: fast }]);
     expect(wait).toBeGreaterThan(0);
-    expect(wait).toBeLessThanOrEqual(0.05);
-    await new Promise((r) => setTimeout(r, 120));
+    expect(wait).toBeLessThanOrEqual(1);
+    await new Promise((r) => setTimeout(r, 1_100));
     expect(await a.spend([{ key: "fast", rule: fast }])).toBe(0);
   });
 
