@@ -245,7 +245,7 @@ export async function benchFast(opts: { trades: number; seconds: number; agents:
         Object.entries(k.methods)
           .map(([m, n]) => `${m} ${(n / opts.trades).toFixed(2)}`)
           .join(", ");
-      // The request's own calls (the relay watcher's receipt and block polls run beside it and are listed, not counted).
+      // The request's own calls (the relay watcher's receipt and block polls run beside it: listed, not counted).
       const tripsBeforeRelay = (k: typeof simCounts) =>
         ["eth_call", "eth_simulateV1", "eth_getBlockByNumber", "eth_getStorageAt"].reduce(
           (n, m) => n + (k.methods[m] ?? 0),
