@@ -11,8 +11,13 @@ import { apiClient, server } from "./http.js";
  * What the trading-path benchmarks run against: a private devnet from the snapshot, the real
  * indexer on PostgreSQL caught up, a counting RPC proxy in front of anvil, and the service in its
  * own process reading the chain through the proxy. `run` gets it all; everything stops after.
+ * `serve(env)` starts another service process on the same chain and indexer (e.g. another backend);
+ * `onCall` sees each JSON-RPC call the proxy forwards.
  */
-export async function withServedChain<T>(run: (s: ServedChain) => Promise<T>): Promise<T> {
+export async function withServedChain<T>(
+  run: (s: ServedChain) => Promise<T>,
+  opts: { onCall?: (m: { method: string; params?: unknown }) => void } = {},
+): Promise<T> {
   await ensureSnapshot();
   const anvil = await startAnvil({ loadState: SNAPSHOT_FILE });
   const chain = devnetChain(anvil.rpcUrl);
@@ -24,15 +29,23 @@ export async function withServedChain<T>(run: (s: ServedChain) => Promise<T>): P
     cacheTime: 0,
   }) as PublicClient;
   const ix = await startIndexer({ anvilPort: anvil.port, backend: "postgres" });
-  const proxy = await startRpcProxy(anvil.rpcUrl);
-  let child: ChildProcess | null = null;
+  const proxy = await startRpcProxy(anvil.rpcUrl, { onCall: (m) => opts.onCall?.(m) });
+  const children: ChildProcess[] = [];
+  const serve = async (env: Record<string, string> = {}) => {
+    const s = await server("app", proxy.port, {
+      BENCH_VIEWS: ix.viewsSchema,
+      BENCH_DATABASE_URL: ix.databaseUrl!,
+      ...env,
+    });
+    children.push(s.child);
+    return apiClient(s.port);
+  };
   try {
     await ix.waitFor(Number(await pub.getBlockNumber()), 180_000);
-    const s = await server("app", proxy.port, { BENCH_VIEWS: ix.viewsSchema, BENCH_DATABASE_URL: ix.databaseUrl! });
-    child = s.child;
-    return await run({ anvil, chain, test, pub, proxy, api: apiClient(s.port) });
+    const api = await serve();
+    return await run({ anvil, chain, test, pub, proxy, api, serve });
   } finally {
-    if (child) await new Promise((res) => (child!.once("exit", res), child!.kill("SIGTERM")));
+    for (const child of children) await new Promise((res) => (child.once("exit", res), child.kill("SIGTERM")));
     await proxy.close();
     await ix.cleanup();
     await anvil.stop();
@@ -46,4 +59,5 @@ export type ServedChain = {
   pub: PublicClient;
   proxy: Awaited<ReturnType<typeof startRpcProxy>>;
   api: ReturnType<typeof apiClient>;
+  serve: (env?: Record<string, string>) => Promise<ReturnType<typeof apiClient>>;
 };

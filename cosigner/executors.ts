@@ -1,12 +1,5 @@
-import {
-  getAddress,
-  parseGwei,
-  recoverMessageAddress,
-  toFunctionSelector,
-  type Address,
-  type Hex,
-  type PublicClient,
-} from "viem";
+import { getAddress, parseGwei, toFunctionSelector, type Address, type Hex, type PublicClient } from "viem";
+import { recoverMessageAddress } from "../lib/secp.js";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { executorAttestationText } from "../lib/executorAttestation.js";
 import type { ExecutorAttestation, ExecutorPort, RefundAsk, StockAttestationGrant } from "../api/ports/executors.js";

@@ -1,4 +1,5 @@
-import { getAddress, recoverTypedDataAddress, zeroAddress, type Address } from "viem";
+import { getAddress, zeroAddress, type Address } from "viem";
+import { recoverTypedDataAddress } from "../lib/secp.js";
 import {
   decodeLimitedCallsTerms,
   decodeNativeBalanceChangeTerms,

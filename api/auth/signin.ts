@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
-import { getAddress, isAddress, recoverMessageAddress, type Address, type Hex } from "viem";
+import { getAddress, isAddress, type Address, type Hex } from "viem";
+import { recoverMessageAddress } from "../../lib/secp.js";
 import { createSiweMessage } from "viem/siwe";
 import { LRUCache } from "lru-cache";
 import { partnerAgentVaultAbi, sanctionsListAbi } from "../../abis/fixtures.js";

@@ -1,12 +1,12 @@
 import {
   keccak256,
   parseTransaction,
-  recoverTransactionAddress,
   serializeTransaction,
   type Address,
   type Hex,
   type TransactionSerialized,
 } from "viem";
+import { recoverTransactionAddress } from "../../lib/secp.js";
 import { Refusal } from "../errors/index.js";
 
 /** secp256k1's group order over two: a signature's s above it is the malleable twin (EIP-2). */

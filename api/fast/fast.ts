@@ -1,4 +1,5 @@
-import { recoverTypedDataAddress, zeroAddress, type Address, type Hex } from "viem";
+import { zeroAddress, type Address, type Hex } from "viem";
+import { recoverTypedDataAddress } from "../../lib/secp.js";
 import { bpsOf, feeFor } from "../../lib/fees.js";
 import { fastPairOf, type FastPair, type FastRouteTable } from "../../lib/fastRoutes.js";
 import { readFeeBps, readRouterCall } from "../../lib/router/read.js";

@@ -1,4 +1,5 @@
-import { recoverMessageAddress, type Address, type Hex } from "viem";
+import type { Address, Hex } from "viem";
+import { recoverMessageAddress } from "../../lib/secp.js";
 import { STOCK_ATTESTATION_LIMITS, stockAttestationText } from "../../lib/stockAttestation.js";
 import { Refusal } from "../errors/index.js";
 import type { HostedSession } from "./deps.js";

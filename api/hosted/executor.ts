@@ -1,12 +1,5 @@
-import {
-  formatEther,
-  getAddress,
-  keccak256,
-  parseTransaction,
-  recoverTransactionAddress,
-  type Address,
-  type Hex,
-} from "viem";
+import { formatEther, getAddress, keccak256, parseTransaction, type Address, type Hex } from "viem";
+import { recoverTransactionAddress } from "../../lib/secp.js";
 import { Refusal } from "../errors/index.js";
 import type { ExecutorAttestation, ExecutorPort } from "../ports/executors.js";
 import type { Sequencer } from "../ports/sequencer.js";

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
-import { getAddress, recoverMessageAddress, zeroAddress, type Address, type Hex } from "viem";
+import { getAddress, zeroAddress, type Address, type Hex } from "viem";
+import { recoverMessageAddress } from "../../lib/secp.js";
 import { z } from "zod";
 import { partnerAgentVaultAbi } from "../../abis/fixtures.js";
 import type { Config } from "../../lib/config.js";

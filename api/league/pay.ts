@@ -10,11 +10,11 @@ import {
   getAddress,
   keccak256,
   parseTransaction,
-  recoverTransactionAddress,
   TransactionReceiptNotFoundError,
   type Hex,
   type TransactionReceipt,
 } from "viem";
+import { recoverTransactionAddress } from "../../lib/secp.js";
 import type { PlatformSigner } from "../ports/platformSigner.js";
 import { sanctionsListAbi } from "../../abis/fixtures.js";
 import { reserveAfter, type PayoutBook } from "./reserve.js";

@@ -1,14 +1,5 @@
-import {
-  concat,
-  getAddress,
-  hashTypedData,
-  parseUnits,
-  recoverTypedDataAddress,
-  zeroAddress,
-  type Address,
-  type Hex,
-} from "viem";
-import { recoverAuthorizationAddress } from "viem/utils";
+import { concat, getAddress, hashTypedData, parseUnits, zeroAddress, type Address, type Hex } from "viem";
+import { recoverAuthorizationAddress, recoverTypedDataAddress } from "../../lib/secp.js";
 import { z } from "zod";
 import {
   curveGroupOf,

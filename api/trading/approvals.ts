@@ -1,4 +1,5 @@
-import { maxUint160, maxUint256, verifyTypedData, type Address, type Hex } from "viem";
+import { maxUint160, maxUint256, type Address, type Hex } from "viem";
+import { verifyTypedData } from "../../lib/secp.js";
 import { Refusal } from "../errors/index.js";
 import { buildApprove, buildPermit2Approve, permitTypedData, type PermitSingle, type Step } from "./txs.js";
 import { LIMITS } from "./policy.js";

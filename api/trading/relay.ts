@@ -1,12 +1,12 @@
 import {
   keccak256,
   parseTransaction,
-  recoverTransactionAddress,
   type Address,
   type Hex,
   type PublicClient,
   type TransactionSerialized,
 } from "viem";
+import { recoverTransactionAddress } from "../../lib/secp.js";
 import { z } from "zod";
 import { SequencerRefused, type Sequencer } from "../ports/sequencer.js";
 import { Refusal } from "../errors/index.js";

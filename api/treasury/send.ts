@@ -3,12 +3,12 @@ import {
   erc20Abi,
   keccak256,
   parseTransaction,
-  recoverTransactionAddress,
   zeroAddress,
   type Address,
   type Hex,
   type PublicClient,
 } from "viem";
+import { recoverTransactionAddress } from "../../lib/secp.js";
 import { fencedRead } from "../../lib/chain.js";
 import type { PlatformSigner } from "../ports/platformSigner.js";
 import type { Planned, TransferRow } from "./close.js";
