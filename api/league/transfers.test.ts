@@ -193,7 +193,7 @@ describe("the native ETH scan kept between reads (issue 29 point 6)", () => {
   const keyed = (ts: { block: number; tx_hash: string; from: string; to: string; amount: bigint }[]) =>
     ts.map((t) => `${t.block} ${t.tx_hash} ${t.from}>${t.to} ${t.amount}`);
 
-  it("answers what a read from scratch answers (native moves and logs), read after read, through reorganisations", async () => {
+  it("answers what a read from scratch answers (native moves and logs), read after read, through reorgs", async () => {
     for (const seed of [1, 2, 3, 4, 5, 6]) {
       const c = randomChain(seed, league);
       const log = createTransferLog({ config, chain: c.chain });

@@ -289,7 +289,7 @@ type NativeState = {
   failures: Map<string, number>;
   /** What was skipped after failing too often, by its failure key. */
   skipped: Map<string, Skip>;
-  /** Address → what its last read in full kept at the block it read to (issue 29 point 6: the next read starts there). */
+  /** Address → what its last full read kept at the block it read to (issue 29 point 6: the next read starts after). */
   tips: Map<string, Tip>;
 };
 
