@@ -4,6 +4,7 @@
  */
 import { getAddress } from "viem";
 import { relayedPlanOf, type TokenRef } from "../trading/index.js";
+import type { RelayedPlan } from "../../lib/tradeOutcome.js";
 import type { Db } from "../ports/store/db.js";
 import type { SeasonTrade } from "../../lib/league/valuation.js";
 import { lc } from "../../lib/address.js";
@@ -52,7 +53,6 @@ export function minedTradeOf(r: TradeRow, from: number, to: number) {
   const tout = JSON.parse(r.p_token_out) as TokenRef;
   if (!o.amountIn || !o.amountOut || !tin.address || !tout.address || tin.decimals === null || tout.decimals === null)
     return null;
-  const plan = relayedPlanOf(getAddress(r.wallet), r.execution, tin, tout, JSON.parse(r.txs), JSON.parse(r.summary));
   const trade: SeasonTrade = {
     id: r.id,
     tx_hash: r.tx_hash,
@@ -63,7 +63,22 @@ export function minedTradeOf(r: TradeRow, from: number, to: number) {
     token_out: { address: lc(tout.address), decimals: tout.decimals },
     amount_out: BigInt(o.amountOut),
   };
-  return { wallet: lc(r.wallet), path: r.path, plan, trade };
+  // The plan only matters where the trades are published (a decision, the books route): built when first read, so a
+  // standings pass does not parse 100,000 plans' JSON it never looks at (issue 29 point 6).
+  let plan: RelayedPlan | null | undefined;
+  const planOf = () =>
+    (plan =
+      plan === undefined
+        ? relayedPlanOf(getAddress(r.wallet), r.execution, tin, tout, JSON.parse(r.txs), JSON.parse(r.summary))
+        : plan);
+  return {
+    wallet: lc(r.wallet),
+    path: r.path,
+    get plan(): RelayedPlan | null {
+      return planOf();
+    },
+    trade,
+  };
 }
 export type MinedTrade = NonNullable<ReturnType<typeof minedTradeOf>>;
 

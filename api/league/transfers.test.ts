@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import type { Config } from "../../lib/config.js";
-import { NATIVE_MAX_FAILURES } from "../../lib/league/native.js";
+import { NATIVE_MAX_FAILURES, nativeTransfersOf } from "../../lib/league/native.js";
 import type { Common } from "../ports/common.js";
+import { transfersOf } from "../../lib/league/chain.js";
 import { createTransferLog } from "./transfers.js";
 
 const A = "0x00000000000000000000000000000000000000a1";
@@ -77,5 +78,146 @@ describe("the native ETH scan is bounded", () => {
     const third = await log.native([A], 450_000n);
     expect([third.behind, third.unreadable]).toEqual([null, null]);
     expect(third.transfers.map((t) => t.block)).toEqual([10, 250_000, 420_000]);
+  });
+});
+
+/**
+ * A random chain of `blocks` blocks where the league's addresses send ETH to each other and to strangers and
+ * receive it (each send moves the sender's nonce, each receipt grows a balance, so no state comes back), and
+ * whose blocks above `from` can be replaced (a reorganisation: other moves, other hashes). Answers what the scan
+ * reads: nonces, balances (one by one, and through Multicall3's getEthBalance), block hashes, traces.
+ */
+const TOKEN = "0x00000000000000000000000000000000000000d1";
+
+function randomChain(seed: number, league: string[]) {
+  let x = seed;
+  const rnd = (n: number) => {
+    x = (x * 1_103_515_245 + 12_345) % 2_147_483_648;
+    return x % n;
+  };
+  const strangers = [0xe1, 0xe2, 0xe3].map((n) => `0x${n.toString(16).padStart(40, "0")}`);
+  type Move = { from: string; to: string; value: bigint };
+  const moves: Move[][] = [];
+  const hashes: string[] = [];
+  let version = 0;
+  const grow = (until: number) => {
+    while (moves.length <= until) {
+      const b = moves.length;
+      const list: Move[] = [];
+      for (let i = rnd(4) === 0 ? 1 + rnd(2) : 0; i > 0; i--) {
+        const all = [...league, ...strangers];
+        const from = all[rnd(all.length)]!;
+        const to = all.filter((a) => a !== from)[rnd(all.length - 1)]!;
+        list.push({ from, to, value: BigInt(1 + rnd(1000)) });
+      }
+      moves.push(list);
+      states = new Map();
+      hashes.push(`0x${version.toString(16)}${b.toString(16).padStart(63, "0")}`);
+    }
+  };
+  // Each address's state after each block, built again after a reorganisation.
+  let states = new Map<string, { nonce: number; balance: bigint }[]>();
+  const stateAt = (a: string, block: bigint) => {
+    if (!states.has(a)) {
+      let [nonce, balance] = [0, 1_000_000n];
+      states.set(
+        a,
+        moves.map((list) => {
+          for (const m of list) {
+            if (m.from === a) [nonce, balance] = [nonce + 1, balance - m.value];
+            if (m.to === a) balance += m.value;
+          }
+          return { nonce, balance };
+        }),
+      );
+    }
+    const list = states.get(a)!;
+    return list[Math.min(Number(block), list.length - 1)]!;
+  };
+  const multicall3 = "0x00000000000000000000000000000000000000c3";
+  // The same moves as TOKEN's Transfer logs.
+  type LogFilter = { fromBlock: string; toBlock: string; topics: [string, string[] | null, string[]?] };
+  const logsOf = (f: LogFilter) => {
+    const topic = (a: string) => `0x${a.slice(2).padStart(64, "0")}`;
+    const out = [];
+    for (let b = Number(BigInt(f.fromBlock)); b <= Number(BigInt(f.toBlock)) && b < moves.length; b++)
+      for (const [i, m] of moves[b]!.entries()) {
+        if (f.topics[1] && !f.topics[1].includes(topic(m.from))) continue;
+        if (f.topics[2] && !f.topics[2].includes(topic(m.to))) continue;
+        out.push({
+          address: TOKEN,
+          topics: [f.topics[0], topic(m.from), topic(m.to)],
+          data: `0x${m.value.toString(16)}`,
+          transactionHash: `${hashes[b]!.slice(0, 60)}${i.toString(16).padStart(4, "0")}`,
+          blockNumber: `0x${b.toString(16)}`,
+          transactionIndex: `0x${i.toString(16)}`,
+          logIndex: `0x${i.toString(16)}`,
+        });
+      }
+    return out;
+  };
+  const chain = {
+    chain: { contracts: { multicall3: { address: multicall3 } } },
+    getTransactionCount: async ({ address, blockNumber }: { address: string; blockNumber: bigint }) =>
+      stateAt(address.toLowerCase(), blockNumber).nonce,
+    getBalance: async ({ address, blockNumber }: { address: string; blockNumber: bigint }) =>
+      stateAt(address.toLowerCase(), blockNumber).balance,
+    multicall: async ({ contracts, blockNumber }: { contracts: { args: [string] }[]; blockNumber: bigint }) =>
+      contracts.map((c) => stateAt(c.args[0].toLowerCase(), blockNumber).balance),
+    getBlock: async ({ blockNumber }: { blockNumber: bigint }) => ({ hash: hashes[Number(blockNumber)] }),
+    request: async ({ method, params }: { method: string; params: [unknown, unknown] }) => {
+      if (method === "eth_getLogs") return logsOf(params[0] as LogFilter);
+      const b = Number(BigInt(params[0] as string));
+      return (moves[b] ?? []).map((m, i) => ({
+        txHash: `${hashes[b]!.slice(0, 60)}${i.toString(16).padStart(4, "0")}`,
+        result: { type: "CALL", from: m.from, to: m.to, value: `0x${m.value.toString(16)}` },
+      }));
+    },
+  };
+  return {
+    chain: chain as unknown as Common["chain"],
+    grow,
+    /** Blocks above `from` replaced by others. */
+    reorg(from: number) {
+      version++;
+      moves.length = from + 1;
+      hashes.length = from + 1;
+      states = new Map();
+    },
+  };
+}
+
+describe("the native ETH scan kept between reads (issue 29 point 6)", () => {
+  const league = [0xa1, 0xa2, 0xa3, 0xa4, 0xa5].map((n) => `0x${n.toString(16).padStart(40, "0")}`);
+  const config = { tokens: { T: { address: TOKEN } }, startBlock: 1, nativeFromBlock: 1 } as unknown as Config;
+  const keyed = (ts: { block: number; tx_hash: string; from: string; to: string; amount: bigint }[]) =>
+    ts.map((t) => `${t.block} ${t.tx_hash} ${t.from}>${t.to} ${t.amount}`);
+
+  it("answers what a read from scratch answers (native moves and logs), read after read, through reorgs", async () => {
+    for (const seed of [1, 2, 3, 4, 5, 6]) {
+      const c = randomChain(seed, league);
+      const log = createTransferLog({ config, chain: c.chain });
+      let head = 5;
+      for (let round = 0; round < 40; round++) {
+        head += [0, 1, 1, 2, 7, 30, 90][round % 7]!;
+        c.grow(head);
+        // Some reads at an older block (a decision at a season's last block), below the tips kept.
+        const at = round % 5 === 4 && head > 40 ? head - 20 : head;
+        // Now and then the last blocks are replaced (within REORG_DEPTH of the head).
+        if (round % 6 === 3) {
+          c.reorg(head - 1 - (round % 40));
+          c.grow(head);
+        }
+        const kept = await log.native(league, BigInt(at));
+        const scratch = await nativeTransfersOf(c.chain, league, 1n, BigInt(at));
+        expect([kept.behind, kept.unreadable]).toEqual([null, null]);
+        expect(keyed(kept.transfers), `seed ${seed} round ${round} at ${at}`).toEqual(keyed(scratch));
+        // The token's Transfer logs, kept the same way (tips guarded by their block's hash).
+        const logs = await log.read(league, BigInt(at));
+        expect(keyed(logs), `logs: seed ${seed} round ${round}`).toEqual(
+          keyed(await transfersOf(c.chain, league, 1n, BigInt(at), [TOKEN])),
+        );
+      }
+    }
   });
 });

@@ -7,7 +7,7 @@ import {
   NativeUnreadable,
   cannotAnswer,
   chainOrder,
-  changedBlocksOf,
+  changedBlocksAcross,
   skippedReason,
   tracedBlockMoves,
   type NativeSkips,
@@ -33,7 +33,10 @@ export const linkTokens = (config: Config) =>
 /**
  * The league's Transfer logs (cluster links, the reserve's gains), read once: each address keeps
  * the transfers read for it and the last block they cover, and a read asks the chain only for the
- * blocks after that (from `startBlock` for an address seen the first time). A read at a block below
+ * blocks after that (from `startBlock` for an address seen the first time). The last REORG_DEPTH blocks are
+ * not kept for good: an address read in full keeps a tip (liveTips: the block it was read to, that block's hash,
+ * the transfers above what is kept), and the next read asks only for the blocks after the tip while its hash
+ * is unchanged (issue 29 point 6), from what is kept otherwise (a reorganisation). A read at a block below
  * what is kept answers from what is kept, cut at that block. A failed read throws (never a partial
  * answer): the caller's pass fails and is retried.
  */
@@ -44,6 +47,9 @@ export function createTransferLog(d: Pick<Common, "config" | "chain">) {
   const through = new Map<string, bigint>();
   const byAddress = new Map<string, Map<string, ChainTransfer>>();
   const times = new Map<number, Promise<number>>();
+  /** Address → what its last read kept at the block it read to (issue 29 point 6: the next read starts there). */
+  const tips = new Map<string, Tip>();
+  const k: Tips = { tips, through, floor: start - 1n, keep: (t) => keep(t) };
 
   function keep(t: ChainTransfer) {
     for (const a of [t.from, t.to]) {
@@ -59,10 +65,13 @@ export function createTransferLog(d: Pick<Common, "config" | "chain">) {
    */
   async function read(addresses: string[], toBlock: bigint): Promise<ChainTransfer[]> {
     const uniq = [...new Set(addresses.map(lc))];
-    const groups = unreadGroups(uniq, through, start, toBlock);
     const keepUntil = toBlock - REORG_DEPTH;
+    const hashOf = blockHashes(d.chain);
+    // Where each address was read through: its tip where that block is still on the chain, else what is kept.
+    const readTo = new Map(through);
+    for (const [a, tip] of await liveTips(k, uniq, toBlock, hashOf)) readTo.set(a, tip.block);
     const out = new Map<string, ChainTransfer>();
-    for (const [from, group] of groups) {
+    for (const [from, group] of unreadGroups(uniq, readTo, start, toBlock)) {
       const fresh = await transfersOf(d.chain, group, from, toBlock, tokens);
       for (const t of fresh) {
         out.set(keyOf(t), t);
@@ -70,9 +79,13 @@ export function createTransferLog(d: Pick<Common, "config" | "chain">) {
       }
       // Everything from `from` to `toBlock` was read: kept up to `keepUntil` (never below what was kept).
       if (keepUntil >= from - 1n) for (const a of group) through.set(a, keepUntil);
+      newTips(k, group, { toBlock, hash: await hashOf(toBlock), moves: fresh });
     }
-    for (const a of uniq)
+    for (const a of uniq) {
       for (const t of byAddress.get(a)?.values() ?? []) if (BigInt(t.block) <= toBlock) out.set(keyOf(t), t);
+      const tip = tips.get(a);
+      if (tip && tip.block <= toBlock) for (const t of tip.moves) out.set(keyOf(t), t);
+    }
     return [...out.values()].sort((a, b) => a.block - b.block || a.log_index - b.log_index);
   }
 
@@ -119,8 +132,10 @@ export type NativeRead = {
 /**
  * The native ETH moves touching the league's addresses (lib/league/native: traces of the blocks
  * where an address's nonce or balance changed), read once like the logs: each address keeps its
- * moves and the last block they cover, and a read scans only the blocks after that (the last
- * REORG_DEPTH again). Bounded (issue 29 review, finding 2): one read scans at most
+ * moves and the last block they cover, and a read scans only the blocks after that: after its tip (the block
+ * read to in full, guarded by that block's hash, with each address's nonce and balance there, so the next read
+ * probes only the new end), or, when the tip's block was reorganised away, the last REORG_DEPTH again (issue 29
+ * point 6). Bounded (issue 29 review, finding 2): one read scans at most
  * NATIVE_BLOCKS_PER_READ blocks in steps of NATIVE_STEP_BLOCKS, keeping its progress after each
  * step, and answers `behind` for the rest; a step or block that fails is tried again by the next
  * read (`behind`), and after NATIVE_MAX_FAILURES failures in a row it is skipped and answered as
@@ -128,24 +143,44 @@ export type NativeRead = {
  * trace or answer past balances answers `unreadable` and no move.
  */
 function nativeLog(d: Pick<Common, "chain">, start: bigint) {
-  const st: NativeState = { through: new Map(), byAddress: new Map(), failures: new Map(), skipped: new Map() };
+  const st: NativeState = {
+    through: new Map(),
+    byAddress: new Map(),
+    failures: new Map(),
+    skipped: new Map(),
+    tips: new Map(),
+  };
   return async (addresses: string[], toBlock: bigint): Promise<NativeRead> => {
     const uniq = [...new Set(addresses.map(lc))];
     const out = new Map<string, ChainTransfer>();
     const behind: string[] = [];
     const budget = { left: NATIVE_BLOCKS_PER_READ };
+    const hashOf = blockHashes(d.chain);
+    // Where each address was read through: its tip where that block is still on the chain, else what is kept.
+    const readTo = new Map(st.through);
+    const before = new Map<string, string>();
+    const k: Tips = { tips: st.tips, through: st.through, floor: start - 1n, keep: (t) => keepNative(st, t) };
+    for (const [a, tip] of await liveTips(k, uniq, toBlock, hashOf)) {
+      readTo.set(a, tip.block);
+      before.set(a, tip.state);
+    }
     try {
-      for (const [from, group] of unreadGroups(uniq, st.through, start, toBlock)) {
-        const why = await scanGroup(d.chain, st, group, { from, toBlock, budget }, out);
+      for (const [from, group] of unreadGroups(uniq, readTo, start, toBlock)) {
+        const scan: GroupScan = { from, toBlock, budget, before, after: null, moves: [] };
+        const why = await scanGroup(d.chain, st, group, scan, out);
         if (why) behind.push(why);
+        else newTips(k, group, { toBlock, hash: await hashOf(toBlock), moves: scan.moves, states: scan.after });
       }
     } catch (err) {
       if (err instanceof NativeUnreadable)
         return { transfers: [], unreadable: NATIVE_UNREADABLE, behind: null, skipped: { blocks: [], ranges: [] } };
       throw err;
     }
-    for (const a of uniq)
+    for (const a of uniq) {
       for (const t of st.byAddress.get(a)?.values() ?? []) if (BigInt(t.block) <= toBlock) out.set(nativeKey(t), t);
+      const tip = st.tips.get(a);
+      if (tip && tip.block <= toBlock) for (const t of tip.moves) out.set(nativeKey(t), t);
+    }
     const skips = skipsOf(st, new Set(uniq), toBlock);
     return {
       transfers: [...out.values()].sort(chainOrder),
@@ -154,6 +189,94 @@ function nativeLog(d: Pick<Common, "chain">, start: bigint) {
       skipped: skips,
     };
   };
+}
+
+/** Each block's hash, read once per native read (null where the node did not answer: no tip is used or kept). */
+function blockHashes(chain: PublicClient) {
+  const memo = new Map<bigint, Promise<string | null>>();
+  return (block: bigint) => {
+    let h = memo.get(block);
+    if (!h) {
+      h = Promise.resolve()
+        .then(() => chain.getBlock({ blockNumber: block }))
+        .then(
+          (b) => b.hash ?? null,
+          () => null,
+        );
+      memo.set(block, h);
+    }
+    return h;
+  };
+}
+
+/** What a read kept at the block it read `addresses` to in full, and how a move it found is kept once deep. */
+type Tips = {
+  tips: Map<string, Tip>;
+  through: Map<string, bigint>;
+  /** The block before the first one read (an address never read counts as read through it). */
+  floor: bigint;
+  keep: (t: ChainTransfer) => void;
+};
+
+/**
+ * The tips of `addresses` a read at `toBlock` starts from: those whose block is still on the chain (the same
+ * hash: a reorganisation below it changes it, and the tip is dropped, so the address is read again from what is
+ * kept, as before tips). A tip's moves that are now REORG_DEPTH below `toBlock` are kept like any move read
+ * that deep, and the address counts as read through there. A tip above `toBlock` (a read at an older block) is
+ * left for the reads it serves.
+ */
+async function liveTips(k: Tips, addresses: string[], toBlock: bigint, hashOf: (b: bigint) => Promise<unknown>) {
+  const keepUntil = toBlock - REORG_DEPTH;
+  const live = new Map<string, Tip>();
+  for (const a of addresses) {
+    const tip = k.tips.get(a);
+    if (!tip || tip.block > toBlock) continue;
+    if ((await hashOf(tip.block)) !== tip.hash) {
+      k.tips.delete(a);
+      continue;
+    }
+    for (const t of tip.moves) if (BigInt(t.block) <= keepUntil) k.keep(t);
+    tip.moves = tip.moves.filter((t) => BigInt(t.block) > keepUntil);
+    const deep = keepUntil < tip.block ? keepUntil : tip.block;
+    if (deep > (k.through.get(a) ?? k.floor)) k.through.set(a, deep);
+    live.set(a, tip);
+  }
+  return live;
+}
+
+/**
+ * After `group` was read through `toBlock` in full: each address's tip at `toBlock` (the block's hash, its state
+ * there when `states` has it, the moves above what is kept: those of its tip before and those just read).
+ */
+function newTips(
+  k: Tips,
+  group: string[],
+  o: { toBlock: bigint; hash: string | null; moves: ChainTransfer[]; states?: Map<string, string> | null },
+) {
+  const keepUntil = o.toBlock - REORG_DEPTH;
+  for (const a of group) {
+    const old = k.tips.get(a);
+    if (old && old.block > o.toBlock) continue;
+    const state = o.states === undefined ? "" : o.states?.get(a);
+    if (!o.hash || state === undefined) {
+      k.tips.delete(a);
+      continue;
+    }
+    // A tip still present at or below `toBlock` was found live by this read (a dead one was dropped).
+    const moves = [
+      ...(old?.moves ?? []),
+      ...o.moves.filter((t) => BigInt(t.block) > keepUntil && (t.from === a || t.to === a)),
+    ];
+    k.tips.set(a, { block: o.toBlock, hash: o.hash, state, moves });
+  }
+}
+
+/** A move read at least REORG_DEPTH below the head: kept for both its ends. */
+function keepNative(st: NativeState, t: ChainTransfer) {
+  for (const a of [t.from, t.to]) {
+    if (!st.byAddress.has(a)) st.byAddress.set(a, new Map());
+    st.byAddress.get(a)!.set(nativeKey(t), t);
+  }
 }
 
 const nativeKey = (t: ChainTransfer) => `${t.block}:${t.tx_index}:${t.log_index}`;
@@ -166,6 +289,28 @@ type NativeState = {
   failures: Map<string, number>;
   /** What was skipped after failing too often, by its failure key. */
   skipped: Map<string, Skip>;
+  /** Address → what its last full read kept at the block it read to (issue 29 point 6: the next read starts after). */
+  tips: Map<string, Tip>;
+};
+
+/**
+ * An address read in full through `block`: that block's hash (the guard: a reorganisation below it changes it), the
+ * address's state there (`nonce:balance`, the next read's starting probe), and its moves above what is kept.
+ */
+type Tip = { block: bigint; hash: string; state: string; moves: ChainTransfer[] };
+/** The logs' tips have no state (`state` is empty). */
+
+/**
+ * One group's read: from where, to where, within the read's budget; the states known at `from - 1` (tips), and
+ * what it found: the states at `toBlock` (null unless its last step read them) and every move read.
+ */
+type GroupScan = {
+  from: bigint;
+  toBlock: bigint;
+  budget: { left: bigint };
+  before: Map<string, string>;
+  after: Map<string, string> | null;
+  moves: ChainTransfer[];
 };
 
 /** The skips that touch a read of `addresses` up to `toBlock`. */
@@ -189,10 +334,12 @@ async function scanGroup(
   chain: PublicClient,
   st: NativeState,
   group: string[],
-  o: { from: bigint; toBlock: bigint; budget: { left: bigint } },
+  o: GroupScan,
   out: Map<string, ChainTransfer>,
 ): Promise<string | null> {
   const keepUntil = o.toBlock - REORG_DEPTH;
+  // The states known at the step's start: a tip's, then each step's end.
+  let before = o.before;
   for (let lo = o.from; lo <= o.toBlock; ) {
     if (o.budget.left <= 0n)
       return (
@@ -200,14 +347,13 @@ async function scanGroup(
         `most ${NATIVE_BLOCKS_PER_READ} blocks per read; the rest next pass)`
       );
     const hi = lo + NATIVE_STEP_BLOCKS - 1n < o.toBlock ? lo + NATIVE_STEP_BLOCKS - 1n : o.toBlock;
-    const step = await nativeStep(chain, st, group, lo, hi);
+    const step = await nativeStep(chain, st, group, lo, hi, before);
+    before = step.failed ? new Map() : (step.after ?? new Map());
+    if (hi === o.toBlock) o.after = step.after;
     for (const t of step.moves) {
       out.set(nativeKey(t), t);
-      if (BigInt(t.block) > keepUntil) continue;
-      for (const a of [t.from, t.to]) {
-        if (!st.byAddress.has(a)) st.byAddress.set(a, new Map());
-        st.byAddress.get(a)!.set(nativeKey(t), t);
-      }
+      o.moves.push(t);
+      if (BigInt(t.block) <= keepUntil) keepNative(st, t);
     }
     const kept = step.through < keepUntil ? step.through : keepUntil;
     if (kept >= lo - 1n) for (const a of group) st.through.set(a, kept);
@@ -261,16 +407,24 @@ type Skip = { block?: number; from?: number; to?: number; addresses: string[] };
  * One step: the blocks in [lo, hi] where the group's state changed, then their traces in order.
  * Answers the moves read, the last block read in full, and the failure that ended it early.
  */
-async function nativeStep(chain: PublicClient, st: NativeState, group: string[], lo: bigint, hi: bigint) {
+async function nativeStep(
+  chain: PublicClient,
+  st: NativeState,
+  group: string[],
+  lo: bigint,
+  hi: bigint,
+  before: Map<string, string>,
+) {
   const set = new Set(group);
   const moves: ChainTransfer[] = [];
+  let after: Map<string, string> | null = null;
   const fail = (err: unknown, f: Omit<StepFailure, "err">) => {
     if (cannotAnswer(err)) throw new NativeUnreadable(NATIVE_UNREADABLE, { cause: err });
-    return { moves, through: lo - 1n, failed: { ...f, err } as StepFailure };
+    return { moves, through: lo - 1n, after, failed: { ...f, err } as StepFailure };
   };
   let blocks: bigint[];
   try {
-    blocks = await changedBlocksOf(chain, group, lo, hi);
+    ({ blocks, after } = await changedBlocksAcross(chain, group, lo, hi, before));
   } catch (err) {
     const key = `state:${lo}:${[...group].sort().join()}`;
     const skip = { from: Number(lo), to: Number(hi), addresses: [...group].sort() };
@@ -301,7 +455,7 @@ async function nativeStep(chain: PublicClient, st: NativeState, group: string[],
       }
     }
   }
-  return { moves, through: hi, failed: null as StepFailure | null };
+  return { moves, through: hi, after, failed: null as StepFailure | null };
 }
 
 /** Addresses grouped by the first block not yet kept for them (those already read through `toBlock` left out). */

@@ -25,6 +25,12 @@ export type ChainTransfer = {
   log_index: number;
 };
 
+/**
+ * Calldata per Multicall3 call of the league's screening reads (about 450 isSanctioned or getAgent calls, a few
+ * million gas): viem's default of 1 KB made 3,000 addresses over a hundred eth_calls per pass.
+ */
+export const SCREEN_BATCH_BYTES = 16_384;
+
 /** Topic lists stay short enough for any node (public RPCs cap request sizes). */
 const TOPIC_CHUNK = 200;
 
@@ -108,6 +114,7 @@ export async function sanctionedAt(
       ),
       blockNumber: block,
       allowFailure: true,
+      batchSize: SCREEN_BATCH_BYTES,
     })
     .catch(() => uniq.map(() => ({ status: "failure" as const, result: undefined })));
   for (const [i, a] of uniq.entries()) out.set(a, res[i]!.status === "success" ? (res[i]!.result as boolean) : null);
@@ -129,6 +136,7 @@ export async function vaultWalletsAt(
       ),
       blockNumber: block,
       allowFailure: true,
+      batchSize: SCREEN_BATCH_BYTES,
     })
     .catch(() => ids.map(() => ({ status: "failure" as const, result: undefined })));
   for (const [i, id] of ids.entries())

@@ -58,11 +58,23 @@ function lowerBound(ts: Float64Array, at: number): number {
 
 const pairOf = (t: CopyTrade) => `${lc(t.token_in)}>${lc(t.token_out)}`;
 
+/** pairOf, each pair's string built once per call (a pass asks it several times for each of 100,000 trades). */
+function pairNames() {
+  const names = new Map<string, Map<string, string>>();
+  return (t: CopyTrade) => {
+    let out = names.get(t.token_in);
+    if (!out) names.set(t.token_in, (out = new Map()));
+    let name = out.get(t.token_out);
+    if (name === undefined) out.set(t.token_out, (name = pairOf(t)));
+    return name;
+  };
+}
+
 /**
  * The season's trades indexed for the scan: entries ranked in string order (a tie between two leaders goes to
  * the smaller id, as strings compare), clusters numbered, each pair's trades sorted by time then block.
  */
-function indexOf(trades: Map<string, CopyTrade[]>, clusterOf: Map<string, string>) {
+function indexOf(trades: Map<string, CopyTrade[]>, clusterOf: Map<string, string>, pair = pairNames()) {
   const entries = [...trades.keys()].sort();
   const rank = new Map(entries.map((e, i) => [e, i]));
   const clusters: string[] = [];
@@ -76,7 +88,7 @@ function indexOf(trades: Map<string, CopyTrade[]>, clusterOf: Map<string, string
   const lists = new Map<string, { t: CopyTrade; entry: number; cluster: number }[]>();
   for (const [e, own] of trades)
     for (const t of own) {
-      const k = pairOf(t);
+      const k = pair(t);
       if (!lists.has(k)) lists.set(k, []);
       lists.get(k)!.push({ t, entry: rank.get(e)!, cluster: entryCluster.get(e)! });
     }
@@ -185,6 +197,9 @@ function findingOf(own: CopyTrade[], follows: number[][], ix: ReturnType<typeof 
   return { leader, cluster: best.cluster, share_bps: best.share_bps, trades, of: own.length };
 }
 
+/** A trade as the memo last saw it: where it was, its value, its follows, and the pass that saw it last. */
+type MemoTrade = { pair: string; ts: number; block: number; usd: number; fs: number[]; seen: number };
+
 /**
  * What copy detection keeps between the standings worker's passes (issue 29 point 6): each trade's follows and
  * where it was, each entry's finding. A trade's follows depend only on its pair's trades within COPY_WINDOW_S of
@@ -193,41 +208,61 @@ function findingOf(own: CopyTrade[], follows: number[][], ix: ReturnType<typeof 
  */
 export type CopyMemo = {
   key: string;
-  /** By entry and trade id: where the trade was (pair, time, block), its value, its follows. */
-  trades: Map<string, { at: string; pair: string; ts: number; usd: number; fs: number[] }>;
+  /** Passes made (a record not seen by the latest is a trade that went). */
+  pass: number;
+  /** By entry, then trade id (updated in place: a pass allocates only for what changed). */
+  trades: Map<string, Map<string, MemoTrade>>;
   /** By entry: its finding and how many trades it was made of. */
   findings: Map<string, { best: CopyFinding | null; n: number }>;
 };
-export const copyMemo = (): CopyMemo => ({ key: "", trades: new Map(), findings: new Map() });
+export const copyMemo = (): CopyMemo => ({ key: "", pass: 0, trades: new Map(), findings: new Map() });
 
 const memoKey = (ix: ReturnType<typeof indexOf>) =>
   ix.entries.map((e) => `${e}=${ix.clusters[ix.entryCluster.get(e)!]}`).join("\n");
 
-/** Per pair, the sorted times of the trades that came, went or moved since the memo's pass. */
-function movedTimes(trades: Map<string, CopyTrade[]>, memo: CopyMemo) {
+const sameAt = (was: MemoTrade | undefined, pair: string, t: CopyTrade) =>
+  was !== undefined && was.pair === pair && was.ts === t.ts && was.block === t.block;
+
+/**
+ * Per pair, the sorted times of the trades that came, went or moved since the memo's pass; marks every trade
+ * still there as seen by this pass (`memo.pass`, moved on here).
+ */
+function movedTimes(trades: Map<string, CopyTrade[]>, memo: CopyMemo, pair: (t: CopyTrade) => string) {
   const times = new Map<string, number[]>();
-  const add = (pair: string, ts: number) => (times.get(pair) ?? times.set(pair, []).get(pair)!).push(ts);
-  const seen = new Set<string>();
-  for (const [entry, own] of trades)
+  const add = (p: string, ts: number) => (times.get(p) ?? times.set(p, []).get(p)!).push(ts);
+  const pass = ++memo.pass;
+  for (const [entry, own] of trades) {
+    const mine = memo.trades.get(entry);
     for (const t of own) {
-      const k = `${entry}\u0000${t.id}`;
-      seen.add(k);
-      const was = memo.trades.get(k);
-      const [pair, at] = [pairOf(t), `${pairOf(t)}|${t.ts}|${t.block}`];
-      if (was?.at === at) continue;
-      add(pair, t.ts);
+      const was = mine?.get(t.id);
+      if (was) was.seen = pass;
+      if (sameAt(was, pair(t), t)) continue;
+      add(pair(t), t.ts);
       if (was) add(was.pair, was.ts);
     }
-  for (const [k, was] of memo.trades) if (!seen.has(k)) add(was.pair, was.ts);
-  return new Map([...times].map(([pair, list]) => [pair, Float64Array.from(list).sort()]));
+  }
+  for (const mine of memo.trades.values())
+    for (const was of mine.values()) if (was.seen !== pass) add(was.pair, was.ts);
+  return new Map([...times].map(([p, list]) => [p, Float64Array.from(list).sort()]));
 }
 
 /** Whether `t` is within the window of a trade that moved (its follows may have changed). */
-function nearMoved(t: CopyTrade, moved: Map<string, Float64Array>) {
-  const list = moved.get(pairOf(t));
+function nearMoved(t: CopyTrade, pair: string, moved: Map<string, Float64Array>) {
+  const list = moved.get(pair);
   if (!list) return false;
   const i = lowerBound(list, t.ts - COPY_WINDOW_S);
   return i < list.length && list[i]! <= t.ts + COPY_WINDOW_S;
+}
+
+/** Drops from the memo the trades (and entries) its latest pass did not see. */
+function forgetGone(m: CopyMemo, trades: Map<string, CopyTrade[]>) {
+  for (const [entry, mine] of m.trades) {
+    if (!trades.has(entry)) {
+      m.trades.delete(entry);
+      continue;
+    }
+    for (const [id, was] of mine) if (was.seen !== m.pass) mine.delete(id);
+  }
 }
 
 /**
@@ -239,39 +274,42 @@ function nearMoved(t: CopyTrade, moved: Map<string, Float64Array>) {
  * With a `memo` (kept by the caller between calls) only trades near a change are scanned again.
  */
 export function copyFindings(trades: Map<string, CopyTrade[]>, clusterOf: Map<string, string>, memo?: CopyMemo) {
-  const ix = indexOf(trades, clusterOf);
+  const pair = pairNames();
+  const ix = indexOf(trades, clusterOf, pair);
   const m = memo ?? copyMemo();
   const key = memoKey(ix);
   if (m.key !== key) Object.assign(m, { ...copyMemo(), key });
-  const moved = movedTimes(trades, m);
+  const moved = movedTimes(trades, m, pair);
   const scratch = scratchOf(ix.clusters.length);
   const tallies = talliesOf(ix.clusters.length);
   const out = new Map<string, CopyFinding>();
-  const kept: CopyMemo["trades"] = new Map();
   let no = 0;
   for (const [entry, own] of trades) {
     const cluster = ix.entryCluster.get(entry)!;
     const prev = m.findings.get(entry);
+    let mine = m.trades.get(entry);
+    if (!mine) m.trades.set(entry, (mine = new Map()));
     // New, or it lost trades (a reorganisation): valued again.
     let changed = prev?.n !== own.length;
     const follows = own.map((t) => {
-      const k = `${entry}\u0000${t.id}`;
-      const was = m.trades.get(k);
+      const p = pair(t);
+      const was = mine.get(t.id);
       let fs = was?.fs;
-      if (!fs || was!.at !== `${pairOf(t)}|${t.ts}|${t.block}` || nearMoved(t, moved)) {
+      if (!fs || !sameAt(was, p, t) || nearMoved(t, p, moved)) {
         fs = [];
-        followsOf(t, cluster, ix.pairs.get(pairOf(t))!, scratch, no++, fs);
+        followsOf(t, cluster, ix.pairs.get(p)!, scratch, no++, fs);
         changed ||= !was || was.fs.length !== fs.length || was.fs.some((v, x) => v !== fs![x]);
       }
       changed ||= was?.usd !== t.usd;
-      kept.set(k, { at: `${pairOf(t)}|${t.ts}|${t.block}`, pair: pairOf(t), ts: t.ts, usd: t.usd, fs });
+      if (was) Object.assign(was, { pair: p, ts: t.ts, block: t.block, usd: t.usd, fs });
+      else mine.set(t.id, { pair: p, ts: t.ts, block: t.block, usd: t.usd, fs, seen: m.pass });
       return fs;
     });
     const best = changed || !prev ? findingOf(own, follows, ix, tallies) : prev.best;
     m.findings.set(entry, { best, n: own.length });
     if (best) out.set(entry, best);
   }
-  m.trades = kept;
+  forgetGone(m, trades);
   return out;
 }
 

@@ -100,8 +100,86 @@ async function stateAt(chain: PublicClient, address: string, block: bigint): Pro
   return `${nonce}:${balance}`;
 }
 
-/** The blocks in [from, to] where `address`'s nonce or balance changed, by halving intervals whose ends differ. */
-export async function changedBlocks(chain: PublicClient, address: string, from: bigint, to: bigint) {
+/** Balances read through one Multicall3 call at most this many at a time (the eth_call's calldata and gas). */
+const BALANCES_PER_CALL = 1_000;
+/** Nonces read at once (eth_getTransactionCount has no batch call). */
+const NONCES_AT_ONCE = 16;
+
+/**
+ * Balances of `addresses` at `block` through Multicall3's getEthBalance (one eth_call per BALANCES_PER_CALL): the
+ * same numbers as eth_getBalance, in a few requests instead of one per address. Null when the chain names no
+ * Multicall3 or the call did not answer for another reason than missing state (the caller reads one by one).
+ */
+async function balancesAt(chain: PublicClient, addresses: string[], block: bigint) {
+  const multicall3 = chain.chain?.contracts?.multicall3?.address;
+  if (!multicall3 || typeof chain.multicall !== "function") return null;
+  const out = new Map<string, bigint>();
+  try {
+    for (let i = 0; i < addresses.length; i += BALANCES_PER_CALL) {
+      const part = addresses.slice(i, i + BALANCES_PER_CALL);
+      const res = await chain.multicall({
+        contracts: part.map((a) => ({ ...GET_ETH_BALANCE, address: multicall3, args: [a as `0x${string}`] }) as const),
+        blockNumber: block,
+        allowFailure: false,
+        batchSize: 0,
+      });
+      for (const [j, a] of part.entries()) out.set(a, res[j] as bigint);
+    }
+  } catch (err) {
+    // A node without the past state says so here too: that is final (NativeUnreadable), not a reason to retry.
+    if (cannotAnswer(err)) throw err;
+    return null;
+  }
+  return out;
+}
+
+/** Multicall3's getEthBalance(address): the balance at the call's block. */
+const GET_ETH_BALANCE = {
+  abi: [
+    {
+      type: "function",
+      name: "getEthBalance",
+      stateMutability: "view",
+      inputs: [{ name: "addr", type: "address" }],
+      outputs: [{ name: "balance", type: "uint256" }],
+    },
+  ],
+  functionName: "getEthBalance",
+} as const;
+
+/**
+ * The state (`nonce:balance`, as stateAt) of each of `addresses` at `block`: balances in one Multicall3 call (see
+ * balancesAt; one eth_getBalance each where it cannot answer), nonces NONCES_AT_ONCE at a time.
+ */
+export async function statesAt(chain: PublicClient, addresses: string[], block: bigint): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  if (block < 0n) {
+    for (const a of addresses) out.set(a, "0:0");
+    return out;
+  }
+  const balances = addresses.length > 1 ? await balancesAt(chain, addresses, block) : null;
+  await eachLimited(addresses, NONCES_AT_ONCE, async (a) => {
+    const address = a as `0x${string}`;
+    const [nonce, balance] = await Promise.all([
+      chain.getTransactionCount({ address, blockNumber: block }),
+      balances?.get(a) ?? chain.getBalance({ address, blockNumber: block }),
+    ]);
+    out.set(a, `${nonce}:${balance}`);
+  });
+  return out;
+}
+
+/**
+ * The blocks in [from, to] where `address`'s nonce or balance changed, by halving intervals whose ends differ
+ * (`ends`: its states at from - 1 and at to, when already read).
+ */
+export async function changedBlocks(
+  chain: PublicClient,
+  address: string,
+  from: bigint,
+  to: bigint,
+  ends?: [string, string],
+) {
   const out: bigint[] = [];
   const split = async (lo: bigint, slo: string, hi: bigint, shi: string): Promise<void> => {
     if (slo === shi) return;
@@ -112,7 +190,7 @@ export async function changedBlocks(chain: PublicClient, address: string, from: 
     await split(mid, smid, hi, shi);
   };
   if (from <= to) {
-    const [a, b] = await Promise.all([stateAt(chain, address, from - 1n), stateAt(chain, address, to)]);
+    const [a, b] = ends ?? (await Promise.all([stateAt(chain, address, from - 1n), stateAt(chain, address, to)]));
     await split(from - 1n, a, to, b);
   }
   return out;
@@ -141,13 +219,33 @@ export async function tracedBlockMoves(chain: PublicClient, block: bigint, addre
 /** At most this many addresses scanned, or blocks traced, at once. */
 const PARALLEL = 4;
 
-/** The blocks in [from, to] where any of `addresses` changed nonce or balance, in order (PARALLEL at once). */
-export async function changedBlocksOf(chain: PublicClient, addresses: string[], from: bigint, to: bigint) {
+/**
+ * The blocks in [from, to] where any of `addresses` changed nonce or balance, in order, and each address's state
+ * at `to` (a kept scan starts the next one from it). The ends are read for all addresses at once (statesAt; those
+ * in `before` are known at from - 1); only an address whose ends differ is halved (PARALLEL at once).
+ */
+export async function changedBlocksAcross(
+  chain: PublicClient,
+  addresses: string[],
+  from: bigint,
+  to: bigint,
+  before: Map<string, string> = new Map(),
+) {
   const blocks = new Set<bigint>();
-  await eachLimited(addresses, PARALLEL, async (a) => {
-    for (const b of await changedBlocks(chain, a, from, to)) blocks.add(b);
+  if (from > to) return { blocks: [] as bigint[], after: new Map(before) };
+  const unknown = addresses.filter((a) => !before.has(a));
+  const [lo, after] = await Promise.all([statesAt(chain, unknown, from - 1n), statesAt(chain, addresses, to)]);
+  const startOf = (a: string) => before.get(a) ?? lo.get(a)!;
+  const moved = addresses.filter((a) => startOf(a) !== after.get(a));
+  await eachLimited(moved, PARALLEL, async (a) => {
+    for (const b of await changedBlocks(chain, a, from, to, [startOf(a), after.get(a)!])) blocks.add(b);
   });
-  return [...blocks].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  return { blocks: [...blocks].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)), after };
+}
+
+/** The blocks in [from, to] where any of `addresses` changed nonce or balance, in order. */
+export async function changedBlocksOf(chain: PublicClient, addresses: string[], from: bigint, to: bigint) {
+  return (await changedBlocksAcross(chain, addresses, from, to)).blocks;
 }
 
 /**
