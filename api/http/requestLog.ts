@@ -8,7 +8,8 @@ import { httpRequestDuration, methodLabel } from "../../lib/metrics.js";
  * id, method, route, status, code, ms. Never headers or bodies: they may hold keys or signatures.
  * Headers are set before the handler and no child logger is made: both cost on the hot path.
  * The same timing goes to pit_http_request_duration_seconds (lib/metrics.ts), labelled by the
- * route's declared pattern (`/api/v1/tokens/:address`; `/*` or `/api/v1/*` where no route answered), never the raw path.
+ * route's declared pattern (`/api/v1/tokens/:address`; `/*` or `/api/v1/*` where no route
+ * answered), never the raw path.
  */
 export function requestLog(logger: Logger): MiddlewareHandler {
   return async (c, next) => {
