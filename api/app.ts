@@ -17,6 +17,8 @@ import { mountRoutes } from "./http/route.js";
 import { MOUNTS } from "./routes.js";
 import type { Mount } from "./http/route.js";
 import type { Services } from "./services.js";
+import { viewsLagBlocks } from "./server/index.js";
+import { probeViewsLag } from "../lib/metrics.js";
 
 /**
  * The Hono service. Built from explicit dependencies so tests, Ponder's embedded server
@@ -74,7 +76,9 @@ export function createApp(deps: AppDeps, mounts: readonly Mount<Services>[] = MO
   if (deps.hostedScheduler?.intervalMs !== 0) services.hosted.scheduler.start();
   if (deps.league?.settleIntervalMs !== 0) services.league.settler.start();
   services.league.boards.start();
+  const unprobe = probeViewsLag(() => viewsLagBlocks(deps));
   const stop = async () => {
+    unprobe();
     await services.hosted.scheduler.stop();
     await services.league.boards.stop();
     await services.league.settler.stop();

@@ -8,6 +8,7 @@ import { createChainClient } from "../lib/chain.js";
 import { loadConfig } from "../lib/config.js";
 import { createLogger } from "../lib/logger.js";
 import { followParent } from "../scripts/parentWatch.js";
+import { closeMetrics, serveMetrics } from "../lib/metrics.js";
 
 /** The repository root as the running module finds it (from a bundle it must be the same: tests check). */
 export { ROOT } from "../lib/root.js";
@@ -18,7 +19,8 @@ type Running = { stop(): Promise<void> };
  * The embedded default: the API inside Ponder's process, reading its tables through `query` (Ponder's
  * own database handle, which only src/api/index.ts can reach). It serves on its own capped server on
  * PORT; Ponder's server keeps only Ponder's routes, so nothing of ours is served without the edge's
- * caps and host guard.
+ * caps and host guard. Our metrics answer on 127.0.0.1:METRICS_PORT: Ponder's /metrics on OPS_PORT
+ * reads a registry of its own that we cannot reach (lib/metrics.ts says why).
  */
 export async function startEmbedded(query: Query): Promise<void> {
   followParent(); // under npm start: the public port back in PORT, and exit with start.ts
@@ -29,9 +31,10 @@ export async function startEmbedded(query: Query): Promise<void> {
   await running.pitApi?.stop();
 
   const store = await openAppStore(config);
+  const logger = createLogger();
   const app = createApp({
     config,
-    logger: createLogger(),
+    logger,
     chain: createChainClient(config),
     indexed: sqlIndexedReads(query, process.env.DATABASE_SCHEMA),
     db: store,
@@ -46,6 +49,7 @@ export async function startEmbedded(query: Query): Promise<void> {
     hostname: process.env.HOST ?? "0.0.0.0",
     trustedProxies: config.trustedProxies,
   });
+  const metrics = await serveMetrics({ port: config.metricsPort, name: "api", log: logger });
   let stopping: Promise<void> | null = null;
   running.pitApi = {
     stop: () =>
@@ -53,6 +57,7 @@ export async function startEmbedded(query: Query): Promise<void> {
         const closed = new Promise<void>((r) => server.close(() => r()));
         server.closeAllConnections();
         await closed;
+        await closeMetrics(metrics);
         await app.stop();
         await store.close();
       })()),

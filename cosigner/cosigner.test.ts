@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { cosignerDecisions } from "../lib/metrics.js";
 import { openMigratedMemory } from "../api/ports/store/memory.js";
 import {
   createPublicClient,
@@ -219,6 +220,9 @@ describe("the co-signer's roots", () => {
   );
 
   it("signs nothing frozen, for an unknown root, or after revoke", async () => {
+    const decisionsBefore: Record<string, number> = {};
+    for (const v of (await cosignerDecisions.get()).values) decisionsBefore[String(v.labels.rule)] = v.value;
+    for (const rule of ["SIGNER_FROZEN", "TRADE_REFUSED", "SESSION_REVOKED"]) decisionsBefore[rule] ??= 0;
     const b = binding({ expires: now + 1_800 });
     const root = await signedRoot(b);
     const c = cosigner();
@@ -236,6 +240,13 @@ describe("the co-signer's roots", () => {
     expect(await rulesOf(c.cosign({ ...req, delegationHash: `0x${"11".repeat(32)}` }))).toBe("REFUSED:TRADE_REFUSED");
     await c.revoke(delegationHash(root));
     expect(await rulesOf(c.cosign(req))).toBe("SESSION_REVOKED:");
+    // Each decision counted by the rule that made it (pit_cosigner_decisions_total): the failed check a REFUSED
+    // names, else the refusal's code.
+    const refusedBy = async (rule: string) =>
+      (await cosignerDecisions.get()).values.find((v) => v.labels.decision === "refused" && v.labels.rule === rule)
+        ?.value ?? 0;
+    for (const rule of ["SIGNER_FROZEN", "TRADE_REFUSED", "SESSION_REVOKED"])
+      expect(await refusedBy(rule), rule).toBe(decisionsBefore[rule]! + 1);
   });
 });
 

@@ -58,6 +58,7 @@ import {
 } from "./tradeRules.js";
 import type { FeeClass } from "../lib/fees.js";
 import { lc } from "../lib/address.js";
+import { cosignerDecisions, ruleLabel } from "../lib/metrics.js";
 
 export type { CosignerPins } from "./pins.js";
 export { feeClassOf } from "./reads.js";
@@ -165,7 +166,31 @@ const lockWallet = (db: Db, wallet: string) =>
     [wallet],
   );
 
+/**
+ * One co-signing, counted in pit_cosigner_decisions_total: signed (rule `all`), or refused by the rule that
+ * decided (the first failed check a REFUSED names, else the refusal's code); a failure that is no refusal
+ * is `error`.
+ */
 async function cosign(s: CosignerState, req: CosignRequest): Promise<CosignAnswer> {
+  try {
+    const answer = await decide(s, req);
+    cosignerDecisions.inc({ decision: "signed", rule: "all" });
+    return answer;
+  } catch (err) {
+    cosignerDecisions.inc(
+      err instanceof Refusal ? { decision: "refused", rule: decidingRule(err) } : { decision: "error", rule: "none" },
+    );
+    throw err;
+  }
+}
+
+function decidingRule(r: Refusal): string {
+  const checks = (r.extra as { signer_checks?: { rule?: unknown; ok?: unknown }[] }).signer_checks;
+  const failed = Array.isArray(checks) ? checks.find((c) => c?.ok === false) : undefined;
+  return ruleLabel(failed?.rule ?? r.code);
+}
+
+async function decide(s: CosignerState, req: CosignRequest): Promise<CosignAnswer> {
   if (s.d.frozen)
     throw new Refusal(
       "SIGNER_FROZEN",

@@ -11,6 +11,8 @@ import { openMigratedMemory } from "../api/ports/store/memory.js";
 import { openPglite, openPostgres, type Db } from "../api/ports/store/db.js";
 import { migrate } from "../api/ports/store/migrations.js";
 import { ConfigError, loadConfig, type Config } from "../lib/config.js";
+import { createLogger } from "../lib/logger.js";
+import { closeMetrics, serveMetrics } from "../lib/metrics.js";
 import { cosignerFromEnv, executorsFromConfig } from "./index.js";
 import { cosignerServer, executorsServer } from "./server.js";
 
@@ -120,7 +122,9 @@ export type LocalSigners = Awaited<ReturnType<typeof startLocalSigners>>;
 /**
  * A signing process's main: refuses a key that belongs to the other process (`forbidden`), opens
  * its own store, serves, and on SIGINT/SIGTERM closes the server and the store. Any start-up
- * error prints its message (never a stack with config in it) and exits 2.
+ * error prints its message (never a stack with config in it) and exits 2. Its metrics (the
+ * co-signer's decisions; each process's own CPU and memory) answer on 127.0.0.1 at
+ * COSIGNER_METRICS_PORT or EXECUTORS_METRICS_PORT, never on the port the API calls.
  */
 export async function runSignerProcess(o: {
   name: "cosigner" | "executors";
@@ -129,7 +133,7 @@ export async function runSignerProcess(o: {
   databaseUrl: (config: Config) => string | null;
   serve: (config: Config, db: Db, token: string) => Promise<{ server: Server; port: number; address?: string }>;
 }): Promise<void> {
-  let running: { server: Server; db: Db };
+  let running: { server: Server; db: Db; metrics: Server | null };
   try {
     const config = loadConfig();
     const token = o.token(config);
@@ -141,13 +145,18 @@ export async function runSignerProcess(o: {
     if (process.env[o.forbidden.env]) throw new ConfigError(o.forbidden.env, o.forbidden.why);
     const db = await openSignerStore(config, o.name, o.databaseUrl(config));
     const s = await o.serve(config, db, token);
-    running = { server: s.server, db };
+    const metricsPort = o.name === "cosigner" ? config.cosignerMetricsPort : config.executorsMetricsPort;
+    const metrics = await serveMetrics({ port: metricsPort, name: o.name, log: createLogger() });
+    running = { server: s.server, db, metrics };
     console.log(`[${o.name}] ${s.address ? `${s.address} ` : ""}on http://127.0.0.1:${s.port}`);
   } catch (err) {
     console.error((err as Error).message);
     process.exit(2);
   }
-  const stop = () => running.server.close(() => void running.db.close().then(() => process.exit(0)));
+  const stop = () =>
+    running.server.close(
+      () => void Promise.all([running.db.close(), closeMetrics(running.metrics)]).then(() => process.exit(0)),
+    );
   process.on("SIGINT", stop);
   process.on("SIGTERM", stop);
 }

@@ -95,6 +95,19 @@ describe("loadConfig", () => {
     },
   );
 
+  it("serves the API's metrics on a port of their own: PORT + 2 unless told, never PORT or OPS_PORT", () => {
+    const c = load({ PORT: "5000" });
+    expect([c.metricsPort, c.cosignerMetricsPort, c.executorsMetricsPort]).toEqual([5002, 42092, 42093]);
+    expect(load({ PORT: "65535" }).metricsPort).toBe(65533);
+    expect(load({ PORT: "5000", METRICS_PORT: "9200", COSIGNER_METRICS_PORT: "9201" })).toMatchObject({
+      metricsPort: 9200,
+      cosignerMetricsPort: 9201,
+    });
+    failsOn({ PORT: "5000", METRICS_PORT: "5000" }, "METRICS_PORT");
+    failsOn({ PORT: "5000", OPS_PORT: "5002" }, "METRICS_PORT");
+    failsOn({ METRICS_PORT: "0" }, "METRICS_PORT");
+  });
+
   it("names the variable when one is bad", () => {
     failsOn({ PORT: "eighty" }, "PORT");
     failsOn({ PORT: "70000" }, "PORT");

@@ -131,6 +131,11 @@ const envSchema = {
     .optional(),
   /** Port of Ponder's own routes (/metrics, /status, /ready, /health), on 127.0.0.1 only. */
   OPS_PORT: port.optional(),
+  /** Port of the API process's own /metrics (lib/metrics.ts), on 127.0.0.1 only; default PORT + 2. */
+  METRICS_PORT: port.optional(),
+  /** Ports of the co-signer's and the executor signing service's /metrics, on 127.0.0.1 only. */
+  COSIGNER_METRICS_PORT: port.optional(),
+  EXECUTORS_METRICS_PORT: port.optional(),
   /** Header a trusted edge sets to the client's ISO country code (e.g. cf-ipcountry). */
   COUNTRY_HEADER: z
     .string()
@@ -356,6 +361,13 @@ export type Config = {
   redisUrl: string | null;
   /** Ponder's own routes listen here (127.0.0.1), never on the API's port. */
   opsPort: number;
+  /**
+   * The API's /metrics (127.0.0.1), never on the API's port nor Ponder's: Ponder's page cannot carry
+   * ours (lib/metrics.ts says why). The signing processes' own /metrics ports beside it.
+   */
+  metricsPort: number;
+  cosignerMetricsPort: number;
+  executorsMetricsPort: number;
   countryHeader: string | null;
   blockedCountries: string[];
   rateLimits: boolean;
@@ -579,6 +591,9 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     trustedProxies: env.TRUSTED_PROXIES ?? ["127.0.0.1", "::1", "::ffff:127.0.0.1"],
     redisUrl: env.REDIS_URL ?? null,
     opsPort: env.OPS_PORT ?? (env.PORT === 65535 ? 65534 : env.PORT + 1),
+    metricsPort: metricsPortOf(env),
+    cosignerMetricsPort: env.COSIGNER_METRICS_PORT ?? 42092,
+    executorsMetricsPort: env.EXECUTORS_METRICS_PORT ?? 42093,
     countryHeader: env.COUNTRY_HEADER?.toLowerCase() ?? null,
     blockedCountries: env.BLOCKED_COUNTRIES ?? DEFAULT_BLOCKED_COUNTRIES,
     rateLimits: env.RATE_LIMITS === "on",
@@ -588,6 +603,14 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     ai: aiConfigOf(env, devnet),
     league: leagueConfigOf(env, devnet),
   };
+}
+
+/** METRICS_PORT, default PORT + 2 (PORT - 2 at the top of the range); never PORT or OPS_PORT. */
+function metricsPortOf(env: Env): number {
+  const p = env.METRICS_PORT ?? (env.PORT >= 65534 ? env.PORT - 2 : env.PORT + 2);
+  if (p === env.PORT || p === env.OPS_PORT)
+    throw new ConfigError("METRICS_PORT", "must differ from PORT and OPS_PORT (metrics have a listener of their own)");
+  return p;
 }
 
 /**

@@ -1,7 +1,8 @@
 /**
  * `npm run api`: the API as its own process (any number side by side) against PostgreSQL: the
  * app store in DATABASE_URL's `app` schema, indexed tables through the views schema that
- * `ponder start --views-schema` publishes (INDEXER_SCHEMA, default `pit`).
+ * `ponder start --views-schema` publishes (INDEXER_SCHEMA, default `pit`). Its metrics answer on
+ * 127.0.0.1:METRICS_PORT (default PORT + 2), never on PORT.
  */
 import "../lib/noTelemetry.js";
 import pg from "pg";
@@ -13,6 +14,7 @@ import { httpShield } from "../api/ports/shield.js";
 import { createChainClient } from "../lib/chain.js";
 import { ConfigError, loadConfig } from "../lib/config.js";
 import { createLogger } from "../lib/logger.js";
+import { closeMetrics, serveMetrics } from "../lib/metrics.js";
 
 let config: ReturnType<typeof loadConfig>;
 try {
@@ -46,9 +48,12 @@ const server = await serveApp(app, {
   hostname: process.env.HOST ?? "0.0.0.0",
   trustedProxies: config.trustedProxies,
 });
+const metrics = await serveMetrics({ port: config.metricsPort, name: "api", log: logger });
 console.log(`[api] http://localhost:${config.port}/api/v1 (indexer views ${views}, app store PostgreSQL)`);
 const stop = () => {
-  server.close(() => void Promise.all([app.stop(), pool.end(), store.close()]).then(() => process.exit(0)));
+  server.close(
+    () => void Promise.all([app.stop(), pool.end(), store.close(), closeMetrics(metrics)]).then(() => process.exit(0)),
+  );
   server.closeAllConnections();
 };
 process.on("SIGINT", stop);

@@ -28,10 +28,12 @@ export async function startSigners(
   const own = {
     cosigner: {
       port: process.env.COSIGNER_PORT ? config.cosignerPort : await freePort(),
+      metricsPort: process.env.COSIGNER_METRICS_PORT ? config.cosignerMetricsPort : await freePort(),
       token: randomBytes(24).toString("hex"),
     },
     executors: {
       port: process.env.EXECUTORS_PORT ? config.executorsPort : await freePort(),
+      metricsPort: process.env.EXECUTORS_METRICS_PORT ? config.executorsMetricsPort : await freePort(),
       token: randomBytes(24).toString("hex"),
     },
   };
@@ -45,6 +47,7 @@ export async function startSigners(
           ...pick(ONLY.cosigner),
           COSIGNER_TOKEN: own.cosigner.token,
           COSIGNER_PORT: String(own.cosigner.port),
+          COSIGNER_METRICS_PORT: String(own.cosigner.metricsPort),
           ANVIL_PORT: String(config.anvilPort),
         }
       : {
@@ -52,6 +55,7 @@ export async function startSigners(
           ...pick(ONLY.executors),
           EXECUTORS_TOKEN: own.executors.token,
           EXECUTORS_PORT: String(own.executors.port),
+          EXECUTORS_METRICS_PORT: String(own.executors.metricsPort),
           ANVIL_PORT: String(config.anvilPort),
         };
   const children = new Map<Kind, ChildProcess>();
@@ -92,6 +96,11 @@ export async function startSigners(
       COSIGNER_TOKEN: own.cosigner.token,
       EXECUTORS_URL: urls.executors,
       EXECUTORS_TOKEN: own.executors.token,
+    },
+    /** Where each signing process answers /metrics (127.0.0.1). */
+    metrics: {
+      cosigner: `http://127.0.0.1:${own.cosigner.metricsPort}/metrics`,
+      executors: `http://127.0.0.1:${own.executors.metricsPort}/metrics`,
     },
     /** Variables the API's process must not inherit. */
     withheld: [...ONLY.cosigner, ...ONLY.executors].filter((k) => !["COSIGNER_TOKEN", "EXECUTORS_TOKEN"].includes(k)),

@@ -1,7 +1,9 @@
 /**
  * `npm start`: the devnet (unless CHAIN_RPC_URL is set), the Ponder indexer with the API inside it
  * (embedded PGlite unless DATABASE_URL is set). The API answers on PORT; Ponder's own routes
- * (/status, /ready, /metrics) on 127.0.0.1:OPS_PORT. Ctrl-C or SIGTERM stops every child; the
+ * (/status, /ready, /metrics) on 127.0.0.1:OPS_PORT; the API's own /metrics on 127.0.0.1:METRICS_PORT
+ * (Ponder's page cannot carry them: lib/metrics.ts), each signing process's on a loopback port of its
+ * own (named in the start's lines). Ctrl-C or SIGTERM stops every child; the
  * devnet's state is written on the way out so the next start continues the same chain.
  *
  * Built to come back at the first attempt after kill -9 at any moment:
@@ -203,6 +205,7 @@ function spawnPonder(
       ANVIL_PORT: String(config.anvilPort),
       PORT: String(config.opsPort),
       OPS_PORT: String(config.opsPort),
+      METRICS_PORT: String(config.metricsPort),
       PIT_API_PORT: String(config.port),
       PIT_PARENT_PID: String(process.pid),
       ...(anvil?.process.pid ? { PIT_ANVIL_PID: String(anvil.process.pid) } : {}),
@@ -301,7 +304,8 @@ async function main() {
     });
     say(
       `devnet: co-signer on ${signers.apiEnv.COSIGNER_URL}, executor signing service on ` +
-        `${signers.apiEnv.EXECUTORS_URL} (each its own process, secret and store)`,
+        `${signers.apiEnv.EXECUTORS_URL} (each its own process, secret and store; metrics on ` +
+        `${signers.metrics.cosigner} and ${signers.metrics.executors})`,
     );
   }
 
@@ -352,6 +356,10 @@ async function main() {
   const base = `http://localhost:${config.port}`;
   await waitHealthy(config, () => gaveUp);
   say(`ready: ${base}/api/v1 (indexer schema ${schema}, ${config.databaseUrl ? "PostgreSQL" : "embedded PGlite"})`);
+  say(
+    `ops (127.0.0.1 only): the indexer's /metrics, /status, /ready on port ${config.opsPort}; the API's ` +
+      `/metrics on http://127.0.0.1:${config.metricsPort}/metrics`,
+  );
 }
 
 main().catch(async (err) => {

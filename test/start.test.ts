@@ -123,6 +123,31 @@ async function aiAgentDecides(env: Parameters<typeof call>[0], apiKey: string, r
   expect(spend.rows[0]).toMatchObject({ source: "service", model: "stand-in/small", status: "ok" });
 }
 
+/**
+ * Each process's metrics on a loopback port of its own (docs/running.md "Metrics"): the API inside Ponder's
+ * process on METRICS_PORT (Ponder's /metrics on OPS_PORT stays Ponder's), each signing service on the port the
+ * start names.
+ */
+async function metricsServed(run: Run, metricsPort: number) {
+  const scrape = async (url: string) => {
+    const res = await fetch(url);
+    expect(res.status, url).toBe(200);
+    return res.text();
+  };
+  const api = await scrape(`http://127.0.0.1:${metricsPort}/metrics`);
+  for (const family of ["pit_http_request_duration_seconds", "pit_refusals_total", "pit_views_lag_blocks"])
+    expect(api).toContain(`# TYPE ${family} `);
+  expect(api).toMatch(
+    /^pit_http_request_duration_seconds_count\{method="POST",route="\/api\/v1\/auth\/verify",status="200"\} [1-9]/m,
+  );
+  expect(await scrape(`${/metrics on (http:\/\/127\.0\.0\.1:\d+\/metrics) and/.exec(run.out())![1]}`)).toContain(
+    "# TYPE pit_cosigner_decisions_total counter",
+  );
+  expect(await scrape(`${/ and (http:\/\/127\.0\.0\.1:\d+\/metrics)\)/.exec(run.out())![1]}`)).toContain(
+    "process_resident_memory_bytes",
+  );
+}
+
 afterAll(async () => {
   for (const r of runs) if (r.child.exitCode === null) r.child.kill("SIGKILL");
 });
@@ -133,10 +158,12 @@ describe("npm start", () => {
     const port = await freePort();
     const anvilPort = await freePort();
     const opsPort = await freePort();
+    const metricsPort = await freePort();
     const env = {
       PORT: String(port),
       ANVIL_PORT: String(anvilPort),
       OPS_PORT: String(opsPort),
+      METRICS_PORT: String(metricsPort),
       DATA_DIR: mkdtempSync(join(tmpdir(), "pit-start-")),
     };
 
@@ -161,6 +188,7 @@ describe("npm start", () => {
       expect((await fetch(`http://127.0.0.1:${opsPort}${path}`)).status, path).toBeLessThan(500);
     }
     const firstKey = await signIn(env);
+    await metricsServed(first, metricsPort);
     const config = (await call(env, "GET", "/api/v1/config")).json;
     expect(config.chain_id).toBe(4663);
     expect(config.tokens.USDG.decimals).toBe(6);
@@ -198,6 +226,7 @@ describe("npm start", () => {
     expect(await closed(executorsPort!)).toBe(true);
     expect(await closed(port)).toBe(true);
     expect(await closed(opsPort)).toBe(true);
+    expect(await closed(metricsPort)).toBe(true);
     expect(await closed(anvilPort)).toBe(true);
     expect(existsSync(join(env.DATA_DIR, "start.pid"))).toBe(false);
     expect(existsSync(join(env.DATA_DIR, "devnet", "chain.json"))).toBe(true);

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import PQueue from "p-queue";
 import type { Db } from "../ports/store/db.js";
 import type { Common } from "../ports/common.js";
+import { hostedTickLag, hostedTicks } from "../../lib/metrics.js";
 
 export type Claimed = { agentId: string; seq: number; dueMs: number; intervalS: number };
 
@@ -122,18 +123,28 @@ async function finish({ d, instance }: Instance, c: Claimed) {
   );
 }
 
-/** One claimed tick, given up after the tick timeout; the row moves on either way. */
+/**
+ * One claimed tick, given up after the tick timeout; the row moves on either way. Its lateness (claimed
+ * after its slot) and outcome go to pit_hosted_tick_lag_seconds and pit_hosted_ticks_total.
+ */
 async function runOne(me: Instance, c: Claimed) {
   const { d, instance, tickTimeoutMs } = me;
+  hostedTickLag.observe(Math.max(0, d.clock() - c.dueMs) / 1000);
   let timer: NodeJS.Timeout | undefined;
+  let timedOut = false;
   try {
     const late = new Promise<never>(
-      (_, reject) => (timer = setTimeout(() => reject(new Error(`tick took over ${tickTimeoutMs} ms`)), tickTimeoutMs)),
+      (_, reject) =>
+        (timer = setTimeout(
+          () => ((timedOut = true), reject(new Error(`tick took over ${tickTimeoutMs} ms`))),
+          tickTimeoutMs,
+        )),
     );
     const run = d.runTick(c, instance);
     run.catch(() => {});
-    await Promise.race([run, late]);
+    hostedTicks.inc({ outcome: (await Promise.race([run, late])) ? "committed" : "skipped" });
   } catch (err) {
+    hostedTicks.inc({ outcome: timedOut ? "timed_out" : "failed" });
     d.logger?.warn({ err, agent: c.agentId, tick: c.seq }, "hosted tick failed");
   } finally {
     clearTimeout(timer);

@@ -1,6 +1,7 @@
 import type { Address } from "viem";
 import type { AiConfig } from "../../lib/config.js";
 import type { Db } from "../ports/store/db.js";
+import { aiCalls, aiSpendUsd } from "../../lib/metrics.js";
 
 /**
  * The AI brain's spend ledger (SPEC "AI spend row"): amounts in nano-USD integers so sums are
@@ -297,7 +298,7 @@ export async function settle(db: Db, rowId: number, s: Settlement): Promise<void
   // A cost beyond a million dollars is a lying gateway, not a bill: the worst case stands.
   const sane = Number.isFinite(s.costUsd) && s.costUsd >= 0 && s.costUsd <= 1e6;
   const tokens = (n: number) => Math.min(2e9, Math.max(0, Math.round(n) || 0));
-  await db.tx(async (tx) => {
+  const settled = await db.tx(async (tx) => {
     const [r] = await tx.query<{
       cost_nusd: string;
       source: Source | null;
@@ -311,7 +312,7 @@ export async function settle(db: Db, rowId: number, s: Settlement): Promise<void
        WHERE id = $1 FOR UPDATE`,
       [rowId],
     );
-    if (!r || r.status !== "pending") return;
+    if (!r || r.status !== "pending") return null;
     const cost = !sane
       ? Number(r.cost_nusd)
       : s.costSource === "bound"
@@ -338,7 +339,12 @@ export async function settle(db: Db, rowId: number, s: Settlement): Promise<void
       scopesOf({ source: r.source, wallet: r.wallet, agentId: r.agent_id, poolKind: r.pool_kind }),
       cost - Number(r.cost_nusd),
     );
+    return { funding: r.source ?? "service", cost };
   });
+  // Counted once committed (pit_ai_spend_usd_total, pit_ai_calls_total): a rolled-back settle spent nothing new.
+  if (!settled) return;
+  aiSpendUsd.inc({ funding: settled.funding }, usdOf(settled.cost));
+  aiCalls.inc({ funding: settled.funding, status: s.status });
 }
 
 /** A tick that made no call: its hold, at no cost. */

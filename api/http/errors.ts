@@ -4,13 +4,16 @@ import { METHOD_NAME_ALL } from "hono/router";
 import { TrieRouter } from "hono/router/trie-router";
 import { Refusal } from "../errors/index.js";
 import { chainUnreachable } from "../../lib/chain.js";
+import { refusals } from "../../lib/metrics.js";
 import { showRefusedQuota, wholeSeconds } from "./limits.js";
 
 /**
  * A refusal as SPEC's `{error: {code, message, ...}}`, plus `request_id` (beyond SPEC): the id the
  * request's log line and X-Request-Id header carry, so a report of a refusal finds its log line.
+ * Every refusal the API answers passes here: pit_refusals_total counts it by code.
  */
 export function respondError(c: Context, err: Refusal): Response {
+  refusals.inc({ code: err.code });
   c.header("Cache-Control", "no-store");
   if (err.retryAfterS !== undefined) c.header("Retry-After", wholeSeconds(err.retryAfterS));
   c.set("errorCode", err.code);

@@ -1,11 +1,15 @@
 import { randomUUID } from "node:crypto";
 import type { MiddlewareHandler } from "hono";
 import type { Logger } from "pino";
+import { httpRequestDuration, methodLabel } from "../../lib/metrics.js";
 
 /**
  * Request id (kept from a sane X-Request-Id, else new) and one structured line per request:
  * id, method, route, status, code, ms. Never headers or bodies: they may hold keys or signatures.
  * Headers are set before the handler and no child logger is made: both cost on the hot path.
+ * The same timing goes to pit_http_request_duration_seconds (lib/metrics.ts), labelled by the
+ * route's declared pattern (`/api/v1/tokens/:address`; `/*` or `/api/v1/*` where no route
+ * answered), never the raw path.
  */
 export function requestLog(logger: Logger): MiddlewareHandler {
   return async (c, next) => {
@@ -16,14 +20,17 @@ export function requestLog(logger: Logger): MiddlewareHandler {
     c.header("X-Request-Id", id);
     const t0 = performance.now();
     await next();
+    const s = (performance.now() - t0) / 1000;
+    const route = c.req.routePath;
+    httpRequestDuration.observe({ method: methodLabel(c.req.method), route, status: String(c.res.status) }, s);
     logger.info(
       {
         req_id: id,
         method: c.req.method,
-        route: c.req.routePath,
+        route,
         status: c.res.status,
         code: c.get("errorCode"),
-        ms: Math.round((performance.now() - t0) * 10) / 10,
+        ms: Math.round(s * 10_000) / 10,
       },
       "request",
     );

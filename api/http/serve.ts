@@ -1,6 +1,7 @@
 import { BlockList, isIPv4, isIPv6, type Socket } from "node:net";
 import { STATUS_CODES, type Server } from "node:http";
 import { serve } from "@hono/node-server";
+import { refusals } from "../../lib/metrics.js";
 
 /**
  * The edge's caps (issue 12 fault 4: ~20,000 idle connections from one client exhausted the
@@ -70,6 +71,7 @@ function answerClientError(err: Error & { code?: string }, socket: Socket) {
         ? "no complete request in time"
         : "malformed HTTP request";
   const body = JSON.stringify({ error: { code: "BAD_REQUEST", message } });
+  refusals.inc({ code: "BAD_REQUEST" });
   socket.end(
     `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json\r\nCache-Control: no-store\r\n` +
       `Connection: close\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,

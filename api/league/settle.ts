@@ -7,6 +7,7 @@ import { prizeBoard, publishedBooks, seasonEntries, type BoardDeps, type PrizeAn
 import { payoutBookOf, partnerToken, reserveAfter, reserveBefore } from "./reserve.js";
 import { payOwed } from "./pay.js";
 import { reviewHold } from "../../lib/league/review.js";
+import { workerPass } from "../../lib/metrics.js";
 
 export type SettleDeps = BoardDeps & {
   /** The reserve wallet's signer (the platform signer port); null: payouts stay planned. */
@@ -125,6 +126,8 @@ export async function decideSeason(
   return { decided, incomplete: null };
 }
 
+const NOT_HELD = "another instance settles";
+
 /**
  * The league settler (started by createApp): under its lease (one instance per store), decides
  * every ended season in order, then pays the places owed, oldest season first. A season with no entries on either
@@ -135,7 +138,7 @@ export function createSettler(d: SettleDeps & { lease: Lease; intervalMs?: numbe
   let running: Promise<{ decided: number[]; waiting: string | null }> | null = null;
   /** One pass: the seasons it decided, or why it waits (null: nothing to do, or another instance holds the lease). */
   async function once(): Promise<{ decided: number[]; waiting: string | null }> {
-    if (!(await d.lease.hold())) return { decided: [], waiting: "another instance settles" };
+    if (!(await d.lease.hold())) return { decided: [], waiting: NOT_HELD };
     let out: { decided: number[]; waiting: string | null };
     try {
       out = await decideDue();
@@ -185,7 +188,7 @@ export function createSettler(d: SettleDeps & { lease: Lease; intervalMs?: numbe
   }
   return {
     /** One pass (tests drive it; the timer runs it in the service). */
-    runOnce: () => (running ??= once().finally(() => (running = null))),
+    runOnce: () => (running ??= counted(once).finally(() => (running = null))),
     start() {
       if (timer) return;
       const tick = () => {
@@ -205,3 +208,16 @@ export function createSettler(d: SettleDeps & { lease: Lease; intervalMs?: numbe
   };
 }
 export type Settler = ReturnType<typeof createSettler>;
+
+/** A settler pass with its outcome in pit_worker_passes_total (league_settler). */
+async function counted(once: () => Promise<{ decided: number[]; waiting: string | null }>) {
+  try {
+    const out = await once();
+    const outcome = out.waiting === NOT_HELD ? "not_held" : out.waiting ? "waiting" : "ran";
+    workerPass("league_settler", outcome);
+    return out;
+  } catch (err) {
+    workerPass("league_settler", "failed");
+    throw err;
+  }
+}

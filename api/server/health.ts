@@ -45,6 +45,19 @@ export type HealthDeps = {
 };
 
 /**
+ * How many blocks the indexed views trail the chain's head (pit_views_lag_blocks, read at each scrape):
+ * null when either head cannot be read within the probe's timeout; negative when the node lost blocks
+ * the indexer had.
+ */
+export async function viewsLagBlocks(deps: Pick<HealthDeps, "chain" | "indexed">): Promise<number | null> {
+  const [chain, indexed] = await Promise.all([
+    withTimeout(deps.chain.getBlockNumber({ cacheTime: 0 }), PROBE_TIMEOUT_MS),
+    withTimeout(deps.indexed.head(), PROBE_TIMEOUT_MS),
+  ]);
+  return indexed ? Number(chain) - indexed.block : null;
+}
+
+/**
  * down: the chain or a store cannot be read (nothing can be served right); degraded: the indexer
  * lags, has not reported, or is ahead of the chain (the node lost blocks it had indexed); ok
  * otherwise.

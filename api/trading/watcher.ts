@@ -6,6 +6,7 @@ import type { Sequencer } from "../ports/sequencer.js";
 import { DROP_AFTER_S, storedOutcome, type Ledger, type WatchedTrade } from "./ledger.js";
 import { resend, STALE_SEND_S } from "./relay.js";
 import type { Common } from "../ports/common.js";
+import { relayOutcomes, workerPass } from "../../lib/metrics.js";
 
 /** Blocks after which an outcome is final and no longer re-checked (Ponder's default finality, unknown chains). */
 export const FINALITY_BLOCKS = 30;
@@ -27,8 +28,11 @@ type WatcherDeps = Pick<Common, "chain" | "clock" | "logger"> & {
   intervalMs?: number;
   concurrency?: number;
 };
-/** The watcher's deps and its raw JSON-RPC reads (receipts as the node answers them). */
-type Watching = WatcherDeps & { rpc: <T>(method: string, params: unknown[]) => Promise<T> };
+/**
+ * The watcher's deps, its raw JSON-RPC reads (receipts as the node answers them), and the trades it
+ * has counted dropped (each once while it stays watched; pit_relay_outcomes_total).
+ */
+type Watching = WatcherDeps & { rpc: <T>(method: string, params: unknown[]) => Promise<T>; dropped: Set<number> };
 
 /**
  * The relay watcher: every `intervalMs` it reads `eth_getTransactionReceipt` for each relayed
@@ -56,6 +60,7 @@ export function createWatcher(d: WatcherDeps) {
     ...d,
     rpc: <T>(method: string, params: unknown[]) =>
       d.chain.request({ method: method as never, params: params as never }) as Promise<T>,
+    dropped: new Set(),
   };
   let timer: NodeJS.Timeout | null = null;
   let running: Promise<void> | null = null;
@@ -64,14 +69,22 @@ export function createWatcher(d: WatcherDeps) {
 
   /** The scheduled pass: only while this instance holds the store's watcher lease. */
   async function leasedTick() {
-    if (d.lease && !(await d.lease.hold())) return;
-    await tick();
+    if (d.lease && !(await d.lease.hold())) return workerPass("relay_watcher", "not_held");
+    try {
+      await tick();
+    } catch (err) {
+      workerPass("relay_watcher", "failed");
+      throw err;
+    }
+    workerPass("relay_watcher", "ran");
   }
 
   /** One pass over the watched trades (exposed for tests; runs whether or not the lease is held). */
   async function tick() {
     const now = Math.floor(d.clock() / 1000);
     const trades = await d.ledger.watchList(now - DROP_AFTER_S - GRACE_S);
+    const watched = new Set(trades.map((t) => t.id));
+    for (const id of w.dropped) if (!watched.has(id)) w.dropped.delete(id);
     if (trades.length === 0) return;
     let headP: Promise<number> | null = null;
     const head = () => (headP ??= w.rpc<Hex>("eth_blockNumber", []).then((h) => Number(BigInt(h))));
@@ -124,7 +137,9 @@ async function checkTrade(d: Watching, t: WatchedTrade, head: () => Promise<numb
   if (!r || !r.blockHash) {
     if (t.status !== "pending" && t.blockHash) await d.ledger.backToPending(t.id, t.blockHash);
     else await d.ledger.markChecked(t.id);
-    if (t.status === "pending") await resendIfForgotten(d, t);
+    if (t.status !== "pending") return;
+    await resendIfForgotten(d, t);
+    countDropped(d, t);
     return;
   }
   const blockNumber = Number(BigInt(r.blockNumber));
@@ -159,8 +174,9 @@ async function recordMined(
       "relay watcher: a curve trade mined without its fee; it counts nowhere",
     );
   const outcome = t.plan ? storedOutcome(relayedOutcome(r, t.plan, d.contracts, feeTx)) : null;
+  const status = r.status === "0x1" ? "mined" : "reverted";
   await d.ledger.recordOutcome(t.id, t.status === "pending" ? null : t.blockHash, {
-    status: r.status === "0x1" ? "mined" : "reverted",
+    status,
     blockNumber,
     blockHash: r.blockHash,
     blockTime: Number(BigInt(block.timestamp)),
@@ -168,6 +184,15 @@ async function recordMined(
     final,
     feeUnpaid,
   });
+  relayOutcomes.inc({ outcome: status });
+  d.dropped.delete(t.id);
+}
+
+/** A trade without a receipt past the hour is dropped (the ledger's word): counted once while it is watched. */
+function countDropped(d: Watching, t: WatchedTrade) {
+  if (Math.floor(d.clock() / 1000) - t.createdAt <= DROP_AFTER_S || d.dropped.has(t.id)) return;
+  d.dropped.add(t.id);
+  relayOutcomes.inc({ outcome: "dropped" });
 }
 
 /** Sends a pending trade's bytes again when they may be lost and the node does not know them. */
@@ -186,5 +211,6 @@ async function resendIfForgotten(d: Watching, t: WatchedTrade) {
   });
   if (!raw) return;
   const state = await resend(d.sequencer, d.ledger, t.txHash, raw);
+  if (state === "sent") relayOutcomes.inc({ outcome: "resent" });
   d.logger?.info({ tx: t.txHash, relay: state }, "relay watcher: sent a pending trade's bytes again");
 }

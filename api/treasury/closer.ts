@@ -8,6 +8,7 @@ import { BUCKETS } from "./split.js";
 import type { TreasuryStore } from "./store.js";
 import { weekAfter, weekOf, type Week } from "./week.js";
 import type { Common } from "../ports/common.js";
+import { treasuryWeeksClosed, workerPass, type PassOutcome } from "../../lib/metrics.js";
 
 /** Ponder's finality for unknown chains: a week closes once its last block is this deep in the indexer. */
 export const CLOSE_CONFIRMATIONS = 30;
@@ -152,30 +153,43 @@ async function closeWeek(d: CloserDeps, week: Week, rows: WeekRow[]): Promise<We
   };
   row.hash = rowHash(row);
   await d.store.append({ ...row, hash: row.hash, prev_hash: row.prev_hash! }, JSON.stringify(row));
+  treasuryWeeksClosed.inc({ status: row.status, reconciliation: row.reconciliation.status });
   logClosed(d, week, row);
   return row;
 }
 
-/** Closes every finished week not yet recorded, once across instances; answers the rows appended. */
+/**
+ * Closes every finished week not yet recorded, once across instances; answers the rows appended. The pass's
+ * outcome goes to pit_worker_passes_total (treasury_closer): waiting when a finished week is not ready yet,
+ * failed when the record is broken or the pass threw, not_held when another instance holds the lock.
+ */
 async function closeDue(d: CloserDeps): Promise<WeekRow[]> {
-  const out = await d.store.db.exclusive(LOCK, async () => {
-    const { integrity, rows } = checkChain(await d.store.rows());
-    if (!integrity.ok) {
-      d.logger?.error({ integrity }, "treasury record broken: no week is closed on top of it");
-      return [];
-    }
-    const chain = rows as unknown as WeekRow[];
-    const appended: WeekRow[] = [];
-    const last = chain.at(-1);
-    let week = last ? weekAfter(weekOf(last.week.start)) : await firstWeek(d);
-    while (week && week.end <= nowS(d)) {
-      const row = await closeWeek(d, week, [...chain, ...appended]);
-      if (!row) break;
-      appended.push(row);
-      week = weekAfter(week);
-    }
-    return appended;
-  });
+  let outcome: PassOutcome = "ran";
+  const out = await d.store.db
+    .exclusive(LOCK, async () => {
+      const { integrity, rows } = checkChain(await d.store.rows());
+      if (!integrity.ok) {
+        d.logger?.error({ integrity }, "treasury record broken: no week is closed on top of it");
+        outcome = "failed";
+        return [];
+      }
+      const chain = rows as unknown as WeekRow[];
+      const appended: WeekRow[] = [];
+      const last = chain.at(-1);
+      let week = last ? weekAfter(weekOf(last.week.start)) : await firstWeek(d);
+      while (week && week.end <= nowS(d)) {
+        const row = await closeWeek(d, week, [...chain, ...appended]);
+        if (!row) {
+          outcome = "waiting";
+          break;
+        }
+        appended.push(row);
+        week = weekAfter(week);
+      }
+      return appended;
+    })
+    .catch((err) => (workerPass("treasury_closer", "failed"), Promise.reject(err)));
+  workerPass("treasury_closer", out ? outcome : "not_held");
   if (out?.value.length) d.onClosed?.();
   return out?.value ?? [];
 }

@@ -9,6 +9,7 @@ import { startGatewayStandIn, type Call } from "../../devnet/gatewayStandIn.js";
 import { estimatePromptTokens, worstCaseUsd, type ModelPrice } from "../../api/ports/gateway.js";
 import { MAX_COMPLETION_TOKENS } from "../../api/hosted/ai.js";
 import type { AiConfig } from "../../lib/config.js";
+import { aiCalls, aiSpendUsd, hostedTickLag, hostedTicks } from "../../lib/metrics.js";
 
 /**
  * The AI-model brain on a devnet with the real indexer and quoter, against the OpenAI-compatible
@@ -115,6 +116,20 @@ const worstOf = (c: Call, price: ModelPrice) =>
     price,
   );
 const close6 = (x: number) => Math.round(x * 1e6) / 1e6;
+/** This process's metrics (docs/running.md "Metrics"): AI spend and calls paid by the pool, ticks committed. */
+const counted = async () => {
+  const of = (m: { get(): Promise<{ values: { labels: object; value: number; metricName?: string }[] }> }) =>
+    m.get().then((g) => g.values);
+  const find = (vs: { labels: object; value: number }[], labels: Record<string, string>) =>
+    vs.find((v) => Object.entries(labels).every(([k, x]) => (v.labels as Record<string, unknown>)[k] === x))?.value ??
+    0;
+  return {
+    usd: find(await of(aiSpendUsd), { funding: "service" }),
+    calls: find(await of(aiCalls), { funding: "service", status: "ok" }),
+    ticks: find(await of(hostedTicks), { outcome: "committed" }),
+    lagged: (await of(hostedTickLag)).find((v) => v.metricName === "pit_hosted_tick_lag_seconds_count")?.value ?? 0,
+  };
+};
 
 describe("GET hosted/ai and the AI agent's routes", () => {
   it("lists the models with prices, templates, limits and funding; create checks the AI params", async () => {
@@ -203,6 +218,7 @@ describe("a paper AI agent", () => {
       const o = await newOwner();
       gw.script(() => ({ json: buy(50), usage: { prompt_tokens: 1000, completion_tokens: 50 } }));
       const before = gw.calls.length;
+      const metricsBefore = await counted();
       const a = await createAndTick(o, aiAgent());
       const call = gw.calls.at(-1)!;
       expect(gw.calls.length).toBe(before + 1);
@@ -272,6 +288,13 @@ describe("a paper AI agent", () => {
       expect(p1.rows).toHaveLength(2);
       expect((await spend(o, a.id, `?limit=1&before=${p1.next_before}`)).rows[0].cost_usd).toBe(0.0011);
       expect((await o.call("GET", `/${a.id}`)).json.ai.today_usd).toBe(0.0064);
+      // The same three calls in pit_ai_spend_usd_total and pit_ai_calls_total (funding service), their ticks in
+      // pit_hosted_ticks_total and pit_hosted_tick_lag_seconds (at least: another owner's agent may tick beside).
+      const metricsAfter = await counted();
+      expect(metricsAfter.usd - metricsBefore.usd).toBeGreaterThanOrEqual(0.0064 - 1e-9);
+      expect(metricsAfter.calls - metricsBefore.calls).toBeGreaterThanOrEqual(3);
+      expect(metricsAfter.ticks - metricsBefore.ticks).toBeGreaterThanOrEqual(3);
+      expect(metricsAfter.lagged - metricsBefore.lagged).toBeGreaterThanOrEqual(3);
       // The pool's day shows in /stats.
       await api.app.services.stats.refresh();
       const stats = await api.call("GET", "/api/v1/stats");

@@ -12,6 +12,7 @@ import { startSequencerStandIn } from "../../devnet/sequencerStandIn.js";
 import { freePort } from "../../devnet/anvil.js";
 import { Command, universalRouterAbi } from "../../abis/universalRouter.js";
 import { inputs } from "../../lib/router/encode.js";
+import { closeMetrics, relayOutcomes, serveMetrics } from "../../lib/metrics.js";
 
 /** live/submit: only what was built for this key, signed by its wallet, relayed once. */
 let dn: Devnet;
@@ -285,16 +286,125 @@ describe("the sequencer", () => {
         status: "dropped",
         tx_hash: keccak256(raw),
       });
-      // The relay watcher (same service clock) finds no receipt for it: still dropped after a pass.
+      // The relay watcher (same service clock) finds no receipt for it: still dropped after a pass, and counted
+      // dropped once (pit_relay_outcomes_total), however many passes see it.
+      const dropped = async () =>
+        (await relayOutcomes.get()).values.find((v) => v.labels.outcome === "dropped")?.value ?? 0;
+      const droppedBefore = await dropped();
+      await app.app.services.watcher.tick();
       await app.app.services.watcher.tick();
       expect((await ag.get("/me/trades?refused=1", key)).json.trades[0]).toMatchObject({
         status: "dropped",
         block: null,
       });
+      expect((await dropped()) - droppedBefore).toBe(1);
     } finally {
       await app.app.stop();
       await app.close();
       await standIn.close();
+    }
+  });
+});
+
+/** A scrape as `name{labels}` -> value (samples only; comment lines dropped). */
+async function scrape(url: string): Promise<{ text: string; value: (series: string) => number }> {
+  const res = await fetch(url);
+  expect(res.status).toBe(200);
+  expect(res.headers.get("content-type")).toMatch(/^text\/plain; version=0\.0\.4/);
+  const text = await res.text();
+  const samples = new Map(
+    text
+      .split("\n")
+      .filter((l) => l && !l.startsWith("#"))
+      .map((l) => [l.slice(0, l.lastIndexOf(" ")), Number(l.slice(l.lastIndexOf(" ") + 1))] as const),
+  );
+  return { text, value: (series) => samples.get(series) ?? 0 };
+}
+
+/** Every family docs/running.md "Metrics" lists (issue 32 point 3). */
+const FAMILIES = [
+  "pit_http_request_duration_seconds",
+  "pit_refusals_total",
+  "pit_relay_outcomes_total",
+  "pit_cosigner_decisions_total",
+  "pit_hosted_tick_lag_seconds",
+  "pit_hosted_ticks_total",
+  "pit_ai_spend_usd_total",
+  "pit_ai_calls_total",
+  "pit_worker_passes_total",
+  "pit_worker_last_pass_timestamp_seconds",
+  "pit_treasury_weeks_closed_total",
+  "pit_views_lag_blocks",
+];
+
+describe("metrics (issue 32 point 3)", () => {
+  it("a scrape after a trade finds each family, moved by the trade, on loopback only; none on PORT", async () => {
+    // The process's metrics listener, as npm start and npm run api open it (here: the kernel picks the port).
+    const ops = await serveMetrics({ port: 0, name: "test" });
+    const url = `http://127.0.0.1:${(ops!.address() as { port: number }).port}/metrics`;
+    try {
+      const before = await scrape(url);
+      const a = await dn.freshWallet(parseEther("5"));
+      const key = await agent.signIn(a);
+      const p = await planFor(a, key);
+      const r = await submit({ raw_tx: await agent.sign(a, p.tx) }, key);
+      expect(r.status, JSON.stringify(r.json)).toBe(200);
+      await dn.mined(r.json.tx_hash);
+      const refused = await submit({ raw_tx: "0x02" }, key);
+      expect(refused.status).toBe(422);
+      const code = refused.json.error.code;
+      // A co-signing the co-signer refuses (it holds no such root): a decision by rule.
+      await expect(
+        api.signers!.cosigner.cosign({
+          delegationHash: keccak256("0x01"),
+          execution: { target: a.address, value: 0n, callData: "0x" },
+          declared: { feeBps: 0 },
+        }),
+      ).rejects.toMatchObject({ code: "REFUSED" });
+      let status: string | undefined;
+      for (let i = 0; i < 100 && status !== "mined"; i++) {
+        if (i) await new Promise((res) => setTimeout(res, 100));
+        const trades = (await agent.get("/me/trades", key)).json.trades;
+        status = trades.find((x: any) => x.tx_hash === r.json.tx_hash)?.status;
+      }
+      expect(status, "the relay watcher's outcome").toBe("mined");
+      const after = await scrape(url);
+
+      for (const family of FAMILIES) expect(after.text, family).toContain(`# TYPE ${family} `);
+      const moved = (series: string) => after.value(series) - before.value(series);
+      // At least this trade (an earlier test's trade may be recorded in between too).
+      expect(moved('pit_relay_outcomes_total{outcome="mined"}')).toBeGreaterThanOrEqual(1);
+      for (const outcome of ["reverted", "dropped", "resent"])
+        expect(after.text).toContain(`pit_relay_outcomes_total{outcome="${outcome}"}`);
+      const submitted = 'method="POST",route="/api/v1/live/submit",status="200"';
+      expect(moved(`pit_http_request_duration_seconds_count{${submitted}}`)).toBe(1);
+      expect(moved(`pit_http_request_duration_seconds_bucket{le="+Inf",${submitted}}`)).toBe(1);
+      expect(moved(`pit_refusals_total{code="${code}"}`)).toBe(1);
+      expect(moved('pit_cosigner_decisions_total{decision="refused",rule="TRADE_REFUSED"}')).toBe(1);
+      expect(after.value('pit_worker_passes_total{worker="relay_watcher",outcome="ran"}')).toBeGreaterThan(0);
+      for (const series of [
+        'pit_hosted_ticks_total{outcome="committed"}',
+        'pit_ai_spend_usd_total{funding="service"}',
+        'pit_ai_spend_usd_total{funding="own"}',
+        'pit_worker_passes_total{worker="treasury_closer",outcome="ran"}',
+        'pit_worker_passes_total{worker="league_settler",outcome="ran"}',
+      ])
+        expect(after.text).toContain(`${series} `);
+      // The views trail the chain by a handful of blocks here (the indexer follows the devnet).
+      const lag = /^pit_views_lag_blocks (-?\d+)$/m.exec(after.text);
+      expect(lag, after.text.slice(0, 2_000)).not.toBeNull();
+      expect(Number(lag![1])).toBeLessThan(30);
+      // Labels are patterns, statuses, codes and outcomes: never an address, a hash, a key or an id.
+      const ours = after.text.split("\n").filter((l) => l.startsWith("pit_"));
+      expect(ours.filter((l) => /0x[0-9a-f]{8}|\/\d+[/"]/i.test(l))).toEqual([]);
+
+      // The public API port has no /metrics; the listener answers nothing but GET /metrics.
+      const pub = await api.call("GET", "/metrics");
+      expect([pub.status, pub.json?.error?.code]).toEqual([404, "NOT_FOUND"]);
+      expect((await fetch(url.replace("/metrics", "/"))).status).toBe(404);
+      expect((await fetch(url, { method: "POST" })).status).toBe(404);
+    } finally {
+      await closeMetrics(ops);
     }
   });
 });
