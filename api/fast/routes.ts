@@ -4,10 +4,10 @@ import { FAST, WALLET } from "../errors/groups.js";
 import { boundCaller } from "../http/caller.js";
 import { RATE_RULES } from "../http/rateLimit.js";
 import { routesFor, type RawCall } from "../http/route.js";
-import { fieldsOnly } from "../http/answers.js";
 import type { Ledger } from "../trading/index.js";
 import type { Fast } from "./index.js";
 import { fastRequest } from "./request.js";
+import { fastAnswer, fastTermsAnswer } from "./answers.js";
 
 /** What SPEC "Fast mode" reads: the pinned table's terms and trades, and the ledger that keeps refused trades. */
 export type FastService = {
@@ -69,7 +69,7 @@ export const fastRoutes = [
     limits: [],
     summary: "Fast mode's pinned route table",
     query: termsQuery,
-    answer: fieldsOnly(["enabled", "routes", "fee", "base_fee_wei"]),
+    answer: fastTermsAnswer,
     errors: WALLET,
     mcp: {
       name: "fast_terms",
@@ -93,7 +93,7 @@ export const fastRoutes = [
     around: recordingRefusals,
     first: (_, s) => s.fast.assertEnabled(),
     body: fastRequest,
-    answer: fieldsOnly(["tx_hash", "relayed", "repeat"]),
+    answer: fastAnswer,
     errors: FAST,
     handle: (call, s) => s.fast.trade(call.body, call.c.get("key")),
   }),

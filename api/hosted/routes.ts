@@ -4,17 +4,20 @@ import { boundCaller } from "../http/caller.js";
 import type { Take } from "../http/limits.js";
 import { RATE_RULES } from "../http/rateLimit.js";
 import { routesFor, type RawCall } from "../http/route.js";
-import { fieldsOnly } from "../http/answers.js";
 import {
   agentAnswer,
   agentsAnswer,
+  aiInfoAnswer,
   attestationRevokedAnswer,
   createdAnswer,
   deletedAnswer,
   executorAnswer,
   logsAnswer,
+  ownDisconnectedAnswer,
+  ownFundingAnswer,
   refundAnswer,
   rotatedAnswer,
+  spendAnswer,
   stoppedAnswer,
   webhookSecretAnswer,
 } from "./answers.js";
@@ -138,7 +141,7 @@ export const hostedRoutes = [
     before,
     limits,
     summary: "The AI-model brain's models, pool and funding",
-    answer: fieldsOnly(["models"]),
+    answer: aiInfoAnswer,
     errors: WALLET,
     first: caller,
     handle: ({ found }, s) => s.aiInfo(found),
@@ -157,7 +160,7 @@ export const hostedRoutes = [
       s.takesOwnKeys();
       return who;
     },
-    answer: fieldsOnly([]),
+    answer: ownFundingAnswer,
     errors: HOSTED,
     extra: true,
     handle: ({ body, found }, s) => s.connectOwn(body, found),
@@ -172,7 +175,7 @@ export const hostedRoutes = [
     body: noBody,
     ...strict,
     first: (call) => (bare(call), caller(call)),
-    answer: fieldsOnly([]),
+    answer: ownDisconnectedAnswer,
     errors: HOSTED,
     extra: true,
     handle: ({ found }, s) => s.disconnectOwn(found),
@@ -186,7 +189,7 @@ export const hostedRoutes = [
     summary: "An AI agent's spend",
     query: spendQuery,
     first: (call, s) => s.ownedAi(call.param("id"), caller(call)),
-    answer: fieldsOnly([]),
+    answer: spendAnswer,
     errors: [...HOSTED, "NOT_AI"],
     handle: ({ query, found }, s) => s.spend(found, query),
   }),

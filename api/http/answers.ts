@@ -22,22 +22,6 @@ export const nameOf = (def: ZodTypeDef): string | undefined => NAMES.get(def);
 /** The schema given to `named` under `name`. */
 export const namedSchema = (name: string): ZodTypeAny | undefined => SCHEMAS.get(name);
 
-/** Any JSON value but undefined: a field every answer carries whose inner shape SPEC leaves open. */
-export const jsonValue = z.union([
-  z.string(),
-  z.number(),
-  z.boolean(),
-  z.null(),
-  z.array(z.unknown()),
-  z.record(z.unknown()),
-]);
-
-/**
- * An answer whose top-level fields are named but not yet typed (each any JSON value): the document requires them and
- * says nothing of their shape.
- */
-export const fieldsOnly = (fields: string[]) => z.object(Object.fromEntries(fields.map((f) => [f, jsonValue])));
-
 /** A token amount: a decimal string of the token's smallest unit (SPEC <atoms>). */
 export const atoms = z
   .string()

@@ -5,8 +5,20 @@ import { WALLET } from "../errors/groups.js";
 import { PUBLIC, publicLimit } from "../http/limits.js";
 import type { HttpKit } from "../http/kit.js";
 import { routesFor } from "../http/route.js";
-import { fieldsOnly } from "../http/answers.js";
-import { standingsAnswer } from "./answers.js";
+import {
+  booksAnswer,
+  enteredAnswer,
+  entryView,
+  leagueAnswer,
+  leagueMeAnswer,
+  leftAnswer,
+  practiceOrderAnswer,
+  reserveAnswer,
+  seasonDetailAnswer,
+  seasonsAnswer,
+  standingsAnswer,
+  statementAnswer,
+} from "./answers.js";
 import { Refusal } from "../errors/index.js";
 import {
   confirmBody,
@@ -78,17 +90,7 @@ export const leagueRoutes = [
     auth: "none",
     limits: PUBLIC,
     summary: "The calendar, the reserve and the rules",
-    answer: fieldsOnly([
-      "season",
-      "next_season",
-      "entrants",
-      "practice_entrants",
-      "schedule",
-      "reserve",
-      "rules",
-      "past",
-      "now",
-    ]),
+    answer: leagueAnswer,
     errors: ["RATE_LIMITED", "LEAGUE_UNAVAILABLE"],
     handle: (_, s) => s.reader.league(),
   }),
@@ -112,7 +114,7 @@ export const leagueRoutes = [
     auth: "none",
     limits: PUBLIC,
     summary: "Every season, newest first",
-    answer: fieldsOnly(["seasons", "now"]),
+    answer: seasonsAnswer,
     errors: ["RATE_LIMITED", "LEAGUE_UNAVAILABLE"],
     handle: (_, s) => s.reader.seasons(),
   }),
@@ -123,7 +125,7 @@ export const leagueRoutes = [
     auth: "none",
     limits: PUBLIC,
     summary: "A season's published inputs for league:verify",
-    answer: fieldsOnly(["season", "decided", "books"]),
+    answer: booksAnswer,
     errors: ["NO_SEASON", "RATE_LIMITED", "LEAGUE_UNAVAILABLE"],
     extra: true,
     handle: ({ param }, s) => s.reader.books(param("n")),
@@ -134,7 +136,7 @@ export const leagueRoutes = [
     auth: "none",
     limits: PUBLIC,
     summary: "One season: standings, ledger, payouts, winners",
-    answer: fieldsOnly(["board", "season", "rows", "ledger", "withdrawal", "payouts", "winners", "settled_at"]),
+    answer: seasonDetailAnswer,
     errors: ["NO_SEASON", "RATE_LIMITED", "LEAGUE_UNAVAILABLE"],
     handle: ({ param }, s) => s.reader.seasonDetail(param("n")),
   }),
@@ -144,7 +146,7 @@ export const leagueRoutes = [
     auth: "none",
     limits: PUBLIC,
     summary: "The prize reserve's ledger by season",
-    answer: fieldsOnly(["on", "agent_id", "rows", "estimate", "rules"]),
+    answer: reserveAnswer,
     errors: ["RATE_LIMITED", "LEAGUE_UNAVAILABLE"],
     handle: (_, s) => s.reader.reserve(),
   }),
@@ -157,7 +159,7 @@ export const leagueRoutes = [
     body: statementBody,
     unknownField: "UNKNOWN_FIELD",
     first: caller,
-    answer: fieldsOnly(["message", "nonce", "expires_at", "agent_id", "board", "entrant", "owner"]),
+    answer: statementAnswer,
     errors: [
       ...WALLET,
       "BAD_REQUEST",
@@ -194,7 +196,7 @@ export const leagueRoutes = [
     unknownField: "UNKNOWN_FIELD",
     first: caller,
     status: 201,
-    answer: fieldsOnly(["entry_id", "board", "agent_id", "status", "from_season", "confirmed", "note"]),
+    answer: enteredAnswer,
     errors: [
       ...WALLET,
       "BAD_REQUEST",
@@ -229,7 +231,7 @@ export const leagueRoutes = [
     body: confirmBody,
     unknownField: "UNKNOWN_FIELD",
     first: caller,
-    answer: fieldsOnly(["entry_id", "confirmed"]),
+    answer: entryView,
     errors: [
       ...WALLET,
       "BAD_REQUEST",
@@ -255,7 +257,7 @@ export const leagueRoutes = [
     body: leaveBody,
     unknownField: "UNKNOWN_FIELD",
     first: caller,
-    answer: fieldsOnly(["entry_id", "status"]),
+    answer: leftAnswer,
     errors: [...WALLET, "BAD_REQUEST", "FORBIDDEN", "NOT_ENTERED"],
     handle: ({ body, found }, s) => s.leave(body, found),
   }),
@@ -270,7 +272,7 @@ export const leagueRoutes = [
     body: practiceOrderBody,
     unknownField: "UNKNOWN_FIELD",
     first: caller,
-    answer: fieldsOnly(["entry_id", "season", "fill", "book", "equity", "profit_usd", "trades"]),
+    answer: practiceOrderAnswer,
     errors: [
       ...WALLET,
       "BAD_REQUEST",
@@ -297,7 +299,7 @@ export const leagueRoutes = [
     auth: "key(wallet)",
     limits: [],
     summary: "The wallet's league entries",
-    answer: fieldsOnly(["wallet", "entries"]),
+    answer: leagueMeAnswer,
     errors: WALLET,
     first: caller,
     handle: ({ found }, s) => s.me(found),

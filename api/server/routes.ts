@@ -1,9 +1,8 @@
 import { z } from "zod";
 import { PUBLIC } from "../http/limits.js";
 import { routesFor } from "../http/route.js";
-import { fieldsOnly } from "../http/answers.js";
 import type { Stats } from "./stats.js";
-import { healthAnswer } from "./answers.js";
+import { configAnswer, healthAnswer, statsAnswer } from "./answers.js";
 
 export const SERVICE_NAME = "pit-trading-service";
 
@@ -30,7 +29,7 @@ export const serverRoutes = [
     auth: "none",
     limits: PUBLIC,
     summary: "The server's pinned configuration",
-    answer: fieldsOnly(["chain_id", "version", "auth", "router", "permit_contract", "tokens", "fee"]),
+    answer: configAnswer,
     errors: ["RATE_LIMITED"],
     mcp: {
       name: "config",
@@ -65,7 +64,7 @@ export const serverRoutes = [
     auth: "none",
     limits: PUBLIC,
     summary: "Shared market statistics (rebuilt at most every 5 s)",
-    answer: fieldsOnly(["status", "generated_at", "cached_s"]),
+    answer: statsAnswer,
     errors: ["RATE_LIMITED"],
     handle: (_, s) => s.stats.get(),
   }),

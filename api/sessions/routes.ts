@@ -5,7 +5,6 @@ import { Refusal } from "../errors/index.js";
 import { boundCaller } from "../http/caller.js";
 import { noQuery } from "../http/query.js";
 import { routesFor, type RawCall, type RouteCall } from "../http/route.js";
-import { fieldsOnly } from "../http/answers.js";
 import { RATE_RULES } from "../http/rateLimit.js";
 import type { Take } from "../http/limits.js";
 import type { Ledger, TokenRef, Who } from "../trading/index.js";
@@ -17,7 +16,7 @@ import {
   type SessionTradeParameters,
 } from "./index.js";
 import { lc } from "../../lib/address.js";
-import { mySessionsAnswer, sessionRevokedAnswer, sessionTradeAnswer } from "./answers.js";
+import { grantAnswer, mySessionsAnswer, sessionRevokedAnswer, sessionTradeAnswer } from "./answers.js";
 
 /** Said with every unsigned grant the MCP tool hands back: what to check before signing. */
 export const SIGN_GRANT_NOTE =
@@ -79,7 +78,7 @@ export const sessionRoutes = [
     summary: "Starts a session grant, or switches it on with the wallet's signatures",
     // One route, two calls: a body with session_id is the switch-on (grantBody picks the schema by it).
     body: grantBody,
-    answer: fieldsOnly(["session_id", "status"]),
+    answer: grantAnswer,
     errors: SESSIONS,
     mcp: {
       name: "prepare_session",

@@ -3,9 +3,9 @@ import { inOwnWords, worded } from "../errors/index.js";
 import { KEYED } from "../errors/groups.js";
 import { onlyQuery } from "../http/query.js";
 import { routesFor } from "../http/route.js";
-import { fieldsOnly } from "../http/answers.js";
 import { RATE_RULES } from "../http/rateLimit.js";
 import type { Tokens } from "./registry.js";
+import { tokenRecord, tokenSearchAnswer, tokenStatsAnswer } from "./answers.js";
 
 /** What SPEC "Tokens" reads: the registry's counts, a record (screened on demand) and its search. */
 export type TokensService = Pick<Tokens, "stats" | "get" | "search">;
@@ -76,7 +76,7 @@ export const tokenRoutes = [
     auth: "key",
     limits: [],
     summary: "Counts of the token registry",
-    answer: fieldsOnly(["total", "tradable", "by_tier"]),
+    answer: tokenStatsAnswer,
     errors: [...KEYED, "STATS_PENDING"],
     // Any query parameter is refused; the list it takes is empty.
     first: onlyQuery([]),
@@ -93,7 +93,7 @@ export const tokenRoutes = [
     summary: "A token record, screened on demand",
     first: onlyQuery(["shield"]),
     query: recordQuery,
-    answer: fieldsOnly(["address", "screen_status", "tradable"]),
+    answer: tokenRecord,
     errors: [
       ...KEYED,
       "ADDRESS_REQUIRED",
@@ -126,7 +126,7 @@ export const tokenRoutes = [
     summary: "Token search (never screens)",
     first: onlyQuery(["q", "tier", "kind", "limit", "shield"]),
     query: searchQuery,
-    answer: fieldsOnly(["query", "tokens", "count"]),
+    answer: tokenSearchAnswer,
     errors: [...KEYED, "REGISTRY_UNAVAILABLE", "REPORT_UNAVAILABLE"],
     mcp: {
       name: "tokens",

@@ -379,3 +379,17 @@ export const tradeRecord = named(
     })
     .describe("A trade record (me/trades)."),
 );
+
+/** One size band of the slippage table (GET config limits and fast terms: `slippage_tolerance_by_size`). */
+export const slippageBand = named(
+  "SlippageBand",
+  z
+    .object({
+      max_notional_usd: usd.describe("the band covers trades up to this size"),
+      max_slippage_bps: bps.describe("the most slippage a trade of this size may ask"),
+      default_slippage_bps: z
+        .object({ major: bps, other: bps })
+        .describe("the default when the request names none, by fee class"),
+    })
+    .describe("A size band of the slippage table: the cap and the defaults for trades up to its size."),
+);
