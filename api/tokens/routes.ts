@@ -76,6 +76,10 @@ export const tokenRoutes = [
     auth: "key",
     limits: [],
     summary: "Counts of the token registry",
+    description:
+      "Counts of the token registry: total, tradable, by tier, kind and risk, and blocked tokens by " +
+      "reason; counted at most every 30 s (cached_s says how old). 503 STATS_PENDING while the first " +
+      "count runs.",
     answer: tokenStatsAnswer,
     errors: [...KEYED, "STATS_PENDING"],
     // Any query parameter is refused; the list it takes is empty.
@@ -91,6 +95,12 @@ export const tokenRoutes = [
       ["tokenScreen", RATE_RULES.tokenScreenClient, "client"],
     ],
     summary: "A token record, screened on demand",
+    description:
+      "A token's record: what it is (kind, tier), where it trades (venues, reference price), what its " +
+      "screen measured (liquidity, taxes, a simulated buy and sell) and its risk disclosures, severe " +
+      "first. A token never seen is screened now (within about 8 s; while it runs the record says " +
+      "UNSCREENED). Core assets may be named by symbol. With shield=1 the answer carries Shield's " +
+      "verdict report.",
     first: onlyQuery(["shield"]),
     query: recordQuery,
     answer: tokenRecord,
@@ -124,6 +134,10 @@ export const tokenRoutes = [
       ["tokenSearch", RATE_RULES.tokenSearchClient, "client"],
     ],
     summary: "Token search (never screens)",
+    description:
+      "Searches the registry by name, symbol or address prefix, tier and kind; never screens. A core " +
+      "symbol finds the core asset exactly and says how many other tokens call themselves by it. limit " +
+      "1 to 100 (default 20); shield=1 adds each token's verdict report.",
     first: onlyQuery(["q", "tier", "kind", "limit", "shield"]),
     query: searchQuery,
     answer: tokenSearchAnswer,
