@@ -1,4 +1,5 @@
 import { z, type ZodTypeAny, type ZodTypeDef } from "zod";
+import { RISKS } from "../../lib/risks.js";
 
 /**
  * Building blocks of the answers' zod schemas (api/<domain>/answers.ts): the OpenAPI document is generated from them
@@ -48,3 +49,16 @@ export const unixS = z.number().int().describe("unix seconds");
 export const usd = z.number().describe("US dollars");
 /** Basis points. */
 export const bps = z.number().describe("basis points (1/100 of a percent)");
+
+/** One disclosed risk (SPEC "Risk disclosure table"): trades and token records carry them. */
+export const riskRow = named(
+  "Risk",
+  z
+    .object({
+      code: z.enum(Object.keys(RISKS) as [keyof typeof RISKS, ...(keyof typeof RISKS)[]]),
+      severity: z.enum(["severe", "info"]).describe("severe codes must be listed in accept_risks to trade"),
+      detail: z.string(),
+      token: z.string().optional().describe("the token it is about"),
+    })
+    .describe("A risk disclosure: severe codes first."),
+);

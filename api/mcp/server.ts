@@ -71,7 +71,7 @@ function opened(s: z.ZodTypeAny): z.ZodTypeAny {
  * with action revoke the revocation's plan).
  */
 function unionAsObject(u: z.ZodUnion<readonly [z.ZodTypeAny, ...z.ZodTypeAny[]]>): z.AnyZodObject | undefined {
-  const options = u.options as z.ZodTypeAny[];
+  const options: readonly z.ZodTypeAny[] = u.options;
   if (!options.every((o) => o instanceof z.ZodObject)) return undefined;
   const shapes = options.map((o) => (o as z.AnyZodObject).shape as z.ZodRawShape);
   const keys = [...new Set(shapes.flatMap((sh) => Object.keys(sh)))];

@@ -1,6 +1,5 @@
 import { z } from "zod";
-import { address, bps, named, unixS, usd } from "../http/answers.js";
-import { riskRow } from "../trading/index.js";
+import { address, bps, named, riskRow, unixS, usd } from "../http/answers.js";
 
 /**
  * The answers of SPEC "Tokens" as zod schemas, in SPEC's words: the OpenAPI document's (api/openapi), and

@@ -1,6 +1,7 @@
 import { z } from "zod";
-import { address, atoms, bps, hex, named, txHash, unixS, usd } from "../http/answers.js";
-import { RISKS } from "../../lib/risks.js";
+import { address, atoms, bps, hex, named, riskRow, txHash, unixS, usd } from "../http/answers.js";
+
+export { riskRow };
 
 /**
  * The answers of SPEC "Trading" (quote, build, prepare, simulate, revoke, submit) as zod schemas, in SPEC's words:
@@ -19,19 +20,6 @@ export const tokenRef = named(
       decimals: z.number().int().nullable(),
     })
     .describe("A token: its name in the request, address, symbol, name and decimals."),
-);
-
-/** One disclosed risk (SPEC "Risk disclosure table"). */
-export const riskRow = named(
-  "Risk",
-  z
-    .object({
-      code: z.enum(Object.keys(RISKS) as [keyof typeof RISKS, ...(keyof typeof RISKS)[]]),
-      severity: z.enum(["severe", "info"]).describe("severe codes must be listed in accept_risks to trade"),
-      detail: z.string(),
-      token: z.string().optional().describe("the token it is about"),
-    })
-    .describe("A risk disclosure: severe codes first."),
 );
 
 /** Shield's verdict on a trade's tokens (only with shield=1). */
