@@ -62,7 +62,8 @@ export function createApp(deps: AppDeps, mounts: readonly Mount<Services>[] = MO
     mcpRoutes((req, env) => app.fetch(req, env), deps.config.version, limiter, entries),
   );
   app.route("/", leaguePageRoutes(services.league, http));
-  app.route("/", docsRoutes({ version: deps.config.version, chainId: deps.config.chainId }, http));
+  const { version, chainId, publicOrigin } = deps.config;
+  app.route("/", docsRoutes({ version, chainId, publicOrigin }, http));
   // A known route (parameterised ones too) with the wrong method is 405 with Allow; other paths 404.
   app.all("/api/v1/*", wrongMethodOrNotFound(app.routes));
   // Mounted inside Ponder, the parent's notFound would answer plain text: catch the rest here.

@@ -347,6 +347,12 @@ export type Config = {
   executorsPort: number;
   executorsDatabaseUrl: string | null;
   authDomain: string | null;
+  /**
+   * The service's public origin (https://AUTH_DOMAIN when AUTH_DOMAIN is set): pages that link the service
+   * absolutely (/llms.txt) use it, since behind a TLS proxy the request reaches us as http. Null (a devnet on
+   * localhost): the request's own origin.
+   */
+  publicOrigin: string | null;
   allowedHosts: string[];
   requirePartnerAgent: boolean;
   submitEnabled: boolean;
@@ -579,6 +585,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     executorsPort: env.EXECUTORS_PORT ?? 42091,
     executorsDatabaseUrl: env.EXECUTORS_DATABASE_URL ?? null,
     authDomain,
+    publicOrigin: env.AUTH_DOMAIN ? `https://${env.AUTH_DOMAIN.toLowerCase()}` : null,
     allowedHosts,
     requirePartnerAgent: env.REQUIRE_PARTNER_AGENT,
     submitEnabled: env.SUBMIT_ENABLED,

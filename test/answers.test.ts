@@ -31,16 +31,36 @@ import type { myTrades } from "../api/account/trades.js";
 import type { TradeRecord } from "../api/trading/index.js";
 import type { createChallenge, revokeAll, verifySignIn } from "../api/auth/signin.js";
 import type { standings } from "../api/league/standings.js";
+import type { configAnswer, statsAnswer } from "../api/server/answers.js";
+import type { publicConfig } from "../api/server/config.js";
+import type { StatsBody } from "../api/server/stats.js";
+import type { tokenSearchAnswer, tokenStatsAnswer } from "../api/tokens/answers.js";
+import type { Tokens } from "../api/tokens/registry.js";
+import type { fastAnswer, fastTermsAnswer } from "../api/fast/answers.js";
+import type { fastTerms } from "../api/fast/terms.js";
+import type { fastTrade } from "../api/fast/fast.js";
+import type { startGrant, switchOn } from "../api/sessions/grant.js";
+import type { agentSpend, aiInfo, connectOwn, disconnectOwn } from "../api/hosted/aiAccount.js";
+import type * as league from "../api/league/answers.js";
+import type { league as leagueOverview, reserve } from "../api/league/overview.js";
+import type { books, seasonDetail, seasons } from "../api/league/seasons.js";
+import type { leagueConfirm, leagueEnter, leagueLeave, leagueMe, leagueStatement } from "../api/league/entries.js";
+import type { practiceOrder } from "../api/league/practiceOrders.js";
 
 /**
  * The answer schemas are true of the code (issue 30 point 1): what each service function returns fits its route's
  * answer schema, checked by tsc (`npx tsc --noEmit -p .`) here; test/e2e holds every real answer to them at run time.
  */
 type Out<F extends (...a: never[]) => unknown> = Awaited<ReturnType<F>>;
+/** T with every array readonly: the code's constant tables (`as const`) fit an answer's arrays. */
+type Loose<T> = T extends (infer U)[] ? readonly Loose<U>[] : T extends object ? { [K in keyof T]: Loose<T[K]> } : T;
 /** Compiles only where T fits the schema S's input: every field S requires, of S's types. */
-type Fits<S extends ZodTypeAny, T extends z.input<S>> = [S, T];
-/** Fits, but for the fields K, which the code types loosely (each is checked apart, from what makes it). */
-type FitsBut<S extends ZodTypeAny, K extends string, T extends Omit<z.input<S>, K>> = [S, T];
+type Fits<S extends ZodTypeAny, T extends Loose<z.input<S>>> = [S, T];
+/**
+ * Fits, but for the fields K, which the code types loosely (each is checked apart, from what makes it, or by the e2e
+ * suite, which holds every real answer to the schema).
+ */
+type FitsBut<S extends ZodTypeAny, K extends string, T extends Loose<Omit<z.input<S>, K>>> = [S, T];
 
 type Checked = [
   Fits<typeof quoteAnswer, Out<typeof quoteTrade>>,
@@ -79,6 +99,29 @@ type Checked = [
   FitsBut<typeof tradesAnswer, "trades", Out<typeof myTrades>>,
   FitsBut<typeof tradeRecord, "path" | "status" | "token_in" | "code", TradeRecord>,
   Fits<typeof portfolioAnswer, Portfolio>,
+  Fits<typeof configAnswer, ReturnType<typeof publicConfig>>,
+  Fits<typeof statsAnswer, StatsBody>,
+  Fits<typeof tokenStatsAnswer, Out<Tokens["stats"]>>,
+  FitsBut<typeof tokenSearchAnswer, "tokens" | "query", Out<Tokens["search"]>>,
+  Fits<typeof fastTermsAnswer, Out<typeof fastTerms>>,
+  Fits<typeof fastAnswer, Out<typeof fastTrade>>,
+  FitsBut<typeof sessions.grantStartAnswer, "setup", Out<typeof startGrant>>,
+  FitsBut<typeof sessions.grantActiveAnswer, "setup", Out<typeof switchOn>>,
+  Fits<typeof hosted.aiInfoAnswer, Out<typeof aiInfo>>,
+  Fits<typeof hosted.spendAnswer, Out<typeof agentSpend>>,
+  Fits<typeof hosted.ownFundingAnswer, Out<typeof connectOwn>>,
+  Fits<typeof hosted.ownDisconnectedAnswer, Out<typeof disconnectOwn>>,
+  FitsBut<typeof league.leagueAnswer, "past", Out<typeof leagueOverview>>,
+  Fits<typeof league.reserveAnswer, Out<typeof reserve>>,
+  FitsBut<typeof league.seasonsAnswer, "seasons", Out<typeof seasons>>,
+  FitsBut<typeof league.seasonDetailAnswer, "rows" | "winners", Out<typeof seasonDetail>>,
+  FitsBut<typeof league.booksAnswer, "books", Out<typeof books>>,
+  Fits<typeof league.statementAnswer, Out<typeof leagueStatement>>,
+  Fits<typeof league.enteredAnswer, Out<typeof leagueEnter>>,
+  Fits<typeof league.entryView, Out<typeof leagueConfirm>>,
+  Fits<typeof league.leftAnswer, Out<typeof leagueLeave>>,
+  Fits<typeof league.leagueMeAnswer, Out<typeof leagueMe>>,
+  Fits<typeof league.practiceOrderAnswer, Out<typeof practiceOrder>>,
 ];
 
 describe("answer schemas", () => {

@@ -52,6 +52,11 @@ export const accountRoutes = [
     auth: "key(wallet)",
     limits: [["meList", RATE_RULES.meList, "key"]],
     summary: "The wallet's trades, newest first",
+    description:
+      "The wallet's trades, newest first, paged by `before`: path, status (pending, mined or reverted; " +
+      "with refused=1 also dropped and refused), tokens, amounts (amount_out is what arrived once " +
+      "mined, else the plan's minimum), hash and block. A session or hosted trade belongs to the " +
+      "session's wallet.",
     first: onlyQuery(["limit", "before", "refused"]),
     query: tradesQuery,
     answer: tradesAnswer,
@@ -74,6 +79,10 @@ export const accountRoutes = [
       ["portfolio", PORTFOLIO_OVERALL, "overall"],
     ],
     summary: "The wallet's holdings at independent marks",
+    description:
+      "The wallet's balances of ETH, core tokens, listed stock tokens and up to 40 address-named tokens" +
+      " it traded, valued only at independent marks (USDG $1, oracle feeds, the partner token's pool " +
+      "TWAP), with its 30-day volume and fee tier. One answer per wallet is reused for 5 s (cached).",
     answer: portfolioAnswer,
     errors: [...WALLET, "RPC_UNAVAILABLE", "LIVE_UNAVAILABLE"],
     mcp: {

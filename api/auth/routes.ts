@@ -47,6 +47,11 @@ export const authRoutes = [
     auth: "none",
     limits: SIGN_IN,
     summary: "A sign-in (or revoke-all) challenge",
+    description:
+      "A sign-in challenge for a wallet: an EIP-4361 message naming the server's configured domain " +
+      "(never the Host header), chain 4663, the address, a random nonce and an expiry 5 minutes away. " +
+      "Verify those before signing it with personal_sign. Single use; up to five open per wallet. With " +
+      "purpose `revoke-all` the challenge can only revoke every key, never sign in.",
     // No sign-in domain: 503 before the body is read.
     first: (_, s) => signInDomain(s),
     body: challengeRequest,
@@ -61,6 +66,11 @@ export const authRoutes = [
     lockout: true,
     limits: SIGN_IN,
     summary: "A signed challenge for an API key",
+    description:
+      "Exchanges the signed challenge for an API key bound to the wallet: the server recovers the " +
+      "signer of the message and, if it is the address, issues `pit_w_\u2026` valid 30 days. The key is " +
+      "shown once; only its SHA-256 is stored. Send the nonce to name one open challenge (else the " +
+      "newest is tried first).",
     body: verifyRequest,
     answer: verifyAnswer,
     errors: [
@@ -84,6 +94,9 @@ export const authRoutes = [
     lockout: true,
     limits: SIGN_IN,
     summary: "Revokes every key of a wallet with its signature",
+    description:
+      "Revokes every live key of a wallet, proven by the wallet's signature of a `revoke-all` challenge" +
+      " (no key needed): answers the wallet and how many keys were live.",
     body: revokeAllRequest,
     answer: revokeAllAnswer,
     errors: ["BAD_REQUEST", "BAD_SIGNATURE", "CHALLENGE_EXPIRED", "RATE_LIMITED"],
@@ -95,6 +108,7 @@ export const authRoutes = [
     auth: "key",
     limits: [],
     summary: "The key's wallet and account",
+    description: "The calling key's wallet, account, key id, expiry and partner-agent record.",
     answer: meAnswer,
     errors: KEYED,
     handle: async ({ c }, s) => {
@@ -117,6 +131,7 @@ export const authRoutes = [
     evenSanctioned: true,
     limits: [],
     summary: "Revokes the calling key",
+    description: "Revokes the calling key; any later use of it is 401 UNAUTHORIZED.",
     answer: revokeAnswer,
     errors: KEYED,
     handle: async ({ c }, s) => {

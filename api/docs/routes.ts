@@ -24,8 +24,13 @@ const DOCS_CSP =
 /**
  * The front door outside /api/v1: `/` (what this is, where to go), `/docs` (the OpenAPI document through
  * Redoc), `/llms.txt` (the same for a model). Public, behind the public reads' buckets like the other pages.
+ * `/llms.txt` links absolutely: from the configured public origin (config publicOrigin, https://AUTH_DOMAIN), never
+ * the request's where one is set (behind a TLS proxy the request arrives as http).
  */
-export function docsRoutes(o: { version: string; chainId: number }, http: Pick<HttpKit, "limiter">) {
+export function docsRoutes(
+  o: { version: string; chainId: number; publicOrigin?: string | null },
+  http: Pick<HttpKit, "limiter">,
+) {
   const app = new Hono<AppEnv>();
   const limited = publicLimit(http.limiter);
   app.get("/", limited, (c) => c.html(homePage(o)));
@@ -38,7 +43,7 @@ export function docsRoutes(o: { version: string; chainId: number }, http: Pick<H
     }),
   );
   app.get("/llms.txt", limited, (c) =>
-    c.text(llmsTxt({ chainId: o.chainId, origin: new URL(c.req.url).origin }), 200, {
+    c.text(llmsTxt({ chainId: o.chainId, origin: o.publicOrigin ?? new URL(c.req.url).origin }), 200, {
       "Content-Type": "text/plain; charset=utf-8",
     }),
   );

@@ -398,7 +398,7 @@ function answerOf(d: FastDeps, f: Gathered, pair: FastPair) {
     },
     fee: {
       bps: f.fee.bps,
-      class: "major",
+      class: "major" as const,
       tier: f.fee.tier,
       shield: f.req.shield,
       side: pair.fee_side,

@@ -4,10 +4,10 @@ import { FAST, WALLET } from "../errors/groups.js";
 import { boundCaller } from "../http/caller.js";
 import { RATE_RULES } from "../http/rateLimit.js";
 import { routesFor, type RawCall } from "../http/route.js";
-import { fieldsOnly } from "../http/answers.js";
 import type { Ledger } from "../trading/index.js";
 import type { Fast } from "./index.js";
 import { fastRequest } from "./request.js";
+import { fastAnswer, fastTermsAnswer } from "./answers.js";
 
 /** What SPEC "Fast mode" reads: the pinned table's terms and trades, and the ledger that keeps refused trades. */
 export type FastService = {
@@ -68,8 +68,13 @@ export const fastRoutes = [
     auth: "key",
     limits: [],
     summary: "Fast mode's pinned route table",
+    description:
+      "What an SDK needs to build a fast transaction the server will relay for this wallet: the pinned " +
+      "route table (version, sha256, pairs), deadline and gas limits, the wallet's fee (shield=1: with " +
+      "Shield's), the base fee, mark age and the slippage table. SDKs refuse fast mode when " +
+      "routes.sha256 differs from their pinned table.",
     query: termsQuery,
-    answer: fieldsOnly(["enabled", "routes", "fee", "base_fee_wei"]),
+    answer: fastTermsAnswer,
     errors: WALLET,
     mcp: {
       name: "fast_terms",
@@ -90,10 +95,16 @@ export const fastRoutes = [
     // The simulation is what costs: a call that skips it (and relays) spends only the key's bucket.
     limitsWhen: (b) => !(b.simulate === false && b.check_only !== true),
     summary: "A fast-mode trade from the pinned table",
+    description:
+      "Relays a transaction the SDK built itself from the pinned route table: the server rebuilds the " +
+      "calldata from amount_in, min_out, deadline, permit, its own fee, the pinned route and recipient," +
+      " runs every rule in order and relays only a byte-for-byte match. The same signed bytes again " +
+      "answer the same hash with repeat true. check_only runs every check and the simulation and relays" +
+      " nothing. Refusals list every failed rule in `failures`.",
     around: recordingRefusals,
     first: (_, s) => s.fast.assertEnabled(),
     body: fastRequest,
-    answer: fieldsOnly(["tx_hash", "relayed", "repeat"]),
+    answer: fastAnswer,
     errors: FAST,
     handle: (call, s) => s.fast.trade(call.body, call.c.get("key")),
   }),

@@ -31,7 +31,7 @@ export async function fastTerms(d: FastDeps, wallet: Address, shield: boolean) {
     },
     fee: {
       schedule: FEE_SCHEDULE,
-      class: "major",
+      class: "major" as const,
       tier_bps: fee.tier,
       bps: fee.bps,
       shield_add_bps: SHIELD_ADD_BPS,

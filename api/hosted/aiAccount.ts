@@ -53,6 +53,8 @@ export async function aiInfo(d: HostedDeps, who: Owner) {
   const trialUntil = since === null ? null : Math.floor((since + ai.pool.trialDays * DAY_MS) / 1000);
   const ownToday = await todayOf(d.store.db, { wallet, source: "own" }, now);
   const serviceToday = await todayOf(d.store.db, { wallet, source: "service" }, now);
+  const poolState: "off" | "spent" | "open" =
+    !enabled || ai.pool.usdDay <= 0 ? "off" : pool.left_usd <= 0 ? "spent" : "open";
   return {
     enabled,
     min_interval_s: AI_LIMITS.minIntervalS,
@@ -89,10 +91,10 @@ export async function aiInfo(d: HostedDeps, who: Owner) {
       },
       service: {
         available: enabled && ai.pool.usdDay > 0,
-        pool_state: !enabled || ai.pool.usdDay <= 0 ? "off" : pool.left_usd <= 0 ? "spent" : "open",
+        pool_state: poolState,
         pool_usd: ai.pool.usdDay,
         pool_left_usd: pool.left_usd,
-        basis: "utc_day",
+        basis: "utc_day" as const,
         owners_funded: pool.owners_funded,
         agents_funded: pool.agents_funded,
         models: ai.pool.models ?? ai.models.map((m) => m.id),

@@ -284,3 +284,139 @@ export const refundAnswer = named(
     })
     .describe("The executor's ETH sent back to the owner."),
 );
+
+/** The owner's own gateway key: connected or not, and what it paid today (GET hosted/ai funding.own). */
+export const ownFundingAnswer = named(
+  "HostedAiOwnFunding",
+  z
+    .object({
+      available: z.boolean().describe("this server takes owners' own gateway keys"),
+      connected: z.boolean(),
+      sub_hint: z.string().nullable().describe("the key's last four characters; the key is never shown"),
+      connected_at: unixS.nullable(),
+      day_cap_usd: usd.nullable().describe("the most the own key pays a day"),
+      today_usd: usd,
+    })
+    .describe("The owner's own gateway key: whether it is connected and what it paid today."),
+);
+
+/** POST hosted/ai/own/disconnect. */
+export const ownDisconnectedAnswer = named(
+  "HostedAiOwnDisconnected",
+  ownFundingAnswer
+    .extend({ disconnected: z.boolean().describe("a key was connected and is erased now") })
+    .describe("The owner's own gateway key erased; own-funded ticks hold DISCONNECTED."),
+);
+
+/** GET hosted/ai (SPEC: prices are USD per million tokens). */
+export const aiInfoAnswer = named(
+  "HostedAi",
+  z
+    .object({
+      enabled: z.boolean().describe("false if the server cannot call a model"),
+      min_interval_s: z.number().int().describe("an AI agent ticks at most this often (300)"),
+      max_orders: z.number().int(),
+      strategy_max: z.number().int().describe("the longest strategy text"),
+      budget_default_usd: usd,
+      budget_max_usd: usd,
+      templates: z.array(
+        z.object({ id: z.string(), title: z.string(), interval_s: z.number().int(), strategy: z.string() }),
+      ),
+      models: z.array(
+        z.object({
+          id: z.string(),
+          price: z
+            .object({ input: usd, output: usd, structured: usd.nullable(), source: z.string() })
+            .describe("USD per million tokens"),
+          available: z.boolean(),
+          stand_in: z.boolean().describe("no model is behind it (the devnet's stand-in gateway)"),
+          estimate: z.object({
+            max_completion_tokens: z.number().int(),
+            worst_case_usd_per_call: usd,
+          }),
+        }),
+      ),
+      app_fee_pct: z.number().describe("the service adds nothing to a model's price (0)"),
+      funding: z.object({
+        own: ownFundingAnswer,
+        service: z
+          .object({
+            available: z.boolean(),
+            pool_state: z.enum(["off", "spent", "open"]),
+            pool_usd: usd,
+            pool_left_usd: usd,
+            basis: z.literal("utc_day"),
+            owners_funded: z.number().int(),
+            agents_funded: z.number().int(),
+            models: z.array(z.string()).describe("the models the pool pays for"),
+            min_interval_s: z.number().int(),
+            owner_share_max_usd: usd,
+            live_share_usd: usd,
+            trial_share_usd: usd,
+            trial_days: z.number(),
+            trial_until: unixS.nullable(),
+            trial_open: z.boolean(),
+            today_usd: usd,
+          })
+          .describe("the service's own credits: a daily pool shared by owners"),
+      }),
+    })
+    .describe("The AI-model brain: its models and prices, templates, limits and this owner's funding."),
+);
+
+/** One AI call (or hold) of an agent (SPEC "AI spend row"). */
+const spendRow = z.object({
+  id: z.number().int(),
+  ts: z.number().describe("unix milliseconds"),
+  source: z.enum(["service", "own"]).nullable().describe("who paid: the service's credits or the owner's key"),
+  model: z.string(),
+  status: z.enum(["ok", "invalid", "error", "hold"]),
+  pending: z.literal(true).optional().describe("in flight: counted at its worst case until it settles"),
+  code: z.string().nullable(),
+  prompt_tokens: z.number().int(),
+  completion_tokens: z.number().int(),
+  cost_usd: usd,
+  cost_source: z.string().nullable().describe("usage, the gateway's cost header, or bound (the worst case)"),
+  ms: z.number().nullable(),
+  pool_hold: z.string().optional().describe("why the service's credits did not pay"),
+});
+
+/** GET hosted/<id>/spend. */
+export const spendAnswer = named(
+  "HostedAiSpend",
+  z
+    .object({
+      id: z.string(),
+      ai: z.object({
+        model: z.string(),
+        funding: z.enum(["service", "own"]),
+        fallback_own: z.boolean(),
+        budget_usd_day: usd,
+        budget_left_usd: usd,
+        today: z.object({
+          usd,
+          calls: z.number().int(),
+          by_source: z.object({ service: usd, own: usd }),
+          prompt_tokens: z.number().int(),
+          completion_tokens: z.number().int(),
+        }),
+        last: spendRow.nullable(),
+        pool: z
+          .object({
+            eligible: z.boolean(),
+            kind: z.enum(["live", "trial"]).nullable(),
+            why_not: z.string().nullable(),
+            share_usd: usd,
+            owner_used_usd: usd,
+            share_left_usd: usd,
+            pool_usd: usd,
+            pool_left_usd: usd,
+          })
+          .nullable()
+          .describe("the service's pool for this agent; null when its owner's key pays"),
+      }),
+      rows: z.array(spendRow).describe("newest first"),
+      next_before: z.number().int().nullable(),
+    })
+    .describe("An AI agent's budget, today's spend, the pool's view of it and its calls."),
+);

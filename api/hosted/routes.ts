@@ -4,17 +4,20 @@ import { boundCaller } from "../http/caller.js";
 import type { Take } from "../http/limits.js";
 import { RATE_RULES } from "../http/rateLimit.js";
 import { routesFor, type RawCall } from "../http/route.js";
-import { fieldsOnly } from "../http/answers.js";
 import {
   agentAnswer,
   agentsAnswer,
+  aiInfoAnswer,
   attestationRevokedAnswer,
   createdAnswer,
   deletedAnswer,
   executorAnswer,
   logsAnswer,
+  ownDisconnectedAnswer,
+  ownFundingAnswer,
   refundAnswer,
   rotatedAnswer,
+  spendAnswer,
   stoppedAnswer,
   webhookSecretAnswer,
 } from "./answers.js";
@@ -122,7 +125,11 @@ export const hostedRoutes = [
     before,
     limits,
     summary: "Creates a hosted agent",
-    description: "The wallet's hosted agents: {agents: [agent]}.",
+    description:
+      "Creates a hosted agent the service runs for the wallet: a brain (rules, a webhook, or " +
+      "`partner_llm` for an AI model), its params, interval, pairs, limits and risk terms, paper or " +
+      "live. A live agent comes back paused with its executor and the signing service's executor " +
+      "attestation; a webhook agent's answer carries webhook_secret once.",
     body: createRequest,
     ...strict,
     first: caller,
@@ -138,7 +145,12 @@ export const hostedRoutes = [
     before,
     limits,
     summary: "The AI-model brain's models, pool and funding",
-    answer: fieldsOnly(["models"]),
+    description:
+      "What this server's AI-model brain (`partner_llm`) offers: whether it can call a model, tick and " +
+      "order limits, strategy templates, the models with their prices (USD per million tokens) and a " +
+      "worst-case cost per call, and this owner's funding: their own gateway key, and the service's " +
+      "daily credit pool with their share.",
+    answer: aiInfoAnswer,
     errors: WALLET,
     first: caller,
     handle: ({ found }, s) => s.aiInfo(found),
@@ -150,6 +162,10 @@ export const hostedRoutes = [
     before,
     limits,
     summary: "Connects the owner's own gateway key",
+    description:
+      "Connects the owner's own gateway key (sealed at rest, never returned or logged; the answer shows" +
+      " its last four characters) with a day cap for the calls it pays. Beyond SPEC: it is how " +
+      "funding.own.connected becomes true.",
     body: ownConnect,
     ...strict,
     first: (call, s) => {
@@ -157,7 +173,7 @@ export const hostedRoutes = [
       s.takesOwnKeys();
       return who;
     },
-    answer: fieldsOnly([]),
+    answer: ownFundingAnswer,
     errors: HOSTED,
     extra: true,
     handle: ({ body, found }, s) => s.connectOwn(body, found),
@@ -169,10 +185,12 @@ export const hostedRoutes = [
     before,
     limits,
     summary: "Disconnects the owner's own gateway key",
+    description:
+      "Erases the owner's own gateway key; agents funded by it hold DISCONNECTED until another is connected.",
     body: noBody,
     ...strict,
     first: (call) => (bare(call), caller(call)),
-    answer: fieldsOnly([]),
+    answer: ownDisconnectedAnswer,
     errors: HOSTED,
     extra: true,
     handle: ({ found }, s) => s.disconnectOwn(found),
@@ -184,9 +202,13 @@ export const hostedRoutes = [
     before,
     limits,
     summary: "An AI agent's spend",
+    description:
+      "An AI agent's budget and spend: model, funding, today's spend by source, its view of the " +
+      "service's pool, and its calls newest first (limit 1 to 200, default 50; paged by `before`). 409 " +
+      "NOT_AI for a brain that is not an AI model.",
     query: spendQuery,
     first: (call, s) => s.ownedAi(call.param("id"), caller(call)),
-    answer: fieldsOnly([]),
+    answer: spendAnswer,
     errors: [...HOSTED, "NOT_AI"],
     handle: ({ query, found }, s) => s.spend(found, query),
   }),
@@ -197,6 +219,7 @@ export const hostedRoutes = [
     before,
     limits,
     summary: "The wallet's hosted agents",
+    description: "The wallet's hosted agents: {agents: [agent]}.",
     answer: agentsAnswer,
     errors: WALLET,
     first: caller,
@@ -224,6 +247,10 @@ export const hostedRoutes = [
     before,
     limits,
     summary: "Changes an agent's settings",
+    description:
+      "Changes any of an agent's name, brain, params, interval, pairs, limits, risk terms or live " +
+      "switch. Turning live on needs an attached active session that the limits and terms fit, and the " +
+      "kill switch off. A stopped agent cannot change (STOPPED).",
     body: updateRequest,
     ...strict,
     first: agent(),
@@ -239,6 +266,7 @@ export const hostedRoutes = [
     before,
     limits,
     summary: "Pauses an agent",
+    description: "Pauses an agent that is not stopped; pause_reason.code becomes OWNER.",
     body: noBody,
     ...strict,
     first: bareAgent,
@@ -253,6 +281,8 @@ export const hostedRoutes = [
     before,
     limits,
     summary: "Resumes an agent",
+    description:
+      "Resumes a paused agent: not stopped, kill switch off, live trading enabled, limits within its session.",
     body: noBody,
     ...strict,
     first: bareAgent,
@@ -268,6 +298,9 @@ export const hostedRoutes = [
     before,
     limits,
     summary: "Stops an agent (it leaves the league)",
+    description:
+      "Stops an agent for good: its session is revoked at the service (the answer's session_revoke has " +
+      "the on-chain steps for the main key) and it leaves the league.",
     body: noBody,
     ...strict,
     first: bareAgent,
@@ -283,6 +316,8 @@ export const hostedRoutes = [
     before,
     limits,
     summary: "Deletes an agent",
+    description:
+      "Deletes a stopped agent (a live agent must be stopped first: STOP_FIRST); its executor stays viewable.",
     body: noBody,
     ...strict,
     first: bareAgent,
@@ -297,6 +332,10 @@ export const hostedRoutes = [
     before,
     limits,
     summary: "Why the agent did or did not trade",
+    description:
+      "Why the agent did or did not trade: its log rows newest first (decisions, trades, holds, session" +
+      " and watch rows; a trade row records its fee), limit 1 to 200 (default 50), `before` a row id, " +
+      "`kinds` a comma list.",
     query: logsQuery,
     first: agent(),
     answer: logsAnswer,
@@ -310,6 +349,9 @@ export const hostedRoutes = [
     before,
     limits,
     summary: "A new webhook secret",
+    description:
+      "A webhook-brained agent's new signing secret, shown once as webhook_secret; the old one stops at" +
+      " once. 409 NOT_WEBHOOK for other brains.",
     body: noBody,
     ...strict,
     first: bareAgent,
@@ -324,6 +366,10 @@ export const hostedRoutes = [
     before,
     limits,
     summary: "A live agent's executor",
+    description:
+      "A live agent's executor: its ETH balance against what about twenty trades cost, how much to top " +
+      "up, and whether its gas can be refunded. 409 NO_EXECUTOR for paper agents; a deleted agent's " +
+      "executor is still shown.",
     answer: executorAnswer,
     errors: [...HOSTED, "NO_EXECUTOR"],
     first: agent({ deleted: true }),
@@ -336,6 +382,9 @@ export const hostedRoutes = [
     before,
     limits,
     summary: "Attaches a session to a live agent's executor",
+    description:
+      "Attaches a session the owner granted to the agent's executor; the agent's limits and terms must " +
+      "fit within it (OUTSIDE_SESSION).",
     body: sessionBody,
     ...strict,
     first: agent(),
@@ -350,6 +399,11 @@ export const hostedRoutes = [
     before,
     limits,
     summary: "The owner's stock-token attestation",
+    description:
+      "The owner's non-US attestation that lets a live agent trade stock tokens through its session: " +
+      "the owner wallet's EIP-191 signature over the attestation text (agent, executor, session, root " +
+      "hash, issued, expires). It expires 5 minutes to 30 days ahead, no later than the session, and is" +
+      " issued within the last hour, after the last attestation and revocation.",
     body: attestationBody,
     ...strict,
     first: agent(),
@@ -364,6 +418,7 @@ export const hostedRoutes = [
     before,
     limits,
     summary: "Revokes the stock-token attestation",
+    description: "Revokes the agent's stock attestation here and at the signing service; stock orders hold at once.",
     body: noBody,
     ...strict,
     first: agentBare(),
@@ -378,6 +433,11 @@ export const hostedRoutes = [
     before,
     limits,
     summary: "Returns a live agent's executor gas to the owner",
+    description:
+      "For a stopped or deleted live agent: the signing service closes the executor for good and signs " +
+      "one plain ETH transfer of its balance (less the transfer's own gas) to the owner it recorded, " +
+      "never an address from the request; the service relays it and waits for the receipt. A repeat " +
+      "before it mines answers the same signed transaction (already).",
     body: noBody,
     ...strict,
     first: agentBare({ deleted: true }),
@@ -392,6 +452,10 @@ export const hostedRoutes = [
     before,
     limits,
     summary: "A new executor for a live agent",
+    description:
+      "A new executor key for a live agent: its session is revoked at the service and the agent pauses " +
+      "until a session for the new executor is attached. The answer names the retired executor and the " +
+      "session's revocation.",
     body: noBody,
     ...strict,
     first: agentBare(),

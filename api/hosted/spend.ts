@@ -363,9 +363,10 @@ export async function recordHold(
 type Row = {
   id: string;
   ts: string;
-  source: string | null;
+  source: Source | null;
   model: string;
-  status: string;
+  /** A call in flight (or cut off by a crash) is `pending` until it settles. */
+  status: "ok" | "invalid" | "error" | "hold" | "pending";
   code: string | null;
   prompt_tokens: number;
   completion_tokens: number;
@@ -383,7 +384,7 @@ export const spendRow = (r: Row) => ({
   model: r.model,
   // A call still in flight, or cut off by a crash, counts its worst case: shown as an error until it settles.
   status: r.status === "pending" ? "error" : r.status,
-  ...(r.status === "pending" ? { pending: true } : {}),
+  ...(r.status === "pending" ? { pending: true as const } : {}),
   code: r.code,
   prompt_tokens: Number(r.prompt_tokens),
   completion_tokens: Number(r.completion_tokens),

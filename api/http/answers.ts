@@ -1,4 +1,5 @@
 import { z, type ZodTypeAny, type ZodTypeDef } from "zod";
+import { RISKS } from "../../lib/risks.js";
 
 /**
  * Building blocks of the answers' zod schemas (api/<domain>/answers.ts): the OpenAPI document is generated from them
@@ -21,22 +22,6 @@ export function named<T extends ZodTypeAny>(name: string, s: T): T {
 export const nameOf = (def: ZodTypeDef): string | undefined => NAMES.get(def);
 /** The schema given to `named` under `name`. */
 export const namedSchema = (name: string): ZodTypeAny | undefined => SCHEMAS.get(name);
-
-/** Any JSON value but undefined: a field every answer carries whose inner shape SPEC leaves open. */
-export const jsonValue = z.union([
-  z.string(),
-  z.number(),
-  z.boolean(),
-  z.null(),
-  z.array(z.unknown()),
-  z.record(z.unknown()),
-]);
-
-/**
- * An answer whose top-level fields are named but not yet typed (each any JSON value): the document requires them and
- * says nothing of their shape.
- */
-export const fieldsOnly = (fields: string[]) => z.object(Object.fromEntries(fields.map((f) => [f, jsonValue])));
 
 /** A token amount: a decimal string of the token's smallest unit (SPEC <atoms>). */
 export const atoms = z
@@ -64,3 +49,16 @@ export const unixS = z.number().int().describe("unix seconds");
 export const usd = z.number().describe("US dollars");
 /** Basis points. */
 export const bps = z.number().describe("basis points (1/100 of a percent)");
+
+/** One disclosed risk (SPEC "Risk disclosure table"): trades and token records carry them. */
+export const riskRow = named(
+  "Risk",
+  z
+    .object({
+      code: z.enum(Object.keys(RISKS) as [keyof typeof RISKS, ...(keyof typeof RISKS)[]]),
+      severity: z.enum(["severe", "info"]).describe("severe codes must be listed in accept_risks to trade"),
+      detail: z.string(),
+      token: z.string().optional().describe("the token it is about"),
+    })
+    .describe("A risk disclosure: severe codes first."),
+);

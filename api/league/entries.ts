@@ -520,7 +520,7 @@ export async function leagueLeave(d: LeagueDeps, q: LeaveParameters, who: League
     r.entry_id,
     nowS(d),
   ]);
-  return { ...(await entryById(d, r.entry_id)), left: true };
+  return { ...(await entryById(d, r.entry_id)), left: true as const };
 }
 
 /** A stopped or deleted hosted agent leaves the league at once. */
@@ -564,7 +564,7 @@ function entryView(d: Pick<LeagueDeps, "clock">, r: EntryRow) {
     kind: r.kind,
     wallet: getAddress(r.wallet),
     hosted_id: r.hosted_id,
-    status: r.left_at === null ? "active" : "left",
+    status: r.left_at === null ? ("active" as const) : ("left" as const),
     from_season: r.from_season,
     playing: r.left_at === null && current >= r.from_season,
     season: current || null,

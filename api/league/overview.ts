@@ -10,15 +10,16 @@ async function estimate(r: Reading) {
   const cal = calendarAt(nowS(r));
   if (cal.current.status !== "open")
     return {
-      status: "pending",
+      status: "pending" as const,
       why: "no season is playing",
       reserve_before: (await reserveBefore(r.db, cal.next.number)).toString(),
     };
   const { body } = await boardOf(r, cal.current.number, "prize");
   const l = body.ledger;
   const outcome = body.outcome;
-  if (!l) return { status: "pending", why: "no ledger yet" };
-  const status = l.status === "incomplete" ? "incomplete" : outcome && !outcome.pays ? "pending" : "estimate";
+  if (!l) return { status: "pending" as const, why: "no ledger yet" };
+  const status: "estimate" | "pending" | "incomplete" =
+    l.status === "incomplete" ? "incomplete" : outcome && !outcome.pays ? "pending" : "estimate";
   return {
     status,
     ...(status !== "estimate" ? { why: l.why ?? outcome?.why ?? null } : {}),

@@ -177,7 +177,7 @@ export type PracticeFill = {
   amount_out: string;
   fee: string;
   fee_bps: number;
-  fee_class: string;
+  fee_class: "major" | "other";
   fee_tier: number;
   amount_usd: number;
   value_usd: number;

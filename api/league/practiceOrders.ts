@@ -197,7 +197,7 @@ export async function practiceOrder(d: PracticeOrderDeps, q: PracticeOrderParame
   const pool = paperPool(d.config, tin, tout);
   if (!pool) throw new Refusal("NO_ROUTE", `no hookless pool for ${tin.symbol}/${tout.symbol}`);
   const majors = majorSymbols(d.config.tokens);
-  const feeClass = majors.includes(tin.symbol) && majors.includes(tout.symbol) ? "major" : "other";
+  const feeClass: "major" | "other" = majors.includes(tin.symbol) && majors.includes(tout.symbol) ? "major" : "other";
   const volume = feeClass === "major" ? await d.volume30d(who.wallet) : 0;
   const fee = feeFor({ feeClass, volume30dUsd: volume, shield: false });
   const { block, filled } = await quoted(d, { pool, tin, tout, amountIn, feeBps: fee.bps }, book);

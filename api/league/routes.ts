@@ -5,8 +5,20 @@ import { WALLET } from "../errors/groups.js";
 import { PUBLIC, publicLimit } from "../http/limits.js";
 import type { HttpKit } from "../http/kit.js";
 import { routesFor } from "../http/route.js";
-import { fieldsOnly } from "../http/answers.js";
-import { standingsAnswer } from "./answers.js";
+import {
+  booksAnswer,
+  enteredAnswer,
+  entryView,
+  leagueAnswer,
+  leagueMeAnswer,
+  leftAnswer,
+  practiceOrderAnswer,
+  reserveAnswer,
+  seasonDetailAnswer,
+  seasonsAnswer,
+  standingsAnswer,
+  statementAnswer,
+} from "./answers.js";
 import { Refusal } from "../errors/index.js";
 import {
   confirmBody,
@@ -78,17 +90,11 @@ export const leagueRoutes = [
     auth: "none",
     limits: PUBLIC,
     summary: "The calendar, the reserve and the rules",
-    answer: fieldsOnly([
-      "season",
-      "next_season",
-      "entrants",
-      "practice_entrants",
-      "schedule",
-      "reserve",
-      "rules",
-      "past",
-      "now",
-    ]),
+    description:
+      "The league's calendar and money: the season playing (or next), the next four seasons, entrants " +
+      "on each board, the prize reserve with its estimate for this season, the rules the rows are " +
+      "computed by, and the last five decided seasons. Reading routes need no key.",
+    answer: leagueAnswer,
     errors: ["RATE_LIMITED", "LEAGUE_UNAVAILABLE"],
     handle: (_, s) => s.reader.league(),
   }),
@@ -112,7 +118,10 @@ export const leagueRoutes = [
     auth: "none",
     limits: PUBLIC,
     summary: "Every season, newest first",
-    answer: fieldsOnly(["seasons", "now"]),
+    description:
+      "Every season on the calendar, newest first: status, entrants, whether it was decided and pays " +
+      "(and why not), and its winners with their amounts and payout transactions.",
+    answer: seasonsAnswer,
     errors: ["RATE_LIMITED", "LEAGUE_UNAVAILABLE"],
     handle: (_, s) => s.reader.seasons(),
   }),
@@ -123,7 +132,11 @@ export const leagueRoutes = [
     auth: "none",
     limits: PUBLIC,
     summary: "A season's published inputs for league:verify",
-    answer: fieldsOnly(["season", "decided", "books"]),
+    description:
+      "Beyond SPEC: a season's published inputs, what `npm run league:verify` recomputes the standings " +
+      "from: the entries with their owners' signed statements, and each entry's relayed mined trades " +
+      "with their plans.",
+    answer: booksAnswer,
     errors: ["NO_SEASON", "RATE_LIMITED", "LEAGUE_UNAVAILABLE"],
     extra: true,
     handle: ({ param }, s) => s.reader.books(param("n")),
@@ -134,7 +147,11 @@ export const leagueRoutes = [
     auth: "none",
     limits: PUBLIC,
     summary: "One season: standings, ledger, payouts, winners",
-    answer: fieldsOnly(["board", "season", "rows", "ledger", "withdrawal", "payouts", "winners", "settled_at"]),
+    description:
+      "One season: the prize standings, its payout book (reserve before, gain added, cap, budget, " +
+      "shares, what was paid), the stake withdrawal that fed the reserve, the payouts by place and the " +
+      "winners. 404 NO_SEASON off the calendar.",
+    answer: seasonDetailAnswer,
     errors: ["NO_SEASON", "RATE_LIMITED", "LEAGUE_UNAVAILABLE"],
     handle: ({ param }, s) => s.reader.seasonDetail(param("n")),
   }),
@@ -144,7 +161,10 @@ export const leagueRoutes = [
     auth: "none",
     limits: PUBLIC,
     summary: "The prize reserve's ledger by season",
-    answer: fieldsOnly(["on", "agent_id", "rows", "estimate", "rules"]),
+    description:
+      "The prize reserve: one payout book per season, newest first (settled, provisional or incomplete," +
+      " with why), the current season's estimate and the reserve's rules.",
+    answer: reserveAnswer,
     errors: ["RATE_LIMITED", "LEAGUE_UNAVAILABLE"],
     handle: (_, s) => s.reader.reserve(),
   }),
@@ -154,10 +174,16 @@ export const leagueRoutes = [
     auth: "key(wallet)",
     limits: [],
     summary: "The statement an agent's owner signs to enter or confirm",
+    description:
+      "The text a partner agent's owner signs (personal_sign) to enter or confirm an entry: it names " +
+      "the board and the entrant, and for the prize board the owner's eligibility confirmation (18 or " +
+      "older, not a US person, not sanctioned, eligible under local law, rules accepted). The nonce " +
+      "works once, for 10 minutes, for that board and entrant; the entry is pre-checked as enter would " +
+      "check it.",
     body: statementBody,
     unknownField: "UNKNOWN_FIELD",
     first: caller,
-    answer: fieldsOnly(["message", "nonce", "expires_at", "agent_id", "board", "entrant", "owner"]),
+    answer: statementAnswer,
     errors: [
       ...WALLET,
       "BAD_REQUEST",
@@ -190,11 +216,17 @@ export const leagueRoutes = [
     auth: "key(wallet)",
     limits: [],
     summary: "Enters a board from the next season",
+    description:
+      "Enters a board from the next season: the prize board makes the wallet the partner agent's " +
+      "trading wallet; the practice board enters the wallet's exchange account, or with hosted_id a " +
+      "hosted paper agent. The owner is the signed-in wallet, or signature is the owner's signature of " +
+      "the statement with that nonce. Without a signed statement a prize entry plays but wins nothing " +
+      "until confirmed (confirmed false).",
     body: enterBody,
     unknownField: "UNKNOWN_FIELD",
     first: caller,
     status: 201,
-    answer: fieldsOnly(["entry_id", "board", "agent_id", "status", "from_season", "confirmed", "note"]),
+    answer: enteredAnswer,
     errors: [
       ...WALLET,
       "BAD_REQUEST",
@@ -226,10 +258,14 @@ export const leagueRoutes = [
     auth: "key(wallet)",
     limits: [],
     summary: "Confirms a prize entry with the owner's signed statement",
+    description:
+      "Confirms a prize entry with the owner's signed prize statement (recovering to the owner on " +
+      "record), from the entry's trading wallet: the entry is confirmed from then on; seasons already " +
+      "decided stay as decided.",
     body: confirmBody,
     unknownField: "UNKNOWN_FIELD",
     first: caller,
-    answer: fieldsOnly(["entry_id", "confirmed"]),
+    answer: entryView,
     errors: [
       ...WALLET,
       "BAD_REQUEST",
@@ -252,10 +288,14 @@ export const leagueRoutes = [
     evenSanctioned: true,
     limits: [],
     summary: "Leaves a board at once",
+    description:
+      "Takes the prize entry (default), the practice account, or a hosted agent out at once; with " +
+      "agent_id, the entry for that partner agent (the entering wallet or the agent's owner may do it)." +
+      " It may enter again for the next season.",
     body: leaveBody,
     unknownField: "UNKNOWN_FIELD",
     first: caller,
-    answer: fieldsOnly(["entry_id", "status"]),
+    answer: leftAnswer,
     errors: [...WALLET, "BAD_REQUEST", "FORBIDDEN", "NOT_ENTERED"],
     handle: ({ body, found }, s) => s.leave(body, found),
   }),
@@ -267,10 +307,14 @@ export const leagueRoutes = [
     auth: "key(wallet)",
     limits: [["leaguePractice", RATE_RULES.leaguePractice, "key"]],
     summary: "A paper order of the wallet's exchange account on the practice board, filled at the quoter's output",
+    description:
+      "Beyond SPEC's table: a paper order of the wallet's exchange account on the practice board, " +
+      "filled at the V4Quoter's output at the latest block after the live fee, against the account's " +
+      "season book (10,000 USDG at the start). Between seasons it is refused SEASON_CLOSED.",
     body: practiceOrderBody,
     unknownField: "UNKNOWN_FIELD",
     first: caller,
-    answer: fieldsOnly(["entry_id", "season", "fill", "book", "equity", "profit_usd", "trades"]),
+    answer: practiceOrderAnswer,
     errors: [
       ...WALLET,
       "BAD_REQUEST",
@@ -297,7 +341,10 @@ export const leagueRoutes = [
     auth: "key(wallet)",
     limits: [],
     summary: "The wallet's league entries",
-    answer: fieldsOnly(["wallet", "entries"]),
+    description:
+      "The wallet's league entries, newest first; an exchange account's practice entry carries its book" +
+      " this season.",
+    answer: leagueMeAnswer,
     errors: WALLET,
     first: caller,
     handle: ({ found }, s) => s.me(found),

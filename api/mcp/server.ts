@@ -65,6 +65,42 @@ function opened(s: z.ZodTypeAny): z.ZodTypeAny {
   return s;
 }
 
+/**
+ * A union of object answers as one object (MCP wants an object output schema): every field of any option, a field
+ * of several options any of their types, required only where every option requires it (prepare_trade: a plan, or
+ * with action revoke the revocation's plan).
+ */
+function unionAsObject(u: z.ZodUnion<readonly [z.ZodTypeAny, ...z.ZodTypeAny[]]>): z.AnyZodObject | undefined {
+  const options: readonly z.ZodTypeAny[] = u.options;
+  if (!options.every((o) => o instanceof z.ZodObject)) return undefined;
+  const shapes = options.map((o) => (o as z.AnyZodObject).shape as z.ZodRawShape);
+  const keys = [...new Set(shapes.flatMap((sh) => Object.keys(sh)))];
+  const shape = Object.fromEntries(
+    keys.map((k) => {
+      const each = shapes.map((sh) => sh[k]).filter((x): x is z.ZodTypeAny => x !== undefined);
+      const field = each.length === 1 ? each[0]! : z.union(each as [z.ZodTypeAny, z.ZodTypeAny, ...z.ZodTypeAny[]]);
+      const required = each.length === shapes.length && each.every((x) => !x.isOptional());
+      return [k, required ? field : field.optional()];
+    }),
+  );
+  const said = options.map((o) => o.description).filter(Boolean);
+  return z.object(shape).describe(said.length ? `One of: ${said.join(" Or: ")}` : "One of several answers.");
+}
+
+/** Each route's output schema, built once for the process (a server is built per MCP request). */
+const OUTPUTS = new WeakMap<z.ZodTypeAny, z.AnyZodObject | null>();
+
+/** The route's answer schema (the OpenAPI document's) as its tool's output schema, opened; none if not an object. */
+function outputOf(answer: z.ZodTypeAny): z.AnyZodObject | undefined {
+  let out = OUTPUTS.get(answer);
+  if (out === undefined) {
+    const object = answer instanceof z.ZodObject ? answer : answer instanceof z.ZodUnion ? unionAsObject(answer) : null;
+    out = object ? (opened(object) as z.AnyZodObject) : null;
+    OUTPUTS.set(answer, out);
+  }
+  return out ?? undefined;
+}
+
 /** A query string of the given values; booleans as the REST flag `1` (false: left out). */
 function query(args: Record<string, unknown>): string {
   const q = new URLSearchParams();
@@ -125,8 +161,7 @@ function entryTools(add: AddTool, rest: RestCall, entries: readonly RouteEntry[]
     if (!t) continue;
     const description = e.auth === "key" || e.auth === "key(wallet)" ? `${t.description} ${KEYED}` : t.description;
     const annotations = t.readOnly ? READ : { readOnlyHint: false, destructiveHint: false, openWorldHint: false };
-    // The route's answer schema (the OpenAPI document's), opened, where it is an object.
-    const outputSchema = e.answer instanceof z.ZodObject ? (opened(e.answer) as z.AnyZodObject) : undefined;
+    const outputSchema = outputOf(e.answer);
     add(t.name, { description, inputSchema: t.input, outputSchema, annotations }, async (a) => {
       const filled = fillPath(`/api/v1${e.path}`, a);
       if (typeof filled === "string") return refusal(400, "BAD_REQUEST", `${filled} is required`);

@@ -1,9 +1,8 @@
 import { z } from "zod";
 import { PUBLIC } from "../http/limits.js";
 import { routesFor } from "../http/route.js";
-import { fieldsOnly } from "../http/answers.js";
 import type { Stats } from "./stats.js";
-import { healthAnswer } from "./answers.js";
+import { configAnswer, healthAnswer, statsAnswer } from "./answers.js";
 
 export const SERVICE_NAME = "pit-trading-service";
 
@@ -30,7 +29,13 @@ export const serverRoutes = [
     auth: "none",
     limits: PUBLIC,
     summary: "The server's pinned configuration",
-    answer: fieldsOnly(["chain_id", "version", "auth", "router", "permit_contract", "tokens", "fee"]),
+    description:
+      "The server's configuration, identical across restarts with the same settings: chain id (4663), " +
+      "version, the sign-in block, router, permit contract, multicall, core tokens, the fee schedule " +
+      "and recipient, the risk disclosure table, Shield's policies, trade limits, the session contracts" +
+      " and co-signer, and whether the server relays. Clients pin chain, contracts, tokens, co-signer " +
+      "and disclosures, and refuse a differing server (CONFIG_MISMATCH).",
+    answer: configAnswer,
     errors: ["RATE_LIMITED"],
     mcp: {
       name: "config",
@@ -47,6 +52,9 @@ export const serverRoutes = [
     auth: "none",
     limits: PUBLIC,
     summary: "Health of the chain, indexer and database",
+    description:
+      "Whether the chain, the indexer and the database answer: status ok, degraded or down, with the " +
+      "service's name and version. HTTP 200 unless down (503, the same shape, with Retry-After).",
     answer: healthAnswer,
     errors: ["RATE_LIMITED"],
     alsoAnswers: 503,
@@ -65,7 +73,12 @@ export const serverRoutes = [
     auth: "none",
     limits: PUBLIC,
     summary: "Shared market statistics (rebuilt at most every 5 s)",
-    answer: fieldsOnly(["status", "generated_at", "cached_s"]),
+    description:
+      "One shared answer rebuilt at most every 5 s (cached_s says how old): the chain's and indexer's " +
+      "heads, each core asset's mark, pool mid, spread and a buy and sell of $1,000 against the mark, " +
+      "route counts, latencies, whether the server relays, the fee schedule, the registry's tradable " +
+      "count and the AI credit pool. An unreadable part is null; the answer is still 200.",
+    answer: statsAnswer,
     errors: ["RATE_LIMITED"],
     handle: (_, s) => s.stats.get(),
   }),

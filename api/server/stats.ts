@@ -14,13 +14,16 @@ export const STATS_TTL_MS = 5_000;
 export const STATS_POLL_MS = 500;
 export const REF_SIZE_USD = 1_000;
 
+/** The hosted agents' AI credit pool today, as stats shows it. */
+export type AiPoolDay = { pool_usd: number; left_usd: number; owners_funded: number; agents_funded: number };
+
 type Side = { venue: string; fee: number; price: number; vs_mark_bps: number | null } | null;
 type PoolEntry = Config["pools"][number];
 
 export type StatsDeps = Pick<Common, "config" | "chain" | "clock"> & {
   indexed: SqlIndexedReads;
   tokens: Pick<Tokens, "counts">;
-  aiPool?: () => Promise<Record<string, number> | null>;
+  aiPool?: () => Promise<AiPoolDay | null>;
   pollMs?: number;
   logger?: { warn(o: object, m: string): void };
 };
@@ -148,9 +151,9 @@ async function assetRow(deps: StatsDeps, asset: TokenEntry, nowS: number, routes
   const { buy, sell } = pool && mark ? await refQuotes(deps, asset, pool, assetIs0, mark) : { buy: null, sell: null };
   return {
     symbol: asset.symbol,
-    kind: asset.kind === "stock" ? "stock" : "crypto",
+    kind: asset.kind === "stock" ? ("stock" as const) : ("crypto" as const),
     mark,
-    mark_source: markRow ? "oracle" : mid !== null ? "pool-mid" : null,
+    mark_source: markRow ? ("oracle" as const) : mid !== null ? ("pool-mid" as const) : null,
     mid,
     spread_bps: buy && sell && mid ? Math.round(((buy.price - sell.price) / mid) * 10_000) : null,
     // Market's one stale-mark rule (the feed's heartbeat; stock feeds count session time only).
@@ -187,8 +190,9 @@ async function buildStats(deps: StatsDeps) {
     timed(() => pingSequencer(config)),
   ]);
   const quotes = await timed(() => Promise.all([eth, ...assets].map((a) => assetRow(deps, a, nowS, routes))));
+  const status: "ok" | "degraded" = block.value && head ? "ok" : "degraded";
   const body = {
-    status: block.value && head ? "ok" : "degraded",
+    status,
     generated_at: nowS,
     cached_s: 0,
     block: block.value
@@ -215,6 +219,9 @@ async function buildStats(deps: StatsDeps) {
   };
   return { at, body };
 }
+
+/** GET stats' answer as built (cached_s set by the reader). */
+export type StatsBody = Awaited<ReturnType<typeof buildStats>>["body"];
 
 /** One build at a time: the loop's (or refresh, or a first reader where no loop runs). */
 function rebuild(s: StatsLoop): Promise<void> {

@@ -186,3 +186,166 @@ export const sessionRevokedAnswer = named(
     })
     .describe("The session revoked for every key; the co-signer stops at once."),
 );
+
+const riskTerms = z.object({ accept_risks: z.array(z.string()), shield: z.boolean(), policies: z.array(z.string()) });
+const limits = z.object({ max_trade_usd: usd, max_day_usd: usd, max_trades: z.number().int() });
+
+/** The root the wallet signs: its EIP-712 typed data, digest and the binding its salt hashes. */
+const delegationToSign = z.object({
+  typed_data: z
+    .object({
+      domain: z.record(z.unknown()),
+      types: z.record(z.unknown()),
+      primaryType: z.string(),
+      message: z.record(z.unknown()),
+    })
+    .describe("EIP-712 typed data: sign with the wallet's main key (eth_signTypedData_v4)"),
+  digest: hex,
+  delegation_hash: hex,
+});
+
+/** The binding the root's salt hashes: what the co-signer holds every session trade to. */
+const binding = z
+  .object({
+    version: z.number().int(),
+    chain_id: z.number().int(),
+    wallet: address,
+    executor: address,
+    cosigner: address,
+    tokens: z.array(z.string()).describe("token addresses, lower-case, sorted (ETH: the zero address)"),
+    limits,
+    expires: unixS,
+    setup_budget_usd: usd,
+    fee: z.object({
+      schedule: z.number().int(),
+      major_min_bps: z.number(),
+      major_max_bps: z.number(),
+      other_bps: z.number(),
+      shield_add_bps: z.number(),
+    }),
+    risk_terms: riskTerms,
+    marks: z.record(z.unknown()).optional().describe("owner-signed marks of feedless tokens"),
+    curve_tokens: z.array(z.string()).optional(),
+  })
+  .describe("the session's terms, bound in the root's salt");
+
+/** A setup step the main key sends (the EIP-7702 upgrade, then allowances). */
+const setupStep = z.object({
+  kind: z.enum(["upgrade", "approve", "permit2_approve"]),
+  why: z.string(),
+  token: address.optional(),
+  tx: planTx,
+  authorization: z.record(z.unknown()).optional(),
+});
+
+/** The session's setup: the steps, and the ERC-20 budget per token in atoms. */
+const setup = z.object({
+  steps: z.array(setupStep),
+  budget_usd: usd,
+  budgets: z.record(atoms).describe("atoms by lower-case token address"),
+});
+
+/** live/session/grant's first call: what to sign, the setup, and what bounds the session. */
+export const grantStartAnswer = named(
+  "SessionGrantStart",
+  z
+    .object({
+      session_id: z.string(),
+      status: z.literal("pending"),
+      wallet: address,
+      executor: address,
+      cosigner: address,
+      expires: unixS,
+      wallet_code: sessionView.shape.wallet_code,
+      sign: z
+        .object({
+          delegation: delegationToSign.extend({ binding }),
+          authorization: z
+            .object({
+              contract_address: address,
+              chain_id: z.number().int(),
+              nonce: z.number().int(),
+              executor: z.string(),
+            })
+            .nullable()
+            .describe("a plain wallet's EIP-7702 authorization to the pinned delegator; null once delegated"),
+          curve_roots: z
+            .array(
+              delegationToSign.extend({
+                groups: z.array(z.object({ group: z.number().int(), call: z.string(), token: z.string() })),
+              }),
+            )
+            .describe("curve sessions: each curve root to sign"),
+        })
+        .describe("what the wallet signs: the delegation, the authorization, the curve roots"),
+      setup,
+      caveats: z
+        .array(z.object({ enforcer: z.string().describe("the enforcer's name"), address, terms: hex }))
+        .describe("the root's caveats"),
+      exposure: z
+        .object({
+          max_trade_usd: usd,
+          max_day_usd: usd,
+          max_trades: z.number().int(),
+          setup_budget_usd: usd,
+          worst_case_usd: usd,
+          erc20_on_chain_bound: z.record(atoms),
+        })
+        .describe("the most the session can spend"),
+      on_chain_bounds: z
+        .object({
+          targets: z.array(address),
+          methods: z.array(z.string()),
+          permit2_spender: address,
+          eth_per_call_wei: atoms,
+          eth_per_day_wei: atoms,
+          expires: unixS,
+          max_calls: z.number().int(),
+          redeemer: address,
+          wallet_nonce: atoms,
+          leaf_ttl_s: z.number().int(),
+          curve_root: z.record(z.unknown()).optional(),
+          max_calls_all_roots: z.number().int().optional(),
+        })
+        .describe("what the chain itself enforces"),
+      not_enforced_on_chain: z.array(z.string()).describe("what the co-signer enforces instead"),
+      curve: z
+        .object({
+          allowed: z.boolean(),
+          reason: z.string().optional(),
+          tokens: z.array(z.string()).optional(),
+          roots: z.array(hex).optional(),
+          launchpad: address.optional(),
+          fee: z.string().optional(),
+          max_calls: z.number().int().optional(),
+          note: z.string().optional(),
+        })
+        .describe("launchpad curve trades: allowed, and how"),
+      then: z.array(z.string()).describe("the next steps, in order"),
+      risk_terms: riskTerms,
+      limits,
+    })
+    .describe("A session grant started: the delegation the wallet verifies and signs, and its setup."),
+);
+
+/** live/session/grant's second call: the session switched on. */
+export const grantActiveAnswer = named(
+  "SessionGrantActive",
+  z
+    .object({
+      session_id: z.string(),
+      status: z.enum(["pending", "active", "revoked"]).describe("active"),
+      delegation_hash: hex,
+      authorization_stored: z.boolean().describe("the EIP-7702 authorization was stored with it"),
+      limits,
+      curve_roots: z.array(z.object({ delegation_hash: hex, signed: z.boolean(), tokens: z.array(z.string()) })),
+      expires: unixS,
+      wallet_code: sessionView.shape.wallet_code,
+      setup,
+      session: sessionView,
+    })
+    .describe("A session switched on: the co-signer holds its root and co-signs its trades."),
+);
+
+/** POST live/session/grant: the start (no session_id) or the switch-on (session_id and signatures). */
+export const grantAnswer = z.union([grantStartAnswer, grantActiveAnswer]);

@@ -134,7 +134,8 @@ type GrantRoots = {
 /** The wallet's setup: the EIP-7702 upgrade (an EOA), the allowances, the per-token budgets in atoms. */
 type GrantSetup = {
   steps: Record<string, unknown>[];
-  authorization: Record<string, unknown> | null;
+  /** A plain wallet's EIP-7702 authorization to the pinned delegator (its signer is the wallet itself). */
+  authorization: { contract_address: Address; chain_id: number; nonce: number; executor: "self" } | null;
   budgets: Record<string, string>;
 };
 
@@ -176,7 +177,7 @@ export async function startGrant(d: SessionDeps, q: StartGrantParameters, who: W
   const id = same?.id ?? session.id;
   return {
     session_id: id,
-    status: "pending",
+    status: "pending" as const,
     wallet,
     executor,
     cosigner: cosigner.address,
@@ -435,7 +436,12 @@ async function grantSetup(
   const steps: Record<string, unknown>[] = [];
   const authorization =
     s.walletCode.state === "eoa"
-      ? { contract_address: c.statelessDelegator, chain_id: config.chainId, nonce: s.txNonce + 1, executor: "self" }
+      ? {
+          contract_address: c.statelessDelegator,
+          chain_id: config.chainId,
+          nonce: s.txNonce + 1,
+          executor: "self" as const,
+        }
       : null;
   if (authorization)
     steps.push({

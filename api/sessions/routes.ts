@@ -5,7 +5,6 @@ import { Refusal } from "../errors/index.js";
 import { boundCaller } from "../http/caller.js";
 import { noQuery } from "../http/query.js";
 import { routesFor, type RawCall, type RouteCall } from "../http/route.js";
-import { fieldsOnly } from "../http/answers.js";
 import { RATE_RULES } from "../http/rateLimit.js";
 import type { Take } from "../http/limits.js";
 import type { Ledger, TokenRef, Who } from "../trading/index.js";
@@ -17,7 +16,7 @@ import {
   type SessionTradeParameters,
 } from "./index.js";
 import { lc } from "../../lib/address.js";
-import { mySessionsAnswer, sessionRevokedAnswer, sessionTradeAnswer } from "./answers.js";
+import { grantAnswer, mySessionsAnswer, sessionRevokedAnswer, sessionTradeAnswer } from "./answers.js";
 
 /** Said with every unsigned grant the MCP tool hands back: what to check before signing. */
 export const SIGN_GRANT_NOTE =
@@ -77,9 +76,16 @@ export const sessionRoutes = [
     auth: "key(wallet)",
     limits: SESSION_LIMIT,
     summary: "Starts a session grant, or switches it on with the wallet's signatures",
+    description:
+      "A session in two calls. The first (wallet, executor, tokens, limits, expiry, risk terms) answers" +
+      " a pending session: the delegation's EIP-712 typed data to verify and sign with the wallet's " +
+      "main key, the EIP-7702 authorization for a plain wallet, the setup steps (allowances), the " +
+      "caveats, the exposure and what the chain and the co-signer each enforce. The second (session_id " +
+      "with delegation_signature, and authorization_signature for a plain wallet) checks the " +
+      "signatures, hands the root to the co-signer and switches the session on.",
     // One route, two calls: a body with session_id is the switch-on (grantBody picks the schema by it).
     body: grantBody,
-    answer: fieldsOnly(["session_id", "status"]),
+    answer: grantAnswer,
     errors: SESSIONS,
     mcp: {
       name: "prepare_session",
@@ -125,6 +131,10 @@ export const sessionRoutes = [
     evenSanctioned: true,
     limits: SESSION_LIMIT,
     summary: "Revokes a session for every key",
+    description:
+      "Revokes a session for every key at once: the co-signer stops co-signing immediately. The answer " +
+      "lists the on-chain steps the main key sends to end it on chain, simulated, and with reset_code " +
+      "the authorization that resets the wallet's code.",
     body: sessionRevokeRequest,
     answer: sessionRevokedAnswer,
     errors: SESSIONS,
@@ -136,6 +146,9 @@ export const sessionRoutes = [
     auth: "key(wallet)",
     limits: [["meList", RATE_RULES.meList, "key"]],
     summary: "The wallet's sessions and hosted agents",
+    description:
+      "The wallet's sessions (limits and what is used of them) and its hosted agents' summaries; read-" +
+      "only, with the paths that revoke a session or pause an agent.",
     answer: mySessionsAnswer,
     errors: WALLET,
     first: (call) => {

@@ -3,9 +3,9 @@ import { inOwnWords, worded } from "../errors/index.js";
 import { KEYED } from "../errors/groups.js";
 import { onlyQuery } from "../http/query.js";
 import { routesFor } from "../http/route.js";
-import { fieldsOnly } from "../http/answers.js";
 import { RATE_RULES } from "../http/rateLimit.js";
 import type { Tokens } from "./registry.js";
+import { tokenRecord, tokenSearchAnswer, tokenStatsAnswer } from "./answers.js";
 
 /** What SPEC "Tokens" reads: the registry's counts, a record (screened on demand) and its search. */
 export type TokensService = Pick<Tokens, "stats" | "get" | "search">;
@@ -76,7 +76,11 @@ export const tokenRoutes = [
     auth: "key",
     limits: [],
     summary: "Counts of the token registry",
-    answer: fieldsOnly(["total", "tradable", "by_tier"]),
+    description:
+      "Counts of the token registry: total, tradable, by tier, kind and risk, and blocked tokens by " +
+      "reason; counted at most every 30 s (cached_s says how old). 503 STATS_PENDING while the first " +
+      "count runs.",
+    answer: tokenStatsAnswer,
     errors: [...KEYED, "STATS_PENDING"],
     // Any query parameter is refused; the list it takes is empty.
     first: onlyQuery([]),
@@ -91,9 +95,15 @@ export const tokenRoutes = [
       ["tokenScreen", RATE_RULES.tokenScreenClient, "client"],
     ],
     summary: "A token record, screened on demand",
+    description:
+      "A token's record: what it is (kind, tier), where it trades (venues, reference price), what its " +
+      "screen measured (liquidity, taxes, a simulated buy and sell) and its risk disclosures, severe " +
+      "first. A token never seen is screened now (within about 8 s; while it runs the record says " +
+      "UNSCREENED). Core assets may be named by symbol. With shield=1 the answer carries Shield's " +
+      "verdict report.",
     first: onlyQuery(["shield"]),
     query: recordQuery,
-    answer: fieldsOnly(["address", "screen_status", "tradable"]),
+    answer: tokenRecord,
     errors: [
       ...KEYED,
       "ADDRESS_REQUIRED",
@@ -124,9 +134,13 @@ export const tokenRoutes = [
       ["tokenSearch", RATE_RULES.tokenSearchClient, "client"],
     ],
     summary: "Token search (never screens)",
+    description:
+      "Searches the registry by name, symbol or address prefix, tier and kind; never screens. A core " +
+      "symbol finds the core asset exactly and says how many other tokens call themselves by it. limit " +
+      "1 to 100 (default 20); shield=1 adds each token's verdict report.",
     first: onlyQuery(["q", "tier", "kind", "limit", "shield"]),
     query: searchQuery,
-    answer: fieldsOnly(["query", "tokens", "count"]),
+    answer: tokenSearchAnswer,
     errors: [...KEYED, "REGISTRY_UNAVAILABLE", "REPORT_UNAVAILABLE"],
     mcp: {
       name: "tokens",

@@ -1,6 +1,7 @@
 import { z } from "zod";
-import { address, atoms, bps, hex, named, txHash, unixS, usd } from "../http/answers.js";
-import { RISKS } from "../../lib/risks.js";
+import { address, atoms, bps, hex, named, riskRow, txHash, unixS, usd } from "../http/answers.js";
+
+export { riskRow };
 
 /**
  * The answers of SPEC "Trading" (quote, build, prepare, simulate, revoke, submit) as zod schemas, in SPEC's words:
@@ -19,19 +20,6 @@ export const tokenRef = named(
       decimals: z.number().int().nullable(),
     })
     .describe("A token: its name in the request, address, symbol, name and decimals."),
-);
-
-/** One disclosed risk (SPEC "Risk disclosure table"). */
-export const riskRow = named(
-  "Risk",
-  z
-    .object({
-      code: z.enum(Object.keys(RISKS) as [keyof typeof RISKS, ...(keyof typeof RISKS)[]]),
-      severity: z.enum(["severe", "info"]).describe("severe codes must be listed in accept_risks to trade"),
-      detail: z.string(),
-      token: z.string().optional().describe("the token it is about"),
-    })
-    .describe("A risk disclosure: severe codes first."),
 );
 
 /** Shield's verdict on a trade's tokens (only with shield=1). */
@@ -378,4 +366,18 @@ export const tradeRecord = named(
       code: z.string().optional().describe("refused rows: the refusal's code"),
     })
     .describe("A trade record (me/trades)."),
+);
+
+/** One size band of the slippage table (GET config limits and fast terms: `slippage_tolerance_by_size`). */
+export const slippageBand = named(
+  "SlippageBand",
+  z
+    .object({
+      max_notional_usd: usd.describe("the band covers trades up to this size"),
+      max_slippage_bps: bps.describe("the most slippage a trade of this size may ask"),
+      default_slippage_bps: z
+        .object({ major: bps, other: bps })
+        .describe("the default when the request names none, by fee class"),
+    })
+    .describe("A size band of the slippage table: the cap and the defaults for trades up to its size."),
 );

@@ -30,4 +30,14 @@ export { revokeRequest, type RevokeParameters } from "./revoke.js";
 export { createWatcher, FINALITY_BLOCKS, type Watcher } from "./watcher.js";
 export { APPROVAL_MODES, LIMITS, SHIELD_POLICIES, riskVerdict, slippageCapBps, type Risk } from "./policy.js";
 /** Answer schemas other domains' answers hold (the OpenAPI document's components). */
-export { feeFields, markView, planTx, riskRow, routeRow, tokenRef, tradeRecord } from "./answers.js";
+export {
+  feeFields,
+  markView,
+  planTx,
+  riskRow,
+  routeRow,
+  slippageBand,
+  tokenRef,
+  tradeReport,
+  tradeRecord,
+} from "./answers.js";

@@ -92,10 +92,18 @@ describe("MCP at /mcp", () => {
     expect(keyed.getServerCapabilities()?.tools?.listChanged ?? false).toBe(false);
     // Tools backed by a typed route declare its answer as their output schema.
     const outputs = Object.fromEntries(tools.map((t) => [t.name, t.outputSchema]));
-    for (const name of ["quote", "portfolio", "trades"]) {
+    const typed = ["config", "tokens", "token", "quote", "prepare_trade", "prepare_session", "portfolio", "trades"];
+    for (const name of [...typed, "fast_terms", "prepare_league_statement"]) {
       expect(outputs[name]?.type, name).toBe("object");
       expect(Object.keys(outputs[name]?.properties ?? {}).length, name).toBeGreaterThan(2);
     }
+    // prepare_trade answers a plan, or with action revoke the revocation's plan: one object holding both, the
+    // fields both carry required (the official client holds every structured answer to it, as below).
+    const prepare = outputs.prepare_trade as { properties: Record<string, unknown>; required?: string[] };
+    expect(prepare.properties).toHaveProperty("amount_out_min");
+    expect(prepare.properties).toHaveProperty("nothing_to_revoke");
+    expect(prepare.required).toEqual(expect.arrayContaining(["steps", "ready"]));
+    expect(prepare.required).not.toContain("amount_out_min");
   });
 
   it("refuses an argument REST does not know as REST refuses it, never dropping it on the way", async () => {
