@@ -35,6 +35,7 @@ beforeAll(async () => {
       ...process.env,
       PORT: String(port),
       OPS_PORT: String(await freePort()),
+      METRICS_PORT: String(await freePort()),
       ANVIL_PORT: String(chain.dn.anvil.port),
       DATABASE_URL: `${ix.databaseUrl!}?application_name=pit-app-store`,
       INDEXER_SCHEMA: ix.viewsSchema,

@@ -50,11 +50,15 @@ export async function startIndexer(opts: {
   // own port, passed as PIT_API_PORT and put back into PORT by scripts/parentWatch.ts.
   const port = await freePort();
   const opsPort = await freePort();
+  // The embedded API's metrics listener: drawn here, or its default (its port + 2) could be a port
+  // this worker hands to another process while the indexer starts.
+  const metricsPort = await freePort();
   const env: Record<string, string> = {
     ...(process.env as Record<string, string>),
     ANVIL_PORT: String(opts.anvilPort),
     PORT: String(opsPort),
     OPS_PORT: String(opsPort),
+    METRICS_PORT: String(metricsPort),
     PIT_API_PORT: String(port),
     DATA_DIR: dataDir,
     DATABASE_SCHEMA: schema,

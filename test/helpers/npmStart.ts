@@ -30,7 +30,14 @@ import { createDatabase, dropDatabase } from "./indexer.js";
 
 export type Backend = "pglite" | "postgres";
 
-export type StackEnv = { PORT: string; ANVIL_PORT: string; OPS_PORT: string; DATA_DIR: string; DATABASE_URL?: string };
+export type StackEnv = {
+  PORT: string;
+  ANVIL_PORT: string;
+  OPS_PORT: string;
+  METRICS_PORT: string;
+  DATA_DIR: string;
+  DATABASE_URL?: string;
+};
 
 /** Private ports, data directory and (PostgreSQL) database; `cleanup` removes them. */
 export async function stackEnv(backend: Backend): Promise<{ env: StackEnv; cleanup: () => Promise<void> }> {
@@ -38,6 +45,8 @@ export async function stackEnv(backend: Backend): Promise<{ env: StackEnv; clean
     PORT: String(await freePort()),
     ANVIL_PORT: String(await freePort()),
     OPS_PORT: String(await freePort()),
+    // Drawn like the others: the default (PORT + 2) may be a port this block hands out next.
+    METRICS_PORT: String(await freePort()),
     DATA_DIR: mkdtempSync(join(tmpdir(), "pit-fault-")),
   };
   const dbName = `pit_start_${Math.random().toString(36).slice(2, 10)}`;
