@@ -7,8 +7,8 @@ import type { Logger } from "pino";
 import type { PublicClient } from "viem";
 import { httpCosigner, type CosignerPort } from "../api/ports/cosigner.js";
 import { httpExecutors, type ExecutorPort } from "../api/ports/executors.js";
-import { openMigratedMemory } from "../api/ports/store/memory.js";
-import { openPglite, openPostgres, type Db } from "../api/ports/store/db.js";
+import { openMigratedMemory, openPgliteDir } from "../api/ports/store/memory.js";
+import { openPostgres, type Db } from "../api/ports/store/db.js";
 import { migrate } from "../api/ports/store/migrations.js";
 import { ConfigError, loadConfig, type Config } from "../lib/config.js";
 import { createLogger } from "../lib/logger.js";
@@ -41,7 +41,7 @@ export async function openSignerStore(
   else {
     const dir = join(config.dataDir, name);
     mkdirSync(dir, { recursive: true });
-    db = await openPglite(dir);
+    db = await openPgliteDir(dir);
   }
   await migrate(db);
   return db;

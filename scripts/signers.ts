@@ -5,6 +5,7 @@
  * key material; the API (inside the indexer) gets their URLs and secrets and none of their keys, so
  * the path the devnet runs is the production path. A child that exits is started again (at most
  * five times a minute; then the stack stops: something is broken that a restart does not fix).
+ * Launched without waiting for them to answer (`ready`), so they start while the indexer does.
  */
 import type { ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -85,11 +86,16 @@ export async function startSigners(
     cosigner: `http://127.0.0.1:${own.cosigner.port}`,
     executors: `http://127.0.0.1:${own.executors.port}`,
   };
-  await Promise.all([
+  // Awaited by the caller, not here: the indexer (the longest start) boots meanwhile; the API only calls
+  // the signers when a request needs them.
+  const ready = Promise.all([
     answering(urls.cosigner, () => children.get("cosigner")!),
     answering(urls.executors, () => children.get("executors")!),
-  ]);
+  ]).then(() => undefined);
+  ready.catch(() => {}); // seen by the caller's await; not an unhandled rejection meanwhile
   return {
+    /** Both services answer HTTP (rejects when one exits first or does not answer within a minute). */
+    ready,
     /** What the API's process is given: where its signers answer, and their secrets; no key. */
     apiEnv: {
       COSIGNER_URL: urls.cosigner,

@@ -302,11 +302,6 @@ async function main() {
       log: (e) => event("warn", e),
       onGiveUp: (reason) => (event("error", { msg: "giving up on a signing service", reason }), void stop(1)),
     });
-    say(
-      `devnet: co-signer on ${signers.apiEnv.COSIGNER_URL}, executor signing service on ` +
-        `${signers.apiEnv.EXECUTORS_URL} (each its own process, secret and store; metrics on ` +
-        `${signers.metrics.cosigner} and ${signers.metrics.executors})`,
-    );
   }
 
   const schema = indexerSchema(config);
@@ -354,7 +349,13 @@ async function main() {
   supervisor.start();
 
   const base = `http://localhost:${config.port}`;
-  await waitHealthy(config, () => gaveUp);
+  await Promise.all([waitHealthy(config, () => gaveUp), signers?.ready]);
+  if (signers)
+    say(
+      `devnet: co-signer on ${signers.apiEnv.COSIGNER_URL}, executor signing service on ` +
+        `${signers.apiEnv.EXECUTORS_URL} (each its own process, secret and store; metrics on ` +
+        `${signers.metrics.cosigner} and ${signers.metrics.executors})`,
+    );
   say(`ready: ${base}/api/v1 (indexer schema ${schema}, ${config.databaseUrl ? "PostgreSQL" : "embedded PGlite"})`);
   say(
     `ops (127.0.0.1 only): the indexer's /metrics, /status, /ready on port ${config.opsPort}; the API's ` +

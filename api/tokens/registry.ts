@@ -61,9 +61,12 @@ export const SCREEN_DEFAULTS: Readonly<ScreenTuning> = Object.freeze({
 export const UNREADABLE_TTL_MS = 600_000;
 /**
  * Core records are seeded when the service is built; a search waits this long for the seed; a seed
- * that could not finish is tried again after retryMs.
+ * that could not finish is tried again, for the first caller retryMs after it ended. The seed built with
+ * the service usually runs before the indexer has its pools, so the retry is what the first trades after
+ * a start wait for: a second, not ten (ten refused every USDG trade with SCREEN_UNAVAILABLE for up to 10 s
+ * after npm start said ready). A few core screens a second at most, while the chain does not answer.
  */
-export const SEED = { waitMs: 8_000, retryMs: 10_000 };
+export const SEED = { waitMs: 8_000, retryMs: 1_000 };
 /** GET /tokens/stats and /stats count the registry at most this often (SPEC Limits "token stats every 30 s"). */
 export const TOKEN_STATS_TTL_MS = 30_000;
 

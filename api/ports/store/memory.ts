@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import { type Db, openPglite, pgliteDb } from "./db.js";
@@ -25,17 +25,41 @@ export async function openMigratedMemory(name = "store"): Promise<Db> {
   return openPglite(`memory://${name}-${Math.random().toString(36).slice(2)}`, await template);
 }
 
-async function migratedDump(): Promise<Blob> {
+/**
+ * A PGlite store in the directory `dir`. A directory without a database starts from the migrated dump kept
+ * under PGLITE_TEMPLATE_DIR when there is one (the tests' npm start: its app store and both signing services'
+ * each paid initdb and every migration, seconds of CPU, at every fresh start); otherwise PGlite's initdb.
+ * The caller migrates as always (a no-op on the dump's version).
+ */
+export async function openPgliteDir(dir: string): Promise<Db> {
+  const fresh = !existsSync(join(dir, "PG_VERSION"));
+  const kept = fresh ? keptDump() : null;
+  return openPglite(dir, kept ?? undefined);
+}
+
+/** Where the migrated dump of the current migrations is kept, when PGLITE_TEMPLATE_DIR is set. */
+function dumpFile(): string | null {
   const dir = process.env[TEMPLATE_DIR];
   const hash = createHash("sha256").update(JSON.stringify(MIGRATIONS)).digest("hex").slice(0, 16);
-  const file = dir ? join(dir, `app-store-${hash}.tar`) : null;
-  if (file) {
-    try {
-      return new Blob([readFileSync(file)]);
-    } catch {
-      // Not made yet: made below.
-    }
+  return dir ? join(dir, `app-store-${hash}.tar`) : null;
+}
+
+/** The kept dump, or null when none is kept (not made yet, or no PGLITE_TEMPLATE_DIR). */
+function keptDump(): Blob | null {
+  const file = dumpFile();
+  if (!file) return null;
+  try {
+    return new Blob([readFileSync(file)]);
+  } catch {
+    return null;
   }
+}
+
+async function migratedDump(): Promise<Blob> {
+  const kept = keptDump();
+  if (kept) return kept;
+  const file = dumpFile();
+  const dir = process.env[TEMPLATE_DIR];
   const lite = new PGlite();
   await lite.waitReady;
   await migrate(pgliteDb(lite));
