@@ -17,7 +17,7 @@ import { ensureSnapshot } from "../devnet/snapshot.js";
 import { startDevnet } from "../test/helpers/devnet.js";
 import { airdropGasBurner, deployGasBurner } from "../test/helpers/hostile.js";
 import { startIndexer } from "../test/helpers/indexer.js";
-import { summarize, type Row } from "./stats.js";
+import { single, summarize, type Row } from "./stats.js";
 import { server } from "./http.js";
 
 const PROXY_HEADER = "x-forwarded-for";
@@ -219,18 +219,8 @@ export async function benchAvailability(opts: { rounds: number }): Promise<Row[]
       stop();
       const f = await attacking;
       report(attack.name, m);
-      const one = (name: string, unit: string, v: number, n: number): Row => ({
-        name,
-        unit,
-        n,
-        p50: v,
-        p99: v,
-        min: v,
-        max: v,
-        mean: v,
-      });
       rows.push(
-        one(
+        single(
           `${attack.name}: attacker answered per second (${ATTACKERS} addresses; ${f.limited} of ${f.sent} were 429, ` +
             `${f.other} other)`,
           "req/s",
@@ -238,7 +228,7 @@ export async function benchAvailability(opts: { rounds: number }): Promise<Row[]
           f.sent,
         ),
       );
-      rows.push(one(`${attack.name}: attacker bytes per second`, "MB/s", f.bytes / f.seconds / 1e6, f.sent));
+      rows.push(single(`${attack.name}: attacker bytes per second`, "MB/s", f.bytes / f.seconds / 1e6, f.sent));
       // Buckets drained by one attack are not the next phase's: wait for the overall buckets to refill.
       await new Promise((r) => setTimeout(r, 5_000));
     }

@@ -22,7 +22,7 @@ import type { FastPair } from "../lib/fastRoutes.js";
 import { quoteExactInputSingle } from "../lib/quoter.js";
 import { loadNative, secpWith } from "../lib/secp.js";
 import type { apiClient } from "./http.js";
-import { summarize, type Row } from "./stats.js";
+import { single, summarize, type Row } from "./stats.js";
 import { withServedChain } from "./servedChain.js";
 
 type Account = ReturnType<typeof privateKeyToAccount>;
@@ -251,23 +251,13 @@ export async function benchFast(opts: { trades: number; seconds: number; agents:
           (n, m) => n + (k.methods[m] ?? 0),
           0,
         ) / opts.trades;
-      const one = (name: string, unit: string, v: number, n = 1): Row => ({
-        name,
-        unit,
-        n,
-        p50: v,
-        p99: v,
-        min: v,
-        max: v,
-        mean: v,
-      });
       return [
         summarize(
           `live/fast ETH->USDG with simulation, relayed (latency, client side; server p50 stages: ${simStages})`,
           withSim,
           "ms",
         ),
-        one(
+        single(
           `live/fast with simulation: chain RPC calls per trade, the relay watcher's included [${all(simCounts)}]; ` +
             `before the relay`,
           "request trips before the relay",
@@ -279,7 +269,7 @@ export async function benchFast(opts: { trades: number; seconds: number; agents:
           noSim,
           "ms",
         ),
-        one(
+        single(
           `live/fast simulate false: chain RPC calls per trade [${all(noSimCounts)}]; before the relay`,
           "request trips before the relay",
           tripsBeforeRelay(noSimCounts),
@@ -290,7 +280,7 @@ export async function benchFast(opts: { trades: number; seconds: number; agents:
           prepareSubmit,
           "ms",
         ),
-        one(
+        single(
           "live/prepare + live/submit: chain RPC round trips per trade (relay included)",
           "trips",
           psTrips,
@@ -303,7 +293,7 @@ export async function benchFast(opts: { trades: number; seconds: number; agents:
           concurrentJs.ms,
           "ms",
         ),
-        one(
+        single(
           `live/fast, ${opts.agents} agents: relayed trades per second over ${opts.seconds} s (${failures} refused)`,
           "trades/s",
           concurrent.length / opts.seconds,

@@ -7,7 +7,7 @@
  */
 import { createWalletClient, http, parseEther, serializeSignature } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { summarize, type Row } from "./stats.js";
+import { single, summarize, type Row } from "./stats.js";
 import { withServedChain } from "./servedChain.js";
 
 export async function benchSessions(opts: { trades: number }): Promise<Row[]> {
@@ -86,16 +86,6 @@ export async function benchSessions(opts: { trades: number }): Promise<Row[]> {
     const methods = Object.entries(proxy.counts.methods)
       .map(([m, n]) => `${m} ${(n / opts.trades).toFixed(2)}`)
       .join(", ");
-    const one = (name: string, unit: string, v: number, n = 1): Row => ({
-      name,
-      unit,
-      n,
-      p50: v,
-      p99: v,
-      min: v,
-      max: v,
-      mean: v,
-    });
     return [
       summarize(
         `live/session/trade ETH->USDG: build, co-sign (row lock), simulate the redeem from the executor, store the ` +
@@ -103,7 +93,7 @@ export async function benchSessions(opts: { trades: number }): Promise<Row[]> {
         ms,
         "ms",
       ),
-      one(
+      single(
         `live/session/trade: chain RPC round trips per trade [${methods}]`,
         `trips (${calls.toFixed(2)} calls)`,
         trips,

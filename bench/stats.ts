@@ -21,6 +21,11 @@ export function summarize(name: string, samples: number[], unit: string): Row {
   return { name, unit, n: s.length, p50: percentile(s, 50), p99: percentile(s, 99), min: s[0]!, max: s.at(-1)!, mean };
 }
 
+/** A figure measured once (a count, a ratio, a rate): every statistic is the value, over `n` samples. */
+export function single(name: string, unit: string, v: number, n = 1): Row {
+  return { name, unit, n, p50: v, p99: v, min: v, max: v, mean: v };
+}
+
 export function table(rows: Row[]): string {
   const f = (x: number) => (Number.isNaN(x) ? "-" : x >= 100 ? x.toFixed(0) : x.toFixed(1));
   return [

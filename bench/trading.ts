@@ -12,7 +12,7 @@ import { startRpcProxy } from "../devnet/rpcProxy.js";
 import { devnetChain } from "../devnet/deploy.js";
 import { ensureSnapshot, SNAPSHOT_FILE } from "../devnet/snapshot.js";
 import { startIndexer } from "../test/helpers/indexer.js";
-import { summarize, type Row } from "./stats.js";
+import { single, summarize, type Row } from "./stats.js";
 import { apiClient, server } from "./http.js";
 
 export async function benchTrading(opts: { requests: number; seconds: number; agents: number }): Promise<Row[]> {
@@ -86,33 +86,23 @@ export async function benchTrading(opts: { requests: number; seconds: number; ag
     );
     if (failures) throw new Error(`${failures} concurrent prepares failed`);
     const perSecond = concurrentMs.length / opts.seconds;
-    const one = (name: string, unit: string, v: number, n = 1): Row => ({
-      name,
-      unit,
-      n,
-      p50: v,
-      p99: v,
-      min: v,
-      max: v,
-      mean: v,
-    });
     return [
       summarize("live/quote ETH->USDG, warm caches, one agent (latency)", quoteMs, "ms"),
-      one(
+      single(
         "live/quote: chain RPC round trips per request (calls inside them)",
         `trips (${quoteCalls.toFixed(2)} calls)`,
         quoteTrips,
         opts.requests,
       ),
       summarize("live/prepare ETH->USDG incl. simulation and stored plan, one agent (latency)", prepareMs, "ms"),
-      one(
+      single(
         `live/prepare: chain RPC round trips per request [${methods}]`,
         `trips (${prepareCalls.toFixed(2)} calls)`,
         prepareTrips,
         opts.requests,
       ),
       summarize(`live/prepare, ${opts.agents} concurrent agents (latency)`, concurrentMs, "ms"),
-      one(
+      single(
         `live/prepare, ${opts.agents} concurrent agents: throughput over ${opts.seconds} s`,
         "prepares/s",
         perSecond,

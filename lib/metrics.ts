@@ -21,6 +21,11 @@ import client from "prom-client";
  */
 export const registry = new client.Registry();
 
+/** A counter family in the registry, with its fixed label names. */
+function counter<L extends string>(name: string, help: string, labelNames: readonly L[]) {
+  return new client.Counter<L>({ name, help, labelNames, registers: [registry] });
+}
+
 export const httpRequestDuration = new client.Histogram({
   name: "pit_http_request_duration_seconds",
   help: "API requests by method, declared route pattern and status, in seconds (the request log's timing)",
@@ -29,29 +34,23 @@ export const httpRequestDuration = new client.Histogram({
   registers: [registry],
 });
 
-export const refusals = new client.Counter({
-  name: "pit_refusals_total",
-  help: "Refusals answered ({error:{code}}), by catalogue code",
-  labelNames: ["code"] as const,
-  registers: [registry],
-});
+export const refusals = counter("pit_refusals_total", "Refusals answered ({error:{code}}), by catalogue code", [
+  "code",
+] as const);
 
 export const RELAY_OUTCOMES = ["mined", "reverted", "dropped", "resent"] as const;
-export const relayOutcomes = new client.Counter({
-  name: "pit_relay_outcomes_total",
-  help:
-    "Relayed trades as the relay watcher saw them: a receipt recorded mined or reverted, a trade past the hour " +
+export const relayOutcomes = counter(
+  "pit_relay_outcomes_total",
+  "Relayed trades as the relay watcher saw them: a receipt recorded mined or reverted, a trade past the hour " +
     "without one (dropped), signed bytes the node lost sent again (resent)",
-  labelNames: ["outcome"] as const,
-  registers: [registry],
-});
+  ["outcome"] as const,
+);
 
-export const cosignerDecisions = new client.Counter({
-  name: "pit_cosigner_decisions_total",
-  help: "Co-signings by decision (signed, refused) and the rule that decided (all: every rule passed)",
-  labelNames: ["decision", "rule"] as const,
-  registers: [registry],
-});
+export const cosignerDecisions = counter(
+  "pit_cosigner_decisions_total",
+  "Co-signings by decision (signed, refused) and the rule that decided (all: every rule passed)",
+  ["decision", "rule"] as const,
+);
 
 export const hostedTickLag = new client.Histogram({
   name: "pit_hosted_tick_lag_seconds",
@@ -61,40 +60,35 @@ export const hostedTickLag = new client.Histogram({
 });
 
 export const TICK_OUTCOMES = ["committed", "skipped", "failed", "timed_out"] as const;
-export const hostedTicks = new client.Counter({
-  name: "pit_hosted_ticks_total",
-  help:
-    "Hosted ticks by outcome: committed, skipped (agent not active, or the slot already ran or was taken), " +
+export const hostedTicks = counter(
+  "pit_hosted_ticks_total",
+  "Hosted ticks by outcome: committed, skipped (agent not active, or the slot already ran or was taken), " +
     "failed, timed_out",
-  labelNames: ["outcome"] as const,
-  registers: [registry],
-});
+  ["outcome"] as const,
+);
 
 export const AI_FUNDING = ["service", "own"] as const;
-export const aiSpendUsd = new client.Counter({
-  name: "pit_ai_spend_usd_total",
-  help: "AI brain spend settled, in USD, by funding (service: the pool; own: the owner's key)",
-  labelNames: ["funding"] as const,
-  registers: [registry],
-});
-export const aiCalls = new client.Counter({
-  name: "pit_ai_calls_total",
-  help: "AI brain calls settled, by funding and spend status (ok, invalid, error)",
-  labelNames: ["funding", "status"] as const,
-  registers: [registry],
-});
+export const aiSpendUsd = counter(
+  "pit_ai_spend_usd_total",
+  "AI brain spend settled, in USD, by funding (service: the pool; own: the owner's key)",
+  ["funding"] as const,
+);
+export const aiCalls = counter(
+  "pit_ai_calls_total",
+  "AI brain calls settled, by funding and spend status (ok, invalid, error)",
+  ["funding", "status"] as const,
+);
 
 export const WORKERS = ["relay_watcher", "treasury_closer", "league_settler"] as const;
 export type Worker = (typeof WORKERS)[number];
 /** ran: a pass done; waiting: done, but a week or season is not ready; not_held: another instance holds the lease. */
 export const PASS_OUTCOMES = ["ran", "waiting", "not_held", "failed"] as const;
 export type PassOutcome = (typeof PASS_OUTCOMES)[number];
-export const workerPasses = new client.Counter({
-  name: "pit_worker_passes_total",
-  help: "Background worker passes by worker and outcome (ran, waiting, not_held, failed)",
-  labelNames: ["worker", "outcome"] as const,
-  registers: [registry],
-});
+export const workerPasses = counter(
+  "pit_worker_passes_total",
+  "Background worker passes by worker and outcome (ran, waiting, not_held, failed)",
+  ["worker", "outcome"] as const,
+);
 export const workerLastPass = new client.Gauge({
   name: "pit_worker_last_pass_timestamp_seconds",
   help: "When each worker last ended a pass with each outcome (Unix seconds)",
@@ -108,12 +102,11 @@ export function workerPass(worker: Worker, outcome: PassOutcome): void {
   workerLastPass.set({ worker, outcome }, Date.now() / 1000);
 }
 
-export const treasuryWeeksClosed = new client.Counter({
-  name: "pit_treasury_weeks_closed_total",
-  help: "Treasury weeks recorded, by status (moved, booked) and reconciliation (agrees, accepted)",
-  labelNames: ["status", "reconciliation"] as const,
-  registers: [registry],
-});
+export const treasuryWeeksClosed = counter(
+  "pit_treasury_weeks_closed_total",
+  "Treasury weeks recorded, by status (moved, booked) and reconciliation (agrees, accepted)",
+  ["status", "reconciliation"] as const,
+);
 
 /** Read at each scrape from the newest live app (a process runs one; tests may hold several). */
 const lagProbes: (() => Promise<number | null>)[] = [];

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { address, atoms, bps, hex, named, txHash, unixS, usd } from "../http/answers.js";
-import { slippageBand } from "../trading/index.js";
+import { planSimulation, slippageBand } from "../trading/index.js";
 
 /**
  * The answers of SPEC "Fast mode" as zod schemas, in SPEC's words: the OpenAPI document's (api/openapi), and
@@ -79,17 +79,9 @@ export const fastTermsAnswer = named(
     .describe("What an SDK needs to build a fast transaction the server will relay, for this wallet."),
 );
 
-/** The fast trade's simulation, as signed, from the wallet. */
-const fastSimulation = z
-  .object({
-    ok: z.boolean(),
-    error: z.string().nullable(),
-    amount_out: atoms.nullable(),
-    fee_transfer: z.object({ token: address, to: address, amount: atoms }).nullable(),
-    gas_total: z.number(),
-    gas: z.array(z.number()),
-    funded_by_overrides: z.boolean(),
-  })
+/** The fast trade's simulation, as signed, from the wallet: the plan's, without its block time. */
+const fastSimulation = planSimulation
+  .omit({ block_time: true })
   .nullable()
   .describe("the signed transaction simulated; null with simulate false");
 

@@ -192,8 +192,8 @@ const planFee = z
   })
   .describe("The fee as built: bps, side, recipient, token, command, amount.");
 
-/** The plan's simulation (SPEC "Plan" simulation). */
-const planSimulation = z
+/** The plan's simulation (SPEC "Plan" simulation); a fast trade's is the same without the block time. */
+export const planSimulation = z
   .object({
     ok: z.boolean(),
     error: z.string().nullable(),

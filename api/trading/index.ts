@@ -33,6 +33,7 @@ export { APPROVAL_MODES, LIMITS, SHIELD_POLICIES, riskVerdict, slippageCapBps, t
 export {
   feeFields,
   markView,
+  planSimulation,
   planTx,
   riskRow,
   routeRow,
