@@ -152,4 +152,15 @@ describe("the document's examples", () => {
     }
     expect(problems).toEqual([]);
   });
+
+  it("show every operation's success answer (PIT_OPENAPI_EXAMPLES=1 over the e2e tests keeps one per route)", () => {
+    const without: string[] = [];
+    for (const [path, ops] of Object.entries(doc.paths as Record<string, Record<string, any>>))
+      for (const [method, op] of Object.entries(ops)) {
+        const ok = Object.entries(op.responses ?? {}).filter(([status]) => status.startsWith("2"));
+        if (!ok.some(([, r]) => r.content?.["application/json"]?.example !== undefined))
+          without.push(`${method} ${path}`);
+      }
+    expect(without).toEqual([]);
+  });
 });
