@@ -174,13 +174,25 @@ function entryTools(add: AddTool, rest: RestCall, entries: readonly RouteEntry[]
   }
 }
 
+/** The answer schema of one declared route, opened as output schemas are (a composed tool answers in its parts'). */
+function answerOf(entries: readonly RouteEntry[], method: "get" | "post", path: string): z.AnyZodObject {
+  const e = entries.find((x) => x.method === method && x.path === path);
+  const out = e && outputOf(e.answer);
+  if (!out) throw new Error(`MCP: no object answer declared for ${method} ${path}`);
+  return out;
+}
+
 /** The league and a board's standings in one call. */
-function leagueTool(add: AddTool, rest: RestCall): void {
+function leagueTool(add: AddTool, rest: RestCall, entries: readonly RouteEntry[]): void {
   add(
     "league",
     {
       description: "The league (GET /api/v1/league) and a board's standings (GET /api/v1/league/standings). No key.",
       inputSchema: leagueInput,
+      outputSchema: z.object({
+        league: answerOf(entries, "get", "/league"),
+        standings: answerOf(entries, "get", "/league/standings"),
+      }),
       annotations: READ,
     },
     async (a) => {
@@ -195,7 +207,8 @@ function leagueTool(add: AddTool, rest: RestCall): void {
 }
 
 /** One trade of the key's wallet by its hash: its record from me/trades (refused ones included), newest first. */
-function followTradeTool(add: AddTool, rest: RestCall): void {
+function followTradeTool(add: AddTool, rest: RestCall, entries: readonly RouteEntry[]): void {
+  const trades = answerOf(entries, "get", "/me/trades").shape;
   add(
     "follow_trade",
     {
@@ -205,6 +218,7 @@ function followTradeTool(add: AddTool, rest: RestCall): void {
         "Call again to follow a pending one. " +
         KEYED,
       inputSchema: followInput,
+      outputSchema: z.object({ wallet: trades.wallet, trade: (trades.trades as z.ZodArray<z.ZodTypeAny>).element }),
       annotations: READ,
     },
     async (a) => {
@@ -239,8 +253,8 @@ export function mcpServer(rest: RestCall, version: string, entries: readonly Rou
     runs.set(name, run);
   };
   entryTools(add, rest, entries);
-  leagueTool(add, rest);
-  followTradeTool(add, rest);
+  leagueTool(add, rest, entries);
+  followTradeTool(add, rest, entries);
   server.server.setRequestHandler(CallToolRequestSchema, async (request) => {
     const run = runs.get(request.params.name);
     if (!run) throw new McpError(ErrorCode.InvalidParams, `Tool ${request.params.name} not found`);

@@ -90,12 +90,11 @@ describe("MCP at /mcp", () => {
     );
     expect(undescribed).toEqual([]);
     expect(keyed.getServerCapabilities()?.tools?.listChanged ?? false).toBe(false);
-    // Tools backed by a typed route declare its answer as their output schema.
+    // Every tool declares its answer as its output schema: a route's answer, or (league, follow_trade) its parts'.
     const outputs = Object.fromEntries(tools.map((t) => [t.name, t.outputSchema]));
-    const typed = ["config", "tokens", "token", "quote", "prepare_trade", "prepare_session", "portfolio", "trades"];
-    for (const name of [...typed, "fast_terms", "prepare_league_statement"]) {
+    for (const name of TOOLS) {
       expect(outputs[name]?.type, name).toBe("object");
-      expect(Object.keys(outputs[name]?.properties ?? {}).length, name).toBeGreaterThan(2);
+      expect(Object.keys(outputs[name]?.properties ?? {}).length, name).toBeGreaterThanOrEqual(2);
     }
     // prepare_trade answers a plan, or with action revoke the revocation's plan: one object holding both, the
     // fields both carry required (the official client holds every structured answer to it, as below).
@@ -104,6 +103,8 @@ describe("MCP at /mcp", () => {
     expect(prepare.properties).toHaveProperty("nothing_to_revoke");
     expect(prepare.required).toEqual(expect.arrayContaining(["steps", "ready"]));
     expect(prepare.required).not.toContain("amount_out_min");
+    expect(Object.keys(outputs.league?.properties ?? {})).toEqual(["league", "standings"]);
+    expect(Object.keys(outputs.follow_trade?.properties ?? {})).toEqual(["wallet", "trade"]);
   });
 
   it("refuses an argument REST does not know as REST refuses it, never dropping it on the way", async () => {
