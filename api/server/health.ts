@@ -2,6 +2,7 @@ import type { PublicClient } from "viem";
 import type { Db } from "../ports/store/db.js";
 import type { SqlIndexedReads } from "../ports/indexed.js";
 import { MIGRATIONS } from "../ports/store/migrations.js";
+import { secpBackend } from "../../lib/secp.js";
 
 export type HealthStatus = "ok" | "degraded" | "down";
 
@@ -88,6 +89,9 @@ export async function checkHealth(deps: HealthDeps) {
       },
       database: { ok: dbOk },
       treasury: { weeks_accepted: accepted.status === "fulfilled" ? accepted.value : null },
+      // Which secp256k1 recovers signers in this process: native (libsecp256k1) or viem's JavaScript fallback,
+      // several times slower under load; an operator reads here whether the binary loaded (lib/secp.ts).
+      signatures: { backend: secpBackend },
     },
   };
 }

@@ -150,6 +150,8 @@ describe("GET /api/v1/health", () => {
     expect(res.status).toBe(200);
     expect(res.json).toMatchObject({ status: "ok", service: "pit-trading-service", version: "0.1.0" });
     expect(res.json.checks.indexer).toMatchObject({ ok: true, block: head, lag_blocks: 0 });
+    // The prebuilt libsecp256k1 binary loads on this machine (lib/secp.test.ts forces the fallback).
+    expect(res.json.checks.signatures).toEqual({ backend: "native" });
   });
 
   it("is degraded (still 200) when the indexer lags or has not started", async () => {
