@@ -15,7 +15,10 @@ export const healthAnswer = named(
       status: z.enum(["ok", "degraded", "down"]),
       service: z.string(),
       version: z.string(),
-      checks: z.record(z.unknown()).optional().describe("each part's reading: chain, indexer, database, treasury, signatures (the secp256k1 backend)"),
+      checks: z
+        .record(z.unknown())
+        .optional()
+        .describe("each part's reading: chain, indexer, database, treasury, signatures (the secp256k1 backend)"),
     })
     .describe("Health of the chain, indexer and database."),
 );

@@ -41,7 +41,10 @@ export async function openPgliteDir(dir: string): Promise<Db> {
 function dumpFile(): string | null {
   const dir = process.env[TEMPLATE_DIR];
   // The dump's own layout counts too (v2: template1 alone), so a dump kept by an older checkout is not read.
-  const hash = createHash("sha256").update(`v2 ${JSON.stringify(MIGRATIONS)}`).digest("hex").slice(0, 16);
+  const hash = createHash("sha256")
+    .update(`v2 ${JSON.stringify(MIGRATIONS)}`)
+    .digest("hex")
+    .slice(0, 16);
   return dir ? join(dir, `app-store-${hash}.tar`) : null;
 }
 
