@@ -26,6 +26,8 @@ async function loadEmbedded(): Promise<Embedded> {
   return bundle ? import(/* @vite-ignore */ bundle) : import("../../api/embedded");
 }
 
-await (await loadEmbedded()).startEmbedded(query);
+// PIT_INDEXER_ONLY=1: the indexer alone (its own routes on the ops port), as the production layout
+// runs it beside separate API processes (`npm run api`) and as test stacks run it beside their API.
+if (process.env.PIT_INDEXER_ONLY !== "1") await (await loadEmbedded()).startEmbedded(query);
 
 export default new Hono();

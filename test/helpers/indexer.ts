@@ -29,12 +29,14 @@ export async function dropDatabase(name: string): Promise<void> {
 /**
  * The real indexer (`ponder start`) against a test's devnet, on PostgreSQL (own schema + views
  * schema, read live) or PGlite (own directory, read after the indexer stops: PGlite has one
- * process). The API is mounted in it as in production, so /api/v1/health reports its head.
+ * process). The indexer runs alone (PIT_INDEXER_ONLY) unless `embeddedApi` mounts the API in it.
  */
 export async function startIndexer(opts: {
   anvilPort: number;
   backend: IndexerBackend;
   deployInto?: { databaseUrl: string; viewsSchema: string };
+  /** Mount the API in the indexer as npm start does (served at `base`); off by default. */
+  embeddedApi?: boolean;
 }) {
   const id = Math.random().toString(36).slice(2, 10);
   // A database of its own: Ponder's sync cache (schema ponder_sync) is keyed by chain id, and every
@@ -64,6 +66,9 @@ export async function startIndexer(opts: {
     DATABASE_SCHEMA: schema,
     LOG_LEVEL: "warn",
   };
+  // The indexer alone unless a test reads the API mounted in it: a second whole API (store, workers)
+  // in each of the run's ~40 indexers was CPU that no test used.
+  if (!opts.embeddedApi) env.PIT_INDEXER_ONLY = "1";
   const args = [
     "node_modules/ponder/dist/esm/bin/ponder.js",
     "start",
@@ -106,12 +111,12 @@ export async function startIndexer(opts: {
     return (await pool.query(text, params)).rows;
   };
 
-  /** Indexer's head block as its own API reports it. */
+  /** Indexer's head block as Ponder's own /status reports it (its latest checkpoint). */
   async function head(): Promise<number | null> {
     try {
-      const res = await fetch(`${base}/api/v1/health`);
-      const body = (await res.json()) as { checks?: { indexer?: { block?: number | null } } };
-      return body.checks?.indexer?.block ?? null;
+      const res = await fetch(`http://127.0.0.1:${opsPort}/status`);
+      const body = (await res.json()) as Record<string, { block?: { number?: number } }>;
+      return Object.values(body)[0]?.block?.number ?? null;
     } catch {
       return null;
     }
