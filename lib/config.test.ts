@@ -128,6 +128,14 @@ describe("loadConfig", () => {
     failsOn({ COSIGNER_PORT: "0" }, "COSIGNER_PORT");
   });
 
+  it("runs separate API processes (npm run stack) only on PostgreSQL, at most 32", () => {
+    expect(load({}).apiProcesses).toBe(0);
+    expect(load({ API_PROCESSES: "3", DATABASE_URL: "postgresql://x@127.0.0.1/pit" }).apiProcesses).toBe(3);
+    failsOn({ API_PROCESSES: "2" }, "API_PROCESSES");
+    failsOn({ API_PROCESSES: "33", DATABASE_URL: "postgresql://x@127.0.0.1/pit" }, "API_PROCESSES");
+    failsOn({ API_PROCESSES: "1.5", DATABASE_URL: "postgresql://x@127.0.0.1/pit" }, "API_PROCESSES");
+  });
+
   it(
     "off the devnet, refuses one process or one store holding both halves of a session's 2-of-2, naming what to " +
       "fix",

@@ -129,6 +129,11 @@ const envSchema = {
     .string()
     .regex(/^rediss?:\/\//, "must be a redis:// or rediss:// URL")
     .optional(),
+  /**
+   * npm start's production layout (`npm run stack`): the indexer alone and this many API processes
+   * (`npm run api`) behind PORT. 0 (default): the API inside the indexer's process. Needs DATABASE_URL.
+   */
+  API_PROCESSES: z.coerce.number().int().min(0).max(32).default(0),
   /** Port of Ponder's own routes (/metrics, /status, /ready, /health), on 127.0.0.1 only. */
   OPS_PORT: port.optional(),
   /** Port of the API process's own /metrics (lib/metrics.ts), on 127.0.0.1 only; default PORT + 2. */
@@ -290,6 +295,11 @@ function parseEnv(source: Record<string, string | undefined>): Env {
     if (!parsed.success) throw new ConfigError(key, `${parsed.error.issues[0]!.message} (got ${JSON.stringify(raw)})`);
     out[key] = parsed.data;
   }
+  if ((out.API_PROCESSES as number) > 0 && !out.DATABASE_URL)
+    throw new ConfigError(
+      "API_PROCESSES",
+      "needs DATABASE_URL: separate API processes share PostgreSQL (PGlite lives inside one process)",
+    );
   return out as Env;
 }
 
@@ -372,6 +382,8 @@ export type Config = {
    * ours (lib/metrics.ts says why). The signing processes' own /metrics ports beside it.
    */
   metricsPort: number;
+  /** API processes npm start runs behind PORT (0: the API inside the indexer). */
+  apiProcesses: number;
   cosignerMetricsPort: number;
   executorsMetricsPort: number;
   countryHeader: string | null;
@@ -537,14 +549,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
   const { universeFile, universe } = loadUniverse(env, devnet);
   const rpcUrl = env.CHAIN_RPC_URL ?? `http://127.0.0.1:${env.ANVIL_PORT}`;
   const { feeRecipient, cosigner } = signerSettings(source, env, universe, devnet);
-  // The sign-in domain is never taken from a Host header; on the devnet it defaults to localhost.
-  const authDomain = env.AUTH_DOMAIN ?? (devnet ? `localhost:${env.PORT}` : null);
-  const allowedHosts = env.ALLOWED_HOSTS ?? [
-    `localhost:${env.PORT}`,
-    `127.0.0.1:${env.PORT}`,
-    `[::1]:${env.PORT}`,
-    ...(authDomain ? [authDomain.toLowerCase()] : []),
-  ];
+  const { authDomain, allowedHosts } = hostsOf(env, devnet);
   const tokens = tokensOf(universe);
 
   return {
@@ -599,6 +604,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     redisUrl: env.REDIS_URL ?? null,
     opsPort: env.OPS_PORT ?? (env.PORT === 65535 ? 65534 : env.PORT + 1),
     metricsPort: metricsPortOf(env),
+    apiProcesses: env.API_PROCESSES,
     cosignerMetricsPort: env.COSIGNER_METRICS_PORT ?? 42092,
     executorsMetricsPort: env.EXECUTORS_METRICS_PORT ?? 42093,
     countryHeader: env.COUNTRY_HEADER?.toLowerCase() ?? null,
@@ -610,6 +616,18 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     ai: aiConfigOf(env, devnet),
     league: leagueConfigOf(env, devnet),
   };
+}
+
+/** The sign-in domain (never taken from a Host header; on the devnet localhost) and the hosts the API answers. */
+function hostsOf(env: Env, devnet: boolean): { authDomain: string | null; allowedHosts: string[] } {
+  const authDomain = env.AUTH_DOMAIN ?? (devnet ? `localhost:${env.PORT}` : null);
+  const allowedHosts = env.ALLOWED_HOSTS ?? [
+    `localhost:${env.PORT}`,
+    `127.0.0.1:${env.PORT}`,
+    `[::1]:${env.PORT}`,
+    ...(authDomain ? [authDomain.toLowerCase()] : []),
+  ];
+  return { authDomain, allowedHosts };
 }
 
 /** METRICS_PORT, default PORT + 2 (PORT - 2 at the top of the range); never PORT or OPS_PORT. */

@@ -3,8 +3,8 @@
  * as child processes, each with a bearer secret drawn for this start, its own port and its own
  * PGlite store (DATA_DIR/cosigner, DATA_DIR/executors). Each child's environment holds only its own
  * key material; the API (inside the indexer) gets their URLs and secrets and none of their keys, so
- * the path the devnet runs is the production path. A child that exits is started again (at most
- * five times a minute; then the stack stops: something is broken that a restart does not fix).
+ * the path the devnet runs is the production path. A child that exits is started again
+ * (scripts/keepRunning.ts; past five restarts a minute the stack stops).
  * Launched without waiting for them to answer (`ready`), so they start while the indexer does.
  */
 import type { ChildProcess } from "node:child_process";
@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { freePort, spawnDyingWithParent } from "../devnet/anvil.js";
 import type { Config } from "../lib/config.js";
 import { ROOT } from "../lib/root.js";
-import { terminate } from "./supervisor.js";
+import { keepRunning, type KeptChild } from "./keepRunning.js";
 
 type Kind = "cosigner" | "executors";
 /** Variables only one side may see: the other side's key material and secret never enter a child's environment. */
@@ -59,29 +59,18 @@ export async function startSigners(
           EXECUTORS_METRICS_PORT: String(own.executors.metricsPort),
           ANVIL_PORT: String(config.anvilPort),
         };
-  const children = new Map<Kind, ChildProcess>();
-  const restarts: number[] = [];
-  let stopping = false;
-  const launch = (k: Kind) => {
-    const child = spawnDyingWithParent(process.execPath, ["--import", "tsx", join("scripts", `${k}.ts`)], {
-      cwd: ROOT,
-      stdio: ["ignore", "inherit", "inherit"],
-      env: envOf(k),
-    });
-    children.set(k, child);
-    child.once("exit", (code, signal) => {
-      if (stopping || children.get(k) !== child) return;
-      const now = Date.now();
-      restarts.splice(0, restarts.length, ...restarts.filter((t) => now - t < 60_000), now);
-      const reason = `the ${k} signing service exited unexpectedly (code ${code}, signal ${signal})`;
-      if (restarts.length > 5)
-        return o.onGiveUp(`${reason}; ${restarts.length} restarts in the last minute, giving up`);
-      o.log({ msg: "restarting a signing service", reason });
-      setTimeout(() => !stopping && launch(k), 500);
-    });
-  };
-  launch("cosigner");
-  launch("executors");
+  const launch = (k: Kind) =>
+    keepRunning(
+      `${k} signing service`,
+      () =>
+        spawnDyingWithParent(process.execPath, ["--import", "tsx", join("scripts", `${k}.ts`)], {
+          cwd: ROOT,
+          stdio: ["ignore", "inherit", "inherit"],
+          env: envOf(k),
+        }),
+      o,
+    );
+  const children: Record<Kind, KeptChild> = { cosigner: launch("cosigner"), executors: launch("executors") };
   const urls = {
     cosigner: `http://127.0.0.1:${own.cosigner.port}`,
     executors: `http://127.0.0.1:${own.executors.port}`,
@@ -89,8 +78,8 @@ export async function startSigners(
   // Awaited by the caller, not here: the indexer (the longest start) boots meanwhile; the API only calls
   // the signers when a request needs them.
   const ready = Promise.all([
-    answering(urls.cosigner, () => children.get("cosigner")!),
-    answering(urls.executors, () => children.get("executors")!),
+    answering(urls.cosigner, children.cosigner.current),
+    answering(urls.executors, children.executors.current),
   ]).then(() => undefined);
   ready.catch(() => {}); // seen by the caller's await; not an unhandled rejection meanwhile
   return {
@@ -110,10 +99,9 @@ export async function startSigners(
     },
     /** Variables the API's process must not inherit. */
     withheld: [...ONLY.cosigner, ...ONLY.executors].filter((k) => !["COSIGNER_TOKEN", "EXECUTORS_TOKEN"].includes(k)),
-    pids: () => [...children.values()].map((c) => c.pid),
+    pids: () => Object.values(children).map((c) => c.current().pid),
     async stop() {
-      stopping = true;
-      await Promise.all([...children.values()].map((c) => terminate(c, 5_000)));
+      await Promise.all(Object.values(children).map((c) => c.stop()));
     },
   };
 }

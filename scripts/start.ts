@@ -1,10 +1,11 @@
 /**
  * `npm start`: the devnet (unless CHAIN_RPC_URL is set), the Ponder indexer with the API inside it
- * (embedded PGlite unless DATABASE_URL is set). The API answers on PORT; Ponder's own routes
- * (/status, /ready, /metrics) on 127.0.0.1:OPS_PORT; the API's own /metrics on 127.0.0.1:METRICS_PORT
- * (Ponder's page cannot carry them: lib/metrics.ts), each signing process's on a loopback port of its
- * own (named in the start's lines). Ctrl-C or SIGTERM stops every child; the
- * devnet's state is written on the way out so the next start continues the same chain.
+ * (embedded PGlite unless DATABASE_URL is set). `npm run stack` (API_PROCESSES=N on PostgreSQL): the
+ * indexer alone and N API processes behind PORT (scripts/apiProcesses.ts), the production layout.
+ * The API answers on PORT; Ponder's own routes (/status, /ready, /metrics) on 127.0.0.1:OPS_PORT; the
+ * API's own /metrics on 127.0.0.1:METRICS_PORT (Ponder's page cannot carry them: lib/metrics.ts), each
+ * signing process's on a loopback port of its own (named in the start's lines). Ctrl-C or SIGTERM
+ * stops every child; the devnet's state is written on the way out so the next start continues the same chain.
  *
  * Built to come back at the first attempt after kill -9 at any moment:
  * - anvil writes its state every second, and a state file cut by the kill is repaired from its
@@ -34,6 +35,7 @@ import { buildApiBundle } from "./apiBundle.js";
 import { cleanLeftovers, removePids, writePids, type StackPids } from "./pidFile.js";
 import { IndexerSupervisor } from "./supervisor.js";
 import { startSigners } from "./signers.js";
+import { startApiProcesses, type ApiProcesses } from "./apiProcesses.js";
 
 /** Human lines for the terminal. */
 const say = (msg: string) => console.log(`[start] ${msg}`);
@@ -192,7 +194,6 @@ function spawnPonder(
   signers: Signers | null,
   aiEnv: Record<string, string>,
 ): ChildProcess {
-  const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => !signers?.withheld.includes(k)));
   return spawnDyingWithParent(process.execPath, ponderArgs(config), {
     cwd: ROOT,
     stdio: ["ignore", "inherit", "inherit"],
@@ -200,8 +201,7 @@ function spawnPonder(
     // indexer once and waits for it (a second signal would make Ponder skip releasing its lock).
     detached: true,
     env: {
-      ...inherited,
-      ...signers?.apiEnv,
+      ...apiEnv(signers, shieldUrl, aiEnv),
       ANVIL_PORT: String(config.anvilPort),
       PORT: String(config.opsPort),
       OPS_PORT: String(config.opsPort),
@@ -211,10 +211,16 @@ function spawnPonder(
       ...(anvil?.process.pid ? { PIT_ANVIL_PID: String(anvil.process.pid) } : {}),
       DATABASE_SCHEMA: schema,
       PIT_API_BUNDLE: apiBundle,
-      ...(shieldUrl ? { SHIELD_URL: shieldUrl } : {}),
-      ...aiEnv,
+      // npm run stack: the indexer alone; the API runs as processes of its own behind PORT.
+      ...(config.apiProcesses > 0 ? { PIT_INDEXER_ONLY: "1" } : {}),
     },
   });
+}
+
+/** An API process's environment besides its ports: ours less the signers' keys; their URLs, secrets; stand-ins. */
+function apiEnv(signers: Signers | null, shieldUrl: string | null, aiEnv: Record<string, string>): NodeJS.ProcessEnv {
+  const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => !signers?.withheld.includes(k)));
+  return { ...inherited, ...signers?.apiEnv, ...(shieldUrl ? { SHIELD_URL: shieldUrl } : {}), ...aiEnv };
 }
 
 function loadConfigOrExit(): Config {
@@ -244,6 +250,7 @@ async function main() {
   let anvil: Anvil | null = null;
   let supervisor: IndexerSupervisor | null = null;
   let signers: Signers | null = null;
+  let apis: ApiProcesses | null = null;
   let goodStateTimer: NodeJS.Timeout | null = null;
   let gaveUp: string | null = null;
   let stopping = false;
@@ -252,6 +259,7 @@ async function main() {
     stopping = true;
     say("stopping...");
     if (goodStateTimer) clearInterval(goodStateTimer);
+    await apis?.stop();
     await supervisor?.stop();
     await signers?.stop();
     await anvil?.stop();
@@ -347,6 +355,11 @@ async function main() {
     },
   });
   supervisor.start();
+  if (config.apiProcesses > 0)
+    apis = await startApiProcesses(config, apiEnv(signers, shieldUrl, gateway?.apiEnv ?? {}), {
+      log: (e) => event("warn", e),
+      onGiveUp: (reason) => (event("error", { msg: "giving up on an API process", reason }), void stop(1)),
+    });
 
   const base = `http://localhost:${config.port}`;
   await Promise.all([waitHealthy(config, () => gaveUp), signers?.ready]);
@@ -357,9 +370,14 @@ async function main() {
         `${signers.metrics.cosigner} and ${signers.metrics.executors})`,
     );
   say(`ready: ${base}/api/v1 (indexer schema ${schema}, ${config.databaseUrl ? "PostgreSQL" : "embedded PGlite"})`);
+  if (apis)
+    say(
+      `${apis.processes.length} API processes behind port ${config.port} (the indexer runs alone): ` +
+        apis.processes.map((p) => `127.0.0.1:${p.port} (metrics ${p.metricsPort})`).join(", "),
+    );
   say(
-    `ops (127.0.0.1 only): the indexer's /metrics, /status, /ready on port ${config.opsPort}; the API's ` +
-      `/metrics on http://127.0.0.1:${config.metricsPort}/metrics`,
+    `ops (127.0.0.1 only): the indexer's /metrics, /status, /ready on port ${config.opsPort}` +
+      (apis ? "" : `; the API's /metrics on http://127.0.0.1:${config.metricsPort}/metrics`),
   );
 }
 

@@ -7,6 +7,7 @@ import pg from "pg";
 import { freePort, spawnDyingWithParent } from "../../devnet/anvil.js";
 import { ROOT } from "../../lib/root.js";
 import { sqlIndexedReads, type Query } from "../../api/ports/indexed.js";
+import { readIndexerStatus } from "../../scripts/supervisor.js";
 
 export const PG_URL = process.env.TEST_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/test";
 
@@ -112,15 +113,7 @@ export async function startIndexer(opts: {
   };
 
   /** Indexer's head block as Ponder's own /status reports it (its latest checkpoint). */
-  async function head(): Promise<number | null> {
-    try {
-      const res = await fetch(`http://127.0.0.1:${opsPort}/status`);
-      const body = (await res.json()) as Record<string, { block?: { number?: number } }>;
-      return Object.values(body)[0]?.block?.number ?? null;
-    } catch {
-      return null;
-    }
-  }
+  const head = async (): Promise<number | null> => (await readIndexerStatus(`http://127.0.0.1:${opsPort}`)).block;
 
   return {
     backend: opts.backend,

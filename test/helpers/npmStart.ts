@@ -26,6 +26,7 @@ import { priceFeedAbi } from "../../abis/fixtures.js";
 import { ROOT } from "../../lib/root.js";
 import { readUniverse } from "../../lib/universe.js";
 import type { StackPids } from "../../scripts/pidFile.js";
+import { readIndexerStatus } from "../../scripts/supervisor.js";
 import { createDatabase, dropDatabase } from "./indexer.js";
 
 export type Backend = "pglite" | "postgres";
@@ -37,6 +38,8 @@ export type StackEnv = {
   METRICS_PORT: string;
   DATA_DIR: string;
   DATABASE_URL?: string;
+  /** npm run stack: this many API processes behind PORT, the indexer alone. */
+  API_PROCESSES?: string;
 };
 
 /** Private ports, data directory and (PostgreSQL) database; `cleanup` removes them. */
@@ -277,12 +280,5 @@ export function clientsFor(env: StackEnv) {
 }
 
 /** Ponder's /status block on the ops port (null while it does not answer). */
-export async function indexerBlock(env: StackEnv): Promise<number | null> {
-  try {
-    const res = await fetch(`http://127.0.0.1:${env.OPS_PORT}/status`, { signal: AbortSignal.timeout(2_000) });
-    const body = (await res.json()) as Record<string, { block: { number: number } }>;
-    return Object.values(body)[0]?.block.number ?? null;
-  } catch {
-    return null;
-  }
-}
+export const indexerBlock = async (env: StackEnv): Promise<number | null> =>
+  (await readIndexerStatus(`http://127.0.0.1:${env.OPS_PORT}`)).block;

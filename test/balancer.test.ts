@@ -1,0 +1,103 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, describe, expect, it } from "vitest";
+import { freePort } from "../devnet/anvil.js";
+import { startBalancer, type Balancer } from "../scripts/balancer.js";
+
+/**
+ * The balancer of `npm run stack` over real HTTP servers standing in for API processes: who got
+ * each request, with what body and client address, and what the caller sees when a process is
+ * gone before or during a request.
+ */
+type Seen = { name: string; method: string; url: string; body: string; forwardedFor: string | undefined };
+const seen: Seen[] = [];
+const closers: (() => Promise<void>)[] = [];
+afterAll(async () => {
+  for (const c of closers) await c();
+});
+
+/** A stand-in API process on a free port; `hangUp`: it reads the request, then drops the connection unanswered. */
+async function backend(name: string, hangUp = false) {
+  const server: Server = createServer((req, res) => {
+    let body = "";
+    req.on("data", (d) => (body += d));
+    req.on("end", () => {
+      seen.push({
+        name,
+        method: req.method!,
+        url: req.url!,
+        body,
+        forwardedFor: req.headers["x-forwarded-for"] as string,
+      });
+      if (hangUp) return void req.socket.destroy();
+      res.writeHead(201, { "content-type": "application/json", "x-served-by": name });
+      res.end(JSON.stringify({ name, host: req.headers.host }));
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+  closers.push(() => new Promise((r) => (server.close(() => r()), server.closeAllConnections())));
+  return (server.address() as AddressInfo).port;
+}
+
+async function balancer(ports: number[]): Promise<Balancer> {
+  const b = await startBalancer({ port: 0, host: "127.0.0.1", backends: () => ports });
+  closers.push(b.close);
+  return b;
+}
+
+const post = (port: number, body: string, headers: Record<string, string> = {}) =>
+  fetch(`http://127.0.0.1:${port}/api/v1/x?y=1`, {
+    method: "POST",
+    body,
+    headers: { "content-type": "application/json", ...headers },
+  });
+
+describe("the balancer in front of the API processes", () => {
+  it("takes turns, passing method, path, body, host and answer through, and appends the client address", async () => {
+    const b = await balancer([await backend("a"), await backend("b")]);
+    seen.length = 0;
+    const answers = [];
+    for (let i = 0; i < 4; i++) answers.push(await post(b.port, `{"i":${i}}`, { "x-forwarded-for": "203.0.113.9" }));
+    expect(answers.map((r) => r.status)).toEqual([201, 201, 201, 201]);
+    expect(answers.map((r) => r.headers.get("x-served-by"))).toEqual(["a", "b", "a", "b"]);
+    expect(await answers[0]!.json()).toEqual({ name: "a", host: `127.0.0.1:${b.port}` });
+    expect(seen.map((s) => [s.method, s.url, s.body])).toEqual(
+      [0, 1, 2, 3].map((i) => ["POST", "/api/v1/x?y=1", `{"i":${i}}`]),
+    );
+    // The API believes the last entry, which the balancer wrote: a caller's own header cannot choose it.
+    expect(seen.every((s) => s.forwardedFor === "203.0.113.9, 127.0.0.1")).toBe(true);
+  });
+
+  it("sends a request to the next process when one refuses the connection, and 503s when none answers", async () => {
+    const gone = await freePort();
+    const b = await balancer([gone, await backend("up")]);
+    seen.length = 0;
+    for (let i = 0; i < 3; i++) expect((await post(b.port, `{"n":${i}}`)).status).toBe(201);
+    expect(seen.map((s) => s.body)).toEqual(['{"n":0}', '{"n":1}', '{"n":2}']);
+
+    const none = await balancer([gone, await freePort()]);
+    const r = await post(none.port, "{}");
+    expect(r.status).toBe(503);
+    expect(r.headers.get("retry-after")).toBe("1");
+    expect(((await r.json()) as { error: { code: string } }).error.code).toBe("ENGINE_UNAVAILABLE");
+  });
+
+  it("never sends a request twice once a process took it: a process dying mid-request answers 503", async () => {
+    const dying = await backend("dying", true);
+    const b = await balancer([dying, await backend("other")]);
+    seen.length = 0;
+    const r = await post(b.port, '{"trade":1}');
+    expect(r.status).toBe(503);
+    expect(((await r.json()) as { error: { code: string } }).error.code).toBe("ENGINE_UNAVAILABLE");
+    expect(seen.map((s) => s.name)).toEqual(["dying"]);
+  });
+
+  it("refuses a body over the API's 64 KB cap as the API does, without passing it on", async () => {
+    const b = await balancer([await backend("a")]);
+    seen.length = 0;
+    const r = await post(b.port, JSON.stringify({ pad: "x".repeat(70_000) }));
+    expect(r.status).toBe(413);
+    expect(((await r.json()) as { error: { code: string } }).error.code).toBe("BAD_REQUEST");
+    expect(seen).toEqual([]);
+  });
+});
