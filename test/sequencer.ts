@@ -13,6 +13,7 @@ const SLOWEST_FIRST = [
   "test/e2e/tokens.test.ts",
   "test/e2e/hosted.test.ts",
   "test/start.test.ts",
+  "test/stack.test.ts",
   "sdk/test/package.test.ts",
   "test/e2e/sessions.test.ts",
   "test/e2e/leagueSeason.test.ts",
