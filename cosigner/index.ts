@@ -1,8 +1,9 @@
 import type { Hex, PublicClient } from "viem";
-import { mnemonicToAccount, privateKeyToAccount } from "viem/accounts";
+import { privateKeyToAccount } from "viem/accounts";
 import type { CosignerPort } from "../api/ports/cosigner.js";
 import type { Db } from "../api/ports/store/db.js";
-import { ConfigError, DEVNET_MNEMONIC, type Config } from "../lib/config.js";
+import { ConfigError, type Config } from "../lib/config.js";
+import { devnetAccount } from "../lib/devnetAccount.js";
 import { createCosigner, type CosignerPins } from "./cosigner.js";
 import { createExecutorKeys } from "./executors.js";
 import type { ExecutorPort } from "../api/ports/executors.js";
@@ -57,11 +58,7 @@ export function cosignerFromEnv(d: {
   const key = env.COSIGNER_KEY;
   if (key !== undefined && !/^0x[0-9a-fA-F]{64}$/.test(key))
     throw new ConfigError("COSIGNER_KEY", "must be 0x followed by 64 hex characters");
-  const account = key
-    ? privateKeyToAccount(key as Hex)
-    : d.config.devnet
-      ? mnemonicToAccount(DEVNET_MNEMONIC, { addressIndex: DEVNET_COSIGNER_INDEX })
-      : null;
+  const account = key ? privateKeyToAccount(key as Hex) : d.config.devnet ? devnetAccount(DEVNET_COSIGNER_INDEX) : null;
   if (!account) return null;
   if (d.config.cosigner && d.config.cosigner.toLowerCase() !== account.address.toLowerCase())
     throw new ConfigError(

@@ -25,7 +25,7 @@ import {
   type Account,
   type Chain,
 } from "viem";
-import { mnemonicToAccount } from "viem/accounts";
+import { DEVNET_MNEMONIC, devnetAccount } from "../lib/devnetAccount.js";
 import { deploySmartAccountsEnvironment } from "@metamask/smart-accounts-kit/utils";
 import { LogicalOrWrapperEnforcer } from "@metamask/delegation-abis";
 import { LogicalOrWrapperEnforcer as LogicalOrWrapperEnforcerBytecode } from "@metamask/delegation-abis/bytecode";
@@ -55,8 +55,8 @@ import type { Universe } from "../lib/universe.js";
 import { chain4663 } from "../lib/chain.js";
 
 /** anvil's well-known development mnemonic: its accounts start with 10,000 ETH each. */
-export const DEV_MNEMONIC = "test test test test test test test test test test test junk";
-export const devAccount = (index: number) => mnemonicToAccount(DEV_MNEMONIC, { addressIndex: index });
+export const DEV_MNEMONIC = DEVNET_MNEMONIC;
+export const devAccount = devnetAccount;
 
 /** Roles of anvil's ten accounts on the devnet. */
 export const ACCOUNT_ROLES = {

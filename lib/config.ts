@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import { getAddress, isAddress, type Address } from "viem";
-import { mnemonicToAccount } from "viem/accounts";
+import { devnetAccount } from "./devnetAccount.js";
 import { z } from "zod";
 import { readUniverse, type Universe } from "./universe.js";
 import { ROOT } from "./root.js";
@@ -529,9 +529,7 @@ function leagueConfigOf(env: Env, devnet: boolean): LeagueConfig {
   return {
     hubs: (env.LEAGUE_HUBS ?? []).map((a) => getAddress(a)),
     houseAgents: env.LEAGUE_HOUSE_AGENTS ?? [],
-    reserveWallet:
-      env.LEAGUE_RESERVE_WALLET ??
-      (devnet ? mnemonicToAccount(DEVNET_MNEMONIC, { addressIndex: DEVNET_RESERVE_INDEX }).address : null),
+    reserveWallet: env.LEAGUE_RESERVE_WALLET ?? (devnet ? devnetAccount(DEVNET_RESERVE_INDEX).address : null),
     signerUrl: env.LEAGUE_SIGNER_URL ?? null,
     reserveAgent: env.LEAGUE_RESERVE_AGENT ?? null,
     prizeCapUsd: env.LEAGUE_PRIZE_CAP_USD ?? 1_000,
@@ -720,7 +718,6 @@ function aiConfigOf(env: Env, devnet: boolean): AiConfig {
 }
 
 export const SERVICE_VERSION = "0.1.0";
-/** anvil's development mnemonic: the devnet's well-known accounts (platform 1, co-signer 2), never real money. */
-export const DEVNET_MNEMONIC = "test test test test test test test test test test test junk";
+export { DEVNET_MNEMONIC } from "./devnetAccount.js";
 /** The devnet's executor sealing secret: public, so never for keys that hold real money. */
 export const DEVNET_EXECUTOR_KEYS_SECRET = "pit-devnet-executor-keys-not-a-secret-0001";

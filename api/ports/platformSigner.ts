@@ -1,7 +1,7 @@
 import type { Address, Hex, LocalAccount, TransactionSerializableEIP1559 } from "viem";
 import { numberToHex } from "viem";
-import { mnemonicToAccount } from "viem/accounts";
-import { DEVNET_MNEMONIC, type Config } from "../../lib/config.js";
+import type { Config } from "../../lib/config.js";
+import { devnetAccount } from "../../lib/devnetAccount.js";
 
 /** Account 1 of the devnet mnemonic is the devnet's platform wallet. */
 const DEVNET_PLATFORM_INDEX = 1;
@@ -62,7 +62,7 @@ export function rpcPlatformSigner(url: string, address: Address, timeoutMs = 10_
 export function platformSignerFromConfig(config: Config): PlatformSigner | null {
   if (config.treasurySignerUrl) return rpcPlatformSigner(config.treasurySignerUrl, config.feeRecipient);
   if (!config.devnet) return null;
-  const account = mnemonicToAccount(DEVNET_MNEMONIC, { addressIndex: DEVNET_PLATFORM_INDEX });
+  const account = devnetAccount(DEVNET_PLATFORM_INDEX);
   return account.address.toLowerCase() === config.feeRecipient.toLowerCase() ? localPlatformSigner(account) : null;
 }
 
@@ -78,6 +78,6 @@ export function reserveSignerFromConfig(config: Config): PlatformSigner | null {
   if (!wallet) return null;
   if (config.league.signerUrl) return rpcPlatformSigner(config.league.signerUrl, wallet);
   if (!config.devnet) return null;
-  const account = mnemonicToAccount(DEVNET_MNEMONIC, { addressIndex: DEVNET_RESERVE_INDEX });
+  const account = devnetAccount(DEVNET_RESERVE_INDEX);
   return account.address.toLowerCase() === wallet.toLowerCase() ? localPlatformSigner(account) : null;
 }
