@@ -10,14 +10,22 @@ const DIR = join(ROOT, "node_modules", ".cache", "pit-api");
 /**
  * Bundles the API Ponder mounts (api/embedded.ts and every source file it reaches; packages stay
  * imports) into one ES module and answers its path, for PIT_API_BUNDLE (src/api/index.ts).
+ */
+export const buildApiBundle = (): Promise<string> => buildBundle(join("api", "embedded.ts"), "embedded");
+
+/**
+ * Bundles `entry` (a path under the repository's root) and every source file it reaches into one ES
+ * module, packages left as imports, and answers its path: the processes npm start runs from our
+ * TypeScript (the signing services, the API processes of `npm run stack`) start from one file that
+ * Node loads natively, in about half the time of tsx over a few hundred sources.
  *
  * Named by the hash of its bytes and written by rename: a start or test run building while another
  * process loads an older bundle never changes a file under it. Built at every start (well under a
  * second), so it is never older than the sources.
  */
-export async function buildApiBundle(): Promise<string> {
+export async function buildBundle(entry: string, name: string): Promise<string> {
   const out = await build({
-    entryPoints: [join(ROOT, "api", "embedded.ts")],
+    entryPoints: [join(ROOT, entry)],
     bundle: true,
     platform: "node",
     format: "esm",
@@ -27,7 +35,7 @@ export async function buildApiBundle(): Promise<string> {
     logLevel: "error",
   });
   const bytes = out.outputFiles[0]!.contents;
-  const file = join(DIR, `embedded-${createHash("sha256").update(bytes).digest("hex").slice(0, 16)}.mjs`);
+  const file = join(DIR, `${name}-${createHash("sha256").update(bytes).digest("hex").slice(0, 16)}.mjs`);
   if (!existsSync(file)) {
     mkdirSync(DIR, { recursive: true });
     const tmp = `${file}.${process.pid}.tmp`;

@@ -1,15 +1,16 @@
 /**
  * The API as separate processes under `npm run stack` (npm start with API_PROCESSES=N): N children
- * running scripts/api.ts on PostgreSQL (the app store in DATABASE_URL, the indexed tables through
- * the views the indexer publishes), each on a loopback port and metrics port of its own, kept
- * running (scripts/keepRunning.ts), behind one public port (scripts/balancer.ts). They share what
- * must be shared through PostgreSQL (leases for the relay watcher, the week closer, the league
- * worker; SKIP LOCKED for the hosted scheduler) and Redis when REDIS_URL is set (rate limits).
+ * running scripts/api.ts (from its bundle) on PostgreSQL (the app store in DATABASE_URL, the
+ * indexed tables through the views the indexer publishes), each on a loopback port and metrics port
+ * of its own, kept running (scripts/keepRunning.ts), behind one public port (scripts/balancer.ts).
+ * They share what must be shared through PostgreSQL (leases for the relay watcher, the week closer,
+ * the league worker; SKIP LOCKED for the hosted scheduler) and Redis when REDIS_URL is set.
  */
 import { join } from "node:path";
 import { freePort, spawnDyingWithParent } from "../devnet/anvil.js";
 import type { Config } from "../lib/config.js";
 import { ROOT } from "../lib/root.js";
+import { buildBundle } from "./apiBundle.js";
 import { FORWARDED_FOR, startBalancer, type Balancer } from "./balancer.js";
 import { keepRunning, type KeptChild } from "./keepRunning.js";
 
@@ -44,11 +45,12 @@ export async function startApiProcesses(
     ANVIL_PORT: String(config.anvilPort),
     HOST: "127.0.0.1",
   };
+  const bundle = await buildBundle(join("scripts", "api.ts"), "api");
   const kept: KeptChild[] = processes.map((p, i) =>
     keepRunning(
       `API process ${i + 1}`,
       () =>
-        spawnDyingWithParent(process.execPath, ["--import", "tsx", join("scripts", "api.ts")], {
+        spawnDyingWithParent(process.execPath, [bundle], {
           cwd: ROOT,
           stdio: ["ignore", "inherit", "inherit"],
           env: { ...shared, PORT: String(p.port), METRICS_PORT: String(p.metricsPort) },

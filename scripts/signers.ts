@@ -1,11 +1,12 @@
 /**
  * The devnet's two signing services under `npm start`: `npm run cosigner` and `npm run executors`
- * as child processes, each with a bearer secret drawn for this start, its own port and its own
- * PGlite store (DATA_DIR/cosigner, DATA_DIR/executors). Each child's environment holds only its own
- * key material; the API (inside the indexer) gets their URLs and secrets and none of their keys, so
- * the path the devnet runs is the production path. A child that exits is started again
- * (scripts/keepRunning.ts; past five restarts a minute the stack stops).
- * Launched without waiting for them to answer (`ready`), so they start while the indexer does.
+ * (each started from a bundle of its script: scripts/apiBundle.ts) as child processes, each with a
+ * bearer secret drawn for this start, its own port and its own PGlite store (DATA_DIR/cosigner,
+ * DATA_DIR/executors). Each child's environment holds only its own key material; the API (inside
+ * the indexer) gets their URLs and secrets and none of their keys, so the path the devnet runs is
+ * the production path. A child that exits is started again (scripts/keepRunning.ts; past five
+ * restarts a minute the stack stops). Launched without waiting for them to answer (`ready`), so
+ * they start while the indexer does.
  */
 import type { ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -13,6 +14,7 @@ import { join } from "node:path";
 import { freePort, spawnDyingWithParent } from "../devnet/anvil.js";
 import type { Config } from "../lib/config.js";
 import { ROOT } from "../lib/root.js";
+import { buildBundle } from "./apiBundle.js";
 import { keepRunning, type KeptChild } from "./keepRunning.js";
 
 type Kind = "cosigner" | "executors";
@@ -59,11 +61,15 @@ export async function startSigners(
           EXECUTORS_METRICS_PORT: String(own.executors.metricsPort),
           ANVIL_PORT: String(config.anvilPort),
         };
+  const bundles = {
+    cosigner: await buildBundle(join("scripts", "cosigner.ts"), "cosigner"),
+    executors: await buildBundle(join("scripts", "executors.ts"), "executors"),
+  };
   const launch = (k: Kind) =>
     keepRunning(
       `${k} signing service`,
       () =>
-        spawnDyingWithParent(process.execPath, ["--import", "tsx", join("scripts", `${k}.ts`)], {
+        spawnDyingWithParent(process.execPath, [bundles[k]], {
           cwd: ROOT,
           stdio: ["ignore", "inherit", "inherit"],
           env: envOf(k),

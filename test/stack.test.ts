@@ -108,15 +108,20 @@ describe("npm run stack: the production layout on one machine", () => {
     // request may have been read: it is never sent twice); after that its port refuses, and every
     // request goes to the other process while it restarts.
     const answers: { status: number; code?: string }[] = [];
+    // GET /config: an answer of the process alone (health also reports the chain and stores, which a loaded
+    // machine can make slow), so every non-200 here is the balancer's.
     for (let i = 0; i < 40; i++) {
-      const r = await call(env, "GET", "/api/v1/health");
+      const r = await call(env, "GET", "/api/v1/config");
       answers.push({ status: r.status, ...(r.json?.error ? { code: r.json.error.code } : {}) });
       await new Promise((r) => setTimeout(r, 50));
     }
     const firstOk = answers.findIndex((a) => a.status === 200);
-    expect(firstOk).toBeLessThanOrEqual(2);
-    expect(answers.slice(0, firstOk).every((a) => a.status === 503 && a.code === "ENGINE_UNAVAILABLE")).toBe(true);
-    expect(answers.slice(firstOk).every((a) => a.status === 200)).toBe(true);
+    expect(firstOk, JSON.stringify(answers)).toBeGreaterThanOrEqual(0);
+    expect(firstOk, JSON.stringify(answers)).toBeLessThanOrEqual(2);
+    expect(answers.slice(0, firstOk)).toEqual(
+      answers.slice(0, firstOk).map(() => ({ status: 503, code: "ENGINE_UNAVAILABLE" })),
+    );
+    expect(answers.slice(firstOk)).toEqual(answers.slice(firstOk).map(() => ({ status: 200 })));
     const replaced = await until(
       "the API process started again",
       async () => {
