@@ -7,7 +7,7 @@ import type { Logger } from "pino";
 import type { PublicClient } from "viem";
 import { httpCosigner, type CosignerPort } from "../api/ports/cosigner.js";
 import { httpExecutors, type ExecutorPort } from "../api/ports/executors.js";
-import { lazyMigratedMemory, openPgliteDir } from "../api/ports/store/memory.js";
+import { openMigratedMemory, openPgliteDir } from "../api/ports/store/memory.js";
 import { openPostgres, type Db } from "../api/ports/store/db.js";
 import { migrate } from "../api/ports/store/migrations.js";
 import { ConfigError, loadConfig, type Config } from "../lib/config.js";
@@ -35,10 +35,9 @@ export async function openSignerStore(
     );
   if (url && config.databaseUrl && url === config.databaseUrl)
     throw new ConfigError(variable, "is the API's DATABASE_URL: a signing service keeps a store of its own");
-  // In memory: the migrated dump, opened at first use (nothing to migrate).
-  if (!url && memory) return lazyMigratedMemory(name);
   let db: Db;
   if (url) db = await openPostgres(url);
+  else if (memory) db = await openMigratedMemory(name);
   else {
     const dir = join(config.dataDir, name);
     mkdirSync(dir, { recursive: true });

@@ -46,9 +46,6 @@ beforeAll(async () => {
     limiter: new RateLimiter(clock, 10_000, false),
     hostedScheduler: { intervalMs: 0 },
   });
-  // The in-process executor service opens its store at first use; me/sessions gives it 2 s to answer
-  // (hosted_available), which a loaded machine's first open can take: open it now, as a deployed one is.
-  await api.signers!.executorsDb.query("SELECT 1");
   const agent = agentOf(api, dn);
   owner = privateKeyToAccount(generatePrivateKey());
   key = await agent.signIn(owner);

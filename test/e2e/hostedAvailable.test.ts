@@ -76,8 +76,6 @@ describe("me/sessions hosted_available", () => {
 
   it("is true with a live signing service; false when live trading is off, and once it is gone", async () => {
     const live = await api();
-    // Its store opens at first use in tests (cosigner/process.ts); a deployed one is open before it serves.
-    await live.signers!.executorsDb.query("SELECT 1");
     expect((await availableOn(live)).available).toBe(true);
     // The same answering service, but the server holds live hosted agents.
     const executors = httpExecutors(live.signers!.urls.executors, live.signers!.tokens.executors);

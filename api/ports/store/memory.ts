@@ -26,24 +26,6 @@ export async function openMigratedMemory(name = "store"): Promise<Db> {
 }
 
 /**
- * A migrated in-memory store opened at its first use: the devnet's in-process signing services get
- * one each, and most test files that serve an API never ask them anything (two stores' opens, over
- * a second of CPU each, saved per API served). A close before any use opens nothing.
- */
-export function lazyMigratedMemory(name: string): Db {
-  let opened: Promise<Db> | null = null;
-  const db = () => (opened ??= openMigratedMemory(name));
-  return {
-    kind: "pglite",
-    query: async (text, params) => (await db()).query(text, params),
-    exec: async (text) => (await db()).exec(text),
-    tx: async (fn) => (await db()).tx(fn),
-    exclusive: async (lock, fn) => (await db()).exclusive(lock, fn),
-    close: async () => void (opened && (await (await opened).close())),
-  };
-}
-
-/**
  * A PGlite store in the directory `dir`. A directory without a database starts from the migrated dump kept
  * under PGLITE_TEMPLATE_DIR when there is one (the tests' npm start: its app store and both signing services'
  * each paid initdb and every migration, seconds of CPU, at every fresh start); otherwise PGlite's initdb.
