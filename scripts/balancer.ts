@@ -1,4 +1,11 @@
-import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import {
+  createServer,
+  request,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from "node:http";
 import type { AddressInfo } from "node:net";
 import { MAX_BODY_BYTES } from "../api/http/guards.js";
 
@@ -69,16 +76,15 @@ function forward(
   const peer = req.socket.remoteAddress ?? "";
   const prior = req.headers[FORWARDED_FOR];
   const headers = {
-    ...req.headers,
+    ...endToEnd(req.headers),
     [FORWARDED_FOR]: prior ? `${Array.isArray(prior) ? prior.join(", ") : prior}, ${peer}` : peer,
     "content-length": String(body.length),
   };
-  delete headers["transfer-encoding"];
   // A connection per request (no keep-alive pool): a refused connection then always means the process never saw
   // the request, where a reset of a pooled one cannot tell a closed idle socket from a death mid-request.
   const target = { host: "127.0.0.1", port: ports[at], method: req.method, path: req.url, headers, agent: false };
   const out = request(target, (answer) => {
-    res.writeHead(answer.statusCode ?? 502, answer.headers);
+    res.writeHead(answer.statusCode ?? 502, endToEnd(answer.headers));
     answer.pipe(res);
     answer.once("error", () => res.destroy());
   });
@@ -90,6 +96,14 @@ function forward(
     refuse(res, 503, "ENGINE_UNAVAILABLE", "the API process handling this request went away; retry shortly");
   });
   out.end(body);
+}
+
+/** Hop-by-hop headers (RFC 9110 7.6.1) belong to one connection: each side of the balancer has its own. */
+const HOP_BY_HOP = ["connection", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade"];
+function endToEnd(headers: IncomingHttpHeaders): IncomingHttpHeaders {
+  const out = { ...headers };
+  for (const h of HOP_BY_HOP) delete out[h];
+  return out;
 }
 
 function refuse(res: ServerResponse, status: number, code: string, message: string): void {

@@ -30,7 +30,8 @@ async function backend(name: string, hangUp = false) {
         forwardedFor: req.headers["x-forwarded-for"] as string,
       });
       if (hangUp) return void req.socket.destroy();
-      res.writeHead(201, { "content-type": "application/json", "x-served-by": name });
+      // keep-alive is hop-by-hop: about this connection, not the caller's to the balancer.
+      res.writeHead(201, { "content-type": "application/json", "x-served-by": name, "keep-alive": "timeout=77" });
       res.end(JSON.stringify({ name, host: req.headers.host }));
     });
   });
@@ -61,6 +62,7 @@ describe("the balancer in front of the API processes", () => {
     expect(answers.map((r) => r.status)).toEqual([201, 201, 201, 201]);
     expect(answers.map((r) => r.headers.get("x-served-by"))).toEqual(["a", "b", "a", "b"]);
     expect(await answers[0]!.json()).toEqual({ name: "a", host: `127.0.0.1:${b.port}` });
+    expect(answers.map((r) => r.headers.get("keep-alive"))).not.toContain("timeout=77");
     expect(seen.map((s) => [s.method, s.url, s.body])).toEqual(
       [0, 1, 2, 3].map((i) => ["POST", "/api/v1/x?y=1", `{"i":${i}}`]),
     );
