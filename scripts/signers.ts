@@ -61,10 +61,10 @@ export async function startSigners(
           EXECUTORS_METRICS_PORT: String(own.executors.metricsPort),
           ANVIL_PORT: String(config.anvilPort),
         };
-  const bundles = {
-    cosigner: await buildBundle(join("scripts", "cosigner.ts"), "cosigner"),
-    executors: await buildBundle(join("scripts", "executors.ts"), "executors"),
-  };
+  const [cosignerBundle, executorsBundle] = await Promise.all(
+    (["cosigner", "executors"] as const).map((k) => buildBundle(join("scripts", `${k}.ts`), k)),
+  );
+  const bundles: Record<Kind, string> = { cosigner: cosignerBundle!, executors: executorsBundle! };
   const launch = (k: Kind) =>
     keepRunning(
       `${k} signing service`,

@@ -45,16 +45,22 @@ async function getJson(url: string, timeoutMs: number): Promise<{ status: number
   }
 }
 
-/** Ponder's /status block for our only chain, and whether /ready says historical indexing is done. */
-export async function readIndexerStatus(opsUrl: string, timeoutMs = 2_000): Promise<IndexerStatus> {
-  const [status, ready] = await Promise.all([
-    getJson(`${opsUrl}/status`, timeoutMs),
-    getJson(`${opsUrl}/ready`, timeoutMs),
-  ]);
+/** Ponder's /status block for our only chain (its latest checkpoint), or null while it does not answer one. */
+export async function readIndexerBlock(opsUrl: string, timeoutMs = 2_000): Promise<number | null> {
+  const status = await getJson(`${opsUrl}/status`, timeoutMs);
   const chains =
     status?.status === 200 ? Object.values((status.body ?? {}) as Record<string, { block?: { number?: number } }>) : [];
   const block = chains[0]?.block?.number;
-  return { block: typeof block === "number" ? block : null, ready: ready?.status === 200 };
+  return typeof block === "number" ? block : null;
+}
+
+/** Ponder's /status block, and whether /ready says historical indexing is done. */
+export async function readIndexerStatus(opsUrl: string, timeoutMs = 2_000): Promise<IndexerStatus> {
+  const [block, ready] = await Promise.all([
+    readIndexerBlock(opsUrl, timeoutMs),
+    getJson(`${opsUrl}/ready`, timeoutMs),
+  ]);
+  return { block, ready: ready?.status === 200 };
 }
 
 /**

@@ -7,7 +7,7 @@ import pg from "pg";
 import { freePort, spawnDyingWithParent } from "../../devnet/anvil.js";
 import { ROOT } from "../../lib/root.js";
 import { sqlIndexedReads, type Query } from "../../api/ports/indexed.js";
-import { readIndexerStatus } from "../../scripts/supervisor.js";
+import { readIndexerBlock } from "../../scripts/supervisor.js";
 
 export const PG_URL = process.env.TEST_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/test";
 
@@ -113,7 +113,7 @@ export async function startIndexer(opts: {
   };
 
   /** Indexer's head block as Ponder's own /status reports it (its latest checkpoint). */
-  const head = async (): Promise<number | null> => (await readIndexerStatus(`http://127.0.0.1:${opsPort}`)).block;
+  const head = (): Promise<number | null> => readIndexerBlock(`http://127.0.0.1:${opsPort}`);
 
   return {
     backend: opts.backend,

@@ -20,13 +20,14 @@ import {
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { freePort } from "../../devnet/anvil.js";
 import { goodStatePath } from "../../devnet/chainState.js";
-import { ACCOUNT_ROLES, devAccount, devnetChain } from "../../devnet/deploy.js";
+import { ACCOUNT_ROLES, devnetChain } from "../../devnet/deploy.js";
+import { devnetAccount } from "../../lib/devnetAccount.js";
 import { UNIVERSE_FILE } from "../../devnet/snapshot.js";
 import { priceFeedAbi } from "../../abis/fixtures.js";
 import { ROOT } from "../../lib/root.js";
 import { readUniverse } from "../../lib/universe.js";
 import type { StackPids } from "../../scripts/pidFile.js";
-import { readIndexerStatus } from "../../scripts/supervisor.js";
+import { readIndexerBlock } from "../../scripts/supervisor.js";
 import { createDatabase, dropDatabase } from "./indexer.js";
 
 export type Backend = "pglite" | "postgres";
@@ -203,7 +204,7 @@ export function clientsFor(env: StackEnv) {
   const pub = createPublicClient({ chain, transport, pollingInterval: 100, cacheTime: 0 }) as PublicClient;
   const test = createTestClient({ chain, transport, mode: "anvil" });
   const universe = readUniverse(UNIVERSE_FILE);
-  const deployer = devAccount(ACCOUNT_ROLES.deployer);
+  const deployer = devnetAccount(ACCOUNT_ROLES.deployer);
 
   /** Fresh oracle answers, so marks are never stale however old the snapshot is. */
   async function freshenFeeds() {
@@ -280,5 +281,5 @@ export function clientsFor(env: StackEnv) {
 }
 
 /** Ponder's /status block on the ops port (null while it does not answer). */
-export const indexerBlock = async (env: StackEnv): Promise<number | null> =>
-  (await readIndexerStatus(`http://127.0.0.1:${env.OPS_PORT}`)).block;
+export const indexerBlock = (env: StackEnv): Promise<number | null> =>
+  readIndexerBlock(`http://127.0.0.1:${env.OPS_PORT}`);
