@@ -22,7 +22,8 @@ import {
 } from "viem";
 import pg from "pg";
 import { freePort, startAnvil, type Anvil } from "../devnet/anvil.js";
-import { devAccount, devnetChain } from "../devnet/deploy.js";
+import { devnetChain } from "../devnet/deploy.js";
+import { devnetAccount } from "../lib/devnetAccount.js";
 import { fixtureBytecode } from "../devnet/artifacts.js";
 import { SNAPSHOT_FILE, UNIVERSE_FILE, ensureSnapshot, buildFixtures } from "../devnet/snapshot.js";
 import { readUniverse } from "../lib/universe.js";
@@ -46,7 +47,7 @@ async function seedEvents(
   const u = readUniverse(UNIVERSE_FILE);
   const chain = devnetChain(anvil.rpcUrl);
   const pub = createPublicClient({ chain, transport: http(anvil.rpcUrl), pollingInterval: 20, cacheTime: 0 });
-  const deployer = devAccount(0);
+  const deployer = devnetAccount(0);
   const wallet = createWalletClient({ chain, transport: http(anvil.rpcUrl), account: deployer });
   const pool = u.pools.find((p) => p.symbol0 === "TSLA" || p.symbol1 === "TSLA")!;
   const key = {
@@ -212,7 +213,7 @@ async function latency(anvil: Anvil, views: string, dbUrl: string, samples: numb
   const u = readUniverse(UNIVERSE_FILE);
   const chain = devnetChain(anvil.rpcUrl);
   const pub = createPublicClient({ chain, transport: http(anvil.rpcUrl), pollingInterval: 5 });
-  const trader = devAccount(5);
+  const trader = devnetAccount(5);
   const wallet = createWalletClient({ chain, transport: http(anvil.rpcUrl), account: trader });
   const pool = u.pools.find((p) => p.symbol0 === "ETH" && p.symbol1 === "USDG")!;
   const key = {

@@ -19,7 +19,8 @@ import {
 } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { startAnvil } from "../devnet/anvil.js";
-import { devAccount, devnetChain, mintFullRange } from "../devnet/deploy.js";
+import { devnetChain, mintFullRange } from "../devnet/deploy.js";
+import { devnetAccount } from "../lib/devnetAccount.js";
 import { fixtureBytecode } from "../devnet/artifacts.js";
 import { ensureSnapshot, SNAPSHOT_FILE, UNIVERSE_FILE } from "../devnet/snapshot.js";
 import { readUniverse } from "../lib/universe.js";
@@ -37,7 +38,7 @@ export async function benchTokens(opts: { newTokens: number; seconds: number }):
   const u = readUniverse(UNIVERSE_FILE);
   const chain = devnetChain(anvil.rpcUrl);
   const pub = createPublicClient({ chain, transport: http(anvil.rpcUrl), pollingInterval: 20, cacheTime: 0 });
-  const account = devAccount(0);
+  const account = devnetAccount(0);
   const wallet = createWalletClient({ chain, transport: http(anvil.rpcUrl), account });
   const send = async (to: Address, data: `0x${string}`) =>
     void (await pub.waitForTransactionReceipt({ hash: await wallet.sendTransaction({ to, data }) }));

@@ -25,7 +25,7 @@ import {
   type Account,
   type Chain,
 } from "viem";
-import { DEVNET_MNEMONIC, devnetAccount } from "../lib/devnetAccount.js";
+import { devnetAccount } from "../lib/devnetAccount.js";
 import { deploySmartAccountsEnvironment } from "@metamask/smart-accounts-kit/utils";
 import { LogicalOrWrapperEnforcer } from "@metamask/delegation-abis";
 import { LogicalOrWrapperEnforcer as LogicalOrWrapperEnforcerBytecode } from "@metamask/delegation-abis/bytecode";
@@ -53,10 +53,6 @@ import {
 } from "../lib/v4.js";
 import type { Universe } from "../lib/universe.js";
 import { chain4663 } from "../lib/chain.js";
-
-/** anvil's well-known development mnemonic: its accounts start with 10,000 ETH each. */
-export const DEV_MNEMONIC = DEVNET_MNEMONIC;
-export const devAccount = devnetAccount;
 
 /** Roles of anvil's ten accounts on the devnet. */
 export const ACCOUNT_ROLES = {
@@ -157,14 +153,14 @@ export async function mintFullRange(
 export async function deployUniverse(rpcUrl: string): Promise<Universe> {
   const started = Date.now();
   const chain = devnetChain(rpcUrl);
-  const account = devAccount(ACCOUNT_ROLES.deployer);
+  const account = devnetAccount(ACCOUNT_ROLES.deployer);
   const transport = http(rpcUrl);
   const pub = createPublicClient({ chain, transport, pollingInterval: 20, cacheTime: 0 }) as PublicClient;
   const wallet = createWalletClient({ chain, transport, account });
   const ctx: Ctx = { wallet, pub, account, chain };
   const real = realBytecode();
   const accounts = Object.fromEntries(
-    Object.entries(ACCOUNT_ROLES).map(([role, i]) => [role, devAccount(i).address]),
+    Object.entries(ACCOUNT_ROLES).map(([role, i]) => [role, devnetAccount(i).address]),
   ) as Record<keyof typeof ACCOUNT_ROLES, Address>;
   const rpc = (method: string, params: unknown[]) => pub.request({ method: method as never, params: params as never });
   const startBlock = Number(await pub.getBlockNumber()) + 1;
@@ -262,7 +258,7 @@ export async function deployUniverse(rpcUrl: string): Promise<Universe> {
     fixtureBytecode("LaunchpadCurve", "LaunchpadCurve"),
     [parseEther("85"), account.address],
   );
-  const creator = devAccount(ACCOUNT_ROLES.traderB);
+  const creator = devnetAccount(ACCOUNT_ROLES.traderB);
   await send(
     ctx,
     launchpad,

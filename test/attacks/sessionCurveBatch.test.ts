@@ -31,7 +31,8 @@ import {
   type Delegation,
   type Execution,
 } from "../../lib/delegation.js";
-import { ACCOUNT_ROLES, devAccount } from "../../devnet/deploy.js";
+import { ACCOUNT_ROLES } from "../../devnet/deploy.js";
+import { devnetAccount } from "../../lib/devnetAccount.js";
 import { grantedSession, type Granted } from "../helpers/sessions.js";
 import { startStack, withTwapHistory, type Stack } from "../helpers/stack.js";
 
@@ -62,7 +63,7 @@ let outsider: Account;
 let fees: Address;
 /** The chain's time at set-up: the chain runs ahead of the wall clock (an hour of mark history). */
 let chainNow = 0;
-const cosignerKey = devAccount(ACCOUNT_ROLES.cosigner);
+const cosignerKey = devnetAccount(ACCOUNT_ROLES.cosigner);
 const launch = () => stack.dn.universe.devnet!.fixtures.launchToken as Address;
 const c = () => stack.dn.universe.contracts;
 const launchOf = (a: Address) =>

@@ -8,7 +8,7 @@ import { serveApi, type Api, type StoreKind } from "../helpers/api.js";
 import { startServedDevnet, type Served } from "../helpers/stack.js";
 import { SIGN_IN_CAPS } from "../../api/auth/signin.js";
 import { RateLimiter } from "../../api/http/rateLimit.js";
-import { devAccount } from "../../devnet/deploy.js";
+import { devnetAccount } from "../../lib/devnetAccount.js";
 import { sanctionsListAbi } from "../../abis/fixtures.js";
 
 type Account = ReturnType<typeof privateKeyToAccount>;
@@ -341,8 +341,8 @@ describe.each<StoreKind>(["pglite", "postgres"])("sign-in and keys on %s", (kind
   );
 
   it("reads the partner agent vault, and restricts sign-in to partner agents when configured", async () => {
-    const agentWallet = devAccount(8);
-    const owner = devAccount(7);
+    const agentWallet = devnetAccount(8);
+    const owner = devnetAccount(7);
     const asWallet = await signIn(agentWallet as unknown as Account);
     expect(asWallet.json.partner_agent).toEqual({
       agent_id: 1,

@@ -25,7 +25,8 @@ import {
   type Execution,
 } from "../../lib/delegation.js";
 import { inputs } from "../../lib/router/encode.js";
-import { ACCOUNT_ROLES, devAccount } from "../../devnet/deploy.js";
+import { ACCOUNT_ROLES } from "../../devnet/deploy.js";
+import { devnetAccount } from "../../lib/devnetAccount.js";
 import { serveApi, type Api } from "../helpers/api.js";
 import { freshenMarket, startStack, type Stack } from "../helpers/stack.js";
 import { agentOf } from "../helpers/agent.js";
@@ -52,7 +53,7 @@ import type { CosignerPort } from "../../api/ports/cosigner.js";
 let stack: Stack;
 let cosigner: CosignerPort;
 const thief = privateKeyToAccount(generatePrivateKey()).address;
-const cosignerKey = devAccount(ACCOUNT_ROLES.cosigner);
+const cosignerKey = devnetAccount(ACCOUNT_ROLES.cosigner);
 
 beforeAll(async () => {
   stack = await startStack({ store: "postgres", before: freshenMarket });

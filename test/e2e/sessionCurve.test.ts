@@ -28,7 +28,8 @@ import {
 } from "../../lib/delegation.js";
 import { delegationManagerAbi } from "../../abis/delegation.js";
 import { encodeDelegations } from "@metamask/delegation-core";
-import { ACCOUNT_ROLES, devAccount } from "../../devnet/deploy.js";
+import { ACCOUNT_ROLES } from "../../devnet/deploy.js";
+import { devnetAccount } from "../../lib/devnetAccount.js";
 import { priceFeedAbi } from "../../abis/fixtures.js";
 import { MAX_SLIPPAGE_BPS, PRICE_TOLERANCE_BPS } from "../../cosigner/index.js";
 import {
@@ -51,7 +52,7 @@ import { startStack, withTwapHistory, type Stack } from "../helpers/stack.js";
 let stack: Stack;
 let cosigner: CosignerPort;
 const thief = privateKeyToAccount(generatePrivateKey()).address;
-const cosignerKey = devAccount(ACCOUNT_ROLES.cosigner);
+const cosignerKey = devnetAccount(ACCOUNT_ROLES.cosigner);
 const launch = () => stack.dn.universe.devnet!.fixtures.launchToken as Address;
 const launchOf = (a: Address) =>
   stack.dn.pub.readContract({ address: launch(), abi: erc20Abi, functionName: "balanceOf", args: [a] });

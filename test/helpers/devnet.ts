@@ -10,7 +10,8 @@ import {
 import { privateKeyToAccount, generatePrivateKey } from "viem/accounts";
 import { startAnvil, type Anvil } from "../../devnet/anvil.js";
 import { SNAPSHOT_FILE, UNIVERSE_FILE } from "../../devnet/snapshot.js";
-import { devAccount, devnetChain, ACCOUNT_ROLES } from "../../devnet/deploy.js";
+import { devnetChain, ACCOUNT_ROLES } from "../../devnet/deploy.js";
+import { devnetAccount } from "../../lib/devnetAccount.js";
 import { readUniverse, type Universe } from "../../lib/universe.js";
 import { mintableAbi } from "../../abis/erc20.js";
 
@@ -31,9 +32,9 @@ export async function startDevnet(opts: { blockTime?: number } = {}) {
   // mines and then asks for the head could wait for the block before its own.
   const pub = createPublicClient({ chain, transport, pollingInterval: 50, cacheTime: 0 }) as PublicClient;
   const test = createTestClient({ chain, transport, mode: "anvil" });
-  const walletFor = (account: ReturnType<typeof privateKeyToAccount> | ReturnType<typeof devAccount>) =>
+  const walletFor = (account: ReturnType<typeof privateKeyToAccount> | ReturnType<typeof devnetAccount>) =>
     createWalletClient({ chain, transport, account });
-  const deployer = devAccount(ACCOUNT_ROLES.deployer);
+  const deployer = devnetAccount(ACCOUNT_ROLES.deployer);
 
   return {
     anvil,
@@ -43,7 +44,7 @@ export async function startDevnet(opts: { blockTime?: number } = {}) {
     test,
     deployer,
     walletFor,
-    account: devAccount,
+    account: devnetAccount,
     token(symbol: string): Address {
       const t = universe.tokens[symbol];
       if (!t) throw new Error(`no core token ${symbol}`);
