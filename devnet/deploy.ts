@@ -26,9 +26,6 @@ import {
   type Chain,
 } from "viem";
 import { devnetAccount } from "../lib/devnetAccount.js";
-import { deploySmartAccountsEnvironment } from "@metamask/smart-accounts-kit/utils";
-import { LogicalOrWrapperEnforcer } from "@metamask/delegation-abis";
-import { LogicalOrWrapperEnforcer as LogicalOrWrapperEnforcerBytecode } from "@metamask/delegation-abis/bytecode";
 import { erc20Abi, mintableAbi } from "../abis/erc20.js";
 import { poolManagerAbi, positionManagerAbi, V4Action, poolKeyParam } from "../abis/uniswapV4.js";
 import { universalRouterAbi } from "../abis/universalRouter.js";
@@ -53,6 +50,8 @@ import {
 } from "../lib/v4.js";
 import type { Universe } from "../lib/universe.js";
 import { chain4663 } from "../lib/chain.js";
+import { CONTRACTS_4663, FEEDS_4663, STOCK_IMPLEMENTATION_4663, TOKENS_4663 } from "../lib/addressBook.js";
+import { placeAt, placeDelegationFramework } from "./place.js";
 
 /** Roles of anvil's ten accounts on the devnet. */
 export const ACCOUNT_ROLES = {
@@ -169,27 +168,36 @@ export async function deployUniverse(rpcUrl: string): Promise<Universe> {
   await rpc("anvil_setCode", [PERMIT2_ADDRESS, real.permit2Runtime]);
   await rpc("anvil_setCode", [MULTICALL3_ADDRESS, real.multicall3Runtime]);
 
+  // Shared contracts sit at chain 4663's addresses (lib/addressBook.ts, devnet/place.ts); fixtures of
+  // our own with no counterpart there (WBTC, the partner token, hostile tokens, the sanctions list, the
+  // launchpad, the partner vault, the stock registry) keep devnet addresses.
+  const book = CONTRACTS_4663;
   // Fixture tokens first: the routers need WETH9.
-  const weth9 = await deploy(ctx, parseAbi(["constructor()"]), fixtureBytecode("WETH9", "WETH9"));
+  const weth9 = await placeAt(ctx, book.weth9, parseAbi(["constructor()"]), fixtureBytecode("WETH9", "WETH9"));
   const token = (name: string, symbol: string, decimals: number) =>
     deploy(ctx, fixtureAbi, fixtureBytecode("TestToken", "TestToken"), [name, symbol, decimals]);
-  const usdg = await token("Global Dollar", "USDG", 6);
+  const usdg = await placeAt(ctx, TOKENS_4663.USDG, fixtureAbi, fixtureBytecode("TestToken", "TestToken"), [
+    "Global Dollar",
+    "USDG",
+    6,
+  ]);
   const btc = await token("Wrapped BTC", CORE.btc, 8);
   const partner = await token("Orbio", CORE.partner, 18);
 
   // Uniswap v4 + Universal Router from npm bytecode.
-  const poolManager = await deploy(ctx, poolManagerAbi, real.poolManager, [account.address]);
-  const positionManager = await deploy(ctx, positionManagerAbi, real.positionManager, [
+  const poolManager = await placeAt(ctx, book.poolManager, poolManagerAbi, real.poolManager, [account.address]);
+  const positionManager = await placeAt(ctx, book.positionManager, positionManagerAbi, real.positionManager, [
     poolManager,
     PERMIT2_ADDRESS,
     300_000n,
     zeroAddress,
     weth9,
   ]);
-  const v4Quoter = await deploy(ctx, parseAbi(["constructor(address)"]), real.v4Quoter, [poolManager]);
-  const stateView = await deploy(ctx, parseAbi(["constructor(address)"]), real.stateView, [poolManager]);
+  const byPoolManager = parseAbi(["constructor(address)"]);
+  const v4Quoter = await placeAt(ctx, book.v4Quoter, byPoolManager, real.v4Quoter, [poolManager]);
+  const stateView = await placeAt(ctx, book.stateView, byPoolManager, real.stateView, [poolManager]);
   const zero32 = `0x${"00".repeat(32)}` as Hex;
-  const universalRouter = await deploy(ctx, universalRouterAbi, real.universalRouter, [
+  const universalRouter = await placeAt(ctx, book.universalRouter, universalRouterAbi, real.universalRouter, [
     {
       permit2: PERMIT2_ADDRESS,
       weth9,
@@ -205,39 +213,44 @@ export async function deployUniverse(rpcUrl: string): Promise<Universe> {
   ]);
 
   // MetaMask Delegation Framework (DelegationManager, deleGators, caveat enforcers).
-  const env = await deploySmartAccountsEnvironment(wallet as never, pub as never, chain);
-  const statelessDelegator = getAddress(env.implementations.EIP7702StatelessDeleGatorImpl!);
+  const delegation = await placeDelegationFramework(ctx, (abi, code) => deploy(ctx, abi, code));
 
   // Stock tokens behind one issuer beacon.
   const stockRegistry = await deploy(ctx, parseAbi(["constructor()"]), fixtureBytecode("Stocks", "StockRegistry"));
-  const stockImpl = await deploy(ctx, parseAbi(["constructor()"]), fixtureBytecode("Stocks", "StockToken"));
-  const stockBeacon = await deploy(
+  const stockImpl = await placeAt(
     ctx,
+    STOCK_IMPLEMENTATION_4663,
+    parseAbi(["constructor()"]),
+    fixtureBytecode("Stocks", "StockToken"),
+  );
+  const stockBeacon = await placeAt(
+    ctx,
+    book.stockBeacon,
     parseAbi(["constructor(address)"]),
     fixtureBytecode("Stocks", "UpgradeableBeacon"),
     [stockImpl],
   );
-  const stock = (name: string, symbol: string) =>
-    deploy(ctx, parseAbi(["constructor(address, bytes)"]), fixtureBytecode("Stocks", "BeaconProxy"), [
+  const stock = (at: Address, name: string, symbol: string) =>
+    placeAt(ctx, at, parseAbi(["constructor(address, bytes)"]), fixtureBytecode("Stocks", "BeaconProxy"), [
       stockBeacon,
       encodeFunctionData({ abi: stockTokenAbi, functionName: "initialize", args: [name, symbol, stockRegistry] }),
     ]);
-  const stockA = await stock("Tesla Inc. (tokenised)", CORE.stockA);
-  const stockB = await stock("NVIDIA Corp. (tokenised)", CORE.stockB);
+  const stockA = await stock(TOKENS_4663[CORE.stockA], "Tesla Inc. (tokenised)", CORE.stockA);
+  const stockB = await stock(TOKENS_4663[CORE.stockB], "NVIDIA Corp. (tokenised)", CORE.stockB);
 
   // Price feeds, 8 decimals like Chainlink's USD feeds.
-  const feed = (desc: string, usd: number) =>
-    deploy(ctx, parseAbi(["constructor(uint8, string, int256)"]), fixtureBytecode("PriceFeed", "PriceFeed"), [
+  const feed = (at: Address, desc: string, usd: number) =>
+    placeAt(ctx, at, parseAbi(["constructor(uint8, string, int256)"]), fixtureBytecode("PriceFeed", "PriceFeed"), [
       8,
       desc,
       BigInt(Math.round(usd * 1e8)),
     ]);
   const feeds = {
-    ETH: await feed("ETH / USD", PRICES.ETH),
-    [CORE.btc]: await feed("BTC / USD", PRICES[CORE.btc]),
-    [CORE.stockA]: await feed(`${CORE.stockA} / USD`, PRICES[CORE.stockA]),
-    [CORE.stockB]: await feed(`${CORE.stockB} / USD`, PRICES[CORE.stockB]),
-    USDG: await feed("USDG / USD", 1),
+    ETH: await feed(FEEDS_4663.ETH, "ETH / USD", PRICES.ETH),
+    [CORE.btc]: await feed(FEEDS_4663.BTC, "BTC / USD", PRICES[CORE.btc]),
+    [CORE.stockA]: await feed(FEEDS_4663[CORE.stockA], `${CORE.stockA} / USD`, PRICES[CORE.stockA]),
+    [CORE.stockB]: await feed(FEEDS_4663[CORE.stockB], `${CORE.stockB} / USD`, PRICES[CORE.stockB]),
+    USDG: await feed(FEEDS_4663.USDG, "USDG / USD", 1),
   } as Record<string, Address>;
 
   const sanctionsList = await deploy(
@@ -420,12 +433,6 @@ export async function deployUniverse(rpcUrl: string): Promise<Universe> {
   await seedPool(markupToken, 1, 20_000, 3000, 60);
   await seedPool(namespacedToken, 1, 50_000, 3000, 60);
 
-  // The kit's environment deploy leaves out LogicalOrWrapperEnforcer (deployed on chain 4663 under
-  // 1.3.0): sessions pin Permit2's spender with it. Deployed last so no other address moves.
-  const logicalOr = await deploy(ctx, LogicalOrWrapperEnforcer as Abi, LogicalOrWrapperEnforcerBytecode as Hex, [
-    env.DelegationManager,
-  ]);
-
   const tokens: Universe["tokens"] = {
     ETH: { address: zeroAddress, decimals: 18, kind: "native", native: true, name: "Ether", feed: feeds.ETH },
     WETH: { address: weth9, decimals: 18, kind: "wrapped", native: false, name: "Wrapped Ether", feed: feeds.ETH },
@@ -469,12 +476,9 @@ export async function deployUniverse(rpcUrl: string): Promise<Universe> {
       permit2: PERMIT2_ADDRESS,
       multicall3: MULTICALL3_ADDRESS,
       weth9,
-      delegationManager: getAddress(env.DelegationManager),
-      statelessDelegator,
-      enforcers: {
-        ...Object.fromEntries(Object.entries(env.caveatEnforcers).map(([name, a]) => [name, getAddress(a)])),
-        LogicalOrWrapperEnforcer: logicalOr,
-      },
+      delegationManager: delegation.delegationManager,
+      statelessDelegator: delegation.implementations.EIP7702StatelessDeleGatorImpl,
+      enforcers: delegation.enforcers,
       stockRegistry,
       stockBeacon,
       launchpad,

@@ -22,10 +22,11 @@ function inputsHash(): string {
     ...readdirSync(join(ROOT, "contracts", "src"))
       .sort()
       .map((f) => join(ROOT, "contracts", "src", f)),
-    ...["deploy.ts", "snapshot.ts", "artifacts.ts", "anvil.ts", "multicall3.runtime.hex"].map((f) =>
+    ...["deploy.ts", "place.ts", "snapshot.ts", "artifacts.ts", "anvil.ts", "multicall3.runtime.hex"].map((f) =>
       join(ROOT, "devnet", f),
     ),
     join(ROOT, "lib", "v4.ts"),
+    join(ROOT, "lib", "addressBook.ts"),
     join(ROOT, "foundry.toml"),
   ];
   for (const f of files) h.update(f.slice(ROOT.length)).update(readFileSync(f));
@@ -34,6 +35,7 @@ function inputsHash(): string {
     "@uniswap/v4-periphery",
     "@uniswap/universal-router",
     "@metamask/delegation-abis",
+    "@metamask/delegation-deployments",
     "@metamask/smart-accounts-kit",
     "@foundry-rs/anvil",
     "solc",

@@ -106,7 +106,26 @@ async function startDevnet(config: Config): Promise<{ anvil: Anvil; stateFile: s
     stateInterval: STATE_INTERVAL_S,
     dieWithParent: true,
   });
+  await requireSnapshotContracts(config, anvil, stateFile);
   return { anvil, stateFile };
+}
+
+/**
+ * A chain file continued from an older snapshot may lack the contracts universe.json names now (they
+ * moved, e.g. to chain 4663's addresses): refuse with the way out rather than serve a chain whose
+ * contracts are elsewhere. The chain is the developer's: never wiped here.
+ */
+async function requireSnapshotContracts(config: Config, anvil: Anvil, stateFile: string): Promise<void> {
+  const { poolManager, universalRouter } = config.contracts;
+  for (const at of [poolManager, universalRouter]) {
+    if ((await rpc<string>(anvil.rpcUrl, "eth_getCode", [at, "latest"])) !== "0x") continue;
+    await anvil.stop();
+    throw new Error(
+      `the devnet chain in ${stateFile} was built from an older snapshot: it has no contract at ${at}, where ` +
+        "devnet/universe.json places one. `npm run devnet:reset` starts the devnet over from the current snapshot " +
+        "(it wipes this data directory's chain and stores).",
+    );
+  }
 }
 
 /**

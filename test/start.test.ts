@@ -1,11 +1,11 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdtempSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { createPublicClient, http } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { freePort } from "../devnet/anvil.js";
+import { freePort, startAnvil } from "../devnet/anvil.js";
 import { startDevnetGateway } from "../devnet/gatewayStandIn.js";
 import { loadConfig } from "../lib/config.js";
 import { ROOT } from "../lib/root.js";
@@ -264,6 +264,23 @@ describe("npm start", () => {
     const run = start({ PORT: "not-a-port", ANVIL_PORT: String(await freePort()) });
     expect(await run.exited).toBe(2);
     expect(run.out()).toMatch(/PORT: must be a number/);
+  });
+
+  it("refuses a devnet chain from an older snapshot (its contracts elsewhere), naming the way out, and keeps it", async () => {
+    // A chain with none of the universe's contracts: an empty anvil's state, where the data directory keeps its chain.
+    const dataDir = mkdtempSync(join(tmpdir(), "pit-old-chain-"));
+    const chainFile = join(dataDir, "devnet", "chain.json");
+    mkdirSync(join(dataDir, "devnet"));
+    const empty = await startAnvil({ dumpState: chainFile });
+    await empty.stop();
+    const accounts = () => Object.keys(JSON.parse(readFileSync(chainFile, "utf8")).accounts).sort();
+    const before = accounts();
+    const run = start({ DATA_DIR: dataDir, PORT: String(await freePort()), ANVIL_PORT: String(await freePort()) });
+    expect(await run.exited).toBe(1);
+    expect(run.out()).toMatch(/built from an older snapshot: it has no contract at 0x/);
+    expect(run.out()).toMatch(/npm run devnet:reset/);
+    // Not replaced by the snapshot: the same accounts, still none of the universe's contracts.
+    expect(accounts()).toEqual(before);
   });
 });
 

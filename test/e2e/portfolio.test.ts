@@ -97,7 +97,10 @@ describe("GET /api/v1/me/portfolio", () => {
     const p1 = await priceX96At(pool.id, swap.blockNumber);
     const now = (await latestTime()) + 120;
     nowMs = now * 1000;
-    const twap = priceFromX96((p0 * BigInt(swappedAt - (now - 1_800)) + p1 * BigInt(now - swappedAt)) / 1_800n, 18, 6);
+    const meanX96 = (p0 * BigInt(swappedAt - (now - 1_800)) + p1 * BigInt(now - swappedAt)) / 1_800n;
+    // The pool's price is currency1 per currency0; ORBIO's side depends on how the addresses sort.
+    const orbioFirst = pool.currency0 === dn.token("ORBIO");
+    const twap = orbioFirst ? priceFromX96(meanX96, 18, 6) : 1 / priceFromX96(meanX96, 6, 18);
 
     const res = await portfolio(traderKey);
     expect(res.status, JSON.stringify(res.json)).toBe(200);

@@ -4,6 +4,14 @@ import { freePort } from "../../devnet/anvil.js";
 import { openPglite, type Db } from "../../api/ports/store/db.js";
 import { startDevnet, type Devnet } from "../helpers/devnet.js";
 import { freshStore, serveApi, type Api } from "../helpers/api.js";
+import { parseAbi, domainSeparator, type Address } from "viem";
+import {
+  CONTRACTS_4663,
+  DELEGATION_4663,
+  FEEDS_4663,
+  TOKENS_4663,
+  STOCK_IMPLEMENTATION_4663,
+} from "../../lib/addressBook.js";
 
 let dn: Devnet;
 let store: Awaited<ReturnType<typeof freshStore>>;
@@ -109,10 +117,10 @@ describe("GET /api/v1/config", () => {
     );
     expect(canonical.map((p) => `${p.symbol0}/${p.symbol1}`).sort()).toEqual([
       "ETH/USDG",
-      "NVDA/USDG",
-      "ORBIO/USDG",
       "TSLA/USDG",
-      "WBTC/USDG",
+      "USDG/NVDA",
+      "USDG/ORBIO",
+      "USDG/WBTC",
     ]);
     expect(body.universe.pools).toEqual(
       canonical.map((p) => ({
@@ -139,6 +147,68 @@ describe("GET /api/v1/config", () => {
     }
     expect(answers[0]).toBe(answers[1]);
     expect(JSON.parse(answers[0]!).auth.domain).toBe("api.example.test");
+  });
+});
+
+describe("the devnet at chain 4663's addresses (lib/addressBook.ts)", () => {
+  it("names every shared contract in /config at its production address", async () => {
+    const body = (await api.call("GET", "/api/v1/config")).json;
+    expect(body.router).toBe(CONTRACTS_4663.universalRouter);
+    expect(body.permit_contract).toBe(CONTRACTS_4663.permit2);
+    expect(body.pool_manager).toBe(CONTRACTS_4663.poolManager);
+    expect(body.v4_quoter).toBe(CONTRACTS_4663.v4Quoter);
+    expect(body.multicall).toBe(CONTRACTS_4663.multicall3);
+    expect(body.session.delegation_manager).toBe(CONTRACTS_4663.delegationManager);
+    expect(body.session.stateless_delegator).toBe(CONTRACTS_4663.statelessDelegator);
+    expect(body.session.enforcers).toEqual(DELEGATION_4663.enforcers);
+    for (const symbol of ["WETH", "USDG", "TSLA", "NVDA"] as const)
+      expect(body.tokens[symbol].address, symbol).toBe(TOKENS_4663[symbol]);
+    const feeds = { ETH: "ETH", WETH: "ETH", USDG: "USDG", WBTC: "BTC", TSLA: "TSLA", NVDA: "NVDA" } as const;
+    for (const [symbol, feed] of Object.entries(feeds)) expect(body.tokens[symbol].feed, symbol).toBe(FEEDS_4663[feed]);
+    // Fixtures of our own with no chain-4663 counterpart keep devnet addresses and are not in the book.
+    const book = new Set(
+      [
+        ...Object.values(CONTRACTS_4663),
+        ...Object.values(TOKENS_4663),
+        ...Object.values(FEEDS_4663),
+        ...Object.values(DELEGATION_4663.enforcers),
+      ].map((a) => a.toLowerCase()),
+    );
+    for (const own of [body.tokens.WBTC.address, body.tokens.ORBIO.address, body.universe.launchpad])
+      expect(book.has(own.toLowerCase()), own).toBe(false);
+    const u = dn.universe.contracts;
+    expect(u.stockBeacon).toBe(CONTRACTS_4663.stockBeacon);
+    expect(u.stateView).toBe(CONTRACTS_4663.stateView);
+    expect(u.positionManager).toBe(CONTRACTS_4663.positionManager);
+    expect(dn.universe.devnet!.fixtures.stockImplementation).toBe(STOCK_IMPLEMENTATION_4663);
+  });
+
+  it("carries the real addresses in the placed contracts' immutables and EIP-712 domains", async () => {
+    const read = (address: Address, sig: string, functionName: string) =>
+      dn.pub.readContract({ address, abi: parseAbi([sig]), functionName }) as Promise<unknown>;
+    const pm = "function poolManager() view returns (address)";
+    const c = CONTRACTS_4663;
+    for (const at of [c.universalRouter, c.v4Quoter, c.stateView, c.positionManager])
+      expect(await read(at, pm, "poolManager"), at).toBe(c.poolManager);
+    expect(await read(c.positionManager, "function permit2() view returns (address)", "permit2")).toBe(c.permit2);
+    // EIP-712 domains cached at construction name the address the contract sits at, not where it was built.
+    const positionsDomain = domainSeparator({
+      domain: { name: "Uniswap v4 Positions NFT", chainId: 4663, verifyingContract: c.positionManager },
+    });
+    const ds = "function DOMAIN_SEPARATOR() view returns (bytes32)";
+    expect(await read(c.positionManager, ds, "DOMAIN_SEPARATOR")).toBe(positionsDomain);
+    const dmDomain = (await dn.pub.readContract({
+      address: c.delegationManager,
+      abi: parseAbi([
+        "function eip712Domain() view returns (bytes1, string, string, uint256, address, bytes32, uint256[])",
+      ]),
+      functionName: "eip712Domain",
+    })) as readonly unknown[];
+    expect(dmDomain[4]).toBe(c.delegationManager);
+    // Each enforcer and deleGator holds code at its published address.
+    const addresses = [...Object.values(DELEGATION_4663.enforcers), ...Object.values(DELEGATION_4663.implementations)];
+    for (const at of [...addresses, DELEGATION_4663.entryPoint, DELEGATION_4663.simpleFactory])
+      expect(((await dn.pub.getCode({ address: at })) ?? "0x").length, at).toBeGreaterThan(2);
   });
 });
 

@@ -42,8 +42,11 @@ type UniversePool = {
   symbol0: string;
   symbol1: string;
 };
-const pool = (s0: string, s1: string) =>
-  (dn.universe.pools as UniversePool[]).find((p) => p.symbol0 === s0 && p.symbol1 === s1)!;
+/** The pool of two symbols, whichever way their addresses sort. */
+const pool = (a: string, b: string) =>
+  (dn.universe.pools as UniversePool[]).find(
+    (p) => (p.symbol0 === a && p.symbol1 === b) || (p.symbol0 === b && p.symbol1 === a),
+  )!;
 
 /** ETH -> USDG on one pool, and WBTC -> USDG -> ETH on two: honest quotes on hookless pools. */
 function quotes() {
@@ -76,8 +79,8 @@ function quotes() {
       functionName: "quoteExactInput",
       args: [
         {
-          exactCurrency: btcUsdg.currency0,
-          path: [hop(btcUsdg, btcUsdg.currency1), hop(ethUsdg, zeroAddress)],
+          exactCurrency: dn.token("WBTC"),
+          path: [hop(btcUsdg, dn.token("USDG")), hop(ethUsdg, zeroAddress)],
           exactAmount: 10n ** 6n,
         },
       ],
