@@ -3,7 +3,7 @@
  * place every second (--state-interval 1), so a kill -9 during a write can leave it cut short;
  * a complete copy is kept beside it and a cut file is repaired before anvil loads it.
  */
-import { copyFileSync, existsSync, readFileSync, renameSync, statSync } from "node:fs";
+import { closeSync, copyFileSync, existsSync, openSync, readFileSync, readSync, renameSync, statSync } from "node:fs";
 
 /** A state file anvil can load: complete JSON (anvil writes it in place, so kill -9 can cut it). */
 export function isCompleteState(file: string): boolean {
@@ -21,8 +21,31 @@ export function goodStatePath(state: string): string {
 }
 
 /**
- * Copies `state` to its .good copy when it changed and is complete. Run now and then while anvil
- * runs: if kill -9 lands while anvil writes the file, the next start falls back to this copy.
+ * How anvil's state file ends. anvil writes it truncated first, so a write cut by kill -9 leaves a
+ * prefix, and no proper prefix can end with the top-level key that closes the whole object.
+ */
+const STATE_TRAILER = /"historical_states":null\}\s*$/;
+
+/** The file's last `n` bytes as text. */
+function tailOf(file: string, n: number): string {
+  const fd = openSync(file, "r");
+  try {
+    const size = statSync(file).size;
+    const buf = Buffer.alloc(Math.min(n, size));
+    readSync(fd, buf, 0, buf.length, size - buf.length);
+    return buf.toString("utf8");
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Copies `state` to its .good copy when it changed and is complete. Run every few seconds while anvil
+ * runs: if kill -9 lands while anvil writes the file, the next start falls back to this copy. Complete
+ * is judged by the file's last bytes, not by parsing it: the file grows with every block and
+ * transaction, and parsing tens of megabytes every 5 s (the first design) cost the start process,
+ * which is also `npm run stack`'s balancer, gigabytes of heap and its latency under load. A file of
+ * another shape (another anvil) is parsed whole, as before; repairState, once at start, always parses.
  */
 export function keepGoodState(state: string, lastMtimeMs: number): number {
   let mtimeMs: number;
@@ -32,15 +55,15 @@ export function keepGoodState(state: string, lastMtimeMs: number): number {
     return lastMtimeMs;
   }
   if (mtimeMs === lastMtimeMs) return lastMtimeMs;
-  let text: string;
   try {
-    text = readFileSync(state, "utf8");
-    JSON.parse(text);
+    if (!STATE_TRAILER.test(tailOf(state, 256))) JSON.parse(readFileSync(state, "utf8"));
   } catch {
     return lastMtimeMs; // read while anvil was writing it: try again next time
   }
   const good = goodStatePath(state);
   copyFileSync(state, `${good}.tmp`);
+  // Copied while anvil rewrote it: keep the last good copy, try again next time.
+  if (!STATE_TRAILER.test(tailOf(`${good}.tmp`, 256)) && !isCompleteState(`${good}.tmp`)) return lastMtimeMs;
   renameSync(`${good}.tmp`, good);
   return mtimeMs;
 }
