@@ -1,9 +1,11 @@
 import { afterAll, describe, expect, it } from "vitest";
 import {
   alive,
+  apiProcesses,
   call,
   clientsFor,
   npmStart,
+  pidOnPort,
   pidsOf,
   stackEnv,
   until,
@@ -28,15 +30,6 @@ afterAll(async () => {
   for (const c of cleanups) await c().catch(() => {});
 });
 
-/** The API processes the ready lines name: `127.0.0.1:<port> (metrics <port>)`. */
-function apiProcesses(out: string): { port: number; metricsPort: number }[] {
-  const line = out.split("\n").find((l) => l.includes("API processes behind port")) ?? "";
-  return [...line.matchAll(/127\.0\.0\.1:(\d+) \(metrics (\d+)\)/g)].map((m) => ({
-    port: Number(m[1]),
-    metricsPort: Number(m[2]),
-  }));
-}
-
 /** Requests a process has answered, from its own /metrics. */
 async function answered(metricsPort: number): Promise<number> {
   const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
@@ -44,27 +37,6 @@ async function answered(metricsPort: number): Promise<number> {
     (n, m) => n + Number(m[1]),
     0,
   );
-}
-
-/** The pid listening on a loopback port (from /proc: the socket's inode, then the process holding it). */
-async function pidOnPort(port: number): Promise<number | null> {
-  const { readFileSync, readdirSync, readlinkSync } = await import("node:fs");
-  const hex = port.toString(16).toUpperCase().padStart(4, "0");
-  const inodes = new Set(
-    readFileSync("/proc/net/tcp", "utf8")
-      .split("\n")
-      .filter((l) => l.includes(`:${hex} `) && / 0A /.test(l))
-      .map((l) => l.trim().split(/\s+/)[9]),
-  );
-  for (const pid of readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
-    try {
-      for (const fd of readdirSync(`/proc/${pid}/fd`))
-        if (inodes.has(readlinkSync(`/proc/${pid}/fd/${fd}`).replace(/^socket:\[(\d+)\]$/, "$1"))) return Number(pid);
-    } catch {
-      // gone, or not ours to read
-    }
-  }
-  return null;
 }
 
 describe("npm run stack: the production layout on one machine", () => {

@@ -4,7 +4,7 @@
  * pids it records in DATA_DIR/start.pid, and an agent that signs in and trades over HTTP.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs";
 import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -283,3 +283,33 @@ export function clientsFor(env: StackEnv) {
 /** Ponder's /status block on the ops port (null while it does not answer). */
 export const indexerBlock = (env: StackEnv): Promise<number | null> =>
   readIndexerBlock(`http://127.0.0.1:${env.OPS_PORT}`);
+
+/** The API processes the ready lines name: `127.0.0.1:<port> (metrics <port>)`. */
+export function apiProcesses(out: string): { port: number; metricsPort: number }[] {
+  const line = out.split("\n").find((l) => l.includes("API processes behind port")) ?? "";
+  return [...line.matchAll(/127\.0\.0\.1:(\d+) \(metrics (\d+)\)/g)].map((m) => ({
+    port: Number(m[1]),
+    metricsPort: Number(m[2]),
+  }));
+}
+
+/** The pid listening on a loopback port (from /proc: the socket's inode, then the process holding it). */
+export async function pidOnPort(port: number): Promise<number | null> {
+  const hex = port.toString(16).toUpperCase().padStart(4, "0");
+  const inodes = new Set(
+    readFileSync("/proc/net/tcp", "utf8")
+      .split("\n")
+      .filter((l) => l.includes(`:${hex} `) && / 0A /.test(l))
+      .map((l) => l.trim().split(/\s+/)[9]),
+  );
+  for (const pid of readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
+    try {
+      for (const fd of readdirSync(`/proc/${pid}/fd`))
+        if (inodes.has(readlinkSync(`/proc/${pid}/fd/${fd}`).replace(/^socket:\[(\d+)\]$/, "$1"))) return Number(pid);
+    } catch {
+      // gone, or not ours to read
+    }
+  }
+  return null;
+}
+
