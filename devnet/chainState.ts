@@ -42,28 +42,24 @@ function tailOf(file: string, n: number): string {
 /**
  * Copies `state` to its .good copy when it changed and is complete. Run every few seconds while anvil
  * runs: if kill -9 lands while anvil writes the file, the next start falls back to this copy. Complete
- * is judged by the file's last bytes, not by parsing it: the file grows with every block and
- * transaction, and parsing tens of megabytes every 5 s (the first design) cost the start process,
- * which is also `npm run stack`'s balancer, gigabytes of heap and its latency under load. A file of
- * another shape (another anvil) is parsed whole, as before; repairState, once at start, always parses.
+ * is judged by the file's last bytes (anvil's own trailer, checked against the pinned anvil by
+ * test/devnet/chainState.test.ts), never by parsing it: the file grows with every block and
+ * transaction, and parsing tens of megabytes every 5 s in the start process, which is also
+ * `npm run stack`'s balancer, took its heap to 2.5 GB and held every request behind it for seconds
+ * in a 10-minute load run (bench/RESULTS.md "Load test"). A file caught mid-write, or copied while
+ * anvil rewrote it, is not kept: the next pass tries again. repairState, once at start, parses.
  */
 export function keepGoodState(state: string, lastMtimeMs: number): number {
   let mtimeMs: number;
   try {
     mtimeMs = statSync(state).mtimeMs;
+    if (mtimeMs === lastMtimeMs || !STATE_TRAILER.test(tailOf(state, 256))) return lastMtimeMs;
   } catch {
     return lastMtimeMs;
   }
-  if (mtimeMs === lastMtimeMs) return lastMtimeMs;
-  try {
-    if (!STATE_TRAILER.test(tailOf(state, 256))) JSON.parse(readFileSync(state, "utf8"));
-  } catch {
-    return lastMtimeMs; // read while anvil was writing it: try again next time
-  }
   const good = goodStatePath(state);
   copyFileSync(state, `${good}.tmp`);
-  // Copied while anvil rewrote it: keep the last good copy, try again next time.
-  if (!STATE_TRAILER.test(tailOf(`${good}.tmp`, 256)) && !isCompleteState(`${good}.tmp`)) return lastMtimeMs;
+  if (!STATE_TRAILER.test(tailOf(`${good}.tmp`, 256))) return lastMtimeMs;
   renameSync(`${good}.tmp`, good);
   return mtimeMs;
 }
