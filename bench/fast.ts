@@ -24,6 +24,7 @@ import { loadNative, secpWith } from "../lib/secp.js";
 import type { apiClient } from "./http.js";
 import { single, summarize, type Row } from "./stats.js";
 import { withServedChain } from "./servedChain.js";
+import { sendTrip, valueRow } from "./nodeAlone.js";
 
 type Account = ReturnType<typeof privateKeyToAccount>;
 type Api = ReturnType<typeof apiClient>;
@@ -132,15 +133,7 @@ export async function benchFast(opts: { trades: number; seconds: number; agents:
         return ms;
       };
       // The node alone: the route's own chain calls, straight to anvil, one trade at a time.
-      const nodeCall = async (method: string, params: unknown) => {
-        const res = await fetch(anvil.rpcUrl, {
-          method: "POST",
-          headers: { "content-type": "application/json" },
-          body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
-        });
-        const j = (await res.json()) as { error?: { message: string } };
-        if (j.error) throw new Error(`node alone ${method}: ${j.error.message}`);
-      };
+      const nodeCall = (method: string, params: unknown) => sendTrip(anvil.rpcUrl, [{ method, params }]);
       const nodeAlone = async (calls: { method: string; params?: unknown }[], n: number, simulate: boolean) => {
         alone.nonce = await pub.getTransactionCount({ address: alone.a.address, blockTag: "pending" });
         const ms: number[] = [];
@@ -329,18 +322,13 @@ function issue31Rows(trades: number, sim: Mode, noSim: Mode): Row[] {
         x.node,
         "ms",
       ),
-      {
-        name:
-          `live/fast ${label} (native) as a ratio to the node alone, p50 over p50; service's own p50 time beyond ` +
+      valueRow(
+        `live/fast ${label} (native) as a ratio to the node alone, p50 over p50; service's own p50 time beyond ` +
           `it ${(p50(x.native) - p50(x.node)).toFixed(1)} ms`,
-        unit: "x",
-        n: trades,
-        p50: ratio,
-        p99: ratio,
-        min: ratio,
-        max: ratio,
-        mean: ratio,
-      },
+        "x",
+        ratio,
+        trades,
+      ),
     ];
   });
 }

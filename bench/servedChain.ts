@@ -12,11 +12,14 @@ import { apiClient, server } from "./http.js";
  * indexer on PostgreSQL caught up, a counting RPC proxy in front of anvil, and the service in its
  * own process reading the chain through the proxy. `run` gets it all; everything stops after.
  * `serve(env)` starts another service process on the same chain and indexer (e.g. another backend);
- * `onCall` sees each JSON-RPC call the proxy forwards.
+ * `onCall` sees each JSON-RPC call the proxy forwards, `onTrip` each round trip's calls together.
  */
 export async function withServedChain<T>(
   run: (s: ServedChain) => Promise<T>,
-  opts: { onCall?: (m: { method: string; params?: unknown }) => void } = {},
+  opts: {
+    onCall?: (m: { method: string; params?: unknown }) => void;
+    onTrip?: (calls: { method: string; params?: unknown }[]) => void;
+  } = {},
 ): Promise<T> {
   await ensureSnapshot();
   const anvil = await startAnvil({ loadState: SNAPSHOT_FILE });
@@ -29,7 +32,10 @@ export async function withServedChain<T>(
     cacheTime: 0,
   }) as PublicClient;
   const ix = await startIndexer({ anvilPort: anvil.port, backend: "postgres" });
-  const proxy = await startRpcProxy(anvil.rpcUrl, { onCall: (m) => opts.onCall?.(m) });
+  const proxy = await startRpcProxy(anvil.rpcUrl, {
+    onCall: (m) => opts.onCall?.(m),
+    onTrip: (calls) => opts.onTrip?.(calls),
+  });
   const children: ChildProcess[] = [];
   const serve = async (env: Record<string, string> = {}) => {
     const s = await server("app", proxy.port, {

@@ -3,6 +3,10 @@
  * and V4Quoter) against the service in its own process (bench/httpServer.ts), with the real
  * indexer on PostgreSQL. A counting proxy between the service and anvil measures the chain RPC
  * round trips each request costs. Then 16 agents prepare concurrently for a while.
+ *
+ * Issue 31 point 1: beside each, the node alone (bench/nodeAlone.ts): the route's own round trips, as
+ * the proxy saw them for one request, sent straight to the same anvil one pass at a time, and from 16
+ * agents for the same seconds; each route as a ratio to it.
  */
 import type { ChildProcess } from "node:child_process";
 import { createTestClient, http, parseEther, type Address } from "viem";
@@ -14,13 +18,15 @@ import { ensureSnapshot, SNAPSHOT_FILE } from "../devnet/snapshot.js";
 import { startIndexer } from "../test/helpers/indexer.js";
 import { single, summarize, type Row } from "./stats.js";
 import { apiClient, server } from "./http.js";
+import { ratioRows, replay, replayConcurrent, tripRecorder, valueRow } from "./nodeAlone.js";
 
 export async function benchTrading(opts: { requests: number; seconds: number; agents: number }): Promise<Row[]> {
   await ensureSnapshot();
   const anvil = await startAnvil({ loadState: SNAPSHOT_FILE });
   const test = createTestClient({ chain: devnetChain(anvil.rpcUrl), transport: http(anvil.rpcUrl), mode: "anvil" });
   const ix = await startIndexer({ anvilPort: anvil.port, backend: "postgres" });
-  const proxy = await startRpcProxy(anvil.rpcUrl);
+  const record = tripRecorder();
+  const proxy = await startRpcProxy(anvil.rpcUrl, { onTrip: record.onTrip });
   let child: ChildProcess | null = null;
   try {
     await ix.waitFor(
@@ -70,6 +76,14 @@ export async function benchTrading(opts: { requests: number; seconds: number; ag
       .map(([m, n]) => `${m} ${(n / opts.requests).toFixed(2)}`)
       .join(", ");
 
+    // The node alone: one request's round trips, replayed straight to anvil.
+    const quoteTripList = await record.during(() => post("/live/quote", quoteBody, a0.key));
+    const prepareTripList = await record.during(() => post("/live/prepare", prepareBody(a0), a0.key));
+    await replay(anvil.rpcUrl, prepareTripList, 20); // warm
+    const nodeQuoteMs = await replay(anvil.rpcUrl, quoteTripList, opts.requests);
+    const nodePrepareMs = await replay(anvil.rpcUrl, prepareTripList, opts.requests);
+    const nodePerSecond = await replayConcurrent(anvil.rpcUrl, prepareTripList, opts.agents, opts.seconds);
+
     // 16 agents, each preparing back to back.
     const until = performance.now() + opts.seconds * 1000;
     const concurrentMs: number[] = [];
@@ -106,6 +120,31 @@ export async function benchTrading(opts: { requests: number; seconds: number; ag
         `live/prepare, ${opts.agents} concurrent agents: throughput over ${opts.seconds} s`,
         "prepares/s",
         perSecond,
+        concurrentMs.length,
+      ),
+      summarize(
+        `node alone for live/quote: its ${quoteTripList.length} round trip(s), one at a time`,
+        nodeQuoteMs,
+        "ms",
+      ),
+      ...ratioRows("live/quote", quoteMs, nodeQuoteMs),
+      summarize(
+        `node alone for live/prepare: its ${prepareTripList.length} round trips ` +
+          `(${prepareTripList.map((t) => t.map((c) => c.method).join("+")).join(", ")}), one at a time`,
+        nodePrepareMs,
+        "ms",
+      ),
+      ...ratioRows("live/prepare", prepareMs, nodePrepareMs),
+      valueRow(
+        `node alone for live/prepare, ${opts.agents} agents: passes over its round trips per second`,
+        "prepares/s",
+        nodePerSecond,
+        opts.agents,
+      ),
+      valueRow(
+        `live/prepare at ${opts.agents} agents as a share of the node alone's throughput (goal >= 0.70)`,
+        "x",
+        perSecond / nodePerSecond,
         concurrentMs.length,
       ),
     ];

@@ -5,13 +5,18 @@ import type { AddressInfo } from "node:net";
  * A loopback JSON-RPC proxy in front of a node: counts round trips (HTTP requests) and the calls
  * inside them (benchmarks), and can stop answering like a dead RPC (tests). `refuse` lists methods
  * answered with JSON-RPC error -32601 like a node without them (e.g. debug_traceTransaction).
- * `onCall` sees each call (method and params) before it is forwarded. `silent` keeps requests
+ * `onCall` sees each call (method and params) before it is forwarded, `onTrip` each round trip's calls
+ * together (a batch as one trip: the benchmarks' "node alone" lines replay them so). `silent` keeps requests
  * open without an answer, like a stalled node; `counts.to` counts the eth_call and eth_getCode
  * calls per contract address (lower case).
  */
 export async function startRpcProxy(
   upstream: string,
-  opts: { refuse?: string[]; onCall?: (m: { method: string; params?: unknown }) => void } = {},
+  opts: {
+    refuse?: string[];
+    onCall?: (m: { method: string; params?: unknown }) => void;
+    onTrip?: (calls: { method: string; params?: unknown }[]) => void;
+  } = {},
 ) {
   const refuse = new Set(opts.refuse ?? []);
   const counts = { trips: 0, calls: 0, methods: {} as Record<string, number>, to: {} as Record<string, number> };
@@ -30,6 +35,7 @@ export async function startRpcProxy(
       const parsed = JSON.parse(body);
       single = !Array.isArray(parsed);
       const calls: { id: unknown; method: string; params?: unknown[] }[] = single ? [parsed] : parsed;
+      opts.onTrip?.(calls.map((m) => ({ method: m.method, params: m.params })));
       for (const m of calls) {
         opts.onCall?.(m);
         counts.calls++;
