@@ -8,6 +8,7 @@ import {
 } from "node:http";
 import type { AddressInfo } from "node:net";
 import { MAX_BODY_BYTES } from "../api/http/guards.js";
+import { capEdge } from "../api/http/serve.js";
 
 export type Balancer = { server: Server; port: number; close(): Promise<void> };
 
@@ -34,8 +35,9 @@ export async function startBalancer(o: { port: number; host: string; backends: (
       () => refuse(res, 400, "BAD_REQUEST", "the request body could not be read"),
     );
   });
-  server.headersTimeout = 10_000;
-  server.requestTimeout = 30_000;
+  // The balancer is the edge here: the API's caps (connections in all and per client address, header,
+  // request and keep-alive timeouts, JSON answers to what cannot be parsed), so no caller can hold its port.
+  capEdge(server, []);
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(o.port, o.host, () => resolve());

@@ -1,8 +1,9 @@
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import { createServer, request, type Server } from "node:http";
+import { connect, type AddressInfo, type Socket } from "node:net";
 import { afterAll, describe, expect, it } from "vitest";
 import { freePort } from "../devnet/anvil.js";
 import { startBalancer, type Balancer } from "../scripts/balancer.js";
+import { PER_ADDRESS_CONNECTIONS } from "../api/http/serve.js";
 
 /**
  * The balancer of `npm run stack` over real HTTP servers standing in for API processes: who got
@@ -102,4 +103,45 @@ describe("the balancer in front of the API processes", () => {
     expect(((await r.json()) as { error: { code: string } }).error.code).toBe("BAD_REQUEST");
     expect(seen).toEqual([]);
   });
+
+  it(
+    "is the edge: one client address holds at most the API's per-address connections, others still get in, " +
+      "and what cannot be parsed is answered in JSON",
+    async () => {
+      const b = await balancer([await backend("a")]);
+      // 140 idle connections from one address: those past PER_ADDRESS_CONNECTIONS are closed at once.
+      const sockets = await Promise.all(
+        Array.from(
+          { length: PER_ADDRESS_CONNECTIONS + 12 },
+          () =>
+            new Promise<Socket>((resolve) => {
+              const s = connect({ port: b.port, host: "127.0.0.1", localAddress: "127.1.0.5" }, () => resolve(s));
+              s.on("error", () => {});
+            }),
+        ),
+      );
+      await new Promise((r) => setTimeout(r, 200));
+      expect(sockets.filter((s) => !s.destroyed && s.readyState === "open").length).toBe(PER_ADDRESS_CONNECTIONS);
+      // Another client is served meanwhile.
+      const other = await new Promise<number>((resolve, reject) => {
+        const req = request(
+          { port: b.port, host: "127.0.0.1", localAddress: "127.1.0.6", method: "POST", path: "/api/v1/x" },
+          (res) => (res.resume(), resolve(res.statusCode ?? 0)),
+        );
+        req.on("error", reject);
+        req.end("{}");
+      });
+      expect(other).toBe(201);
+      for (const s of sockets) s.destroy();
+      // A request line Node cannot parse: 400 in the API's JSON shape, not Node's plain text.
+      const answer = await new Promise<string>((resolve) => {
+        const s = connect({ port: b.port, host: "127.0.0.1" }, () => s.write("NOT HTTP\r\n\r\n"));
+        let text = "";
+        s.on("data", (d) => (text += d));
+        s.on("close", () => resolve(text));
+      });
+      expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+      expect(answer).toContain('{"error":{"code":"BAD_REQUEST","message":"malformed HTTP request"}}');
+    },
+  );
 });

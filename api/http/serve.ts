@@ -31,9 +31,17 @@ export async function serveApp(app: { fetch: Fetch }, opts: ServeOptions): Promi
     ) as Server;
     s.once("error", reject);
   });
-  capConnections(server, opts.trustedProxies ?? []);
-  server.on("clientError", answerClientError);
+  capEdge(server, opts.trustedProxies ?? []);
   return server;
+}
+
+/**
+ * The edge's caps and JSON answers to unparseable requests on any public HTTP server of ours: the
+ * API's, and `npm run stack`'s balancer in front of it (scripts/balancer.ts), which is the edge there.
+ */
+export function capEdge(server: Server, trustedProxies: string[]): void {
+  capConnections(server, trustedProxies);
+  server.on("clientError", answerClientError);
 }
 
 function capConnections(server: Server, trustedProxies: string[]) {

@@ -65,7 +65,7 @@ function parseArgs(argv: string[]): Settings {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Runs `f` for 0..n-1 at most `concurrency` at once; an attempt refused 429 waits its Retry-After once. */
+/** Runs `f` for 0..n-1, at most `concurrency` at once. */
 async function many<T>(n: number, concurrency: number, f: (i: number) => Promise<T>): Promise<T[]> {
   const q = new PQueue({ concurrency });
   return Promise.all(Array.from({ length: n }, (_, i) => q.add(() => f(i)) as Promise<T>));
