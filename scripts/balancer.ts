@@ -6,14 +6,20 @@ import {
   type Server,
   type ServerResponse,
 } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { AddressInfo, Socket } from "node:net";
 import { MAX_BODY_BYTES } from "../api/http/guards.js";
-import { capEdge } from "../api/http/serve.js";
+import { CONNECTIONS_CHECK_MS, capEdge } from "../api/http/serve.js";
 
 export type Balancer = { server: Server; port: number; close(): Promise<void> };
 
 /** The header the balancer appends the client's address to (the API processes are told to believe it from loopback). */
 export const FORWARDED_FOR = "x-forwarded-for";
+
+/** Requests one connection may have waiting behind the one being served (pipelining); past it the connection is closed. */
+export const MAX_PIPELINED = 8;
+/** An API process that took a request and then says nothing this long (frozen, not dead) answers 503. */
+export const UPSTREAM_IDLE_MS = 60_000;
+const BODY_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
 /**
  * One public port in front of the API processes of `npm run stack`, round-robin. A process that
@@ -21,22 +27,41 @@ export const FORWARDED_FOR = "x-forwarded-for";
  * taking it may have acted (a relayed trade), so the request is not sent again and the caller gets
  * 503 ENGINE_UNAVAILABLE with Retry-After, as SPEC's retry rules expect. Bodies are read first
  * (capped as the API caps them) so that a refused connection can be retried with the same bytes.
+ *
+ * It is the edge here, so it holds the API's own edge rules (capEdge: connections in all and per
+ * client address, timeouts, JSON answers to what cannot be parsed), serves a connection's pipelined
+ * requests one after another (one connection never fans out into thousands upstream), gives up on a
+ * request whose caller has gone, and refuses chunked or oversized bodies before reading them, as the
+ * API does (issue 32's attack on the running stack found each of these open).
  */
-export async function startBalancer(o: { port: number; host: string; backends: () => number[] }): Promise<Balancer> {
+export async function startBalancer(o: {
+  port: number;
+  host: string;
+  backends: () => number[];
+  /** UPSTREAM_IDLE_MS unless given (tests). */
+  upstreamIdleMs?: number;
+}): Promise<Balancer> {
+  const idleMs = o.upstreamIdleMs ?? UPSTREAM_IDLE_MS;
   let next = 0;
-  const server = createServer((req, res) => {
-    readBody(req).then(
-      (body) => {
-        const ports = o.backends();
-        if (body === null) return refuse(res, 413, "BAD_REQUEST", `body over ${MAX_BODY_BYTES} bytes`);
-        const start = next++;
-        forward(req, res, body, ports, start % Math.max(ports.length, 1), ports.length);
-      },
-      () => refuse(res, 400, "BAD_REQUEST", "the request body could not be read"),
-    );
-  });
-  // The balancer is the edge here: the API's caps (connections in all and per client address, header,
-  // request and keep-alive timeouts, JSON answers to what cannot be parsed), so no caller can hold its port.
+  const serve = async (req: IncomingMessage, res: ServerResponse) => {
+    const refused = refusedBody(req);
+    if (refused) return refuse(res, refused.status, refused.code, refused.message);
+    const body = await readBody(req).catch(() => undefined);
+    if (body === undefined) return refuse(res, 400, "BAD_REQUEST", "the request body could not be read");
+    if (body === null) return refuse(res, 413, "BAD_REQUEST", `body over ${MAX_BODY_BYTES} bytes`);
+    const ports = o.backends();
+    const start = next++;
+    // Served once its answer is done or its caller gone; a keep-alive connection carries many: no listener stays.
+    await new Promise<void>((resolve) => {
+      const done = () => (res.off("close", done), req.socket.off("close", done), resolve());
+      res.once("close", done);
+      req.socket.once("close", done);
+      forward({ req, res, body, ports, idleMs }, start % Math.max(ports.length, 1), ports.length);
+    });
+  };
+  const server = createServer({ connectionsCheckingInterval: CONNECTIONS_CHECK_MS }, (req, res) =>
+    serially(req, () => serve(req, res)),
+  );
   capEdge(server, []);
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -53,6 +78,46 @@ export async function startBalancer(o: { port: number; host: string; backends: (
   };
 }
 
+/** Each connection's requests, served one at a time: the last one's promise and how many wait. */
+const queues = new WeakMap<Socket, { tail: Promise<void>; waiting: number }>();
+function serially(req: IncomingMessage, run: () => Promise<void>): void {
+  const socket = req.socket;
+  const q = queues.get(socket) ?? { tail: Promise.resolve(), waiting: 0 };
+  queues.set(socket, q);
+  if (q.waiting > MAX_PIPELINED) return void socket.destroy();
+  q.waiting++;
+  q.tail = q.tail.then(async () => {
+    try {
+      if (!socket.destroyed) await run();
+    } catch {
+      socket.destroy();
+    } finally {
+      q.waiting--;
+    }
+  });
+}
+
+/**
+ * What the API would refuse before reading a body: no Host (421: passed on, Node would name the API
+ * process's own address as the host), a chunked body (411), a declared size past the cap (413).
+ */
+function refusedBody(req: IncomingMessage): { status: number; code: string; message: string } | null {
+  if (!req.headers.host)
+    return { status: 421, code: "UNKNOWN_HOST", message: 'this server does not answer for host ""' };
+  if (!BODY_METHODS.has(req.method ?? "")) return null;
+  const te = req.headers["transfer-encoding"];
+  if (te && te.toLowerCase() !== "identity")
+    return {
+      status: 411,
+      code: "LENGTH_REQUIRED",
+      message: "send the body with a plain Content-Length (chunked bodies are refused)",
+    };
+  const cl = req.headers["content-length"];
+  if (cl !== undefined && Number(cl) > MAX_BODY_BYTES)
+    return { status: 413, code: "BAD_REQUEST", message: `body over ${MAX_BODY_BYTES} bytes` };
+  return null;
+}
+
 /** The body, or null past the API's cap. */
 async function readBody(req: IncomingMessage): Promise<Buffer | null> {
   const chunks: Buffer[] = [];
@@ -66,14 +131,9 @@ async function readBody(req: IncomingMessage): Promise<Buffer | null> {
 }
 
 /** Sends the request to ports[at], moving on to the next process only while connections are refused. */
-function forward(
-  req: IncomingMessage,
-  res: ServerResponse,
-  body: Buffer,
-  ports: number[],
-  at: number,
-  triesLeft: number,
-): void {
+type Forwarded = { req: IncomingMessage; res: ServerResponse; body: Buffer; ports: number[]; idleMs: number };
+function forward(f: Forwarded, at: number, triesLeft: number): void {
+  const { req, res, body, ports } = f;
   if (triesLeft <= 0) return void refuse(res, 503, "ENGINE_UNAVAILABLE", "no API process is answering; retry shortly");
   const peer = req.socket.remoteAddress ?? "";
   const prior = req.headers[FORWARDED_FOR];
@@ -90,11 +150,16 @@ function forward(
     answer.pipe(res);
     answer.once("error", () => res.destroy());
   });
-  // A caller that hangs up mid-answer: the process's answer is dropped, not read to the end.
-  res.once("close", () => !res.writableFinished && out.destroy());
+  // A caller gone mid-answer, or before it (its socket closed): the process's answer is dropped, not read to the end.
+  const gone = () => !res.writableFinished && out.destroy();
+  res.once("close", gone);
+  req.socket.once("close", gone);
+  res.once("finish", () => req.socket.off("close", gone));
+  out.setTimeout(f.idleMs, () => out.destroy(new Error("the API process said nothing in time")));
   out.once("error", (err: NodeJS.ErrnoException) => {
+    req.socket.off("close", gone);
     if (res.headersSent) return void res.destroy();
-    if (err.code === "ECONNREFUSED") return void forward(req, res, body, ports, (at + 1) % ports.length, triesLeft - 1);
+    if (err.code === "ECONNREFUSED") return void forward(f, (at + 1) % ports.length, triesLeft - 1);
     refuse(res, 503, "ENGINE_UNAVAILABLE", "the API process handling this request went away; retry shortly");
   });
   out.end(body);

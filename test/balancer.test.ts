@@ -2,7 +2,7 @@ import { createServer, request, type Server } from "node:http";
 import { connect, type AddressInfo, type Socket } from "node:net";
 import { afterAll, describe, expect, it } from "vitest";
 import { freePort } from "../devnet/anvil.js";
-import { startBalancer, type Balancer } from "../scripts/balancer.js";
+import { MAX_PIPELINED, startBalancer, type Balancer } from "../scripts/balancer.js";
 import { PER_ADDRESS_CONNECTIONS } from "../api/http/serve.js";
 
 /**
@@ -41,8 +41,53 @@ async function backend(name: string, hangUp = false) {
   return (server.address() as AddressInfo).port;
 }
 
-async function balancer(ports: number[]): Promise<Balancer> {
-  const b = await startBalancer({ port: 0, host: "127.0.0.1", backends: () => ports });
+/**
+ * A stand-in that answers after `delayMs` (never, when null), counting the requests it holds at once
+ * and the connections open to it.
+ */
+async function slowBackend(delayMs: number | null) {
+  const state = { inFlight: 0, maxInFlight: 0, served: 0, connections: 0 };
+  const server: Server = createServer((req, res) => {
+    state.inFlight++;
+    state.maxInFlight = Math.max(state.maxInFlight, state.inFlight);
+    req.resume();
+    req.on("end", () => {
+      if (delayMs === null) return;
+      setTimeout(() => {
+        state.inFlight--;
+        state.served++;
+        res.writeHead(200, { "content-type": "application/json" }).end("{}");
+      }, delayMs);
+    });
+    res.once("close", () => void (res.writableFinished || state.inFlight--));
+  });
+  server.on("connection", (socket) => {
+    state.connections++;
+    socket.once("close", () => state.connections--);
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+  closers.push(() => new Promise((r) => (server.close(() => r()), server.closeAllConnections())));
+  return { port: (server.address() as AddressInfo).port, state };
+}
+
+/**
+ * Raw bytes to the balancer on one connection: what it answered by the time `done` holds for it, the
+ * connection closed, or `ms` passed.
+ */
+function raw(port: number, bytes: string, ms = 3_000, done: (text: string) => boolean = () => false): Promise<string> {
+  return new Promise((resolve) => {
+    const s = connect({ port, host: "127.0.0.1" }, () => s.write(bytes));
+    let text = "";
+    const t = setTimeout(() => s.destroy(), ms);
+    s.on("data", (d) => ((text += d), done(text) && s.destroy()));
+    s.on("error", () => {});
+    s.on("close", () => (clearTimeout(t), resolve(text)));
+  });
+}
+const getRequest = (path = "/api/v1/x") => `GET ${path} HTTP/1.1\r\nHost: localhost\r\n\r\n`;
+
+async function balancer(ports: number[], upstreamIdleMs?: number): Promise<Balancer> {
+  const b = await startBalancer({ port: 0, host: "127.0.0.1", backends: () => ports, upstreamIdleMs });
   closers.push(b.close);
   return b;
 }
@@ -144,4 +189,63 @@ describe("the balancer in front of the API processes", () => {
       expect(answer).toContain('{"error":{"code":"BAD_REQUEST","message":"malformed HTTP request"}}');
     },
   );
+
+  it("serves one connection's pipelined requests one after another, and closes a connection that queues too many", async () => {
+    const slow = await slowBackend(30);
+    const b = await balancer([slow.port]);
+    const all = (t: string) => (t.match(/HTTP\/1\.1 200/g) ?? []).length === MAX_PIPELINED;
+    const answered = await raw(b.port, getRequest().repeat(MAX_PIPELINED), 5_000, all);
+    expect(answered.match(/HTTP\/1\.1 200/g)).toHaveLength(MAX_PIPELINED);
+    expect(slow.state.maxInFlight).toBe(1);
+    // Far past the cap in one write: the connection is closed, and what reached the process stays bounded.
+    slow.state.served = 0;
+    await raw(b.port, getRequest().repeat(500), 5_000);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(slow.state.served).toBeLessThanOrEqual(MAX_PIPELINED + 1);
+    expect(slow.state.maxInFlight).toBe(1);
+  });
+
+  it("drops the process's answer and its connection when the caller hangs up, pipelined or not", async () => {
+    const frozen = await slowBackend(null);
+    const b = await balancer([frozen.port]);
+    await raw(b.port, getRequest().repeat(4), 300);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(frozen.state.connections).toBe(0);
+  });
+
+  it("answers 503 ENGINE_UNAVAILABLE when a process took a request and says nothing, never sending it elsewhere", async () => {
+    const frozen = await slowBackend(null);
+    const other = await slowBackend(0);
+    const b = await balancer([frozen.port, other.port], 300);
+    const r = await post(b.port, "{}");
+    expect(r.status).toBe(503);
+    expect(((await r.json()) as { error: { code: string } }).error.code).toBe("ENGINE_UNAVAILABLE");
+    expect(r.headers.get("retry-after")).toBe("1");
+    expect(other.state.served).toBe(0);
+  });
+
+  it("refuses a chunked body with 411 and a declared size past the cap with 413 before reading either", async () => {
+    const a = await slowBackend(0);
+    const b = await balancer([a.port]);
+    const chunked = await raw(
+      b.port,
+      "POST /api/v1/x HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n" +
+        "2\r\n{}\r\n0\r\n\r\n",
+    );
+    expect(chunked).toMatch(/^HTTP\/1\.1 411 /);
+    expect(chunked).toContain('"code":"LENGTH_REQUIRED"');
+    // Declares 99 MB and sends none of it: answered all the same, not held open waiting for the bytes.
+    const huge = await raw(
+      b.port,
+      "POST /api/v1/x HTTP/1.1\r\nHost: localhost\r\nContent-Length: 99999999\r\n\r\n",
+      10_000,
+      (t) => t.includes("}"),
+    );
+    expect(huge).toMatch(/^HTTP\/1\.1 413 /);
+    // HTTP/1.0 without Host: refused here, not passed on under the API process's own address.
+    const hostless = await raw(b.port, "GET /api/v1/config HTTP/1.0\r\n\r\n");
+    expect(hostless).toMatch(/^HTTP\/1\.1 421 /);
+    expect(hostless).toContain('"code":"UNKNOWN_HOST"');
+    expect(a.state.served).toBe(0);
+  });
 });

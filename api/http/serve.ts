@@ -19,6 +19,8 @@ export const PER_ADDRESS_CONNECTIONS = 128;
 export const HEADERS_TIMEOUT_MS = 10_000;
 export const REQUEST_TIMEOUT_MS = 30_000;
 export const KEEP_ALIVE_MS = 5_000;
+/** How often Node checks connections against the header and request timeouts (its default: 30 s). */
+export const CONNECTIONS_CHECK_MS = 2_000;
 
 type Fetch = (request: Request, env?: unknown) => Response | Promise<Response>;
 export type ServeOptions = { port: number; hostname?: string; trustedProxies?: string[] };
@@ -26,8 +28,15 @@ export type ServeOptions = { port: number; hostname?: string; trustedProxies?: s
 /** Serves a Hono app behind the edge's caps; resolves once listening. */
 export async function serveApp(app: { fetch: Fetch }, opts: ServeOptions): Promise<Server> {
   const server = await new Promise<Server>((resolve, reject) => {
-    const s = serve({ fetch: app.fetch, port: opts.port, hostname: opts.hostname ?? "0.0.0.0" }, () =>
-      resolve(s as Server),
+    const s = serve(
+      {
+        fetch: app.fetch,
+        port: opts.port,
+        hostname: opts.hostname ?? "0.0.0.0",
+        // Node looks for connections past their timeouts this often; its default (30 s) lets slow ones linger.
+        serverOptions: { connectionsCheckingInterval: CONNECTIONS_CHECK_MS },
+      },
+      () => resolve(s as Server),
     ) as Server;
     s.once("error", reject);
   });
