@@ -312,4 +312,3 @@ export async function pidOnPort(port: number): Promise<number | null> {
   }
   return null;
 }
-
