@@ -197,14 +197,15 @@ describe("the devnet at chain 4663's addresses (lib/addressBook.ts)", () => {
     });
     const ds = "function DOMAIN_SEPARATOR() view returns (bytes32)";
     expect(await read(c.positionManager, ds, "DOMAIN_SEPARATOR")).toBe(positionsDomain);
-    const dmDomain = (await dn.pub.readContract({
-      address: c.delegationManager,
-      abi: parseAbi([
-        "function eip712Domain() view returns (bytes1, string, string, uint256, address, bytes32, uint256[])",
-      ]),
-      functionName: "eip712Domain",
-    })) as readonly unknown[];
-    expect(dmDomain[4]).toBe(c.delegationManager);
+    // ERC-5267: the contract a domain names is where the contract sits (the router, 2.1, signs routes under its own).
+    const eip712 =
+      "function eip712Domain() view returns (bytes1, string, string, uint256, address, bytes32, uint256[])";
+    const verifying = async (at: Address) => ((await read(at, eip712, "eip712Domain")) as readonly unknown[])[4];
+    expect(await verifying(c.delegationManager)).toBe(c.delegationManager);
+    expect(await verifying(c.universalRouter)).toBe(c.universalRouter);
+    // The router holds the PositionManager it settles through.
+    const posm = "function V4_POSITION_MANAGER() view returns (address)";
+    expect(await read(c.universalRouter, posm, "V4_POSITION_MANAGER")).toBe(c.positionManager);
     // Each enforcer and deleGator holds code at its published address.
     const addresses = [...Object.values(DELEGATION_4663.enforcers), ...Object.values(DELEGATION_4663.implementations)];
     for (const at of [...addresses, DELEGATION_4663.entryPoint, DELEGATION_4663.simpleFactory])
