@@ -131,7 +131,8 @@ export function chartSvg(samples: Sample[], memory: MemorySample[], faults: Faul
       600,
     ),
   ];
-  return `<svg xmlns="http://www.w3.org/2000/svg" width="900" height="790" font-family="sans-serif">
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="900" height="790" font-family="sans-serif" role="img">
+<title>Load test: requests per second, p99 latency, errors and RSS per process over the run, faults marked</title>
 <rect width="100%" height="100%" fill="#fff"/>
 ${panels.join("\n")}
 <text x="60" y="785" font-size="10">time into the run, 0 to ${(runMs / 1000).toFixed(0)} s</text>
