@@ -1,6 +1,6 @@
 import { BlockList, isIPv4, isIPv6, type Socket } from "node:net";
-import { STATUS_CODES, type Server } from "node:http";
-import { serve } from "@hono/node-server";
+import { createServer, STATUS_CODES, type Server } from "node:http";
+import { getRequestListener, RequestError } from "@hono/node-server";
 import { refusals } from "../../lib/metrics.js";
 
 /**
@@ -27,21 +27,33 @@ export type ServeOptions = { port: number; hostname?: string; trustedProxies?: s
 
 /** Serves a Hono app behind the edge's caps; resolves once listening. */
 export async function serveApp(app: { fetch: Fetch }, opts: ServeOptions): Promise<Server> {
-  const server = await new Promise<Server>((resolve, reject) => {
-    const s = serve(
-      {
-        fetch: app.fetch,
-        port: opts.port,
-        hostname: opts.hostname ?? "0.0.0.0",
-        // Node looks for connections past their timeouts this often; its default (30 s) lets slow ones linger.
-        serverOptions: { connectionsCheckingInterval: CONNECTIONS_CHECK_MS },
-      },
-      () => resolve(s as Server),
-    ) as Server;
-    s.once("error", reject);
+  // Node looks for connections past their timeouts this often; its default (30 s) lets slow ones linger.
+  const server = createServer(
+    { connectionsCheckingInterval: CONNECTIONS_CHECK_MS },
+    getRequestListener(app.fetch, { hostname: opts.hostname, errorHandler: unreadableRequest }),
+  );
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(opts.port, opts.hostname ?? "0.0.0.0", () => resolve());
   });
   capEdge(server, opts.trustedProxies ?? []);
   return server;
+}
+
+/**
+ * A request Node parsed but no URL can be made of (a Host like `a@b`, `OPTIONS *`): @hono/node-server
+ * would answer a bare 400 with no body before the app sees it; ours is the JSON error shape. Anything
+ * else reaching here is the app's own failure: 500 in the same shape, never a stack trace.
+ */
+function unreadableRequest(err: unknown): Response {
+  const malformed = err instanceof RequestError;
+  const code = malformed ? "BAD_REQUEST" : "INTERNAL";
+  refusals.inc({ code });
+  const message = malformed ? `malformed request: ${err.message}` : "internal error";
+  return new Response(JSON.stringify({ error: { code, message } }), {
+    status: malformed ? 400 : 500,
+    headers: { "content-type": "application/json", "cache-control": "no-store" },
+  });
 }
 
 /**
