@@ -6,18 +6,7 @@
  * when the pool's ETH price is more than 20 bps under the ETH feed, it buys ETH with USDG sized to
  * close the gap on the pool's full-range depth.
  */
-import {
-  createWalletClient,
-  http,
-  maxUint160,
-  maxUint256,
-  parseEther,
-  parseUnits,
-  zeroAddress,
-  type Address,
-  type Chain,
-  type PublicClient,
-} from "viem";
+import { createWalletClient, http, maxUint160, maxUint256, parseEther, parseUnits, zeroAddress } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { erc20Abi, mintableAbi } from "../../abis/erc20.js";
 import { priceFeedAbi } from "../../abis/fixtures.js";
@@ -27,16 +16,10 @@ import { ACCOUNT_ROLES } from "../../devnet/deploy.js";
 import { devnetAccount } from "../../lib/devnetAccount.js";
 import type { Universe } from "../../lib/universe.js";
 import { swapCalldata } from "../../test/helpers/trades.js";
+import type { World } from "./actors.js";
 
-type Deps = {
-  pub: PublicClient;
-  chain: Chain;
-  rpcUrl: string;
-  universe: Universe;
-  fund(address: Address, eth: bigint): Promise<void>;
-  stopped(): boolean;
-  pause(ms: number): Promise<void>;
-};
+/** The actors' world (actors.ts) and the devnet's addresses. */
+type Deps = World & { universe: Universe };
 
 /** Sets the arbitrageur up (USDG minted by the issuer, Permit2 approvals): its loop, and how many swaps it made. */
 export async function arbitrageur(d: Deps) {
