@@ -15,7 +15,7 @@ export type Balancer = { server: Server; port: number; close(): Promise<void> };
 /** The header the balancer appends the client's address to (the API processes are told to believe it from loopback). */
 export const FORWARDED_FOR = "x-forwarded-for";
 
-/** Requests one connection may have waiting behind the one being served (pipelining); past it the connection is closed. */
+/** Requests one connection may have waiting behind the one being served (pipelining); past it, it is closed. */
 export const MAX_PIPELINED = 8;
 /** An API process that took a request and then says nothing this long (frozen, not dead) answers 503. */
 export const UPSTREAM_IDLE_MS = 60_000;

@@ -190,20 +190,23 @@ describe("the balancer in front of the API processes", () => {
     },
   );
 
-  it("serves one connection's pipelined requests one after another, and closes a connection that queues too many", async () => {
-    const slow = await slowBackend(30);
-    const b = await balancer([slow.port]);
-    const all = (t: string) => (t.match(/HTTP\/1\.1 200/g) ?? []).length === MAX_PIPELINED;
-    const answered = await raw(b.port, getRequest().repeat(MAX_PIPELINED), 5_000, all);
-    expect(answered.match(/HTTP\/1\.1 200/g)).toHaveLength(MAX_PIPELINED);
-    expect(slow.state.maxInFlight).toBe(1);
-    // Far past the cap in one write: the connection is closed, and what reached the process stays bounded.
-    slow.state.served = 0;
-    await raw(b.port, getRequest().repeat(500), 5_000);
-    await new Promise((r) => setTimeout(r, 300));
-    expect(slow.state.served).toBeLessThanOrEqual(MAX_PIPELINED + 1);
-    expect(slow.state.maxInFlight).toBe(1);
-  });
+  it(
+    "serves one connection's pipelined requests one after another, and closes a connection that queues too " + "many",
+    async () => {
+      const slow = await slowBackend(30);
+      const b = await balancer([slow.port]);
+      const all = (t: string) => (t.match(/HTTP\/1\.1 200/g) ?? []).length === MAX_PIPELINED;
+      const answered = await raw(b.port, getRequest().repeat(MAX_PIPELINED), 5_000, all);
+      expect(answered.match(/HTTP\/1\.1 200/g)).toHaveLength(MAX_PIPELINED);
+      expect(slow.state.maxInFlight).toBe(1);
+      // Far past the cap in one write: the connection is closed, and what reached the process stays bounded.
+      slow.state.served = 0;
+      await raw(b.port, getRequest().repeat(500), 5_000);
+      await new Promise((r) => setTimeout(r, 300));
+      expect(slow.state.served).toBeLessThanOrEqual(MAX_PIPELINED + 1);
+      expect(slow.state.maxInFlight).toBe(1);
+    },
+  );
 
   it("drops the process's answer and its connection when the caller hangs up, pipelined or not", async () => {
     const frozen = await slowBackend(null);
@@ -213,16 +216,19 @@ describe("the balancer in front of the API processes", () => {
     expect(frozen.state.connections).toBe(0);
   });
 
-  it("answers 503 ENGINE_UNAVAILABLE when a process took a request and says nothing, never sending it elsewhere", async () => {
-    const frozen = await slowBackend(null);
-    const other = await slowBackend(0);
-    const b = await balancer([frozen.port, other.port], 300);
-    const r = await post(b.port, "{}");
-    expect(r.status).toBe(503);
-    expect(((await r.json()) as { error: { code: string } }).error.code).toBe("ENGINE_UNAVAILABLE");
-    expect(r.headers.get("retry-after")).toBe("1");
-    expect(other.state.served).toBe(0);
-  });
+  it(
+    "answers 503 ENGINE_UNAVAILABLE when a process took a request and says nothing, never sending it " + "elsewhere",
+    async () => {
+      const frozen = await slowBackend(null);
+      const other = await slowBackend(0);
+      const b = await balancer([frozen.port, other.port], 300);
+      const r = await post(b.port, "{}");
+      expect(r.status).toBe(503);
+      expect(((await r.json()) as { error: { code: string } }).error.code).toBe("ENGINE_UNAVAILABLE");
+      expect(r.headers.get("retry-after")).toBe("1");
+      expect(other.state.served).toBe(0);
+    },
+  );
 
   it("refuses a chunked body with 411 and a declared size past the cap with 413 before reading either", async () => {
     const a = await slowBackend(0);

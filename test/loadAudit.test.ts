@@ -30,19 +30,22 @@ describe("the load test's 5xx claim", () => {
     expect(line.evidence).toMatch(/^2 503s while a process was down; others: none/);
   });
 
-  it("fails on a 503 outside every window, another code while only an API process is down, a 500, a lost request", () => {
-    for (const bad of [
-      sample(200_000, 503, "ENGINE_UNAVAILABLE"),
-      sample(101_000, 503, "LIVE_UNAVAILABLE"),
-      sample(305_000, 500, "INTERNAL"),
-      sample(10_000, 0, "TIMEOUT"),
-    ]) {
-      const line = audit5xx([sample(1, 200), bad], faults);
-      expect(line.ok, JSON.stringify(bad)).toBe(false);
-      expect(line.evidence).toContain(`${bad.status} ${bad.code}`);
-      expect(line.evidence).toContain(`(at ${(bad.t / 1000).toFixed(1)} s)`);
-    }
-  });
+  it(
+    "fails on a 503 outside every window, another code while only an API process is down, a 500, a lost " + "request",
+    () => {
+      for (const bad of [
+        sample(200_000, 503, "ENGINE_UNAVAILABLE"),
+        sample(101_000, 503, "LIVE_UNAVAILABLE"),
+        sample(305_000, 500, "INTERNAL"),
+        sample(10_000, 0, "TIMEOUT"),
+      ]) {
+        const line = audit5xx([sample(1, 200), bad], faults);
+        expect(line.ok, JSON.stringify(bad)).toBe(false);
+        expect(line.evidence).toContain(`${bad.status} ${bad.code}`);
+        expect(line.evidence).toContain(`(at ${(bad.t / 1000).toFixed(1)} s)`);
+      }
+    },
+  );
 });
 
 describe("the load test's memory claim", () => {

@@ -266,8 +266,9 @@ describe("npm start", () => {
     expect(run.out()).toMatch(/PORT: must be a number/);
   });
 
-  it("refuses a devnet chain from an older snapshot (its contracts elsewhere), naming the way out, and keeps it", async () => {
-    // A chain with none of the universe's contracts: an empty anvil's state, where the data directory keeps its chain.
+  it("refuses a chain file from an older snapshot (contracts elsewhere), naming the way out; keeps it", async () => {
+    // A chain with none of the universe's contracts: an empty anvil's state where the data directory keeps
+    // its chain.
     const dataDir = mkdtempSync(join(tmpdir(), "pit-old-chain-"));
     const chainFile = join(dataDir, "devnet", "chain.json");
     mkdirSync(join(dataDir, "devnet"));

@@ -42,20 +42,26 @@ describe("serveApp", () => {
     },
   );
 
-  it("answers a request no URL can be made of (a Host with userinfo, OPTIONS *) in the JSON shape, not a bare 400", async () => {
-    server = await serveApp(app, { port: 0, hostname: "127.0.0.1" });
-    for (const bytes of [
-      "GET / HTTP/1.1\r\nHost: localhost:1@evil.example\r\nConnection: close\r\n\r\n",
-      "OPTIONS * HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
-    ]) {
-      const answer = await raw(bytes);
-      expect(answer, bytes).toMatch(/^HTTP\/1\.1 400 /);
-      expect(answer).toMatch(/content-type: application\/json/i);
-      expect(bodyOf(answer).error).toMatchObject({ code: "BAD_REQUEST", message: expect.stringMatching(/^malformed/) });
-    }
-    // The app itself is untouched.
-    expect(await raw("GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")).toContain('{"ok":true}');
-  });
+  it(
+    "answers a request no URL can be made of (a Host with userinfo, OPTIONS *) in the JSON shape, not a bare " + "400",
+    async () => {
+      server = await serveApp(app, { port: 0, hostname: "127.0.0.1" });
+      for (const bytes of [
+        "GET / HTTP/1.1\r\nHost: localhost:1@evil.example\r\nConnection: close\r\n\r\n",
+        "OPTIONS * HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
+      ]) {
+        const answer = await raw(bytes);
+        expect(answer, bytes).toMatch(/^HTTP\/1\.1 400 /);
+        expect(answer).toMatch(/content-type: application\/json/i);
+        expect(bodyOf(answer).error).toMatchObject({
+          code: "BAD_REQUEST",
+          message: expect.stringMatching(/^malformed/),
+        });
+      }
+      // The app itself is untouched.
+      expect(await raw("GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")).toContain('{"ok":true}');
+    },
+  );
 
   it("closes one peer's sockets past its share, but not a trusted proxy's", async () => {
     // Opens n sockets at once and counts those the server closes: until `expected` have closed

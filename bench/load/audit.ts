@@ -80,7 +80,9 @@ export async function auditHostedLive(
   return {
     claim: "every trade of the live hosted agents is in its owner's me/trades with its outcome",
     ok: wrong === 0 && nonceOff === 0,
-    evidence: `${rows} hosted trades of ${owners.length} live agents: ${wrong} whose listed outcome is not the chain's; ${nonceOff} executors that sent transactions not listed`,
+    evidence:
+      `${rows} hosted trades of ${owners.length} live agents: ${wrong} whose listed outcome is not the chain's; ` +
+      `${nonceOff} executors that sent transactions not listed`,
   };
 }
 
@@ -106,7 +108,9 @@ export async function auditRelays(db: pg.Client, pub: PublicClient, trades: Trad
   return {
     claim: "no trade relayed twice",
     ok: plans.rowCount === 0 && repeated === 0,
-    evidence: `${plans.rowCount} plans with two relayed rows; ${repeated} repeated hashes among ${trades.length} agent trades; ${onChain} of them on chain; ${total.rows[0].n} mined or reverted rows in app.trades (hosted included)`,
+    evidence:
+      `${plans.rowCount} plans with two relayed rows; ${repeated} repeated hashes among ${trades.length} agent ` +
+      `trades; ${onChain} of them on chain; ${total.rows[0].n} mined or reverted rows in app.trades (hosted included)`,
   };
 }
 
@@ -120,18 +124,24 @@ export async function auditTicks(db: pg.Client): Promise<AuditLine> {
       GROUP BY agent_id, tick_seq HAVING count(*) > 1`,
   );
   const ticks = await db.query(
-    "SELECT count(*)::int AS n, count(DISTINCT agent_id)::int AS agents, count(DISTINCT instance)::int AS instances FROM app.hosted_ticks",
+    `SELECT count(*)::int AS n, count(DISTINCT agent_id)::int AS agents, count(DISTINCT instance)::int AS instances
+       FROM app.hosted_ticks`,
   );
   const fills = await db.query("SELECT count(*)::int AS n FROM app.hosted_logs WHERE kind = 'trade'");
   const t = ticks.rows[0];
   return {
     claim: "each hosted slot ticked once",
     ok: twice.rowCount === 0 && doubleTrades.rowCount === 0 && t.n > 0,
-    evidence: `${t.n} ticks of ${t.agents} agents by ${t.instances} scheduler instances; ${twice.rowCount} slots ticked twice; ${doubleTrades.rowCount} ticks with two trades (${fills.rows[0].n} hosted trades)`,
+    evidence:
+      `${t.n} ticks of ${t.agents} agents by ${t.instances} scheduler instances; ${twice.rowCount} slots ticked ` +
+      `twice; ${doubleTrades.rowCount} ticks with two trades (${fills.rows[0].n} hosted trades)`,
   };
 }
 
-/** 5xx answers: only 503s while a process was down (the balancer's ENGINE_UNAVAILABLE, or during the indexer's restart). */
+/**
+ * 5xx answers: only 503s while a process was down (the balancer's ENGINE_UNAVAILABLE, or during the
+ * indexer's restart).
+ */
 export function audit5xx(samples: Sample[], faults: Fault[], graceMs = 5_000): AuditLine {
   const downDuring = (t: number, what: Fault["what"]) =>
     faults.some(
@@ -191,7 +201,8 @@ export function auditMemory(
     const judged = !notJudged.includes(role);
     if (judged) judgedCount++;
     if (judged && growth > 0.25) ok = false;
-    const change = `${Math.max(...middle).toFixed(0)} -> ${Math.max(...last).toFixed(0)} MB (${(growth * 100).toFixed(0)} %)`;
+    const [peakMiddle, peakLast] = [Math.max(...middle).toFixed(0), Math.max(...last).toFixed(0)];
+    const change = `${peakMiddle} -> ${peakLast} MB (${(growth * 100).toFixed(0)} %)`;
     rows.push(`${role} ${change}${judged ? "" : " (not judged)"}`);
   }
   return {

@@ -3,6 +3,7 @@
  * code, the faults, the audit, memory per process) and an SVG chart of throughput, p99, errors and
  * RSS over time, with the faults marked.
  */
+import { esc } from "../../lib/svgChart.js";
 import type { Sample } from "./client.js";
 import type { AuditLine } from "./audit.js";
 import type { Fault, MemorySample } from "./processes.js";
@@ -34,7 +35,8 @@ export function routeTable(samples: Sample[], runS: number): string {
       .join(", ");
     const ms = mine.map((s) => s.ms);
     lines.push(
-      `| ${route} | ${mine.length} | ${(mine.length / runS).toFixed(2)} | ${ok} | ${fmt(pct(ms, 50))} | ${fmt(pct(ms, 99))} | ${badText || "none"} |`,
+      `| ${route} | ${mine.length} | ${(mine.length / runS).toFixed(2)} | ${ok} | ${fmt(pct(ms, 50))} | ` +
+        `${fmt(pct(ms, 99))} | ${badText || "none"} |`,
     );
   }
   return lines.join("\n");
@@ -62,7 +64,6 @@ export function buckets(samples: Sample[], runMs: number, sizeMs = 10_000): Buck
 }
 
 const COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#17becf"];
-const esc = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;");
 
 /** One panel: lines over the run's time axis, with the faults as vertical marks. */
 function panel(
@@ -85,7 +86,8 @@ function panel(
   ];
   for (const f of faults) {
     parts.push(
-      `<line x1="${x(f.killedAt)}" y1="${top}" x2="${x(f.killedAt)}" y2="${top + h}" stroke="#000" stroke-dasharray="4 3"/>`,
+      `<line x1="${x(f.killedAt)}" y1="${top}" x2="${x(f.killedAt)}" y2="${top + h}" stroke="#000" ` +
+        `stroke-dasharray="4 3"/>`,
     );
     parts.push(`<text x="${x(f.killedAt) + 3}" y="${top + 12}" font-size="10">kill ${f.what}</text>`);
   }
@@ -94,7 +96,8 @@ function panel(
     const color = COLORS[i % COLORS.length]!;
     parts.push(`<polyline fill="none" stroke="${color}" stroke-width="1.5" points="${pts.join(" ")}"/>`);
     parts.push(
-      `<text x="${w - 10}" y="${top + 12 + i * 12}" font-size="10" fill="${color}" text-anchor="end">${esc(s.name)}</text>`,
+      `<text x="${w - 10}" y="${top + 12 + i * 12}" font-size="10" fill="${color}" text-anchor="end">` +
+        `${esc(s.name)}</text>`,
     );
   });
   return parts.join("\n");
@@ -162,7 +165,8 @@ export function reportMarkdown(r: ReportInput): string {
   });
   const faultRows = r.faults.map(
     (f) =>
-      `| ${f.what} | ${f.pid} | ${(f.killedAt / 1000).toFixed(1)} s | ${f.backAt === null ? "not back" : `${((f.backAt - f.killedAt) / 1000).toFixed(1)} s later`} |`,
+      `| ${f.what} | ${f.pid} | ${(f.killedAt / 1000).toFixed(1)} s | ` +
+      `${f.backAt === null ? "not back" : `${((f.backAt - f.killedAt) / 1000).toFixed(1)} s later`} |`,
   );
   const roles = [...new Set(r.memory.map((m) => m.role))].sort();
   const memRows = roles.map((role) => {
