@@ -44,7 +44,7 @@ export async function startBalancer(o: {
   const idleMs = o.upstreamIdleMs ?? UPSTREAM_IDLE_MS;
   let next = 0;
   const serve = async (req: IncomingMessage, res: ServerResponse) => {
-    const refused = refusedBody(req);
+    const refused = refusedAtEdge(req);
     if (refused) return refuse(res, refused.status, refused.code, refused.message);
     const body = await readBody(req).catch(() => undefined);
     if (body === undefined) return refuse(res, 400, "BAD_REQUEST", "the request body could not be read");
@@ -101,7 +101,7 @@ function serially(req: IncomingMessage, run: () => Promise<void>): void {
  * What the API would refuse before reading a body: no Host (421: passed on, Node would name the API
  * process's own address as the host), a chunked body (411), a declared size past the cap (413).
  */
-function refusedBody(req: IncomingMessage): { status: number; code: string; message: string } | null {
+function refusedAtEdge(req: IncomingMessage): { status: number; code: string; message: string } | null {
   if (!req.headers.host)
     return { status: 421, code: "UNKNOWN_HOST", message: 'this server does not answer for host ""' };
   if (!BODY_METHODS.has(req.method ?? "")) return null;

@@ -193,7 +193,7 @@ async function drive(
   const audit = [
     await auditTrades(auditClient, chain.pub, trades),
     await auditHostedLive(auditClient, chain.pub, live),
-    await auditRelays(db, chain.pub, trades),
+    await auditRelays(db, trades),
     await auditTicks(db),
     audit5xx(samples, done),
     auditMemory(memory, finalRunMs, 60_000, ["anvil"]),
