@@ -24,8 +24,9 @@ const BODY_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 /**
  * One public port in front of the API processes of `npm run stack`, round-robin. A process that
  * refuses the connection never saw the request, so the next one is asked; one that fails after
- * taking it may have acted (a relayed trade), so the request is not sent again and the caller gets
- * 503 ENGINE_UNAVAILABLE with Retry-After, as SPEC's retry rules expect. Bodies are read first
+ * taking it may have acted (a relayed trade), so a request that is not a read is not sent again and
+ * the caller gets 503 ENGINE_UNAVAILABLE with Retry-After, as SPEC's retry rules expect (a read is
+ * sent once more: `resendable`). Bodies are read first
  * (capped as the API caps them) so that a refused connection can be retried with the same bytes.
  *
  * It is the edge here, so it holds the API's own edge rules (capEdge: connections in all and per
@@ -131,7 +132,15 @@ async function readBody(req: IncomingMessage): Promise<Buffer | null> {
 }
 
 /** Sends the request to ports[at], moving on to the next process only while connections are refused. */
-type Forwarded = { req: IncomingMessage; res: ServerResponse; body: Buffer; ports: number[]; idleMs: number };
+type Forwarded = {
+  req: IncomingMessage;
+  res: ServerResponse;
+  body: Buffer;
+  ports: number[];
+  idleMs: number;
+  /** A safe request already sent again once after a process went away. */
+  resent?: boolean;
+};
 function forward(f: Forwarded, at: number, triesLeft: number): void {
   const { req, res, body, ports } = f;
   if (triesLeft <= 0) return void refuse(res, 503, "ENGINE_UNAVAILABLE", "no API process is answering; retry shortly");
@@ -160,9 +169,22 @@ function forward(f: Forwarded, at: number, triesLeft: number): void {
     req.socket.off("close", gone);
     if (res.headersSent) return void res.destroy();
     if (err.code === "ECONNREFUSED") return void forward(f, (at + 1) % ports.length, triesLeft - 1);
+    if (resendable(f, err)) return void forward({ ...f, resent: true }, (at + 1) % ports.length, triesLeft - 1);
     refuse(res, 503, "ENGINE_UNAVAILABLE", "the API process handling this request went away; retry shortly");
   });
   out.end(body);
+}
+
+/**
+ * A safe request (GET, HEAD, OPTIONS: a read, RFC 9110 9.2.1) whose process went away before answering
+ * is sent to the next one, as a proxy may: a reader never sees a process's death (a process dies
+ * between its kill and the kernel closing its port). Once only, so that a request that itself kills a
+ * process cannot take down each of them in turn; and never after the idle timeout (a frozen process).
+ */
+const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
+function resendable(f: Forwarded, err: NodeJS.ErrnoException): boolean {
+  const died = err.code === "ECONNRESET" || err.code === "EPIPE";
+  return died && !f.resent && SAFE_METHODS.has(f.req.method ?? "") && f.ports.length > 1;
 }
 
 /** Hop-by-hop headers (RFC 9110 7.6.1) belong to one connection: each side of the balancer has its own. */

@@ -140,6 +140,26 @@ describe("the balancer in front of the API processes", () => {
     expect(seen.map((s) => s.name)).toEqual(["dying"]);
   });
 
+  it("sends a read whose process died before answering to the next process, once; a second death: 503", async () => {
+    const get = (port: number) => fetch(`http://127.0.0.1:${port}/api/v1/x?y=1`);
+    const b = await balancer([await backend("dying", true), await backend("other")]);
+    seen.length = 0;
+    const r = await get(b.port);
+    expect([r.status, r.headers.get("x-served-by")]).toEqual([201, "other"]);
+    expect(seen.map((s) => [s.name, s.method, s.url])).toEqual([
+      ["dying", "GET", "/api/v1/x?y=1"],
+      ["other", "GET", "/api/v1/x?y=1"],
+    ]);
+
+    // A request that kills each process it reaches is not walked through all of them.
+    const twice = await balancer([await backend("dying", true), await backend("dying too", true), await backend("c")]);
+    seen.length = 0;
+    const again = await get(twice.port);
+    expect(again.status).toBe(503);
+    expect(((await again.json()) as { error: { code: string } }).error.code).toBe("ENGINE_UNAVAILABLE");
+    expect(seen.map((s) => s.name)).toEqual(["dying", "dying too"]);
+  });
+
   it("refuses a body over the API's 64 KB cap as the API does, without passing it on", async () => {
     const b = await balancer([await backend("a")]);
     seen.length = 0;

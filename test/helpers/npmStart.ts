@@ -151,7 +151,11 @@ export function killStack9(run: NpmStart, env: StackEnv): StackPids {
 
 export type Reply = { status: number; json: any };
 
-/** One API call on PORT with Host localhost:PORT. */
+/**
+ * One API call on PORT with Host localhost:PORT. A kept-alive connection the server closed while idle
+ * can be reset by the request sent on it (RFC 9112 9.3.1: the client may retry then, the server never
+ * read it): that one request is sent again on a new connection. Any other failure names the call.
+ */
 export async function call(
   env: StackEnv,
   method: string,
@@ -159,7 +163,7 @@ export async function call(
   body?: unknown,
   headers: Record<string, string> = {},
 ): Promise<Reply> {
-  const send = (port: string) =>
+  const send = (port: string, fresh: boolean) =>
     new Promise<Reply>((resolve, reject) => {
       const payload = body === undefined ? undefined : JSON.stringify(body);
       const req = request(
@@ -167,6 +171,7 @@ export async function call(
           host: "127.0.0.1",
           port,
           method,
+          ...(fresh ? { agent: false } : {}),
           path,
           timeout: 15_000,
           headers: {
@@ -190,10 +195,13 @@ export async function call(
         },
       );
       req.on("timeout", () => req.destroy(new Error("timeout")));
-      req.on("error", reject);
+      req.on("error", (err: NodeJS.ErrnoException) => {
+        if (!fresh && req.reusedSocket && err.code === "ECONNRESET") return void send(port, true).then(resolve, reject);
+        reject(new Error(`${method} ${path} on port ${port}: ${err.message}`, { cause: err }));
+      });
       req.end(payload);
     });
-  return send(env.PORT);
+  return send(env.PORT, false);
 }
 
 /** The chain under the stack, and an agent trading through the stack's API. */
