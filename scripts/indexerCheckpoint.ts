@@ -17,9 +17,7 @@ import { existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import pg from "pg";
 import type { Config } from "../lib/config.js";
-
-/** Ponder 0.16's default finality for chains it does not know (chain 4663 among them). */
-export const FINALITY_BLOCKS = 30;
+import { FINALITY_BLOCKS } from "../lib/finality.js";
 
 export type IndexerCheckpoint = {
   latestBlock: number;

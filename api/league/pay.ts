@@ -14,6 +14,7 @@ import {
   type Hex,
   type TransactionReceipt,
 } from "viem";
+import { FINALITY_BLOCKS } from "../../lib/finality.js";
 import { recoverTransactionAddress } from "../../lib/secp.js";
 import type { PlatformSigner } from "../ports/platformSigner.js";
 import { sanctionsListAbi } from "../../abis/fixtures.js";
@@ -73,12 +74,15 @@ export const NO_SIGNER_WHY =
  */
 export async function payOwed(d: PayDeps, hold: () => Promise<boolean> = async () => true): Promise<void> {
   const sent = () => d.db.query<PayoutRow>(`SELECT * FROM app.league_payouts WHERE status = 'sent' ${IN_ORDER}`);
-  /** Resolves the stored transfers in nonce order; false at the first still waiting (the later ones wait behind it). */
+  /**
+   * Resolves the stored transfers in nonce order; false at the first still waiting at an open nonce (the later
+   * ones wait behind it). One mined but not yet final does not hold back the sends after it.
+   */
   const deliverAll = async (signer: PlatformSigner) => {
     for (const r of await sent()) {
       // Each send waits up to a minute: the lease is renewed before it (another instance may have taken over).
       if (!(await hold())) return false;
-      if (!(await deliver(d, signer, r))) return false;
+      if ((await deliver(d, signer, r)) === "open") return false;
     }
     return true;
   };
@@ -336,12 +340,14 @@ const WAIT_MS = 60_000;
 /**
  * Resolves a stored payout by the chain (`resolved`), else sends its stored bytes again (the same
  * nonce: it pays once) or, when its recipient is listed since it was signed, its cancel at that
- * nonce, and waits a while. Answers whether the payout is resolved; false: it still waits at its
- * nonce, and the payouts after it wait behind it. Nothing is sent that fails the stored checks.
+ * nonce, and waits a while. Answers where the payout stands: resolved; confirming (something mined at
+ * its nonce, not yet final: nothing is sent, the next pass looks again); open (it still waits at its
+ * nonce, and the payouts after it wait behind it). Nothing is sent that fails the stored checks.
  */
-async function deliver(d: PayDeps, signer: PlatformSigner, r: PayoutRow): Promise<boolean> {
+async function deliver(d: PayDeps, signer: PlatformSigner, r: PayoutRow): Promise<Resolution> {
   const nonce = await checkStored(d, signer, r);
-  if (await resolved(d, signer, r, nonce)) return true;
+  const before = await resolved(d, signer, r, nonce);
+  if (before !== "open") return before;
   let raw = r.cancel_raw as Hex | null;
   if (!raw) {
     // Listed since it was signed: its nonce goes to a cancel instead, and it is held once that mines.
@@ -354,12 +360,13 @@ async function deliver(d: PayDeps, signer: PlatformSigner, r: PayoutRow): Promis
   await d.chain
     .waitForTransactionReceipt({ hash: keccak256(raw), timeout: WAIT_MS, pollingInterval: 250 })
     .catch(() => null);
-  if (await resolved(d, signer, r, nonce)) return true;
-  d.logger?.warn(
-    { season: r.season, place: r.place, nonce, tx_hash: r.tx_hash, cancel_hash: r.cancel_hash },
-    "league payout not mined yet: it is sent again next pass, and the payouts after it wait",
-  );
-  return false;
+  const after = await resolved(d, signer, r, nonce);
+  if (after === "open")
+    d.logger?.warn(
+      { season: r.season, place: r.place, nonce, tx_hash: r.tx_hash, cancel_hash: r.cancel_hash },
+      "league payout not mined yet: it is sent again next pass, and the payouts after it wait",
+    );
+  return after;
 }
 
 /**
@@ -413,29 +420,45 @@ async function receiptOf(d: PayDeps, hash: string | null): Promise<TransactionRe
   }
 }
 
+/** Where a sent payout stands on the chain (`resolved`). */
+type Resolution = "resolved" | "confirming" | "open";
+
 /**
  * Resolves a sent payout by what the chain shows at its nonce: its own transfer mined (mined), its
- * cancel mined (held), its transfer reverted (planned again: nothing moved), or the nonce spent by
- * a transaction that is neither, e.g. the operator's own (held for the operator: that transaction
- * may have paid the place, see holdSpent). The wallet's mined nonce is read
- * before the receipts, so a transaction of ours mined by then shows its receipt. Answers whether
- * it resolved the payout; false: its nonce is still open.
+ * cancel mined (held), its transfer reverted (planned again: nothing moved), or the nonce spent by a
+ * transaction that is neither, e.g. the operator's own (held for the operator: that transaction may
+ * have paid the place, see holdSpent; held signs nothing, so it needs no depth). A receipt of ours is
+ * acted on only once FINALITY_BLOCKS deep: a reorg could still swap what mined above that (a reverted
+ * transfer planned again, then mined in its place, would pay the place twice; a transfer recorded paid
+ * could be dropped), so until then it answers confirming. The wallet's nonce is read before the
+ * receipts, so a transaction of ours mined by then shows its receipt. Answers open while nothing has
+ * spent the nonce.
  */
-async function resolved(d: PayDeps, signer: PlatformSigner, r: PayoutRow, nonce: number): Promise<boolean> {
-  const mined = await d.chain.getTransactionCount({ address: signer.address, blockTag: "latest" });
+async function resolved(d: PayDeps, signer: PlatformSigner, r: PayoutRow, nonce: number): Promise<Resolution> {
+  const head = await d.chain.getBlockNumber({ cacheTime: 0 });
+  const mined = await d.chain.getTransactionCount({ address: signer.address, blockNumber: head });
   const paid = await receiptOf(d, r.tx_hash);
+  const cancel = await receiptOf(d, r.cancel_hash);
+  const shallow = [paid, cancel].find((x) => x && head - x.blockNumber < BigInt(FINALITY_BLOCKS));
+  if (shallow) {
+    d.logger?.info(
+      { season: r.season, place: r.place, nonce, block: shallow.blockNumber.toString(), head: head.toString() },
+      `league payout mined, not yet ${FINALITY_BLOCKS} blocks deep: the next pass decides`,
+    );
+    return "confirming";
+  }
   if (paid?.status === "success") {
     await d.db.query(
       "UPDATE app.league_payouts SET status = 'mined', block = $3, why = NULL WHERE season = $1 AND place = $2 " +
         "AND status = 'sent'",
       [r.season, r.place, Number(paid.blockNumber)],
     );
-    return true;
+    return "resolved";
   }
-  if (await receiptOf(d, r.cancel_hash)) return holdCancelled(d, r, nonce).then(() => true);
+  if (cancel) return holdCancelled(d, r, nonce).then(() => "resolved");
   if (paid) return replan(d, r, `its transfer ${r.tx_hash} reverted at nonce ${nonce}; nothing moved`);
-  if (mined <= nonce) return false;
-  return holdSpent(d, r, nonce).then(() => true);
+  if (mined <= nonce) return "open";
+  return holdSpent(d, r, nonce).then(() => "resolved");
 }
 
 /**
@@ -461,14 +484,14 @@ function holdSpent(d: PayDeps, r: PayoutRow, nonce: number) {
  * A sent payout that can no longer mine at its nonce (proven: `resolved`) is owed again, unsigned:
  * the next signing gives it a new nonce, in order.
  */
-async function replan(d: PayDeps, r: PayoutRow, cause: string): Promise<true> {
+async function replan(d: PayDeps, r: PayoutRow, cause: string): Promise<"resolved"> {
   await d.db.query(
     "UPDATE app.league_payouts SET status = 'planned', raw_tx = NULL, tx_hash = NULL, cancel_raw = NULL, " +
       "cancel_hash = NULL, why = $3 WHERE season = $1 AND place = $2 AND status = 'sent' AND tx_hash = $4",
     [r.season, r.place, `owed: ${cause}; signed again at a new nonce, in order`, r.tx_hash],
   );
   d.logger?.warn({ season: r.season, place: r.place, cause }, "league payout planned again: its nonce is spent");
-  return true;
+  return "resolved";
 }
 
 /**

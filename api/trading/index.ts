@@ -27,7 +27,7 @@ export { createRelay, nodeKnows, resend, sendRaw, type Relay } from "./relay.js"
 /** Request schemas, for the OpenAPI document (api/openapi). */
 export { submitRequest, type SubmitParameters } from "./relay.js";
 export { revokeRequest, type RevokeParameters } from "./revoke.js";
-export { createWatcher, FINALITY_BLOCKS, type Watcher } from "./watcher.js";
+export { createWatcher, type Watcher } from "./watcher.js";
 export { APPROVAL_MODES, LIMITS, SHIELD_POLICIES, riskVerdict, slippageCapBps, type Risk } from "./policy.js";
 /** Answer schemas other domains' answers hold (the OpenAPI document's components). */
 export {

@@ -6,10 +6,9 @@ import type { Sequencer } from "../ports/sequencer.js";
 import { DROP_AFTER_S, storedOutcome, type Ledger, type WatchedTrade } from "./ledger.js";
 import { resend, STALE_SEND_S } from "./relay.js";
 import type { Common } from "../ports/common.js";
+import { FINALITY_BLOCKS } from "../../lib/finality.js";
 import { relayOutcomes, workerPass } from "../../lib/metrics.js";
 
-/** Blocks after which an outcome is final and no longer re-checked (Ponder's default finality, unknown chains). */
-export const FINALITY_BLOCKS = 30;
 /** A pending trade is looked at this long past the hour that makes it dropped (a receipt seen late still counts). */
 const GRACE_S = 120;
 /**

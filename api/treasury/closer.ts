@@ -8,10 +8,9 @@ import { BUCKETS } from "./split.js";
 import type { TreasuryStore } from "./store.js";
 import { weekAfter, weekOf, type Week } from "./week.js";
 import type { Common } from "../ports/common.js";
+import { FINALITY_BLOCKS } from "../../lib/finality.js";
 import { treasuryWeeksClosed, workerPass, type PassOutcome } from "../../lib/metrics.js";
 
-/** Ponder's finality for unknown chains: a week closes once its last block is this deep in the indexer. */
-export const CLOSE_CONFIRMATIONS = 30;
 const LOCK = "treasury-week-closer";
 
 export type CloserDeps = CloseDeps &
@@ -42,7 +41,8 @@ const heldAfter = (tokens: WeekRow["tokens"]) =>
 type Draft = { row: Awaited<ReturnType<typeof draftWeek>>["row"]; planned: Planned[]; status: "moved" | "booked" };
 
 const nowS = (d: Pick<CloserDeps, "clock">) => Math.floor(d.clock() / 1000);
-const confirmationsOf = (d: CloserDeps) => d.confirmations ?? CLOSE_CONFIRMATIONS;
+/** A week closes once its last block is this deep in the indexer. */
+const confirmationsOf = (d: CloserDeps) => d.confirmations ?? FINALITY_BLOCKS;
 
 /** The first week to record: the one of the first fee that reached the wallet or the first trade mined. */
 async function firstWeek(d: CloserDeps): Promise<Week | null> {
@@ -197,7 +197,7 @@ async function closeDue(d: CloserDeps): Promise<WeekRow[]> {
 /**
  * The week closer: after Monday 00:00 UTC it closes each finished week in order, once across
  * instances (the store's exclusive lock: a PostgreSQL advisory lock; the one PGlite process).
- * A week waits until its last block is CLOSE_CONFIRMATIONS deep in the indexer and no trade
+ * A week waits until its last block is FINALITY_BLOCKS deep in the indexer and no trade
  * relayed before its end can still be mined. It never extends a chain that fails its integrity.
  */
 export function createWeekCloser(d: CloserDeps) {

@@ -3,7 +3,7 @@ import { createWeekCloser, type CloserDeps } from "./closer.js";
 import { createTreasuryReader } from "./read.js";
 import { createTreasuryStore } from "./store.js";
 
-export { CLOSE_CONFIRMATIONS, type WeekCloser } from "./closer.js";
+export type { WeekCloser } from "./closer.js";
 export { treasuryPage } from "./page.js";
 export { rowHash, checkChain, GENESIS_HASH, type Integrity } from "./record.js";
 export { SPLIT_BPS, DUST_USD } from "./split.js";

@@ -25,6 +25,7 @@ import { COPY_WINDOW_S } from "../../lib/league/copy.js";
 import { recordReview } from "../../api/league/index.js";
 import { paperPool } from "../../lib/paperFill.js";
 import { quoteExactInputSingle } from "../../lib/quoter.js";
+import { FINALITY_BLOCKS } from "../../lib/finality.js";
 
 /**
  * A whole league season on a devnet with the clock driven (issue 18): twelve owners enter the
@@ -582,6 +583,13 @@ describe("a whole prize season", () => {
     const orbio = (a: Address) =>
       dn.pub.readContract({ address: dn.token("ORBIO"), abi: erc20Abi, functionName: "balanceOf", args: [a] });
     const reserveHeld = await orbio(RESERVE);
+    // A settler pass, the chain past its payouts' finality, and the pass that records them (nothing is recorded
+    // paid or held on a receipt shallower than FINALITY_BLOCKS).
+    const payPass = async () => {
+      await stack.api.app.services.league.settler.runOnce();
+      await dn.test.mine({ blocks: FINALITY_BLOCKS });
+      await stack.api.app.services.league.settler.runOnce();
+    };
     // An unreadable list (its address answering with a revert) signs and sends nothing.
     const listCode = await dn.pub.getCode({ address: dn.universe.contracts.sanctionsList });
     await dn.test.setCode({ address: dn.universe.contracts.sanctionsList, bytecode: "0x60006000fd" });
@@ -603,7 +611,7 @@ describe("a whole prize season", () => {
     const sink = fresh().address;
     const drained = reserveHeld - shares[0]! - shares[2]!;
     await transfer(reserveKey as unknown as Account, dn.token("ORBIO"), sink, drained);
-    await stack.api.app.services.league.settler.runOnce();
+    await payPass();
     const short = await seasonAnswer(season.number);
     expect(short.payouts.map((p: { status: string }) => p.status)).toEqual(["mined", "planned", "planned"]);
     expect(short.owed.map((o: { place: number }) => o.place)).toEqual([2, 3]);
@@ -613,7 +621,7 @@ describe("a whole prize season", () => {
     expect([await orbio(P(7).agentWallet), await orbio(P(6).agentWallet)]).toEqual([0n, 0n]);
     // Topped up: place 2 is paid; place 3 is held (its recipient read on the list right before signing), never sent.
     await mintOrbio(RESERVE, drained);
-    await stack.api.app.services.league.settler.runOnce();
+    await payPass();
     // A later pass (a restart) decides and pays nothing again.
     await stack.api.app.services.league.settler.runOnce();
 
@@ -762,7 +770,7 @@ describe("a whole prize season", () => {
       }),
     );
     const paidBefore = await orbio(P(9).agentWallet);
-    await stack.api.app.services.league.settler.runOnce();
+    await payPass();
     expect(await orbio(P(9).agentWallet)).toBe(paidBefore);
     expect(await dn.pub.getTransactionReceipt({ hash: keccak256(resend) }).catch(() => null)).toBeNull();
     expect(

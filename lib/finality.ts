@@ -1,0 +1,7 @@
+/**
+ * Blocks after which what the chain shows is taken as final: Ponder 0.16's default finality for
+ * chains it does not know (chain 4663 among them). One depth for every worker that acts on an
+ * outcome (the relay watcher, the treasury's week closer, league payouts, the indexer's checkpoint):
+ * a reorg above it could swap what mined, so nothing irreversible is done on a shallower receipt.
+ */
+export const FINALITY_BLOCKS = 30;
