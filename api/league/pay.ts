@@ -427,12 +427,12 @@ type Resolution = "resolved" | "confirming" | "open";
  * Resolves a sent payout by what the chain shows at its nonce: its own transfer mined (mined), its
  * cancel mined (held), its transfer reverted (planned again: nothing moved), or the nonce spent by a
  * transaction that is neither, e.g. the operator's own (held for the operator: that transaction may
- * have paid the place, see holdSpent; held signs nothing, so it needs no depth). A receipt of ours is
- * acted on only once FINALITY_BLOCKS deep: a reorg could still swap what mined above that (a reverted
- * transfer planned again, then mined in its place, would pay the place twice; a transfer recorded paid
- * could be dropped), so until then it answers confirming. The wallet's nonce is read before the
- * receipts, so a transaction of ours mined by then shows its receipt. Answers open while nothing has
- * spent the nonce.
+ * have paid the place, see holdSpent). Each is acted on only once FINALITY_BLOCKS deep: a reorg could
+ * still swap what mined above that (a reverted transfer planned again, then mined in its place, would
+ * pay the place twice; a transfer recorded paid could be dropped; a place held for the operator's
+ * transaction could be paid by its own once a reorg drops the operator's), so until then it answers
+ * confirming. The wallet's nonce is read before the receipts, so a transaction of ours mined by then
+ * shows its receipt. Answers open while nothing has spent the nonce.
  */
 async function resolved(d: PayDeps, signer: PlatformSigner, r: PayoutRow, nonce: number): Promise<Resolution> {
   const head = await d.chain.getBlockNumber({ cacheTime: 0 });
@@ -458,7 +458,26 @@ async function resolved(d: PayDeps, signer: PlatformSigner, r: PayoutRow, nonce:
   if (cancel) return holdCancelled(d, r, nonce).then(() => "resolved");
   if (paid) return replan(d, r, `its transfer ${r.tx_hash} reverted at nonce ${nonce}; nothing moved`);
   if (mined <= nonce) return "open";
+  // Spent by a transaction that is not ours (or ours, dropped by a reorg between the reads above): held only
+  // once that spend is final, so the operator is never told to pay by hand while a reorg can still mine ours.
+  if (!(await spentAtFinal(d, signer, r, nonce, head))) return "confirming";
   return holdSpent(d, r, nonce).then(() => "resolved");
+}
+
+/** Whether the wallet's nonce at the block FINALITY_BLOCKS below `head` is past `nonce`; false when the node cannot say. */
+async function spentAtFinal(d: PayDeps, signer: PlatformSigner, r: PayoutRow, nonce: number, head: bigint) {
+  const final = head - BigInt(FINALITY_BLOCKS);
+  if (final < 0n) return false;
+  try {
+    return (await d.chain.getTransactionCount({ address: signer.address, blockNumber: final })) > nonce;
+  } catch (err) {
+    // A node without that block's state (pruned, or a devnet just loaded from a file) holds nothing: the next pass asks.
+    d.logger?.warn(
+      { season: r.season, place: r.place, nonce, final: final.toString(), err: (err as Error).message.split("\n")[0] },
+      "league payout: the reserve wallet's nonce at the final block could not be read; nothing is held yet",
+    );
+    return false;
+  }
 }
 
 /**

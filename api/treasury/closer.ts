@@ -130,7 +130,10 @@ function logClosed(d: CloserDeps, week: Week, row: WeekRow) {
     );
 }
 
-/** Closes one week on top of `rows` once it is ready (null until then): draft, split sent, row appended. */
+/**
+ * Closes one week on top of `rows` once it is ready (null until then): draft, split sent, row appended
+ * once the split's transfers are as deep as the week's last block had to be.
+ */
 async function closeWeek(d: CloserDeps, week: Week, rows: WeekRow[]): Promise<WeekRow | null> {
   const blocks = await readyBlocks(d, week);
   if (!blocks) return null;
@@ -140,8 +143,9 @@ async function closeWeek(d: CloserDeps, week: Week, rows: WeekRow[]): Promise<We
     d.chain,
     kept.sends,
     { from: d.config.feeRecipient, buckets: d.config.treasuryBuckets },
-    d.deliverTimeoutMs,
+    { timeoutMs: d.deliverTimeoutMs, confirmations: confirmationsOf(d) },
   );
+  if (!transfers) return null;
   const row: WeekRow = {
     ...kept.draft.row,
     seq: (prev?.seq ?? 0) + 1,

@@ -126,13 +126,19 @@ async function assertAsPlanned(s: Send, from: Address, buckets: PerBucket<Addres
     );
 }
 
-/** Sends the stored bytes (again, where the node has not mined them) and waits for each receipt. */
+/**
+ * Sends the stored bytes (again, where the node has not mined them) and waits for each receipt. The
+ * transfers are recorded only once each receipt is `confirmations` deep (null until then: the next
+ * pass reads them again, and sends again bytes a reorg dropped), so the record never names a
+ * transfer that a reorg could still drop or move, and a dropped one's nonce is never signed again.
+ */
 export async function deliverSplit(
   chain: PublicClient,
   sends: Send[],
   check: { from: Address; buckets: PerBucket<Address | null> },
-  timeoutMs = 60_000,
-): Promise<TransferRow[]> {
+  o: { timeoutMs?: number; confirmations: number },
+): Promise<TransferRow[] | null> {
+  const timeoutMs = o.timeoutMs ?? 60_000;
   const out: TransferRow[] = [];
   for (const s of sends) {
     let receipt = await chain.getTransactionReceipt({ hash: s.tx_hash }).catch(() => null);
@@ -148,5 +154,6 @@ export async function deliverSplit(
     const { raw_tx: _raw, ...planned } = s;
     out.push({ ...planned, block: Number(receipt.blockNumber) });
   }
-  return out;
+  const head = sends.length ? await chain.getBlockNumber({ cacheTime: 0 }) : 0n;
+  return out.every((t) => head - BigInt(t.block) >= BigInt(o.confirmations)) ? out : null;
 }

@@ -1,5 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { erc20Abi, keccak256, maxUint256, parseEther, type Address, type Hex } from "viem";
+import {
+  erc20Abi,
+  keccak256,
+  maxUint256,
+  parseEther,
+  parseTransaction,
+  type Address,
+  type Hex,
+  type PublicClient,
+} from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { payOwed, type PayDeps } from "../../api/league/pay.js";
 import { localPlatformSigner } from "../../api/ports/platformSigner.js";
@@ -11,8 +20,9 @@ import { startDevnet, type Devnet } from "../helpers/devnet.js";
 /**
  * League payouts on a real chain that reorganises: a payout is decided only on what is
  * FINALITY_BLOCKS deep. At zero confirmations, a transfer that reverted was planned again and paid
- * at a new nonce while a reorg could still mine the first one (the place paid twice), and a mined
- * transfer a reorg then dropped was recorded paid (nothing arrived).
+ * at a new nonce while a reorg could still mine the first one (the place paid twice), a mined
+ * transfer a reorg then dropped was recorded paid (nothing arrived), and a place whose nonce another
+ * transaction spent was held for the operator to pay by hand while a reorg could still mine its own.
  */
 const SHARE = parseEther("500");
 let dn: Devnet;
@@ -49,8 +59,8 @@ const reorg = (depth: number, raws: Hex[]) =>
   dn.pub.request({ method: "anvil_reorg" as never, params: [depth, raws.map((r) => [r, 0])] as never });
 const finalize = () => dn.test.mine({ blocks: FINALITY_BLOCKS });
 
-/** A decided season whose place 1 is owed `SHARE` ORBIO to a fresh recipient. */
-async function owedSeason(): Promise<{ db: Db; d: PayDeps; recipient: Address }> {
+/** A decided season whose place 1 is owed `SHARE` ORBIO to a fresh recipient, paid through `chain`. */
+async function owedSeason(chain: PublicClient = dn.pub): Promise<{ db: Db; d: PayDeps; recipient: Address }> {
   const db = await openMigratedMemory("payout-reorg");
   const recipient = privateKeyToAccount(generatePrivateKey()).address;
   const book = { shares: [SHARE.toString(), "0", "0"], reserve: "0", reserve_after: "0", status: "provisional" };
@@ -62,7 +72,7 @@ async function owedSeason(): Promise<{ db: Db; d: PayDeps; recipient: Address }>
   );
   const d = {
     db,
-    chain: dn.pub,
+    chain,
     signer: localPlatformSigner(reserve),
     clock: () => Date.now(),
     config: { contracts: { sanctionsList: dn.universe.contracts.sanctionsList } },
@@ -87,6 +97,18 @@ async function until<T>(what: string, fn: () => Promise<T | undefined>): Promise
   }
 }
 
+/** The payout's bytes once the pass has stored them and the node's pool holds them (automine off). */
+async function untilSent(db: Db): Promise<Hex> {
+  const sent = await until("the payout signed", async () => (await payout(db)).raw_tx ?? undefined);
+  await until("the payout in the node's pool", () =>
+    dn.pub.getTransaction({ hash: keccak256(sent) }).then(
+      () => true,
+      () => undefined,
+    ),
+  );
+  return sent;
+}
+
 describe("league payouts across a reorg", () => {
   it(
     "never pays a place twice: a reverted transfer is not planned again until final, and a reorg that mines it " +
@@ -98,13 +120,7 @@ describe("league payouts across a reorg", () => {
       try {
         // The pass signs and sends place 1's transfer, then waits for its receipt.
         const pass = payOwed(d);
-        const sent = await until("the payout signed", async () => (await payout(db)).raw_tx ?? undefined);
-        await until("the payout in the node's pool", () =>
-          dn.pub.getTransaction({ hash: keccak256(sent) }).then(
-            () => true,
-            () => undefined,
-          ),
-        );
+        const sent = await untilSent(db);
         // Ahead of it in the same block (a higher tip): the reserve emptied, so the transfer reverts.
         const fees = await dn.pub.estimateFeesPerGas();
         await dn.walletFor(drainer).writeContract({
@@ -162,5 +178,74 @@ describe("league payouts across a reorg", () => {
     expect(await balanceOf(recipient)).toBe(SHARE);
     const [ledger] = await db.query<{ ledger: string }>("SELECT ledger FROM app.league_ledgers WHERE season = 1");
     expect(JSON.parse(ledger!.ledger)).toMatchObject({ status: "settled", paid: [SHARE.toString(), "0", "0"] });
+  });
+
+  it(
+    "holds a place for the operator only once another spend of its nonce is final: a reorg that mines its own " +
+      "transfer there instead pays it once, recorded mined",
+    async () => {
+      const { db, d, recipient } = await owedSeason();
+      await mint(reserve.address, SHARE);
+      await dn.test.setAutomine(false);
+      try {
+        const pass = payOwed(d);
+        const sent = await untilSent(db);
+        // The operator replaces it at its nonce (a self-transfer, a higher fee), mined one block deep.
+        const fees = await dn.pub.estimateFeesPerGas();
+        await dn.walletFor(reserve).sendTransaction({
+          to: reserve.address,
+          value: 0n,
+          nonce: parseTransaction(sent).nonce!,
+          maxFeePerGas: fees.maxFeePerGas * 20n,
+          maxPriorityFeePerGas: fees.maxFeePerGas * 10n,
+        });
+        await dn.test.mine({ blocks: 1 });
+        await pass;
+        // Not held on a block one deep: "pay by hand if nothing arrived" would be true now and wrong after the reorg.
+        expect(await payout(db)).toMatchObject({ status: "sent", raw_tx: sent });
+        await reorg(1, [sent]);
+        await dn.test.setAutomine(true);
+        await finalize();
+        await payOwed(d);
+        expect(await payout(db)).toMatchObject({ status: "mined", raw_tx: sent });
+        expect(await balanceOf(recipient)).toBe(SHARE);
+      } finally {
+        await dn.test.setAutomine(true);
+      }
+    },
+  );
+
+  it("never holds a place whose own transfer a reorg dropped between a pass's reads: sent again, paid once", async () => {
+    let armed = false;
+    // The devnet's chain, with a reorg that drops the head block right after the pass reads the wallet's nonce
+    // there (a node may reorganise between two calls).
+    const racing = new Proxy(dn.pub, {
+      get(target, key, receiver) {
+        const value = Reflect.get(target, key, receiver);
+        if (key !== "getTransactionCount") return value;
+        return async (args: { blockNumber?: bigint }) => {
+          const n = await (value as (a: unknown) => Promise<number>)(args);
+          if (armed && args.blockNumber !== undefined) {
+            armed = false;
+            await reorg(1, []);
+          }
+          return n;
+        };
+      },
+    }) as PublicClient;
+    const { db, d, recipient } = await owedSeason(racing);
+    await mint(reserve.address, SHARE);
+    await payOwed(d);
+    const { raw_tx: sent } = await payout(db);
+    armed = true;
+    await payOwed(d);
+    expect(armed).toBe(false);
+    expect(await payout(db)).toMatchObject({ status: "sent", raw_tx: sent });
+    await finalize();
+    await payOwed(d);
+    await finalize();
+    await payOwed(d);
+    expect(await payout(db)).toMatchObject({ status: "mined", raw_tx: sent });
+    expect(await balanceOf(recipient)).toBe(SHARE);
   });
 });

@@ -234,8 +234,12 @@ describe("the treasury with an airdropped gas burner", () => {
     const key = await signIn(api);
     // Someone screens the burners while the week closes: neither stops the other.
     const screens = Promise.all(burners.slice(0, 3).map((b) => get(api, `/tokens/${b}`, key)));
-    const closed = await api.app.services.treasury.closer.closeDue();
+    // The first pass sends the split; the week is recorded by the pass after the split is deep enough.
+    expect(await api.app.services.treasury.closer.closeDue()).toEqual([]);
     for (const s of await screens) expect([200, 404]).toContain(s.status);
+    await dn.test.mine({ blocks: CONFIRMATIONS });
+    await indexedTo();
+    const closed = await api.app.services.treasury.closer.closeDue();
     expect(closed).toHaveLength(1);
     const row = closed[0]!;
     const burn = row.tokens.find((t) => t.token.toLowerCase() === burners[0]!.toLowerCase());
