@@ -464,14 +464,14 @@ async function resolved(d: PayDeps, signer: PlatformSigner, r: PayoutRow, nonce:
   return holdSpent(d, r, nonce).then(() => "resolved");
 }
 
-/** Whether the wallet's nonce at the block FINALITY_BLOCKS below `head` is past `nonce`; false when the node cannot say. */
+/** Whether the wallet's nonce FINALITY_BLOCKS below `head` is past `nonce`; false when the node cannot say. */
 async function spentAtFinal(d: PayDeps, signer: PlatformSigner, r: PayoutRow, nonce: number, head: bigint) {
   const final = head - BigInt(FINALITY_BLOCKS);
   if (final < 0n) return false;
   try {
     return (await d.chain.getTransactionCount({ address: signer.address, blockNumber: final })) > nonce;
   } catch (err) {
-    // A node without that block's state (pruned, or a devnet just loaded from a file) holds nothing: the next pass asks.
+    // A node without that block's state (pruned; a devnet just loaded from a file) holds nothing: the next pass asks.
     d.logger?.warn(
       { season: r.season, place: r.place, nonce, final: final.toString(), err: (err as Error).message.split("\n")[0] },
       "league payout: the reserve wallet's nonce at the final block could not be read; nothing is held yet",

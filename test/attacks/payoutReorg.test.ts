@@ -156,7 +156,7 @@ describe("league payouts across a reorg", () => {
     },
   );
 
-  it("records a place paid only once its transfer is final: one a reorg dropped is sent again, and paid once", async () => {
+  it("records a place paid only once its transfer is final: one a reorg dropped is sent again, paid once", async () => {
     const { db, d, recipient } = await owedSeason();
     await mint(reserve.address, SHARE);
     await payOwed(d);
@@ -215,7 +215,7 @@ describe("league payouts across a reorg", () => {
     },
   );
 
-  it("never holds a place whose own transfer a reorg dropped between a pass's reads: sent again, paid once", async () => {
+  it("never holds a place whose own transfer a reorg dropped between two reads: sent again, paid once", async () => {
     let armed = false;
     // The devnet's chain, with a reorg that drops the head block right after the pass reads the wallet's nonce
     // there (a node may reorganise between two calls).
