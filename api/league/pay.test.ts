@@ -221,6 +221,21 @@ describe("a stored payout never stalls the payouts after it", () => {
     expect(f.c.paid).toEqual([{ to: R2, amount: 300n }]);
   });
 
+  it("stores nothing it signed while the reserve wallet's nonce moved (another pass paid meanwhile)", async () => {
+    const db = await seeded([[1, R1, "500"]]);
+    const f = fakeChain();
+    // Another instance's payout mines at nonce 5 while this pass signs place 1 at nonce 5.
+    const racing = { ...signer, signTransaction: async (tx: never) => (f.other(), signer.signTransaction(tx)) };
+    const d = { ...depsOf(db, f.client), signer: racing } as PayDeps;
+    await expect(payOwed(d)).rejects.toThrow(/nonce moved from 5 to 6 while this pass signed; nothing stored/);
+    expect(await rows(db)).toEqual([{ place: 1, status: "planned", tx_hash: null, why: null }]);
+    expect(f.c.paid).toEqual([]);
+    // The next pass signs at the nonce the wallet is at now and pays the place once.
+    await payOwed(depsOf(db, f.client));
+    expect((await rows(db)).map((r) => r.status)).toEqual(["mined"]);
+    expect(f.c.paid).toEqual([{ to: R1, amount: 500n }]);
+  });
+
   it("never takes an unreadable receipt for one not mined: nothing is signed again", async () => {
     const db = await seeded([[1, R1, "500"]]);
     const f = fakeChain();

@@ -294,6 +294,13 @@ async function signAndStore(d: PayDeps, signer: PlatformSigner, rows: PayoutRow[
     await tx.query("SELECT pg_advisory_xact_lock(4663029)");
     if ((await tx.query("SELECT 1 FROM app.league_payouts WHERE status = 'sent' LIMIT 1")).length)
       throw new Error("another pass stored signed payouts first; nothing of this pass is stored");
+    // Another pass's payouts may have been stored, sent and resolved while this one signed (no row 'sent' is
+    // left then): bytes at a spent nonce would only ever be held, so the nonce is read again under the lock.
+    const now = await d.chain.getTransactionCount({ address: signer.address, blockTag: "pending" });
+    if (now !== nonce)
+      throw new Error(
+        `the reserve wallet's nonce moved from ${nonce} to ${now} while this pass signed; nothing stored`,
+      );
     for (const { r, raw } of signed) {
       const done = await tx.query(
         "UPDATE app.league_payouts SET raw_tx = $3, tx_hash = $4, status = 'sent', why = NULL WHERE season = $1 " +
