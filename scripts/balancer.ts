@@ -7,7 +7,7 @@ import {
   type ServerResponse,
 } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
-import { MAX_BODY_BYTES } from "../api/http/guards.js";
+import { framingRefusal, MAX_BODY_BYTES, unknownHost } from "../api/http/guards.js";
 import { CONNECTIONS_CHECK_MS, capEdge } from "../api/http/serve.js";
 
 export type Balancer = { server: Server; port: number; close(): Promise<void> };
@@ -19,7 +19,6 @@ export const FORWARDED_FOR = "x-forwarded-for";
 export const MAX_PIPELINED = 8;
 /** An API process that took a request and then says nothing this long (frozen, not dead) answers 503. */
 export const UPSTREAM_IDLE_MS = 60_000;
-const BODY_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
 /**
  * One public port in front of the API processes of `npm run stack`, round-robin. A process that
@@ -99,24 +98,12 @@ function serially(req: IncomingMessage, run: () => Promise<void>): void {
 }
 
 /**
- * What the API would refuse before reading a body: no Host (421: passed on, Node would name the API
- * process's own address as the host), a chunked body (411), a declared size past the cap (413).
+ * What the API would refuse before reading a body, in its own words (api/http/guards.ts): no Host (421:
+ * passed on, Node would name the API process's own address as the host), and the body's framing.
  */
-function refusedAtEdge(req: IncomingMessage): { status: number; code: string; message: string } | null {
-  if (!req.headers.host)
-    return { status: 421, code: "UNKNOWN_HOST", message: 'this server does not answer for host ""' };
-  if (!BODY_METHODS.has(req.method ?? "")) return null;
-  const te = req.headers["transfer-encoding"];
-  if (te && te.toLowerCase() !== "identity")
-    return {
-      status: 411,
-      code: "LENGTH_REQUIRED",
-      message: "send the body with a plain Content-Length (chunked bodies are refused)",
-    };
-  const cl = req.headers["content-length"];
-  if (cl !== undefined && Number(cl) > MAX_BODY_BYTES)
-    return { status: 413, code: "BAD_REQUEST", message: `body over ${MAX_BODY_BYTES} bytes` };
-  return null;
+function refusedAtEdge(req: IncomingMessage) {
+  if (!req.headers.host) return unknownHost(undefined);
+  return framingRefusal(req.method ?? "", req.headers["transfer-encoding"], req.headers["content-length"]);
 }
 
 /** The body, or null past the API's cap. */

@@ -11,11 +11,14 @@ export function hostGuard(config: Pick<Config, "allowedHosts">): MiddlewareHandl
   const allowed = new Set(config.allowedHosts);
   return async (c, next) => {
     const host = c.req.header("host")?.toLowerCase();
-    if (!host || !allowed.has(host))
-      throw new Refusal("UNKNOWN_HOST", `this server does not answer for host ${JSON.stringify(host ?? "")}`);
+    if (!host || !allowed.has(host)) throw unknownHost(host);
     await next();
   };
 }
+
+/** The refusal of a Host this server does not answer for (also `npm run stack`'s balancer's, for none at all). */
+export const unknownHost = (host: string | undefined) =>
+  new Refusal("UNKNOWN_HOST", `this server does not answer for host ${JSON.stringify(host ?? "")}`);
 
 /**
  * The client address: the socket's, or, when the socket's peer is one of TRUSTED_PROXIES, the
@@ -62,18 +65,34 @@ export const MAX_BODY_BYTES = 64 * 1024;
 const BODY_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
 /**
+ * What a request's body framing is refused for before any byte of it is read (null: nothing): a chunked
+ * body (411 LENGTH_REQUIRED), a Content-Length that is not a number (400), one past the cap (413). The
+ * API's jsonBody asks, and so does `npm run stack`'s balancer, the edge in front of it.
+ */
+export function framingRefusal(
+  method: string,
+  transferEncoding: string | undefined,
+  contentLength: string | undefined,
+): Refusal | null {
+  if (!BODY_METHODS.has(method)) return null;
+  if (transferEncoding && transferEncoding.toLowerCase() !== "identity")
+    return new Refusal("LENGTH_REQUIRED", "send the body with a plain Content-Length (chunked bodies are refused)");
+  if (contentLength !== undefined && !/^\d{1,10}$/.test(contentLength))
+    return new Refusal("BAD_REQUEST", "Content-Length must be a number");
+  if (contentLength !== undefined && Number(contentLength) > MAX_BODY_BYTES)
+    return new Refusal("BAD_REQUEST", `body over ${MAX_BODY_BYTES} bytes`, {}, { context: "too_large" });
+  return null;
+}
+
+/**
  * Request bodies: plain Content-Length only (411 LENGTH_REQUIRED for chunked), at most 64 KB
  * (413 BAD_REQUEST), a JSON object (400 BAD_REQUEST). An absent body is `{}`.
  */
 export const jsonBody: MiddlewareHandler<AppEnv> = async (c, next) => {
   if (!BODY_METHODS.has(c.req.method)) return next();
-  const te = c.req.header("transfer-encoding");
   const cl = c.req.header("content-length");
-  if (te && te.toLowerCase() !== "identity")
-    throw new Refusal("LENGTH_REQUIRED", "send the body with a plain Content-Length (chunked bodies are refused)");
-  if (cl !== undefined && !/^\d{1,10}$/.test(cl)) throw new Refusal("BAD_REQUEST", "Content-Length must be a number");
-  if (cl !== undefined && Number(cl) > MAX_BODY_BYTES)
-    throw new Refusal("BAD_REQUEST", `body over ${MAX_BODY_BYTES} bytes`, {}, { context: "too_large" });
+  const refused = framingRefusal(c.req.method, c.req.header("transfer-encoding"), cl);
+  if (refused) throw refused;
   const raw = cl === undefined || cl === "0" ? "" : await c.req.text();
   if (Buffer.byteLength(raw) > MAX_BODY_BYTES)
     throw new Refusal("BAD_REQUEST", `body over ${MAX_BODY_BYTES} bytes`, {}, { context: "too_large" });
