@@ -5,3 +5,6 @@
  * a reorg above it could swap what mined, so nothing irreversible is done on a shallower receipt.
  */
 export const FINALITY_BLOCKS = 30;
+
+/** Whether what mined in `block` is `depth` blocks below `head` or deeper (final at that depth). */
+export const isFinal = (head: bigint, block: bigint, depth = FINALITY_BLOCKS): boolean => head - block >= BigInt(depth);

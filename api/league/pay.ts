@@ -14,7 +14,7 @@ import {
   type Hex,
   type TransactionReceipt,
 } from "viem";
-import { FINALITY_BLOCKS } from "../../lib/finality.js";
+import { FINALITY_BLOCKS, isFinal } from "../../lib/finality.js";
 import { recoverTransactionAddress } from "../../lib/secp.js";
 import type { PlatformSigner } from "../ports/platformSigner.js";
 import { sanctionsListAbi } from "../../abis/fixtures.js";
@@ -446,7 +446,7 @@ async function resolved(d: PayDeps, signer: PlatformSigner, r: PayoutRow, nonce:
   const mined = await d.chain.getTransactionCount({ address: signer.address, blockNumber: head });
   const paid = await receiptOf(d, r.tx_hash);
   const cancel = await receiptOf(d, r.cancel_hash);
-  const shallow = [paid, cancel].find((x) => x && head - x.blockNumber < BigInt(FINALITY_BLOCKS));
+  const shallow = [paid, cancel].find((x) => x && !isFinal(head, x.blockNumber));
   if (shallow) {
     d.logger?.info(
       { season: r.season, place: r.place, nonce, block: shallow.blockNumber.toString(), head: head.toString() },

@@ -6,7 +6,7 @@ import type { Sequencer } from "../ports/sequencer.js";
 import { DROP_AFTER_S, storedOutcome, type Ledger, type WatchedTrade } from "./ledger.js";
 import { resend, STALE_SEND_S } from "./relay.js";
 import type { Common } from "../ports/common.js";
-import { FINALITY_BLOCKS } from "../../lib/finality.js";
+import { isFinal } from "../../lib/finality.js";
 import { relayOutcomes, workerPass } from "../../lib/metrics.js";
 
 /** A pending trade is looked at this long past the hour that makes it dropped (a receipt seen late still counts). */
@@ -142,7 +142,7 @@ async function checkTrade(d: Watching, t: WatchedTrade, head: () => Promise<numb
     return;
   }
   const blockNumber = Number(BigInt(r.blockNumber));
-  const final = (await head()) - blockNumber >= FINALITY_BLOCKS;
+  const final = isFinal(BigInt(await head()), BigInt(blockNumber));
   if (t.status !== "pending" && t.blockHash?.toLowerCase() === r.blockHash.toLowerCase()) {
     if (final) await d.ledger.markFinal(t.id, t.blockHash);
     return;

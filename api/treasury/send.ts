@@ -13,6 +13,7 @@ import { fencedRead } from "../../lib/chain.js";
 import type { PlatformSigner } from "../ports/platformSigner.js";
 import type { Planned, TransferRow } from "./close.js";
 import type { Bucket, PerBucket } from "./split.js";
+import { isFinal } from "../../lib/finality.js";
 
 /** The closer stops rather than send: a human must look (the error names why). */
 export class SplitRefused extends Error {}
@@ -155,5 +156,5 @@ export async function deliverSplit(
     out.push({ ...planned, block: Number(receipt.blockNumber) });
   }
   const head = sends.length ? await chain.getBlockNumber({ cacheTime: 0 }) : 0n;
-  return out.every((t) => head - BigInt(t.block) >= BigInt(o.confirmations)) ? out : null;
+  return out.every((t) => isFinal(head, BigInt(t.block), o.confirmations)) ? out : null;
 }
