@@ -109,21 +109,36 @@ async function untilSent(db: Db): Promise<Hex> {
   return sent;
 }
 
+/**
+ * Place 1's payout signed and waiting in the node's pool (automine off), `ahead` sending what mines before it
+ * in the same block (it is given the payout's bytes and the fees now); then that block mined, the pass done and
+ * automine back on.
+ */
+async function minedBehind(ahead: (sent: Hex, fees: { maxFeePerGas: bigint }) => Promise<unknown>) {
+  const season = await owedSeason();
+  await mint(reserve.address, SHARE);
+  await dn.test.setAutomine(false);
+  try {
+    // The pass signs and sends place 1's transfer, then waits for its receipt.
+    const pass = payOwed(season.d);
+    const sent = await untilSent(season.db);
+    await ahead(sent, await dn.pub.estimateFeesPerGas());
+    await dn.test.mine({ blocks: 1 });
+    await pass;
+    return { ...season, sent };
+  } finally {
+    await dn.test.setAutomine(true);
+  }
+}
+
 describe("league payouts across a reorg", () => {
   it(
     "never pays a place twice: a reverted transfer is not planned again until final, and a reorg that mines it " +
       "pays the place once",
     async () => {
-      const { db, d, recipient } = await owedSeason();
-      await mint(reserve.address, SHARE);
-      await dn.test.setAutomine(false);
-      try {
-        // The pass signs and sends place 1's transfer, then waits for its receipt.
-        const pass = payOwed(d);
-        const sent = await untilSent(db);
-        // Ahead of it in the same block (a higher tip): the reserve emptied, so the transfer reverts.
-        const fees = await dn.pub.estimateFeesPerGas();
-        await dn.walletFor(drainer).writeContract({
+      // Ahead of it in the same block (a higher tip): the reserve emptied, so the transfer reverts.
+      const { db, d, recipient, sent } = await minedBehind((_, fees) =>
+        dn.walletFor(drainer).writeContract({
           address: orbio(),
           abi: erc20Abi,
           functionName: "transferFrom",
@@ -132,27 +147,22 @@ describe("league payouts across a reorg", () => {
           maxPriorityFeePerGas: fees.maxFeePerGas * 5n,
           // Not estimated: the node estimates on its pending block, where the payout has emptied the reserve.
           gas: 100_000n,
-        });
-        await dn.test.mine({ blocks: 1 });
-        await pass;
-        expect((await dn.pub.getTransactionReceipt({ hash: keccak256(sent) })).status).toBe("reverted");
-        // One block deep: the place stays sent, its bytes unchanged, nothing else signed.
-        expect(await payout(db)).toMatchObject({ status: "sent", raw_tx: sent });
+        }),
+      );
+      expect((await dn.pub.getTransactionReceipt({ hash: keccak256(sent) })).status).toBe("reverted");
+      // One block deep: the place stays sent, its bytes unchanged, nothing else signed.
+      expect(await payout(db)).toMatchObject({ status: "sent", raw_tx: sent });
 
-        // The reorg: the drain is gone, and the very same transfer mines in the block instead.
-        await reorg(1, [sent]);
-        await dn.test.setAutomine(true);
-        // The reserve is topped up: a transfer signed again at a new nonce would pay the place a second time.
-        await mint(reserve.address, SHARE);
-        await finalize();
-        await payOwed(d);
-        expect(await payout(db)).toMatchObject({ status: "mined", raw_tx: sent, tx_hash: keccak256(sent) });
-        await payOwed(d);
-        expect(await balanceOf(recipient)).toBe(SHARE);
-        expect(await balanceOf(reserve.address)).toBe(SHARE);
-      } finally {
-        await dn.test.setAutomine(true);
-      }
+      // The reorg: the drain is gone, and the very same transfer mines in the block instead.
+      await reorg(1, [sent]);
+      // The reserve is topped up: a transfer signed again at a new nonce would pay the place a second time.
+      await mint(reserve.address, SHARE);
+      await finalize();
+      await payOwed(d);
+      expect(await payout(db)).toMatchObject({ status: "mined", raw_tx: sent, tx_hash: keccak256(sent) });
+      await payOwed(d);
+      expect(await balanceOf(recipient)).toBe(SHARE);
+      expect(await balanceOf(reserve.address)).toBe(SHARE);
     },
   );
 
@@ -184,34 +194,23 @@ describe("league payouts across a reorg", () => {
     "holds a place for the operator only once another spend of its nonce is final: a reorg that mines its own " +
       "transfer there instead pays it once, recorded mined",
     async () => {
-      const { db, d, recipient } = await owedSeason();
-      await mint(reserve.address, SHARE);
-      await dn.test.setAutomine(false);
-      try {
-        const pass = payOwed(d);
-        const sent = await untilSent(db);
-        // The operator replaces it at its nonce (a self-transfer, a higher fee), mined one block deep.
-        const fees = await dn.pub.estimateFeesPerGas();
-        await dn.walletFor(reserve).sendTransaction({
+      // The operator replaces it at its nonce (a self-transfer, a higher fee), mined one block deep.
+      const { db, d, recipient, sent } = await minedBehind((raw, fees) =>
+        dn.walletFor(reserve).sendTransaction({
           to: reserve.address,
           value: 0n,
-          nonce: parseTransaction(sent).nonce!,
+          nonce: parseTransaction(raw).nonce!,
           maxFeePerGas: fees.maxFeePerGas * 20n,
           maxPriorityFeePerGas: fees.maxFeePerGas * 10n,
-        });
-        await dn.test.mine({ blocks: 1 });
-        await pass;
-        // Not held on a block one deep: "pay by hand if nothing arrived" would be true now and wrong after the reorg.
-        expect(await payout(db)).toMatchObject({ status: "sent", raw_tx: sent });
-        await reorg(1, [sent]);
-        await dn.test.setAutomine(true);
-        await finalize();
-        await payOwed(d);
-        expect(await payout(db)).toMatchObject({ status: "mined", raw_tx: sent });
-        expect(await balanceOf(recipient)).toBe(SHARE);
-      } finally {
-        await dn.test.setAutomine(true);
-      }
+        }),
+      );
+      // Not held on a block one deep: "pay by hand if nothing arrived" would be true now and wrong after the reorg.
+      expect(await payout(db)).toMatchObject({ status: "sent", raw_tx: sent });
+      await reorg(1, [sent]);
+      await finalize();
+      await payOwed(d);
+      expect(await payout(db)).toMatchObject({ status: "mined", raw_tx: sent });
+      expect(await balanceOf(recipient)).toBe(SHARE);
     },
   );
 
