@@ -17,6 +17,9 @@ import { summarize, type Row } from "./stats.js";
 
 const run = promisify(execFile);
 
+/** The closer's depth here: its weeks and its split's transfers (a few blocks, not the chain's 30). */
+const CONFIRMATIONS = 3;
+
 export async function benchTreasury(opts: { transfers: number; requests: number }): Promise<Row[]> {
   const chain = await startIndexedDevnet();
   const { dn } = chain;
@@ -36,7 +39,7 @@ export async function benchTreasury(opts: { transfers: number; requests: number 
       indexed: chain.ix.liveReads().reads,
       limiter: new RateLimiter(clock, 10_000, false),
       config: { treasuryBuckets: buckets },
-      treasury: { confirmations: 3, intervalMs: 3_600_000, cacheMs },
+      treasury: { confirmations: CONFIRMATIONS, intervalMs: 3_600_000, cacheMs },
     });
   const fresh = await serve(0);
   const cached = await serve(15_000);
@@ -58,12 +61,12 @@ export async function benchTreasury(opts: { transfers: number; requests: number 
     offsetMs = (week.end + 60) * 1000 - Date.now();
     await chain.ix.waitFor(await dn.pub.getBlockNumber());
 
-    // A close is two passes: one sends the split, the next records the week once the split is 3 blocks deep.
+    // A close is two passes: one sends the split, the next records the week once the split is CONFIRMATIONS deep.
     const t0 = performance.now();
     const sent = await fresh.app.services.treasury.closer.closeDue();
     const sendMs = performance.now() - t0;
     if (sent.length) throw new Error("a week recorded before its split was deep enough");
-    await dn.test.mine({ blocks: 3 });
+    await dn.test.mine({ blocks: CONFIRMATIONS });
     await chain.ix.waitFor(await dn.pub.getBlockNumber());
     const t1 = performance.now();
     const rows = await fresh.app.services.treasury.closer.closeDue();
