@@ -257,6 +257,22 @@ export async function cappedMulticall(
   });
 }
 
+/** JSON-RPC calls one batch carries at most: far under Nitro's default limit (1,000), within what public RPCs take. */
+export const RPC_BATCH_SIZE = 100;
+
+/**
+ * A reader that sends the calls made at once as JSON-RPC batches of RPC_BATCH_SIZE, one HTTP request each: for
+ * per-address reads that no contract answers in bulk (eth_getTransactionCount), so that 3,000 of them cost 30
+ * requests, not 3,000 (the league's native scan, issue 29 point 6). A node that refuses a batch answers each call
+ * with that refusal: callers read one by one through their usual client then.
+ */
+export function createBatchReader(config: Parameters<typeof chain4663>[0]): PublicClient {
+  return createPublicClient({
+    chain: chain4663(config),
+    transport: http(config.rpcUrl, { batch: { batchSize: RPC_BATCH_SIZE }, timeout: CALL_TIMEOUT_MS, retryCount: 0 }),
+  }) as PublicClient;
+}
+
 /**
  * The API's own chain client: separate from Ponder's, whose requests queue behind the indexer's
  * sync. Receipts are polled every 100 ms (viem's 4 s default is far slower than the chain).

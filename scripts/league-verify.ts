@@ -38,7 +38,7 @@ import { markMemo, type SeasonTrade, type ValuationToken } from "../lib/league/v
 import type { Review } from "../lib/league/review.js";
 import { relayedOutcome, type RelayedPlan } from "../lib/tradeOutcome.js";
 import { canonicalJson } from "../lib/canonicalJson.js";
-import { chain4663 } from "../lib/chain.js";
+import { chain4663, createBatchReader } from "../lib/chain.js";
 
 type PublishedTrade = {
   id: string;
@@ -144,6 +144,8 @@ export async function verifyLeague(base: string, rpcUrl: string, n: number): Pro
     chain: chain4663({ chainId, rpcUrl, contracts: { multicall3: pub.contracts.multicall3 } }),
     transport: http(rpcUrl),
   }) as PublicClient;
+  // The nonce probes of the native scan go in JSON-RPC batches, as the service sends them.
+  const batched = createBatchReader({ chainId, rpcUrl, contracts: { multicall3: pub.contracts.multicall3 } });
   // The season's status by the chain's clock (a devnet may run ahead of the wall's).
   const s = seasonAt(n, Number((await chain.getBlock()).timestamp));
   const problems: string[] = [];
@@ -194,7 +196,7 @@ export async function verifyLeague(base: string, rpcUrl: string, n: number): Pro
     transfersOf(chain, addresses, BigInt(pub.from_block), block, pub.link_tokens),
     // Native ETH moves from traces, as the service reads them; a node that cannot answer flags rule LINKS.
     // What the service skipped is left out here too, and flags LINKS with the same words.
-    nativeTransfersOf(chain, addresses, BigInt(pub.native_from_block ?? pub.from_block), block).then(
+    nativeTransfersOf(chain, addresses, BigInt(pub.native_from_block ?? pub.from_block), block, batched).then(
       (transfers) => {
         const skips = pub.native_skipped ?? { blocks: [], ranges: [] };
         const any = skips.blocks.length > 0 || skips.ranges.length > 0;

@@ -26,6 +26,7 @@ import { createLeagueReader } from "./read.js";
 import { createSettler } from "./settle.js";
 import { prizePayouts } from "./payouts.js";
 import { createTransferLog } from "./transfers.js";
+import { createBatchReader } from "../../lib/chain.js";
 
 export type { LeagueHostedAgent, LeagueWho } from "./entries.js";
 export { PRACTICE_MIN_INTERVAL_S } from "./entries.js";
@@ -63,7 +64,7 @@ export function createLeague(
   const marks = indexedMarkReader(d.indexed);
   const hostedAgent = (id: string) => d.hostedAgent(id) as Promise<PracticeAgent | null>;
   // One transfer log for the standings and the settler: each reads only the blocks after the last read.
-  const transfers = createTransferLog(d);
+  const transfers = createTransferLog({ ...d, reader: createBatchReader(d.config) });
   const reader = createLeagueReader({ ...d, marks, hostedAgent, transfers });
   const settler = createSettler({
     ...d,

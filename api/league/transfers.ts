@@ -40,7 +40,7 @@ export const linkTokens = (config: Config) =>
  * what is kept answers from what is kept, cut at that block. A failed read throws (never a partial
  * answer): the caller's pass fails and is retried.
  */
-export function createTransferLog(d: Pick<Common, "config" | "chain">) {
+export function createTransferLog(d: Pick<Common, "config" | "chain"> & { reader?: PublicClient }) {
   const tokens = linkTokens(d.config);
   const start = BigInt(d.config.startBlock);
   /** Address → the last block whose transfers touching it are all in `byAddress`. */
@@ -142,8 +142,9 @@ export type NativeRead = {
  * `unreadable`, so one bad block neither stalls the scan nor passes silently. A node that cannot
  * trace or answer past balances answers `unreadable` and no move.
  */
-function nativeLog(d: Pick<Common, "chain">, start: bigint) {
+function nativeLog(d: Pick<Common, "chain"> & { reader?: PublicClient }, start: bigint) {
   const st: NativeState = {
+    reader: d.reader,
     through: new Map(),
     byAddress: new Map(),
     failures: new Map(),
@@ -282,6 +283,8 @@ function keepNative(st: NativeState, t: ChainTransfer) {
 const nativeKey = (t: ChainTransfer) => `${t.block}:${t.tx_index}:${t.log_index}`;
 
 type NativeState = {
+  /** Where given, the nonce probes go through it as JSON-RPC batches (lib/chain createBatchReader). */
+  reader: PublicClient | undefined;
   /** Address → the last block whose native moves touching it are all in `byAddress`. */
   through: Map<string, bigint>;
   byAddress: Map<string, Map<string, ChainTransfer>>;
@@ -424,7 +427,7 @@ async function nativeStep(
   };
   let blocks: bigint[];
   try {
-    ({ blocks, after } = await changedBlocksAcross(chain, group, lo, hi, before));
+    ({ blocks, after } = await changedBlocksAcross(chain, group, lo, hi, before, st.reader));
   } catch (err) {
     const key = `state:${lo}:${[...group].sort().join()}`;
     const skip = { from: Number(lo), to: Number(hi), addresses: [...group].sort() };

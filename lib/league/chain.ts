@@ -33,12 +33,31 @@ export const SCREEN_BATCH_BYTES = 16_384;
 
 /** Topic lists stay short enough for any node (public RPCs cap request sizes). */
 const TOPIC_CHUNK = 200;
+/** Topic-list reads in flight at once. */
+const CHUNKS_AT_ONCE = 4;
+/**
+ * A range of at most this many blocks is read with one request for every Transfer log of the tokens, filtered here
+ * (a pass of the standings reads a few new blocks: one request instead of two per TOPIC_CHUNK addresses); its logs
+ * stay far under the 10,000 that public RPCs answer at most, and a read they refuse falls back to the topic lists.
+ */
+export const WHOLE_READ_BLOCKS = 256n;
+
+type RawLog = {
+  address: string;
+  topics: string[];
+  data: string;
+  transactionHash: string;
+  blockNumber: string;
+  transactionIndex: string;
+  logIndex: string;
+};
 
 /**
  * Every transfer of a value of `tokens` (the configured ones only: any contract can log a
  * Transfer, so an unknown emitter could link strangers or flood the read) into or out of
- * `addresses` from `fromBlock` to `toBlock`: two getLogs per chunk of addresses (topic1 = from in
- * the list, topic2 = to in the list), deduplicated, zero amounts dropped.
+ * `addresses` from `fromBlock` to `toBlock`: over a short range (WHOLE_READ_BLOCKS) every Transfer of the tokens,
+ * filtered here; else, or when that read fails, two getLogs per chunk of addresses (topic1 = from in the list,
+ * topic2 = to in the list). Deduplicated, zero amounts dropped, ordered by block and log.
  */
 export async function transfersOf(
   chain: PublicClient,
@@ -49,53 +68,55 @@ export async function transfersOf(
 ): Promise<ChainTransfer[]> {
   const uniq = [...new Set(addresses.map(lc))].sort();
   const emitters = [...new Set(tokens.map(lc))].filter((a) => a !== "0x0000000000000000000000000000000000000000");
+  if (!emitters.length || !uniq.length) return [];
+  const logs = (topics: unknown[]) =>
+    chain.request({
+      method: "eth_getLogs",
+      params: [
+        {
+          address: emitters as never,
+          fromBlock: `0x${fromBlock.toString(16)}`,
+          toBlock: `0x${toBlock.toString(16)}`,
+          topics: topics as never,
+        },
+      ],
+    }) as Promise<RawLog[]>;
   const seen = new Map<string, ChainTransfer>();
-  if (!emitters.length) return [];
-  for (let i = 0; i < uniq.length; i += TOPIC_CHUNK) {
-    const topics = uniq.slice(i, i + TOPIC_CHUNK).map((a) => pad(a as Hex));
-    for (const filter of [
-      [TRANSFER_TOPIC, topics],
-      [TRANSFER_TOPIC, null, topics],
-    ] as const) {
-      const logs = (await chain.request({
-        method: "eth_getLogs",
-        params: [
-          {
-            address: emitters as never,
-            fromBlock: `0x${fromBlock.toString(16)}`,
-            toBlock: `0x${toBlock.toString(16)}`,
-            topics: filter as never,
-          },
-        ],
-      })) as {
-        address: string;
-        topics: string[];
-        data: string;
-        transactionHash: string;
-        blockNumber: string;
-        transactionIndex: string;
-        logIndex: string;
-      }[];
-      for (const l of logs) {
-        if (l.topics.length !== 3 || !emitters.includes(lc(l.address)) || !/^0x[0-9a-fA-F]{1,64}$/.test(l.data))
-          continue;
-        const amount = BigInt(l.data);
-        if (amount === 0n) continue;
-        const t = {
-          from: lc(`0x${l.topics[1]!.slice(-40)}`),
-          to: lc(`0x${l.topics[2]!.slice(-40)}`),
-          token: lc(l.address),
-          amount,
-          tx_hash: l.transactionHash,
-          block: Number(l.blockNumber),
-          tx_index: Number(l.transactionIndex),
-          log_index: Number(l.logIndex),
-        };
-        seen.set(`${t.block}:${t.log_index}`, t);
-      }
+  const take = (l: RawLog, touching?: Set<string>) => {
+    const t = transferOf(l, emitters);
+    if (t && (!touching || touching.has(t.from) || touching.has(t.to))) seen.set(`${t.block}:${t.log_index}`, t);
+  };
+  const whole = toBlock - fromBlock < WHOLE_READ_BLOCKS ? await logs([TRANSFER_TOPIC]).catch(() => null) : null;
+  if (whole) {
+    const touching = new Set(uniq);
+    for (const l of whole) take(l, touching);
+  } else {
+    const reads: unknown[][] = [];
+    for (let i = 0; i < uniq.length; i += TOPIC_CHUNK) {
+      const topics = uniq.slice(i, i + TOPIC_CHUNK).map((a) => pad(a as Hex));
+      reads.push([TRANSFER_TOPIC, topics], [TRANSFER_TOPIC, null, topics]);
     }
+    for (let i = 0; i < reads.length; i += CHUNKS_AT_ONCE)
+      for (const got of await Promise.all(reads.slice(i, i + CHUNKS_AT_ONCE).map(logs))) for (const l of got) take(l);
   }
   return [...seen.values()].sort((a, b) => a.block - b.block || a.log_index - b.log_index);
+}
+
+/** A Transfer log of one of `emitters` as a transfer; null when it is not one (not three topics, odd data, zero). */
+function transferOf(l: RawLog, emitters: string[]): ChainTransfer | null {
+  if (l.topics.length !== 3 || !emitters.includes(lc(l.address)) || !/^0x[0-9a-fA-F]{1,64}$/.test(l.data)) return null;
+  const amount = BigInt(l.data);
+  if (amount === 0n) return null;
+  return {
+    from: lc(`0x${l.topics[1]!.slice(-40)}`),
+    to: lc(`0x${l.topics[2]!.slice(-40)}`),
+    token: lc(l.address),
+    amount,
+    tx_hash: l.transactionHash,
+    block: Number(l.blockNumber),
+    tx_index: Number(l.transactionIndex),
+    log_index: Number(l.logIndex),
+  };
 }
 
 /** Whether each address is on the sanctions list at `block`; null where the list could not be read. */

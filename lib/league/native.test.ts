@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { cannotAnswer, nativeMovesOf, NATIVE_TOKEN, seenDespite, type CallFrame } from "./native.js";
+import type { PublicClient } from "viem";
+import { cannotAnswer, nativeMovesOf, NATIVE_TOKEN, seenDespite, statesAt, type CallFrame } from "./native.js";
 import { linksOf, prizeStandings, sharesOf, type BookNumbers, type PrizeEntry } from "./rules.js";
 
 const addr = (n: number) => `0x${n.toString(16).padStart(40, "0")}`;
@@ -186,5 +187,43 @@ describe("league:verify leaves out what the service's bounded scan skipped", () 
       [7, a, b],
       [9, x, b],
     ]);
+  });
+});
+
+describe("the scan's nonce probes go through a batch reader where given (issue 29 point 6)", () => {
+  const addresses = [W1, W2, W3];
+  /** A client answering each address's nonce (its last byte) and balance (ten times that), counting its calls. */
+  const node = (fail?: Error) => {
+    const calls = { nonces: 0 };
+    const client = {
+      getTransactionCount: async ({ address }: { address: string }) => {
+        calls.nonces++;
+        if (fail) throw fail;
+        return Number.parseInt(address.slice(-2), 16);
+      },
+      getBalance: async ({ address }: { address: string }) => 10n * BigInt(Number.parseInt(address.slice(-2), 16)),
+    };
+    return { calls, client: client as unknown as PublicClient };
+  };
+  const expected = new Map(
+    addresses.map((a) => [a, `${Number.parseInt(a.slice(-2), 16)}:${10 * Number.parseInt(a.slice(-2), 16)}`]),
+  );
+
+  it("reads every nonce through the reader, none one by one", async () => {
+    const [chain, reader] = [node(), node()];
+    expect(await statesAt(chain.client, addresses, 5n, reader.client)).toEqual(expected);
+    expect([chain.calls.nonces, reader.calls.nonces]).toEqual([0, 3]);
+  });
+
+  it("reads one by one when the node refuses the batch, and the states are the same", async () => {
+    const [chain, reader] = [node(), node(new Error("batch too large"))];
+    expect(await statesAt(chain.client, addresses, 5n, reader.client)).toEqual(expected);
+    expect(chain.calls.nonces).toBe(3);
+  });
+
+  it("does not read one by one what the node says it no longer has (the rule flags it)", async () => {
+    const [chain, reader] = [node(), node(new Error("missing trie node 0xab"))];
+    await expect(statesAt(chain.client, addresses, 5n, reader.client)).rejects.toThrow(/missing trie node/);
+    expect(chain.calls.nonces).toBe(0);
   });
 });

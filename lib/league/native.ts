@@ -102,8 +102,29 @@ async function stateAt(chain: PublicClient, address: string, block: bigint): Pro
 
 /** Balances read through one Multicall3 call at most this many at a time (the eth_call's calldata and gas). */
 const BALANCES_PER_CALL = 1_000;
-/** Nonces read at once (eth_getTransactionCount has no batch call). */
+/** Nonces read at once one by one (eth_getTransactionCount has no multicall), where a batch reader is not given or failed. */
 const NONCES_AT_ONCE = 16;
+
+/**
+ * The nonces of `addresses` at `block`: all at once through `reader` (lib/chain createBatchReader: JSON-RPC batches),
+ * else, or when a batch fails for another reason than missing state, NONCES_AT_ONCE at a time through `chain`.
+ */
+async function noncesAt(chain: PublicClient, reader: PublicClient | undefined, addresses: string[], block: bigint) {
+  const one = (c: PublicClient, a: string) =>
+    c.getTransactionCount({ address: a as `0x${string}`, blockNumber: block });
+  const out = new Map<string, number>();
+  if (reader && addresses.length > 1) {
+    try {
+      const all = await Promise.all(addresses.map((a) => one(reader, a)));
+      for (const [i, a] of addresses.entries()) out.set(a, all[i]!);
+      return out;
+    } catch (err) {
+      if (cannotAnswer(err)) throw err;
+    }
+  }
+  await eachLimited(addresses, NONCES_AT_ONCE, async (a) => void out.set(a, await one(chain, a)));
+  return out;
+}
 
 /**
  * Balances of `addresses` at `block` through Multicall3's getEthBalance (one eth_call per BALANCES_PER_CALL): the
@@ -149,22 +170,26 @@ const GET_ETH_BALANCE = {
 
 /**
  * The state (`nonce:balance`, as stateAt) of each of `addresses` at `block`: balances in one Multicall3 call (see
- * balancesAt; one eth_getBalance each where it cannot answer), nonces NONCES_AT_ONCE at a time.
+ * balancesAt; one eth_getBalance each where it cannot answer), nonces through `reader`'s batches (see noncesAt).
  */
-export async function statesAt(chain: PublicClient, addresses: string[], block: bigint): Promise<Map<string, string>> {
+export async function statesAt(
+  chain: PublicClient,
+  addresses: string[],
+  block: bigint,
+  reader?: PublicClient,
+): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   if (block < 0n) {
     for (const a of addresses) out.set(a, "0:0");
     return out;
   }
-  const balances = addresses.length > 1 ? await balancesAt(chain, addresses, block) : null;
+  const [balances, nonces] = await Promise.all([
+    addresses.length > 1 ? balancesAt(chain, addresses, block) : null,
+    noncesAt(chain, reader, addresses, block),
+  ]);
   await eachLimited(addresses, NONCES_AT_ONCE, async (a) => {
-    const address = a as `0x${string}`;
-    const [nonce, balance] = await Promise.all([
-      chain.getTransactionCount({ address, blockNumber: block }),
-      balances?.get(a) ?? chain.getBalance({ address, blockNumber: block }),
-    ]);
-    out.set(a, `${nonce}:${balance}`);
+    const balance = balances?.get(a) ?? (await chain.getBalance({ address: a as `0x${string}`, blockNumber: block }));
+    out.set(a, `${nonces.get(a)}:${balance}`);
   });
   return out;
 }
@@ -230,11 +255,15 @@ export async function changedBlocksAcross(
   from: bigint,
   to: bigint,
   before: Map<string, string> = new Map(),
+  reader?: PublicClient,
 ) {
   const blocks = new Set<bigint>();
   if (from > to) return { blocks: [] as bigint[], after: new Map(before) };
   const unknown = addresses.filter((a) => !before.has(a));
-  const [lo, after] = await Promise.all([statesAt(chain, unknown, from - 1n), statesAt(chain, addresses, to)]);
+  const [lo, after] = await Promise.all([
+    statesAt(chain, unknown, from - 1n, reader),
+    statesAt(chain, addresses, to, reader),
+  ]);
   const startOf = (a: string) => before.get(a) ?? lo.get(a)!;
   const moved = addresses.filter((a) => startOf(a) !== after.get(a));
   await eachLimited(moved, PARALLEL, async (a) => {
@@ -244,8 +273,14 @@ export async function changedBlocksAcross(
 }
 
 /** The blocks in [from, to] where any of `addresses` changed nonce or balance, in order. */
-export async function changedBlocksOf(chain: PublicClient, addresses: string[], from: bigint, to: bigint) {
-  return (await changedBlocksAcross(chain, addresses, from, to)).blocks;
+export async function changedBlocksOf(
+  chain: PublicClient,
+  addresses: string[],
+  from: bigint,
+  to: bigint,
+  reader?: PublicClient,
+) {
+  return (await changedBlocksAcross(chain, addresses, from, to, new Map(), reader)).blocks;
 }
 
 /**
@@ -258,11 +293,12 @@ export async function nativeTransfersOf(
   addresses: string[],
   from: bigint,
   to: bigint,
+  reader?: PublicClient,
 ): Promise<ChainTransfer[]> {
   const uniq = [...new Set(addresses.map(lc))].sort();
   const set = new Set(uniq);
   try {
-    const blocks = await changedBlocksOf(chain, uniq, from, to);
+    const blocks = await changedBlocksOf(chain, uniq, from, to, reader);
     const out: ChainTransfer[] = [];
     await eachLimited(blocks, PARALLEL, async (b) => void out.push(...(await tracedBlockMoves(chain, b, set))));
     return out.sort(chainOrder);
