@@ -232,6 +232,26 @@ function publishedOf(config: Config, entries: SeasonEntry[], facts: EntryFacts[]
 }
 
 /**
+ * What the board reads from the chain at `block`: the partner vault's wallets of the entries' agents, then, for the
+ * entries' addresses and those wallets (the prize's recipient is screened and linked like the entry's own), the
+ * transfer logs, the native ETH moves and the sanctions list.
+ */
+async function chainFactsAt(d: PrizeDeps, entries: SeasonEntry[], block: bigint) {
+  const agents = entries.map((e) => Number(e.agent_id));
+  const vault = await vaultWalletsAt(d.chain, d.config.contracts.partnerAgentVault, agents, block);
+  const addresses = [
+    ...entries.flatMap((e) => [e.wallet, e.owner, e.agent_wallet]),
+    ...[...vault.values()].filter((v): v is string => v !== null),
+  ];
+  const [logs, native, sanctioned] = await Promise.all([
+    d.transfers.read(addresses, block),
+    d.transfers.native(addresses, block),
+    sanctionedAt(d.chain, d.config.contracts.sanctionsList, addresses, block),
+  ]);
+  return { vault, logs, native, sanctioned };
+}
+
+/**
  * The prize board of season `s` at an anchor: entries, their relayed mined trades valued at the
  * marks of their blocks, cluster links from transfer logs and native ETH traces up to the anchor's
  * block, sanctions and the vault's wallets read at that block, then lib/league/rules. Answers the
@@ -245,28 +265,16 @@ export async function prizeBoard(d: PrizeDeps, s: Season, a: PrizeAnchor) {
   const entries = await seasonEntries(d.db, "prize", s);
   const wallets = entries.map((e) => e.wallet);
   const kept = d.kept ? keptSeason(d.kept, s.number) : null;
-  const trades = kept
-    ? await keptTrades(d.db, kept, wallets, s.starts, s.ends)
-    : byWallet(await minedTrades(d.db, wallets, s.starts, s.ends));
-  const marks = markMemo(indexedMarkReader(d.indexed), valuationTokens(d.config));
-  // Chain facts at the anchor's block: transfers (cluster links), the sanctions list, the vault's wallets.
-  const vault = await vaultWalletsAt(
-    d.chain,
-    d.config.contracts.partnerAgentVault,
-    entries.map((e) => Number(e.agent_id)),
-    a.block,
-  );
-  // The prize's recipient is screened and linked like the entry's own addresses.
-  const addresses = [
-    ...entries.flatMap((e) => [e.wallet, e.owner, e.agent_wallet]),
-    ...[...vault.values()].filter((v): v is string => v !== null),
-  ];
-  const [logs, native, sanctioned, reviews] = await Promise.all([
-    d.transfers.read(addresses, a.block),
-    d.transfers.native(addresses, a.block),
-    sanctionedAt(d.chain, d.config.contracts.sanctionsList, addresses, a.block),
+  // The store's trades and the chain's facts at the anchor's block do not wait on each other.
+  const [trades, chain, reviews] = await Promise.all([
+    kept
+      ? keptTrades(d.db, kept, wallets, s.starts, s.ends)
+      : minedTrades(d.db, wallets, s.starts, s.ends).then(byWallet),
+    chainFactsAt(d, entries, a.block),
     seasonReviews(d.db, s.number),
   ]);
+  const { vault, logs, native, sanctioned } = chain;
+  const marks = markMemo(indexedMarkReader(d.indexed), valuationTokens(d.config));
   const { facts, ledgers } = entryFactsOf(d.config, s, entries, trades);
   const unreadable = [
     ...[...vault].filter(([, w]) => w === null).map(([id]) => `the partner vault's agent ${id}`),

@@ -27,58 +27,90 @@ export type TradeRow = {
   summary: string;
 };
 
-/** Relayed trades (with their plans) matching `where` over `t` (app.trades, `join` for more), by block then id. */
-export function tradeRows(db: Db, where: string, params: unknown[], join = ""): Promise<TradeRow[]> {
+/**
+ * Relayed trades (with their plans) matching `where` over `t`, by block then id. `t` is app.trades, or `source`: a
+ * FROM item that names its rows `t` (the kept read's per-wallet index scans).
+ */
+export function tradeRows(db: Db, where: string, params: unknown[], source = "app.trades t"): Promise<TradeRow[]> {
   return db.query<TradeRow>(
     `SELECT t.id::text AS id, t.wallet, t.path, t.tx_hash, t.block_number::text AS block_number,
        t.block_time::text AS block_time, t.outcome, t.final,
        (t.status = 'mined' AND NOT t.fee_unpaid AND t.outcome IS NOT NULL) AS mined,
        p.execution, p.token_in AS p_token_in, p.token_out AS p_token_out, p.txs, p.summary
-     FROM app.trades t JOIN app.plans p ON p.id = t.plan_id ${join}
+     FROM ${source} JOIN app.plans p ON p.id = t.plan_id
      WHERE ${where}
      ORDER BY t.block_number, t.id`,
     params,
   );
 }
 
+/** A token reference's text parsed once (a season's 100,000 trades name a few dozen tokens); never mutated. */
+const tokenRefs = new Map<string, { ref: Readonly<TokenRef>; token: Readonly<SeasonTrade["token_in"]> | null }>();
+function tokenOf(text: string) {
+  let t = tokenRefs.get(text);
+  if (!t) {
+    if (tokenRefs.size >= 10_000) tokenRefs.clear();
+    const ref = Object.freeze(JSON.parse(text) as TokenRef);
+    const token =
+      ref.address && ref.decimals !== null ? Object.freeze({ address: lc(ref.address), decimals: ref.decimals }) : null;
+    tokenRefs.set(text, (t = { ref, token }));
+  }
+  return t;
+}
+
+/**
+ * A season's mined trade, read from its row. The plan only matters where the trades are published (a decision, the
+ * books route): built on the first read of `plan`, so a standings pass does not parse 100,000 plans' JSON it never
+ * looks at, and a getter on the class, not a closure per trade (issue 29 point 6: the allocations of a full read).
+ */
+class MinedRow {
+  private built: RelayedPlan | null | undefined;
+  readonly wallet: string;
+  readonly path: string;
+  constructor(
+    private readonly row: TradeRow,
+    readonly trade: SeasonTrade,
+  ) {
+    this.wallet = lc(row.wallet);
+    this.path = row.path;
+  }
+  get plan(): RelayedPlan | null {
+    if (this.built === undefined) {
+      const r = this.row;
+      const [tin, tout] = [tokenOf(r.p_token_in).ref, tokenOf(r.p_token_out).ref];
+      this.built = relayedPlanOf(
+        getAddress(r.wallet),
+        r.execution,
+        tin,
+        tout,
+        JSON.parse(r.txs),
+        JSON.parse(r.summary),
+      );
+    }
+    return this.built;
+  }
+}
+
 /**
  * A row as a season's mined trade: amounts from the receipt, the plan that verify needs; null when it is not
  * mined in [from, to) or its outcome lacks an amount or a token.
  */
-export function minedTradeOf(r: TradeRow, from: number, to: number) {
+export function minedTradeOf(r: TradeRow, from: number, to: number): MinedRow | null {
   if (!r.mined || r.outcome === null || r.block_time === null || r.block_number === null) return null;
   if (Number(r.block_time) < from || Number(r.block_time) >= to) return null;
   const o = JSON.parse(r.outcome) as { amountIn: string | null; amountOut: string | null };
-  const tin = JSON.parse(r.p_token_in) as TokenRef;
-  const tout = JSON.parse(r.p_token_out) as TokenRef;
-  if (!o.amountIn || !o.amountOut || !tin.address || !tout.address || tin.decimals === null || tout.decimals === null)
-    return null;
-  const trade: SeasonTrade = {
+  const [tin, tout] = [tokenOf(r.p_token_in).token, tokenOf(r.p_token_out).token];
+  if (!o.amountIn || !o.amountOut || !tin || !tout) return null;
+  return new MinedRow(r, {
     id: r.id,
     tx_hash: r.tx_hash,
     block: Number(r.block_number),
     ts: Number(r.block_time),
-    token_in: { address: lc(tin.address), decimals: tin.decimals },
+    token_in: tin,
     amount_in: BigInt(o.amountIn),
-    token_out: { address: lc(tout.address), decimals: tout.decimals },
+    token_out: tout,
     amount_out: BigInt(o.amountOut),
-  };
-  // The plan only matters where the trades are published (a decision, the books route): built when first read, so a
-  // standings pass does not parse 100,000 plans' JSON it never looks at (issue 29 point 6).
-  let plan: RelayedPlan | null | undefined;
-  const planOf = () =>
-    (plan =
-      plan === undefined
-        ? relayedPlanOf(getAddress(r.wallet), r.execution, tin, tout, JSON.parse(r.txs), JSON.parse(r.summary))
-        : plan);
-  return {
-    wallet: lc(r.wallet),
-    path: r.path,
-    get plan(): RelayedPlan | null {
-      return planOf();
-    },
-    trade,
-  };
+  });
 }
 export type MinedTrade = NonNullable<ReturnType<typeof minedTradeOf>>;
 
@@ -94,5 +126,25 @@ export async function minedTrades(db: Db, wallets: string[], from: number, to: n
        AND t.block_time >= $2 AND t.block_time < $3 AND t.outcome IS NOT NULL`,
     [wallets.map(lc), from, to],
   );
-  return rows.flatMap((r) => minedTradeOf(r, from, to) ?? []);
+  const out: MinedTrade[] = [];
+  await eachInSlices(rows, (r) => {
+    const m = minedTradeOf(r, from, to);
+    if (m) out.push(m);
+  });
+  return out;
+}
+
+/** Rows handled between two yields to the event loop (a few milliseconds). */
+const ROWS_PER_SLICE = 2_000;
+
+/**
+ * `f` over `rows`, yielding to the event loop every ROWS_PER_SLICE: a season's first read is 100,000 rows, and the
+ * process's other work (the board's chain reads, whose timeouts count wall time, and every request it serves) runs
+ * between slices instead of waiting a second or two.
+ */
+export async function eachInSlices<T>(rows: T[], f: (row: T) => void): Promise<void> {
+  for (let i = 0; i < rows.length; i++) {
+    if (i > 0 && i % ROWS_PER_SLICE === 0) await new Promise((r) => setImmediate(r));
+    f(rows[i]!);
+  }
 }

@@ -40,13 +40,14 @@ export type CopyFinding = {
 };
 
 /**
- * One pair and direction's trades sorted by time, as parallel arrays (the window's scan touches numbers only):
- * time, block, owner cluster and entry as small integers.
+ * One pair and direction's trades sorted by time, then block, as parallel arrays (the window's scan touches numbers
+ * only): time, block, owner cluster and entry as small integers, and the trade's id (a trade that went or moved is
+ * found by it). Kept in the memo between passes and updated in place (issue 29 point 6).
  */
-type PairIndex = { ts: Float64Array; block: Float64Array; cluster: Int32Array; entry: Int32Array };
+type PairIndex = { ts: number[]; block: number[]; cluster: number[]; entry: number[]; id: string[] };
 
 /** The first index of `ts` (sorted) at least `at`. */
-function lowerBound(ts: Float64Array, at: number): number {
+function lowerBound(ts: ArrayLike<number>, at: number): number {
   let [lo, hi] = [0, ts.length];
   while (lo < hi) {
     const mid = (lo + hi) >> 1;
@@ -71,10 +72,10 @@ function pairNames() {
 }
 
 /**
- * The season's trades indexed for the scan: entries ranked in string order (a tie between two leaders goes to
- * the smaller id, as strings compare), clusters numbered, each pair's trades sorted by time then block.
+ * The season's entries ranked in string order (a tie between two leaders goes to the smaller id, as strings
+ * compare) and their owner clusters numbered.
  */
-function indexOf(trades: Map<string, CopyTrade[]>, clusterOf: Map<string, string>, pair = pairNames()) {
+function numberingOf(trades: Map<string, CopyTrade[]>, clusterOf: Map<string, string>) {
   const entries = [...trades.keys()].sort();
   const rank = new Map(entries.map((e, i) => [e, i]));
   const clusters: string[] = [];
@@ -85,24 +86,55 @@ function indexOf(trades: Map<string, CopyTrade[]>, clusterOf: Map<string, string
     if (!clusterNo.has(c)) clusterNo.set(c, clusters.push(c) - 1);
     entryCluster.set(e, clusterNo.get(c)!);
   }
+  return { entries, rank, clusters, entryCluster };
+}
+type Numbering = ReturnType<typeof numberingOf>;
+
+/** Each pair's trades of the whole season, sorted by time then block (a memo's first pass). */
+function pairsOf(trades: Map<string, CopyTrade[]>, nb: Numbering, pair: (t: CopyTrade) => string) {
   const lists = new Map<string, { t: CopyTrade; entry: number; cluster: number }[]>();
   for (const [e, own] of trades)
     for (const t of own) {
       const k = pair(t);
       if (!lists.has(k)) lists.set(k, []);
-      lists.get(k)!.push({ t, entry: rank.get(e)!, cluster: entryCluster.get(e)! });
+      lists.get(k)!.push({ t, entry: nb.rank.get(e)!, cluster: nb.entryCluster.get(e)! });
     }
   const pairs = new Map<string, PairIndex>();
   for (const [k, list] of lists) {
     list.sort((a, b) => a.t.ts - b.t.ts || a.t.block - b.t.block);
     pairs.set(k, {
-      ts: Float64Array.from(list, (x) => x.t.ts),
-      block: Float64Array.from(list, (x) => x.t.block),
-      cluster: Int32Array.from(list, (x) => x.cluster),
-      entry: Int32Array.from(list, (x) => x.entry),
+      ts: list.map((x) => x.t.ts),
+      block: list.map((x) => x.t.block),
+      cluster: list.map((x) => x.cluster),
+      entry: list.map((x) => x.entry),
+      id: list.map((x) => x.t.id),
     });
   }
-  return { entries, clusters, entryCluster, pairs };
+  return pairs;
+}
+
+/** A trade into its pair's index, after those at its time and block. */
+function insertInto(pairs: Map<string, PairIndex>, pair: string, t: CopyTrade, entry: number, cluster: number) {
+  let p = pairs.get(pair);
+  if (!p) pairs.set(pair, (p = { ts: [], block: [], cluster: [], entry: [], id: [] }));
+  let i = lowerBound(p.ts, t.ts);
+  while (i < p.ts.length && p.ts[i] === t.ts && p.block[i]! <= t.block) i++;
+  p.ts.splice(i, 0, t.ts);
+  p.block.splice(i, 0, t.block);
+  p.cluster.splice(i, 0, cluster);
+  p.entry.splice(i, 0, entry);
+  p.id.splice(i, 0, t.id);
+}
+
+/** A trade of `entry` out of its pair's index, found at the time it was indexed with. */
+function removeFrom(pairs: Map<string, PairIndex>, pair: string, ts: number, id: string, entry: number) {
+  const p = pairs.get(pair);
+  if (!p) return;
+  for (let i = lowerBound(p.ts, ts); i < p.ts.length && p.ts[i] === ts; i++)
+    if (p.id[i] === id && p.entry[i] === entry) {
+      for (const list of [p.ts, p.block, p.cluster, p.entry, p.id] as unknown[][]) list.splice(i, 1);
+      return;
+    }
 }
 
 /**
@@ -167,7 +199,7 @@ function leaderOf(own: CopyTrade[], follows: number[][], cluster: number, weight
 }
 
 /** One entry's finding from its trades' follows (volume summed in its trades' order), or null. */
-function findingOf(own: CopyTrade[], follows: number[][], ix: ReturnType<typeof indexOf>, tl: Tallies) {
+function findingOf(own: CopyTrade[], follows: number[][], ix: Numbering, tl: Tallies) {
   const valued = own.some((t) => t.usd > 0);
   const weight = (t: CopyTrade) => (valued ? Math.max(t.usd, 0) : 1);
   const total = own.reduce((a, t) => a + weight(t), 0);
@@ -201,10 +233,11 @@ function findingOf(own: CopyTrade[], follows: number[][], ix: ReturnType<typeof 
 type MemoTrade = { pair: string; ts: number; block: number; usd: number; fs: number[]; seen: number };
 
 /**
- * What copy detection keeps between the standings worker's passes (issue 29 point 6): each trade's follows and
- * where it was, each entry's finding. A trade's follows depend only on its pair's trades within COPY_WINDOW_S of
- * it, so a pass scans again only the trades near one that came, went or moved; an entry whose follows and values
- * are unchanged keeps its finding. Valid for one set of entries and clusters (`key`); any change there starts over.
+ * What copy detection keeps between the standings worker's passes (issue 29 point 6): each pair's index of the
+ * season's trades, each trade's follows and where it was, each entry's finding. A trade's follows depend only on its
+ * pair's trades within COPY_WINDOW_S of it, so a pass updates the index and scans again only the trades near one
+ * that came, went or moved; an entry whose follows and values are unchanged keeps its finding. Valid for one set of
+ * entries and clusters (`key`); any change there starts over.
  */
 export type CopyMemo = {
   key: string;
@@ -214,35 +247,58 @@ export type CopyMemo = {
   trades: Map<string, Map<string, MemoTrade>>;
   /** By entry: its finding and how many trades it was made of. */
   findings: Map<string, { best: CopyFinding | null; n: number }>;
+  /** Each pair's trades sorted (PairIndex), as of the latest pass. */
+  pairs: Map<string, PairIndex>;
 };
-export const copyMemo = (): CopyMemo => ({ key: "", pass: 0, trades: new Map(), findings: new Map() });
+export const copyMemo = (): CopyMemo => ({
+  key: "",
+  pass: 0,
+  trades: new Map(),
+  findings: new Map(),
+  pairs: new Map(),
+});
 
-const memoKey = (ix: ReturnType<typeof indexOf>) =>
-  ix.entries.map((e) => `${e}=${ix.clusters[ix.entryCluster.get(e)!]}`).join("\n");
+const memoKey = (nb: Numbering) => nb.entries.map((e) => `${e}=${nb.clusters[nb.entryCluster.get(e)!]}`).join("\n");
 
 const sameAt = (was: MemoTrade | undefined, pair: string, t: CopyTrade) =>
   was !== undefined && was.pair === pair && was.ts === t.ts && was.block === t.block;
 
 /**
  * Per pair, the sorted times of the trades that came, went or moved since the memo's pass; marks every trade
- * still there as seen by this pass (`memo.pass`, moved on here).
+ * still there as seen by this pass (`memo.pass`, moved on here). Unless the pairs were just built from the season
+ * (`built`), each such trade is taken out of its pair's index where it was and put in where it is now.
  */
-function movedTimes(trades: Map<string, CopyTrade[]>, memo: CopyMemo, pair: (t: CopyTrade) => string) {
+function movedTimes(
+  trades: Map<string, CopyTrade[]>,
+  memo: CopyMemo,
+  pair: (t: CopyTrade) => string,
+  nb: Numbering,
+  built: boolean,
+) {
   const times = new Map<string, number[]>();
   const add = (p: string, ts: number) => (times.get(p) ?? times.set(p, []).get(p)!).push(ts);
   const pass = ++memo.pass;
   for (const [entry, own] of trades) {
     const mine = memo.trades.get(entry);
+    const [rank, cluster] = [nb.rank.get(entry)!, nb.entryCluster.get(entry)!];
     for (const t of own) {
       const was = mine?.get(t.id);
       if (was) was.seen = pass;
-      if (sameAt(was, pair(t), t)) continue;
-      add(pair(t), t.ts);
+      const p = pair(t);
+      if (sameAt(was, p, t)) continue;
+      add(p, t.ts);
       if (was) add(was.pair, was.ts);
+      if (built) continue;
+      if (was) removeFrom(memo.pairs, was.pair, was.ts, t.id, rank);
+      insertInto(memo.pairs, p, t, rank, cluster);
     }
   }
-  for (const mine of memo.trades.values())
-    for (const was of mine.values()) if (was.seen !== pass) add(was.pair, was.ts);
+  for (const [entry, mine] of memo.trades)
+    for (const [id, was] of mine)
+      if (was.seen !== pass) {
+        add(was.pair, was.ts);
+        if (!built) removeFrom(memo.pairs, was.pair, was.ts, id, nb.rank.get(entry) ?? -1);
+      }
   return new Map([...times].map(([p, list]) => [p, Float64Array.from(list).sort()]));
 }
 
@@ -275,17 +331,18 @@ function forgetGone(m: CopyMemo, trades: Map<string, CopyTrade[]>) {
  */
 export function copyFindings(trades: Map<string, CopyTrade[]>, clusterOf: Map<string, string>, memo?: CopyMemo) {
   const pair = pairNames();
-  const ix = indexOf(trades, clusterOf, pair);
+  const nb = numberingOf(trades, clusterOf);
   const m = memo ?? copyMemo();
-  const key = memoKey(ix);
-  if (m.key !== key) Object.assign(m, { ...copyMemo(), key });
-  const moved = movedTimes(trades, m, pair);
-  const scratch = scratchOf(ix.clusters.length);
-  const tallies = talliesOf(ix.clusters.length);
+  const key = memoKey(nb);
+  const built = m.key !== key;
+  if (built) Object.assign(m, { ...copyMemo(), key, pairs: pairsOf(trades, nb, pair) });
+  const moved = movedTimes(trades, m, pair, nb, built);
+  const scratch = scratchOf(nb.clusters.length);
+  const tallies = talliesOf(nb.clusters.length);
   const out = new Map<string, CopyFinding>();
   let no = 0;
   for (const [entry, own] of trades) {
-    const cluster = ix.entryCluster.get(entry)!;
+    const cluster = nb.entryCluster.get(entry)!;
     const prev = m.findings.get(entry);
     let mine = m.trades.get(entry);
     if (!mine) m.trades.set(entry, (mine = new Map()));
@@ -297,15 +354,16 @@ export function copyFindings(trades: Map<string, CopyTrade[]>, clusterOf: Map<st
       let fs = was?.fs;
       if (!fs || !sameAt(was, p, t) || nearMoved(t, p, moved)) {
         fs = [];
-        followsOf(t, cluster, ix.pairs.get(p)!, scratch, no++, fs);
+        followsOf(t, cluster, m.pairs.get(p)!, scratch, no++, fs);
         changed ||= !was || was.fs.length !== fs.length || was.fs.some((v, x) => v !== fs![x]);
       }
       changed ||= was?.usd !== t.usd;
-      if (was) Object.assign(was, { pair: p, ts: t.ts, block: t.block, usd: t.usd, fs });
-      else mine.set(t.id, { pair: p, ts: t.ts, block: t.block, usd: t.usd, fs, seen: m.pass });
+      if (!was) mine.set(t.id, { pair: p, ts: t.ts, block: t.block, usd: t.usd, fs, seen: m.pass });
+      else if (was.fs !== fs || !sameAt(was, p, t) || was.usd !== t.usd)
+        Object.assign(was, { pair: p, ts: t.ts, block: t.block, usd: t.usd, fs });
       return fs;
     });
-    const best = changed || !prev ? findingOf(own, follows, ix, tallies) : prev.best;
+    const best = changed || !prev ? findingOf(own, follows, nb, tallies) : prev.best;
     m.findings.set(entry, { best, n: own.length });
     if (best) out.set(entry, best);
   }

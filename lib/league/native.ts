@@ -102,7 +102,7 @@ async function stateAt(chain: PublicClient, address: string, block: bigint): Pro
 
 /** Balances read through one Multicall3 call at most this many at a time (the eth_call's calldata and gas). */
 const BALANCES_PER_CALL = 1_000;
-/** Nonces read at once one by one (eth_getTransactionCount has no multicall), where a batch reader is not given or failed. */
+/** Nonces read one by one at once (eth_getTransactionCount has no multicall) without a batch reader, or past it. */
 const NONCES_AT_ONCE = 16;
 
 /**

@@ -1,0 +1,102 @@
+import { describe, expect, it } from "vitest";
+import { openMigratedMemory } from "../ports/store/memory.js";
+import type { Db } from "../ports/store/db.js";
+import { keptSeason, keptTrades } from "./kept.js";
+import { minedTrades, type MinedTrade } from "./trades.js";
+
+const WALLETS = [1, 2, 3, 4].map((n) => `0x${n.toString(16).padStart(40, "0")}`);
+const ETH = { token: "ETH", address: "0x0000000000000000000000000000000000000000", decimals: 18 };
+const USDG = { token: "USDG", address: "0x00000000000000000000000000000000000000d6", decimals: 6 };
+const [FROM, TO] = [1_000, 2_000];
+
+function rng(seed: number) {
+  let x = seed;
+  return (n: number) => {
+    x = (x * 1_103_515_245 + 12_345) % 2_147_483_648;
+    return x % n;
+  };
+}
+
+/** Each wallet's two plans (ETH sold for USDG, and back), by wallet. */
+async function plansOf(db: Db) {
+  const plans = new Map<string, string[]>();
+  const txs = JSON.stringify([{ kind: "swap", tx: { to: ETH.address, data: "0x", value: "0", chain_id: 4663 } }]);
+  const summary = JSON.stringify({
+    fee: { bps: 25, side: "input", recipient: ETH.address, token: ETH.address, amount: "7" },
+  });
+  for (const w of WALLETS)
+    for (const [tin, tout] of [
+      [ETH, USDG],
+      [USDG, ETH],
+    ]) {
+      const [p] = await db.query<{ id: string }>(
+        `INSERT INTO app.plans (key_id, wallet, kind, execution, token_in, token_out, amount_in, amount_out_min, fee_bps,
+           deadline, txs, summary, created_at)
+         VALUES (0, $1, 'trade', 'router', $2, $3, '0', '0', 25, 0, $4, $5, 0) RETURNING id::text AS id`,
+        [w, JSON.stringify(tin), JSON.stringify(tout), txs, summary],
+      );
+      plans.set(w, [...(plans.get(w) ?? []), p!.id]);
+    }
+  return plans;
+}
+
+/** A row's place and outcome: mined or not, its block and time (some outside the season), final or not. */
+function rowFacts(r: (n: number) => number, round: number) {
+  const block = round * 10 + r(15);
+  return {
+    status: ["mined", "mined", "mined", "submitted", "failed"][r(5)]!,
+    block,
+    time: FROM - 50 + block * 9 + r(40),
+    outcome: JSON.stringify({ amountIn: String(1 + r(10 ** 6)), amountOut: String(1 + r(10 ** 6)) }),
+    final: r(3) === 0,
+  };
+}
+
+/** The same trades as the kept read answers them: the row's fields, the trade and its plan. */
+const shape = (byWallet: Map<string, MinedTrade[]>) =>
+  Object.fromEntries(
+    WALLETS.map((w) => [
+      w,
+      (byWallet.get(w) ?? []).map((m) => ({ wallet: m.wallet, path: m.path, trade: m.trade, plan: m.plan })),
+    ]),
+  );
+
+describe("the kept trades of a season (issue 29 point 6)", () => {
+  it("answer what a read from scratch answers, pass after pass, as rows come, move, drop and become final", async () => {
+    for (const seed of [1, 2, 3]) {
+      const db = await openMigratedMemory();
+      const r = rng(seed);
+      const plans = await plansOf(db);
+      const k = keptSeason(new Map(), 1);
+      for (let round = 0; round < 10; round++) {
+        // New rows, in an order where ids and blocks do not agree.
+        for (let i = r(12); i > 0; i--) {
+          const w = WALLETS[r(WALLETS.length)]!;
+          const f = rowFacts(r, round);
+          await db.query(
+            `INSERT INTO app.trades (wallet, key_id, plan_id, path, status, token_in, token_out, amount_in, amount_out_min,
+               tx_hash, created_at, block_number, block_time, outcome, final)
+             VALUES ($1, 0, $2, 'prepare', $3, NULL, NULL, '0', '0', $4, 0, $5, $6, $7, $8)`,
+            [w, plans.get(w)![r(2)], f.status, `0x${seed}${round}${i}`, f.block, f.time, f.outcome, f.final],
+          );
+        }
+        // Rows not final yet change as a reorganisation would change them: another block, dropped, mined, final.
+        const open = await db.query<{ id: string }>("SELECT id::text AS id FROM app.trades WHERE NOT final");
+        for (const { id } of open) {
+          if (r(3) !== 0) continue;
+          const f = rowFacts(r, round);
+          await db.query(
+            "UPDATE app.trades SET status = $2, block_number = $3, block_time = $4, outcome = $5, final = $6 WHERE id = $1",
+            [id, f.status, f.block, f.time, f.outcome, f.final],
+          );
+        }
+        const kept = await keptTrades(db, k, WALLETS, FROM, TO);
+        const scratch = new Map<string, MinedTrade[]>();
+        for (const m of await minedTrades(db, WALLETS, FROM, TO))
+          scratch.set(m.wallet, [...(scratch.get(m.wallet) ?? []), m]);
+        expect(shape(kept), `seed ${seed} round ${round}`).toEqual(shape(scratch));
+      }
+      await db.close();
+    }
+  });
+});
