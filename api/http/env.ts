@@ -19,3 +19,11 @@ export type AppEnv = {
     quota: Quota | undefined;
   };
 };
+
+/**
+ * What a request made in process carries in its bindings besides the node socket's: `via` names the route that made
+ * it (MCP's tools call REST in process). The request log counts such a call in its line, not in the duration
+ * histogram: the outer request is counted there once (a tool call was two requests in the metrics).
+ */
+export type InnerCall = { via?: "mcp" };
+export const innerCallOf = (env: unknown): InnerCall["via"] => (env as InnerCall | undefined)?.via;

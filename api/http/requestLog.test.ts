@@ -44,4 +44,20 @@ describe("the request log's timing (pit_http_request_duration_seconds)", () => {
     const series = (await httpRequestDuration.get()).values.map((v) => JSON.stringify(v.labels));
     expect(series.filter((l) => /0x|123/.test(l))).toEqual([]);
   });
+
+  it("logs a call made in process (MCP's tools) marked via, and counts it only in the outer request", async () => {
+    const lines: Record<string, unknown>[] = [];
+    const logger = pino({ level: "info" }, { write: (l: string) => void lines.push(JSON.parse(l)) });
+    const app = new Hono<AppEnv>();
+    app.use("*", requestLog(logger));
+    app.get("/api/v1/inner/:id", (c) => c.json({ ok: true }));
+    const route = "/api/v1/inner/:id";
+    const before = await count({ route });
+    expect((await app.request("/api/v1/inner/1", {}, { via: "mcp" })).status).toBe(200);
+    expect(await count({ route })).toBe(before);
+    expect(lines.at(-1)).toMatchObject({ route, status: 200, via: "mcp" });
+    expect((await app.request("/api/v1/inner/2")).status).toBe(200);
+    expect(await count({ route })).toBe(before + 1);
+    expect(lines.at(-1)!.via).toBeUndefined();
+  });
 });

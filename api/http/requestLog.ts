@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { MiddlewareHandler } from "hono";
 import type { Logger } from "pino";
 import { httpRequestDuration, methodLabel } from "../../lib/metrics.js";
+import { innerCallOf } from "./env.js";
 
 /**
  * Request id (kept from a sane X-Request-Id, else new) and one structured line per request:
@@ -9,7 +10,7 @@ import { httpRequestDuration, methodLabel } from "../../lib/metrics.js";
  * Headers are set before the handler and no child logger is made: both cost on the hot path.
  * The same timing goes to pit_http_request_duration_seconds (lib/metrics.ts), labelled by the
  * route's declared pattern (`/api/v1/tokens/:address`; `/*` or `/api/v1/*` where no route
- * answered), never the raw path.
+ * answered), never the raw path; a call made in process (innerCallOf: MCP's tools) only in its line, marked `via`.
  */
 export function requestLog(logger: Logger): MiddlewareHandler {
   return async (c, next) => {
@@ -22,10 +23,13 @@ export function requestLog(logger: Logger): MiddlewareHandler {
     await next();
     const s = (performance.now() - t0) / 1000;
     const route = c.req.routePath;
-    httpRequestDuration.observe({ method: methodLabel(c.req.method), route, status: String(c.res.status) }, s);
+    const via = innerCallOf(c.env);
+    if (!via)
+      httpRequestDuration.observe({ method: methodLabel(c.req.method), route, status: String(c.res.status) }, s);
     logger.info(
       {
         req_id: id,
+        ...(via ? { via } : {}),
         method: c.req.method,
         route,
         status: c.res.status,

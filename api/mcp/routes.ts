@@ -1,7 +1,7 @@
 import { Hono, type Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { StreamableHTTPTransport } from "@hono/mcp";
-import type { AppEnv } from "../http/env.js";
+import type { AppEnv, InnerCall } from "../http/env.js";
 import { Refusal } from "../errors/index.js";
 import { respondError } from "../http/errors.js";
 import { mcpLimit } from "../http/limits.js";
@@ -31,7 +31,8 @@ const NOT_FORWARDED = new Set([
 ]);
 
 /**
- * REST calls as the caller of this /mcp request; the node socket (c.env) goes along for the client address.
+ * REST calls as the caller of this /mcp request; the node socket (c.env) goes along for the client address, marked
+ * as an inner call (InnerCall: the /mcp request alone is counted in the request metrics).
  * A client that cannot set headers may put its key in the URL (`/mcp?key=pit_w_...`): it is sent on as the
  * Authorization header, which wins when both are there. The request log never records a query string,
  * but proxies and clients may: the header is the better place.
@@ -48,7 +49,11 @@ function restAs(c: Context<AppEnv>, appFetch: AppFetch): RestCall {
       headers.set("content-type", "application/json");
       headers.set("content-length", String(Buffer.byteLength(text)));
     }
-    const res = await appFetch(new Request(new URL(path, c.req.url), { method, headers, body: text }), c.env);
+    const inner: InnerCall = { via: "mcp" };
+    const res = await appFetch(new Request(new URL(path, c.req.url), { method, headers, body: text }), {
+      ...(c.env as object | undefined),
+      ...inner,
+    });
     return { status: res.status, json: await res.json() };
   };
 }

@@ -5,6 +5,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { freshenMarket, startStack, type Stack } from "../helpers/stack.js";
 import { walletSignatures } from "../helpers/sessions.js";
+import { httpRequestDuration } from "../../lib/metrics.js";
 
 /**
  * The MCP server at /mcp (issue 19 part 3) through the SDK's own client over Streamable HTTP:
@@ -134,6 +135,21 @@ describe("MCP at /mcp", () => {
     const slash = await call(keyed, "token", { address: "../../me/trades" });
     expect(slash.isError).toBe(true);
     expect(slash.json.trades).toBeUndefined();
+  });
+
+  it("counts a tool call once in the request metrics: the /mcp request, not the REST call it makes inside", async () => {
+    /** Requests counted for `route` in this process's pit_http_request_duration_seconds, any method and status. */
+    const counted = async (route: string) =>
+      (await httpRequestDuration.get()).values
+        .filter((v) => v.metricName === "pit_http_request_duration_seconds_count" && v.labels.route === route)
+        .reduce((a, v) => a + v.value, 0);
+    const [mcp, tokens] = [await counted("/mcp"), await counted("/api/v1/tokens/:address")];
+    expect((await call(keyed, "token", { address: stack.dn.token("USDG") })).isError).toBe(false);
+    expect(await counted("/mcp")).toBe(mcp + 1);
+    expect(await counted("/api/v1/tokens/:address")).toBe(tokens);
+    // A REST call of its own is counted as before.
+    await stack.agent.get(`/tokens/${stack.dn.token("USDG")}`, key);
+    expect(await counted("/api/v1/tokens/:address")).toBe(tokens + 1);
   });
 
   it("takes the key from the URL for a client that cannot set headers", async () => {
