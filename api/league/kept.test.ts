@@ -30,8 +30,8 @@ async function plansOf(db: Db) {
       [USDG, ETH],
     ]) {
       const [p] = await db.query<{ id: string }>(
-        `INSERT INTO app.plans (key_id, wallet, kind, execution, token_in, token_out, amount_in, amount_out_min, fee_bps,
-           deadline, txs, summary, created_at)
+        `INSERT INTO app.plans (key_id, wallet, kind, execution, token_in, token_out, amount_in, amount_out_min,
+           fee_bps, deadline, txs, summary, created_at)
          VALUES (0, $1, 'trade', 'router', $2, $3, '0', '0', 25, 0, $4, $5, 0) RETURNING id::text AS id`,
         [w, JSON.stringify(tin), JSON.stringify(tout), txs, summary],
       );
@@ -62,7 +62,7 @@ const shape = (byWallet: Map<string, MinedTrade[]>) =>
   );
 
 describe("the kept trades of a season (issue 29 point 6)", () => {
-  it("answer what a read from scratch answers, pass after pass, as rows come, move, drop and become final", async () => {
+  it("answer what a read from scratch answers, pass after pass: rows come, move, drop and become final", async () => {
     for (const seed of [1, 2, 3]) {
       const db = await openMigratedMemory();
       const r = rng(seed);
@@ -74,8 +74,8 @@ describe("the kept trades of a season (issue 29 point 6)", () => {
           const w = WALLETS[r(WALLETS.length)]!;
           const f = rowFacts(r, round);
           await db.query(
-            `INSERT INTO app.trades (wallet, key_id, plan_id, path, status, token_in, token_out, amount_in, amount_out_min,
-               tx_hash, created_at, block_number, block_time, outcome, final)
+            `INSERT INTO app.trades (wallet, key_id, plan_id, path, status, token_in, token_out, amount_in,
+               amount_out_min,               tx_hash, created_at, block_number, block_time, outcome, final)
              VALUES ($1, 0, $2, 'prepare', $3, NULL, NULL, '0', '0', $4, 0, $5, $6, $7, $8)`,
             [w, plans.get(w)![r(2)], f.status, `0x${seed}${round}${i}`, f.block, f.time, f.outcome, f.final],
           );
@@ -86,7 +86,8 @@ describe("the kept trades of a season (issue 29 point 6)", () => {
           if (r(3) !== 0) continue;
           const f = rowFacts(r, round);
           await db.query(
-            "UPDATE app.trades SET status = $2, block_number = $3, block_time = $4, outcome = $5, final = $6 WHERE id = $1",
+            "UPDATE app.trades SET status = $2, block_number = $3, block_time = $4, outcome = $5, final = $6 " +
+              "WHERE id = $1",
             [id, f.status, f.block, f.time, f.outcome, f.final],
           );
         }

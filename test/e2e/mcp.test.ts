@@ -137,7 +137,7 @@ describe("MCP at /mcp", () => {
     expect(slash.json.trades).toBeUndefined();
   });
 
-  it("counts a tool call once in the request metrics: the /mcp request, not the REST call it makes inside", async () => {
+  it("counts a tool call once in the request metrics: its /mcp request, not the REST call made inside", async () => {
     /** Requests counted for `route` in this process's pit_http_request_duration_seconds, any method and status. */
     const counted = async (route: string) =>
       (await httpRequestDuration.get()).values
