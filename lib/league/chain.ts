@@ -41,6 +41,11 @@ const CHUNKS_AT_ONCE = 4;
  * stay far under the 10,000 that public RPCs answer at most, and a read they refuse falls back to the topic lists.
  */
 export const WHOLE_READ_BLOCKS = 256n;
+/**
+ * A whole read that answers this many logs or more is not trusted to be all of them (some RPC front-ends cut an
+ * answer at their cap without an error): the topic lists are read instead, asking only for the league's addresses.
+ */
+export const WHOLE_READ_MAX_LOGS = 1_000;
 
 type RawLog = {
   address: string;
@@ -56,8 +61,9 @@ type RawLog = {
  * Every transfer of a value of `tokens` (the configured ones only: any contract can log a
  * Transfer, so an unknown emitter could link strangers or flood the read) into or out of
  * `addresses` from `fromBlock` to `toBlock`: over a short range (WHOLE_READ_BLOCKS) every Transfer of the tokens,
- * filtered here; else, or when that read fails, two getLogs per chunk of addresses (topic1 = from in the list,
- * topic2 = to in the list). Deduplicated, zero amounts dropped, ordered by block and log.
+ * filtered here; else, or when that read fails or answers WHOLE_READ_MAX_LOGS or more, two getLogs per chunk of
+ * addresses (topic1 = from in the list, topic2 = to in the list). Deduplicated, zero amounts dropped, ordered by
+ * block and log.
  */
 export async function transfersOf(
   chain: PublicClient,
@@ -87,7 +93,7 @@ export async function transfersOf(
     if (t && (!touching || touching.has(t.from) || touching.has(t.to))) seen.set(`${t.block}:${t.log_index}`, t);
   };
   const whole = toBlock - fromBlock < WHOLE_READ_BLOCKS ? await logs([TRANSFER_TOPIC]).catch(() => null) : null;
-  if (whole) {
+  if (whole && whole.length < WHOLE_READ_MAX_LOGS) {
     const touching = new Set(uniq);
     for (const l of whole) take(l, touching);
   } else {
@@ -104,7 +110,9 @@ export async function transfersOf(
 
 /** A Transfer log of one of `emitters` as a transfer; null when it is not one (not three topics, odd data, zero). */
 function transferOf(l: RawLog, emitters: string[]): ChainTransfer | null {
-  if (l.topics.length !== 3 || !emitters.includes(lc(l.address)) || !/^0x[0-9a-fA-F]{1,64}$/.test(l.data)) return null;
+  if (l.topics.length !== 3 || l.topics[0]!.toLowerCase() !== TRANSFER_TOPIC) return null;
+  if (!emitters.includes(lc(l.address))) return null;
+  if (!/^0x[0-9a-fA-F]{1,64}$/.test(l.data)) return null;
   const amount = BigInt(l.data);
   if (amount === 0n) return null;
   return {

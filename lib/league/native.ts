@@ -107,7 +107,8 @@ const NONCES_AT_ONCE = 16;
 
 /**
  * The nonces of `addresses` at `block`: all at once through `reader` (lib/chain createBatchReader: JSON-RPC batches),
- * else, or when a batch fails for another reason than missing state, NONCES_AT_ONCE at a time through `chain`.
+ * else, or when a batch fails for any reason, NONCES_AT_ONCE at a time through `chain`: those reads decide whether the
+ * node lacks the state (a refusal of batches may be worded like missing state: "batch requests are not supported").
  */
 async function noncesAt(chain: PublicClient, reader: PublicClient | undefined, addresses: string[], block: bigint) {
   const one = (c: PublicClient, a: string) =>
@@ -118,8 +119,8 @@ async function noncesAt(chain: PublicClient, reader: PublicClient | undefined, a
       const all = await Promise.all(addresses.map((a) => one(reader, a)));
       for (const [i, a] of addresses.entries()) out.set(a, all[i]!);
       return out;
-    } catch (err) {
-      if (cannotAnswer(err)) throw err;
+    } catch {
+      // Read one by one below.
     }
   }
   await eachLimited(addresses, NONCES_AT_ONCE, async (a) => void out.set(a, await one(chain, a)));
