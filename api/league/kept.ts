@@ -9,6 +9,7 @@
 import { keptEntrant, type KeptEntrant } from "../../lib/league/valuation.js";
 import { lc } from "../../lib/address.js";
 import { copyMemo, type CopyMemo } from "../../lib/league/copy.js";
+import { keptView, type KeptView } from "./keptViews.js";
 import type { Db } from "../ports/store/db.js";
 import { eachInSlices, minedTradeOf, tradeRows, type MinedTrade, type TradeRow } from "./trades.js";
 
@@ -25,6 +26,8 @@ export type KeptSeason = {
   books: Map<string, KeptEntrant>;
   /** Copy detection's follows and findings from the last pass (lib/league/copy CopyMemo). */
   copy: CopyMemo;
+  /** The vault's wallets by agent id and the sanctions list's answers by address, kept while each is unchanged. */
+  views: { vault: KeptView<number, string>; listed: KeptView<string, boolean> };
 };
 
 /** The kept state of each season the worker computes, by season number. */
@@ -40,6 +43,7 @@ export function keptSeason(kept: KeptSeasons, season: number): KeptSeason {
       final: new Set(),
       books: new Map(),
       copy: copyMemo(),
+      views: { vault: keptView(), listed: keptView() },
     };
     kept.set(season, k);
   }

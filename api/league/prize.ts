@@ -20,8 +20,9 @@ import type { PracticeAgent } from "./deps.js";
 import { seasonReviews } from "./reviews.js";
 import type { Review } from "../../lib/league/review.js";
 import { lc } from "../../lib/address.js";
+import { viewAt } from "./keptViews.js";
 import type { Common } from "../ports/common.js";
-import { keptBookOfEntry, keptSeason, keptTrades, type KeptSeasons } from "./kept.js";
+import { keptBookOfEntry, keptSeason, keptTrades, type KeptSeason, type KeptSeasons } from "./kept.js";
 import { minedTradeOf, minedTrades, tradeRows, type MinedTrade } from "./trades.js";
 export { minedTrades, type MinedTrade } from "./trades.js";
 
@@ -234,19 +235,25 @@ function publishedOf(config: Config, entries: SeasonEntry[], facts: EntryFacts[]
 /**
  * What the board reads from the chain at `block`: the partner vault's wallets of the entries' agents, then, for the
  * entries' addresses and those wallets (the prize's recipient is screened and linked like the entry's own), the
- * transfer logs, the native ETH moves and the sanctions list.
+ * transfer logs, the native ETH moves and the sanctions list. With a kept season's `views` (the live standings), the
+ * vault's and the list's answers are kept while those contracts are unchanged (api/league/keptViews.ts).
  */
-async function chainFactsAt(d: PrizeDeps, entries: SeasonEntry[], block: bigint) {
+async function chainFactsAt(d: PrizeDeps, entries: SeasonEntry[], block: bigint, views?: KeptSeason["views"]) {
+  const { partnerAgentVault: vaultAt, sanctionsList: list } = d.config.contracts;
   const agents = entries.map((e) => Number(e.agent_id));
-  const vault = await vaultWalletsAt(d.chain, d.config.contracts.partnerAgentVault, agents, block);
+  const readVault = (ids: number[]) => vaultWalletsAt(d.chain, vaultAt, ids, block);
+  const vault = views
+    ? await viewAt(d.chain, views.vault, { contract: vaultAt, block, keys: agents }, readVault)
+    : await readVault(agents);
   const addresses = [
     ...entries.flatMap((e) => [e.wallet, e.owner, e.agent_wallet]),
     ...[...vault.values()].filter((v): v is string => v !== null),
-  ];
+  ].map(lc);
+  const screen = (keys: string[]) => sanctionedAt(d.chain, list, keys, block);
   const [logs, native, sanctioned] = await Promise.all([
     d.transfers.read(addresses, block),
     d.transfers.native(addresses, block),
-    sanctionedAt(d.chain, d.config.contracts.sanctionsList, addresses, block),
+    views ? viewAt(d.chain, views.listed, { contract: list, block, keys: addresses }, screen) : screen(addresses),
   ]);
   return { vault, logs, native, sanctioned };
 }
@@ -270,7 +277,7 @@ export async function prizeBoard(d: PrizeDeps, s: Season, a: PrizeAnchor) {
     kept
       ? keptTrades(d.db, kept, wallets, s.starts, s.ends)
       : minedTrades(d.db, wallets, s.starts, s.ends).then(byWallet),
-    chainFactsAt(d, entries, a.block),
+    chainFactsAt(d, entries, a.block, kept?.views),
     seasonReviews(d.db, s.number),
   ]);
   const { vault, logs, native, sanctioned } = chain;

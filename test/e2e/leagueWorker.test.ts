@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseEther, zeroAddress, type Address } from "viem";
+import { parseAbi, parseEther, zeroAddress, type Address } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { sanctionsListAbi } from "../../abis/fixtures.js";
 import { calendarAt, type season as seasonAt } from "../../lib/league/calendar.js";
@@ -176,6 +176,48 @@ describe("league standings: one worker, stale answers, no reader-started recompu
     expect(Math.min(...later)).toBeGreaterThan(api.config.startBlock);
     // Still nothing computed for the empty practice board.
     expect(computedOf(`practice:${season.number}`)).toBe(0);
+  }, 120_000);
+});
+
+describe("the vault's and the sanctions list's answers kept between passes (issue 29 point 6)", () => {
+  it("a prize wallet the vault moves to a listed address fails SANCTIONS in the next pass, and passes once both are " +
+    "undone; each pass asks the contracts' state (eth_getProof)", async () => {
+    const { dn } = stack;
+    const boards = api.app.services.league.boards;
+    const p = players[0]!;
+    const owner = dn.walletFor(dn.deployer);
+    const write = async (address: Address, fn: string, args: unknown[]) =>
+      dn.mined(await owner.writeContract({ address, abi: parseAbi([fn]), args } as never));
+    const vault = dn.universe.contracts.partnerAgentVault;
+    const list = dn.universe.contracts.sanctionsList;
+    // The rule as computed at a block past the last write (the API's block number may lag by its 100-ms cache).
+    const sanctions = async () => {
+      const after = Number(await dn.pub.getBlockNumber());
+      for (let i = 0; i < 50; i++) {
+        await dn.test.mine({ blocks: 1 });
+        expect(await boards.runOnce()).toBe(1);
+        const rows = (await standings()).json.rows as Record<string, any>[];
+        const e = rows.find((r) => r.entry_id === p.entry)!.eligibility;
+        if (e.checked_block > after) return e.rules.find((r: { rule: string }) => r.rule === "SANCTIONS").status;
+      }
+      throw new Error(`no pass computed past block ${after}`);
+    };
+    const proofs = () => proxy.counts.methods.eth_getProof ?? 0;
+    const asked = proofs();
+    expect(await sanctions()).toBe("pass");
+    expect(await sanctions()).toBe("pass");
+    expect(proofs()).toBeGreaterThan(asked);
+    const listed = fresh().address;
+    await write(vault, "function setAgentWallet(uint256 id, address agentWallet)", [BigInt(p.id), listed]);
+    await write(list, "function addToSanctionsList(address[] addrs)", [[listed]]);
+    expect(await sanctions()).toBe("fail");
+    await write(list, "function removeFromSanctionsList(address[] addrs)", [[listed]]);
+    expect(await sanctions()).toBe("pass");
+    // Listed again while the vault still points there, then the vault moves back: each change shows.
+    await write(list, "function addToSanctionsList(address[] addrs)", [[listed]]);
+    expect(await sanctions()).toBe("fail");
+    await write(vault, "function setAgentWallet(uint256 id, address agentWallet)", [BigInt(p.id), p.agentWallet]);
+    expect(await sanctions()).toBe("pass");
   }, 120_000);
 });
 
