@@ -1,69 +1,93 @@
 import type { PublicClient } from "viem";
 import { describe, expect, it } from "vitest";
+import { FINALITY_BLOCKS } from "../../lib/finality.js";
 import { keptView, viewAt } from "./keptViews.js";
 
 const LIST = "0x00000000000000000000000000000000000000bb";
+const F = FINALITY_BLOCKS;
 
-/** A contract whose storage root is `roots[block]` (eth_getProof fails where `roots` has none). */
-function node(roots: Record<number, string>) {
+/**
+ * A sanctions list whose listed addresses at each block are `listedAt(block)`, with its storage root named by that
+ * set (eth_getProof fails where `proofs` says no); `reading` hooks each read (a reorganisation just before it).
+ */
+function list(listedAt: (block: number) => Set<string>, proofs = (_block: number) => true, reading = () => {}) {
+  const reads: { keys: string[]; block: number }[] = [];
   const chain = {
     getProof: async ({ blockNumber }: { blockNumber: bigint }) => {
-      const root = roots[Number(blockNumber)];
-      if (!root) throw new Error("the method eth_getProof does not exist");
+      const b = Number(blockNumber);
+      if (!proofs(b)) throw new Error("the method eth_getProof does not exist");
+      const root = `0x${[...listedAt(b)].sort().join("")}`;
       return { storageHash: root, codeHash: "0xc0de" };
     },
+  } as unknown as PublicClient;
+  const read = async (keys: string[], block: bigint) => {
+    reading();
+    reads.push({ keys, block: Number(block) });
+    return new Map(keys.map((k) => [k, listedAt(Number(block)).has(k)]));
   };
-  return chain as unknown as PublicClient;
+  return { chain, read, reads };
 }
 
-/** A view over `listed` that counts the keys it is asked (null for a key in `unread`). */
-function view(listed: Set<string>, unread: Set<string> = new Set()) {
-  const asked: string[] = [];
-  const read = async (keys: string[]) => {
-    asked.push(...keys);
-    return new Map(keys.map((k) => [k, unread.has(k) ? null : listed.has(k)]));
-  };
-  return { asked, read };
-}
+const at = async (l: ReturnType<typeof list>, kept: ReturnType<typeof keptView<string, boolean>>, b: number) =>
+  viewAt(l.chain, kept, { contract: LIST, block: BigInt(b), keys: ["a", "b", "c"] }, l.read);
 
 describe("view answers kept while their contract is unchanged (issue 29 point 6)", () => {
-  it("reads only new keys while the storage root stays, and every key once it moves", async () => {
-    const kept = keptView<string, boolean>();
-    const chain = node({ 1: "0xaa", 2: "0xaa", 3: "0xbb" });
-    const listed = new Set(["a"]);
-    const v = view(listed);
-    expect([...(await viewAt(chain, kept, { contract: LIST, block: 1n, keys: ["a", "b"] }, v.read))]).toEqual([
-      ["a", true],
-      ["b", false],
-    ]);
-    expect(await viewAt(chain, kept, { contract: LIST, block: 2n, keys: ["a", "b", "c"] }, v.read)).toEqual(
-      new Map([
+  it(
+    "keeps answers read at the final block, reads only new keys while the state stays, and reads at the block itself " +
+      "while it differs from the final one",
+    async () => {
+      // "b" is listed from block 200 on.
+      const l = list((b) => new Set(b >= 200 ? ["a", "b"] : ["a"]));
+      const kept = keptView<string, boolean>();
+      expect([...(await viewAt(l.chain, kept, { contract: LIST, block: 100n, keys: ["a", "b"] }, l.read))]).toEqual([
         ["a", true],
         ["b", false],
-        ["c", false],
-      ]),
-    );
-    expect(v.asked).toEqual(["a", "b", "c"]);
-    // The list changed (b added): its root moved, and every answer is read again.
-    listed.add("b");
-    expect((await viewAt(chain, kept, { contract: LIST, block: 3n, keys: ["a", "b", "c"] }, v.read)).get("b")).toBe(
-      true,
-    );
-    expect(v.asked).toEqual(["a", "b", "c", "a", "b", "c"]);
+      ]);
+      expect((await at(l, kept, 101)).get("c")).toBe(false);
+      expect(l.reads).toEqual([
+        { keys: ["a", "b"], block: 100 - F },
+        { keys: ["c"], block: 101 - F },
+      ]);
+      // The list changed at 200: until that is final, every pass reads at its own block and keeps nothing.
+      for (const b of [200, 201, 200 + F - 1]) expect((await at(l, kept, b)).get("b")).toBe(true);
+      expect(l.reads.slice(2).map((r) => r.block)).toEqual([200, 201, 200 + F - 1]);
+      // Final now: every key read again there, and kept.
+      expect((await at(l, kept, 200 + F)).get("b")).toBe(true);
+      expect((await at(l, kept, 200 + F + 1)).get("b")).toBe(true);
+      expect(l.reads.slice(5)).toEqual([{ keys: ["a", "b", "c"], block: 200 }]);
+    },
+  );
+
+  it("files no fork's answers under another's state: a reorganisation between proof and read", async () => {
+    // Fork A lists "b" at block 100; after the proofs at 100 and before the read the head moves to fork B, where
+    // it is listed at 101. Kept at the head, B's answer would have been filed under A's state, met again at 101.
+    let fork = "A";
+    const listed = (b: number) => new Set(b >= (fork === "A" ? 100 : 101) ? ["a", "b"] : ["a"]);
+    const l = list(listed, undefined, () => (fork = "B"));
+    const kept = keptView<string, boolean>();
+    expect((await at(l, kept, 100)).get("b")).toBe(false);
+    // Fork B's block 101 has the same state fork A's 100 had: its answer is read there, not taken from the last pass.
+    expect((await at(l, kept, 101)).get("b")).toBe(true);
   });
 
   it("keeps nothing where the node does not answer eth_getProof, nor an answer that could not be read", async () => {
+    const l = list(
+      () => new Set(["a"]),
+      (b) => b >= 50,
+    );
     const kept = keptView<string, boolean>();
-    const v = view(new Set(["a"]), new Set(["b"]));
-    const silent = node({});
-    for (const block of [1n, 2n]) await viewAt(silent, kept, { contract: LIST, block, keys: ["a", "b"] }, v.read);
-    expect(v.asked).toEqual(["a", "b", "a", "b"]);
-    const proven = node({ 3: "0xaa", 4: "0xaa" });
-    for (const block of [3n, 4n]) {
-      const got = await viewAt(proven, kept, { contract: LIST, block, keys: ["a", "b"] }, v.read);
+    for (const b of [10, 11]) await at(l, kept, b);
+    expect(l.reads.map((r) => r.block)).toEqual([10, 11]);
+    const unread = keptView<string, boolean>();
+    const nulls = async (keys: string[], block: bigint) => {
+      l.reads.push({ keys, block: Number(block) });
+      return new Map(keys.map((k) => [k, k === "b" ? null : k === "a"]));
+    };
+    for (const b of [100, 101]) {
+      const got = await viewAt(l.chain, unread, { contract: LIST, block: BigInt(b), keys: ["a", "b"] }, nulls);
       expect(got.get("b")).toBeNull();
     }
-    // "a" kept from block 3; "b" (unread) asked again at 4.
-    expect(v.asked.slice(4)).toEqual(["a", "b", "b"]);
+    // "a" kept from the first pass; "b" (unread) asked again.
+    expect(l.reads.slice(2).map((r) => r.keys)).toEqual([["a", "b"], ["b"]]);
   });
 });

@@ -241,19 +241,21 @@ function publishedOf(config: Config, entries: SeasonEntry[], facts: EntryFacts[]
 async function chainFactsAt(d: PrizeDeps, entries: SeasonEntry[], block: bigint, views?: KeptSeason["views"]) {
   const { partnerAgentVault: vaultAt, sanctionsList: list } = d.config.contracts;
   const agents = entries.map((e) => Number(e.agent_id));
-  const readVault = (ids: number[]) => vaultWalletsAt(d.chain, vaultAt, ids, block);
+  const readVault = (ids: number[], at: bigint) => vaultWalletsAt(d.chain, vaultAt, ids, at);
   const vault = views
     ? await viewAt(d.chain, views.vault, { contract: vaultAt, block, keys: agents }, readVault)
-    : await readVault(agents);
+    : await readVault(agents, block);
   const addresses = [
     ...entries.flatMap((e) => [e.wallet, e.owner, e.agent_wallet]),
     ...[...vault.values()].filter((v): v is string => v !== null),
   ].map(lc);
-  const screen = (keys: string[]) => sanctionedAt(d.chain, list, keys, block);
+  const screen = (keys: string[], at: bigint) => sanctionedAt(d.chain, list, keys, at);
   const [logs, native, sanctioned] = await Promise.all([
     d.transfers.read(addresses, block),
     d.transfers.native(addresses, block),
-    views ? viewAt(d.chain, views.listed, { contract: list, block, keys: addresses }, screen) : screen(addresses),
+    views
+      ? viewAt(d.chain, views.listed, { contract: list, block, keys: addresses }, screen)
+      : screen(addresses, block),
   ]);
   return { vault, logs, native, sanctioned };
 }
