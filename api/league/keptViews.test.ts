@@ -1,18 +1,28 @@
-import type { PublicClient } from "viem";
+import type { Hex, PublicClient } from "viem";
 import { describe, expect, it } from "vitest";
 import { FINALITY_BLOCKS } from "../../lib/finality.js";
-import { keptView, viewAt } from "./keptViews.js";
+import { keptView, selfContained, viewAt } from "./keptViews.js";
 
 const LIST = "0x00000000000000000000000000000000000000bb";
+/** A view of its own storage: CALLDATALOAD, SLOAD, MSTORE, RETURN. */
+const MAPPING: Hex = "0x6000355460005260206000f3fe";
+/** EIP-1167's minimal proxy: every call DELEGATECALLs another contract's code. */
+const PROXY: Hex = `0x363d3d373d3d3d363d73${"bb".repeat(20)}5af43d82803e903d91602b57fd5bf3`;
 const F = FINALITY_BLOCKS;
 
 /**
  * A sanctions list whose listed addresses at each block are `listedAt(block)`, with its storage root named by that
  * set (eth_getProof fails where `proofs` says no); `reading` hooks each read (a reorganisation just before it).
  */
-function list(listedAt: (block: number) => Set<string>, proofs = (_block: number) => true, reading = () => {}) {
+function list(
+  listedAt: (block: number) => Set<string>,
+  proofs = (_block: number) => true,
+  reading = () => {},
+  code: Hex = MAPPING,
+) {
   const reads: { keys: string[]; block: number }[] = [];
   const chain = {
+    getCode: async () => code,
     getProof: async ({ blockNumber }: { blockNumber: bigint }) => {
       const b = Number(blockNumber);
       if (!proofs(b)) throw new Error("the method eth_getProof does not exist");
@@ -89,5 +99,27 @@ describe("view answers kept while their contract is unchanged (issue 29 point 6)
     }
     // "a" kept from the first pass; "b" (unread) asked again.
     expect(l.reads.slice(2).map((r) => r.keys)).toEqual([["a", "b"], ["b"]]);
+  });
+
+  it("reads a proxy's view at every pass and keeps nothing: its answers are another contract's code", async () => {
+    const l = list(() => new Set(["a"]), undefined, undefined, PROXY);
+    const kept = keptView<string, boolean>();
+    for (const b of [100, 101]) expect((await at(l, kept, b)).get("a")).toBe(true);
+    expect(l.reads.map((r) => r.block)).toEqual([100, 101]);
+    expect(kept.answers.size).toBe(0);
+  });
+});
+
+describe("selfContained: code that reads nothing but its own storage and input", () => {
+  it("tells a mapping's view from a proxy, a call out and the block; skips PUSH data and the trailer", () => {
+    expect(selfContained(MAPPING)).toBe(true);
+    expect(selfContained(PROXY)).toBe(false);
+    // PUSH2 0xf1f4 (data, not CALL or DELEGATECALL), POP.
+    expect(selfContained("0x61f1f450")).toBe(true);
+    // TIMESTAMP, NUMBER, STATICCALL, BALANCE, each alone.
+    for (const op of ["42", "43", "fa", "31"]) expect(selfContained(`0x6000${op}50`), op).toBe(false);
+    // A trailer: CBOR map a2 ... whose bytes hold f1 and f4, its length (0x0006) in the last two bytes.
+    expect(selfContained("0x600054a264f1f4f1f40006")).toBe(true);
+    expect(selfContained("0x")).toBe(false);
   });
 });

@@ -2,9 +2,9 @@
  * View answers kept between the standings worker's passes while the contract that gave them is unchanged (issue 29
  * point 6): the sanctions list's `isSanctioned` and the partner vault's `getAgent` for every entrant, read again at
  * each new block, were ~4,000 view calls a pass. A contract's state at a block is named by eth_getProof's storage
- * root and code hash; these views read the contract's own storage alone (a mapping each; a proxy or a view that read
- * another contract or the block would not be covered, so only these two are kept, and a deployment that puts such a
- * contract behind them must not use this), so where two blocks name the same state their answers are the same.
+ * root and code hash; where the contract's code reads nothing but its own storage and input (selfContained: no call
+ * out, so no proxy, no block or other account), two blocks that name the same state give the same answers. Code
+ * that is not selfContained is read at every pass.
  *
  * Answers are kept only as read at a final block (FINALITY_BLOCKS below the pass's block), where the root and the
  * read cannot come from two forks (a helper's review: a reorganisation between the proof and the read at the head
@@ -15,11 +15,49 @@
  * without these (prizeBoard without `kept`), and a payout reads the sanctions list again right before it is signed.
  * A node that does not answer eth_getProof reads every key, as before; an unread answer (null) is never kept.
  */
-import type { Address, PublicClient } from "viem";
+import { hexToBytes, type Address, type Hex, type PublicClient } from "viem";
 import { FINALITY_BLOCKS } from "../../lib/finality.js";
 
-export type KeptView<K, V> = { root: string | null; answers: Map<K, V> };
-export const keptView = <K, V>(): KeptView<K, V> => ({ root: null, answers: new Map() });
+export type KeptView<K, V> = {
+  root: string | null;
+  answers: Map<K, V>;
+  /** The last code hash looked at, and whether its code is selfContained. */
+  code: { hash: string; contained: boolean } | null;
+};
+export const keptView = <K, V>(): KeptView<K, V> => ({ root: null, answers: new Map(), code: null });
+
+/**
+ * Opcodes whose result is not the contract's own code, storage and the call's input: the block and transaction, other
+ * accounts, calls out (a proxy's DELEGATECALL among them) and creations. A view in code that holds none of them answers
+ * the same wherever the storage root and code hash are the same.
+ */
+const OUTSIDE = new Set([
+  0x31, 0x32, 0x3a, 0x3b, 0x3c, 0x3f, 0x40, 0x41, 0x42, 0x43, 0x44, 0x45, 0x47, 0x48, 0x49, 0x4a, 0xf0, 0xf1, 0xf2,
+  0xf4, 0xf5, 0xfa,
+]);
+
+/**
+ * Whether runtime `code` reads nothing but its own storage and input (no opcode of OUTSIDE, PUSH data skipped, the
+ * compiler's CBOR metadata trailer cut off by the length in its last two bytes). Bytes of appended data that look
+ * like such an opcode answer false: the view is then read at every pass, as without keeping.
+ */
+export function selfContained(code: Hex): boolean {
+  const bytes = hexToBytes(code);
+  let end = bytes.length;
+  if (end >= 2) {
+    const meta = (bytes[end - 2]! << 8) | bytes[end - 1]!;
+    const head = meta + 2 <= end ? bytes[end - 2 - meta]! : 0;
+    // A CBOR map of one to five entries starts the trailer (solc writes ipfs and solc, vyper its own).
+    if (head >= 0xa1 && head <= 0xa5) end -= meta + 2;
+  }
+  if (end === 0) return false;
+  for (let i = 0; i < end; i++) {
+    const op = bytes[i]!;
+    if (OUTSIDE.has(op)) return false;
+    if (op >= 0x60 && op <= 0x7f) i += op - 0x5f;
+  }
+  return true;
+}
 
 /** The contract's storage root and code hash at `block`; null where the node does not answer. */
 async function stateAt(chain: PublicClient, address: Address, block: bigint): Promise<string | null> {
@@ -30,6 +68,22 @@ async function stateAt(chain: PublicClient, address: Address, block: bigint): Pr
   } catch {
     return null;
   }
+}
+
+/** Whether the contract's code at `block` (named by the state `root`) is selfContained; read once per code hash. */
+async function contained(
+  chain: PublicClient,
+  kept: KeptView<unknown, unknown>,
+  address: Address,
+  block: bigint,
+  root: string,
+) {
+  const hash = root.split(":")[1]!;
+  if (kept.code?.hash === hash) return kept.code.contained;
+  const code = await chain.getCode({ address, blockNumber: block }).catch(() => null);
+  if (!code) return false;
+  kept.code = { hash, contained: selfContained(code) };
+  return kept.code.contained;
 }
 
 /**
@@ -46,7 +100,8 @@ export async function viewAt<K, V>(
   const [now, settled] = await Promise.all([stateAt(chain, o.contract, o.block), stateAt(chain, o.contract, final)]);
   if (!settled || settled !== kept.root) kept.answers.clear();
   kept.root = settled;
-  if (!now || now !== settled) return read(o.keys, o.block);
+  if (!now || now !== settled || !(await contained(chain, kept, o.contract, final, settled)))
+    return read(o.keys, o.block);
   const todo = [...new Set(o.keys)].filter((k) => !kept.answers.has(k));
   const fresh = todo.length ? await read(todo, final) : new Map<K, V | null>();
   for (const [k, v] of fresh) if (v !== null) kept.answers.set(k, v);
