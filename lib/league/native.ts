@@ -102,13 +102,14 @@ async function stateAt(chain: PublicClient, address: string, block: bigint): Pro
 
 /** Balances read through one Multicall3 call at most this many at a time (the eth_call's calldata and gas). */
 const BALANCES_PER_CALL = 1_000;
-/** Nonces read one by one at once (eth_getTransactionCount has no multicall) without a batch reader, or past it. */
-const NONCES_AT_ONCE = 16;
+/** Reads one by one in flight at once: nonces without a batch reader (or past it), balances without Multicall3. */
+const SINGLE_READS_AT_ONCE = 16;
 
 /**
  * The nonces of `addresses` at `block`: all at once through `reader` (lib/chain createBatchReader: JSON-RPC batches),
- * else, or when a batch fails for any reason, NONCES_AT_ONCE at a time through `chain`: those reads decide whether the
- * node lacks the state (a refusal of batches may be worded like missing state: "batch requests are not supported").
+ * else, or when a batch fails for any reason, SINGLE_READS_AT_ONCE at a time through `chain`: those reads decide
+ * whether the node lacks the state (a refusal of batches may be worded like missing state: "batch requests are not
+ * supported").
  */
 async function noncesAt(chain: PublicClient, reader: PublicClient | undefined, addresses: string[], block: bigint) {
   const one = (c: PublicClient, a: string) =>
@@ -123,7 +124,7 @@ async function noncesAt(chain: PublicClient, reader: PublicClient | undefined, a
       // Read one by one below.
     }
   }
-  await eachLimited(addresses, NONCES_AT_ONCE, async (a) => void out.set(a, await one(chain, a)));
+  await eachLimited(addresses, SINGLE_READS_AT_ONCE, async (a) => void out.set(a, await one(chain, a)));
   return out;
 }
 
@@ -185,12 +186,20 @@ export async function statesAt(
     return out;
   }
   const [balances, nonces] = await Promise.all([
-    addresses.length > 1 ? balancesAt(chain, addresses, block) : null,
+    balancesOf(chain, addresses, block),
     noncesAt(chain, reader, addresses, block),
   ]);
-  await eachLimited(addresses, NONCES_AT_ONCE, async (a) => {
-    const balance = balances?.get(a) ?? (await chain.getBalance({ address: a as `0x${string}`, blockNumber: block }));
-    out.set(a, `${nonces.get(a)}:${balance}`);
+  for (const a of addresses) out.set(a, `${nonces.get(a)}:${balances.get(a)}`);
+  return out;
+}
+
+/** The balances of `addresses` at `block`: through Multicall3 (balancesAt), else one by one (SINGLE_READS_AT_ONCE). */
+async function balancesOf(chain: PublicClient, addresses: string[], block: bigint) {
+  const all = addresses.length > 1 ? await balancesAt(chain, addresses, block) : null;
+  if (all) return all;
+  const out = new Map<string, bigint>();
+  await eachLimited(addresses, SINGLE_READS_AT_ONCE, async (a) => {
+    out.set(a, await chain.getBalance({ address: a as `0x${string}`, blockNumber: block }));
   });
   return out;
 }
