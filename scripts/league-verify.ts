@@ -140,12 +140,10 @@ export async function verifyLeague(base: string, rpcUrl: string, n: number): Pro
   const pub = await getJson<Published>(`${api}/seasons/${n}/books`);
   const chainId = await createPublicClient({ transport: http(rpcUrl) }).getChainId();
   // The published multicall contract reads the sanctions list and the vault in one call each.
-  const chain = createPublicClient({
-    chain: chain4663({ chainId, rpcUrl, contracts: { multicall3: pub.contracts.multicall3 } }),
-    transport: http(rpcUrl),
-  }) as PublicClient;
+  const network = { chainId, rpcUrl, contracts: { multicall3: pub.contracts.multicall3 } };
+  const chain = createPublicClient({ chain: chain4663(network), transport: http(rpcUrl) }) as PublicClient;
   // The nonce probes of the native scan go in JSON-RPC batches, as the service sends them.
-  const batched = createBatchReader({ chainId, rpcUrl, contracts: { multicall3: pub.contracts.multicall3 } });
+  const batched = createBatchReader(network);
   // The season's status by the chain's clock (a devnet may run ahead of the wall's).
   const s = seasonAt(n, Number((await chain.getBlock()).timestamp));
   const problems: string[] = [];

@@ -88,14 +88,16 @@ async function contained(
 
 /**
  * `read`'s answers for `keys` at `block`: from `kept` (answers read at the final block below it) where `contract`'s
- * state at `block` is the kept one, keys not kept yet read at that final block; else read at `block`.
+ * state at `block` is the kept one, keys not kept yet read at that final block; else, or without `kept` (a decision),
+ * read at `block`.
  */
 export async function viewAt<K, V>(
   chain: PublicClient,
-  kept: KeptView<K, V>,
+  kept: KeptView<K, V> | undefined,
   o: { contract: Address; block: bigint; keys: K[] },
   read: (keys: K[], block: bigint) => Promise<Map<K, V | null>>,
 ): Promise<Map<K, V | null>> {
+  if (!kept) return read(o.keys, o.block);
   const final = o.block - BigInt(FINALITY_BLOCKS);
   const [now, settled] = await Promise.all([stateAt(chain, o.contract, o.block), stateAt(chain, o.contract, final)]);
   if (!settled || settled !== kept.root) kept.answers.clear();

@@ -241,21 +241,19 @@ function publishedOf(config: Config, entries: SeasonEntry[], facts: EntryFacts[]
 async function chainFactsAt(d: PrizeDeps, entries: SeasonEntry[], block: bigint, views?: KeptSeason["views"]) {
   const { partnerAgentVault: vaultAt, sanctionsList: list } = d.config.contracts;
   const agents = entries.map((e) => Number(e.agent_id));
-  const readVault = (ids: number[], at: bigint) => vaultWalletsAt(d.chain, vaultAt, ids, at);
-  const vault = views
-    ? await viewAt(d.chain, views.vault, { contract: vaultAt, block, keys: agents }, readVault)
-    : await readVault(agents, block);
+  const vault = await viewAt(d.chain, views?.vault, { contract: vaultAt, block, keys: agents }, (ids, at) =>
+    vaultWalletsAt(d.chain, vaultAt, ids, at),
+  );
   const addresses = [
     ...entries.flatMap((e) => [e.wallet, e.owner, e.agent_wallet]),
     ...[...vault.values()].filter((v): v is string => v !== null),
   ].map(lc);
-  const screen = (keys: string[], at: bigint) => sanctionedAt(d.chain, list, keys, at);
   const [logs, native, sanctioned] = await Promise.all([
     d.transfers.read(addresses, block),
     d.transfers.native(addresses, block),
-    views
-      ? viewAt(d.chain, views.listed, { contract: list, block, keys: addresses }, screen)
-      : screen(addresses, block),
+    viewAt(d.chain, views?.listed, { contract: list, block, keys: addresses }, (keys, at) =>
+      sanctionedAt(d.chain, list, keys, at),
+    ),
   ]);
   return { vault, logs, native, sanctioned };
 }
