@@ -2,6 +2,7 @@
  * The relayed trades the prize board reads: rows of app.trades with their plans, and each as a
  * season's mined trade (amounts from the receipt, the plan `league:verify` recomputes them with).
  */
+import { LRUCache } from "lru-cache";
 import { getAddress } from "viem";
 import { relayedPlanOf, type TokenRef } from "../trading/index.js";
 import type { RelayedPlan } from "../../lib/tradeOutcome.js";
@@ -45,11 +46,12 @@ export function tradeRows(db: Db, where: string, params: unknown[], source = "ap
 }
 
 /** A token reference's text parsed once (a season's 100,000 trades name a few dozen tokens); never mutated. */
-const tokenRefs = new Map<string, { ref: Readonly<TokenRef>; token: Readonly<SeasonTrade["token_in"]> | null }>();
+const tokenRefs = new LRUCache<string, { ref: Readonly<TokenRef>; token: Readonly<SeasonTrade["token_in"]> | null }>({
+  max: 10_000,
+});
 function tokenOf(text: string) {
   let t = tokenRefs.get(text);
   if (!t) {
-    if (tokenRefs.size >= 10_000) tokenRefs.clear();
     const ref = Object.freeze(JSON.parse(text) as TokenRef);
     const token =
       ref.address && ref.decimals !== null ? Object.freeze({ address: lc(ref.address), decimals: ref.decimals }) : null;
