@@ -14,6 +14,8 @@ export const pool = onchainTable("pool", (t) => ({
   sqrtPriceX96: t.bigint().notNull(),
   tick: t.integer().notNull(),
   liquidity: t.bigint().notNull(),
+  /** slot0's protocol fee (ProtocolFeeUpdated; 0 from Initialize): a pool with one is quoted by the V4Quoter. */
+  protocolFee: t.integer().notNull().default(0),
   /** priceX96 = sqrtPriceX96² / 2^96: currency1 atoms per currency0 atom, times 2^96. */
   priceX96: t.bigint().notNull(),
   /** Σ priceX96 × seconds from the pool's first observation up to `timestamp`. */
@@ -48,6 +50,23 @@ export const poolObservation = onchainTable(
     txHash: t.hex().notNull(),
   }),
   (table) => ({ byPoolTime: index().on(table.poolId, table.timestamp, table.block, table.logIndex) }),
+);
+
+/**
+ * A pool's initialised ticks, from ModifyLiquidity (Pool.updateTick): net and gross liquidity. A tick
+ * whose gross returns to zero is cleared on chain and deleted here, so the rows are the chain's
+ * tick bitmap; with the pool row they are the state the local quotes swap through (lib/localQuote).
+ */
+export const poolTick = onchainTable(
+  "pool_tick",
+  (t) => ({
+    id: t.text().primaryKey(),
+    poolId: t.hex().notNull(),
+    tick: t.integer().notNull(),
+    liquidityNet: t.bigint().notNull(),
+    liquidityGross: t.bigint().notNull(),
+  }),
+  (table) => ({ byPool: index().on(table.poolId, table.tick) }),
 );
 
 /** Launchpad curve tokens and their state after the last trade. */

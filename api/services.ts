@@ -52,7 +52,7 @@ function outsideParties(deps: AppDeps) {
 function tradingParts(deps: AppDeps, common: Common) {
   const { config } = common;
   const { indexed, db } = deps;
-  const market = createMarket({ config, indexed, clock: common.clock });
+  const market = createMarket({ config, indexed, clock: common.clock, chain: common.chain });
   // Code the service does not control (any token) is read through its own fenced client (lib/chain.ts).
   const reader = createUntrustedReader(config);
   const ownScreenBudget = deps.screenBudget

@@ -114,6 +114,19 @@ export async function mintFullRange(
   // 1% headroom under the amounts so rounding never asks for more than we allow.
   const liquidity = (fullRangeLiquidity(sqrtPriceX96, key.tickSpacing, amount0, amount1) * 99n) / 100n;
   const [tickLower, tickUpper] = fullRangeTicks(key.tickSpacing);
+  await mintPosition(ctx, positionManager, key, [tickLower, tickUpper], liquidity, amount0, amount1);
+}
+
+/** A position of `liquidity` over [lower, upper) through the real PositionManager, paying at most amount0/amount1. */
+export async function mintPosition(
+  ctx: Ctx,
+  positionManager: Address,
+  key: PoolKey,
+  [tickLower, tickUpper]: [number, number],
+  liquidity: bigint,
+  amount0: bigint,
+  amount1: bigint,
+): Promise<void> {
   const native = key.currency0 === zeroAddress;
   const actions: number[] = [V4Action.MINT_POSITION, V4Action.SETTLE_PAIR];
   const params: Hex[] = [
@@ -433,6 +446,8 @@ export async function deployUniverse(rpcUrl: string): Promise<Universe> {
   await seedPool(markupToken, 1, 20_000, 3000, 60);
   await seedPool(namespacedToken, 1, 50_000, 3000, 60);
 
+  const tickPools = await seedTickPools(ctx, { poolManager, positionManager, account: account.address });
+
   const tokens: Universe["tokens"] = {
     ETH: { address: zeroAddress, decimals: 18, kind: "native", native: true, name: "Ether", feed: feeds.ETH },
     WETH: { address: weth9, decimals: 18, kind: "wrapped", native: false, name: "Wrapped Ether", feed: feeds.ETH },
@@ -499,6 +514,8 @@ export async function deployUniverse(rpcUrl: string): Promise<Universe> {
         markupToken,
         namespacedToken,
         launchToken,
+        tickA: tickPools.tickA,
+        tickB: tickPools.tickB,
         stockImplementation: stockImpl,
         ...Object.fromEntries(Object.entries(feeds).map(([s, a]) => [`feed${s}`, a])),
       },
@@ -507,4 +524,84 @@ export async function deployUniverse(rpcUrl: string): Promise<Universe> {
       lastBlock: Number(await pub.getBlockNumber()),
     },
   };
+}
+
+/**
+ * Pools for the local-quote equality test (issue 31 point 2), deployed after everything else so no
+ * other address moves, on two tokens of their own (TICKA, 18 decimals; TICKB, 6) that no route of
+ * the core assets passes through. Their keys are TICK_POOLS over the pair (ETH for `native`).
+ * Each has many narrow positions, so swaps cross initialised ticks and tick-bitmap words.
+ */
+export const TICK_POOLS = [
+  // A full-range floor under 40 overlapping positions: every size fills, crossing many ticks.
+  { fee: 500, tickSpacing: 10, fullRange: true, native: false, positions: 40, width: 400 },
+  // Narrow positions only, with gaps: liquidity runs out for large sizes (the quoter's NotEnoughLiquidity).
+  { fee: 3000, tickSpacing: 60, fullRange: false, native: false, positions: 24, width: 1_200 },
+  // Native ETH against TICKA at tick spacing 1: steps end at word boundaries (256 ticks) between positions.
+  { fee: 100, tickSpacing: 1, fullRange: true, native: true, positions: 30, width: 300 },
+] as const;
+
+/** The tick pools' keys, in TICK_POOLS order, over the fixtures' TICKA and TICKB. */
+export function tickPoolKeys(tickA: Address, tickB: Address): PoolKey[] {
+  return TICK_POOLS.map((spec) => {
+    const [currency0, currency1] = spec.native ? [zeroAddress, tickA] : sortCurrencies(tickA, tickB);
+    return { currency0, currency1, fee: spec.fee, tickSpacing: spec.tickSpacing, hooks: zeroAddress };
+  });
+}
+
+async function seedTickPools(ctx: Ctx, c: { poolManager: Address; positionManager: Address; account: Address }) {
+  const tickA = await deploy(ctx, fixtureAbi, fixtureBytecode("TestToken", "TestToken"), ["Tick A", "TICKA", 18]);
+  const tickB = await deploy(ctx, fixtureAbi, fixtureBytecode("TestToken", "TestToken"), ["Tick B", "TICKB", 6]);
+  for (const t of [tickA, tickB]) {
+    await send(
+      ctx,
+      t,
+      encodeFunctionData({ abi: mintableAbi, functionName: "mint", args: [c.account, parseUnits("1000000000", 18)] }),
+    );
+    await send(
+      ctx,
+      t,
+      encodeFunctionData({ abi: erc20Abi, functionName: "approve", args: [PERMIT2_ADDRESS, maxUint256] }),
+    );
+    await send(
+      ctx,
+      PERMIT2_ADDRESS,
+      encodeFunctionData({
+        abi: permit2Abi,
+        functionName: "approve",
+        args: [t, c.positionManager, maxUint160, 2 ** 48 - 1],
+      }),
+    );
+  }
+  // A fixed generator: the same positions on every rebuild.
+  let seed = 0x5eed;
+  const rand = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
+  for (const spec of TICK_POOLS) {
+    const [currency0, currency1] = spec.native ? [zeroAddress, tickA] : sortCurrencies(tickA, tickB);
+    const key: PoolKey = { currency0, currency1, fee: spec.fee, tickSpacing: spec.tickSpacing, hooks: zeroAddress };
+    // 1 TICKA = 2 TICKB, or 1 ETH = 1,500 TICKA.
+    const [a0, a1] = spec.native
+      ? [parseUnits("1", 18), parseUnits("1500", 18)]
+      : currency0 === tickA
+        ? [parseUnits("1", 18), parseUnits("2", 6)]
+        : [parseUnits("2", 6), parseUnits("1", 18)];
+    const sqrtPriceX96 = sqrtPriceX96FromAmounts(a0, a1);
+    await send(
+      ctx,
+      c.poolManager,
+      encodeFunctionData({ abi: poolManagerAbi, functionName: "initialize", args: [key, sqrtPriceX96] }),
+    );
+    const [max0, max1] = spec.native ? [parseUnits("50", 18), parseUnits("100000", 18)] : [a0 * 50_000n, a1 * 50_000n];
+    if (spec.fullRange) await mintFullRange(ctx, c.positionManager, key, sqrtPriceX96, max0 / 10n, max1 / 10n);
+    const mid = Math.round((Math.log(Number(sqrtPriceX96) / 2 ** 96) / Math.log(1.0001)) * 2);
+    for (let i = 0; i < spec.positions; i++) {
+      const centre = mid + Math.round((rand() - 0.5) * spec.width * 6);
+      const half = Math.max(1, Math.round((rand() * spec.width) / spec.tickSpacing)) * spec.tickSpacing;
+      const lower = Math.floor((centre - half) / spec.tickSpacing) * spec.tickSpacing;
+      const liquidity =
+        fullRangeLiquidity(sqrtPriceX96, spec.tickSpacing, max0, max1) / BigInt(20 + Math.floor(rand() * 80));
+      await mintPosition(ctx, c.positionManager, key, [lower, lower + 2 * half], liquidity, max0, max1);
+    }
+  }
+  return { tickA, tickB };
 }

@@ -1,5 +1,5 @@
 import { ponder } from "ponder:registry";
-import { pool, poolObservation } from "ponder:schema";
+import { pool, poolObservation, poolTick } from "ponder:schema";
 import { accumulate, priceX96FromSqrt } from "../lib/twap";
 
 ponder.on("PoolManager:Initialize", async ({ event, context }) => {
@@ -89,6 +89,10 @@ ponder.on("PoolManager:ModifyLiquidity", async ({ event, context }) => {
   const liquidity = inRange ? prev.liquidity + liquidityDelta : prev.liquidity;
   const cumulativeX96 = accumulate(prev, ts);
   await context.db.update(pool, { id }).set({ liquidity, cumulativeX96, block: event.block.number, timestamp: ts });
+  if (liquidityDelta !== 0n) {
+    await updateTick(context.db, id, tickLower, liquidityDelta, liquidityDelta);
+    await updateTick(context.db, id, tickUpper, -liquidityDelta, liquidityDelta);
+  }
   await context.db.insert(poolObservation).values({
     id: `${id}-${event.block.number}-${event.log.logIndex}`,
     poolId: id,
@@ -103,4 +107,26 @@ ponder.on("PoolManager:ModifyLiquidity", async ({ event, context }) => {
     cumulativeX96,
     txHash: event.transaction.hash,
   });
+});
+
+type Db = Parameters<Parameters<typeof ponder.on<"PoolManager:ModifyLiquidity">>[1]>[0]["context"]["db"];
+
+/** Pool.updateTick's bookkeeping: gross by |delta|, net by the side's sign; a tick back to zero gross is cleared. */
+async function updateTick(db: Db, poolId: `0x${string}`, tick: number, netDelta: bigint, delta: bigint) {
+  const id = `${poolId}-${tick}`;
+  const prev = await db.find(poolTick, { id });
+  const gross = (prev?.liquidityGross ?? 0n) + delta;
+  if (gross === 0n) {
+    if (prev) await db.delete(poolTick, { id });
+    return;
+  }
+  const liquidityNet = (prev?.liquidityNet ?? 0n) + netDelta;
+  if (prev) await db.update(poolTick, { id }).set({ liquidityNet, liquidityGross: gross });
+  else await db.insert(poolTick).values({ id, poolId, tick, liquidityNet, liquidityGross: gross });
+}
+
+ponder.on("PoolManager:ProtocolFeeUpdated", async ({ event, context }) => {
+  const { id, protocolFee } = event.args;
+  const prev = await context.db.find(pool, { id });
+  if (prev) await context.db.update(pool, { id }).set({ protocolFee });
 });

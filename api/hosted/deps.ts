@@ -8,7 +8,8 @@ import type { Common } from "../ports/common.js";
  * them imports another for its types (they used to import each other in a circle).
  */
 export type HostedContext = Pick<Common, "config" | "chain" | "clock"> & {
-  market: Pick<Market, "mark">;
+  /** `book`: the indexer's pool book, when fresh (paper fills computed from it, issue 31 point 2). */
+  market: Pick<Market, "mark"> & Partial<Pick<Market, "book">>;
   store: HostedStore;
 };
 

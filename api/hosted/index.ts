@@ -77,7 +77,8 @@ export type HostedHooks = {
 
 /** What createHosted is given (api/services.ts). */
 export type HostedInput = Common & {
-  market: Pick<Market, "mark">;
+  /** `book`: the indexer's pool book, when fresh (paper fills computed from it, issue 31 point 2). */
+  market: Pick<Market, "mark"> & Partial<Pick<Market, "book">>;
   db: Db;
   executors: ExecutorPort | null;
   sequencer: Sequencer;

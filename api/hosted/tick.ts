@@ -16,6 +16,7 @@ import {
 import type { SessionTradeParameters } from "../sessions/index.js";
 import { feeFor, type FeeClass } from "../../lib/fees.js";
 import { fillAtQuote, paperPool } from "../../lib/paperFill.js";
+import type { PoolBook } from "../../lib/localQuote.js";
 import { checkOrders, ruleBrain, webhookBrain, type Decision, type TickState } from "./brains.js";
 import { aiDecision, aiNotLive, type AiDeps } from "./ai.js";
 import type { Order } from "./request.js";
@@ -229,9 +230,10 @@ async function fillPaper(
   agent: StoredAgent,
   o: Order,
   s: TickState,
-  book: PaperBook,
+  books: { paper: PaperBook; pools: PoolBook | null },
   filledTodayUsd: number,
 ): Promise<{ fill: Fill } | { hold: OrderHold }> {
+  const book = books.paper;
   const tin = d.config.tokens[o.token_in]!;
   const tout = d.config.tokens[o.token_out]!;
   const markIn = s.marks[o.token_in];
@@ -258,6 +260,7 @@ async function fillPaper(
     d.config,
     { pool, tin, tout, amountIn, feeBps: fee.fee_bps, block: BigInt(s.block) },
     book,
+    books.pools,
   );
   // The tick's later orders see this fill: positions and balances run with the book.
   const filledUsd = Number(formatUnits(amountIn, tin.decimals)) * markIn;
@@ -410,7 +413,9 @@ async function runPaperTick(d: TickDeps, agent: StoredAgent, t: Slot): Promise<b
     book = { ...gate.reset };
     brainState = { ...brainState, league_season: gate.season, start_usd: null };
   }
-  const block = Number(await d.chain.getBlockNumber());
+  // The indexer's pool book when fresh: the tick's block is its block and fills need no round trip.
+  const pools = (await d.market.book?.())?.book ?? null;
+  const block = pools ? pools.block : Number(await d.chain.getBlockNumber());
   const s = await stateOf(d, agent, t.seq, block, book);
   const decision: Decision =
     gate && "hold" in gate
@@ -418,7 +423,9 @@ async function runPaperTick(d: TickDeps, agent: StoredAgent, t: Slot): Promise<b
       : await decide(d, agent, s, { seq: t.seq, dueMs: t.dueMs, live: false });
   const { entry, orders } = decisionEntry(agent, decision, s.value_usd);
   const practice = !!gate && "season" in gate;
-  const run = orders?.length ? await paperOrders(d, agent, orders, { s, book, practice }) : { entries: [], fills: [] };
+  const run = orders?.length
+    ? await paperOrders(d, agent, orders, { s, book, practice, pools })
+    : { entries: [], fills: [] };
   const after = await stateOf(d, agent, t.seq, block, book);
   return commitPaper(d, agent, t, {
     book,
@@ -442,7 +449,7 @@ async function paperOrders(
   d: TickDeps,
   agent: StoredAgent,
   orders: Order[],
-  p: { s: TickState; book: PaperBook; practice: boolean },
+  p: { s: TickState; book: PaperBook; practice: boolean; pools: PoolBook | null },
 ): Promise<{ entries: Entry[]; fills: Fill[] }> {
   const entries: Entry[] = [];
   const fills: Fill[] = [];
@@ -453,7 +460,7 @@ async function paperOrders(
       entries.push({ kind: "hold", code: "LEAGUE_PAIR", body: { message, order: o } });
       continue;
     }
-    const r = await fillPaper(d, agent, o, p.s, p.book, today);
+    const r = await fillPaper(d, agent, o, p.s, { paper: p.book, pools: p.pools }, today);
     if ("hold" in r) entries.push(holdEntry(r.hold, o));
     else {
       fills.push(r.fill);

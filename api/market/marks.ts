@@ -1,6 +1,6 @@
 import { onClock } from "../../lib/cacheClock.js";
 import { LRUCache } from "lru-cache";
-import { zeroAddress, type Address, type Hex } from "viem";
+import { zeroAddress, type Address, type Hex, type PublicClient } from "viem";
 import type { Config, TokenEntry } from "../../lib/config.js";
 import { priceFromX96 } from "../../lib/twap.js";
 import { curveBefore, curvePrice, MARK_WINDOW_S, windowPrice } from "../../lib/markSource.js";
@@ -8,6 +8,7 @@ import type { PoolState, SqlIndexedReads } from "../ports/indexed.js";
 import { markStale } from "./stale.js";
 import { lc } from "../../lib/address.js";
 import type { Common } from "../ports/common.js";
+import { createBookReader, type FreshBook } from "./book.js";
 
 /** Where a mark comes from: the independent ones (oracle, twap, fixed) and the trading-only ones. */
 export type MarkSource = "oracle" | "twap" | "fixed" | "pool-mid" | "curve";
@@ -56,7 +57,8 @@ const priced = (mark: Mark): IndependentMark => ({ mark, unpriced: null });
 const unavailableUnlessPriced = (mark: Mark | null): IndependentMark =>
   mark ? priced(mark) : { mark: null, unpriced: "MARK_UNAVAILABLE" };
 
-type MarketDeps = Pick<Common, "config" | "clock"> & { indexed: SqlIndexedReads };
+/** `chain`: the head the pool book is judged against (createBookReader); without it there is no book. */
+type MarketDeps = Pick<Common, "config" | "clock"> & { indexed: SqlIndexedReads; chain?: PublicClient };
 
 /** One market's reads and short-lived copies (see createMarket). */
 type MarketState = {
@@ -295,8 +297,14 @@ async function windowMark(
  */
 export function createMarket(d: MarketDeps) {
   const m = marketState(d);
+  const chain = d.chain;
+  const book = chain
+    ? createBookReader({ indexed: d.indexed, chain, clock: d.clock, devnet: d.config.devnet })
+    : async (): Promise<FreshBook | null> => null;
   return {
     pools: () => pools(m),
+    /** The indexer's pool book when it is fresh against the chain's head (local quotes), else null. */
+    book,
     mark: (token: Address, decimals?: number) => mark(m, token, decimals),
     independentMark: (token: Address) => independentMark(m, token),
     midOf: (token: Address, quote: Address, decimals?: number) => midOf(m, token, quote, decimals),

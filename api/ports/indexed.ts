@@ -1,4 +1,5 @@
 import type { Address, Hex } from "viem";
+import type { BookPool, PoolBook } from "../../lib/localQuote.js";
 import { priceFromX96 } from "../../lib/twap.js";
 import { Refusal } from "../errors/index.js";
 import { lc } from "../../lib/address.js";
@@ -221,6 +222,48 @@ async function poolsOf(db: Db, token: Address): Promise<PoolState[]> {
   return (await db.query(sql, [lc(token)])).map(poolFrom);
 }
 
+/**
+ * Every pool's slot0, liquidity and initialised ticks with the indexer's checkpoint, in one
+ * statement: one snapshot of the store, and Ponder commits a block's rows with its checkpoint in
+ * one transaction, so the book is exactly the chain's at that block. null before the first checkpoint.
+ */
+async function poolBook(db: Db): Promise<PoolBook | null> {
+  const rows = await db.query(
+    `SELECT (SELECT latest_checkpoint FROM ${db.t("_ponder_checkpoint")} LIMIT 1) AS cp,
+       (SELECT coalesce(json_agg(json_build_array(id, currency0, currency1, fee, tick_spacing, hooks,
+          sqrt_price_x_96::text, tick, liquidity::text, protocol_fee)), '[]') FROM ${db.t("pool")}) AS pools,
+       (SELECT coalesce(json_agg(json_build_array(pool_id, tick, liquidity_net::text) ORDER BY pool_id, tick), '[]')
+          FROM ${db.t("pool_tick")}) AS ticks`,
+  );
+  const r = rows[0];
+  const h = typeof r?.cp === "string" ? decodeCheckpointHead(r.cp) : null;
+  if (!r || !h) return null;
+  const json = (v: unknown) => (typeof v === "string" ? JSON.parse(v) : v) as unknown[][];
+  const pools = new Map<string, BookPool>();
+  for (const [id, currency0, currency1, fee, tickSpacing, hooks, sqrtP, tick, liquidity, protocolFee] of json(
+    r.pools,
+  )) {
+    pools.set(lc(id as string), {
+      id: id as Hex,
+      key: {
+        currency0: currency0 as Address,
+        currency1: currency1 as Address,
+        fee: num(fee),
+        tickSpacing: num(tickSpacing),
+        hooks: hooks as Address,
+      },
+      sqrtPriceX96: big(sqrtP),
+      tick: num(tick),
+      liquidity: big(liquidity),
+      protocolFee: num(protocolFee),
+      ticks: [],
+    });
+  }
+  for (const [poolId, tick, net] of json(r.ticks))
+    pools.get(lc(poolId as string))?.ticks.push({ tick: num(tick), liquidityNet: big(net) });
+  return { block: h.block, timestamp: h.timestamp, pools };
+}
+
 async function pools(db: Db): Promise<PoolState[]> {
   return (await db.query(`SELECT * FROM ${db.t("pool")} ORDER BY block, id`)).map(poolFrom);
 }
@@ -349,6 +392,7 @@ export function sqlIndexedReads(read: Query, schema?: string) {
     poolStepsFor: (poolId: Hex, from: number, to: number) => poolStepsFor(db, poolId, from, to),
     poolsOf: (token: Address) => poolsOf(db, token),
     pools: () => pools(db),
+    poolBook: () => poolBook(db),
     twapX96: (poolId: Hex, from: number, to: number) => twapX96(db, poolId, from, to),
     latestMark: (feed: Address, now: number) => latestMark(db, feed, now),
     feedRounds: (feed: Address) => feedRounds(db, feed),

@@ -5,7 +5,7 @@ import { bpsOf, feeFor, type FeeClass } from "../../lib/fees.js";
 import { Refusal, rpc } from "../errors/index.js";
 import type { Mark, Market } from "../market/index.js";
 import { aggregatorQuote, AGGREGATOR_VENUES, type AggregatorRow, type AggregatorVenue } from "../ports/aggregators.js";
-import { readChainSnapshot, type ChainSnapshot } from "../ports/chainSnapshot.js";
+import { readChainSnapshot, type CallOutcome, type ChainSnapshot } from "../ports/chainSnapshot.js";
 import type { CurveTokenRow, PoolState, SqlIndexedReads } from "../ports/indexed.js";
 import type { ShieldReport } from "../ports/shield.js";
 import type { Tokens } from "../tokens/index.js";
@@ -17,6 +17,7 @@ import {
   CURVE_VENUE,
   GAS,
   quoteCall,
+  quoteLocally,
   readQuote,
   routeFeeBps,
   routeMidAtoms,
@@ -194,25 +195,31 @@ async function readChain(
   wallet: Address | null,
 ) {
   const stocks = [tin, tout].filter((t) => t.stock);
-  const [snap, aggRows] = await Promise.all([
-    readChainSnapshot(ctx.chain, ctx.config, {
-      calls: choice.routes.map((x) =>
-        quoteCall(x, sizing.swapIn, {
-          v4Quoter: ctx.config.contracts.v4Quoter,
-          launchpad: ctx.config.contracts.launchpad,
+  const local = await localOutcomes(ctx, choice.routes, sizing.swapIn);
+  const remote = choice.routes.filter((_, i) => !local.outcomes[i]);
+  // Every route answered from the book and nothing else to read: no round trip (issue 31 point 2).
+  const offChain = !remote.length && !choice.curveSide && !stocks.length && !wallet && local.head !== null;
+  const [read, aggRows] = await Promise.all([
+    offChain
+      ? null
+      : readChainSnapshot(ctx.chain, ctx.config, {
+          calls: remote.map((x) =>
+            quoteCall(x, sizing.swapIn, {
+              v4Quoter: ctx.config.contracts.v4Quoter,
+              launchpad: ctx.config.contracts.launchpad,
+            }),
+          ),
+          curveToken: choice.curveSide?.address ?? null,
+          stockTokens: stocks.map((s) => s.address),
+          wallet: wallet
+            ? {
+                address: wallet,
+                tokens: [tin.address, tout.address],
+                inputToken: tin.address === zeroAddress ? null : tin.address,
+                withDelegation: choice.curveSide !== null,
+              }
+            : null,
         }),
-      ),
-      curveToken: choice.curveSide?.address ?? null,
-      stockTokens: stocks.map((s) => s.address),
-      wallet: wallet
-        ? {
-            address: wallet,
-            tokens: [tin.address, tout.address],
-            inputToken: tin.address === zeroAddress ? null : tin.address,
-            withDelegation: choice.curveSide !== null,
-          }
-        : null,
-    }),
     Promise.all(
       choice.aggregators.map((venue) =>
         aggregatorQuote({
@@ -226,11 +233,40 @@ async function readChain(
       ),
     ),
   ]);
+  const head = local.head!;
+  const snap: ChainSnapshot = read
+    ? { ...read, calls: mergeCalls(local.outcomes, read.calls) }
+    : {
+        block: BigInt(head.block),
+        time: head.time,
+        baseFee: head.baseFee,
+        calls: mergeCalls(local.outcomes, []),
+        curve: null,
+        stock: null,
+        wallet: null,
+      };
   if (wallet && snap.wallet?.sanctioned)
     throw new Refusal("SANCTIONED", `wallet ${wallet} is on the sanctions list`, { address: wallet, field: "wallet" });
   if (wallet && snap.wallet?.sanctioned === null)
     throw new Refusal("RPC_UNAVAILABLE", "the sanctions list could not be read", {}, { retryAfterS: 2 });
   return { snap, aggRows };
+}
+
+/**
+ * Each route's quote from the indexer's pool book where it is fresh and the route is ours to
+ * compute (hookless v4 pools, lib/localQuote); null where the chain must answer (the V4Quoter, the
+ * curve). `head`: the chain's head the book was judged against, when there is a book.
+ */
+async function localOutcomes(ctx: TradingContext, routes: Route[], amountIn: bigint) {
+  const fresh = await ctx.market.book();
+  const outcomes = await Promise.all(routes.map((x) => quoteLocally(x, amountIn, fresh?.book ?? null)));
+  return { outcomes, head: fresh ? fresh.head : null };
+}
+
+/** The routes' outcomes in route order: the local ones, the chain's answers in the gaps. */
+function mergeCalls(local: (CallOutcome | null)[], chain: CallOutcome[]): CallOutcome[] {
+  let j = 0;
+  return local.map((o) => o ?? chain[j++]!);
 }
 
 type TradeSides = { tin: TokenInfo; tout: TokenInfo };

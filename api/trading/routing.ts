@@ -3,6 +3,7 @@ import { launchpadAbi } from "../../abis/fixtures.js";
 import { v4QuoterAbi } from "../../abis/uniswapV4.js";
 import { Q96, type PoolKey } from "../../lib/v4.js";
 import type { PoolState } from "../ports/indexed.js";
+import { quoteFromBook, type PoolBook } from "../../lib/localQuote.js";
 import { lc, sameAddress as same } from "../../lib/address.js";
 
 /** Venues a plan can be built through (SPEC.md's pool and curve venues). */
@@ -201,3 +202,14 @@ export function routeMidAtoms(route: Route, curve?: { virtualEth: bigint; virtua
 /** Pool fees along a route in bps (the curve's fee is read with its quote). */
 export const routeFeeBps = (route: Route): number =>
   route.venue === CURVE_VENUE ? 0 : route.hops.reduce((s, h) => s + h.fee / 100, 0);
+
+/**
+ * The route's quote computed from the pool book (lib/localQuote), in the multicall's words
+ * ([amount out, gas estimate], as the V4Quoter answers); null for the curve, a hooked or unknown
+ * pool, or a swap the quoter would refuse: those go to the chain.
+ */
+export async function quoteLocally(route: Route, amountIn: bigint, book: PoolBook | null) {
+  if (!book || route.venue !== POOL_VENUE) return null;
+  const r = await quoteFromBook(book, route.hops, amountIn);
+  return r ? { ok: true as const, result: r } : null;
+}

@@ -22,7 +22,8 @@ import {
   ROOT_AUTHORITY,
   SINGLE_DEFAULT_MODE,
 } from "../../abis/delegation.js";
-import { mintFullRange, type Ctx } from "../../devnet/deploy.js";
+import { mintFullRange, tickPoolKeys, type Ctx } from "../../devnet/deploy.js";
+import { poolId } from "../../lib/v4.js";
 import { priceX96FromSqrt } from "../../lib/twap.js";
 import type { SqlIndexedReads } from "../../api/ports/indexed.js";
 
@@ -277,7 +278,12 @@ describe.each<IndexerBackend>(["postgres", "pglite"])("indexer on %s", (backend)
 
   it("keeps every pool with its state matching the chain", async () => {
     const pools = await reads.pools();
-    expect(pools.map((p) => p.id).sort()).toEqual(dn.universe.pools.map((p) => p.id.toLowerCase()).sort());
+    // The universe's pools, and the local-quote test's tick pools (devnet fixtures, not in the universe).
+    const { tickA, tickB } = dn.universe.devnet!.fixtures;
+    const tickPools = tickPoolKeys(tickA!, tickB!).map((k) => poolId(k));
+    expect(pools.map((p) => p.id).sort()).toEqual(
+      [...dn.universe.pools.map((p) => p.id.toLowerCase()), ...tickPools].sort(),
+    );
     const eth = poolKeyOf(dn, "ETH", "USDG");
     const state = (await reads.pool(eth.id))!;
     const [sqrtPriceX96, tick] = await dn.pub.readContract({
