@@ -1,7 +1,8 @@
 /**
  * Hosted agents benchmark (issue 16):
- * - paper ticks per second with the rule brain (marks, one V4Quoter call at the tick's block, the
- *   tick's commit) on a devnet with the real indexer, 16 at a time;
+ * - paper ticks per second with the rule brain (marks, a fill at the tick's block, the tick's commit) on a devnet
+ *   with the real indexer, 16 at a time: fills computed from the pool book (issue 31 point 2), and from one V4Quoter
+ *   call each (LOCAL_QUOTES off, the baseline), in the same run;
  * - scheduler lag (ran_at - due, wall ms) with 1,000 and 10,000 agents due across a 60 s interval
  *   on PostgreSQL, a tick that only commits its slot, the clock at 6x the wall;
  * - memory: the scheduler keeps no per-agent state in memory (rows in the store); heap growth
@@ -18,7 +19,8 @@ import { recordTick, virtualClock } from "../test/helpers/schedulerChild.js";
 import { freshenMarket, startIndexedDevnet } from "../test/helpers/stack.js";
 import { summarize, type Row } from "./stats.js";
 
-async function paperTicks(agents: number): Promise<Row[]> {
+/** Paper ticks per second of `agents` rule-brain agents, filled from the indexer's pool book or by the V4Quoter. */
+async function paperTicks(agents: number, localQuotes: boolean): Promise<number> {
   const chain = await startIndexedDevnet({ before: freshenMarket });
   const store = await freshStore("pglite");
   const api = await serveApi({
@@ -27,6 +29,7 @@ async function paperTicks(agents: number): Promise<Row[]> {
     indexed: chain.ix.liveReads().reads,
     limiter: new RateLimiter(Date.now, 10_000, false),
     hostedScheduler: { intervalMs: 0, concurrency: 16 },
+    config: { localQuotes },
   });
   try {
     const hosted = api.app.services.hosted;
@@ -51,13 +54,7 @@ async function paperTicks(agents: number): Promise<Row[]> {
       "SELECT count(*)::text AS n FROM app.hosted_logs WHERE kind = 'trade'",
     );
     if (ran !== agents || Number(n!.n) !== agents) throw new Error(`ran ${ran}, ${n!.n} trades`);
-    return [
-      summarize(
-        `hosted: paper ticks/s, rule brain, ${agents} agents, one quote each, 16 at a time`,
-        [agents / s],
-        "ticks/s",
-      ),
-    ];
+    return agents / s;
   } finally {
     await api.close();
     await store.drop();
@@ -122,7 +119,15 @@ async function schedulerLag(agents: number): Promise<Row[]> {
 }
 
 export async function benchHosted(opts: { paperAgents: number; sizes: number[] }): Promise<Row[]> {
-  const rows = await paperTicks(opts.paperAgents);
+  const n = opts.paperAgents;
+  const quoter = await paperTicks(n, false);
+  const local = await paperTicks(n, true);
+  const label = `hosted: paper ticks/s, rule brain, ${n} agents, 16 at a time`;
+  const rows = [
+    summarize(`${label}, fills from the V4Quoter (local quotes off)`, [quoter], "ticks/s"),
+    summarize(`${label}, fills from the pool book (local quotes on)`, [local], "ticks/s"),
+    summarize(`${label}: on / off (goal >= 5)`, [local / quoter], "x"),
+  ];
   for (const n of opts.sizes) rows.push(...(await schedulerLag(n)));
   return rows;
 }

@@ -2,7 +2,8 @@
  * The HTTP benchmark's server process: the service app (all middleware, JSON logs to /dev/null,
  * rate limits off so the load generator measures the request path, not 429s) or a plain Hono app
  * answering the same /config JSON (the anchor). Prints READY when listening.
- * bench/availability.ts runs it with the buckets on (BENCH_RATE_LIMITS=on).
+ * bench/availability.ts runs it with the buckets on (BENCH_RATE_LIMITS=on); bench/trading.ts names a request log
+ * (BENCH_REQUEST_LOG) and runs a second one with LOCAL_QUOTES=off.
  */
 import { serve } from "@hono/node-server";
 import pg from "pg";
@@ -29,6 +30,7 @@ const config = {
     PORT: String(port),
     RATE_LIMITS: process.env.BENCH_RATE_LIMITS === "on" ? "on" : "off",
     ...(process.env.BENCH_PROXY_HEADER ? { TRUSTED_PROXY_HEADER: process.env.BENCH_PROXY_HEADER } : {}),
+    ...(process.env.LOCAL_QUOTES ? { LOCAL_QUOTES: process.env.LOCAL_QUOTES } : {}),
   }),
   allowedHosts: [`127.0.0.1:${port}`, `localhost:${port}`],
 };
@@ -52,7 +54,8 @@ if (mode === "plain") {
   const signers = await startLocalSigners({ config, chain: createChainClient(config), clock: Date.now });
   const app = createApp({
     config,
-    logger: createLogger("info", "/dev/null"),
+    // BENCH_REQUEST_LOG: the request log's file, for the server side's own ms per request (bench/trading.ts).
+    logger: createLogger("info", process.env.BENCH_REQUEST_LOG ?? "/dev/null"),
     chain: createChainClient(config),
     cosigner: signers.cosigner,
     executors: signers.executors,
@@ -69,4 +72,6 @@ if (mode === "plain") {
   });
   fetchFn = app.fetch;
 }
+// Exit on SIGTERM through process.exit, so the logger's buffer is flushed (createLogger's exit hook).
+process.once("SIGTERM", () => process.exit(0));
 serve({ fetch: fetchFn, port, hostname: "127.0.0.1" }, () => console.log("READY"));

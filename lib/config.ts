@@ -161,6 +161,8 @@ const envSchema = {
     .optional(),
   /** `off` only for benchmarks of the bare request path. */
   RATE_LIMITS: z.enum(["on", "off"]).default("on"),
+  /** `off`: every route is quoted by the V4Quoter on chain, as before local quotes (api/market/book.ts). */
+  LOCAL_QUOTES: z.enum(["on", "off"]).default("on"),
   /** Shield verdict provider (GET /v1/verdicts/:chainId/:address). */
   SHIELD_URL: url.optional(),
   /** Aggregators quoted for comparison only: `zeroex=https://…,oneinch=https://…,odos=https://…`. */
@@ -389,6 +391,8 @@ export type Config = {
   countryHeader: string | null;
   blockedCountries: string[];
   rateLimits: boolean;
+  /** Hookless v4 routes quoted in process from the indexer's pool book (LOCAL_QUOTES). */
+  localQuotes: boolean;
   indexerSchema: string | null;
   shieldUrl: string | null;
   aggregatorUrls: Record<string, string>;
@@ -608,6 +612,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     countryHeader: env.COUNTRY_HEADER?.toLowerCase() ?? null,
     blockedCountries: env.BLOCKED_COUNTRIES ?? DEFAULT_BLOCKED_COUNTRIES,
     rateLimits: env.RATE_LIMITS === "on",
+    localQuotes: env.LOCAL_QUOTES === "on",
     indexerSchema: env.INDEXER_SCHEMA ?? null,
     shieldUrl: env.SHIELD_URL ?? null,
     aggregatorUrls: env.AGGREGATOR_URLS ?? {},

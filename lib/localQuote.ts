@@ -4,11 +4,26 @@ import type JSBIType from "jsbi";
 import { zeroAddress, type Address, type Hex } from "viem";
 import type { PoolKey } from "./v4.js";
 
-// The SDK's ESM build imports directories (Node's ESM loader refuses it): its CommonJS build is loaded.
-const require = createRequire(import.meta.url);
-const { TickListDataProvider, TickMath, v3Swap } = require("@uniswap/v3-sdk") as typeof V3;
-const JSBI = require("jsbi") as typeof JSBIType;
 type TickListDataProvider = V3.TickListDataProvider;
+
+/**
+ * The SDK, loaded at the first local quote: its CommonJS build (its ESM build imports directories, which Node's ESM
+ * loader refuses), ~300 ms of loading that a process which never quotes (an indexer, a signing service) does not pay.
+ */
+let loaded: { sdk: typeof V3; JSBI: typeof JSBIType; minSqrt: bigint; maxSqrt: bigint } | null = null;
+function sdk() {
+  if (!loaded) {
+    const require = createRequire(import.meta.url);
+    const v3 = require("@uniswap/v3-sdk") as typeof V3;
+    loaded = {
+      sdk: v3,
+      JSBI: require("jsbi") as typeof JSBIType,
+      minSqrt: BigInt(v3.TickMath.MIN_SQRT_RATIO.toString()),
+      maxSqrt: BigInt(v3.TickMath.MAX_SQRT_RATIO.toString()),
+    };
+  }
+  return loaded;
+}
 
 /**
  * Exact-input quotes computed here from a v4 pool's state (issue 31 point 2), with Uniswap's own
@@ -60,7 +75,7 @@ const providers = new WeakMap<BookPool, TickListDataProvider>();
 function providerOf(p: BookPool): TickListDataProvider {
   let t = providers.get(p);
   if (!t) {
-    t = new TickListDataProvider(
+    t = new (sdk().sdk.TickListDataProvider)(
       p.ticks.map((x) => ({ index: x.tick, liquidityNet: x.liquidityNet.toString(), liquidityGross: "1" })),
       p.key.tickSpacing,
     );
@@ -103,26 +118,26 @@ export async function swapExactIn(
     return null;
   }
   // The SDK's invariants (a malformed tick list, a price at its bound) throw: then the quoter answers.
-  const r = await v3Swap(
-    JSBI.BigInt(p.key.fee),
-    JSBI.BigInt(p.sqrtPriceX96.toString()),
-    p.tick,
-    JSBI.BigInt(p.liquidity.toString()),
-    p.key.tickSpacing,
-    ticks,
-    zeroForOne,
-    JSBI.BigInt(amountIn.toString()),
-  ).catch(() => null);
+  const { sdk: v3, JSBI, minSqrt, maxSqrt } = sdk();
+  const r = await v3
+    .v3Swap(
+      JSBI.BigInt(p.key.fee),
+      JSBI.BigInt(p.sqrtPriceX96.toString()),
+      p.tick,
+      JSBI.BigInt(p.liquidity.toString()),
+      p.key.tickSpacing,
+      ticks,
+      zeroForOne,
+      JSBI.BigInt(amountIn.toString()),
+    )
+    .catch(() => null);
   if (!r) return null;
   // At the price limit the input may not all be spent: the quoter reverts there; not ours to say.
-  const limit = zeroForOne ? MIN_SQRT_PRICE + 1n : MAX_SQRT_PRICE - 1n;
+  const limit = zeroForOne ? minSqrt + 1n : maxSqrt - 1n;
   if (BigInt(r.sqrtRatioX96.toString()) === limit) return null;
   const amountOut = -BigInt(r.amountCalculated.toString());
   return amountOut >= 0n ? { amountOut, crossed: ticks.crossed } : null;
 }
-
-const MIN_SQRT_PRICE = BigInt(TickMath.MIN_SQRT_RATIO.toString());
-const MAX_SQRT_PRICE = BigInt(TickMath.MAX_SQRT_RATIO.toString());
 
 /** A hop of a route as the book sees it: the pool's id and the swap's direction. */
 export type BookHop = { id: Hex; zeroForOne: boolean };

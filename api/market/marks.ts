@@ -298,8 +298,9 @@ async function windowMark(
 export function createMarket(d: MarketDeps) {
   const m = marketState(d);
   const chain = d.chain;
-  const book = chain
-    ? createBookReader({ indexed: d.indexed, chain, clock: d.clock, devnet: d.config.devnet })
+  const book =
+    chain && d.config.localQuotes
+      ? createBookReader({ indexed: d.indexed, chain, clock: d.clock, devnet: d.config.devnet })
     : async (): Promise<FreshBook | null> => null;
   return {
     pools: () => pools(m),

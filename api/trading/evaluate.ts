@@ -195,7 +195,11 @@ async function readChain(
   wallet: Address | null,
 ) {
   const stocks = [tin, tout].filter((t) => t.stock);
-  const local = await localOutcomes(ctx, choice.routes, sizing.swapIn);
+  // A plan (a wallet's prepare) takes its quotes from the chain, in the snapshot its checks and simulation follow:
+  // its amount_out_min never comes from a state older than the block it is built at. Quotes alone may be local.
+  const local = wallet
+    ? { outcomes: choice.routes.map((): CallOutcome | null => null), head: null }
+    : await localOutcomes(ctx, choice.routes, sizing.swapIn);
   const remote = choice.routes.filter((_, i) => !local.outcomes[i]);
   // Every route answered from the book and nothing else to read: no round trip (issue 31 point 2).
   const offChain = !remote.length && !choice.curveSide && !stocks.length && !wallet && local.head !== null;

@@ -7,6 +7,10 @@ import { createBookReader } from "../../api/market/book.js";
 import { mintFullRange, TICK_POOLS } from "../../devnet/deploy.js";
 import { approveForRouter, routerSwap } from "../helpers/trades.js";
 import { startIndexedDevnet } from "../helpers/stack.js";
+import { freshStore, serveApi } from "../helpers/api.js";
+import { agentOf } from "../helpers/agent.js";
+import { startRpcProxy } from "../../devnet/rpcProxy.js";
+import { RateLimiter } from "../../api/http/rateLimit.js";
 import type { SqlIndexedReads } from "../../api/ports/indexed.js";
 
 /**
@@ -301,5 +305,60 @@ describe("what goes to the V4Quoter", () => {
       resume();
     }
     await ix.waitFor(await dn.pub.getBlockNumber());
+  }, 120_000);
+});
+
+describe("over HTTP", () => {
+  it("a hookless quote makes no eth_call and answers the quoter's amounts; a prepare asks the quoter", async () => {
+    const { dn, ix } = stack;
+    const seen: { method: string; params?: unknown }[] = [];
+    const proxy = await startRpcProxy(dn.anvil.rpcUrl, { onCall: (m) => seen.push(m) });
+    const stores = [await freshStore("pglite"), await freshStore("pglite")];
+    // No rate limits: the warm-up below asks again until the tokens' first screen is done.
+    const limiter = () => new RateLimiter(Date.now, 10_000, false);
+    const on = await serveApi({ rpcUrl: proxy.url, db: stores[0]!.db, indexed: reads, limiter: limiter() });
+    const off = await serveApi({
+      rpcUrl: dn.anvil.rpcUrl,
+      db: stores[1]!.db,
+      indexed: reads,
+      limiter: limiter(),
+      config: { localQuotes: false },
+    });
+    try {
+      const a = await dn.freshWallet();
+      const [keyOn, keyOff] = [await agentOf(on, dn).signIn(a), await agentOf(off, dn).signIn(a)];
+      const body = { token_in: "ETH", token_out: "USDG", amount_in: "50000000000000000", venues: ["v4"] };
+      await ix.waitFor(await dn.pub.getBlockNumber());
+      // Warm: token records (a first quote starts their screen: SCREEN_UNAVAILABLE until it is done), marks, the book.
+      for (const [api, key] of [
+        [on, keyOn],
+        [off, keyOff],
+      ] as const)
+        for (let i = 0; (await agentOf(api, dn).post("/live/quote", body, key)).status !== 200; i++) {
+          if (i > 100) throw new Error("the quote never answered 200");
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      seen.length = 0;
+      const local = await agentOf(on, dn).post("/live/quote", body, keyOn);
+      const quoter = await agentOf(off, dn).post("/live/quote", body, keyOff);
+      expect(local.status, JSON.stringify(local.json)).toBe(200);
+      expect(quoter.status, JSON.stringify(quoter.json)).toBe(200);
+      expect(seen.filter((m) => m.method === "eth_call")).toEqual([]);
+      const amounts = (q: typeof local) => q.json.routes.map((r: any) => [r.id, r.ok, r.amount_out]);
+      expect(amounts(local)).toEqual(amounts(quoter));
+      expect(local.json.routes.length).toBeGreaterThan(0);
+      // A plan reads its quotes in the snapshot it is checked and simulated at: the V4Quoter in its multicall.
+      seen.length = 0;
+      const p = await agentOf(on, dn).post("/live/prepare", { ...body, wallet: a.address }, keyOn);
+      expect(p.status, JSON.stringify(p.json)).toBe(200);
+      const quoterHex = on.config.contracts.v4Quoter.toLowerCase().slice(2);
+      const calls = seen.filter((m) => m.method === "eth_call").map((m) => JSON.stringify(m.params).toLowerCase());
+      expect(calls.some((c) => c.includes(quoterHex))).toBe(true);
+    } finally {
+      await on.close();
+      await off.close();
+      for (const st of stores) await st.drop();
+      await proxy.close();
+    }
   }, 120_000);
 });
