@@ -301,7 +301,7 @@ export function createMarket(d: MarketDeps) {
   const book =
     chain && d.config.localQuotes
       ? createBookReader({ indexed: d.indexed, chain, clock: d.clock, devnet: d.config.devnet })
-    : async (): Promise<FreshBook | null> => null;
+      : async (): Promise<FreshBook | null> => null;
   return {
     pools: () => pools(m),
     /** The indexer's pool book when it is fresh against the chain's head (local quotes), else null. */
