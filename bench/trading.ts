@@ -4,6 +4,9 @@
  * indexer on PostgreSQL. A counting proxy between the service and anvil measures the chain RPC
  * round trips each request costs. Then 16 agents prepare concurrently for a while.
  *
+ * Issue 31 point 2: a second service process with LOCAL_QUOTES=off (every route through the V4Quoter) is measured
+ * in the same run, one agent each, and both report their server side's own ms from their request logs.
+ *
  * Issue 31 point 1: beside each, the node alone (bench/nodeAlone.ts): the route's own round trips, as
  * the proxy saw them for one request, sent straight to the same anvil one pass at a time, and from 16
  * agents for the same seconds; each route as a ratio to it.
