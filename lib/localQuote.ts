@@ -84,17 +84,36 @@ function providerOf(p: BookPool): TickListDataProvider {
   return t;
 }
 
-/** The pool's provider, counting the initialised ticks one swap crosses (v3Swap reads a tick only to cross it). */
+/**
+ * Steps (one tick-bitmap word or one initialised tick each) one local swap may take; past it the quoter answers.
+ * The loop runs on the event loop: a swap walked through thousands of empty words (a large size, or a gap an
+ * attacker's narrow position opens) must not stall every other request (a step costs tens of µs).
+ */
+export const MAX_SWAP_STEPS = 256;
+
+/** Why a local swap stopped short: the quoter answers it (or reverts, as the quoter would, when nothing is left). */
+class Declined extends Error {}
+
+/**
+ * The pool's provider, counting the initialised ticks one swap crosses (v3Swap reads a tick only to cross it), and
+ * declining a swap past MAX_SWAP_STEPS or past the last initialised tick in its direction: liquidity is zero from
+ * there, no input is spent, and the quoter reverts (NotEnoughLiquidity) at the price limit the walk would reach.
+ */
 function counting(p: BookPool) {
   const inner = providerOf(p);
+  const [first, last] = [p.ticks[0]!.tick, p.ticks.at(-1)!.tick];
+  let steps = 0;
   const c = {
     crossed: 0,
     getTick: (tick: number) => {
       c.crossed++;
       return inner.getTick(tick);
     },
-    nextInitializedTickWithinOneWord: (tick: number, lte: boolean, spacing: number) =>
-      inner.nextInitializedTickWithinOneWord(tick, lte, spacing),
+    nextInitializedTickWithinOneWord: (tick: number, lte: boolean, spacing: number) => {
+      if (++steps > MAX_SWAP_STEPS) throw new Declined(`more than ${MAX_SWAP_STEPS} steps`);
+      if (lte ? tick < first : tick >= last) throw new Declined("no liquidity left in the swap's direction");
+      return inner.nextInitializedTickWithinOneWord(tick, lte, spacing);
+    },
   };
   return c;
 }

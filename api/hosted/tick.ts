@@ -16,7 +16,7 @@ import {
 import type { SessionTradeParameters } from "../sessions/index.js";
 import { feeFor, type FeeClass } from "../../lib/fees.js";
 import { fillAtQuote, paperPool } from "../../lib/paperFill.js";
-import type { PoolBook } from "../../lib/localQuote.js";
+import { poolId } from "../../lib/v4.js";
 import { checkOrders, ruleBrain, webhookBrain, type Decision, type TickState } from "./brains.js";
 import { aiDecision, aiNotLive, type AiDeps } from "./ai.js";
 import type { Order } from "./request.js";
@@ -230,10 +230,9 @@ async function fillPaper(
   agent: StoredAgent,
   o: Order,
   s: TickState,
-  books: { paper: PaperBook; pools: PoolBook | null },
+  book: PaperBook,
   filledTodayUsd: number,
 ): Promise<{ fill: Fill } | { hold: OrderHold }> {
-  const book = books.paper;
   const tin = d.config.tokens[o.token_in]!;
   const tout = d.config.tokens[o.token_out]!;
   const markIn = s.marks[o.token_in];
@@ -255,12 +254,14 @@ async function fillPaper(
   const feeClass = feeClassOf(sides.tin, sides.tout);
   // The owner's tier as trading reads it for the session wallet (the owner's wallet): one volume, no second count.
   const fee = termsFee(feeClass, agent.terms, feeClass === "major" ? await d.volume30d(agent.wallet) : 0);
+  // The pool from the indexer's book, used where it is at the tick's block: no round trip (issue 31 point 2).
+  const pools = (await d.market.book?.([poolId(pool)]))?.book ?? null;
   const { amountOut: out, feeAtoms } = await fillAtQuote(
     d.chain,
     d.config,
     { pool, tin, tout, amountIn, feeBps: fee.fee_bps, block: BigInt(s.block) },
     book,
-    books.pools,
+    pools,
   );
   // The tick's later orders see this fill: positions and balances run with the book.
   const filledUsd = Number(formatUnits(amountIn, tin.decimals)) * markIn;
@@ -413,9 +414,9 @@ async function runPaperTick(d: TickDeps, agent: StoredAgent, t: Slot): Promise<b
     book = { ...gate.reset };
     brainState = { ...brainState, league_season: gate.season, start_usd: null };
   }
-  // The indexer's pool book when fresh: the tick's block is its block and fills need no round trip.
-  const pools = (await d.market.book?.())?.book ?? null;
-  const block = pools ? pools.block : Number(await d.chain.getBlockNumber());
+  // The indexer's checkpoint when fresh: the tick's block is its block, and fills can be computed from its book.
+  const fresh = (await d.market.book?.([]))?.book.block;
+  const block = fresh ?? Number(await d.chain.getBlockNumber());
   const s = await stateOf(d, agent, t.seq, block, book);
   const decision: Decision =
     gate && "hold" in gate
@@ -423,9 +424,7 @@ async function runPaperTick(d: TickDeps, agent: StoredAgent, t: Slot): Promise<b
       : await decide(d, agent, s, { seq: t.seq, dueMs: t.dueMs, live: false });
   const { entry, orders } = decisionEntry(agent, decision, s.value_usd);
   const practice = !!gate && "season" in gate;
-  const run = orders?.length
-    ? await paperOrders(d, agent, orders, { s, book, practice, pools })
-    : { entries: [], fills: [] };
+  const run = orders?.length ? await paperOrders(d, agent, orders, { s, book, practice }) : { entries: [], fills: [] };
   const after = await stateOf(d, agent, t.seq, block, book);
   return commitPaper(d, agent, t, {
     book,
@@ -449,7 +448,7 @@ async function paperOrders(
   d: TickDeps,
   agent: StoredAgent,
   orders: Order[],
-  p: { s: TickState; book: PaperBook; practice: boolean; pools: PoolBook | null },
+  p: { s: TickState; book: PaperBook; practice: boolean },
 ): Promise<{ entries: Entry[]; fills: Fill[] }> {
   const entries: Entry[] = [];
   const fills: Fill[] = [];
@@ -460,7 +459,7 @@ async function paperOrders(
       entries.push({ kind: "hold", code: "LEAGUE_PAIR", body: { message, order: o } });
       continue;
     }
-    const r = await fillPaper(d, agent, o, p.s, { paper: p.book, pools: p.pools }, today);
+    const r = await fillPaper(d, agent, o, p.s, p.book, today);
     if ("hold" in r) entries.push(holdEntry(r.hold, o));
     else {
       fills.push(r.fill);

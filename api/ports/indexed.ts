@@ -223,26 +223,38 @@ async function poolsOf(db: Db, token: Address): Promise<PoolState[]> {
 }
 
 /**
- * Every pool's slot0, liquidity and initialised ticks with the indexer's checkpoint, in one
- * statement: one snapshot of the store, and Ponder commits a block's rows with its checkpoint in
- * one transaction, so the book is exactly the chain's at that block. null before the first checkpoint.
+ * A pool with more initialised ticks than this is left out of the pool book (its quotes go to the V4Quoter): anyone
+ * can add 1-wei positions at many ticks, and a quote must not pay for reading and walking them all.
  */
-async function poolBook(db: Db): Promise<PoolBook | null> {
+export const MAX_BOOK_TICKS = 5_000;
+
+/**
+ * The pools `ids` (each with its slot0, liquidity and initialised ticks, ascending) with the indexer's checkpoint, in
+ * one statement: one snapshot of the store, and Ponder commits a block's rows with its checkpoint in one transaction,
+ * so the book is exactly the chain's at that block. A pool it does not hold, or one past MAX_BOOK_TICKS, is absent.
+ * null before the first checkpoint.
+ */
+async function poolBook(db: Db, ids: readonly Hex[]): Promise<PoolBook | null> {
   const rows = await db.query(
     `SELECT (SELECT latest_checkpoint FROM ${db.t("_ponder_checkpoint")} LIMIT 1) AS cp,
-       (SELECT coalesce(json_agg(json_build_array(id, currency0, currency1, fee, tick_spacing, hooks,
-          sqrt_price_x_96::text, tick, liquidity::text, protocol_fee)), '[]') FROM ${db.t("pool")}) AS pools,
-       (SELECT coalesce(json_agg(json_build_array(pool_id, tick, liquidity_net::text) ORDER BY pool_id, tick), '[]')
-          FROM ${db.t("pool_tick")}) AS ticks`,
+       (SELECT coalesce(json_agg(json_build_array(p.id, p.currency0, p.currency1, p.fee, p.tick_spacing, p.hooks,
+          p.sqrt_price_x_96::text, p.tick, p.liquidity::text, p.protocol_fee, t.ticks)), '[]')
+        FROM ${db.t("pool")} p
+        CROSS JOIN LATERAL (SELECT coalesce(json_agg(json_build_array(x.tick, x.liquidity_net::text) ORDER BY x.tick),
+            '[]') AS ticks, count(*) AS n
+          FROM (SELECT tick, liquidity_net FROM ${db.t("pool_tick")} WHERE pool_id = p.id ORDER BY tick
+            LIMIT ${MAX_BOOK_TICKS + 1}) x) t
+        WHERE p.id = ANY($1::text[]) AND t.n <= ${MAX_BOOK_TICKS}) AS pools`,
+    [ids.map(lc)],
   );
   const r = rows[0];
   const h = typeof r?.cp === "string" ? decodeCheckpointHead(r.cp) : null;
   if (!r || !h) return null;
   const json = (v: unknown) => (typeof v === "string" ? JSON.parse(v) : v) as unknown[][];
   const pools = new Map<string, BookPool>();
-  for (const [id, currency0, currency1, fee, tickSpacing, hooks, sqrtP, tick, liquidity, protocolFee] of json(
+  for (const [id, currency0, currency1, fee, tickSpacing, hooks, sqrtP, tick, liquidity, protocolFee, ticks] of json(
     r.pools,
-  )) {
+  ))
     pools.set(lc(id as string), {
       id: id as Hex,
       key: {
@@ -256,11 +268,8 @@ async function poolBook(db: Db): Promise<PoolBook | null> {
       tick: num(tick),
       liquidity: big(liquidity),
       protocolFee: num(protocolFee),
-      ticks: [],
+      ticks: (ticks as [unknown, unknown][]).map(([t, net]) => ({ tick: num(t), liquidityNet: big(net) })),
     });
-  }
-  for (const [poolId, tick, net] of json(r.ticks))
-    pools.get(lc(poolId as string))?.ticks.push({ tick: num(tick), liquidityNet: big(net) });
   return { block: h.block, timestamp: h.timestamp, pools };
 }
 
@@ -392,7 +401,7 @@ export function sqlIndexedReads(read: Query, schema?: string) {
     poolStepsFor: (poolId: Hex, from: number, to: number) => poolStepsFor(db, poolId, from, to),
     poolsOf: (token: Address) => poolsOf(db, token),
     pools: () => pools(db),
-    poolBook: () => poolBook(db),
+    poolBook: (ids: readonly Hex[]) => poolBook(db, ids),
     twapX96: (poolId: Hex, from: number, to: number) => twapX96(db, poolId, from, to),
     latestMark: (feed: Address, now: number) => latestMark(db, feed, now),
     feedRounds: (feed: Address) => feedRounds(db, feed),

@@ -13,6 +13,7 @@ import { defaultSlippageBps, evaluatePolicy, LIMITS, risk, type PolicyResult, ty
 import type { TradeRequest } from "./request.js";
 import {
   BUILDABLE_VENUES,
+  bookPoolIds,
   candidateRoutes,
   CURVE_VENUE,
   GAS,
@@ -262,7 +263,9 @@ async function readChain(
  * curve). `head`: the chain's head the book was judged against, when there is a book.
  */
 async function localOutcomes(ctx: TradingContext, routes: Route[], amountIn: bigint) {
-  const fresh = await ctx.market.book();
+  // The book is asked only for the routes' hookless pools: none, no read (a curve pair, hooked pools).
+  const ids = bookPoolIds(routes);
+  const fresh = ids.length ? await ctx.market.book(ids) : null;
   const outcomes = await Promise.all(routes.map((x) => quoteLocally(x, amountIn, fresh?.book ?? null)));
   return { outcomes, head: fresh ? fresh.head : null };
 }

@@ -203,6 +203,14 @@ export function routeMidAtoms(route: Route, curve?: { virtualEth: bigint; virtua
 export const routeFeeBps = (route: Route): number =>
   route.venue === CURVE_VENUE ? 0 : route.hops.reduce((s, h) => s + h.fee / 100, 0);
 
+/** The pools of `routes` a pool book can quote (hookless v4 pools), each once: what a quote asks the book for. */
+export function bookPoolIds(routes: readonly Route[]): Hex[] {
+  const ids = new Set<Hex>();
+  for (const r of routes)
+    if (r.venue === POOL_VENUE) for (const h of r.hops) if (lc(h.key.hooks) === zeroAddress) ids.add(lc(h.id) as Hex);
+  return [...ids];
+}
+
 /**
  * The route's quote computed from the pool book (lib/localQuote), in the multicall's words
  * ([amount out, gas estimate], as the V4Quoter answers); null for the curve, a hooked or unknown

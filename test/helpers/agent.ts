@@ -11,6 +11,7 @@ export function agentOf(api: Api, dn: Devnet) {
   return {
     async signIn(a: Account): Promise<string> {
       const ch = (await api.call("POST", "/api/v1/auth/challenge", { address: a.address })).json;
+      if (typeof ch?.message !== "string") throw new Error(`the sign-in challenge answered ${JSON.stringify(ch)}`);
       return (
         await api.call("POST", "/api/v1/auth/verify", {
           address: a.address,

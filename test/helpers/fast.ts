@@ -44,8 +44,10 @@ export async function fastBody(s: Stack, a: Account, key: string, o: FastOpts) {
     | FastPair
     | undefined;
   const feeBps = o.calldata_fee_bps ?? terms.fee.bps;
+  // 30 s past the later of the last block's time and the service's clock: the service refuses a deadline not after
+  // its own now (DEADLINE), and the last block may be older than that when nothing was mined for a while (CI's load).
   const chainTime = Number((await dn.pub.getBlock()).timestamp);
-  const deadline = o.deadline ?? chainTime + 30;
+  const deadline = o.deadline ?? Math.max(chainTime, Number(terms.server_time)) + 30;
   const c = dn.universe.contracts;
   const tokenIn = pair?.address_in ?? zeroAddress;
   const tokenOut = pair?.address_out ?? zeroAddress;
