@@ -117,6 +117,24 @@ export async function mintFullRange(
   await mintPosition(ctx, positionManager, key, [tickLower, tickUpper], liquidity, amount0, amount1);
 }
 
+/** `token` spendable by the PositionManager through Permit2 (it settles through Permit2), without limit. */
+async function approveForPositions(ctx: Ctx, token: Address, positionManager: Address) {
+  await send(
+    ctx,
+    token,
+    encodeFunctionData({ abi: erc20Abi, functionName: "approve", args: [PERMIT2_ADDRESS, maxUint256] }),
+  );
+  await send(
+    ctx,
+    PERMIT2_ADDRESS,
+    encodeFunctionData({
+      abi: permit2Abi,
+      functionName: "approve",
+      args: [token, positionManager, maxUint160, 2 ** 48 - 1],
+    }),
+  );
+}
+
 /** A position of `liquidity` over [lower, upper) through the real PositionManager, paying at most amount0/amount1. */
 export async function mintPosition(
   ctx: Ctx,
@@ -375,22 +393,7 @@ export async function deployUniverse(rpcUrl: string): Promise<Universe> {
   }
 
   // Permit2 approvals for the PositionManager, which settles through Permit2.
-  for (const tokenAddr of Object.keys(big) as Address[]) {
-    await send(
-      ctx,
-      tokenAddr,
-      encodeFunctionData({ abi: erc20Abi, functionName: "approve", args: [PERMIT2_ADDRESS, maxUint256] }),
-    );
-    await send(
-      ctx,
-      PERMIT2_ADDRESS,
-      encodeFunctionData({
-        abi: permit2Abi,
-        functionName: "approve",
-        args: [tokenAddr, positionManager, maxUint160, 2 ** 48 - 1],
-      }),
-    );
-  }
+  for (const tokenAddr of Object.keys(big) as Address[]) await approveForPositions(ctx, tokenAddr, positionManager);
 
   // Pools: every core asset against USDG, full range at the seeded price.
   const decimalsOf: Record<Address, number> = {
@@ -558,20 +561,7 @@ async function seedTickPools(ctx: Ctx, c: { poolManager: Address; positionManage
       t,
       encodeFunctionData({ abi: mintableAbi, functionName: "mint", args: [c.account, parseUnits("1000000000", 18)] }),
     );
-    await send(
-      ctx,
-      t,
-      encodeFunctionData({ abi: erc20Abi, functionName: "approve", args: [PERMIT2_ADDRESS, maxUint256] }),
-    );
-    await send(
-      ctx,
-      PERMIT2_ADDRESS,
-      encodeFunctionData({
-        abi: permit2Abi,
-        functionName: "approve",
-        args: [t, c.positionManager, maxUint160, 2 ** 48 - 1],
-      }),
-    );
+    await approveForPositions(ctx, t, c.positionManager);
   }
   // A fixed generator: the same positions on every rebuild.
   let seed = 0x5eed;

@@ -219,30 +219,36 @@ describe("local quotes against the V4Quoter", () => {
 const HOOK = "0x1234567890123456789012345678901234561000" as Address;
 const HOOK_CODE = "0x60003560e01c60e01b60005260206000f3" as Hex;
 
+/** A new ETH/USDG pool of `key` at 50 USDG per ETH (in atoms), with a full-range position, mined on the devnet. */
+async function openPool(key: PoolKey) {
+  const { dn } = stack;
+  const sqrtPriceX96 = 79228162514264337593543950336n * 50n;
+  const w = dn.walletFor(dn.deployer);
+  await dn.mined(
+    await w.writeContract({
+      address: dn.universe.contracts.poolManager,
+      abi: poolManagerAbi,
+      functionName: "initialize",
+      args: [key, sqrtPriceX96],
+    }),
+  );
+  await mintFullRange(
+    { wallet: w, pub: dn.pub, account: dn.deployer, chain: dn.chain },
+    dn.universe.contracts.positionManager,
+    key,
+    sqrtPriceX96,
+    10n ** 18n,
+    2_500_000_000n,
+  );
+}
+
 describe("what goes to the V4Quoter", () => {
   it("a hooked pool: the book holds it, local quoting declines, the quoter answers", async () => {
     const { dn, ix } = stack;
     await dn.pub.request({ method: "anvil_setCode" as never, params: [HOOK, HOOK_CODE] as never });
     const usdg = dn.token("USDG");
     const key = { currency0: zeroAddress, currency1: usdg, fee: 3000, tickSpacing: 60, hooks: HOOK };
-    const sqrtPriceX96 = 79228162514264337593543950336n * 50n;
-    const w = dn.walletFor(dn.deployer);
-    await dn.mined(
-      await w.writeContract({
-        address: dn.universe.contracts.poolManager,
-        abi: poolManagerAbi,
-        functionName: "initialize",
-        args: [key, sqrtPriceX96],
-      }),
-    );
-    await mintFullRange(
-      { wallet: w, pub: dn.pub, account: dn.deployer, chain: dn.chain },
-      dn.universe.contracts.positionManager,
-      key,
-      sqrtPriceX96,
-      10n ** 18n,
-      2_500_000_000n,
-    );
+    await openPool(key);
     await ix.waitFor(await dn.pub.getBlockNumber());
     const book = (await reads.poolBook([poolId(key)]))!;
     const pool = book.pools.get(poolId(key))!;
@@ -269,24 +275,7 @@ describe("what goes to the V4Quoter", () => {
     try {
       const usdg = dn.token("USDG");
       const key = { currency0: zeroAddress, currency1: usdg, fee: 2500, tickSpacing: 50, hooks: zeroAddress };
-      const sqrtPriceX96 = 79228162514264337593543950336n * 50n;
-      const w = dn.walletFor(dn.deployer);
-      await dn.mined(
-        await w.writeContract({
-          address: dn.universe.contracts.poolManager,
-          abi: poolManagerAbi,
-          functionName: "initialize",
-          args: [key, sqrtPriceX96],
-        }),
-      );
-      await mintFullRange(
-        { wallet: w, pub: dn.pub, account: dn.deployer, chain: dn.chain },
-        dn.universe.contracts.positionManager,
-        key,
-        sqrtPriceX96,
-        10n ** 18n,
-        2_500_000_000n,
-      );
+      await openPool(key);
       // The indexer's book has not seen the pool: local quoting declines it.
       const stale = (await reads.poolBook([poolId(key)]))!;
       expect(stale.pools.has(poolId(key))).toBe(false);
