@@ -88,11 +88,13 @@ export async function startLocalSigners(d: {
   chain: PublicClient;
   clock: () => number;
   env?: Record<string, string | undefined>;
+  /** PostgreSQL databases of their own for the two stores; in memory (PGlite) when not given. */
+  storeUrls?: { cosigner: string; executors: string };
 }) {
   if (!d.config.devnet) throw new Error("local signing services are for the devnet only");
   const [cosignerDb, executorsDb] = await Promise.all([
-    openSignerStore(d.config, "cosigner", null, true),
-    openSignerStore(d.config, "executors", null, true),
+    openSignerStore(d.config, "cosigner", d.storeUrls?.cosigner ?? null, true),
+    openSignerStore(d.config, "executors", d.storeUrls?.executors ?? null, true),
   ]);
   const tokens = { cosigner: randomBytes(24).toString("hex"), executors: randomBytes(24).toString("hex") };
   const c = await serveCosigner({ ...d, db: cosignerDb, token: tokens.cosigner, port: 0 });

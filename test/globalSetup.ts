@@ -3,6 +3,7 @@ import { ensureSnapshot } from "../devnet/snapshot.js";
 import { openMigratedMemory } from "../api/ports/store/memory.js";
 import { ROOT } from "../lib/root.js";
 import { buildApiBundle } from "../scripts/apiBundle.js";
+import { dropRunDatabases } from "./helpers/indexer.js";
 
 /** Where the workers find the migrated store's dump (vitest.config.ts gives them the same path). */
 export const PGLITE_TEMPLATE_DIR = join(ROOT, ".data", "test");
@@ -10,12 +11,16 @@ export const PGLITE_TEMPLATE_DIR = join(ROOT, ".data", "test");
 /**
  * Builds the pristine devnet snapshot once, before any worker starts its own anvil from it, and
  * the migrated store's dump every in-memory store of the run opens from (api/ports/store/memory.ts),
- * and the API bundle its indexers load (scripts/apiBundle.ts).
+ * and the API bundle its indexers load (scripts/apiBundle.ts). Names the run, so that the teardown drops the
+ * PostgreSQL databases its files left (helpers/indexer.ts runDatabaseName) and no other run's.
  */
 export default async function setup() {
+  const run = Math.random().toString(36).slice(2, 8);
+  process.env.PIT_TEST_RUN = run;
   await ensureSnapshot((m) => console.log(m));
   process.env.PGLITE_TEMPLATE_DIR = PGLITE_TEMPLATE_DIR;
   await (await openMigratedMemory()).close();
   // Every indexer of the run (and every npm start a test runs) mounts the API from one bundle.
   process.env.PIT_API_BUNDLE = await buildApiBundle();
+  return () => dropRunDatabases(run);
 }

@@ -72,7 +72,7 @@ beforeAll(async () => {
   chain = await startIndexedDevnet({ before: freshenMarket });
   dn = chain.dn;
   offsetMs = Number((await dn.pub.getBlock()).timestamp) * 1000 - Date.now();
-  store = await freshStore("pglite");
+  store = await freshStore();
   api = await serve();
 }, 180_000);
 afterAll(async () => {

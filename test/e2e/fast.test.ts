@@ -722,7 +722,7 @@ describe("the sequencer's answers", () => {
       "its hash",
     async () => {
       // A store of its own: the main stack's watcher must not resend these bytes before their deadline.
-      const store = await freshStore("pglite");
+      const store = await freshStore();
       const silent = await startSequencerStandIn(stack.dn.anvil.rpcUrl);
       silent.mode("silent");
       const counting = await startSequencerStandIn(stack.dn.anvil.rpcUrl);

@@ -36,7 +36,7 @@ let owner: ReturnType<typeof privateKeyToAccount>;
 beforeAll(async () => {
   chain = await startIndexedDevnet({ before: freshenMarket });
   dn = chain.dn;
-  store = await freshStore("pglite");
+  store = await freshStore();
   hook = await startWebhookStandIn({ now: clock });
   api = await serveApi({
     rpcUrl: dn.anvil.rpcUrl,
@@ -1089,7 +1089,7 @@ describe("a live agent trading a stock token", () => {
 
 describe("a signing service that answers something else than the refund asked for", () => {
   it("is refused (SIGNED_MISMATCH) and nothing is relayed", async () => {
-    const own = await freshStore("pglite");
+    const own = await freshStore();
     const real = createExecutorKeys({ db: own.db, secret: "x".repeat(40), chainId: 4663, clock, payout: null });
     const thief = getAddress("0x000000000000000000000000000000000000dEaD");
     // It signs with the executor's key, but pays someone else.

@@ -23,7 +23,13 @@ let chain: Awaited<ReturnType<typeof startIndexedDevnet>>;
 let gw: Awaited<ReturnType<typeof startGatewayStandIn>>;
 let store: Awaited<ReturnType<typeof freshStore>>;
 let api: Api;
-let offsetMs = 0;
+const DAY_MS = 86_400_000;
+/**
+ * Budgets and spend are counted per UTC day, and the test moves its clock about half an hour: within two hours of
+ * midnight the clock starts three hours back, so the test's calls share one day however late it runs (at 23:55
+ * its second call fell on the next day: one call today, and a fresh budget that made a call the test held).
+ */
+let offsetMs = DAY_MS - (Date.now() % DAY_MS) < 2 * 3_600_000 ? -3 * 3_600_000 : 0;
 const clock = () => Date.now() + offsetMs;
 
 const SMALL: ModelPrice = { input: 1, output: 2, structured: null, source: "test table" };
@@ -66,7 +72,7 @@ beforeAll(async () => {
   chain = await startIndexedDevnet({ before: freshenMarket });
   dn = chain.dn;
   gw = await startGatewayStandIn({ models: ["stand-in/small", "stand-in/large"] });
-  store = await freshStore("pglite");
+  store = await freshStore();
   api = await serve(store.db);
 }, 120_000);
 afterAll(async () => {

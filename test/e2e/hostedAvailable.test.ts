@@ -48,7 +48,7 @@ async function availableOn(a: Api) {
 
 beforeAll(async () => {
   dn = await startDevnet();
-  store = await freshStore("pglite");
+  store = await freshStore();
   // Takes every request and never answers: a signing service that hangs.
   silent = createServer(() => {});
   await new Promise<void>((r) => silent.listen(0, "127.0.0.1", r));

@@ -31,7 +31,7 @@ const clock = () => Date.now() + offsetMs;
 beforeAll(async () => {
   chain = await startIndexedDevnet({ before: withTwapHistory });
   const dn = chain.dn;
-  store = await freshStore("pglite");
+  store = await freshStore();
   hook = await startWebhookStandIn({ now: clock });
   gw = await startGatewayStandIn({ models: ["stand-in/small"] });
   const base = loadConfig({ ANVIL_PORT: String(dn.anvil.port) });

@@ -11,7 +11,7 @@ let api: Api;
 
 beforeAll(async () => {
   dn = await startDevnet();
-  store = await freshStore("pglite");
+  store = await freshStore();
   api = await serveApi({ rpcUrl: dn.anvil.rpcUrl, db: store.db, limiter: new RateLimiter(Date.now, 10_000, false) });
   const a = privateKeyToAccount(generatePrivateKey());
   const ch = (await api.call("POST", "/api/v1/auth/challenge", { address: a.address })).json;

@@ -310,7 +310,7 @@ describe("over HTTP", () => {
     const { dn, ix } = stack;
     const seen: { method: string; params?: unknown }[] = [];
     const proxy = await startRpcProxy(dn.anvil.rpcUrl, { onCall: (m) => seen.push(m) });
-    const stores = [await freshStore("pglite"), await freshStore("pglite")];
+    const stores = [await freshStore(), await freshStore()];
     // No rate limits: the warm-up below asks again until the tokens' first screen is done.
     const limiter = () => new RateLimiter(Date.now, 10_000, false);
     const on = await serveApi({ rpcUrl: proxy.url, db: stores[0]!.db, indexed: reads, limiter: limiter() });

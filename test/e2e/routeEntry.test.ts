@@ -42,7 +42,7 @@ let api: Api;
 let key: string;
 beforeAll(async () => {
   dn = await startDevnet();
-  store = await freshStore("pglite");
+  store = await freshStore();
   api = await serveApi({ rpcUrl: dn.anvil.rpcUrl, db: store.db, mounts: withFixture });
   key = await agentOf(api, dn).signIn(privateKeyToAccount(generatePrivateKey()));
 }, 120_000);

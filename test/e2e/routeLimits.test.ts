@@ -38,7 +38,7 @@ let api: Api;
 const limiter = new FreshBuckets();
 beforeAll(async () => {
   dn = await startDevnet();
-  store = await freshStore("pglite");
+  store = await freshStore();
   api = await serveApi({ rpcUrl: dn.anvil.rpcUrl, db: store.db, limiter });
 }, 120_000);
 afterAll(async () => {

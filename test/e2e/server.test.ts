@@ -35,7 +35,7 @@ async function setIndexerHead(db: Db, block: number | null) {
 
 beforeAll(async () => {
   dn = await startDevnet();
-  store = await freshStore("pglite");
+  store = await freshStore();
   // The table Ponder keeps its progress in (same columns as Ponder 0.16 writes).
   await store.db.query(
     "CREATE TABLE _ponder_checkpoint (chain_name text PRIMARY KEY, chain_id bigint, latest_checkpoint varchar(75))",

@@ -43,7 +43,7 @@ const deployToken = async (name: string, symbol: string): Promise<Address> =>
   ).contractAddress!;
 /** Another API instance over the same devnet and indexer, on the given store or a fresh one (dropped on close). */
 async function serveAnother(db?: Stack["store"]["db"], screen?: ScreenTuning): Promise<Api> {
-  const own = db ? null : await freshStore("pglite");
+  const own = db ? null : await freshStore();
   const other = await serveApi({
     rpcUrl: dn.anvil.rpcUrl,
     db: db ?? own!.db,
@@ -429,7 +429,7 @@ describe("core records seeded at start", () => {
     "finds a core asset by symbol even while its seed cannot land (no pool indexed yet), and stores no NO_ROUTE " +
       "record for it",
     async () => {
-      const store = await freshStore("pglite");
+      const store = await freshStore();
       // Indexed reads over an app store see no pools: as a server started before its indexer caught up.
       const early = await serveApi({
         rpcUrl: dn.anvil.rpcUrl,
@@ -463,7 +463,7 @@ describe("core records seeded at start", () => {
     "answers a core asset looked up before its pools are indexed as not screened yet, stores nothing, and screens " +
       "it once they are",
     async () => {
-      const store = await freshStore("pglite");
+      const store = await freshStore();
       const early = await serveApi({
         rpcUrl: dn.anvil.rpcUrl,
         db: store.db,

@@ -81,7 +81,8 @@ async function prepare(key: string, body: Record<string, unknown>) {
 
 let stack: Stack;
 beforeAll(async () => {
-  stack = await startStack({ before: freshenMarket });
+  // PGlite, as npm start embeds it: the main trading path over the store a fresh machine runs.
+  stack = await startStack({ store: "pglite", before: freshenMarket });
   ({ dn, ix, api } = stack);
   const agent = stack.agent;
   signIn = (_api, a) => agent.signIn(a);

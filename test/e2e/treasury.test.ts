@@ -80,7 +80,7 @@ beforeAll(async () => {
   chain = await startIndexedDevnet({ before: freshenMarket });
   dn = chain.dn;
   offsetMs = Number((await dn.pub.getBlock()).timestamp) * 1000 - Date.now();
-  store = await freshStore("pglite");
+  store = await freshStore();
   api = await serve({ buckets: { operations: ops(), buybacks, treasury: null } });
 }, 120_000);
 afterAll(async () => {
@@ -619,7 +619,7 @@ describe("the treasury over two Mondays", () => {
     "own transfers do not explain", async () => {
     const noTrace = await startRpcProxy(dn.anvil.rpcUrl, { refuse: ["trace_filter"] });
     opened.push({ close: () => noTrace.close() });
-    const own = await freshStore("pglite");
+    const own = await freshStore();
     opened.push({ close: () => own.drop() });
     const other = await serve({
       rpcUrl: noTrace.url,
@@ -730,11 +730,11 @@ describe(
       // The split the race sent, indexed: the first guard reads the bucket transfers from the indexer.
       await indexedTo(chain2);
       const nonce = await dn2.pub.getTransactionCount({ address: platform2().address });
-      const lost = await freshStore("pglite");
+      const lost = await freshStore();
       opened.push({ close: () => lost.drop() });
       const same = await serve2(lost.db);
       await expect(same.app.services.treasury.closer.closeDue()).rejects.toThrow(/not in this record/);
-      const moved = await freshStore("pglite");
+      const moved = await freshStore();
       opened.push({ close: () => moved.drop() });
       const elsewhere = await serve2(moved.db, {
         operations: getAddress("0x000000000000000000000000000000000000cc01"),

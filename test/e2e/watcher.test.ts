@@ -27,7 +27,7 @@ beforeAll(async () => {
   chain = await startIndexedDevnet({ before: freshenMarket });
   dn = chain.dn;
   proxy = await startRpcProxy(dn.anvil.rpcUrl, { refuse: ["debug_traceTransaction"] });
-  store = await freshStore("pglite");
+  store = await freshStore();
   api = await serveApi({
     rpcUrl: proxy.url,
     db: store.db,

@@ -16,7 +16,7 @@ import { migrate } from "../../api/ports/store/migrations.js";
 import { createChainClient } from "../../lib/chain.js";
 import { loadConfig, type Config } from "../../lib/config.js";
 import type { AddressInfo } from "node:net";
-import { createDatabase, dropDatabase } from "./indexer.js";
+import { createDatabase, dropDatabase, runDatabaseName } from "./indexer.js";
 import { holdToContract } from "./contract.js";
 import { startLocalSigners, type LocalSigners } from "../../cosigner/process.js";
 
@@ -33,24 +33,46 @@ export function localSigners(store: Db, config: Config, clock: () => number): Pr
   const db = firstHandle.get(store) ?? store;
   let p = signerPairs.get(db);
   if (!p) {
-    p = startLocalSigners({ config, chain: createChainClient(config), clock });
+    p = startTestSigners(config, clock);
     signerPairs.set(db, p);
   }
   return p;
 }
 
+/**
+ * The pair on PostgreSQL databases of their own, dropped when the pair is closed (or by the run's teardown).
+ * Not in-memory PGlite: a test process's first PGlite open costs about 2.6 CPU-seconds (its WASM compiled and
+ * started), three per stack file with the app store, about a fifth of a test run's CPU.
+ */
+async function startTestSigners(config: Config, clock: () => number): Promise<LocalSigners> {
+  const names = { cosigner: runDatabaseName("signer"), executors: runDatabaseName("signer") };
+  const [cosigner, executors] = await Promise.all([createDatabase(names.cosigner), createDatabase(names.executors)]);
+  const chain = createChainClient(config);
+  const signers = await startLocalSigners({ config, chain, clock, storeUrls: { cosigner, executors } });
+  let closed: Promise<void> | null = null;
+  const close = () =>
+    (closed ??= signers.close().then(() => Promise.all(Object.values(names).map(dropDatabase)).then(() => {})));
+  return { ...signers, close };
+}
+
+/**
+ * Which store a test gets when it does not say: PostgreSQL, a database of its own (about 0.2 s, almost all of it
+ * in the server). PGlite is what `npm start` embeds, and stays covered where it is the point: the store's own
+ * tests (api/ports/store, every store test in the unit project), npm start's tests, and the e2e files that ask
+ * for it by name (trading, secpAttacks).
+ */
 export type StoreKind = "pglite" | "postgres";
 
 /** A fresh app store: in-memory PGlite, or a PostgreSQL database of its own (dropped by drop()). */
 export async function freshStore(
-  kind: StoreKind,
+  kind: StoreKind = "postgres",
 ): Promise<{ db: Db; reopen: () => Promise<Db>; drop: () => Promise<void> }> {
   if (kind === "pglite") {
     const db = await openMigratedMemory();
     // In-memory PGlite dies with its handle: "reopen" hands back the same live store.
-    return { db, reopen: async () => db, drop: () => db.close() };
+    return { db, reopen: async () => db, drop: async () => (await closeSigners(db), await db.close()) };
   }
-  const name = `pit_test_${Math.random().toString(36).slice(2, 10)}`;
+  const name = runDatabaseName("test");
   const url = await createDatabase(name);
   const open = async () => {
     const db = await openPostgres(url, 4);
@@ -68,10 +90,17 @@ export async function freshStore(
       return d;
     },
     drop: async () => {
+      await closeSigners(db);
       for (const d of opened) await d.close().catch(() => {});
       await dropDatabase(name);
     },
   };
+}
+
+/** Closes the signing services served over `db`'s store, if any were. */
+async function closeSigners(db: Db): Promise<void> {
+  const pair = signerPairs.get(db);
+  if (pair) await (await pair).close();
 }
 
 /** The real app on a real HTTP port, against a devnet and a store. */

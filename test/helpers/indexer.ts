@@ -13,6 +13,25 @@ export const PG_URL = process.env.TEST_DATABASE_URL ?? "postgresql://postgres@12
 
 export type IndexerBackend = "postgres" | "pglite";
 
+/**
+ * A database name of this test run (`pit_<kind>_<run>_<random>`): globalSetup's teardown drops every one of the run
+ * left behind (a store whose file never dropped it, a file stopped by a timeout), and no other run's.
+ */
+export function runDatabaseName(kind: string): string {
+  return `pit_${kind}_${process.env.PIT_TEST_RUN ?? "local"}_${Math.random().toString(36).slice(2, 10)}`;
+}
+
+/** Drops the databases `runDatabaseName` made for `run` that are still there. */
+export async function dropRunDatabases(run: string): Promise<void> {
+  const admin = new pg.Pool({ connectionString: PG_URL, max: 1 });
+  const { rows } = await admin.query<{ datname: string }>(
+    "SELECT datname FROM pg_database WHERE datname LIKE 'pit\\_%' AND position($1 in datname) > 0",
+    [`_${run}_`],
+  );
+  for (const { datname } of rows) await admin.query(`DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`).catch(() => {});
+  await admin.end();
+}
+
 /** A fresh PostgreSQL database next to the test one; its URL. */
 export async function createDatabase(name: string): Promise<string> {
   const admin = new pg.Pool({ connectionString: PG_URL, max: 1 });

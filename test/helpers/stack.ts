@@ -40,7 +40,7 @@ export async function startIndexedDevnet(opts: { before?: (dn: Devnet) => Promis
 /** A fresh app store and the API on a real port over `dn` (rate limits off unless given a limiter). */
 async function serve(dn: Devnet, indexed: SqlIndexedReads | undefined, opts: ServeOpts) {
   const clock = opts.clock ?? Date.now;
-  const store = await freshStore(opts.store ?? "pglite");
+  const store = await freshStore(opts.store);
   const shield = opts.shield ? await startShieldStandIn() : null;
   const api = await serveApi({
     rpcUrl: dn.anvil.rpcUrl,

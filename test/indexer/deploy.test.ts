@@ -30,7 +30,7 @@ describe("a deploy while the API serves", () => {
     old = await startIndexer({ anvilPort: dn.anvil.port, backend: "postgres" });
     await old.waitFor(await dn.pub.getBlockNumber());
     const { reads, query } = old.liveReads();
-    store = await freshStore("pglite");
+    store = await freshStore();
     api = await serveApi({
       rpcUrl: dn.anvil.rpcUrl,
       db: store.db,
