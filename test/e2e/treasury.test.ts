@@ -76,8 +76,15 @@ async function serve(o: {
   return a;
 }
 
+/** The time of the snapshot's last block: anvil keeps no state older than it (and mines no block before it). */
+let loadedAt: number;
+
 beforeAll(async () => {
-  chain = await startIndexedDevnet({ before: freshenMarket });
+  const noteLoaded = async (d: Devnet) => {
+    loadedAt = Number((await d.pub.getBlock()).timestamp);
+    await freshenMarket(d);
+  };
+  chain = await startIndexedDevnet({ before: noteLoaded });
   dn = chain.dn;
   offsetMs = Number((await dn.pub.getBlock()).timestamp) * 1000 - Date.now();
   store = await freshStore();
@@ -628,11 +635,16 @@ describe("the treasury over two Mondays", () => {
     });
     // This store relayed nothing: its ledger is empty, so the logs' USDG fees disagree with it.
     const [a, b] = await other.app.services.treasury.closer.closeDue();
-    // Week A began before the state anvil loaded: no balance that old.
-    expect(a!.reconciliation).toMatchObject({ eth: "ledger", status: "accepted" });
+    // Week A began before the state anvil loaded: no balance that old. That holds when the snapshot was made in the
+    // week the test runs in (every CI run builds its own); a snapshot from before the last Monday 00:00 UTC (a run
+    // across midnight, an older local one) puts week A after the loaded state, and the balance is served.
+    const noOldState = weekA.start <= loadedAt;
+    expect(a!.reconciliation).toMatchObject({ eth: noOldState ? "ledger" : "balance", status: "accepted" });
     expect(a!.reconciliation.accepted).toMatch(/USDG: the ledger has 0 atoms/);
-    expect(a!.reconciliation.accepted).toMatch(/ETH: the node serves neither traces nor balances/);
-    expect(tokenOf(a!, "ETH")).toBeUndefined();
+    if (noOldState) {
+      expect(a!.reconciliation.accepted).toMatch(/ETH: the node serves neither traces nor balances/);
+      expect(tokenOf(a!, "ETH")).toBeUndefined();
+    }
     // Week B: ETH left for another record's split, which this one does not know.
     expect(b!.reconciliation).toMatchObject({ eth: "balance", status: "accepted" });
     expect(b!.reconciliation.accepted).toMatch(/ETH: the balance rose/);

@@ -63,8 +63,8 @@ export async function startIndexer(opts: {
   // devnet is chain 4663 with the same addresses, so a shared one would replay another chain's logs.
   // `deployInto`: a new build beside a running one (same database and views schema, its own schema).
   const ownsDb = opts.backend === "postgres" && !opts.deployInto;
-  const dbUrl =
-    opts.backend === "postgres" ? (opts.deployInto?.databaseUrl ?? (await createDatabase(`pit_ix_${id}`))) : null;
+  const dbName = runDatabaseName("ix");
+  const dbUrl = opts.backend === "postgres" ? (opts.deployInto?.databaseUrl ?? (await createDatabase(dbName))) : null;
   const schema = `t_${id}`;
   const viewsSchema = opts.deployInto?.viewsSchema ?? `v_${id}`;
   const dataDir = mkdtempSync(join(tmpdir(), "pit-indexer-"));
@@ -200,7 +200,7 @@ export async function startIndexer(opts: {
       if (child.exitCode === null) child.kill("SIGKILL");
       await pool?.end().catch(() => {});
       pool = null;
-      if (ownsDb) await dropDatabase(`pit_ix_${id}`);
+      if (ownsDb) await dropDatabase(dbName);
     },
   };
 }
