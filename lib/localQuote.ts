@@ -26,6 +26,14 @@ function sdk() {
 }
 
 /**
+ * Loads the SDK now rather than at the first local quote: a process that will quote locally (the book reader is
+ * built only then) pays its ~300 ms of synchronous loading just after it starts, not inside an agent's first quote.
+ */
+export function preloadSwapMath(): void {
+  setTimeout(() => void sdk(), 0).unref();
+}
+
+/**
  * Exact-input quotes computed here from a v4 pool's state (issue 31 point 2), with Uniswap's own
  * swap loop (@uniswap/v3-sdk v3Swap: SwapMath, TickMath, SqrtPriceMath and the tick bitmap's
  * one-word steps, ported from the contracts). A hookless v4 pool with a static fee and no protocol

@@ -2,7 +2,7 @@ import { LRUCache } from "lru-cache";
 import type { Hex, PublicClient } from "viem";
 import { onClock } from "../../lib/cacheClock.js";
 import { lc } from "../../lib/address.js";
-import type { BookPool, PoolBook } from "../../lib/localQuote.js";
+import { preloadSwapMath, type BookPool, type PoolBook } from "../../lib/localQuote.js";
 import type { SqlIndexedReads } from "../ports/indexed.js";
 
 /**
@@ -42,6 +42,7 @@ type Kept = { book: PoolBook; held: Map<string, boolean>; readAt: number };
  * checkpoint yet, or a read fails: then every route goes to the V4Quoter, as before.
  */
 export function createBookReader(d: BookDeps) {
+  preloadSwapMath();
   const heads = new LRUCache<"head", BookHead>({
     max: 1,
     ttl: BOOK_TTL_MS,

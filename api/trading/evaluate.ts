@@ -153,6 +153,8 @@ export async function evaluate(
   if (!rows.some((x) => x.quote.ok)) assertNotUndersized(sizing, tin);
   const best = bestRoute(rows, choice.curveSide, snap);
   const expectedOut = BigInt(best.row.amount_out!);
+  // A hint for `fast` requests of the next minute, whatever mix of local and chain rows chose it: a local row is at
+  // most a few blocks older than a chain row, well inside the minute a winner is kept, and a plan quotes on chain.
   ctx.winners.set(choice.pair, best.row.id);
 
   const notional = notionalUsd(r, sizing, tin, tout, expectedOut);
