@@ -36,8 +36,17 @@ export type Probe = {
   funded_by_overrides: true;
 };
 
-// Bounded: any address can be asked about; a slot never moves, so no ttl.
-const balanceSlots = new LRUCache<string, { slot: bigint | null }>({ max: 20_000 });
+/**
+ * Probed slots, per chain client (one per process in production): an address is one contract on one chain, but a
+ * process can hold clients of several chains (tests: devnets whose fixtures put different tokens at one address).
+ * Bounded: any address can be asked about; a slot never moves, so no ttl.
+ */
+const slotsByChain = new WeakMap<PublicClient, LRUCache<string, { slot: bigint | null }>>();
+function balanceSlotsOf(chain: PublicClient): LRUCache<string, { slot: bigint | null }> {
+  let slots = slotsByChain.get(chain);
+  if (!slots) slotsByChain.set(chain, (slots = new LRUCache({ max: 20_000 })));
+  return slots;
+}
 
 export type SimCall = { to: Address; data: Hex; value?: bigint };
 export type Override = { address: Address; balance?: bigint; stateDiff?: { slot: Hex; value: Hex }[] };
@@ -104,6 +113,7 @@ const MARKER = 424_242n;
  * overridden to its own marker, so the answer names the slot. A node that does not answer throws.
  */
 export async function findBalanceSlot(chain: PublicClient, token: Address): Promise<bigint | null> {
+  const balanceSlots = balanceSlotsOf(chain);
   const cached = balanceSlots.get(token.toLowerCase());
   if (cached !== undefined) return cached.slot;
   const probe = "0x00000000000000000000000000000000000b0b01" as Address;
