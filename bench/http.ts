@@ -22,7 +22,14 @@ export async function server(
   const port = await freePort();
   const child = spawn(
     join(ROOT, "node_modules", ".bin", "tsx"),
-    ["bench/httpServer.ts", mode, String(port), String(anvilPort)],
+    [
+      // BENCH_CPU_PROF=<dir>: a CPU profile of each server process, written there when it exits.
+      ...(process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []),
+      "bench/httpServer.ts",
+      mode,
+      String(port),
+      String(anvilPort),
+    ],
     { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"], env: { ...process.env, ...env } },
   );
   await new Promise<void>((resolve, reject) => {

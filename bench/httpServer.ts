@@ -12,7 +12,8 @@ import { createApp } from "../api/app.js";
 import { SCREEN_DEFAULTS } from "../api/tokens/index.js";
 import { sqlIndexedReads } from "../api/ports/indexed.js";
 import { publicConfig } from "../api/server/config.js";
-import { openPglite } from "../api/ports/store/db.js";
+import { openPglite, openPostgres } from "../api/ports/store/db.js";
+import { createDatabase, dropDatabase } from "../test/helpers/indexer.js";
 import { migrate } from "../api/ports/store/migrations.js";
 import { createChainClient } from "../lib/chain.js";
 import { loadConfig } from "../lib/config.js";
@@ -48,7 +49,12 @@ if (mode === "plain") {
         max: 8,
       })
     : null;
-  const db = await openPglite();
+  // BENCH_STORE=postgres: the app store in a PostgreSQL database of its own (production's store) instead of PGlite.
+  const benchDb = `pit_bench_${process.pid}`;
+  const db =
+    process.env.BENCH_STORE === "postgres" ? await openPostgres(await createDatabase(benchDb)) : await openPglite();
+  if (process.env.BENCH_STORE === "postgres")
+    process.once("SIGTERM", () => void db.close().then(() => dropDatabase(benchDb).finally(() => process.exit(0))));
   await migrate(db);
   // The devnet's signing services as npm start runs them: their own HTTP ports, secrets and stores.
   const signers = await startLocalSigners({ config, chain: createChainClient(config), clock: Date.now });
@@ -73,5 +79,5 @@ if (mode === "plain") {
   fetchFn = app.fetch;
 }
 // Exit on SIGTERM through process.exit, so the logger's buffer is flushed (createLogger's exit hook).
-process.once("SIGTERM", () => process.exit(0));
+if (process.env.BENCH_STORE !== "postgres") process.once("SIGTERM", () => process.exit(0));
 serve({ fetch: fetchFn, port, hostname: "127.0.0.1" }, () => console.log("READY"));
