@@ -50,7 +50,10 @@ export default defineConfig({
     hookTimeout: 120_000,
     reporters: ["default"],
     projects: [
-      { extends: true, test: { name: "stack", include: files.isolated, pool: "forks" } },
+      {
+        extends: true,
+        test: { name: "stack", include: files.isolated, pool: "forks", setupFiles: ["test/setup/leftovers.ts"] },
+      },
       { extends: true, test: { name: "unit", include: files.shared, pool: "threads" } },
     ],
   },

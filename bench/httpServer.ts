@@ -54,7 +54,15 @@ if (mode === "plain") {
   const db =
     process.env.BENCH_STORE === "postgres" ? await openPostgres(await createDatabase(benchDb)) : await openPglite();
   if (process.env.BENCH_STORE === "postgres")
-    process.once("SIGTERM", () => void db.close().then(() => dropDatabase(benchDb).finally(() => process.exit(0))));
+    process.once(
+      "SIGTERM",
+      () =>
+        void db
+          .close()
+          .catch(() => {})
+          .then(() => dropDatabase(benchDb))
+          .finally(() => process.exit(0)),
+    );
   await migrate(db);
   // The devnet's signing services as npm start runs them: their own HTTP ports, secrets and stores.
   const signers = await startLocalSigners({ config, chain: createChainClient(config), clock: Date.now });

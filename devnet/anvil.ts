@@ -40,10 +40,21 @@ export function spawnDyingWithParent(
   opts: SpawnOptions,
   signal: "SIGTERM" | "SIGKILL" = "SIGTERM",
 ): ChildProcess {
-  if (process.platform === "linux" && existsSync(SETPRIV))
-    return spawn(SETPRIV, ["--pdeathsig", signal, "--", cmd, ...args], opts);
-  return spawn(cmd, args, opts);
+  const child =
+    process.platform === "linux" && existsSync(SETPRIV)
+      ? spawn(SETPRIV, ["--pdeathsig", signal, "--", cmd, ...args], opts)
+      : spawn(cmd, args, opts);
+  liveChildren.add(child);
+  child.once("exit", () => liveChildren.delete(child));
+  return child;
 }
+
+/**
+ * The children spawnDyingWithParent started that are still running. A test process outlives its files (one module
+ * graph per fork), so a file that failed before stopping its chain or indexer would leave them loading the files
+ * after it: test/setup/leftovers.ts stops what a file left.
+ */
+export const liveChildren = new Set<ChildProcess>();
 
 export type Anvil = {
   rpcUrl: string;

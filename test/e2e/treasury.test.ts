@@ -87,7 +87,9 @@ beforeAll(async () => {
   chain = await startIndexedDevnet({ before: noteLoaded });
   dn = chain.dn;
   offsetMs = Number((await dn.pub.getBlock()).timestamp) * 1000 - Date.now();
-  store = await freshStore();
+  // PGlite, as npm start embeds it: the closer's exclusive pass over the in-process lock (PostgreSQL's advisory
+  // lock is the race test's, below).
+  store = await freshStore("pglite");
   api = await serve({ buckets: { operations: ops(), buybacks, treasury: null } });
 }, 120_000);
 afterAll(async () => {

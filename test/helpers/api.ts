@@ -33,21 +33,23 @@ export function localSigners(store: Db, config: Config, clock: () => number): Pr
   const db = firstHandle.get(store) ?? store;
   let p = signerPairs.get(db);
   if (!p) {
-    p = startTestSigners(config, clock);
+    p = startTestSigners(config, clock, db.kind);
     signerPairs.set(db, p);
   }
   return p;
 }
 
 /**
- * The pair on PostgreSQL databases of their own, dropped when the pair is closed (or by the run's teardown).
- * Not in-memory PGlite: a test process's first PGlite open costs about 2.6 CPU-seconds (its WASM compiled and
- * started), three per stack file with the app store, about a fifth of a test run's CPU.
+ * The pair on stores of the app store's kind: in memory (PGlite) beside a PGlite app store, as npm start runs them;
+ * beside a PostgreSQL one, PostgreSQL databases of their own, dropped when the pair is closed (or by the run's
+ * teardown). A process's first PGlite open costs about 2.6 CPU-seconds (its WASM compiled and started): a stack
+ * file on PostgreSQL pays none.
  */
-async function startTestSigners(config: Config, clock: () => number): Promise<LocalSigners> {
+async function startTestSigners(config: Config, clock: () => number, kind: Db["kind"]): Promise<LocalSigners> {
+  const chain = createChainClient(config);
+  if (kind === "pglite") return startLocalSigners({ config, chain, clock });
   const names = { cosigner: runDatabaseName("signer"), executors: runDatabaseName("signer") };
   const [cosigner, executors] = await Promise.all([createDatabase(names.cosigner), createDatabase(names.executors)]);
-  const chain = createChainClient(config);
   const signers = await startLocalSigners({ config, chain, clock, storeUrls: { cosigner, executors } });
   let closed: Promise<void> | null = null;
   const close = () =>
@@ -59,7 +61,7 @@ async function startTestSigners(config: Config, clock: () => number): Promise<Lo
  * Which store a test gets when it does not say: PostgreSQL, a database of its own (about 0.2 s, almost all of it
  * in the server). PGlite is what `npm start` embeds, and stays covered where it is the point: the store's own
  * tests (api/ports/store, every store test in the unit project), npm start's tests, and the e2e files that ask
- * for it by name (trading, secpAttacks).
+ * for it by name (trading, treasury, secpAttacks, auth).
  */
 export type StoreKind = "pglite" | "postgres";
 
