@@ -22,7 +22,8 @@ import { summarize, type Row } from "./stats.js";
 /** Paper ticks per second of `agents` rule-brain agents, filled from the indexer's pool book or by the V4Quoter. */
 async function paperTicks(agents: number, localQuotes: boolean): Promise<number> {
   const chain = await startIndexedDevnet({ before: freshenMarket });
-  const store = await freshStore("pglite");
+  // BENCH_STORE=postgres: the app store in PostgreSQL (production's store); PGlite otherwise, as every earlier figure.
+  const store = await freshStore(process.env.BENCH_STORE === "postgres" ? "postgres" : "pglite");
   const api = await serveApi({
     rpcUrl: chain.dn.anvil.rpcUrl,
     db: store.db,
