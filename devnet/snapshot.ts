@@ -6,7 +6,7 @@
 import "../lib/noTelemetry.js";
 import { createHash } from "node:crypto";
 import { execFileSync } from "node:child_process";
-import { existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ROOT } from "./artifacts.js";
 import { startAnvil } from "./anvil.js";
@@ -100,10 +100,18 @@ export async function buildSnapshot(
   return { buildMs: t1 - t0, deployMs, dumpMs: Date.now() - t3, totalMs: Date.now() - t0 };
 }
 
-/** Makes sure a fresh snapshot exists; builds it once if not. */
-export async function ensureSnapshot(log: (msg: string) => void = () => {}): Promise<void> {
-  if (snapshotIsFresh()) return;
-  log("devnet: building the pristine snapshot (forge build + deploy, first run only)...");
+/**
+ * Makes sure a fresh snapshot exists; builds it once if not. `builtSince` (ms): a snapshot written before it counts
+ * as stale too (the tests' run keeps its chain's history in the current week).
+ */
+export async function ensureSnapshot(
+  log: (msg: string) => void = () => {},
+  opts: { builtSince?: number } = {},
+): Promise<void> {
+  const built = statSync(SNAPSHOT_FILE, { throwIfNoEntry: false })?.mtimeMs ?? 0;
+  const recent = opts.builtSince === undefined || built >= opts.builtSince;
+  if (snapshotIsFresh() && recent) return;
+  log("devnet: building the pristine snapshot (forge build + deploy: first run, new inputs, or a new week for tests)");
   const t = await buildSnapshot();
   log(`devnet: snapshot ready in ${(t.totalMs / 1000).toFixed(1)} s (build ${t.buildMs} ms, deploy ${t.deployMs} ms)`);
 }
