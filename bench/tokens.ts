@@ -10,8 +10,6 @@ import {
   createWalletClient,
   encodeFunctionData,
   http,
-  maxUint160,
-  maxUint256,
   parseAbi,
   parseUnits,
   zeroAddress,
@@ -19,14 +17,12 @@ import {
 } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { startAnvil } from "../devnet/anvil.js";
-import { devnetChain, mintFullRange } from "../devnet/deploy.js";
+import { approveForPositions, devnetChain, openFullRangePool } from "../devnet/deploy.js";
 import { devnetAccount } from "../lib/devnetAccount.js";
 import { fixtureBytecode } from "../devnet/artifacts.js";
 import { ensureSnapshot, SNAPSHOT_FILE, UNIVERSE_FILE } from "../devnet/snapshot.js";
 import { readUniverse } from "../lib/universe.js";
-import { erc20Abi, mintableAbi } from "../abis/erc20.js";
-import { PERMIT2_ADDRESS, permit2Abi } from "../abis/permit2.js";
-import { poolManagerAbi } from "../abis/uniswapV4.js";
+import { mintableAbi } from "../abis/erc20.js";
 import { sortCurrencies, sqrtPriceX96FromAmounts } from "../lib/v4.js";
 import { startIndexer } from "../test/helpers/indexer.js";
 import { summarize, type Row } from "./stats.js";
@@ -59,30 +55,15 @@ export async function benchTokens(opts: { newTokens: number; seconds: number }):
         args: [account.address, parseUnits("1000000", 18)],
       }),
     );
-    await send(
-      token,
-      encodeFunctionData({ abi: erc20Abi, functionName: "approve", args: [PERMIT2_ADDRESS, maxUint256] }),
-    );
-    await send(
-      PERMIT2_ADDRESS,
-      encodeFunctionData({
-        abi: permit2Abi,
-        functionName: "approve",
-        args: [token, u.contracts.positionManager, maxUint160, 2 ** 47],
-      }),
-    );
+    const ctx = { wallet, pub: pub as never, account, chain };
+    await approveForPositions(ctx, token, u.contracts.positionManager);
     const [currency0, currency1] = sortCurrencies(token, usdg);
     const [a0, a1] =
       currency0 === token
         ? [parseUnits("100000", 18), parseUnits("100000", 6)]
         : [parseUnits("100000", 6), parseUnits("100000", 18)];
     const key = { currency0, currency1, fee: 3000, tickSpacing: 60, hooks: zeroAddress };
-    const sqrt = sqrtPriceX96FromAmounts(a0, a1);
-    await send(
-      u.contracts.poolManager,
-      encodeFunctionData({ abi: poolManagerAbi, functionName: "initialize", args: [key, sqrt] }),
-    );
-    await mintFullRange({ wallet, pub: pub as never, account, chain }, u.contracts.positionManager, key, sqrt, a0, a1);
+    await openFullRangePool(ctx, u.contracts, key, sqrtPriceX96FromAmounts(a0, a1), a0, a1);
     tokens.push(token);
   }
   const ix = await startIndexer({ anvilPort: anvil.port, backend: "postgres" });

@@ -117,8 +117,25 @@ export async function mintFullRange(
   await mintPosition(ctx, positionManager, key, [tickLower, tickUpper], liquidity, amount0, amount1);
 }
 
+/** A new pool of `key` at `sqrtPriceX96` (PoolManager.initialize) with a full-range position of at most amount0/1. */
+export async function openFullRangePool(
+  ctx: Ctx,
+  c: { poolManager: Address; positionManager: Address },
+  key: PoolKey,
+  sqrtPriceX96: bigint,
+  amount0: bigint,
+  amount1: bigint,
+): Promise<void> {
+  await send(
+    ctx,
+    c.poolManager,
+    encodeFunctionData({ abi: poolManagerAbi, functionName: "initialize", args: [key, sqrtPriceX96] }),
+  );
+  await mintFullRange(ctx, c.positionManager, key, sqrtPriceX96, amount0, amount1);
+}
+
 /** `token` spendable by the PositionManager through Permit2 (it settles through Permit2), without limit. */
-async function approveForPositions(ctx: Ctx, token: Address, positionManager: Address) {
+export async function approveForPositions(ctx: Ctx, token: Address, positionManager: Address) {
   await send(
     ctx,
     token,
@@ -430,12 +447,7 @@ export async function deployUniverse(rpcUrl: string): Promise<Universe> {
     const [amount0, amount1] = currency0 === asset ? [assetAmount, usdAmount] : [usdAmount, assetAmount];
     const key: PoolKey = { currency0, currency1, fee, tickSpacing, hooks: zeroAddress };
     const sqrtPriceX96 = sqrtPriceX96FromAmounts(amount0, amount1);
-    await send(
-      ctx,
-      poolManager,
-      encodeFunctionData({ abi: poolManagerAbi, functionName: "initialize", args: [key, sqrtPriceX96] }),
-    );
-    await mintFullRange(ctx, positionManager, key, sqrtPriceX96, amount0, amount1);
+    await openFullRangePool(ctx, { poolManager, positionManager }, key, sqrtPriceX96, amount0, amount1);
     pools.push({ id: poolId(key), ...key, symbol0: symbolOf[currency0]!, symbol1: symbolOf[currency1]! });
   };
   await seedPool(zeroAddress, PRICES.ETH, DEPTH_USD.ETH, 500, 10);

@@ -19,8 +19,8 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { createPitClient, PitError, readPins, signStatement, type Pins } from "@pit/sdk";
 import { partnerAgentVaultAbi, priceFeedAbi } from "../../abis/fixtures.js";
 import { mintableAbi } from "../../abis/erc20.js";
-import { exactInputSingleParams, poolManagerAbi, stateViewAbi, V4Action } from "../../abis/uniswapV4.js";
-import { mintFullRange } from "../../devnet/deploy.js";
+import { exactInputSingleParams, stateViewAbi, V4Action } from "../../abis/uniswapV4.js";
+import { openFullRangePool } from "../../devnet/deploy.js";
 import { quoteExactInputSingle } from "../../lib/quoter.js";
 import { poolId, type PoolKey } from "../../lib/v4.js";
 import { Command, COMMAND_TYPE_MASK, universalRouterAbi } from "../../abis/universalRouter.js";
@@ -168,22 +168,8 @@ async function makeAttackerPool() {
       args: [dn.deployer.address, 300_000_000_000n],
     }),
   );
-  await dn.mined(
-    await w.writeContract({
-      address: dn.universe.contracts.poolManager,
-      abi: poolManagerAbi,
-      functionName: "initialize",
-      args: [attackerKey, sqrtPriceX96],
-    }),
-  );
-  await mintFullRange(
-    { wallet: w, pub: dn.pub, account: dn.deployer, chain: dn.chain },
-    dn.universe.contracts.positionManager,
-    attackerKey,
-    sqrtPriceX96,
-    parseEther("100"),
-    300_000_000_000n,
-  );
+  const ctx = { wallet: w, pub: dn.pub, account: dn.deployer, chain: dn.chain };
+  await openFullRangePool(ctx, dn.universe.contracts, attackerKey, sqrtPriceX96, parseEther("100"), 300_000_000_000n);
 }
 
 async function client(account: LocalAccount, base = hostile.url) {

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { encodeFunctionData, multicall3Abi, zeroAddress, type Address, type Hex, type PublicClient } from "viem";
-import { v4QuoterAbi, poolManagerAbi } from "../../abis/uniswapV4.js";
+import { v4QuoterAbi } from "../../abis/uniswapV4.js";
 import { notLocal, quoteFromBook, type BookHop, type PoolBook } from "../../lib/localQuote.js";
 import { poolId, sortCurrencies, type PoolKey } from "../../lib/v4.js";
 import { createBookReader } from "../../api/market/book.js";
-import { mintFullRange, TICK_POOLS } from "../../devnet/deploy.js";
+import { openFullRangePool, TICK_POOLS } from "../../devnet/deploy.js";
 import { approveForRouter, routerSwap } from "../helpers/trades.js";
 import { startIndexedDevnet } from "../helpers/stack.js";
 import { freshStore, serveApi } from "../helpers/api.js";
@@ -222,24 +222,9 @@ const HOOK_CODE = "0x60003560e01c60e01b60005260206000f3" as Hex;
 /** A new ETH/USDG pool of `key` at 50 USDG per ETH (in atoms), with a full-range position, mined on the devnet. */
 async function openPool(key: PoolKey) {
   const { dn } = stack;
+  const ctx = { wallet: dn.walletFor(dn.deployer), pub: dn.pub, account: dn.deployer, chain: dn.chain };
   const sqrtPriceX96 = 79228162514264337593543950336n * 50n;
-  const w = dn.walletFor(dn.deployer);
-  await dn.mined(
-    await w.writeContract({
-      address: dn.universe.contracts.poolManager,
-      abi: poolManagerAbi,
-      functionName: "initialize",
-      args: [key, sqrtPriceX96],
-    }),
-  );
-  await mintFullRange(
-    { wallet: w, pub: dn.pub, account: dn.deployer, chain: dn.chain },
-    dn.universe.contracts.positionManager,
-    key,
-    sqrtPriceX96,
-    10n ** 18n,
-    2_500_000_000n,
-  );
+  await openFullRangePool(ctx, dn.universe.contracts, key, sqrtPriceX96, 10n ** 18n, 2_500_000_000n);
 }
 
 describe("what goes to the V4Quoter", () => {
