@@ -16,7 +16,7 @@ import { mintableAbi } from "../../abis/erc20.js";
 import { PERMIT2_ADDRESS } from "../../abis/permit2.js";
 import { fastRoutesSha256, type FastRouteTable } from "../../lib/fastRoutes.js";
 import { poolId } from "../../lib/v4.js";
-import { freshenMarket, startStack, type Stack } from "../../test/helpers/stack.js";
+import { freshenMarket, postAnswer, startStack, untilMarked, type Stack } from "../../test/helpers/stack.js";
 import { counted, startHostile, type Hostile } from "./hostileServer.js";
 
 /**
@@ -337,22 +337,9 @@ describe("the SDK's fast mode", () => {
 
   describe("with the market moved", () => {
     const feed = () => stack.dn.universe.tokens.ETH!.feed!;
-    const setFeed = async (answer: bigint) =>
-      stack.dn.mined(
-        await stack.dn
-          .walletFor(stack.dn.deployer)
-          .writeContract({ address: feed(), abi: priceFeedAbi, functionName: "setAnswer", args: [answer] }),
-      );
+    const setFeed = (answer: bigint) => postAnswer(stack.dn, feed(), answer);
     /** Until the server's stats publish ETH at about `usd` (its index and 5 s cache follow the chain). */
-    const statsShow = async (usd: number) => {
-      for (let i = 0; i < 60; i++) {
-        const s = await stack.api.call("GET", "/api/v1/stats");
-        const eth = s.json.assets?.find((x: any) => x.symbol === "ETH");
-        if (eth && Math.abs(eth.mark - usd) < usd * 0.001) return;
-        await new Promise((r) => setTimeout(r, 500));
-      }
-      throw new Error(`stats never showed ETH at ${usd}`);
-    };
+    const statsShow = (usd: number) => untilMarked(stack.api, "ETH", usd);
 
     it("refuses a pinned pool further under the oracle than its fees and band (POOL_FAR)", async () => {
       const [, answer] = await stack.dn.pub.readContract({

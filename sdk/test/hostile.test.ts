@@ -24,7 +24,7 @@ import { openFullRangePool } from "../../devnet/deploy.js";
 import { quoteExactInputSingle } from "../../lib/quoter.js";
 import { poolId, type PoolKey } from "../../lib/v4.js";
 import { Command, COMMAND_TYPE_MASK, universalRouterAbi } from "../../abis/universalRouter.js";
-import { freshenMarket, startStack, type Stack } from "../../test/helpers/stack.js";
+import { freshenMarket, postAnswer, startStack, untilMarked, type Stack } from "../../test/helpers/stack.js";
 import { counted, startHostile, type Hostile } from "./hostileServer.js";
 
 /**
@@ -378,39 +378,19 @@ describe("the SDK against a hostile server", () => {
     const { dn } = stack;
     const feed = dn.universe.tokens.ETH!.feed!;
     const [, before] = await dn.pub.readContract({ address: feed, abi: priceFeedAbi, functionName: "latestRoundData" });
-    const setFeed = async (answer: bigint) =>
-      dn.mined(
-        await dn
-          .walletFor(dn.deployer)
-          .writeContract({ address: feed, abi: priceFeedAbi, functionName: "setAnswer", args: [answer] }),
-      );
     const account = counted(SHARED);
     const pit = await client(account);
     // The plan is priced at the pool; by the time the client checks it, ETH's oracle says 8 % more.
     hostile.tamper = async (path, body) =>
-      path.startsWith("/api/v1/live/prepare") ? (await setFeed((before * 108n) / 100n), body) : body;
+      path.startsWith("/api/v1/live/prepare") ? (await postAnswer(dn, feed, (before * 108n) / 100n), body) : body;
     const err = await pit.trade({ tokenIn: "ETH", tokenOut: "USDG", amountIn: parseEther("0.01") }).catch((e) => e);
     hostile.tamper = null;
-    await setFeed(before);
+    await postAnswer(dn, feed, before);
     expect([err.code, err.rule], err.message).toEqual(["VERIFICATION_FAILED", "PRICE"]);
     expect(account.signed.tx).toBe(0);
-    // The tests after this one trade at ETH's restored answer: wait until the service marks ETH there again (the
-    // indexer has the restoring round and the mark's 1-s cache has turned). A CI run went on at once, and four later
-    // trades were refused ROUTE_VS_REF against the raised answer while a loaded indexer caught up.
-    const key = await stack.agent.signIn(await dn.freshWallet());
-    const restored = Number(before) / 1e8;
-    const deadline = Date.now() + 30_000;
-    for (;;) {
-      const q = await stack.api.call(
-        "POST",
-        "/api/v1/live/quote",
-        { token_in: "ETH", token_out: "USDG", amount_in: parseEther("0.01").toString() },
-        { authorization: `Bearer ${key}` },
-      );
-      if (Math.abs((q.json?.marks?.token_in?.usd ?? 0) / restored - 1) < 1e-9) break;
-      if (Date.now() > deadline) throw new Error(`ETH's mark not restored: ${JSON.stringify(q.json?.marks)}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    // The tests after this one trade at ETH's restored answer: a CI run went on at once, and four later trades were
+    // refused ROUTE_VS_REF against the raised answer while a loaded indexer caught up.
+    await untilMarked(stack.api, "ETH", Number(before) / 1e8);
   });
 
   it("refuses a challenge for another domain or wallet before signing it", async () => {

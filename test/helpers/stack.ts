@@ -5,8 +5,9 @@ import { httpShield } from "../../api/ports/shield.js";
 import type { SqlIndexedReads } from "../../api/ports/indexed.js";
 import { startShieldStandIn } from "../../devnet/shieldStandIn.js";
 import { priceFeedAbi } from "../../abis/fixtures.js";
+import type { Address } from "viem";
 import { agentOf } from "./agent.js";
-import { freshStore, serveApi, type StoreKind } from "./api.js";
+import { freshStore, serveApi, type Api, type StoreKind } from "./api.js";
 import { startDevnet, type Devnet } from "./devnet.js";
 import { startIndexer } from "./indexer.js";
 
@@ -94,11 +95,31 @@ export async function freshenMarket(dn: Devnet) {
   const feeds = [...new Set(Object.values(dn.universe.tokens).flatMap((t) => (t.feed ? [t.feed] : [])))];
   for (const feed of feeds) {
     const [, answer] = await dn.pub.readContract({ address: feed, abi: priceFeedAbi, functionName: "latestRoundData" });
-    await dn.mined(
-      await dn
-        .walletFor(dn.deployer)
-        .writeContract({ address: feed, abi: priceFeedAbi, functionName: "setAnswer", args: [answer] }),
-    );
+    await postAnswer(dn, feed, answer);
+  }
+}
+
+/** A new round of the fixture oracle `feed` answering `answer` (its own decimals), mined. */
+export async function postAnswer(dn: Devnet, feed: Address, answer: bigint) {
+  return dn.mined(
+    await dn
+      .walletFor(dn.deployer)
+      .writeContract({ address: feed, abi: priceFeedAbi, functionName: "setAnswer", args: [answer] }),
+  );
+}
+
+/**
+ * Until the service's stats mark `symbol` at `usd` (within 0.1 %): the indexer has the feed's round and the marks'
+ * caches (stats' 5 s) have turned. A test that moves an oracle and puts it back waits here before trading again.
+ */
+export async function untilMarked(api: Api, symbol: string, usd: number, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const s = await api.call("GET", "/api/v1/stats");
+    const mark = s.json?.assets?.find((x: { symbol: string }) => x.symbol === symbol)?.mark;
+    if (typeof mark === "number" && Math.abs(mark - usd) < usd * 0.001) return;
+    if (Date.now() > deadline) throw new Error(`the service never marked ${symbol} at ${usd} (last: ${mark})`);
+    await new Promise((r) => setTimeout(r, 200));
   }
 }
 
