@@ -7,7 +7,7 @@ import { inputs } from "../../lib/router/encode.js";
 import { Command } from "../../abis/universalRouter.js";
 import { fastRouteTable, fastRoutesSha256 } from "../../lib/fastRoutes.js";
 import { approvePermit2, fastBody, type FastOpts } from "../helpers/fast.js";
-import { freshenMarket, startStack, type Stack } from "../helpers/stack.js";
+import { freshenMarket, postAnswer, startStack, type Stack } from "../helpers/stack.js";
 import { freshStore, serveApi, type Api } from "../helpers/api.js";
 import { agentOf } from "../helpers/agent.js";
 import { httpSequencer } from "../../api/ports/sequencer.js";
@@ -554,22 +554,14 @@ describe("every rule, provoked by a real signed transaction, answered in SPEC's 
       functionName: "latestRoundData",
     });
     try {
-      await stack.dn.mined(
-        await stack.dn
-          .walletFor(stack.dn.deployer)
-          .writeContract({ address: feed, abi: priceFeedAbi, functionName: "setAnswer", args: [(answer * 11n) / 10n] }),
-      );
+      await postAnswer(stack.dn, feed, (answer * 11n) / 10n);
       await stack.ix.waitFor(await stack.dn.pub.getBlockNumber());
       await new Promise((r) => setTimeout(r, 1_100));
       const { body } = await fastBody(stack, a, key, eth());
       const r = refusal(await post(body, key));
       expect(r.rules).toContain("POOL_FAR");
     } finally {
-      await stack.dn.mined(
-        await stack.dn
-          .walletFor(stack.dn.deployer)
-          .writeContract({ address: feed, abi: priceFeedAbi, functionName: "setAnswer", args: [answer] }),
-      );
+      await postAnswer(stack.dn, feed, answer);
       await stack.ix.waitFor(await stack.dn.pub.getBlockNumber());
       await new Promise((r) => setTimeout(r, 1_100));
     }

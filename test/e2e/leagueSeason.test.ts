@@ -16,7 +16,7 @@ import { priceFeedAbi, sanctionsListAbi } from "../../abis/fixtures.js";
 import { DEVNET_MNEMONIC } from "../../lib/config.js";
 import { calendarAt, SEASON_S, type season as seasonAt } from "../../lib/league/calendar.js";
 import { verifyLeague } from "../../scripts/league-verify.js";
-import { freshenMarket, startStack, type Stack } from "../helpers/stack.js";
+import { freshenMarket, postAnswer, startStack, type Stack } from "../helpers/stack.js";
 import { serveApi } from "../helpers/api.js";
 import { RateLimiter } from "../../api/http/rateLimit.js";
 import { poolKeyOf, routerSwap } from "../helpers/trades.js";
@@ -66,11 +66,7 @@ async function postFeeds(o: { eth?: number; skip?: string[] } = {}) {
       functionName: "latestRoundData",
     });
     const next = sym === "ETH" && o.eth ? BigInt(o.eth) * 10n ** 8n : answer;
-    await dn.mined(
-      await dn
-        .walletFor(dn.deployer)
-        .writeContract({ address: t.feed, abi: priceFeedAbi, functionName: "setAnswer", args: [next] }),
-    );
+    await postAnswer(dn, t.feed, next);
   }
   // Marks are the indexer's: whatever reads them next (a hosted tick, a paper order) must see these rounds, not
   // the stale ones before them (a loaded full run once ticked first and held the practice agent's day-1 trade).

@@ -4,7 +4,7 @@ import type { privateKeyToAccount } from "viem/accounts";
 import type { Devnet } from "../helpers/devnet.js";
 import type { Indexer } from "../helpers/indexer.js";
 import { serveApi, type Api } from "../helpers/api.js";
-import { freshenMarket, startStack, type Stack } from "../helpers/stack.js";
+import { freshenMarket, postAnswer, startStack, type Stack } from "../helpers/stack.js";
 import type { agentOf } from "../helpers/agent.js";
 import { approveForRouter, poolKeyOf, routerSwap } from "../helpers/trades.js";
 import { RateLimiter } from "../../api/http/rateLimit.js";
@@ -287,11 +287,7 @@ describe("policy", () => {
         abi: priceFeedAbi,
         functionName: "latestRoundData",
       });
-      await dn.mined(
-        await dn
-          .walletFor(dn.deployer)
-          .writeContract({ address: feed, abi: priceFeedAbi, functionName: "setAnswer", args: [answer * 2n] }),
-      );
+      await postAnswer(dn, feed, answer * 2n);
       await ix.waitFor(await dn.pub.getBlockNumber());
       await new Promise((r) => setTimeout(r, 1_100));
       const e = await refused(
@@ -299,11 +295,7 @@ describe("policy", () => {
         "ROUTE_VS_REF",
       );
       expect(e.message).toMatch(/oracle/);
-      await dn.mined(
-        await dn
-          .walletFor(dn.deployer)
-          .writeContract({ address: feed, abi: priceFeedAbi, functionName: "setAnswer", args: [answer] }),
-      );
+      await postAnswer(dn, feed, answer);
     },
   );
 
