@@ -37,6 +37,7 @@ const config = {
 };
 
 let fetchFn: (req: Request) => Response | Promise<Response>;
+let beforeExit: () => Promise<unknown> = async () => {};
 if (mode === "plain") {
   const body = publicConfig(config);
   const plain = new Hono();
@@ -54,15 +55,11 @@ if (mode === "plain") {
   const db =
     process.env.BENCH_STORE === "postgres" ? await openPostgres(await createDatabase(benchDb)) : await openPglite();
   if (process.env.BENCH_STORE === "postgres")
-    process.once(
-      "SIGTERM",
-      () =>
-        void db
-          .close()
-          .catch(() => {})
-          .then(() => dropDatabase(benchDb))
-          .finally(() => process.exit(0)),
-    );
+    beforeExit = () =>
+      db
+        .close()
+        .catch(() => {})
+        .then(() => dropDatabase(benchDb));
   await migrate(db);
   // The devnet's signing services as npm start runs them: their own HTTP ports, secrets and stores.
   const signers = await startLocalSigners({ config, chain: createChainClient(config), clock: Date.now });
@@ -86,6 +83,7 @@ if (mode === "plain") {
   });
   fetchFn = app.fetch;
 }
-// Exit on SIGTERM through process.exit, so the logger's buffer is flushed (createLogger's exit hook).
-if (process.env.BENCH_STORE !== "postgres") process.once("SIGTERM", () => process.exit(0));
+// Exit on SIGTERM through process.exit, so the logger's buffer is flushed (createLogger's exit hook), once a store
+// of its own is dropped.
+process.once("SIGTERM", () => void beforeExit().finally(() => process.exit(0)));
 serve({ fetch: fetchFn, port, hostname: "127.0.0.1" }, () => console.log("READY"));
