@@ -1,3 +1,4 @@
+import { LRUCache } from "lru-cache";
 import { encodeAbiParameters, keccak256, type Address, type Hex } from "viem";
 import { poolKeyParam } from "../abis/uniswapV4.js";
 
@@ -13,9 +14,15 @@ export const Q96 = 1n << 96n;
 export const MIN_TICK = -887272;
 export const MAX_TICK = 887272;
 
+/** Ids computed, by the key's fields as given (a key viem would refuse is never cached): hashing is a tick's hot spot. */
+const ids = new LRUCache<string, Hex>({ max: 4096 });
+
 /** PoolId = keccak256(abi.encode(PoolKey)), as PoolIdLibrary computes it. */
 export function poolId(key: PoolKey): Hex {
-  return keccak256(encodeAbiParameters([poolKeyParam], [key]));
+  const k = `${key.currency0}${key.currency1}${key.fee}/${key.tickSpacing}${key.hooks}`;
+  let id = ids.get(k);
+  if (id === undefined) ids.set(k, (id = keccak256(encodeAbiParameters([poolKeyParam], [key]))));
+  return id;
 }
 
 export function sortCurrencies(a: Address, b: Address): [Address, Address] {

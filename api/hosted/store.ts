@@ -148,7 +148,69 @@ export function createHostedStore(db: Db) {
       );
     },
     logs: (agentId: string, o: { limit: number; before?: number; kinds?: string[] }) => logRows(db, agentId, o),
+    /**
+     * Takes a tick's slot: only while this instance still holds the schedule's lease (a tick that
+     * outlived its timeout, or whose lease another instance took, takes nothing), and once per agent
+     * and seq (its app.hosted_ticks row). One statement.
+     */
+    takeSlot: async (slot: TickSlot, nowMs: number): Promise<boolean> =>
+      (await db.query(`${SLOT_CTES} SELECT 1 FROM tick`, slotParams(slot, nowMs))).length === 1,
+    commitPaper: (slot: TickSlot, c: PaperCommit, nowMs: number) => commitPaper(db, slot, c, nowMs),
   };
+}
+
+/** A tick's slot: the agent, its schedule's seq (the fencing token), the due time, the leasing instance. */
+export type TickSlot = { agentId: string; seq: number; dueMs: number; instance: string };
+/** What a paper tick writes with its slot: the agent's columns and its log entries, in order. */
+export type PaperCommit = {
+  book: PaperBook;
+  brainState: Record<string, unknown>;
+  lastDecision: Record<string, unknown>;
+  lastTrade: Record<string, unknown> | null;
+  entries: { kind: string; code: string | null; body: Record<string, unknown> }[];
+};
+
+/**
+ * The slot is taken only while this instance holds the schedule row's lease (locked until the
+ * statement commits, so a re-lease waits for it) and only once per (agent, seq) and (agent, due):
+ * `tick` is empty otherwise. Parameters $1-$5 (slotParams).
+ */
+const SLOT_CTES = `WITH slot AS (
+    SELECT 1 FROM app.hosted_schedule WHERE agent_id = $1 AND tick_seq = $2 AND lease_owner = $3 FOR UPDATE
+  ), tick AS (
+    INSERT INTO app.hosted_ticks (agent_id, tick_seq, due_ms, ran_at_ms, instance)
+    SELECT $1, $2, $4, $5, $3 FROM slot ON CONFLICT DO NOTHING RETURNING tick_seq
+  )`;
+const slotParams = (t: TickSlot, nowMs: number) => [t.agentId, t.seq, t.instance, t.dueMs, nowMs];
+
+/**
+ * The paper tick's slot, book, state, decision and logs as one statement (one round trip, atomic as
+ * a transaction): nothing is written unless the slot is taken. Log bodies go as text, byte for byte,
+ * in the entries' order (ids rise with it).
+ */
+async function commitPaper(db: Db, slot: TickSlot, c: PaperCommit, nowMs: number): Promise<boolean> {
+  const rows = await db.query(
+    `${SLOT_CTES}, agent AS (
+       UPDATE app.hosted_agents SET paper_book = $6, brain_state = $7, last_decision = $8,
+         last_trade = COALESCE($9, last_trade), updated_at = $5 WHERE id = $1 AND EXISTS (SELECT 1 FROM tick)
+     ), logs AS (
+       INSERT INTO app.hosted_logs (agent_id, tick_seq, kind, code, body, created_at)
+       SELECT $1, $2, e.kind, e.code, e.body, $5 FROM tick,
+         unnest($10::text[], $11::text[], $12::text[]) WITH ORDINALITY AS e(kind, code, body, n) ORDER BY e.n
+     )
+     SELECT 1 FROM tick`,
+    [
+      ...slotParams(slot, nowMs),
+      JSON.stringify(c.book),
+      JSON.stringify(c.brainState),
+      JSON.stringify(c.lastDecision),
+      json(c.lastTrade),
+      c.entries.map((e) => e.kind),
+      c.entries.map((e) => e.code),
+      c.entries.map((e) => JSON.stringify(e.body)),
+    ],
+  );
+  return rows.length === 1;
 }
 
 async function insertAgent(db: Db, a: StoredAgent, firstTickMs: number, maxPerWallet: number) {

@@ -368,25 +368,6 @@ export function decisionEntry(
 type Slot = { seq: number; dueMs: number; instance: string };
 
 /**
- * Takes the tick's slot in `tx`: only while this instance still holds the schedule's lease (a
- * tick that outlived its timeout, or whose lease another instance took, takes nothing), and once
- * per agent and seq (its app.hosted_ticks row).
- */
-async function takeSlot(tx: Db, agentId: string, t: Slot, nowMs: number): Promise<boolean> {
-  const held = await tx.query(
-    "SELECT 1 FROM app.hosted_schedule WHERE agent_id = $1 AND tick_seq = $2 AND lease_owner = $3 FOR UPDATE",
-    [agentId, t.seq, t.instance],
-  );
-  if (!held.length) return false;
-  const first = await tx.query(
-    `INSERT INTO app.hosted_ticks (agent_id, tick_seq, due_ms, ran_at_ms, instance) VALUES ($1, $2, $3, $4, $5)
-     ON CONFLICT DO NOTHING RETURNING tick_seq`,
-    [agentId, t.seq, t.dueMs, nowMs, t.instance],
-  );
-  return first.length === 1;
-}
-
-/**
  * One tick of a paper agent: its brain decides, the orders are checked, filled on the paper
  * book, and everything (book, decision, logs) commits with the tick's row, unique per agent and
  * due slot: a slot that runs twice (its lease lapsed under a slow or killed instance) commits
@@ -477,8 +458,8 @@ const holdEntry = ({ code, message, ...more }: OrderHold, o: Order): Entry => ({
   body: { message, order: o, ...more },
 });
 
-/** The paper tick's book, state, decision and logs, in one transaction with its slot (takeSlot). */
-async function commitPaper(
+/** The paper tick's book, state, decision and logs, committed with its slot or not at all (store.commitPaper). */
+function commitPaper(
   d: TickDeps,
   agent: StoredAgent,
   t: Slot,
@@ -491,23 +472,8 @@ async function commitPaper(
   },
 ): Promise<boolean> {
   const now = d.clock();
-  return d.store.db.tx(async (tx) => {
-    if (!(await takeSlot(tx, agent.id, t, now))) return false;
-    await tx.query(
-      `UPDATE app.hosted_agents SET paper_book = $2, brain_state = $3, last_decision = $4,
-       last_trade = COALESCE($5, last_trade), updated_at = $6 WHERE id = $1`,
-      [
-        agent.id,
-        JSON.stringify(c.book),
-        JSON.stringify(c.brainState),
-        JSON.stringify(c.lastDecision),
-        c.fills.length ? JSON.stringify({ ...c.fills.at(-1), at: now }) : null,
-        now,
-      ],
-    );
-    for (const e of c.entries) await d.store.log(agent.id, t.seq, e.kind, e.code, e.body, now, tx);
-    return true;
-  });
+  const lastTrade = c.fills.length ? { ...c.fills.at(-1), at: now } : null;
+  return d.store.commitPaper({ agentId: agent.id, ...t }, { ...c, lastTrade }, now);
 }
 
 /** The owner's key as the service acts for it (session/trade, submit, revoke): the agent's creating key and wallet. */
@@ -543,7 +509,7 @@ async function walletBook(d: TickDeps, agent: StoredAgent, wallet: Address): Pro
  * nothing else can move the wallet's funds than what the session's root and leaves allow.
  */
 async function runLiveTick(d: TickDeps, agent: StoredAgent, t: Slot): Promise<boolean> {
-  if (!(await d.store.db.tx((tx) => takeSlot(tx, agent.id, t, d.clock())))) return false;
+  if (!(await d.store.takeSlot({ agentId: agent.id, ...t }, d.clock()))) return false;
   // A tick that outlives its timeout loses its lease when the scheduler moves on, and stillOurs
   // stops it before its next order: it cannot keep trading beside the next tick.
   await liveTickBody(d, agent, t);
