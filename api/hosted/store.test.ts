@@ -37,7 +37,7 @@ const commit = (n: number): PaperCommit => ({
   lastTrade: n % 2 ? { z: 1, a: n } : null,
   entries: [
     { kind: "decision", code: null, body: { z: n, a: "first" } },
-    { kind: "hold", code: "MAX_DAY", body: { message: "é\u2028\"q\"", order: { b: 2, a: 1 } } },
+    { kind: "hold", code: "MAX_DAY", body: { message: 'é\u2028"q"', order: { b: 2, a: 1 } } },
     { kind: "trade", code: null, body: { amount_usd: 12.5, big: "123456789012345678901234567890" } },
   ],
 });
@@ -91,9 +91,7 @@ describe.each(["pglite", "postgres"] as const)("the paper tick's commit on %s", 
     expect(await hosted.commitPaper({ ...slot, seq: 2, dueMs: 180_000 }, commit(5), 65_000)).toBe(false);
     expect({ agent: await hosted.get("ha_c2"), logs: await logs("ha_c2") }).toEqual(before);
     // The holder of seq 3 commits it.
-    expect(await hosted.commitPaper({ ...slot, seq: 3, dueMs: 120_000, instance: "i2" }, commit(6), 66_000)).toBe(
-      true,
-    );
+    expect(await hosted.commitPaper({ ...slot, seq: 3, dueMs: 120_000, instance: "i2" }, commit(6), 66_000)).toBe(true);
     expect((await hosted.get("ha_c2"))!.brainState).toEqual({ n: 6 });
     // An even tick has no trade: the last one stays.
     expect((await hosted.get("ha_c2"))!.lastTrade).toEqual({ z: 1, a: 1 });

@@ -22,7 +22,6 @@ import { aiDecision, aiNotLive, type AiDeps } from "./ai.js";
 import type { Order } from "./request.js";
 import type { PaperBook, StoredAgent, Terms } from "./store.js";
 import type { HostedContext } from "./deps.js";
-import type { Db } from "../ports/store/db.js";
 import type { ExecutorPort } from "../ports/executors.js";
 import { Refusal } from "../errors/index.js";
 import { attestationView } from "./attestation.js";
