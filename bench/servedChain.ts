@@ -1,11 +1,12 @@
 import type { ChildProcess } from "node:child_process";
-import { createPublicClient, createTestClient, http, type PublicClient } from "viem";
+import { createTestClient, http, type PublicClient } from "viem";
 import { startAnvil } from "../devnet/anvil.js";
 import { devnetChain } from "../devnet/deploy.js";
 import { startRpcProxy } from "../devnet/rpcProxy.js";
 import { ensureSnapshot, SNAPSHOT_FILE } from "../devnet/snapshot.js";
 import { startIndexer } from "../test/helpers/indexer.js";
 import { apiClient, server } from "./http.js";
+import { publicClient } from "../lib/chain.js";
 
 /**
  * What the trading-path benchmarks run against: a private devnet from the snapshot, the real
@@ -25,12 +26,12 @@ export async function withServedChain<T>(
   const anvil = await startAnvil({ loadState: SNAPSHOT_FILE });
   const chain = devnetChain(anvil.rpcUrl);
   const test = createTestClient({ chain, transport: http(anvil.rpcUrl), mode: "anvil" });
-  const pub = createPublicClient({
+  const pub = publicClient({
     chain,
     transport: http(anvil.rpcUrl),
     pollingInterval: 50,
     cacheTime: 0,
-  }) as PublicClient;
+  });
   const ix = await startIndexer({ anvilPort: anvil.port, backend: "postgres" });
   const proxy = await startRpcProxy(anvil.rpcUrl, {
     onCall: (m) => opts.onCall?.(m),

@@ -5,7 +5,6 @@
  */
 import "../lib/noTelemetry.js";
 import {
-  createPublicClient,
   createWalletClient,
   encodeAbiParameters,
   encodeFunctionData,
@@ -49,7 +48,7 @@ import {
   type PoolKey,
 } from "../lib/v4.js";
 import type { Universe } from "../lib/universe.js";
-import { chain4663 } from "../lib/chain.js";
+import { chain4663, publicClient } from "../lib/chain.js";
 import { CONTRACTS_4663, FEEDS_4663, STOCK_IMPLEMENTATION_4663, TOKENS_4663 } from "../lib/addressBook.js";
 import { placeAt, placeDelegationFramework } from "./place.js";
 
@@ -202,7 +201,7 @@ export async function deployUniverse(rpcUrl: string): Promise<Universe> {
   const chain = devnetChain(rpcUrl);
   const account = devnetAccount(ACCOUNT_ROLES.deployer);
   const transport = http(rpcUrl);
-  const pub = createPublicClient({ chain, transport, pollingInterval: 20, cacheTime: 0 }) as PublicClient;
+  const pub = publicClient({ chain, transport, pollingInterval: 20, cacheTime: 0 });
   const wallet = createWalletClient({ chain, transport, account });
   const ctx: Ctx = { wallet, pub, account, chain };
   const real = realBytecode();

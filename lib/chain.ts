@@ -17,7 +17,9 @@ import {
   type ContractFunctionReturnType,
   type EIP1193RequestFn,
   type PublicClient,
+  type PublicClientConfig,
   type StateOverride,
+  type Tokens,
   type Transport,
 } from "viem";
 import { CAPPED_AGGREGATOR, CAPPED_AGGREGATOR_RUNTIME, cappedAggregatorAbi } from "./cappedAggregator.js";
@@ -130,6 +132,13 @@ export function budgetedHttp(
  * ERC-20 (proxied or not) take under 30k.
  */
 export const UNTRUSTED_GAS = 150_000n;
+/**
+ * viem's createPublicClient, typed as `PublicClient` from the start. Casting a chain-specific client to it (`as
+ * PublicClient`) made the type checker relate the two client types, 1.5-3.5 s per cast: a third of `tsc`'s time.
+ */
+export const publicClient = (c: PublicClientConfig<Transport, Chain | undefined>): PublicClient =>
+  createPublicClient<Transport, Chain | undefined, undefined, undefined, Tokens | undefined>(c);
+
 /** One read of untrusted code waits at most this long (it cannot burn more than UNTRUSTED_GAS). */
 export const UNTRUSTED_TIMEOUT_MS = 1_500;
 
@@ -139,10 +148,10 @@ export const UNTRUSTED_TIMEOUT_MS = 1_500;
  * own read and nothing else. Call it through `fencedRead`, which adds the gas cap.
  */
 export function createUntrustedReader(config: Pick<Config, "chainId" | "rpcUrl" | "contracts">): PublicClient {
-  return createPublicClient({
+  return publicClient({
     chain: chain4663(config),
     transport: http(config.rpcUrl, { timeout: UNTRUSTED_TIMEOUT_MS, retryCount: 0 }),
-  }) as PublicClient;
+  });
 }
 
 export type Fenced<T> = { status: "success"; result: T } | { status: "failure"; error: string };
@@ -267,10 +276,10 @@ export const RPC_BATCH_SIZE = 100;
  * with that refusal: callers read one by one through their usual client then.
  */
 export function createBatchReader(config: Parameters<typeof chain4663>[0]): PublicClient {
-  return createPublicClient({
+  return publicClient({
     chain: chain4663(config),
     transport: http(config.rpcUrl, { batch: { batchSize: RPC_BATCH_SIZE }, timeout: CALL_TIMEOUT_MS, retryCount: 0 }),
-  }) as PublicClient;
+  });
 }
 
 /**
@@ -278,10 +287,10 @@ export function createBatchReader(config: Parameters<typeof chain4663>[0]): Publ
  * sync. Receipts are polled every 100 ms (viem's 4 s default is far slower than the chain).
  */
 export function createChainClient(config: Pick<Config, "chainId" | "rpcUrl" | "contracts">): PublicClient {
-  return createPublicClient({
+  return publicClient({
     chain: chain4663(config),
     transport: budgetedHttp(config.rpcUrl),
     pollingInterval: 100,
     batch: { multicall: true },
-  }) as PublicClient;
+  });
 }

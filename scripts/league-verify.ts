@@ -38,7 +38,7 @@ import { markMemo, type SeasonTrade, type ValuationToken } from "../lib/league/v
 import type { Review } from "../lib/league/review.js";
 import { relayedOutcome, type RelayedPlan } from "../lib/tradeOutcome.js";
 import { canonicalJson } from "../lib/canonicalJson.js";
-import { chain4663, createBatchReader } from "../lib/chain.js";
+import { chain4663, createBatchReader, publicClient } from "../lib/chain.js";
 
 type PublishedTrade = {
   id: string;
@@ -138,10 +138,10 @@ export async function verifyLeague(base: string, rpcUrl: string, n: number): Pro
     `${api}/seasons/${n}`,
   );
   const pub = await getJson<Published>(`${api}/seasons/${n}/books`);
-  const chainId = await createPublicClient({ transport: http(rpcUrl) }).getChainId();
+  const chainId = await publicClient({ transport: http(rpcUrl) }).getChainId();
   // The published multicall contract reads the sanctions list and the vault in one call each.
   const network = { chainId, rpcUrl, contracts: { multicall3: pub.contracts.multicall3 } };
-  const chain = createPublicClient({ chain: chain4663(network), transport: http(rpcUrl) }) as PublicClient;
+  const chain = createPublicClient({ chain: chain4663(network), transport: http(rpcUrl) });
   // The nonce probes of the native scan go in JSON-RPC batches, as the service sends them.
   const batched = createBatchReader(network);
   // The season's status by the chain's clock (a devnet may run ahead of the wall's).

@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { openMigratedMemory } from "../ports/store/memory.js";
 import {
-  createPublicClient,
   custom,
   decodeFunctionData,
   encodeFunctionResult,
@@ -10,7 +9,6 @@ import {
   zeroAddress,
   type Address,
   type Hex,
-  type PublicClient,
 } from "viem";
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
 import { partnerAgentVaultAbi, sanctionsListAbi } from "../../abis/fixtures.js";
@@ -31,6 +29,7 @@ import {
   type LeagueDeps,
   type LeagueHostedAgent,
 } from "./entries.js";
+import { publicClient } from "../../lib/chain.js";
 
 const config = loadConfig({});
 
@@ -73,7 +72,7 @@ function fakeChain() {
     }
     throw new Error(`no contract answers at ${to}`);
   };
-  const client = createPublicClient({ transport: custom({ request }, { retryCount: 0 }) }) as PublicClient;
+  const client = publicClient({ transport: custom({ request }, { retryCount: 0 }) });
   return { client, agents, sanctioned, state };
 }
 

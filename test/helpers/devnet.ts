@@ -1,12 +1,4 @@
-import {
-  createPublicClient,
-  createTestClient,
-  createWalletClient,
-  http,
-  type Address,
-  type Hex,
-  type PublicClient,
-} from "viem";
+import { createTestClient, createWalletClient, http, type Address, type Hex } from "viem";
 import { privateKeyToAccount, generatePrivateKey } from "viem/accounts";
 import { startAnvil, type Anvil } from "../../devnet/anvil.js";
 import { SNAPSHOT_FILE, UNIVERSE_FILE } from "../../devnet/snapshot.js";
@@ -14,6 +6,7 @@ import { devnetChain, ACCOUNT_ROLES } from "../../devnet/deploy.js";
 import { devnetAccount } from "../../lib/devnetAccount.js";
 import { readUniverse, type Universe } from "../../lib/universe.js";
 import { mintableAbi } from "../../abis/erc20.js";
+import { publicClient } from "../../lib/chain.js";
 
 export type Devnet = Awaited<ReturnType<typeof startDevnet>>;
 
@@ -30,7 +23,7 @@ export async function startDevnet(opts: { blockTime?: number } = {}) {
   const transport = http(anvil.rpcUrl);
   // cacheTime 0: viem otherwise reuses a block number for the polling interval, so a test that
   // mines and then asks for the head could wait for the block before its own.
-  const pub = createPublicClient({ chain, transport, pollingInterval: 50, cacheTime: 0 }) as PublicClient;
+  const pub = publicClient({ chain, transport, pollingInterval: 50, cacheTime: 0 });
   const test = createTestClient({ chain, transport, mode: "anvil" });
   const walletFor = (account: ReturnType<typeof privateKeyToAccount> | ReturnType<typeof devnetAccount>) =>
     createWalletClient({ chain, transport, account });

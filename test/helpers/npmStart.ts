@@ -8,15 +8,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSyn
 import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import {
-  createPublicClient,
-  createTestClient,
-  createWalletClient,
-  http,
-  parseEther,
-  type Hex,
-  type PublicClient,
-} from "viem";
+import { createTestClient, createWalletClient, http, parseEther, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { freePort } from "../../devnet/anvil.js";
 import { goodStatePath } from "../../devnet/chainState.js";
@@ -29,6 +21,7 @@ import { readUniverse } from "../../lib/universe.js";
 import type { StackPids } from "../../scripts/pidFile.js";
 import { readIndexerBlock } from "../../scripts/supervisor.js";
 import { createDatabase, dropDatabase } from "./indexer.js";
+import { publicClient } from "../../lib/chain.js";
 
 export type Backend = "pglite" | "postgres";
 
@@ -209,7 +202,7 @@ export function clientsFor(env: StackEnv) {
   const rpcUrl = `http://127.0.0.1:${env.ANVIL_PORT}`;
   const chain = devnetChain(rpcUrl);
   const transport = http(rpcUrl, { timeout: 5_000, retryCount: 0 });
-  const pub = createPublicClient({ chain, transport, pollingInterval: 100, cacheTime: 0 }) as PublicClient;
+  const pub = publicClient({ chain, transport, pollingInterval: 100, cacheTime: 0 });
   const test = createTestClient({ chain, transport, mode: "anvil" });
   const universe = readUniverse(UNIVERSE_FILE);
   const deployer = devnetAccount(ACCOUNT_ROLES.deployer);
