@@ -100,6 +100,29 @@ describe("the trading ledger", () => {
     expect((await ledger.recentPlans(7)).map((r) => r.id)).toEqual([id]);
   });
 
+  it("finds each transaction of a plan of several by its fingerprint, at its index and kind", async () => {
+    const [approve, swap] = [plan(20, nowS() + 600).txs[0]!.tx, plan(21, nowS() + 600).txs[0]!.tx];
+    const p = {
+      ...plan(20, nowS() + 600),
+      txs: [
+        { kind: "approve", tx: approve },
+        { kind: "swap", tx: swap },
+        { kind: "fee", tx: approve },
+      ],
+    };
+    const id = await ledger.savePlan(p);
+    expect(await ledger.planByFingerprint(7, fingerprint(approve))).toMatchObject({
+      plan: { id },
+      idx: 0,
+      kind: "approve",
+    });
+    expect(await ledger.planByFingerprint(7, fingerprint(swap))).toMatchObject({ plan: { id }, idx: 1, kind: "swap" });
+    expect((await ledger.planById(id))!.txs).toEqual(p.txs);
+    // The same transactions in a later plan of the key: the newest plan is the one found.
+    const later = await ledger.savePlan(p);
+    expect(await ledger.planByFingerprint(7, fingerprint(swap))).toMatchObject({ plan: { id: later }, idx: 1 });
+  });
+
   it("claims a plan once for relay, and a lost send's bytes once for a resend", async () => {
     const id = await ledger.savePlan(plan(2, nowS() + 600));
     expect(await ledger.claimForRelay(id, pending(2))).toBe(true);

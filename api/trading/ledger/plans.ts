@@ -3,37 +3,42 @@ import { type LedgerDeps, nowS, fingerprint, type StoredPlan, planFrom } from ".
 
 /** The plans built for a key, each transaction findable by its fingerprint (what a signature must carry unchanged). */
 
+/**
+ * Stores the plan and its transactions' fingerprints as one statement (one round trip, atomic as a transaction): a
+ * prepare's only write. A fingerprint already stored for this plan (the same transaction twice) keeps its first index.
+ */
 export async function savePlan(d: LedgerDeps, p: Omit<StoredPlan, "id" | "createdAt" | "usedAt">): Promise<number> {
-  return d.db.tx(async (db) => {
-    const [row] = await db.query<{ id: string }>(
-      `INSERT INTO app.plans (key_id, wallet, kind, execution, token_in, token_out, amount_in, amount_out_min,
+  const [row] = await d.db.query<{ id: string }>(
+    `WITH plan AS (
+       INSERT INTO app.plans (key_id, wallet, kind, execution, token_in, token_out, amount_in, amount_out_min,
              fee_bps, deadline, txs, summary, created_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id::text`,
-      [
-        p.keyId,
-        p.wallet.toLowerCase(),
-        p.kind,
-        p.execution,
-        JSON.stringify(p.tokenIn),
-        JSON.stringify(p.tokenOut),
-        p.amountIn,
-        p.amountOutMin,
-        p.feeBps,
-        p.deadline,
-        JSON.stringify(p.txs),
-        JSON.stringify(p.summary),
-        nowS(d),
-      ],
-    );
-    const id = Number(row!.id);
-    for (const [i, t] of p.txs.entries()) {
-      await db.query(
-        "INSERT INTO app.plan_txs (fingerprint, plan_id, idx, kind) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING",
-        [fingerprint(t.tx), id, i, t.kind],
-      );
-    }
-    return id;
-  });
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id
+     ), txs AS (
+       INSERT INTO app.plan_txs (fingerprint, plan_id, idx, kind)
+       SELECT t.fingerprint, plan.id, t.n - 1, t.kind FROM plan,
+         unnest($14::text[], $15::text[]) WITH ORDINALITY AS t(fingerprint, kind, n) ORDER BY t.n
+       ON CONFLICT DO NOTHING
+     )
+     SELECT id::text FROM plan`,
+    [
+      p.keyId,
+      p.wallet.toLowerCase(),
+      p.kind,
+      p.execution,
+      JSON.stringify(p.tokenIn),
+      JSON.stringify(p.tokenOut),
+      p.amountIn,
+      p.amountOutMin,
+      p.feeBps,
+      p.deadline,
+      JSON.stringify(p.txs),
+      JSON.stringify(p.summary),
+      nowS(d),
+      p.txs.map((t) => fingerprint(t.tx)),
+      p.txs.map((t) => t.kind),
+    ],
+  );
+  return Number(row!.id);
 }
 
 /** The newest plan of this key holding a transaction with this fingerprint. */
