@@ -1,8 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { openMigratedMemory } from "../ports/store/memory.js";
+import { freshStore } from "../../test/helpers/api.js";
 import type { Address, Hex } from "viem";
 import type { Db } from "../ports/store/db.js";
-import { migrate } from "../ports/store/migrations.js";
 import {
   createLedger,
   DROP_AFTER_S,
@@ -60,22 +59,22 @@ const pending = (n: number): PendingTrade => ({
   rawTx: `0x02${n.toString(16).padStart(4, "0")}` as Hex,
 });
 
-/** The ledger on a real PGlite store, with a clock the test moves (ms). */
+/** The ledger on a real store of each kind, fresh for each test, with a clock the test moves (ms). */
 let db: Db;
 let nowMs: number;
 let ledger: Ledger;
 const nowS = () => Math.floor(nowMs / 1000);
-beforeEach(async () => {
-  db = await openMigratedMemory();
-  await migrate(db);
-  nowMs = 1_800_000_000_000;
-  ledger = createLedger({ db, clock: () => nowMs });
-});
-afterEach(async () => {
-  await db.close();
-});
 
-describe("the trading ledger", () => {
+describe.each(["pglite", "postgres"] as const)("the trading ledger on %s", (kind) => {
+  let store: Awaited<ReturnType<typeof freshStore>>;
+  beforeEach(async () => {
+    store = await freshStore(kind);
+    db = store.db;
+    nowMs = 1_800_000_000_000;
+    ledger = createLedger({ db, clock: () => nowMs });
+  });
+  afterEach(() => store.drop());
+
   it("records a plan, found again by id and by its transaction's fingerprint for its own key only", async () => {
     const p = plan(1, nowS() + 600);
     const id = await ledger.savePlan(p);
@@ -121,6 +120,29 @@ describe("the trading ledger", () => {
     // The same transactions in a later plan of the key: the newest plan is the one found.
     const later = await ledger.savePlan(p);
     expect(await ledger.planByFingerprint(7, fingerprint(swap))).toMatchObject({ plan: { id: later }, idx: 1 });
+  });
+
+  it("records a client-built trade with its used plan once: the same bytes again keep nothing", async () => {
+    const count = async () =>
+      (await db.query<{ n: string }>("SELECT count(*)::text AS n FROM app.plans"))[0]!.n +
+      "/" +
+      (await db.query<{ n: string }>("SELECT count(*)::text AS n FROM app.trades"))[0]!.n;
+    const p = { ...plan(30, nowS() + 60), kind: "fast" };
+    const first = await ledger.recordClientBuilt(p, pending(30));
+    expect(first).toEqual({ planId: expect.any(Number) });
+    const { planId } = first as { planId: number };
+    expect(await ledger.planById(planId)).toMatchObject({ id: planId, kind: "fast", usedAt: nowS(), txs: p.txs });
+    expect(await ledger.tradeByHash(hash(30))).toMatchObject({ planId, keyId: 7, status: "pending", relay: "sending" });
+    expect(await count()).toBe("1/1");
+    // A repeat, and two more at once: no second trade, no plan left behind.
+    expect(await ledger.recordClientBuilt(p, pending(30))).toBe(false);
+    expect(await Promise.all([1, 2].map(() => ledger.recordClientBuilt(p, pending(30))))).toEqual([false, false]);
+    expect(await count()).toBe("1/1");
+    // Other bytes are another trade with a plan of their own.
+    const other = await ledger.recordClientBuilt(p, pending(31));
+    expect(other).toEqual({ planId: expect.any(Number) });
+    expect((other as { planId: number }).planId).not.toBe(planId);
+    expect(await count()).toBe("2/2");
   });
 
   it("claims a plan once for relay, and a lost send's bytes once for a resend", async () => {

@@ -88,63 +88,56 @@ export async function feeClaimedBy(
 }
 
 /**
- * A trade the client built (fast mode): its plan and its pending trade in one transaction,
- * keyed by the signed bytes' hash. false when these bytes are already a trade (another call
- * holds them); nothing of this call is then kept.
+ * A trade the client built (fast mode): its plan and its pending trade, keyed by the signed bytes' hash, in one
+ * statement (one round trip, atomic as a transaction). The trade goes first, under the plan id it draws; the plan
+ * is written only when the trade was: false when these bytes are already a trade (another call holds them), and
+ * nothing of this call is then kept.
  */
 export async function recordClientBuilt(
   d: LedgerDeps,
   p: Omit<StoredPlan, "id" | "createdAt" | "usedAt">,
   t: PendingTrade,
 ): Promise<{ planId: number } | false> {
-  return d.db
-    .tx(async (db) => {
-      const [plan] = await db.query<{ id: string }>(
-        `INSERT INTO app.plans (key_id, wallet, kind, execution, token_in, token_out, amount_in, amount_out_min,
-               fee_bps, deadline, txs, summary, created_at, used_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13) RETURNING id::text`,
-        [
-          p.keyId,
-          p.wallet.toLowerCase(),
-          p.kind,
-          p.execution,
-          JSON.stringify(p.tokenIn),
-          JSON.stringify(p.tokenOut),
-          p.amountIn,
-          p.amountOutMin,
-          p.feeBps,
-          p.deadline,
-          JSON.stringify(p.txs),
-          JSON.stringify(p.summary),
-          nowS(d),
-        ],
-      );
-      const rows = await db.query(
-        `INSERT INTO app.trades (wallet, key_id, plan_id, path, status, token_in, token_out, amount_in,
-               amount_out_min, tx_hash, fee_tx_hash, created_at, raw_tx, relay, sent_at)
-         VALUES ($1, $2, $3, $4, 'pending', $5, $6, $7, $8, $9, NULL, $10, $11, 'sending', $10) ON CONFLICT (tx_hash)
-           DO NOTHING RETURNING id`,
-        [
-          t.wallet.toLowerCase(),
-          t.keyId,
-          plan!.id,
-          t.path,
-          JSON.stringify(t.tokenIn),
-          JSON.stringify(t.tokenOut),
-          t.amountIn,
-          t.amountOutMin,
-          t.txHash.toLowerCase(),
-          nowS(d),
-          t.rawTx,
-        ],
-      );
-      if (rows.length === 0) throw new TradeExists();
-      return { planId: Number(plan!.id) };
-    })
-    .catch((err) => {
-      if (err instanceof TradeExists) return false as const;
-      throw err;
-    });
+  const rows = await d.db.query<{ plan_id: string }>(
+    `WITH drawn AS (
+       SELECT nextval(pg_get_serial_sequence('app.plans', 'id')) AS id
+     ), trade AS (
+       INSERT INTO app.trades (wallet, key_id, plan_id, path, status, token_in, token_out, amount_in,
+             amount_out_min, tx_hash, fee_tx_hash, created_at, raw_tx, relay, sent_at)
+       SELECT $14, $15, drawn.id, $16, 'pending', $17, $18, $19, $20, $21, NULL, $13, $22, 'sending', $13 FROM drawn
+       ON CONFLICT (tx_hash) DO NOTHING RETURNING plan_id
+     ), plan AS (
+       INSERT INTO app.plans (id, key_id, wallet, kind, execution, token_in, token_out, amount_in, amount_out_min,
+             fee_bps, deadline, txs, summary, created_at, used_at)
+       SELECT trade.plan_id, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13 FROM trade
+     )
+     SELECT plan_id::text FROM trade`,
+    [
+      p.keyId,
+      p.wallet.toLowerCase(),
+      p.kind,
+      p.execution,
+      JSON.stringify(p.tokenIn),
+      JSON.stringify(p.tokenOut),
+      p.amountIn,
+      p.amountOutMin,
+      p.feeBps,
+      p.deadline,
+      JSON.stringify(p.txs),
+      JSON.stringify(p.summary),
+      nowS(d),
+      t.wallet.toLowerCase(),
+      t.keyId,
+      t.path,
+      JSON.stringify(t.tokenIn),
+      JSON.stringify(t.tokenOut),
+      t.amountIn,
+      t.amountOutMin,
+      t.txHash.toLowerCase(),
+      t.rawTx,
+    ],
+  );
+  return rows[0] ? { planId: Number(rows[0].plan_id) } : false;
 }
 
 /** What the sequencer said of a send: sent (it took it), lost (no answer), refused (it will not). */
