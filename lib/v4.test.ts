@@ -26,6 +26,12 @@ describe("poolId (remembered per key)", () => {
     }
   });
 
+  it("answers right past the map's bound (it empties when full)", () => {
+    const keys = Array.from({ length: 4_200 }, (_, i) => ({ ...key, fee: i }));
+    for (const k of keys) poolId(k);
+    for (const k of [keys[0]!, keys[4_095]!, keys[4_199]!]) expect(poolId(k)).toBe(hashed(k));
+  });
+
   it("refuses a key viem refuses, every time: a bad checksum is not answered from a valid key's id", () => {
     // EIP-55's own example, and the same with one letter's case changed.
     const good = { ...key, currency1: "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed" as const };

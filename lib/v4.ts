@@ -1,4 +1,3 @@
-import { LRUCache } from "lru-cache";
 import { encodeAbiParameters, keccak256, type Address, type Hex } from "viem";
 import { poolKeyParam } from "../abis/uniswapV4.js";
 
@@ -14,14 +13,22 @@ export const Q96 = 1n << 96n;
 export const MIN_TICK = -887272;
 export const MAX_TICK = 887272;
 
-/** Ids computed, by the key's fields as given (a key viem would refuse is never cached): hashing is a tick's hot spot. */
-const ids = new LRUCache<string, Hex>({ max: 4096 });
+/**
+ * Ids computed, by the key's fields as given (a key viem would refuse is never cached): hashing was 6 % of a paper
+ * tick. A plain map emptied when full, not an LRU: the SDK bundles this file, and a service sees a few pools.
+ */
+const ids = new Map<string, Hex>();
+const MAX_IDS = 4096;
 
 /** PoolId = keccak256(abi.encode(PoolKey)), as PoolIdLibrary computes it. */
 export function poolId(key: PoolKey): Hex {
   const k = `${key.currency0}${key.currency1}${key.fee}/${key.tickSpacing}${key.hooks}`;
   let id = ids.get(k);
-  if (id === undefined) ids.set(k, (id = keccak256(encodeAbiParameters([poolKeyParam], [key]))));
+  if (id === undefined) {
+    id = keccak256(encodeAbiParameters([poolKeyParam], [key]));
+    if (ids.size >= MAX_IDS) ids.clear();
+    ids.set(k, id);
+  }
   return id;
 }
 

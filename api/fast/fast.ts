@@ -418,7 +418,7 @@ const refOf = (d: FastDeps, a: Address, symbol: string): TokenRef => {
 };
 
 /**
- * Written before it is sent (plan, then the pending trade keyed by its hash, which is unique):
+ * Written before it is sent (the pending trade keyed by its hash, which is unique, and its plan, in one statement):
  * a second call with the same bytes cannot claim it and waits for the first; the sequencer's
  * refusal forgets the trade; a lost answer keeps it pending for the watcher.
  */
