@@ -1,5 +1,5 @@
 import type { Hex } from "viem";
-import { type LedgerDeps, nowS, fingerprint, type StoredPlan, planFrom } from "./records.js";
+import { type LedgerDeps, fingerprint, type StoredPlan, planFrom, PLAN_COLUMNS, planValues } from "./records.js";
 
 /** The plans built for a key, each transaction findable by its fingerprint (what a signature must carry unchanged). */
 
@@ -10,8 +10,7 @@ import { type LedgerDeps, nowS, fingerprint, type StoredPlan, planFrom } from ".
 export async function savePlan(d: LedgerDeps, p: Omit<StoredPlan, "id" | "createdAt" | "usedAt">): Promise<number> {
   const [row] = await d.db.query<{ id: string }>(
     `WITH plan AS (
-       INSERT INTO app.plans (key_id, wallet, kind, execution, token_in, token_out, amount_in, amount_out_min,
-             fee_bps, deadline, txs, summary, created_at)
+       INSERT INTO app.plans (${PLAN_COLUMNS})
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id
      ), txs AS (
        INSERT INTO app.plan_txs (fingerprint, plan_id, idx, kind)
@@ -20,23 +19,7 @@ export async function savePlan(d: LedgerDeps, p: Omit<StoredPlan, "id" | "create
        ON CONFLICT DO NOTHING
      )
      SELECT id::text FROM plan`,
-    [
-      p.keyId,
-      p.wallet.toLowerCase(),
-      p.kind,
-      p.execution,
-      JSON.stringify(p.tokenIn),
-      JSON.stringify(p.tokenOut),
-      p.amountIn,
-      p.amountOutMin,
-      p.feeBps,
-      p.deadline,
-      JSON.stringify(p.txs),
-      JSON.stringify(p.summary),
-      nowS(d),
-      p.txs.map((t) => fingerprint(t.tx)),
-      p.txs.map((t) => t.kind),
-    ],
+    [...planValues(d, p), p.txs.map((t) => fingerprint(t.tx)), p.txs.map((t) => t.kind)],
   );
   return Number(row!.id);
 }

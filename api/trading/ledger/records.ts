@@ -148,6 +148,28 @@ export function relayedPlanOf(
   };
 }
 
+/** The columns of a new plan, in app.plans' order (key_id .. summary, created_at): planFrom's inverse. */
+export const PLAN_COLUMNS =
+  "key_id, wallet, kind, execution, token_in, token_out, amount_in, amount_out_min, fee_bps, deadline, txs, summary, " +
+  "created_at";
+
+/** The values of PLAN_COLUMNS for plan `p` written now ($1 .. $13 of a statement that writes one). */
+export const planValues = (d: LedgerDeps, p: Omit<StoredPlan, "id" | "createdAt" | "usedAt">): unknown[] => [
+  p.keyId,
+  p.wallet.toLowerCase(),
+  p.kind,
+  p.execution,
+  JSON.stringify(p.tokenIn),
+  JSON.stringify(p.tokenOut),
+  p.amountIn,
+  p.amountOutMin,
+  p.feeBps,
+  p.deadline,
+  JSON.stringify(p.txs),
+  JSON.stringify(p.summary),
+  nowS(d),
+];
+
 /** A stored plan from its app.plans row. */
 export function planFrom(r: Record<string, unknown>): StoredPlan {
   return {

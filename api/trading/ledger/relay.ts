@@ -6,6 +6,8 @@ import {
   type RelayState,
   type RelayedTrade,
   type PendingTrade,
+  PLAN_COLUMNS,
+  planValues,
 } from "./records.js";
 
 /**
@@ -107,25 +109,12 @@ export async function recordClientBuilt(
        SELECT $14, $15, drawn.id, $16, 'pending', $17, $18, $19, $20, $21, NULL, $13, $22, 'sending', $13 FROM drawn
        ON CONFLICT (tx_hash) DO NOTHING RETURNING plan_id
      ), plan AS (
-       INSERT INTO app.plans (id, key_id, wallet, kind, execution, token_in, token_out, amount_in, amount_out_min,
-             fee_bps, deadline, txs, summary, created_at, used_at)
+       INSERT INTO app.plans (id, ${PLAN_COLUMNS}, used_at)
        SELECT trade.plan_id, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13 FROM trade
      )
      SELECT plan_id::text FROM trade`,
     [
-      p.keyId,
-      p.wallet.toLowerCase(),
-      p.kind,
-      p.execution,
-      JSON.stringify(p.tokenIn),
-      JSON.stringify(p.tokenOut),
-      p.amountIn,
-      p.amountOutMin,
-      p.feeBps,
-      p.deadline,
-      JSON.stringify(p.txs),
-      JSON.stringify(p.summary),
-      nowS(d),
+      ...planValues(d, p),
       t.wallet.toLowerCase(),
       t.keyId,
       t.path,
