@@ -621,6 +621,14 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
     // bytes, never a second cancel at the nonce.
     sql: "ALTER TABLE app.league_payouts ADD COLUMN cancel_raw text, ADD COLUMN cancel_hash text;",
   },
+  {
+    version: 22,
+    name: "a hosted agent's fills of the last day by index",
+    // Every tick with orders sums the agent's trade entries of the last 24 h (MAX_DAY). With only
+    // (agent_id, id) indexed that was a scan of the whole log table: 60 days of two agents' ticks
+    // (345,600 rows) took 50 ms a tick, and it grows with every agent's history; 3 ms with this.
+    sql: "CREATE INDEX hosted_logs_agent_trades ON app.hosted_logs (agent_id, created_at) WHERE kind = 'trade';",
+  },
 ];
 
 export async function migrate(db: Db, now = () => Math.floor(Date.now() / 1000)): Promise<number[]> {
