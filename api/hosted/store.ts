@@ -139,9 +139,8 @@ export function createHostedStore(db: Db) {
       code: string | null,
       body: Record<string, unknown>,
       now: number,
-      via: Db = db,
     ): Promise<void> {
-      await via.query(
+      await db.query(
         `INSERT INTO app.hosted_logs (agent_id, tick_seq, kind, code, body, created_at)
          VALUES ($1, $2, $3, $4, $5, $6)`,
         [agentId, tick, kind, code, JSON.stringify(body), now],

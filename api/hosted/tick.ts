@@ -20,7 +20,7 @@ import { poolId } from "../../lib/v4.js";
 import { checkOrders, ruleBrain, webhookBrain, type Decision, type TickState } from "./brains.js";
 import { aiDecision, aiNotLive, type AiDeps } from "./ai.js";
 import type { Order } from "./request.js";
-import type { PaperBook, StoredAgent, Terms } from "./store.js";
+import type { PaperBook, StoredAgent, Terms, TickSlot } from "./store.js";
 import type { HostedContext } from "./deps.js";
 import type { ExecutorPort } from "../ports/executors.js";
 import { Refusal } from "../errors/index.js";
@@ -363,8 +363,8 @@ export function decisionEntry(
   return { entry: { kind: "decision", code: bad?.code ?? null, body }, orders: bad ? null : decision.orders };
 }
 
-/** A tick's slot: the agent's schedule seq, when it was due, and the instance holding its lease. */
-type Slot = { seq: number; dueMs: number; instance: string };
+/** A tick's slot as the scheduler hands it over: the store's TickSlot before the agent is named. */
+type Slot = Omit<TickSlot, "agentId">;
 
 /**
  * One tick of a paper agent: its brain decides, the orders are checked, filled on the paper
