@@ -4,13 +4,16 @@
  * links, sanctions and vault reads come from a real devnet and its indexer). Times a full
  * rebuild, a pass after 100 new trades in one new block (issue 29 point 6), and the served GET.
  */
-import { zeroAddress } from "viem";
+import { zeroAddress, type Address } from "viem";
 import { RateLimiter } from "../api/http/rateLimit.js";
 import { calendarAt } from "../lib/league/calendar.js";
 import { freshStore, serveApi } from "../test/helpers/api.js";
 import { freshenMarket, startIndexedDevnet } from "../test/helpers/stack.js";
 import { summarize, type Row } from "./stats.js";
 import type { Db } from "../api/ports/store/db.js";
+import { partnerAgentVaultAbi } from "../abis/fixtures.js";
+import { FINALITY_BLOCKS } from "../lib/finality.js";
+import type { Devnet } from "../test/helpers/devnet.js";
 
 export async function benchLeague(opts: {
   entrants: number;
@@ -47,7 +50,11 @@ export async function benchLeague(opts: {
       feeRecipient: api.config.feeRecipient,
       head: Number(await dn.pub.getBlockNumber()),
     };
-    await seed(store.db, o);
+    const firstAgent = await registerAgents(dn, o.entrants);
+    await seed(store.db, o, firstAgent);
+    // A live chain has a final block (FINALITY_BLOCKS below its head) with state: the kept views are read there.
+    await dn.test.mine({ blocks: FINALITY_BLOCKS + 1 });
+    o.head = Number(await dn.pub.getBlockNumber());
     const pass = async () => {
       const s = performance.now();
       if ((await worker.runOnce()) !== 1) throw new Error("the standings pass computed no board");
@@ -87,6 +94,33 @@ export async function benchLeague(opts: {
   }
 }
 
+/**
+ * Registers `n` partner agents in the devnet's vault (as entries need: SPEC's NOT_AN_AGENT), each with its bench
+ * wallet as owner and agent wallet; answers the first one's id. Without them every standings pass read 1,000 reverting
+ * `getAgent` calls, which no live season has.
+ */
+async function registerAgents(dn: Devnet, n: number): Promise<number> {
+  const w = dn.walletFor(dn.deployer);
+  const vault = { address: dn.universe.contracts.partnerAgentVault, abi: partnerAgentVaultAbi } as const;
+  const first = Number(await dn.pub.readContract({ ...vault, functionName: "agentCount" })) + 1;
+  let nonce = await dn.pub.getTransactionCount({ address: dn.deployer.address, blockTag: "pending" });
+  for (let i = 0; i < n; i += 50) {
+    const hashes = await Promise.all(
+      Array.from({ length: Math.min(50, n - i) }, (_, j) =>
+        w.writeContract({
+          ...vault,
+          functionName: "register",
+          args: [dn.token("USDG"), `B${i + j}`, `Bench ${i + j}`, wallet(i + j) as Address, wallet(i + j) as Address],
+          nonce: nonce++,
+          gas: 300_000n,
+        }),
+      ),
+    );
+    for (const hash of hashes) await dn.mined(hash);
+  }
+  return first;
+}
+
 type SeedOptions = { entrants: number; trades: number; now: number; usdg: string; feeRecipient: string; head: number };
 const wallet = (i: number) => `0x${(0xa0000 + i).toString(16).padStart(40, "0")}`;
 
@@ -110,7 +144,7 @@ async function addTrades(db: Db, o: SeedOptions, n: number, round: number) {
 }
 
 /** Entries of the current season and their trades (ETH sold for USDG and bought back, in turn), in a few statements. */
-async function seed(db: Db, o: SeedOptions) {
+async function seed(db: Db, o: SeedOptions, firstAgent: number) {
   const season = calendarAt(o.now).current;
   const eth = { token: "ETH", address: zeroAddress, symbol: "ETH", name: "Ether", decimals: 18 };
   const usdg = { token: "USDG", address: o.usdg.toLowerCase(), symbol: "USDG", name: "USDG", decimals: 6 };
@@ -126,7 +160,7 @@ async function seed(db: Db, o: SeedOptions) {
        VALUES ($1, 'prize', $2, 'wallet', $3, $4, $3, $3, $5, $6, $7, 'owner_key', false, NULL, $8, $9)`,
       [
         `le_b${String(i).padStart(15, "0")}`,
-        i + 1,
+        firstAgent + i,
         w,
         `prize league: trading wallet ${w}`,
         o.usdg.toLowerCase(),
