@@ -69,8 +69,9 @@ export async function benchLeague(opts: {
     for (let i = 0; i < opts.increments; i++) {
       // One new block and its trades (the chain reads then have a block to read, as a live season's would).
       await dn.test.mine({ blocks: 1 });
-      o.head = Number(await dn.pub.getBlockNumber());
-      await addTrades(store.db, o, 100, i);
+      const block = await dn.pub.getBlock();
+      o.head = Number(block.number);
+      await addTrades(store.db, o, 100, i, Number(block.timestamp));
       incremental.push(await pass());
     }
     const hits: number[] = [];
@@ -125,10 +126,11 @@ type SeedOptions = { entrants: number; trades: number; now: number; usdg: string
 const wallet = (i: number) => `0x${(0xa0000 + i).toString(16).padStart(40, "0")}`;
 
 /**
- * `n` more mined, final trades of round `round`, one for each of `n` entrants spread over the field, at the latest
- * block and time (as a new block's trades would come in), on the entrants' existing plans.
+ * `n` more mined, final trades of round `round`, one for each of `n` entrants spread over the field, in the latest
+ * block at its time `ts` (as a new block's trades come in: every round at one second put each new trade beside all
+ * the earlier rounds' in copy detection's window), on the entrants' existing plans.
  */
-async function addTrades(db: Db, o: SeedOptions, n: number, round: number) {
+async function addTrades(db: Db, o: SeedOptions, n: number, round: number, ts: number) {
   const step = Math.max(1, Math.floor(o.entrants / n));
   const wallets = Array.from({ length: n }, (_, i) => wallet((i * step + round) % o.entrants));
   await db.query(
@@ -139,7 +141,7 @@ async function addTrades(db: Db, o: SeedOptions, n: number, round: number) {
          'amountOut', '59800000')::text, true
      FROM unnest($1::text[]) WITH ORDINALITY AS x(w, i)
      JOIN LATERAL (SELECT id FROM app.plans WHERE wallet = x.w ORDER BY id LIMIT 1) p ON true`,
-    [wallets, round, Math.max(o.now - 1, 0), o.head, zeroAddress, o.usdg.toLowerCase()],
+    [wallets, round, ts, o.head, zeroAddress, o.usdg.toLowerCase()],
   );
 }
 

@@ -18,7 +18,10 @@ export type KeptSeason = {
   cursor: Map<string, string>;
   /** Ids of rows read before their block was final: read again on every pass. */
   open: Set<string>;
-  /** The season's mined trades per wallet, by block then id (as minedTrades answers them). */
+  /**
+   * The season's mined trades per wallet, by block then id (as minedTrades answers them). A list is replaced when a row
+   * of it is read, never changed in place: the same array is the same trades, with the same finality.
+   */
   byWallet: Map<string, MinedTrade[]>;
   /** Ids of the mined trades whose block is final (a kept book takes only these). */
   final: Set<string>;
@@ -74,10 +77,7 @@ export async function keptTrades(
     : [];
   const again = k.open.size ? await tradeRows(db, "t.id = ANY($1::bigint[])", [[...k.open]]) : [];
   const touched = new Set<string>();
-  await eachInSlices([...again, ...fresh], (r) => {
-    touched.add(lc(r.wallet));
-    take(k, r, from, to);
-  });
+  await eachInSlices([...again, ...fresh], (r) => take(k, r, from, to, touched));
   for (const w of touched) {
     const list = k.byWallet.get(w);
     // Rows come by block then id: a wallet's list is out of order only where a row read again moved.
@@ -99,14 +99,18 @@ const byId = (a: string, b: string) => a.length - b.length || (a < b ? -1 : a > 
 const byBlockThenId = (a: MinedTrade, b: MinedTrade) => a.trade.block - b.trade.block || byId(a.trade.id, b.trade.id);
 
 /** One row into the kept trades: added, replaced or dropped by what it says now; open until final. */
-function take(k: KeptSeason, r: TradeRow, from: number, to: number) {
+function take(k: KeptSeason, r: TradeRow, from: number, to: number, copied: Set<string>) {
   const w = lc(r.wallet);
   const read = byId(r.id, k.cursor.get(w) ?? "0") <= 0;
   if (!read) k.cursor.set(w, r.id);
   if (r.final) k.open.delete(r.id);
   else k.open.add(r.id);
-  // A row read before (open) replaces what it said then.
-  const list = read ? (k.byWallet.get(w) ?? []).filter((t) => t.trade.id !== r.id) : (k.byWallet.get(w) ?? []);
+  // A row read before (open) replaces what it said then. A new list, never the old one changed: a wallet's list is
+  // the same array while nothing in it changed, and what is derived from it is kept by that identity (prize.ts).
+  // The first row of a wallet in a read copies its list; the rest of the read changes that copy.
+  const was = k.byWallet.get(w) ?? [];
+  const list = read ? was.filter((t) => t.trade.id !== r.id) : copied.has(w) ? was : [...was];
+  copied.add(w);
   const mined = minedTradeOf(r, from, to);
   if (mined) list.push(mined);
   k.byWallet.set(w, list);

@@ -20,6 +20,7 @@ import type { PracticeAgent } from "./deps.js";
 import { seasonReviews } from "./reviews.js";
 import type { Review } from "../../lib/league/review.js";
 import { lc } from "../../lib/address.js";
+import { byIdentity } from "../../lib/byIdentity.js";
 import { viewAt } from "./keptViews.js";
 import type { Common } from "../ports/common.js";
 import { keptBookOfEntry, keptSeason, keptTrades, type KeptSeason, type KeptSeasons } from "./kept.js";
@@ -173,10 +174,10 @@ function entryFactsOf(config: Config, s: Season, entries: SeasonEntry[], trades:
   const ledgers = new Map<string, MinedTrade[]>();
   const facts: EntryFacts[] = entries.map((e) => {
     const left_at = e.left_at === null ? null : Number(e.left_at);
-    ledgers.set(
-      e.entry_id,
-      (trades.get(lc(e.wallet)) ?? []).filter((t) => t.trade.ts < untilOf(s, left_at)),
-    );
+    const until = untilOf(s, left_at);
+    const all = trades.get(lc(e.wallet)) ?? [];
+    // The wallet's list itself while none of it is past the entry's end (a kept list's identity is its contents).
+    ledgers.set(e.entry_id, all.every((t) => t.trade.ts < until) ? all : all.filter((t) => t.trade.ts < until));
     return {
       entry_id: e.entry_id,
       agent_id: Number(e.agent_id),
@@ -293,7 +294,7 @@ export async function prizeBoard(d: PrizeDeps, s: Season, a: PrizeAnchor) {
     season: s,
     anchor: a,
     entries: facts,
-    trades: new Map([...ledgers].map(([id, ts]) => [id, ts.map((t) => t.trade)])),
+    trades: new Map([...ledgers].map(([id, ts]) => [id, seasonTradesOf(ts)])),
     marks,
     transfers: [...logs, ...native.transfers],
     linksUnread: [native.unreadable, native.behind].filter(Boolean).join("; ") || null,
@@ -313,9 +314,13 @@ export async function prizeBoard(d: PrizeDeps, s: Season, a: PrizeAnchor) {
   return { ...board, ledgers, unreadable, published: { ...published, native_skipped: native.skipped } };
 }
 
+/** A ledger's trades as a book reads them, derived once per list (a kept list is replaced, never changed). */
+const seasonTradesOf = byIdentity((ts: MinedTrade[]): SeasonTrade[] => ts.map((t) => t.trade));
+const idsOf = byIdentity((ts: MinedTrade[]) => ts.map((t) => t.trade.id));
+
 /** Each entry's trade ids, in its ledger's order: what the books route reads back from app.trades (tradeBooks). */
 export const ledgerIds = (ledgers: Map<string, MinedTrade[]>): Record<string, string[]> =>
-  Object.fromEntries([...ledgers].map(([id, ts]) => [id, ts.map((t) => t.trade.id)]));
+  Object.fromEntries([...ledgers].map(([id, ts]) => [id, idsOf(ts)]));
 
 /**
  * Each entry's published trades read back by id (ledgerIds), as `publishedBooks` wrote them when the standings

@@ -11,7 +11,7 @@ import type { CopyMemo, CopyTrade } from "./copy.js";
 import type { Review } from "./review.js";
 import { entrantBook, type MarkMemo, type SeasonTrade } from "./valuation.js";
 import { lc } from "../address.js";
-import type { SeasonBook } from "./book.js";
+import type { SeasonBook, Valuation } from "./book.js";
 
 /** What a prize computation is anchored to: marks end at `valuedAt`, chain facts are read at `block`. */
 export type PrizeAnchor = {
@@ -109,22 +109,32 @@ export async function boardFrom(i: PrizeInputs) {
 /** Each entry's trades for copy detection: pair, direction, time, and the value of its marked side at its block. */
 function copyTradesOf(trades: Map<string, SeasonTrade[]>, books: Map<string, SeasonBook>): Map<string, CopyTrade[]> {
   const out = new Map<string, CopyTrade[]>();
-  for (const [id, book] of books) {
-    const usd = new Map<string, number>();
-    // The input's value, else the output's: one side is enough to size the trade.
-    for (const v of book.valuations) if (v.side === "in" || !usd.has(v.trade_id)) usd.set(v.trade_id, v.usd);
-    out.set(
-      id,
-      (trades.get(id) ?? []).map((t) => ({
-        id: t.id,
-        ts: t.ts,
-        block: t.block,
-        token_in: t.token_in.address,
-        token_out: t.token_out.address,
-        usd: usd.get(t.id) ?? 0,
-      })),
-    );
-  }
+  for (const [id, book] of books) out.set(id, copyTradesOfEntry(trades.get(id) ?? NO_TRADES, book.valuations));
+  return out;
+}
+const NO_TRADES: SeasonTrade[] = [];
+
+/**
+ * An entry's copy inputs, kept by the identity of its trades and its book's valuations (the standings worker's kept
+ * lists and books give the same arrays while nothing changed: issue 29 point 6); the same arrays give the same list,
+ * which copy detection's memo then skips.
+ */
+const copyInputs = new WeakMap<SeasonTrade[], { valuations: Valuation[]; out: CopyTrade[] }>();
+function copyTradesOfEntry(trades: SeasonTrade[], valuations: Valuation[]): CopyTrade[] {
+  const hit = copyInputs.get(trades);
+  if (hit?.valuations === valuations) return hit.out;
+  const usd = new Map<string, number>();
+  // The input's value, else the output's: one side is enough to size the trade.
+  for (const v of valuations) if (v.side === "in" || !usd.has(v.trade_id)) usd.set(v.trade_id, v.usd);
+  const out = trades.map((t) => ({
+    id: t.id,
+    ts: t.ts,
+    block: t.block,
+    token_in: t.token_in.address,
+    token_out: t.token_out.address,
+    usd: usd.get(t.id) ?? 0,
+  }));
+  copyInputs.set(trades, { valuations, out });
   return out;
 }
 

@@ -218,11 +218,18 @@ export function seasonBook(trades: BookTrade[], o: BookOptions) {
     grid.map((g) => g.ts + 1),
     (i, s) => curve.push(pointAt(s, grid[i]!)),
   );
-  return summaryOf(r, sorted.length, curve, o);
+  // The replay is this call's own: its valuations are the answer's, uncopied.
+  return summaryOf(r, sorted.length, curve, o, r.valuations);
 }
 
 /** The book's numbers from a replay of `trades` trades and its curve, at the end marks. */
-function summaryOf(r: Replay, trades: number, curve: BookPoint[], o: Omit<BookOptions, "grid">) {
+function summaryOf(
+  r: Replay,
+  trades: number,
+  curve: BookPoint[],
+  o: Omit<BookOptions, "grid">,
+  valuations: Valuation[],
+) {
   const final = profitAt(r.s, o.endMarks, o.ended);
   let peak = 0;
   let dd = 0;
@@ -244,7 +251,7 @@ function summaryOf(r: Replay, trades: number, curve: BookPoint[], o: Omit<BookOp
     price_outliers: r.outliers,
     uncredited_usd: round6(r.s.uncredited),
     unmarked_realised_usd: round6(r.s.unmarkedRealised),
-    valuations: [...r.valuations],
+    valuations,
     curve,
   };
 }
@@ -256,9 +263,27 @@ export type SeasonBook = ReturnType<typeof seasonBook>;
  * change). A pass adds only the trades that came in since, so its cost is the new trades, not the
  * season.
  */
-export type KeptBook = { r: Replay; curve: BookPoint[]; last: BookTrade | null; maxTs: number; trades: number };
+export type KeptBook = {
+  r: Replay;
+  curve: BookPoint[];
+  last: BookTrade | null;
+  maxTs: number;
+  trades: number;
+  /**
+   * The valuations as last answered (a copy: the replay's own list grows): the same array while no trade was added,
+   * so what is derived from it is not derived again (lib/league/board copy inputs).
+   */
+  answered: Valuation[] | null;
+};
 
-export const keptBook = (): KeptBook => ({ r: newReplay(), curve: [], last: null, maxTs: -Infinity, trades: 0 });
+export const keptBook = (): KeptBook => ({
+  r: newReplay(),
+  curve: [],
+  last: null,
+  maxTs: -Infinity,
+  trades: 0,
+  answered: null,
+});
 
 /**
  * Adds `trades` (the ones after those applied) over `grid` (the season's points so far; a point
@@ -298,5 +323,6 @@ function passed(grid: GridPoint[], maxTs: number): number {
 export function keptBookOf(b: KeptBook, o: BookOptions): SeasonBook {
   const grid = [...o.grid].sort((x, y) => x.ts - y.ts);
   const curve = [...b.curve, ...grid.slice(b.curve.length).map((g) => pointAt(b.r.s, g))];
-  return summaryOf(b.r, b.trades, curve, o);
+  if (b.answered?.length !== b.r.valuations.length) b.answered = [...b.r.valuations];
+  return summaryOf(b.r, b.trades, curve, o, b.answered);
 }

@@ -220,10 +220,19 @@ function randomSeason(seed: number) {
   return { trades, clusters };
 }
 
-/** One pass's changes to a season: new trades near old ones, one gone, one moved, one revalued, maybe a cluster. */
+/**
+ * One pass's changes to a season: new trades near old ones, one gone, one moved, one revalued, maybe a cluster. As
+ * the standings worker's kept lists change: an entry that changes gets a new list, the others keep theirs (the memo
+ * skips a list it was given before).
+ */
 function mutate(trades: Map<string, CopyTrade[]>, clusters: Map<string, string>, r: () => number, pass: number) {
   const ids = [...trades.keys()];
-  const some = () => trades.get(ids[Math.floor(r() * ids.length)]!)!;
+  const some = () => {
+    const id = ids[Math.floor(r() * ids.length)]!;
+    const list = [...trades.get(id)!];
+    trades.set(id, list);
+    return list;
+  };
   for (let i = 0; i < 4; i++) {
     const [from, to] = [some(), some()];
     const x = from[Math.floor(r() * from.length)];

@@ -249,6 +249,12 @@ export type CopyMemo = {
   findings: Map<string, { best: CopyFinding | null; n: number }>;
   /** Each pair's trades sorted (PairIndex), as of the latest pass. */
   pairs: Map<string, PairIndex>;
+  /**
+   * By entry: the list the latest pass was given. A caller that gives the same array again for an entry whose trades
+   * did not change (the standings worker's kept lists: never changed in place) has that entry skipped unless a trade
+   * near one of its own came, went or moved; a new array is compared trade by trade.
+   */
+  lists: Map<string, CopyTrade[]>;
 };
 export const copyMemo = (): CopyMemo => ({
   key: "",
@@ -256,6 +262,7 @@ export const copyMemo = (): CopyMemo => ({
   trades: new Map(),
   findings: new Map(),
   pairs: new Map(),
+  lists: new Map(),
 });
 
 const memoKey = (nb: Numbering) => nb.entries.map((e) => `${e}=${nb.clusters[nb.entryCluster.get(e)!]}`).join("\n");
@@ -264,12 +271,14 @@ const sameAt = (was: MemoTrade | undefined, pair: string, t: CopyTrade) =>
   was !== undefined && was.pair === pair && was.ts === t.ts && was.block === t.block;
 
 /**
- * Per pair, the sorted times of the trades that came, went or moved since the memo's pass; marks every trade
- * still there as seen by this pass (`memo.pass`, moved on here). Unless the pairs were just built from the season
- * (`built`), each such trade is taken out of its pair's index where it was and put in where it is now.
+ * Per pair, the sorted times of the trades that came, went or moved since the memo's pass, among the entries
+ * `relisted` (given a list other than the memo's) and those gone from `trades`; the records of trades gone are
+ * dropped. Unless the pairs were just built from the season (`built`), each such trade is taken out of its pair's
+ * index where it was and put in where it is now.
  */
 function movedTimes(
   trades: Map<string, CopyTrade[]>,
+  relisted: string[],
   memo: CopyMemo,
   pair: (t: CopyTrade) => string,
   nb: Numbering,
@@ -278,7 +287,16 @@ function movedTimes(
   const times = new Map<string, number[]>();
   const add = (p: string, ts: number) => (times.get(p) ?? times.set(p, []).get(p)!).push(ts);
   const pass = ++memo.pass;
-  for (const [entry, own] of trades) {
+  const drop = (entry: string, mine: Map<string, MemoTrade>, gone: (was: MemoTrade) => boolean) => {
+    for (const [id, was] of mine)
+      if (gone(was)) {
+        add(was.pair, was.ts);
+        if (!built) removeFrom(memo.pairs, was.pair, was.ts, id, nb.rank.get(entry) ?? -1);
+        mine.delete(id);
+      }
+  };
+  for (const entry of relisted) {
+    const own = trades.get(entry)!;
     const mine = memo.trades.get(entry);
     const [rank, cluster] = [nb.rank.get(entry)!, nb.entryCluster.get(entry)!];
     for (const t of own) {
@@ -292,14 +310,32 @@ function movedTimes(
       if (was) removeFrom(memo.pairs, was.pair, was.ts, t.id, rank);
       insertInto(memo.pairs, p, t, rank, cluster);
     }
+    if (mine) drop(entry, mine, (was) => was.seen !== pass);
   }
   for (const [entry, mine] of memo.trades)
-    for (const [id, was] of mine)
-      if (was.seen !== pass) {
-        add(was.pair, was.ts);
-        if (!built) removeFrom(memo.pairs, was.pair, was.ts, id, nb.rank.get(entry) ?? -1);
-      }
+    if (!trades.has(entry)) {
+      drop(entry, mine, () => true);
+      memo.trades.delete(entry);
+    }
   return new Map([...times].map(([p, list]) => [p, Float64Array.from(list).sort()]));
+}
+
+/**
+ * The ranks of the entries with a trade in its pair's index within the window of a time in `moved` (their follows
+ * may have changed): one walk along each pair's index, the windows of the sorted times taken in order.
+ */
+function entriesNear(moved: Map<string, Float64Array>, pairs: Map<string, PairIndex>): Set<number> {
+  const out = new Set<number>();
+  for (const [pair, times] of moved) {
+    const p = pairs.get(pair);
+    if (!p) continue;
+    let i = 0;
+    for (const ts of times) {
+      i = Math.max(i, lowerBound(p.ts, ts - COPY_WINDOW_S));
+      for (; i < p.ts.length && p.ts[i]! <= ts + COPY_WINDOW_S; i++) out.add(p.entry[i]!);
+    }
+  }
+  return out;
 }
 
 /** Whether `t` is within the window of a trade that moved (its follows may have changed). */
@@ -308,17 +344,6 @@ function nearMoved(t: CopyTrade, pair: string, moved: Map<string, Float64Array>)
   if (!list) return false;
   const i = lowerBound(list, t.ts - COPY_WINDOW_S);
   return i < list.length && list[i]! <= t.ts + COPY_WINDOW_S;
-}
-
-/** Drops from the memo the trades (and entries) its latest pass did not see. */
-function forgetGone(m: CopyMemo, trades: Map<string, CopyTrade[]>) {
-  for (const [entry, mine] of m.trades) {
-    if (!trades.has(entry)) {
-      m.trades.delete(entry);
-      continue;
-    }
-    for (const [id, was] of mine) if (was.seen !== m.pass) mine.delete(id);
-  }
 }
 
 /**
@@ -335,15 +360,25 @@ export function copyFindings(trades: Map<string, CopyTrade[]>, clusterOf: Map<st
   const m = memo ?? copyMemo();
   const key = memoKey(nb);
   const built = m.key !== key;
-  if (built) Object.assign(m, { ...copyMemo(), key, pairs: pairsOf(trades, nb, pair) });
-  const moved = movedTimes(trades, m, pair, nb, built);
+  if (built) Object.assign(m, { ...copyMemo(), pairs: pairsOf(trades, nb, pair) });
+  // Not valid until this pass ends: a pass that throws half-way leaves the next one to start over.
+  m.key = "";
+  const relisted = [...trades].filter(([e, own]) => m.lists.get(e) !== own).map(([e]) => e);
+  const moved = movedTimes(trades, relisted, m, pair, nb, built);
+  const near = entriesNear(moved, m.pairs);
   const scratch = scratchOf(nb.clusters.length);
   const tallies = talliesOf(nb.clusters.length);
   const out = new Map<string, CopyFinding>();
   let no = 0;
   for (const [entry, own] of trades) {
-    const cluster = nb.entryCluster.get(entry)!;
     const prev = m.findings.get(entry);
+    // The same list, and no trade near its own came, went or moved: its follows and finding stand.
+    if (prev && m.lists.get(entry) === own && !near.has(nb.rank.get(entry)!)) {
+      if (prev.best) out.set(entry, prev.best);
+      continue;
+    }
+    m.lists.set(entry, own);
+    const cluster = nb.entryCluster.get(entry)!;
     let mine = m.trades.get(entry);
     if (!mine) m.trades.set(entry, (mine = new Map()));
     // New, or it lost trades (a reorganisation): valued again.
@@ -367,7 +402,9 @@ export function copyFindings(trades: Map<string, CopyTrade[]>, clusterOf: Map<st
     m.findings.set(entry, { best, n: own.length });
     if (best) out.set(entry, best);
   }
-  forgetGone(m, trades);
+  for (const entry of m.lists.keys()) if (!trades.has(entry)) m.lists.delete(entry);
+  for (const entry of m.findings.keys()) if (!trades.has(entry)) m.findings.delete(entry);
+  m.key = key;
   return out;
 }
 

@@ -233,8 +233,16 @@ export async function entrantBook(
  * An entrant's book kept by the standings worker between passes (issue 29 point 6): the final
  * trades applied, valued once, and the replay after them.
  */
-export type KeptEntrant = { trades: BookTrade[]; book: KeptBook };
-export const keptEntrant = (): KeptEntrant => ({ trades: [], book: keptBook() });
+export type KeptEntrant = {
+  trades: BookTrade[];
+  book: KeptBook;
+  /**
+   * The list the last pass was given, its final trades and the marked tokens it holds: a kept list is replaced when
+   * any of its trades changes or becomes final (api/league/kept.ts), so the same list needs neither derived again.
+   */
+  seen: { trades: SeasonTrade[]; done: SeasonTrade[]; held: string[] } | null;
+};
+export const keptEntrant = (): KeptEntrant => ({ trades: [], book: keptBook(), seen: null });
 
 /**
  * `entrantBook` from a kept book: only the final trades not yet applied are valued and added (a
@@ -249,10 +257,12 @@ export async function keptEntrantBook(
   final: (id: string) => boolean,
   o: { starts: number; valuedAt: number; ended: boolean },
 ): Promise<SeasonBook> {
-  const done = trades.filter((t) => final(t.id));
-  if (!isPrefix(kept.trades, done)) Object.assign(kept, keptEntrant());
+  const same = kept.seen?.trades === trades ? kept.seen : null;
+  const done = same ? same.done : trades.filter((t) => final(t.id));
+  if (!same && !isPrefix(kept.trades, done)) Object.assign(kept, keptEntrant());
   const added = await valuedTrades(marks, done.slice(kept.trades.length));
-  const held = heldOf(marks, trades);
+  const held = same ? same.held : heldOf(marks, trades);
+  kept.seen = { trades, done, held };
   // Grid points the kept book passed keep their profit: their marks are not read again.
   const grid = await gridOf(marks, held, o, kept.book.curve.length);
   if (!addTrades(kept.book, added, grid)) {
