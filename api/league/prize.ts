@@ -174,10 +174,7 @@ function entryFactsOf(config: Config, s: Season, entries: SeasonEntry[], trades:
   const ledgers = new Map<string, MinedTrade[]>();
   const facts: EntryFacts[] = entries.map((e) => {
     const left_at = e.left_at === null ? null : Number(e.left_at);
-    const until = untilOf(s, left_at);
-    const all = trades.get(lc(e.wallet)) ?? [];
-    // The wallet's list itself while none of it is past the entry's end (a kept list's identity is its contents).
-    ledgers.set(e.entry_id, all.every((t) => t.trade.ts < until) ? all : all.filter((t) => t.trade.ts < until));
+    ledgers.set(e.entry_id, ledgerOf(trades.get(lc(e.wallet)) ?? [], untilOf(s, left_at)));
     return {
       entry_id: e.entry_id,
       agent_id: Number(e.agent_id),
@@ -312,6 +309,20 @@ export async function prizeBoard(d: PrizeDeps, s: Season, a: PrizeAnchor) {
   });
   const published = publishedOf(d.config, entries, facts, reviews);
   return { ...board, ledgers, unreadable, published: { ...published, native_skipped: native.skipped } };
+}
+
+/**
+ * A wallet's trades before `until` (the entry's end): the list itself while none is past it, else the part before, cut
+ * once per list and end (a kept list is replaced, never changed: the same list and end give the same array, so an
+ * entry that left keeps what is derived from its ledger, as one that plays does).
+ */
+const cutsOf = byIdentity((_: MinedTrade[]) => new Map<number, MinedTrade[]>());
+function ledgerOf(all: MinedTrade[], until: number): MinedTrade[] {
+  if (all.every((t) => t.trade.ts < until)) return all;
+  const cuts = cutsOf(all);
+  let cut = cuts.get(until);
+  if (!cut) cuts.set(until, (cut = all.filter((t) => t.trade.ts < until)));
+  return cut;
 }
 
 /** A ledger's trades as a book reads them, derived once per list (a kept list is replaced, never changed). */

@@ -119,10 +119,13 @@ const NO_TRADES: SeasonTrade[] = [];
  * lists and books give the same arrays while nothing changed: issue 29 point 6); the same arrays give the same list,
  * which copy detection's memo then skips.
  */
-const copyInputs = new WeakMap<SeasonTrade[], { valuations: Valuation[]; out: CopyTrade[] }>();
+const copyInputs = new WeakMap<SeasonTrade[], WeakMap<Valuation[], CopyTrade[]>>();
 function copyTradesOfEntry(trades: SeasonTrade[], valuations: Valuation[]): CopyTrade[] {
-  const hit = copyInputs.get(trades);
-  if (hit?.valuations === valuations) return hit.out;
+  // By both arrays: two entries on one wallet share the trades and have books of their own.
+  let byBook = copyInputs.get(trades);
+  if (!byBook) copyInputs.set(trades, (byBook = new WeakMap()));
+  const hit = byBook.get(valuations);
+  if (hit) return hit;
   const usd = new Map<string, number>();
   // The input's value, else the output's: one side is enough to size the trade.
   for (const v of valuations) if (v.side === "in" || !usd.has(v.trade_id)) usd.set(v.trade_id, v.usd);
@@ -134,7 +137,7 @@ function copyTradesOfEntry(trades: SeasonTrade[], valuations: Valuation[]): Copy
     token_out: t.token_out.address,
     usd: usd.get(t.id) ?? 0,
   }));
-  copyInputs.set(trades, { valuations, out });
+  byBook.set(valuations, out);
   return out;
 }
 

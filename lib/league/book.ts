@@ -271,7 +271,8 @@ export type KeptBook = {
   trades: number;
   /**
    * The valuations as last answered (a copy: the replay's own list grows): the same array while no trade was added,
-   * so what is derived from it is not derived again (lib/league/board copy inputs).
+   * so what is derived from it is not derived again (lib/league/board copy inputs). Renewed when the replay's list is
+   * longer: it only grows, and a replay from scratch is a new KeptBook (never `r` reset in place).
    */
   answered: Valuation[] | null;
 };
