@@ -51,6 +51,9 @@ export async function benchLeague(opts: {
       head: Number(await dn.pub.getBlockNumber()),
     };
     const firstAgent = await registerAgents(dn, o.entrants);
+    // The entrants' wallets sent their trades: a live season's wallets have nonces past them (the native scan probes an
+    // account at nonce 0 every pass, as one that may be created).
+    for (let i = 0; i < o.entrants; i++) await dn.test.setNonce({ address: wallet(i) as Address, nonce: o.trades });
     await seed(store.db, o, firstAgent);
     // A live chain has a final block (FINALITY_BLOCKS below its head) with state: the kept views are read there.
     await dn.test.mine({ blocks: FINALITY_BLOCKS + 1 });

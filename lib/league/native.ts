@@ -16,8 +16,9 @@
  * is not seen. The probes are the range's ends and the halvings, so a move inside a range whose
  * ends look alike is missed.
  */
-import type { PublicClient } from "viem";
+import type { Hex, PublicClient, SignedAuthorization } from "viem";
 import { lc } from "../address.js";
+import { recoverAuthorizationAddress } from "../secp.js";
 import type { ChainTransfer } from "./chain.js";
 
 /** The token named for native ETH in a link's evidence (ETH's configured address). */
@@ -193,6 +194,116 @@ export async function statesAt(
   return out;
 }
 
+/**
+ * Runtime code for eth_call's state override: for each 32-byte word of calldata (an address), its BALANCE and its
+ * EXTCODEHASH, as two words of the answer. A loop of 42 bytes: PUSH1 0; loop: while calldatasize > i { a =
+ * calldataload(i); mstore(2i, balance(a)); mstore(2i + 32, extcodehash(a)); i += 32 }; return(0, 2 * calldatasize).
+ */
+const BALANCE_AND_CODE: Hex = "0x60005b80361115602257803580318260011b523f8160011b602001526020016002565b3660011b6000f3";
+/** Where the override puts it: an address with no code or key of its own on any chain we read. */
+const PROBE_ADDRESS: Hex = "0x000000000000000000000000000000000050be01";
+/** EXTCODEHASH of an account without code: keccak256 of nothing (0 when the account does not exist). */
+const NO_CODE = "c5d2460186f7233c927e7db2dcc703c0e500b653ca82273b7bfad8045d85a470";
+
+/**
+ * Each address's balance at `block` and whether it has code there (a contract, or an EIP-7702 delegation), in one
+ * eth_call per BALANCES_PER_CALL with BALANCE_AND_CODE put at PROBE_ADDRESS. Null where the call fails for any
+ * reason (a node without state overrides, or without the past state): the caller probes every nonce, as before, and
+ * those probes tell a node without the state.
+ */
+export async function balancesAndCodeAt(chain: PublicClient, addresses: string[], block: bigint) {
+  const out = new Map<string, { balance: bigint; code: boolean }>();
+  try {
+    for (let i = 0; i < addresses.length; i += BALANCES_PER_CALL) {
+      const part = addresses.slice(i, i + BALANCES_PER_CALL);
+      const { data } = await chain.call({
+        to: PROBE_ADDRESS,
+        data: `0x${part.map((a) => a.slice(2).toLowerCase().padStart(64, "0")).join("")}`,
+        blockNumber: block,
+        stateOverride: [{ address: PROBE_ADDRESS, code: BALANCE_AND_CODE }],
+      });
+      if (!data || data.length !== 2 + part.length * 128) return null;
+      for (const [j, a] of part.entries()) {
+        const at = 2 + j * 128;
+        const hash = data.slice(at + 64, at + 128);
+        out.set(a, { balance: BigInt(`0x${data.slice(at, at + 64)}`), code: !/^0+$/.test(hash) && hash !== NO_CODE });
+      }
+    }
+  } catch {
+    // Whatever it says (a node without overrides may word it like missing state), the probes decide: statesAt.
+    return null;
+  }
+  return out;
+}
+
+/** The transaction types whose only nonce moves are the sender's and its EIP-7702 authorities'. */
+const PLAIN_TYPES = new Set(["legacy", "eip2930", "eip1559", "eip4844", "eip7702"]);
+/** At most this many blocks are read for their senders; a longer range probes every nonce (fewer requests). */
+export const SENDER_BLOCKS_MAX = 32n;
+
+/**
+ * The accounts whose nonce a transaction in [from, to] can have moved without having code: each sender and each
+ * EIP-7702 authority (recovered from its signature). Null when a block holds a transaction of another type (an
+ * Arbitrum deposit or retry: the caller probes every nonce) or an authorization whose signer cannot be recovered.
+ */
+export async function nonceMoversIn(chain: PublicClient, from: bigint, to: bigint): Promise<Set<string> | null> {
+  const blocks: bigint[] = [];
+  for (let b = from; b <= to; b++) blocks.push(b);
+  const out = new Set<string>();
+  let plain = true;
+  await eachLimited(blocks, PARALLEL, async (b) => {
+    const block = await chain.getBlock({ blockNumber: b, includeTransactions: true });
+    for (const tx of block.transactions) {
+      if (!PLAIN_TYPES.has(tx.type)) plain = false;
+      out.add(lc(tx.from));
+      for (const auth of (tx as { authorizationList?: SignedAuthorization[] }).authorizationList ?? []) {
+        const signer = await recoverAuthorizationAddress({ authorization: auth }).catch(() => null);
+        if (signer) out.add(lc(signer));
+        else plain = false;
+      }
+    }
+  });
+  return plain ? out : null;
+}
+
+/**
+ * The state (`nonce:balance`) of each of `addresses` at `to`, where `before` has each one's state at `from - 1`: an
+ * account's nonce moves only when it sends a transaction, signs an EIP-7702 authorization that a transaction carries,
+ * creates a contract (it has code: a contract, or an EIP-7702 delegation), or is itself created (from nonce 0 to 1,
+ * even with empty code). So only the senders and authorities of the blocks in between (nonceMoversIn), the accounts
+ * with code at `to` (balancesAndCodeAt, with every balance), those at nonce 0 before and those not in `before` are
+ * probed; the others keep their nonce. Every nonce is probed (statesAt) over more than SENDER_BLOCKS_MAX blocks, or
+ * where the node takes no state override or a block holds another type of transaction.
+ */
+export async function statesAfter(
+  chain: PublicClient,
+  addresses: string[],
+  from: bigint,
+  to: bigint,
+  before: Map<string, string>,
+  reader?: PublicClient,
+): Promise<Map<string, string>> {
+  if (to - from + 1n > SENDER_BLOCKS_MAX || !addresses.some((a) => before.has(a)))
+    return statesAt(chain, addresses, to, reader);
+  const [found, movers] = await Promise.all([
+    balancesAndCodeAt(chain, addresses, to),
+    nonceMoversIn(chain, from, to).catch(() => null),
+  ]);
+  if (!found || !movers) return statesAt(chain, addresses, to, reader);
+  const nonceBefore = (a: string) => before.get(a)?.split(":")[0];
+  const probe = addresses.filter((a) => {
+    const n = nonceBefore(a);
+    return n === undefined || n === "0" || movers.has(a) || found.get(a)!.code;
+  });
+  const nonces = probe.length ? await noncesAt(chain, reader, probe, to) : new Map<string, number>();
+  const out = new Map<string, string>();
+  for (const a of addresses) {
+    const nonce = nonces.get(a) ?? Number(nonceBefore(a));
+    out.set(a, `${nonce}:${found.get(a)!.balance}`);
+  }
+  return out;
+}
+
 /** The balances of `addresses` at `block`: through Multicall3 (balancesAt), else one by one (SINGLE_READS_AT_ONCE). */
 async function balancesOf(chain: PublicClient, addresses: string[], block: bigint) {
   const all = addresses.length > 1 ? await balancesAt(chain, addresses, block) : null;
@@ -272,7 +383,7 @@ export async function changedBlocksAcross(
   const unknown = addresses.filter((a) => !before.has(a));
   const [lo, after] = await Promise.all([
     statesAt(chain, unknown, from - 1n, reader),
-    statesAt(chain, addresses, to, reader),
+    statesAfter(chain, addresses, from, to, before, reader),
   ]);
   const startOf = (a: string) => before.get(a) ?? lo.get(a)!;
   const moved = addresses.filter((a) => startOf(a) !== after.get(a));
