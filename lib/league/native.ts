@@ -236,41 +236,52 @@ export async function balancesAndCodeAt(chain: PublicClient, addresses: string[]
   return out;
 }
 
-/** The transaction types whose only nonce moves are the sender's and its EIP-7702 authorities'. */
-const PLAIN_TYPES = new Set(["legacy", "eip2930", "eip1559", "eip4844", "eip7702"]);
+/**
+ * The transaction types whose only nonce moves are the sender's and its EIP-7702 authorities': legacy, EIP-2930, EIP-1559, EIP-4844, EIP-7702, and Arbitrum Nitro's internal transaction (0x6a), first in every
+ * block of chain 4663: ArbOS's own, from its address, moving no account's nonce. Arbitrum's other types (deposits,
+ * retryables: 0x64-0x69) probe every nonce.
+ */
+const PLAIN_TYPES = new Set(["0x0", "0x1", "0x2", "0x3", "0x4", "0x6a"]);
 /** At most this many blocks are read for their senders; a longer range probes every nonce (fewer requests). */
 export const SENDER_BLOCKS_MAX = 32n;
 
 /**
  * The accounts whose nonce a transaction in [from, to] can have moved without having code: each sender and each
- * EIP-7702 authority (recovered from its signature). Null when a block holds a transaction of another type (an
- * Arbitrum deposit or retry: the caller probes every nonce) or an authorization whose signer cannot be recovered.
+ * EIP-7702 authority (recovered from its signature), and the hash of block `to` as read. Null when a block holds a
+ * transaction of another type (an Arbitrum deposit or retry: the caller probes every nonce), an EIP-7702 transaction
+ * without its authorizations (a node that left them out), or an authorization whose signer cannot be recovered.
  */
-export async function nonceMoversIn(chain: PublicClient, from: bigint, to: bigint): Promise<Set<string> | null> {
+export async function nonceMoversIn(chain: PublicClient, from: bigint, to: bigint) {
   const blocks: bigint[] = [];
   for (let b = from; b <= to; b++) blocks.push(b);
-  const out = new Set<string>();
+  const movers = new Set<string>();
   let plain = true;
+  let hash: string | null = null;
   await eachLimited(blocks, PARALLEL, async (b) => {
     const block = await chain.getBlock({ blockNumber: b, includeTransactions: true });
+    if (b === to) hash = block.hash;
     for (const tx of block.transactions) {
-      if (!PLAIN_TYPES.has(tx.type)) plain = false;
-      out.add(lc(tx.from));
-      for (const auth of (tx as { authorizationList?: SignedAuthorization[] }).authorizationList ?? []) {
+      // The type as the node sent it: viem names only the types it knows.
+      if (!PLAIN_TYPES.has(tx.typeHex ?? "")) plain = false;
+      movers.add(lc(tx.from));
+      const auths = (tx as { authorizationList?: SignedAuthorization[] }).authorizationList;
+      if (tx.typeHex === "0x4" && !auths?.length) plain = false;
+      for (const auth of auths ?? []) {
         const signer = await recoverAuthorizationAddress({ authorization: auth }).catch(() => null);
-        if (signer) out.add(lc(signer));
+        if (signer) movers.add(lc(signer));
         else plain = false;
       }
     }
   });
-  return plain ? out : null;
+  return plain && hash ? { movers, hash: hash as string } : null;
 }
 
 /**
  * The state (`nonce:balance`) of each of `addresses` at `to`, where `before` has each one's state at `from - 1`: an
  * account's nonce moves only when it sends a transaction, signs an EIP-7702 authorization that a transaction carries,
  * creates a contract (it has code: a contract, or an EIP-7702 delegation), or is itself created (from nonce 0 to 1,
- * even with empty code). So only the senders and authorities of the blocks in between (nonceMoversIn), the accounts
+ * even with empty code); it never falls (SELFDESTRUCT removes an account only in the transaction that created it:
+ * EIP-6780, in force on every chain with EIP-7702). So only the senders and authorities of the blocks in between (nonceMoversIn), the accounts
  * with code at `to` (balancesAndCodeAt, with every balance), those at nonce 0 before and those not in `before` are
  * probed; the others keep their nonce. Every nonce is probed (statesAt) over more than SENDER_BLOCKS_MAX blocks, or
  * where the node takes no state override or a block holds another type of transaction.
@@ -285,17 +296,21 @@ export async function statesAfter(
 ): Promise<Map<string, string>> {
   if (to - from + 1n > SENDER_BLOCKS_MAX || !addresses.some((a) => before.has(a)))
     return statesAt(chain, addresses, to, reader);
-  const [found, movers] = await Promise.all([
+  const [found, read] = await Promise.all([
     balancesAndCodeAt(chain, addresses, to),
     nonceMoversIn(chain, from, to).catch(() => null),
   ]);
-  if (!found || !movers) return statesAt(chain, addresses, to, reader);
+  if (!found || !read) return statesAt(chain, addresses, to, reader);
+  const movers = read.movers;
   const nonceBefore = (a: string) => before.get(a)?.split(":")[0];
   const probe = addresses.filter((a) => {
     const n = nonceBefore(a);
     return n === undefined || n === "0" || movers.has(a) || found.get(a)!.code;
   });
   const nonces = probe.length ? await noncesAt(chain, reader, probe, to) : new Map<string, number>();
+  // The blocks read are still the chain's (a reorganisation meanwhile: the senders were another fork's).
+  if ((await chain.getBlock({ blockNumber: to }).catch(() => null))?.hash !== read.hash)
+    return statesAt(chain, addresses, to, reader);
   const out = new Map<string, string>();
   for (const a of addresses) {
     const nonce = nonces.get(a) ?? Number(nonceBefore(a));

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { getContractAddress, zeroAddress, type Address, type Hex, type PublicClient } from "viem";
+import { custom, getContractAddress, zeroAddress, type Address, type Hex, type PublicClient } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { startDevnet, type Devnet } from "../../test/helpers/devnet.js";
+import { publicClient } from "../chain.js";
 import { statesAfter, statesAt } from "./native.js";
 
 /** Runtime code that creates an empty contract on every call (CREATE moves the creator's nonce, no transaction). */
@@ -41,6 +42,28 @@ function counting(pub: PublicClient) {
     },
   });
   return { calls, client };
+}
+
+const ARBOS = "0x00000000000000000000000000000000000a4b05";
+
+/** The devnet's client with each full block's raw answer passed through `edit` first, counting nonces asked for. */
+function editedBlocks(edit: (block: { transactions: Record<string, unknown>[] }) => void) {
+  let id = 0;
+  const transport = custom({
+    async request({ method, params }: { method: string; params?: unknown[] }) {
+      const res = await fetch(dn.anvil.rpcUrl, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ jsonrpc: "2.0", id: ++id, method, params }),
+      });
+      const body = (await res.json()) as { result?: { transactions: Record<string, unknown>[] }; error?: object };
+      if (body.error) throw Object.assign(new Error("node error"), body.error);
+      if (method === "eth_getBlockByNumber" && params?.[1] === true && body.result?.transactions.length)
+        edit(body.result);
+      return body.result;
+    },
+  });
+  return counting(publicClient({ chain: dn.chain, transport, cacheTime: 0 }));
 }
 
 describe("the native scan's states from the new blocks (issue 29 point 6)", () => {
@@ -104,6 +127,36 @@ describe("the native scan's states from the new blocks (issue 29 point 6)", () =
       await dn.test.setAutomine(true);
     }
     expect(quiet).toBeGreaterThan(0);
+  });
+
+  it("take Arbitrum's internal transaction as plain, and probe every nonce where a node leaves out authorizations", async () => {
+    const x = privateKeyToAccount(generatePrivateKey());
+    const others = Array.from({ length: 4 }, () => privateKeyToAccount(generatePrivateKey()).address.toLowerCase());
+    for (const a of [x.address, ...others]) await dn.test.setNonce({ address: a as Address, nonce: 44 });
+    const addresses = [x.address.toLowerCase(), ...others];
+    const sponsor = dn.walletFor(dn.deployer);
+    const from = (await dn.pub.getBlockNumber()) + 1n;
+    // x delegates and undelegates in the range: only its authorizations say that its nonce moved.
+    for (const contractAddress of ["0x00000000000000000000000000000000000fac70", zeroAddress] as const) {
+      const nonce = await dn.pub.getTransactionCount({ address: x.address });
+      const authorization = await dn.walletFor(x).signAuthorization({ contractAddress, nonce });
+      await dn.mined(
+        await sponsor.sendTransaction({ authorizationList: [authorization], to: sponsor.account.address }),
+      );
+    }
+    const to = await dn.pub.getBlockNumber();
+    const before = await statesAt(dn.pub, addresses, from - 1n);
+    const truth = await statesAt(dn.pub, addresses, to);
+    // Every block of chain 4663 starts with ArbOS's internal transaction (type 0x6a, which viem does not name).
+    const nitro = editedBlocks((b) => b.transactions.unshift({ ...b.transactions[0], type: "0x6a", from: ARBOS }));
+    expect(await statesAfter(nitro.client, addresses, from, to, before)).toEqual(truth);
+    expect(nitro.calls.nonces).toBe(1);
+    // A node that leaves out the authorizations: every nonce is probed, never x's kept.
+    const stripped = editedBlocks((b) => {
+      for (const t of b.transactions) delete t.authorizationList;
+    });
+    expect(await statesAfter(stripped.client, addresses, from, to, before)).toEqual(truth);
+    expect(stripped.calls.nonces).toBe(addresses.length);
   });
 
   it("probe every nonce where the node takes no state override, with the same answer", async () => {
