@@ -157,7 +157,14 @@ type Scratch = ReturnType<typeof scratchOf>;
  * `out` as pairs. Among another cluster's trades of its pair and direction within the window, another block,
  * the nearest before is nearer than the nearest after.
  */
-function followsOf(t: CopyTrade, cluster: number, p: PairIndex, s: Scratch, no: number, out: number[]) {
+function followsOf(
+  t: Pick<CopyTrade, "ts" | "block">,
+  cluster: number,
+  p: PairIndex,
+  s: Scratch,
+  no: number,
+  out: number[],
+) {
   s.touched.length = 0;
   for (let i = lowerBound(p.ts, t.ts - COPY_WINDOW_S); i < p.ts.length && p.ts[i]! <= t.ts + COPY_WINDOW_S; i++) {
     const c = p.cluster[i]!;
@@ -321,18 +328,22 @@ function movedTimes(
 }
 
 /**
- * The ranks of the entries with a trade in its pair's index within the window of a time in `moved` (their follows
+ * By entry rank, the ids of its trades in their pair's index within the window of a time in `moved` (their follows
  * may have changed): one walk along each pair's index, the windows of the sorted times taken in order.
  */
-function entriesNear(moved: Map<string, Float64Array>, pairs: Map<string, PairIndex>): Set<number> {
-  const out = new Set<number>();
+function tradesNear(moved: Map<string, Float64Array>, pairs: Map<string, PairIndex>): Map<number, Set<string>> {
+  const out = new Map<number, Set<string>>();
   for (const [pair, times] of moved) {
     const p = pairs.get(pair);
     if (!p) continue;
     let i = 0;
     for (const ts of times) {
       i = Math.max(i, lowerBound(p.ts, ts - COPY_WINDOW_S));
-      for (; i < p.ts.length && p.ts[i]! <= ts + COPY_WINDOW_S; i++) out.add(p.entry[i]!);
+      for (; i < p.ts.length && p.ts[i]! <= ts + COPY_WINDOW_S; i++) {
+        const ids = out.get(p.entry[i]!);
+        if (ids) ids.add(p.id[i]!);
+        else out.set(p.entry[i]!, new Set([p.id[i]!]));
+      }
     }
   }
   return out;
@@ -365,40 +376,17 @@ export function copyFindings(trades: Map<string, CopyTrade[]>, clusterOf: Map<st
   m.key = "";
   const relisted = [...trades].filter(([e, own]) => m.lists.get(e) !== own).map(([e]) => e);
   const moved = movedTimes(trades, relisted, m, pair, nb, built);
-  const near = entriesNear(moved, m.pairs);
-  const scratch = scratchOf(nb.clusters.length);
-  const tallies = talliesOf(nb.clusters.length);
+  const near = tradesNear(moved, m.pairs);
+  const n = nb.clusters.length;
+  const scan: Scan = { m, nb, pair, moved, scratch: scratchOf(n), tallies: talliesOf(n), no: 0 };
   const out = new Map<string, CopyFinding>();
-  let no = 0;
   for (const [entry, own] of trades) {
     const prev = m.findings.get(entry);
-    // The same list, and no trade near its own came, went or moved: its follows and finding stand.
-    if (prev && m.lists.get(entry) === own && !near.has(nb.rank.get(entry)!)) {
-      if (prev.best) out.set(entry, prev.best);
-      continue;
-    }
+    const ids = near.get(nb.rank.get(entry)!);
+    // The same list: its follows stand but for its trades near one that came, went or moved.
+    const kept = prev && m.lists.get(entry) === own ? (ids ? nearFinding(scan, entry, own, prev, ids) : prev) : null;
+    const best = kept ? kept.best : relistedFinding(scan, entry, own, prev);
     m.lists.set(entry, own);
-    const cluster = nb.entryCluster.get(entry)!;
-    let mine = m.trades.get(entry);
-    if (!mine) m.trades.set(entry, (mine = new Map()));
-    // New, or it lost trades (a reorganisation): valued again.
-    let changed = prev?.n !== own.length;
-    const follows = own.map((t) => {
-      const p = pair(t);
-      const was = mine.get(t.id);
-      let fs = was?.fs;
-      if (!fs || !sameAt(was, p, t) || nearMoved(t, p, moved)) {
-        fs = [];
-        followsOf(t, cluster, m.pairs.get(p)!, scratch, no++, fs);
-        changed ||= !was || was.fs.length !== fs.length || was.fs.some((v, x) => v !== fs![x]);
-      }
-      changed ||= was?.usd !== t.usd;
-      if (!was) mine.set(t.id, { pair: p, ts: t.ts, block: t.block, usd: t.usd, fs, seen: m.pass });
-      else if (was.fs !== fs || !sameAt(was, p, t) || was.usd !== t.usd)
-        Object.assign(was, { pair: p, ts: t.ts, block: t.block, usd: t.usd, fs });
-      return fs;
-    });
-    const best = changed || !prev ? findingOf(own, follows, nb, tallies) : prev.best;
     m.findings.set(entry, { best, n: own.length });
     if (best) out.set(entry, best);
   }
@@ -407,6 +395,78 @@ export function copyFindings(trades: Map<string, CopyTrade[]>, clusterOf: Map<st
   m.key = key;
   return out;
 }
+
+/** One call's scan: the memo, the entries' numbering, the moved times, the scratch and tallies, the scan counter. */
+type Scan = {
+  m: CopyMemo;
+  nb: Numbering;
+  pair: (t: CopyTrade) => string;
+  moved: Map<string, Float64Array>;
+  scratch: Scratch;
+  tallies: Tallies;
+  no: number;
+};
+type Kept = { best: CopyFinding | null; n: number };
+
+/**
+ * An entry given a list the memo has not seen (or without a finding): each trade's follows scanned again where it is
+ * new, moved or near a change, its record updated, and its finding made again when a follow or a value changed.
+ */
+function relistedFinding(s: Scan, entry: string, own: CopyTrade[], prev: Kept | undefined): CopyFinding | null {
+  const { m, pair } = s;
+  const cluster = s.nb.entryCluster.get(entry)!;
+  let mine = m.trades.get(entry);
+  if (!mine) m.trades.set(entry, (mine = new Map()));
+  // New, or it lost trades (a reorganisation): valued again.
+  let changed = prev?.n !== own.length;
+  const follows = own.map((t) => {
+    const p = pair(t);
+    const was = mine.get(t.id);
+    let fs = was?.fs;
+    if (!fs || !sameAt(was, p, t) || nearMoved(t, p, s.moved)) {
+      fs = [];
+      followsOf(t, cluster, m.pairs.get(p)!, s.scratch, s.no++, fs);
+      changed ||= !was || !sameFollows(was.fs, fs);
+    }
+    changed ||= was?.usd !== t.usd;
+    if (!was) mine.set(t.id, { pair: p, ts: t.ts, block: t.block, usd: t.usd, fs, seen: m.pass });
+    else if (was.fs !== fs || !sameAt(was, p, t) || was.usd !== t.usd)
+      Object.assign(was, { pair: p, ts: t.ts, block: t.block, usd: t.usd, fs });
+    return fs;
+  });
+  return changed || !prev ? findingOf(own, follows, s.nb, s.tallies) : prev.best;
+}
+
+/**
+ * An entry given the same list as before, whose trades `ids` are within the window of a change: only those are
+ * scanned again (a trade's follows depend only on its pair's trades within the window), and its finding is made
+ * again only if one's follows changed. Null where a trade of the list has no record (the caller scans it all).
+ */
+function nearFinding(s: Scan, entry: string, own: CopyTrade[], prev: Kept, ids: Set<string>): Kept | null {
+  const mine = s.m.trades.get(entry);
+  if (!mine) return null;
+  const cluster = s.nb.entryCluster.get(entry)!;
+  let changed = false;
+  for (const id of ids) {
+    const was = mine.get(id);
+    if (!was) return null;
+    const fs: number[] = [];
+    followsOf(was, cluster, s.m.pairs.get(was.pair)!, s.scratch, s.no++, fs);
+    if (sameFollows(was.fs, fs)) continue;
+    was.fs = fs;
+    changed = true;
+  }
+  if (!changed) return prev;
+  const follows: number[][] = [];
+  for (const t of own) {
+    const was = mine.get(t.id);
+    if (!was) return null;
+    follows.push(was.fs);
+  }
+  return { best: findingOf(own, follows, s.nb, s.tallies), n: own.length };
+}
+
+const sameFollows = (a: number[], b: number[]) => a.length === b.length && a.every((v, x) => v === b[x]);
 
 /** The rule's reason for a finding: the matched entry and the share of volume. */
 export const copyReason = (f: CopyFinding) =>
