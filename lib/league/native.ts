@@ -237,9 +237,10 @@ export async function balancesAndCodeAt(chain: PublicClient, addresses: string[]
 }
 
 /**
- * The transaction types whose only nonce moves are the sender's and its EIP-7702 authorities': legacy, EIP-2930, EIP-1559, EIP-4844, EIP-7702, and Arbitrum Nitro's internal transaction (0x6a), first in every
- * block of chain 4663: ArbOS's own, from its address, moving no account's nonce. Arbitrum's other types (deposits,
- * retryables: 0x64-0x69) probe every nonce.
+ * The transaction types whose only nonce moves are the sender's and its EIP-7702 authorities': legacy, EIP-2930,
+ * EIP-1559, EIP-4844, EIP-7702, and Arbitrum Nitro's internal transaction (0x6a), first in every block of chain 4663:
+ * ArbOS's own, from its address, moving no account's nonce. Arbitrum's other types (deposits, retryables: 0x64-0x69)
+ * probe every nonce.
  */
 const PLAIN_TYPES = new Set(["0x0", "0x1", "0x2", "0x3", "0x4", "0x6a"]);
 /** At most this many blocks are read for their senders; a longer range probes every nonce (fewer requests). */
@@ -281,10 +282,10 @@ export async function nonceMoversIn(chain: PublicClient, from: bigint, to: bigin
  * account's nonce moves only when it sends a transaction, signs an EIP-7702 authorization that a transaction carries,
  * creates a contract (it has code: a contract, or an EIP-7702 delegation), or is itself created (from nonce 0 to 1,
  * even with empty code); it never falls (SELFDESTRUCT removes an account only in the transaction that created it:
- * EIP-6780, in force on every chain with EIP-7702). So only the senders and authorities of the blocks in between (nonceMoversIn), the accounts
- * with code at `to` (balancesAndCodeAt, with every balance), those at nonce 0 before and those not in `before` are
- * probed; the others keep their nonce. Every nonce is probed (statesAt) over more than SENDER_BLOCKS_MAX blocks, or
- * where the node takes no state override or a block holds another type of transaction.
+ * EIP-6780, in force on every chain with EIP-7702). So only the senders and authorities of the blocks in between
+ * (nonceMoversIn), the accounts with code at `to` (balancesAndCodeAt, with every balance), those at nonce 0 before
+ * and those not in `before` are probed; the others keep their nonce. Every nonce is probed (statesAt) over more than
+ * SENDER_BLOCKS_MAX blocks, or where the node takes no state override or a block holds another type of transaction.
  */
 export async function statesAfter(
   chain: PublicClient,

@@ -129,7 +129,7 @@ describe("the native scan's states from the new blocks (issue 29 point 6)", () =
     expect(quiet).toBeGreaterThan(0);
   });
 
-  it("take Arbitrum's internal transaction as plain, and probe every nonce where a node leaves out authorizations", async () => {
+  it("take Nitro's internal transaction as plain; probe every nonce where authorizations are left out", async () => {
     const x = privateKeyToAccount(generatePrivateKey());
     const others = Array.from({ length: 4 }, () => privateKeyToAccount(generatePrivateKey()).address.toLowerCase());
     for (const a of [x.address, ...others]) await dn.test.setNonce({ address: a as Address, nonce: 44 });
