@@ -1,17 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { addTrades, keptBook, keptBookOf, seasonBook, type BookTrade, type GridPoint, type Mark } from "./book.js";
-
-/** mulberry32: a seeded RNG, so a failing season can be replayed by its seed. */
-function rng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
+import { rng } from "../../test/helpers/rng.js";
 
 const DAY = 86_400;
 const STARTS = 1_800_000_000;

@@ -4,21 +4,10 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { startDevnet, type Devnet } from "../../test/helpers/devnet.js";
 import { publicClient } from "../chain.js";
 import { statesAfter, statesAt } from "./native.js";
+import { rng } from "../../test/helpers/rng.js";
 
 /** Runtime code that creates an empty contract on every call (CREATE moves the creator's nonce, no transaction). */
 const FACTORY_CODE: Hex = "0x600060006000f05000";
-
-/** mulberry32: a seeded RNG, so a failing round can be replayed. */
-function rng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 let dn: Devnet;
 beforeAll(async () => {
