@@ -220,7 +220,7 @@ function findingOf(own: CopyTrade[], follows: number[][], ix: Numbering, tl: Tal
       tl.n[c] = tl.n[c]! + 1;
     }
   });
-  let best: { c: number; cluster: string; share_bps: number } | null = null;
+  let best: { c: number; cluster: string; share_bps: number; n: number } | null = null;
   for (const c of tl.touched) {
     const [usd, n, cluster] = [tl.usd[c]!, tl.n[c]!, ix.clusters[c]!];
     tl.usd[c] = 0;
@@ -228,12 +228,12 @@ function findingOf(own: CopyTrade[], follows: number[][], ix: Numbering, tl: Tal
     const share_bps = total > 0 ? Math.floor((usd / total) * 10_000) : 0;
     if (n < COPY_MIN_TRADES || usd * 10_000 <= total * COPY_SHARE_BPS) continue;
     if (best && (share_bps < best.share_bps || (share_bps === best.share_bps && cluster > best.cluster))) continue;
-    best = { c, cluster, share_bps };
+    best = { c, cluster, share_bps, n };
   }
   if (!best) return null;
-  const trades = follows.reduce((a, fs) => a + fs.filter((v, x) => x % 2 === 0 && v === best.c).length, 0);
+  // A trade follows a cluster once at most (followsOf): the cluster's count is its trades.
   const leader = ix.entries[leaderOf(own, follows, best.c, weight)]!;
-  return { leader, cluster: best.cluster, share_bps: best.share_bps, trades, of: own.length };
+  return { leader, cluster: best.cluster, share_bps: best.share_bps, trades: best.n, of: own.length };
 }
 
 /** A trade as the memo last saw it: where it was, its value, its follows, and the pass that saw it last. */
