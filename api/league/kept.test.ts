@@ -108,6 +108,15 @@ describe("the kept trades of a season (issue 29 point 6)", () => {
         for (const m of await minedTrades(db, WALLETS, FROM, TO))
           scratch.set(m.wallet, [...(scratch.get(m.wallet) ?? []), m]);
         expect(shape(kept), `seed ${seed} round ${round}`).toEqual(shape(scratch));
+        // Which of them are final (a kept book takes only those), as the store says.
+        const finalIds = await db.query<{ id: string }>("SELECT id::text AS id FROM app.trades WHERE final");
+        const mined = new Set([...scratch.values()].flat().map((m) => m.trade.id));
+        expect([...k.final].filter((id) => mined.has(id)).sort(), `final: seed ${seed} round ${round}`).toEqual(
+          finalIds
+            .map((r) => r.id)
+            .filter((id) => mined.has(id))
+            .sort(),
+        );
         // A wallet's list is the same array only while its trades and their finality are the same (what is derived
         // from a list is kept by its identity: prize.ts, lib/league/valuation keptEntrantBook, copy detection).
         const shapes = shape(kept);

@@ -18,6 +18,8 @@ export type KeptSeason = {
   cursor: Map<string, string>;
   /** Ids of rows read before their block was final: read again on every pass. */
   open: Set<string>;
+  /** Each open row as last read (rowPrint): one read again unchanged leaves its wallet's list as it is. */
+  prints: Map<string, string>;
   /**
    * The season's mined trades per wallet, by block then id (as minedTrades answers them). A list is replaced when a row
    * of it is read, never changed in place: the same array is the same trades, with the same finality.
@@ -42,6 +44,7 @@ export function keptSeason(kept: KeptSeasons, season: number): KeptSeason {
     k = {
       cursor: new Map(),
       open: new Set(),
+      prints: new Map(),
       byWallet: new Map(),
       final: new Set(),
       books: new Map(),
@@ -98,13 +101,25 @@ const AFTER_CURSORS =
 const byId = (a: string, b: string) => a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
 const byBlockThenId = (a: MinedTrade, b: MinedTrade) => a.trade.block - b.trade.block || byId(a.trade.id, b.trade.id);
 
+/** What of a row a season's trade is made of (minedTradeOf), and whether it is final. */
+const rowPrint = (r: TradeRow) =>
+  [r.mined, r.final, r.block_number, r.block_time, r.outcome, r.path, r.tx_hash, r.p_token_in, r.p_token_out].join("|");
+
 /** One row into the kept trades: added, replaced or dropped by what it says now; open until final. */
 function take(k: KeptSeason, r: TradeRow, from: number, to: number, copied: Set<string>) {
   const w = lc(r.wallet);
   const read = byId(r.id, k.cursor.get(w) ?? "0") <= 0;
+  const print = rowPrint(r);
+  // An open row that says what it said: its wallet's list stays the same array (and what is derived from it).
+  if (read && k.open.has(r.id) && k.prints.get(r.id) === print) return;
   if (!read) k.cursor.set(w, r.id);
-  if (r.final) k.open.delete(r.id);
-  else k.open.add(r.id);
+  if (r.final) {
+    k.open.delete(r.id);
+    k.prints.delete(r.id);
+  } else {
+    k.open.add(r.id);
+    k.prints.set(r.id, print);
+  }
   // A row read before (open) replaces what it said then. A new list, never the old one changed: a wallet's list is
   // the same array while nothing in it changed, and what is derived from it is kept by that identity (prize.ts).
   // The first row of a wallet in a read copies its list; the rest of the read changes that copy.
