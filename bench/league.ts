@@ -58,9 +58,17 @@ export async function benchLeague(opts: {
     // A live chain has a final block (FINALITY_BLOCKS below its head) with state: the kept views are read there.
     await dn.test.mine({ blocks: FINALITY_BLOCKS + 1 });
     o.head = Number(await dn.pub.getBlockNumber());
+    const key = `prize:${calendarAt(now).current.number}`;
     const pass = async () => {
       const s = performance.now();
-      if ((await worker.runOnce()) !== 1) throw new Error("the standings pass computed no board");
+      if ((await worker.runOnce()) !== 1) {
+        // The worker keeps a failed computation's error for its readers a few seconds: say why.
+        const why = await worker.get(key).then(
+          () => "no error kept",
+          (err: Error) => err.stack ?? String(err),
+        );
+        throw new Error(`the standings pass computed no board: ${why}`);
+      }
       return performance.now() - s;
     };
     const full: number[] = [];
