@@ -109,16 +109,16 @@ const rowPrint = (r: TradeRow) =>
 function take(k: KeptSeason, r: TradeRow, from: number, to: number, copied: Set<string>) {
   const w = lc(r.wallet);
   const read = byId(r.id, k.cursor.get(w) ?? "0") <= 0;
-  const print = rowPrint(r);
-  // An open row that says what it said: its wallet's list stays the same array (and what is derived from it).
-  if (read && k.open.has(r.id) && k.prints.get(r.id) === print) return;
+  // An open row that says what it said: its wallet's list stays the same array (and what is derived from it). Only
+  // open rows are printed: a full read's 100,000 final rows need none.
+  if (read && k.open.has(r.id) && k.prints.get(r.id) === rowPrint(r)) return;
   if (!read) k.cursor.set(w, r.id);
   if (r.final) {
     k.open.delete(r.id);
     k.prints.delete(r.id);
   } else {
     k.open.add(r.id);
-    k.prints.set(r.id, print);
+    k.prints.set(r.id, rowPrint(r));
   }
   // A row read before (open) replaces what it said then. A new list, never the old one changed: a wallet's list is
   // the same array while nothing in it changed, and what is derived from it is kept by that identity (prize.ts).

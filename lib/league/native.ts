@@ -211,7 +211,7 @@ const NO_CODE = "c5d2460186f7233c927e7db2dcc703c0e500b653ca82273b7bfad8045d85a47
  * reason (a node without state overrides, or without the past state): the caller probes every nonce, as before, and
  * those probes tell a node without the state.
  */
-export async function balancesAndCodeAt(chain: PublicClient, addresses: string[], block: bigint) {
+async function balancesAndCodeAt(chain: PublicClient, addresses: string[], block: bigint) {
   const out = new Map<string, { balance: bigint; code: boolean }>();
   try {
     for (let i = 0; i < addresses.length; i += BALANCES_PER_CALL) {
@@ -244,7 +244,7 @@ export async function balancesAndCodeAt(chain: PublicClient, addresses: string[]
  */
 const PLAIN_TYPES = new Set(["0x0", "0x1", "0x2", "0x3", "0x4", "0x6a"]);
 /** At most this many blocks are read for their senders; a longer range probes every nonce (fewer requests). */
-export const SENDER_BLOCKS_MAX = 32n;
+const SENDER_BLOCKS_MAX = 32n;
 
 /**
  * The accounts whose nonce a transaction in [from, to] can have moved without having code: each sender and each
@@ -252,7 +252,7 @@ export const SENDER_BLOCKS_MAX = 32n;
  * transaction of another type (an Arbitrum deposit or retry: the caller probes every nonce), an EIP-7702 transaction
  * without its authorizations (a node that left them out), or an authorization whose signer cannot be recovered.
  */
-export async function nonceMoversIn(chain: PublicClient, from: bigint, to: bigint) {
+async function nonceMoversIn(chain: PublicClient, from: bigint, to: bigint) {
   const blocks: bigint[] = [];
   for (let b = from; b <= to; b++) blocks.push(b);
   const movers = new Set<string>();
