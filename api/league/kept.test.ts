@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { openMigratedMemory } from "../ports/store/memory.js";
 import type { Db } from "../ports/store/db.js";
-import { keptSeason, keptTrades } from "./kept.js";
+import { freshStore } from "../../test/helpers/api.js";
+import { keptSeason, keptTrades, SETTLE_S } from "./kept.js";
 import { minedTrades, type MinedTrade } from "./trades.js";
 
 const WALLETS = [1, 2, 3, 4].map((n) => `0x${n.toString(16).padStart(40, "0")}`);
@@ -103,7 +104,7 @@ describe("the kept trades of a season (issue 29 point 6)", () => {
             [id, f.status, f.block, f.time, f.outcome, f.final],
           );
         }
-        const kept = await keptTrades(db, k, WALLETS, FROM, TO);
+        const kept = await keptTrades(db, k, WALLETS, FROM, TO, Date.now() / 1000);
         const scratch = new Map<string, MinedTrade[]>();
         for (const m of await minedTrades(db, WALLETS, FROM, TO))
           scratch.set(m.wallet, [...(scratch.get(m.wallet) ?? []), m]);
@@ -130,6 +131,55 @@ describe("the kept trades of a season (issue 29 point 6)", () => {
       }
       expect(same).toBeGreaterThan(0);
       await db.close();
+    }
+  });
+
+  it("reads a row committed after a higher id of its wallet was read (two submits at once)", async () => {
+    const store = await freshStore("postgres");
+    const db = store.db;
+    try {
+      const plans = await plansOf(db);
+      const w = WALLETS[0]!;
+      const now = 1_800_000_000;
+      const outcome = JSON.stringify({ amountIn: "1000", amountOut: "2000" });
+      const insert = async (q: Db, hash: string, block: number) =>
+        (
+          await q.query<{ id: string }>(
+            `INSERT INTO app.trades (wallet, key_id, plan_id, path, status, token_in, token_out, amount_in,
+               amount_out_min, tx_hash, created_at, block_number, block_time, outcome, final)
+             VALUES ($1, 0, $2, 'prepare', 'mined', NULL, NULL, '0', '0', $3, $4, $5, $6, $7, false)
+             RETURNING id::text AS id`,
+            [w, plans.get(w)![0], hash, now, block, FROM + block, outcome],
+          )
+        )[0]!.id;
+      const k = keptSeason(new Map(), 1);
+      await keptTrades(db, k, WALLETS, FROM, TO, now);
+      // The first submit draws its id and has not committed when the second commits and a pass reads it.
+      let release!: () => void;
+      const held = new Promise<void>((r) => (release = r));
+      let drawn!: (id: string) => void;
+      const low = new Promise<string>((r) => (drawn = r));
+      const slow = db.tx(async (t) => {
+        drawn(await insert(t, "0xslow", 5));
+        await held;
+      });
+      const lowId = await low;
+      const highId = await insert(db, "0xfast", 6);
+      expect(BigInt(highId)).toBeGreaterThan(BigInt(lowId));
+      const ids = (m: Map<string, MinedTrade[]>) => (m.get(w) ?? []).map((t) => t.trade.id);
+      expect(ids(await keptTrades(db, k, WALLETS, FROM, TO, now + 1))).toEqual([highId]);
+      release();
+      await slow;
+      const after = await keptTrades(db, k, WALLETS, FROM, TO, now + 2);
+      expect(ids(after)).toEqual([lowId, highId]);
+      const scratch = new Map([[w, await minedTrades(db, [w], FROM, TO)]]);
+      expect(shape(after)).toEqual(shape(scratch));
+      // Past SETTLE_S the rows are no longer listed as young, and the lists stay as they are.
+      const list = after.get(w);
+      expect((await keptTrades(db, k, WALLETS, FROM, TO, now + SETTLE_S + 10)).get(w)).toBe(list);
+      expect(k.young.size).toBe(0);
+    } finally {
+      await store.drop();
     }
   });
 });

@@ -3,8 +3,10 @@
  * this process: the relayed trades read so far, per wallet, and each entry's kept book. A pass
  * reads only the rows after each wallet's last id read, and again the rows whose block was not
  * final then (a reorganisation may still move or drop them), so its cost is the trades that came
- * in, not the season. Nothing here is stored: an instance that takes the standings lease builds
- * its own on its first pass (a full read).
+ * in, not the season. Ids are drawn before their rows commit, so a row can become visible after a
+ * higher id of its wallet was read (two submits of one agent at once): a pass also lists the ids of
+ * the rows written in the last SETTLE_S and reads any of them it has not read. Nothing here is
+ * stored: an instance that takes the standings lease builds its own on its first pass (a full read).
  */
 import { keptEntrant, type KeptEntrant } from "../../lib/league/valuation.js";
 import { lc } from "../../lib/address.js";
@@ -16,6 +18,8 @@ import { eachInSlices, minedTradeOf, tradeRows, type MinedTrade, type TradeRow }
 export type KeptSeason = {
   /** Per wallet: the highest trade id read (any status). */
   cursor: Map<string, string>;
+  /** Ids of the rows written within SETTLE_S of the last pass (all of them read). */
+  young: Set<string>;
   /** Ids of rows read before their block was final: read again on every pass. */
   open: Set<string>;
   /** Each open row as last read (rowPrint): one read again unchanged leaves its wallet's list as it is. */
@@ -43,6 +47,7 @@ export function keptSeason(kept: KeptSeasons, season: number): KeptSeason {
   if (!k) {
     k = {
       cursor: new Map(),
+      young: new Set(),
       open: new Set(),
       prints: new Map(),
       byWallet: new Map(),
@@ -64,8 +69,17 @@ export function keptBookOfEntry(k: KeptSeason, entryId: string): KeptEntrant {
 }
 
 /**
+ * How long after its `created_at` (taken by the writer just before its insert) a trade row is sure to have committed
+ * or to be gone: the insert's statement or short transaction, a wait for a pooled connection (5 s at most,
+ * api/ports/store/db.ts), lock waits and the clocks of two instances apart, with a wide margin. A row that commits
+ * later than this behind a higher id of its wallet is read only when an instance next builds its kept trades.
+ */
+export const SETTLE_S = 300;
+
+/**
  * The relayed trades of `wallets` mined in [from, to), as `minedTrades` answers them grouped by
- * wallet, reading only the rows new since the last pass and the ones not final then.
+ * wallet, reading only the rows new since the last pass, the ones not final then, and the recent
+ * rows (written after `nowS - SETTLE_S`) not read yet.
  */
 export async function keptTrades(
   db: Db,
@@ -73,12 +87,21 @@ export async function keptTrades(
   wallets: string[],
   from: number,
   to: number,
+  nowS: number,
 ): Promise<Map<string, MinedTrade[]>> {
   const ws = wallets.map(lc);
-  const fresh = ws.length
-    ? await tradeRows(db, "true", [ws, ws.map((w) => k.cursor.get(w) ?? "0")], AFTER_CURSORS)
-    : [];
-  const again = k.open.size ? await tradeRows(db, "t.id = ANY($1::bigint[])", [[...k.open]]) : [];
+  const [fresh, young] = ws.length
+    ? await Promise.all([
+        tradeRows(db, "true", [ws, ws.map((w) => k.cursor.get(w) ?? "0")], AFTER_CURSORS),
+        youngIds(db, ws, nowS - SETTLE_S),
+      ])
+    : [[], new Set<string>()];
+  const read = new Set(fresh.map((r) => r.id));
+  const unread = [...young].filter((id) => !k.young.has(id) && !read.has(id) && !k.open.has(id));
+  const ids = [...k.open, ...unread];
+  const again = ids.length ? await tradeRows(db, "t.id = ANY($1::bigint[])", [ids]) : [];
+  // Rows read now are read, whether or not the list of young ids saw them (the two reads run side by side).
+  k.young = new Set([...young, ...read]);
   const touched = new Set<string>();
   await eachInSlices([...again, ...fresh], (r) => take(k, r, from, to, touched));
   for (const w of touched) {
@@ -96,6 +119,15 @@ export async function keptTrades(
 const AFTER_CURSORS =
   "unnest($1::text[], $2::bigint[]) AS c(wallet, after) " +
   "CROSS JOIN LATERAL (SELECT * FROM app.trades x WHERE x.wallet = c.wallet AND x.id > c.after OFFSET 0) t";
+
+/** The ids of `wallets`' rows with a plan written at or after `since` (s; index trades_written). */
+async function youngIds(db: Db, wallets: string[], since: number): Promise<Set<string>> {
+  const rows = await db.query<{ id: string }>(
+    "SELECT id::text AS id FROM app.trades WHERE created_at >= $1 AND plan_id IS NOT NULL AND wallet = ANY($2::text[])",
+    [Math.floor(since), wallets],
+  );
+  return new Set(rows.map((r) => r.id));
+}
 
 /** Ids are bigint's decimal text without leading zeros: the longer is the larger, else the text compares. */
 const byId = (a: string, b: string) => a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);

@@ -27,7 +27,7 @@ import { keptBookOfEntry, keptSeason, keptTrades, type KeptSeason, type KeptSeas
 import { minedTradeOf, minedTrades, tradeRows, type MinedTrade } from "./trades.js";
 export { minedTrades, type MinedTrade } from "./trades.js";
 
-export type PrizeDeps = Pick<Common, "config" | "chain"> & {
+export type PrizeDeps = Pick<Common, "config" | "chain" | "clock"> & {
   db: Db;
   indexed: SqlIndexedReads;
   transfers: TransferLog;
@@ -273,7 +273,7 @@ export async function prizeBoard(d: PrizeDeps, s: Season, a: PrizeAnchor) {
   // The store's trades and the chain's facts at the anchor's block do not wait on each other.
   const [trades, chain, reviews] = await Promise.all([
     kept
-      ? keptTrades(d.db, kept, wallets, s.starts, s.ends)
+      ? keptTrades(d.db, kept, wallets, s.starts, s.ends, d.clock() / 1000)
       : minedTrades(d.db, wallets, s.starts, s.ends).then(byWallet),
     chainFactsAt(d, entries, a.block, kept?.views),
     seasonReviews(d.db, s.number),

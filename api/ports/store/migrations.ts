@@ -637,6 +637,13 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
     // PostgreSQL 15); a few MB per live season are not worth that CPU. Rows already stored keep their form.
     sql: "ALTER TABLE app.league_board_answers ALTER COLUMN answer SET STORAGE EXTERNAL;",
   },
+  {
+    version: 24,
+    name: "relayed trades by the time they were written",
+    // The standings worker reads again the ids of the rows written in the last few minutes (api/league/kept.ts
+    // SETTLE_S): a row that committed after a higher id of its wallet was read is found there, not lost.
+    sql: "CREATE INDEX trades_written ON app.trades (created_at) WHERE plan_id IS NOT NULL;",
+  },
 ];
 
 export async function migrate(db: Db, now = () => Math.floor(Date.now() / 1000)): Promise<number[]> {
