@@ -4,7 +4,7 @@
  * links, sanctions and vault reads come from a real devnet and its indexer). Times a full
  * rebuild, a pass after 100 new trades in one new block (issue 29 point 6), and the served GET.
  */
-import { zeroAddress, type Address } from "viem";
+import { zeroAddress, type Address, type Hex } from "viem";
 import { RateLimiter } from "../api/http/rateLimit.js";
 import { calendarAt } from "../lib/league/calendar.js";
 import { freshStore, serveApi } from "../test/helpers/api.js";
@@ -14,6 +14,8 @@ import type { Db } from "../api/ports/store/db.js";
 import { partnerAgentVaultAbi } from "../abis/fixtures.js";
 import { FINALITY_BLOCKS } from "../lib/finality.js";
 import type { Devnet } from "../test/helpers/devnet.js";
+import { buildRouterSwap } from "../lib/router/swap.js";
+import { lc } from "../lib/address.js";
 
 export async function benchLeague(opts: {
   entrants: number;
@@ -49,6 +51,7 @@ export async function benchLeague(opts: {
       usdg: dn.token("USDG"),
       feeRecipient: api.config.feeRecipient,
       head: Number(await dn.pub.getBlockNumber()),
+      txs: routerTxs(dn, api.config.feeRecipient),
     };
     const firstAgent = await registerAgents(dn, o.entrants);
     // The entrants' wallets sent their trades: a live season's wallets have nonces past them (the native scan probes an
@@ -133,7 +136,59 @@ async function registerAgents(dn: Devnet, n: number): Promise<number> {
   return first;
 }
 
-type SeedOptions = { entrants: number; trades: number; now: number; usdg: string; feeRecipient: string; head: number };
+type SeedOptions = {
+  entrants: number;
+  trades: number;
+  now: number;
+  usdg: string;
+  feeRecipient: string;
+  head: number;
+  txs: { sell: string; buy: string };
+};
+
+/**
+ * Each side's plan transactions as a prepare stores them: the Universal Router's execute on the devnet's ETH/USDG pool,
+ * the USDG side with its Permit2 permit (3-4 KB of JSON a plan), so a read that takes the plans costs what a live one
+ * does (an empty call made the plans' columns look free).
+ */
+function routerTxs(dn: Devnet, feeRecipient: Address): { sell: string; buy: string } {
+  const usdg = dn.token("USDG");
+  const c = dn.universe.contracts;
+  const pool = dn.universe.pools.find(
+    (p) =>
+      lc(p.hooks) === zeroAddress &&
+      [lc(p.currency0), lc(p.currency1)].sort().join() === [zeroAddress, lc(usdg)].sort().join(),
+  );
+  if (!pool) throw new Error("the devnet has no hookless ETH/USDG pool");
+  const key = { currency0: pool.currency0, currency1: pool.currency1, fee: pool.fee, tickSpacing: pool.tickSpacing };
+  const swap = (tokenIn: Address, tokenOut: Address, amountIn: bigint, permit: boolean) => {
+    const zeroForOne = lc(tokenIn) === lc(pool.currency0);
+    const tx = buildRouterSwap({
+      chainId: dn.chain.id,
+      router: c.universalRouter,
+      route: { hops: [{ key: { ...key, hooks: pool.hooks }, zeroForOne, currencyIn: tokenIn, currencyOut: tokenOut }] },
+      tokenIn,
+      tokenOut,
+      weth: c.weth9,
+      amountIn,
+      amountOutMin: (amountIn * 99n) / 100n,
+      fee: { side: "input", bps: 25, recipient: feeRecipient, amount: (amountIn * 25n) / 10_000n },
+      deadline: 2_000_000_000,
+      permit: permit
+        ? {
+            permit: {
+              details: { token: tokenIn, amount: amountIn, expiration: 2_000_000_000, nonce: 7 },
+              spender: c.universalRouter,
+              sigDeadline: 2_000_000_000n,
+            },
+            signature: `0x${"ab".repeat(65)}` as Hex,
+          }
+        : null,
+    });
+    return JSON.stringify([{ kind: "swap", tx }]);
+  };
+  return { sell: swap(zeroAddress, usdg, 10n ** 16n, false), buy: swap(usdg, zeroAddress, 30_000_000n, true) };
+}
 const wallet = (i: number) => `0x${(0xa0000 + i).toString(16).padStart(40, "0")}`;
 
 /**
@@ -161,7 +216,6 @@ async function seed(db: Db, o: SeedOptions, firstAgent: number) {
   const season = calendarAt(o.now).current;
   const eth = { token: "ETH", address: zeroAddress, symbol: "ETH", name: "Ether", decimals: 18 };
   const usdg = { token: "USDG", address: o.usdg.toLowerCase(), symbol: "USDG", name: "USDG", decimals: 6 };
-  const txs = JSON.stringify([{ kind: "swap", tx: { to: zeroAddress, data: "0x", value: "0", chain_id: 4663 } }]);
   const summary = JSON.stringify({
     fee: { bps: 25, side: "input", recipient: o.feeRecipient, token: zeroAddress, amount: "0" },
   });
@@ -188,14 +242,14 @@ async function seed(db: Db, o: SeedOptions, firstAgent: number) {
         "fee_bps, deadline, txs, summary, created_at) VALUES (0, $1, 'trade', 'router', $2, $3, '0', '0', 25, 0, $4, " +
         "$5, 0) " +
         "RETURNING id::text AS id",
-      [w, JSON.stringify(eth), JSON.stringify(usdg), txs, summary],
+      [w, JSON.stringify(eth), JSON.stringify(usdg), o.txs.sell, summary],
     );
     const [buy] = await db.query<{ id: string }>(
       "INSERT INTO app.plans (key_id, wallet, kind, execution, token_in, token_out, amount_in, amount_out_min, " +
         "fee_bps, deadline, txs, summary, created_at) VALUES (0, $1, 'trade', 'router', $2, $3, '0', '0', 25, 0, $4, " +
         "$5, 0) " +
         "RETURNING id::text AS id",
-      [w, JSON.stringify(usdg), JSON.stringify(eth), txs, summary],
+      [w, JSON.stringify(usdg), JSON.stringify(eth), o.txs.buy, summary],
     );
     // Trades spread over the season so far, on blocks the chain has (marks are read at each); each entrant's at its
     // own times (the same second for every entrant made each trade a near neighbour of 999 others in copy detection).
