@@ -92,14 +92,14 @@ export async function keptTrades(
   const ws = wallets.map(lc);
   const [fresh, young] = ws.length
     ? await Promise.all([
-        tradeRows(db, "true", [ws, ws.map((w) => k.cursor.get(w) ?? "0")], AFTER_CURSORS),
+        tradeRows(db, "true", [ws, ws.map((w) => k.cursor.get(w) ?? "0")], AFTER_CURSORS, false),
         youngIds(db, ws, nowS - SETTLE_S),
       ])
     : [[], new Set<string>()];
   const read = new Set(fresh.map((r) => r.id));
   const unread = [...young].filter((id) => !k.young.has(id) && !read.has(id) && !k.open.has(id));
   const ids = [...k.open, ...unread];
-  const again = ids.length ? await tradeRows(db, "t.id = ANY($1::bigint[])", [ids]) : [];
+  const again = ids.length ? await tradeRows(db, "t.id = ANY($1::bigint[])", [ids], undefined, false) : [];
   // Rows read now are read, whether or not the list of young ids saw them (the two reads run side by side).
   k.young = new Set([...young, ...read]);
   const touched = new Set<string>();

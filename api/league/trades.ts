@@ -24,20 +24,30 @@ export type TradeRow = {
   execution: string;
   p_token_in: string;
   p_token_out: string;
-  txs: string;
-  summary: string;
+  /** The plan's transactions and summary, JSON text; null where the read left them out (`plans` false). */
+  txs: string | null;
+  summary: string | null;
 };
 
 /**
  * Relayed trades (with their plans) matching `where` over `t`, by block then id. `t` is app.trades, or `source`: a
- * FROM item that names its rows `t` (the kept read's per-wallet index scans).
+ * FROM item that names its rows `t` (the kept read's per-wallet index scans). `plans` false leaves out the plan's
+ * transactions and summary: a standings pass never publishes a plan, and a live plan carries its calldata (a
+ * kilobyte or more a trade, read 100,000 times by a full read).
  */
-export function tradeRows(db: Db, where: string, params: unknown[], source = "app.trades t"): Promise<TradeRow[]> {
+export function tradeRows(
+  db: Db,
+  where: string,
+  params: unknown[],
+  source = "app.trades t",
+  plans = true,
+): Promise<TradeRow[]> {
   return db.query<TradeRow>(
     `SELECT t.id::text AS id, t.wallet, t.path, t.tx_hash, t.block_number::text AS block_number,
        t.block_time::text AS block_time, t.outcome, t.final,
        (t.status = 'mined' AND NOT t.fee_unpaid AND t.outcome IS NOT NULL) AS mined,
-       p.execution, p.token_in AS p_token_in, p.token_out AS p_token_out, p.txs, p.summary
+       p.execution, p.token_in AS p_token_in, p.token_out AS p_token_out,
+       ${plans ? "p.txs, p.summary" : "NULL AS txs, NULL AS summary"}
      FROM ${source} JOIN app.plans p ON p.id = t.plan_id
      WHERE ${where}
      ORDER BY t.block_number, t.id`,
@@ -79,6 +89,8 @@ class MinedRow {
   get plan(): RelayedPlan | null {
     if (this.built === undefined) {
       const r = this.row;
+      // A kept standings read (kept.ts) leaves the plans out; nothing it answers publishes one.
+      if (r.txs === null || r.summary === null) throw new Error(`trade ${r.id}: its plan was not read`);
       const [tin, tout] = [tokenOf(r.p_token_in).ref, tokenOf(r.p_token_out).ref];
       this.built = relayedPlanOf(
         getAddress(r.wallet),
