@@ -106,7 +106,7 @@ describe("the kept trades of a season (issue 29 point 6)", () => {
         for (const m of await minedTrades(db, WALLETS, FROM, TO))
           scratch.set(m.wallet, [...(scratch.get(m.wallet) ?? []), m]);
         expect(shape(kept), `seed ${seed} round ${round}`).toEqual(shape(scratch));
-        // The kept read leaves plans out (a pass publishes none): a kept trade refuses to answer one, never a wrong one.
+        // The kept read leaves plans out (a pass publishes none): a kept trade refuses to answer one, not a wrong one.
         for (const m of [...kept.values()].flat()) expect(() => m.plan).toThrow(/plan was not read/);
         // Which of them are final (a kept book takes only those), as the store says.
         const finalIds = await db.query<{ id: string }>("SELECT id::text AS id FROM app.trades WHERE final");
