@@ -4,6 +4,9 @@
  * links, sanctions and vault reads come from a real devnet and its indexer). Times a full
  * rebuild, a pass after 100 new trades in one new block (issue 29 point 6), and the served GET.
  */
+import { mkdirSync, writeFileSync } from "node:fs";
+import { Session } from "node:inspector/promises";
+import { join } from "node:path";
 import { zeroAddress, type Address, type Hex } from "viem";
 import { RateLimiter } from "../api/http/rateLimit.js";
 import { calendarAt } from "../lib/league/calendar.js";
@@ -80,6 +83,8 @@ export async function benchLeague(opts: {
       full.push(await pass());
     }
     const incremental: number[] = [];
+    // BENCH_CPU_PROF=<dir>: a CPU profile of the incremental passes (this process: the API is served in it).
+    const profiler = process.env.BENCH_CPU_PROF ? await profileInto(process.env.BENCH_CPU_PROF) : null;
     for (let i = 0; i < opts.increments; i++) {
       // One new block and its trades (the chain reads then have a block to read, as a live season's would).
       await dn.test.mine({ blocks: 1 });
@@ -88,6 +93,7 @@ export async function benchLeague(opts: {
       await addTrades(store.db, o, 100, i, Number(block.timestamp));
       incremental.push(await pass());
     }
+    await profiler?.();
     const hits: number[] = [];
     for (let i = 0; i < opts.requests; i++) {
       const s = performance.now();
@@ -134,6 +140,20 @@ async function registerAgents(dn: Devnet, n: number): Promise<number> {
     for (const hash of hashes) await dn.mined(hash);
   }
   return first;
+}
+
+/** Starts this process's CPU profiler; the function returned stops it and writes the profile into `dir`. */
+async function profileInto(dir: string): Promise<() => Promise<void>> {
+  const session = new Session();
+  session.connect();
+  await session.post("Profiler.enable");
+  await session.post("Profiler.start");
+  return async () => {
+    const { profile } = await session.post("Profiler.stop");
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, `league-passes-${Date.now()}.cpuprofile`), JSON.stringify(profile));
+    session.disconnect();
+  };
 }
 
 type SeedOptions = {
