@@ -77,12 +77,15 @@ function tokenOf(text: string) {
  */
 class MinedRow {
   private built: RelayedPlan | null | undefined;
+  /** The row, kept only while it has a plan to build (a kept read's rows have none: not held for the season). */
+  private readonly row: TradeRow | null;
   readonly wallet: string;
   readonly path: string;
   constructor(
-    private readonly row: TradeRow,
+    row: TradeRow,
     readonly trade: SeasonTrade,
   ) {
+    this.row = row.txs === null || row.summary === null ? null : row;
     this.wallet = lc(row.wallet);
     this.path = row.path;
   }
@@ -90,7 +93,8 @@ class MinedRow {
     if (this.built === undefined) {
       const r = this.row;
       // A kept standings read (kept.ts) leaves the plans out; nothing it answers publishes one.
-      if (r.txs === null || r.summary === null) throw new Error(`trade ${r.id}: its plan was not read`);
+      if (r === null || r.txs === null || r.summary === null)
+        throw new Error(`trade ${this.trade.id}: its plan was not read`);
       const [tin, tout] = [tokenOf(r.p_token_in).ref, tokenOf(r.p_token_out).ref];
       this.built = relayedPlanOf(
         getAddress(r.wallet),
