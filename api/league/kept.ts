@@ -6,7 +6,8 @@
  * in, not the season. Ids are drawn before their rows commit, so a row can become visible after a
  * higher id of its wallet was read (two submits of one agent at once): a pass also lists the ids of
  * the rows written in the last SETTLE_S and reads any of them it has not read. Nothing here is
- * stored: an instance that takes the standings lease builds its own on its first pass (a full read).
+ * stored: a process builds its own on its first pass (a full read) and keeps it while it runs, also
+ * across a time without the standings lease.
  */
 import { keptEntrant, type KeptEntrant } from "../../lib/league/valuation.js";
 import { lc } from "../../lib/address.js";
@@ -18,8 +19,10 @@ import { eachInSlices, minedTradeOf, tradeRows, type MinedTrade, type TradeRow }
 export type KeptSeason = {
   /** Per wallet: the highest trade id read (any status). */
   cursor: Map<string, string>;
-  /** Ids of the rows written within SETTLE_S of the last pass (all of them read). */
+  /** Ids of the rows the last pass listed as young or read (all of them read). */
   young: Set<string>;
+  /** When (the service clock, s) the last pass that took its rows read them; null before the first. */
+  readAt: number | null;
   /** Ids of rows read before their block was final: read again on every pass. */
   open: Set<string>;
   /** Each open row as last read (rowPrint): one read again unchanged leaves its wallet's list as it is. */
@@ -48,6 +51,7 @@ export function keptSeason(kept: KeptSeasons, season: number): KeptSeason {
     k = {
       cursor: new Map(),
       young: new Set(),
+      readAt: null,
       open: new Set(),
       prints: new Map(),
       byWallet: new Map(),
@@ -72,7 +76,8 @@ export function keptBookOfEntry(k: KeptSeason, entryId: string): KeptEntrant {
  * How long after its `created_at` (taken by the writer just before its insert) a trade row is sure to have committed
  * or to be gone: the insert's statement or short transaction, a wait for a pooled connection (5 s at most,
  * api/ports/store/db.ts), lock waits and the clocks of two instances apart, with a wide margin. A row that commits
- * later than this behind a higher id of its wallet is read only when an instance next builds its kept trades.
+ * later than this behind a higher id of its wallet is read only when the process builds its kept trades anew (a
+ * restart).
  */
 export const SETTLE_S = 300;
 
@@ -93,17 +98,22 @@ export async function keptTrades(
   const [fresh, young] = ws.length
     ? await Promise.all([
         tradeRows(db, "true", [ws, ws.map((w) => k.cursor.get(w) ?? "0")], AFTER_CURSORS, false),
-        youngIds(db, ws, nowS - SETTLE_S),
+        // From SETTLE_S before the last read: a row it missed committed after it, so within SETTLE_S of that read
+        // (an instance that computes again after a gap, e.g. the lease back after a while, still finds it).
+        youngIds(db, ws, Math.min(nowS, k.readAt ?? nowS) - SETTLE_S),
       ])
     : [[], new Set<string>()];
   const read = new Set(fresh.map((r) => r.id));
   const unread = [...young].filter((id) => !k.young.has(id) && !read.has(id) && !k.open.has(id));
   const ids = [...k.open, ...unread];
   const again = ids.length ? await tradeRows(db, "t.id = ANY($1::bigint[])", [ids], undefined, false) : [];
+  const touched = new Set<string>();
+  // The rows after the cursors first: a young row read again that is its wallet's newest (committed between the two
+  // reads) would otherwise move the cursor, and each fresh row of the wallet would then copy the list as a re-read.
+  await eachInSlices([...fresh, ...again], (r) => take(k, r, from, to, touched));
   // Rows read now are read, whether or not the list of young ids saw them (the two reads run side by side).
   k.young = new Set([...young, ...read]);
-  const touched = new Set<string>();
-  await eachInSlices([...again, ...fresh], (r) => take(k, r, from, to, touched));
+  k.readAt = nowS;
   for (const w of touched) {
     const list = k.byWallet.get(w);
     // Rows come by block then id: a wallet's list is out of order only where a row read again moved.

@@ -9,7 +9,9 @@ import { payOwed } from "./pay.js";
 import { reviewHold } from "../../lib/league/review.js";
 import { workerPass } from "../../lib/metrics.js";
 
-export type SettleDeps = BoardDeps & {
+export type SettleDeps = Omit<BoardDeps, "kept"> & {
+  /** None: a decision reads every trade afresh, with its plan (a kept read leaves plans out; it publishes them). */
+  kept?: never;
   /** The reserve wallet's signer (the platform signer port); null: payouts stay planned. */
   signer: PlatformSigner | null;
 };
