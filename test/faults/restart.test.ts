@@ -113,6 +113,12 @@ async function killedAndRestarted(backend: Backend) {
   return { env, run: second, ms };
 }
 
+/**
+ * Each step has its own bound (a start's ready line 150 s, health and the mined trade 60 s each, a new indexer 15 s),
+ * and the tests' own timeouts (480 s on PGlite, 360 s on PostgreSQL) are of the order of their steps' sum: a step that
+ * runs out fails by its name. The PGlite test makes three starts: on a loaded 2-core machine it took 185 s, and once
+ * ran past its former 240 s, a timeout that named no step.
+ */
 describe("npm start after kill -9 of the whole stack", () => {
   it("comes back at the first attempt on PGlite with the relayed trade mined; kill -9 of start.ts alone leaves " +
     "nothing running; a killed indexer is restarted", async () => {
@@ -153,7 +159,7 @@ describe("npm start after kill -9 of the whole stack", () => {
     ).toBeGreaterThan(0);
     third.child.kill("SIGTERM");
     expect(await third.exited).toBe(0);
-  }, 240_000);
+  }, 480_000);
 
   it("comes back at the first attempt on PostgreSQL with the relayed trade mined", async () => {
     const { env, run } = await killedAndRestarted("postgres");
@@ -161,5 +167,5 @@ describe("npm start after kill -9 of the whole stack", () => {
     run.child.kill("SIGTERM");
     expect(await run.exited).toBe(0);
     expect([alive(pids.anvil), alive(pids.indexer)]).toEqual([false, false]);
-  }, 180_000);
+  }, 360_000);
 });
