@@ -84,7 +84,7 @@ export const SETTLE_S = 300;
 /**
  * The relayed trades of `wallets` mined in [from, to), as `minedTrades` answers them grouped by
  * wallet, reading only the rows new since the last pass, the ones not final then, and the recent
- * rows (written after `nowS - SETTLE_S`) not read yet.
+ * rows (written from SETTLE_S before the last read, or before `nowS` on the first) not read yet.
  */
 export async function keptTrades(
   db: Db,
@@ -97,7 +97,7 @@ export async function keptTrades(
   const ws = wallets.map(lc);
   const [fresh, young] = ws.length
     ? await Promise.all([
-        tradeRows(db, "true", [ws, ws.map((w) => k.cursor.get(w) ?? "0")], AFTER_CURSORS, false),
+        tradeRows(db, "true", [ws, ws.map((w) => k.cursor.get(w) ?? "0")], { source: AFTER_CURSORS, plans: false }),
         // From SETTLE_S before the last read: a row it missed committed after it, so within SETTLE_S of that read
         // (an instance that computes again after a gap, e.g. the lease back after a while, still finds it).
         youngIds(db, ws, Math.min(nowS, k.readAt ?? nowS) - SETTLE_S),
@@ -106,7 +106,7 @@ export async function keptTrades(
   const read = new Set(fresh.map((r) => r.id));
   const unread = [...young].filter((id) => !k.young.has(id) && !read.has(id) && !k.open.has(id));
   const ids = [...k.open, ...unread];
-  const again = ids.length ? await tradeRows(db, "t.id = ANY($1::bigint[])", [ids], undefined, false) : [];
+  const again = ids.length ? await tradeRows(db, "t.id = ANY($1::bigint[])", [ids], { plans: false }) : [];
   const touched = new Set<string>();
   // The rows after the cursors first: a young row read again that is its wallet's newest (committed between the two
   // reads) would otherwise move the cursor, and each fresh row of the wallet would then copy the list as a re-read.

@@ -39,8 +39,7 @@ export function tradeRows(
   db: Db,
   where: string,
   params: unknown[],
-  source = "app.trades t",
-  plans = true,
+  { source = "app.trades t", plans = true }: { source?: string; plans?: boolean } = {},
 ): Promise<TradeRow[]> {
   return db.query<TradeRow>(
     `SELECT t.id::text AS id, t.wallet, t.path, t.tx_hash, t.block_number::text AS block_number,
@@ -70,6 +69,10 @@ function tokenOf(text: string) {
   return t;
 }
 
+/** A row read with its plan (tradeRows `plans`). */
+type PlannedRow = TradeRow & { txs: string; summary: string };
+const hasPlan = (r: TradeRow): r is PlannedRow => r.txs !== null && r.summary !== null;
+
 /**
  * A season's mined trade, read from its row. The plan only matters where the trades are published (a decision, the
  * books route): built on the first read of `plan`, so a standings pass does not parse 100,000 plans' JSON it never
@@ -78,14 +81,14 @@ function tokenOf(text: string) {
 class MinedRow {
   private built: RelayedPlan | null | undefined;
   /** The row, kept only while it has a plan to build (a kept read's rows have none: not held for the season). */
-  private readonly row: TradeRow | null;
+  private readonly row: PlannedRow | null;
   readonly wallet: string;
   readonly path: string;
   constructor(
     row: TradeRow,
     readonly trade: SeasonTrade,
   ) {
-    this.row = row.txs === null || row.summary === null ? null : row;
+    this.row = hasPlan(row) ? row : null;
     this.wallet = lc(row.wallet);
     this.path = row.path;
   }
@@ -93,8 +96,7 @@ class MinedRow {
     if (this.built === undefined) {
       const r = this.row;
       // A kept standings read (kept.ts) leaves the plans out; nothing it answers publishes one.
-      if (r === null || r.txs === null || r.summary === null)
-        throw new Error(`trade ${this.trade.id}: its plan was not read`);
+      if (r === null) throw new Error(`trade ${this.trade.id}: its plan was not read`);
       const [tin, tout] = [tokenOf(r.p_token_in).ref, tokenOf(r.p_token_out).ref];
       this.built = relayedPlanOf(
         getAddress(r.wallet),
