@@ -188,13 +188,14 @@ function routerTxs(dn: Devnet, feeRecipient: Address): { sell: string; buy: stri
       [lc(p.currency0), lc(p.currency1)].sort().join() === [zeroAddress, lc(usdg)].sort().join(),
   );
   if (!pool) throw new Error("the devnet has no hookless ETH/USDG pool");
-  const key = { currency0: pool.currency0, currency1: pool.currency1, fee: pool.fee, tickSpacing: pool.tickSpacing };
+  const { currency0, currency1, fee, tickSpacing, hooks } = pool;
+  const key = { currency0, currency1, fee, tickSpacing, hooks };
   const swap = (tokenIn: Address, tokenOut: Address, amountIn: bigint, permit: boolean) => {
-    const zeroForOne = lc(tokenIn) === lc(pool.currency0);
+    const zeroForOne = lc(tokenIn) === lc(currency0);
     const tx = buildRouterSwap({
       chainId: dn.chain.id,
       router: c.universalRouter,
-      route: { hops: [{ key: { ...key, hooks: pool.hooks }, zeroForOne, currencyIn: tokenIn, currencyOut: tokenOut }] },
+      route: { hops: [{ key, zeroForOne, currencyIn: tokenIn, currencyOut: tokenOut }] },
       tokenIn,
       tokenOut,
       weth: c.weth9,
@@ -265,20 +266,17 @@ async function seed(db: Db, o: SeedOptions, firstAgent: number) {
         season.starts - 86_400,
       ],
     );
-    const [sell] = await db.query<{ id: string }>(
-      "INSERT INTO app.plans (key_id, wallet, kind, execution, token_in, token_out, amount_in, amount_out_min, " +
-        "fee_bps, deadline, txs, summary, created_at) VALUES (0, $1, 'trade', 'router', $2, $3, '0', '0', 25, 0, $4, " +
-        "$5, 0) " +
-        "RETURNING id::text AS id",
-      [w, JSON.stringify(eth), JSON.stringify(usdg), o.txs.sell, summary],
-    );
-    const [buy] = await db.query<{ id: string }>(
-      "INSERT INTO app.plans (key_id, wallet, kind, execution, token_in, token_out, amount_in, amount_out_min, " +
-        "fee_bps, deadline, txs, summary, created_at) VALUES (0, $1, 'trade', 'router', $2, $3, '0', '0', 25, 0, $4, " +
-        "$5, 0) " +
-        "RETURNING id::text AS id",
-      [w, JSON.stringify(usdg), JSON.stringify(eth), o.txs.buy, summary],
-    );
+    const plan = async (tokenIn: object, tokenOut: object, txs: string) =>
+      (
+        await db.query<{ id: string }>(
+          "INSERT INTO app.plans (key_id, wallet, kind, execution, token_in, token_out, amount_in, amount_out_min, " +
+            "fee_bps, deadline, txs, summary, created_at) " +
+            "VALUES (0, $1, 'trade', 'router', $2, $3, '0', '0', 25, 0, $4, $5, 0) RETURNING id::text AS id",
+          [w, JSON.stringify(tokenIn), JSON.stringify(tokenOut), txs, summary],
+        )
+      )[0]!;
+    const sell = await plan(eth, usdg, o.txs.sell);
+    const buy = await plan(usdg, eth, o.txs.buy);
     // Trades spread over the season so far, on blocks the chain has (marks are read at each); each entrant's at its
     // own times (the same second for every entrant made each trade a near neighbour of 999 others in copy detection).
     await db.query(
@@ -296,8 +294,8 @@ async function seed(db: Db, o: SeedOptions, firstAgent: number) {
        FROM generate_series(1, $9) AS g`,
       [
         w,
-        sell!.id,
-        buy!.id,
+        sell.id,
+        buy.id,
         season.starts,
         o.head,
         Math.max(season.starts + 1, o.now - 1),
