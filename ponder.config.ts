@@ -1,9 +1,9 @@
 import { join } from "node:path";
-import { createConfig } from "ponder";
 import { erc20Abi } from "./abis/erc20";
 import { launchpadAbi, priceFeedAbi } from "./abis/fixtures";
 import { poolManagerAbi } from "./abis/uniswapV4";
 import { loadConfig } from "./lib/config";
+import { ponder } from "./lib/ponderNative";
 
 // Same config as the API: chain, RPC and addresses from env + universe file.
 const config = loadConfig();
@@ -24,7 +24,7 @@ const indexerRpc = config.devnet
   : config.rpcUrl;
 const feeds = [...new Set(Object.values(config.tokens).flatMap((t) => (t.feed ? [t.feed] : [])))];
 
-export default createConfig({
+export default ponder.createConfig({
   database: config.databaseUrl
     ? { kind: "postgres", connectionString: config.databaseUrl }
     : { kind: "pglite", directory: join(config.dataDir, "ponder") },

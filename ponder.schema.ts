@@ -1,4 +1,6 @@
-import { index, onchainTable, primaryKey } from "ponder";
+import { ponder } from "./lib/ponderNative";
+
+const { index, onchainTable, primaryKey } = ponder;
 
 // Every table here is written only by the indexing functions in src/ and is reorg-safe: Ponder
 // removes rows of dropped blocks. Readers (api/indexed.ts) tolerate rows vanishing that way.

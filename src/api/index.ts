@@ -1,6 +1,8 @@
 import { Hono } from "hono";
-import { sql } from "ponder";
+import { ponder } from "../../lib/ponderNative";
 import { db } from "ponder:api";
+
+const { sql } = ponder;
 
 // $n placeholders become bound parameters of one drizzle statement.
 const query = async (text: string, params: unknown[] = []) => {
