@@ -15,10 +15,18 @@ import { httpKit } from "./http/kit.js";
 import { buildServices } from "./services.js";
 import { mountRoutes } from "./http/route.js";
 import { MOUNTS } from "./routes.js";
-import type { Mount } from "./http/route.js";
+import type { Mount, RouteEntry } from "./http/route.js";
 import type { Services } from "./services.js";
 import { viewsLagBlocks } from "./server/index.js";
 import { probeViewsLag } from "../lib/metrics.js";
+
+/** The route list of `mounts`, one array per mount list: the OpenAPI document built from it is kept per list. */
+const entryLists = new WeakMap<readonly Mount<Services>[], RouteEntry[]>();
+function entriesOf(mounts: readonly Mount<Services>[]): RouteEntry[] {
+  let entries = entryLists.get(mounts);
+  if (!entries) entryLists.set(mounts, (entries = mounts.flatMap((m) => m.entries)));
+  return entries;
+}
 
 /**
  * The Hono service. Built from explicit dependencies so tests, Ponder's embedded server
@@ -32,7 +40,7 @@ import { probeViewsLag } from "../lib/metrics.js";
 export function createApp(deps: AppDeps, mounts: readonly Mount<Services>[] = MOUNTS) {
   // The routes, each declared once (api/routes.ts): mounted here, and the OpenAPI document and MCP's tools built from
   // the same list.
-  const entries = mounts.flatMap((m) => m.entries);
+  const entries = entriesOf(mounts);
   // With REDIS_URL the buckets are shared by every instance; otherwise this instance's memory.
   const ownLimiter = deps.limiter
     ? null

@@ -1,4 +1,4 @@
-import { onClock } from "../../lib/cacheClock.js";
+import { onClock, upTo } from "../../lib/cacheClock.js";
 import PQueue from "p-queue";
 import { LRUCache } from "lru-cache";
 import { getAddress, isAddress, type Address, type PublicClient } from "viem";
@@ -125,17 +125,17 @@ function registryCaches(d: Deps, ctx: ScreenContext, tuning: ScreenTuning) {
     // set while a read runs would abort that read (lru-cache rejects it): ignoreFetchAbort lets the
     // read answer its caller; the cache keeps the screen's value. Likewise for records.
     implChecked: new LRUCache<string, Address | "none">({
-      max: 50_000,
+      ...upTo(50_000),
       ttl: tuning.implCheckTtlMs,
       ignoreFetchAbort: true,
       fetchMethod: async (key) => (await implementationOf(ctx, key as Address)).impl ?? "none",
     }),
     // Screens that ended in NOT_A_TOKEN or UNKNOWN_TOKEN, answered again without a chain call.
-    unreadable: new LRUCache<string, Refusal>({ max: 50_000, ttl: UNREADABLE_TTL_MS, ...onClock(d.clock) }),
+    unreadable: new LRUCache<string, Refusal>({ ...upTo(50_000), ttl: UNREADABLE_TTL_MS, ...onClock(d.clock) }),
     // Screened records in memory, loaded from the registry on a miss (a re-screen here replaces its
     // entry; other instances see it within the TTL, the same window as the implementation check).
     records: new LRUCache<string, TokenRecord>({
-      max: 20_000,
+      ...upTo(20_000),
       ttl: tuning.implCheckTtlMs,
       ignoreFetchAbort: true,
       fetchMethod: (key) => loadRecord(d.db, key),

@@ -1,4 +1,4 @@
-import { onClock } from "../../lib/cacheClock.js";
+import { onClock, upTo } from "../../lib/cacheClock.js";
 import { LRUCache } from "lru-cache";
 import type { Address } from "viem";
 import { MAJOR_TIERS, majorSymbols, majorTierBps } from "../../lib/fees.js";
@@ -29,7 +29,7 @@ export type VolumeTier = {
 export function createVolume(d: Pick<Common, "config" | "clock"> & { ledger: Ledger; market: Market }) {
   const majors = new Set(majorSymbols(d.config.tokens));
   const cache = new LRUCache<string, number>({
-    max: 50_000,
+    ...upTo(50_000),
     ttl: VOLUME_TTL_MS,
     ...onClock(d.clock),
     fetchMethod: (wallet) => count(wallet as Address),
