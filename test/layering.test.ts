@@ -13,6 +13,8 @@ import { describe, expect, it } from "vitest";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const SCANNED = ["api", "src", "lib", "abis", "cosigner", "sdk"];
+/** Files at the root that Ponder runs besides src/ (through vite-node, as src/ is). */
+const PONDER_FILES = ["ponder.config.ts", "ponder.schema.ts"];
 /** Folders under api/ that are not domains: anyone may import them (ports and errors import no domain). */
 const NOT_DOMAINS = new Set(["http", "ports", "errors"]);
 
@@ -94,6 +96,12 @@ export const RULES: Rule[] = [
   {
     name: "the error catalogue (api/errors/catalogue.ts), which the SDK's package ships, imports nothing",
     breaks: (e) => e.from === CATALOGUE,
+  },
+  {
+    // vite-node, which runs the indexer's files, transforms `import … from "ponder"` and ~400 modules behind it
+    // itself (about 2.5 CPU-s at every indexer start); lib/ponderNative.ts has Node load the package.
+    name: "only lib/ponderNative.ts imports Ponder's package (types included)",
+    breaks: (e) => !e.local && e.to === "ponder" && e.from !== "lib/ponderNative.ts",
   },
 ];
 
@@ -202,8 +210,10 @@ export function edgesOf(from: string, source: string): Edge[] {
   });
 }
 
-export function importGraph(dirs: readonly string[] = SCANNED): Edge[] {
-  return dirs.flatMap(sourceFiles).flatMap((from) => edgesOf(from, readFileSync(join(ROOT, from), "utf8")));
+export function importGraph(dirs: readonly string[] = SCANNED, files: readonly string[] = PONDER_FILES): Edge[] {
+  return [...dirs.flatMap(sourceFiles), ...files].flatMap((from) =>
+    edgesOf(from, readFileSync(join(ROOT, from), "utf8")),
+  );
 }
 
 describe("layering rules (on synthetic edges: each rule can fail)", () => {
@@ -361,6 +371,18 @@ describe("layering rules (on synthetic edges: each rule can fail)", () => {
         "cosigner/cosigner.ts -> api/sessions/index.ts",
     ]);
   });
+
+  it("flags Ponder's package imported anywhere but lib/ponderNative.ts, the indexer's own files included", () => {
+    const rule = "only lib/ponderNative.ts imports Ponder's package (types included)";
+    expect(
+      violations([
+        pkg("ponder.schema.ts", "ponder"),
+        pkg("src/api/index.ts", "ponder"),
+        pkg("src/Feed.ts", "ponder:schema"),
+        pkg("lib/ponderNative.ts", "ponder"),
+      ]),
+    ).toEqual([`${rule}: ponder.schema.ts -> ponder`, `${rule}: src/api/index.ts -> ponder`]);
+  });
 });
 
 describe("circles (on synthetic edges)", () => {
@@ -470,6 +492,7 @@ describe("the tree", () => {
     expect(has("sdk/src/fast.ts", "lib/router/swap.ts")).toBe(true);
     expect(has("sdk/src/errors.ts", "api/errors/catalogue.ts")).toBe(true); // import type only
     expect(has("api/hosted/executor.ts", "api/hosted/deps.ts")).toBe(true); // import type only
+    expect(has("ponder.schema.ts", "lib/ponderNative.ts")).toBe(true); // a root file Ponder runs
     expect(edges.filter((e) => e.local && !existsSync(join(ROOT, e.to))).map((e) => `${e.from} -> ${e.to}`)).toEqual(
       [],
     );
