@@ -15,20 +15,34 @@ type Ponder = typeof import("ponder");
  * at each of a test run's ~55 starts and at every `npm start`.
  *
  * `require` of an ES module (Node 20.19 and later) is one vite-node does not rewrite: Node loads the package, sharing
- * the modules the Ponder CLI has loaded already. Where Node cannot (an older 20), the import vite-node inlines, as
- * before. The entry is read from the package's own `exports`, so the working directory does not matter.
+ * the modules the Ponder CLI has loaded already (its CLI imports the same entry). Where Node cannot (an older 20, an
+ * entry that is not a plain path), the import vite-node inlines, as before, with a warning. The entry is read from
+ * the package's own `exports`, so the working directory does not matter.
  */
-function ponderEntry(): string {
+function ponderEntry(): string | null {
   const dir = join(ROOT, "node_modules", "ponder");
-  const pkg = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { exports: { ".": { import: string } } };
-  return join(dir, pkg.exports["."].import);
+  const pkg = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { exports?: { ".": { import?: unknown } } };
+  const entry = pkg.exports?.["."]?.import;
+  return typeof entry === "string" ? join(dir, entry) : null;
 }
 
+/** Node's refusals to `require` an ES module: the only failures that fall back to vite-node's import. */
+const CANNOT_REQUIRE_ESM = new Set(["ERR_REQUIRE_ESM", "ERR_REQUIRE_ASYNC_MODULE"]);
+
 function loadNatively(): Ponder | null {
-  try {
-    return createRequire(import.meta.url)(ponderEntry()) as Ponder;
-  } catch {
+  const entry = ponderEntry();
+  const slow = (why: string) => {
+    process.emitWarning(`Ponder's package is loaded through vite-node (slower indexer start): ${why}`);
     return null;
+  };
+  if (!entry) return slow("its package.json names no plain import entry");
+  try {
+    return createRequire(import.meta.url)(entry) as Ponder;
+  } catch (err) {
+    // Anything else (a missing file, an error inside Ponder's modules) is a real failure, not a slow path.
+    const code = (err as { code?: string }).code;
+    if (code && CANNOT_REQUIRE_ESM.has(code)) return slow(code);
+    throw err;
   }
 }
 
