@@ -21,7 +21,9 @@ type Ponder = typeof import("ponder");
  */
 function ponderEntry(): string | null {
   const dir = join(ROOT, "node_modules", "ponder");
-  const pkg = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { exports?: { ".": { import?: unknown } } };
+  const pkg = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as {
+    exports?: { ".": { import?: unknown } };
+  };
   const entry = pkg.exports?.["."]?.import;
   return typeof entry === "string" ? join(dir, entry) : null;
 }
