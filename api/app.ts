@@ -14,19 +14,11 @@ import { docsRoutes } from "./docs/routes.js";
 import { httpKit } from "./http/kit.js";
 import { buildServices } from "./services.js";
 import { mountRoutes } from "./http/route.js";
-import { MOUNTS } from "./routes.js";
-import type { Mount, RouteEntry } from "./http/route.js";
+import { API_ROUTES, MOUNTS } from "./routes.js";
+import type { Mount } from "./http/route.js";
 import type { Services } from "./services.js";
 import { viewsLagBlocks } from "./server/index.js";
 import { probeViewsLag } from "../lib/metrics.js";
-
-/** The route list of `mounts`, one array per mount list: the OpenAPI document built from it is kept per list. */
-const entryLists = new WeakMap<readonly Mount<Services>[], RouteEntry[]>();
-function entriesOf(mounts: readonly Mount<Services>[]): RouteEntry[] {
-  let entries = entryLists.get(mounts);
-  if (!entries) entryLists.set(mounts, (entries = mounts.flatMap((m) => m.entries)));
-  return entries;
-}
 
 /**
  * The Hono service. Built from explicit dependencies so tests, Ponder's embedded server
@@ -40,7 +32,8 @@ function entriesOf(mounts: readonly Mount<Services>[]): RouteEntry[] {
 export function createApp(deps: AppDeps, mounts: readonly Mount<Services>[] = MOUNTS) {
   // The routes, each declared once (api/routes.ts): mounted here, and the OpenAPI document and MCP's tools built from
   // the same list.
-  const entries = entriesOf(mounts);
+  // The service's own list is one array (API_ROUTES), so the OpenAPI document built from it is kept across apps.
+  const entries = mounts === MOUNTS ? API_ROUTES : mounts.flatMap((m) => m.entries);
   // With REDIS_URL the buckets are shared by every instance; otherwise this instance's memory.
   const ownLimiter = deps.limiter
     ? null

@@ -245,7 +245,7 @@ function aiDepsOf(d: Pick<Common, "config" | "clock"> & { db: Db }): AiDeps | un
   if (!url) return undefined;
   const clients = new LRUCache<string, GatewayPort>({ max: 1_000 });
   // An account's creation time never changes: read once per owner.
-  const since = new LRUCache<string, number>({ ...upTo(100_000) });
+  const since = new LRUCache<string, number>(upTo(100_000));
   return {
     ai: d.config.ai,
     db: d.db,

@@ -136,7 +136,7 @@ export class RateLimiter implements Limiter {
     maxBuckets = 100_000,
     readonly enabled = true,
   ) {
-    this.buckets = new LRUCache({ ...upTo(maxBuckets) });
+    this.buckets = new LRUCache(upTo(maxBuckets));
   }
 
   /** Takes one token; returns 0 when allowed, else the seconds until one is available. */
