@@ -138,8 +138,18 @@ function removeFrom(pairs: Map<string, PairIndex>, pair: string, ts: number, id:
 }
 
 /**
+ * A trade's follows: pairs of (cluster followed, its leading entry's rank), in the order its scan met the clusters.
+ * Typed and kept only when they change: a pass scans again every trade near a new one, and most come out the same
+ * (a growing array per scan was most of what a pass allocated, issue 29 point 6).
+ */
+type Follows = Int32Array;
+const NO_FOLLOWS: Follows = new Int32Array(0);
+
+/**
  * The scan's scratch, one slot per cluster, reset lazily by a stamp (the trade being scanned): the nearest
- * other-cluster trade mined before and after, and the entry of the one before.
+ * other-cluster trade mined before and after, and the entry of the one before; the clusters met (`touched`, the first
+ * `met` of them) and the scan's follows (`out`, the first `n`). Typed arrays with counts: an array emptied by
+ * `length = 0` gives up its storage in V8, and each push then grows a new one.
  */
 function scratchOf(n: number) {
   return {
@@ -147,25 +157,21 @@ function scratchOf(n: number) {
     before: new Float64Array(n),
     after: new Float64Array(n),
     leader: new Int32Array(n),
-    touched: [] as number[],
+    touched: new Int32Array(n),
+    met: 0,
+    out: new Int32Array(2 * n),
+    n: 0,
   };
 }
 type Scratch = ReturnType<typeof scratchOf>;
 
 /**
- * For one trade (scan number `no`): the clusters it follows, each with its leading entry's rank, pushed onto
- * `out` as pairs. Among another cluster's trades of its pair and direction within the window, another block,
- * the nearest before is nearer than the nearest after.
+ * For one trade (scan number `no`): the clusters it follows, each with its leading entry's rank, as pairs in
+ * `s.out` (its first `s.n`). Among another cluster's trades of its pair and direction within the window, another
+ * block, the nearest before is nearer than the nearest after.
  */
-function followsOf(
-  t: Pick<CopyTrade, "ts" | "block">,
-  cluster: number,
-  p: PairIndex,
-  s: Scratch,
-  no: number,
-  out: number[],
-) {
-  s.touched.length = 0;
+function followsOf(t: Pick<CopyTrade, "ts" | "block">, cluster: number, p: PairIndex, s: Scratch, no: number) {
+  s.met = 0;
   for (let i = lowerBound(p.ts, t.ts - COPY_WINDOW_S); i < p.ts.length && p.ts[i]! <= t.ts + COPY_WINDOW_S; i++) {
     const c = p.cluster[i]!;
     const block = p.block[i]!;
@@ -176,7 +182,7 @@ function followsOf(
       s.before[c] = Infinity;
       s.after[c] = Infinity;
       s.leader[c] = -1;
-      s.touched.push(c);
+      s.touched[s.met++] = c;
     }
     const d = Math.abs(t.ts - p.ts[i]!);
     if (block < t.block && (d < s.before[c]! || (d === s.before[c]! && p.entry[i]! < s.leader[c]!))) {
@@ -185,17 +191,34 @@ function followsOf(
     }
     if (block > t.block && d < s.after[c]!) s.after[c] = d;
   }
-  for (const c of s.touched) if (s.before[c]! < s.after[c]!) out.push(c, s.leader[c]!);
+  s.n = 0;
+  for (let k = 0; k < s.met; k++) {
+    const c = s.touched[k]!;
+    if (s.before[c]! < s.after[c]!) {
+      s.out[s.n++] = c;
+      s.out[s.n++] = s.leader[c]!;
+    }
+  }
 }
 
-/** Per-cluster tallies of one entry's followed volume and trades, reset through `touched` (no allocation). */
+/** `was` when the scan just made (`s.out`) says the same, else a copy of the scan's follows. */
+function keptFollows(was: Follows | undefined, s: Scratch): Follows {
+  if (was && was.length === s.n) {
+    let k = 0;
+    while (k < s.n && was[k] === s.out[k]) k++;
+    if (k === s.n) return was;
+  }
+  return s.n ? s.out.slice(0, s.n) : NO_FOLLOWS;
+}
+
+/** Per-cluster tallies of one entry's followed volume and trades, reset through `touched`'s first `met` (no allocation). */
 function talliesOf(n: number) {
-  return { usd: new Float64Array(n), n: new Int32Array(n), touched: [] as number[] };
+  return { usd: new Float64Array(n), n: new Int32Array(n), touched: new Int32Array(n), met: 0 };
 }
 type Tallies = ReturnType<typeof talliesOf>;
 
 /** The entry the followed volume of `cluster` came from most (then the smaller id, as ranks order). */
-function leaderOf(own: CopyTrade[], follows: number[][], cluster: number, weight: (t: CopyTrade) => number) {
+function leaderOf(own: CopyTrade[], follows: Follows[], cluster: number, weight: (t: CopyTrade) => number) {
   const by = new Map<number, number>();
   own.forEach((t, j) => {
     const fs = follows[j]!;
@@ -206,22 +229,24 @@ function leaderOf(own: CopyTrade[], follows: number[][], cluster: number, weight
 }
 
 /** One entry's finding from its trades' follows (volume summed in its trades' order), or null. */
-function findingOf(own: CopyTrade[], follows: number[][], ix: Numbering, tl: Tallies) {
+function findingOf(own: CopyTrade[], follows: Follows[], ix: Numbering, tl: Tallies) {
   const valued = own.some((t) => t.usd > 0);
   const weight = (t: CopyTrade) => (valued ? Math.max(t.usd, 0) : 1);
   const total = own.reduce((a, t) => a + weight(t), 0);
-  tl.touched.length = 0;
+  tl.met = 0;
   own.forEach((t, j) => {
     const fs = follows[j]!;
+    const w = weight(t);
     for (let x = 0; x < fs.length; x += 2) {
       const c = fs[x]!;
-      if (tl.n[c] === 0) tl.touched.push(c);
-      tl.usd[c] = tl.usd[c]! + weight(t);
+      if (tl.n[c] === 0) tl.touched[tl.met++] = c;
+      tl.usd[c] = tl.usd[c]! + w;
       tl.n[c] = tl.n[c]! + 1;
     }
   });
   let best: { c: number; cluster: string; share_bps: number; n: number } | null = null;
-  for (const c of tl.touched) {
+  for (let k = 0; k < tl.met; k++) {
+    const c = tl.touched[k]!;
     const [usd, n, cluster] = [tl.usd[c]!, tl.n[c]!, ix.clusters[c]!];
     tl.usd[c] = 0;
     tl.n[c] = 0;
@@ -237,7 +262,7 @@ function findingOf(own: CopyTrade[], follows: number[][], ix: Numbering, tl: Tal
 }
 
 /** A trade as the memo last saw it: where it was, its value, its follows, and the pass that saw it last. */
-type MemoTrade = { pair: string; ts: number; block: number; usd: number; fs: number[]; seen: number };
+type MemoTrade = { pair: string; ts: number; block: number; usd: number; fs: Follows; seen: number };
 
 /**
  * What copy detection keeps between the standings worker's passes (issue 29 point 6): each pair's index of the
@@ -424,9 +449,9 @@ function relistedFinding(s: Scan, entry: string, own: CopyTrade[], prev: Kept | 
     const was = mine.get(t.id);
     let fs = was?.fs;
     if (!fs || !sameAt(was, p, t) || nearMoved(t, p, s.moved)) {
-      fs = [];
-      followsOf(t, cluster, m.pairs.get(p)!, s.scratch, s.no++, fs);
-      changed ||= !was || !sameFollows(was.fs, fs);
+      followsOf(t, cluster, m.pairs.get(p)!, s.scratch, s.no++);
+      fs = keptFollows(was?.fs, s.scratch);
+      changed ||= fs !== was?.fs;
     }
     changed ||= was?.usd !== t.usd;
     if (!was) mine.set(t.id, { pair: p, ts: t.ts, block: t.block, usd: t.usd, fs, seen: m.pass });
@@ -450,14 +475,14 @@ function nearFinding(s: Scan, entry: string, own: CopyTrade[], prev: Kept, ids: 
   for (const id of ids) {
     const was = mine.get(id);
     if (!was) return null;
-    const fs: number[] = [];
-    followsOf(was, cluster, s.m.pairs.get(was.pair)!, s.scratch, s.no++, fs);
-    if (sameFollows(was.fs, fs)) continue;
+    followsOf(was, cluster, s.m.pairs.get(was.pair)!, s.scratch, s.no++);
+    const fs = keptFollows(was.fs, s.scratch);
+    if (fs === was.fs) continue;
     was.fs = fs;
     changed = true;
   }
   if (!changed) return prev;
-  const follows: number[][] = [];
+  const follows: Follows[] = [];
   for (const t of own) {
     const was = mine.get(t.id);
     if (!was) return null;
@@ -465,8 +490,6 @@ function nearFinding(s: Scan, entry: string, own: CopyTrade[], prev: Kept, ids: 
   }
   return { best: findingOf(own, follows, s.nb, s.tallies), n: own.length };
 }
-
-const sameFollows = (a: number[], b: number[]) => a.length === b.length && a.every((v, x) => v === b[x]);
 
 /** The rule's reason for a finding: the matched entry and the share of volume. */
 export const copyReason = (f: CopyFinding) =>
