@@ -466,7 +466,11 @@ function unreadGroups(addresses: string[], through: Map<string, bigint>, start: 
   const groups = new Map<bigint, string[]>();
   for (const a of addresses) {
     const from = (through.get(a) ?? start - 1n) + 1n;
-    if (from <= toBlock) groups.set(from, [...(groups.get(from) ?? []), a]);
+    if (from > toBlock) continue;
+    // Pushed, not copied: a pass's thousands of addresses mostly share one `from` (a copy each was quadratic).
+    const group = groups.get(from);
+    if (group) group.push(a);
+    else groups.set(from, [a]);
   }
   return groups;
 }
