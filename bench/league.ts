@@ -86,8 +86,13 @@ export async function benchLeague(opts: {
       full.push(await pass());
     }
     const incremental: number[] = [];
-    // BENCH_CPU_PROF=<dir>: a CPU profile of the incremental passes (this process: the API is served in it).
-    const profiler = process.env.BENCH_CPU_PROF ? await profileInto(process.env.BENCH_CPU_PROF) : null;
+    // BENCH_CPU_PROF=<dir>: a CPU profile of the incremental passes (this process: the API is served in it);
+    // BENCH_HEAP_PROF=<dir>: a sampled profile of what they allocate (garbage collection follows allocation).
+    const profiler = process.env.BENCH_CPU_PROF
+      ? await profileInto(process.env.BENCH_CPU_PROF, "cpu")
+      : process.env.BENCH_HEAP_PROF
+        ? await profileInto(process.env.BENCH_HEAP_PROF, "heap")
+        : null;
     for (let i = 0; i < opts.increments; i++) {
       // One new block and its trades (the chain reads then have a block to read, as a live season's would).
       await dn.test.mine({ blocks: 1 });
@@ -150,16 +155,28 @@ async function registerAgents(dn: Devnet, n: number): Promise<number> {
   return first;
 }
 
-/** Starts this process's CPU profiler; the function returned stops it and writes the profile into `dir`. */
-async function profileInto(dir: string): Promise<() => Promise<void>> {
+/**
+ * Starts this process's CPU profiler, or its sampling heap profiler (every 32 KB allocated); the function returned
+ * stops it and writes the profile into `dir` (.cpuprofile or .heapprofile, as Chrome's DevTools read them).
+ */
+async function profileInto(dir: string, kind: "cpu" | "heap"): Promise<() => Promise<void>> {
   const session = new Session();
   session.connect();
-  await session.post("Profiler.enable");
-  await session.post("Profiler.start");
+  if (kind === "cpu") {
+    await session.post("Profiler.enable");
+    await session.post("Profiler.start");
+  } else
+    await session.post("HeapProfiler.startSampling", {
+      samplingInterval: 32_768,
+      // Garbage too: what a pass allocates, not only what it keeps.
+      includeObjectsCollectedByMajorGC: true,
+      includeObjectsCollectedByMinorGC: true,
+    });
   return async () => {
-    const { profile } = await session.post("Profiler.stop");
+    const { profile } =
+      kind === "cpu" ? await session.post("Profiler.stop") : await session.post("HeapProfiler.stopSampling");
     mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, `league-passes-${Date.now()}.cpuprofile`), JSON.stringify(profile));
+    writeFileSync(join(dir, `league-passes-${Date.now()}.${kind}profile`), JSON.stringify(profile));
     session.disconnect();
   };
 }
