@@ -173,6 +173,30 @@ describe("the standings worker across instances, under a lease", () => {
     },
   );
 
+  it("stores an answer deflated, about a tenth of its JSON, and reads it back field for field", async () => {
+    const s = await sharedStore();
+    db = s.db;
+    const lease = createLease(db, "league-standings", LEASE_MS, () => 1_000_000);
+    const shared = storedAnswers<{ rows: Record<string, unknown>[] }>(db, lease);
+    // A board's rows as they repeat: the same rules and reasons, numbers that differ.
+    const rows = Array.from({ length: 1_000 }, (_, i) => ({
+      rank: i + 1,
+      entry_id: `le_${String(i).padStart(16, "0")}`,
+      profit_usd: Math.round(Math.sin(i) * 1e6) / 100,
+      eligibility: { status: "pass", rules: ["CONFIRMED", "SANCTIONS", "HOUSE"].map((rule) => ({ rule, ok: true })) },
+    }));
+    expect(await shared.hold()).toBe(true);
+    expect(await shared.save("prize:9", { value: { rows }, at: 1_000_001 })).toBe(true);
+    const [stored] = await db.query<{ n: number }>(
+      "SELECT octet_length(answer) AS n FROM app.league_board_packed WHERE key = 'prize:9'",
+    );
+    expect(Number(stored!.n)).toBeLessThan(JSON.stringify({ rows }).length / 5);
+    const back = await shared.load(["prize:9"], () => 0);
+    expect(back.get("prize:9")).toEqual({ value: { rows }, at: 1_000_001 });
+    // Read only when written after what the reader holds.
+    expect((await shared.load(["prize:9"], () => 1_000_001)).size).toBe(0);
+  });
+
   it("readers of a key with no answer anywhere share one local computation", async () => {
     const s = await sharedStore();
     db = s.db;

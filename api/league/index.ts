@@ -46,7 +46,7 @@ export { recordReview, seasonReviews, ReviewRefused, type ReviewRequest } from "
  * each season once and pays its places from the reserve, and the public reading routes. Both
  * workers run once per store under a lease: the settler ("league-settler") and the standings
  * ("league-standings": its holder computes the boards not yet decided and writes them to
- * app.league_board_answers, every other instance serves what it wrote).
+ * app.league_board_packed, every other instance serves what it wrote).
  */
 export function createLeague(
   d: LeagueDeps & {

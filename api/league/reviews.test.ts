@@ -2,6 +2,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { openPglite, type Db } from "../ports/store/db.js";
 import { migrate } from "../ports/store/migrations.js";
 import { recordReview, ReviewRefused, seasonReviews, type ReviewRequest } from "./reviews.js";
+import { packAnswer } from "./boards.js";
 import { applyReviews, reviewedReason } from "../../lib/league/review.js";
 import type { Rule } from "../../lib/league/rules.js";
 import { operatorName, parseReviewArgs } from "../../scripts/league-review.js";
@@ -27,11 +28,11 @@ const rules = (): Rule[] => [
 ];
 let db: Db;
 /** Serves season `n`'s prize board with `entry`'s rules, as the standings worker writes it. */
-const serve = (n: number, entry: string, r: Rule[]) =>
+const serve = async (n: number, entry: string, r: Rule[]) =>
   db.query(
-    "INSERT INTO app.league_board_answers (key, answer, computed_at) VALUES ($1, $2, 0) ON CONFLICT (key) DO " +
+    "INSERT INTO app.league_board_packed (key, answer, computed_at) VALUES ($1, $2, 0) ON CONFLICT (key) DO " +
       "UPDATE SET answer = excluded.answer",
-    [`prize:${n}`, JSON.stringify({ rows: [{ entry_id: entry, eligibility: { rules: r } }] })],
+    [`prize:${n}`, await packAnswer({ rows: [{ entry_id: entry, eligibility: { rules: r } }] })],
   );
 /** Each case reviews its own entry in its own seasons (one store for all). */
 let entry = "le_a";

@@ -9,6 +9,7 @@
  */
 import { NEVER_REVIEWED, reviewedReason, type Review, type ReviewVerdict } from "../../lib/league/review.js";
 import type { Db } from "../ports/store/db.js";
+import { unpackAnswer } from "./boards.js";
 
 /** A review the store refuses, with why (the script prints it and exits 1). */
 export class ReviewRefused extends Error {}
@@ -51,13 +52,15 @@ type ServedRow = { entry_id: string; eligibility: { rules: ServedRule[] } | null
 
 /** The served prize boards of seasons not decided (the standings worker's last answers), by season. */
 async function openBoards(db: Db): Promise<Map<number, ServedRow[]>> {
-  const rows = await db.query<{ key: string; answer: string }>(
-    "SELECT a.key, a.answer FROM app.league_board_answers a WHERE a.key LIKE 'prize:%' AND NOT EXISTS " +
+  const rows = await db.query<{ key: string; answer: Buffer }>(
+    "SELECT a.key, a.answer FROM app.league_board_packed a WHERE a.key LIKE 'prize:%' AND NOT EXISTS " +
       "(SELECT 1 FROM app.league_results r WHERE r.board = 'prize' AND 'prize:' || r.season = a.key)",
   );
-  return new Map(
-    rows.map((r) => [Number(r.key.slice("prize:".length)), (JSON.parse(r.answer) as { rows: ServedRow[] }).rows]),
+  const read = rows.map(
+    async (r) =>
+      [Number(r.key.slice("prize:".length)), (await unpackAnswer<{ rows: ServedRow[] }>(r.answer)).rows] as const,
   );
+  return new Map(await Promise.all(read));
 }
 
 export type ReviewRequest = {
