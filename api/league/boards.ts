@@ -1,5 +1,4 @@
-import { promisify } from "node:util";
-import { deflateRaw, inflateRaw } from "node:zlib";
+import { packJson, unpackJson } from "../../lib/packedJson.js";
 import type { Db } from "../ports/store/db.js";
 import type { Lease } from "../ports/store/lease.js";
 import type { Common } from "../ports/common.js";
@@ -25,23 +24,11 @@ export type SharedAnswers<T> = {
   prune(live: string[]): Promise<void>;
 };
 
-const deflating = promisify(deflateRaw);
-const inflating = promisify(inflateRaw);
-
 /**
- * A stored answer: the body's JSON, deflated (raw, level 1) in libuv's thread pool. A live season's answer is about
- * 4 MB of JSON written on every pass; as text its write took 110-320 ms of a pass, deflated (about a tenth) 30 ms,
- * and neither compressing nor inflating runs on the event loop (issue 29 point 6).
- */
-export const packAnswer = (value: unknown): Promise<Buffer> => deflating(JSON.stringify(value), { level: 1 });
-/** A stored answer's body (packAnswer). */
-export const unpackAnswer = async <T>(packed: Buffer): Promise<T> =>
-  JSON.parse((await inflating(packed)).toString()) as T;
-
-/**
- * The standings answers in app.league_board_packed (migration 25; app.league_board_answers before), packed
- * (packAnswer), with the block it was read at when it has one. A write is fenced by the lease: an
- * instance that lost it (paused past its ttl) writes nothing over its successor's answers.
+ * The standings answers in app.league_board_packed (migration 25; app.league_board_answers before), as their JSON
+ * deflated (lib/packedJson: a live season's 4 MB answer written on every pass took 110-320 ms of a pass as text, its
+ * tenth deflated in the thread pool 30 ms), with the block it was read at when it has one. A write is fenced by the
+ * lease: an instance that lost it (paused past its ttl) writes nothing over its successor's answers.
  */
 export function storedAnswers<T>(
   db: Db,
@@ -60,7 +47,7 @@ export function storedAnswers<T>(
         [keys, keys.map((k) => Math.floor(since(k)))],
       );
       const read = rows.map(
-        async (r) => [r.key, { value: await unpackAnswer<T>(r.answer), at: Number(r.computed_at) }] as const,
+        async (r) => [r.key, { value: await unpackJson<T>(r.answer), at: Number(r.computed_at) }] as const,
       );
       return new Map(await Promise.all(read));
     },
@@ -72,7 +59,7 @@ export function storedAnswers<T>(
          ON CONFLICT (key) DO UPDATE
          SET answer = EXCLUDED.answer, computed_at = EXCLUDED.computed_at, block = EXCLUDED.block
          RETURNING key`,
-        [key, await packAnswer(a.value), Math.floor(a.at), blockOf(a.value), lease.name, lease.holder],
+        [key, await packJson(a.value), Math.floor(a.at), blockOf(a.value), lease.name, lease.holder],
       );
       return rows.length === 1;
     },

@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { openPglite, type Db } from "../ports/store/db.js";
 import { migrate } from "../ports/store/migrations.js";
 import { recordReview, ReviewRefused, seasonReviews, type ReviewRequest } from "./reviews.js";
-import { packAnswer } from "./boards.js";
+import { packJson } from "../../lib/packedJson.js";
 import { applyReviews, reviewedReason } from "../../lib/league/review.js";
 import type { Rule } from "../../lib/league/rules.js";
 import { operatorName, parseReviewArgs } from "../../scripts/league-review.js";
@@ -32,7 +32,7 @@ const serve = async (n: number, entry: string, r: Rule[]) =>
   db.query(
     "INSERT INTO app.league_board_packed (key, answer, computed_at) VALUES ($1, $2, 0) ON CONFLICT (key) DO " +
       "UPDATE SET answer = excluded.answer",
-    [`prize:${n}`, await packAnswer({ rows: [{ entry_id: entry, eligibility: { rules: r } }] })],
+    [`prize:${n}`, await packJson({ rows: [{ entry_id: entry, eligibility: { rules: r } }] })],
   );
 /** Each case reviews its own entry in its own seasons (one store for all). */
 let entry = "le_a";

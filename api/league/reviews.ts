@@ -9,7 +9,7 @@
  */
 import { NEVER_REVIEWED, reviewedReason, type Review, type ReviewVerdict } from "../../lib/league/review.js";
 import type { Db } from "../ports/store/db.js";
-import { unpackAnswer } from "./boards.js";
+import { unpackJson } from "../../lib/packedJson.js";
 
 /** A review the store refuses, with why (the script prints it and exits 1). */
 export class ReviewRefused extends Error {}
@@ -58,7 +58,7 @@ async function openBoards(db: Db): Promise<Map<number, ServedRow[]>> {
   );
   const read = rows.map(
     async (r) =>
-      [Number(r.key.slice("prize:".length)), (await unpackAnswer<{ rows: ServedRow[] }>(r.answer)).rows] as const,
+      [Number(r.key.slice("prize:".length)), (await unpackJson<{ rows: ServedRow[] }>(r.answer)).rows] as const,
   );
   return new Map(await Promise.all(read));
 }
