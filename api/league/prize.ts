@@ -15,7 +15,7 @@ import type { Season } from "../../lib/league/calendar.js";
 import { independentBasis } from "../market/index.js";
 import type { SqlIndexedReads } from "../ports/indexed.js";
 import type { Db } from "../ports/store/db.js";
-import { linkTokens, type TransferLog } from "./transfers.js";
+import { linkTokens, nativeTry, type NativeTry, type TransferLog } from "./transfers.js";
 import type { PracticeAgent } from "./deps.js";
 import { seasonReviews } from "./reviews.js";
 import type { Review } from "../../lib/league/review.js";
@@ -236,32 +236,43 @@ function publishedOf(config: Config, entries: SeasonEntry[], facts: EntryFacts[]
  * transfer logs, the native ETH moves and the sanctions list. With a kept season's `views` (the live standings), the
  * vault's and the list's answers are kept while those contracts are unchanged (api/league/keptViews.ts).
  *
- * The vault is read beside the rest, not before it (its read was 50-85 ms of a pass's wall, issue 29 point 6): the
- * rest is read for the entries' own addresses, and again for all of them only where the vault names a wallet that is
- * not one of those (the addresses read the first time cost that read nothing again: the transfer log keeps them).
+ * The live standings read the vault beside the rest, not before it (its read was 50-85 ms of a pass's wall, issue 29
+ * point 6): the rest is read for the entries' addresses and the wallets the vault named when last kept, and again
+ * for the addresses as they are only where the vault now names another wallet. Both reads are one try of the native scan (a block that
+ * fails counts once, within one budget of blocks). A decision reads the vault first, then the rest, once.
  */
 async function chainFactsAt(d: PrizeDeps, entries: SeasonEntry[], block: bigint, views?: KeptSeason["views"]) {
   const { partnerAgentVault: vaultAt } = d.config.contracts;
   const agents = entries.map((e) => Number(e.agent_id));
-  const own = entries.flatMap((e) => [e.wallet, e.owner, e.agent_wallet]).map(lc);
-  const [vault, first] = await Promise.all([
-    viewAt(d.chain, views?.vault, { contract: vaultAt, block, keys: agents }, (ids, at) =>
-      vaultWalletsAt(d.chain, vaultAt, ids, at),
-    ),
-    addressFactsAt(d, own, block, views),
-  ]);
-  const known = new Set(own);
-  const more = [...vault.values()].filter((v): v is string => v !== null && !known.has(lc(v))).map(lc);
-  const rest = more.length ? await addressFactsAt(d, [...own, ...more], block, views) : first;
+  const attempt = nativeTry();
+  const walletsOf = (vault: Map<number, string | null>) =>
+    agents.flatMap((id) => vault.get(id) ?? []).filter((w) => w !== null);
+  const own = entries.flatMap((e) => [e.wallet, e.owner, e.agent_wallet]);
+  const guess = [...new Set([...own, ...(views ? walletsOf(views.vault.answers) : [])].map(lc))];
+  const vaultNow = viewAt(d.chain, views?.vault, { contract: vaultAt, block, keys: agents }, (ids, at) =>
+    vaultWalletsAt(d.chain, vaultAt, ids, at),
+  );
+  const [vault, first] = await Promise.all([vaultNow, views ? addressFactsAt(d, guess, block, attempt, views) : null]);
+  // The read for the guess stands where it was for exactly these addresses (else a wallet changed: read again).
+  const exact = [...new Set([...own, ...walletsOf(vault)].map(lc))];
+  const known = new Set(guess);
+  const stands = first && exact.length === known.size && exact.every((a) => known.has(a));
+  const rest = stands ? first : await addressFactsAt(d, exact, block, attempt, views);
   return { vault, ...rest };
 }
 
-/** The transfer logs, native ETH moves and sanctions list's answers of `addresses` at `block`. */
-async function addressFactsAt(d: PrizeDeps, addresses: string[], block: bigint, views?: KeptSeason["views"]) {
+/** The transfer logs, native ETH moves (one try of the scan) and sanctions list's answers of `addresses` at `block`. */
+async function addressFactsAt(
+  d: PrizeDeps,
+  addresses: string[],
+  block: bigint,
+  attempt: NativeTry,
+  views?: KeptSeason["views"],
+) {
   const list = d.config.contracts.sanctionsList;
   const [logs, native, sanctioned] = await Promise.all([
     d.transfers.read(addresses, block),
-    d.transfers.native(addresses, block),
+    d.transfers.native(addresses, block, attempt),
     viewAt(d.chain, views?.listed, { contract: list, block, keys: addresses }, (keys, at) =>
       sanctionedAt(d.chain, list, keys, at),
     ),

@@ -118,6 +118,14 @@ export const NATIVE_STEP_BLOCKS = 10_000n;
 /** Blocks one read scans at most, all addresses together: the rest is scanned by the next reads (the next passes). */
 export const NATIVE_BLOCKS_PER_READ = 200_000n;
 
+/**
+ * One try of the native scan: a pass's reads given the same try share its block budget, and a step or block that
+ * fails counts one failure for the try however many of its reads meet it (a pass that reads again for more
+ * addresses must not skip a block after fewer passes). A read given none is its own try.
+ */
+export type NativeTry = { budget: { left: bigint } };
+export const nativeTry = (): NativeTry => ({ budget: { left: NATIVE_BLOCKS_PER_READ } });
+
 /** A native read's answer: the moves, and why they are not complete (rule LINKS flags either, never a pass). */
 export type NativeRead = {
   transfers: ChainTransfer[];
@@ -151,11 +159,10 @@ function nativeLog(d: Pick<Common, "chain"> & { reader?: PublicClient }, start: 
     skipped: new Map(),
     tips: new Map(),
   };
-  return async (addresses: string[], toBlock: bigint): Promise<NativeRead> => {
+  return async (addresses: string[], toBlock: bigint, attempt: NativeTry = nativeTry()): Promise<NativeRead> => {
     const uniq = [...new Set(addresses.map(lc))];
     const out = new Map<string, ChainTransfer>();
     const behind: string[] = [];
-    const budget = { left: NATIVE_BLOCKS_PER_READ };
     const hashOf = blockHashes(d.chain);
     // Where each address was read through: its tip where that block is still on the chain, else what is kept.
     const readTo = new Map(st.through);
@@ -167,7 +174,7 @@ function nativeLog(d: Pick<Common, "chain"> & { reader?: PublicClient }, start: 
     }
     try {
       for (const [from, group] of unreadGroups(uniq, readTo, start, toBlock)) {
-        const scan: GroupScan = { from, toBlock, budget, before, after: null, moves: [] };
+        const scan: GroupScan = { from, toBlock, attempt, before, after: null, moves: [] };
         const why = await scanGroup(d.chain, st, group, scan, out);
         if (why) behind.push(why);
         else newTips(k, group, { toBlock, hash: await hashOf(toBlock), moves: scan.moves, states: scan.after });
@@ -288,8 +295,8 @@ type NativeState = {
   /** Address → the last block whose native moves touching it are all in `byAddress`. */
   through: Map<string, bigint>;
   byAddress: Map<string, Map<string, ChainTransfer>>;
-  /** A step (`state:<from>:<addresses>`) or block (`block:<n>`) → its failures in a row. */
-  failures: Map<string, number>;
+  /** A step (`state:<from>:<addresses>`) or block (`block:<n>`) → its failures in a row, and the try of the last. */
+  failures: Map<string, { n: number; attempt: NativeTry }>;
   /** What was skipped after failing too often, by its failure key. */
   skipped: Map<string, Skip>;
   /** Address → what its last full read kept at the block it read to (issue 29 point 6: the next read starts after). */
@@ -310,7 +317,7 @@ type Tip = { block: bigint; hash: string; state: string; moves: ChainTransfer[] 
 type GroupScan = {
   from: bigint;
   toBlock: bigint;
-  budget: { left: bigint };
+  attempt: NativeTry;
   before: Map<string, string>;
   after: Map<string, string> | null;
   moves: ChainTransfer[];
@@ -344,7 +351,7 @@ async function scanGroup(
   // The states known at the step's start: a tip's, then each step's end.
   let before = o.before;
   for (let lo = o.from; lo <= o.toBlock; ) {
-    if (o.budget.left <= 0n)
+    if (o.attempt.budget.left <= 0n)
       return (
         `native ETH moves of ${group.length} address(es) read through block ${lo - 1n} of ${o.toBlock} (at ` +
         `most ${NATIVE_BLOCKS_PER_READ} blocks per read; the rest next pass)`
@@ -360,15 +367,16 @@ async function scanGroup(
     }
     const kept = step.through < keepUntil ? step.through : keepUntil;
     if (kept >= lo - 1n) for (const a of group) st.through.set(a, kept);
-    o.budget.left -= step.through - lo + 1n;
+    o.attempt.budget.left -= step.through - lo + 1n;
     if (!step.failed) {
-      clearFailures(st.failures, lo, hi);
+      clearFailures(st.failures, step.traced, stateKey(lo, group));
       lo = hi + 1n;
       continue;
     }
     const { key, what, resume, skip, err } = step.failed;
-    const n = (st.failures.get(key) ?? 0) + 1;
-    st.failures.set(key, n);
+    const was = st.failures.get(key);
+    const n = was?.attempt === o.attempt ? was.n : (was?.n ?? 0) + 1;
+    st.failures.set(key, { n, attempt: o.attempt });
     const said = (err as Error)?.message?.split("\n")[0] ?? String(err);
     if (n < NATIVE_MAX_FAILURES)
       return (
@@ -385,16 +393,18 @@ async function scanGroup(
 }
 
 /**
- * A step read in full clears the failures counted on it (its blocks', and its state read's): "in a row" means
- * in a row, so a node that fails now and then never adds up to a skip (each skip flags LINKS).
+ * A step read in full clears the failures counted on what it read (the blocks it traced, and its own state read):
+ * "in a row" means in a row, so a node that fails now and then never adds up to a skip (each skip flags LINKS). Only
+ * what it read: another group's step over the same range traces other blocks, and says nothing of a block that failed
+ * (it cleared that block's count at every read, so the block was never skipped and the read never through).
  */
-function clearFailures(failures: Map<string, number>, lo: bigint, hi: bigint) {
-  for (const key of failures.keys()) {
-    const [kind, at] = key.split(":");
-    const n = BigInt(at ?? "-1");
-    if ((kind === "block" && n >= lo && n <= hi) || (kind === "state" && n === lo)) failures.delete(key);
-  }
+function clearFailures(failures: NativeState["failures"], traced: bigint[], state: string) {
+  for (const b of traced) failures.delete(`block:${b}`);
+  failures.delete(state);
 }
+
+/** The failure key of a group's state read in the step from `lo`. */
+const stateKey = (lo: bigint, group: string[]) => `state:${lo}:${[...group].sort().join()}`;
 
 type StepFailure = {
   key: string;
@@ -423,13 +433,13 @@ async function nativeStep(
   let after: Map<string, string> | null = null;
   const fail = (err: unknown, f: Omit<StepFailure, "err">) => {
     if (cannotAnswer(err)) throw new NativeUnreadable(NATIVE_UNREADABLE, { cause: err });
-    return { moves, through: lo - 1n, after, failed: { ...f, err } as StepFailure };
+    return { moves, through: lo - 1n, after, failed: { ...f, err } as StepFailure, traced: [] as bigint[] };
   };
   let blocks: bigint[];
   try {
     ({ blocks, after } = await changedBlocksAcross(chain, group, lo, hi, before, st.reader));
   } catch (err) {
-    const key = `state:${lo}:${[...group].sort().join()}`;
+    const key = stateKey(lo, group);
     const skip = { from: Number(lo), to: Number(hi), addresses: [...group].sort() };
     return fail(err, {
       key,
@@ -458,7 +468,7 @@ async function nativeStep(
       }
     }
   }
-  return { moves, through: hi, after, failed: null as StepFailure | null };
+  return { moves, through: hi, after, failed: null as StepFailure | null, traced: todo };
 }
 
 /** Addresses grouped by the first block not yet kept for them (those already read through `toBlock` left out). */
