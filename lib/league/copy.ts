@@ -228,22 +228,27 @@ function leaderOf(own: CopyTrade[], follows: Follows[], cluster: number, weight:
   return [...by].sort((a, b) => b[1] - a[1] || a[0] - b[0])[0]![0];
 }
 
-/** One entry's finding from its trades' follows (volume summed in its trades' order), or null. */
+/**
+ * One entry's finding from its trades' follows (volume summed in its trades' order), or null. Plain loops over typed
+ * arrays: a pass of a busy hour sums a few million follows here (issue 29 point 6).
+ */
 function findingOf(own: CopyTrade[], follows: Follows[], ix: Numbering, tl: Tallies) {
   const valued = own.some((t) => t.usd > 0);
   const weight = (t: CopyTrade) => (valued ? Math.max(t.usd, 0) : 1);
   const total = own.reduce((a, t) => a + weight(t), 0);
-  tl.met = 0;
-  own.forEach((t, j) => {
+  const { usd: tUsd, n: tN, touched } = tl;
+  let met = 0;
+  for (let j = 0; j < own.length; j++) {
     const fs = follows[j]!;
-    const w = weight(t);
+    const w = weight(own[j]!);
     for (let x = 0; x < fs.length; x += 2) {
       const c = fs[x]!;
-      if (tl.n[c] === 0) tl.touched[tl.met++] = c;
-      tl.usd[c] = tl.usd[c]! + w;
-      tl.n[c] = tl.n[c]! + 1;
+      if (tN[c] === 0) touched[met++] = c;
+      tUsd[c] = tUsd[c]! + w;
+      tN[c] = tN[c]! + 1;
     }
-  });
+  }
+  tl.met = met;
   let best: { c: number; cluster: string; share_bps: number; n: number } | null = null;
   for (let k = 0; k < tl.met; k++) {
     const c = tl.touched[k]!;
