@@ -27,7 +27,7 @@ export type SharedAnswers<T> = {
 /**
  * The standings answers in app.league_board_packed (migration 25; app.league_board_answers before), as their JSON
  * deflated (lib/packedJson: a live season's 4 MB answer written on every pass took 110-320 ms of a pass as text, its
- * tenth deflated in the thread pool 30 ms), with the block it was read at when it has one. A write is fenced by the
+ * tenth deflated 60-100 ms with its JSON), with the block it was read at when it has one. A write is fenced by the
  * lease: an instance that lost it (paused past its ttl) writes nothing over its successor's answers.
  */
 export function storedAnswers<T>(

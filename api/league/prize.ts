@@ -236,10 +236,11 @@ function publishedOf(config: Config, entries: SeasonEntry[], facts: EntryFacts[]
  * transfer logs, the native ETH moves and the sanctions list. With a kept season's `views` (the live standings), the
  * vault's and the list's answers are kept while those contracts are unchanged (api/league/keptViews.ts).
  *
- * The live standings read the vault beside the rest, not before it (its read was 50-85 ms of a pass's wall, issue 29
- * point 6): the rest is read for the entries' addresses and the wallets the vault named when last kept, and again
- * for the addresses as they are only where the vault now names another wallet. Both reads are one try of the native scan (a block that
- * fails counts once, within one budget of blocks). A decision reads the vault first, then the rest, once.
+ * The live standings read the vault beside the rest, not before it (its read was 50-85 ms of a pass's wall, issue
+ * 29 point 6): the rest is read for the entries' addresses and the wallets the vault named when last kept, and again
+ * for the addresses as they are only where the vault now names another wallet. Both reads are one try of the native
+ * scan (a block that fails counts once, within one budget of blocks). A decision reads the vault first, then the
+ * rest, once.
  */
 async function chainFactsAt(d: PrizeDeps, entries: SeasonEntry[], block: bigint, views?: KeptSeason["views"]) {
   const { partnerAgentVault: vaultAt } = d.config.contracts;

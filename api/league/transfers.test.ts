@@ -67,33 +67,37 @@ describe("the native ETH scan is bounded", () => {
     }
   });
 
-  it("counts one failure per try however many of its reads meet the block (another group reading past it clears nothing), within one budget of blocks", async () => {
-    // A pass reads the entries' addresses, then again with a vault wallet (B) that is not one of them: one try.
-    const B = "0x00000000000000000000000000000000000000b2";
-    const { traced, log } = tracingChain([10, 150_000], new Set([10]));
-    for (let n = 1; n < NATIVE_MAX_FAILURES; n++) {
+  it(
+    "counts one failure per try however many of its reads meet the block (another group reading past it clears " +
+      "nothing), within one budget of blocks",
+    async () => {
+      // A pass reads the entries' addresses, then again with a vault wallet (B) that is not one of them: one try.
+      const B = "0x00000000000000000000000000000000000000b2";
+      const { traced, log } = tracingChain([10, 150_000], new Set([10]));
+      for (let n = 1; n < NATIVE_MAX_FAILURES; n++) {
+        const attempt = nativeTry();
+        expect((await log.native([A], 160_000n, attempt)).behind).toMatch(
+          new RegExp(`\\(${n} of ${NATIVE_MAX_FAILURES}`),
+        );
+        const again = await log.native([A, B], 160_000n, attempt);
+        expect(again.unreadable).toBeNull();
+        expect(again.behind).toMatch(new RegExp(`block 10 could not be read \\(${n} of ${NATIVE_MAX_FAILURES}`));
+      }
       const attempt = nativeTry();
-      expect((await log.native([A], 160_000n, attempt)).behind).toMatch(
-        new RegExp(`\\(${n} of ${NATIVE_MAX_FAILURES}`),
+      await log.native([A], 160_000n, attempt);
+      expect((await log.native([A, B], 160_000n, attempt)).unreadable).toMatch(/the trace of block 10/);
+      // Each try traced block 10 once per read that met it, and skipped it only at its NATIVE_MAX_FAILURES-th try.
+      expect(traced.filter((b) => b === 10).length).toBeGreaterThanOrEqual(2 * (NATIVE_MAX_FAILURES - 1));
+      // One try's reads share its budget: a new address's scan from block 1 goes no further than the try allows.
+      const bounded = tracingChain([10, 250_000, 420_000]);
+      const one = nativeTry();
+      await bounded.log.native([A], 150_000n, one);
+      expect((await bounded.log.native([A, B], 450_000n, one)).behind).toMatch(
+        /of 450000 \(at most 200000 blocks per read/,
       );
-      const again = await log.native([A, B], 160_000n, attempt);
-      expect(again.unreadable).toBeNull();
-      expect(again.behind).toMatch(new RegExp(`block 10 could not be read \\(${n} of ${NATIVE_MAX_FAILURES}`));
-    }
-    const attempt = nativeTry();
-    await log.native([A], 160_000n, attempt);
-    expect((await log.native([A, B], 160_000n, attempt)).unreadable).toMatch(/the trace of block 10/);
-    // Each try traced block 10 once per read that met it, and skipped it only at its NATIVE_MAX_FAILURES-th try.
-    expect(traced.filter((b) => b === 10).length).toBeGreaterThanOrEqual(2 * (NATIVE_MAX_FAILURES - 1));
-    // One try's reads share its budget: a new address's scan from block 1 goes no further than the try allows.
-    const bounded = tracingChain([10, 250_000, 420_000]);
-    const one = nativeTry();
-    await bounded.log.native([A], 150_000n, one);
-    expect((await bounded.log.native([A, B], 450_000n, one)).behind).toMatch(
-      /of 450000 \(at most 200000 blocks per read/,
-    );
-    expect(one.budget.left).toBeLessThanOrEqual(0n);
-  });
+      expect(one.budget.left).toBeLessThanOrEqual(0n);
+    },
+  );
 
   it("scans at most NATIVE_BLOCKS_PER_READ blocks per read, keeping its progress; the rest is behind", async () => {
     const { log } = tracingChain([10, 250_000, 420_000]);

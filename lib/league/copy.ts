@@ -211,7 +211,7 @@ function keptFollows(was: Follows | undefined, s: Scratch): Follows {
   return s.n ? s.out.slice(0, s.n) : NO_FOLLOWS;
 }
 
-/** Per-cluster tallies of one entry's followed volume and trades, reset through `touched`'s first `met` (no allocation). */
+/** Per-cluster tallies of one entry's followed volume and trades, reset through `touched`'s first `met`. */
 function talliesOf(n: number) {
   return { usd: new Float64Array(n), n: new Int32Array(n), touched: new Int32Array(n), met: 0 };
 }

@@ -649,9 +649,9 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
   {
     version: 25,
     name: "the standings answers stored deflated",
-    // Issue 29 point 6: a live season's answer is about 4 MB of JSON, written on every standings pass; as text the write
-    // took 110-320 ms of a pass (the table grew 4 MB a write until vacuumed), deflated in the writer's thread pool
-    // (lib/packedJson.ts, a tenth of the size) 30 ms. STORAGE EXTERNAL: already compressed.
+    // Issue 29 point 6: a live season's answer is about 4 MB of JSON, written on every standings pass. As text the
+    // write took 110-320 ms of a pass (the table grew 4 MB a write until vacuumed); deflated in the writer's thread
+    // pool (lib/packedJson.ts, a tenth of the size), 60-100 ms with its JSON. STORAGE EXTERNAL: already compressed.
     // A new table, not a new column: an instance of the code before it, during a rolling deploy, keeps reading and
     // writing the old one (its answers stale, never unreadable), and a rollback finds it; a later release drops it.
     sql: `
