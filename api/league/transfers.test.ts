@@ -88,6 +88,13 @@ describe("the native ETH scan is bounded", () => {
       expect((await log.native([A, B], 160_000n, attempt)).unreadable).toMatch(/the trace of block 10/);
       // Each try traced block 10 once per read that met it, and skipped it only at its NATIVE_MAX_FAILURES-th try.
       expect(traced.filter((b) => b === 10).length).toBeGreaterThanOrEqual(2 * (NATIVE_MAX_FAILURES - 1));
+      // Another try's read between a try's two reads (the settler shares the log) does not make the first count again.
+      const shared = tracingChain([10, 150_000], new Set([10]));
+      const [live, settler] = [nativeTry(), nativeTry()];
+      expect((await shared.log.native([A], 160_000n, live)).behind).toMatch(/\(1 of /);
+      expect((await shared.log.native([A], 160_000n, settler)).behind).toMatch(/\(2 of /);
+      const second = await shared.log.native([A, B], 160_000n, live);
+      expect([second.unreadable, second.behind]).toEqual([null, expect.stringMatching(/\(2 of /)]);
       // One try's reads share its budget: a new address's scan from block 1 goes no further than the try allows.
       const bounded = tracingChain([10, 250_000, 420_000]);
       const one = nativeTry();

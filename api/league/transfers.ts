@@ -123,8 +123,15 @@ export const NATIVE_BLOCKS_PER_READ = 200_000n;
  * fails counts one failure for the try however many of its reads meet it (a pass that reads again for more
  * addresses must not skip a block after fewer passes). A read given none is its own try.
  */
-export type NativeTry = { budget: { left: bigint } };
-export const nativeTry = (): NativeTry => ({ budget: { left: NATIVE_BLOCKS_PER_READ } });
+export type NativeTry = {
+  budget: { left: bigint };
+  /**
+   * The failure keys this try has counted: kept on the try, not beside each key, so another try's read in between
+   * (the settler's decision shares the log) cannot make this one count again (review, helper-38).
+   */
+  counted: Set<string>;
+};
+export const nativeTry = (): NativeTry => ({ budget: { left: NATIVE_BLOCKS_PER_READ }, counted: new Set() });
 
 /** A native read's answer: the moves, and why they are not complete (rule LINKS flags either, never a pass). */
 export type NativeRead = {
@@ -295,8 +302,8 @@ type NativeState = {
   /** Address → the last block whose native moves touching it are all in `byAddress`. */
   through: Map<string, bigint>;
   byAddress: Map<string, Map<string, ChainTransfer>>;
-  /** A step (`state:<from>:<addresses>`) or block (`block:<n>`) → its failures in a row, and the try of the last. */
-  failures: Map<string, { n: number; attempt: NativeTry }>;
+  /** A step (`state:<from>:<addresses>`) or block (`block:<n>`) → its failures in a row (one per try). */
+  failures: Map<string, number>;
   /** What was skipped after failing too often, by its failure key. */
   skipped: Map<string, Skip>;
   /** Address → what its last full read kept at the block it read to (issue 29 point 6: the next read starts after). */
@@ -374,9 +381,11 @@ async function scanGroup(
       continue;
     }
     const { key, what, resume, skip, err } = step.failed;
-    const was = st.failures.get(key);
-    const n = was?.attempt === o.attempt ? was.n : (was?.n ?? 0) + 1;
-    st.failures.set(key, { n, attempt: o.attempt });
+    // Once per try (a count cleared by another group's trace of the block within the try starts again at this one).
+    const was = st.failures.get(key) ?? 0;
+    const n = o.attempt.counted.has(key) ? Math.max(was, 1) : was + 1;
+    o.attempt.counted.add(key);
+    st.failures.set(key, n);
     const said = (err as Error)?.message?.split("\n")[0] ?? String(err);
     if (n < NATIVE_MAX_FAILURES)
       return (
