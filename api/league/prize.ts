@@ -246,8 +246,8 @@ async function chainFactsAt(d: PrizeDeps, entries: SeasonEntry[], block: bigint,
   const { partnerAgentVault: vaultAt } = d.config.contracts;
   const agents = entries.map((e) => Number(e.agent_id));
   const attempt = nativeTry();
-  const walletsOf = (vault: Map<number, string | null>) =>
-    agents.flatMap((id) => vault.get(id) ?? []).filter((w) => w !== null);
+  // The wallets the vault names for the entries' agents (an unread one, null, names none).
+  const walletsOf = (vault: Map<number, string | null>) => agents.flatMap((id) => vault.get(id) ?? []);
   const own = entries.flatMap((e) => [e.wallet, e.owner, e.agent_wallet]);
   const guess = [...new Set([...own, ...(views ? walletsOf(views.vault.answers) : [])].map(lc))];
   const vaultNow = viewAt(d.chain, views?.vault, { contract: vaultAt, block, keys: agents }, (ids, at) =>

@@ -250,8 +250,8 @@ function findingOf(own: CopyTrade[], follows: Follows[], ix: Numbering, tl: Tall
   }
   tl.met = met;
   let best: { c: number; cluster: string; share_bps: number; n: number } | null = null;
-  for (let k = 0; k < tl.met; k++) {
-    const c = tl.touched[k]!;
+  for (let k = 0; k < met; k++) {
+    const c = touched[k]!;
     const [usd, n, cluster] = [tl.usd[c]!, tl.n[c]!, ix.clusters[c]!];
     tl.usd[c] = 0;
     tl.n[c] = 0;
