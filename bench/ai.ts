@@ -12,7 +12,7 @@ import { openaiGateway } from "../api/ports/gateway.js";
 import { openPglite, openPostgres, type Db } from "../api/ports/store/db.js";
 import { migrate } from "../api/ports/store/migrations.js";
 import { startGatewayStandIn } from "../devnet/gatewayStandIn.js";
-import { createDatabase, dropDatabase } from "../test/helpers/indexer.js";
+import { createDatabase, dropDatabase } from "../test/helpers/databases.js";
 import { summarize, type Row } from "./stats.js";
 
 const GATEWAY_MS = 20;

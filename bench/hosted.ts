@@ -14,7 +14,7 @@ import { createScheduler } from "../api/hosted/scheduler.js";
 import { openPostgres, type Db } from "../api/ports/store/db.js";
 import { migrate } from "../api/ports/store/migrations.js";
 import { freshStore, serveApi } from "../test/helpers/api.js";
-import { createDatabase, dropDatabase } from "../test/helpers/indexer.js";
+import { createDatabase, dropDatabase } from "../test/helpers/databases.js";
 import { recordTick, virtualClock } from "../test/helpers/schedulerChild.js";
 import { freshenMarket, startIndexedDevnet } from "../test/helpers/stack.js";
 import { summarize, type Row } from "./stats.js";

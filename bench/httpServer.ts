@@ -13,7 +13,7 @@ import { SCREEN_DEFAULTS } from "../api/tokens/index.js";
 import { sqlIndexedReads } from "../api/ports/indexed.js";
 import { publicConfig } from "../api/server/config.js";
 import { openPglite, openPostgres } from "../api/ports/store/db.js";
-import { createDatabase, dropDatabase } from "../test/helpers/indexer.js";
+import { createDatabase, dropDatabase } from "../test/helpers/databases.js";
 import { migrate } from "../api/ports/store/migrations.js";
 import { createChainClient } from "../lib/chain.js";
 import { loadConfig } from "../lib/config.js";

@@ -31,7 +31,7 @@ import { ROOT } from "../lib/root.js";
 import { erc20Abi, mintableAbi } from "../abis/erc20.js";
 import { swapCalldata } from "../test/helpers/trades.js";
 import { summarize, type Row } from "./stats.js";
-import { createDatabase, dropDatabase } from "../test/helpers/indexer.js";
+import { createDatabase, dropDatabase } from "../test/helpers/databases.js";
 
 const batcherAbi = parseAbi([
   "constructor(address poolManager)",

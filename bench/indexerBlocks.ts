@@ -18,7 +18,8 @@ import { foundryBin } from "../devnet/foundry.js";
 import { devnetChain } from "../devnet/deploy.js";
 import { SNAPSHOT_FILE, ensureSnapshot } from "../devnet/snapshot.js";
 import { ROOT } from "../lib/root.js";
-import { createDatabase, dropDatabase, type IndexerBackend } from "../test/helpers/indexer.js";
+import { createDatabase, dropDatabase } from "../test/helpers/databases.js";
+import type { IndexerBackend } from "../test/helpers/indexer.js";
 import { summarize, type Row } from "./stats.js";
 
 type App = "service" | "bare";

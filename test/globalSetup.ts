@@ -4,7 +4,7 @@ import { weekOf } from "../api/treasury/week.js";
 import { openMigratedMemory } from "../api/ports/store/memory.js";
 import { ROOT } from "../lib/root.js";
 import { buildApiBundle } from "../scripts/apiBundle.js";
-import { dropRunDatabases } from "./helpers/indexer.js";
+import { dropRunDatabases } from "./helpers/databases.js";
 
 /** Where the workers find the migrated store's dump (vitest.config.ts gives them the same path). */
 export const PGLITE_TEMPLATE_DIR = join(ROOT, ".data", "test");

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Address } from "viem";
 import { openPostgres, type Db } from "../ports/store/db.js";
 import { migrate } from "../ports/store/migrations.js";
-import { createDatabase, dropDatabase } from "../../test/helpers/indexer.js";
+import { createDatabase, dropDatabase } from "../../test/helpers/databases.js";
 import type { AiConfig } from "../../lib/config.js";
 import { LOCK_POOL, NANO, reserve, settle } from "./spend.js";
 

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROOT } from "../../lib/root.js";
-import { createDatabase, dropDatabase } from "../helpers/indexer.js";
+import { createDatabase, dropDatabase } from "../helpers/databases.js";
 
 const name = `pit_reset_${Math.random().toString(36).slice(2, 8)}`;
 let url: string;

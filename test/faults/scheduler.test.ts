@@ -3,7 +3,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { createScheduler } from "../../api/hosted/scheduler.js";
 import { openPostgres, type Db } from "../../api/ports/store/db.js";
 import { migrate } from "../../api/ports/store/migrations.js";
-import { createDatabase, dropDatabase } from "../helpers/indexer.js";
+import { createDatabase, dropDatabase } from "../helpers/databases.js";
 import { recordTick, virtualClock } from "../helpers/schedulerChild.js";
 
 /**

@@ -16,7 +16,7 @@ import { migrate } from "../../api/ports/store/migrations.js";
 import { createChainClient } from "../../lib/chain.js";
 import { loadConfig, type Config } from "../../lib/config.js";
 import type { AddressInfo } from "node:net";
-import { createDatabase, dropDatabase, runDatabaseName } from "./indexer.js";
+import { createMigratedDatabase, dropDatabase, runDatabaseName } from "./databases.js";
 import { holdToContract } from "./contract.js";
 import { startLocalSigners, type LocalSigners } from "../../cosigner/process.js";
 
@@ -49,7 +49,10 @@ async function startTestSigners(config: Config, clock: () => number, kind: Db["k
   const chain = createChainClient(config);
   if (kind === "pglite") return startLocalSigners({ config, chain, clock });
   const names = { cosigner: runDatabaseName("signer"), executors: runDatabaseName("signer") };
-  const [cosigner, executors] = await Promise.all([createDatabase(names.cosigner), createDatabase(names.executors)]);
+  const [cosigner, executors] = await Promise.all([
+    createMigratedDatabase(names.cosigner),
+    createMigratedDatabase(names.executors),
+  ]);
   const signers = await startLocalSigners({ config, chain, clock, storeUrls: { cosigner, executors } });
   let closed: Promise<void> | null = null;
   const close = () =>
@@ -75,7 +78,7 @@ export async function freshStore(
     return { db, reopen: async () => db, drop: async () => (await closeSigners(db), await db.close()) };
   }
   const name = runDatabaseName("test");
-  const url = await createDatabase(name);
+  const url = await createMigratedDatabase(name);
   const open = async () => {
     const db = await openPostgres(url, 4);
     await migrate(db);

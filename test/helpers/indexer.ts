@@ -4,69 +4,120 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import pg from "pg";
-import { freePort, spawnDyingWithParent } from "../../devnet/anvil.js";
+import { freePort, spawnDyingWithParent, startAnvil } from "../../devnet/anvil.js";
+import { SNAPSHOT_FILE } from "../../devnet/snapshot.js";
 import { ROOT } from "../../lib/root.js";
 import { sqlIndexedReads, type Query } from "../../api/ports/indexed.js";
 import { readIndexerBlock } from "../../scripts/supervisor.js";
 
-export const PG_URL = process.env.TEST_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/test";
+import { createDatabase, dropDatabase, runDatabaseName, runTemplate, type Template } from "./databases.js";
 
 export type IndexerBackend = "postgres" | "pglite";
 
+/** Where an indexer keeps its tables: its database (`dbName` when it is its own, dropped by cleanup), its schemas. */
+type Layout = { dbName: string | null; dbUrl: string | null; schema: string; viewsSchema: string };
+
+/** The schemas of every indexer copied from the run's template (each copy is a database of its own). */
+const TEMPLATE_SCHEMAS = { schema: "ix", viewsSchema: "ix_views" } as const;
+
 /**
- * A database name of this test run (`pit_<kind>_<run>_<random>`): globalSetup's teardown drops every one of the run
- * left behind (a store whose file never dropped it, a file stopped by a timeout), and no other run's.
+ * The run's indexer template: the pristine devnet snapshot indexed once to its head, on a chain of its own. An
+ * indexer on a copy finds its own build's tables and checkpoint (Ponder's crash recovery), reverts to the
+ * snapshot's finalized block and follows the chain from there: its backfill of the snapshot, its tables' creation and
+ * its sync's setup are skipped (about 1.5 s and 1 CPU-s of each of the run's ~45 indexer starts). The note is the
+ * snapshot's head as `block:hash`: a copy serves only a chain that holds that block.
  */
-export function runDatabaseName(kind: string): string {
-  return `pit_${kind}_${process.env.PIT_TEST_RUN ?? "local"}_${Math.random().toString(36).slice(2, 10)}`;
+function indexerTemplate(): Promise<Template | null> {
+  return runTemplate("ixtpl", async (url) => {
+    const anvil = await startAnvil({ loadState: SNAPSHOT_FILE, dieWithParent: true });
+    try {
+      const head = await blockAt(anvil.port, "latest");
+      if (!head) throw new Error("the snapshot's chain has no head");
+      const ix = await startIndexer({
+        anvilPort: anvil.port,
+        backend: "postgres",
+        layout: { dbName: null, dbUrl: url, ...TEMPLATE_SCHEMAS },
+      });
+      try {
+        await ix.waitFor(head.number);
+        await (await ix.stop()).close();
+      } finally {
+        await ix.cleanup();
+      }
+      // A stopped indexer's schema stays locked until its heartbeat expires (about 25 s): a copy must find it free.
+      const c = new pg.Client({ connectionString: url });
+      await c.connect();
+      await c.query(
+        `UPDATE "${TEMPLATE_SCHEMAS.schema}"."_ponder_meta" SET value = jsonb_set(value, '{is_locked}', '0') ` +
+          "WHERE key = 'app'",
+      );
+      await c.end();
+      return `${head.number}:${head.hash}`;
+    } finally {
+      await anvil.stop();
+    }
+  });
 }
 
-/** Drops the databases `runDatabaseName` made for `run` that are still there. */
-export async function dropRunDatabases(run: string): Promise<void> {
-  const admin = new pg.Pool({ connectionString: PG_URL, max: 1 });
-  const { rows } = await admin.query<{ datname: string }>(
-    "SELECT datname FROM pg_database WHERE datname LIKE 'pit\\_%' AND position($1 in datname) > 0",
-    [`_${run}_`],
-  );
-  for (const { datname } of rows) await admin.query(`DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`).catch(() => {});
-  await admin.end();
+/** Block `tag`'s number and hash on the anvil at `port` (null when it has none). */
+async function blockAt(port: number, tag: string): Promise<{ number: number; hash: string } | null> {
+  const res = await fetch(`http://127.0.0.1:${port}`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_getBlockByNumber", params: [tag, false] }),
+  });
+  const block = ((await res.json()) as { result: { number: string; hash: string } | null }).result;
+  return block ? { number: Number(block.number), hash: block.hash } : null;
 }
 
-/** A fresh PostgreSQL database next to the test one; its URL. */
-export async function createDatabase(name: string): Promise<string> {
-  const admin = new pg.Pool({ connectionString: PG_URL, max: 1 });
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  return PG_URL.replace(/\/[^/]*$/, `/${name}`);
+/**
+ * A fresh indexer's layout: a database of its own (PostgreSQL) copied from the run's template when the chain holds
+ * the template's head, else empty, or a new schema beside a running build (`deployInto`).
+ */
+async function layoutOf(opts: IndexerOpts): Promise<Layout> {
+  if (opts.layout) return opts.layout;
+  const id = Math.random().toString(36).slice(2, 10);
+  const own = { schema: `t_${id}`, viewsSchema: `v_${id}` };
+  if (opts.backend === "pglite") return { dbName: null, dbUrl: null, ...own };
+  if (opts.deployInto)
+    return {
+      dbName: null,
+      dbUrl: opts.deployInto.databaseUrl,
+      schema: own.schema,
+      viewsSchema: opts.deployInto.viewsSchema,
+    };
+  const dbName = runDatabaseName("ix");
+  const tpl = opts.fromScratch ? null : await indexerTemplate();
+  if (tpl) {
+    const [block, hash] = tpl.note.split(":");
+    if ((await blockAt(opts.anvilPort, `0x${Number(block).toString(16)}`))?.hash === hash)
+      return { dbName, dbUrl: await createDatabase(dbName, tpl.name), ...TEMPLATE_SCHEMAS };
+  }
+  return { dbName, dbUrl: await createDatabase(dbName), ...own };
 }
 
-export async function dropDatabase(name: string): Promise<void> {
-  const admin = new pg.Pool({ connectionString: PG_URL, max: 1 });
-  await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => {});
-  await admin.end();
-}
+type IndexerOpts = {
+  anvilPort: number;
+  backend: IndexerBackend;
+  deployInto?: { databaseUrl: string; viewsSchema: string };
+  /** Mount the API in the indexer as npm start does (served at `base`); off by default. */
+  embeddedApi?: boolean;
+  /** Index the chain from its first block even where the run's template could serve (the backfill under test). */
+  fromScratch?: boolean;
+  /** Where to keep the tables, as given (the template's own build). */
+  layout?: Layout;
+};
 
 /**
  * The real indexer (`ponder start`) against a test's devnet, on PostgreSQL (own schema + views
  * schema, read live) or PGlite (own directory, read after the indexer stops: PGlite has one
  * process). The indexer runs alone (PIT_INDEXER_ONLY) unless `embeddedApi` mounts the API in it.
  */
-export async function startIndexer(opts: {
-  anvilPort: number;
-  backend: IndexerBackend;
-  deployInto?: { databaseUrl: string; viewsSchema: string };
-  /** Mount the API in the indexer as npm start does (served at `base`); off by default. */
-  embeddedApi?: boolean;
-}) {
-  const id = Math.random().toString(36).slice(2, 10);
+export async function startIndexer(opts: IndexerOpts) {
   // A database of its own: Ponder's sync cache (schema ponder_sync) is keyed by chain id, and every
   // devnet is chain 4663 with the same addresses, so a shared one would replay another chain's logs.
   // `deployInto`: a new build beside a running one (same database and views schema, its own schema).
-  const ownsDb = opts.backend === "postgres" && !opts.deployInto;
-  const dbName = runDatabaseName("ix");
-  const dbUrl = opts.backend === "postgres" ? (opts.deployInto?.databaseUrl ?? (await createDatabase(dbName))) : null;
-  const schema = `t_${id}`;
-  const viewsSchema = opts.deployInto?.viewsSchema ?? `v_${id}`;
+  const { dbName, dbUrl, schema, viewsSchema } = await layoutOf(opts);
   const dataDir = mkdtempSync(join(tmpdir(), "pit-indexer-"));
   // As npm start does: Ponder's own routes on the ops port (Ponder binds env PORT), the API on its
   // own port, passed as PIT_API_PORT and put back into PORT by scripts/parentWatch.ts.
@@ -200,7 +251,7 @@ export async function startIndexer(opts: {
       if (child.exitCode === null) child.kill("SIGKILL");
       await pool?.end().catch(() => {});
       pool = null;
-      if (ownsDb) await dropDatabase(dbName);
+      if (dbName) await dropDatabase(dbName);
     },
   };
 }

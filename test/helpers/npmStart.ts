@@ -20,7 +20,7 @@ import { ROOT } from "../../lib/root.js";
 import { readUniverse } from "../../lib/universe.js";
 import type { StackPids } from "../../scripts/pidFile.js";
 import { readIndexerBlock } from "../../scripts/supervisor.js";
-import { createDatabase, dropDatabase } from "./indexer.js";
+import { createDatabase, dropDatabase } from "./databases.js";
 import { publicClient } from "../../lib/chain.js";
 
 export type Backend = "pglite" | "postgres";

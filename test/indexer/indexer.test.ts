@@ -40,7 +40,8 @@ describe.each<IndexerBackend>(["postgres", "pglite"])("indexer on %s", (backend)
 
   beforeAll(async () => {
     dn = await startDevnet();
-    ix = await startIndexer({ anvilPort: dn.anvil.port, backend });
+    // From the chain's first block: the backfill is under test here (other files' indexers copy the run's template).
+    ix = await startIndexer({ anvilPort: dn.anvil.port, backend, fromScratch: true });
     const u = dn.universe;
     const usdg = dn.token("USDG");
     const platform = getAddress(u.devnet!.accounts.platform!);
