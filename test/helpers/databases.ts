@@ -79,6 +79,8 @@ async function lockedTemplate(name: string, build: (url: string) => Promise<stri
   const lock = new pg.Client({ connectionString: PG_URL });
   await lock.connect();
   try {
+    // Bounded: a builder that hangs makes the others build from scratch, inside their hooks' 120 s.
+    await lock.query("SET lock_timeout = '100s'");
     await lock.query("SELECT pg_advisory_lock(hashtext($1))", [name]);
     const noted = async () =>
       (

@@ -46,14 +46,20 @@ function indexerTemplate(): Promise<Template | null> {
       } finally {
         await ix.cleanup();
       }
-      // A stopped indexer's schema stays locked until its heartbeat expires (about 25 s): a copy must find it free.
       const c = new pg.Client({ connectionString: url });
       await c.connect();
-      await c.query(
-        `UPDATE "${TEMPLATE_SCHEMAS.schema}"."_ponder_meta" SET value = jsonb_set(value, '{is_locked}', '0') ` +
-          "WHERE key = 'app'",
-      );
-      await c.end();
+      try {
+        // A stopped indexer's schema stays locked until its heartbeat expires (about 25 s): a copy must find it free.
+        await c.query(
+          `UPDATE "${TEMPLATE_SCHEMAS.schema}"."_ponder_meta" SET value = jsonb_set(value, '{is_locked}', '0') ` +
+            "WHERE key = 'app'",
+        );
+        // No views until the copy has re-indexed: Ponder makes them again when it is ready, and a reader that does
+        // not wait finds none rather than the template's head over rows the copy has reverted.
+        await c.query(`DROP SCHEMA "${TEMPLATE_SCHEMAS.viewsSchema}" CASCADE`);
+      } finally {
+        await c.end();
+      }
       return `${head.number}:${head.hash}`;
     } finally {
       await anvil.stop();
