@@ -240,7 +240,9 @@ describe("the balancer in front of the API processes", () => {
     const frozen = await slowBackend(null);
     const b = await balancer([frozen.port]);
     await raw(b.port, getRequest().repeat(4), 300);
-    await new Promise((r) => setTimeout(r, 300));
+    // Until the balancer's side to the process is closed too (two loopback hops), or 5 s: not a fixed wait.
+    for (const deadline = Date.now() + 5_000; frozen.state.connections > 0 && Date.now() < deadline; )
+      await new Promise((r) => setTimeout(r, 20));
     expect(frozen.state.connections).toBe(0);
   });
 

@@ -128,16 +128,19 @@ describe("reserving an AI call's worst case on PostgreSQL", () => {
           { ...agent(300 + i), wallet: w, funding: "service", fallbackOwn },
           { ownerSinceMs: now, nowMs: now, worstUsd: 0.001, tickSeq: i, poolLockMs: 200 },
         );
-      // Another connection holds the pool's lock for a second (a stuck reservation elsewhere in the fleet).
+      // Another connection holds the pool's lock until both asks have answered (a stuck reservation elsewhere in the
+      // fleet): each gives up after its own 200 ms, whatever the machine's load, and none can take the lock first.
       let taken!: () => void;
       const locked = new Promise<void>((r) => (taken = r));
+      let release!: () => void;
+      const released = new Promise<void>((r) => (release = r));
       const holder = db.tx(async (tx) => {
         await tx.query("SELECT pg_advisory_xact_lock($1, 0)", [LOCK_POOL]);
         taken();
-        await new Promise((r) => setTimeout(r, 1_000));
+        await released;
       });
       await locked;
-      const [held, own] = await Promise.all([ask(0, false), ask(1, true)]);
+      const [held, own] = await Promise.all([ask(0, false), ask(1, true)]).finally(release);
       await holder;
       expect(held).toEqual({ hold: "AI_POOL_UNAVAILABLE", message: expect.any(String), poolHold: null });
       expect(own).toMatchObject({ source: "own", poolHold: "AI_POOL_UNAVAILABLE" });

@@ -85,9 +85,16 @@ describe("a chain node stalled for 60 s under npm start", () => {
         `stack ahead of other workers: ${prioritised})`,
     );
     expect(caughtUpMs).toBeLessThan(30_000);
-    // It keeps following: a few seconds later it is still at the head.
+    // It keeps following: a few seconds later it is still at the head (within two blocks of a chain that mines one a
+    // second), seen within 10 s rather than in one sample a loaded machine can catch between two polls.
     await new Promise((r) => setTimeout(r, 3_000));
-    expect((await indexerBlock(env))!).toBeGreaterThanOrEqual(Number(await pub.getBlockNumber()) - 2);
+    await until(
+      "still following the chain",
+      async () => ((await indexerBlock(env))! >= Number(await pub.getBlockNumber()) - 2 ? true : undefined),
+      10_000,
+      run,
+      250,
+    );
     expect(pidsOf(env)!.anvil).toBe(anvilPid);
 
     run.child.kill("SIGTERM");
