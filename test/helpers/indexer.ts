@@ -1,5 +1,6 @@
 import type { ChildProcess } from "node:child_process";
-import { mkdtempSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PGlite } from "@electric-sql/pglite";
@@ -20,6 +21,9 @@ type Layout = { dbName: string | null; dbUrl: string | null; schema: string; vie
 /** The schemas of every indexer copied from the run's template (each copy is a database of its own). */
 const TEMPLATE_SCHEMAS = { schema: "ix", viewsSchema: "ix_views" } as const;
 
+/** indexerInputs(), read once per process. */
+let inputs: string | undefined;
+
 /**
  * The run's indexer template: the pristine devnet snapshot indexed once to its head, on a chain of its own. An
  * indexer on a copy finds its own build's tables and checkpoint (Ponder's crash recovery), reverts to the
@@ -30,7 +34,8 @@ const TEMPLATE_SCHEMAS = { schema: "ix", viewsSchema: "ix_views" } as const;
  * copy to an indexer from the first block, row for row.
  */
 function indexerTemplate(): Promise<Template | null> {
-  return runTemplate("ixtpl", async (url) => {
+  inputs ??= indexerInputs();
+  return runTemplate(`ixtpl${inputs}`, async (url) => {
     const anvil = await startAnvil({ loadState: SNAPSHOT_FILE, dieWithParent: true });
     try {
       const head = await blockAt(anvil.port, "latest");
@@ -65,6 +70,27 @@ function indexerTemplate(): Promise<Template | null> {
       await anvil.stop();
     }
   });
+}
+
+/**
+ * What the indexer's build and the snapshot are made of, as a short hash in the template's name: a run whose sources
+ * change under it (vitest's watch mode keeps the run) builds a new template, never copies one Ponder would refuse as
+ * another app's. Config, schema, indexing files, what they import from lib/ and abis/, the snapshot's universe.
+ */
+function indexerInputs(): string {
+  const hash = createHash("sha256");
+  const add = (path: string) => {
+    const entries = readdirSync(join(ROOT, path), { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name));
+    for (const e of entries) {
+      const rel = join(path, e.name);
+      if (e.isDirectory()) add(rel);
+      else if (e.name.endsWith(".ts")) hash.update(rel).update(readFileSync(join(ROOT, rel)));
+    }
+  };
+  for (const dir of ["src", "lib", "abis"]) add(dir);
+  for (const file of ["ponder.config.ts", "ponder.schema.ts", "devnet/universe.json", "devnet/snapshot.meta.json"])
+    hash.update(file).update(existsSync(join(ROOT, file)) ? readFileSync(join(ROOT, file)) : "none");
+  return hash.digest("hex").slice(0, 10);
 }
 
 /** Block `tag`'s number and hash on the anvil at `port` (null when it has none). */
