@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { createHash, type Hash } from "node:crypto";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { ROOT } from "../lib/root.js";
@@ -12,11 +12,10 @@ function files(dir: string): string[] {
 }
 
 /**
- * Ponder refuses to reuse a schema for a different build, and a changed build must re-index. So
- * the schema is named after what the build depends on: indexing code, ABIs, addresses and RPC.
- * Same build -> same schema -> Ponder resumes from its checkpoint after a restart.
+ * What an indexer build is made of, hashed: indexing code, ABIs, lib/ and the universe's addresses. The test run
+ * names its indexer template by it (test/helpers/indexer.ts), so a copy is only ever of the same build.
  */
-export function indexerSchema(config: Config): string {
+export function indexerBuildHash(universeFile: string): Hash {
   const h = createHash("sha256");
   const inputs = [
     join(ROOT, "ponder.config.ts"),
@@ -26,6 +25,14 @@ export function indexerSchema(config: Config): string {
     ...files(join(ROOT, "lib")),
   ].sort();
   for (const f of inputs) h.update(relative(ROOT, f)).update(readFileSync(f));
-  h.update(readFileSync(config.universeFile)).update(config.rpcUrl);
-  return `pit_${h.digest("hex").slice(0, 12)}`;
+  return h.update(readFileSync(universeFile));
+}
+
+/**
+ * Ponder refuses to reuse a schema for a different build, and a changed build must re-index. So
+ * the schema is named after what the build depends on: indexing code, ABIs, addresses and RPC.
+ * Same build -> same schema -> Ponder resumes from its checkpoint after a restart.
+ */
+export function indexerSchema(config: Config): string {
+  return `pit_${indexerBuildHash(config.universeFile).update(config.rpcUrl).digest("hex").slice(0, 12)}`;
 }

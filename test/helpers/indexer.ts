@@ -1,12 +1,14 @@
 import type { ChildProcess } from "node:child_process";
-import { createHash } from "node:crypto";
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import pg from "pg";
+import { http } from "viem";
 import { freePort, spawnDyingWithParent, startAnvil } from "../../devnet/anvil.js";
-import { SNAPSHOT_FILE } from "../../devnet/snapshot.js";
+import { SNAPSHOT_FILE, UNIVERSE_FILE } from "../../devnet/snapshot.js";
+import { publicClient } from "../../lib/chain.js";
+import { indexerBuildHash } from "../../scripts/indexerSchema.js";
 import { ROOT } from "../../lib/root.js";
 import { sqlIndexedReads, type Query } from "../../api/ports/indexed.js";
 import { readIndexerBlock } from "../../scripts/supervisor.js";
@@ -21,8 +23,12 @@ type Layout = { dbName: string | null; dbUrl: string | null; schema: string; vie
 /** The schemas of every indexer copied from the run's template (each copy is a database of its own). */
 const TEMPLATE_SCHEMAS = { schema: "ix", viewsSchema: "ix_views" } as const;
 
-/** indexerInputs(), read once per process. */
-let inputs: string | undefined;
+/**
+ * The indexer build's hash (scripts/indexerSchema.ts), read once per process: it names the run's template, so a run
+ * whose sources change under it (vitest's watch mode keeps the run) builds a new one, never copies one Ponder would
+ * refuse as another app's.
+ */
+let build: string | undefined;
 
 /**
  * The run's indexer template: the pristine devnet snapshot indexed once to its head, on a chain of its own. An
@@ -34,11 +40,11 @@ let inputs: string | undefined;
  * copy to an indexer from the first block, row for row.
  */
 function indexerTemplate(): Promise<Template | null> {
-  inputs ??= indexerInputs();
-  return runTemplate(`ixtpl${inputs}`, async (url) => {
+  build ??= indexerBuildHash(UNIVERSE_FILE).digest("hex").slice(0, 10);
+  return runTemplate(`ixtpl${build}`, async (url) => {
     const anvil = await startAnvil({ loadState: SNAPSHOT_FILE, dieWithParent: true });
     try {
-      const head = await blockAt(anvil.port, "latest");
+      const head = await blockAt(anvil.port);
       if (!head) throw new Error("the snapshot's chain has no head");
       const ix = await startIndexer({
         anvilPort: anvil.port,
@@ -72,35 +78,10 @@ function indexerTemplate(): Promise<Template | null> {
   });
 }
 
-/**
- * What the indexer's build and the snapshot are made of, as a short hash in the template's name: a run whose sources
- * change under it (vitest's watch mode keeps the run) builds a new template, never copies one Ponder would refuse as
- * another app's. Config, schema, indexing files, what they import from lib/ and abis/, the snapshot's universe.
- */
-function indexerInputs(): string {
-  const hash = createHash("sha256");
-  const add = (path: string) => {
-    const entries = readdirSync(join(ROOT, path), { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name));
-    for (const e of entries) {
-      const rel = join(path, e.name);
-      if (e.isDirectory()) add(rel);
-      else if (e.name.endsWith(".ts")) hash.update(rel).update(readFileSync(join(ROOT, rel)));
-    }
-  };
-  for (const dir of ["src", "lib", "abis"]) add(dir);
-  for (const file of ["ponder.config.ts", "ponder.schema.ts", "devnet/universe.json", "devnet/snapshot.meta.json"])
-    hash.update(file).update(existsSync(join(ROOT, file)) ? readFileSync(join(ROOT, file)) : "none");
-  return hash.digest("hex").slice(0, 10);
-}
-
-/** Block `tag`'s number and hash on the anvil at `port` (null when it has none). */
-async function blockAt(port: number, tag: string): Promise<{ number: number; hash: string } | null> {
-  const res = await fetch(`http://127.0.0.1:${port}`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_getBlockByNumber", params: [tag, false] }),
-  });
-  const block = ((await res.json()) as { result: { number: string; hash: string } | null }).result;
+/** Block `blockNumber` (the head without one) on the anvil at `port`: its number and hash, or null when it has none. */
+async function blockAt(port: number, blockNumber?: bigint): Promise<{ number: number; hash: string } | null> {
+  const pub = publicClient({ transport: http(`http://127.0.0.1:${port}`) });
+  const block = await pub.getBlock(blockNumber === undefined ? {} : { blockNumber }).catch(() => null);
   return block ? { number: Number(block.number), hash: block.hash } : null;
 }
 
@@ -124,7 +105,7 @@ async function layoutOf(opts: IndexerOpts): Promise<Layout> {
   const tpl = opts.fromScratch ? null : await indexerTemplate();
   if (tpl) {
     const [block, hash] = tpl.note.split(":");
-    if ((await blockAt(opts.anvilPort, `0x${Number(block).toString(16)}`))?.hash === hash)
+    if ((await blockAt(opts.anvilPort, BigInt(block!)))?.hash === hash)
       return { dbName, dbUrl: await createDatabase(dbName, tpl.name), ...TEMPLATE_SCHEMAS };
   }
   return { dbName, dbUrl: await createDatabase(dbName), ...own };
