@@ -7,8 +7,9 @@ import type { AddressInfo } from "node:net";
  * answered with JSON-RPC error -32601 like a node without them (e.g. debug_traceTransaction).
  * `onCall` sees each call (method and params) before it is forwarded, `onTrip` each round trip's calls
  * together (a batch as one trip: the benchmarks' "node alone" lines replay them so). `silent` keeps requests
- * open without an answer, like a stalled node; `counts.to` counts the eth_call and eth_getCode
- * calls per contract address (lower case).
+ * open without an answer, like a stalled node; `hold` keeps the round trips that call one of its methods until it is
+ * released (a node slow on one method: a test can look at what a client did before it). `counts.to` counts the
+ * eth_call and eth_getCode calls per contract address (lower case).
  */
 export async function startRpcProxy(
   upstream: string,
@@ -22,6 +23,7 @@ export async function startRpcProxy(
   const counts = { trips: 0, calls: 0, methods: {} as Record<string, number>, to: {} as Record<string, number> };
   let down = false;
   let silent = false;
+  let held: { methods: Set<string>; released: Promise<void> } | null = null;
   const srv = createServer(async (req, res) => {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
@@ -49,6 +51,8 @@ export async function startRpcProxy(
               : undefined;
         if (to) counts.to[to.toLowerCase()] = (counts.to[to.toLowerCase()] ?? 0) + 1;
       }
+      const wait = held;
+      if (wait && calls.some((m) => wait.methods.has(m.method))) await wait.released;
       refused = calls
         .filter((m) => refuse.has(m.method))
         .map((m) => ({
@@ -83,6 +87,16 @@ export async function startRpcProxy(
     reset: () => Object.assign(counts, { trips: 0, calls: 0, methods: {}, to: {} }),
     down: (value = true) => (down = value),
     silent: (value = true) => (silent = value),
+    /** Holds every round trip that calls one of `methods` until the returned release is called. */
+    hold(methods: string[]): () => void {
+      let release!: () => void;
+      const released = new Promise<void>((r) => (release = r));
+      held = { methods: new Set(methods), released };
+      return () => {
+        held = null;
+        release();
+      };
+    },
     close: () => new Promise<void>((r) => (srv.closeAllConnections?.(), srv.close(() => r()))),
   };
 }

@@ -122,9 +122,21 @@ const ident = (s: string) => {
 /** The store the reads run against: a failing-closed query and the table namer for the schema. */
 type Db = { query: Query; t: (name: string) => string };
 
+/**
+ * The checkpoint the tables are at, as one scalar subquery. Ponder is ready (`_ponder_meta`'s is_ready): its latest
+ * checkpoint, committed with each block's rows. Not ready: its safe checkpoint. A historical batch commits latest =
+ * safe with its rows, but crash recovery (a restart on the same schema) reverts the rows to the safe checkpoint and
+ * leaves latest where the dead process stopped until its backfill ends (Ponder 0.16 database/index.js: "We don't
+ * update the `_ponder_checkpoint` table here"). Read as latest, a restarted indexer looks caught up over rows it has
+ * just reverted (test/indexer/recovery.test.ts holds one there).
+ */
+const tablesCheckpoint = (db: Db) =>
+  `(SELECT CASE WHEN m.value->>'is_ready' = '1' THEN c.latest_checkpoint ELSE c.safe_checkpoint END
+    FROM ${db.t("_ponder_checkpoint")} c LEFT JOIN ${db.t("_ponder_meta")} m ON m.key = 'app' LIMIT 1)`;
+
 async function head(db: Db): Promise<IndexerStatus> {
-  const rows = await db.query(`SELECT latest_checkpoint FROM ${db.t("_ponder_checkpoint")} LIMIT 1`);
-  const cp = rows[0]?.latest_checkpoint;
+  const rows = await db.query(`SELECT ${tablesCheckpoint(db)} AS cp`);
+  const cp = rows[0]?.cp;
   return typeof cp === "string" ? decodeCheckpointHead(cp) : null;
 }
 
@@ -229,14 +241,14 @@ async function poolsOf(db: Db, token: Address): Promise<PoolState[]> {
 export const MAX_BOOK_TICKS = 5_000;
 
 /**
- * The pools `ids` (each with its slot0, liquidity and initialised ticks, ascending) with the indexer's checkpoint, in
- * one statement: one snapshot of the store, and Ponder commits a block's rows with its checkpoint in one transaction,
- * so the book is exactly the chain's at that block. A pool it does not hold, or one past MAX_BOOK_TICKS, is absent.
- * null before the first checkpoint.
+ * The pools `ids` (each with its slot0, liquidity and initialised ticks, ascending) with the checkpoint the tables are
+ * at (tablesCheckpoint), in one statement: one snapshot of the store, and Ponder commits a block's rows with its
+ * checkpoint in one transaction, so the book is exactly the chain's at that block. A pool it does not hold, or one
+ * past MAX_BOOK_TICKS, is absent. null before the first checkpoint.
  */
 async function poolBook(db: Db, ids: readonly Hex[]): Promise<PoolBook | null> {
   const rows = await db.query(
-    `SELECT (SELECT latest_checkpoint FROM ${db.t("_ponder_checkpoint")} LIMIT 1) AS cp,
+    `SELECT ${tablesCheckpoint(db)} AS cp,
        (SELECT coalesce(json_agg(json_build_array(p.id, p.currency0, p.currency1, p.fee, p.tick_spacing, p.hooks,
           p.sqrt_price_x_96::text, p.tick, p.liquidity::text, p.protocol_fee, t.ticks)), '[]')
         FROM ${db.t("pool")} p

@@ -24,22 +24,35 @@ const checkpoint = (block: number, ts: number) =>
   String(block).padStart(16, "0") +
   `${"0".repeat(16)}9${"0".repeat(16)}`;
 
-async function setIndexerHead(db: Db, block: number | null) {
+/**
+ * Ponder's progress: its latest checkpoint at `block`, its safe one `behind` blocks earlier, and whether it is ready
+ * (`_ponder_meta`'s is_ready; 0 while a restarted indexer recovers). null: no checkpoint yet.
+ */
+async function setIndexerHead(db: Db, block: number | null, opts: { ready?: boolean; behind?: number } = {}) {
   await db.query("DELETE FROM _ponder_checkpoint");
-  if (block !== null)
+  await db.query("UPDATE _ponder_meta SET value = jsonb_set(value, '{is_ready}', to_jsonb($1::int))", [
+    opts.ready === false ? 0 : 1,
+  ]);
+  if (block !== null) {
+    const safe = checkpoint(block - (opts.behind ?? 0), 1_700_000_000);
     await db.query(
-      "INSERT INTO _ponder_checkpoint (chain_name, chain_id, latest_checkpoint) VALUES ('robinhood', 4663, $1)",
-      [checkpoint(block, 1_700_000_000)],
+      "INSERT INTO _ponder_checkpoint (chain_name, chain_id, latest_checkpoint, safe_checkpoint, " +
+        "finalized_checkpoint) VALUES ('robinhood', 4663, $1, $2, $2)",
+      [checkpoint(block, 1_700_000_000), safe],
     );
+  }
 }
 
 beforeAll(async () => {
   dn = await startDevnet();
   store = await freshStore();
-  // The table Ponder keeps its progress in (same columns as Ponder 0.16 writes).
+  // The tables Ponder keeps its progress and its state in (the columns Ponder 0.16 writes).
   await store.db.query(
-    "CREATE TABLE _ponder_checkpoint (chain_name text PRIMARY KEY, chain_id bigint, latest_checkpoint varchar(75))",
+    "CREATE TABLE _ponder_checkpoint (chain_name text PRIMARY KEY, chain_id integer, latest_checkpoint varchar(75), " +
+      "safe_checkpoint varchar(75), finalized_checkpoint varchar(75))",
   );
+  await store.db.query("CREATE TABLE _ponder_meta (key text PRIMARY KEY, value jsonb)");
+  await store.db.query(`INSERT INTO _ponder_meta VALUES ('app', '{"is_ready": 1, "is_locked": 1}')`);
   api = await serveApi({
     rpcUrl: dn.anvil.rpcUrl,
     db: store.db,
@@ -236,6 +249,19 @@ describe("GET /api/v1/health", () => {
     res = await api.call("GET", "/api/v1/health");
     expect(res.status).toBe(200);
     expect(res.json.status).toBe("degraded");
+  });
+
+  it("reads a recovering indexer at its safe checkpoint, where its rows are, not the latest it left", async () => {
+    const head = Number(await dn.pub.getBlockNumber());
+    // A restarted indexer has reverted its rows to the safe checkpoint; its latest still names the dead one's
+    // head.
+    await setIndexerHead(store.db, head, { ready: false, behind: 40 });
+    const res = await api.call("GET", "/api/v1/health");
+    expect(res.json.status).toBe("degraded");
+    expect(res.json.checks.indexer).toMatchObject({ ok: false, block: head - 40, lag_blocks: 40 });
+    await setIndexerHead(store.db, head, { ready: true, behind: 40 });
+    const ready = await api.call("GET", "/api/v1/health");
+    expect(ready.json.checks.indexer).toMatchObject({ ok: true, block: head, lag_blocks: 0 });
   });
 
   it("is down (503) when the chain cannot be reached or the database is closed", async () => {
