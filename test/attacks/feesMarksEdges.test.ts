@@ -139,14 +139,26 @@ describe("§3 an owner-signed curve mark lifted by a short spike", () => {
       max_trade_usd: 50,
       max_day_usd: 120,
     };
+    // NO_MARK for a price not read yet (the indexer trails the whale's last trade) is asked again; NO_MARK for what
+    // the price did (the mark's guard) is an answer.
+    const unread = (x: Awaited<ReturnType<typeof tryGrantedSession>>) =>
+      "refused" in x &&
+      x.refused.code === "NO_MARK" &&
+      /no fresh price|no spot price/.test(x.refused.json.error.message);
     let g = await tryGrantedSession(stack, terms);
-    for (let i = 0; i < 6 && "refused" in g && g.refused.code === "NO_MARK"; i++) {
+    for (let i = 0; i < 6 && unread(g); i++) {
       await new Promise((ok) => setTimeout(ok, 1_000));
       g = await tryGrantedSession(stack, terms);
     }
     // Unwind everything the whale holds: the curve is back at the fair price.
     await sell(await launchOf(whale.address));
-    if ("refused" in g) return; // refused: nothing granted, nothing to trade (the hole is closed)
+    if ("refused" in g) {
+      // Refused for what the price did: nothing granted, nothing to trade (the hole is closed; today the mark's
+      // guard: the spike kept the price off its 30-minute median for too much of the window). Still unread after
+      // the retries is not that: the session was never asked for, and a pass would say nothing.
+      expect(unread(g), `no price read after 6 s: ${g.refused.json.error.message}`).toBe(false);
+      return;
+    }
     const granted = g as Granted;
     const mark = granted.start.sign.delegation.binding.marks[launch().toLowerCase()].usd as number;
 
