@@ -1,7 +1,8 @@
+import { createServer as createHttpServer } from "node:http";
 import { createServer, type Server, type Socket } from "node:net";
 import { createPublicClient } from "viem";
 import { afterEach, describe, expect, it } from "vitest";
-import { budgetedHttp, chainUnreachable, NodeSilent, PROBE_EVERY_MS } from "./chain.js";
+import { budgetedHttp, chainUnreachable, NodeSilent, PROBE_EVERY_MS, publicClient, withInFlightCap } from "./chain.js";
 
 /**
  * A node that takes connections and, while `silent`, never answers; otherwise answers every call 0x2a, the methods in
@@ -64,4 +65,43 @@ describe("budgetedHttp", () => {
     // No breaker opened: an ordinary call right after is answered.
     expect(await client.getBlockNumber({ cacheTime: 0 })).toBe(42n);
   }, 20_000);
+});
+
+/** A node that answers each call (its id, as a number) after `delayMs`, counting the requests it holds at once. */
+async function countingNode(delayMs: number) {
+  const seen = { inFlight: 0, max: 0, requests: 0 };
+  const server = createHttpServer(async (req, res) => {
+    seen.requests++;
+    seen.max = Math.max(seen.max, ++seen.inFlight);
+    let body = "";
+    for await (const c of req) body += c;
+    const { id } = JSON.parse(body) as { id: number };
+    await new Promise((r) => setTimeout(r, delayMs));
+    seen.inFlight--;
+    res
+      .writeHead(200, { "content-type": "application/json" })
+      .end(JSON.stringify({ jsonrpc: "2.0", id, result: "0x2a" }));
+  }).listen(0, "127.0.0.1");
+  await new Promise((r) => server.once("listening", r));
+  stop = () => void (server.closeAllConnections(), server.close());
+  return { seen, url: `http://127.0.0.1:${(server.address() as { port: number }).port}` };
+}
+
+describe("withInFlightCap", () => {
+  it("holds a worker's burst to its cap at the node, every call answered", async () => {
+    const { seen, url } = await countingNode(20);
+    const client = publicClient({ transport: budgetedHttp(url) });
+    const capped = withInFlightCap(client, 3);
+    // Forty different calls (viem dedupes identical ones in flight).
+    const balance = (c: typeof client, i: number) =>
+      c.getBalance({ address: `0x${(i + 1).toString(16).padStart(40, "0")}` });
+    const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => balance(capped, i)));
+    expect(answers).toEqual(Array(40).fill(42n));
+    expect(seen.requests).toBe(40);
+    expect(seen.max).toBe(3);
+    // The same burst on the client itself is not held: what the cap is for.
+    seen.max = 0;
+    await Promise.all(Array.from({ length: 40 }, (_, i) => balance(client, i)));
+    expect(seen.max).toBeGreaterThan(3);
+  });
 });

@@ -22,6 +22,7 @@ import {
   type Tokens,
   type Transport,
 } from "viem";
+import PQueue from "p-queue";
 import { CAPPED_AGGREGATOR, CAPPED_AGGREGATOR_RUNTIME, cappedAggregatorAbi } from "./cappedAggregator.js";
 import type { Config } from "./config.js";
 
@@ -279,6 +280,24 @@ export function createBatchReader(config: Parameters<typeof chain4663>[0]): Publ
   return publicClient({
     chain: chain4663(config),
     transport: http(config.rpcUrl, { batch: { batchSize: RPC_BATCH_SIZE }, timeout: CALL_TIMEOUT_MS, retryCount: 0 }),
+  });
+}
+
+/**
+ * `client` with at most `n` of its requests at the node at once, the rest queued in order, for a worker whose reads can
+ * come by the thousand (a season's first standings read every entrant's history): queued behind its own earlier
+ * reads, never in front of the callers' calls on `client`, whose budget and breaker it keeps.
+ */
+export function withInFlightCap(client: PublicClient, n: number): PublicClient {
+  const queue = new PQueue({ concurrency: n });
+  const request = ((args: Parameters<EIP1193RequestFn>[0]) =>
+    queue.add(() => client.request(args as never))) as EIP1193RequestFn;
+  return publicClient({
+    chain: client.chain,
+    // No retry here: `client`'s transport already retried what it would.
+    transport: custom({ request }, { retryCount: 0 }),
+    pollingInterval: client.pollingInterval,
+    batch: client.batch,
   });
 }
 

@@ -26,7 +26,7 @@ import { createLeagueReader } from "./read.js";
 import { createSettler } from "./settle.js";
 import { prizePayouts } from "./payouts.js";
 import { createTransferLog } from "./transfers.js";
-import { createBatchReader } from "../../lib/chain.js";
+import { createBatchReader, withInFlightCap } from "../../lib/chain.js";
 
 export type { LeagueHostedAgent, LeagueWho } from "./entries.js";
 export { PRACTICE_MIN_INTERVAL_S } from "./entries.js";
@@ -40,6 +40,9 @@ export { indexedMarkReader, valuationTokens } from "./prize.js";
 export { leaguePage, leagueSeasonPage } from "./page.js";
 /** The operator's reviews of flags (npm run league:review; no route). */
 export { recordReview, seasonReviews, ReviewRefused, type ReviewRequest } from "./reviews.js";
+
+/** Chain requests the league's workers have at the node at once (lib/chain withInFlightCap). */
+export const LEAGUE_READS_IN_FLIGHT = 4;
 
 /**
  * The league (SPEC "League"): entries, the prize and practice boards, the settler that decides
@@ -63,11 +66,15 @@ export function createLeague(
 ) {
   const marks = indexedMarkReader(d.indexed);
   const hostedAgent = (id: string) => d.hostedAgent(id) as Promise<PracticeAgent | null>;
+  // The workers' chain reads (the standings, the settler) take at most LEAGUE_READS_IN_FLIGHT of the node at once: a
+  // season's first standings read thousands of wallets' history, and unbounded they slowed the node past the callers'
+  // 2 s budget (bench/RESULTS.md, "the league's reads in flight"). The routes keep the callers' client.
+  const workers = { ...d, chain: withInFlightCap(d.chain, LEAGUE_READS_IN_FLIGHT) };
   // One transfer log for the standings and the settler: each reads only the blocks after the last read.
-  const transfers = createTransferLog({ ...d, reader: createBatchReader(d.config) });
-  const reader = createLeagueReader({ ...d, marks, hostedAgent, transfers });
+  const transfers = createTransferLog({ ...workers, reader: createBatchReader(d.config) });
+  const reader = createLeagueReader({ ...workers, marks, hostedAgent, transfers });
   const settler = createSettler({
-    ...d,
+    ...workers,
     marks,
     hostedAgent,
     transfers,

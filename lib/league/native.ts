@@ -18,6 +18,7 @@
  */
 import type { Hex, PublicClient, SignedAuthorization } from "viem";
 import { lc } from "../address.js";
+import { RPC_BATCH_SIZE } from "../chain.js";
 import { recoverAuthorizationAddress } from "../secp.js";
 import type { ChainTransfer } from "./chain.js";
 
@@ -103,14 +104,17 @@ async function stateAt(chain: PublicClient, address: string, block: bigint): Pro
 
 /** Balances read through one Multicall3 call at most this many at a time (the eth_call's calldata and gas). */
 const BALANCES_PER_CALL = 1_000;
+/** Nonces asked through the batch reader at once: its batches of RPC_BATCH_SIZE, NONCE_BATCHES_AT_ONCE of them. */
+const NONCE_BATCHES_AT_ONCE = 2;
+const NONCES_AT_ONCE = RPC_BATCH_SIZE * NONCE_BATCHES_AT_ONCE;
 /** Reads one by one in flight at once: nonces without a batch reader (or past it), balances without Multicall3. */
 const SINGLE_READS_AT_ONCE = 16;
 
 /**
- * The nonces of `addresses` at `block`: all at once through `reader` (lib/chain createBatchReader: JSON-RPC batches),
- * else, or when a batch fails for any reason, SINGLE_READS_AT_ONCE at a time through `chain`: those reads decide
- * whether the node lacks the state (a refusal of batches may be worded like missing state: "batch requests are not
- * supported").
+ * The nonces of `addresses` at `block`: NONCES_AT_ONCE at a time through `reader` (lib/chain createBatchReader:
+ * JSON-RPC batches), else, or when a batch fails for any reason, SINGLE_READS_AT_ONCE at a time through `chain`:
+ * those reads decide whether the node lacks the state (a refusal of batches may be worded like missing state: "batch
+ * requests are not supported").
  */
 async function noncesAt(chain: PublicClient, reader: PublicClient | undefined, addresses: string[], block: bigint) {
   const one = (c: PublicClient, a: string) =>
@@ -118,8 +122,13 @@ async function noncesAt(chain: PublicClient, reader: PublicClient | undefined, a
   const out = new Map<string, number>();
   if (reader && addresses.length > 1) {
     try {
-      const all = await Promise.all(addresses.map((a) => one(reader, a)));
-      for (const [i, a] of addresses.entries()) out.set(a, all[i]!);
+      // NONCE_BATCHES_AT_ONCE batches in flight: all at once, a season's thousands of wallets were dozens of batches
+      // of past state at the node together.
+      for (let i = 0; i < addresses.length; i += NONCES_AT_ONCE) {
+        const part = addresses.slice(i, i + NONCES_AT_ONCE);
+        const all = await Promise.all(part.map((a) => one(reader, a)));
+        for (const [j, a] of part.entries()) out.set(a, all[j]!);
+      }
       return out;
     } catch {
       // Read one by one below.
