@@ -66,15 +66,17 @@ export function createLeague(
 ) {
   const marks = indexedMarkReader(d.indexed);
   const hostedAgent = (id: string) => d.hostedAgent(id) as Promise<PracticeAgent | null>;
-  // The workers' chain reads (the standings, the settler) take at most LEAGUE_READS_IN_FLIGHT of the node at once: a
-  // season's first standings read thousands of wallets' history, and unbounded they slowed the node past the callers'
-  // 2 s budget (bench/RESULTS.md, "the league's reads in flight"). The routes keep the callers' client.
-  const workers = { ...d, chain: withInFlightCap(d.chain, LEAGUE_READS_IN_FLIGHT) };
+  // Each worker's chain calls (the standings with the transfer log, the settler) take at most LEAGUE_READS_IN_FLIGHT of
+  // the node at once: a season's first standings read thousands of wallets' history, and unbounded they slowed the
+  // node past the callers' 2 s budget (bench/RESULTS.md, "the league's reads in flight"). Two queues: a payout's send
+  // and receipt never wait behind the standings' reads. The routes keep the callers' client.
+  const standings = { ...d, chain: withInFlightCap(d.chain, LEAGUE_READS_IN_FLIGHT) };
   // One transfer log for the standings and the settler: each reads only the blocks after the last read.
-  const transfers = createTransferLog({ ...workers, reader: createBatchReader(d.config) });
-  const reader = createLeagueReader({ ...workers, marks, hostedAgent, transfers });
+  const transfers = createTransferLog({ ...standings, reader: createBatchReader(d.config) });
+  const reader = createLeagueReader({ ...standings, marks, hostedAgent, transfers });
   const settler = createSettler({
-    ...workers,
+    ...d,
+    chain: withInFlightCap(d.chain, LEAGUE_READS_IN_FLIGHT),
     marks,
     hostedAgent,
     transfers,
