@@ -2,7 +2,15 @@ import { createServer as createHttpServer } from "node:http";
 import { createServer, type Server, type Socket } from "node:net";
 import { createPublicClient } from "viem";
 import { afterEach, describe, expect, it } from "vitest";
-import { budgetedHttp, chainUnreachable, NodeSilent, PROBE_EVERY_MS, publicClient, withInFlightCap } from "./chain.js";
+import {
+  budgetedHttp,
+  chainUnreachable,
+  NodeSilent,
+  PROBE_EVERY_MS,
+  publicClient,
+  ReadsBackedUp,
+  withInFlightCap,
+} from "./chain.js";
 
 /**
  * A node that takes connections and, while `silent`, never answers; otherwise answers every call 0x2a, the methods in
@@ -67,17 +75,22 @@ describe("budgetedHttp", () => {
   }, 20_000);
 });
 
-/** A node that answers each call (its id, as a number) after `delayMs`, counting the requests it holds at once. */
-async function countingNode(delayMs: number) {
-  const seen = { inFlight: 0, max: 0, requests: 0 };
+/**
+ * A node that answers each call 0x2a after `delayMs` (the methods in `fail` with HTTP 500), counting the requests it
+ * holds at once and those of each method.
+ */
+async function countingNode(delayMs: number, fail: string[] = []) {
+  const seen = { inFlight: 0, max: 0, requests: 0, methods: {} as Record<string, number> };
   const server = createHttpServer(async (req, res) => {
     seen.requests++;
     seen.max = Math.max(seen.max, ++seen.inFlight);
     let body = "";
     for await (const c of req) body += c;
-    const { id } = JSON.parse(body) as { id: number };
+    const { id, method } = JSON.parse(body) as { id: number; method: string };
+    seen.methods[method] = (seen.methods[method] ?? 0) + 1;
     await new Promise((r) => setTimeout(r, delayMs));
     seen.inFlight--;
+    if (fail.includes(method)) return void res.writeHead(500).end("down");
     res
       .writeHead(200, { "content-type": "application/json" })
       .end(JSON.stringify({ jsonrpc: "2.0", id, result: "0x2a" }));
@@ -87,21 +100,47 @@ async function countingNode(delayMs: number) {
   return { seen, url: `http://127.0.0.1:${(server.address() as { port: number }).port}` };
 }
 
+const address = (i: number) => `0x${(i + 1).toString(16).padStart(40, "0")}` as const;
+
 describe("withInFlightCap", () => {
   it("holds a worker's burst to its cap at the node, every call answered", async () => {
     const { seen, url } = await countingNode(20);
     const client = publicClient({ transport: budgetedHttp(url) });
     const capped = withInFlightCap(client, 3);
     // Forty different calls (viem dedupes identical ones in flight).
-    const balance = (c: typeof client, i: number) =>
-      c.getBalance({ address: `0x${(i + 1).toString(16).padStart(40, "0")}` });
-    const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => balance(capped, i)));
+    const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => capped.getBalance({ address: address(i) })));
     expect(answers).toEqual(Array(40).fill(42n));
     expect(seen.requests).toBe(40);
     expect(seen.max).toBe(3);
     // The same burst on the client itself is not held: what the cap is for.
     seen.max = 0;
-    await Promise.all(Array.from({ length: 40 }, (_, i) => balance(client, i)));
+    await Promise.all(Array.from({ length: 40 }, (_, i) => client.getBalance({ address: address(i) })));
     expect(seen.max).toBeGreaterThan(3);
+  });
+
+  it("passes a call's own options through (a raw transaction is sent once, never retried) and its errors", async () => {
+    const { seen, url } = await countingNode(0, ["eth_sendRawTransaction", "eth_getBalance"]);
+    const capped = withInFlightCap(publicClient({ transport: budgetedHttp(url) }), 2);
+    const sent = await capped.sendRawTransaction({ serializedTransaction: "0x02" }).catch((e: unknown) => e);
+    expect(seen.methods.eth_sendRawTransaction).toBe(1);
+    // A read is retried as the client's own transport retries it (once), and its failure stays what it was.
+    const read = await capped.getBalance({ address: address(0) }).catch((e: unknown) => e);
+    expect(seen.methods.eth_getBalance).toBe(2);
+    expect([chainUnreachable(sent), chainUnreachable(read)]).toEqual([true, true]);
+  });
+
+  it("refuses a call at once past the calls it lets wait, and takes calls again once they drain", async () => {
+    const { seen, url } = await countingNode(50);
+    const capped = withInFlightCap(publicClient({ transport: budgetedHttp(url) }), 1, 5);
+    const calls = Array.from({ length: 10 }, (_, i) =>
+      capped.getBalance({ address: address(i) }).then(
+        () => "answered",
+        (e: Error) => (e instanceof ReadsBackedUp || e.cause instanceof ReadsBackedUp ? "refused" : e.message),
+      ),
+    );
+    // One at the node, five waiting, four refused without reaching it.
+    expect(await Promise.all(calls)).toEqual([...Array(6).fill("answered"), ...Array(4).fill("refused")]);
+    expect(seen.requests).toBe(6);
+    expect(await capped.getBalance({ address: address(11) })).toBe(42n);
   });
 });

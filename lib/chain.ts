@@ -288,17 +288,38 @@ export function createBatchReader(config: Parameters<typeof chain4663>[0]): Publ
  * come by the thousand (a season's first standings read every entrant's history): queued behind its own earlier
  * reads, never in front of the callers' calls on `client`, whose budget and breaker it keeps.
  */
-export function withInFlightCap(client: PublicClient, n: number): PublicClient {
+export function withInFlightCap(client: PublicClient, n: number, maxWaiting = MAX_WAITING): PublicClient {
   const queue = new PQueue({ concurrency: n });
-  const request = ((args: Parameters<EIP1193RequestFn>[0]) =>
-    queue.add(() => client.request(args as never))) as EIP1193RequestFn;
+  // `client.request` itself, with the call's options (a raw transaction's retryCount 0 stays 0): no retry of its own.
+  const request = ((args: unknown, options?: unknown) => {
+    if (queue.size >= maxWaiting) return Promise.reject(new ReadsBackedUp(queue.size));
+    return queue.add(() => client.request(args as never, options as never));
+  }) as EIP1193RequestFn;
+  const transport: Transport = () => ({
+    config: { key: "inFlightCap", name: "In-flight cap", type: "inFlightCap", request, retryCount: 0, retryDelay: 0 },
+    request,
+    value: undefined,
+  });
   return publicClient({
     chain: client.chain,
-    // No retry here: `client`'s transport already retried what it would.
-    transport: custom({ request }, { retryCount: 0 }),
+    transport,
     pollingInterval: client.pollingInterval,
     batch: client.batch,
   });
+}
+
+/**
+ * Calls waiting behind a worker's cap past which new ones fail at once: a node slow enough that the worker's passes
+ * fail while their reads still wait must not grow the queue without end (a failed pass's waiting reads still run).
+ */
+export const MAX_WAITING = 10_000;
+
+/** A worker's capped reads are this far behind: the call is refused rather than queued. */
+export class ReadsBackedUp extends Error {
+  constructor(waiting: number) {
+    super(`${waiting} chain reads of this worker are already waiting; try again once they have drained`);
+    this.name = "ReadsBackedUp";
+  }
 }
 
 /**
