@@ -100,7 +100,10 @@ describe("the settler's pass", () => {
       chain,
       clock: () => (s.ends + 60) * 1000,
       config: { contracts: {}, league: { houseAgents: [] }, tokens: {} },
-      indexed: { head: async () => ({ block: 50, timestamp: s.ends + 30 }) },
+      indexed: {
+        head: async () => ({ block: 50, timestamp: s.ends + 30 }),
+        finalized: async () => ({ block: 20, timestamp: s.ends + 1 }),
+      },
       transfers: {
         read: async () => {
           throw new Error("the transfer log could not be read");

@@ -8,6 +8,7 @@ import { payoutBookOf, partnerToken, reserveAfter, reserveBefore } from "./reser
 import { payOwed } from "./pay.js";
 import { reviewHold } from "../../lib/league/review.js";
 import { workerPass } from "../../lib/metrics.js";
+import { FINALITY_BLOCKS } from "../../lib/finality.js";
 
 export type SettleDeps = Omit<BoardDeps, "kept"> & {
   /** None: a decision reads every trade afresh, with its plan (a kept read leaves plans out; it publishes them). */
@@ -19,13 +20,17 @@ export type SettleDeps = Omit<BoardDeps, "kept"> & {
 const nowS = (d: Pick<SettleDeps, "clock">) => Math.floor(d.clock() / 1000);
 
 /**
- * Whether season `s` can be decided now: it ended, the indexer has a block past its end, and no
- * trade of an entrant relayed before the end is still waiting for its receipt (it may count).
+ * Whether season `s` can be decided now: it ended, the indexer's finalized block is past its end (a decision is
+ * never undone, so nothing it counts may still be reorganised away: FINALITY_BLOCKS, as payouts and the treasury's
+ * weeks wait), and no trade of an entrant relayed before the end is still waiting for its receipt (it may count).
  */
 async function ready(d: SettleDeps, s: Season): Promise<{ ok: true; block: bigint } | { ok: false; why: string }> {
   if (nowS(d) < s.ends) return { ok: false, why: "the season has not ended" };
   const head = await d.indexed.head();
   if (!head || head.timestamp < s.ends) return { ok: false, why: "the indexer has not reached the season's end" };
+  const final = await d.indexed.finalized();
+  if (!final || final.timestamp < s.ends)
+    return { ok: false, why: `the season's end is not ${FINALITY_BLOCKS} blocks deep yet` };
   const wallets = (await seasonEntries(d.db, "prize", s)).map((e) => e.wallet);
   // A trade pending past DROP_AFTER_S is dropped (never mined): it cannot hold a season back.
   const [pending] = wallets.length

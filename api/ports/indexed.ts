@@ -140,6 +140,17 @@ async function head(db: Db): Promise<IndexerStatus> {
   return typeof cp === "string" ? decodeCheckpointHead(cp) : null;
 }
 
+/**
+ * Ponder's finalized checkpoint: the chain's block at its finality depth (lib/finality FINALITY_BLOCKS) when the
+ * indexer last saw it. Rows at or before it are never reverted, by a reorg or a restart's recovery: what an
+ * irreversible decision reads.
+ */
+async function finalized(db: Db): Promise<IndexerStatus> {
+  const rows = await db.query(`SELECT finalized_checkpoint AS cp FROM ${db.t("_ponder_checkpoint")} LIMIT 1`);
+  const cp = rows[0]?.cp;
+  return typeof cp === "string" ? decodeCheckpointHead(cp) : null;
+}
+
 async function pool(db: Db, id: Hex): Promise<PoolState | null> {
   const rows = await db.query(`SELECT * FROM ${db.t("pool")} WHERE id = $1`, [lc(id)]);
   return rows[0] ? poolFrom(rows[0]) : null;
@@ -405,6 +416,7 @@ export function sqlIndexedReads(read: Query, schema?: string) {
   const db: Db = { query, t: (name: string) => (schema ? `${ident(schema)}.${name}` : name) };
   return {
     head: () => head(db),
+    finalized: () => finalized(db),
     pool: (id: Hex) => pool(db, id),
     lagBlocks: (chainHead: number) => lagBlocks(db, chainHead),
     poolMid: (id: Hex, decimals0: number, decimals1: number) => poolMid(db, id, decimals0, decimals1),

@@ -16,7 +16,7 @@ import { priceFeedAbi, sanctionsListAbi } from "../../abis/fixtures.js";
 import { DEVNET_MNEMONIC } from "../../lib/config.js";
 import { calendarAt, SEASON_S, type season as seasonAt } from "../../lib/league/calendar.js";
 import { verifyLeague } from "../../scripts/league-verify.js";
-import { freshenMarket, postAnswer, startStack, type Stack } from "../helpers/stack.js";
+import { freshenMarket, postAnswer, startStack, untilFinal, type Stack } from "../helpers/stack.js";
 import { serveApi } from "../helpers/api.js";
 import { RateLimiter } from "../../api/http/rateLimit.js";
 import { poolKeyOf, routerSwap } from "../helpers/trades.js";
@@ -494,6 +494,7 @@ describe("a whole prize season", () => {
         hostedScheduler: { intervalMs: 0 },
       });
     const [first, second] = [await planner(), await planner()];
+    await untilFinal(stack, season.ends); // a season is decided once its end is final
     const passes = await Promise.all([
       first.app.services.league.settler.runOnce(),
       second.app.services.league.settler.runOnce(),
@@ -554,6 +555,7 @@ describe("a whole prize season", () => {
     // from the reserve left once this season's places are taken out.
     await warp(season.ends + SEASON_S + 60);
     await stack.ix.waitFor(await dn.pub.getBlockNumber());
+    await untilFinal(stack, season.ends + SEASON_S);
     expect((await unsigned.app.services.league.settler.runOnce()).decided).toEqual([season.number + 1]);
     await unsigned.close();
     const later = (await stack.api.call("GET", `/api/v1/league/standings?season=${season.number + 1}`)).json;

@@ -6,7 +6,8 @@ import { calendarAt, type season as seasonAt } from "../../lib/league/calendar.j
 import { TRANSFER_TOPIC } from "../../lib/tradeOutcome.js";
 import { startRpcProxy } from "../../devnet/rpcProxy.js";
 import { RateLimiter } from "../../api/http/rateLimit.js";
-import { startStack, type Stack } from "../helpers/stack.js";
+import { startStack, untilFinal, type Stack } from "../helpers/stack.js";
+import { FINALITY_BLOCKS } from "../../lib/finality.js";
 import { serveApi } from "../helpers/api.js";
 import { registerAgent as registerPartner } from "../helpers/league.js";
 
@@ -306,6 +307,13 @@ describe("a season is decided only on complete reads", () => {
       }),
     );
     await warp(season.ends + 60);
+    // Ended, and the indexer past its end, but the end not yet FINALITY_BLOCKS deep: not decided (nothing it counts
+    // may still be reorganised away).
+    expect(await settler.runOnce()).toEqual({
+      decided: [],
+      waiting: `season ${season.number}: the season's end is ` + `not ${FINALITY_BLOCKS} blocks deep yet`,
+    });
+    await untilFinal(stack, season.ends);
     const decidedRows = async () =>
       (await stack.store.db.query("SELECT board FROM app.league_results WHERE season = $1", [season.number])).length;
     const revert = "0x60006000fd";

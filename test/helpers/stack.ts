@@ -9,7 +9,8 @@ import type { Address } from "viem";
 import { agentOf } from "./agent.js";
 import { freshStore, serveApi, type Api, type StoreKind } from "./api.js";
 import { startDevnet, type Devnet } from "./devnet.js";
-import { startIndexer } from "./indexer.js";
+import { startIndexer, type Indexer } from "./indexer.js";
+import { FINALITY_BLOCKS } from "../../lib/finality.js";
 
 type ServeOpts = {
   store?: StoreKind;
@@ -134,4 +135,26 @@ export async function withTwapHistory(dn: Devnet) {
   await dn.test.increaseTime({ seconds: 3_600 });
   await dn.test.mine({ blocks: 1 });
   await freshenMarket(dn);
+}
+
+/**
+ * Mines until the indexer's finalized block is at or past `ts`: what a season's decision waits for
+ * (api/league/settle.ts). Ponder moves its finalized block in steps (once the head is twice the finality depth past
+ * it, to the head less that depth: node_modules/ponder/dist/esm/sync-realtime/index.js), so FINALITY_BLOCKS at a
+ * time until it has.
+ */
+export async function untilFinal(s: { dn: Devnet; ix: Indexer }, ts: number, timeoutMs = 60_000): Promise<void> {
+  const reads = s.ix.liveReads().reads;
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    await s.dn.test.mine({ blocks: FINALITY_BLOCKS });
+    await s.ix.waitFor(await s.dn.pub.getBlockNumber());
+    // Ponder writes its finalized checkpoint just after the block that moves it.
+    for (const stepEnds = Date.now() + 2_000; Date.now() < stepEnds; ) {
+      const final = await reads.finalized();
+      if (final && final.timestamp >= ts) return;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    if (Date.now() > deadline) throw new Error(`the indexer's finalized block never passed ${ts}`);
+  }
 }
