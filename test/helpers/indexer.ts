@@ -61,13 +61,12 @@ function indexerTemplate(): Promise<Template | null> {
       await c.connect();
       try {
         // A stopped indexer's schema stays locked until its heartbeat expires (about 25 s): a copy must find it free.
+        // Its views stay, as a restarted build's do in production: read during the copy's recovery, they give the
+        // checkpoint its rows are at (api/ports/indexed.ts tablesCheckpoint; test/indexer/recovery.test.ts).
         await c.query(
           `UPDATE "${TEMPLATE_SCHEMAS.schema}"."_ponder_meta" SET value = jsonb_set(value, '{is_locked}', '0') ` +
             "WHERE key = 'app'",
         );
-        // No views until the copy has re-indexed: Ponder makes them again when it is ready, and a reader that does
-        // not wait finds none rather than the template's head over rows the copy has reverted.
-        await c.query(`DROP SCHEMA "${TEMPLATE_SCHEMAS.viewsSchema}" CASCADE`);
       } finally {
         await c.end();
       }
