@@ -134,22 +134,21 @@ const tablesCheckpoint = (db: Db) =>
   `(SELECT CASE WHEN m.value->>'is_ready' = '1' THEN c.latest_checkpoint ELSE c.safe_checkpoint END
     FROM ${db.t("_ponder_checkpoint")} c LEFT JOIN ${db.t("_ponder_meta")} m ON m.key = 'app' LIMIT 1)`;
 
-async function head(db: Db): Promise<IndexerStatus> {
-  const rows = await db.query(`SELECT ${tablesCheckpoint(db)} AS cp`);
-  const cp = rows[0]?.cp;
+/** The checkpoint one statement selects as `cp`, decoded (null when there is none). */
+async function checkpointOf(db: Db, select: string): Promise<IndexerStatus> {
+  const cp = (await db.query(select))[0]?.cp;
   return typeof cp === "string" ? decodeCheckpointHead(cp) : null;
 }
+
+const head = (db: Db) => checkpointOf(db, `SELECT ${tablesCheckpoint(db)} AS cp`);
 
 /**
  * Ponder's finalized checkpoint: the chain's block at its finality depth (lib/finality FINALITY_BLOCKS) when the
  * indexer last saw it. Rows at or before it are never reverted, by a reorg or a restart's recovery: what an
  * irreversible decision reads.
  */
-async function finalized(db: Db): Promise<IndexerStatus> {
-  const rows = await db.query(`SELECT finalized_checkpoint AS cp FROM ${db.t("_ponder_checkpoint")} LIMIT 1`);
-  const cp = rows[0]?.cp;
-  return typeof cp === "string" ? decodeCheckpointHead(cp) : null;
-}
+const finalized = (db: Db) =>
+  checkpointOf(db, `SELECT finalized_checkpoint AS cp FROM ${db.t("_ponder_checkpoint")} LIMIT 1`);
 
 async function pool(db: Db, id: Hex): Promise<PoolState | null> {
   const rows = await db.query(`SELECT * FROM ${db.t("pool")} WHERE id = $1`, [lc(id)]);
