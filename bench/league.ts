@@ -80,19 +80,25 @@ export async function benchLeague(opts: {
     // The first computation also reads the season's native ETH history from scratch (kept across rebuilds, as in a
     // live process): timed apart, so the rebuilds' median is of rebuilds alone.
     const first = [await pass()];
+    // BENCH_CPU_PROF=<dir>: a CPU profile of the incremental passes (this process: the API is served in it);
+    // BENCH_HEAP_PROF=<dir>: a sampled profile of what they allocate (garbage collection follows allocation);
+    // BENCH_PROF_PASSES=full: of the full rebuilds instead.
+    const profile = () =>
+      process.env.BENCH_CPU_PROF
+        ? profileInto(process.env.BENCH_CPU_PROF, "cpu")
+        : process.env.BENCH_HEAP_PROF
+          ? profileInto(process.env.BENCH_HEAP_PROF, "heap")
+          : null;
+    const profilesFull = process.env.BENCH_PROF_PASSES === "full";
+    const fullProfiler = profilesFull ? await profile() : null;
     const full: number[] = [];
     for (let i = 0; i < opts.recomputes; i++) {
       api.app.services.league.reader.forget();
       full.push(await pass());
     }
+    await fullProfiler?.();
     const incremental: number[] = [];
-    // BENCH_CPU_PROF=<dir>: a CPU profile of the incremental passes (this process: the API is served in it);
-    // BENCH_HEAP_PROF=<dir>: a sampled profile of what they allocate (garbage collection follows allocation).
-    const profiler = process.env.BENCH_CPU_PROF
-      ? await profileInto(process.env.BENCH_CPU_PROF, "cpu")
-      : process.env.BENCH_HEAP_PROF
-        ? await profileInto(process.env.BENCH_HEAP_PROF, "heap")
-        : null;
+    const profiler = profilesFull ? null : await profile();
     for (let i = 0; i < opts.increments; i++) {
       // One new block and its trades (the chain reads then have a block to read, as a live season's would).
       await dn.test.mine({ blocks: 1 });

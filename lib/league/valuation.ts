@@ -154,43 +154,74 @@ export function gridTimes(starts: number, until: number): number[] {
 /** A memo of marks for one computation: the same (token, block or time) is read once. */
 export function markMemo(r: MarkReader, tokens: ValuationToken[]) {
   const byAddress = new Map(tokens.map((t) => [lc(t.address), t] as const));
-  const memo = new Map<string, Promise<Mark | null>>();
+  const tokenOf = (address: string) => byAddress.get(address) ?? byAddress.get(lc(address));
+  // By token, block (-1: a time alone) and time, each mark with its answer once it came: a rebuild looks up 200,000
+  // (a key string built for each, and a wait per trade, were a tenth of a rebuild: issue 29 point 6).
+  const memo = new Map<ValuationToken, Map<number, Map<number, Memo>>>();
+  const entry = (t: ValuationToken, block: number | undefined, time: number) => {
+    let byBlock = memo.get(t);
+    if (!byBlock) memo.set(t, (byBlock = new Map()));
+    let byTime = byBlock.get(block ?? -1);
+    if (!byTime) byBlock.set(block ?? -1, (byTime = new Map()));
+    let m = byTime.get(time);
+    if (!m) {
+      const asked: Memo = {
+        mark: markAt(r, t, block === undefined ? { time } : { block, time }),
+        known: false,
+        value: null,
+      };
+      asked.mark.then(
+        (v) => Object.assign(asked, { known: true, value: v }),
+        () => {},
+      );
+      byTime.set(time, (m = asked));
+    }
+    return m;
+  };
   return {
-    token: (address: string) => byAddress.get(lc(address)),
+    token: tokenOf,
     at(address: string, at: { block?: number; time: number }): Promise<Mark | null> {
-      const t = byAddress.get(lc(address));
-      if (!t) return Promise.resolve(null);
-      const k = `${lc(address)}|${at.block ?? ""}|${at.time}`;
-      if (!memo.has(k)) memo.set(k, markAt(r, t, at));
-      return memo.get(k)!;
+      const t = tokenOf(address);
+      return t ? entry(t, at.block, at.time).mark : Promise.resolve(null);
+    },
+    /** The mark at a block and its time if already answered (null: none), else undefined: ask `at` and wait. */
+    known(address: string, block: number, time: number): Mark | null | undefined {
+      const t = tokenOf(address);
+      if (!t) return null;
+      const m = entry(t, block, time);
+      return m.known ? m.value : undefined;
     },
   };
 }
 export type MarkMemo = ReturnType<typeof markMemo>;
+type Memo = { mark: Promise<Mark | null>; known: boolean; value: Mark | null };
 
 /** Each trade with the marks of its block (and whether each side's token has a mark at all). */
 async function valuedTrades(marks: MarkMemo, trades: SeasonTrade[]): Promise<BookTrade[]> {
-  const book: BookTrade[] = [];
+  // The marks not answered yet, asked together: one wait for the lot, not one per trade.
+  const waits: Promise<Mark | null>[] = [];
+  const ask = (address: string, t: SeasonTrade) => {
+    if (marks.known(address, t.block, t.ts) === undefined)
+      waits.push(marks.at(address, { block: t.block, time: t.ts }));
+  };
   for (const t of trades) {
-    const [mark_in, mark_out] = await Promise.all([
-      marks.at(t.token_in.address, { block: t.block, time: t.ts }),
-      marks.at(t.token_out.address, { block: t.block, time: t.ts }),
-    ]);
-    book.push({
-      id: t.id,
-      ts: t.ts,
-      block: t.block,
-      token_in: t.token_in,
-      amount_in: t.amount_in,
-      token_out: t.token_out,
-      amount_out: t.amount_out,
-      mark_in,
-      mark_out,
-      marked_in: !!marks.token(t.token_in.address),
-      marked_out: !!marks.token(t.token_out.address),
-    });
+    ask(t.token_in.address, t);
+    ask(t.token_out.address, t);
   }
-  return book;
+  await Promise.all(waits);
+  return trades.map((t) => ({
+    id: t.id,
+    ts: t.ts,
+    block: t.block,
+    token_in: t.token_in,
+    amount_in: t.amount_in,
+    token_out: t.token_out,
+    amount_out: t.amount_out,
+    mark_in: marks.known(t.token_in.address, t.block, t.ts)!,
+    mark_out: marks.known(t.token_out.address, t.block, t.ts)!,
+    marked_in: !!marks.token(t.token_in.address),
+    marked_out: !!marks.token(t.token_out.address),
+  }));
 }
 
 /** The marked tokens `trades` touch: the only ones a grid point or the end values. */
