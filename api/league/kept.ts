@@ -29,11 +29,10 @@ export type KeptSeason = {
   prints: Map<string, string>;
   /**
    * The season's mined trades per wallet, by block then id (as minedTrades answers them). A list is replaced when a row
-   * of it is read, never changed in place: the same array is the same trades, with the same finality.
+   * of it is read, never changed in place: the same array is the same trades, with the same finality (each trade's
+   * `final`: a kept book takes only the final ones).
    */
   byWallet: Map<string, MinedTrade[]>;
-  /** Ids of the mined trades whose block is final (a kept book takes only these). */
-  final: Set<string>;
   /** Each entry's kept book. */
   books: Map<string, KeptEntrant>;
   /** Copy detection's follows and findings from the last pass (lib/league/copy CopyMemo). */
@@ -55,7 +54,6 @@ export function keptSeason(kept: KeptSeasons, season: number): KeptSeason {
       open: new Set(),
       prints: new Map(),
       byWallet: new Map(),
-      final: new Set(),
       books: new Map(),
       copy: copyMemo(),
       views: { vault: keptView(), listed: keptView() },
@@ -180,6 +178,4 @@ function take(k: KeptSeason, r: TradeRow, from: number, to: number, pass: Take) 
   const mined = minedTradeOf(r, from, to);
   if (mined) list.push(mined);
   k.byWallet.set(w, list);
-  if (mined && r.final) k.final.add(r.id);
-  else k.final.delete(r.id);
 }

@@ -328,7 +328,7 @@ export async function prizeBoard(d: PrizeDeps, s: Season, a: PrizeAnchor) {
       ? {
           copyMemo: kept.copy,
           bookOf: (id: string, ts: SeasonTrade[], o: BookWindow) =>
-            keptEntrantBook(marks, keptBookOfEntry(kept, id), ts, (t) => kept.final.has(t), o),
+            keptEntrantBook(marks, keptBookOfEntry(kept, id), ts, finalFlagsOf(ledgers.get(id)!), o),
         }
       : {}),
   });
@@ -352,6 +352,8 @@ function ledgerOf(all: MinedTrade[], until: number): MinedTrade[] {
 
 /** A ledger's trades as a book reads them, derived once per list (a kept list is replaced, never changed). */
 const seasonTradesOf = byIdentity((ts: MinedTrade[]): SeasonTrade[] => ts.map((t) => t.trade));
+/** Whether each trade of a ledger is final, in its order (what a kept book keeps), derived once per list. */
+const finalFlagsOf = byIdentity((ts: MinedTrade[]) => ts.map((t) => t.final));
 const idsOf = byIdentity((ts: MinedTrade[]) => ts.map((t) => t.trade.id));
 
 /** Each entry's trade ids, in its ledger's order: what the books route reads back from app.trades (tradeBooks). */

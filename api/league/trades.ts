@@ -84,6 +84,8 @@ class MinedRow {
   private readonly row: PlannedRow | null;
   readonly wallet: string;
   readonly path: string;
+  /** Whether its block was final when the row was read (a kept list is replaced when a row of it changes). */
+  readonly final: boolean;
   constructor(
     row: TradeRow,
     readonly trade: SeasonTrade,
@@ -91,6 +93,7 @@ class MinedRow {
     this.row = hasPlan(row) ? row : null;
     this.wallet = lc(row.wallet);
     this.path = row.path;
+    this.final = row.final === true;
   }
   get plan(): RelayedPlan | null {
     if (this.built === undefined) {

@@ -310,8 +310,7 @@ const sameAt = (was: MemoTrade | undefined, pair: string, t: CopyTrade) =>
 /**
  * Per pair, the sorted times of the trades that came, went or moved since the memo's pass, among the entries
  * `relisted` (given a list other than the memo's) and those gone from `trades`; the records of trades gone are
- * dropped. Unless the pairs were just built from the season (`built`), each such trade is taken out of its pair's
- * index where it was and put in where it is now.
+ * dropped. Each such trade is taken out of its pair's index where it was and put in where it is now.
  */
 function movedTimes(
   trades: Map<string, CopyTrade[]>,
@@ -319,7 +318,6 @@ function movedTimes(
   memo: CopyMemo,
   pair: (t: CopyTrade) => string,
   nb: Numbering,
-  built: boolean,
 ) {
   const times = new Map<string, number[]>();
   const add = (p: string, ts: number) => (times.get(p) ?? times.set(p, []).get(p)!).push(ts);
@@ -328,7 +326,7 @@ function movedTimes(
     for (const [id, was] of mine)
       if (gone(was)) {
         add(was.pair, was.ts);
-        if (!built) removeFrom(memo.pairs, was.pair, was.ts, id, nb.rank.get(entry) ?? -1);
+        removeFrom(memo.pairs, was.pair, was.ts, id, nb.rank.get(entry) ?? -1);
         mine.delete(id);
       }
   };
@@ -343,7 +341,6 @@ function movedTimes(
       if (sameAt(was, p, t)) continue;
       add(p, t.ts);
       if (was) add(was.pair, was.ts);
-      if (built) continue;
       if (was) removeFrom(memo.pairs, was.pair, was.ts, t.id, rank);
       insertInto(memo.pairs, p, t, rank, cluster);
     }
@@ -405,8 +402,10 @@ export function copyFindings(trades: Map<string, CopyTrade[]>, clusterOf: Map<st
   // Not valid until this pass ends: a pass that throws half-way leaves the next one to start over.
   m.key = "";
   const relisted = [...trades].filter(([e, own]) => m.lists.get(e) !== own).map(([e]) => e);
-  const moved = movedTimes(trades, relisted, m, pair, nb, built);
-  const near = tradesNear(moved, m.pairs);
+  // A memo built now keeps no follows: every trade is scanned, none needs to be found near a change.
+  if (built) m.pass++;
+  const moved = built ? new Map<string, Float64Array>() : movedTimes(trades, relisted, m, pair, nb);
+  const near = built ? new Map<number, Set<string>>() : tradesNear(moved, m.pairs);
   const n = nb.clusters.length;
   const scan: Scan = { m, nb, pair, moved, scratch: scratchOf(n), tallies: talliesOf(n), no: 0 };
   const out = new Map<string, CopyFinding>();

@@ -99,7 +99,13 @@ function play(seed: number) {
       }
       if (list === was) sameLists++;
       const o = { starts: STARTS, valuedAt: now, ended: pass === 59 };
-      const got = await keptEntrantBook(marks, kept, list, (x) => final.has(x), o);
+      const got = await keptEntrantBook(
+        marks,
+        kept,
+        list,
+        list.map((x) => final.has(x.id)),
+        o,
+      );
       expect(got, `seed ${seed} pass ${pass}`).toEqual(await entrantBook(marks, list, o));
     });
   return { passes, sameLists: () => sameLists };

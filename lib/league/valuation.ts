@@ -157,7 +157,7 @@ export function markMemo(r: MarkReader, tokens: ValuationToken[]) {
   const tokenOf = (address: string) => byAddress.get(address) ?? byAddress.get(lc(address));
   // By token, block (-1: a time alone) and time, each mark with its answer once it came: a rebuild looks up 200,000
   // (a key string built for each, and a wait per trade, were a tenth of a rebuild: issue 29 point 6).
-  const memo = new Map<ValuationToken, Map<number, Map<number, Memo>>>();
+  const memo = new Map<ValuationToken, Map<number, Map<number, MarkAsked>>>();
   const entry = (t: ValuationToken, block: number | undefined, time: number) => {
     let byBlock = memo.get(t);
     if (!byBlock) memo.set(t, (byBlock = new Map()));
@@ -165,7 +165,7 @@ export function markMemo(r: MarkReader, tokens: ValuationToken[]) {
     if (!byTime) byBlock.set(block ?? -1, (byTime = new Map()));
     let m = byTime.get(time);
     if (!m) {
-      const asked: Memo = {
+      const asked: MarkAsked = {
         mark: markAt(r, t, block === undefined ? { time } : { block, time }),
         known: false,
         value: null,
@@ -184,32 +184,28 @@ export function markMemo(r: MarkReader, tokens: ValuationToken[]) {
       const t = tokenOf(address);
       return t ? entry(t, at.block, at.time).mark : Promise.resolve(null);
     },
-    /** The mark at a block and its time if already answered (null: none), else undefined: ask `at` and wait. */
-    known(address: string, block: number, time: number): Mark | null | undefined {
+    /** The mark at a block and its time as asked (its value once `known`); null for a token without marks. */
+    asked(address: string, block: number, time: number): MarkAsked | null {
       const t = tokenOf(address);
-      if (!t) return null;
-      const m = entry(t, block, time);
-      return m.known ? m.value : undefined;
+      return t ? entry(t, block, time) : null;
     },
   };
 }
 export type MarkMemo = ReturnType<typeof markMemo>;
-type Memo = { mark: Promise<Mark | null>; known: boolean; value: Mark | null };
+export type MarkAsked = { mark: Promise<Mark | null>; known: boolean; value: Mark | null };
 
 /** Each trade with the marks of its block (and whether each side's token has a mark at all). */
 async function valuedTrades(marks: MarkMemo, trades: SeasonTrade[]): Promise<BookTrade[]> {
   // The marks not answered yet, asked together: one wait for the lot, not one per trade.
   const waits: Promise<Mark | null>[] = [];
   const ask = (address: string, t: SeasonTrade) => {
-    if (marks.known(address, t.block, t.ts) === undefined)
-      waits.push(marks.at(address, { block: t.block, time: t.ts }));
+    const a = marks.asked(address, t.block, t.ts);
+    if (a && !a.known) waits.push(a.mark);
+    return a;
   };
-  for (const t of trades) {
-    ask(t.token_in.address, t);
-    ask(t.token_out.address, t);
-  }
+  const sides = trades.map((t) => ({ in: ask(t.token_in.address, t), out: ask(t.token_out.address, t) }));
   await Promise.all(waits);
-  return trades.map((t) => ({
+  return trades.map((t, i) => ({
     id: t.id,
     ts: t.ts,
     block: t.block,
@@ -217,10 +213,10 @@ async function valuedTrades(marks: MarkMemo, trades: SeasonTrade[]): Promise<Boo
     amount_in: t.amount_in,
     token_out: t.token_out,
     amount_out: t.amount_out,
-    mark_in: marks.known(t.token_in.address, t.block, t.ts)!,
-    mark_out: marks.known(t.token_out.address, t.block, t.ts)!,
-    marked_in: !!marks.token(t.token_in.address),
-    marked_out: !!marks.token(t.token_out.address),
+    mark_in: sides[i]!.in?.value ?? null,
+    mark_out: sides[i]!.out?.value ?? null,
+    marked_in: sides[i]!.in !== null,
+    marked_out: sides[i]!.out !== null,
   }));
 }
 
@@ -278,18 +274,18 @@ export const keptEntrant = (): KeptEntrant => ({ trades: [], book: keptBook(), s
 /**
  * `entrantBook` from a kept book: only the final trades not yet applied are valued and added (a
  * change before them, or a grid point they had passed, replays the entrant from scratch); trades
- * not final yet (`final` false: their block may still be reorganised) are never kept, and an
+ * not final yet (`final[i]` false for `trades[i]`: its block may still be reorganised) are never kept, and an
  * entrant with one is valued in full for this pass. Answers what `entrantBook` answers.
  */
 export async function keptEntrantBook(
   marks: MarkMemo,
   kept: KeptEntrant,
   trades: SeasonTrade[],
-  final: (id: string) => boolean,
+  final: readonly boolean[],
   o: { starts: number; valuedAt: number; ended: boolean },
 ): Promise<SeasonBook> {
   const same = kept.seen?.trades === trades ? kept.seen : null;
-  const done = same ? same.done : trades.filter((t) => final(t.id));
+  const done = same ? same.done : trades.filter((_, i) => final[i]);
   if (!same && !isPrefix(kept.trades, done)) Object.assign(kept, keptEntrant());
   const added = await valuedTrades(marks, done.slice(kept.trades.length));
   const held = same ? same.held : heldOf(marks, trades);
@@ -305,7 +301,7 @@ export async function keptEntrantBook(
   if (done.length === trades.length) return keptBookOf(kept.book, end);
   const open = await valuedTrades(
     marks,
-    trades.filter((t) => !final(t.id)),
+    trades.filter((_, i) => !final[i]),
   );
   return seasonBook([...kept.trades, ...open], { ...end, grid: await gridOf(marks, held, o) });
 }
