@@ -65,8 +65,12 @@ export async function benchLeague(opts: {
     await dn.test.mine({ blocks: FINALITY_BLOCKS + 1 });
     o.head = Number(await dn.pub.getBlockNumber());
     const key = `prize:${calendarAt(now).current.number}`;
-    const pass = async () => {
+    // Each pass's CPU in this process too (the API is served in it): on a shared machine the wall moves by +-30 %
+    // between runs, its CPU much less.
+    const cpu: { full: number[]; incremental: number[] } = { full: [], incremental: [] };
+    const pass = async (phase?: keyof typeof cpu) => {
       const s = performance.now();
+      const c = process.cpuUsage();
       if ((await worker.runOnce()) !== 1) {
         // The worker keeps a failed computation's error for its readers a few seconds: say why.
         const why = await worker.get(key).then(
@@ -75,6 +79,8 @@ export async function benchLeague(opts: {
         );
         throw new Error(`the standings pass computed no board: ${why}`);
       }
+      const used = process.cpuUsage(c);
+      if (phase) cpu[phase].push((used.user + used.system) / 1000);
       return performance.now() - s;
     };
     // The first computation also reads the season's native ETH history from scratch (kept across rebuilds, as in a
@@ -94,7 +100,7 @@ export async function benchLeague(opts: {
     const full: number[] = [];
     for (let i = 0; i < opts.recomputes; i++) {
       api.app.services.league.reader.forget();
-      full.push(await pass());
+      full.push(await pass("full"));
     }
     await fullProfiler?.();
     const incremental: number[] = [];
@@ -105,7 +111,7 @@ export async function benchLeague(opts: {
       const block = await dn.pub.getBlock();
       o.head = Number(block.number);
       await addTrades(store.db, o, 100, i, Number(block.timestamp));
-      incremental.push(await pass());
+      incremental.push(await pass("incremental"));
     }
     await profiler?.();
     const hits: number[] = [];
@@ -124,7 +130,9 @@ export async function benchLeague(opts: {
         "ms",
       ),
       summarize(`league: standings full rebuild (${label})`, full, "ms"),
+      summarize(`league: standings full rebuild, CPU of the process (${label})`, cpu.full, "ms"),
       summarize(`league: standings incremental pass after 100 new trades (${label})`, incremental, "ms"),
+      summarize(`league: standings incremental pass, CPU of the process (${label})`, cpu.incremental, "ms"),
       summarize(`league: GET standings served (${label})`, hits, "ms"),
     ];
   } finally {
