@@ -1,6 +1,14 @@
 import { describe, expect, it } from "vitest";
 import type { PublicClient } from "viem";
-import { cannotAnswer, nativeMovesOf, NATIVE_TOKEN, seenDespite, statesAt, type CallFrame } from "./native.js";
+import {
+  cannotAnswer,
+  nativeMovesOf,
+  NATIVE_TOKEN,
+  NONCES_AT_ONCE,
+  seenDespite,
+  statesAt,
+  type CallFrame,
+} from "./native.js";
 import { linksOf, prizeStandings, sharesOf, type BookNumbers, type PrizeEntry } from "./rules.js";
 
 const addr = (n: number) => `0x${n.toString(16).padStart(40, "0")}`;
@@ -193,12 +201,13 @@ describe("league:verify leaves out what the service's bounded scan skipped", () 
 describe("the scan's nonce probes go through a batch reader where given (issue 29 point 6)", () => {
   const addresses = [W1, W2, W3];
   /** A client answering each address's nonce (its last byte) and balance (ten times that), counting its calls. */
-  const node = (fail?: Error) => {
+  /** `fail` from the call numbered `failFrom` on (the first, unless given). */
+  const node = (fail?: Error, failFrom = 0) => {
     const calls = { nonces: 0 };
     const client = {
       getTransactionCount: async ({ address }: { address: string }) => {
-        calls.nonces++;
-        if (fail) throw fail;
+        if (fail && calls.nonces++ >= failFrom) throw fail;
+        if (!fail) calls.nonces++;
         return Number.parseInt(address.slice(-2), 16);
       },
       getBalance: async ({ address }: { address: string }) => 10n * BigInt(Number.parseInt(address.slice(-2), 16)),
@@ -219,6 +228,19 @@ describe("the scan's nonce probes go through a batch reader where given (issue 2
     const [chain, reader] = [node(), node(new Error("batch too large"))];
     expect(await statesAt(chain.client, addresses, 5n, reader.client)).toEqual(expected);
     expect(chain.calls.nonces).toBe(3);
+  });
+
+  it("reads one by one only the nonces a failed batch left: the parts already answered stand", async () => {
+    const many = Array.from(
+      { length: NONCES_AT_ONCE * 2 + 7 },
+      (_, i) => `0x${(i + 1).toString(16).padStart(40, "0")}`,
+    );
+    // The second part's batch fails (a node that timed out on it): the first part's answers are kept.
+    const [chain, reader] = [node(), node(new Error("request timed out"), NONCES_AT_ONCE)];
+    const states = await statesAt(chain.client, many, 5n, reader.client);
+    expect(states.size).toBe(many.length);
+    for (const a of many) expect(states.get(a)!.split(":")[0]).toBe(String(Number.parseInt(a.slice(-2), 16)));
+    expect(chain.calls.nonces).toBe(many.length - NONCES_AT_ONCE);
   });
 
   it("reads one by one whatever the batch's refusal says, and a node without the state says so there", async () => {

@@ -106,15 +106,15 @@ async function stateAt(chain: PublicClient, address: string, block: bigint): Pro
 const BALANCES_PER_CALL = 1_000;
 /** Nonces asked through the batch reader at once: its batches of RPC_BATCH_SIZE, NONCE_BATCHES_AT_ONCE of them. */
 const NONCE_BATCHES_AT_ONCE = 2;
-const NONCES_AT_ONCE = RPC_BATCH_SIZE * NONCE_BATCHES_AT_ONCE;
+export const NONCES_AT_ONCE = RPC_BATCH_SIZE * NONCE_BATCHES_AT_ONCE;
 /** Reads one by one in flight at once: nonces without a batch reader (or past it), balances without Multicall3. */
 const SINGLE_READS_AT_ONCE = 16;
 
 /**
  * The nonces of `addresses` at `block`: NONCES_AT_ONCE at a time through `reader` (lib/chain createBatchReader:
- * JSON-RPC batches), else, or when a batch fails for any reason, SINGLE_READS_AT_ONCE at a time through `chain`:
- * those reads decide whether the node lacks the state (a refusal of batches may be worded like missing state: "batch
- * requests are not supported").
+ * JSON-RPC batches), else, or for those left when a batch fails for any reason, SINGLE_READS_AT_ONCE at a time
+ * through `chain`: those reads decide whether the node lacks the state (a refusal of batches may be worded like
+ * missing state: "batch requests are not supported").
  */
 async function noncesAt(chain: PublicClient, reader: PublicClient | undefined, addresses: string[], block: bigint) {
   const one = (c: PublicClient, a: string) =>
@@ -131,10 +131,11 @@ async function noncesAt(chain: PublicClient, reader: PublicClient | undefined, a
       }
       return out;
     } catch {
-      // Read one by one below.
+      // The rest read one by one below: the parts the batches answered stand.
     }
   }
-  await eachLimited(addresses, SINGLE_READS_AT_ONCE, async (a) => void out.set(a, await one(chain, a)));
+  const rest = out.size ? addresses.filter((a) => !out.has(a)) : addresses;
+  await eachLimited(rest, SINGLE_READS_AT_ONCE, async (a) => void out.set(a, await one(chain, a)));
   return out;
 }
 
