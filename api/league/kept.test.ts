@@ -136,6 +136,30 @@ describe("the kept trades of a season (issue 29 point 6)", () => {
     }
   });
 
+  it("reads each trade once when two entries share a wallet", async () => {
+    const db = await openMigratedMemory();
+    const plans = await plansOf(db);
+    const w = WALLETS[0]!;
+    for (const [hash, block, final] of [
+      ["0xa", 5, true],
+      ["0xb", 6, false],
+      ["0xc", 4, true],
+    ] as const)
+      await db.query(
+        `INSERT INTO app.trades (wallet, key_id, plan_id, path, status, token_in, token_out, amount_in,
+           amount_out_min, tx_hash, created_at, block_number, block_time, outcome, final)
+         VALUES ($1, 0, $2, 'prepare', 'mined', NULL, NULL, '0', '0', $3, 0, $4, $5, $6, $7)`,
+        [w, plans.get(w)![0], hash, block, FROM + block, JSON.stringify({ amountIn: "10", amountOut: "20" }), final],
+      );
+    const k = keptSeason(new Map(), 1);
+    const scratch = shape(new Map([[w, await minedTrades(db, [w], FROM, TO)]]));
+    expect(scratch[w]).toHaveLength(3);
+    // The first read, and the next (the open row read again).
+    expect(shape(await keptTrades(db, k, [w, w], FROM, TO, 1_800_000_000))).toEqual(scratch);
+    expect(shape(await keptTrades(db, k, [w, w], FROM, TO, 1_800_000_100))).toEqual(scratch);
+    await db.close();
+  });
+
   it("reads a row committed after a higher id of its wallet was read (two submits at once)", async () => {
     const store = await freshStore("postgres");
     const db = store.db;

@@ -92,7 +92,8 @@ export async function keptTrades(
   to: number,
   nowS: number,
 ): Promise<Map<string, MinedTrade[]>> {
-  const ws = wallets.map(lc);
+  // Once each: two entries on one wallet would read its rows twice, and each would count (review, helper-42).
+  const ws = [...new Set(wallets.map(lc))];
   const [fresh, young] = ws.length
     ? await Promise.all([
         tradeRows(db, "true", [ws, ws.map((w) => k.cursor.get(w) ?? "0")], { source: AFTER_CURSORS, plans: false }),
