@@ -90,24 +90,37 @@ function numberingOf(trades: Map<string, CopyTrade[]>, clusterOf: Map<string, st
 }
 type Numbering = ReturnType<typeof numberingOf>;
 
-/** Each pair's trades of the whole season, sorted by time then block (a memo's first pass). */
+/**
+ * Each pair's trades of the whole season, sorted by time then block, ties in the order met (a memo's first pass). The
+ * trades' places are sorted, read from numbers (a comparator reading two objects deep per compare was a twentieth of a
+ * rebuild: issue 29 point 6).
+ */
 function pairsOf(trades: Map<string, CopyTrade[]>, nb: Numbering, pair: (t: CopyTrade) => string) {
-  const lists = new Map<string, { t: CopyTrade; entry: number; cluster: number }[]>();
-  for (const [e, own] of trades)
+  const met = new Map<string, PairIndex>();
+  for (const [e, own] of trades) {
+    const [entry, cluster] = [nb.rank.get(e)!, nb.entryCluster.get(e)!];
     for (const t of own) {
       const k = pair(t);
-      if (!lists.has(k)) lists.set(k, []);
-      lists.get(k)!.push({ t, entry: nb.rank.get(e)!, cluster: nb.entryCluster.get(e)! });
+      let p = met.get(k);
+      if (!p) met.set(k, (p = { ts: [], block: [], cluster: [], entry: [], id: [] }));
+      p.ts.push(t.ts);
+      p.block.push(t.block);
+      p.cluster.push(cluster);
+      p.entry.push(entry);
+      p.id.push(t.id);
     }
+  }
   const pairs = new Map<string, PairIndex>();
-  for (const [k, list] of lists) {
-    list.sort((a, b) => a.t.ts - b.t.ts || a.t.block - b.t.block);
+  for (const [k, p] of met) {
+    const order = Array.from(p.ts, (_, i) => i);
+    order.sort((a, b) => p.ts[a]! - p.ts[b]! || p.block[a]! - p.block[b]! || a - b);
+    const take = <T>(xs: T[]) => order.map((i) => xs[i]!);
     pairs.set(k, {
-      ts: list.map((x) => x.t.ts),
-      block: list.map((x) => x.t.block),
-      cluster: list.map((x) => x.cluster),
-      entry: list.map((x) => x.entry),
-      id: list.map((x) => x.t.id),
+      ts: take(p.ts),
+      block: take(p.block),
+      cluster: take(p.cluster),
+      entry: take(p.entry),
+      id: take(p.id),
     });
   }
   return pairs;
