@@ -104,7 +104,7 @@ export async function markAt(
   t: ValuationToken,
   at: { block?: number; time: number },
 ): Promise<Mark | null> {
-  if (t.basis === "fixed") return { usd: 1, block: at.block ?? 0, source: "fixed", round: null };
+  if (t.basis === "fixed") return fixedMark(at.block);
   if (t.basis === "oracle") {
     const round = await r.feedRound(t.feed!, at.block !== undefined ? { block: at.block } : { time: at.time });
     if (!round || round.answer <= 0n || markStale({ updatedAt: round.updated_at, now: at.time, stock: t.stock }))
@@ -132,6 +132,9 @@ export async function markAt(
   };
 }
 
+/** A fixed token's mark (USDG at $1): the same at any time, its block the one it is asked at (0: a time alone). */
+const fixedMark = (block: number | undefined): Mark => ({ usd: 1, block: block ?? 0, source: "fixed", round: null });
+
 /** A relayed, mined trade of the book: its amounts come from the receipt (lib/tradeOutcome). */
 export type SeasonTrade = {
   id: string;
@@ -156,25 +159,19 @@ export function markMemo(r: MarkReader, tokens: ValuationToken[]) {
   const byAddress = new Map(tokens.map((t) => [lc(t.address), t] as const));
   const tokenOf = (address: string) => byAddress.get(address) ?? byAddress.get(lc(address));
   // By token, block (-1: a time alone) and time, each mark with its answer once it came: a rebuild looks up 200,000
-  // (a key string built for each, and a wait per trade, were a tenth of a rebuild: issue 29 point 6).
+  // (a key string built for each, and a wait per trade, were a tenth of a rebuild: issue 29 point 6). A fixed mark
+  // does not depend on the time: one per block, answered at once.
   const memo = new Map<ValuationToken, Map<number, Map<number, MarkAsked>>>();
   const entry = (t: ValuationToken, block: number | undefined, time: number) => {
     let byBlock = memo.get(t);
     if (!byBlock) memo.set(t, (byBlock = new Map()));
     let byTime = byBlock.get(block ?? -1);
     if (!byTime) byBlock.set(block ?? -1, (byTime = new Map()));
-    let m = byTime.get(time);
+    const fixed = t.basis === "fixed";
+    let m = byTime.get(fixed ? 0 : time);
     if (!m) {
-      const asked: MarkAsked = {
-        mark: markAt(r, t, block === undefined ? { time } : { block, time }),
-        known: false,
-        value: null,
-      };
-      asked.mark.then(
-        (v) => Object.assign(asked, { known: true, value: v }),
-        () => {},
-      );
-      byTime.set(time, (m = asked));
+      m = fixed ? answered(fixedMark(block)) : asking(markAt(r, t, block === undefined ? { time } : { block, time }));
+      byTime.set(fixed ? 0 : time, m);
     }
     return m;
   };
@@ -193,6 +190,16 @@ export function markMemo(r: MarkReader, tokens: ValuationToken[]) {
 }
 export type MarkMemo = ReturnType<typeof markMemo>;
 export type MarkAsked = { mark: Promise<Mark | null>; known: boolean; value: Mark | null };
+const answered = (value: Mark): MarkAsked => ({ mark: Promise.resolve(value), known: true, value });
+/** A mark asked: its answer recorded when it comes (a failure is not: it is awaited again, and throws). */
+function asking(mark: Promise<Mark | null>): MarkAsked {
+  const asked: MarkAsked = { mark, known: false, value: null };
+  mark.then(
+    (v) => Object.assign(asked, { known: true, value: v }),
+    () => {},
+  );
+  return asked;
+}
 
 /** Each trade with the marks of its block (and whether each side's token has a mark at all). */
 async function valuedTrades(marks: MarkMemo, trades: SeasonTrade[]): Promise<BookTrade[]> {
