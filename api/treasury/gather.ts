@@ -69,6 +69,12 @@ type TraceRow = {
 
 /** Blocks per trace_filter call to start with; halved while the node refuses the range (anvil takes 300). */
 const TRACE_CHUNK_BLOCKS = 5_000;
+/**
+ * The range each node client last answered: a node that limits ranges is asked no wider on later passes (on anvil each
+ * pass began with five refused calls). It only narrows: a range refused once for another reason costs more calls
+ * later, never a wrong answer.
+ */
+const traceSteps = new WeakMap<PublicClient, number>();
 
 /** Whether the node answers trace_filter (Arbitrum Nitro and anvil do; many public RPCs do not). */
 export async function nodeTraces(chain: PublicClient): Promise<boolean> {
@@ -91,7 +97,7 @@ const rpcHex = (n: number) => `0x${n.toString(16)}`;
  */
 async function txsCalling(chain: PublicClient, to: Address, first: number, last: number): Promise<Set<string>> {
   const hashes = new Set<string>();
-  let step = TRACE_CHUNK_BLOCKS;
+  let step = traceSteps.get(chain) ?? TRACE_CHUNK_BLOCKS;
   for (let from = first; from <= last; ) {
     const until = Math.min(last, from + step - 1);
     let rows: TraceRow[];
@@ -105,6 +111,7 @@ async function txsCalling(chain: PublicClient, to: Address, first: number, last:
       step = Math.max(1, Math.floor(step / 2));
       continue;
     }
+    traceSteps.set(chain, step);
     for (const r of rows) hashes.add(lc(r.transactionHash));
     from = until + 1;
   }
