@@ -342,8 +342,10 @@ export async function prizeBoard(d: PrizeDeps, s: Season, a: PrizeAnchor) {
  * entry that left keeps what is derived from its ledger, as one that plays does).
  */
 const cutsOf = byIdentity((_: MinedTrade[]) => new Map<number, MinedTrade[]>());
+/** A list's latest trade time, once per list (a pass asked it of 100,000 trades). */
+const lastTsOf = byIdentity((all: MinedTrade[]) => all.reduce((m, t) => Math.max(m, t.trade.ts), -Infinity));
 function ledgerOf(all: MinedTrade[], until: number): MinedTrade[] {
-  if (all.every((t) => t.trade.ts < until)) return all;
+  if (lastTsOf(all) < until) return all;
   const cuts = cutsOf(all);
   let cut = cuts.get(until);
   if (!cut) cuts.set(until, (cut = all.filter((t) => t.trade.ts < until)));
