@@ -105,17 +105,12 @@ export async function markAt(
   at: { block?: number; time: number },
 ): Promise<Mark | null> {
   if (t.basis === "fixed") return fixedMark(at.block);
-  if (t.basis === "oracle") {
-    const round = await r.feedRound(t.feed!, at.block !== undefined ? { block: at.block } : { time: at.time });
-    if (!round || round.answer <= 0n || markStale({ updatedAt: round.updated_at, now: at.time, stock: t.stock }))
-      return null;
-    return {
-      usd: Number(round.answer) / 1e8,
-      block: round.block,
-      source: `feed:${lc(t.feed!)}`,
-      round: round.round_id,
-    };
-  }
+  if (t.basis === "oracle")
+    return oracleMark(
+      t,
+      await r.feedRound(t.feed!, at.block !== undefined ? { block: at.block } : { time: at.time }),
+      at.time,
+    );
   const from = at.time - LEAGUE_TWAP_WINDOW_S;
   const x96 = await r.twapX96(t.pool_id!, from, at.time);
   if (x96 === null || x96 <= 0n) return null;
@@ -130,6 +125,13 @@ export async function markAt(
     source: `twap:${lc(t.pool_id!)}`,
     round: `${from}-${at.time}`,
   };
+}
+
+/** An oracle token's mark at `time` from its feed's round then: none without one, or stale or non-positive. */
+function oracleMark(t: ValuationToken, round: FeedRound | null, time: number): Mark | null {
+  if (!round || round.answer <= 0n || markStale({ updatedAt: round.updated_at, now: time, stock: t.stock }))
+    return null;
+  return { usd: Number(round.answer) / 1e8, block: round.block, source: `feed:${lc(t.feed!)}`, round: round.round_id };
 }
 
 /** A fixed token's mark (USDG at $1): the same at any time, its block the one it is asked at (0: a time alone). */
@@ -160,8 +162,26 @@ export function markMemo(r: MarkReader, tokens: ValuationToken[]) {
   const tokenOf = (address: string) => byAddress.get(address) ?? byAddress.get(lc(address));
   // By token, block (-1: a time alone) and time, each mark with its answer once it came: a rebuild looks up 200,000
   // (a key string built for each, and a wait per trade, were a tenth of a rebuild: issue 29 point 6). A fixed mark
-  // does not depend on the time: one per block, answered at once.
+  // does not depend on the time: one per block, answered at once. An oracle's round at a block is read once per block:
+  // its marks at that block differ by time only in staleness.
   const memo = new Map<ValuationToken, Map<number, Map<number, MarkAsked>>>();
+  const rounds = new Map<ValuationToken, Map<number, Asked<FeedRound | null>>>();
+  const roundAt = (t: ValuationToken, block: number) => {
+    let byBlock = rounds.get(t);
+    if (!byBlock) rounds.set(t, (byBlock = new Map()));
+    let a = byBlock.get(block);
+    if (!a) byBlock.set(block, (a = asking(r.feedRound(t.feed!, { block }))));
+    return a;
+  };
+  const ask = (t: ValuationToken, block: number | undefined, time: number): MarkAsked => {
+    if (t.basis === "fixed") return answered(fixedMark(block));
+    if (t.basis !== "oracle" || block === undefined)
+      return asking(markAt(r, t, block === undefined ? { time } : { block, time }));
+    const round = roundAt(t, block);
+    return round.known
+      ? answered(oracleMark(t, round.value, time))
+      : asking(round.answer.then((x) => oracleMark(t, x, time)));
+  };
   const entry = (t: ValuationToken, block: number | undefined, time: number) => {
     let byBlock = memo.get(t);
     if (!byBlock) memo.set(t, (byBlock = new Map()));
@@ -169,17 +189,14 @@ export function markMemo(r: MarkReader, tokens: ValuationToken[]) {
     if (!byTime) byBlock.set(block ?? -1, (byTime = new Map()));
     const fixed = t.basis === "fixed";
     let m = byTime.get(fixed ? 0 : time);
-    if (!m) {
-      m = fixed ? answered(fixedMark(block)) : asking(markAt(r, t, block === undefined ? { time } : { block, time }));
-      byTime.set(fixed ? 0 : time, m);
-    }
+    if (!m) byTime.set(fixed ? 0 : time, (m = ask(t, block, time)));
     return m;
   };
   return {
     token: tokenOf,
     at(address: string, at: { block?: number; time: number }): Promise<Mark | null> {
       const t = tokenOf(address);
-      return t ? entry(t, at.block, at.time).mark : Promise.resolve(null);
+      return t ? entry(t, at.block, at.time).answer : Promise.resolve(null);
     },
     /** The mark at a block and its time as asked (its value once `known`); null for a token without marks. */
     asked(address: string, block: number, time: number): MarkAsked | null {
@@ -189,12 +206,14 @@ export function markMemo(r: MarkReader, tokens: ValuationToken[]) {
   };
 }
 export type MarkMemo = ReturnType<typeof markMemo>;
-export type MarkAsked = { mark: Promise<Mark | null>; known: boolean; value: Mark | null };
-const answered = (value: Mark): MarkAsked => ({ mark: Promise.resolve(value), known: true, value });
-/** A mark asked: its answer recorded when it comes (a failure is not: it is awaited again, and throws). */
-function asking(mark: Promise<Mark | null>): MarkAsked {
-  const asked: MarkAsked = { mark, known: false, value: null };
-  mark.then(
+/** Something asked of the marks' reader, with its answer once it came (`known`). */
+type Asked<T> = { answer: Promise<T>; known: boolean; value: T | null };
+export type MarkAsked = Asked<Mark | null>;
+const answered = (value: Mark | null): MarkAsked => ({ answer: Promise.resolve(value), known: true, value });
+/** Asked: its answer recorded when it comes (a failure is not: it is awaited again, and throws). */
+function asking<T>(answer: Promise<T>): Asked<T> {
+  const asked: Asked<T> = { answer, known: false, value: null };
+  answer.then(
     (v) => Object.assign(asked, { known: true, value: v }),
     () => {},
   );
@@ -207,7 +226,7 @@ async function valuedTrades(marks: MarkMemo, trades: SeasonTrade[]): Promise<Boo
   const waits: Promise<Mark | null>[] = [];
   const ask = (address: string, t: SeasonTrade) => {
     const a = marks.asked(address, t.block, t.ts);
-    if (a && !a.known) waits.push(a.mark);
+    if (a && !a.known) waits.push(a.answer);
     return a;
   };
   const sides = trades.map((t) => ({ in: ask(t.token_in.address, t), out: ask(t.token_out.address, t) }));
