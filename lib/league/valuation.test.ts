@@ -42,7 +42,7 @@ describe("markMemo", () => {
   it("answers what markAt answers, ask for ask", async () => {
     for (const seed of [1, 2, 3, 4]) {
       const next = rng(seed);
-      const series = new Map([FEED, STOCK_FEED].map((f) => [f, roundsOf(rng(seed * 10 + f.length))]));
+      const series = new Map([FEED, STOCK_FEED].map((f, i) => [f, roundsOf(rng(seed * 10 + i))]));
       const reader = seriesMarkReader({ rounds: async (f) => series.get(f)!, observations: async () => [] });
       const memo = markMemo(reader, TOKENS);
       for (let batch = 0; batch < 20; batch++) {
