@@ -45,6 +45,7 @@ export type CopyFinding = {
  * found by it). Kept in the memo between passes and updated in place (issue 29 point 6).
  */
 type PairIndex = { ts: number[]; block: number[]; cluster: number[]; entry: number[]; id: string[] };
+const emptyPair = (): PairIndex => ({ ts: [], block: [], cluster: [], entry: [], id: [] });
 
 /** The first index of `ts` (sorted) at least `at`. */
 function lowerBound(ts: ArrayLike<number>, at: number): number {
@@ -102,7 +103,7 @@ function pairsOf(trades: Map<string, CopyTrade[]>, nb: Numbering, pair: (t: Copy
     for (const t of own) {
       const k = pair(t);
       let p = met.get(k);
-      if (!p) met.set(k, (p = { ts: [], block: [], cluster: [], entry: [], id: [] }));
+      if (!p) met.set(k, (p = emptyPair()));
       p.ts.push(t.ts);
       p.block.push(t.block);
       p.cluster.push(cluster);
@@ -129,7 +130,7 @@ function pairsOf(trades: Map<string, CopyTrade[]>, nb: Numbering, pair: (t: Copy
 /** A trade into its pair's index, after those at its time and block. */
 function insertInto(pairs: Map<string, PairIndex>, pair: string, t: CopyTrade, entry: number, cluster: number) {
   let p = pairs.get(pair);
-  if (!p) pairs.set(pair, (p = { ts: [], block: [], cluster: [], entry: [], id: [] }));
+  if (!p) pairs.set(pair, (p = emptyPair()));
   let i = lowerBound(p.ts, t.ts);
   while (i < p.ts.length && p.ts[i] === t.ts && p.block[i]! <= t.block) i++;
   p.ts.splice(i, 0, t.ts);
