@@ -134,7 +134,7 @@ async function noncesAt(chain: PublicClient, reader: PublicClient | undefined, a
       // The rest read one by one below: the parts the batches answered stand.
     }
   }
-  const rest = out.size ? addresses.filter((a) => !out.has(a)) : addresses;
+  const rest = addresses.filter((a) => !out.has(a));
   await eachLimited(rest, SINGLE_READS_AT_ONCE, async (a) => void out.set(a, await one(chain, a)));
   return out;
 }
