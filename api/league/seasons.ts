@@ -1,7 +1,7 @@
 import { calendarAt, season as seasonAt } from "../../lib/league/calendar.js";
 import { Refusal } from "../errors/index.js";
 import { stakeWithdrawal, type PayoutBook } from "./reserve.js";
-import { tradeBooks } from "./prize.js";
+import { splitIds, tradeBooks } from "./prize.js";
 import { boardOf, decided, entrantsOf, liveBody, nowS, standings, type ReadDeps, type Reading } from "./standings.js";
 
 /** A season's payouts as stored, by place. */
@@ -186,7 +186,7 @@ export async function books(r: Reading, raw: string) {
     };
   const body = await liveBody(r, s, "prize");
   // The worker keeps each entry's trade ids; the trades themselves are read here, for this request only.
-  const { trade_ids, ...published } = (body.published ?? {}) as { trade_ids?: Record<string, string[]> };
+  const { trade_ids, ...published } = (body.published ?? {}) as { trade_ids?: Record<string, string | string[]> };
   return {
     season: n,
     decided: false,
@@ -194,7 +194,7 @@ export async function books(r: Reading, raw: string) {
     valued_at: body.valued_at ?? null,
     from_block: r.config.startBlock,
     ...published,
-    ...(trade_ids ? { books: await tradeBooks(r.db, trade_ids, s) } : {}),
+    ...(trade_ids ? { books: await tradeBooks(r.db, splitIds(trade_ids), s) } : {}),
   };
 }
 
