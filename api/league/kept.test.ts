@@ -54,13 +54,16 @@ function rowFacts(r: (n: number) => number, round: number) {
 }
 
 /** The same trades as the kept read answers them: the row's fields and the trade (a standings pass reads no plan). */
-const shape = (byWallet: Map<string, MinedTrade[]>) =>
+const shape = (byWallet: Map<string, MinedTrade[]>, wallets = WALLETS) =>
   Object.fromEntries(
-    WALLETS.map((w) => [w, (byWallet.get(w) ?? []).map((m) => ({ wallet: m.wallet, path: m.path, trade: m.trade }))]),
+    wallets.map((w) => [w, (byWallet.get(w) ?? []).map((m) => ({ wallet: m.wallet, path: m.path, trade: m.trade }))]),
   );
 
 describe("the kept trades of a season (issue 29 point 6)", () => {
   it("answer what a read from scratch answers, pass after pass: rows come, move, drop and become final", async () => {
+    // Every third pass leaves the last wallet out (an entry not playing then): its rows meanwhile are read when it is
+    // back, from its own cursor, not from the highest id the passes without it read.
+    const walletsAt = (round: number) => (round % 3 === 1 ? WALLETS.slice(0, -1) : WALLETS);
     for (const seed of [1, 2, 3]) {
       const db = await openMigratedMemory();
       const r = rng(seed);
@@ -81,6 +84,15 @@ describe("the kept trades of a season (issue 29 point 6)", () => {
              VALUES ($1, 0, $2, 'prepare', 'mined', NULL, NULL, '0', '0', $3, 0, 200, $4, $5, true)`,
             [WALLETS[0], plans.get(WALLETS[0]!)![0], `0x${seed}late`, FROM + 900, rowFacts(r, round).outcome],
           );
+        // The wallet left out gets a row written long ago (not young), then one read now gets a higher id.
+        if (round < 10 && walletsAt(round) !== WALLETS)
+          for (const w of [WALLETS.at(-1)!, WALLETS[0]!])
+            await db.query(
+              `INSERT INTO app.trades (wallet, key_id, plan_id, path, status, token_in, token_out, amount_in,
+                 amount_out_min, tx_hash, created_at, block_number, block_time, outcome, final)
+               VALUES ($1, 0, $2, 'prepare', 'mined', NULL, NULL, '0', '0', $3, 0, 100, $4, $5, true)`,
+              [w, plans.get(w)![0], `0x${seed}out${round}${w.slice(-1)}`, FROM + 800, rowFacts(r, round).outcome],
+            );
         // New rows, in an order where ids and blocks do not agree.
         for (let i = round < 10 ? r(12) : 0; i > 0; i--) {
           const w = WALLETS[r(WALLETS.length)]!;
@@ -103,17 +115,19 @@ describe("the kept trades of a season (issue 29 point 6)", () => {
             [id, f.status, f.block, f.time, f.outcome, f.final],
           );
         }
-        const kept = await keptTrades(db, k, WALLETS, FROM, TO, clock);
+        const ws = walletsAt(round);
+        const kept = await keptTrades(db, k, ws, FROM, TO, clock);
         const scratch = new Map<string, MinedTrade[]>();
-        for (const m of await minedTrades(db, WALLETS, FROM, TO))
+        for (const m of await minedTrades(db, ws, FROM, TO))
           scratch.set(m.wallet, [...(scratch.get(m.wallet) ?? []), m]);
-        expect(shape(kept), `seed ${seed} round ${round}`).toEqual(shape(scratch));
+        expect(shape(kept, ws), `seed ${seed} round ${round}`).toEqual(shape(scratch, ws));
         // The kept read leaves plans out (a pass publishes none): a kept trade refuses to answer one, not a wrong one.
-        for (const m of [...kept.values()].flat()) expect(() => m.plan).toThrow(/plan was not read/);
+        const keptNow = ws.flatMap((w) => kept.get(w) ?? []);
+        for (const m of keptNow) expect(() => m.plan).toThrow(/plan was not read/);
         // Which of them are final (a kept book takes only those), as the store says.
         const finalIds = await db.query<{ id: string }>("SELECT id::text AS id FROM app.trades WHERE final");
         const mined = new Set([...scratch.values()].flat().map((m) => m.trade.id));
-        const keptFinal = [...kept.values()].flat().filter((m) => m.final);
+        const keptFinal = keptNow.filter((m) => m.final);
         expect(keptFinal.map((m) => m.trade.id).sort(), `final: seed ${seed} round ${round}`).toEqual(
           finalIds
             .map((r) => r.id)
@@ -123,9 +137,10 @@ describe("the kept trades of a season (issue 29 point 6)", () => {
         // A wallet's list is the same array only while its trades and their finality are the same (what is derived
         // from a list is kept by its identity: prize.ts, lib/league/valuation keptEntrantBook, copy detection). Its
         // trades are the same objects then, so their finality is checked against the store just above.
-        const shapes = shape(kept);
-        for (const [w, list] of kept) {
-          if (before.lists.get(w) !== list) continue;
+        const shapes = shape(kept, ws);
+        for (const w of ws) {
+          const list = kept.get(w);
+          if (!list || before.lists.get(w) !== list || !before.shapes[w]) continue;
           same++;
           expect(shapes[w], `seed ${seed} round ${round} ${w}`).toEqual(before.shapes[w]);
         }
@@ -160,7 +175,10 @@ describe("the kept trades of a season (issue 29 point 6)", () => {
     await db.close();
   });
 
-  it("reads a row committed after a higher id of its wallet was read (two submits at once)", async () => {
+  it.each([
+    ["its wallet", WALLETS[0]!],
+    ["another wallet", WALLETS[1]!],
+  ])("reads a row committed after a higher id of %s was read (two submits at once)", async (_, fastWallet) => {
     const store = await freshStore("postgres");
     const db = store.db;
     try {
@@ -168,14 +186,14 @@ describe("the kept trades of a season (issue 29 point 6)", () => {
       const w = WALLETS[0]!;
       const now = 1_800_000_000;
       const outcome = JSON.stringify({ amountIn: "1000", amountOut: "2000" });
-      const insert = async (q: Db, hash: string, block: number) =>
+      const insert = async (q: Db, hash: string, block: number, wallet = w) =>
         (
           await q.query<{ id: string }>(
             `INSERT INTO app.trades (wallet, key_id, plan_id, path, status, token_in, token_out, amount_in,
                amount_out_min, tx_hash, created_at, block_number, block_time, outcome, final)
              VALUES ($1, 0, $2, 'prepare', 'mined', NULL, NULL, '0', '0', $3, $4, $5, $6, $7, false)
              RETURNING id::text AS id`,
-            [w, plans.get(w)![0], hash, now, block, FROM + block, outcome],
+            [wallet, plans.get(wallet)![0], hash, now, block, FROM + block, outcome],
           )
         )[0]!.id;
       const k = keptSeason(new Map(), 1);
@@ -190,16 +208,18 @@ describe("the kept trades of a season (issue 29 point 6)", () => {
         await held;
       });
       const lowId = await low;
-      const highId = await insert(db, "0xfast", 6);
+      const highId = await insert(db, "0xfast", 6, fastWallet);
       expect(BigInt(highId)).toBeGreaterThan(BigInt(lowId));
-      const ids = (m: Map<string, MinedTrade[]>) => (m.get(w) ?? []).map((t) => t.trade.id);
+      const ids = (m: Map<string, MinedTrade[]>) => WALLETS.flatMap((x) => m.get(x) ?? []).map((t) => t.trade.id);
       expect(ids(await keptTrades(db, k, WALLETS, FROM, TO, now + 1))).toEqual([highId]);
       release();
       await slow;
       // The next pass comes long after (the lease held elsewhere for a while): the row is found from the last read.
       const after = await keptTrades(db, k, WALLETS, FROM, TO, now + SETTLE_S + 100);
-      expect(ids(after)).toEqual([lowId, highId]);
-      const scratch = new Map([[w, await minedTrades(db, [w], FROM, TO)]]);
+      expect(ids(after).sort()).toEqual([lowId, highId].sort());
+      const scratch = new Map<string, MinedTrade[]>();
+      for (const m of await minedTrades(db, WALLETS, FROM, TO))
+        scratch.set(m.wallet, [...(scratch.get(m.wallet) ?? []), m]);
       expect(shape(after)).toEqual(shape(scratch));
       // Past SETTLE_S of the last read the rows are no longer listed as young, and the lists stay as they are.
       const list = after.get(w);
