@@ -279,6 +279,26 @@ describe("copy detection's indexed scan", () => {
     expect(flagged).toBeGreaterThan(50);
   });
 
+  it("finds a copier whose own list stayed the same when another cluster's trades changed around it", () => {
+    // The copier's trades come 10 s after the leader's, and the leader traded again 5 s after each: nearer after than
+    // before, so none follows. Then those later trades go (a reorganisation): the copier's list is the one it was
+    // given, its trades near the change are scanned again, and every one follows now.
+    const copier = lagged(10);
+    const again = leader.map((x, i) => t(`a${i}`, x.ts + 15, { usd: 1 }));
+    const memo = copyMemo();
+    const trades = new Map([
+      ["leader", [...leader, ...again]],
+      ["copier", copier],
+    ]);
+    const clusters = new Map([...trades.keys()].map((e) => [e, e]));
+    expect(copyFindings(trades, clusters, memo).has("copier")).toBe(false);
+    trades.set("leader", [...leader]);
+    expect(copyFindings(trades, clusters, memo).get("copier")).toEqual(
+      referenceFindings(trades, clusters).get("copier"),
+    );
+    expect(memo.findings.get("copier")?.best).toMatchObject({ leader: "leader", trades: 3, of: 3 });
+  });
+
   it("agrees on a dense season where many entries copy", () => {
     const trades = new Map<string, CopyTrade[]>();
     for (let i = 0; i < 60; i++)

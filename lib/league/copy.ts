@@ -243,12 +243,28 @@ function leaderOf(own: CopyTrade[], follows: Follows[], cluster: number, weight:
 }
 
 /**
- * One entry's finding from its trades' follows (volume summed in its trades' order), or null. Plain loops over typed
- * arrays: a pass of a busy hour sums a few million follows here (issue 29 point 6).
+ * An entry's finding as the memo keeps it: the finding or null, of how many trades, the volume they weigh (`total`,
+ * whether by value: `valued`), and `top`, at least the followed volume of any one cluster (exact when the finding was
+ * made; each later change to a follow adds its trade's weight).
  */
-function findingOf(own: CopyTrade[], follows: Follows[], ix: Numbering, tl: Tallies) {
+type Kept = { best: CopyFinding | null; n: number; total: number; valued: boolean; top: number };
+
+/** A trade's weight in its entry's volume: its value, or one where none of the entry's trades is valued. */
+const weightOf = (t: { usd: number }, valued: boolean) => (valued ? Math.max(t.usd, 0) : 1);
+
+/**
+ * Whether followed volume `usd` of `total` can not be most of it (COPY_SHARE_BPS, with a margin for sums added in
+ * another order).
+ */
+const neverMost = (usd: number, total: number) => usd * (1 + 1e-9) * 10_000 <= total * COPY_SHARE_BPS;
+
+/**
+ * One entry's finding from its trades' follows (volume summed in its trades' order). Plain loops over typed arrays: a
+ * pass of a busy hour sums a few million follows here (issue 29 point 6).
+ */
+function findingOf(own: CopyTrade[], follows: Follows[], ix: Numbering, tl: Tallies): Kept {
   const valued = own.some((t) => t.usd > 0);
-  const weight = (t: CopyTrade) => (valued ? Math.max(t.usd, 0) : 1);
+  const weight = (t: CopyTrade) => weightOf(t, valued);
   const total = own.reduce((a, t) => a + weight(t), 0);
   const { usd: tUsd, n: tN, touched } = tl;
   let met = 0;
@@ -264,20 +280,26 @@ function findingOf(own: CopyTrade[], follows: Follows[], ix: Numbering, tl: Tall
   }
   tl.met = met;
   let best: { c: number; cluster: string; share_bps: number; n: number } | null = null;
+  let top = 0;
   for (let k = 0; k < met; k++) {
     const c = touched[k]!;
     const [usd, n, cluster] = [tl.usd[c]!, tl.n[c]!, ix.clusters[c]!];
     tl.usd[c] = 0;
     tl.n[c] = 0;
+    top = Math.max(top, usd);
     const share_bps = total > 0 ? Math.floor((usd / total) * 10_000) : 0;
     if (n < COPY_MIN_TRADES || usd * 10_000 <= total * COPY_SHARE_BPS) continue;
     if (best && (share_bps < best.share_bps || (share_bps === best.share_bps && cluster > best.cluster))) continue;
     best = { c, cluster, share_bps, n };
   }
-  if (!best) return null;
+  const kept = { n: own.length, total, valued, top };
+  if (!best) return { best: null, ...kept };
   // A trade follows a cluster once at most (followsOf): the cluster's count is its trades.
   const leader = ix.entries[leaderOf(own, follows, best.c, weight)]!;
-  return { leader, cluster: best.cluster, share_bps: best.share_bps, trades: best.n, of: own.length };
+  return {
+    best: { leader, cluster: best.cluster, share_bps: best.share_bps, trades: best.n, of: own.length },
+    ...kept,
+  };
 }
 
 /** A trade as the memo last saw it: where it was, its value, its follows, and the pass that saw it last. */
@@ -296,8 +318,8 @@ export type CopyMemo = {
   pass: number;
   /** By entry, then trade id (updated in place: a pass allocates only for what changed). */
   trades: Map<string, Map<string, MemoTrade>>;
-  /** By entry: its finding and how many trades it was made of. */
-  findings: Map<string, { best: CopyFinding | null; n: number }>;
+  /** By entry: its finding, how many trades it was made of, and what bounds it (Kept). */
+  findings: Map<string, Kept>;
   /** Each pair's trades sorted (PairIndex), as of the latest pass. */
   pairs: Map<string, PairIndex>;
   /**
@@ -428,10 +450,10 @@ export function copyFindings(trades: Map<string, CopyTrade[]>, clusterOf: Map<st
     const ids = near.get(nb.rank.get(entry)!);
     // The same list: its follows stand but for its trades near one that came, went or moved.
     const kept = prev && m.lists.get(entry) === own ? (ids ? nearFinding(scan, entry, own, prev, ids) : prev) : null;
-    const best = kept ? kept.best : relistedFinding(scan, entry, own, prev);
+    const found = kept ?? relistedFinding(scan, entry, own, prev);
     m.lists.set(entry, own);
-    m.findings.set(entry, { best, n: own.length });
-    if (best) out.set(entry, best);
+    m.findings.set(entry, found);
+    if (found.best) out.set(entry, found.best);
   }
   for (const entry of m.lists.keys()) if (!trades.has(entry)) m.lists.delete(entry);
   for (const entry of m.findings.keys()) if (!trades.has(entry)) m.findings.delete(entry);
@@ -449,13 +471,11 @@ type Scan = {
   tallies: Tallies;
   no: number;
 };
-type Kept = { best: CopyFinding | null; n: number };
-
 /**
  * An entry given a list the memo has not seen (or without a finding): each trade's follows scanned again where it is
  * new, moved or near a change, its record updated, and its finding made again when a follow or a value changed.
  */
-function relistedFinding(s: Scan, entry: string, own: CopyTrade[], prev: Kept | undefined): CopyFinding | null {
+function relistedFinding(s: Scan, entry: string, own: CopyTrade[], prev: Kept | undefined): Kept {
   const { m, pair } = s;
   const cluster = s.nb.entryCluster.get(entry)!;
   let mine = m.trades.get(entry);
@@ -477,18 +497,25 @@ function relistedFinding(s: Scan, entry: string, own: CopyTrade[], prev: Kept | 
       Object.assign(was, { pair: p, ts: t.ts, block: t.block, usd: t.usd, fs });
     return fs;
   });
-  return changed || !prev ? findingOf(own, follows, s.nb, s.tallies) : prev.best;
+  return changed || !prev ? findingOf(own, follows, s.nb, s.tallies) : prev;
 }
 
 /**
  * An entry given the same list as before, whose trades `ids` are within the window of a change: only those are
  * scanned again (a trade's follows depend only on its pair's trades within the window), and its finding is made
- * again only if one's follows changed. Null where a trade of the list has no record (the caller scans it all).
+ * again only if one's follows changed and a cluster might now weigh most of its volume. Null where a trade of the list
+ * has no record (the caller scans it all).
+ *
+ * A changed trade moves any one cluster's followed volume by its weight at most, so with `top` (a bound of any
+ * cluster's) plus the changed weights still short of most, there is no finding now (nor was there: a finding's cluster
+ * weighs most): the bound grows, and the entry's follows are not summed again (a burst puts hundreds of trades near
+ * each other, and each entry with a changed follow had its thousands of follows summed again: issue 29 point 6).
  */
 function nearFinding(s: Scan, entry: string, own: CopyTrade[], prev: Kept, ids: Set<string>): Kept | null {
   const mine = s.m.trades.get(entry);
   if (!mine) return null;
   const cluster = s.nb.entryCluster.get(entry)!;
+  let grew = 0;
   let changed = false;
   for (const id of ids) {
     const was = mine.get(id);
@@ -498,15 +525,17 @@ function nearFinding(s: Scan, entry: string, own: CopyTrade[], prev: Kept, ids: 
     if (fs === was.fs) continue;
     was.fs = fs;
     changed = true;
+    grew += weightOf(was, prev.valued);
   }
   if (!changed) return prev;
+  if (neverMost(prev.top + grew, prev.total)) return { ...prev, top: prev.top + grew };
   const follows: Follows[] = [];
   for (const t of own) {
     const was = mine.get(t.id);
     if (!was) return null;
     follows.push(was.fs);
   }
-  return { best: findingOf(own, follows, s.nb, s.tallies), n: own.length };
+  return findingOf(own, follows, s.nb, s.tallies);
 }
 
 /** The rule's reason for a finding: the matched entry and the share of volume. */
