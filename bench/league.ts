@@ -271,6 +271,10 @@ async function addTrades(db: Db, o: SeedOptions, n: number, round: number, ts: n
   );
 }
 
+/** One entrant in this many copies the one before it (a season has a few copiers, not none, not all). */
+const COPY_EVERY = 20;
+const COPY_LAG_S = 30;
+
 /** Entries of the current season and their trades (ETH sold for USDG and bought back, in turn), in a few statements. */
 async function seed(db: Db, o: SeedOptions, firstAgent: number) {
   const season = calendarAt(o.now).current;
@@ -308,21 +312,28 @@ async function seed(db: Db, o: SeedOptions, firstAgent: number) {
       )[0]!;
     const sell = await plan(eth, usdg, o.txs.sell);
     const buy = await plan(usdg, eth, o.txs.buy);
-    // Trades spread over the season so far, on blocks the chain has (marks are read at each); each entrant's at its
-    // own times (the same second for every entrant made each trade a near neighbour of 999 others in copy detection).
+    // Trades spread over the season so far at times of their own (a hash of entrant and trade), on the blocks the
+    // chain has in the order of their times (marks are read at each). One entrant in COPY_EVERY copies the one before
+    // it: its trades COPY_LAG_S after that one's, a block later. Times in step with the entrant's number (i * 7919 s
+    // apart) made each entrant follow another in 90 % of its trades: all 1,000 were flagged copiers, as no season is.
+    const copies = i % COPY_EVERY === COPY_EVERY - 1;
     await db.query(
       `INSERT INTO app.trades (wallet, key_id, plan_id, path, status, token_in, token_out, amount_in, amount_out_min,
              tx_hash, created_at, block_number, block_time, outcome, final)
        SELECT $1, 0, CASE WHEN g % 2 = 0 THEN $2::bigint ELSE $3::bigint END, 'prepare', 'mined', NULL, NULL, '0',
-         '0', $1 || '-' || g, $4 + g, 1 + (g * 7 + $10 * 13) % $5,
-         $4 + ((g * 9973 + $10 * 7919) % GREATEST(1, $6 - $4)),
+         '0', $1 || '-' || g, $4::bigint + g,
+         LEAST($5::bigint, 1 + (ts - $4::bigint) * ($5::bigint - 1) / GREATEST(1, $6::bigint - $4::bigint) + $12::int),
+         ts,
          CASE WHEN g % 2 = 0
            THEN json_build_object('tokenIn', $7::text, 'amountIn', ((10 + g) * 1000000000000000)::text, 'tokenOut',
              $8::text, 'amountOut', ((10 + g) * 2990000)::text)::text
            ELSE json_build_object('tokenIn', $8::text, 'amountIn', ((10 + g) * 2990000)::text, 'tokenOut', $7::text,
              'amountOut', ((10 + g) * 990000000000000)::text)::text END,
          true
-       FROM generate_series(1, $9) AS g`,
+       FROM (SELECT g, LEAST($6::bigint, $4::bigint + $11::int
+               + ('x' || substr(md5($10::int || '-' || g), 1, 8))::bit(32)::bigint
+               % GREATEST(1, $6::bigint - $4::bigint)) AS ts
+             FROM generate_series(1, $9) AS g) AS x`,
       [
         w,
         sell.id,
@@ -333,7 +344,9 @@ async function seed(db: Db, o: SeedOptions, firstAgent: number) {
         zeroAddress,
         o.usdg.toLowerCase(),
         o.trades,
-        i,
+        copies ? i - 1 : i,
+        copies ? COPY_LAG_S : 0,
+        copies ? 1 : 0,
       ],
     );
   }
