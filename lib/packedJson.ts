@@ -6,6 +6,7 @@
  */
 import { promisify } from "node:util";
 import { constants, deflateRaw, inflateRaw } from "node:zlib";
+import { allSettledOrThrow } from "./settled.js";
 
 const deflating = promisify(deflateRaw);
 const inflating = promisify(inflateRaw);
@@ -37,8 +38,7 @@ export async function packJson(value: unknown, partBytes = PART_BYTES): Promise<
       parts.push(deflating(bytes.subarray(at, at + partBytes), { level: 1, finishFlush }));
     }
     // Settled, not only resolved: no deflate may still read the buffer when it is handed on.
-    const done = await Promise.allSettled(parts);
-    return Buffer.concat(done.map((r) => (r.status === "fulfilled" ? r.value : raise(r.reason))));
+    return Buffer.concat(await allSettledOrThrow(parts));
   } finally {
     keep(mine);
   }
@@ -48,10 +48,6 @@ export async function packJson(value: unknown, partBytes = PART_BYTES): Promise<
 function keep(b: Buffer) {
   if (!scratch || scratch.length < b.length) scratch = b;
 }
-
-const raise = (err: unknown): never => {
-  throw err;
-};
 
 /** A packed value (packJson) back. */
 export const unpackJson = async <T>(packed: Buffer): Promise<T> =>

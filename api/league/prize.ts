@@ -2,11 +2,20 @@ import { zeroAddress, type Address } from "viem";
 export type { PrizeAnchor, PrizeRowView } from "../../lib/league/board.js";
 import type { Config } from "../../lib/config.js";
 import { sanctionedAt, vaultWalletsAt } from "../../lib/league/chain.js";
-import { boardFrom, untilOf, type BookWindow, type EntryFacts, type PrizeAnchor } from "../../lib/league/board.js";
+import {
+  boardFrom,
+  booksOf,
+  untilOf,
+  type BookWindow,
+  type EntryFacts,
+  type PrizeAnchor,
+} from "../../lib/league/board.js";
+import { allSettledOrThrow } from "../../lib/settled.js";
 import {
   keptEntrantBook,
   markMemo,
   seriesMarkReader,
+  type MarkMemo,
   type MarkReader,
   type SeasonTrade,
   type ValuationToken,
@@ -295,45 +304,78 @@ export async function prizeBoard(d: PrizeDeps, s: Season, a: PrizeAnchor) {
   const entries = await seasonEntries(d.db, "prize", s);
   const wallets = entries.map((e) => e.wallet);
   const kept = d.kept ? keptSeason(d.kept, s.number) : null;
-  // The store's trades and the chain's facts at the anchor's block do not wait on each other.
-  const [trades, chain, reviews] = await Promise.all([
-    kept
+  const marks = markMemo(indexedMarkReader(d.indexed), valuationTokens(d.config));
+  // The books are valued from the store's trades while the chain's facts at the anchor's block are read: neither
+  // waits on the other (the chain's reads were 50-90 ms of a pass, the books 25-35: issue 29 point 6). All settled
+  // before a failure is thrown: a valuation of the kept books still running would go on under the next pass's.
+  const [valued, chain, reviews] = await allSettledOrThrow([
+    (kept
       ? keptTrades(d.db, kept, wallets, s.starts, s.ends, d.clock() / 1000)
-      : minedTrades(d.db, wallets, s.starts, s.ends).then(byWallet),
+      : minedTrades(d.db, wallets, s.starts, s.ends).then(byWallet)
+    ).then((trades) => valuedEntries(d.config, { s, a, entries, trades, marks, kept })),
     chainFactsAt(d, entries, a.block, kept?.views),
     seasonReviews(d.db, s.number),
   ]);
   const { vault, logs, native, sanctioned } = chain;
-  const marks = markMemo(indexedMarkReader(d.indexed), valuationTokens(d.config));
-  const { facts, ledgers } = entryFactsOf(d.config, s, entries, trades);
+  const { facts, ledgers, books } = valued;
   const unreadable = [
     ...[...vault].filter(([, w]) => w === null).map(([id]) => `the partner vault's agent ${id}`),
     ...[...sanctioned].filter(([, x]) => x === null).map(([addr]) => `the sanctions list for ${addr}`),
     // Not read through the block yet (bounded per pass, or a failure tried again): a decision waits for the rest.
     ...(native.behind ? [native.behind] : []),
   ];
-  const board = await boardFrom({
-    season: s,
-    anchor: a,
-    entries: facts,
-    trades: new Map([...ledgers].map(([id, ts]) => [id, seasonTradesOf(ts)])),
-    marks,
-    transfers: [...logs, ...native.transfers],
-    linksUnread: [native.unreadable, native.behind].filter(Boolean).join("; ") || null,
-    sanctioned,
-    vault,
-    hubs: hubsOf(d.config),
-    reviews,
-    ...(kept
-      ? {
-          copyMemo: kept.copy,
-          bookOf: (id: string, ts: SeasonTrade[], o: BookWindow) =>
-            keptEntrantBook(marks, keptBookOfEntry(kept, id), ts, finalFlagsOf(ledgers.get(id)!), o),
-        }
-      : {}),
-  });
+  const board = await boardFrom(
+    {
+      season: s,
+      anchor: a,
+      entries: facts,
+      trades: valued.trades,
+      marks,
+      transfers: [...logs, ...native.transfers],
+      linksUnread: [native.unreadable, native.behind].filter(Boolean).join("; ") || null,
+      sanctioned,
+      vault,
+      hubs: hubsOf(d.config),
+      reviews,
+      ...(kept ? { copyMemo: kept.copy } : {}),
+    },
+    books,
+  );
   const published = publishedOf(d.config, entries, facts, reviews);
   return { ...board, ledgers, unreadable, published: { ...published, native_skipped: native.skipped } };
+}
+
+/**
+ * The entries as the board takes them (facts, ledgers, each one's season trades) and their books, valued at the
+ * anchor's marks: from scratch, or from the standings worker's kept books (`kept`).
+ */
+async function valuedEntries(
+  config: Config,
+  v: {
+    s: Season;
+    a: PrizeAnchor;
+    entries: SeasonEntry[];
+    trades: Map<string, MinedTrade[]>;
+    marks: MarkMemo;
+    kept: KeptSeason | null;
+  },
+) {
+  const { facts, ledgers } = entryFactsOf(config, v.s, v.entries, v.trades);
+  const trades = new Map([...ledgers].map(([id, ts]) => [id, seasonTradesOf(ts)]));
+  const { kept, marks } = v;
+  const bookOf = kept
+    ? (id: string, ts: SeasonTrade[], o: BookWindow) =>
+        keptEntrantBook(marks, keptBookOfEntry(kept, id), ts, finalFlagsOf(ledgers.get(id)!), o)
+    : undefined;
+  const books = await booksOf({
+    season: v.s,
+    anchor: v.a,
+    entries: facts,
+    trades,
+    marks,
+    ...(bookOf ? { bookOf } : {}),
+  });
+  return { facts, ledgers, trades, books };
 }
 
 /**

@@ -54,21 +54,12 @@ export type BookWindow = { starts: number; valuedAt: number; ended: boolean };
 export const untilOf = (s: Pick<Season, "ends">, leftAt: number | null) =>
   leftAt === null ? s.ends : Math.min(s.ends, leftAt);
 
-export async function boardFrom(i: PrizeInputs) {
+/** The board from its inputs; `valued`: the entries' books where the caller valued them already (booksOf). */
+export async function boardFrom(i: PrizeInputs, valued?: Map<string, SeasonBook>) {
   const { season: s, anchor: a } = i;
-  const books = new Map<string, SeasonBook>();
+  const books = valued ?? (await booksOf(i));
   const entries: PrizeEntry[] = [];
-  const bookOf = i.bookOf ?? ((_id, trades, o) => entrantBook(i.marks, trades, o));
   for (const e of i.entries) {
-    const until = untilOf(s, e.left_at);
-    books.set(
-      e.entry_id,
-      await bookOf(e.entry_id, i.trades.get(e.entry_id) ?? [], {
-        starts: s.starts,
-        valuedAt: Math.min(a.valuedAt, until - 1),
-        ended: a.ended,
-      }),
-    );
     const vaultWallet = i.vault.get(e.agent_id) ?? null;
     // The prize's recipient (the vault's wallet now) is screened with the entry's own addresses.
     const listed = [e.wallet, e.owner, e.agent_wallet, ...(vaultWallet ? [vaultWallet] : [])].map(
@@ -104,6 +95,23 @@ export async function boardFrom(i: PrizeInputs) {
     books,
     recipients,
   };
+}
+
+/**
+ * Each entry's book at the anchor's marks: what a board needs of its trades and marks alone, so a caller can value the
+ * books while it still reads the chain's facts (the standings worker: issue 29 point 6).
+ */
+export async function booksOf(
+  i: Pick<PrizeInputs, "season" | "anchor" | "entries" | "trades" | "marks" | "bookOf">,
+): Promise<Map<string, SeasonBook>> {
+  const { season: s, anchor: a } = i;
+  const books = new Map<string, SeasonBook>();
+  const bookOf = i.bookOf ?? ((_id, trades, o) => entrantBook(i.marks, trades, o));
+  for (const e of i.entries) {
+    const o = { starts: s.starts, valuedAt: Math.min(a.valuedAt, untilOf(s, e.left_at) - 1), ended: a.ended };
+    books.set(e.entry_id, await bookOf(e.entry_id, i.trades.get(e.entry_id) ?? [], o));
+  }
+  return books;
 }
 
 /** Each entry's trades for copy detection: pair, direction, time, and the value of its marked side at its block. */
