@@ -22,9 +22,12 @@ export type KeptSeason = {
   cursor: Map<string, string>;
   /**
    * The wallets the last pass read, and the highest id any of its reads answered: each of them has every row at or
-   * under it that had committed when it was read (a row committed later is young: listed and read as such).
+   * under it that had committed when it was read (a row committed later is young: listed and read as such). And when
+   * (the service clock, s) a pass last read every wallet from its own cursor, as it does every SETTLE_S: a row that
+   * committed later than SETTLE_S after its `created_at` (a writer's clock far behind, a commit held) behind another
+   * wallet's higher id is read by the next such pass (a read from each cursor on every pass read it at the next).
    */
-  through: { wallets: Set<string>; id: string };
+  through: { wallets: Set<string>; id: string; sweptAt: number | null };
   /** Ids of the rows the last pass listed as young or read (all of them read). */
   young: Set<string>;
   /** When (the service clock, s) the last pass that took its rows read them; null before the first. */
@@ -55,7 +58,7 @@ export function keptSeason(kept: KeptSeasons, season: number): KeptSeason {
   if (!k) {
     k = {
       cursor: new Map(),
-      through: { wallets: new Set(), id: "0" },
+      through: { wallets: new Set(), id: "0", sweptAt: null },
       young: new Set(),
       readAt: null,
       open: new Set(),
@@ -101,9 +104,10 @@ export async function keptTrades(
 ): Promise<Map<string, MinedTrade[]>> {
   // Once each: two entries on one wallet would read its rows twice, and each would count (review, helper-42).
   const ws = [...new Set(wallets.map(lc))];
+  const sweeps = k.through.sweptAt === null || nowS - k.through.sweptAt >= SETTLE_S;
   const [fresh, young] = ws.length
     ? await Promise.all([
-        freshRows(db, k, ws),
+        freshRows(db, k, ws, sweeps),
         // From SETTLE_S before the last read: a row it missed committed after it, so within SETTLE_S of that read
         // (an instance that computes again after a gap, e.g. the lease back after a while, still finds it).
         youngIds(db, ws, Math.min(nowS, k.readAt ?? nowS) - SETTLE_S),
@@ -112,6 +116,7 @@ export async function keptTrades(
   const through = {
     wallets: new Set(ws),
     id: fresh.reduce((top, r) => (byId(r.id, top) > 0 ? r.id : top), k.through.id),
+    sweptAt: sweeps ? nowS : k.through.sweptAt,
   };
   const read = new Set(fresh.map((r) => r.id));
   const unread = [...young].filter((id) => !k.young.has(id) && !read.has(id) && !k.open.has(id));
@@ -133,12 +138,13 @@ export async function keptTrades(
 
 /**
  * The rows new to the kept trades: those of the wallets the last pass read after the highest id it read (one range of
- * the primary key: a pass after 100 new trades reads those), and those of any other wallet after its own cursor. One
- * index range scan per wallet (trades_wallet_id) was 50-120 ms of a pass for 1,000 wallets (issue 29 point 6).
+ * the primary key: a pass after 100 new trades reads those), and those of any other wallet after its own cursor (all
+ * of them when the pass `sweeps`). One index range scan per wallet (trades_wallet_id) was 50-120 ms of a pass for
+ * 1,000 wallets (issue 29 point 6).
  */
-function freshRows(db: Db, k: KeptSeason, ws: string[]): Promise<TradeRow[]> {
-  const known = ws.filter((w) => k.through.wallets.has(w));
-  const other = ws.filter((w) => !k.through.wallets.has(w));
+function freshRows(db: Db, k: KeptSeason, ws: string[], sweeps: boolean): Promise<TradeRow[]> {
+  const known = sweeps ? [] : ws.filter((w) => k.through.wallets.has(w));
+  const other = sweeps ? ws : ws.filter((w) => !k.through.wallets.has(w));
   const cursors = other.map((w) => k.cursor.get(w) ?? "0");
   return Promise.all([
     known.length ? tradeRows(db, AFTER_THROUGH, [k.through.id, known], { plans: false }) : [],
