@@ -151,7 +151,7 @@ describe("the kept trades of a season (issue 29 point 6)", () => {
     }
   });
 
-  it("reads a row committed long after its time behind another wallet's higher id, by the next pass from each cursor", async () => {
+  it("reads a late row behind another wallet's higher id at the next read from each cursor", async () => {
     // A writer's clock 400 s behind (review, helper-45): the row is not young when it commits, and the highest id
     // read is above it. Ids are given here to place the late row under the other's.
     const db = await openMigratedMemory();
