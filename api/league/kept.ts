@@ -84,8 +84,8 @@ export function keptBookOfEntry(k: KeptSeason, entryId: string): KeptEntrant {
  * How long after its `created_at` (taken by the writer just before its insert) a trade row is sure to have committed
  * or to be gone: the insert's statement or short transaction, a wait for a pooled connection (5 s at most,
  * api/ports/store/db.ts), lock waits and the clocks of two instances apart, with a wide margin. A row that commits
- * later than this behind a higher id read is read only when the process builds its kept trades anew (a
- * restart).
+ * later than this behind a higher id of its wallet is read only when the process builds its kept trades anew (a
+ * restart); behind another wallet's, by the next pass that reads each wallet from its cursor (KeptSeason.through).
  */
 export const SETTLE_S = 300;
 
