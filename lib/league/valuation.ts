@@ -156,6 +156,13 @@ export function gridTimes(starts: number, until: number): number[] {
   return out;
 }
 
+/** The map `outer` holds at `key`, a new one put there if none (no closure: the memo is a rebuild's hot path). */
+function innerMap<K, K2, V>(outer: Map<K, Map<K2, V>>, key: K): Map<K2, V> {
+  let inner = outer.get(key);
+  if (!inner) outer.set(key, (inner = new Map()));
+  return inner;
+}
+
 /** A memo of marks for one computation: the same (token, block or time) is read once. */
 export function markMemo(r: MarkReader, tokens: ValuationToken[]) {
   const byAddress = new Map(tokens.map((t) => [lc(t.address), t] as const));
@@ -167,8 +174,7 @@ export function markMemo(r: MarkReader, tokens: ValuationToken[]) {
   const memo = new Map<ValuationToken, Map<number, Map<number, MarkAsked>>>();
   const rounds = new Map<ValuationToken, Map<number, Asked<FeedRound | null>>>();
   const roundAt = (t: ValuationToken, block: number) => {
-    let byBlock = rounds.get(t);
-    if (!byBlock) rounds.set(t, (byBlock = new Map()));
+    const byBlock = innerMap(rounds, t);
     let a = byBlock.get(block);
     if (!a) byBlock.set(block, (a = asking(r.feedRound(t.feed!, { block }))));
     return a;
@@ -183,10 +189,7 @@ export function markMemo(r: MarkReader, tokens: ValuationToken[]) {
       : asking(round.answer.then((x) => oracleMark(t, x, time)));
   };
   const entry = (t: ValuationToken, block: number | undefined, time: number) => {
-    let byBlock = memo.get(t);
-    if (!byBlock) memo.set(t, (byBlock = new Map()));
-    let byTime = byBlock.get(block ?? -1);
-    if (!byTime) byBlock.set(block ?? -1, (byTime = new Map()));
+    const byTime = innerMap(innerMap(memo, t), block ?? -1);
     const fixed = t.basis === "fixed";
     let m = byTime.get(fixed ? 0 : time);
     if (!m) byTime.set(fixed ? 0 : time, (m = ask(t, block, time)));
