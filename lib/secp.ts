@@ -2,9 +2,9 @@
  * secp256k1 signature recovery behind viem's interfaces (issue 31 point 3): the same functions, the
  * same inputs and answers, the same refusals, with the curve math in libsecp256k1 (npm `secp256k1`,
  * whose package ships its prebuilt Node-API binary; nothing is downloaded or compiled at install).
- * viem keeps the hashing (hashMessage, hashTypedData, keccak256, transaction serialization); only the
- * recovery of a public key moves. Where the binary cannot load (another platform, a failed self-test,
- * or SECP256K1_BACKEND=viem), every function is viem's own JavaScript.
+ * viem keeps hashMessage, hashTypedData and transaction serialization; the signing hash of a transaction and a
+ * key's address are lib/keccak's (viem's keccak256 in C). Where the binary cannot load (another platform, a failed
+ * self-test, or SECP256K1_BACKEND=viem), every curve function is viem's own JavaScript.
  *
  * Equivalence: the native path takes only the plain shapes (a 32-byte hash; a 65-byte signature, or
  * {r, s, yParity | v} with 1 <= r, s < n and a recovery bit viem accepts). Anything else, and any
@@ -22,7 +22,6 @@ import {
   hexToBytes,
   InvalidYParityError,
   isAddressEqual,
-  keccak256,
   parseTransaction,
   recoverAddress as viemRecoverAddress,
   recoverPublicKey as viemRecoverPublicKey,
@@ -34,6 +33,7 @@ import {
   type Signature,
   type TypedData,
 } from "viem";
+import { keccak256 } from "./keccak.js";
 import {
   hashAuthorization,
   type RecoverAddressParameters,

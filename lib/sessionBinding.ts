@@ -1,4 +1,5 @@
-import { keccak256, stringToBytes, type Address, type Hex } from "viem";
+import { stringToBytes, type Address, type Hex } from "viem";
+import { keccak256 } from "./keccak.js";
 import { canonicalJson } from "./canonicalJson.js";
 import { FEE_SCHEDULE, MAJOR_TIERS, OTHER_BPS, SHIELD_ADD_BPS, type FeeClass } from "./fees.js";
 

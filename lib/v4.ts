@@ -1,4 +1,5 @@
-import { encodeAbiParameters, keccak256, type Address, type Hex } from "viem";
+import { encodeAbiParameters, type Address, type Hex } from "viem";
+import { keccak256 } from "./keccak.js";
 import { poolKeyParam } from "../abis/uniswapV4.js";
 
 export type PoolKey = {

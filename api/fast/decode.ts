@@ -1,11 +1,5 @@
-import {
-  keccak256,
-  parseTransaction,
-  serializeTransaction,
-  type Address,
-  type Hex,
-  type TransactionSerialized,
-} from "viem";
+import { parseTransaction, serializeTransaction, type Address, type Hex, type TransactionSerialized } from "viem";
+import { keccak256 } from "../../lib/keccak.js";
 import { recoverTransactionAddress } from "../../lib/secp.js";
 import { Refusal } from "../errors/index.js";
 

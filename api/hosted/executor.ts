@@ -1,4 +1,5 @@
-import { formatEther, getAddress, keccak256, parseTransaction, type Address, type Hex } from "viem";
+import { formatEther, getAddress, parseTransaction, type Address, type Hex } from "viem";
+import { keccak256 } from "../../lib/keccak.js";
 import { recoverTransactionAddress } from "../../lib/secp.js";
 import { Refusal } from "../errors/index.js";
 import type { ExecutorAttestation, ExecutorPort } from "../ports/executors.js";

@@ -8,12 +8,12 @@ import {
   ExecutionRevertedError,
   erc20Abi,
   getAddress,
-  keccak256,
   parseTransaction,
   TransactionReceiptNotFoundError,
   type Hex,
   type TransactionReceipt,
 } from "viem";
+import { keccak256 } from "../../lib/keccak.js";
 import { FINALITY_BLOCKS, isFinal } from "../../lib/finality.js";
 import { recoverTransactionAddress } from "../../lib/secp.js";
 import type { PlatformSigner } from "../ports/platformSigner.js";

@@ -1,4 +1,5 @@
-import { keccak256, type Hex } from "viem";
+import type { Hex } from "viem";
+import { keccak256 } from "../../lib/keccak.js";
 
 /**
  * The node already holds these exact bytes (geth and Nitro: "already known"; anvil: "already imported"): they were

@@ -3,7 +3,6 @@ import {
   encodeAbiParameters,
   encodeFunctionData,
   hexToBigInt,
-  keccak256,
   maxUint160,
   maxUint256,
   numberToHex,
@@ -13,6 +12,7 @@ import {
   type Hex,
   type PublicClient,
 } from "viem";
+import { keccak256 } from "../../lib/keccak.js";
 import { erc20Abi } from "../../abis/erc20.js";
 import { MULTICALL3_ADDRESS, multicall3Abi } from "../../abis/multicall3.js";
 import { PERMIT2_ADDRESS, permit2Abi } from "../../abis/permit2.js";

@@ -1,11 +1,5 @@
-import {
-  keccak256,
-  parseTransaction,
-  type Address,
-  type Hex,
-  type PublicClient,
-  type TransactionSerialized,
-} from "viem";
+import { parseTransaction, type Address, type Hex, type PublicClient, type TransactionSerialized } from "viem";
+import { keccak256 } from "../../lib/keccak.js";
 import { recoverTransactionAddress } from "../../lib/secp.js";
 import { z } from "zod";
 import { SequencerRefused, type Sequencer } from "../ports/sequencer.js";

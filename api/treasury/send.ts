@@ -1,13 +1,13 @@
 import {
   encodeFunctionData,
   erc20Abi,
-  keccak256,
   parseTransaction,
   zeroAddress,
   type Address,
   type Hex,
   type PublicClient,
 } from "viem";
+import { keccak256 } from "../../lib/keccak.js";
 import { recoverTransactionAddress } from "../../lib/secp.js";
 import { fencedRead } from "../../lib/chain.js";
 import type { PlatformSigner } from "../ports/platformSigner.js";

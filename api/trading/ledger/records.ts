@@ -1,4 +1,5 @@
-import { concat, keccak256, numberToHex, pad, toHex, zeroAddress, type Address, type Hex } from "viem";
+import { concat, numberToHex, pad, toHex, zeroAddress, type Address, type Hex } from "viem";
+import { keccak256 } from "../../../lib/keccak.js";
 import type { RelayedOutcome, RelayedPlan } from "../../../lib/tradeOutcome.js";
 import type { PlanTx } from "../txs.js";
 import type { Db } from "../../ports/store/db.js";
