@@ -12,8 +12,10 @@ import { publicClient } from "../lib/chain.js";
  * What the trading-path benchmarks run against: a private devnet from the snapshot, the real
  * indexer on PostgreSQL caught up, a counting RPC proxy in front of anvil, and the service in its
  * own process reading the chain through the proxy. `run` gets it all; everything stops after.
- * `serve(env)` starts another service process on the same chain and indexer (e.g. another backend);
- * `onCall` sees each JSON-RPC call the proxy forwards, `onTrip` each round trip's calls together.
+ * `serve(env)` starts another service process on the same chain and indexer (e.g. another backend), through the
+ * proxy, or with `{ direct: true }` reading anvil itself: the proxy is a hop of its own (about 0.5 ms a round trip
+ * here), which a service's own time beside the node alone must not carry. `onCall` sees each JSON-RPC call the proxy
+ * forwards, `onTrip` each round trip's calls together.
  */
 export async function withServedChain<T>(
   run: (s: ServedChain) => Promise<T>,
@@ -38,8 +40,8 @@ export async function withServedChain<T>(
     onTrip: (calls) => opts.onTrip?.(calls),
   });
   const children: ChildProcess[] = [];
-  const serve = async (env: Record<string, string> = {}) => {
-    const s = await server("app", proxy.port, {
+  const serve = async (env: Record<string, string> = {}, how: { direct?: boolean } = {}) => {
+    const s = await server("app", how.direct ? anvil.port : proxy.port, {
       BENCH_VIEWS: ix.viewsSchema,
       BENCH_DATABASE_URL: ix.databaseUrl!,
       ...env,
@@ -66,5 +68,5 @@ export type ServedChain = {
   pub: PublicClient;
   proxy: Awaited<ReturnType<typeof startRpcProxy>>;
   api: ReturnType<typeof apiClient>;
-  serve: (env?: Record<string, string>) => Promise<ReturnType<typeof apiClient>>;
+  serve: (env?: Record<string, string>, how?: { direct?: boolean }) => Promise<ReturnType<typeof apiClient>>;
 };
