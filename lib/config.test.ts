@@ -126,6 +126,10 @@ describe("loadConfig", () => {
     failsOn({ COSIGNER_URL: "http://127.0.0.1:42090" }, "COSIGNER_TOKEN");
     failsOn({ COSIGNER_URL: "http://127.0.0.1:42090", COSIGNER_TOKEN: "short" }, "COSIGNER_TOKEN");
     failsOn({ COSIGNER_PORT: "0" }, "COSIGNER_PORT");
+    // Read at import by lib/secp.ts and lib/keccak.ts: a misspelt choice must not silently mean native.
+    failsOn({ KECCAK_BACKEND: "js" }, "KECCAK_BACKEND");
+    failsOn({ SECP256K1_BACKEND: "VIEM" }, "SECP256K1_BACKEND");
+    expect(() => load({ KECCAK_BACKEND: "viem", SECP256K1_BACKEND: "native" })).not.toThrow();
   });
 
   it("runs separate API processes (npm run stack) only on PostgreSQL, at most 32", () => {

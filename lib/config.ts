@@ -163,6 +163,12 @@ const envSchema = {
   RATE_LIMITS: z.enum(["on", "off"]).default("on"),
   /** `off`: every route is quoted by the V4Quoter on chain, as before local quotes (api/market/book.ts). */
   LOCAL_QUOTES: z.enum(["on", "off"]).default("on"),
+  /**
+   * `viem`: signatures recovered and keccak-256 hashed in viem's JavaScript (lib/secp.ts, lib/keccak.ts read these at
+   * import; named here so that a misspelt value stops the start instead of silently meaning native).
+   */
+  SECP256K1_BACKEND: z.enum(["native", "viem"]).optional(),
+  KECCAK_BACKEND: z.enum(["native", "viem"]).optional(),
   /** Shield verdict provider (GET /v1/verdicts/:chainId/:address). */
   SHIELD_URL: url.optional(),
   /** Aggregators quoted for comparison only: `zeroex=https://…,oneinch=https://…,odos=https://…`. */

@@ -36,9 +36,57 @@ function inputs(count: number, seed: number): (Hex | ByteArray)[] {
 }
 
 describe("lib/keccak: the Keccak team's C behind viem's keccak256", () => {
-  it("loads here (the package's prebuilt binary) and the process uses it", () => {
+  it("loads here (the package's prebuilt binary) and the process's keccak256 answers as viem's", () => {
     expect(loadNativeSponge()).not.toBeNull();
     expect(keccak256).not.toBe(viemKeccak256);
+    for (const x of inputs(200, 31)) {
+      expect(keccak256(x)).toBe(viemKeccak256(x));
+      expect(bytesToHex(keccak256(x, "bytes"))).toBe(bytesToHex(viemKeccak256(x, "bytes")));
+    }
+  });
+
+  it("hands out plain Uint8Arrays of its own, not the binary's Buffer", () => {
+    const out = keccak256("0x1234", "bytes");
+    expect(Object.getPrototypeOf(out)).toBe(Uint8Array.prototype);
+    expect(out.byteLength).toBe(32);
+    expect(out.buffer.byteLength).toBe(32);
+  });
+
+  it("refuses what viem refuses (another typed array, an object from JSON) instead of hashing its fields", () => {
+    const looksLikeBytes = [
+      new Uint16Array([0xdead, 0xbeef]),
+      new DataView(new ArrayBuffer(4)),
+      { buffer: "deadbeef", byteOffset: "hex" },
+      { buffer: [1, 2, 3] },
+    ];
+    for (const x of looksLikeBytes) {
+      const theirs = (() => {
+        try {
+          return viemKeccak256(x as never);
+        } catch (err) {
+          return (err as Error).message;
+        }
+      })();
+      expect(() => keccak256(x as never)).toThrow(theirs);
+    }
+  });
+
+  it("reads its input before it hashes, so a getter that hashes cannot land inside another hash", () => {
+    class Sneaky extends Uint8Array {
+      override get byteOffset() {
+        keccak256("0xdeadbeef");
+        return super.byteOffset;
+      }
+    }
+    const x = new Sneaky([1, 2, 3]);
+    expect(keccak256(x)).toBe(viemKeccak256(Uint8Array.from([1, 2, 3])));
+  });
+
+  it("hashes a detached buffer's view as viem does (as nothing)", () => {
+    const x = new Uint8Array(8);
+    structuredClone(x.buffer, { transfer: [x.buffer] });
+    expect(x.byteLength).toBe(0);
+    expect(keccak256(x)).toBe(viemKeccak256(x));
   });
 
   it("answers exactly as viem on thousands of inputs, as hex and as bytes", () => {

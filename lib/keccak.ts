@@ -51,11 +51,19 @@ export function selfTested(sponge: NativeSponge): NativeSponge | null {
   return SELF_TEST.every((x) => bytesToHex(hash(x)) === viemKeccak256(x)) ? sponge : null;
 }
 
-/** One hash on `sponge` (re-initialised each time: a hash runs to its end before any other starts). */
+const EMPTY = Buffer.alloc(0);
+
+/**
+ * One hash on `sponge`, re-initialised each time. The input is read before the sponge is touched, so that nothing a
+ * read runs (a subclass's getter hashing something else) lands in the middle of this hash; an empty input, a detached
+ * buffer's among them, is hashed as viem hashes it (nothing).
+ */
 function hashWith(sponge: NativeSponge): (bytes: Uint8Array) => Uint8Array {
   return (bytes) => {
+    const length = bytes.byteLength;
+    const input = length === 0 ? EMPTY : Buffer.from(bytes.buffer, bytes.byteOffset, length);
     sponge.initialize(RATE, CAPACITY);
-    sponge.absorb(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+    sponge.absorb(input);
     sponge.absorbLastFewBits(SUFFIX);
     return new Uint8Array(sponge.squeeze(32));
   };
@@ -70,8 +78,10 @@ type Keccak256 = {
 export function keccakWith(sponge: NativeSponge | null): Keccak256 {
   if (!sponge) return viemKeccak256 as Keccak256;
   const hash = hashWith(sponge);
-  // As viem reads its input: a string is hex (an odd length padded on the left), anything else bytes.
+  // As viem reads its input: a string is hex (an odd length padded on the left) or else UTF-8, a Uint8Array bytes.
+  // Anything else (another typed array, a plain object from JSON) is viem's to refuse, as it always was.
   return ((value: Hex | ByteArray, to?: "hex" | "bytes") => {
+    if (typeof value !== "string" && !(value instanceof Uint8Array)) return viemKeccak256(value, to as "hex");
     const out = hash(typeof value === "string" ? toBytes(value) : value);
     return to === "bytes" ? out : bytesToHex(out);
   }) as Keccak256;
