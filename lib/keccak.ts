@@ -5,8 +5,9 @@
  * JavaScript they were about 0.1 ms for a swap's 600 bytes, the binary takes a tenth of that.
  *
  * Only the binary's raw sponge is used, not the package's stream wrapper (a stream per hash cost more than the
- * hash). Where the binary cannot load or does not answer its self-test, or with KECCAK_BACKEND=viem, this is
- * viem's own keccak256.
+ * hash). Where the binary cannot load or does not answer its self-test, or with KECCAK_BACKEND=viem, this is viem's
+ * own keccak256. lib/ modules the SDK bundles (v4, sessionBinding, markSource) keep viem's: the SDK runs where Node's
+ * modules do not (test/layering.test.ts holds its bundle to the packages it names).
  */
 import { createRequire } from "node:module";
 import { dirname } from "node:path";

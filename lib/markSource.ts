@@ -2,13 +2,13 @@ import {
   encodeAbiParameters,
   getAddress,
   hexToBigInt,
+  keccak256,
   parseAbi,
   zeroAddress,
   type Address,
   type Hex,
   type PublicClient,
 } from "viem";
-import { keccak256 } from "./keccak.js";
 import { launchpadAbi } from "../abis/fixtures.js";
 import { poolManagerAbi } from "../abis/uniswapV4.js";
 import type { MarkSource } from "./sessionBinding.js";

@@ -1,5 +1,4 @@
-import { stringToBytes, type Address, type Hex } from "viem";
-import { keccak256 } from "./keccak.js";
+import { keccak256, stringToBytes, type Address, type Hex } from "viem";
 import { canonicalJson } from "./canonicalJson.js";
 import { FEE_SCHEDULE, MAJOR_TIERS, OTHER_BPS, SHIELD_ADD_BPS, type FeeClass } from "./fees.js";
 

@@ -1,5 +1,4 @@
-import { encodeAbiParameters, type Address, type Hex } from "viem";
-import { keccak256 } from "./keccak.js";
+import { encodeAbiParameters, keccak256, type Address, type Hex } from "viem";
 import { poolKeyParam } from "../abis/uniswapV4.js";
 
 export type PoolKey = {

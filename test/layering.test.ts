@@ -106,6 +106,27 @@ export const RULES: Rule[] = [
 ];
 
 /** Every edge that breaks a rule, one line each: `rule: from -> to`. */
+/**
+ * The packages the SDK's bundle would take in beyond the ones its package names (`allowed`: its dependencies and
+ * peers): those imported by any file reachable from sdk/src/, its lib/ and abis/ files' own imports included. The
+ * bundle runs where Node's own modules do not (a lib/ file importing node:module broke its build: lib/keccak.ts,
+ * 2026-12-01).
+ */
+export function sdkPackages(edges: readonly Edge[], allowed: readonly string[]): string[] {
+  const seen = new Set<string>();
+  const todo = [...new Set(edges.filter((e) => under(e.from, "sdk/src")).map((e) => e.from))];
+  while (todo.length) {
+    const f = todo.pop()!;
+    if (seen.has(f)) continue;
+    seen.add(f);
+    for (const e of edges) if (e.from === f && e.local) todo.push(e.to);
+  }
+  const found = edges
+    .filter((e) => seen.has(e.from) && !e.local && !allowed.includes(e.to))
+    .map((e) => `${e.from} -> ${e.to}`);
+  return [...new Set(found)].sort();
+}
+
 export function violations(edges: readonly Edge[], rules: readonly Rule[] = RULES): string[] {
   return rules.flatMap((r) => edges.filter((e) => r.breaks(e)).map((e) => `${r.name}: ${e.from} -> ${e.to}`)).sort();
 }
@@ -461,6 +482,18 @@ describe("the SDK's rule", () => {
     ]);
   });
 
+  it("names a package the SDK would bundle through lib/, however deep, and nothing for the packages it names", () => {
+    const edges: Edge[] = [
+      { from: "sdk/src/fast.ts", to: "lib/v4.ts", local: true },
+      { from: "lib/v4.ts", to: "viem", local: false },
+      { from: "lib/v4.ts", to: "lib/hash.ts", local: true },
+      { from: "lib/hash.ts", to: "node:module", local: false },
+      { from: "lib/other.ts", to: "node:fs", local: false },
+    ];
+    expect(sdkPackages(edges, ["viem"])).toEqual(["lib/hash.ts -> node:module"]);
+    expect(sdkPackages(edges.slice(0, 2), ["viem"])).toEqual([]);
+  });
+
   it("flags the catalogue the SDK reads importing anything, so the package never bundles the server", () => {
     expect(
       violations([
@@ -501,6 +534,13 @@ describe("the tree", () => {
   it("keeps every layering rule", () => {
     const found = violations(edges);
     expect(found, `layering broken by ${found.length} import(s):\n${found.join("\n")}`).toEqual([]);
+  });
+
+  it("lets the SDK's bundle take in no package its package does not name, through lib/ and abis/ too", () => {
+    const pkg = JSON.parse(readFileSync(join(ROOT, "sdk/package.json"), "utf8"));
+    const named = [...Object.keys(pkg.dependencies ?? {}), ...Object.keys(pkg.peerDependencies ?? {})];
+    expect(named).toContain("viem");
+    expect(sdkPackages(edges, named)).toEqual([]);
   });
 
   it("has no circle among api/'s files nor among its folders", () => {
