@@ -160,7 +160,7 @@ export async function benchFast(opts: { trades: number; seconds: number; agents:
       await fastRun(first, 10, true); // warm: marks, pools, key, volume
       await fastRun(firstJs, 10, true);
       await fastRun(firstDirect, 10, true);
-      /** One mode of the route: viem's recovery, then libsecp256k1's, then the node alone on the calls it made. */
+      /** One mode of the route: viem's JavaScript, then the native backends, then the node alone on its calls. */
       const mode = async (simulate: boolean) => {
         proxy.reset();
         const js = await fastRun(firstJs, opts.trades, simulate);
@@ -216,7 +216,7 @@ export async function benchFast(opts: { trades: number; seconds: number; agents:
       }
       const psTrips = proxy.counts.trips / opts.trades;
 
-      // Agents trading fast at once, each back to back: on viem's recovery, then on libsecp256k1's.
+      // Agents trading fast at once, each back to back: on viem's JavaScript, then on the native backends.
       const atOnce = async (on: Api) => {
         const agents = await Promise.all(Array.from({ length: opts.agents }, () => newAgent(on)));
         for (const ag of agents)
@@ -288,7 +288,7 @@ export async function benchFast(opts: { trades: number; seconds: number; agents:
         ),
         summarize(`live/fast with simulation, ${opts.agents} agents at once (latency)`, concurrent, "ms"),
         summarize(
-          `live/fast with simulation, ${opts.agents} agents at once, viem's recovery (latency; ` +
+          `live/fast with simulation, ${opts.agents} agents at once, viem's JavaScript (recovery, keccak; latency; ` +
             `${concurrentJs.ms.length / opts.seconds} trades/s, ${concurrentJs.refused} refused)`,
           concurrentJs.ms,
           "ms",
@@ -330,7 +330,11 @@ function issue31Rows(trades: number, sim: Mode, noSim: Mode): Row[] {
     const node = label === "simulate false" ? "eth_call" : "eth_simulateV1";
     const beyond = (route: number[]) => (p50(route) - p50(x.node)).toFixed(1);
     return [
-      summarize(`live/fast ${label}, viem's recovery (client side; server p50 stages: ${x.jsStages})`, x.js, "ms"),
+      summarize(
+        `live/fast ${label}, viem's JavaScript: recovery and keccak (client side; server p50 stages: ${x.jsStages})`,
+        x.js,
+        "ms",
+      ),
       summarize(
         `live/fast ${label}, native, the service reading anvil itself, no proxy between (client side; server p50 ` +
           `stages: ${x.directStages})`,
