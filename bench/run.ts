@@ -2,6 +2,7 @@
  * `npm run bench`: every benchmark, printed as a table and written to bench/out/latest.md.
  * bench/RESULTS.md holds the numbers we report, copied from a run with its date and machine.
  */
+import "../lib/noTelemetry.js";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { join } from "node:path";

@@ -21,9 +21,11 @@ type Run = { child: ChildProcess; out: () => string; exited: Promise<number | nu
 const runs: Run[] = [];
 
 function start(env: Record<string, string>): Run {
+  // Without Ponder's telemetry switch, which this worker may carry (lib/noTelemetry.ts): the script sets it itself.
+  const { PONDER_TELEMETRY_DISABLED: _, ...inherited } = process.env;
   const child = spawn(process.execPath, ["--import", "tsx", "scripts/start.ts"], {
     cwd: ROOT,
-    env: { ...process.env, ...env, LOG_LEVEL: "warn" },
+    env: { ...inherited, ...env, LOG_LEVEL: "warn" },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let out = "";
@@ -185,6 +187,9 @@ describe("npm start", () => {
     expect(health).toMatchObject({ status: "ok", service: "pit-trading-service" });
     // Ponder's own routes answer on 127.0.0.1:OPS_PORT, not on the API's port.
     expect(await indexerBlock(env)).toBeGreaterThan(0);
+    // The indexer reports nowhere: Ponder's telemetry is off in the environment it was started with.
+    const { indexer } = JSON.parse(readFileSync(join(env.DATA_DIR, "start.pid"), "utf8")) as { indexer: number };
+    expect(readFileSync(`/proc/${indexer}/environ`, "utf8").split("\0")).toContain("PONDER_TELEMETRY_DISABLED=true");
     for (const path of ["/status", "/ready", "/metrics", "/health"]) {
       const onApi = await call(env, "GET", path);
       expect([onApi.status, onApi.json?.error?.code], path).toEqual([404, "NOT_FOUND"]);

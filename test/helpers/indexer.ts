@@ -1,3 +1,4 @@
+import "../../lib/noTelemetry.js";
 import type { ChildProcess } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
