@@ -70,9 +70,8 @@ export async function fastTrade(d: FastDeps, q: FastParameters, key: KeyRecord) 
   const prior = q.check_only ? null : d.ledger.tradeByHash(parsed.hash);
   prior?.catch(() => {});
   const pair = fastPairOf(d.table, q.token_in, q.token_out);
-  // The reads are made first, then the signer is recovered. undici writes a request two turns of the event loop
-  // after it is made, so this CPU runs before they leave; yielding for them was tried and lost more to the
-  // process's other work between turns than it overlapped (bench/RESULTS.md, 2026-12-01).
+  // The reads are made first, then the signer is recovered: the requests leave (node:http, lib/nodeFetch.ts) as soon
+  // as this turn's synchronous work, the recovery, is done, without waiting on the event loop's other work.
   const gathering = pair ? gatherFacts(d, q, parsed, pair, wallet) : null;
   gathering?.catch(() => {});
   const tx: FastTx = { ...parsed, from: await signerOf(parsed.raw) };

@@ -1,5 +1,6 @@
 import type { Hex } from "viem";
 import { keccak256 } from "../../lib/keccak.js";
+import { nodeFetch, type NodeResponse } from "../../lib/nodeFetch.js";
 
 /**
  * The node already holds these exact bytes (geth and Nitro: "already known"; anvil: "already imported"): they were
@@ -20,9 +21,10 @@ export interface Sequencer {
 export function httpSequencer(url: string, timeoutMs = 4_000): Sequencer {
   return {
     async sendRawTransaction(raw) {
-      let res: Response;
+      let res: NodeResponse;
       try {
-        res = await fetch(url, {
+        // node:http (lib/nodeFetch.ts), as every call of ours to a node: written in the same event-loop turn.
+        res = await nodeFetch(url, {
           method: "POST",
           headers: { "content-type": "application/json" },
           body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_sendRawTransaction", params: [raw] }),

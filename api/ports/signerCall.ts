@@ -1,3 +1,4 @@
+import { nodeFetch, type NodeResponse } from "../../lib/nodeFetch.js";
 import { isCode, Refusal } from "../errors/index.js";
 
 /**
@@ -14,9 +15,10 @@ export async function signerCall<T>(o: {
   down: "SIGNER_UNAVAILABLE" | "SIGNER_REQUIRED";
   who: string;
 }): Promise<T> {
-  let res: Response;
+  let res: NodeResponse;
   try {
-    res = await fetch(`${o.url.replace(/\/$/, "")}/v1/${o.path}`, {
+    // node:http with kept-alive connections (lib/nodeFetch.ts): a session trade's co-signature is on its path.
+    res = await nodeFetch(`${o.url.replace(/\/$/, "")}/v1/${o.path}`, {
       method: "POST",
       headers: { "content-type": "application/json", authorization: `Bearer ${o.token}` },
       body: JSON.stringify(o.body ?? {}),

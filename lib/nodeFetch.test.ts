@@ -1,0 +1,178 @@
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo, Socket } from "node:net";
+import { createPublicClient, http } from "viem";
+import { afterEach, describe, expect, it } from "vitest";
+import { chainUnreachable, rpcHttp } from "./chain.js";
+import { nodeFetch } from "./nodeFetch.js";
+
+type Handler = (req: IncomingMessage, res: ServerResponse, body: string) => void;
+
+/** A local HTTP server answering with `handler`; it counts requests and keeps the remote ports it saw. */
+async function server(handler: Handler) {
+  const seen = { requests: 0, ports: new Set<number>(), closed: 0, bodies: [] as string[] };
+  const sockets = new Set<Socket>();
+  const s = createServer((req, res) => {
+    seen.requests++;
+    seen.ports.add(req.socket.remotePort!);
+    let body = "";
+    req.on("data", (c: Buffer) => (body += c.toString()));
+    req.on("end", () => {
+      seen.bodies.push(body);
+      handler(req, res, body);
+    });
+  });
+  s.on("connection", (sock: Socket) => {
+    sockets.add(sock);
+    sock.on("close", () => {
+      seen.closed++;
+      sockets.delete(sock);
+    });
+  });
+  await new Promise<void>((r) => s.listen(0, "127.0.0.1", r));
+  const url = `http://127.0.0.1:${(s.address() as AddressInfo).port}/`;
+  closers.push(() => {
+    for (const sock of sockets) sock.destroy();
+    s.close();
+  });
+  return { url, seen };
+}
+
+const closers: (() => void)[] = [];
+afterEach(() => {
+  for (const c of closers.splice(0)) c();
+});
+
+const rpcAnswer = (res: ServerResponse, body: string, answer: (call: { id: number; method: string }) => object) => {
+  const parsed = JSON.parse(body) as { id: number; method: string } | { id: number; method: string }[];
+  const out = Array.isArray(parsed)
+    ? parsed.map((c) => ({ jsonrpc: "2.0", id: c.id, ...answer(c) }))
+    : { jsonrpc: "2.0", id: parsed.id, ...answer(parsed) };
+  res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(out));
+};
+
+/** What a caller reads of an outcome: an error's name, status and short message, or the value. */
+async function outcome(p: Promise<unknown>): Promise<unknown> {
+  try {
+    return { value: await p };
+  } catch (e) {
+    const err = e as { name: string; status?: number; shortMessage?: string; code?: number };
+    return { name: err.name, status: err.status, shortMessage: err.shortMessage, code: err.code };
+  }
+}
+
+const viaFetch = (url: string, timeout: number) =>
+  createPublicClient({ transport: http(url, { timeout, retryCount: 0 }) });
+const viaNode = (url: string, timeout: number) => createPublicClient({ transport: rpcHttp(url, { timeout }) });
+
+describe("nodeFetch", () => {
+  it("answers as fetch does: status, status text, headers by any case, the body as text and as JSON", async () => {
+    const { url } = await server((req, res) => {
+      if (req.url === "/missing") return void res.writeHead(404, "Nowhere", { "X-Thing": "a" }).end('{"no":1}');
+      if (req.url === "/broken") return void res.writeHead(500).end("it broke");
+      res.writeHead(200, { "Content-Type": "application/json", "X-Many": ["a", "b"] }).end('{"ok":true,"n":"é"}');
+    });
+    for (const path of ["", "missing", "broken"]) {
+      const read = async (f: typeof nodeFetch) => {
+        const r = await f(url + path, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+        const [ct, thing, many] = [r.headers.get("Content-Type"), r.headers.get("x-THING"), r.headers.get("X-Many")];
+        return { ok: r.ok, status: r.status, statusText: r.statusText, ct, thing, many, text: await r.text() };
+      };
+      expect(await read(nodeFetch), path).toEqual(await read(fetch as unknown as typeof nodeFetch));
+    }
+    expect(await (await nodeFetch(url, { method: "POST", body: "{}" })).json()).toEqual({ ok: true, n: "é" });
+  });
+
+  it("keeps one connection for calls in a row", async () => {
+    const { url, seen } = await server((_req, res, body) => rpcAnswer(res, body, () => ({ result: "0x1" })));
+    const client = viaNode(url, 1_000);
+    for (let i = 0; i < 5; i++) expect(await client.getBlockNumber({ cacheTime: 0 })).toBe(1n);
+    expect({ requests: seen.requests, connections: seen.ports.size }).toEqual({ requests: 5, connections: 1 });
+  });
+
+  it("rejects as fetch does once its signal aborts: the abort's reason, AbortSignal.timeout's TimeoutError", async () => {
+    const mine = await server(() => {}); // never answers
+    const theirs = await server(() => {});
+    for (const [f, u] of [
+      [nodeFetch, mine.url],
+      [fetch as unknown as typeof nodeFetch, theirs.url],
+    ] as const) {
+      expect(await outcome(f(u, { method: "POST", body: "{}", signal: AbortSignal.timeout(30) }))).toMatchObject({
+        name: "TimeoutError",
+      });
+      const aborted = new AbortController();
+      setTimeout(() => aborted.abort(), 30);
+      expect(await outcome(f(u, { method: "POST", body: "{}", signal: aborted.signal }))).toMatchObject({
+        name: "AbortError",
+      });
+      expect(await outcome(f(u, { signal: aborted.signal }))).toMatchObject({ name: "AbortError" });
+    }
+    // Both requests reached the server, and both aborted connections are closed, not left open at it.
+    expect(mine.seen.requests).toBe(2);
+    await expect.poll(() => mine.seen.closed, { timeout: 2_000 }).toBe(2);
+  });
+});
+
+describe("rpcHttp: viem's transport over nodeFetch", () => {
+  it("raises what viem's own fetch raises: a JSON-RPC error, an HTTP error, a refused connection", async () => {
+    const { url } = await server((req, res, body) => {
+      if (req.url === "/500") return void res.writeHead(500).end("upstream down");
+      if (req.url === "/429") return void res.writeHead(429, { "content-type": "application/json" }).end("{}");
+      rpcAnswer(res, body, () => ({ error: { code: -32000, message: "execution reverted: no" } }));
+    });
+    for (const u of [url, `${url}500`, `${url}429`, "http://127.0.0.1:9/"]) {
+      const mine = await outcome(viaNode(u, 1_000).getBlockNumber({ cacheTime: 0 }));
+      expect(mine, u).toEqual(await outcome(viaFetch(u, 1_000).getBlockNumber({ cacheTime: 0 })));
+      expect(mine, u).toHaveProperty("name");
+    }
+    const refused = await viaNode("http://127.0.0.1:9/", 1_000)
+      .getBlockNumber({ cacheTime: 0 })
+      .catch((e: unknown) => e);
+    expect(chainUnreachable(refused)).toBe(true);
+  });
+
+  it("times out a node that never answers and one that stalls after its headers, and closes their connections", async () => {
+    const { url, seen } = await server((req, res) => {
+      if (req.url === "/stall") {
+        res.writeHead(200, { "content-type": "application/json" });
+        res.write('{"jsonrpc":"2.0",');
+      }
+    });
+    for (const u of [url, `${url}stall`]) {
+      const t0 = performance.now();
+      const mine = await outcome(viaNode(u, 150).getBlockNumber({ cacheTime: 0 }));
+      expect(performance.now() - t0, u).toBeLessThan(1_500);
+      expect(mine, u).toEqual(await outcome(viaFetch(u, 150).getBlockNumber({ cacheTime: 0 })));
+      expect(mine, u).toMatchObject({ name: "TimeoutError" });
+    }
+    await expect.poll(() => seen.closed, { timeout: 2_000 }).toBeGreaterThanOrEqual(4);
+  });
+
+  it("holds viem's body size limit and stops reading past it", async () => {
+    const { url, seen } = await server((_req, res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.write(`{"jsonrpc":"2.0","id":1,"result":"0x${"0".repeat(5_000)}`);
+      // The rest never comes: a reader that waited for it would time out instead.
+    });
+    const client = createPublicClient({
+      transport: http(url, {
+        fetchFn: nodeFetch as unknown as typeof fetch,
+        maxResponseBodySize: 1_000,
+        retryCount: 0,
+      }),
+    });
+    expect(await outcome(client.getBlockNumber({ cacheTime: 0 }))).toMatchObject({
+      name: "ResponseBodyTooLargeError",
+    });
+    await expect.poll(() => seen.closed, { timeout: 2_000 }).toBe(1);
+  });
+
+  it("sends calls made together as one JSON-RPC batch when asked to", async () => {
+    const { url, seen } = await server((_req, res, body) =>
+      rpcAnswer(res, body, (c) => ({ result: c.method === "eth_chainId" ? "0x1237" : "0x5" })),
+    );
+    const client = createPublicClient({ transport: rpcHttp(url, { timeout: 1_000, batch: { batchSize: 10 } }) });
+    expect(await Promise.all([client.getBlockNumber({ cacheTime: 0 }), client.getChainId()])).toEqual([5n, 4663]);
+    expect(seen.requests).toBe(1);
+    expect((JSON.parse(seen.bodies[0]!) as unknown[]).length).toBe(2);
+  });
+});
