@@ -1,9 +1,10 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { brotliCompressSync, gzipSync } from "node:zlib";
 import type { AddressInfo, Socket } from "node:net";
 import { createPublicClient, http } from "viem";
 import { afterEach, describe, expect, it } from "vitest";
 import { chainUnreachable, rpcHttp } from "./chain.js";
-import { nodeFetch } from "./nodeFetch.js";
+import { IDLE_MS, nodeFetch } from "./nodeFetch.js";
 
 type Handler = (req: IncomingMessage, res: ServerResponse, body: string) => void;
 
@@ -69,9 +70,12 @@ describe("nodeFetch", () => {
     const { url } = await server((req, res) => {
       if (req.url === "/missing") return void res.writeHead(404, "Nowhere", { "X-Thing": "a" }).end('{"no":1}');
       if (req.url === "/broken") return void res.writeHead(500).end("it broke");
+      if (req.url === "/gzip") return void res.writeHead(200, { "content-encoding": "gzip" }).end(gzipSync('{"z":1}'));
+      if (req.url === "/br") return void res.writeHead(200, { "content-encoding": "br" }).end(brotliCompressSync("br"));
+      if (req.url === "/redirect") return void res.writeHead(307, { location: "/elsewhere" }).end();
       res.writeHead(200, { "Content-Type": "application/json", "X-Many": ["a", "b"] }).end('{"ok":true,"n":"é"}');
     });
-    for (const path of ["", "missing", "broken"]) {
+    for (const path of ["", "missing", "broken", "gzip", "br"]) {
       const read = async (f: typeof nodeFetch) => {
         const r = await f(url + path, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
         const [ct, thing, many] = [r.headers.get("Content-Type"), r.headers.get("x-THING"), r.headers.get("X-Many")];
@@ -80,6 +84,52 @@ describe("nodeFetch", () => {
       expect(await read(nodeFetch), path).toEqual(await read(fetch as unknown as typeof nodeFetch));
     }
     expect(await (await nodeFetch(url, { method: "POST", body: "{}" })).json()).toEqual({ ok: true, n: "é" });
+    // A redirect is answered as is: a signed transaction is never sent on to another host.
+    const moved = await nodeFetch(`${url}redirect`, { method: "POST", body: "{}" });
+    expect([moved.status, moved.ok, moved.headers.get("location")]).toEqual([307, false, "/elsewhere"]);
+  });
+
+  it("closes an idle connection before the server would: a second before its Keep-Alive timeout, at once under 2 s", async () => {
+    expect(IDLE_MS).toBeLessThan(5_000); // node:http servers close idle connections at 5 s by default
+    for (const [hint, closedBy] of [
+      [2, 1_600],
+      [1, 400],
+    ] as const) {
+      const { url, seen } = await server((_req, res) =>
+        res.writeHead(200, { "keep-alive": `timeout=${hint}`, "content-type": "application/json" }).end("{}"),
+      );
+      await (await nodeFetch(url, { method: "POST", body: "{}" })).text();
+      expect(seen.closed, `timeout=${hint}`).toBe(0);
+      await expect.poll(() => seen.closed, { timeout: closedBy, interval: 20 }).toBe(1);
+    }
+  });
+
+  it("rejects a request the server ends without a response (a 101, a closed socket), as fetch does", async () => {
+    const { url } = await server((req, res) => {
+      if (req.url === "/close") return void req.socket.destroy();
+      res.writeHead(101, { connection: "upgrade", upgrade: "websocket" }).end();
+    });
+    for (const u of [url, `${url}close`]) {
+      const t0 = performance.now();
+      const mine = await outcome(nodeFetch(u, { method: "POST", body: "{}", signal: AbortSignal.timeout(2_000) }));
+      expect(performance.now() - t0, u).toBeLessThan(1_000);
+      expect(mine, u).toHaveProperty("name", "Error");
+      const viaViem = await outcome(viaNode(u, 2_000).getBlockNumber({ cacheTime: 0 }));
+      expect(viaViem, u).toEqual(await outcome(viaFetch(u, 2_000).getBlockNumber({ cacheTime: 0 })));
+    }
+  });
+
+  it("rejects a read of a body whose connection broke before it was read", async () => {
+    const { url } = await server((_req, res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.write('{"partial":');
+      setTimeout(() => res.socket?.destroy(), 20);
+    });
+    const res = await nodeFetch(url, { method: "POST", body: "{}", signal: AbortSignal.timeout(2_000) });
+    await new Promise((r) => setTimeout(r, 200));
+    const t0 = performance.now();
+    await expect(res.text()).rejects.toThrow();
+    expect(performance.now() - t0).toBeLessThan(100);
   });
 
   it("keeps one connection for calls in a row", async () => {
@@ -147,8 +197,12 @@ describe("rpcHttp: viem's transport over nodeFetch", () => {
     await expect.poll(() => seen.closed, { timeout: 2_000 }).toBeGreaterThanOrEqual(4);
   });
 
-  it("holds viem's body size limit and stops reading past it", async () => {
-    const { url, seen } = await server((_req, res) => {
+  it("holds viem's body size limit, by Content-Length or by the bytes read, and closes the connection", async () => {
+    const { url, seen } = await server((req, res) => {
+      if (req.url === "/long") {
+        res.writeHead(200, { "content-type": "application/json", "content-length": 5_000 });
+        return void res.write("{");
+      }
       res.writeHead(200, { "content-type": "application/json" });
       res.write(`{"jsonrpc":"2.0","id":1,"result":"0x${"0".repeat(5_000)}`);
       // The rest never comes: a reader that waited for it would time out instead.
@@ -164,6 +218,17 @@ describe("rpcHttp: viem's transport over nodeFetch", () => {
       name: "ResponseBodyTooLargeError",
     });
     await expect.poll(() => seen.closed, { timeout: 2_000 }).toBe(1);
+    const byLength = createPublicClient({
+      transport: http(`${url}long`, {
+        fetchFn: nodeFetch as unknown as typeof fetch,
+        maxResponseBodySize: 1_000,
+        retryCount: 0,
+      }),
+    });
+    const refused = await byLength.getBlockNumber({ cacheTime: 0 }).catch((e: unknown) => e);
+    expect(refused).toMatchObject({ name: "ResponseBodyTooLargeError" });
+    expect(chainUnreachable(refused)).toBe(false);
+    await expect.poll(() => seen.closed, { timeout: 2_000 }).toBe(2);
   });
 
   it("sends calls made together as one JSON-RPC batch when asked to", async () => {
