@@ -72,10 +72,16 @@ describe("nodeFetch", () => {
       if (req.url === "/broken") return void res.writeHead(500).end("it broke");
       if (req.url === "/gzip") return void res.writeHead(200, { "content-encoding": "gzip" }).end(gzipSync('{"z":1}'));
       if (req.url === "/br") return void res.writeHead(200, { "content-encoding": "br" }).end(brotliCompressSync("br"));
+      // Compressed as servers get it wrong: a gzip without its trailer, two codings, a bodiless status said gzipped.
+      if (req.url === "/cut")
+        return void res.writeHead(200, { "content-encoding": "gzip" }).end(gzipSync("cut").subarray(0, -8));
+      if (req.url === "/twice")
+        return void res.writeHead(200, { "content-encoding": "gzip, gzip" }).end(gzipSync(gzipSync("twice")));
+      if (req.url === "/empty") return void res.writeHead(204, { "content-encoding": "gzip" }).end();
       if (req.url === "/redirect") return void res.writeHead(307, { location: "/elsewhere" }).end();
       res.writeHead(200, { "Content-Type": "application/json", "X-Many": ["a", "b"] }).end('{"ok":true,"n":"é"}');
     });
-    for (const path of ["", "missing", "broken", "gzip", "br"]) {
+    for (const path of ["", "missing", "broken", "gzip", "br", "cut", "twice", "empty"]) {
       const read = async (f: typeof nodeFetch) => {
         const r = await f(url + path, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
         const [ct, thing, many] = [r.headers.get("Content-Type"), r.headers.get("x-THING"), r.headers.get("X-Many")];
@@ -89,18 +95,18 @@ describe("nodeFetch", () => {
     expect([moved.status, moved.ok, moved.headers.get("location")]).toEqual([307, false, "/elsewhere"]);
   });
 
-  it("closes an idle connection before the server would: a second before its Keep-Alive timeout, at once under 2 s", async () => {
+  it("closes an idle connection a second before the server's Keep-Alive timeout, at once under 2 s", async () => {
     expect(IDLE_MS).toBeLessThan(5_000); // node:http servers close idle connections at 5 s by default
-    for (const [hint, closedBy] of [
-      [2, 1_600],
-      [1, 400],
-    ] as const) {
+    // The servers below close at 5 s whatever they announce: a close before the announced timeout is ours.
+    for (const hint of [2, 1]) {
       const { url, seen } = await server((_req, res) =>
         res.writeHead(200, { "keep-alive": `timeout=${hint}`, "content-type": "application/json" }).end("{}"),
       );
       await (await nodeFetch(url, { method: "POST", body: "{}" })).text();
-      expect(seen.closed, `timeout=${hint}`).toBe(0);
-      await expect.poll(() => seen.closed, { timeout: closedBy, interval: 20 }).toBe(1);
+      const t0 = performance.now();
+      await expect.poll(() => seen.closed, { timeout: hint * 1_000 - 100, interval: 20 }).toBe(1);
+      // Kept while idle for a second less than announced; not kept at all when that is no time.
+      if (hint === 2) expect(performance.now() - t0).toBeGreaterThan(700);
     }
   });
 
@@ -132,6 +138,23 @@ describe("nodeFetch", () => {
     expect(performance.now() - t0).toBeLessThan(100);
   });
 
+  it("closes the connection of a body that does not decode, and gives a body once", async () => {
+    const { url, seen } = await server((req, res) => {
+      if (req.url === "/bad") {
+        res.writeHead(200, { "content-encoding": "gzip" });
+        return void res.write(Buffer.alloc(100_000, 7)); // not gzip, and its end never comes
+      }
+      res.writeHead(200).end('{"a":1}');
+    });
+    const bad = await nodeFetch(`${url}bad`, { method: "POST", body: "{}" });
+    await expect(bad.text()).rejects.toThrow();
+    await expect.poll(() => seen.closed, { timeout: 2_000 }).toBe(1);
+    const once = await nodeFetch(url, { method: "POST", body: "{}" });
+    expect(await once.json()).toEqual({ a: 1 });
+    await expect(once.text()).rejects.toThrow(TypeError);
+    expect(() => once.body.getReader()).toThrow(TypeError);
+  });
+
   it("keeps one connection for calls in a row", async () => {
     const { url, seen } = await server((_req, res, body) => rpcAnswer(res, body, () => ({ result: "0x1" })));
     const client = viaNode(url, 1_000);
@@ -139,7 +162,7 @@ describe("nodeFetch", () => {
     expect({ requests: seen.requests, connections: seen.ports.size }).toEqual({ requests: 5, connections: 1 });
   });
 
-  it("rejects as fetch does once its signal aborts: the abort's reason, AbortSignal.timeout's TimeoutError", async () => {
+  it("rejects as fetch does once its signal aborts: the abort's reason, or AbortSignal.timeout's", async () => {
     const mine = await server(() => {}); // never answers
     const theirs = await server(() => {});
     for (const [f, u] of [
@@ -180,7 +203,7 @@ describe("rpcHttp: viem's transport over nodeFetch", () => {
     expect(chainUnreachable(refused)).toBe(true);
   });
 
-  it("times out a node that never answers and one that stalls after its headers, and closes their connections", async () => {
+  it("times out a node that never answers and one that stalls after its headers, closing both", async () => {
     const { url, seen } = await server((req, res) => {
       if (req.url === "/stall") {
         res.writeHead(200, { "content-type": "application/json" });

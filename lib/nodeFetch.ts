@@ -1,7 +1,7 @@
 import http, { type ClientRequest, type IncomingMessage } from "node:http";
 import https from "node:https";
 import type { Socket } from "node:net";
-import type { Readable } from "node:stream";
+import { PassThrough, type Readable } from "node:stream";
 import zlib from "node:zlib";
 
 /**
@@ -95,7 +95,7 @@ export const nodeFetch: NodeFetch = (url, init = {}) =>
     const body = init.body ?? "";
     const req = (target.protocol === "https:" ? https : http).request(target, {
       method: init.method ?? "GET",
-      headers: { "accept-encoding": "gzip, deflate, br", ...init.headers, "content-length": Buffer.byteLength(body) },
+      headers: { "accept-encoding": "gzip", ...init.headers, "content-length": Buffer.byteLength(body) },
       agent,
     });
     let answered = false;
@@ -130,14 +130,23 @@ function responseOf(
   const hint = /timeout=(\d+)/.exec(String(res.headers["keep-alive"] ?? ""))?.[1];
   if (hint && res.socket) hints.set(res.socket, Number(hint) * 1_000);
   const status = res.statusCode ?? 0;
+  const stream = decoded(res, status);
   // Read from the first moment, so a connection that breaks before its first read is seen by it.
-  const reader = readerOf(decoded(res), signal, () => {
+  const reader = readerOf(stream, signal, () => {
     req.destroy();
     res.destroy();
+    stream.destroy();
   });
   res.once("end", done);
   res.once("close", done);
-  const body = { getReader: () => reader, cancel: () => reader.cancel() };
+  let used = false;
+  /** The body's reader, once: a second reader (fetch's "Body is unusable") would wait on bytes the first took. */
+  const take = (): BodyReader => {
+    if (used) throw new TypeError("nodeFetch: the body was already read");
+    used = true;
+    return reader;
+  };
+  const body = { getReader: take, cancel: () => reader.cancel() };
   return {
     ok: status >= 200 && status < 300,
     status,
@@ -150,8 +159,9 @@ function responseOf(
     },
     body,
     async text() {
+      const r = take();
       const chunks: Uint8Array[] = [];
-      for (let c = await reader.read(); !c.done; c = await reader.read()) chunks.push(c.value);
+      for (let c = await r.read(); !c.done; c = await r.read()) chunks.push(c.value);
       return Buffer.concat(chunks).toString("utf8");
     },
     async json() {
@@ -160,24 +170,51 @@ function responseOf(
   };
 }
 
-/** The body as fetch gives it: decoded when the server compressed it. */
-function decoded(res: IncomingMessage): Readable {
-  const encoding = String(res.headers["content-encoding"] ?? "")
-    .trim()
-    .toLowerCase();
-  const decoder =
-    encoding === "gzip" || encoding === "x-gzip"
-      ? zlib.createGunzip()
-      : encoding === "deflate"
-        ? zlib.createInflate()
-        : encoding === "br"
-          ? zlib.createBrotliDecompress()
-          : null;
-  if (!decoder) return res;
-  res.on("error", (err) => decoder.destroy(err));
+/**
+ * The body as fetch gives it: decoded when the server compressed it (it is asked for gzip only), each coding of a list
+ * in turn, leniently as undici does (a gzip without its trailer is read to where it stops); none for a bodiless
+ * status.
+ */
+function decoded(res: IncomingMessage, status: number): Readable {
+  const codings = String(res.headers["content-encoding"] ?? "")
+    .split(",")
+    .map((c) => c.trim().toLowerCase())
+    .filter((c) => c && c !== "identity")
+    .reverse();
+  if (!codings.length || status === 204 || status === 304) return res;
+  const lenient = { flush: zlib.constants.Z_SYNC_FLUSH, finishFlush: zlib.constants.Z_SYNC_FLUSH };
+  let stream: Readable = res;
+  for (const coding of codings) {
+    const decoder =
+      coding === "gzip" || coding === "x-gzip"
+        ? zlib.createGunzip(lenient)
+        : coding === "deflate"
+          ? zlib.createInflate(lenient)
+          : coding === "br"
+            ? zlib.createBrotliDecompress({
+                flush: zlib.constants.BROTLI_OPERATION_FLUSH,
+                finishFlush: zlib.constants.BROTLI_OPERATION_FLUSH,
+              })
+            : null;
+    if (!decoder) return failed(new Error(`nodeFetch: unknown content-encoding ${coding}`));
+    stream = pipeOrFail(stream, decoder);
+  }
   // A connection cut before the end is an error of the body, not a shorter one.
-  res.on("close", () => void (!res.complete && decoder.destroy(new Error("the response was cut off"))));
-  return res.pipe(decoder);
+  res.on("close", () => void (!res.complete && stream.destroy(new Error("the response was cut off"))));
+  return stream;
+}
+
+/** `from` piped into `to`; an error of either ends both, so neither is left open. */
+function pipeOrFail(from: Readable, to: zlib.Gunzip | zlib.Inflate | zlib.BrotliDecompress): Readable {
+  from.on("error", (err) => to.destroy(err));
+  to.on("error", () => from.destroy());
+  return from.pipe(to);
+}
+
+function failed(err: Error): Readable {
+  const r = new PassThrough();
+  queueMicrotask(() => r.destroy(err));
+  return r;
 }
 
 /**
@@ -187,7 +224,8 @@ function decoded(res: IncomingMessage): Readable {
 function readerOf(stream: Readable, signal: AbortSignal | null, close: () => void): BodyReader {
   const chunks: Buffer[] = [];
   let ended = false;
-  let failed: unknown = null;
+  let cancelled = false;
+  let failure: unknown = null;
   let wake: (() => void) | null = null;
   const woken = () => {
     const w = wake;
@@ -195,6 +233,7 @@ function readerOf(stream: Readable, signal: AbortSignal | null, close: () => voi
     w?.();
   };
   stream.on("data", (c: Buffer) => {
+    if (cancelled) return;
     chunks.push(c);
     woken();
   });
@@ -202,12 +241,17 @@ function readerOf(stream: Readable, signal: AbortSignal | null, close: () => voi
     ended = true;
     woken();
   });
+  // A broken body closes its connection: nothing else would (its bytes will not all come, and it is not reusable).
   stream.once("error", (err) => {
-    failed ??= err;
+    failure ??= err;
+    close();
     woken();
   });
   stream.once("close", () => {
-    if (!ended) failed ??= new Error("the connection closed before the response's end");
+    if (!ended) {
+      failure ??= new Error("the connection closed before the response's end");
+      close();
+    }
     woken();
   });
   const onAbort = () => woken();
@@ -223,9 +267,9 @@ function readerOf(stream: Readable, signal: AbortSignal | null, close: () => voi
           close();
           throw abortError(signal);
         }
-        if (failed) {
+        if (failure) {
           settle();
-          throw failed;
+          throw failure;
         }
         if (ended) {
           settle();
@@ -235,6 +279,8 @@ function readerOf(stream: Readable, signal: AbortSignal | null, close: () => voi
       }
     },
     async cancel() {
+      cancelled = true;
+      chunks.length = 0;
       settle();
       close();
     },
