@@ -136,17 +136,17 @@ export function budgetedHttp(
  */
 export const UNTRUSTED_GAS = 150_000n;
 /**
- * viem's createPublicClient, typed as `PublicClient` from the start. Casting a chain-specific client to it (`as
- * PublicClient`) made the type checker relate the two client types, 1.5-3.5 s per cast: a third of `tsc`'s time.
- */
-/**
- * viem's HTTP transport, its requests made with node:http (lib/nodeFetch.ts: written in the same event-loop turn, about
- * a third of fetch's CPU a call), never retried by itself: every transport of the service to a node is made here.
+ * viem's HTTP transport, its requests made with node:http (lib/nodeFetch.ts: written in the same event-loop turn, under
+ * half of fetch's CPU a call), never retried by itself: every transport of the service to a node is made here.
  */
 export function rpcHttp(url: string, opts: { timeout: number; batch?: { batchSize: number } }): HttpTransport {
   return http(url, { ...opts, retryCount: 0, fetchFn: nodeFetch as unknown as typeof fetch });
 }
 
+/**
+ * viem's createPublicClient, typed as `PublicClient` from the start. Casting a chain-specific client to it (`as
+ * PublicClient`) made the type checker relate the two client types, 1.5-3.5 s per cast: a third of `tsc`'s time.
+ */
 export const publicClient = (c: PublicClientConfig<Transport, Chain | undefined>): PublicClient =>
   createPublicClient<Transport, Chain | undefined, undefined, undefined, Tokens | undefined>(c);
 

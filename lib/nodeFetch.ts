@@ -79,7 +79,11 @@ function keptAlive<A extends new (...args: any[]) => http.Agent>(Base: A) {
 }
 
 const agentOpts = { keepAlive: true, maxFreeSockets: FREE_SOCKETS, scheduling: "lifo", timeout: IDLE_MS } as const;
-const agents = { "http:": new (keptAlive(http.Agent))(agentOpts), "https:": new (keptAlive(https.Agent))(agentOpts) };
+/** Each scheme's request and its one agent. */
+const schemes: Record<string, { request: typeof http.request; agent: http.Agent }> = {
+  "http:": { request: http.request, agent: new (keptAlive(http.Agent))(agentOpts) },
+  "https:": { request: https.request, agent: new (keptAlive(https.Agent))(agentOpts) },
+};
 
 /** What fetch rejects with once its signal aborts: the signal's reason (an AbortError, or AbortSignal.timeout's). */
 const abortError = (signal: AbortSignal): unknown =>
@@ -90,13 +94,13 @@ export const nodeFetch: NodeFetch = (url, init = {}) =>
     const signal = init.signal ?? null;
     if (signal?.aborted) return reject(abortError(signal));
     const target = typeof url === "string" ? new URL(url) : url;
-    const agent = target.protocol === "https:" || target.protocol === "http:" ? agents[target.protocol] : null;
-    if (!agent) return reject(new TypeError(`nodeFetch: unsupported protocol ${target.protocol}`));
+    const scheme = Object.hasOwn(schemes, target.protocol) ? schemes[target.protocol] : undefined;
+    if (!scheme) return reject(new TypeError(`nodeFetch: unsupported protocol ${target.protocol}`));
     const body = init.body ?? "";
-    const req = (target.protocol === "https:" ? https : http).request(target, {
+    const req = scheme.request(target, {
       method: init.method ?? "GET",
       headers: { "accept-encoding": "gzip", ...init.headers, "content-length": Buffer.byteLength(body) },
-      agent,
+      agent: scheme.agent,
     });
     let answered = false;
     const fail = (err: unknown) => {
