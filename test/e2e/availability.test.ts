@@ -3,6 +3,7 @@ import { getAddress, parseAbi, parseEther, parseUnits, type Address } from "viem
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { freshStore, serveApi, type Api } from "../helpers/api.js";
 import { agentOf } from "../helpers/agent.js";
+import { putAhead } from "../helpers/priority.js";
 import { freshenMarket, startIndexedDevnet } from "../helpers/stack.js";
 import type { Devnet } from "../helpers/devnet.js";
 import { airdropGasBurner, deployGasBurner } from "../helpers/hostile.js";
@@ -190,13 +191,21 @@ describe("a bystander while others screen gas burners and poll the treasury afte
     const attacks = attackers.map((k, i) => attack(k, i));
     const before: Awaited<ReturnType<typeof round>>[] = [];
     const during: Awaited<ReturnType<typeof round>>[] = [];
-    for (let i = 0; i < 10; i++) {
-      attacking = false;
-      await new Promise((r) => setTimeout(r, 400)); // the attackers' requests in flight end
-      before.push(await round());
-      attacking = true;
-      await new Promise((r) => setTimeout(r, 400));
-      during.push(await round(), await round());
+    // The bound is the service's own: this process (the API, the attackers, the bystander) and its chain ahead of the
+    // files beside it. A CI run once saw 44.6 ms quiet and 96.7 under attack while the other worker started stacks;
+    // alone, 20-28 ms both.
+    const back = putAhead([process.pid, dn.anvil.process.pid!]);
+    try {
+      for (let i = 0; i < 10; i++) {
+        attacking = false;
+        await new Promise((r) => setTimeout(r, 400)); // the attackers' requests in flight end
+        before.push(await round());
+        attacking = true;
+        await new Promise((r) => setTimeout(r, 400));
+        during.push(await round(), await round());
+      }
+    } finally {
+      back?.();
     }
     stop = true;
     const seen = (await Promise.all(attacks)).flat();
@@ -212,7 +221,10 @@ describe("a bystander while others screen gas burners and poll the treasury afte
       JSON.stringify(seen),
     ).toEqual([]);
     const [p50Before, p50During] = [median(before.map((r) => r.ms)), median(during.map((r) => r.ms))];
-    console.log(`bystander round p50: ${p50Before.toFixed(0)} ms quiet, ${p50During.toFixed(0)} ms under attack`);
+    console.log(
+      `bystander round p50: ${p50Before.toFixed(0)} ms quiet, ${p50During.toFixed(0)} ms under attack ` +
+        `(ahead of other workers: ${back !== null})`,
+    );
     // Issue 26: within 2x of the bystander's own latency, on the same machine, in the same run.
     expect(
       p50During,

@@ -6,7 +6,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs";
 import { request } from "node:http";
-import { setPriority, tmpdir } from "node:os";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createTestClient, createWalletClient, http, parseEther, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
@@ -21,6 +21,7 @@ import { readUniverse } from "../../lib/universe.js";
 import type { StackPids } from "../../scripts/pidFile.js";
 import { readIndexerBlock } from "../../scripts/supervisor.js";
 import { createDatabase, dropDatabase } from "./databases.js";
+import { putAhead } from "./priority.js";
 import { publicClient } from "../../lib/chain.js";
 
 export type Backend = "pglite" | "postgres";
@@ -118,18 +119,14 @@ export function pidsOf(env: StackEnv): StackPids | null {
 }
 
 /**
- * Puts the stack's processes ahead of the test workers beside it (nice -10; a restarted indexer inherits it from
- * start.ts), so that a bound on the stack's own recovery measures the stack, not the files sharing the machine's two
- * cores: in production the stack has its CPUs to itself. False where this process may not (not root).
+ * Puts the stack's processes ahead of the test workers beside it (test/helpers/priority.ts; a restarted indexer
+ * inherits it from start.ts), so that a bound on the stack's own recovery measures the stack, not the files sharing
+ * the machine's two cores. False where this process may not (not root).
  */
 export function ahead(env: StackEnv): boolean {
   const p = pidsOf(env);
-  try {
-    for (const pid of [p?.start, p?.anvil, p?.indexer]) if (pid) setPriority(pid, -10);
-    return !!p;
-  } catch {
-    return false;
-  }
+  const pids = [p?.start, p?.anvil, p?.indexer].filter((pid): pid is number => !!pid);
+  return pids.length > 0 && putAhead(pids) !== null;
 }
 
 export function alive(pid: number | undefined): boolean {
