@@ -4,7 +4,7 @@ import type { AddressInfo, Socket } from "node:net";
 import { createPublicClient, http } from "viem";
 import { afterEach, describe, expect, it } from "vitest";
 import { chainUnreachable, rpcHttp } from "./chain.js";
-import { IDLE_MS, nodeFetch } from "./nodeFetch.js";
+import { IDLE_MS, nodeFetch, TEXT_MAX_BYTES } from "./nodeFetch.js";
 
 type Handler = (req: IncomingMessage, res: ServerResponse, body: string) => void;
 
@@ -153,6 +153,26 @@ describe("nodeFetch", () => {
     expect(await once.json()).toEqual({ a: 1 });
     await expect(once.text()).rejects.toThrow(TypeError);
     expect(() => once.body.getReader()).toThrow(TypeError);
+  });
+
+  it("reads up to TEXT_MAX_BYTES as text: a body without end (its connection closed), a gzip of 64 MB", async () => {
+    const bomb = gzipSync(Buffer.alloc(64 * 1024 * 1024, 0x20));
+    const { url, seen } = await server((req, res) => {
+      if (req.url === "/bomb") return void res.writeHead(200, { "content-encoding": "gzip" }).end(bomb);
+      res.writeHead(200, { "content-type": "application/json" });
+      const more = () => res.write(Buffer.alloc(64 * 1024, 0x20)) && setImmediate(more);
+      more();
+      res.on("drain", more);
+    });
+    expect(bomb.length).toBeLessThan(TEXT_MAX_BYTES);
+    const heapBefore = process.memoryUsage().heapUsed;
+    const endless = await nodeFetch(`${url}endless`, { method: "POST", body: "{}" });
+    await expect(endless.text()).rejects.toThrow(RangeError);
+    await expect.poll(() => seen.closed, { timeout: 2_000 }).toBe(1);
+    const bombed = await nodeFetch(`${url}bomb`, { method: "POST", body: "{}" });
+    await expect(bombed.json()).rejects.toThrow(RangeError);
+    // What was read stayed near the bound: not the 64 MB the gzip names.
+    expect(process.memoryUsage().heapUsed - heapBefore).toBeLessThan(32 * 1024 * 1024);
   });
 
   it("keeps one connection for calls in a row", async () => {

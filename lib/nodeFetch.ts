@@ -15,11 +15,11 @@ import zlib from "node:zlib";
  * synchronous work is done, on a kept-alive socket.
  *
  * What it answers is the part of a Response its callers read: `ok`, `status`, `statusText`, `headers.get`, `text`,
- * `json`, and `body` as a reader of the bytes as they come (viem counts them against its size limit and cancels past
- * it). As fetch does: an abort (viem's timeout, a caller's signal) rejects with the signal's reason and closes the
- * connection, whatever the request's state; a gzip, deflate or brotli body is decoded; a request ended by the server
- * without a response (a 101, a closed socket) rejects. Unlike fetch it follows no redirect: a 3xx is answered as is,
- * so a signed transaction is never re-sent to another host.
+ * `json` (up to TEXT_MAX_BYTES), and `body` as a reader of the bytes as they come (viem counts them against its size
+ * limit and cancels past it). As fetch does: an abort (viem's timeout, a caller's signal) rejects with the signal's
+ * reason and closes the connection, whatever the request's state; a gzip, deflate or brotli body is decoded; a request
+ * ended by the server without a response (a 101, a closed socket) rejects. Unlike fetch it follows no redirect: a 3xx
+ * is answered as is, so a signed transaction is never re-sent to another host.
  */
 export type NodeFetch = (url: string | URL, init?: NodeFetchInit) => Promise<NodeResponse>;
 
@@ -53,6 +53,13 @@ type BodyReader = {
  * one (undici's rule): a request written as the server closes an idle socket would fail, and a POST is not retried.
  */
 export const IDLE_MS = 4_000;
+/**
+ * The most `text` and `json` read, as decoded (fetch has no bound): their callers (the sequencer, the signing services)
+ * expect a hash or a signature, and a server that answers without end, or a small gzip that inflates to gigabytes,
+ * would otherwise fill the process's memory within the call's timeout. Past it the connection is closed and the read
+ * rejects. viem reads `body` under its own limit.
+ */
+export const TEXT_MAX_BYTES = 1024 * 1024;
 /** Idle connections kept per origin; past it a finished call's connection is closed. */
 const FREE_SOCKETS = 64;
 
@@ -165,7 +172,15 @@ function responseOf(
     async text() {
       const r = take();
       const chunks: Uint8Array[] = [];
-      for (let c = await r.read(); !c.done; c = await r.read()) chunks.push(c.value);
+      let size = 0;
+      for (let c = await r.read(); !c.done; c = await r.read()) {
+        size += c.value.length;
+        if (size > TEXT_MAX_BYTES) {
+          await r.cancel();
+          throw new RangeError(`nodeFetch: a body past ${TEXT_MAX_BYTES} bytes (as decoded) is not read whole`);
+        }
+        chunks.push(c.value);
+      }
       return Buffer.concat(chunks).toString("utf8");
     },
     async json() {
