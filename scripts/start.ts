@@ -36,6 +36,7 @@ import { cleanLeftovers, removePids, writePids, type StackPids } from "./pidFile
 import { IndexerSupervisor } from "./supervisor.js";
 import { startSigners } from "./signers.js";
 import { startApiProcesses, type ApiProcesses } from "./apiProcesses.js";
+import { keepMigratedDump } from "../api/ports/store/memory.js";
 
 /** Human lines for the terminal. */
 const say = (msg: string) => console.log(`[start] ${msg}`);
@@ -242,6 +243,18 @@ function apiEnv(signers: Signers | null, shieldUrl: string | null, aiEnv: Record
   return { ...inherited, ...signers?.apiEnv, ...(shieldUrl ? { SHIELD_URL: shieldUrl } : {}), ...aiEnv };
 }
 
+/**
+ * The migrated store dump the PGlite stores of this start open from when their directory is new (the app's without
+ * DATABASE_URL, the devnet's signing services'): one initdb for all three, once per migration set, kept with the
+ * install's other caches unless PGLITE_TEMPLATE_DIR names a place. Made beside the devnet's start; a dump that cannot
+ * be made or kept leaves each store to its own initdb, as before.
+ */
+async function keepStoreDump(config: Config): Promise<void> {
+  if (config.databaseUrl && !config.devnet) return;
+  process.env.PGLITE_TEMPLATE_DIR ??= join(ROOT, "node_modules", ".cache", "pit-store");
+  await keepMigratedDump().catch((err) => event("warn", { msg: "no store dump kept", error: String(err) }));
+}
+
 function loadConfigOrExit(): Config {
   try {
     return loadConfig();
@@ -260,6 +273,7 @@ async function main() {
   if (!process.env.CHAIN_RPC_URL) await ensureSnapshot(say);
   const config = loadConfigOrExit();
   mkdirSync(config.dataDir, { recursive: true });
+  const storeDump = keepStoreDump(config);
 
   // A start killed with -9 may have left its chain or indexer running: stop them first.
   const leftovers = await cleanLeftovers(config.dataDir, (e) => event("warn", e));
@@ -322,6 +336,7 @@ async function main() {
   if (gateway)
     say(`devnet: AI gateway stand-in on ${gateway.url} (models ${gateway.models.join(", ")}, no model behind)`);
 
+  await storeDump;
   // The devnet's co-signer and executor signing service: two child processes the API reaches over
   // HTTP (off the devnet the operator runs them, and the API is given COSIGNER_URL and EXECUTORS_URL).
   if (config.devnet && !config.cosignerUrl && !config.executorsUrl) {

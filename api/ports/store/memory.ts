@@ -18,12 +18,15 @@ let template: Promise<Blob> | null = null;
  * makes a new one). The store is as `openPglite` + `migrate` leave it.
  */
 export async function openMigratedMemory(name = "store"): Promise<Db> {
-  template ??= migratedDump().catch((err) => {
+  return openPglite(`memory://${name}-${Math.random().toString(36).slice(2)}`, await dumpOnce());
+}
+
+/** This process's migrated dump, made once (again after a failure). */
+const dumpOnce = (): Promise<Blob> =>
+  (template ??= migratedDump().catch((err) => {
     template = null;
     throw err;
-  });
-  return openPglite(`memory://${name}-${Math.random().toString(36).slice(2)}`, await template);
-}
+  }));
 
 /**
  * A PGlite store in the directory `dir`. A directory without a database starts from the migrated dump kept
@@ -35,6 +38,22 @@ export async function openPgliteDir(dir: string): Promise<Db> {
   const fresh = !existsSync(join(dir, "PG_VERSION"));
   const kept = fresh ? keptDump() : null;
   return openPglite(dir, kept ?? undefined);
+}
+
+/**
+ * The migrated dump kept under PGLITE_TEMPLATE_DIR for the stores opened by `openPgliteDir` in this process and the
+ * processes it starts, made now when there is none: `npm start`'s first run on a fresh DATA_DIR opened three stores
+ * (the app's, the co-signer's, the executors') each by initdb and every migration, about 3 CPU-s apiece beside the
+ * indexer's start on two cores. False when the dump could not be kept (no PGLITE_TEMPLATE_DIR, a directory that cannot
+ * be written): those stores then pay initdb as before.
+ */
+export async function keepMigratedDump(): Promise<boolean> {
+  const file = dumpFile();
+  if (!file) return false;
+  const dump = await dumpOnce();
+  // A dump this process made before PGLITE_TEMPLATE_DIR named this place is kept here too.
+  if (!existsSync(file)) await keep(process.env[TEMPLATE_DIR]!, file, dump);
+  return existsSync(file);
 }
 
 /** Where the migrated dump of the current migrations is kept, when PGLITE_TEMPLATE_DIR is set. */
@@ -74,14 +93,25 @@ async function migratedDump(): Promise<Blob> {
   await lite.exec("CHECKPOINT");
   const dump = await lite.dumpDataDir("none");
   await lite.close();
-  if (file && dir) {
+  if (file && dir) await keep(dir, file, dump);
+  return dump;
+}
+
+/** `dump` kept as `file` in `dir`, best effort: a directory that cannot be written keeps nothing (the dump serves). */
+async function keep(dir: string, file: string, dump: Blob) {
+  const part = `${file}.${process.pid}.part`;
+  try {
     // Written aside, then renamed: a process reading it never sees half a file.
     mkdirSync(dir, { recursive: true });
-    const part = `${file}.${process.pid}.part`;
     writeFileSync(part, Buffer.from(await dump.arrayBuffer()));
     renameSync(part, file);
     // Dumps of earlier migrations are never read again.
     for (const f of readdirSync(dir)) if (/^app-store-\w+\.tar$/.test(f) && join(dir, f) !== file) rmSync(join(dir, f));
+  } catch {
+    try {
+      rmSync(part, { force: true });
+    } catch {
+      // never written: its directory is not one
+    }
   }
-  return dump;
 }
