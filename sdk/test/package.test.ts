@@ -125,6 +125,10 @@ describe("@pit/sdk as a package", () => {
     const example = readFileSync(join(ROOT, "sdk", "examples", "trade.ts"), "utf8");
     expect(readFileSync(join(ROOT, "sdk", "README.md"), "utf8")).toContain(example);
     writeFileSync(join(proj, "trade.mjs"), transformSync(example, { loader: "ts", format: "esm" }).code);
+    // The devnet's clock runs 120 s ahead of the wall clock (freshenMarket) and it mined nothing through the install
+    // and the type-check: past 120 s idle, its next block would lie past the plan's deadline (docs/trading.md "A plan's
+    // deadline"; a CI run's example reverted so). A block first, as an agent on such a fork does.
+    await stack.dn.test.mine({ blocks: 1 });
     const r = await run(process.execPath, ["trade.mjs", stack.api.url, stack.dn.anvil.rpcUrl], proj);
     expect(r.status, r.stderr).toBe(0);
     const [, hash] = /^mined (0x[0-9a-f]{64}): \d+(?:\.\d+)? USDG\n$/.exec(r.stdout) ?? [];
