@@ -48,4 +48,11 @@ function loadNatively(): Ponder | null {
   }
 }
 
-export const ponder: Ponder = loadNatively() ?? (await import("ponder"));
+/**
+ * The Ponder an indexer started from its bundle (scripts/apiBundle.ts buildIndexerBundle) publishes before its CLI
+ * runs: the CLI's own modules, bundled, so the project's files use the very Ponder that indexes (its tables, its
+ * `sql`) without Node loading the package a second time.
+ */
+const published = (globalThis as Record<symbol, unknown>)[Symbol.for("pit.ponder")] as Ponder | undefined;
+
+export const ponder: Ponder = published ?? loadNatively() ?? (await import("ponder"));

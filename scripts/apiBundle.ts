@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, renameSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { build } from "esbuild";
+import { build, type BuildOptions, type Plugin } from "esbuild";
 import { ROOT } from "../lib/root.js";
 
 /** Where bundles are kept: a build cache, never committed. */
@@ -36,11 +36,99 @@ export async function buildBundle(entry: string, name: string): Promise<string> 
   });
   const bytes = out.outputFiles[0]!.contents;
   const file = join(DIR, `${name}-${createHash("sha256").update(bytes).digest("hex").slice(0, 16)}.mjs`);
-  if (!existsSync(file)) {
-    mkdirSync(DIR, { recursive: true });
-    const tmp = `${file}.${process.pid}.tmp`;
-    writeFileSync(tmp, bytes);
-    renameSync(tmp, file);
-  }
+  if (!existsSync(file)) writeAside(file, bytes);
   return file;
+}
+
+/** `bytes` as `file`, written aside and renamed: a process loading it never sees half a file. */
+function writeAside(file: string, bytes: Uint8Array) {
+  mkdirSync(join(file, ".."), { recursive: true });
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, bytes);
+  renameSync(tmp, file);
+}
+
+/** Ponder's CLI as installed: what every indexer ran before its bundle, and runs where none can be built. */
+export const PONDER_BIN = join(ROOT, "node_modules", "ponder", "dist", "esm", "bin", "ponder.js");
+
+/**
+ * Packages the indexer's bundle leaves to Node. Ponder's build toolchain for the project's own files (vite,
+ * vite-node, esbuild, rollup, lightningcss: native binaries and resolution of their own), PGlite (its WASM and data
+ * beside its modules), pino and thread-stream (their worker files found by `__dirname`), and two Ponder loads only on
+ * demand (typescript, pg-query-emscripten: 19 MB of source that a start would parse for nothing).
+ */
+const INDEXER_EXTERNAL = [
+  "vite",
+  "vite-node",
+  "esbuild",
+  "rollup",
+  "lightningcss",
+  "fsevents",
+  "@electric-sql/pglite",
+  "pino",
+  "thread-stream",
+  "typescript",
+  "pg-query-emscripten",
+];
+
+/** Ponder's package (dist/esm/index.js) published for lib/ponderNative.ts, evaluated before the CLI's first line. */
+const PONDER_PACKAGE_KEY = "pit.ponder";
+const publishPonder: Plugin = {
+  name: "publish-ponder",
+  setup(b) {
+    b.onResolve({ filter: /^pit:ponder-package$/ }, () => ({ path: "ponder-package", namespace: "pit" }));
+    b.onLoad({ filter: /.*/, namespace: "pit" }, () => ({
+      contents: `import * as p from "ponder"; globalThis[Symbol.for(${JSON.stringify(PONDER_PACKAGE_KEY)})] = p;`,
+      resolveDir: ROOT,
+    }));
+  },
+};
+
+const INDEXER_OPTIONS: BuildOptions = {
+  stdin: { contents: `import "pit:ponder-package"; import ${JSON.stringify(PONDER_BIN)};`, resolveDir: ROOT },
+  bundle: true,
+  platform: "node",
+  format: "esm",
+  target: "node20",
+  external: INDEXER_EXTERNAL,
+  plugins: [publishPonder],
+  // The CommonJS packages inside call require() for Node's own modules.
+  banner: {
+    js: "import { createRequire as __pitRequire } from 'node:module'; const require = __pitRequire(import.meta.url);",
+  },
+  write: false,
+  logLevel: "error",
+};
+
+/**
+ * Ponder's CLI and the packages it loads as one ES module, for every indexer we start (npm start, the tests'):
+ * Node 20's loader spent about 2 CPU-s resolving and compiling Ponder's ~3,200 modules file by file at each start,
+ * and has no compile cache to keep that. The bundle also publishes Ponder's package to the project's files, so
+ * ponder.config.ts and the API share the CLI's Ponder (lib/ponderNative.ts) instead of loading a second one.
+ *
+ * It lies beside Ponder's own CLI (its `../../../package.json`, its worker paths and the packages left out resolve
+ * as they do for the original) and is named by what it is built from: the lockfile (the installed packages), Node's
+ * version and these options (`lockfile`: a test names one that is not there), so a start finds it built and pays
+ * nothing. Where it cannot be built, the original.
+ */
+export async function buildIndexerBundle(
+  warn: (msg: string) => void = () => {},
+  lockfile = join(ROOT, "package-lock.json"),
+): Promise<string> {
+  try {
+    const key = createHash("sha256")
+      .update(readFileSync(lockfile))
+      .update(process.version)
+      .update(JSON.stringify({ ...INDEXER_OPTIONS, plugins: [PONDER_PACKAGE_KEY] }))
+      .digest("hex")
+      .slice(0, 16);
+    const file = join(PONDER_BIN, "..", `pit-${key}.ponder.js`);
+    if (existsSync(file)) return file;
+    const out = await build(INDEXER_OPTIONS);
+    writeAside(file, out.outputFiles![0]!.contents);
+    return file;
+  } catch (err) {
+    warn(`the indexer runs Ponder's CLI module by module (no bundle: ${String(err)})`);
+    return PONDER_BIN;
+  }
 }

@@ -31,7 +31,7 @@ import { startShieldStandIn } from "../devnet/shieldStandIn.js";
 import { startDevnetGateway } from "../devnet/gatewayStandIn.js";
 import { dropIndexerBuild, judge, openIndexerDb, readCheckpoint, releaseDeadLock } from "./indexerCheckpoint.js";
 import { indexerSchema } from "./indexerSchema.js";
-import { buildApiBundle } from "./apiBundle.js";
+import { buildApiBundle, buildIndexerBundle } from "./apiBundle.js";
 import { cleanLeftovers, removePids, writePids, type StackPids } from "./pidFile.js";
 import { IndexerSupervisor } from "./supervisor.js";
 import { startSigners } from "./signers.js";
@@ -181,8 +181,7 @@ async function reconcileIndexer(config: Config, schema: string, deadIndexerSchem
   }
 }
 
-function ponderArgs(config: Config): string[] {
-  const ponderBin = join(ROOT, "node_modules", "ponder", "dist", "esm", "bin", "ponder.js");
+function ponderArgs(config: Config, ponderBin: string): string[] {
   // Ponder's own routes (/metrics, /status, /ready) on 127.0.0.1:OPS_PORT only; the API has its own
   // server on PORT. Ponder prefers env PORT over --port, so its env says the ops port and the public
   // port travels as PIT_API_PORT (scripts/parentWatch.ts puts it back before the API reads config).
@@ -206,7 +205,7 @@ function ponderArgs(config: Config): string[] {
 type Signers = Awaited<ReturnType<typeof startSigners>>;
 
 function spawnPonder(
-  apiBundle: string,
+  bundles: { api: string; indexer: string },
   config: Config,
   schema: string,
   anvil: Anvil | null,
@@ -214,7 +213,7 @@ function spawnPonder(
   signers: Signers | null,
   aiEnv: Record<string, string>,
 ): ChildProcess {
-  return spawnDyingWithParent(process.execPath, ponderArgs(config), {
+  return spawnDyingWithParent(process.execPath, ponderArgs(config, bundles.indexer), {
     cwd: ROOT,
     stdio: ["ignore", "inherit", "inherit"],
     // Own process group: a terminal's Ctrl-C reaches only this script, which then stops the
@@ -230,7 +229,7 @@ function spawnPonder(
       PIT_PARENT_PID: String(process.pid),
       ...(anvil?.process.pid ? { PIT_ANVIL_PID: String(anvil.process.pid) } : {}),
       DATABASE_SCHEMA: schema,
-      PIT_API_BUNDLE: apiBundle,
+      PIT_API_BUNDLE: bundles.api,
       // npm run stack: the indexer alone; the API runs as processes of its own behind PORT.
       ...(config.apiProcesses > 0 ? { PIT_INDEXER_ONLY: "1" } : {}),
     },
@@ -274,6 +273,8 @@ async function main() {
   const config = loadConfigOrExit();
   mkdirSync(config.dataDir, { recursive: true });
   const storeDump = keepStoreDump(config);
+  // Built beside the devnet's start (esbuild is a process of its own), once per install.
+  const indexerBundle = buildIndexerBundle((msg) => event("warn", { msg }));
 
   // A start killed with -9 may have left its chain or indexer running: stop them first.
   const leftovers = await cleanLeftovers(config.dataDir, (e) => event("warn", e));
@@ -347,13 +348,13 @@ async function main() {
   }
 
   const schema = indexerSchema(config);
-  const apiBundle = await buildApiBundle();
+  const bundles = { api: await buildApiBundle(), indexer: await indexerBundle };
   await reconcileIndexer(config, schema, leftovers.deadIndexerSchema);
   pids.schema = schema;
 
   supervisor = new IndexerSupervisor({
     spawnIndexer: () => {
-      const child = spawnPonder(apiBundle, config, schema, anvil, shieldUrl, signers, gateway?.apiEnv ?? {});
+      const child = spawnPonder(bundles, config, schema, anvil, shieldUrl, signers, gateway?.apiEnv ?? {});
       pids.indexer = child.pid;
       writePids(config.dataDir, pids);
       return child;

@@ -1,6 +1,13 @@
-import { existsSync } from "node:fs";
+import { execFile } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
-import { buildApiBundle } from "../scripts/apiBundle.js";
+import { ROOT } from "../lib/root.js";
+import { PONDER_BIN, buildApiBundle, buildIndexerBundle } from "../scripts/apiBundle.js";
+
+const run = promisify(execFile);
 
 describe("the API bundle Ponder mounts", () => {
   it("is one module named by its bytes, built once per run and handed to every worker", async () => {
@@ -17,8 +24,31 @@ describe("the API bundle Ponder mounts", () => {
   it("exports the embedded API and finds the repository's root from where it lies", async () => {
     const mod = (await import(/* @vite-ignore */ await buildApiBundle())) as Record<string, unknown>;
     expect(typeof mod.startEmbedded).toBe("function");
-    const { ROOT } = await import("../lib/root.js");
     expect(mod.ROOT).toBe(ROOT);
     expect(existsSync(`${ROOT}/package.json`) && existsSync(`${ROOT}/api/embedded.ts`)).toBe(true);
+  });
+});
+
+describe("the indexer's bundle (Ponder's CLI in one module)", () => {
+  it("is built once per install beside Ponder's CLI, runs as it, and publishes Ponder's package first", async () => {
+    const file = await buildIndexerBundle();
+    expect(file).toMatch(/node_modules\/ponder\/dist\/esm\/bin\/pit-[0-9a-f]{16}\.ponder\.js$/);
+    expect(await buildIndexerBundle()).toBe(file);
+    // test/globalSetup.ts handed the same file to the run's indexers.
+    expect(process.env.PIT_INDEXER_BIN).toBe(file);
+    const version = JSON.parse(readFileSync(join(ROOT, "node_modules", "ponder", "package.json"), "utf8")).version;
+    // Before the CLI exits (--version), Ponder's package is there for lib/ponderNative.ts.
+    const probe =
+      "process.on('exit', () => console.log(typeof globalThis[Symbol.for('pit.ponder')]?.onchainTable));" +
+      `process.argv.push('--version'); await import(${JSON.stringify(pathToFileURL(file).href)});`;
+    const { stdout } = await run(process.execPath, ["--input-type=module", "-e", probe], { cwd: ROOT });
+    expect(stdout.trim().split("\n")).toEqual([version, "function"]);
+  }, 60_000);
+
+  it("is Ponder's own CLI where no bundle can be built", async () => {
+    const warnings: string[] = [];
+    const cwd = process.cwd();
+    expect(await buildIndexerBundle((m) => warnings.push(m), join(cwd, "no-such-lockfile.json"))).toBe(PONDER_BIN);
+    expect(warnings).toEqual([expect.stringContaining("module by module")]);
   });
 });

@@ -11,6 +11,7 @@ import { SNAPSHOT_FILE, UNIVERSE_FILE } from "../../devnet/snapshot.js";
 import { publicClient } from "../../lib/chain.js";
 import { indexerBuildHash } from "../../scripts/indexerSchema.js";
 import { ROOT } from "../../lib/root.js";
+import { PONDER_BIN } from "../../scripts/apiBundle.js";
 import { sqlIndexedReads, type Query } from "../../api/ports/indexed.js";
 import { readIndexerBlock } from "../../scripts/supervisor.js";
 
@@ -156,7 +157,8 @@ export async function startIndexer(opts: IndexerOpts) {
   // in each of the run's ~40 indexers was CPU that no test used.
   if (!opts.embeddedApi) env.PIT_INDEXER_ONLY = "1";
   const args = [
-    "node_modules/ponder/dist/esm/bin/ponder.js",
+    // Ponder's CLI bundled once for the run by test/globalSetup.ts (scripts/apiBundle.ts), else as installed.
+    process.env.PIT_INDEXER_BIN ?? PONDER_BIN,
     "start",
     "--port",
     String(opsPort),
