@@ -10,7 +10,7 @@ type Handler = (req: IncomingMessage, res: ServerResponse, body: string) => void
 
 /** A local HTTP server answering with `handler`; it counts requests and keeps the remote ports it saw. */
 async function server(handler: Handler) {
-  const seen = { requests: 0, ports: new Set<number>(), closed: 0, bodies: [] as string[] };
+  const seen = { requests: 0, ports: new Set<number>(), opened: 0, closed: 0, bodies: [] as string[] };
   const sockets = new Set<Socket>();
   const s = createServer((req, res) => {
     seen.requests++;
@@ -23,6 +23,7 @@ async function server(handler: Handler) {
     });
   });
   s.on("connection", (sock: Socket) => {
+    seen.opened++;
     sockets.add(sock);
     sock.on("close", () => {
       seen.closed++;
@@ -183,8 +184,11 @@ describe("nodeFetch", () => {
   });
 
   it("rejects as fetch does once its signal aborts: the abort's reason, or AbortSignal.timeout's", async () => {
-    const mine = await server(() => {}); // never answers
-    const theirs = await server(() => {});
+    // Neither server answers; a request that arrives aborts the call waiting for it (a timer could fire before a
+    // loaded machine had the request out: a CI run saw one request of two).
+    let arrived = () => {};
+    const mine = await server(() => arrived());
+    const theirs = await server(() => arrived());
     for (const [f, u] of [
       [nodeFetch, mine.url],
       [fetch as unknown as typeof nodeFetch, theirs.url],
@@ -193,15 +197,16 @@ describe("nodeFetch", () => {
         name: "TimeoutError",
       });
       const aborted = new AbortController();
-      setTimeout(() => aborted.abort(), 30);
+      arrived = () => aborted.abort();
       expect(await outcome(f(u, { method: "POST", body: "{}", signal: aborted.signal }))).toMatchObject({
         name: "AbortError",
       });
       expect(await outcome(f(u, { signal: aborted.signal }))).toMatchObject({ name: "AbortError" });
     }
-    // Both requests reached the server, and both aborted connections are closed, not left open at it.
-    expect(mine.seen.requests).toBe(2);
-    await expect.poll(() => mine.seen.closed, { timeout: 2_000 }).toBe(2);
+    // The aborted call's request reached the server, and every connection the calls opened (the timed-out call's too,
+    // when it got that far) is closed, not left open at it.
+    expect(mine.seen.requests).toBeGreaterThanOrEqual(1);
+    await expect.poll(() => mine.seen.closed, { timeout: 2_000 }).toBe(mine.seen.opened);
   });
 });
 
