@@ -55,9 +55,16 @@ export const PONDER_BIN = join(ROOT, "node_modules", "ponder", "dist", "esm", "b
  * Packages the indexer's bundle leaves to Node. Ponder's build toolchain for the project's own files (vite,
  * vite-node, esbuild, rollup, lightningcss: native binaries and resolution of their own), PGlite (its WASM and data
  * beside its modules), pino and thread-stream (their worker files found by `__dirname`), and two Ponder loads only on
- * demand (typescript, pg-query-emscripten: 19 MB of source that a start would parse for nothing).
+ * demand (typescript, pg-query-emscripten: 19 MB of source that a start would parse for nothing). And the packages
+ * the embedded API shares with Ponder's server in one process, one copy each: hono and @hono/node-server (each copy
+ * of the server installs its own global Request and Response and marks its fast responses with a Symbol of its own,
+ * so the API's every answer took node-server's slow path beside a second copy; hono compares error handlers by
+ * identity when Ponder mounts an app), and pg (Ponder sets a type parser on pg's process-wide table).
  */
 const INDEXER_EXTERNAL = [
+  "hono",
+  "@hono/node-server",
+  "pg",
   "vite",
   "vite-node",
   "esbuild",
@@ -73,12 +80,13 @@ const INDEXER_EXTERNAL = [
 
 /** Ponder's package (dist/esm/index.js) published for lib/ponderNative.ts, evaluated before the CLI's first line. */
 const PONDER_PACKAGE_KEY = "pit.ponder";
+const publishedSource = `import * as p from "ponder"; globalThis[Symbol.for("${PONDER_PACKAGE_KEY}")] = p;`;
 const publishPonder: Plugin = {
   name: "publish-ponder",
   setup(b) {
     b.onResolve({ filter: /^pit:ponder-package$/ }, () => ({ path: "ponder-package", namespace: "pit" }));
     b.onLoad({ filter: /.*/, namespace: "pit" }, () => ({
-      contents: `import * as p from "ponder"; globalThis[Symbol.for(${JSON.stringify(PONDER_PACKAGE_KEY)})] = p;`,
+      contents: publishedSource,
       resolveDir: ROOT,
     }));
   },
@@ -101,25 +109,36 @@ const INDEXER_OPTIONS: BuildOptions = {
 };
 
 /**
+ * What names the installed packages: npm's record of node_modules (rewritten by every install, `--no-save` too),
+ * else the lockfile.
+ */
+function installedTree(): string {
+  const record = join(ROOT, "node_modules", ".package-lock.json");
+  return existsSync(record) ? record : join(ROOT, "package-lock.json");
+}
+
+/**
  * Ponder's CLI and the packages it loads as one ES module, for every indexer we start (npm start, the tests'):
  * Node 20's loader spent about 2 CPU-s resolving and compiling Ponder's ~3,200 modules file by file at each start,
  * and has no compile cache to keep that. The bundle also publishes Ponder's package to the project's files, so
  * ponder.config.ts and the API share the CLI's Ponder (lib/ponderNative.ts) instead of loading a second one.
  *
  * It lies beside Ponder's own CLI (its `../../../package.json`, its worker paths and the packages left out resolve
- * as they do for the original) and is named by what it is built from: the lockfile (the installed packages), Node's
- * version and these options (`lockfile`: a test names one that is not there), so a start finds it built and pays
- * nothing. Where it cannot be built, the original.
+ * as they do for the original) and is named by what it is built from: the installed packages (`lockfile`, npm's
+ * record of node_modules; a test names one that is not there), Node's version and these options, so a start finds
+ * it built and pays nothing. A package changed by hand under node_modules is not seen: delete the bundle. An earlier
+ * install's bundle (8 MB) is left where it is, as an indexer a running start restarts may still name it; a new
+ * install of Ponder takes them all. Where none can be built, the original.
  */
 export async function buildIndexerBundle(
   warn: (msg: string) => void = () => {},
-  lockfile = join(ROOT, "package-lock.json"),
+  lockfile = installedTree(),
 ): Promise<string> {
   try {
     const key = createHash("sha256")
       .update(readFileSync(lockfile))
       .update(process.version)
-      .update(JSON.stringify({ ...INDEXER_OPTIONS, plugins: [PONDER_PACKAGE_KEY] }))
+      .update(JSON.stringify({ ...INDEXER_OPTIONS, plugins: [publishedSource] }))
       .digest("hex")
       .slice(0, 16);
     const file = join(PONDER_BIN, "..", `pit-${key}.ponder.js`);

@@ -45,6 +45,16 @@ describe("the indexer's bundle (Ponder's CLI in one module)", () => {
     expect(stdout.trim().split("\n")).toEqual([version, "function"]);
   }, 60_000);
 
+  it("leaves hono, @hono/node-server and pg to Node: the embedded API and Ponder's server share one copy", async () => {
+    const text = readFileSync(await buildIndexerBundle(), "utf8");
+    // esbuild names each bundled file in a comment; a package left to Node is an import instead.
+    for (const pkg of ["hono", "@hono/node-server", "pg"]) {
+      expect(text).toContain(`from "${pkg}"`);
+      expect(text).not.toContain(`// node_modules/${pkg}/`);
+    }
+    expect(text).toContain("// node_modules/viem/");
+  });
+
   it("is Ponder's own CLI where no bundle can be built", async () => {
     const warnings: string[] = [];
     const cwd = process.cwd();
