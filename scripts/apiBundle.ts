@@ -1,8 +1,9 @@
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { build, type BuildOptions, type Plugin } from "esbuild";
 import { ROOT } from "../lib/root.js";
+import { writeAside } from "../lib/writeAside.js";
 
 /** Where bundles are kept: a build cache, never committed. */
 const DIR = join(ROOT, "node_modules", ".cache", "pit-api");
@@ -38,14 +39,6 @@ export async function buildBundle(entry: string, name: string): Promise<string> 
   const file = join(DIR, `${name}-${createHash("sha256").update(bytes).digest("hex").slice(0, 16)}.mjs`);
   if (!existsSync(file)) writeAside(file, bytes);
   return file;
-}
-
-/** `bytes` as `file`, written aside and renamed: a process loading it never sees half a file. */
-function writeAside(file: string, bytes: Uint8Array) {
-  mkdirSync(join(file, ".."), { recursive: true });
-  const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, bytes);
-  renameSync(tmp, file);
 }
 
 /** Ponder's CLI as installed: what every indexer ran before its bundle, and runs where none can be built. */

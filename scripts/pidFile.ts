@@ -4,8 +4,9 @@
  * chain file, the ports or Ponder's lock) and stops them - only after checking, from
  * /proc/<pid>/cmdline and environ, that the pid still is that process and not a recycled one.
  */
-import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import { writeAside } from "../lib/writeAside.js";
 
 export type StackPids = {
   start: number;
@@ -21,8 +22,7 @@ export function pidFilePath(dataDir: string): string {
 
 export function writePids(dataDir: string, pids: StackPids): void {
   const file = pidFilePath(dataDir);
-  writeFileSync(`${file}.tmp`, JSON.stringify(pids) + "\n");
-  renameSync(`${file}.tmp`, file);
+  writeAside(file, JSON.stringify(pids) + "\n");
 }
 
 export function removePids(dataDir: string): void {

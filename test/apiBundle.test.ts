@@ -57,8 +57,7 @@ describe("the indexer's bundle (Ponder's CLI in one module)", () => {
 
   it("is Ponder's own CLI where no bundle can be built", async () => {
     const warnings: string[] = [];
-    const cwd = process.cwd();
-    expect(await buildIndexerBundle((m) => warnings.push(m), join(cwd, "no-such-lockfile.json"))).toBe(PONDER_BIN);
+    expect(await buildIndexerBundle((m) => warnings.push(m), join(ROOT, "no-such-lockfile.json"))).toBe(PONDER_BIN);
     expect(warnings).toEqual([expect.stringContaining("module by module")]);
   });
 });

@@ -1,9 +1,10 @@
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import { type Db, openPglite, pgliteDb } from "./db.js";
 import { MIGRATIONS, migrate } from "./migrations.js";
+import { writeAside } from "../../../lib/writeAside.js";
 
 /** Where the migrated dump is kept between processes (the tests set it; unset, it is per process only). */
 const TEMPLATE_DIR = "PGLITE_TEMPLATE_DIR";
@@ -99,19 +100,11 @@ async function migratedDump(): Promise<Blob> {
 
 /** `dump` kept as `file` in `dir`, best effort: a directory that cannot be written keeps nothing (the dump serves). */
 async function keep(dir: string, file: string, dump: Blob) {
-  const part = `${file}.${process.pid}.part`;
   try {
-    // Written aside, then renamed: a process reading it never sees half a file.
-    mkdirSync(dir, { recursive: true });
-    writeFileSync(part, Buffer.from(await dump.arrayBuffer()));
-    renameSync(part, file);
+    writeAside(file, new Uint8Array(await dump.arrayBuffer()));
     // Dumps of earlier migrations are never read again.
     for (const f of readdirSync(dir)) if (/^app-store-\w+\.tar$/.test(f) && join(dir, f) !== file) rmSync(join(dir, f));
   } catch {
-    try {
-      rmSync(part, { force: true });
-    } catch {
-      // never written: its directory is not one
-    }
+    // kept nowhere: this process's dump still serves
   }
 }
