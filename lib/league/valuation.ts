@@ -201,8 +201,11 @@ export function markMemo(r: MarkReader, tokens: ValuationToken[]) {
       const t = tokenOf(address);
       return t ? entry(t, at.block, at.time).answer : Promise.resolve(null);
     },
-    /** The mark at a block and its time as asked (its value once `known`); null for a token without marks. */
-    asked(address: string, block: number, time: number): MarkAsked | null {
+    /**
+     * The mark at a block (undefined: a time alone, as `at` without one) and its time as asked (its value once
+     * `known`); null for a token without marks.
+     */
+    asked(address: string, block: number | undefined, time: number): MarkAsked | null {
       const t = tokenOf(address);
       return t ? entry(t, block, time) : null;
     },
@@ -255,19 +258,29 @@ const heldOf = (marks: MarkMemo, trades: { token_in: BookToken; token_out: BookT
 
 /** The marks of `held` at a time, as a book reads them. */
 async function marksAt(marks: MarkMemo, held: string[], time: number) {
-  const m = new Map<string, number | null>();
-  for (const a of held) m.set(a, (await marks.at(a, { time }))?.usd ?? null);
+  const usd = await markValues(marks, held, [time]);
+  const m = new Map(held.map((a, i) => [a, usd[i]!]));
   return (token: string) => m.get(lc(token)) ?? null;
 }
 
+/**
+ * The USD mark of each of `held` at each of `times` (null: none then), time by time; waits only where a mark is not
+ * answered yet (a pass asks the same few of every entry, answered by the first).
+ */
+async function markValues(marks: MarkMemo, held: string[], times: number[]): Promise<(number | null)[]> {
+  const asked = times.flatMap((time) => held.map((a) => marks.asked(a, undefined, time)));
+  if (asked.some((a) => a !== null && !a.known)) await Promise.all(asked.map((a) => a?.answer));
+  return asked.map((a) => a?.value?.usd ?? null);
+}
+
+const NO_MARKS = () => null;
+
 /** The grid's points up to `valuedAt`, marks read from point `from` on (a kept book has passed the earlier ones). */
-const gridOf = (marks: MarkMemo, held: string[], o: { starts: number; valuedAt: number }, from = 0) =>
-  Promise.all(
-    gridTimes(o.starts, o.valuedAt).map(async (ts, i) => ({
-      ts,
-      marks: i < from ? () => null : await marksAt(marks, held, ts),
-    })),
-  );
+async function gridOf(marks: MarkMemo, held: string[], o: { starts: number; valuedAt: number }, from = 0) {
+  const times = gridTimes(o.starts, o.valuedAt);
+  const read = await Promise.all(times.slice(from).map((ts) => marksAt(marks, held, ts)));
+  return times.map((ts, i) => ({ ts, marks: i < from ? NO_MARKS : read[i - from]! }));
+}
 
 /**
  * One entrant's book for the season: each trade valued at the marks of its block, the curve on
@@ -297,8 +310,15 @@ export type KeptEntrant = {
    * any of its trades changes or becomes final (api/league/kept.ts), so the same list needs neither derived again.
    */
   seen: { trades: SeasonTrade[]; done: SeasonTrade[]; held: string[] } | null;
+  /**
+   * The last answer of an entrant whose trades were all final, and what it was made of besides the kept book (its
+   * window and the marks it read: at the end and at each grid point not passed): a pass that adds no trade to a book
+   * and reads the same marks answers it again, the same object (what is derived from it by identity is not derived
+   * again: the rows' inputs, copy detection's).
+   */
+  answer: { book: SeasonBook; made: (number | null)[] } | null;
 };
-export const keptEntrant = (): KeptEntrant => ({ trades: [], book: keptBook(), seen: null });
+export const keptEntrant = (): KeptEntrant => ({ trades: [], book: keptBook(), seen: null, answer: null });
 
 /**
  * `entrantBook` from a kept book: only the final trades not yet applied are valued and added (a
@@ -314,6 +334,11 @@ export async function keptEntrantBook(
   o: { starts: number; valuedAt: number; ended: boolean },
 ): Promise<SeasonBook> {
   const same = kept.seen?.trades === trades ? kept.seen : null;
+  if (same && kept.answer && same.done.length === trades.length && kept.trades.length === trades.length) {
+    const made = await madeOf(marks, kept, same.held, o);
+    if (sameNumbers(made, kept.answer.made)) return kept.answer.book;
+  }
+  kept.answer = null;
   const done = same ? same.done : trades.filter((_, i) => final[i]);
   if (!same && !isPrefix(kept.trades, done)) Object.assign(kept, keptEntrant());
   const added = await valuedTrades(marks, done.slice(kept.trades.length));
@@ -327,13 +352,36 @@ export async function keptEntrantBook(
   }
   kept.trades.push(...added);
   const end = { endMarks: await marksAt(marks, held, o.valuedAt), grid, ended: o.ended };
-  if (done.length === trades.length) return keptBookOf(kept.book, end);
+  if (done.length === trades.length) {
+    const book = keptBookOf(kept.book, end);
+    kept.answer = { book, made: await madeOf(marks, kept, held, o) };
+    return book;
+  }
   const open = await valuedTrades(
     marks,
     trades.filter((_, i) => !final[i]),
   );
   return seasonBook([...kept.trades, ...open], { ...end, grid: await gridOf(marks, held, o) });
 }
+
+/**
+ * What a kept book's answer is made of besides the book itself: the window (its start, whether ended, how many grid
+ * points, how many of them the book passed), then the marks of `held` at the end and at each point not passed.
+ */
+async function madeOf(
+  marks: MarkMemo,
+  kept: KeptEntrant,
+  held: string[],
+  o: { starts: number; valuedAt: number; ended: boolean },
+) {
+  const times = gridTimes(o.starts, o.valuedAt);
+  const passed = kept.book.curve.length;
+  const read = await markValues(marks, held, [o.valuedAt, ...times.slice(passed)]);
+  return [o.starts, o.ended ? 1 : 0, times.length, passed, ...read];
+}
+
+const sameNumbers = (a: (number | null)[], b: (number | null)[]) =>
+  a.length === b.length && a.every((x, i) => x === b[i]);
 
 /** Whether `kept`'s ids begin `trades`, in order. */
 function isPrefix(kept: { id: string }[], trades: { id: string }[]) {
