@@ -61,10 +61,11 @@ function feedRounds(next: () => number): TimedRound[] {
  */
 function play(seed: number) {
   const next = rng(seed);
-  const marks = markMemo(
-    seriesMarkReader({ rounds: async () => feedRounds(rng(seed + 1)), observations: async () => [] }),
-    tokens,
-  );
+  const rounds = feedRounds(rng(seed + 1));
+  // A memo of marks per pass, as the standings worker makes one per computation: a book answered again is checked
+  // against marks read anew, not against the memo it was made with.
+  const marksOfPass = () =>
+    markMemo(seriesMarkReader({ rounds: async () => rounds, observations: async () => [] }), tokens);
   const kept = keptEntrant();
   const final = new Set<string>();
   let list: SeasonTrade[] = [];
@@ -101,6 +102,7 @@ function play(seed: number) {
       }
       if (list === was) sameLists++;
       const o = { starts: STARTS, valuedAt: now, ended: pass === 59 };
+      const marks = marksOfPass();
       const got = await keptEntrantBook(
         marks,
         kept,
