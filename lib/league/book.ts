@@ -43,11 +43,19 @@ const round6 = (x: number) => Math.round(x * 1e6) / 1e6;
 /** A trade filled this far from its marks is reported as a price outlier (its score stands; the row says so). */
 export const OUTLIER_BPS = 1_000;
 
+/**
+ * A position of a State: one object per token for the replay's life, updated in place (a full rebuild steps 100,000
+ * trades; a new object per step and side was a sixth of what it allocated: issue 29 point 6). Never shared: each
+ * replay makes its own.
+ */
+type Marked = { key: string; token: BookToken; atoms: bigint };
+type Unmarked = { token: BookToken; atoms: bigint; cost: number };
+
 type State = {
-  /** Net atoms per marked token. */
-  marked: Map<string, { token: BookToken; atoms: bigint }>;
+  /** Net atoms per marked token (its key kept beside: the sums walk the values, not entry pairs). */
+  marked: Map<string, Marked>;
   /** Held atoms and remaining cost (USD) per unmarked token. */
-  unmarked: Map<string, { token: BookToken; atoms: bigint; cost: number }>;
+  unmarked: Map<string, Unmarked>;
   /**
    * What fills got above the marks of their block (USD): a trade is credited at most what it paid,
    * so a fill bought cheap from a pool the entrant's own other wallet pushed away from the marks
@@ -100,10 +108,6 @@ function replay(trades: BookTrade[], grid: number[] = [], at: (i: number, s: Sta
 /** One trade into the replay: its valuations, counts, the positions it moves, the capital after it. */
 function step(r: Replay, t: BookTrade) {
   const s = r.s;
-  const addMarked = (tk: BookToken, atoms: bigint) => {
-    const k = lc(tk.address);
-    s.marked.set(k, { token: tk, atoms: (s.marked.get(k)?.atoms ?? 0n) + atoms });
-  };
   r.days.add(Math.floor(t.ts / 86_400));
   const usdIn = t.mark_in ? whole(t.amount_in, t.token_in.decimals) * t.mark_in.usd : null;
   const usdOut = t.mark_out ? whole(t.amount_out, t.token_out.decimals) * t.mark_out.usd : null;
@@ -131,32 +135,47 @@ function step(r: Replay, t: BookTrade) {
   const markedIn = t.marked_in ?? t.mark_in !== null;
   const markedOut = t.marked_out ?? t.mark_out !== null;
   if (markedIn) {
-    addMarked(t.token_in, -t.amount_in);
+    addMarked(s, t.token_in, -t.amount_in);
     released = null;
   } else {
-    const k = lc(t.token_in.address);
-    const h = s.unmarked.get(k) ?? { token: t.token_in, atoms: 0n, cost: 0 };
+    const h = unmarkedOf(s, t.token_in);
     const part = h.atoms > 0n ? Math.min(1, Number(t.amount_in) / Number(h.atoms)) : 0;
     released = h.cost * part;
     if (usdOut !== null) s.unmarkedRealised += usdOut - released;
-    s.unmarked.set(k, {
-      token: t.token_in,
-      atoms: h.atoms > t.amount_in ? h.atoms - t.amount_in : 0n,
-      cost: h.cost - released,
-    });
+    h.atoms = h.atoms > t.amount_in ? h.atoms - t.amount_in : 0n;
+    h.cost -= released;
   }
-  if (markedOut) addMarked(t.token_out, t.amount_out);
+  if (markedOut) addMarked(s, t.token_out, t.amount_out);
   else {
-    const k = lc(t.token_out.address);
-    const h = s.unmarked.get(k) ?? { token: t.token_out, atoms: 0n, cost: 0 };
+    const h = unmarkedOf(s, t.token_out);
     // The cost is what paid for it: the input at its mark, or the cost released by an unmarked input.
     const cost = usdIn ?? released;
-    s.unmarked.set(k, { token: t.token_out, atoms: h.atoms + t.amount_out, cost: h.cost + (cost ?? 0) });
+    h.atoms += t.amount_out;
+    h.cost += cost ?? 0;
   }
   if (usdIn === null && usdOut === null && !(markedIn && markedOut)) r.unvalued++;
   if (t.mark_in) r.lastMark.set(lc(t.token_in.address), t.mark_in.usd);
   if (t.mark_out) r.lastMark.set(lc(t.token_out.address), t.mark_out.usd);
   r.capital = Math.max(r.capital, grossHalf(s, r.lastMark));
+}
+
+/** `atoms` onto the position in `tk` (its token as this trade names it, as the last trade named it before). */
+function addMarked(s: State, tk: BookToken, atoms: bigint) {
+  const k = lc(tk.address);
+  const h = s.marked.get(k);
+  if (h) {
+    h.token = tk;
+    h.atoms += atoms;
+  } else s.marked.set(k, { key: k, token: tk, atoms });
+}
+
+/** The unmarked position in `tk`, an empty one put in where none (named by this trade's token). */
+function unmarkedOf(s: State, tk: BookToken): Unmarked {
+  const k = lc(tk.address);
+  let h = s.unmarked.get(k);
+  if (!h) s.unmarked.set(k, (h = { token: tk, atoms: 0n, cost: 0 }));
+  else h.token = tk;
+  return h;
 }
 
 /**
@@ -165,7 +184,7 @@ function step(r: Replay, t: BookTrade) {
  */
 function grossHalf(s: State, lastMark: Map<string, number>): number {
   let gross = 0;
-  for (const [k, h] of s.marked) gross += Math.abs(whole(h.atoms, h.token.decimals)) * (lastMark.get(k) ?? 0);
+  for (const h of s.marked.values()) gross += Math.abs(whole(h.atoms, h.token.decimals)) * (lastMark.get(h.key) ?? 0);
   for (const h of s.unmarked.values()) if (h.atoms > 0n) gross += h.cost;
   return gross / 2;
 }
@@ -181,8 +200,8 @@ function profitAt(
 ): { usd: number; unmarkedNow: number } {
   let usd = 0;
   let unmarkedNow = 0;
-  for (const [k, h] of s.marked) {
-    const m = marks(k);
+  for (const h of s.marked.values()) {
+    const m = marks(h.key);
     if (m === null) unmarkedNow++;
     // A token that lost its mark counts nothing (the safe side: no score from a price nobody can check).
     else usd += whole(h.atoms, h.token.decimals) * m;

@@ -127,10 +127,13 @@ export async function markAt(
   };
 }
 
+/** Whether a feed's round is a mark at `time`: there, positive, and not stale then. */
+const markingRound = (t: ValuationToken, round: FeedRound | null, time: number): round is FeedRound =>
+  round !== null && round.answer > 0n && !markStale({ updatedAt: round.updated_at, now: time, stock: t.stock });
+
 /** An oracle token's mark at `time` from its feed's round then: none without one, or stale or non-positive. */
 function oracleMark(t: ValuationToken, round: FeedRound | null, time: number): Mark | null {
-  if (!round || round.answer <= 0n || markStale({ updatedAt: round.updated_at, now: time, stock: t.stock }))
-    return null;
+  if (!markingRound(t, round, time)) return null;
   return { usd: Number(round.answer) / 1e8, block: round.block, source: `feed:${lc(t.feed!)}`, round: round.round_id };
 }
 
@@ -188,7 +191,21 @@ export function markMemo(r: MarkReader, tokens: ValuationToken[]) {
       ? answered(oracleMark(t, round.value, time))
       : asking(round.answer.then((x) => oracleMark(t, x, time)));
   };
+  // An oracle's mark at a block once its round is known: the round's, or none (stale at that time, or no round); the
+  // same object for every time it is fresh at (a rebuild asked one per trade: a map, an answer and a mark each).
+  const none = answered(null);
+  const fresh = new WeakMap<FeedRound, MarkAsked>();
+  const oracleAsked = (t: ValuationToken, round: FeedRound | null, time: number) => {
+    if (!markingRound(t, round, time)) return none;
+    let m = fresh.get(round);
+    if (!m) fresh.set(round, (m = answered(oracleMark(t, round, time))));
+    return m;
+  };
   const entry = (t: ValuationToken, block: number | undefined, time: number) => {
+    if (t.basis === "oracle" && block !== undefined) {
+      const round = roundAt(t, block);
+      if (round.known) return oracleAsked(t, round.value, time);
+    }
     const byTime = innerMap(innerMap(memo, t), block ?? -1);
     const fixed = t.basis === "fixed";
     let m = byTime.get(fixed ? 0 : time);
@@ -235,8 +252,10 @@ async function valuedTrades(marks: MarkMemo, trades: SeasonTrade[]): Promise<Boo
     if (a && !a.known) waits.push(a.answer);
     return a;
   };
-  const sides = trades.map((t) => ({ in: ask(t.token_in.address, t), out: ask(t.token_out.address, t) }));
-  await Promise.all(waits);
+  // Two lists, not an object per trade: a full rebuild values 100,000.
+  const ins = trades.map((t) => ask(t.token_in.address, t));
+  const outs = trades.map((t) => ask(t.token_out.address, t));
+  if (waits.length) await Promise.all(waits);
   return trades.map((t, i) => ({
     id: t.id,
     ts: t.ts,
@@ -245,10 +264,10 @@ async function valuedTrades(marks: MarkMemo, trades: SeasonTrade[]): Promise<Boo
     amount_in: t.amount_in,
     token_out: t.token_out,
     amount_out: t.amount_out,
-    mark_in: sides[i]!.in?.value ?? null,
-    mark_out: sides[i]!.out?.value ?? null,
-    marked_in: sides[i]!.in !== null,
-    marked_out: sides[i]!.out !== null,
+    mark_in: ins[i]?.value ?? null,
+    mark_out: outs[i]?.value ?? null,
+    marked_in: ins[i] !== null,
+    marked_out: outs[i] !== null,
   }));
 }
 
