@@ -22,9 +22,16 @@ export const PART_BYTES = 256 * 1024;
  */
 let scratch: Buffer | null = null;
 
-/** `value` as JSON, deflated in parts of `partBytes`; throws where JSON.stringify throws or gives no text. */
-export async function packJson(value: unknown, partBytes = PART_BYTES): Promise<Buffer> {
-  const text = JSON.stringify(value) as string | undefined;
+/**
+ * `value` as JSON (`text`'s, JSON.stringify by default), deflated in parts of `partBytes`; throws where `text` throws
+ * or gives no text.
+ */
+export async function packJson(
+  value: unknown,
+  partBytes = PART_BYTES,
+  json: (value: unknown) => string | undefined = JSON.stringify,
+): Promise<Buffer> {
+  const text = json(value);
   if (text === undefined) throw new TypeError(`a ${typeof value} has no JSON text`);
   const room = 3 * text.length;
   const mine = scratch && scratch.length >= room ? scratch : Buffer.allocUnsafeSlow(room);

@@ -1,4 +1,5 @@
-import { packJson, unpackJson } from "../../lib/packedJson.js";
+import { answerJson } from "../../lib/answerJson.js";
+import { PART_BYTES, packJson, unpackJson } from "../../lib/packedJson.js";
 import type { Db } from "../ports/store/db.js";
 import type { Lease } from "../ports/store/lease.js";
 import type { Common } from "../ports/common.js";
@@ -27,7 +28,8 @@ export type SharedAnswers<T> = {
 /**
  * The standings answers in app.league_board_packed (migration 25; app.league_board_answers before), as their JSON
  * deflated (lib/packedJson: a live season's 4 MB answer written on every pass took 110-320 ms of a pass as text, its
- * tenth deflated 60-100 ms with its JSON), with the block it was read at when it has one. A write is fenced by the
+ * tenth deflated 60-100 ms with its JSON; the rows' text is the one readers are served, lib/answerJson), with the
+ * block it was read at when it has one. A write is fenced by the
  * lease: an instance that lost it (paused past its ttl) writes nothing over its successor's answers.
  */
 export function storedAnswers<T>(
@@ -59,7 +61,14 @@ export function storedAnswers<T>(
          ON CONFLICT (key) DO UPDATE
          SET answer = EXCLUDED.answer, computed_at = EXCLUDED.computed_at, block = EXCLUDED.block
          RETURNING key`,
-        [key, await packJson(a.value), Math.floor(a.at), blockOf(a.value), lease.name, lease.holder],
+        [
+          key,
+          await packJson(a.value, PART_BYTES, answerJson),
+          Math.floor(a.at),
+          blockOf(a.value),
+          lease.name,
+          lease.holder,
+        ],
       );
       return rows.length === 1;
     },

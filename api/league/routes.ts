@@ -1,5 +1,6 @@
 import { Hono } from "hono";
 import { z } from "zod";
+import { answerJson } from "../../lib/answerJson.js";
 import type { AppEnv } from "../http/env.js";
 import { WALLET } from "../errors/groups.js";
 import { PUBLIC, publicLimit } from "../http/limits.js";
@@ -110,7 +111,9 @@ export const leagueRoutes = [
     query: standingsQuery,
     answer: standingsAnswer,
     errors: ["BAD_REQUEST", "RATE_LIMITED", "LEAGUE_UNAVAILABLE"],
-    handle: ({ query }, s) => s.reader.standings(query),
+    // The rows' text is made once per pass's answer and served to every reader of it (lib/answerJson).
+    handle: async ({ query, c }, s) =>
+      c.body(answerJson(await s.reader.standings(query)), 200, { "Content-Type": "application/json" }),
   }),
   route({
     method: "get",

@@ -1,0 +1,27 @@
+import { describe, expect, it } from "vitest";
+import { answerJson } from "./answerJson.js";
+
+describe("answerJson", () => {
+  const rows = [
+    { rank: 1, label: 'a "quoted" name \u2014 with $& and $1', eligibility: { rules: [{ reason: "$5 realised" }] } },
+    { rank: 2, label: "\u0000rows\u0000", nested: [null, 1.5, "x"] },
+  ];
+  const answer = (now: number) => ({ board: "prize", season: 3, rows, outcome: null, now, tail: "\u0000rows\u0000" });
+
+  it("is JSON.stringify's text, the rows' text made once per array", () => {
+    expect(answerJson(answer(1))).toBe(JSON.stringify(answer(1)));
+    expect(answerJson(answer(2))).toBe(JSON.stringify(answer(2)));
+    // Without rows, or rows that are not an array: JSON.stringify's text.
+    expect(answerJson({ a: 1 })).toBe('{"a":1}');
+    expect(answerJson({ rows: "x", b: [1] })).toBe('{"rows":"x","b":[1]}');
+    expect(answerJson({ rows: [], b: 2 })).toBe('{"rows":[],"b":2}');
+  });
+
+  it("keeps the rows' text by the array: another array is its own text", () => {
+    const a = { rows: [{ x: 1 }], now: 1 };
+    expect(answerJson(a)).toBe('{"rows":[{"x":1}],"now":1}');
+    // The same array again: its kept text (the contract: an answered rows array is never changed).
+    expect(answerJson({ ...a, now: 2 })).toBe('{"rows":[{"x":1}],"now":2}');
+    expect(answerJson({ rows: [{ x: 3 }], now: 3 })).toBe('{"rows":[{"x":3}],"now":3}');
+  });
+});
