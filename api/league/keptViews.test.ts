@@ -21,10 +21,12 @@ function list(
   code: Hex = MAPPING,
 ) {
   const reads: { keys: string[]; block: number }[] = [];
+  const proved: number[] = [];
   const chain = {
     getCode: async () => code,
     getProof: async ({ blockNumber }: { blockNumber: bigint }) => {
       const b = Number(blockNumber);
+      proved.push(b);
       if (!proofs(b)) throw new Error("the method eth_getProof does not exist");
       const root = `0x${[...listedAt(b)].sort().join("")}`;
       return { storageHash: root, codeHash: "0xc0de" };
@@ -35,7 +37,7 @@ function list(
     reads.push({ keys, block: Number(block) });
     return new Map(keys.map((k) => [k, listedAt(Number(block)).has(k)]));
   };
-  return { chain, read, reads };
+  return { chain, read, reads, proved };
 }
 
 const at = async (l: ReturnType<typeof list>, kept: ReturnType<typeof keptView<string, boolean>>, b: number) =>
@@ -63,8 +65,16 @@ describe("view answers kept while their contract is unchanged (issue 29 point 6)
       expect(l.reads.slice(2).map((r) => r.block)).toEqual([200, 201, 200 + F - 1]);
       // Final now: every key read again there, and kept.
       expect((await at(l, kept, 200 + F)).get("b")).toBe(true);
+      l.proved.length = 0;
       expect((await at(l, kept, 200 + F + 1)).get("b")).toBe(true);
       expect(l.reads.slice(5)).toEqual([{ keys: ["a", "b", "c"], block: 200 }]);
+      // Every key kept and the block's state the kept one: only the block's state was asked, not the final one's.
+      expect(l.proved).toEqual([200 + F + 1]);
+      // A key not kept yet: both states, and the key read at the final block.
+      l.proved.length = 0;
+      await viewAt(l.chain, kept, { contract: LIST, block: BigInt(202 + F), keys: ["a", "d"] }, l.read);
+      expect(l.proved.sort((x, y) => x - y)).toEqual([202, 202 + F]);
+      expect(l.reads.at(-1)).toEqual({ keys: ["d"], block: 202 });
     },
   );
 
