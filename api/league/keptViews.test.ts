@@ -90,6 +90,30 @@ describe("view answers kept while their contract is unchanged (issue 29 point 6)
     expect((await at(l, kept, 101)).get("b")).toBe(true);
   });
 
+  it("files a read that outlived its pass under the state it was read in, not the one a later pass moved to", async () => {
+    // "b" is listed from block 200 on. A pass at 199 reads "b" at its final block (199 - F: not listed) and hangs there
+    // (a pass that failed beside it left it running); a pass at 200 + F finds the final state moved, reads "b" at 200
+    // (listed) and keeps it. Then the hung read comes back with 199 - F's answer, for the state it was read in.
+    const l = list((b) => new Set(b >= 200 ? ["a", "b"] : ["a"]));
+    let release = () => {};
+    const hung = new Promise<void>((r) => (release = r));
+    const slow = async (keys: string[], block: bigint) => {
+      if (block === BigInt(199 - F)) await hung;
+      return l.read(keys, block);
+    };
+    const kept = keptView<string, boolean>();
+    const view = (block: number, keys: string[]) =>
+      viewAt(l.chain, kept, { contract: LIST, block: BigInt(block), keys }, slow);
+    await view(198, ["a"]);
+    const stale = view(199, ["a", "b"]);
+    await new Promise((r) => setTimeout(r, 10));
+    expect((await view(200 + F, ["a", "b"])).get("b")).toBe(true);
+    release();
+    expect((await stale).get("b")).toBe(false);
+    // The next pass, in the same state: "b" as it was read there.
+    expect((await view(201 + F, ["a", "b"])).get("b")).toBe(true);
+  });
+
   it("keeps nothing where the node does not answer eth_getProof, nor an answer that could not be read", async () => {
     const l = list(
       () => new Set(["a"]),

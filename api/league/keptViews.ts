@@ -111,12 +111,16 @@ export async function viewAt<K, V>(
   if (allKept && now !== null && now === kept.root && kept.code?.hash === codeHashOf(now) && kept.code.contained)
     return new Map(o.keys.map((k) => [k, kept.answers.get(k)!]));
   const settled = await (settling ?? stateAt(chain, o.contract, final));
-  if (!settled || settled !== kept.root) kept.answers.clear();
+  // Another state: a new map, not the old one emptied. A call still reading (a pass that failed beside it left it
+  // running, and the next pass moved the root) fills the map of the state it read in, which nothing holds any more,
+  // instead of filing its answers under this one (a review, helper-51).
+  if (!settled || settled !== kept.root) kept.answers = new Map();
   kept.root = settled;
+  const answers = kept.answers;
   if (!now || now !== settled || !(await contained(chain, kept, o.contract, final, settled)))
     return read(o.keys, o.block);
-  const todo = [...new Set(o.keys)].filter((k) => !kept.answers.has(k));
+  const todo = [...new Set(o.keys)].filter((k) => !answers.has(k));
   const fresh = todo.length ? await read(todo, final) : new Map<K, V | null>();
-  for (const [k, v] of fresh) if (v !== null) kept.answers.set(k, v);
-  return new Map(o.keys.map((k) => [k, kept.answers.get(k) ?? fresh.get(k) ?? null]));
+  for (const [k, v] of fresh) if (v !== null) answers.set(k, v);
+  return new Map(o.keys.map((k) => [k, answers.get(k) ?? fresh.get(k) ?? null]));
 }

@@ -262,7 +262,11 @@ async function chainFactsAt(d: PrizeDeps, entries: SeasonEntry[], block: bigint,
   const vaultNow = viewAt(d.chain, views?.vault, { contract: vaultAt, block, keys: agents }, (ids, at) =>
     vaultWalletsAt(d.chain, vaultAt, ids, at),
   );
-  const [vault, first] = await Promise.all([vaultNow, views ? addressFactsAt(d, guess, block, attempt, views) : null]);
+  // Settled before a failure is thrown: a view still reading would fill the kept views under the next pass's.
+  const [vault, first] = await allSettledOrThrow([
+    vaultNow,
+    views ? addressFactsAt(d, guess, block, attempt, views) : null,
+  ]);
   // The read for the guess stands where it was for exactly these addresses (else a wallet changed: read again).
   const exact = [...new Set([...own, ...walletsOf(vault)].map(lc))];
   const known = new Set(guess);
@@ -280,7 +284,7 @@ async function addressFactsAt(
   views?: KeptSeason["views"],
 ) {
   const list = d.config.contracts.sanctionsList;
-  const [logs, native, sanctioned] = await Promise.all([
+  const [logs, native, sanctioned] = await allSettledOrThrow([
     d.transfers.read(addresses, block),
     d.transfers.native(addresses, block, attempt),
     viewAt(d.chain, views?.listed, { contract: list, block, keys: addresses }, (keys, at) =>
