@@ -90,7 +90,7 @@ describe("view answers kept while their contract is unchanged (issue 29 point 6)
     expect((await at(l, kept, 101)).get("b")).toBe(true);
   });
 
-  it("files a read that outlived its pass under the state it was read in, not the one a later pass moved to", async () => {
+  it("files a read that outlived its pass under the state it was read in, not a later pass's", async () => {
     // "b" is listed from block 200 on. A pass at 199 reads "b" at its final block (199 - F: not listed) and hangs there
     // (a pass that failed beside it left it running); a pass at 200 + F finds the final state moved, reads "b" at 200
     // (listed) and keeps it. Then the hung read comes back with 199 - F's answer, for the state it was read in.
