@@ -23,8 +23,8 @@ export const PART_BYTES = 256 * 1024;
 let scratch: Buffer | null = null;
 
 /**
- * `value` as JSON (`text`'s, JSON.stringify by default), deflated in parts of `partBytes`; throws where `text` throws
- * or gives no text.
+ * `value` as JSON (as `json` writes it, JSON.stringify by default), deflated in parts of `partBytes`; throws where
+ * `json` throws or gives no text.
  */
 export async function packJson(
   value: unknown,

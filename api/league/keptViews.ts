@@ -104,7 +104,8 @@ export async function viewAt<K, V>(
   const final = o.block - BigInt(FINALITY_BLOCKS);
   // Every key kept: where the state at the block is the one they were read in, they are its answers, and the final
   // block's state is not asked (anvil took 26-68 ms a proof for the vault's and the list's storage, four at once, and
-  // they held the league's reads in flight from the native scan: issue 29 point 6). Else both, side by side.
+  // they held the league's reads in flight from the native scan: issue 29 point 6). A key not kept: both states, side
+  // by side; every key kept but the state moved: the final block's after the block's.
   const allKept = kept.root !== null && o.keys.every((k) => kept.answers.has(k));
   const settling = allKept ? null : stateAt(chain, o.contract, final);
   const now = await stateAt(chain, o.contract, o.block);
